@@ -1,0 +1,197 @@
+//! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
+//! result for a person (default) or a program (`--json`). No business logic lives here.
+
+mod render;
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow};
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::views::search::SearchQuery;
+use cairn_core::views::sessions::SessionQuery;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "cairn", version, about = "Remember what coding agents did: capture, search and catch up on agent sessions.")]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct Global {
+    /// Machine output: one JSON document on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    /// The data dir (default: $CAIRN_DATA_DIR, else ~/.local/share/cairn).
+    #[arg(long, global = true, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// The repository to work in.
+    #[arg(short = 'C', global = true, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Print internal keys in human output.
+    #[arg(long, global = true)]
+    keys: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AgentArg {
+    Claude,
+    Codex,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(a: AgentArg) -> Agent {
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Discover transcripts under every enabled agent source dir and ingest what is new.
+    Sync {
+        /// Only these agents (repeatable).
+        #[arg(long, value_enum)]
+        agent: Vec<AgentArg>,
+        /// Show a progress bar even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success.
+    Hook {
+        #[arg(long, value_enum)]
+        agent: Option<AgentArg>,
+    },
+    /// List sessions, newest first.
+    Sessions {
+        #[arg(long, value_enum)]
+        agent: Option<AgentArg>,
+        #[arg(long)]
+        branch: Option<String>,
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Full-text search over what agents and people wrote and ran.
+    Search {
+        /// Words to find (all must match); start with a quote for a raw FTS5 expression.
+        query: String,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long, value_enum)]
+        agent: Option<AgentArg>,
+        #[arg(long)]
+        branch: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+    },
+    /// Check source dirs, data dir, agents' retention settings and hooks.
+    Doctor,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`cairn search x | head`) is not an error.
+            if err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+                return ExitCode::SUCCESS;
+            }
+            let message = err.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+            eprintln!("cairn: {}", render::clean(&message));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn open(global: &Global) -> Result<Cairn> {
+    let dir = match &global.data_dir {
+        Some(d) => d.clone(),
+        None => Cairn::default_data_dir()
+            .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
+    };
+    Cairn::open(&dir).with_context(|| format!("cannot open the archive in {}", dir.display()))
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let g = &cli.global;
+    let out = &mut std::io::stdout().lock();
+    match cli.command {
+        Command::Sync { agent, progress } => {
+            let cairn = open(g)?;
+            let opts = cairn_core::SyncOptions { agents: agent.into_iter().map(Agent::from).collect() };
+            let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
+            let bar = render::Bar::new(show_bar);
+            let report = cairn.sync(&opts, &bar)?;
+            bar.done();
+            if g.json {
+                render::json(out, &report)?;
+            } else {
+                render::sync_report(out, &report)?;
+            }
+        }
+        Command::Hook { agent } => {
+            let cairn = open(g)?;
+            let mut input = String::new();
+            std::io::stdin().read_to_string(&mut input).context("cannot read the hook input on stdin")?;
+            let agent = agent.map(Agent::from).or_else(agent_from_env);
+            cairn.hook(&input, agent, &g.dir)?;
+        }
+        Command::Sessions { agent, branch, limit } => {
+            let cairn = open(g)?;
+            let q = SessionQuery { agent: agent.map(Agent::from), branch, limit };
+            let sessions = cairn.sessions(&q)?;
+            if g.json {
+                render::json(out, &sessions)?;
+            } else {
+                render::sessions(out, &sessions, g.keys)?;
+            }
+        }
+        Command::Search { query, limit, agent, branch, project } => {
+            let cairn = open(g)?;
+            let q = SearchQuery { text: query, agent: agent.map(Agent::from), branch, project, limit: Some(limit) };
+            let hits = cairn.search(&q)?;
+            if g.json {
+                render::json(out, &hits)?;
+            } else {
+                render::search(out, &hits, g.keys)?;
+            }
+        }
+        Command::Doctor => {
+            let cairn = open(g)?;
+            let report = cairn.doctor();
+            if g.json {
+                render::json(out, &report)?;
+            } else {
+                render::doctor(out, &report)?;
+            }
+            if report.worst() == cairn_core::doctor::Status::Fail {
+                out.flush()?;
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The agent running this hook, from the variables Codex and Claude Code set (agentlog's list).
+fn agent_from_env() -> Option<Agent> {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let named = |name: &str| std::env::var(name).ok().and_then(|v| Agent::parse(&v));
+    if ["CODEX_SANDBOX", "CODEX_CI", "CODEX_THREAD_ID", "CODEX_SHELL"].iter().any(|v| set(v)) {
+        return Some(Agent::Codex);
+    }
+    if ["CLAUDE_CODE_IS_COWORK", "CLAUDE_CODE", "CLAUDECODE"].iter().any(|v| set(v)) {
+        return Some(Agent::Claude);
+    }
+    named("AI_AGENT").or_else(|| named("AGENT"))
+}

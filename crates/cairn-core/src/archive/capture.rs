@@ -1,0 +1,1103 @@
+//! The one capture pipeline behind `cairn hook`, `cairn sync` and the desktop watcher.
+//!
+//! Reading and writing are split. A *reader* ([`read_file`]) decides how much of a file is new
+//! (unchanged / append from the stored byte offset / re-read because the file was truncated or
+//! rewritten), redacts each new line, parses it with the agent's adapter and emits [`Batch`]es
+//! of bounded size. The *writer* ([`Writer::commit`]) stores one batch in one transaction:
+//! records (deduplicated by record hash), turns, token usage, findings, warnings, the retained
+//! copy and the new reading position, all or nothing.
+//!
+//! Several processes may capture at once (a hook per agent turn, a sync, the desktop app). Every
+//! commit happens under the cross-process capture lock and checks that the file's stored
+//! position is still the one the batch was read from; a batch that lost that race is dropped
+//! and the file is read again. So a capture killed at any point leaves the archive as if the
+//! last committed batch was the end of the file, and the next run carries on from there.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::discover::FoundFile;
+use super::jsonl::{Line, LineReader};
+use super::redact::{Finding, Redactor};
+use super::retain::{Appended, Retained};
+use super::sources::{FileRole, LineOutput, SessionMeta, parser_for};
+use super::store::{SourceState, Store, db_err};
+use super::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::error::{Error, Result};
+use crate::keys;
+
+/// A batch is committed once it holds this many bytes of input.
+const BATCH_BYTES: u64 = 4 * 1024 * 1024;
+/// Stored turn previews are cut here (agentlog's stored preview length).
+const PREVIEW_CHARS: usize = 320;
+
+/// What started a capture (recorded on each capture batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Hook,
+    Sync,
+}
+
+impl Trigger {
+    fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Hook => "hook",
+            Trigger::Sync => "sync",
+        }
+    }
+}
+
+/// A problem with one file or line. Reported, never fatal to the rest of the capture.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Warning {
+    pub path: String,
+    /// 1-based line number in the file, when the problem is a line.
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+/// What a sync or hook did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SyncReport {
+    pub files_scanned: u32,
+    pub sessions_added: u32,
+    pub sessions_updated: u32,
+    pub records_added: u32,
+    pub bytes_read: f64,
+    pub warnings: Vec<Warning>,
+}
+
+/// Progress of a long capture, reported in bytes of transcript read.
+pub trait Progress: Sync {
+    fn start(&self, _files: u64, _bytes: u64) {}
+    fn advance(&self, _bytes: u64) {}
+    fn finish(&self) {}
+}
+
+/// No progress reporting.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+/// The cross-process capture lock: `<data>/capture.lock`, an advisory exclusive file lock.
+pub struct CaptureLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl CaptureLock {
+    pub fn open(data_dir: &Path) -> Result<CaptureLock> {
+        let path = data_dir.join("capture.lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::Write { path: path.clone(), source: e })?;
+        Ok(CaptureLock { file, path })
+    }
+
+    /// Block until this process holds the lock; released when the guard drops.
+    pub fn lock(&self) -> Result<LockGuard<'_>> {
+        self.file.lock().map_err(|e| Error::Write { path: self.path.clone(), source: e })?;
+        Ok(LockGuard { file: &self.file })
+    }
+}
+
+pub struct LockGuard<'a> {
+    file: &'a File,
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+/// What the store held for a file when the batch was read: the writer checks it still does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Base {
+    existed: bool,
+    byte_offset: u64,
+    generation: u32,
+}
+
+#[derive(Debug)]
+struct LineRecord {
+    line_no: u64,
+    hash: String,
+    record: Record,
+}
+
+/// Who a batch's session is.
+#[derive(Debug, Clone)]
+struct Identity {
+    session_key: String,
+    session_id: Option<String>,
+    parent_key: Option<String>,
+    relation: Option<String>,
+    agent_id: Option<String>,
+}
+
+/// A bounded slice of one file, read and parsed, ready to commit.
+#[derive(Debug)]
+pub struct Batch {
+    agent: Agent,
+    role: FileRole,
+    path: String,
+    source_key: String,
+    base: Base,
+    generation: u32,
+    retained: Vec<u8>,
+    changed: Vec<(u64, String)>,
+    records: Vec<LineRecord>,
+    usage: Vec<(String, TokenUsage)>,
+    findings: Vec<(u64, Finding)>,
+    warnings: Vec<(Option<u64>, String)>,
+    identity: Identity,
+    meta: SessionMeta,
+    project: Option<String>,
+    size: u64,
+    mtime_ns: i64,
+    byte_offset: u64,
+    line_count: u64,
+    first_line_hash: Option<String>,
+    last_line_start: Option<u64>,
+    last_line_hash: Option<String>,
+    parser_state: String,
+    bytes: u64,
+}
+
+/// What a reader sends to the writer.
+pub enum Msg {
+    Batch(Box<Batch>),
+    Warning(Warning),
+}
+
+/// How much of a file must be read.
+enum Plan {
+    Unchanged,
+    From { offset: u64, line_count: u64, state: Option<String>, generation: u32 },
+}
+
+/// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
+pub fn read_file(
+    file: &FoundFile,
+    prior: Option<&SourceState>,
+    force_reread: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    let warn = |message: String| Msg::Warning(Warning { path: file.path.display().to_string(), line: None, message });
+    let canonical = match fs::canonicalize(&file.path) {
+        Ok(p) => p,
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let path_str = canonical.to_string_lossy().into_owned();
+    let (size, mtime_ns) = match fs::metadata(&canonical) {
+        Ok(m) => (m.len(), mtime_ns(&m)),
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let plan = match plan(&canonical, prior, size, mtime_ns, force_reread) {
+        Ok(p) => p,
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let Plan::From { offset, line_count, state, generation } = plan else { return };
+    let base = Base {
+        existed: prior.is_some(),
+        byte_offset: prior.map_or(0, |p| p.byte_offset),
+        generation: prior.map_or(0, |p| p.generation),
+    };
+    let saved = state.as_deref().and_then(|s| serde_json::from_str(s).ok());
+    let mut parser = match parser_for(file.agent, file.role, saved.as_ref()) {
+        Ok(p) => p,
+        // A state written by an incompatible build: read the file again from the start.
+        Err(_) => {
+            return read_file(file, prior, true, emit);
+        }
+    };
+    let handle = File::open(&canonical).and_then(|mut f| f.seek(SeekFrom::Start(offset)).map(|_| f));
+    let handle = match handle {
+        Ok(h) => h,
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let source_key = prior
+        .map(|p| p.source_key.clone())
+        .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
+    let redactor = Redactor::global();
+    let mut reader = LineReader::new(handle, offset);
+    let mut line_no = line_count;
+    let mut first_line_hash = if offset == 0 { None } else { prior.and_then(|p| p.first_line_hash.clone()) };
+    let mut last_line = prior.filter(|_| offset > 0).and_then(|p| p.last_line_start.zip(p.last_line_hash.clone()));
+    let mut batch_start = offset;
+    let mut out = LineOutput::default();
+    let mut batch = new_batch(file, &path_str, &source_key, base, generation);
+    let mut base = base;
+
+    loop {
+        let line = match reader.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                batch.warnings.push((None, format!("read stopped: {e}")));
+                break;
+            }
+        };
+        match line {
+            Line::Oversized { len, .. } => {
+                batch.warnings.push((Some(line_no), format!("line of {len} bytes skipped (longer than the 64 MiB limit)")));
+                line_no += 1;
+            }
+            Line::Complete { bytes, start } => {
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let hash = keys::record_hash(bytes);
+                if first_line_hash.is_none() {
+                    first_line_hash = Some(hash.clone());
+                }
+                last_line = Some((start, hash.clone()));
+                let (text, lossy) = match std::str::from_utf8(bytes) {
+                    Ok(s) => (std::borrow::Cow::Borrowed(s), false),
+                    Err(_) => (String::from_utf8_lossy(bytes), true),
+                };
+                if lossy {
+                    batch.warnings.push((Some(line_no), "invalid UTF-8 replaced with U+FFFD".to_owned()));
+                }
+                let mut findings = Vec::new();
+                let clean = redactor.redact_line(&text, &mut findings);
+                let changed = lossy || matches!(clean, std::borrow::Cow::Owned(_));
+                batch.retained.extend_from_slice(clean.as_bytes());
+                batch.retained.push(b'\n');
+                if changed {
+                    batch.changed.push((line_no, hash.clone()));
+                }
+                batch.findings.extend(findings.into_iter().map(|f| (line_no, f)));
+                match serde_json::from_str::<serde_json::Value>(&clean) {
+                    Ok(value) => {
+                        parser.parse_line(&value, &mut out);
+                        for record in out.records.drain(..) {
+                            batch.records.push(LineRecord { line_no, hash: hash.clone(), record });
+                        }
+                        batch.usage.append(&mut out.usage);
+                    }
+                    Err(e) => batch.warnings.push((Some(line_no), format!("malformed JSON skipped: {e}"))),
+                }
+                line_no += 1;
+            }
+        }
+        if reader.offset() - batch_start >= BATCH_BYTES {
+            let next = finish_batch(
+                batch, file, &canonical, parser.as_ref(), size, mtime_ns, reader.offset(), line_no,
+                &first_line_hash, &last_line, batch_start,
+            );
+            if !emit(Msg::Batch(Box::new(next))) {
+                return;
+            }
+            base = Base { existed: true, byte_offset: reader.offset(), generation };
+            batch_start = reader.offset();
+            batch = new_batch(file, &path_str, &source_key, base, generation);
+        }
+    }
+    if !base.existed && reader.offset() == 0 {
+        // Nothing complete to read yet (an empty file, or a first line still being written).
+        if size == 0 {
+            emit(warn("empty file skipped".to_owned()));
+        }
+        return;
+    }
+    let last = finish_batch(
+        batch, file, &canonical, parser.as_ref(), size, mtime_ns, reader.offset(), line_no,
+        &first_line_hash, &last_line, batch_start,
+    );
+    emit(Msg::Batch(Box::new(last)));
+}
+
+fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {
+    Batch {
+        agent: file.agent,
+        role: file.role,
+        path: path.to_owned(),
+        source_key: source_key.to_owned(),
+        base,
+        generation,
+        retained: Vec::new(),
+        changed: Vec::new(),
+        records: Vec::new(),
+        usage: Vec::new(),
+        findings: Vec::new(),
+        warnings: Vec::new(),
+        identity: Identity { session_key: String::new(), session_id: None, parent_key: None, relation: None, agent_id: None },
+        meta: SessionMeta::default(),
+        project: None,
+        size: 0,
+        mtime_ns: 0,
+        byte_offset: 0,
+        line_count: 0,
+        first_line_hash: None,
+        last_line_start: None,
+        last_line_hash: None,
+        parser_state: String::new(),
+        bytes: 0,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish_batch(
+    mut batch: Batch,
+    file: &FoundFile,
+    canonical: &Path,
+    parser: &dyn super::sources::SourceParser,
+    size: u64,
+    mtime_ns: i64,
+    offset: u64,
+    line_count: u64,
+    first_line_hash: &Option<String>,
+    last_line: &Option<(u64, String)>,
+    batch_start: u64,
+) -> Batch {
+    let meta = parser.meta().clone();
+    batch.identity = identity(file, canonical, &meta);
+    batch.project = meta.cwd.as_deref().map(project_of);
+    batch.meta = meta;
+    batch.parser_state = parser.save().to_string();
+    batch.size = size;
+    batch.mtime_ns = mtime_ns;
+    batch.byte_offset = offset;
+    batch.line_count = line_count;
+    batch.first_line_hash = first_line_hash.clone();
+    batch.last_line_start = last_line.as_ref().map(|(s, _)| *s);
+    batch.last_line_hash = last_line.as_ref().map(|(_, h)| h.clone());
+    batch.bytes = offset.saturating_sub(batch_start);
+    batch
+}
+
+/// Decide how much of a file to read, checking that a known file is still the same file.
+fn plan(path: &Path, prior: Option<&SourceState>, size: u64, mtime_ns: i64, force: bool) -> std::io::Result<Plan> {
+    let Some(p) = prior else {
+        return Ok(Plan::From { offset: 0, line_count: 0, state: None, generation: 0 });
+    };
+    let reread = Plan::From { offset: 0, line_count: 0, state: None, generation: p.generation + 1 };
+    if force || size < p.byte_offset {
+        return Ok(reread);
+    }
+    if size == p.size && mtime_ns == p.mtime_ns && size == p.byte_offset {
+        return Ok(Plan::Unchanged);
+    }
+    if p.byte_offset > 0 {
+        let mut file = BufReader::new(File::open(path)?);
+        let same_first = match &p.first_line_hash {
+            Some(h) => line_hash_at(&mut file, 0)?.as_ref() == Some(h),
+            None => true,
+        };
+        let same_last = match (&p.last_line_hash, p.last_line_start) {
+            (Some(h), Some(start)) => line_hash_at(&mut file, start)?.as_ref() == Some(h),
+            _ => true,
+        };
+        if !(same_first && same_last) {
+            return Ok(reread);
+        }
+    }
+    Ok(Plan::From { offset: p.byte_offset, line_count: p.line_count, state: p.parser_state.clone(), generation: p.generation })
+}
+
+fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Option<String>> {
+    file.seek(SeekFrom::Start(start))?;
+    let mut line = Vec::new();
+    // Bounded: a rewritten file could put anything here.
+    (&mut *file).take(super::jsonl::MAX_LINE_BYTES as u64).read_until(b'\n', &mut line)?;
+    Ok((!line.is_empty()).then(|| keys::record_hash(&line)))
+}
+
+use std::io::Read as _;
+
+fn mtime_ns(m: &fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The session a file belongs to. Sub-agent files are sessions of their own, keyed under the
+/// parent's id so two sub-agents of one session never collide.
+fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity {
+    let agent = file.agent;
+    let provider_id = meta.session_id.clone().or_else(|| file.parent_hint.clone());
+    match file.role {
+        FileRole::Subagent => {
+            let parent = provider_id.unwrap_or_else(|| canonical.to_string_lossy().into_owned());
+            let agent_id = file.agent_id.clone().or_else(|| meta.agent_id.clone()).unwrap_or_default();
+            let identity = format!("{parent}/subagents/agent-{agent_id}");
+            let relation = if agent_id.starts_with("acompact") { "compaction" } else { "subagent" };
+            Identity {
+                session_key: keys::session_key(agent, identity.as_bytes()),
+                session_id: Some(parent.clone()),
+                parent_key: Some(keys::session_key(agent, parent.as_bytes())),
+                relation: Some(relation.to_owned()),
+                agent_id: Some(agent_id),
+            }
+        }
+        FileRole::Main => {
+            let key = match &meta.session_id {
+                Some(id) => keys::session_key(agent, id.as_bytes()),
+                None => keys::session_key(agent, canonical.as_os_str().as_encoded_bytes()),
+            };
+            Identity {
+                session_key: key,
+                session_id: meta.session_id.clone(),
+                parent_key: meta.parent_session_id.as_ref().map(|p| keys::session_key(agent, p.as_bytes())),
+                relation: meta.relation.clone(),
+                agent_id: None,
+            }
+        }
+    }
+}
+
+/// A session's project: the name of the git repository around its cwd, else the cwd's name.
+fn project_of(cwd: &str) -> String {
+    let path = Path::new(cwd);
+    let root = path.ancestors().find(|a| a.join(".git").exists()).unwrap_or(path);
+    root.file_name().map_or_else(|| cwd.to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+// ---- writing -----------------------------------------------------------------------------------
+
+/// Result of committing one batch.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Commit {
+    Done { session_key: String, session_created: bool, records_added: u32, new_warnings: Vec<Warning> },
+    /// Another capture moved this file on since the batch was read: read it again.
+    Conflict,
+    /// The retained copy is shorter than recorded (lost or deleted): re-read the whole file.
+    Reread,
+}
+
+/// Commits batches into the store under the capture lock.
+pub struct Writer<'a> {
+    store: &'a mut Store,
+    retained: Retained,
+    trigger: Trigger,
+    now: String,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
+        Writer { store, retained: Retained::new(data_dir), trigger, now: now() }
+    }
+
+    pub fn commit(&mut self, batch: &Batch) -> Result<Commit> {
+        let path = self.store.path().to_owned();
+        let e = |err| db_err(&path, err);
+        let tx = self.store.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+
+        let current = tx
+            .query_row(
+                "SELECT id, session_id, byte_offset, generation, retained_len FROM sources WHERE path = ?1",
+                params![batch.path],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
+            )
+            .optional()
+            .map_err(e)?;
+        let base_ok = match (current, batch.base.existed) {
+            (None, false) => true,
+            (Some((_, _, offset, generation, _)), true) => {
+                offset as u64 == batch.base.byte_offset && generation as u32 == batch.base.generation
+            }
+            _ => false,
+        };
+        if !base_ok {
+            return Ok(Commit::Conflict);
+        }
+
+        // The session: fixed by the source once known, else by the batch's identity.
+        let (session_row, session_created) = match current {
+            Some((_, session_id, ..)) => (session_id, false),
+            None => upsert_session(&tx, batch, &self.now).map_err(e)?,
+        };
+        let session_key: String =
+            tx.query_row("SELECT session_key FROM sessions WHERE id = ?1", [session_row], |r| r.get(0)).map_err(e)?;
+        update_session_meta(&tx, session_row, batch).map_err(e)?;
+        let source_row = match current {
+            Some((id, ..)) => id,
+            None => {
+                tx.execute(
+                    "INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![batch.source_key, session_row, batch.agent.as_str(), role_str(batch.role), batch.path, self.now],
+                )
+                .map_err(e)?;
+                tx.last_insert_rowid()
+            }
+        };
+
+        // Retained copy first: if the commit below fails, the bytes past the recorded length
+        // are cut off by the next append.
+        let expected_len = match current {
+            Some((.., generation, len)) if generation as u32 == batch.generation => len as u64,
+            _ => 0,
+        };
+        let retained_path = self.retained.path(batch.agent, &batch.source_key, batch.generation);
+        let retained_len = match self.retained.append(&retained_path, expected_len, &batch.retained, &batch.changed)? {
+            Appended::Ok(len) => len,
+            Appended::Short { .. } => return Ok(Commit::Reread),
+        };
+
+        let (records_before, mut next_ordinal): (i64, i64) = tx
+            .query_row("SELECT record_count, next_ordinal FROM sessions WHERE id = ?1", [session_row], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(e)?;
+        let first_ordinal = next_ordinal;
+        let mut turns = TurnWriter::load(&tx, session_row, &session_key).map_err(e)?;
+        let mut added: u32 = 0;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO records (session_id, ordinal, turn_id, source_id, line_no, block,
+                        record_hash, timestamp, kind, role, source_event_kind, text, tool_name, tool_kind,
+                        tool_input, call_id, exit_code, outcome, prompt_source, file_paths, is_sidechain,
+                        is_compaction, message_id, cwd, git_branch)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                        ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                )
+                .map_err(e)?;
+            let mut fts = tx
+                .prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")
+                .map_err(e)?;
+            let mut set_turn = tx.prepare_cached("UPDATE records SET turn_id = ?1 WHERE id = ?2").map_err(e)?;
+            for lr in &batch.records {
+                let r = &lr.record;
+                let opens = turns.opens_turn(r, &lr.hash);
+                let tool_input = r.tool_input.as_ref().map(|v| v.to_string());
+                let file_paths = (!r.file_paths.is_empty()).then(|| serde_json::to_string(&r.file_paths).unwrap_or_default());
+                let changed = insert
+                    .execute(params![
+                        session_row,
+                        next_ordinal,
+                        if opens { None } else { turns.current_id() },
+                        source_row,
+                        lr.line_no as i64,
+                        r.block,
+                        lr.hash,
+                        r.timestamp,
+                        r.kind().as_str(),
+                        r.role,
+                        r.source_event_kind,
+                        r.text,
+                        r.tool_name,
+                        r.tool_kind.map(ToolKind::as_str),
+                        tool_input,
+                        r.call_id,
+                        r.exit_code,
+                        r.outcome.map(|o| o.as_str()),
+                        r.prompt_source.map(PromptSource::as_str),
+                        file_paths,
+                        r.is_sidechain,
+                        r.is_compaction,
+                        r.message_id,
+                        r.cwd,
+                        r.git_branch,
+                    ])
+                    .map_err(e)?;
+                if changed == 0 {
+                    continue; // already stored: the same line read again
+                }
+                let rowid = tx.last_insert_rowid();
+                if r.text.is_some() || tool_input.is_some() {
+                    fts.execute(params![rowid, r.text, tool_input]).map_err(e)?;
+                }
+                if opens {
+                    let turn_id = turns.open(&tx, next_ordinal, &lr.hash, r).map_err(e)?;
+                    set_turn.execute(params![turn_id, rowid]).map_err(e)?;
+                }
+                turns.add(next_ordinal, r);
+                next_ordinal += 1;
+                added += 1;
+            }
+        }
+        turns.flush(&tx).map_err(e)?;
+
+        for (message_id, u) in &batch.usage {
+            tx.execute(
+                "INSERT INTO token_usage (session_id, message_id, input, output, cache_creation, cache_read, reasoning)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (session_id, message_id) DO UPDATE SET input = excluded.input,
+                   output = excluded.output, cache_creation = excluded.cache_creation,
+                   cache_read = excluded.cache_read, reasoning = excluded.reasoning",
+                params![session_row, message_id, u.input as i64, u.output as i64, u.cache_creation as i64, u.cache_read as i64, u.reasoning as i64],
+            )
+            .map_err(e)?;
+        }
+        let mut new_findings = 0;
+        for (line_no, f) in &batch.findings {
+            new_findings += tx
+                .execute(
+                    "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, end_byte, generation)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![session_row, source_row, *line_no as i64, f.field, f.rule, f.confidence.as_str(), f.start as i64, f.end as i64, batch.generation],
+                )
+                .map_err(e)?;
+        }
+        let mut new_warnings = Vec::new();
+        for (line_no, message) in &batch.warnings {
+            let line = line_no.map(|l| l as i64 + 1);
+            let n = tx
+                .execute(
+                    "INSERT OR IGNORE INTO warnings (session_id, path, line, message, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![session_row, batch.path, line, message, self.now],
+                )
+                .map_err(e)?;
+            if n > 0 {
+                new_warnings.push(Warning {
+                    path: batch.path.clone(),
+                    line: line.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
+                    message: message.clone(),
+                });
+            }
+        }
+        tx.execute(
+            "UPDATE sessions SET record_count = record_count + ?2, next_ordinal = ?3, turn_count = ?4,
+                warning_count = warning_count + ?5, secret_count = secret_count + ?6
+             WHERE id = ?1",
+            params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64],
+        )
+        .map_err(e)?;
+        if added > 0 {
+            tx.execute(
+                "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, first_ordinal, last_ordinal, records_added)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session_row,
+                    source_row,
+                    if records_before == 0 { "backfill" } else { "incremental" },
+                    self.trigger.as_str(),
+                    self.now,
+                    first_ordinal,
+                    next_ordinal - 1,
+                    added
+                ],
+            )
+            .map_err(e)?;
+        }
+        tx.execute(
+            "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
+                last_line_start = ?7, last_line_hash = ?8, parser_state = ?9, generation = ?10, retained_len = ?11,
+                missing_since = NULL, updated_at = ?12
+             WHERE id = ?1",
+            params![
+                source_row,
+                batch.size as i64,
+                batch.mtime_ns,
+                batch.byte_offset as i64,
+                batch.line_count as i64,
+                batch.first_line_hash,
+                batch.last_line_start.map(|v| v as i64),
+                batch.last_line_hash,
+                batch.parser_state,
+                batch.generation,
+                retained_len as i64,
+                self.now
+            ],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)?;
+        Ok(Commit::Done { session_key, session_created, records_added: added, new_warnings })
+    }
+}
+
+fn role_str(role: FileRole) -> &'static str {
+    match role {
+        FileRole::Main => "main",
+        FileRole::Subagent => "subagent",
+    }
+}
+
+/// Insert the batch's session if it is new; returns its row id and whether it was created.
+fn upsert_session(tx: &Transaction<'_>, batch: &Batch, now: &str) -> rusqlite::Result<(i64, bool)> {
+    let id = &batch.identity;
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO sessions (session_key, agent, session_id, parent_key, relation, agent_id, captured_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![id.session_key, batch.agent.as_str(), id.session_id, id.parent_key, id.relation, id.agent_id, now],
+    )?;
+    let row = tx.query_row("SELECT id FROM sessions WHERE session_key = ?1", [&id.session_key], |r| r.get(0))?;
+    Ok((row, inserted > 0))
+}
+
+/// Fold what the batch learned about the session into its row.
+fn update_session_meta(tx: &Transaction<'_>, session_row: i64, batch: &Batch) -> rusqlite::Result<()> {
+    let m = &batch.meta;
+    // Sub-agent files carry the parent's metadata too; their own title stays empty.
+    let usage = m.cumulative_usage.map(|u| serde_json::to_string(&u).unwrap_or_default());
+    tx.execute(
+        "UPDATE sessions SET
+            session_id = COALESCE(session_id, ?2),
+            title = COALESCE(?3, title),
+            project = COALESCE(project, ?4),
+            cwd = COALESCE(cwd, ?5),
+            git_branch = COALESCE(git_branch, ?6),
+            git_commit = COALESCE(git_commit, ?7),
+            repository_url = COALESCE(repository_url, ?8),
+            model = COALESCE(?9, model),
+            provider = COALESCE(provider, ?10),
+            tool_version = COALESCE(tool_version, ?11),
+            thread_source = COALESCE(thread_source, ?12),
+            started_at = CASE WHEN started_at IS NULL OR ?13 < started_at THEN COALESCE(?13, started_at) ELSE started_at END,
+            updated_at = CASE WHEN updated_at IS NULL OR ?14 > updated_at THEN COALESCE(?14, updated_at) ELSE updated_at END,
+            unknown_types = ?15,
+            cumulative_usage = COALESCE(?16, cumulative_usage)
+         WHERE id = ?1",
+        params![
+            session_row,
+            batch.identity.session_id,
+            m.title,
+            batch.project,
+            m.cwd,
+            m.git_branch,
+            m.git_commit,
+            m.repository_url,
+            m.model,
+            m.provider,
+            m.tool_version,
+            m.thread_source,
+            m.started_at,
+            m.updated_at,
+            serde_json::to_string(&m.unknown_types).unwrap_or_else(|_| "{}".to_owned()),
+            usage,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Tracks the session's open turn while records are added, and writes its counters back.
+struct TurnWriter {
+    session_row: i64,
+    session_key: String,
+    count: i64,
+    current: Option<TurnAcc>,
+}
+
+#[derive(Debug, Default)]
+struct TurnAcc {
+    id: i64,
+    opening_hash: String,
+    first_ordinal: i64,
+    last_ordinal: i64,
+    record_count: i64,
+    tool_call_count: i64,
+    edit_count: i64,
+    exec_count: i64,
+    failure_count: i64,
+    started_at: Option<String>,
+    ended_at: Option<String>,
+    preview: Option<String>,
+}
+
+impl TurnWriter {
+    fn load(tx: &Transaction<'_>, session_row: i64, session_key: &str) -> rusqlite::Result<TurnWriter> {
+        let count: i64 = tx.query_row("SELECT COUNT(*) FROM turns WHERE session_id = ?1", [session_row], |r| r.get(0))?;
+        let current = tx
+            .query_row(
+                "SELECT t.id, r.record_hash, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count,
+                        t.edit_count, t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
+                 FROM turns t JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+                 WHERE t.session_id = ?1 ORDER BY t.turn_index DESC LIMIT 1",
+                [session_row],
+                |r| {
+                    Ok(TurnAcc {
+                        id: r.get(0)?,
+                        opening_hash: r.get(1)?,
+                        first_ordinal: r.get(2)?,
+                        last_ordinal: r.get(3)?,
+                        record_count: r.get(4)?,
+                        tool_call_count: r.get(5)?,
+                        edit_count: r.get(6)?,
+                        exec_count: r.get(7)?,
+                        failure_count: r.get(8)?,
+                        started_at: r.get(9)?,
+                        ended_at: r.get(10)?,
+                        preview: r.get(11)?,
+                    })
+                },
+            )
+            .optional()?;
+        Ok(TurnWriter { session_row, session_key: session_key.to_owned(), count, current })
+    }
+
+    fn current_id(&self) -> Option<i64> {
+        self.current.as_ref().map(|t| t.id)
+    }
+
+    fn count(&self) -> i64 {
+        self.count
+    }
+
+    /// A human prompt opens a turn; so does the first record of a session. Two human text
+    /// blocks of one line belong to one turn.
+    fn opens_turn(&self, r: &Record, hash: &str) -> bool {
+        match &self.current {
+            None => true,
+            Some(t) => {
+                r.kind() == RecordKind::Message
+                    && r.prompt_source == Some(PromptSource::Human)
+                    && !r.is_sidechain
+                    && t.opening_hash != hash
+            }
+        }
+    }
+
+    fn open(&mut self, tx: &Transaction<'_>, ordinal: i64, hash: &str, r: &Record) -> rusqlite::Result<i64> {
+        self.flush(tx)?;
+        let turn_key = keys::turn_key(&self.session_key, hash);
+        tx.execute(
+            "INSERT INTO turns (session_id, turn_index, turn_key, opening_ordinal, first_ordinal, last_ordinal, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5)",
+            params![self.session_row, self.count, turn_key, ordinal, r.timestamp],
+        )?;
+        let id = tx.last_insert_rowid();
+        self.count += 1;
+        self.current = Some(TurnAcc {
+            id,
+            opening_hash: hash.to_owned(),
+            first_ordinal: ordinal,
+            last_ordinal: ordinal,
+            ..TurnAcc::default()
+        });
+        Ok(id)
+    }
+
+    fn add(&mut self, ordinal: i64, r: &Record) {
+        let Some(t) = self.current.as_mut() else { return };
+        t.last_ordinal = t.last_ordinal.max(ordinal);
+        t.record_count += 1;
+        if r.kind() == RecordKind::ToolCall {
+            t.tool_call_count += 1;
+            match r.tool_kind {
+                Some(ToolKind::FileEdit) => t.edit_count += 1,
+                Some(ToolKind::Exec) => t.exec_count += 1,
+                _ => {}
+            }
+        }
+        if matches!(r.outcome, Some(super::Outcome::Failed | super::Outcome::CouldNotExecute)) {
+            t.failure_count += 1;
+        }
+        if let Some(ts) = &r.timestamp {
+            if t.started_at.as_deref().is_none_or(|s| ts.as_str() < s) {
+                t.started_at = Some(ts.clone());
+            }
+            if t.ended_at.as_deref().is_none_or(|s| ts.as_str() > s) {
+                t.ended_at = Some(ts.clone());
+            }
+        }
+        let human = r.prompt_source == Some(PromptSource::Human);
+        if (t.preview.is_none() || (human && ordinal == t.first_ordinal))
+            && r.kind() == RecordKind::Message
+            && let Some(text) = &r.text
+        {
+            t.preview = Some(preview_of(&super::sources::display_prompt(text)));
+        }
+    }
+
+    fn flush(&self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        let Some(t) = &self.current else { return Ok(()) };
+        tx.execute(
+            "UPDATE turns SET first_ordinal = ?2, last_ordinal = ?3, record_count = ?4, tool_call_count = ?5,
+                edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11
+             WHERE id = ?1",
+            params![
+                t.id, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count, t.edit_count,
+                t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+/// First line-ish of a text, whitespace collapsed, cut at [`PREVIEW_CHARS`].
+pub fn preview_of(text: &str) -> String {
+    let collapsed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match collapsed.char_indices().nth(PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}…", &collapsed[..cut]),
+        None => collapsed,
+    }
+}
+
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+// ---- orchestration -----------------------------------------------------------------------------
+
+/// Accumulates a report over many commits.
+#[derive(Default)]
+struct Tally {
+    report: SyncReport,
+    added: HashSet<String>,
+    updated: HashSet<String>,
+}
+
+impl Tally {
+    fn commit(&mut self, c: Commit, bytes: u64) {
+        if let Commit::Done { session_key, session_created, records_added, new_warnings } = c {
+            self.report.records_added += records_added;
+            self.report.bytes_read += bytes as f64;
+            self.report.warnings.extend(new_warnings);
+            if session_created {
+                self.added.insert(session_key);
+            } else if records_added > 0 && !self.added.contains(&session_key) {
+                self.updated.insert(session_key);
+            }
+        }
+    }
+
+    fn finish(mut self, files: usize) -> SyncReport {
+        self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
+        self.report.sessions_added = self.added.len() as u32;
+        self.report.sessions_updated = self.updated.len() as u32;
+        self.report
+    }
+}
+
+/// Capture a few files in this thread, holding the lock throughout (the hook path).
+pub fn capture_files(store: &mut Store, data_dir: &Path, files: &[FoundFile], trigger: Trigger) -> Result<SyncReport> {
+    let lock = CaptureLock::open(data_dir)?;
+    let _guard = lock.lock()?;
+    let mut tally = Tally::default();
+    for file in files {
+        capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
+    }
+    Ok(tally.finish(files.len()))
+}
+
+fn capture_one_locked(store: &mut Store, data_dir: &Path, file: &FoundFile, trigger: Trigger, tally: &mut Tally) -> Result<()> {
+    let mut force = false;
+    // Under the lock a conflict can only come from a writer that ignores it; retry a few times.
+    for _ in 0..3 {
+        let key = fs::canonicalize(&file.path).map(|p| p.to_string_lossy().into_owned()).ok();
+        let prior = match &key {
+            Some(k) => store.source_state(k)?,
+            None => None,
+        };
+        let mut writer = Writer::new(store, data_dir, trigger);
+        let mut outcome: Result<Option<Commit>> = Ok(None);
+        read_file(file, prior.as_ref(), force, &mut |msg| match msg {
+            Msg::Warning(w) => {
+                tally.report.warnings.push(w);
+                true
+            }
+            Msg::Batch(batch) => match writer.commit(&batch) {
+                Ok(c @ (Commit::Conflict | Commit::Reread)) => {
+                    outcome = Ok(Some(c));
+                    false
+                }
+                Ok(done) => {
+                    tally.commit(done, batch.bytes);
+                    true
+                }
+                Err(err) => {
+                    outcome = Err(err);
+                    false
+                }
+            },
+        });
+        match outcome? {
+            None => return Ok(()),
+            Some(Commit::Reread) => force = true,
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Capture many files: parsed in parallel, committed by this thread in file order per file.
+pub fn capture_many(
+    store: &mut Store,
+    data_dir: &Path,
+    files: &[FoundFile],
+    trigger: Trigger,
+    progress: &dyn Progress,
+) -> Result<SyncReport> {
+    let states: HashMap<String, SourceState> =
+        store.all_source_states()?.into_iter().map(|s| (s.path.clone(), s)).collect();
+    let total_bytes: u64 = files
+        .iter()
+        .map(|f| {
+            let size = fs::metadata(&f.path).map_or(0, |m| m.len());
+            let done = fs::canonicalize(&f.path)
+                .ok()
+                .and_then(|p| states.get(p.to_string_lossy().as_ref()).map(|s| s.byte_offset))
+                .unwrap_or(0);
+            size.saturating_sub(done)
+        })
+        .sum();
+    progress.start(files.len() as u64, total_bytes);
+
+    let lock = CaptureLock::open(data_dir)?;
+    let mut tally = Tally::default();
+    let mut retry: Vec<FoundFile> = Vec::new();
+    let (tx, rx) = mpsc::sync_channel::<(usize, Msg)>(16);
+    let mut first_error: Option<Error> = None;
+    std::thread::scope(|scope| {
+        let states = &states;
+        scope.spawn(move || {
+            files.par_iter().enumerate().for_each_with(tx, |tx, (i, file)| {
+                let prior = fs::canonicalize(&file.path)
+                    .ok()
+                    .and_then(|p| states.get(p.to_string_lossy().as_ref()));
+                read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
+            });
+        });
+        let mut writer = Writer::new(store, data_dir, trigger);
+        let mut skip: HashSet<usize> = HashSet::new();
+        for (i, msg) in rx {
+            match msg {
+                Msg::Warning(w) => tally.report.warnings.push(w),
+                Msg::Batch(batch) => {
+                    progress.advance(batch.bytes);
+                    if skip.contains(&i) || first_error.is_some() {
+                        continue;
+                    }
+                    let committed = lock.lock().and_then(|_guard| writer.commit(&batch));
+                    match committed {
+                        Ok(Commit::Conflict | Commit::Reread) => {
+                            skip.insert(i);
+                            retry.push(files[i].clone());
+                        }
+                        Ok(done) => tally.commit(done, batch.bytes),
+                        Err(err) => first_error = Some(err),
+                    }
+                }
+            }
+        }
+    });
+    if let Some(err) = first_error {
+        return Err(err);
+    }
+    if !retry.is_empty() {
+        let _guard = lock.lock()?;
+        for file in &retry {
+            capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
+        }
+    }
+    progress.finish();
+    Ok(tally.finish(files.len()))
+}

@@ -1,0 +1,212 @@
+//! Finding transcript files: which directories to look in, and which files there are whose.
+//!
+//! Source dirs come from, in order: the config file (`[sources.<agent>] dirs`), the environment
+//! variables AgentsView also honours (`CLAUDE_PROJECTS_DIR`, `CODEX_SESSIONS_DIR`, and the agents'
+//! own `CLAUDE_CONFIG_DIR` / `CODEX_HOME`), then each agent's default location.
+//! Walking never follows directory symlinks (no loops) and reports unreadable entries as
+//! warnings instead of failing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Agent;
+use super::sources::FileRole;
+use crate::config::Config;
+
+/// Where a source dir came from, for `doctor` and the settings page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum DirOrigin {
+    Config,
+    Env,
+    Default,
+}
+
+/// One directory to scan for an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SourceDir {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub origin: DirOrigin,
+}
+
+/// A transcript file found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundFile {
+    pub agent: Agent,
+    pub role: FileRole,
+    pub path: PathBuf,
+    /// For a Claude sub-agent file: the parent session id taken from the directory layout.
+    pub parent_hint: Option<String>,
+    /// For a Claude sub-agent file: the sub-agent id from `agent-<id>.jsonl`.
+    pub agent_id: Option<String>,
+}
+
+/// A problem met while walking a source dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkWarning {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// The directories to scan for `agent`, most specific source first.
+pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
+    let dir = |path: PathBuf, origin| SourceDir { agent, path, origin };
+    let configured = config.source_dirs(agent);
+    if !configured.is_empty() {
+        return configured.into_iter().map(|p| dir(p, DirOrigin::Config)).collect();
+    }
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    match agent {
+        Agent::Claude => {
+            if let Some(p) = env("CLAUDE_PROJECTS_DIR") {
+                return vec![dir(p, DirOrigin::Env)];
+            }
+            if let Some(p) = env("CLAUDE_CONFIG_DIR") {
+                return vec![dir(p.join("projects"), DirOrigin::Env)];
+            }
+            home().map(|h| vec![dir(h.join(".claude/projects"), DirOrigin::Default)]).unwrap_or_default()
+        }
+        Agent::Codex => {
+            if let Some(p) = env("CODEX_SESSIONS_DIR") {
+                return vec![dir(p, DirOrigin::Env)];
+            }
+            let base = match env("CODEX_HOME") {
+                Some(p) => Some((p, DirOrigin::Env)),
+                None => home().map(|h| (h.join(".codex"), DirOrigin::Default)),
+            };
+            base.map(|(b, origin)| {
+                vec![dir(b.join("sessions"), origin), dir(b.join("archived_sessions"), origin)]
+            })
+            .unwrap_or_default()
+        }
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    dirs::home_dir()
+}
+
+/// Every transcript file under `dir`.
+pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> {
+    let mut out = Vec::new();
+    if !dir.path.exists() {
+        return out;
+    }
+    for entry in walkdir::WalkDir::new(&dir.path).follow_links(false).max_depth(8) {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                warnings.push(WalkWarning {
+                    path: e.path().map(Path::to_path_buf).unwrap_or_else(|| dir.path.clone()),
+                    message: format!("cannot read: {}", e.io_error().map_or_else(|| e.to_string(), ToString::to_string)),
+                });
+                continue;
+            }
+        };
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let file_type = entry.file_type();
+        // A symlink to a file is followed (resolved); symlinked directories are never entered.
+        let is_file = file_type.is_file() || (file_type.is_symlink() && path.is_file());
+        if !is_file {
+            continue;
+        }
+        if let Some(found) = classify(dir.agent, path) {
+            out.push(found);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Decide what a `.jsonl` file under an agent's dir is, or `None` if it is not a transcript.
+pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
+    let stem = path.file_stem()?.to_str()?;
+    match agent {
+        Agent::Claude => {
+            // `<session>/subagents/[workflows/<wf>/]agent-<id>.jsonl`
+            let in_subagents = path.ancestors().skip(1).find(|a| a.file_name().is_some_and(|n| n == "subagents"));
+            if let Some(subagents) = in_subagents {
+                let agent_id = stem.strip_prefix("agent-")?;
+                let parent = subagents.parent()?.file_name()?.to_str()?.to_owned();
+                return Some(FoundFile {
+                    agent,
+                    role: FileRole::Subagent,
+                    path: path.to_owned(),
+                    parent_hint: Some(parent),
+                    agent_id: Some(agent_id.to_owned()),
+                });
+            }
+            // Side files that are not transcripts.
+            if matches!(stem, "history" | "journal") {
+                return None;
+            }
+            Some(FoundFile { agent, role: FileRole::Main, path: path.to_owned(), parent_hint: None, agent_id: None })
+        }
+        Agent::Codex => {
+            if matches!(stem, "history" | "session_index") {
+                return None;
+            }
+            Some(FoundFile { agent, role: FileRole::Main, path: path.to_owned(), parent_hint: None, agent_id: None })
+        }
+    }
+}
+
+/// The sub-agent files that belong to a Claude session transcript (for the hook, which is
+/// given only the main transcript path).
+pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {
+    let (Some(dir), Some(stem)) = (main.parent(), main.file_stem()) else { return Vec::new() };
+    let sub = SourceDir { agent: Agent::Claude, path: dir.join(stem).join("subagents"), origin: DirOrigin::Default };
+    let mut ignored = Vec::new();
+    walk(&sub, &mut ignored).into_iter().filter(|f| f.role == FileRole::Subagent).collect()
+}
+
+/// Guess the agent of a transcript from its path (used by the hook when no agent is given).
+pub fn guess_agent(path: &Path) -> Option<Agent> {
+    let s = path.to_string_lossy();
+    if s.contains("/.claude/") || s.contains("/subagents/") {
+        Some(Agent::Claude)
+    } else if s.contains("/.codex/") || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-")) {
+        Some(Agent::Codex)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_claude_layout() {
+        let main = classify(Agent::Claude, Path::new("/p/-home-x/abc.jsonl")).unwrap();
+        assert_eq!(main.role, FileRole::Main);
+        let sub = classify(Agent::Claude, Path::new("/p/-home-x/abc/subagents/agent-a1.jsonl")).unwrap();
+        assert_eq!(sub.role, FileRole::Subagent);
+        assert_eq!(sub.parent_hint.as_deref(), Some("abc"));
+        assert_eq!(sub.agent_id.as_deref(), Some("a1"));
+        let wf = classify(Agent::Claude, Path::new("/p/x/abc/subagents/workflows/w/agent-b.jsonl")).unwrap();
+        assert_eq!(wf.parent_hint.as_deref(), Some("abc"));
+        assert!(classify(Agent::Claude, Path::new("/p/x/abc/subagents/workflows/w/journal.jsonl")).is_none());
+    }
+
+    #[test]
+    fn walks_without_following_directory_symlink_loops() {
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("proj");
+        std::fs::create_dir_all(&proj).unwrap();
+        std::fs::write(proj.join("s1.jsonl"), "{}\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path(), proj.join("loop")).unwrap();
+        let sd = SourceDir { agent: Agent::Claude, path: dir.path().to_owned(), origin: DirOrigin::Env };
+        let mut warnings = Vec::new();
+        let files = walk(&sd, &mut warnings);
+        assert_eq!(files.len(), 1);
+    }
+}

@@ -1,0 +1,205 @@
+//! Retained copies: a compressed, redacted copy of every source file, so the archive outlives
+//! the agents' own cleanup (Claude Code deletes transcripts after 30 days) and is safe to back up.
+//!
+//! Layout: `<data>/retained/<agent>/<source_key>.g<generation>.jsonl.zst`. Each capture batch
+//! appends one zstd frame holding the batch's redacted lines, so a plain `zstdcat` shows the
+//! JSONL. Lines that redaction changed are followed by a zstd *skippable* frame listing their
+//! original record hashes, which keeps the identity keys reproducible from the copy alone.
+//! A rewritten source file starts a new generation file; nothing is ever overwritten.
+//!
+//! Crash safety: the store records the copy's length after each committed batch. Bytes past that
+//! length are a batch whose transaction never committed; they are cut off before the next append.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::archive::Agent;
+use crate::error::{Error, Result};
+
+/// Magic number of the skippable frames we write (zstd reserves 0x184D2A50..=0x184D2A5F).
+const HASH_FRAME_MAGIC: u32 = 0x184D_2A5C;
+const COMPRESSION_LEVEL: i32 = 3;
+
+/// The retained-copy directory of a data dir.
+#[derive(Debug, Clone)]
+pub struct Retained {
+    root: PathBuf,
+}
+
+/// What happened to an append.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Appended {
+    /// The copy now has this many bytes.
+    Ok(u64),
+    /// The copy is shorter than the store says (lost in a power cut, or deleted): the caller
+    /// must start a new generation and re-read the source from the beginning.
+    Short { found: u64, expected: u64 },
+}
+
+/// One line of a retained copy with the original hash when redaction changed the line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RetainedLine {
+    pub line_no: u64,
+    pub text: Vec<u8>,
+    pub original_hash: Option<String>,
+}
+
+impl Retained {
+    pub fn new(data_dir: &Path) -> Retained {
+        Retained { root: data_dir.join("retained") }
+    }
+
+    pub fn path(&self, agent: Agent, source_key: &str, generation: u32) -> PathBuf {
+        self.root.join(agent.as_str()).join(format!("{source_key}.g{generation}.jsonl.zst"))
+    }
+
+    /// Append a batch (`lines`: redacted lines, each ending in `\n`) to the copy whose committed
+    /// length is `expected_len`. `changed` lists `(line_no, original record hash)` of redacted
+    /// lines.
+    pub fn append(
+        &self,
+        path: &Path,
+        expected_len: u64,
+        lines: &[u8],
+        changed: &[(u64, String)],
+    ) -> Result<Appended> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| write_err(path, e))?;
+        let found = file.metadata().map_err(|e| write_err(path, e))?.len();
+        if found < expected_len {
+            return Ok(Appended::Short { found, expected: expected_len });
+        }
+        if found > expected_len {
+            file.set_len(expected_len).map_err(|e| write_err(path, e))?;
+        }
+        if lines.is_empty() && changed.is_empty() {
+            return Ok(Appended::Ok(expected_len));
+        }
+        file.seek(SeekFrom::Start(expected_len)).map_err(|e| write_err(path, e))?;
+        let mut out = Vec::with_capacity(lines.len() / 4 + 64);
+        if !lines.is_empty() {
+            out = zstd::bulk::compress(lines, COMPRESSION_LEVEL).map_err(|e| write_err(path, e))?;
+        }
+        if !changed.is_empty() {
+            let mut payload = String::new();
+            for (line_no, hash) in changed {
+                payload.push_str(&format!("{line_no} {hash}\n"));
+            }
+            out.extend_from_slice(&HASH_FRAME_MAGIC.to_le_bytes());
+            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            out.extend_from_slice(payload.as_bytes());
+        }
+        file.write_all(&out).map_err(|e| write_err(path, e))?;
+        Ok(Appended::Ok(expected_len + out.len() as u64))
+    }
+
+    /// Read a retained copy back: every line, with original hashes where redaction changed it.
+    pub fn read(&self, path: &Path, first_line_no: u64) -> Result<Vec<RetainedLine>> {
+        let mut raw = Vec::new();
+        File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut raw))
+            .map_err(|e| Error::Read { path: path.to_owned(), source: e })?;
+        let corrupt = |what: &str| Error::Invalid(format!("{}: {what}", path.display()));
+        let mut text = Vec::new();
+        let mut hashes: Vec<(u64, String)> = Vec::new();
+        let mut pos = 0usize;
+        while pos < raw.len() {
+            let rest = &raw[pos..];
+            if rest.len() >= 8 && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC {
+                let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+                let payload = rest.get(8..8 + len).ok_or_else(|| corrupt("truncated hash frame"))?;
+                for row in String::from_utf8_lossy(payload).lines() {
+                    if let Some((n, h)) = row.split_once(' ')
+                        && let Ok(n) = n.parse()
+                    {
+                        hashes.push((n, h.to_owned()));
+                    }
+                }
+                pos += 8 + len;
+                continue;
+            }
+            let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
+                .map_err(|_| corrupt("damaged zstd frame"))?;
+            let mut decoder = zstd::stream::read::Decoder::new(&rest[..frame_len])
+                .map_err(|e| Error::Read { path: path.to_owned(), source: e })?
+                .single_frame();
+            decoder
+                .read_to_end(&mut text)
+                .map_err(|e| Error::Read { path: path.to_owned(), source: e })?;
+            pos += frame_len;
+        }
+        let mut lines: Vec<RetainedLine> = text
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .enumerate()
+            .map(|(i, l)| RetainedLine {
+                line_no: first_line_no + i as u64,
+                text: l.to_vec(),
+                original_hash: None,
+            })
+            .collect();
+        for (line_no, hash) in hashes {
+            if let Some(line) = line_no
+                .checked_sub(first_line_no)
+                .and_then(|i| lines.get_mut(i as usize))
+            {
+                line.original_hash = Some(hash);
+            }
+        }
+        Ok(lines)
+    }
+}
+
+fn write_err(path: &Path, source: std::io::Error) -> Error {
+    Error::Write { path: path.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_frames_and_reads_them_back_with_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-abc", 0);
+        let Appended::Ok(len) = r.append(&path, 0, b"{\"a\":1}\n", &[]).unwrap() else { panic!() };
+        let Appended::Ok(len2) =
+            r.append(&path, len, b"{\"b\":\"[REDACTED:x]\"}\n", &[(1, "sha256:ff".into())]).unwrap()
+        else {
+            panic!()
+        };
+        assert!(len2 > len);
+        let lines = r.read(&path, 0).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].text, b"{\"a\":1}");
+        assert_eq!(lines[1].original_hash.as_deref(), Some("sha256:ff"));
+        // Plain zstd tools see the JSONL (skippable frames are ignored).
+        let plain = zstd::stream::decode_all(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(plain, b"{\"a\":1}\n{\"b\":\"[REDACTED:x]\"}\n");
+    }
+
+    #[test]
+    fn uncommitted_tail_is_cut_and_short_copy_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Codex, "sha256-k", 1);
+        let Appended::Ok(len) = r.append(&path, 0, b"one\n", &[]).unwrap() else { panic!() };
+        // A batch written but never committed:
+        r.append(&path, len, b"ghost\n", &[]).unwrap();
+        // The next commit starts from the committed length again.
+        r.append(&path, len, b"two\n", &[]).unwrap();
+        let texts: Vec<_> = r.read(&path, 0).unwrap().into_iter().map(|l| l.text).collect();
+        assert_eq!(texts, vec![b"one".to_vec(), b"two".to_vec()]);
+        assert!(matches!(r.append(&path, 10_000, b"x\n", &[]).unwrap(), Appended::Short { .. }));
+    }
+}

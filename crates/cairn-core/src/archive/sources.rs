@@ -1,0 +1,385 @@
+//! Source adapters: one per agent, behind [`SourceParser`].
+//!
+//! An adapter turns one (already redacted) JSONL line into zero or more [`Record`]s and keeps
+//! what it learns about the session in a [`SessionMeta`]. Its whole state is serialisable so
+//! capture can stop after any line and resume from a byte offset later, in another process.
+//! Discovery (which files belong to which agent) lives in [`super::discover`].
+
+pub mod claude;
+pub mod codex;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Agent, Outcome, Record, TokenUsage};
+
+/// How a file relates to its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileRole {
+    /// The session's own transcript.
+    #[default]
+    Main,
+    /// A Claude Code sub-agent (or compaction) transcript under `<session>/subagents/`.
+    Subagent,
+}
+
+/// What an adapter knows about the session of the file it reads. First value wins for
+/// identity fields; the latest wins for fields that move (model, cwd).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub session_id: Option<String>,
+    /// The provider id of the parent session (sub-agents, forks).
+    pub parent_session_id: Option<String>,
+    /// `subagent`, `compaction` or `fork` when this session hangs off another one.
+    pub relation: Option<String>,
+    /// Claude sub-agent id (`agent-<id>.jsonl`).
+    pub agent_id: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_commit: Option<String>,
+    pub repository_url: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub tool_version: Option<String>,
+    pub title: Option<String>,
+    pub thread_source: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    /// Record types the adapter does not know, with how often each was seen. Never fatal.
+    pub unknown_types: BTreeMap<String, u64>,
+    /// Cumulative token usage reported by the provider (Codex reports a running total).
+    pub cumulative_usage: Option<TokenUsage>,
+}
+
+/// Everything one line produced.
+#[derive(Debug, Default)]
+pub struct LineOutput {
+    pub records: Vec<Record>,
+    /// Token usage per provider message id; a later line for the same id replaces it.
+    pub usage: Vec<(String, TokenUsage)>,
+}
+
+/// One agent's transcript parser. Feed it lines in file order.
+pub trait SourceParser: Send {
+    fn agent(&self) -> Agent;
+    /// Parse one JSON line. Unknown shapes are counted in the meta, never an error.
+    fn parse_line(&mut self, line: &Value, out: &mut LineOutput);
+    fn meta(&self) -> &SessionMeta;
+    /// The state to persist after the last line consumed (serde JSON).
+    fn save(&self) -> Value;
+}
+
+/// A parser for `agent`, resumed from a saved state if one is given.
+pub fn parser_for(
+    agent: Agent,
+    role: FileRole,
+    saved: Option<&Value>,
+) -> Result<Box<dyn SourceParser>, serde_json::Error> {
+    Ok(match agent {
+        Agent::Claude => Box::new(claude::ClaudeParser::resume(role, saved)?),
+        Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
+    })
+}
+
+// ---- helpers shared by the adapters ----------------------------------------------------------
+
+/// First string at a path of object keys.
+pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    let mut cur = v;
+    for key in path {
+        cur = cur.get(key)?;
+    }
+    cur.as_str()
+}
+
+/// A "text value": a string, or the `text` fields of an array of blocks joined by `\n`.
+/// An empty result counts as absent.
+pub(crate) fn text_value(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Array(items) => {
+            let mut out = String::new();
+            for item in items {
+                let piece = match item {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(_) => item.get("text").and_then(Value::as_str),
+                    _ => None,
+                };
+                if let Some(piece) = piece {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(piece);
+                }
+            }
+            (!out.is_empty()).then_some(out)
+        }
+        _ => None,
+    }
+}
+
+/// Set a first-wins field.
+pub(crate) fn set_once(slot: &mut Option<String>, value: Option<&str>) {
+    if slot.is_none()
+        && let Some(v) = value.filter(|v| !v.is_empty())
+    {
+        *slot = Some(v.to_owned());
+    }
+}
+
+/// Set a latest-wins field.
+pub(crate) fn set_latest(slot: &mut Option<String>, value: Option<&str>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        *slot = Some(v.to_owned());
+    }
+}
+
+/// The exit code in a tool's output text: the first of `exited with code `, `exit code `,
+/// `exit status ` (case-insensitive) followed by an integer.
+pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
+    let lower = text.to_ascii_lowercase();
+    for marker in ["exited with code ", "exit code ", "exit status "] {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(marker) {
+            let rest = lower[from + pos + marker.len()..].trim_start();
+            let end = rest
+                .char_indices()
+                .find(|&(i, c)| !(c.is_ascii_digit() || (c == '-' && i == 0)))
+                .map_or(rest.len(), |(i, _)| i);
+            if let Ok(code) = rest[..end].parse::<i32>() {
+                return Some(code);
+            }
+            from += pos + marker.len();
+        }
+    }
+    None
+}
+
+/// agentlog's outcome rules for an exit code.
+pub(crate) fn outcome_for(code: i32, text: &str) -> Outcome {
+    match code {
+        0 => Outcome::Succeeded,
+        126 | 127 => Outcome::CouldNotExecute,
+        101 => {
+            let lower = text.to_ascii_lowercase();
+            const CARGO_USAGE: [&str; 8] = [
+                "is ambiguous",
+                "package id specification",
+                "did not match any packages",
+                "could not find `cargo.toml`",
+                "could not find cargo.toml",
+                "no such command",
+                "no bin target",
+                "could not determine which binary to run",
+            ];
+            if CARGO_USAGE.iter().any(|m| lower.contains(m)) {
+                Outcome::CouldNotExecute
+            } else {
+                Outcome::Failed
+            }
+        }
+        _ => Outcome::Failed,
+    }
+}
+
+/// Paths named by the headers of an `apply_patch` body (`*** Add/Update/Delete File:`,
+/// `*** Move to:`), in order, without duplicates.
+pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim_start();
+        let path = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"]
+            .iter()
+            .find_map(|prefix| line.strip_prefix(prefix))
+            .map(str::trim);
+        if let Some(p) = path.filter(|p| !p.is_empty())
+            && !out.iter().any(|o| o == p)
+        {
+            out.push(p.to_owned());
+        }
+    }
+    out
+}
+
+/// A user text the agent injected rather than a person typed (agentlog's markers plus the
+/// ones Claude Code and Codex use for meta messages).
+pub(crate) fn is_system_injected(text: &str) -> bool {
+    let t = text.trim_start();
+    const PREFIXES: [&str; 14] = [
+        "# AGENTS.md instructions",
+        "<INSTRUCTIONS>",
+        "<environment_context>",
+        "<subagent_notification>",
+        "<user_instructions>",
+        "<turn_aborted>",
+        "<user_shell_command>",
+        "<local-command-",
+        "<task-notification>",
+        "<system-reminder>",
+        "[Request interrupted",
+        "Caveat: The messages below",
+        "Stop hook feedback:",
+        "This session is being continued from a previous conversation",
+    ];
+    PREFIXES.iter().any(|p| t.starts_with(p))
+        || (t.contains("<INSTRUCTIONS>")
+            && t.contains("</INSTRUCTIONS>")
+            && t.contains("<environment_context>"))
+}
+
+/// How a prompt reads to a person. Claude Code records a slash command a person typed as
+/// `<command-message>…</command-message><command-name>/init</command-name><command-args>x</command-args>`;
+/// that shows as `/init x`.
+pub fn display_prompt(text: &str) -> std::borrow::Cow<'_, str> {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&close)? + start;
+        Some(text[start..end].trim())
+    };
+    match tag("command-name") {
+        Some(name) => {
+            let name = if name.starts_with('/') { name.to_owned() } else { format!("/{name}") };
+            match tag("command-args").filter(|a| !a.is_empty()) {
+                Some(args) => std::borrow::Cow::Owned(format!("{name} {args}")),
+                None => std::borrow::Cow::Owned(name),
+            }
+        }
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// Longest text kept per field in the index; the retained copy keeps everything.
+pub(crate) const MAX_TEXT_BYTES: usize = 256 * 1024;
+/// Tool output is mostly noise past its head and tail.
+pub(crate) const MAX_TOOL_OUTPUT_BYTES: usize = 16 * 1024;
+/// Longest string inside a tool input (a `Write` of a whole file, say).
+pub(crate) const MAX_INPUT_STRING_BYTES: usize = 16 * 1024;
+
+/// Keep the head and tail of an over-long text, marking the cut.
+pub(crate) fn cap_text(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    const MARK: &str = "\n[… truncated …]\n";
+    let head_len = floor_char_boundary(&text, max * 2 / 3);
+    let tail_budget = max.saturating_sub(head_len + MARK.len());
+    let tail_start = ceil_char_boundary(&text, text.len() - tail_budget);
+    let mut out = String::with_capacity(max);
+    out.push_str(&text[..head_len]);
+    out.push_str(MARK);
+    out.push_str(&text[tail_start..]);
+    out
+}
+
+/// Cap every string inside a JSON value.
+pub(crate) fn cap_json(v: &mut Value, max: usize) {
+    match v {
+        Value::String(s) if s.len() > max => *s = cap_text(std::mem::take(s), max),
+        Value::Array(items) => items.iter_mut().for_each(|i| cap_json(i, max)),
+        Value::Object(map) => map.values_mut().for_each(|i| cap_json(i, max)),
+        _ => {}
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Count a type the adapter does not know.
+pub(crate) fn count_unknown(meta: &mut SessionMeta, kind: &str) {
+    *meta.unknown_types.entry(kind.to_owned()).or_insert(0) += 1;
+}
+
+/// An ISO-8601 timestamp as the agents write them (anonymised fixtures carry placeholders).
+pub(crate) fn valid_timestamp(ts: &str) -> bool {
+    let b = ts.as_bytes();
+    b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+/// Track the session's first and last timestamps.
+pub(crate) fn note_timestamp(meta: &mut SessionMeta, ts: Option<&str>) {
+    if let Some(ts) = ts.filter(|t| valid_timestamp(t)) {
+        if meta.started_at.as_deref().is_none_or(|s| ts < s) {
+            meta.started_at = Some(ts.to_owned());
+        }
+        if meta.updated_at.as_deref().is_none_or(|s| ts > s) {
+            meta.updated_at = Some(ts.to_owned());
+        }
+    }
+}
+
+pub(crate) fn u64_at(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_agentlog_markers() {
+        assert_eq!(exit_code_in("Process exited with code 0\nOutput:"), Some(0));
+        assert_eq!(exit_code_in("Exit code 1\nerror"), Some(1));
+        assert_eq!(exit_code_in("exit status -2"), Some(-2));
+        assert_eq!(exit_code_in("exit code abc then exit status 3"), Some(3));
+        assert_eq!(exit_code_in("no marker"), None);
+    }
+
+    #[test]
+    fn outcomes() {
+        assert_eq!(outcome_for(0, ""), Outcome::Succeeded);
+        assert_eq!(outcome_for(127, ""), Outcome::CouldNotExecute);
+        assert_eq!(outcome_for(101, "error: no such command: `foo`"), Outcome::CouldNotExecute);
+        assert_eq!(outcome_for(101, "test failed"), Outcome::Failed);
+        assert_eq!(outcome_for(2, ""), Outcome::Failed);
+    }
+
+    #[test]
+    fn patch_headers() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Move to: src/b.rs\n*** Add File: c.txt\n+hi\n*** Delete File: d.txt\n*** Update File: src/a.rs\n*** End Patch\n";
+        assert_eq!(patch_paths(patch), vec!["src/a.rs", "src/b.rs", "c.txt", "d.txt"]);
+    }
+
+    #[test]
+    fn cap_keeps_head_and_tail_on_char_boundaries() {
+        let text = "é".repeat(10_000);
+        let capped = cap_text(text.clone(), 1000);
+        assert!(capped.len() <= 1000 + 4);
+        assert!(capped.contains("truncated"));
+        assert!(capped.starts_with('é') && capped.ends_with('é'));
+        assert_eq!(cap_text("short".into(), 1000), "short");
+    }
+
+    #[test]
+    fn slash_commands_read_as_typed() {
+        let t = "<command-message>init is analyzing</command-message>\n<command-name>/init</command-name>\n<command-args>fast</command-args>";
+        assert_eq!(display_prompt(t), "/init fast");
+        assert_eq!(display_prompt("<command-name>clear</command-name>"), "/clear");
+        assert_eq!(display_prompt("plain"), "plain");
+    }
+
+    #[test]
+    fn injected_prompts() {
+        assert!(is_system_injected("<environment_context>ctx</environment_context>"));
+        assert!(is_system_injected("  # AGENTS.md instructions\n..."));
+        assert!(!is_system_injected("<command-name>/model</command-name>"));
+        assert!(is_system_injected("<local-command-stdout>Set model</local-command-stdout>"));
+        assert!(!is_system_injected("Repo: /tmp/project. Review the code."));
+    }
+}

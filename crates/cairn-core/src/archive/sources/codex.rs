@@ -1,0 +1,463 @@
+//! Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+//!
+//! Current rollouts wrap every line as `{timestamp, type, payload}`; early Rust builds wrote bare
+//! response items after a `{id, timestamp, instructions, git}` header. Both are read. User and
+//! assistant text appears twice (a `response_item` message and an `event_msg`); only the
+//! response item is used. `apply_patch` is recognised in all three of its forms: a function
+//! call with `{"input"|"patch": …}`, a freeform custom tool call, and a heredoc inside a shell
+//! command.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
+    note_timestamp, outcome_for, patch_paths, set_latest, set_once, str_at, text_value, u64_at,
+    valid_timestamp,
+};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+
+const KNOWN_SILENT_EVENTS: [&str; 12] = [
+    "user_message",
+    "agent_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "task_started",
+    "task_complete",
+    "turn_started",
+    "turn_complete",
+    "context_compacted",
+    "exec_command_end",
+    "patch_apply_end",
+    "item_completed",
+];
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct CodexParser {
+    meta: SessionMeta,
+    /// call id → tool name, for calls whose output has not been seen yet.
+    pending_calls: BTreeMap<String, String>,
+    /// Prompts handed to `spawn_agent`: the sub-agent's echo of them is not a human prompt.
+    spawn_prompts: BTreeSet<String>,
+}
+
+impl CodexParser {
+    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        match saved {
+            Some(state) => serde_json::from_value(state.clone()),
+            None => Ok(CodexParser::default()),
+        }
+    }
+
+    fn is_subagent_thread(&self) -> bool {
+        self.meta.thread_source.as_deref() == Some("subagent")
+    }
+
+    fn session_meta(&mut self, p: &Value) {
+        // Rollouts can hold several meta lines (resumes, copied history); the first one speaks
+        // for the thread.
+        let first = self.meta.session_id.is_none();
+        let m = &mut self.meta;
+        set_once(&mut m.session_id, str_at(p, &["id"]).or_else(|| str_at(p, &["session_id"])));
+        set_once(&mut m.provider, str_at(p, &["model_provider"]));
+        set_once(&mut m.tool_version, str_at(p, &["cli_version"]));
+        set_once(&mut m.cwd, str_at(p, &["cwd"]));
+        set_once(&mut m.git_branch, str_at(p, &["git", "branch"]));
+        set_once(&mut m.git_commit, str_at(p, &["git", "commit_hash"]));
+        set_once(&mut m.repository_url, str_at(p, &["git", "repository_url"]));
+        let spawn_parent = str_at(p, &["source", "subagent", "thread_spawn", "parent_thread_id"]);
+        let is_subagent = p.get("source").and_then(|s| s.get("subagent")).is_some();
+        let thread_source =
+            str_at(p, &["thread_source"]).or(if is_subagent { Some("subagent") } else { None });
+        set_once(&mut m.thread_source, thread_source);
+        if !first {
+            note_timestamp(m, str_at(p, &["timestamp"]));
+            return;
+        }
+        if is_subagent {
+            set_once(&mut m.relation, Some("subagent"));
+        } else if str_at(p, &["forked_from_id"]).is_some() {
+            set_once(&mut m.relation, Some("fork"));
+        }
+        set_once(
+            &mut m.parent_session_id,
+            spawn_parent
+                .or_else(|| str_at(p, &["parent_thread_id"]))
+                .or_else(|| str_at(p, &["forked_from_id"])),
+        );
+        note_timestamp(m, str_at(p, &["timestamp"]));
+    }
+
+    fn response_item(&mut self, p: &Value, base: Record, out: &mut LineOutput) {
+        let item_type = str_at(p, &["type"]).unwrap_or("unknown");
+        let mut rec = Record { source_event_kind: format!("codex:response_item:{item_type}"), ..base };
+        match item_type {
+            "message" | "agent_message" => {
+                let role = str_at(p, &["role"]).unwrap_or("assistant");
+                if matches!(role, "developer" | "system") {
+                    return;
+                }
+                let Some(text) = p.get("content").and_then(text_value) else { return };
+                rec.kind = Some(RecordKind::Message);
+                rec.prompt_source = (role == "user").then(|| self.prompt_source(&text));
+                rec.role = Some(role.to_owned());
+                rec.text = Some(cap_text(text, MAX_TEXT_BYTES));
+            }
+            "reasoning" => {
+                let text = p
+                    .get("summary")
+                    .and_then(text_value)
+                    .or_else(|| p.get("content").and_then(text_value));
+                let Some(text) = text else { return };
+                rec.kind = Some(RecordKind::Reasoning);
+                rec.role = Some("assistant".to_owned());
+                rec.text = Some(cap_text(text, MAX_TEXT_BYTES));
+            }
+            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call"
+            | "tool_search_call" | "image_generation_call" => {
+                let name = match item_type {
+                    "local_shell_call" => "local_shell",
+                    "web_search_call" => "web_search_call",
+                    "tool_search_call" => "tool_search",
+                    "image_generation_call" => "image_generation",
+                    _ => str_at(p, &["name"]).unwrap_or("unknown"),
+                }
+                .to_owned();
+                let raw_input = ["arguments", "input", "action"]
+                    .iter()
+                    .find_map(|k| p.get(*k).filter(|v| !v.is_null()));
+                let mut input = raw_input.map(|v| match v {
+                    Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+                    other => other.clone(),
+                });
+                let call_id = str_at(p, &["call_id"]).or_else(|| str_at(p, &["id"])).map(str::to_owned);
+                if let Some(id) = &call_id {
+                    self.pending_calls.insert(id.clone(), name.clone());
+                }
+                if name == "spawn_agent"
+                    && let Some(prompt) = input.as_ref().and_then(|i| {
+                        ["message", "prompt", "task"].iter().find_map(|k| str_at(i, &[k]))
+                    })
+                {
+                    self.spawn_prompts.insert(prompt.trim().to_owned());
+                }
+                rec.file_paths = input.as_ref().map(|i| edited_paths(&name, i)).unwrap_or_default();
+                if let Some(i) = input.as_mut() {
+                    cap_json(i, MAX_INPUT_STRING_BYTES);
+                }
+                rec.kind = Some(RecordKind::ToolCall);
+                rec.role = Some("assistant".to_owned());
+                rec.tool_kind = Some(if rec.file_paths.is_empty() {
+                    ToolKind::of(&name)
+                } else {
+                    ToolKind::FileEdit
+                });
+                rec.tool_name = Some(name);
+                rec.tool_input = input;
+                rec.call_id = call_id;
+            }
+            "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
+                let call_id = str_at(p, &["call_id"]).map(str::to_owned);
+                let name = call_id.as_ref().and_then(|id| self.pending_calls.remove(id));
+                let (text, json_exit) = output_text(p.get("output"));
+                rec.kind = Some(RecordKind::ToolResult);
+                rec.exit_code = json_exit.or_else(|| text.as_deref().and_then(exit_code_in));
+                rec.outcome =
+                    rec.exit_code.map(|code| outcome_for(code, text.as_deref().unwrap_or("")));
+                rec.tool_kind = name.as_deref().map(ToolKind::of);
+                rec.tool_name = name;
+                rec.text = text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES));
+                rec.call_id = call_id;
+            }
+            "ghost_snapshot" | "compaction" => return,
+            other => {
+                count_unknown(&mut self.meta, &format!("response_item:{other}"));
+                return;
+            }
+        }
+        out.records.push(rec);
+    }
+
+    fn event_msg(&mut self, p: &Value, base: Record, out: &mut LineOutput) {
+        let event = str_at(p, &["type"]).unwrap_or("unknown");
+        let text = match event {
+            "token_count" => {
+                if let Some(total) = p.get("info").and_then(|i| i.get("total_token_usage")) {
+                    self.meta.cumulative_usage = Some(TokenUsage {
+                        input: u64_at(total, "input_tokens")
+                            .saturating_sub(u64_at(total, "cached_input_tokens")),
+                        output: u64_at(total, "output_tokens"),
+                        cache_creation: u64_at(total, "cache_write_input_tokens"),
+                        cache_read: u64_at(total, "cached_input_tokens"),
+                        reasoning: u64_at(total, "reasoning_output_tokens"),
+                    });
+                }
+                None
+            }
+            "thread_name_updated" => {
+                set_latest(&mut self.meta.title, str_at(p, &["thread_name"]));
+                None
+            }
+            "error" => str_at(p, &["message"])
+                .or_else(|| str_at(p, &["error", "message"]))
+                .map(|m| format!("error: {m}")),
+            "turn_aborted" => Some(format!(
+                "turn aborted: {}",
+                str_at(p, &["reason"]).unwrap_or("unknown reason")
+            )),
+            e if KNOWN_SILENT_EVENTS.contains(&e) => None,
+            other => {
+                count_unknown(&mut self.meta, &format!("event_msg:{other}"));
+                None
+            }
+        };
+        if let Some(text) = text {
+            out.records.push(Record {
+                kind: Some(RecordKind::Event),
+                source_event_kind: format!("codex:event_msg:{event}"),
+                text: Some(cap_text(text, MAX_TEXT_BYTES)),
+                ..base
+            });
+        }
+    }
+
+    fn prompt_source(&mut self, text: &str) -> PromptSource {
+        if is_system_injected(text) {
+            PromptSource::SystemInjected
+        } else if self.is_subagent_thread() || self.spawn_prompts.remove(text.trim()) {
+            PromptSource::SpawnedAgent
+        } else {
+            PromptSource::Human
+        }
+    }
+}
+
+impl SourceParser for CodexParser {
+    fn agent(&self) -> Agent {
+        Agent::Codex
+    }
+
+    fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn save(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    fn parse_line(&mut self, line: &Value, out: &mut LineOutput) {
+        let timestamp = str_at(line, &["timestamp"]).filter(|t| valid_timestamp(t));
+        note_timestamp(&mut self.meta, timestamp);
+        let base = Record {
+            timestamp: timestamp.map(str::to_owned),
+            cwd: self.meta.cwd.clone(),
+            git_branch: self.meta.git_branch.clone(),
+            ..Record::default()
+        };
+        let line_type = str_at(line, &["type"]);
+        match (line_type, line.get("payload")) {
+            (Some("session_meta"), Some(p)) => self.session_meta(p),
+            (Some("turn_context"), Some(p)) => {
+                set_latest(&mut self.meta.model, str_at(p, &["model"]));
+                set_latest(&mut self.meta.cwd, str_at(p, &["cwd"]));
+            }
+            (Some("response_item"), Some(p)) => self.response_item(p, base, out),
+            (Some("event_msg"), Some(p)) => self.event_msg(p, base, out),
+            (Some("compacted"), Some(p)) => {
+                let text = str_at(p, &["message"]).filter(|m| !m.is_empty());
+                out.records.push(Record {
+                    kind: Some(RecordKind::Event),
+                    source_event_kind: "codex:compacted".to_owned(),
+                    text: Some(cap_text(
+                        text.unwrap_or("Conversation compacted").to_owned(),
+                        MAX_TEXT_BYTES,
+                    )),
+                    is_compaction: true,
+                    ..base
+                });
+            }
+            // Early Rust rollouts: bare response items after a header line.
+            (Some(t), None) if is_response_item_type(t) => self.response_item(line, base, out),
+            (None, None) if line.get("id").is_some() && line.get("record_type").is_none() => {
+                self.session_meta(line)
+            }
+            (None, None) if str_at(line, &["record_type"]) == Some("state") => {}
+            (Some(t), _) => count_unknown(&mut self.meta, t),
+            (None, _) => count_unknown(&mut self.meta, "<untyped>"),
+        }
+        if let Some(model) = str_at(line, &["payload", "model"]).or_else(|| str_at(line, &["payload", "model_slug"])) {
+            set_latest(&mut self.meta.model, Some(model));
+        }
+    }
+}
+
+fn is_response_item_type(t: &str) -> bool {
+    matches!(
+        t,
+        "message"
+            | "reasoning"
+            | "function_call"
+            | "function_call_output"
+            | "custom_tool_call"
+            | "custom_tool_call_output"
+            | "local_shell_call"
+            | "web_search_call"
+    )
+}
+
+/// The text of a tool output and, for the older JSON form, its exit code.
+fn output_text(output: Option<&Value>) -> (Option<String>, Option<i32>) {
+    match output {
+        Some(Value::String(s)) => {
+            // Older builds: a JSON document `{"output": "...", "metadata": {"exit_code": 0}}`.
+            if s.starts_with('{')
+                && let Ok(doc) = serde_json::from_str::<Value>(s)
+                && let Some(inner) = str_at(&doc, &["output"])
+            {
+                let code = doc
+                    .get("metadata")
+                    .and_then(|m| m.get("exit_code"))
+                    .and_then(Value::as_i64)
+                    .and_then(|c| i32::try_from(c).ok());
+                return (Some(inner.to_owned()), code);
+            }
+            ((!s.is_empty()).then(|| s.clone()), None)
+        }
+        Some(Value::Object(_)) => (output.and_then(|o| str_at(o, &["text"])).map(str::to_owned), None),
+        Some(v @ Value::Array(_)) => (text_value(v), None),
+        _ => (None, None),
+    }
+}
+
+/// Paths an `apply_patch` writes, in whichever of its three forms it came.
+fn edited_paths(tool: &str, input: &Value) -> Vec<String> {
+    let patch = match (tool, input) {
+        ("apply_patch", Value::String(s)) => Some(s.as_str()),
+        ("apply_patch", obj) => str_at(obj, &["input"]).or_else(|| str_at(obj, &["patch"])),
+        _ => None,
+    };
+    if let Some(patch) = patch {
+        return patch_paths(patch);
+    }
+    // A heredoc inside a shell command: `bash -lc "apply_patch <<'PATCH' ..."`.
+    if matches!(ToolKind::of(tool), ToolKind::Exec) {
+        let command = match input.get("command").or_else(|| input.get("cmd")) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(argv)) => {
+                argv.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")
+            }
+            _ => String::new(),
+        };
+        if command.contains("apply_patch") && command.contains("*** Begin Patch") {
+            return patch_paths(&command);
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(lines: &[Value]) -> (CodexParser, LineOutput) {
+        let mut parser = CodexParser::resume(None).unwrap();
+        let mut out = LineOutput::default();
+        for line in lines {
+            parser.parse_line(line, &mut out);
+        }
+        (parser, out)
+    }
+
+    fn item(payload: Value) -> Value {
+        json!({"timestamp":"2026-05-07T09:00:02Z","type":"response_item","payload":payload})
+    }
+
+    #[test]
+    fn apply_patch_in_all_three_forms() {
+        let patch = "*** Begin Patch\n*** Update File: src/login.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let (_, out) = parse(&[
+            item(json!({"type":"function_call","name":"apply_patch","call_id":"c1","arguments": json!({"input": patch}).to_string()})),
+            item(json!({"type":"custom_tool_call","name":"apply_patch","call_id":"c2","input": patch})),
+            item(json!({"type":"function_call","name":"shell","call_id":"c3","arguments": json!({"command":["bash","-lc", format!("apply_patch <<'PATCH'\n{patch}PATCH")]}).to_string()})),
+        ]);
+        for rec in &out.records {
+            assert_eq!(rec.file_paths, vec!["src/login.rs"], "{:?}", rec.source_event_kind);
+            assert_eq!(rec.tool_kind, Some(ToolKind::FileEdit));
+        }
+    }
+
+    #[test]
+    fn outputs_take_call_names_and_exit_codes() {
+        let (_, out) = parse(&[
+            item(json!({"type":"function_call","name":"exec_command","call_id":"call-1","arguments":"{\"cmd\":\"cargo test\"}"})),
+            item(json!({"type":"function_call_output","call_id":"call-1","output":"Process exited with code 0"})),
+            item(json!({"type":"function_call","name":"shell","call_id":"call-2","arguments":"{\"command\":[\"false\"]}"})),
+            item(json!({"type":"function_call_output","call_id":"call-2","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":1}}"})),
+        ]);
+        assert_eq!(out.records[0].tool_input, Some(json!({"cmd":"cargo test"})));
+        assert_eq!(out.records[1].tool_name.as_deref(), Some("exec_command"));
+        assert_eq!(out.records[1].exit_code, Some(0));
+        assert_eq!(out.records[3].text.as_deref(), Some("boom"));
+        assert_eq!(out.records[3].exit_code, Some(1));
+    }
+
+    #[test]
+    fn prompt_sources_follow_agentlog() {
+        let user = |text: &str| item(json!({"type":"message","role":"user","content":[{"type":"input_text","text":text}]}));
+        let (_, out) = parse(&[
+            user("# AGENTS.md instructions\n\n<INSTRUCTIONS>rules</INSTRUCTIONS>\n<environment_context>ctx</environment_context>"),
+            user("<environment_context>ctx</environment_context>"),
+            item(json!({"type":"function_call","name":"spawn_agent","call_id":"s1","arguments":"{\"message\":\"Review tests only\"}"})),
+            user("Review tests only"),
+            user("Review tests only"),
+            item(json!({"type":"message","role":"developer","content":"sys"})),
+        ]);
+        let sources: Vec<_> = out.records.iter().map(|r| r.prompt_source).collect();
+        assert_eq!(
+            sources,
+            vec![
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::SystemInjected),
+                None,
+                Some(PromptSource::SpawnedAgent),
+                Some(PromptSource::Human),
+            ]
+        );
+    }
+
+    #[test]
+    fn subagent_threads_and_meta() {
+        let (parser, out) = parse(&[
+            json!({"timestamp":"2026-05-07T09:00:00Z","type":"session_meta","payload":{"id":"child","cli_version":"0.146.0","model_provider":"openai","git":{"branch":"feat/x","commit_hash":"abc"},"source":{"subagent":{"thread_spawn":{"parent_thread_id":"parent","depth":1}}}}}),
+            json!({"timestamp":"2026-05-07T09:00:01Z","type":"turn_context","payload":{"model":"gpt-5.5","cwd":"/repo"}}),
+            item(json!({"type":"message","role":"user","content":"do a thing"})),
+            json!({"timestamp":"2026-05-07T09:00:03Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7,"reasoning_output_tokens":2}}}}),
+        ]);
+        let m = parser.meta();
+        assert_eq!(m.session_id.as_deref(), Some("child"));
+        assert_eq!(m.parent_session_id.as_deref(), Some("parent"));
+        assert_eq!(m.relation.as_deref(), Some("subagent"));
+        assert_eq!(m.git_branch.as_deref(), Some("feat/x"));
+        assert_eq!(m.model.as_deref(), Some("gpt-5.5"));
+        assert_eq!(m.cwd.as_deref(), Some("/repo"));
+        assert_eq!(out.records[0].prompt_source, Some(PromptSource::SpawnedAgent));
+        let usage = m.cumulative_usage.unwrap();
+        assert_eq!((usage.input, usage.cache_read, usage.output, usage.reasoning), (60, 40, 7, 2));
+    }
+
+    #[test]
+    fn legacy_bare_items() {
+        let (parser, out) = parse(&[
+            json!({"id":"old-1","timestamp":"2025-06-01T00:00:00Z","instructions":"","git":{"branch":"main"}}),
+            json!({"type":"message","role":"user","content":[{"type":"input_text","text":"hello"}]}),
+            json!({"record_type":"state"}),
+        ]);
+        assert_eq!(parser.meta().session_id.as_deref(), Some("old-1"));
+        assert_eq!(out.records.len(), 1);
+        assert!(parser.meta().unknown_types.is_empty());
+    }
+}

@@ -1,0 +1,251 @@
+//! The SQLite store: one database per data dir, WAL, foreign keys on, versioned migrations.
+//!
+//! Schema changes only ever happen here, as numbered SQL files applied in order inside a
+//! transaction each; `PRAGMA user_version` records how far a database has come. A database
+//! from a newer Cairn is refused rather than guessed at.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+
+/// Migrations in order; the index + 1 is the schema version they produce.
+const MIGRATIONS: &[&str] = &[include_str!("store/0001_archive.sql")];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// File name of the database inside the data dir.
+pub const DB_FILE: &str = "cairn.db";
+
+/// An open database connection with Cairn's settings applied.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating and migrating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
+        let mut store = Store { conn, path: path.to_owned() };
+        store.configure(false)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Open an existing database without ever writing to it (a read-only data dir, say).
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| db_err(path, e))?;
+        let store = Store { conn, path: path.to_owned() };
+        store.configure(true)?;
+        let version = store.schema_version()?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::SchemaTooNew {
+                path: path.to_owned(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Map a rusqlite error to one that names this database.
+    pub fn err(&self, e: rusqlite::Error) -> Error {
+        db_err(&self.path, e)
+    }
+
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn configure(&self, read_only: bool) -> Result<()> {
+        // A busy timeout instead of "database is locked": writers queue behind each other.
+        self.conn.busy_timeout(Duration::from_secs(30)).map_err(|e| self.err(e))?;
+        let pragmas = if read_only {
+            "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
+        } else {
+            // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
+            // loss can only lose the last transactions, never corrupt the file.
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;"
+        };
+        self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let current = self.schema_version()?;
+        if current > SCHEMA_VERSION {
+            return Err(Error::SchemaTooNew {
+                path: self.path.clone(),
+                found: current,
+                known: SCHEMA_VERSION,
+            });
+        }
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            let version = index as i64 + 1;
+            let path = self.path.clone();
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
+                .map_err(|e| db_err(&path, e))?;
+            // Another process may have migrated while we waited for the lock.
+            let now: i64 =
+                tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| db_err(&path, e))?;
+            if now >= version {
+                continue;
+            }
+            tx.execute_batch(sql).map_err(|e| db_err(&path, e))?;
+            tx.pragma_update(None, "user_version", version).map_err(|e| db_err(&path, e))?;
+            tx.commit().map_err(|e| db_err(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// The persisted reading position of one source file.
+    pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
+                params![path],
+                SourceState::from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every source's reading position, keyed by path (a sync plans all files from one read).
+    pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], SourceState::from_row).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+}
+
+const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
+     line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
+     retained_len";
+
+/// Where reading a source file stopped, and how to check the file is still the same file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceState {
+    pub id: i64,
+    pub source_key: String,
+    pub session_id: i64,
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub byte_offset: u64,
+    pub line_count: u64,
+    pub first_line_hash: Option<String>,
+    pub last_line_start: Option<u64>,
+    pub last_line_hash: Option<String>,
+    pub parser_state: Option<String>,
+    pub generation: u32,
+    pub retained_len: u64,
+}
+
+impl SourceState {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceState> {
+        Ok(SourceState {
+            id: r.get(0)?,
+            source_key: r.get(1)?,
+            session_id: r.get(2)?,
+            path: r.get(3)?,
+            size: r.get::<_, i64>(4)?.max(0) as u64,
+            mtime_ns: r.get(5)?,
+            byte_offset: r.get::<_, i64>(6)?.max(0) as u64,
+            line_count: r.get::<_, i64>(7)?.max(0) as u64,
+            first_line_hash: r.get(8)?,
+            last_line_start: r.get::<_, Option<i64>>(9)?.map(|v| v.max(0) as u64),
+            last_line_hash: r.get(10)?,
+            parser_state: r.get(11)?,
+            generation: r.get::<_, i64>(12)?.clamp(0, u32::MAX as i64) as u32,
+            retained_len: r.get::<_, i64>(13)?.max(0) as u64,
+        })
+    }
+}
+
+pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
+    Error::Db { path: path.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_a_new_database_and_reopens_idempotently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let mode: String =
+            store.conn().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        drop(store);
+        let again = Store::open(&path).unwrap();
+        assert_eq!(again.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    /// Every earlier schema version migrates to the current one.
+    #[test]
+    fn migrates_from_every_earlier_version() {
+        for start in 0..SCHEMA_VERSION {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(DB_FILE);
+            {
+                let conn = Connection::open(&path).unwrap();
+                for sql in &MIGRATIONS[..start as usize] {
+                    conn.execute_batch(sql).unwrap();
+                }
+                conn.pragma_update(None, "user_version", start).unwrap();
+            }
+            let store = Store::open(&path).unwrap();
+            assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION, "from {start}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", 999).unwrap();
+        let err = Store::open(&path).err().unwrap();
+        assert!(err.to_string().contains("newer Cairn"), "{err}");
+    }
+
+    #[test]
+    fn check_constraints_reject_unknown_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join(DB_FILE)).unwrap();
+        let bad = store.conn().execute(
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('k', 'vim', 'now')",
+            [],
+        );
+        assert!(bad.is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! `config.toml` in the data dir. Every key is optional; a missing file is an empty config.
+//! Errors name the file, the key and the line (toml's messages carry them), so a typo is
+//! fixed in one look.
+//!
+//! ```toml
+//! [sources.claude]
+//! dirs = ["~/work/claude-projects"]   # replaces the env var / default dir
+//! enabled = true
+//!
+//! [sources.codex]
+//! enabled = false
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::archive::Agent;
+use crate::error::{Error, Result};
+
+pub const CONFIG_FILE: &str = "config.toml";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub sources: BTreeMap<String, SourceConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    #[serde(default)]
+    pub dirs: Vec<String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Config {
+    /// Load `config.toml` from `data_dir`; a missing file is the default config.
+    pub fn load(data_dir: &Path) -> Result<Config> {
+        let path = data_dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(Error::Read { path, source: e }),
+        };
+        Config::parse(&text, &path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let config: Config = toml::from_str(text).map_err(|e| Error::Config {
+            path: path.to_owned(),
+            message: e.to_string().replace('\n', " ").trim().to_owned(),
+        })?;
+        for name in config.sources.keys() {
+            if Agent::parse(name).is_none() {
+                return Err(Error::Config {
+                    path: path.to_owned(),
+                    message: format!(
+                        "unknown agent `{name}` in [sources.{name}]; known agents: claude, codex"
+                    ),
+                });
+            }
+        }
+        Ok(config)
+    }
+
+    fn source(&self, agent: Agent) -> Option<&SourceConfig> {
+        self.sources.iter().find(|(k, _)| Agent::parse(k) == Some(agent)).map(|(_, v)| v)
+    }
+
+    /// Configured dirs for an agent, with `~` expanded.
+    pub fn source_dirs(&self, agent: Agent) -> Vec<PathBuf> {
+        self.source(agent).map(|s| s.dirs.iter().map(|d| expand_home(d)).collect()).unwrap_or_default()
+    }
+
+    pub fn agent_enabled(&self, agent: Agent) -> bool {
+        self.source(agent).is_none_or(|s| s.enabled)
+    }
+}
+
+fn expand_home(dir: &str) -> PathBuf {
+    match (dir.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sources() {
+        let c = Config::parse(
+            "[sources.claude]\ndirs = [\"/x\"]\n[sources.codex]\nenabled = false\n",
+            Path::new("config.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.source_dirs(Agent::Claude), vec![PathBuf::from("/x")]);
+        assert!(c.agent_enabled(Agent::Claude));
+        assert!(!c.agent_enabled(Agent::Codex));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let err = Config::parse("[sources.claude]\ndir = [\"/x\"]\n", Path::new("/d/config.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/d/config.toml") && err.contains("dir"), "{err}");
+        let err = Config::parse("[sources.vim]\n", Path::new("c.toml")).unwrap_err().to_string();
+        assert!(err.contains("unknown agent `vim`"), "{err}");
+    }
+}

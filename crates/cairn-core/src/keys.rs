@@ -1,0 +1,120 @@
+//! Identity keys, byte-for-byte compatible with agentlog where agentlog defines them.
+//!
+//! * `session_key` / `source_key`: `sha256-` + hex of the first 16 bytes of
+//!   SHA-256(`agent` + NUL + identity). The identity of a session is the provider's session id
+//!   (the transcript path when the transcript has none); the identity of a source is its
+//!   canonical path as raw OS bytes.
+//! * `record_hash`: `sha256:` (colon) + the full hex SHA-256 of the raw line with trailing ASCII
+//!   whitespace trimmed.
+//! * `turn_key`: Cairn's own. A turn is a conversation turn, keyed by the session and the record
+//!   hash of the line that opened it, so the key is stable while the turn grows.
+
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+use crate::archive::Agent;
+
+/// `sha256-` + 32 hex chars over the given parts joined by NUL.
+fn short_key(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            hasher.update([0u8]);
+        }
+        hasher.update(part);
+    }
+    let digest = hasher.finalize();
+    format!("sha256-{}", hex::encode(&digest[..16]))
+}
+
+/// The key of a session: provider session id when known, else the transcript path.
+pub fn session_key(agent: Agent, identity: &[u8]) -> String {
+    short_key(&[agent.as_str().as_bytes(), identity])
+}
+
+/// The key of one source file of a session.
+pub fn source_key(agent: Agent, canonical_path: &Path) -> String {
+    short_key(&[agent.as_str().as_bytes(), path_bytes(canonical_path).as_ref()])
+}
+
+/// The hash of one raw transcript line (trailing ASCII whitespace ignored).
+pub fn record_hash(raw_line: &[u8]) -> String {
+    let trimmed = trim_ascii_end(raw_line);
+    format!("sha256:{}", hex::encode(Sha256::digest(trimmed)))
+}
+
+/// Stable key of a conversation turn: session key and the record hash of its opening line.
+pub fn turn_key(session_key: &str, opening_record_hash: &str) -> String {
+    short_key(&[session_key.as_bytes(), opening_record_hash.as_bytes()])
+}
+
+/// agentlog's path fingerprint: first 16 bytes of SHA-256 of a repo-relative path, no prefix.
+pub fn path_fingerprint(repo_relative: &str) -> String {
+    hex::encode(&Sha256::digest(repo_relative.as_bytes())[..16])
+}
+
+/// Full SHA-256 hex of some bytes, used for content digests.
+pub fn digest_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+pub(crate) fn trim_ascii_end(bytes: &[u8]) -> &[u8] {
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    &bytes[..end]
+}
+
+#[cfg(unix)]
+fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    std::borrow::Cow::Borrowed(path.as_os_str().as_bytes())
+}
+
+#[cfg(not(unix))]
+fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Owned(path.to_string_lossy().into_owned().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Golden values from agentlog's formulas (reference/agentlog.md §2 and §13).
+    #[test]
+    fn session_keys_match_agentlog() {
+        assert_eq!(
+            session_key(Agent::Codex, b"session-1"),
+            "sha256-6cd272dd886b6129c5dd7f2144b048d0"
+        );
+        assert_eq!(
+            session_key(Agent::Claude, b"claude-session-1"),
+            "sha256-8eac385275627b730d7145fbfb213204"
+        );
+    }
+
+    #[test]
+    fn record_hash_matches_agentlog_and_ignores_trailing_whitespace() {
+        let line = br#"{"timestamp":"2026-05-07T09:00:01Z","type":"response_item","payload":{"type":"message","content":"hello"}}"#;
+        let expected = "sha256:e59331e82654cba858b48550e848eaf09b9615a2fa58177f58fa0c09d7d4e593";
+        assert_eq!(record_hash(line), expected);
+        let mut padded = line.to_vec();
+        padded.extend_from_slice(b" \r\n");
+        assert_eq!(record_hash(&padded), expected);
+    }
+
+    #[test]
+    fn path_fingerprint_matches_agentlog() {
+        assert_eq!(path_fingerprint("src/lib.rs"), "b1a35a68f14e696205874893c07fd24f");
+    }
+
+    #[test]
+    fn turn_key_depends_on_session_and_opening_record() {
+        let a = turn_key("sha256-1", "sha256:aa");
+        assert_eq!(a, turn_key("sha256-1", "sha256:aa"));
+        assert_ne!(a, turn_key("sha256-2", "sha256:aa"));
+        assert_ne!(a, turn_key("sha256-1", "sha256:ab"));
+        assert!(a.starts_with("sha256-") && a.len() == 7 + 32);
+    }
+}

@@ -1,0 +1,243 @@
+//! Cairn's core: everything the CLI, the hook and the desktop app do, with no UI in it.
+//!
+//! Data flows one way: transcript file → [`archive::sources`] (one adapter per agent) →
+//! records → [`archive::redact`] → [`archive::store`] (SQLite + FTS5) → views. The [`Cairn`]
+//! facade is the only entry point the front doors use.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod archive;
+pub mod config;
+pub mod doctor;
+pub mod error;
+pub mod keys;
+pub mod views;
+
+pub use error::{Error, Result};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use archive::Agent;
+use archive::capture::{self, Progress, SyncReport, Trigger};
+use archive::discover::{self, FoundFile};
+use archive::store::{DB_FILE, Store};
+use config::Config;
+use doctor::{Check, DoctorReport, Status};
+use views::search::{SearchHit, SearchQuery};
+use views::sessions::{SessionQuery, SessionSummary};
+
+/// The facade every front door uses: one per data dir.
+pub struct Cairn {
+    data_dir: PathBuf,
+    config: Config,
+    store: Mutex<Store>,
+    read_only: bool,
+}
+
+/// Which agents a sync covers (empty = every enabled agent).
+#[derive(Debug, Clone, Default)]
+pub struct SyncOptions {
+    pub agents: Vec<Agent>,
+}
+
+impl Cairn {
+    /// Open (creating if needed) the archive in `data_dir`. A data dir that cannot be written
+    /// is opened read-only when it already holds an archive.
+    pub fn open(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
+        let data_dir = data_dir.into();
+        let config = Config::load(&data_dir)?;
+        let db = data_dir.join(DB_FILE);
+        let created = std::fs::create_dir_all(&data_dir);
+        let (store, read_only) = match created.map_err(|e| Error::Write { path: data_dir.clone(), source: e }).and_then(|_| Store::open(&db)) {
+            Ok(store) => (store, false),
+            Err(err) if db.exists() => match Store::open_read_only(&db) {
+                Ok(store) => (store, true),
+                Err(_) => return Err(err),
+            },
+            Err(err) => return Err(err),
+        };
+        Ok(Cairn { data_dir, config, store: Mutex::new(store), read_only })
+    }
+
+    /// `$CAIRN_DATA_DIR`, else the platform data dir (`~/.local/share/cairn` on Linux).
+    pub fn default_data_dir() -> Option<PathBuf> {
+        match std::env::var_os("CAIRN_DATA_DIR") {
+            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+            _ => dirs::data_dir().map(|d| d.join("cairn")),
+        }
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn store(&self) -> MutexGuard<'_, Store> {
+        // A panic while holding the lock leaves SQLite consistent (transactions roll back).
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Invalid(format!(
+                "{} is read-only: capture needs a writable data dir (pass --data-dir or set CAIRN_DATA_DIR)",
+                self.data_dir.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The transcript files a sync would read, and problems met finding them.
+    pub fn discover(&self, opts: &SyncOptions) -> (Vec<FoundFile>, Vec<capture::Warning>) {
+        let mut files = Vec::new();
+        let mut warnings = Vec::new();
+        for agent in Agent::ALL {
+            let wanted = if opts.agents.is_empty() { self.config.agent_enabled(agent) } else { opts.agents.contains(&agent) };
+            if !wanted {
+                continue;
+            }
+            for dir in discover::source_dirs(&self.config, agent) {
+                let mut walk_warnings = Vec::new();
+                files.extend(discover::walk(&dir, &mut walk_warnings));
+                warnings.extend(walk_warnings.into_iter().map(|w| capture::Warning {
+                    path: w.path.display().to_string(),
+                    line: None,
+                    message: w.message,
+                }));
+            }
+        }
+        (files, warnings)
+    }
+
+    /// Discover every transcript under the source dirs and ingest what is new.
+    pub fn sync(&self, opts: &SyncOptions, progress: &dyn Progress) -> Result<SyncReport> {
+        self.writable()?;
+        let (files, mut warnings) = self.discover(opts);
+        let mut store = self.store();
+        let mut report = capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
+        warnings.append(&mut report.warnings);
+        report.warnings = warnings;
+        Ok(report)
+    }
+
+    /// Capture specific transcript files (parallel parse, like a sync).
+    pub fn capture_paths(&self, files: &[FoundFile], progress: &dyn Progress) -> Result<SyncReport> {
+        self.writable()?;
+        let mut store = self.store();
+        capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)
+    }
+
+    /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
+    /// paths resolve against the payload's `cwd`, else `base_dir`. Returns `None` when the
+    /// payload names no transcript (nothing to do).
+    pub fn hook(&self, input: &str, agent: Option<Agent>, base_dir: &Path) -> Result<Option<SyncReport>> {
+        let payload: serde_json::Value = serde_json::from_str(input)
+            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        let Some(transcript) = payload.get("transcript_path").and_then(|v| v.as_str()).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        self.writable()?;
+        let base = payload
+            .get("cwd")
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map_or_else(|| base_dir.to_owned(), PathBuf::from);
+        let path = base.join(transcript);
+        if !path.is_file() {
+            return Err(Error::Invalid(format!("transcript path is not readable: {}", path.display())));
+        }
+        let agent = agent
+            .or_else(|| discover::guess_agent(&path))
+            .or_else(|| sniff_agent(&path))
+            .ok_or_else(|| Error::Invalid(format!("agent is required for {}: pass --agent claude|codex", path.display())))?;
+        let mut files: Vec<FoundFile> = discover::classify(agent, &path).into_iter().collect();
+        if files.is_empty() {
+            files.push(FoundFile { agent, role: archive::sources::FileRole::Main, path: path.clone(), parent_hint: None, agent_id: None });
+        }
+        if agent == Agent::Claude && files[0].role == archive::sources::FileRole::Main {
+            files.extend(discover::claude_subagent_files(&path));
+        }
+        let mut store = self.store();
+        capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook).map(Some)
+    }
+
+    /// Top-level sessions, newest first.
+    pub fn sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        let store = self.store();
+        views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
+    }
+
+    /// Full-text search over record text.
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let store = self.store();
+        views::search::search(store.conn(), query).map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => Error::Invalid(format!(
+                "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
+                query.text
+            )),
+            other => store.err(other),
+        })
+    }
+
+    /// Health checks: data dir, database, source dirs, retention, hooks.
+    pub fn doctor(&self) -> DoctorReport {
+        let mut checks = vec![Check {
+            name: "data dir".into(),
+            status: if self.read_only { Status::Warn } else { Status::Ok },
+            detail: if self.read_only {
+                format!("{} (read-only: reading works, capture does not)", self.data_dir.display())
+            } else {
+                self.data_dir.display().to_string()
+            },
+        }];
+        {
+            let store = self.store();
+            let stats = store.conn().query_row(
+                "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
+                        (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
+                [],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)),
+            );
+            checks.push(match stats {
+                Ok((sessions, records, warnings, secrets)) => Check {
+                    name: "archive".into(),
+                    status: Status::Ok,
+                    detail: format!(
+                        "{} (schema {}): {sessions} sessions, {records} records, {warnings} parse warnings, {secrets} secrets redacted",
+                        store.path().display(),
+                        store.schema_version().unwrap_or(0)
+                    ),
+                },
+                Err(e) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
+            });
+        }
+        checks.extend(doctor::environment_checks(&self.config, dirs::home_dir().as_deref()));
+        DoctorReport { checks }
+    }
+}
+
+/// Tell Claude from Codex by the first line of a transcript.
+fn sniff_agent(path: &Path) -> Option<Agent> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(file).take(1 << 20).read_line(&mut first).ok()?;
+    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
+    if v.get("payload").is_some() || v.get("record_type").is_some() {
+        Some(Agent::Codex)
+    } else if v.get("sessionId").is_some() || v.get("uuid").is_some() || v.get("parentUuid").is_some() {
+        Some(Agent::Claude)
+    } else {
+        None
+    }
+}
+
+use std::io::Read as _;

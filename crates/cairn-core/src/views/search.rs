@@ -1,0 +1,114 @@
+//! Full-text search over record text and tool input (`cairn search`, the desktop's search).
+
+use rusqlite::{Connection, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use super::sessions::count;
+use crate::archive::Agent;
+
+/// A search and its filters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SearchQuery {
+    pub text: String,
+    pub agent: Option<Agent>,
+    pub branch: Option<String>,
+    pub project: Option<String>,
+    pub limit: Option<u32>,
+}
+
+/// One matching record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SearchHit {
+    pub session_key: String,
+    pub turn_key: Option<String>,
+    pub ordinal: u32,
+    pub kind: String,
+    pub role: Option<String>,
+    pub tool_name: Option<String>,
+    pub timestamp: Option<String>,
+    pub agent: Agent,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub git_branch: Option<String>,
+    /// The matching text with matches wrapped in `[` `]`.
+    pub snippet: String,
+}
+
+/// Turn what a person typed into an FTS5 query: every word must match (in any column), each
+/// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
+/// is passed through as a raw FTS5 expression (phrases, OR, NEAR).
+pub fn fts_query(input: &str) -> Option<String> {
+    let trimmed = input.trim();
+    if trimmed.starts_with('"') && trimmed.len() > 1 {
+        return Some(trimmed.to_owned());
+    }
+    let terms: Vec<String> = trimmed
+        .split_whitespace()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<SearchHit>> {
+    let Some(expr) = fts_query(&q.text) else { return Ok(Vec::new()) };
+    let mut sql = String::from(
+        "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
+                s.agent, s.title, s.project, COALESCE(r.git_branch, s.git_branch),
+                snippet(records_fts, -1, '[', ']', '…', 16)
+         FROM records_fts
+         JOIN records r ON r.id = records_fts.rowid
+         JOIN sessions s ON s.id = r.session_id
+         LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE records_fts MATCH ?",
+    );
+    let mut args = vec![SqlValue::Text(expr)];
+    if let Some(agent) = q.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(branch) = &q.branch {
+        sql.push_str(" AND COALESCE(r.git_branch, s.git_branch) = ?");
+        args.push(SqlValue::Text(branch.clone()));
+    }
+    if let Some(project) = &q.project {
+        sql.push_str(" AND s.project = ?");
+        args.push(SqlValue::Text(project.clone()));
+    }
+    sql.push_str(" ORDER BY bm25(records_fts) LIMIT ?");
+    args.push(SqlValue::Integer(i64::from(q.limit.unwrap_or(20))));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| {
+        let agent: String = r.get(7)?;
+        Ok(SearchHit {
+            session_key: r.get(0)?,
+            turn_key: r.get(1)?,
+            ordinal: count(r.get(2)?),
+            kind: r.get(3)?,
+            role: r.get(4)?,
+            tool_name: r.get(5)?,
+            timestamp: r.get(6)?,
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            title: r.get(8)?,
+            project: r.get(9)?,
+            git_branch: r.get(10)?,
+            snippet: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+        })
+    })?;
+    rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_quote_every_word() {
+        assert_eq!(fts_query("login bug").as_deref(), Some("\"login\" \"bug\""));
+        assert_eq!(fts_query("src/a.rs OR").as_deref(), Some("\"src/a.rs\" \"OR\""));
+        assert_eq!(fts_query("say \"hi").as_deref(), Some("\"say\" \"\"\"hi\""));
+        assert_eq!(fts_query("\"exact phrase\"").as_deref(), Some("\"exact phrase\""));
+        assert_eq!(fts_query("   "), None);
+    }
+}
