@@ -3,6 +3,9 @@
 
 mod render;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +18,11 @@ use cairn_core::views::sessions::SessionQuery;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "cairn", version, about = "Remember what coding agents did: capture, search and catch up on agent sessions.")]
+#[command(
+    name = "cairn",
+    version,
+    about = "Remember what coding agents did: capture, search and catch up on agent sessions."
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -70,6 +77,11 @@ enum Command {
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
     },
+    /// Manage the agents' capture hooks.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
     /// List sessions, newest first.
     Sessions {
         #[arg(long, value_enum)]
@@ -96,16 +108,35 @@ enum Command {
     Doctor,
 }
 
+#[derive(Subcommand)]
+enum HooksCommand {
+    /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup).
+    Install {
+        #[arg(long, value_enum)]
+        agent: AgentArg,
+        /// Show the change without writing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`cairn search x | head`) is not an error.
-            if err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
-            let message = err.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+            let message = err
+                .chain()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(": ");
             eprintln!("cairn: {}", render::clean(&message));
             ExitCode::from(1)
         }
@@ -127,7 +158,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Sync { agent, progress } => {
             let cairn = open(g)?;
-            let opts = cairn_core::SyncOptions { agents: agent.into_iter().map(Agent::from).collect() };
+            let opts = cairn_core::SyncOptions {
+                agents: agent.into_iter().map(Agent::from).collect(),
+            };
             let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
             let bar = render::Bar::new(show_bar);
             let report = cairn.sync(&opts, &bar)?;
@@ -141,13 +174,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Hook { agent } => {
             let cairn = open(g)?;
             let mut input = String::new();
-            std::io::stdin().read_to_string(&mut input).context("cannot read the hook input on stdin")?;
+            std::io::stdin()
+                .read_to_string(&mut input)
+                .context("cannot read the hook input on stdin")?;
             let agent = agent.map(Agent::from).or_else(agent_from_env);
             cairn.hook(&input, agent, &g.dir)?;
         }
-        Command::Sessions { agent, branch, limit } => {
+        Command::Hooks {
+            command: HooksCommand::Install { agent, dry_run },
+        } => {
             let cairn = open(g)?;
-            let q = SessionQuery { agent: agent.map(Agent::from), branch, limit };
+            let agent = Agent::from(agent);
+            let exe = std::env::current_exe()
+                .context("cannot find the cairn executable to put in the hook")?;
+            let command = format!(
+                "{} hook --agent {agent}",
+                shell_quote(&exe.to_string_lossy())
+            );
+            let result = cairn.install_hook(agent, &command, dry_run)?;
+            if g.json {
+                render::json(out, &result)?;
+            } else {
+                render::hook_install(out, &result)?;
+            }
+        }
+        Command::Sessions {
+            agent,
+            branch,
+            limit,
+        } => {
+            let cairn = open(g)?;
+            let q = SessionQuery {
+                agent: agent.map(Agent::from),
+                branch,
+                limit,
+            };
             let sessions = cairn.sessions(&q)?;
             if g.json {
                 render::json(out, &sessions)?;
@@ -155,9 +216,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::sessions(out, &sessions, g.keys)?;
             }
         }
-        Command::Search { query, limit, agent, branch, project } => {
+        Command::Search {
+            query,
+            limit,
+            agent,
+            branch,
+            project,
+        } => {
             let cairn = open(g)?;
-            let q = SearchQuery { text: query, agent: agent.map(Agent::from), branch, project, limit: Some(limit) };
+            let q = SearchQuery {
+                text: query,
+                agent: agent.map(Agent::from),
+                branch,
+                project,
+                limit: Some(limit),
+            };
             let hits = cairn.search(&q)?;
             if g.json {
                 render::json(out, &hits)?;
@@ -187,11 +260,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
 fn agent_from_env() -> Option<Agent> {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     let named = |name: &str| std::env::var(name).ok().and_then(|v| Agent::parse(&v));
-    if ["CODEX_SANDBOX", "CODEX_CI", "CODEX_THREAD_ID", "CODEX_SHELL"].iter().any(|v| set(v)) {
+    if [
+        "CODEX_SANDBOX",
+        "CODEX_CI",
+        "CODEX_THREAD_ID",
+        "CODEX_SHELL",
+    ]
+    .iter()
+    .any(|v| set(v))
+    {
         return Some(Agent::Codex);
     }
-    if ["CLAUDE_CODE_IS_COWORK", "CLAUDE_CODE", "CLAUDECODE"].iter().any(|v| set(v)) {
+    if ["CLAUDE_CODE_IS_COWORK", "CLAUDE_CODE", "CLAUDECODE"]
+        .iter()
+        .any(|v| set(v))
+    {
         return Some(Agent::Claude);
     }
     named("AI_AGENT").or_else(|| named("AGENT"))
+}
+
+/// Quote a path for a shell command line when it needs it.
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }

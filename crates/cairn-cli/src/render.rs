@@ -14,7 +14,9 @@ use serde::Serialize;
 
 /// Drop control characters (ESC, BEL, CR…) except newline and tab.
 pub fn clean(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect()
+    text.chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect()
 }
 
 /// One line: whitespace collapsed, cleaned, cut at `max` characters.
@@ -23,6 +25,14 @@ fn line(text: &str, max: usize) -> String {
     match collapsed.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &collapsed[..cut]),
         None => collapsed,
+    }
+}
+
+fn plural(n: u32, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -65,7 +75,10 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
 
 pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -> Result<()> {
     if sessions.is_empty() {
-        writeln!(out, "No sessions yet. Run `cairn sync` to import transcripts, or `cairn doctor` to see where Cairn looks.")?;
+        writeln!(
+            out,
+            "No sessions yet. Run `cairn sync` to import transcripts, or `cairn doctor` to see where Cairn looks."
+        )?;
         return Ok(());
     }
     for s in sessions {
@@ -75,22 +88,26 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
             (None, Some(b)) => b.clone(),
             (None, None) => "-".to_owned(),
         };
-        let title = s.title.as_deref().or(s.first_prompt.as_deref()).unwrap_or("(no prompt)");
+        let title = s
+            .title
+            .as_deref()
+            .or(s.first_prompt.as_deref())
+            .unwrap_or("(no prompt)");
         let mut extra = String::new();
         if s.subagent_count > 0 {
-            extra.push_str(&format!(", {} sub-agents", s.subagent_count));
+            extra.push_str(&format!(", {}", plural(s.subagent_count, "sub-agent")));
         }
         if s.warnings > 0 {
-            extra.push_str(&format!(", {} warnings", s.warnings));
+            extra.push_str(&format!(", {}", plural(s.warnings, "warning")));
         }
         writeln!(
             out,
-            "{}  {:<6}  {}  {} turns, {} records{}",
+            "{}  {:<6}  {}  {}, {}{}",
             short_time(s.updated_at.as_deref()),
             s.agent.as_str(),
             line(&place, 40),
-            s.turn_count,
-            s.record_count,
+            plural(s.turn_count, "turn"),
+            plural(s.record_count, "record"),
             extra
         )?;
         writeln!(out, "    {}", line(title, 100))?;
@@ -108,7 +125,11 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
     }
     for h in hits {
         let who = h.tool_name.as_deref().or(h.role.as_deref()).unwrap_or("-");
-        let title = h.title.as_deref().or(h.project.as_deref()).unwrap_or("untitled session");
+        let title = h
+            .title
+            .as_deref()
+            .or(h.project.as_deref())
+            .unwrap_or("untitled session");
         writeln!(
             out,
             "{}  {}  #{} {} {}",
@@ -120,8 +141,42 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
         )?;
         writeln!(out, "    {}", line(&h.snippet, 140))?;
         if keys {
-            writeln!(out, "    {} {}", h.session_key, h.turn_key.as_deref().unwrap_or("-"))?;
+            writeln!(
+                out,
+                "    {} {}",
+                h.session_key,
+                h.turn_key.as_deref().unwrap_or("-")
+            )?;
         }
+    }
+    Ok(())
+}
+
+pub fn hook_install(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) -> Result<()> {
+    let path = clean(&r.path.display().to_string());
+    match (r.changed, r.dry_run) {
+        (false, _) => writeln!(out, "The {} hook is already installed in {path}.", r.agent)?,
+        (true, true) => {
+            writeln!(
+                out,
+                "Would add the {} hook to {path} (dry run, nothing written):",
+                r.agent
+            )?;
+            write!(out, "{}", clean(&r.diff))?;
+        }
+        (true, false) => {
+            writeln!(out, "Added the {} hook to {path}.", r.agent)?;
+            if let Some(b) = &r.backup {
+                writeln!(
+                    out,
+                    "Backup of the previous file: {}",
+                    clean(&b.display().to_string())
+                )?;
+            }
+        }
+    }
+    for note in &r.notes {
+        writeln!(out, "Note: {}", clean(note))?;
     }
     Ok(())
 }
@@ -146,7 +201,10 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(enabled: bool) -> Bar {
-        Bar { bar: Mutex::new(None), enabled }
+        Bar {
+            bar: Mutex::new(None),
+            enabled,
+        }
     }
 
     pub fn done(&self) {

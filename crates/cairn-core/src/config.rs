@@ -72,12 +72,17 @@ impl Config {
     }
 
     fn source(&self, agent: Agent) -> Option<&SourceConfig> {
-        self.sources.iter().find(|(k, _)| Agent::parse(k) == Some(agent)).map(|(_, v)| v)
+        self.sources
+            .iter()
+            .find(|(k, _)| Agent::parse(k) == Some(agent))
+            .map(|(_, v)| v)
     }
 
     /// Configured dirs for an agent, with `~` expanded.
     pub fn source_dirs(&self, agent: Agent) -> Vec<PathBuf> {
-        self.source(agent).map(|s| s.dirs.iter().map(|d| expand_home(d)).collect()).unwrap_or_default()
+        self.source(agent)
+            .map(|s| s.dirs.iter().map(|d| expand_home(d)).collect())
+            .unwrap_or_default()
     }
 
     pub fn agent_enabled(&self, agent: Agent) -> bool {
@@ -110,11 +115,19 @@ mod tests {
 
     #[test]
     fn errors_name_the_key() {
-        let err = Config::parse("[sources.claude]\ndir = [\"/x\"]\n", Path::new("/d/config.toml"))
+        let err = Config::parse(
+            "[sources.claude]\ndir = [\"/x\"]\n",
+            Path::new("/d/config.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/d/config.toml") && err.contains("dir"),
+            "{err}"
+        );
+        let err = Config::parse("[sources.vim]\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("/d/config.toml") && err.contains("dir"), "{err}");
-        let err = Config::parse("[sources.vim]\n", Path::new("c.toml")).unwrap_err().to_string();
         assert!(err.contains("unknown agent `vim`"), "{err}");
     }
 }

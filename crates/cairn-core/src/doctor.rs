@@ -44,7 +44,11 @@ impl DoctorReport {
 }
 
 fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
-    Check { name: name.into(), status, detail: detail.into() }
+    Check {
+        name: name.into(),
+        status,
+        detail: detail.into(),
+    }
 }
 
 /// Checks that need no database: source dirs, agent settings, hooks.
@@ -52,7 +56,11 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
     let mut checks = Vec::new();
     for agent in Agent::ALL {
         if !config.agent_enabled(agent) {
-            checks.push(check(format!("{agent} sources"), Status::Ok, "disabled in config.toml"));
+            checks.push(check(
+                format!("{agent} sources"),
+                Status::Ok,
+                "disabled in config.toml",
+            ));
             continue;
         }
         for dir in discover::source_dirs(config, agent) {
@@ -64,17 +72,30 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
             let (status, detail) = if dir.path.is_dir() {
                 (Status::Ok, format!("{} ({origin})", dir.path.display()))
             } else if dir.origin == DirOrigin::Default {
-                (Status::Ok, format!("{} not present: {agent} not used on this machine? ({origin})", dir.path.display()))
+                (
+                    Status::Ok,
+                    format!(
+                        "{} not present: {agent} not used on this machine? ({origin})",
+                        dir.path.display()
+                    ),
+                )
             } else {
-                (Status::Warn, format!("{} does not exist ({origin}); fix the path or remove the setting", dir.path.display()))
+                (
+                    Status::Warn,
+                    format!(
+                        "{} does not exist ({origin}); fix the path or remove the setting",
+                        dir.path.display()
+                    ),
+                )
             };
             checks.push(check(format!("{agent} source dir"), status, detail));
         }
     }
     if let Some(home) = home {
         checks.push(claude_retention(home));
-        checks.push(hook_check(Agent::Claude, &home.join(".claude/settings.json")));
-        checks.push(hook_check(Agent::Codex, &home.join(".codex/hooks.json")));
+        for agent in Agent::ALL {
+            checks.push(hook_check(&crate::hooks::status(agent, home)));
+        }
     }
     checks
 }
@@ -85,7 +106,10 @@ fn claude_retention(home: &Path) -> Check {
     let days = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("cleanupPeriodDays").and_then(serde_json::Value::as_i64));
+        .and_then(|v| {
+            v.get("cleanupPeriodDays")
+                .and_then(serde_json::Value::as_i64)
+        });
     let days_text = days.map_or_else(|| "30 (the default)".to_owned(), |d| d.to_string());
     check(
         "claude retention",
@@ -97,15 +121,22 @@ fn claude_retention(home: &Path) -> Check {
     )
 }
 
-fn hook_check(agent: Agent, settings: &Path) -> Check {
-    let installed = std::fs::read_to_string(settings).is_ok_and(|t| t.contains("cairn") && t.contains("hook"));
-    if installed {
-        check(format!("{agent} hook"), Status::Ok, format!("installed in {}", settings.display()))
+fn hook_check(status: &crate::hooks::HookStatus) -> Check {
+    let agent = status.agent;
+    if status.installed {
+        check(
+            format!("{agent} hook"),
+            Status::Ok,
+            format!("installed in {}", status.path.display()),
+        )
     } else {
         check(
             format!("{agent} hook"),
             Status::Warn,
-            format!("not installed in {}; sessions are captured only by `cairn sync` (run `cairn hooks install --agent {agent}`)", settings.display()),
+            format!(
+                "not installed in {}; sessions are captured only by `cairn sync` (run `cairn hooks install --agent {agent}`)",
+                status.path.display()
+            ),
         )
     }
 }

@@ -23,8 +23,14 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("database {path} was written by a newer Cairn (schema {found}, this build knows {known}); upgrade Cairn")]
-    SchemaTooNew { path: PathBuf, found: i64, known: i64 },
+    #[error(
+        "database {path} was written by a newer Cairn (schema {found}, this build knows {known}); upgrade Cairn"
+    )]
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     #[error("config {path}: {message}")]
     Config { path: PathBuf, message: String },
     #[error("{0}")]

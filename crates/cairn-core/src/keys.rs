@@ -34,7 +34,10 @@ pub fn session_key(agent: Agent, identity: &[u8]) -> String {
 
 /// The key of one source file of a session.
 pub fn source_key(agent: Agent, canonical_path: &Path) -> String {
-    short_key(&[agent.as_str().as_bytes(), path_bytes(canonical_path).as_ref()])
+    short_key(&[
+        agent.as_str().as_bytes(),
+        path_bytes(canonical_path).as_ref(),
+    ])
 }
 
 /// The hash of one raw transcript line (trailing ASCII whitespace ignored).
@@ -106,7 +109,10 @@ mod tests {
 
     #[test]
     fn path_fingerprint_matches_agentlog() {
-        assert_eq!(path_fingerprint("src/lib.rs"), "b1a35a68f14e696205874893c07fd24f");
+        assert_eq!(
+            path_fingerprint("src/lib.rs"),
+            "b1a35a68f14e696205874893c07fd24f"
+        );
     }
 
     #[test]

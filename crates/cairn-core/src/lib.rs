@@ -10,6 +10,7 @@ pub mod archive;
 pub mod config;
 pub mod doctor;
 pub mod error;
+pub mod hooks;
 pub mod keys;
 pub mod views;
 
@@ -49,7 +50,13 @@ impl Cairn {
         let config = Config::load(&data_dir)?;
         let db = data_dir.join(DB_FILE);
         let created = std::fs::create_dir_all(&data_dir);
-        let (store, read_only) = match created.map_err(|e| Error::Write { path: data_dir.clone(), source: e }).and_then(|_| Store::open(&db)) {
+        let (store, read_only) = match created
+            .map_err(|e| Error::Write {
+                path: data_dir.clone(),
+                source: e,
+            })
+            .and_then(|_| Store::open(&db))
+        {
             Ok(store) => (store, false),
             Err(err) if db.exists() => match Store::open_read_only(&db) {
                 Ok(store) => (store, true),
@@ -57,7 +64,12 @@ impl Cairn {
             },
             Err(err) => return Err(err),
         };
-        Ok(Cairn { data_dir, config, store: Mutex::new(store), read_only })
+        Ok(Cairn {
+            data_dir,
+            config,
+            store: Mutex::new(store),
+            read_only,
+        })
     }
 
     /// `$CAIRN_DATA_DIR`, else the platform data dir (`~/.local/share/cairn` on Linux).
@@ -82,7 +94,9 @@ impl Cairn {
 
     fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves SQLite consistent (transactions roll back).
-        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn writable(&self) -> Result<()> {
@@ -100,7 +114,11 @@ impl Cairn {
         let mut files = Vec::new();
         let mut warnings = Vec::new();
         for agent in Agent::ALL {
-            let wanted = if opts.agents.is_empty() { self.config.agent_enabled(agent) } else { opts.agents.contains(&agent) };
+            let wanted = if opts.agents.is_empty() {
+                self.config.agent_enabled(agent)
+            } else {
+                opts.agents.contains(&agent)
+            };
             if !wanted {
                 continue;
             }
@@ -122,14 +140,19 @@ impl Cairn {
         self.writable()?;
         let (files, mut warnings) = self.discover(opts);
         let mut store = self.store();
-        let mut report = capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
+        let mut report =
+            capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
         Ok(report)
     }
 
     /// Capture specific transcript files (parallel parse, like a sync).
-    pub fn capture_paths(&self, files: &[FoundFile], progress: &dyn Progress) -> Result<SyncReport> {
+    pub fn capture_paths(
+        &self,
+        files: &[FoundFile],
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
         self.writable()?;
         let mut store = self.store();
         capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)
@@ -138,10 +161,19 @@ impl Cairn {
     /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
     /// paths resolve against the payload's `cwd`, else `base_dir`. Returns `None` when the
     /// payload names no transcript (nothing to do).
-    pub fn hook(&self, input: &str, agent: Option<Agent>, base_dir: &Path) -> Result<Option<SyncReport>> {
+    pub fn hook(
+        &self,
+        input: &str,
+        agent: Option<Agent>,
+        base_dir: &Path,
+    ) -> Result<Option<SyncReport>> {
         let payload: serde_json::Value = serde_json::from_str(input)
             .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
-        let Some(transcript) = payload.get("transcript_path").and_then(|v| v.as_str()).filter(|s| !s.is_empty()) else {
+        let Some(transcript) = payload
+            .get("transcript_path")
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+        else {
             return Ok(None);
         };
         self.writable()?;
@@ -152,15 +184,29 @@ impl Cairn {
             .map_or_else(|| base_dir.to_owned(), PathBuf::from);
         let path = base.join(transcript);
         if !path.is_file() {
-            return Err(Error::Invalid(format!("transcript path is not readable: {}", path.display())));
+            return Err(Error::Invalid(format!(
+                "transcript path is not readable: {}",
+                path.display()
+            )));
         }
         let agent = agent
             .or_else(|| discover::guess_agent(&path))
             .or_else(|| sniff_agent(&path))
-            .ok_or_else(|| Error::Invalid(format!("agent is required for {}: pass --agent claude|codex", path.display())))?;
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "agent is required for {}: pass --agent claude|codex",
+                    path.display()
+                ))
+            })?;
         let mut files: Vec<FoundFile> = discover::classify(agent, &path).into_iter().collect();
         if files.is_empty() {
-            files.push(FoundFile { agent, role: archive::sources::FileRole::Main, path: path.clone(), parent_hint: None, agent_id: None });
+            files.push(FoundFile {
+                agent,
+                role: archive::sources::FileRole::Main,
+                path: path.clone(),
+                parent_hint: None,
+                agent_id: None,
+            });
         }
         if agent == Agent::Claude && files[0].role == archive::sources::FileRole::Main {
             files.extend(discover::claude_subagent_files(&path));
@@ -175,11 +221,24 @@ impl Cairn {
         views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
     }
 
+    /// One session in detail, by `session_key` or the agent's own session id.
+    pub fn session(&self, key_or_id: &str) -> Result<views::session::SessionDetail> {
+        let store = self.store();
+        let id = views::session::resolve(store.conn(), key_or_id)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "session {key_or_id:?}; list sessions with `cairn sessions`"
+                ))
+            })?;
+        views::session::detail(store.conn(), id).map_err(|e| store.err(e))
+    }
+
     /// Full-text search over record text.
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         let store = self.store();
         views::search::search(store.conn(), query).map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => Error::Invalid(format!(
+            rusqlite::Error::SqliteFailure(_, Some(msg)) if query.text.trim_start().starts_with('"') || msg.contains("fts5") => Error::Invalid(format!(
                 "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
                 query.text
             )),
@@ -187,13 +246,44 @@ impl Cairn {
         })
     }
 
+    /// Add Cairn's capture hook (running `command`) to an agent's settings.
+    pub fn install_hook(
+        &self,
+        agent: Agent,
+        command: &str,
+        dry_run: bool,
+    ) -> Result<hooks::HookInstall> {
+        let home = dirs::home_dir()
+            .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
+        hooks::install(agent, &home, command, dry_run)
+    }
+
+    /// Whether each agent's settings run Cairn's hook.
+    pub fn hook_status(&self) -> Vec<hooks::HookStatus> {
+        dirs::home_dir()
+            .map(|home| {
+                Agent::ALL
+                    .iter()
+                    .map(|a| hooks::status(*a, &home))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Health checks: data dir, database, source dirs, retention, hooks.
     pub fn doctor(&self) -> DoctorReport {
         let mut checks = vec![Check {
             name: "data dir".into(),
-            status: if self.read_only { Status::Warn } else { Status::Ok },
+            status: if self.read_only {
+                Status::Warn
+            } else {
+                Status::Ok
+            },
             detail: if self.read_only {
-                format!("{} (read-only: reading works, capture does not)", self.data_dir.display())
+                format!(
+                    "{} (read-only: reading works, capture does not)",
+                    self.data_dir.display()
+                )
             } else {
                 self.data_dir.display().to_string()
             },
@@ -204,7 +294,14 @@ impl Cairn {
                 "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
                         (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
                 [],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                },
             );
             checks.push(match stats {
                 Ok((sessions, records, warnings, secrets)) => Check {
@@ -219,7 +316,10 @@ impl Cairn {
                 Err(e) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
             });
         }
-        checks.extend(doctor::environment_checks(&self.config, dirs::home_dir().as_deref()));
+        checks.extend(doctor::environment_checks(
+            &self.config,
+            dirs::home_dir().as_deref(),
+        ));
         DoctorReport { checks }
     }
 }
@@ -229,11 +329,17 @@ fn sniff_agent(path: &Path) -> Option<Agent> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).ok()?;
     let mut first = String::new();
-    std::io::BufReader::new(file).take(1 << 20).read_line(&mut first).ok()?;
+    std::io::BufReader::new(file)
+        .take(1 << 20)
+        .read_line(&mut first)
+        .ok()?;
     let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
     if v.get("payload").is_some() || v.get("record_type").is_some() {
         Some(Agent::Codex)
-    } else if v.get("sessionId").is_some() || v.get("uuid").is_some() || v.get("parentUuid").is_some() {
+    } else if v.get("sessionId").is_some()
+        || v.get("uuid").is_some()
+        || v.get("parentUuid").is_some()
+    {
         Some(Agent::Claude)
     } else {
         None

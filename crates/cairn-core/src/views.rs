@@ -2,4 +2,5 @@
 //! the desktop commands and the generated TypeScript bindings all use them as they are.
 
 pub mod search;
+pub mod session;
 pub mod sessions;

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use rayon::prelude::*;
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
-use serde::Serialize;
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
 
 use super::discover::FoundFile;
 use super::jsonl::{Line, LineReader};
@@ -35,6 +35,8 @@ use crate::keys;
 
 /// A batch is committed once it holds this many bytes of input.
 const BATCH_BYTES: u64 = 4 * 1024 * 1024;
+/// A sync commits what the readers have queued, up to this many bytes of input, at once.
+const GROUP_BYTES: u64 = 32 * 1024 * 1024;
 /// Stored turn previews are cut here (agentlog's stored preview length).
 const PREVIEW_CHARS: usize = 320;
 
@@ -55,7 +57,7 @@ impl Trigger {
 }
 
 /// A problem with one file or line. Reported, never fatal to the rest of the capture.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Warning {
     pub path: String,
@@ -101,13 +103,19 @@ impl CaptureLock {
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| Error::Write { path: path.clone(), source: e })?;
+            .map_err(|e| Error::Write {
+                path: path.clone(),
+                source: e,
+            })?;
         Ok(CaptureLock { file, path })
     }
 
     /// Block until this process holds the lock; released when the guard drops.
     pub fn lock(&self) -> Result<LockGuard<'_>> {
-        self.file.lock().map_err(|e| Error::Write { path: self.path.clone(), source: e })?;
+        self.file.lock().map_err(|e| Error::Write {
+            path: self.path.clone(),
+            source: e,
+        })?;
         Ok(LockGuard { file: &self.file })
     }
 }
@@ -137,6 +145,9 @@ struct LineRecord {
     line_no: u64,
     hash: String,
     record: Record,
+    /// `record.tool_input` and `record.file_paths` as stored JSON (serialised by the reader).
+    tool_input: Option<String>,
+    file_paths: Option<String>,
 }
 
 /// Who a batch's session is.
@@ -160,6 +171,8 @@ pub struct Batch {
     generation: u32,
     retained: Vec<u8>,
     changed: Vec<(u64, String)>,
+    /// `retained` and `changed` encoded for the retained copy (done by the reader).
+    encoded: Vec<u8>,
     records: Vec<LineRecord>,
     usage: Vec<(String, TokenUsage)>,
     findings: Vec<(u64, Finding)>,
@@ -187,7 +200,12 @@ pub enum Msg {
 /// How much of a file must be read.
 enum Plan {
     Unchanged,
-    From { offset: u64, line_count: u64, state: Option<String>, generation: u32 },
+    From {
+        offset: u64,
+        line_count: u64,
+        state: Option<String>,
+        generation: u32,
+    },
 }
 
 /// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
@@ -197,7 +215,13 @@ pub fn read_file(
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let warn = |message: String| Msg::Warning(Warning { path: file.path.display().to_string(), line: None, message });
+    let warn = |message: String| {
+        Msg::Warning(Warning {
+            path: file.path.display().to_string(),
+            line: None,
+            message,
+        })
+    };
     let canonical = match fs::canonicalize(&file.path) {
         Ok(p) => p,
         Err(e) => {
@@ -220,7 +244,15 @@ pub fn read_file(
             return;
         }
     };
-    let Plan::From { offset, line_count, state, generation } = plan else { return };
+    let Plan::From {
+        offset,
+        line_count,
+        state,
+        generation,
+    } = plan
+    else {
+        return;
+    };
     let base = Base {
         existed: prior.is_some(),
         byte_offset: prior.map_or(0, |p| p.byte_offset),
@@ -234,7 +266,8 @@ pub fn read_file(
             return read_file(file, prior, true, emit);
         }
     };
-    let handle = File::open(&canonical).and_then(|mut f| f.seek(SeekFrom::Start(offset)).map(|_| f));
+    let handle =
+        File::open(&canonical).and_then(|mut f| f.seek(SeekFrom::Start(offset)).map(|_| f));
     let handle = match handle {
         Ok(h) => h,
         Err(e) => {
@@ -248,8 +281,14 @@ pub fn read_file(
     let redactor = Redactor::global();
     let mut reader = LineReader::new(handle, offset);
     let mut line_no = line_count;
-    let mut first_line_hash = if offset == 0 { None } else { prior.and_then(|p| p.first_line_hash.clone()) };
-    let mut last_line = prior.filter(|_| offset > 0).and_then(|p| p.last_line_start.zip(p.last_line_hash.clone()));
+    let mut first_line_hash = if offset == 0 {
+        None
+    } else {
+        prior.and_then(|p| p.first_line_hash.clone())
+    };
+    let mut last_line = prior
+        .filter(|_| offset > 0)
+        .and_then(|p| p.last_line_start.zip(p.last_line_hash.clone()));
     let mut batch_start = offset;
     let mut out = LineOutput::default();
     let mut batch = new_batch(file, &path_str, &source_key, base, generation);
@@ -266,7 +305,10 @@ pub fn read_file(
         };
         match line {
             Line::Oversized { len, .. } => {
-                batch.warnings.push((Some(line_no), format!("line of {len} bytes skipped (longer than the 64 MiB limit)")));
+                batch.warnings.push((
+                    Some(line_no),
+                    format!("line of {len} bytes skipped (longer than the 64 MiB limit)"),
+                ));
                 line_no += 1;
             }
             Line::Complete { bytes, start } => {
@@ -283,7 +325,10 @@ pub fn read_file(
                     Err(_) => (String::from_utf8_lossy(bytes), true),
                 };
                 if lossy {
-                    batch.warnings.push((Some(line_no), "invalid UTF-8 replaced with U+FFFD".to_owned()));
+                    batch.warnings.push((
+                        Some(line_no),
+                        "invalid UTF-8 replaced with U+FFFD".to_owned(),
+                    ));
                 }
                 let mut findings = Vec::new();
                 let clean = redactor.redact_line(&text, &mut findings);
@@ -293,29 +338,56 @@ pub fn read_file(
                 if changed {
                     batch.changed.push((line_no, hash.clone()));
                 }
-                batch.findings.extend(findings.into_iter().map(|f| (line_no, f)));
+                batch
+                    .findings
+                    .extend(findings.into_iter().map(|f| (line_no, f)));
                 match serde_json::from_str::<serde_json::Value>(&clean) {
                     Ok(value) => {
                         parser.parse_line(&value, &mut out);
                         for record in out.records.drain(..) {
-                            batch.records.push(LineRecord { line_no, hash: hash.clone(), record });
+                            let tool_input = record.tool_input.as_ref().map(ToString::to_string);
+                            let file_paths = (!record.file_paths.is_empty()).then(|| {
+                                serde_json::to_string(&record.file_paths).unwrap_or_default()
+                            });
+                            batch.records.push(LineRecord {
+                                line_no,
+                                hash: hash.clone(),
+                                record,
+                                tool_input,
+                                file_paths,
+                            });
                         }
                         batch.usage.append(&mut out.usage);
                     }
-                    Err(e) => batch.warnings.push((Some(line_no), format!("malformed JSON skipped: {e}"))),
+                    Err(e) => batch
+                        .warnings
+                        .push((Some(line_no), format!("malformed JSON skipped: {e}"))),
                 }
                 line_no += 1;
             }
         }
         if reader.offset() - batch_start >= BATCH_BYTES {
             let next = finish_batch(
-                batch, file, &canonical, parser.as_ref(), size, mtime_ns, reader.offset(), line_no,
-                &first_line_hash, &last_line, batch_start,
+                batch,
+                file,
+                &canonical,
+                parser.as_ref(),
+                size,
+                mtime_ns,
+                reader.offset(),
+                line_no,
+                &first_line_hash,
+                &last_line,
+                batch_start,
             );
             if !emit(Msg::Batch(Box::new(next))) {
                 return;
             }
-            base = Base { existed: true, byte_offset: reader.offset(), generation };
+            base = Base {
+                existed: true,
+                byte_offset: reader.offset(),
+                generation,
+            };
             batch_start = reader.offset();
             batch = new_batch(file, &path_str, &source_key, base, generation);
         }
@@ -328,8 +400,17 @@ pub fn read_file(
         return;
     }
     let last = finish_batch(
-        batch, file, &canonical, parser.as_ref(), size, mtime_ns, reader.offset(), line_no,
-        &first_line_hash, &last_line, batch_start,
+        batch,
+        file,
+        &canonical,
+        parser.as_ref(),
+        size,
+        mtime_ns,
+        reader.offset(),
+        line_no,
+        &first_line_hash,
+        &last_line,
+        batch_start,
     );
     emit(Msg::Batch(Box::new(last)));
 }
@@ -344,11 +425,18 @@ fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generat
         generation,
         retained: Vec::new(),
         changed: Vec::new(),
+        encoded: Vec::new(),
         records: Vec::new(),
         usage: Vec::new(),
         findings: Vec::new(),
         warnings: Vec::new(),
-        identity: Identity { session_key: String::new(), session_id: None, parent_key: None, relation: None, agent_id: None },
+        identity: Identity {
+            session_key: String::new(),
+            session_id: None,
+            parent_key: None,
+            relation: None,
+            agent_id: None,
+        },
         meta: SessionMeta::default(),
         project: None,
         size: 0,
@@ -390,15 +478,41 @@ fn finish_batch(
     batch.last_line_start = last_line.as_ref().map(|(s, _)| *s);
     batch.last_line_hash = last_line.as_ref().map(|(_, h)| h.clone());
     batch.bytes = offset.saturating_sub(batch_start);
+    match Retained::encode(&batch.retained, &batch.changed) {
+        Ok(encoded) => batch.encoded = encoded,
+        // Compression cannot fail on valid input; if it does, keep the copy uncompressed-free of
+        // this batch and say so rather than lose the records.
+        Err(e) => batch.warnings.push((
+            None,
+            format!("retained copy not written for this batch: {e}"),
+        )),
+    }
+    batch.retained = Vec::new();
     batch
 }
 
 /// Decide how much of a file to read, checking that a known file is still the same file.
-fn plan(path: &Path, prior: Option<&SourceState>, size: u64, mtime_ns: i64, force: bool) -> std::io::Result<Plan> {
+fn plan(
+    path: &Path,
+    prior: Option<&SourceState>,
+    size: u64,
+    mtime_ns: i64,
+    force: bool,
+) -> std::io::Result<Plan> {
     let Some(p) = prior else {
-        return Ok(Plan::From { offset: 0, line_count: 0, state: None, generation: 0 });
+        return Ok(Plan::From {
+            offset: 0,
+            line_count: 0,
+            state: None,
+            generation: 0,
+        });
     };
-    let reread = Plan::From { offset: 0, line_count: 0, state: None, generation: p.generation + 1 };
+    let reread = Plan::From {
+        offset: 0,
+        line_count: 0,
+        state: None,
+        generation: p.generation + 1,
+    };
     if force || size < p.byte_offset {
         return Ok(reread);
     }
@@ -419,14 +533,21 @@ fn plan(path: &Path, prior: Option<&SourceState>, size: u64, mtime_ns: i64, forc
             return Ok(reread);
         }
     }
-    Ok(Plan::From { offset: p.byte_offset, line_count: p.line_count, state: p.parser_state.clone(), generation: p.generation })
+    Ok(Plan::From {
+        offset: p.byte_offset,
+        line_count: p.line_count,
+        state: p.parser_state.clone(),
+        generation: p.generation,
+    })
 }
 
 fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Option<String>> {
     file.seek(SeekFrom::Start(start))?;
     let mut line = Vec::new();
     // Bounded: a rewritten file could put anything here.
-    (&mut *file).take(super::jsonl::MAX_LINE_BYTES as u64).read_until(b'\n', &mut line)?;
+    (&mut *file)
+        .take(super::jsonl::MAX_LINE_BYTES as u64)
+        .read_until(b'\n', &mut line)?;
     Ok((!line.is_empty()).then(|| keys::record_hash(&line)))
 }
 
@@ -447,9 +568,17 @@ fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity 
     match file.role {
         FileRole::Subagent => {
             let parent = provider_id.unwrap_or_else(|| canonical.to_string_lossy().into_owned());
-            let agent_id = file.agent_id.clone().or_else(|| meta.agent_id.clone()).unwrap_or_default();
+            let agent_id = file
+                .agent_id
+                .clone()
+                .or_else(|| meta.agent_id.clone())
+                .unwrap_or_default();
             let identity = format!("{parent}/subagents/agent-{agent_id}");
-            let relation = if agent_id.starts_with("acompact") { "compaction" } else { "subagent" };
+            let relation = if agent_id.starts_with("acompact") {
+                "compaction"
+            } else {
+                "subagent"
+            };
             Identity {
                 session_key: keys::session_key(agent, identity.as_bytes()),
                 session_id: Some(parent.clone()),
@@ -466,7 +595,10 @@ fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity 
             Identity {
                 session_key: key,
                 session_id: meta.session_id.clone(),
-                parent_key: meta.parent_session_id.as_ref().map(|p| keys::session_key(agent, p.as_bytes())),
+                parent_key: meta
+                    .parent_session_id
+                    .as_ref()
+                    .map(|p| keys::session_key(agent, p.as_bytes())),
                 relation: meta.relation.clone(),
                 agent_id: None,
             }
@@ -477,8 +609,12 @@ fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity 
 /// A session's project: the name of the git repository around its cwd, else the cwd's name.
 fn project_of(cwd: &str) -> String {
     let path = Path::new(cwd);
-    let root = path.ancestors().find(|a| a.join(".git").exists()).unwrap_or(path);
-    root.file_name().map_or_else(|| cwd.to_owned(), |n| n.to_string_lossy().into_owned())
+    let root = path
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .unwrap_or(path);
+    root.file_name()
+        .map_or_else(|| cwd.to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 // ---- writing -----------------------------------------------------------------------------------
@@ -486,7 +622,12 @@ fn project_of(cwd: &str) -> String {
 /// Result of committing one batch.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Commit {
-    Done { session_key: String, session_created: bool, records_added: u32, new_warnings: Vec<Warning> },
+    Done {
+        session_key: String,
+        session_created: bool,
+        records_added: u32,
+        new_warnings: Vec<Warning>,
+    },
     /// Another capture moved this file on since the batch was read: read it again.
     Conflict,
     /// The retained copy is shorter than recorded (lost or deleted): re-read the whole file.
@@ -503,17 +644,82 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     pub fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
-        Writer { store, retained: Retained::new(data_dir), trigger, now: now() }
+        Writer {
+            store,
+            retained: Retained::new(data_dir),
+            trigger,
+            now: now(),
+        }
     }
 
+    /// Commit one batch in its own transaction.
     pub fn commit(&mut self, batch: &Batch) -> Result<Commit> {
+        let mut results = self.commit_group(std::slice::from_ref(batch))?;
+        Ok(results.pop().unwrap_or(Commit::Conflict))
+    }
+
+    /// Commit several batches in one transaction (far cheaper than one each during a bulk
+    /// sync). A batch that lost a race is detected before it writes anything and skipped.
+    /// No savepoints: they make FTS5 flush its pending index on every batch.
+    pub fn commit_group<B: std::borrow::Borrow<Batch>>(
+        &mut self,
+        batches: &[B],
+    ) -> Result<Vec<Commit>> {
         let path = self.store.path().to_owned();
         let e = |err| db_err(&path, err);
-        let tx = self.store.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let tx = self
+            .store
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(e)?;
+        let last_id: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM records")
+            .map_err(e)?
+            .query_row([], |r| r.get(0))
+            .map_err(e)?;
+        let mut results = Vec::with_capacity(batches.len());
+        for batch in batches {
+            results.push(commit_in(
+                &tx,
+                &self.retained,
+                self.trigger,
+                &self.now,
+                batch.borrow(),
+                &path,
+            )?);
+        }
+        // Index the new records in one statement: FTS5 flushes its pending index at every
+        // statement savepoint, so row-by-row inserts interleaved with other writes would write
+        // the index in tiny pieces.
+        tx.prepare_cached(
+            "INSERT INTO records_fts (rowid, text, tool_input)
+             SELECT id, text, tool_input FROM records
+             WHERE id > ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
+        )
+        .map_err(e)?
+        .execute([last_id])
+        .map_err(e)?;
+        tx.commit().map_err(e)?;
+        Ok(results)
+    }
+}
 
+/// Store one batch inside an open transaction. Returns `Conflict`/`Reread` before writing
+/// anything when the batch cannot be applied.
+fn commit_in(
+    tx: &rusqlite::Connection,
+    retained: &Retained,
+    trigger: Trigger,
+    now: &str,
+    batch: &Batch,
+    path: &Path,
+) -> Result<Commit> {
+    let e = |err| db_err(path, err);
+    {
         let current = tx
+            .prepare_cached("SELECT id, session_id, byte_offset, generation, retained_len FROM sources WHERE path = ?1")
+            .map_err(e)?
             .query_row(
-                "SELECT id, session_id, byte_offset, generation, retained_len FROM sources WHERE path = ?1",
                 params![batch.path],
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
             )
@@ -522,7 +728,8 @@ impl<'a> Writer<'a> {
         let base_ok = match (current, batch.base.existed) {
             (None, false) => true,
             (Some((_, _, offset, generation, _)), true) => {
-                offset as u64 == batch.base.byte_offset && generation as u32 == batch.base.generation
+                offset as u64 == batch.base.byte_offset
+                    && generation as u32 == batch.base.generation
             }
             _ => false,
         };
@@ -530,44 +737,62 @@ impl<'a> Writer<'a> {
             return Ok(Commit::Conflict);
         }
 
+        // The retained copy must hold what the store says it holds; if not, the whole file is
+        // read again into a new generation. Checked before writing anything.
+        let expected_len = match current {
+            Some((.., generation, len)) if generation as u32 == batch.generation => len as u64,
+            _ => 0,
+        };
+        let retained_path = retained.path(batch.agent, &batch.source_key, batch.generation);
+        if retained.is_short(&retained_path, expected_len) {
+            return Ok(Commit::Reread);
+        }
+
         // The session: fixed by the source once known, else by the batch's identity.
         let (session_row, session_created) = match current {
             Some((_, session_id, ..)) => (session_id, false),
-            None => upsert_session(&tx, batch, &self.now).map_err(e)?,
+            None => upsert_session(tx, batch, now).map_err(e)?,
         };
-        let session_key: String =
-            tx.query_row("SELECT session_key FROM sessions WHERE id = ?1", [session_row], |r| r.get(0)).map_err(e)?;
-        update_session_meta(&tx, session_row, batch).map_err(e)?;
+        let session_key: String = tx
+            .prepare_cached("SELECT session_key FROM sessions WHERE id = ?1")
+            .map_err(e)?
+            .query_row([session_row], |r| r.get(0))
+            .map_err(e)?;
+        update_session_meta(tx, session_row, batch).map_err(e)?;
         let source_row = match current {
             Some((id, ..)) => id,
             None => {
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![batch.source_key, session_row, batch.agent.as_str(), role_str(batch.role), batch.path, self.now],
                 )
+                .map_err(e)?
+                .execute(params![
+                    batch.source_key,
+                    session_row,
+                    batch.agent.as_str(),
+                    role_str(batch.role),
+                    batch.path,
+                    now
+                ])
                 .map_err(e)?;
                 tx.last_insert_rowid()
             }
         };
 
-        // Retained copy first: if the commit below fails, the bytes past the recorded length
-        // are cut off by the next append.
-        let expected_len = match current {
-            Some((.., generation, len)) if generation as u32 == batch.generation => len as u64,
-            _ => 0,
-        };
-        let retained_path = self.retained.path(batch.agent, &batch.source_key, batch.generation);
-        let retained_len = match self.retained.append(&retained_path, expected_len, &batch.retained, &batch.changed)? {
+        let retained_len = match retained.append(&retained_path, expected_len, &batch.encoded)? {
             Appended::Ok(len) => len,
+            // Checked before any write (see above), so nothing to undo here.
             Appended::Short { .. } => return Ok(Commit::Reread),
         };
 
         let (records_before, mut next_ordinal): (i64, i64) = tx
-            .query_row("SELECT record_count, next_ordinal FROM sessions WHERE id = ?1", [session_row], |r| Ok((r.get(0)?, r.get(1)?)))
+            .prepare_cached("SELECT record_count, next_ordinal FROM sessions WHERE id = ?1")
+            .map_err(e)?
+            .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(e)?;
         let first_ordinal = next_ordinal;
-        let mut turns = TurnWriter::load(&tx, session_row, &session_key).map_err(e)?;
+        let mut turns = TurnWriter::load(tx, session_row, &session_key).map_err(e)?;
         let mut added: u32 = 0;
         {
             let mut insert = tx
@@ -580,15 +805,13 @@ impl<'a> Writer<'a> {
                         ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                 )
                 .map_err(e)?;
-            let mut fts = tx
-                .prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")
+            let mut set_turn = tx
+                .prepare_cached("UPDATE records SET turn_id = ?1 WHERE id = ?2")
                 .map_err(e)?;
-            let mut set_turn = tx.prepare_cached("UPDATE records SET turn_id = ?1 WHERE id = ?2").map_err(e)?;
             for lr in &batch.records {
                 let r = &lr.record;
                 let opens = turns.opens_turn(r, &lr.hash);
-                let tool_input = r.tool_input.as_ref().map(|v| v.to_string());
-                let file_paths = (!r.file_paths.is_empty()).then(|| serde_json::to_string(&r.file_paths).unwrap_or_default());
+                let (tool_input, file_paths) = (&lr.tool_input, &lr.file_paths);
                 let changed = insert
                     .execute(params![
                         session_row,
@@ -622,11 +845,8 @@ impl<'a> Writer<'a> {
                     continue; // already stored: the same line read again
                 }
                 let rowid = tx.last_insert_rowid();
-                if r.text.is_some() || tool_input.is_some() {
-                    fts.execute(params![rowid, r.text, tool_input]).map_err(e)?;
-                }
                 if opens {
-                    let turn_id = turns.open(&tx, next_ordinal, &lr.hash, r).map_err(e)?;
+                    let turn_id = turns.open(tx, next_ordinal, &lr.hash, r).map_err(e)?;
                     set_turn.execute(params![turn_id, rowid]).map_err(e)?;
                 }
                 turns.add(next_ordinal, r);
@@ -634,37 +854,40 @@ impl<'a> Writer<'a> {
                 added += 1;
             }
         }
-        turns.flush(&tx).map_err(e)?;
+        turns.flush(tx).map_err(e)?;
 
         for (message_id, u) in &batch.usage {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO token_usage (session_id, message_id, input, output, cache_creation, cache_read, reasoning)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (session_id, message_id) DO UPDATE SET input = excluded.input,
                    output = excluded.output, cache_creation = excluded.cache_creation,
                    cache_read = excluded.cache_read, reasoning = excluded.reasoning",
-                params![session_row, message_id, u.input as i64, u.output as i64, u.cache_creation as i64, u.cache_read as i64, u.reasoning as i64],
             )
+            .map_err(e)?
+            .execute(params![session_row, message_id, u.input as i64, u.output as i64, u.cache_creation as i64, u.cache_read as i64, u.reasoning as i64])
             .map_err(e)?;
         }
         let mut new_findings = 0;
         for (line_no, f) in &batch.findings {
             new_findings += tx
-                .execute(
+                .prepare_cached(
                     "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, end_byte, generation)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    params![session_row, source_row, *line_no as i64, f.field, f.rule, f.confidence.as_str(), f.start as i64, f.end as i64, batch.generation],
                 )
+                .map_err(e)?
+                .execute(params![session_row, source_row, *line_no as i64, f.field, f.rule, f.confidence.as_str(), f.start as i64, f.end as i64, batch.generation])
                 .map_err(e)?;
         }
         let mut new_warnings = Vec::new();
         for (line_no, message) in &batch.warnings {
             let line = line_no.map(|l| l as i64 + 1);
             let n = tx
-                .execute(
+                .prepare_cached(
                     "INSERT OR IGNORE INTO warnings (session_id, path, line, message, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![session_row, batch.path, line, message, self.now],
                 )
+                .map_err(e)?
+                .execute(params![session_row, batch.path, line, message, now])
                 .map_err(e)?;
             if n > 0 {
                 new_warnings.push(Warning {
@@ -674,36 +897,40 @@ impl<'a> Writer<'a> {
                 });
             }
         }
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE sessions SET record_count = record_count + ?2, next_ordinal = ?3, turn_count = ?4,
                 warning_count = warning_count + ?5, secret_count = secret_count + ?6
              WHERE id = ?1",
-            params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64],
         )
+        .map_err(e)?
+        .execute(params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64])
         .map_err(e)?;
         if added > 0 {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, first_ordinal, last_ordinal, records_added)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
+            )
+            .map_err(e)?
+            .execute(params![
                     session_row,
                     source_row,
                     if records_before == 0 { "backfill" } else { "incremental" },
-                    self.trigger.as_str(),
-                    self.now,
+                    trigger.as_str(),
+                    now,
                     first_ordinal,
                     next_ordinal - 1,
                     added
-                ],
-            )
+                ])
             .map_err(e)?;
         }
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
                 last_line_start = ?7, last_line_hash = ?8, parser_state = ?9, generation = ?10, retained_len = ?11,
                 missing_since = NULL, updated_at = ?12
              WHERE id = ?1",
-            params![
+        )
+        .map_err(e)?
+        .execute(params![
                 source_row,
                 batch.size as i64,
                 batch.mtime_ns,
@@ -715,12 +942,15 @@ impl<'a> Writer<'a> {
                 batch.parser_state,
                 batch.generation,
                 retained_len as i64,
-                self.now
-            ],
-        )
+                now
+            ])
         .map_err(e)?;
-        tx.commit().map_err(e)?;
-        Ok(Commit::Done { session_key, session_created, records_added: added, new_warnings })
+        Ok(Commit::Done {
+            session_key,
+            session_created,
+            records_added: added,
+            new_warnings,
+        })
     }
 }
 
@@ -732,23 +962,36 @@ fn role_str(role: FileRole) -> &'static str {
 }
 
 /// Insert the batch's session if it is new; returns its row id and whether it was created.
-fn upsert_session(tx: &Transaction<'_>, batch: &Batch, now: &str) -> rusqlite::Result<(i64, bool)> {
+fn upsert_session(
+    tx: &rusqlite::Connection,
+    batch: &Batch,
+    now: &str,
+) -> rusqlite::Result<(i64, bool)> {
     let id = &batch.identity;
-    let inserted = tx.execute(
-        "INSERT OR IGNORE INTO sessions (session_key, agent, session_id, parent_key, relation, agent_id, captured_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![id.session_key, batch.agent.as_str(), id.session_id, id.parent_key, id.relation, id.agent_id, now],
-    )?;
-    let row = tx.query_row("SELECT id FROM sessions WHERE session_key = ?1", [&id.session_key], |r| r.get(0))?;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO sessions (session_key, agent, session_id, parent_key, relation, agent_id, captured_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![id.session_key, batch.agent.as_str(), id.session_id, id.parent_key, id.relation, id.agent_id, now])?;
+    let row = tx
+        .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
+        .query_row([&id.session_key], |r| r.get(0))?;
     Ok((row, inserted > 0))
 }
 
 /// Fold what the batch learned about the session into its row.
-fn update_session_meta(tx: &Transaction<'_>, session_row: i64, batch: &Batch) -> rusqlite::Result<()> {
+fn update_session_meta(
+    tx: &rusqlite::Connection,
+    session_row: i64,
+    batch: &Batch,
+) -> rusqlite::Result<()> {
     let m = &batch.meta;
     // Sub-agent files carry the parent's metadata too; their own title stays empty.
-    let usage = m.cumulative_usage.map(|u| serde_json::to_string(&u).unwrap_or_default());
-    tx.execute(
+    let usage = m
+        .cumulative_usage
+        .map(|u| serde_json::to_string(&u).unwrap_or_default());
+    tx.prepare_cached(
         "UPDATE sessions SET
             session_id = COALESCE(session_id, ?2),
             title = COALESCE(?3, title),
@@ -766,7 +1009,8 @@ fn update_session_meta(tx: &Transaction<'_>, session_row: i64, batch: &Batch) ->
             unknown_types = ?15,
             cumulative_usage = COALESCE(?16, cumulative_usage)
          WHERE id = ?1",
-        params![
+    )?
+    .execute(params![
             session_row,
             batch.identity.session_id,
             m.title,
@@ -783,8 +1027,7 @@ fn update_session_meta(tx: &Transaction<'_>, session_row: i64, batch: &Batch) ->
             m.updated_at,
             serde_json::to_string(&m.unknown_types).unwrap_or_else(|_| "{}".to_owned()),
             usage,
-        ],
-    )?;
+        ])?;
     Ok(())
 }
 
@@ -813,14 +1056,22 @@ struct TurnAcc {
 }
 
 impl TurnWriter {
-    fn load(tx: &Transaction<'_>, session_row: i64, session_key: &str) -> rusqlite::Result<TurnWriter> {
-        let count: i64 = tx.query_row("SELECT COUNT(*) FROM turns WHERE session_id = ?1", [session_row], |r| r.get(0))?;
+    fn load(
+        tx: &rusqlite::Connection,
+        session_row: i64,
+        session_key: &str,
+    ) -> rusqlite::Result<TurnWriter> {
+        let count: i64 = tx
+            .prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
+            .query_row([session_row], |r| r.get(0))?;
         let current = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT t.id, r.record_hash, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count,
                         t.edit_count, t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
                  FROM turns t JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
                  WHERE t.session_id = ?1 ORDER BY t.turn_index DESC LIMIT 1",
+            )?
+            .query_row(
                 [session_row],
                 |r| {
                     Ok(TurnAcc {
@@ -840,7 +1091,12 @@ impl TurnWriter {
                 },
             )
             .optional()?;
-        Ok(TurnWriter { session_row, session_key: session_key.to_owned(), count, current })
+        Ok(TurnWriter {
+            session_row,
+            session_key: session_key.to_owned(),
+            count,
+            current,
+        })
     }
 
     fn current_id(&self) -> Option<i64> {
@@ -865,14 +1121,20 @@ impl TurnWriter {
         }
     }
 
-    fn open(&mut self, tx: &Transaction<'_>, ordinal: i64, hash: &str, r: &Record) -> rusqlite::Result<i64> {
+    fn open(
+        &mut self,
+        tx: &rusqlite::Connection,
+        ordinal: i64,
+        hash: &str,
+        r: &Record,
+    ) -> rusqlite::Result<i64> {
         self.flush(tx)?;
         let turn_key = keys::turn_key(&self.session_key, hash);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO turns (session_id, turn_index, turn_key, opening_ordinal, first_ordinal, last_ordinal, started_at)
              VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5)",
-            params![self.session_row, self.count, turn_key, ordinal, r.timestamp],
-        )?;
+        )?
+        .execute(params![self.session_row, self.count, turn_key, ordinal, r.timestamp])?;
         let id = tx.last_insert_rowid();
         self.count += 1;
         self.current = Some(TurnAcc {
@@ -886,7 +1148,9 @@ impl TurnWriter {
     }
 
     fn add(&mut self, ordinal: i64, r: &Record) {
-        let Some(t) = self.current.as_mut() else { return };
+        let Some(t) = self.current.as_mut() else {
+            return;
+        };
         t.last_ordinal = t.last_ordinal.max(ordinal);
         t.record_count += 1;
         if r.kind() == RecordKind::ToolCall {
@@ -897,7 +1161,10 @@ impl TurnWriter {
                 _ => {}
             }
         }
-        if matches!(r.outcome, Some(super::Outcome::Failed | super::Outcome::CouldNotExecute)) {
+        if matches!(
+            r.outcome,
+            Some(super::Outcome::Failed | super::Outcome::CouldNotExecute)
+        ) {
             t.failure_count += 1;
         }
         if let Some(ts) = &r.timestamp {
@@ -917,17 +1184,19 @@ impl TurnWriter {
         }
     }
 
-    fn flush(&self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        let Some(t) = &self.current else { return Ok(()) };
-        tx.execute(
+    fn flush(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+        let Some(t) = &self.current else {
+            return Ok(());
+        };
+        tx.prepare_cached(
             "UPDATE turns SET first_ordinal = ?2, last_ordinal = ?3, record_count = ?4, tool_call_count = ?5,
                 edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11
              WHERE id = ?1",
-            params![
+        )?
+        .execute(params![
                 t.id, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count, t.edit_count,
                 t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 }
@@ -942,7 +1211,9 @@ pub fn preview_of(text: &str) -> String {
 }
 
 pub(crate) fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 // ---- orchestration -----------------------------------------------------------------------------
@@ -957,7 +1228,13 @@ struct Tally {
 
 impl Tally {
     fn commit(&mut self, c: Commit, bytes: u64) {
-        if let Commit::Done { session_key, session_created, records_added, new_warnings } = c {
+        if let Commit::Done {
+            session_key,
+            session_created,
+            records_added,
+            new_warnings,
+        } = c
+        {
             self.report.records_added += records_added;
             self.report.bytes_read += bytes as f64;
             self.report.warnings.extend(new_warnings);
@@ -978,7 +1255,12 @@ impl Tally {
 }
 
 /// Capture a few files in this thread, holding the lock throughout (the hook path).
-pub fn capture_files(store: &mut Store, data_dir: &Path, files: &[FoundFile], trigger: Trigger) -> Result<SyncReport> {
+pub fn capture_files(
+    store: &mut Store,
+    data_dir: &Path,
+    files: &[FoundFile],
+    trigger: Trigger,
+) -> Result<SyncReport> {
     let lock = CaptureLock::open(data_dir)?;
     let _guard = lock.lock()?;
     let mut tally = Tally::default();
@@ -988,11 +1270,19 @@ pub fn capture_files(store: &mut Store, data_dir: &Path, files: &[FoundFile], tr
     Ok(tally.finish(files.len()))
 }
 
-fn capture_one_locked(store: &mut Store, data_dir: &Path, file: &FoundFile, trigger: Trigger, tally: &mut Tally) -> Result<()> {
+fn capture_one_locked(
+    store: &mut Store,
+    data_dir: &Path,
+    file: &FoundFile,
+    trigger: Trigger,
+    tally: &mut Tally,
+) -> Result<()> {
     let mut force = false;
     // Under the lock a conflict can only come from a writer that ignores it; retry a few times.
     for _ in 0..3 {
-        let key = fs::canonicalize(&file.path).map(|p| p.to_string_lossy().into_owned()).ok();
+        let key = fs::canonicalize(&file.path)
+            .map(|p| p.to_string_lossy().into_owned())
+            .ok();
         let prior = match &key {
             Some(k) => store.source_state(k)?,
             None => None,
@@ -1036,15 +1326,22 @@ pub fn capture_many(
     trigger: Trigger,
     progress: &dyn Progress,
 ) -> Result<SyncReport> {
-    let states: HashMap<String, SourceState> =
-        store.all_source_states()?.into_iter().map(|s| (s.path.clone(), s)).collect();
+    let states: HashMap<String, SourceState> = store
+        .all_source_states()?
+        .into_iter()
+        .map(|s| (s.path.clone(), s))
+        .collect();
     let total_bytes: u64 = files
         .iter()
         .map(|f| {
             let size = fs::metadata(&f.path).map_or(0, |m| m.len());
             let done = fs::canonicalize(&f.path)
                 .ok()
-                .and_then(|p| states.get(p.to_string_lossy().as_ref()).map(|s| s.byte_offset))
+                .and_then(|p| {
+                    states
+                        .get(p.to_string_lossy().as_ref())
+                        .map(|s| s.byte_offset)
+                })
                 .unwrap_or(0);
             size.saturating_sub(done)
         })
@@ -1059,33 +1356,63 @@ pub fn capture_many(
     std::thread::scope(|scope| {
         let states = &states;
         scope.spawn(move || {
-            files.par_iter().enumerate().for_each_with(tx, |tx, (i, file)| {
-                let prior = fs::canonicalize(&file.path)
-                    .ok()
-                    .and_then(|p| states.get(p.to_string_lossy().as_ref()));
-                read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
-            });
+            files
+                .par_iter()
+                .enumerate()
+                .for_each_with(tx, |tx, (i, file)| {
+                    let prior = fs::canonicalize(&file.path)
+                        .ok()
+                        .and_then(|p| states.get(p.to_string_lossy().as_ref()));
+                    read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
+                });
         });
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut skip: HashSet<usize> = HashSet::new();
-        for (i, msg) in rx {
-            match msg {
-                Msg::Warning(w) => tally.report.warnings.push(w),
-                Msg::Batch(batch) => {
-                    progress.advance(batch.bytes);
-                    if skip.contains(&i) || first_error.is_some() {
-                        continue;
-                    }
-                    let committed = lock.lock().and_then(|_guard| writer.commit(&batch));
-                    match committed {
-                        Ok(Commit::Conflict | Commit::Reread) => {
-                            skip.insert(i);
-                            retry.push(files[i].clone());
+        // Group commit: take what the readers have queued (up to GROUP_BYTES of input) and
+        // store it in one transaction.
+        while let Ok(first) = rx.recv() {
+            let mut group: Vec<(usize, Box<Batch>)> = Vec::new();
+            let mut pending = Some(first);
+            let mut bytes = 0u64;
+            loop {
+                match pending.take() {
+                    Some((_, Msg::Warning(w))) => tally.report.warnings.push(w),
+                    Some((i, Msg::Batch(batch))) => {
+                        progress.advance(batch.bytes);
+                        bytes += batch.bytes;
+                        if !skip.contains(&i) {
+                            group.push((i, batch));
                         }
-                        Ok(done) => tally.commit(done, batch.bytes),
-                        Err(err) => first_error = Some(err),
+                    }
+                    None => {}
+                }
+                if bytes >= GROUP_BYTES {
+                    break;
+                }
+                match rx.try_recv() {
+                    Ok(next) => pending = Some(next),
+                    Err(_) => break,
+                }
+            }
+            if group.is_empty() || first_error.is_some() {
+                continue;
+            }
+            let batches: Vec<&Batch> = group.iter().map(|(_, b)| b.as_ref()).collect();
+            let committed = lock.lock().and_then(|_guard| writer.commit_group(&batches));
+            match committed {
+                Ok(results) => {
+                    for ((i, batch), result) in group.iter().zip(results) {
+                        match result {
+                            Commit::Conflict | Commit::Reread => {
+                                if skip.insert(*i) {
+                                    retry.push(files[*i].clone());
+                                }
+                            }
+                            done => tally.commit(done, batch.bytes),
+                        }
                     }
                 }
+                Err(err) => first_error = Some(err),
             }
         }
     });

@@ -54,12 +54,23 @@ pub struct WalkWarning {
 
 /// The directories to scan for `agent`, most specific source first.
 pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
-    let dir = |path: PathBuf, origin| SourceDir { agent, path, origin };
+    let dir = |path: PathBuf, origin| SourceDir {
+        agent,
+        path,
+        origin,
+    };
     let configured = config.source_dirs(agent);
     if !configured.is_empty() {
-        return configured.into_iter().map(|p| dir(p, DirOrigin::Config)).collect();
+        return configured
+            .into_iter()
+            .map(|p| dir(p, DirOrigin::Config))
+            .collect();
     }
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     match agent {
         Agent::Claude => {
             if let Some(p) = env("CLAUDE_PROJECTS_DIR") {
@@ -68,7 +79,9 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             if let Some(p) = env("CLAUDE_CONFIG_DIR") {
                 return vec![dir(p.join("projects"), DirOrigin::Env)];
             }
-            home().map(|h| vec![dir(h.join(".claude/projects"), DirOrigin::Default)]).unwrap_or_default()
+            home()
+                .map(|h| vec![dir(h.join(".claude/projects"), DirOrigin::Default)])
+                .unwrap_or_default()
         }
         Agent::Codex => {
             if let Some(p) = env("CODEX_SESSIONS_DIR") {
@@ -79,7 +92,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
                 None => home().map(|h| (h.join(".codex"), DirOrigin::Default)),
             };
             base.map(|(b, origin)| {
-                vec![dir(b.join("sessions"), origin), dir(b.join("archived_sessions"), origin)]
+                vec![
+                    dir(b.join("sessions"), origin),
+                    dir(b.join("archived_sessions"), origin),
+                ]
             })
             .unwrap_or_default()
         }
@@ -96,13 +112,23 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     if !dir.path.exists() {
         return out;
     }
-    for entry in walkdir::WalkDir::new(&dir.path).follow_links(false).max_depth(8) {
+    for entry in walkdir::WalkDir::new(&dir.path)
+        .follow_links(false)
+        .max_depth(8)
+    {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
                 warnings.push(WalkWarning {
-                    path: e.path().map(Path::to_path_buf).unwrap_or_else(|| dir.path.clone()),
-                    message: format!("cannot read: {}", e.io_error().map_or_else(|| e.to_string(), ToString::to_string)),
+                    path: e
+                        .path()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_else(|| dir.path.clone()),
+                    message: format!(
+                        "cannot read: {}",
+                        e.io_error()
+                            .map_or_else(|| e.to_string(), ToString::to_string)
+                    ),
                 });
                 continue;
             }
@@ -131,7 +157,10 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
     match agent {
         Agent::Claude => {
             // `<session>/subagents/[workflows/<wf>/]agent-<id>.jsonl`
-            let in_subagents = path.ancestors().skip(1).find(|a| a.file_name().is_some_and(|n| n == "subagents"));
+            let in_subagents = path
+                .ancestors()
+                .skip(1)
+                .find(|a| a.file_name().is_some_and(|n| n == "subagents"));
             if let Some(subagents) = in_subagents {
                 let agent_id = stem.strip_prefix("agent-")?;
                 let parent = subagents.parent()?.file_name()?.to_str()?.to_owned();
@@ -147,13 +176,25 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
             if matches!(stem, "history" | "journal") {
                 return None;
             }
-            Some(FoundFile { agent, role: FileRole::Main, path: path.to_owned(), parent_hint: None, agent_id: None })
+            Some(FoundFile {
+                agent,
+                role: FileRole::Main,
+                path: path.to_owned(),
+                parent_hint: None,
+                agent_id: None,
+            })
         }
         Agent::Codex => {
             if matches!(stem, "history" | "session_index") {
                 return None;
             }
-            Some(FoundFile { agent, role: FileRole::Main, path: path.to_owned(), parent_hint: None, agent_id: None })
+            Some(FoundFile {
+                agent,
+                role: FileRole::Main,
+                path: path.to_owned(),
+                parent_hint: None,
+                agent_id: None,
+            })
         }
     }
 }
@@ -161,10 +202,19 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
 /// The sub-agent files that belong to a Claude session transcript (for the hook, which is
 /// given only the main transcript path).
 pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {
-    let (Some(dir), Some(stem)) = (main.parent(), main.file_stem()) else { return Vec::new() };
-    let sub = SourceDir { agent: Agent::Claude, path: dir.join(stem).join("subagents"), origin: DirOrigin::Default };
+    let (Some(dir), Some(stem)) = (main.parent(), main.file_stem()) else {
+        return Vec::new();
+    };
+    let sub = SourceDir {
+        agent: Agent::Claude,
+        path: dir.join(stem).join("subagents"),
+        origin: DirOrigin::Default,
+    };
     let mut ignored = Vec::new();
-    walk(&sub, &mut ignored).into_iter().filter(|f| f.role == FileRole::Subagent).collect()
+    walk(&sub, &mut ignored)
+        .into_iter()
+        .filter(|f| f.role == FileRole::Subagent)
+        .collect()
 }
 
 /// Guess the agent of a transcript from its path (used by the hook when no agent is given).
@@ -172,7 +222,11 @@ pub fn guess_agent(path: &Path) -> Option<Agent> {
     let s = path.to_string_lossy();
     if s.contains("/.claude/") || s.contains("/subagents/") {
         Some(Agent::Claude)
-    } else if s.contains("/.codex/") || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-")) {
+    } else if s.contains("/.codex/")
+        || path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+    {
         Some(Agent::Codex)
     } else {
         None
@@ -187,13 +241,27 @@ mod tests {
     fn classifies_claude_layout() {
         let main = classify(Agent::Claude, Path::new("/p/-home-x/abc.jsonl")).unwrap();
         assert_eq!(main.role, FileRole::Main);
-        let sub = classify(Agent::Claude, Path::new("/p/-home-x/abc/subagents/agent-a1.jsonl")).unwrap();
+        let sub = classify(
+            Agent::Claude,
+            Path::new("/p/-home-x/abc/subagents/agent-a1.jsonl"),
+        )
+        .unwrap();
         assert_eq!(sub.role, FileRole::Subagent);
         assert_eq!(sub.parent_hint.as_deref(), Some("abc"));
         assert_eq!(sub.agent_id.as_deref(), Some("a1"));
-        let wf = classify(Agent::Claude, Path::new("/p/x/abc/subagents/workflows/w/agent-b.jsonl")).unwrap();
+        let wf = classify(
+            Agent::Claude,
+            Path::new("/p/x/abc/subagents/workflows/w/agent-b.jsonl"),
+        )
+        .unwrap();
         assert_eq!(wf.parent_hint.as_deref(), Some("abc"));
-        assert!(classify(Agent::Claude, Path::new("/p/x/abc/subagents/workflows/w/journal.jsonl")).is_none());
+        assert!(
+            classify(
+                Agent::Claude,
+                Path::new("/p/x/abc/subagents/workflows/w/journal.jsonl")
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -204,7 +272,11 @@ mod tests {
         std::fs::write(proj.join("s1.jsonl"), "{}\n").unwrap();
         #[cfg(unix)]
         std::os::unix::fs::symlink(dir.path(), proj.join("loop")).unwrap();
-        let sd = SourceDir { agent: Agent::Claude, path: dir.path().to_owned(), origin: DirOrigin::Env };
+        let sd = SourceDir {
+            agent: Agent::Claude,
+            path: dir.path().to_owned(),
+            origin: DirOrigin::Env,
+        };
         let mut warnings = Vec::new();
         let files = walk(&sd, &mut warnings);
         assert_eq!(files.len(), 1);

@@ -78,7 +78,10 @@ impl<R: Read> LineReader<R> {
             if found_newline {
                 if oversized > 0 {
                     self.offset = start + oversized;
-                    return Ok(Some(Line::Oversized { start, len: oversized }));
+                    return Ok(Some(Line::Oversized {
+                        start,
+                        len: oversized,
+                    }));
                 }
                 self.offset = start + self.buf.len() as u64;
                 let bytes = trim_newline(&self.buf);
@@ -132,7 +135,10 @@ mod tests {
     #[test]
     fn complete_lines_and_offsets() {
         let (lines, end) = collect(b"{\"a\":1}\n{\"b\":2}\n", 0);
-        assert_eq!(lines, vec![("{\"a\":1}".into(), 0), ("{\"b\":2}".into(), 8)]);
+        assert_eq!(
+            lines,
+            vec![("{\"a\":1}".into(), 0), ("{\"b\":2}".into(), 8)]
+        );
         assert_eq!(end, 16);
     }
 

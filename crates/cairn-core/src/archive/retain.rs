@@ -19,7 +19,8 @@ use crate::error::{Error, Result};
 
 /// Magic number of the skippable frames we write (zstd reserves 0x184D2A50..=0x184D2A5F).
 const HASH_FRAME_MAGIC: u32 = 0x184D_2A5C;
-const COMPRESSION_LEVEL: i32 = 3;
+// Level 1: the copies are written on every capture; ratio differs little on JSONL.
+const COMPRESSION_LEVEL: i32 = 1;
 
 /// The retained-copy directory of a data dir.
 #[derive(Debug, Clone)]
@@ -47,23 +48,44 @@ pub struct RetainedLine {
 
 impl Retained {
     pub fn new(data_dir: &Path) -> Retained {
-        Retained { root: data_dir.join("retained") }
+        Retained {
+            root: data_dir.join("retained"),
+        }
     }
 
     pub fn path(&self, agent: Agent, source_key: &str, generation: u32) -> PathBuf {
-        self.root.join(agent.as_str()).join(format!("{source_key}.g{generation}.jsonl.zst"))
+        self.root
+            .join(agent.as_str())
+            .join(format!("{source_key}.g{generation}.jsonl.zst"))
     }
 
-    /// Append a batch (`lines`: redacted lines, each ending in `\n`) to the copy whose committed
-    /// length is `expected_len`. `changed` lists `(line_no, original record hash)` of redacted
-    /// lines.
-    pub fn append(
-        &self,
-        path: &Path,
-        expected_len: u64,
-        lines: &[u8],
-        changed: &[(u64, String)],
-    ) -> Result<Appended> {
+    /// Encode a batch (`lines`: redacted lines, each ending in `\n`; `changed`: `(line_no,
+    /// original record hash)` of lines redaction changed) as the bytes [`Retained::append`]
+    /// writes. Pure, so capture runs it on the reading threads.
+    pub fn encode(lines: &[u8], changed: &[(u64, String)]) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        if !lines.is_empty() {
+            out = zstd::bulk::compress(lines, COMPRESSION_LEVEL)?;
+        }
+        if !changed.is_empty() {
+            let mut payload = String::new();
+            for (line_no, hash) in changed {
+                payload.push_str(&format!("{line_no} {hash}\n"));
+            }
+            out.extend_from_slice(&HASH_FRAME_MAGIC.to_le_bytes());
+            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            out.extend_from_slice(payload.as_bytes());
+        }
+        Ok(out)
+    }
+
+    /// Whether the copy at `path` has fewer bytes than the store recorded (lost or deleted).
+    pub fn is_short(&self, path: &Path, expected_len: u64) -> bool {
+        expected_len > 0 && fs::metadata(path).map_or(true, |m| m.len() < expected_len)
+    }
+
+    /// Append encoded bytes to the copy whose committed length is `expected_len`.
+    pub fn append(&self, path: &Path, expected_len: u64, encoded: &[u8]) -> Result<Appended> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
         }
@@ -76,30 +98,21 @@ impl Retained {
             .map_err(|e| write_err(path, e))?;
         let found = file.metadata().map_err(|e| write_err(path, e))?.len();
         if found < expected_len {
-            return Ok(Appended::Short { found, expected: expected_len });
+            return Ok(Appended::Short {
+                found,
+                expected: expected_len,
+            });
         }
         if found > expected_len {
             file.set_len(expected_len).map_err(|e| write_err(path, e))?;
         }
-        if lines.is_empty() && changed.is_empty() {
+        if encoded.is_empty() {
             return Ok(Appended::Ok(expected_len));
         }
-        file.seek(SeekFrom::Start(expected_len)).map_err(|e| write_err(path, e))?;
-        let mut out = Vec::with_capacity(lines.len() / 4 + 64);
-        if !lines.is_empty() {
-            out = zstd::bulk::compress(lines, COMPRESSION_LEVEL).map_err(|e| write_err(path, e))?;
-        }
-        if !changed.is_empty() {
-            let mut payload = String::new();
-            for (line_no, hash) in changed {
-                payload.push_str(&format!("{line_no} {hash}\n"));
-            }
-            out.extend_from_slice(&HASH_FRAME_MAGIC.to_le_bytes());
-            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            out.extend_from_slice(payload.as_bytes());
-        }
-        file.write_all(&out).map_err(|e| write_err(path, e))?;
-        Ok(Appended::Ok(expected_len + out.len() as u64))
+        file.seek(SeekFrom::Start(expected_len))
+            .map_err(|e| write_err(path, e))?;
+        file.write_all(encoded).map_err(|e| write_err(path, e))?;
+        Ok(Appended::Ok(expected_len + encoded.len() as u64))
     }
 
     /// Read a retained copy back: every line, with original hashes where redaction changed it.
@@ -107,16 +120,23 @@ impl Retained {
         let mut raw = Vec::new();
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut raw))
-            .map_err(|e| Error::Read { path: path.to_owned(), source: e })?;
+            .map_err(|e| Error::Read {
+                path: path.to_owned(),
+                source: e,
+            })?;
         let corrupt = |what: &str| Error::Invalid(format!("{}: {what}", path.display()));
         let mut text = Vec::new();
         let mut hashes: Vec<(u64, String)> = Vec::new();
         let mut pos = 0usize;
         while pos < raw.len() {
             let rest = &raw[pos..];
-            if rest.len() >= 8 && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC {
+            if rest.len() >= 8
+                && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC
+            {
                 let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
-                let payload = rest.get(8..8 + len).ok_or_else(|| corrupt("truncated hash frame"))?;
+                let payload = rest
+                    .get(8..8 + len)
+                    .ok_or_else(|| corrupt("truncated hash frame"))?;
                 for row in String::from_utf8_lossy(payload).lines() {
                     if let Some((n, h)) = row.split_once(' ')
                         && let Ok(n) = n.parse()
@@ -130,11 +150,15 @@ impl Retained {
             let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
                 .map_err(|_| corrupt("damaged zstd frame"))?;
             let mut decoder = zstd::stream::read::Decoder::new(&rest[..frame_len])
-                .map_err(|e| Error::Read { path: path.to_owned(), source: e })?
+                .map_err(|e| Error::Read {
+                    path: path.to_owned(),
+                    source: e,
+                })?
                 .single_frame();
-            decoder
-                .read_to_end(&mut text)
-                .map_err(|e| Error::Read { path: path.to_owned(), source: e })?;
+            decoder.read_to_end(&mut text).map_err(|e| Error::Read {
+                path: path.to_owned(),
+                source: e,
+            })?;
             pos += frame_len;
         }
         let mut lines: Vec<RetainedLine> = text
@@ -160,7 +184,10 @@ impl Retained {
 }
 
 fn write_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Write { path: path.to_owned(), source }
+    Error::Write {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -172,9 +199,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Retained::new(dir.path());
         let path = r.path(Agent::Claude, "sha256-abc", 0);
-        let Appended::Ok(len) = r.append(&path, 0, b"{\"a\":1}\n", &[]).unwrap() else { panic!() };
-        let Appended::Ok(len2) =
-            r.append(&path, len, b"{\"b\":\"[REDACTED:x]\"}\n", &[(1, "sha256:ff".into())]).unwrap()
+        let enc =
+            |lines: &[u8], changed: &[(u64, String)]| Retained::encode(lines, changed).unwrap();
+        let Appended::Ok(len) = r.append(&path, 0, &enc(b"{\"a\":1}\n", &[])).unwrap() else {
+            panic!()
+        };
+        let Appended::Ok(len2) = r
+            .append(
+                &path,
+                len,
+                &enc(b"{\"b\":\"[REDACTED:x]\"}\n", &[(1, "sha256:ff".into())]),
+            )
+            .unwrap()
         else {
             panic!()
         };
@@ -193,13 +229,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Retained::new(dir.path());
         let path = r.path(Agent::Codex, "sha256-k", 1);
-        let Appended::Ok(len) = r.append(&path, 0, b"one\n", &[]).unwrap() else { panic!() };
+        let enc = |lines: &[u8]| Retained::encode(lines, &[]).unwrap();
+        let Appended::Ok(len) = r.append(&path, 0, &enc(b"one\n")).unwrap() else {
+            panic!()
+        };
         // A batch written but never committed:
-        r.append(&path, len, b"ghost\n", &[]).unwrap();
+        r.append(&path, len, &enc(b"ghost\n")).unwrap();
         // The next commit starts from the committed length again.
-        r.append(&path, len, b"two\n", &[]).unwrap();
-        let texts: Vec<_> = r.read(&path, 0).unwrap().into_iter().map(|l| l.text).collect();
+        r.append(&path, len, &enc(b"two\n")).unwrap();
+        let texts: Vec<_> = r
+            .read(&path, 0)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
         assert_eq!(texts, vec![b"one".to_vec(), b"two".to_vec()]);
-        assert!(matches!(r.append(&path, 10_000, b"x\n", &[]).unwrap(), Appended::Short { .. }));
+        assert!(matches!(
+            r.append(&path, 10_000, &enc(b"x\n")).unwrap(),
+            Appended::Short { .. }
+        ));
     }
 }

@@ -191,10 +191,15 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in patch.lines() {
         let line = line.trim_start();
-        let path = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"]
-            .iter()
-            .find_map(|prefix| line.strip_prefix(prefix))
-            .map(str::trim);
+        let path = [
+            "*** Add File:",
+            "*** Update File:",
+            "*** Delete File:",
+            "*** Move to:",
+        ]
+        .iter()
+        .find_map(|prefix| line.strip_prefix(prefix))
+        .map(str::trim);
         if let Some(p) = path.filter(|p| !p.is_empty())
             && !out.iter().any(|o| o == p)
         {
@@ -243,7 +248,11 @@ pub fn display_prompt(text: &str) -> std::borrow::Cow<'_, str> {
     };
     match tag("command-name") {
         Some(name) => {
-            let name = if name.starts_with('/') { name.to_owned() } else { format!("/{name}") };
+            let name = if name.starts_with('/') {
+                name.to_owned()
+            } else {
+                format!("/{name}")
+            };
             match tag("command-args").filter(|a| !a.is_empty()) {
                 Some(args) => std::borrow::Cow::Owned(format!("{name} {args}")),
                 None => std::borrow::Cow::Owned(name),
@@ -345,7 +354,10 @@ mod tests {
     fn outcomes() {
         assert_eq!(outcome_for(0, ""), Outcome::Succeeded);
         assert_eq!(outcome_for(127, ""), Outcome::CouldNotExecute);
-        assert_eq!(outcome_for(101, "error: no such command: `foo`"), Outcome::CouldNotExecute);
+        assert_eq!(
+            outcome_for(101, "error: no such command: `foo`"),
+            Outcome::CouldNotExecute
+        );
         assert_eq!(outcome_for(101, "test failed"), Outcome::Failed);
         assert_eq!(outcome_for(2, ""), Outcome::Failed);
     }
@@ -353,7 +365,10 @@ mod tests {
     #[test]
     fn patch_headers() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Move to: src/b.rs\n*** Add File: c.txt\n+hi\n*** Delete File: d.txt\n*** Update File: src/a.rs\n*** End Patch\n";
-        assert_eq!(patch_paths(patch), vec!["src/a.rs", "src/b.rs", "c.txt", "d.txt"]);
+        assert_eq!(
+            patch_paths(patch),
+            vec!["src/a.rs", "src/b.rs", "c.txt", "d.txt"]
+        );
     }
 
     #[test]
@@ -370,16 +385,23 @@ mod tests {
     fn slash_commands_read_as_typed() {
         let t = "<command-message>init is analyzing</command-message>\n<command-name>/init</command-name>\n<command-args>fast</command-args>";
         assert_eq!(display_prompt(t), "/init fast");
-        assert_eq!(display_prompt("<command-name>clear</command-name>"), "/clear");
+        assert_eq!(
+            display_prompt("<command-name>clear</command-name>"),
+            "/clear"
+        );
         assert_eq!(display_prompt("plain"), "plain");
     }
 
     #[test]
     fn injected_prompts() {
-        assert!(is_system_injected("<environment_context>ctx</environment_context>"));
+        assert!(is_system_injected(
+            "<environment_context>ctx</environment_context>"
+        ));
         assert!(is_system_injected("  # AGENTS.md instructions\n..."));
         assert!(!is_system_injected("<command-name>/model</command-name>"));
-        assert!(is_system_injected("<local-command-stdout>Set model</local-command-stdout>"));
+        assert!(is_system_injected(
+            "<local-command-stdout>Set model</local-command-stdout>"
+        ));
         assert!(!is_system_injected("Repo: /tmp/project. Review the code."));
     }
 }

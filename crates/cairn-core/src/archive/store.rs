@@ -30,8 +30,12 @@ impl Store {
     /// Open (creating and migrating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
-        let mut store = Store { conn, path: path.to_owned() };
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
         store.configure(false)?;
+        store.conn.set_prepared_statement_cache_capacity(64);
         store.migrate()?;
         Ok(store)
     }
@@ -43,7 +47,10 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| db_err(path, e))?;
-        let store = Store { conn, path: path.to_owned() };
+        let store = Store {
+            conn,
+            path: path.to_owned(),
+        };
         store.configure(true)?;
         let version = store.schema_version()?;
         if version > SCHEMA_VERSION {
@@ -81,14 +88,17 @@ impl Store {
 
     fn configure(&self, read_only: bool) -> Result<()> {
         // A busy timeout instead of "database is locked": writers queue behind each other.
-        self.conn.busy_timeout(Duration::from_secs(30)).map_err(|e| self.err(e))?;
+        self.conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(|e| self.err(e))?;
         let pragmas = if read_only {
             "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
         } else {
             // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
             // loss can only lose the last transactions, never corrupt the file.
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;"
+             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
+             PRAGMA wal_autocheckpoint = 8192;"
         };
         self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
     }
@@ -110,13 +120,15 @@ impl Store {
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
                 .map_err(|e| db_err(&path, e))?;
             // Another process may have migrated while we waited for the lock.
-            let now: i64 =
-                tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| db_err(&path, e))?;
+            let now: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| db_err(&path, e))?;
             if now >= version {
                 continue;
             }
             tx.execute_batch(sql).map_err(|e| db_err(&path, e))?;
-            tx.pragma_update(None, "user_version", version).map_err(|e| db_err(&path, e))?;
+            tx.pragma_update(None, "user_version", version)
+                .map_err(|e| db_err(&path, e))?;
             tx.commit().map_err(|e| db_err(&path, e))?;
         }
         Ok(())
@@ -140,8 +152,11 @@ impl Store {
             .conn
             .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
             .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], SourceState::from_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+        let rows = stmt
+            .query_map([], SourceState::from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
     }
 }
 
@@ -190,7 +205,10 @@ impl SourceState {
 }
 
 pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
-    Error::Db { path: path.to_owned(), source }
+    Error::Db {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -203,8 +221,10 @@ mod tests {
         let path = dir.path().join(DB_FILE);
         let store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        let mode: String =
-            store.conn().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        let mode: String = store
+            .conn()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
         drop(store);
         let again = Store::open(&path).unwrap();
@@ -225,7 +245,11 @@ mod tests {
                 conn.pragma_update(None, "user_version", start).unwrap();
             }
             let store = Store::open(&path).unwrap();
-            assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION, "from {start}");
+            assert_eq!(
+                store.schema_version().unwrap(),
+                SCHEMA_VERSION,
+                "from {start}"
+            );
         }
     }
 
@@ -233,7 +257,10 @@ mod tests {
     fn refuses_a_newer_schema() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(DB_FILE);
-        Connection::open(&path).unwrap().pragma_update(None, "user_version", 999).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 999)
+            .unwrap();
         let err = Store::open(&path).err().unwrap();
         assert!(err.to_string().contains("newer Cairn"), "{err}");
     }

@@ -52,7 +52,9 @@ pub fn fts_query(input: &str) -> Option<String> {
 }
 
 pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<SearchHit>> {
-    let Some(expr) = fts_query(&q.text) else { return Ok(Vec::new()) };
+    let Some(expr) = fts_query(&q.text) else {
+        return Ok(Vec::new());
+    };
     let mut sql = String::from(
         "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
                 s.agent, s.title, s.project, COALESCE(r.git_branch, s.git_branch),
@@ -106,9 +108,15 @@ mod tests {
     #[test]
     fn queries_quote_every_word() {
         assert_eq!(fts_query("login bug").as_deref(), Some("\"login\" \"bug\""));
-        assert_eq!(fts_query("src/a.rs OR").as_deref(), Some("\"src/a.rs\" \"OR\""));
+        assert_eq!(
+            fts_query("src/a.rs OR").as_deref(),
+            Some("\"src/a.rs\" \"OR\"")
+        );
         assert_eq!(fts_query("say \"hi").as_deref(), Some("\"say\" \"\"\"hi\""));
-        assert_eq!(fts_query("\"exact phrase\"").as_deref(), Some("\"exact phrase\""));
+        assert_eq!(
+            fts_query("\"exact phrase\"").as_deref(),
+            Some("\"exact phrase\"")
+        );
         assert_eq!(fts_query("   "), None);
     }
 }

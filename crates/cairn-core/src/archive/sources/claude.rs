@@ -13,9 +13,8 @@ use serde_json::Value;
 
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in,
-    is_system_injected, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value,
-    u64_at, valid_timestamp,
+    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
+    note_timestamp, outcome_for, set_latest, set_once, str_at, text_value, u64_at, valid_timestamp,
 };
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
@@ -59,7 +58,10 @@ impl ClaudeParser {
             None => ClaudeParser::default(),
         };
         parser.role = role;
-        parser.meta.provider.get_or_insert_with(|| "anthropic".to_owned());
+        parser
+            .meta
+            .provider
+            .get_or_insert_with(|| "anthropic".to_owned());
         Ok(parser)
     }
 
@@ -90,9 +92,15 @@ impl ClaudeParser {
             out.usage.push((id.clone(), usage_of(usage)));
         }
         let is_meta = line.get("isMeta").and_then(Value::as_bool).unwrap_or(false);
-        let is_compact_summary =
-            line.get("isCompactSummary").and_then(Value::as_bool).unwrap_or(false);
-        let base = Record { message_id, is_compaction: is_compact_summary, ..base.clone() };
+        let is_compact_summary = line
+            .get("isCompactSummary")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let base = Record {
+            message_id,
+            is_compaction: is_compact_summary,
+            ..base.clone()
+        };
 
         match message.get("content") {
             Some(Value::String(text)) => {
@@ -116,7 +124,9 @@ impl ClaudeParser {
                     };
                     match block_type {
                         "text" => {
-                            let Some(text) = str_at(block, &["text"]) else { continue };
+                            let Some(text) = str_at(block, &["text"]) else {
+                                continue;
+                            };
                             rec.kind = Some(RecordKind::Message);
                             rec.role = Some(role.clone());
                             rec.text = Some(cap_text(text.to_owned(), MAX_TEXT_BYTES));
@@ -157,12 +167,16 @@ impl ClaudeParser {
                                 .get("content")
                                 .and_then(text_value)
                                 .or_else(|| str_at(block, &["text"]).map(str::to_owned));
-                            let is_error =
-                                block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                            let is_error = block
+                                .get("is_error")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false);
                             rec.kind = Some(RecordKind::ToolResult);
                             rec.exit_code = text.as_deref().and_then(exit_code_in);
                             rec.outcome = match rec.exit_code {
-                                Some(code) => Some(outcome_for(code, text.as_deref().unwrap_or(""))),
+                                Some(code) => {
+                                    Some(outcome_for(code, text.as_deref().unwrap_or("")))
+                                }
                                 None if is_error => Some(Outcome::Failed),
                                 None => None,
                             };
@@ -228,9 +242,14 @@ impl SourceParser for ClaudeParser {
 
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
-            is_sidechain: line.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
+            is_sidechain: line
+                .get("isSidechain")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             cwd: str_at(line, &["cwd"]).map(str::to_owned),
-            git_branch: str_at(line, &["gitBranch"]).filter(|b| !b.is_empty()).map(str::to_owned),
+            git_branch: str_at(line, &["gitBranch"])
+                .filter(|b| !b.is_empty())
+                .map(str::to_owned),
             ..Record::default()
         };
 
@@ -239,9 +258,10 @@ impl SourceParser for ClaudeParser {
             "system" => {
                 let subtype = str_at(line, &["subtype"]).unwrap_or("unknown");
                 let compaction = subtype == "compact_boundary";
-                let text = line.get("content").and_then(text_value).or_else(|| {
-                    compaction.then(|| "Conversation compacted".to_owned())
-                });
+                let text = line
+                    .get("content")
+                    .and_then(text_value)
+                    .or_else(|| compaction.then(|| "Conversation compacted".to_owned()));
                 if let Some(text) = text {
                     out.records.push(Record {
                         kind: Some(RecordKind::Event),
@@ -287,13 +307,17 @@ impl SourceParser for ClaudeParser {
 
 /// Paths a Claude edit tool writes.
 fn edited_paths(tool: &str, input: Option<&Value>) -> Vec<String> {
-    let Some(input) = input else { return Vec::new() };
+    let Some(input) = input else {
+        return Vec::new();
+    };
     let key = match tool {
         "Edit" | "MultiEdit" | "Write" => "file_path",
         "NotebookEdit" => "notebook_path",
         _ => return Vec::new(),
     };
-    str_at(input, &[key]).map(|p| vec![p.to_owned()]).unwrap_or_default()
+    str_at(input, &[key])
+        .map(|p| vec![p.to_owned()])
+        .unwrap_or_default()
 }
 
 fn usage_of(usage: &Value) -> TokenUsage {
@@ -328,7 +352,11 @@ mod tests {
             {"type":"tool_use","id":"toolu_2","name":"Edit","input":{"file_path":"/r/a.rs","old_string":"a","new_string":"b"}}
         ]}});
         let (parser, out) = parse(&[line], FileRole::Main);
-        let kinds: Vec<_> = out.records.iter().map(|r| (r.block, r.kind(), r.tool_name.clone())).collect();
+        let kinds: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.block, r.kind(), r.tool_name.clone()))
+            .collect();
         assert_eq!(
             kinds,
             vec![
@@ -359,7 +387,8 @@ mod tests {
     #[test]
     fn prompt_sources() {
         let human = json!({"type":"user","message":{"role":"user","content":"fix the login bug"}});
-        let meta = json!({"type":"user","isMeta":true,"message":{"role":"user","content":"Caveat: ..."}});
+        let meta =
+            json!({"type":"user","isMeta":true,"message":{"role":"user","content":"Caveat: ..."}});
         let command = json!({"type":"user","message":{"role":"user","content":"<local-command-stdout>ok</local-command-stdout>"}});
         let side = json!({"type":"user","isSidechain":true,"message":{"role":"user","content":"search hex.pm"}});
         let (_, out) = parse(&[human, meta, command, side], FileRole::Main);
@@ -377,7 +406,10 @@ mod tests {
             &[json!({"type":"user","message":{"role":"user","content":"do the subtask"}})],
             FileRole::Subagent,
         );
-        assert_eq!(sub.records[0].prompt_source, Some(PromptSource::SpawnedAgent));
+        assert_eq!(
+            sub.records[0].prompt_source,
+            Some(PromptSource::SpawnedAgent)
+        );
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub struct CodexParser {
     pending_calls: BTreeMap<String, String>,
     /// Prompts handed to `spawn_agent`: the sub-agent's echo of them is not a human prompt.
     spawn_prompts: BTreeSet<String>,
+    /// The cwd of the current turn (`turn_context` moves it); the session keeps its first.
+    current_cwd: Option<String>,
 }
 
 impl CodexParser {
@@ -61,14 +63,20 @@ impl CodexParser {
         // for the thread.
         let first = self.meta.session_id.is_none();
         let m = &mut self.meta;
-        set_once(&mut m.session_id, str_at(p, &["id"]).or_else(|| str_at(p, &["session_id"])));
+        set_once(
+            &mut m.session_id,
+            str_at(p, &["id"]).or_else(|| str_at(p, &["session_id"])),
+        );
         set_once(&mut m.provider, str_at(p, &["model_provider"]));
         set_once(&mut m.tool_version, str_at(p, &["cli_version"]));
         set_once(&mut m.cwd, str_at(p, &["cwd"]));
         set_once(&mut m.git_branch, str_at(p, &["git", "branch"]));
         set_once(&mut m.git_commit, str_at(p, &["git", "commit_hash"]));
         set_once(&mut m.repository_url, str_at(p, &["git", "repository_url"]));
-        let spawn_parent = str_at(p, &["source", "subagent", "thread_spawn", "parent_thread_id"]);
+        let spawn_parent = str_at(
+            p,
+            &["source", "subagent", "thread_spawn", "parent_thread_id"],
+        );
         let is_subagent = p.get("source").and_then(|s| s.get("subagent")).is_some();
         let thread_source =
             str_at(p, &["thread_source"]).or(if is_subagent { Some("subagent") } else { None });
@@ -93,14 +101,19 @@ impl CodexParser {
 
     fn response_item(&mut self, p: &Value, base: Record, out: &mut LineOutput) {
         let item_type = str_at(p, &["type"]).unwrap_or("unknown");
-        let mut rec = Record { source_event_kind: format!("codex:response_item:{item_type}"), ..base };
+        let mut rec = Record {
+            source_event_kind: format!("codex:response_item:{item_type}"),
+            ..base
+        };
         match item_type {
             "message" | "agent_message" => {
                 let role = str_at(p, &["role"]).unwrap_or("assistant");
                 if matches!(role, "developer" | "system") {
                     return;
                 }
-                let Some(text) = p.get("content").and_then(text_value) else { return };
+                let Some(text) = p.get("content").and_then(text_value) else {
+                    return;
+                };
                 rec.kind = Some(RecordKind::Message);
                 rec.prompt_source = (role == "user").then(|| self.prompt_source(&text));
                 rec.role = Some(role.to_owned());
@@ -116,8 +129,12 @@ impl CodexParser {
                 rec.role = Some("assistant".to_owned());
                 rec.text = Some(cap_text(text, MAX_TEXT_BYTES));
             }
-            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call"
-            | "tool_search_call" | "image_generation_call" => {
+            "function_call"
+            | "custom_tool_call"
+            | "local_shell_call"
+            | "web_search_call"
+            | "tool_search_call"
+            | "image_generation_call" => {
                 let name = match item_type {
                     "local_shell_call" => "local_shell",
                     "web_search_call" => "web_search_call",
@@ -133,18 +150,25 @@ impl CodexParser {
                     Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
                     other => other.clone(),
                 });
-                let call_id = str_at(p, &["call_id"]).or_else(|| str_at(p, &["id"])).map(str::to_owned);
+                let call_id = str_at(p, &["call_id"])
+                    .or_else(|| str_at(p, &["id"]))
+                    .map(str::to_owned);
                 if let Some(id) = &call_id {
                     self.pending_calls.insert(id.clone(), name.clone());
                 }
                 if name == "spawn_agent"
                     && let Some(prompt) = input.as_ref().and_then(|i| {
-                        ["message", "prompt", "task"].iter().find_map(|k| str_at(i, &[k]))
+                        ["message", "prompt", "task"]
+                            .iter()
+                            .find_map(|k| str_at(i, &[k]))
                     })
                 {
                     self.spawn_prompts.insert(prompt.trim().to_owned());
                 }
-                rec.file_paths = input.as_ref().map(|i| edited_paths(&name, i)).unwrap_or_default();
+                rec.file_paths = input
+                    .as_ref()
+                    .map(|i| edited_paths(&name, i))
+                    .unwrap_or_default();
                 if let Some(i) = input.as_mut() {
                     cap_json(i, MAX_INPUT_STRING_BYTES);
                 }
@@ -161,12 +185,15 @@ impl CodexParser {
             }
             "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
                 let call_id = str_at(p, &["call_id"]).map(str::to_owned);
-                let name = call_id.as_ref().and_then(|id| self.pending_calls.remove(id));
+                let name = call_id
+                    .as_ref()
+                    .and_then(|id| self.pending_calls.remove(id));
                 let (text, json_exit) = output_text(p.get("output"));
                 rec.kind = Some(RecordKind::ToolResult);
                 rec.exit_code = json_exit.or_else(|| text.as_deref().and_then(exit_code_in));
-                rec.outcome =
-                    rec.exit_code.map(|code| outcome_for(code, text.as_deref().unwrap_or("")));
+                rec.outcome = rec
+                    .exit_code
+                    .map(|code| outcome_for(code, text.as_deref().unwrap_or("")));
                 rec.tool_kind = name.as_deref().map(ToolKind::of);
                 rec.tool_name = name;
                 rec.text = text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES));
@@ -253,7 +280,7 @@ impl SourceParser for CodexParser {
         note_timestamp(&mut self.meta, timestamp);
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
-            cwd: self.meta.cwd.clone(),
+            cwd: self.current_cwd.clone().or_else(|| self.meta.cwd.clone()),
             git_branch: self.meta.git_branch.clone(),
             ..Record::default()
         };
@@ -262,7 +289,8 @@ impl SourceParser for CodexParser {
             (Some("session_meta"), Some(p)) => self.session_meta(p),
             (Some("turn_context"), Some(p)) => {
                 set_latest(&mut self.meta.model, str_at(p, &["model"]));
-                set_latest(&mut self.meta.cwd, str_at(p, &["cwd"]));
+                set_once(&mut self.meta.cwd, str_at(p, &["cwd"]));
+                set_latest(&mut self.current_cwd, str_at(p, &["cwd"]));
             }
             (Some("response_item"), Some(p)) => self.response_item(p, base, out),
             (Some("event_msg"), Some(p)) => self.event_msg(p, base, out),
@@ -288,7 +316,9 @@ impl SourceParser for CodexParser {
             (Some(t), _) => count_unknown(&mut self.meta, t),
             (None, _) => count_unknown(&mut self.meta, "<untyped>"),
         }
-        if let Some(model) = str_at(line, &["payload", "model"]).or_else(|| str_at(line, &["payload", "model_slug"])) {
+        if let Some(model) =
+            str_at(line, &["payload", "model"]).or_else(|| str_at(line, &["payload", "model_slug"]))
+        {
             set_latest(&mut self.meta.model, Some(model));
         }
     }
@@ -326,7 +356,10 @@ fn output_text(output: Option<&Value>) -> (Option<String>, Option<i32>) {
             }
             ((!s.is_empty()).then(|| s.clone()), None)
         }
-        Some(Value::Object(_)) => (output.and_then(|o| str_at(o, &["text"])).map(str::to_owned), None),
+        Some(Value::Object(_)) => (
+            output.and_then(|o| str_at(o, &["text"])).map(str::to_owned),
+            None,
+        ),
         Some(v @ Value::Array(_)) => (text_value(v), None),
         _ => (None, None),
     }
@@ -346,9 +379,11 @@ fn edited_paths(tool: &str, input: &Value) -> Vec<String> {
     if matches!(ToolKind::of(tool), ToolKind::Exec) {
         let command = match input.get("command").or_else(|| input.get("cmd")) {
             Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(argv)) => {
-                argv.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")
-            }
+            Some(Value::Array(argv)) => argv
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
             _ => String::new(),
         };
         if command.contains("apply_patch") && command.contains("*** Begin Patch") {
@@ -380,12 +415,23 @@ mod tests {
     fn apply_patch_in_all_three_forms() {
         let patch = "*** Begin Patch\n*** Update File: src/login.rs\n@@\n-a\n+b\n*** End Patch\n";
         let (_, out) = parse(&[
-            item(json!({"type":"function_call","name":"apply_patch","call_id":"c1","arguments": json!({"input": patch}).to_string()})),
-            item(json!({"type":"custom_tool_call","name":"apply_patch","call_id":"c2","input": patch})),
-            item(json!({"type":"function_call","name":"shell","call_id":"c3","arguments": json!({"command":["bash","-lc", format!("apply_patch <<'PATCH'\n{patch}PATCH")]}).to_string()})),
+            item(
+                json!({"type":"function_call","name":"apply_patch","call_id":"c1","arguments": json!({"input": patch}).to_string()}),
+            ),
+            item(
+                json!({"type":"custom_tool_call","name":"apply_patch","call_id":"c2","input": patch}),
+            ),
+            item(
+                json!({"type":"function_call","name":"shell","call_id":"c3","arguments": json!({"command":["bash","-lc", format!("apply_patch <<'PATCH'\n{patch}PATCH")]}).to_string()}),
+            ),
         ]);
         for rec in &out.records {
-            assert_eq!(rec.file_paths, vec!["src/login.rs"], "{:?}", rec.source_event_kind);
+            assert_eq!(
+                rec.file_paths,
+                vec!["src/login.rs"],
+                "{:?}",
+                rec.source_event_kind
+            );
             assert_eq!(rec.tool_kind, Some(ToolKind::FileEdit));
         }
     }
@@ -393,10 +439,18 @@ mod tests {
     #[test]
     fn outputs_take_call_names_and_exit_codes() {
         let (_, out) = parse(&[
-            item(json!({"type":"function_call","name":"exec_command","call_id":"call-1","arguments":"{\"cmd\":\"cargo test\"}"})),
-            item(json!({"type":"function_call_output","call_id":"call-1","output":"Process exited with code 0"})),
-            item(json!({"type":"function_call","name":"shell","call_id":"call-2","arguments":"{\"command\":[\"false\"]}"})),
-            item(json!({"type":"function_call_output","call_id":"call-2","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":1}}"})),
+            item(
+                json!({"type":"function_call","name":"exec_command","call_id":"call-1","arguments":"{\"cmd\":\"cargo test\"}"}),
+            ),
+            item(
+                json!({"type":"function_call_output","call_id":"call-1","output":"Process exited with code 0"}),
+            ),
+            item(
+                json!({"type":"function_call","name":"shell","call_id":"call-2","arguments":"{\"command\":[\"false\"]}"}),
+            ),
+            item(
+                json!({"type":"function_call_output","call_id":"call-2","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":1}}"}),
+            ),
         ]);
         assert_eq!(out.records[0].tool_input, Some(json!({"cmd":"cargo test"})));
         assert_eq!(out.records[1].tool_name.as_deref(), Some("exec_command"));
@@ -407,11 +461,19 @@ mod tests {
 
     #[test]
     fn prompt_sources_follow_agentlog() {
-        let user = |text: &str| item(json!({"type":"message","role":"user","content":[{"type":"input_text","text":text}]}));
+        let user = |text: &str| {
+            item(
+                json!({"type":"message","role":"user","content":[{"type":"input_text","text":text}]}),
+            )
+        };
         let (_, out) = parse(&[
-            user("# AGENTS.md instructions\n\n<INSTRUCTIONS>rules</INSTRUCTIONS>\n<environment_context>ctx</environment_context>"),
+            user(
+                "# AGENTS.md instructions\n\n<INSTRUCTIONS>rules</INSTRUCTIONS>\n<environment_context>ctx</environment_context>",
+            ),
             user("<environment_context>ctx</environment_context>"),
-            item(json!({"type":"function_call","name":"spawn_agent","call_id":"s1","arguments":"{\"message\":\"Review tests only\"}"})),
+            item(
+                json!({"type":"function_call","name":"spawn_agent","call_id":"s1","arguments":"{\"message\":\"Review tests only\"}"}),
+            ),
             user("Review tests only"),
             user("Review tests only"),
             item(json!({"type":"message","role":"developer","content":"sys"})),
@@ -444,9 +506,15 @@ mod tests {
         assert_eq!(m.git_branch.as_deref(), Some("feat/x"));
         assert_eq!(m.model.as_deref(), Some("gpt-5.5"));
         assert_eq!(m.cwd.as_deref(), Some("/repo"));
-        assert_eq!(out.records[0].prompt_source, Some(PromptSource::SpawnedAgent));
+        assert_eq!(
+            out.records[0].prompt_source,
+            Some(PromptSource::SpawnedAgent)
+        );
         let usage = m.cumulative_usage.unwrap();
-        assert_eq!((usage.input, usage.cache_read, usage.output, usage.reasoning), (60, 40, 7, 2));
+        assert_eq!(
+            (usage.input, usage.cache_read, usage.output, usage.reasoning),
+            (60, 40, 7, 2)
+        );
     }
 
     #[test]

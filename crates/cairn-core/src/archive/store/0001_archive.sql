@@ -120,6 +120,9 @@ CREATE VIRTUAL TABLE records_fts USING fts5(
     content = 'records', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
 );
+-- Flush the in-memory index every 16 MiB instead of every 1 MiB: fewer, larger segments to
+-- merge during a bulk sync.
+INSERT INTO records_fts (records_fts, rank) VALUES ('hashsize', 16777216);
 
 -- Token usage, once per provider message id (a later line for the same id replaces it).
 CREATE TABLE token_usage (

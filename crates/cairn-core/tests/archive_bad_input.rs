@@ -1,0 +1,156 @@
+//! Bad input gets a clear warning that names the file and line, and loses nothing else.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::views::sessions::SessionQuery;
+
+fn claude_line(i: usize, text: &str) -> String {
+    serde_json::json!({
+        "type": "user", "sessionId": "bad-input-session", "uuid": format!("u{i}"),
+        "timestamp": format!("2026-01-01T00:00:{:02}.000Z", i % 60),
+        "cwd": "/work/repo", "gitBranch": "main",
+        "message": {"role": "user", "content": text}
+    })
+    .to_string()
+}
+
+fn records(data: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_malformed_middle_line_is_a_warning_and_the_rest_is_kept() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let text = format!(
+        "{}\n{{\"type\": \"user\", broken\n{}\n",
+        claude_line(0, "first"),
+        claude_line(2, "third")
+    );
+    std::fs::write(&path, text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let report = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    assert_eq!(report.records_added, 2);
+    assert_eq!(report.warnings.len(), 1);
+    let w = &report.warnings[0];
+    assert!(
+        w.path.ends_with("s.jsonl") && w.line == Some(2) && w.message.contains("malformed JSON"),
+        "{w:?}"
+    );
+    // The warning is on the session too, and is not repeated by a re-sync.
+    let s = &cairn.sessions(&SessionQuery::default()).unwrap()[0];
+    assert_eq!(s.warnings, 1);
+    let again = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    assert!(again.warnings.is_empty());
+    assert_eq!(cairn.session(&s.session_key).unwrap().warnings.len(), 1);
+}
+
+#[test]
+fn a_truncated_last_line_is_skipped_now_and_ingested_when_complete() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let second = claude_line(1, "second, still being written");
+    let (head, tail) = second.split_at(second.len() / 2);
+    std::fs::write(&path, format!("{}\n{head}", claude_line(0, "first"))).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Claude, &path);
+    let r1 = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!((r1.records_added, r1.warnings.len()), (1, 0));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{tail}").unwrap();
+    let r2 = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!((r2.records_added, r2.warnings.len()), (1, 0));
+    assert_eq!(records(data.path()), 2);
+}
+
+#[test]
+fn invalid_utf8_is_replaced_and_warned() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let mut bytes = claude_line(0, "caf\u{e9} ok").into_bytes();
+    bytes.push(b'\n');
+    let mut bad = claude_line(1, "bad XX byte").into_bytes();
+    let pos = bad.windows(2).position(|w| w == b"XX").unwrap();
+    bad[pos] = 0xff;
+    bytes.extend_from_slice(&bad);
+    bytes.push(b'\n');
+    std::fs::write(&path, bytes).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let report = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    assert_eq!(report.records_added, 2);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.line == Some(2) && w.message.contains("UTF-8")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+#[test]
+fn empty_files_huge_lines_and_unreadable_paths_are_warnings() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let empty = src.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let huge = src.path().join("huge.jsonl");
+    let big_text = "x".repeat(10 * 1024 * 1024);
+    std::fs::write(
+        &huge,
+        format!(
+            "{}\n{}\n",
+            claude_line(0, &big_text),
+            claude_line(1, "after the big one")
+        ),
+    )
+    .unwrap();
+    let dangling = src.path().join("gone.jsonl");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(src.path().join("does-not-exist"), &dangling).unwrap();
+    let good = src.path().join("good.jsonl");
+    std::fs::write(&good, format!("{}\n", claude_line(0, "fine"))).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files: Vec<_> = [&empty, &huge, &dangling, &good]
+        .iter()
+        .map(|p| support::main_file(Agent::Claude, p))
+        .collect();
+    let report = support::capture(&cairn, &files);
+    let names: Vec<_> = report
+        .warnings
+        .iter()
+        .map(|w| {
+            (
+                w.path.rsplit('/').next().unwrap().to_owned(),
+                w.message.clone(),
+            )
+        })
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|(p, m)| p == "empty.jsonl" && m.contains("empty")),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|(p, m)| p == "gone.jsonl" && m.contains("cannot read")),
+        "{names:?}"
+    );
+    // The 10 MB line is under the limit: stored (text capped in the index), nothing lost.
+    assert_eq!(report.records_added, 3);
+}

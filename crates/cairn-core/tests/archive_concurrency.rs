@@ -1,0 +1,96 @@
+//! Concurrent captures of one transcript (hooks from several processes, a sync running at the
+//! same time) neither lose nor duplicate a record: the end state equals a one-shot capture.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+
+#[test]
+fn concurrent_hooks_and_a_sync_neither_lose_nor_duplicate() {
+    let content =
+        std::fs::read_to_string(support::fixtures().join("claude/subagent.jsonl")).unwrap();
+    let lines: Vec<&str> = content.lines().collect();
+
+    // The reference: the whole file captured once.
+    let ref_src = tempfile::tempdir().unwrap();
+    let ref_data = tempfile::tempdir().unwrap();
+    let ref_path = ref_src.path().join("projects/p/sess.jsonl");
+    std::fs::create_dir_all(ref_path.parent().unwrap()).unwrap();
+    std::fs::write(&ref_path, &content).unwrap();
+    support::capture(
+        &Cairn::open(ref_data.path()).unwrap(),
+        &[support::main_file(Agent::Claude, &ref_path)],
+    );
+    let expected = support::dump(ref_data.path()).replace(
+        &std::fs::canonicalize(ref_src.path())
+            .unwrap()
+            .display()
+            .to_string(),
+        "<src>",
+    );
+
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("projects/p/sess.jsonl");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "").unwrap();
+    let hook_input = serde_json::json!({"transcript_path": path, "cwd": src.path()}).to_string();
+    let writing = AtomicBool::new(true);
+
+    std::thread::scope(|s| {
+        // The agent appends its transcript line by line.
+        s.spawn(|| {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            for line in &lines {
+                writeln!(f, "{line}").unwrap();
+                f.flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(300));
+            }
+            writing.store(false, Ordering::SeqCst);
+        });
+        // Four hook processes (each its own connection), firing as fast as they can.
+        for _ in 0..4 {
+            s.spawn(|| {
+                let cairn = Cairn::open(data.path()).unwrap();
+                while writing.load(Ordering::SeqCst) {
+                    cairn
+                        .hook(&hook_input, Some(Agent::Claude), src.path())
+                        .unwrap();
+                }
+                cairn
+                    .hook(&hook_input, Some(Agent::Claude), src.path())
+                    .unwrap();
+            });
+        }
+        // And a sync over the same directory.
+        s.spawn(|| {
+            let cairn = Cairn::open(data.path()).unwrap();
+            while writing.load(Ordering::SeqCst) {
+                let files = vec![support::main_file(Agent::Claude, &path)];
+                cairn.capture_paths(&files, &Quiet).unwrap();
+            }
+        });
+    });
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .hook(&hook_input, Some(Agent::Claude), src.path())
+        .unwrap();
+    let got = support::dump(data.path()).replace(
+        &std::fs::canonicalize(src.path())
+            .unwrap()
+            .display()
+            .to_string(),
+        "<src>",
+    );
+    assert_eq!(got, expected);
+    support::assert_ordinals_dense(data.path());
+}

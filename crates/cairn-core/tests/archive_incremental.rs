@@ -1,0 +1,173 @@
+//! Capture is incremental and idempotent: re-syncing adds nothing, appending in any number of
+//! pieces (even cutting lines in half) ends exactly where a one-shot capture ends, and a
+//! rewritten file is reconciled without duplicates or losses.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use proptest::prelude::*;
+
+const FILES: [(Agent, &str); 4] = [
+    (
+        Agent::Claude,
+        "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ),
+    (Agent::Claude, "claude/small.jsonl"),
+    (Agent::Claude, "claude/subagent.jsonl"),
+    (Agent::Codex, "codex/small.jsonl"),
+];
+
+/// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.
+fn one_shot(agent: Agent, content: &[u8]) -> String {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("t.jsonl");
+    std::fs::write(&path, content).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &[support::main_file(agent, &path)]);
+    normalised(data.path(), src.path())
+}
+
+fn normalised(data: &Path, src: &Path) -> String {
+    let canonical = std::fs::canonicalize(src).unwrap();
+    support::dump(data).replace(&canonical.display().to_string(), "<src>")
+}
+
+#[test]
+fn resync_adds_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files: Vec<_> = FILES
+        .iter()
+        .map(|(a, f)| support::main_file(*a, &support::fixtures().join(f)))
+        .collect();
+    let first = support::capture(&cairn, &files);
+    assert!(first.records_added > 0);
+    let before = support::dump(data.path());
+    let second = support::capture(&cairn, &files);
+    assert_eq!(
+        (
+            second.records_added,
+            second.sessions_added,
+            second.sessions_updated
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(support::dump(data.path()), before);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Writing a transcript in random pieces (cut anywhere, mid-line included) and capturing
+    /// after each piece gives the same archive as capturing the whole file once.
+    #[test]
+    fn appends_in_any_pieces_equal_one_shot(which in 0usize..FILES.len(), cuts in proptest::collection::vec(0.0f64..1.0, 1..6)) {
+        let (agent, rel) = FILES[which];
+        let content = std::fs::read(support::fixtures().join(rel)).unwrap();
+        let expected = one_shot(agent, &content);
+
+        let src = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let path = src.path().join("t.jsonl");
+        let cairn = Cairn::open(data.path()).unwrap();
+        let mut points: Vec<usize> = cuts.iter().map(|c| (c * content.len() as f64) as usize).collect();
+        points.push(content.len());
+        points.sort_unstable();
+        let mut written = 0;
+        let mut total_added = 0;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+        for p in points {
+            file.write_all(&content[written..p]).unwrap();
+            file.flush().unwrap();
+            written = p;
+            total_added += support::capture(&cairn, &[support::main_file(agent, &path)]).records_added;
+        }
+        let got = normalised(data.path(), src.path());
+        prop_assert_eq!(&got, &expected);
+        let records = got.lines().filter(|l| l.contains("<src>")).count() as u32;
+        prop_assert_eq!(total_added, records);
+        support::assert_ordinals_dense(data.path());
+    }
+}
+
+#[test]
+fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("t.jsonl");
+    let content = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
+    std::fs::write(&path, &content).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Claude, &path);
+    let first = support::capture(&cairn, std::slice::from_ref(&file));
+
+    // The agent rewrites the file: drops the first ten lines and changes nothing else.
+    let rewritten: String = content.lines().skip(10).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, rewritten).unwrap();
+    let second = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(second.records_added, 0, "every line was already stored");
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let (records, generation): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM records), (SELECT generation FROM sources)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(records as u32, first.records_added, "nothing dropped");
+    assert_eq!(generation, 1);
+
+    // New lines after the rewrite are appended as usual.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, r#"{{"type":"user","sessionId":"ses_stage0_small","timestamp":"2026-04-17T00:00:00.000Z","message":{{"role":"user","content":"one more thing"}}}}"#).unwrap();
+    let third = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(third.records_added, 1);
+    // The retained copies hold both generations.
+    let retained: Vec<_> = walk(&data.path().join("retained"));
+    assert_eq!(retained.len(), 2, "{retained:?}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_truncated_file_is_read_again_and_keeps_what_was_stored() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("t.jsonl");
+    let content = std::fs::read(support::fixtures().join("codex/small.jsonl")).unwrap();
+    std::fs::write(&path, &content).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Codex, &path);
+    let first = support::capture(&cairn, std::slice::from_ref(&file));
+    std::fs::write(&path, &content[..content.len() / 3]).unwrap();
+    let again = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(again.records_added, 0);
+    std::fs::write(&path, &content).unwrap();
+    let restored = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(restored.records_added, 0);
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let records: i64 = conn
+        .query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(records as u32, first.records_added);
+}

@@ -1,0 +1,151 @@
+//! Shared helpers for the archive's integration tests: fixture paths, building source dirs,
+//! and a canonical dump of an archive so two archives can be compared for equality.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::FoundFile;
+use cairn_core::archive::sources::FileRole;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// Copy a file into `dir/rel`, creating parents.
+pub fn copy_into(src: &Path, dir: &Path, rel: &str) -> PathBuf {
+    let dst = dir.join(rel);
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::copy(src, &dst).unwrap();
+    dst
+}
+
+pub fn main_file(agent: Agent, path: &Path) -> FoundFile {
+    FoundFile {
+        agent,
+        role: FileRole::Main,
+        path: path.to_owned(),
+        parent_hint: None,
+        agent_id: None,
+    }
+}
+
+/// Capture the given files into `cairn`.
+pub fn capture(cairn: &Cairn, files: &[FoundFile]) -> cairn_core::archive::capture::SyncReport {
+    cairn.capture_paths(files, &Quiet).unwrap()
+}
+
+/// A canonical, order-independent text dump of everything capture wrote: sessions, records
+/// (per source in line order), turns and token usage. Two archives built from the same input
+/// must dump identically.
+pub fn dump(data_dir: &Path) -> String {
+    let conn = rusqlite::Connection::open(data_dir.join("cairn.db")).unwrap();
+    let mut out = String::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT session_key, agent, session_id, relation, parent_key, title, cwd, git_branch, model,
+                    started_at, updated_at, record_count, turn_count, warning_count, secret_count, unknown_types,
+                    cumulative_usage
+             FROM sessions ORDER BY session_key",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            let mut cols = Vec::new();
+            for i in 0..17 {
+                let v: rusqlite::types::Value = r.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join(" | "))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_key, src.path, r.line_no, r.block, r.record_hash, r.kind, r.role, r.text,
+                    r.tool_name, r.tool_input, r.exit_code, r.outcome, r.prompt_source, r.file_paths, t.turn_key,
+                    t.turn_index
+             FROM records r JOIN sessions s ON s.id = r.session_id JOIN sources src ON src.id = r.source_id
+             LEFT JOIN turns t ON t.id = r.turn_id
+             ORDER BY s.session_key, src.path, r.line_no, r.block",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            let mut cols = Vec::new();
+            for i in 0..16 {
+                let v: rusqlite::types::Value = r.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join(" | "))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_key, t.turn_index, t.turn_key, t.record_count, t.tool_call_count, t.edit_count,
+                    t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
+             FROM turns t JOIN sessions s ON s.id = t.session_id ORDER BY s.session_key, t.turn_index",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            let mut cols = Vec::new();
+            for i in 0..11 {
+                let v: rusqlite::types::Value = r.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join(" | "))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_key, u.message_id, u.input, u.output, u.cache_creation, u.cache_read
+             FROM token_usage u JOIN sessions s ON s.id = u.session_id ORDER BY 1, 2",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {} {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+/// Ordinals must be dense (0..n) per session and consistent with line order per source.
+pub fn assert_ordinals_dense(data_dir: &Path) {
+    let conn = rusqlite::Connection::open(data_dir.join("cairn.db")).unwrap();
+    let bad: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM (SELECT session_id, COUNT(*) n, MIN(ordinal) lo, MAX(ordinal) hi
+             FROM records GROUP BY session_id) WHERE lo != 0 OR hi != n - 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(bad, 0, "ordinals are not dense");
+}

@@ -1,0 +1,417 @@
+//! Archive commands: sync, hook, hooks install, sessions, search, doctor.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use crate::support::{Env, fixtures};
+
+fn keys_of(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn sync_reports_what_it_did_in_the_contract_fields() {
+    let env = Env::new().with_fixtures();
+    let report = env.json(&["sync"]);
+    for field in [
+        "files_scanned",
+        "sessions_added",
+        "sessions_updated",
+        "records_added",
+        "warnings",
+    ] {
+        assert!(report.get(field).is_some(), "missing {field} in {report}");
+    }
+    assert_eq!(report["files_scanned"], 10);
+    assert_eq!(report["sessions_added"], 10);
+    assert!(report["warnings"].as_array().unwrap().is_empty());
+    let again = env.json(&["sync"]);
+    assert_eq!(
+        (
+            again["records_added"].as_u64(),
+            again["sessions_updated"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn sessions_list_newest_first_with_the_contract_fields() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let list = env.json(&["sessions"]);
+    let sessions = list.as_array().unwrap();
+    assert_eq!(
+        sessions.len(),
+        8,
+        "sub-agent sessions are not listed at the top level"
+    );
+    for field in [
+        "session_key",
+        "agent",
+        "session_id",
+        "project",
+        "cwd",
+        "git_branch",
+        "started_at",
+        "updated_at",
+        "turn_count",
+        "record_count",
+        "warnings",
+    ] {
+        assert!(sessions[0].get(field).is_some(), "missing {field}");
+    }
+    let times: Vec<_> = sessions
+        .iter()
+        .map(|s| s["updated_at"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, sorted);
+    let codex = env.json(&["sessions", "--agent", "codex"]);
+    assert!(
+        codex
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["agent"] == "codex")
+    );
+    let limited = env.json(&["sessions", "--limit", "2"]);
+    assert_eq!(limited.as_array().unwrap().len(), 2);
+    let master = env.json(&["sessions", "--branch", "master"]);
+    assert_eq!(master.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn human_output_is_pinned_and_never_prints_keys() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let sessions = env.ok(&["sessions"]);
+    assert!(!sessions.contains("sha256-"));
+    insta::assert_snapshot!("sessions_human", sessions);
+    let hits = env.ok(&["search", "phoenix server", "--limit", "3"]);
+    assert!(!hits.contains("sha256"));
+    insta::assert_snapshot!("search_human", hits);
+    assert!(env.ok(&["sessions", "--keys"]).contains("sha256-"));
+}
+
+#[test]
+fn search_json_has_the_contract_fields() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let hits = env.json(&["search", "credo dialyzer"]);
+    let first = &hits.as_array().unwrap()[0];
+    for field in [
+        "session_key",
+        "turn_key",
+        "ordinal",
+        "kind",
+        "role",
+        "snippet",
+    ] {
+        assert!(first.get(field).is_some(), "missing {field}: {first}");
+    }
+    assert!(
+        first["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("[credo]")
+            || first["snippet"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("[dialyzer]")
+    );
+}
+
+#[test]
+fn the_hook_captures_silently_from_agent_input() {
+    let env = Env::new();
+    let project = env.claude().join("-work-repo");
+    std::fs::create_dir_all(&project).unwrap();
+    let transcript = project.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    std::fs::copy(
+        fixtures().join("claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"),
+        &transcript,
+    )
+    .unwrap();
+    // A relative transcript path resolves against the payload's cwd.
+    let input = serde_json::json!({"session_id": "x", "transcript_path": "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "cwd": project, "hook_event_name": "Stop"});
+    let mut child = env
+        .command()
+        .args(["hook", "--agent", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "the hook must be silent"
+    );
+    let sessions = env.json(&["sessions"]);
+    assert_eq!(
+        sessions[0]["session_id"],
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    );
+
+    // The agent is detected from the environment Claude Code sets.
+    let mut child = env
+        .command()
+        .arg("hook")
+        .env("CLAUDECODE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+
+    // Nothing to capture is not an error.
+    let mut child = env
+        .command()
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"hook_event_name\":\"Stop\"}")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn errors_are_one_line_with_exit_code_1_and_usage_errors_exit_2() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let mut child = env
+        .command()
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"not json").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("failed to parse agent hook input"), "{err}");
+
+    let out = env.run(&["hook"]);
+    // No stdin (null) is empty input, which is not JSON.
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = env.run(&["search", "\"unbalanced"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drop the leading quote"));
+
+    assert_eq!(
+        env.run(&["sessions", "--limit", "many"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(env.run(&["no-such-command"]).status.code(), Some(2));
+}
+
+#[test]
+fn hooks_install_is_idempotent_and_dry_run_writes_nothing() {
+    let env = Env::new();
+    let dry = env.json(&["hooks", "install", "--agent", "claude", "--dry-run"]);
+    assert_eq!(dry["changed"], true);
+    assert!(
+        dry["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".claude/settings.json")
+    );
+    assert!(!env.home().join(".claude/settings.json").exists());
+    let first = env.json(&["hooks", "install", "--agent", "claude"]);
+    assert_eq!(first["changed"], true);
+    let settings = std::fs::read_to_string(env.home().join(".claude/settings.json")).unwrap();
+    assert!(settings.contains("hook --agent claude"));
+    let second = env.json(&["hooks", "install", "--agent", "claude"]);
+    assert_eq!(second["changed"], false);
+    let doctor = env.json(&["doctor"]);
+    let hook = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claude hook")
+        .unwrap();
+    assert_eq!(hook["status"], "ok");
+}
+
+#[test]
+fn doctor_lists_checks_with_statuses() {
+    let env = Env::new().with_fixtures();
+    let doctor = env.json(&["doctor"]);
+    let checks = doctor["checks"].as_array().unwrap();
+    for c in checks {
+        assert_eq!(keys_of(c), vec!["detail", "name", "status"]);
+        assert!(["ok", "warn", "fail"].contains(&c["status"].as_str().unwrap()));
+    }
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["name"] == "claude retention" && c["status"] == "warn")
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["name"] == "claude source dir" && c["status"] == "ok")
+    );
+}
+
+#[test]
+fn sync_shows_progress_when_asked() {
+    let env = Env::new().with_fixtures();
+    let out = env.run(&["sync", "--progress"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Scanned 10 files"), "{stdout}");
+}
+
+/// A sync killed at any moment and run again ends exactly like a clean run.
+#[test]
+fn a_sync_killed_at_random_points_then_rerun_equals_a_clean_run() {
+    let env = Env::new();
+    let big = std::fs::read_to_string(
+        fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+    )
+    .unwrap();
+    for i in 0..6 {
+        let dir = env.claude().join(format!("-p{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
+        std::fs::write(
+            dir.join(format!("{id}.jsonl")),
+            big.replace("ae4a77f8-aedd-4bc1-888f-c94edc91af04", &id),
+        )
+        .unwrap();
+    }
+    let clean = Env::new();
+    crate::support::copy_tree(&env.claude(), &clean.claude());
+    let started = std::time::Instant::now();
+    clean.ok(&["sync"]);
+    let full = started.elapsed();
+
+    // Kill runs at deterministic pseudo-random points within the first third of a clean run's
+    // duration; each run resumes where the killed one stopped, until one completes.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut kills = 0;
+    for _ in 0..20 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = full.mul_f64((seed % 1000) as f64 / 3000.0);
+        let mut child = env
+            .command()
+            .arg("sync")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        let finished = child.try_wait().unwrap().is_some();
+        if !finished {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+        if finished {
+            break;
+        }
+    }
+    env.ok(&["sync"]);
+    assert!(
+        kills >= 2,
+        "only {kills} runs were interrupted; the corpus is too small for this machine"
+    );
+    let norm = |e: &Env| {
+        dump(&e.data()).replace(
+            &std::fs::canonicalize(e.claude())
+                .unwrap()
+                .display()
+                .to_string(),
+            "<src>",
+        )
+    };
+    assert_eq!(norm(&env), norm(&clean));
+}
+
+/// Sessions, records and turns in a comparable form (no timestamps of capture).
+fn dump(data: &std::path::Path) -> String {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut out = String::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_key, src.path, r.line_no, r.block, r.ordinal, r.record_hash, r.kind, r.text, t.turn_key
+             FROM records r JOIN sessions s ON s.id = r.session_id JOIN sources src ON src.id = r.source_id
+             LEFT JOIN turns t ON t.id = r.turn_id ORDER BY 1, 2, 3, 4",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {} {} {} {:?} {:?}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    let mut stmt = conn
+        .prepare("SELECT session_key, record_count, turn_count, next_ordinal, title FROM sessions ORDER BY 1")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {:?}",
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, Option<String>>(4)?
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,6 @@
+//! The `cairn` binary, run as a person or an agent would run it. Each test is one
+//! user-visible behaviour; outputs are pinned with snapshots where their layout matters.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod archive;
+mod support;

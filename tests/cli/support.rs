@@ -1,0 +1,93 @@
+//! A throwaway environment for running `cairn`: its own data dir, home and source dirs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub struct Env {
+    pub root: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let env = Env {
+            root: tempfile::tempdir().unwrap(),
+        };
+        for dir in ["data", "home", "claude", "codex"] {
+            std::fs::create_dir_all(env.root.path().join(dir)).unwrap();
+        }
+        env
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.root.path().join("data")
+    }
+    pub fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+    pub fn claude(&self) -> PathBuf {
+        self.root.path().join("claude")
+    }
+    pub fn codex(&self) -> PathBuf {
+        self.root.path().join("codex")
+    }
+
+    /// Copy the repository's fixture transcripts into this environment's source dirs.
+    pub fn with_fixtures(self) -> Env {
+        copy_tree(
+            &fixtures().join("claude"),
+            &self.claude().join("-home-USER-projects-spotter"),
+        );
+        copy_tree(&fixtures().join("codex"), &self.codex().join("2026/08/03"));
+        self
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("CAIRN_DATA_DIR", self.data())
+            .env("CLAUDE_PROJECTS_DIR", self.claude())
+            .env("CODEX_SESSIONS_DIR", self.codex())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    /// Run and expect success; return stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "cairn {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else if entry.path().extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+}
