@@ -341,9 +341,8 @@ pub fn read_file(
                 batch
                     .findings
                     .extend(findings.into_iter().map(|f| (line_no, f)));
-                match serde_json::from_str::<serde_json::Value>(&clean) {
-                    Ok(value) => {
-                        parser.parse_line(&value, &mut out);
+                match parser.parse_line(&clean, &mut out) {
+                    Ok(()) => {
                         for record in out.records.drain(..) {
                             let tool_input = record.tool_input.as_ref().map(ToString::to_string);
                             let file_paths = (!record.file_paths.is_empty()).then(|| {
@@ -359,9 +358,17 @@ pub fn read_file(
                         }
                         batch.usage.append(&mut out.usage);
                     }
-                    Err(e) => batch
-                        .warnings
-                        .push((Some(line_no), format!("malformed JSON skipped: {e}"))),
+                    Err(e) => {
+                        out.records.clear();
+                        out.usage.clear();
+                        let what = if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok()
+                        {
+                            "record of an unexpected shape kept only in the retained copy"
+                        } else {
+                            "malformed JSON skipped"
+                        };
+                        batch.warnings.push((Some(line_no), format!("{what}: {e}")));
+                    }
                 }
                 line_no += 1;
             }

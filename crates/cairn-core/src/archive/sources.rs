@@ -65,8 +65,9 @@ pub struct LineOutput {
 /// One agent's transcript parser. Feed it lines in file order.
 pub trait SourceParser: Send {
     fn agent(&self) -> Agent;
-    /// Parse one JSON line. Unknown shapes are counted in the meta, never an error.
-    fn parse_line(&mut self, line: &Value, out: &mut LineOutput);
+    /// Parse one (already redacted) line. Unknown shapes are counted in the meta, never an
+    /// error; only text that is not JSON is.
+    fn parse_line(&mut self, line: &str, out: &mut LineOutput) -> Result<(), serde_json::Error>;
     fn meta(&self) -> &SessionMeta;
     /// The state to persist after the last line consumed (serde JSON).
     fn save(&self) -> Value;
@@ -233,6 +234,136 @@ pub(crate) fn is_system_injected(text: &str) -> bool {
         || (t.contains("<INSTRUCTIONS>")
             && t.contains("</INSTRUCTIONS>")
             && t.contains("<environment_context>"))
+}
+
+/// Serde helpers for reading provider lines leniently: a field of an unexpected type reads as
+/// absent instead of failing the whole line (agents change their formats every month).
+pub(crate) mod lenient {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::Deserializer;
+    use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    struct StrVisitor;
+
+    impl<'de> Visitor<'de> for StrVisitor {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+
+    /// A string, borrowed from the line when it has no escapes; anything else is `None`.
+    pub fn str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+        d.deserialize_any(StrVisitor)
+    }
+
+    struct ScalarVisitor;
+
+    #[derive(Clone, Copy)]
+    enum Scalar {
+        Bool(bool),
+        U64(u64),
+        Other,
+    }
+
+    impl<'de> Visitor<'de> for ScalarVisitor {
+        type Value = Scalar;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+            Ok(Scalar::Bool(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+            Ok(Scalar::U64(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+            Ok(u64::try_from(v).map_or(Scalar::Other, Scalar::U64))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_unit<E>(self) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_none<E>(self) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Scalar::Other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Scalar::Other)
+        }
+    }
+
+    /// A boolean; anything else is `None`.
+    pub fn bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        Ok(match d.deserialize_any(ScalarVisitor)? {
+            Scalar::Bool(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// A non-negative integer; anything else is `None` (or 0 through `u64_or_zero`).
+    pub fn u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Ok(match d.deserialize_any(ScalarVisitor)? {
+            Scalar::U64(n) => Some(n),
+            _ => None,
+        })
+    }
+
+    pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Ok(u64(d)?.unwrap_or(0))
+    }
 }
 
 /// How a prompt reads to a person. Claude Code records a slash command a person typed as

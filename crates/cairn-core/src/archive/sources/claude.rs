@@ -8,13 +8,16 @@
 
 use std::collections::BTreeMap;
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
     SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, set_latest, set_once, str_at, text_value, u64_at, valid_timestamp,
+    lenient, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value,
+    valid_timestamp,
 };
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
@@ -77,46 +80,42 @@ impl ClaudeParser {
             .or_else(|| self.summary_title.clone());
     }
 
-    fn message_line(&mut self, line: &Value, kind: &str, base: &Record, out: &mut LineOutput) {
-        let message = line.get("message").unwrap_or(&Value::Null);
-        let role = str_at(message, &["role"]).unwrap_or(kind).to_owned();
+    fn message_line(&mut self, line: RawLine<'_>, kind: &str, base: Record, out: &mut LineOutput) {
+        let message = line.message.unwrap_or_default();
+        let role = message.role.as_deref().unwrap_or(kind).to_owned();
         if kind == "assistant"
-            && let Some(model) = str_at(message, &["model"]).filter(|m| *m != "<synthetic>")
+            && let Some(model) = message.model.as_deref().filter(|m| *m != "<synthetic>")
         {
             set_latest(&mut self.meta.model, Some(model));
         }
-        let message_id = str_at(message, &["id"]).map(str::to_owned);
+        let message_id = message.id.map(Cow::into_owned);
         if kind == "assistant"
-            && let (Some(id), Some(usage)) = (&message_id, message.get("usage"))
+            && let (Some(id), Some(usage)) = (&message_id, message.usage)
         {
-            out.usage.push((id.clone(), usage_of(usage)));
+            out.usage.push((id.clone(), usage.into()));
         }
-        let is_meta = line.get("isMeta").and_then(Value::as_bool).unwrap_or(false);
-        let is_compact_summary = line
-            .get("isCompactSummary")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let injected = line.is_meta.unwrap_or(false) || line.is_compact_summary.unwrap_or(false);
         let base = Record {
             message_id,
-            is_compaction: is_compact_summary,
-            ..base.clone()
+            is_compaction: line.is_compact_summary.unwrap_or(false),
+            ..base
         };
 
-        match message.get("content") {
-            Some(Value::String(text)) => {
+        match message.content {
+            Some(Content::Text(text)) => {
                 let mut rec = Record {
                     kind: Some(RecordKind::Message),
-                    role: Some(role.clone()),
+                    role: Some(role),
                     source_event_kind: format!("claude:{kind}:text"),
-                    text: Some(cap_text(text.clone(), MAX_TEXT_BYTES)),
-                    ..base.clone()
+                    text: Some(cap_text(text.into_owned(), MAX_TEXT_BYTES)),
+                    ..base
                 };
-                rec.prompt_source = self.prompt_source(&rec, is_meta || is_compact_summary);
+                rec.prompt_source = self.prompt_source(&rec, injected);
                 out.records.push(rec);
             }
-            Some(Value::Array(blocks)) => {
-                for (i, block) in blocks.iter().enumerate() {
-                    let block_type = str_at(block, &["type"]).unwrap_or("unknown");
+            Some(Content::Blocks(blocks)) => {
+                for (i, block) in blocks.into_iter().enumerate() {
+                    let block_type = block.kind.as_deref().unwrap_or("unknown");
                     let mut rec = Record {
                         block: i as u32,
                         source_event_kind: format!("claude:{kind}:{block_type}"),
@@ -124,31 +123,29 @@ impl ClaudeParser {
                     };
                     match block_type {
                         "text" => {
-                            let Some(text) = str_at(block, &["text"]) else {
-                                continue;
-                            };
+                            let Some(text) = block.text else { continue };
                             rec.kind = Some(RecordKind::Message);
                             rec.role = Some(role.clone());
-                            rec.text = Some(cap_text(text.to_owned(), MAX_TEXT_BYTES));
-                            rec.prompt_source =
-                                self.prompt_source(&rec, is_meta || is_compact_summary);
+                            rec.text = Some(cap_text(text.into_owned(), MAX_TEXT_BYTES));
+                            rec.prompt_source = self.prompt_source(&rec, injected);
                         }
                         "thinking" => {
-                            let Some(text) = str_at(block, &["thinking"]).filter(|t| !t.is_empty())
-                            else {
+                            let Some(text) = block.thinking.filter(|t| !t.is_empty()) else {
                                 continue;
                             };
                             rec.kind = Some(RecordKind::Reasoning);
                             rec.role = Some(role.clone());
-                            rec.text = Some(cap_text(text.to_owned(), MAX_TEXT_BYTES));
+                            rec.text = Some(cap_text(text.into_owned(), MAX_TEXT_BYTES));
                         }
                         "tool_use" | "server_tool_use" => {
-                            let name = str_at(block, &["name"]).unwrap_or("unknown").to_owned();
-                            let id = str_at(block, &["id"]).map(str::to_owned);
+                            let name = block
+                                .name
+                                .map_or_else(|| "unknown".to_owned(), Cow::into_owned);
+                            let id = block.id.map(Cow::into_owned);
                             if let Some(id) = &id {
                                 self.pending_tools.insert(id.clone(), name.clone());
                             }
-                            let mut input = block.get("input").cloned();
+                            let mut input = block.input;
                             rec.file_paths = edited_paths(&name, input.as_ref());
                             if let Some(input) = input.as_mut() {
                                 cap_json(input, MAX_INPUT_STRING_BYTES);
@@ -161,23 +158,20 @@ impl ClaudeParser {
                             rec.call_id = id;
                         }
                         "tool_result" | "web_search_tool_result" => {
-                            let id = str_at(block, &["tool_use_id"]).map(str::to_owned);
+                            let id = block.tool_use_id.map(Cow::into_owned);
                             let name = id.as_ref().and_then(|id| self.pending_tools.remove(id));
                             let text = block
-                                .get("content")
+                                .content
+                                .as_ref()
                                 .and_then(text_value)
-                                .or_else(|| str_at(block, &["text"]).map(str::to_owned));
-                            let is_error = block
-                                .get("is_error")
-                                .and_then(Value::as_bool)
-                                .unwrap_or(false);
+                                .or_else(|| block.text.map(Cow::into_owned));
                             rec.kind = Some(RecordKind::ToolResult);
                             rec.exit_code = text.as_deref().and_then(exit_code_in);
                             rec.outcome = match rec.exit_code {
                                 Some(code) => {
                                     Some(outcome_for(code, text.as_deref().unwrap_or("")))
                                 }
-                                None if is_error => Some(Outcome::Failed),
+                                None if block.is_error.unwrap_or(false) => Some(Outcome::Failed),
                                 None => None,
                             };
                             rec.tool_kind = name.as_deref().map(ToolKind::of);
@@ -190,7 +184,7 @@ impl ClaudeParser {
                     out.records.push(rec);
                 }
             }
-            _ => {}
+            None => {}
         }
     }
 
@@ -222,44 +216,40 @@ impl SourceParser for ClaudeParser {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    fn parse_line(&mut self, line: &Value, out: &mut LineOutput) {
-        let Some(kind) = str_at(line, &["type"]) else {
+    fn parse_line(&mut self, raw: &str, out: &mut LineOutput) -> Result<(), serde_json::Error> {
+        let line: RawLine<'_> = serde_json::from_str(raw)?;
+        let Some(kind) = line.kind.clone() else {
             count_unknown(&mut self.meta, "<untyped>");
-            return;
+            return Ok(());
         };
-        let kind = kind.to_owned();
-        let timestamp = str_at(line, &["timestamp"]).filter(|t| valid_timestamp(t));
+        let timestamp = line.timestamp.as_deref().filter(|t| valid_timestamp(t));
         note_timestamp(&mut self.meta, timestamp);
-        set_once(&mut self.meta.session_id, str_at(line, &["sessionId"]));
-        set_once(&mut self.meta.tool_version, str_at(line, &["version"]));
-        set_once(&mut self.meta.cwd, str_at(line, &["cwd"]));
-        if let Some(branch) = str_at(line, &["gitBranch"]) {
-            set_once(&mut self.meta.git_branch, Some(branch));
-        }
-        if let Some(agent_id) = str_at(line, &["agentId"]) {
-            set_once(&mut self.meta.agent_id, Some(agent_id));
-        }
+        set_once(&mut self.meta.session_id, line.session_id.as_deref());
+        set_once(&mut self.meta.tool_version, line.version.as_deref());
+        set_once(&mut self.meta.cwd, line.cwd.as_deref());
+        set_once(&mut self.meta.git_branch, line.git_branch.as_deref());
+        set_once(&mut self.meta.agent_id, line.agent_id.as_deref());
 
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
-            is_sidechain: line
-                .get("isSidechain")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            cwd: str_at(line, &["cwd"]).map(str::to_owned),
-            git_branch: str_at(line, &["gitBranch"])
+            is_sidechain: line.is_sidechain.unwrap_or(false),
+            cwd: line.cwd.as_deref().map(str::to_owned),
+            git_branch: line
+                .git_branch
+                .as_deref()
                 .filter(|b| !b.is_empty())
                 .map(str::to_owned),
             ..Record::default()
         };
 
-        match kind.as_str() {
-            "user" | "assistant" => self.message_line(line, &kind, &base, out),
+        match kind.as_ref() {
+            "user" | "assistant" => self.message_line(line, &kind, base, out),
             "system" => {
-                let subtype = str_at(line, &["subtype"]).unwrap_or("unknown");
+                let subtype = line.subtype.as_deref().unwrap_or("unknown");
                 let compaction = subtype == "compact_boundary";
                 let text = line
-                    .get("content")
+                    .content
+                    .as_ref()
                     .and_then(text_value)
                     .or_else(|| compaction.then(|| "Conversation compacted".to_owned()));
                 if let Some(text) = text {
@@ -273,22 +263,21 @@ impl SourceParser for ClaudeParser {
                 }
             }
             "summary" => {
-                set_latest(&mut self.summary_title, str_at(line, &["summary"]));
+                set_latest(&mut self.summary_title, line.summary.as_deref());
                 self.refresh_title();
             }
             "custom-title" => {
-                set_latest(&mut self.custom_title, str_at(line, &["customTitle"]));
+                set_latest(&mut self.custom_title, line.custom_title.as_deref());
                 self.refresh_title();
             }
             "ai-title" => {
-                set_latest(&mut self.ai_title, str_at(line, &["aiTitle"]));
+                set_latest(&mut self.ai_title, line.ai_title.as_deref());
                 self.refresh_title();
             }
             "pr-link" => {
                 // Claude records the PRs it opened: keep them searchable and linkable.
-                let url = str_at(line, &["prUrl"]).unwrap_or("");
-                let number = line.get("prNumber").and_then(Value::as_u64);
-                let text = match number {
+                let url = line.pr_url.as_deref().unwrap_or("");
+                let text = match line.pr_number {
                     Some(n) => format!("PR #{n} {url}"),
                     None => format!("PR {url}"),
                 };
@@ -301,6 +290,173 @@ impl SourceParser for ClaudeParser {
             }
             other if KNOWN_SILENT_TYPES.contains(&other) => {}
             other => count_unknown(&mut self.meta, other),
+        }
+        Ok(())
+    }
+}
+
+// ---- the line shapes, read without building a JSON tree ---------------------------------------
+//
+// Only the fields Cairn uses are named; serde skips everything else (the large `toolUseResult`
+// copies, thinking signatures, progress payloads) without allocating. Strings borrow from the
+// line unless they contain escapes.
+
+#[derive(Deserialize, Default)]
+struct RawLine<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "sessionId",
+        borrow,
+        default,
+        deserialize_with = "lenient::str"
+    )]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    version: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "gitBranch",
+        borrow,
+        default,
+        deserialize_with = "lenient::str"
+    )]
+    git_branch: Option<Cow<'a, str>>,
+    #[serde(rename = "agentId", borrow, default, deserialize_with = "lenient::str")]
+    agent_id: Option<Cow<'a, str>>,
+    #[serde(rename = "isSidechain", default, deserialize_with = "lenient::bool")]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "isMeta", default, deserialize_with = "lenient::bool")]
+    is_meta: Option<bool>,
+    #[serde(
+        rename = "isCompactSummary",
+        default,
+        deserialize_with = "lenient::bool"
+    )]
+    is_compact_summary: Option<bool>,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    summary: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "customTitle",
+        borrow,
+        default,
+        deserialize_with = "lenient::str"
+    )]
+    custom_title: Option<Cow<'a, str>>,
+    #[serde(rename = "aiTitle", borrow, default, deserialize_with = "lenient::str")]
+    ai_title: Option<Cow<'a, str>>,
+    #[serde(rename = "prUrl", borrow, default, deserialize_with = "lenient::str")]
+    pr_url: Option<Cow<'a, str>>,
+    #[serde(rename = "prNumber", default, deserialize_with = "lenient::u64")]
+    pr_number: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct Message<'a> {
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+/// `message.content`: a typed prompt is a string, everything else an array of blocks.
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Blocks(Vec::new()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element::<Block<'a>>()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default, deserialize_with = "lenient::bool")]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+struct Usage {
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    input_tokens: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    output_tokens: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    cache_creation_input_tokens: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    cache_read_input_tokens: u64,
+}
+
+impl From<Usage> for TokenUsage {
+    fn from(u: Usage) -> TokenUsage {
+        TokenUsage {
+            input: u.input_tokens,
+            output: u.output_tokens,
+            cache_creation: u.cache_creation_input_tokens,
+            cache_read: u.cache_read_input_tokens,
+            reasoning: 0,
         }
     }
 }
@@ -320,16 +476,6 @@ fn edited_paths(tool: &str, input: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn usage_of(usage: &Value) -> TokenUsage {
-    TokenUsage {
-        input: u64_at(usage, "input_tokens"),
-        output: u64_at(usage, "output_tokens"),
-        cache_creation: u64_at(usage, "cache_creation_input_tokens"),
-        cache_read: u64_at(usage, "cache_read_input_tokens"),
-        reasoning: 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,7 +485,7 @@ mod tests {
         let mut parser = ClaudeParser::resume(role, None).unwrap();
         let mut out = LineOutput::default();
         for line in lines {
-            parser.parse_line(line, &mut out);
+            parser.parse_line(&line.to_string(), &mut out).unwrap();
         }
         (parser, out)
     }
@@ -422,6 +568,17 @@ mod tests {
         assert_eq!(out.usage.len(), 2);
         assert_eq!(out.usage[1].1.output, 9);
         assert_eq!(parser.meta.title.as_deref(), Some("Custom"));
+    }
+
+    #[test]
+    fn fields_of_unexpected_types_read_as_absent_not_as_errors() {
+        let line = json!({"type":"user","timestamp":12345,"isSidechain":"no","sessionId":["x"],
+            "message":{"role":"user","content":"still read","id":{"weird":true}}});
+        let (parser, out) = parse(&[line], FileRole::Main);
+        assert_eq!(out.records.len(), 1);
+        assert_eq!(out.records[0].text.as_deref(), Some("still read"));
+        assert_eq!(out.records[0].timestamp, None);
+        assert_eq!(parser.meta.session_id, None);
     }
 
     #[test]

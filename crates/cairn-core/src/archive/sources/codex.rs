@@ -9,6 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -275,8 +277,9 @@ impl SourceParser for CodexParser {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    fn parse_line(&mut self, line: &Value, out: &mut LineOutput) {
-        let timestamp = str_at(line, &["timestamp"]).filter(|t| valid_timestamp(t));
+    fn parse_line(&mut self, raw: &str, out: &mut LineOutput) -> Result<(), serde_json::Error> {
+        let line: Envelope<'_> = serde_json::from_str(raw)?;
+        let timestamp = line.timestamp.as_deref().filter(|t| valid_timestamp(t));
         note_timestamp(&mut self.meta, timestamp);
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
@@ -284,18 +287,37 @@ impl SourceParser for CodexParser {
             git_branch: self.meta.git_branch.clone(),
             ..Record::default()
         };
-        let line_type = str_at(line, &["type"]);
-        match (line_type, line.get("payload")) {
-            (Some("session_meta"), Some(p)) => self.session_meta(p),
-            (Some("turn_context"), Some(p)) => {
-                set_latest(&mut self.meta.model, str_at(p, &["model"]));
-                set_once(&mut self.meta.cwd, str_at(p, &["cwd"]));
-                set_latest(&mut self.current_cwd, str_at(p, &["cwd"]));
+        // Each payload is read into the smallest shape that holds what Cairn uses: a session
+        // meta line carries the whole system prompt, a compaction the whole history.
+        match (line.kind.as_deref(), line.payload) {
+            (Some("session_meta"), Some(p)) => {
+                let meta: Slim = serde_json::from_str(p.get())?;
+                self.session_meta(&serde_json::to_value(meta)?);
             }
-            (Some("response_item"), Some(p)) => self.response_item(p, base, out),
-            (Some("event_msg"), Some(p)) => self.event_msg(p, base, out),
+            (Some("turn_context"), Some(p)) => {
+                let ctx: Slim = serde_json::from_str(p.get())?;
+                set_latest(
+                    &mut self.meta.model,
+                    ctx.model.as_deref().or(ctx.model_slug.as_deref()),
+                );
+                set_once(&mut self.meta.cwd, ctx.cwd.as_deref());
+                set_latest(&mut self.current_cwd, ctx.cwd.as_deref());
+            }
+            (Some("response_item"), Some(p)) => {
+                let item: Value = serde_json::from_str(p.get())?;
+                self.response_item(&item, base, out);
+            }
+            (Some("event_msg"), Some(p)) => {
+                let event: Slim = serde_json::from_str(p.get())?;
+                self.event_msg(&serde_json::to_value(event)?, base, out);
+            }
             (Some("compacted"), Some(p)) => {
-                let text = str_at(p, &["message"]).filter(|m| !m.is_empty());
+                let compacted: Slim = serde_json::from_str(p.get())?;
+                let text = compacted
+                    .message
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.is_empty());
                 out.records.push(Record {
                     kind: Some(RecordKind::Event),
                     source_event_kind: "codex:compacted".to_owned(),
@@ -308,20 +330,79 @@ impl SourceParser for CodexParser {
                 });
             }
             // Early Rust rollouts: bare response items after a header line.
-            (Some(t), None) if is_response_item_type(t) => self.response_item(line, base, out),
-            (None, None) if line.get("id").is_some() && line.get("record_type").is_none() => {
-                self.session_meta(line)
+            (Some(t), None) if is_response_item_type(t) => {
+                let item: Value = serde_json::from_str(raw)?;
+                self.response_item(&item, base, out);
             }
-            (None, None) if str_at(line, &["record_type"]) == Some("state") => {}
+            (None, None) if line.record_type.as_deref() == Some("state") => {}
+            (None, None) if line.id.is_some() => {
+                let header: Slim = serde_json::from_str(raw)?;
+                self.session_meta(&serde_json::to_value(header)?);
+            }
             (Some(t), _) => count_unknown(&mut self.meta, t),
             (None, _) => count_unknown(&mut self.meta, "<untyped>"),
         }
-        if let Some(model) =
-            str_at(line, &["payload", "model"]).or_else(|| str_at(line, &["payload", "model_slug"]))
-        {
-            set_latest(&mut self.meta.model, Some(model));
-        }
+        Ok(())
     }
+}
+
+/// The envelope of a rollout line; the payload stays unparsed until its type is known.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    record_type: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// Every payload field Cairn reads from session meta, turn context, event and compaction
+/// lines; the rest (system prompts, replacement histories, tool schemas) is skipped unread.
+#[derive(Deserialize, Serialize, Default)]
+struct Slim {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_slug: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cli_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    thread_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    forked_from_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent_thread_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    git: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    info: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    thread_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 fn is_response_item_type(t: &str) -> bool {
@@ -402,7 +483,7 @@ mod tests {
         let mut parser = CodexParser::resume(None).unwrap();
         let mut out = LineOutput::default();
         for line in lines {
-            parser.parse_line(line, &mut out);
+            parser.parse_line(&line.to_string(), &mut out).unwrap();
         }
         (parser, out)
     }
