@@ -103,6 +103,49 @@ enum Command {
     },
     /// Check source dirs, data dir, agents' retention settings and hooks.
     Doctor,
+    /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
+    /// Without a target: the branch checked out in -C.
+    Skim {
+        #[arg(value_enum)]
+        kind: Option<TargetArg>,
+        /// Branch name, PR number or URL, or change id.
+        value: Option<String>,
+        /// Also list sessions that only ran while the target was checked out.
+        #[arg(long)]
+        include_weak: bool,
+        /// At most this many sessions (the most recently active).
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// A session's turns, or one turn's records.
+    Show {
+        /// A session key (`sha256-…`) or the agent's own session id.
+        session: String,
+        /// A turn key or turn index: show that turn's records.
+        #[arg(long)]
+        turn: Option<String>,
+        /// How many turns or records (the most recent).
+        #[arg(long, default_value_t = cairn_core::views::show::DEFAULT_LIMIT)]
+        limit: u32,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TargetArg {
+    Branch,
+    Review,
+    Change,
+}
+
+impl From<TargetArg> for cairn_core::git::targets::TargetKind {
+    fn from(t: TargetArg) -> Self {
+        use cairn_core::git::targets::TargetKind;
+        match t {
+            TargetArg::Branch => TargetKind::Branch,
+            TargetArg::Review => TargetKind::Review,
+            TargetArg::Change => TargetKind::Change,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -233,6 +276,62 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(out, &hits)?;
             } else {
                 render::search(out, &hits, g.keys)?;
+            }
+        }
+        Command::Skim {
+            kind,
+            value,
+            include_weak,
+            limit,
+        } => {
+            let cairn = open(g)?;
+            let target = match (kind, value) {
+                (Some(kind), Some(value)) => {
+                    cairn_core::git::targets::Target::parse(kind.into(), &value)?
+                }
+                (Some(kind), None) => {
+                    return Err(anyhow!(
+                        "`{}` target value is required, e.g. cairn skim branch main",
+                        cairn_core::git::targets::TargetKind::from(kind).as_str()
+                    ));
+                }
+                (None, _) => cairn.default_target(&g.dir)?,
+            };
+            let view = cairn.skim(&cairn_core::views::skim::SkimQuery {
+                target,
+                include_weak,
+                limit,
+            })?;
+            if g.json {
+                render::json(out, &view)?;
+            } else {
+                render::skim(out, &view)?;
+            }
+        }
+        Command::Show {
+            session,
+            turn,
+            limit,
+        } => {
+            let cairn = open(g)?;
+            match turn {
+                None => {
+                    let view = cairn.show_session(&session, limit)?;
+                    if g.json {
+                        render::json(out, &view)?;
+                    } else {
+                        render::timeline(out, &view, g.keys)?;
+                    }
+                }
+                Some(turn) => {
+                    let view = cairn.show_turn(&session, &turn, limit)?;
+                    if g.json {
+                        render::json(out, &view)?;
+                    } else {
+                        let timeline = cairn.show_session(&session, 0)?;
+                        render::turn_records(out, &timeline, &view, g.keys)?;
+                    }
+                }
             }
         }
         Command::Doctor => {

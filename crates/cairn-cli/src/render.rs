@@ -181,6 +181,204 @@ pub fn hook_install(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) ->
     Ok(())
 }
 
+/// `user` -> `assistant`, each cut to 120 characters.
+fn summary(previews: &[String]) -> String {
+    let side = |prefix: &str| {
+        previews
+            .iter()
+            .find_map(|p| p.strip_prefix(prefix))
+            .map(|t| line(t, 120))
+    };
+    match (side("user: "), side("assistant: ")) {
+        (Some(u), Some(a)) => format!("{u} -> {a}"),
+        (Some(u), None) => u,
+        (None, Some(a)) => a,
+        (None, None) => String::new(),
+    }
+}
+
+fn session_name(agent: &str, title: Option<&str>) -> String {
+    match title {
+        Some(t) => format!("{agent} session \"{}\"", line(t, 60)),
+        None => format!("{agent} session"),
+    }
+}
+
+pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Result<()> {
+    writeln!(
+        out,
+        "Skim for {} {}",
+        v.target_kind.as_str(),
+        clean(&v.target_key)
+    )?;
+    writeln!(out)?;
+    if v.sessions.is_empty() {
+        writeln!(out, "No related agent sessions found.")?;
+        if v.coverage.weak_sessions_hidden > 0 {
+            writeln!(
+                out,
+                "{} that only ran while it was checked out: add --include-weak to see them.",
+                plural(v.coverage.weak_sessions_hidden, "session")
+            )?;
+        }
+        return Ok(());
+    }
+    let c = &v.coverage;
+    writeln!(
+        out,
+        "Sessions: showing {}, {} total, {}.",
+        plural(c.showing_sessions, "related session"),
+        plural(c.showing_turns, "turn"),
+        plural(c.related_turn_count, "directly related turn")
+    )?;
+    let mut weak_heading = false;
+    for (i, s) in v.sessions.iter().enumerate() {
+        if s.weak && !weak_heading {
+            weak_heading = true;
+            writeln!(out)?;
+            writeln!(
+                out,
+                "Also ran while the target was checked out (weak links):"
+            )?;
+        }
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Session #{}: {} · {}, {}, latest {}",
+            i + 1,
+            session_name(s.agent.as_str(), s.title.as_deref()),
+            plural(s.turn_count, "turn"),
+            plural(s.record_count, "record"),
+            short_time(s.updated_at.as_deref())
+        )?;
+        writeln!(out, "  status: {}", s.status)?;
+        if let Some(why) = s.why_related.first() {
+            writeln!(out, "  why: {}", line(&why.reason, 140))?;
+        }
+        for t in &s.turns {
+            let labels = if t.labels.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", t.labels.join(","))
+            };
+            let related = if t.related { " related" } else { "" };
+            let summary = summary(&t.previews);
+            let summary = if summary.is_empty() {
+                summary
+            } else {
+                format!(" {summary}")
+            };
+            writeln!(
+                out,
+                "- #{}{labels} {} records={}{related}{summary}",
+                t.turn_index,
+                short_time(t.started_at.as_deref()),
+                t.record_count
+            )?;
+        }
+    }
+    if c.weak_sessions_hidden > 0 {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} only ran while the target was checked out: add --include-weak to see {}.",
+            plural(c.weak_sessions_hidden, "more session"),
+            if c.weak_sessions_hidden == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys from `cairn --json skim`."
+    )?;
+    Ok(())
+}
+
+pub fn timeline(
+    out: &mut impl Write,
+    v: &cairn_core::views::show::SessionTimeline,
+    keys: bool,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{} of {} turns of {} (started {})",
+        v.coverage.showing_turns,
+        v.coverage.total_turns,
+        session_name(v.agent.as_str(), v.title.as_deref()),
+        short_time(v.started_at.as_deref())
+    )?;
+    if keys {
+        writeln!(out, "session {}", v.session_key)?;
+    }
+    for t in &v.turns {
+        let tools = if t.tool_names.is_empty() {
+            String::new()
+        } else {
+            format!(" tools={}", line(&t.tool_names.join(","), 60))
+        };
+        let key = if keys {
+            format!(" {}", t.turn_key)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "#{}{key} {} records={}{tools}",
+            t.turn_index,
+            short_time(t.started_at.as_deref()),
+            t.record_count
+        )?;
+        if let Some(u) = &t.user_preview {
+            writeln!(out, "  user: {}", line(u, 120))?;
+        }
+        if let Some(a) = &t.assistant_preview {
+            writeln!(out, "  assistant: {}", line(a, 120))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn turn_records(
+    out: &mut impl Write,
+    session: &cairn_core::views::show::SessionTimeline,
+    v: &cairn_core::views::show::TurnRecords,
+    keys: bool,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{} of {} records of turn #{} of {}",
+        v.coverage.showing_records,
+        v.coverage.total_records,
+        v.turn_index,
+        session_name(session.agent.as_str(), session.title.as_deref())
+    )?;
+    if keys {
+        writeln!(out, "session {} turn {}", v.session_key, v.turn_key)?;
+    }
+    for r in &v.records {
+        let who = r.tool_name.as_deref().or(r.role.as_deref()).unwrap_or("-");
+        let body = r.text.as_deref().or(r.tool_input.as_deref()).unwrap_or("");
+        let preview = if body.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" {}", line(body, 120))
+        };
+        writeln!(
+            out,
+            "#{} {} {} {}{preview}",
+            r.ordinal,
+            r.timestamp.as_deref().unwrap_or("unknown"),
+            r.kind,
+            clean(who)
+        )?;
+    }
+    Ok(())
+}
+
 pub fn doctor(out: &mut impl Write, r: &DoctorReport) -> Result<()> {
     for c in &r.checks {
         let mark = match c.status {

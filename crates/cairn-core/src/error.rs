@@ -33,6 +33,8 @@ pub enum Error {
     },
     #[error("config {path}: {message}")]
     Config { path: PathBuf, message: String },
+    #[error("{}: {message}", dir.display())]
+    Git { dir: PathBuf, message: String },
     #[error("{0}")]
     Invalid(String),
     #[error("not found: {0}")]

@@ -10,6 +10,7 @@ pub mod archive;
 pub mod config;
 pub mod doctor;
 pub mod error;
+pub mod git;
 pub mod hooks;
 pub mod keys;
 pub mod views;
@@ -140,8 +141,9 @@ impl Cairn {
         self.writable()?;
         let (files, mut warnings) = self.discover(opts);
         let mut store = self.store();
-        let mut report =
+        let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
+        self.link(&mut store, &touched);
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
         Ok(report)
@@ -155,7 +157,10 @@ impl Cairn {
     ) -> Result<SyncReport> {
         self.writable()?;
         let mut store = self.store();
-        capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)
+        let (report, touched) =
+            capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
+        self.link(&mut store, &touched);
+        Ok(report)
     }
 
     /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
@@ -212,7 +217,18 @@ impl Cairn {
             files.extend(discover::claude_subagent_files(&path));
         }
         let mut store = self.store();
-        capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook).map(Some)
+        let (report, touched) =
+            capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook)?;
+        self.link(&mut store, &touched);
+        Ok(Some(report))
+    }
+
+    /// Snapshot the repositories of freshly captured sessions and relink them. Capture has
+    /// already succeeded: a failure here is logged, never lost work.
+    fn link(&self, store: &mut Store, touched: &capture::Touched) {
+        if let Err(e) = git::after_capture(store.conn_mut(), touched) {
+            tracing::warn!("linking sessions to git failed: {e}");
+        }
     }
 
     /// Top-level sessions, newest first.
@@ -232,6 +248,80 @@ impl Cairn {
                 ))
             })?;
         views::session::detail(store.conn(), id).map_err(|e| store.err(e))
+    }
+
+    /// The target `skim` uses when none is given: the branch checked out in `dir` (the applied
+    /// branch of a GitButler workspace when exactly one is applied).
+    pub fn default_target(&self, dir: &Path) -> Result<git::targets::Target> {
+        let repo = git::repo::Repo::discover(dir)?;
+        match repo.head()? {
+            git::repo::Head::Branch { name, .. } if !name.starts_with("gitbutler/") => {
+                Ok(git::targets::Target::branch(&name))
+            }
+            git::repo::Head::Branch { .. } => Err(Error::Invalid(format!(
+                "{} is a GitButler workspace with several branches; pass one: cairn skim branch <name>",
+                repo.root.display()
+            ))),
+            git::repo::Head::Detached { commit } => Err(Error::Invalid(format!(
+                "HEAD is detached at {} in {}; pass a target: cairn skim branch <name>",
+                &commit[..commit.len().min(7)],
+                repo.root.display()
+            ))),
+        }
+    }
+
+    /// Every session related to a target, and every turn, abbreviated.
+    pub fn skim(&self, query: &views::skim::SkimQuery) -> Result<views::skim::SkimView> {
+        let store = self.store();
+        views::skim::skim(store.conn(), query).map_err(|e| store.err(e))
+    }
+
+    fn session_row(&self, store: &Store, key_or_id: &str) -> Result<i64> {
+        views::session::resolve(store.conn(), key_or_id)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "session {key_or_id:?}; find sessions with `cairn sessions` or `cairn skim`"
+                ))
+            })
+    }
+
+    /// A session's last `limit` turns.
+    pub fn show_session(
+        &self,
+        key_or_id: &str,
+        limit: u32,
+    ) -> Result<views::show::SessionTimeline> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        views::show::timeline(store.conn(), row, limit).map_err(|e| store.err(e))
+    }
+
+    /// The last `limit` records of one turn (by turn key or index).
+    pub fn show_turn(
+        &self,
+        key_or_id: &str,
+        turn: &str,
+        limit: u32,
+    ) -> Result<views::show::TurnRecords> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        let (turn_id, _, _) = views::show::resolve_turn(store.conn(), row, turn)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| Error::NotFound(format!("turn {turn:?} in session {key_or_id:?}; list turns with `cairn show {key_or_id}`")))?;
+        views::show::turn_records(store.conn(), row, turn_id, limit).map_err(|e| store.err(e))
+    }
+
+    /// Records of a session by ordinal range (anchors of evidence links).
+    pub fn records(
+        &self,
+        key_or_id: &str,
+        from: u32,
+        to: u32,
+    ) -> Result<Vec<views::show::RecordView>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        views::show::records_range(store.conn(), row, from, to).map_err(|e| store.err(e))
     }
 
     /// Full-text search over record text.

@@ -4,3 +4,5 @@
 pub mod search;
 pub mod session;
 pub mod sessions;
+pub mod show;
+pub mod skim;

@@ -631,9 +631,12 @@ fn project_of(cwd: &str) -> String {
 pub enum Commit {
     Done {
         session_key: String,
+        session_row: i64,
         session_created: bool,
         records_added: u32,
         new_warnings: Vec<Warning>,
+        /// The capture batch row, when records were added.
+        capture_id: Option<i64>,
     },
     /// Another capture moved this file on since the batch was read: read it again.
     Conflict,
@@ -912,6 +915,7 @@ fn commit_in(
         .map_err(e)?
         .execute(params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64])
         .map_err(e)?;
+        let mut capture_id = None;
         if added > 0 {
             tx.prepare_cached(
                 "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, first_ordinal, last_ordinal, records_added)
@@ -929,6 +933,7 @@ fn commit_in(
                     added
                 ])
             .map_err(e)?;
+            capture_id = Some(tx.last_insert_rowid());
         }
         tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
@@ -954,9 +959,11 @@ fn commit_in(
         .map_err(e)?;
         Ok(Commit::Done {
             session_key,
+            session_row,
             session_created,
             records_added: added,
             new_warnings,
+            capture_id,
         })
     }
 }
@@ -1060,6 +1067,8 @@ struct TurnAcc {
     started_at: Option<String>,
     ended_at: Option<String>,
     preview: Option<String>,
+    assistant_preview: Option<String>,
+    tool_names: Vec<String>,
 }
 
 impl TurnWriter {
@@ -1074,7 +1083,8 @@ impl TurnWriter {
         let current = tx
             .prepare_cached(
                 "SELECT t.id, r.record_hash, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count,
-                        t.edit_count, t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
+                        t.edit_count, t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview,
+                        t.assistant_preview, t.tool_names
                  FROM turns t JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
                  WHERE t.session_id = ?1 ORDER BY t.turn_index DESC LIMIT 1",
             )?
@@ -1094,6 +1104,8 @@ impl TurnWriter {
                         started_at: r.get(9)?,
                         ended_at: r.get(10)?,
                         preview: r.get(11)?,
+                        assistant_preview: r.get(12)?,
+                        tool_names: serde_json::from_str(&r.get::<_, String>(13)?).unwrap_or_default(),
                     })
                 },
             )
@@ -1162,6 +1174,11 @@ impl TurnWriter {
         t.record_count += 1;
         if r.kind() == RecordKind::ToolCall {
             t.tool_call_count += 1;
+            if let Some(name) = &r.tool_name
+                && !t.tool_names.contains(name)
+            {
+                t.tool_names.push(name.clone());
+            }
             match r.tool_kind {
                 Some(ToolKind::FileEdit) => t.edit_count += 1,
                 Some(ToolKind::Exec) => t.exec_count += 1,
@@ -1182,6 +1199,12 @@ impl TurnWriter {
                 t.ended_at = Some(ts.clone());
             }
         }
+        if r.kind() == RecordKind::Message
+            && r.role.as_deref() == Some("assistant")
+            && let Some(text) = r.text.as_deref().filter(|t| !t.trim().is_empty())
+        {
+            t.assistant_preview = Some(preview_of(text));
+        }
         let human = r.prompt_source == Some(PromptSource::Human);
         if (t.preview.is_none() || (human && ordinal == t.first_ordinal))
             && r.kind() == RecordKind::Message
@@ -1197,12 +1220,14 @@ impl TurnWriter {
         };
         tx.prepare_cached(
             "UPDATE turns SET first_ordinal = ?2, last_ordinal = ?3, record_count = ?4, tool_call_count = ?5,
-                edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11
+                edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11,
+                assistant_preview = ?12, tool_names = ?13
              WHERE id = ?1",
         )?
         .execute(params![
                 t.id, t.first_ordinal, t.last_ordinal, t.record_count, t.tool_call_count, t.edit_count,
-                t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview
+                t.exec_count, t.failure_count, t.started_at, t.ended_at, t.preview, t.assistant_preview,
+                serde_json::to_string(&t.tool_names).unwrap_or_else(|_| "[]".to_owned())
             ])?;
         Ok(())
     }
@@ -1225,23 +1250,40 @@ pub(crate) fn now() -> String {
 
 // ---- orchestration -----------------------------------------------------------------------------
 
+/// Sessions a capture added records to, and the capture batches it stored: what the git
+/// snapshot is attached to and association is recomputed for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Touched {
+    pub sessions: Vec<i64>,
+    pub captures: Vec<i64>,
+}
+
 /// Accumulates a report over many commits.
 #[derive(Default)]
 struct Tally {
     report: SyncReport,
     added: HashSet<String>,
     updated: HashSet<String>,
+    touched: Touched,
 }
 
 impl Tally {
     fn commit(&mut self, c: Commit, bytes: u64) {
         if let Commit::Done {
             session_key,
+            session_row,
             session_created,
             records_added,
             new_warnings,
+            capture_id,
         } = c
         {
+            if let Some(id) = capture_id {
+                self.touched.captures.push(id);
+                if !self.touched.sessions.contains(&session_row) {
+                    self.touched.sessions.push(session_row);
+                }
+            }
             self.report.records_added += records_added;
             self.report.bytes_read += bytes as f64;
             self.report.warnings.extend(new_warnings);
@@ -1253,11 +1295,11 @@ impl Tally {
         }
     }
 
-    fn finish(mut self, files: usize) -> SyncReport {
+    fn finish(mut self, files: usize) -> (SyncReport, Touched) {
         self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
         self.report.sessions_added = self.added.len() as u32;
         self.report.sessions_updated = self.updated.len() as u32;
-        self.report
+        (self.report, self.touched)
     }
 }
 
@@ -1267,7 +1309,7 @@ pub fn capture_files(
     data_dir: &Path,
     files: &[FoundFile],
     trigger: Trigger,
-) -> Result<SyncReport> {
+) -> Result<(SyncReport, Touched)> {
     let lock = CaptureLock::open(data_dir)?;
     let _guard = lock.lock()?;
     let mut tally = Tally::default();
@@ -1332,7 +1374,7 @@ pub fn capture_many(
     files: &[FoundFile],
     trigger: Trigger,
     progress: &dyn Progress,
-) -> Result<SyncReport> {
+) -> Result<(SyncReport, Touched)> {
     let states: HashMap<String, SourceState> = store
         .all_source_states()?
         .into_iter()

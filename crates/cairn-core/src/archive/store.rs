@@ -12,7 +12,10 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use crate::error::{Error, Result};
 
 /// Migrations in order; the index + 1 is the schema version they produce.
-const MIGRATIONS: &[&str] = &[include_str!("store/0001_archive.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("store/0001_archive.sql"),
+    include_str!("store/0002_git.sql"),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,0 +1,323 @@
+//! A git repository, read through the `git` command (the one every machine with a repository
+//! already has; it knows worktrees, alternates and every config the user set).
+//!
+//! Every call runs with `GIT_OPTIONAL_LOCKS=0` (a status never takes the index lock from under
+//! the user's own git), `LC_ALL=C` (parseable output) and no pager or prompts.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// An opened repository with a worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    /// The worktree root (a linked worktree's own root, not the main one).
+    pub root: PathBuf,
+    /// `.git` of this worktree (for a linked worktree: `<common>/worktrees/<name>`).
+    pub git_dir: PathBuf,
+    /// The shared git dir (where refs and objects live).
+    pub common_dir: PathBuf,
+}
+
+/// Where HEAD points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// On a branch (`refs/heads/<name>`), with its commit unless the branch is unborn.
+    Branch {
+        name: String,
+        commit: Option<String>,
+    },
+    /// A detached HEAD at a commit.
+    Detached { commit: String },
+}
+
+/// One commit, with what Cairn needs to link work to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: String,
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+    pub subject: String,
+    /// A `change-id` header (jj, GitButler) or a `Change-Id:` trailer (Gerrit).
+    pub change_id: Option<String>,
+    /// Paths the commit changed (renames give both paths), repo-relative.
+    pub files: Vec<String>,
+}
+
+fn git_error(dir: &Path, message: impl Into<String>) -> Error {
+    Error::Git {
+        dir: dir.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Run git in `dir` and return stdout, or an error carrying git's own message.
+pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .map_err(|e| git_error(dir, format!("cannot run git ({e}); is git installed?")))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("git failed");
+        return Err(git_error(
+            dir,
+            format!("git {}: {}", args.first().unwrap_or(&""), first.trim()),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+impl Repo {
+    /// The repository containing `dir`. A bare repository is refused: Cairn links sessions to
+    /// the work in a worktree.
+    pub fn discover(dir: &Path) -> Result<Repo> {
+        let out = run_git(
+            dir,
+            &[
+                "rev-parse",
+                "--is-bare-repository",
+                "--absolute-git-dir",
+                "--git-common-dir",
+                "--show-toplevel",
+            ],
+        )
+        .map_err(|_| {
+            git_error(
+                dir,
+                "no git repository found here; use -C to choose a repository".to_owned(),
+            )
+        })?;
+        let mut lines = out.lines();
+        let bare = lines.next() == Some("true");
+        if bare {
+            return Err(git_error(
+                dir,
+                "bare repositories are not supported: run Cairn in a worktree of this repository (git worktree add)",
+            ));
+        }
+        let git_dir = PathBuf::from(lines.next().unwrap_or_default());
+        let common = lines.next().unwrap_or_default();
+        let root = PathBuf::from(lines.next().unwrap_or_default());
+        if root.as_os_str().is_empty() {
+            return Err(git_error(
+                dir,
+                "this directory is inside .git, not a worktree; use -C to choose one",
+            ));
+        }
+        let common_dir = if Path::new(common).is_absolute() {
+            PathBuf::from(common)
+        } else {
+            dir.join(common)
+        };
+        let common_dir = std::fs::canonicalize(&common_dir).unwrap_or(common_dir);
+        Ok(Repo {
+            root,
+            git_dir,
+            common_dir,
+        })
+    }
+
+    pub fn git(&self, args: &[&str]) -> Result<String> {
+        run_git(&self.root, args)
+    }
+
+    pub fn head(&self) -> Result<Head> {
+        let symbolic = self.git(&["symbolic-ref", "-q", "HEAD"]).ok();
+        let commit = self
+            .git(&["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+            .ok()
+            .map(|s| s.trim().to_owned());
+        match symbolic.map(|s| s.trim().to_owned()) {
+            Some(r) if r.starts_with("refs/heads/") => Ok(Head::Branch {
+                name: r.trim_start_matches("refs/heads/").to_owned(),
+                commit: commit.filter(|c| !c.is_empty()),
+            }),
+            _ => match commit {
+                Some(c) if !c.is_empty() => Ok(Head::Detached { commit: c }),
+                _ => Err(git_error(&self.root, "HEAD points nowhere")),
+            },
+        }
+    }
+
+    /// Local branches and the commits they point at.
+    pub fn branches(&self) -> Result<Vec<(String, String)>> {
+        let out = self.git(&[
+            "for-each-ref",
+            "--format=%(refname:short)%00%(objectname)",
+            "refs/heads",
+        ])?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once('\0'))
+            .map(|(n, c)| (n.to_owned(), c.to_owned()))
+            .collect())
+    }
+
+    /// Paths with uncommitted changes in the worktree (modified, added, deleted, untracked).
+    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+        let out = self.git(&[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ])?;
+        let mut paths: Vec<String> = out
+            .split('\0')
+            .filter(|e| e.len() > 3)
+            .map(|e| e[3..].to_owned())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// Commits reachable from `tips` and not from `exclude`, newest first, with changed paths.
+    /// `since` limits by committer time (seconds since the epoch).
+    pub fn commits(
+        &self,
+        tips: &[&str],
+        exclude: &[&str],
+        since: Option<i64>,
+        limit: Option<usize>,
+    ) -> Result<Vec<CommitInfo>> {
+        if tips.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args: Vec<String> = vec![
+            "log".into(),
+            "-z".into(),
+            "--no-renames".into(),
+            "--name-only".into(),
+            "--format=%x1e%H%x1f%ct%x1f%s%x1f%(trailers:key=Change-Id,valueonly,separator=%x2c)%x1f%B".into(),
+        ];
+        if let Some(s) = since {
+            args.push(format!("--since=@{s}"));
+        }
+        if let Some(n) = limit {
+            args.push(format!("--max-count={n}"));
+        }
+        args.extend(tips.iter().map(|t| (*t).to_owned()));
+        args.extend(exclude.iter().map(|e| format!("^{e}")));
+        args.push("--".into());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.git(&refs)?;
+        let mut commits = Vec::new();
+        for chunk in out
+            .split('\u{1e}')
+            .filter(|c| !c.trim_matches('\0').trim().is_empty())
+        {
+            let mut fields = chunk.splitn(5, '\u{1f}');
+            let id = fields.next().unwrap_or_default().trim().to_owned();
+            let time = fields
+                .next()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            let subject = fields.next().unwrap_or_default().to_owned();
+            let trailer = fields.next().unwrap_or_default().trim().to_owned();
+            let rest = fields.next().unwrap_or_default();
+            // The body ends where the NUL-separated file list starts.
+            let (_, files) = rest.split_once('\0').unwrap_or((rest, ""));
+            let files: Vec<String> = files
+                .split('\0')
+                .map(|f| f.trim_start_matches('\n').to_owned())
+                .filter(|f| !f.is_empty())
+                .collect();
+            if id.len() < 40 {
+                continue;
+            }
+            commits.push(CommitInfo {
+                id,
+                time,
+                subject,
+                change_id: (!trailer.is_empty())
+                    .then(|| trailer.split(',').next().unwrap_or_default().to_owned()),
+                files,
+            });
+        }
+        // Headers are not in `log` output: jj and GitButler write `change-id` there.
+        for c in commits.iter_mut().filter(|c| c.change_id.is_none()) {
+            c.change_id = self.change_id_header(&c.id);
+        }
+        Ok(commits)
+    }
+
+    fn change_id_header(&self, commit: &str) -> Option<String> {
+        let raw = self.git(&["cat-file", "commit", commit]).ok()?;
+        raw.lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix("change-id ").map(|v| v.trim().to_owned()))
+    }
+
+    /// The full id of a (possibly abbreviated) commit, if it exists here.
+    pub fn resolve_commit(&self, rev: &str) -> Option<String> {
+        if rev.is_empty() || !rev.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.git(&["rev-parse", "-q", "--verify", &format!("{rev}^{{commit}}")])
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| s.len() >= 40)
+    }
+
+    /// Local branches that contain `commit`.
+    pub fn branches_containing(&self, commit: &str) -> Vec<String> {
+        self.git(&["branch", "--format=%(refname:short)", "--contains", commit])
+            .map(|o| {
+                o.lines()
+                    .map(|l| l.trim().to_owned())
+                    .filter(|l| !l.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn config(&self, key: &str) -> Option<String> {
+        self.git(&["config", "--get", key])
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    }
+
+    /// Make an absolute path repo-relative, if it is inside this worktree.
+    pub fn relative(&self, path: &str) -> Option<String> {
+        let p = Path::new(path);
+        if !p.is_absolute() {
+            return crate::git::targets::is_public_repo_path(path).then(|| path.to_owned());
+        }
+        let rel: PathBuf = match p.strip_prefix(&self.root) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => {
+                // Symlinked homes and the like: compare canonical forms. The path may not exist
+                // any more, so canonicalise its longest existing ancestor.
+                let canonical_root = std::fs::canonicalize(&self.root).ok()?;
+                let mut existing = p.to_path_buf();
+                let mut tail = Vec::new();
+                while !existing.exists() {
+                    tail.push(existing.file_name()?.to_owned());
+                    existing = existing.parent()?.to_path_buf();
+                }
+                let mut full = std::fs::canonicalize(&existing).ok()?;
+                for part in tail.iter().rev() {
+                    full.push(part);
+                }
+                full.strip_prefix(&canonical_root).ok()?.to_path_buf()
+            }
+        };
+        let s = rel.to_str()?.replace('\\', "/");
+        crate::git::targets::is_public_repo_path(&s).then_some(s)
+    }
+}

@@ -1,0 +1,422 @@
+//! `skim`: every session related to a branch, review or change, and every turn, abbreviated —
+//! with why each session is related.
+//!
+//! Sessions come from links (see `git::associate`): by default only links with evidence of work
+//! landing on the target; weak links ("ran while the branch was checked out") with
+//! `include_weak`. A pull request also collects what its head branch's sessions did (PR
+//! carry-over). A turn is `related` when a link rests on it, so `related_turn_count` says
+//! something (agentlog marks every turn of a related session related).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{Connection, params, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use super::sessions::count;
+use crate::archive::Agent;
+use crate::git::associate::Evidence;
+use crate::git::targets::{Target, TargetKind};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkimQuery {
+    pub target: Target,
+    /// Also list sessions that only ran while the target was checked out.
+    pub include_weak: bool,
+    /// At most this many sessions (the most recently active).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkimView {
+    pub target_kind: TargetKind,
+    pub target_key: String,
+    pub coverage: SkimCoverage,
+    pub sessions: Vec<SkimSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkimCoverage {
+    pub showing_sessions: u32,
+    pub showing_turns: u32,
+    pub related_turn_count: u32,
+    /// Sessions left out because they only have weak links (shown with `include_weak`).
+    pub weak_sessions_hidden: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkimSession {
+    pub session_key: String,
+    /// `local-only` for what this machine captured, `published` for what a teammate shared.
+    pub status: String,
+    pub agent: Agent,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: u32,
+    pub record_count: u32,
+    pub related_turn_count: u32,
+    /// True when every link to the target is weak.
+    pub weak: bool,
+    /// The evidence, strongest first.
+    pub why_related: Vec<WhyRelated>,
+    /// `user: …` and `assistant: …` from the related turns.
+    pub previews: Vec<String>,
+    pub turns: Vec<SkimTurn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyRelated {
+    pub evidence: Evidence,
+    pub confidence: f64,
+    pub target_key: String,
+    pub turn_key: Option<String>,
+    pub turn_index: Option<u32>,
+    /// The record the evidence rests on.
+    pub ordinal: Option<u32>,
+    pub commit: Option<String>,
+    /// One line a person can read: "edited login.txt, committed in 1a2b3c4".
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkimTurn {
+    pub turn_key: String,
+    pub turn_index: u32,
+    pub started_at: Option<String>,
+    pub related: bool,
+    pub record_count: u32,
+    pub tool_call_count: u32,
+    pub tool_names: Vec<String>,
+    pub labels: Vec<String>,
+    pub previews: Vec<String>,
+}
+
+/// The target keys whose links count for `target`, and the PR number to match if any.
+fn matching_keys(
+    conn: &Connection,
+    target: &Target,
+) -> rusqlite::Result<(Vec<String>, Option<u32>)> {
+    let mut keys = vec![target.key.clone()];
+    if target.kind == TargetKind::Review {
+        // PR carry-over: work proven on the PR's head branch counts for the PR.
+        keys.extend(pr_branch(&target.key));
+        if let Some(n) = target.pr_number {
+            let mut stmt = conn.prepare_cached(
+                "SELECT DISTINCT target_key FROM links WHERE pr_number = ?1
+                 UNION SELECT DISTINCT 'ref:refs/heads/' || branch FROM git_prs WHERE number = ?1 AND branch != ''",
+            )?;
+            for key in stmt.query_map([n], |r| r.get::<_, String>(0))? {
+                let key = key?;
+                keys.extend(pr_branch(&key));
+                keys.push(key);
+            }
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    Ok((keys, target.pr_number))
+}
+
+/// The head branch key of a `pull-request:<branch key>#<n>` key.
+fn pr_branch(key: &str) -> Option<String> {
+    let (branch, _) = key.strip_prefix("pull-request:")?.rsplit_once('#')?;
+    branch.starts_with("ref:").then(|| branch.to_owned())
+}
+
+struct LinkRow {
+    session_id: i64,
+    evidence: Evidence,
+    strong: bool,
+    confidence: f64,
+    target_key: String,
+    turn_id: Option<i64>,
+    turn_key: Option<String>,
+    turn_index: Option<i64>,
+    ordinal: Option<i64>,
+    commit: Option<String>,
+    detail: String,
+}
+
+pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
+    let (keys, pr_number) = matching_keys(conn, &q.target)?;
+    let placeholders = vec!["?"; keys.len()].join(", ");
+    let mut sql = format!(
+        "SELECT l.session_id, l.evidence, l.strong, l.confidence, l.target_key, l.turn_id, t.turn_key, t.turn_index,
+                l.ordinal, l.commit_id, l.detail
+         FROM links l LEFT JOIN turns t ON t.id = l.turn_id
+         WHERE (l.target_key IN ({placeholders})"
+    );
+    let mut args: Vec<SqlValue> = keys.iter().map(|k| SqlValue::Text(k.clone())).collect();
+    if let Some(n) = pr_number {
+        sql.push_str(" OR l.pr_number = ?");
+        args.push(SqlValue::Integer(i64::from(n)));
+    }
+    sql.push_str(") ORDER BY l.confidence DESC, l.ordinal");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows: Vec<LinkRow> = stmt
+        .query_map(params_from_iter(args), |r| {
+            let evidence: String = r.get(1)?;
+            Ok(LinkRow {
+                session_id: r.get(0)?,
+                evidence: Evidence::parse(&evidence).unwrap_or(Evidence::RanOnBranch),
+                strong: r.get(2)?,
+                confidence: r.get(3)?,
+                target_key: r.get(4)?,
+                turn_id: r.get(5)?,
+                turn_key: r.get(6)?,
+                turn_index: r.get(7)?,
+                ordinal: r.get(8)?,
+                commit: r.get(9)?,
+                detail: r.get(10)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+
+    let mut by_session: BTreeMap<i64, Vec<LinkRow>> = BTreeMap::new();
+    for row in rows {
+        by_session.entry(row.session_id).or_default().push(row);
+    }
+    let mut coverage = SkimCoverage::default();
+    let mut sessions = Vec::new();
+    for (session_id, links) in by_session {
+        let weak = links.iter().all(|l| !l.strong);
+        if weak && !q.include_weak {
+            coverage.weak_sessions_hidden += 1;
+            continue;
+        }
+        sessions.push(session(conn, session_id, &links, weak)?);
+    }
+    // Most recently active first for the limit, then shown oldest first (the story in order).
+    sessions.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then_with(|| a.session_key.cmp(&b.session_key))
+    });
+    if let Some(limit) = q.limit {
+        sessions.truncate(limit as usize);
+    }
+    sessions.sort_by(|a, b| {
+        (a.weak, &a.started_at, &a.session_key).cmp(&(b.weak, &b.started_at, &b.session_key))
+    });
+    coverage.showing_sessions = sessions.len() as u32;
+    coverage.showing_turns = sessions.iter().map(|s| s.turns.len() as u32).sum();
+    coverage.related_turn_count = sessions.iter().map(|s| s.related_turn_count).sum();
+    Ok(SkimView {
+        target_kind: q.target.kind,
+        target_key: q.target.key.clone(),
+        coverage,
+        sessions,
+    })
+}
+
+fn session(
+    conn: &Connection,
+    id: i64,
+    links: &[LinkRow],
+    weak: bool,
+) -> rusqlite::Result<SkimSession> {
+    let related_turns: BTreeSet<i64> = links
+        .iter()
+        .filter(|l| weak || l.strong)
+        .filter_map(|l| l.turn_id)
+        .collect();
+    let mut s = conn.prepare_cached(
+        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count
+         FROM sessions WHERE id = ?1",
+    )?
+    .query_row([id], |r| {
+        let agent: String = r.get(1)?;
+        Ok(SkimSession {
+            session_key: r.get(0)?,
+            status: "local-only".to_owned(),
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            title: r.get(2)?,
+            project: r.get(3)?,
+            started_at: r.get(4)?,
+            updated_at: r.get(5)?,
+            turn_count: count(r.get(6)?),
+            record_count: count(r.get(7)?),
+            related_turn_count: 0,
+            weak,
+            why_related: Vec::new(),
+            previews: Vec::new(),
+            turns: Vec::new(),
+        })
+    })?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, turn_key, turn_index, started_at, record_count, tool_call_count, tool_names, preview,
+                assistant_preview, edit_count
+         FROM turns WHERE session_id = ?1 ORDER BY turn_index",
+    )?;
+    let turns = stmt.query_map([id], |r| {
+        let tool_names: String = r.get(6)?;
+        let user: Option<String> = r.get(7)?;
+        let assistant: Option<String> = r.get(8)?;
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, i64>(4)?,
+            r.get::<_, i64>(5)?,
+            tool_names,
+            user,
+            assistant,
+        ))
+    })?;
+    let mut latest_user = None;
+    let mut latest_assistant = None;
+    for t in turns {
+        let (
+            turn_id,
+            turn_key,
+            turn_index,
+            started_at,
+            records,
+            tools,
+            tool_names,
+            user,
+            assistant,
+        ) = t?;
+        let related = related_turns.contains(&turn_id);
+        let mut previews = Vec::new();
+        if let Some(u) = user.as_deref().filter(|u| !u.trim().is_empty()) {
+            previews.push(format!("user: {u}"));
+        }
+        if let Some(a) = assistant.as_deref().filter(|a| !a.trim().is_empty()) {
+            previews.push(format!("assistant: {a}"));
+        }
+        if related {
+            latest_user = user.clone().or(latest_user);
+            latest_assistant = assistant.clone().or(latest_assistant);
+        }
+        let commits_here = links
+            .iter()
+            .any(|l| l.turn_id == Some(turn_id) && l.commit.is_some());
+        s.turns.push(SkimTurn {
+            turn_key,
+            turn_index: count(turn_index),
+            started_at,
+            related,
+            record_count: count(records),
+            tool_call_count: count(tools),
+            tool_names: serde_json::from_str(&tool_names).unwrap_or_default(),
+            labels: labels(&previews.join(" "), commits_here),
+            previews,
+        });
+    }
+    s.related_turn_count = s.turns.iter().filter(|t| t.related).count() as u32;
+    if let Some(u) = latest_user {
+        s.previews.push(format!("user: {u}"));
+    }
+    if let Some(a) = latest_assistant {
+        s.previews.push(format!("assistant: {a}"));
+    }
+    // Strongest evidence first, one entry per (evidence, turn, commit).
+    let mut seen = BTreeSet::new();
+    for l in links.iter().filter(|l| weak || l.strong) {
+        if !seen.insert((l.evidence, l.turn_id, l.commit.clone())) {
+            continue;
+        }
+        let turn_part = l
+            .turn_index
+            .map(|i| format!(" (turn #{i})"))
+            .unwrap_or_default();
+        s.why_related.push(WhyRelated {
+            evidence: l.evidence,
+            confidence: l.confidence,
+            target_key: l.target_key.clone(),
+            turn_key: l.turn_key.clone(),
+            turn_index: l.turn_index.map(count),
+            ordinal: l.ordinal.map(count),
+            commit: l.commit.clone(),
+            reason: format!("{}{turn_part}", l.detail),
+        });
+    }
+    s.why_related.truncate(8);
+    Ok(s)
+}
+
+/// agentlog's keyword labels, matched on whole words so "preview" is not "reviewed" and
+/// "checkout" is not "tested"; plus `committed` when the turn made a commit.
+pub fn labels(text: &str, committed: bool) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |options: &[&str]| words.iter().any(|w| options.contains(w));
+    let phrase = |options: &[&str]| options.iter().any(|p| lower.contains(p));
+    let mut out = Vec::new();
+    let mut push = |cond: bool, label: &str| {
+        if cond {
+            out.push(label.to_owned());
+        }
+    };
+    push(
+        has(&["implemented", "implement", "added", "created"]),
+        "implemented",
+    );
+    push(has(&["decision", "decided", "chose", "picked"]), "decided");
+    push(
+        has(&["review", "reviewed", "findings", "subagent"]),
+        "reviewed",
+    );
+    push(
+        has(&[
+            "test",
+            "tests",
+            "tested",
+            "testing",
+            "validation",
+            "validated",
+        ]),
+        "tested",
+    );
+    push(has(&["renamed"]) || phrase(&["command is now"]), "renamed");
+    push(has(&["install", "installed"]), "installed");
+    push(committed, "committed");
+    push(
+        phrase(&["what's next", "whats next", "next is", "next step"]),
+        "next",
+    );
+    out
+}
+
+/// The sessions' turn keys in order (used by publish).
+pub fn turn_keys(conn: &Connection, session_key: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.turn_key FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.session_key = ?1 ORDER BY t.turn_index",
+    )?;
+    let keys = stmt.query_map(params![session_key], |r| r.get(0))?;
+    keys.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_match_words_not_fragments() {
+        assert_eq!(
+            labels("user: preview the latest checkout", false),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            labels("assistant: I implemented it and the tests pass", true),
+            vec!["implemented", "tested", "committed"]
+        );
+        assert!(labels("we cherry-pick this", false).is_empty());
+        assert_eq!(
+            labels("Decided to install ripgrep. What's next?", false),
+            vec!["decided", "installed", "next"]
+        );
+    }
+}

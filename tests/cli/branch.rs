@@ -1,0 +1,526 @@
+//! Branch context: throwaway repositories built with git, sessions captured through
+//! `cairn hook` as an agent would, then `cairn skim` / `cairn show`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::Env;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A repository with one commit on `main`.
+fn repo(root: &Path) -> PathBuf {
+    let dir = root.join("repo");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-q", "-m", "init"]);
+    std::fs::canonicalize(dir).unwrap()
+}
+
+/// A Claude Code transcript written line by line, as the agent would.
+struct Transcript {
+    path: PathBuf,
+    session: String,
+    cwd: PathBuf,
+    branch: String,
+    n: usize,
+}
+
+impl Transcript {
+    fn new(env: &Env, session: &str, cwd: &Path, branch: &str) -> Transcript {
+        let dir = env.claude().join("-repo");
+        std::fs::create_dir_all(&dir).unwrap();
+        Transcript {
+            path: dir.join(format!("{session}.jsonl")),
+            session: session.into(),
+            cwd: cwd.into(),
+            branch: branch.into(),
+            n: 0,
+        }
+    }
+
+    fn line(&mut self, mut v: Value) {
+        self.n += 1;
+        let now = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
+        let extra = json!({"sessionId": self.session, "cwd": self.cwd, "gitBranch": self.branch,
+            "uuid": format!("{}-{}", self.session, self.n), "timestamp": now, "version": "2.1.39"});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .unwrap();
+        writeln!(f, "{v}").unwrap();
+    }
+
+    fn user(&mut self, text: &str) {
+        self.line(json!({"type": "user", "message": {"role": "user", "content": text}}));
+    }
+
+    fn say(&mut self, text: &str) {
+        let id = format!("msg_{}", self.n);
+        self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "claude-test", "content": [{"type": "text", "text": text}]}}));
+    }
+
+    fn tool(&mut self, name: &str, input: Value, output: &str) {
+        let id = format!("toolu_{}_{}", self.session, self.n);
+        self.line(json!({"type": "assistant", "message": {"id": format!("msg_{}", self.n), "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}}));
+        self.line(json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": output}]}}));
+    }
+
+    /// Edit a file for real and record the Edit tool call.
+    fn edit(&mut self, rel: &str, content: &str) {
+        let path = self.cwd.join(rel);
+        std::fs::write(&path, content).unwrap();
+        self.tool(
+            "Edit",
+            json!({"file_path": path, "old_string": "", "new_string": content}),
+            "The file has been updated.",
+        );
+    }
+
+    /// Run a git command for real and record it as a Bash call with its output.
+    fn run_git(&mut self, args: &[&str]) {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.cwd)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "Agent")
+            .env("GIT_AUTHOR_EMAIL", "agent@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Agent")
+            .env("GIT_COMMITTER_EMAIL", "agent@example.invalid")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.tool(
+            "Bash",
+            json!({"command": format!("git {}", args.join(" "))}),
+            &text,
+        );
+    }
+
+    /// The Stop hook fires.
+    fn hook(&self, env: &Env) {
+        let input = json!({"session_id": self.session, "transcript_path": self.path, "cwd": self.cwd, "hook_event_name": "Stop"});
+        let mut child = env
+            .command()
+            .args(["hook", "--agent", "claude"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "hook failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn skim(env: &Env, args: &[&str]) -> Value {
+    let mut all = vec!["skim"];
+    all.extend_from_slice(args);
+    env.json(&all)
+}
+
+fn sessions_of(v: &Value) -> Vec<String> {
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn key_of(env: &Env, session: &str) -> String {
+    let list = env.json(&["sessions"]);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_id"] == session)
+        .unwrap()["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn edit_then_commit_across_turns_is_related_with_its_evidence() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    let mut t = Transcript::new(&env, "s-edit-commit", &repo, "feature");
+    t.user("add a login page");
+    t.edit("login.txt", "login form\n");
+    t.say("I added login.txt.");
+    t.hook(&env);
+    t.user("commit it");
+    t.run_git(&["add", "login.txt"]);
+    t.run_git(&["commit", "-m", "Add login page"]);
+    t.say("Committed.");
+    t.hook(&env);
+
+    let key = key_of(&env, "s-edit-commit");
+    let v = skim(&env, &["branch", "feature"]);
+    assert_eq!(v["target_key"], "ref:refs/heads/feature");
+    assert_eq!(sessions_of(&v), vec![key.clone()]);
+    let s = &v["sessions"][0];
+    let evidence: Vec<&str> = s["why_related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["evidence"].as_str().unwrap())
+        .collect();
+    assert!(evidence.contains(&"commit_by_session"), "{evidence:?}");
+    assert!(evidence.contains(&"environment_promotion"), "{evidence:?}");
+    assert!(
+        s["why_related"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Add login page")
+    );
+    // Only the turn with the commit is directly related, not every turn.
+    let related: Vec<bool> = s["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["related"].as_bool().unwrap())
+        .collect();
+    assert_eq!(related, vec![false, true]);
+    assert_eq!(v["coverage"]["related_turn_count"], 1);
+    // The default target is the branch checked out in -C.
+    let default = env.json(&["-C", repo.to_str().unwrap(), "skim"]);
+    assert_eq!(default["target_key"], "ref:refs/heads/feature");
+    // main got nothing.
+    assert!(sessions_of(&skim(&env, &["branch", "main"])).is_empty());
+}
+
+#[test]
+fn edits_committed_by_a_person_after_the_session_count_without_hooks() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "topic"]);
+    let mut t = Transcript::new(&env, "s-no-hooks", &repo, "topic");
+    t.user("fix the parser");
+    t.edit("parser.txt", "fixed\n");
+    t.say("Fixed the parser; please commit.");
+    // The person commits later; Cairn only ever sees the transcript through `sync`.
+    git(&repo, &["add", "parser.txt"]);
+    git(&repo, &["commit", "-q", "-m", "Fix parser"]);
+    env.ok(&["sync"]);
+    let v = skim(&env, &["branch", "topic"]);
+    let why = &v["sessions"][0]["why_related"][0];
+    assert_eq!(why["evidence"], "edit_committed");
+    let reason = why["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("edited parser.txt, committed in "),
+        "{reason}"
+    );
+    // The human layout says why in one line and prints no keys.
+    let human = env.ok(&["skim", "branch", "topic"]);
+    assert!(
+        human.contains("why: edited parser.txt, committed in"),
+        "{human}"
+    );
+    assert!(!human.contains("sha256-"));
+}
+
+#[test]
+fn edit_and_commit_in_one_turn_in_a_linked_worktree_relate_only_to_its_branch() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let wt = env.root.path().join("wt");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "wt-branch",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let wt = std::fs::canonicalize(wt).unwrap();
+    let mut t = Transcript::new(&env, "s-worktree", &wt, "wt-branch");
+    t.user("add docs and commit");
+    t.edit("docs.txt", "docs\n");
+    t.run_git(&["add", "docs.txt"]);
+    t.run_git(&["commit", "-m", "Add docs"]);
+    t.say("Done.");
+    t.hook(&env);
+    let key = key_of(&env, "s-worktree");
+    assert_eq!(
+        sessions_of(&skim(&env, &["branch", "wt-branch"])),
+        vec![key]
+    );
+    assert!(sessions_of(&skim(&env, &["branch", "main"])).is_empty());
+    assert!(sessions_of(&skim(&env, &["branch", "main", "--include-weak"])).is_empty());
+}
+
+#[test]
+fn a_read_only_session_is_only_a_weak_link() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let mut t = Transcript::new(&env, "s-read-only", &repo, "main");
+    t.user("what does README say?");
+    t.tool(
+        "Read",
+        json!({"file_path": repo.join("README.md")}),
+        "hello",
+    );
+    t.say("It says hello.");
+    t.hook(&env);
+    let key = key_of(&env, "s-read-only");
+    let strict = skim(&env, &["branch", "main"]);
+    assert!(sessions_of(&strict).is_empty());
+    assert_eq!(strict["coverage"]["weak_sessions_hidden"], 1);
+    let weak = skim(&env, &["branch", "main", "--include-weak"]);
+    assert_eq!(sessions_of(&weak), vec![key]);
+    assert_eq!(weak["sessions"][0]["weak"], true);
+    let human = env.ok(&["skim", "branch", "main"]);
+    assert!(
+        human.contains("No related agent sessions found.") && human.contains("--include-weak"),
+        "{human}"
+    );
+}
+
+#[test]
+fn two_concurrent_sessions_on_two_branches_in_one_workspace_each_get_their_own() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    // A GitButler-style workspace: branches a and b applied at once, HEAD on the workspace ref.
+    git(&repo, &["branch", "a"]);
+    git(&repo, &["branch", "b"]);
+    git(&repo, &["checkout", "-q", "-b", "gitbutler/workspace"]);
+    let gb = repo.join(".git/gitbutler");
+    std::fs::create_dir_all(&gb).unwrap();
+    std::fs::write(
+        gb.join("virtual_branches.toml"),
+        "[branches.one]\nname = \"a\"\nin_workspace = true\n\n[branches.two]\nname = \"b\"\nin_workspace = true\n",
+    )
+    .unwrap();
+    let mut s1 = Transcript::new(&env, "s-lane-a", &repo, "gitbutler/workspace");
+    let mut s2 = Transcript::new(&env, "s-lane-b", &repo, "gitbutler/workspace");
+    s1.user("work on a");
+    s1.edit("a.txt", "a\n");
+    s2.user("work on b");
+    s2.edit("b.txt", "b\n");
+    s1.hook(&env);
+    s2.hook(&env);
+    // GitButler commits each lane's file to its branch (plumbing: a commit per branch).
+    for (branch, file) in [("a", "a.txt"), ("b", "b.txt")] {
+        let blob = git(&repo, &["hash-object", "-w", file]).trim().to_owned();
+        let base_tree = git(&repo, &["rev-parse", &format!("{branch}^{{tree}}")])
+            .trim()
+            .to_owned();
+        let index = env.root.path().join(format!("index-{branch}"));
+        let with_index = |args: &[&str]| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&repo)
+                .args(args)
+                .env("GIT_INDEX_FILE", &index)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        with_index(&["read-tree", &base_tree]);
+        with_index(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{blob},{file}"),
+        ]);
+        let tree = with_index(&["write-tree"]).trim().to_owned();
+        let commit = git(
+            &repo,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                branch,
+                "-m",
+                &format!("lane {branch}"),
+            ],
+        )
+        .trim()
+        .to_owned();
+        git(
+            &repo,
+            &["update-ref", &format!("refs/heads/{branch}"), &commit],
+        );
+    }
+    s1.say("a is committed");
+    s2.say("b is committed");
+    s1.hook(&env);
+    s2.hook(&env);
+    let k1 = key_of(&env, "s-lane-a");
+    let k2 = key_of(&env, "s-lane-b");
+    assert_eq!(sessions_of(&skim(&env, &["branch", "a"])), vec![k1]);
+    assert_eq!(sessions_of(&skim(&env, &["branch", "b"])), vec![k2]);
+}
+
+#[test]
+fn a_pr_created_with_gh_shows_under_skim_review_by_number_and_url() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feat/pr"]);
+    let mut t = Transcript::new(&env, "s-pr", &repo, "feat/pr");
+    t.user("open a PR");
+    t.tool(
+        "Bash",
+        json!({"command": "gh pr create --fill"}),
+        "Creating pull request for feat/pr into main in o/r\n\nhttps://github.com/o/r/pull/77\n",
+    );
+    t.say("Opened https://github.com/o/r/pull/77");
+    t.hook(&env);
+    let key = key_of(&env, "s-pr");
+    for value in [
+        "77",
+        "#77",
+        "https://github.com/o/r/pull/77",
+        "pull-request:ref:refs/heads/feat/pr#77",
+    ] {
+        assert_eq!(
+            sessions_of(&skim(&env, &["review", value])),
+            vec![key.clone()],
+            "{value}"
+        );
+    }
+    assert!(sessions_of(&skim(&env, &["review", "78"])).is_empty());
+}
+
+#[test]
+fn relinking_drops_links_without_evidence() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let mut t = Transcript::new(&env, "s-stale", &repo, "main");
+    t.user("look around");
+    t.say("Looked.");
+    t.hook(&env);
+    // A stale link nothing supports (an index entry from an older build, say).
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute(
+        "INSERT INTO links (session_id, target_kind, target_key, evidence, strong, confidence, detail)
+         SELECT id, 'branch', 'ref:refs/heads/other', 'commit_by_session', 1, 1.0, 'stale' FROM sessions",
+        [],
+    )
+    .unwrap();
+    t.say("more");
+    t.hook(&env);
+    assert!(sessions_of(&skim(&env, &["branch", "other"])).is_empty());
+}
+
+#[test]
+fn show_lists_turns_and_a_turns_records_by_key_or_index() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let mut t = Transcript::new(&env, "s-show", &repo, "main");
+    t.user("first question");
+    t.say("first answer");
+    t.user("second question");
+    t.tool("Bash", json!({"command": "echo hi"}), "hi");
+    t.say("second answer");
+    t.hook(&env);
+    let timeline = env.json(&["show", "s-show"]);
+    assert_eq!(timeline["coverage"]["total_turns"], 2);
+    let turn_key = timeline["turns"][1]["turn_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let by_key = env.json(&["show", "s-show", "--turn", &turn_key]);
+    let by_index = env.json(&["show", "s-show", "--turn", "1"]);
+    assert_eq!(by_key, by_index);
+    assert_eq!(by_key["coverage"]["total_records"], 4);
+    let limited = env.json(&["show", "s-show", "--turn", "1", "--limit", "2"]);
+    assert_eq!(limited["coverage"]["showing_records"], 2);
+    assert_eq!(limited["coverage"]["has_more_before"], true);
+    assert!(limited["records"][0].get("record_hash").is_none());
+    let human = env.ok(&["show", "s-show"]);
+    assert!(!human.contains("sha256"));
+    let human = normalise_times(&human);
+    insta::assert_snapshot!("show_timeline_human", human);
+    let human = normalise_times(&env.ok(&["show", "s-show", "--turn", "1"]));
+    insta::assert_snapshot!("show_turn_human", human);
+    let err = env.run(&["show", "nope"]);
+    assert_eq!(err.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&err.stderr).contains("cairn sessions"));
+}
+
+#[test]
+fn skim_human_layout() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "layout"]);
+    let mut t = Transcript::new(&env, "s-layout", &repo, "layout");
+    t.user("implement the widget");
+    t.edit("widget.txt", "w\n");
+    t.run_git(&["add", "widget.txt"]);
+    t.run_git(&["commit", "-m", "Add widget"]);
+    t.say("I implemented the widget and committed it. What's next?");
+    t.hook(&env);
+    let human = env.ok(&["skim", "branch", "layout"]);
+    let human = normalise_times(&human);
+    let human = regex_replace(&human, r"[0-9a-f]{7}", "<sha>");
+    insta::assert_snapshot!("skim_human", human);
+}
+
+fn normalise_times(s: &str) -> String {
+    let s = regex_replace(s, r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", "<time>");
+    regex_replace(&s, r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", "<time>")
+}
+
+fn regex_replace(s: &str, pattern: &str, with: &str) -> String {
+    regex::Regex::new(pattern)
+        .unwrap()
+        .replace_all(s, with)
+        .into_owned()
+}
