@@ -524,3 +524,113 @@ fn regex_replace(s: &str, pattern: &str, with: &str) -> String {
         .replace_all(s, with)
         .into_owned()
 }
+
+#[test]
+fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
+    let env = Env::new();
+    let root = env.root.path();
+    let remote = root.join("remote.git");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let a = root.join("a");
+    git(
+        root,
+        &["clone", "-q", remote.to_str().unwrap(), a.to_str().unwrap()],
+    );
+    let a = std::fs::canonicalize(a).unwrap();
+    std::fs::write(a.join("README.md"), "hi\n").unwrap();
+    git(&a, &["add", "."]);
+    git(
+        &a,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "init",
+        ],
+    );
+    git(&a, &["push", "-q", "origin", "main"]);
+    git(&a, &["checkout", "-q", "-b", "shared"]);
+    let secret = "ghp_EXAMPLEq7Xr9Kd2Lm4Np6Qs8Tv0Wy2Za4Bc6";
+    let mut t = Transcript::new(&env, "s-publish", &a, "shared");
+    t.user(&format!(
+        "add {} using token {secret}",
+        a.join("feature.txt").display()
+    ));
+    t.edit("feature.txt", "f\n");
+    t.run_git(&["add", "feature.txt"]);
+    t.run_git(&["commit", "-m", "Add feature"]);
+    t.say(&format!("Committed {}.", a.join("feature.txt").display()));
+    t.hook(&env);
+
+    let a_str = a.to_str().unwrap();
+    let dry = env.json(&["-C", a_str, "publish", "shared", "--dry-run"]);
+    assert_eq!(
+        (dry["dry_run"].as_bool(), dry["sessions"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert_eq!(
+        git(&a, &["for-each-ref", "refs/cairn/"]),
+        "",
+        "a dry run writes nothing"
+    );
+
+    let published = env.json(&["-C", a_str, "publish", "branch", "shared"]);
+    assert_eq!(published["sessions"], 1);
+    let pushed = env.json(&["-C", a_str, "push"]);
+    assert_eq!(pushed["pushed"], 1);
+
+    // What left the machine: no absolute path, no secret.
+    let refs = git(
+        &remote,
+        &["for-each-ref", "--format=%(objectname)", "refs/cairn/"],
+    );
+    assert_eq!(refs.lines().count(), 1);
+    for commit in refs.lines() {
+        let doc = git(
+            &remote,
+            &["cat-file", "blob", &format!("{commit}:session.json")],
+        );
+        assert!(
+            !doc.contains(a_str) && !doc.contains(root.to_str().unwrap()),
+            "absolute path in {doc}"
+        );
+        assert!(!doc.contains(secret), "secret in {doc}");
+        assert!(
+            doc.contains("feature.txt"),
+            "repo-relative path kept: {doc}"
+        );
+    }
+
+    // A teammate with their own archive pulls and sees the session as published.
+    let teammate = Env::new();
+    let b = teammate.root.path().join("b");
+    git(
+        root,
+        &["clone", "-q", remote.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    let pulled = teammate.json(&["-C", b.to_str().unwrap(), "pull"]);
+    assert_eq!(pulled["sessions_imported"], 1);
+    let v = skim(&teammate, &["branch", "shared"]);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(v["sessions"][0]["status"], "published");
+    assert_eq!(v["sessions"][0]["session_key"], key_of(&env, "s-publish"));
+    // And the publisher's own skim now says published too.
+    assert_eq!(
+        skim(&env, &["branch", "shared"])["sessions"][0]["status"],
+        "published"
+    );
+}

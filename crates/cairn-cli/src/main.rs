@@ -79,6 +79,11 @@ enum Command {
         #[command(subcommand)]
         command: HooksCommand,
     },
+    /// Install the skill that teaches agents to catch up with Cairn.
+    Skills {
+        #[command(subcommand)]
+        command: SkillsCommand,
+    },
     /// List sessions, newest first.
     Sessions {
         #[arg(long, value_enum)]
@@ -116,6 +121,28 @@ enum Command {
         /// At most this many sessions (the most recently active).
         #[arg(long)]
         limit: Option<u32>,
+    },
+    /// Share the redacted metadata of the sessions related to a target under refs/cairn/.
+    #[command(
+        after_help = "Examples: cairn publish main, cairn publish review 42, cairn publish change <id>"
+    )]
+    Publish {
+        /// A branch name, or `branch`, `review` or `change` followed by the value.
+        branch_or_kind: String,
+        value: Option<String>,
+        /// Show what would leave without writing anything.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Push refs/cairn/* (published sessions) to a remote.
+    Push {
+        #[arg(default_value = "origin")]
+        remote: String,
+    },
+    /// Fetch refs/cairn/* from a remote and import what teammates published.
+    Pull {
+        #[arg(default_value = "origin")]
+        remote: String,
     },
     /// A session's turns, or one turn's records.
     Show {
@@ -155,6 +182,18 @@ enum HooksCommand {
         #[arg(long, value_enum)]
         agent: AgentArg,
         /// Show the change without writing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SkillsCommand {
+    /// Write the Cairn skill where the agent looks for skills (idempotent).
+    Install {
+        /// Which agents (default: both).
+        #[arg(long, value_enum)]
+        agent: Vec<AgentArg>,
         #[arg(long)]
         dry_run: bool,
     },
@@ -238,6 +277,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::hook_install(out, &result)?;
             }
         }
+        Command::Skills {
+            command: SkillsCommand::Install { agent, dry_run },
+        } => {
+            let cairn = open(g)?;
+            let agents: Vec<Agent> = if agent.is_empty() {
+                Agent::ALL.to_vec()
+            } else {
+                agent.into_iter().map(Agent::from).collect()
+            };
+            let mut results = Vec::new();
+            for a in agents {
+                results.push(cairn.install_skill(a, dry_run)?);
+            }
+            if g.json {
+                render::json(out, &results)?;
+            } else {
+                for r in &results {
+                    let what = match (r.changed, r.dry_run) {
+                        (false, _) => "already up to date",
+                        (true, true) => "would be written",
+                        (true, false) => "written",
+                    };
+                    writeln!(
+                        out,
+                        "{} skill {what}: {}",
+                        r.agent,
+                        render::clean(&r.path.display().to_string())
+                    )?;
+                }
+            }
+        }
         Command::Sessions {
             agent,
             branch,
@@ -306,6 +376,52 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(out, &view)?;
             } else {
                 render::skim(out, &view)?;
+            }
+        }
+        Command::Publish {
+            branch_or_kind,
+            value,
+            dry_run,
+        } => {
+            use cairn_core::git::targets::{Target, TargetKind};
+            let cairn = open(g)?;
+            let target = match value {
+                None => Target::parse(TargetKind::Branch, &branch_or_kind)?,
+                Some(value) => {
+                    let kind = TargetKind::parse(&branch_or_kind).ok_or_else(|| {
+                        anyhow!(
+                            "unknown publish target '{branch_or_kind}'; use `cairn publish <branch>` or `cairn publish <branch|review|change> <value>`"
+                        )
+                    })?;
+                    Target::parse(kind, &value)?
+                }
+            };
+            let report = cairn.publish(&g.dir, &target, dry_run)?;
+            if g.json {
+                render::json(out, &report)?;
+            } else {
+                render::publish(out, &report)?;
+            }
+        }
+        Command::Push { remote } => {
+            let cairn = open(g)?;
+            let pushed = cairn.push(&g.dir, &remote)?;
+            if g.json {
+                render::json(out, &serde_json::json!({ "pushed": pushed }))?;
+            } else {
+                writeln!(out, "Pushed {pushed} published session ref(s) to {remote}.")?;
+            }
+        }
+        Command::Pull { remote } => {
+            let cairn = open(g)?;
+            let imported = cairn.pull(&g.dir, &remote)?;
+            if g.json {
+                render::json(out, &serde_json::json!({ "sessions_imported": imported }))?;
+            } else {
+                writeln!(
+                    out,
+                    "Imported {imported} published session(s) from {remote}."
+                )?;
             }
         }
         Command::Show {

@@ -379,6 +379,58 @@ pub fn turn_records(
     Ok(())
 }
 
+pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport) -> Result<()> {
+    let verb = if r.dry_run { "Would share" } else { "Shared" };
+    writeln!(
+        out,
+        "{verb} {} for {}",
+        plural(r.sessions, "session"),
+        clean(&r.target_key)
+    )?;
+    if r.sessions == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Turns: {} total, {} directly related.",
+        r.turns, r.related_turns
+    )?;
+    for (i, d) in r.documents.iter().enumerate() {
+        let s = &d.session;
+        writeln!(
+            out,
+            "Session #{}: {}, {} directly related, latest {}",
+            i + 1,
+            plural(s.turn_count, "turn"),
+            s.related_turn_count,
+            short_time(s.updated_at.as_deref())
+        )?;
+        if r.dry_run {
+            if let Some(title) = &s.title {
+                writeln!(out, "  title: {}", line(title, 100))?;
+            }
+            for w in s.why_related.iter().take(3) {
+                writeln!(out, "  why: {}", line(&w.reason, 120))?;
+            }
+            for p in &s.previews {
+                writeln!(out, "  {}", line(p, 120))?;
+            }
+        }
+    }
+    if r.dry_run {
+        writeln!(
+            out,
+            "Dry run: nothing was written. The text above is exactly what would leave (see --json for all of it)."
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Written under refs/cairn/sessions/; share them with `cairn push` (or git push <remote> 'refs/cairn/*:refs/cairn/*')."
+        )?;
+    }
+    Ok(())
+}
+
 pub fn doctor(out: &mut impl Write, r: &DoctorReport) -> Result<()> {
     for c in &r.checks {
         let mark = match c.status {

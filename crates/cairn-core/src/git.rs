@@ -10,6 +10,7 @@
 
 pub mod associate;
 pub mod evidence;
+pub mod publish;
 pub mod repo;
 pub mod snapshot;
 pub mod targets;

@@ -223,6 +223,57 @@ pub fn install(agent: Agent, home: &Path, command: &str, dry_run: bool) -> Resul
     })
 }
 
+/// The skill that teaches an agent to catch up with Cairn (skim first, show to drill down).
+pub const SKILL: &str = include_str!("skill.md");
+
+/// What a skill install did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkillInstall {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub changed: bool,
+    pub dry_run: bool,
+}
+
+/// Where an agent looks for skills.
+pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = match agent {
+        Agent::Claude => env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude")),
+        Agent::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
+    };
+    base.join("skills").join("cairn").join("SKILL.md")
+}
+
+/// Write (or refresh) Cairn's skill for `agent`. Idempotent.
+pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
+    let path = skill_path(agent, home);
+    let changed = std::fs::read_to_string(&path).map_or(true, |existing| existing != SKILL);
+    if changed && !dry_run {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+                path: dir.to_owned(),
+                source: e,
+            })?;
+        }
+        std::fs::write(&path, SKILL).map_err(|e| Error::Write {
+            path: path.clone(),
+            source: e,
+        })?;
+    }
+    Ok(SkillInstall {
+        agent,
+        path,
+        changed,
+        dry_run,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +340,29 @@ mod tests {
         assert!(
             err.contains("hooks.json") && err.contains("not valid JSON"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn skill_install_is_idempotent() {
+        let home = tempfile::tempdir().unwrap();
+        assert!(
+            install_skill(Agent::Claude, home.path(), true)
+                .unwrap()
+                .changed
+        );
+        assert!(!skill_path(Agent::Claude, home.path()).exists());
+        assert!(
+            install_skill(Agent::Claude, home.path(), false)
+                .unwrap()
+                .changed
+        );
+        let text = std::fs::read_to_string(skill_path(Agent::Claude, home.path())).unwrap();
+        assert!(text.starts_with("---\nname: cairn") && text.contains("cairn skim"));
+        assert!(
+            !install_skill(Agent::Claude, home.path(), false)
+                .unwrap()
+                .changed
         );
     }
 

@@ -237,6 +237,34 @@ impl Cairn {
         views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
     }
 
+    /// Publish the redacted metadata of the sessions related to `target` under `refs/cairn/` in
+    /// the repository at `dir`.
+    pub fn publish(
+        &self,
+        dir: &Path,
+        target: &git::targets::Target,
+        dry_run: bool,
+    ) -> Result<git::publish::PublishReport> {
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        let now = capture::now();
+        git::publish::publish(store.conn(), &repo, target, dry_run, &now)
+    }
+
+    /// Push `refs/cairn/*` of the repository at `dir` to `remote`.
+    pub fn push(&self, dir: &Path, remote: &str) -> Result<u32> {
+        let repo = git::repo::Repo::discover(dir)?;
+        git::publish::push(&repo, remote)
+    }
+
+    /// Fetch `refs/cairn/*` from `remote` and import what teammates published.
+    pub fn pull(&self, dir: &Path, remote: &str) -> Result<u32> {
+        self.writable()?;
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        git::publish::pull(store.conn(), &repo, remote, &capture::now())
+    }
+
     /// One session in detail, by `session_key` or the agent's own session id.
     pub fn session(&self, key_or_id: &str) -> Result<views::session::SessionDetail> {
         let store = self.store();
@@ -346,6 +374,13 @@ impl Cairn {
         let home = dirs::home_dir()
             .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
         hooks::install(agent, &home, command, dry_run)
+    }
+
+    /// Install Cairn's skill (how to catch up: skim, then show) for an agent.
+    pub fn install_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
+        let home = dirs::home_dir()
+            .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
+        hooks::install_skill(agent, &home, dry_run)
     }
 
     /// Whether each agent's settings run Cairn's hook.

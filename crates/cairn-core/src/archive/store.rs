@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 const MIGRATIONS: &[&str] = &[
     include_str!("store/0001_archive.sql"),
     include_str!("store/0002_git.sql"),
+    include_str!("store/0003_publish.sql"),
 ];
 
 /// The schema version this build writes.

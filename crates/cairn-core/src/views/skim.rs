@@ -193,6 +193,14 @@ pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
         }
         sessions.push(session(conn, session_id, &links, weak)?);
     }
+    // Sessions teammates published (pulled from refs/cairn) that this machine never captured.
+    for published in crate::git::publish::published_for(conn, &keys)? {
+        if published.weak && !q.include_weak {
+            coverage.weak_sessions_hidden += 1;
+            continue;
+        }
+        sessions.push(published);
+    }
     // Most recently active first for the limit, then shown oldest first (the story in order).
     sessions.sort_by(|a, b| {
         b.updated_at
@@ -228,14 +236,14 @@ fn session(
         .filter_map(|l| l.turn_id)
         .collect();
     let mut s = conn.prepare_cached(
-        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count
+        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count, published_at
          FROM sessions WHERE id = ?1",
     )?
     .query_row([id], |r| {
         let agent: String = r.get(1)?;
         Ok(SkimSession {
             session_key: r.get(0)?,
-            status: "local-only".to_owned(),
+            status: if r.get::<_, Option<String>>(8)?.is_some() { "published" } else { "local-only" }.to_owned(),
             agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
             title: r.get(2)?,
             project: r.get(3)?,
