@@ -1,0 +1,94 @@
+# The README's commands. Every target that builds or tests installs what is missing first
+# (scripts/setup.sh is idempotent and takes about a second when nothing is missing).
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Where cargo puts binaries (CI keeps a persistent CARGO_TARGET_DIR outside the clone).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+DESKTOP := $(TARGET_DIR)/release/cairn-desktop
+
+.PHONY: help setup app desktop dev test test-ui test-rust test-e2e fmt-check ui-checks svelte-check lint vitest rust-checks clippy rust-tests bindings-check e2e bench
+# Order matters (the bindings check reads what cargo test wrote).
+.NOTPARALLEL:
+
+help:
+	@echo "make app      build the desktop app (release, UI embedded) and open it"
+	@echo "make test     every check CI runs: fmt, clippy, cargo test, bindings drift, svelte-check, eslint, vitest, e2e"
+	@echo "make desktop  build $(DESKTOP) only"
+	@echo "make dev      tauri dev: the window over the Vite dev server, with hot reload"
+	@echo "make test-ui  svelte-check, eslint, vitest"
+	@echo "make test-rust clippy, cargo test, bindings drift"
+	@echo "make test-e2e the end-to-end test alone (real binary, WebDriver, Xvfb)"
+	@echo "make bench    run the benchmarks (scripts/bench.sh)"
+
+setup:
+	@bash scripts/setup.sh
+
+# `tauri build` runs `npm run build:ui` first and embeds ui/dist in the binary.
+desktop: setup
+	npx tauri build --no-bundle
+
+app: desktop
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  echo "Opening $(DESKTOP) (data: $${CAIRN_DATA_DIR:-default data dir})"; \
+	  "$(DESKTOP)"; \
+	else \
+	  echo "No display (DISPLAY/WAYLAND_DISPLAY unset): running under xvfb-run, so the window is off-screen. Ctrl-C to stop."; \
+	  xvfb-run -a -s "-screen 0 1280x800x24" "$(DESKTOP)"; \
+	fi
+
+dev: setup
+	npx tauri dev
+
+# The checks run in this order, cheapest first. `make -k test` runs every one and reports all failures.
+test: setup
+	@$(MAKE) --no-print-directory fmt-check ui-checks rust-checks bindings-check e2e
+
+test-ui: setup
+	@$(MAKE) --no-print-directory ui-checks
+
+test-rust: setup
+	@$(MAKE) --no-print-directory rust-checks bindings-check
+
+test-e2e: setup
+	@$(MAKE) --no-print-directory e2e
+
+fmt-check:
+	cargo fmt --all --check
+
+ui-checks: svelte-check lint vitest
+
+svelte-check:
+	npm run -s check
+
+lint:
+	npm run -s lint
+
+vitest:
+	npm run -s test:ui
+
+rust-checks: clippy rust-tests
+
+clippy:
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+
+rust-tests:
+	cargo test --workspace --locked --no-fail-fast
+
+# `cargo test` re-exports the TypeScript bindings (src-tauri's export_bindings_test); a diff
+# means a command or a view type changed without the committed bindings being updated.
+bindings-check:
+	@if ! git ls-files --error-unmatch ui/src/lib/bindings.ts >/dev/null 2>&1; then \
+	  if [ -n "$${CI:-}" ]; then echo "ui/src/lib/bindings.ts is not committed"; exit 1; fi; \
+	  echo "bindings-check: ui/src/lib/bindings.ts is not committed yet (a failure under CI)"; \
+	else \
+	  git diff --exit-code -- ui/src/lib/bindings.ts \
+	    || { echo "ui/src/lib/bindings.ts is out of date: commit the regenerated file"; exit 1; }; \
+	fi
+
+e2e:
+	bash tests/e2e/run.sh
+
+bench:
+	@if [ -x scripts/bench.sh ]; then bash scripts/bench.sh; else echo "make bench: scripts/bench.sh does not exist yet"; fi

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Install what building and testing Cairn needs, and only what is missing. Idempotent: a second
+# run touches nothing and takes about a second.
+#   - Debian packages for the WebKitGTK desktop stack and the headless test tools
+#     (apt-get update runs only when something has to be installed)
+#   - node_modules, via `npm ci`, when package-lock.json changed since the last install
+#   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
+# Rust (rustup, 1.90+) and Node (20.20+ or 22.13+) must already be on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+# --- Debian packages ---------------------------------------------------------------------------
+build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
+test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git)
+missing=()
+for pkg in "${build_packages[@]}" "${test_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "need root or sudo to install: ${missing[*]}"
+    sudo=(sudo)
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- toolchains ---------------------------------------------------------------------------------
+command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs), 1.90 or newer"
+command -v node >/dev/null || die "node not found: install Node.js 20.20+ or 22.13+"
+if command -v rustup >/dev/null; then
+  for component in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+  done
+fi
+node -e '
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  const ok = (major === 20 && minor >= 20) || (major === 22 && minor >= 13) || major >= 24;
+  if (!ok) { console.error(`setup: Node ${process.versions.node} is too old: need 20.20+ or 22.13+`); process.exit(1); }
+'
+
+# --- node_modules -------------------------------------------------------------------------------
+# npm ci is exact (package-lock.json) and refuses a lockfile out of step with package.json.
+lock_hash="$(sha256sum package-lock.json | cut -d' ' -f1)"
+stamp=node_modules/.cairn-lock-sha256
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
+  say "npm ci (package-lock.json changed or node_modules missing)"
+  npm ci --no-audit --no-fund
+  echo "$lock_hash" > "$stamp"
+fi
+
+# --- tauri-driver -------------------------------------------------------------------------------
+if ! cargo install --list | grep -q '^tauri-driver v2\.1\.0:'; then
+  say "installing tauri-driver 2.1.0"
+  cargo install tauri-driver@2.1.0 --locked
+fi
+
+say "ready"

@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRawSnippet, flushSync, mount, unmount } from 'svelte';
+import VirtualList from './VirtualList.svelte';
+
+type Item = { id: number };
+
+const row = createRawSnippet((item: () => Item, index: () => number) => ({
+  render: () => `<span class="cell">${item().id}:${index()}</span>`,
+}));
+
+let component: ReturnType<typeof mount> | undefined;
+
+afterEach(() => {
+  if (component) unmount(component);
+  component = undefined;
+  document.body.innerHTML = '';
+});
+
+function render(items: Item[], props: { active?: number } = {}) {
+  const target = document.createElement('div');
+  document.body.append(target);
+  let selected = -1;
+  component = mount(VirtualList<Item>, {
+    target,
+    props: {
+      items,
+      rowHeight: 40,
+      key: (item: Item) => String(item.id),
+      row,
+      label: 'Things',
+      idPrefix: 'thing',
+      overscan: 5,
+      onselect: (index: number) => (selected = index),
+      ...props,
+    },
+  });
+  flushSync();
+  const viewport = target.querySelector<HTMLElement>('[role="listbox"]')!;
+  return { target, viewport, selected: () => selected };
+}
+
+const many = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i }));
+
+describe('VirtualList', () => {
+  it('renders a handful of rows out of 100k and sizes the scroll area for all of them', () => {
+    const { target, viewport } = render(many(100_000));
+    const rows = target.querySelectorAll('[role="option"]');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThan(60);
+    const spacer = viewport.firstElementChild as HTMLElement;
+    expect(spacer.style.height).toBe(`${100_000 * 40}px`);
+    expect(rows[0]!.getAttribute('aria-setsize')).toBe('100000');
+  });
+
+  it('renders the rows at the scroll position', () => {
+    const { target, viewport } = render(many(100_000));
+    viewport.scrollTop = 40 * 50_000;
+    viewport.dispatchEvent(new Event('scroll'));
+    flushSync();
+    const cells = [...target.querySelectorAll('.cell')].map((c) => c.textContent);
+    expect(cells).toContain('50000:50000');
+    expect(cells).not.toContain('0:0');
+    const first = target.querySelector<HTMLElement>('[role="option"]')!;
+    expect(first.style.transform).toMatch(/translateY\(\d+px\)/);
+  });
+
+  it('marks the active row and reports clicks', () => {
+    const { target, selected } = render(many(10), { active: 2 });
+    const active = target.querySelector('[aria-selected="true"]')!;
+    expect(active.id).toBe('thing-2');
+    expect(target.querySelector('[role="listbox"]')!.getAttribute('aria-activedescendant')).toBe('thing-2');
+    (target.querySelector('#thing-4') as HTMLElement).click();
+    expect(selected()).toBe(4);
+  });
+
+  it('scrolls a far-away active row into view', () => {
+    const { viewport } = render(many(1000), { active: 500 });
+    expect(viewport.scrollTop).toBeGreaterThan(0);
+  });
+});

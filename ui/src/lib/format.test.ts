@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { count, projectLabel, relativeTime, sessionTitle } from './format';
+import { fakeSession } from '../testing/sessions';
+
+const now = Date.parse('2026-11-30T12:00:00Z');
+
+describe('relativeTime', () => {
+  it.each([
+    ['2026-11-30T11:59:40Z', 'just now'],
+    ['2026-11-30T11:55:00Z', '5 min ago'],
+    ['2026-11-30T09:00:00Z', '3 h ago'],
+    ['2026-11-29T10:00:00Z', 'yesterday'],
+    ['2026-11-26T12:00:00Z', '4 d ago'],
+    ['2026-03-12T12:00:00Z', 'Mar 12, 2026'],
+  ])('%s reads as %s', (iso, expected) => {
+    expect(relativeTime(iso, now)).toBe(expected);
+  });
+
+  it('is empty for a missing or unreadable time', () => {
+    expect(relativeTime(null, now)).toBe('');
+    expect(relativeTime('not a date', now)).toBe('');
+  });
+});
+
+describe('sessionTitle', () => {
+  it('is the first non-blank line of the title', () => {
+    expect(sessionTitle({ ...fakeSession(1), title: '\n  Fix the parser \nand more' })).toBe('Fix the parser');
+  });
+
+  it('falls back to the first prompt, then to the session id', () => {
+    expect(sessionTitle({ ...fakeSession(1), title: null, first_prompt: '\nAdd a --json flag\nto sync' })).toBe(
+      'Add a --json flag',
+    );
+    const untitled = { ...fakeSession(1), title: null, first_prompt: null };
+    expect(sessionTitle({ ...untitled, session_id: 'abcdef123456' })).toBe('Untitled session abcdef12');
+    expect(sessionTitle({ ...untitled, title: '  ', session_id: null })).toBe('Untitled session');
+  });
+});
+
+describe('projectLabel', () => {
+  it('prefers the project, else the last part of the directory', () => {
+    expect(projectLabel({ ...fakeSession(1), project: 'cairn' })).toBe('cairn');
+    expect(projectLabel({ ...fakeSession(1), project: null, cwd: '/home/dev/cairn/' })).toBe('cairn');
+    expect(projectLabel({ ...fakeSession(1), project: null, cwd: null })).toBe('');
+  });
+});
+
+describe('count', () => {
+  it('pluralises and groups digits', () => {
+    expect(count(1, 'turn')).toBe('1 turn');
+    expect(count(0, 'turn')).toBe('0 turns');
+    expect(count(12345, 'record')).toBe('12,345 records');
+  });
+});
