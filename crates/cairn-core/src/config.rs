@@ -14,21 +14,21 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
 pub const CONFIG_FILE: &str = "config.toml";
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
     pub sources: BTreeMap<String, SourceConfig>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceConfig {
     #[serde(default)]
@@ -69,6 +69,33 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// Write the config back to `data_dir/config.toml` (comments are not preserved).
+    pub fn save(&self, data_dir: &Path) -> Result<()> {
+        let path = data_dir.join(CONFIG_FILE);
+        let text = toml::to_string_pretty(self).map_err(|e| Error::Config {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let tmp = path.with_extension("toml.tmp");
+        std::fs::write(&tmp, text).map_err(|e| Error::Write {
+            path: tmp.clone(),
+            source: e,
+        })?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::Write { path, source: e })
+    }
+
+    /// Set (or, with an empty list, clear) the source dirs of an agent.
+    pub fn set_source_dirs(&mut self, agent: Agent, dirs: Vec<String>) {
+        let entry = self
+            .sources
+            .entry(agent.as_str().to_owned())
+            .or_insert_with(|| SourceConfig {
+                dirs: Vec::new(),
+                enabled: true,
+            });
+        entry.dirs = dirs;
     }
 
     fn source(&self, agent: Agent) -> Option<&SourceConfig> {

@@ -37,6 +37,23 @@ pub struct Cairn {
     read_only: bool,
 }
 
+/// The privacy preview: text as the outbound redactor lets it leave the machine.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OutboundPreview {
+    pub text: String,
+    /// What was removed: the rule and the byte range in the original text.
+    pub removed: Vec<Removed>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Removed {
+    pub rule: String,
+    pub start: u32,
+    pub end: u32,
+}
+
 /// Which agents a sync covers (empty = every enabled agent).
 #[derive(Debug, Clone, Default)]
 pub struct SyncOptions {
@@ -350,6 +367,72 @@ impl Cairn {
         let store = self.store();
         let row = self.session_row(&store, key_or_id)?;
         views::show::records_range(store.conn(), row, from, to).map_err(|e| store.err(e))
+    }
+
+    /// Repositories and branches with agent activity.
+    pub fn branches(&self) -> Result<Vec<views::branches::RepoBranches>> {
+        let store = self.store();
+        views::branches::list(store.conn()).map_err(|e| store.err(e))
+    }
+
+    /// The index of the turn holding record `ordinal` of a session (for record anchors).
+    pub fn turn_of_record(&self, key_or_id: &str, ordinal: u32) -> Result<Option<u32>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        store
+            .conn()
+            .query_row(
+                "SELECT t.turn_index FROM records r JOIN turns t ON t.id = r.turn_id WHERE r.session_id = ?1 AND r.ordinal = ?2",
+                rusqlite::params![row, ordinal],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|i| Some(views::sessions::count(i)))
+            .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(store.err(e)) })
+    }
+
+    /// Where each agent's transcripts are read from, and whether those directories exist.
+    pub fn source_dirs(&self) -> Vec<(discover::SourceDir, bool)> {
+        Agent::ALL
+            .iter()
+            .flat_map(|a| discover::source_dirs(&self.config, *a))
+            .map(|d| {
+                let exists = d.path.is_dir();
+                (d, exists)
+            })
+            .collect()
+    }
+
+    /// Set the source dirs of an agent in `config.toml` (an empty list restores the default).
+    /// Takes effect the next time the archive is opened.
+    pub fn set_source_dirs(&self, agent: Agent, dirs: Vec<String>) -> Result<()> {
+        self.writable()?;
+        let mut config = Config::load(&self.data_dir)?;
+        config.set_source_dirs(agent, dirs);
+        config.save(&self.data_dir)
+    }
+
+    /// What the outbound redactor makes of `text` (the privacy preview): the text as it would
+    /// leave this machine, and what was removed.
+    pub fn outbound_preview(&self, text: &str, repo_root: Option<&str>) -> OutboundPreview {
+        let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+        let mut findings = Vec::new();
+        let out = archive::redact::Redactor::global().outbound_text(
+            text,
+            repo_root,
+            home.as_deref(),
+            &mut findings,
+        );
+        OutboundPreview {
+            text: out,
+            removed: findings
+                .into_iter()
+                .map(|f| Removed {
+                    rule: f.rule.to_owned(),
+                    start: f.start as u32,
+                    end: f.end as u32,
+                })
+                .collect(),
+        }
     }
 
     /// Full-text search over record text.

@@ -14,6 +14,10 @@ pub struct SearchQuery {
     pub agent: Option<Agent>,
     pub branch: Option<String>,
     pub project: Option<String>,
+    /// Only records at or after this time (RFC 3339 or `YYYY-MM-DD`).
+    pub since: Option<String>,
+    /// Only records before this time (RFC 3339 or `YYYY-MM-DD`).
+    pub until: Option<String>,
     pub limit: Option<u32>,
 }
 
@@ -77,6 +81,14 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<Search
     if let Some(project) = &q.project {
         sql.push_str(" AND s.project = ?");
         args.push(SqlValue::Text(project.clone()));
+    }
+    if let Some(since) = q.since.as_deref().filter(|s| !s.is_empty()) {
+        sql.push_str(" AND r.timestamp >= ?");
+        args.push(SqlValue::Text(since.to_owned()));
+    }
+    if let Some(until) = q.until.as_deref().filter(|s| !s.is_empty()) {
+        sql.push_str(" AND r.timestamp < ?");
+        args.push(SqlValue::Text(until.to_owned()));
     }
     sql.push_str(" ORDER BY bm25(records_fts) LIMIT ?");
     args.push(SqlValue::Integer(i64::from(q.limit.unwrap_or(20))));
