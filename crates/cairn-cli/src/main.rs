@@ -1,6 +1,7 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod recall;
 mod render;
 
 use std::io::{IsTerminal, Read, Write};
@@ -105,6 +106,12 @@ enum Command {
         branch: Option<String>,
         #[arg(long)]
         project: Option<String>,
+        /// Only records at or after this time (YYYY-MM-DD or RFC 3339).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only records before this time (YYYY-MM-DD or RFC 3339).
+        #[arg(long)]
+        until: Option<String>,
     },
     /// Check source dirs, data dir, agents' retention settings and hooks.
     Doctor,
@@ -143,6 +150,11 @@ enum Command {
     Pull {
         #[arg(default_value = "origin")]
         remote: String,
+    },
+    /// Recall: distilled entries with evidence; query, brief, review, import.
+    Recall {
+        #[command(subcommand)]
+        command: recall::RecallCommand,
     },
     /// A session's turns, or one turn's records.
     Show {
@@ -332,6 +344,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             agent,
             branch,
             project,
+            since,
+            until,
         } => {
             let cairn = open(g)?;
             let q = SearchQuery {
@@ -339,6 +353,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 agent: agent.map(Agent::from),
                 branch,
                 project,
+                since,
+                until,
                 limit: Some(limit),
             };
             let hits = cairn.search(&q)?;
@@ -448,6 +464,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         render::turn_records(out, &timeline, &view, g.keys)?;
                     }
                 }
+            }
+        }
+        Command::Recall { command } => {
+            let cairn = open(g)?;
+            if !recall::run(command, &cairn, g.json, &g.dir, out)? {
+                out.flush()?;
+                return Ok(ExitCode::from(1));
             }
         }
         Command::Doctor => {

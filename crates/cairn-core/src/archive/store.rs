@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0001_archive.sql"),
     include_str!("store/0002_git.sql"),
     include_str!("store/0003_publish.sql"),
+    include_str!("store/0004_recall.sql"),
 ];
 
 /// The schema version this build writes.

@@ -123,7 +123,10 @@ impl ClaudeParser {
                     };
                     match block_type {
                         "text" => {
-                            let Some(text) = block.text else { continue };
+                            // Streaming leaves empty text blocks behind; they say nothing.
+                            let Some(text) = block.text.filter(|t| !t.trim().is_empty()) else {
+                                continue;
+                            };
                             rec.kind = Some(RecordKind::Message);
                             rec.role = Some(role.clone());
                             rec.text = Some(cap_text(text.into_owned(), MAX_TEXT_BYTES));

@@ -1,0 +1,692 @@
+//! `cairn recall …`: flags, calls into `Cairn`, and rendering. No ranking or review rules here.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::{Context, Result, anyhow, bail};
+use cairn_core::Cairn;
+use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status};
+use cairn_core::recall::rank::Ranked;
+use cairn_core::recall::review::Edit;
+use cairn_core::recall::store::Filters;
+use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use crate::render::{self, clean};
+
+#[derive(Subcommand)]
+pub enum RecallCommand {
+    /// Import reviewed entries from JSONL (AgentsView's format). Atomic: all lines or none.
+    Import {
+        file: std::path::PathBuf,
+        /// Report what would happen without writing.
+        #[arg(long, conflicts_with = "yes")]
+        dry_run: bool,
+        /// Write the entries (required unless --dry-run).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Ranked entries for a question or keywords.
+    Query {
+        text: String,
+        #[arg(long, default_value = "lexical")]
+        mode: String,
+        /// Print each score's breakdown.
+        #[arg(long)]
+        scores: bool,
+        /// Print each entry's evidence (session and record ordinals).
+        #[arg(long)]
+        evidence: bool,
+        /// Print aggregate counts of the results.
+        #[arg(long)]
+        summary: bool,
+        /// Also pack the results into a context block.
+        #[arg(long)]
+        context: bool,
+        #[arg(long)]
+        max_bytes: Option<u32>,
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        #[command(flatten)]
+        filters: FilterArgs,
+    },
+    /// A packed briefing for a task: trusted entries only unless --include-unreviewed.
+    Brief {
+        task: String,
+        #[arg(long)]
+        max_bytes: Option<u32>,
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        /// Include entries nobody has reviewed yet.
+        #[arg(long)]
+        include_unreviewed: bool,
+        #[command(flatten)]
+        filters: FilterArgs,
+    },
+    /// Entries, most recently updated first (ranked when --query is given).
+    List {
+        #[arg(long)]
+        query: Option<String>,
+        #[command(flatten)]
+        filters: FilterArgs,
+    },
+    /// One entry, any status.
+    Get {
+        id: String,
+        #[arg(long)]
+        evidence: bool,
+    },
+    /// Counts by type, scope, review state, project, agent, lifecycle.
+    Stats {
+        #[command(flatten)]
+        filters: FilterArgs,
+    },
+    /// The review inbox; with a flag, act on one entry.
+    Review {
+        #[arg(long, value_name = "ID")]
+        accept: Option<String>,
+        #[arg(long, value_name = "ID")]
+        reject: Option<String>,
+        /// Edit the entry, then accept it.
+        #[arg(long, value_name = "ID")]
+        edit: Option<String>,
+        #[arg(long, requires = "edit")]
+        title: Option<String>,
+        #[arg(long, requires = "edit")]
+        body: Option<String>,
+        #[arg(long, requires = "edit")]
+        trigger: Option<String>,
+        #[arg(long, value_name = "OLD", requires = "with")]
+        supersede: Option<String>,
+        #[arg(long, value_name = "NEW")]
+        with: Option<String>,
+        /// Merge a duplicate into the entry given by --into.
+        #[arg(long, value_name = "DUPLICATE", requires = "into")]
+        merge: Option<String>,
+        #[arg(long, value_name = "KEEP")]
+        into: Option<String>,
+        /// Flag entries whose cited files changed in later commits.
+        #[arg(long)]
+        check_stale: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+}
+
+#[derive(Args, Default)]
+pub struct FilterArgs {
+    #[arg(long)]
+    project: Option<String>,
+    #[arg(long)]
+    cwd: Option<String>,
+    #[arg(long)]
+    git_branch: Option<String>,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long = "type")]
+    entry_type: Option<String>,
+    #[arg(long)]
+    scope: Option<String>,
+    #[arg(long)]
+    status: Option<String>,
+    #[arg(long)]
+    review_state: Option<String>,
+    #[arg(long)]
+    source_session_id: Option<String>,
+    #[arg(long)]
+    trusted_only: bool,
+    /// Only entries from the current directory (-C).
+    #[arg(long, conflicts_with_all = ["cwd", "current_worktree"])]
+    current_cwd: bool,
+    /// Only entries from the branch checked out in -C.
+    #[arg(long, conflicts_with_all = ["git_branch", "current_worktree"])]
+    current_git_branch: bool,
+    /// Only entries from the worktree of -C (its root and branch).
+    #[arg(long, conflicts_with_all = ["cwd", "git_branch"])]
+    current_worktree: bool,
+    #[arg(long)]
+    limit: Option<u32>,
+}
+
+impl FilterArgs {
+    fn build(&self, cairn: &Cairn, dir: &std::path::Path) -> Result<Filters> {
+        let mut f = Filters {
+            project: self.project.clone(),
+            cwd: self.cwd.as_deref().map(expand_tilde),
+            git_branch: self.git_branch.clone(),
+            agent: self.agent.clone(),
+            entry_type: self
+                .entry_type
+                .as_deref()
+                .map(EntryType::parse)
+                .transpose()?,
+            scope: self.scope.as_deref().map(Scope::parse).transpose()?,
+            status: self.status.as_deref().map(Status::parse).transpose()?,
+            review_state: self
+                .review_state
+                .as_deref()
+                .map(ReviewState::parse)
+                .transpose()?,
+            source_session: self.source_session_id.clone(),
+            source_run_id: None,
+            trusted_only: self.trusted_only,
+            stale: None,
+            limit: self.limit,
+        };
+        if self.current_cwd || self.current_git_branch || self.current_worktree {
+            let (cwd, branch, root) = cairn.current_context(dir)?;
+            if self.current_cwd {
+                f.cwd = Some(cwd);
+            }
+            if self.current_git_branch || self.current_worktree {
+                f.git_branch =
+                    Some(branch.ok_or_else(|| anyhow!("{} is not on a branch", dir.display()))?);
+            }
+            if self.current_worktree {
+                f.cwd = Some(
+                    root.ok_or_else(|| anyhow!("{} is not in a git worktree", dir.display()))?,
+                );
+            }
+        }
+        Ok(f)
+    }
+}
+
+fn expand_tilde(p: &str) -> String {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => format!("{}/{rest}", home.to_string_lossy()),
+        _ => p.to_owned(),
+    }
+}
+
+pub fn run(
+    cmd: RecallCommand,
+    cairn: &Cairn,
+    json_out: bool,
+    dir: &std::path::Path,
+    out: &mut impl Write,
+) -> Result<bool> {
+    match cmd {
+        RecallCommand::Import { file, dry_run, yes } => {
+            if !dry_run && !yes {
+                bail!(
+                    "importing writes to the archive: pass --yes, or --dry-run to see what would happen"
+                );
+            }
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let report = cairn.recall_import(&text, dry_run)?;
+            if json_out {
+                render::json(out, &report)?;
+            } else {
+                let verb = if dry_run { "Would import" } else { "Imported" };
+                writeln!(out, "{verb}: {}", report.imported)?;
+                writeln!(out, "Skipped: {}", report.skipped.len())?;
+                for i in &report.items {
+                    let sup = i
+                        .supersedes
+                        .as_deref()
+                        .map(|s| format!("  supersedes={s}"))
+                        .unwrap_or_default();
+                    writeln!(
+                        out,
+                        "{} {}  {}{sup}",
+                        verb.to_lowercase(),
+                        clean(&i.candidate_id),
+                        clean(&i.title)
+                    )?;
+                }
+                for s in &report.skipped {
+                    writeln!(
+                        out,
+                        "skipped line {} {}  reason={}",
+                        s.line,
+                        clean(s.candidate_id.as_deref().unwrap_or("-")),
+                        s.reason
+                    )?;
+                }
+                for e in &report.errors {
+                    writeln!(out, "error line {}: {}", e.line, clean(&e.message))?;
+                }
+                if !report.errors.is_empty() {
+                    writeln!(
+                        out,
+                        "Nothing was imported: fix the lines above and run again (the import is all or nothing)."
+                    )?;
+                }
+            }
+            return Ok(report.errors.is_empty());
+        }
+        RecallCommand::Query {
+            text,
+            mode,
+            scores,
+            evidence,
+            summary,
+            context,
+            max_bytes,
+            max_tokens,
+            filters,
+        } => {
+            let req = QueryRequest {
+                text,
+                mode: Mode::parse(&mode)?,
+                filters: filters.build(cairn, dir)?,
+                context,
+                max_bytes,
+                max_tokens,
+                session_key: None,
+            };
+            let resp = cairn.recall_query(&req, "query")?;
+            if json_out {
+                render::json(out, &query_json(&resp, scores, evidence, summary))?;
+            } else {
+                render_results(out, &resp, scores, evidence)?;
+                if summary {
+                    render_summary(out, &resp.results)?;
+                }
+                if let Some(c) = &resp.context {
+                    writeln!(out)?;
+                    writeln!(out, "{}", clean(&c.text))?;
+                }
+            }
+        }
+        RecallCommand::Brief {
+            task,
+            max_bytes,
+            max_tokens,
+            include_unreviewed,
+            filters,
+        } => {
+            let mut f = filters.build(cairn, dir)?;
+            f.trusted_only = !include_unreviewed;
+            let req = QueryRequest {
+                text: task.clone(),
+                mode: Mode::Lexical,
+                filters: f,
+                context: true,
+                max_bytes,
+                max_tokens,
+                session_key: std::env::var("CAIRN_SESSION_KEY").ok(),
+            };
+            let resp = cairn.recall_query(&req, "brief")?;
+            let packed = resp.context.clone();
+            if json_out {
+                let entries: Vec<Value> = resp
+                    .results
+                    .iter()
+                    .map(|r| result_json(r, false, false))
+                    .collect();
+                render::json(
+                    out,
+                    &json!({
+                        "query_id": resp.query_id, "task": task, "trusted_only": resp.trusted_only,
+                        "text": packed.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
+                        "entry_ids": packed.as_ref().map(|p| p.entry_ids.clone()).unwrap_or_default(),
+                        "omitted_ids": packed.as_ref().map(|p| p.omitted_ids.clone()).unwrap_or_default(),
+                        "bytes": packed.as_ref().map_or(0, |p| p.bytes),
+                        "estimated_tokens": packed.as_ref().map_or(0, |p| p.estimated_tokens),
+                        "miss_reason": resp.miss_reason, "untrusted_matches": resp.untrusted_matches,
+                        "entries": entries,
+                    }),
+                )?;
+            } else {
+                writeln!(out, "Task: {}", clean(&task))?;
+                writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
+                writeln!(out)?;
+                match packed.as_ref().filter(|p| !p.entry_ids.is_empty()) {
+                    Some(p) => writeln!(out, "{}", clean(&p.text))?,
+                    None if resp.untrusted_matches > 0 => writeln!(
+                        out,
+                        "(no reviewed entries match; {} unreviewed do — review them with `cairn recall review`, or add --include-unreviewed)",
+                        resp.untrusted_matches
+                    )?,
+                    None => writeln!(out, "(no relevant entries)")?,
+                }
+            }
+        }
+        RecallCommand::List { query, filters } => {
+            let f = filters.build(cairn, dir)?;
+            let entries: Vec<Entry> = match query.filter(|q| !q.trim().is_empty()) {
+                Some(q) => {
+                    let req = QueryRequest {
+                        text: q,
+                        filters: f,
+                        ..Default::default()
+                    };
+                    // A ranked listing is browsing, not a query: not recorded.
+                    cairn_list_ranked(cairn, &req)?
+                }
+                None => cairn.recall_list(&f)?,
+            };
+            if json_out {
+                render::json(out, &entries)?;
+            } else {
+                writeln!(out, "Trusted-only: {}", filters.trusted_only)?;
+                for e in &entries {
+                    render_entry(out, e)?;
+                }
+                if entries.is_empty() {
+                    writeln!(out, "No recall entries match.")?;
+                }
+            }
+        }
+        RecallCommand::Get { id, evidence } => {
+            let e = cairn.recall_get(&id)?;
+            if json_out {
+                render::json(out, &e)?;
+            } else {
+                render_entry(out, &e)?;
+                writeln!(out)?;
+                for l in e.body.lines() {
+                    writeln!(out, "  {}", clean(l))?;
+                }
+                if !e.trigger.is_empty() {
+                    writeln!(out, "  when: {}", clean(&e.trigger))?;
+                }
+                if evidence {
+                    for v in &e.evidence {
+                        writeln!(
+                            out,
+                            "  evidence {}:{}-{}  {}",
+                            v.session_key,
+                            v.ordinal_start,
+                            v.ordinal_end,
+                            snippet(&v.snippet)
+                        )?;
+                    }
+                }
+            }
+        }
+        RecallCommand::Stats { filters } => {
+            let f = filters.build(cairn, dir)?;
+            let s = cairn.recall_stats(&f)?;
+            if json_out {
+                render::json(out, &s)?;
+            } else {
+                writeln!(
+                    out,
+                    "Entries: {}  trusted: {}  stale: {}  with evidence: {}",
+                    s.count, s.trusted, s.stale, s.with_evidence
+                )?;
+                writeln!(out, "Trusted-only: {}", f.trusted_only)?;
+                for (name, map) in [
+                    ("type", &s.by_type),
+                    ("scope", &s.by_scope),
+                    ("review state", &s.by_review_state),
+                    ("project", &s.by_project),
+                    ("agent", &s.by_agent),
+                    ("lifecycle", &s.by_lifecycle),
+                ] {
+                    let parts: Vec<String> = map
+                        .iter()
+                        .map(|(k, v)| format!("{}={v}", clean(k)))
+                        .collect();
+                    writeln!(out, "  by {name}: {}", parts.join(" "))?;
+                }
+            }
+        }
+        RecallCommand::Review {
+            accept,
+            reject,
+            edit,
+            title,
+            body,
+            trigger,
+            supersede,
+            with,
+            merge,
+            into,
+            check_stale,
+            limit,
+        } => {
+            let mut changed: Vec<Value> = Vec::new();
+            if check_stale {
+                let n = cairn.recall_check_stale()?;
+                changed.push(json!({"action": "check_stale", "flagged": n}));
+            }
+            if let Some(id) = accept {
+                let e = cairn.recall_accept(&id, None)?;
+                changed.push(json!({"action": "accept", "id": e.id, "review_state": e.review_state, "trusted": e.is_trusted()}));
+            }
+            if let Some(id) = edit {
+                let ed = Edit {
+                    title,
+                    body,
+                    trigger,
+                    entry_type: None,
+                    scope: None,
+                };
+                let e = cairn.recall_accept(&id, Some(&ed))?;
+                changed.push(json!({"action": "edit", "id": e.id, "review_state": e.review_state, "trusted": e.is_trusted()}));
+            }
+            if let Some(id) = reject {
+                let e = cairn.recall_reject(&id)?;
+                changed.push(json!({"action": "reject", "id": e.id, "status": e.status}));
+            }
+            if let (Some(old), Some(new)) = (supersede, with) {
+                cairn.recall_supersede(&old, &new)?;
+                changed.push(json!({"action": "supersede", "old": old, "new": new}));
+            }
+            if let (Some(dup), Some(keep)) = (merge, into) {
+                let e = cairn.recall_merge(&dup, &keep)?;
+                changed.push(json!({"action": "merge", "duplicate": dup, "kept": e.id}));
+            }
+            if changed.is_empty() {
+                let queue = cairn.recall_inbox(limit)?;
+                if json_out {
+                    render::json(out, &json!({ "queue": queue }))?;
+                } else if queue.is_empty() {
+                    writeln!(out, "The review inbox is empty.")?;
+                } else {
+                    writeln!(out, "{} entries to review:", queue.len())?;
+                    for item in &queue {
+                        let why = match item.reason {
+                            cairn_core::recall::review::InboxReason::Unreviewed => "unreviewed",
+                            cairn_core::recall::review::InboxReason::Stale => "stale",
+                            cairn_core::recall::review::InboxReason::ProvenanceRevoked => {
+                                "provenance revoked"
+                            }
+                        };
+                        render_entry(out, &item.entry)?;
+                        writeln!(out, "    inbox: {why}")?;
+                    }
+                    writeln!(out)?;
+                    writeln!(
+                        out,
+                        "Act with --accept ID, --edit ID --title … --body …, --reject ID, --supersede OLD --with NEW, --merge DUP --into KEEP."
+                    )?;
+                }
+            } else if json_out {
+                render::json(out, &json!({ "changed": changed }))?;
+            } else {
+                for c in &changed {
+                    writeln!(out, "{}", clean(&c.to_string()))?;
+                }
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// A ranked listing without recording (the facade records queries only).
+fn cairn_list_ranked(cairn: &Cairn, req: &QueryRequest) -> Result<Vec<Entry>> {
+    Ok(cairn
+        .recall_rank(req)?
+        .into_iter()
+        .map(|r| r.entry)
+        .collect())
+}
+
+fn snippet(s: &str) -> String {
+    let one: String = clean(&s.split_whitespace().collect::<Vec<_>>().join(" "));
+    match one.char_indices().nth(220) {
+        Some((i, _)) => format!("{}...", &one[..i]),
+        None => one,
+    }
+}
+
+fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
+    writeln!(
+        out,
+        "{}  {}  {}",
+        clean(&e.id),
+        e.entry_type,
+        clean(&e.title)
+    )?;
+    let ctx = [e.project.as_str(), e.agent.as_str()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !ctx.is_empty() {
+        writeln!(out, "    {}", clean(&ctx))?;
+    }
+    let mut review = format!(
+        "    review review_state={} transferable={} provenance_ok={} evidence={}",
+        e.review_state,
+        e.transferable,
+        e.provenance_ok,
+        e.evidence.len()
+    );
+    if e.stale {
+        review.push_str(" stale=true");
+    }
+    writeln!(out, "{review}")?;
+    if let Some(note) = e.provenance_note.as_deref().or(e.stale_note.as_deref()) {
+        writeln!(out, "    note: {}", clean(note))?;
+    }
+    if e.lifecycle() != "active" {
+        writeln!(
+            out,
+            "    lifecycle {} supersedes={} superseded_by={}",
+            e.lifecycle(),
+            e.supersedes_entry_id,
+            e.superseded_by_entry_id
+        )?;
+    }
+    Ok(())
+}
+
+fn render_results(
+    out: &mut impl Write,
+    resp: &QueryResponse,
+    scores: bool,
+    evidence: bool,
+) -> Result<()> {
+    writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
+    if resp.results.is_empty() {
+        writeln!(out, "No recall entries match.")?;
+    }
+    for r in &resp.results {
+        render_entry(out, &r.entry)?;
+        if scores {
+            let b = &r.breakdown;
+            writeln!(
+                out,
+                "    score={:.3} bm25f={:.3} (title={:.3} body={:.3} trigger={:.3} evidence={:.3}) phrase={:.2} recency={:.3} confidence={:.2} review={:.2} penalty={:.2} terms={}",
+                r.score,
+                b.bm25f,
+                b.title,
+                b.body,
+                b.trigger,
+                b.evidence,
+                b.phrase,
+                b.recency,
+                b.confidence,
+                b.review,
+                b.penalty,
+                b.matched_terms.join(",")
+            )?;
+        }
+        if evidence {
+            for v in &r.entry.evidence {
+                let tool = v
+                    .tool_use_id
+                    .as_deref()
+                    .map(|t| format!(" tool={t}"))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "    evidence {}:{}-{}{tool}  {}",
+                    v.session_key,
+                    v.ordinal_start,
+                    v.ordinal_end,
+                    snippet(&v.snippet)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn render_summary(out: &mut impl Write, results: &[Ranked]) -> Result<()> {
+    let mut groups: BTreeMap<&str, BTreeMap<String, u32>> = BTreeMap::new();
+    for r in results {
+        let e = &r.entry;
+        for (k, v) in [
+            ("type", e.entry_type.as_str().to_owned()),
+            ("scope", e.scope.as_str().to_owned()),
+            ("review_state", e.review_state.as_str().to_owned()),
+            ("project", e.project.clone()),
+            ("lifecycle", e.lifecycle().to_owned()),
+        ] {
+            *groups
+                .entry(k)
+                .or_default()
+                .entry(if v.is_empty() { "(none)".into() } else { v })
+                .or_insert(0) += 1;
+        }
+    }
+    writeln!(out, "Summary of {} results:", results.len())?;
+    for (k, m) in groups {
+        let parts: Vec<String> = m.iter().map(|(v, n)| format!("{}={n}", clean(v))).collect();
+        writeln!(out, "  {k}: {}", parts.join(" "))?;
+    }
+    Ok(())
+}
+
+fn result_json(r: &Ranked, scores: bool, evidence: bool) -> Value {
+    let e = &r.entry;
+    let mut v = json!({
+        "id": e.id, "title": e.title, "type": e.entry_type, "scope": e.scope, "status": e.status,
+        "review_state": e.review_state, "trusted": e.is_trusted(), "score": r.score,
+        "matched_terms": r.breakdown.matched_terms,
+    });
+    if scores {
+        v["scores"] = json!(r.breakdown);
+    }
+    if evidence {
+        v["evidence"] = json!(e.evidence.iter().map(|x| json!({
+            "session_key": x.session_key, "ordinal_start": x.ordinal_start, "ordinal_end": x.ordinal_end,
+            "tool_use_id": x.tool_use_id, "snippet": x.snippet,
+        })).collect::<Vec<_>>());
+    }
+    v
+}
+
+fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Value {
+    let mut v = json!({
+        "query_id": resp.query_id, "mode": resp.mode, "trusted_only": resp.trusted_only,
+        "miss_reason": resp.miss_reason,
+        "results": resp.results.iter().map(|r| result_json(r, scores, evidence)).collect::<Vec<_>>(),
+    });
+    if let Some(c) = &resp.context {
+        v["context"] = json!(c);
+    }
+    if summary {
+        let mut by_type: BTreeMap<String, u32> = BTreeMap::new();
+        let mut by_review: BTreeMap<String, u32> = BTreeMap::new();
+        for r in &resp.results {
+            *by_type.entry(r.entry.entry_type.to_string()).or_insert(0) += 1;
+            *by_review
+                .entry(r.entry.review_state.to_string())
+                .or_insert(0) += 1;
+        }
+        v["summary"] =
+            json!({"count": resp.results.len(), "by_type": by_type, "by_review_state": by_review});
+    }
+    v
+}

@@ -1,0 +1,266 @@
+//! Evidence: binding an entry to a range of records of its source session, and checking that
+//! the range still says what it said.
+//!
+//! A binding stores the ordinals, the stable ids of the first and last record
+//! (`<record_hash>#<block>`), and a digest over the records' *content* (kind, role, text, tool
+//! name, input and call id — no ordinals, times or storage ids), so unchanged evidence survives
+//! renumbering while a changed record is detected. Verification runs after every capture of the
+//! session: an anchor that vanished, moved out of order or changed content revokes the entry's
+//! provenance. Revocation is sticky: only a person re-reviewing the entry restores trust.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use super::store::NewEvidence;
+use crate::error::{Error, Result};
+
+fn db(e: rusqlite::Error) -> Error {
+    crate::archive::store::db_err(Path::new(":recall"), e)
+}
+
+struct RangeRecord {
+    ordinal: u32,
+    id: String,
+    kind: String,
+    role: Option<String>,
+    text: Option<String>,
+    tool_name: Option<String>,
+    tool_input: Option<String>,
+    call_id: Option<String>,
+    file_paths: Vec<String>,
+    timestamp: Option<String>,
+}
+
+fn load_range(
+    conn: &Connection,
+    session: i64,
+    start: u32,
+    end: u32,
+) -> rusqlite::Result<Vec<RangeRecord>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ordinal, record_hash || '#' || block, kind, role, text, tool_name, tool_input, call_id, file_paths, timestamp
+         FROM records WHERE session_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal",
+    )?;
+    let rows = stmt.query_map(params![session, start, end], |r| {
+        let paths: Option<String> = r.get(8)?;
+        Ok(RangeRecord {
+            ordinal: r.get(0)?,
+            id: r.get(1)?,
+            kind: r.get(2)?,
+            role: r.get(3)?,
+            text: r.get(4)?,
+            tool_name: r.get(5)?,
+            tool_input: r.get(6)?,
+            call_id: r.get(7)?,
+            file_paths: paths
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or_default(),
+            timestamp: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// SHA-256 over the content of the records, canonical JSON.
+fn digest(records: &[RangeRecord]) -> String {
+    let content: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "kind": r.kind, "role": r.role, "text": r.text, "tool_name": r.tool_name,
+                "tool_input": r.tool_input, "call_id": r.call_id,
+            })
+        })
+        .collect();
+    let canonical = serde_json::json!({"version": "cairn-evidence-content/v1", "records": content});
+    format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+    )
+}
+
+fn gap_free(records: &[RangeRecord], start: u32, end: u32) -> bool {
+    records.len() as u64 == u64::from(end - start) + 1
+        && records.first().map(|r| r.ordinal) == Some(start)
+}
+
+/// Bind records `start..=end` of `session` (and optionally tool calls in that range) as evidence.
+/// Errors name the session and range when the range is incomplete or a tool id is not in it.
+pub fn bind(
+    conn: &Connection,
+    session: i64,
+    session_label: &str,
+    start: u32,
+    end: u32,
+    tool_use_ids: &[String],
+    snippet: &str,
+) -> Result<Vec<NewEvidence>> {
+    if end < start {
+        return Err(Error::Invalid(format!(
+            "evidence range {start}-{end} of session {session_label} is reversed"
+        )));
+    }
+    let records = load_range(conn, session, start, end).map_err(db)?;
+    if !gap_free(&records, start, end) {
+        return Err(Error::Invalid(format!(
+            "evidence range {start}-{end} is not in session {session_label} (it has {} of those records); list them with `cairn show {session_label} --turn <n>`",
+            records.len()
+        )));
+    }
+    for id in tool_use_ids {
+        if !records
+            .iter()
+            .any(|r| r.call_id.as_deref() == Some(id.as_str()))
+        {
+            return Err(Error::Invalid(format!(
+                "tool use {id:?} is not in records {start}-{end} of session {session_label}"
+            )));
+        }
+    }
+    let (first, last) = match (records.first(), records.last()) {
+        (Some(f), Some(l)) => (f, l),
+        _ => {
+            return Err(Error::Invalid(format!(
+                "evidence range {start}-{end} of session {session_label} is empty"
+            )));
+        }
+    };
+    let files = cited_files(conn, session, &records);
+    let base = NewEvidence {
+        session_id: session,
+        ordinal_start: start,
+        ordinal_end: end,
+        start_record: first.id.clone(),
+        end_record: last.id.clone(),
+        content_digest: digest(&records),
+        tool_use_id: None,
+        snippet: snippet.to_owned(),
+        files,
+        recorded_at: last.timestamp.clone().or_else(|| first.timestamp.clone()),
+    };
+    if tool_use_ids.is_empty() {
+        return Ok(vec![base]);
+    }
+    // One row per cited tool call; the first carries the snippet.
+    Ok(tool_use_ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| NewEvidence {
+            tool_use_id: Some(id.clone()),
+            snippet: if i == 0 {
+                base.snippet.clone()
+            } else {
+                String::new()
+            },
+            ..base.clone()
+        })
+        .collect())
+}
+
+/// Repo-relative paths the records edit (what staleness watches).
+fn cited_files(conn: &Connection, session: i64, records: &[RangeRecord]) -> Vec<String> {
+    let root: Option<String> = conn
+        .query_row(
+            "SELECT r.root FROM sessions s JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .optional()
+        .ok()
+        .flatten();
+    let mut files: Vec<String> = records
+        .iter()
+        .flat_map(|r| r.file_paths.iter())
+        .filter_map(|p| match &root {
+            Some(root) => Path::new(p)
+                .strip_prefix(root)
+                .ok()
+                .map(|rel| rel.to_string_lossy().into_owned())
+                .or_else(|| crate::git::targets::is_public_repo_path(p).then(|| p.clone())),
+            None => crate::git::targets::is_public_repo_path(p).then(|| p.clone()),
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// Check every evidence row of trusted-provenance entries from `session`; remap ordinals that
+/// moved, revoke entries whose anchors vanished or changed. Returns how many were revoked.
+pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT v.id, v.entry_id, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest
+             FROM recall_evidence v JOIN recall_entries e ON e.id = v.entry_id
+             WHERE v.session_id = ?1 AND e.provenance_ok = 1",
+        )
+        .map_err(db)?;
+    let rows: Vec<(i64, String, u32, u32, String, String, String)> = stmt
+        .query_map([session], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .map_err(db)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db)?;
+    let mut revoked = 0;
+    for (row, entry, start, end, start_id, end_id, stored) in rows {
+        let resolve = |id: &str| -> rusqlite::Result<Option<u32>> {
+            conn.prepare_cached(
+                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
+            )?
+            .query_row(params![session, id], |r| r.get(0))
+            .optional()
+        };
+        let problem = match (
+            resolve(&start_id).map_err(db)?,
+            resolve(&end_id).map_err(db)?,
+        ) {
+            (None, _) => Some(format!(
+                "the record that opened its evidence ({start}) is gone"
+            )),
+            (_, None) => Some(format!(
+                "the record that closed its evidence ({end}) is gone"
+            )),
+            (Some(s), Some(e)) if e < s => {
+                Some(format!("its evidence records {s}-{e} are out of order"))
+            }
+            (Some(s), Some(e)) => {
+                let records = load_range(conn, session, s, e).map_err(db)?;
+                if !gap_free(&records, s, e) {
+                    Some(format!("records {s}-{e} of its evidence have gaps"))
+                } else if digest(&records) != stored {
+                    Some(format!("records {s}-{e} of its evidence changed"))
+                } else {
+                    if (s, e) != (start, end) {
+                        conn.prepare_cached("UPDATE recall_evidence SET ordinal_start = ?2, ordinal_end = ?3 WHERE id = ?1")
+                            .map_err(db)?
+                            .execute(params![row, s, e])
+                            .map_err(db)?;
+                    }
+                    None
+                }
+            }
+        };
+        if let Some(why) = problem {
+            revoked += conn
+                .prepare_cached(
+                    "UPDATE recall_entries SET provenance_ok = 0, provenance_note = ?2, updated_at = ?3
+                     WHERE id = ?1 AND provenance_ok = 1",
+                )
+                .map_err(db)?
+                .execute(params![entry, format!("provenance revoked: {why}"), now])
+                .map_err(db)? as u32;
+        }
+    }
+    Ok(revoked)
+}

@@ -1,0 +1,89 @@
+//! The measurement ledger: every query and brief, what it returned and what was packed, with a
+//! query id handed back to the caller. Nothing is recorded on a read-only data dir.
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::rank::Ranked;
+use crate::error::Result;
+
+/// What to record about one query.
+pub struct Event<'a> {
+    pub surface: &'a str,
+    pub query: &'a str,
+    pub mode: &'a str,
+    pub filters_json: String,
+    pub trusted_only: bool,
+    pub policy: &'a str,
+    pub ranked: &'a [Ranked],
+    pub packed: &'a [String],
+    pub miss_reason: &'a str,
+    pub session_key: Option<&'a str>,
+}
+
+/// Record an event with its exposures; returns the query id.
+pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
+    let db = |err| crate::archive::store::db_err(std::path::Path::new(":recall"), err);
+    let id = uuid::Uuid::new_v4().to_string();
+    conn.prepare_cached(
+        "INSERT INTO recall_query_events (id, query_text, surface, filters_json, mode, trusted_only,
+            score_policy_version, result_count, packed_count, top_score, miss_reason, session_key, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )
+    .map_err(db)?
+    .execute(params![
+        id,
+        e.query,
+        e.surface,
+        e.filters_json,
+        e.mode,
+        e.trusted_only,
+        e.policy,
+        e.ranked.len() as i64,
+        e.packed.len() as i64,
+        e.ranked.first().map(|r| r.score),
+        e.miss_reason,
+        e.session_key,
+        now
+    ])
+    .map_err(db)?;
+    let mut ins = conn
+        .prepare_cached(
+            "INSERT INTO recall_query_exposures (query_id, rank, entry_id, score, packed) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(db)?;
+    for (i, r) in e.ranked.iter().enumerate() {
+        ins.execute(params![
+            id,
+            (i + 1) as i64,
+            r.entry.id,
+            r.score,
+            e.packed.contains(&r.entry.id)
+        ])
+        .map_err(db)?;
+    }
+    Ok(id)
+}
+
+/// Counts for `recall stats`: how often entries were shown and packed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LedgerStats {
+    pub queries: u32,
+    pub briefs: u32,
+    pub misses: u32,
+}
+
+pub fn stats(conn: &Connection) -> rusqlite::Result<LedgerStats> {
+    conn.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(surface = 'brief'), 0), COALESCE(SUM(miss_reason != ''), 0) FROM recall_query_events",
+        [],
+        |r| {
+            Ok(LedgerStats {
+                queries: r.get::<_, i64>(0)?.max(0) as u32,
+                briefs: r.get::<_, i64>(1)?.max(0) as u32,
+                misses: r.get::<_, i64>(2)?.max(0) as u32,
+            })
+        },
+    )
+}

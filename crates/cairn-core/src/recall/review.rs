@@ -1,0 +1,200 @@
+//! The review inbox: the only way an automatic entry becomes trusted.
+//!
+//! * accept → `human_reviewed`, transferable, stale cleared (a person vouched for it now);
+//! * edit (title, body, trigger, type, scope) then accept;
+//! * reject → `archived`;
+//! * supersede an older entry with a newer one (single-leaf chains, one transaction);
+//! * merge a duplicate into a kept entry (the duplicate is superseded by the kept one).
+//!
+//! The queue lists accepted entries that are unreviewed, stale, or whose provenance was revoked.
+
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+
+use super::model::{Entry, EntryType, ReviewState, Scope, Status};
+use super::store::{self, ENTRY_COLUMNS, entry_from_row, evidence_of};
+use crate::error::{Error, Result};
+
+fn db(e: rusqlite::Error) -> Error {
+    crate::archive::store::db_err(std::path::Path::new(":recall"), e)
+}
+
+/// An edit a reviewer makes before accepting. Absent fields are left as they are.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Edit {
+    pub title: Option<String>,
+    pub body: Option<String>,
+    pub trigger: Option<String>,
+    #[serde(rename = "type")]
+    pub entry_type: Option<EntryType>,
+    pub scope: Option<Scope>,
+}
+
+/// Why an entry is in the inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum InboxReason {
+    Unreviewed,
+    Stale,
+    ProvenanceRevoked,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct InboxItem {
+    pub reason: InboxReason,
+    pub entry: Entry,
+}
+
+/// The review queue, newest first.
+pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
+    let sql = format!(
+        "SELECT {ENTRY_COLUMNS} FROM recall_entries e
+         WHERE e.status = 'accepted' AND (e.review_state != 'human_reviewed' OR e.stale = 1 OR
+               (e.provenance_ok = 0 AND e.review_state = 'human_reviewed'))
+         ORDER BY e.stale DESC, e.updated_at DESC, e.id LIMIT ?1"
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+    let rows = stmt.query_map([limit], entry_from_row).map_err(db)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut entry, _) = row.map_err(db)?;
+        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
+        let reason = if entry.stale {
+            InboxReason::Stale
+        } else if entry.review_state == ReviewState::HumanReviewed {
+            InboxReason::ProvenanceRevoked
+        } else {
+            InboxReason::Unreviewed
+        };
+        out.push(InboxItem { reason, entry });
+    }
+    Ok(out)
+}
+
+fn load(conn: &Connection, id: &str) -> Result<Entry> {
+    store::get(conn, id).map_err(db)?.ok_or_else(|| {
+        Error::NotFound(format!(
+            "recall entry {id:?}; list the inbox with `cairn recall review`"
+        ))
+    })
+}
+
+/// Accept an entry, optionally editing it first.
+pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Result<Entry> {
+    let entry = load(conn, id)?;
+    if entry.status != Status::Accepted {
+        return Err(Error::Invalid(format!(
+            "recall entry {id} is {}; only accepted entries can be reviewed (it was rejected or superseded)",
+            entry.status
+        )));
+    }
+    if let Some(edit) = edit {
+        apply_edit(conn, &entry, edit, now)?;
+    }
+    conn.prepare_cached(
+        "UPDATE recall_entries SET review_state = 'human_reviewed', transferable = 1, stale = 0, stale_note = NULL,
+            reviewed_at = ?2, updated_at = ?2 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![id, now])
+    .map_err(db)?;
+    load(conn, id)
+}
+
+fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {
+    let title = edit.title.as_deref().map(str::trim).unwrap_or(&entry.title);
+    if title.is_empty() {
+        return Err(Error::Invalid(format!(
+            "recall entry {}: the title cannot be empty",
+            entry.id
+        )));
+    }
+    conn.prepare_cached(
+        "UPDATE recall_entries SET title = ?2, body = ?3, trigger = ?4, type = ?5, scope = ?6, updated_at = ?7
+         WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![
+        entry.id,
+        title,
+        edit.body.as_deref().unwrap_or(&entry.body),
+        edit.trigger.as_deref().unwrap_or(&entry.trigger),
+        edit.entry_type.unwrap_or(entry.entry_type).as_str(),
+        edit.scope.unwrap_or(entry.scope).as_str(),
+        now
+    ])
+    .map_err(db)?;
+    store::reindex(conn, &entry.id).map_err(db)
+}
+
+/// Reject an entry: archived, no longer served.
+pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
+    load(conn, id)?;
+    conn.prepare_cached(
+        "UPDATE recall_entries SET status = 'archived', updated_at = ?2 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![id, now])
+    .map_err(db)?;
+    load(conn, id)
+}
+
+/// Replace `old` with `new`: `old` is archived and points at `new`, `new` points back.
+/// Chains stay single-leaf: an entry already superseded cannot be superseded again.
+pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<()> {
+    if old == new {
+        return Err(Error::Invalid(format!(
+            "recall entry {old} cannot supersede itself"
+        )));
+    }
+    let o = load(conn, old)?;
+    let n = load(conn, new)?;
+    if o.status != Status::Accepted || !o.superseded_by_entry_id.is_empty() {
+        return Err(Error::Invalid(format!(
+            "recall entry {old} is already {}; supersede the entry that replaced it instead",
+            if o.superseded_by_entry_id.is_empty() {
+                "archived".to_owned()
+            } else {
+                format!("superseded by {}", o.superseded_by_entry_id)
+            }
+        )));
+    }
+    if n.status != Status::Accepted {
+        return Err(Error::Invalid(format!(
+            "recall entry {new} is {}; the replacement must be accepted",
+            n.status
+        )));
+    }
+    if o.provenance_ok && !n.provenance_ok {
+        return Err(Error::Invalid(format!(
+            "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
+        )));
+    }
+    conn.prepare_cached(
+        "UPDATE recall_entries SET supersedes_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![new, old, now])
+    .map_err(db)?;
+    conn.prepare_cached(
+        "UPDATE recall_entries SET status = 'archived', superseded_by_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![old, new, now])
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Merge a duplicate into the entry kept: the duplicate is superseded by it, and the kept entry
+/// is accepted (a person just judged it the better of the two).
+pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Result<Entry> {
+    supersede(conn, duplicate, keep, now)?;
+    conn.prepare_cached("UPDATE recall_entries SET label = 'merged' WHERE id = ?1")
+        .map_err(db)?
+        .execute([duplicate])
+        .map_err(db)?;
+    accept(conn, keep, None, now)
+}

@@ -1,0 +1,358 @@
+//! Recall's tables: writing entries with their evidence (and keeping the index in step), and
+//! reading them back with the shared filters.
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use super::index::{self, IndexDoc};
+use super::model::{Entry, EntryType, Evidence, ReviewState, Scope, Status, TRUSTED_SQL};
+use crate::error::{Error, Result};
+
+/// Filters shared by `list`, `stats`, `query` and `brief`. All exact matches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Filters {
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub agent: Option<String>,
+    #[serde(rename = "type")]
+    pub entry_type: Option<EntryType>,
+    pub scope: Option<Scope>,
+    /// Default: accepted.
+    pub status: Option<Status>,
+    pub review_state: Option<ReviewState>,
+    /// The source session, by `session_key` or the agent's own id.
+    pub source_session: Option<String>,
+    pub source_run_id: Option<String>,
+    pub trusted_only: bool,
+    /// Only entries flagged stale (true) or not stale (false).
+    pub stale: Option<bool>,
+    pub limit: Option<u32>,
+}
+
+/// Default and maximum page sizes (AgentsView's).
+pub const DEFAULT_LIMIT: u32 = 50;
+pub const MAX_LIMIT: u32 = 500;
+
+impl Filters {
+    /// The WHERE clause (over `recall_entries e`) and its parameters. Asking for trusted-only
+    /// entries with a non-accepted status is an error, not an empty result.
+    pub fn sql(&self) -> Result<(String, Vec<SqlValue>)> {
+        let status = self.status.unwrap_or(Status::Accepted);
+        if self.trusted_only && status != Status::Accepted {
+            return Err(Error::Invalid(format!(
+                "--trusted-only serves accepted entries only; drop --status {status} or --trusted-only"
+            )));
+        }
+        let mut sql = String::from("e.status = ?");
+        let mut args = vec![SqlValue::Text(status.as_str().to_owned())];
+        let mut eq = |col: &str, v: &Option<String>| {
+            if let Some(v) = v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                sql.push_str(&format!(" AND e.{col} = ?"));
+                args.push(SqlValue::Text(v.to_owned()));
+            }
+        };
+        eq("project", &self.project);
+        eq("cwd", &self.cwd);
+        eq("git_branch", &self.git_branch);
+        eq("agent", &self.agent);
+        eq("source_run_id", &self.source_run_id);
+        eq("type", &self.entry_type.map(|t| t.as_str().to_owned()));
+        eq("scope", &self.scope.map(|t| t.as_str().to_owned()));
+        eq(
+            "review_state",
+            &self.review_state.map(|t| t.as_str().to_owned()),
+        );
+        if let Some(s) = self
+            .source_session
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            sql.push_str(
+                " AND e.source_session_id IN (SELECT id FROM sessions WHERE session_key = ? OR session_id = ?)",
+            );
+            args.push(SqlValue::Text(s.trim().to_owned()));
+            args.push(SqlValue::Text(s.trim().to_owned()));
+        }
+        if let Some(stale) = self.stale {
+            sql.push_str(if stale {
+                " AND e.stale = 1"
+            } else {
+                " AND e.stale = 0"
+            });
+        }
+        if self.trusted_only {
+            sql.push_str(&format!(" AND {TRUSTED_SQL}"));
+        }
+        Ok((sql, args))
+    }
+
+    pub fn limit(&self) -> u32 {
+        match self.limit {
+            None | Some(0) => DEFAULT_LIMIT,
+            Some(n) => n.min(MAX_LIMIT),
+        }
+    }
+}
+
+/// A new entry as extraction or import produces it.
+#[derive(Debug, Clone)]
+pub struct NewEntry {
+    pub id: String,
+    pub entry_type: EntryType,
+    pub scope: Scope,
+    pub status: Status,
+    pub review_state: ReviewState,
+    pub title: String,
+    pub body: String,
+    pub trigger: String,
+    pub confidence: Option<f64>,
+    pub uncertainty: String,
+    pub project: String,
+    pub cwd: String,
+    pub git_branch: String,
+    pub agent: String,
+    pub source_session_id: Option<i64>,
+    pub source_episode_id: String,
+    pub source_run_id: String,
+    pub extractor_method: String,
+    pub model: String,
+    pub label: String,
+    pub transferable: bool,
+    pub provenance_ok: bool,
+    pub supersedes_entry_id: String,
+    pub evidence: Vec<NewEvidence>,
+}
+
+/// Evidence already bound to the records (digest and record ids computed by `evidence`).
+#[derive(Debug, Clone)]
+pub struct NewEvidence {
+    pub session_id: i64,
+    pub ordinal_start: u32,
+    pub ordinal_end: u32,
+    pub start_record: String,
+    pub end_record: String,
+    pub content_digest: String,
+    pub tool_use_id: Option<String>,
+    pub snippet: String,
+    pub files: Vec<String>,
+    pub recorded_at: Option<String>,
+}
+
+/// Insert an entry, its evidence and its index row.
+pub fn insert(conn: &Connection, e: &NewEntry, now: &str) -> rusqlite::Result<()> {
+    let reviewed_at = (e.review_state == ReviewState::HumanReviewed).then_some(now);
+    conn.prepare_cached(
+        "INSERT INTO recall_entries (id, type, scope, status, review_state, title, body, trigger, confidence,
+            uncertainty, project, cwd, git_branch, agent, source_session_id, source_episode_id, source_run_id,
+            extractor_method, model, label, transferable, provenance_ok, supersedes_entry_id, created_at,
+            updated_at, reviewed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+            ?22, ?23, ?24, ?24, ?25)",
+    )?
+    .execute(params![
+        e.id,
+        e.entry_type.as_str(),
+        e.scope.as_str(),
+        e.status.as_str(),
+        e.review_state.as_str(),
+        e.title,
+        e.body,
+        e.trigger,
+        e.confidence,
+        e.uncertainty,
+        e.project,
+        e.cwd,
+        e.git_branch,
+        e.agent,
+        e.source_session_id,
+        e.source_episode_id,
+        e.source_run_id,
+        e.extractor_method,
+        e.model,
+        e.label,
+        e.transferable,
+        e.provenance_ok,
+        e.supersedes_entry_id,
+        now,
+        reviewed_at,
+    ])?;
+    let rowid = conn.last_insert_rowid();
+    let mut ins = conn.prepare_cached(
+        "INSERT INTO recall_evidence (entry_id, session_id, ordinal_start, ordinal_end, start_record, end_record,
+            content_digest, tool_use_id, snippet, files, recorded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for ev in &e.evidence {
+        ins.execute(params![
+            e.id,
+            ev.session_id,
+            ev.ordinal_start,
+            ev.ordinal_end,
+            ev.start_record,
+            ev.end_record,
+            ev.content_digest,
+            ev.tool_use_id,
+            ev.snippet,
+            serde_json::to_string(&ev.files).unwrap_or_else(|_| "[]".into()),
+            ev.recorded_at,
+        ])?;
+    }
+    let snippets: Vec<&str> = e.evidence.iter().map(|ev| ev.snippet.as_str()).collect();
+    index::index(
+        conn,
+        rowid,
+        &IndexDoc {
+            title: &e.title,
+            body: &e.body,
+            trigger: &e.trigger,
+            evidence: &snippets.join("\n"),
+        },
+    )
+}
+
+/// Re-index an entry after its text changed.
+pub fn reindex(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+    let row: Option<(i64, String, String, String)> = conn
+        .prepare_cached("SELECT rowid, title, body, trigger FROM recall_entries WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((rowid, title, body, trigger)) = row else {
+        return Ok(());
+    };
+    let snippets: String = conn
+        .prepare_cached("SELECT COALESCE(group_concat(snippet, char(10)), '') FROM recall_evidence WHERE entry_id = ?1")?
+        .query_row([id], |r| r.get(0))?;
+    index::index(
+        conn,
+        rowid,
+        &IndexDoc {
+            title: &title,
+            body: &body,
+            trigger: &trigger,
+            evidence: &snippets,
+        },
+    )
+}
+
+pub fn exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM recall_entries WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+pub(crate) const ENTRY_COLUMNS: &str = "e.id, e.type, e.scope, e.status, e.review_state, e.title, e.body, e.trigger,
+    e.confidence, e.uncertainty, e.project, e.cwd, e.git_branch, e.agent,
+    (SELECT session_key FROM sessions s WHERE s.id = e.source_session_id), e.source_episode_id, e.source_run_id,
+    e.extractor_method, e.model, e.transferable, e.provenance_ok, e.provenance_note, e.stale, e.stale_note,
+    e.supersedes_entry_id, e.superseded_by_entry_id, e.created_at, e.updated_at, e.reviewed_at, e.rowid";
+
+/// Map a row of [`ENTRY_COLUMNS`] (evidence not loaded).
+pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, i64)> {
+    let bad = |i: usize, e: Error| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    };
+    let t: String = r.get(1)?;
+    let sc: String = r.get(2)?;
+    let st: String = r.get(3)?;
+    let rs: String = r.get(4)?;
+    Ok((
+        Entry {
+            id: r.get(0)?,
+            entry_type: EntryType::parse(&t).map_err(|e| bad(1, e))?,
+            scope: Scope::parse(&sc).map_err(|e| bad(2, e))?,
+            status: Status::parse(&st).map_err(|e| bad(3, e))?,
+            review_state: ReviewState::parse(&rs).map_err(|e| bad(4, e))?,
+            title: r.get(5)?,
+            body: r.get(6)?,
+            trigger: r.get(7)?,
+            confidence: r.get(8)?,
+            uncertainty: r.get(9)?,
+            project: r.get(10)?,
+            cwd: r.get(11)?,
+            git_branch: r.get(12)?,
+            agent: r.get(13)?,
+            source_session_key: r.get(14)?,
+            source_episode_id: r.get(15)?,
+            source_run_id: r.get(16)?,
+            extractor_method: r.get(17)?,
+            model: r.get(18)?,
+            transferable: r.get(19)?,
+            provenance_ok: r.get(20)?,
+            provenance_note: r.get(21)?,
+            stale: r.get(22)?,
+            stale_note: r.get(23)?,
+            supersedes_entry_id: r.get(24)?,
+            superseded_by_entry_id: r.get(25)?,
+            created_at: r.get(26)?,
+            updated_at: r.get(27)?,
+            reviewed_at: r.get(28)?,
+            evidence: Vec::new(),
+        },
+        r.get(29)?,
+    ))
+}
+
+pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.session_key, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest,
+                v.tool_use_id, v.snippet, v.files
+         FROM recall_evidence v JOIN sessions s ON s.id = v.session_id WHERE v.entry_id = ?1 ORDER BY v.id",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        let files: String = r.get(8)?;
+        Ok(Evidence {
+            session_key: r.get(0)?,
+            ordinal_start: r.get(1)?,
+            ordinal_end: r.get(2)?,
+            start_record: r.get(3)?,
+            end_record: r.get(4)?,
+            content_digest: r.get(5)?,
+            tool_use_id: r.get(6)?,
+            snippet: r.get(7)?,
+            files: serde_json::from_str(&files).unwrap_or_default(),
+        })
+    })?;
+    rows.collect()
+}
+
+/// One entry with its evidence, any status.
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
+    let found = conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE e.id = ?1"
+        ))?
+        .query_row([id], entry_from_row)
+        .optional()?;
+    match found {
+        Some((mut e, _)) => {
+            e.evidence = evidence_of(conn, &e.id)?;
+            Ok(Some(e))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Entries passing `filters`, most recently updated first, with evidence.
+pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
+    let (where_sql, mut args) = filters.sql()?;
+    args.push(SqlValue::Integer(i64::from(filters.limit())));
+    let sql = format!(
+        "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE {where_sql} ORDER BY e.updated_at DESC, e.id LIMIT ?"
+    );
+    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
+    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+    let rows = stmt
+        .query_map(params_from_iter(args), entry_from_row)
+        .map_err(db)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut e, _) = row.map_err(db)?;
+        e.evidence = evidence_of(conn, &e.id).map_err(db)?;
+        out.push(e);
+    }
+    Ok(out)
+}

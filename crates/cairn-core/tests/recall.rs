@@ -1,0 +1,604 @@
+//! Recall acceptance cases (AgentsView's where they apply, plus the inbox, staleness and
+//! ranking): entries anchored to real fixture sessions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::recall::model::{ReviewState, Status};
+use cairn_core::recall::review::Edit;
+use cairn_core::recall::store::Filters;
+use cairn_core::recall::{QueryRequest, brief};
+use serde_json::json;
+
+/// A small session of the fixtures (11 records) and the big one (658 records).
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+
+fn archive() -> (tempfile::TempDir, Cairn) {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files: Vec<_> = [
+        "claude/short.jsonl",
+        "claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+    ]
+    .iter()
+    .map(|f| support::main_file(Agent::Claude, &support::fixtures().join(f)))
+    .collect();
+    support::capture(&cairn, &files);
+    (data, cairn)
+}
+
+fn line(id: &str, session: &str, start: u32, end: u32, title: &str, body: &str) -> String {
+    json!({
+        "candidate_id": id, "session_id": session, "type": "fact", "scope": "project",
+        "title": title, "body": body, "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": start, "ordinal_end": end, "snippets": [body]}
+    })
+    .to_string()
+}
+
+fn query(cairn: &Cairn, text: &str, filters: Filters) -> Vec<String> {
+    let req = QueryRequest {
+        text: text.into(),
+        filters,
+        ..Default::default()
+    };
+    cairn
+        .recall_query(&req, "query")
+        .unwrap()
+        .results
+        .into_iter()
+        .map(|r| r.entry.id)
+        .collect()
+}
+
+#[test]
+fn import_binds_evidence_and_makes_trusted_entries() {
+    let (_d, cairn) = archive();
+    let text = [
+        line(
+            "e1",
+            SMALL,
+            0,
+            3,
+            "Phoenix server start check",
+            "Run mix phx.server and read its first 80 lines of output.",
+        ),
+        line(
+            "e2",
+            BIG,
+            10,
+            20,
+            "Beads workflow",
+            "Use bd show and bd ready to pick the next bead.",
+        ),
+    ]
+    .join("\n");
+    let report = cairn.recall_import(&text, false).unwrap();
+    assert_eq!((report.imported, report.errors.len()), (2, 0), "{report:?}");
+    let e1 = cairn.recall_get("e1").unwrap();
+    assert_eq!(e1.review_state, ReviewState::HumanReviewed);
+    assert!(e1.is_trusted());
+    let ev = &e1.evidence[0];
+    assert_eq!((ev.ordinal_start, ev.ordinal_end), (0, 3));
+    assert!(ev.content_digest.starts_with("sha256:") && ev.start_record.starts_with("sha256:"));
+    assert_eq!(
+        e1.source_session_key
+            .as_deref()
+            .map(|k| k.starts_with("sha256-")),
+        Some(true)
+    );
+    // Idempotent by candidate id.
+    let again = cairn.recall_import(&text, false).unwrap();
+    assert_eq!(again.imported, 0);
+    assert!(again.skipped.iter().all(|s| s.reason == "duplicate"));
+    // session_id may be the session key.
+    let key = e1.source_session_key.clone().unwrap();
+    let by_key = cairn
+        .recall_import(
+            &line("e3", &key, 4, 5, "By key", "Bound by session key."),
+            false,
+        )
+        .unwrap();
+    assert_eq!(by_key.imported, 1);
+}
+
+#[test]
+fn import_is_atomic_and_names_the_bad_line() {
+    let (_d, cairn) = archive();
+    let text = [
+        line("a1", SMALL, 0, 2, "Good one", "fine"),
+        line("a2", SMALL, 0, 999, "Out of range", "no such records"),
+        line("a3", SMALL, 1, 2, "Good two", "fine"),
+    ]
+    .join("\n");
+    let report = cairn.recall_import(&text, false).unwrap();
+    assert_eq!(report.errors.len(), 1);
+    assert_eq!(report.errors[0].line, 2);
+    assert!(
+        report.errors[0].message.contains("0-999"),
+        "{}",
+        report.errors[0].message
+    );
+    assert!(
+        cairn.recall_get("a1").is_err(),
+        "nothing is written when a line fails"
+    );
+    // A dry run reports what a real run would do, and writes nothing.
+    let ok = [
+        line("a1", SMALL, 0, 2, "Good one", "fine"),
+        line("a3", SMALL, 1, 2, "Good two", "fine"),
+    ]
+    .join("\n");
+    let dry = cairn.recall_import(&ok, true).unwrap();
+    assert_eq!((dry.imported, dry.dry_run), (2, true));
+    assert!(cairn.recall_get("a1").is_err());
+}
+
+#[test]
+fn import_rejects_host_fields_and_skips_non_keepers() {
+    let (_d, cairn) = archive();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("h1", SMALL, 0, 1, "T", "B")).unwrap();
+    v["review_state"] = json!("human_reviewed");
+    let r = cairn.recall_import(&v.to_string(), false).unwrap();
+    assert!(r.errors[0].message.contains("review_state"), "{r:?}");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("h2", SMALL, 0, 1, "T", "B")).unwrap();
+    v["evidence"]["content_digest"] = json!("sha256:00");
+    assert!(
+        cairn.recall_import(&v.to_string(), false).unwrap().errors[0]
+            .message
+            .contains("content_digest")
+    );
+    let skip = |field: &str, value: serde_json::Value| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&line("s", SMALL, 0, 1, "T", "B")).unwrap();
+        v[field] = value;
+        cairn.recall_import(&v.to_string(), true).unwrap().skipped[0]
+            .reason
+            .clone()
+    };
+    assert_eq!(skip("transferable", json!(false)), "not_transferable");
+    assert_eq!(skip("provenance_ok", json!(false)), "provenance_not_ok");
+    assert_eq!(skip("label", json!("wrong")), "label_not_keeper");
+    let bad = |field: &str, value: serde_json::Value| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&line("b", SMALL, 0, 1, "T", "B")).unwrap();
+        v[field] = value;
+        cairn.recall_import(&v.to_string(), true).unwrap().errors[0]
+            .message
+            .clone()
+    };
+    assert!(bad("type", json!("rumour")).contains("unknown entrytype"));
+    assert!(bad("scope", json!("galaxy")).contains("unknown scope"));
+    assert!(bad("confidence", json!(1.5)).contains("between 0 and 1"));
+    assert!(bad("session_id", json!("no-such-session")).contains("not in the archive"));
+    assert!(bad("candidate_id", json!("x\u{7}y")).contains("control characters"));
+}
+
+#[test]
+fn trusted_only_serves_reviewed_entries_and_rejects_archived_status() {
+    let (_d, cairn) = archive();
+    cairn
+        .recall_import(
+            &line(
+                "t1",
+                SMALL,
+                0,
+                3,
+                "Phoenix server restart",
+                "restart the phoenix server",
+            ),
+            false,
+        )
+        .unwrap();
+    let trusted = Filters {
+        trusted_only: true,
+        ..Default::default()
+    };
+    assert_eq!(query(&cairn, "phoenix server", trusted.clone()), vec!["t1"]);
+    cairn.recall_reject("t1").unwrap();
+    assert!(query(&cairn, "phoenix server", trusted).is_empty());
+    let bad = Filters {
+        trusted_only: true,
+        status: Some(Status::Archived),
+        ..Default::default()
+    };
+    let err = cairn.recall_query(
+        &QueryRequest {
+            text: "phoenix".into(),
+            filters: bad,
+            ..Default::default()
+        },
+        "query",
+    );
+    assert!(err.unwrap_err().to_string().contains("--trusted-only"));
+    let archived = Filters {
+        status: Some(Status::Archived),
+        ..Default::default()
+    };
+    assert_eq!(query(&cairn, "phoenix server", archived), vec!["t1"]);
+}
+
+#[test]
+fn a_changed_anchor_revokes_provenance_and_it_stays_revoked() {
+    let (data, cairn) = archive();
+    cairn
+        .recall_import(
+            &line("r1", SMALL, 0, 3, "Start check", "mix phx.server output"),
+            false,
+        )
+        .unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let session: i64 = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [SMALL],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let original: String = conn
+        .query_row(
+            "SELECT text FROM records WHERE session_id = ?1 AND ordinal = 2",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE records SET text = 'tampered' WHERE session_id = ?1 AND ordinal = 2",
+        [session],
+    )
+    .unwrap();
+    let now = "2026-12-01T00:00:00.000Z";
+    assert_eq!(
+        cairn_core::recall::evidence::verify_session(&conn, session, now).unwrap(),
+        1
+    );
+    let e = cairn.recall_get("r1").unwrap();
+    assert!(!e.provenance_ok && !e.is_trusted());
+    assert!(e.provenance_note.unwrap().contains("changed"));
+    // Sticky: restoring the record does not restore trust.
+    conn.execute(
+        "UPDATE records SET text = ?2 WHERE session_id = ?1 AND ordinal = 2",
+        rusqlite::params![session, original],
+    )
+    .unwrap();
+    cairn_core::recall::evidence::verify_session(&conn, session, now).unwrap();
+    assert!(!cairn.recall_get("r1").unwrap().provenance_ok);
+    // It shows in the inbox for a person to look at again.
+    let inbox = cairn.recall_inbox(50).unwrap();
+    assert!(inbox.iter().any(|i| i.entry.id == "r1"));
+}
+
+#[test]
+fn a_vanished_anchor_revokes_and_a_moved_one_is_remapped() {
+    let (data, cairn) = archive();
+    cairn
+        .recall_import(&line("m1", SMALL, 4, 5, "Moved", "moved records"), false)
+        .unwrap();
+    cairn
+        .recall_import(&line("m2", SMALL, 0, 1, "Gone", "gone records"), false)
+        .unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let session: i64 = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [SMALL],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // Renumber every record by +100 (a reindex that shifted ordinals), and drop record 0.
+    conn.execute(
+        "DELETE FROM records WHERE session_id = ?1 AND ordinal = 0",
+        [session],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE records SET ordinal = ordinal + 100 WHERE session_id = ?1",
+        [session],
+    )
+    .unwrap();
+    cairn_core::recall::evidence::verify_session(&conn, session, "2026-12-01T00:00:00.000Z")
+        .unwrap();
+    let moved = cairn.recall_get("m1").unwrap();
+    assert!(moved.provenance_ok);
+    assert_eq!(
+        (
+            moved.evidence[0].ordinal_start,
+            moved.evidence[0].ordinal_end
+        ),
+        (104, 105)
+    );
+    assert!(!cairn.recall_get("m2").unwrap().provenance_ok);
+}
+
+#[test]
+fn supersession_keeps_single_leaf_chains() {
+    let (_d, cairn) = archive();
+    let text = [
+        line("old", SMALL, 0, 1, "Old advice", "a"),
+        line("new", SMALL, 2, 3, "New advice", "b"),
+        line("newer", SMALL, 4, 5, "Newer advice", "c"),
+    ]
+    .join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    cairn.recall_supersede("old", "new").unwrap();
+    let old = cairn.recall_get("old").unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by_entry_id.as_str()),
+        (Status::Archived, "new")
+    );
+    assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "old");
+    assert_eq!(old.lifecycle(), "superseded");
+    // `old` is already superseded: no branching.
+    assert!(
+        cairn
+            .recall_supersede("old", "newer")
+            .unwrap_err()
+            .to_string()
+            .contains("already")
+    );
+    // The chain continues from its leaf.
+    cairn.recall_supersede("new", "newer").unwrap();
+    assert_eq!(
+        cairn.recall_get("new").unwrap().lifecycle(),
+        "replacement_superseded"
+    );
+    // A rejected entry cannot replace anything.
+    cairn
+        .recall_import(&line("rej", SMALL, 6, 7, "Rejected", "d"), false)
+        .unwrap();
+    cairn.recall_reject("rej").unwrap();
+    assert!(
+        cairn
+            .recall_supersede("newer", "rej")
+            .unwrap_err()
+            .to_string()
+            .contains("must be accepted")
+    );
+    assert!(cairn.recall_supersede("newer", "newer").is_err());
+    // Import can supersede too (one transaction with the insert).
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("imp", SMALL, 8, 8, "Imported replacement", "e")).unwrap();
+    v["supersedes_entry_id"] = json!("newer");
+    assert_eq!(
+        cairn.recall_import(&v.to_string(), false).unwrap().imported,
+        1
+    );
+    assert_eq!(
+        cairn.recall_get("newer").unwrap().superseded_by_entry_id,
+        "imp"
+    );
+}
+
+/// Write an unreviewed entry the way extraction does.
+fn auto_entry(data: &std::path::Path, id: &str, title: &str, body: &str) {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let session: i64 = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [SMALL],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let evidence =
+        cairn_core::recall::evidence::bind(&conn, session, SMALL, 0, 1, &[], "").unwrap();
+    let e = cairn_core::recall::store::NewEntry {
+        id: id.into(),
+        entry_type: cairn_core::recall::model::EntryType::Warning,
+        scope: cairn_core::recall::model::Scope::Project,
+        status: Status::Accepted,
+        review_state: ReviewState::UnreviewedAuto,
+        title: title.into(),
+        body: body.into(),
+        trigger: String::new(),
+        confidence: Some(0.7),
+        uncertainty: String::new(),
+        project: "spotter".into(),
+        cwd: String::new(),
+        git_branch: String::new(),
+        agent: "claude".into(),
+        source_session_id: Some(session),
+        source_episode_id: String::new(),
+        source_run_id: "gen-1".into(),
+        extractor_method: "turns-v1".into(),
+        model: "test".into(),
+        label: String::new(),
+        transferable: false,
+        provenance_ok: true,
+        supersedes_entry_id: String::new(),
+        evidence,
+    };
+    cairn_core::recall::store::insert(&conn, &e, "2026-11-01T00:00:00.000Z").unwrap();
+}
+
+#[test]
+fn the_inbox_is_the_path_to_trust() {
+    let (data, cairn) = archive();
+    auto_entry(
+        data.path(),
+        "auto1",
+        "Server refuses to start",
+        "Check the port before starting phoenix",
+    );
+    auto_entry(
+        data.path(),
+        "auto2",
+        "Ports conflict",
+        "Another process holds port 4000",
+    );
+    auto_entry(
+        data.path(),
+        "auto3",
+        "Duplicate of ports conflict",
+        "Port 4000 is taken by another process",
+    );
+    let inbox: Vec<String> = cairn
+        .recall_inbox(50)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.entry.id)
+        .collect();
+    assert_eq!(inbox.len(), 3);
+    let trusted = Filters {
+        trusted_only: true,
+        ..Default::default()
+    };
+    assert!(query(&cairn, "phoenix port", trusted.clone()).is_empty());
+    // Edit then accept: the new title is searchable and the entry is trusted.
+    let edit = Edit {
+        title: Some("Free port 4000 before starting Phoenix".into()),
+        ..Default::default()
+    };
+    let accepted = cairn.recall_accept("auto1", Some(&edit)).unwrap();
+    assert!(accepted.is_trusted() && accepted.reviewed_at.is_some());
+    assert_eq!(query(&cairn, "free port", trusted.clone()), vec!["auto1"]);
+    // Merge the duplicate into the one kept (which is accepted as a result).
+    cairn.recall_merge("auto3", "auto2").unwrap();
+    assert_eq!(cairn.recall_get("auto3").unwrap().status, Status::Archived);
+    assert!(cairn.recall_get("auto2").unwrap().is_trusted());
+    assert!(cairn.recall_inbox(50).unwrap().is_empty());
+    // A rejected entry cannot be accepted afterwards.
+    auto_entry(data.path(), "auto4", "Wrong", "nonsense");
+    cairn.recall_reject("auto4").unwrap();
+    assert!(cairn.recall_accept("auto4", None).is_err());
+}
+
+#[test]
+fn ranking_prefers_rare_terms_title_matches_and_reports_its_breakdown() {
+    let (_d, cairn) = archive();
+    let text = [
+        line(
+            "common",
+            SMALL,
+            0,
+            1,
+            "CLI notes",
+            "The cli prints help. The cli has flags.",
+        ),
+        line(
+            "rare",
+            SMALL,
+            2,
+            3,
+            "Vector index",
+            "The cli loads sqlite_vec for vectors.",
+        ),
+        line(
+            "title",
+            SMALL,
+            4,
+            5,
+            "Flaky login test fix",
+            "Retry was removed.",
+        ),
+        line(
+            "body",
+            SMALL,
+            6,
+            7,
+            "Retry notes",
+            "The flaky login test was fixed by waiting for the session cookie.",
+        ),
+    ]
+    .join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    assert_eq!(
+        query(&cairn, "cli sqlite_vec", Filters::default())[0],
+        "rare"
+    );
+    // Natural language, different word forms: stemming and stop words do the work.
+    assert_eq!(
+        query(
+            &cairn,
+            "how did we fix the flaky login tests?",
+            Filters::default()
+        )[..2],
+        ["title", "body"]
+    );
+    let req = QueryRequest {
+        text: "flaky login".into(),
+        ..Default::default()
+    };
+    let resp = cairn.recall_query(&req, "query").unwrap();
+    let b = &resp.results[0].breakdown;
+    let sum = b.bm25f + b.phrase + b.recency + b.confidence + b.review + b.penalty;
+    assert!((sum - resp.results[0].score).abs() < 1e-9);
+    assert!((b.title + b.body + b.trigger + b.evidence - b.bm25f).abs() < 1e-9);
+    assert_eq!(b.matched_terms, vec!["flaki", "login"]);
+    assert!(
+        b.phrase > 0.0,
+        "adjacent query terms in order earn the phrase boost"
+    );
+    assert!(
+        resp.query_id.is_some(),
+        "queries are recorded in the ledger"
+    );
+}
+
+#[test]
+fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
+    let (_d, cairn) = archive();
+    let long = "word ".repeat(2000);
+    let text = [
+        line("big", SMALL, 0, 1, "Phoenix big note", &long),
+        line(
+            "small1",
+            SMALL,
+            2,
+            3,
+            "Phoenix small note",
+            "Restart phoenix after config changes.",
+        ),
+        line(
+            "small2",
+            SMALL,
+            4,
+            5,
+            "Phoenix port",
+            "Phoenix listens on 4000.",
+        ),
+    ]
+    .join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let req = QueryRequest {
+        text: "phoenix".into(),
+        context: true,
+        max_bytes: Some(700),
+        filters: Filters {
+            trusted_only: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let resp = cairn.recall_query(&req, "brief").unwrap();
+    let packed = resp.context.unwrap();
+    assert!(packed.bytes <= 700, "{}", packed.bytes);
+    assert!(packed.text.starts_with(brief::HEADER) && packed.text.ends_with(brief::FOOTER));
+    assert!(packed.entry_ids.len() >= 2, "{packed:?}");
+    // The big entry is shortened or skipped, never allowed to crowd out the small ones.
+    assert!(
+        packed.entry_ids.contains(&"small1".to_owned())
+            && packed.entry_ids.contains(&"small2".to_owned())
+    );
+    // A token budget is honoured too.
+    let req = QueryRequest {
+        max_tokens: Some(60),
+        max_bytes: Some(10_000),
+        ..req
+    };
+    let packed = cairn.recall_query(&req, "brief").unwrap().context.unwrap();
+    assert!(packed.estimated_tokens <= 60 && !packed.entry_ids.is_empty());
+    // Nothing fits: a miss that says so.
+    let req = QueryRequest {
+        max_bytes: Some(10),
+        ..req
+    };
+    assert_eq!(
+        cairn.recall_query(&req, "brief").unwrap().miss_reason,
+        "context_empty"
+    );
+}
