@@ -103,7 +103,7 @@ impl Store {
             // loss can only lose the last transactions, never corrupt the file.
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
-             PRAGMA wal_autocheckpoint = 8192;"
+             PRAGMA wal_autocheckpoint = 8192; PRAGMA mmap_size = 268435456;"
         };
         self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
     }

@@ -1,10 +1,10 @@
 //! Lexical ranking, policy `cairn-bm25f-v1`.
 //!
 //! 1. The query goes through the same analyzer as the index ([`super::analyze`]).
-//! 2. Candidates: FTS5 over the analysed index, matching any query term whose document
-//!    frequency is below a third of the corpus (very common terms still score, but do not
-//!    enumerate half the corpus), filtered by the structured filters, at most 1 000.
-//! 3. Score each candidate with BM25F over four fields, with corpus-level statistics:
+//! 2. Candidates: for each query term, the entries where it has the highest impact (the index
+//!    keeps postings ordered by impact, see [`super::index`]), summed as `idf · impact`; the
+//!    structured filters are applied; the best few hundred go on.
+//! 3. Those are rescored exactly with BM25F over four fields and corpus-level statistics:
 //!
 //!    `tf~(t) = Σ_f w_f · tf_f(t) / (1 − b_f + b_f · len_f / avglen_f)`
 //!    `bm25f = Σ_t idf(t) · tf~(t) / (k1 + tf~(t))`, `idf(t) = ln(1 + (N − df + ½) / (df + ½))`
@@ -24,20 +24,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{Connection, params_from_iter, types::Value as SqlValue};
+use rusqlite::{Connection, params_from_iter};
 use serde::{Deserialize, Serialize};
 
 use super::analyze::Analyzer;
-use super::index::{self, FIELDS};
+use super::index::{self, B, FIELDS, K1, WEIGHTS};
 use super::model::{Entry, ReviewState};
 use super::store::{ENTRY_COLUMNS, Filters, entry_from_row, evidence_of};
 use crate::error::Result;
 
 pub const POLICY: &str = "cairn-bm25f-v1";
-const K1: f64 = 1.2;
-const WEIGHTS: [f64; 4] = [2.5, 1.0, 2.0, 0.6];
-const B: [f64; 4] = [0.3, 0.75, 0.5, 0.75];
-const MAX_CANDIDATES: i64 = 1000;
+/// Postings read per query term on the first pass.
+const POSTINGS_PER_TERM: usize = 64;
+/// Candidates rescored exactly.
+const RESCORE: usize = 64;
 
 /// How a score was made.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,7 +80,6 @@ pub fn rank(
     now_secs: i64,
 ) -> Result<Vec<Ranked>> {
     let terms = Analyzer::global().query_terms(query);
-    let (where_sql, filter_args) = filters.sql()?;
     let limit = filters.limit() as usize;
     if terms.is_empty() {
         return Ok(super::store::list(conn, filters)?
@@ -95,45 +94,6 @@ pub fn rank(
     let stats = index::stats(conn).map_err(db)?;
     let dfs = index::doc_freqs(conn, &terms).map_err(db)?;
     let n = stats.docs.max(1.0);
-    // Terms present in the corpus; the rare ones enumerate candidates.
-    let present: Vec<(usize, f64)> = dfs
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, df)| *df > 0.0)
-        .collect();
-    if present.is_empty() {
-        return Ok(Vec::new());
-    }
-    let common_cut = (n / 3.0).max(50.0);
-    let mut enumerating: Vec<String> = present
-        .iter()
-        .filter(|(_, df)| *df <= common_cut)
-        .map(|(i, _)| terms[*i].clone())
-        .collect();
-    if enumerating.is_empty() {
-        // Every term is common: use the rarest one.
-        if let Some((i, _)) = present.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-            enumerating.push(terms[*i].clone());
-        }
-    }
-    let sql = format!(
-        "SELECT {ENTRY_COLUMNS}, f.title, f.body, f.trigger, f.evidence
-         FROM (SELECT rowid, title, body, trigger, evidence FROM recall_fts WHERE recall_fts MATCH ?
-               ORDER BY rank LIMIT {MAX_CANDIDATES}) f
-         JOIN recall_entries e ON e.rowid = f.rowid
-         WHERE {where_sql}"
-    );
-    let mut args = vec![SqlValue::Text(index::match_any(&enumerating))];
-    args.extend(filter_args);
-    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
-    let rows = stmt
-        .query_map(params_from_iter(args), |r| {
-            let (entry, _) = entry_from_row(r)?;
-            let fields: [String; 4] = [r.get(30)?, r.get(31)?, r.get(32)?, r.get(33)?];
-            Ok((entry, fields))
-        })
-        .map_err(db)?;
     let idf: HashMap<&str, f64> = terms
         .iter()
         .zip(&dfs)
@@ -144,28 +104,146 @@ pub fn rank(
             )
         })
         .collect();
-    let mut ranked = Vec::new();
-    for row in rows {
-        let (entry, fields) = row.map_err(db)?;
-        let b = score(&terms, &idf, &fields, &stats.avg_len, &entry, now_secs);
-        if b.matched_terms.is_empty() || b.total <= 0.0 {
+    let mut per_term = POSTINGS_PER_TERM;
+    loop {
+        let passing = candidates(conn, &terms, &dfs, &idf, filters, per_term)?;
+        let truncated = dfs.iter().any(|df| *df > per_term as f64);
+        if passing.len() < limit && truncated && per_term < POSTINGS_PER_TERM * 64 {
+            // Selective filters left too few: read deeper into the postings.
+            per_term *= 8;
             continue;
         }
-        ranked.push(Ranked {
+        return rescore(conn, &terms, &idf, &stats, passing, limit, now_secs);
+    }
+}
+
+/// Entries passing the filters among the best postings of each term, with their approximate
+/// score (`Σ idf · impact`), best first, at most [`RESCORE`].
+fn candidates(
+    conn: &Connection,
+    terms: &[String],
+    dfs: &[f64],
+    idf: &HashMap<&str, f64>,
+    filters: &Filters,
+    per_term: usize,
+) -> Result<Vec<Meta>> {
+    let mut approx: HashMap<i64, f64> = HashMap::new();
+    for (t, df) in terms.iter().zip(dfs) {
+        if *df <= 0.0 {
+            continue;
+        }
+        let w = idf.get(t.as_str()).copied().unwrap_or(0.0);
+        for (rowid, impact) in index::top_postings(conn, t, per_term).map_err(db)? {
+            *approx.entry(rowid).or_insert(0.0) += w * impact;
+        }
+    }
+    if approx.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (where_sql, filter_args) = filters.sql()?;
+    let ids: String = approx
+        .keys()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let sql = format!(
+        "SELECT e.rowid, e.id, e.updated_at, e.confidence, e.review_state, e.provenance_ok, e.stale,
+                COALESCE(e.source_session_id, -e.rowid)
+         FROM recall_entries e WHERE e.rowid IN ({ids}) AND {where_sql}"
+    );
+    let mut stmt = conn.prepare(&sql).map_err(db)?;
+    let rows = stmt
+        .query_map(params_from_iter(filter_args), |r| {
+            let review: String = r.get(4)?;
+            Ok(Meta {
+                rowid: r.get(0)?,
+                id: r.get(1)?,
+                updated_at: r.get(2)?,
+                confidence: r.get(3)?,
+                human_reviewed: review == ReviewState::HumanReviewed.as_str(),
+                provenance_ok: r.get(5)?,
+                stale: r.get(6)?,
+                source: r.get(7)?,
+                approx: 0.0,
+            })
+        })
+        .map_err(db)?;
+    let mut passing: Vec<Meta> = Vec::new();
+    for row in rows {
+        let mut m = row.map_err(db)?;
+        m.approx = approx.get(&m.rowid).copied().unwrap_or(0.0);
+        passing.push(m);
+    }
+    passing.sort_by(|a, b| b.approx.total_cmp(&a.approx).then_with(|| a.id.cmp(&b.id)));
+    passing.truncate(RESCORE);
+    Ok(passing)
+}
+
+/// Exact BM25F and boosts for the candidates, then order, diversify and load the entries.
+fn rescore(
+    conn: &Connection,
+    terms: &[String],
+    idf: &HashMap<&str, f64>,
+    stats: &index::Stats,
+    passing: Vec<Meta>,
+    limit: usize,
+    now_secs: i64,
+) -> Result<Vec<Ranked>> {
+    if passing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: String = passing
+        .iter()
+        .map(|m| m.rowid.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut stmt = conn
+        .prepare(&format!("SELECT entry_rowid, title, body, trigger, evidence FROM recall_terms WHERE entry_rowid IN ({ids})"))
+        .map_err(db)?;
+    let mut fields: HashMap<i64, [String; 4]> = HashMap::new();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+            ))
+        })
+        .map_err(db)?;
+    for row in rows {
+        let (rowid, f) = row.map_err(db)?;
+        fields.insert(rowid, f);
+    }
+    let mut scored: Vec<(Meta, ScoreBreakdown)> = Vec::new();
+    for meta in passing {
+        let Some(f) = fields.get(&meta.rowid) else {
+            continue;
+        };
+        let b = score(terms, idf, f, &stats.avg_len, &meta, now_secs);
+        if !b.matched_terms.is_empty() && b.total > 0.0 {
+            scored.push((meta, b));
+        }
+    }
+    scored.sort_by(|a, b| {
+        b.1.total
+            .total_cmp(&a.1.total)
+            .then_with(|| a.0.id.cmp(&b.0.id))
+    });
+    let top = diversify(scored, limit);
+    // Only the entries shown are loaded in full.
+    let mut out = Vec::with_capacity(top.len());
+    let mut load = conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE e.rowid = ?1"
+        ))
+        .map_err(db)?;
+    for (meta, b) in top {
+        let (mut entry, _) = load.query_row([meta.rowid], entry_from_row).map_err(db)?;
+        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
+        out.push(Ranked {
             score: b.total,
             breakdown: b,
             entry,
         });
-    }
-    ranked.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.entry.id.cmp(&b.entry.id))
-    });
-    let mut out = diversify(ranked);
-    out.truncate(limit);
-    for r in &mut out {
-        r.entry.evidence = evidence_of(conn, &r.entry.id).map_err(db)?;
     }
     Ok(out)
 }
@@ -176,7 +254,7 @@ fn score(
     idf: &HashMap<&str, f64>,
     fields: &[String; 4],
     avg_len: &[f64; 4],
-    entry: &Entry,
+    entry: &Meta,
     now_secs: i64,
 ) -> ScoreBreakdown {
     let tokens: Vec<Vec<&str>> = fields
@@ -221,11 +299,7 @@ fn score(
         b.recency = 0.5 * (-age_days / 90.0).exp();
     }
     b.confidence = entry.confidence.map_or(0.0, |c| 0.3 * c.clamp(0.0, 1.0));
-    b.review = if entry.review_state == ReviewState::HumanReviewed {
-        0.3
-    } else {
-        0.0
-    };
+    b.review = if entry.human_reviewed { 0.3 } else { 0.0 };
     b.penalty = if entry.provenance_ok { 0.0 } else { -0.5 } + if entry.stale { -0.3 } else { 0.0 };
     if b.matched_terms.is_empty() {
         return b;
@@ -235,24 +309,35 @@ fn score(
 }
 
 /// Best entry of each source session first (two entries from one session do not take the top
-/// two places when another session matched), then the rest in score order.
-fn diversify(ranked: Vec<Ranked>) -> Vec<Ranked> {
+/// two places when another session matched), then the rest in score order; at most `limit`.
+fn diversify(scored: Vec<(Meta, ScoreBreakdown)>, limit: usize) -> Vec<(Meta, ScoreBreakdown)> {
     let mut seen = HashSet::new();
     let (mut first, mut rest) = (Vec::new(), Vec::new());
-    for r in ranked {
-        let key = r
-            .entry
-            .source_session_key
-            .clone()
-            .unwrap_or_else(|| r.entry.id.clone());
-        if seen.insert(key) {
-            first.push(r);
+    for item in scored {
+        if seen.insert(item.0.source) {
+            first.push(item);
         } else {
-            rest.push(r);
+            rest.push(item);
         }
     }
     first.extend(rest);
+    first.truncate(limit);
     first
+}
+
+/// What scoring needs of an entry (the full entry is loaded only for the results shown).
+struct Meta {
+    rowid: i64,
+    id: String,
+    updated_at: String,
+    confidence: Option<f64>,
+    human_reviewed: bool,
+    provenance_ok: bool,
+    stale: bool,
+    /// The source session, or a value unique to the entry when it has none.
+    source: i64,
+    /// `Σ idf · impact` over the query terms whose postings named this entry.
+    approx: f64,
 }
 
 /// Field names, for rendering breakdowns.

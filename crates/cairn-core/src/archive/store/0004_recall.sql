@@ -62,15 +62,29 @@ CREATE TABLE recall_evidence (
 CREATE INDEX recall_evidence_entry ON recall_evidence(entry_id);
 CREATE INDEX recall_evidence_session ON recall_evidence(session_id);
 
--- The full-text index over *analysed* text (recall::analyze): one term per token, so FTS5's
--- own tokenizer only splits on spaces. Rowid = recall_entries.rowid.
-CREATE VIRTUAL TABLE recall_fts USING fts5(
-    title, body, trigger, evidence,
-    tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+-- Recall's full-text index, over *analysed* text (recall::analyze), so candidate generation
+-- and scoring use the same terms. `recall_terms` keeps each entry's analysed fields (space-
+-- separated terms, for exact BM25F and phrase checks); `recall_postings` is the inverted index,
+-- ordered by impact (the term's BM25F saturation in that entry) so a query reads only the best
+-- entries of each term; `recall_df` counts entries per term; `recall_stats` keeps the corpus
+-- size and total terms per field for average field lengths.
+CREATE TABLE recall_terms (
+    entry_rowid             INTEGER PRIMARY KEY,
+    title                   TEXT NOT NULL,
+    body                    TEXT NOT NULL,
+    trigger                 TEXT NOT NULL,
+    evidence                TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE recall_fts_vocab USING fts5vocab('recall_fts', 'row');
-
--- Corpus statistics for BM25F: indexed documents and total terms per field.
+CREATE TABLE recall_postings (
+    term                    TEXT NOT NULL,
+    impact                  REAL NOT NULL,
+    entry_rowid             INTEGER NOT NULL,
+    PRIMARY KEY (term, impact, entry_rowid)
+) WITHOUT ROWID;
+CREATE TABLE recall_df (
+    term                    TEXT PRIMARY KEY,
+    df                      INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE recall_stats (
     singleton               INTEGER PRIMARY KEY CHECK (singleton = 1),
     docs                    INTEGER NOT NULL,
@@ -80,14 +94,6 @@ CREATE TABLE recall_stats (
     evidence_terms          INTEGER NOT NULL
 );
 INSERT INTO recall_stats VALUES (1, 0, 0, 0, 0, 0);
--- Per-entry field lengths (in terms), to keep the totals right on update and delete.
-CREATE TABLE recall_lengths (
-    entry_rowid             INTEGER PRIMARY KEY,
-    title_terms             INTEGER NOT NULL,
-    body_terms              INTEGER NOT NULL,
-    trigger_terms           INTEGER NOT NULL,
-    evidence_terms          INTEGER NOT NULL
-);
 
 -- The measurement ledger: every query, what it showed, and what was packed into a brief.
 CREATE TABLE recall_query_events (

@@ -1,0 +1,44 @@
+//! Criterion benches of the hot paths (parse + redact a real transcript line by line).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn fixture(name: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude");
+    std::fs::read_to_string(root.join(name)).unwrap()
+}
+
+fn redact_lines(c: &mut Criterion) {
+    let text = fixture("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl");
+    let redactor = cairn_core::archive::redact::Redactor::global();
+    let mut g = c.benchmark_group("archive");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("redact_line/claude-2.7MB", |b| {
+        b.iter(|| {
+            let mut findings = Vec::new();
+            for line in text.lines() {
+                std::hint::black_box(redactor.redact_line(line, &mut findings));
+            }
+        })
+    });
+    g.bench_function("parse_line/claude-2.7MB", |b| {
+        b.iter(|| {
+            let mut parser = cairn_core::archive::sources::parser_for(
+                cairn_core::archive::Agent::Claude,
+                cairn_core::archive::sources::FileRole::Main,
+                None,
+            )
+            .unwrap();
+            let mut out = cairn_core::archive::sources::LineOutput::default();
+            for line in text.lines() {
+                let _ = parser.parse_line(line, &mut out);
+                out.records.clear();
+                out.usage.clear();
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, redact_lines);
+criterion_main!(benches);
