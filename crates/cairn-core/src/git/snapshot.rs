@@ -127,7 +127,7 @@ fn observe(conn: &Connection, repo: &Repo, repo_row: i64) -> Result<Snapshot> {
             "--porcelain=v2",
             "--branch",
             "-z",
-            "--untracked-files=all",
+            "--untracked-files=normal",
             "--no-renames",
         ],
     ) {

@@ -1,0 +1,1853 @@
+//! Redaction at ingest (and, for text leaving the machine, outbound).
+//!
+//! In: a raw transcript line ([`Redactor::redact_line`]), a parsed JSON value
+//! ([`Redactor::redact_json`]) or a piece of text ([`Redactor::redact_text`]). Out: the same with
+//! every secret value replaced by `[REDACTED:<rule>]` (key names, URL schemes and users stay), plus
+//! [`Finding`]s that say which rule fired and where — never the secret itself.
+//!
+//! Three layers find secrets:
+//! 1. **The rule table** ([`super::secrets`]): token formats that are definitely secrets (cloud,
+//!    GitHub, Slack, OpenAI, Anthropic keys, private keys, passwords in URLs…) and a few
+//!    candidate shapes (JWTs).
+//! 2. **Key names**: in JSON, a string under a key such as `password`, `api_key`, `*_token`
+//!    (`sensitive-key`); in text, assignments such as `DB_PASSWORD=…`, `"token": "…"`,
+//!    `--password …`, `Authorization: …` (`named-secret`). Values that look like code
+//!    (`password = getpass()`), types (`token: str`) or placeholders (`${TOKEN}`) are kept.
+//! 3. **Entropy** (`high-entropy`): random-looking runs of 20–200 token characters with digits and
+//!    both letter cases. Hex digests, UUIDs, provider ids (`toolu_…`, `msg_…`), SRI hashes, paths
+//!    and identifiers made of words are not flagged.
+//!
+//! A candidate overlapping a definite finding is dropped, as is a finding inside a longer one.
+//! Redacting is idempotent: markers are never flagged again.
+//!
+//! [`Redactor::redact_line`] is the hot path. A clean line costs one Aho-Corasick pass and one
+//! byte loop over the raw text and is returned borrowed. A line with a hit is parsed and redacted
+//! string by string, so JSON stays valid and findings carry the JSON pointer of their string.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use memchr::memmem;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::secrets::{Matcher, escape_letter_before, is_template_placeholder};
+
+/// How sure a rule is that it found a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Definite,
+    Candidate,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Definite => "definite",
+            Confidence::Candidate => "candidate",
+        }
+    }
+}
+
+/// One detected secret. Never holds the secret itself: only where it was and which rule saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub confidence: Confidence,
+    /// JSON pointer of the string that held it (`""` for plain text lines). For an object key,
+    /// the pointer of its object.
+    pub field: String,
+    /// Byte range of the secret within that string (before redaction).
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Rule name of layer 2 for JSON string values under a sensitive key.
+pub const SENSITIVE_KEY: &str = "sensitive-key";
+/// Rule name of layer 2 for `name = value` assignments in text.
+pub const NAMED_SECRET: &str = "named-secret";
+/// Rule name of layer 3.
+pub const HIGH_ENTROPY: &str = "high-entropy";
+/// Rule name of absolute paths replaced by [`Redactor::outbound_text`].
+pub const PATH: &str = "path";
+
+/// The marker that replaces a secret found by `rule`.
+pub fn marker(rule: &str) -> String {
+    format!("[REDACTED:{rule}]")
+}
+
+const MARKER_OPEN: &str = "[REDACTED:";
+
+/// Key-name fragments that make the AC pass report a possible `name = value` (any case). The
+/// whole name is read around a hit, so these are the rarest 4+-byte pieces of each name (the
+/// automaton's SIMD prefilter keys on a pattern's first four bytes, and `pass`, `acce`, `priv`
+/// or `cred` start many ordinary words).
+const KEY_ANCHORS: &[&str] = &[
+    "ssword",   // password
+    "sswd",     // passwd
+    "sphrase",  // passphrase
+    "secret",   // secret, client_secret, secret_key
+    "token",    // token, access_token, GITHUB_TOKEN
+    "apikey",   // apikey, x-apikey
+    "api_key",  // api_key
+    "api-key",  // x-api-key
+    "sskey",    // accesskey
+    "ss_key",   // access_key
+    "ss-key",   // access-key
+    "vatekey",  // privatekey
+    "vate_key", // private_key
+    "vate-key", // private-key
+    "okie",     // cookie, set-cookie
+    "edential", // credential(s)
+    "auth",     // auth, basic_auth, authorization
+];
+
+/// Ranks order equal-range hits: table rows first (by index), then named secrets, then entropy.
+const RANK_NAMED: u16 = 1000;
+const RANK_ENTROPY: u16 = 1002;
+
+/// The compiled redaction rules.
+#[derive(Debug)]
+pub struct Redactor {
+    matcher: Matcher,
+    unicode_escape: memmem::Finder<'static>,
+    slash_escape: memmem::Finder<'static>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new()
+    }
+}
+
+/// One detection before overlaps are resolved.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    start: usize,
+    end: usize,
+    rule: &'static str,
+    confidence: Confidence,
+    rank: u16,
+}
+
+impl Hit {
+    fn finding(&self, field: &str) -> Finding {
+        Finding {
+            rule: self.rule,
+            confidence: self.confidence,
+            field: field.to_owned(),
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
+/// What the key above a JSON string says about it.
+#[derive(Debug, Clone, Copy)]
+enum Ctx<'k> {
+    Plain,
+    /// Opaque provider blobs (thinking signatures, encrypted reasoning, inline images).
+    Skip,
+    Sensitive(&'k str, NameKind),
+}
+
+impl Redactor {
+    /// Compile the rules. Prefer [`Redactor::global`], which does this once per process.
+    pub fn new() -> Redactor {
+        Redactor {
+            matcher: Matcher::new(KEY_ANCHORS),
+            unicode_escape: memmem::Finder::new(b"\\u"),
+            slash_escape: memmem::Finder::new(b"\\/"),
+        }
+    }
+
+    /// The compiled rule set, built on first use.
+    pub fn global() -> &'static Redactor {
+        static R: OnceLock<Redactor> = OnceLock::new();
+        R.get_or_init(Redactor::new)
+    }
+
+    /// Detection only: the findings in `s` (field `""`), overlaps resolved.
+    pub fn scan_text(&self, s: &str) -> Vec<Finding> {
+        self.resolved_hits(s)
+            .iter()
+            .map(|h| h.finding(""))
+            .collect()
+    }
+
+    /// Redact the secrets in `s`, appending their findings (with `field`) to `out`. Borrowed
+    /// when nothing was found.
+    pub fn redact_text<'a>(&self, s: &'a str, field: &str, out: &mut Vec<Finding>) -> Cow<'a, str> {
+        let hits = self.resolved_hits(s);
+        if hits.is_empty() {
+            return Cow::Borrowed(s);
+        }
+        out.extend(hits.iter().map(|h| h.finding(field)));
+        Cow::Owned(apply(s, &hits))
+    }
+
+    /// Redact every string (and object key) in `v` in place. Findings carry the JSON pointer of
+    /// their string. Returns whether anything changed.
+    pub fn redact_json(&self, v: &mut Value, out: &mut Vec<Finding>) -> bool {
+        let mut ptr = String::new();
+        self.walk(v, &mut ptr, Ctx::Plain, out)
+    }
+
+    /// Redact one raw transcript line (without its newline). A clean line comes back borrowed,
+    /// without allocating. A line with a hit that parses as JSON is redacted structurally and
+    /// re-serialised on one line (key order kept); any other line is redacted as text.
+    pub fn redact_line<'a>(&self, raw: &'a str, out: &mut Vec<Finding>) -> Cow<'a, str> {
+        if !self.might_contain_secret(raw) {
+            return Cow::Borrowed(raw);
+        }
+        match serde_json::from_str::<Value>(raw) {
+            Ok(mut v) => {
+                let mut found = Vec::new();
+                if !self.redact_json(&mut v, &mut found) {
+                    return Cow::Borrowed(raw);
+                }
+                match serde_json::to_string(&v) {
+                    Ok(s) => {
+                        out.append(&mut found);
+                        Cow::Owned(s)
+                    }
+                    Err(_) => self.redact_text(raw, "", out),
+                }
+            }
+            Err(_) => self.redact_text(raw, "", out),
+        }
+    }
+
+    /// The cheap gate of [`Redactor::redact_line`], on raw bytes: false only when no layer can
+    /// find anything in the line once decoded. `\u` and `\/` escapes could hide or split a
+    /// secret in the raw form, so lines with them always go to the structural path.
+    pub fn might_contain_secret(&self, raw: &str) -> bool {
+        let b = raw.as_bytes();
+        self.unicode_escape.find(b).is_some()
+            || self.slash_escape.find(b).is_some()
+            || !self.rule_and_key_hits(raw).is_empty()
+            || {
+                // Without layer 1–2 hits the structural path splits no runs either.
+                let mut hits = Vec::new();
+                entropy_hits(raw, &[], &mut hits);
+                !hits.is_empty()
+            }
+    }
+
+    /// Text about to leave the machine: secrets redacted as [`Redactor::redact_text`] does,
+    /// absolute paths under `repo_root` made repo-relative, and every other absolute path (and
+    /// anything under `home` or `~`) replaced by `[REDACTED:path]`. Findings' ranges refer to `s`.
+    pub fn outbound_text(
+        &self,
+        s: &str,
+        repo_root: Option<&str>,
+        home: Option<&str>,
+        out: &mut Vec<Finding>,
+    ) -> String {
+        let repo_root = repo_root
+            .map(|r| r.trim_end_matches('/'))
+            .filter(|r| !r.is_empty());
+        let home = home
+            .map(|h| h.trim_end_matches('/'))
+            .filter(|h| !h.is_empty());
+        let mut edits: Vec<(usize, usize, Cow<'static, str>)> = Vec::new();
+        for h in self.resolved_hits(s) {
+            out.push(h.finding(""));
+            edits.push((h.start, h.end, Cow::Owned(marker(h.rule))));
+        }
+        for (a, z) in absolute_paths(s) {
+            let tok = &s[a..z];
+            if let Some(root) = repo_root.filter(|r| is_under(tok, r)) {
+                let cut = (a + root.len() + 1).min(z);
+                let rest = if cut == z { "." } else { "" };
+                edits.push((a, cut, Cow::Borrowed(rest)));
+                continue;
+            }
+            let personal = tok.starts_with('~') || home.is_some_and(|h| is_under(tok, h));
+            let deep = tok.get(1..).is_some_and(|t| t.contains(['/', '\\']));
+            if personal || deep || tok.as_bytes().get(1) == Some(&b':') {
+                out.push(Finding {
+                    rule: PATH,
+                    confidence: Confidence::Candidate,
+                    field: String::new(),
+                    start: a,
+                    end: z,
+                });
+                edits.push((a, z, Cow::Owned(marker(PATH))));
+            }
+        }
+        // A path edit may contain a secret edit: keep the wider one.
+        edits.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
+        let mut text = String::with_capacity(s.len());
+        let mut pos = 0;
+        for (a, z, rep) in edits {
+            if a < pos {
+                continue;
+            }
+            text.push_str(&s[pos..a]);
+            text.push_str(&rep);
+            pos = z;
+        }
+        text.push_str(&s[pos..]);
+        text
+    }
+
+    // ---- detection ------------------------------------------------------------------------
+
+    /// Hits of layers 1 and 2 (the rule table and key names) in `s`, overlaps not resolved.
+    fn rule_and_key_hits(&self, s: &str) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        let mut rule_hits = Vec::new();
+        let mut seen_to = 0;
+        self.matcher.find(s, &mut rule_hits, &mut |_, start, end| {
+            named_secret(s, start, end, &mut seen_to, |a, z| {
+                hits.push(Hit {
+                    start: a,
+                    end: z,
+                    rule: NAMED_SECRET,
+                    confidence: Confidence::Candidate,
+                    rank: RANK_NAMED,
+                });
+            });
+        });
+        hits.extend(rule_hits.iter().map(|h| Hit {
+            start: h.start,
+            end: h.end,
+            rule: h.name,
+            confidence: h.confidence,
+            rank: u16::try_from(h.rule).unwrap_or(u16::MAX),
+        }));
+        hits
+    }
+
+    /// The final findings in `s`: sorted, disjoint, on char boundaries, and closed under
+    /// redaction (see [`Redactor::close`]).
+    fn resolved_hits(&self, s: &str) -> Vec<Hit> {
+        let hits = self.one_pass(s);
+        if hits.is_empty() {
+            hits
+        } else {
+            self.close(s, hits)
+        }
+    }
+
+    /// One detection pass. Layers 1 and 2 are resolved first; their ranges then split entropy
+    /// runs exactly as their markers will on a second pass.
+    fn one_pass(&self, s: &str) -> Vec<Hit> {
+        let mut hits = resolve(s, self.rule_and_key_hits(s));
+        let taken: Vec<(usize, usize)> = hits.iter().map(|h| (h.start, h.end)).collect();
+        let before = hits.len();
+        entropy_hits(s, &taken, &mut hits);
+        if hits.len() > before {
+            hits.sort_by_key(|h| h.start);
+        }
+        hits
+    }
+
+    /// Make `hits` (sorted, disjoint) idempotent: apply them and scan the result again; hits
+    /// found only then (a match an overlap rule had hidden, context a marker changed) never touch
+    /// a marker, so they map back to ranges of `s` and join the set. Repeats until nothing new
+    /// turns up; each round covers more of `s`, and a few rounds are enough in practice.
+    fn close(&self, s: &str, mut hits: Vec<Hit>) -> Vec<Hit> {
+        const MAX_ROUNDS: usize = 4;
+        for _ in 0..MAX_ROUNDS {
+            let redacted = apply(s, &hits);
+            let more = self.one_pass(&redacted);
+            if more.is_empty() {
+                break;
+            }
+            let mapped = map_back(&hits, &more);
+            if mapped.is_empty() {
+                break;
+            }
+            hits.extend(mapped);
+            hits.sort_by_key(|h| h.start);
+        }
+        hits
+    }
+
+    // ---- JSON -----------------------------------------------------------------------------
+
+    fn walk(&self, v: &mut Value, ptr: &mut String, ctx: Ctx<'_>, out: &mut Vec<Finding>) -> bool {
+        match v {
+            Value::String(s) => match ctx {
+                Ctx::Skip => false,
+                Ctx::Plain => self.redact_string(s, ptr, out),
+                Ctx::Sensitive(key, kind) => self.redact_sensitive(s, key, kind, ptr, out),
+            },
+            Value::Array(items) => {
+                let len = ptr.len();
+                let mut changed = false;
+                for (i, item) in items.iter_mut().enumerate() {
+                    ptr.push('/');
+                    ptr.push_str(&i.to_string());
+                    changed |= self.walk(item, ptr, ctx, out);
+                    ptr.truncate(len);
+                }
+                changed
+            }
+            Value::Object(map) => self.walk_object(map, ptr, out),
+            _ => false,
+        }
+    }
+
+    fn walk_object(
+        &self,
+        map: &mut Map<String, Value>,
+        ptr: &mut String,
+        out: &mut Vec<Finding>,
+    ) -> bool {
+        let base64_source = map.get("type").and_then(Value::as_str) == Some("base64");
+        // Keys can hold secrets too (a map keyed by token); their findings point at the object.
+        let mut renamed: Vec<(usize, String)> = Vec::new();
+        for (i, k) in map.keys().enumerate() {
+            if let Cow::Owned(new) = self.redact_text(k, ptr, out) {
+                renamed.push((i, new));
+            }
+        }
+        let len = ptr.len();
+        let mut changed = !renamed.is_empty();
+        let mut next_rename = renamed.iter().peekable();
+        for (i, (k, v)) in map.iter_mut().enumerate() {
+            // Child pointers use the redacted key, so a finding's field never holds a secret.
+            let shown = match next_rename.next_if(|(j, _)| *j == i) {
+                Some((_, new)) => new.as_str(),
+                None => k.as_str(),
+            };
+            ptr.push('/');
+            push_pointer_token(ptr, shown);
+            let ctx =
+                if k == "signature" || k == "encrypted_content" || (k == "data" && base64_source) {
+                    Ctx::Skip
+                } else {
+                    // A marker before the name is not a key name (as in text).
+                    classify_name(k)
+                        .filter(|_| !k.contains(MARKER_OPEN))
+                        .map_or(Ctx::Plain, |kind| Ctx::Sensitive(k, kind))
+                };
+            changed |= self.walk(v, ptr, ctx, out);
+            ptr.truncate(len);
+        }
+        if !renamed.is_empty() {
+            rename_keys(map, renamed);
+        }
+        changed
+    }
+
+    fn redact_string(&self, s: &mut String, ptr: &str, out: &mut Vec<Finding>) -> bool {
+        match self.redact_text(s, ptr, out) {
+            Cow::Owned(new) => {
+                *s = new;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        }
+    }
+
+    /// A string under a sensitive key: the whole credential goes when it is plausible (named after
+    /// a definite rule that recognises it, else `sensitive-key`), and the rest of the string is
+    /// redacted as text; an implausible value is ordinary text.
+    fn redact_sensitive(
+        &self,
+        s: &mut String,
+        key: &str,
+        kind: NameKind,
+        ptr: &str,
+        out: &mut Vec<Finding>,
+    ) -> bool {
+        let Some((mut a, mut z, _)) = credential_range(s, 0, s.len(), kind, false)
+            .filter(|&(a, z, _)| plausible(&s[a..z], true, Sep::Eq, false))
+        else {
+            return self.redact_string(s, ptr, out);
+        };
+        let text_hits = self.resolved_hits(s);
+        let mut definite = text_hits
+            .iter()
+            .find(|h| h.confidence == Confidence::Definite && h.start < z && a < h.end)
+            .map(|h| h.rule);
+        if definite.is_none() {
+            // Rules that need the key as context (`aws_secret_access_key`, `TWILIO_…`).
+            let synth = format!("{key}={s}");
+            let mut rule_hits = Vec::new();
+            self.matcher.find(&synth, &mut rule_hits, &mut |_, _, _| {});
+            definite = rule_hits
+                .iter()
+                .find(|h| h.confidence == Confidence::Definite && h.start > key.len())
+                .map(|h| h.name);
+        }
+        let (rule, confidence) = match definite {
+            Some(rule) => (rule, Confidence::Definite),
+            None => (SENSITIVE_KEY, Confidence::Candidate),
+        };
+        // Text hits touching the credential merge into it; the others stay (sorted, disjoint).
+        let mut hits: Vec<Hit> = Vec::with_capacity(text_hits.len() + 1);
+        for h in text_hits {
+            if h.start < z && a < h.end {
+                a = a.min(h.start);
+                z = z.max(h.end);
+            } else {
+                hits.push(h);
+            }
+        }
+        hits.push(Hit {
+            start: a,
+            end: z,
+            rule,
+            confidence,
+            rank: 0,
+        });
+        hits.sort_by_key(|h| h.start);
+        let hits = self.close(s, hits);
+        out.extend(hits.iter().map(|h| h.finding(ptr)));
+        *s = apply(s, &hits);
+        true
+    }
+}
+
+/// Map hits found in `apply(s, applied)` back to ranges of `s`. Hits that touch a marker (none
+/// should) are dropped.
+fn map_back(applied: &[Hit], found: &[Hit]) -> Vec<Hit> {
+    // Each marker's range in the redacted text, and the offset (redacted minus original) of the
+    // text after it.
+    let mut markers = Vec::with_capacity(applied.len());
+    let mut offset: isize = 0;
+    for h in applied {
+        let len = MARKER_OPEN.len() + h.rule.len() + 1;
+        let start = h.start.saturating_add_signed(offset);
+        offset += len as isize - (h.end - h.start) as isize;
+        markers.push((start, start + len, offset));
+    }
+    found
+        .iter()
+        .filter(|f| !markers.iter().any(|&(a, z, _)| f.start < z && a < f.end))
+        .filter_map(|f| {
+            let offset = markers
+                .iter()
+                .rev()
+                .find(|&&(_, z, _)| z <= f.start)
+                .map_or(0, |m| m.2);
+            let start = f.start.checked_add_signed(-offset)?;
+            let end = f.end.checked_add_signed(-offset)?;
+            Some(Hit { start, end, ..*f })
+        })
+        .collect()
+}
+
+/// Re-insert the members of `map` in order, with the redacted keys. Two keys that redact to the
+/// same marker both survive (`#2` suffix), so no member is lost.
+fn rename_keys(map: &mut Map<String, Value>, renamed: Vec<(usize, String)>) {
+    let old = std::mem::take(map);
+    let mut renames = renamed.into_iter().peekable();
+    for (i, (k, v)) in old.into_iter().enumerate() {
+        let mut key = match renames.next_if(|(j, _)| *j == i) {
+            Some((_, new)) => new,
+            None => k,
+        };
+        if map.contains_key(&key) {
+            let base = key.clone();
+            let mut n = 2;
+            while map.contains_key(&key) {
+                key = format!("{base}#{n}");
+                n += 1;
+            }
+        }
+        map.insert(key, v);
+    }
+}
+
+/// Append `token` to a JSON pointer, escaped per RFC 6901.
+fn push_pointer_token(ptr: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => ptr.push_str("~0"),
+            '/' => ptr.push_str("~1"),
+            c => ptr.push(c),
+        }
+    }
+}
+
+/// Drop hits on existing markers, candidates overlapping a definite hit and hits inside longer
+/// ones; merge partial overlaps. The result is sorted and disjoint, on char boundaries.
+fn resolve(s: &str, mut hits: Vec<Hit>) -> Vec<Hit> {
+    if hits.is_empty() {
+        return hits;
+    }
+    for h in &mut hits {
+        while h.start > 0 && !s.is_char_boundary(h.start) {
+            h.start -= 1;
+        }
+        while h.end < s.len() && !s.is_char_boundary(h.end) {
+            h.end += 1;
+        }
+    }
+    let markers = marker_ranges(s);
+    let overlaps = |h: &Hit, a: usize, z: usize| h.start < z && a < h.end;
+    hits.retain(|h| h.start < h.end && !markers.iter().any(|&(a, z)| overlaps(h, a, z)));
+    let definite: Vec<(usize, usize)> = hits
+        .iter()
+        .filter(|h| h.confidence == Confidence::Definite)
+        .map(|h| (h.start, h.end))
+        .collect();
+    hits.retain(|h| {
+        h.confidence == Confidence::Definite || !definite.iter().any(|&(a, z)| overlaps(h, a, z))
+    });
+    hits.sort_by(|x, y| {
+        x.start
+            .cmp(&y.start)
+            .then(y.end.cmp(&x.end))
+            .then(x.rank.cmp(&y.rank))
+    });
+    let mut kept: Vec<Hit> = Vec::with_capacity(hits.len());
+    for h in hits {
+        if let Some(last) = kept.last_mut()
+            && h.start < last.end
+        {
+            last.end = last.end.max(h.end);
+            continue;
+        }
+        kept.push(h);
+    }
+    kept
+}
+
+/// Byte ranges of `[REDACTED:…]` markers already in `s`.
+fn marker_ranges(s: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let b = s.as_bytes();
+    for a in memmem::find_iter(b, MARKER_OPEN.as_bytes()) {
+        // Only a real marker (a kebab-case rule name) counts, so `[REDACTED: <secret>]` in the
+        // input cannot hide a secret.
+        let name_start = a + MARKER_OPEN.len();
+        let name_len = b[name_start..]
+            .iter()
+            .take_while(|&&c| c.is_ascii_lowercase() || c == b'-')
+            .count();
+        if name_len > 0 && b.get(name_start + name_len) == Some(&b']') {
+            ranges.push((a, name_start + name_len + 1));
+        }
+    }
+    ranges
+}
+
+fn apply(s: &str, hits: &[Hit]) -> String {
+    let mut out = String::with_capacity(s.len() + 16 * hits.len());
+    let mut pos = 0;
+    for h in hits {
+        out.push_str(&s[pos..h.start]);
+        out.push_str(MARKER_OPEN);
+        out.push_str(h.rule);
+        out.push(']');
+        pos = h.end;
+    }
+    out.push_str(&s[pos..]);
+    out
+}
+
+// ---- layer 2: key names ---------------------------------------------------------------------
+
+/// How a sensitive name's value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameKind {
+    Plain,
+    /// `Authorization`: the credential follows an optional scheme word.
+    Authorization,
+    /// `Cookie` / `Set-Cookie`: a header value of `name=value` pairs.
+    Cookie,
+}
+
+/// Whether a key or variable name marks its value as a secret (see [`classify_name`]).
+pub fn is_sensitive_key(name: &str) -> bool {
+    classify_name(name).is_some()
+}
+
+/// Classify a key name: lowercased with `-`/`_` removed, it must be or end with a secret word
+/// (`password`, `token`, `apikey`, …). Paths, ids, branches and token *counts* are not secrets.
+fn classify_name(name: &str) -> Option<NameKind> {
+    let name = name.trim_start_matches(['-', '$', '@']);
+    // Only the tail matters for suffix tests; keep the last 48 normalised bytes on the stack.
+    let mut buf = [0u8; 48];
+    let mut n = 0;
+    let mut complete = true;
+    for &c in name.as_bytes().iter().rev() {
+        if c == b'-' || c == b'_' {
+            continue;
+        }
+        if n == buf.len() {
+            complete = false;
+            break;
+        }
+        buf[buf.len() - 1 - n] = c.to_ascii_lowercase();
+        n += 1;
+    }
+    let norm = &buf[buf.len() - n..];
+    if norm.ends_with(b"authorization") {
+        return Some(NameKind::Authorization);
+    }
+    if norm.ends_with(b"cookie") || norm.ends_with(b"cookies") {
+        return Some(NameKind::Cookie);
+    }
+    const SUFFIXES: &[&[u8]] = &[
+        b"password",
+        b"passwd",
+        b"passphrase",
+        b"secret",
+        b"secretkey",
+        b"token",
+        b"apikey",
+        b"accesskey",
+        b"privatekey",
+        b"credential",
+        b"credentials",
+    ];
+    if SUFFIXES.iter().any(|s| norm.ends_with(s)) {
+        if norm.ends_with(b"token") && complete && is_token_counter_or_cursor(norm) {
+            return None;
+        }
+        return Some(NameKind::Plain);
+    }
+    let auth = (complete && norm == b"auth")
+        || name.ends_with("_auth")
+        || name.ends_with("-auth")
+        || (name.len() > 4
+            && name.ends_with("Auth")
+            && name.as_bytes()[name.len() - 5].is_ascii_lowercase());
+    auth.then_some(NameKind::Plain)
+}
+
+/// `max_token`, `input_token`, `next_page_token`: counts and pagination cursors, not secrets.
+fn is_token_counter_or_cursor(norm: &[u8]) -> bool {
+    const COUNTERS: &[&[u8]] = &[
+        b"max",
+        b"min",
+        b"num",
+        b"total",
+        b"count",
+        b"input",
+        b"output",
+        b"prompt",
+        b"completion",
+        b"cached",
+        b"reasoning",
+    ];
+    const CURSORS: &[&[u8]] = &[
+        b"pagetoken",
+        b"nextpagetoken",
+        b"nexttoken",
+        b"continuationtoken",
+        b"cancellationtoken",
+        b"canceltoken",
+    ];
+    COUNTERS.iter().any(|p| norm.starts_with(p)) || CURSORS.contains(&norm)
+}
+
+/// How a name was bound to its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sep {
+    /// `=`, `:=`, `=>`
+    Eq,
+    /// `:`
+    Colon,
+    /// `--password value`
+    Flag,
+}
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
+}
+
+const MAX_VALUE: usize = 4096;
+
+/// Layer 2 in text: given an anchor hit (`token` in `GITHUB_TOKEN=…`), read the whole name, the
+/// assignment and the value; return the credential's range if the name is sensitive and the
+/// value plausible. `seen_to` skips further anchors inside a name already read.
+fn named_secret(
+    s: &str,
+    hit_start: usize,
+    hit_end: usize,
+    seen_to: &mut usize,
+    mut found: impl FnMut(usize, usize),
+) {
+    let b = s.as_bytes();
+    let mut is = hit_start;
+    while is > 0 && is_ident_byte(b[is - 1]) && !escape_letter_before(b, is) {
+        is -= 1;
+    }
+    let mut ie = hit_end;
+    while ie < b.len() && is_ident_byte(b[ie]) {
+        ie += 1;
+    }
+    if ie <= *seen_to {
+        return;
+    }
+    *seen_to = ie;
+    while ie > hit_end && matches!(b[ie - 1], b'.' | b'-') {
+        ie -= 1;
+    }
+    // The rule name inside a marker (`[REDACTED:npm-token]`) is not a key name.
+    if s[..is].ends_with(MARKER_OPEN) {
+        return;
+    }
+    let name = &s[is..ie];
+    let Some(kind) = classify_name(name.rsplit('.').next().unwrap_or(name)) else {
+        return;
+    };
+    let mut p = ie;
+    if b.get(p) == Some(&b'?') {
+        p += 1; // TypeScript `password?: string`
+    }
+    p = skip_quote(b, p);
+    if b.get(p) == Some(&b']') {
+        p += 1; // env["TOKEN"] = …
+    }
+    let ws_before = skip_ws(b, &mut p);
+    let sep = match (b.get(p), b.get(p + 1)) {
+        (Some(b'='), Some(b'=' | b'~')) | (Some(b':'), Some(b':')) => return,
+        (Some(b'='), Some(b'>')) | (Some(b':'), Some(b'=')) => {
+            p += 2;
+            Sep::Eq
+        }
+        (Some(b'='), _) => {
+            p += 1;
+            Sep::Eq
+        }
+        (Some(b':'), _) => {
+            p += 1;
+            Sep::Colon
+        }
+        // `--password value`, only as a real command-line flag
+        _ if name.starts_with("--")
+            && ws_before
+            && (is == 0
+                || b[is - 1].is_ascii_whitespace()
+                || matches!(b[is - 1], b'"' | b'\'')
+                || escape_letter_before(b, is)) =>
+        {
+            Sep::Flag
+        }
+        _ => return,
+    };
+    let ws_after = skip_ws(b, &mut p);
+    let spaced = sep == Sep::Eq && (ws_before || ws_after);
+    if b.get(p) == Some(&b'[') {
+        // `"credentials": ["…", "…"]`: every quoted element, as the JSON walk does.
+        array_values(b, p, |vs, ve| {
+            if let Some((a, z, _)) = credential_range(s, vs, ve, kind, false)
+                && plausible(&s[a..z], true, sep, spaced)
+            {
+                found(a, z);
+            }
+        });
+        return;
+    }
+    let (vs, ve, quoted) = match quoted_value(b, p) {
+        Some((a, z)) => (a, z, true),
+        None if quote_at(b, p).is_some() => return,
+        None => {
+            let to_eol = sep == Sep::Colon && kind != NameKind::Plain;
+            let mut end = unquoted_end(s, p, to_eol);
+            // A full stop ending a sentence is not part of the value.
+            if end > p
+                && b[end - 1] == b'.'
+                && b.get(end).is_none_or(|c| !c.is_ascii_alphanumeric())
+            {
+                end -= 1;
+            }
+            (p, end, false)
+        }
+    };
+    if let Some((a, z, header)) = credential_range(s, vs, ve, kind, !quoted)
+        && plausible(&s[a..z], quoted || header, sep, spaced)
+    {
+        found(a, z);
+    }
+}
+
+/// The quoted strings of the array at `p`, nested arrays included. Objects inside are skipped:
+/// their members have keys of their own.
+fn array_values(b: &[u8], p: usize, mut each: impl FnMut(usize, usize)) {
+    let mut depth = 0usize;
+    let mut j = p;
+    while j < b.len() && j - p <= MAX_VALUE {
+        match b[j] {
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            }
+            b'{' => match skip_object(b, j) {
+                Some(end) => {
+                    j = end;
+                    continue;
+                }
+                None => return,
+            },
+            b'\n' => return,
+            _ if quote_at(b, j).is_some() => match quoted_value(b, j) {
+                Some((a, z)) => {
+                    each(a, z);
+                    j = after_quote(b, z);
+                    continue;
+                }
+                None => return,
+            },
+            _ => {}
+        }
+        j += 1;
+    }
+}
+
+/// The index just after the `}` closing the object at `p`, skipping quoted strings.
+fn skip_object(b: &[u8], p: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = p;
+    while j < b.len() && j - p <= MAX_VALUE {
+        match b[j] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+            b'\n' => return None,
+            _ if quote_at(b, j).is_some() => {
+                let (_, z) = quoted_value(b, j)?;
+                j = after_quote(b, z);
+                continue;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// Past the closing quote that starts at `z` (with its escaping backslashes).
+fn after_quote(b: &[u8], z: usize) -> usize {
+    quote_at(b, z).map_or(z + 1, |(n, _)| z + n + 1)
+}
+
+/// Skip a quote as written in code or raw JSON (`"`, `'`, `` ` ``, `\"`, `\\\"`).
+fn skip_quote(b: &[u8], p: usize) -> usize {
+    quote_at(b, p).map_or(p, |(n, _)| p + n + 1)
+}
+
+/// At `p`: `n` backslashes then a quote character? Returns `(n, quote)`.
+fn quote_at(b: &[u8], p: usize) -> Option<(usize, u8)> {
+    let n = b
+        .get(p..)?
+        .iter()
+        .take(8)
+        .take_while(|&&c| c == b'\\')
+        .count();
+    match b.get(p + n) {
+        Some(&q @ (b'"' | b'\'' | b'`')) => Some((n, q)),
+        _ => None,
+    }
+}
+
+/// Skip spaces and tabs (also escaped tabs); true if any were skipped.
+fn skip_ws(b: &[u8], p: &mut usize) -> bool {
+    let start = *p;
+    loop {
+        match b.get(*p) {
+            Some(b' ' | b'\t') => *p += 1,
+            Some(b'\\') => {
+                // `\t`, `\\t`, …: a tab however deeply escaped (raw and decoded text agree).
+                let k = b[*p..].iter().take_while(|&&c| c == b'\\').count();
+                if b.get(*p + k) != Some(&b't') {
+                    return *p > start;
+                }
+                *p += k + 1;
+            }
+            _ => return *p > start,
+        }
+    }
+}
+
+/// A quoted value starting at `p`: its content range. The closing quote is the same character
+/// with the same level of escaping: after `n` backslashes, a quote preceded by `k` backslashes
+/// closes iff `k mod 2(n+1) == n` (so `\"` inside `"…"` and `\\\"` inside `\"…\"` do not).
+fn quoted_value(b: &[u8], p: usize) -> Option<(usize, usize)> {
+    let (n0, q) = quote_at(b, p)?;
+    let start = p + n0 + 1;
+    let modulus = 2 * (n0 + 1);
+    let mut j = start;
+    while j < b.len() && j - start <= MAX_VALUE {
+        let c = b[j];
+        if c == b'\n' {
+            return None;
+        }
+        if c == q {
+            let k = b[start..j]
+                .iter()
+                .rev()
+                .take_while(|&&c| c == b'\\')
+                .count();
+            if k % modulus == n0 {
+                return Some((start, j - n0));
+            }
+        }
+        j += 1;
+    }
+    None
+}
+
+/// End of an unquoted value starting at `p`: the end of the line for header values, else the
+/// first space or delimiter.
+///
+/// Backslashes are read the same way in raw JSON and in decoded text, so the gate and the
+/// structural path agree: before an escape letter (`\n`, …) or an escaped quote, every
+/// backslash is left out and the value ends; before a real quote (an even run, as in raw `\\"`)
+/// the backslashes are literal and stay in.
+fn unquoted_end(s: &str, p: usize, to_eol: bool) -> usize {
+    let b = s.as_bytes();
+    let mut j = p;
+    while j < b.len() && j - p < MAX_VALUE {
+        let c = b[j];
+        if c == b'\\' {
+            let k = b[j..].iter().take_while(|&&c| c == b'\\').count();
+            match b.get(j + k) {
+                Some(b'"' | b'\'') if k % 2 == 0 => {
+                    j += k;
+                    break;
+                }
+                Some(b'"' | b'\'' | b'n' | b'r') => break,
+                Some(b't' | b'f') if !to_eol => break,
+                _ => {
+                    j += k;
+                    continue;
+                }
+            }
+        }
+        let stop = if to_eol {
+            matches!(c, b'\n' | b'\r' | b'"' | b'\'')
+        } else {
+            c.is_ascii_whitespace()
+                || matches!(
+                    c,
+                    b',' | b';' | b'"' | b'\'' | b'`' | b')' | b'}' | b']' | b'>' | b'&' | b'|'
+                )
+        };
+        if stop {
+            break;
+        }
+        j += 1;
+    }
+    let mut j = j.min(b.len());
+    while j > p && !s.is_char_boundary(j) {
+        j -= 1;
+    }
+    j
+}
+
+/// The credential inside a value: after the scheme of an `Authorization` value (`Bearer …`), a
+/// cookie header only when it has `name=value` pairs, trimmed. The flag says the value is
+/// clearly a header credential (a scheme word or cookie pairs), so code checks do not apply.
+fn credential_range(
+    s: &str,
+    vs: usize,
+    ve: usize,
+    kind: NameKind,
+    header_line: bool,
+) -> Option<(usize, usize, bool)> {
+    let b = s.as_bytes();
+    let (mut a, mut z) = trim_ws(b, vs, ve);
+    if a >= z {
+        return None;
+    }
+    let mut header = false;
+    match kind {
+        NameKind::Plain => {}
+        NameKind::Authorization => {
+            if let Some(sp) = find_ws(b, a, z)
+                && is_auth_scheme(&s[a..sp])
+            {
+                a = trim_ws(b, sp, z).0;
+                header = true;
+            }
+            if let Some(sp) = find_ws(b, a, z) {
+                if !header {
+                    return None; // words without a scheme: a description, not a credential
+                }
+                z = sp;
+            }
+        }
+        NameKind::Cookie => {
+            header = s[a..z].contains('=');
+            if header_line && !header {
+                return None;
+            }
+        }
+    }
+    (a < z && s.is_char_boundary(a) && s.is_char_boundary(z)).then_some((a, z, header))
+}
+
+/// Length of the whitespace at `i`: a space, tab or newline, or its escape (`\n`, `\\t`, …), as
+/// raw JSON and decoded text spell it. 0 if none.
+fn ws_len_at(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(c) if c.is_ascii_whitespace() => 1,
+        Some(b'\\') => {
+            let k = b[i..].iter().take_while(|&&c| c == b'\\').count();
+            if matches!(b.get(i + k), Some(b'n' | b'r' | b't' | b'f')) {
+                k + 1
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// The first whitespace (or escaped whitespace) in `b[a..z]`.
+fn find_ws(b: &[u8], a: usize, z: usize) -> Option<usize> {
+    (a..z).find(|&i| ws_len_at(b, i) > 0)
+}
+
+/// `b[a..z]` without (escaped) whitespace at either end.
+fn trim_ws(b: &[u8], mut a: usize, mut z: usize) -> (usize, usize) {
+    while a < z {
+        let n = ws_len_at(b, a);
+        if n == 0 || a + n > z {
+            break;
+        }
+        a += n;
+    }
+    while z > a {
+        if b[z - 1].is_ascii_whitespace() {
+            z -= 1;
+        } else if matches!(b[z - 1], b'n' | b'r' | b't' | b'f') && z >= 2 && b[z - 2] == b'\\' {
+            z -= 1;
+            while z > a && b[z - 1] == b'\\' {
+                z -= 1;
+            }
+        } else {
+            break;
+        }
+    }
+    (a, z)
+}
+
+fn is_auth_scheme(word: &str) -> bool {
+    const SCHEMES: &[&str] = &[
+        "bearer",
+        "basic",
+        "token",
+        "bot",
+        "digest",
+        "apikey",
+        "api-key",
+        "hmac",
+        "negotiate",
+        "ntlm",
+        "key",
+    ];
+    SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(word)) || word.starts_with("AWS4-")
+}
+
+/// Could `v` be a real secret value? Rejects short values, placeholders, and (when unquoted)
+/// code: calls, member paths, bare identifiers and type annotations.
+fn plausible(v: &str, quoted: bool, sep: Sep, spaced: bool) -> bool {
+    let v = v.trim();
+    if v.len() < 6 || is_template_placeholder(v) || is_word_placeholder(v) {
+        return false;
+    }
+    quoted || !looks_like_code(v, sep, spaced)
+}
+
+/// Words that stand in for a value in docs, schemas and logs.
+fn is_word_placeholder(v: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "true",
+        "false",
+        "redacted",
+        "hidden",
+        "masked",
+        "placeholder",
+        "string",
+        "bearer",
+        "basic",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "optional",
+        "required",
+    ];
+    WORDS.iter().any(|w| w.eq_ignore_ascii_case(v))
+        || v.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("your"))
+        || v.contains("xxxx")
+        || v.contains("XXXX")
+}
+
+fn looks_like_code(v: &str, sep: Sep, spaced: bool) -> bool {
+    let b = v.as_bytes();
+    if b.iter().any(|c| matches!(c, b'(' | b'[' | b'{' | b'<'))
+        || matches!(b[0], b'&' | b'*' | b'@' | b'!')
+    {
+        return true;
+    }
+    if b.iter().all(u8::is_ascii_digit) {
+        return true; // counts, ports, ids
+    }
+    let is_ident = |p: &str| {
+        p.bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_' || c == b'$')
+            && p.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
+    };
+    // os.environ, self.token, process.env.API_KEY
+    if v.contains('.') && v.split('.').all(is_ident) {
+        return true;
+    }
+    if is_ident(v) && !b.iter().any(u8::is_ascii_digit) {
+        let camel = b
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        // request_password, GITHUB_TOKEN, tokenValue, `token: String`, `password = changeme`
+        return v.contains('_') || camel || sep == Sep::Colon || spaced;
+    }
+    false
+}
+
+// ---- layer 3: entropy -----------------------------------------------------------------------
+
+const MIN_RUN: usize = 20;
+const MAX_RUN: usize = 200;
+const ENTROPY_THRESHOLD: f64 = 4.0;
+
+/// `[A-Za-z0-9_\-+/=]`: the bytes of tokens, base64 and paths.
+static RUN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'=');
+        c += 1;
+    }
+    t
+};
+
+/// Well-known provider id prefixes: random, but ids, not secrets.
+const ID_PREFIXES: &[&str] = &[
+    "toolu_",
+    "srvtoolu_",
+    "msg_",
+    "req_",
+    "call_",
+    "resp_",
+    "rs_",
+    "fc_",
+    "ctc_",
+    "chatcmpl-",
+    "asst_",
+    "thread_",
+    "run_",
+    "batch_",
+    "file-",
+    "file_",
+    "ws_",
+    "item_",
+    "sha1-",
+    "sha256-",
+    "sha384-",
+    "sha512-",
+];
+
+/// A provider id: a known prefix, possibly after lowercase words (`agent_msg_01…`).
+fn is_provider_id(text: &str) -> bool {
+    let mut rest = text;
+    loop {
+        if ID_PREFIXES.iter().any(|pre| rest.starts_with(pre)) {
+            return true;
+        }
+        let word = rest.bytes().take_while(u8::is_ascii_lowercase).count();
+        match rest.as_bytes().get(word) {
+            Some(b'_') if word > 0 => rest = &rest[word + 1..],
+            _ => return false,
+        }
+    }
+}
+
+/// Labels after which a run is a digest or inline data, not a secret.
+const DIGEST_LABELS: &[&str] = &[
+    "base64,", "h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:",
+];
+
+/// Layer 3. `taken` (sorted, disjoint) ranges, already found by the other layers, split runs the
+/// way their markers will on a second pass, so the rest of a run is judged on its own.
+fn entropy_hits(s: &str, taken: &[(usize, usize)], hits: &mut Vec<Hit>) {
+    let b = s.as_bytes();
+    let is_run = |i: usize| RUN_BYTE[usize::from(b[i])];
+    // Skip ahead: a run of MIN_RUN bytes starting anywhere in [i, i + MIN_RUN) covers the byte at
+    // i + MIN_RUN - 1, so when that byte is not a run byte the whole window is skipped. Invariant:
+    // `i` is 0 or follows a byte that is not a run byte.
+    let mut i = 0;
+    while i + MIN_RUN <= b.len() {
+        let probe = i + MIN_RUN - 1;
+        if !is_run(probe) {
+            i = probe + 1;
+            continue;
+        }
+        let mut a = probe;
+        while a > i && is_run(a - 1) {
+            a -= 1;
+        }
+        let mut z = probe + 1;
+        while z < b.len() && is_run(z) {
+            z += 1;
+        }
+        // In raw JSON the `n` of `\n` is a newline, not part of the run.
+        if escape_letter_before(b, a + 1) {
+            a += 1;
+        }
+        let mut p = a;
+        for &(da, dz) in taken.iter().filter(|&&(da, dz)| da < z && a < dz) {
+            entropy_sub_run(s, taken, p, da.max(p), hits);
+            p = p.max(dz);
+        }
+        entropy_sub_run(s, taken, p, z, hits);
+        i = z;
+    }
+}
+
+fn entropy_sub_run(s: &str, taken: &[(usize, usize)], a: usize, z: usize, hits: &mut Vec<Hit>) {
+    if z > a && (MIN_RUN..=MAX_RUN).contains(&(z - a)) {
+        entropy_run(s, taken, a, z, hits);
+    }
+}
+
+/// Check one maximal run; `KEY=value` inside a run is judged part by part.
+fn entropy_run(s: &str, taken: &[(usize, usize)], a: usize, z: usize, hits: &mut Vec<Hit>) {
+    let b = s.as_bytes();
+    let mut p = a;
+    for k in a..z {
+        if b[k] == b'=' && k + 1 < z && b[k + 1] != b'=' {
+            entropy_part(s, taken, p, k, hits);
+            p = k + 1;
+        }
+    }
+    entropy_part(s, taken, p, z, hits);
+}
+
+/// Judge one part of a run. Context that excuses it (a `base64,` label before, a `.ext` after)
+/// only counts when it is not itself being redacted: on a second pass it would be a marker.
+fn entropy_part(s: &str, taken: &[(usize, usize)], p: usize, z: usize, hits: &mut Vec<Hit>) {
+    let kept = |a: usize, z: usize| !taken.iter().any(|&(ta, tz)| ta < z && a < tz);
+    let b = s.as_bytes();
+    let mut q = z;
+    while q > p && b[q - 1] == b'=' {
+        q -= 1;
+    }
+    let part = &b[p..q];
+    if part.len() < MIN_RUN {
+        return;
+    }
+    let has = |f: fn(&u8) -> bool| part.iter().any(f);
+    if !(has(u8::is_ascii_digit) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)) {
+        return;
+    }
+    let text = &s[p..q];
+    if DIGEST_LABELS
+        .iter()
+        .any(|l| s[..p].ends_with(l) && kept(p - l.len(), p))
+        || is_provider_id(text)
+        || part.iter().all(|&c| c.is_ascii_hexdigit() || c == b'-')
+        || contains_uuid(part)
+        || followed_by_extension(b, z).is_some_and(|end| kept(z, end))
+        || shannon(part) <= ENTROPY_THRESHOLD
+        || word_like(part)
+    {
+        return;
+    }
+    hits.push(Hit {
+        start: p,
+        end: z,
+        rule: HIGH_ENTROPY,
+        confidence: Confidence::Candidate,
+        rank: RANK_ENTROPY,
+    });
+}
+
+/// Shannon entropy in bits per byte: `log2 n - Σ c·log2 c / n` over the byte counts `c`.
+fn shannon(b: &[u8]) -> f64 {
+    // `c·log2 c` for every count a run can have, computed once.
+    static C_LOG_C: OnceLock<[f64; MAX_RUN + 1]> = OnceLock::new();
+    let table = C_LOG_C.get_or_init(|| {
+        let mut t = [0.0; MAX_RUN + 1];
+        for (c, v) in t.iter_mut().enumerate().skip(1) {
+            let c = c as f64;
+            *v = c * c.log2();
+        }
+        t
+    });
+    let mut counts = [0u8; 128];
+    for &c in b {
+        let slot = &mut counts[usize::from(c & 0x7f)];
+        *slot = slot.saturating_add(1);
+    }
+    let n = b.len().min(MAX_RUN) as f64;
+    let sum: f64 = counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| table[usize::from(c).min(MAX_RUN)])
+        .sum();
+    n.log2() - sum / n
+}
+
+/// Any 36-byte window shaped `8-4-4-4-12` hex.
+fn contains_uuid(b: &[u8]) -> bool {
+    b.len() >= 36
+        && b.windows(36).any(|w| {
+            w.iter().enumerate().all(|(i, &c)| match i {
+                8 | 13 | 18 | 23 => c == b'-',
+                _ => c.is_ascii_hexdigit(),
+            })
+        })
+}
+
+/// The run is a file name: `.ext` follows (1–10 letters or digits, then not a token byte).
+/// Returns the end of the extension.
+fn followed_by_extension(b: &[u8], z: usize) -> Option<usize> {
+    if b.get(z) != Some(&b'.') {
+        return None;
+    }
+    let ext = b[z + 1..]
+        .iter()
+        .take(11)
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    let end = z + 1 + ext;
+    ((1..=10).contains(&ext)
+        && b.get(end)
+            .is_none_or(|&c| !RUN_BYTE[usize::from(c)] && c != b'.'))
+    .then_some(end)
+}
+
+/// Made of words: split on separators (`/`, `-`, `_`, …), camel humps and digit groups, the
+/// letter humps are long enough and pronounceable. Paths, identifiers and slugs pass; random
+/// base62/base64 has many one- and two-letter humps and fails.
+fn word_like(b: &[u8]) -> bool {
+    let (mut alpha, mut letters, mut short, mut digits) = (0usize, 0usize, 0usize, 0usize);
+    for piece in b.split(|c| matches!(c, b'-' | b'_' | b'+' | b'=' | b'/')) {
+        if piece.len() >= 7 && piece.iter().all(u8::is_ascii_hexdigit) {
+            continue; // a hash or id segment of a path
+        }
+        for hump in humps(piece) {
+            if hump[0].is_ascii_digit() {
+                digits += 1;
+                continue;
+            }
+            alpha += 1;
+            letters += hump.len();
+            if hump.len() <= 2 {
+                short += 1;
+            }
+            if hump.len() >= 5 && !hump.iter().any(|c| b"aeiouyAEIOUY".contains(c)) {
+                return false;
+            }
+        }
+    }
+    alpha > 0 && 2 * letters >= 7 * alpha && 3 * short <= alpha && digits <= alpha.div_ceil(2)
+}
+
+/// Split an alphanumeric piece into camel humps and digit groups: `HTTPServer2Config` →
+/// `HTTP`, `Server`, `2`, `Config`.
+fn humps(piece: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    let mut i = 1;
+    std::iter::from_fn(move || {
+        if start >= piece.len() {
+            return None;
+        }
+        while i < piece.len() {
+            let (prev, cur) = (piece[i - 1], piece[i]);
+            let next_lower = piece.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let split = prev.is_ascii_digit() != cur.is_ascii_digit()
+                || (prev.is_ascii_lowercase() && cur.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase() && cur.is_ascii_uppercase() && next_lower);
+            i += 1;
+            if split {
+                let hump = &piece[start..i - 1];
+                start = i - 1;
+                return Some(hump);
+            }
+        }
+        let hump = &piece[start..];
+        start = piece.len();
+        Some(hump)
+    })
+}
+
+// ---- outbound paths -------------------------------------------------------------------------
+
+/// Absolute path tokens in `s`: `/a/b`, `~/…`, `C:\…`, at the start of the text or after
+/// whitespace or an opening delimiter. Trailing sentence punctuation is not part of the token.
+fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = i == 0 || b[i - 1].is_ascii_whitespace() || b"\"'`([{<=,:".contains(&b[i - 1]);
+        let abs = match b[i] {
+            b'/' => b.get(i + 1).is_some_and(|&c| c != b'/' && is_path_byte(c)),
+            b'~' => b.get(i + 1) == Some(&b'/'),
+            c if c.is_ascii_alphabetic() => {
+                b.get(i + 1) == Some(&b':')
+                    && matches!(b.get(i + 2), Some(b'\\' | b'/'))
+                    && b.get(i + 3).is_some_and(|&c| is_path_byte(c))
+            }
+            _ => false,
+        };
+        if !(starts && abs) {
+            i += 1;
+            continue;
+        }
+        let mut z = i + 1;
+        while z < b.len() && is_path_byte(b[z]) {
+            z += 1;
+        }
+        while z > i + 1 && matches!(b[z - 1], b'.' | b':' | b',') {
+            z -= 1;
+        }
+        out.push((i, z));
+        i = z.max(i + 1);
+    }
+    out
+}
+
+fn is_path_byte(c: u8) -> bool {
+    !(c.is_ascii_whitespace() || c.is_ascii_control() || b"\"'`<>|()[]{},;*?".contains(&c))
+}
+
+/// `path` is `root` or below it.
+fn is_under(path: &str, root: &str) -> bool {
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r() -> &'static Redactor {
+        Redactor::global()
+    }
+
+    fn redact(s: &str) -> String {
+        r().redact_text(s, "", &mut Vec::new()).into_owned()
+    }
+
+    fn rules_in(s: &str) -> Vec<&'static str> {
+        r().scan_text(s).iter().map(|f| f.rule).collect()
+    }
+
+    #[test]
+    fn entropy_worked_values() {
+        assert_eq!(rules_in("Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md"), [HIGH_ENTROPY]);
+        for clean in [
+            "abcdefghijklmnopqrst",
+            "function_call_output",
+            "docs/quarterly-notes/agent-trail-review",
+            "2026-05-07T09-30-00Z",
+            "0123456789abcdef0123456789abcdef01234567",
+            "019fc8be-3658-7ca3-9e29-000000000000",
+            "src/archive/sources/claude.rs",
+            "toolu_01ABCdefGHIjklMNOpqrST",
+            "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "sha512-Kq5sNclPz7QV2+lfQIuDuRb6rmE0FoLd0rChUAhsmN5E6RMbYPcmCmOS91sYg7R7kbk3A1jBzrKjYqjdJcVyQ==",
+            "MyComponent2Props",
+            "convertUtf8ToUtf16StringFast",
+            "test_sha256_hashing_Function",
+        ] {
+            assert!(rules_in(clean).is_empty(), "{clean}: {:?}", rules_in(clean));
+        }
+    }
+
+    #[test]
+    fn entropy_catches_random_base62() {
+        // A small LCG: random 32-char base62 strings must nearly all be flagged.
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut x: u64 = 0x2545F4914F6CDD1D;
+        let mut flagged = 0;
+        for _ in 0..2000 {
+            let s: String = (0..32)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[((x >> 33) % 62) as usize] as char
+                })
+                .collect();
+            if !rules_in(&s).is_empty() {
+                flagged += 1;
+            }
+        }
+        assert!(flagged >= 1900, "only {flagged}/2000 flagged");
+    }
+
+    #[test]
+    fn key_value_inside_one_run_redacts_only_the_value() {
+        assert_eq!(
+            redact("id=Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md"),
+            "id=[REDACTED:high-entropy]"
+        );
+        assert_eq!(
+            redact("tool_use_id=toolu_01ABCdefGHIjklMNOpqrST"),
+            "tool_use_id=toolu_01ABCdefGHIjklMNOpqrST"
+        );
+    }
+
+    #[test]
+    fn sensitive_names() {
+        for yes in [
+            "password",
+            "DB_PASSWORD",
+            "passwd",
+            "api_key",
+            "apiKey",
+            "X-Api-Key",
+            "client_secret",
+            "AWS_SECRET_ACCESS_KEY",
+            "sessionToken",
+            "GITHUB_TOKEN",
+            "auth",
+            "basic_auth",
+            "private_key",
+            "Authorization",
+            "Set-Cookie",
+            "credentials",
+            "secret_key",
+        ] {
+            assert!(is_sensitive_key(yes), "{yes}");
+        }
+        for no in [
+            "path",
+            "cwd",
+            "id",
+            "uuid",
+            "branch",
+            "worktree",
+            "session_id",
+            "tokens",
+            "max_tokens",
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "max_token",
+            "next_page_token",
+            "author",
+            "authority",
+            "key",
+            "session_key",
+            "token_count",
+            "password_hint",
+        ] {
+            assert!(!is_sensitive_key(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn named_secret_forms() {
+        for (input, want) in [
+            (
+                "export GITHUB_TOKEN=hunter2hunter2",
+                "export GITHUB_TOKEN=[REDACTED:named-secret]",
+            ),
+            (
+                "DB_PASSWORD=changeme",
+                "DB_PASSWORD=[REDACTED:named-secret]",
+            ),
+            (
+                "mysql --password s3cr3t-pw -h db",
+                "mysql --password [REDACTED:named-secret] -h db",
+            ),
+            (
+                "tool --token=abc123def456",
+                "tool --token=[REDACTED:named-secret]",
+            ),
+            (
+                r#"{"password": "correct horse"}"#,
+                r#"{"password": "[REDACTED:named-secret]"}"#,
+            ),
+            ("password: hunter22", "password: [REDACTED:named-secret]"),
+            (
+                "Cookie: session=abc123; theme=dark",
+                "Cookie: [REDACTED:named-secret]",
+            ),
+            (
+                "Authorization: Basic dXNlcjpwYXNz",
+                "Authorization: Basic [REDACTED:named-secret]",
+            ),
+            (
+                r#"os.environ["API_KEY"] = "k-123456""#,
+                r#"os.environ["API_KEY"] = "[REDACTED:named-secret]""#,
+            ),
+            (
+                r#"cfg = {\"token\": \"abc\\\"defgh\"}"#,
+                r#"cfg = {\"token\": \"[REDACTED:named-secret]\"}"#,
+            ),
+        ] {
+            assert_eq!(redact(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn named_secret_ignores_code_types_and_prose() {
+        for clean in [
+            "password = getpass()",
+            "let token = tokens.next();",
+            "password = request_password",
+            "token: str",
+            "def login(password: str, token: Optional[str] = None):",
+            "api_key = os.environ.get('API_KEY')",
+            "const token = await getToken();",
+            "token: process.env.GITHUB_TOKEN",
+            "password: String,",
+            "if token == expected_token_value:",
+            "PASSWORD=${DB_PASSWORD}",
+            "TOKEN=$(cat ~/.token)",
+            "Authorization: Bearer $TOKEN",
+            "Token: the one you created earlier",
+            "the password is required",
+            "\"max_tokens\": 4096",
+            "\"input_tokens\": 12, \"cache_creation_input_tokens\": 1234567",
+            "password: <your password>",
+            "api_key: \"your-api-key\"",
+            "password=[REDACTED:named-secret]",
+            "Cookie: chocolate chip",
+        ] {
+            assert!(rules_in(clean).is_empty(), "{clean}: {:?}", rules_in(clean));
+        }
+    }
+
+    #[test]
+    fn overlaps_prefer_definite_then_longest() {
+        let s = "GITHUB_TOKEN=ghp_EXAMPLE00000000000000000000000000000";
+        let f = r().scan_text(s);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].rule, f[0].confidence),
+            ("github-pat", Confidence::Definite)
+        );
+        assert_eq!(redact(s), "GITHUB_TOKEN=[REDACTED:github-pat]");
+    }
+
+    #[test]
+    fn json_structural_redaction() {
+        let mut v: Value = serde_json::json!({
+            "env": {"API_TOKEN": "abc123secret", "PATH": "/usr/bin", "max_tokens": 4096},
+            "message": {"content": [{"type": "text", "text": "key AKIAIOSFODNN7EXAMPLE here"}]},
+            "signature": "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md",
+            "aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "headers": {"Authorization": "Bearer abc.def-ghi_123"},
+            "ghp_EXAMPLE00000000000000000000000000000": 1,
+        });
+        let mut out = Vec::new();
+        assert!(r().redact_json(&mut v, &mut out));
+        assert_eq!(v["env"]["API_TOKEN"], "[REDACTED:sensitive-key]");
+        assert_eq!(v["env"]["PATH"], "/usr/bin");
+        assert_eq!(
+            v["message"]["content"][0]["text"],
+            "key [REDACTED:aws-access-key] here"
+        );
+        assert_eq!(v["signature"], "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md");
+        assert_eq!(v["aws_secret_access_key"], "[REDACTED:aws-secret-key]");
+        assert_eq!(
+            v["headers"]["Authorization"],
+            "Bearer [REDACTED:sensitive-key]"
+        );
+        assert_eq!(v["[REDACTED:github-pat]"], 1);
+        let fields: Vec<&str> = out.iter().map(|f| f.field.as_str()).collect();
+        assert!(fields.contains(&"/env/API_TOKEN"));
+        assert!(fields.contains(&"/message/content/0/text"));
+        assert!(
+            fields.contains(&""),
+            "the key finding points at the root object"
+        );
+    }
+
+    #[test]
+    fn redact_line_borrows_clean_lines_and_keeps_json_valid() {
+        let clean = r#"{"type":"assistant","message":{"usage":{"input_tokens":12,"output_tokens":3}},"uuid":"019fc8be-3658-7ca3-9e29-000000000000"}"#;
+        assert!(matches!(
+            r().redact_line(clean, &mut Vec::new()),
+            Cow::Borrowed(_)
+        ));
+        let dirty = r#"{"a":"token=ghp_EXAMPLE00000000000000000000000000000\nnext","b":1}"#;
+        let mut out = Vec::new();
+        let red = r().redact_line(dirty, &mut out);
+        assert_eq!(red, r#"{"a":"token=[REDACTED:github-pat]\nnext","b":1}"#);
+        assert_eq!(out[0].field, "/a");
+        // \u escapes go straight to the structural path
+        let escaped = r#"{"a":"\u0041KIAIOSFODNN7EXAMPLE"}"#;
+        assert_eq!(
+            r().redact_line(escaped, &mut Vec::new()),
+            r#"{"a":"[REDACTED:aws-access-key]"}"#
+        );
+        // not JSON: redacted as text
+        assert_eq!(
+            r().redact_line("plain AKIAIOSFODNN7EXAMPLE", &mut Vec::new()),
+            "plain [REDACTED:aws-access-key]"
+        );
+    }
+
+    #[test]
+    fn redact_line_keeps_key_order() {
+        // Needs serde_json's `preserve_order` feature (workspace Cargo.toml).
+        let dirty = r#"{"b":1,"a":"AKIAIOSFODNN7EXAMPLE"}"#;
+        assert_eq!(
+            r().redact_line(dirty, &mut Vec::new()),
+            r#"{"b":1,"a":"[REDACTED:aws-access-key]"}"#
+        );
+    }
+
+    #[test]
+    fn closing_finds_matches_an_overlap_hid() {
+        // The JWT regex first matches inside the GitHub token (dropped: it overlaps a definite
+        // hit), which hides the JWT that starts after it until the text is scanned again.
+        let s = "ghp_eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJFWEFNUExFIn0.EXAMPLEsignature00.EXAMPLEthird000 x";
+        let once = redact(s);
+        assert_eq!(once, "[REDACTED:github-pat].[REDACTED:jwt] x");
+        assert_eq!(redact(&once), once);
+        let f = r().scan_text(s);
+        assert_eq!(f.len(), 2);
+        assert!(
+            s[f[1].start..f[1].end].starts_with("eyJzdWIi"),
+            "ranges point into the original"
+        );
+    }
+
+    #[test]
+    fn humps_split_camel_acronyms_and_digits() {
+        let h: Vec<&[u8]> = humps(b"HTTPServer2Config").collect();
+        assert_eq!(h, [&b"HTTP"[..], b"Server", b"2", b"Config"]);
+    }
+
+    #[test]
+    fn outbound_paths() {
+        let mut out = Vec::new();
+        let s = "edit /home/ann/repo/src/main.rs and /home/ann/.ssh/config, /etc/hosts/x, /tmp, ~/notes.md, C:\\Users\\ann\\x.txt, https://example.com/a/b";
+        let text = r().outbound_text(s, Some("/home/ann/repo/"), Some("/home/ann"), &mut out);
+        assert_eq!(
+            text,
+            "edit src/main.rs and [REDACTED:path], [REDACTED:path], /tmp, [REDACTED:path], [REDACTED:path], https://example.com/a/b"
+        );
+        assert_eq!(out.iter().filter(|f| f.rule == PATH).count(), 4);
+        let text = r().outbound_text(
+            "cd /home/ann/repo && ghp_EXAMPLE00000000000000000000000000000",
+            Some("/home/ann/repo"),
+            None,
+            &mut out,
+        );
+        assert_eq!(text, "cd . && [REDACTED:github-pat]");
+    }
+}
