@@ -4,4 +4,5 @@
 
 mod archive;
 mod branch;
+mod recall;
 mod support;

@@ -1,0 +1,319 @@
+//! `cairn recall …` end to end: import, query, brief, review inbox, staleness.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::Env;
+
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+
+fn entry(id: &str, session: &str, start: u32, end: u32, title: &str, body: &str) -> String {
+    json!({"candidate_id": id, "session_id": session, "type": "procedure", "scope": "project", "title": title,
+           "body": body, "transferable": true, "provenance_ok": true, "label": "correct",
+           "evidence": {"ordinal_start": start, "ordinal_end": end, "snippets": [body]}})
+    .to_string()
+}
+
+fn synced() -> Env {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    env
+}
+
+fn write(env: &Env, name: &str, lines: &[String]) -> String {
+    let path = env.root.path().join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn import_needs_yes_or_dry_run_and_reports_the_contract_fields() {
+    let env = synced();
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[entry(
+            "p1",
+            SMALL,
+            0,
+            3,
+            "Start Phoenix",
+            "Run mix phx.server",
+        )],
+    );
+    let out = env.run(&["recall", "import", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+    let dry = env.json(&["recall", "import", &file, "--dry-run"]);
+    assert_eq!(
+        (dry["imported"].as_u64(), dry["dry_run"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert!(
+        dry["skipped"].as_array().unwrap().is_empty()
+            && dry["errors"].as_array().unwrap().is_empty()
+    );
+    let real = env.json(&["recall", "import", &file, "--yes"]);
+    assert_eq!(real["imported"], 1);
+    let again = env.json(&["recall", "import", &file, "--yes"]);
+    assert_eq!(again["skipped"][0]["reason"], "duplicate");
+    // A bad line: exit 1, the line named, nothing written.
+    let bad = write(
+        &env,
+        "bad.jsonl",
+        &[entry("p2", SMALL, 0, 1, "Fine", "fine"), "{not json".into()],
+    );
+    let out = env.run(&["--json", "recall", "import", &bad, "--yes"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["errors"][0]["line"], 2);
+    assert_eq!(env.run(&["recall", "get", "p2"]).status.code(), Some(1));
+}
+
+#[test]
+fn query_reports_scores_evidence_and_a_query_id() {
+    let env = synced();
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[
+            entry(
+                "p1",
+                SMALL,
+                0,
+                3,
+                "Start the Phoenix server",
+                "Run mix phx.server and read the first lines",
+            ),
+            entry(
+                "p2",
+                SMALL,
+                4,
+                7,
+                "Glob for mix.exs",
+                "Find the project root by globbing for mix.exs",
+            ),
+        ],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let v = env.json(&[
+        "recall",
+        "query",
+        "why won't the phoenix server start?",
+        "--scores",
+        "--evidence",
+        "--summary",
+    ]);
+    assert!(v["query_id"].as_str().is_some_and(|id| id.len() == 36));
+    let first = &v["results"][0];
+    assert_eq!(first["id"], "p1");
+    for field in ["id", "title", "type", "scope", "review_state", "score"] {
+        assert!(first.get(field).is_some(), "missing {field}");
+    }
+    assert!(first["scores"]["bm25f"].as_f64().unwrap() > 0.0);
+    let ev = &first["evidence"][0];
+    assert!(ev["session_key"].as_str().unwrap().starts_with("sha256-"));
+    assert_eq!(
+        (ev["ordinal_start"].as_u64(), ev["ordinal_end"].as_u64()),
+        (Some(0), Some(3))
+    );
+    assert_eq!(
+        v["summary"]["count"],
+        v["results"].as_array().unwrap().len()
+    );
+    let human = env.ok(&["recall", "query", "phoenix server", "--scores"]);
+    assert!(
+        human.starts_with("Trusted-only: false")
+            && human.contains("score=")
+            && human.contains("terms="),
+        "{human}"
+    );
+    // Filters are validated, not silently empty.
+    let out = env.run(&[
+        "recall",
+        "query",
+        "x",
+        "--trusted-only",
+        "--status",
+        "archived",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        env.run(&["recall", "query", "x", "--type", "rumour"])
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn brief_is_trusted_only_and_the_inbox_makes_entries_trusted() {
+    let env = synced();
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[entry(
+            "auto1",
+            SMALL,
+            0,
+            3,
+            "Phoenix port clash",
+            "Port 4000 may be taken by another server",
+        )],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    // Make it look like extraction wrote it: nobody has reviewed it.
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute("UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL, transferable = 0", []).unwrap();
+    drop(conn);
+    let brief = env.json(&["recall", "brief", "phoenix port"]);
+    assert_eq!(
+        (brief["trusted_only"].as_bool(), brief["text"].as_str()),
+        (Some(true), Some(""))
+    );
+    assert_eq!(brief["untrusted_matches"], 1);
+    assert!(
+        env.ok(&["recall", "brief", "phoenix port"])
+            .contains("cairn recall review")
+    );
+    let open = env.json(&["recall", "brief", "phoenix port", "--include-unreviewed"]);
+    assert_eq!(open["entry_ids"], json!(["auto1"]));
+    // The inbox is the way to trust.
+    let queue = env.json(&["recall", "review"]);
+    assert_eq!(
+        (
+            queue["queue"][0]["entry"]["id"].as_str(),
+            queue["queue"][0]["reason"].as_str()
+        ),
+        (Some("auto1"), Some("unreviewed"))
+    );
+    let changed = env.json(&[
+        "recall",
+        "review",
+        "--edit",
+        "auto1",
+        "--title",
+        "Free port 4000 before starting Phoenix",
+    ]);
+    assert_eq!(
+        (
+            changed["changed"][0]["action"].as_str(),
+            changed["changed"][0]["trusted"].as_bool()
+        ),
+        (Some("edit"), Some(true))
+    );
+    let brief = env.json(&["recall", "brief", "free port 4000"]);
+    assert_eq!(brief["entry_ids"], json!(["auto1"]));
+    assert!(
+        brief["text"]
+            .as_str()
+            .unwrap()
+            .contains("Free port 4000 before starting Phoenix")
+    );
+    assert!(
+        env.json(&["recall", "review"])["queue"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // Trusted-only search finds it too.
+    let v = env.json(&["recall", "query", "port 4000", "--trusted-only"]);
+    assert_eq!(v["results"][0]["id"], "auto1");
+}
+
+#[test]
+fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
+    let env = Env::new();
+    let repo = env.root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let repo = std::fs::canonicalize(repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("config.txt"), "port=4000\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "init"]);
+    // A session that edited config.txt an hour ago.
+    let then = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    let dir = env.claude().join("-repo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        json!({"type":"user","sessionId":"s-stale","cwd":repo,"timestamp":then,"message":{"role":"user","content":"set the port"}}),
+        json!({"type":"assistant","sessionId":"s-stale","cwd":repo,"timestamp":then,"message":{"role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":repo.join("config.txt"),"old_string":"","new_string":"port=4000"}}]}}),
+        json!({"type":"user","sessionId":"s-stale","cwd":repo,"timestamp":then,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}}),
+    ];
+    std::fs::write(
+        dir.join("s-stale.jsonl"),
+        lines
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[entry(
+            "port",
+            "s-stale",
+            0,
+            2,
+            "The app listens on port 4000",
+            "config.txt sets port=4000",
+        )],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    assert_eq!(
+        env.json(&["recall", "get", "port"])["evidence"][0]["files"],
+        json!(["config.txt"])
+    );
+    let none = env.json(&["recall", "review", "--check-stale"]);
+    assert_eq!(none["changed"][0]["flagged"], 0);
+    // Someone changes the file later.
+    std::fs::write(repo.join("config.txt"), "port=8080\n").unwrap();
+    git(&["commit", "-q", "-am", "Move to 8080"]);
+    let flagged = env.json(&["recall", "review", "--check-stale"]);
+    assert_eq!(flagged["changed"][0]["flagged"], 1);
+    let entry = env.json(&["recall", "get", "port"]);
+    assert_eq!(entry["stale"], true);
+    assert!(
+        entry["stale_note"]
+            .as_str()
+            .unwrap()
+            .contains("config.txt changed in"),
+        "{entry}"
+    );
+    let queue = env.json(&["recall", "review"]);
+    assert_eq!(
+        (
+            queue["queue"][0]["entry"]["id"].as_str(),
+            queue["queue"][0]["reason"].as_str()
+        ),
+        (Some("port"), Some("stale"))
+    );
+    // Re-review clears it.
+    env.ok(&["recall", "review", "--accept", "port"]);
+    assert_eq!(env.json(&["recall", "get", "port"])["stale"], false);
+}
