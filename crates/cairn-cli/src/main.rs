@@ -1,6 +1,7 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod insights;
 mod recall;
 mod render;
 
@@ -155,6 +156,11 @@ enum Command {
     Recall {
         #[command(subcommand)]
         command: recall::RecallCommand,
+    },
+    /// Generated insights: reports over a slice of sessions; generate, list, export.
+    Insights {
+        #[command(subcommand)]
+        command: insights::InsightsCommand,
     },
     /// A session's turns, or one turn's records.
     Show {
@@ -465,6 +471,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                 }
             }
+        }
+        Command::Insights { command } => {
+            let cairn = open(g)?;
+            insights::run(command, &cairn, g.json, out)?;
         }
         Command::Recall { command } => {
             let cairn = open(g)?;

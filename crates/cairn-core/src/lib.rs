@@ -12,8 +12,11 @@ pub mod doctor;
 pub mod error;
 pub mod git;
 pub mod hooks;
+pub mod insights;
+mod insights_facade;
 pub mod keys;
 pub mod recall;
+pub mod text;
 pub mod views;
 
 pub use error::{Error, Result};
