@@ -284,10 +284,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
-            let command = format!(
-                "{} hook --agent {agent}",
-                shell_quote(&exe.to_string_lossy())
-            );
+            let command = cairn_core::hooks::hook_command(&exe, agent);
             let result = cairn.install_hook(agent, &command, dry_run)?;
             if g.json {
                 render::json(out, &result)?;
@@ -393,6 +390,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 target,
                 include_weak,
                 limit,
+                repo_root: None,
             })?;
             if g.json {
                 render::json(out, &view)?;
@@ -523,15 +521,4 @@ fn agent_from_env() -> Option<Agent> {
         return Some(Agent::Claude);
     }
     named("AI_AGENT").or_else(|| named("AGENT"))
-}
-
-/// Quote a path for a shell command line when it needs it.
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
