@@ -4,7 +4,7 @@
 //! Core calls are blocking SQLite reads, so they run on the blocking pool
 //! ([`tauri::async_runtime::spawn_blocking`]) and never on the thread that drives the window.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_core::archive::Agent;
@@ -72,13 +72,16 @@ pub async fn list_branches(backend: State<'_, Backend>) -> Result<Vec<RepoBranch
 }
 
 /// The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
-/// `include_weak`, sessions that only ran while the branch was checked out come last.
+/// `include_weak`, sessions that only ran while the branch was checked out come last. With
+/// `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
+/// repositories is one branch key.
 #[tauri::command]
 #[specta::specta]
 pub async fn skim_branch(
     backend: State<'_, Backend>,
     target_key: String,
     include_weak: bool,
+    repo_root: Option<String>,
 ) -> Result<SkimView, String> {
     with_cairn(&backend, move |c| {
         let target = Target::parse(TargetKind::Branch, &target_key)?;
@@ -86,6 +89,7 @@ pub async fn skim_branch(
             target,
             include_weak,
             limit: None,
+            repo_root,
         })
     })
     .await
@@ -252,20 +256,6 @@ fn find_cli() -> Result<PathBuf, String> {
     })
 }
 
-/// The hook command line: `<cairn> hook --agent <agent>`, the path quoted for a POSIX shell.
-fn hook_command(cli: &Path, agent: Agent) -> String {
-    let path = cli.to_string_lossy();
-    let plain = path
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
-    let quoted = if plain {
-        path.into_owned()
-    } else {
-        format!("'{}'", path.replace('\'', r"'\''"))
-    };
-    format!("{quoted} hook --agent {agent}")
-}
-
 /// Whether each agent's settings run Cairn's capture hook, and which `cairn` would run.
 #[tauri::command]
 #[specta::specta]
@@ -291,7 +281,11 @@ pub async fn install_hook(
 ) -> Result<HookInstall, String> {
     let cli = find_cli()?;
     with_cairn(&backend, move |c| {
-        c.install_hook(agent, &hook_command(&cli, agent), dry_run)
+        c.install_hook(
+            agent,
+            &cairn_core::hooks::hook_command(&cli, agent),
+            dry_run,
+        )
     })
     .await
 }
@@ -408,21 +402,4 @@ pub async fn app_ready<R: Runtime>(
         });
     }
     Ok(restart_watch(&app, &backend, &cairn))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hook_commands_quote_unusual_paths() {
-        assert_eq!(
-            hook_command(Path::new("/usr/local/bin/cairn"), Agent::Claude),
-            "/usr/local/bin/cairn hook --agent claude"
-        );
-        assert_eq!(
-            hook_command(Path::new("/home/a b/it's/cairn"), Agent::Codex),
-            r"'/home/a b/it'\''s/cairn' hook --agent codex"
-        );
-    }
 }

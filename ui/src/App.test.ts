@@ -96,7 +96,11 @@ describe('branches and skim', () => {
     click(all(target, 'branch-row')[0]);
     await settle();
 
-    expect(stores.router.current).toEqual({ view: 'branches', branch: 'ref:refs/heads/feature/login' });
+    expect(stores.router.current).toEqual({
+      view: 'branches',
+      branch: 'ref:refs/heads/feature/login',
+      repo: '/home/dev/shop',
+    });
     expect(one(target, 'skim-head')!.textContent).toContain('feature/login');
     const sessions = all(target, 'skim-session');
     expect(sessions).toHaveLength(2);

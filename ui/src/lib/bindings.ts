@@ -20,9 +20,11 @@ export const commands = {
 	listBranches: () => typedError<RepoBranches_Serialize[], string>(__TAURI_INVOKE("list_branches")),
 	/**
 	 *  The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
-	 *  `include_weak`, sessions that only ran while the branch was checked out come last.
+	 *  `include_weak`, sessions that only ran while the branch was checked out come last. With
+	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
+	 *  repositories is one branch key.
 	 */
-	skimBranch: (targetKey: string, includeWeak: boolean) => typedError<SkimView_Serialize, string>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak })),
+	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) => typedError<SkimView_Serialize, string>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
 	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, string>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
@@ -295,7 +297,11 @@ export type Removed = {
 export type RepoBranches = RepoBranches_Serialize | RepoBranches_Deserialize;
 
 export type RepoBranches_Deserialize = {
-	/**  The worktree root; `None` groups sessions whose cwd is not (or no longer) a repository. */
+	/**
+	 *  A worktree root of the repository (the main one when sessions ran there; pass it as
+	 *  `SkimQuery::repo_root`); `None` groups sessions whose cwd is not (or no longer) a
+	 *  repository, by project.
+	 */
 	root?: string | null,
 	/**  A short name: the root's last component, or the project name. */
 	name: string,
@@ -305,7 +311,11 @@ export type RepoBranches_Deserialize = {
 };
 
 export type RepoBranches_Serialize = {
-	/**  The worktree root; `None` groups sessions whose cwd is not (or no longer) a repository. */
+	/**
+	 *  A worktree root of the repository (the main one when sessions ran there; pass it as
+	 *  `SkimQuery::repo_root`); `None` groups sessions whose cwd is not (or no longer) a
+	 *  repository, by project.
+	 */
 	root: string | null,
 	/**  A short name: the root's last component, or the project name. */
 	name: string,
@@ -327,10 +337,11 @@ export type SearchHit_Deserialize = {
 	tool_name?: string | null,
 	timestamp?: string | null,
 	agent: Agent,
+	/**  The session's title, else its first prompt (most Claude sessions have no title). */
 	title?: string | null,
 	project?: string | null,
 	git_branch?: string | null,
-	/**  The matching text with matches wrapped in `[` `]`. */
+	/**  The matching text with each match between [`MATCH_START`] and [`MATCH_END`]. */
 	snippet: string,
 };
 
@@ -344,10 +355,11 @@ export type SearchHit_Serialize = {
 	tool_name: string | null,
 	timestamp: string | null,
 	agent: Agent,
+	/**  The session's title, else its first prompt (most Claude sessions have no title). */
 	title: string | null,
 	project: string | null,
 	git_branch: string | null,
-	/**  The matching text with matches wrapped in `[` `]`. */
+	/**  The matching text with each match between [`MATCH_START`] and [`MATCH_END`]. */
 	snippet: string,
 };
 

@@ -13,8 +13,9 @@ describe('cairn:// links', () => {
   it('round-trip every place', () => {
     const routes = [
       { view: 'session', key: KEY, record: 0, turn: null },
-      { view: 'branches', branch: 'ref:refs/heads/feature/a-b' },
-      { view: 'branches', branch: null },
+      { view: 'branches', branch: 'ref:refs/heads/feature/a-b', repo: null },
+      { view: 'branches', branch: 'ref:refs/heads/main', repo: '/home/a b/repo' },
+      { view: 'branches', branch: null, repo: null },
       { view: 'search', q: 'flaky "test"' },
       { view: 'sessions' },
       { view: 'settings' },

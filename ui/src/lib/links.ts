@@ -5,7 +5,7 @@
 // so parsing validates every part and refuses anything else with a message that says why.
 
 export type Route =
-  | { view: 'branches'; branch: string | null }
+  | { view: 'branches'; branch: string | null; repo: string | null }
   | { view: 'sessions' }
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string }
@@ -20,6 +20,8 @@ const INDEX = /^(0|[1-9][0-9]{0,9})$/;
 const MAX_INDEX = 4_294_967_295;
 /** A branch target key (`ref:refs/heads/<name>`), as the backend gives it. */
 const BRANCH_KEY = /^ref:refs\/[^\s\p{Cc}]{1,500}$/u;
+/** A repository root: an absolute path without control characters (a branch name is per repository). */
+const REPO_ROOT = /^\/[^\p{Cc}]{0,4095}$/u;
 
 export function isSessionKey(value: string): boolean {
   return SESSION_KEY.test(value);
@@ -56,7 +58,9 @@ export function parseLink(link: string): Route {
     case 'branches': {
       const branch = param('branch');
       if (branch !== null && !BRANCH_KEY.test(branch)) throw new LinkError(`"${branch}" is not a branch key`);
-      return { view: 'branches', branch };
+      const repo = param('repo');
+      if (repo !== null && !REPO_ROOT.test(repo)) throw new LinkError('repo must be an absolute path');
+      return { view: 'branches', branch, repo: branch === null ? null : repo };
     }
     case 'sessions':
       return { view: 'sessions' };
@@ -80,9 +84,10 @@ export function toLink(route: Route): string {
       return `cairn://session/${route.key}${query ? `?${query}` : ''}`;
     }
     case 'branches':
-      return route.branch === null
-        ? 'cairn://branches'
-        : `cairn://branches?${new URLSearchParams({ branch: route.branch })}`;
+      if (route.branch === null) return 'cairn://branches';
+      return `cairn://branches?${new URLSearchParams(
+        route.repo === null ? { branch: route.branch } : { branch: route.branch, repo: route.repo },
+      )}`;
     case 'search':
       return route.q ? `cairn://search?${new URLSearchParams({ q: route.q })}` : 'cairn://search';
     default:

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordView } from './api';
-import { firstLines, inputFolds, outcomeLabel, recordHeading, snippetParts, toolInput } from './records';
+import {
+  MATCH_END as E,
+  MATCH_START as S,
+  firstLines,
+  inputFolds,
+  outcomeLabel,
+  recordHeading,
+  snippetParts,
+  toolInput,
+} from './records';
 import { fakeRecords } from '../testing/fake-backend';
 
 const call = (tool_name: string, input: unknown, tool_kind = 'other'): RecordView => ({
@@ -78,12 +87,12 @@ describe('record text', () => {
   });
 
   it('splits a search snippet into marked and plain text', () => {
-    expect(snippetParts('ran [cargo] then [test]!')).toEqual([
+    expect(snippetParts(`ran ${S}cargo${E} then [${S}test${E}]!`)).toEqual([
       { text: 'ran ', match: false },
       { text: 'cargo', match: true },
-      { text: ' then ', match: false },
+      { text: ' then [', match: false },
       { text: 'test', match: true },
-      { text: '!', match: false },
+      { text: ']!', match: false },
     ]);
   });
 });

@@ -159,10 +159,15 @@ export function outcomeLabel(record: RecordView): string | null {
   return null;
 }
 
-/** A search snippet (matches wrapped in `[` `]` by the backend) as plain-text parts. */
+/** Where the backend starts and ends a match in a search snippet: private-use characters, so
+ * brackets in a transcript are never mistaken for highlights (cairn-core `views::search`). */
+export const MATCH_START = '\u{E000}';
+export const MATCH_END = '\u{E001}';
+
+/** A search snippet (matches wrapped in [`MATCH_START`] … [`MATCH_END`]) as plain-text parts. */
 export function snippetParts(snippet: string): { text: string; match: boolean }[] {
   const parts: { text: string; match: boolean }[] = [];
-  const pattern = /\[([^\]]*)\]/g;
+  const pattern = /\u{E000}([^\u{E001}]*)\u{E001}/gu;
   let last = 0;
   for (let m = pattern.exec(snippet); m !== null; m = pattern.exec(snippet)) {
     if (m.index > last) parts.push({ text: snippet.slice(last, m.index), match: false });

@@ -6,7 +6,7 @@ export type { Route, View } from './links';
 
 /** The window's place and the way back. */
 export class Router {
-  current: Route = $state({ view: 'branches', branch: null });
+  current: Route = $state({ view: 'branches', branch: null, repo: null });
   /** Where Esc goes back to. */
   #history: Route[] = [];
   /** The last link that could not be opened, and why. */

@@ -236,7 +236,7 @@ export function fakeHits(query: SearchQuery): SearchHit[] {
     title: 'Session number 1',
     project: query.project ?? 'shop',
     git_branch: query.branch ?? 'feature/login',
-    snippet: `ran [${query.text}] <script>alert(1)</script> again`,
+    snippet: `ran \u{E000}${query.text}\u{E001} [not a match] <script>alert(1)</script> again`,
   }));
 }
 

@@ -70,9 +70,12 @@ export class BranchesStore {
     if (i >= 0 && i < rows.length) this.selected = i;
   }
 
-  /** Select the first row showing the branch `key` (a link, a restored place). */
-  selectKey(key: string): void {
-    const index = this.rows.findIndex((r) => r.type === 'branch' && r.branch.key === key);
+  /** Select the row showing the branch `key` of repository `repo` (a link, a restored place);
+   * without a repository, the first row with that branch. */
+  selectKey(key: string, repo: string | null = null): void {
+    const index = this.rows.findIndex(
+      (r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo),
+    );
     if (index >= 0) this.selected = index;
   }
 

@@ -11,6 +11,8 @@ export type SkimRow =
 export class SkimStore {
   /** The branch target key (`ref:refs/heads/<name>`) on screen. */
   target: string | null = $state(null);
+  /** The repository the branch belongs to (its root); `null` = every repository with the branch. */
+  repo: string | null = $state(null);
   view = new Resource<SkimView>();
   /** Is the "Also ran on this branch" group open? */
   weakOpen = $state(false);
@@ -41,25 +43,27 @@ export class SkimStore {
     return (this.view.data?.sessions ?? []).filter((s) => !s.weak).length;
   }
 
-  /** Show `target`'s timeline (weak sessions are fetched too, for the collapsed group). */
-  async load(target: string): Promise<void> {
-    if (target !== this.target) {
+  /** Show `target`'s timeline in `repo` (weak sessions are fetched too, for the collapsed group). */
+  async load(target: string, repo: string | null = null): Promise<void> {
+    if (target !== this.target || repo !== this.repo) {
       this.target = target;
+      this.repo = repo;
       this.weakOpen = false;
       this.selected = -1;
       this.view.reset();
     }
-    await this.view.load(() => this.#api.skimBranch(target, true), { keep: true });
+    await this.view.load(() => this.#api.skimBranch(target, true, repo), { keep: true });
     if (this.selected >= this.rows.length) this.selected = this.rows.length - 1;
     if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
   }
 
   refresh(): Promise<void> {
-    return this.target === null ? Promise.resolve() : this.load(this.target);
+    return this.target === null ? Promise.resolve() : this.load(this.target, this.repo);
   }
 
   clear(): void {
     this.target = null;
+    this.repo = null;
     this.selected = -1;
     this.view.reset();
   }

@@ -21,7 +21,8 @@ function api(options = {}): Api {
     handler(cmd, args).then(ok, (error: unknown) => fail(String(error)));
   return {
     listBranches: () => call('list_branches', {}),
-    skimBranch: (targetKey: string, includeWeak: boolean) => call('skim_branch', { targetKey, includeWeak }),
+    skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) =>
+      call('skim_branch', { targetKey, includeWeak, repoRoot }),
     sessionDetail: (sessionKey: string) => call('session_detail', { sessionKey }),
     sessionTimeline: (sessionKey: string) => call('session_timeline', { sessionKey }),
     turnRecords: (sessionKey: string, turnIndex: number) => call('turn_records', { sessionKey, turnIndex }),
@@ -140,6 +141,23 @@ describe('SkimStore', () => {
     await store.load('ref:refs/heads/other');
     expect(store.rows).toEqual([]);
     expect(store.selected).toBe(-1);
+  });
+
+  it("asks for one repository's branch, and the same branch in another repository is another timeline", async () => {
+    const asked: (string | null)[] = [];
+    const store = new SkimStore({
+      skimBranch: async (_target: string, _weak: boolean, repo: string | null) => {
+        asked.push(repo);
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+    } as unknown as Api);
+    await store.load('ref:refs/heads/main', '/home/dev/shop');
+    store.select(2);
+    await store.refresh();
+    expect(store.selected).toBe(2);
+    await store.load('ref:refs/heads/main', '/home/dev/blog');
+    expect(store.selected).toBe(0);
+    expect(asked).toEqual(['/home/dev/shop', '/home/dev/shop', '/home/dev/blog']);
   });
 });
 
