@@ -22,6 +22,8 @@ pub struct Backend {
     pub(crate) sync_running: AtomicBool,
     /// The source-dir watcher; `None` until the window is ready, or when nothing can be watched.
     watch: Mutex<Option<Watch>>,
+    /// Where report exports go instead of the Downloads folder (tests).
+    export_dir: Option<PathBuf>,
 }
 
 impl Backend {
@@ -38,6 +40,7 @@ impl Backend {
                 launch_link,
                 sync_running: AtomicBool::new(false),
                 watch: Mutex::new(None),
+                export_dir: None,
             },
         }
     }
@@ -51,12 +54,23 @@ impl Backend {
             launch_link: None,
             sync_running: AtomicBool::new(false),
             watch: Mutex::new(None),
+            export_dir: None,
         }
     }
 
     pub fn with_launch_link(mut self, link: Option<String>) -> Backend {
         self.launch_link = link;
         self
+    }
+
+    /// Write report exports into `dir` instead of the Downloads folder.
+    pub fn with_export_dir(mut self, dir: PathBuf) -> Backend {
+        self.export_dir = Some(dir);
+        self
+    }
+
+    pub fn export_dir(&self) -> Option<&PathBuf> {
+        self.export_dir.as_ref()
     }
 
     pub fn data_dir(&self) -> Option<&PathBuf> {

@@ -29,7 +29,7 @@ use crate::events::{ArchiveChanged, ChangeCause, Emitter};
 use crate::watcher;
 
 /// Run a core call on the blocking pool and flatten both failure layers into the UI's message.
-async fn blocking<T, F>(f: F) -> Result<T, String>
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T, String>
 where
     T: Send + 'static,
     F: FnOnce() -> cairn_core::Result<T> + Send + 'static,
@@ -41,7 +41,7 @@ where
 }
 
 /// [`blocking`] for a call on the opened archive.
-async fn with_cairn<T, F>(backend: &Backend, f: F) -> Result<T, String>
+pub(crate) async fn with_cairn<T, F>(backend: &Backend, f: F) -> Result<T, String>
 where
     T: Send + 'static,
     F: FnOnce(&Cairn) -> cairn_core::Result<T> + Send + 'static,

@@ -1,5 +1,6 @@
 //! Typed events the shell sends to the window (tauri-specta derives their names and the
-//! TypeScript listeners): sync progress and "the archive changed".
+//! TypeScript listeners): sync progress, "the archive changed", and a report's generation
+//! phases.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -42,6 +43,15 @@ pub struct ArchiveChanged {
 pub enum ChangeCause {
     Sync,
     Watch,
+}
+
+/// A report generation moved to a new phase (reading the sessions, a saved report answers it,
+/// the generator is writing, saving). Sent as `insight-progress`; `run` is the number the
+/// window gave the generation when it asked for it.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct InsightProgress {
+    pub run: u32,
+    pub phase: cairn_core::insights::Phase,
 }
 
 /// A sync's progress turned into [`SyncProgress`] events, at most one `advance` per

@@ -58,11 +58,75 @@ export const commands = {
 	privacyPreview: (text: string) => typedError<OutboundPreview, string>(__TAURI_INVOKE("privacy_preview", { text })),
 	/**  Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. */
 	doctor: () => typedError<DoctorReport, string>(__TAURI_INVOKE("doctor")),
+	/**  Entries passing the filters, most recently updated first (at most `filters.limit`, 500). */
+	recallList: (filters: Filters_Deserialize) => typedError<Entry_Serialize[], string>(__TAURI_INVOKE("recall_list", { filters })),
+	/**
+	 *  Counts over every entry passing the filters: by type, scope, review state, project, agent;
+	 *  trusted, stale, revoked, with evidence.
+	 */
+	recallStats: (filters: Filters_Deserialize) => typedError<RecallStats, string>(__TAURI_INVOKE("recall_stats", { filters })),
+	/**  A ranked query with each result's score breakdown, recorded in the query ledger. */
+	recallQuery: (request: QueryRequest_Deserialize) => typedError<QueryResponse_Serialize, string>(__TAURI_INVOKE("recall_query", { request })),
+	/**  The review inbox: unreviewed, stale and provenance-revoked entries, stale first. */
+	recallInbox: (limit: number) => typedError<InboxItem_Serialize[], string>(__TAURI_INVOKE("recall_inbox", { limit })),
+	/**
+	 *  Accept an entry, applying the reviewer's edit first when there is one: it becomes human
+	 *  reviewed (trusted, unless its provenance was revoked).
+	 */
+	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_accept", { id, edit })),
+	/**  Reject an entry: archived, no longer served. */
+	recallReject: (id: string) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_reject", { id })),
+	/**
+	 *  Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
+	 *  the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
+	 */
+	recallSupersede: (oldId: string, newId: string) => typedError<null, string>(__TAURI_INVOKE("recall_supersede", { oldId, newId })),
+	/**  Merge entry `duplicate` into `keep`: the duplicate is superseded, the kept one accepted. */
+	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
+	/**
+	 *  Flag entries whose cited files changed in later commits (they return to the inbox);
+	 *  returns how many were flagged.
+	 */
+	recallCheckStale: () => typedError<number, string>(__TAURI_INVOKE("recall_check_stale")),
+	/**  Entries whose evidence lies in a session (the session's Recall panel), any status. */
+	recallForSession: (sessionKey: string) => typedError<Entry_Serialize[], string>(__TAURI_INVOKE("recall_for_session", { sessionKey })),
+	/**  The built-in report templates and the user's own. */
+	insightTemplates: () => typedError<Template_Serialize[], string>(__TAURI_INVOKE("insight_templates")),
+	/**
+	 *  What a report over `request` would read and send, without sending anything: the slice,
+	 *  the sessions, the prompt's size and text, the redactions, and a saved report that already
+	 *  answers it.
+	 */
+	insightPreview: (request: GenerateRequest_Deserialize) => typedError<Preview_Serialize, string>(__TAURI_INVOKE("insight_preview", { request })),
+	/**
+	 *  Generate a report (or return the saved one that answers the same request, unless
+	 *  `request.force`). Sends `InsightProgress { run, phase }` as it goes; `run` is the caller's
+	 *  own number for this generation, so several can run at once.
+	 */
+	insightGenerate: (run: number, request: GenerateRequest_Deserialize) => typedError<Generated_Serialize, string>(__TAURI_INVOKE("insight_generate", { run, request })),
+	/**  Saved reports, newest first: `search` words must all appear in the title or the report. */
+	insightList: (search: string | null, starred: boolean, limit: number) => typedError<InsightSummary_Serialize[], string>(__TAURI_INVOKE("insight_list", { search, starred, limit })),
+	/**  One saved report with its slice, generator and sessions. */
+	insightGet: (id: number) => typedError<Insight_Serialize, string>(__TAURI_INVOKE("insight_get", { id })),
+	/**
+	 *  A report's Markdown rendered by the core as safe HTML: raw HTML escaped, links only
+	 *  `http(s)`, `mailto`, `cairn` and in-page, images reduced to their alt text.
+	 */
+	insightHtml: (id: number) => typedError<string, string>(__TAURI_INVOKE("insight_html", { id })),
+	insightStar: (id: number, starred: boolean) => typedError<null, string>(__TAURI_INVOKE("insight_star", { id, starred })),
+	insightRename: (id: number, title: string) => typedError<null, string>(__TAURI_INVOKE("insight_rename", { id, title })),
+	insightDelete: (id: number) => typedError<null, string>(__TAURI_INVOKE("insight_delete", { id })),
+	/**
+	 *  Write a report as Markdown, standalone HTML or JSON (through the core's outbound redactor)
+	 *  into the Downloads folder, else `<data dir>/exports/`; returns the file written.
+	 */
+	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, string>(__TAURI_INVOKE("insight_export", { id, format })),
 };
 
 /** Events */
 export const events = {
 	archiveChanged: makeEvent<ArchiveChanged, ArchiveChanged>("archive-changed"),
+	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
 	syncProgress: makeEvent<SyncProgress, SyncProgress>("sync-progress"),
 };
 
@@ -108,6 +172,15 @@ export type ArchiveChanged = {
 	records_added: number,
 };
 
+/**  Which sessions count by how they were started. */
+export type Automation = 
+/**  Sessions a person started, and scripted ones. */
+"include" | 
+/**  Only sessions a person started (the default). */
+"exclude" | 
+/**  Only scripted sessions. */
+"only";
+
 export type BranchActivity = BranchActivity_Serialize | BranchActivity_Deserialize;
 
 export type BranchActivity_Deserialize = {
@@ -149,7 +222,235 @@ export type DoctorReport = {
 	checks: Check[],
 };
 
+/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+export type Edit = Edit_Serialize | Edit_Deserialize;
+
+/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+export type Edit_Deserialize = {
+	title?: string | null,
+	body?: string | null,
+	trigger?: string | null,
+	type?: EntryType | null,
+	scope?: Scope | null,
+};
+
+/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+export type Edit_Serialize = {
+	title: string | null,
+	body: string | null,
+	trigger: string | null,
+	type: EntryType | null,
+	scope: Scope | null,
+};
+
+/**  One distilled entry. */
+export type Entry = Entry_Serialize | Entry_Deserialize;
+
+/**  What kind of knowledge an entry holds. */
+export type EntryType = "fact" | "decision" | "procedure" | "debugging_method" | "warning" | "preference" | "open_question";
+
+/**  One distilled entry. */
+export type Entry_Deserialize = {
+	id: string,
+	type: EntryType,
+	scope: Scope,
+	status: RecallStatus,
+	review_state: ReviewState,
+	title: string,
+	body: string,
+	trigger: string,
+	confidence?: number | null,
+	uncertainty: string,
+	project: string,
+	cwd: string,
+	git_branch: string,
+	agent: string,
+	/**  The session the entry was distilled from (`session_key`). */
+	source_session_key?: string | null,
+	source_episode_id: string,
+	source_run_id: string,
+	extractor_method: string,
+	model: string,
+	transferable: boolean,
+	provenance_ok: boolean,
+	/**  Why provenance was revoked, when it was. */
+	provenance_note?: string | null,
+	/**  Files the evidence cites changed after it was recorded: needs re-review. */
+	stale: boolean,
+	stale_note?: string | null,
+	supersedes_entry_id: string,
+	superseded_by_entry_id: string,
+	created_at: string,
+	updated_at: string,
+	reviewed_at?: string | null,
+	evidence: RecallEvidence_Deserialize[],
+};
+
+/**  One distilled entry. */
+export type Entry_Serialize = {
+	id: string,
+	type: EntryType,
+	scope: Scope,
+	status: RecallStatus,
+	review_state: ReviewState,
+	title: string,
+	body: string,
+	trigger: string,
+	confidence: number | null,
+	uncertainty: string,
+	project: string,
+	cwd: string,
+	git_branch: string,
+	agent: string,
+	/**  The session the entry was distilled from (`session_key`). */
+	source_session_key: string | null,
+	source_episode_id: string,
+	source_run_id: string,
+	extractor_method: string,
+	model: string,
+	transferable: boolean,
+	provenance_ok: boolean,
+	/**  Why provenance was revoked, when it was. */
+	provenance_note: string | null,
+	/**  Files the evidence cites changed after it was recorded: needs re-review. */
+	stale: boolean,
+	stale_note: string | null,
+	supersedes_entry_id: string,
+	superseded_by_entry_id: string,
+	created_at: string,
+	updated_at: string,
+	reviewed_at: string | null,
+	evidence: RecallEvidence_Serialize[],
+};
+
 export type Evidence = "commit_by_session" | "pr_created" | "environment_promotion" | "pushed" | "edit_committed" | "change_committed" | "direct_transition" | "branch_recorded" | "ran_on_branch";
+
+export type ExportFormat = "md" | "html" | "json";
+
+/**  Where an export was written. */
+export type ExportedReport = {
+	/**  The file written. */
+	path: string,
+	file_name: string,
+	/**  Its size in bytes. */
+	bytes: number | null,
+};
+
+/**  Filters shared by `list`, `stats`, `query` and `brief`. All exact matches. */
+export type Filters = Filters_Serialize | Filters_Deserialize;
+
+/**  Filters shared by `list`, `stats`, `query` and `brief`. All exact matches. */
+export type Filters_Deserialize = {
+	project?: string | null,
+	cwd?: string | null,
+	git_branch?: string | null,
+	agent?: string | null,
+	type?: EntryType | null,
+	scope?: Scope | null,
+	/**  Default: accepted. */
+	status?: RecallStatus | null,
+	review_state?: ReviewState | null,
+	/**  The source session, by `session_key` or the agent's own id. */
+	source_session?: string | null,
+	source_run_id?: string | null,
+	trusted_only: boolean,
+	/**  Only entries flagged stale (true) or not stale (false). */
+	stale?: boolean | null,
+	limit?: number | null,
+};
+
+/**  Filters shared by `list`, `stats`, `query` and `brief`. All exact matches. */
+export type Filters_Serialize = {
+	project: string | null,
+	cwd: string | null,
+	git_branch: string | null,
+	agent: string | null,
+	type: EntryType | null,
+	scope: Scope | null,
+	/**  Default: accepted. */
+	status: RecallStatus | null,
+	review_state: ReviewState | null,
+	/**  The source session, by `session_key` or the agent's own id. */
+	source_session: string | null,
+	source_run_id: string | null,
+	trusted_only: boolean,
+	/**  Only entries flagged stale (true) or not stale (false). */
+	stale: boolean | null,
+	limit: number | null,
+};
+
+/**  What to generate. */
+export type GenerateRequest = GenerateRequest_Serialize | GenerateRequest_Deserialize;
+
+/**  What to generate. */
+export type GenerateRequest_Deserialize = {
+	slice: SliceRequest_Deserialize,
+	/**  A template id (`weekly-summary`, …). */
+	template: string,
+	/**
+	 *  `endpoint`, `claude`, `codex`, `gemini` or `copilot`; none = the endpoint when
+	 *  `[insights]` configures one, else `claude`.
+	 */
+	generator?: string | null,
+	/**  What to pay most attention to (narrows the template; it cannot change its task). */
+	focus?: string | null,
+	title?: string | null,
+	/**  Generate even when a report with the same cache key exists. */
+	force?: boolean,
+};
+
+/**  What to generate. */
+export type GenerateRequest_Serialize = {
+	slice: SliceRequest_Serialize,
+	/**  A template id (`weekly-summary`, …). */
+	template: string,
+	/**
+	 *  `endpoint`, `claude`, `codex`, `gemini` or `copilot`; none = the endpoint when
+	 *  `[insights]` configures one, else `claude`.
+	 */
+	generator: string | null,
+	/**  What to pay most attention to (narrows the template; it cannot change its task). */
+	focus: string | null,
+	title: string | null,
+	/**  Generate even when a report with the same cache key exists. */
+	force: boolean,
+};
+
+/**  A generation's result. */
+export type Generated = Generated_Serialize | Generated_Deserialize;
+
+/**  A generation's result. */
+export type Generated_Deserialize = {
+	insight: Insight_Deserialize,
+	/**  True when an existing report was returned instead of generating. */
+	cached: boolean,
+};
+
+/**  A generation's result. */
+export type Generated_Serialize = {
+	insight: Insight_Serialize,
+	/**  True when an existing report was returned instead of generating. */
+	cached: boolean,
+};
+
+/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+export type GeneratorIdentity = GeneratorIdentity_Serialize | GeneratorIdentity_Deserialize;
+
+/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+export type GeneratorIdentity_Deserialize = {
+	backend: string,
+	model?: string | null,
+	/**  SHA-256 of the endpoint URL (the address itself is not stored with reports). */
+	endpoint_hash?: string | null,
+};
+
+/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+export type GeneratorIdentity_Serialize = {
+	backend: string,
+	model: string | null,
+	/**  SHA-256 of the endpoint URL (the address itself is not stored with reports). */
+	endpoint_hash: string | null,
+};
 
 /**  What an install did (or, with `dry_run`, would do). */
 export type HookInstall = HookInstall_Serialize | HookInstall_Deserialize;
@@ -208,6 +509,125 @@ export type HooksOverview_Serialize = {
 	cli_problem: string | null,
 };
 
+export type InboxItem = InboxItem_Serialize | InboxItem_Deserialize;
+
+export type InboxItem_Deserialize = {
+	reason: InboxReason,
+	entry: Entry_Deserialize,
+};
+
+export type InboxItem_Serialize = {
+	reason: InboxReason,
+	entry: Entry_Serialize,
+};
+
+/**  Why an entry is in the inbox. */
+export type InboxReason = "unreviewed" | "stale" | "provenance_revoked";
+
+/**  A stored report. */
+export type Insight = Insight_Serialize | Insight_Deserialize;
+
+/**
+ *  A report generation moved to a new phase (reading the sessions, a saved report answers it,
+ *  the generator is writing, saving). Sent as `insight-progress`; `run` is the number the
+ *  window gave the generation when it asked for it.
+ */
+export type InsightProgress = {
+	run: number,
+	phase: Phase,
+};
+
+/**  A report in a list. */
+export type InsightSummary = InsightSummary_Serialize | InsightSummary_Deserialize;
+
+/**  A report in a list. */
+export type InsightSummary_Deserialize = {
+	id: number,
+	title: string,
+	template_id: string,
+	generator: string,
+	model?: string | null,
+	slice_label: string,
+	starred: boolean,
+	created_at: string,
+	sessions_total: number,
+	link: string,
+};
+
+/**  A report in a list. */
+export type InsightSummary_Serialize = {
+	id: number,
+	title: string,
+	template_id: string,
+	generator: string,
+	model: string | null,
+	slice_label: string,
+	starred: boolean,
+	created_at: string,
+	sessions_total: number,
+	link: string,
+};
+
+/**  A stored report. */
+export type Insight_Deserialize = {
+	id: number,
+	title: string,
+	template_id: string,
+	/**  The template's title when it is still known, else its id. */
+	template_title: string,
+	template_version: string,
+	slice: Slice_Deserialize,
+	focus?: string | null,
+	/**  `endpoint`, or the agent CLI that wrote it. */
+	generator: string,
+	model?: string | null,
+	endpoint_hash?: string | null,
+	cache_key: string,
+	material_hash: string,
+	sessions_total: number,
+	sessions_included: number,
+	prompt_chars: number,
+	/**  The report, Markdown. */
+	content: string,
+	starred: boolean,
+	created_at: string,
+	elapsed_ms: number,
+	/**  The sessions the report read, by key. */
+	session_keys: string[],
+	/**  `cairn://recall?tab=generated&insight=<id>`. */
+	link: string,
+};
+
+/**  A stored report. */
+export type Insight_Serialize = {
+	id: number,
+	title: string,
+	template_id: string,
+	/**  The template's title when it is still known, else its id. */
+	template_title: string,
+	template_version: string,
+	slice: Slice_Serialize,
+	focus: string | null,
+	/**  `endpoint`, or the agent CLI that wrote it. */
+	generator: string,
+	model: string | null,
+	endpoint_hash: string | null,
+	cache_key: string,
+	material_hash: string,
+	sessions_total: number,
+	sessions_included: number,
+	prompt_chars: number,
+	/**  The report, Markdown. */
+	content: string,
+	starred: boolean,
+	created_at: string,
+	elapsed_ms: number,
+	/**  The sessions the report read, by key. */
+	session_keys: string[],
+	/**  `cairn://recall?tab=generated&insight=<id>`. */
+	link: string,
+};
+
 /**  What the live watcher covers. */
 export type LiveStatus = LiveStatus_Serialize | LiveStatus_Deserialize;
 
@@ -227,12 +647,223 @@ export type LiveStatus_Serialize = {
 	problem: string | null,
 };
 
+/**
+ *  The material a template can ask for, beyond the session headers and aggregates every
+ *  report gets.
+ */
+export type Material = 
+/**  Each turn's prompt and the agent's last answer, as excerpts. */
+"turns" | 
+/**  Failed tool calls: the call and the start of its output. */
+"failures" | 
+/**  Branches, reviews and commits each session is linked to, and why. */
+"branches" | 
+/**  Recall entries whose evidence is in these sessions. */
+"recall" | 
+/**  Questions asked of Recall in the slice that found nothing. */
+"recall_misses";
+
+/**  Retrieval modes. Lexical is built in; vector and hybrid need embeddings (extraction issue). */
+export type Mode = "lexical" | "vector" | "hybrid";
+
 /**  The privacy preview: text as the outbound redactor lets it leave the machine. */
 export type OutboundPreview = {
 	text: string,
 	/**  What was removed: the rule and the byte range in the original text. */
 	removed: Removed[],
 };
+
+export type Packed = {
+	text: string,
+	/**  Ids of the entries in `text`, in order. */
+	entry_ids: string[],
+	/**  Ids of entries that were shortened to fit. */
+	shortened_ids: string[],
+	/**  Ids of ranked entries left out because they did not fit. */
+	omitted_ids: string[],
+	bytes: number,
+	estimated_tokens: number,
+};
+
+/**  Where a generation is. */
+export type Phase = "material" | "cache_hit" | "generating" | "saving";
+
+/**  What the next report would read: shown by the form before anything is sent. */
+export type Preview = Preview_Serialize | Preview_Deserialize;
+
+/**  What the next report would read: shown by the form before anything is sent. */
+export type Preview_Deserialize = {
+	slice: Slice_Deserialize,
+	slice_label: string,
+	template_id: string,
+	generator: GeneratorIdentity_Deserialize,
+	sessions_total: number,
+	sessions_included: number,
+	prompt_chars: number,
+	/**  Pieces the outbound redactor changed (paths, secrets) in the material. */
+	redactions: number,
+	/**  A stored report that answers this exactly (shown instead unless forced). */
+	cached_id?: number | null,
+	/**  The exact text that would be sent. */
+	prompt: string,
+};
+
+/**  What the next report would read: shown by the form before anything is sent. */
+export type Preview_Serialize = {
+	slice: Slice_Serialize,
+	slice_label: string,
+	template_id: string,
+	generator: GeneratorIdentity_Serialize,
+	sessions_total: number,
+	sessions_included: number,
+	prompt_chars: number,
+	/**  Pieces the outbound redactor changed (paths, secrets) in the material. */
+	redactions: number,
+	/**  A stored report that answers this exactly (shown instead unless forced). */
+	cached_id: number | null,
+	/**  The exact text that would be sent. */
+	prompt: string,
+};
+
+/**  A query or brief request. */
+export type QueryRequest = QueryRequest_Serialize | QueryRequest_Deserialize;
+
+/**  A query or brief request. */
+export type QueryRequest_Deserialize = {
+	text: string,
+	mode: Mode,
+	filters: Filters_Deserialize,
+	/**  Pack the results into a context block (always on for a brief). */
+	context: boolean,
+	max_bytes?: number | null,
+	max_tokens?: number | null,
+	/**  The session asking (recorded in the ledger for the usefulness signal), if known. */
+	session_key?: string | null,
+};
+
+/**  A query or brief request. */
+export type QueryRequest_Serialize = {
+	text: string,
+	mode: Mode,
+	filters: Filters_Serialize,
+	/**  Pack the results into a context block (always on for a brief). */
+	context: boolean,
+	max_bytes: number | null,
+	max_tokens: number | null,
+	/**  The session asking (recorded in the ledger for the usefulness signal), if known. */
+	session_key: string | null,
+};
+
+export type QueryResponse = QueryResponse_Serialize | QueryResponse_Deserialize;
+
+export type QueryResponse_Deserialize = {
+	/**  Ledger id of this query; `None` when nothing was recorded (read-only data dir). */
+	query_id?: string | null,
+	mode: Mode,
+	trusted_only: boolean,
+	results: Ranked_Deserialize[],
+	context?: Packed | null,
+	/**  `no_results`, `context_empty`, or empty. */
+	miss_reason: string,
+	/**
+	 *  Entries that matched but are not trusted, when a trusted-only search found none
+	 *  (so an empty brief can say what to review).
+	 */
+	untrusted_matches: number,
+};
+
+export type QueryResponse_Serialize = {
+	/**  Ledger id of this query; `None` when nothing was recorded (read-only data dir). */
+	query_id: string | null,
+	mode: Mode,
+	trusted_only: boolean,
+	results: Ranked_Serialize[],
+	context: Packed | null,
+	/**  `no_results`, `context_empty`, or empty. */
+	miss_reason: string,
+	/**
+	 *  Entries that matched but are not trusted, when a trusted-only search found none
+	 *  (so an empty brief can say what to review).
+	 */
+	untrusted_matches: number,
+};
+
+/**  One ranked entry. */
+export type Ranked = Ranked_Serialize | Ranked_Deserialize;
+
+/**  One ranked entry. */
+export type Ranked_Deserialize = {
+	entry: Entry_Deserialize,
+	score: number | null,
+	breakdown: ScoreBreakdown,
+};
+
+/**  One ranked entry. */
+export type Ranked_Serialize = {
+	entry: Entry_Serialize,
+	score: number | null,
+	breakdown: ScoreBreakdown,
+};
+
+/**  A range of records of the source session that supports an entry. */
+export type RecallEvidence = RecallEvidence_Serialize | RecallEvidence_Deserialize;
+
+/**  A range of records of the source session that supports an entry. */
+export type RecallEvidence_Deserialize = {
+	session_key: string,
+	ordinal_start: number,
+	ordinal_end: number,
+	/**
+	 *  Stable identities of the first and last record (`<record_hash>#<block>`), used to find
+	 *  the records again if ordinals ever shift.
+	 */
+	start_record: string,
+	end_record: string,
+	/**  SHA-256 over the records' content (not their positions): a changed record revokes. */
+	content_digest: string,
+	tool_use_id?: string | null,
+	snippet: string,
+	/**  Repo-relative files the evidence cites (edits in range): what staleness watches. */
+	files: string[],
+};
+
+/**  A range of records of the source session that supports an entry. */
+export type RecallEvidence_Serialize = {
+	session_key: string,
+	ordinal_start: number,
+	ordinal_end: number,
+	/**
+	 *  Stable identities of the first and last record (`<record_hash>#<block>`), used to find
+	 *  the records again if ordinals ever shift.
+	 */
+	start_record: string,
+	end_record: string,
+	/**  SHA-256 over the records' content (not their positions): a changed record revokes. */
+	content_digest: string,
+	tool_use_id: string | null,
+	snippet: string,
+	/**  Repo-relative files the evidence cites (edits in range): what staleness watches. */
+	files: string[],
+};
+
+/**  Aggregates over every entry passing the filters (no row cap). */
+export type RecallStats = {
+	count: number,
+	trusted: number,
+	stale: number,
+	provenance_revoked: number,
+	with_evidence: number,
+	by_type: { [key in string]: number },
+	by_scope: { [key in string]: number },
+	by_review_state: { [key in string]: number },
+	by_project: { [key in string]: number },
+	by_agent: { [key in string]: number },
+	by_source_run: { [key in string]: number },
+	by_lifecycle: { [key in string]: number },
+};
+
+/**  `accepted` entries are served; `archived` ones (rejected, superseded, retired) are not. */
+export type RecallStatus = "accepted" | "archived";
 
 export type RecordCoverage = {
 	showing_records: number,
@@ -322,6 +953,35 @@ export type RepoBranches_Serialize = {
 	session_count: number,
 	last_activity: string | null,
 	branches: BranchActivity_Serialize[],
+};
+
+/**
+ *  Trust provenance. Only a person reviewing an entry (the inbox, or a reviewed import)
+ *  makes it `human_reviewed`; extraction always writes `unreviewed_auto`.
+ */
+export type ReviewState = "human_reviewed" | "unreviewed_auto" | "calibrated_auto" | "eval_raw";
+
+/**  Where an entry applies. */
+export type Scope = "global" | "project" | "repository" | "branch" | "file" | "tool" | "agent";
+
+/**  How a score was made. */
+export type ScoreBreakdown = {
+	bm25f: number | null,
+	/**
+	 *  Contribution of each field to bm25f (title, body, trigger, evidence), approximately:
+	 *  each term's score split in proportion to its weighted field frequencies.
+	 */
+	title: number | null,
+	body: number | null,
+	trigger: number | null,
+	evidence: number | null,
+	phrase: number | null,
+	recency: number | null,
+	confidence: number | null,
+	review: number | null,
+	penalty: number | null,
+	total: number | null,
+	matched_terms: string[],
 };
 
 /**  One matching record. */
@@ -645,6 +1305,73 @@ export type SkimView_Serialize = {
 	sessions: SkimSession_Serialize[],
 };
 
+/**
+ *  A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
+ *  part of its cache key.
+ */
+export type Slice = Slice_Serialize | Slice_Deserialize;
+
+/**  The slice as asked for (strings as typed; see [`Slice::resolve`]). */
+export type SliceRequest = SliceRequest_Serialize | SliceRequest_Deserialize;
+
+/**  The slice as asked for (strings as typed; see [`Slice::resolve`]). */
+export type SliceRequest_Deserialize = {
+	since?: string | null,
+	until?: string | null,
+	project?: string | null,
+	agent?: Agent | null,
+	/**
+	 *  A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
+	 *  sessions related to it by strong evidence.
+	 */
+	branch?: string | null,
+	automation?: Automation,
+};
+
+/**  The slice as asked for (strings as typed; see [`Slice::resolve`]). */
+export type SliceRequest_Serialize = {
+	since: string | null,
+	until: string | null,
+	project: string | null,
+	agent: Agent | null,
+	/**
+	 *  A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
+	 *  sessions related to it by strong evidence.
+	 */
+	branch: string | null,
+	automation: Automation,
+};
+
+/**
+ *  A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
+ *  part of its cache key.
+ */
+export type Slice_Deserialize = {
+	/**  Inclusive lower bound (RFC 3339, UTC). */
+	since?: string | null,
+	/**  Exclusive upper bound (RFC 3339, UTC). */
+	until?: string | null,
+	project?: string | null,
+	agent?: Agent | null,
+	branch?: string | null,
+	automation: Automation,
+};
+
+/**
+ *  A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
+ *  part of its cache key.
+ */
+export type Slice_Serialize = {
+	/**  Inclusive lower bound (RFC 3339, UTC). */
+	since: string | null,
+	/**  Exclusive upper bound (RFC 3339, UTC). */
+	until: string | null,
+	project: string | null,
+	agent: Agent | null,
+	branch: string | null,
+	automation: Automation,
+};
+
 /**  One source dir of an agent, as Settings shows it. */
 export type SourceDirStatus = {
 	agent: Agent,
@@ -709,6 +1436,32 @@ export type SyncReport_Serialize = {
 };
 
 export type TargetKind = "branch" | "review" | "change";
+
+export type Template = Template_Serialize | Template_Deserialize;
+
+export type Template_Deserialize = {
+	id: string,
+	version: string,
+	title: string,
+	description: string,
+	material: Material[],
+	/**  The instructions (the Markdown after the front matter). */
+	instructions?: string,
+	/**  `builtin`, or the file it was read from. */
+	source?: string,
+};
+
+export type Template_Serialize = {
+	id: string,
+	version: string,
+	title: string,
+	description: string,
+	material: Material[],
+	/**  The instructions (the Markdown after the front matter). */
+	instructions: string,
+	/**  `builtin`, or the file it was read from. */
+	source: string,
+};
 
 export type TimelineTurn = TimelineTurn_Serialize | TimelineTurn_Deserialize;
 

@@ -1,0 +1,118 @@
+//! Recall commands: the corpus (entries, counts), the review inbox and its actions, ranked
+//! queries, and the entries of one session. Each is one facade call on the blocking pool.
+//!
+//! Trust changes only through the review actions here, which call the core's review methods
+//! (one transaction each); the window never writes an entry any other way.
+
+use cairn_core::recall::model::Entry;
+use cairn_core::recall::review::{Edit, InboxItem};
+use cairn_core::recall::store::Filters;
+use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
+use tauri::State;
+
+use crate::backend::Backend;
+use crate::commands::with_cairn;
+
+/// The ledger's name for queries asked from the window.
+const SURFACE: &str = "ui";
+
+/// Entries passing the filters, most recently updated first (at most `filters.limit`, 500).
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_list(
+    backend: State<'_, Backend>,
+    filters: Filters,
+) -> Result<Vec<Entry>, String> {
+    with_cairn(&backend, move |c| c.recall_list(&filters)).await
+}
+
+/// Counts over every entry passing the filters: by type, scope, review state, project, agent;
+/// trusted, stale, revoked, with evidence.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_stats(
+    backend: State<'_, Backend>,
+    filters: Filters,
+) -> Result<RecallStats, String> {
+    with_cairn(&backend, move |c| c.recall_stats(&filters)).await
+}
+
+/// A ranked query with each result's score breakdown, recorded in the query ledger.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_query(
+    backend: State<'_, Backend>,
+    request: QueryRequest,
+) -> Result<QueryResponse, String> {
+    with_cairn(&backend, move |c| c.recall_query(&request, SURFACE)).await
+}
+
+/// The review inbox: unreviewed, stale and provenance-revoked entries, stale first.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_inbox(
+    backend: State<'_, Backend>,
+    limit: u32,
+) -> Result<Vec<InboxItem>, String> {
+    with_cairn(&backend, move |c| c.recall_inbox(limit)).await
+}
+
+/// Accept an entry, applying the reviewer's edit first when there is one: it becomes human
+/// reviewed (trusted, unless its provenance was revoked).
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_accept(
+    backend: State<'_, Backend>,
+    id: String,
+    edit: Option<Edit>,
+) -> Result<Entry, String> {
+    with_cairn(&backend, move |c| c.recall_accept(&id, edit.as_ref())).await
+}
+
+/// Reject an entry: archived, no longer served.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_reject(backend: State<'_, Backend>, id: String) -> Result<Entry, String> {
+    with_cairn(&backend, move |c| c.recall_reject(&id)).await
+}
+
+/// Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
+/// the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_supersede(
+    backend: State<'_, Backend>,
+    old_id: String,
+    new_id: String,
+) -> Result<(), String> {
+    with_cairn(&backend, move |c| c.recall_supersede(&old_id, &new_id)).await
+}
+
+/// Merge entry `duplicate` into `keep`: the duplicate is superseded, the kept one accepted.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_merge(
+    backend: State<'_, Backend>,
+    duplicate: String,
+    keep: String,
+) -> Result<Entry, String> {
+    with_cairn(&backend, move |c| c.recall_merge(&duplicate, &keep)).await
+}
+
+/// Flag entries whose cited files changed in later commits (they return to the inbox);
+/// returns how many were flagged.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_check_stale(backend: State<'_, Backend>) -> Result<u32, String> {
+    with_cairn(&backend, |c| c.recall_check_stale()).await
+}
+
+/// Entries whose evidence lies in a session (the session's Recall panel), any status.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_for_session(
+    backend: State<'_, Backend>,
+    session_key: String,
+) -> Result<Vec<Entry>, String> {
+    with_cairn(&backend, move |c| c.recall_for_session(&session_key)).await
+}
