@@ -35,6 +35,32 @@ import type {
   TurnRecords_Serialize,
   UiMilestone,
   WhyRelated_Serialize,
+  Entry_Serialize,
+  RecallEvidence_Serialize,
+  InboxItem_Serialize,
+  InboxReason,
+  Edit_Deserialize,
+  Filters_Deserialize,
+  QueryRequest_Deserialize,
+  QueryResponse_Serialize,
+  Ranked_Serialize,
+  RecallStats,
+  EntryType,
+  Scope,
+  ReviewState,
+  RecallStatus,
+  GenerateRequest_Deserialize,
+  SliceRequest_Deserialize,
+  Automation,
+  Preview_Serialize,
+  InsightSummary_Serialize,
+  Insight_Serialize,
+  Template_Serialize,
+  Generated_Serialize,
+  Phase,
+  ExportFormat,
+  ExportedReport,
+  InsightProgress,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -63,6 +89,26 @@ export type HookInstall = HookInstall_Serialize;
 export type SessionQuery = SessionQuery_Deserialize;
 export type SearchQuery = SearchQuery_Deserialize;
 
+// Recall and Generated insights.
+export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase };
+export type { ExportFormat, ExportedReport, InsightProgress };
+export type Entry = Entry_Serialize;
+export type RecallEvidence = RecallEvidence_Serialize;
+export type InboxItem = InboxItem_Serialize;
+export type Ranked = Ranked_Serialize;
+export type QueryResponse = QueryResponse_Serialize;
+export type Preview = Preview_Serialize;
+export type InsightSummary = InsightSummary_Serialize;
+export type Insight = Insight_Serialize;
+export type Template = Template_Serialize;
+export type Generated = Generated_Serialize;
+/** What the UI sends; omitted fields mean "any". */
+export type Edit = Edit_Deserialize;
+export type RecallFilters = Filters_Deserialize;
+export type QueryRequest = QueryRequest_Deserialize;
+export type GenerateRequest = GenerateRequest_Deserialize;
+export type SliceRequest = SliceRequest_Deserialize;
+
 /** The outcome of a command whose Rust side returns `Result<T, String>`. */
 export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: string };
 
@@ -77,6 +123,9 @@ export const onSyncProgress: Subscribe<SyncProgress> = (handler) =>
   events.syncProgress.listen((event) => handler(event.payload));
 export const onArchiveChanged: Subscribe<ArchiveChanged> = (handler) =>
   events.archiveChanged.listen((event) => handler(event.payload));
+
+export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
+  events.insightProgress.listen((event) => handler(event.payload));
 
 // Kept for the session list store's tests, which predate `Api`.
 export interface SessionsBackend {

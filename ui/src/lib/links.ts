@@ -9,7 +9,14 @@ export type Route =
   | { view: 'sessions' }
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string }
+  | { view: 'recall'; tab: RecallTab; insight: number | null }
   | { view: 'settings' };
+
+/** The Recall page's tabs: the trusted corpus, the review inbox, generated reports. */
+export const RECALL_TABS = ['corpus', 'inbox', 'generated'] as const;
+export type RecallTab = (typeof RECALL_TABS)[number];
+/** A saved report's id: a positive integer (SQLite rowid) that fits a JS number exactly. */
+const INSIGHT_ID = /^[1-9][0-9]{0,14}$/;
 
 export type View = Route['view'];
 
@@ -66,6 +73,18 @@ export function parseLink(link: string): Route {
       return { view: 'sessions' };
     case 'search':
       return { view: 'search', q: (param('q') ?? '').slice(0, 500) };
+    case 'recall': {
+      const tab = param('tab') ?? 'corpus';
+      if (!(RECALL_TABS as readonly string[]).includes(tab)) {
+        throw new LinkError(`tab must be one of ${RECALL_TABS.join(', ')}, not "${tab.slice(0, 40)}"`);
+      }
+      const insight = param('insight');
+      if (insight !== null && !INSIGHT_ID.test(insight)) {
+        throw new LinkError(`insight must be a report number, not "${insight.slice(0, 40)}"`);
+      }
+      if (insight !== null && tab !== 'generated') throw new LinkError('insight= belongs to tab=generated');
+      return { view: 'recall', tab: tab as RecallTab, insight: insight === null ? null : Number(insight) };
+    }
     case 'settings':
       return { view: 'settings' };
     default:
@@ -90,6 +109,11 @@ export function toLink(route: Route): string {
       )}`;
     case 'search':
       return route.q ? `cairn://search?${new URLSearchParams({ q: route.q })}` : 'cairn://search';
+    case 'recall': {
+      const params = new URLSearchParams({ tab: route.tab });
+      if (route.insight !== null) params.set('insight', String(route.insight));
+      return `cairn://recall?${params}`;
+    }
     default:
       return `cairn://${route.view}`;
   }

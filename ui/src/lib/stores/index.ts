@@ -4,6 +4,8 @@ import { AppStore, app } from './app.svelte';
 import { BranchesStore, branches } from './branches.svelte';
 import { Clock, clock } from './clock.svelte';
 import { LiveStore, live } from './live.svelte';
+import { InsightsStore, insights } from './insights.svelte';
+import { RecallStore, recall } from './recall.svelte';
 import { SearchStore, search } from './search.svelte';
 import { SessionStore, session } from './session.svelte';
 import { SessionsStore, sessions } from './sessions.svelte';
@@ -23,10 +25,12 @@ export interface Stores {
   sessions: SessionsStore;
   search: SearchStore;
   settings: SettingsStore;
+  recall: RecallStore;
+  insights: InsightsStore;
 }
 
 /** The window's own stores. */
-export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings };
+export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings, recall, insights };
 
 /** Fresh stores over the real bindings (tests mock the IPC underneath). */
 export function createStores(): Stores {
@@ -42,5 +46,7 @@ export function createStores(): Stores {
     sessions: new SessionsStore(),
     search: new SearchStore(),
     settings: new SettingsStore(),
+    recall: new RecallStore(),
+    insights: new InsightsStore(),
   };
 }

@@ -1,0 +1,259 @@
+// Recall in the window: the corpus (filtered list, or a ranked query when there are words),
+// the review inbox (cursor, bulk selection, the edit being made) and the entries of one session.
+// Trust changes only through the review commands; this store never edits an entry itself.
+import {
+  api,
+  type Api,
+  type Edit,
+  type Entry,
+  type EntryType,
+  type InboxItem,
+  type RecallFilters,
+  type RecallStatus,
+  type Scope,
+} from '../api';
+import type { RecallTab } from '../links';
+import { SvelteSet } from 'svelte/reactivity';
+import { messageOf } from '../errors';
+import { Resource } from './resource.svelte';
+
+export const ENTRY_TYPES: EntryType[] = [
+  'fact',
+  'decision',
+  'procedure',
+  'debugging_method',
+  'warning',
+  'preference',
+  'open_question',
+];
+export const SCOPES: Scope[] = ['global', 'project', 'repository', 'branch', 'file', 'tool', 'agent'];
+const LIST_LIMIT = 500;
+const INBOX_LIMIT = 500;
+
+type RecallApi = Pick<
+  Api,
+  | 'recallList'
+  | 'recallQuery'
+  | 'recallInbox'
+  | 'recallAccept'
+  | 'recallReject'
+  | 'recallSupersede'
+  | 'recallMerge'
+  | 'recallForSession'
+>;
+
+/** An entry is trusted when a person reviewed it, it is served, and its evidence still holds. */
+export function isTrusted(entry: Entry): boolean {
+  return entry.status === 'accepted' && entry.review_state === 'human_reviewed' && entry.provenance_ok && !entry.stale;
+}
+
+/** The edit being made to an inbox entry before it is accepted. */
+export interface Draft {
+  id: string;
+  title: string;
+  body: string;
+  trigger: string;
+}
+
+export class RecallStore {
+  tab: RecallTab = $state('corpus');
+
+  // The corpus.
+  text = $state('');
+  type: EntryType | 'all' = $state('all');
+  scope: Scope | 'all' = $state('all');
+  status: RecallStatus = $state('accepted');
+  trustedOnly = $state(false);
+  corpus = new Resource<Entry[]>();
+  /** Why a query found nothing trusted, and how many untrusted entries matched. */
+  miss = $state('');
+  untrustedMatches = $state(0);
+  /** The entry whose detail is shown. */
+  detailId: string | null = $state(null);
+
+  // The inbox.
+  inbox = new Resource<InboxItem[]>();
+  cursor = $state(0);
+  /** Ids ticked for a bulk action. */
+  picked = new SvelteSet<string>();
+  draft: Draft | null = $state(null);
+  /** A review action in flight, and the last one's failure. */
+  busy = $state(false);
+  actionError: string | null = $state(null);
+
+  // One session's entries (the session view's panel).
+  ofSession = new Resource<Entry[]>();
+  #sessionKey: string | null = null;
+
+  #api: RecallApi;
+
+  constructor(backend: RecallApi = api) {
+    this.#api = backend;
+  }
+
+  get filters(): RecallFilters {
+    const filters: RecallFilters = { trusted_only: this.trustedOnly, limit: LIST_LIMIT };
+    if (this.type !== 'all') filters.type = this.type;
+    if (this.scope !== 'all') filters.scope = this.scope;
+    // Trusted-only serves accepted entries; the core refuses the combination otherwise.
+    filters.status = this.trustedOnly ? 'accepted' : this.status;
+    return filters;
+  }
+
+  get entries(): Entry[] {
+    return this.corpus.data ?? [];
+  }
+
+  get detail(): Entry | null {
+    return this.entries.find((e) => e.id === this.detailId) ?? null;
+  }
+
+  /** Load the corpus: a ranked query when there are words, else the filtered list. */
+  async loadCorpus(): Promise<void> {
+    const text = this.text.trim();
+    const filters = this.filters;
+    this.miss = '';
+    this.untrustedMatches = 0;
+    if (text === '') {
+      await this.corpus.load(() => this.#api.recallList(filters), { keep: true });
+      return;
+    }
+    await this.corpus.load(
+      async () => {
+        const outcome = await this.#api.recallQuery({ text, mode: 'lexical', filters, context: false });
+        if (outcome.status === 'error') return outcome;
+        this.miss = outcome.data.miss_reason;
+        this.untrustedMatches = outcome.data.untrusted_matches;
+        return { status: 'ok', data: outcome.data.results.map((r) => r.entry) };
+      },
+      { keep: true },
+    );
+  }
+
+  showDetail(id: string | null): void {
+    this.detailId = id;
+  }
+
+  // The inbox.
+
+  get items(): InboxItem[] {
+    return this.inbox.data ?? [];
+  }
+
+  get current(): InboxItem | null {
+    return this.items[this.cursor] ?? null;
+  }
+
+  async loadInbox(): Promise<void> {
+    await this.inbox.load(() => this.#api.recallInbox(INBOX_LIMIT), { keep: true });
+    this.cursor = Math.min(this.cursor, Math.max(this.items.length - 1, 0));
+    const ids = this.items.map((i) => i.entry.id);
+    for (const id of [...this.picked]) if (!ids.includes(id)) this.picked.delete(id);
+  }
+
+  move(delta: number): void {
+    if (this.items.length === 0) return;
+    this.cursor = Math.min(Math.max(this.cursor + delta, 0), this.items.length - 1);
+  }
+
+  togglePick(id: string): void {
+    if (!this.picked.delete(id)) this.picked.add(id);
+  }
+
+  pickAll(on: boolean): void {
+    this.picked.clear();
+    if (on) for (const item of this.items) this.picked.add(item.entry.id);
+  }
+
+  /** Start editing the entry under the cursor (or `id`). */
+  edit(id?: string): void {
+    const item = id ? this.items.find((i) => i.entry.id === id) : this.current;
+    if (!item) return;
+    const { entry } = item;
+    this.draft = { id: entry.id, title: entry.title, body: entry.body, trigger: entry.trigger };
+  }
+
+  cancelEdit(): void {
+    this.draft = null;
+  }
+
+  /** Run one review action, then reload the inbox; false when it failed (the message is kept). */
+  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: string }>): Promise<boolean> {
+    this.busy = true;
+    this.actionError = null;
+    try {
+      const outcome = await action();
+      if (outcome.status === 'error') {
+        this.actionError = outcome.error;
+        return false;
+      }
+      return true;
+    } catch (error) {
+      this.actionError = messageOf(error);
+      return false;
+    } finally {
+      this.busy = false;
+      await this.loadInbox();
+    }
+  }
+
+  /** Accept `id` (default: the cursor's), with the draft's edit when it is that entry's. */
+  accept(id?: string): Promise<boolean> {
+    const target = id ?? this.current?.entry.id;
+    if (!target) return Promise.resolve(false);
+    let edit: Edit | null = null;
+    const draft = this.draft;
+    if (draft && draft.id === target) {
+      const entry = this.items.find((i) => i.entry.id === target)?.entry;
+      edit = {};
+      if (draft.title.trim() !== entry?.title) edit.title = draft.title.trim();
+      if (draft.body.trim() !== entry?.body) edit.body = draft.body.trim();
+      if (draft.trigger.trim() !== entry?.trigger) edit.trigger = draft.trigger.trim();
+      if (Object.keys(edit).length === 0) edit = null;
+    }
+    return this.#act(async () => {
+      const outcome = await this.#api.recallAccept(target, edit);
+      if (outcome.status === 'ok' && this.draft?.id === target) this.draft = null;
+      return outcome;
+    });
+  }
+
+  reject(id?: string): Promise<boolean> {
+    const target = id ?? this.current?.entry.id;
+    if (!target) return Promise.resolve(false);
+    return this.#act(() => this.#api.recallReject(target));
+  }
+
+  /** `old` is replaced by the newer `replacement`. */
+  supersede(old: string, replacement: string): Promise<boolean> {
+    return this.#act(() => this.#api.recallSupersede(old, replacement));
+  }
+
+  /** Fold `duplicate` into `keep`. */
+  merge(duplicate: string, keep: string): Promise<boolean> {
+    return this.#act(() => this.#api.recallMerge(duplicate, keep));
+  }
+
+  /** Accept or reject every ticked entry, one review each; stops at the first failure. */
+  bulk(action: 'accept' | 'reject'): Promise<boolean> {
+    const ids = this.items.map((i) => i.entry.id).filter((id) => this.picked.has(id));
+    return this.#act(async () => {
+      for (const id of ids) {
+        const outcome = action === 'accept' ? await this.#api.recallAccept(id, null) : await this.#api.recallReject(id);
+        if (outcome.status === 'error') return { status: 'error', error: `${id}: ${outcome.error}` };
+      }
+      this.picked.clear();
+      return { status: 'ok' };
+    });
+  }
+
+  // One session.
+
+  loadForSession(sessionKey: string): Promise<boolean> {
+    if (sessionKey !== this.#sessionKey) this.ofSession.reset();
+    this.#sessionKey = sessionKey;
+    return this.ofSession.load(() => this.#api.recallForSession(sessionKey), { keep: true });
+  }
+}
+
+export const recall = new RecallStore();
