@@ -1,6 +1,6 @@
 // Full-text search over the archive: the query and its filters, the hits, and the selection.
 // Typing searches after a short pause; Enter searches at once.
-import { api, type Agent, type Api, type SearchHit, type SearchQuery } from '../api';
+import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchHit, type SearchQuery } from '../api';
 import { nextDay } from '../format';
 import { Resource } from './resource.svelte';
 
@@ -16,13 +16,16 @@ export class SearchStore {
   since = $state('');
   until = $state('');
   results = new Resource<SearchHit[]>();
+  /** `archive`: full text over transcripts; `recall`: a ranked query over Recall entries. */
+  mode: 'archive' | 'recall' = $state('archive');
+  recallResults = new Resource<Entry[]>();
   selected = $state(-1);
   /** Bumped to ask the search box to take the keyboard focus (`/`). */
   focusToken = $state(0);
-  #api: Pick<Api, 'searchArchive'>;
+  #api: Pick<Api, 'searchArchive'> & Partial<Pick<Api, 'recallQuery'>>;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(backend: Pick<Api, 'searchArchive'> = api) {
+  constructor(backend: Pick<Api, 'searchArchive'> & Partial<Pick<Api, 'recallQuery'>> = api) {
     this.#api = backend;
   }
 
@@ -52,6 +55,10 @@ export class SearchStore {
   async run(): Promise<void> {
     clearTimeout(this.#timer);
     const query = this.query;
+    if (this.mode === 'recall') {
+      await this.#runRecall(query);
+      return;
+    }
     if (query.text === '') {
       this.results.reset();
       this.selected = -1;
@@ -59,6 +66,32 @@ export class SearchStore {
     }
     const kept = await this.results.load(() => this.#api.searchArchive(query), { keep: true });
     if (kept) this.selected = this.hits.length > 0 ? 0 : -1;
+  }
+
+  /** Recall mode: the words as a ranked query over every accepted entry (trusted or not), with
+   * the repository and agent filters; hits are entries. */
+  async #runRecall(query: SearchQuery): Promise<void> {
+    const recallQuery = this.#api.recallQuery;
+    if (query.text === '' || !recallQuery) {
+      this.recallResults.reset();
+      return;
+    }
+    const filters: RecallFilters = { trusted_only: false, limit: 100 };
+    if (query.project) filters.project = query.project;
+    if (query.agent) filters.agent = query.agent;
+    await this.recallResults.load(
+      async () => {
+        const outcome = await recallQuery({ text: query.text, mode: 'lexical', filters, context: false });
+        return outcome.status === 'ok' ? { status: 'ok', data: outcome.data.results.map((r) => r.entry) } : outcome;
+      },
+      { keep: true },
+    );
+  }
+
+  setMode(mode: 'archive' | 'recall'): void {
+    if (mode === this.mode) return;
+    this.mode = mode;
+    void this.run();
   }
 
   focus(): void {
