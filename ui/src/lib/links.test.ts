@@ -10,6 +10,11 @@ describe('cairn:// links', () => {
     expect(recordLink(KEY, 7)).toBe(`cairn://session/${KEY}?record=7`);
   });
 
+  it('open a saved report, the link a generated insight carries', () => {
+    expect(parseLink('cairn://recall?tab=generated&insight=42')).toEqual({ view: 'recall', tab: 'generated', insight: 42 });
+    expect(parseLink('cairn://recall')).toEqual({ view: 'recall', tab: 'corpus', insight: null });
+  });
+
   it('round-trip every place', () => {
     const routes = [
       { view: 'session', key: KEY, record: 0, turn: null },
@@ -19,6 +24,8 @@ describe('cairn:// links', () => {
       { view: 'search', q: 'flaky "test"' },
       { view: 'sessions' },
       { view: 'settings' },
+      { view: 'recall', tab: 'inbox', insight: null },
+      { view: 'recall', tab: 'generated', insight: 12 },
     ] as const;
     for (const route of routes) expect(parseLink(toLink(route))).toEqual(route);
   });
@@ -33,7 +40,12 @@ describe('cairn:// links', () => {
     [`cairn://session/${KEY}?record=99999999999`, 'record must be a whole number'],
     [`cairn://session/${KEY}?turn=01`, 'turn must be a whole number'],
     ['cairn://branches?branch=main', 'not a branch key'],
-    ['cairn://recall', 'not a place in Cairn'],
+    ['cairn://ledger', 'not a place in Cairn'],
+    ['cairn://recall?tab=secrets', 'tab must be one of corpus, inbox, generated'],
+    ['cairn://recall?tab=generated&insight=0', 'insight must be a report number'],
+    ['cairn://recall?tab=generated&insight=1;drop', 'insight must be a report number'],
+    ['cairn://recall?tab=generated&insight=12345678901234567', 'insight must be a report number'],
+    ['cairn://recall?tab=inbox&insight=3', 'insight= belongs to tab=generated'],
   ])('refuse %s', (link, why) => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);

@@ -16,6 +16,7 @@ import type {
   TimelineTurn,
   TurnRecords,
 } from '../lib/api';
+import type { Entry, Insight, InsightSummary, RecallFilters } from '../lib/api';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -247,7 +248,126 @@ const sources: SourceDirStatus[] = [
 
 /** The IPC handler: command name and arguments in, the command's answer out (or a thrown
  * string, which the bindings turn into `{status: 'error'}`). */
+/** A Recall entry citing records `ordinal`–`ordinal + 1` of session `key(session)`. */
+export function fakeEntry(id: string, title: string, reviewed: boolean, session = 1, ordinal = 2): Entry {
+  return {
+    id,
+    type: 'warning',
+    scope: 'project',
+    status: 'accepted',
+    review_state: reviewed ? 'human_reviewed' : 'unreviewed_auto',
+    title,
+    body: `${title}: the body, with <b>markup</b> shown as text.`,
+    trigger: 'when touching login',
+    confidence: null,
+    uncertainty: '',
+    project: 'shop',
+    cwd: '/home/dev/shop',
+    git_branch: 'feature/login',
+    agent: 'claude',
+    source_session_key: key(session),
+    source_episode_id: '',
+    source_run_id: '',
+    extractor_method: reviewed ? '' : 'llm',
+    model: '',
+    transferable: reviewed,
+    provenance_ok: true,
+    provenance_note: null,
+    stale: false,
+    stale_note: null,
+    supersedes_entry_id: '',
+    superseded_by_entry_id: '',
+    created_at: at(0),
+    updated_at: at(1),
+    reviewed_at: reviewed ? at(1) : null,
+    evidence: [
+      { session_key: key(session), ordinal_start: ordinal, ordinal_end: ordinal + 1, start_record: '', end_record: '', content_digest: '', tool_use_id: null, snippet: 'npm test', files: [] },
+    ],
+  };
+}
+
+/** A report whose Markdown tries every unsafe thing the renderer must neutralise. */
+export const HOSTILE_HTML =
+  '<h1>Week</h1><p>See <a href="cairn://session/' +
+  key(1) +
+  '?record=3">the turn</a>, <a href="javascript:alert(1)">click</a> and <a href="https://example.com/x">docs</a>.</p>' +
+  '<script>window.pwned = true</script><img src="x" onerror="window.pwned = true"><p onclick="window.pwned = true">text <iframe src="https://evil.invalid"></iframe></p>';
+
+function fakeInsight(id: number, title: string, starred = false): Insight {
+  return {
+    id,
+    title,
+    template_id: 'weekly-summary',
+    template_title: 'Weekly summary',
+    template_version: '1',
+    slice: { since: '2026-11-23T00:00:00.000Z', until: '2026-11-30T00:00:00.000Z', project: null, agent: null, branch: null, automation: 'exclude' },
+    focus: null,
+    generator: 'claude',
+    model: null,
+    endpoint_hash: null,
+    cache_key: `k${id}`,
+    material_hash: 'm',
+    sessions_total: 3,
+    sessions_included: 3,
+    prompt_chars: 1200,
+    content: '# Week',
+    starred,
+    created_at: at(id),
+    elapsed_ms: 900,
+    session_keys: [key(1)],
+    link: `cairn://recall?tab=generated&insight=${id}`,
+  };
+}
+
+const summary = (i: Insight): InsightSummary => ({
+  id: i.id,
+  title: i.title,
+  template_id: i.template_id,
+  generator: i.generator,
+  model: i.model,
+  slice_label: 'Nov 23 – Nov 30',
+  starred: i.starred,
+  created_at: i.created_at,
+  sessions_total: i.sessions_total,
+  link: i.link,
+});
+
 export function fakeBackend(options: FakeOptions = {}) {
+  // Recall: two trusted entries, two in the inbox.
+  let entries: Entry[] = [
+    fakeEntry('rc-1', 'Login needs the session cookie', true, 1, 2),
+    fakeEntry('rc-2', 'Tests need the fake clock', true, 2, 0),
+    fakeEntry('rc-3', 'The hook calls tmux', false, 1, 5),
+    fakeEntry('rc-4', 'The hook needs tmux installed', false, 1, 6),
+  ];
+  let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
+  const entry = (id: string) => {
+    const found = entries.find((e) => e.id === id);
+    if (!found) throw `recall entry ${id} not found`;
+    return found;
+  };
+  const update = (id: string, change: Partial<Entry>) => {
+    const next = { ...entry(id), ...change };
+    entries = entries.map((e) => (e.id === id ? next : e));
+    return next;
+  };
+  const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
+  const filtered = (f: RecallFilters) => {
+    if (f.trusted_only && (f.status ?? 'accepted') !== 'accepted') throw '--trusted-only serves accepted entries only';
+    return entries.filter(
+      (e) =>
+        e.status === (f.status ?? 'accepted') &&
+        (!f.trusted_only || trusted(e)) &&
+        (!f.type || e.type === f.type) &&
+        (!f.scope || e.scope === f.scope),
+    );
+  };
+  const report = (id: number) => {
+    const found = reports.find((r) => r.id === id);
+    if (!found) throw `insight ${id} not found`;
+    return found;
+  };
+
   const turns = options.turns ?? 5;
   const perTurn = options.recordsPerTurn ?? 4;
   const failures = { ...options.failOnce };
@@ -320,6 +440,93 @@ export function fakeBackend(options: FakeOptions = {}) {
         return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', notes: [] };
       case 'privacy_preview':
         return { text: String(args.text).replace(/ghp_\w+/g, '[REDACTED]'), removed: [{ rule: 'github-token', start: 0, end: 1 }] };
+      case 'recall_list':
+        return filtered(args.filters as RecallFilters);
+      case 'recall_query': {
+        const request = args.request as { text: string; filters: RecallFilters };
+        const words = request.text.toLowerCase().split(/\s+/).filter(Boolean);
+        const matches = (e: Entry) => words.every((w) => `${e.title} ${e.body}`.toLowerCase().includes(w));
+        const results = filtered(request.filters).filter(matches);
+        const untrusted = request.filters.trusted_only ? entries.filter((e) => !trusted(e) && e.status === 'accepted' && matches(e)).length : 0;
+        return {
+          query_id: 'q1',
+          mode: 'lexical',
+          trusted_only: request.filters.trusted_only,
+          results: results.map((e) => ({ entry: e, score: 1, breakdown: {} })),
+          context: null,
+          miss_reason: results.length === 0 ? 'no entry matches every word' : '',
+          untrusted_matches: untrusted,
+        };
+      }
+      case 'recall_inbox':
+        return entries.filter((e) => e.status === 'accepted' && !trusted(e)).map((e) => ({ reason: 'unreviewed', entry: e }));
+      case 'recall_accept': {
+        const edit = (args.edit ?? {}) as Partial<Entry>;
+        const change: Partial<Entry> = { review_state: 'human_reviewed', reviewed_at: at(9) };
+        if (edit.title) change.title = edit.title;
+        if (edit.body) change.body = edit.body;
+        if (edit.trigger) change.trigger = edit.trigger;
+        return update(args.id as string, change);
+      }
+      case 'recall_reject':
+        return update(args.id as string, { status: 'archived' });
+      case 'recall_supersede':
+        update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });
+        return null;
+      case 'recall_merge':
+        update(args.duplicate as string, { status: 'archived', superseded_by_entry_id: args.keep as string });
+        return update(args.keep as string, { review_state: 'human_reviewed' });
+      case 'recall_for_session':
+        return entries.filter((e) => e.evidence.some((ev) => ev.session_key === args.sessionKey));
+      case 'insight_templates':
+        return [
+          { id: 'weekly-summary', version: '1', title: 'Weekly summary', description: '', material: [], instructions: '', source: 'builtin' },
+          { id: 'friction', version: '1', title: 'Friction', description: '', material: [], instructions: '', source: 'builtin' },
+        ];
+      case 'insight_preview': {
+        const request = args.request as { slice: { since?: string; until?: string; project?: string } };
+        return {
+          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude' },
+          slice_label: request.slice.project ? `project ${request.slice.project}` : 'last 7 days',
+          template_id: 'weekly-summary',
+          generator: { backend: 'claude', model: null, endpoint_hash: null },
+          sessions_total: request.slice.project === 'nothing' ? 0 : 3,
+          sessions_included: 3,
+          prompt_chars: 1234,
+          redactions: 2,
+          cached_id: null,
+          prompt: '…',
+        };
+      }
+      case 'insight_generate': {
+        const id = Math.max(0, ...reports.map((r) => r.id)) + 1;
+        const made = fakeInsight(id, (args.request as { title?: string }).title ?? 'Weekly summary');
+        reports = [made, ...reports];
+        return { insight: made, cached: false };
+      }
+      case 'insight_list': {
+        const search = ((args.search as string | null) ?? '').toLowerCase();
+        return reports.filter((r) => (!args.starred || r.starred) && r.title.toLowerCase().includes(search)).map(summary);
+      }
+      case 'insight_get':
+        return report(args.id as number);
+      case 'insight_html':
+        report(args.id as number);
+        return HOSTILE_HTML;
+      case 'insight_star':
+        reports = reports.map((r) => (r.id === args.id ? { ...r, starred: args.starred as boolean } : r));
+        return null;
+      case 'insight_rename':
+        reports = reports.map((r) => (r.id === args.id ? { ...r, title: args.title as string } : r));
+        return null;
+      case 'insight_delete':
+        report(args.id as number);
+        reports = reports.filter((r) => r.id !== args.id);
+        return null;
+      case 'insight_export': {
+        const name = `insight-${args.id as number}-weekly-summary.${args.format as string}`;
+        return { path: `/home/dev/Downloads/${name}`, file_name: name, bytes: 120 };
+      }
       case 'doctor':
         return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
       default:

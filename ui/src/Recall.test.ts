@@ -1,0 +1,241 @@
+// Recall in the window over a mocked IPC layer (the generated bindings run for real): review in
+// the inbox, the trusted corpus, evidence links, the session's panel, Recall search, and
+// generated insights (safe rendering, deep links, exports).
+import { afterEach, describe, expect, it } from 'vitest';
+import { flushSync, mount, tick, unmount } from 'svelte';
+import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
+import App from './App.svelte';
+import { createStores, type Stores } from './lib/stores';
+import { sanitize, safeHref } from './lib/safe-html';
+import { fakeBackend, HOSTILE_HTML, key } from './testing/fake-backend';
+
+let component: ReturnType<typeof mount> | undefined;
+
+afterEach(() => {
+  if (component) unmount(component);
+  component = undefined;
+  clearMocks();
+  document.body.innerHTML = '';
+});
+
+async function settle() {
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await tick();
+  }
+  flushSync();
+}
+
+async function render(link?: string) {
+  const fake = fakeBackend();
+  mockIPC(fake.handler, { shouldMockEvents: true });
+  const target = document.createElement('div');
+  document.body.append(target);
+  const stores: Stores = createStores();
+  component = mount(App, { target, props: { stores } });
+  await settle();
+  if (link) {
+    stores.router.open(link);
+    await settle();
+  }
+  return { target, stores, calls: fake.calls };
+}
+
+const all = (target: HTMLElement, testid: string) => [...target.querySelectorAll<HTMLElement>(`[data-testid="${testid}"]`)];
+const one = (target: HTMLElement, selector: string) => target.querySelector<HTMLElement>(selector);
+
+function press(keyName: string, on: EventTarget = window) {
+  on.dispatchEvent(new KeyboardEvent('keydown', { key: keyName, bubbles: true, cancelable: true }));
+  flushSync();
+}
+
+function click(element: Element | null | undefined) {
+  if (!(element instanceof HTMLElement)) throw new Error('nothing to click');
+  element.click();
+}
+
+const inboxIds = (target: HTMLElement) => all(target, 'inbox-item').map((e) => e.dataset.entryId);
+
+describe('the review inbox', () => {
+  it('edits then accepts an entry, which then shows in the trusted-only corpus and links to its record', async () => {
+    const { target, stores, calls } = await render('cairn://recall?tab=inbox');
+    expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
+
+    press('e');
+    const title = one(target, '[data-testid="draft-title"]') as HTMLInputElement;
+    title.value = 'Session hooks need tmux';
+    title.dispatchEvent(new Event('input', { bubbles: true }));
+    // Typing `a` in the field is text, not a shortcut.
+    press('a', title);
+    expect(calls.some((c) => c.cmd === 'recall_accept')).toBe(false);
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    const accepted = calls.find((c) => c.cmd === 'recall_accept');
+    expect(accepted?.args).toEqual({ id: 'rc-3', edit: { title: 'Session hooks need tmux' } });
+    expect(inboxIds(target)).toEqual(['rc-4']);
+
+    click(one(target, '[data-recall-tab="corpus"]'));
+    await settle();
+    click(one(target, '[data-testid="trusted-only"]'));
+    await settle();
+    const search = one(target, '#recall-search') as HTMLInputElement;
+    search.value = 'tmux';
+    search.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((r) => setTimeout(r, 250));
+    await settle();
+    const shown = all(target, 'recall-entry');
+    expect(shown.map((e) => e.dataset.entryId)).toEqual(['rc-3']);
+    expect(shown[0]?.textContent).toContain('Session hooks need tmux');
+    expect(shown[0]?.dataset.trusted).toBe('true');
+
+    const link = shown[0]?.querySelector<HTMLAnchorElement>('[data-testid="recall-evidence"]');
+    expect(link?.getAttribute('href')).toBe(`cairn://session/${key(1)}?record=5`);
+    click(link);
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 5, turn: null });
+  });
+
+  it('triages with the keyboard: j moves, r rejects, a accepts', async () => {
+    const { target, calls } = await render('cairn://recall?tab=inbox');
+    press('j');
+    expect(one(target, '[data-testid="inbox-review"]')?.dataset.entryId).toBe('rc-4');
+    press('r');
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_reject').map((c) => c.args.id)).toEqual(['rc-4']);
+    expect(inboxIds(target)).toEqual(['rc-3']);
+    press('a');
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args)).toEqual([{ id: 'rc-3', edit: null }]);
+    expect(all(target, 'inbox-empty')).toHaveLength(1);
+  });
+
+  it('accepts ticked entries in bulk and merges a duplicate', async () => {
+    const { target, stores, calls } = await render('cairn://recall?tab=inbox');
+    press('x');
+    await settle();
+    click(one(target, '[data-testid="bulk-accept"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args.id)).toEqual(['rc-3']);
+    expect(inboxIds(target)).toEqual(['rc-4']);
+    await stores.recall.merge('rc-4', 'rc-1');
+    await settle();
+    expect(calls.find((c) => c.cmd === 'recall_merge')?.args).toEqual({ duplicate: 'rc-4', keep: 'rc-1' });
+    expect(inboxIds(target)).toEqual([]);
+  });
+
+  it('shows a failed review and keeps the entry', async () => {
+    const fake = fakeBackend({ failOnce: { recall_reject: 'the store is read-only' } });
+    mockIPC(fake.handler, { shouldMockEvents: true });
+    const target = document.createElement('div');
+    document.body.append(target);
+    const stores = createStores();
+    component = mount(App, { target, props: { stores } });
+    await settle();
+    stores.router.open('cairn://recall?tab=inbox');
+    await settle();
+    press('r');
+    await settle();
+    expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('read-only');
+    expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
+  });
+});
+
+describe('Recall beside sessions and search', () => {
+  it('lists the entries citing a session in its Recall panel', async () => {
+    const { target } = await render(`cairn://session/${key(1)}`);
+    const panel = one(target, '[data-testid="session-recall"]');
+    expect(panel?.textContent).toContain('3 entries cite this session');
+    expect(all(target, 'recall-entry').map((e) => e.dataset.entryId)).toEqual(['rc-1', 'rc-3', 'rc-4']);
+  });
+
+  it('searches Recall entries in Recall mode', async () => {
+    const { target, stores } = await render('cairn://search');
+    click(one(target, '[data-testid="search-mode-recall"]'));
+    stores.search.text = 'cookie';
+    await stores.search.run();
+    await settle();
+    expect(all(target, 'recall-entry').map((e) => e.dataset.entryId)).toEqual(['rc-1']);
+  });
+});
+
+describe('generated insights', () => {
+  it('opens a report by its link, rendered without scripts, raw HTML or javascript: links', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated&insight=2');
+    expect(one(target, '[data-testid="insight-view"]')?.dataset.insightId).toBe('2');
+    const body = one(target, '[data-testid="insight-body"]');
+    expect(body?.querySelector('h1')?.textContent).toBe('Week');
+    expect(body?.querySelector('script, img, iframe, [onclick], [onerror]')).toBeNull();
+    const hrefs = [...(body?.querySelectorAll('a') ?? [])].map((a) => a.getAttribute('href'));
+    expect(hrefs).toEqual([`cairn://session/${key(1)}?record=3`, null, 'https://example.com/x']);
+    expect((window as unknown as { pwned?: boolean }).pwned).toBeUndefined();
+
+    // A session link in the report opens the session; the inert one goes nowhere.
+    click([...(body?.querySelectorAll('a') ?? [])][1]);
+    expect(stores.router.current).toEqual({ view: 'recall', tab: 'generated', insight: 2 });
+    click(body?.querySelector('a'));
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 3, turn: null });
+  });
+
+  it('shows the slice the next report reads, generates, and exports with a toast naming the file', async () => {
+    const { target, stores, calls } = await render('cairn://recall?tab=generated');
+    expect(one(target, '[data-testid="insight-slice"]')?.textContent).toContain('last 7 days');
+    expect(one(target, '[data-testid="insight-slice"]')?.textContent).toContain('3 sessions');
+    stores.insights.project = 'shop';
+    await stores.insights.loadPreview();
+    await settle();
+    expect(one(target, '[data-testid="insight-slice"]')?.textContent).toContain('project shop');
+
+    click(one(target, '[data-testid="generate"]'));
+    await settle();
+    const generate = calls.find((c) => c.cmd === 'insight_generate');
+    expect(generate?.args.request).toMatchObject({ slice: { project: 'shop', automation: 'exclude' }, template: 'weekly-summary', force: false });
+    expect(one(target, '[data-testid="insight-view"]')?.dataset.insightId).toBe('3');
+    expect(all(target, 'insight-row').map((r) => r.dataset.insightId)).toEqual(['3', '1', '2']);
+
+    click(one(target, '[data-testid="export-html"]'));
+    await settle();
+    expect(calls.find((c) => c.cmd === 'insight_export')?.args).toEqual({ id: 3, format: 'html' });
+    expect(one(target, '[data-testid="toast"]')?.textContent).toContain('insight-3-weekly-summary.html');
+  });
+
+  it('stars, renames and deletes saved reports', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated&insight=2');
+    await stores.insights.star(2, true);
+    await stores.insights.rename(2, 'Login, reviewed');
+    await settle();
+    stores.insights.starredOnly = true;
+    await stores.insights.loadList();
+    await settle();
+    expect(all(target, 'insight-row').map((r) => r.textContent)).toEqual([
+      expect.stringContaining('Last week'),
+      expect.stringContaining('Login, reviewed'),
+    ]);
+    await stores.insights.remove(2);
+    await settle();
+    expect(one(target, '[data-testid="insight-view"]')).toBeNull();
+    expect(all(target, 'insight-row').map((r) => r.dataset.insightId)).toEqual(['1']);
+  });
+});
+
+describe('sanitize', () => {
+  it('keeps allowlisted elements and safe links only', () => {
+    const html = sanitize(HOSTILE_HTML);
+    expect(html).not.toMatch(/script|onerror|onclick|iframe|javascript:|<img/i);
+    expect(html).toContain('<a href="https://example.com/x">docs</a>');
+    expect(html).toContain('<a>click</a>');
+    expect(html).toContain('text ');
+  });
+
+  it.each([
+    ['javascript:alert(1)', null],
+    [' JAVASCRIPT:alert(1)', null],
+    ['data:text/html,<script>', null],
+    ['vbscript:x', null],
+    ['cairn://session/x', 'cairn://session/x'],
+    ['#top', '#top'],
+    ['mailto:a@b.c', 'mailto:a@b.c'],
+  ])('href %s → %s', (href, expected) => {
+    expect(safeHref(href)).toBe(expected);
+  });
+});
