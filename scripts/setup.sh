@@ -14,7 +14,8 @@ die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages ---------------------------------------------------------------------------
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
-test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git)
+# sqlite3: the e2e Recall journey turns an imported entry back to unreviewed, as extraction writes it.
+test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3)
 missing=()
 for pkg in "${build_packages[@]}" "${test_packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then

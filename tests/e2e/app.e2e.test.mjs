@@ -1,14 +1,16 @@
 // The journeys of a person on the real desktop binary, in order, on one machine seeded by
 // tests/e2e/seed.mjs (a git repository where agents worked, and their transcripts):
 //   first run → sync → pick a branch → skim timeline → open a session → expand a turn →
-//   follow an evidence link → search → live update → settings → start the app on a cairn:// link.
+//   follow an evidence link → search → live update → settings → start the app on a cairn:// link →
+//   Recall: accept an entry in the inbox, find it trusted, follow its evidence → generate a report
+//   with the agent CLI (tests/e2e/bin/claude) and open it by its cairn://recall link.
 // Each journey saves a screenshot to test-artifacts/e2e/. Run through tests/e2e/run.sh, which
 // builds, seeds and provides the display.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
 
@@ -265,4 +267,92 @@ test('a cairn:// link on the command line opens the app at that record', async (
   await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the link was not followed', 20_000);
   await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
   await shot('11-launched-on-link');
+});
+
+test('recall: an entry accepted in the inbox is found trusted and its evidence opens the record', async () => {
+  // A reviewer's import writes a reviewed entry; extraction writes unreviewed ones, so the entry is
+  // turned back to unreviewed the way extraction leaves it.
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-recall-'));
+  const file = join(dir, 'entries.jsonl');
+  writeFileSync(
+    file,
+    `${JSON.stringify({
+      candidate_id: 'e2e-login',
+      session_id: seed.sessions.login,
+      type: 'decision',
+      scope: 'project',
+      title: 'Login accepts known users only',
+      body: 'login() returns true only for a known user; the commit on feature/login made it so.',
+      label: 'correct',
+      evidence: { ordinal_start: seed.commitOrdinal, ordinal_end: seed.commitOrdinal },
+    })}\n`,
+  );
+  execFileSync(mustEnv('CAIRN_E2E_CLI'), ['recall', 'import', file, '--yes'], { stdio: 'pipe' });
+  execFileSync('sqlite3', [
+    '-cmd',
+    '.timeout 10000',
+    join(dataDir, 'cairn.db'),
+    "UPDATE recall_entries SET review_state = 'unreviewed_auto', transferable = 0, reviewed_at = NULL WHERE id = 'e2e-login'",
+  ]);
+
+  await (await browser.$('[data-tab="recall"]')).click();
+  await (await browser.$('[data-recall-tab="inbox"]')).click();
+  await until(async () => (await rendered('inbox-item', 'data-entry-id')).includes('e2e-login'), 'the entry is not in the inbox');
+  await shot('12-recall-inbox');
+  await (await byTestId('accept')).click();
+  await until(async () => (await byTestId('inbox-empty')).isExisting(), 'the inbox did not empty after the accept');
+
+  await (await browser.$('[data-recall-tab="corpus"]')).click();
+  await (await byTestId('trusted-only')).click();
+  await (await browser.$('#recall-search')).setValue('known users');
+  const entry = 'recall-entry';
+  await until(
+    () =>
+      browser.execute(
+        (id) => document.querySelector(`[data-testid="${id}"][data-entry-id="e2e-login"]`)?.getAttribute('data-trusted') === 'true',
+        entry,
+      ),
+    'the accepted entry is not found trusted-only',
+  );
+  await shot('13-recall-trusted');
+  await (await browser.$('[data-entry-id="e2e-login"] [data-testid="recall-evidence"]')).click();
+  await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the evidence link did not open its record');
+  await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
+  assert.match(await text(await browser.$('.record.highlighted')), /Login accepts known users/);
+  await shot('14-recall-evidence');
+});
+
+test('generated insights: the agent CLI writes a report, which opens by its cairn://recall link', async () => {
+  await (await browser.$('[data-tab="recall"]')).click();
+  await (await browser.$('[data-recall-tab="generated"]')).click();
+  await until(async () => /\d+ sessions/.test(await text(await byTestId('insight-slice'))), 'the form does not show the slice');
+  await (await byTestId('generate')).click();
+  await until(async () => (await byTestId('insight-view')).isExisting(), 'no report was generated', 60_000);
+  const id = await (await byTestId('insight-view')).getAttribute('data-insight-id');
+  assert.match(id, /^[1-9][0-9]*$/);
+
+  await browser.deleteSession();
+  browser = await openApp([`cairn://recall?tab=generated&insight=${id}`]);
+  await until(
+    async () => (await (await byTestId('insight-view')).getAttribute('data-insight-id').catch(() => null)) === id,
+    'the cairn://recall link did not open the report',
+    20_000,
+  );
+  const body = await byTestId('insight-body');
+  assert.match(await text(body), /E2E weekly report/);
+  const unsafe = await browser.execute(() => ({
+    scripts: document.querySelectorAll('[data-testid="insight-body"] script').length,
+    hrefs: [...document.querySelectorAll('[data-testid="insight-body"] a')].map((a) => a.getAttribute('href')),
+    title: document.title,
+  }));
+  assert.equal(unsafe.scripts, 0);
+  assert.notEqual(unsafe.title, 'pwned');
+  assert.ok(unsafe.hrefs.every((h) => h === null || h.startsWith('cairn://')), `only cairn:// links stay live: ${unsafe.hrefs}`);
+  await shot('15-report-by-link');
+
+  // The report's session link opens the session.
+  await (await browser.$('[data-testid="insight-body"] a[data-cairn-link]')).click();
+  await (await byTestId('session-view')).waitForExist({ timeout: 10_000 });
+  await until(async () => (await highlightedRecord()) !== null, 'the report link did not open a record');
+  await shot('16-report-link-followed');
 });

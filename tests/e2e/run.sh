@@ -15,6 +15,8 @@ started=$SECONDS
 # binary loads the Vite dev server instead and shows "Could not connect". Both write the same
 # target/debug/cairn-desktop, so always rebuild here; a flip between the two costs seconds.
 npx tauri build --debug --no-bundle
+# The Recall journey writes an entry the way a reviewer's import does, with the CLI.
+cargo build --locked -p cairn-cli
 
 work="$(mktemp -d -t cairn-e2e.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -32,6 +34,9 @@ export CAIRN_E2E_SEED="$work/seed.json"
 export CAIRN_E2E_APP="$target_dir/debug/cairn-desktop"
 export TAURI_DRIVER="${TAURI_DRIVER:-${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver}"
 export HOME="$work/home"
+export CAIRN_E2E_CLI="$target_dir/debug/cairn"
+# A stand-in `claude` agent CLI for the generated-insights journey: the app finds it on PATH.
+export PATH="$PWD/tests/e2e/bin:$PATH"
 echo "e2e: built and seeded in $((SECONDS - started)) s; driving the app under Xvfb"
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
 echo "e2e: done in $((SECONDS - started)) s; screenshots in test-artifacts/e2e/"
