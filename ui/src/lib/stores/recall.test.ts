@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { Api, InsightProgress, Outcome } from '../api';
+import { fakeBackend } from '../../testing/fake-backend';
+import { InsightsStore } from './insights.svelte';
+import { RecallStore } from './recall.svelte';
+
+const ok = <T>(data: T): Promise<Outcome<T>> => Promise.resolve({ status: 'ok', data });
+
+describe('RecallStore', () => {
+  it('asks for accepted entries whenever trusted-only is on (the core refuses anything else)', () => {
+    const store = new RecallStore({} as Api);
+    store.status = 'archived';
+    expect(store.filters).toMatchObject({ status: 'archived', trusted_only: false });
+    store.trustedOnly = true;
+    store.type = 'warning';
+    expect(store.filters).toMatchObject({ status: 'accepted', trusted_only: true, type: 'warning' });
+  });
+
+  it('sends only the fields the reviewer changed with an accept', async () => {
+    const sent: unknown[] = [];
+    const fake = fakeBackend();
+    const call = (cmd: string, args: Record<string, unknown>) => fake.handler(cmd, args).then((data) => ({ status: 'ok', data }));
+    const store = new RecallStore({
+      recallInbox: (limit: number) => call('recall_inbox', { limit }),
+      recallAccept: (id: string, edit: unknown) => {
+        sent.push({ id, edit });
+        return call('recall_accept', { id, edit });
+      },
+    } as unknown as Api);
+    await store.loadInbox();
+    store.edit();
+    if (!store.draft) throw new Error('no draft');
+    store.draft.body = '  The hook calls tmux-waiting.sh.  ';
+    await store.accept();
+    expect(sent).toEqual([{ id: 'rc-3', edit: { body: 'The hook calls tmux-waiting.sh.' } }]);
+    expect(store.draft).toBeNull();
+    // Accepting again without a draft sends no edit.
+    await store.accept();
+    expect(sent[1]).toEqual({ id: 'rc-4', edit: null });
+  });
+});
+
+describe('InsightsStore', () => {
+  it('leaves blank form fields out of the request', () => {
+    const store = new InsightsStore({} as Api, () => Promise.resolve(() => {}));
+    store.project = '  ';
+    store.since = '2026-11-01';
+    store.agent = 'codex';
+    store.focus = 'flaky tests';
+    expect(store.request).toEqual({
+      slice: { automation: 'exclude', since: '2026-11-01', agent: 'codex' },
+      template: 'weekly-summary',
+      force: false,
+      focus: 'flaky tests',
+    });
+  });
+
+  it('follows the phases of its own run only, and stops listening when done', async () => {
+    let listener: ((p: InsightProgress) => void) | null = null;
+    let stopped = false;
+    const seen: (string | null)[] = [];
+    const fake = fakeBackend();
+    const call = (cmd: string, args: Record<string, unknown>) => fake.handler(cmd, args).then((data) => ({ status: 'ok' as const, data }));
+    const store = new InsightsStore(
+      {
+        insightGenerate: async (run: number, request: unknown) => {
+          listener?.({ run: run + 1, phase: 'saving' }); // another window's run
+          seen.push(store.phase);
+          listener?.({ run, phase: 'generating' });
+          seen.push(store.phase);
+          return call('insight_generate', { run, request });
+        },
+        insightList: () => call('insight_list', { search: null, starred: false }),
+        insightPreview: (request: unknown) => call('insight_preview', { request }),
+        insightGet: (id: number) => call('insight_get', { id }),
+        insightHtml: () => ok('<p>report</p>'),
+      } as unknown as Api,
+      (handler) => {
+        listener = handler;
+        return Promise.resolve(() => {
+          stopped = true;
+        });
+      },
+    );
+    const made = await store.generate();
+    expect(seen).toEqual([null, 'generating']);
+    expect(stopped).toBe(true);
+    expect(store.phase).toBeNull();
+    expect(made?.id).toBe(3);
+    expect(store.report.data?.id).toBe(3);
+    expect(store.toast?.text).toBe('Report #3 saved');
+  });
+});
