@@ -4,5 +4,8 @@
 
 mod archive;
 mod branch;
+mod extract;
+#[path = "../support/fake_llm.rs"]
+mod fake_llm;
 mod recall;
 mod support;

@@ -91,7 +91,8 @@ pub struct SessionFailure {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RunReport {
     pub fingerprint: String,
-    /// Sessions finished in this pass.
+    /// Sessions read to their end in this pass (sessions with nothing to read are not
+    /// counted, as in [`super::Preview::sessions`]).
     pub sessions: u32,
     pub failed: u32,
     /// Units read (committed) in this pass.
@@ -337,11 +338,8 @@ impl Pass<'_> {
         };
         let total = units.len() as u32;
         if cursor >= total {
-            rep().sessions += 1;
-            self.progress.event(&Event::SessionDone {
-                session_key: cand.key.clone(),
-                entries: 0,
-            });
+            // Nothing to read (no visible records, or only hidden ones were added): marked
+            // done by `begin`, not counted as a session read.
             return;
         }
         // Fail closed before anything is sent: a secret split across two records.
