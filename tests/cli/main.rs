@@ -7,5 +7,6 @@ mod branch;
 mod extract;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
+mod insights;
 mod recall;
 mod support;
