@@ -287,3 +287,96 @@ fn doctor_probes_the_server() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stdout).contains("FAIL probe"));
 }
+
+/// One Claude Code record of a made-up session.
+fn record(sid: &str, n: u32, body: Value) -> String {
+    let mut v = serde_json::json!({"sessionId": sid, "cwd": "/work/planted", "gitBranch": "main",
+        "timestamp": format!("2026-03-01T10:00:{n:02}.000Z"), "uuid": format!("{sid}-u{n}")});
+    v.as_object_mut()
+        .unwrap()
+        .extend(body.as_object().unwrap().clone());
+    v.to_string()
+}
+
+#[test]
+fn planted_secrets_never_reach_the_server_and_entries_carry_evidence() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = Env::new();
+    let sid = "0b7c5e1a-7d3e-4c1b-9a61-5f3f0c2d9e11";
+    let (aws, pat) = (
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_EXAMPLE00000000000000000000000000000",
+    );
+    let home = env.home().display().to_string();
+    let lines = [
+        record(
+            sid,
+            1,
+            serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": format!("Deploy with key {aws} and token {pat}; notes in {home}/notes/deploy.md")}}),
+        ),
+        record(
+            sid,
+            2,
+            serde_json::json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "text", "text": format!("Exported AWS_ACCESS_KEY_ID={aws}; the deploy script now reads it from the environment.")}]}}),
+        ),
+        record(
+            sid,
+            3,
+            serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": "Good. Always run the smoke test after a deploy."}}),
+        ),
+        record(
+            sid,
+            4,
+            serde_json::json!({"type": "assistant", "message": {"id": "msg_2", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "text", "text": "Noted: smoke test after every deploy."}]}}),
+        ),
+    ];
+    let dir = env.claude().join("-work-planted");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{sid}.jsonl")), lines.join("\n") + "\n").unwrap();
+    env.ok(&["sync"]);
+    configure(&env, &fake, "");
+
+    let run = json(&env, &["recall", "extract", "run", "--session", sid]);
+    assert_eq!(run["sessions"], 1, "{run}");
+    assert_eq!(run["failed"], 0, "{run}");
+    let n = run["entries"].as_u64().unwrap();
+    assert!(n > 0, "{run}");
+    let chats = fake.chats();
+    assert!(!chats.is_empty());
+    assert!(
+        chats.iter().any(|c| c.body.contains("smoke test")),
+        "the session's text was sent"
+    );
+    for c in fake.requests() {
+        for s in [aws, pat, home.as_str()] {
+            assert!(!c.body.contains(s), "{s} reached the server: {}", c.body);
+        }
+    }
+
+    let listed = json(
+        &env,
+        &["recall", "list", "--review-state", "unreviewed_auto"],
+    );
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len() as u64, n);
+    for e in listed {
+        assert_eq!(e["review_state"], "unreviewed_auto", "{e}");
+        let id = e["id"].as_str().unwrap();
+        let got = json(&env, &["recall", "get", id]);
+        let ev = got["evidence"].as_array().unwrap();
+        assert!(!ev.is_empty(), "{got}");
+        for v in ev {
+            let (a, b) = (
+                v["ordinal_start"].as_u64().unwrap(),
+                v["ordinal_end"].as_u64().unwrap(),
+            );
+            assert!(a <= b, "{v}");
+            assert!(v["session_key"].as_str().is_some_and(|k| !k.is_empty()));
+            assert!(!v["snippet"].to_string().contains(aws), "{v}");
+        }
+    }
+}
