@@ -110,33 +110,3 @@ impl From<LlmError> for crate::Error {
         crate::Error::Invalid(e.to_string())
     }
 }
-
-/// Text from a server, safe for a terminal or a log: control characters dropped, whitespace
-/// collapsed, at most `max` characters.
-pub fn sanitize(text: &str, max: usize) -> String {
-    let one: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .filter(|c| !c.is_control())
-        .collect();
-    match one.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &one[..cut]),
-        None => one,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sanitize_strips_controls_and_bounds() {
-        assert_eq!(
-            sanitize("bad\u{1b}[31m red\n\tline", 100),
-            "bad[31m red line"
-        );
-        assert_eq!(sanitize("abcdef", 3), "abc…");
-    }
-}

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::outbound::Outbound;
-use super::{Endpoint, LlmError, Server, sanitize};
+use super::{Endpoint, LlmError, Server};
 use crate::archive::redact::Redactor;
 
 /// How transient failures are retried (reference §5.7): up to `max_attempts` tries, waiting
@@ -251,7 +251,7 @@ impl Client {
                 Some(other) => {
                     return Attempt::Fail(LlmError::Reply(format!(
                         "the model stopped with finish_reason {:?}",
-                        sanitize(other, 40)
+                        crate::text::one_line(other, 40)
                     )));
                 }
             }
@@ -321,7 +321,7 @@ impl Client {
                     .map(|a| {
                         a.iter()
                             .filter_map(|m| m.get("id").and_then(Value::as_str))
-                            .map(|s| sanitize(s, 200))
+                            .map(|s| crate::text::one_line(s, 200))
                             .collect()
                     })
                     .unwrap_or_default();
@@ -405,7 +405,7 @@ impl Client {
                 return Attempt::Retry(
                     LlmError::Unreachable(format!(
                         "cannot reach {at}: {}",
-                        sanitize(&e.to_string(), 200)
+                        crate::text::one_line(&e.to_string(), 200)
                     )),
                     None,
                 );
@@ -439,7 +439,7 @@ impl Client {
                 return Attempt::Retry(
                     LlmError::Unreachable(format!(
                         "reading the reply from {at} failed: {}",
-                        sanitize(&e.to_string(), 200)
+                        crate::text::one_line(&e.to_string(), 200)
                     )),
                     None,
                 );
@@ -460,7 +460,7 @@ impl Client {
         let detail = if self.endpoint.carries_credentials() {
             "(server text withheld: the endpoint URL may carry credentials)".to_owned()
         } else {
-            sanitize(&error_text(&raw), 200)
+            crate::text::one_line(&error_text(&raw), 200)
         };
         match status {
             408 | 429 => Attempt::Retry(

@@ -31,7 +31,7 @@ fn exact_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), Llm
     if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
         return Err(violation(format!(
             "{at} has an unknown key {:?}",
-            crate::llm::sanitize(k, 40)
+            crate::text::one_line(k, 40)
         )));
     }
     if let Some(k) = keys.iter().find(|k| !o.contains_key(**k)) {
@@ -97,7 +97,7 @@ pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
             .ok_or_else(|| {
                 violation(format!(
                     "{at}.type {:?} is not allowed",
-                    crate::llm::sanitize(t, 40)
+                    crate::text::one_line(t, 40)
                 ))
             })?;
         let confidence = o["confidence"]

@@ -66,6 +66,21 @@ pub enum Outcome {
     Cancelled,
 }
 
+impl Outcome {
+    /// How a [`crate::Cairn::recall_extract_run`] call ended, for [`Scheduler::finished`]: a
+    /// cancelled pass leaves its work due, a pass stopped by the server (or that could not
+    /// start: configuration, lock, database) holds passes for the backoff.
+    pub fn of(result: &crate::error::Result<super::RunReport>) -> Outcome {
+        match result {
+            Ok(r) if r.cancelled => Outcome::Cancelled,
+            Ok(r) if r.aborted.is_some() => Outcome::EndpointFailed,
+            Ok(_) => Outcome::Completed,
+            Err(_) => Outcome::EndpointFailed,
+        }
+    }
+}
+
+/// The pass timer a daemon drives; see the module docs for the rules.
 #[derive(Debug, Clone)]
 pub struct Scheduler {
     policy: Policy,
@@ -264,6 +279,26 @@ mod tests {
         s.poll(t0 + 60 * S);
         s.finished(t0 + 61 * S, Outcome::Completed);
         assert_eq!(s.next_due(), Some((t0 + 121 * S, PassKind::Incremental)));
+    }
+
+    #[test]
+    fn outcomes_follow_the_run_report() {
+        let ok = super::super::RunReport::default();
+        assert_eq!(Outcome::of(&Ok(ok.clone())), Outcome::Completed);
+        let stopped = super::super::RunReport {
+            aborted: Some("HTTP 401".into()),
+            ..ok.clone()
+        };
+        assert_eq!(Outcome::of(&Ok(stopped)), Outcome::EndpointFailed);
+        let cancelled = super::super::RunReport {
+            cancelled: true,
+            ..ok
+        };
+        assert_eq!(Outcome::of(&Ok(cancelled)), Outcome::Cancelled);
+        assert_eq!(
+            Outcome::of(&Err(crate::Error::Invalid("x".into()))),
+            Outcome::EndpointFailed
+        );
     }
 
     #[test]

@@ -488,7 +488,7 @@ pub fn fail(
     error: &str,
     now: &str,
 ) -> Result<()> {
-    let mut text = crate::llm::sanitize(error, 2000);
+    let mut text = crate::text::one_line(error, 2000);
     text.truncate(2048);
     conn.prepare_cached(
         "UPDATE recall_extract_progress SET state = 'failed', last_error = ?3, failures = failures + 1, updated_at = ?4
