@@ -67,6 +67,25 @@ fn preview_then_run_then_status() {
         preview["estimated_input_tokens"].as_u64().unwrap()
             > preview["chars"].as_u64().unwrap() / 5
     );
+    // --project and --since narrow the same list.
+    let list = preview["sessions_list"].as_array().unwrap();
+    let project = list[0]["project"].as_str().unwrap();
+    let in_project = list.iter().filter(|s| s["project"] == project).count() as u64;
+    assert!(in_project < sessions, "the fixtures span several projects");
+    let narrowed = json(
+        &env,
+        &["recall", "extract", "preview", "--project", project],
+    );
+    assert_eq!(
+        narrowed["sessions"].as_u64(),
+        Some(in_project),
+        "{narrowed}"
+    );
+    let future = json(
+        &env,
+        &["recall", "extract", "preview", "--since", "2099-01-01"],
+    );
+    assert_eq!(future["sessions"], 0, "{future}");
     assert!(fake.requests().is_empty(), "a preview sends nothing");
     let human = ok(&env, &["recall", "extract", "preview"]);
     assert!(
