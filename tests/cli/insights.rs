@@ -375,3 +375,114 @@ fn dry_run_shows_the_slice_and_the_prompt_without_running_anything() {
         assert!(templates.contains(t), "{templates}");
     }
 }
+
+const KEY_VAR: &str = "CAIRN_TEST_LLM_KEY";
+const KEY: &str = "test-key-insights-71c2";
+
+fn endpoint_config(url: &str, model: &str) -> String {
+    format!("[insights]\nendpoint = \"{url}\"\nmodel = \"{model}\"\napi_key_env = \"{KEY_VAR}\"\n")
+}
+
+#[test]
+fn a_report_through_an_openai_compatible_endpoint_sends_no_secret() {
+    use crate::fake_llm::{FakeLlm, Reply};
+    let fake = FakeLlm::start(Some(KEY));
+    let env = Env::new().with_fixtures();
+    plant_session(&env);
+    env.ok(&["sync"]);
+    config(&env, &endpoint_config(&fake.url(), "report-model"));
+    fake.push(Reply::chat(
+        &format!(
+            "```markdown\n# Week\n\nShipped the spotter app; the key {PLANTED} came back.\n```"
+        ),
+        "stop",
+    ));
+    let mut args = vec!["--json", "insights", "generate"];
+    args.extend_from_slice(&WIDE);
+    let out = env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let insight = &v["insight"];
+    assert_eq!(insight["generator"], "endpoint", "{v}");
+    assert_eq!(insight["model"], "report-model");
+    assert!(
+        insight["endpoint_hash"]
+            .as_str()
+            .is_some_and(|h| h.len() == 64)
+    );
+    let content = insight["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("# Week\n") && content.contains("spotter"),
+        "{content}"
+    );
+    assert!(!content.contains(PLANTED), "{content}");
+
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "one chat call");
+    let sent = &requests[0];
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let body = sent.json();
+    assert_eq!(body["model"], "report-model");
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("=== MATERIAL ===")
+            && prompt.contains("deploy with [REDACTED:aws-access-key]"),
+        "{prompt}"
+    );
+    let home = env.home().display().to_string();
+    assert!(!sent.body.contains(PLANTED), "a planted secret was sent");
+    assert!(!sent.body.contains(&home), "a home path was sent");
+
+    // The same question again is answered from the store: nothing more is sent.
+    let again = env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(&args)
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["cached"], true, "{again}");
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[test]
+fn a_half_configured_endpoint_names_the_missing_key() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let path = env.data().join("config.toml").display().to_string();
+    for (body, key) in [
+        ("[insights]\nmodel = \"m\"\n", "not `endpoint`"),
+        (
+            "[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\n",
+            "not `model`",
+        ),
+        (
+            "[insights]\nendpoint = \"http://llm.example.com/v1\"\nmodel = \"m\"\n",
+            "allow_http",
+        ),
+        (
+            "[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"CAIRN_UNSET_KEY_VAR\"\n",
+            "CAIRN_UNSET_KEY_VAR",
+        ),
+    ] {
+        config(&env, body);
+        let mut args = vec!["insights", "generate"];
+        args.extend_from_slice(&WIDE);
+        let out = env.run(&args);
+        assert_eq!(out.status.code(), Some(1), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&path) && err.contains(key), "{body}: {err}");
+    }
+}

@@ -4,6 +4,9 @@
 
 mod archive;
 mod branch;
+mod extract;
+#[path = "../support/fake_llm.rs"]
+mod fake_llm;
 mod insights;
 mod recall;
 mod support;

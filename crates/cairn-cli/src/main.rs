@@ -1,6 +1,7 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod extract;
 mod insights;
 mod recall;
 mod render;

@@ -82,6 +82,11 @@ pub enum RecallCommand {
         #[command(flatten)]
         filters: FilterArgs,
     },
+    /// Model-backed extraction: distil sessions into unreviewed entries with evidence.
+    Extract {
+        #[command(subcommand)]
+        command: crate::extract::ExtractCommand,
+    },
     /// The review inbox; with a flag, act on one entry.
     Review {
         /// Accept the entry: reviewed by a person, trusted from now on.
@@ -217,6 +222,9 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<bool> {
     match cmd {
+        RecallCommand::Extract { command } => {
+            return crate::extract::run(command, cairn, json_out, out);
+        }
         RecallCommand::Import { file, dry_run, yes } => {
             if !dry_run && !yes {
                 bail!(

@@ -12,20 +12,15 @@ use cairn_core::views::sessions::SessionSummary;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-/// Drop control characters (ESC, BEL, CR…) except newline and tab.
+/// Safe for a terminal: escape sequences removed whole, other control characters dropped
+/// except newline and tab ([`cairn_core::text::printable`]).
 pub fn clean(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
-        .collect()
+    cairn_core::text::printable(text)
 }
 
-/// One line: whitespace collapsed, cleaned, cut at `max` characters.
+/// One line: cleaned, whitespace collapsed, cut at `max` characters.
 fn line(text: &str, max: usize) -> String {
-    let collapsed = clean(&text.split_whitespace().collect::<Vec<_>>().join(" "));
-    match collapsed.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &collapsed[..cut]),
-        None => collapsed,
-    }
+    cairn_core::text::one_line(text, max)
 }
 
 fn plural(n: u32, noun: &str) -> String {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::archive::Agent;
 use crate::error::{Error, Result};
+use crate::recall::extract::ExtractConfig;
 
 pub const CONFIG_FILE: &str = "config.toml";
 
@@ -26,12 +27,31 @@ pub const CONFIG_FILE: &str = "config.toml";
 pub struct Config {
     #[serde(default)]
     pub sources: BTreeMap<String, SourceConfig>,
+    #[serde(default, skip_serializing_if = "RecallConfig::is_empty")]
+    pub recall: RecallConfig,
     /// Generated insights: the endpoint generator and the prompt budget.
     #[serde(default, skip_serializing_if = "InsightsConfig::is_empty")]
     pub insights: InsightsConfig,
     /// Local agent CLIs used as generators (`[agent.claude] binary = …`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent: BTreeMap<String, AgentCliConfig>,
+}
+
+/// `[recall.*]`: Recall's settings. Syntax is checked when the config loads; meaning (URLs,
+/// durations, the transport policy) when a feature resolves its table, so a bad extraction
+/// setting never stops the archive from opening.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallConfig {
+    /// `[recall.extract]`: see [`crate::recall::extract::config`].
+    #[serde(default, skip_serializing_if = "ExtractConfig::is_empty")]
+    pub extract: ExtractConfig,
+}
+
+impl RecallConfig {
+    pub fn is_empty(&self) -> bool {
+        self == &RecallConfig::default()
+    }
 }
 
 /// `[insights]`: an OpenAI-compatible endpoint generates reports when `endpoint` and `model`
@@ -268,5 +288,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown agent `vim`"), "{err}");
+        let err = Config::parse(
+            "[recall.extract]\nmodle = \"m\"\n",
+            Path::new("/d/config.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/d/config.toml") && err.contains("modle"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn saving_keeps_the_extract_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[recall.extract]\nmodel = \"m\"\n[recall.extract.servers.a]\nendpoint = \"http://127.0.0.1:1/v1\"\n";
+        let mut c = Config::parse(text, Path::new("c.toml")).unwrap();
+        c.set_source_dirs(Agent::Claude, vec!["/x".into()]);
+        c.save(dir.path()).unwrap();
+        let back = Config::load(dir.path()).unwrap();
+        assert_eq!(back.recall.extract.model, "m");
+        assert_eq!(
+            back.recall.extract.servers["a"].endpoint,
+            "http://127.0.0.1:1/v1"
+        );
+        let empty = toml::to_string(&Config::default()).unwrap();
+        assert!(!empty.contains("recall"), "{empty}");
     }
 }

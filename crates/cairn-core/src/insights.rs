@@ -2,8 +2,8 @@
 //! redacted transcript excerpts, stored, starred, renamed, searched and exported.
 //!
 //! [`slice`] resolves what a report covers; [`template`] says what it asks and which
-//! [`material`] it reads; a generator writes it ([`agent_cli`] runs a local agent CLI; the
-//! OpenAI-compatible endpoint goes through the `llm` module); [`store`] keeps reports;
+//! [`material`] it reads; a generator writes it ([`agent_cli`] runs a local agent CLI; [`endpoint`] asks the
+//! OpenAI-compatible endpoint through the `llm` module); [`store`] keeps reports;
 //! [`render`] exports them and renders their Markdown safely.
 //!
 //! The prompt is built only from material that passed the outbound redactor, and the whole
@@ -13,6 +13,7 @@
 //! the same question over the same sessions is answered from the store unless forced.
 
 pub mod agent_cli;
+pub mod endpoint;
 pub mod material;
 pub mod render;
 pub mod slice;

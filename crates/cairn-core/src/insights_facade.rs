@@ -4,6 +4,7 @@ use crate::Cairn;
 use crate::config::CONFIG_FILE;
 use crate::error::{Error, Result};
 use crate::insights::agent_cli::AgentKind;
+use crate::insights::endpoint::EndpointGenerator;
 use crate::insights::render::{self, ExportFormat};
 use crate::insights::{
     self, AgentGenerator, GenerateRequest, Generated, Generator, Insight, InsightSummary, Phase,
@@ -18,18 +19,15 @@ impl Cairn {
 
     /// The generator a request names (or the default: the configured endpoint, else Claude).
     pub fn insight_generator(&self, name: Option<&str>) -> Result<Box<dyn Generator>> {
-        let configured = self.config.insights.endpoint.is_some();
+        // Either key set means the endpoint is meant (a half-configured one is an error that
+        // names the missing key, not a silent fall back to an agent CLI).
+        let configured =
+            self.config.insights.endpoint.is_some() || self.config.insights.model.is_some();
         let name = name
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .unwrap_or(if configured { "endpoint" } else { "claude" });
         if name == "endpoint" {
-            if !configured {
-                return Err(Error::Config {
-                    path: self.data_dir.join(CONFIG_FILE),
-                    message: "no [insights] endpoint: set `endpoint` and `model` under [insights], or pick an agent CLI (claude, codex, gemini, copilot)".to_owned(),
-                });
-            }
             return self.endpoint_generator();
         }
         let kind = AgentKind::parse(name).ok_or_else(|| {
@@ -43,11 +41,16 @@ impl Cairn {
         }))
     }
 
-    // TODO(merge with the llm module): the OpenAI-compatible endpoint generator.
+    /// The OpenAI-compatible endpoint `[insights]` configures, through the `llm` client.
     fn endpoint_generator(&self) -> Result<Box<dyn Generator>> {
-        Err(Error::Invalid(
-            "the endpoint generator is not built yet".to_owned(),
-        ))
+        let path = self.data_dir.join(CONFIG_FILE);
+        match EndpointGenerator::from_config(&self.config.insights, &path)? {
+            Some(g) => Ok(Box::new(g)),
+            None => Err(Error::Config {
+                path,
+                message: "no [insights] endpoint: set `endpoint` and `model` under [insights], or pick an agent CLI (claude, codex, gemini, copilot)".to_owned(),
+            }),
+        }
     }
 
     fn insight_budget(&self) -> usize {

@@ -7,12 +7,14 @@
 //! ranker ([`rank`]); [`evidence`] binds and verifies record ranges; [`review`] is the inbox
 //! (the only path to `human_reviewed` besides a reviewed import, [`import`]); [`stale`] flags
 //! entries whose cited files changed later; [`brief`] packs ranked entries into a budget;
-//! [`ledger`] records every query. Recall writes only its own tables and reads the archive
-//! through the store.
+//! [`ledger`] records every query; [`extract`] distils sessions into `unreviewed_auto` entries
+//! through a model server ([`crate::llm`]). Recall writes only its own tables and reads the
+//! archive through the store.
 
 pub mod analyze;
 pub mod brief;
 pub mod evidence;
+pub mod extract;
 pub mod import;
 pub mod index;
 pub mod ledger;

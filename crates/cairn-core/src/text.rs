@@ -54,6 +54,12 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// Text from outside (a model server's reply, an error) as one safe line: [`printable`], then
+/// [`excerpt`] (whitespace collapsed, at most `max` characters).
+pub fn one_line(text: &str, max: usize) -> String {
+    excerpt(&printable(text), max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +80,11 @@ mod tests {
         assert_eq!(printable("\u{1b}]0;title\u{1b}\\x"), "x");
         assert_eq!(printable("a\rb\u{7}c\nd\te\u{0}"), "abc\nd\te");
         assert_eq!(printable("tail\u{1b}"), "tail");
+    }
+
+    #[test]
+    fn one_line_strips_sequences_collapses_and_bounds() {
+        assert_eq!(one_line("bad\u{1b}[31m red\n\tline", 100), "bad red line");
+        assert_eq!(one_line("abcdef", 3), "abc…");
     }
 }

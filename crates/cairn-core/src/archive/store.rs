@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0002_git.sql"),
     include_str!("store/0003_publish.sql"),
     include_str!("store/0004_recall.sql"),
+    include_str!("store/0005_extract.sql"),
     include_str!("store/0007_insights.sql"),
 ];
 

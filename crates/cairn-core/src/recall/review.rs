@@ -139,6 +139,8 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     .map_err(db)?
     .execute(params![id, now])
     .map_err(db)?;
+    // An extracted entry waiting to be published must stay unpublished.
+    super::extract::store::withdraw(conn, id).map_err(db)?;
     load(conn, id)
 }
 

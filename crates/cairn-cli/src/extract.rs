@@ -1,0 +1,386 @@
+//! `cairn recall extract …`: flags, calls into `Cairn`, rendering. No extraction rules here.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+use anyhow::Result;
+use cairn_core::Cairn;
+use cairn_core::recall::extract::{Event, ExtractProgress, RunOptions, Scope};
+use clap::{Args, Subcommand};
+
+use crate::render::{self, clean};
+
+#[derive(Subcommand)]
+pub enum ExtractCommand {
+    /// Size and cost of what `run` would send (nothing is sent).
+    Preview {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// List every session with its units and characters.
+        #[arg(long)]
+        sessions: bool,
+    },
+    /// One extraction pass: read the sessions in scope and write unreviewed entries.
+    Run {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// Report progress on stderr even when it is not a terminal.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Where extraction stands: the configured generation, coverage, generations, failures.
+    Status,
+    /// Serve the configured generation's entries (retires the active generation).
+    Activate,
+    /// Retire a generation: archive its unreviewed entries.
+    Retire {
+        /// Fingerprint, or a unique prefix of at least 6 characters.
+        fingerprint: String,
+        /// Needed to retire the active generation.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check the setup with real calls: the server's models and one tiny extraction.
+    Doctor,
+}
+
+#[derive(Args, Default)]
+pub struct ScopeArgs {
+    /// One session (key or the agent's id); skips the quiet period and the failure wait.
+    #[arg(long)]
+    session: Option<String>,
+    /// Sessions active at or after this time (YYYY-MM-DD or RFC 3339).
+    #[arg(long)]
+    since: Option<String>,
+    /// Sessions of this project.
+    #[arg(long)]
+    project: Option<String>,
+    /// At most this many sessions, most recently active first (0 = all).
+    #[arg(long, default_value_t = 0)]
+    limit: u32,
+}
+
+impl ScopeArgs {
+    fn scope(&self) -> Scope {
+        Scope {
+            session: self.session.clone(),
+            since: self.since.clone(),
+            project: self.project.clone(),
+            limit: self.limit,
+        }
+    }
+}
+
+fn short(fp: &str) -> &str {
+    &fp[..fp.len().min(12)]
+}
+
+/// Progress lines on stderr.
+struct Lines {
+    enabled: bool,
+    state: Mutex<(u32, u32)>,
+}
+
+impl ExtractProgress for Lines {
+    fn event(&self, e: &Event) {
+        if !self.enabled {
+            return;
+        }
+        let mut st = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let line = match e {
+            Event::PassStarted {
+                fingerprint,
+                sessions,
+            } => {
+                st.1 = *sessions;
+                format!(
+                    "extracting {sessions} session(s) with generation {}",
+                    short(fingerprint)
+                )
+            }
+            Event::SessionStarted {
+                session_key,
+                title,
+                units_todo,
+                ..
+            } => format!(
+                "[{}/{}] {} {}: {units_todo} unit(s)",
+                st.0 + 1,
+                st.1,
+                short(session_key),
+                render::clean(title)
+            ),
+            Event::UnitDone {
+                session_key,
+                unit,
+                units_total,
+                entries,
+            } => format!(
+                "  {} unit {unit}/{units_total}: +{entries}",
+                short(session_key)
+            ),
+            Event::SessionDone { .. } => {
+                st.0 += 1;
+                return;
+            }
+            Event::SessionFailed { session_key, error } => {
+                st.0 += 1;
+                format!("  {} failed: {}", short(session_key), clean(error))
+            }
+            Event::Aborted { error } => format!("stopped: {}", clean(error)),
+            Event::Activated { fingerprint } => {
+                format!("generation {} activated", short(fingerprint))
+            }
+        };
+        eprintln!("{line}");
+    }
+}
+
+pub fn run(
+    cmd: ExtractCommand,
+    cairn: &Cairn,
+    json_out: bool,
+    out: &mut impl Write,
+) -> Result<bool> {
+    match cmd {
+        ExtractCommand::Preview { scope, sessions } => {
+            let p = cairn.recall_extract_preview(&scope.scope())?;
+            if json_out {
+                render::json(out, &p)?;
+                return Ok(true);
+            }
+            match &p.fingerprint {
+                Some(fp) => writeln!(out, "Model: {} (generation {})", clean(&p.model), short(fp))?,
+                None => writeln!(
+                    out,
+                    "Model: not configured (every session counts as unread)"
+                )?,
+            }
+            writeln!(
+                out,
+                "Would read: {} session(s), {} unit(s) (model calls before any splitting)",
+                p.sessions, p.units
+            )?;
+            writeln!(
+                out,
+                "Characters: {}  ≈ input tokens: {}  output tokens at most: {}",
+                p.chars, p.estimated_input_tokens, p.max_output_tokens
+            )?;
+            let shown = if sessions { p.sessions_list.len() } else { 10 };
+            for s in p.sessions_list.iter().take(shown) {
+                writeln!(
+                    out,
+                    "  {}  {}/{} units  {} chars  {}  {}",
+                    short(&s.session_key),
+                    s.units_todo,
+                    s.units_total,
+                    s.chars,
+                    clean(&s.project),
+                    clean(&s.title)
+                )?;
+            }
+            if p.sessions_list.len() > shown {
+                writeln!(
+                    out,
+                    "  … {} more (--sessions lists all)",
+                    p.sessions_list.len() - shown
+                )?;
+            }
+        }
+        ExtractCommand::Run { scope, progress } => {
+            let lines = Lines {
+                enabled: progress || (std::io::stderr().is_terminal() && !json_out),
+                state: Mutex::new((0, 0)),
+            };
+            let r = cairn.recall_extract_run(
+                &RunOptions {
+                    scope: scope.scope(),
+                    cancel: None,
+                },
+                &lines,
+            )?;
+            if json_out {
+                render::json(out, &r)?;
+            } else {
+                writeln!(out, "Sessions: {} done, {} failed", r.sessions, r.failed)?;
+                writeln!(out, "Units: {} ({} model calls)", r.units, r.calls)?;
+                writeln!(out, "Entries: {} new", r.entries)?;
+                writeln!(
+                    out,
+                    "Tokens: {} prompt, {} completion",
+                    r.usage.prompt_tokens, r.usage.completion_tokens
+                )?;
+                if r.activated {
+                    writeln!(out, "Generation activated: {}", short(&r.fingerprint))?;
+                }
+                for f in &r.failures {
+                    writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
+                }
+                if let Some(e) = &r.aborted {
+                    writeln!(out, "Stopped early: {}", clean(e))?;
+                }
+                if r.entries > 0 {
+                    writeln!(out, "Review the new entries with `cairn recall review`.")?;
+                }
+            }
+            return Ok(r.aborted.is_none());
+        }
+        ExtractCommand::Status => {
+            let s = cairn.recall_extract_status()?;
+            if json_out {
+                render::json(out, &s)?;
+                return Ok(true);
+            }
+            writeln!(
+                out,
+                "Extraction: {}",
+                if s.enabled { "enabled" } else { "disabled" }
+            )?;
+            if s.model.is_empty() {
+                writeln!(out, "Model: not configured ([recall.extract] model)")?;
+            } else {
+                let dep = if s.deployment.is_empty() {
+                    String::new()
+                } else {
+                    format!(" deployment {}", clean(&s.deployment))
+                };
+                writeln!(
+                    out,
+                    "Model: {}{dep} (profile {})",
+                    clean(&s.model),
+                    s.profile
+                )?;
+            }
+            if let (Some(name), Some(endpoint)) = (&s.server, &s.endpoint) {
+                writeln!(out, "Server: {} {}", clean(name), clean(endpoint))?;
+            }
+            writeln!(
+                out,
+                "Segmenter: {} max_window_chars={} concurrency={}",
+                s.segmenter, s.max_window_chars, s.concurrency
+            )?;
+            if let Some(fp) = &s.fingerprint {
+                let state = s.state.map_or("not started", |st| st.as_str());
+                writeln!(out, "Generation: {fp} ({state})")?;
+                writeln!(
+                    out,
+                    "Sessions: {} done, {} partial, {} failed, {} not started",
+                    s.sessions_done, s.sessions_partial, s.sessions_failed, s.not_started
+                )?;
+                let pct = if s.units_total == 0 {
+                    0.0
+                } else {
+                    100.0 * f64::from(s.units_done) / f64::from(s.units_total)
+                };
+                writeln!(out, "Units: {}/{} ({pct:.0}%)", s.units_done, s.units_total)?;
+                writeln!(
+                    out,
+                    "Entries: {} ({} served)",
+                    s.entries, s.entries_published
+                )?;
+            }
+            if let Some(r) = &s.last_run {
+                writeln!(
+                    out,
+                    "Last run: {} sessions={} failed={} units={} entries={}{}{}",
+                    r.started_at,
+                    r.sessions,
+                    r.failed,
+                    r.units,
+                    r.entries,
+                    if r.activated { " activated" } else { "" },
+                    r.aborted
+                        .as_deref()
+                        .map(|a| format!(" stopped: {}", clean(a)))
+                        .unwrap_or_default()
+                )?;
+            }
+            if !s.generations.is_empty() {
+                writeln!(out, "Generations:")?;
+                for g in &s.generations {
+                    writeln!(
+                        out,
+                        "{} {}  {:8}  model={}  sessions={} units={}/{} entries={}",
+                        if g.configured { "*" } else { " " },
+                        short(&g.fingerprint),
+                        g.state.as_str(),
+                        clean(&g.model),
+                        g.sessions_done,
+                        g.units_done,
+                        g.units_total,
+                        g.entries
+                    )?;
+                }
+            }
+            for f in &s.failures {
+                writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
+            }
+        }
+        ExtractCommand::Activate => {
+            let l = cairn.recall_extract_activate()?;
+            if json_out {
+                render::json(out, &l)?;
+            } else {
+                writeln!(
+                    out,
+                    "Activated {}: {} entries served.",
+                    short(&l.fingerprint),
+                    l.published
+                )?;
+                if let Some(prev) = &l.retired {
+                    writeln!(
+                        out,
+                        "Retired {}: {} unreviewed entries archived.",
+                        short(prev),
+                        l.archived
+                    )?;
+                }
+            }
+        }
+        ExtractCommand::Retire { fingerprint, force } => {
+            let l = cairn.recall_extract_retire(&fingerprint, force)?;
+            if json_out {
+                render::json(out, &l)?;
+            } else {
+                writeln!(
+                    out,
+                    "Retired {}: {} unreviewed entries archived.",
+                    short(&l.fingerprint),
+                    l.archived
+                )?;
+            }
+        }
+        ExtractCommand::Doctor => {
+            let d = cairn.recall_extract_doctor()?;
+            if json_out {
+                render::json(out, &d)?;
+            } else {
+                writeln!(out, "Model: {} (profile {})", clean(&d.model), d.profile)?;
+                if !d.deployment.is_empty() {
+                    writeln!(out, "Deployment: {}", clean(&d.deployment))?;
+                }
+                writeln!(out, "Server: {} {}", clean(&d.server), clean(&d.endpoint))?;
+                writeln!(
+                    out,
+                    "Segmenter: {} max_window_chars={}",
+                    d.segmenter, d.max_window_chars
+                )?;
+                writeln!(out, "Fingerprint: {}", d.fingerprint)?;
+                for c in &d.checks {
+                    writeln!(
+                        out,
+                        "{} {}: {}",
+                        if c.ok { "ok  " } else { "FAIL" },
+                        c.name,
+                        clean(&c.detail)
+                    )?;
+                }
+            }
+            return Ok(d.ok());
+        }
+    }
+    Ok(true)
+}

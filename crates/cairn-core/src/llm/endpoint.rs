@@ -1,0 +1,421 @@
+//! Endpoints and the transport policy.
+//!
+//! An endpoint is an OpenAI-compatible base URL (`http://127.0.0.1:30000/v1`). Plain HTTP is
+//! allowed only to loopback hosts (`localhost`, `127.0.0.0/8`, `::1`) unless the server sets
+//! `allow_http`; credentials never live in the URL (no `user:pass@`, no fragment), so the API
+//! key can only come from the environment variable named by `api_key_env`. Endpoints are shown
+//! redacted everywhere ([`Endpoint::redacted`]).
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// `[….servers.<name>]` as written in `config.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// OpenAI-compatible base URL; `/chat/completions`, `/embeddings` and `/models` are appended
+    /// to its path (query parameters such as `api-version` are kept).
+    #[serde(default)]
+    pub endpoint: String,
+    /// Name of the environment variable holding the API key (sent as `Authorization: Bearer`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_key_env: String,
+    /// Per-request timeout, e.g. `"120s"`, `"2m"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// Allow plain HTTP to a host that is not loopback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_http: bool,
+}
+
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A validated server: what [`super::Client::new`] takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    pub endpoint: Endpoint,
+    /// The variable to read the key from at client construction (empty = no key).
+    pub api_key_env: String,
+    pub timeout: Duration,
+}
+
+impl ServerConfig {
+    /// Validate under `key` (e.g. `recall.extract.servers.local`); errors name `config_path`
+    /// and the key to fix.
+    pub fn resolve(&self, config_path: &Path, key: &str) -> Result<Server> {
+        let bad = |field: &str, msg: String| Error::Config {
+            path: config_path.to_owned(),
+            message: format!("{key}.{field}: {msg}"),
+        };
+        if self.endpoint.trim().is_empty() {
+            return Err(bad(
+                "endpoint",
+                "is missing; set it to the server's OpenAI-compatible base URL, e.g. \"http://127.0.0.1:8080/v1\"".into(),
+            ));
+        }
+        let endpoint = Endpoint::parse(self.endpoint.trim()).map_err(|m| bad("endpoint", m))?;
+        if endpoint.scheme == Scheme::Http && !endpoint.is_loopback() && !self.allow_http {
+            return Err(bad(
+                "endpoint",
+                format!(
+                    "{} is plain HTTP to a host that is not loopback, which would send transcript text unencrypted; use https://, or set {key}.allow_http = true",
+                    endpoint.redacted()
+                ),
+            ));
+        }
+        let env = self.api_key_env.trim();
+        if !env.is_empty() && !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(bad(
+                "api_key_env",
+                format!(
+                    "{env:?} is not an environment variable name; give the variable's name (e.g. \"OPENAI_API_KEY\"), never the key itself"
+                ),
+            ));
+        }
+        let timeout = match self.timeout.as_deref() {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => match parse_duration(t) {
+                Ok(d) if d > 0 => Duration::from_millis(d as u64),
+                Ok(_) => return Err(bad("timeout", format!("{t:?} must be more than zero"))),
+                Err(m) => return Err(bad("timeout", m)),
+            },
+        };
+        Ok(Server {
+            endpoint,
+            api_key_env: env.to_owned(),
+            timeout,
+        })
+    }
+}
+
+/// Parse `"500ms"`, `"30s"`, `"30m"`, `"1h"`, `"1h30m"`, `"2d"`, `"0"`, `"-1h"` into signed
+/// milliseconds.
+pub fn parse_duration(text: &str) -> std::result::Result<i64, String> {
+    let t = text.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    if body == "0" {
+        return Ok(0);
+    }
+    let err =
+        || format!("{text:?} is not a duration; write e.g. \"90s\", \"30m\", \"1h\" or \"1h30m\"");
+    let mut total: i64 = 0;
+    let mut rest = body;
+    if rest.is_empty() {
+        return Err(err());
+    }
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(err());
+        }
+        let n: i64 = rest[..digits].parse().map_err(|_| err())?;
+        rest = &rest[digits..];
+        let unit_len = rest.bytes().take_while(|b| b.is_ascii_alphabetic()).count();
+        let ms = match &rest[..unit_len] {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(err()),
+        };
+        rest = &rest[unit_len..];
+        total = n
+            .checked_mul(ms)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(err)?;
+    }
+    Ok(if neg { -total } else { total })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+/// A parsed base URL: scheme, host, optional port, path (no trailing slash) and raw query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub scheme: Scheme,
+    /// Lower-cased; IPv6 without brackets.
+    pub host: String,
+    pub port: Option<u16>,
+    /// `""` or `/v1`-like, never ending in `/`.
+    pub path: String,
+    /// Without the `?`.
+    pub query: String,
+}
+
+/// Path segments that say nothing about the account using them.
+const PLAIN_SEGMENTS: &[&str] = &["v1", "v1beta", "api", "openai"];
+
+impl Endpoint {
+    /// Parse an `http://` or `https://` base URL. The message of an error says what to change.
+    pub fn parse(url: &str) -> std::result::Result<Endpoint, String> {
+        let (scheme, rest) = if let Some(r) = strip_prefix_ci(url, "https://") {
+            (Scheme::Https, r)
+        } else if let Some(r) = strip_prefix_ci(url, "http://") {
+            (Scheme::Http, r)
+        } else {
+            return Err("must start with http:// or https://".into());
+        };
+        if rest.contains('#') {
+            return Err("must not have a #fragment".into());
+        }
+        if rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err("must not contain spaces or control characters".into());
+        }
+        let (before_query, query) = match rest.split_once('?') {
+            Some((a, q)) => (a, q.to_owned()),
+            None => (rest, String::new()),
+        };
+        let (authority, path) = match before_query.find('/') {
+            Some(i) => (&before_query[..i], &before_query[i..]),
+            None => (before_query, ""),
+        };
+        if authority.contains('@') {
+            return Err("must not carry credentials (user:password@); name the variable holding the key in api_key_env instead".into());
+        }
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or("has an unclosed [ in its IPv6 host")?;
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':').ok_or("has junk after its IPv6 host")?),
+            };
+            if h.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(format!("has an invalid IPv6 host [{h}]"));
+            }
+            (h.to_ascii_lowercase(), port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (h.to_ascii_lowercase(), Some(p)),
+                None => (authority.to_ascii_lowercase(), None),
+            }
+        };
+        if host.is_empty() {
+            return Err("has no host".into());
+        }
+        if !host.contains(':')
+            && !host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+        {
+            return Err(format!("has an invalid host {host:?}"));
+        }
+        let port = match port {
+            None => None,
+            Some(p) => Some(
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|&p| p != 0)
+                    .ok_or_else(|| format!("has an invalid port {p:?}"))?,
+            ),
+        };
+        let path = path.trim_end_matches('/').to_owned();
+        Ok(Endpoint {
+            scheme,
+            host,
+            port,
+            path,
+            query,
+        })
+    }
+
+    /// `localhost` or a loopback IP address.
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    }
+
+    fn authority(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        match self.port {
+            Some(p) => format!("{host}:{p}"),
+            None => host,
+        }
+    }
+
+    fn scheme_str(&self) -> &'static str {
+        match self.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    /// The URL of an API route (`/chat/completions`) under this base.
+    pub fn url(&self, route: &str) -> String {
+        let mut u = format!(
+            "{}://{}{}{}",
+            self.scheme_str(),
+            self.authority(),
+            self.path,
+            route
+        );
+        if !self.query.is_empty() {
+            u.push('?');
+            u.push_str(&self.query);
+        }
+        u
+    }
+
+    /// Safe to show: path replaced by `/REDACTED` unless made only of plain segments (`v1`,
+    /// `api`, …), query values masked except `api-version`.
+    pub fn redacted(&self) -> String {
+        let path = if self.path_is_plain() {
+            self.path.clone()
+        } else {
+            "/REDACTED".to_owned()
+        };
+        let mut u = format!("{}://{}{path}", self.scheme_str(), self.authority());
+        if !self.query.is_empty() {
+            let masked: Vec<String> = self
+                .query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, v)) if k.eq_ignore_ascii_case("api-version") => format!("{k}={v}"),
+                    Some((k, _)) => format!("{k}=REDACTED"),
+                    None => "REDACTED".to_owned(),
+                })
+                .collect();
+            u.push('?');
+            u.push_str(&masked.join("&"));
+        }
+        u
+    }
+
+    fn path_is_plain(&self) -> bool {
+        self.path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .all(|s| PLAIN_SEGMENTS.iter().any(|p| p.eq_ignore_ascii_case(s)))
+    }
+
+    /// The URL may carry account material (a path or query that is not plain): server error
+    /// texts, which could echo the URL, are then withheld.
+    pub fn carries_credentials(&self) -> bool {
+        !self.path_is_plain()
+            || self.query.split('&').filter(|kv| !kv.is_empty()).any(|kv| {
+                !kv.split('=')
+                    .next()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("api-version"))
+            })
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    (s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| &s[prefix.len()..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(endpoint: &str, allow_http: bool) -> Result<Server> {
+        ServerConfig {
+            endpoint: endpoint.into(),
+            allow_http,
+            ..Default::default()
+        }
+        .resolve(Path::new("/d/config.toml"), "recall.extract.servers.main")
+    }
+
+    #[test]
+    fn parses_and_builds_routes() {
+        let e = Endpoint::parse("http://127.0.0.1:30000/v1/").unwrap();
+        assert_eq!(
+            e.url("/chat/completions"),
+            "http://127.0.0.1:30000/v1/chat/completions"
+        );
+        let e = Endpoint::parse(
+            "https://x.openai.azure.com/openai/deployments/gpt?api-version=2024-06-01",
+        )
+        .unwrap();
+        assert_eq!(
+            e.url("/chat/completions"),
+            "https://x.openai.azure.com/openai/deployments/gpt/chat/completions?api-version=2024-06-01"
+        );
+        let e = Endpoint::parse("http://[::1]:8080").unwrap();
+        assert!(e.is_loopback());
+        assert_eq!(e.url("/models"), "http://[::1]:8080/models");
+        for bad in [
+            "ftp://x",
+            "http://user:pw@host/v1",
+            "http://host/v1#k",
+            "http://:80",
+            "http://host:99999",
+            "http://ho st",
+        ] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn transport_policy_allows_loopback_http_only() {
+        assert!(server("http://localhost:8080/v1", false).is_ok());
+        assert!(server("http://127.0.0.5/v1", false).is_ok());
+        assert!(server("https://api.example.com/v1", false).is_ok());
+        let err = server("http://api.example.com/v1", false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/d/config.toml")
+                && err.contains("recall.extract.servers.main.endpoint")
+                && err.contains("allow_http"),
+            "{err}"
+        );
+        assert!(server("http://api.example.com/v1", true).is_ok());
+        // A name that merely starts like loopback is not loopback.
+        assert!(server("http://127.0.0.1.example.com/v1", false).is_err());
+        let err = ServerConfig {
+            endpoint: "http://localhost/v1".into(),
+            api_key_env: "sk-live-abc".into(),
+            ..Default::default()
+        }
+        .resolve(Path::new("c.toml"), "k")
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("k.api_key_env"), "{err}");
+    }
+
+    #[test]
+    fn redaction_hides_paths_and_query_values() {
+        let e =
+            Endpoint::parse("https://gw.example.com/acct-123/v1?key=abc&api-version=1").unwrap();
+        assert_eq!(
+            e.redacted(),
+            "https://gw.example.com/REDACTED?key=REDACTED&api-version=1"
+        );
+        assert!(e.carries_credentials());
+        let e = Endpoint::parse("http://127.0.0.1:1234/v1?api-version=2").unwrap();
+        assert_eq!(e.redacted(), "http://127.0.0.1:1234/v1?api-version=2");
+        assert!(!e.carries_credentials());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30m"), Ok(1_800_000));
+        assert_eq!(parse_duration("1h30m"), Ok(5_400_000));
+        assert_eq!(parse_duration("-1h"), Ok(-3_600_000));
+        assert_eq!(parse_duration("500ms"), Ok(500));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("1 hour").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! The outbound guard: every piece of text the client sends passes here first.
+//!
+//! 1. [`Redactor::outbound_text`] removes secrets and absolute paths (paths under the session's
+//!    repository become repo-relative; any other deep, home or `~` path becomes
+//!    `[REDACTED:path]`).
+//! 2. The result is scanned again — secrets *and* paths — and any hit refuses the request
+//!    ([`LlmError::Refused`]): the guard fails closed rather than trusting step 1.
+//!
+//! [`check_joined`] covers what per-string scanning cannot see: a secret split across two
+//! transcript records. It scans the pieces concatenated without separators.
+
+use crate::archive::redact::{Confidence, Redactor};
+
+use super::LlmError;
+
+/// Where text is going out from: decides which absolute paths become relative.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outbound {
+    /// The repository (or working directory) of the session the text came from.
+    pub repo_root: Option<String>,
+    /// The user's home directory (`~/…` and anything below it is always removed).
+    pub home: Option<String>,
+}
+
+impl Outbound {
+    /// Text from a session rooted at `repo_root` (None: no path is kept).
+    pub fn for_root(repo_root: Option<&str>) -> Outbound {
+        Outbound {
+            repo_root: repo_root.map(str::to_owned),
+            home: dirs::home_dir().map(|h| h.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// Redact `text` for sending, then re-scan the result; any remaining secret or absolute
+    /// path refuses it.
+    pub fn clean(&self, text: &str) -> Result<String, LlmError> {
+        let r = Redactor::global();
+        let mut found = Vec::new();
+        let out = r.outbound_text(
+            text,
+            self.repo_root.as_deref(),
+            self.home.as_deref(),
+            &mut found,
+        );
+        self.rescan(&out)?;
+        Ok(out)
+    }
+
+    /// The final check on text about to leave: it must come back from the outbound redactor
+    /// unchanged, with no finding.
+    pub fn rescan(&self, text: &str) -> Result<(), LlmError> {
+        let r = Redactor::global();
+        if let Some(f) = r.scan_text(text).first() {
+            return Err(LlmError::Refused(format!(
+                "the outbound re-scan still found a secret (rule {}) after redaction",
+                f.rule
+            )));
+        }
+        let mut again = Vec::new();
+        r.outbound_text(
+            text,
+            self.repo_root.as_deref(),
+            self.home.as_deref(),
+            &mut again,
+        );
+        if let Some(f) = again.first() {
+            return Err(LlmError::Refused(format!(
+                "the outbound re-scan still found {} after redaction",
+                if f.rule == crate::archive::redact::PATH {
+                    "an absolute path".to_owned()
+                } else {
+                    format!("a secret (rule {})", f.rule)
+                }
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Scan `parts` joined with no separator: a definite secret split across two pieces (two
+/// records of a transcript) shows up here although neither piece holds it. Fails closed.
+pub fn check_joined(parts: &[&str]) -> Result<(), LlmError> {
+    let joined: String = parts.iter().map(|p| p.trim()).collect();
+    match Redactor::global()
+        .scan_text(&joined)
+        .into_iter()
+        .find(|f| f.confidence == Confidence::Definite)
+    {
+        Some(f) => Err(LlmError::Refused(format!(
+            "a secret (rule {}) spans two transcript records; redact it in the transcript or leave this session out",
+            f.rule
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ob() -> Outbound {
+        Outbound {
+            repo_root: Some("/home/ann/repo".into()),
+            home: Some("/home/ann".into()),
+        }
+    }
+
+    #[test]
+    fn clean_redacts_secrets_and_paths() {
+        let out = ob()
+            .clean("edit /home/ann/repo/src/a.rs with key ghp_EXAMPLE00000000000000000000000000000 then cat /home/ann/.aws/credentials")
+            .unwrap();
+        assert_eq!(
+            out,
+            "edit src/a.rs with key [REDACTED:github-pat] then cat [REDACTED:path]"
+        );
+        ob().rescan(&out).unwrap();
+    }
+
+    #[test]
+    fn rescan_refuses_what_is_left() {
+        let err = ob()
+            .rescan("token ghp_EXAMPLE00000000000000000000000000000")
+            .unwrap_err();
+        assert!(matches!(err, LlmError::Refused(_)), "{err}");
+        assert!(!err.to_string().contains("ghp_"), "{err}");
+        assert!(ob().rescan("see /home/ann/notes/x.md").is_err());
+        assert!(ob().rescan("see src/x.md and /tmp").is_ok());
+    }
+
+    #[test]
+    fn joined_pieces_catch_a_split_secret() {
+        assert!(
+            check_joined(&["the key is ghp_EXAMPLE0000000000", "0000000000000000000"]).is_err()
+        );
+        assert!(check_joined(&["first message", "second message"]).is_ok());
+    }
+}

@@ -1,0 +1,405 @@
+//! Model-backed extraction: sessions → units → a model → `unreviewed_auto` entries with
+//! evidence.
+//!
+//! * [`config`]: `[recall.extract]` and its validation into [`Settings`].
+//! * [`segment`]: the `turns-v1` segmenter over Cairn's records.
+//! * [`prompt`]: prompts per unit kind, profiles, the strict reply schema, the generation
+//!   fingerprint. [`output`]: strict validation of replies.
+//! * [`run`]: passes (bounded parallelism, split recovery, the commit guard, progress events).
+//! * [`store`]: generations (building → active → retired), progress, staged entries, the log.
+//! * [`schedule`]: when a daemon should run passes (pure, unit-tested).
+//!
+//! Unlike AgentsView, sessions with secret findings are not excluded: their secrets were
+//! redacted at ingest, every outgoing text passes the outbound redactor, and a re-scan refuses
+//! to send on any hit (see [`crate::llm::outbound`]).
+
+pub mod config;
+pub mod output;
+pub mod prompt;
+pub mod run;
+pub mod schedule;
+pub mod segment;
+pub mod store;
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+pub use config::{ExtractConfig, Settings};
+pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Silent};
+pub use store::{GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
+
+use crate::error::{Error, Result};
+use crate::llm::{ChatMessage, ChatRequest, Client, Usage};
+use segment::Unit;
+
+/// Which sessions a pass (or a preview) covers. All filters combine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Scope {
+    /// One session (`session_key` or the agent's id). Skips the quiet period and the failure
+    /// wait, never the outbound guard.
+    pub session: Option<String>,
+    /// Sessions active at or after this time (`YYYY-MM-DD` or RFC 3339).
+    pub since: Option<String>,
+    /// Sessions of this project.
+    pub project: Option<String>,
+    /// At most this many sessions (0 = all), most recently active first.
+    pub limit: u32,
+}
+
+impl Scope {
+    /// Reject malformed values with a message that says what to write.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(since) = self.since.as_deref() {
+            let ok = since.parse::<jiff::Timestamp>().is_ok()
+                || since.parse::<jiff::civil::Date>().is_ok();
+            if !ok {
+                return Err(Error::Invalid(format!(
+                    "--since {since:?} is not a date; write YYYY-MM-DD or an RFC 3339 time"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `now` (Cairn's timestamp format) minus `ms`, in the same format.
+pub(crate) fn ts_minus(now: &str, ms: i64) -> String {
+    match now.parse::<jiff::Timestamp>() {
+        Ok(t) => t
+            .checked_sub(jiff::SignedDuration::from_millis(ms))
+            .unwrap_or(t)
+            .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string(),
+        Err(_) => now.to_owned(),
+    }
+}
+
+/// What a run with the same scope would send.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Preview {
+    /// `None` when no model is configured (then every session counts as not read).
+    pub fingerprint: Option<String>,
+    pub model: String,
+    pub max_window_chars: u32,
+    pub sessions: u32,
+    /// Units still to read (model calls, before any splitting).
+    pub units: u32,
+    /// Characters sent: prompts, units and context.
+    pub chars: u64,
+    /// ≈ chars / 4, plus the schema on every call.
+    pub estimated_input_tokens: u64,
+    /// Upper bound: units × max_tokens.
+    pub max_output_tokens: u64,
+    pub sessions_list: Vec<SessionPreview>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionPreview {
+    pub session_key: String,
+    pub title: String,
+    pub project: String,
+    pub units_total: u32,
+    pub units_todo: u32,
+    pub chars: u64,
+}
+
+/// Characters per token used by estimates.
+pub const CHARS_PER_TOKEN: u64 = 4;
+
+/// Size and cost of what a run with `scope` would send (nothing is sent).
+pub fn preview(
+    conn: &Connection,
+    settings: &Settings,
+    scope: &Scope,
+    now: &str,
+) -> Result<Preview> {
+    scope.validate()?;
+    let fingerprint = settings.fingerprint();
+    let explicit = scope.session.is_some();
+    let quiet_cutoff = ts_minus(now, settings.quiet_period_ms);
+    let backoff_cutoff = ts_minus(now, settings.failure_backoff_ms);
+    let cands = store::candidates(
+        conn,
+        fingerprint.as_deref(),
+        scope,
+        (!explicit).then_some(quiet_cutoff.as_str()),
+    )?;
+    if explicit && cands.is_empty() {
+        return Err(Error::NotFound(format!(
+            "session {:?} (or it has no records, or it is a sub-agent session); find sessions with `cairn sessions`",
+            scope.session.as_deref().unwrap_or_default()
+        )));
+    }
+    let schema_chars = prompt::schema().to_string().chars().count() as u64;
+    let mut out = Preview {
+        fingerprint: fingerprint.clone(),
+        model: settings.model.clone(),
+        max_window_chars: settings.max_window_chars as u32,
+        ..Default::default()
+    };
+    for c in cands
+        .iter()
+        .filter(|c| run::needs_work(c, &backoff_cutoff, explicit))
+    {
+        if scope.limit > 0 && out.sessions >= scope.limit {
+            break;
+        }
+        let info = store::session_info(conn, c.id)?;
+        let messages = segment::from_records(&store::records(conn, c.id)?);
+        let units = segment::segment(&messages, settings.max_window_chars);
+        let digests: Vec<String> = units.iter().map(Unit::digest).collect();
+        let keep = run::kept(c.progress.as_ref(), &digests);
+        let todo = &units[keep..];
+        if todo.is_empty() {
+            continue;
+        }
+        let chars: u64 = todo
+            .iter()
+            .map(|u| {
+                (settings.prompts.for_kind(u.kind).chars().count()
+                    + prompt::user_message(u, &u.text).chars().count()) as u64
+            })
+            .sum();
+        out.sessions += 1;
+        out.units += todo.len() as u32;
+        out.chars += chars;
+        out.estimated_input_tokens += chars.div_ceil(CHARS_PER_TOKEN)
+            + todo.len() as u64 * schema_chars.div_ceil(CHARS_PER_TOKEN);
+        out.max_output_tokens += todo.len() as u64 * u64::from(settings.max_tokens);
+        out.sessions_list.push(SessionPreview {
+            session_key: info.key,
+            title: info.title,
+            project: info.project,
+            units_total: units.len() as u32,
+            units_todo: todo.len() as u32,
+            chars,
+        });
+    }
+    Ok(out)
+}
+
+/// Where extraction stands (read-only): the configured generation, its coverage, every
+/// generation, the last pass, recent failures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExtractStatus {
+    pub enabled: bool,
+    pub model: String,
+    pub deployment: String,
+    pub profile: String,
+    pub server: Option<String>,
+    /// Redacted.
+    pub endpoint: Option<String>,
+    pub segmenter: String,
+    pub max_window_chars: u32,
+    pub concurrency: u32,
+    /// The configured generation (`None` without a model).
+    pub fingerprint: Option<String>,
+    /// Its state; `None` until its first pass.
+    pub state: Option<GenState>,
+    pub sessions_done: u32,
+    pub sessions_partial: u32,
+    pub sessions_failed: u32,
+    /// Eligible sessions not read yet (or grown since), quiet or not.
+    pub not_started: u32,
+    pub units_done: u32,
+    pub units_total: u32,
+    pub entries: u32,
+    pub entries_published: u32,
+    pub generations: Vec<Generation>,
+    pub last_run: Option<RunLog>,
+    pub failures: Vec<SessionFailure>,
+    pub coverage: Vec<ProjectCoverage>,
+}
+
+pub fn status(conn: &Connection, settings: &Settings) -> Result<ExtractStatus> {
+    let fingerprint = settings.fingerprint();
+    let generations = store::generations(conn, fingerprint.as_deref())?;
+    let mut out = ExtractStatus {
+        enabled: settings.enabled,
+        model: settings.model.clone(),
+        deployment: settings.deployment.clone(),
+        profile: settings.profile.to_owned(),
+        server: settings.server.as_ref().map(|(n, _)| n.clone()),
+        endpoint: settings.server.as_ref().map(|(_, s)| s.endpoint.redacted()),
+        segmenter: segment::SEGMENTER.to_owned(),
+        max_window_chars: settings.max_window_chars as u32,
+        concurrency: settings.concurrency as u32,
+        fingerprint: fingerprint.clone(),
+        last_run: store::last_run(conn)?,
+        ..Default::default()
+    };
+    if let Some(fp) = &fingerprint {
+        if let Some(g) = generations.iter().find(|g| &g.fingerprint == fp) {
+            out.state = Some(g.state);
+            out.units_done = g.units_done;
+            out.units_total = g.units_total;
+            out.entries = g.entries;
+            out.entries_published = g.entries_published;
+        }
+        out.coverage = store::coverage(conn, fp)?;
+        for c in &out.coverage {
+            out.sessions_done += c.done;
+            out.sessions_partial += c.partial;
+            out.sessions_failed += c.failed;
+            out.not_started += c.not_started;
+        }
+        out.failures = store::failures(conn, fp, 20)?
+            .into_iter()
+            .map(|(session_key, error)| SessionFailure { session_key, error })
+            .collect();
+    }
+    out.generations = generations;
+    Ok(out)
+}
+
+/// One doctor check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DoctorCheck {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// `extract doctor`: the settings, then real calls — `/models` and one tiny extraction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExtractDoctor {
+    pub model: String,
+    pub deployment: String,
+    pub server: String,
+    pub endpoint: String,
+    pub profile: String,
+    pub segmenter: String,
+    pub max_window_chars: u32,
+    pub fingerprint: String,
+    pub checks: Vec<DoctorCheck>,
+    /// Entries the probe produced, when it worked.
+    pub probe_entries: Option<u32>,
+    pub usage: Usage,
+}
+
+impl ExtractDoctor {
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+}
+
+/// The probe's synthetic message: a standing preference any model should be able to record.
+pub const PROBE_MESSAGE: &str = "USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on; port 3000 is taken by the API gateway.";
+
+/// Run the doctor's calls with `client` (one attempt each).
+pub fn doctor(settings: &Settings, client: &Client) -> ExtractDoctor {
+    let (server, _) = settings
+        .server
+        .as_ref()
+        .map_or((String::new(), None), |(n, s)| (n.clone(), Some(s)));
+    let mut d = ExtractDoctor {
+        model: settings.model.clone(),
+        deployment: settings.deployment.clone(),
+        server,
+        endpoint: client.endpoint(),
+        profile: settings.profile.to_owned(),
+        segmenter: segment::SEGMENTER.to_owned(),
+        max_window_chars: settings.max_window_chars as u32,
+        fingerprint: settings.fingerprint().unwrap_or_default(),
+        ..Default::default()
+    };
+    let mut client = client.clone();
+    client.retry.max_attempts = 1;
+    match client.models() {
+        Ok(ids) => {
+            let listed = ids.iter().any(|m| m == &settings.model);
+            d.checks.push(DoctorCheck {
+                name: "models".into(),
+                ok: true,
+                detail: if listed {
+                    format!("{} is served", settings.model)
+                } else if ids.is_empty() {
+                    "the server lists no models (some servers do not); the probe decides".into()
+                } else {
+                    format!(
+                        "{} is not in the server's list ({}); the probe decides",
+                        settings.model,
+                        ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                    )
+                },
+            });
+        }
+        Err(e) => d.checks.push(DoctorCheck {
+            name: "models".into(),
+            ok: false,
+            detail: e.to_string(),
+        }),
+    }
+    let req = ChatRequest {
+        model: settings.model.clone(),
+        messages: vec![
+            ChatMessage::system(&settings.prompts.intent),
+            ChatMessage::user(PROBE_MESSAGE),
+        ],
+        temperature: Some(settings.temperature),
+        max_tokens: Some(settings.max_tokens),
+        json_schema: Some((prompt::SCHEMA_NAME.to_owned(), prompt::schema())),
+        extra_body: settings.extra_body.clone(),
+    };
+    let probe = client
+        .chat(&req, &crate::llm::Outbound::for_root(None))
+        .and_then(|reply| {
+            d.usage = reply.usage;
+            output::parse(&reply.content)
+        });
+    d.checks.push(match probe {
+        Ok(entries) => {
+            d.probe_entries = Some(entries.len() as u32);
+            DoctorCheck {
+                name: "probe".into(),
+                ok: true,
+                detail: format!(
+                    "a strict-schema extraction worked: {} entr{} ({} prompt + {} completion tokens)",
+                    entries.len(),
+                    if entries.len() == 1 { "y" } else { "ies" },
+                    d.usage.prompt_tokens,
+                    d.usage.completion_tokens
+                ),
+            }
+        }
+        Err(e) => DoctorCheck {
+            name: "probe".into(),
+            ok: false,
+            detail: e.to_string(),
+        },
+    });
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ts_minus_keeps_the_format() {
+        assert_eq!(
+            ts_minus("2026-02-10T22:03:51.807Z", 60_000),
+            "2026-02-10T22:02:51.807Z"
+        );
+    }
+
+    #[test]
+    fn scope_rejects_a_bad_since() {
+        let s = Scope {
+            since: Some("last week".into()),
+            ..Default::default()
+        };
+        assert!(s.validate().unwrap_err().to_string().contains("YYYY-MM-DD"));
+        let s = Scope {
+            since: Some("2026-01-01".into()),
+            ..Default::default()
+        };
+        assert!(s.validate().is_ok());
+    }
+}

@@ -1,0 +1,481 @@
+//! `[recall.extract]` in `config.toml` (AgentsView's keys, plus `concurrency`), and its
+//! validation into [`Settings`]. Every error names the config file and the key to fix.
+//!
+//! ```toml
+//! [recall.extract]
+//! enabled = true                 # opt-in: extraction sends (redacted) transcript text to the server
+//! model = "qwen3-8b"
+//! deployment = ""                # identity label: same model name, different weights
+//! server = "local"               # required when several servers are defined
+//! max_window_chars = 50000       # action unit size (part of the fingerprint)
+//! max_tokens = 0                 # 0: the profile's default (4096)
+//! quiet_period = "30m"           # a session must be idle this long before it is extracted
+//! backstop_interval = "1h"       # full pass at least this often when scheduled; negative disables
+//! failure_backoff = "1h"         # a failed session (or endpoint) waits this long before a retry
+//! concurrency = 2                # sessions in flight at once
+//!
+//! [recall.extract.servers.local]
+//! endpoint = "http://127.0.0.1:8080/v1"
+//! api_key_env = ""               # name of the variable holding the key, never the key
+//! timeout = "120s"
+//! allow_http = false             # plain HTTP to a non-loopback host
+//!
+//! [recall.extract.prompts]
+//! profile = ""                   # "" = by model name (qwen* → qwen, else base)
+//! dir = ""                       # intent.txt / action.txt / generic.txt overrides
+//!
+//! [recall.extract.request]
+//! temperature = 0.0
+//! extra_body = {}                # merged into the request; may not set reserved keys
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::prompt::{self, Identity, Prompts};
+use crate::error::{Error, Result};
+use crate::llm::client::RESERVED_KEYS;
+use crate::llm::{Server, ServerConfig, parse_duration};
+
+const KEY: &str = "recall.extract";
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractConfig {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub deployment: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, ServerConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window_chars: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_period: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backstop_interval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_backoff: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<i64>,
+    #[serde(default, skip_serializing_if = "PromptsConfig::is_empty")]
+    pub prompts: PromptsConfig,
+    #[serde(default, skip_serializing_if = "RequestConfig::is_empty")]
+    pub request: RequestConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptsConfig {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub profile: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dir: String,
+}
+
+impl PromptsConfig {
+    fn is_empty(&self) -> bool {
+        self == &PromptsConfig::default()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_body: Option<serde_json::Map<String, Value>>,
+}
+
+impl RequestConfig {
+    fn is_empty(&self) -> bool {
+        self == &RequestConfig::default()
+    }
+}
+
+impl ExtractConfig {
+    pub fn is_empty(&self) -> bool {
+        self == &ExtractConfig::default()
+    }
+}
+
+/// Validated extraction settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub enabled: bool,
+    /// Empty when no model is configured (then there is no generation to speak of).
+    pub model: String,
+    pub deployment: String,
+    pub profile: &'static str,
+    /// The selected server and its name; `None` when no server is configured.
+    pub server: Option<(String, Server)>,
+    pub max_window_chars: usize,
+    pub max_tokens: u32,
+    /// Milliseconds.
+    pub quiet_period_ms: i64,
+    /// Milliseconds; `None` = disabled.
+    pub backstop_interval_ms: Option<i64>,
+    pub failure_backoff_ms: i64,
+    pub concurrency: usize,
+    pub prompts: Prompts,
+    pub temperature: f64,
+    pub extra_body: serde_json::Map<String, Value>,
+    /// The config file, for messages.
+    pub config_path: PathBuf,
+}
+
+impl Settings {
+    /// The generation identity; `None` without a model.
+    pub fn identity(&self) -> Option<Identity> {
+        (!self.model.is_empty()).then(|| Identity {
+            model: self.model.clone(),
+            deployment: self.deployment.clone(),
+            max_window_chars: self.max_window_chars,
+            prompts: self.prompts.clone(),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            extra_body: self.extra_body.clone(),
+        })
+    }
+
+    pub fn fingerprint(&self) -> Option<String> {
+        self.identity().map(|i| i.fingerprint())
+    }
+
+    /// Ready to send: enabled, a model and a server.
+    pub fn runnable(&self) -> Result<(&str, &Server)> {
+        let err = |m: String| Error::Config {
+            path: self.config_path.clone(),
+            message: m,
+        };
+        if !self.enabled {
+            return Err(err(format!(
+                "{KEY}.enabled is false; extraction sends redacted transcript text to a model server, so it runs only when you set `enabled = true` under [{KEY}]"
+            )));
+        }
+        match &self.server {
+            Some((name, s)) => Ok((name, s)),
+            None => Err(err(format!(
+                "{KEY}.servers: no model server is defined; add [{KEY}.servers.<name>] with an endpoint"
+            ))),
+        }
+    }
+}
+
+impl ExtractConfig {
+    /// Validate. `config_path` is named in every error.
+    pub fn resolve(&self, config_path: &Path) -> Result<Settings> {
+        let err = |key: &str, m: String| Error::Config {
+            path: config_path.to_owned(),
+            message: format!("{KEY}.{key}: {m}"),
+        };
+        let model = self.model.trim().to_owned();
+        if self.enabled && model.is_empty() {
+            return Err(err(
+                "model",
+                "is required when extraction is enabled; name the model the server serves".into(),
+            ));
+        }
+        let server = if self.servers.is_empty() {
+            if !self.server.is_empty() {
+                return Err(err(
+                    "server",
+                    format!(
+                        "names {:?} but no [{KEY}.servers.{}] table exists",
+                        self.server, self.server
+                    ),
+                ));
+            }
+            if self.enabled {
+                return Err(err(
+                    "servers",
+                    format!(
+                        "define the model server: [{KEY}.servers.local] with endpoint = \"http://127.0.0.1:8080/v1\""
+                    ),
+                ));
+            }
+            None
+        } else {
+            let name = if self.server.is_empty() {
+                if self.servers.len() > 1 {
+                    return Err(err(
+                        "server",
+                        format!(
+                            "is required when several servers are defined; pick one of: {}",
+                            self.servers.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                self.servers.keys().next().cloned().unwrap_or_default()
+            } else {
+                self.server.clone()
+            };
+            let cfg = self.servers.get(&name).ok_or_else(|| {
+                err(
+                    "server",
+                    format!(
+                        "names {name:?}, which is not defined; defined: {}",
+                        self.servers.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?;
+            Some((
+                name.clone(),
+                cfg.resolve(config_path, &format!("{KEY}.servers.{name}"))?,
+            ))
+        };
+        let max_window_chars = match self.max_window_chars {
+            None => 50_000,
+            Some(n) if n > 0 => n as usize,
+            Some(n) => {
+                return Err(err(
+                    "max_window_chars",
+                    format!("must be more than 0 (is {n})"),
+                ));
+            }
+        };
+        let profile = prompt::profile(&self.prompts.profile, &model).ok_or_else(|| {
+            err(
+                "prompts.profile",
+                format!(
+                    "unknown profile {:?}; known: {}",
+                    self.prompts.profile,
+                    prompt::PROFILES.join(", ")
+                ),
+            )
+        })?;
+        let max_tokens = match self.max_tokens {
+            None | Some(0) => profile.max_tokens,
+            Some(n) if n > 0 && n <= i64::from(u32::MAX) => n as u32,
+            Some(n) => {
+                return Err(err(
+                    "max_tokens",
+                    format!("must be 0 (the profile's default) or more (is {n})"),
+                ));
+            }
+        };
+        let dur = |key: &str, v: &Option<String>, default: i64| -> Result<i64> {
+            match v {
+                None => Ok(default),
+                Some(t) => parse_duration(t).map_err(|m| err(key, m)),
+            }
+        };
+        let quiet_period_ms = dur("quiet_period", &self.quiet_period, 30 * 60_000)?;
+        if quiet_period_ms < 0 {
+            return Err(err("quiet_period", "may not be negative".into()));
+        }
+        let backstop = dur("backstop_interval", &self.backstop_interval, 3_600_000)?;
+        if backstop == 0 {
+            return Err(err(
+                "backstop_interval",
+                "may not be 0; use a negative value such as \"-1h\" to disable the backstop".into(),
+            ));
+        }
+        let failure_backoff_ms = dur("failure_backoff", &self.failure_backoff, 3_600_000)?;
+        if failure_backoff_ms <= 0 {
+            return Err(err("failure_backoff", "must be more than 0".into()));
+        }
+        let concurrency = match self.concurrency {
+            None => 2,
+            Some(n) if (1..=16).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(err(
+                    "concurrency",
+                    format!("must be between 1 and 16 (is {n})"),
+                ));
+            }
+        };
+        let temperature = self.request.temperature.unwrap_or(profile.temperature);
+        if !(0.0..=2.0).contains(&temperature) {
+            return Err(err(
+                "request.temperature",
+                format!("must be between 0 and 2 (is {temperature})"),
+            ));
+        }
+        let mut extra_body = profile.extra_body.clone();
+        for (k, v) in self.request.extra_body.iter().flatten() {
+            if RESERVED_KEYS.contains(&k.as_str()) {
+                return Err(err(
+                    "request.extra_body",
+                    format!(
+                        "may not set `{k}`; these are set by Cairn: {}",
+                        RESERVED_KEYS.join(", ")
+                    ),
+                ));
+            }
+            extra_body.insert(k.clone(), v.clone());
+        }
+        let prompts = load_prompts(&self.prompts.dir, config_path)?;
+        Ok(Settings {
+            enabled: self.enabled,
+            model,
+            deployment: self.deployment.trim().to_owned(),
+            profile: profile.name,
+            server,
+            max_window_chars,
+            max_tokens,
+            quiet_period_ms,
+            backstop_interval_ms: (backstop > 0).then_some(backstop),
+            failure_backoff_ms,
+            concurrency,
+            prompts,
+            temperature,
+            extra_body,
+            config_path: config_path.to_owned(),
+        })
+    }
+}
+
+/// Built-in prompts, overridden by `intent.txt` / `action.txt` in `dir`; `generic.txt` stands
+/// in for either when its own file is absent. A relative dir is relative to the config file.
+fn load_prompts(dir: &str, config_path: &Path) -> Result<Prompts> {
+    let mut prompts = Prompts::default();
+    let dir = dir.trim();
+    if dir.is_empty() {
+        return Ok(prompts);
+    }
+    let dir = match (dir.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => {
+            let p = PathBuf::from(dir);
+            if p.is_absolute() {
+                p
+            } else {
+                config_path.parent().unwrap_or(Path::new(".")).join(p)
+            }
+        }
+    };
+    if !dir.is_dir() {
+        return Err(Error::Config {
+            path: config_path.to_owned(),
+            message: format!("{KEY}.prompts.dir: {} is not a directory", dir.display()),
+        });
+    }
+    let read = |name: &str| -> Result<Option<String>> {
+        let path = dir.join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(t) if t.trim().is_empty() => Err(Error::Config {
+                path: config_path.to_owned(),
+                message: format!(
+                    "{KEY}.prompts.dir: {} is empty; delete it to use the built-in prompt",
+                    path.display()
+                ),
+            }),
+            Ok(t) => Ok(Some(t.trim().to_owned())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::Read { path, source: e }),
+        }
+    };
+    let generic = read("generic.txt")?;
+    if let Some(t) = read("intent.txt")?.or_else(|| generic.clone()) {
+        prompts.intent = t;
+    }
+    if let Some(t) = read("action.txt")?.or(generic) {
+        prompts.action = t;
+    }
+    Ok(prompts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> Result<Settings> {
+        let c: ExtractConfig = toml::from_str(toml_text).unwrap();
+        c.resolve(Path::new("/data/config.toml"))
+    }
+
+    #[test]
+    fn defaults_and_server_selection() {
+        let s = parse("enabled = true\nmodel = \"qwen3\"\n[servers.a]\nendpoint = \"http://127.0.0.1:9/v1\"\n").unwrap();
+        assert_eq!(s.max_window_chars, 50_000);
+        assert_eq!(s.max_tokens, 4096);
+        assert_eq!(s.quiet_period_ms, 1_800_000);
+        assert_eq!(s.backstop_interval_ms, Some(3_600_000));
+        assert_eq!(s.concurrency, 2);
+        assert_eq!(s.profile, "qwen");
+        assert_eq!(s.server.as_ref().unwrap().0, "a");
+        assert!(s.runnable().is_ok());
+        let off = parse("model = \"m\"").unwrap();
+        assert!(off.server.is_none() && off.runnable().is_err());
+        assert!(
+            parse("backstop_interval = \"-1h\"")
+                .unwrap()
+                .backstop_interval_ms
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        for (text, key) in [
+            (
+                "enabled = true\n[servers.a]\nendpoint = \"http://127.0.0.1:9\"",
+                "recall.extract.model",
+            ),
+            (
+                "model = \"m\"\n[servers.a]\nendpoint = \"http://a:1\"\n[servers.b]\nendpoint = \"http://b:1\"",
+                "recall.extract.server",
+            ),
+            (
+                "model = \"m\"\n[servers.a]\nendpoint = \"http://example.com/v1\"",
+                "recall.extract.servers.a.endpoint",
+            ),
+            ("max_window_chars = 0", "recall.extract.max_window_chars"),
+            ("max_tokens = -1", "recall.extract.max_tokens"),
+            ("quiet_period = \"soon\"", "recall.extract.quiet_period"),
+            (
+                "backstop_interval = \"0\"",
+                "recall.extract.backstop_interval",
+            ),
+            ("failure_backoff = \"0\"", "recall.extract.failure_backoff"),
+            ("concurrency = 0", "recall.extract.concurrency"),
+            (
+                "[prompts]\nprofile = \"gpt\"",
+                "recall.extract.prompts.profile",
+            ),
+            (
+                "[request]\nextra_body = { model = \"x\" }",
+                "recall.extract.request.extra_body",
+            ),
+            (
+                "[request]\ntemperature = 3.0",
+                "recall.extract.request.temperature",
+            ),
+            (
+                "[prompts]\ndir = \"/nonexistent-cairn-prompts\"",
+                "recall.extract.prompts.dir",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains("/data/config.toml") && e.contains(key),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn prompt_overrides_from_a_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("generic.txt"), "GENERIC").unwrap();
+        std::fs::write(dir.path().join("intent.txt"), "INTENT").unwrap();
+        let p = load_prompts(&dir.path().to_string_lossy(), Path::new("/c.toml")).unwrap();
+        assert_eq!(
+            (p.intent.as_str(), p.action.as_str()),
+            ("INTENT", "GENERIC")
+        );
+        std::fs::write(dir.path().join("action.txt"), "  \n").unwrap();
+        assert!(load_prompts(&dir.path().to_string_lossy(), Path::new("/c.toml")).is_err());
+    }
+}

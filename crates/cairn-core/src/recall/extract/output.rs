@@ -1,0 +1,213 @@
+//! Strict validation of a model's reply against [`super::prompt::schema`]: unknown keys, nulls,
+//! wrong types, blank titles or bodies and out-of-range values are protocol violations, never
+//! silently repaired.
+
+use serde_json::{Map, Value};
+
+use super::prompt::{
+    MAX_BODY, MAX_ENTITIES, MAX_ENTITY, MAX_ENTRIES, MAX_TITLE, MAX_TRIGGER, TYPES,
+};
+use crate::llm::LlmError;
+use crate::recall::model::EntryType;
+
+/// One entry as the model returned it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawEntry {
+    pub entry_type: EntryType,
+    pub title: String,
+    pub body: String,
+    pub trigger: String,
+    pub confidence: f64,
+    pub entities: Vec<String>,
+    pub first: i64,
+    pub last: i64,
+}
+
+fn violation(m: String) -> LlmError {
+    LlmError::Protocol(format!("the reply does not follow the schema: {m}"))
+}
+
+fn exact_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), LlmError> {
+    if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(violation(format!(
+            "{at} has an unknown key {:?}",
+            crate::text::one_line(k, 40)
+        )));
+    }
+    if let Some(k) = keys.iter().find(|k| !o.contains_key(**k)) {
+        return Err(violation(format!("{at} lacks {k:?}")));
+    }
+    Ok(())
+}
+
+fn string(v: &Value, at: &str, max: usize, non_blank: bool) -> Result<String, LlmError> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| violation(format!("{at} is not a string")))?;
+    let t = s.trim();
+    if non_blank && t.is_empty() {
+        return Err(violation(format!("{at} is blank")));
+    }
+    if t.chars().count() > max {
+        return Err(violation(format!("{at} is longer than {max} characters")));
+    }
+    Ok(t.to_owned())
+}
+
+/// Parse and validate a reply.
+pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
+    let v: Value =
+        serde_json::from_str(content.trim()).map_err(|e| violation(format!("not JSON ({e})")))?;
+    let top = v
+        .as_object()
+        .ok_or_else(|| violation("the reply is not an object".into()))?;
+    exact_keys(top, &["entries"], "the reply")?;
+    let entries = top["entries"]
+        .as_array()
+        .ok_or_else(|| violation("entries is not an array".into()))?;
+    if entries.len() > MAX_ENTRIES {
+        return Err(violation(format!("more than {MAX_ENTRIES} entries")));
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let at = format!("entries[{i}]");
+        let o = e
+            .as_object()
+            .ok_or_else(|| violation(format!("{at} is not an object")))?;
+        exact_keys(
+            o,
+            &[
+                "type",
+                "title",
+                "body",
+                "trigger",
+                "confidence",
+                "entities",
+                "evidence",
+            ],
+            &at,
+        )?;
+        let t = o["type"]
+            .as_str()
+            .ok_or_else(|| violation(format!("{at}.type is not a string")))?;
+        let entry_type = TYPES
+            .iter()
+            .copied()
+            .find(|x| x.as_str() == t)
+            .ok_or_else(|| {
+                violation(format!(
+                    "{at}.type {:?} is not allowed",
+                    crate::text::one_line(t, 40)
+                ))
+            })?;
+        let confidence = o["confidence"]
+            .as_f64()
+            .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
+            .ok_or_else(|| violation(format!("{at}.confidence is not a number from 0 to 1")))?;
+        let ents = o["entities"]
+            .as_array()
+            .ok_or_else(|| violation(format!("{at}.entities is not an array")))?;
+        if ents.len() > MAX_ENTITIES {
+            return Err(violation(format!(
+                "{at}.entities has more than {MAX_ENTITIES} items"
+            )));
+        }
+        let mut entities = Vec::new();
+        for (j, x) in ents.iter().enumerate() {
+            let s = string(x, &format!("{at}.entities[{j}]"), MAX_ENTITY, false)?;
+            if !s.is_empty() && !entities.contains(&s) {
+                entities.push(s);
+            }
+        }
+        let ev = o["evidence"]
+            .as_object()
+            .ok_or_else(|| violation(format!("{at}.evidence is not an object")))?;
+        exact_keys(ev, &["first", "last"], &format!("{at}.evidence"))?;
+        let int = |k: &str| {
+            ev[k]
+                .as_i64()
+                .ok_or_else(|| violation(format!("{at}.evidence.{k} is not an integer")))
+        };
+        out.push(RawEntry {
+            entry_type,
+            title: string(&o["title"], &format!("{at}.title"), MAX_TITLE, true)?,
+            body: string(&o["body"], &format!("{at}.body"), MAX_BODY, true)?,
+            trigger: string(&o["trigger"], &format!("{at}.trigger"), MAX_TRIGGER, false)?,
+            confidence,
+            entities,
+            first: int("first")?,
+            last: int("last")?,
+        });
+    }
+    Ok(out)
+}
+
+/// The entry's evidence range: what the model cited, clamped into the unit's range; the whole
+/// unit when the citation misses it entirely.
+pub fn evidence_range(e: &RawEntry, start: u32, end: u32) -> (u32, u32) {
+    let (a, b) = if e.first <= e.last {
+        (e.first, e.last)
+    } else {
+        (e.last, e.first)
+    };
+    let (lo, hi) = (a.max(i64::from(start)), b.min(i64::from(end)));
+    if lo > hi {
+        (start, end)
+    } else {
+        (lo as u32, hi as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(extra: &str) -> String {
+        format!(
+            r#"{{"entries":[{{"type":"fact","title":" T ","body":"B","trigger":"","confidence":0.5,"entities":["a","a",""],"evidence":{{"first":3,"last":4}}{extra}}}]}}"#
+        )
+    }
+
+    #[test]
+    fn accepts_a_valid_reply_and_an_empty_one() {
+        let e = parse(&entry("")).unwrap();
+        assert_eq!(e[0].title, "T");
+        assert_eq!(e[0].entities, ["a"]);
+        assert!(parse(r#"{"entries": []}"#).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rejects_every_deviation() {
+        for bad in [
+            entry(r#","extra":1"#),
+            r#"{"entries":[],"more":1}"#.to_owned(),
+            entry("").replace("\"fact\"", "\"rumour\""),
+            entry("").replace("\" T \"", "\"  \""),
+            entry("").replace("\"B\"", "null"),
+            entry("").replace("0.5", "1.5"),
+            entry("").replace("\"first\":3", "\"first\":\"3\""),
+            entry("").replace(",\"trigger\":\"\"", ""),
+            "```json\n{\"entries\":[]}\n```".to_owned(),
+            format!(
+                r#"{{"entries":[{{"type":"fact","title":"{}","body":"b","trigger":"","confidence":0,"entities":[],"evidence":{{"first":0,"last":0}}}}]}}"#,
+                "x".repeat(501)
+            ),
+        ] {
+            let err = parse(&bad).unwrap_err();
+            assert!(matches!(err, LlmError::Protocol(_)), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn evidence_is_clamped_into_the_unit() {
+        let mut e = parse(&entry("")).unwrap().remove(0);
+        assert_eq!(evidence_range(&e, 2, 9), (3, 4));
+        assert_eq!(evidence_range(&e, 4, 9), (4, 4));
+        e.first = 50;
+        e.last = 60;
+        assert_eq!(evidence_range(&e, 2, 9), (2, 9));
+        e.first = 7;
+        e.last = 5;
+        assert_eq!(evidence_range(&e, 2, 9), (5, 7));
+    }
+}

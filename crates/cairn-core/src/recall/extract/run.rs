@@ -1,0 +1,614 @@
+//! Extraction passes: pick the sessions in scope, segment them, ask the model about each unit
+//! (splitting units that do not fit), and commit each unit's entries through the commit guard.
+//! Sessions run `concurrency` at a time; units of one session run in order.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::config::Settings;
+use super::output::{self, RawEntry};
+use super::prompt::{self, Identity};
+use super::segment::{self, Message, Unit};
+use super::store::{self as xstore, Candidate, Commit, GenState, Progress};
+use super::{Scope, ts_minus};
+use crate::archive::store::Store;
+use crate::error::{Error, Result};
+use crate::llm::{ChatMessage, ChatRequest, Client, LlmError, Outbound, Usage, outbound};
+use crate::recall::evidence;
+use crate::recall::model::{ReviewState, Scope as EntryScope, Status};
+use crate::recall::store::NewEntry;
+
+/// At most this many model calls for one unit, splits included; past it the session fails.
+pub const MAX_CALLS_PER_UNIT: u32 = 256;
+
+/// A pass's options.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub scope: Scope,
+    /// Set to stop the pass after the units in flight (progress stays resumable).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Progress of a pass, as it happens. Serialisable: the desktop forwards these as events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    PassStarted {
+        fingerprint: String,
+        sessions: u32,
+    },
+    SessionStarted {
+        session_key: String,
+        title: String,
+        units_total: u32,
+        units_todo: u32,
+    },
+    UnitDone {
+        session_key: String,
+        unit: u32,
+        units_total: u32,
+        entries: u32,
+    },
+    SessionDone {
+        session_key: String,
+        entries: u32,
+    },
+    SessionFailed {
+        session_key: String,
+        error: String,
+    },
+    Aborted {
+        error: String,
+    },
+    Activated {
+        fingerprint: String,
+    },
+}
+
+/// Receives [`Event`]s (from worker threads).
+pub trait ExtractProgress: Sync {
+    fn event(&self, _event: &Event) {}
+}
+
+/// No progress reporting.
+pub struct Silent;
+impl ExtractProgress for Silent {}
+
+/// A failed session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionFailure {
+    pub session_key: String,
+    pub error: String,
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunReport {
+    pub fingerprint: String,
+    /// Sessions read to their end in this pass (sessions with nothing to read are not
+    /// counted, as in [`super::Preview::sessions`]).
+    pub sessions: u32,
+    pub failed: u32,
+    /// Units read (committed) in this pass.
+    pub units: u32,
+    /// New entries.
+    pub entries: u32,
+    /// Model calls made (splits included).
+    pub calls: u32,
+    pub usage: Usage,
+    pub activated: bool,
+    /// The endpoint-scoped error that stopped the pass, if one did.
+    pub aborted: Option<String>,
+    pub cancelled: bool,
+    pub failures: Vec<SessionFailure>,
+}
+
+/// One pass over the sessions in scope.
+pub struct Pass<'a> {
+    pub db: &'a Mutex<Store>,
+    pub settings: &'a Settings,
+    pub identity: &'a Identity,
+    pub client: &'a Client,
+    pub progress: &'a dyn ExtractProgress,
+    pub now: String,
+}
+
+fn lock(db: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    db.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a session needs work: never read, grown since it was read, or failed long enough
+/// ago (an explicit `--session` skips the failure wait).
+pub(crate) fn needs_work(c: &Candidate, backoff_cutoff: &str, explicit: bool) -> bool {
+    match &c.progress {
+        None => true,
+        Some(p) if p.covered_ordinal != c.next_ordinal => true,
+        Some(p) if p.state == "done" => false,
+        Some(p) if p.state == "failed" => explicit || p.updated_at.as_str() <= backoff_cutoff,
+        Some(_) => true,
+    }
+}
+
+/// The units of `digests` that `begin` would keep (already read, unchanged).
+pub(crate) fn kept(progress: Option<&Progress>, digests: &[String]) -> usize {
+    progress.map_or(0, |p| {
+        p.digests
+            .iter()
+            .zip(digests)
+            .take(p.cursor as usize)
+            .take_while(|(a, b)| a == b)
+            .count()
+    })
+}
+
+impl Pass<'_> {
+    pub fn run(&self, opts: &RunOptions) -> Result<RunReport> {
+        let s = self.settings;
+        let fp = self.identity.fingerprint();
+        let quiet_cutoff = ts_minus(&self.now, s.quiet_period_ms);
+        let state = {
+            let store = lock(self.db);
+            xstore::ensure_generation(store.conn(), self.identity, &self.now)?
+        };
+        if state == GenState::Retired {
+            return Err(Error::Invalid(format!(
+                "generation {} was retired; change [recall.extract] (model, prompts, request) to start a new one",
+                &fp[..12]
+            )));
+        }
+        let explicit = opts.scope.session.is_some();
+        let todo: Vec<Candidate> = {
+            let store = lock(self.db);
+            let cands = xstore::candidates(
+                store.conn(),
+                Some(&fp),
+                &opts.scope,
+                (!explicit).then_some(quiet_cutoff.as_str()),
+            )?;
+            if explicit && cands.is_empty() {
+                return Err(Error::NotFound(format!(
+                    "session {:?} (or it has no records, or it is a sub-agent session); find sessions with `cairn sessions`",
+                    opts.scope.session.as_deref().unwrap_or_default()
+                )));
+            }
+            let backoff_cutoff = ts_minus(&self.now, s.failure_backoff_ms);
+            let mut todo: Vec<Candidate> = cands
+                .into_iter()
+                .filter(|c| needs_work(c, &backoff_cutoff, explicit))
+                .collect();
+            if opts.scope.limit > 0 {
+                todo.truncate(opts.scope.limit as usize);
+            }
+            todo
+        };
+        self.progress.event(&Event::PassStarted {
+            fingerprint: fp.clone(),
+            sessions: todo.len() as u32,
+        });
+        let report = Mutex::new(RunReport {
+            fingerprint: fp.clone(),
+            ..Default::default()
+        });
+        let abort: Mutex<Option<String>> = Mutex::new(None);
+        let next = AtomicUsize::new(0);
+        let stop = || {
+            abort
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+                || opts
+                    .cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(Ordering::Relaxed))
+        };
+        std::thread::scope(|scope| {
+            for _ in 0..s.concurrency.min(todo.len()) {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= todo.len() || stop() {
+                            break;
+                        }
+                        self.session(&fp, &todo[i], &report, &abort, &stop);
+                    }
+                });
+            }
+        });
+        let mut report = report.into_inner().unwrap_or_else(PoisonError::into_inner);
+        report.aborted = abort.into_inner().unwrap_or_else(PoisonError::into_inner);
+        report.cancelled = opts
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed));
+        if let Some(e) = &report.aborted {
+            self.progress.event(&Event::Aborted { error: e.clone() });
+        }
+        let mut store = lock(self.db);
+        let path = store.path().to_owned();
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+        if report.aborted.is_none()
+            && !report.cancelled
+            && xstore::state(&tx, &fp)? == Some(GenState::Building)
+        {
+            let r = xstore::readiness(&tx, &fp, &quiet_cutoff)?;
+            if r.partial == 0 && r.uncovered == 0 && r.publishable > 0 {
+                xstore::activate(&tx, &fp, &quiet_cutoff, &self.now)?;
+                report.activated = true;
+            }
+        }
+        xstore::log_run(
+            &tx,
+            &xstore::RunLog {
+                fingerprint: fp.clone(),
+                started_at: self.now.clone(),
+                finished_at: Some(crate::archive::capture::now()),
+                sessions: report.sessions,
+                failed: report.failed,
+                units: report.units,
+                entries: report.entries,
+                activated: report.activated,
+                aborted: report.aborted.clone(),
+            },
+        )?;
+        tx.commit()
+            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+        if report.activated {
+            self.progress.event(&Event::Activated { fingerprint: fp });
+        }
+        Ok(report)
+    }
+
+    /// Read one session to its end (or until the pass stops).
+    fn session(
+        &self,
+        fp: &str,
+        cand: &Candidate,
+        report: &Mutex<RunReport>,
+        abort: &Mutex<Option<String>>,
+        stop: &dyn Fn() -> bool,
+    ) {
+        let rep = || report.lock().unwrap_or_else(PoisonError::into_inner);
+        let fail = |error: String| {
+            let now = crate::archive::capture::now();
+            {
+                let store = lock(self.db);
+                if let Err(e) = xstore::fail(store.conn(), fp, cand.id, &error, &now) {
+                    tracing::warn!("recording an extraction failure: {e}");
+                }
+            }
+            self.progress.event(&Event::SessionFailed {
+                session_key: cand.key.clone(),
+                error: error.clone(),
+            });
+            let mut r = rep();
+            r.failed += 1;
+            r.failures.push(SessionFailure {
+                session_key: cand.key.clone(),
+                error,
+            });
+        };
+        let loaded = {
+            let store = lock(self.db);
+            xstore::session_info(store.conn(), cand.id)
+                .and_then(|info| Ok((info, xstore::records(store.conn(), cand.id)?)))
+        };
+        let (info, rows) = match loaded {
+            Ok(x) => x,
+            Err(e) => return fail(e.to_string()),
+        };
+        let messages = segment::from_records(&rows);
+        let units = segment::segment(&messages, self.settings.max_window_chars);
+        let digests: Vec<String> = units.iter().map(Unit::digest).collect();
+        let content_digest = segment::units_digest(&digests);
+        let begun = {
+            let mut store = lock(self.db);
+            let now = crate::archive::capture::now();
+            let path = store.path().to_owned();
+            let dbe = |e| crate::archive::store::db_err(&path, e);
+            store
+                .conn_mut()
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(dbe)
+                .and_then(|tx| {
+                    let cursor = xstore::begin(
+                        &tx,
+                        fp,
+                        cand.id,
+                        &digests,
+                        &content_digest,
+                        info.next_ordinal,
+                        &now,
+                    )?;
+                    tx.commit().map_err(dbe)?;
+                    Ok(cursor)
+                })
+        };
+        let cursor = match begun {
+            Ok(c) => c,
+            Err(e) => return fail(e.to_string()),
+        };
+        let total = units.len() as u32;
+        if cursor >= total {
+            // Nothing to read (no visible records, or only hidden ones were added): marked
+            // done by `begin`, not counted as a session read.
+            return;
+        }
+        // Fail closed before anything is sent: a secret split across two records.
+        let visible: Vec<&str> = messages
+            .iter()
+            .filter(|m| !m.hidden)
+            .map(|m| m.content.as_str())
+            .collect();
+        if let Err(e) = outbound::check_joined(&visible) {
+            return fail(e.to_string());
+        }
+        self.progress.event(&Event::SessionStarted {
+            session_key: cand.key.clone(),
+            title: info.title.clone(),
+            units_total: total,
+            units_todo: total - cursor,
+        });
+        let ob = Outbound::for_root(info.root.as_deref());
+        let mut new_entries = 0;
+        for u in cursor..total {
+            if stop() {
+                return;
+            }
+            let unit = &units[u as usize];
+            let mut calls = 0;
+            let mut usage = Usage::default();
+            let raw = self.distill(unit, &unit.text, &ob, &mut calls, &mut usage);
+            {
+                let mut r = rep();
+                r.calls += calls;
+                r.usage += usage;
+            }
+            let raw = match raw {
+                Ok(r) => r,
+                Err(e) if e.scope() == crate::llm::Scope::Endpoint => {
+                    let mut a = abort.lock().unwrap_or_else(PoisonError::into_inner);
+                    if a.is_none() {
+                        *a = Some(e.to_string());
+                    }
+                    return;
+                }
+                Err(e) => {
+                    return fail(format!(
+                        "unit {} (records {}-{}): {e}",
+                        u + 1,
+                        unit.start,
+                        unit.end
+                    ));
+                }
+            };
+            let committed = self.commit(
+                fp,
+                &info,
+                &messages,
+                unit,
+                u,
+                &digests[u as usize],
+                &content_digest,
+                &raw,
+            );
+            match committed {
+                Ok(Commit::Written { new_entries: n, .. }) => {
+                    new_entries += n;
+                    {
+                        let mut r = rep();
+                        r.units += 1;
+                        r.entries += n;
+                    }
+                    self.progress.event(&Event::UnitDone {
+                        session_key: cand.key.clone(),
+                        unit: u + 1,
+                        units_total: total,
+                        entries: n,
+                    });
+                }
+                // Another pass moved this session on; it owns it now.
+                Ok(Commit::Conflict) => return,
+                Err(e) => return fail(e.to_string()),
+            }
+        }
+        rep().sessions += 1;
+        self.progress.event(&Event::SessionDone {
+            session_key: cand.key.clone(),
+            entries: new_entries,
+        });
+    }
+
+    /// Ask the model about `text` (a unit or a piece of one); on overflow or truncation, halve
+    /// it and ask about each half, down to a floor.
+    fn distill(
+        &self,
+        unit: &Unit,
+        text: &str,
+        ob: &Outbound,
+        calls: &mut u32,
+        usage: &mut Usage,
+    ) -> std::result::Result<Vec<RawEntry>, LlmError> {
+        *calls += 1;
+        if *calls > MAX_CALLS_PER_UNIT {
+            return Err(LlmError::Reply(format!(
+                "needed more than {MAX_CALLS_PER_UNIT} model calls after splitting"
+            )));
+        }
+        let s = self.settings;
+        let req = ChatRequest {
+            model: s.model.clone(),
+            messages: vec![
+                ChatMessage::system(s.prompts.for_kind(unit.kind)),
+                ChatMessage::user(prompt::user_message(unit, text)),
+            ],
+            temperature: Some(s.temperature),
+            max_tokens: Some(s.max_tokens),
+            json_schema: Some((prompt::SCHEMA_NAME.to_owned(), prompt::schema())),
+            extra_body: s.extra_body.clone(),
+        };
+        match self.client.chat(&req, ob) {
+            Ok(reply) => {
+                *usage += reply.usage;
+                output::parse(&reply.content)
+            }
+            Err(e) if e.scope() == crate::llm::Scope::Split => {
+                let floor = (s.max_window_chars / 8).clamp(1, 2000);
+                if text.chars().count() <= floor {
+                    return Err(LlmError::Reply(format!(
+                        "does not fit the model even split down to {floor} characters ({e})"
+                    )));
+                }
+                let (a, b) = split_text(text);
+                let mut out = self.distill(unit, a, ob, calls, usage)?;
+                out.extend(self.distill(unit, b, ob, calls, usage)?);
+                Ok(out)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn commit(
+        &self,
+        fp: &str,
+        info: &xstore::SessionInfo,
+        messages: &[Message],
+        unit: &Unit,
+        u: u32,
+        unit_digest: &str,
+        content_digest: &str,
+        raw: &[RawEntry],
+    ) -> Result<Commit> {
+        let now = crate::archive::capture::now();
+        let mut store = lock(self.db);
+        let path = store.path().to_owned();
+        let dbe = |e| crate::archive::store::db_err(&path, e);
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(dbe)?;
+        let mut entries = Vec::with_capacity(raw.len());
+        for (j, r) in raw.iter().enumerate() {
+            let (a, b) = output::evidence_range(r, unit.start, unit.end);
+            let snippet = snippet(messages, a, b);
+            let bound =
+                evidence::bind(&tx, info.id, &info.key, a, b, &[], &snippet).or_else(|_| {
+                    evidence::bind(&tx, info.id, &info.key, unit.start, unit.end, &[], &snippet)
+                })?;
+            entries.push(NewEntry {
+                id: entry_id(fp, &info.key, unit_digest, j),
+                entry_type: r.entry_type,
+                scope: EntryScope::Project,
+                status: Status::Archived,
+                review_state: ReviewState::UnreviewedAuto,
+                title: r.title.clone(),
+                body: if r.entities.is_empty() {
+                    r.body.clone()
+                } else {
+                    format!("{}\n\nEntities: {}", r.body, r.entities.join("; "))
+                },
+                trigger: r.trigger.clone(),
+                confidence: Some(r.confidence),
+                uncertainty: String::new(),
+                project: info.project.clone(),
+                cwd: info.cwd.clone(),
+                git_branch: info.git_branch.clone(),
+                agent: info.agent.clone(),
+                source_session_id: Some(info.id),
+                source_episode_id: format!("{}:{}-{}", unit.kind.as_str(), unit.start, unit.end),
+                source_run_id: fp.to_owned(),
+                extractor_method: segment::SEGMENTER.to_owned(),
+                model: self.settings.model.clone(),
+                label: String::new(),
+                transferable: false,
+                provenance_ok: true,
+                supersedes_entry_id: String::new(),
+                evidence: bound,
+            });
+        }
+        let outcome = xstore::commit_unit(&tx, fp, info.id, u, content_digest, &entries, &now)?;
+        if outcome == Commit::Conflict {
+            tx.rollback().map_err(dbe)?;
+        } else {
+            tx.commit().map_err(dbe)?;
+        }
+        Ok(outcome)
+    }
+}
+
+/// Stable id of the `j`-th entry of a unit: the same unit content gives the same ids, a changed
+/// unit new ones.
+pub fn entry_id(fingerprint: &str, session_key: &str, unit_digest: &str, j: usize) -> String {
+    let doc = serde_json::json!(["cairn-extract", fingerprint, session_key, unit_digest, j]);
+    hex::encode(Sha256::digest(doc.to_string().as_bytes()))[..32].to_owned()
+}
+
+/// The cited records' text, one line, at most 300 characters (indexed as evidence).
+fn snippet(messages: &[Message], a: u32, b: u32) -> String {
+    let text: Vec<&str> = messages
+        .iter()
+        .filter(|m| !m.hidden && m.ordinal >= a && m.ordinal <= b)
+        .map(|m| m.content.as_str())
+        .collect();
+    let one = text
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match one.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &one[..i]),
+        None => one,
+    }
+}
+
+/// Halve `text` near its middle, preferring a block boundary, then a line break.
+pub fn split_text(text: &str) -> (&str, &str) {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mid = chars.get(chars.len() / 2).map_or(text.len(), |c| c.0);
+    let window = text.len() / 4;
+    let near = |pat: &str| -> Option<usize> {
+        let lo = mid.saturating_sub(window);
+        let hi = (mid + window).min(text.len());
+        text.match_indices(pat)
+            .map(|(i, _)| i)
+            .filter(|&i| i > 0 && i >= lo && i <= hi)
+            .min_by_key(|&i| i.abs_diff(mid))
+    };
+    let at = near("\n\n[").or_else(|| near("\n")).unwrap_or(mid);
+    let (a, b) = text.split_at(at);
+    (a.trim_end(), b.trim_start())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_prefer_block_boundaries() {
+        let t = "[1] ASSISTANT:\naaaa\n\n[2] ASSISTANT:\nbbbb\n\n[3] ASSISTANT:\ncccc";
+        let (a, b) = split_text(t);
+        assert!(b.starts_with("[2]") || b.starts_with("[3]"), "{b}");
+        assert_eq!(format!("{a}\n\n{b}"), t);
+        let (a, b) = split_text("abcdefgh");
+        assert_eq!((a, b), ("abcd", "efgh"));
+        let (a, b) = split_text("héllo wörld");
+        assert!(!a.is_empty() && !b.is_empty());
+    }
+
+    #[test]
+    fn entry_ids_are_stable_and_distinct() {
+        assert_eq!(entry_id("f", "s", "d", 0), entry_id("f", "s", "d", 0));
+        assert_ne!(entry_id("f", "s", "d", 0), entry_id("f", "s", "d", 1));
+        assert_ne!(entry_id("f", "s", "d", 0), entry_id("f", "s", "e", 0));
+        assert_eq!(entry_id("f", "s", "d", 0).len(), 32);
+    }
+}

@@ -1,0 +1,846 @@
+//! Extraction's tables (migration 5): generations, per-session progress, the entries each
+//! generation wrote, and the pass log. Every state change that must be all-or-nothing takes a
+//! connection inside a transaction the caller opened.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::prompt::Identity;
+use super::segment::RecordRow;
+use crate::error::{Error, Result};
+use crate::recall::{index, store as entries};
+
+pub(crate) fn db(e: rusqlite::Error) -> Error {
+    crate::archive::store::db_err(Path::new(":recall-extract"), e)
+}
+
+/// Sessions extraction reads: with records, and not sub-agent sessions (their parent already
+/// holds what they reported back).
+pub const ELIGIBLE_SQL: &str =
+    "s.record_count > 0 AND (s.relation IS NULL OR s.relation != 'subagent')";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum GenState {
+    Building,
+    Active,
+    Retired,
+}
+
+impl GenState {
+    fn parse(s: &str) -> GenState {
+        match s {
+            "active" => GenState::Active,
+            "retired" => GenState::Retired,
+            _ => GenState::Building,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GenState::Building => "building",
+            GenState::Active => "active",
+            GenState::Retired => "retired",
+        }
+    }
+}
+
+/// A generation and how far it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Generation {
+    pub fingerprint: String,
+    pub state: GenState,
+    pub model: String,
+    pub deployment: String,
+    pub segmenter: String,
+    pub params_json: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub activated_at: Option<String>,
+    pub retired_at: Option<String>,
+    /// The generation the current config describes.
+    pub configured: bool,
+    pub sessions_done: u32,
+    pub sessions_partial: u32,
+    pub sessions_failed: u32,
+    pub sessions_pending: u32,
+    pub units_done: u32,
+    pub units_total: u32,
+    /// Entries written (any state) / waiting to be published / served.
+    pub entries: u32,
+    pub entries_staged: u32,
+    pub entries_published: u32,
+}
+
+/// Create the generation of `identity` if it is new; its state either way.
+pub fn ensure_generation(conn: &Connection, identity: &Identity, now: &str) -> Result<GenState> {
+    let fingerprint = identity.fingerprint();
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO recall_extract_generations
+            (fingerprint, model, deployment, segmenter, params_json, identity_json, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            fingerprint,
+            identity.model,
+            identity.deployment,
+            super::segment::SEGMENTER,
+            identity.params().to_string(),
+            identity.document().to_string(),
+            now
+        ])
+    })
+    .map_err(db)?;
+    state(conn, &fingerprint)?.ok_or_else(|| Error::NotFound(format!("generation {fingerprint}")))
+}
+
+pub fn state(conn: &Connection, fingerprint: &str) -> Result<Option<GenState>> {
+    conn.prepare_cached("SELECT state FROM recall_extract_generations WHERE fingerprint = ?1")
+        .and_then(|mut s| {
+            s.query_row([fingerprint], |r| r.get::<_, String>(0))
+                .optional()
+        })
+        .map(|o| o.map(|s| GenState::parse(&s)))
+        .map_err(db)
+}
+
+/// Every generation, newest first, with its counts.
+pub fn generations(conn: &Connection, configured: Option<&str>) -> Result<Vec<Generation>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT g.fingerprint, g.state, g.model, g.deployment, g.segmenter, g.params_json, g.created_at,
+                    g.updated_at, g.activated_at, g.retired_at,
+                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'done'),
+                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'partial'),
+                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'failed'),
+                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'pending'),
+                    (SELECT COALESCE(SUM(unit_cursor), 0) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint),
+                    (SELECT COALESCE(SUM(units_total), 0) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint),
+                    (SELECT COUNT(*) FROM recall_extract_entries m WHERE m.fingerprint = g.fingerprint),
+                    (SELECT COUNT(*) FROM recall_extract_entries m WHERE m.fingerprint = g.fingerprint AND m.state = 'staged'),
+                    (SELECT COUNT(*) FROM recall_extract_entries m WHERE m.fingerprint = g.fingerprint AND m.state = 'published')
+             FROM recall_extract_generations g ORDER BY g.created_at DESC, g.fingerprint",
+        )
+        .map_err(db)?;
+    let rows = stmt
+        .query_map([], |r| {
+            let fingerprint: String = r.get(0)?;
+            Ok(Generation {
+                configured: configured == Some(fingerprint.as_str()),
+                fingerprint,
+                state: GenState::parse(&r.get::<_, String>(1)?),
+                model: r.get(2)?,
+                deployment: r.get(3)?,
+                segmenter: r.get(4)?,
+                params_json: r.get(5)?,
+                created_at: r.get(6)?,
+                updated_at: r.get(7)?,
+                activated_at: r.get(8)?,
+                retired_at: r.get(9)?,
+                sessions_done: r.get(10)?,
+                sessions_partial: r.get(11)?,
+                sessions_failed: r.get(12)?,
+                sessions_pending: r.get(13)?,
+                units_done: r.get(14)?,
+                units_total: r.get(15)?,
+                entries: r.get(16)?,
+                entries_staged: r.get(17)?,
+                entries_published: r.get(18)?,
+            })
+        })
+        .map_err(db)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(db)
+}
+
+/// What extraction needs to know about a session.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub id: i64,
+    pub key: String,
+    pub title: String,
+    pub project: String,
+    pub cwd: String,
+    pub git_branch: String,
+    pub agent: String,
+    /// The session's repository root (or, without one, its working directory): absolute paths
+    /// under it are sent repo-relative.
+    pub root: Option<String>,
+    pub next_ordinal: i64,
+}
+
+pub fn session_info(conn: &Connection, id: i64) -> Result<SessionInfo> {
+    conn.prepare_cached(
+        "SELECT s.id, s.session_key, COALESCE(s.title, ''), COALESCE(s.project, ''), COALESCE(s.cwd, ''),
+                COALESCE(s.git_branch, ''), s.agent, r.root, s.next_ordinal
+         FROM sessions s LEFT JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
+    )
+    .and_then(|mut s| {
+        s.query_row([id], |r| {
+            let cwd: String = r.get(4)?;
+            let root: Option<String> = r.get(7)?;
+            Ok(SessionInfo {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                title: r.get(2)?,
+                project: r.get(3)?,
+                root: root.or_else(|| (!cwd.is_empty()).then(|| cwd.clone())),
+                cwd,
+                git_branch: r.get(5)?,
+                agent: r.get(6)?,
+                next_ordinal: r.get(8)?,
+            })
+        })
+    })
+    .map_err(db)
+}
+
+pub fn records(conn: &Connection, session: i64) -> Result<Vec<RecordRow>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
+             FROM records WHERE session_id = ?1 ORDER BY ordinal",
+        )
+        .map_err(db)?;
+    let rows = stmt
+        .query_map([session], |r| {
+            Ok(RecordRow {
+                ordinal: r.get(0)?,
+                kind: r.get(1)?,
+                role: r.get(2)?,
+                prompt_source: r.get(3)?,
+                is_sidechain: r.get(4)?,
+                is_compaction: r.get(5)?,
+                text: r.get(6)?,
+                tool_name: r.get(7)?,
+                tool_input: r.get(8)?,
+                outcome: r.get(9)?,
+            })
+        })
+        .map_err(db)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(db)
+}
+
+/// A session's progress in a generation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub state: String,
+    pub cursor: u32,
+    pub total: u32,
+    pub digests: Vec<String>,
+    pub content_digest: String,
+    pub covered_ordinal: i64,
+    pub last_error: Option<String>,
+    pub updated_at: String,
+}
+
+pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Option<Progress>> {
+    conn.prepare_cached(
+        "SELECT state, unit_cursor, units_total, unit_digests, content_digest, covered_ordinal, last_error, updated_at
+         FROM recall_extract_progress WHERE session_id = ?1 AND fingerprint = ?2",
+    )
+    .and_then(|mut s| {
+        s.query_row(params![session, fingerprint], |r| {
+            let digests: String = r.get(3)?;
+            Ok(Progress {
+                state: r.get(0)?,
+                cursor: r.get(1)?,
+                total: r.get(2)?,
+                digests: serde_json::from_str(&digests).unwrap_or_default(),
+                content_digest: r.get(4)?,
+                covered_ordinal: r.get(5)?,
+                last_error: r.get(6)?,
+                updated_at: r.get(7)?,
+            })
+        })
+        .optional()
+    })
+    .map_err(db)
+}
+
+/// Which sessions a pass considers (see [`super::Scope`]).
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub id: i64,
+    pub key: String,
+    pub next_ordinal: i64,
+    pub progress: Option<Progress>,
+}
+
+/// Eligible sessions in scope, most recently active first, with their progress in
+/// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any).
+pub fn candidates(
+    conn: &Connection,
+    fingerprint: Option<&str>,
+    scope: &super::Scope,
+    quiet_cutoff: Option<&str>,
+) -> Result<Vec<Candidate>> {
+    let sql = format!(
+        "SELECT s.id, s.session_key, s.next_ordinal FROM sessions s
+         WHERE {ELIGIBLE_SQL}
+           AND (?1 IS NULL OR s.session_key = ?1 OR s.session_id = ?1)
+           AND (?2 IS NULL OR s.project = ?2)
+           AND (?3 IS NULL OR s.updated_at >= ?3)
+           AND (?4 IS NULL OR s.updated_at IS NULL OR s.updated_at <= ?4)
+         ORDER BY s.updated_at DESC, s.id DESC"
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+    let rows: Vec<(i64, String, i64)> = stmt
+        .query_map(
+            params![
+                scope.session.as_deref().map(str::trim),
+                scope.project.as_deref(),
+                scope.since.as_deref(),
+                quiet_cutoff
+            ],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(db)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, key, next_ordinal) in rows {
+        let progress = match fingerprint {
+            Some(fp) => progress(conn, id, fp)?,
+            None => None,
+        };
+        out.push(Candidate {
+            id,
+            key,
+            next_ordinal,
+            progress,
+        });
+    }
+    Ok(out)
+}
+
+/// Start (or resume) a session in a generation: units whose digests still match those already
+/// read are kept; entries of the others (machine output nobody reviewed) are deleted. Returns
+/// the unit to continue from.
+pub fn begin(
+    tx: &Connection,
+    fingerprint: &str,
+    session: i64,
+    digests: &[String],
+    content_digest: &str,
+    covered_ordinal: i64,
+    now: &str,
+) -> Result<u32> {
+    let old = progress(tx, session, fingerprint)?;
+    let keep = old.as_ref().map_or(0, |p| {
+        p.digests
+            .iter()
+            .zip(digests)
+            .take(p.cursor as usize)
+            .take_while(|(a, b)| a == b)
+            .count()
+    }) as u32;
+    delete_entries(tx, fingerprint, session, keep)?;
+    let total = digests.len() as u32;
+    let state = if keep == total {
+        "done"
+    } else if keep > 0 {
+        "partial"
+    } else {
+        "pending"
+    };
+    tx.prepare_cached(
+        "INSERT INTO recall_extract_progress (session_id, fingerprint, state, unit_cursor, units_total, unit_digests,
+            content_digest, covered_ordinal, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (session_id, fingerprint) DO UPDATE SET state = ?3, unit_cursor = ?4, units_total = ?5,
+            unit_digests = ?6, content_digest = ?7, covered_ordinal = ?8, updated_at = ?9",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            session,
+            fingerprint,
+            state,
+            keep,
+            total,
+            serde_json::to_string(digests).unwrap_or_else(|_| "[]".into()),
+            content_digest,
+            covered_ordinal,
+            now
+        ])
+    })
+    .map_err(db)?;
+    if state == "done" && state_is(tx, fingerprint, GenState::Active)? {
+        publish_session(tx, fingerprint, session, now)?;
+    }
+    Ok(keep)
+}
+
+fn state_is(conn: &Connection, fingerprint: &str, want: GenState) -> Result<bool> {
+    Ok(state(conn, fingerprint)? == Some(want))
+}
+
+/// Delete the unreviewed machine entries of units `from_unit..` of a session in a generation.
+fn delete_entries(
+    conn: &Connection,
+    fingerprint: &str,
+    session: i64,
+    from_unit: u32,
+) -> Result<u32> {
+    let doomed: Vec<(String, i64)> = conn
+        .prepare_cached(
+            "SELECT e.id, e.rowid FROM recall_extract_entries m JOIN recall_entries e ON e.id = m.entry_id
+             WHERE m.fingerprint = ?1 AND m.session_id = ?2 AND m.unit_index >= ?3 AND e.review_state = 'unreviewed_auto'",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![fingerprint, session, from_unit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect()
+        })
+        .map_err(db)?;
+    for (id, rowid) in &doomed {
+        index::unindex(conn, *rowid).map_err(db)?;
+        conn.prepare_cached("DELETE FROM recall_entries WHERE id = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .map_err(db)?;
+    }
+    Ok(doomed.len() as u32)
+}
+
+/// What a unit commit found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Written: this many entries were new.
+    Written {
+        new_entries: u32,
+        session_done: bool,
+    },
+    /// The progress row moved under us (another pass, or the transcript was re-read): nothing
+    /// was written.
+    Conflict,
+}
+
+/// The commit guard: write a unit's entries and advance the cursor from exactly `unit`, in the
+/// caller's transaction. Entries are staged; when this finishes the session and the generation
+/// is active, the session's staged entries are published in the same transaction.
+pub fn commit_unit(
+    tx: &Connection,
+    fingerprint: &str,
+    session: i64,
+    unit: u32,
+    content_digest: &str,
+    extracted: &[entries::NewEntry],
+    now: &str,
+) -> Result<Commit> {
+    let Some(p) = progress(tx, session, fingerprint)? else {
+        return Ok(Commit::Conflict);
+    };
+    if p.cursor != unit
+        || p.content_digest != content_digest
+        || p.state == "done"
+        || unit >= p.total
+    {
+        return Ok(Commit::Conflict);
+    }
+    let mut new_entries = 0;
+    for x in extracted {
+        if entries::exists(tx, &x.id).map_err(db)? {
+            continue;
+        }
+        entries::insert(tx, x, now).map_err(db)?;
+        tx.prepare_cached(
+            "INSERT INTO recall_extract_entries (entry_id, fingerprint, session_id, unit_index) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut s| s.execute(params![x.id, fingerprint, session, unit]))
+        .map_err(db)?;
+        new_entries += 1;
+    }
+    let cursor = unit + 1;
+    let done = cursor == p.total;
+    tx.prepare_cached(
+        "UPDATE recall_extract_progress SET unit_cursor = ?3, state = ?4, last_error = NULL, updated_at = ?5
+         WHERE session_id = ?1 AND fingerprint = ?2",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            session,
+            fingerprint,
+            cursor,
+            if done { "done" } else { "partial" },
+            now
+        ])
+    })
+    .map_err(db)?;
+    if done && state_is(tx, fingerprint, GenState::Active)? {
+        publish_session(tx, fingerprint, session, now)?;
+    }
+    Ok(Commit::Written {
+        new_entries,
+        session_done: done,
+    })
+}
+
+/// Record a session-scoped failure (bounded, sanitised text); the session waits
+/// `failure_backoff` before the next try and resumes from its cursor.
+pub fn fail(
+    conn: &Connection,
+    fingerprint: &str,
+    session: i64,
+    error: &str,
+    now: &str,
+) -> Result<()> {
+    let mut text = crate::text::one_line(error, 2000);
+    text.truncate(2048);
+    conn.prepare_cached(
+        "UPDATE recall_extract_progress SET state = 'failed', last_error = ?3, failures = failures + 1, updated_at = ?4
+         WHERE session_id = ?1 AND fingerprint = ?2 AND state != 'done'",
+    )
+    .and_then(|mut s| s.execute(params![session, fingerprint, text, now]))
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Serve a session's staged entries (machine output nobody touched).
+fn publish_session(conn: &Connection, fingerprint: &str, session: i64, now: &str) -> Result<u32> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE recall_entries SET status = 'accepted', updated_at = ?3
+             WHERE id IN (SELECT entry_id FROM recall_extract_entries WHERE fingerprint = ?1 AND session_id = ?2 AND state = 'staged')
+               AND status = 'archived' AND review_state = 'unreviewed_auto' AND superseded_by_entry_id = ''",
+        )
+        .and_then(|mut s| s.execute(params![fingerprint, session, now]))
+        .map_err(db)?;
+    conn.prepare_cached(
+        "UPDATE recall_extract_entries SET state = 'published' WHERE fingerprint = ?1 AND session_id = ?2 AND state = 'staged'",
+    )
+    .and_then(|mut s| s.execute(params![fingerprint, session]))
+    .map_err(db)?;
+    Ok(n as u32)
+}
+
+/// A reviewer rejected an entry: if it was staged, it must never be published.
+pub fn withdraw(conn: &Connection, entry_id: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE recall_extract_entries SET state = 'withdrawn' WHERE entry_id = ?1 AND state = 'staged'",
+    )?
+    .execute([entry_id])?;
+    Ok(())
+}
+
+/// Counts that decide activation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Readiness {
+    pub partial: u32,
+    /// Eligible, quiet sessions with no finished row covering their current records.
+    pub uncovered: u32,
+    /// Staged entries of finished sessions (what activation would publish).
+    pub publishable: u32,
+}
+
+pub fn readiness(conn: &Connection, fingerprint: &str, quiet_cutoff: &str) -> Result<Readiness> {
+    let sql = format!(
+        "SELECT
+            (SELECT COUNT(*) FROM recall_extract_progress WHERE fingerprint = ?1 AND state = 'partial'),
+            (SELECT COUNT(*) FROM sessions s WHERE {ELIGIBLE_SQL} AND (s.updated_at IS NULL OR s.updated_at <= ?2)
+               AND NOT EXISTS (SELECT 1 FROM recall_extract_progress p WHERE p.session_id = s.id AND p.fingerprint = ?1
+                               AND p.state IN ('done', 'failed') AND p.covered_ordinal = s.next_ordinal)),
+            (SELECT COUNT(*) FROM recall_extract_entries m JOIN recall_extract_progress p
+               ON p.session_id = m.session_id AND p.fingerprint = m.fingerprint
+             WHERE m.fingerprint = ?1 AND m.state = 'staged' AND p.state = 'done')"
+    );
+    conn.prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_row(params![fingerprint, quiet_cutoff], |r| {
+                Ok(Readiness {
+                    partial: r.get(0)?,
+                    uncovered: r.get(1)?,
+                    publishable: r.get(2)?,
+                })
+            })
+        })
+        .map_err(db)
+}
+
+/// What activation or retirement did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Lifecycle {
+    pub fingerprint: String,
+    /// Entries now served.
+    pub published: u32,
+    /// Entries archived (the retired generation's unreviewed output).
+    pub archived: u32,
+    /// The generation this activation retired.
+    pub retired: Option<String>,
+}
+
+/// Activate a building generation (one transaction: the caller's): publish the staged entries
+/// of its finished sessions, retire the active one (archiving its unreviewed entries), flip
+/// states. Refuses while a session is half read, and when nothing would be served.
+pub fn activate(
+    tx: &Connection,
+    fingerprint: &str,
+    quiet_cutoff: &str,
+    now: &str,
+) -> Result<Lifecycle> {
+    let short = &fingerprint[..fingerprint.len().min(12)];
+    match state(tx, fingerprint)? {
+        None => {
+            return Err(Error::Invalid(format!(
+                "generation {short} has not run yet; start it with `cairn recall extract run`"
+            )));
+        }
+        Some(GenState::Active) => {
+            return Err(Error::Invalid(format!(
+                "generation {short} is already active"
+            )));
+        }
+        Some(GenState::Retired) => {
+            return Err(Error::Invalid(format!(
+                "generation {short} was retired; change [recall.extract] (model, prompts, request) to start a new one"
+            )));
+        }
+        Some(GenState::Building) => {}
+    }
+    let r = readiness(tx, fingerprint, quiet_cutoff)?;
+    if r.partial > 0 {
+        return Err(Error::Invalid(format!(
+            "generation {short} has {} half-read session(s); finish them with `cairn recall extract run` before activating",
+            r.partial
+        )));
+    }
+    if r.publishable == 0 {
+        return Err(Error::Invalid(format!(
+            "generation {short} has no entries to serve; an empty generation is never activated"
+        )));
+    }
+    let done: Vec<i64> = tx
+        .prepare_cached(
+            "SELECT session_id FROM recall_extract_progress WHERE fingerprint = ?1 AND state = 'done'",
+        )
+        .and_then(|mut s| s.query_map([fingerprint], |r| r.get(0))?.collect())
+        .map_err(db)?;
+    let mut out = Lifecycle {
+        fingerprint: fingerprint.to_owned(),
+        ..Default::default()
+    };
+    let previous: Option<String> = tx
+        .query_row(
+            "SELECT fingerprint FROM recall_extract_generations WHERE state = 'active'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db)?;
+    if let Some(prev) = &previous {
+        out.archived = archive_generation(tx, prev, now)?;
+        out.retired = Some(prev.clone());
+    }
+    tx.prepare_cached(
+        "UPDATE recall_extract_generations SET state = 'active', activated_at = ?2, updated_at = ?2 WHERE fingerprint = ?1",
+    )
+    .and_then(|mut s| s.execute(params![fingerprint, now]))
+    .map_err(db)?;
+    for session in done {
+        out.published += publish_session(tx, fingerprint, session, now)?;
+    }
+    if out.published == 0 {
+        return Err(Error::Invalid(format!(
+            "generation {short} has no servable entries (all were reviewed, rejected or superseded); nothing was changed"
+        )));
+    }
+    Ok(out)
+}
+
+/// Archive a generation's unreviewed served entries and mark it retired.
+fn archive_generation(tx: &Connection, fingerprint: &str, now: &str) -> Result<u32> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE recall_entries SET status = 'archived', updated_at = ?2
+             WHERE id IN (SELECT entry_id FROM recall_extract_entries WHERE fingerprint = ?1 AND state = 'published')
+               AND status = 'accepted' AND review_state = 'unreviewed_auto'",
+        )
+        .and_then(|mut s| s.execute(params![fingerprint, now]))
+        .map_err(db)?;
+    tx.prepare_cached(
+        "UPDATE recall_extract_entries SET state = 'retired' WHERE fingerprint = ?1 AND state IN ('staged', 'published')",
+    )
+    .and_then(|mut s| s.execute([fingerprint]))
+    .map_err(db)?;
+    tx.prepare_cached(
+        "UPDATE recall_extract_generations SET state = 'retired', retired_at = ?2, updated_at = ?2 WHERE fingerprint = ?1",
+    )
+    .and_then(|mut s| s.execute(params![fingerprint, now]))
+    .map_err(db)?;
+    Ok(n as u32)
+}
+
+/// Retire a generation: its unreviewed entries are archived (reviewed ones stay). Retiring the
+/// active generation needs `force`.
+pub fn retire(tx: &Connection, fingerprint: &str, force: bool, now: &str) -> Result<Lifecycle> {
+    let full = resolve_prefix(tx, fingerprint)?;
+    let short = &full[..full.len().min(12)];
+    match state(tx, &full)? {
+        Some(GenState::Retired) => {
+            return Err(Error::Invalid(format!(
+                "generation {short} is already retired"
+            )));
+        }
+        Some(GenState::Active) if !force => {
+            return Err(Error::Invalid(format!(
+                "generation {short} is active: retiring it stops serving its entries; pass --force to do it anyway"
+            )));
+        }
+        _ => {}
+    }
+    Ok(Lifecycle {
+        archived: archive_generation(tx, &full, now)?,
+        fingerprint: full,
+        ..Default::default()
+    })
+}
+
+/// A full fingerprint from a unique prefix (at least 6 characters).
+pub fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> {
+    let prefix = prefix.trim();
+    if prefix.len() < 6 || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::Invalid(format!(
+            "{prefix:?} is not a generation fingerprint; list them with `cairn recall extract status`"
+        )));
+    }
+    let found: Vec<String> = conn
+        .prepare_cached(
+            "SELECT fingerprint FROM recall_extract_generations WHERE substr(fingerprint, 1, ?2) = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![prefix.to_ascii_lowercase(), prefix.len() as i64], |r| r.get(0))?
+                .collect()
+        })
+        .map_err(db)?;
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(Error::NotFound(format!(
+            "generation {prefix}; list them with `cairn recall extract status`"
+        ))),
+        _ => Err(Error::Invalid(format!(
+            "{prefix} matches several generations; give more of the fingerprint"
+        ))),
+    }
+}
+
+/// One logged pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunLog {
+    pub fingerprint: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub sessions: u32,
+    pub failed: u32,
+    pub units: u32,
+    pub entries: u32,
+    pub activated: bool,
+    pub aborted: Option<String>,
+}
+
+pub fn log_run(conn: &Connection, r: &RunLog) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO recall_extract_runs (fingerprint, started_at, finished_at, sessions, failed, units, entries, activated, aborted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            r.fingerprint,
+            r.started_at,
+            r.finished_at,
+            r.sessions,
+            r.failed,
+            r.units,
+            r.entries,
+            r.activated,
+            r.aborted
+        ])
+    })
+    .map_err(db)?;
+    Ok(())
+}
+
+pub fn last_run(conn: &Connection) -> Result<Option<RunLog>> {
+    conn.prepare_cached(
+        "SELECT fingerprint, started_at, finished_at, sessions, failed, units, entries, activated, aborted
+         FROM recall_extract_runs ORDER BY started_at DESC, id DESC LIMIT 1",
+    )
+    .and_then(|mut s| {
+        s.query_row([], |r| {
+            Ok(RunLog {
+                fingerprint: r.get(0)?,
+                started_at: r.get(1)?,
+                finished_at: r.get(2)?,
+                sessions: r.get(3)?,
+                failed: r.get(4)?,
+                units: r.get(5)?,
+                entries: r.get(6)?,
+                activated: r.get(7)?,
+                aborted: r.get(8)?,
+            })
+        })
+        .optional()
+    })
+    .map_err(db)
+}
+
+/// Coverage of one project by a generation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProjectCoverage {
+    pub project: String,
+    /// Eligible sessions.
+    pub sessions: u32,
+    pub done: u32,
+    pub partial: u32,
+    pub failed: u32,
+    /// Eligible sessions without a row, or whose records grew since they were read.
+    pub not_started: u32,
+    pub entries: u32,
+}
+
+pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCoverage>> {
+    let sql = format!(
+        "SELECT COALESCE(s.project, ''), COUNT(*),
+                SUM(p.state = 'done' AND p.covered_ordinal = s.next_ordinal),
+                SUM(p.state = 'partial'),
+                SUM(p.state = 'failed'),
+                SUM(p.state IS NULL OR p.state = 'pending' OR (p.state = 'done' AND p.covered_ordinal != s.next_ordinal)),
+                SUM((SELECT COUNT(*) FROM recall_extract_entries m WHERE m.fingerprint = ?1 AND m.session_id = s.id))
+         FROM sessions s LEFT JOIN recall_extract_progress p ON p.session_id = s.id AND p.fingerprint = ?1
+         WHERE {ELIGIBLE_SQL}
+         GROUP BY 1 ORDER BY 1"
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+    let rows = stmt
+        .query_map([fingerprint], |r| {
+            Ok(ProjectCoverage {
+                project: r.get(0)?,
+                sessions: r.get(1)?,
+                done: r.get::<_, Option<u32>>(2)?.unwrap_or(0),
+                partial: r.get::<_, Option<u32>>(3)?.unwrap_or(0),
+                failed: r.get::<_, Option<u32>>(4)?.unwrap_or(0),
+                not_started: r.get::<_, Option<u32>>(5)?.unwrap_or(0),
+                entries: r.get::<_, Option<u32>>(6)?.unwrap_or(0),
+            })
+        })
+        .map_err(db)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(db)
+}
+
+/// Failed sessions of a generation, with their (sanitised) errors, most recent first.
+pub fn failures(conn: &Connection, fingerprint: &str, limit: u32) -> Result<Vec<(String, String)>> {
+    conn.prepare_cached(
+        "SELECT s.session_key, COALESCE(p.last_error, '') FROM recall_extract_progress p JOIN sessions s ON s.id = p.session_id
+         WHERE p.fingerprint = ?1 AND p.state = 'failed' ORDER BY p.updated_at DESC LIMIT ?2",
+    )
+    .and_then(|mut s| {
+        s.query_map(params![fingerprint, limit], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+    })
+    .map_err(db)
+}

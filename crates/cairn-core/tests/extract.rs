@@ -1,0 +1,916 @@
+//! Recall extraction end to end against an OpenAI-compatible server on loopback, started by the
+//! test itself (`tests/support/fake_llm.rs`): request shape and bearer key, entries and their
+//! evidence, generations and the commit guard, split recovery, the retry ladder, refused
+//! redirects, the transport policy, and what may leave the machine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../tests/support/fake_llm.rs"]
+mod fake_llm;
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::llm::{ChatMessage, ChatRequest, Client, LlmError, Outbound, RetryPolicy, Scope};
+use cairn_core::recall::extract::segment::{self, Message, Role};
+use cairn_core::recall::extract::{
+    Event, ExtractProgress, GenState, RunOptions, Scope as RunScope,
+};
+use cairn_core::recall::model::{ReviewState, Status};
+use cairn_core::recall::store::Filters;
+use fake_llm::{FakeLlm, Reply};
+use serde_json::{Value, json};
+
+/// The key the server expects: cargo sets this variable for every test it runs, and the
+/// workspace forbids the `unsafe` that setting a variable of our own would take.
+fn key() -> String {
+    std::env::var("CARGO_PKG_NAME").expect("run through cargo test (it sets CARGO_PKG_NAME)")
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    /// Write `config.toml` for the server at `url`, with `extra` lines under [recall.extract].
+    fn config(&self, url: &str, extra: &str) {
+        std::fs::create_dir_all(self.data()).unwrap();
+        std::fs::write(
+            self.data().join("config.toml"),
+            format!(
+                "[recall.extract]\nenabled = true\nmodel = \"test-model\"\n{extra}\n\
+                 [recall.extract.servers.local]\nendpoint = \"{url}\"\napi_key_env = \"CARGO_PKG_NAME\"\ntimeout = \"20s\"\n"
+            ),
+        )
+        .unwrap();
+    }
+    fn open(&self) -> Cairn {
+        Cairn::open(self.data()).unwrap()
+    }
+    /// Write a Claude transcript and capture it.
+    fn session(&self, cairn: &Cairn, sid: &str, lines: &[String]) -> PathBuf {
+        let path = self.dir.path().join("src").join(format!("{sid}.jsonl"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        support::capture(cairn, &[support::main_file(Agent::Claude, &path)]);
+        path
+    }
+}
+
+/// A synthetic Claude transcript: per turn, a prompt, then assistant texts, then optionally a
+/// Bash call and its output.
+struct Transcript {
+    sid: String,
+    cwd: String,
+    n: usize,
+    lines: Vec<String>,
+}
+
+impl Transcript {
+    fn new(sid: &str, cwd: &str) -> Transcript {
+        Transcript {
+            sid: sid.into(),
+            cwd: cwd.into(),
+            n: 0,
+            lines: Vec::new(),
+        }
+    }
+    fn line(&mut self, extra: Value) -> &mut Self {
+        self.n += 1;
+        let mut v = json!({"sessionId": self.sid, "cwd": self.cwd, "gitBranch": "main",
+            "timestamp": format!("2026-03-01T10:{:02}:{:02}.000Z", self.n / 60, self.n % 60),
+            "uuid": format!("{}-u{}", self.sid, self.n)});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        self.lines.push(v.to_string());
+        self
+    }
+    fn user(&mut self, text: &str) -> &mut Self {
+        self.line(json!({"type": "user", "message": {"role": "user", "content": text}}))
+    }
+    fn assistant(&mut self, text: &str) -> &mut Self {
+        let id = format!("msg_{}_{}", self.sid, self.n);
+        self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "claude-x",
+            "content": [{"type": "text", "text": text}]}}))
+    }
+    fn bash(&mut self, command: &str, output: &str) -> &mut Self {
+        let id = format!("toolu_{}_{}", self.sid, self.n);
+        let msg = format!("msg_{}_{}", self.sid, self.n);
+        self.line(json!({"type": "assistant", "message": {"id": msg, "role": "assistant", "model": "claude-x",
+            "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]}}));
+        self.line(
+            json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": output}]}}),
+        )
+    }
+}
+
+fn two_sessions(env: &Env, cairn: &Cairn) {
+    let mut a = Transcript::new("sess-a", "/work/proj");
+    a.user("Please fix the flaky login test in tests/login.rs")
+        .assistant("Looking at tests/login.rs first.")
+        .bash(
+            "cargo test login",
+            "test login ... FAILED: timeout after 5s",
+        )
+        .assistant("The timeout was too short; raised it to 30s and the test passes.")
+        .user("Now document the change in CHANGELOG.md")
+        .assistant("Added a line under Unreleased.");
+    env.session(cairn, "sess-a", &a.lines);
+    let mut b = Transcript::new("sess-b", "/work/proj");
+    b.user("Which port does the dev server use?")
+        .bash("grep -rn PORT config/dev.toml", "PORT = 4173")
+        .assistant("It listens on 4173, set in config/dev.toml.");
+    env.session(cairn, "sess-b", &b.lines);
+}
+
+#[derive(Default)]
+struct Events(Mutex<Vec<Event>>);
+impl ExtractProgress for Events {
+    fn event(&self, e: &Event) {
+        self.0.lock().unwrap().push(e.clone());
+    }
+}
+
+fn run(cairn: &Cairn) -> cairn_core::recall::extract::RunReport {
+    cairn
+        .recall_extract_run(&RunOptions::default(), &cairn_core::recall::extract::Silent)
+        .unwrap()
+}
+
+fn machine_entries(cairn: &Cairn, status: Status) -> Vec<cairn_core::recall::model::Entry> {
+    cairn
+        .recall_list(&Filters {
+            status: Some(status),
+            review_state: Some(ReviewState::UnreviewedAuto),
+            limit: Some(500),
+            ..Default::default()
+        })
+        .unwrap()
+}
+
+// ---- segmentation -------------------------------------------------------------------------------
+
+#[test]
+fn turns_v1_matches_the_golden_cases() {
+    let path = support::fixtures().join("agentsview/recall/turnsv1_golden.json");
+    let golden: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cases = golden.as_object().unwrap();
+    assert!(cases.len() >= 5);
+    for (name, case) in cases {
+        let messages: Vec<Message> = case["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| Message {
+                ordinal: m["ordinal"].as_u64().unwrap() as u32,
+                role: if m["role"] == "user" {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                label: "ASSISTANT".into(),
+                content: m["content"].as_str().unwrap().into(),
+                hidden: m["is_system"].as_i64() == Some(1)
+                    || !matches!(m["role"].as_str(), Some("user" | "assistant")),
+            })
+            .collect();
+        let max = case["max_window_chars"].as_u64().unwrap() as usize;
+        let got: Vec<Value> = segment::segment(&messages, max)
+            .iter()
+            .map(|u| {
+                json!({"kind": u.kind.as_str(), "text": u.text, "ordinal_start": u.start, "ordinal_end": u.end})
+            })
+            .collect();
+        assert_eq!(Value::Array(got), case["units"], "golden case {name}");
+    }
+}
+
+// ---- end to end ---------------------------------------------------------------------------------
+
+#[test]
+fn a_pass_writes_unreviewed_entries_with_precise_evidence() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    let events = Events::default();
+    let report = cairn
+        .recall_extract_run(&RunOptions::default(), &events)
+        .unwrap();
+    assert_eq!(fake.violations(), Vec::<String>::new());
+    let chats = fake.chats();
+    // sess-a: intent, action, intent, action; sess-b: intent, action.
+    assert_eq!((report.sessions, report.failed, report.units), (2, 0, 6));
+    assert_eq!(chats.len(), 6);
+    assert_eq!(report.entries, 6);
+    assert!(report.activated, "a complete first generation activates");
+    assert_eq!(report.usage.prompt_tokens, 6 * 11);
+    for c in &chats {
+        let v = c.json();
+        assert_eq!(v["model"], "test-model");
+        assert_eq!(v["temperature"], 0.0);
+        assert_eq!(v["max_tokens"], 4096);
+        assert_eq!(
+            v["response_format"]["json_schema"]["name"],
+            "recall_entries"
+        );
+        assert_eq!(
+            c.header("authorization").unwrap(),
+            format!("Bearer {}", key())
+        );
+    }
+    // Action units see the request they answered, as context only.
+    let action = chats
+        .iter()
+        .find(|c| {
+            c.user().contains("[3] TOOL RESULT (failed)") || c.user().contains("[2] TOOL CALL Bash")
+        })
+        .expect("the action unit of the first turn");
+    assert!(action.user().starts_with("CONTEXT"), "{}", action.user());
+
+    let status = cairn.recall_extract_status().unwrap();
+    let fp = status.fingerprint.clone().unwrap();
+    assert_eq!(status.state, Some(GenState::Active));
+    assert_eq!((status.sessions_done, status.not_started), (2, 0));
+    let entries = machine_entries(&cairn, Status::Accepted);
+    assert_eq!(entries.len(), 6);
+    let mut narrowed = 0;
+    for e in &entries {
+        assert_eq!(e.review_state, ReviewState::UnreviewedAuto);
+        assert!(!e.transferable && e.provenance_ok && !e.is_trusted());
+        assert_eq!(e.source_run_id, fp);
+        assert_eq!(e.extractor_method, "turns-v1");
+        assert_eq!(e.model, "test-model");
+        assert_eq!(e.confidence, Some(0.75));
+        assert!(
+            e.trigger.starts_with("when revisiting record"),
+            "{}",
+            e.trigger
+        );
+        assert!(e.body.contains("Entities: record-"), "{}", e.body);
+        assert_eq!(e.project, "proj");
+        assert_eq!(e.evidence.len(), 1);
+        let ev = &e.evidence[0];
+        assert!(ev.content_digest.starts_with("sha256:") && !ev.start_record.is_empty());
+        // The fake cites only the unit's first record: the evidence is that record alone.
+        let first: u32 = e.title["Records ".len()..]
+            .split('-')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            (ev.ordinal_start, ev.ordinal_end),
+            (first, first),
+            "{}",
+            e.title
+        );
+        let (_, unit_end) = e
+            .source_episode_id
+            .split_once(':')
+            .unwrap()
+            .1
+            .split_once('-')
+            .unwrap();
+        if unit_end.parse::<u32>().unwrap() > first {
+            narrowed += 1;
+        }
+        assert!(!ev.snippet.is_empty());
+    }
+    assert!(
+        narrowed >= 2,
+        "evidence is narrower than the unit for multi-record units"
+    );
+
+    let ev = events.0.lock().unwrap();
+    assert!(matches!(
+        ev.first(),
+        Some(Event::PassStarted { sessions: 2, .. })
+    ));
+    assert_eq!(
+        ev.iter()
+            .filter(|e| matches!(e, Event::UnitDone { .. }))
+            .count(),
+        6
+    );
+    assert_eq!(
+        ev.iter()
+            .filter(|e| matches!(e, Event::SessionDone { .. }))
+            .count(),
+        2
+    );
+    assert!(matches!(ev.last(), Some(Event::Activated { .. })));
+    drop(ev);
+
+    // Nothing left to do: a second pass sends nothing.
+    fake.clear();
+    let again = run(&cairn);
+    assert_eq!((again.units, again.entries), (0, 0));
+    assert!(fake.chats().is_empty());
+}
+
+#[test]
+fn the_preview_counts_exactly_what_a_run_sends() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    let p = cairn.recall_extract_preview(&RunScope::default()).unwrap();
+    assert!(fake.requests().is_empty(), "a preview sends nothing");
+    assert_eq!((p.sessions, p.units), (2, 6));
+    assert_eq!(p.max_output_tokens, 6 * 4096);
+    assert!(p.estimated_input_tokens >= p.chars / 4);
+    run(&cairn);
+    let sent: u64 = fake
+        .chats()
+        .iter()
+        .map(|c| {
+            c.json()["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["content"].as_str().unwrap().chars().count() as u64)
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(fake.chats().len() as u32, p.units);
+    assert_eq!(sent, p.chars);
+    let after = cairn.recall_extract_preview(&RunScope::default()).unwrap();
+    assert_eq!((after.sessions, after.units), (0, 0));
+    // Scoping by session.
+    let one = cairn
+        .recall_extract_preview(&RunScope {
+            session: Some("sess-b".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(one.units, 0, "already read");
+}
+
+#[test]
+fn concurrency_does_not_change_the_result() {
+    let fake = FakeLlm::start(Some(&key()));
+    let mut ids = Vec::new();
+    for c in [1, 2] {
+        let env = Env::new();
+        env.config(&fake.url(), &format!("concurrency = {c}"));
+        let cairn = env.open();
+        two_sessions(&env, &cairn);
+        run(&cairn);
+        let set: BTreeSet<String> = machine_entries(&cairn, Status::Accepted)
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(set.len(), 6);
+        ids.push(set);
+    }
+    assert_eq!(ids[0], ids[1]);
+}
+
+#[test]
+fn a_grown_transcript_rereads_only_new_units() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    let mut t = Transcript::new("grow", "/work/proj");
+    t.user("Set up CI")
+        .assistant("Added .github/workflows/ci.yml");
+    env.session(&cairn, "grow", &t.lines);
+    run(&cairn);
+    let before: BTreeSet<String> = machine_entries(&cairn, Status::Accepted)
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(before.len(), 2);
+    fake.clear();
+    t.user("Also cache the cargo registry")
+        .assistant("Added actions/cache for ~/.cargo/registry");
+    env.session(&cairn, "grow", &t.lines);
+    let r = run(&cairn);
+    assert_eq!(r.units, 2, "only the new turn is read");
+    assert_eq!(fake.chats().len(), 2);
+    let after: BTreeSet<String> = machine_entries(&cairn, Status::Accepted)
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert!(before.is_subset(&after) && after.len() == 4);
+}
+
+// ---- generations --------------------------------------------------------------------------------
+
+#[test]
+fn generations_go_building_active_retired_and_never_show_half_written() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "concurrency = 1");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    run(&cairn);
+    let gen_a = cairn.recall_extract_status().unwrap().fingerprint.unwrap();
+
+    // A new configuration is a new generation. Its first pass dies after one unit.
+    env.config(&fake.url(), "concurrency = 1\nmax_window_chars = 20000");
+    let cairn = env.open();
+    let st = cairn.recall_extract_status().unwrap();
+    let gen_b = st.fingerprint.clone().unwrap();
+    assert_ne!(gen_a, gen_b);
+    assert_eq!(st.state, None, "not run yet");
+    fake.fail_after(
+        1,
+        Some(Reply::json(
+            401,
+            json!({"error": {"message": "invalid key"}}),
+        )),
+    );
+    let r = run(&cairn);
+    assert!(
+        r.aborted.as_deref().is_some_and(|e| e.contains("401")),
+        "{r:?}"
+    );
+    assert!(!r.activated);
+    let st = cairn.recall_extract_status().unwrap();
+    assert_eq!(st.state, Some(GenState::Building));
+    assert_eq!(
+        st.sessions_failed, 0,
+        "an endpoint failure is not the session's fault"
+    );
+    // Served entries are still generation A's only; B's first unit is staged, not visible.
+    let served = machine_entries(&cairn, Status::Accepted);
+    assert_eq!(served.len(), 6);
+    assert!(served.iter().all(|e| e.source_run_id == gen_a));
+    let staged: Vec<_> = machine_entries(&cairn, Status::Archived)
+        .into_iter()
+        .filter(|e| e.source_run_id == gen_b)
+        .collect();
+    assert_eq!(staged.len(), 1);
+    assert!(
+        cairn
+            .recall_extract_activate()
+            .unwrap_err()
+            .to_string()
+            .contains("half-read")
+    );
+
+    // The next pass resumes, finishes, and switches generations in one step.
+    fake.fail_after(0, None);
+    let r = run(&cairn);
+    assert!(r.activated && r.aborted.is_none(), "{r:?}");
+    let gens = cairn.recall_extract_generations().unwrap();
+    let state = |fp: &str| gens.iter().find(|g| g.fingerprint == fp).unwrap().state;
+    assert_eq!(
+        (state(&gen_a), state(&gen_b)),
+        (GenState::Retired, GenState::Active)
+    );
+    let served = machine_entries(&cairn, Status::Accepted);
+    assert_eq!(served.len(), 6);
+    assert!(served.iter().all(|e| e.source_run_id == gen_b));
+    assert!(
+        machine_entries(&cairn, Status::Archived)
+            .iter()
+            .filter(|e| e.source_run_id == gen_a)
+            .count()
+            == 6
+    );
+
+    // Retiring the active generation needs force; then nothing automatic is served.
+    let err = cairn
+        .recall_extract_retire(&gen_b[..10], false)
+        .unwrap_err();
+    assert!(err.to_string().contains("--force"), "{err}");
+    let l = cairn.recall_extract_retire(&gen_b[..10], true).unwrap();
+    assert_eq!((l.fingerprint.as_str(), l.archived), (gen_b.as_str(), 6));
+    assert!(machine_entries(&cairn, Status::Accepted).is_empty());
+    let err = cairn
+        .recall_extract_run(&RunOptions::default(), &cairn_core::recall::extract::Silent)
+        .unwrap_err();
+    assert!(err.to_string().contains("retired"), "{err}");
+}
+
+#[test]
+fn a_scoped_pass_is_activated_by_hand_and_later_sessions_publish_as_they_finish() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    let r = cairn
+        .recall_extract_run(
+            &RunOptions {
+                scope: RunScope {
+                    session: Some("sess-b".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            &cairn_core::recall::extract::Silent,
+        )
+        .unwrap();
+    assert_eq!((r.sessions, r.units), (1, 2));
+    assert!(!r.activated, "sess-a is not covered yet");
+    let staged = machine_entries(&cairn, Status::Archived);
+    assert_eq!(staged.len(), 2);
+    // A reviewer rejects one staged entry: activation must not bring it back.
+    cairn.recall_reject(&staged[0].id).unwrap();
+    let l = cairn.recall_extract_activate().unwrap();
+    assert_eq!(l.published, 1);
+    assert_eq!(
+        cairn.recall_get(&staged[0].id).unwrap().status,
+        Status::Archived
+    );
+    assert_eq!(machine_entries(&cairn, Status::Accepted).len(), 1);
+    // The active generation serves sess-a's entries as soon as sess-a is finished.
+    run(&cairn);
+    assert_eq!(machine_entries(&cairn, Status::Accepted).len(), 5);
+}
+
+// ---- recovery -----------------------------------------------------------------------------------
+
+#[test]
+fn an_overflowing_unit_is_split_and_retried() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    // Floor of the split: max_window_chars / 8 = 1000 characters.
+    env.config(&fake.url(), "max_window_chars = 8000");
+    let cairn = env.open();
+    let mut t = Transcript::new("big", "/work/proj");
+    t.user("Refactor the parser");
+    for i in 0..6 {
+        t.assistant(&format!(
+            "Step {i}: {}",
+            "reworked the tokenizer loop. ".repeat(20)
+        ));
+    }
+    env.session(&cairn, "big", &t.lines);
+    fake.set_max_user_chars(Some(1500));
+    let r = run(&cairn);
+    assert_eq!((r.failed, r.sessions), (0, 1), "{r:?}");
+    let chats = fake.chats();
+    let overflowed = chats
+        .iter()
+        .filter(|c| c.user().chars().count() > 1500)
+        .count();
+    assert!(overflowed >= 1);
+    assert!(r.calls > r.units, "{r:?}");
+    // Every block of the unit reached the model in some piece that fit.
+    let fitted: String = chats
+        .iter()
+        .filter(|c| c.user().chars().count() <= 1500)
+        .map(|c| c.user())
+        .collect();
+    for ord in 1..=6 {
+        assert!(
+            fitted.contains(&format!("[{ord}] ASSISTANT:")),
+            "block {ord} was lost"
+        );
+    }
+    let entries = machine_entries(&cairn, Status::Accepted);
+    assert!(entries.len() >= 3, "{}", entries.len());
+    // Evidence of pieces stays inside the unit.
+    assert!(entries.iter().all(|e| e.evidence[0].ordinal_end <= 6));
+}
+
+#[test]
+fn a_truncated_reply_splits_and_a_unit_too_big_even_split_fails_its_session() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "max_window_chars = 8000");
+    let cairn = env.open();
+    let mut t = Transcript::new("trunc", "/work/proj");
+    t.user("go");
+    for i in 0..4 {
+        t.assistant(&format!("Part {i}: {}", "x y z ".repeat(100)));
+    }
+    env.session(&cairn, "trunc", &t.lines);
+    // Intent answered normally, then the action unit's reply is cut off.
+    fake.push(Reply::chat(
+        &fake_llm::answer("USER MESSAGE (ordinal 0):\ngo").to_string(),
+        "stop",
+    ));
+    fake.push(Reply::chat("{\"entries\": [", "length"));
+    let r = run(&cairn);
+    assert_eq!((r.failed, r.sessions), (0, 1), "{r:?}");
+    assert!(r.calls >= 4, "{r:?}");
+
+    // A model whose context holds almost nothing: splitting stops at the floor and the
+    // session fails, with the reason recorded.
+    let env = Env::new();
+    env.config(&fake.url(), "max_window_chars = 8000");
+    let cairn = env.open();
+    env.session(&cairn, "trunc", &t.lines);
+    fake.set_max_user_chars(Some(50));
+    let r = run(&cairn);
+    assert_eq!(r.failed, 1);
+    assert!(
+        r.failures[0].error.contains("split down to 1000"),
+        "{:?}",
+        r.failures
+    );
+    let st = cairn.recall_extract_status().unwrap();
+    assert_eq!(st.sessions_failed, 1);
+    assert!(st.failures[0].error.contains("split"));
+}
+
+#[test]
+fn transient_errors_are_retried_through_a_pass() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "concurrency = 1");
+    let cairn = env.open();
+    let mut t = Transcript::new("retry", "/work/proj");
+    t.user("hello").assistant("hi");
+    env.session(&cairn, "retry", &t.lines);
+    fake.push(
+        Reply::json(429, json!({"error": {"message": "slow down"}}))
+            .with_header("Retry-After", "0"),
+    );
+    fake.push(Reply::json(502, json!({"error": "bad gateway"})).with_header("Retry-After", "0"));
+    let r = run(&cairn);
+    assert_eq!((r.units, r.entries, r.failed), (2, 2, 0), "{r:?}");
+    assert_eq!(fake.chats().len(), 4, "two retried, two answered");
+}
+
+fn client(fake: &FakeLlm) -> Client {
+    let server = cairn_core::llm::ServerConfig {
+        endpoint: fake.url(),
+        api_key_env: "CARGO_PKG_NAME".into(),
+        ..Default::default()
+    }
+    .resolve(Path::new("config.toml"), "test")
+    .unwrap();
+    let mut c = Client::new(&server).unwrap();
+    c.retry = RetryPolicy {
+        max_attempts: 3,
+        base: Duration::from_millis(5),
+        cap: Duration::from_millis(50),
+    };
+    c
+}
+
+fn chat_req() -> ChatRequest {
+    ChatRequest {
+        model: "test-model".into(),
+        messages: vec![
+            ChatMessage::system("extract"),
+            ChatMessage::user("USER MESSAGE (ordinal 0):\nhi"),
+        ],
+        json_schema: Some((
+            "recall_entries".into(),
+            cairn_core::recall::extract::prompt::schema(),
+        )),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_client_follows_the_retry_ladder() {
+    let fake = FakeLlm::start(Some(&key()));
+    let c = client(&fake);
+    let ob = Outbound::default();
+    // 429 then 503 then success: three attempts.
+    fake.push(Reply::json(429, json!({})));
+    fake.push(Reply::json(503, json!({})));
+    let reply = c.chat(&chat_req(), &ob).unwrap();
+    assert_eq!(reply.attempts, 3);
+    // Three 500s: the ladder is exhausted; the endpoint is to blame.
+    fake.clear();
+    for _ in 0..3 {
+        fake.push(Reply::json(
+            500,
+            json!({"error": {"message": "boom\u{1b}[2J"}}),
+        ));
+    }
+    let err = c.chat(&chat_req(), &ob).unwrap_err();
+    assert!(matches!(err, LlmError::Busy { status: 500, .. }), "{err}");
+    assert_eq!(err.scope(), Scope::Endpoint);
+    assert!(
+        !err.to_string().contains('\u{1b}'),
+        "control characters are stripped"
+    );
+    assert_eq!(fake.chats().len(), 3);
+    // Never retried: 501, 401, an ordinary 400, a malformed-schema 200.
+    for (status, body) in [
+        (501, json!({})),
+        (401, json!({"error": {"message": "bad key"}})),
+        (
+            400,
+            json!({"error": {"message": "temperature must be a number"}}),
+        ),
+    ] {
+        fake.clear();
+        fake.push(Reply::json(status, body));
+        let err = c.chat(&chat_req(), &ob).unwrap_err();
+        assert_eq!(fake.chats().len(), 1, "HTTP {status} is not retried");
+        let want = if status == 400 {
+            Scope::Input
+        } else {
+            Scope::Endpoint
+        };
+        assert_eq!(err.scope(), want, "{err}");
+    }
+    // A choiceless 200 is transient; an empty content is not.
+    fake.clear();
+    fake.push(Reply::json(200, json!({"choices": []})));
+    assert!(c.chat(&chat_req(), &ob).is_ok());
+    assert_eq!(fake.chats().len(), 2);
+    fake.push(Reply::chat("  ", "stop"));
+    assert!(matches!(c.chat(&chat_req(), &ob), Err(LlmError::Reply(_))));
+    // 413 means: split.
+    fake.push(Reply::json(413, json!({})));
+    assert_eq!(c.chat(&chat_req(), &ob).unwrap_err().scope(), Scope::Split);
+    // Models and embeddings share the client.
+    assert_eq!(c.models().unwrap(), ["test-model"]);
+    let v = c
+        .embeddings("embed", &["a".to_owned(), "b".to_owned()])
+        .unwrap();
+    assert_eq!(v, vec![vec![0.0, 1.0, 0.5], vec![1.0, 1.0, 0.5]]);
+    assert_eq!(fake.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn a_response_larger_than_the_cap_fails_the_request() {
+    let fake = FakeLlm::start(Some(&key()));
+    let mut c = client(&fake);
+    c.max_response_bytes = 1024;
+    fake.push(Reply::chat(&"x".repeat(4096), "stop"));
+    let err = c.chat(&chat_req(), &Outbound::default()).unwrap_err();
+    assert!(matches!(err, LlmError::TooLarge { limit: 1024 }), "{err}");
+}
+
+#[test]
+fn redirects_are_refused_not_followed() {
+    let fake = FakeLlm::start(Some(&key()));
+    let elsewhere = FakeLlm::start(None);
+    let location = format!("{}/chat/completions", elsewhere.url());
+    fake.push(Reply::json(307, json!({})).with_header("Location", &location));
+    let err = client(&fake)
+        .chat(&chat_req(), &Outbound::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, LlmError::Redirect { status: 307, .. }),
+        "{err}"
+    );
+    assert_eq!(err.scope(), Scope::Endpoint);
+    // Through a pass: the pass stops, and nothing ever reaches the other server.
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    fake.clear();
+    fake.push(Reply::json(302, json!({})).with_header("Location", &location));
+    fake.push(Reply::json(302, json!({})).with_header("Location", &location));
+    let r = run(&cairn);
+    assert!(
+        r.aborted.as_deref().is_some_and(|e| e.contains("redirect")),
+        "{r:?}"
+    );
+    assert!(elsewhere.requests().is_empty());
+    assert_eq!(r.entries, 0);
+}
+
+#[test]
+fn remote_plain_http_is_refused_by_config_validation() {
+    let env = Env::new();
+    env.config("http://llm.example.com/v1", "");
+    let cairn = env.open();
+    let err = cairn
+        .recall_extract_run(&RunOptions::default(), &cairn_core::recall::extract::Silent)
+        .unwrap_err()
+        .to_string();
+    let config = env.data().join("config.toml");
+    assert!(err.contains(&config.display().to_string()), "{err}");
+    assert!(
+        err.contains("recall.extract.servers.local.endpoint") && err.contains("allow_http"),
+        "{err}"
+    );
+    // A remote plain-HTTP server explicitly allowed validates (it is not contacted here).
+    std::fs::write(
+        env.data().join("config.toml"),
+        "[recall.extract]\nmodel = \"m\"\n[recall.extract.servers.x]\nendpoint = \"http://llm.example.com/v1\"\nallow_http = true\n",
+    )
+    .unwrap();
+    assert!(env.open().extract_settings().is_ok());
+}
+
+#[test]
+fn a_missing_api_key_variable_is_a_config_error() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.data()).unwrap();
+    std::fs::write(
+        env.data().join("config.toml"),
+        "[recall.extract]\nenabled = true\nmodel = \"m\"\n[recall.extract.servers.x]\nendpoint = \"http://127.0.0.1:9/v1\"\napi_key_env = \"CAIRN_TEST_SURELY_UNSET_VARIABLE\"\n",
+    )
+    .unwrap();
+    let err = env
+        .open()
+        .recall_extract_run(&RunOptions::default(), &cairn_core::recall::extract::Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("config.toml")
+            && err.contains("recall.extract.servers.x.api_key_env")
+            && err.contains("CAIRN_TEST_SURELY_UNSET_VARIABLE"),
+        "{err}"
+    );
+}
+
+// ---- what leaves the machine ---------------------------------------------------------------------
+
+#[test]
+fn no_planted_secret_or_home_path_reaches_the_server() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    let home = dirs::home_dir().unwrap().to_string_lossy().into_owned();
+    assert!(home.len() > 1);
+    let repo = format!("{home}/cairn-extract-test-repo");
+    let redactor = cairn_core::archive::redact::Redactor::global();
+    let mut secrets = Vec::new();
+    let mut t = Transcript::new("planted", &repo);
+    for rule in cairn_core::archive::secrets::rules() {
+        for f in redactor.scan_text(rule.test_value) {
+            secrets.push(rule.test_value[f.start..f.end].to_owned());
+        }
+        t.user(&format!(
+            "use {} for {repo}/src/main.rs, not {home}/.ssh/id_ed25519",
+            rule.test_value
+        ))
+        .bash(
+            &format!(
+                "cat {home}/.aws/credentials /etc/ssl/private/server.key && export K={}",
+                rule.test_value
+            ),
+            &format!("{} written to {repo}/config/app.toml", rule.test_value),
+        )
+        .assistant(&format!("Stored it; see {repo}/src/main.rs line 3."));
+    }
+    assert!(secrets.len() >= 20);
+    env.session(&cairn, "planted", &t.lines);
+    // A secret split across two records: each half is harmless, the whole is not.
+    let mut split = Transcript::new("split", "/work/proj");
+    split
+        .user("Rotate the access id")
+        .assistant("The new id begins AKIAIOSFOD")
+        .assistant("NN7EXAMPLE ends it");
+    env.session(&cairn, "split", &split.lines);
+
+    let r = run(&cairn);
+    let chats = fake.chats();
+    assert!(!chats.is_empty());
+    for c in fake.requests() {
+        for s in &secrets {
+            assert!(!c.body.contains(s.as_str()), "a planted secret left: {s}");
+        }
+        assert!(!c.body.contains(&home), "the home path left: {}", c.body);
+        assert!(
+            !c.body.contains("/etc/ssl/private"),
+            "an absolute path left"
+        );
+        assert!(
+            !c.body.contains("AKIAIOSFOD"),
+            "a half of the split secret left"
+        );
+    }
+    // Paths inside the session's repository arrive repo-relative.
+    assert!(chats.iter().any(|c| c.body.contains("src/main.rs")));
+    // The session with findings is extracted (Cairn redacts instead of excluding)…
+    assert!(r.entries > 0);
+    let planted_entries = cairn
+        .recall_list(&Filters {
+            source_session: Some("planted".into()),
+            status: Some(Status::Accepted),
+            limit: Some(500),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(!planted_entries.is_empty(), "{r:?}");
+    // …and the split secret fails its session closed, before any of its text is sent.
+    assert_eq!(r.failed, 1, "{r:?}");
+    assert!(
+        r.failures[0].error.contains("spans two transcript records"),
+        "{:?}",
+        r.failures
+    );
+    assert!(
+        !chats
+            .iter()
+            .any(|c| c.user().contains("Rotate the access id"))
+    );
+}

@@ -1,0 +1,401 @@
+//! `cairn recall extract …` end to end against a loopback OpenAI-compatible server started by
+//! the test, over the real fixture transcripts.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::fake_llm::{FakeLlm, Reply};
+use crate::support::Env;
+
+const KEY_VAR: &str = "CAIRN_TEST_LLM_KEY";
+const KEY: &str = "test-key-3f9a1c";
+
+fn config(env: &Env, body: &str) {
+    std::fs::write(env.data().join("config.toml"), body).unwrap();
+}
+
+fn configured(fake: &FakeLlm, extra: &str) -> Env {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    configure(&env, fake, extra);
+    env
+}
+
+fn configure(env: &Env, fake: &FakeLlm, extra: &str) {
+    config(
+        env,
+        &format!(
+            "[recall.extract]\nenabled = true\nmodel = \"test-model\"\n{extra}\n\
+             [recall.extract.servers.local]\nendpoint = \"{}\"\napi_key_env = \"{KEY_VAR}\"\n",
+            fake.url()
+        ),
+    );
+}
+
+fn cairn(env: &Env, args: &[&str]) -> Output {
+    env.command().env(KEY_VAR, KEY).args(args).output().unwrap()
+}
+
+fn ok(env: &Env, args: &[&str]) -> String {
+    let out = cairn(env, args);
+    assert!(
+        out.status.success(),
+        "cairn {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(env: &Env, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(env, &all)).unwrap()
+}
+
+#[test]
+fn preview_then_run_then_status() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "");
+    let preview = json(&env, &["recall", "extract", "preview"]);
+    let (sessions, units) = (
+        preview["sessions"].as_u64().unwrap(),
+        preview["units"].as_u64().unwrap(),
+    );
+    assert!(sessions >= 5 && units >= sessions, "{preview}");
+    assert!(
+        preview["estimated_input_tokens"].as_u64().unwrap()
+            > preview["chars"].as_u64().unwrap() / 5
+    );
+    // --project and --since narrow the same list.
+    let list = preview["sessions_list"].as_array().unwrap();
+    let project = list[0]["project"].as_str().unwrap();
+    let in_project = list.iter().filter(|s| s["project"] == project).count() as u64;
+    assert!(in_project < sessions, "the fixtures span several projects");
+    let narrowed = json(
+        &env,
+        &["recall", "extract", "preview", "--project", project],
+    );
+    assert_eq!(
+        narrowed["sessions"].as_u64(),
+        Some(in_project),
+        "{narrowed}"
+    );
+    let future = json(
+        &env,
+        &["recall", "extract", "preview", "--since", "2099-01-01"],
+    );
+    assert_eq!(future["sessions"], 0, "{future}");
+    assert!(fake.requests().is_empty(), "a preview sends nothing");
+    let human = ok(&env, &["recall", "extract", "preview"]);
+    assert!(
+        human.contains(&format!(
+            "Would read: {sessions} session(s), {units} unit(s)"
+        )),
+        "{human}"
+    );
+
+    let run = json(&env, &["recall", "extract", "run"]);
+    assert_eq!(run["sessions"].as_u64(), Some(sessions), "{run}");
+    assert_eq!(run["units"].as_u64(), Some(units));
+    assert_eq!(run["failed"], 0);
+    assert_eq!(run["activated"], true);
+    assert!(run["entries"].as_u64().unwrap() > 0);
+    assert_eq!(fake.chats().len() as u64, units);
+    assert_eq!(
+        fake.violations(),
+        Vec::<String>::new(),
+        "shape and bearer key"
+    );
+    // The fixtures' absolute paths never leave: paths under a session's directory arrive
+    // relative, any other absolute path is removed.
+    for c in fake.requests() {
+        assert!(!c.body.contains("/home/"), "an absolute path left");
+    }
+
+    let status = json(&env, &["recall", "extract", "status"]);
+    assert_eq!(status["state"], "active");
+    // Every eligible session is done, including those with nothing to read.
+    let eligible: u64 = status["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(status["sessions_done"].as_u64(), Some(eligible));
+    assert!(eligible >= sessions);
+    assert_eq!(status["not_started"], 0);
+    assert_eq!(status["units_done"], status["units_total"]);
+    assert_eq!(status["generations"].as_array().unwrap().len(), 1);
+    assert_eq!(status["endpoint"], fake.url());
+    let human = ok(&env, &["recall", "extract", "status"]);
+    assert!(human.contains("Extraction: enabled"), "{human}");
+    assert!(
+        human.contains("(active)") && human.contains("Units: ") && human.contains("(100%)"),
+        "{human}"
+    );
+
+    // The entries wait in the review inbox, untrusted.
+    let listed = json(
+        &env,
+        &[
+            "recall",
+            "list",
+            "--review-state",
+            "unreviewed_auto",
+            "--limit",
+            "500",
+        ],
+    );
+    assert_eq!(
+        listed.as_array().unwrap().len() as u64,
+        run["entries"].as_u64().unwrap()
+    );
+    let brief = json(&env, &["recall", "brief", "dev server"]);
+    assert!(
+        brief["entry_ids"].as_array().unwrap().is_empty(),
+        "briefs are trusted-only"
+    );
+
+    // A second run has nothing to do.
+    let again = ok(&env, &["recall", "extract", "run"]);
+    assert!(
+        again.contains("Sessions: 0 done, 0 failed") && again.contains("Entries: 0 new"),
+        "{again}"
+    );
+}
+
+#[test]
+fn run_scoped_to_a_session_with_human_output() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "concurrency = 1");
+    let out = ok(
+        &env,
+        &[
+            "recall",
+            "extract",
+            "run",
+            "--session",
+            "55604662-cf2a-4331-851a-ec234028f8ca",
+            "--progress",
+        ],
+    );
+    assert!(out.starts_with("Sessions: 1 done, 0 failed\n"), "{out}");
+    assert!(
+        out.contains("Entries: ") && !out.contains("Generation activated"),
+        "{out}"
+    );
+    let chats = fake.chats();
+    assert!(!chats.is_empty());
+    let err = cairn(&env, &["recall", "extract", "activate"]);
+    assert!(
+        err.status.success(),
+        "{}",
+        String::from_utf8_lossy(&err.stderr)
+    );
+    assert!(String::from_utf8_lossy(&err.stdout).starts_with("Activated "));
+    // --limit: the most recent other session only.
+    fake.clear();
+    let r = json(&env, &["recall", "extract", "run", "--limit", "1"]);
+    assert_eq!(r["sessions"], 1);
+    let bad = cairn(&env, &["recall", "extract", "run", "--since", "yesterday"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("YYYY-MM-DD"));
+}
+
+#[test]
+fn a_failing_server_stops_the_run_with_exit_1() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "");
+    fake.fail_after(
+        0,
+        Some(Reply::json(
+            404,
+            serde_json::json!({"error": {"message": "model not found"}}),
+        )),
+    );
+    let out = cairn(&env, &["recall", "extract", "run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Stopped early:")
+            && stdout.contains("HTTP 404")
+            && stdout.contains("model not found"),
+        "{stdout}"
+    );
+    let status = json(&env, &["recall", "extract", "status"]);
+    assert_eq!(status["state"], "building");
+    assert!(
+        status["last_run"]["aborted"]
+            .as_str()
+            .unwrap()
+            .contains("404")
+    );
+}
+
+#[test]
+fn config_errors_name_the_file_and_the_key() {
+    let env = Env::new();
+    let path = env.data().join("config.toml");
+    for (body, key) in [
+        (
+            "[recall.extract]\nenabled = true\nmodel = \"m\"\n[recall.extract.servers.x]\nendpoint = \"http://llm.example.com/v1\"\n",
+            "recall.extract.servers.x.endpoint",
+        ),
+        ("[recall.extract]\nenabled = true\n", "recall.extract.model"),
+        (
+            "[recall.extract]\nmodel = \"m\"\nquiet_period = \"half an hour\"\n",
+            "recall.extract.quiet_period",
+        ),
+        (
+            "[recall.extract]\nmodel = \"m\"\nconcurency = 2\n",
+            "concurency",
+        ),
+    ] {
+        config(&env, body);
+        let out = cairn(&env, &["recall", "extract", "run"]);
+        assert_eq!(out.status.code(), Some(1), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains(key),
+            "{body}: {err}"
+        );
+    }
+    // Disabled extraction refuses to send, and says how to opt in.
+    config(
+        &env,
+        "[recall.extract]\nmodel = \"m\"\n[recall.extract.servers.x]\nendpoint = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let out = cairn(&env, &["recall", "extract", "run"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("enabled = true"));
+    // …but preview and status work without it.
+    assert!(
+        cairn(&env, &["recall", "extract", "preview"])
+            .status
+            .success()
+    );
+    assert!(
+        cairn(&env, &["recall", "extract", "status"])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn doctor_probes_the_server() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = Env::new();
+    configure(&env, &fake, "");
+    let out = ok(&env, &["recall", "extract", "doctor"]);
+    assert!(out.contains("ok   models: test-model is served"), "{out}");
+    assert!(
+        out.contains("ok   probe: a strict-schema extraction worked: 1 entry"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("Server: local {}", fake.url())),
+        "{out}"
+    );
+    assert_eq!(fake.chats().len(), 1);
+    assert!(fake.chats()[0].user().contains("port 4173"));
+    fake.fail_after(
+        0,
+        Some(Reply::json(401, serde_json::json!({"error": "nope"}))),
+    );
+    let bad = cairn(&env, &["recall", "extract", "doctor"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("FAIL probe"));
+}
+
+/// One Claude Code record of a made-up session.
+fn record(sid: &str, n: u32, body: Value) -> String {
+    let mut v = serde_json::json!({"sessionId": sid, "cwd": "/work/planted", "gitBranch": "main",
+        "timestamp": format!("2026-03-01T10:00:{n:02}.000Z"), "uuid": format!("{sid}-u{n}")});
+    v.as_object_mut()
+        .unwrap()
+        .extend(body.as_object().unwrap().clone());
+    v.to_string()
+}
+
+#[test]
+fn planted_secrets_never_reach_the_server_and_entries_carry_evidence() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = Env::new();
+    let sid = "0b7c5e1a-7d3e-4c1b-9a61-5f3f0c2d9e11";
+    let (aws, pat) = (
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_EXAMPLE00000000000000000000000000000",
+    );
+    let home = env.home().display().to_string();
+    let lines = [
+        record(
+            sid,
+            1,
+            serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": format!("Deploy with key {aws} and token {pat}; notes in {home}/notes/deploy.md")}}),
+        ),
+        record(
+            sid,
+            2,
+            serde_json::json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "text", "text": format!("Exported AWS_ACCESS_KEY_ID={aws}; the deploy script now reads it from the environment.")}]}}),
+        ),
+        record(
+            sid,
+            3,
+            serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": "Good. Always run the smoke test after a deploy."}}),
+        ),
+        record(
+            sid,
+            4,
+            serde_json::json!({"type": "assistant", "message": {"id": "msg_2", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "text", "text": "Noted: smoke test after every deploy."}]}}),
+        ),
+    ];
+    let dir = env.claude().join("-work-planted");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{sid}.jsonl")), lines.join("\n") + "\n").unwrap();
+    env.ok(&["sync"]);
+    configure(&env, &fake, "");
+
+    let run = json(&env, &["recall", "extract", "run", "--session", sid]);
+    assert_eq!(run["sessions"], 1, "{run}");
+    assert_eq!(run["failed"], 0, "{run}");
+    let n = run["entries"].as_u64().unwrap();
+    assert!(n > 0, "{run}");
+    let chats = fake.chats();
+    assert!(!chats.is_empty());
+    assert!(
+        chats.iter().any(|c| c.body.contains("smoke test")),
+        "the session's text was sent"
+    );
+    for c in fake.requests() {
+        for s in [aws, pat, home.as_str()] {
+            assert!(!c.body.contains(s), "{s} reached the server: {}", c.body);
+        }
+    }
+
+    let listed = json(
+        &env,
+        &["recall", "list", "--review-state", "unreviewed_auto"],
+    );
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len() as u64, n);
+    for e in listed {
+        assert_eq!(e["review_state"], "unreviewed_auto", "{e}");
+        let id = e["id"].as_str().unwrap();
+        let got = json(&env, &["recall", "get", id]);
+        let ev = got["evidence"].as_array().unwrap();
+        assert!(!ev.is_empty(), "{got}");
+        for v in ev {
+            let (a, b) = (
+                v["ordinal_start"].as_u64().unwrap(),
+                v["ordinal_end"].as_u64().unwrap(),
+            );
+            assert!(a <= b, "{v}");
+            assert!(v["session_key"].as_str().is_some_and(|k| !k.is_empty()));
+            assert!(!v["snippet"].to_string().contains(aws), "{v}");
+        }
+    }
+}
