@@ -35,6 +35,9 @@ pub enum Error {
     Config { path: PathBuf, message: String },
     #[error("{}: {message}", dir.display())]
     Git { dir: PathBuf, message: String },
+    /// A report generator (an agent CLI or an endpoint) failed; `what` names it.
+    #[error("{what}: {message}")]
+    Generator { what: String, message: String },
     #[error("{0}")]
     Invalid(String),
     #[error("not found: {0}")]

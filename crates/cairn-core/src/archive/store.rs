@@ -17,7 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0002_git.sql"),
     include_str!("store/0003_publish.sql"),
     include_str!("store/0004_recall.sql"),
-    // Other branches add 0005–0007; on merge this one goes after them.
+    include_str!("store/0007_insights.sql"),
     include_str!("store/0008_association.sql"),
 ];
 

@@ -1,5 +1,5 @@
 -- Migration: what association reads on every capture, without scanning the session.
--- (Numbered 0008 to follow the other branches' 0005–0007; it is applied in list order.)
+-- (Numbered 0008 to follow the other branches' 0005–0007; applied in list order, after 0007_insights.)
 --
 -- Association (git/associate.rs) re-reads a session's evidence on every capture: its edits, its
 -- exec calls, Claude's PR links, and the first record of each branch the agent recorded. It used
