@@ -287,7 +287,7 @@ def ingest(name, runs, keep):
 
 def step_ingest(args):
     r = read_results().get("ingest", {})
-    for name, runs, keep in [("100mb", args.runs, False), ("25k", args.runs_large, False),
+    for name, runs, keep in [("100mb", args.runs, True), ("25k", args.runs_large, False),
                              ("1gb", args.runs_large, True)]:
         if args.corpus and name not in args.corpus.split(","):
             continue
@@ -368,24 +368,35 @@ class Server:
         self.log.close()
 
 
-def kept(tool):
-    d = CACHE / f"data-1gb-{tool}"
-    if not d.exists():
-        raise SystemExit(f"{d} is missing: run the ingest step first (bench.py --only ingest --corpus 1gb)")
-    return d
+def kept(tool, name=None):
+    """The archive the last ingest run of `name` left (default: the 1 GB one, else the 100 MB one)."""
+    for n in ([name] if name else ["1gb", "100mb"]):
+        d = CACHE / f"data-{n}-{tool}"
+        if d.exists():
+            return d
+    raise SystemExit(f"no kept {tool} archive: run the ingest step first (bench.py --only ingest)")
+
+
+def kept_corpus():
+    """The corpus the search step runs over: the one both tools' kept archives come from."""
+    for n in ("1gb", "100mb"):
+        if (CACHE / f"data-{n}-cairn").exists() and (CACHE / f"data-{n}-agentsview").exists():
+            return n
+    raise SystemExit("no kept archives: run the ingest step first (bench.py --only ingest)")
 
 
 def step_search(args):
     av = agentsview()
     qs = queries(args.queries)
-    cairn_data = kept("cairn") / "cairn"
-    av_home = kept("agentsview") / "home"
+    name = kept_corpus()
+    cairn_data = kept("cairn", name) / "cairn"
+    av_home = kept("agentsview", name) / "home"
     # Cairn in process (what the desktop's search command runs).
     inproc = json.loads(run_wait4([str(GEN), "fts", "--data", str(cairn_data), "--queries", str(len(qs)),
                                    "--seed", str(SEED)], dict(os.environ))["out"])
     inproc["load"] = load()
     # AgentsView through its server (its search needs one), Cairn through its CLI, alternating.
-    server = Server(av, av_home, corpus("1gb"), sync=False, port=args.port)
+    server = Server(av, av_home, corpus(name), sync=False, port=args.port)
     rows = {"cairn_cli": [], "agentsview_http": []}
     hits = {"cairn_cli": 0, "agentsview_http": 0}
     la = load()
@@ -408,6 +419,7 @@ def step_search(args):
     finally:
         server.stop()
     store("search", {
+        "corpus": name,
         "queries": len(qs),
         "cairn_inprocess": inproc,
         "load": la,
@@ -590,7 +602,8 @@ def desktop_binary():
 def step_idle(args):
     av = agentsview()
     out = {}
-    server = Server(av, kept("agentsview") / "home", corpus("1gb"), sync=True, port=args.port)
+    name = kept_corpus()
+    server = Server(av, kept("agentsview", name) / "home", corpus(name), sync=True, port=args.port)
     try:
         settled = settle(server.proc.pid)
         out["agentsview"] = measure_idle(server.proc.pid, args.idle_seconds)
@@ -607,8 +620,8 @@ def step_idle(args):
         home = CACHE / "work" / "desktop-home"
         home.mkdir(parents=True, exist_ok=True)
         env = base_env(home)
-        src = corpus("1gb")
-        env.update({"CAIRN_DATA_DIR": str(kept("cairn") / "cairn"), "CLAUDE_PROJECTS_DIR": str(src / "claude"),
+        src = corpus(name)
+        env.update({"CAIRN_DATA_DIR": str(kept("cairn", name) / "cairn"), "CLAUDE_PROJECTS_DIR": str(src / "claude"),
                     "CODEX_SESSIONS_DIR": str(src / "codex"), "XDG_CACHE_HOME": str(home / ".cache")})
         if os.environ.get("DISPLAY"):
             env["DISPLAY"] = os.environ["DISPLAY"]
@@ -635,6 +648,7 @@ def step_idle(args):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
             log.close()
+    out["corpus"] = name
     store("idle", out)
 
 
@@ -804,7 +818,8 @@ def search_table(r):
     if not se:
         return []
     ip = se["cairn_inprocess"]
-    return ["## Full-text search (1 GB corpus, the same queries)", "",
+    title = {"1gb": "1 GB", "100mb": "100 MB"}.get(se.get("corpus", "1gb"), se.get("corpus"))
+    return [f"## Full-text search ({title} corpus, the same queries)", "",
             f"{se['queries']} queries of one to three words (`cairn-bench queries`), limit 20, ranked by BM25.",
             "", "| how | p50 (ms) | p95 (ms) | queries with hits | load |", "| --- | ---: | ---: | ---: | ---: |",
             f"| cairn, in process (`Cairn::search`, what the desktop runs) over {ip['records']:,} records | "
@@ -841,7 +856,7 @@ def idle_table(r):
     idle = r.get("idle")
     if not idle:
         return []
-    L = ["## Idle: the watching process over 60 s, after the initial sync settled (1 GB archive)", "",
+    L = [f"## Idle: the watching process over 60 s, after the initial sync settled ({idle.get('corpus', '1gb')} archive)", "",
          "| process | CPU (% of a core) | RSS (MB) | RSS incl. child processes (MB) | settle (s) | load |",
          "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for name, label in (("cairn_desktop", "cairn-desktop (under Xvfb)"), ("agentsview", "agentsview serve")):

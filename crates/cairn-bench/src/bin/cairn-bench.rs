@@ -177,6 +177,7 @@ fn main() -> Result<()> {
                 target: cairn_core::git::targets::Target::branch(branch),
                 include_weak: false,
                 limit: None,
+                repo_root: None,
             };
             let first = cairn.skim(&q)?;
             let mut wall = Vec::with_capacity(runs);
