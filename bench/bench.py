@@ -621,7 +621,11 @@ def step_idle(args):
         home.mkdir(parents=True, exist_ok=True)
         env = base_env(home)
         src = corpus(name)
-        env.update({"CAIRN_DATA_DIR": str(kept("cairn", name) / "cairn"), "CLAUDE_PROJECTS_DIR": str(src / "claude"),
+        # A fresh data dir the app fills by its own initial sync (a desktop built elsewhere, e.g.
+        # CAIRN_DESKTOP from another checkout, may write another schema version than this tree).
+        fresh = home / "data"
+        shutil.rmtree(fresh, ignore_errors=True)
+        env.update({"CAIRN_DATA_DIR": str(fresh), "CLAUDE_PROJECTS_DIR": str(src / "claude"),
                     "CODEX_SESSIONS_DIR": str(src / "codex"), "XDG_CACHE_HOME": str(home / ".cache")})
         if os.environ.get("DISPLAY"):
             env["DISPLAY"] = os.environ["DISPLAY"]

@@ -347,14 +347,19 @@ impl ClaudeModel {
         let mut commands = Vec::new();
         for seg in &self.tools {
             for t in seg {
-                if let Some(blocks) = t.value.pointer("/message/content").and_then(Value::as_array) {
+                if let Some(blocks) = t
+                    .value
+                    .pointer("/message/content")
+                    .and_then(Value::as_array)
+                {
                     for b in blocks {
                         match b.get("type").and_then(Value::as_str) {
                             Some("tool_result") => {
                                 outputs.push(b.get("content").map_or(0, text_len));
                             }
                             Some("tool_use") => {
-                                if let Some(c) = b.pointer("/input/command").and_then(Value::as_str) {
+                                if let Some(c) = b.pointer("/input/command").and_then(Value::as_str)
+                                {
                                     let c = match &t.cwd {
                                         Some(cwd) => c.replace(cwd.as_str(), "."),
                                         None => c.to_owned(),
@@ -729,10 +734,11 @@ pub fn append_turn(
     seed: u64,
     existing: &[u8],
 ) -> Option<Vec<u8>> {
-    let last = existing
-        .split(|b| *b == b'\n')
-        .rev()
-        .find_map(|l| serde_json::from_slice::<Value>(l).ok().filter(|v| v.get("sessionId").is_some()))?;
+    let last = existing.split(|b| *b == b'\n').rev().find_map(|l| {
+        serde_json::from_slice::<Value>(l)
+            .ok()
+            .filter(|v| v.get("sessionId").is_some())
+    })?;
     let sid = last.get("sessionId")?.as_str()?.to_owned();
     let cwd = last
         .get("cwd")

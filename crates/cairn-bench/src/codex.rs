@@ -288,12 +288,7 @@ pub fn session(m: &CodexModel, sizes: &Sizes, text: &TextGen, plan: &SessionPlan
     let commit_hash: String = (0..40)
         .map(|_| char::from(b"0123456789abcdef"[w.s.rng.below(16)]))
         .collect();
-    let repo = plan
-        .cwd
-        .rsplit('/')
-        .next()
-        .unwrap_or("repo")
-        .to_owned();
+    let repo = plan.cwd.rsplit('/').next().unwrap_or("repo").to_owned();
     w.line(&m.session_meta, move |v, _| {
         let p = &mut v["payload"];
         p["id"] = Value::String(sid.clone());
@@ -331,7 +326,12 @@ pub fn append_turn(
         .split(|b| *b == b'\n')
         .rev()
         .find_map(|l| serde_json::from_slice::<Value>(l).ok())
-        .and_then(|v| v.get("timestamp")?.as_str()?.parse::<jiff::Timestamp>().ok())
+        .and_then(|v| {
+            v.get("timestamp")?
+                .as_str()?
+                .parse::<jiff::Timestamp>()
+                .ok()
+        })
         .map_or(0, |t| t.as_millisecond());
     let p = first.get("payload")?;
     let s = Session::new(

@@ -149,7 +149,8 @@ impl Generator {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(path, bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
             stats.files += 1;
             stats.bytes += bytes.len() as u64;
             stats.lines += bytes.iter().filter(|b| **b == b'\n').count() as u64;
@@ -277,7 +278,12 @@ impl Generator {
 
     /// Append one turn to `fraction` of the corpus's main transcripts (chosen by `seed`).
     /// Returns (files appended to, bytes appended).
-    pub fn append_to_corpus(&self, corpus: &Path, fraction: f64, seed: u64) -> Result<(usize, u64)> {
+    pub fn append_to_corpus(
+        &self,
+        corpus: &Path,
+        fraction: f64,
+        seed: u64,
+    ) -> Result<(usize, u64)> {
         let mut mains = main_transcripts(corpus)?;
         mains.sort();
         let n = ((mains.len() as f64 * fraction).ceil() as usize).clamp(1, mains.len().max(1));

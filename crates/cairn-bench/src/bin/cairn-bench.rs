@@ -32,7 +32,8 @@ impl Args {
             .map(String::as_str)
     }
     fn req(&self, name: &str) -> Result<&str> {
-        self.get(name).with_context(|| format!("{name} is required"))
+        self.get(name)
+            .with_context(|| format!("{name} is required"))
     }
     fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T>
     where
@@ -40,9 +41,7 @@ impl Args {
     {
         match self.get(name) {
             None => Ok(default),
-            Some(v) => v
-                .parse()
-                .map_err(|e| anyhow::anyhow!("{name} {v}: {e}")),
+            Some(v) => v.parse().map_err(|e| anyhow::anyhow!("{name} {v}: {e}")),
         }
     }
 }
@@ -95,7 +94,8 @@ fn main() -> Result<()> {
             let g = Generator::from_fixtures(&fixtures())?;
             let started = Instant::now();
             let stats = g.write_corpus(&spec, &out)?;
-            let doc = json!({"spec": spec, "stats": stats, "seconds": started.elapsed().as_secs_f64()});
+            let doc =
+                json!({"spec": spec, "stats": stats, "seconds": started.elapsed().as_secs_f64()});
             std::fs::write(out.join("corpus.json"), doc.to_string())?;
             println!("{doc}");
         }
@@ -204,8 +204,9 @@ fn main() -> Result<()> {
 }
 
 fn count_records(data: &std::path::Path) -> Result<i64> {
-    let store =
-        cairn_core::archive::store::Store::open_read_only(&data.join(cairn_core::archive::store::DB_FILE))?;
+    let store = cairn_core::archive::store::Store::open_read_only(
+        &data.join(cairn_core::archive::store::DB_FILE),
+    )?;
     Ok(store
         .conn()
         .query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))?)

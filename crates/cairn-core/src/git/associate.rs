@@ -124,7 +124,14 @@ pub struct RepoCache {
     /// How far back the sessions being associated start (minus the clock skew allowed): the
     /// history read for `edit_committed` need not go further back.
     since_floor: Option<i64>,
+    /// One session is being associated (a hook): its history is read for its edited paths only.
+    single_session: bool,
 }
+
+/// A single session with at most this many edited paths reads only the history of those paths
+/// (in a large repository, listing every file of every recent commit was most of a hook's git
+/// time); more paths, or many sessions, read the whole recent history once and share it.
+const PATHSPEC_MAX: usize = 64;
 
 impl RepoCache {
     pub fn repo_for(&mut self, dir: &Path) -> Option<Repo> {
@@ -157,6 +164,7 @@ pub fn associate(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache)
         }
     }
     cache.since_floor = floor.map(|f| f - SKEW_SECS);
+    cache.single_session = session_rows.len() == 1;
     let mut total = 0;
     for &row in session_rows {
         let links = compute(conn, row, cache)?;
@@ -487,18 +495,19 @@ fn edit_commits(
     let recent = jiff::Timestamp::now().as_second() - 90 * 24 * 3600;
     let needed = recent.max(start - SKEW_SECS);
     let fetch = recent.max(cache.since_floor.unwrap_or(needed).min(needed));
-    let cached = cache
-        .commits
-        .get(&repo.root)
-        .is_some_and(|(since, _)| *since <= needed);
-    if !cached {
-        let commits = repo
-            .commits(&["--branches"], &[], Some(fetch), Some(5000))
+    // Only the commits touching this session's edits can give a link, each with only the edited
+    // files among its own: the same links as from the whole history. Not kept in the cache,
+    // which other sessions share.
+    let own_history;
+    let commits: &[super::repo::CommitInfo] = if cache.single_session && edits.len() <= PATHSPEC_MAX
+    {
+        let paths: Vec<&str> = edits.keys().map(String::as_str).collect();
+        own_history = repo
+            .commits_touching(&["--branches"], &[], Some(fetch), Some(5000), &paths)
             .unwrap_or_default();
-        cache.commits.insert(repo.root.clone(), (fetch, commits));
-    }
-    let Some((_, commits)) = cache.commits.get(&repo.root) else {
-        return Vec::new();
+        &own_history
+    } else {
+        edit_history(repo, needed, fetch, cache)
     };
     let mut links = Vec::new();
     for c in commits
@@ -559,6 +568,30 @@ fn edit_commits(
     links
 }
 
+/// The recent history of every local branch of `repo`, read once per association and shared
+/// by its sessions (read again only when a session starts before what was read).
+fn edit_history<'c>(
+    repo: &Repo,
+    needed: i64,
+    fetch: i64,
+    cache: &'c mut RepoCache,
+) -> &'c [super::repo::CommitInfo] {
+    let cached = cache
+        .commits
+        .get(&repo.root)
+        .is_some_and(|(since, _)| *since <= needed);
+    if !cached {
+        let commits = repo
+            .commits(&["--branches"], &[], Some(fetch), Some(5000))
+            .unwrap_or_default();
+        cache.commits.insert(repo.root.clone(), (fetch, commits));
+    }
+    cache
+        .commits
+        .get(&repo.root)
+        .map_or(&[][..], |(_, c)| c.as_slice())
+}
+
 /// Evidence from the environment snapshots taken at this session's captures: the branch that
 /// was checked out (weak), a switch of branch (direct transition), and dirty files that became
 /// a new commit of a branch by the next capture (promotion).
@@ -580,6 +613,10 @@ fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Re
     let mut links = Vec::new();
     let mut prev: Option<snapshot::Snapshot> = None;
     let mut prev_repo = None;
+    // A commit's files, decoded once per association: every branch of every snapshot can list
+    // the same commits, and a commit can list thousands of files (in a large repository this
+    // was most of a hook's time, growing with the session's number of captures).
+    let mut files_of: HashMap<(i64, String), std::rc::Rc<Vec<String>>> = HashMap::new();
     for (snapshot_id, turn_index, ordinal, repo_row) in rows {
         let Some(cur) = snapshot::load(conn, snapshot_id).map_err(db)? else {
             continue;
@@ -616,16 +653,36 @@ fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Re
                 p.status == SnapshotStatus::Complete && cur.status == SnapshotStatus::Complete;
             if both_complete && !p.dirty_files.is_empty() {
                 let dirty: BTreeSet<&String> = p.dirty_files.iter().collect();
+                // The first promoted file of each commit (the same for every branch listing it).
+                let mut first_hit: HashMap<&str, Option<String>> = HashMap::new();
                 for b in &cur.branches {
                     for commit in &b.new_commits {
-                        let files = commit_files(conn, repo_row, commit).map_err(db)?;
-                        let hit: Vec<&String> = files
-                            .iter()
-                            .filter(|f| {
-                                dirty.contains(f) && (cur.applied_count <= 1 || edited.contains(f))
-                            })
-                            .collect();
-                        if let Some(first) = hit.first() {
+                        let first = match first_hit.get(commit.as_str()) {
+                            Some(hit) => hit.clone(),
+                            None => {
+                                let key = (repo_row, commit.clone());
+                                let files = match files_of.get(&key) {
+                                    Some(f) => f.clone(),
+                                    None => {
+                                        let f = std::rc::Rc::new(
+                                            commit_files(conn, repo_row, commit).map_err(db)?,
+                                        );
+                                        files_of.insert(key, f.clone());
+                                        f
+                                    }
+                                };
+                                let hit = files
+                                    .iter()
+                                    .find(|f| {
+                                        dirty.contains(f)
+                                            && (cur.applied_count <= 1 || edited.contains(f))
+                                    })
+                                    .cloned();
+                                first_hit.insert(commit.as_str(), hit.clone());
+                                hit
+                            }
+                        };
+                        if let Some(first) = first {
                             links.push(Link {
                                 target: Target::branch(&b.name),
                                 evidence: Evidence::EnvironmentPromotion,

@@ -228,6 +228,19 @@ impl Repo {
         since: Option<i64>,
         limit: Option<usize>,
     ) -> Result<Vec<CommitInfo>> {
+        self.commits_touching(tips, exclude, since, limit, &[])
+    }
+
+    /// [`Repo::commits`] limited to the commits that touch one of `paths` (repo-relative, taken
+    /// literally), each listing only those of its files; every commit when `paths` is empty.
+    pub fn commits_touching(
+        &self,
+        tips: &[&str],
+        exclude: &[&str],
+        since: Option<i64>,
+        limit: Option<usize>,
+        paths: &[&str],
+    ) -> Result<Vec<CommitInfo>> {
         if tips.is_empty() {
             return Ok(Vec::new());
         }
@@ -247,6 +260,7 @@ impl Repo {
         args.extend(tips.iter().map(|t| (*t).to_owned()));
         args.extend(exclude.iter().map(|e| format!("^{e}")));
         args.push("--".into());
+        args.extend(paths.iter().map(|p| format!(":(literal){p}")));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.git(&refs)?;
         let mut commits = Vec::new();
@@ -429,7 +443,13 @@ mod tests {
         git(root, &["commit", "-qm", "plain"], None);
         git(
             root,
-            &["commit", "-q", "--allow-empty", "-m", "trailer\n\nChange-Id: I1234"],
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "trailer\n\nChange-Id: I1234",
+            ],
             None,
         );
         // Two commits with a `change-id` header, written as raw objects.
