@@ -27,7 +27,7 @@ impl TextGen {
     /// About `len` bytes of text (never more; at most a few bytes less at a char boundary).
     pub fn text(&self, rng: &mut Rng, len: usize) -> String {
         let mut out = String::with_capacity(len + 32);
-        if rng.next_u64() % SECRET_EVERY == 0 && len > 80 {
+        if rng.next_u64().is_multiple_of(SECRET_EVERY) && len > 80 {
             out.push_str("export AWS_ACCESS_KEY_ID=AKIA");
             for _ in 0..16 {
                 let c = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[rng.below(32)];

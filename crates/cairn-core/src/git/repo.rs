@@ -431,6 +431,49 @@ mod tests {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
+    /// With paths, only the commits touching one of them, each listing only those files; a path
+    /// is taken literally (a `*` in it is no glob).
+    #[test]
+    fn commits_touching_paths_lists_only_those_commits_and_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"], None);
+        for (files, subject) in [
+            (&["a", "b"][..], "a and b"),
+            (&["b"][..], "b only"),
+            (&["*"][..], "star"),
+            (&["c", "a"][..], "c and a"),
+        ] {
+            for f in files {
+                let old = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+                std::fs::write(root.join(f), format!("{old}{subject}\n")).unwrap();
+                git(root, &["add", "--", f], None);
+            }
+            git(root, &["commit", "-qm", subject], None);
+        }
+        let repo = Repo::discover(root).unwrap();
+        let all = repo.commits(&["main"], &[], None, None).unwrap();
+        assert_eq!(all.len(), 4);
+        let got = repo
+            .commits_touching(&["main"], &[], None, None, &["a"])
+            .unwrap();
+        let seen: Vec<(&str, Vec<&str>)> = got
+            .iter()
+            .map(|c| {
+                (
+                    c.subject.as_str(),
+                    c.files.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(seen, vec![("c and a", vec!["a"]), ("a and b", vec!["a"])]);
+        let star = repo
+            .commits_touching(&["main"], &[], None, None, &["*"])
+            .unwrap();
+        assert_eq!(star.len(), 1);
+        assert_eq!(star[0].subject, "star");
+    }
+
     /// Change ids come from a `Change-Id:` trailer or a `change-id` header (jj, GitButler); the
     /// headers of many commits are read by one git run, each given to its own commit.
     #[test]
