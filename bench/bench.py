@@ -844,7 +844,8 @@ def hook_table(r):
     L = ["## Hook capture: `cairn hook` after one appended turn", "",
          "One turn (prompt, a tool call, the reply) is appended, then `cairn hook --agent claude` runs as",
          "the agent runs it (hook JSON on stdin, a fresh process). Wall time includes process start,",
-         "capture, the git snapshot and relinking; CPU is the process's user + system time.", "",
+         "capture, the git snapshot and relinking; CPU is user + system time of the process and the git",
+         "processes it runs (wait4's rusage). `captures before`: hooks that built the session's history.", "",
          "| transcript | cwd | captures before | iterations | wall p50 (ms) | wall p95 (ms) | CPU p50 (ms) | CPU p95 (ms) | load |",
          "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for x in h:
