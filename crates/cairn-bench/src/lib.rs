@@ -1,6 +1,18 @@
 //! Seeded generators for Cairn's benchmarks. The same seed gives the same bytes, so every figure
 //! in `bench/RESULTS.md` can be reproduced.
+//!
+//! - [`corpus`]: real-shaped Claude Code and Codex transcripts, whole corpora on disk
+//!   ([`claude`] and [`codex`] learn the shapes from `tests/fixtures/`; [`template`] turns a real
+//!   line into a new one; [`text`] writes the free text);
+//! - [`entries`]: Recall entries and queries;
+//! - [`queries`]: archive search queries.
 
+pub mod claude;
+pub mod codex;
+pub mod corpus;
 pub mod entries;
+pub mod queries;
 pub mod rng;
+pub mod template;
+pub mod text;
 pub mod vocab;

@@ -54,3 +54,20 @@ impl Vocab {
         (0..n).map(|_| self.word(rng)).collect::<Vec<_>>().join(" ")
     }
 }
+
+impl Vocab {
+    /// Words from most to least frequent.
+    pub fn ranked(&self) -> Vec<&str> {
+        let mut counts: Vec<(u64, &str)> = self
+            .cumulative
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let prev = if i == 0 { 0 } else { self.cumulative[i - 1] };
+                (c - prev, self.words[i].as_str())
+            })
+            .collect();
+        counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        counts.into_iter().map(|(_, w)| w).collect()
+    }
+}

@@ -818,6 +818,14 @@ fn commit_in(
             let mut set_turn = tx
                 .prepare_cached("UPDATE records SET turn_id = ?1 WHERE id = ?2")
                 .map_err(e)?;
+            // The first record of each branch the agent recorded (what association reads).
+            let mut add_branch = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO session_branches (session_id, git_branch, first_ordinal)
+                     VALUES (?1, ?2, ?3)",
+                )
+                .map_err(e)?;
+            let mut last_branch: Option<&str> = None;
             for lr in &batch.records {
                 let r = &lr.record;
                 let opens = turns.opens_turn(r, &lr.hash);
@@ -858,6 +866,14 @@ fn commit_in(
                 if opens {
                     let turn_id = turns.open(tx, next_ordinal, &lr.hash, r).map_err(e)?;
                     set_turn.execute(params![turn_id, rowid]).map_err(e)?;
+                }
+                if let Some(branch) = r.git_branch.as_deref()
+                    && last_branch != Some(branch)
+                {
+                    add_branch
+                        .execute(params![session_row, branch, next_ordinal])
+                        .map_err(e)?;
+                    last_branch = Some(branch);
                 }
                 turns.add(next_ordinal, r);
                 next_ordinal += 1;

@@ -16,6 +16,7 @@
 //! decoding it first (see [`super::redact`]).
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Input, MatchKind};
 use memchr::memmem;
@@ -618,7 +619,9 @@ struct AnchorTarget {
 /// automaton's SIMD prefilter, is much faster when every pattern gives a 4-byte fingerprint.
 const SHORT_ANCHOR: usize = 4;
 
-/// The rule table compiled: one Aho-Corasick automaton over every anchor, and the regexes.
+/// The rule table compiled: one Aho-Corasick automaton over every anchor, and the regexes
+/// (each compiled the first time its anchor is seen: compiling all of them took half of a
+/// `cairn hook` process's instructions, and most hooks meet no anchor at all).
 ///
 /// The automaton holds the lowercased anchors of 4+ bytes and runs over a lowercased copy of
 /// the text (kept in a reused per-thread buffer), so one pass serves case-sensitive and
@@ -634,7 +637,7 @@ pub struct Matcher {
     /// Short anchors, searched case-sensitively in the original text, and the rules each fires.
     short: Vec<(memmem::Finder<'static>, Vec<usize>)>,
     /// `None` for a pattern that does not compile (a unit test makes sure none does).
-    regexes: Vec<Option<Regex>>,
+    regexes: Vec<OnceLock<Option<Regex>>>,
 }
 
 thread_local! {
@@ -704,7 +707,7 @@ impl Matcher {
             .zip(short_rules)
             .map(|(t, r)| (memmem::Finder::new(t.as_bytes()), r))
             .collect();
-        let regexes = RULES.iter().map(|r| Regex::new(r.pattern).ok()).collect();
+        let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
         Matcher {
             ac,
             targets,
@@ -780,7 +783,10 @@ impl Matcher {
     }
 
     fn run_rule(&self, i: usize, s: &str, hits: &mut Vec<RuleHit>) {
-        let (Some(rule), Some(Some(re))) = (RULES.get(i), self.regexes.get(i)) else {
+        let (Some(rule), Some(slot)) = (RULES.get(i), self.regexes.get(i)) else {
+            return;
+        };
+        let Some(re) = slot.get_or_init(|| Regex::new(rule.pattern).ok()) else {
             return;
         };
         let b = s.as_bytes();

@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0004_recall.sql"),
     include_str!("store/0005_extract.sql"),
     include_str!("store/0007_insights.sql"),
+    include_str!("store/0008_association.sql"),
 ];
 
 /// The schema version this build writes.

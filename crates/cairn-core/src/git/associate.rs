@@ -119,8 +119,19 @@ pub struct Link {
 #[derive(Default)]
 pub struct RepoCache {
     by_dir: HashMap<PathBuf, Option<Repo>>,
-    commits: HashMap<PathBuf, Vec<super::repo::CommitInfo>>,
+    /// Recent history of every local branch, per repository, and the time it goes back to.
+    commits: HashMap<PathBuf, (i64, Vec<super::repo::CommitInfo>)>,
+    /// How far back the sessions being associated start (minus the clock skew allowed): the
+    /// history read for `edit_committed` need not go further back.
+    since_floor: Option<i64>,
+    /// One session is being associated (a hook): its history is read for its edited paths only.
+    single_session: bool,
 }
+
+/// A single session with at most this many edited paths reads only the history of those paths
+/// (in a large repository, listing every file of every recent commit was most of a hook's git
+/// time); more paths, or many sessions, read the whole recent history once and share it.
+const PATHSPEC_MAX: usize = 64;
 
 impl RepoCache {
     pub fn repo_for(&mut self, dir: &Path) -> Option<Repo> {
@@ -137,6 +148,23 @@ fn db(e: rusqlite::Error) -> crate::Error {
 
 /// Recompute the links of the given sessions.
 pub fn associate(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<usize> {
+    // The earliest start among these sessions bounds the history to read (a hook associates one
+    // live session: reading 90 days of every branch for it cost more than the capture).
+    let mut floor: Option<i64> = None;
+    for &row in session_rows {
+        let started: Option<String> = conn
+            .prepare_cached("SELECT started_at FROM sessions WHERE id = ?1")
+            .map_err(db)?
+            .query_row([row], |r| r.get(0))
+            .optional()
+            .map_err(db)?
+            .flatten();
+        if let Some(t) = started.as_deref().and_then(epoch) {
+            floor = Some(floor.map_or(t, |f: i64| f.min(t)));
+        }
+    }
+    cache.since_floor = floor.map(|f| f - SKEW_SECS);
+    cache.single_session = session_rows.len() == 1;
     let mut total = 0;
     for &row in session_rows {
         let links = compute(conn, row, cache)?;
@@ -157,25 +185,10 @@ fn epoch(ts: &str) -> Option<i64> {
 
 fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRecord>> {
     // Only the records evidence can come from: edits, git/gh commands and their results, PR
-    // links, and the first record of each recorded branch.
-    let mut stmt = conn.prepare_cached(
-        "WITH calls AS (
-            SELECT call_id FROM records
-            WHERE session_id = ?1 AND kind = 'tool_call' AND tool_kind = 'exec' AND call_id IS NOT NULL
-              AND (tool_input LIKE '%git%' OR tool_input LIKE '%gh %' OR tool_input LIKE '%glab%'))
-         SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
-                r.tool_input, r.file_paths, NULL, r.cwd, r.timestamp, r.source_event_kind
-         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
-         WHERE r.session_id = ?1 AND (
-              (r.kind = 'tool_call' AND (r.tool_kind = 'file_edit' OR r.call_id IN (SELECT call_id FROM calls)))
-           OR (r.kind = 'tool_result' AND r.call_id IN (SELECT call_id FROM calls))
-           OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))
-         UNION ALL
-         SELECT MIN(r.ordinal), 0, 'branch', NULL, NULL, NULL, NULL, NULL, NULL, r.git_branch, NULL, NULL, ''
-         FROM records r WHERE r.session_id = ?1 AND r.git_branch IS NOT NULL GROUP BY r.git_branch
-         ORDER BY 1",
-    )?;
-    let rows = stmt.query_map([row], |r| {
+    // links, and the first record of each recorded branch. Each is found through an index
+    // (`records_evidence`, `records_call`, `session_branches`), so the cost follows the number
+    // of evidence records, not the length of the session (this runs on every hook).
+    let row_of = |r: &rusqlite::Row<'_>| -> rusqlite::Result<EvidenceRecord> {
         let paths: Option<String> = r.get(8)?;
         Ok(EvidenceRecord {
             ordinal: r.get(0)?,
@@ -189,25 +202,74 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
             file_paths: paths
                 .and_then(|p| serde_json::from_str(&p).ok())
                 .unwrap_or_default(),
-            git_branch: r.get(9)?,
-            cwd: r.get(10)?,
-            timestamp: r.get(11)?,
-            source_event_kind: r.get(12)?,
+            git_branch: None,
+            cwd: r.get(9)?,
+            timestamp: r.get(10)?,
+            source_event_kind: r.get(11)?,
+        })
+    };
+    // The WHERE clause repeats the partial index's, so SQLite uses it. Edits need only their
+    // paths; the text and input of an edit (whole file contents) are not read.
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id,
+                CASE WHEN r.kind = 'event' THEN r.text END,
+                CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
+                r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1
+           AND ((r.kind = 'tool_call' AND r.tool_kind IN ('exec', 'file_edit'))
+             OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))",
+    )?;
+    let candidates: Vec<EvidenceRecord> = stmt
+        .query_map([row], row_of)?
+        .collect::<rusqlite::Result<_>>()?;
+    // Exec calls count when they run git, gh or glab (as `LIKE`, ignoring ASCII case).
+    let is_git = |input: &str| {
+        let lower = input.to_ascii_lowercase();
+        lower.contains("git") || lower.contains("gh ") || lower.contains("glab")
+    };
+    let mut records = Vec::with_capacity(candidates.len());
+    let mut results = conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
+                r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'",
+    )?;
+    for r in candidates {
+        if r.kind == "tool_call" && r.tool_kind.as_deref() == Some("exec") {
+            let Some(call_id) = r.call_id.clone() else {
+                continue;
+            };
+            if !r.tool_input.as_deref().is_some_and(is_git) {
+                continue;
+            }
+            for result in results.query_map(params![row, call_id], row_of)? {
+                records.push(result?);
+            }
+        }
+        records.push(r);
+    }
+    // The first record of each recorded branch; its turn is the turn of that record.
+    let mut branches = conn.prepare_cached(
+        "SELECT b.first_ordinal, b.git_branch,
+                (SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
+                 WHERE x.session_id = b.session_id AND x.ordinal = b.first_ordinal)
+         FROM session_branches b WHERE b.session_id = ?1",
+    )?;
+    let branch_rows = branches.query_map([row], |r| {
+        Ok(EvidenceRecord {
+            ordinal: r.get(0)?,
+            turn_index: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+            kind: "branch".to_owned(),
+            git_branch: r.get(1)?,
+            ..EvidenceRecord::default()
         })
     })?;
-    let mut records: Vec<EvidenceRecord> = rows.collect::<rusqlite::Result<_>>()?;
-    // A branch row's turn is the turn of its first record.
-    for r in records.iter_mut().filter(|r| r.kind == "branch") {
-        r.turn_index = conn
-            .prepare_cached(
-                "SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
-                 WHERE x.session_id = ?1 AND x.ordinal = ?2",
-            )?
-            .query_row(params![row, r.ordinal], |q| q.get(0))
-            .optional()?
-            .unwrap_or(0);
-    }
-    Ok(records)
+    let mut all: Vec<EvidenceRecord> = branch_rows.collect::<rusqlite::Result<_>>()?;
+    all.append(&mut records);
+    // Record order; at one ordinal the branch row comes first (a stable sort keeps it there).
+    all.sort_by_key(|r| r.ordinal);
+    Ok(all)
 }
 
 fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Link>> {
@@ -428,12 +490,25 @@ fn edit_commits(
     if edits.is_empty() {
         return Vec::new();
     }
-    let commits = cache.commits.entry(repo.root.clone()).or_insert_with(|| {
-        // Recent history of every local branch; shared by all sessions of this repository.
-        let since = jiff::Timestamp::now().as_second() - 90 * 24 * 3600;
-        repo.commits(&["--branches"], &[], Some(since), Some(5000))
-            .unwrap_or_default()
-    });
+    // Recent history of every local branch (at most 90 days), shared by all sessions of this
+    // repository in this association, going back to the earliest session start.
+    let recent = jiff::Timestamp::now().as_second() - 90 * 24 * 3600;
+    let needed = recent.max(start - SKEW_SECS);
+    let fetch = recent.max(cache.since_floor.unwrap_or(needed).min(needed));
+    // Only the commits touching this session's edits can give a link, each with only the edited
+    // files among its own: the same links as from the whole history. Not kept in the cache,
+    // which other sessions share.
+    let own_history;
+    let commits: &[super::repo::CommitInfo] = if cache.single_session && edits.len() <= PATHSPEC_MAX
+    {
+        let paths: Vec<&str> = edits.keys().map(String::as_str).collect();
+        own_history = repo
+            .commits_touching(&["--branches"], &[], Some(fetch), Some(5000), &paths)
+            .unwrap_or_default();
+        &own_history
+    } else {
+        edit_history(repo, needed, fetch, cache)
+    };
     let mut links = Vec::new();
     for c in commits
         .iter()
@@ -493,6 +568,30 @@ fn edit_commits(
     links
 }
 
+/// The recent history of every local branch of `repo`, read once per association and shared
+/// by its sessions (read again only when a session starts before what was read).
+fn edit_history<'c>(
+    repo: &Repo,
+    needed: i64,
+    fetch: i64,
+    cache: &'c mut RepoCache,
+) -> &'c [super::repo::CommitInfo] {
+    let cached = cache
+        .commits
+        .get(&repo.root)
+        .is_some_and(|(since, _)| *since <= needed);
+    if !cached {
+        let commits = repo
+            .commits(&["--branches"], &[], Some(fetch), Some(5000))
+            .unwrap_or_default();
+        cache.commits.insert(repo.root.clone(), (fetch, commits));
+    }
+    cache
+        .commits
+        .get(&repo.root)
+        .map_or(&[][..], |(_, c)| c.as_slice())
+}
+
 /// Evidence from the environment snapshots taken at this session's captures: the branch that
 /// was checked out (weak), a switch of branch (direct transition), and dirty files that became
 /// a new commit of a branch by the next capture (promotion).
@@ -514,6 +613,10 @@ fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Re
     let mut links = Vec::new();
     let mut prev: Option<snapshot::Snapshot> = None;
     let mut prev_repo = None;
+    // A commit's files, decoded once per association: every branch of every snapshot can list
+    // the same commits, and a commit can list thousands of files (in a large repository this
+    // was most of a hook's time, growing with the session's number of captures).
+    let mut files_of: HashMap<(i64, String), std::rc::Rc<Vec<String>>> = HashMap::new();
     for (snapshot_id, turn_index, ordinal, repo_row) in rows {
         let Some(cur) = snapshot::load(conn, snapshot_id).map_err(db)? else {
             continue;
@@ -550,16 +653,36 @@ fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Re
                 p.status == SnapshotStatus::Complete && cur.status == SnapshotStatus::Complete;
             if both_complete && !p.dirty_files.is_empty() {
                 let dirty: BTreeSet<&String> = p.dirty_files.iter().collect();
+                // The first promoted file of each commit (the same for every branch listing it).
+                let mut first_hit: HashMap<&str, Option<String>> = HashMap::new();
                 for b in &cur.branches {
                     for commit in &b.new_commits {
-                        let files = commit_files(conn, repo_row, commit).map_err(db)?;
-                        let hit: Vec<&String> = files
-                            .iter()
-                            .filter(|f| {
-                                dirty.contains(f) && (cur.applied_count <= 1 || edited.contains(f))
-                            })
-                            .collect();
-                        if let Some(first) = hit.first() {
+                        let first = match first_hit.get(commit.as_str()) {
+                            Some(hit) => hit.clone(),
+                            None => {
+                                let key = (repo_row, commit.clone());
+                                let files = match files_of.get(&key) {
+                                    Some(f) => f.clone(),
+                                    None => {
+                                        let f = std::rc::Rc::new(
+                                            commit_files(conn, repo_row, commit).map_err(db)?,
+                                        );
+                                        files_of.insert(key, f.clone());
+                                        f
+                                    }
+                                };
+                                let hit = files
+                                    .iter()
+                                    .find(|f| {
+                                        dirty.contains(f)
+                                            && (cur.applied_count <= 1 || edited.contains(f))
+                                    })
+                                    .cloned();
+                                first_hit.insert(commit.as_str(), hit.clone());
+                                hit
+                            }
+                        };
+                        if let Some(first) = first {
                             links.push(Link {
                                 target: Target::branch(&b.name),
                                 evidence: Evidence::EnvironmentPromotion,

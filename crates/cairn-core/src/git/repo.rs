@@ -52,10 +52,10 @@ fn git_error(dir: &Path, message: impl Into<String>) -> Error {
     }
 }
 
-/// Run git in `dir` and return stdout, or an error carrying git's own message.
-pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
+/// `git -C dir args…` with Cairn's environment (see the module docs).
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -63,9 +63,43 @@ pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
         .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
+        .env_remove("GIT_WORK_TREE");
+    cmd
+}
+
+/// Run git in `dir` and return stdout, or an error carrying git's own message.
+pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
+    run_git_input(dir, args, None)
+}
+
+/// [`run_git`] with `input` written to git's stdin (by a second thread, so a large output
+/// cannot block the write).
+fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<String> {
+    let mut cmd = git_command(dir, args);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdin(if input.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        });
+    let mut child = cmd
+        .spawn()
         .map_err(|e| git_error(dir, format!("cannot run git ({e}); is git installed?")))?;
+    let writer = match (input, child.stdin.take()) {
+        (Some(text), Some(mut stdin)) => Some(std::thread::spawn(move || {
+            use std::io::Write as _;
+            // A failed write shows up as git's own error below.
+            let _ = stdin.write_all(text.as_bytes());
+        })),
+        _ => None,
+    };
+    let out = child
+        .wait_with_output()
+        .map_err(|e| git_error(dir, format!("cannot run git ({e}); is git installed?")))?;
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let first = stderr
@@ -194,6 +228,19 @@ impl Repo {
         since: Option<i64>,
         limit: Option<usize>,
     ) -> Result<Vec<CommitInfo>> {
+        self.commits_touching(tips, exclude, since, limit, &[])
+    }
+
+    /// [`Repo::commits`] limited to the commits that touch one of `paths` (repo-relative, taken
+    /// literally), each listing only those of its files; every commit when `paths` is empty.
+    pub fn commits_touching(
+        &self,
+        tips: &[&str],
+        exclude: &[&str],
+        since: Option<i64>,
+        limit: Option<usize>,
+        paths: &[&str],
+    ) -> Result<Vec<CommitInfo>> {
         if tips.is_empty() {
             return Ok(Vec::new());
         }
@@ -213,6 +260,7 @@ impl Repo {
         args.extend(tips.iter().map(|t| (*t).to_owned()));
         args.extend(exclude.iter().map(|e| format!("^{e}")));
         args.push("--".into());
+        args.extend(paths.iter().map(|p| format!(":(literal){p}")));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.git(&refs)?;
         let mut commits = Vec::new();
@@ -248,18 +296,48 @@ impl Repo {
                 files,
             });
         }
-        // Headers are not in `log` output: jj and GitButler write `change-id` there.
-        for c in commits.iter_mut().filter(|c| c.change_id.is_none()) {
-            c.change_id = self.change_id_header(&c.id);
+        // Headers are not in `log` output: jj and GitButler write `change-id` there. One more
+        // git for all of them (one per commit made a hook in a busy repository spawn hundreds).
+        let missing: Vec<&str> = commits
+            .iter()
+            .filter(|c| c.change_id.is_none())
+            .map(|c| c.id.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let headers = self.change_id_headers(&missing);
+            for c in commits.iter_mut().filter(|c| c.change_id.is_none()) {
+                c.change_id = headers.get(&c.id).cloned();
+            }
         }
         Ok(commits)
     }
 
-    fn change_id_header(&self, commit: &str) -> Option<String> {
-        let raw = self.git(&["cat-file", "commit", commit]).ok()?;
-        raw.lines()
-            .take_while(|l| !l.is_empty())
-            .find_map(|l| l.strip_prefix("change-id ").map(|v| v.trim().to_owned()))
+    /// The `change-id` headers of these commits (those that have one), from their raw form.
+    fn change_id_headers(&self, ids: &[&str]) -> std::collections::HashMap<String, String> {
+        let mut input = ids.join("\n");
+        input.push('\n');
+        let raw = run_git_input(
+            &self.root,
+            &["log", "--no-walk=unsorted", "--stdin", "--pretty=raw"],
+            Some(input),
+        )
+        .unwrap_or_default();
+        let mut out = std::collections::HashMap::new();
+        let mut current: Option<&str> = None;
+        let mut in_headers = false;
+        for line in raw.lines() {
+            if let Some(id) = line.strip_prefix("commit ") {
+                current = id.split_whitespace().next();
+                in_headers = true;
+            } else if line.is_empty() {
+                in_headers = false;
+            } else if in_headers
+                && let (Some(id), Some(v)) = (current, line.strip_prefix("change-id "))
+            {
+                out.insert(id.to_owned(), v.trim().to_owned());
+            }
+        }
+        out
     }
 
     /// The full id of a (possibly abbreviated) commit, if it exists here.
@@ -319,5 +397,137 @@ impl Repo {
         };
         let s = rel.to_str()?.replace('\\', "/");
         crate::git::targets::is_public_repo_path(&s).then_some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str], input: Option<&str>) -> String {
+        let mut cmd = git_command(dir, args);
+        cmd.env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+        if let Some(text) = input {
+            use std::io::Write as _;
+            let mut child = cmd
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            return String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// With paths, only the commits touching one of them, each listing only those files; a path
+    /// is taken literally (a `*` in it is no glob).
+    #[test]
+    fn commits_touching_paths_lists_only_those_commits_and_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"], None);
+        for (files, subject) in [
+            (&["a", "b"][..], "a and b"),
+            (&["b"][..], "b only"),
+            (&["*"][..], "star"),
+            (&["c", "a"][..], "c and a"),
+        ] {
+            for f in files {
+                let old = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+                std::fs::write(root.join(f), format!("{old}{subject}\n")).unwrap();
+                git(root, &["add", "--", f], None);
+            }
+            git(root, &["commit", "-qm", subject], None);
+        }
+        let repo = Repo::discover(root).unwrap();
+        let all = repo.commits(&["main"], &[], None, None).unwrap();
+        assert_eq!(all.len(), 4);
+        let got = repo
+            .commits_touching(&["main"], &[], None, None, &["a"])
+            .unwrap();
+        let seen: Vec<(&str, Vec<&str>)> = got
+            .iter()
+            .map(|c| {
+                (
+                    c.subject.as_str(),
+                    c.files.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(seen, vec![("c and a", vec!["a"]), ("a and b", vec!["a"])]);
+        let star = repo
+            .commits_touching(&["main"], &[], None, None, &["*"])
+            .unwrap();
+        assert_eq!(star.len(), 1);
+        assert_eq!(star[0].subject, "star");
+    }
+
+    /// Change ids come from a `Change-Id:` trailer or a `change-id` header (jj, GitButler); the
+    /// headers of many commits are read by one git run, each given to its own commit.
+    #[test]
+    fn change_ids_from_trailers_and_headers_of_many_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"], None);
+        std::fs::write(root.join("a"), "a").unwrap();
+        git(root, &["add", "a"], None);
+        git(root, &["commit", "-qm", "plain"], None);
+        git(
+            root,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "trailer\n\nChange-Id: I1234",
+            ],
+            None,
+        );
+        // Two commits with a `change-id` header, written as raw objects.
+        let tree = git(root, &["rev-parse", "HEAD^{tree}"], None);
+        let mut parent = git(root, &["rev-parse", "HEAD"], None);
+        let mut headers = Vec::new();
+        for (i, change) in ["zzzkqqqk", "yyylpppl"].iter().enumerate() {
+            let raw = format!(
+                "tree {tree}\nparent {parent}\nauthor T <t@example.invalid> 1700000000 +0000\n\
+                 committer T <t@example.invalid> 1700000000 +0000\nchange-id {change}\n\nheader {i}\n"
+            );
+            parent = git(
+                root,
+                &["hash-object", "-t", "commit", "--stdin", "-w"],
+                Some(&raw),
+            );
+            headers.push((parent.clone(), change.to_string()));
+        }
+        git(root, &["update-ref", "refs/heads/main", &parent], None);
+        let repo = Repo::discover(root).unwrap();
+        let commits = repo.commits(&["main"], &[], None, None).unwrap();
+        assert_eq!(commits.len(), 4);
+        let by_subject = |s: &str| {
+            commits
+                .iter()
+                .find(|c| c.subject == s)
+                .unwrap()
+                .change_id
+                .clone()
+        };
+        assert_eq!(by_subject("plain"), None);
+        assert_eq!(by_subject("trailer").as_deref(), Some("I1234"));
+        for (id, change) in &headers {
+            let c = commits.iter().find(|c| &c.id == id).unwrap();
+            assert_eq!(c.change_id.as_deref(), Some(change.as_str()));
+        }
     }
 }
