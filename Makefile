@@ -98,3 +98,13 @@ measure-startup: setup
 
 bench:
 	@if [ -x scripts/bench.sh ]; then bash scripts/bench.sh; else echo "make bench: scripts/bench.sh does not exist yet"; fi
+
+# Fuzzing (scripts/fuzz.sh): `fuzz-short` is the seconds-per-target run on stable Rust that
+# `make test` includes; `fuzz` runs libFuzzer (cargo-fuzz, installed if missing) for
+# FUZZ_SECONDS per target (default 60).
+.PHONY: fuzz fuzz-short
+fuzz-short:
+	bash scripts/fuzz.sh short
+
+fuzz: setup
+	bash scripts/fuzz.sh long
