@@ -4,6 +4,7 @@
 
 mod archive;
 mod branch;
+mod harden;
 mod insights;
 mod recall;
 mod support;
