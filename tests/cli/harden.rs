@@ -433,13 +433,30 @@ fn human_output_carries_no_terminal_control_sequences() {
         ),
     ];
     std::fs::write(dir.join("evil-1.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::copy(
+        crate::support::fixtures().join("claude/short.jsonl"),
+        dir.join("short.jsonl"),
+    )
+    .unwrap();
     let mut outputs = vec![env.ok(&["sync"])];
+    // Recall entries come from imported JSONL: their text is hostile too.
+    let entry = json!({"candidate_id": "evil", "session_id": SMALL, "type": "warning", "scope": "project",
+        "title": format!("title {evil}"), "body": format!("body {evil}"), "trigger": format!("when {evil}"),
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 1, "snippets": [evil]}});
+    let file = env.root.path().join("evil.jsonl");
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    outputs.push(env.ok(&["recall", "import", file.to_str().unwrap(), "--yes"]));
     for args in [
         vec!["sessions"],
         vec!["search", "title"],
         vec!["show", "evil-1"],
         vec!["show", "evil-1", "--turn", "0"],
         vec!["doctor"],
+        vec!["recall", "query", "title"],
+        vec!["recall", "list"],
+        vec!["recall", "get", "evil"],
+        vec!["recall", "review"],
     ] {
         let out = env.run(&args);
         outputs.push(String::from_utf8_lossy(&out.stdout).into_owned());
