@@ -104,7 +104,7 @@ proptest! {
             let secret = &s[*start..*end];
             if secret.len() >= 8 {
                 prop_assert!(
-                    out.matches(secret).count() <= s.matches(secret).count() - 1,
+                    out.matches(secret).count() < s.matches(secret).count(),
                     "{:?} kept in {:?}", secret, out
                 );
             }
