@@ -11,7 +11,8 @@
 # cargo-fuzz if missing and runs it on stable with RUSTC_BOOTSTRAP=1 (libFuzzer needs -Z flags);
 # if that cannot build, it falls back to the stable driver for the same time.
 # Env: FUZZ_SECONDS (per target; short 3, long 60), FUZZ_SEED (short; default fixed, so CI is
-# reproducible), FUZZ_SANITIZER (long; address, or none when ASan is unavailable).
+# reproducible), FUZZ_PROFILE (driver build profile; short dev, long fallback release),
+# FUZZ_SANITIZER (long; address, or none when ASan is unavailable).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,16 +21,21 @@ mode=${1:-short}
 TARGETS=(claude codex redact analyze import)
 # Shares the workspace's target dir, so the dependencies cairn-core needs are built once.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-DRIVE=(cargo run --quiet --release --locked --manifest-path "$ROOT/fuzz/Cargo.toml" --bin drive --)
+# FUZZ_PROFILE: dev (default) reuses what `cargo test` built, so the short run in `make test`
+# compiles only the driver; release runs several times more executions per second.
+PROFILE=${FUZZ_PROFILE:-dev}
+DRIVE=(cargo run --quiet --profile "$PROFILE" --locked --manifest-path "$ROOT/fuzz/Cargo.toml" --bin drive --)
 
 short() {
   local secs=${FUZZ_SECONDS:-3} seed=${FUZZ_SEED:-12648430}
-  echo "fuzz (stable driver): ${secs}s per target, seed $seed"
+  echo "fuzz (stable driver, $PROFILE profile): ${secs}s per target, seed $seed"
   "${DRIVE[@]}" --seconds "$secs" --seed "$seed" "${TARGETS[@]}"
 }
 
 long() {
   local secs=${FUZZ_SECONDS:-60} san=${FUZZ_SANITIZER:-address}
+  PROFILE=${FUZZ_PROFILE:-release}
+  DRIVE=(cargo run --quiet --profile "$PROFILE" --locked --manifest-path "$ROOT/fuzz/Cargo.toml" --bin drive --)
   if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz"
     cargo install cargo-fuzz --locked || { echo "cargo-fuzz did not install; using the stable driver"; FUZZ_SECONDS=$secs short; return; }

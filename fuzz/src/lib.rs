@@ -17,8 +17,11 @@ use cairn_core::archive::redact::{PATH, Redactor};
 use cairn_core::archive::sources::{FileRole, LineOutput, parser_for};
 use cairn_core::recall::analyze::{self, Analyzer, MAX_QUERY_TERMS};
 
+/// A target body: arbitrary bytes in, a panic when an invariant breaks.
+pub type Target = fn(&[u8]);
+
 /// The targets, by name (the names of the libFuzzer binaries and of the seed folders).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("claude", claude),
     ("codex", codex),
     ("redact", redact),
@@ -46,7 +49,7 @@ pub fn codex(data: &[u8]) {
 /// it was given, offsets only grow, a resumed parser knows exactly what the saved one knew, and
 /// every line the redactor changed is still JSON if it was JSON.
 fn transcript(agent: Agent, data: &[u8]) {
-    let role = if data.len() % 2 == 0 {
+    let role = if data.len().is_multiple_of(2) {
         FileRole::Main
     } else {
         FileRole::Subagent
@@ -77,7 +80,7 @@ fn transcript(agent: Agent, data: &[u8]) {
             }
             out.usage.clear();
             lines += 1;
-            if lines % 3 == 0 {
+            if lines.is_multiple_of(3) {
                 let saved = parser.save();
                 let resumed = parser_for(agent, role, Some(&saved)).expect("a saved state resumes");
                 assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");

@@ -255,7 +255,7 @@ fn save_crash(target: &str, input: &[u8]) -> PathBuf {
     path
 }
 
-fn run(target: &str, body: fn(&[u8]), seconds: f64, seed: u64) -> Result<u64, PathBuf> {
+fn run(target: &str, body: cairn_fuzz::Target, seconds: f64, seed: u64) -> Result<u64, PathBuf> {
     let seeds = seeds(target);
     let mut execs = 0u64;
     let call = |input: &[u8]| catch_unwind(AssertUnwindSafe(|| body(input))).is_ok();
