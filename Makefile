@@ -14,13 +14,14 @@ DESKTOP := $(TARGET_DIR)/release/cairn-desktop
 
 help:
 	@echo "make app      build the desktop app (release, UI embedded) and open it"
-	@echo "make test     every check CI runs: fmt, clippy, cargo test, bindings drift, svelte-check, eslint, vitest, e2e"
+	@echo "make test     every check CI runs: fmt, clippy, cargo test, bindings drift, svelte-check, eslint, vitest, short fuzz, e2e"
 	@echo "make desktop  build $(DESKTOP) only"
 	@echo "make dev      tauri dev: the window over the Vite dev server, with hot reload"
 	@echo "make test-ui  svelte-check, eslint, vitest"
 	@echo "make test-rust clippy, cargo test, bindings drift"
 	@echo "make test-e2e the end-to-end test alone (real binary, WebDriver, Xvfb)"
 	@echo "make bench    run the benchmarks (scripts/bench.sh)"
+	@echo "make fuzz     libFuzzer on every fuzz target, FUZZ_SECONDS each (default 60; scripts/fuzz.sh)"
 	@echo "make measure-startup  desktop cold start and idle cost on ~2,000 synced sessions"
 
 setup:
@@ -46,7 +47,7 @@ dev: setup
 
 # The checks run in this order, cheapest first. `make -k test` runs every one and reports all failures.
 test: setup
-	@$(MAKE) --no-print-directory fmt-check ui-checks rust-checks bindings-check e2e
+	@$(MAKE) --no-print-directory fmt-check ui-checks rust-checks bindings-check fuzz-short e2e
 
 test-ui: setup
 	@$(MAKE) --no-print-directory ui-checks
@@ -98,3 +99,13 @@ measure-startup: setup
 
 bench:
 	@if [ -x scripts/bench.sh ]; then bash scripts/bench.sh; else echo "make bench: scripts/bench.sh does not exist yet"; fi
+
+# Fuzzing (scripts/fuzz.sh): `fuzz-short` is the seconds-per-target run on stable Rust that
+# `make test` includes; `fuzz` runs libFuzzer (cargo-fuzz, installed if missing) for
+# FUZZ_SECONDS per target (default 60).
+.PHONY: fuzz fuzz-short
+fuzz-short:
+	bash scripts/fuzz.sh short
+
+fuzz: setup
+	bash scripts/fuzz.sh long

@@ -7,6 +7,7 @@ mod branch;
 mod extract;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
+mod harden;
 mod insights;
 mod recall;
 mod support;

@@ -228,3 +228,247 @@ fn real_fixtures_keep_their_shas_uuids_and_paths() {
         .unwrap();
     assert!(ids > 100);
 }
+
+/// Realistic secrets, written for this corpus in each provider's published format (none is a
+/// rule's own test value): the whole text planted, and the part that must not be stored.
+const CORPUS: &[(&str, &str, &str)] = &[
+    (
+        "aws-access-key",
+        "AKIAZ7QW3RT5YU8IOP2L",
+        "AKIAZ7QW3RT5YU8IOP2L",
+    ),
+    (
+        "aws-secret",
+        "aws_secret_access_key = Qm8vT2xN4bR6yW1kZ9pL3sD7fG5hJ0cV2nB8mA4q",
+        "Qm8vT2xN4bR6yW1kZ9pL3sD7fG5hJ0cV2nB8mA4q",
+    ),
+    (
+        "gcp-api-key",
+        "AIzaSyD4xQ9rT2vW7kL1mN5pB8cF3gH6jK0sZ2aE",
+        "AIzaSyD4xQ9rT2vW7kL1mN5pB8cF3gH6jK0sZ2aE",
+    ),
+    (
+        "github-pat",
+        "ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ",
+        "ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ",
+    ),
+    (
+        "github-fine",
+        "github_pat_11ABCDEFG0aZ9yX8wV7uT6_sR5qP4oN3mL2kJ1iH0gF9eD8cB7aZ6yX5wV4uT3sR2qP1oN0mL9kJ8iH7gF6eD5cB4",
+        "github_pat_11ABCDEFG0aZ9yX8wV7uT6_sR5qP4oN3mL2kJ1iH0gF9eD8cB7aZ6yX5wV4uT3sR2qP1oN0mL9kJ8iH7gF6eD5cB4",
+    ),
+    (
+        "gitlab-pat",
+        "glpat-Zq8Xw2Rt5Yv9Ub3Nm6Kp",
+        "glpat-Zq8Xw2Rt5Yv9Ub3Nm6Kp",
+    ),
+    (
+        "slack-bot",
+        "xoxb-284756193028-4829301746352-Qw8Er2Ty6Ui0Op4As7Df9Gh1",
+        "xoxb-284756193028-4829301746352-Qw8Er2Ty6Ui0Op4As7Df9Gh1",
+    ),
+    (
+        "slack-webhook",
+        "https://hooks.slack.com/services/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",
+        "Zk7Wq2Er9Ty4Ui1Op6As3Df8",
+    ),
+    (
+        "stripe-live",
+        "sk_live_51Hx7Qw2Er9Ty4Ui1Op6As3Df8Gh0Jk5Lz7Xc2Vb9Nm4",
+        "sk_live_51Hx7Qw2Er9Ty4Ui1Op6As3Df8Gh0Jk5Lz7Xc2Vb9Nm4",
+    ),
+    (
+        "stripe-restricted",
+        "rk_live_51Hx7Qw2Er9Ty4Ui1Op6As3Df8Gh0Jk5Lz7",
+        "rk_live_51Hx7Qw2Er9Ty4Ui1Op6As3Df8Gh0Jk5Lz7",
+    ),
+    (
+        "openai",
+        "sk-proj-Xq7Wr2Et9Yu4Io1Pa6Sd3Fg8Hj0Kl5Zx7Cv2Bn9Mq4We8Rt1Yu6Io3Pa0Sd5Fg",
+        "sk-proj-Xq7Wr2Et9Yu4Io1Pa6Sd3Fg8Hj0Kl5Zx7Cv2Bn9Mq4We8Rt1Yu6Io3Pa0Sd5Fg",
+    ),
+    (
+        "anthropic",
+        "sk-ant-api03-Wq7Er2Ty9Ui4Op1As6Df3Gh8Jk0Lz5Xc7Vb2Nm9Qw4Er8Ty1Ui6Op3As0Df5Gh2Jk7Lz4Xc9Vb6Nm1Qw3Er8Ty5Ui0Op2As7Df4-Gh9JkAA",
+        "sk-ant-api03-Wq7Er2Ty9Ui4Op1As6Df3Gh8Jk0Lz5Xc7Vb2Nm9Qw4Er8Ty1Ui6Op3As0Df5Gh2Jk7Lz4Xc9Vb6Nm1Qw3Er8Ty5Ui0Op2As7Df4-Gh9JkAA",
+    ),
+    (
+        "npm",
+        "npm_Zq8Xw2Rt5Yv9Ub3Nm6Kp1Lo4Ij7Hg0Fd2Sa5",
+        "npm_Zq8Xw2Rt5Yv9Ub3Nm6Kp1Lo4Ij7Hg0Fd2Sa5",
+    ),
+    (
+        "postgres-url",
+        "postgres://billing:Vx7Qp2Lm9Kd4@db.internal.example:5432/billing",
+        "Vx7Qp2Lm9Kd4",
+    ),
+    (
+        "mysql-url",
+        "mysql://root:Tr0ub4dor-Horse-88@10.1.2.3:3306/app",
+        "Tr0ub4dor-Horse-88",
+    ),
+    (
+        "mongodb-url",
+        "mongodb+srv://admin:Qz8Wx3Ec7Rv1@cluster0.ab1cd.mongodb.net/prod",
+        "Qz8Wx3Ec7Rv1",
+    ),
+    (
+        "redis-url",
+        "redis://:Hq4Jw8Ke2Lr6@cache.internal:6379/0",
+        "Hq4Jw8Ke2Lr6",
+    ),
+    (
+        "rsa-key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo9z+40RQzuVaE8AkAFmxZzow3x+VJYKdjykkJ0iT9wCS0DRTXu269V264Vf/3jvredZiKRkgwlL9xNAwxXFg0x/XFw005UWVRIkdgcKWTjpBP2dPwVZ4WWC+9aGVd+Gyn1o0CLelf4rEjGoXbAAEgAqeGUxrcIlbjXfbcmwIDAQABAoIBAQCxYZ2Zq9gBxx3sSRnZ7hVyGDuWQUsmW7pY2fSqXJ0kMxyoqgk\n-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0",
+    ),
+    (
+        "openssh-key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDxK7v9Qw2Er8Ty4Ui1Op6As3Df8Gh0Jk5Lz7Xc2Vb9NmAAAAJgAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDxK7v9Qw2Er8Ty4Ui1Op6As3Df8Gh0Jk5Lz7Xc2Vb9Nm",
+    ),
+    (
+        "jwt",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTQyIiwicm9sZSI6ImFkbWluIiwiaWF0IjoxNzY0NTAwMDAwfQ.Kq7Wr2Et9Yu4Io1Pa6Sd3Fg8Hj0Kl5Zx7Cv2Bn9Mq4",
+        "Kq7Wr2Et9Yu4Io1Pa6Sd3Fg8Hj0Kl5Zx7Cv2Bn9Mq4",
+    ),
+    (
+        "env-password",
+        "DATABASE_PASSWORD=correct-Horse-battery-9",
+        "correct-Horse-battery-9",
+    ),
+    (
+        "sendgrid",
+        "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",
+        "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",
+    ),
+];
+
+/// Things that look random but are not secrets and must stay readable.
+fn look_alikes() -> Vec<String> {
+    let png = format!(
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk{}",
+        "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg".repeat(20)
+    );
+    [
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "session 55604662-cf2a-4331-851a-ec234028f8ca",
+        "request_id=req_011CVbJ4Gq8c2Zt1XyW9aBcD",
+        "tool use toolu_01A09q90qw90lq917835lq9",
+        "/home/USER/projects/spotter-worktrees/spotter-4te/lib/spotter/telemetry/otel.ex",
+        "C:\\Users\\dev\\source\\repos\\app\\Program.cs",
+        "integrity sha512-9h5YbJkNnPk3k7qYQq2bT2pVv8vX8xq0Yc9hQ7yFj3rW5w2Qy6q3cGzXv9xQ+3mH0xq5Z6b8q9Q==",
+        "image: ghcr.io/org/app@sha256:0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "go.sum h1:Kd9Ye6e8pBQ7xW5Fq3Hj0Vt2Nn8Lm4Zp1Rs7Gu0Ac3E=",
+        "https://github.com/org/repo/pull/4242#issuecomment-1987654321",
+        "version 1.49.0-rc.3+build.20261130",
+        "AbstractSingletonProxyFactoryBeanDefinitionRegistryPostProcessor",
+        "password: ${{ secrets.DB_PASSWORD }}",
+        "export API_KEY=<your-api-key>",
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([png])
+    .collect()
+}
+
+#[test]
+fn a_realistic_corpus_never_reaches_storage_and_look_alikes_stay() {
+    let redactor = Redactor::global();
+    // Found: the redactor's scan covers the secret part of each plant.
+    let mut missed = Vec::new();
+    for (name, planted, secret) in CORPUS {
+        let at = planted.find(secret).unwrap();
+        let covered = redactor
+            .scan_text(planted)
+            .iter()
+            .any(|f| f.start <= at && f.end >= at + secret.len());
+        if !covered {
+            missed.push(*name);
+        }
+    }
+    // Flagged: any finding in a look-alike.
+    let flagged: Vec<_> = look_alikes()
+        .into_iter()
+        .filter(|s| !redactor.scan_text(s).is_empty())
+        .collect();
+
+    // Every kind of record of both agents, through a real capture.
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut claude = Vec::new();
+    let mut codex = vec![json!({"timestamp":"2026-03-01T09:00:00Z","type":"session_meta","payload":{"id":"corpus-codex","cwd":"/work/repo"}}).to_string()];
+    for (i, (_, planted, _)) in CORPUS.iter().enumerate() {
+        claude.extend(claude_lines(planted, 1000 + i));
+        codex.extend(codex_lines(planted, 1000 + i));
+    }
+    for (i, s) in look_alikes().iter().enumerate() {
+        claude.extend(claude_lines(s, 2000 + i));
+    }
+    let claude_path = src.path().join("claude.jsonl");
+    let codex_path = src.path().join("codex.jsonl");
+    std::fs::write(&claude_path, claude.join("\n") + "\n").unwrap();
+    std::fs::write(&codex_path, codex.join("\n") + "\n").unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(
+        &cairn,
+        &[
+            support::main_file(Agent::Claude, &claude_path),
+            support::main_file(Agent::Codex, &codex_path),
+        ],
+    );
+    let files = every_byte_under(data.path());
+    let mut leaked = Vec::new();
+    for (name, _, secret) in CORPUS {
+        for (file, bytes) in &files {
+            if memchr::memmem::find(bytes, secret.as_bytes()).is_some() {
+                leaked.push(format!("{name} in {file}"));
+            }
+        }
+    }
+    // Outbound material (LLM prompts, insight material, exports) is built from stored text
+    // through the outbound redactor: nothing it would send holds a planted secret either.
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT coalesce(text, '') || ' ' || coalesce(tool_input, '') FROM records")
+        .unwrap();
+    let stored: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for text in &stored {
+        let out = redactor.outbound_text(text, Some("/work/repo"), None, &mut Vec::new());
+        for (name, _, secret) in CORPUS {
+            if out.contains(secret) {
+                leaked.push(format!("{name} in outbound text"));
+            }
+        }
+    }
+    // Look-alikes survive ingest verbatim.
+    let kept = look_alikes()
+        .iter()
+        .filter(|s| stored.iter().any(|t| t.contains(s.as_str())))
+        .count();
+    eprintln!(
+        "secrets corpus: {} planted x {} record kinds, {} found by the scanner, {} stored anywhere; \
+         look-alikes: {} tried, {} flagged, {} kept verbatim",
+        CORPUS.len(),
+        8,
+        CORPUS.len() - missed.len(),
+        leaked.len(),
+        look_alikes().len(),
+        flagged.len(),
+        kept
+    );
+    assert!(missed.is_empty(), "not detected: {missed:?}");
+    assert!(leaked.is_empty(), "leaked:\n{}", leaked.join("\n"));
+    assert!(flagged.is_empty(), "look-alikes flagged: {flagged:?}");
+    assert_eq!(
+        kept,
+        look_alikes().len(),
+        "a look-alike was changed at ingest"
+    );
+}

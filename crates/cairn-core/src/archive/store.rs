@@ -49,11 +49,25 @@ impl Store {
     }
 
     /// Open an existing database without ever writing to it (a read-only data dir, say).
+    ///
+    /// A WAL database cleanly closed has no `-shm` file, and a read-only connection cannot
+    /// create one in a read-only directory: the first read then fails. In that case the file is
+    /// opened as immutable instead (nothing can write to that directory, and a clean close has
+    /// checkpointed the WAL into the main file, so nothing is missed).
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
+        match Store::open_read_only_with(path, false) {
+            Ok(store) => Ok(store),
+            Err(first) => Store::open_read_only_with(path, true).map_err(|_| first),
+        }
+    }
+
+    fn open_read_only_with(path: &Path, immutable: bool) -> Result<Store> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if immutable {
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
         .map_err(|e| db_err(path, e))?;
         let store = Store {
             conn,
@@ -212,6 +226,20 @@ impl SourceState {
     }
 }
 
+/// `file:` URI of `path` opened immutable, with the characters URIs reserve percent-encoded.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(char::from(*b)),
+            b if b.is_ascii_alphanumeric() => uri.push(char::from(*b)),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
     Error::Db {
         path: path.to_owned(),
@@ -222,6 +250,14 @@ pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn immutable_uris_escape_what_uris_reserve() {
+        assert_eq!(
+            immutable_uri(Path::new("/data/my dir/a?b#c%d.db")),
+            "file:/data/my%20dir/a%3Fb%23c%25d.db?immutable=1"
+        );
+    }
 
     #[test]
     fn migrates_a_new_database_and_reopens_idempotently() {

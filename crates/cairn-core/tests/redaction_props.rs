@@ -1,0 +1,141 @@
+//! Redaction properties over random text and random JSON with planted rule test values:
+//! - it never grows a secret: the output is exactly the input with each finding's range replaced
+//!   by its `[REDACTED:<rule>]` marker, so no byte of a secret is kept, moved or duplicated, and
+//!   nothing outside the findings changes;
+//! - it is idempotent, for `redact_text`, `redact_line` and the outbound redactor;
+//! - a JSON line stays valid JSON with the same structure (same keys count, same array lengths).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::borrow::Cow;
+
+use cairn_core::archive::redact::{Redactor, marker};
+use cairn_core::archive::secrets::rules;
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn r() -> &'static Redactor {
+    Redactor::global()
+}
+
+fn filler() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z0-9 ,.:=/_-]{0,30}",
+        Just(" ".to_owned()),
+        Just("\n".to_owned()),
+        Just("password=".to_owned()),
+        Just("token: ".to_owned()),
+        Just("https://".to_owned()),
+        Just("é漢🎉".to_owned()),
+        "[0-9a-f]{40}",
+    ]
+}
+
+/// Text made of fillers and rule test values.
+fn text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        3 => filler(),
+        1 => (0..rules().len()).prop_map(|i| rules()[i].test_value.to_owned()),
+    ];
+    prop::collection::vec(piece, 0..10).prop_map(|v| v.concat())
+}
+
+fn json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<i32>().prop_map(Value::from),
+        text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("text".to_owned()),
+                        Just("api_key".to_owned()),
+                        Just("env".to_owned()),
+                        text()
+                    ],
+                    inner
+                ),
+                0..4
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// The same shape: kinds, array lengths and key counts (key text may be redacted).
+fn same_shape(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_shape(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            // Two keys may redact to the same marker and merge; never more keys than before.
+            y.len() <= x.len() && y.len() >= x.len().min(1)
+        }
+        (Value::String(_), Value::String(_)) => true,
+        (x, y) => x == y,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(384))]
+
+    #[test]
+    fn redaction_replaces_exactly_the_findings_with_markers(s in text()) {
+        let mut found = Vec::new();
+        let out = r().redact_text(&s, "", &mut found);
+        let mut ranges: Vec<_> = found.iter().map(|f| (f.start, f.end, f.rule)).collect();
+        ranges.sort();
+        let mut expected = String::new();
+        let mut at = 0;
+        for (start, end, rule) in &ranges {
+            prop_assert!(*start >= at, "overlapping findings {:?}", ranges);
+            expected.push_str(&s[at..*start]);
+            expected.push_str(&marker(rule));
+            at = *end;
+        }
+        expected.push_str(&s[at..]);
+        prop_assert_eq!(out.as_ref(), expected.as_str());
+        // So the output never holds more of a secret than the input did outside it.
+        for (start, end, _) in &ranges {
+            let secret = &s[*start..*end];
+            if secret.len() >= 8 {
+                prop_assert!(
+                    out.matches(secret).count() < s.matches(secret).count(),
+                    "{:?} kept in {:?}", secret, out
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_planted_test_value_is_found(pre in filler(), i in 0..rules().len(), post in filler()) {
+        let rule = &rules()[i];
+        let s = format!("{pre} {} {post}", rule.test_value);
+        let found = r().scan_text(&s);
+        prop_assert!(!found.is_empty(), "{} not found in {:?}", rule.name, s);
+    }
+
+    #[test]
+    fn redact_line_is_idempotent_and_keeps_json_shape(v in json()) {
+        let line = serde_json::to_string(&v).unwrap();
+        let once = r().redact_line(&line, &mut Vec::new()).into_owned();
+        let parsed: Value = serde_json::from_str(&once).unwrap();
+        prop_assert!(same_shape(&v, &parsed), "{} -> {}", line, once);
+        let mut again = Vec::new();
+        let twice = r().redact_line(&once, &mut again);
+        prop_assert!(matches!(twice, Cow::Borrowed(_)), "second pass changed {}", once);
+        prop_assert!(again.is_empty());
+    }
+
+    #[test]
+    fn outbound_text_is_idempotent_and_leaves_no_secret(s in text()) {
+        let out = r().outbound_text(&s, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
+        prop_assert!(r().scan_text(&out).iter().all(|f| f.rule == "path"), "{:?}", out);
+        let twice = r().outbound_text(&out, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
+        prop_assert_eq!(twice, out);
+    }
+}

@@ -1,0 +1,359 @@
+//! The stable-Rust fuzz driver: replays every seed through a target, then mutates seeds with a
+//! seeded PRNG for a time budget, calling the same target bodies as the libFuzzer front end.
+//! No coverage feedback (that is what `cargo fuzz` adds), but it runs anywhere stable Rust does,
+//! so CI's short run needs no nightly toolchain.
+//!
+//! ```text
+//! drive [--seconds N] [--seed S] [TARGET...]   fuzz each target for N seconds (default 3)
+//! drive --replay TARGET FILE                  run one saved input once
+//! drive --write-corpus DIR                      write the fixture seeds to DIR/<target>/ (for cargo fuzz)
+//! ```
+//! A panicking input is saved under `fuzz/artifacts/<target>/` and the driver exits with 1.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use cairn_fuzz::{TARGETS, fixtures};
+
+/// Inputs bigger than this are cut into line windows: the driver wants many small executions.
+const MAX_SEED: usize = 16 * 1024;
+
+/// Tokens that matter to the parsers and the redactor, spliced in by the mutator.
+const DICTIONARY: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b"\\",
+    b"\\u0000",
+    b"\\ud800",
+    b"\\n",
+    b":",
+    b",",
+    b"\n",
+    b"\r\n",
+    b"\0",
+    b"\xff\xfe",
+    b"\xe2\x80\x8b",
+    b"null",
+    b"true",
+    b"0",
+    b"-1e999",
+    b"\"type\":",
+    b"\"message\":",
+    b"\"content\":",
+    b"\"payload\":",
+    b"\"tool_use\"",
+    b"\"tool_result\"",
+    b"\"response_item\"",
+    b"\"session_meta\"",
+    b"\"sessionId\":",
+    b"\"uuid\":",
+    b"\"parentUuid\":",
+    b"AKIA",
+    b"ghp_",
+    b"xoxb-",
+    b"sk_live_",
+    b"sk-ant-",
+    b"eyJ",
+    b"-----BEGIN ",
+    b"PRIVATE KEY-----",
+    b"postgres://u:p@h/db",
+    b"password=",
+    b"api_key",
+    b"/home/",
+    b"/Users/",
+    b"C:\\Users\\",
+    b"\x1b[31m",
+    b"\"evidence\":",
+    b"\"session_id\":",
+    b"\"body\":",
+    b"\"title\":",
+];
+
+/// SplitMix64: tiny, seedable, good enough to pick mutations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Cut a file into windows of at most `lines` lines and `MAX_SEED` bytes.
+fn windows(data: &[u8], lines: usize, out: &mut Vec<Vec<u8>>) {
+    let all: Vec<&[u8]> = data.split_inclusive(|&b| b == b'\n').collect();
+    for chunk in all.chunks(lines.max(1)) {
+        let mut seed: Vec<u8> = chunk.concat();
+        seed.truncate(MAX_SEED);
+        if !seed.is_empty() {
+            out.push(seed);
+        }
+    }
+}
+
+/// The seeds of one target, all from the repository's fixtures.
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    let root = fixtures();
+    let mut out = Vec::new();
+    let read = |p: &Path| std::fs::read(p).unwrap_or_default();
+    match target {
+        "claude" | "codex" => {
+            for p in files_under(&root.join(target), "jsonl") {
+                windows(&read(&p), 6, &mut out);
+            }
+            for p in files_under(&root.join("agentsview").join(target), "jsonl") {
+                out.push(read(&p));
+            }
+        }
+        "redact" => {
+            for rule in cairn_core::archive::secrets::rules() {
+                out.push(rule.test_value.as_bytes().to_vec());
+                out.push(format!("{{\"text\":\"run with {} now\"}}", rule.test_value).into_bytes());
+            }
+            for p in files_under(&root.join("claude"), "jsonl")
+                .into_iter()
+                .take(3)
+            {
+                windows(&read(&p), 1, &mut out);
+            }
+            for p in files_under(&root.join("codex"), "jsonl") {
+                windows(&read(&p), 1, &mut out);
+            }
+        }
+        "analyze" => {
+            for p in files_under(&root.join("recall"), "jsonl") {
+                windows(&read(&p), 1, &mut out);
+            }
+            for p in files_under(&root.join("recall"), "json") {
+                windows(&read(&p), 4, &mut out);
+            }
+            out.push(
+                "Ångström ﬁle naïve İstanbul ß 東京 🎉 e\u{301}"
+                    .as_bytes()
+                    .to_vec(),
+            );
+        }
+        "import" => {
+            for p in files_under(&root.join("recall"), "jsonl") {
+                windows(&read(&p), 2, &mut out);
+            }
+        }
+        _ => {}
+    }
+    // Keep the set small enough that a short run still spends most of its time mutating.
+    if out.len() > 400 {
+        let step = out.len().div_ceil(400);
+        out = out.into_iter().step_by(step).collect();
+    }
+    out
+}
+
+fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
+    let rounds = 1 + rng.below(4);
+    for _ in 0..rounds {
+        let len = input.len();
+        match rng.below(9) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                input[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                input[i] = rng.next() as u8;
+            }
+            2 => {
+                let tok = DICTIONARY[rng.below(DICTIONARY.len())];
+                let at = rng.below(len + 1);
+                input.splice(at..at, tok.iter().copied());
+            }
+            3 if len > 0 => {
+                let a = rng.below(len);
+                let b = (a + 1 + rng.below(64)).min(len);
+                input.drain(a..b);
+            }
+            4 if len > 0 => {
+                let a = rng.below(len);
+                let b = (a + 1 + rng.below(256)).min(len);
+                let piece = input[a..b].to_vec();
+                let at = rng.below(len + 1);
+                input.splice(at..at, piece);
+            }
+            5 => {
+                let other = &seeds[rng.below(seeds.len())];
+                if !other.is_empty() {
+                    let a = rng.below(other.len());
+                    let b = (a + 1 + rng.below(512)).min(other.len());
+                    let at = rng.below(len + 1);
+                    input.splice(at..at, other[a..b].iter().copied());
+                }
+            }
+            6 if len > 0 => input.truncate(rng.below(len)),
+            7 => {
+                // Nesting: wrap a slice in brackets, many times.
+                let depth = 1 + rng.below(200);
+                let at = rng.below(len + 1);
+                let open: Vec<u8> = std::iter::repeat_n(b'[', depth).collect();
+                input.splice(at..at, open);
+            }
+            _ => {
+                let at = rng.below(len + 1);
+                let byte = [0u8, b'\n', b'"', b'\\', 0x80, 0xc3, 0xed][rng.below(7)];
+                input.insert(at, byte);
+            }
+        }
+    }
+    input.truncate(4 * MAX_SEED);
+}
+
+fn save_crash(target: &str, input: &[u8]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("artifacts")
+        .join(target);
+    let _ = std::fs::create_dir_all(&dir);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in input {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    let path = dir.join(format!("crash-{h:016x}"));
+    let _ = std::fs::write(&path, input);
+    path
+}
+
+fn run(target: &str, body: cairn_fuzz::Target, seconds: f64, seed: u64) -> Result<u64, PathBuf> {
+    let seeds = seeds(target);
+    let mut execs = 0u64;
+    let call = |input: &[u8]| catch_unwind(AssertUnwindSafe(|| body(input))).is_ok();
+    for s in &seeds {
+        execs += 1;
+        if !call(s) {
+            return Err(save_crash(target, s));
+        }
+    }
+    let mut rng = Rng(seed
+        ^ target
+            .bytes()
+            .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b)));
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut input = Vec::new();
+    while Instant::now() < deadline {
+        input.clear();
+        if !seeds.is_empty() {
+            input.extend_from_slice(&seeds[rng.below(seeds.len())]);
+        }
+        mutate(&mut rng, &seeds, &mut input);
+        execs += 1;
+        if !call(&input) {
+            return Err(save_crash(target, &input));
+        }
+    }
+    println!(
+        "fuzz {target}: {execs} executions ({} seeds) in {seconds}s, seed {seed}",
+        seeds.len()
+    );
+    Ok(execs)
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut seconds = 3.0;
+    let mut seed = 0x00C0_FFEE_u64;
+    let mut names = Vec::new();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--seconds" => seconds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seconds),
+            "--seed" => seed = args.next().and_then(|v| v.parse().ok()).unwrap_or(seed),
+            "--write-corpus" => {
+                let Some(dir) = args.next() else {
+                    eprintln!("--write-corpus needs a directory");
+                    return ExitCode::from(2);
+                };
+                for (name, _) in TARGETS {
+                    let d = Path::new(&dir).join(name);
+                    if let Err(e) = std::fs::create_dir_all(&d) {
+                        eprintln!("cannot create {}: {e}", d.display());
+                        return ExitCode::from(2);
+                    }
+                    for (i, s) in seeds(name).iter().enumerate() {
+                        let _ = std::fs::write(d.join(format!("seed-{i:04}")), s);
+                    }
+                }
+                return ExitCode::SUCCESS;
+            }
+            "--replay" => {
+                // --replay TARGET FILE: run one input once, panics and all.
+                let (Some(name), Some(file)) = (args.next(), args.next()) else {
+                    eprintln!("--replay needs a target and a file");
+                    return ExitCode::from(2);
+                };
+                let Some((_, body)) = TARGETS.iter().find(|(n, _)| *n == name) else {
+                    eprintln!("no target {name}");
+                    return ExitCode::from(2);
+                };
+                match std::fs::read(&file) {
+                    Ok(data) => body(&data),
+                    Err(e) => {
+                        eprintln!("cannot read {file}: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+                println!("{name}: {file} passes");
+                return ExitCode::SUCCESS;
+            }
+            name => names.push(name.to_owned()),
+        }
+    }
+    // A panic is reported once, by the driver, with the saved input.
+    std::panic::set_hook(Box::new(|info| eprintln!("{info}")));
+    let mut total = 0;
+    for (name, body) in TARGETS {
+        if !names.is_empty() && !names.iter().any(|n| n == name) {
+            continue;
+        }
+        match run(name, *body, seconds, seed) {
+            Ok(n) => total += n,
+            Err(path) => {
+                eprintln!("fuzz {name}: FAILED; input saved to {}", path.display());
+                eprintln!("replay: scripts/fuzz.sh replay {name} {}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("fuzz: {total} executions in all");
+    ExitCode::SUCCESS
+}

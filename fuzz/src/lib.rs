@@ -1,0 +1,221 @@
+//! The bodies of Cairn's fuzz targets. Each takes arbitrary bytes, runs them through one
+//! input-facing part of `cairn-core`, and panics when an invariant breaks (a panic inside the
+//! library is a finding too). Both front ends call these: libFuzzer (`fuzz_targets/`, via
+//! `cargo fuzz`) and the stable in-process driver (`src/bin/drive.rs`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::FoundFile;
+use cairn_core::archive::jsonl::{Line, LineReader};
+use cairn_core::archive::redact::{PATH, Redactor};
+use cairn_core::archive::sources::{FileRole, LineOutput, parser_for};
+use cairn_core::recall::analyze::{self, Analyzer, MAX_QUERY_TERMS};
+
+/// A target body: arbitrary bytes in, a panic when an invariant breaks.
+pub type Target = fn(&[u8]);
+
+/// The targets, by name (the names of the libFuzzer binaries and of the seed folders).
+pub const TARGETS: &[(&str, Target)] = &[
+    ("claude", claude),
+    ("codex", codex),
+    ("redact", redact),
+    ("analyze", analyze),
+    ("import", import),
+];
+
+/// The repository's fixtures (seeds, and the archive the import target imports into).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// A Claude Code transcript, read and parsed as capture does it.
+pub fn claude(data: &[u8]) {
+    transcript(Agent::Claude, data);
+}
+
+/// A Codex rollout, read and parsed as capture does it.
+pub fn codex(data: &[u8]) {
+    transcript(Agent::Codex, data);
+}
+
+/// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few
+/// lines (as capture does between runs). Invariants: the reader never hands out more bytes than
+/// it was given, offsets only grow, a resumed parser knows exactly what the saved one knew, and
+/// every line the redactor changed is still JSON if it was JSON.
+fn transcript(agent: Agent, data: &[u8]) {
+    let role = if data.len().is_multiple_of(2) {
+        FileRole::Main
+    } else {
+        FileRole::Subagent
+    };
+    let redactor = Redactor::global();
+    let mut parser = parser_for(agent, role, None).expect("a fresh parser");
+    let mut out = LineOutput::default();
+    let mut reader = LineReader::new(data, 0);
+    let mut last_offset = 0;
+    let mut lines = 0usize;
+    loop {
+        let line = match reader.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => panic!("reading from memory failed: {e}"),
+        };
+        if let Line::Complete { bytes, start } = line {
+            assert!(start as usize + bytes.len() <= data.len());
+            let text = String::from_utf8_lossy(bytes);
+            let mut findings = Vec::new();
+            let clean = redactor.redact_line(&text, &mut findings);
+            if matches!(clean, Cow::Owned(_)) && is_json(&text) {
+                assert!(is_json(&clean), "redaction broke a JSON line: {clean}");
+            }
+            let _ = parser.parse_line(&clean, &mut out);
+            for r in out.records.drain(..) {
+                assert!(!r.source_event_kind.is_empty());
+            }
+            out.usage.clear();
+            lines += 1;
+            if lines.is_multiple_of(3) {
+                let saved = parser.save();
+                let resumed = parser_for(agent, role, Some(&saved)).expect("a saved state resumes");
+                assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
+                parser = resumed;
+            }
+        }
+        let offset = reader.offset();
+        assert!(offset >= last_offset && offset as usize <= data.len());
+        last_offset = offset;
+    }
+}
+
+fn is_json(s: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(s).is_ok()
+}
+
+/// The redactor on arbitrary text. Invariants: every finding is a range of the input on char
+/// boundaries; redaction is idempotent (a second pass finds nothing and changes nothing); the
+/// result never holds a finding's text; a JSON line stays JSON; the outbound redactor leaves no
+/// secret the scanner recognises and is idempotent too.
+pub fn redact(data: &[u8]) {
+    let s = String::from_utf8_lossy(data);
+    let r = Redactor::global();
+    let mut found = Vec::new();
+    let once = r.redact_text(&s, "", &mut found);
+    for f in &found {
+        assert!(
+            f.start < f.end && f.end <= s.len(),
+            "{f:?} outside the text"
+        );
+        assert!(s.is_char_boundary(f.start) && s.is_char_boundary(f.end));
+    }
+    let mut again = Vec::new();
+    let twice = r.redact_text(&once, "", &mut again);
+    assert_eq!(twice, once, "redact_text is not idempotent");
+    assert!(again.is_empty(), "a second pass still finds {again:?}");
+    assert!(once.len() <= s.len() + found.len() * 64);
+
+    let mut line_found = Vec::new();
+    let line = r.redact_line(&s, &mut line_found);
+    if matches!(line, Cow::Owned(_)) && is_json(&s) {
+        assert!(is_json(&line), "redact_line broke JSON: {line}");
+        assert!(!line.contains('\n'));
+    }
+    let mut line_again = Vec::new();
+    let line_twice = r.redact_line(&line, &mut line_again);
+    assert_eq!(line_twice, line, "redact_line is not idempotent");
+
+    let out = r.outbound_text(&s, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
+    let left: Vec<_> = r
+        .scan_text(&out)
+        .into_iter()
+        .filter(|f| f.rule != PATH)
+        .collect();
+    assert!(left.is_empty(), "outbound text still holds {left:?}: {out}");
+    assert!(!out.contains("/home/dev/"), "a home path left: {out}");
+    let out_twice = r.outbound_text(&out, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
+    assert_eq!(out_twice, out, "outbound_text is not idempotent");
+}
+
+/// Recall's analyzer. Invariants: terms are non-empty single tokens of bounded length, the
+/// analysis is deterministic, and a query's terms are the text's distinct terms in first-seen
+/// order, capped.
+pub fn analyze(data: &[u8]) {
+    let s = String::from_utf8_lossy(data);
+    let a = Analyzer::global();
+    let terms = a.terms(&s);
+    for t in &terms {
+        assert!(!t.is_empty(), "empty term from {s:?}");
+        assert!(!t.chars().any(char::is_whitespace), "{t:?} has whitespace");
+        assert!(t.chars().count() <= 64, "{t:?} is too long");
+    }
+    assert_eq!(a.terms(&s), terms, "the analyzer is not deterministic");
+    let mut distinct: Vec<String> = Vec::new();
+    for t in &terms {
+        if !distinct.contains(t) && distinct.len() < MAX_QUERY_TERMS {
+            distinct.push(t.clone());
+        }
+    }
+    assert_eq!(a.query_terms(&s), distinct);
+    let folded = analyze::fold(&s);
+    assert_eq!(analyze::fold(&folded), folded, "fold is not idempotent");
+}
+
+struct ImportArchive {
+    _dir: tempfile::TempDir,
+    cairn: Cairn,
+}
+
+/// An archive holding the fixture session the seed entries cite, built once per process.
+fn import_archive() -> &'static ImportArchive {
+    static ARCHIVE: OnceLock<ImportArchive> = OnceLock::new();
+    ARCHIVE.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let cairn = Cairn::open(dir.path().join("data")).expect("open an archive");
+        let file = FoundFile {
+            agent: Agent::Claude,
+            role: FileRole::Main,
+            path: fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+            parent_hint: None,
+            agent_id: None,
+        };
+        cairn
+            .capture_paths(&[file], &Quiet)
+            .expect("capture the fixture");
+        ImportArchive { _dir: dir, cairn }
+    })
+}
+
+/// Reviewed-JSONL import, as a dry run. Invariants: no input makes it fail as a whole (bad
+/// lines are reported by number), every non-blank line is accounted for at most once, and a dry
+/// run writes nothing.
+pub fn import(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let archive = import_archive();
+    let before = archive
+        .cairn
+        .recall_stats(&Default::default())
+        .expect("stats")
+        .count;
+    let report = archive
+        .cairn
+        .recall_import(&text, true)
+        .expect("an import fails line by line, never as a whole");
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let accounted = report.imported as usize + report.skipped.len() + report.errors.len();
+    assert!(accounted <= lines, "{accounted} outcomes for {lines} lines");
+    assert_eq!(report.items.len(), report.imported as usize);
+    for e in &report.errors {
+        assert!(e.line >= 1 && e.line as usize <= text.lines().count());
+    }
+    let after = archive
+        .cairn
+        .recall_stats(&Default::default())
+        .expect("stats")
+        .count;
+    assert_eq!(before, after, "a dry run wrote entries");
+}

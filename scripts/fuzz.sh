@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Fuzz Cairn's input-facing code: the Claude and Codex adapters, the redactor, Recall's analyzer
+# and the reviewed-JSONL import (target bodies: fuzz/src/lib.rs, seeds: tests/fixtures).
+#
+#   scripts/fuzz.sh short              a few seconds per target on stable Rust (make test)
+#   scripts/fuzz.sh long               libFuzzer via cargo-fuzz, FUZZ_SECONDS per target (make fuzz)
+#   scripts/fuzz.sh replay TARGET FILE run one saved input through TARGET
+#
+# `short` uses the stable driver (fuzz/src/bin/drive.rs): every fixture seed replayed, then a
+# seeded mutation loop through the same target functions, no nightly needed. `long` installs
+# cargo-fuzz if missing and runs it on stable with RUSTC_BOOTSTRAP=1 (libFuzzer needs -Z flags);
+# if that cannot build, it falls back to the stable driver for the same time.
+# Env: FUZZ_SECONDS (per target; short 3, long 60), FUZZ_SEED (short; default fixed, so CI is
+# reproducible), FUZZ_PROFILE (driver build profile; short dev, long fallback release),
+# FUZZ_SANITIZER (long; address, or none when ASan is unavailable).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+mode=${1:-short}
+TARGETS=(claude codex redact analyze import)
+# Shares the workspace's target dir, so the dependencies cairn-core needs are built once.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+# FUZZ_PROFILE: dev (default) reuses what `cargo test` built, so the short run in `make test`
+# compiles only the driver; release runs several times more executions per second.
+PROFILE=${FUZZ_PROFILE:-dev}
+DRIVE=(cargo run --quiet --profile "$PROFILE" --locked --manifest-path "$ROOT/fuzz/Cargo.toml" --bin drive --)
+
+short() {
+  local secs=${FUZZ_SECONDS:-3} seed=${FUZZ_SEED:-12648430}
+  echo "fuzz (stable driver, $PROFILE profile): ${secs}s per target, seed $seed"
+  "${DRIVE[@]}" --seconds "$secs" --seed "$seed" "${TARGETS[@]}"
+}
+
+long() {
+  local secs=${FUZZ_SECONDS:-60} san=${FUZZ_SANITIZER:-address}
+  PROFILE=${FUZZ_PROFILE:-release}
+  DRIVE=(cargo run --quiet --profile "$PROFILE" --locked --manifest-path "$ROOT/fuzz/Cargo.toml" --bin drive --)
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "installing cargo-fuzz"
+    cargo install cargo-fuzz --locked || { echo "cargo-fuzz did not install; using the stable driver"; FUZZ_SECONDS=$secs short; return; }
+  fi
+  # Seeds: the same fixture windows the stable driver uses, plus whatever libFuzzer found before.
+  "${DRIVE[@]}" --write-corpus "$ROOT/fuzz/corpus"
+  export RUSTC_BOOTSTRAP=1
+  unset CARGO_TARGET_DIR # cargo-fuzz builds with its own flags into fuzz/target
+  cd "$ROOT/fuzz"
+  if ! cargo fuzz build --release --sanitizer "$san" --features libfuzzer; then
+    echo "cargo fuzz could not build (sanitizer $san); using the stable driver"
+    cd "$ROOT"; export CARGO_TARGET_DIR=$ROOT/target; FUZZ_SECONDS=$secs short; return
+  fi
+  local total=0
+  for t in "${TARGETS[@]}"; do
+    local log
+    log=$(mktemp)
+    if ! cargo fuzz run --release --sanitizer "$san" --features libfuzzer "$t" "corpus/$t" \
+        -- -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 2>"$log"; then
+      tail -40 "$log"; echo "fuzz $t: FAILED (crash input under fuzz/artifacts/$t)"; exit 1
+    fi
+    local runs
+    runs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -1 || echo 0)
+    echo "fuzz $t: ${runs:-0} executions in ${secs}s (libFuzzer)"
+    total=$((total + ${runs:-0}))
+    rm -f "$log"
+  done
+  echo "fuzz: $total executions in all"
+}
+
+case "$mode" in
+  short) short ;;
+  long) long ;;
+  replay)
+    [ $# -eq 3 ] || { echo "usage: scripts/fuzz.sh replay TARGET FILE"; exit 2; }
+    "${DRIVE[@]}" --replay "$2" "$3" ;;
+  *) echo "usage: scripts/fuzz.sh short|long|replay TARGET FILE"; exit 2 ;;
+esac

@@ -1,0 +1,570 @@
+//! Reliability of the real binary: `cairn sync` and `cairn recall import` SIGKILLed at seeded
+//! random points leave an archive that equals a clean run after a resync (import: all or
+//! nothing); many concurrent `cairn hook` processes plus a `cairn sync` on the same growing
+//! transcripts lose and duplicate nothing and never surface "database is locked"; and human
+//! output carries no terminal control sequences from transcript text.
+//! Set CAIRN_KILL_ROUNDS to try more kill points than the default.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::Env;
+
+/// SplitMix64, so every kill point is reproducible from the seed printed on failure.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Kill delays are drawn from [0, window). The machine's load changes how long a run takes,
+/// and a run resuming a half-done archive is shorter, so the window shrinks when a kill comes
+/// after the process ended and grows back when one lands.
+struct Window {
+    micros: u64,
+    max: u64,
+}
+impl Window {
+    fn new(clean_run: Duration) -> Window {
+        let max = clean_run.as_micros() as u64 + 1;
+        Window { micros: max, max }
+    }
+    fn next(&self, rng: &mut Rng) -> Duration {
+        Duration::from_micros(rng.below(self.micros))
+    }
+    fn landed(&mut self) {
+        self.micros = (self.micros + self.micros / 4).min(self.max);
+    }
+    fn missed(&mut self) {
+        self.micros = (self.micros / 2).max(1000);
+    }
+}
+
+fn rounds(default: u64) -> u64 {
+    std::env::var("CAIRN_KILL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Everything a sync decides, with the environment's root path taken out: sessions, sources
+/// (offsets, generations), records with their hashes and text, findings, warnings, and the
+/// decompressed retained copies (their compressed length depends on how captures were batched).
+fn dump(env: &Env) -> String {
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    let mut out = String::new();
+    for sql in [
+        "SELECT session_key, agent, session_id, relation, parent_key, title, cwd, git_branch, model,
+                started_at, updated_at, record_count, turn_count, warning_count, secret_count
+         FROM sessions ORDER BY session_key",
+        "SELECT path, role, size, byte_offset, line_count, first_line_hash,
+                last_line_start, last_line_hash, parser_state, generation
+         FROM sources ORDER BY path",
+        "SELECT s.session_key, src.path, r.line_no, r.block, r.record_hash, r.kind, r.role, r.text,
+                r.tool_name, r.tool_input, t.turn_key
+         FROM records r JOIN sessions s ON s.id = r.session_id JOIN sources src ON src.id = r.source_id
+         LEFT JOIN turns t ON t.id = r.turn_id ORDER BY s.session_key, src.path, r.line_no, r.block",
+        "SELECT src.path, f.line_no, f.field, f.rule, f.start_byte, f.end_byte
+         FROM secret_findings f JOIN sources src ON src.id = f.source_id ORDER BY 1, 2, 3, 5",
+        "SELECT path, line, message FROM warnings ORDER BY 1, 2, 3",
+        "SELECT count(*) FROM records_fts",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| r.get::<_, rusqlite::types::Value>(i).map(|v| format!("{v:?}")))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap();
+        for row in rows {
+            out.push_str(&row.unwrap().join(" | "));
+            out.push('\n');
+        }
+    }
+    // Retained copies, named by their source path (the file name holds a path-derived key).
+    let keys: std::collections::HashMap<String, String> = conn
+        .prepare("SELECT source_key, path FROM sources")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let retained = cairn_core::archive::retain::Retained::new(&env.data());
+    let mut copies: Vec<(String, String)> = walk(&env.data().join("retained"))
+        .into_iter()
+        .map(|path| {
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let (key, generation) = file.split_once(".g").unwrap();
+            let name = format!(
+                "{} g{generation}",
+                keys.get(key).map_or(key, String::as_str)
+            );
+            let mut text = String::new();
+            for l in retained.read(&path, 0).unwrap() {
+                text.push_str(&format!(
+                    "{} {:?} {}\n",
+                    l.line_no,
+                    l.original_hash,
+                    String::from_utf8_lossy(&l.text)
+                ));
+            }
+            (name, text)
+        })
+        .collect();
+    copies.sort();
+    for (name, text) in copies {
+        out.push_str(&format!("{name}:\n{text}"));
+    }
+    out.replace(&env.root.path().display().to_string(), "<root>")
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                out.extend(walk(&e.path()));
+            } else if kind.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// SIGKILL `child` after `delay`; true when it was still running (a real kill point).
+fn kill_after(mut child: Child, delay: Duration) -> bool {
+    std::thread::sleep(delay);
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    running
+}
+
+fn quiet(env: &Env, args: &[&str]) -> Child {
+    env.command()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sync_killed_at_random_points_resyncs_to_the_clean_archive() {
+    let env = Env::new().with_fixtures();
+    let started = Instant::now();
+    env.ok(&["sync"]);
+    let clean_run = started.elapsed();
+    let expected = dump(&env);
+    assert!(expected.contains("records"), "the fixtures synced nothing");
+
+    let seed = 0x5EED_0001;
+    let mut rng = Rng(seed);
+    let mut window = Window::new(clean_run);
+    let (mut tried, mut killed) = (0, 0);
+    for round in 0..rounds(3) {
+        std::fs::remove_dir_all(env.data()).unwrap();
+        std::fs::create_dir_all(env.data()).unwrap();
+        // Three kills in a row (later ones land on a half-done archive), then a full resync.
+        for _ in 0..3 {
+            tried += 1;
+            if kill_after(quiet(&env, &["sync"]), window.next(&mut rng)) {
+                killed += 1;
+                window.landed();
+            } else {
+                window.missed();
+            }
+        }
+        env.ok(&["sync"]);
+        let got = dump(&env);
+        assert!(
+            got == expected,
+            "round {round} (seed {seed:#x}): the archive after a killed sync and a resync differs from a clean run"
+        );
+        // A second resync finds nothing new.
+        env.ok(&["sync"]);
+        assert!(
+            dump(&env) == expected,
+            "round {round}: a further resync changed the archive"
+        );
+    }
+    eprintln!(
+        "sync kill points: {tried} tried, {killed} landed while running (clean run {clean_run:?})"
+    );
+    assert!(
+        killed * 2 >= tried,
+        "too few kills landed mid-run: {killed}/{tried}"
+    );
+}
+
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+
+#[test]
+fn recall_import_killed_at_random_points_is_all_or_nothing() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let n = 400;
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            json!({"candidate_id": format!("c{i}"), "session_id": SMALL, "type": "fact", "scope": "project",
+                   "title": format!("Fact number {i} about the build"),
+                   "body": format!("The build step {i} needs the cache warmed before mix compile runs."),
+                   "transferable": true, "provenance_ok": true, "label": "correct",
+                   "evidence": {"ordinal_start": 0, "ordinal_end": 2, "snippets": ["mix compile"]}})
+            .to_string()
+        })
+        .collect();
+    let file = env.root.path().join("entries.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let db = env.data().join("cairn.db");
+    let count = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT count(*) FROM recall_entries", [], |r| r.get(0))
+            .unwrap()
+    };
+    let backup = env.root.path().join("synced.db");
+    let checkpoint = rusqlite::Connection::open(&db).unwrap();
+    checkpoint
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    drop(checkpoint);
+    std::fs::copy(&db, &backup).unwrap();
+
+    let started = Instant::now();
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let clean_run = started.elapsed();
+    assert_eq!(count(), n);
+
+    let mut rng = Rng(0x5EED_0002);
+    let mut window = Window::new(clean_run);
+    let (mut tried, mut killed, mut whole) = (0, 0, 0);
+    for round in 0..rounds(6) {
+        for ext in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+        }
+        std::fs::copy(&backup, &db).unwrap();
+        tried += 1;
+        if kill_after(
+            quiet(&env, &["recall", "import", &file, "--yes"]),
+            window.next(&mut rng),
+        ) {
+            killed += 1;
+            window.landed();
+        } else {
+            window.missed();
+        }
+        let after_kill = count();
+        assert!(
+            after_kill == 0 || after_kill == n,
+            "round {round}: a killed import left {after_kill} of {n} entries"
+        );
+        if after_kill == n {
+            whole += 1;
+        }
+        let report = env.json(&["recall", "import", &file, "--yes"]);
+        assert_eq!(count(), n, "round {round}: re-import did not complete");
+        let imported = report["imported"].as_i64().unwrap();
+        assert_eq!(imported, n - after_kill, "round {round}: {report}");
+    }
+    eprintln!(
+        "import kill points: {tried} tried, {killed} landed while running, {whole} had already committed"
+    );
+    assert!(
+        killed * 2 >= tried,
+        "too few kills landed mid-run: {killed}/{tried}"
+    );
+}
+
+#[test]
+fn concurrent_hook_processes_and_a_sync_lose_and_duplicate_nothing() {
+    let read = |name: &str| {
+        std::fs::read_to_string(crate::support::fixtures().join("claude").join(name)).unwrap()
+    };
+    // Two different sessions (each file its own session id).
+    let contents = [read("tool_heavy.jsonl"), read("small.jsonl")];
+
+    // The reference: the finished transcripts synced once.
+    let reference = Env::new();
+    let project = |env: &Env| env.claude().join("-home-USER-projects-p");
+    std::fs::create_dir_all(project(&reference)).unwrap();
+    for (name, content) in ["a.jsonl", "b.jsonl"].iter().zip(&contents) {
+        std::fs::write(project(&reference).join(name), content).unwrap();
+    }
+    reference.ok(&["sync"]);
+    let expected = strip_times(&dump(&reference));
+
+    let env = Env::new();
+    std::fs::create_dir_all(project(&env)).unwrap();
+    let paths: Vec<_> = ["a.jsonl", "b.jsonl"]
+        .iter()
+        .map(|n| project(&env).join(n))
+        .collect();
+    for p in &paths {
+        std::fs::write(p, "").unwrap();
+    }
+    let mut writers: Vec<_> = paths
+        .iter()
+        .map(|p| std::fs::OpenOptions::new().append(true).open(p).unwrap())
+        .collect();
+    let hook = |path: &Path| -> Child {
+        let mut child = env
+            .command()
+            .args(["hook", "--agent", "claude"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = json!({"transcript_path": path, "cwd": env.root.path()}).to_string();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child
+    };
+    let mut running: Vec<Child> = Vec::new();
+    let mut finished = Vec::new();
+    let mut sync = quiet(&env, &["sync"]);
+    let mut syncs = 1;
+    let mut hooks = 0;
+    // Append in bursts; after every burst, a hook per transcript (as the agents fire them),
+    // with up to 8 in flight, and a sync restarted whenever the last one ended.
+    let lines: Vec<Vec<&str>> = contents.iter().map(|c| c.lines().collect()).collect();
+    let bursts = lines.iter().map(|l| l.len().div_ceil(4)).max().unwrap();
+    for i in 0..bursts {
+        for (w, l) in writers.iter_mut().zip(&lines) {
+            for line in l.iter().skip(i * 4).take(4) {
+                writeln!(w, "{line}").unwrap();
+            }
+            w.flush().unwrap();
+        }
+        for p in &paths {
+            running.push(hook(p));
+            hooks += 1;
+        }
+        while running.len() > 8 {
+            finished.push(running.remove(0).wait_with_output().unwrap());
+        }
+        if i % 3 == 0 && sync.try_wait().unwrap().is_some() {
+            sync = quiet(&env, &["sync"]);
+            syncs += 1;
+        }
+    }
+    for c in running {
+        finished.push(c.wait_with_output().unwrap());
+    }
+    assert!(sync.wait().unwrap().success(), "a sync failed");
+    for out in &finished {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.to_lowercase().contains("locked"),
+            "a hook failed: {stderr}"
+        );
+    }
+    eprintln!("concurrency: {hooks} hook processes (up to 9 in flight) and {syncs} syncs");
+    // The last hooks have run after the last append, so the archive is complete.
+    let got = strip_times(&dump(&env));
+    if let Some((g, e)) = got.lines().zip(expected.lines()).find(|(g, e)| g != e) {
+        eprintln!("first difference:\n got: {g}\nwant: {e}");
+    }
+    assert!(
+        got == expected,
+        "{hooks} hooks and {syncs} syncs on growing transcripts differ from one sync of the finished files"
+    );
+}
+
+/// Per-capture timestamps differ between the two environments; drop the `updated_at` column.
+fn strip_times(dump: &str) -> String {
+    dump.lines()
+        .map(|l| {
+            let mut cols: Vec<&str> = l.split(" | ").collect();
+            if cols.len() == 15 {
+                cols.remove(10);
+            }
+            cols.join(" | ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn human_output_carries_no_terminal_control_sequences() {
+    let env = Env::new();
+    let dir = env.claude().join("-home-USER-projects-evil");
+    std::fs::create_dir_all(&dir).unwrap();
+    let evil = "fix \u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}31m\r\u{8}title\u{1b}]8;;https://evil.invalid\u{1b}\\link";
+    let line = |i: u32, ty: &str, content: serde_json::Value| {
+        json!({"type": ty, "uuid": format!("u{i}"), "parentUuid": null, "sessionId": "evil-1",
+               "timestamp": format!("2026-01-01T00:00:0{i}Z"), "cwd": "/home/USER/projects/evil\u{1b}[1m",
+               "gitBranch": "main\u{1b}[5m", "message": {"role": if ty == "user" { "user" } else { "assistant" }, "content": content}})
+        .to_string()
+    };
+    let lines = [
+        line(1, "user", json!(evil)),
+        line(2, "assistant", json!([{"type": "text", "text": evil}])),
+        line(
+            3,
+            "assistant",
+            json!([{"type": "tool_use", "id": "t1", "name": "Bash\u{1b}[8m", "input": {"command": evil}}]),
+        ),
+    ];
+    std::fs::write(dir.join("evil-1.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::copy(
+        crate::support::fixtures().join("claude/short.jsonl"),
+        dir.join("short.jsonl"),
+    )
+    .unwrap();
+    let mut outputs = vec![env.ok(&["sync"])];
+    // Recall entries come from imported JSONL: their text is hostile too.
+    let entry = json!({"candidate_id": "evil", "session_id": SMALL, "type": "warning", "scope": "project",
+        "title": format!("title {evil}"), "body": format!("body {evil}"), "trigger": format!("when {evil}"),
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 1, "snippets": [evil]}});
+    let file = env.root.path().join("evil.jsonl");
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    outputs.push(env.ok(&["recall", "import", file.to_str().unwrap(), "--yes"]));
+    for args in [
+        vec!["sessions"],
+        vec!["search", "title"],
+        vec!["show", "evil-1"],
+        vec!["show", "evil-1", "--turn", "0"],
+        vec!["doctor"],
+        vec!["recall", "query", "title"],
+        vec!["recall", "list"],
+        vec!["recall", "get", "evil"],
+        vec!["recall", "review"],
+    ] {
+        let out = env.run(&args);
+        outputs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        outputs.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let all = outputs.concat();
+    assert!(
+        all.contains("title"),
+        "the planted session is not shown: {all}"
+    );
+    for (i, c) in all.char_indices() {
+        assert!(
+            !c.is_control() || c == '\n' || c == '\t',
+            "control character {c:?} at {i} in human output: {:?}",
+            &all[i.saturating_sub(40)..(i + 40).min(all.len())]
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn hostile_source_dirs_and_a_read_only_data_dir_are_warnings_not_failures() {
+    let env = Env::new();
+    let project = env.claude().join("-home-USER-projects-p");
+    std::fs::create_dir_all(&project).unwrap();
+    // Symlink loops: a dir pointing at its parent, two links pointing at each other.
+    std::os::unix::fs::symlink(&project, project.join("loop")).unwrap();
+    std::os::unix::fs::symlink(project.join("b.jsonl"), project.join("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(project.join("a.jsonl"), project.join("b.jsonl")).unwrap();
+    // A transcript whose name holds a newline and an escape.
+    let odd = project.join("new\nline\u{1b}[2J.jsonl");
+    let line = json!({"type": "user", "uuid": "u1", "sessionId": "odd-name", "timestamp": "2026-01-01T00:00:00Z",
+                      "message": {"role": "user", "content": "hello from an odd path"}});
+    std::fs::write(&odd, format!("{line}\n")).unwrap();
+    let report = env.json(&["sync"]);
+    assert_eq!(report["records_added"], 1, "{report}");
+    let sessions = env.json(&["sessions"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    let human = env.ok(&["sync"]);
+    assert!(!human.contains('\u{1b}'), "{human:?}");
+
+    // A read-only data dir: reads still work, a write fails with a message naming the fix,
+    // and nothing stored is lost. Root ignores permission bits, so as root the two commands run
+    // as `nobody` (via setpriv), for whom the root-owned data dir is read-only.
+    let db = env.data().join("cairn.db");
+    env.ok(&["sync"]);
+    let before = env.json(&["sessions"]);
+    let as_root = std::fs::metadata(env.root.path())
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false);
+    let run = |args: &[&str]| -> std::process::Output {
+        let plain = env.command();
+        if !as_root {
+            return env.command().args(args).output().unwrap();
+        }
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(plain.get_program())
+            .args(args)
+            .env_clear()
+            .stdin(Stdio::null());
+        for (k, v) in plain.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd.output().unwrap()
+    };
+    let set_mode = |dir_mode: u32, file_mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        for p in walk(env.root.path()) {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        }
+        for d in [
+            env.root.path().to_owned(),
+            env.data(),
+            env.home(),
+            env.claude(),
+            env.codex(),
+            project.clone(),
+        ] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+        }
+    };
+    set_mode(0o555, 0o444);
+    let listed = run(&["--json", "sessions"]);
+    let sync = run(&["sync"]);
+    set_mode(0o755, 0o644);
+    if as_root && sync.status.code().is_none() {
+        eprintln!("setpriv unavailable: read-only check skipped");
+        return;
+    }
+    assert!(
+        listed.status.success(),
+        "a read from a read-only data dir failed: {}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed, before);
+    let stderr = String::from_utf8_lossy(&sync.stderr);
+    assert!(
+        !sync.status.success(),
+        "a sync into a read-only dir succeeded"
+    );
+    assert!(
+        stderr.contains("read-only") && stderr.contains("CAIRN_DATA_DIR"),
+        "{stderr}"
+    );
+    assert!(db.exists());
+    assert_eq!(env.json(&["sessions"]), before, "stored sessions changed");
+}
