@@ -86,6 +86,7 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
     let paraphrases = questions("paraphrases.json");
     // Little word overlap, checked: at most one analysed term shared with the expected entry.
     let a = Analyzer::global();
+    let mut overlapping = Vec::new();
     for q in &paraphrases {
         let e = cairn.recall_get(&q.expected[0]).unwrap();
         let entry_terms: HashSet<String> = a
@@ -97,8 +98,11 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
             .into_iter()
             .filter(|t| entry_terms.contains(t))
             .collect();
-        assert!(shared.len() <= 1, "{:?} shares {shared:?}", q.question);
+        if shared.len() > 1 {
+            overlapping.push(format!("{:?} shares {shared:?}", q.question));
+        }
     }
+    assert!(overlapping.is_empty(), "{}", overlapping.join("\n"));
     let n = paraphrases.len();
     let (lexical, lexical_misses) = top3(&cairn, &paraphrases, Mode::Lexical);
     let (vector, _) = top3(&cairn, &paraphrases, Mode::Vector);
@@ -367,6 +371,11 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
         .unwrap();
     assert!(report.embedded >= 1);
+    // The new session's question is found by meaning ("start phoenix in background", from the
+    // first session, is a close neighbour, so the top three are checked).
     let hits = search("the dev server will not boot", Mode::Vector).unwrap();
-    assert!(hits[0].snippet.contains("phx.server"), "{:?}", hits[0]);
+    assert!(
+        hits.iter().take(3).any(|h| h.snippet.contains("phx.server doesnt seem to start")),
+        "{hits:?}"
+    );
 }

@@ -57,6 +57,11 @@ pub struct ScoreBreakdown {
     pub penalty: f64,
     pub total: f64,
     pub matched_terms: Vec<String>,
+    /// Share of the query's IDF mass the entry matched (0..=1): how much of the question it
+    /// answers lexically, whatever the field weights. Hybrid mode admits only entries covering
+    /// at least [`crate::recall::hybrid::MIN_COVERAGE`] into its lexical leg.
+    #[serde(default)]
+    pub coverage: f64,
     /// Cosine similarity to the query, when the vector leg found the entry.
     #[serde(default)]
     pub semantic: Option<f64>,
@@ -341,6 +346,9 @@ fn score(
         .collect();
     let mut b = ScoreBreakdown::default();
     let mut per_field = [0.0f64; 4];
+    let idf_of = |t: &str| idf.get(t).copied().unwrap_or(0.0);
+    let query_mass: f64 = terms.iter().map(|t| idf_of(t)).sum();
+    let mut matched_mass = 0.0;
     for t in terms {
         let mut weighted = [0.0f64; 4];
         for (i, toks) in tokens.iter().enumerate() {
@@ -355,13 +363,17 @@ fn score(
             continue;
         }
         b.matched_terms.push(t.clone());
-        let term_score = idf.get(t.as_str()).copied().unwrap_or(0.0) * tf_tilde / (K1 + tf_tilde);
+        matched_mass += idf_of(t);
+        let term_score = idf_of(t) * tf_tilde / (K1 + tf_tilde);
         b.bm25f += term_score;
         for i in 0..4 {
             per_field[i] += term_score * weighted[i] / tf_tilde;
         }
     }
     [b.title, b.body, b.trigger, b.evidence] = per_field;
+    if query_mass > 0.0 {
+        b.coverage = (matched_mass / query_mass).clamp(0.0, 1.0);
+    }
     // Adjacent query-term pairs found in order in some field.
     let mut seen_pairs = HashSet::new();
     for pair in terms.windows(2) {
