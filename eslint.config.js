@@ -37,7 +37,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['tests/**/*.mjs', 'eslint.config.js', 'ui/vite.config.ts', 'ui/svelte.config.js'],
+    files: ['tests/**/*.mjs', 'scripts/**/*.mjs', 'eslint.config.js', 'ui/vite.config.ts', 'ui/svelte.config.js'],
     languageOptions: {
       globals: { ...globals.node },
     },

@@ -1,9 +1,12 @@
-//! Compiles the Tauri config and the ACL. Cairn's own commands are listed here so Tauri
-//! generates `allow-<command>` permissions for them: a command the webview may call has to be
-//! granted in `capabilities/default.json`, and a new command is denied until someone grants it.
+//! Compiles the Tauri config and the ACL. Cairn's own commands (listed once, in `commands.in`)
+//! get generated `allow-<command>` permissions: a command the webview may call has to be granted
+//! in `capabilities/default.json`, and a new command is denied until someone grants it.
+
+const COMMANDS: &[&str] = &include!("commands.in");
 
 fn main() {
-    let manifest = tauri_build::AppManifest::new().commands(&["list_sessions", "app_info"]);
+    println!("cargo:rerun-if-changed=commands.in");
+    let manifest = tauri_build::AppManifest::new().commands(COMMANDS);
     if let Err(error) =
         tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
     {

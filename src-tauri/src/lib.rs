@@ -7,7 +7,11 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod backend;
 pub mod commands;
+pub mod events;
+pub mod links;
+pub mod watcher;
 
 use std::path::Path;
 
@@ -16,13 +20,39 @@ use tauri::Runtime;
 /// Where the generated bindings live, relative to the repository root.
 pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
 
-/// Every command the webview can call. Add a command here, in `build.rs` (its permission) and in
-/// `capabilities/default.json` (the grant).
+/// Every command and event of the window. Add a command here, in `build.rs` (its permission)
+/// and in `capabilities/default.json` (the grant).
+///
+/// `u64` token counts (`TokenUsage`) are exported as TypeScript `number`: specta refuses
+/// bigint-style integers by default, and no token count comes near 2^53.
+// Generic commands name `tauri::Wry` only for specta, which reads their argument types (the
+// `AppHandle` is not one of them); Tauri's handler infers the runtime `R` itself.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
-    tauri_specta::Builder::<R>::new().commands(tauri_specta::collect_commands![
-        commands::list_sessions,
-        commands::app_info
-    ])
+    tauri_specta::Builder::<R>::new()
+        .commands(tauri_specta::collect_commands![
+            commands::app_info,
+            commands::app_ready::<tauri::Wry>,
+            commands::list_sessions,
+            commands::list_branches,
+            commands::skim_branch,
+            commands::session_detail,
+            commands::session_timeline,
+            commands::turn_records,
+            commands::record_turn,
+            commands::search_archive,
+            commands::sync_archive::<tauri::Wry>,
+            commands::source_dirs,
+            commands::set_source_dirs::<tauri::Wry>,
+            commands::hook_overview,
+            commands::install_hook,
+            commands::privacy_preview,
+            commands::doctor,
+        ])
+        .events(tauri_specta::collect_events![
+            events::SyncProgress,
+            events::ArchiveChanged
+        ])
+        .dangerously_cast_bigints_to_number()
 }
 
 /// Write the TypeScript bindings for [`specta_builder`] to `path`.
@@ -35,8 +65,13 @@ pub fn export_bindings(path: &Path) -> Result<(), String> {
 }
 
 /// Start the desktop app. Returns when the last window closes.
+///
+/// A `cairn://…` argument (`cairn-desktop 'cairn://session/<key>?record=12'`) is handed to the
+/// window, which opens it first; see [`links`].
 pub fn run() {
+    startup_trace("main");
     let builder = specta_builder::<tauri::Wry>();
+    let launch_link = links::from_args(std::env::args().skip(1));
 
     // Debug builds refresh the bindings at start-up, so `tauri dev` picks up a changed command
     // without a test run. This never stops the app: a read-only checkout just keeps its file.
@@ -52,12 +87,22 @@ pub fn run() {
         }
     }
 
+    let backend = backend::Backend::from_env(launch_link);
+    startup_trace("archive opened");
     let result = tauri::Builder::default()
-        .manage(commands::Backend::from_env())
+        .manage(backend)
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
+            startup_trace("setup");
             builder.mount_events(app);
             Ok(())
+        })
+        .on_page_load(|_, payload| {
+            let event = match payload.event() {
+                tauri::webview::PageLoadEvent::Started => "page load started",
+                tauri::webview::PageLoadEvent::Finished => "page load finished",
+            };
+            startup_trace(event);
         })
         .run(tauri::generate_context!());
     if let Err(error) = result {
@@ -66,25 +111,42 @@ pub fn run() {
     }
 }
 
+/// With `CAIRN_STARTUP_TRACE` set, print when a start-up milestone is reached (wall-clock
+/// milliseconds, so `scripts/measure-startup.sh` can subtract the time it started the process).
+pub fn startup_trace(milestone: &str) {
+    if std::env::var_os("CAIRN_STARTUP_TRACE").is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        eprintln!("cairn-desktop: {milestone} at {now} ms");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+    use tauri::Manager as _;
     use tauri::test::{INVOKE_KEY, MockRuntime, mock_builder, mock_context, noop_assets};
     use tauri::webview::{InvokeRequest, WebviewWindowBuilder};
 
-    fn mock_app(backend: commands::Backend) -> tauri::App<MockRuntime> {
-        mock_builder()
+    fn mock_app(backend: backend::Backend) -> tauri::App<MockRuntime> {
+        let builder = specta_builder::<MockRuntime>();
+        let app = mock_builder()
             .manage(backend)
-            .invoke_handler(specta_builder::<MockRuntime>().invoke_handler())
+            .invoke_handler(builder.invoke_handler())
             .build(mock_context(noop_assets()))
-            .expect("mock app builds")
+            .expect("mock app builds");
+        builder.mount_events(&app);
+        WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .expect("mock window builds");
+        app
     }
 
     fn invoke(app: &tauri::App<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
-        let webview = WebviewWindowBuilder::new(app, "main", Default::default())
-            .build()
-            .expect("mock window builds");
+        let webview = app.get_webview_window("main").expect("the main window");
         tauri::test::get_ipc_response(
             &webview,
             InvokeRequest {
@@ -103,7 +165,7 @@ mod tests {
     #[test]
     fn list_sessions_of_a_new_archive_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let app = mock_app(commands::Backend::open(dir.path().join("data")));
+        let app = mock_app(backend::Backend::open(dir.path().join("data")));
         let sessions = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap();
         assert_eq!(sessions, json!([]));
     }
@@ -111,7 +173,7 @@ mod tests {
     #[test]
     fn list_sessions_accepts_every_filter() {
         let dir = tempfile::tempdir().unwrap();
-        let app = mock_app(commands::Backend::open(dir.path().join("data")));
+        let app = mock_app(backend::Backend::open(dir.path().join("data")));
         let query = json!({ "query": { "agent": "codex", "branch": "main", "limit": 50 } });
         assert!(invoke(&app, "list_sessions", query).unwrap().is_array());
     }
@@ -119,7 +181,7 @@ mod tests {
     #[test]
     fn a_bad_query_is_an_error_message_not_a_crash() {
         let dir = tempfile::tempdir().unwrap();
-        let app = mock_app(commands::Backend::open(dir.path().join("data")));
+        let app = mock_app(backend::Backend::open(dir.path().join("data")));
         let error = invoke(
             &app,
             "list_sessions",
@@ -136,7 +198,7 @@ mod tests {
     fn app_info_names_the_data_dir_and_version() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
-        let app = mock_app(commands::Backend::open(data.clone()));
+        let app = mock_app(backend::Backend::open(data.clone()));
         let info = invoke(&app, "app_info", json!({})).unwrap();
         assert_eq!(info["data_dir"], json!(data.display().to_string()));
         assert_eq!(info["version"], json!(env!("CARGO_PKG_VERSION")));
@@ -153,8 +215,309 @@ mod tests {
             .map(|p| p.as_str().unwrap())
             .collect();
         granted.sort_unstable();
-        assert_eq!(granted, ["allow-app-info", "allow-list-sessions"]);
+        let mut expected: Vec<String> = COMMANDS
+            .iter()
+            .map(|c| format!("allow-{}", c.replace('_', "-")))
+            .collect();
+        // Listening to the app's own typed events (sync progress, archive changed).
+        expected.push("core:event:allow-listen".into());
+        expected.push("core:event:allow-unlisten".into());
+        expected.sort_unstable();
+        assert_eq!(granted, expected);
         assert_eq!(capability["windows"], json!(["main"]));
+    }
+
+    /// The commands build.rs declares (so each gets a permission) are exactly the ones the
+    /// builder registers.
+    #[test]
+    fn build_rs_declares_every_registered_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bindings.ts");
+        export_bindings(&path).unwrap();
+        let bindings = std::fs::read_to_string(path).unwrap();
+        let mut registered: Vec<&str> = bindings
+            .split("__TAURI_INVOKE")
+            .skip(2) // the import line
+            .filter_map(|call| call.split('"').nth(1))
+            .collect();
+        registered.sort_unstable();
+        let mut declared = COMMANDS.to_vec();
+        declared.sort_unstable();
+        assert_eq!(registered, declared);
+    }
+
+    const COMMANDS: &[&str] = &include!("../commands.in");
+
+    fn fixture_archive() -> (tempfile::TempDir, backend::Backend) {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude");
+        let copy = claude.join("short.jsonl");
+        std::fs::copy(fixtures.join("short.jsonl"), &copy).unwrap();
+        // The fixtures are read-only; agents append to their transcripts.
+        let mut permissions = std::fs::metadata(&copy).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        permissions.set_readonly(false);
+        std::fs::set_permissions(&copy, permissions).unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            data.join("config.toml"),
+            format!(
+                "[sources.claude]\ndirs = [{:?}]\n[sources.codex]\nenabled = false\n",
+                claude.display().to_string()
+            ),
+        )
+        .unwrap();
+        let backend = backend::Backend::open(data);
+        let report = backend
+            .cairn()
+            .unwrap()
+            .sync(
+                &cairn_core::SyncOptions::default(),
+                &cairn_core::archive::capture::Quiet,
+            )
+            .unwrap();
+        assert!(report.sessions_added > 0, "{report:?}");
+        (dir, backend)
+    }
+
+    #[test]
+    fn a_session_opens_from_list_to_timeline_to_turn_to_record_anchor() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let sessions = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap();
+        let key = sessions[0]["session_key"].as_str().unwrap().to_owned();
+
+        let timeline = invoke(&app, "session_timeline", json!({ "sessionKey": key })).unwrap();
+        let turns = timeline["turns"].as_array().unwrap();
+        assert!(!turns.is_empty());
+        let turn = &turns[0];
+        let records = invoke(
+            &app,
+            "turn_records",
+            json!({ "sessionKey": key, "turnIndex": turn["turn_index"] }),
+        )
+        .unwrap();
+        let first = &records["records"][0];
+        let ordinal = first["ordinal"].as_u64().unwrap();
+        let located = invoke(
+            &app,
+            "record_turn",
+            json!({ "sessionKey": key, "ordinal": ordinal }),
+        )
+        .unwrap();
+        assert_eq!(located, turn["turn_index"]);
+        let missing = invoke(
+            &app,
+            "record_turn",
+            json!({ "sessionKey": key, "ordinal": 999_999 }),
+        )
+        .unwrap();
+        assert_eq!(missing, Value::Null);
+
+        let detail = invoke(&app, "session_detail", json!({ "sessionKey": key })).unwrap();
+        assert!(detail["tokens"]["input"].is_u64());
+    }
+
+    #[test]
+    fn an_unknown_session_is_a_message_that_says_what_to_do() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let error = invoke(
+            &app,
+            "session_timeline",
+            json!({ "sessionKey": "sha256-00000000000000000000000000000000" }),
+        )
+        .unwrap_err();
+        assert!(
+            error.as_str().is_some_and(|m| m.contains("not found")),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn search_finds_fixture_text_and_reports_bad_queries() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let hits = invoke(
+            &app,
+            "search_archive",
+            json!({ "query": { "text": "the", "limit": 5 } }),
+        )
+        .unwrap();
+        assert!(!hits.as_array().unwrap().is_empty());
+        let bad = invoke(
+            &app,
+            "search_archive",
+            json!({ "query": { "text": "\"unterminated AND (", "limit": 5 } }),
+        );
+        assert!(bad.is_err(), "{bad:?}");
+    }
+
+    #[test]
+    fn sync_reports_and_a_second_sync_adds_nothing() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let report = invoke(&app, "sync_archive", json!({})).unwrap();
+        assert_eq!(report["sessions_added"], json!(0));
+        assert_eq!(report["records_added"], json!(0));
+    }
+
+    #[test]
+    fn settings_read_sources_doctor_and_the_privacy_preview() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let dirs = invoke(&app, "source_dirs", json!({})).unwrap();
+        assert!(
+            dirs.as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["agent"] == "claude" && d["origin"] == "config" && d["exists"] == true),
+            "{dirs}"
+        );
+        let doctor = invoke(&app, "doctor", json!({})).unwrap();
+        assert!(!doctor["checks"].as_array().unwrap().is_empty());
+        let preview = invoke(
+            &app,
+            "privacy_preview",
+            json!({ "text": "key AKIAIOSFODNN7EXAMPLE here" }),
+        )
+        .unwrap();
+        assert!(
+            !preview["text"]
+                .as_str()
+                .unwrap()
+                .contains("AKIAIOSFODNN7EXAMPLE"),
+            "{preview}"
+        );
+        let hooks = invoke(&app, "hook_overview", json!({})).unwrap();
+        assert_eq!(hooks["hooks"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn saving_source_dirs_reopens_the_archive_with_them() {
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let other = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&other).unwrap();
+        let dirs = invoke(
+            &app,
+            "set_source_dirs",
+            json!({ "agent": "claude", "dirs": [other.display().to_string()] }),
+        )
+        .unwrap();
+        let claude: Vec<&Value> = dirs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["agent"] == "claude")
+            .collect();
+        assert_eq!(claude.len(), 1);
+        assert_eq!(claude[0]["path"], json!(other.display().to_string()));
+    }
+
+    #[test]
+    fn branches_and_skim_of_an_unlinked_branch_are_empty_not_errors() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        assert!(invoke(&app, "list_branches", json!({})).unwrap().is_array());
+        let skim = invoke(
+            &app,
+            "skim_branch",
+            json!({ "targetKey": "ref:refs/heads/nowhere", "includeWeak": true }),
+        )
+        .unwrap();
+        assert_eq!(skim["sessions"], json!([]));
+        assert_eq!(skim["target_key"], json!("ref:refs/heads/nowhere"));
+    }
+
+    /// Live capture without a window: the watcher sees lines appended to a transcript and
+    /// captures them into the archive.
+    #[test]
+    fn the_watcher_captures_what_an_agent_appends() {
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let backend = app.state::<backend::Backend>();
+        let cairn = backend.cairn().unwrap();
+        let before = cairn.sessions(&Default::default()).unwrap()[0].record_count;
+        let watch = watcher::start(app.handle().clone(), watcher::source_dirs(&cairn)).unwrap();
+        assert_eq!(watch.dirs, [dir.path().join("claude")]);
+
+        let transcript = dir.path().join("claude/short.jsonl");
+        let first: Value = serde_json::from_str(
+            std::fs::read_to_string(&transcript)
+                .unwrap()
+                .lines()
+                .nth(1)
+                .unwrap(),
+        )
+        .unwrap();
+        let mut line = json!({"type": "user", "uuid": "live-1", "timestamp": "2030-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "one more thing"}});
+        for field in ["sessionId", "cwd", "version"] {
+            line[field] = first[field].clone();
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&transcript)
+            .unwrap();
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+        drop(file);
+
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let after = cairn.sessions(&Default::default()).unwrap()[0].record_count;
+            if after > before {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the appended line was not captured"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        drop(watch);
+    }
+
+    #[test]
+    fn the_watcher_classifies_changed_transcripts_by_source_dir() {
+        use cairn_core::archive::Agent;
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        let codex = dir.path().join("codex");
+        std::fs::create_dir_all(claude.join("p/s1/subagents")).unwrap();
+        std::fs::create_dir_all(&codex).unwrap();
+        let main = claude.join("p/s1.jsonl");
+        let sub = claude.join("p/s1/subagents/agent-a1.jsonl");
+        let rollout = codex.join("rollout-1.jsonl");
+        for f in [&main, &sub, &rollout] {
+            std::fs::write(f, "{}\n").unwrap();
+        }
+        let changed = [
+            main.clone(),
+            sub.clone(),
+            rollout.clone(),
+            claude.join("gone.jsonl"),
+        ]
+        .into_iter()
+        .collect();
+        let dirs = vec![(Agent::Claude, claude), (Agent::Codex, codex)];
+        let found = watcher::transcripts(&dirs, &changed);
+        let summary: Vec<(Agent, bool)> = found
+            .iter()
+            .map(|f| (f.agent, f.agent_id.is_some()))
+            .collect();
+        assert_eq!(
+            summary,
+            // Paths in order: `p/s1/…` sorts before `p/s1.jsonl`.
+            [
+                (Agent::Claude, true),
+                (Agent::Claude, false),
+                (Agent::Codex, false)
+            ]
+        );
     }
 
     /// Keeps `ui/src/lib/bindings.ts` in step with the commands; CI then fails on a diff.
@@ -166,5 +529,9 @@ mod tests {
         export_bindings(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("listSessions"), "bindings lack listSessions");
+        assert!(
+            text.contains("archiveChanged"),
+            "bindings lack the archive-changed event"
+        );
     }
 }

@@ -113,18 +113,19 @@ fn search_json_has_the_contract_fields() {
     ] {
         assert!(first.get(field).is_some(), "missing {field}: {first}");
     }
+    // Matches are marked with private-use characters in JSON (brackets occur in real text).
+    let snippet = first["snippet"].as_str().unwrap().to_lowercase();
     assert!(
-        first["snippet"]
-            .as_str()
-            .unwrap()
-            .to_lowercase()
-            .contains("[credo]")
-            || first["snippet"]
-                .as_str()
-                .unwrap()
-                .to_lowercase()
-                .contains("[dialyzer]")
+        snippet.contains("\u{e000}credo\u{e001}") || snippet.contains("\u{e000}dialyzer\u{e001}"),
+        "{snippet}"
     );
+    // A person reading a terminal sees brackets.
+    let human = env.ok(&["search", "credo dialyzer"]);
+    assert!(
+        human.contains("[credo]") || human.contains("[dialyzer]"),
+        "{human}"
+    );
+    assert!(!human.contains('\u{e000}'));
 }
 
 #[test]

@@ -4,5 +4,6 @@
 
 mod archive;
 mod branch;
+mod insights;
 mod recall;
 mod support;

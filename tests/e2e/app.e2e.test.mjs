@@ -1,39 +1,28 @@
-// The user journey on the real desktop binary: the window opens on a seeded archive, lists what
-// `cairn sync` captured from tests/fixtures, filters by agent and moves with the keyboard.
-// Run through tests/e2e/run.sh, which builds, seeds and provides the display.
+// The journeys of a person on the real desktop binary, in order, on one machine seeded by
+// tests/e2e/seed.mjs (a git repository where agents worked, and their transcripts):
+//   first run → sync → pick a branch → skim timeline → open a session → expand a turn →
+//   follow an evidence link → search → live update → settings → start the app on a cairn:// link.
+// Each journey saves a screenshot to test-artifacts/e2e/. Run through tests/e2e/run.sh, which
+// builds, seeds and provides the display.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
 
 const app = mustEnv('CAIRN_E2E_APP');
-const cli = mustEnv('CAIRN_E2E_CLI');
 const dataDir = mustEnv('CAIRN_DATA_DIR');
+const seed = JSON.parse(readFileSync(mustEnv('CAIRN_E2E_SEED'), 'utf8'));
 const artifacts = resolve('test-artifacts/e2e');
 const port = Number(process.env.CAIRN_E2E_PORT ?? 4444);
-
-/** What the fixtures hold (tests/fixtures/{claude,codex}/SOURCES.md): six top-level Claude
- * sessions (the spotter session's two sub-agent files are counted on it, not listed) and two
- * Codex sessions. */
-const FIXTURES = {
-  claude: 6,
-  codex: 2,
-  claudeSessionIds: [
-    '1af7fc5e-8455-4414-9ccd-011d40f70b2a',
-    'ae4a77f8-aedd-4bc1-888f-c94edc91af04',
-    '55604662-cf2a-4331-851a-ec234028f8ca',
-    '491e126e-1e71-469c-ade2-fcc8af567c74',
-    'd6e0bada-1959-4eec-a9d2-0bfade768d8f',
-  ],
-  /** First prompts of real sessions, shown as titles when the session has none. */
-  titles: ['mix phx.server doesnt seem to start', 'start phoenix in background'],
-};
+const LOGIN = 'ref:refs/heads/feature/login';
 
 let driver;
 let browser;
+/** The session key of the seeded "login" session, read from the window. */
+let loginKey;
 
 function mustEnv(name) {
   const value = process.env[name];
@@ -60,28 +49,57 @@ async function waitForDriver(deadline) {
   }
 }
 
-/** The sessions `cairn sessions --json` lists: the desktop must show the same ones. */
-function cliSessions() {
-  const out = execFileSync(cli, ['--data-dir', dataDir, '--json', 'sessions'], { encoding: 'utf8' });
-  return JSON.parse(out);
+function openApp(args = []) {
+  return remote({
+    hostname: '127.0.0.1',
+    port,
+    logLevel: 'warn',
+    capabilities: {
+      'tauri:options': { application: app, args },
+      // WebKitWebDriver speaks classic WebDriver, not BiDi.
+      'wdio:enforceWebDriverClassic': true,
+    },
+  });
 }
 
-async function countShown() {
-  const text = await browser.$('#session-count').getText();
-  const match = /^([\d,]+) sessions?$/.exec(text.trim());
-  return match ? Number(match[1].replaceAll(',', '')) : null;
+const shot = (name) => browser.saveScreenshot(join(artifacts, `${name}.png`));
+const byTestId = (id) => browser.$(`[data-testid="${id}"]`);
+/** textContent, not getText(): WebKitWebDriver's getText() answers '' for ellipsised text. */
+const text = async (element) => (await element.getProperty('textContent')) ?? '';
+
+let failures = 0;
+async function until(check, message, timeout = 15_000) {
+  try {
+    await browser.waitUntil(check, { timeout, interval: 100, timeoutMsg: message });
+  } catch (error) {
+    // What the window showed when the wait gave up.
+    await browser.saveScreenshot(join(artifacts, `failure-${++failures}.png`)).catch(() => {});
+    throw error;
+  }
 }
 
-/** The rendered rows, read in one round trip (and through textContent: see the footer check). */
-async function rows() {
-  return browser.execute(() =>
-    [...document.querySelectorAll('[data-testid="session-row"]')].map((row) => ({
-      agent: row.getAttribute('data-agent'),
-      key: row.getAttribute('data-session-key'),
-      id: row.getAttribute('data-session-id'),
-      title: row.querySelector('.title')?.textContent?.trim() ?? '',
-    })),
+/** Rows of a kind currently rendered, read in one round trip. */
+function rendered(testid, attribute) {
+  return browser.execute(
+    (id, attr) => [...document.querySelectorAll(`[data-testid="${id}"]`)].map((e) => e.getAttribute(attr)),
+    testid,
+    attribute,
   );
+}
+
+/** The highlighted record and whether it is inside the visible part of its list. */
+function highlightedRecord() {
+  return browser.execute(() => {
+    const record = document.querySelector('.record.highlighted');
+    if (!record) return null;
+    const box = record.getBoundingClientRect();
+    const view = record.closest('[role="listbox"]').getBoundingClientRect();
+    return {
+      ordinal: record.getAttribute('data-ordinal'),
+      visible: box.bottom > view.top && box.top < view.bottom,
+      selected: record.closest('[role="option"]').getAttribute('aria-selected') === 'true',
+    };
+  });
 }
 
 before(async () => {
@@ -92,16 +110,7 @@ before(async () => {
     detached: true,
   });
   await waitForDriver(Date.now() + 15_000);
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port,
-    logLevel: 'warn',
-    capabilities: {
-      'tauri:options': { application: app },
-      // WebKitWebDriver speaks classic WebDriver, not BiDi.
-      'wdio:enforceWebDriverClassic': true,
-    },
-  });
+  browser = await openApp();
 });
 
 after(async () => {
@@ -115,70 +124,145 @@ after(async () => {
   }
 });
 
-test('the window lists the seeded sessions, filters by agent and moves with j/k', { timeout: 120_000 }, async () => {
-  // 1. The window opens with the UI embedded.
-  const heading = await browser.$('h1');
-  await heading.waitForExist({ timeout: 20_000 });
-  assert.equal(await heading.getText(), 'Cairn');
+test('first run: the window explains where transcripts come from and offers the import', async () => {
+  const welcome = await byTestId('welcome');
+  await welcome.waitForExist({ timeout: 20_000 });
+  const shown = await text(welcome);
+  assert.match(shown, /Welcome to Cairn/);
+  assert.ok(shown.includes(seed.claudeDir), `the Claude folder is listed: ${shown}`);
+  assert.ok(shown.includes(seed.codexDir), 'the Codex folder is listed');
+  // The footer names the data dir tauri-driver passed down, not the default.
+  assert.equal(await text(await browser.$('.data-dir')), dataDir);
+  await shot('01-first-run');
+});
 
-  // 2. The list shows what `cairn sync` captured from the fixtures.
-  await browser.waitUntil(async () => (await countShown()) !== null, {
-    timeout: 20_000,
-    timeoutMsg: 'the session count never appeared',
-  });
-  // The footer names the data dir in use: the one tauri-driver passed down, not the default.
-  const footerDir = await browser.$('.data-dir');
-  await footerDir.waitForExist({ timeout: 10_000 });
-  // textContent, not getText(): WebKitWebDriver's getText() answers '' for text in an
-  // overflow-hidden, ellipsised box.
-  assert.equal(await footerDir.getProperty('textContent'), dataDir);
-  await browser.saveScreenshot(join(artifacts, 'sessions.png'));
-  const expected = cliSessions();
-  const total = await countShown();
-  assert.equal(total, FIXTURES.claude + FIXTURES.codex, 'sessions listed');
-  assert.equal(total, expected.length, 'the window and `cairn sessions` list the same number of sessions');
+test('sync: the first import runs with progress and lands on the branches', async () => {
+  await (await browser.$('#first-sync')).click();
+  await until(async () => !(await (await byTestId('welcome')).isExisting()), 'the welcome page never went away', 60_000);
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
+  const status = await text(await byTestId('sync-status'));
+  assert.match(status, /Synced: 13 new sessions/, status);
+  const repos = await browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent));
+  assert.ok(repos.some((r) => r.includes('shop')), `the seeded repository is listed: ${repos}`);
+  await shot('02-synced-branches');
+});
 
-  const shown = await rows();
-  assert.equal(shown.length, total, 'every session of the small fixture set is rendered');
-  assert.deepEqual(
-    shown.map((r) => r.key),
-    expected.map((s) => s.session_key),
-    'same sessions, same order (newest first) as the CLI',
+test('pick a branch: its skim timeline shows the work and why it is related', async () => {
+  await (await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`)).click();
+  const head = await byTestId('skim-head');
+  await head.waitForExist({ timeout: 10_000 });
+  assert.match(await text(head), /feature\/login/);
+  const sessions = await browser.$$('[data-testid="skim-session"]');
+  assert.equal(sessions.length, 1, 'one session has evidence of work landing on feature/login');
+  const card = await text(sessions[0]);
+  assert.match(card, /Make login accept any known user/);
+  assert.match(card, /committed [0-9a-f]{7} "Login accepts known users"/);
+  loginKey = await sessions[0].getAttribute('data-session-key');
+  const turns = await browser.$$('[data-testid="skim-turn"]');
+  assert.equal(turns.length, 2, 'both turns of the session are listed');
+  assert.match(await text(turns[1]), /committed/);
+
+  // The session that only talked while the branch was checked out is in the collapsed group.
+  const group = await byTestId('weak-group');
+  assert.match(await text(group), /Also ran on this branch \(1\)/);
+  await (await group.$('button')).click();
+  await until(async () => (await browser.$$('[data-testid="skim-session"]')).length === 2, 'the weak group did not open');
+  await shot('03-skim-timeline');
+});
+
+test('open a session: turn timeline, model and token usage', async () => {
+  const card = await browser.$(`[data-testid="skim-session"][data-session-key="${loginKey}"]`);
+  await (await card.$('button.open')).click();
+  const view = await byTestId('session-view');
+  await view.waitForExist({ timeout: 10_000 });
+  assert.equal(await view.getAttribute('data-session-key'), loginKey);
+  await until(async () => (await rendered('turn-row', 'data-turn-index')).length === 2, 'the two turns are not shown');
+  assert.match(await text(await byTestId('session-model')), /claude-sonnet-4-5/);
+  assert.match(await text(await byTestId('session-tokens')), /in.*out/);
+  await shot('04-session');
+});
+
+test('expand a turn: records with the edit as a diff and the command line', async () => {
+  await (await browser.$('[data-testid="turn-row"][data-turn-index="0"] button')).click();
+  await until(async () => (await rendered('record-row', 'data-ordinal')).length >= 6, 'the records did not load');
+  const diff = await text(await byTestId('tool-diff'));
+  assert.match(diff, /-return false;/);
+  assert.match(diff, /\+return user !== null;/);
+  assert.match(await text(await byTestId('tool-command')), /\$ printf/);
+  await shot('05-turn-expanded');
+});
+
+test('follow an evidence link: the session opens at the record, highlighted', async () => {
+  await browser.keys(['Escape']);
+  await (await byTestId('skim-head')).waitForExist({ timeout: 10_000 });
+  const link = await browser.$(`[data-testid="skim-session"][data-session-key="${loginKey}"] [data-testid="evidence-link"]`);
+  await link.click();
+  // The list centres the record, then re-aims as the rows around it are measured.
+  await until(async () => (await highlightedRecord())?.visible === true, 'no highlighted record came into view');
+  const record = await highlightedRecord();
+  assert.deepEqual(record, { ordinal: String(seed.commitOrdinal), visible: true, selected: true });
+  const highlighted = await text(await browser.$('.record.highlighted'));
+  assert.match(highlighted, /Login accepts known users/);
+  await shot('06-evidence-link');
+});
+
+test('search: full text with results that jump to the record', async () => {
+  await browser.keys(['/']);
+  const input = await browser.$('#search-input');
+  await input.waitForExist({ timeout: 5_000 });
+  assert.equal(await browser.execute(() => document.activeElement?.id), 'search-input', '/ focuses the search box');
+  await input.setValue('Login accepts known users');
+  await until(async () => (await rendered('search-hit', 'data-session-key')).length > 0, 'no search results');
+  const hits = await rendered('search-hit', 'data-session-key');
+  assert.ok(hits.every((k) => k === loginKey), 'only the login session talks about known users');
+  assert.ok(await (await browser.$('[data-testid="search-hit"] mark')).isExisting(), 'matches are marked');
+  await shot('07-search');
+
+  const ordinal = await (await browser.$('[data-testid="search-hit"]')).getAttribute('data-ordinal');
+  await browser.keys(['ArrowDown']); // leave the box for the results
+  await browser.keys(['Enter']);
+  await until(async () => (await highlightedRecord())?.ordinal === ordinal, 'the hit did not open at its record');
+  await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
+  await shot('08-search-opened');
+});
+
+test('live: a turn an agent appends shows up in the open session', async () => {
+  const file = join(seed.claudeDir, '-shop', `${seed.sessions.login}.jsonl`);
+  const base = { sessionId: seed.sessions.login, cwd: seed.repo, gitBranch: 'feature/login', version: '2.1.39' };
+  const now = Date.now();
+  appendFileSync(
+    file,
+    `${JSON.stringify({ ...base, type: 'user', uuid: 'live-1', timestamp: new Date(now).toISOString(), message: { role: 'user', content: 'Also log failed logins' } })}\n` +
+      `${JSON.stringify({ ...base, type: 'assistant', uuid: 'live-2', timestamp: new Date(now + 1000).toISOString(), message: { id: 'msg_live', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Failed logins are logged now.' }] } })}\n`,
   );
-  assert.equal(shown.filter((r) => r.agent === 'claude').length, FIXTURES.claude);
-  assert.equal(shown.filter((r) => r.agent === 'codex').length, FIXTURES.codex);
-  for (const id of FIXTURES.claudeSessionIds) {
-    assert.ok(shown.some((r) => r.id === id && r.agent === 'claude'), `Claude session ${id} is listed`);
-  }
-  for (const title of FIXTURES.titles) {
-    assert.ok(
-      shown.some((r) => r.title === title),
-      `a row is titled "${title}"; titles: ${JSON.stringify(shown.map((r) => r.title))}`,
-    );
-  }
-  assert.ok(shown.every((r) => r.title.length > 0), 'every row has a title');
+  await until(async () => (await rendered('turn-row', 'data-turn-index')).includes('2'), 'the new turn never appeared', 20_000);
+  await browser.keys(['End']); // select the new turn, the last row, which scrolls it into view
+  await until(
+    () => browser.execute(() => document.querySelector('[aria-selected="true"] [data-turn-index="2"]') !== null),
+    'End did not select the new turn',
+  );
+  await shot('09-live-update');
+});
 
-  // 3. Keyboard: j moves the selection down, k back up.
-  const selectedId = async () =>
-    browser.$('[role="option"][aria-selected="true"] [data-testid="session-row"]').getAttribute('data-session-key');
-  assert.equal(await selectedId(), shown[0].key, 'the newest session starts selected');
-  await browser.keys(['j']);
-  await browser.waitUntil(async () => (await selectedId()) === shown[1].key, { timeout: 5_000 });
-  await browser.keys(['k']);
-  await browser.waitUntil(async () => (await selectedId()) === shown[0].key, { timeout: 5_000 });
+test('settings: folders, hooks, health and the privacy preview', async () => {
+  await (await browser.$('[data-tab="settings"]')).click();
+  const sources = await byTestId('sources-claude');
+  await sources.waitForExist({ timeout: 10_000 });
+  const shown = await text(sources);
+  assert.ok(shown.includes(seed.claudeDir), shown);
+  assert.match(shown, /environment variable/);
+  await until(async () => (await byTestId('health-checks')).isExisting(), 'no health checks');
+  await until(async () => /REDACTED|\[/.test(await text(await byTestId('privacy-output'))), 'no privacy preview');
+  const preview = await text(await byTestId('privacy-output'));
+  assert.ok(!preview.includes('ghp_abcdefghijklmnopqrstuvwxyz0123456789'), `the token is removed: ${preview}`);
+  await shot('10-settings');
+});
 
-  // 4. Filter by agent: only Codex sessions remain.
-  await browser.$('[data-agent-filter="codex"]').click();
-  await browser.waitUntil(async () => (await countShown()) === FIXTURES.codex, {
-    timeout: 10_000,
-    timeoutMsg: 'the Codex filter did not narrow the list',
-  });
-  const codex = await rows();
-  assert.equal(codex.length, FIXTURES.codex);
-  assert.ok(codex.every((r) => r.agent === 'codex'), 'only Codex rows after filtering');
-  await browser.saveScreenshot(join(artifacts, 'sessions-codex.png'));
-
-  // ...and back to every agent.
-  await browser.$('[data-agent-filter="all"]').click();
-  await browser.waitUntil(async () => (await countShown()) === total, { timeout: 10_000 });
+test('a cairn:// link on the command line opens the app at that record', async () => {
+  await browser.deleteSession();
+  const link = `cairn://session/${loginKey}?record=${seed.commitOrdinal}`;
+  browser = await openApp([link]);
+  await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the link was not followed', 20_000);
+  await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
+  await shot('11-launched-on-link');
 });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: the real cairn-desktop binary, with the UI embedded, driven over WebDriver
-# (tauri-driver + WebKitWebDriver) under Xvfb, on a data dir seeded from tests/fixtures by the
-# real `cairn sync`. Screenshots land in test-artifacts/e2e/.
+# (tauri-driver + WebKitWebDriver) under Xvfb through a person's journeys, starting from a first
+# run on an empty data dir and source dirs seeded by tests/e2e/seed.mjs. Screenshots land in
+# test-artifacts/e2e/.
 #
 # Needs what scripts/setup.sh installs (webkit2gtk-driver, xvfb, tauri-driver, node_modules).
 set -euo pipefail
@@ -14,19 +15,23 @@ started=$SECONDS
 # binary loads the Vite dev server instead and shows "Could not connect". Both write the same
 # target/debug/cairn-desktop, so always rebuild here; a flip between the two costs seconds.
 npx tauri build --debug --no-bundle
-cargo build --locked -p cairn-cli
 
-data_dir="$(mktemp -d -t cairn-e2e.XXXXXX)"
-trap 'rm -rf "$data_dir"' EXIT
-CLAUDE_PROJECTS_DIR="$PWD/tests/fixtures/claude" CODEX_SESSIONS_DIR="$PWD/tests/fixtures/codex" \
-  "$target_dir/debug/cairn" --data-dir "$data_dir" sync
+work="$(mktemp -d -t cairn-e2e.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+node tests/e2e/seed.mjs "$work/machine" > "$work/seed.json"
+mkdir -p "$work/data" "$work/home" test-artifacts/e2e
+rm -f test-artifacts/e2e/*.png
 
-mkdir -p test-artifacts/e2e
-# tauri-driver (spawned by the test) passes its environment down to WebKitWebDriver and the app,
-# so CAIRN_DATA_DIR reaches cairn-desktop.
-export CAIRN_DATA_DIR="$data_dir"
+# tauri-driver (spawned by the test) passes its environment down to WebKitWebDriver and the app:
+# an empty data dir (first run), the seeded source dirs, and a throwaway HOME so the agents'
+# real settings (hooks, retention) are never read or written.
+export CAIRN_DATA_DIR="$work/data"
+export CLAUDE_PROJECTS_DIR="$work/machine/claude"
+export CODEX_SESSIONS_DIR="$work/machine/codex"
+export CAIRN_E2E_SEED="$work/seed.json"
 export CAIRN_E2E_APP="$target_dir/debug/cairn-desktop"
-export CAIRN_E2E_CLI="$target_dir/debug/cairn"
+export TAURI_DRIVER="${TAURI_DRIVER:-${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver}"
+export HOME="$work/home"
 echo "e2e: built and seeded in $((SECONDS - started)) s; driving the app under Xvfb"
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
-echo "e2e: done in $((SECONDS - started)) s"
+echo "e2e: done in $((SECONDS - started)) s; screenshots in test-artifacts/e2e/"

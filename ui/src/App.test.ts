@@ -1,29 +1,16 @@
+// The window's journeys over a mocked IPC layer (the generated bindings run for real):
+// first run → sync → branch → skim → session → expand a turn → record link → search, plus
+// keyboard, live updates and settings.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
+import { emit } from '@tauri-apps/api/event';
 import App from './App.svelte';
-import { SessionsStore } from './lib/stores/sessions.svelte';
-import { AppInfoStore } from './lib/stores/app.svelte';
-import type { Session } from './lib/api';
-import { fakeSessions } from './testing/sessions';
+import { createStores, type Stores } from './lib/stores';
+import { fakeBackend, key, type FakeOptions } from './testing/fake-backend';
 
-/** What the fake backend answers, per test. */
-let answer: (args: Record<string, unknown>) => Session[] | Promise<Session[]>;
-let calls: Record<string, unknown>[] = [];
 let component: ReturnType<typeof mount> | undefined;
-
-beforeEach(() => {
-  calls = [];
-  // The IPC boundary is mocked, so the generated bindings run for real.
-  mockIPC(async (cmd, args) => {
-    if (cmd === 'app_info') return { data_dir: '/tmp/cairn-test', version: '0.1.0' };
-    if (cmd === 'list_sessions') {
-      calls.push(args as Record<string, unknown>);
-      return answer(args as Record<string, unknown>);
-    }
-    throw `unknown command ${cmd}`;
-  });
-});
+let calls: { cmd: string; args: Record<string, unknown> }[] = [];
 
 afterEach(() => {
   if (component) unmount(component);
@@ -32,96 +19,316 @@ afterEach(() => {
   document.body.innerHTML = '';
 });
 
+beforeEach(() => {
+  calls = [];
+});
+
 async function settle() {
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 8; i++) {
     await new Promise((resolve) => setTimeout(resolve, 0));
     await tick();
   }
   flushSync();
 }
 
-async function renderApp() {
+async function render(options: FakeOptions = {}): Promise<{ target: HTMLElement; stores: Stores }> {
+  const fake = fakeBackend(options);
+  calls = fake.calls;
+  mockIPC(fake.handler, { shouldMockEvents: true });
   const target = document.createElement('div');
   document.body.append(target);
-  component = mount(App, { target, props: { sessions: new SessionsStore(), appInfo: new AppInfoStore() } });
+  const stores = createStores();
+  component = mount(App, { target, props: { stores } });
   await settle();
-  return target;
+  return { target, stores };
 }
 
-const rows = (target: HTMLElement) => [...target.querySelectorAll<HTMLElement>('[data-testid="session-row"]')];
+const all = (target: HTMLElement, testid: string) => [...target.querySelectorAll<HTMLElement>(`[data-testid="${testid}"]`)];
+const one = (target: HTMLElement, testid: string) => target.querySelector<HTMLElement>(`[data-testid="${testid}"]`);
 
-function key(key: string) {
-  window.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+function press(keyName: string, target: EventTarget = window) {
+  target.dispatchEvent(new KeyboardEvent('keydown', { key: keyName, bubbles: true, cancelable: true }));
   flushSync();
 }
 
-describe('App', () => {
-  it('lists the sessions with agent, title, counts and branch', async () => {
-    answer = () => fakeSessions(4);
-    const target = await renderApp();
+function click(element: Element | null | undefined) {
+  if (!(element instanceof HTMLElement)) throw new Error('nothing to click');
+  element.click();
+}
 
-    expect(target.querySelector('#session-count')!.textContent!.trim()).toBe('4 sessions');
-    const first = rows(target)[0]!;
-    expect(first.dataset.agent).toBe('claude');
-    expect(first.textContent).toContain('Session number 1');
-    expect(first.textContent).not.toContain('second line');
-    expect(first.textContent).toContain('1 turn');
-    expect(first.textContent).toContain('feature/1');
-    expect(target.textContent).toContain('/tmp/cairn-test');
-    expect(calls).toEqual([{ query: {} }]);
-  });
+describe('first run', () => {
+  it('offers the initial sync, then shows the branches', async () => {
+    const { target } = await render({ sessions: 0 });
+    const welcome = one(target, 'welcome')!;
+    expect(welcome.textContent).toContain('Welcome to Cairn');
+    expect(welcome.textContent).toContain('/home/dev/.claude/projects');
+    expect(welcome.textContent).toContain('not found');
 
-  it('filters by agent through the backend', async () => {
-    answer = (args) => {
-      const agent = (args.query as { agent?: string }).agent;
-      return agent === 'codex' ? fakeSessions(2, 'codex') : fakeSessions(5);
-    };
-    const target = await renderApp();
-    expect(rows(target)).toHaveLength(5);
-
-    target.querySelector<HTMLInputElement>('input[value="codex"]')!.click();
+    click(target.querySelector('#first-sync'));
     await settle();
 
-    expect(calls.at(-1)).toEqual({ query: { agent: 'codex' } });
-    expect(rows(target).map((r) => r.dataset.agent)).toEqual(['codex', 'codex']);
-    expect(target.querySelector('#session-count')!.textContent!.trim()).toBe('2 sessions');
+    expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(true);
+    expect(one(target, 'welcome')).toBeNull();
+    expect(all(target, 'branch-row').map((r) => r.dataset.branchKey)).toEqual([
+      'ref:refs/heads/feature/login',
+      'ref:refs/heads/main',
+      'ref:refs/heads/drafts',
+      'ref:refs/heads/main',
+      'ref:refs/heads/main',
+    ]);
+    expect(document.documentElement.dataset.ready).toBe('true');
   });
 
-  it('explains what to do when there are no sessions', async () => {
-    answer = () => [];
-    const target = await renderApp();
-    const empty = target.querySelector('[data-testid="empty-state"]')!;
-    expect(empty.textContent).toContain('No sessions yet');
-    expect(empty.textContent).toContain('cairn sync');
-  });
-
-  it('shows the error and retries', async () => {
-    let fail = true;
-    answer = () => {
-      if (fail) throw 'database /tmp/cairn-test/cairn.db: disk I/O error';
-      return fakeSessions(1);
-    };
-    const target = await renderApp();
-    const error = target.querySelector('[data-testid="error-state"]')!;
-    expect(error.textContent).toContain('disk I/O error');
-
-    fail = false;
-    error.querySelector('button')!.click();
+  it('shows a failed sync and retries it', async () => {
+    const { target } = await render({ sessions: 0, failOnce: { sync_archive: 'cannot read /x: permission denied' } });
+    click(target.querySelector('#first-sync'));
     await settle();
-    expect(target.querySelector('[data-testid="error-state"]')).toBeNull();
-    expect(rows(target)).toHaveLength(1);
+    expect(target.textContent).toContain('permission denied');
+    click([...target.querySelectorAll('button')].find((b) => b.textContent?.includes('Try again')));
+    await settle();
+    expect(one(target, 'welcome')).toBeNull();
+  });
+});
+
+describe('branches and skim', () => {
+  it('opens a branch timeline with why-related and a collapsed weak group', async () => {
+    const { target, stores } = await render();
+    click(all(target, 'branch-row')[0]);
+    await settle();
+
+    expect(stores.router.current).toEqual({
+      view: 'branches',
+      branch: 'ref:refs/heads/feature/login',
+      repo: '/home/dev/shop',
+    });
+    expect(one(target, 'skim-head')!.textContent).toContain('feature/login');
+    const sessions = all(target, 'skim-session');
+    expect(sessions).toHaveLength(2);
+    expect(sessions[0]!.textContent).toContain('committed abc1234');
+    // Every turn is a row; the virtual list renders those near the viewport.
+    expect(stores.skim.rows.filter((r) => r.type === 'turn')).toHaveLength(6);
+    expect(all(target, 'skim-turn')[1]!.textContent).toContain('implemented');
+
+    // The weak group is the last row (off screen here): End selects it, Enter opens it.
+    expect(stores.skim.rows.at(-1)).toEqual({ type: 'weak-group', count: 1, open: false });
+    press('End');
+    await settle();
+    expect(one(target, 'weak-group')!.textContent).toContain('Also ran on this branch (1)');
+    press('Enter');
+    await settle();
+    expect(stores.skim.rows.filter((r) => r.type === 'session').map((r) => r.type === 'session' && r.session.weak)).toEqual([
+      false,
+      false,
+      true,
+    ]);
   });
 
-  it('moves the selection with j and k', async () => {
-    answer = () => fakeSessions(3);
-    const target = await renderApp();
-    const selectedId = () => target.querySelector('[role="option"][aria-selected="true"] [data-session-id]');
-    expect(selectedId()?.getAttribute('data-session-id')).toBe('session-1');
-    key('j');
-    key('j');
-    expect(selectedId()?.getAttribute('data-session-id')).toBe('session-3');
-    key('k');
-    expect(selectedId()?.getAttribute('data-session-id')).toBe('session-2');
-    expect(target.querySelector('aside')!.textContent).toContain('session-2');
+  it('explains an empty archive of branches', async () => {
+    const fake = fakeBackend();
+    mockIPC(async (cmd, args) => (cmd === 'list_branches' ? [] : fake.handler(cmd, args)), { shouldMockEvents: true });
+    const target = document.createElement('div');
+    document.body.append(target);
+    component = mount(App, { target, props: { stores: createStores() } });
+    await settle();
+    expect(one(target, 'branches-empty')!.textContent).toContain('git repository');
+  });
+
+  it('shows a failed load with a retry', async () => {
+    const { target } = await render({ failOnce: { list_branches: 'database /x/cairn.db: locked' } });
+    const error = one(target, 'error-state')!;
+    expect(error.textContent).toContain('locked');
+    click(error.querySelector('button'));
+    await settle();
+    expect(all(target, 'branch-row').length).toBe(5);
+  });
+});
+
+describe('session', () => {
+  it('opens from the skim timeline at a turn, expands turns into records', async () => {
+    const { target, stores } = await render();
+    click(all(target, 'branch-row')[0]);
+    await settle();
+    click(one(target, 'skim-session')!.querySelector('button.open'));
+    await settle();
+
+    expect(stores.router.current).toMatchObject({ view: 'session', key: key(1) });
+    const head = one(target, 'session-head')!;
+    expect(head.textContent).toContain('claude-opus-4');
+    expect(one(target, 'session-tokens')!.textContent).toContain('12.3k');
+    expect(head.textContent).toContain('1 sub-agent session');
+    expect(all(target, 'turn-row')).toHaveLength(5);
+
+    click(all(target, 'turn-row')[0]!.querySelector('button'));
+    await settle();
+    const records = all(target, 'record-row');
+    expect(records.map((r) => r.dataset.kind)).toEqual(['message', 'tool_call', 'tool_call', 'tool_result']);
+    // Transcript text is text, never HTML.
+    expect(records[0]!.textContent).toContain('<b>not bold</b>');
+    expect(records[0]!.querySelector('b')).toBeNull();
+    expect(records[1]!.querySelector('[data-testid="tool-diff"]')!.textContent).toContain('-return false;');
+    expect(records[2]!.querySelector('[data-testid="tool-command"]')!.textContent).toContain('$ npm test -- login');
+    // Tool output starts folded.
+    expect(records[3]!.textContent).toContain('test 2 ... ok');
+    expect(records[3]!.textContent).not.toContain('test 19 ... ok');
+    click(records[3]!.querySelector('button.fold'));
+    await settle();
+    expect(all(target, 'record-row')[3]!.textContent).toContain('test 19 ... ok');
+
+    press('Escape');
+    await settle();
+    expect(stores.router.current.view).toBe('branches');
+  });
+
+  it('follows a record link: the turn opens and the record is highlighted', async () => {
+    const { target, stores } = await render();
+    expect(stores.router.open(`cairn://session/${key(1)}?record=9`)).toBe(true);
+    await settle();
+    const highlighted = target.querySelector<HTMLElement>('.record.highlighted')!;
+    expect(highlighted.dataset.ordinal).toBe('9');
+    expect(stores.session.expanded.has(2)).toBe(true);
+    expect(highlighted.closest('[role="option"]')!.getAttribute('aria-selected')).toBe('true');
+  });
+
+  it('says so when a record link points past the session', async () => {
+    const { target, stores } = await render();
+    stores.router.open(`cairn://session/${key(1)}?record=999`);
+    await settle();
+    expect(one(target, 'anchor-error')!.textContent).toContain('no record #999');
+  });
+
+  it('refuses a malformed link and says why', async () => {
+    const { target, stores } = await render();
+    expect(stores.router.open('cairn://session/../../etc?record=1')).toBe(false);
+    await settle();
+    expect(one(target, 'link-error')!.textContent).toContain('not a session key');
+    expect(stores.router.current.view).toBe('branches');
+  });
+
+  it('opens a sub-agent session nested under its parent', async () => {
+    const { target, stores } = await render();
+    stores.router.open(`cairn://session/${key(1)}`);
+    await settle();
+    click(one(target, 'subagent-link'));
+    await settle();
+    expect(stores.router.current).toMatchObject({ view: 'session', key: key(900) });
+  });
+});
+
+describe('keyboard', () => {
+  it('moves with j/k, opens with Enter and goes back with Esc', async () => {
+    const { target, stores } = await render();
+    press('j');
+    expect(stores.branches.selectedRow?.branch.name).toBe('feature/login');
+    press('j');
+    expect(stores.branches.selectedRow?.branch.name).toBe('main');
+    press('k');
+    press('Enter');
+    await settle();
+    expect(stores.skim.target).toBe('ref:refs/heads/feature/login');
+    expect(stores.branches.pane).toBe('timeline');
+    press('j');
+    press('Enter');
+    await settle();
+    expect(stores.router.current).toMatchObject({ view: 'session', key: key(1), turn: 0 });
+    expect(target.querySelector('[data-testid="turn-row"][data-turn-index="0"]')).not.toBeNull();
+    expect(stores.session.expanded.has(0)).toBe(true);
+    press('Escape');
+    await settle();
+    expect(stores.router.current.view).toBe('branches');
+    press('Escape');
+    expect(stores.branches.pane).toBe('list');
+  });
+
+  it('/ focuses the search box and Esc leaves it', async () => {
+    const { target, stores } = await render();
+    press('/');
+    await settle();
+    expect(stores.router.current.view).toBe('search');
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    expect(document.activeElement).toBe(input);
+    press('Escape', input);
+    expect(document.activeElement).not.toBe(input);
+  });
+});
+
+describe('search', () => {
+  it('finds records with filters, marks matches as text, and opens the record', async () => {
+    const { target, stores } = await render();
+    press('/');
+    await settle();
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    input.value = 'flaky';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    const agent = target.querySelector<HTMLSelectElement>('[data-testid="search-agent"]')!;
+    agent.value = 'codex';
+    agent.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+
+    const query = calls.filter((c) => c.cmd === 'search_archive').at(-1)!.args.query;
+    expect(query).toEqual({ text: 'flaky', agent: 'codex', limit: 200 });
+    const hits = all(target, 'search-hit');
+    expect(hits).toHaveLength(3);
+    expect(hits[0]!.querySelector('mark')!.textContent).toBe('flaky');
+    expect(hits[0]!.querySelector('script')).toBeNull();
+    expect(hits[0]!.textContent).toContain('<script>');
+
+    input.blur();
+    press('j');
+    press('Enter');
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 5, turn: null });
+  });
+
+  it('reports a query the backend rejects', async () => {
+    const { target } = await render({ failOnce: { search_archive: 'cannot search for "\\"x": unterminated string; drop the leading quote' } });
+    press('/');
+    await settle();
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    input.value = '"x';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    await settle();
+    expect(one(target, 'search-error')!.textContent).toContain('drop the leading quote');
+  });
+});
+
+describe('live updates', () => {
+  it('reloads the open view when the archive changes', async () => {
+    await render();
+    const before = calls.filter((c) => c.cmd === 'list_branches').length;
+    await emit('archive-changed', { cause: 'watch', sessions_added: 1, sessions_updated: 0, records_added: 4 });
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'list_branches').length).toBe(before + 1);
+  });
+
+  it('tells the shell the window is ready, then catches up with a sync', async () => {
+    const { target } = await render();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await settle();
+    expect(calls.map((c) => c.cmd)).toContain('app_ready');
+    expect(calls.map((c) => c.cmd)).toContain('sync_archive');
+    expect(target.textContent).toContain('Live: 1 folder');
+  });
+});
+
+describe('settings', () => {
+  it('shows sources, installs a hook after showing the diff, and previews redaction', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'settings' });
+    await settle();
+    expect(one(target, 'sources-claude')!.textContent).toContain('/home/dev/.claude/projects');
+    expect(one(target, 'sources-codex')!.textContent).toContain('missing');
+    expect(one(target, 'health-checks')!.textContent).toContain('30 days');
+    expect(one(target, 'privacy-output')!.textContent).toContain('[REDACTED]');
+
+    const hook = one(target, 'hook-claude')!;
+    expect(hook.textContent).toContain('not installed');
+    click([...hook.querySelectorAll('button')].find((b) => b.textContent?.includes('Install…')));
+    await settle();
+    expect(one(target, 'hook-claude')!.textContent).toContain('"hooks"');
+    click([...one(target, 'hook-claude')!.querySelectorAll('button')].find((b) => b.textContent?.includes('Install the hook')));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'install_hook').map((c) => c.args.dryRun)).toEqual([true, false]);
+    expect(one(target, 'hook-claude')!.textContent).toContain('backup');
   });
 });

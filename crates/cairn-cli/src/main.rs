@@ -1,6 +1,7 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod insights;
 mod recall;
 mod render;
 
@@ -166,6 +167,11 @@ enum Command {
         #[command(subcommand)]
         command: recall::RecallCommand,
     },
+    /// Generated insights: reports over a slice of sessions; generate, list, export.
+    Insights {
+        #[command(subcommand)]
+        command: insights::InsightsCommand,
+    },
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -307,10 +313,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
-            let command = format!(
-                "{} hook --agent {agent}",
-                shell_quote(&exe.to_string_lossy())
-            );
+            let command = cairn_core::hooks::hook_command(&exe, agent);
             let result = cairn.install_hook(agent, &command, dry_run)?;
             if g.json {
                 render::json(out, &result)?;
@@ -418,6 +421,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 target,
                 include_weak,
                 limit,
+                repo_root: None,
             })?;
             if g.json {
                 render::json(out, &view)?;
@@ -496,6 +500,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                 }
             }
+        }
+        Command::Insights { command } => {
+            let cairn = open(g)?;
+            insights::run(command, &cairn, g.json, out)?;
         }
         Command::Recall { command } => {
             let cairn = open(g)?;
@@ -591,15 +599,4 @@ fn agent_from_env() -> Option<Agent> {
         return Some(Agent::Claude);
     }
     named("AI_AGENT").or_else(|| named("AGENT"))
-}
-
-/// Quote a path for a shell command line when it needs it.
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }

@@ -88,31 +88,40 @@ pub enum RecallCommand {
     },
     /// The review inbox; with a flag, act on one entry.
     Review {
+        /// Accept the entry: reviewed by a person, trusted from now on.
         #[arg(long, value_name = "ID")]
         accept: Option<String>,
+        /// Reject the entry: it is archived and no longer served.
         #[arg(long, value_name = "ID")]
         reject: Option<String>,
         /// Edit the entry, then accept it.
         #[arg(long, value_name = "ID")]
         edit: Option<String>,
+        /// The new title (with --edit).
         #[arg(long, requires = "edit")]
         title: Option<String>,
+        /// The new body (with --edit).
         #[arg(long, requires = "edit")]
         body: Option<String>,
+        /// The new trigger: when the entry applies (with --edit).
         #[arg(long, requires = "edit")]
         trigger: Option<String>,
+        /// Supersede an older entry with the one given by --with.
         #[arg(long, value_name = "OLD", requires = "with")]
         supersede: Option<String>,
+        /// The entry that replaces the one given by --supersede.
         #[arg(long, value_name = "NEW")]
         with: Option<String>,
         /// Merge a duplicate into the entry given by --into.
         #[arg(long, value_name = "DUPLICATE", requires = "into")]
         merge: Option<String>,
+        /// The entry a duplicate given by --merge is merged into.
         #[arg(long, value_name = "KEEP")]
         into: Option<String>,
         /// Flag entries whose cited files changed in later commits.
         #[arg(long)]
         check_stale: bool,
+        /// How many queued entries to list.
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },

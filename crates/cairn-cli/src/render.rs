@@ -139,7 +139,12 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
             h.kind,
             line(who, 30)
         )?;
-        writeln!(out, "    {}", line(&h.snippet, 140))?;
+        // Matches are marked with private-use characters; a terminal shows brackets.
+        let snippet = h
+            .snippet
+            .replace(cairn_core::views::search::MATCH_START, "[")
+            .replace(cairn_core::views::search::MATCH_END, "]");
+        writeln!(out, "    {}", line(&snippet, 140))?;
         if let Some(score) = h.score {
             writeln!(
                 out,

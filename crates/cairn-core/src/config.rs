@@ -34,6 +34,12 @@ pub const CONFIG_FILE: &str = "config.toml";
 pub struct Config {
     #[serde(default)]
     pub sources: BTreeMap<String, SourceConfig>,
+    /// Generated insights: the endpoint generator and the prompt budget.
+    #[serde(default, skip_serializing_if = "InsightsConfig::is_empty")]
+    pub insights: InsightsConfig,
+    /// Local agent CLIs used as generators (`[agent.claude] binary = …`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent: BTreeMap<String, AgentCliConfig>,
     #[serde(default)]
     pub embeddings: EmbeddingsConfig,
 }
@@ -76,6 +82,57 @@ impl EmbeddingsConfig {
         self.model_dir.as_deref().map(expand_home)
     }
 }
+
+/// `[insights]`: an OpenAI-compatible endpoint generates reports when `endpoint` and `model`
+/// are both set (setting one without the other is an error).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InsightsConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The environment variable holding the API key (the key itself is never in the config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Allow plain HTTP to a host that is not loopback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_http: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// How much transcript material a prompt may carry (characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_prompt_chars: Option<usize>,
+}
+
+impl InsightsConfig {
+    fn is_empty(&self) -> bool {
+        self == &InsightsConfig::default()
+    }
+}
+
+/// `[agent.<name>]`: how to run a local agent CLI as a generator.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentCliConfig {
+    /// The binary to run instead of the agent's name looked up on PATH.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// More environment variables to pass through (the agent gets a minimal environment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Gemini only: the sandbox to run in (passed as `GEMINI_SANDBOX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// Gemini only: run without a sandbox.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_unsafe: bool,
+}
+
+/// The agent CLIs that can generate insights.
+pub const GENERATOR_AGENTS: [&str; 4] = ["claude", "codex", "gemini", "copilot"];
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -126,6 +183,33 @@ impl Config {
                     ),
                 });
             }
+        }
+        for name in config.agent.keys() {
+            if !GENERATOR_AGENTS.contains(&name.as_str()) {
+                return Err(Error::Config {
+                    path: path.to_owned(),
+                    message: format!(
+                        "unknown agent `{name}` in [agent.{name}]; known: {}",
+                        GENERATOR_AGENTS.join(", ")
+                    ),
+                });
+            }
+        }
+        let i = &config.insights;
+        match (&i.endpoint, &i.model) {
+            (Some(_), None) => {
+                return Err(Error::Config {
+                    path: path.to_owned(),
+                    message: "[insights] sets `endpoint` but not `model`: set both, or neither to use a local agent CLI".to_owned(),
+                });
+            }
+            (None, Some(_)) => {
+                return Err(Error::Config {
+                    path: path.to_owned(),
+                    message: "[insights] sets `model` but not `endpoint`: set both, or neither to use a local agent CLI".to_owned(),
+                });
+            }
+            _ => {}
         }
         Ok(config)
     }
@@ -197,6 +281,34 @@ mod tests {
         assert_eq!(c.source_dirs(Agent::Claude), vec![PathBuf::from("/x")]);
         assert!(c.agent_enabled(Agent::Claude));
         assert!(!c.agent_enabled(Agent::Codex));
+    }
+
+    #[test]
+    fn insights_endpoint_and_model_come_together() {
+        let err = Config::parse(
+            "[insights]\nendpoint = \"http://127.0.0.1:8080/v1\"\n",
+            Path::new("/d/config.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/d/config.toml") && err.contains("not `model`"),
+            "{err}"
+        );
+        let err = Config::parse("[insights]\nmodel = \"m\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not `endpoint`"), "{err}");
+        let ok = Config::parse(
+            "[insights]\nendpoint = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n[agent.codex]\nbinary = \"/opt/codex\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(ok.agent["codex"].binary.as_deref(), Some("/opt/codex"));
+        let err = Config::parse("[agent.vim]\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown agent `vim` in [agent.vim]"), "{err}");
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub enum Error {
         reason: String,
         fix: String,
     },
+    /// A report generator (an agent CLI or an endpoint) failed; `what` names it.
+    #[error("{what}: {message}")]
+    Generator { what: String, message: String },
     #[error("{0}")]
     Invalid(String),
     #[error("not found: {0}")]

@@ -47,6 +47,22 @@ fn events(agent: Agent) -> &'static [&'static str] {
 }
 
 /// The settings file that holds an agent's hooks.
+/// The hook command line for the `cairn` binary at `cli`: `<cli> hook --agent <agent>`, the
+/// path quoted for a POSIX shell when it needs it (the agents run hooks through `sh -c`).
+pub fn hook_command(cli: &Path, agent: Agent) -> String {
+    let path = cli.to_string_lossy();
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    let quoted = if plain {
+        path.into_owned()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    };
+    format!("{quoted} hook --agent {agent}")
+}
+
 pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)
@@ -276,6 +292,19 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn hook_commands_quote_unusual_paths() {
+        assert_eq!(
+            hook_command(Path::new("/usr/local/bin/cairn"), Agent::Claude),
+            "/usr/local/bin/cairn hook --agent claude"
+        );
+        assert_eq!(
+            hook_command(Path::new("/home/a b/it's/cairn"), Agent::Codex),
+            r"'/home/a b/it'\''s/cairn' hook --agent codex"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -12,9 +12,12 @@ pub mod doctor;
 pub mod error;
 pub mod git;
 pub mod hooks;
+pub mod insights;
+mod insights_facade;
 pub mod keys;
 pub mod recall;
 pub mod semantic;
+pub mod text;
 pub mod views;
 
 pub use error::{Error, Result};
@@ -123,6 +126,24 @@ impl Cairn {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A connection of its own for a long write (a sync, the watcher's capture), so the
+    /// shared one stays free for reads meanwhile: WAL lets readers see the last committed
+    /// batch while the writer works. Concurrent writers queue on the capture lock.
+    fn writer(&self) -> Result<Store> {
+        Store::open(&self.data_dir.join(DB_FILE))
+    }
+
+    /// True when nothing has been captured yet (the desktop's first-run page).
+    pub fn is_empty(&self) -> Result<bool> {
+        let store = self.store();
+        store
+            .conn()
+            .query_row("SELECT NOT EXISTS (SELECT 1 FROM sessions)", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| store.err(e))
+    }
+
     fn writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::Invalid(format!(
@@ -163,7 +184,7 @@ impl Cairn {
     pub fn sync(&self, opts: &SyncOptions, progress: &dyn Progress) -> Result<SyncReport> {
         self.writable()?;
         let (files, mut warnings) = self.discover(opts);
-        let mut store = self.store();
+        let mut store = self.writer()?;
         let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
         self.link(&mut store, &touched);
@@ -179,7 +200,7 @@ impl Cairn {
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         self.writable()?;
-        let mut store = self.store();
+        let mut store = self.writer()?;
         let (report, touched) =
             capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
         self.link(&mut store, &touched);

@@ -1,24 +1,88 @@
 // The UI's only door to the backend: the generated bindings, re-exported under the names the
-// UI uses. Nothing else in ui/ imports @tauri-apps/api for commands.
-import { commands } from './bindings';
-import type { Agent, AppInfo, SessionQuery_Deserialize, SessionSummary_Serialize } from './bindings';
+// UI uses. Nothing else in ui/ imports @tauri-apps/api for commands or events.
+import { commands, events } from './bindings';
+import type {
+  Agent,
+  AppInfo_Serialize,
+  ArchiveChanged,
+  BranchActivity_Serialize,
+  Check,
+  DirOrigin,
+  DoctorReport,
+  Evidence,
+  HookInstall_Serialize,
+  HookStatus,
+  HooksOverview_Serialize,
+  LiveStatus_Serialize,
+  OutboundPreview,
+  RecordView_Serialize,
+  RepoBranches_Serialize,
+  SearchHit_Serialize,
+  SearchQuery_Deserialize,
+  SessionDetail_Serialize,
+  SessionQuery_Deserialize,
+  SessionSummary_Serialize,
+  SessionTimeline_Serialize,
+  SkimSession_Serialize,
+  SkimTurn_Serialize,
+  SkimView_Serialize,
+  SourceDirStatus,
+  SubagentSummary_Serialize,
+  SyncProgress,
+  SyncReport_Serialize,
+  TimelineTurn_Serialize,
+  TokenUsage,
+  TurnRecords_Serialize,
+  UiMilestone,
+  WhyRelated_Serialize,
+} from './bindings';
 
-export type { Agent, AppInfo };
-/** A session as the backend sends it (every field present, `null` when unknown). */
+// What the backend sends: every field present, `null` when unknown.
+export type { Agent, ArchiveChanged, Check, DirOrigin, DoctorReport, Evidence, HookStatus, OutboundPreview };
+export type { SourceDirStatus, SyncProgress, TokenUsage, UiMilestone };
+export type AppInfo = AppInfo_Serialize;
+export type LiveStatus = LiveStatus_Serialize;
 export type Session = SessionSummary_Serialize;
-/** The filter the UI sends; omitted fields mean "any". */
+export type Repo = RepoBranches_Serialize;
+export type Branch = BranchActivity_Serialize;
+export type SkimView = SkimView_Serialize;
+export type SkimSession = SkimSession_Serialize;
+export type SkimTurn = SkimTurn_Serialize;
+export type WhyRelated = WhyRelated_Serialize;
+export type SessionDetail = SessionDetail_Serialize;
+export type Subagent = SubagentSummary_Serialize;
+export type SessionTimeline = SessionTimeline_Serialize;
+export type TimelineTurn = TimelineTurn_Serialize;
+export type TurnRecords = TurnRecords_Serialize;
+export type RecordView = RecordView_Serialize;
+export type SearchHit = SearchHit_Serialize;
+export type SyncReport = SyncReport_Serialize;
+export type HooksOverview = HooksOverview_Serialize;
+export type HookInstall = HookInstall_Serialize;
+/** The filters the UI sends; omitted fields mean "any". */
 export type SessionQuery = SessionQuery_Deserialize;
+export type SearchQuery = SearchQuery_Deserialize;
 
 /** The outcome of a command whose Rust side returns `Result<T, String>`. */
 export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: string };
 
-/** What the session store needs from the backend; tests pass a fake. */
+/** Every command, as generated. Stores take the slice they need, so tests pass small fakes. */
+export type Api = typeof commands;
+export const api: Api = commands;
+
+/** Subscribe to an event; resolves to the function that unsubscribes. */
+export type Subscribe<T> = (handler: (payload: T) => void) => Promise<() => void>;
+
+export const onSyncProgress: Subscribe<SyncProgress> = (handler) =>
+  events.syncProgress.listen((event) => handler(event.payload));
+export const onArchiveChanged: Subscribe<ArchiveChanged> = (handler) =>
+  events.archiveChanged.listen((event) => handler(event.payload));
+
+// Kept for the session list store's tests, which predate `Api`.
 export interface SessionsBackend {
   listSessions(query: SessionQuery): Promise<Outcome<Session[]>>;
 }
-
 export interface AppInfoBackend {
   appInfo(): Promise<AppInfo>;
 }
-
 export const backend: SessionsBackend & AppInfoBackend = commands;

@@ -52,3 +52,78 @@ export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Cod
 export function count(n: number, noun: string): string {
   return `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
 }
+
+const timeFormat = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hour12: false });
+const dateTimeFormat = new Intl.DateTimeFormat('en', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hour12: false,
+});
+
+/** "14:03", or '' when unknown. */
+export function clockTime(iso: string | null): string {
+  const t = iso === null ? NaN : Date.parse(iso);
+  return Number.isNaN(t) ? '' : timeFormat.format(t);
+}
+
+/** "30 Nov 2026, 14:03", or '' when unknown. */
+export function dateTime(iso: string | null): string {
+  const t = iso === null ? NaN : Date.parse(iso);
+  return Number.isNaN(t) ? '' : dateTimeFormat.format(t);
+}
+
+/** 950 → "950", 12_345 → "12.3k", 4_500_000 → "4.5M". */
+export function compactNumber(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** 3_300_000 → "3.3 MB". */
+export function byteSize(n: number | null): string {
+  if (n === null) return '';
+  if (n < 1000) return `${n} B`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(0)} kB`;
+  if (n < 1_000_000_000) return `${(n / 1_000_000).toFixed(1)} MB`;
+  return `${(n / 1_000_000_000).toFixed(2)} GB`;
+}
+
+/** `ref:refs/heads/feature/x` → `feature/x`. */
+export function branchName(key: string): string {
+  return key.replace(/^ref:refs\/heads\//, '').replace(/^ref:/, '');
+}
+
+/** A skim preview (`user: …`, `assistant: …`) split into who said it and what. */
+export function splitPreview(preview: string): { who: 'user' | 'assistant' | null; text: string } {
+  const match = /^(user|assistant): /.exec(preview);
+  return match ? { who: match[1] as 'user' | 'assistant', text: preview.slice(match[0].length) } : { who: null, text: preview };
+}
+
+/** The last part of a path. */
+export function baseName(path: string): string {
+  return path.split(/[/\\]/).filter((p) => p.length > 0).at(-1) ?? path;
+}
+
+/** A short, readable name for a kind of evidence. */
+export const evidenceNames: Record<string, string> = {
+  commit_by_session: 'committed',
+  pr_created: 'opened the PR',
+  environment_promotion: 'changes committed',
+  pushed: 'pushed',
+  edit_committed: 'edits committed',
+  change_committed: 'change committed',
+  direct_transition: 'switched to branch',
+  branch_recorded: 'ran on branch',
+  ran_on_branch: 'ran on branch',
+};
+
+/** The day after `YYYY-MM-DD`, as `YYYY-MM-DD`. */
+export function nextDay(day: string): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(date.getTime())) return day;
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString().slice(0, 10);
+}

@@ -1235,11 +1235,7 @@ impl TurnWriter {
 
 /// First line-ish of a text, whitespace collapsed, cut at [`PREVIEW_CHARS`].
 pub fn preview_of(text: &str) -> String {
-    let collapsed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match collapsed.char_indices().nth(PREVIEW_CHARS) {
-        Some((cut, _)) => format!("{}…", &collapsed[..cut]),
-        None => collapsed,
-    }
+    crate::text::excerpt(text, PREVIEW_CHARS)
 }
 
 pub(crate) fn now() -> String {

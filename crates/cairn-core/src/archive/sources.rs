@@ -45,6 +45,8 @@ pub struct SessionMeta {
     pub provider: Option<String>,
     pub tool_version: Option<String>,
     pub title: Option<String>,
+    /// How the session was started: Claude's `entrypoint` (`cli`, `sdk-cli`, …), Codex's
+    /// `thread_source` or `source` (`cli`, `vscode`, `exec`, `mcp`, `subagent`).
     pub thread_source: Option<String>,
     pub started_at: Option<String>,
     pub updated_at: Option<String>,

@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0004_recall.sql"),
     // 0005 is the extraction branch's; this list is positional, so it goes before 0006 on merge.
     include_str!("store/0006_vectors.sql"),
+    include_str!("store/0007_insights.sql"),
 ];
 
 /// The schema version this build writes.

@@ -35,6 +35,10 @@ use crate::error::Result;
 const COMMIT_WINDOW_SECS: i64 = 2 * 24 * 3600;
 /// Clock skew allowed between a transcript and git.
 const SKEW_SECS: i64 = 3600;
+/// How much later than a commit an edit may be timestamped and still count as part of it. Transcript and git
+/// clocks are the same machine's, so this only absorbs write-order jitter; an edit made after the commit
+/// was not committed in it.
+const EDIT_ORDER_SKEW_SECS: i64 = 120;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -442,7 +446,7 @@ fn edit_commits(
             .files
             .iter()
             .filter_map(|f| edits.get_key_value(f))
-            .filter(|(_, e)| e.when.is_none_or(|w| w <= c.time + SKEW_SECS))
+            .filter(|(_, e)| e.when.is_none_or(|w| w <= c.time + EDIT_ORDER_SKEW_SECS))
             .collect();
         let Some((
             _,

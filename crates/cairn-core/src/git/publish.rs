@@ -98,6 +98,7 @@ pub fn publish(
             target: target.clone(),
             include_weak: false,
             limit: None,
+            repo_root: None,
         },
     )
     .map_err(db)?;

@@ -14,7 +14,9 @@ use super::sessions::count;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RepoBranches {
-    /// The worktree root; `None` groups sessions whose cwd is not (or no longer) a repository.
+    /// A worktree root of the repository (the main one when sessions ran there; pass it as
+    /// `SkimQuery::repo_root`); `None` groups sessions whose cwd is not (or no longer) a
+    /// repository, by project.
     pub root: Option<String>,
     /// A short name: the root's last component, or the project name.
     pub name: String,
@@ -37,79 +39,97 @@ pub struct BranchActivity {
     pub last_activity: Option<String>,
 }
 
+/// Every (repository, branch) with linked sessions, in one pass over the links. A repository
+/// is its git common dir, so the worktrees of one repository are one entry.
 pub fn list(conn: &Connection) -> rusqlite::Result<Vec<RepoBranches>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT r.root, s.project, l.target_key,
-                COUNT(DISTINCT CASE WHEN l.strong = 1 THEN s.id END),
-                COUNT(DISTINCT s.id),
-                MAX(s.updated_at)
-         FROM links l
-         JOIN sessions s ON s.id = l.session_id
+        "WITH per_session AS (
+             SELECT session_id, target_key, MAX(strong) AS strong
+             FROM links WHERE target_kind = 'branch' GROUP BY session_id, target_key
+         )
+         SELECT COALESCE(r.common_dir, '') AS repo, MIN(r.root), s.project, p.target_key,
+                SUM(p.strong), COUNT(*), MAX(s.updated_at), SUM(s.turn_count)
+         FROM per_session p
+         JOIN sessions s ON s.id = p.session_id
          LEFT JOIN repos r ON r.id = s.repo_id
-         WHERE l.target_kind = 'branch'
-         GROUP BY r.root, CASE WHEN r.root IS NULL THEN s.project END, l.target_key",
+         GROUP BY repo, CASE WHEN r.common_dir IS NULL THEN s.project END, p.target_key",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
-            r.get::<_, Option<String>>(0)?,
+            r.get::<_, String>(0)?,
             r.get::<_, Option<String>>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, i64>(3)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, String>(3)?,
             r.get::<_, i64>(4)?,
-            r.get::<_, Option<String>>(5)?,
+            r.get::<_, i64>(5)?,
+            r.get::<_, Option<String>>(6)?,
+            r.get::<_, i64>(7)?,
         ))
     })?;
-    let mut repos: BTreeMap<(Option<String>, String), RepoBranches> = BTreeMap::new();
+    let mut repos: BTreeMap<(String, Option<String>), RepoBranches> = BTreeMap::new();
     for row in rows {
-        let (root, project, key, strong, all, last) = row?;
-        let name = root
-            .as_deref()
-            .and_then(|r| r.rsplit('/').next())
-            .map(str::to_owned)
-            .or(project)
-            .unwrap_or_else(|| "(no repository)".to_owned());
-        let repo = repos
-            .entry((root.clone(), name.clone()))
-            .or_insert_with(|| RepoBranches {
-                root: root.clone(),
-                name,
-                session_count: 0,
-                last_activity: None,
-                branches: Vec::new(),
-            });
-        let branch = key
-            .strip_prefix("ref:refs/heads/")
-            .unwrap_or(&key)
-            .to_owned();
+        let (common_dir, root, project, key, strong, all, last, turns) = row?;
+        let group = if common_dir.is_empty() {
+            (common_dir, project.clone())
+        } else {
+            (common_dir, None)
+        };
+        let repo = repos.entry(group).or_insert_with(|| RepoBranches {
+            name: root
+                .as_deref()
+                .and_then(|r| r.rsplit('/').next())
+                .map(str::to_owned)
+                .or_else(|| project.clone())
+                .unwrap_or_else(|| "(no repository)".to_owned()),
+            root: root.clone(),
+            session_count: 0,
+            last_activity: None,
+            branches: Vec::new(),
+        });
+        // The shortest root of a repository's worktrees is usually the main one.
+        if let Some(r) = &root
+            && repo.root.as_ref().is_none_or(|cur| r.len() < cur.len())
+        {
+            repo.root = Some(r.clone());
+            if let Some(name) = r.rsplit('/').next() {
+                repo.name = name.to_owned();
+            }
+        }
         repo.last_activity = repo.last_activity.clone().max(last.clone());
         repo.branches.push(BranchActivity {
-            name: branch,
+            name: key
+                .strip_prefix("ref:refs/heads/")
+                .unwrap_or(&key)
+                .to_owned(),
             key,
             sessions: count(strong),
             weak_sessions: count(all - strong),
-            turns: 0,
+            turns: count(turns),
             last_activity: last,
         });
     }
-    // Distinct sessions per repository and turns per branch.
+    // Distinct sessions per repository (a session may be on several of its branches).
+    let mut per_repo = conn.prepare_cached(
+        "SELECT COALESCE(r.common_dir, ''), CASE WHEN r.common_dir IS NULL THEN s.project END, COUNT(DISTINCT s.id)
+         FROM links l JOIN sessions s ON s.id = l.session_id LEFT JOIN repos r ON r.id = s.repo_id
+         WHERE l.target_kind = 'branch' GROUP BY 1, 2",
+    )?;
+    let counts = per_repo.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    for row in counts {
+        let (common_dir, project, n) = row?;
+        let project = if common_dir.is_empty() { project } else { None };
+        if let Some(repo) = repos.get_mut(&(common_dir, project)) {
+            repo.session_count = count(n);
+        }
+    }
     let mut out: Vec<RepoBranches> = repos.into_values().collect();
     for repo in &mut out {
-        let sessions: i64 = match &repo.root {
-            Some(root) => conn
-                .prepare_cached("SELECT COUNT(*) FROM sessions s JOIN repos r ON r.id = s.repo_id WHERE r.root = ?1")?
-                .query_row([root], |r| r.get(0))?,
-            None => repo.branches.iter().map(|b| i64::from(b.sessions + b.weak_sessions)).max().unwrap_or(0),
-        };
-        repo.session_count = count(sessions);
-        for b in &mut repo.branches {
-            b.turns = conn
-                .prepare_cached(
-                    "SELECT COALESCE(SUM(s.turn_count), 0) FROM sessions s
-                     WHERE s.id IN (SELECT session_id FROM links WHERE target_key = ?1)",
-                )?
-                .query_row([&b.key], |r| r.get::<_, i64>(0))
-                .map(count)?;
-        }
         repo.branches.sort_by(|a, b| {
             b.last_activity
                 .cmp(&a.last_activity)

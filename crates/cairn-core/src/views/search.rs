@@ -44,10 +44,12 @@ pub struct SearchHit {
     pub tool_name: Option<String>,
     pub timestamp: Option<String>,
     pub agent: Agent,
+    /// The session's title, else its first prompt (most Claude sessions have no title).
     pub title: Option<String>,
     pub project: Option<String>,
     pub git_branch: Option<String>,
-    /// The matching text with matches wrapped in `[` `]` (a vector hit: the turn's prompt).
+    /// The matching text with each match between [`MATCH_START`] and [`MATCH_END`] (a vector
+    /// hit: the turn's prompt, unmarked).
     pub snippet: String,
     /// Vector: cosine similarity; hybrid: the fused score; lexical: none.
     #[serde(default)]
@@ -56,6 +58,12 @@ pub struct SearchHit {
     #[serde(default)]
     pub match_reasons: Vec<String>,
 }
+
+/// Opens a match in [`SearchHit::snippet`]: a private-use character, so it never collides
+/// with text (square brackets, which git and logs print, would).
+pub const MATCH_START: char = '\u{E000}';
+/// Closes a match in [`SearchHit::snippet`].
+pub const MATCH_END: char = '\u{E001}';
 
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
 /// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
@@ -78,8 +86,10 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<Search
     };
     let mut sql = String::from(
         "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
-                s.agent, s.title, s.project, COALESCE(r.git_branch, s.git_branch),
-                snippet(records_fts, -1, '[', ']', '…', 16)
+                s.agent,
+                COALESCE(s.title, (SELECT ft.preview FROM turns ft WHERE ft.session_id = s.id ORDER BY ft.turn_index LIMIT 1)),
+                s.project, COALESCE(r.git_branch, s.git_branch),
+                snippet(records_fts, -1, char(57344), char(57345), '…', 16)
          FROM records_fts
          JOIN records r ON r.id = records_fts.rowid
          JOIN sessions s ON s.id = r.session_id

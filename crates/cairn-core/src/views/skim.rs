@@ -25,6 +25,11 @@ pub struct SkimQuery {
     pub include_weak: bool,
     /// At most this many sessions (the most recently active).
     pub limit: Option<u32>,
+    /// Only sessions that ran in this repository: a worktree root (as `branches` lists them);
+    /// sessions in any worktree of the same repository count. `main` of two repositories is
+    /// one branch key, and the desktop shows each repository's own.
+    #[serde(default)]
+    pub repo_root: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,7 +163,15 @@ pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
         sql.push_str(" OR l.pr_number = ?");
         args.push(SqlValue::Integer(i64::from(n)));
     }
-    sql.push_str(") ORDER BY l.confidence DESC, l.ordinal");
+    sql.push(')');
+    if let Some(root) = &q.repo_root {
+        sql.push_str(
+            " AND l.session_id IN (SELECT s.id FROM sessions s JOIN repos r ON r.id = s.repo_id
+               WHERE r.common_dir IN (SELECT common_dir FROM repos WHERE root = ?))",
+        );
+        args.push(SqlValue::Text(root.clone()));
+    }
+    sql.push_str(" ORDER BY l.confidence DESC, l.ordinal");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows: Vec<LinkRow> = stmt
         .query_map(params_from_iter(args), |r| {
@@ -194,7 +207,12 @@ pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
         sessions.push(session(conn, session_id, &links, weak)?);
     }
     // Sessions teammates published (pulled from refs/cairn) that this machine never captured.
-    for published in crate::git::publish::published_for(conn, &keys)? {
+    let published = if q.repo_root.is_some() {
+        Vec::new()
+    } else {
+        crate::git::publish::published_for(conn, &keys)?
+    };
+    for published in published {
         if published.weak && !q.include_weak {
             coverage.weak_sessions_hidden += 1;
             continue;

@@ -1,22 +1,72 @@
-// Facts about the running app (data dir, version), loaded once for the footer.
-import { backend, type AppInfo, type AppInfoBackend } from '../api';
+// Facts about the running app (data dir, version, the link it was started with), whether the
+// archive is still empty (first run), and what the live watcher covers.
+import { api, type Api, type AppInfo, type LiveStatus, type UiMilestone } from '../api';
+import { Resource } from './resource.svelte';
 
-export class AppInfoStore {
+export type AppApi = Pick<Api, 'appInfo' | 'appReady' | 'listSessions'>;
+
+export class AppStore {
   info: AppInfo | null = $state(null);
-  readonly #backend: AppInfoBackend;
+  /** Does the archive hold any session? Decides whether the first-run page shows. */
+  archive = new Resource<{ empty: boolean }>();
+  live: LiveStatus | null = $state(null);
+  liveError: string | null = $state(null);
+  #api: AppApi;
+  #readySent = false;
+  #milestones: UiMilestone[] = [];
 
-  constructor(api: AppInfoBackend = backend) {
-    this.#backend = api;
+  constructor(backend: AppApi = api) {
+    this.#api = backend;
+  }
+
+  /** Null while unknown (loading, or the archive could not be read). */
+  get empty(): boolean | null {
+    return this.archive.data?.empty ?? null;
   }
 
   async load(): Promise<void> {
+    await Promise.all([this.loadInfo(), this.checkArchive()]);
+  }
+
+  /** Something was listed, so the archive is not empty: no need to ask (keeps a cold start
+   * from reading the session table just to decide against the first-run page). */
+  noteNotEmpty(): void {
+    if (this.archive.status !== 'ready') void this.archive.load(async () => ({ status: 'ok', data: { empty: false } }));
+  }
+
+  async loadInfo(): Promise<void> {
     try {
-      this.info = await this.#backend.appInfo();
+      this.info = await this.#api.appInfo();
     } catch {
-      // The footer is informational; the session list reports real failures.
+      // The footer is informational; the views report real failures.
       this.info = null;
     }
   }
+
+  /** Re-read whether the archive is empty (after a sync, on retry). */
+  checkArchive(): Promise<boolean> {
+    return this.archive.load(
+      async () => {
+        const outcome = await this.#api.listSessions({ limit: 1 });
+        return outcome.status === 'ok' ? { status: 'ok', data: { empty: outcome.data.length === 0 } } : outcome;
+      },
+      { keep: true },
+    );
+  }
+
+  /** Note a start-up moment, reported with `ready()` (for scripts/measure-startup.sh). */
+  mark(name: string): void {
+    this.#milestones.push({ name, at_ms: performance.timeOrigin + performance.now() });
+  }
+
+  /** The first screen is interactive: tell the shell (which starts watching the source dirs). */
+  async ready(): Promise<void> {
+    if (this.#readySent) return;
+    this.#readySent = true;
+    const outcome = await this.#api.appReady(this.#milestones);
+    if (outcome.status === 'ok') this.live = outcome.data;
+    else this.liveError = outcome.error;
+  }
 }
 
-export const appInfo = new AppInfoStore();
+export const app = new AppStore();

@@ -232,6 +232,8 @@ impl SourceParser for ClaudeParser {
         set_once(&mut self.meta.cwd, line.cwd.as_deref());
         set_once(&mut self.meta.git_branch, line.git_branch.as_deref());
         set_once(&mut self.meta.agent_id, line.agent_id.as_deref());
+        // How the session was started: `cli` when typed, `sdk-…` for `claude -p` and the SDKs.
+        set_once(&mut self.meta.thread_source, line.entrypoint.as_deref());
 
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
@@ -330,6 +332,8 @@ struct RawLine<'a> {
     git_branch: Option<Cow<'a, str>>,
     #[serde(rename = "agentId", borrow, default, deserialize_with = "lenient::str")]
     agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    entrypoint: Option<Cow<'a, str>>,
     #[serde(rename = "isSidechain", default, deserialize_with = "lenient::bool")]
     is_sidechain: Option<bool>,
     #[serde(rename = "isMeta", default, deserialize_with = "lenient::bool")]

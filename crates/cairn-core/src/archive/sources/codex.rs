@@ -80,8 +80,10 @@ impl CodexParser {
             &["source", "subagent", "thread_spawn", "parent_thread_id"],
         );
         let is_subagent = p.get("source").and_then(|s| s.get("subagent")).is_some();
-        let thread_source =
-            str_at(p, &["thread_source"]).or(if is_subagent { Some("subagent") } else { None });
+        // How the thread was started: `cli`, `vscode`, `exec` (codex exec), `mcp`, or a sub-agent.
+        let thread_source = str_at(p, &["thread_source"])
+            .or(if is_subagent { Some("subagent") } else { None })
+            .or_else(|| str_at(p, &["source"]));
         set_once(&mut m.thread_source, thread_source);
         if !first {
             note_timestamp(m, str_at(p, &["timestamp"]));

@@ -1,0 +1,303 @@
+//! `cairn insights …`: generated reports over a slice of sessions.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::insights::render::ExportFormat;
+use cairn_core::insights::{Automation, GenerateRequest, Phase, SliceRequest};
+use clap::Subcommand;
+
+use crate::render::{self, clean};
+
+#[derive(Subcommand)]
+pub enum InsightsCommand {
+    /// Write a report over a slice of sessions with an LLM (an [insights] endpoint or a local
+    /// agent CLI). The same request over the same sessions returns the stored report.
+    Generate {
+        /// Start of the slice: YYYY-MM-DD, RFC 3339, `today`, `yesterday`, `7d`, `2w`
+        /// (default: 7 days before its end).
+        #[arg(long)]
+        since: Option<String>,
+        /// End of the slice, inclusive for a date (default: now).
+        #[arg(long)]
+        until: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        /// Only sessions of this agent (claude, codex).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only sessions related to this branch.
+        #[arg(long)]
+        branch: Option<String>,
+        /// Scripted sessions (`claude -p`, `codex exec`): include, exclude (default) or only.
+        #[arg(long, default_value = "exclude")]
+        automation: String,
+        /// The report template (see `cairn insights templates`).
+        #[arg(long, default_value = "weekly-summary")]
+        template: String,
+        /// endpoint, claude, codex, gemini or copilot (default: the [insights] endpoint when
+        /// configured, else claude).
+        #[arg(long)]
+        generator: Option<String>,
+        /// What to pay most attention to.
+        #[arg(long)]
+        focus: Option<String>,
+        #[arg(long)]
+        title: Option<String>,
+        /// Generate even if a stored report answers the same request.
+        #[arg(long)]
+        force: bool,
+        /// Show what would be sent and stop: the slice and sizes (with --json, the prompt).
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stored reports, newest first.
+    List {
+        /// Words that must all appear in the title or the report.
+        #[arg(long)]
+        search: Option<String>,
+        #[arg(long)]
+        starred: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// One report, as Markdown.
+    Get {
+        id: i64,
+    },
+    /// Write a report as md, html (one standalone file) or json.
+    Export {
+        id: i64,
+        #[arg(long, default_value = "md")]
+        format: String,
+        /// The file to write (default: stdout; `-o .` picks a name in the current directory).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Star a report (--off to unstar).
+    Star {
+        id: i64,
+        #[arg(long)]
+        off: bool,
+    },
+    Rename {
+        id: i64,
+        title: String,
+    },
+    Delete {
+        id: i64,
+    },
+    /// The report templates, built-in and yours.
+    Templates,
+}
+
+pub fn run(
+    cmd: InsightsCommand,
+    cairn: &Cairn,
+    json_out: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    match cmd {
+        InsightsCommand::Generate {
+            since,
+            until,
+            project,
+            agent,
+            branch,
+            automation,
+            template,
+            generator,
+            focus,
+            title,
+            force,
+            dry_run,
+        } => {
+            let agent = agent
+                .map(|a| {
+                    Agent::parse(&a)
+                        .with_context(|| format!("unknown agent `{a}`: use claude or codex"))
+                })
+                .transpose()?;
+            let req = GenerateRequest {
+                slice: SliceRequest {
+                    since,
+                    until,
+                    project,
+                    agent,
+                    branch,
+                    automation: Automation::parse(&automation)?,
+                },
+                template,
+                generator,
+                focus,
+                title,
+                force,
+            };
+            if dry_run {
+                let preview = cairn.insight_preview(&req)?;
+                if json_out {
+                    render::json(out, &preview)?;
+                } else {
+                    writeln!(out, "Slice: {}", clean(&preview.slice_label))?;
+                    writeln!(
+                        out,
+                        "Sessions: {} ({} in detail)",
+                        preview.sessions_total, preview.sessions_included
+                    )?;
+                    writeln!(
+                        out,
+                        "Prompt: {} characters, {} pieces redacted",
+                        preview.prompt_chars, preview.redactions
+                    )?;
+                    writeln!(out, "Generator: {}", preview.generator.backend)?;
+                    if let Some(id) = preview.cached_id {
+                        writeln!(
+                            out,
+                            "Stored report {id} answers this (use --force to regenerate)"
+                        )?;
+                    }
+                }
+                return Ok(());
+            }
+            let tell = !json_out && std::io::stderr().is_terminal();
+            let progress = |phase: Phase| {
+                if tell {
+                    let what = match phase {
+                        Phase::Material => "Reading the sessions…",
+                        Phase::CacheHit => "A stored report answers this (--force to regenerate).",
+                        Phase::Generating => "Writing the report (this can take minutes)…",
+                        Phase::Saving => "Saving…",
+                    };
+                    eprintln!("{what}");
+                }
+            };
+            let generated = cairn.insight_generate(&req, &progress)?;
+            if json_out {
+                render::json(out, &generated)?;
+            } else {
+                let i = &generated.insight;
+                writeln!(out, "{}", clean(&i.content))?;
+                writeln!(out)?;
+                writeln!(
+                    out,
+                    "— report {} · {} · {} sessions{} · {}",
+                    i.id,
+                    clean(&i.title),
+                    i.sessions_total,
+                    if generated.cached {
+                        " · from the store"
+                    } else {
+                        ""
+                    },
+                    i.link
+                )?;
+            }
+        }
+        InsightsCommand::List {
+            search,
+            starred,
+            limit,
+        } => {
+            let list = cairn.insight_list(search.as_deref(), starred, limit)?;
+            if json_out {
+                render::json(out, &list)?;
+            } else if list.is_empty() {
+                writeln!(out, "No reports yet: cairn insights generate")?;
+            } else {
+                for i in &list {
+                    writeln!(
+                        out,
+                        "{:>4} {} {}  {}  ({}, {} sessions, {})",
+                        i.id,
+                        if i.starred { "★" } else { " " },
+                        i.created_at.get(..10).unwrap_or(&i.created_at),
+                        clean(&i.title),
+                        i.template_id,
+                        i.sessions_total,
+                        i.generator
+                    )?;
+                }
+            }
+        }
+        InsightsCommand::Get { id } => {
+            let i = cairn.insight_get(id)?;
+            if json_out {
+                render::json(out, &i)?;
+            } else {
+                writeln!(out, "# {}\n", clean(&i.title))?;
+                writeln!(out, "{}", clean(&i.content))?;
+            }
+        }
+        InsightsCommand::Export { id, format, output } => {
+            let format = ExportFormat::parse(&format)?;
+            let (text, name) = cairn.insight_export(id, format)?;
+            match output {
+                None => out.write_all(text.as_bytes())?,
+                Some(path) => {
+                    let path = if path.is_dir() {
+                        path.join(&name)
+                    } else {
+                        path
+                    };
+                    std::fs::write(&path, &text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    if json_out {
+                        render::json(out, &serde_json::json!({"id": id, "path": path}))?;
+                    } else {
+                        writeln!(out, "Wrote {}", clean(&path.display().to_string()))?;
+                    }
+                }
+            }
+        }
+        InsightsCommand::Star { id, off } => {
+            cairn.insight_star(id, !off)?;
+            done(out, json_out, id, if off { "unstarred" } else { "starred" })?;
+        }
+        InsightsCommand::Rename { id, title } => {
+            cairn.insight_rename(id, &title)?;
+            done(out, json_out, id, "renamed")?;
+        }
+        InsightsCommand::Delete { id } => {
+            cairn.insight_delete(id)?;
+            done(out, json_out, id, "deleted")?;
+        }
+        InsightsCommand::Templates => {
+            let templates = cairn.insight_templates()?;
+            if json_out {
+                render::json(out, &templates)?;
+            } else {
+                for t in &templates {
+                    let origin = if t.source == "builtin" {
+                        ""
+                    } else {
+                        " (yours)"
+                    };
+                    writeln!(out, "{:<22} {}{origin}", t.id, clean(&t.title))?;
+                    writeln!(out, "{:<22} {}", "", clean(&t.description))?;
+                }
+                writeln!(
+                    out,
+                    "\nAdd your own as Markdown with TOML front matter in {}",
+                    clean(
+                        &cairn_core::insights::template::user_dir(cairn.data_dir())
+                            .display()
+                            .to_string()
+                    )
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn done(out: &mut impl Write, json_out: bool, id: i64, what: &str) -> Result<()> {
+    if json_out {
+        render::json(out, &serde_json::json!({"id": id, "done": what}))
+    } else {
+        writeln!(out, "Report {id} {what}.")?;
+        Ok(())
+    }
+}

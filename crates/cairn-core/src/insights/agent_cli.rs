@@ -1,0 +1,411 @@
+//! A local agent CLI as a report generator: `claude -p`, `codex exec`, `gemini`, `copilot`.
+//!
+//! The agent runs in a fresh empty directory with a minimal environment (`PATH`, `HOME`,
+//! locale, temp dir, and the variables that agent needs to authenticate, plus any listed under
+//! `[agent.<name>] env`), the prompt on stdin (Copilot takes it as an argument), a timeout after
+//! which it is killed, and its output captured (bounded). Nothing of Cairn's own environment
+//! (such as `CAIRN_DATA_DIR`) leaks into it.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::config::AgentCliConfig;
+use crate::error::{Error, Result};
+
+/// Output past this is cut (a report is far smaller).
+const MAX_OUTPUT: usize = 4 << 20;
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The variables every agent gets, when set.
+const BASE_ENV: [&str; 10] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+    Copilot,
+}
+
+impl AgentKind {
+    pub fn parse(s: &str) -> Option<AgentKind> {
+        match s {
+            "claude" => Some(AgentKind::Claude),
+            "codex" => Some(AgentKind::Codex),
+            "gemini" => Some(AgentKind::Gemini),
+            "copilot" => Some(AgentKind::Copilot),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Copilot => "copilot",
+        }
+    }
+
+    /// What each agent needs to find its credentials and settings.
+    fn auth_env(self) -> &'static [&'static str] {
+        match self {
+            AgentKind::Claude => &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "ANTHROPIC_MODEL",
+                "CLAUDE_CONFIG_DIR",
+                "CLAUDE_CODE_USE_BEDROCK",
+                "CLAUDE_CODE_USE_VERTEX",
+            ],
+            AgentKind::Codex => &["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"],
+            AgentKind::Gemini => &[
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY",
+                "GOOGLE_CLOUD_PROJECT",
+                "GOOGLE_APPLICATION_CREDENTIALS",
+            ],
+            AgentKind::Copilot => &["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"],
+        }
+    }
+}
+
+/// What the agent wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    pub text: String,
+    pub model: Option<String>,
+}
+
+/// Run `kind` on `prompt` and return its answer.
+pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Result<AgentOutput> {
+    let default = AgentCliConfig::default();
+    let config = config.unwrap_or(&default);
+    let binary = config
+        .binary
+        .clone()
+        .unwrap_or_else(|| kind.as_str().to_owned());
+    let workdir = tempfile::tempdir().map_err(|e| Error::Write {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let mut cmd = Command::new(&binary);
+    cmd.current_dir(workdir.path()).env_clear();
+    for var in BASE_ENV
+        .iter()
+        .copied()
+        .chain(kind.auth_env().iter().copied())
+        .chain(config.env.iter().map(String::as_str))
+    {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    cmd.env("NO_COLOR", "1").env("TERM", "dumb");
+    let stdin_prompt = match kind {
+        AgentKind::Claude => {
+            cmd.args([
+                "-p",
+                "--output-format",
+                "json",
+                "--no-session-persistence",
+                "--tools",
+                "",
+            ]);
+            true
+        }
+        AgentKind::Codex => {
+            let last = workdir.path().join("last-message.txt");
+            cmd.args([
+                "exec",
+                "--json",
+                "--sandbox",
+                "read-only",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "--output-last-message",
+            ])
+            .arg(&last)
+            .arg("-");
+            true
+        }
+        AgentKind::Gemini => {
+            match (&config.sandbox, config.allow_unsafe) {
+                (Some(s), _) => {
+                    cmd.env("GEMINI_SANDBOX", s);
+                }
+                (None, true) => {}
+                (None, false) => {
+                    return Err(Error::Invalid(
+                        "gemini runs tools without a sandbox by default: set `[agent.gemini] sandbox = \"docker\"` (or `allow_unsafe = true`) in config.toml".to_owned(),
+                    ));
+                }
+            }
+            cmd.args(["--output-format", "json"]);
+            true
+        }
+        AgentKind::Copilot => {
+            cmd.args([
+                "-p",
+                prompt,
+                "--silent",
+                "--no-custom-instructions",
+                "--no-ask-user",
+                "--disable-builtin-mcps",
+            ]);
+            false
+        }
+    };
+    let timeout = config
+        .timeout_secs
+        .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    let (status, stdout, stderr) =
+        spawn_and_wait(&mut cmd, &binary, stdin_prompt.then_some(prompt), timeout)?;
+    if !status.success() {
+        return Err(Error::Generator {
+            what: format!("{} ({binary})", kind.as_str()),
+            message: format!(
+                "exited with {}: {}",
+                status
+                    .code()
+                    .map_or("a signal".to_owned(), |c| format!("code {c}")),
+                last_lines(&stderr)
+            ),
+        });
+    }
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    let parsed = match kind {
+        AgentKind::Claude => parse_claude(&stdout),
+        AgentKind::Codex => {
+            let last = std::fs::read_to_string(workdir.path().join("last-message.txt")).ok();
+            parse_codex(&stdout, last)
+        }
+        AgentKind::Gemini => parse_gemini(&stdout),
+        AgentKind::Copilot => Ok(AgentOutput {
+            text: stdout.trim().to_owned(),
+            model: None,
+        }),
+    }
+    .map_err(|message| Error::Generator {
+        what: format!("{} ({binary})", kind.as_str()),
+        message,
+    })?;
+    if parsed.text.trim().is_empty() {
+        return Err(Error::Generator {
+            what: format!("{} ({binary})", kind.as_str()),
+            message: format!("answered with no text; stderr: {}", last_lines(&stderr)),
+        });
+    }
+    Ok(parsed)
+}
+
+type Finished = (std::process::ExitStatus, Vec<u8>, Vec<u8>);
+
+fn spawn_and_wait(
+    cmd: &mut Command,
+    binary: &str,
+    stdin: Option<&str>,
+    timeout: Duration,
+) -> Result<Finished> {
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| Error::Generator {
+        what: binary.to_owned(),
+        message: if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "not found on PATH: install it, or set `[agent.<name>] binary = \"/path/to/{binary}\"` in config.toml"
+            )
+        } else {
+            format!("cannot start: {e}")
+        },
+    })?;
+    let writer = match (stdin, child.stdin.take()) {
+        (Some(text), Some(mut pipe)) => {
+            let text = text.to_owned();
+            // A closed pipe (the agent exited early) is reported by its exit status instead.
+            Some(std::thread::spawn(move || {
+                let _ = pipe.write_all(text.as_bytes());
+            }))
+        }
+        _ => None,
+    };
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(p) = pipe {
+                let _ = p.take(MAX_OUTPUT as u64).read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Generator {
+                    what: binary.to_owned(),
+                    message: format!(
+                        "no answer within {} s: killed (raise `[agent.<name>] timeout_secs` for long reports)",
+                        timeout.as_secs()
+                    ),
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                return Err(Error::Generator {
+                    what: binary.to_owned(),
+                    message: format!("waiting for it failed: {e}"),
+                });
+            }
+        }
+    };
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok((status, stdout, stderr))
+}
+
+/// The end of stderr, printable (no control sequences), for error messages.
+fn last_lines(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let clean = crate::text::printable(&text);
+    let lines: Vec<&str> = clean.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
+    if tail.is_empty() {
+        "(no stderr)".to_owned()
+    } else {
+        crate::text::excerpt(&tail, 600)
+    }
+}
+
+/// `claude -p --output-format json`: one object with `result` (and `is_error`).
+fn parse_claude(stdout: &str) -> std::result::Result<AgentOutput, String> {
+    let v: serde_json::Value = serde_json::from_str(stdout.trim())
+        .map_err(|e| format!("expected one JSON object from `--output-format json`: {e}"))?;
+    if v.get("is_error").and_then(serde_json::Value::as_bool) == Some(true) {
+        return Err(format!(
+            "reported an error: {}",
+            crate::text::printable(
+                v.get("result")
+                    .and_then(|r| r.as_str())
+                    .unwrap_or("(no detail)")
+            )
+        ));
+    }
+    let text = v
+        .get("result")
+        .and_then(|r| r.as_str())
+        .ok_or("the JSON has no `result` text")?;
+    let model = v
+        .get("modelUsage")
+        .and_then(|m| m.as_object())
+        .and_then(|m| m.keys().next().cloned())
+        .or_else(|| v.get("model").and_then(|m| m.as_str()).map(str::to_owned));
+    Ok(AgentOutput {
+        text: text.to_owned(),
+        model,
+    })
+}
+
+/// `codex exec --json`: events, one per line; the answer is the last `agent_message` (or the
+/// `--output-last-message` file).
+fn parse_codex(stdout: &str, last: Option<String>) -> std::result::Result<AgentOutput, String> {
+    let mut from_events = None;
+    let mut model = None;
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(m) = v.get("model").and_then(|m| m.as_str()) {
+            model = Some(m.to_owned());
+        }
+        let item = v.get("item").unwrap_or(&serde_json::Value::Null);
+        if v.get("type").and_then(|t| t.as_str()) == Some("item.completed")
+            && item.get("type").and_then(|t| t.as_str()) == Some("agent_message")
+            && let Some(t) = item.get("text").and_then(|t| t.as_str())
+        {
+            from_events = Some(t.to_owned());
+        }
+    }
+    last.filter(|t| !t.trim().is_empty())
+        .or(from_events)
+        .map(|text| AgentOutput { text, model })
+        .ok_or_else(|| "no agent message in its output".to_owned())
+}
+
+/// `gemini --output-format json`: one object with `response`.
+fn parse_gemini(stdout: &str) -> std::result::Result<AgentOutput, String> {
+    let v: serde_json::Value = serde_json::from_str(stdout.trim())
+        .map_err(|e| format!("expected one JSON object from `--output-format json`: {e}"))?;
+    let text = v
+        .get("response")
+        .and_then(|r| r.as_str())
+        .ok_or("the JSON has no `response` text")?;
+    Ok(AgentOutput {
+        text: text.to_owned(),
+        model: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_each_agents_output() {
+        let c = parse_claude(r##"{"type":"result","is_error":false,"result":"# Report","modelUsage":{"claude-x":{}}}"##)
+            .unwrap();
+        assert_eq!(
+            (c.text.as_str(), c.model.as_deref()),
+            ("# Report", Some("claude-x"))
+        );
+        assert!(
+            parse_claude(r#"{"is_error":true,"result":"quota"}"#)
+                .unwrap_err()
+                .contains("quota")
+        );
+        assert!(parse_claude("not json").is_err());
+        let codex = "{\"type\":\"thread.started\"}\n{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"draft\"}}\n{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"# From events\"}}\n";
+        assert_eq!(parse_codex(codex, None).unwrap().text, "# From events");
+        assert_eq!(
+            parse_codex(codex, Some("# From file".into())).unwrap().text,
+            "# From file"
+        );
+        assert!(parse_codex("{}", None).is_err());
+        assert_eq!(parse_gemini(r#"{"response":"hi"}"#).unwrap().text, "hi");
+    }
+}

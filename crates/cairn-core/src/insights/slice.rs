@@ -1,0 +1,350 @@
+//! The slice a report covers: a time range, a project, an agent, a branch, and whether
+//! automated sessions (started by a script: `claude -p`, `codex exec`, the SDKs) count.
+//!
+//! Dates are read in the local time zone: `2026-11-23` as a `--since` is the start of that day,
+//! as an `--until` the end of it (the day is included). RFC 3339 times and relative spans
+//! (`7d`, `2w`, `today`, `yesterday`) work too. Bounds are resolved to UTC instants once, so a
+//! stored report says exactly what it covered.
+
+use jiff::{SignedDuration, Timestamp, ToSpan, ZonedDateTime, civil::Date, tz::TimeZone};
+use rusqlite::{Connection, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use crate::archive::Agent;
+use crate::error::{Error, Result};
+
+/// Which sessions count by how they were started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum Automation {
+    /// Sessions a person started, and scripted ones.
+    Include,
+    /// Only sessions a person started (the default).
+    #[default]
+    Exclude,
+    /// Only scripted sessions.
+    Only,
+}
+
+impl Automation {
+    pub fn parse(s: &str) -> Result<Automation> {
+        match s {
+            "include" => Ok(Automation::Include),
+            "exclude" => Ok(Automation::Exclude),
+            "only" => Ok(Automation::Only),
+            other => Err(Error::Invalid(format!(
+                "unknown automation scope `{other}`: use include, exclude or only"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Automation::Include => "include",
+            Automation::Exclude => "exclude",
+            Automation::Only => "only",
+        }
+    }
+}
+
+/// The slice as asked for (strings as typed; see [`Slice::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SliceRequest {
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub project: Option<String>,
+    pub agent: Option<Agent>,
+    /// A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
+    /// sessions related to it by strong evidence.
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub automation: Automation,
+}
+
+/// A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
+/// part of its cache key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Slice {
+    /// Inclusive lower bound (RFC 3339, UTC).
+    pub since: Option<String>,
+    /// Exclusive upper bound (RFC 3339, UTC).
+    pub until: Option<String>,
+    pub project: Option<String>,
+    pub agent: Option<Agent>,
+    pub branch: Option<String>,
+    pub automation: Automation,
+}
+
+/// When `--since` is not given: the last week.
+const DEFAULT_DAYS: i64 = 7;
+
+impl Slice {
+    /// Resolve a request against `now` in time zone `tz`. Without `since`, the slice starts
+    /// seven days before its end.
+    pub fn resolve(req: &SliceRequest, now: &ZonedDateTime) -> Result<Slice> {
+        let tz = now.time_zone();
+        let until = match req
+            .until
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            Some(s) => parse_bound(s, now, tz, Bound::Until)?,
+            None => now.timestamp(),
+        };
+        let since = match req
+            .since
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            Some(s) => parse_bound(s, now, tz, Bound::Since)?,
+            None => until - SignedDuration::from_hours(24 * DEFAULT_DAYS),
+        };
+        if since >= until {
+            return Err(Error::Invalid(format!(
+                "the slice is empty: --since {} is not before --until {}",
+                fmt(since),
+                fmt(until)
+            )));
+        }
+        let branch = req
+            .branch
+            .as_deref()
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(|b| {
+                if b.starts_with("ref:") {
+                    b.to_owned()
+                } else if b.starts_with("refs/") {
+                    format!("ref:{b}")
+                } else {
+                    format!("ref:refs/heads/{b}")
+                }
+            });
+        Ok(Slice {
+            since: Some(fmt(since)),
+            until: Some(fmt(until)),
+            project: req
+                .project
+                .as_deref()
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned),
+            agent: req.agent,
+            branch,
+            automation: req.automation,
+        })
+    }
+
+    /// One line for titles and headers: `2026-11-23 – 2026-11-30 · project shop · claude`.
+    pub fn label(&self) -> String {
+        let day = |s: &Option<String>| s.as_deref().map(|t| t.get(..10).unwrap_or(t).to_owned());
+        let mut parts = vec![match (day(&self.since), day(&self.until)) {
+            (Some(a), Some(b)) if a == b => a,
+            (Some(a), Some(b)) => format!("{a} – {b}"),
+            (Some(a), None) => format!("since {a}"),
+            (None, Some(b)) => format!("until {b}"),
+            (None, None) => "all time".to_owned(),
+        }];
+        parts.push(match &self.project {
+            Some(p) => format!("project {p}"),
+            None => "all projects".to_owned(),
+        });
+        if let Some(a) = self.agent {
+            parts.push(a.as_str().to_owned());
+        }
+        if let Some(b) = &self.branch {
+            parts.push(format!(
+                "branch {}",
+                b.trim_start_matches("ref:refs/heads/")
+            ));
+        }
+        match self.automation {
+            Automation::Exclude => {}
+            Automation::Include => parts.push("with automated sessions".to_owned()),
+            Automation::Only => parts.push("automated sessions only".to_owned()),
+        }
+        parts.join(" · ")
+    }
+
+    /// The top-level sessions in the slice (sub-agents count as part of their parent), oldest
+    /// first: row ids.
+    pub fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+        let mut sql = String::from("SELECT s.id FROM sessions s WHERE s.parent_key IS NULL");
+        let mut args: Vec<SqlValue> = Vec::new();
+        // Active in the range: started before its end, last seen after its start.
+        if let Some(until) = &self.until {
+            sql.push_str(" AND COALESCE(s.started_at, s.updated_at) < ?");
+            args.push(SqlValue::Text(until.clone()));
+        }
+        if let Some(since) = &self.since {
+            sql.push_str(" AND COALESCE(s.updated_at, s.started_at) >= ?");
+            args.push(SqlValue::Text(since.clone()));
+        }
+        if let Some(project) = &self.project {
+            sql.push_str(" AND s.project = ?");
+            args.push(SqlValue::Text(project.clone()));
+        }
+        if let Some(agent) = self.agent {
+            sql.push_str(" AND s.agent = ?");
+            args.push(SqlValue::Text(agent.as_str().to_owned()));
+        }
+        if let Some(branch) = &self.branch {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM links l WHERE l.session_id = s.id AND l.target_key = ? AND l.strong = 1)",
+            );
+            args.push(SqlValue::Text(branch.clone()));
+        }
+        match self.automation {
+            Automation::Include => {}
+            Automation::Exclude => sql.push_str(&format!(" AND NOT {AUTOMATED}")),
+            Automation::Only => sql.push_str(&format!(" AND {AUTOMATED}")),
+        }
+        sql.push_str(" ORDER BY COALESCE(s.started_at, s.updated_at), s.id");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        rows.collect()
+    }
+}
+
+/// A session started by a script rather than a person: Claude's `sdk-*` entry points
+/// (`claude -p`, the SDKs) and Codex's `exec` and `mcp` sources.
+pub const AUTOMATED: &str = "(COALESCE(s.thread_source, '') LIKE 'sdk%' OR COALESCE(s.thread_source, '') IN ('exec', 'mcp'))";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bound {
+    Since,
+    Until,
+}
+
+fn fmt(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+fn parse_bound(s: &str, now: &ZonedDateTime, tz: &TimeZone, bound: Bound) -> Result<Timestamp> {
+    let day_start = |d: Date| -> Result<Timestamp> {
+        let d = if bound == Bound::Until {
+            d.checked_add(1.day()).map_err(|e| bad(s, &e.to_string()))?
+        } else {
+            d
+        };
+        d.to_zoned_datetime(tz.clone())
+            .map(|z| z.timestamp())
+            .map_err(|e| bad(s, &e.to_string()))
+    };
+    let today = now.date();
+    match s {
+        "today" => return day_start(today),
+        "yesterday" => {
+            return day_start(today.yesterday().map_err(|e| bad(s, &e.to_string()))?);
+        }
+        _ => {}
+    }
+    if let Some((n, unit)) = relative(s) {
+        let days = if unit == 'w' { n * 7 } else { n };
+        return Ok(now.timestamp() - SignedDuration::from_hours(24 * days));
+    }
+    if let Ok(d) = s.parse::<Date>() {
+        return day_start(d);
+    }
+    if let Ok(t) = s.parse::<Timestamp>() {
+        return Ok(t);
+    }
+    Err(bad(
+        s,
+        "expected YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span like `7d`/`2w`",
+    ))
+}
+
+/// `7d`, `2w`.
+fn relative(s: &str) -> Option<(i64, char)> {
+    let unit = s.chars().last()?;
+    if !matches!(unit, 'd' | 'w') {
+        return None;
+    }
+    let n: i64 = s[..s.len() - 1].parse().ok()?;
+    (0..=36_500).contains(&n).then_some((n, unit))
+}
+
+fn bad(s: &str, why: &str) -> Error {
+    Error::Invalid(format!("cannot read the date `{s}`: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> ZonedDateTime {
+        "2026-11-30T15:00:00+01:00[Europe/Paris]".parse().unwrap()
+    }
+
+    fn resolve(since: Option<&str>, until: Option<&str>) -> Result<Slice> {
+        Slice::resolve(
+            &SliceRequest {
+                since: since.map(str::to_owned),
+                until: until.map(str::to_owned),
+                ..SliceRequest::default()
+            },
+            &now(),
+        )
+    }
+
+    #[test]
+    fn days_are_local_and_until_includes_its_day() {
+        let s = resolve(Some("2026-11-23"), Some("2026-11-29")).unwrap();
+        assert_eq!(s.since.as_deref(), Some("2026-11-22T23:00:00.000Z"));
+        assert_eq!(s.until.as_deref(), Some("2026-11-29T23:00:00.000Z"));
+        assert_eq!(s.label(), "2026-11-22 – 2026-11-29 · all projects");
+    }
+
+    #[test]
+    fn defaults_to_the_last_week_and_reads_spans() {
+        let s = resolve(None, None).unwrap();
+        assert_eq!(s.until.as_deref(), Some("2026-11-30T14:00:00.000Z"));
+        assert_eq!(s.since.as_deref(), Some("2026-11-23T14:00:00.000Z"));
+        let s = resolve(Some("2w"), None).unwrap();
+        assert_eq!(s.since.as_deref(), Some("2026-11-16T14:00:00.000Z"));
+        let s = resolve(Some("today"), None).unwrap();
+        assert_eq!(s.since.as_deref(), Some("2026-11-29T23:00:00.000Z"));
+        let s = resolve(Some("yesterday"), Some("yesterday")).unwrap();
+        assert_eq!(
+            (s.since.as_deref(), s.until.as_deref()),
+            (
+                Some("2026-11-28T23:00:00.000Z"),
+                Some("2026-11-29T23:00:00.000Z")
+            )
+        );
+    }
+
+    #[test]
+    fn bad_and_empty_ranges_say_why() {
+        let e = resolve(Some("last tuesday"), None).unwrap_err().to_string();
+        assert!(
+            e.contains("`last tuesday`") && e.contains("YYYY-MM-DD"),
+            "{e}"
+        );
+        let e = resolve(Some("2026-12-01"), Some("2026-11-01"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("slice is empty"), "{e}");
+        assert!(Automation::parse("sometimes").is_err());
+    }
+
+    #[test]
+    fn branches_become_keys() {
+        let s = Slice::resolve(
+            &SliceRequest {
+                branch: Some("feature/login".into()),
+                ..SliceRequest::default()
+            },
+            &now(),
+        )
+        .unwrap();
+        assert_eq!(s.branch.as_deref(), Some("ref:refs/heads/feature/login"));
+        assert!(s.label().ends_with("branch feature/login"));
+    }
+}

@@ -1,0 +1,177 @@
+//! The `insights` table: saving, listing, searching, starring, renaming and deleting reports.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{Insight, InsightSummary, Slice};
+
+const COLUMNS: &str = "id, title, template_id, template_version, slice, focus, generator, model,
+    endpoint_hash, cache_key, material_hash, sessions_total, sessions_included, prompt_chars,
+    content, starred, created_at, elapsed_ms";
+
+fn slice_of(text: &str) -> rusqlite::Result<Slice> {
+    serde_json::from_str(text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn insight(r: &Row<'_>) -> rusqlite::Result<Insight> {
+    let template_id: String = r.get(2)?;
+    Ok(Insight {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        template_title: template_id.clone(),
+        template_id,
+        template_version: r.get(3)?,
+        slice: slice_of(&r.get::<_, String>(4)?)?,
+        focus: r.get(5)?,
+        generator: r.get(6)?,
+        model: r.get(7)?,
+        endpoint_hash: r.get(8)?,
+        cache_key: r.get(9)?,
+        material_hash: r.get(10)?,
+        sessions_total: r.get(11)?,
+        sessions_included: r.get(12)?,
+        prompt_chars: r.get(13)?,
+        content: r.get(14)?,
+        starred: r.get(15)?,
+        created_at: r.get(16)?,
+        elapsed_ms: r.get(17)?,
+        session_keys: Vec::new(),
+        link: String::new(),
+    })
+}
+
+/// Save a new report with the sessions it read; returns its id.
+pub fn insert(conn: &mut Connection, i: &Insight) -> rusqlite::Result<i64> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT INTO insights (title, template_id, template_version, slice, focus, generator, model,
+            endpoint_hash, cache_key, material_hash, sessions_total, sessions_included, prompt_chars,
+            content, starred, created_at, elapsed_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            i.title,
+            i.template_id,
+            i.template_version,
+            serde_json::to_string(&i.slice).unwrap_or_default(),
+            i.focus,
+            i.generator,
+            i.model,
+            i.endpoint_hash,
+            i.cache_key,
+            i.material_hash,
+            i.sessions_total,
+            i.sessions_included,
+            i.prompt_chars,
+            i.content,
+            i.starred,
+            i.created_at,
+            i.elapsed_ms,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    {
+        let mut stmt = tx.prepare(
+            "INSERT OR IGNORE INTO insight_sessions (insight_id, session_key) VALUES (?1, ?2)",
+        )?;
+        for key in &i.session_keys {
+            stmt.execute(params![id, key])?;
+        }
+    }
+    tx.commit()?;
+    Ok(id)
+}
+
+pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<Insight>> {
+    let Some(mut found) = conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM insights WHERE id = ?1"),
+            params![id],
+            insight,
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT session_key FROM insight_sessions WHERE insight_id = ?1 ORDER BY session_key",
+    )?;
+    found.session_keys = stmt
+        .query_map(params![id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(found))
+}
+
+/// The newest report made with this cache key.
+pub fn by_cache_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT id FROM insights WHERE cache_key = ?1 ORDER BY created_at DESC, id DESC LIMIT 1",
+        params![key],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Reports, newest first; `search` matches title and content (case-insensitive words, all
+/// must match), `starred` keeps starred ones only.
+pub fn list(
+    conn: &Connection,
+    search: Option<&str>,
+    starred: bool,
+    limit: u32,
+) -> rusqlite::Result<Vec<InsightSummary>> {
+    let mut sql = String::from(
+        "SELECT id, title, template_id, generator, model, slice, starred, created_at, sessions_total
+         FROM insights WHERE 1 = 1",
+    );
+    let mut args: Vec<String> = Vec::new();
+    for word in search.unwrap_or("").split_whitespace().take(8) {
+        let escaped = word
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        sql.push_str(" AND (title LIKE ? ESCAPE '\\' OR content LIKE ? ESCAPE '\\')");
+        args.push(format!("%{escaped}%"));
+        args.push(format!("%{escaped}%"));
+    }
+    if starred {
+        sql.push_str(" AND starred = 1");
+    }
+    sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit}"));
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let id: i64 = r.get(0)?;
+        let slice = slice_of(&r.get::<_, String>(5)?)?;
+        Ok(InsightSummary {
+            id,
+            title: r.get(1)?,
+            template_id: r.get(2)?,
+            generator: r.get(3)?,
+            model: r.get(4)?,
+            slice_label: slice.label(),
+            starred: r.get(6)?,
+            created_at: r.get(7)?,
+            sessions_total: r.get(8)?,
+            link: super::link(id),
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn set_starred(conn: &Connection, id: i64, starred: bool) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE insights SET starred = ?2 WHERE id = ?1",
+        params![id, starred],
+    )? == 1)
+}
+
+pub fn rename(conn: &Connection, id: i64, title: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE insights SET title = ?2 WHERE id = ?1",
+        params![id, title],
+    )? == 1)
+}
+
+pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM insights WHERE id = ?1", params![id])? == 1)
+}

@@ -1,0 +1,188 @@
+//! The [`Cairn`] facade's generated-insights methods.
+
+use crate::Cairn;
+use crate::config::CONFIG_FILE;
+use crate::error::{Error, Result};
+use crate::insights::agent_cli::AgentKind;
+use crate::insights::render::{self, ExportFormat};
+use crate::insights::{
+    self, AgentGenerator, GenerateRequest, Generated, Generator, Insight, InsightSummary, Phase,
+    Preview, Template, material,
+};
+
+impl Cairn {
+    /// The report templates: built-in and the user's own.
+    pub fn insight_templates(&self) -> Result<Vec<Template>> {
+        insights::template::all(&self.data_dir)
+    }
+
+    /// The generator a request names (or the default: the configured endpoint, else Claude).
+    pub fn insight_generator(&self, name: Option<&str>) -> Result<Box<dyn Generator>> {
+        let configured = self.config.insights.endpoint.is_some();
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(if configured { "endpoint" } else { "claude" });
+        if name == "endpoint" {
+            if !configured {
+                return Err(Error::Config {
+                    path: self.data_dir.join(CONFIG_FILE),
+                    message: "no [insights] endpoint: set `endpoint` and `model` under [insights], or pick an agent CLI (claude, codex, gemini, copilot)".to_owned(),
+                });
+            }
+            return self.endpoint_generator();
+        }
+        let kind = AgentKind::parse(name).ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown generator `{name}`: use endpoint, claude, codex, gemini or copilot"
+            ))
+        })?;
+        Ok(Box::new(AgentGenerator {
+            kind,
+            config: self.config.agent.get(name).cloned(),
+        }))
+    }
+
+    // TODO(merge with the llm module): the OpenAI-compatible endpoint generator.
+    fn endpoint_generator(&self) -> Result<Box<dyn Generator>> {
+        Err(Error::Invalid(
+            "the endpoint generator is not built yet".to_owned(),
+        ))
+    }
+
+    fn insight_budget(&self) -> usize {
+        self.config
+            .insights
+            .max_prompt_chars
+            .unwrap_or(material::DEFAULT_MAX_CHARS)
+    }
+
+    /// What the next report would read (nothing is sent).
+    pub fn insight_preview(&self, req: &GenerateRequest) -> Result<Preview> {
+        let generator = self.insight_generator(req.generator.as_deref())?;
+        let store = self.store();
+        insights::preview(
+            store.conn(),
+            &self.data_dir,
+            req,
+            generator.identity(),
+            self.insight_budget(),
+            &jiff::ZonedDateTime::now(),
+        )
+    }
+
+    /// Generate a report with the request's generator (or return the stored one with the same
+    /// cache key unless `force`).
+    pub fn insight_generate(
+        &self,
+        req: &GenerateRequest,
+        progress: &dyn Fn(Phase),
+    ) -> Result<Generated> {
+        let generator = self.insight_generator(req.generator.as_deref())?;
+        self.insight_generate_with(req, generator.as_ref(), progress)
+    }
+
+    /// [`Cairn::insight_generate`] with a given generator.
+    pub fn insight_generate_with(
+        &self,
+        req: &GenerateRequest,
+        generator: &dyn Generator,
+        progress: &dyn Fn(Phase),
+    ) -> Result<Generated> {
+        self.writable()?;
+        progress(Phase::Material);
+        // The store lock is held while the material is read and while the report is saved,
+        // never while the generator runs (that can take minutes).
+        let plan = {
+            let store = self.store();
+            insights::plan(
+                store.conn(),
+                &self.data_dir,
+                req,
+                generator.identity(),
+                self.insight_budget(),
+                &jiff::ZonedDateTime::now(),
+            )?
+        };
+        if let Some(insight) = plan.cached.clone() {
+            progress(Phase::CacheHit);
+            return Ok(Generated {
+                insight,
+                cached: true,
+            });
+        }
+        progress(Phase::Generating);
+        let insight = insights::write(plan, generator, req.title.as_deref())?;
+        progress(Phase::Saving);
+        let mut store = self.store();
+        let insight = insights::save(store.conn_mut(), &self.data_dir, insight)?;
+        Ok(Generated {
+            insight,
+            cached: false,
+        })
+    }
+
+    /// Reports, newest first.
+    pub fn insight_list(
+        &self,
+        search: Option<&str>,
+        starred: bool,
+        limit: u32,
+    ) -> Result<Vec<InsightSummary>> {
+        let store = self.store();
+        insights::store::list(store.conn(), search, starred, limit).map_err(|e| store.err(e))
+    }
+
+    pub fn insight_get(&self, id: i64) -> Result<Insight> {
+        let store = self.store();
+        insights::get(store.conn(), &self.data_dir, id)?.ok_or_else(|| not_found(id))
+    }
+
+    /// The report's Markdown as safe HTML, for the report view.
+    pub fn insight_html(&self, id: i64) -> Result<String> {
+        Ok(render::html_fragment(&self.insight_get(id)?.content))
+    }
+
+    /// A report in an export format (through the outbound redactor), with its default file name.
+    pub fn insight_export(&self, id: i64, format: ExportFormat) -> Result<(String, String)> {
+        let insight = self.insight_get(id)?;
+        Ok((
+            render::export(&insight, format)?,
+            render::file_name(&insight, format),
+        ))
+    }
+
+    pub fn insight_star(&self, id: i64, starred: bool) -> Result<()> {
+        self.writable()?;
+        let store = self.store();
+        let done =
+            insights::store::set_starred(store.conn(), id, starred).map_err(|e| store.err(e))?;
+        if done { Ok(()) } else { Err(not_found(id)) }
+    }
+
+    pub fn insight_rename(&self, id: i64, title: &str) -> Result<()> {
+        self.writable()?;
+        let title = crate::text::printable(title);
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(Error::Invalid("a report title cannot be empty".to_owned()));
+        }
+        let store = self.store();
+        let done = insights::store::rename(store.conn(), id, &crate::text::excerpt(title, 200))
+            .map_err(|e| store.err(e))?;
+        if done { Ok(()) } else { Err(not_found(id)) }
+    }
+
+    pub fn insight_delete(&self, id: i64) -> Result<()> {
+        self.writable()?;
+        let store = self.store();
+        let done = insights::store::delete(store.conn(), id).map_err(|e| store.err(e))?;
+        if done { Ok(()) } else { Err(not_found(id)) }
+    }
+}
+
+fn not_found(id: i64) -> Error {
+    Error::NotFound(format!(
+        "report {id}; list reports with `cairn insights list`"
+    ))
+}

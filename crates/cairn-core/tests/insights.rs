@@ -1,0 +1,222 @@
+//! Generated insights over real fixture sessions, with an in-process generator that records
+//! its prompts: slices, material budgets, the cache key, and what reaches the generator.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::cell::RefCell;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::insights::{
+    Automation, GenerateRequest, Generator, GeneratorIdentity, GeneratorOutput, SliceRequest,
+};
+use serde_json::json;
+
+struct Recorder {
+    prompts: RefCell<Vec<String>>,
+}
+
+impl Generator for Recorder {
+    fn identity(&self) -> GeneratorIdentity {
+        GeneratorIdentity {
+            backend: "test".into(),
+            model: Some("recorder".into()),
+            endpoint_hash: None,
+        }
+    }
+    fn generate(&self, prompt: &str) -> cairn_core::Result<GeneratorOutput> {
+        self.prompts.borrow_mut().push(prompt.to_owned());
+        Ok(GeneratorOutput {
+            text: format!("# Report {}\n", self.prompts.borrow().len()),
+            model: None,
+        })
+    }
+}
+
+fn recorder() -> Recorder {
+    Recorder {
+        prompts: RefCell::new(Vec::new()),
+    }
+}
+
+fn request(template: &str) -> GenerateRequest {
+    GenerateRequest {
+        slice: SliceRequest {
+            since: Some("2020-01-01".into()),
+            until: Some("2030-01-01".into()),
+            automation: Automation::Include,
+            ..SliceRequest::default()
+        },
+        template: template.into(),
+        ..GenerateRequest::default()
+    }
+}
+
+/// The fixture sessions, plus a scripted Claude session (`claude -p`) and a `codex exec` one.
+fn archive() -> (tempfile::TempDir, tempfile::TempDir, Cairn) {
+    let data = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let mut files: Vec<_> = [
+        "claude/small.jsonl",
+        "claude/tool_heavy.jsonl",
+        "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ]
+    .iter()
+    .map(|f| support::main_file(Agent::Claude, &support::fixtures().join(f)))
+    .collect();
+    files.push(support::main_file(
+        Agent::Codex,
+        &support::fixtures().join("codex/small.jsonl"),
+    ));
+    let sdk = src.path().join("sdk.jsonl");
+    std::fs::write(
+        &sdk,
+        json!({"type":"user","sessionId":"scripted-1","entrypoint":"sdk-cli","timestamp":"2026-06-01T10:00:00.000Z",
+               "uuid":"s1","message":{"role":"user","content":"summarise the changelog"}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    files.push(support::main_file(Agent::Claude, &sdk));
+    let exec = src.path().join("exec.jsonl");
+    std::fs::write(
+        &exec,
+        json!({"timestamp":"2026-06-02T10:00:00Z","type":"session_meta","payload":{"id":"exec-1","cwd":"/w","source":"exec","originator":"codex_exec"}}).to_string()
+            + "\n"
+            + &json!({"timestamp":"2026-06-02T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"bump the version"}]}}).to_string()
+            + "\n",
+    )
+    .unwrap();
+    files.push(support::main_file(Agent::Codex, &exec));
+    support::capture(&cairn, &files);
+    (data, src, cairn)
+}
+
+#[test]
+fn slices_select_by_agent_time_and_automation() {
+    let (_d, _s, cairn) = archive();
+    let total = |f: &dyn Fn(&mut GenerateRequest)| {
+        let mut req = request("weekly-summary");
+        f(&mut req);
+        let rec = recorder();
+        cairn
+            .insight_generate_with(&req, &rec, &|_| {})
+            .map(|g| g.insight.sessions_total)
+    };
+    let all = total(&|_| {}).unwrap();
+    assert_eq!(all, 6);
+    assert_eq!(
+        total(&|r| r.slice.automation = Automation::Only).unwrap(),
+        2
+    );
+    assert_eq!(
+        total(&|r| r.slice.automation = Automation::Exclude).unwrap(),
+        4
+    );
+    assert_eq!(total(&|r| r.slice.agent = Some(Agent::Codex)).unwrap(), 2);
+    assert_eq!(
+        total(&|r| {
+            r.slice.since = Some("2026-06-01".into());
+            r.slice.until = Some("2026-06-01".into());
+        })
+        .unwrap(),
+        1
+    );
+    let none = total(&|r| r.slice.project = Some("no-such-project".into())).unwrap_err();
+    assert!(
+        none.to_string().contains("no sessions in the slice"),
+        "{none}"
+    );
+}
+
+#[test]
+fn templates_choose_the_material_and_the_budget_is_kept() {
+    let (_d, _s, cairn) = archive();
+    let rec = recorder();
+    cairn
+        .insight_generate_with(&request("failure-patterns"), &rec, &|_| {})
+        .unwrap();
+    cairn
+        .insight_generate_with(&request("weekly-summary"), &rec, &|_| {})
+        .unwrap();
+    let prompts = rec.prompts.borrow();
+    // Failures are listed with their command and a link to the failing record.
+    assert!(prompts[0].contains("\nfailed tool calls: "));
+    assert!(prompts[0].contains("?record="));
+    assert!(
+        !prompts[1].contains("\nfailed tool calls: "),
+        "the weekly summary does not ask for failures"
+    );
+    assert!(prompts[1].contains("### Turn 1"));
+    assert!(
+        prompts[1].contains("by agent: claude 4, codex 2"),
+        "aggregates"
+    );
+    // Scripted sessions are marked.
+    assert!(prompts[1].contains("automated"));
+
+    // A small budget: sessions beyond it are announced, never silently dropped.
+    let small = cairn_core::insights::preview(
+        &rusqlite::Connection::open(cairn.data_dir().join("cairn.db")).unwrap(),
+        cairn.data_dir(),
+        &request("weekly-summary"),
+        rec.identity(),
+        2_000,
+        &jiff::ZonedDateTime::now(),
+    )
+    .unwrap();
+    assert_eq!(small.sessions_total, 6);
+    assert!(small.sessions_included < 6, "{small:?}");
+    assert!(
+        small.prompt.contains("material budget is spent"),
+        "{}",
+        small.prompt
+    );
+}
+
+#[test]
+fn the_cache_key_follows_the_material() {
+    let (_d, src, cairn) = archive();
+    let rec = recorder();
+    let first = cairn
+        .insight_generate_with(&request("decisions-log"), &rec, &|_| {})
+        .unwrap();
+    let again = cairn
+        .insight_generate_with(&request("decisions-log"), &rec, &|_| {})
+        .unwrap();
+    assert!(again.cached && again.insight.id == first.insight.id);
+    // A different focus is a different question.
+    let mut focused = request("decisions-log");
+    focused.focus = Some("database choices".into());
+    assert!(
+        !cairn
+            .insight_generate_with(&focused, &rec, &|_| {})
+            .unwrap()
+            .cached
+    );
+    // New work in the slice changes the material, so the report is written again.
+    let more = src.path().join("sdk.jsonl");
+    let mut text = std::fs::read_to_string(&more).unwrap();
+    text.push_str(
+        &(json!({"type":"assistant","sessionId":"scripted-1","timestamp":"2026-06-01T10:00:09.000Z","uuid":"s2",
+                 "message":{"id":"m9","role":"assistant","content":[{"type":"text","text":"We chose SQLite over Postgres."}]}})
+        .to_string()
+            + "\n"),
+    );
+    std::fs::write(&more, text).unwrap();
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &more)]);
+    let after = cairn
+        .insight_generate_with(&request("decisions-log"), &rec, &|_| {})
+        .unwrap();
+    assert!(!after.cached);
+    assert!(
+        rec.prompts
+            .borrow()
+            .last()
+            .unwrap()
+            .contains("We chose SQLite over Postgres.")
+    );
+    assert_eq!(rec.prompts.borrow().len(), 3);
+}

@@ -1,0 +1,144 @@
+//! The Branches page and repository-scoped skim: two repositories that both have a `main`
+//! stay apart, and the linked worktrees of one repository are one entry.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn_core::Cairn;
+use cairn_core::git::targets::Target;
+use cairn_core::views::skim::SkimQuery;
+use serde_json::json;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn repo(path: &Path) -> PathBuf {
+    std::fs::create_dir_all(path).unwrap();
+    git(path, &["init", "-q", "-b", "main"]);
+    std::fs::write(path.join("README"), "hi\n").unwrap();
+    git(path, &["add", "README"]);
+    git(path, &["commit", "-q", "-m", "init"]);
+    std::fs::canonicalize(path).unwrap()
+}
+
+/// A read-only Claude session in `cwd` on `branch`, captured through the hook.
+fn session(cairn: &Cairn, transcripts: &Path, id: &str, cwd: &Path, branch: &str) {
+    let path = transcripts.join(format!("{id}.jsonl"));
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    let common = json!({"sessionId": id, "cwd": cwd, "gitBranch": branch, "timestamp": now, "version": "2.1.39"});
+    let mut lines = String::new();
+    for (n, mut v) in [
+        json!({"type": "user", "message": {"role": "user", "content": format!("look around {id}")}}),
+        json!({"type": "assistant", "message": {"id": format!("msg_{id}"), "role": "assistant", "model": "m", "content": [{"type": "text", "text": "Looked."}]}}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let obj = v.as_object_mut().unwrap();
+        obj.extend(common.as_object().unwrap().clone());
+        obj.insert("uuid".into(), json!(format!("{id}-{n}")));
+        lines.push_str(&format!("{v}\n"));
+    }
+    std::fs::write(&path, lines).unwrap();
+    let input =
+        json!({"session_id": id, "transcript_path": path, "cwd": cwd, "hook_event_name": "Stop"});
+    cairn
+        .hook(
+            &input.to_string(),
+            Some(cairn_core::archive::Agent::Claude),
+            cwd,
+        )
+        .unwrap();
+}
+
+fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
+    cairn
+        .skim(&SkimQuery {
+            target: Target::branch("main"),
+            include_weak: true,
+            limit: None,
+            repo_root: root.map(|r| r.to_string_lossy().into_owned()),
+        })
+        .unwrap()
+        .sessions
+        .len()
+}
+
+#[test]
+fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    let beta = repo(&tmp.path().join("beta"));
+    let wt = tmp.path().join("alpha-wt");
+    git(
+        &alpha,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let wt = std::fs::canonicalize(wt).unwrap();
+
+    let transcripts = tmp.path().join("claude");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
+    session(&cairn, &transcripts, "a1", &alpha, "main");
+    session(&cairn, &transcripts, "a2", &wt, "feature");
+    session(&cairn, &transcripts, "b1", &beta, "main");
+    session(&cairn, &transcripts, "b2", &beta, "main");
+
+    let repos = cairn.branches().unwrap();
+    let mut names: Vec<(&str, u32)> = repos
+        .iter()
+        .map(|r| (r.name.as_str(), r.session_count))
+        .collect();
+    names.sort();
+    assert_eq!(names, vec![("alpha", 2), ("beta", 2)], "{repos:#?}");
+
+    let alpha_entry = repos.iter().find(|r| r.name == "alpha").unwrap();
+    assert_eq!(
+        alpha_entry.root.as_deref(),
+        Some(alpha.to_string_lossy().as_ref()),
+        "the main worktree is the repository's root"
+    );
+    let mut branches: Vec<&str> = alpha_entry
+        .branches
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    branches.sort();
+    assert_eq!(branches, vec!["feature", "main"]);
+    let beta_main = &repos.iter().find(|r| r.name == "beta").unwrap().branches;
+    assert_eq!(beta_main.len(), 1);
+    assert_eq!(beta_main[0].weak_sessions + beta_main[0].sessions, 2);
+    assert_eq!(beta_main[0].turns, 2);
+
+    // `main` is one branch key in two repositories: unscoped skim sees both, scoped skim one.
+    assert_eq!(skim_keys(&cairn, None), 3);
+    assert_eq!(skim_keys(&cairn, Some(&alpha)), 1);
+    assert_eq!(skim_keys(&cairn, Some(&beta)), 2);
+    // A linked worktree's root names the same repository.
+    assert_eq!(skim_keys(&cairn, Some(&wt)), 1);
+}

@@ -1,0 +1,106 @@
+//! What the window holds on to: the opened archive (or why it could not be opened), the
+//! `cairn://` link the app was started with, and the live watcher.
+//!
+//! The archive sits behind a lock only so Settings can reopen it after changing the source dirs
+//! (the core reads `config.toml` when it opens). Every command clones the `Arc` and releases the
+//! lock before doing any work.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use cairn_core::Cairn;
+
+use crate::watcher::Watch;
+
+pub struct Backend {
+    data_dir: Option<PathBuf>,
+    cairn: RwLock<Result<Arc<Cairn>, String>>,
+    /// The `cairn://…` argument the process was started with, if any.
+    launch_link: Option<String>,
+    /// One sync at a time from this window (the core's capture lock also guards other processes).
+    pub(crate) sync_running: AtomicBool,
+    /// The source-dir watcher; `None` until the window is ready, or when nothing can be watched.
+    watch: Mutex<Option<Watch>>,
+}
+
+impl Backend {
+    /// Open the archive in `CAIRN_DATA_DIR`, else the platform data dir.
+    pub fn from_env(launch_link: Option<String>) -> Backend {
+        match Cairn::default_data_dir() {
+            Some(dir) => Backend::open(dir).with_launch_link(launch_link),
+            None => Backend {
+                data_dir: None,
+                cairn: RwLock::new(Err(
+                    "no data directory: set CAIRN_DATA_DIR to the folder Cairn should use"
+                        .to_owned(),
+                )),
+                launch_link,
+                sync_running: AtomicBool::new(false),
+                watch: Mutex::new(None),
+            },
+        }
+    }
+
+    /// Open (creating if needed) the archive in `data_dir`.
+    pub fn open(data_dir: PathBuf) -> Backend {
+        let cairn = open(&data_dir);
+        Backend {
+            data_dir: Some(data_dir),
+            cairn: RwLock::new(cairn),
+            launch_link: None,
+            sync_running: AtomicBool::new(false),
+            watch: Mutex::new(None),
+        }
+    }
+
+    pub fn with_launch_link(mut self, link: Option<String>) -> Backend {
+        self.launch_link = link;
+        self
+    }
+
+    pub fn data_dir(&self) -> Option<&PathBuf> {
+        self.data_dir.as_ref()
+    }
+
+    pub fn launch_link(&self) -> Option<&str> {
+        self.launch_link.as_deref()
+    }
+
+    /// The archive, or the one-line reason it could not be opened.
+    pub fn cairn(&self) -> Result<Arc<Cairn>, String> {
+        self.cairn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Open the archive again (after `config.toml` changed).
+    pub fn reopen(&self) -> Result<Arc<Cairn>, String> {
+        let Some(dir) = &self.data_dir else {
+            return self.cairn();
+        };
+        let fresh = open(dir);
+        *self.cairn.write().unwrap_or_else(PoisonError::into_inner) = fresh.clone();
+        fresh
+    }
+
+    pub(crate) fn watch(&self) -> MutexGuard<'_, Option<Watch>> {
+        self.watch.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Claim the right to sync; `false` when a sync is already running.
+    pub(crate) fn begin_sync(&self) -> bool {
+        self.sync_running
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    pub(crate) fn end_sync(&self) {
+        self.sync_running.store(false, Ordering::Release);
+    }
+}
+
+fn open(dir: &std::path::Path) -> Result<Arc<Cairn>, String> {
+    Cairn::open(dir).map(Arc::new).map_err(|e| e.to_string())
+}

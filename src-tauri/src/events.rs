@@ -1,0 +1,109 @@
+//! Typed events the shell sends to the window (tauri-specta derives their names and the
+//! TypeScript listeners): sync progress and "the archive changed".
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use cairn_core::archive::capture::Progress;
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Runtime};
+use tauri_specta::Event;
+
+/// Where a running sync is. Byte counts are `f64` so they cross to TypeScript as numbers.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct SyncProgress {
+    pub phase: SyncPhase,
+    /// Transcript files the sync will read.
+    pub files: u32,
+    pub bytes_total: f64,
+    pub bytes_done: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncPhase {
+    Start,
+    Advance,
+    Finish,
+}
+
+/// New records reached the archive (a sync, or the watcher capturing changed transcripts):
+/// open views reload. Sent as `archive-changed`.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct ArchiveChanged {
+    pub cause: ChangeCause,
+    pub sessions_added: u32,
+    pub sessions_updated: u32,
+    pub records_added: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeCause {
+    Sync,
+    Watch,
+}
+
+/// A sync's progress turned into [`SyncProgress`] events, at most one `advance` per
+/// [`Emitter::INTERVAL_MS`] so a fast sync does not flood the IPC channel.
+pub struct Emitter<R: Runtime> {
+    app: AppHandle<R>,
+    epoch: Instant,
+    files: AtomicU64,
+    total: AtomicU64,
+    done: AtomicU64,
+    last_emit_ms: AtomicU64,
+}
+
+impl<R: Runtime> Emitter<R> {
+    const INTERVAL_MS: u64 = 80;
+
+    pub fn new(app: AppHandle<R>) -> Emitter<R> {
+        Emitter {
+            app,
+            epoch: Instant::now(),
+            files: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            last_emit_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn send(&self, phase: SyncPhase) {
+        let event = SyncProgress {
+            phase,
+            files: u32::try_from(self.files.load(Ordering::Relaxed)).unwrap_or(u32::MAX),
+            bytes_total: self.total.load(Ordering::Relaxed) as f64,
+            bytes_done: self.done.load(Ordering::Relaxed) as f64,
+        };
+        // A window that is gone cannot show progress; the sync itself goes on.
+        let _ = event.emit(&self.app);
+    }
+}
+
+impl<R: Runtime> Progress for Emitter<R> {
+    fn start(&self, files: u64, bytes: u64) {
+        self.files.store(files, Ordering::Relaxed);
+        self.total.store(bytes, Ordering::Relaxed);
+        self.done.store(0, Ordering::Relaxed);
+        self.send(SyncPhase::Start);
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.done.fetch_add(bytes, Ordering::Relaxed);
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let last = self.last_emit_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= Self::INTERVAL_MS
+            && self
+                .last_emit_ms
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.send(SyncPhase::Advance);
+        }
+    }
+
+    fn finish(&self) {
+        self.send(SyncPhase::Finish);
+    }
+}

@@ -1,0 +1,159 @@
+//! Live capture: watch the agents' source dirs and capture the transcripts that change.
+//!
+//! Event-driven end to end, so an idle window costs no CPU: notify's inotify thread sleeps in
+//! the kernel, and the debounce thread blocks on its channel with no timeout until the first
+//! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
+//! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` paths to transcript
+//! files with the core's own `classify`, captures only those, and tells the window through
+//! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
+//! channel and ends the thread.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::{FoundFile, classify};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_specta::Event as _;
+
+use crate::backend::Backend;
+use crate::events::{ArchiveChanged, ChangeCause};
+
+/// A burst is over after this long without events.
+const QUIET: Duration = Duration::from_millis(400);
+/// A burst is captured at least this often while an agent keeps writing.
+const MAX_BATCH: Duration = Duration::from_secs(2);
+
+/// A running watch. Dropping it stops watching.
+pub struct Watch {
+    _watcher: RecommendedWatcher,
+    /// The directories actually watched (those that exist).
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Watch `dirs` (each with the agent whose transcripts it holds) for the window `app`.
+pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<(Agent, PathBuf)>) -> Result<Watch, String> {
+    let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(tx)
+        .map_err(|e| format!("cannot watch the source dirs: {e}"))?;
+    let mut watched = Vec::new();
+    for (_, dir) in &dirs {
+        if !dir.is_dir() {
+            continue;
+        }
+        match watcher.watch(dir, RecursiveMode::Recursive) {
+            Ok(()) => watched.push(dir.clone()),
+            Err(e) => eprintln!("cairn-desktop: cannot watch {}: {e}", dir.display()),
+        }
+    }
+    std::thread::Builder::new()
+        .name("cairn-watch".into())
+        .spawn(move || debounce_loop(&app, &dirs, &rx))
+        .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
+    Ok(Watch {
+        _watcher: watcher,
+        dirs: watched,
+    })
+}
+
+fn debounce_loop<R: Runtime>(
+    app: &AppHandle<R>,
+    dirs: &[(Agent, PathBuf)],
+    rx: &mpsc::Receiver<notify::Result<notify::Event>>,
+) {
+    // Blocks without a timeout while idle: no wake-ups, no polling.
+    while let Ok(first) = rx.recv() {
+        let mut changed = BTreeSet::new();
+        collect(first, &mut changed);
+        let burst = Instant::now();
+        loop {
+            let left = MAX_BATCH.saturating_sub(burst.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match rx.recv_timeout(QUIET.min(left)) {
+                Ok(event) => collect(event, &mut changed),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        let files = transcripts(dirs, &changed);
+        if !files.is_empty() {
+            capture(app, &files);
+        }
+    }
+}
+
+/// Keep the paths of events that can mean new transcript content. Reads (our own capture
+/// opens the files) and metadata-only changes are ignored, so capturing never triggers itself.
+fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>) {
+    let Ok(event) = event else { return };
+    let relevant = matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Modify(
+                notify::event::ModifyKind::Data(_)
+                    | notify::event::ModifyKind::Name(_)
+                    | notify::event::ModifyKind::Any
+            )
+            | EventKind::Any
+    );
+    if relevant {
+        changed.extend(
+            event
+                .paths
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
+        );
+    }
+}
+
+/// The changed paths that are transcripts, classified by the agent whose source dir holds them
+/// (the most specific dir wins).
+pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Vec<FoundFile> {
+    changed
+        .iter()
+        .filter(|path| path.is_file())
+        .filter_map(|path| {
+            let agent = dirs
+                .iter()
+                .filter(|(_, dir)| path.starts_with(dir))
+                .max_by_key(|(_, dir)| dir.components().count())
+                .map(|(agent, _)| *agent)?;
+            classify(agent, path)
+        })
+        .collect()
+}
+
+fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
+    let backend = app.state::<Backend>();
+    let Ok(cairn) = backend.cairn() else { return };
+    match cairn.capture_paths(files, &Quiet) {
+        Ok(report) => {
+            if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0
+            {
+                let _ = ArchiveChanged {
+                    cause: ChangeCause::Watch,
+                    sessions_added: report.sessions_added,
+                    sessions_updated: report.sessions_updated,
+                    records_added: report.records_added,
+                }
+                .emit(app);
+            }
+        }
+        Err(e) => eprintln!("cairn-desktop: live capture failed: {e}"),
+    }
+}
+
+/// The directories to watch, from the archive's effective source dirs.
+pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<(Agent, PathBuf)> {
+    cairn
+        .source_dirs()
+        .into_iter()
+        .map(|(dir, _)| (dir.agent, dir.path))
+        .collect()
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { LinkError, parseLink, recordLink, toLink } from './links';
+
+const KEY = 'sha256-0123456789abcdef0123456789abcdef';
+
+describe('cairn:// links', () => {
+  it('open a session at a record, the anchor of every evidence link', () => {
+    expect(parseLink(`cairn://session/${KEY}?record=42`)).toEqual({ view: 'session', key: KEY, record: 42, turn: null });
+    expect(parseLink(`cairn://session/${KEY}?turn=3`)).toEqual({ view: 'session', key: KEY, record: null, turn: 3 });
+    expect(recordLink(KEY, 7)).toBe(`cairn://session/${KEY}?record=7`);
+  });
+
+  it('round-trip every place', () => {
+    const routes = [
+      { view: 'session', key: KEY, record: 0, turn: null },
+      { view: 'branches', branch: 'ref:refs/heads/feature/a-b', repo: null },
+      { view: 'branches', branch: 'ref:refs/heads/main', repo: '/home/a b/repo' },
+      { view: 'branches', branch: null, repo: null },
+      { view: 'search', q: 'flaky "test"' },
+      { view: 'sessions' },
+      { view: 'settings' },
+    ] as const;
+    for (const route of routes) expect(parseLink(toLink(route))).toEqual(route);
+  });
+
+  it.each([
+    ['https://example.com', 'not a cairn:// link'],
+    ['cairn://session/../../etc/passwd', 'not a session key'],
+    [`cairn://session/${KEY.toUpperCase()}`, 'not a session key'],
+    [`cairn://session/${KEY}?record=12abc`, 'record must be a whole number'],
+    [`cairn://session/${KEY}?record=-1`, 'record must be a whole number'],
+    [`cairn://session/${KEY}?record=1e3`, 'record must be a whole number'],
+    [`cairn://session/${KEY}?record=99999999999`, 'record must be a whole number'],
+    [`cairn://session/${KEY}?turn=01`, 'turn must be a whole number'],
+    ['cairn://branches?branch=main', 'not a branch key'],
+    ['cairn://recall', 'not a place in Cairn'],
+  ])('refuse %s', (link, why) => {
+    expect(() => parseLink(link)).toThrow(LinkError);
+    expect(() => parseLink(link)).toThrow(why);
+  });
+});

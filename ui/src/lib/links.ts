@@ -1,0 +1,102 @@
+// `cairn://` links and the routes they name. Pure functions, shared by the router and tests.
+//
+// Every evidence link in Cairn is `cairn://session/<key>?record=<ordinal>`: it opens the session
+// scrolled to that record, highlighted. Links come from outside (the command line, other apps),
+// so parsing validates every part and refuses anything else with a message that says why.
+
+export type Route =
+  | { view: 'branches'; branch: string | null; repo: string | null }
+  | { view: 'sessions' }
+  | { view: 'session'; key: string; record: number | null; turn: number | null }
+  | { view: 'search'; q: string }
+  | { view: 'settings' };
+
+export type View = Route['view'];
+
+/** A session key: `sha256-` and 32 lowercase hex digits (see cairn-core `keys`). */
+const SESSION_KEY = /^sha256-[0-9a-f]{32}$/;
+/** A record ordinal or turn index: a plain non-negative integer that fits a u32. */
+const INDEX = /^(0|[1-9][0-9]{0,9})$/;
+const MAX_INDEX = 4_294_967_295;
+/** A branch target key (`ref:refs/heads/<name>`), as the backend gives it. */
+const BRANCH_KEY = /^ref:refs\/[^\s\p{Cc}]{1,500}$/u;
+/** A repository root: an absolute path without control characters (a branch name is per repository). */
+const REPO_ROOT = /^\/[^\p{Cc}]{0,4095}$/u;
+
+export function isSessionKey(value: string): boolean {
+  return SESSION_KEY.test(value);
+}
+
+function index(value: string | null, name: string): number | null {
+  if (value === null) return null;
+  if (!INDEX.test(value) || Number(value) > MAX_INDEX) {
+    throw new LinkError(`${name} must be a whole number, not "${value}"`);
+  }
+  return Number(value);
+}
+
+export class LinkError extends Error {}
+
+/** The route a `cairn://` link names; throws [`LinkError`] saying what is wrong with it. */
+export function parseLink(link: string): Route {
+  if (!link.startsWith('cairn://')) throw new LinkError('not a cairn:// link');
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    throw new LinkError('the link is malformed');
+  }
+  const where = url.host;
+  const path = url.pathname.replace(/^\/+/, '');
+  const param = (name: string) => url.searchParams.get(name);
+  switch (where) {
+    case 'session': {
+      const key = decodeURIComponent(path);
+      if (!isSessionKey(key)) throw new LinkError(`"${key}" is not a session key (sha256-… with 32 hex digits)`);
+      return { view: 'session', key, record: index(param('record'), 'record'), turn: index(param('turn'), 'turn') };
+    }
+    case 'branches': {
+      const branch = param('branch');
+      if (branch !== null && !BRANCH_KEY.test(branch)) throw new LinkError(`"${branch}" is not a branch key`);
+      const repo = param('repo');
+      if (repo !== null && !REPO_ROOT.test(repo)) throw new LinkError('repo must be an absolute path');
+      return { view: 'branches', branch, repo: branch === null ? null : repo };
+    }
+    case 'sessions':
+      return { view: 'sessions' };
+    case 'search':
+      return { view: 'search', q: (param('q') ?? '').slice(0, 500) };
+    case 'settings':
+      return { view: 'settings' };
+    default:
+      throw new LinkError(`cairn://${where} is not a place in Cairn`);
+  }
+}
+
+/** The `cairn://` link of a route. */
+export function toLink(route: Route): string {
+  switch (route.view) {
+    case 'session': {
+      const params = new URLSearchParams();
+      if (route.record !== null) params.set('record', String(route.record));
+      if (route.turn !== null) params.set('turn', String(route.turn));
+      const query = params.toString();
+      return `cairn://session/${route.key}${query ? `?${query}` : ''}`;
+    }
+    case 'branches':
+      if (route.branch === null) return 'cairn://branches';
+      return `cairn://branches?${new URLSearchParams(
+        route.repo === null ? { branch: route.branch } : { branch: route.branch, repo: route.repo },
+      )}`;
+    case 'search':
+      return route.q ? `cairn://search?${new URLSearchParams({ q: route.q })}` : 'cairn://search';
+    default:
+      return `cairn://${route.view}`;
+  }
+}
+
+/** The anchor of one record: what Recall's evidence links point at. */
+export function recordLink(sessionKey: string, ordinal: number): string {
+  return toLink({ view: 'session', key: sessionKey, record: ordinal, turn: null });
+}
+

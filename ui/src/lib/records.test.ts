@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordView } from './api';
+import {
+  MATCH_END as E,
+  MATCH_START as S,
+  firstLines,
+  inputFolds,
+  outcomeLabel,
+  recordHeading,
+  snippetParts,
+  toolInput,
+} from './records';
+import { fakeRecords } from '../testing/fake-backend';
+
+const call = (tool_name: string, input: unknown, tool_kind = 'other'): RecordView => ({
+  ...fakeRecords(0)[1]!,
+  tool_name,
+  tool_kind,
+  tool_input: typeof input === 'string' ? input : JSON.stringify(input),
+});
+
+describe('tool input', () => {
+  it('shows an edit as a diff', () => {
+    expect(toolInput(call('Edit', { file_path: '/r/a.ts', old_string: 'a\nb\n', new_string: 'c' }, 'file_edit'))).toEqual({
+      type: 'diff',
+      path: '/r/a.ts',
+      lines: [
+        { sign: '-', text: 'a' },
+        { sign: '-', text: 'b' },
+        { sign: '+', text: 'c' },
+      ],
+    });
+    const multi = toolInput(call('MultiEdit', { file_path: '/r/a', edits: [{ old_string: 'x', new_string: 'y' }] }, 'file_edit'));
+    expect(multi.type === 'diff' && multi.lines.map((l) => l.sign).join('')).toBe('@-+');
+    const write = toolInput(call('Write', { file_path: '/r/n', content: 'new\nfile' }, 'file_edit'));
+    expect(write.type === 'diff' && write.lines.every((l) => l.sign === '+')).toBe(true);
+  });
+
+  it('shows apply_patch in its three forms as a diff', () => {
+    const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-old\n+new\n*** End Patch';
+    for (const input of [patch, { input: patch }, { command: ['apply_patch', patch] }]) {
+      const shown = toolInput(call('apply_patch', input));
+      expect(shown.type).toBe('diff');
+      expect(shown.type === 'diff' && shown.lines.filter((l) => l.sign === '+' || l.sign === '-')).toEqual([
+        { sign: '-', text: 'old' },
+        { sign: '+', text: 'new' },
+      ]);
+    }
+  });
+
+  it('shows exec as a command line', () => {
+    expect(toolInput(call('Bash', { command: 'cargo test', description: 'Run the tests' }, 'exec'))).toEqual({
+      type: 'command',
+      command: 'cargo test',
+      description: 'Run the tests',
+    });
+    expect(toolInput(call('shell', { command: ['bash', '-lc', 'ls'] }, 'exec'))).toMatchObject({ command: 'bash -lc ls' });
+  });
+
+  it('falls back to JSON, and folds long input', () => {
+    const shown = toolInput(call('WebSearch', { query: 'x'.repeat(700) }));
+    expect(shown.type).toBe('json');
+    expect(inputFolds(shown)).toBe(true);
+    expect(toolInput({ ...call('X', null), tool_input: null })).toEqual({ type: 'none' });
+  });
+});
+
+describe('record text', () => {
+  it('names who wrote a record', () => {
+    const [user, edit, , result] = fakeRecords(0);
+    expect(recordHeading(user!)).toBe('User');
+    expect(recordHeading({ ...user!, prompt_source: 'system_injected' })).toBe('Injected prompt');
+    expect(recordHeading(edit!)).toBe('Edit');
+    expect(recordHeading(result!)).toBe('Result of Bash');
+  });
+
+  it('folds to the first lines', () => {
+    expect(firstLines('a\nb\nc\nd', 2)).toEqual({ text: 'a\nb', cut: true });
+    expect(firstLines('a\nb', 2)).toEqual({ text: 'a\nb', cut: false });
+  });
+
+  it('reports failures', () => {
+    const result = fakeRecords(0)[3]!;
+    expect(outcomeLabel({ ...result, exit_code: 2 })).toBe('exit 2');
+    expect(outcomeLabel({ ...result, exit_code: 0 })).toBeNull();
+    expect(outcomeLabel({ ...result, exit_code: null, outcome: 'failed' })).toBe('failed');
+  });
+
+  it('splits a search snippet into marked and plain text', () => {
+    expect(snippetParts(`ran ${S}cargo${E} then [${S}test${E}]!`)).toEqual([
+      { text: 'ran ', match: false },
+      { text: 'cargo', match: true },
+      { text: ' then [', match: false },
+      { text: 'test', match: true },
+      { text: ']!', match: false },
+    ]);
+  });
+});

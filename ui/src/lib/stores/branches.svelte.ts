@@ -1,0 +1,89 @@
+// The Branches page: repositories with their branches (a flat list of rows, repository
+// headers included), which branch is selected, and which pane the keyboard drives.
+import { api, type Api, type Branch, type Repo } from '../api';
+import { Resource } from './resource.svelte';
+
+export type BranchRow = { type: 'repo'; repo: Repo } | { type: 'branch'; repo: Repo; branch: Branch };
+
+export class BranchesStore {
+  repos = new Resource<Repo[]>();
+  /** Index of the selected branch row, -1 for none. */
+  selected = $state(-1);
+  /** Where j/k go: the branch list, or the open branch's timeline. */
+  pane: 'list' | 'timeline' = $state('list');
+  #api: Pick<Api, 'listBranches'>;
+  #inflight: Promise<void> | null = null;
+
+  constructor(backend: Pick<Api, 'listBranches'> = api) {
+    this.#api = backend;
+  }
+
+  rows: BranchRow[] = $derived.by(() => {
+    const out: BranchRow[] = [];
+    for (const repo of this.repos.data ?? []) {
+      out.push({ type: 'repo', repo });
+      for (const branch of repo.branches) out.push({ type: 'branch', repo, branch });
+    }
+    return out;
+  });
+
+  get selectedRow(): Extract<BranchRow, { type: 'branch' }> | null {
+    const row = this.rows[this.selected];
+    return row?.type === 'branch' ? row : null;
+  }
+
+  /** Number of branches across repositories. */
+  get branchCount(): number {
+    return this.rows.filter((r) => r.type === 'branch').length;
+  }
+
+  /** Load (or reload, keeping the list on screen) and keep the selection by repo and branch.
+   * A load asked for while one is in flight joins it (the start-up prefetch, then the view). */
+  load(): Promise<void> {
+    this.#inflight ??= this.#load().finally(() => (this.#inflight = null));
+    return this.#inflight;
+  }
+
+  /** Load again even if a load is in flight (the archive changed since it started). */
+  reload(): Promise<void> {
+    this.#inflight = this.#load().finally(() => (this.#inflight = null));
+    return this.#inflight;
+  }
+
+  async #load(): Promise<void> {
+    const previous = this.selectedRow;
+    const kept = await this.repos.load(() => this.#api.listBranches(), { keep: true });
+    if (!kept) return;
+    const index = previous
+      ? this.rows.findIndex(
+          (r) => r.type === 'branch' && r.repo.root === previous.repo.root && r.branch.key === previous.branch.key,
+        )
+      : -1;
+    this.selected = index;
+  }
+
+  /** Select the branch row `index` (repository headers are skipped in the direction of travel). */
+  select(index: number, direction = 1): void {
+    const rows = this.rows;
+    let i = Math.min(Math.max(index, 0), rows.length - 1);
+    while (i >= 0 && i < rows.length && rows[i]!.type !== 'branch') i += direction;
+    if (i >= 0 && i < rows.length) this.selected = i;
+  }
+
+  /** Select the row showing the branch `key` of repository `repo` (a link, a restored place);
+   * without a repository, the first row with that branch. */
+  selectKey(key: string, repo: string | null = null): void {
+    const index = this.rows.findIndex(
+      (r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo),
+    );
+    if (index >= 0) this.selected = index;
+  }
+
+  move(delta: number): void {
+    if (this.rows.length === 0) return;
+    if (this.selected < 0) this.select(delta > 0 ? 0 : this.rows.length - 1, delta > 0 ? 1 : -1);
+    else this.select(this.selected + delta, delta > 0 ? 1 : -1);
+  }
+}
+
+export const branches = new BranchesStore();

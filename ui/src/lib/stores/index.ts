@@ -1,0 +1,46 @@
+// The window's stores in one bundle, so App takes them as one prop and tests build fresh ones.
+import { Router, router } from '../router.svelte';
+import { AppStore, app } from './app.svelte';
+import { BranchesStore, branches } from './branches.svelte';
+import { Clock, clock } from './clock.svelte';
+import { LiveStore, live } from './live.svelte';
+import { SearchStore, search } from './search.svelte';
+import { SessionStore, session } from './session.svelte';
+import { SessionsStore, sessions } from './sessions.svelte';
+import { SettingsStore, settings } from './settings.svelte';
+import { SkimStore, skim } from './skim.svelte';
+import { SyncStore, sync } from './sync.svelte';
+
+export interface Stores {
+  router: Router;
+  app: AppStore;
+  sync: SyncStore;
+  live: LiveStore;
+  clock: Clock;
+  branches: BranchesStore;
+  skim: SkimStore;
+  session: SessionStore;
+  sessions: SessionsStore;
+  search: SearchStore;
+  settings: SettingsStore;
+}
+
+/** The window's own stores. */
+export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings };
+
+/** Fresh stores over the real bindings (tests mock the IPC underneath). */
+export function createStores(): Stores {
+  return {
+    router: new Router(),
+    app: new AppStore(),
+    sync: new SyncStore(),
+    live: new LiveStore(),
+    clock: new Clock(),
+    branches: new BranchesStore(),
+    skim: new SkimStore(),
+    session: new SessionStore(),
+    sessions: new SessionsStore(),
+    search: new SearchStore(),
+    settings: new SettingsStore(),
+  };
+}

@@ -1,0 +1,190 @@
+// One open session: its details (model, tokens, sub-agents), its turn timeline, the turns
+// expanded to their records, and the record an anchor points at.
+//
+// The timeline is flattened into rows for the virtual list: a row per turn, and under an
+// expanded turn a row per record (or one row saying the records are loading or failed).
+import { SvelteMap, SvelteSet } from 'svelte/reactivity';
+import { api, type Api, type RecordView, type SessionDetail, type SessionTimeline, type TimelineTurn } from '../api';
+import type { TurnRecords } from '../api';
+import { Resource } from './resource.svelte';
+
+export type SessionApi = Pick<Api, 'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn'>;
+
+export type TimelineRow =
+  | { type: 'turn'; turn: TimelineTurn; expanded: boolean }
+  | { type: 'record'; turn: TimelineTurn; record: RecordView }
+  | { type: 'records-state'; turn: TimelineTurn; records: Resource<TurnRecords> };
+
+export class SessionStore {
+  key: string | null = $state(null);
+  detail = new Resource<SessionDetail>();
+  timeline = new Resource<SessionTimeline>();
+  /** Expanded turns by turn index, each with its records. */
+  expanded = new SvelteMap<number, Resource<TurnRecords>>();
+  /** The record an anchor points at, highlighted. */
+  highlight: number | null = $state(null);
+  /** Why an anchor could not be followed. */
+  anchorError: string | null = $state(null);
+  /** Records whose long bodies are unfolded, by ordinal (kept across virtual-list recycling). */
+  unfolded = new SvelteSet<number>();
+  selected = $state(-1);
+  /** Asks the list to bring a row to the middle; the token makes repeated asks count. */
+  scrollRequest: { index: number; token: number } | null = $state(null);
+  #api: SessionApi;
+  #token = 0;
+  #loading = new WeakMap<Resource<TurnRecords>, Promise<void>>();
+
+  constructor(backend: SessionApi = api) {
+    this.#api = backend;
+  }
+
+  rows: TimelineRow[] = $derived.by(() => {
+    const out: TimelineRow[] = [];
+    for (const turn of this.timeline.data?.turns ?? []) {
+      const records = this.expanded.get(turn.turn_index);
+      out.push({ type: 'turn', turn, expanded: records !== undefined });
+      if (records === undefined) continue;
+      if (records.data) {
+        for (const record of records.data.records) out.push({ type: 'record', turn, record });
+      } else {
+        out.push({ type: 'records-state', turn, records });
+      }
+    }
+    return out;
+  });
+
+  /** Open session `key`; with `record`, scroll to that record and highlight it; with `turn`,
+   * expand that turn and scroll to it. */
+  async open(key: string, target: { record?: number | null; turn?: number | null } = {}): Promise<void> {
+    if (key !== this.key) {
+      this.key = key;
+      this.expanded.clear();
+      this.unfolded.clear();
+      this.selected = -1;
+      this.detail.reset();
+      this.timeline.reset();
+    }
+    this.highlight = null;
+    this.anchorError = null;
+    void this.detail.load(() => this.#api.sessionDetail(key), { keep: true });
+    await this.timeline.load(() => this.#api.sessionTimeline(key), { keep: true });
+    if (this.key !== key || this.timeline.status !== 'ready') return;
+    if (target.record !== undefined && target.record !== null) await this.focusRecord(target.record);
+    else if (target.turn !== undefined && target.turn !== null) await this.focusTurn(target.turn, true);
+    else if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
+  }
+
+  /** Reload what is on screen (the archive changed), keeping expanded turns and the place. */
+  async refresh(): Promise<void> {
+    const key = this.key;
+    if (key === null) return;
+    void this.detail.retry();
+    await this.timeline.retry();
+    for (const records of this.expanded.values()) void records.retry();
+  }
+
+  /** Expand a turn (loading its records) or collapse it. */
+  toggle(turnIndex: number): Promise<void> {
+    if (this.expanded.has(turnIndex)) {
+      this.expanded.delete(turnIndex);
+      this.#keepSelectionOnTurn(turnIndex);
+      return Promise.resolve();
+    }
+    return this.expand(turnIndex);
+  }
+
+  /** Expand a turn and load its records; resolves when they are loaded (or failed). */
+  async expand(turnIndex: number): Promise<void> {
+    const key = this.key;
+    if (key === null) return;
+    let records = this.expanded.get(turnIndex);
+    if (records === undefined) {
+      records = new Resource<TurnRecords>();
+      this.expanded.set(turnIndex, records);
+    }
+    if (records.status === 'ready') return;
+    const inFlight = this.#loading.get(records);
+    if (inFlight) return inFlight;
+    const loading = records.load(() => this.#api.turnRecords(key, turnIndex)).then(() => {
+      this.#loading.delete(records);
+    });
+    this.#loading.set(records, loading);
+    return loading;
+  }
+
+  /** Follow a record anchor: find its turn, expand it, select, highlight and centre the record. */
+  async focusRecord(ordinal: number): Promise<void> {
+    const key = this.key;
+    if (key === null) return;
+    this.highlight = ordinal;
+    let outcome;
+    try {
+      outcome = await this.#api.recordTurn(key, ordinal);
+    } catch (error) {
+      outcome = { status: 'error' as const, error: String(error) };
+    }
+    if (this.key !== key) return;
+    if (outcome.status === 'error') {
+      this.anchorError = outcome.error;
+      return;
+    }
+    if (outcome.data === null) {
+      this.anchorError = `This session has no record #${ordinal}; it may not have been captured yet.`;
+      return;
+    }
+    await this.expand(outcome.data);
+    const index = this.rows.findIndex((r) => r.type === 'record' && r.record.ordinal === ordinal);
+    if (index < 0) {
+      this.anchorError = `Record #${ordinal} could not be shown.`;
+      return;
+    }
+    this.selected = index;
+    this.#scrollTo(index);
+  }
+
+  /** Select (and optionally expand) turn `turnIndex` and bring it into view. */
+  async focusTurn(turnIndex: number, expand: boolean): Promise<void> {
+    if (expand) await this.expand(turnIndex);
+    const index = this.rows.findIndex((r) => r.type === 'turn' && r.turn.turn_index === turnIndex);
+    if (index < 0) {
+      this.anchorError = `This session has no turn #${turnIndex}.`;
+      return;
+    }
+    this.selected = index;
+    this.#scrollTo(index);
+  }
+
+  #scrollTo(index: number): void {
+    this.scrollRequest = { index, token: ++this.#token };
+  }
+
+  #keepSelectionOnTurn(turnIndex: number): void {
+    const index = this.rows.findIndex((r) => r.type === 'turn' && r.turn.turn_index === turnIndex);
+    if (index >= 0) this.selected = index;
+  }
+
+  select(index: number): void {
+    this.selected = this.rows.length === 0 ? -1 : Math.min(Math.max(index, 0), this.rows.length - 1);
+  }
+
+  move(delta: number): void {
+    if (this.rows.length === 0) return;
+    this.select(this.selected < 0 ? (delta > 0 ? 0 : this.rows.length - 1) : this.selected + delta);
+  }
+
+  /** Enter on the selected row: a turn expands or collapses; a record unfolds or folds. */
+  activate(index = this.selected): void {
+    const row = this.rows[index];
+    if (row === undefined) return;
+    if (row.type === 'turn') void this.toggle(row.turn.turn_index);
+    else if (row.type === 'record') this.toggleFold(row.record.ordinal);
+    else void row.records.retry({ keep: false });
+  }
+
+  toggleFold(ordinal: number): void {
+    if (this.unfolded.has(ordinal)) this.unfolded.delete(ordinal);
+    else this.unfolded.add(ordinal);
+  }
+}
+
+export const session = new SessionStore();

@@ -1,0 +1,114 @@
+// Settings: where transcripts are read from (editable), the capture hooks (status, preview,
+// install), health checks (retention among them) and the outbound privacy preview.
+import {
+  api,
+  type Agent,
+  type Api,
+  type DoctorReport,
+  type HookInstall,
+  type HooksOverview,
+  type OutboundPreview,
+  type SourceDirStatus,
+} from '../api';
+import { Resource } from './resource.svelte';
+
+export type SettingsApi = Pick<
+  Api,
+  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'doctor' | 'privacyPreview'
+>;
+
+export const AGENTS: Agent[] = ['claude', 'codex'];
+
+export const PRIVACY_SAMPLE =
+  'Deploy failed in /home/me/work/shop/src/pay.ts: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; see https://ci.example.com/run/42';
+
+export class SettingsStore {
+  sources = new Resource<SourceDirStatus[]>();
+  /** The folder list being edited, one path per line, per agent. */
+  drafts: Record<Agent, string> = $state({ claude: '', codex: '' });
+  saving: Record<Agent, Resource<SourceDirStatus[]>> = { claude: new Resource(), codex: new Resource() };
+  hooks = new Resource<HooksOverview>();
+  /** Per agent: the dry run shown before installing, then the install itself. */
+  hookPreview: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
+  hookInstall: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
+  doctor = new Resource<DoctorReport>();
+  privacyText = $state(PRIVACY_SAMPLE);
+  privacy = new Resource<OutboundPreview>();
+  #api: SettingsApi;
+
+  constructor(backend: SettingsApi = api) {
+    this.#api = backend;
+  }
+
+  load(): Promise<unknown> {
+    return Promise.all([this.loadSources(), this.hooks.load(() => this.#api.hookOverview()), this.loadDoctor(), this.preview()]);
+  }
+
+  async loadSources(): Promise<void> {
+    await this.sources.load(() => this.#api.sourceDirs(), { keep: true });
+    this.#resetDrafts();
+  }
+
+  loadDoctor(): Promise<boolean> {
+    return this.doctor.load(() => this.#api.doctor(), { keep: true });
+  }
+
+  dirsOf(agent: Agent): SourceDirStatus[] {
+    return (this.sources.data ?? []).filter((d) => d.agent === agent);
+  }
+
+  /** Has the person changed an agent's folder list? */
+  edited(agent: Agent): boolean {
+    return parseDirs(this.drafts[agent]).join('\n') !== this.dirsOf(agent).map((d) => d.path).join('\n');
+  }
+
+  /** Save an agent's folders (blank restores the default); the shell reopens the archive. */
+  async saveDirs(agent: Agent): Promise<void> {
+    const dirs = parseDirs(this.drafts[agent]);
+    await this.saving[agent].load(() => this.#api.setSourceDirs(agent, dirs));
+    if (this.saving[agent].status === 'ready') {
+      this.sources.data = this.saving[agent].data;
+      this.#resetDrafts();
+      void this.loadDoctor();
+    }
+  }
+
+  /** Use the default folders again. */
+  resetDirs(agent: Agent): Promise<void> {
+    this.drafts[agent] = '';
+    return this.saveDirs(agent);
+  }
+
+  /** Show what installing the hook would change (a diff), without writing. */
+  previewHook(agent: Agent): Promise<boolean> {
+    this.hookInstall[agent].reset();
+    return this.hookPreview[agent].load(() => this.#api.installHook(agent, true));
+  }
+
+  async installHook(agent: Agent): Promise<void> {
+    await this.hookInstall[agent].load(() => this.#api.installHook(agent, false));
+    if (this.hookInstall[agent].status === 'ready') {
+      this.hookPreview[agent].reset();
+      await this.hooks.load(() => this.#api.hookOverview(), { keep: true });
+    }
+  }
+
+  preview(): Promise<boolean> {
+    const text = this.privacyText;
+    return this.privacy.load(() => this.#api.privacyPreview(text), { keep: true });
+  }
+
+  #resetDrafts(): void {
+    for (const agent of AGENTS) this.drafts[agent] = this.dirsOf(agent).map((d) => d.path).join('\n');
+  }
+}
+
+/** One folder per line; blank lines dropped. */
+export function parseDirs(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+}
+
+export const settings = new SettingsStore();

@@ -1,0 +1,89 @@
+// A branch's skim timeline: sessions in order with their turns, flattened into rows for the
+// virtual list; sessions that only ran on the branch sit in a collapsed group at the end.
+import { api, type Api, type SkimSession, type SkimTurn, type SkimView } from '../api';
+import { Resource } from './resource.svelte';
+
+export type SkimRow =
+  | { type: 'session'; session: SkimSession }
+  | { type: 'turn'; session: SkimSession; turn: SkimTurn }
+  | { type: 'weak-group'; count: number; open: boolean };
+
+export class SkimStore {
+  /** The branch target key (`ref:refs/heads/<name>`) on screen. */
+  target: string | null = $state(null);
+  /** The repository the branch belongs to (its root); `null` = every repository with the branch. */
+  repo: string | null = $state(null);
+  view = new Resource<SkimView>();
+  /** Is the "Also ran on this branch" group open? */
+  weakOpen = $state(false);
+  selected = $state(-1);
+  #api: Pick<Api, 'skimBranch'>;
+
+  constructor(backend: Pick<Api, 'skimBranch'> = api) {
+    this.#api = backend;
+  }
+
+  rows: SkimRow[] = $derived.by(() => {
+    const sessions = this.view.data?.sessions ?? [];
+    const out: SkimRow[] = [];
+    const push = (session: SkimSession) => {
+      out.push({ type: 'session', session });
+      for (const turn of session.turns) out.push({ type: 'turn', session, turn });
+    };
+    const weak = sessions.filter((s) => s.weak);
+    for (const s of sessions) if (!s.weak) push(s);
+    if (weak.length > 0) {
+      out.push({ type: 'weak-group', count: weak.length, open: this.weakOpen });
+      if (this.weakOpen) weak.forEach(push);
+    }
+    return out;
+  });
+
+  get strongCount(): number {
+    return (this.view.data?.sessions ?? []).filter((s) => !s.weak).length;
+  }
+
+  /** Show `target`'s timeline in `repo` (weak sessions are fetched too, for the collapsed group). */
+  async load(target: string, repo: string | null = null): Promise<void> {
+    if (target !== this.target || repo !== this.repo) {
+      this.target = target;
+      this.repo = repo;
+      this.weakOpen = false;
+      this.selected = -1;
+      this.view.reset();
+    }
+    await this.view.load(() => this.#api.skimBranch(target, true, repo), { keep: true });
+    if (this.selected >= this.rows.length) this.selected = this.rows.length - 1;
+    if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
+  }
+
+  refresh(): Promise<void> {
+    return this.target === null ? Promise.resolve() : this.load(this.target, this.repo);
+  }
+
+  clear(): void {
+    this.target = null;
+    this.repo = null;
+    this.selected = -1;
+    this.view.reset();
+  }
+
+  toggleWeak(): void {
+    this.weakOpen = !this.weakOpen;
+  }
+
+  select(index: number): void {
+    this.selected = this.rows.length === 0 ? -1 : Math.min(Math.max(index, 0), this.rows.length - 1);
+  }
+
+  move(delta: number): void {
+    if (this.rows.length === 0) return;
+    this.select(this.selected < 0 ? (delta > 0 ? 0 : this.rows.length - 1) : this.selected + delta);
+  }
+
+  get selectedRow(): SkimRow | null {
+    return this.rows[this.selected] ?? null;
+  }
+}
+
+export const skim = new SkimStore();

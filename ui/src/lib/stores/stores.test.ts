@@ -1,0 +1,285 @@
+// The stores behind the views, over small fake backends.
+import { describe, expect, it, vi } from 'vitest';
+import type { Outcome, SkimView } from '../api';
+import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
+import { Resource } from './resource.svelte';
+import { SessionStore, type SessionApi } from './session.svelte';
+import { SkimStore } from './skim.svelte';
+import { SearchStore, SEARCH_DELAY_MS } from './search.svelte';
+import { SyncStore } from './sync.svelte';
+import { BranchesStore } from './branches.svelte';
+import { SettingsStore, parseDirs } from './settings.svelte';
+import type { Api } from '../api';
+
+const ok = <T>(data: T): Outcome<T> => ({ status: 'ok', data });
+const fail = (error: string): Outcome<never> => ({ status: 'error', error });
+
+/** The fake backend's handler as the generated `commands` object (only what a store uses). */
+function api(options = {}): Api {
+  const { handler } = fakeBackend(options);
+  const call = (cmd: string, args: Record<string, unknown>) =>
+    handler(cmd, args).then(ok, (error: unknown) => fail(String(error)));
+  return {
+    listBranches: () => call('list_branches', {}),
+    skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) =>
+      call('skim_branch', { targetKey, includeWeak, repoRoot }),
+    sessionDetail: (sessionKey: string) => call('session_detail', { sessionKey }),
+    sessionTimeline: (sessionKey: string) => call('session_timeline', { sessionKey }),
+    turnRecords: (sessionKey: string, turnIndex: number) => call('turn_records', { sessionKey, turnIndex }),
+    recordTurn: (sessionKey: string, ordinal: number) => call('record_turn', { sessionKey, ordinal }),
+    sourceDirs: () => call('source_dirs', {}),
+    setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
+    hookOverview: () => call('hook_overview', {}),
+    installHook: (agent: string, dryRun: boolean) => call('install_hook', { agent, dryRun }),
+    doctor: () => call('doctor', {}),
+    privacyPreview: (text: string) => call('privacy_preview', { text }),
+  } as unknown as Api;
+}
+
+describe('Resource', () => {
+  it('goes idle → loading → ready, keeps data on a kept reload, and retries the last load', async () => {
+    const r = new Resource<number>();
+    expect(r.status).toBe('idle');
+    let n = 0;
+    const loading = r.load(async () => ok(++n));
+    expect(r.status).toBe('loading');
+    await loading;
+    expect([r.status, r.data]).toEqual(['ready', 1]);
+    const again = r.retry();
+    expect(r.data).toBe(1);
+    await again;
+    expect(r.data).toBe(2);
+  });
+
+  it('keeps only the newest answer', async () => {
+    const r = new Resource<string>();
+    let release: (v: Outcome<string>) => void = () => {};
+    const old = r.load(() => new Promise((resolve) => (release = resolve)));
+    await r.load(async () => ok('new'));
+    release(ok('old'));
+    expect(await old).toBe(false);
+    expect(r.data).toBe('new');
+  });
+
+  it('turns a rejection into an error', async () => {
+    const r = new Resource<string>();
+    await r.load(() => Promise.reject(new Error('IPC is down')));
+    expect([r.status, r.error]).toEqual(['error', 'IPC is down']);
+  });
+});
+
+describe('SessionStore', () => {
+  it('lists turns, expands one into its records and collapses it', async () => {
+    const store = new SessionStore(api({ turns: 3 }) as SessionApi);
+    await store.open(key(1));
+    expect(store.rows.map((r) => r.type)).toEqual(['turn', 'turn', 'turn']);
+    expect(store.selected).toBe(0);
+    const expanding = store.toggle(1);
+    expect(store.rows.map((r) => r.type)).toEqual(['turn', 'turn', 'records-state', 'turn']);
+    await expanding;
+    expect(store.rows.map((r) => (r.type === 'record' ? r.record.ordinal : r.type))).toEqual(['turn', 'turn', 4, 5, 6, 7, 'turn']);
+    await store.toggle(1);
+    expect(store.rows).toHaveLength(3);
+    expect(store.selected).toBe(1);
+  });
+
+  it('follows a record anchor: expands its turn, selects, highlights and scrolls to it', async () => {
+    const store = new SessionStore(api({ turns: 100_000 }) as SessionApi);
+    await store.open(key(1), { record: 200_001 });
+    expect([...store.expanded.keys()]).toEqual([50_000]);
+    const row = store.rows[store.selected];
+    expect(row?.type === 'record' && row.record.ordinal).toBe(200_001);
+    expect(store.highlight).toBe(200_001);
+    expect(store.scrollRequest?.index).toBe(store.selected);
+    expect(store.rows).toHaveLength(100_004);
+  });
+
+  it('explains an anchor past the end, and a failed turn load with a retry', async () => {
+    const backend = api({ turns: 2, failOnce: { turn_records: 'database locked' } }) as SessionApi;
+    const store = new SessionStore(backend);
+    await store.open(key(1), { record: 99 });
+    expect(store.anchorError).toContain('no record #99');
+    await store.expand(0);
+    const state = store.rows[1];
+    expect(state?.type === 'records-state' && state.records.error).toBe('database locked');
+    store.activate(1);
+    await vi.waitFor(() => expect(store.rows[1]?.type).toBe('record'));
+  });
+
+  it('folds and unfolds a record by Enter', async () => {
+    const store = new SessionStore(api() as SessionApi);
+    await store.open(key(1), { turn: 0 });
+    const index = store.rows.findIndex((r) => r.type === 'record' && r.record.kind === 'tool_result');
+    store.activate(index);
+    expect(store.unfolded.has(3)).toBe(true);
+    store.activate(index);
+    expect(store.unfolded.has(3)).toBe(false);
+  });
+});
+
+describe('SkimStore', () => {
+  it('puts weak sessions in a collapsed group at the end', async () => {
+    const store = new SkimStore(api());
+    await store.load('ref:refs/heads/feature/login');
+    const kinds = store.rows.map((r) => (r.type === 'session' ? `s${r.session.weak ? '-weak' : ''}` : r.type));
+    expect(kinds).toEqual(['s', 'turn', 'turn', 'turn', 's', 'turn', 'turn', 'turn', 'weak-group']);
+    store.toggleWeak();
+    expect(store.rows.slice(-3).map((r) => r.type)).toEqual(['session', 'turn', 'turn']);
+    expect(store.strongCount).toBe(2);
+  });
+
+  it('keeps what is on screen while a refresh runs and starts over for another branch', async () => {
+    let answer: SkimView = fakeSkim('ref:refs/heads/feature/login');
+    const store = new SkimStore({ skimBranch: async () => ok(answer) } as unknown as Api);
+    await store.load('ref:refs/heads/feature/login');
+    store.select(4);
+    const refreshing = store.refresh();
+    expect(store.rows.length).toBeGreaterThan(0);
+    await refreshing;
+    expect(store.selected).toBe(4);
+    answer = fakeSkim('ref:refs/heads/other');
+    await store.load('ref:refs/heads/other');
+    expect(store.rows).toEqual([]);
+    expect(store.selected).toBe(-1);
+  });
+
+  it("asks for one repository's branch, and the same branch in another repository is another timeline", async () => {
+    const asked: (string | null)[] = [];
+    const store = new SkimStore({
+      skimBranch: async (_target: string, _weak: boolean, repo: string | null) => {
+        asked.push(repo);
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+    } as unknown as Api);
+    await store.load('ref:refs/heads/main', '/home/dev/shop');
+    store.select(2);
+    await store.refresh();
+    expect(store.selected).toBe(2);
+    await store.load('ref:refs/heads/main', '/home/dev/blog');
+    expect(store.selected).toBe(0);
+    expect(asked).toEqual(['/home/dev/shop', '/home/dev/shop', '/home/dev/blog']);
+  });
+});
+
+describe('BranchesStore', () => {
+  it('skips repository headings when moving and keeps the selection across a reload', async () => {
+    const store = new BranchesStore(api());
+    await store.load();
+    store.move(1);
+    expect(store.selectedRow?.branch.name).toBe('feature/login');
+    store.move(1);
+    store.move(1);
+    expect(store.selectedRow?.branch.name).toBe('drafts');
+    await store.load();
+    expect(store.selectedRow?.branch.name).toBe('drafts');
+    store.selectKey('ref:refs/heads/main');
+    expect(store.selectedRow?.repo.name).toBe('shop');
+  });
+});
+
+describe('BranchesStore loading', () => {
+  it('joins a load in flight (the start-up prefetch) but reloads when the archive changed', async () => {
+    const listBranches = vi.fn(async () => ok([]));
+    const store = new BranchesStore({ listBranches } as unknown as Api);
+    await Promise.all([store.load(), store.load()]);
+    expect(listBranches).toHaveBeenCalledTimes(1);
+    const first = store.load();
+    await Promise.all([first, store.reload()]);
+    expect(listBranches).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe('SearchStore', () => {
+  it('sends only the filters that are set; "to" includes the whole day', () => {
+    const store = new SearchStore({ searchArchive: vi.fn() } as unknown as Api);
+    store.text = '  flaky test ';
+    expect(store.query).toEqual({ text: 'flaky test', limit: 200 });
+    store.agent = 'codex';
+    store.project = 'shop';
+    store.branch = 'main';
+    store.since = '2026-11-01';
+    store.until = '2026-11-30';
+    expect(store.query).toEqual({
+      text: 'flaky test',
+      agent: 'codex',
+      project: 'shop',
+      branch: 'main',
+      since: '2026-11-01',
+      until: '2026-12-01',
+      limit: 200,
+    });
+  });
+
+  it('searches once the typing pauses, and a blank query clears', async () => {
+    vi.useFakeTimers();
+    try {
+      const searchArchive = vi.fn(async () => ok([]));
+      const store = new SearchStore({ searchArchive } as unknown as Api);
+      store.text = 'a';
+      store.schedule();
+      store.text = 'ab';
+      store.schedule();
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS + 10);
+      expect(searchArchive).toHaveBeenCalledTimes(1);
+      expect(searchArchive).toHaveBeenCalledWith({ text: 'ab', limit: 200 });
+      store.text = ' ';
+      await store.run();
+      expect(store.results.status).toBe('idle');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('SyncStore', () => {
+  it('follows progress events and reports the result', async () => {
+    let emit: (p: { phase: 'start' | 'advance' | 'finish'; files: number; bytes_total: number; bytes_done: number }) => void =
+      () => {};
+    let finish: (o: Outcome<never>) => void = () => {};
+    const store = new SyncStore(
+      { syncArchive: () => new Promise((resolve) => (finish = resolve)) } as unknown as Api,
+      async (handler) => {
+        emit = handler;
+        return () => {};
+      },
+    );
+    const running = store.run();
+    await vi.waitFor(() => expect(store.status).toBe('running'));
+    expect(store.fraction).toBeNull();
+    emit({ phase: 'advance', files: 4, bytes_total: 200, bytes_done: 50 });
+    expect(store.fraction).toBe(0.25);
+    expect(await store.run()).toBeNull();
+    finish(fail('cannot read /x'));
+    await running;
+    expect([store.status, store.error]).toEqual(['error', 'cannot read /x']);
+  });
+});
+
+describe('SettingsStore', () => {
+  it('edits folders one per line and saves them', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    expect(store.drafts.claude).toBe('/home/dev/.claude/projects');
+    expect(store.edited('claude')).toBe(false);
+    store.drafts.claude = '  /data/claude \n\n';
+    expect(store.edited('claude')).toBe(true);
+    await store.saveDirs('claude');
+    expect(store.dirsOf('claude').map((d) => [d.path, d.origin])).toEqual([['/data/claude', 'config']]);
+    expect(parseDirs(' a \n\n b')).toEqual(['a', 'b']);
+  });
+
+  it('previews a hook install before installing it', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    await store.previewHook('claude');
+    expect(store.hookPreview.claude.data?.dry_run).toBe(true);
+    await store.installHook('claude');
+    expect(store.hookInstall.claude.data?.backup).toContain('.bak');
+    expect(store.hookPreview.claude.status).toBe('idle');
+  });
+});
+
+it('fake records number their ordinals by turn', () => {
+  expect(fakeRecords(2).map((r) => r.ordinal)).toEqual([8, 9, 10, 11]);
+  expect(fakeTimeline(key(1), 2, 4).turns[1]!.first_ordinal).toBe(4);
+});

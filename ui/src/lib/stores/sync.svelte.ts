@@ -1,0 +1,62 @@
+// The archive sync: idle, running (with progress from the shell's typed events), done or
+// failed, and run again on demand.
+import { api, onSyncProgress, type Api, type Subscribe, type SyncProgress, type SyncReport } from '../api';
+import { messageOf } from '../errors';
+
+export type SyncStatus = 'idle' | 'running' | 'done' | 'error';
+
+export class SyncStore {
+  status: SyncStatus = $state('idle');
+  progress: SyncProgress | null = $state(null);
+  report: SyncReport | null = $state.raw(null);
+  error: string | null = $state(null);
+  #api: Pick<Api, 'syncArchive'>;
+  #subscribe: Subscribe<SyncProgress>;
+  #listening: Promise<unknown> | null = null;
+
+  constructor(backend: Pick<Api, 'syncArchive'> = api, subscribe: Subscribe<SyncProgress> = onSyncProgress) {
+    this.#api = backend;
+    this.#subscribe = subscribe;
+  }
+
+  /** Share of the bytes read so far, 0–1; null before the sync knows how much there is. */
+  get fraction(): number | null {
+    const p = this.progress;
+    if (p === null || p.bytes_total === null || p.bytes_total <= 0) return null;
+    return Math.min(1, (p.bytes_done ?? 0) / p.bytes_total);
+  }
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  /** Import what is new. Does nothing while a sync runs; resolves to the report or null. */
+  async run(): Promise<SyncReport | null> {
+    if (this.status === 'running') return null;
+    this.#listening ??= this.#subscribe((progress) => {
+      if (this.status === 'running') this.progress = progress;
+    }).catch(() => {
+      // Without events the bar stays indeterminate; the sync itself still runs.
+      this.#listening = null;
+    });
+    await this.#listening;
+    this.status = 'running';
+    this.progress = null;
+    this.error = null;
+    try {
+      const outcome = await this.#api.syncArchive();
+      if (outcome.status === 'ok') {
+        this.report = outcome.data;
+        this.status = 'done';
+        return outcome.data;
+      }
+      this.error = outcome.error;
+    } catch (error) {
+      this.error = messageOf(error);
+    }
+    this.status = 'error';
+    return null;
+  }
+}
+
+export const sync = new SyncStore();
