@@ -529,8 +529,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
                     let mut reports = Vec::new();
                     for s in stores {
-                        let bar = render::CountBar::new(show_bar, &format!("embedding {}", s.unit()));
-                        let report = cairn.embeddings_build(s, force, &|done, total| bar.set(done, total))?;
+                        let bar =
+                            render::CountBar::new(show_bar, &format!("embedding {}", s.unit()));
+                        let report = cairn
+                            .embeddings_build(s, force, &|done, total| bar.set(done, total))?;
                         bar.done();
                         if !g.json {
                             writeln!(

@@ -74,6 +74,9 @@ pub struct EmbeddingsConfig {
     /// Ask the endpoint for vectors of this many dimensions (models that support it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dimensions: Option<u32>,
+    /// Allow plain HTTP to a host that is not loopback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_http: bool,
 }
 
 impl EmbeddingsConfig {
@@ -165,13 +168,22 @@ impl Config {
             message: e.to_string().replace('\n', " ").trim().to_owned(),
         })?;
         if config.embeddings.provider == EmbeddingsProvider::Endpoint
-            && (config.embeddings.endpoint.as_deref().is_none_or(|e| e.trim().is_empty())
-                || config.embeddings.model.as_deref().is_none_or(|m| m.trim().is_empty()))
+            && (config
+                .embeddings
+                .endpoint
+                .as_deref()
+                .is_none_or(|e| e.trim().is_empty())
+                || config
+                    .embeddings
+                    .model
+                    .as_deref()
+                    .is_none_or(|m| m.trim().is_empty()))
         {
             return Err(Error::Config {
                 path: path.to_owned(),
-                message: "[embeddings] provider = \"endpoint\" needs `endpoint` (base URL) and `model`"
-                    .into(),
+                message:
+                    "[embeddings] provider = \"endpoint\" needs `endpoint` (base URL) and `model`"
+                        .into(),
             });
         }
         for name in config.sources.keys() {
@@ -327,7 +339,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("/d/config.toml") && err.contains("endpoint"), "{err}");
+        assert!(
+            err.contains("/d/config.toml") && err.contains("endpoint"),
+            "{err}"
+        );
         let err = Config::parse("[embeddings]\nprovider = \"cloud\"\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();

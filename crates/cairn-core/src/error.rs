@@ -43,11 +43,15 @@ pub enum Error {
         looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     ModelMissing { looked: Vec<PathBuf> },
-    #[error("embedding model {path}: {message}; run `scripts/fetch-model.sh` to restore the model files")]
-    Model { path: PathBuf, message: String },
     #[error(
-        "semantic search unavailable: {reason}. Refresh with `{fix}`, or use --mode lexical"
+        "embedding model {path}: {message}; run `scripts/fetch-model.sh` to restore the model files"
     )]
+    Model { path: PathBuf, message: String },
+    /// The `[embeddings]` endpoint failed or is misconfigured; `endpoint` is the base URL
+    /// without credentials.
+    #[error("embeddings endpoint {endpoint}: {message}")]
+    Endpoint { endpoint: String, message: String },
+    #[error("semantic search unavailable: {reason}. Refresh with `{fix}`, or use --mode lexical")]
     VectorsStale {
         store: String,
         reason: String,

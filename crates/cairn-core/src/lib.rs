@@ -30,8 +30,8 @@ use archive::capture::{self, Progress, SyncReport, Trigger};
 use archive::discover::{self, FoundFile};
 use archive::store::{DB_FILE, Store};
 use config::Config;
-use semantic::vectors::VectorStore;
 use doctor::{Check, DoctorReport, Status};
+use semantic::vectors::VectorStore;
 use views::search::{SearchHit, SearchQuery};
 use views::sessions::{SessionQuery, SessionSummary};
 
@@ -646,11 +646,8 @@ impl Cairn {
             if state.is_fresh(&fingerprint) {
                 return Ok(None);
             }
-            let pending = semantic::vectors::pending_count(
-                store.conn(),
-                VectorStore::Recall,
-                &fingerprint,
-            )?;
+            let pending =
+                semantic::vectors::pending_count(store.conn(), VectorStore::Recall, &fingerprint)?;
             if pending > semantic::REFRESH_ON_WRITE_MAX {
                 tracing::info!(
                     "{pending} recall entries need vectors: more than a write refreshes; run `cairn embeddings build --store recall`"
@@ -808,7 +805,8 @@ impl Cairn {
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         let store = self.store();
         let found = if query.mode.is_semantic() && !query.text.trim().is_empty() {
-            let (matrix, vector) = self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
+            let (matrix, vector) =
+                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
             views::search::semantic(store.conn(), query, &matrix, &vector)
         } else {
             views::search::search(store.conn(), query)

@@ -11,6 +11,7 @@
 //! vector and hybrid modes refuse, with an error that says how to fix it.
 
 pub mod embed;
+pub mod endpoint;
 pub mod fusion;
 pub mod vectors;
 
@@ -150,11 +151,7 @@ impl Runtime {
                 )?)
             }
             EmbeddingsProvider::Endpoint => {
-                return Err(Error::Invalid(
-                    "[embeddings] provider = \"endpoint\" needs the LLM client, which this build \
-                     does not include yet; use provider = \"local\""
-                        .into(),
-                ));
+                Arc::new(endpoint::EndpointEmbedder::connect(&self.config)?)
             }
         };
         *slot = Some(Arc::clone(&e));

@@ -53,7 +53,12 @@ fn local_model_matches_sentence_transformers() {
     for (i, s) in golden.sentences.iter().enumerate() {
         let ids = model.token_ids(&s.text).unwrap();
         assert_eq!(ids.len(), s.tokens, "token count of {:?}", s.text);
-        assert_eq!(&ids[..s.first_ids.len()], &s.first_ids[..], "tokens of {:?}", s.text);
+        assert_eq!(
+            &ids[..s.first_ids.len()],
+            &s.first_ids[..],
+            "tokens of {:?}",
+            s.text
+        );
         let v = &all[i * 384..(i + 1) * 384];
         let norm = dot(v, v).sqrt();
         assert!((norm - 1.0).abs() < 1e-5, "norm {norm} of {:?}", s.text);
@@ -67,7 +72,11 @@ fn local_model_matches_sentence_transformers() {
         let sum: f32 = v.iter().sum();
         let abs_sum: f32 = v.iter().map(|x| x.abs()).sum();
         assert!((sum - s.sum).abs() < 384.0 * TOL, "sum of {:?}", s.text);
-        assert!((abs_sum - s.abs_sum).abs() < 384.0 * TOL, "abs sum of {:?}", s.text);
+        assert!(
+            (abs_sum - s.abs_sum).abs() < 384.0 * TOL,
+            "abs sum of {:?}",
+            s.text
+        );
         // … and each alone (no padding) gives the same vector.
         let alone = model.embed(&[&s.text], InputKind::Query).unwrap();
         let drift = alone

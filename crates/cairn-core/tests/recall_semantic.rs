@@ -107,7 +107,9 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
     let (lexical, lexical_misses) = top3(&cairn, &paraphrases, Mode::Lexical);
     let (vector, _) = top3(&cairn, &paraphrases, Mode::Vector);
     let (hybrid, hybrid_misses) = top3(&cairn, &paraphrases, Mode::Hybrid);
-    println!("paraphrases: {n}, top-3 lexical {lexical}/{n}, vector {vector}/{n}, hybrid {hybrid}/{n}");
+    println!(
+        "paraphrases: {n}, top-3 lexical {lexical}/{n}, vector {vector}/{n}, hybrid {hybrid}/{n}"
+    );
     for m in &lexical_misses {
         println!("  lexical miss: {m}");
     }
@@ -115,8 +117,15 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
         println!("  hybrid miss: {m}");
     }
     // Lexical alone fails most of them; hybrid finds at least 80%.
-    assert!(lexical * 4 <= n, "lexical found {lexical}/{n}: the set is not paraphrased enough");
-    assert!(hybrid * 5 >= n * 4, "hybrid top-3 {hybrid}/{n}\n{}", hybrid_misses.join("\n"));
+    assert!(
+        lexical * 4 <= n,
+        "lexical found {lexical}/{n}: the set is not paraphrased enough"
+    );
+    assert!(
+        hybrid * 5 >= n * 4,
+        "hybrid top-3 {hybrid}/{n}\n{}",
+        hybrid_misses.join("\n")
+    );
     // At least three in four of the questions lexical missed are found by hybrid.
     let by_lexical = found_in_top3(&cairn, &paraphrases, Mode::Lexical);
     let by_hybrid = found_in_top3(&cairn, &paraphrases, Mode::Hybrid);
@@ -127,7 +136,10 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
         .filter(|(l, h)| !**l && **h)
         .count();
     println!("lexical missed {missed}; hybrid found {rescued} of those");
-    assert!(rescued * 4 >= missed * 3, "hybrid found {rescued} of the {missed} lexical missed");
+    assert!(
+        rescued * 4 >= missed * 3,
+        "hybrid found {rescued} of the {missed} lexical missed"
+    );
 
     // The original questions (worded like the entries) do not get worse in hybrid mode.
     let original = questions("questions.json");
@@ -135,7 +147,11 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
     let (lex_orig, _) = top3(&cairn, &original, Mode::Lexical);
     let (hyb_orig, misses) = top3(&cairn, &original, Mode::Hybrid);
     println!("original questions: {m}, top-3 lexical {lex_orig}/{m}, hybrid {hyb_orig}/{m}");
-    assert!(hyb_orig * 100 >= m * 80, "hybrid on the original set: {hyb_orig}/{m}\n{}", misses.join("\n"));
+    assert!(
+        hyb_orig * 100 >= m * 80,
+        "hybrid on the original set: {hyb_orig}/{m}\n{}",
+        misses.join("\n")
+    );
 }
 
 #[test]
@@ -213,9 +229,16 @@ fn writes_refresh_vectors_and_stale_vectors_fail_closed() {
         trigger: Some(String::new()),
         ..Edit::default()
     };
-    cairn.recall_accept("phx-server-fails", Some(&edit)).unwrap();
+    cairn
+        .recall_accept("phx-server-fails", Some(&edit))
+        .unwrap();
     assert!(fresh(&cairn));
-    let ids = ask(&cairn, "why is my fruit getting ripe so quickly", Mode::Vector).unwrap();
+    let ids = ask(
+        &cairn,
+        "why is my fruit getting ripe so quickly",
+        Mode::Vector,
+    )
+    .unwrap();
     assert_eq!(ids[0], "phx-server-fails");
     // The stored vector is the new text's.
     let conn = rusqlite::Connection::open(d.path().join("cairn.db")).unwrap();
@@ -250,7 +273,10 @@ fn writes_refresh_vectors_and_stale_vectors_fail_closed() {
         assert!(matches!(err, Error::VectorsStale { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(msg.contains("2 entries changed"), "{msg}");
-        assert!(msg.contains("cairn embeddings build --store recall"), "{msg}");
+        assert!(
+            msg.contains("cairn embeddings build --store recall"),
+            "{msg}"
+        );
         assert!(msg.contains("--mode lexical"), "{msg}");
     }
     let lexical = ask(&cairn, "where is tracing documented", Mode::Lexical).unwrap();
@@ -270,18 +296,25 @@ fn writes_refresh_vectors_and_stale_vectors_fail_closed() {
     cairn.set_embedder(Arc::new(Other));
     let err = ask(&cairn, "where is tracing documented", Mode::Hybrid).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("another embedder") && msg.contains("other/test"), "{msg}");
+    assert!(
+        msg.contains("another embedder") && msg.contains("other/test"),
+        "{msg}"
+    );
     // And an embedder that does not refresh on write leaves writes stale until a build.
     let report = cairn
         .embeddings_build(VectorStore::Recall, false, &|_, _| {})
         .unwrap();
     assert_eq!(report.embedded, 26);
     assert!(fresh(&cairn));
-    cairn.recall_accept("otel-readme", Some(&Edit {
-        body: Some("Moved to docs/tracing.md.".into()),
-        ..Edit::default()
-    }))
-    .unwrap();
+    cairn
+        .recall_accept(
+            "otel-readme",
+            Some(&Edit {
+                body: Some("Moved to docs/tracing.md.".into()),
+                ..Edit::default()
+            }),
+        )
+        .unwrap();
     assert!(!fresh(&cairn));
     let err = ask(&cairn, "docs", Mode::Vector).unwrap_err();
     assert!(err.to_string().contains("1 entries changed"), "{err}");
@@ -323,7 +356,8 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     support::ensure_model();
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let file = |f: &str| support::main_file(Agent::Claude, &support::fixtures().join("claude").join(f));
+    let file =
+        |f: &str| support::main_file(Agent::Claude, &support::fixtures().join("claude").join(f));
     support::capture(&cairn, &[file("tool_heavy.jsonl")]);
     let search = |text: &str, mode: Mode| {
         cairn.search(&SearchQuery {
@@ -335,7 +369,11 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     };
     let question = "the browser terminal emulator cannot go back up under the multiplexer";
     let err = search(question, Mode::Vector).unwrap_err();
-    assert!(err.to_string().contains("cairn embeddings build --store sessions"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("cairn embeddings build --store sessions"),
+        "{err}"
+    );
     // Lexical: every word must match, so the question finds nothing.
     assert!(search(question, Mode::Lexical).unwrap().is_empty());
 
@@ -347,11 +385,23 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     assert!(hits[0].snippet.contains("xterm.js"), "{:?}", hits[0]);
     assert_eq!(hits[0].match_reasons, vec!["semantic".to_owned()]);
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    let hits = search("launch the web framework's server as a background job", Mode::Hybrid).unwrap();
-    assert!(hits[0].snippet.to_lowercase().contains("phoenix"), "{:?}", hits[0]);
+    let hits = search(
+        "launch the web framework's server as a background job",
+        Mode::Hybrid,
+    )
+    .unwrap();
+    assert!(
+        hits[0].snippet.to_lowercase().contains("phoenix"),
+        "{:?}",
+        hits[0]
+    );
     // Hybrid keeps lexical hits (with their highlighted snippet) and marks what both found.
     let hits = search("phoenix background", Mode::Hybrid).unwrap();
-    assert!(hits.iter().any(|h| h.match_reasons == vec!["keyword".to_owned(), "semantic".to_owned()]), "{hits:?}");
+    assert!(
+        hits.iter()
+            .any(|h| h.match_reasons == vec!["keyword".to_owned(), "semantic".to_owned()]),
+        "{hits:?}"
+    );
     // Filters apply to the vector leg too.
     let none = cairn
         .search(&SearchQuery {
@@ -375,7 +425,9 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     // first session, is a close neighbour, so the top three are checked).
     let hits = search("the dev server will not boot", Mode::Vector).unwrap();
     assert!(
-        hits.iter().take(3).any(|h| h.snippet.contains("phx.server doesnt seem to start")),
+        hits.iter()
+            .take(3)
+            .any(|h| h.snippet.contains("phx.server doesnt seem to start")),
         "{hits:?}"
     );
 }

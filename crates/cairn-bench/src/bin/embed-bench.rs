@@ -159,7 +159,10 @@ fn main() -> Result<()> {
                 "threads": threads, "cores": cores, "loadavg": loadavg()})
         );
     } else {
-        println!("embed: vectors for {n} entries already built in {} (pass --reembed to measure again)", data.display());
+        println!(
+            "embed: vectors for {n} entries already built in {} (pass --reembed to measure again)",
+            data.display()
+        );
     }
     drop(store);
 

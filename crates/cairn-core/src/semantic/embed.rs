@@ -86,7 +86,9 @@ impl ModelSearch {
                 .ok()
                 .and_then(|p| p.parent().map(Path::to_owned)),
             data_dir: Some(data_dir.to_owned()),
-            checkout_dir: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../resources/models")),
+            checkout_dir: Some(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../resources/models"),
+            ),
         }
     }
 
@@ -380,9 +382,16 @@ mod tests {
         let err = search.locate().unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::ModelMissing { .. }));
-        for part in ["env", "res/models/all-MiniLM-L6-v2", "bin/../resources/models/all-MiniLM-L6-v2",
-                     "bin/resources/models/all-MiniLM-L6-v2", "data/models/all-MiniLM-L6-v2",
-                     "scripts/fetch-model.sh", "CAIRN_MODEL_DIR", "--mode lexical"] {
+        for part in [
+            "env",
+            "res/models/all-MiniLM-L6-v2",
+            "bin/../resources/models/all-MiniLM-L6-v2",
+            "bin/resources/models/all-MiniLM-L6-v2",
+            "data/models/all-MiniLM-L6-v2",
+            "scripts/fetch-model.sh",
+            "CAIRN_MODEL_DIR",
+            "--mode lexical",
+        ] {
             assert!(msg.contains(part), "{part} missing from: {msg}");
         }
         // A dir with the three files is found, whether named directly or as its parent.

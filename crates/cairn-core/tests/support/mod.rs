@@ -155,7 +155,9 @@ pub fn assert_ordinals_dense(data_dir: &Path) {
 pub fn ensure_model() -> PathBuf {
     use cairn_core::semantic::embed::ModelSearch;
     static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = FETCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = FETCH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let search = ModelSearch::for_process(Path::new("/nonexistent-cairn-data"));
     if let Ok(dir) = search.locate() {
         return dir;
@@ -173,7 +175,15 @@ pub fn ensure_model() -> PathBuf {
 
 /// An archive of the real Claude fixtures with the Recall question set's entries imported.
 pub fn recall_archive() -> (tempfile::TempDir, Cairn) {
+    recall_archive_with_config("")
+}
+
+/// [`recall_archive`] in a data dir whose `config.toml` holds `config`.
+pub fn recall_archive_with_config(config: &str) -> (tempfile::TempDir, Cairn) {
     let data = tempfile::tempdir().unwrap();
+    if !config.is_empty() {
+        std::fs::write(data.path().join("config.toml"), config).unwrap();
+    }
     let cairn = Cairn::open(data.path()).unwrap();
     let sd = cairn_core::archive::discover::SourceDir {
         agent: Agent::Claude,
