@@ -260,10 +260,9 @@ pub fn semantic(
     let mut hits: HashMap<String, SearchHit> = HashMap::new();
     let mut lexical_keys = Vec::new();
     for h in search(conn, &lexical)? {
-        let k = key(&h);
-        if !hits.contains_key(&k) {
-            lexical_keys.push(k.clone());
-            hits.insert(k, h);
+        if let std::collections::hash_map::Entry::Vacant(slot) = hits.entry(key(&h)) {
+            lexical_keys.push(slot.key().clone());
+            slot.insert(h);
         }
     }
     let mut vector_keys = Vec::new();
