@@ -51,11 +51,12 @@ pub struct SearchHit {
     /// The matching text with each match between [`MATCH_START`] and [`MATCH_END`] (a vector
     /// hit: the turn's prompt, unmarked).
     pub snippet: String,
-    /// Vector: cosine similarity; hybrid: the fused score; lexical: none.
-    #[serde(default)]
+    /// Vector: cosine similarity; hybrid: the fused score; lexical: none (and left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
-    /// `keyword` (full-text match), `semantic` (the vector leg found the turn).
-    #[serde(default)]
+    /// `keyword` (full-text match), `semantic` (the vector leg found the turn). Optional in
+    /// the JSON so front doors written before semantic search keep working.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub match_reasons: Vec<String>,
 }
 
