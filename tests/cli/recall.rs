@@ -317,3 +317,127 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
     env.ok(&["recall", "review", "--accept", "port"]);
     assert_eq!(env.json(&["recall", "get", "port"])["stale"], false);
 }
+
+#[test]
+fn semantic_modes_refresh_on_import_and_fail_closed_with_the_fix() {
+    crate::support::ensure_model();
+    let env = synced();
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[
+            entry(
+                "p1",
+                SMALL,
+                0,
+                3,
+                "Start Phoenix in the background",
+                "Run mix phx.server as a background task and read its output file.",
+            ),
+            entry(
+                "p2",
+                SMALL,
+                4,
+                6,
+                "Quality gate before committing",
+                "Run mix format, credo and dialyzer before each commit.",
+            ),
+            entry(
+                "p3",
+                SMALL,
+                7,
+                9,
+                "Scrolling in xterm.js inside tmux",
+                "The terminal view does not scroll with the mouse wheel.",
+            ),
+        ],
+    );
+    env.json(&["recall", "import", &file, "--yes"]);
+    // The import embedded the entries (the local model refreshes on write).
+    let status = env.json(&["embeddings", "status"]);
+    assert_eq!(status["provider"], "local");
+    assert_eq!(status["stores"][0]["store"], "recall");
+    assert_eq!(status["stores"][0]["fresh"], true);
+    assert_eq!(status["stores"][0]["vectors"], 3);
+    assert_eq!(status["stores"][1]["fresh"], false);
+
+    let q = env.json(&[
+        "recall",
+        "query",
+        "what checks must pass before I save my work",
+        "--mode",
+        "hybrid",
+        "--scores",
+    ]);
+    assert_eq!(q["mode"], "hybrid");
+    assert_eq!(q["results"][0]["id"], "p2");
+    let reasons = q["results"][0]["match_reasons"].as_array().unwrap();
+    assert!(reasons.contains(&json!("semantic")), "{q}");
+    assert!(q["results"][0]["scores"]["semantic"].as_f64().unwrap() > 0.2);
+    let human = env.ok(&[
+        "recall",
+        "query",
+        "the console widget will not go back up",
+        "--mode",
+        "vector",
+        "--scores",
+    ]);
+    assert!(human.lines().next().unwrap().starts_with("Trusted-only"));
+    assert!(
+        human.contains("p3") && human.contains("semantic="),
+        "{human}"
+    );
+    let brief = env.json(&[
+        "recall",
+        "brief",
+        "launch the web server without blocking",
+        "--mode",
+        "hybrid",
+    ]);
+    assert_eq!(brief["mode"], "hybrid");
+    assert_eq!(brief["entry_ids"][0], "p1");
+
+    // Text changed outside Cairn: vector and hybrid refuse and name the fix; lexical answers.
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE recall_entries SET title = 'Run Phoenix detached' WHERE id = 'p1'",
+        [],
+    )
+    .unwrap();
+    let out = env.run(&["recall", "query", "phoenix", "--mode", "hybrid"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 entries changed") && err.contains("cairn embeddings build --store recall"),
+        "{err}"
+    );
+    env.ok(&["recall", "query", "phoenix"]);
+    let built = env.json(&["embeddings", "build", "--store", "recall"]);
+    assert_eq!(built[0]["embedded"], 1);
+    env.ok(&["recall", "query", "phoenix", "--mode", "hybrid"]);
+
+    // The archive: semantic search needs the sessions vectors, built on request.
+    let out = env.run(&["search", "start the web server", "--mode", "hybrid"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cairn embeddings build --store sessions")
+    );
+    let built = env.json(&["embeddings", "build", "--store", "sessions"]);
+    assert!(built[0]["vectors"].as_u64().unwrap() > 0, "{built}");
+    let hits = env.json(&[
+        "search",
+        "start the web server",
+        "--mode",
+        "hybrid",
+        "--limit",
+        "5",
+    ]);
+    let hits = hits.as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().any(|h| {
+        h["match_reasons"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("semantic"))
+    }));
+}

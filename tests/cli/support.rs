@@ -91,3 +91,16 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// Make sure the built-in embedding model is installed (scripts/fetch-model.sh, once).
+pub fn ensure_model() {
+    static FETCH: std::sync::Once = std::sync::Once::new();
+    FETCH.call_once(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let status = Command::new("bash")
+            .arg(root.join("scripts/fetch-model.sh"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "scripts/fetch-model.sh failed");
+    });
+}

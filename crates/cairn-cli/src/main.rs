@@ -96,12 +96,17 @@ enum Command {
         #[arg(long)]
         limit: Option<u32>,
     },
-    /// Full-text search over what agents and people wrote and ran.
+    /// Search what agents and people wrote and ran: full text (default), or by meaning over
+    /// turns with --mode vector|hybrid (needs `cairn embeddings build --store sessions`).
     Search {
-        /// Words to find (all must match); start with a quote for a raw FTS5 expression.
+        /// Words to find (lexical: all must match; start with a quote for a raw FTS5
+        /// expression), or a question (vector, hybrid).
         query: String,
         #[arg(long, default_value_t = 20)]
         limit: u32,
+        /// lexical, vector or hybrid.
+        #[arg(long, default_value = "lexical")]
+        mode: String,
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
         #[arg(long)]
@@ -114,6 +119,11 @@ enum Command {
         /// Only records before this time (YYYY-MM-DD or RFC 3339).
         #[arg(long)]
         until: Option<String>,
+    },
+    /// Sentence embeddings for semantic search (vector and hybrid modes).
+    Embeddings {
+        #[command(subcommand)]
+        command: EmbeddingsCommand,
     },
     /// Check source dirs, data dir, agents' retention settings and hooks.
     Doctor,
@@ -192,6 +202,25 @@ impl From<TargetArg> for cairn_core::git::targets::TargetKind {
             TargetArg::Change => TargetKind::Change,
         }
     }
+}
+
+#[derive(Subcommand)]
+enum EmbeddingsCommand {
+    /// Embed whatever lacks a current vector (Recall entries are also refreshed on every write
+    /// when the local model is used; session turns only here).
+    Build {
+        /// recall, sessions or all.
+        #[arg(long, default_value = "all")]
+        store: String,
+        /// Drop every vector of the store and embed everything again.
+        #[arg(long)]
+        force: bool,
+        /// Show a progress bar even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// The embedder, where the model was found, and whether each store's vectors are fresh.
+    Status,
 }
 
 #[derive(Subcommand)]
@@ -345,6 +374,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search {
             query,
             limit,
+            mode,
             agent,
             branch,
             project,
@@ -360,6 +390,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 since,
                 until,
                 limit: Some(limit),
+                mode: cairn_core::semantic::Mode::parse(&mode)?,
             };
             let hits = cairn.search(&q)?;
             if g.json {
@@ -480,6 +511,55 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if !recall::run(command, &cairn, g.json, &g.dir, out)? {
                 out.flush()?;
                 return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Embeddings { command } => {
+            let cairn = open(g)?;
+            match command {
+                EmbeddingsCommand::Build {
+                    store,
+                    force,
+                    progress,
+                } => {
+                    use cairn_core::semantic::vectors::VectorStore;
+                    let stores = if store.trim() == "all" {
+                        VectorStore::ALL.to_vec()
+                    } else {
+                        vec![VectorStore::parse(&store)?]
+                    };
+                    let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
+                    let mut reports = Vec::new();
+                    for s in stores {
+                        let bar =
+                            render::CountBar::new(show_bar, &format!("embedding {}", s.unit()));
+                        let report = cairn
+                            .embeddings_build(s, force, &|done, total| bar.set(done, total))?;
+                        bar.done();
+                        if !g.json {
+                            writeln!(
+                                out,
+                                "{}: embedded {} {}, {} vectors stored ({:.1} s)",
+                                s.as_str(),
+                                report.embedded,
+                                s.unit(),
+                                report.vectors,
+                                report.seconds
+                            )?;
+                        }
+                        reports.push(report);
+                    }
+                    if g.json {
+                        render::json(out, &reports)?;
+                    }
+                }
+                EmbeddingsCommand::Status => {
+                    let status = cairn.embeddings_status()?;
+                    if g.json {
+                        render::json(out, &status)?;
+                    } else {
+                        render::embeddings_status(out, &status)?;
+                    }
+                }
             }
         }
         Command::Doctor => {

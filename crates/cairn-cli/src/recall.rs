@@ -30,6 +30,7 @@ pub enum RecallCommand {
     /// Ranked entries for a question or keywords.
     Query {
         text: String,
+        /// lexical (BM25F), vector (by meaning; needs embeddings) or hybrid (both, fused).
         #[arg(long, default_value = "lexical")]
         mode: String,
         /// Print each score's breakdown.
@@ -54,6 +55,9 @@ pub enum RecallCommand {
     /// A packed briefing for a task: trusted entries only unless --include-unreviewed.
     Brief {
         task: String,
+        /// lexical, vector or hybrid (see `recall query`).
+        #[arg(long, default_value = "lexical")]
+        mode: String,
         #[arg(long)]
         max_bytes: Option<u32>,
         #[arg(long)]
@@ -311,6 +315,7 @@ pub fn run(
         }
         RecallCommand::Brief {
             task,
+            mode,
             max_bytes,
             max_tokens,
             include_unreviewed,
@@ -320,7 +325,7 @@ pub fn run(
             f.trusted_only = !include_unreviewed;
             let req = QueryRequest {
                 text: task.clone(),
-                mode: Mode::Lexical,
+                mode: Mode::parse(&mode)?,
                 filters: f,
                 context: true,
                 max_bytes,
@@ -338,7 +343,7 @@ pub fn run(
                 render::json(
                     out,
                     &json!({
-                        "query_id": resp.query_id, "task": task, "trusted_only": resp.trusted_only,
+                        "query_id": resp.query_id, "task": task, "mode": resp.mode, "trusted_only": resp.trusted_only,
                         "text": packed.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
                         "entry_ids": packed.as_ref().map(|p| p.entry_ids.clone()).unwrap_or_default(),
                         "omitted_ids": packed.as_ref().map(|p| p.omitted_ids.clone()).unwrap_or_default(),
@@ -601,22 +606,42 @@ fn render_results(
         render_entry(out, &r.entry)?;
         if scores {
             let b = &r.breakdown;
-            writeln!(
-                out,
-                "    score={:.3} bm25f={:.3} (title={:.3} body={:.3} trigger={:.3} evidence={:.3}) phrase={:.2} recency={:.3} confidence={:.2} review={:.2} penalty={:.2} terms={}",
-                r.score,
-                b.bm25f,
-                b.title,
-                b.body,
-                b.trigger,
-                b.evidence,
-                b.phrase,
-                b.recency,
-                b.confidence,
-                b.review,
-                b.penalty,
-                b.matched_terms.join(",")
-            )?;
+            if resp.mode != Mode::Lexical {
+                let rank = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+                writeln!(
+                    out,
+                    "    score={:.4} semantic={} lexical_rank={} vector_rank={} match={}",
+                    r.score,
+                    b.semantic
+                        .map_or_else(|| "-".to_owned(), |c| format!("{c:.3}")),
+                    rank(b.lexical_rank),
+                    rank(b.vector_rank),
+                    r.match_reasons.join(",")
+                )?;
+            }
+            if resp.mode == Mode::Lexical || b.lexical_rank.is_some() {
+                writeln!(
+                    out,
+                    "    {}={:.3} bm25f={:.3} (title={:.3} body={:.3} trigger={:.3} evidence={:.3}) phrase={:.2} recency={:.3} confidence={:.2} review={:.2} penalty={:.2} terms={}",
+                    if resp.mode == Mode::Lexical {
+                        "score"
+                    } else {
+                        "lexical"
+                    },
+                    b.total,
+                    b.bm25f,
+                    b.title,
+                    b.body,
+                    b.trigger,
+                    b.evidence,
+                    b.phrase,
+                    b.recency,
+                    b.confidence,
+                    b.review,
+                    b.penalty,
+                    b.matched_terms.join(",")
+                )?;
+            }
         }
         if evidence {
             for v in &r.entry.evidence {
@@ -670,7 +695,7 @@ fn result_json(r: &Ranked, scores: bool, evidence: bool) -> Value {
     let mut v = json!({
         "id": e.id, "title": e.title, "type": e.entry_type, "scope": e.scope, "status": e.status,
         "review_state": e.review_state, "trusted": e.is_trusted(), "score": r.score,
-        "matched_terms": r.breakdown.matched_terms,
+        "matched_terms": r.breakdown.matched_terms, "match_reasons": r.match_reasons,
     });
     if scores {
         v["scores"] = json!(r.breakdown);

@@ -140,6 +140,13 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
             .replace(cairn_core::views::search::MATCH_START, "[")
             .replace(cairn_core::views::search::MATCH_END, "]");
         writeln!(out, "    {}", line(&snippet, 140))?;
+        if let Some(score) = h.score {
+            writeln!(
+                out,
+                "    score={score:.4} match={}",
+                h.match_reasons.join(",")
+            )?;
+        }
         if keys {
             writeln!(
                 out,
@@ -489,6 +496,76 @@ impl Progress for Bar {
             bar.inc(bytes);
         }
     }
+}
+
+/// A progress bar over a count of documents, drawn on stderr only when asked.
+pub struct CountBar {
+    bar: Option<ProgressBar>,
+}
+
+impl CountBar {
+    pub fn new(enabled: bool, prefix: &str) -> CountBar {
+        let bar = enabled.then(|| {
+            let bar = ProgressBar::new(0);
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.set_prefix(prefix.to_owned());
+            bar
+        });
+        CountBar { bar }
+    }
+
+    pub fn set(&self, done: u64, total: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    }
+
+    pub fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub fn embeddings_status(
+    out: &mut impl Write,
+    s: &cairn_core::semantic::EmbeddingsStatus,
+) -> Result<()> {
+    writeln!(
+        out,
+        "Embedder: {} (refreshed on write: {})",
+        s.provider,
+        if s.refresh_on_write { "yes" } else { "no" }
+    )?;
+    match (&s.fingerprint, &s.problem) {
+        (Some(fp), _) => writeln!(out, "Fingerprint: {}", clean(fp))?,
+        (None, Some(p)) => writeln!(out, "Problem: {}", clean(p))?,
+        (None, None) => {}
+    }
+    for st in &s.stores {
+        let state = if st.fresh { "fresh" } else { "STALE" };
+        let pending = st
+            .pending
+            .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        writeln!(
+            out,
+            "{:<9} {state:<6} {} vectors, {pending} {} pending, built {}",
+            st.store.as_str(),
+            st.vectors,
+            st.store.unit(),
+            st.built_at.as_deref().unwrap_or("never")
+        )?;
+        if !st.fresh {
+            writeln!(out, "          refresh: {}", st.build_command)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,6 +9,14 @@
 //!
 //! [sources.codex]
 //! enabled = false
+//!
+//! [embeddings]                         # semantic search (vector and hybrid modes)
+//! provider = "local"                   # the built-in model (default), or "endpoint"
+//! model_dir = "~/models/all-MiniLM-L6-v2"  # local: where the model is, if not in the usual places
+//! threads = 2                          # local: CPU threads for inference (default: cores, at most 4)
+//! endpoint = "http://127.0.0.1:8080/v1"    # endpoint: OpenAI-compatible base URL
+//! model = "nomic-embed-text"           # endpoint: model name
+//! api_key_env = "EMBEDDINGS_API_KEY"   # endpoint: env var holding the API key, if one is needed
 //! ```
 
 use std::collections::BTreeMap;
@@ -35,6 +43,50 @@ pub struct Config {
     /// Local agent CLIs used as generators (`[agent.claude] binary = …`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent: BTreeMap<String, AgentCliConfig>,
+    #[serde(default)]
+    pub embeddings: EmbeddingsConfig,
+}
+
+/// Which embedder semantic search uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingsProvider {
+    /// The built-in all-MiniLM-L6-v2, in-process; vectors refreshed on every write.
+    #[default]
+    Local,
+    /// An OpenAI-compatible `/embeddings` endpoint; vectors refreshed only by
+    /// `cairn embeddings build` (each build is a consent to send the text, redacted).
+    Endpoint,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    #[serde(default)]
+    pub provider: EmbeddingsProvider,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Ask the endpoint for vectors of this many dimensions (models that support it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<u32>,
+    /// Allow plain HTTP to a host that is not loopback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_http: bool,
+}
+
+impl EmbeddingsConfig {
+    /// `model_dir` with `~` expanded.
+    pub fn model_dir(&self) -> Option<PathBuf> {
+        self.model_dir.as_deref().map(expand_home)
+    }
 }
 
 /// `[recall.*]`: Recall's settings. Syntax is checked when the config loads; meaning (URLs,
@@ -135,6 +187,25 @@ impl Config {
             path: path.to_owned(),
             message: e.to_string().replace('\n', " ").trim().to_owned(),
         })?;
+        if config.embeddings.provider == EmbeddingsProvider::Endpoint
+            && (config
+                .embeddings
+                .endpoint
+                .as_deref()
+                .is_none_or(|e| e.trim().is_empty())
+                || config
+                    .embeddings
+                    .model
+                    .as_deref()
+                    .is_none_or(|m| m.trim().is_empty()))
+        {
+            return Err(Error::Config {
+                path: path.to_owned(),
+                message:
+                    "[embeddings] provider = \"endpoint\" needs `endpoint` (base URL) and `model`"
+                        .into(),
+            });
+        }
         for name in config.sources.keys() {
             if Agent::parse(name).is_none() {
                 return Err(Error::Config {
@@ -270,6 +341,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown agent `vim` in [agent.vim]"), "{err}");
+    }
+
+    #[test]
+    fn parses_embeddings() {
+        let c = Config::parse("", Path::new("c.toml")).unwrap();
+        assert_eq!(c.embeddings.provider, EmbeddingsProvider::Local);
+        let c = Config::parse(
+            "[embeddings]\nprovider = \"endpoint\"\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.embeddings.provider, EmbeddingsProvider::Endpoint);
+        let err = Config::parse(
+            "[embeddings]\nprovider = \"endpoint\"\n",
+            Path::new("/d/config.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/d/config.toml") && err.contains("endpoint"),
+            "{err}"
+        );
+        let err = Config::parse("[embeddings]\nprovider = \"cloud\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cloud") || err.contains("provider"), "{err}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod insights_facade;
 pub mod keys;
 pub mod llm;
 pub mod recall;
+pub mod semantic;
 pub mod text;
 pub mod views;
 
@@ -31,6 +32,7 @@ use archive::discover::{self, FoundFile};
 use archive::store::{DB_FILE, Store};
 use config::Config;
 use doctor::{Check, DoctorReport, Status};
+use semantic::vectors::VectorStore;
 use views::search::{SearchHit, SearchQuery};
 use views::sessions::{SessionQuery, SessionSummary};
 
@@ -40,6 +42,7 @@ pub struct Cairn {
     config: Config,
     store: Mutex<Store>,
     read_only: bool,
+    semantic: semantic::Runtime,
 }
 
 /// The privacy preview: text as the outbound redactor lets it leave the machine.
@@ -87,11 +90,13 @@ impl Cairn {
             },
             Err(err) => return Err(err),
         };
+        let semantic = semantic::Runtime::new(&config.embeddings, &data_dir);
         Ok(Cairn {
             data_dir,
             config,
             store: Mutex::new(store),
             read_only,
+            semantic,
         })
     }
 
@@ -445,7 +450,16 @@ impl Cairn {
     ) -> Result<recall::QueryResponse> {
         let store = self.store();
         let now = jiff::Timestamp::now();
-        let mut resp = recall::query(store.conn(), req, now.as_second())?;
+        let mut resp = if req.mode.is_semantic() && !req.text.trim().is_empty() {
+            let (matrix, query) = self.semantic_query(&store, VectorStore::Recall, &req.text)?;
+            let sem = recall::hybrid::SemanticQuery {
+                matrix: &matrix,
+                query: &query,
+            };
+            recall::query(store.conn(), req, now.as_second(), Some(&sem))?
+        } else {
+            recall::query(store.conn(), req, now.as_second(), None)?
+        };
         if !self.read_only {
             let packed: Vec<String> = resp
                 .context
@@ -458,7 +472,7 @@ impl Cairn {
                 mode: req.mode.as_str(),
                 filters_json: serde_json::to_string(&req.filters).unwrap_or_else(|_| "{}".into()),
                 trusted_only: req.filters.trusted_only,
-                policy: recall::rank::POLICY,
+                policy: recall::policy(req.mode),
                 ranked: &resp.results,
                 packed: &packed,
                 miss_reason: &resp.miss_reason,
@@ -499,6 +513,7 @@ impl Cairn {
                 .map_err(|e| archive::store::db_err(&path, e))?;
         } else {
             tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+            self.refresh_on_write(&mut store);
         }
         Ok(report)
     }
@@ -514,6 +529,7 @@ impl Cairn {
             .map_err(|e| archive::store::db_err(&path, e))?;
         let out = f(&tx, &capture::now())?;
         tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+        self.refresh_on_write(&mut store);
         Ok(out)
     }
 
@@ -750,6 +766,142 @@ impl Cairn {
         ))
     }
 
+    // ---- Semantic search ------------------------------------------------------------------
+
+    /// Also look for the embedding model under `dir` (the desktop passes its resource dir).
+    pub fn set_resource_dir(&self, dir: &Path) {
+        self.semantic.set_resource_dir(dir.to_owned());
+    }
+
+    /// Use `embedder` instead of the configured one (tests, or a front door with its own).
+    pub fn set_embedder(&self, embedder: std::sync::Arc<dyn semantic::embed::Embedder>) {
+        self.semantic.set_embedder(embedder);
+    }
+
+    /// The fresh matrix of `store` and the embedding of `text`, or the typed error saying why
+    /// semantic search cannot run (model missing, vectors stale).
+    fn semantic_query(
+        &self,
+        store: &Store,
+        which: VectorStore,
+        text: &str,
+    ) -> Result<(std::sync::Arc<semantic::vectors::Matrix>, Vec<f32>)> {
+        let fingerprint = self.semantic.store_fingerprint(which)?;
+        let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
+        let matrix = self.semantic.cache.get(store.conn(), &state)?;
+        let embedder = self.semantic.embedder()?;
+        let query = embedder.embed(&[text], semantic::embed::InputKind::Query)?;
+        Ok((matrix, query))
+    }
+
+    /// After a write to Recall: embed what changed, when the embedder refreshes on write (the
+    /// local model) and the change is small enough not to stall the write
+    /// ([`semantic::REFRESH_ON_WRITE_MAX`]; larger ones wait for `cairn embeddings build`). The
+    /// write has succeeded either way: a failure here only leaves vector search refusing until
+    /// a build, and is logged.
+    fn refresh_on_write(&self, store: &mut Store) {
+        if !self.semantic.refreshes_on_write() {
+            return;
+        }
+        let result = (|| -> Result<Option<semantic::vectors::BuildReport>> {
+            let fingerprint = match self.semantic.store_fingerprint(VectorStore::Recall) {
+                Ok(f) => f,
+                // No model: lexical search is unaffected; vector search says what to do.
+                Err(Error::ModelMissing { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let state = semantic::vectors::state(store.conn(), VectorStore::Recall)?;
+            if state.is_fresh(&fingerprint) {
+                return Ok(None);
+            }
+            let pending =
+                semantic::vectors::pending_count(store.conn(), VectorStore::Recall, &fingerprint)?;
+            if pending > semantic::REFRESH_ON_WRITE_MAX {
+                tracing::info!(
+                    "{pending} recall entries need vectors: more than a write refreshes; run `cairn embeddings build --store recall`"
+                );
+                return Ok(None);
+            }
+            let embedder = self.semantic.embedder()?;
+            semantic::vectors::build(
+                store.conn_mut(),
+                VectorStore::Recall,
+                &*embedder,
+                false,
+                &|_, _| {},
+            )
+            .map(Some)
+        })();
+        if let Err(e) = result {
+            tracing::warn!("refreshing recall vectors after a write failed: {e}");
+        }
+    }
+
+    /// Embed what lacks a current vector in `store` (everything, with `force`). This is the
+    /// consent to send the text to a configured endpoint (redacted); the local model sends
+    /// nothing anywhere.
+    pub fn embeddings_build(
+        &self,
+        which: VectorStore,
+        force: bool,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<semantic::vectors::BuildReport> {
+        self.writable()?;
+        let embedder = self.semantic.embedder()?;
+        let mut store = self.store();
+        semantic::vectors::build(store.conn_mut(), which, &*embedder, force, progress)
+    }
+
+    /// The embedder and the freshness of each vector store. Never loads the model.
+    pub fn embeddings_status(&self) -> Result<semantic::EmbeddingsStatus> {
+        let store = self.store();
+        let fingerprint = self.semantic.embedder_fingerprint();
+        let mut stores = Vec::new();
+        for which in VectorStore::ALL {
+            let state = semantic::vectors::state(store.conn(), which)?;
+            let (fresh, vectors, pending) = match &fingerprint {
+                Ok(fp) => {
+                    let sfp = semantic::vectors::store_fingerprint(which, fp);
+                    (
+                        state.is_fresh(&sfp),
+                        semantic::vectors::vector_count(store.conn(), which, &sfp)?,
+                        Some(semantic::vectors::pending_count(store.conn(), which, &sfp)?),
+                    )
+                }
+                Err(_) => (
+                    false,
+                    semantic::vectors::vector_count(store.conn(), which, &state.fingerprint)?,
+                    None,
+                ),
+            };
+            stores.push(semantic::StoreStatus {
+                store: which,
+                fresh,
+                vectors: vectors as u32,
+                pending: pending.map(|p| p as u32),
+                built_fingerprint: state.fingerprint,
+                built_at: state.built_at,
+                build_command: which.build_command(),
+            });
+        }
+        Ok(semantic::EmbeddingsStatus {
+            provider: match self.semantic.provider() {
+                config::EmbeddingsProvider::Local => "local".into(),
+                config::EmbeddingsProvider::Endpoint => "endpoint".into(),
+            },
+            refresh_on_write: self.semantic.refreshes_on_write(),
+            fingerprint: fingerprint.as_ref().ok().cloned(),
+            problem: fingerprint.err().map(|e| e.to_string()),
+            model_candidates: self
+                .semantic
+                .model_candidates()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            stores,
+        })
+    }
+
     /// Repositories and branches with agent activity.
     pub fn branches(&self) -> Result<Vec<views::branches::RepoBranches>> {
         let store = self.store();
@@ -816,10 +968,18 @@ impl Cairn {
         }
     }
 
-    /// Full-text search over record text.
+    /// Search the archive: full text over records (lexical), or by meaning over turns (vector,
+    /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]).
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         let store = self.store();
-        views::search::search(store.conn(), query).map_err(|e| match e {
+        let found = if query.mode.is_semantic() && !query.text.trim().is_empty() {
+            let (matrix, vector) =
+                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
+            views::search::semantic(store.conn(), query, &matrix, &vector)
+        } else {
+            views::search::search(store.conn(), query)
+        };
+        found.map_err(|e| match e {
             rusqlite::Error::SqliteFailure(_, Some(msg)) if query.text.trim_start().starts_with('"') || msg.contains("fts5") => Error::Invalid(format!(
                 "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
                 query.text

@@ -15,6 +15,7 @@ pub mod analyze;
 pub mod brief;
 pub mod evidence;
 pub mod extract;
+pub mod hybrid;
 pub mod import;
 pub mod index;
 pub mod ledger;
@@ -33,37 +34,8 @@ use crate::error::{Error, Result};
 use rank::Ranked;
 use store::Filters;
 
-/// Retrieval modes. Lexical is built in; vector and hybrid need embeddings (extraction issue).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    #[default]
-    Lexical,
-    Vector,
-    Hybrid,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Result<Mode> {
-        match s {
-            "lexical" => Ok(Mode::Lexical),
-            "vector" => Ok(Mode::Vector),
-            "hybrid" => Ok(Mode::Hybrid),
-            other => Err(Error::Invalid(format!(
-                "unknown mode {other:?}; expected lexical, vector or hybrid"
-            ))),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Lexical => "lexical",
-            Mode::Vector => "vector",
-            Mode::Hybrid => "hybrid",
-        }
-    }
-}
+/// Retrieval modes (shared with the archive search).
+pub use crate::semantic::Mode;
 
 /// A query or brief request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -96,16 +68,39 @@ pub struct QueryResponse {
     pub untrusted_matches: u32,
 }
 
-/// Run a query (or a brief) and say what was found. Recording is the caller's decision.
-pub fn query(conn: &Connection, req: &QueryRequest, now_secs: i64) -> Result<QueryResponse> {
-    if req.mode != Mode::Lexical {
-        return Err(Error::Invalid(format!(
-            "{} search needs embeddings, which this build does not have yet; use --mode lexical",
-            req.mode.as_str()
-        )));
+/// The ranking policy of a mode (recorded in the ledger).
+pub fn policy(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Lexical => rank::POLICY,
+        Mode::Vector => hybrid::VECTOR_POLICY,
+        Mode::Hybrid => hybrid::HYBRID_POLICY,
     }
-    let results = rank::rank(conn, &req.text, &req.filters, now_secs)?;
+}
+
+/// Run a query (or a brief) and say what was found. Recording is the caller's decision.
+/// Vector and hybrid modes need `semantic` (the caller checked the vectors are fresh); a query
+/// with no text lists by recency in every mode.
+pub fn query(
+    conn: &Connection,
+    req: &QueryRequest,
+    now_secs: i64,
+    semantic: Option<&hybrid::SemanticQuery<'_>>,
+) -> Result<QueryResponse> {
+    let has_words = !req.text.trim().is_empty();
+    let results = match (req.mode, semantic) {
+        (Mode::Lexical, _) => rank::rank(conn, &req.text, &req.filters, now_secs)?,
+        (_, _) if !has_words => rank::rank(conn, &req.text, &req.filters, now_secs)?,
+        (Mode::Vector, Some(sem)) => hybrid::vector(conn, sem, &req.filters)?,
+        (Mode::Hybrid, Some(sem)) => hybrid::hybrid(conn, &req.text, sem, &req.filters, now_secs)?,
+        (mode, None) => {
+            return Err(Error::Invalid(format!(
+                "{} search needs the query's embedding; use --mode lexical",
+                mode.as_str()
+            )));
+        }
+    };
     let mut untrusted_matches = 0;
+    // Counted lexically in every mode (a vector search always finds something near).
     if results.is_empty() && req.filters.trusted_only {
         let mut open = req.filters.clone();
         open.trusted_only = false;

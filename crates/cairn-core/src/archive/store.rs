@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0003_publish.sql"),
     include_str!("store/0004_recall.sql"),
     include_str!("store/0005_extract.sql"),
+    include_str!("store/0006_vectors.sql"),
     include_str!("store/0007_insights.sql"),
     include_str!("store/0008_association.sql"),
 ];

@@ -57,6 +57,19 @@ pub struct ScoreBreakdown {
     pub penalty: f64,
     pub total: f64,
     pub matched_terms: Vec<String>,
+    /// Share of the query's IDF mass the entry matched (0..=1): how much of the question it
+    /// answers lexically, whatever the field weights. Hybrid mode admits only entries covering
+    /// at least [`crate::recall::hybrid::MIN_COVERAGE`] into its lexical leg.
+    #[serde(default)]
+    pub coverage: f64,
+    /// Cosine similarity to the query, when the vector leg found the entry.
+    #[serde(default)]
+    pub semantic: Option<f64>,
+    /// 1-based rank in the lexical and vector legs (hybrid and vector modes).
+    #[serde(default)]
+    pub lexical_rank: Option<u32>,
+    #[serde(default)]
+    pub vector_rank: Option<u32>,
 }
 
 /// One ranked entry.
@@ -65,6 +78,18 @@ pub struct ScoreBreakdown {
 pub struct Ranked {
     pub entry: Entry,
     pub score: f64,
+    pub breakdown: ScoreBreakdown,
+    /// Why it matched, in order: `keyword` (title, body or trigger terms), `evidence`
+    /// (evidence snippet terms), `phrase` (adjacent query terms), `semantic` (the vector leg).
+    #[serde(default)]
+    pub match_reasons: Vec<String>,
+}
+
+/// A scored entry before it is loaded.
+#[derive(Debug, Clone)]
+pub(crate) struct Scored {
+    pub rowid: i64,
+    pub id: String,
     pub breakdown: ScoreBreakdown,
 }
 
@@ -88,8 +113,35 @@ pub fn rank(
                 entry,
                 score: 0.0,
                 breakdown: ScoreBreakdown::default(),
+                match_reasons: Vec::new(),
             })
             .collect());
+    }
+    let scored = scored(conn, query, filters, now_secs, limit)?;
+    load(
+        conn,
+        scored
+            .into_iter()
+            .map(|s| {
+                let reasons = lexical_reasons(&s.breakdown);
+                (s.rowid, s.breakdown.total, s.breakdown, reasons)
+            })
+            .collect(),
+    )
+}
+
+/// The lexical ranking without loading entries: at most `limit`, best first (diversified).
+/// Empty when the query has no terms.
+pub(crate) fn scored(
+    conn: &Connection,
+    query: &str,
+    filters: &Filters,
+    now_secs: i64,
+    limit: usize,
+) -> Result<Vec<Scored>> {
+    let terms = Analyzer::global().query_terms(query);
+    if terms.is_empty() {
+        return Ok(Vec::new());
     }
     let stats = index::stats(conn).map_err(db)?;
     let dfs = index::doc_freqs(conn, &terms).map_err(db)?;
@@ -106,7 +158,7 @@ pub fn rank(
         .collect();
     let mut per_term = POSTINGS_PER_TERM;
     loop {
-        let passing = candidates(conn, &terms, &dfs, &idf, filters, per_term)?;
+        let passing = candidates(conn, &terms, &dfs, &idf, filters, per_term, limit)?;
         let truncated = dfs.iter().any(|df| *df > per_term as f64);
         if passing.len() < limit && truncated && per_term < POSTINGS_PER_TERM * 64 {
             // Selective filters left too few: read deeper into the postings.
@@ -115,6 +167,45 @@ pub fn rank(
         }
         return rescore(conn, &terms, &idf, &stats, passing, limit, now_secs);
     }
+}
+
+/// The match reasons a lexical breakdown supports.
+pub(crate) fn lexical_reasons(b: &ScoreBreakdown) -> Vec<String> {
+    let mut r = Vec::new();
+    if b.title + b.body + b.trigger > 0.0 {
+        r.push("keyword".to_owned());
+    }
+    if b.evidence > 0.0 {
+        r.push("evidence".to_owned());
+    }
+    if b.phrase > 0.0 {
+        r.push("phrase".to_owned());
+    }
+    r
+}
+
+/// Load the entries of scored rows, keeping their order.
+pub(crate) fn load(
+    conn: &Connection,
+    rows: Vec<(i64, f64, ScoreBreakdown, Vec<String>)>,
+) -> Result<Vec<Ranked>> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE e.rowid = ?1"
+        ))
+        .map_err(db)?;
+    for (rowid, score, breakdown, match_reasons) in rows {
+        let (mut entry, _) = stmt.query_row([rowid], entry_from_row).map_err(db)?;
+        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
+        out.push(Ranked {
+            entry,
+            score,
+            breakdown,
+            match_reasons,
+        });
+    }
+    Ok(out)
 }
 
 /// Entries passing the filters among the best postings of each term, with their approximate
@@ -126,6 +217,7 @@ fn candidates(
     idf: &HashMap<&str, f64>,
     filters: &Filters,
     per_term: usize,
+    limit: usize,
 ) -> Result<Vec<Meta>> {
     let mut approx: HashMap<i64, f64> = HashMap::new();
     for (t, df) in terms.iter().zip(dfs) {
@@ -175,7 +267,7 @@ fn candidates(
         passing.push(m);
     }
     passing.sort_by(|a, b| b.approx.total_cmp(&a.approx).then_with(|| a.id.cmp(&b.id)));
-    passing.truncate(RESCORE);
+    passing.truncate(RESCORE.max(limit));
     Ok(passing)
 }
 
@@ -188,7 +280,7 @@ fn rescore(
     passing: Vec<Meta>,
     limit: usize,
     now_secs: i64,
-) -> Result<Vec<Ranked>> {
+) -> Result<Vec<Scored>> {
     if passing.is_empty() {
         return Ok(Vec::new());
     }
@@ -228,24 +320,15 @@ fn rescore(
             .total_cmp(&a.1.total)
             .then_with(|| a.0.id.cmp(&b.0.id))
     });
-    let top = diversify(scored, limit);
-    // Only the entries shown are loaded in full.
-    let mut out = Vec::with_capacity(top.len());
-    let mut load = conn
-        .prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE e.rowid = ?1"
-        ))
-        .map_err(db)?;
-    for (meta, b) in top {
-        let (mut entry, _) = load.query_row([meta.rowid], entry_from_row).map_err(db)?;
-        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
-        out.push(Ranked {
-            score: b.total,
-            breakdown: b,
-            entry,
-        });
-    }
-    Ok(out)
+    // Only the entries shown are loaded in full (by the caller).
+    Ok(diversify(scored, limit)
+        .into_iter()
+        .map(|(meta, breakdown)| Scored {
+            rowid: meta.rowid,
+            id: meta.id,
+            breakdown,
+        })
+        .collect())
 }
 
 /// BM25F and the boosts for one candidate (its analysed fields).
@@ -263,6 +346,9 @@ fn score(
         .collect();
     let mut b = ScoreBreakdown::default();
     let mut per_field = [0.0f64; 4];
+    let idf_of = |t: &str| idf.get(t).copied().unwrap_or(0.0);
+    let query_mass: f64 = terms.iter().map(|t| idf_of(t)).sum();
+    let mut matched_mass = 0.0;
     for t in terms {
         let mut weighted = [0.0f64; 4];
         for (i, toks) in tokens.iter().enumerate() {
@@ -277,13 +363,17 @@ fn score(
             continue;
         }
         b.matched_terms.push(t.clone());
-        let term_score = idf.get(t.as_str()).copied().unwrap_or(0.0) * tf_tilde / (K1 + tf_tilde);
+        matched_mass += idf_of(t);
+        let term_score = idf_of(t) * tf_tilde / (K1 + tf_tilde);
         b.bm25f += term_score;
         for i in 0..4 {
             per_field[i] += term_score * weighted[i] / tf_tilde;
         }
     }
     [b.title, b.body, b.trigger, b.evidence] = per_field;
+    if query_mass > 0.0 {
+        b.coverage = (matched_mass / query_mass).clamp(0.0, 1.0);
+    }
     // Adjacent query-term pairs found in order in some field.
     let mut seen_pairs = HashSet::new();
     for pair in terms.windows(2) {

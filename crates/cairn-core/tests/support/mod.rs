@@ -149,3 +149,51 @@ pub fn assert_ordinals_dense(data_dir: &Path) {
         .unwrap();
     assert_eq!(bad, 0, "ordinals are not dense");
 }
+
+/// The built-in embedding model's dir. When it is not installed, `scripts/fetch-model.sh`
+/// installs it (once per test binary), as `make test` does before the tests.
+pub fn ensure_model() -> PathBuf {
+    use cairn_core::semantic::embed::ModelSearch;
+    static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = FETCH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let search = ModelSearch::for_process(Path::new("/nonexistent-cairn-data"));
+    if let Ok(dir) = search.locate() {
+        return dir;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-model.sh");
+    let status = std::process::Command::new("bash")
+        .arg(&script)
+        .status()
+        .expect("run scripts/fetch-model.sh");
+    assert!(status.success(), "scripts/fetch-model.sh failed: {status}");
+    search
+        .locate()
+        .expect("the embedding model is still missing after scripts/fetch-model.sh")
+}
+
+/// An archive of the real Claude fixtures with the Recall question set's entries imported.
+pub fn recall_archive() -> (tempfile::TempDir, Cairn) {
+    recall_archive_with_config("")
+}
+
+/// [`recall_archive`] in a data dir whose `config.toml` holds `config`.
+pub fn recall_archive_with_config(config: &str) -> (tempfile::TempDir, Cairn) {
+    let data = tempfile::tempdir().unwrap();
+    if !config.is_empty() {
+        std::fs::write(data.path().join("config.toml"), config).unwrap();
+    }
+    let cairn = Cairn::open(data.path()).unwrap();
+    let sd = cairn_core::archive::discover::SourceDir {
+        agent: Agent::Claude,
+        path: fixtures().join("claude"),
+        origin: cairn_core::archive::discover::DirOrigin::Env,
+    };
+    let files = cairn_core::archive::discover::walk(&sd, &mut Vec::new());
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    let entries = std::fs::read_to_string(fixtures().join("recall/entries.jsonl")).unwrap();
+    let report = cairn.recall_import(&entries, false).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    (data, cairn)
+}

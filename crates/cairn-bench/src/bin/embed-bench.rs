@@ -1,0 +1,224 @@
+//! Semantic Recall: embedding throughput of the built-in model and hybrid query latency over a
+//! generated corpus (default 10 000 entries).
+//!
+//! `cargo run --release -p cairn-bench --bin embed-bench -- [--entries N] [--queries Q]
+//!  [--threads T] [--cache DIR] [--reembed]`
+//!
+//! 1. Builds the corpus once into `<cache>/embed-<N>/` (seeded; the same entries as
+//!    recall-bench), then embeds every entry with the local model and reports entries/s and
+//!    tokens/s. A later run reuses the vectors unless `--reembed`.
+//! 2. Times Q queries end to end through the facade, as the CLI and the desktop run them
+//!    (freshness check, query embedding, brute-force cosine over the cached matrix, lexical leg,
+//!    RRF, loading the entries, the ledger write): hybrid, vector and lexical, p50/p95/p99 in
+//!    ms; the query embedding alone; and the first (cold) query of a process.
+//!
+//! The machine's load average is printed with the figures: on a shared machine it explains them.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use cairn_bench::{entries, vocab::Vocab};
+use cairn_core::Cairn;
+use cairn_core::archive::store::Store;
+use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status};
+use cairn_core::recall::store::{Filters, NewEntry};
+use cairn_core::recall::{Mode, QueryRequest};
+use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel, ModelSearch};
+use cairn_core::semantic::vectors::{self, VectorStore};
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_owned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn pct(times: &mut [f64], p: f64) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
+}
+
+fn main() -> Result<()> {
+    let n: usize = arg("--entries", "10000").parse()?;
+    let q: usize = arg("--queries", "200").parse()?;
+    let threads: usize = arg("--threads", "0").parse()?;
+    let cache = PathBuf::from(arg("--cache", "bench/cache"));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!("machine: {cores} cores, load average {}", loadavg());
+    let vocab = Vocab::from_fixtures(&root.join("tests/fixtures/claude"))?;
+    let generated = entries::entries(&vocab, 42, n);
+    let data = cache.join(format!("embed-{n}"));
+    std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+    let db = data.join(cairn_core::archive::store::DB_FILE);
+    let fresh_corpus = !db.exists();
+    let mut store = Store::open(&db)?;
+    if fresh_corpus {
+        let started = Instant::now();
+        let tx = store.conn_mut().transaction()?;
+        for (i, e) in generated.iter().enumerate() {
+            let entry = NewEntry {
+                id: format!("bench-{i:06}"),
+                entry_type: EntryType::ALL[i % EntryType::ALL.len()],
+                scope: Scope::Project,
+                status: Status::Accepted,
+                review_state: if i % 5 == 0 {
+                    ReviewState::HumanReviewed
+                } else {
+                    ReviewState::UnreviewedAuto
+                },
+                title: e.title.clone(),
+                body: e.body.clone(),
+                trigger: e.trigger.clone(),
+                confidence: Some((i % 10) as f64 / 10.0),
+                uncertainty: String::new(),
+                project: format!("project{}", i % 17),
+                cwd: String::new(),
+                git_branch: String::new(),
+                agent: if i % 2 == 0 {
+                    "claude".into()
+                } else {
+                    "codex".into()
+                },
+                source_session_id: None,
+                source_episode_id: String::new(),
+                source_run_id: String::new(),
+                extractor_method: String::new(),
+                model: String::new(),
+                label: String::new(),
+                transferable: true,
+                provenance_ok: true,
+                supersedes_entry_id: String::new(),
+                evidence: Vec::new(),
+            };
+            cairn_core::recall::store::insert(&tx, &entry, "2026-11-01T00:00:00.000Z")?;
+        }
+        tx.commit()?;
+        eprintln!(
+            "built {n} entries in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    // 1. Embedding throughput.
+    let dir = ModelSearch::for_process(&data).locate()?;
+    let t = Instant::now();
+    let model = LocalModel::load(&dir, threads)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1000.0;
+    println!("model: {} (load {load_ms:.0} ms)", model.describe());
+    let fingerprint = vectors::store_fingerprint(VectorStore::Recall, model.fingerprint());
+    let state = vectors::state(store.conn(), VectorStore::Recall)?;
+    if flag("--reembed") || !state.is_fresh(&fingerprint) {
+        let tokens: usize = generated
+            .iter()
+            .map(|e| {
+                let doc = vectors::recall_doc(&e.title, &e.body, &e.trigger);
+                model.token_ids(&doc).map_or(0, |t| t.len())
+            })
+            .sum();
+        let load_before = loadavg();
+        let t = Instant::now();
+        let report = vectors::build(
+            store.conn_mut(),
+            VectorStore::Recall,
+            &model,
+            flag("--reembed"),
+            &|done, total| {
+                if done % 2048 < 256 || done == total {
+                    eprintln!("  embedded {done}/{total}");
+                }
+            },
+        )?;
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "embed {} entries: {secs:.1} s, {:.0} entries/s, {:.0} tokens/s ({} tokens, {:.0} per entry; load average before {load_before}, after {})",
+            report.embedded,
+            f64::from(report.embedded) / secs,
+            tokens as f64 / secs,
+            tokens,
+            tokens as f64 / n as f64,
+            loadavg()
+        );
+        println!(
+            "{}",
+            serde_json::json!({"bench": "embed_entries", "entries": report.embedded, "seconds": secs,
+                "entries_per_s": f64::from(report.embedded) / secs, "tokens_per_s": tokens as f64 / secs,
+                "threads": threads, "cores": cores, "loadavg": loadavg()})
+        );
+    } else {
+        println!(
+            "embed: vectors for {n} entries already built in {} (pass --reembed to measure again)",
+            data.display()
+        );
+    }
+    drop(store);
+
+    // 2. Query latency through the facade.
+    let cairn = Cairn::open(&data)?;
+    let queries = entries::queries(&vocab, &generated, 7, q);
+    let filters = Filters {
+        limit: Some(20),
+        ..Default::default()
+    };
+    let req = |text: &str, mode: Mode| QueryRequest {
+        text: text.to_owned(),
+        mode,
+        filters: filters.clone(),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    cairn.recall_query(&req(&queries[0], Mode::Hybrid), "query")?;
+    let cold = t.elapsed().as_secs_f64() * 1000.0;
+    println!("first hybrid query of a process (model load + vectors into memory): {cold:.0} ms");
+    let mut embed_times = Vec::with_capacity(q);
+    for text in &queries {
+        let t = Instant::now();
+        model.embed(&[text], InputKind::Query)?;
+        embed_times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!(
+        "query embedding alone: p50 {:.2} ms, p95 {:.2} ms",
+        pct(&mut embed_times, 0.5),
+        pct(&mut embed_times, 0.95)
+    );
+    for mode in [Mode::Hybrid, Mode::Vector, Mode::Lexical] {
+        let load_before = loadavg();
+        let mut times = Vec::with_capacity(q);
+        let mut hits = 0;
+        for text in &queries {
+            let t = Instant::now();
+            let r = cairn.recall_query(&req(text, mode), "query")?;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            hits += usize::from(!r.results.is_empty());
+        }
+        let (p50, p95, p99) = (
+            pct(&mut times, 0.5),
+            pct(&mut times, 0.95),
+            pct(&mut times, 0.99),
+        );
+        println!(
+            "recall {} over {n} entries, {q} queries ({hits} with results): p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms (load average before {load_before}, after {})",
+            mode.as_str(),
+            loadavg()
+        );
+        println!(
+            "{}",
+            serde_json::json!({"bench": format!("recall_{}", mode.as_str()), "entries": n, "queries": q,
+                "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "loadavg": loadavg()})
+        );
+    }
+    Ok(())
+}

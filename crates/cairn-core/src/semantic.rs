@@ -1,0 +1,208 @@
+//! Semantic search: sentence embeddings of Recall entries and session turns, stored beside them,
+//! searched by cosine similarity and fused with the lexical rankers.
+//!
+//! [`embed`] turns text into L2-normalised vectors: the built-in local model (all-MiniLM-L6-v2,
+//! run in-process on the CPU, no network) or, by config, an OpenAI-compatible `/embeddings`
+//! endpoint. [`vectors`] stores them (f32 BLOBs with the embedding fingerprint and a content
+//! hash), refreshes them, refuses to serve stale ones (fail closed), and keeps a contiguous
+//! in-memory matrix for brute-force search. [`fusion`] is Reciprocal Rank Fusion.
+//!
+//! Lexical search never depends on any of this: a missing model or stale vectors only make the
+//! vector and hybrid modes refuse, with an error that says how to fix it.
+
+pub mod embed;
+pub mod endpoint;
+pub mod fusion;
+pub mod vectors;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Retrieval modes, shared by Recall queries, briefs and the archive search.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Lexical,
+    Vector,
+    Hybrid,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Mode> {
+        match s.trim() {
+            "lexical" => Ok(Mode::Lexical),
+            "vector" => Ok(Mode::Vector),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(Error::Invalid(format!(
+                "unknown mode {other:?}; expected lexical, vector or hybrid"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Lexical => "lexical",
+            Mode::Vector => "vector",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+
+    /// Whether this mode needs embeddings.
+    pub fn is_semantic(self) -> bool {
+        self != Mode::Lexical
+    }
+}
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::config::{EmbeddingsConfig, EmbeddingsProvider};
+use embed::{Embedder, ModelSearch};
+use vectors::{MatrixCache, VectorStore};
+
+/// The embedder a data dir uses, loaded on first need, and the vector matrices in memory.
+pub struct Runtime {
+    config: EmbeddingsConfig,
+    search: Mutex<ModelSearch>,
+    embedder: Mutex<Option<Arc<dyn Embedder>>>,
+    pub cache: MatrixCache,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Runtime {
+    pub fn new(config: &EmbeddingsConfig, data_dir: &Path) -> Runtime {
+        let mut search = ModelSearch::for_process(data_dir);
+        search.config_dir = config.model_dir();
+        Runtime {
+            config: config.clone(),
+            search: Mutex::new(search),
+            embedder: Mutex::new(None),
+            cache: MatrixCache::default(),
+        }
+    }
+
+    pub fn provider(&self) -> EmbeddingsProvider {
+        self.config.provider
+    }
+
+    /// Also look for the model under `dir` (an installed bundle's resource dir).
+    pub fn set_resource_dir(&self, dir: PathBuf) {
+        lock(&self.search).resource_dir = Some(dir);
+    }
+
+    /// Where the local model is looked for, in order.
+    pub fn model_candidates(&self) -> Vec<PathBuf> {
+        lock(&self.search).candidates()
+    }
+
+    /// Use `embedder` instead of the configured one (tests; front doors that bring their own).
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        *lock(&self.embedder) = Some(embedder);
+    }
+
+    /// Whether writes refresh the Recall vectors at once.
+    pub fn refreshes_on_write(&self) -> bool {
+        match lock(&self.embedder).as_ref() {
+            Some(e) => e.refresh_on_write(),
+            None => self.config.provider == EmbeddingsProvider::Local,
+        }
+    }
+
+    /// The configured embedder's fingerprint, without loading a model.
+    pub fn embedder_fingerprint(&self) -> Result<String> {
+        if let Some(e) = lock(&self.embedder).as_ref() {
+            return Ok(e.fingerprint().to_owned());
+        }
+        match self.config.provider {
+            EmbeddingsProvider::Local => {
+                let dir = lock(&self.search).locate()?;
+                Ok(embed::local_fingerprint(&dir)?.0)
+            }
+            EmbeddingsProvider::Endpoint => Ok(endpoint_fingerprint(&self.config)),
+        }
+    }
+
+    /// The fingerprint vectors of `store` must carry to be served.
+    pub fn store_fingerprint(&self, store: VectorStore) -> Result<String> {
+        Ok(vectors::store_fingerprint(
+            store,
+            &self.embedder_fingerprint()?,
+        ))
+    }
+
+    /// The embedder, loaded on first use.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        let mut slot = lock(&self.embedder);
+        if let Some(e) = slot.as_ref() {
+            return Ok(Arc::clone(e));
+        }
+        let e: Arc<dyn Embedder> = match self.config.provider {
+            EmbeddingsProvider::Local => {
+                let dir = lock(&self.search).locate()?;
+                Arc::new(embed::LocalModel::load(
+                    &dir,
+                    self.config.threads.unwrap_or(0),
+                )?)
+            }
+            EmbeddingsProvider::Endpoint => {
+                Arc::new(endpoint::EndpointEmbedder::connect(&self.config)?)
+            }
+        };
+        *slot = Some(Arc::clone(&e));
+        Ok(e)
+    }
+}
+
+/// Vectors from an endpoint are identified by the model name and requested dimensions.
+pub fn endpoint_fingerprint(config: &EmbeddingsConfig) -> String {
+    format!(
+        "endpoint/{}/d{}",
+        config.model.as_deref().unwrap_or("").trim(),
+        config
+            .dimensions
+            .map_or_else(|| "native".to_owned(), |d| d.to_string())
+    )
+}
+
+/// A write refreshes Recall's vectors itself when at most this many entries need one; a larger
+/// change (a big import into a never-embedded archive) is left to `cairn embeddings build`, so a
+/// review click never waits minutes.
+pub const REFRESH_ON_WRITE_MAX: u64 = 2000;
+
+/// What `cairn embeddings status` shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EmbeddingsStatus {
+    /// `local` or `endpoint`.
+    pub provider: String,
+    pub refresh_on_write: bool,
+    /// The configured embedder's fingerprint, when it can be had (the model is installed).
+    pub fingerprint: Option<String>,
+    /// Why it cannot (the model-missing message, with the fix).
+    pub problem: Option<String>,
+    /// Where the local model is looked for, in order.
+    pub model_candidates: Vec<String>,
+    pub stores: Vec<StoreStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct StoreStatus {
+    pub store: VectorStore,
+    /// Vector and hybrid searches of this store run.
+    pub fresh: bool,
+    /// Vectors stored under the configured fingerprint.
+    pub vectors: u32,
+    /// Documents without a current vector (unknown when the model is missing).
+    pub pending: Option<u32>,
+    /// The fingerprint of the last completed build.
+    pub built_fingerprint: String,
+    pub built_at: Option<String>,
+    pub build_command: String,
+}

@@ -1,0 +1,688 @@
+//! Stored vectors: two stores, `recall` (one vector per entry) and `sessions` (one per turn of
+//! the archive), in the tables of migration 6.
+//!
+//! Freshness is a constant-time check. Each store has a corpus revision (Recall's moves with
+//! every insert, delete or text edit of an entry, by trigger; the archive's is the newest
+//! capture batch id) and records the revision and embedder fingerprint its vectors were complete
+//! for. A search runs only when both match the present; otherwise [`check_fresh`] returns
+//! [`Error::VectorsStale`], which says what is stale and the command that refreshes it.
+//!
+//! A build embeds only what lacks a vector under the current fingerprint (a text edit drops
+//! the entry's vector; a turn that grew no longer matches its recorded extent), in chunks each
+//! committed on its own, so a long build never holds the write lock for long and an interrupted
+//! one resumes where it stopped. It marks the store complete only after checking, in one
+//! transaction, that nothing is left.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::embed::{Embedder, InputKind};
+use crate::error::{Error, Result};
+
+/// Documents embedded per committed chunk.
+const CHUNK: usize = 256;
+/// Rounds of "embed what is missing, then check" before a build gives up on a corpus that
+/// keeps changing under it.
+const ROUNDS: usize = 4;
+
+/// Which vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum VectorStore {
+    Recall,
+    Sessions,
+}
+
+impl VectorStore {
+    pub const ALL: [VectorStore; 2] = [VectorStore::Recall, VectorStore::Sessions];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VectorStore::Recall => "recall",
+            VectorStore::Sessions => "sessions",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<VectorStore> {
+        match s.trim() {
+            "recall" => Ok(VectorStore::Recall),
+            "sessions" => Ok(VectorStore::Sessions),
+            other => Err(Error::Invalid(format!(
+                "unknown vector store {other:?}; expected recall or sessions"
+            ))),
+        }
+    }
+
+    /// What one vector stands for.
+    pub fn unit(self) -> &'static str {
+        match self {
+            VectorStore::Recall => "entries",
+            VectorStore::Sessions => "turns",
+        }
+    }
+
+    /// How documents are made from rows; part of the fingerprint, so changing it invalidates.
+    fn doc_scheme(self) -> &'static str {
+        match self {
+            VectorStore::Recall => "recall-entry-v1",
+            VectorStore::Sessions => "session-turn-v1",
+        }
+    }
+
+    /// The command that refreshes this store.
+    pub fn build_command(self) -> String {
+        format!("cairn embeddings build --store {}", self.as_str())
+    }
+}
+
+/// The fingerprint vectors of `store` carry when made by an embedder with `embedder_fp`.
+pub fn store_fingerprint(store: VectorStore, embedder_fp: &str) -> String {
+    format!("{embedder_fp}|{}", store.doc_scheme())
+}
+
+/// The text embedded for a Recall entry.
+pub fn recall_doc(title: &str, body: &str, trigger: &str) -> String {
+    let mut doc = format!("{}\n\n{}", title.trim(), body.trim());
+    if !trigger.trim().is_empty() {
+        doc.push_str("\n\n");
+        doc.push_str(trigger.trim());
+    }
+    doc
+}
+
+/// The text embedded for a turn: what was asked, and the last thing the assistant said.
+pub fn turn_doc(prompt: Option<&str>, answer: Option<&str>) -> String {
+    [prompt, answer]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+pub fn content_hash(doc: &str) -> String {
+    hex::encode(Sha256::digest(doc.as_bytes()))
+}
+
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn db(e: rusqlite::Error) -> Error {
+    crate::archive::store::db_err(std::path::Path::new(":vectors"), e)
+}
+
+/// What a store's vectors are complete for, against the present.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct State {
+    pub store: VectorStore,
+    /// The corpus as it is now.
+    pub corpus_revision: i64,
+    /// The corpus revision the vectors were complete for (None: never built, or reset).
+    pub built_revision: Option<i64>,
+    /// Fingerprint of the embedder and document recipe that made them.
+    pub fingerprint: String,
+    pub dims: u32,
+    pub generation: i64,
+    pub built_at: Option<String>,
+}
+
+impl State {
+    pub fn is_fresh(&self, fingerprint: &str) -> bool {
+        self.built_revision == Some(self.corpus_revision) && self.fingerprint == fingerprint
+    }
+}
+
+/// The store's state row with the present corpus revision.
+pub fn state(conn: &Connection, store: VectorStore) -> Result<State> {
+    let mut s = conn
+        .prepare_cached(
+            "SELECT corpus_revision, built_revision, fingerprint, dims, generation, built_at
+             FROM embedding_state WHERE store = ?1",
+        )
+        .and_then(|mut st| {
+            st.query_row([store.as_str()], |r| {
+                Ok(State {
+                    store,
+                    corpus_revision: r.get(0)?,
+                    built_revision: r.get(1)?,
+                    fingerprint: r.get(2)?,
+                    dims: r.get(3)?,
+                    generation: r.get(4)?,
+                    built_at: r.get(5)?,
+                })
+            })
+        })
+        .map_err(db)?;
+    if store == VectorStore::Sessions {
+        s.corpus_revision = conn
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(db)?;
+    }
+    Ok(s)
+}
+
+/// Ok when the store's vectors are complete for the present corpus under `fingerprint` (the
+/// store fingerprint, see [`store_fingerprint`]); otherwise the typed error saying why.
+pub fn check_fresh(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<State> {
+    let s = state(conn, store)?;
+    if s.is_fresh(fingerprint) {
+        return Ok(s);
+    }
+    let reason = if s.built_revision.is_none() && s.fingerprint.is_empty() {
+        format!("no {} vectors have been built yet", store.as_str())
+    } else if s.fingerprint != fingerprint {
+        format!(
+            "the {} vectors were made by another embedder ({}; configured: {})",
+            store.as_str(),
+            if s.fingerprint.is_empty() {
+                "none"
+            } else {
+                &s.fingerprint
+            },
+            fingerprint
+        )
+    } else {
+        let n = pending_count(conn, store, fingerprint)?;
+        format!(
+            "{n} {} changed since the {} vectors were last built",
+            store.unit(),
+            store.as_str()
+        )
+    };
+    Err(Error::VectorsStale {
+        store: store.as_str().to_owned(),
+        reason,
+        fix: store.build_command(),
+    })
+}
+
+/// How many documents lack a current vector.
+pub fn pending_count(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<u64> {
+    let sql = match store {
+        VectorStore::Recall => {
+            "SELECT COUNT(*) FROM recall_entries e
+             LEFT JOIN recall_vectors v ON v.entry_id = e.id AND v.fingerprint = ?1
+             WHERE v.entry_id IS NULL"
+        }
+        VectorStore::Sessions => {
+            "SELECT COUNT(*) FROM turns t
+             LEFT JOIN turn_vectors v ON v.turn_id = t.id AND v.fingerprint = ?1 AND v.last_ordinal = t.last_ordinal
+             WHERE v.turn_id IS NULL"
+        }
+    };
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_row([fingerprint], |r| r.get::<_, i64>(0)))
+        .map(|n| n.max(0) as u64)
+        .map_err(db)
+}
+
+/// Vectors stored under `fingerprint`.
+pub fn vector_count(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<u64> {
+    let sql = match store {
+        VectorStore::Recall => "SELECT COUNT(*) FROM recall_vectors WHERE fingerprint = ?1",
+        VectorStore::Sessions => {
+            "SELECT COUNT(*) FROM turn_vectors WHERE fingerprint = ?1 AND length(vector) > 0"
+        }
+    };
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_row([fingerprint], |r| r.get::<_, i64>(0)))
+        .map(|n| n.max(0) as u64)
+        .map_err(db)
+}
+
+/// A document waiting for its vector.
+struct Doc {
+    /// Entry id (recall) or turn id (sessions), as text.
+    id: String,
+    turn_id: i64,
+    last_ordinal: i64,
+    text: String,
+    hash: String,
+}
+
+fn pending_docs(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<Vec<Doc>> {
+    let mut out = Vec::new();
+    match store {
+        VectorStore::Recall => {
+            let mut st = conn
+                .prepare(
+                    "SELECT e.id, e.title, e.body, e.trigger FROM recall_entries e
+                     LEFT JOIN recall_vectors v ON v.entry_id = e.id AND v.fingerprint = ?1
+                     WHERE v.entry_id IS NULL ORDER BY e.rowid",
+                )
+                .map_err(db)?;
+            let rows = st
+                .query_map([fingerprint], |r| {
+                    let text = recall_doc(
+                        &r.get::<_, String>(1)?,
+                        &r.get::<_, String>(2)?,
+                        &r.get::<_, String>(3)?,
+                    );
+                    Ok(Doc {
+                        id: r.get(0)?,
+                        turn_id: 0,
+                        last_ordinal: 0,
+                        hash: content_hash(&text),
+                        text,
+                    })
+                })
+                .map_err(db)?;
+            for row in rows {
+                out.push(row.map_err(db)?);
+            }
+        }
+        VectorStore::Sessions => {
+            let mut st = conn
+                .prepare(
+                    "SELECT t.id, t.last_ordinal, t.preview, t.assistant_preview FROM turns t
+                     LEFT JOIN turn_vectors v ON v.turn_id = t.id AND v.fingerprint = ?1 AND v.last_ordinal = t.last_ordinal
+                     WHERE v.turn_id IS NULL ORDER BY t.id",
+                )
+                .map_err(db)?;
+            let rows = st
+                .query_map([fingerprint], |r| {
+                    let text = turn_doc(
+                        r.get::<_, Option<String>>(2)?.as_deref(),
+                        r.get::<_, Option<String>>(3)?.as_deref(),
+                    );
+                    let turn_id: i64 = r.get(0)?;
+                    Ok(Doc {
+                        id: turn_id.to_string(),
+                        turn_id,
+                        last_ordinal: r.get(1)?,
+                        hash: content_hash(&text),
+                        text,
+                    })
+                })
+                .map_err(db)?;
+            for row in rows {
+                out.push(row.map_err(db)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Store the vectors of `docs` whose text is still what was embedded.
+fn write_chunk(
+    conn: &mut Connection,
+    store: VectorStore,
+    fingerprint: &str,
+    docs: &[Doc],
+    vectors: &[f32],
+    dims: usize,
+) -> Result<u32> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let mut written = 0;
+    for (i, d) in docs.iter().enumerate() {
+        let v = &vectors[i * dims..(i + 1) * dims];
+        let blob = if d.text.is_empty() {
+            Vec::new()
+        } else {
+            to_blob(v)
+        };
+        let still = match store {
+            VectorStore::Recall => tx
+                .prepare_cached("SELECT title, body, trigger FROM recall_entries WHERE id = ?1")
+                .and_then(|mut s| {
+                    s.query_row([&d.id], |r| {
+                        Ok(content_hash(&recall_doc(
+                            &r.get::<_, String>(0)?,
+                            &r.get::<_, String>(1)?,
+                            &r.get::<_, String>(2)?,
+                        )))
+                    })
+                    .optional()
+                })
+                .map_err(db)?
+                .is_some_and(|h| h == d.hash),
+            VectorStore::Sessions => tx
+                .prepare_cached(
+                    "SELECT last_ordinal, preview, assistant_preview FROM turns WHERE id = ?1",
+                )
+                .and_then(|mut s| {
+                    s.query_row([d.turn_id], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            content_hash(&turn_doc(
+                                r.get::<_, Option<String>>(1)?.as_deref(),
+                                r.get::<_, Option<String>>(2)?.as_deref(),
+                            )),
+                        ))
+                    })
+                    .optional()
+                })
+                .map_err(db)?
+                .is_some_and(|(last, h)| last == d.last_ordinal && h == d.hash),
+        };
+        if !still {
+            continue;
+        }
+        match store {
+            VectorStore::Recall => tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO recall_vectors (entry_id, fingerprint, content_hash, vector)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .and_then(|mut s| s.execute(params![d.id, fingerprint, d.hash, blob])),
+            VectorStore::Sessions => tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO turn_vectors (turn_id, last_ordinal, fingerprint, content_hash, vector)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![d.turn_id, d.last_ordinal, fingerprint, d.hash, blob])
+                }),
+        }
+        .map_err(db)?;
+        written += 1;
+    }
+    tx.commit().map_err(db)?;
+    Ok(written)
+}
+
+/// What a build did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BuildReport {
+    pub store: VectorStore,
+    /// Documents embedded by this build.
+    pub embedded: u32,
+    /// Vectors stored under the fingerprint when the build finished.
+    pub vectors: u32,
+    pub fingerprint: String,
+    pub seconds: f64,
+}
+
+/// Embed whatever lacks a current vector in `store`, then mark the store complete. With
+/// `force`, every vector of the store is dropped first. `progress(done, total)` is called after
+/// each chunk.
+pub fn build(
+    conn: &mut Connection,
+    store: VectorStore,
+    embedder: &dyn Embedder,
+    force: bool,
+    progress: &dyn Fn(u64, u64),
+) -> Result<BuildReport> {
+    let started = Instant::now();
+    let fingerprint = store_fingerprint(store, embedder.fingerprint());
+    let dims = embedder.dims();
+    if force {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let table = match store {
+            VectorStore::Recall => "recall_vectors",
+            VectorStore::Sessions => "turn_vectors",
+        };
+        tx.execute(&format!("DELETE FROM {table}"), [])
+            .map_err(db)?;
+        tx.execute(
+            "UPDATE embedding_state SET built_revision = NULL WHERE store = ?1",
+            [store.as_str()],
+        )
+        .map_err(db)?;
+        tx.commit().map_err(db)?;
+    }
+    let mut embedded = 0u32;
+    for _ in 0..ROUNDS {
+        let docs = pending_docs(conn, store, &fingerprint)?;
+        let total = docs.len() as u64;
+        let mut done = 0u64;
+        for chunk in docs.chunks(CHUNK) {
+            let texts: Vec<&str> = chunk.iter().map(|d| d.text.as_str()).collect();
+            let vectors = embedder.embed(&texts, InputKind::Document)?;
+            if vectors.len() != chunk.len() * dims {
+                return Err(Error::Invalid(format!(
+                    "the embedder returned {} floats for {} texts of {dims} dims",
+                    vectors.len(),
+                    chunk.len()
+                )));
+            }
+            embedded += write_chunk(conn, store, &fingerprint, chunk, &vectors, dims)?;
+            done += chunk.len() as u64;
+            progress(done, total);
+        }
+        // Complete only if nothing is left, checked in the same transaction that records it.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let left = pending_count(&tx, store, &fingerprint)?;
+        if left == 0 {
+            let now = state(&tx, store)?;
+            tx.execute(
+                "UPDATE embedding_state SET built_revision = ?2, fingerprint = ?3, dims = ?4,
+                    generation = generation + 1, built_at = ?5 WHERE store = ?1",
+                params![
+                    store.as_str(),
+                    now.corpus_revision,
+                    fingerprint,
+                    dims as i64,
+                    crate::archive::capture::now()
+                ],
+            )
+            .map_err(db)?;
+            let vectors = vector_count(&tx, store, &fingerprint)? as u32;
+            tx.commit().map_err(db)?;
+            return Ok(BuildReport {
+                store,
+                embedded,
+                vectors,
+                fingerprint,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
+        drop(tx);
+    }
+    Err(Error::Invalid(format!(
+        "the {} corpus kept changing while its vectors were built; run `{}` again",
+        store.as_str(),
+        store.build_command()
+    )))
+}
+
+/// Every vector of a store under one fingerprint, in one contiguous row-major matrix, for
+/// brute-force cosine search (vectors are unit length, so cosine is a dot product).
+#[derive(Debug)]
+pub struct Matrix {
+    pub dims: usize,
+    /// Entry rowid (recall) or turn id (sessions) of each row.
+    pub keys: Vec<i64>,
+    pub data: Vec<f32>,
+    fingerprint: String,
+    built_revision: Option<i64>,
+    generation: i64,
+}
+
+impl Matrix {
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Load the vectors of a fresh store (see [`check_fresh`]).
+    pub fn load(conn: &Connection, state: &State) -> Result<Matrix> {
+        let sql = match state.store {
+            VectorStore::Recall => {
+                "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
+                 WHERE v.fingerprint = ?1 ORDER BY e.rowid"
+            }
+            VectorStore::Sessions => {
+                "SELECT turn_id, vector FROM turn_vectors WHERE fingerprint = ?1 AND length(vector) > 0
+                 ORDER BY turn_id"
+            }
+        };
+        let dims = state.dims as usize;
+        let mut keys = Vec::new();
+        let mut data = Vec::new();
+        let mut st = conn.prepare(sql).map_err(db)?;
+        let mut rows = st.query([&state.fingerprint]).map_err(db)?;
+        while let Some(r) = rows.next().map_err(db)? {
+            let key: i64 = r.get(0).map_err(db)?;
+            let blob = r.get_ref(1).map_err(db)?.as_blob().map_err(|e| {
+                db(rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                ))
+            })?;
+            if blob.len() != dims * 4 {
+                return Err(Error::VectorsStale {
+                    store: state.store.as_str().to_owned(),
+                    reason: format!(
+                        "a stored vector has {} bytes where {dims} dims need {}",
+                        blob.len(),
+                        dims * 4
+                    ),
+                    fix: format!("{} --force", state.store.build_command()),
+                });
+            }
+            keys.push(key);
+            data.extend(
+                blob.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        Ok(Matrix {
+            dims,
+            keys,
+            data,
+            fingerprint: state.fingerprint.clone(),
+            built_revision: state.built_revision,
+            generation: state.generation,
+        })
+    }
+
+    fn matches(&self, state: &State) -> bool {
+        self.fingerprint == state.fingerprint
+            && self.built_revision == state.built_revision
+            && self.generation == state.generation
+    }
+
+    /// Cosine similarity of every row with `query` (unit length).
+    pub fn scores(&self, query: &[f32]) -> Vec<f32> {
+        if self.dims == 0 || query.len() != self.dims {
+            return vec![0.0; self.keys.len()];
+        }
+        self.data
+            .chunks_exact(self.dims)
+            .map(|row| dot(row, query))
+            .collect()
+    }
+
+    /// The `k` rows most similar to `query`, best first (ties by key), as (key, cosine).
+    pub fn top(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+        let scores = self.scores(query);
+        let mut idx: Vec<u32> = (0..scores.len() as u32).collect();
+        let better = |a: &u32, b: &u32| {
+            scores[*b as usize]
+                .total_cmp(&scores[*a as usize])
+                .then_with(|| self.keys[*a as usize].cmp(&self.keys[*b as usize]))
+        };
+        if k < idx.len() {
+            idx.select_nth_unstable_by(k, better);
+            idx.truncate(k);
+        }
+        idx.sort_unstable_by(better);
+        idx.into_iter()
+            .map(|i| (self.keys[i as usize], scores[i as usize]))
+            .collect()
+    }
+}
+
+/// Dot product in eight independent lanes, which the compiler turns into SIMD.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, ra) = a.as_chunks::<8>();
+    let (cb, rb) = b.as_chunks::<8>();
+    for (x, y) in ca.iter().zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// The matrices of the stores, loaded once and reused until the store changes.
+#[derive(Default)]
+pub struct MatrixCache {
+    slots: Mutex<HashMap<VectorStore, Arc<Matrix>>>,
+}
+
+impl MatrixCache {
+    /// The matrix for a fresh store's `state`, from memory when it is still current.
+    pub fn get(&self, conn: &Connection, state: &State) -> Result<Arc<Matrix>> {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = slots.get(&state.store).filter(|m| m.matches(state)) {
+            return Ok(Arc::clone(m));
+        }
+        let m = Arc::new(Matrix::load(conn, state)?);
+        slots.insert(state.store, Arc::clone(&m));
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_round_trip_and_dot_matches_the_naive_sum() {
+        let v: Vec<f32> = (0..19).map(|i| i as f32 * 0.25 - 2.0).collect();
+        assert_eq!(from_blob(&to_blob(&v)), v);
+        let w: Vec<f32> = (0..19).map(|i| (i as f32).sin()).collect();
+        let naive: f32 = v.iter().zip(&w).map(|(a, b)| a * b).sum();
+        assert!((dot(&v, &w) - naive).abs() < 1e-4);
+    }
+
+    #[test]
+    fn top_k_orders_by_score_then_key() {
+        let m = Matrix {
+            dims: 2,
+            keys: vec![5, 3, 9, 1],
+            data: vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.6, 0.8],
+            fingerprint: String::new(),
+            built_revision: None,
+            generation: 0,
+        };
+        let top = m.top(&[1.0, 0.0], 3);
+        let keys: Vec<i64> = top.iter().map(|t| t.0).collect();
+        assert_eq!(keys, vec![5, 9, 1]);
+        assert_eq!(m.top(&[0.0, 1.0], 10).len(), 4);
+        assert_eq!(m.top(&[0.0, 1.0], 1)[0].0, 3);
+    }
+
+    #[test]
+    fn documents_are_built_as_documented() {
+        assert_eq!(recall_doc("T", " b ", ""), "T\n\nb");
+        assert_eq!(recall_doc("T", "b", "when"), "T\n\nb\n\nwhen");
+        assert_eq!(turn_doc(Some("ask"), None), "ask");
+        assert_eq!(turn_doc(Some(" "), Some("said")), "said");
+        assert_eq!(turn_doc(None, None), "");
+    }
+}
