@@ -574,7 +574,7 @@ mod tests {
 
     #[test]
     fn clean_strips_escape_sequences() {
-        assert_eq!(clean("a\u{1b}[31mred\u{7}\r\nb\tc"), "a[31mred\nb\tc");
+        assert_eq!(clean("a\u{1b}[31mred\u{7}\r\nb\tc"), "ared\nb\tc");
         assert_eq!(line("  one\n two  ", 3), "one…");
     }
 }
