@@ -26,6 +26,8 @@ pub struct Backend {
     export_dir: Option<PathBuf>,
     /// The bundle's resource dir (the built-in embedding model lives under `models/`).
     resource_dir: OnceLock<PathBuf>,
+    /// The recall extraction scheduler; set when the window is ready and extraction is enabled.
+    pub(crate) extract: OnceLock<crate::extract::Daemon>,
 }
 
 impl Backend {
@@ -44,6 +46,7 @@ impl Backend {
                 watch: Mutex::new(None),
                 export_dir: None,
                 resource_dir: OnceLock::new(),
+                extract: OnceLock::new(),
             },
         }
     }
@@ -59,6 +62,7 @@ impl Backend {
             watch: Mutex::new(None),
             export_dir: None,
             resource_dir: OnceLock::new(),
+            extract: OnceLock::new(),
         }
     }
 
@@ -128,6 +132,13 @@ impl Backend {
 
     pub(crate) fn end_sync(&self) {
         self.sync_running.store(false, Ordering::Release);
+    }
+
+    /// A sync or live capture finished: tell the extraction scheduler, if one runs.
+    pub(crate) fn sync_completed(&self) {
+        if let Some(daemon) = self.extract.get() {
+            daemon.sync_completed();
+        }
     }
 }
 

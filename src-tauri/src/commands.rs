@@ -167,6 +167,7 @@ pub async fn sync_archive<R: Runtime>(
     let result = blocking(move || cairn.sync(&SyncOptions::default(), &progress)).await;
     backend.end_sync();
     let report = result?;
+    backend.sync_completed();
     if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0 {
         let _ = ArchiveChanged {
             cause: ChangeCause::Sync,
@@ -395,6 +396,7 @@ pub async fn app_ready<R: Runtime>(
     }
     crate::startup_trace("ready");
     let cairn: Arc<Cairn> = backend.cairn()?;
+    crate::extract::start(&app, &backend);
     if let Some(watch) = backend.watch().as_ref() {
         return Ok(LiveStatus {
             watching: watch.dirs.iter().map(|d| d.display().to_string()).collect(),

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod commands;
 pub mod events;
+pub mod extract;
 pub mod insights;
 pub mod links;
 pub mod recall;
@@ -70,11 +71,15 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             insights::insight_rename,
             insights::insight_delete,
             insights::insight_export,
+            extract::extract_status,
+            extract::extract_doctor,
         ])
         .events(tauri_specta::collect_events![
             events::SyncProgress,
             events::ArchiveChanged,
-            events::InsightProgress
+            events::InsightProgress,
+            extract::ExtractProgress,
+            extract::ExtractFinished
         ])
         .dangerously_cast_bigints_to_number()
 }

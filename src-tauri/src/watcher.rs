@@ -136,6 +136,7 @@ fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
         Ok(report) => {
             if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0
             {
+                backend.sync_completed();
                 let _ = ArchiveChanged {
                     cause: ChangeCause::Watch,
                     sessions_added: report.sessions_added,

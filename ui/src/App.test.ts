@@ -331,4 +331,40 @@ describe('settings', () => {
     expect(calls.filter((c) => c.cmd === 'install_hook').map((c) => c.args.dryRun)).toEqual([true, false]);
     expect(one(target, 'hook-claude')!.textContent).toContain('backup');
   });
+
+  it('shows recall extraction coverage, generations and the last pass, and checks the endpoint', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const panel = one(target, 'extract-panel')!;
+    expect(one(target, 'extract-enabled')!.textContent).toContain('qwen3:8b');
+    // 3 done + 1 partial + 2 not started = 6 eligible.
+    expect(one(target, 'extract-coverage')!.textContent).toMatch(/3 of 6 eligible sessions read, 1 partly/);
+    const gens = one(target, 'extract-generations')!.textContent!;
+    expect(gens).toMatch(/active\s*qwen3:8b/);
+    expect(gens).toMatch(/retired\s*llama3\.1:8b/);
+    expect(one(target, 'extract-last-run')!.textContent).toContain('3 new entries');
+    expect(one(target, 'extract-checks')).toBeNull();
+
+    click([...panel.querySelectorAll('button')].find((b) => b.textContent?.includes('Check endpoint')));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'extract_doctor').length).toBe(1);
+    const checks = all(target, 'extract-checks')[0]!.querySelectorAll('li');
+    expect([...checks].map((li) => [li.className, li.querySelector('.name')!.textContent])).toEqual([
+      ['ok', 'models'],
+      ['fail', 'probe'],
+    ]);
+    expect(checks[1]!.textContent).toContain('not valid JSON');
+  });
+
+  it('says how to turn extraction on when it is off, and reloads when a pass finishes', async () => {
+    const { target, stores } = await render({ extractDisabled: true });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    expect(one(target, 'extract-enabled')!.textContent).toContain('[recall.extract]');
+    const before = calls.filter((c) => c.cmd === 'extract_status').length;
+    await emit('extract-finished', { kind: 'incremental', report: null, error: null });
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'extract_status').length).toBe(before + 1);
+  });
 });

@@ -61,6 +61,14 @@ import type {
   ExportFormat,
   ExportedReport,
   InsightProgress,
+  ExtractStatus_Serialize,
+  ExtractDoctor_Serialize,
+  DoctorCheck,
+  Generation_Serialize,
+  GenState,
+  ProjectCoverage,
+  RunLog_Serialize,
+  ExtractFinished_Serialize,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -92,6 +100,12 @@ export type SearchQuery = SearchQuery_Deserialize;
 // Recall and Generated insights.
 export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase };
 export type { ExportFormat, ExportedReport, InsightProgress };
+export type { DoctorCheck, GenState, ProjectCoverage };
+export type ExtractStatus = ExtractStatus_Serialize;
+export type ExtractDoctor = ExtractDoctor_Serialize;
+export type Generation = Generation_Serialize;
+export type RunLog = RunLog_Serialize;
+export type ExtractFinished = ExtractFinished_Serialize;
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;
@@ -123,6 +137,10 @@ export const onSyncProgress: Subscribe<SyncProgress> = (handler) =>
   events.syncProgress.listen((event) => handler(event.payload));
 export const onArchiveChanged: Subscribe<ArchiveChanged> = (handler) =>
   events.archiveChanged.listen((event) => handler(event.payload));
+
+/** An extraction pass ended: the Recall inbox may hold new entries. */
+export const onExtractFinished: Subscribe<ExtractFinished> = (handler) =>
+  events.extractFinished.listen((event) => handler(event.payload));
 
 export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
   events.insightProgress.listen((event) => handler(event.payload));

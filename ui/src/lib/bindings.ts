@@ -121,11 +121,17 @@ export const commands = {
 	 *  into the Downloads folder, else `<data dir>/exports/`; returns the file written.
 	 */
 	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, string>(__TAURI_INVOKE("insight_export", { id, format })),
+	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
+	extractStatus: () => typedError<ExtractStatus_Serialize, string>(__TAURI_INVOKE("extract_status")),
+	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
+	extractDoctor: () => typedError<ExtractDoctor_Serialize, string>(__TAURI_INVOKE("extract_doctor")),
 };
 
 /** Events */
 export const events = {
 	archiveChanged: makeEvent<ArchiveChanged, ArchiveChanged>("archive-changed"),
+	extractFinished: makeEvent<ExtractFinished_Serialize, ExtractFinished_Deserialize>("extract-finished"),
+	extractProgress: makeEvent<ExtractProgress, ExtractProgress>("extract-progress"),
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
 	syncProgress: makeEvent<SyncProgress, SyncProgress>("sync-progress"),
 };
@@ -217,6 +223,13 @@ export type Check = {
 
 /**  Where a source dir came from, for `doctor` and the settings page. */
 export type DirOrigin = "config" | "env" | "default";
+
+/**  One doctor check. */
+export type DoctorCheck = {
+	name: string,
+	ok: boolean,
+	detail: string,
+};
 
 export type DoctorReport = {
 	checks: Check[],
@@ -323,6 +336,9 @@ export type Entry_Serialize = {
 	evidence: RecallEvidence_Serialize[],
 };
 
+/**  Progress of a pass, as it happens. Serialisable: the desktop forwards these as events. */
+export type Event = { event: "pass_started"; fingerprint: string; sessions: number } | { event: "session_started"; session_key: string; title: string; units_total: number; units_todo: number } | { event: "unit_done"; session_key: string; unit: number; units_total: number; entries: number } | { event: "session_done"; session_key: string; entries: number } | { event: "session_failed"; session_key: string; error: string } | { event: "aborted"; error: string } | { event: "activated"; fingerprint: string };
+
 export type Evidence = "commit_by_session" | "pr_created" | "environment_promotion" | "pushed" | "edit_committed" | "change_committed" | "direct_transition" | "branch_recorded" | "ran_on_branch";
 
 export type ExportFormat = "md" | "html" | "json";
@@ -334,6 +350,143 @@ export type ExportedReport = {
 	file_name: string,
 	/**  Its size in bytes. */
 	bytes: number | null,
+};
+
+/**  `extract doctor`: the settings, then real calls — `/models` and one tiny extraction. */
+export type ExtractDoctor = ExtractDoctor_Serialize | ExtractDoctor_Deserialize;
+
+/**  `extract doctor`: the settings, then real calls — `/models` and one tiny extraction. */
+export type ExtractDoctor_Deserialize = {
+	model: string,
+	deployment: string,
+	server: string,
+	endpoint: string,
+	profile: string,
+	segmenter: string,
+	max_window_chars: number,
+	fingerprint: string,
+	checks: DoctorCheck[],
+	/**  Entries the probe produced, when it worked. */
+	probe_entries?: number | null,
+	usage: Usage,
+};
+
+/**  `extract doctor`: the settings, then real calls — `/models` and one tiny extraction. */
+export type ExtractDoctor_Serialize = {
+	model: string,
+	deployment: string,
+	server: string,
+	endpoint: string,
+	profile: string,
+	segmenter: string,
+	max_window_chars: number,
+	fingerprint: string,
+	checks: DoctorCheck[],
+	/**  Entries the probe produced, when it worked. */
+	probe_entries: number | null,
+	usage: Usage,
+};
+
+/**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
+export type ExtractFinished = ExtractFinished_Serialize | ExtractFinished_Deserialize;
+
+/**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
+export type ExtractFinished_Deserialize = {
+	/**  `full` or `incremental`. */
+	kind: string,
+	/**  What the pass did, when it ran. */
+	report?: RunReport_Deserialize | null,
+	/**  Why it could not run (configuration, lock, database). */
+	error?: string | null,
+};
+
+/**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
+export type ExtractFinished_Serialize = {
+	/**  `full` or `incremental`. */
+	kind: string,
+	/**  What the pass did, when it ran. */
+	report: RunReport_Serialize | null,
+	/**  Why it could not run (configuration, lock, database). */
+	error: string | null,
+};
+
+/**  Where a running extraction pass is. Sent as `extract-progress`. */
+export type ExtractProgress = {
+	event: Event,
+};
+
+/**
+ *  Where extraction stands (read-only): the configured generation, its coverage, every
+ *  generation, the last pass, recent failures.
+ */
+export type ExtractStatus = ExtractStatus_Serialize | ExtractStatus_Deserialize;
+
+/**
+ *  Where extraction stands (read-only): the configured generation, its coverage, every
+ *  generation, the last pass, recent failures.
+ */
+export type ExtractStatus_Deserialize = {
+	enabled: boolean,
+	model: string,
+	deployment: string,
+	profile: string,
+	server?: string | null,
+	/**  Redacted. */
+	endpoint?: string | null,
+	segmenter: string,
+	max_window_chars: number,
+	concurrency: number,
+	/**  The configured generation (`None` without a model). */
+	fingerprint?: string | null,
+	/**  Its state; `None` until its first pass. */
+	state?: GenState | null,
+	sessions_done: number,
+	sessions_partial: number,
+	sessions_failed: number,
+	/**  Eligible sessions not read yet (or grown since), quiet or not. */
+	not_started: number,
+	units_done: number,
+	units_total: number,
+	entries: number,
+	entries_published: number,
+	generations: Generation_Deserialize[],
+	last_run?: RunLog_Deserialize | null,
+	failures: SessionFailure[],
+	coverage: ProjectCoverage[],
+};
+
+/**
+ *  Where extraction stands (read-only): the configured generation, its coverage, every
+ *  generation, the last pass, recent failures.
+ */
+export type ExtractStatus_Serialize = {
+	enabled: boolean,
+	model: string,
+	deployment: string,
+	profile: string,
+	server: string | null,
+	/**  Redacted. */
+	endpoint: string | null,
+	segmenter: string,
+	max_window_chars: number,
+	concurrency: number,
+	/**  The configured generation (`None` without a model). */
+	fingerprint: string | null,
+	/**  Its state; `None` until its first pass. */
+	state: GenState | null,
+	sessions_done: number,
+	sessions_partial: number,
+	sessions_failed: number,
+	/**  Eligible sessions not read yet (or grown since), quiet or not. */
+	not_started: number,
+	units_done: number,
+	units_total: number,
+	entries: number,
+	entries_published: number,
+	generations: Generation_Serialize[],
+	last_run: RunLog_Serialize | null,
+	failures: SessionFailure[],
+	coverage: ProjectCoverage[],
 };
 
 /**  Filters shared by `list`, `stats`, `query` and `brief`. All exact matches. */
@@ -378,6 +531,8 @@ export type Filters_Serialize = {
 	stale: boolean | null,
 	limit: number | null,
 };
+
+export type GenState = "building" | "active" | "retired";
 
 /**  What to generate. */
 export type GenerateRequest = GenerateRequest_Serialize | GenerateRequest_Deserialize;
@@ -431,6 +586,61 @@ export type Generated_Serialize = {
 	insight: Insight_Serialize,
 	/**  True when an existing report was returned instead of generating. */
 	cached: boolean,
+};
+
+/**  A generation and how far it got. */
+export type Generation = Generation_Serialize | Generation_Deserialize;
+
+/**  A generation and how far it got. */
+export type Generation_Deserialize = {
+	fingerprint: string,
+	state: GenState,
+	model: string,
+	deployment: string,
+	segmenter: string,
+	params_json: string,
+	created_at: string,
+	updated_at: string,
+	activated_at?: string | null,
+	retired_at?: string | null,
+	/**  The generation the current config describes. */
+	configured: boolean,
+	sessions_done: number,
+	sessions_partial: number,
+	sessions_failed: number,
+	sessions_pending: number,
+	units_done: number,
+	units_total: number,
+	/**  Entries written (any state) / waiting to be published / served. */
+	entries: number,
+	entries_staged: number,
+	entries_published: number,
+};
+
+/**  A generation and how far it got. */
+export type Generation_Serialize = {
+	fingerprint: string,
+	state: GenState,
+	model: string,
+	deployment: string,
+	segmenter: string,
+	params_json: string,
+	created_at: string,
+	updated_at: string,
+	activated_at: string | null,
+	retired_at: string | null,
+	/**  The generation the current config describes. */
+	configured: boolean,
+	sessions_done: number,
+	sessions_partial: number,
+	sessions_failed: number,
+	sessions_pending: number,
+	units_done: number,
+	units_total: number,
+	/**  Entries written (any state) / waiting to be published / served. */
+	entries: number,
+	entries_staged: number,
+	entries_published: number,
 };
 
 /**  Who writes a report, as far as the cache key and the stored row are concerned. */
@@ -725,6 +935,19 @@ export type Preview_Serialize = {
 	prompt: string,
 };
 
+/**  Coverage of one project by a generation. */
+export type ProjectCoverage = {
+	project: string,
+	/**  Eligible sessions. */
+	sessions: number,
+	done: number,
+	partial: number,
+	failed: number,
+	/**  Eligible sessions without a row, or whose records grew since they were read. */
+	not_started: number,
+	entries: number,
+};
+
 /**  A query or brief request. */
 export type QueryRequest = QueryRequest_Serialize | QueryRequest_Deserialize;
 
@@ -971,6 +1194,84 @@ export type RepoBranches_Serialize = {
  */
 export type ReviewState = "human_reviewed" | "unreviewed_auto" | "calibrated_auto" | "eval_raw";
 
+/**  One logged pass. */
+export type RunLog = RunLog_Serialize | RunLog_Deserialize;
+
+/**  One logged pass. */
+export type RunLog_Deserialize = {
+	fingerprint: string,
+	started_at: string,
+	finished_at?: string | null,
+	sessions: number,
+	failed: number,
+	units: number,
+	entries: number,
+	activated: boolean,
+	aborted?: string | null,
+};
+
+/**  One logged pass. */
+export type RunLog_Serialize = {
+	fingerprint: string,
+	started_at: string,
+	finished_at: string | null,
+	sessions: number,
+	failed: number,
+	units: number,
+	entries: number,
+	activated: boolean,
+	aborted: string | null,
+};
+
+/**  What a pass did. */
+export type RunReport = RunReport_Serialize | RunReport_Deserialize;
+
+/**  What a pass did. */
+export type RunReport_Deserialize = {
+	fingerprint: string,
+	/**
+	 *  Sessions read to their end in this pass (sessions with nothing to read are not
+	 *  counted, as in [`super::Preview::sessions`]).
+	 */
+	sessions: number,
+	failed: number,
+	/**  Units read (committed) in this pass. */
+	units: number,
+	/**  New entries. */
+	entries: number,
+	/**  Model calls made (splits included). */
+	calls: number,
+	usage: Usage,
+	activated: boolean,
+	/**  The endpoint-scoped error that stopped the pass, if one did. */
+	aborted?: string | null,
+	cancelled: boolean,
+	failures: SessionFailure[],
+};
+
+/**  What a pass did. */
+export type RunReport_Serialize = {
+	fingerprint: string,
+	/**
+	 *  Sessions read to their end in this pass (sessions with nothing to read are not
+	 *  counted, as in [`super::Preview::sessions`]).
+	 */
+	sessions: number,
+	failed: number,
+	/**  Units read (committed) in this pass. */
+	units: number,
+	/**  New entries. */
+	entries: number,
+	/**  Model calls made (splits included). */
+	calls: number,
+	usage: Usage,
+	activated: boolean,
+	/**  The endpoint-scoped error that stopped the pass, if one did. */
+	aborted: string | null,
+	cancelled: boolean,
+	failures: SessionFailure[],
+};
+
 /**  Where an entry applies. */
 export type Scope = "global" | "project" | "repository" | "branch" | "file" | "tool" | "agent";
 
@@ -1197,6 +1498,12 @@ export type SessionDetail_Serialize = {
 	secrets_redacted: number,
 	warnings: Warning_Serialize[],
 	subagents: SubagentSummary_Serialize[],
+};
+
+/**  A failed session. */
+export type SessionFailure = {
+	session_key: string,
+	error: string,
 };
 
 /**  Which sessions to list. Empty means every top-level session, newest first. */
@@ -1626,6 +1933,12 @@ export type TurnRecords_Serialize = {
 export type UiMilestone = {
 	name: string,
 	at_ms: number | null,
+};
+
+/**  Token counts the server reported. */
+export type Usage = {
+	prompt_tokens: number,
+	completion_tokens: number,
 };
 
 /**  A problem with one file or line. Reported, never fatal to the rest of the capture. */

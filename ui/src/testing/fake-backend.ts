@@ -16,7 +16,7 @@ import type {
   TimelineTurn,
   TurnRecords,
 } from '../lib/api';
-import type { Entry, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -26,8 +26,71 @@ export interface FakeOptions {
   turns?: number;
   /** Records per turn. */
   recordsPerTurn?: number;
+  /** Recall extraction is off in config.toml. */
+  extractDisabled?: boolean;
   /** Commands that fail once, with this message. */
   failOnce?: Partial<Record<string, string>>;
+}
+
+/** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
+export function fakeExtractStatus(): ExtractStatus {
+  const gen = (fingerprint: string, model: string, state: 'active' | 'retired', configured: boolean) => ({
+    fingerprint,
+    state,
+    model,
+    deployment: '',
+    segmenter: 'turns-v1',
+    params_json: '{}',
+    created_at: at(0),
+    updated_at: at(5),
+    activated_at: at(5),
+    retired_at: state === 'retired' ? at(6) : null,
+    configured,
+    sessions_done: configured ? 3 : 2,
+    sessions_partial: 0,
+    sessions_failed: 0,
+    sessions_pending: 0,
+    units_done: 9,
+    units_total: 12,
+    entries: configured ? 7 : 4,
+    entries_staged: 0,
+    entries_published: configured ? 7 : 0,
+  });
+  return {
+    enabled: true,
+    model: 'qwen3:8b',
+    deployment: '',
+    profile: 'local',
+    server: 'local',
+    endpoint: 'http://127.0.0.1:11434/v1',
+    segmenter: 'turns-v1',
+    max_window_chars: 24000,
+    concurrency: 2,
+    fingerprint: 'fp-qwen',
+    state: 'active',
+    sessions_done: 3,
+    sessions_partial: 1,
+    sessions_failed: 0,
+    not_started: 2,
+    units_done: 9,
+    units_total: 12,
+    entries: 7,
+    entries_published: 7,
+    generations: [gen('fp-qwen', 'qwen3:8b', 'active', true), gen('fp-llama', 'llama3.1:8b', 'retired', false)],
+    last_run: {
+      fingerprint: 'fp-qwen',
+      started_at: at(10),
+      finished_at: at(12),
+      sessions: 2,
+      failed: 0,
+      units: 4,
+      entries: 3,
+      activated: false,
+      aborted: null,
+    },
+    failures: [],
+    coverage: [],
+  };
 }
 
 export const key = (n: number) => `sha256-${n.toString(16).padStart(32, '0')}`;
@@ -527,6 +590,25 @@ export function fakeBackend(options: FakeOptions = {}) {
         const name = `insight-${args.id as number}-weekly-summary.${args.format as string}`;
         return { path: `/home/dev/Downloads/${name}`, file_name: name, bytes: 120 };
       }
+      case 'extract_status':
+        return options.extractDisabled ? { ...fakeExtractStatus(), enabled: false, last_run: null } : fakeExtractStatus();
+      case 'extract_doctor':
+        return {
+          model: 'qwen3:8b',
+          deployment: '',
+          server: 'local',
+          endpoint: 'http://127.0.0.1:11434/v1',
+          profile: 'local',
+          segmenter: 'turns-v1',
+          max_window_chars: 24000,
+          fingerprint: 'fp-qwen',
+          checks: [
+            { name: 'models', ok: true, detail: 'the server serves qwen3:8b' },
+            { name: 'probe', ok: false, detail: 'the reply was not valid JSON' },
+          ],
+          probe_entries: null,
+          usage: { prompt_tokens: 120, completion_tokens: 30 },
+        };
       case 'doctor':
         return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
       default:

@@ -5,6 +5,8 @@ import {
   type Agent,
   type Api,
   type DoctorReport,
+  type ExtractDoctor,
+  type ExtractStatus,
   type HookInstall,
   type HooksOverview,
   type OutboundPreview,
@@ -14,7 +16,7 @@ import { Resource } from './resource.svelte';
 
 export type SettingsApi = Pick<
   Api,
-  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'doctor' | 'privacyPreview'
+  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
 export const AGENTS: Agent[] = ['claude', 'codex'];
@@ -34,6 +36,9 @@ export class SettingsStore {
   doctor = new Resource<DoctorReport>();
   privacyText = $state(PRIVACY_SAMPLE);
   privacy = new Resource<OutboundPreview>();
+  /** Recall extraction: coverage, generations, the last pass; and the endpoint check. */
+  extract = new Resource<ExtractStatus>();
+  extractDoctor = new Resource<ExtractDoctor>();
   #api: SettingsApi;
 
   constructor(backend: SettingsApi = api) {
@@ -41,7 +46,7 @@ export class SettingsStore {
   }
 
   load(): Promise<unknown> {
-    return Promise.all([this.loadSources(), this.hooks.load(() => this.#api.hookOverview()), this.loadDoctor(), this.preview()]);
+    return Promise.all([this.loadSources(), this.hooks.load(() => this.#api.hookOverview()), this.loadDoctor(), this.preview(), this.loadExtract()]);
   }
 
   async loadSources(): Promise<void> {
@@ -51,6 +56,15 @@ export class SettingsStore {
 
   loadDoctor(): Promise<boolean> {
     return this.doctor.load(() => this.#api.doctor(), { keep: true });
+  }
+
+  loadExtract(): Promise<boolean> {
+    return this.extract.load(() => this.#api.extractStatus(), { keep: true });
+  }
+
+  /** Probe the configured extraction server with real calls (slow: one tiny extraction). */
+  checkEndpoint(): Promise<boolean> {
+    return this.extractDoctor.load(() => this.#api.extractDoctor());
   }
 
   dirsOf(agent: Agent): SourceDirStatus[] {

@@ -33,6 +33,8 @@ function api(options = {}): Api {
     installHook: (agent: string, dryRun: boolean) => call('install_hook', { agent, dryRun }),
     doctor: () => call('doctor', {}),
     privacyPreview: (text: string) => call('privacy_preview', { text }),
+    extractStatus: () => call('extract_status', {}),
+    extractDoctor: () => call('extract_doctor', {}),
   } as unknown as Api;
 }
 
@@ -266,6 +268,15 @@ describe('SettingsStore', () => {
     await store.saveDirs('claude');
     expect(store.dirsOf('claude').map((d) => [d.path, d.origin])).toEqual([['/data/claude', 'config']]);
     expect(parseDirs(' a \n\n b')).toEqual(['a', 'b']);
+  });
+
+  it('loads extraction status with the rest and probes the endpoint on demand', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    expect(store.extract.data?.enabled).toBe(true);
+    expect(store.extractDoctor.status).toBe('idle');
+    await store.checkEndpoint();
+    expect(store.extractDoctor.data?.checks.map((c) => c.ok)).toEqual([true, false]);
   });
 
   it('previews a hook install before installing it', async () => {
