@@ -66,6 +66,31 @@ pub const MATCH_START: char = '\u{E000}';
 /// Closes a match in [`SearchHit::snippet`].
 pub const MATCH_END: char = '\u{E001}';
 
+/// Append the query's filters (agent, branch, project, date range) to a `WHERE` clause over
+/// `sessions s` and `records r`; `time` is the SQL expression the date range applies to.
+fn push_filters(sql: &mut String, args: &mut Vec<SqlValue>, q: &SearchQuery, time: &str) {
+    if let Some(agent) = q.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(branch) = &q.branch {
+        sql.push_str(" AND COALESCE(r.git_branch, s.git_branch) = ?");
+        args.push(SqlValue::Text(branch.clone()));
+    }
+    if let Some(project) = &q.project {
+        sql.push_str(" AND s.project = ?");
+        args.push(SqlValue::Text(project.clone()));
+    }
+    if let Some(since) = q.since.as_deref().filter(|s| !s.is_empty()) {
+        sql.push_str(&format!(" AND {time} >= ?"));
+        args.push(SqlValue::Text(since.to_owned()));
+    }
+    if let Some(until) = q.until.as_deref().filter(|s| !s.is_empty()) {
+        sql.push_str(&format!(" AND {time} < ?"));
+        args.push(SqlValue::Text(until.to_owned()));
+    }
+}
+
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
 /// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
 /// is passed through as a raw FTS5 expression (phrases, OR, NEAR).
@@ -98,26 +123,7 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<Search
          WHERE records_fts MATCH ?",
     );
     let mut args = vec![SqlValue::Text(expr)];
-    if let Some(agent) = q.agent {
-        sql.push_str(" AND s.agent = ?");
-        args.push(SqlValue::Text(agent.as_str().to_owned()));
-    }
-    if let Some(branch) = &q.branch {
-        sql.push_str(" AND COALESCE(r.git_branch, s.git_branch) = ?");
-        args.push(SqlValue::Text(branch.clone()));
-    }
-    if let Some(project) = &q.project {
-        sql.push_str(" AND s.project = ?");
-        args.push(SqlValue::Text(project.clone()));
-    }
-    if let Some(since) = q.since.as_deref().filter(|s| !s.is_empty()) {
-        sql.push_str(" AND r.timestamp >= ?");
-        args.push(SqlValue::Text(since.to_owned()));
-    }
-    if let Some(until) = q.until.as_deref().filter(|s| !s.is_empty()) {
-        sql.push_str(" AND r.timestamp < ?");
-        args.push(SqlValue::Text(until.to_owned()));
-    }
+    push_filters(&mut sql, &mut args, q, "r.timestamp");
     sql.push_str(" ORDER BY bm25(records_fts) LIMIT ?");
     args.push(SqlValue::Integer(i64::from(q.limit.unwrap_or(20))));
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -169,26 +175,12 @@ fn vector_hits(
              WHERE t.id IN ({ids})"
         );
         let mut args: Vec<SqlValue> = Vec::new();
-        if let Some(agent) = q.agent {
-            sql.push_str(" AND s.agent = ?");
-            args.push(SqlValue::Text(agent.as_str().to_owned()));
-        }
-        if let Some(branch) = &q.branch {
-            sql.push_str(" AND COALESCE(r.git_branch, s.git_branch) = ?");
-            args.push(SqlValue::Text(branch.clone()));
-        }
-        if let Some(project) = &q.project {
-            sql.push_str(" AND s.project = ?");
-            args.push(SqlValue::Text(project.clone()));
-        }
-        if let Some(since) = q.since.as_deref().filter(|s| !s.is_empty()) {
-            sql.push_str(" AND COALESCE(r.timestamp, t.started_at) >= ?");
-            args.push(SqlValue::Text(since.to_owned()));
-        }
-        if let Some(until) = q.until.as_deref().filter(|s| !s.is_empty()) {
-            sql.push_str(" AND COALESCE(r.timestamp, t.started_at) < ?");
-            args.push(SqlValue::Text(until.to_owned()));
-        }
+        push_filters(
+            &mut sql,
+            &mut args,
+            q,
+            "COALESCE(r.timestamp, t.started_at)",
+        );
         let mut found: HashMap<i64, SearchHit> = HashMap::new();
         if !top.is_empty() {
             let mut stmt = conn.prepare(&sql)?;
