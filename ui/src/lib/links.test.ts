@@ -46,6 +46,9 @@ describe('cairn:// links', () => {
     ['cairn://recall?tab=generated&insight=1;drop', 'insight must be a report number'],
     ['cairn://recall?tab=generated&insight=12345678901234567', 'insight must be a report number'],
     ['cairn://recall?tab=inbox&insight=3', 'insight= belongs to tab=generated'],
+    ['cairn://session/%E0%A4%A', 'malformed %-escape'],
+    ['cairn://session/sha256-%', 'malformed %-escape'],
+    ['cairn://session/%FF%FE', 'malformed %-escape'],
   ])('refuse %s', (link, why) => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);

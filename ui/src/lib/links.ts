@@ -58,7 +58,13 @@ export function parseLink(link: string): Route {
   const param = (name: string) => url.searchParams.get(name);
   switch (where) {
     case 'session': {
-      const key = decodeURIComponent(path);
+      let key: string;
+      try {
+        key = decodeURIComponent(path);
+      } catch {
+        // A stray or truncated `%` escape (`%E0%A4%A`): URIError, not a route.
+        throw new LinkError('the session key has a malformed %-escape');
+      }
       if (!isSessionKey(key)) throw new LinkError(`"${key}" is not a session key (sha256-… with 32 hex digits)`);
       return { view: 'session', key, record: index(param('record'), 'record'), turn: index(param('turn'), 'turn') };
     }
