@@ -568,3 +568,298 @@ fn hostile_source_dirs_and_a_read_only_data_dir_are_warnings_not_failures() {
     assert!(db.exists());
     assert_eq!(env.json(&["sessions"]), before, "stored sessions changed");
 }
+
+// ---- a full disk ---------------------------------------------------------------------------------
+
+/// Run `cairn args` (with `stdin`) where no file can grow past `limit` bytes: RLIMIT_FSIZE set by
+/// util-linux's `prlimit`, with SIGXFSZ ignored (inherited through exec) so that a write past the
+/// limit fails with EFBIG, as on a full disk, instead of killing the process. Needs no root.
+fn run_limited(env: &Env, limit: u64, args: &[&str], stdin: &str) -> std::process::Output {
+    let plain = env.command();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"trap '' XFSZ; exec prlimit --fsize="$0" -- "$@""#)
+        .arg(limit.to_string())
+        .arg(plain.get_program())
+        .args(args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in plain.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn copy_all(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_all(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The stored records (session, line, block, hash, text): what a failed write must never lose.
+fn stored_records(env: &Env) -> std::collections::BTreeSet<String> {
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_key, r.line_no, r.block, r.record_hash, r.text, r.tool_input
+             FROM records r JOIN sessions s ON s.id = r.session_id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(format!(
+            "{} {} {} {} {:?} {:?}",
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<String>>(5)?
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Every retained copy is exactly as long as the store records (nothing half-written left behind,
+/// no copy the store does not know) and decodes whole. Returns how many copies there are.
+fn assert_retained_match_the_store(env: &Env, what: &str) -> usize {
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let sources: std::collections::HashMap<String, (u32, u64)> = conn
+        .prepare("SELECT source_key, generation, retained_len FROM sources")
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                (r.get::<_, u32>(1)?, r.get::<_, i64>(2)? as u64),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let retained = cairn_core::archive::retain::Retained::new(&env.data());
+    let files = walk(&env.data().join("retained"));
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let (key, rest) = name.split_once(".g").unwrap();
+        let generation: u32 = rest.split('.').next().unwrap().parse().unwrap();
+        let len = std::fs::metadata(path).unwrap().len();
+        let Some(&(stored_generation, stored_len)) = sources.get(key) else {
+            panic!("{what}: retained copy {name} ({len} bytes) belongs to no stored source");
+        };
+        assert!(
+            generation <= stored_generation,
+            "{what}: retained copy {name} is of a generation the store never committed"
+        );
+        if generation == stored_generation {
+            assert_eq!(
+                len, stored_len,
+                "{what}: retained copy {name} is not the length the store records"
+            );
+        }
+        retained
+            .read(path, 0)
+            .unwrap_or_else(|e| panic!("{what}: retained copy {name} does not decode: {e}"));
+    }
+    files.len()
+}
+
+/// A data dir whose files cannot grow (RLIMIT_FSIZE, the unprivileged stand-in for a full disk):
+/// `cairn sync` and `cairn hook` stop with an error naming the data dir and the fix, lose nothing
+/// stored, leave no half-written retained copy, keep reads working, and once the limit is lifted a
+/// sync ends with exactly the archive of a run that never hit the limit.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_stops_sync_and_hook_cleanly_and_loses_nothing() {
+    let prlimit = std::process::Command::new("prlimit")
+        .arg("--version")
+        .output();
+    assert!(
+        prlimit.is_ok_and(|o| o.status.success()),
+        "this test needs `prlimit` (util-linux, part of every Debian install)"
+    );
+    let env = Env::new();
+    let fixtures = crate::support::fixtures();
+    let project = env.claude().join("-home-USER-projects-spotter");
+    let codex = env.codex().join("2026/08/03");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&codex).unwrap();
+    for name in [
+        "short.jsonl",
+        "small.jsonl",
+        "tool_heavy.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ] {
+        std::fs::copy(fixtures.join("claude").join(name), project.join(name)).unwrap();
+    }
+    std::fs::copy(
+        fixtures.join("codex/small.jsonl"),
+        codex.join("small.jsonl"),
+    )
+    .unwrap();
+    // A transcript that grows between the syncs: its retained copy gets appended to.
+    let growing = std::fs::read_to_string(fixtures.join("claude/subagent.jsonl")).unwrap();
+    let (head, tail) = growing.split_at(growing.match_indices('\n').nth(47).unwrap().0 + 1);
+    std::fs::write(project.join("subagent.jsonl"), head).unwrap();
+
+    env.ok(&["sync"]);
+    let stored = stored_records(&env);
+    let snapshot = env.root.path().join("snapshot");
+    copy_all(&env.data(), &snapshot);
+    let db_size = std::fs::metadata(env.data().join("cairn.db"))
+        .unwrap()
+        .len();
+
+    // More transcripts arrive: one grows, a big one (2.7 MB) and its sub-agents appear, a third.
+    let mut grow = std::fs::OpenOptions::new()
+        .append(true)
+        .open(project.join("subagent.jsonl"))
+        .unwrap();
+    grow.write_all(tail.as_bytes()).unwrap();
+    drop(grow);
+    let big = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+    std::fs::copy(
+        fixtures.join(format!("claude/{big}.jsonl")),
+        project.join(format!("{big}.jsonl")),
+    )
+    .unwrap();
+    crate::support::copy_tree(&fixtures.join("claude").join(big), &project.join(big));
+    std::fs::copy(
+        fixtures.join("codex/codex_053_rate_limit.jsonl"),
+        codex.join("codex_053_rate_limit.jsonl"),
+    )
+    .unwrap();
+
+    // The reference: the same second sync with room to spare.
+    env.ok(&["sync"]);
+    let expected = dump(&env);
+    let full_size = std::fs::metadata(env.data().join("cairn.db"))
+        .unwrap()
+        .len();
+    let hook_input =
+        json!({"transcript_path": project.join(format!("{big}.jsonl")), "cwd": env.root.path()})
+            .to_string();
+
+    // Limits from below the 32 KiB `-shm` index (the open itself fails) up past the final
+    // database size, spaced geometrically: each lands the first failed write elsewhere (the
+    // shared-memory index, a retained copy's frame, the WAL, the checkpoint at close).
+    let mut limits = vec![16 << 10];
+    let (low, high) = (48u64 << 10, full_size * 2);
+    let steps = 7;
+    for i in 0..steps {
+        let f = (high as f64 / low as f64).powf(i as f64 / (steps - 1) as f64);
+        limits.push((low as f64 * f) as u64);
+    }
+    let data_dir = env.data().display().to_string();
+    let (mut failed, mut succeeded) = (0, 0);
+    let mut named = std::collections::BTreeMap::<&str, u32>::new();
+    let cases: Vec<(&str, u64)> = limits
+        .iter()
+        .map(|&l| ("sync", l))
+        .chain(limits.iter().take(4).map(|&l| ("hook", l)))
+        .collect();
+    for &(command, limit) in &cases {
+        let what = format!("{command} limited to {limit} bytes");
+        std::fs::remove_dir_all(env.data()).unwrap();
+        copy_all(&snapshot, &env.data());
+        let out = match command {
+            "sync" => run_limited(&env, limit, &["sync"], ""),
+            _ => run_limited(&env, limit, &["hook", "--agent", "claude"], &hook_input),
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code().is_some(),
+            "{what}: killed by a signal ({:?}): {stderr}",
+            out.status
+        );
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+        if out.status.success() {
+            succeeded += 1;
+        } else {
+            failed += 1;
+            assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+            let lower = stderr.to_lowercase();
+            assert!(
+                stderr.contains(&format!("data dir {data_dir}"))
+                    && lower.contains("free space")
+                    && lower.contains("nothing stored before this was lost"),
+                "{what}: the error does not name the data dir and the fix: {stderr}"
+            );
+            let site = if stderr.contains("/retained/") {
+                "retained copy"
+            } else if stderr.contains("cairn.db") {
+                "database"
+            } else {
+                "other"
+            };
+            *named.entry(site).or_default() += 1;
+            eprintln!("{what}: {site}");
+        }
+        // Nothing stored before is lost (a failed sync may have committed whole batches
+        // before the failing one), and no retained copy holds bytes the store does not know.
+        let now = stored_records(&env);
+        assert!(
+            stored.is_subset(&now),
+            "{what}: {} stored records are gone",
+            stored.difference(&now).count()
+        );
+        assert_retained_match_the_store(&env, &what);
+        // Reads keep working under the limit.
+        let listed = run_limited(&env, limit, &["--json", "sessions"], "");
+        assert!(
+            listed.status.success(),
+            "{what}: listing sessions failed: {}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        // With room again, the next sync completes the archive exactly.
+        env.ok(&["sync"]);
+        let got = dump(&env);
+        if let Some((g, e)) = got.lines().zip(expected.lines()).find(|(g, e)| g != e) {
+            eprintln!("{what}: first difference:\n got: {g}\nwant: {e}");
+        }
+        assert!(
+            got == expected,
+            "{what}: the archive after the limit was lifted differs from a run with room"
+        );
+        assert_retained_match_the_store(&env, &what);
+    }
+    eprintln!(
+        "full disk: {} limit points ({} sync, {} hook; {} to {} bytes; database {db_size} then {full_size} bytes): \
+         {failed} failed cleanly, {succeeded} had room; failed writes named {named:?}",
+        cases.len(),
+        limits.len(),
+        cases.len() - limits.len(),
+        limits[0],
+        limits[limits.len() - 1],
+    );
+    assert!(
+        named.get("retained copy").is_some() && named.get("database").is_some(),
+        "the limits never made both a retained copy and the database fail: {named:?}"
+    );
+    assert!(
+        failed >= cases.len() / 2,
+        "too few limits hit: {failed}/{}",
+        cases.len()
+    );
+}

@@ -254,11 +254,12 @@ impl Config {
             message: e.to_string(),
         })?;
         let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text).map_err(|e| Error::Write {
-            path: tmp.clone(),
-            source: e,
-        })?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::Write { path, source: e })
+        if let Err(e) = std::fs::write(&tmp, text) {
+            // Half a config (a full disk) must not linger; config.toml itself is untouched.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::write_in(data_dir, &tmp, e));
+        }
+        std::fs::rename(&tmp, &path).map_err(|e| Error::write_in(data_dir, &path, e))
     }
 
     /// Set (or, with an empty list, clear) the source dirs of an agent.
@@ -292,6 +293,49 @@ impl Config {
     }
 }
 
+/// Check a source dir before it is saved. The desktop's Settings page (a webview) can send any
+/// string, and whatever folder is configured gets its `*.jsonl` read into the archive, so only
+/// an absolute path (or one starting with `~/`) without control characters, naming an existing
+/// directory that is neither the file-system root nor inside the data dir, is accepted.
+pub fn check_source_dir(dir: &str, data_dir: &Path) -> Result<()> {
+    let bad = |why: &str| Err(Error::Invalid(format!("source dir {dir:?} {why}")));
+    if dir.trim().is_empty() {
+        return bad("is empty: name the folder holding the agent's transcripts");
+    }
+    if dir.chars().any(char::is_control) {
+        return bad(
+            "contains a control character (NUL, newline, …): type the folder's path without them",
+        );
+    }
+    if dir.len() > 4096 {
+        return bad("is longer than 4096 bytes");
+    }
+    let path = expand_home(dir);
+    if !path.is_absolute() {
+        return bad("is relative: give an absolute path (or one starting with ~/)");
+    }
+    match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return bad("does not exist: create it first or pick an existing folder");
+        }
+        Err(e) => return bad(&format!("cannot be read: {e}")),
+        Ok(m) if !m.is_dir() => return bad("is not a directory: pick the folder, not a file"),
+        Ok(_) => {}
+    }
+    let canonical = std::fs::canonicalize(&path).unwrap_or(path);
+    if canonical.parent().is_none() {
+        return bad("is the file-system root: pick the agent's transcript folder");
+    }
+    let data = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_owned());
+    if canonical.starts_with(&data) {
+        return bad(&format!(
+            "is inside the data dir {}: pick the agent's transcript folder",
+            data.display()
+        ));
+    }
+    Ok(())
+}
+
 fn expand_home(dir: &str) -> PathBuf {
     match (dir.strip_prefix("~/"), dirs::home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
@@ -302,6 +346,75 @@ fn expand_home(dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_dirs_must_be_existing_absolute_folders_outside_the_data_dir() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let good = root.path().join("claude");
+        std::fs::create_dir_all(data.join("retained")).unwrap();
+        std::fs::create_dir_all(&good).unwrap();
+        std::fs::write(root.path().join("file"), "").unwrap();
+        let check = |dir: &str| check_source_dir(dir, &data).map_err(|e| e.to_string());
+        assert_eq!(check(&good.display().to_string()), Ok(()));
+        let cases = [
+            ("", "is empty"),
+            ("projects/claude", "is relative"),
+            ("./claude", "is relative"),
+            ("~", "is relative"),
+            (
+                &format!("{}/missing", root.path().display()),
+                "does not exist",
+            ),
+            (
+                &format!("{}/file", root.path().display()),
+                "is not a directory",
+            ),
+            (&format!("{}\n/etc", good.display()), "control character"),
+            (&format!("{}\0", good.display()), "control character"),
+            ("/", "file-system root"),
+            (&data.display().to_string(), "inside the data dir"),
+            (
+                &format!("{}/retained", data.display()),
+                "inside the data dir",
+            ),
+            (
+                &format!("{}/../data", good.display()),
+                "inside the data dir",
+            ),
+        ];
+        for (dir, why) in cases {
+            let err = check(dir).expect_err(dir);
+            assert!(err.contains(why), "{dir:?}: {err}");
+            // The path is quoted with its control characters escaped.
+            assert!(!err.contains('\n') && !err.contains('\0'), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn the_facade_refuses_a_bad_source_dir_and_keeps_the_config() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let good = root.path().join("claude");
+        std::fs::create_dir_all(&good).unwrap();
+        let cairn = crate::Cairn::open(&data).unwrap();
+        cairn
+            .set_source_dirs(Agent::Claude, vec![good.display().to_string()])
+            .unwrap();
+        let before = std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap();
+        for bad in ["relative/dir", "/no/such/dir/anywhere", "/tmp\nevil"] {
+            let err = cairn
+                .set_source_dirs(Agent::Claude, vec![good.display().to_string(), bad.into()])
+                .unwrap_err();
+            assert!(err.to_string().contains("source dir"), "{err}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap(),
+            before
+        );
+        // An empty list still restores the default.
+        cairn.set_source_dirs(Agent::Claude, Vec::new()).unwrap();
+    }
 
     #[test]
     fn parses_sources() {

@@ -42,6 +42,9 @@ pub struct Cairn {
     config: Config,
     store: Mutex<Store>,
     read_only: bool,
+    /// Why a writable open failed for lack of room (the archive is then opened read-only, so
+    /// reads still work and writes say what to free).
+    no_room: Option<(PathBuf, error::NoRoom)>,
     semantic: semantic::Runtime,
 }
 
@@ -76,16 +79,19 @@ impl Cairn {
         let config = Config::load(&data_dir)?;
         let db = data_dir.join(DB_FILE);
         let created = std::fs::create_dir_all(&data_dir);
+        let mut no_room = None;
         let (store, read_only) = match created
-            .map_err(|e| Error::Write {
-                path: data_dir.clone(),
-                source: e,
-            })
+            .map_err(|e| Error::write_in(&data_dir, &data_dir, e))
             .and_then(|_| Store::open(&db))
         {
             Ok(store) => (store, false),
             Err(err) if db.exists() => match Store::open_read_only(&db) {
-                Ok(store) => (store, true),
+                Ok(store) => {
+                    if let Error::DiskFull { file, why, .. } = &err {
+                        no_room = Some((file.clone(), *why));
+                    }
+                    (store, true)
+                }
                 Err(_) => return Err(err),
             },
             Err(err) => return Err(err),
@@ -96,6 +102,7 @@ impl Cairn {
             config,
             store: Mutex::new(store),
             read_only,
+            no_room,
             semantic,
         })
     }
@@ -154,6 +161,13 @@ impl Cairn {
     }
 
     fn writable(&self) -> Result<()> {
+        if let Some((file, why)) = &self.no_room {
+            return Err(Error::DiskFull {
+                dir: self.data_dir.clone(),
+                file: file.clone(),
+                why: *why,
+            });
+        }
         if self.read_only {
             return Err(Error::Invalid(format!(
                 "{} is read-only: capture needs a writable data dir (pass --data-dir or set CAIRN_DATA_DIR)",
@@ -936,9 +950,14 @@ impl Cairn {
     }
 
     /// Set the source dirs of an agent in `config.toml` (an empty list restores the default).
+    /// Each must be an existing absolute directory outside the data dir, without control
+    /// characters ([`config::check_source_dir`]); nothing is saved when one is not.
     /// Takes effect the next time the archive is opened.
     pub fn set_source_dirs(&self, agent: Agent, dirs: Vec<String>) -> Result<()> {
         self.writable()?;
+        for dir in &dirs {
+            config::check_source_dir(dir, &self.data_dir)?;
+        }
         let mut config = Config::load(&self.data_dir)?;
         config.set_source_dirs(agent, dirs);
         config.save(&self.data_dir)

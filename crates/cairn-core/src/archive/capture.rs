@@ -103,10 +103,7 @@ impl CaptureLock {
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| Error::Write {
-                path: path.clone(),
-                source: e,
-            })?;
+            .map_err(|e| Error::write_in(data_dir, &path, e))?;
         Ok(CaptureLock { file, path })
     }
 
@@ -671,7 +668,49 @@ impl<'a> Writer<'a> {
     /// Commit several batches in one transaction (far cheaper than one each during a bulk
     /// sync). A batch that lost a race is detected before it writes anything and skipped.
     /// No savepoints: they make FTS5 flush its pending index on every batch.
+    /// When the transaction fails (a full disk, say), the retained copies it appended to are
+    /// cut back to the lengths the store still records.
     pub fn commit_group<B: std::borrow::Borrow<Batch>>(
+        &mut self,
+        batches: &[B],
+    ) -> Result<Vec<Commit>> {
+        let result = self.try_commit_group(batches);
+        if result.is_err() {
+            self.discard_uncommitted(batches);
+        }
+        result
+    }
+
+    /// After a rolled-back group: each batch's retained copy back to its committed length. A
+    /// copy of an older generation than the store's is left alone (it holds committed lines).
+    fn discard_uncommitted<B: std::borrow::Borrow<Batch>>(&self, batches: &[B]) {
+        for batch in batches {
+            let batch = batch.borrow();
+            let committed = self
+                .store
+                .conn()
+                .query_row(
+                    "SELECT generation, retained_len FROM sources WHERE path = ?1",
+                    [&batch.path],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional();
+            let len = match committed {
+                Ok(Some((generation, len))) if generation == i64::from(batch.generation) => {
+                    len.max(0) as u64
+                }
+                Ok(Some((generation, _))) if generation > i64::from(batch.generation) => continue,
+                Ok(_) => 0,
+                Err(_) => continue, // the next append cuts it instead
+            };
+            let path = self
+                .retained
+                .path(batch.agent, &batch.source_key, batch.generation);
+            self.retained.discard_uncommitted(&path, len);
+        }
+    }
+
+    fn try_commit_group<B: std::borrow::Borrow<Batch>>(
         &mut self,
         batches: &[B],
     ) -> Result<Vec<Commit>> {

@@ -87,7 +87,7 @@ impl Retained {
     /// Append encoded bytes to the copy whose committed length is `expected_len`.
     pub fn append(&self, path: &Path, expected_len: u64, encoded: &[u8]) -> Result<Appended> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+            fs::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
         let mut file = OpenOptions::new()
             .create(true)
@@ -95,8 +95,8 @@ impl Retained {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| write_err(path, e))?;
-        let found = file.metadata().map_err(|e| write_err(path, e))?.len();
+            .map_err(|e| self.write_err(path, e))?;
+        let found = file.metadata().map_err(|e| self.write_err(path, e))?.len();
         if found < expected_len {
             return Ok(Appended::Short {
                 found,
@@ -104,15 +104,41 @@ impl Retained {
             });
         }
         if found > expected_len {
-            file.set_len(expected_len).map_err(|e| write_err(path, e))?;
+            file.set_len(expected_len)
+                .map_err(|e| self.write_err(path, e))?;
         }
         if encoded.is_empty() {
             return Ok(Appended::Ok(expected_len));
         }
-        file.seek(SeekFrom::Start(expected_len))
-            .map_err(|e| write_err(path, e))?;
-        file.write_all(encoded).map_err(|e| write_err(path, e))?;
+        let written = file
+            .seek(SeekFrom::Start(expected_len))
+            .and_then(|_| file.write_all(encoded));
+        if let Err(e) = written {
+            // A full disk (or any failed write) can leave part of the frame behind: cut the
+            // copy back to its committed length now rather than at the next append.
+            self.discard_uncommitted(path, expected_len);
+            return Err(self.write_err(path, e));
+        }
         Ok(Appended::Ok(expected_len + encoded.len() as u64))
+    }
+
+    /// Best effort after a failed write or a rolled-back commit: cut the copy back to
+    /// `committed_len` bytes (removing it when nothing of it was committed). Whatever is left
+    /// is cut again before the next append.
+    pub fn discard_uncommitted(&self, path: &Path, committed_len: u64) {
+        if committed_len == 0 {
+            let _ = fs::remove_file(path);
+        } else if fs::metadata(path).is_ok_and(|m| m.len() > committed_len) {
+            let _ = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(committed_len));
+        }
+    }
+
+    /// A failed write under the retained dir; [`Error::DiskFull`] when there was no room.
+    fn write_err(&self, path: &Path, source: std::io::Error) -> Error {
+        Error::write_in(self.root.parent().unwrap_or(&self.root), path, source)
     }
 
     /// Read a retained copy back: every line, with original hashes where redaction changed it.
@@ -180,13 +206,6 @@ impl Retained {
             }
         }
         Ok(lines)
-    }
-}
-
-fn write_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Write {
-        path: path.to_owned(),
-        source,
     }
 }
 

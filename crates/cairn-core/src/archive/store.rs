@@ -241,10 +241,19 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
+/// Name the database in a SQLite error; a write that found no room becomes
+/// [`Error::DiskFull`] naming the data dir.
 pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
-    Error::Db {
-        path: path.to_owned(),
-        source,
+    match crate::error::NoRoom::of_db(path, &source) {
+        Some(why) => Error::DiskFull {
+            dir: path.parent().unwrap_or(path).to_owned(),
+            file: path.to_owned(),
+            why,
+        },
+        None => Error::Db {
+            path: path.to_owned(),
+            source,
+        },
     }
 }
 
