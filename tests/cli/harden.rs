@@ -854,7 +854,7 @@ fn a_full_disk_stops_sync_and_hook_cleanly_and_loses_nothing() {
         limits[limits.len() - 1],
     );
     assert!(
-        named.get("retained copy").is_some() && named.get("database").is_some(),
+        named.contains_key("retained copy") && named.contains_key("database"),
         "the limits never made both a retained copy and the database fail: {named:?}"
     );
     assert!(
