@@ -1,8 +1,10 @@
 //! Reliability of the real binary: `cairn sync` and `cairn recall import` SIGKILLed at seeded
 //! random points leave an archive that equals a clean run after a resync (import: all or
 //! nothing); many concurrent `cairn hook` processes plus a `cairn sync` on the same growing
-//! transcripts lose and duplicate nothing and never surface "database is locked"; and human
-//! output carries no terminal control sequences from transcript text.
+//! transcripts lose and duplicate nothing and never surface "database is locked"; a data dir
+//! that runs out of room (a file-size limit, without root) stops `sync` and `hook` with an error
+//! naming the data dir and the fix, loses nothing and leaves no half-written retained copy; and
+//! human output carries no terminal control sequences from transcript text.
 //! Set CAIRN_KILL_ROUNDS to try more kill points than the default.
 
 use std::io::Write;
