@@ -380,9 +380,16 @@ mod tests {
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
-            assert!(!ops.iter().any(|op| op == "OpenEphemeral"), "{table}: {ops:?}");
+            assert!(
+                !ops.iter().any(|op| op == "OpenEphemeral"),
+                "{table}: {ops:?}"
+            );
         }
-        let insert = |ordinal: i64, kind: &str, tool_kind: Option<&str>, outcome: Option<&str>, source: Option<&str>| {
+        let insert = |ordinal: i64,
+                      kind: &str,
+                      tool_kind: Option<&str>,
+                      outcome: Option<&str>,
+                      source: Option<&str>| {
             conn.execute(
                 "INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind, \
                  source_event_kind, tool_kind, outcome, prompt_source) \
@@ -393,7 +400,14 @@ mod tests {
         for kind in ["message", "tool_call", "tool_result", "reasoning", "event"] {
             insert(conn.last_insert_rowid() + 10, kind, None, None, None).unwrap();
         }
-        insert(100, "message", Some("web_search"), Some("could_not_execute"), Some("spawned_agent")).unwrap();
+        insert(
+            100,
+            "message",
+            Some("web_search"),
+            Some("could_not_execute"),
+            Some("spawned_agent"),
+        )
+        .unwrap();
         assert!(insert(101, "note", None, None, None).is_err());
         assert!(insert(102, "message", Some("shell"), None, None).is_err());
         assert!(insert(103, "message", None, Some("ok"), None).is_err());
@@ -407,7 +421,11 @@ mod tests {
             .is_err()
         );
         let kept: String = conn
-            .query_row("SELECT kind FROM records WHERE record_hash = 'h0'", [], |r| r.get(0))
+            .query_row(
+                "SELECT kind FROM records WHERE record_hash = 'h0'",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(kept, "tool_call");
         let ok: String = conn
