@@ -759,7 +759,10 @@ fn commit_in<'b>(
 
         // The session: fixed by the source once known, else by the batch's identity.
         let (session_row, session_created) = match current {
-            Some((_, session_id, ..)) => (session_id, false),
+            Some((source_row, session_id, ..)) => (
+                adopt_named_identity(tx, session_id, source_row, batch).map_err(e)?,
+                false,
+            ),
             None => upsert_session(tx, batch, now).map_err(e)?,
         };
         let session_key: String = tx
@@ -1015,6 +1018,62 @@ fn upsert_session(
         .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
         .query_row([&id.session_key], |r| r.get(0))?;
     Ok((row, inserted > 0))
+}
+
+/// A transcript's first lines may not name its session (file snapshots, summaries), so a file
+/// first read that far got a session keyed by its path. When a later batch names the session,
+/// that placeholder (still without records) takes the real identity, or, if another file already
+/// holds the named session, hands its source over to it: reading a file in pieces ends where
+/// reading it at once does. Returns the session row the batch belongs to.
+fn adopt_named_identity(
+    tx: &rusqlite::Connection,
+    session_row: i64,
+    source_row: i64,
+    batch: &Batch,
+) -> rusqlite::Result<i64> {
+    let id = &batch.identity;
+    if batch.role != FileRole::Main || id.session_id.is_none() {
+        return Ok(session_row);
+    }
+    let (key, named, records): (String, bool, i64) = tx
+        .prepare_cached(
+            "SELECT session_key, session_id IS NOT NULL, record_count FROM sessions WHERE id = ?1",
+        )?
+        .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    if key == id.session_key || named || records > 0 {
+        return Ok(session_row);
+    }
+    let holder: Option<i64> = tx
+        .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
+        .query_row([&id.session_key], |r| r.get(0))
+        .optional()?;
+    let Some(holder) = holder else {
+        tx.prepare_cached(
+            "UPDATE sessions SET session_key = ?2, parent_key = COALESCE(parent_key, ?3),
+                relation = COALESCE(relation, ?4)
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            session_row,
+            id.session_key,
+            id.parent_key,
+            id.relation
+        ])?;
+        return Ok(session_row);
+    };
+    tx.prepare_cached("UPDATE sources SET session_id = ?2 WHERE id = ?1")?
+        .execute([source_row, holder])?;
+    for table in ["warnings", "secret_findings"] {
+        tx.prepare_cached(&format!(
+            "UPDATE {table} SET session_id = ?2 WHERE session_id = ?1"
+        ))?
+        .execute([session_row, holder])?;
+    }
+    tx.prepare_cached(
+        "DELETE FROM sessions WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM sources WHERE session_id = ?1)",
+    )?
+    .execute([session_row])?;
+    Ok(holder)
 }
 
 /// Fold what the batch learned about the session into its row.
