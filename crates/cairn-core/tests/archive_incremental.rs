@@ -171,3 +171,55 @@ fn a_truncated_file_is_read_again_and_keeps_what_was_stored() {
         .unwrap();
     assert_eq!(records as u32, first.records_added);
 }
+
+/// A file whose first lines do not name its session is keyed by its path until a later append
+/// names it; a second file naming a session another file already holds joins that session
+/// instead of leaving an empty placeholder behind.
+#[test]
+fn a_session_named_only_after_the_first_capture_joins_its_holder() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let content = std::fs::read(support::fixtures().join("claude/subagent.jsonl")).unwrap();
+    // The fixture's first line (a file-history snapshot) names no session.
+    let head = content.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let whole = src.path().join("a.jsonl");
+    std::fs::write(&whole, &content).unwrap();
+    let pieces = src.path().join("b.jsonl");
+    std::fs::write(&pieces, &content[..head]).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = [
+        support::main_file(Agent::Claude, &whole),
+        support::main_file(Agent::Claude, &pieces),
+    ];
+    support::capture(&cairn, &files);
+    let sessions = |cairn: &Cairn| {
+        let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+        let _ = cairn;
+        conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(
+        sessions(&cairn),
+        2,
+        "the unnamed head is a session of its own for now"
+    );
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&pieces)
+        .unwrap()
+        .write_all(&content[head..])
+        .unwrap();
+    let second = support::capture(&cairn, &files);
+    assert_eq!(
+        second.records_added, 0,
+        "every record was already stored from a.jsonl"
+    );
+    assert_eq!(sessions(&cairn), 1);
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let sources_of_one: i64 = conn
+        .query_row("SELECT COUNT(DISTINCT session_id) FROM sources", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(sources_of_one, 1);
+}

@@ -721,12 +721,8 @@ impl<'a> Writer<'a> {
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
-        let last_id: i64 = tx
-            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM records")
-            .map_err(e)?
-            .query_row([], |r| r.get(0))
-            .map_err(e)?;
         let mut results = Vec::with_capacity(batches.len());
+        let mut indexed = Vec::new();
         for batch in batches {
             results.push(commit_in(
                 &tx,
@@ -735,19 +731,21 @@ impl<'a> Writer<'a> {
                 &self.now,
                 batch.borrow(),
                 &path,
+                &mut indexed,
             )?);
         }
-        // Index the new records in one statement: FTS5 flushes its pending index at every
-        // statement savepoint, so row-by-row inserts interleaved with other writes would write
-        // the index in tiny pieces.
-        tx.prepare_cached(
-            "INSERT INTO records_fts (rowid, text, tool_input)
-             SELECT id, text, tool_input FROM records
-             WHERE id > ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-        )
-        .map_err(e)?
-        .execute([last_id])
-        .map_err(e)?;
+        // Index the new records after every other write of the group, from the text already in
+        // memory (reading it back from the records table cost as much as a tenth of the
+        // writer's time). FTS5 writes its pending index out at every statement savepoint, so
+        // these single-row inserts (which open none) must not be interleaved with statements
+        // that do.
+        let mut index = tx
+            .prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")
+            .map_err(e)?;
+        for (rowid, text, tool_input) in indexed {
+            index.execute(params![rowid, text, tool_input]).map_err(e)?;
+        }
+        drop(index);
         tx.commit().map_err(e)?;
         Ok(results)
     }
@@ -755,13 +753,14 @@ impl<'a> Writer<'a> {
 
 /// Store one batch inside an open transaction. Returns `Conflict`/`Reread` before writing
 /// anything when the batch cannot be applied.
-fn commit_in(
+fn commit_in<'b>(
     tx: &rusqlite::Connection,
     retained: &Retained,
     trigger: Trigger,
     now: &str,
-    batch: &Batch,
+    batch: &'b Batch,
     path: &Path,
+    indexed: &mut Vec<(i64, Option<&'b str>, Option<&'b str>)>,
 ) -> Result<Commit> {
     let e = |err| db_err(path, err);
     {
@@ -799,7 +798,10 @@ fn commit_in(
 
         // The session: fixed by the source once known, else by the batch's identity.
         let (session_row, session_created) = match current {
-            Some((_, session_id, ..)) => (session_id, false),
+            Some((source_row, session_id, ..)) => (
+                adopt_named_identity(tx, session_id, source_row, batch).map_err(e)?,
+                false,
+            ),
             None => upsert_session(tx, batch, now).map_err(e)?,
         };
         let session_key: String = tx
@@ -841,7 +843,12 @@ fn commit_in(
             .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(e)?;
         let first_ordinal = next_ordinal;
-        let mut turns = TurnWriter::load(tx, session_row, &session_key).map_err(e)?;
+        let mut turns = if records_before == 0 {
+            // A session without records has no turns yet.
+            TurnWriter::new(session_row, &session_key)
+        } else {
+            TurnWriter::load(tx, session_row, &session_key).map_err(e)?
+        };
         let mut added: u32 = 0;
         {
             let mut insert = tx
@@ -902,6 +909,9 @@ fn commit_in(
                     continue; // already stored: the same line read again
                 }
                 let rowid = tx.last_insert_rowid();
+                if r.text.is_some() || tool_input.is_some() {
+                    indexed.push((rowid, r.text.as_deref(), tool_input.as_deref()));
+                }
                 if opens {
                     let turn_id = turns.open(tx, next_ordinal, &lr.hash, r).map_err(e)?;
                     set_turn.execute(params![turn_id, rowid]).map_err(e)?;
@@ -1049,6 +1059,62 @@ fn upsert_session(
     Ok((row, inserted > 0))
 }
 
+/// A transcript's first lines may not name its session (file snapshots, summaries), so a file
+/// first read that far got a session keyed by its path. When a later batch names the session,
+/// that placeholder (still without records) takes the real identity, or, if another file already
+/// holds the named session, hands its source over to it: reading a file in pieces ends where
+/// reading it at once does. Returns the session row the batch belongs to.
+fn adopt_named_identity(
+    tx: &rusqlite::Connection,
+    session_row: i64,
+    source_row: i64,
+    batch: &Batch,
+) -> rusqlite::Result<i64> {
+    let id = &batch.identity;
+    if batch.role != FileRole::Main || id.session_id.is_none() {
+        return Ok(session_row);
+    }
+    let (key, named, records): (String, bool, i64) = tx
+        .prepare_cached(
+            "SELECT session_key, session_id IS NOT NULL, record_count FROM sessions WHERE id = ?1",
+        )?
+        .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    if key == id.session_key || named || records > 0 {
+        return Ok(session_row);
+    }
+    let holder: Option<i64> = tx
+        .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
+        .query_row([&id.session_key], |r| r.get(0))
+        .optional()?;
+    let Some(holder) = holder else {
+        tx.prepare_cached(
+            "UPDATE sessions SET session_key = ?2, parent_key = COALESCE(parent_key, ?3),
+                relation = COALESCE(relation, ?4)
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            session_row,
+            id.session_key,
+            id.parent_key,
+            id.relation
+        ])?;
+        return Ok(session_row);
+    };
+    tx.prepare_cached("UPDATE sources SET session_id = ?2 WHERE id = ?1")?
+        .execute([source_row, holder])?;
+    for table in ["warnings", "secret_findings"] {
+        tx.prepare_cached(&format!(
+            "UPDATE {table} SET session_id = ?2 WHERE session_id = ?1"
+        ))?
+        .execute([session_row, holder])?;
+    }
+    tx.prepare_cached(
+        "DELETE FROM sessions WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM sources WHERE session_id = ?1)",
+    )?
+    .execute([session_row])?;
+    Ok(holder)
+}
+
 /// Fold what the batch learned about the session into its row.
 fn update_session_meta(
     tx: &rusqlite::Connection,
@@ -1101,11 +1167,14 @@ fn update_session_meta(
 }
 
 /// Tracks the session's open turn while records are added, and writes its counters back.
-struct TurnWriter {
+struct TurnWriter<'b> {
     session_row: i64,
     session_key: String,
     count: i64,
     current: Option<TurnAcc>,
+    /// The open turn's latest assistant text, made into its preview only when the turn is
+    /// written (a turn can hold hundreds of assistant messages; only the last one shows).
+    last_assistant: Option<&'b str>,
 }
 
 #[derive(Debug, Default)]
@@ -1126,12 +1195,22 @@ struct TurnAcc {
     tool_names: Vec<String>,
 }
 
-impl TurnWriter {
+impl<'b> TurnWriter<'b> {
+    fn new(session_row: i64, session_key: &str) -> TurnWriter<'b> {
+        TurnWriter {
+            session_row,
+            session_key: session_key.to_owned(),
+            count: 0,
+            current: None,
+            last_assistant: None,
+        }
+    }
+
     fn load(
         tx: &rusqlite::Connection,
         session_row: i64,
         session_key: &str,
-    ) -> rusqlite::Result<TurnWriter> {
+    ) -> rusqlite::Result<TurnWriter<'b>> {
         let count: i64 = tx
             .prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
             .query_row([session_row], |r| r.get(0))?;
@@ -1170,6 +1249,7 @@ impl TurnWriter {
             session_key: session_key.to_owned(),
             count,
             current,
+            last_assistant: None,
         })
     }
 
@@ -1221,7 +1301,7 @@ impl TurnWriter {
         Ok(id)
     }
 
-    fn add(&mut self, ordinal: i64, r: &Record) {
+    fn add(&mut self, ordinal: i64, r: &'b Record) {
         let Some(t) = self.current.as_mut() else {
             return;
         };
@@ -1258,7 +1338,7 @@ impl TurnWriter {
             && r.role.as_deref() == Some("assistant")
             && let Some(text) = r.text.as_deref().filter(|t| !t.trim().is_empty())
         {
-            t.assistant_preview = Some(preview_of(text));
+            self.last_assistant = Some(text);
         }
         let human = r.prompt_source == Some(PromptSource::Human);
         if (t.preview.is_none() || (human && ordinal == t.first_ordinal))
@@ -1269,10 +1349,13 @@ impl TurnWriter {
         }
     }
 
-    fn flush(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
-        let Some(t) = &self.current else {
+    fn flush(&mut self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+        let Some(t) = &mut self.current else {
             return Ok(());
         };
+        if let Some(text) = self.last_assistant.take() {
+            t.assistant_preview = Some(preview_of(text));
+        }
         tx.prepare_cached(
             "UPDATE turns SET first_ordinal = ?2, last_ordinal = ?3, record_count = ?4, tool_call_count = ?5,
                 edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11,
@@ -1466,6 +1549,10 @@ pub fn capture_many(
                     read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
                 });
         });
+        // Freeing a committed group (its records, its retained bytes) is left to a thread of its
+        // own: the writer bounds the sync's wall time, the other cores do not.
+        let (done_tx, done_rx) = mpsc::sync_channel::<Vec<(usize, Box<Batch>)>>(2);
+        scope.spawn(move || done_rx.into_iter().for_each(drop));
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut skip: HashSet<usize> = HashSet::new();
         // Group commit: take what the readers have queued (up to GROUP_BYTES of input) and
@@ -1514,6 +1601,7 @@ pub fn capture_many(
                 }
                 Err(err) => first_error = Some(err),
             }
+            let _ = done_tx.send(group);
         }
     });
     if let Some(err) = first_error {
