@@ -16,8 +16,12 @@
 //! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran |
 //!
 //! Weak links only mean "ran while the branch was checked out"; skim shows them only when
-//! asked. Links are recomputed from stored records, snapshots and the repository, so running
-//! association again gives the same links.
+//! asked. Links are derived from stored records, snapshots and the repository, incrementally (see
+//! [`associate`]): a relink reads what was captured since the last one, and rebuilding a session
+//! from scratch gives the same links. What a relink evaluates once and keeps: the repository's
+//! answer for a commit the session printed (its full id, change id, and for a commit on a detached
+//! HEAD the branches containing it at the time), and the multi-branch promotion guard with the
+//! paths the session had edited by that capture.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
