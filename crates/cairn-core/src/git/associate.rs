@@ -169,7 +169,7 @@ pub struct LinkStats {
 /// Bring the links of the given sessions up to date with what was captured since their last
 /// relink.
 ///
-/// Links are kept by origin (migration `0009_incremental_links`): those a transcript record
+/// Links are kept by origin (migration `0010_incremental_links`): those a transcript record
 /// gives are stored once when the record is first seen, those a capture's snapshot gives once
 /// when the capture is first seen, and only the links from the session's edits against git
 /// history (which moves on without the transcript) are recomputed every time. The result is

@@ -11,7 +11,7 @@
 --              ids of those commits), which moves on without the transcript: recomputed on every
 --              relink. Links from before this migration are NULL too; a session without an
 --              `association_state` row is rebuilt from scratch, so they are replaced.
-ALTER TABLE links ADD COLUMN origin TEXT CHECK (origin IN ('record', 'snapshot'));
+ALTER TABLE links ADD COLUMN origin TEXT CHECK (origin = 'record' OR origin = 'snapshot');
 
 -- Files a session edited, as the agent wrote them (made repo-relative at relink time): the first
 -- record that edited each (path, cwd). What `edit_committed` needs, without re-reading records.
