@@ -682,12 +682,8 @@ impl<'a> Writer<'a> {
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
-        let last_id: i64 = tx
-            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM records")
-            .map_err(e)?
-            .query_row([], |r| r.get(0))
-            .map_err(e)?;
         let mut results = Vec::with_capacity(batches.len());
+        let mut indexed = Vec::new();
         for batch in batches {
             results.push(commit_in(
                 &tx,
@@ -696,19 +692,21 @@ impl<'a> Writer<'a> {
                 &self.now,
                 batch.borrow(),
                 &path,
+                &mut indexed,
             )?);
         }
-        // Index the new records in one statement: FTS5 flushes its pending index at every
-        // statement savepoint, so row-by-row inserts interleaved with other writes would write
-        // the index in tiny pieces.
-        tx.prepare_cached(
-            "INSERT INTO records_fts (rowid, text, tool_input)
-             SELECT id, text, tool_input FROM records
-             WHERE id > ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-        )
-        .map_err(e)?
-        .execute([last_id])
-        .map_err(e)?;
+        // Index the new records after every other write of the group, from the text already in
+        // memory (reading it back from the records table cost as much as a tenth of the
+        // writer's time). FTS5 writes its pending index out at every statement savepoint, so
+        // these single-row inserts (which open none) must not be interleaved with statements
+        // that do.
+        let mut index = tx
+            .prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")
+            .map_err(e)?;
+        for (rowid, text, tool_input) in indexed {
+            index.execute(params![rowid, text, tool_input]).map_err(e)?;
+        }
+        drop(index);
         tx.commit().map_err(e)?;
         Ok(results)
     }
@@ -716,13 +714,14 @@ impl<'a> Writer<'a> {
 
 /// Store one batch inside an open transaction. Returns `Conflict`/`Reread` before writing
 /// anything when the batch cannot be applied.
-fn commit_in(
+fn commit_in<'b>(
     tx: &rusqlite::Connection,
     retained: &Retained,
     trigger: Trigger,
     now: &str,
-    batch: &Batch,
+    batch: &'b Batch,
     path: &Path,
+    indexed: &mut Vec<(i64, Option<&'b str>, Option<&'b str>)>,
 ) -> Result<Commit> {
     let e = |err| db_err(path, err);
     {
@@ -802,7 +801,12 @@ fn commit_in(
             .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(e)?;
         let first_ordinal = next_ordinal;
-        let mut turns = TurnWriter::load(tx, session_row, &session_key).map_err(e)?;
+        let mut turns = if records_before == 0 {
+            // A session without records has no turns yet.
+            TurnWriter::new(session_row, &session_key)
+        } else {
+            TurnWriter::load(tx, session_row, &session_key).map_err(e)?
+        };
         let mut added: u32 = 0;
         {
             let mut insert = tx
@@ -863,6 +867,9 @@ fn commit_in(
                     continue; // already stored: the same line read again
                 }
                 let rowid = tx.last_insert_rowid();
+                if r.text.is_some() || tool_input.is_some() {
+                    indexed.push((rowid, r.text.as_deref(), tool_input.as_deref()));
+                }
                 if opens {
                     let turn_id = turns.open(tx, next_ordinal, &lr.hash, r).map_err(e)?;
                     set_turn.execute(params![turn_id, rowid]).map_err(e)?;
@@ -1062,11 +1069,14 @@ fn update_session_meta(
 }
 
 /// Tracks the session's open turn while records are added, and writes its counters back.
-struct TurnWriter {
+struct TurnWriter<'b> {
     session_row: i64,
     session_key: String,
     count: i64,
     current: Option<TurnAcc>,
+    /// The open turn's latest assistant text, made into its preview only when the turn is
+    /// written (a turn can hold hundreds of assistant messages; only the last one shows).
+    last_assistant: Option<&'b str>,
 }
 
 #[derive(Debug, Default)]
@@ -1087,12 +1097,22 @@ struct TurnAcc {
     tool_names: Vec<String>,
 }
 
-impl TurnWriter {
+impl<'b> TurnWriter<'b> {
+    fn new(session_row: i64, session_key: &str) -> TurnWriter<'b> {
+        TurnWriter {
+            session_row,
+            session_key: session_key.to_owned(),
+            count: 0,
+            current: None,
+            last_assistant: None,
+        }
+    }
+
     fn load(
         tx: &rusqlite::Connection,
         session_row: i64,
         session_key: &str,
-    ) -> rusqlite::Result<TurnWriter> {
+    ) -> rusqlite::Result<TurnWriter<'b>> {
         let count: i64 = tx
             .prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
             .query_row([session_row], |r| r.get(0))?;
@@ -1131,6 +1151,7 @@ impl TurnWriter {
             session_key: session_key.to_owned(),
             count,
             current,
+            last_assistant: None,
         })
     }
 
@@ -1182,7 +1203,7 @@ impl TurnWriter {
         Ok(id)
     }
 
-    fn add(&mut self, ordinal: i64, r: &Record) {
+    fn add(&mut self, ordinal: i64, r: &'b Record) {
         let Some(t) = self.current.as_mut() else {
             return;
         };
@@ -1219,7 +1240,7 @@ impl TurnWriter {
             && r.role.as_deref() == Some("assistant")
             && let Some(text) = r.text.as_deref().filter(|t| !t.trim().is_empty())
         {
-            t.assistant_preview = Some(preview_of(text));
+            self.last_assistant = Some(text);
         }
         let human = r.prompt_source == Some(PromptSource::Human);
         if (t.preview.is_none() || (human && ordinal == t.first_ordinal))
@@ -1230,10 +1251,13 @@ impl TurnWriter {
         }
     }
 
-    fn flush(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
-        let Some(t) = &self.current else {
+    fn flush(&mut self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+        let Some(t) = &mut self.current else {
             return Ok(());
         };
+        if let Some(text) = self.last_assistant.take() {
+            t.assistant_preview = Some(preview_of(text));
+        }
         tx.prepare_cached(
             "UPDATE turns SET first_ordinal = ?2, last_ordinal = ?3, record_count = ?4, tool_call_count = ?5,
                 edit_count = ?6, exec_count = ?7, failure_count = ?8, started_at = ?9, ended_at = ?10, preview = ?11,
@@ -1427,6 +1451,10 @@ pub fn capture_many(
                     read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
                 });
         });
+        // Freeing a committed group (its records, its retained bytes) is left to a thread of its
+        // own: the writer bounds the sync's wall time, the other cores do not.
+        let (done_tx, done_rx) = mpsc::sync_channel::<Vec<(usize, Box<Batch>)>>(2);
+        scope.spawn(move || done_rx.into_iter().for_each(drop));
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut skip: HashSet<usize> = HashSet::new();
         // Group commit: take what the readers have queued (up to GROUP_BYTES of input) and
@@ -1475,6 +1503,7 @@ pub fn capture_many(
                 }
                 Err(err) => first_error = Some(err),
             }
+            let _ = done_tx.send(group);
         }
     });
     if let Some(err) = first_error {

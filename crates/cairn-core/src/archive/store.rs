@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0006_vectors.sql"),
     include_str!("store/0007_insights.sql"),
     include_str!("store/0008_association.sql"),
+    include_str!("store/0009_checks.sql"),
     include_str!("store/0010_incremental_links.sql"),
 ];
 
@@ -320,5 +321,117 @@ mod tests {
             [],
         );
         assert!(bad.is_err());
+    }
+
+    /// The capture writer's inserts check their enumerated columns without building a
+    /// temporary B-tree per row, and the rewritten constraints still accept and refuse the
+    /// same values, in a new database and in one migrated with rows already stored.
+    #[test]
+    fn hot_inserts_check_enumerations_without_temporary_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..8] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 8).unwrap();
+            conn.execute_batch(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'claude', 'now');
+                 INSERT INTO sources (id, source_key, session_id, agent, role, path, updated_at)
+                   VALUES (1, 's', 1, 'claude', 'main', '/p', 'now');
+                 INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind,
+                   source_event_kind, tool_kind, outcome, prompt_source)
+                   VALUES (1, 0, 1, 0, 0, 'h0', 'tool_call', 'x', 'exec', 'failed', NULL);",
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let conn = store.conn();
+        for (table, insert) in [
+            (
+                "records",
+                "INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind, \
+                 source_event_kind, tool_kind, outcome, prompt_source) \
+                 VALUES (1, 7, 1, 0, 0, 'h7', 'message', 'x', 'exec', 'failed', 'human')",
+            ),
+            (
+                "captures",
+                "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, records_added) \
+                 VALUES (1, 1, 'backfill', 'sync', 'now', 1)",
+            ),
+            (
+                "secret_findings",
+                "INSERT INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, end_byte) \
+                 VALUES (1, 1, 0, '', 'r', 'definite', 0, 1)",
+            ),
+        ] {
+            let sql: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert!(!sql.contains(" IN ("), "{table}: {sql}");
+            let ops: Vec<String> = conn
+                .prepare(&format!("EXPLAIN {insert}"))
+                .unwrap()
+                .query_map([], |r| r.get::<_, String>(1))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert!(
+                !ops.iter().any(|op| op == "OpenEphemeral"),
+                "{table}: {ops:?}"
+            );
+        }
+        let insert = |ordinal: i64,
+                      kind: &str,
+                      tool_kind: Option<&str>,
+                      outcome: Option<&str>,
+                      source: Option<&str>| {
+            conn.execute(
+                "INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind, \
+                 source_event_kind, tool_kind, outcome, prompt_source) \
+                 VALUES (1, ?1, 1, 0, 0, ?1, ?2, 'x', ?3, ?4, ?5)",
+                params![ordinal, kind, tool_kind, outcome, source],
+            )
+        };
+        for kind in ["message", "tool_call", "tool_result", "reasoning", "event"] {
+            insert(conn.last_insert_rowid() + 10, kind, None, None, None).unwrap();
+        }
+        insert(
+            100,
+            "message",
+            Some("web_search"),
+            Some("could_not_execute"),
+            Some("spawned_agent"),
+        )
+        .unwrap();
+        assert!(insert(101, "note", None, None, None).is_err());
+        assert!(insert(102, "message", Some("shell"), None, None).is_err());
+        assert!(insert(103, "message", None, Some("ok"), None).is_err());
+        assert!(insert(104, "message", None, None, Some("bot")).is_err());
+        assert!(
+            conn.execute(
+                "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, records_added) \
+                 VALUES (1, 1, 'backfill', 'cron', 'now', 1)",
+                [],
+            )
+            .is_err()
+        );
+        let kept: String = conn
+            .query_row(
+                "SELECT kind FROM records WHERE record_hash = 'h0'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, "tool_call");
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
     }
 }
