@@ -843,6 +843,9 @@ fn edit_history<'c>(
         .map_or(&[][..], |(_, c)| c.as_slice())
 }
 
+/// A capture's snapshot: (snapshot id, turn index, last ordinal, repository row, capture id).
+type CaptureSnapshot = (i64, Option<i64>, Option<i64>, i64, i64);
+
 /// Evidence from the environment snapshots taken at this session's captures since the last
 /// relink, each compared with the one before (carried in `state`): the branch that was checked
 /// out (weak), a switch of branch (direct transition), and dirty files that became a new commit
@@ -863,7 +866,7 @@ fn snapshot_links(
              WHERE c.session_id = ?1 AND c.id > ?2 ORDER BY c.id",
         )
         .map_err(db)?;
-    let rows: Vec<(i64, Option<i64>, Option<i64>, i64, i64)> = stmt
+    let rows: Vec<CaptureSnapshot> = stmt
         .query_map(params![row, state.last_capture_id], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })
