@@ -24,10 +24,11 @@ use crate::archive::capture::Touched;
 use crate::error::Result;
 
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
-/// attach it to the capture batches, and recompute those sessions' links. One transaction.
-pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<()> {
+/// attach it to the capture batches, and bring those sessions' links up to date. One
+/// transaction. Returns what the relink read.
+pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<associate::LinkStats> {
     if touched.sessions.is_empty() {
-        return Ok(());
+        return Ok(associate::LinkStats::default());
     }
     let db = |e| crate::archive::store::db_err(Path::new(":git"), e);
     let now = crate::archive::capture::now();
@@ -72,13 +73,17 @@ pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<()> {
             .map_err(db)?;
         for &capture in &touched.captures {
             for &session in sessions {
-                attach
+                if attach
                     .execute(params![snapshot_id, capture, session])
-                    .map_err(db)?;
+                    .map_err(db)?
+                    > 0
+                {
+                    associate::snapshot_attached(&tx, session, capture).map_err(db)?;
+                }
             }
         }
     }
-    associate::associate(&tx, &touched.sessions, &mut cache)?;
+    let stats = associate::associate(&tx, &touched.sessions, &mut cache)?;
     tx.commit().map_err(db)?;
-    Ok(())
+    Ok(stats)
 }

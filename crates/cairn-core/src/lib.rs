@@ -293,8 +293,16 @@ impl Cairn {
     /// Snapshot the repositories of freshly captured sessions and relink them. Capture has
     /// already succeeded: a failure here is logged, never lost work.
     fn link(&self, store: &mut Store, touched: &capture::Touched) {
-        if let Err(e) = git::after_capture(store.conn_mut(), touched) {
-            tracing::warn!("linking sessions to git failed: {e}");
+        match git::after_capture(store.conn_mut(), touched) {
+            Ok(stats) => tracing::debug!(
+                sessions = stats.sessions,
+                rebuilt = stats.rebuilt,
+                records = stats.records_scanned,
+                captures = stats.captures_compared,
+                links = stats.links_written,
+                "relinked"
+            ),
+            Err(e) => tracing::warn!("linking sessions to git failed: {e}"),
         }
         // Evidence anchored in these sessions must still say what it said.
         let now = capture::now();

@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0007_insights.sql"),
     include_str!("store/0008_association.sql"),
     include_str!("store/0009_checks.sql"),
+    include_str!("store/0010_incremental_links.sql"),
 ];
 
 /// The schema version this build writes.

@@ -16,8 +16,12 @@
 //! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran |
 //!
 //! Weak links only mean "ran while the branch was checked out"; skim shows them only when
-//! asked. Links are recomputed from stored records, snapshots and the repository, so running
-//! association again gives the same links.
+//! asked. Links are derived from stored records, snapshots and the repository, incrementally (see
+//! [`associate`]): a relink reads what was captured since the last one, and rebuilding a session
+//! from scratch gives the same links. What a relink evaluates once and keeps: the repository's
+//! answer for a commit the session printed (its full id, change id, and for a commit on a detached
+//! HEAD the branches containing it at the time), and the multi-branch promotion guard with the
+//! paths the session had edited by that capture.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -146,8 +150,36 @@ fn db(e: rusqlite::Error) -> crate::Error {
     crate::archive::store::db_err(Path::new(":associate"), e)
 }
 
-/// Recompute the links of the given sessions.
-pub fn associate(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<usize> {
+/// What a relink read: it follows what the capture added, not the length of the session.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Sessions relinked.
+    pub sessions: usize,
+    /// Sessions rebuilt from scratch (first relink, after an upgrade, or after a capture's
+    /// snapshot arrived out of order).
+    pub rebuilt: usize,
+    /// Evidence records read from the store.
+    pub records_scanned: usize,
+    /// Captures whose environment snapshot was compared with the previous capture's.
+    pub captures_compared: usize,
+    /// Links written.
+    pub links_written: usize,
+}
+
+/// Bring the links of the given sessions up to date with what was captured since their last
+/// relink.
+///
+/// Links are kept by origin (migration `0010_incremental_links`): those a transcript record
+/// gives are stored once when the record is first seen, those a capture's snapshot gives once
+/// when the capture is first seen, and only the links from the session's edits against git
+/// history (which moves on without the transcript) are recomputed every time. The result is
+/// the same as rebuilding every link from all records and snapshots, which is what a session
+/// without stored state gets.
+pub fn associate(
+    conn: &Connection,
+    session_rows: &[i64],
+    cache: &mut RepoCache,
+) -> Result<LinkStats> {
     // The earliest start among these sessions bounds the history to read (a hook associates one
     // live session: reading 90 days of every branch for it cost more than the capture).
     let mut floor: Option<i64> = None;
@@ -165,12 +197,200 @@ pub fn associate(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache)
     }
     cache.since_floor = floor.map(|f| f - SKEW_SECS);
     cache.single_session = session_rows.len() == 1;
-    let mut total = 0;
+    let mut stats = LinkStats::default();
     for &row in session_rows {
-        let links = compute(conn, row, cache)?;
-        total += store(conn, row, &links)?;
+        relink(conn, row, cache, &mut stats)?;
     }
-    Ok(total)
+    Ok(stats)
+}
+
+/// Forget what association carried over for a session, so its next relink rebuilds every link.
+pub fn reset(conn: &Connection, row: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM association_state WHERE session_id = ?1")?
+        .execute([row])?;
+    Ok(())
+}
+
+/// A capture of `row` got its snapshot: when association already compared captures after it
+/// (another process relinked first), the session is rebuilt so its snapshots are compared in
+/// capture order.
+pub(crate) fn snapshot_attached(conn: &Connection, row: i64, capture: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "DELETE FROM association_state WHERE session_id = ?1 AND last_capture_id >= ?2",
+    )?
+    .execute(params![row, capture])?;
+    Ok(())
+}
+
+/// Git exec calls kept waiting for their result at most (a call whose result never comes, an
+/// interrupted turn, must not make the state grow without bound).
+const MAX_PENDING_CALLS: usize = 256;
+
+/// What association carries from one relink of a session to the next.
+#[derive(Debug, Default)]
+struct State {
+    /// Records up to this ordinal have been scanned (-1: none).
+    scanned_ordinal: i64,
+    current_branch: Option<String>,
+    /// Git exec calls (call id, command) whose result was not stored yet.
+    pending_calls: Vec<(String, String)>,
+    own_commits: BTreeSet<String>,
+    last_capture_id: i64,
+    prev_snapshot_id: Option<i64>,
+    prev_repo_id: Option<i64>,
+}
+
+impl State {
+    fn fresh() -> State {
+        State {
+            scanned_ordinal: -1,
+            ..State::default()
+        }
+    }
+
+    fn load(conn: &Connection, row: i64) -> rusqlite::Result<Option<State>> {
+        conn.prepare_cached(
+            "SELECT scanned_ordinal, current_branch, pending_calls, own_commits, last_capture_id,
+                    prev_snapshot_id, prev_repo_id
+             FROM association_state WHERE session_id = ?1",
+        )?
+        .query_row([row], |r| {
+            let pending: String = r.get(2)?;
+            let own: String = r.get(3)?;
+            Ok(State {
+                scanned_ordinal: r.get(0)?,
+                current_branch: r.get(1)?,
+                pending_calls: serde_json::from_str(&pending).unwrap_or_default(),
+                own_commits: serde_json::from_str(&own).unwrap_or_default(),
+                last_capture_id: r.get(4)?,
+                prev_snapshot_id: r.get(5)?,
+                prev_repo_id: r.get(6)?,
+            })
+        })
+        .optional()
+    }
+
+    fn save(
+        &self,
+        conn: &Connection,
+        row: i64,
+        records: usize,
+        captures: usize,
+    ) -> rusqlite::Result<()> {
+        conn.prepare_cached(
+            "INSERT INTO association_state (session_id, scanned_ordinal, current_branch, pending_calls,
+                own_commits, last_capture_id, prev_snapshot_id, prev_repo_id, records_scanned, captures_compared)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (session_id) DO UPDATE SET scanned_ordinal = excluded.scanned_ordinal,
+                current_branch = excluded.current_branch, pending_calls = excluded.pending_calls,
+                own_commits = excluded.own_commits, last_capture_id = excluded.last_capture_id,
+                prev_snapshot_id = excluded.prev_snapshot_id, prev_repo_id = excluded.prev_repo_id,
+                records_scanned = excluded.records_scanned, captures_compared = excluded.captures_compared",
+        )?
+        .execute(params![
+            row,
+            self.scanned_ordinal,
+            self.current_branch,
+            serde_json::to_string(&self.pending_calls).unwrap_or_else(|_| "[]".into()),
+            serde_json::to_string(&self.own_commits).unwrap_or_else(|_| "[]".into()),
+            self.last_capture_id,
+            self.prev_snapshot_id,
+            self.prev_repo_id,
+            records as i64,
+            captures as i64,
+        ])?;
+        Ok(())
+    }
+}
+
+/// Bring one session's links up to date.
+fn relink(conn: &Connection, row: i64, cache: &mut RepoCache, stats: &mut LinkStats) -> Result<()> {
+    let facts = conn
+        .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
+        .map_err(db)?
+        .query_row([row], |r| {
+            let started: Option<String> = r.get(1)?;
+            let ended: Option<String> = r.get(2)?;
+            Ok(SessionFacts {
+                cwd: r.get(0)?,
+                started: started.as_deref().and_then(epoch),
+                ended: ended.as_deref().and_then(epoch),
+            })
+        })
+        .map_err(db)?;
+    let repo = facts
+        .cwd
+        .as_deref()
+        .map(Path::new)
+        .filter(|p| p.is_dir())
+        .and_then(|p| cache.repo_for(p));
+    if let Some(repo) = &repo {
+        let now = crate::archive::capture::now();
+        let repo_row = snapshot::repo_id(conn, repo, &now).map_err(db)?;
+        conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")
+            .map_err(db)?
+            .execute(params![row, repo_row])
+            .map_err(db)?;
+    }
+    let mut state = match State::load(conn, row).map_err(db)? {
+        Some(state) => state,
+        None => {
+            // Nothing carried over: every link is rebuilt from every record and snapshot.
+            for sql in [
+                "DELETE FROM links WHERE session_id = ?1",
+                "DELETE FROM session_edits WHERE session_id = ?1",
+            ] {
+                conn.prepare_cached(sql)
+                    .map_err(db)?
+                    .execute([row])
+                    .map_err(db)?;
+            }
+            stats.rebuilt += 1;
+            State::fresh()
+        }
+    };
+    stats.sessions += 1;
+
+    // 1. The records captured since the last relink.
+    let (records, pending, last_ordinal) =
+        load_records(conn, row, state.scanned_ordinal, &state.pending_calls).map_err(db)?;
+    let mut commands: HashMap<String, String> = std::mem::take(&mut state.pending_calls)
+        .into_iter()
+        .collect();
+    let found = evidence::scan_with(&records, &mut commands);
+    state.pending_calls = pending
+        .into_iter()
+        .filter_map(|id| commands.get(&id).map(|c| (id, c.clone())))
+        .collect();
+    if state.pending_calls.len() > MAX_PENDING_CALLS {
+        let extra = state.pending_calls.len() - MAX_PENDING_CALLS;
+        state.pending_calls.drain(..extra);
+    }
+    state.scanned_ordinal = state.scanned_ordinal.max(last_ordinal);
+    let links = record_links(conn, row, &found, repo.as_ref(), &mut state)?;
+    stats.records_scanned += records.len();
+    stats.links_written += insert_links(conn, row, &links, Some("record"))?;
+
+    // 2. Edits against git history: recomputed, git moves on without the transcript.
+    conn.prepare_cached("DELETE FROM links WHERE session_id = ?1 AND origin IS NULL")
+        .map_err(db)?
+        .execute([row])
+        .map_err(db)?;
+    let mut edits: BTreeMap<String, EditAt> = BTreeMap::new();
+    if let Some(repo) = &repo {
+        edits = session_edits(conn, row, repo, facts.cwd.as_deref()).map_err(db)?;
+        let links = edit_commits(repo, &facts, &edits, &state.own_commits, cache);
+        stats.links_written += insert_links(conn, row, &links, None)?;
+    }
+
+    // 3. The snapshots of the captures since the last relink, each against the one before.
+    let edited: BTreeSet<&String> = edits.keys().collect();
+    let (links, compared) = snapshot_links(conn, row, &edited, &mut state)?;
+    stats.captures_compared += compared;
+    stats.links_written += insert_links(conn, row, &links, Some("snapshot"))?;
+
+    state.save(conn, row, records.len(), compared).map_err(db)?;
+    Ok(())
 }
 
 struct SessionFacts {
@@ -183,11 +403,23 @@ fn epoch(ts: &str) -> Option<i64> {
     ts.parse::<jiff::Timestamp>().ok().map(|t| t.as_second())
 }
 
-fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRecord>> {
+/// The evidence records of session `row` stored after ordinal `after`, in record order; the
+/// git calls among `pending` (scanned before) and among the new records whose result is not
+/// stored yet; and the last ordinal stored.
+#[allow(clippy::type_complexity)]
+fn load_records(
+    conn: &Connection,
+    row: i64,
+    after: i64,
+    pending: &[(String, String)],
+) -> rusqlite::Result<(Vec<EvidenceRecord>, Vec<String>, i64)> {
     // Only the records evidence can come from: edits, git/gh commands and their results, PR
     // links, and the first record of each recorded branch. Each is found through an index
-    // (`records_evidence`, `records_call`, `session_branches`), so the cost follows the number
-    // of evidence records, not the length of the session (this runs on every hook).
+    // (`records_evidence`, `records_call`, `session_branches`) from `after` on, so the cost
+    // follows what was captured since the last relink, not the length of the session.
+    let last: i64 = conn
+        .prepare_cached("SELECT next_ordinal - 1 FROM sessions WHERE id = ?1")?
+        .query_row([row], |r| r.get(0))?;
     let row_of = |r: &rusqlite::Row<'_>| -> rusqlite::Result<EvidenceRecord> {
         let paths: Option<String> = r.get(8)?;
         Ok(EvidenceRecord {
@@ -216,12 +448,12 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
                 CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
                 r.file_paths, r.cwd, r.timestamp, r.source_event_kind
          FROM records r LEFT JOIN turns t ON t.id = r.turn_id
-         WHERE r.session_id = ?1
+         WHERE r.session_id = ?1 AND r.ordinal > ?2 AND r.ordinal <= ?3
            AND ((r.kind = 'tool_call' AND r.tool_kind IN ('exec', 'file_edit'))
              OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))",
     )?;
     let candidates: Vec<EvidenceRecord> = stmt
-        .query_map([row], row_of)?
+        .query_map(params![row, after, last], row_of)?
         .collect::<rusqlite::Result<_>>()?;
     // Exec calls count when they run git, gh or glab (as `LIKE`, ignoring ASCII case).
     let is_git = |input: &str| {
@@ -229,12 +461,24 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
         lower.contains("git") || lower.contains("gh ") || lower.contains("glab")
     };
     let mut records = Vec::with_capacity(candidates.len());
+    let mut waiting = Vec::new();
     let mut results = conn.prepare_cached(
         "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
                 r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
          FROM records r LEFT JOIN turns t ON t.id = r.turn_id
-         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'",
+         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'
+           AND r.ordinal > ?3 AND r.ordinal <= ?4",
     )?;
+    // Results of calls scanned before that were still waiting for theirs.
+    for (call_id, _) in pending {
+        let before = records.len();
+        for result in results.query_map(params![row, call_id, after, last], row_of)? {
+            records.push(result?);
+        }
+        if records.len() == before {
+            waiting.push(call_id.clone());
+        }
+    }
     for r in candidates {
         if r.kind == "tool_call" && r.tool_kind.as_deref() == Some("exec") {
             let Some(call_id) = r.call_id.clone() else {
@@ -243,8 +487,12 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
             if !r.tool_input.as_deref().is_some_and(is_git) {
                 continue;
             }
-            for result in results.query_map(params![row, call_id], row_of)? {
+            let before = records.len();
+            for result in results.query_map(params![row, call_id, i64::MIN, last], row_of)? {
                 records.push(result?);
+            }
+            if records.len() == before {
+                waiting.push(call_id);
             }
         }
         records.push(r);
@@ -254,9 +502,9 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
         "SELECT b.first_ordinal, b.git_branch,
                 (SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
                  WHERE x.session_id = b.session_id AND x.ordinal = b.first_ordinal)
-         FROM session_branches b WHERE b.session_id = ?1",
+         FROM session_branches b WHERE b.session_id = ?1 AND b.first_ordinal > ?2 AND b.first_ordinal <= ?3",
     )?;
-    let branch_rows = branches.query_map([row], |r| {
+    let branch_rows = branches.query_map(params![row, after, last], |r| {
         Ok(EvidenceRecord {
             ordinal: r.get(0)?,
             turn_index: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
@@ -269,45 +517,24 @@ fn load_records(conn: &Connection, row: i64) -> rusqlite::Result<Vec<EvidenceRec
     all.append(&mut records);
     // Record order; at one ordinal the branch row comes first (a stable sort keeps it there).
     all.sort_by_key(|r| r.ordinal);
-    Ok(all)
+    Ok((all, waiting, last.max(after)))
 }
 
-fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Link>> {
-    let facts = conn
-        .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
-        .map_err(db)?
-        .query_row([row], |r| {
-            let started: Option<String> = r.get(1)?;
-            let ended: Option<String> = r.get(2)?;
-            Ok(SessionFacts {
-                cwd: r.get(0)?,
-                started: started.as_deref().and_then(epoch),
-                ended: ended.as_deref().and_then(epoch),
-            })
-        })
-        .map_err(db)?;
-    let records = load_records(conn, row).map_err(db)?;
-    let found = evidence::scan(&records);
-    let repo = facts
-        .cwd
-        .as_deref()
-        .map(Path::new)
-        .filter(|p| p.is_dir())
-        .and_then(|p| cache.repo_for(p));
-    if let Some(repo) = &repo {
-        let now = crate::archive::capture::now();
-        let repo_row = snapshot::repo_id(conn, repo, &now).map_err(db)?;
-        conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")
-            .map_err(db)?
-            .execute(params![row, repo_row])
-            .map_err(db)?;
-    }
-
+/// Links from newly scanned transcript evidence; edits are kept in `session_edits`. Carries the
+/// session's current branch and own commits in `state`.
+fn record_links(
+    conn: &Connection,
+    row: i64,
+    found: &[Found],
+    repo: Option<&Repo>,
+    state: &mut State,
+) -> Result<Vec<Link>> {
+    let state_commits = &mut state.own_commits;
     let mut links = Vec::new();
-    let mut own_commits: BTreeSet<String> = BTreeSet::new();
     // The branch the session was on at each point, for PRs (whose output names no branch).
-    let mut current_branch: Option<String> = None;
-    for f in &found {
+    let current_branch = &mut state.current_branch;
+    let repo = repo.cloned();
+    for f in found {
         match f {
             Found::BranchRecorded {
                 branch,
@@ -329,7 +556,7 @@ fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Lin
                 ordinal,
                 turn_index,
             } => {
-                current_branch = Some(branch.clone());
+                *current_branch = Some(branch.clone());
                 links.push(Link {
                     target: Target::branch(branch),
                     evidence: Evidence::DirectTransition,
@@ -348,14 +575,14 @@ fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Lin
             } => {
                 let full = repo.as_ref().and_then(|r| r.resolve_commit(short_id));
                 let id = full.clone().unwrap_or_else(|| short_id.clone());
-                own_commits.insert(id.clone());
+                state_commits.insert(id.clone());
                 let branches = match (branch, &repo, &full) {
                     (Some(b), _, _) => vec![b.clone()],
                     (None, Some(r), Some(c)) => r.branches_containing(c),
                     _ => Vec::new(),
                 };
                 for b in branches {
-                    current_branch = Some(b.clone());
+                    *current_branch = Some(b.clone());
                     links.push(Link {
                         target: Target::branch(&b),
                         evidence: Evidence::CommitBySession,
@@ -387,7 +614,7 @@ fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Lin
                 ordinal,
                 turn_index,
             } => {
-                current_branch = Some(branch.clone());
+                *current_branch = Some(branch.clone());
                 links.push(Link {
                     target: Target::branch(branch),
                     evidence: Evidence::Pushed,
@@ -403,7 +630,7 @@ fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Lin
                 ordinal,
                 turn_index,
             } => {
-                let target = match &current_branch {
+                let target = match current_branch.as_ref() {
                     Some(b) => Target::pull_request(b, *number),
                     None => Target {
                         kind: TargetKind::Review,
@@ -429,42 +656,66 @@ fn compute(conn: &Connection, row: i64, cache: &mut RepoCache) -> Result<Vec<Lin
                     detail: format!("opened PR #{number}"),
                 });
             }
-            Found::Edit { .. } => {}
-        }
-    }
-
-    // Files the session edited, repo-relative, with when each was first edited.
-    let mut edits: BTreeMap<String, EditAt> = BTreeMap::new();
-    if let Some(repo) = &repo {
-        for f in &found {
-            if let Found::Edit {
+            Found::Edit {
                 path,
                 cwd,
                 ordinal,
                 turn_index,
                 timestamp,
-            } = f
-            {
-                let abs = if Path::new(path).is_absolute() {
-                    PathBuf::from(path)
-                } else {
-                    Path::new(cwd.as_deref().or(facts.cwd.as_deref()).unwrap_or(".")).join(path)
-                };
-                if let Some(rel) = repo.relative(&abs.to_string_lossy()) {
-                    let when = timestamp.as_deref().and_then(epoch);
-                    edits.entry(rel).or_insert(EditAt {
-                        ordinal: *ordinal,
-                        turn_index: *turn_index,
-                        when,
-                    });
-                }
+            } => {
+                // Kept as the agent wrote them; made repo-relative at each relink.
+                conn.prepare_cached(
+                    "INSERT OR IGNORE INTO session_edits (session_id, path, cwd, ordinal, turn_index, timestamp)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(db)?
+                .execute(params![row, path, cwd, ordinal, turn_index, timestamp])
+                .map_err(db)?;
             }
         }
-        links.extend(edit_commits(repo, &facts, &edits, &own_commits, cache));
     }
-    let edited: BTreeSet<&String> = edits.keys().collect();
-    links.extend(snapshot_links(conn, row, &edited)?);
+
     Ok(links)
+}
+
+/// The files session `row` edited, repo-relative, each with its first edit.
+fn session_edits(
+    conn: &Connection,
+    row: i64,
+    repo: &Repo,
+    session_cwd: Option<&str>,
+) -> rusqlite::Result<BTreeMap<String, EditAt>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, cwd, ordinal, turn_index, timestamp FROM session_edits
+         WHERE session_id = ?1 ORDER BY ordinal, rowid",
+    )?;
+    let rows = stmt.query_map([row], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    let mut edits: BTreeMap<String, EditAt> = BTreeMap::new();
+    for r in rows {
+        let (path, cwd, ordinal, turn_index, timestamp) = r?;
+        let abs = if Path::new(&path).is_absolute() {
+            PathBuf::from(&path)
+        } else {
+            Path::new(cwd.as_deref().or(session_cwd).unwrap_or(".")).join(&path)
+        };
+        if let Some(rel) = repo.relative(&abs.to_string_lossy()) {
+            let when = timestamp.as_deref().and_then(epoch);
+            edits.entry(rel).or_insert(EditAt {
+                ordinal,
+                turn_index,
+                when,
+            });
+        }
+    }
+    Ok(edits)
 }
 
 /// Where a file was first edited in a session.
@@ -592,32 +843,50 @@ fn edit_history<'c>(
         .map_or(&[][..], |(_, c)| c.as_slice())
 }
 
-/// Evidence from the environment snapshots taken at this session's captures: the branch that
-/// was checked out (weak), a switch of branch (direct transition), and dirty files that became
-/// a new commit of a branch by the next capture (promotion).
-fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Result<Vec<Link>> {
+/// A capture's snapshot: (snapshot id, turn index, last ordinal, repository row, capture id).
+type CaptureSnapshot = (i64, Option<i64>, Option<i64>, i64, i64);
+
+/// Evidence from the environment snapshots taken at this session's captures since the last
+/// relink, each compared with the one before (carried in `state`): the branch that was checked
+/// out (weak), a switch of branch (direct transition), and dirty files that became a new commit
+/// of a branch by the next capture (promotion). Returns the links and how many captures were
+/// compared.
+fn snapshot_links(
+    conn: &Connection,
+    row: i64,
+    edited: &BTreeSet<&String>,
+    state: &mut State,
+) -> Result<(Vec<Link>, usize)> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
                                     AND t.first_ordinal <= c.last_ordinal ORDER BY t.turn_index DESC LIMIT 1),
-                    c.last_ordinal, s.repo_id
+                    c.last_ordinal, s.repo_id, c.id
              FROM captures c JOIN snapshots s ON s.id = c.snapshot_id
-             WHERE c.session_id = ?1 ORDER BY c.id",
+             WHERE c.session_id = ?1 AND c.id > ?2 ORDER BY c.id",
         )
         .map_err(db)?;
-    let rows: Vec<(i64, Option<i64>, Option<i64>, i64)> = stmt
-        .query_map([row], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+    let rows: Vec<CaptureSnapshot> = stmt
+        .query_map(params![row, state.last_capture_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .map_err(db)?
         .collect::<rusqlite::Result<_>>()
         .map_err(db)?;
+    let compared = rows.len();
     let mut links = Vec::new();
-    let mut prev: Option<snapshot::Snapshot> = None;
-    let mut prev_repo = None;
+    let mut prev: Option<snapshot::Snapshot> =
+        match state.prev_snapshot_id.filter(|_| !rows.is_empty()) {
+            Some(id) => snapshot::load(conn, id).map_err(db)?,
+            None => None,
+        };
+    let mut prev_repo = state.prev_repo_id;
     // A commit's files, decoded once per association: every branch of every snapshot can list
     // the same commits, and a commit can list thousands of files (in a large repository this
     // was most of a hook's time, growing with the session's number of captures).
     let mut files_of: HashMap<(i64, String), std::rc::Rc<Vec<String>>> = HashMap::new();
-    for (snapshot_id, turn_index, ordinal, repo_row) in rows {
+    for (snapshot_id, turn_index, ordinal, repo_row, capture) in rows {
+        state.last_capture_id = state.last_capture_id.max(capture);
         let Some(cur) = snapshot::load(conn, snapshot_id).map_err(db)? else {
             continue;
         };
@@ -713,8 +982,10 @@ fn snapshot_links(conn: &Connection, row: i64, edited: &BTreeSet<&String>) -> Re
         }
         prev = Some(cur);
         prev_repo = Some(repo_row);
+        state.prev_snapshot_id = Some(snapshot_id);
+        state.prev_repo_id = Some(repo_row);
     }
-    Ok(links)
+    Ok((links, compared))
 }
 
 fn commit_files(conn: &Connection, repo_row: i64, commit: &str) -> rusqlite::Result<Vec<String>> {
@@ -727,18 +998,19 @@ fn commit_files(conn: &Connection, repo_row: i64, commit: &str) -> rusqlite::Res
         .unwrap_or_default())
 }
 
-/// Replace the session's links.
-fn store(conn: &Connection, row: i64, links: &[Link]) -> Result<usize> {
-    conn.prepare_cached("DELETE FROM links WHERE session_id = ?1")
-        .map_err(db)?
-        .execute([row])
-        .map_err(db)?;
+/// Add links of one origin (`None`: recomputed on every relink) to the session's.
+fn insert_links(
+    conn: &Connection,
+    row: i64,
+    links: &[Link],
+    origin: Option<&str>,
+) -> Result<usize> {
     let mut insert = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO links (session_id, target_kind, target_key, pr_number, evidence, strong, confidence,
-                turn_id, ordinal, commit_id, detail)
+                turn_id, ordinal, commit_id, detail, origin)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-                (SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?8), ?9, ?10, ?11)",
+                (SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?8), ?9, ?10, ?11, ?12)",
         )
         .map_err(db)?;
     let mut n = 0;
@@ -756,6 +1028,7 @@ fn store(conn: &Connection, row: i64, links: &[Link]) -> Result<usize> {
                 l.ordinal,
                 l.commit_id,
                 l.detail,
+                origin,
             ])
             .map_err(db)?;
     }

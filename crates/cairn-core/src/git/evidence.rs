@@ -128,8 +128,17 @@ fn command_of(input: &str) -> String {
 
 /// Everything the records of one session say about git, in record order.
 pub fn scan(records: &[EvidenceRecord]) -> Vec<Found> {
+    scan_with(records, &mut std::collections::HashMap::new())
+}
+
+/// [`scan`] of a session's records from some point on: `commands` holds the commands of the git
+/// calls scanned before (by call id) whose results may be among `records`, and gains the
+/// commands of the calls in `records`.
+pub fn scan_with(
+    records: &[EvidenceRecord],
+    commands: &mut std::collections::HashMap<String, String>,
+) -> Vec<Found> {
     let mut found = Vec::new();
-    let mut commands: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
     let mut branches_seen: BTreeSet<String> = BTreeSet::new();
     for r in records {
         if let Some(b) = r
@@ -160,7 +169,7 @@ pub fn scan(records: &[EvidenceRecord]) -> Vec<Found> {
                 if r.tool_kind.as_deref() == Some("exec")
                     && let (Some(id), Some(input)) = (&r.call_id, &r.tool_input)
                 {
-                    commands.insert(id.as_str(), command_of(input));
+                    commands.insert(id.clone(), command_of(input));
                 }
             }
             "tool_result" => {

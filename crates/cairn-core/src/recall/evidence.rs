@@ -214,12 +214,26 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
         .map_err(db)?;
     let mut revoked = 0;
     for (row, entry, start, end, start_id, end_id, stored) in rows {
+        // A record id is `<record_hash>#<block>`: looked up through the (session, hash, block)
+        // key, not by scanning the session (this runs on every hook of a cited session).
         let resolve = |id: &str| -> rusqlite::Result<Option<u32>> {
-            conn.prepare_cached(
-                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
-            )?
-            .query_row(params![session, id], |r| r.get(0))
-            .optional()
+            match id
+                .rsplit_once('#')
+                .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
+            {
+                Some((hash, block)) => conn
+                    .prepare_cached(
+                        "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
+                    )?
+                    .query_row(params![session, hash, block], |r| r.get(0))
+                    .optional(),
+                None => conn
+                    .prepare_cached(
+                        "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
+                    )?
+                    .query_row(params![session, id], |r| r.get(0))
+                    .optional(),
+            }
         };
         let problem = match (
             resolve(&start_id).map_err(db)?,

@@ -1,0 +1,362 @@
+//! Relinking after a hook reads only what the hook captured: the evidence records and the
+//! environment snapshots association processes per hook stay the same while the session grows,
+//! and the links it keeps are exactly the links a rebuild from every record and snapshot gives.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Touched;
+use cairn_core::archive::store::Store;
+use serde_json::{Value, json};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn repo(path: &Path) -> PathBuf {
+    std::fs::create_dir_all(path).unwrap();
+    git(path, &["init", "-q", "-b", "main"]);
+    std::fs::write(path.join("README"), "hi\n").unwrap();
+    git(path, &["add", "README"]);
+    git(path, &["commit", "-q", "-m", "init"]);
+    std::fs::canonicalize(path).unwrap()
+}
+
+/// A Claude Code transcript written line by line, hooked after every turn.
+struct Session {
+    path: PathBuf,
+    id: String,
+    cwd: PathBuf,
+    branch: String,
+    n: usize,
+}
+
+impl Session {
+    fn line(&mut self, mut v: Value) {
+        self.n += 1;
+        let now = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
+        let extra = json!({"sessionId": self.id, "cwd": self.cwd, "gitBranch": self.branch,
+            "uuid": format!("{}-{}", self.id, self.n), "timestamp": now, "version": "2.1.39"});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .unwrap();
+        writeln!(f, "{v}").unwrap();
+    }
+
+    fn user(&mut self, text: &str) {
+        self.line(json!({"type": "user", "message": {"role": "user", "content": text}}));
+    }
+
+    fn say(&mut self, text: &str) {
+        let id = format!("msg_{}", self.n);
+        self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "m", "content": [{"type": "text", "text": text}]}}));
+    }
+
+    fn call(&mut self, name: &str, input: Value) -> String {
+        let id = format!("toolu_{}_{}", self.id, self.n);
+        self.line(json!({"type": "assistant", "message": {"id": format!("msg_{}", self.n), "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}}));
+        id
+    }
+
+    fn result(&mut self, id: &str, output: &str) {
+        self.line(json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": output}]}}));
+    }
+
+    fn tool(&mut self, name: &str, input: Value, output: &str) {
+        let id = self.call(name, input);
+        self.result(&id, output);
+    }
+
+    fn edit(&mut self, rel: &str, content: &str) {
+        let path = self.cwd.join(rel);
+        std::fs::write(&path, content).unwrap();
+        self.tool(
+            "Edit",
+            json!({"file_path": path, "old_string": "", "new_string": content}),
+            "The file has been updated.",
+        );
+    }
+
+    /// Run git for real and record it as a Bash call with its output.
+    fn run_git(&mut self, args: &[&str]) {
+        let out = git(&self.cwd, args);
+        self.tool(
+            "Bash",
+            json!({"command": format!("git {}", args.join(" "))}),
+            &out,
+        );
+    }
+
+    fn hook(&self, cairn: &Cairn) {
+        let input = json!({"session_id": self.id, "transcript_path": self.path, "cwd": self.cwd, "hook_event_name": "Stop"});
+        cairn
+            .hook(&input.to_string(), Some(Agent::Claude), &self.cwd)
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// What the last relink of the session read: (evidence records, captures compared).
+fn last_relink(db: &rusqlite::Connection) -> (i64, i64) {
+    db.query_row(
+        "SELECT records_scanned, captures_compared FROM association_state",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+/// Every link of every session, in a canonical order.
+fn links(db: &rusqlite::Connection) -> Vec<String> {
+    let mut stmt = db
+        .prepare(
+            "SELECT l.target_key, l.evidence, l.ordinal, l.commit_id, l.detail, t.turn_index, l.strong,
+                    l.confidence, l.pr_number
+             FROM links l LEFT JOIN turns t ON t.id = l.turn_id",
+        )
+        .unwrap();
+    let mut out: Vec<String> = stmt
+        .query_map([], |r| {
+            let mut cols = Vec::new();
+            for i in 0..9 {
+                let v: rusqlite::types::Value = r.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join(" | "))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    out.sort();
+    out
+}
+
+/// Drop what association carried over and relink the session from scratch (no new capture).
+fn rebuild(data: &Path, captures: Vec<i64>) -> cairn_core::git::associate::LinkStats {
+    let mut store = Store::open(&data.join("cairn.db")).unwrap();
+    let session: i64 = store
+        .conn()
+        .query_row("SELECT id FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    if captures.is_empty() {
+        cairn_core::git::associate::reset(store.conn(), session).unwrap();
+    }
+    cairn_core::git::after_capture(
+        store.conn_mut(),
+        &Touched {
+            sessions: vec![session],
+            captures,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_hook_relinks_only_what_it_captured_and_matches_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    let data = dir.path().join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let mut s = Session {
+        path: transcripts.join("s-long.jsonl"),
+        id: "s-long".into(),
+        cwd: repo.clone(),
+        branch: "main".into(),
+        n: 0,
+    };
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    // Filler that makes the transcript long without adding evidence (a tool reading files).
+    let filler = "fn filler() -> u32 { 42 }\n".repeat(2_000);
+    let turns = 24;
+    let mut per_hook = Vec::new();
+    for turn in 0..turns {
+        s.user(&format!("turn {turn}: carry on"));
+        s.tool("Read", json!({"file_path": repo.join("README")}), &filler);
+        s.edit(&format!("f{}.txt", turn % 6), &format!("turn {turn}\n"));
+        match turn {
+            // The session switches to a branch of its own.
+            3 => {
+                s.run_git(&["checkout", "-b", "feature/long"]);
+                s.branch = "feature/long".into();
+            }
+            // It commits what it edited: its own commit and, at the next capture, promotion.
+            7 | 15 => {
+                s.run_git(&["add", "-A"]);
+                s.run_git(&["commit", "-m", &format!("work of turn {turn}")]);
+            }
+            // It opens a pull request and pushes.
+            9 => {
+                s.tool(
+                    "Bash",
+                    json!({"command": "gh pr create --fill"}),
+                    "https://github.com/o/r/pull/31\n",
+                );
+                s.tool(
+                    "Bash",
+                    json!({"command": "git push origin feature/long"}),
+                    "To github.com:o/r.git\n * [new branch]      feature/long -> feature/long\n",
+                );
+            }
+            // A git call whose result arrives only with the next capture.
+            11 => {
+                let id = s.call("Bash", json!({"command": "git commit -am 'late result'"}));
+                s.hook(&cairn);
+                per_hook.push(last_relink(&db));
+                git(&repo, &["commit", "-q", "-am", "late result"]);
+                let short = git(&repo, &["rev-parse", "--short", "HEAD"]);
+                s.result(
+                    &id,
+                    &format!("[feature/long {}] late result\n", short.trim()),
+                );
+            }
+            // A person commits the session's edits outside the session.
+            19 => {
+                git(&repo, &["add", "-A"]);
+                git(&repo, &["commit", "-q", "-m", "by a person"]);
+            }
+            _ => {}
+        }
+        s.say(&format!("done with turn {turn}"));
+        s.hook(&cairn);
+        per_hook.push(last_relink(&db));
+    }
+    let captures: i64 = db
+        .query_row("SELECT COUNT(*) FROM captures", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(captures as usize, per_hook.len());
+    let size = std::fs::metadata(&s.path).unwrap().len();
+    assert!(size > 1_000_000, "the transcript grew to {size} bytes");
+
+    // Per hook: one capture's snapshot compared, and only the evidence records of that capture
+    // (an edit, plus the git calls and results of that turn), however long the session is.
+    for (i, &(records, compared)) in per_hook.iter().enumerate() {
+        assert_eq!(compared, 1, "hook {i} compared {compared} captures");
+        assert!(
+            (1..=7).contains(&records),
+            "hook {i} read {records} evidence records"
+        );
+    }
+    // Hooks 11 and 12 are turn 11's two captures.
+    let quiet: Vec<i64> = [1, 2, 4, 5, 6, 20, 21, 22, 23, 24]
+        .iter()
+        .map(|&i| per_hook[i].0)
+        .collect();
+    assert!(
+        quiet.iter().all(|&r| r == quiet[0]),
+        "turns with one edit read {quiet:?} records"
+    );
+
+    let incremental = links(&db);
+    let evidence: Vec<&str> = [
+        "commit_by_session",
+        "environment_promotion",
+        "direct_transition",
+        "pr_created",
+        "pushed",
+        "edit_committed",
+        "branch_recorded",
+        "ran_on_branch",
+    ]
+    .into_iter()
+    .filter(|e| !incremental.iter().any(|l| l.contains(&format!("\"{e}\""))))
+    .collect();
+    assert!(
+        evidence.is_empty(),
+        "no {evidence:?} link in {incremental:#?}"
+    );
+    assert!(
+        incremental.iter().any(|l| l.contains("late result")),
+        "the commit whose output came a capture later is linked"
+    );
+
+    // A rebuild from every record and snapshot gives the same links.
+    let stats = rebuild(&data, Vec::new());
+    assert_eq!(stats.rebuilt, 1);
+    assert_eq!(stats.captures_compared, per_hook.len());
+    assert!(stats.records_scanned > per_hook.iter().map(|p| p.0 as usize).max().unwrap());
+    assert_eq!(links(&db), incremental);
+
+    // A capture whose snapshot is attached after later captures were compared (another process
+    // relinked first) makes the next relink rebuild, in capture order.
+    let first: i64 = db
+        .query_row("SELECT MIN(id) FROM captures", [], |r| r.get(0))
+        .unwrap();
+    db.execute(
+        "UPDATE captures SET snapshot_id = NULL WHERE id = ?1",
+        [first],
+    )
+    .unwrap();
+    let stats = rebuild(&data, vec![first]);
+    assert_eq!(stats.rebuilt, 1);
+    assert_eq!(stats.captures_compared, per_hook.len());
+    let reattached = links(&db);
+    rebuild(&data, Vec::new());
+    assert_eq!(links(&db), reattached);
+}
+
+#[test]
+fn stale_links_go_at_the_next_relink() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    let data = dir.path().join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let mut s = Session {
+        path: transcripts.join("s-stale.jsonl"),
+        id: "s-stale".into(),
+        cwd: repo.clone(),
+        branch: "main".into(),
+        n: 0,
+    };
+    s.user("look");
+    s.say("looked");
+    s.hook(&cairn);
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let before = links(&db);
+    // A link nothing supports (written by an older build, say).
+    db.execute(
+        "INSERT INTO links (session_id, target_kind, target_key, evidence, strong, confidence, detail)
+         SELECT id, 'branch', 'ref:refs/heads/other', 'commit_by_session', 1, 1.0, 'stale' FROM sessions",
+        [],
+    )
+    .unwrap();
+    s.user("again");
+    s.say("looked again");
+    s.hook(&cairn);
+    let after = links(&db);
+    assert!(!after.iter().any(|l| l.contains("other")), "{after:#?}");
+    assert!(after.len() > before.len());
+}
