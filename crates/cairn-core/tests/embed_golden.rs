@@ -104,3 +104,64 @@ fn local_model_matches_sentence_transformers() {
     let empty = model.embed(&["", "  "], InputKind::Document).unwrap();
     assert!(empty.iter().all(|x| *x == 0.0));
 }
+
+/// The packed encoder (no padding, per-text attention) gives the vectors of the padded batch
+/// with an attention mask that `candle_transformers`' BERT computes — the implementation it
+/// replaced — for the same token ids: texts of mixed lengths, one truncated at 256 tokens.
+#[test]
+fn packed_encoder_matches_the_padded_reference() {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+
+    let dir = support::ensure_model();
+    let model = LocalModel::load(&dir, 2).unwrap();
+    let golden: Golden = serde_json::from_str(
+        &std::fs::read_to_string(support::fixtures().join("embed/golden.json")).unwrap(),
+    )
+    .unwrap();
+    let long = "The archive keeps every transcript line, redacted at ingest. ".repeat(40);
+    let mut texts: Vec<&str> = golden.sentences.iter().map(|s| s.text.as_str()).collect();
+    texts.push(&long);
+    let ours = model.embed(&texts, InputKind::Document).unwrap();
+
+    let config: Config =
+        serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let vb =
+        candle_nn::VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu).unwrap();
+    let bert = BertModel::load(vb, &config).unwrap();
+    let ids: Vec<Vec<u32>> = texts.iter().map(|t| model.token_ids(t).unwrap()).collect();
+    assert_eq!(ids.last().unwrap().len(), 256, "the long text is truncated");
+    let len = ids.iter().map(Vec::len).max().unwrap();
+    let (mut flat, mut mask) = (vec![0u32; ids.len() * len], vec![0u32; ids.len() * len]);
+    for (r, t) in ids.iter().enumerate() {
+        flat[r * len..r * len + t.len()].copy_from_slice(t);
+        mask[r * len..r * len + t.len()].fill(1);
+    }
+    let dev = Device::Cpu;
+    let flat = Tensor::from_vec(flat, (ids.len(), len), &dev).unwrap();
+    let mask = Tensor::from_vec(mask, (ids.len(), len), &dev).unwrap();
+    let hidden = bert
+        .forward(&flat, &flat.zeros_like().unwrap(), Some(&mask))
+        .unwrap();
+    let m = mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+    let pooled = hidden
+        .broadcast_mul(&m)
+        .unwrap()
+        .sum(1)
+        .unwrap()
+        .broadcast_div(&m.sum(1).unwrap())
+        .unwrap()
+        .to_vec2::<f32>()
+        .unwrap();
+    for (i, mut want) in pooled.into_iter().enumerate() {
+        cairn_core::semantic::embed::normalize(&mut want);
+        let got = &ours[i * 384..(i + 1) * 384];
+        let drift = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(drift < 2e-5, "text {i} differs by {drift}");
+    }
+}
