@@ -296,3 +296,78 @@ pub struct StoreStatus {
     pub built_at: Option<String>,
     pub build_command: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the texts it embeds; the vector is the text's length.
+    struct Counting {
+        fingerprint: &'static str,
+        calls: AtomicUsize,
+    }
+
+    impl Embedder for Counting {
+        fn fingerprint(&self) -> &str {
+            self.fingerprint
+        }
+        fn dims(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], _kind: embed::InputKind) -> Result<Vec<f32>> {
+            self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| t.len() as f32).collect())
+        }
+        fn refresh_on_write(&self) -> bool {
+            false
+        }
+        fn describe(&self) -> String {
+            "counting".into()
+        }
+    }
+
+    #[test]
+    fn repeated_queries_are_embedded_once_per_embedder() {
+        let rt = Runtime::new(&EmbeddingsConfig::default(), Path::new("/nonexistent"));
+        let a = Arc::new(Counting {
+            fingerprint: "a",
+            calls: AtomicUsize::new(0),
+        });
+        rt.set_embedder(a.clone());
+        assert_eq!(&*rt.embed_query("tracing").unwrap(), &[7.0]);
+        assert_eq!(&*rt.embed_query("tracing").unwrap(), &[7.0]);
+        assert_eq!(a.calls.load(Ordering::SeqCst), 1);
+        rt.embed_query("where").unwrap();
+        assert_eq!(a.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(rt.query_cache_counts(), (1, 2));
+        // Another embedder never gets the first one's vectors.
+        let b = Arc::new(Counting {
+            fingerprint: "b",
+            calls: AtomicUsize::new(0),
+        });
+        rt.set_embedder(b.clone());
+        rt.embed_query("tracing").unwrap();
+        assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+        rt.clear_query_cache();
+        rt.embed_query("tracing").unwrap();
+        assert_eq!(b.calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn the_query_cache_evicts_the_least_recently_used() {
+        let mut c = QueryCache::default();
+        let v: Arc<[f32]> = Arc::from(vec![1.0f32]);
+        for i in 0..QUERY_CACHE_SIZE {
+            c.put("f", &format!("q{i}"), Arc::clone(&v));
+        }
+        // Touch q0, then one more text: q1 (now the oldest) goes, q0 stays.
+        assert!(c.get("f", "q0").is_some());
+        c.put("f", "new", Arc::clone(&v));
+        assert_eq!(c.len(), QUERY_CACHE_SIZE);
+        assert!(c.get("f", "q1").is_none());
+        assert!(c.get("f", "q0").is_some());
+        assert!(c.get("f", "new").is_some());
+        assert!(c.get("other", "q0").is_none());
+    }
+}
