@@ -457,21 +457,14 @@ def step_recall(args):
 
 
 def step_embed(args):
-    if args.embed_output:
-        # A run made by hand (`embed-bench --entries 10000 --queries 200 --reembed > FILE`).
-        out = Path(args.embed_output).read_text()
-    else:
-        subprocess.run(["bash", str(ROOT / "scripts" / "fetch-model.sh")], check=True, cwd=ROOT)
-        out = run_wait4([str(EMBED), "--entries", "10000", "--queries", "200", "--cache", str(CACHE), "--reembed"],
-                        dict(os.environ), cwd=ROOT)["out"]
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-model.sh")], check=True, cwd=ROOT)
+    out = run_wait4([str(EMBED), "--entries", "10000", "--queries", "200", "--cache", str(CACHE), "--reembed"],
+                    dict(os.environ), cwd=ROOT)["out"]
     doc = {"load": load()}
     for line in out.splitlines():
         if line.startswith("{"):
             j = json.loads(line)
             doc[j.pop("bench")] = j
-    la = str(doc.get("recall_hybrid", {}).get("loadavg", "")).split()
-    if la:
-        doc["load"] = float(la[0])  # when the hybrid queries were timed
     store("embed", doc)
 
 
@@ -938,7 +931,6 @@ def corpora_section(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="comma-separated steps: " + ",".join(STEPS))
-    ap.add_argument("--embed-output", help="embed step: record this saved embed-bench output instead of running it")
     ap.add_argument("--corpus", help="ingest only these corpora (100mb,25k,1gb)")
     ap.add_argument("--tools", default="cairn,agentsview",
                     help="ingest: run only these tools; the others keep their last figures")
@@ -959,7 +951,7 @@ def main():
     for s in steps:
         if s not in STEPS:
             raise SystemExit(f"unknown step {s}; steps: {', '.join(STEPS)}")
-    for b in ([EMBED] if steps == ["embed"] else [CAIRN, GEN, RECALL, EMBED]):
+    for b in (CAIRN, GEN, RECALL):
         if not b.exists():
             raise SystemExit(f"{b} is missing: run scripts/bench.sh (it builds the release binaries)")
     CACHE.mkdir(parents=True, exist_ok=True)

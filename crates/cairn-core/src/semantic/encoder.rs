@@ -12,12 +12,9 @@
 //!   computed. The texts' attention blocks are independent and run in parallel.
 //! * Pooling is the mean over each text's rows (all real tokens), as sentence-transformers
 //!   pools with the attention mask.
-//! * Each weight is kept twice: as in the checkpoint, `(out, in)`, and transposed, `(in, out)`
-//!   row-major. With the first, gemm copies (packs) the whole weight matrix on every call, which
-//!   for a short query (a few tokens) costs far more than the arithmetic (perf: a third of a
-//!   query-only run); with the second it reads the weights in place. For large batches the
-//!   packed path is the fast one (measured: the in-place path made bulk embedding several times
-//!   slower), so inputs of at most [`SMALL_TOKENS`] tokens take the second, the rest the first.
+//! * Weights are stored transposed, `(in, out)` row-major, once at load. gemm then reads them in
+//!   place; with the checkpoint's `(out, in)` layout it copied (packed) every weight matrix on
+//!   every call, which for a short query (a few tokens) cost far more than the arithmetic.
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
@@ -26,38 +23,22 @@ use rayon::prelude::*;
 
 type Result<T> = candle_core::Result<T>;
 
-/// Inputs of at most this many tokens (a query) multiply by the transposed weights.
-pub const SMALL_TOKENS: usize = 64;
-
-/// `x · Wᵀ + b`.
+/// `x · W + b` with `W` stored `(in, out)`, contiguous.
 struct Dense {
-    /// `(out, in)`, as in the checkpoint.
     weight: Tensor,
-    /// `(in, out)`, contiguous.
-    weight_t: Tensor,
     bias: Tensor,
 }
 
 impl Dense {
     /// From the checkpoint's `(out, in)` weight rows (several stacked side by side on output).
     fn new(weights: &[Tensor], biases: &[Tensor]) -> Result<Dense> {
-        let weight = Tensor::cat(weights, 0)?;
-        let weight_t = weight.t()?.contiguous()?;
+        let weight = Tensor::cat(weights, 0)?.t()?.contiguous()?;
         let bias = Tensor::cat(biases, 0)?;
-        Ok(Dense {
-            weight,
-            weight_t,
-            bias,
-        })
+        Ok(Dense { weight, bias })
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = if x.dim(0)? <= SMALL_TOKENS {
-            x.matmul(&self.weight_t)?
-        } else {
-            x.matmul(&self.weight.t()?)?
-        };
-        y.broadcast_add(&self.bias)
+        x.matmul(&self.weight)?.broadcast_add(&self.bias)
     }
 }
 
@@ -147,7 +128,7 @@ impl Encoder {
             });
         }
         let heads = config.num_attention_heads;
-        if heads == 0 || !h.is_multiple_of(heads) {
+        if heads == 0 || h % heads != 0 {
             candle_core::bail!("hidden size {h} is not a multiple of {heads} heads");
         }
         Ok(Encoder {
