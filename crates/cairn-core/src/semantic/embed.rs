@@ -15,13 +15,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use candle_core::{DType, Device};
+use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::Config as BertConfig;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
-use super::encoder::Encoder;
 use crate::error::{Error, Result};
 
 /// The built-in model's folder name under `resources/models/`.
@@ -30,10 +29,9 @@ pub const LOCAL_MODEL_NAME: &str = "all-MiniLM-L6-v2";
 pub const LOCAL_MAX_TOKENS: usize = 256;
 /// Files a model dir must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-/// Token budget of one forward pass (batches are packed, so this is real tokens): large enough
-/// that the dense layers run as big matrix products, small enough to stay in the caches'
-/// neighbourhood (one batch's activations: 4096 × 1536 floats = 24 MB at the widest layer).
-const BATCH_TOKENS: usize = 4096;
+/// Token budget of one forward pass (batch × padded length): bounds memory on long inputs.
+const BATCH_TOKENS: usize = 8192;
+const MAX_BATCH: usize = 64;
 
 /// Whether a text is a query or a stored document (some endpoint models prefix them differently;
 /// the local model treats both alike).
@@ -176,7 +174,7 @@ pub fn local_fingerprint(dir: &Path) -> Result<(String, usize)> {
 /// The built-in sentence encoder, run in-process on the CPU.
 pub struct LocalModel {
     dir: PathBuf,
-    encoder: Encoder,
+    model: BertModel,
     tokenizer: Tokenizer,
     fingerprint: String,
     dims: usize,
@@ -226,7 +224,7 @@ impl LocalModel {
         })?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
             .map_err(|e| model_err(&weights, e))?;
-        let encoder = Encoder::load(vb, &config).map_err(|e| model_err(&weights, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| model_err(&weights, e))?;
         let threads = if threads == 0 {
             std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -242,7 +240,7 @@ impl LocalModel {
             .map_err(|e| model_err(dir, format!("cannot start inference threads: {e}")))?;
         Ok(LocalModel {
             dir: dir.to_owned(),
-            encoder,
+            model,
             tokenizer,
             fingerprint,
             dims,
@@ -265,11 +263,30 @@ impl LocalModel {
         Ok(enc.get_ids().to_vec())
     }
 
-    /// Unit vectors of a batch of token sequences into `out` (`batch.len() × dims`).
     fn forward(&self, batch: &[&[u32]], out: &mut [f32]) -> candle_core::Result<()> {
-        let pooled = self.encoder.pooled(batch)?;
-        out.copy_from_slice(&pooled);
-        out.chunks_exact_mut(self.dims).for_each(normalize);
+        let len = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
+        let n = batch.len();
+        let mut ids = vec![0u32; n * len];
+        let mut mask = vec![0u32; n * len];
+        for (row, toks) in batch.iter().enumerate() {
+            ids[row * len..row * len + toks.len()].copy_from_slice(toks);
+            mask[row * len..row * len + toks.len()].fill(1);
+        }
+        let dev = Device::Cpu;
+        let ids = Tensor::from_vec(ids, (n, len), &dev)?;
+        let mask = Tensor::from_vec(mask, (n, len), &dev)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        // Mean over real tokens: Σ h·m / max(Σ m, 1e-9), as sentence-transformers pools.
+        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&m)?.sum(1)?;
+        let counts = m.sum(1)?.clamp(1e-9f32, f32::MAX)?;
+        let pooled = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
+        for (row, v) in pooled.iter().enumerate() {
+            let dst = &mut out[row * self.dims..(row + 1) * self.dims];
+            dst.copy_from_slice(v);
+            normalize(dst);
+        }
         Ok(())
     }
 }
@@ -303,24 +320,21 @@ impl Embedder for LocalModel {
                 .tokenizer
                 .encode_batch(texts.to_vec(), true)
                 .map_err(|e| model_err(&self.dir, e))?;
-            // Similar lengths together (batches are packed, so this no longer saves padding; it
-            // keeps each batch's attention blocks of even size for the parallel loop).
+            // Similar lengths together: less padding per batch.
             let mut order: Vec<usize> = (0..texts.len())
                 .filter(|&i| !texts[i].trim().is_empty())
                 .collect();
             order.sort_by_key(|&i| encodings[i].get_ids().len());
             let mut start = 0;
             while start < order.len() {
-                let mut tokens = 0;
-                let mut end = start;
-                while end < order.len()
-                    && (end == start
-                        || tokens + encodings[order[end]].get_ids().len() <= BATCH_TOKENS)
-                {
-                    tokens += encodings[order[end]].get_ids().len();
-                    end += 1;
-                }
-                let rows = &order[start..end];
+                let longest = encodings[order[(start + MAX_BATCH).min(order.len()) - 1]]
+                    .get_ids()
+                    .len()
+                    .max(1);
+                let take = (BATCH_TOKENS / longest)
+                    .clamp(1, MAX_BATCH)
+                    .min(order.len() - start);
+                let rows = &order[start..start + take];
                 let batch: Vec<&[u32]> = rows.iter().map(|&i| encodings[i].get_ids()).collect();
                 let mut vecs = vec![0f32; rows.len() * self.dims];
                 self.forward(&batch, &mut vecs)
@@ -329,7 +343,7 @@ impl Embedder for LocalModel {
                     out[i * self.dims..(i + 1) * self.dims]
                         .copy_from_slice(&vecs[k * self.dims..(k + 1) * self.dims]);
                 }
-                start = end;
+                start += take;
             }
             Ok(())
         })?;
