@@ -807,13 +807,20 @@ impl Cairn {
         store: &Store,
         which: VectorStore,
         text: &str,
-    ) -> Result<(std::sync::Arc<semantic::vectors::Matrix>, Vec<f32>)> {
+    ) -> Result<(
+        std::sync::Arc<semantic::vectors::Matrix>,
+        std::sync::Arc<[f32]>,
+    )> {
         let fingerprint = self.semantic.store_fingerprint(which)?;
         let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
         let matrix = self.semantic.cache.get(store.conn(), &state)?;
-        let embedder = self.semantic.embedder()?;
-        let query = embedder.embed(&[text], semantic::embed::InputKind::Query)?;
+        let query = self.semantic.embed_query(text)?;
         Ok((matrix, query))
+    }
+
+    /// Forget the cached query embeddings (the next query of each text runs the model again).
+    pub fn clear_query_cache(&self) {
+        self.semantic.clear_query_cache();
     }
 
     /// After a write to Recall: embed what changed, when the embedder refreshes on write (the

@@ -11,6 +11,7 @@
 //! vector and hybrid modes refuse, with an error that says how to fix it.
 
 pub mod embed;
+pub mod encoder;
 pub mod endpoint;
 pub mod fusion;
 pub mod vectors;
@@ -66,9 +67,72 @@ use vectors::{MatrixCache, VectorStore};
 /// The embedder a data dir uses, loaded on first need, and the vector matrices in memory.
 pub struct Runtime {
     config: EmbeddingsConfig,
+    /// The data dir's `config.toml`, named in configuration errors.
+    config_path: PathBuf,
     search: Mutex<ModelSearch>,
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
     pub cache: MatrixCache,
+    queries: Mutex<QueryCache>,
+}
+
+/// Query embeddings kept for repeated queries (a desktop search box re-runs the same text as
+/// filters change; an agent repeats its question). Keyed by embedder fingerprint and the exact
+/// text, so a different model never serves another's vector.
+pub const QUERY_CACHE_SIZE: usize = 64;
+
+/// A small least-recently-used map: text → query vector. A linear scan over at most
+/// [`QUERY_CACHE_SIZE`] keys costs far less than one forward pass of the model.
+#[derive(Default)]
+pub struct QueryCache {
+    /// Most recently used last.
+    slots: Vec<(String, String, Arc<[f32]>)>,
+    hits: u64,
+    misses: u64,
+}
+
+impl QueryCache {
+    pub fn get(&mut self, fingerprint: &str, text: &str) -> Option<Arc<[f32]>> {
+        let Some(i) = self
+            .slots
+            .iter()
+            .position(|(f, t, _)| f == fingerprint && t == text)
+        else {
+            self.misses += 1;
+            return None;
+        };
+        let slot = self.slots.remove(i);
+        let v = Arc::clone(&slot.2);
+        self.slots.push(slot);
+        self.hits += 1;
+        Some(v)
+    }
+
+    pub fn put(&mut self, fingerprint: &str, text: &str, v: Arc<[f32]>) {
+        self.slots
+            .retain(|(f, t, _)| !(f == fingerprint && t == text));
+        if self.slots.len() >= QUERY_CACHE_SIZE {
+            self.slots.remove(0);
+        }
+        self.slots
+            .push((fingerprint.to_owned(), text.to_owned(), v));
+    }
+
+    pub fn clear(&mut self) {
+        self.slots.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// (hits, misses) since the cache was made.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.hits, self.misses)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -81,9 +145,11 @@ impl Runtime {
         search.config_dir = config.model_dir();
         Runtime {
             config: config.clone(),
+            config_path: data_dir.join(crate::config::CONFIG_FILE),
             search: Mutex::new(search),
             embedder: Mutex::new(None),
             cache: MatrixCache::default(),
+            queries: Mutex::new(QueryCache::default()),
         }
     }
 
@@ -104,6 +170,29 @@ impl Runtime {
     /// Use `embedder` instead of the configured one (tests; front doors that bring their own).
     pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
         *lock(&self.embedder) = Some(embedder);
+        lock(&self.queries).clear();
+    }
+
+    /// The embedding of a query, from the cache when the same text was asked before.
+    pub fn embed_query(&self, text: &str) -> Result<Arc<[f32]>> {
+        let embedder = self.embedder()?;
+        let fingerprint = embedder.fingerprint();
+        if let Some(v) = lock(&self.queries).get(fingerprint, text) {
+            return Ok(v);
+        }
+        let v: Arc<[f32]> = embedder.embed(&[text], embed::InputKind::Query)?.into();
+        lock(&self.queries).put(fingerprint, text, Arc::clone(&v));
+        Ok(v)
+    }
+
+    /// Forget cached query embeddings (benchmarks time the uncached path with it).
+    pub fn clear_query_cache(&self) {
+        lock(&self.queries).clear();
+    }
+
+    /// (hits, misses) of the query-embedding cache.
+    pub fn query_cache_counts(&self) -> (u64, u64) {
+        lock(&self.queries).counts()
     }
 
     /// Whether writes refresh the Recall vectors at once.
@@ -150,9 +239,10 @@ impl Runtime {
                     self.config.threads.unwrap_or(0),
                 )?)
             }
-            EmbeddingsProvider::Endpoint => {
-                Arc::new(endpoint::EndpointEmbedder::connect(&self.config)?)
-            }
+            EmbeddingsProvider::Endpoint => Arc::new(endpoint::EndpointEmbedder::connect(
+                &self.config,
+                &self.config_path,
+            )?),
         };
         *slot = Some(Arc::clone(&e));
         Ok(e)
@@ -205,4 +295,79 @@ pub struct StoreStatus {
     pub built_fingerprint: String,
     pub built_at: Option<String>,
     pub build_command: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the texts it embeds; the vector is the text's length.
+    struct Counting {
+        fingerprint: &'static str,
+        calls: AtomicUsize,
+    }
+
+    impl Embedder for Counting {
+        fn fingerprint(&self) -> &str {
+            self.fingerprint
+        }
+        fn dims(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], _kind: embed::InputKind) -> Result<Vec<f32>> {
+            self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| t.len() as f32).collect())
+        }
+        fn refresh_on_write(&self) -> bool {
+            false
+        }
+        fn describe(&self) -> String {
+            "counting".into()
+        }
+    }
+
+    #[test]
+    fn repeated_queries_are_embedded_once_per_embedder() {
+        let rt = Runtime::new(&EmbeddingsConfig::default(), Path::new("/nonexistent"));
+        let a = Arc::new(Counting {
+            fingerprint: "a",
+            calls: AtomicUsize::new(0),
+        });
+        rt.set_embedder(a.clone());
+        assert_eq!(&*rt.embed_query("tracing").unwrap(), &[7.0]);
+        assert_eq!(&*rt.embed_query("tracing").unwrap(), &[7.0]);
+        assert_eq!(a.calls.load(Ordering::SeqCst), 1);
+        rt.embed_query("where").unwrap();
+        assert_eq!(a.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(rt.query_cache_counts(), (1, 2));
+        // Another embedder never gets the first one's vectors.
+        let b = Arc::new(Counting {
+            fingerprint: "b",
+            calls: AtomicUsize::new(0),
+        });
+        rt.set_embedder(b.clone());
+        rt.embed_query("tracing").unwrap();
+        assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+        rt.clear_query_cache();
+        rt.embed_query("tracing").unwrap();
+        assert_eq!(b.calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn the_query_cache_evicts_the_least_recently_used() {
+        let mut c = QueryCache::default();
+        let v: Arc<[f32]> = Arc::from(vec![1.0f32]);
+        for i in 0..QUERY_CACHE_SIZE {
+            c.put("f", &format!("q{i}"), Arc::clone(&v));
+        }
+        // Touch q0, then one more text: q1 (now the oldest) goes, q0 stays.
+        assert!(c.get("f", "q0").is_some());
+        c.put("f", "new", Arc::clone(&v));
+        assert_eq!(c.len(), QUERY_CACHE_SIZE);
+        assert!(c.get("f", "q1").is_none());
+        assert!(c.get("f", "q0").is_some());
+        assert!(c.get("f", "new").is_some());
+        assert!(c.get("other", "q0").is_none());
+    }
 }

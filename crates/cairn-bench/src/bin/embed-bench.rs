@@ -46,6 +46,20 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// CPU seconds (user + system) this process has used so far, from /proc/self/stat.
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name (which may hold spaces) start after the last ')'.
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
 fn pct(times: &mut [f64], p: f64) -> f64 {
     times.sort_by(f64::total_cmp);
     times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
@@ -130,6 +144,7 @@ fn main() -> Result<()> {
             })
             .sum();
         let load_before = loadavg();
+        let cpu_before = cpu_secs();
         let t = Instant::now();
         let report = vectors::build(
             store.conn_mut(),
@@ -143,8 +158,9 @@ fn main() -> Result<()> {
             },
         )?;
         let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - cpu_before;
         println!(
-            "embed {} entries: {secs:.1} s, {:.0} entries/s, {:.0} tokens/s ({} tokens, {:.0} per entry; load average before {load_before}, after {})",
+            "embed {} entries: {secs:.1} s wall, {cpu:.1} s CPU, {:.0} entries/s, {:.0} tokens/s ({} tokens, {:.0} per entry; load average before {load_before}, after {})",
             report.embedded,
             f64::from(report.embedded) / secs,
             tokens as f64 / secs,
@@ -156,6 +172,7 @@ fn main() -> Result<()> {
             "{}",
             serde_json::json!({"bench": "embed_entries", "entries": report.embedded, "seconds": secs,
                 "entries_per_s": f64::from(report.embedded) / secs, "tokens_per_s": tokens as f64 / secs,
+                "cpu_seconds": cpu,
                 "threads": threads, "cores": cores, "loadavg": loadavg()})
         );
     } else {
@@ -194,30 +211,50 @@ fn main() -> Result<()> {
         pct(&mut embed_times, 0.5),
         pct(&mut embed_times, 0.95)
     );
-    for mode in [Mode::Hybrid, Mode::Vector, Mode::Lexical] {
+    // Uncached: the query cache is emptied before each query, so every query runs the model
+    // (what a new question costs). Cached: the same queries again (what a repeated query, or a
+    // re-run with other filters, costs).
+    let runs = [
+        ("hybrid", Mode::Hybrid, true),
+        ("hybrid_cached", Mode::Hybrid, false),
+        ("vector", Mode::Vector, true),
+        ("vector_cached", Mode::Vector, false),
+        ("lexical", Mode::Lexical, false),
+    ];
+    for (name, mode, uncached) in runs {
         let load_before = loadavg();
         let mut times = Vec::with_capacity(q);
         let mut hits = 0;
+        let mut cpu = 0.0;
         for text in &queries {
+            if uncached {
+                cairn.clear_query_cache();
+            } else {
+                // The same text asked just before: its embedding is cached.
+                cairn.recall_query(&req(text, mode), "query")?;
+            }
+            let cpu_before = cpu_secs();
             let t = Instant::now();
             let r = cairn.recall_query(&req(text, mode), "query")?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             hits += usize::from(!r.results.is_empty());
+            cpu += cpu_secs() - cpu_before;
         }
+        let cpu_ms = cpu * 1000.0 / q as f64;
         let (p50, p95, p99) = (
             pct(&mut times, 0.5),
             pct(&mut times, 0.95),
             pct(&mut times, 0.99),
         );
         println!(
-            "recall {} over {n} entries, {q} queries ({hits} with results): p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms (load average before {load_before}, after {})",
-            mode.as_str(),
+            "recall {name} over {n} entries, {q} queries ({hits} with results): p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms, CPU {cpu_ms:.2} ms per query (load average before {load_before}, after {})",
             loadavg()
         );
         println!(
             "{}",
-            serde_json::json!({"bench": format!("recall_{}", mode.as_str()), "entries": n, "queries": q,
-                "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "loadavg": loadavg()})
+            serde_json::json!({"bench": format!("recall_{name}"), "entries": n, "queries": q,
+                "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "cpu_ms_per_query": cpu_ms,
+                "loadavg": loadavg()})
         );
     }
     Ok(())

@@ -288,6 +288,18 @@ impl Client {
         inputs: &[String],
         outbound: &Outbound,
     ) -> Result<Vec<Vec<f32>>, LlmError> {
+        self.embeddings_sized(model, inputs, None, outbound)
+    }
+
+    /// [`Client::embeddings_from`] asking for vectors of `dimensions` (sent as `dimensions`, for
+    /// models that can shorten their vectors; None sends nothing).
+    pub fn embeddings_sized(
+        &self,
+        model: &str,
+        inputs: &[String],
+        dimensions: Option<u32>,
+        outbound: &Outbound,
+    ) -> Result<Vec<Vec<f32>>, LlmError> {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
@@ -295,7 +307,10 @@ impl Client {
         for i in inputs {
             clean.push(outbound.clean(i)?);
         }
-        let body = json!({"model": model, "input": clean, "encoding_format": "float"});
+        let mut body = json!({"model": model, "input": clean, "encoding_format": "float"});
+        if let Some(d) = dimensions {
+            body["dimensions"] = json!(d);
+        }
         let n = inputs.len();
         self.send("/embeddings", &body, |v| match parse_embeddings(v, n) {
             Ok(vs) => Attempt::Done(vs),

@@ -1,7 +1,7 @@
 //! Vector and hybrid retrieval over Recall entries.
 //!
 //! * Vector (policy `cairn-vector-cosine-v1`): the query's embedding against every entry's,
-//!   brute force over the in-memory matrix; the best `k = max(4 × limit, 200)` are filtered with
+//!   brute force over the in-memory matrix; the best `k = max(1.25 × limit, 200)` are filtered with
 //!   the structured filters in SQL, doubling `k` until `limit` survive or the matrix is
 //!   exhausted. Score = cosine; match reason `semantic`.
 //! * Hybrid (policy `cairn-hybrid-rrf-v1`): the lexical ranking (top [`LEG`]) and the vector
@@ -55,7 +55,9 @@ pub(crate) fn vector_leg(
     limit: usize,
 ) -> Result<Vec<(i64, String, f32)>> {
     let (where_sql, args) = filters.sql()?;
-    let mut k = (limit * 4).max(200);
+    // A quarter more than asked covers the usual filters (most entries are accepted); doubling
+    // covers selective ones. (Hybrid's 500-deep leg used to start at 2000 rows to check.)
+    let mut k = (limit + limit / 4).max(200);
     loop {
         let top = sem.matrix.top(sem.query, k);
         let ids: String = top

@@ -559,10 +559,14 @@ impl Matrix {
                 });
             }
             keys.push(key);
+            let start = data.len();
             data.extend(
                 blob.chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
             );
+            // Stored unit length already; normalising again costs nothing next to the read and
+            // keeps cosine = dot even for vectors written by an older or foreign build.
+            super::embed::normalize(&mut data[start..]);
         }
         Ok(Matrix {
             dims,
