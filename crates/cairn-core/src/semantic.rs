@@ -11,7 +11,6 @@
 //! vector and hybrid modes refuse, with an error that says how to fix it.
 
 pub mod embed;
-pub mod encoder;
 pub mod endpoint;
 pub mod fusion;
 pub mod vectors;
