@@ -30,8 +30,8 @@ sessions_wanted="${SESSIONS:-2000}"
 related="${RELATED:-500}"
 seed="${SEED:-7}"
 app="$target_dir/release/cairn-desktop"
-cli="$target_dir/release/cairn"
-gen="$target_dir/release/cairn-bench"
+cli="${CAIRN_CLI:-$target_dir/release/cairn}"
+gen="${CAIRN_BENCH:-$target_dir/release/cairn-bench}"
 
 say() { printf 'measure-startup: %s\n' "$*" >&2; }
 
