@@ -126,7 +126,7 @@ cold_files() {
   ls -d /usr/lib/*-linux-gnu/libwebkit2gtk-4.1.so* /usr/lib/*-linux-gnu/libjavascriptcoregtk-4.1.so* \
     /usr/lib/*-linux-gnu/webkit2gtk-4.1/* /usr/lib/*-linux-gnu/libgtk-3.so* /usr/lib/*-linux-gnu/libgdk-3.so* \
     /usr/lib/*-linux-gnu/libLLVM*.so* /usr/lib/*-linux-gnu/libgallium* /usr/lib/*-linux-gnu/dri/* \
-    /usr/lib/*-linux-gnu/libicu*.so* 2>/dev/null
+    /usr/lib/*-linux-gnu/libicu*.so* 2>/dev/null || true
 }
 evict() {
   cold_files | python3 -c '
