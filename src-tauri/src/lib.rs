@@ -179,17 +179,28 @@ pub fn run() {
 
 /// WebKitGTK settings that exist only as environment variables, set before GTK starts and before
 /// this process has a second thread (the one moment changing the environment is sound). A
-/// variable the user set is kept, so `WEBKIT_DISABLE_COMPOSITING_MODE=0` turns compositing back on.
+/// variable the user set is kept (`WEBKIT_DISABLE_COMPOSITING_MODE=0` turns compositing back on).
 ///
-/// Compositing off: the web process paints the page with the CPU instead of compositing layers
-/// with OpenGL. A window of lists and text has nothing to gain from the GPU, and without it
-/// WebKit's web process never sets up GL: 77 MB less resident memory (252 → 175 MB under Xvfb,
-/// where GL is Mesa's llvmpipe) and no GL frame between the first data and its paint
-/// (`scripts/measure-startup.sh`).
+/// - Compositing off: the web process paints the page with the CPU instead of compositing layers
+///   with OpenGL. A window of lists and text has nothing to gain from the GPU, and the web process
+///   is 77 MB smaller (252 → 175 MB under Xvfb, where GL is Mesa's llvmpipe), with no GL frame
+///   between the first data and its paint.
+/// - No DMA-BUF renderer and no render device: with compositing off the web process hands the
+///   window CPU-painted bitmaps, so the GPU buffer transport and the DRM render node it would pick
+///   have no use. Left to itself WebKit still opens an EGL display in this process to find that
+///   node, which loads the whole GL driver (50 MB of Mesa and LLVM under Xvfb) into the app.
+///
+/// Figures: `scripts/measure-startup.sh`, bench/NOTES.md.
 fn webkit_environment() {
     #[cfg(target_os = "linux")]
-    if let Err(error) = glib::setenv("WEBKIT_DISABLE_COMPOSITING_MODE", "1", false) {
-        eprintln!("cairn-desktop: cannot set WEBKIT_DISABLE_COMPOSITING_MODE: {error}");
+    for (name, value) in [
+        ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+        ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
+        ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
+    ] {
+        if let Err(error) = glib::setenv(name, value, false) {
+            eprintln!("cairn-desktop: cannot set {name}: {error}");
+        }
     }
 }
 
