@@ -189,6 +189,8 @@ pub fn run() {
 ///   window CPU-painted bitmaps, so the GPU buffer transport and the DRM render node it would pick
 ///   have no use. Left to itself WebKit still opens an EGL display in this process to find that
 ///   node, which loads the whole GL driver (50 MB of Mesa and LLVM under Xvfb) into the app.
+/// - GTK's GL off (`GDK_GL=disable`): the window draws nothing with GL itself, but GDK probes GLX
+///   for its visuals when it opens the display, which loads the same driver.
 ///
 /// Figures: `scripts/measure-startup.sh`, bench/NOTES.md.
 fn webkit_environment() {
@@ -197,6 +199,7 @@ fn webkit_environment() {
         ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
         ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
         ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
+        ("GDK_GL", "disable"),
     ] {
         if let Err(error) = glib::setenv(name, value, false) {
             eprintln!("cairn-desktop: cannot set {name}: {error}");
