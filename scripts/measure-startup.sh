@@ -90,6 +90,12 @@ start_app() {
     CAIRN_STARTUP_TRACE=1 "$app" 2> "$log" &
     app_pid=$!
     for _ in $(seq 1 300); do
+      if grep -q 'cannot open the archive' "$log"; then
+        # An archive this build cannot read (say, synced by a newer CAIRN_CLI) shows an error page.
+        say "$(grep 'cannot open the archive' "$log")"
+        stop_app
+        return 1
+      fi
       if grep -q 'ready at' "$log"; then
         local t1
         t1=$(grep -o 'ready at [0-9]*' "$log" | head -1 | grep -o '[0-9]*$')

@@ -150,6 +150,11 @@ pub fn run() {
     }
 
     let backend = backend::Backend::from_env(launch_link);
+    if let Err(message) = backend.cairn() {
+        // The window says it too; on stderr it also stops scripts/measure-startup.sh from timing
+        // an error page.
+        eprintln!("cairn-desktop: cannot open the archive: {message}");
+    }
     startup_trace("archive opened");
     let result = tauri::Builder::default()
         .manage(backend)
