@@ -802,7 +802,7 @@ def budget_table(r):
     elif d:
         row("desktop idle: RSS ≤ 150 MB, CPU ≈ 0", f"not measured: {d['not_measured']}", None, None)
     row("desktop cold start to an interactive window: ≤ 1 s", "measured by `scripts/measure-startup.sh` "
-        "(desktop branch), not here", None, None)
+        "(`make measure-startup`), not here: see \"Desktop start-up\" below", None, None)
     return L + [""]
 
 

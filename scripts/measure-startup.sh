@@ -1,45 +1,55 @@
 #!/usr/bin/env bash
 # Desktop cold start and idle cost on a synced archive of about 2,000 sessions.
 #
-#   scripts/measure-startup.sh            # 5 runs; RUNS=9 for more; DROP_CACHES=0 for warm runs
+#   scripts/measure-startup.sh     # 5 cold + 5 warm runs; RUNS=9 for more; MODES=warm; SETTLE=0 (no memory)
 #
-# 1. Builds the release app and CLI (unless present), a corpus of real-shaped transcripts with
-#    bench/make_corpus.py (the repository's fixtures copied with fresh session ids) and syncs
-#    it once with `cairn sync`.
-#    Corpus and archive are kept in $CAIRN_STARTUP_DIR (default target/startup-bench) and reused.
-#    SIZE_MB=830 gives about 2,000 sessions.
-# 2. Starts the app RUNS times under one Xvfb server. Each run measures wall-clock time from
-#    just before exec to the moment the UI, having rendered the Branches page with its data,
-#    calls the typed `app_ready` command (with CAIRN_STARTUP_TRACE set it prints the time).
-#    The page cache is dropped before each run when that is allowed (root, not in a container).
-# 3. Starts it once more and reads, 30 s after ready, the resident memory of the app and of the
-#    WebKit processes it started, then the CPU they use over the next 20 s (idle CPU).
-# Prints one line per run, the median, and the idle figures.
+# 1. Builds the release app, CLI and generator (unless SKIP_BUILD=1), a corpus of SESSIONS (2,000)
+#    real-shaped transcripts of SIZE_MB (1,000) in all with `cairn-bench corpus` from SEED (7) —
+#    the spec of `make bench`'s 1gb corpus, so the same seed gives the same bytes — and syncs it
+#    once with `cairn sync`. Corpus and archive are kept in $CAIRN_STARTUP_DIR (default
+#    target/startup-bench) and reused while the spec is unchanged.
+# 2. Starts the app under one Xvfb server, RUNS times cold (the files a start reads evicted from
+#    the page cache first) and RUNS times warm (MODES="cold warm" by default), and times each start
+#    from just before exec to "interactive": the UI has rendered the Branches page with its list
+#    read from the archive (the key handler that moves in it is attached at mount, before), one
+#    animation frame has gone by so that page is painted, and it has then called the typed
+#    `app_ready` command, whose arrival the app prints (CAIRN_STARTUP_TRACE=1) with every
+#    milestone of the start.
+# 3. In each warm run, SETTLE s (30) after ready, reads the resident memory of cairn-desktop (the
+#    budget applies to it) and, separately, of the WebKit web and network processes it started.
+#    Then one more start measures the CPU they all use over 20 s (idle CPU).
+# Prints one line per run and the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 work="${CAIRN_STARTUP_DIR:-$target_dir/startup-bench}"
 runs="${RUNS:-5}"
-size_mb="${SIZE_MB:-830}"
+size_mb="${SIZE_MB:-1000}"
+sessions_wanted="${SESSIONS:-2000}"
+related="${RELATED:-500}"
+seed="${SEED:-7}"
 app="$target_dir/release/cairn-desktop"
-cli="$target_dir/release/cairn"
+cli="${CAIRN_CLI:-$target_dir/release/cairn}"
+gen="${CAIRN_BENCH:-$target_dir/release/cairn-bench}"
 
 say() { printf 'measure-startup: %s\n' "$*" >&2; }
 
 if [ "${SKIP_BUILD:-}" != 1 ]; then
   say "building the release app and CLI (minutes the first time)"
   npx tauri build --no-bundle >&2
-  cargo build --release --locked -p cairn-cli >&2
+  cargo build --release --locked -p cairn-cli -p cairn-bench >&2
 fi
 
-corpus="$work/corpus-$size_mb"
-data="$work/data-$size_mb"
+spec="s${sessions_wanted}-mb${size_mb}-r${related}-seed${seed}"
+corpus="$work/corpus-$spec"
+data="$work/data-$spec"
 mkdir -p "$work"
 if [ ! -f "$corpus.done" ]; then
-  say "writing a ${size_mb} MB corpus"
-  python3 bench/make_corpus.py --size "$size_mb" --out "$corpus" >&2
-  rm -rf "$data"
+  say "generating the corpus: $sessions_wanted sessions, $size_mb MB, seed $seed"
+  rm -rf "$corpus" "$data"
+  "$gen" corpus --out "$corpus" --mb "$size_mb" --sessions "$sessions_wanted" \
+    --related "$related" --seed "$seed" > "$corpus.json"
   touch "$corpus.done"
 fi
 export CLAUDE_PROJECTS_DIR="$corpus/claude" CODEX_SESSIONS_DIR="$corpus/codex"
@@ -80,6 +90,12 @@ start_app() {
     CAIRN_STARTUP_TRACE=1 "$app" 2> "$log" &
     app_pid=$!
     for _ in $(seq 1 300); do
+      if grep -q 'cannot open the archive' "$log"; then
+        # An archive this build cannot read (say, synced by a newer CAIRN_CLI) shows an error page.
+        say "$(grep 'cannot open the archive' "$log")"
+        stop_app
+        return 1
+      fi
       if grep -q 'ready at' "$log"; then
         local t1
         t1=$(grep -o 'ready at [0-9]*' "$log" | head -1 | grep -o '[0-9]*$')
@@ -108,29 +124,30 @@ stop_app() {
   app_pid=""
 }
 
-drop_caches() {
-  if [ "${DROP_CACHES:-1}" = 0 ]; then
-    echo "page cache warm"
-    return
-  fi
-  sync
-  { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null && echo "page cache dropped" || echo "page cache warm (cannot drop it here)"
+# A cold start: the files a start reads are evicted from the page cache first (the archive, the
+# app, WebKit, GTK and Mesa's libraries), with posix_fadvise, so other work on a shared machine
+# keeps its cache. A warm start: everything is cached, as on a second launch.
+cold_files() {
+  find "$data" "$app" -type f 2>/dev/null
+  ls -d /usr/lib/*-linux-gnu/libwebkit2gtk-4.1.so* /usr/lib/*-linux-gnu/libjavascriptcoregtk-4.1.so* \
+    /usr/lib/*-linux-gnu/webkit2gtk-4.1/* /usr/lib/*-linux-gnu/libgtk-3.so* /usr/lib/*-linux-gnu/libgdk-3.so* \
+    /usr/lib/*-linux-gnu/libLLVM*.so* /usr/lib/*-linux-gnu/libgallium* /usr/lib/*-linux-gnu/dri/* \
+    /usr/lib/*-linux-gnu/libicu*.so* 2>/dev/null || true
 }
-
-times=()
-for i in $(seq 1 "$runs"); do
-  cache=$(drop_caches)
-  # Not in $( ): start_app sets app_pid in this shell.
-  start_app > "$work/ms"
-  ms=$(cat "$work/ms")
-  times+=("$ms")
-  printf 'run %d: %d ms to an interactive window (%s)\n' "$i" "$ms" "$cache"
-  printf '       %s\n' "$(sed 's/, $//' "$work/milestones")"
-  sleep 1
-  stop_app
-done
-median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}')
-echo "cold start, median of $runs: $median ms (budget 1000 ms)"
+evict() {
+  cold_files | python3 -c '
+import os, sys
+for path in sys.stdin.read().split("\n"):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        continue
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+'
+}
 
 # The app and every process it started (WebKit's web and network processes).
 tree() {
@@ -147,23 +164,82 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 anon_kb() { awk '/^RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 # Proportional share: shared libraries count once across the app and its WebKit processes.
 pss_kb() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
-# The archive's pages the core maps (SQLite mmap_size): file-backed, reclaimable, but in RSS.
-db_kb() { awk '/cairn\.db$/ {found = 1; next} found && /^Rss:/ {sum += $2; found = 0} END {print sum + 0}' "/proc/$1/smaps" 2>/dev/null || echo 0; }
+# Resident pages of the mappings whose file matches a pattern: the archive the core maps
+# (SQLite mmap_size), Mesa's GL drivers (llvmpipe under Xvfb).
+mapped_kb() {
+  awk -v pat="$2" '/^[0-9a-f]+-[0-9a-f]+ / {hit = ($0 ~ pat); next} hit && /^Rss:/ {sum += $2} END {print sum + 0}' \
+    "/proc/$1/smaps" 2>/dev/null || echo 0
+}
+db_kb() { mapped_kb "$1" 'cairn\.db$'; }
+gl_kb() { mapped_kb "$1" '(libgallium|libLLVM|swrast|dri/|libGLX_mesa|libEGL_mesa|libglapi)'; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+comm() { cat "/proc/$1/comm" 2>/dev/null || echo '?'; }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 
-start_app > "$work/ms"
-say "waiting 30 s for the window to settle (it also catches up with a sync)"
-sleep 30
-pids=$(tree "$app_pid")
-app_rss=$(rss_kb "$app_pid")
-app_anon=$(anon_kb "$app_pid")
-app_db=$(db_kb "$app_pid")
-total_rss=0
-total_pss=0
-for p in $pids; do
-  total_rss=$((total_rss + $(rss_kb "$p")))
-  total_pss=$((total_pss + $(pss_kb "$p")))
+# Memory SETTLE seconds after ready (warm runs): the budget of 150 MB applies to the app's own
+# process, cairn-desktop, which holds the archive, the watcher and Cairn's state. WebKit's web
+# and network processes are reported beside it: their size is WebKitGTK's and the page's, the
+# same for any WebKit app, and mostly shared libraries (their PSS says how much is really theirs).
+settle="${SETTLE:-30}"
+modes="${MODES:-cold warm}"
+: > "$work/figures"
+for mode in $modes; do
+  for i in $(seq 1 "$runs"); do
+    [ "$mode" = cold ] && evict
+    # Not in $( ): start_app sets app_pid in this shell.
+    start_app > "$work/ms"
+    ms=$(cat "$work/ms")
+    echo "$mode ms $ms" >> "$work/figures"
+    printf '%s run %d: %d ms to an interactive window\n' "$mode" "$i" "$ms"
+    printf '       %s\n' "$(sed 's/, $//' "$work/milestones")"
+    if [ "$mode" = warm ] && [ "$settle" -gt 0 ]; then
+      sleep "$settle"
+      line="       after ${settle} s:"
+      pss=0
+      web=0
+      for p in $(tree "$app_pid"); do
+        pss=$((pss + $(pss_kb "$p")))
+        name=$(comm "$p")
+        kb=$(rss_kb "$p")
+        case "$name" in
+          cairn-desktop)
+            echo "warm app_rss $kb" >> "$work/figures"
+            echo "warm app_anon $(anon_kb "$p")" >> "$work/figures"
+            echo "warm app_db $(db_kb "$p")" >> "$work/figures"
+            echo "warm app_gl $(gl_kb "$p")" >> "$work/figures"
+            ;;
+          WebKitWebProces*) echo "warm web_rss $kb" >> "$work/figures"; web=$((web + kb)) ;;
+          WebKitNetworkPr*) echo "warm net_rss $kb" >> "$work/figures"; web=$((web + kb)) ;;
+          *) web=$((web + kb)) ;;
+        esac
+        line="$line $name $((kb / 1024)) MB,"
+      done
+      echo "warm webkit_rss $web" >> "$work/figures"
+      echo "warm pss $pss" >> "$work/figures"
+      echo "${line%,}; PSS of all $((pss / 1024)) MB"
+    else
+      sleep 1
+    fi
+    stop_app
+  done
 done
+
+fig() { awk -v m="$1" -v k="$2" '$1 == m && $2 == k {print $3}' "$work/figures" | median; }
+for mode in $modes; do
+  echo "$mode start to interactive, median of $runs: $(fig "$mode" ms) ms (budget 1000 ms)"
+done
+if grep -q '^warm app_rss' "$work/figures"; then
+  mb() { echo $(($(fig warm "$1") / 1024)); }
+  echo "idle RSS ${settle} s after ready, median of $runs:"
+  echo "  cairn-desktop (the budget, 150 MB): $(mb app_rss) MB; of it $(mb app_anon) MB anonymous, $(mb app_db) MB archive pages mapped by SQLite, $(mb app_gl) MB Mesa GL drivers"
+  echo "  WebKit processes: web $(mb web_rss) MB, network $(mb net_rss) MB, all $(mb webkit_rss) MB"
+  echo "  app + WebKit processes, proportional (PSS): $(mb pss) MB"
+fi
+
+# Idle CPU: one more start, 20 s of CPU time after it settled.
+start_app > "$work/ms"
+sleep "$settle"
+pids=$(tree "$app_pid")
 before=0
 for p in $pids; do before=$((before + $(cpu_ticks "$p"))); done
 sleep 20
@@ -171,7 +247,5 @@ after=0
 for p in $pids; do after=$((after + $(cpu_ticks "$p"))); done
 hz=$(getconf CLK_TCK)
 cpu=$(awk -v t=$((after - before)) -v hz="$hz" 'BEGIN {printf "%.2f", 100 * t / hz / 20}')
-echo "idle RSS after 30 s: app $((app_rss / 1024)) MB (budget 150 MB), of which $((app_anon / 1024)) MB anonymous and $((app_db / 1024)) MB archive pages mapped by SQLite"
-echo "  app + WebKit processes: RSS $((total_rss / 1024)) MB, proportional (PSS) $((total_pss / 1024)) MB"
-echo "idle CPU over the next 20 s: ${cpu}% of one core (app + WebKit processes)"
+echo "idle CPU over 20 s, ${settle} s after ready: ${cpu}% of one core (app + WebKit processes)"
 stop_app

@@ -149,6 +149,24 @@ impl Cairn {
         Ok(store)
     }
 
+    /// Bound the memory the shared connection keeps for reads: at most `mmap_bytes` of the
+    /// archive mapped (0: none, every page is read into the page cache instead) and a page
+    /// cache of at most `cache_kib` KiB.
+    ///
+    /// For a long-lived front door that reads a little at a time (the desktop window): every
+    /// mapped page it ever touched counts in its resident size for as long as it runs, while
+    /// the operating system's file cache keeps those pages at hand anyway. The CLI keeps the
+    /// defaults (a 256 MB map, a 32 MB cache), which suit one big read and exit.
+    pub fn limit_read_memory(&self, mmap_bytes: u64, cache_kib: u32) -> Result<()> {
+        let store = self.store();
+        store
+            .conn()
+            .execute_batch(&format!(
+                "PRAGMA mmap_size = {mmap_bytes}; PRAGMA cache_size = -{cache_kib};"
+            ))
+            .map_err(|e| store.err(e))
+    }
+
     /// True when nothing has been captured yet (the desktop's first-run page).
     pub fn is_empty(&self) -> Result<bool> {
         let store = self.store();
@@ -1130,3 +1148,40 @@ fn sniff_agent(path: &Path) -> Option<Agent> {
 }
 
 use std::io::Read as _;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pragma(cairn: &Cairn, name: &str) -> i64 {
+        cairn
+            .store()
+            .conn()
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// The desktop's bounded reader: no map, a small page cache, and reads still answer, on a
+    /// writable archive and on one only readable (a `query_only` connection).
+    #[test]
+    fn read_memory_can_be_bounded_on_writable_and_read_only_archives() {
+        let dir = tempfile::tempdir().unwrap();
+        let cairn = Cairn::open(dir.path()).unwrap();
+        assert_eq!(pragma(&cairn, "mmap_size"), 268_435_456);
+        cairn.limit_read_memory(0, 2048).unwrap();
+        assert_eq!(pragma(&cairn, "mmap_size"), 0);
+        assert_eq!(pragma(&cairn, "cache_size"), -2048);
+        assert!(cairn.is_empty().unwrap());
+        drop(cairn);
+
+        let read_only = Cairn {
+            store: Mutex::new(Store::open_read_only(&dir.path().join(DB_FILE)).unwrap()),
+            read_only: true,
+            ..Cairn::open(dir.path()).unwrap()
+        };
+        read_only.limit_read_memory(1 << 20, 1024).unwrap();
+        assert_eq!(pragma(&read_only, "mmap_size"), 1 << 20);
+        assert_eq!(pragma(&read_only, "cache_size"), -1024);
+        assert!(read_only.is_empty().unwrap());
+    }
+}
