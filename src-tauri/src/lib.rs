@@ -198,7 +198,12 @@ pub fn run() {
 ///   for its visuals when it opens the display, which loads the same driver.
 ///
 /// Figures: `scripts/measure-startup.sh`, bench/NOTES.md.
+/// `CAIRN_WEBKIT_DEFAULTS=1` leaves WebKit's own defaults alone (the end-to-end tests use it:
+/// WebKitWebDriver's first screenshot of a window started this way times out under Xvfb).
 fn webkit_environment() {
+    if std::env::var_os("CAIRN_WEBKIT_DEFAULTS").is_some_and(|v| v == "1") {
+        return;
+    }
     #[cfg(target_os = "linux")]
     for (name, value) in [
         ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
