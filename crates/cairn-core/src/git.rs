@@ -25,8 +25,13 @@ use crate::error::Result;
 
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
 /// attach it to the capture batches, and bring those sessions' links up to date. One
-/// transaction. Returns what the relink read.
-pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<associate::LinkStats> {
+/// transaction. `prefetch`: git reads a hook started before its capture, used for the
+/// repository they turned out to be. Returns what the relink read.
+pub fn after_capture(
+    conn: &mut Connection,
+    touched: &Touched,
+    prefetch: Option<snapshot::Prefetch>,
+) -> Result<associate::LinkStats> {
     if touched.sessions.is_empty() {
         return Ok(associate::LinkStats::default());
     }
@@ -36,6 +41,12 @@ pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<associa
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;
     let mut cache = associate::RepoCache::default();
+    let mut prefetched = None;
+    if let Some(prefetch) = prefetch {
+        let (dir, found) = prefetch.finish();
+        cache.remember(dir, found.as_ref().map(|(repo, _)| repo.clone()));
+        prefetched = found;
+    }
     // Sessions grouped by the repository of their cwd.
     let mut by_repo: BTreeMap<std::path::PathBuf, (repo::Repo, Vec<i64>)> = BTreeMap::new();
     for &session in &touched.sessions {
@@ -59,7 +70,11 @@ pub fn after_capture(conn: &mut Connection, touched: &Touched) -> Result<associa
             .push(session);
     }
     for (repo, sessions) in by_repo.values() {
-        let snapshot_id = match snapshot::take(&tx, repo, &now) {
+        let reads = match prefetched.take_if(|(r, _)| r.root == repo.root) {
+            Some((_, reads)) => reads,
+            None => snapshot::RepoReads::read(repo),
+        };
+        let snapshot_id = match snapshot::take(&tx, repo, &now, reads) {
             Ok(id) => id,
             Err(e) => {
                 tracing::warn!("snapshot of {} failed: {e}", repo.root.display());

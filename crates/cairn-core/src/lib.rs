@@ -228,7 +228,7 @@ impl Cairn {
         let mut store = self.writer()?;
         let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
-        self.link(&mut store, &touched);
+        self.link(&mut store, &touched, None);
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
         Ok(report)
@@ -244,7 +244,7 @@ impl Cairn {
         let mut store = self.writer()?;
         let (report, touched) =
             capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
-        self.link(&mut store, &touched);
+        self.link(&mut store, &touched, None);
         Ok(report)
     }
 
@@ -279,6 +279,13 @@ impl Cairn {
                 path.display()
             )));
         }
+        // The repository around the agent's cwd is read while the transcript is captured.
+        let prefetch = payload
+            .get("cwd")
+            .and_then(|v| v.as_str())
+            .map(Path::new)
+            .filter(|dir| dir.is_absolute() && dir.is_dir())
+            .and_then(git::snapshot::Prefetch::start);
         let agent = agent
             .or_else(|| discover::guess_agent(&path))
             .or_else(|| sniff_agent(&path))
@@ -304,14 +311,19 @@ impl Cairn {
         let mut store = self.store();
         let (report, touched) =
             capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook)?;
-        self.link(&mut store, &touched);
+        self.link(&mut store, &touched, prefetch);
         Ok(Some(report))
     }
 
     /// Snapshot the repositories of freshly captured sessions and relink them. Capture has
     /// already succeeded: a failure here is logged, never lost work.
-    fn link(&self, store: &mut Store, touched: &capture::Touched) {
-        match git::after_capture(store.conn_mut(), touched) {
+    fn link(
+        &self,
+        store: &mut Store,
+        touched: &capture::Touched,
+        prefetch: Option<git::snapshot::Prefetch>,
+    ) {
+        match git::after_capture(store.conn_mut(), touched, prefetch) {
             Ok(stats) => tracing::debug!(
                 sessions = stats.sessions,
                 rebuilt = stats.rebuilt,

@@ -177,6 +177,7 @@ fn rebuild(data: &Path, captures: Vec<i64>) -> cairn_core::git::associate::LinkS
             sessions: vec![session],
             captures,
         },
+        None,
     )
     .unwrap()
 }

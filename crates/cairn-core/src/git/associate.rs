@@ -144,6 +144,11 @@ impl RepoCache {
             .or_insert_with(|| Repo::discover(dir).ok())
             .clone()
     }
+
+    /// Record what is already known of `dir` (a hook's [`snapshot::Prefetch`]).
+    pub fn remember(&mut self, dir: PathBuf, repo: Option<Repo>) {
+        self.by_dir.insert(dir, repo);
+    }
 }
 
 fn db(e: rusqlite::Error) -> crate::Error {

@@ -100,16 +100,38 @@ fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<Str
     if let Some(w) = writer {
         let _ = w.join();
     }
+    git_output(dir, args.first().copied().unwrap_or(""), out)
+}
+
+/// A git command started with [`Repo::start`]: it runs while the caller does other work.
+#[derive(Debug)]
+pub struct Running {
+    dir: PathBuf,
+    verb: String,
+    child: std::io::Result<std::process::Child>,
+}
+
+impl Running {
+    /// Wait for the command and return its stdout, as [`run_git`] would.
+    pub fn finish(self) -> Result<String> {
+        let dir = self.dir;
+        let out = self
+            .child
+            .and_then(std::process::Child::wait_with_output)
+            .map_err(|e| git_error(&dir, format!("cannot run git ({e}); is git installed?")))?;
+        git_output(&dir, &self.verb, out)
+    }
+}
+
+/// stdout of a finished git command, or an error carrying git's first line of stderr.
+fn git_output(dir: &Path, verb: &str, out: std::process::Output) -> Result<String> {
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let first = stderr
             .lines()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("git failed");
-        return Err(git_error(
-            dir,
-            format!("git {}: {}", args.first().unwrap_or(&""), first.trim()),
-        ));
+        return Err(git_error(dir, format!("git {verb}: {}", first.trim())));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -166,6 +188,21 @@ impl Repo {
 
     pub fn git(&self, args: &[&str]) -> Result<String> {
         run_git(&self.root, args)
+    }
+
+    /// Start `git args…` in this worktree without waiting for it (no stdin); collect it with
+    /// [`Running::finish`]. Lets independent reads run side by side.
+    pub fn start(&self, args: &[&str]) -> Running {
+        let child = git_command(&self.root, args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        Running {
+            dir: self.root.clone(),
+            verb: args.first().copied().unwrap_or("").to_owned(),
+            child,
+        }
     }
 
     pub fn head(&self) -> Result<Head> {
@@ -361,13 +398,6 @@ impl Repo {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    pub fn config(&self, key: &str) -> Option<String> {
-        self.git(&["config", "--get", key])
-            .ok()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
     }
 
     /// Make an absolute path repo-relative, if it is inside this worktree.

@@ -7,15 +7,17 @@
 //! branch is never "partial": only what is new is read (agentlog marks any branch with more than
 //! 32 commits partial, which disables its promotion rule forever).
 //!
-//! Cost per hook: `git status` (dirty paths and HEAD in one call) and `git for-each-ref`; a
-//! `git log` only when a head moved.
+//! Cost per hook: `git status` (dirty paths and HEAD in one call), `git for-each-ref` and one
+//! `git config` for the branches' upstreams, run side by side ([`RepoReads`]) and, in a hook,
+//! while the capture runs ([`Prefetch`]); a `git log` only when a head moved.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::repo::{CommitInfo, Repo, run_git};
+use super::repo::{CommitInfo, Repo};
 use crate::error::Result;
 
 /// At most this many dirty paths are kept per snapshot (agentlog's limit).
@@ -72,6 +74,85 @@ pub struct Snapshot {
     pub applied_count: usize,
 }
 
+/// What a snapshot reads from git that does not depend on the archive, read by three git
+/// processes running side by side.
+#[derive(Debug)]
+pub struct RepoReads {
+    /// `git status --porcelain=v2 --branch -z`: HEAD and the dirty paths.
+    status: Result<String>,
+    /// Local branches and their heads.
+    heads: Result<Vec<(String, String)>>,
+    /// `branch.<name>.merge` of every branch that has one.
+    merges: HashMap<String, String>,
+}
+
+impl RepoReads {
+    pub fn read(repo: &Repo) -> RepoReads {
+        let status = repo.start(&[
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=normal",
+            "--no-renames",
+        ]);
+        // Exits 1 when no branch has an upstream: no merges, not an error.
+        let merges = repo.start(&["config", "-z", "--get-regexp", r"^branch\..*\.merge$"]);
+        let heads = repo.branches();
+        RepoReads {
+            status: status.finish(),
+            heads,
+            merges: parse_merges(&merges.finish().unwrap_or_default()),
+        }
+    }
+}
+
+/// `git config -z --get-regexp`: `key\nvalue\0` entries; keys are `branch.<name>.merge`.
+fn parse_merges(out: &str) -> HashMap<String, String> {
+    out.split('\0')
+        .filter_map(|entry| entry.split_once('\n'))
+        .filter_map(|(key, value)| {
+            let name = key.strip_prefix("branch.")?.strip_suffix(".merge")?;
+            Some((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// A hook's [`RepoReads`] of the repository around its working directory, started on a thread
+/// before the capture: in a large worktree `git status` is most of a hook's time, and it runs
+/// while the transcript is read and stored instead of after.
+#[derive(Debug)]
+pub struct Prefetch {
+    dir: PathBuf,
+    thread: std::thread::JoinHandle<Option<(Repo, RepoReads)>>,
+}
+
+impl Prefetch {
+    /// Start reading the repository containing `dir`; `None` when no thread can be started
+    /// (the snapshot then reads it itself).
+    pub fn start(dir: &Path) -> Option<Prefetch> {
+        let owned = dir.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("cairn-git-prefetch".into())
+            .spawn(move || {
+                let repo = Repo::discover(&owned).ok()?;
+                let reads = RepoReads::read(&repo);
+                Some((repo, reads))
+            })
+            .ok()?;
+        Some(Prefetch {
+            dir: dir.to_owned(),
+            thread,
+        })
+    }
+
+    /// Wait for the reads: the directory, and its repository with the reads, or `None` when
+    /// the directory is not in a worktree.
+    pub fn finish(self) -> (PathBuf, Option<(Repo, RepoReads)>) {
+        (self.dir, self.thread.join().ok().flatten())
+    }
+}
+
 /// The repository row for a worktree, created on first sight.
 pub fn repo_id(conn: &Connection, repo: &Repo, now: &str) -> rusqlite::Result<i64> {
     let root = repo.root.to_string_lossy();
@@ -85,10 +166,10 @@ pub fn repo_id(conn: &Connection, repo: &Repo, now: &str) -> rusqlite::Result<i6
 }
 
 /// Take a snapshot of `repo`, store it with the commits it found new, and return its id.
-pub fn take(conn: &Connection, repo: &Repo, now: &str) -> Result<i64> {
+pub fn take(conn: &Connection, repo: &Repo, now: &str, reads: RepoReads) -> Result<i64> {
     let db = |e| crate::archive::store::db_err(Path::new(":snapshot"), e);
     let repo_row = repo_id(conn, repo, now).map_err(db)?;
-    let snapshot = observe(conn, repo, repo_row)?;
+    let snapshot = observe(conn, repo, repo_row, reads)?;
     conn.prepare_cached(
         "INSERT INTO snapshots (repo_id, taken_at, status, error_kind, head_branch, head_commit, dirty_files,
             dirty_count, branches, applied_count)
@@ -111,27 +192,15 @@ pub fn take(conn: &Connection, repo: &Repo, now: &str) -> Result<i64> {
     Ok(conn.last_insert_rowid())
 }
 
-use std::path::Path;
-
 /// Read the repository's state, and store newly seen commits and heads.
-fn observe(conn: &Connection, repo: &Repo, repo_row: i64) -> Result<Snapshot> {
+fn observe(conn: &Connection, repo: &Repo, repo_row: i64, reads: RepoReads) -> Result<Snapshot> {
     let db = |e| crate::archive::store::db_err(Path::new(":snapshot"), e);
     let mut status = SnapshotStatus::Complete;
     let mut error_kind = None;
 
     // One `git status` gives HEAD and the dirty paths.
-    let (head_branch, head_commit, dirty) = match run_git(
-        &repo.root,
-        &[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "-z",
-            "--untracked-files=normal",
-            "--no-renames",
-        ],
-    ) {
-        Ok(out) => parse_status(&out),
+    let (head_branch, head_commit, dirty) = match &reads.status {
+        Ok(out) => parse_status(out),
         Err(_) => {
             status = SnapshotStatus::Partial;
             error_kind = Some("worktree_unavailable".to_owned());
@@ -141,7 +210,7 @@ fn observe(conn: &Connection, repo: &Repo, repo_row: i64) -> Result<Snapshot> {
     let dirty_count = dirty.len();
     let dirty_files: Vec<String> = dirty.into_iter().take(MAX_PATHS).collect();
 
-    let heads = match repo.branches() {
+    let heads = match reads.heads {
         Ok(h) => h,
         Err(_) => {
             return Ok(Snapshot {
@@ -206,7 +275,7 @@ fn observe(conn: &Connection, repo: &Repo, repo_row: i64) -> Result<Snapshot> {
                 .as_ref()
                 .and_then(|w| w.applied.get(name).cloned())
                 .unwrap_or_default();
-            prs.extend(pr_from_config(repo, name));
+            prs.extend(reads.merges.get(name).and_then(|m| pr_from_merge(m)));
             prs.sort_unstable();
             prs.dedup();
             branches.push(BranchState {
@@ -282,11 +351,11 @@ fn parse_status(out: &str) -> (Option<String>, Option<String>, Vec<String>) {
     (branch, commit, paths)
 }
 
-/// A pull request number git config knows for a branch (`gh pr checkout` sets
-/// `branch.<b>.merge = refs/pull/<n>/head`).
-fn pr_from_config(repo: &Repo, branch: &str) -> Option<u32> {
-    let merge = repo.config(&format!("branch.{branch}.merge"))?;
+/// The pull request number in a branch's `branch.<b>.merge` (`gh pr checkout` sets it to
+/// `refs/pull/<n>/head`).
+fn pr_from_merge(merge: &str) -> Option<u32> {
     merge
+        .trim()
         .strip_prefix("refs/pull/")?
         .split('/')
         .next()?
@@ -391,5 +460,89 @@ mod tests {
         assert_eq!(p, vec!["new file.txt", "src/lib.rs"]);
         let (b, c, _) = parse_status("# branch.oid (initial)\0# branch.head (detached)\0");
         assert_eq!((b, c), (None, None));
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    }
+
+    /// The reads a hook starts before its capture see what a snapshot taken afterwards would:
+    /// HEAD, dirty and untracked paths, every branch, and the pull request `gh pr checkout`
+    /// recorded in a branch's upstream (one `git config` for all branches, names with dots and
+    /// slashes included). A directory outside any repository prefetches nothing.
+    #[test]
+    fn prefetched_reads_give_the_snapshot_head_dirt_branches_and_prs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("src/lib.rs"), "one\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "one"]);
+        git(&root, &["branch", "feature/v1.2"]);
+        git(&root, &["checkout", "-qb", "pr-42"]);
+        git(
+            &root,
+            &["config", "branch.pr-42.merge", "refs/pull/42/head"],
+        );
+        git(
+            &root,
+            &["config", "branch.feature/v1.2.merge", "refs/pull/7/head"],
+        );
+        git(&root, &["config", "branch.main.merge", "refs/heads/main"]);
+        std::fs::write(root.join("src/lib.rs"), "two\n").unwrap();
+        std::fs::write(root.join("new.txt"), "new\n").unwrap();
+
+        let (asked, found) = Prefetch::start(&root.join("src")).unwrap().finish();
+        assert_eq!(asked, root.join("src"));
+        let (repo, reads) = found.expect("a worktree");
+        assert_eq!(repo, Repo::discover(&root).unwrap());
+        let mut merges: Vec<(&str, Option<u32>)> = reads
+            .merges
+            .iter()
+            .map(|(b, m)| (b.as_str(), pr_from_merge(m)))
+            .collect();
+        merges.sort();
+        assert_eq!(
+            merges,
+            vec![
+                ("feature/v1.2", Some(7)),
+                ("main", None),
+                ("pr-42", Some(42))
+            ]
+        );
+
+        let store = crate::archive::store::Store::open(&dir.path().join("cairn.db")).unwrap();
+        let id = take(store.conn(), &repo, "2026-12-01T00:00:00Z", reads).unwrap();
+        let snap = load(store.conn(), id).unwrap().unwrap();
+        assert_eq!(snap.status, SnapshotStatus::Complete);
+        assert_eq!(snap.head_branch.as_deref(), Some("pr-42"));
+        assert_eq!(snap.dirty_files, vec!["new.txt", "src/lib.rs"]);
+        let applied: Vec<(&str, &[u32])> = snap
+            .branches
+            .iter()
+            .filter(|b| b.applied)
+            .map(|b| (b.name.as_str(), b.prs.as_slice()))
+            .collect();
+        assert_eq!(applied, vec![("pr-42", &[42][..])]);
+
+        let outside = tempfile::tempdir().unwrap();
+        assert!(
+            Prefetch::start(outside.path())
+                .unwrap()
+                .finish()
+                .1
+                .is_none()
+        );
     }
 }
