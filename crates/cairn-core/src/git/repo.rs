@@ -103,7 +103,37 @@ fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<Str
     git_output(dir, args.first().copied().unwrap_or(""), out)
 }
 
-/// A git command started with [`Repo::start`]: it runs while the caller does other work.
+/// `git for-each-ref` listing the local branches and their heads ([`parse_branches`]).
+pub const BRANCHES_ARGS: &[&str] = &[
+    "for-each-ref",
+    "--format=%(refname:short)%00%(objectname)",
+    "refs/heads",
+];
+
+/// [`BRANCHES_ARGS`]' output: `(branch, head)` pairs.
+pub fn parse_branches(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| l.split_once('\0'))
+        .map(|(n, c)| (n.to_owned(), c.to_owned()))
+        .collect()
+}
+
+/// Start `git -C dir args…` without waiting for it (no stdin); collect it with
+/// [`Running::finish`]. Lets independent reads run side by side.
+pub fn start_git(dir: &Path, args: &[&str]) -> Running {
+    let child = git_command(dir, args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    Running {
+        dir: dir.to_owned(),
+        verb: args.first().copied().unwrap_or("").to_owned(),
+        child,
+    }
+}
+
+/// A git command started with [`start_git`]: it runs while the caller does other work.
 #[derive(Debug)]
 pub struct Running {
     dir: PathBuf,
@@ -190,21 +220,6 @@ impl Repo {
         run_git(&self.root, args)
     }
 
-    /// Start `git args…` in this worktree without waiting for it (no stdin); collect it with
-    /// [`Running::finish`]. Lets independent reads run side by side.
-    pub fn start(&self, args: &[&str]) -> Running {
-        let child = git_command(&self.root, args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn();
-        Running {
-            dir: self.root.clone(),
-            verb: args.first().copied().unwrap_or("").to_owned(),
-            child,
-        }
-    }
-
     pub fn head(&self) -> Result<Head> {
         let symbolic = self.git(&["symbolic-ref", "-q", "HEAD"]).ok();
         let commit = self
@@ -225,16 +240,7 @@ impl Repo {
 
     /// Local branches and the commits they point at.
     pub fn branches(&self) -> Result<Vec<(String, String)>> {
-        let out = self.git(&[
-            "for-each-ref",
-            "--format=%(refname:short)%00%(objectname)",
-            "refs/heads",
-        ])?;
-        Ok(out
-            .lines()
-            .filter_map(|l| l.split_once('\0'))
-            .map(|(n, c)| (n.to_owned(), c.to_owned()))
-            .collect())
+        self.git(BRANCHES_ARGS).map(|out| parse_branches(&out))
     }
 
     /// Paths with uncommitted changes in the worktree (modified, added, deleted, untracked).

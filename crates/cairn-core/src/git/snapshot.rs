@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::repo::{CommitInfo, Repo};
+use super::repo::{BRANCHES_ARGS, CommitInfo, Repo, Running, parse_branches, start_git};
 use crate::error::Result;
 
 /// At most this many dirty paths are kept per snapshot (agentlog's limit).
@@ -88,21 +88,48 @@ pub struct RepoReads {
 
 impl RepoReads {
     pub fn read(repo: &Repo) -> RepoReads {
-        let status = repo.start(&[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "-z",
-            "--untracked-files=normal",
-            "--no-renames",
-        ]);
-        // Exits 1 when no branch has an upstream: no merges, not an error.
-        let merges = repo.start(&["config", "-z", "--get-regexp", r"^branch\..*\.merge$"]);
-        let heads = repo.branches();
+        PendingReads::start(&repo.root).finish()
+    }
+}
+
+/// [`RepoReads`] whose git processes are still running.
+#[derive(Debug)]
+struct PendingReads {
+    status: Running,
+    heads: Running,
+    merges: Running,
+}
+
+impl PendingReads {
+    /// Start the reads in `dir`, any directory of the worktree: status paths are relative to
+    /// the worktree root wherever git runs.
+    fn start(dir: &Path) -> PendingReads {
+        PendingReads {
+            status: start_git(
+                dir,
+                &[
+                    "status",
+                    "--porcelain=v2",
+                    "--branch",
+                    "-z",
+                    "--untracked-files=normal",
+                    "--no-renames",
+                ],
+            ),
+            heads: start_git(dir, BRANCHES_ARGS),
+            // Exits 1 when no branch has an upstream: no merges, not an error.
+            merges: start_git(
+                dir,
+                &["config", "-z", "--get-regexp", r"^branch\..*\.merge$"],
+            ),
+        }
+    }
+
+    fn finish(self) -> RepoReads {
         RepoReads {
-            status: status.finish(),
-            heads,
-            merges: parse_merges(&merges.finish().unwrap_or_default()),
+            status: self.status.finish(),
+            heads: self.heads.finish().map(|out| parse_branches(&out)),
+            merges: parse_merges(&self.merges.finish().unwrap_or_default()),
         }
     }
 }
@@ -128,16 +155,22 @@ pub struct Prefetch {
 }
 
 impl Prefetch {
-    /// Start reading the repository containing `dir`; `None` when no thread can be started
-    /// (the snapshot then reads it itself).
+    /// Start reading the repository containing `dir`. `None` when no directory from `dir` up
+    /// has a `.git` (no git process is started for a cwd outside every repository) or no thread
+    /// can be started; the snapshot then reads what it needs itself.
     pub fn start(dir: &Path) -> Option<Prefetch> {
+        if !dir.ancestors().any(|d| d.join(".git").exists()) {
+            return None;
+        }
         let owned = dir.to_owned();
         let thread = std::thread::Builder::new()
             .name("cairn-git-prefetch".into())
             .spawn(move || {
-                let repo = Repo::discover(&owned).ok()?;
-                let reads = RepoReads::read(&repo);
-                Some((repo, reads))
+                // The reads start with the discovery, not after it.
+                let pending = PendingReads::start(&owned);
+                let repo = Repo::discover(&owned);
+                let reads = pending.finish();
+                Some((repo.ok()?, reads))
             })
             .ok()?;
         Some(Prefetch {
@@ -536,13 +569,11 @@ mod tests {
             .collect();
         assert_eq!(applied, vec![("pr-42", &[42][..])]);
 
+        // No `.git` above: nothing started. A `.git` that is no repository: no reads.
         let outside = tempfile::tempdir().unwrap();
-        assert!(
-            Prefetch::start(outside.path())
-                .unwrap()
-                .finish()
-                .1
-                .is_none()
-        );
+        assert!(Prefetch::start(outside.path()).is_none());
+        std::fs::create_dir(outside.path().join(".git")).unwrap();
+        let (_, found) = Prefetch::start(outside.path()).unwrap().finish();
+        assert!(found.is_none());
     }
 }
