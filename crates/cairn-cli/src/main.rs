@@ -299,13 +299,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Hook { agent } => {
-            let cairn = open(g)?;
             let mut input = String::new();
             std::io::stdin()
                 .read_to_string(&mut input)
                 .context("cannot read the hook input on stdin")?;
+            // Parsed before the archive opens: its git reads start now.
+            let input = cairn_core::hooks::HookInput::parse(&input)?;
+            let cairn = open(g)?;
             let agent = agent.map(Agent::from).or_else(agent_from_env);
-            cairn.hook(&input, agent, &g.dir)?;
+            cairn.hook_parsed(input, agent, &g.dir)?;
         }
         Command::Hooks {
             command: HooksCommand::Install { agent, dry_run },

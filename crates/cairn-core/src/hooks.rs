@@ -1,4 +1,4 @@
-//! Installing Cairn's capture hook into an agent's settings.
+//! Installing Cairn's capture hook into an agent's settings, and reading what the hook is given.
 //!
 //! Claude Code reads hooks from `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR` moves it), Codex
 //! from `~/.codex/hooks.json` (`$CODEX_HOME`). Both use the same shape: event → matcher groups →
@@ -13,6 +13,35 @@ use serde_json::{Map, Value, json};
 
 use crate::archive::Agent;
 use crate::error::{Error, Result};
+
+/// The JSON an agent's hook writes on stdin (`transcript_path`, `cwd`, …), parsed.
+///
+/// Parsing also starts reading the git repository around the payload's `cwd` on a thread
+/// ([`crate::git::snapshot::Prefetch`]): in a large worktree `git status` is most of a hook's
+/// time, and it then runs while the archive is opened and the transcript captured.
+#[derive(Debug)]
+pub struct HookInput {
+    pub(crate) payload: Value,
+    pub(crate) prefetch: Option<crate::git::snapshot::Prefetch>,
+}
+
+impl HookInput {
+    pub fn parse(input: &str) -> Result<HookInput> {
+        let payload: Value = serde_json::from_str(input)
+            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        let names_transcript = payload
+            .get("transcript_path")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+        let prefetch = payload
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(Path::new)
+            .filter(|dir| names_transcript && dir.is_absolute() && dir.is_dir())
+            .and_then(crate::git::snapshot::Prefetch::start);
+        Ok(HookInput { payload, prefetch })
+    }
+}
 
 /// What an install did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -257,8 +257,18 @@ impl Cairn {
         agent: Option<Agent>,
         base_dir: &Path,
     ) -> Result<Option<SyncReport>> {
-        let payload: serde_json::Value = serde_json::from_str(input)
-            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        self.hook_parsed(hooks::HookInput::parse(input)?, agent, base_dir)
+    }
+
+    /// [`Cairn::hook`] with the payload parsed beforehand: a front door parses it before
+    /// opening the archive so that the git reads it starts overlap the opening too.
+    pub fn hook_parsed(
+        &self,
+        input: hooks::HookInput,
+        agent: Option<Agent>,
+        base_dir: &Path,
+    ) -> Result<Option<SyncReport>> {
+        let hooks::HookInput { payload, prefetch } = input;
         let Some(transcript) = payload
             .get("transcript_path")
             .and_then(|v| v.as_str())
@@ -279,13 +289,6 @@ impl Cairn {
                 path.display()
             )));
         }
-        // The repository around the agent's cwd is read while the transcript is captured.
-        let prefetch = payload
-            .get("cwd")
-            .and_then(|v| v.as_str())
-            .map(Path::new)
-            .filter(|dir| dir.is_absolute() && dir.is_dir())
-            .and_then(git::snapshot::Prefetch::start);
         let agent = agent
             .or_else(|| discover::guess_agent(&path))
             .or_else(|| sniff_agent(&path))
