@@ -41,8 +41,10 @@ fn ok(env: &Env, args: &[&str]) -> String {
     let out = cairn(env, args);
     assert!(
         out.status.success(),
-        "cairn {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "cairn {args:?} failed ({}): {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8(out.stdout).unwrap()
 }
