@@ -506,12 +506,12 @@ impl Cairn {
         let store = self.store();
         let now = jiff::Timestamp::now();
         let mut resp = if req.mode.is_semantic() && !req.text.trim().is_empty() {
-            let (matrix, query) = self.semantic_query(&store, VectorStore::Recall, &req.text)?;
-            let sem = recall::hybrid::SemanticQuery {
+            let matrix = self.fresh_matrix(&store, VectorStore::Recall)?;
+            let pending = recall::hybrid::PendingQuery {
                 matrix: &matrix,
-                query: &query,
+                embed: Box::new(|| self.semantic.embed_query(&req.text)),
             };
-            recall::query(store.conn(), req, now.as_second(), Some(&sem))?
+            recall::query(store.conn(), req, now.as_second(), Some(pending))?
         } else {
             recall::query(store.conn(), req, now.as_second(), None)?
         };
@@ -844,11 +844,20 @@ impl Cairn {
         std::sync::Arc<semantic::vectors::Matrix>,
         std::sync::Arc<[f32]>,
     )> {
-        let fingerprint = self.semantic.store_fingerprint(which)?;
-        let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
-        let matrix = self.semantic.cache.get(store.conn(), &state)?;
+        let matrix = self.fresh_matrix(store, which)?;
         let query = self.semantic.embed_query(text)?;
         Ok((matrix, query))
+    }
+
+    /// The fresh matrix of `store`, or the typed error saying why semantic search cannot run.
+    fn fresh_matrix(
+        &self,
+        store: &Store,
+        which: VectorStore,
+    ) -> Result<std::sync::Arc<semantic::vectors::Matrix>> {
+        let fingerprint = self.semantic.store_fingerprint(which)?;
+        let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
+        self.semantic.cache.get(store.conn(), &state)
     }
 
     /// Forget the cached query embeddings (the next query of each text runs the model again).

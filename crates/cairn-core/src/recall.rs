@@ -78,20 +78,30 @@ pub fn policy(mode: Mode) -> &'static str {
 }
 
 /// Run a query (or a brief) and say what was found. Recording is the caller's decision.
-/// Vector and hybrid modes need `semantic` (the caller checked the vectors are fresh); a query
-/// with no text lists by recency in every mode.
+/// Vector and hybrid modes need `semantic` (the caller checked the vectors are fresh; the
+/// query is embedded only when needed); a query with no text lists by recency in every mode.
 pub fn query(
     conn: &Connection,
     req: &QueryRequest,
     now_secs: i64,
-    semantic: Option<&hybrid::SemanticQuery<'_>>,
+    semantic: Option<hybrid::PendingQuery<'_>>,
 ) -> Result<QueryResponse> {
     let has_words = !req.text.trim().is_empty();
     let results = match (req.mode, semantic) {
         (Mode::Lexical, _) => rank::rank(conn, &req.text, &req.filters, now_secs)?,
         (_, _) if !has_words => rank::rank(conn, &req.text, &req.filters, now_secs)?,
-        (Mode::Vector, Some(sem)) => hybrid::vector(conn, sem, &req.filters)?,
-        (Mode::Hybrid, Some(sem)) => hybrid::hybrid(conn, &req.text, sem, &req.filters, now_secs)?,
+        (Mode::Vector, Some(pending)) => {
+            let matrix = pending.matrix;
+            let query = pending.embed()?;
+            let sem = hybrid::SemanticQuery {
+                matrix,
+                query: &query,
+            };
+            hybrid::vector(conn, &sem, &req.filters)?
+        }
+        (Mode::Hybrid, Some(pending)) => {
+            hybrid::hybrid(conn, &req.text, pending, &req.filters, now_secs)?
+        }
         (mode, None) => {
             return Err(Error::Invalid(format!(
                 "{} search needs the query's embedding; use --mode lexical",

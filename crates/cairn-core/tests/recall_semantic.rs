@@ -321,6 +321,75 @@ fn writes_refresh_vectors_and_stale_vectors_fail_closed() {
     assert!(err.to_string().contains("1 entries changed"), "{err}");
 }
 
+/// Hybrid embeds the query on a thread of its own while the lexical leg runs: a model that fails
+/// or panics there fails that one query with an error, and the next query works.
+#[test]
+fn a_failing_query_embedding_fails_the_hybrid_query_and_nothing_else() {
+    support::ensure_model();
+    let (_d, cairn) = support::recall_archive();
+    cairn.set_embedder(Arc::new(Other));
+    cairn
+        .embeddings_build(VectorStore::Recall, false, &|_, _| {})
+        .unwrap();
+    let question = "where is tracing documented";
+    let working = ask(&cairn, question, Mode::Hybrid).unwrap();
+    assert!(!working.is_empty());
+
+    cairn.set_embedder(Arc::new(Broken { panics: false }));
+    let err = ask(&cairn, question, Mode::Hybrid).unwrap_err();
+    assert!(
+        matches!(&err, Error::Endpoint { message, .. } if message == "connection refused"),
+        "{err:?}"
+    );
+
+    cairn.set_embedder(Arc::new(Broken { panics: true }));
+    let err = ask(&cairn, question, Mode::Hybrid).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("embedding failed") && msg.contains("--mode lexical"),
+        "{msg}"
+    );
+
+    // The archive lock was not poisoned and nothing was cached from the failures.
+    assert_eq!(
+        ask(&cairn, question, Mode::Lexical).unwrap()[0],
+        "otel-readme"
+    );
+    cairn.set_embedder(Arc::new(Other));
+    assert_eq!(ask(&cairn, question, Mode::Hybrid).unwrap(), working);
+}
+
+/// `Other`'s fingerprint and documents, but embedding a query fails (a server that went away)
+/// or panics (a broken model).
+struct Broken {
+    panics: bool,
+}
+
+impl Embedder for Broken {
+    fn fingerprint(&self) -> &str {
+        Other.fingerprint()
+    }
+    fn dims(&self) -> usize {
+        Other.dims()
+    }
+    fn embed(&self, texts: &[&str], kind: InputKind) -> cairn_core::Result<Vec<f32>> {
+        if kind != InputKind::Query {
+            return Other.embed(texts, kind);
+        }
+        assert!(!self.panics, "the test model panics on queries");
+        Err(Error::Endpoint {
+            endpoint: "http://127.0.0.1:9".into(),
+            message: "connection refused".into(),
+        })
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "broken test model".into()
+    }
+}
+
 /// A stand-in embedder with another fingerprint that only embeds when asked.
 struct Other;
 

@@ -21,6 +21,7 @@
 //! found complete for the present corpus.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rusqlite::{Connection, params_from_iter};
 
@@ -41,6 +42,22 @@ pub const MIN_COVERAGE: f64 = 0.5;
 pub struct SemanticQuery<'a> {
     pub matrix: &'a Matrix,
     pub query: &'a [f32],
+}
+
+/// The query side before the query is embedded: the entries' vectors, and the work that embeds
+/// the query. Hybrid runs that work on a thread of its own while the lexical leg reads the
+/// index: the model's products on a short query keep one core busy, so on two cores the lexical
+/// leg costs no wall time.
+pub struct PendingQuery<'a> {
+    pub matrix: &'a Matrix,
+    pub embed: Box<dyn FnOnce() -> Result<Arc<[f32]>> + Send + 'a>,
+}
+
+impl PendingQuery<'_> {
+    /// Embed the query here, on the caller's thread.
+    pub fn embed(self) -> Result<Arc<[f32]>> {
+        (self.embed)()
+    }
 }
 
 fn db(e: rusqlite::Error) -> crate::Error {
@@ -118,16 +135,49 @@ pub fn vector(
     rank::load(conn, rows)
 }
 
-/// Hybrid mode.
+/// Hybrid mode: the query is embedded (`pending`) while the lexical leg runs.
 pub fn hybrid(
     conn: &Connection,
     text: &str,
-    sem: &SemanticQuery<'_>,
+    pending: PendingQuery<'_>,
     filters: &Filters,
     now_secs: i64,
 ) -> Result<Vec<Ranked>> {
+    let PendingQuery { matrix, embed } = pending;
+    let (lexical, query) = std::thread::scope(|s| {
+        let embedding = std::thread::Builder::new()
+            .name("cairn-query-embed".into())
+            .spawn_scoped(s, embed);
+        let lexical = rank::scored(conn, text, filters, now_secs, LEG);
+        let query = match embedding {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(crate::Error::Invalid(
+                    "the query's embedding failed (the model panicked); try --mode lexical".into(),
+                ))
+            }),
+            // The work went with the thread that could not start.
+            Err(e) => Err(crate::Error::Invalid(format!(
+                "could not start a thread to embed the query ({e}); try --mode lexical"
+            ))),
+        };
+        (lexical, query)
+    });
+    let (lexical, query) = (lexical?, query?);
+    let sem = SemanticQuery {
+        matrix,
+        query: &query,
+    };
+    fuse(conn, lexical, &sem, filters)
+}
+
+/// Fuse the lexical leg with the vector leg of `sem`.
+fn fuse(
+    conn: &Connection,
+    lexical: Vec<rank::Scored>,
+    sem: &SemanticQuery<'_>,
+    filters: &Filters,
+) -> Result<Vec<Ranked>> {
     let limit = filters.limit() as usize;
-    let lexical = rank::scored(conn, text, filters, now_secs, LEG)?;
     let vector = vector_leg(conn, sem, filters, LEG)?;
     let mut rowids: HashMap<String, i64> = HashMap::new();
     let mut breakdowns: HashMap<String, ScoreBreakdown> = HashMap::new();
