@@ -75,8 +75,9 @@ pub(crate) fn vector_leg(
     // A quarter more than asked covers the usual filters (most entries are accepted); doubling
     // covers selective ones. (Hybrid's 500-deep leg used to start at 2000 rows to check.)
     let mut k = (limit + limit / 4).max(200);
+    let scores = sem.matrix.scores(sem.query);
     loop {
-        let top = sem.matrix.top(sem.query, k);
+        let top = sem.matrix.top_of(&scores, k);
         let ids: String = top
             .iter()
             .map(|(rowid, _)| rowid.to_string())

@@ -157,10 +157,17 @@ pub(crate) fn scored(
         })
         .collect();
     let mut per_term = POSTINGS_PER_TERM;
+    let max_per_term = POSTINGS_PER_TERM * 64;
+    let truncated_at = |per_term: usize| dfs.iter().any(|df| *df > per_term as f64);
+    // A depth whose postings cannot add up to `limit` candidates would be widened below
+    // anyway: skip it (hybrid's 500-deep leg starts at 512 a term instead of reading 64 first).
+    let live_terms = dfs.iter().filter(|df| **df > 0.0).count();
+    while live_terms * per_term < limit && truncated_at(per_term) && per_term < max_per_term {
+        per_term *= 8;
+    }
     loop {
         let passing = candidates(conn, &terms, &dfs, &idf, filters, per_term, limit)?;
-        let truncated = dfs.iter().any(|df| *df > per_term as f64);
-        if passing.len() < limit && truncated && per_term < POSTINGS_PER_TERM * 64 {
+        if passing.len() < limit && truncated_at(per_term) && per_term < max_per_term {
             // Selective filters left too few: read deeper into the postings.
             per_term *= 8;
             continue;
@@ -232,10 +239,39 @@ fn candidates(
     if approx.is_empty() {
         return Ok(Vec::new());
     }
+    // Only the best `want` passing candidates are kept, so the filters are checked on the best
+    // by approximate score first, widening while too few pass. Every candidate tied with the
+    // last one checked is checked too: whatever is left out scores strictly lower than all that
+    // was checked, so once `want` pass, they are exactly the `want` best that pass.
+    let want = RESCORE.max(limit);
+    let mut ranked: Vec<(i64, f64)> = approx.into_iter().collect();
+    ranked.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+    let mut n = (want + want / 4).min(ranked.len());
+    loop {
+        while n < ranked.len() && ranked[n].1 == ranked[n - 1].1 {
+            n += 1;
+        }
+        let mut passing = passing_meta(conn, &ranked[..n], filters)?;
+        if passing.len() >= want || n == ranked.len() {
+            passing.sort_by(|a, b| b.approx.total_cmp(&a.approx).then_with(|| a.id.cmp(&b.id)));
+            passing.truncate(want);
+            return Ok(passing);
+        }
+        n = n.saturating_mul(2).min(ranked.len());
+    }
+}
+
+/// The scoring metadata of the candidates (rowid, approximate score) passing `filters`.
+fn passing_meta(
+    conn: &Connection,
+    candidates: &[(i64, f64)],
+    filters: &Filters,
+) -> Result<Vec<Meta>> {
+    let approx: HashMap<i64, f64> = candidates.iter().copied().collect();
     let (where_sql, filter_args) = filters.sql()?;
-    let ids: String = approx
-        .keys()
-        .map(i64::to_string)
+    let ids: String = candidates
+        .iter()
+        .map(|(rowid, _)| rowid.to_string())
         .collect::<Vec<_>>()
         .join(",");
     let sql = format!(
@@ -266,8 +302,6 @@ fn candidates(
         m.approx = approx.get(&m.rowid).copied().unwrap_or(0.0);
         passing.push(m);
     }
-    passing.sort_by(|a, b| b.approx.total_cmp(&a.approx).then_with(|| a.id.cmp(&b.id)));
-    passing.truncate(RESCORE.max(limit));
     Ok(passing)
 }
 
@@ -292,25 +326,48 @@ fn rescore(
     let mut stmt = conn
         .prepare(&format!("SELECT entry_rowid, title, body, trigger, evidence FROM recall_terms WHERE entry_rowid IN ({ids})"))
         .map_err(db)?;
-    let mut fields: HashMap<i64, [String; 4]> = HashMap::new();
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
-            ))
-        })
-        .map_err(db)?;
-    for row in rows {
-        let (rowid, f) = row.map_err(db)?;
-        fields.insert(rowid, f);
-    }
-    let mut scored: Vec<(Meta, ScoreBreakdown)> = Vec::new();
-    for meta in passing {
-        let Some(f) = fields.get(&meta.rowid) else {
+    // Scored straight from SQLite's row buffers: hybrid's leg rescores 500 entries, and
+    // copying their analysed fields out first cost as much as scoring them.
+    let slot: HashMap<i64, usize> = passing
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.rowid, i))
+        .collect();
+    let mut breakdowns: Vec<Option<ScoreBreakdown>> = vec![None; passing.len()];
+    let mut rows = stmt.query([]).map_err(db)?;
+    while let Some(row) = rows.next().map_err(db)? {
+        let rowid: i64 = row.get(0).map_err(db)?;
+        let Some(&i) = slot.get(&rowid) else {
             continue;
         };
-        let b = score(terms, idf, f, &stats.avg_len, &meta, now_secs);
+        let text = |c: usize| -> Result<&str> {
+            let v = row.get_ref(c).map_err(db)?;
+            match v {
+                rusqlite::types::ValueRef::Null => Ok(""),
+                other => other.as_str().map_err(|e| {
+                    db(rusqlite::Error::FromSqlConversionFailure(
+                        c,
+                        v.data_type(),
+                        Box::new(e),
+                    ))
+                }),
+            }
+        };
+        let fields = [text(1)?, text(2)?, text(3)?, text(4)?];
+        breakdowns[i] = Some(score(
+            terms,
+            idf,
+            &fields,
+            &stats.avg_len,
+            &passing[i],
+            now_secs,
+        ));
+    }
+    let mut scored: Vec<(Meta, ScoreBreakdown)> = Vec::new();
+    for (meta, b) in passing.into_iter().zip(breakdowns) {
+        let Some(b) = b else {
+            continue;
+        };
         if !b.matched_terms.is_empty() && b.total > 0.0 {
             scored.push((meta, b));
         }
@@ -335,27 +392,46 @@ fn rescore(
 fn score(
     terms: &[String],
     idf: &HashMap<&str, f64>,
-    fields: &[String; 4],
+    fields: &[&str; 4],
     avg_len: &[f64; 4],
     entry: &Meta,
     now_secs: i64,
 ) -> ScoreBreakdown {
-    let tokens: Vec<Vec<&str>> = fields
-        .iter()
-        .map(|f| f.split(' ').filter(|t| !t.is_empty()).collect())
-        .collect();
+    // One pass over each field: its length, each term's frequency, and which adjacent
+    // query-term pairs occur in order.
+    let mut len = [0usize; 4];
+    let mut tf = vec![[0usize; 4]; terms.len()];
+    let mut pair_found = vec![false; terms.len().saturating_sub(1)];
+    for (i, field) in fields.iter().enumerate() {
+        let mut prev: Option<&str> = None;
+        for tok in field.split(' ').filter(|t| !t.is_empty()) {
+            len[i] += 1;
+            for (j, t) in terms.iter().enumerate() {
+                if tok == t {
+                    tf[j][i] += 1;
+                }
+            }
+            if let Some(p) = prev {
+                for (j, pair) in terms.windows(2).enumerate() {
+                    if p == pair[0] && tok == pair[1] {
+                        pair_found[j] = true;
+                    }
+                }
+            }
+            prev = Some(tok);
+        }
+    }
     let mut b = ScoreBreakdown::default();
     let mut per_field = [0.0f64; 4];
     let idf_of = |t: &str| idf.get(t).copied().unwrap_or(0.0);
     let query_mass: f64 = terms.iter().map(|t| idf_of(t)).sum();
     let mut matched_mass = 0.0;
-    for t in terms {
+    for (t, tf) in terms.iter().zip(&tf) {
         let mut weighted = [0.0f64; 4];
-        for (i, toks) in tokens.iter().enumerate() {
-            let tf = toks.iter().filter(|x| **x == t.as_str()).count() as f64;
-            if tf > 0.0 {
-                let norm = 1.0 - B[i] + B[i] * (toks.len() as f64 / avg_len[i]);
-                weighted[i] = WEIGHTS[i] * tf / norm.max(0.01);
+        for i in 0..4 {
+            if tf[i] > 0 {
+                let norm = 1.0 - B[i] + B[i] * (len[i] as f64 / avg_len[i]);
+                weighted[i] = WEIGHTS[i] * tf[i] as f64 / norm.max(0.01);
             }
         }
         let tf_tilde: f64 = weighted.iter().sum();
@@ -376,11 +452,8 @@ fn score(
     }
     // Adjacent query-term pairs found in order in some field.
     let mut seen_pairs = HashSet::new();
-    for pair in terms.windows(2) {
-        let hit = tokens
-            .iter()
-            .any(|toks| toks.windows(2).any(|w| w[0] == pair[0] && w[1] == pair[1]));
-        if hit && seen_pairs.insert((pair[0].clone(), pair[1].clone())) {
+    for (pair, hit) in terms.windows(2).zip(pair_found) {
+        if hit && seen_pairs.insert((pair[0].as_str(), pair[1].as_str())) {
             b.phrase += 0.4;
         }
     }

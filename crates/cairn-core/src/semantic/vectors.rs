@@ -597,7 +597,12 @@ impl Matrix {
 
     /// The `k` rows most similar to `query`, best first (ties by key), as (key, cosine).
     pub fn top(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {
-        let scores = self.scores(query);
+        self.top_of(&self.scores(query), k)
+    }
+
+    /// [`Matrix::top`] from [`Matrix::scores`] already computed: a caller that widens `k`
+    /// scans the matrix (15 MB at 10k entries, more than the caches hold) once.
+    pub fn top_of(&self, scores: &[f32], k: usize) -> Vec<(i64, f32)> {
         let mut idx: Vec<u32> = (0..scores.len() as u32).collect();
         let better = |a: &u32, b: &u32| {
             scores[*b as usize]

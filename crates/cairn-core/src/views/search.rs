@@ -158,8 +158,9 @@ fn vector_hits(
     limit: usize,
 ) -> rusqlite::Result<Vec<(SearchHit, f64)>> {
     let mut k = (limit * 4).max(200);
+    let scores = matrix.scores(query);
     loop {
-        let top = matrix.top(query, k);
+        let top = matrix.top_of(&scores, k);
         let ids: String = top
             .iter()
             .map(|(id, _)| id.to_string())
