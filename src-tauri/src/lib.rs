@@ -201,6 +201,14 @@ pub fn run() {
 /// `CAIRN_WEBKIT_DEFAULTS=1` leaves WebKit's own defaults alone (the end-to-end tests use it:
 /// WebKitWebDriver's first screenshot of a window started this way times out under Xvfb).
 fn webkit_environment() {
+    // Not a WebKit setting, but it must be set at the same moment: see
+    // `cairn_core::semantic::embed::thread_env_default`.
+    #[cfg(target_os = "linux")]
+    if let Some((name, value)) = cairn_core::semantic::embed::thread_env_default()
+        && let Err(error) = glib::setenv(name, value, false)
+    {
+        eprintln!("cairn-desktop: cannot set {name}: {error}");
+    }
     if std::env::var_os("CAIRN_WEBKIT_DEFAULTS").is_some_and(|v| v == "1") {
         return;
     }

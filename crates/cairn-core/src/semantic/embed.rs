@@ -41,6 +41,21 @@ pub enum InputKind {
     Document,
 }
 
+/// The environment variable a process that runs the local model should set at start, and its
+/// value, when the user has not set it: `RAYON_NUM_THREADS` = the available cores, rayon's own
+/// default, so no thread pool changes size. candle asks for its thread count on every matrix
+/// product and, without the variable, parses `/proc/cpuinfo` each time: 17% of a query's
+/// embedding in a profile (bench/NOTES.md). Binaries apply it before their second thread exists
+/// (changing the environment later is unsound); a library never does.
+pub fn thread_env_default() -> Option<(&'static str, String)> {
+    const VAR: &str = "RAYON_NUM_THREADS";
+    if std::env::var_os(VAR).is_some() {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    Some((VAR, cores.to_string()))
+}
+
 /// Something that turns texts into L2-normalised vectors of a fixed dimension.
 pub trait Embedder: Send + Sync {
     /// Identity of the vectors this embedder makes: model, dimension, recipe and weights. Vectors
@@ -179,6 +194,8 @@ pub struct LocalModel {
     fingerprint: String,
     dims: usize,
     pool: rayon::ThreadPool,
+    /// One thread, for single texts (queries).
+    single: rayon::ThreadPool,
     threads: usize,
     /// One forward pass at a time: each already uses every thread of the pool.
     busy: Mutex<()>,
@@ -238,6 +255,11 @@ impl LocalModel {
             .thread_name(|i| format!("cairn-embed-{i}"))
             .build()
             .map_err(|e| model_err(dir, format!("cannot start inference threads: {e}")))?;
+        let single = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "cairn-embed-query".into())
+            .build()
+            .map_err(|e| model_err(dir, format!("cannot start inference threads: {e}")))?;
         Ok(LocalModel {
             dir: dir.to_owned(),
             model,
@@ -245,6 +267,7 @@ impl LocalModel {
             fingerprint,
             dims,
             pool,
+            single,
             threads,
             busy: Mutex::new(()),
         })
@@ -315,7 +338,15 @@ impl Embedder for LocalModel {
             .busy
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.pool.install(|| -> Result<()> {
+        // A single short text (a query) gains nothing from a second thread: its products are
+        // too small to split. It runs on the calling thread's pool of one, leaving the other
+        // cores to what runs beside it (hybrid's lexical leg). Measured: bench/NOTES.md.
+        let pool = if texts.len() == 1 {
+            &self.single
+        } else {
+            &self.pool
+        };
+        pool.install(|| -> Result<()> {
             let encodings = self
                 .tokenizer
                 .encode_batch(texts.to_vec(), true)
