@@ -247,18 +247,12 @@ enum SkillsCommand {
     },
 }
 
-/// See [`cairn_core::semantic::embed::thread_env_default`].
-#[allow(unsafe_code)]
-fn set_thread_env() {
-    if let Some((name, value)) = cairn_core::semantic::embed::thread_env_default() {
-        // SAFETY: the first statement of `main`: this process has no other thread yet, so
-        // nothing can read the environment while it changes.
-        unsafe { std::env::set_var(name, value) };
-    }
-}
-
 fn main() -> ExitCode {
-    set_thread_env();
+    // SAFETY: the first statement of `main`: this process has no other thread yet.
+    #[allow(unsafe_code)]
+    unsafe {
+        cairn_core::semantic::embed::set_thread_env_default();
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

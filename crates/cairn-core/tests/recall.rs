@@ -602,3 +602,68 @@ fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
         "context_empty"
     );
 }
+
+/// The ranker checks the filters on its best candidates first and widens while too few pass.
+/// With a filter that rejects nine entries in ten, it must still return exactly the entries the
+/// unfiltered ranking would, in the same order, with the rejected ones left out.
+#[test]
+fn a_selective_filter_keeps_the_unfiltered_order_of_what_passes() {
+    let (_d, cairn) = archive();
+    // 200 entries of one session (so diversification keeps score order), each naming the
+    // widget a different number of times in a body of a different length; every tenth is a
+    // warning.
+    let text: Vec<String> = (0..200)
+        .map(|i| {
+            let mut v: serde_json::Value = serde_json::from_str(&line(
+                &format!("w{i:03}"),
+                BIG,
+                10,
+                20,
+                &format!("Note {i}"),
+                &format!(
+                    "{} {}",
+                    "widget ".repeat(1 + i % 7),
+                    "filler words about other things ".repeat(i % 13)
+                ),
+            ))
+            .unwrap();
+            if i % 10 == 3 {
+                v["type"] = json!("warning");
+            }
+            v.to_string()
+        })
+        .collect();
+    let report = cairn.recall_import(&text.join("\n"), false).unwrap();
+    assert_eq!(
+        (report.imported, report.errors.len()),
+        (200, 0),
+        "{report:?}"
+    );
+
+    let all = query(
+        &cairn,
+        "widget",
+        Filters {
+            limit: Some(500),
+            ..Filters::default()
+        },
+    );
+    assert_eq!(all.len(), 200);
+    let warnings: Vec<String> = all
+        .iter()
+        .filter(|id| id[1..].parse::<u32>().unwrap() % 10 == 3)
+        .cloned()
+        .collect();
+    for limit in [5, 10, 20] {
+        let filtered = query(
+            &cairn,
+            "widget",
+            Filters {
+                entry_type: Some(cairn_core::recall::model::EntryType::Warning),
+                limit: Some(limit),
+                ..Filters::default()
+            },
+        );
+        assert_eq!(filtered, warnings[..limit as usize], "limit {limit}");
+    }
+}

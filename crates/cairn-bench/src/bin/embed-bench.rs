@@ -65,17 +65,12 @@ fn pct(times: &mut [f64], p: f64) -> f64 {
     times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
 }
 
-/// As the CLI does: see [`cairn_core::semantic::embed::thread_env_default`].
-#[allow(unsafe_code)]
-fn set_thread_env() {
-    if let Some((name, value)) = cairn_core::semantic::embed::thread_env_default() {
-        // SAFETY: the first statement of `main`, before any other thread exists.
-        unsafe { std::env::set_var(name, value) };
-    }
-}
-
 fn main() -> Result<()> {
-    set_thread_env();
+    // SAFETY: the first statement of `main`, before any other thread exists.
+    #[allow(unsafe_code)]
+    unsafe {
+        cairn_core::semantic::embed::set_thread_env_default();
+    }
     let n: usize = arg("--entries", "10000").parse()?;
     let q: usize = arg("--queries", "200").parse()?;
     let threads: usize = arg("--threads", "0").parse()?;

@@ -436,11 +436,15 @@ impl Repo {
     }
 }
 
+/// Tests' git: runs `git -C dir args…` with a fixed author, optionally feeding `input`, and
+/// returns its trimmed stdout; panics when git fails.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use super::git_command;
+    use std::path::Path;
 
-    fn git(dir: &Path, args: &[&str], input: Option<&str>) -> String {
+    #[allow(clippy::unwrap_used)]
+    pub(crate) fn git(dir: &Path, args: &[&str], input: Option<&str>) -> String {
         let mut cmd = git_command(dir, args);
         cmd.env("GIT_AUTHOR_NAME", "T")
             .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
@@ -466,6 +470,12 @@ mod tests {
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::git;
+    use super::*;
 
     /// With paths, only the commits touching one of them, each listing only those files; a path
     /// is taken literally (a `*` in it is no glob).

@@ -341,17 +341,10 @@ fn rescore(
             continue;
         };
         let text = |c: usize| -> Result<&str> {
-            let v = row.get_ref(c).map_err(db)?;
-            match v {
-                rusqlite::types::ValueRef::Null => Ok(""),
-                other => other.as_str().map_err(|e| {
-                    db(rusqlite::Error::FromSqlConversionFailure(
-                        c,
-                        v.data_type(),
-                        Box::new(e),
-                    ))
-                }),
-            }
+            let v = row
+                .get_ref(c)
+                .and_then(|v| v.as_str_or_null().map_err(Into::into));
+            Ok(v.map_err(db)?.unwrap_or(""))
         };
         let fields = [text(1)?, text(2)?, text(3)?, text(4)?];
         breakdowns[i] = Some(score(

@@ -46,7 +46,8 @@ pub enum InputKind {
 /// default, so no thread pool changes size. candle asks for its thread count on every matrix
 /// product and, without the variable, parses `/proc/cpuinfo` each time: 17% of a query's
 /// embedding in a profile (bench/NOTES.md). Binaries apply it before their second thread exists
-/// (changing the environment later is unsound); a library never does.
+/// (changing the environment later is unsound): [`set_thread_env_default`], or their own safe
+/// `setenv` (the desktop's glib).
 pub fn thread_env_default() -> Option<(&'static str, String)> {
     const VAR: &str = "RAYON_NUM_THREADS";
     if std::env::var_os(VAR).is_some() {
@@ -54,6 +55,19 @@ pub fn thread_env_default() -> Option<(&'static str, String)> {
     }
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     Some((VAR, cores.to_string()))
+}
+
+/// Set [`thread_env_default`]'s variable in this process, for binaries without a safe `setenv`.
+///
+/// # Safety
+/// No other thread may exist while this runs (another thread could read the environment as it
+/// changes): call it first thing in `main`.
+#[allow(unsafe_code)]
+pub unsafe fn set_thread_env_default() {
+    if let Some((name, value)) = thread_env_default() {
+        // SAFETY: the caller guarantees this process has one thread.
+        unsafe { std::env::set_var(name, value) };
+    }
 }
 
 /// Something that turns texts into L2-normalised vectors of a fixed dimension.
@@ -197,7 +211,7 @@ pub struct LocalModel {
     /// One thread, for single texts (queries).
     single: rayon::ThreadPool,
     threads: usize,
-    /// One forward pass at a time: each already uses every thread of the pool.
+    /// One forward pass at a time: a batch already uses every thread of the pool.
     busy: Mutex<()>,
 }
 
