@@ -15,7 +15,7 @@ pub mod repo;
 pub mod snapshot;
 pub mod targets;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, params};
@@ -23,23 +23,56 @@ use rusqlite::{Connection, params};
 use crate::archive::capture::Touched;
 use crate::error::Result;
 
+/// Sessions a capture stored records for that no relink has taken up since: their capture
+/// committed, then the process died or the relink failed (migration `0011_link_pending`).
+pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT session_id FROM link_pending ORDER BY session_id")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// The captures of a session left on `link_pending` that no relink has compared yet and that
+/// have no snapshot: they get the one this relink takes, as they would have had it had their
+/// process lived (a rerun after a killed sync then ends as a clean sync).
+fn unsnapshotted_captures(conn: &Connection, session: i64) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT c.id FROM captures c
+         WHERE c.session_id = ?1 AND c.snapshot_id IS NULL
+           AND c.id > COALESCE((SELECT last_capture_id FROM association_state WHERE session_id = ?1), 0)
+         ORDER BY c.id",
+    )?
+    .query_map([session], |r| r.get(0))?
+    .collect()
+}
+
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
-/// attach it to the capture batches, and bring those sessions' links up to date. One
-/// transaction. `prefetch`: git reads a hook started before its capture, used for the
+/// attach it to the capture batches, and bring those sessions' links up to date, with those of
+/// any session an earlier capture left unlinked ([`pending_links`]). One transaction, which
+/// also clears what it relinked from `link_pending`. `prefetch`: git reads a hook started before its capture, used for the
 /// repository they turned out to be. Returns what the relink read.
 pub fn after_capture(
     conn: &mut Connection,
     touched: &Touched,
     prefetch: Option<snapshot::Prefetch>,
 ) -> Result<associate::LinkStats> {
-    if touched.sessions.is_empty() {
+    let db = |e| crate::archive::store::db_err(Path::new(":git"), e);
+    // Read first so that a capture with nothing to relink takes no write lock.
+    if touched.sessions.is_empty() && pending_links(conn).map_err(db)?.is_empty() {
         return Ok(associate::LinkStats::default());
     }
-    let db = |e| crate::archive::store::db_err(Path::new(":git"), e);
     let now = crate::archive::capture::now();
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;
+    let mut sessions = touched.sessions.clone();
+    let mut captures = touched.captures.clone();
+    let mut seen: HashSet<i64> = sessions.iter().copied().collect();
+    for row in pending_links(&tx).map_err(db)? {
+        if seen.insert(row) {
+            sessions.push(row);
+            captures.extend(unsnapshotted_captures(&tx, row).map_err(db)?);
+        }
+    }
     let mut cache = associate::RepoCache::default();
     let mut prefetched = None;
     if let Some(prefetch) = prefetch {
@@ -49,7 +82,7 @@ pub fn after_capture(
     }
     // Sessions grouped by the repository of their cwd.
     let mut by_repo: BTreeMap<std::path::PathBuf, (repo::Repo, Vec<i64>)> = BTreeMap::new();
-    for &session in &touched.sessions {
+    for &session in &sessions {
         let cwd: Option<String> = tx
             .prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")
             .map_err(db)?
@@ -86,7 +119,7 @@ pub fn after_capture(
                 "UPDATE captures SET snapshot_id = ?1 WHERE id = ?2 AND session_id = ?3",
             )
             .map_err(db)?;
-        for &capture in &touched.captures {
+        for &capture in &captures {
             for &session in sessions {
                 if attach
                     .execute(params![snapshot_id, capture, session])
@@ -98,7 +131,14 @@ pub fn after_capture(
             }
         }
     }
-    let stats = associate::associate(&tx, &touched.sessions, &mut cache)?;
+    let stats = associate::associate(&tx, &sessions, &mut cache)?;
+    let mut done = tx
+        .prepare_cached("DELETE FROM link_pending WHERE session_id = ?1")
+        .map_err(db)?;
+    for row in &sessions {
+        done.execute([row]).map_err(db)?;
+    }
+    drop(done);
     tx.commit().map_err(db)?;
     Ok(stats)
 }

@@ -326,6 +326,23 @@ impl Cairn {
         touched: &capture::Touched,
         prefetch: Option<git::snapshot::Prefetch>,
     ) {
+        // Evidence anchored in these sessions must still say what it said: the touched ones,
+        // and those an earlier capture stored but never relinked (it died first). Verified
+        // before the relink, which is what takes a session off the pending list.
+        let mut sessions = touched.sessions.clone();
+        match git::pending_links(store.conn()) {
+            Ok(pending) => {
+                let mut seen: std::collections::HashSet<i64> = sessions.iter().copied().collect();
+                sessions.extend(pending.into_iter().filter(|s| seen.insert(*s)));
+            }
+            Err(e) => tracing::warn!("reading the sessions left to relink failed: {e}"),
+        }
+        let now = capture::now();
+        for &session in &sessions {
+            if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {
+                tracing::warn!("verifying recall evidence failed: {e}");
+            }
+        }
         match git::after_capture(store.conn_mut(), touched, prefetch) {
             Ok(stats) => tracing::debug!(
                 sessions = stats.sessions,
@@ -336,13 +353,6 @@ impl Cairn {
                 "relinked"
             ),
             Err(e) => tracing::warn!("linking sessions to git failed: {e}"),
-        }
-        // Evidence anchored in these sessions must still say what it said.
-        let now = capture::now();
-        for &session in &touched.sessions {
-            if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {
-                tracing::warn!("verifying recall evidence failed: {e}");
-            }
         }
     }
 

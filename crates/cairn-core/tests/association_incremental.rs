@@ -361,3 +361,84 @@ fn stale_links_go_at_the_next_relink() {
     assert!(!after.iter().any(|l| l.contains("other")), "{after:#?}");
     assert!(after.len() > before.len());
 }
+
+/// A capture that committed its records and then died before relinking (killed between the
+/// two transactions) leaves its session on `link_pending`; the next capture, with nothing new
+/// to read, links it as a clean capture would have.
+#[test]
+fn a_session_left_unlinked_by_a_dead_capture_is_linked_by_the_next_one() {
+    use cairn_core::archive::capture::{Quiet, Trigger, capture_many};
+    use cairn_core::archive::discover::FoundFile;
+    use cairn_core::archive::sources::FileRole;
+
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let mut s = Session {
+        path: transcripts.join("s-cut.jsonl"),
+        id: "s-cut".into(),
+        cwd: repo.clone(),
+        branch: "main".into(),
+        n: 0,
+    };
+    s.user("add a file and commit it");
+    s.edit("a.txt", "a\n");
+    s.run_git(&["add", "a.txt"]);
+    s.run_git(&["commit", "-q", "-m", "add a"]);
+    s.say("committed");
+    let file = FoundFile {
+        agent: Agent::Claude,
+        role: FileRole::Main,
+        path: s.path.clone(),
+        parent_hint: None,
+        agent_id: None,
+    };
+    let pending = |db: &rusqlite::Connection| -> i64 {
+        db.query_row("SELECT count(*) FROM link_pending", [], |r| r.get(0))
+            .unwrap()
+    };
+
+    // The clean run: capture and relink.
+    let clean = dir.path().join("clean");
+    Cairn::open(&clean)
+        .unwrap()
+        .capture_paths(std::slice::from_ref(&file), &Quiet)
+        .unwrap();
+    let clean_db = rusqlite::Connection::open(clean.join("cairn.db")).unwrap();
+    let expected = links(&clean_db);
+    assert!(
+        expected.iter().any(|l| l.contains("edit_committed")),
+        "the clean capture found no commit link: {expected:#?}"
+    );
+    assert_eq!(
+        pending(&clean_db),
+        0,
+        "a clean capture left a session pending"
+    );
+
+    // The cut run: the records are committed, the relink never happens.
+    let cut = dir.path().join("cut");
+    let cairn = Cairn::open(&cut).unwrap();
+    let mut store = Store::open(&cut.join("cairn.db")).unwrap();
+    capture_many(
+        &mut store,
+        &cut,
+        std::slice::from_ref(&file),
+        Trigger::Sync,
+        &Quiet,
+    )
+    .unwrap();
+    drop(store);
+    let cut_db = rusqlite::Connection::open(cut.join("cairn.db")).unwrap();
+    assert!(links(&cut_db).is_empty(), "nothing relinked yet");
+    assert_eq!(pending(&cut_db), 1);
+
+    // The next capture reads nothing new, and still relinks the session left behind.
+    let report = cairn
+        .capture_paths(std::slice::from_ref(&file), &Quiet)
+        .unwrap();
+    assert_eq!(report.records_added, 0);
+    assert_eq!(links(&cut_db), expected);
+    assert_eq!(pending(&cut_db), 0);
+}

@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0008_association.sql"),
     include_str!("store/0009_checks.sql"),
     include_str!("store/0010_incremental_links.sql"),
+    include_str!("store/0011_link_pending.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,11 @@
+-- Migration: sessions whose new records are stored but not yet linked to git.
+--
+-- A capture stores records in one transaction and relinks the sessions it touched in the next
+-- (git::after_capture). A process killed, or a link that failed, between the two left those
+-- sessions unlinked for good: the next sync found nothing new in their files, so nothing asked
+-- for them to be relinked. The capture transaction now names each session it added records to
+-- here, and the relink deletes the row in its own transaction; every relink also takes up the
+-- sessions an earlier capture left here.
+CREATE TABLE link_pending (
+    session_id      INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE
+);
