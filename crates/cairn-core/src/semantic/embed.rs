@@ -401,7 +401,7 @@ impl Embedder for LocalModel {
 
     fn describe(&self) -> String {
         format!(
-            "local {LOCAL_MODEL_NAME} ({} dims, {} threads) from {}",
+            "local {LOCAL_MODEL_NAME} ({} dims; batches on {} threads, a single text on 1) from {}",
             self.dims,
             self.threads,
             self.dir.display()
