@@ -48,8 +48,9 @@ fn unsnapshotted_captures(conn: &Connection, session: i64) -> rusqlite::Result<V
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
 /// attach it to the capture batches, and bring those sessions' links up to date, with those of
 /// any session an earlier capture left unlinked ([`pending_links`]). One transaction, which
-/// also clears what it relinked from `link_pending`. `prefetch`: git reads a hook started before its capture, used for the
-/// repository they turned out to be. Returns what the relink read.
+/// also clears what it relinked from `link_pending`. `prefetch`: git reads a hook started
+/// before its capture, used for the repository they turned out to be; association reads the
+/// records and history while they finish. Returns what the relink read.
 pub fn after_capture(
     conn: &mut Connection,
     touched: &Touched,
@@ -74,12 +75,14 @@ pub fn after_capture(
         }
     }
     let mut cache = associate::RepoCache::default();
-    let mut prefetched = None;
-    if let Some(prefetch) = prefetch {
-        let (dir, found) = prefetch.finish();
-        cache.remember(dir, found.as_ref().map(|(repo, _)| repo.clone()));
-        prefetched = found;
+    if let Some(prefetch) = &prefetch {
+        let (dir, repo) = prefetch.repo();
+        cache.remember(dir, repo);
     }
+    // The records' and edits' links first: the git reads they need (history, commit headers)
+    // run while a hook's `git status` is still running. The snapshots are compared after.
+    let begun = associate::begin(&tx, &sessions, &mut cache)?;
+    let mut prefetched = prefetch.and_then(|p| p.finish().1);
     // Sessions grouped by the repository of their cwd.
     let mut by_repo: BTreeMap<std::path::PathBuf, (repo::Repo, Vec<i64>)> = BTreeMap::new();
     for &session in &sessions {
@@ -131,7 +134,7 @@ pub fn after_capture(
             }
         }
     }
-    let stats = associate::associate(&tx, &sessions, &mut cache)?;
+    let stats = associate::finish(&tx, begun, &mut cache)?;
     let mut done = tx
         .prepare_cached("DELETE FROM link_pending WHERE session_id = ?1")
         .map_err(db)?;

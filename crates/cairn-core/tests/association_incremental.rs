@@ -442,3 +442,97 @@ fn a_session_left_unlinked_by_a_dead_capture_is_linked_by_the_next_one() {
     assert_eq!(links(&cut_db), expected);
     assert_eq!(pending(&cut_db), 0);
 }
+
+/// Two processes racing: capture A stores its records, capture B stores and relinks, then A
+/// relinks and attaches its snapshot to a capture older than the one B compared. The session
+/// is rebuilt, so the snapshots are compared in capture order and the links are a rebuild's,
+/// although A's relink had read the state B left before its snapshot arrived.
+#[test]
+fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session() {
+    use cairn_core::archive::capture::{Quiet, Trigger, capture_many};
+    use cairn_core::archive::discover::FoundFile;
+    use cairn_core::archive::sources::FileRole;
+
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let data = dir.path().join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    let mut s = Session {
+        path: transcripts.join("s-race.jsonl"),
+        id: "s-race".into(),
+        cwd: repo.clone(),
+        branch: "main".into(),
+        n: 0,
+    };
+    s.user("start");
+    s.edit("a.txt", "a\n");
+    s.hook(&cairn);
+
+    // A: records stored, no relink yet.
+    s.user("switch branches");
+    s.run_git(&["checkout", "-q", "-b", "feature/race"]);
+    s.branch = "feature/race".into();
+    s.edit("b.txt", "b\n");
+    let file = FoundFile {
+        agent: Agent::Claude,
+        role: FileRole::Main,
+        path: s.path.clone(),
+        parent_hint: None,
+        agent_id: None,
+    };
+    let mut store = Store::open(&data.join("cairn.db")).unwrap();
+    capture_many(
+        &mut store,
+        &data,
+        std::slice::from_ref(&file),
+        Trigger::Sync,
+        &Quiet,
+    )
+    .unwrap();
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let capture_a: i64 = db
+        .query_row("SELECT max(id) FROM captures", [], |r| r.get(0))
+        .unwrap();
+
+    // B: more records, stored and relinked (A's capture has no snapshot yet).
+    s.run_git(&["add", "-A"]);
+    s.run_git(&["commit", "-q", "-m", "race work"]);
+    s.say("done");
+    s.hook(&cairn);
+    let session: i64 = db
+        .query_row("SELECT id FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let compared: i64 = db
+        .query_row(
+            "SELECT last_capture_id FROM association_state WHERE session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(compared > capture_a, "B's relink compared its own capture");
+
+    // A relinks last and attaches its snapshot to the older capture.
+    let late = cairn_core::git::after_capture(
+        store.conn_mut(),
+        &Touched {
+            sessions: vec![session],
+            captures: vec![capture_a],
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        late.rebuilt, 1,
+        "the late snapshot did not rebuild the session"
+    );
+    let got = links(&db);
+    assert!(
+        got.iter().any(|l| l.contains("feature/race")),
+        "no link to the branch the session switched to: {got:#?}"
+    );
+
+    rebuild(&data, Vec::new());
+    assert_eq!(got, links(&db), "the late relink differs from a rebuild");
+}

@@ -185,6 +185,15 @@ pub fn associate(
     session_rows: &[i64],
     cache: &mut RepoCache,
 ) -> Result<LinkStats> {
+    let begun = begin(conn, session_rows, cache)?;
+    finish(conn, begun, cache)
+}
+
+/// [`associate`] up to the snapshots: the records' links and the edits' links (the git reads
+/// association does itself) of every session. [`finish`] then compares the captures'
+/// snapshots; in between, the caller may take and attach the snapshots of this capture (a
+/// hook's `git status` runs while association reads history).
+pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<Begun> {
     // The earliest start among these sessions bounds the history to read (a hook associates one
     // live session: reading 90 days of every branch for it cost more than the capture).
     let mut floor: Option<i64> = None;
@@ -203,10 +212,48 @@ pub fn associate(
     cache.since_floor = floor.map(|f| f - SKEW_SECS);
     cache.single_session = session_rows.len() == 1;
     let mut stats = LinkStats::default();
+    let mut sessions = Vec::with_capacity(session_rows.len());
     for &row in session_rows {
-        relink(conn, row, cache, &mut stats)?;
+        sessions.push(relink_begin(conn, row, cache, &mut stats)?);
+    }
+    Ok(Begun { sessions, stats })
+}
+
+/// The rest of [`associate`] after [`begin`]: each session's new captures compared with the
+/// one before, and what carries over stored. A session whose state a snapshot attached since
+/// [`begin`] dropped (it arrived after a later capture was compared) is rebuilt.
+pub fn finish(conn: &Connection, begun: Begun, cache: &mut RepoCache) -> Result<LinkStats> {
+    let Begun {
+        sessions,
+        mut stats,
+    } = begun;
+    for session in sessions {
+        if session.had_state && State::load(conn, session.row).map_err(db)?.is_none() {
+            relink(conn, session.row, cache, &mut stats)?;
+        } else {
+            relink_finish(conn, session, &mut stats)?;
+        }
     }
     Ok(stats)
+}
+
+/// Sessions [`begin`] relinked up to their snapshots.
+#[derive(Debug)]
+pub struct Begun {
+    sessions: Vec<SessionBegun>,
+    stats: LinkStats,
+}
+
+/// One session's relink between [`relink_begin`] and [`relink_finish`].
+#[derive(Debug)]
+struct SessionBegun {
+    row: i64,
+    state: State,
+    /// The session had stored state when the relink began.
+    had_state: bool,
+    /// Repo-relative paths the session edited.
+    edited: BTreeSet<String>,
+    records: usize,
 }
 
 /// Forget what association carried over for a session, so its next relink rebuilds every link.
@@ -310,6 +357,18 @@ impl State {
 
 /// Bring one session's links up to date.
 fn relink(conn: &Connection, row: i64, cache: &mut RepoCache, stats: &mut LinkStats) -> Result<()> {
+    let session = relink_begin(conn, row, cache, stats)?;
+    relink_finish(conn, session, stats)
+}
+
+/// A relink up to the snapshots: the session's repository, its new records' links and its
+/// edits' links.
+fn relink_begin(
+    conn: &Connection,
+    row: i64,
+    cache: &mut RepoCache,
+    stats: &mut LinkStats,
+) -> Result<SessionBegun> {
     let facts = conn
         .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
         .map_err(db)?
@@ -337,7 +396,9 @@ fn relink(conn: &Connection, row: i64, cache: &mut RepoCache, stats: &mut LinkSt
             .execute(params![row, repo_row])
             .map_err(db)?;
     }
-    let mut state = match State::load(conn, row).map_err(db)? {
+    let loaded = State::load(conn, row).map_err(db)?;
+    let had_state = loaded.is_some();
+    let mut state = match loaded {
         Some(state) => state,
         None => {
             // Nothing carried over: every link is rebuilt from every record and snapshot.
@@ -388,13 +449,31 @@ fn relink(conn: &Connection, row: i64, cache: &mut RepoCache, stats: &mut LinkSt
         stats.links_written += insert_links(conn, row, &links, None)?;
     }
 
-    // 3. The snapshots of the captures since the last relink, each against the one before.
-    let edited: BTreeSet<&String> = edits.keys().collect();
+    Ok(SessionBegun {
+        row,
+        state,
+        had_state,
+        edited: edits.into_keys().collect(),
+        records: records.len(),
+    })
+}
+
+/// The rest of a relink: the snapshots of the captures since the last relink, each against the
+/// one before, then the state stored.
+fn relink_finish(conn: &Connection, session: SessionBegun, stats: &mut LinkStats) -> Result<()> {
+    let SessionBegun {
+        row,
+        mut state,
+        edited,
+        records,
+        ..
+    } = session;
+    let edited: BTreeSet<&String> = edited.iter().collect();
     let (links, compared) = snapshot_links(conn, row, &edited, &mut state)?;
     stats.captures_compared += compared;
     stats.links_written += insert_links(conn, row, &links, Some("snapshot"))?;
 
-    state.save(conn, row, records.len(), compared).map_err(db)?;
+    state.save(conn, row, records, compared).map_err(db)?;
     Ok(())
 }
 

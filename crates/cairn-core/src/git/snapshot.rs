@@ -151,6 +151,8 @@ fn parse_merges(out: &str) -> HashMap<String, String> {
 #[derive(Debug)]
 pub struct Prefetch {
     dir: PathBuf,
+    /// The repository, sent as soon as it is found (before the reads end).
+    found: std::sync::mpsc::Receiver<Option<Repo>>,
     thread: std::thread::JoinHandle<Option<(Repo, RepoReads)>>,
 }
 
@@ -163,20 +165,29 @@ impl Prefetch {
             return None;
         }
         let owned = dir.to_owned();
+        let (send, found) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("cairn-git-prefetch".into())
             .spawn(move || {
                 // The reads start with the discovery, not after it.
                 let pending = PendingReads::start(&owned);
-                let repo = Repo::discover(&owned);
+                let repo = Repo::discover(&owned).ok();
+                let _ = send.send(repo.clone());
                 let reads = pending.finish();
-                Some((repo.ok()?, reads))
+                Some((repo?, reads))
             })
             .ok()?;
         Some(Prefetch {
             dir: dir.to_owned(),
+            found,
             thread,
         })
+    }
+
+    /// The directory and its repository (`None` outside a worktree), as soon as the discovery
+    /// is done: the reads may still be running. Once only; later calls answer `None`.
+    pub fn repo(&self) -> (PathBuf, Option<Repo>) {
+        (self.dir.clone(), self.found.recv().ok().flatten())
     }
 
     /// Wait for the reads: the directory, and its repository with the reads, or `None` when
