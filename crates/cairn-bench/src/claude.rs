@@ -121,6 +121,22 @@ fn tool_name(seg: &Segment) -> Option<&str> {
         .as_str()
 }
 
+/// Blocks of `kind` (`tool_use`, `tool_result`) in a segment's lines.
+fn count_blocks(seg: &Segment, kind: &str) -> usize {
+    seg.iter()
+        .filter_map(|line| line.value.pointer("/message/content")?.as_array())
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+        .count()
+}
+
+/// A segment that can become a `git commit` call: one call, and its result (a real session's
+/// interrupted or parallel calls would leave the commit without its output, and so without
+/// the evidence skim finds it by).
+fn one_call_with_result(seg: &Segment) -> bool {
+    count_blocks(seg, "tool_use") == 1 && count_blocks(seg, "tool_result") == 1
+}
+
 fn read_lines(path: &Path) -> Result<Vec<Value>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -248,7 +264,7 @@ impl ClaudeModel {
                             task_calls += 1;
                             m.tasks.push(m.tools.len());
                         }
-                        if name == "Bash" {
+                        if name == "Bash" && one_call_with_result(&seg) {
                             m.bash.push(m.tools.len());
                         }
                         m.tools.push(seg);
@@ -787,4 +803,36 @@ pub fn project_dir(cwd: &str) -> String {
 /// A fresh session id.
 pub fn session_id(rng: &mut Rng) -> String {
     uuid(rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn seg(lines: &[Value]) -> Segment {
+        lines
+            .iter()
+            .map(|v| Template::new(v.clone(), None))
+            .collect()
+    }
+
+    #[test]
+    fn only_a_single_call_with_its_result_can_become_the_commit() {
+        let call = |id: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "ls"}});
+        let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "ok"});
+        let assistant =
+            |blocks: Vec<Value>| json!({"type": "assistant", "message": {"content": blocks}});
+        let user = |blocks: Vec<Value>| json!({"type": "user", "message": {"content": blocks}});
+
+        let one = seg(&[assistant(vec![call("a")]), user(vec![result("a")])]);
+        assert!(one_call_with_result(&one));
+        let unanswered = seg(&[assistant(vec![call("a")])]);
+        assert!(!one_call_with_result(&unanswered));
+        let parallel = seg(&[
+            assistant(vec![call("a"), call("b")]),
+            user(vec![result("b")]),
+        ]);
+        assert!(!one_call_with_result(&parallel));
+    }
 }
