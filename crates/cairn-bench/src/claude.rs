@@ -121,20 +121,28 @@ fn tool_name(seg: &Segment) -> Option<&str> {
         .as_str()
 }
 
-/// Blocks of `kind` (`tool_use`, `tool_result`) in a segment's lines.
-fn count_blocks(seg: &Segment, kind: &str) -> usize {
+/// The call ids of a segment's blocks of `kind`: `tool_use` blocks by `id`, `tool_result`
+/// blocks by `tool_use_id`.
+fn block_ids<'s>(seg: &'s Segment, kind: &str, key: &str) -> Vec<Option<&'s str>> {
     seg.iter()
         .filter_map(|line| line.value.pointer("/message/content")?.as_array())
         .flatten()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
-        .count()
+        .map(|b| b.get(key).and_then(Value::as_str))
+        .collect()
 }
 
-/// A segment that can become a `git commit` call: one call, and its result (a real session's
-/// interrupted or parallel calls would leave the commit without its output, and so without
-/// the evidence skim finds it by).
+/// A segment that can become a `git commit` call: one call, and that call's result (a real
+/// session's interrupted or parallel calls would leave the commit without its output, and so
+/// without the evidence skim finds it by).
 fn one_call_with_result(seg: &Segment) -> bool {
-    count_blocks(seg, "tool_use") == 1 && count_blocks(seg, "tool_result") == 1
+    match (
+        block_ids(seg, "tool_use", "id").as_slice(),
+        block_ids(seg, "tool_result", "tool_use_id").as_slice(),
+    ) {
+        ([Some(call)], [Some(result)]) => call == result,
+        _ => false,
+    }
 }
 
 fn read_lines(path: &Path) -> Result<Vec<Value>> {
@@ -834,5 +842,7 @@ mod tests {
             user(vec![result("b")]),
         ]);
         assert!(!one_call_with_result(&parallel));
+        let anothers = seg(&[assistant(vec![call("a")]), user(vec![result("z")])]);
+        assert!(!one_call_with_result(&anothers));
     }
 }
