@@ -31,6 +31,20 @@ pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
         .collect()
 }
 
+/// Failed relinks a session stays on `link_pending` for. Then it is given up, and relinked
+/// when it next changes: a session whose relink always fails must not take every later relink
+/// down with it.
+pub const MAX_LINK_ATTEMPTS: i64 = 3;
+
+/// After a relink failed (its transaction rolled back): count an attempt against every pending
+/// session and give up those that reached [`MAX_LINK_ATTEMPTS`]. Returns how many were given up.
+pub fn relink_failed(conn: &Connection) -> rusqlite::Result<usize> {
+    conn.prepare_cached("UPDATE link_pending SET attempts = attempts + 1")?
+        .execute([])?;
+    conn.prepare_cached("DELETE FROM link_pending WHERE attempts >= ?1")?
+        .execute([MAX_LINK_ATTEMPTS])
+}
+
 /// The captures of a session left on `link_pending` that no relink has compared yet and that
 /// have no snapshot: they get the one this relink takes, as they would have had it had their
 /// process lived (a rerun after a killed sync then ends as a clean sync).

@@ -352,7 +352,17 @@ impl Cairn {
                 links = stats.links_written,
                 "relinked"
             ),
-            Err(e) => tracing::warn!("linking sessions to git failed: {e}"),
+            Err(e) => {
+                tracing::warn!("linking sessions to git failed: {e}");
+                match git::relink_failed(store.conn()) {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(
+                        "{n} session(s) failed to relink {} times and are left as they are until they next change",
+                        git::MAX_LINK_ATTEMPTS
+                    ),
+                    Err(e) => tracing::warn!("counting the failed relink failed: {e}"),
+                }
+            }
         }
     }
 

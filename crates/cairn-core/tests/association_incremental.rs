@@ -536,3 +536,83 @@ fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session()
     rebuild(&data, Vec::new());
     assert_eq!(got, links(&db), "the late relink differs from a rebuild");
 }
+
+/// A session whose relink always fails is given up after `MAX_LINK_ATTEMPTS` failed relinks;
+/// until then it takes the relinks of other sessions down with it, after that they link again.
+#[test]
+fn a_session_whose_relink_always_fails_is_given_up_and_the_others_link_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let data = dir.path().join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    let session = |id: &str| Session {
+        path: transcripts.join(format!("{id}.jsonl")),
+        id: id.into(),
+        cwd: repo.clone(),
+        branch: "main".into(),
+        n: 0,
+    };
+    let (mut bad, mut good) = (session("s-bad"), session("s-good"));
+    for s in [&mut bad, &mut good] {
+        s.user("start");
+        s.edit(&format!("{}.txt", s.id), "a\n");
+        s.hook(&cairn);
+    }
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let row = |id: &str| -> i64 {
+        db.query_row("SELECT id FROM sessions WHERE session_id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let (bad_row, good_row) = (row("s-bad"), row("s-good"));
+    // From now on every relink of s-bad fails when it stores its state.
+    db.execute_batch(&format!(
+        "CREATE TRIGGER poison_insert BEFORE INSERT ON association_state WHEN NEW.session_id = {bad_row}
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END;
+         CREATE TRIGGER poison_update BEFORE UPDATE ON association_state WHEN NEW.session_id = {bad_row}
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END;"
+    ))
+    .unwrap();
+    let pending = || -> Vec<(i64, i64)> {
+        let mut stmt = db
+            .prepare("SELECT session_id, attempts FROM link_pending ORDER BY session_id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let scanned = |row: i64| -> (i64, i64) {
+        db.query_row(
+            "SELECT a.scanned_ordinal, s.next_ordinal - 1 FROM association_state a
+             JOIN sessions s ON s.id = a.session_id WHERE a.session_id = ?1",
+            [row],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+
+    bad.say("more");
+    bad.hook(&cairn);
+    assert_eq!(pending(), vec![(bad_row, 1)]);
+    // s-bad is taken up by s-good's relink, and fails it.
+    for attempt in 2..=3 {
+        good.say(&format!("turn {attempt}"));
+        good.hook(&cairn);
+        let (seen, last) = scanned(good_row);
+        assert!(seen < last, "s-good relinked while s-bad was pending");
+        if attempt < 3 {
+            assert_eq!(pending(), vec![(bad_row, attempt), (good_row, attempt - 1)]);
+        }
+    }
+    // The third failure gave s-bad up; s-good's next capture relinks it, and everything before.
+    assert_eq!(pending(), vec![(good_row, 2)]);
+    good.say("last");
+    good.hook(&cairn);
+    assert!(pending().is_empty());
+    let (seen, last) = scanned(good_row);
+    assert_eq!(seen, last, "s-good is not relinked up to its last record");
+}
