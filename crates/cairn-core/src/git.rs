@@ -31,6 +31,19 @@ pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
         .collect()
 }
 
+/// The sessions a relink after this capture takes up: the ones it touched, then those an
+/// earlier capture left on `link_pending` (in that order, each once).
+pub fn sessions_to_relink(conn: &Connection, touched: &[i64]) -> rusqlite::Result<Vec<i64>> {
+    let mut sessions = touched.to_vec();
+    let mut seen: HashSet<i64> = sessions.iter().copied().collect();
+    sessions.extend(
+        pending_links(conn)?
+            .into_iter()
+            .filter(|row| seen.insert(*row)),
+    );
+    Ok(sessions)
+}
+
 /// Failed relinks a session stays on `link_pending` for. Then it is given up, and relinked
 /// when it next changes: a session whose relink always fails must not take every later relink
 /// down with it.
@@ -68,7 +81,7 @@ fn unsnapshotted_captures(conn: &Connection, session: i64) -> rusqlite::Result<V
 pub fn after_capture(
     conn: &mut Connection,
     touched: &Touched,
-    prefetch: Option<snapshot::Prefetch>,
+    mut prefetch: Option<snapshot::Prefetch>,
 ) -> Result<associate::LinkStats> {
     let db = |e| crate::archive::store::db_err(Path::new(":git"), e);
     // Read first so that a capture with nothing to relink takes no write lock.
@@ -79,17 +92,13 @@ pub fn after_capture(
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;
-    let mut sessions = touched.sessions.clone();
+    let sessions = sessions_to_relink(&tx, &touched.sessions).map_err(db)?;
     let mut captures = touched.captures.clone();
-    let mut seen: HashSet<i64> = sessions.iter().copied().collect();
-    for row in pending_links(&tx).map_err(db)? {
-        if seen.insert(row) {
-            sessions.push(row);
-            captures.extend(unsnapshotted_captures(&tx, row).map_err(db)?);
-        }
+    for &row in &sessions[touched.sessions.len()..] {
+        captures.extend(unsnapshotted_captures(&tx, row).map_err(db)?);
     }
     let mut cache = associate::RepoCache::default();
-    if let Some(prefetch) = &prefetch {
+    if let Some(prefetch) = &mut prefetch {
         let (dir, repo) = prefetch.repo();
         cache.remember(dir, repo);
     }

@@ -329,14 +329,11 @@ impl Cairn {
         // Evidence anchored in these sessions must still say what it said: the touched ones,
         // and those an earlier capture stored but never relinked (it died first). Verified
         // before the relink, which is what takes a session off the pending list.
-        let mut sessions = touched.sessions.clone();
-        match git::pending_links(store.conn()) {
-            Ok(pending) => {
-                let mut seen: std::collections::HashSet<i64> = sessions.iter().copied().collect();
-                sessions.extend(pending.into_iter().filter(|s| seen.insert(*s)));
-            }
-            Err(e) => tracing::warn!("reading the sessions left to relink failed: {e}"),
-        }
+        let sessions =
+            git::sessions_to_relink(store.conn(), &touched.sessions).unwrap_or_else(|e| {
+                tracing::warn!("reading the sessions left to relink failed: {e}");
+                touched.sessions.clone()
+            });
         let now = capture::now();
         for &session in &sessions {
             if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {

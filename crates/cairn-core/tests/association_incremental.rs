@@ -9,7 +9,9 @@ use std::process::Command;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::archive::capture::Touched;
+use cairn_core::archive::capture::{Quiet, Touched, Trigger, capture_many};
+use cairn_core::archive::discover::FoundFile;
+use cairn_core::archive::sources::FileRole;
 use cairn_core::archive::store::Store;
 use serde_json::{Value, json};
 
@@ -55,6 +57,28 @@ struct Session {
 }
 
 impl Session {
+    /// A session on `main` in `cwd`, its transcript `<id>.jsonl` in `transcripts`.
+    fn new(transcripts: &Path, id: &str, cwd: &Path) -> Session {
+        Session {
+            path: transcripts.join(format!("{id}.jsonl")),
+            id: id.into(),
+            cwd: cwd.to_owned(),
+            branch: "main".into(),
+            n: 0,
+        }
+    }
+
+    /// The transcript as discovery finds it.
+    fn found(&self) -> FoundFile {
+        FoundFile {
+            agent: Agent::Claude,
+            role: FileRole::Main,
+            path: self.path.clone(),
+            parent_hint: None,
+            agent_id: None,
+        }
+    }
+
     fn line(&mut self, mut v: Value) {
         self.n += 1;
         let now = jiff::Timestamp::now()
@@ -126,6 +150,21 @@ impl Session {
     }
 }
 
+/// Capture the session's transcript into `data` and stop before the relink, as a process killed
+/// between the two transactions does. Returns the store it wrote with.
+fn capture_without_relink(data: &Path, s: &Session) -> Store {
+    let mut store = Store::open(&data.join("cairn.db")).unwrap();
+    capture_many(
+        &mut store,
+        data,
+        std::slice::from_ref(&s.found()),
+        Trigger::Sync,
+        &Quiet,
+    )
+    .unwrap();
+    store
+}
+
 /// What the last relink of the session read: (evidence records, captures compared).
 fn last_relink(db: &rusqlite::Connection) -> (i64, i64) {
     db.query_row(
@@ -190,13 +229,7 @@ fn a_hook_relinks_only_what_it_captured_and_matches_a_rebuild() {
     let cairn = Cairn::open(&data).unwrap();
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
-    let mut s = Session {
-        path: transcripts.join("s-long.jsonl"),
-        id: "s-long".into(),
-        cwd: repo.clone(),
-        branch: "main".into(),
-        n: 0,
-    };
+    let mut s = Session::new(&transcripts, "s-long", &repo);
     let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
     // Filler that makes the transcript long without adding evidence (a tool reading files).
     let filler = "fn filler() -> u32 { 42 }\n".repeat(2_000);
@@ -335,13 +368,7 @@ fn stale_links_go_at_the_next_relink() {
     let cairn = Cairn::open(&data).unwrap();
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
-    let mut s = Session {
-        path: transcripts.join("s-stale.jsonl"),
-        id: "s-stale".into(),
-        cwd: repo.clone(),
-        branch: "main".into(),
-        n: 0,
-    };
+    let mut s = Session::new(&transcripts, "s-stale", &repo);
     s.user("look");
     s.say("looked");
     s.hook(&cairn);
@@ -367,33 +394,17 @@ fn stale_links_go_at_the_next_relink() {
 /// to read, links it as a clean capture would have.
 #[test]
 fn a_session_left_unlinked_by_a_dead_capture_is_linked_by_the_next_one() {
-    use cairn_core::archive::capture::{Quiet, Trigger, capture_many};
-    use cairn_core::archive::discover::FoundFile;
-    use cairn_core::archive::sources::FileRole;
-
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(&dir.path().join("repo"));
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
-    let mut s = Session {
-        path: transcripts.join("s-cut.jsonl"),
-        id: "s-cut".into(),
-        cwd: repo.clone(),
-        branch: "main".into(),
-        n: 0,
-    };
+    let mut s = Session::new(&transcripts, "s-cut", &repo);
     s.user("add a file and commit it");
     s.edit("a.txt", "a\n");
     s.run_git(&["add", "a.txt"]);
     s.run_git(&["commit", "-q", "-m", "add a"]);
     s.say("committed");
-    let file = FoundFile {
-        agent: Agent::Claude,
-        role: FileRole::Main,
-        path: s.path.clone(),
-        parent_hint: None,
-        agent_id: None,
-    };
+    let file = s.found();
     let pending = |db: &rusqlite::Connection| -> i64 {
         db.query_row("SELECT count(*) FROM link_pending", [], |r| r.get(0))
             .unwrap()
@@ -420,16 +431,7 @@ fn a_session_left_unlinked_by_a_dead_capture_is_linked_by_the_next_one() {
     // The cut run: the records are committed, the relink never happens.
     let cut = dir.path().join("cut");
     let cairn = Cairn::open(&cut).unwrap();
-    let mut store = Store::open(&cut.join("cairn.db")).unwrap();
-    capture_many(
-        &mut store,
-        &cut,
-        std::slice::from_ref(&file),
-        Trigger::Sync,
-        &Quiet,
-    )
-    .unwrap();
-    drop(store);
+    drop(capture_without_relink(&cut, &s));
     let cut_db = rusqlite::Connection::open(cut.join("cairn.db")).unwrap();
     assert!(links(&cut_db).is_empty(), "nothing relinked yet");
     assert_eq!(pending(&cut_db), 1);
@@ -449,23 +451,13 @@ fn a_session_left_unlinked_by_a_dead_capture_is_linked_by_the_next_one() {
 /// although A's relink had read the state B left before its snapshot arrived.
 #[test]
 fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session() {
-    use cairn_core::archive::capture::{Quiet, Trigger, capture_many};
-    use cairn_core::archive::discover::FoundFile;
-    use cairn_core::archive::sources::FileRole;
-
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(&dir.path().join("repo"));
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
     let data = dir.path().join("data");
     let cairn = Cairn::open(&data).unwrap();
-    let mut s = Session {
-        path: transcripts.join("s-race.jsonl"),
-        id: "s-race".into(),
-        cwd: repo.clone(),
-        branch: "main".into(),
-        n: 0,
-    };
+    let mut s = Session::new(&transcripts, "s-race", &repo);
     s.user("start");
     s.edit("a.txt", "a\n");
     s.hook(&cairn);
@@ -475,22 +467,7 @@ fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session()
     s.run_git(&["checkout", "-q", "-b", "feature/race"]);
     s.branch = "feature/race".into();
     s.edit("b.txt", "b\n");
-    let file = FoundFile {
-        agent: Agent::Claude,
-        role: FileRole::Main,
-        path: s.path.clone(),
-        parent_hint: None,
-        agent_id: None,
-    };
-    let mut store = Store::open(&data.join("cairn.db")).unwrap();
-    capture_many(
-        &mut store,
-        &data,
-        std::slice::from_ref(&file),
-        Trigger::Sync,
-        &Quiet,
-    )
-    .unwrap();
+    let mut store = capture_without_relink(&data, &s);
     let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
     let capture_a: i64 = db
         .query_row("SELECT max(id) FROM captures", [], |r| r.get(0))
@@ -547,14 +524,10 @@ fn a_session_whose_relink_always_fails_is_given_up_and_the_others_link_again() {
     std::fs::create_dir_all(&transcripts).unwrap();
     let data = dir.path().join("data");
     let cairn = Cairn::open(&data).unwrap();
-    let session = |id: &str| Session {
-        path: transcripts.join(format!("{id}.jsonl")),
-        id: id.into(),
-        cwd: repo.clone(),
-        branch: "main".into(),
-        n: 0,
-    };
-    let (mut bad, mut good) = (session("s-bad"), session("s-good"));
+    let (mut bad, mut good) = (
+        Session::new(&transcripts, "s-bad", &repo),
+        Session::new(&transcripts, "s-good", &repo),
+    );
     for s in [&mut bad, &mut good] {
         s.user("start");
         s.edit(&format!("{}.txt", s.id), "a\n");

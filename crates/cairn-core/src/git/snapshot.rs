@@ -153,6 +153,8 @@ pub struct Prefetch {
     dir: PathBuf,
     /// The repository, sent as soon as it is found (before the reads end).
     found: std::sync::mpsc::Receiver<Option<Repo>>,
+    /// What `found` delivered, once it has.
+    repo: Option<Option<Repo>>,
     thread: std::thread::JoinHandle<Option<(Repo, RepoReads)>>,
 }
 
@@ -180,14 +182,20 @@ impl Prefetch {
         Some(Prefetch {
             dir: dir.to_owned(),
             found,
+            repo: None,
             thread,
         })
     }
 
     /// The directory and its repository (`None` outside a worktree), as soon as the discovery
-    /// is done: the reads may still be running. Once only; later calls answer `None`.
-    pub fn repo(&self) -> (PathBuf, Option<Repo>) {
-        (self.dir.clone(), self.found.recv().ok().flatten())
+    /// is done: the reads may still be running.
+    pub fn repo(&mut self) -> (PathBuf, Option<Repo>) {
+        let found = &self.found;
+        let repo = self
+            .repo
+            .get_or_insert_with(|| found.recv().ok().flatten())
+            .clone();
+        (self.dir.clone(), repo)
     }
 
     /// Wait for the reads: the directory, and its repository with the reads, or `None` when
