@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod archive;
+pub mod atomic;
 pub mod config;
 pub mod doctor;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod insights;
 mod insights_facade;
 pub mod keys;
 pub mod llm;
+pub mod private;
 pub mod recall;
 pub mod semantic;
 pub mod text;
