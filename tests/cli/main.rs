@@ -9,5 +9,6 @@ mod extract;
 mod fake_llm;
 mod harden;
 mod insights;
+mod private;
 mod recall;
 mod support;

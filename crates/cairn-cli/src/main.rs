@@ -125,7 +125,8 @@ enum Command {
         #[command(subcommand)]
         command: EmbeddingsCommand,
     },
-    /// Check source dirs, data dir, agents' retention settings and hooks.
+    /// Check source dirs, the data dir (who can read it; every database page), agents'
+    /// retention settings and hooks.
     Doctor,
     /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
     /// Without a target: the branch checked out in -C.

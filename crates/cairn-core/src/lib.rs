@@ -76,11 +76,17 @@ pub struct SyncOptions {
 impl Cairn {
     /// Open (creating if needed) the archive in `data_dir`. A data dir that cannot be written
     /// is opened read-only when it already holds an archive.
+    ///
+    /// The data dir is the user's alone ([`private`]): created 0700, and on a writable open
+    /// what is in it is tightened (its top level every time; everything below when the dir or
+    /// the database was open to others, as an older Cairn left them).
     pub fn open(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
         let data_dir = data_dir.into();
         let config = Config::load(&data_dir)?;
         let db = data_dir.join(DB_FILE);
-        let created = std::fs::create_dir_all(&data_dir);
+        let real = private::resolved(&data_dir);
+        let loose = private::is_open(&real) || private::is_open(&real.join(DB_FILE));
+        let created = private::create_dir_all(&data_dir);
         let mut no_room = None;
         let (store, read_only) = match created
             .map_err(|e| Error::write_in(&data_dir, &data_dir, e))
@@ -98,6 +104,11 @@ impl Cairn {
             },
             Err(err) => return Err(err),
         };
+        if !read_only {
+            for (path, e) in private::tighten_data_dir(&data_dir, loose) {
+                tracing::warn!("cannot make {} private: {e}", path.display());
+            }
+        }
         let semantic = semantic::Runtime::new(&config.embeddings, &data_dir);
         Ok(Cairn {
             data_dir,
@@ -711,7 +722,7 @@ impl Cairn {
             message: "recall.extract.model: is required; name the model the server serves".into(),
         })?;
         let lock_path = self.data_dir.join("extract.lock");
-        let lock = std::fs::OpenOptions::new()
+        let lock = private::open_options()
             .create(true)
             .truncate(false)
             .write(true)
@@ -1114,7 +1125,8 @@ impl Cairn {
             .unwrap_or_default()
     }
 
-    /// Health checks: data dir, database, source dirs, retention, hooks.
+    /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
+    /// dir, source dirs, retention, hooks.
     pub fn doctor(&self) -> DoctorReport {
         let mut checks = vec![Check {
             name: "data dir".into(),
@@ -1132,6 +1144,8 @@ impl Cairn {
                 self.data_dir.display().to_string()
             },
         }];
+        // Checked on a connection of its own, before the shared one is taken: reads go on.
+        let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {
             let store = self.store();
             let stats = store.conn().query_row(
@@ -1147,8 +1161,9 @@ impl Cairn {
                     ))
                 },
             );
-            checks.push(match stats {
-                Ok((sessions, records, warnings, secrets)) => Check {
+            checks.push(match (stats, damage) {
+                (_, Some(problems)) => doctor::damaged(store.path(), &problems),
+                (Ok((sessions, records, warnings, secrets)), None) => Check {
                     name: "archive".into(),
                     status: Status::Ok,
                     detail: format!(
@@ -1157,9 +1172,10 @@ impl Cairn {
                         store.schema_version().unwrap_or(0)
                     ),
                 },
-                Err(e) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
+                (Err(e), None) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
             });
         }
+        checks.push(doctor::permissions(&self.data_dir));
         checks.extend(doctor::environment_checks(
             &self.config,
             dirs::home_dir().as_deref(),
