@@ -295,22 +295,7 @@ impl Cairn {
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
             .map_or_else(|| base_dir.to_owned(), PathBuf::from);
-        let path = base.join(transcript);
-        if !path.is_file() {
-            return Err(Error::Invalid(format!(
-                "transcript path is not readable: {}",
-                path.display()
-            )));
-        }
-        let agent = agent
-            .or_else(|| discover::guess_agent(&path))
-            .or_else(|| sniff_agent(&path))
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "agent is required for {}: pass --agent claude|codex",
-                    path.display()
-                ))
-            })?;
+        let (agent, path) = hooks::accept_transcript(&self.config, &base.join(transcript), agent)?;
         let mut files: Vec<FoundFile> = discover::classify(agent, &path).into_iter().collect();
         if files.is_empty() {
             files.push(FoundFile {
@@ -322,7 +307,13 @@ impl Cairn {
             });
         }
         if agent == Agent::Claude && files[0].role == archive::sources::FileRole::Main {
-            files.extend(discover::claude_subagent_files(&path));
+            // Its sub-agents' files, held to the same rule (`subagents/` could be a symlink).
+            let dirs = discover::source_dirs(&self.config, agent);
+            files.extend(
+                discover::claude_subagent_files(&path)
+                    .into_iter()
+                    .filter(|f| dirs.iter().any(|d| discover::holds(&d.path, &f.path))),
+            );
         }
         let mut store = self.store();
         let (report, touched) =
@@ -1183,30 +1174,6 @@ impl Cairn {
         DoctorReport { checks }
     }
 }
-
-/// Tell Claude from Codex by the first line of a transcript.
-fn sniff_agent(path: &Path) -> Option<Agent> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
-    let mut first = String::new();
-    std::io::BufReader::new(file)
-        .take(1 << 20)
-        .read_line(&mut first)
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
-    if v.get("payload").is_some() || v.get("record_type").is_some() {
-        Some(Agent::Codex)
-    } else if v.get("sessionId").is_some()
-        || v.get("uuid").is_some()
-        || v.get("parentUuid").is_some()
-    {
-        Some(Agent::Claude)
-    } else {
-        None
-    }
-}
-
-use std::io::Read as _;
 
 #[cfg(test)]
 mod tests {
