@@ -164,13 +164,13 @@ pub fn export_dir(downloads: Option<PathBuf>, data_dir: &Path) -> PathBuf {
 }
 
 /// Write `bytes` to `dir/name`, or `dir/<stem> (2).<ext>` and so on when that exists: an
-/// export never replaces a file. Creates `dir` if needed.
+/// export never replaces a file. Creates `dir` if needed (0700); the export is 0600.
 pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> cairn_core::Result<PathBuf> {
     let write_err = |path: &Path, source| Error::Write {
         path: path.to_owned(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    cairn_core::private::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     let (stem, ext) = match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => (stem, Some(ext)),
         _ => (name, None),
@@ -183,7 +183,7 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> cairn_core::Result<Pat
         };
         let path = dir.join(candidate);
         // `create_new` fails when the file exists, so two exports never race onto one name.
-        match std::fs::OpenOptions::new()
+        match cairn_core::private::open_options()
             .write(true)
             .create_new(true)
             .open(&path)
@@ -214,8 +214,13 @@ mod tests {
         let second = write_new(&out, "insight-1-weekly.md", b"two").unwrap();
         assert_eq!(first, out.join("insight-1-weekly.md"));
         assert_eq!(second, out.join("insight-1-weekly (2).md"));
-        assert_eq!(std::fs::read_to_string(first).unwrap(), "one");
-        assert_eq!(std::fs::read_to_string(second).unwrap(), "two");
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "one");
+        assert_eq!(std::fs::read_to_string(&second).unwrap(), "two");
+        // A report holds transcript text: private, like the data dir it may be written into.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&second), 0o600);
+        assert_eq!(mode(&out), 0o700);
     }
 
     #[test]

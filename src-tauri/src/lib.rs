@@ -614,11 +614,17 @@ mod tests {
         for f in [&main, &sub, &rollout] {
             std::fs::write(f, "{}\n").unwrap();
         }
+        // A transcript-named symlink to a file outside the source dirs is never read.
+        let outside = dir.path().join("secret.jsonl");
+        std::fs::write(&outside, "{}\n").unwrap();
+        let link = claude.join("p/link.jsonl");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
         let changed = [
             main.clone(),
             sub.clone(),
             rollout.clone(),
             claude.join("gone.jsonl"),
+            link,
         ]
         .into_iter()
         .collect();

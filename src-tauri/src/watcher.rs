@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{FoundFile, classify};
+use cairn_core::archive::discover::{FoundFile, classify, holds};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event as _;
@@ -113,18 +113,26 @@ fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>
 }
 
 /// The changed paths that are transcripts, classified by the agent whose source dir holds them
-/// (the most specific dir wins).
+/// (the most specific dir wins). As in a sync, a symlink is followed only to a file inside that
+/// source dir.
 pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Vec<FoundFile> {
     changed
         .iter()
         .filter(|path| path.is_file())
         .filter_map(|path| {
-            let agent = dirs
+            let (agent, dir) = dirs
                 .iter()
                 .filter(|(_, dir)| path.starts_with(dir))
-                .max_by_key(|(_, dir)| dir.components().count())
-                .map(|(agent, _)| *agent)?;
-            classify(agent, path)
+                .max_by_key(|(_, dir)| dir.components().count())?;
+            if !holds(dir, path) {
+                eprintln!(
+                    "cairn-desktop: {} points outside {}: not read",
+                    path.display(),
+                    dir.display()
+                );
+                return None;
+            }
+            classify(*agent, path)
         })
         .collect()
 }

@@ -99,6 +99,12 @@ fn preview_then_run_then_status() {
 
     let run = json(&env, &["recall", "extract", "run"]);
     assert_eq!(run["sessions"].as_u64(), Some(sessions), "{run}");
+    // The pass's lock file is private like everything in the data dir.
+    let lock = std::fs::metadata(env.data().join("extract.lock")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&lock.permissions()) & 0o777,
+        0o600
+    );
     assert_eq!(run["units"].as_u64(), Some(units));
     assert_eq!(run["failed"], 0);
     assert_eq!(run["activated"], true);

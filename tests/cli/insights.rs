@@ -205,6 +205,12 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
         .collect();
     files.sort();
     assert_eq!(files.len(), 3, "{files:?}");
+    // A report holds transcript text: the export is the user's alone, whatever the umask.
+    for f in &files {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", f.display());
+    }
     let read = |ext: &str| {
         let f = files
             .iter()

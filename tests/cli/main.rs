@@ -8,6 +8,8 @@ mod extract;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
 mod harden;
+mod hooks;
 mod insights;
+mod private;
 mod recall;
 mod support;

@@ -242,7 +242,13 @@ pub fn run(
                     } else {
                         path
                     };
-                    std::fs::write(&path, &text)
+                    // A new file is private (0600), like everything Cairn writes.
+                    cairn_core::private::open_options()
+                        .write(true)
+                        .create(true)
+                        .truncate(true)
+                        .open(&path)
+                        .and_then(|mut f| f.write_all(text.as_bytes()))
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     if json_out {
                         render::json(out, &serde_json::json!({"id": id, "path": path}))?;

@@ -72,7 +72,9 @@ enum Command {
         #[arg(long)]
         progress: bool,
     },
-    /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success.
+    /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success; a path
+    /// that is not a regular file inside the agent's source dirs is refused (a line on stderr,
+    /// exit 0).
     Hook {
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
@@ -125,7 +127,8 @@ enum Command {
         #[command(subcommand)]
         command: EmbeddingsCommand,
     },
-    /// Check source dirs, data dir, agents' retention settings and hooks.
+    /// Check source dirs, the data dir (who can read it; every database page), agents'
+    /// retention settings and hooks.
     Doctor,
     /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
     /// Without a target: the branch checked out in -C.
@@ -225,7 +228,8 @@ enum EmbeddingsCommand {
 
 #[derive(Subcommand)]
 enum HooksCommand {
-    /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup).
+    /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup; changes nothing
+    /// else in the file, follows its symlink, keeps its mode; the diff hides `env` values).
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,
@@ -312,7 +316,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
             let agent = agent.map(Agent::from).or_else(agent_from_env);
-            cairn.hook_parsed(input, agent, &g.dir)?;
+            match cairn.hook_parsed(input, agent, &g.dir) {
+                // A path Cairn will not read is the payload's problem, not the agent's: say why
+                // and let the agent go on (a non-zero exit shows as a failed hook).
+                Err(refused @ cairn_core::Error::HookRefused { .. }) => {
+                    eprintln!("cairn: {}", render::clean(&refused.to_string()));
+                }
+                other => {
+                    other?;
+                }
+            }
         }
         Command::Hooks {
             command: HooksCommand::Install { agent, dry_run },

@@ -246,20 +246,18 @@ impl Config {
         Ok(config)
     }
 
-    /// Write the config back to `data_dir/config.toml` (comments are not preserved).
+    /// Write the config back to `data_dir/config.toml` (comments are not preserved), atomically
+    /// ([`crate::atomic::replace`]: a crash or a full disk leaves the old file whole), 0600 when
+    /// new.
     pub fn save(&self, data_dir: &Path) -> Result<()> {
         let path = data_dir.join(CONFIG_FILE);
         let text = toml::to_string_pretty(self).map_err(|e| Error::Config {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        let tmp = path.with_extension("toml.tmp");
-        if let Err(e) = std::fs::write(&tmp, text) {
-            // Half a config (a full disk) must not linger; config.toml itself is untouched.
-            let _ = std::fs::remove_file(&tmp);
-            return Err(Error::write_in(data_dir, &tmp, e));
-        }
-        std::fs::rename(&tmp, &path).map_err(|e| Error::write_in(data_dir, &path, e))
+        crate::atomic::replace(&path, text.as_bytes(), crate::private::FILE_MODE)
+            .map(|_| ())
+            .map_err(|e| Error::write_in(data_dir, &e.path, e.source))
     }
 
     /// Set (or, with an empty list, clear) the source dirs of an agent.

@@ -140,3 +140,76 @@ fn hook_check(status: &crate::hooks::HookStatus) -> Check {
         )
     }
 }
+
+/// What `PRAGMA quick_check` finds wrong in the database at `db` (on a connection of its own, so
+/// a long check holds up no other reader), `None` when nothing. It reads every page: a
+/// damaged one can sit unnoticed for months in a part of the archive that is seldom read.
+pub(crate) fn damage(db: &Path) -> Option<String> {
+    let store = match crate::archive::store::Store::open_read_only(db) {
+        Ok(s) => s,
+        Err(e) => return Some(e.to_string()),
+    };
+    let problems: rusqlite::Result<Vec<String>> = store
+        .conn()
+        .prepare("PRAGMA quick_check(20)")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
+    match problems {
+        Ok(p) if p.len() == 1 && p[0] == "ok" => None,
+        Ok(p) => Some(p.join("; ")),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The archive check's failure when the database is damaged: what was found, and the fix.
+pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
+    let dir = db.parent().unwrap_or(db);
+    check(
+        "archive",
+        Status::Fail,
+        format!(
+            "{} is damaged (quick_check: {}). Stop Cairn (the app and running syncs) and copy the data dir aside first (`cp -a {} {}`), then either recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm) or move cairn.db, cairn.db-wal and cairn.db-shm aside and run `cairn sync` to index the transcripts still on disk again (Recall reviews live only in the database)",
+            db.display(),
+            crate::text::excerpt(problems, 400),
+            quoted(dir),
+            quoted(Path::new(&format!("{}.bak", dir.display()))),
+            quoted(db),
+        ),
+    )
+}
+
+/// Files and directories under the data dir that group or others can read: the archive holds
+/// every transcript Cairn captured. A writable open tightens them; what is left is what could
+/// not be (owned by someone else, a read-only data dir).
+pub(crate) fn permissions(data_dir: &Path) -> Check {
+    let loose = crate::private::loose_entries(data_dir);
+    if loose.is_empty() {
+        return check(
+            "data dir permissions",
+            Status::Ok,
+            format!("{} and everything in it: owner only", data_dir.display()),
+        );
+    }
+    let shown: Vec<String> = loose
+        .iter()
+        .take(5)
+        .map(|(path, mode)| format!("{} (mode {mode:o})", path.display()))
+        .collect();
+    let more = match loose.len() {
+        n if n > shown.len() => format!(" and {} more", n - shown.len()),
+        _ => String::new(),
+    };
+    check(
+        "data dir permissions",
+        Status::Warn,
+        format!(
+            "readable by other users: {}{more}; the archive holds every captured transcript. Fix: `chmod -R go-rwx {}`",
+            shown.join(", "),
+            quoted(&crate::private::resolved(data_dir))
+        ),
+    )
+}
+
+/// `path` quoted for a POSIX shell, for the commands a fix suggests.
+fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}

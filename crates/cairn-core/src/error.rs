@@ -80,6 +80,10 @@ pub enum Error {
     Invalid(String),
     #[error("not found: {0}")]
     NotFound(String),
+    /// `cairn hook` was given a transcript path Cairn does not read (see
+    /// [`crate::hooks::accept_transcript`]); nothing was read or stored.
+    #[error("not capturing {}: {reason}", path.display())]
+    HookRefused { path: PathBuf, reason: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -3,45 +3,26 @@
 //! Claude Code reads hooks from `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR` moves it), Codex
 //! from `~/.codex/hooks.json` (`$CODEX_HOME`). Both use the same shape: event → matcher groups →
 //! `{type: "command", command}` handlers. Installing is idempotent (an existing Cairn hook is
-//! left alone), keeps a backup of the file it changes, writes atomically, and can show the diff
-//! without writing anything.
+//! left alone), keeps a backup of the file it changes, and can show the diff without writing
+//! anything. The settings file is the user's: it is edited as text so nothing else in it changes
+//! ([`json_text`]), written through its symlink with its mode kept ([`crate::atomic`]), and shown
+//! with its secrets hidden.
+//!
+//! The hook's own input is hostile too: the transcript path it names is read only when it is a
+//! regular file inside that agent's source dirs ([`accept_transcript`]).
+
+mod input;
+mod json_text;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
-/// The JSON an agent's hook writes on stdin (`transcript_path`, `cwd`, …), parsed.
-///
-/// Parsing also starts reading the git repository around the payload's `cwd` on a thread
-/// ([`crate::git::snapshot::Prefetch`]): in a large worktree `git status` is most of a hook's
-/// time, and it then runs while the archive is opened and the transcript captured.
-#[derive(Debug)]
-pub struct HookInput {
-    pub(crate) payload: Value,
-    pub(crate) prefetch: Option<crate::git::snapshot::Prefetch>,
-}
-
-impl HookInput {
-    pub fn parse(input: &str) -> Result<HookInput> {
-        let payload: Value = serde_json::from_str(input)
-            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
-        let names_transcript = payload
-            .get("transcript_path")
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty());
-        let prefetch = payload
-            .get("cwd")
-            .and_then(Value::as_str)
-            .map(Path::new)
-            .filter(|dir| names_transcript && dir.is_absolute() && dir.is_dir())
-            .and_then(crate::git::snapshot::Prefetch::start);
-        Ok(HookInput { payload, prefetch })
-    }
-}
+pub use input::{HookInput, accept_transcript};
 
 /// What an install did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -108,48 +89,44 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
     }
 }
 
-fn is_cairn_hook(handler: &Value) -> bool {
-    handler
-        .get("command")
-        .and_then(Value::as_str)
-        .is_some_and(|c| c.contains("cairn") && c.contains(" hook"))
+/// Whether `command` is Cairn's capture hook for `agent`: exactly what [`hook_command`] writes
+/// (`<path>/cairn hook --agent <agent>`, the path plain or single-quoted), whatever the path.
+/// Other commands that mention cairn and a hook (`notify-send 'cairn hook done'`,
+/// `cairn-hook-helper`) are the user's own.
+pub fn is_cairn_hook_command(command: &str, agent: Agent) -> bool {
+    let Some((path, rest)) = shell_word(command) else {
+        return false;
+    };
+    rest == format!(" hook --agent {agent}")
+        && Path::new(&path).file_name().is_some_and(|n| n == "cairn")
 }
 
-fn read_settings(path: &Path) -> Result<(String, Value)> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok((text, json!({}))),
-        Ok(text) => {
-            let value: Value = serde_json::from_str(&text).map_err(|e| {
-                Error::Invalid(format!(
-                    "{} is not valid JSON ({e}); fix it or move it aside, then install again",
-                    path.display()
-                ))
-            })?;
-            if !value.is_object() {
-                return Err(Error::Invalid(format!(
-                    "{} must hold a JSON object",
-                    path.display()
-                )));
+/// The first word of a command line as [`hook_command`] writes it (plain, or single-quoted with
+/// `'\''` for a quote), and the rest of the line.
+fn shell_word(command: &str) -> Option<(String, &str)> {
+    let Some(mut rest) = command.strip_prefix('\'') else {
+        let end = command.find(' ').unwrap_or(command.len());
+        return Some((command[..end].to_owned(), &command[end..]));
+    };
+    let mut word = String::new();
+    loop {
+        let close = rest.find('\'')?;
+        word.push_str(&rest[..close]);
+        rest = &rest[close + 1..];
+        match rest.strip_prefix("\\''") {
+            Some(more) => {
+                word.push('\'');
+                rest = more;
             }
-            Ok((text, value))
+            None => return Some((word, rest)),
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((String::new(), json!({}))),
-        Err(e) => Err(Error::Read {
-            path: path.to_owned(),
-            source: e,
-        }),
     }
 }
 
 pub fn status(agent: Agent, home: &Path) -> HookStatus {
     let path = settings_path(agent, home);
-    let installed = read_settings(&path).is_ok_and(|(_, v)| {
-        events(agent).iter().all(|event| {
-            v.pointer(&format!("/hooks/{event}"))
-                .and_then(Value::as_array)
-                .is_some_and(|groups| groups.iter().any(group_has_cairn))
-        })
-    });
+    let installed = settings::read_text(&path)
+        .is_ok_and(|text| settings::runs(&path, &text, agent, |c| is_cairn_hook_command(c, agent)));
     HookStatus {
         agent,
         path,
@@ -157,57 +134,40 @@ pub fn status(agent: Agent, home: &Path) -> HookStatus {
     }
 }
 
-fn group_has_cairn(group: &Value) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hs| hs.iter().any(is_cairn_hook))
-}
-
 /// Add `command` as the capture hook for `agent`.
+///
+/// The settings file is edited as text ([`json_text`]): numbers, key order and layout stay as
+/// they were. A symlinked file is written through to its target and keeps its mode
+/// ([`crate::atomic::replace`]); a backup of the old content sits beside it. The diff (for
+/// `--dry-run` and the desktop) never shows `env` values or other secrets
+/// ([`settings::hide_secrets`]).
 pub fn install(agent: Agent, home: &Path, command: &str, dry_run: bool) -> Result<HookInstall> {
     let path = settings_path(agent, home);
-    let (before_text, mut settings) = read_settings(&path)?;
-    let root = settings
-        .as_object_mut()
-        .ok_or_else(|| Error::Invalid(format!("{} must hold a JSON object", path.display())))?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks.as_object_mut().ok_or_else(|| {
-        Error::Invalid(format!("`hooks` in {} must be an object", path.display()))
-    })?;
-    let mut changed = false;
-    for event in events(agent) {
-        let groups = hooks
-            .entry(event.to_string())
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let groups = groups.as_array_mut().ok_or_else(|| {
-            Error::Invalid(format!(
-                "`hooks.{event}` in {} must be an array",
-                path.display()
-            ))
-        })?;
-        if groups.iter().any(group_has_cairn) {
-            continue;
+    let before = settings::read_text(&path)?;
+    let after = settings::with_hook(&path, &before, agent, command)?;
+    if let Some(after) = &after {
+        // The edit must leave valid JSON that runs the hook, or nothing is written.
+        let check = settings::runs(&path, after, agent, |c| c == command);
+        if !check {
+            return Err(Error::Invalid(format!(
+                "could not add the hook to {} without changing the rest of it; add `{command}` to hooks.{} by hand",
+                path.display(),
+                events(agent).join(" and hooks.")
+            )));
         }
-        groups.push(json!({"hooks": [{"type": "command", "command": command}]}));
-        changed = true;
     }
-    let after_text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(&settings).unwrap_or_default()
-    );
-    let diff = if changed {
-        similar::TextDiff::from_lines(&before_text, &after_text)
-            .unified_diff()
-            .header(
-                &format!("{} (before)", path.display()),
-                &format!("{} (after)", path.display()),
-            )
-            .to_string()
-    } else {
-        String::new()
+    let diff = match &after {
+        Some(after) => similar::TextDiff::from_lines(
+            &settings::hide_secrets(&before),
+            &settings::hide_secrets(after),
+        )
+        .unified_diff()
+        .header(
+            &format!("{} (before)", path.display()),
+            &format!("{} (after)", path.display()),
+        )
+        .to_string(),
+        None => String::new(),
     };
     let mut notes = Vec::new();
     if agent == Agent::Codex {
@@ -226,46 +186,76 @@ pub fn install(agent: Agent, home: &Path, command: &str, dry_run: bool) -> Resul
         }
     }
     let mut backup = None;
-    if changed && !dry_run {
+    if let Some(after) = after.as_deref().filter(|_| !dry_run) {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::Write {
                 path: dir.to_owned(),
                 source: e,
             })?;
         }
-        if !before_text.is_empty() {
-            let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S").to_string();
-            let b = path.with_file_name(format!(
-                "{}.cairn-backup-{stamp}",
-                path.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ));
-            std::fs::copy(&path, &b).map_err(|e| Error::Write {
-                path: b.clone(),
-                source: e,
-            })?;
-            backup = Some(b);
+        if !before.is_empty() {
+            backup = Some(write_backup(&path, &before)?);
         }
-        let tmp = path.with_extension("json.cairn-tmp");
-        std::fs::write(&tmp, &after_text).map_err(|e| Error::Write {
-            path: tmp.clone(),
-            source: e,
-        })?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::Write {
-            path: path.clone(),
-            source: e,
-        })?;
+        crate::atomic::replace(&path, after.as_bytes(), crate::private::FILE_MODE).map_err(
+            |e| Error::Write {
+                path: e.path,
+                source: e.source,
+            },
+        )?;
     }
     Ok(HookInstall {
         agent,
-        changed,
+        changed: after.is_some(),
         path,
         backup,
         dry_run,
         diff,
         notes,
     })
+}
+
+/// Keep `text` (the settings before an install) in a new file beside `path`,
+/// `<name>.cairn-backup-<time>`, with the settings file's mode: it holds the same secrets.
+fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S").to_string();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let mode = std::fs::metadata(path).map_or(crate::private::FILE_MODE, |m| {
+            m.permissions().mode() & 0o777
+        });
+        options.mode(mode);
+    }
+    let mut n = 1;
+    loop {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let backup = path.with_file_name(format!("{name}.cairn-backup-{stamp}{suffix}"));
+        let write_err = |e| Error::Write {
+            path: backup.clone(),
+            source: e,
+        };
+        match options.open(&backup) {
+            Ok(mut file) => {
+                file.write_all(text.as_bytes())
+                    .and_then(|_| file.sync_all())
+                    .map_err(write_err)?;
+                return Ok(backup);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(write_err(e)),
+        }
+    }
 }
 
 /// The skill that teaches an agent to catch up with Cairn (skim first, show to drill down).
@@ -295,7 +285,8 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
     base.join("skills").join("cairn").join("SKILL.md")
 }
 
-/// Write (or refresh) Cairn's skill for `agent`. Idempotent.
+/// Write (or refresh) Cairn's skill for `agent`. Idempotent; written like the settings file (a
+/// symlink's target, its mode kept; a new file is 0644: it holds no secret).
 pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
     let path = skill_path(agent, home);
     let changed = std::fs::read_to_string(&path).map_or(true, |existing| existing != SKILL);
@@ -306,9 +297,9 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
                 source: e,
             })?;
         }
-        std::fs::write(&path, SKILL).map_err(|e| Error::Write {
-            path: path.clone(),
-            source: e,
+        crate::atomic::replace(&path, SKILL.as_bytes(), 0o644).map_err(|e| Error::Write {
+            path: e.path,
+            source: e.source,
         })?;
     }
     Ok(SkillInstall {
@@ -321,6 +312,7 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
 
     #[test]
     fn hook_commands_quote_unusual_paths() {
@@ -430,5 +422,271 @@ mod tests {
         let r = install(Agent::Codex, home.path(), "cairn hook --agent codex", false).unwrap();
         assert!(r.changed && r.backup.is_none());
         assert!(r.notes.iter().any(|n| n.contains("codex_hooks = true")));
+    }
+}
+
+/// Settings files are the user's: what `hooks install` must never do to them (issue 14).
+#[cfg(test)]
+mod settings_tests {
+    use super::settings::hide_secrets;
+    use super::*;
+    use serde_json::Value;
+
+    const CMD: &str = "/usr/bin/cairn hook --agent claude";
+
+    fn claude_settings(home: &Path, text: &str) -> PathBuf {
+        let path = home.join(".claude/settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn install_changes_nothing_but_what_it_adds() {
+        let home = tempfile::tempdir().unwrap();
+        let before = "{\n  \"zeta\": 18446744073709551617,\n  \"alpha\": [1.50, -0, 1e400],\n  \"hooks\": {\n    \"PreToolUse\": []\n  },\n  \"mid\": {\"b\": 2, \"a\": 1}\n}\n";
+        let path = claude_settings(home.path(), before);
+        let r = install(Agent::Claude, home.path(), CMD, false).unwrap();
+        assert!(r.changed);
+        let handler = |indent: &str| {
+            let lines = [
+                "[",
+                "  {",
+                "    \"hooks\": [",
+                "      {",
+                "        \"type\": \"command\",",
+                "        \"command\": \"/usr/bin/cairn hook --agent claude\"",
+                "      }",
+                "    ]",
+                "  }",
+                "]",
+            ];
+            lines.join(&format!("\n{indent}"))
+        };
+        let expected = format!(
+            "{{\n  \"zeta\": 18446744073709551617,\n  \"alpha\": [1.50, -0, 1e400],\n  \"hooks\": {{\n    \"PreToolUse\": [],\n    \"Stop\": {},\n    \"SessionEnd\": {}\n  }},\n  \"mid\": {{\"b\": 2, \"a\": 1}}\n}}\n",
+            handler("    "),
+            handler("    ")
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+        assert!(status(Agent::Claude, home.path()).installed);
+        assert!(
+            !install(Agent::Claude, home.path(), CMD, false)
+                .unwrap()
+                .changed
+        );
+
+        // A file without `hooks`, on one line: one member added at its end, in its style.
+        let path = claude_settings(home.path(), r#"{"n":18446744073709551617,"b":true}"#);
+        install(Agent::Claude, home.path(), CMD, false).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!(
+                r#"{{"n":18446744073709551617,"b":true,"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{CMD}"}}]}}],"SessionEnd":[{{"hooks":[{{"type":"command","command":"{CMD}"}}]}}]}}}}"#
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn install_writes_through_a_symlink_and_keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let dotfiles = root.path().join("dotfiles");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(&dotfiles).unwrap();
+        let real = dotfiles.join("claude.json");
+        std::fs::write(&real, "{\"model\": \"opus\"}\n").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = home.join(".claude/settings.json");
+        std::os::unix::fs::symlink("../../dotfiles/claude.json", &link).unwrap();
+
+        let r = install(Agent::Claude, &home, CMD, false).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link was replaced by a file"
+        );
+        assert!(std::fs::read_to_string(&real).unwrap().contains(CMD));
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&real), 0o600);
+        let backup = r.backup.unwrap();
+        assert_eq!(mode(&backup), 0o600, "the backup holds the same secrets");
+        assert_eq!(
+            std::fs::read_to_string(&backup).unwrap(),
+            "{\"model\": \"opus\"}\n"
+        );
+        for dir in [&dotfiles, &home.join(".claude")] {
+            let temps: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect();
+            assert!(temps.is_empty(), "{temps:?}");
+        }
+        assert!(status(Agent::Claude, &home).installed);
+    }
+
+    #[test]
+    fn the_diff_never_shows_env_values_or_other_secrets() {
+        let home = tempfile::tempdir().unwrap();
+        let secrets = [
+            "Summer2024!",
+            "sk-ant-api03-Xq3v9Lr2mTz8Kp4Wn6Yb1Hc5Jd7Fg0Se2Ua4Ro6Ti8Ow",
+            "5432",
+            "hunter2",
+            "ghp_R7mK2pX9vL4qT8wN3sB6yH1cJ5fD0gA2eZ4u",
+        ];
+        let before = format!(
+            "{{\n  \"env\": {{\n    \"DB_PASS\": \"{}\",\n    \"ANTHROPIC_API_KEY\": \"{}\",\n    \"PGPORT\": {}\n  }},\n  \"hooks\": {{}},\n  \"mcp\": {{\"db\": {{\"env\": {{\"X\": \"{}\"}}}}}},\n  \"statusLine\": {{\"command\": \"curl -H 'Authorization: token {}' x\"}}\n}}\n",
+            secrets[0], secrets[1], secrets[2], secrets[3], secrets[4]
+        );
+        let path = claude_settings(home.path(), &before);
+        for dry_run in [true, false] {
+            let r = install(Agent::Claude, home.path(), CMD, dry_run).unwrap();
+            assert!(r.diff.contains(CMD), "{}", r.diff);
+            assert!(r.diff.contains("[REDACTED:env]"), "{}", r.diff);
+            for s in secrets {
+                assert!(!r.diff.contains(s), "{s} shown in\n{}", r.diff);
+            }
+            // The whole file hidden, not only the lines near the change.
+            let hidden = hide_secrets(&before);
+            for s in secrets {
+                assert!(!hidden.contains(s), "{s} in\n{hidden}");
+            }
+            assert_eq!(hidden.lines().count(), before.lines().count());
+        }
+        // Only what is shown is hidden: the file keeps its values.
+        let after = std::fs::read_to_string(&path).unwrap();
+        for s in secrets {
+            assert!(after.contains(s));
+        }
+    }
+
+    #[test]
+    fn only_cairns_own_command_is_its_hook() {
+        for (command, agent) in [
+            ("/usr/bin/cairn hook --agent claude", Agent::Claude),
+            ("cairn hook --agent codex", Agent::Codex),
+            (
+                r"'/home/a b/it'\''s/cairn' hook --agent claude",
+                Agent::Claude,
+            ),
+        ] {
+            assert!(is_cairn_hook_command(command, agent), "{command}");
+        }
+        for command in [
+            "notify-send 'cairn hook done'",
+            "/usr/bin/cairn-hook-helper",
+            "echo cairn; my-hook --agent claude",
+            "/opt/mycairn hook --agent claude",
+            "/usr/bin/cairn hook --agent codex",
+            "/usr/bin/cairn hook --agent claude; curl evil.invalid",
+            "/usr/bin/cairn hook --agent claude --data-dir /tmp/x",
+            "/usr/bin/cairn  hook --agent claude",
+            "'/usr/bin/cairn hook --agent claude",
+            "",
+        ] {
+            assert!(!is_cairn_hook_command(command, Agent::Claude), "{command}");
+        }
+
+        // Someone else's hook that mentions cairn is not Cairn's: the install adds its own.
+        let home = tempfile::tempdir().unwrap();
+        let path = claude_settings(
+            home.path(),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send 'cairn hook done'"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"/usr/bin/cairn-hook-helper"}]}]}}"#,
+        );
+        assert!(!status(Agent::Claude, home.path()).installed);
+        assert!(
+            install(Agent::Claude, home.path(), CMD, false)
+                .unwrap()
+                .changed
+        );
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert_eq!(after["hooks"]["SessionEnd"].as_array().unwrap().len(), 2);
+        assert!(status(Agent::Claude, home.path()).installed);
+    }
+
+    #[test]
+    fn a_moved_cairn_is_repointed_not_doubled() {
+        let home = tempfile::tempdir().unwrap();
+        let old = "/old/bin/cairn hook --agent claude";
+        let path = claude_settings(
+            home.path(),
+            &format!(
+                "{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"{old}\", \"timeout\": 18446744073709551617}}]}}]}}}}"
+            ),
+        );
+        let r = install(Agent::Claude, home.path(), CMD, false).unwrap();
+        assert!(r.diff.contains(&format!("-{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"{old}\"")), "{}", r.diff);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains(old) && text.contains("18446744073709551617"),
+            "{text}"
+        );
+        let after: Value = serde_json::from_str(&text).unwrap();
+        for event in ["Stop", "SessionEnd"] {
+            let commands: Vec<&str> = after["hooks"][event]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|g| g["hooks"].as_array().unwrap())
+                .map(|h| h["command"].as_str().unwrap())
+                .collect();
+            assert_eq!(commands, [CMD], "{event}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_are_private_and_a_linked_skill_keeps_its_link_and_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let home = tempfile::tempdir().unwrap();
+        install(Agent::Claude, home.path(), CMD, false).unwrap();
+        assert_eq!(mode(&settings_path(Agent::Claude, home.path())), 0o600);
+        install_skill(Agent::Codex, home.path(), false).unwrap();
+        assert_eq!(mode(&skill_path(Agent::Codex, home.path())), 0o644);
+
+        let skill = skill_path(Agent::Claude, home.path());
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        let real = home.path().join("my-skill.md");
+        std::fs::write(&real, "an older skill").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::os::unix::fs::symlink(&real, &skill).unwrap();
+        assert!(
+            install_skill(Agent::Claude, home.path(), false)
+                .unwrap()
+                .changed
+        );
+        assert!(
+            std::fs::symlink_metadata(&skill)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), SKILL);
+        assert_eq!(mode(&real), 0o640);
+    }
+
+    #[test]
+    fn settings_that_are_not_an_object_of_the_right_shape_are_refused_untouched() {
+        let home = tempfile::tempdir().unwrap();
+        for text in [
+            "[1, 2]",
+            r#"{"hooks": []}"#,
+            r#"{"hooks": {"Stop": {}}}"#,
+            r#"{"a": 1,}"#,
+            "{\"a\": NaN}",
+        ] {
+            let path = claude_settings(home.path(), text);
+            let err = install(Agent::Claude, home.path(), CMD, false).unwrap_err();
+            assert!(err.to_string().contains("settings.json"), "{err}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
     }
 }

@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod archive;
+pub mod atomic;
 pub mod config;
 pub mod doctor;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod insights;
 mod insights_facade;
 pub mod keys;
 pub mod llm;
+pub mod private;
 pub mod recall;
 pub mod semantic;
 pub mod text;
@@ -74,11 +76,17 @@ pub struct SyncOptions {
 impl Cairn {
     /// Open (creating if needed) the archive in `data_dir`. A data dir that cannot be written
     /// is opened read-only when it already holds an archive.
+    ///
+    /// The data dir is the user's alone ([`private`]): created 0700, and on a writable open
+    /// what is in it is tightened (its top level every time; everything below when the dir or
+    /// the database was open to others, as an older Cairn left them).
     pub fn open(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
         let data_dir = data_dir.into();
         let config = Config::load(&data_dir)?;
         let db = data_dir.join(DB_FILE);
-        let created = std::fs::create_dir_all(&data_dir);
+        let real = private::resolved(&data_dir);
+        let loose = private::is_open(&real) || private::is_open(&real.join(DB_FILE));
+        let created = private::create_dir_all(&data_dir);
         let mut no_room = None;
         let (store, read_only) = match created
             .map_err(|e| Error::write_in(&data_dir, &data_dir, e))
@@ -96,6 +104,11 @@ impl Cairn {
             },
             Err(err) => return Err(err),
         };
+        if !read_only {
+            for (path, e) in private::tighten_data_dir(&data_dir, loose) {
+                tracing::warn!("cannot make {} private: {e}", path.display());
+            }
+        }
         let semantic = semantic::Runtime::new(&config.embeddings, &data_dir);
         Ok(Cairn {
             data_dir,
@@ -282,22 +295,7 @@ impl Cairn {
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
             .map_or_else(|| base_dir.to_owned(), PathBuf::from);
-        let path = base.join(transcript);
-        if !path.is_file() {
-            return Err(Error::Invalid(format!(
-                "transcript path is not readable: {}",
-                path.display()
-            )));
-        }
-        let agent = agent
-            .or_else(|| discover::guess_agent(&path))
-            .or_else(|| sniff_agent(&path))
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "agent is required for {}: pass --agent claude|codex",
-                    path.display()
-                ))
-            })?;
+        let (agent, path) = hooks::accept_transcript(&self.config, &base.join(transcript), agent)?;
         let mut files: Vec<FoundFile> = discover::classify(agent, &path).into_iter().collect();
         if files.is_empty() {
             files.push(FoundFile {
@@ -309,7 +307,13 @@ impl Cairn {
             });
         }
         if agent == Agent::Claude && files[0].role == archive::sources::FileRole::Main {
-            files.extend(discover::claude_subagent_files(&path));
+            // Its sub-agents' files, held to the same rule (`subagents/` could be a symlink).
+            let dirs = discover::source_dirs(&self.config, agent);
+            files.extend(
+                discover::claude_subagent_files(&path)
+                    .into_iter()
+                    .filter(|f| dirs.iter().any(|d| discover::holds(&d.path, &f.path))),
+            );
         }
         let mut store = self.store();
         let (report, touched) =
@@ -709,7 +713,7 @@ impl Cairn {
             message: "recall.extract.model: is required; name the model the server serves".into(),
         })?;
         let lock_path = self.data_dir.join("extract.lock");
-        let lock = std::fs::OpenOptions::new()
+        let lock = private::open_options()
             .create(true)
             .truncate(false)
             .write(true)
@@ -1112,7 +1116,8 @@ impl Cairn {
             .unwrap_or_default()
     }
 
-    /// Health checks: data dir, database, source dirs, retention, hooks.
+    /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
+    /// dir, source dirs, retention, hooks.
     pub fn doctor(&self) -> DoctorReport {
         let mut checks = vec![Check {
             name: "data dir".into(),
@@ -1130,6 +1135,8 @@ impl Cairn {
                 self.data_dir.display().to_string()
             },
         }];
+        // Checked on a connection of its own, before the shared one is taken: reads go on.
+        let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {
             let store = self.store();
             let stats = store.conn().query_row(
@@ -1145,8 +1152,9 @@ impl Cairn {
                     ))
                 },
             );
-            checks.push(match stats {
-                Ok((sessions, records, warnings, secrets)) => Check {
+            checks.push(match (stats, damage) {
+                (_, Some(problems)) => doctor::damaged(store.path(), &problems),
+                (Ok((sessions, records, warnings, secrets)), None) => Check {
                     name: "archive".into(),
                     status: Status::Ok,
                     detail: format!(
@@ -1155,9 +1163,10 @@ impl Cairn {
                         store.schema_version().unwrap_or(0)
                     ),
                 },
-                Err(e) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
+                (Err(e), None) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
             });
         }
+        checks.push(doctor::permissions(&self.data_dir));
         checks.extend(doctor::environment_checks(
             &self.config,
             dirs::home_dir().as_deref(),
@@ -1165,30 +1174,6 @@ impl Cairn {
         DoctorReport { checks }
     }
 }
-
-/// Tell Claude from Codex by the first line of a transcript.
-fn sniff_agent(path: &Path) -> Option<Agent> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
-    let mut first = String::new();
-    std::io::BufReader::new(file)
-        .take(1 << 20)
-        .read_line(&mut first)
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
-    if v.get("payload").is_some() || v.get("record_type").is_some() {
-        Some(Agent::Codex)
-    } else if v.get("sessionId").is_some()
-        || v.get("uuid").is_some()
-        || v.get("parentUuid").is_some()
-    {
-        Some(Agent::Claude)
-    } else {
-        None
-    }
-}
-
-use std::io::Read as _;
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,7 @@ fn concurrent_hooks_and_a_sync_neither_lose_nor_duplicate() {
     let data = tempfile::tempdir().unwrap();
     let path = src.path().join("projects/p/sess.jsonl");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    support::read_from(data.path(), Agent::Claude, src.path());
     std::fs::write(&path, "").unwrap();
     let hook_input = serde_json::json!({"transcript_path": path, "cwd": src.path()}).to_string();
     let writing = AtomicBool::new(true);

@@ -3,6 +3,8 @@
 //! and the links it keeps are exactly the links a rebuild from every record and snapshot gives.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -226,9 +228,10 @@ fn a_hook_relinks_only_what_it_captured_and_matches_a_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(&dir.path().join("repo"));
     let data = dir.path().join("data");
-    let cairn = Cairn::open(&data).unwrap();
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
+    support::read_from(&data, Agent::Claude, &transcripts);
+    let cairn = Cairn::open(&data).unwrap();
     let mut s = Session::new(&transcripts, "s-long", &repo);
     let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
     // Filler that makes the transcript long without adding evidence (a tool reading files).
@@ -365,9 +368,10 @@ fn stale_links_go_at_the_next_relink() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(&dir.path().join("repo"));
     let data = dir.path().join("data");
-    let cairn = Cairn::open(&data).unwrap();
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
+    support::read_from(&data, Agent::Claude, &transcripts);
+    let cairn = Cairn::open(&data).unwrap();
     let mut s = Session::new(&transcripts, "s-stale", &repo);
     s.user("look");
     s.say("looked");
@@ -456,6 +460,7 @@ fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session()
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
     let data = dir.path().join("data");
+    support::read_from(&data, Agent::Claude, &transcripts);
     let cairn = Cairn::open(&data).unwrap();
     let mut s = Session::new(&transcripts, "s-race", &repo);
     s.user("start");
@@ -523,6 +528,7 @@ fn a_session_whose_relink_always_fails_is_given_up_and_the_others_link_again() {
     let transcripts = dir.path().join("projects");
     std::fs::create_dir_all(&transcripts).unwrap();
     let data = dir.path().join("data");
+    support::read_from(&data, Agent::Claude, &transcripts);
     let cairn = Cairn::open(&data).unwrap();
     let (mut bad, mut good) = (
         Session::new(&transcripts, "s-bad", &repo),

@@ -2,6 +2,8 @@
 //! stay apart, and the linked worktrees of one repository are one entry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -103,7 +105,9 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
 
     let transcripts = tmp.path().join("claude");
     std::fs::create_dir_all(&transcripts).unwrap();
-    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
+    let data = tmp.path().join("data");
+    support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
+    let cairn = Cairn::open(&data).unwrap();
     session(&cairn, &transcripts, "a1", &alpha, "main");
     session(&cairn, &transcripts, "a2", &wt, "feature");
     session(&cairn, &transcripts, "b1", &beta, "main");

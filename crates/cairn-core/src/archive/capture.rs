@@ -98,7 +98,7 @@ pub struct CaptureLock {
 impl CaptureLock {
     pub fn open(data_dir: &Path) -> Result<CaptureLock> {
         let path = data_dir.join("capture.lock");
-        let file = fs::OpenOptions::new()
+        let file = crate::private::open_options()
             .create(true)
             .truncate(false)
             .write(true)

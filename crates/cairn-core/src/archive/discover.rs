@@ -3,8 +3,9 @@
 //! Source dirs come from, in order: the config file (`[sources.<agent>] dirs`), the environment
 //! variables AgentsView also honours (`CLAUDE_PROJECTS_DIR`, `CODEX_SESSIONS_DIR`, and the agents'
 //! own `CLAUDE_CONFIG_DIR` / `CODEX_HOME`), then each agent's default location.
-//! Walking never follows directory symlinks (no loops) and reports unreadable entries as
-//! warnings instead of failing.
+//! Walking never follows directory symlinks (no loops), follows a `*.jsonl` symlink only to a
+//! file inside the same source dir (one pointing elsewhere is a warning, never read), and reports
+//! unreadable entries as warnings instead of failing.
 
 use std::path::{Path, PathBuf};
 
@@ -112,6 +113,8 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     if !dir.path.exists() {
         return out;
     }
+    // What the walk's own symlinks may point into: the source dir, resolved once.
+    let root = std::fs::canonicalize(&dir.path).ok();
     for entry in walkdir::WalkDir::new(&dir.path)
         .follow_links(false)
         .max_depth(8)
@@ -138,9 +141,27 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
             continue;
         }
         let file_type = entry.file_type();
-        // A symlink to a file is followed (resolved); symlinked directories are never entered.
-        let is_file = file_type.is_file() || (file_type.is_symlink() && path.is_file());
-        if !is_file {
+        // Symlinked directories are never entered; a symlink to a file is followed only when
+        // the file lies inside this source dir (anything else could be any file the user can
+        // read: a key, another archive).
+        if file_type.is_symlink() {
+            if !path.is_file() {
+                continue;
+            }
+            if !root
+                .as_deref()
+                .is_some_and(|root| holds_resolved(root, path))
+            {
+                warnings.push(WalkWarning {
+                    path: path.to_owned(),
+                    message: format!(
+                        "a symlink to a file outside {}: not read (add the directory it points into as a source dir to read it)",
+                        dir.path.display()
+                    ),
+                });
+                continue;
+            }
+        } else if !file_type.is_file() {
             continue;
         }
         if let Some(found) = classify(dir.agent, path) {
@@ -149,6 +170,17 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+/// Whether `path`, with every symlink and `..` resolved, lies inside the directory `dir` (resolved
+/// too). False when either cannot be resolved.
+pub fn holds(dir: &Path, path: &Path) -> bool {
+    std::fs::canonicalize(dir).is_ok_and(|root| holds_resolved(&root, path))
+}
+
+/// [`holds`] with the directory resolved already.
+fn holds_resolved(root: &Path, path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|p| p != root && p.starts_with(root))
 }
 
 /// Decide what a `.jsonl` file under an agent's dir is, or `None` if it is not a transcript.

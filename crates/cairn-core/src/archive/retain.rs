@@ -7,6 +7,8 @@
 //! original record hashes, which keeps the identity keys reproducible from the copy alone.
 //! A rewritten source file starts a new generation file; nothing is ever overwritten.
 //!
+//! The directories are created 0700 and the copies 0600 ([`crate::private`]).
+//!
 //! Crash safety: the store records the copy's length after each committed batch. Bytes past that
 //! length are a batch whose transaction never committed; they are cut off before the next append.
 
@@ -87,9 +89,9 @@ impl Retained {
     /// Append encoded bytes to the copy whose committed length is `expected_len`.
     pub fn append(&self, path: &Path, expected_len: u64, encoded: &[u8]) -> Result<Appended> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
+            crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
-        let mut file = OpenOptions::new()
+        let mut file = crate::private::open_options()
             .create(true)
             .truncate(false)
             .read(true)

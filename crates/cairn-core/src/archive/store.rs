@@ -40,7 +40,16 @@ pub struct Store {
 
 impl Store {
     /// Open (creating and migrating if needed) the database at `path`.
+    ///
+    /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
+    /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
     pub fn open(path: &Path) -> Result<Store> {
+        crate::private::open_options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::write_in(path.parent().unwrap_or(path), path, e))?;
         let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
         let mut store = Store {
             conn,
@@ -307,6 +316,28 @@ mod tests {
                 SCHEMA_VERSION,
                 "from {start}"
             );
+        }
+    }
+
+    /// The database is created 0600 and SQLite gives its `-wal` and `-shm` the same mode (the
+    /// CLI's `a_fresh_data_dir_is_private_under_any_umask` checks it under umask 000).
+    #[cfg(unix)]
+    #[test]
+    fn the_database_and_its_wal_and_shm_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Store::open(&path).unwrap();
+        store
+            .conn()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        for name in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
         }
     }
 

@@ -197,3 +197,12 @@ pub fn recall_archive_with_config(config: &str) -> (tempfile::TempDir, Cairn) {
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     (data, cairn)
 }
+
+/// Make `dir` the source dir of `agent` in the archive at `data` (written to its config.toml):
+/// the hook reads only transcripts inside an agent's source dirs.
+pub fn read_from(data: &Path, agent: Agent, dir: &Path) {
+    Cairn::open(data)
+        .unwrap()
+        .set_source_dirs(agent, vec![dir.display().to_string()])
+        .unwrap();
+}

@@ -1,0 +1,230 @@
+//! Replacing a file the user owns (an agent's settings, Cairn's `config.toml`) so that a crash,
+//! a full disk or a second writer never leaves half of it, and nothing about it but its content
+//! changes.
+//!
+//! A symlink is resolved and its target written (a settings file kept in a dotfiles repository
+//! stays a link), the file keeps its mode, and the new content goes through a temp file created
+//! beside the target with `create_new` (never an existing file, whatever its name), written,
+//! flushed to disk, then renamed over the target; the directory is flushed too, so the rename
+//! itself survives a power cut.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// How many symlinks [`resolve`] follows before giving up (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// A failed replace: the file it was writing and why.
+#[derive(Debug)]
+pub struct Failed {
+    pub path: PathBuf,
+    pub source: io::Error,
+}
+
+impl Failed {
+    fn at(path: &Path) -> impl FnOnce(io::Error) -> Failed + '_ {
+        move |source| Failed {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// The file `path` names once every symlink along the way is followed: the file to write. A
+/// dangling link gives the (missing) file it points to; a loop is an error.
+pub fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: more than {MAX_LINKS} symlinks (a loop?)",
+        path.display()
+    )))
+}
+
+/// Replace the content of the file at `path` (following symlinks) with `bytes`. The file keeps
+/// its mode; a new file gets `new_mode`. Returns the file written.
+pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> Result<PathBuf, Failed> {
+    let target = resolve(path).map_err(Failed::at(path))?;
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let mode = match fs::metadata(&target) {
+        Ok(meta) => permissions_of(&meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => new_mode,
+        Err(e) => return Err(Failed::at(&target)(e)),
+    };
+    let (tmp, mut file) = create_temp(&dir, &target, mode).map_err(Failed::at(&dir))?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|_| set_mode(&file, mode))
+        .and_then(|_| file.sync_all());
+    drop(file);
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(Failed::at(&tmp)(e));
+    }
+    if let Err(e) = fs::rename(&tmp, &target) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Failed::at(&target)(e));
+    }
+    // The rename is durable once the directory is; a file system that cannot sync a directory
+    // (some network file systems) has already done what it can.
+    if let Ok(d) = fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(target)
+}
+
+/// A fresh temp file beside `target`: `.<name>.cairn-<pid>-<n>.tmp`, created with `create_new`
+/// (never an existing file or a planted symlink) and `mode`.
+fn create_temp(dir: &Path, target: &Path, mode: u32) -> io::Result<(PathBuf, fs::File)> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let pid = std::process::id();
+    let mut last = None;
+    for n in 0..100u32 {
+        let tmp = dir.join(format!(".{name}.cairn-{pid}-{n}.tmp"));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode & 0o777);
+        }
+        match options.open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temp file name")))
+}
+
+#[cfg(unix)]
+fn permissions_of(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permissions_of(_: &fs::Metadata) -> u32 {
+    0o644
+}
+
+/// Set exactly `mode` (the umask narrowed the one given at creation).
+#[cfg(unix)]
+fn set_mode(file: &fs::File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &fs::File, _: u32) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode_of(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn writes_through_symlinks_and_keeps_the_mode() {
+        let root = tempfile::tempdir().unwrap();
+        let dotfiles = root.path().join("dotfiles");
+        let home = root.path().join("home");
+        fs::create_dir_all(&dotfiles).unwrap();
+        fs::create_dir_all(&home).unwrap();
+        let real = dotfiles.join("settings.json");
+        fs::write(&real, "old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        // A relative link to a relative link.
+        std::os::unix::fs::symlink("../dotfiles/settings.json", home.join("middle")).unwrap();
+        std::os::unix::fs::symlink("middle", home.join("settings.json")).unwrap();
+
+        let written = replace(&home.join("settings.json"), b"new", 0o600).unwrap();
+        assert_eq!(
+            fs::canonicalize(&written).unwrap(),
+            fs::canonicalize(&real).unwrap()
+        );
+        assert!(
+            fs::symlink_metadata(home.join("settings.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(mode_of(&real), 0o640);
+        // No temp file is left behind, in either directory.
+        for dir in [&dotfiles, &home] {
+            let names: Vec<_> = fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains("cairn"))
+                .collect();
+            assert!(names.is_empty(), "{names:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_file_gets_the_new_mode_and_a_dangling_link_its_target() {
+        let root = tempfile::tempdir().unwrap();
+        let new = root.path().join("new.toml");
+        replace(&new, b"x", 0o600).unwrap();
+        assert_eq!(mode_of(&new), 0o600);
+        let target = root.path().join("target.json");
+        std::os::unix::fs::symlink(&target, root.path().join("link.json")).unwrap();
+        replace(&root.path().join("link.json"), b"y", 0o600).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "y");
+    }
+
+    #[test]
+    fn a_planted_temp_name_is_never_written_through() {
+        let root = tempfile::tempdir().unwrap();
+        let victim = root.path().join("victim");
+        fs::write(&victim, "keep").unwrap();
+        let pid = std::process::id();
+        // Someone guessed the first temp name and planted a symlink there.
+        std::os::unix::fs::symlink(
+            &victim,
+            root.path().join(format!(".s.json.cairn-{pid}-0.tmp")),
+        )
+        .unwrap();
+        replace(&root.path().join("s.json"), b"{}", 0o600).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(
+            fs::read_to_string(root.path().join("s.json")).unwrap(),
+            "{}"
+        );
+    }
+
+    #[test]
+    fn symlink_loops_are_an_error() {
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("b", root.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", root.path().join("b")).unwrap();
+        let err = replace(&root.path().join("a"), b"x", 0o600).unwrap_err();
+        assert!(err.source.to_string().contains("symlinks"), "{:?}", err);
+    }
+}

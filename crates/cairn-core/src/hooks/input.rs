@@ -1,0 +1,138 @@
+//! What a hook is given: the agent's JSON on stdin, and the transcript path in it, which is read
+//! only when it is a regular file inside that agent's source dirs ([`accept_transcript`]).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::archive::{Agent, discover};
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// The JSON an agent's hook writes on stdin (`transcript_path`, `cwd`, …), parsed.
+///
+/// Parsing also starts reading the git repository around the payload's `cwd` on a thread
+/// ([`crate::git::snapshot::Prefetch`]): in a large worktree `git status` is most of a hook's
+/// time, and it then runs while the archive is opened and the transcript captured.
+#[derive(Debug)]
+pub struct HookInput {
+    pub(crate) payload: Value,
+    pub(crate) prefetch: Option<crate::git::snapshot::Prefetch>,
+}
+
+impl HookInput {
+    pub fn parse(input: &str) -> Result<HookInput> {
+        let payload: Value = serde_json::from_str(input)
+            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        let names_transcript = payload
+            .get("transcript_path")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+        let prefetch = payload
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(Path::new)
+            .filter(|dir| names_transcript && dir.is_absolute() && dir.is_dir())
+            .and_then(crate::git::snapshot::Prefetch::start);
+        Ok(HookInput { payload, prefetch })
+    }
+}
+
+/// The transcript a hook payload names (`path`, joined to the payload's `cwd` already), if Cairn
+/// may read it: with every symlink and `..` resolved, a regular `*.jsonl` file inside the source
+/// dirs (configured or default, [`discover::source_dirs`]) of `agent`, or of the one agent whose
+/// dirs hold it when none is given. Returns the agent and the resolved path.
+///
+/// Anything else is [`Error::HookRefused`], before a byte of it is read: a symlink or `..` path
+/// to a file elsewhere (`~/.ssh/id_ed25519`, another user's transcript), a fifo or a device (a
+/// read that never ends), a directory, a missing file.
+pub fn accept_transcript(
+    config: &Config,
+    path: &Path,
+    agent: Option<Agent>,
+) -> Result<(Agent, PathBuf)> {
+    let refuse = |reason: String| Error::HookRefused {
+        path: path.to_owned(),
+        reason,
+    };
+    let resolved =
+        std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it ({e})")))?;
+    let meta = std::fs::metadata(&resolved).map_err(|e| refuse(format!("cannot read it ({e})")))?;
+    if !meta.is_file() {
+        return Err(refuse(format!(
+            "{} is not a regular file",
+            resolved.display()
+        )));
+    }
+    if resolved.extension().is_none_or(|e| e != "jsonl") {
+        return Err(refuse(format!(
+            "{} is not a .jsonl transcript",
+            resolved.display()
+        )));
+    }
+    let agents: Vec<Agent> = match agent {
+        Some(a) => vec![a],
+        None => Agent::ALL.to_vec(),
+    };
+    let holders: Vec<Agent> = agents
+        .iter()
+        .copied()
+        .filter(|a| {
+            discover::source_dirs(config, *a)
+                .iter()
+                .any(|d| discover::holds(&d.path, &resolved))
+        })
+        .collect();
+    match holders.as_slice() {
+        [one] => Ok((*one, resolved)),
+        [] => {
+            let dirs: Vec<String> = agents
+                .iter()
+                .flat_map(|a| discover::source_dirs(config, *a))
+                .map(|d| format!("{} ({})", d.path.display(), d.agent))
+                .collect();
+            Err(refuse(format!(
+                "{} is outside the source dirs Cairn reads ({}); to capture transcripts kept elsewhere, add their directory to `[sources.<agent>] dirs` in config.toml",
+                resolved.display(),
+                if dirs.is_empty() {
+                    "none".to_owned()
+                } else {
+                    dirs.join(", ")
+                }
+            )))
+        }
+        // One source dir shared by both agents: the path or the first line tells.
+        _ => discover::guess_agent(&resolved)
+            .or_else(|| sniff_agent(&resolved))
+            .filter(|a| holders.contains(a))
+            .map(|a| (a, resolved.clone()))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "agent is required for {}: pass --agent claude|codex",
+                    resolved.display()
+                ))
+            }),
+    }
+}
+
+/// Tell Claude from Codex by the first line of a transcript.
+fn sniff_agent(path: &Path) -> Option<Agent> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(file)
+        .take(1 << 20)
+        .read_line(&mut first)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
+    if v.get("payload").is_some() || v.get("record_type").is_some() {
+        Some(Agent::Codex)
+    } else if v.get("sessionId").is_some()
+        || v.get("uuid").is_some()
+        || v.get("parentUuid").is_some()
+    {
+        Some(Agent::Claude)
+    } else {
+        None
+    }
+}

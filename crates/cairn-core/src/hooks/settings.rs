@@ -1,0 +1,197 @@
+//! An agent's settings file as text: where Cairn's hook goes in it ([`with_hook`]), whether it is
+//! there ([`runs`]), and what of it a person may be shown ([`hide_secrets`]).
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::json_text;
+use super::{events, is_cairn_hook_command};
+use crate::archive::Agent;
+use crate::error::{Error, Result};
+
+/// The settings file's text ("" when there is none).
+pub(super) fn read_text(path: &Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(Error::Read {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
+}
+
+/// The settings file's values and where they lie, `None` for an empty file.
+fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let root = json_text::parse(text).map_err(|e| {
+        // serde_json's message says where (line and column) the file stops being JSON.
+        let why = serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .err()
+            .map_or(e, |e| e.to_string());
+        Error::Invalid(format!(
+            "{} is not valid JSON ({why}); fix it or move it aside, then install again",
+            path.display()
+        ))
+    })?;
+    if !root.is_object() {
+        return Err(Error::Invalid(format!(
+            "{} must hold a JSON object",
+            path.display()
+        )));
+    }
+    Ok(Some(root))
+}
+
+/// The `command` strings of the handlers in an event's matcher groups.
+fn commands(groups: &json_text::Node) -> impl Iterator<Item = &json_text::Node> {
+    groups
+        .elements()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|group| group.get("hooks")?.elements())
+        .flatten()
+        .filter_map(|handler| handler.get("command"))
+}
+
+/// Whether the settings in `text` run, on every event Cairn hooks for `agent`, a command `is`
+/// accepts. False for settings that are empty or not JSON.
+pub(super) fn runs(path: &Path, text: &str, agent: Agent, is: impl Fn(&str) -> bool) -> bool {
+    let Ok(Some(root)) = parse_settings(path, text) else {
+        return false;
+    };
+    events(agent).iter().all(|event| {
+        root.get("hooks")
+            .and_then(|h| h.get(event))
+            .is_some_and(|groups| commands(groups).any(|c| c.as_str(text).is_some_and(|c| is(&c))))
+    })
+}
+
+/// The matcher group Cairn adds: every tool, one command.
+fn group(command: &str) -> Value {
+    json!({"hooks": [{"type": "command", "command": command}]})
+}
+
+/// `text` with Cairn's hook (`command`) on every event of `agent`, or `None` when it is there
+/// already. Only what Cairn adds changes: the rest of the file stays byte for byte as it was.
+/// A Cairn hook with another path (the binary moved) is pointed at `command`.
+pub(super) fn with_hook(
+    path: &Path,
+    text: &str,
+    agent: Agent,
+    command: &str,
+) -> Result<Option<String>> {
+    // Every event's hooks, for a file (or a `hooks` object) that has none yet.
+    let all_events = || -> Value {
+        let hooks: Map<String, Value> = events(agent)
+            .iter()
+            .map(|e| (e.to_string(), json!([group(command)])))
+            .collect();
+        Value::Object(hooks)
+    };
+    let Some(root) = parse_settings(path, text)? else {
+        let fresh = json!({ "hooks": all_events() });
+        return Ok(Some(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&fresh).unwrap_or_default()
+        )));
+    };
+    let Some(hooks) = root.get("hooks") else {
+        let edit = json_text::insert_members(text, &root, &[("hooks", all_events())]);
+        return Ok(Some(json_text::apply(text, vec![edit])));
+    };
+    if !hooks.is_object() {
+        return Err(Error::Invalid(format!(
+            "`hooks` in {} must be an object",
+            path.display()
+        )));
+    }
+    let mut edits = Vec::new();
+    let mut missing = Vec::new();
+    for event in events(agent) {
+        let Some(groups) = hooks.get(event) else {
+            missing.push((*event, json!([group(command)])));
+            continue;
+        };
+        if groups.elements().is_none() {
+            return Err(Error::Invalid(format!(
+                "`hooks.{event}` in {} must be an array",
+                path.display()
+            )));
+        }
+        let present: Vec<(&json_text::Node, String)> = commands(groups)
+            .filter_map(|c| Some((c, c.as_str(text)?)))
+            .collect();
+        if present.iter().any(|(_, c)| c == command) {
+            continue;
+        }
+        match present
+            .iter()
+            .find(|(_, c)| is_cairn_hook_command(c, agent))
+        {
+            Some((stale, _)) => edits.push(json_text::replace(stale, &json!(command))),
+            None => edits.push(json_text::push_element(text, groups, &group(command))),
+        }
+    }
+    if !missing.is_empty() {
+        edits.push(json_text::insert_members(text, hooks, &missing));
+    }
+    Ok((!edits.is_empty()).then(|| json_text::apply(text, edits)))
+}
+
+/// What a person may see of a settings file: the values under any `env` key (the variables an
+/// agent is started with: API keys, database URLs) and under secret-sounding keys
+/// (`apiKey`, `Authorization`) are replaced by a marker, then the text goes through the
+/// redactor. Lines keep their count, so a diff of two hidden texts lines up as the texts do.
+pub(super) fn hide_secrets(text: &str) -> String {
+    fn values(
+        node: &json_text::Node,
+        hidden: Option<&'static str>,
+        out: &mut Vec<json_text::Edit>,
+    ) {
+        match &node.kind {
+            json_text::Kind::Object(members) => {
+                for (key, _, value) in members {
+                    let why = hidden.or_else(|| {
+                        if key.eq_ignore_ascii_case("env") {
+                            Some("env")
+                        } else if crate::archive::redact::is_sensitive_key(key) {
+                            Some(crate::archive::redact::SENSITIVE_KEY)
+                        } else {
+                            None
+                        }
+                    });
+                    values(value, why, out);
+                }
+            }
+            json_text::Kind::Array(items) => {
+                for item in items {
+                    values(item, hidden, out);
+                }
+            }
+            json_text::Kind::String | json_text::Kind::Scalar => {
+                if let Some(rule) = hidden {
+                    out.push(json_text::replace(
+                        node,
+                        &Value::String(crate::archive::redact::marker(rule)),
+                    ));
+                }
+            }
+        }
+    }
+    let masked = match json_text::parse(text) {
+        Ok(root) => {
+            let mut edits = Vec::new();
+            values(&root, None, &mut edits);
+            json_text::apply(text, edits)
+        }
+        Err(_) => text.to_owned(),
+    };
+    let mut findings = Vec::new();
+    crate::archive::redact::Redactor::global()
+        .redact_text(&masked, "", &mut findings)
+        .into_owned()
+}

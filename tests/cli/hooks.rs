@@ -1,0 +1,269 @@
+//! What an agent's hook payload and an agent's settings file can make Cairn do (issue 14): read
+//! only transcripts inside the agent's source dirs, and change nothing in a settings file but
+//! the hook it adds.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, fixtures};
+
+/// `cairn hook [--agent agent]` with `payload` on stdin.
+fn hook(env: &Env, agent: Option<&str>, payload: &Value) -> Output {
+    let mut cmd = env.command();
+    cmd.arg("hook");
+    if let Some(agent) = agent {
+        cmd.args(["--agent", agent]);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A real transcript kept outside every source dir: what a hostile payload points at.
+fn transcript_outside(env: &Env) -> PathBuf {
+    let elsewhere = env.root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let path = elsewhere.join("not-yours.jsonl");
+    std::fs::copy(
+        fixtures().join("claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"),
+        &path,
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn the_hook_reads_only_regular_files_inside_the_agents_source_dirs() {
+    let env = Env::new();
+    let outside = transcript_outside(&env);
+    let project = env.claude().join("-home-USER-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("link.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", project.join("zero.jsonl")).unwrap();
+    std::fs::create_dir_all(project.join("dir.jsonl")).unwrap();
+    let fifo = project.join("fifo.jsonl");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let inside = project.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    std::fs::copy(&outside, &inside).unwrap();
+
+    let root = env.root.path();
+    let cases: Vec<(&str, Value, Option<&str>)> = vec![
+        (
+            "a symlink to a file outside",
+            json!({"transcript_path": project.join("link.jsonl")}),
+            Some("claude"),
+        ),
+        (
+            "an absolute `..` path",
+            json!({"transcript_path": format!("{}/../elsewhere/not-yours.jsonl", env.claude().display())}),
+            Some("claude"),
+        ),
+        (
+            "a relative `..` path",
+            json!({"transcript_path": "../../elsewhere/not-yours.jsonl", "cwd": project}),
+            Some("claude"),
+        ),
+        (
+            "a file outside, no agent given",
+            json!({"transcript_path": outside}),
+            None,
+        ),
+        (
+            "a symlink to a device",
+            json!({"transcript_path": project.join("zero.jsonl")}),
+            Some("claude"),
+        ),
+        (
+            "a device",
+            json!({"transcript_path": "/dev/zero"}),
+            Some("claude"),
+        ),
+        ("a fifo", json!({"transcript_path": fifo}), Some("claude")),
+        (
+            "a directory",
+            json!({"transcript_path": project.join("dir.jsonl")}),
+            Some("claude"),
+        ),
+        (
+            "a missing file",
+            json!({"transcript_path": project.join("gone.jsonl")}),
+            Some("claude"),
+        ),
+        (
+            "another agent's source dir",
+            json!({"transcript_path": inside, "cwd": root}),
+            Some("codex"),
+        ),
+    ];
+    for (what, payload, agent) in &cases {
+        let out = hook(&env, *agent, payload);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Refused with a message, and exit 0: the agent is never blocked by a bad payload.
+        assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+        assert!(
+            stderr.starts_with("cairn: not capturing "),
+            "{what}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
+        assert!(
+            files(&env.data().join("retained")).is_empty(),
+            "{what}: copied into retained/"
+        );
+        assert_eq!(env.json(&["sessions"]), json!([]), "{what}: recorded");
+    }
+    let out = hook(&env, None, &json!({"transcript_path": outside}));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is outside the source dirs Cairn reads")
+            && stderr.contains(&env.claude().display().to_string())
+            && stderr.contains("[sources.<agent>] dirs"),
+        "{stderr}"
+    );
+
+    // The transcript inside the source dir is captured, its agent found from the dir.
+    let out = hook(&env, None, &json!({"transcript_path": inside, "cwd": root}));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
+    assert_eq!(files(&env.data().join("retained")).len(), 1);
+}
+
+#[test]
+fn sync_never_follows_a_transcript_symlink_out_of_the_source_dirs() {
+    let env = Env::new();
+    let outside = transcript_outside(&env);
+    let project = env.claude().join("-home-USER-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("link.jsonl")).unwrap();
+    // A link to a file inside the source dir is read (once: it is the same file).
+    let inside = project.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    std::fs::copy(&outside, &inside).unwrap();
+    std::os::unix::fs::symlink(&inside, project.join("alias.jsonl")).unwrap();
+
+    let report = env.json(&["sync"]);
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["path"].as_str().unwrap().ends_with("link.jsonl")
+                && w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("a symlink to a file outside")),
+        "{report}"
+    );
+    let sessions = env.json(&["sessions"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    let sources: Vec<String> = rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .prepare("SELECT path FROM sources")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let inside = std::fs::canonicalize(&inside).unwrap();
+    assert_eq!(sources, [inside.display().to_string()]);
+}
+
+#[test]
+fn hooks_install_keeps_a_linked_private_settings_file_whole_and_shows_no_secret() {
+    let env = Env::new();
+    let dotfiles = env.root.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(env.home().join(".claude")).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    let secret = "sk-ant-api03-Zq8vN2rLmX5tKp7Wc3Yb9Hd1Jf4Gs6Ae0Uo2Ri8Tw";
+    let before = format!(
+        "{{\n  \"env\": {{\n    \"ANTHROPIC_API_KEY\": \"{secret}\",\n    \"DB_PASS\": \"Summer2024!\"\n  }},\n  \"cleanupPeriodDays\": 18446744073709551617,\n  \"hooks\": {{\n    \"Stop\": [\n      {{\"hooks\": [{{\"type\": \"command\", \"command\": \"notify-send 'cairn hook done'\"}}]}}\n    ]\n  }}\n}}\n"
+    );
+    std::fs::write(&real, &before).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = env.home().join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+
+    let dry = env.json(&["hooks", "install", "--agent", "claude", "--dry-run"]);
+    let diff = dry["diff"].as_str().unwrap();
+    assert!(diff.contains("hook --agent claude"), "{diff}");
+    for hidden in [secret, "Summer2024!"] {
+        assert!(!diff.contains(hidden), "{hidden} in\n{diff}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        before,
+        "a dry run wrote"
+    );
+
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let after = std::fs::read_to_string(&real).unwrap();
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Everything that was there is there, byte for byte; the user's own hook is kept beside ours.
+    let first_group_end = before.find("done'\"}]}").unwrap() + "done'\"}]}".len();
+    assert!(after.starts_with(&before[..first_group_end]), "{after}");
+    assert!(after.ends_with(&before[first_group_end..]), "{after}");
+    let settings: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    let status = env.json(&["doctor"]);
+    let hook = status["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claude hook")
+        .unwrap();
+    assert_eq!(hook["status"], "ok", "{hook}");
+}
