@@ -624,9 +624,11 @@ fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
     );
     let pulled = teammate.json(&["-C", b.to_str().unwrap(), "pull"]);
     assert_eq!(pulled["sessions_imported"], 1);
-    let v = skim(&teammate, &["branch", "shared"]);
+    // Shown in the repository it was pulled into, as a teammate's text.
+    let v = teammate.json(&["-C", b.to_str().unwrap(), "skim", "branch", "shared"]);
     assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(v["sessions"][0]["status"], "published");
+    assert_eq!(v["sessions"][0]["untrusted"], true);
     assert_eq!(v["sessions"][0]["session_key"], key_of(&env, "s-publish"));
     // And the publisher's own skim now says published too.
     assert_eq!(

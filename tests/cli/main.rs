@@ -11,3 +11,4 @@ mod harden;
 mod insights;
 mod recall;
 mod support;
+mod trust;

@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0010_incremental_links.sql"),
     include_str!("store/0011_link_pending.sql"),
     include_str!("store/0012_unknown_timestamps.sql"),
+    include_str!("store/0013_published_remotes.sql"),
 ];
 
 /// The schema version this build writes.
