@@ -6,10 +6,9 @@
 //! unknown, never printed or sliced; and every view, human and JSON, is inert on a terminal
 //! whatever escape sequences a transcript, a document or a model planted.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -57,30 +56,9 @@ fn evil(word: &str) -> String {
     format!("{word} {all} zebra")
 }
 
+/// [`crate::support::git_with`], its output trimmed.
 fn git_with(dir: &Path, args: &[&str], input: Option<&[u8]>) -> String {
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.unwrap_or_default()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    crate::support::git_with(dir, args, input).trim().to_owned()
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
