@@ -90,6 +90,7 @@ pub async fn skim_branch(
             include_weak,
             limit: None,
             repo_root,
+            published_in: None,
         })
     })
     .await

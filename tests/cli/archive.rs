@@ -26,7 +26,16 @@ fn sync_reports_what_it_did_in_the_contract_fields() {
     }
     assert_eq!(report["files_scanned"], 10);
     assert_eq!(report["sessions_added"], 10);
-    assert!(report["warnings"].as_array().unwrap().is_empty());
+    // The only warnings: the schema fixtures' "[trimmed for fixture]" timestamps, unknown.
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{report}");
+    assert!(
+        warnings.iter().all(|w| w["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("timestamp \"[trimmed for fixture]\" is not RFC 3339")),
+        "{report}"
+    );
     let again = env.json(&["sync"]);
     assert_eq!(
         (

@@ -7,26 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::Env;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use crate::support::{Env, git};
 
 /// A repository with one commit on `main`.
 fn repo(root: &Path) -> PathBuf {
@@ -624,9 +605,11 @@ fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
     );
     let pulled = teammate.json(&["-C", b.to_str().unwrap(), "pull"]);
     assert_eq!(pulled["sessions_imported"], 1);
-    let v = skim(&teammate, &["branch", "shared"]);
+    // Shown in the repository it was pulled into, as a teammate's text.
+    let v = teammate.json(&["-C", b.to_str().unwrap(), "skim", "branch", "shared"]);
     assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(v["sessions"][0]["status"], "published");
+    assert_eq!(v["sessions"][0]["untrusted"], true);
     assert_eq!(v["sessions"][0]["session_key"], key_of(&env, "s-publish"));
     // And the publisher's own skim now says published too.
     assert_eq!(

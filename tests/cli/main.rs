@@ -13,3 +13,4 @@ mod insights;
 mod private;
 mod recall;
 mod support;
+mod trust;

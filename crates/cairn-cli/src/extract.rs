@@ -71,8 +71,9 @@ impl ScopeArgs {
     }
 }
 
-fn short(fp: &str) -> &str {
-    &fp[..fp.len().min(12)]
+/// The first 12 characters of a key or fingerprint, cleaned (never a byte slice).
+fn short(fp: &str) -> String {
+    clean(&fp.chars().take(12).collect::<String>())
 }
 
 /// Progress lines on stderr.
@@ -264,7 +265,7 @@ pub fn run(
             )?;
             if let Some(fp) = &s.fingerprint {
                 let state = s.state.map_or("not started", |st| st.as_str());
-                writeln!(out, "Generation: {fp} ({state})")?;
+                writeln!(out, "Generation: {} ({state})", clean(fp))?;
                 writeln!(
                     out,
                     "Sessions: {} done, {} partial, {} failed, {} not started",
@@ -286,7 +287,7 @@ pub fn run(
                 writeln!(
                     out,
                     "Last run: {} sessions={} failed={} units={} entries={}{}{}",
-                    r.started_at,
+                    clean(&r.started_at),
                     r.sessions,
                     r.failed,
                     r.units,
@@ -368,13 +369,13 @@ pub fn run(
                     "Segmenter: {} max_window_chars={}",
                     d.segmenter, d.max_window_chars
                 )?;
-                writeln!(out, "Fingerprint: {}", d.fingerprint)?;
+                writeln!(out, "Fingerprint: {}", clean(&d.fingerprint))?;
                 for c in &d.checks {
                     writeln!(
                         out,
                         "{} {}: {}",
                         if c.ok { "ok  " } else { "FAIL" },
-                        c.name,
+                        clean(&c.name),
                         clean(&c.detail)
                     )?;
                 }

@@ -152,7 +152,7 @@ pub fn run(
                         "Prompt: {} characters, {} pieces redacted",
                         preview.prompt_chars, preview.redactions
                     )?;
-                    writeln!(out, "Generator: {}", preview.generator.backend)?;
+                    writeln!(out, "Generator: {}", clean(&preview.generator.backend))?;
                     if let Some(id) = preview.cached_id {
                         writeln!(
                             out,
@@ -192,7 +192,7 @@ pub fn run(
                     } else {
                         ""
                     },
-                    i.link
+                    clean(&i.link)
                 )?;
             }
         }
@@ -213,11 +213,11 @@ pub fn run(
                         "{:>4} {} {}  {}  ({}, {} sessions, {})",
                         i.id,
                         if i.starred { "★" } else { " " },
-                        i.created_at.get(..10).unwrap_or(&i.created_at),
+                        clean(&i.created_at.chars().take(10).collect::<String>()),
                         clean(&i.title),
-                        i.template_id,
+                        clean(&i.template_id),
                         i.sessions_total,
-                        i.generator
+                        clean(&i.generator)
                     )?;
                 }
             }
@@ -281,7 +281,7 @@ pub fn run(
                     } else {
                         " (yours)"
                     };
-                    writeln!(out, "{:<22} {}{origin}", t.id, clean(&t.title))?;
+                    writeln!(out, "{:<22} {}{origin}", clean(&t.id), clean(&t.title))?;
                     writeln!(out, "{:<22} {}", "", clean(&t.description))?;
                 }
                 writeln!(

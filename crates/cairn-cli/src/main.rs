@@ -156,12 +156,15 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Push refs/cairn/* (published sessions) to a remote.
+    /// Push the sessions you published (refs/cairn/sessions/*) to a remote; never a
+    /// teammate's, never forced.
     Push {
         #[arg(default_value = "origin")]
         remote: String,
     },
-    /// Fetch refs/cairn/* from a remote and import what teammates published.
+    /// Fetch what teammates published on a remote (into refs/cairn/remotes/<remote>/, never
+    /// forced) and import each document that passes the checks; skim shows them in this
+    /// repository, marked as untrusted text.
     Pull {
         #[arg(default_value = "origin")]
         remote: String,
@@ -443,6 +446,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 include_weak,
                 limit,
                 repo_root: None,
+                // Teammates' sessions only from the repository of -C.
+                published_in: Some(g.dir.to_string_lossy().into_owned()),
             })?;
             if g.json {
                 render::json(out, &view)?;
@@ -477,23 +482,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Push { remote } => {
             let cairn = open(g)?;
-            let pushed = cairn.push(&g.dir, &remote)?;
+            let report = cairn.push(&g.dir, &remote)?;
             if g.json {
-                render::json(out, &serde_json::json!({ "pushed": pushed }))?;
+                render::json(out, &report)?;
             } else {
-                writeln!(out, "Pushed {pushed} published session ref(s) to {remote}.")?;
+                render::push(out, &report)?;
             }
         }
         Command::Pull { remote } => {
             let cairn = open(g)?;
-            let imported = cairn.pull(&g.dir, &remote)?;
+            let report = cairn.pull(&g.dir, &remote)?;
             if g.json {
-                render::json(out, &serde_json::json!({ "sessions_imported": imported }))?;
+                render::json(out, &report)?;
             } else {
-                writeln!(
-                    out,
-                    "Imported {imported} published session(s) from {remote}."
-                )?;
+                render::pull(out, &report)?;
             }
         }
         Command::Show {

@@ -248,7 +248,7 @@ pub fn run(
                     let sup = i
                         .supersedes
                         .as_deref()
-                        .map(|s| format!("  supersedes={s}"))
+                        .map(|s| format!("  supersedes={}", clean(s)))
                         .unwrap_or_default();
                     writeln!(
                         out,
@@ -264,7 +264,7 @@ pub fn run(
                         "skipped line {} {}  reason={}",
                         s.line,
                         clean(s.candidate_id.as_deref().unwrap_or("-")),
-                        s.reason
+                        clean(&s.reason)
                     )?;
                 }
                 for e in &report.errors {
@@ -412,7 +412,7 @@ pub fn run(
                         writeln!(
                             out,
                             "  evidence {}:{}-{}  {}",
-                            v.session_key,
+                            clean(&v.session_key),
                             v.ordinal_start,
                             v.ordinal_end,
                             snippet(&v.snippet)
@@ -542,11 +542,7 @@ fn cairn_list_ranked(cairn: &Cairn, req: &QueryRequest) -> Result<Vec<Entry>> {
 }
 
 fn snippet(s: &str) -> String {
-    let one: String = clean(&s.split_whitespace().collect::<Vec<_>>().join(" "));
-    match one.char_indices().nth(220) {
-        Some((i, _)) => format!("{}...", &one[..i]),
-        None => one,
-    }
+    render::line(s, 220)
 }
 
 fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
@@ -585,8 +581,8 @@ fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
             out,
             "    lifecycle {} supersedes={} superseded_by={}",
             e.lifecycle(),
-            e.supersedes_entry_id,
-            e.superseded_by_entry_id
+            clean(&e.supersedes_entry_id),
+            clean(&e.superseded_by_entry_id)
         )?;
     }
     Ok(())
@@ -616,7 +612,7 @@ fn render_results(
                         .map_or_else(|| "-".to_owned(), |c| format!("{c:.3}")),
                     rank(b.lexical_rank),
                     rank(b.vector_rank),
-                    r.match_reasons.join(",")
+                    clean(&r.match_reasons.join(","))
                 )?;
             }
             if resp.mode == Mode::Lexical || b.lexical_rank.is_some() {
@@ -639,7 +635,7 @@ fn render_results(
                     b.confidence,
                     b.review,
                     b.penalty,
-                    b.matched_terms.join(",")
+                    clean(&b.matched_terms.join(","))
                 )?;
             }
         }
@@ -648,12 +644,12 @@ fn render_results(
                 let tool = v
                     .tool_use_id
                     .as_deref()
-                    .map(|t| format!(" tool={t}"))
+                    .map(|t| format!(" tool={}", clean(t)))
                     .unwrap_or_default();
                 writeln!(
                     out,
                     "    evidence {}:{}-{}{tool}  {}",
-                    v.session_key,
+                    clean(&v.session_key),
                     v.ordinal_start,
                     v.ordinal_end,
                     snippet(&v.snippet)

@@ -1,5 +1,8 @@
-//! Human and JSON rendering. Everything printed passes [`clean`], so a transcript that holds
-//! terminal escape sequences cannot drive the reader's terminal.
+//! Human and JSON rendering. Every text printed for a person passes [`clean`] (or [`line`],
+//! which calls it), so a transcript, a teammate's document or a model's answer that holds
+//! terminal escape sequences or bidi controls cannot drive the reader's terminal; times pass
+//! [`short_time`]/[`time`], which show only a strictly parsed RFC 3339 timestamp. JSON output
+//! writes those characters as `\u` escapes ([`json`]), so it is as inert on a terminal.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -13,13 +16,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 /// Safe for a terminal: escape sequences removed whole, other control characters dropped
-/// except newline and tab ([`cairn_core::text::printable`]).
+/// except newline and tab, bidi controls dropped ([`cairn_core::text::printable`]).
 pub fn clean(text: &str) -> String {
     cairn_core::text::printable(text)
 }
 
 /// One line: cleaned, whitespace collapsed, cut at `max` characters.
-fn line(text: &str, max: usize) -> String {
+pub fn line(text: &str, max: usize) -> String {
     cairn_core::text::one_line(text, max)
 }
 
@@ -31,19 +34,84 @@ fn plural(n: u32, noun: &str) -> String {
     }
 }
 
+/// Pretty JSON. serde_json escapes C0 controls; C1 controls and bidi controls are written as
+/// `\u` escapes too, so the document means the same to a program and is inert on a terminal.
 pub fn json<T: Serialize>(out: &mut impl Write, value: &T) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, InertFormatter::default());
+    value.serialize(&mut ser)?;
     writeln!(out)?;
     Ok(())
 }
 
-/// `2026-02-12T10:31:05.123Z` → `2026-02-12 10:31`.
-fn short_time(ts: Option<&str>) -> String {
-    match ts {
-        Some(t) if t.len() >= 16 => format!("{} {}", &t[..10], &t[11..16]),
-        Some(t) => t.to_owned(),
-        None => "unknown time".to_owned(),
+/// serde_json's pretty formatter, with C1 and bidi controls in strings escaped.
+#[derive(Default)]
+struct InertFormatter(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for InertFormatter {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if c.is_control() || cairn_core::text::is_bidi_control(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
     }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// `2026-02-12T10:31:05.123Z` → `2026-02-12 10:31` (UTC); `unknown time` when absent or not
+/// RFC 3339 (an archive from before timestamps were checked may hold anything).
+fn short_time(ts: Option<&str>) -> String {
+    ts.and_then(cairn_core::text::short_time)
+        .unwrap_or_else(|| "unknown time".to_owned())
+}
+
+/// A full timestamp, shown only when it is RFC 3339 (then it is plain ASCII).
+fn time(ts: Option<&str>) -> &str {
+    ts.filter(|t| cairn_core::text::parse_rfc3339(t).is_some())
+        .unwrap_or("unknown")
 }
 
 pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
@@ -107,7 +175,7 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
         )?;
         writeln!(out, "    {}", line(title, 100))?;
         if keys {
-            writeln!(out, "    {}", s.session_key)?;
+            writeln!(out, "    {}", clean(&s.session_key))?;
         }
     }
     Ok(())
@@ -131,7 +199,7 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
             short_time(h.timestamp.as_deref()),
             line(title, 60),
             h.ordinal,
-            h.kind,
+            clean(&h.kind),
             line(who, 30)
         )?;
         // Matches are marked with private-use characters; a terminal shows brackets.
@@ -144,15 +212,15 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
             writeln!(
                 out,
                 "    score={score:.4} match={}",
-                h.match_reasons.join(",")
+                line(&h.match_reasons.join(","), 80)
             )?;
         }
         if keys {
             writeln!(
                 out,
                 "    {} {}",
-                h.session_key,
-                h.turn_key.as_deref().unwrap_or("-")
+                clean(&h.session_key),
+                clean(h.turn_key.as_deref().unwrap_or("-"))
             )?;
         }
     }
@@ -258,7 +326,19 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             plural(s.record_count, "record"),
             short_time(s.updated_at.as_deref())
         )?;
-        writeln!(out, "  status: {}", s.status)?;
+        let status = if s.untrusted {
+            format!(
+                "{} by a teammate{} (untrusted text: titles, previews and labels are theirs)",
+                line(&s.status, 20),
+                s.pulled_from
+                    .as_deref()
+                    .map(|r| format!(", pulled from {}", line(r, 40)))
+                    .unwrap_or_default()
+            )
+        } else {
+            line(&s.status, 20)
+        };
+        writeln!(out, "  status: {status}")?;
         if let Some(why) = s.why_related.first() {
             writeln!(out, "  why: {}", line(&why.reason, 140))?;
         }
@@ -266,7 +346,7 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             let labels = if t.labels.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", t.labels.join(","))
+                format!(" [{}]", line(&t.labels.join(","), 80))
             };
             let related = if t.related { " related" } else { "" };
             let summary = summary(&t.previews);
@@ -319,7 +399,7 @@ pub fn timeline(
         short_time(v.started_at.as_deref())
     )?;
     if keys {
-        writeln!(out, "session {}", v.session_key)?;
+        writeln!(out, "session {}", clean(&v.session_key))?;
     }
     for t in &v.turns {
         let tools = if t.tool_names.is_empty() {
@@ -328,7 +408,7 @@ pub fn timeline(
             format!(" tools={}", line(&t.tool_names.join(","), 60))
         };
         let key = if keys {
-            format!(" {}", t.turn_key)
+            format!(" {}", clean(&t.turn_key))
         } else {
             String::new()
         };
@@ -364,7 +444,12 @@ pub fn turn_records(
         session_name(session.agent.as_str(), session.title.as_deref())
     )?;
     if keys {
-        writeln!(out, "session {} turn {}", v.session_key, v.turn_key)?;
+        writeln!(
+            out,
+            "session {} turn {}",
+            clean(&v.session_key),
+            clean(&v.turn_key)
+        )?;
     }
     for r in &v.records {
         let who = r.tool_name.as_deref().or(r.role.as_deref()).unwrap_or("-");
@@ -378,9 +463,9 @@ pub fn turn_records(
             out,
             "#{} {} {} {}{preview}",
             r.ordinal,
-            r.timestamp.as_deref().unwrap_or("unknown"),
-            r.kind,
-            clean(who)
+            time(r.timestamp.as_deref()),
+            clean(&r.kind),
+            line(who, 60)
         )?;
     }
     Ok(())
@@ -432,8 +517,46 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
     } else {
         writeln!(
             out,
-            "Written under refs/cairn/sessions/; share them with `cairn push` (or git push <remote> 'refs/cairn/*:refs/cairn/*')."
+            "Written under refs/cairn/sessions/; share them with `cairn push` (or git push <remote> 'refs/cairn/sessions/*:refs/cairn/sessions/*')."
         )?;
+    }
+    Ok(())
+}
+
+pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> Result<()> {
+    writeln!(
+        out,
+        "Pushed {} to {}.",
+        plural(r.pushed, "published session ref"),
+        clean(&r.remote)
+    )?;
+    if r.not_own > 0 {
+        writeln!(
+            out,
+            "Left out {} under refs/cairn/sessions/ whose session this archive did not capture (a teammate's, fetched there by an older Cairn): only your own are pushed.",
+            plural(r.not_own, "ref")
+        )?;
+    }
+    Ok(())
+}
+
+pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> Result<()> {
+    writeln!(
+        out,
+        "Imported {} from {} ({} unchanged).",
+        plural(r.sessions_imported, "published session"),
+        clean(&r.remote),
+        r.unchanged
+    )?;
+    let skipped = r.skipped.len() as u32 + r.skipped_more;
+    if skipped > 0 {
+        writeln!(out, "Skipped {}:", plural(skipped, "ref"))?;
+        for s in &r.skipped {
+            writeln!(out, "  {}: {}", line(&s.refname, 200), line(&s.reason, 300))?;
+        }
+        if r.skipped_more > 0 {
+            writeln!(out, "  … and {} more", r.skipped_more)?;
+        }
     }
     Ok(())
 }
@@ -540,7 +663,7 @@ pub fn embeddings_status(
     writeln!(
         out,
         "Embedder: {} (refreshed on write: {})",
-        s.provider,
+        clean(&s.provider),
         if s.refresh_on_write { "yes" } else { "no" }
     )?;
     match (&s.fingerprint, &s.problem) {
@@ -559,10 +682,10 @@ pub fn embeddings_status(
             st.store.as_str(),
             st.vectors,
             st.store.unit(),
-            st.built_at.as_deref().unwrap_or("never")
+            st.built_at.as_deref().map_or("never", |t| time(Some(t)))
         )?;
         if !st.fresh {
-            writeln!(out, "          refresh: {}", st.build_command)?;
+            writeln!(out, "          refresh: {}", clean(&st.build_command))?;
         }
     }
     Ok(())

@@ -387,14 +387,17 @@ impl Cairn {
         git::publish::publish(store.conn(), &repo, target, dry_run, &now)
     }
 
-    /// Push `refs/cairn/*` of the repository at `dir` to `remote`.
-    pub fn push(&self, dir: &Path, remote: &str) -> Result<u32> {
+    /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this
+    /// archive captured) of the repository at `dir` to `remote`.
+    pub fn push(&self, dir: &Path, remote: &str) -> Result<git::publish::PushReport> {
         let repo = git::repo::Repo::discover(dir)?;
-        git::publish::push(&repo, remote)
+        let store = self.store();
+        git::publish::push(store.conn(), &repo, remote)
     }
 
-    /// Fetch `refs/cairn/*` from `remote` and import what teammates published.
-    pub fn pull(&self, dir: &Path, remote: &str) -> Result<u32> {
+    /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/` and import
+    /// those that pass the checks (the others are listed in the report).
+    pub fn pull(&self, dir: &Path, remote: &str) -> Result<git::publish::PullReport> {
         self.writable()?;
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
@@ -435,9 +438,16 @@ impl Cairn {
     }
 
     /// Every session related to a target, and every turn, abbreviated.
+    /// With `published_in`, sessions teammates published in that directory's repository are
+    /// listed too (a directory outside any repository lists none).
     pub fn skim(&self, query: &views::skim::SkimQuery) -> Result<views::skim::SkimView> {
+        let published = query
+            .published_in
+            .as_deref()
+            .and_then(|d| git::repo::Repo::discover(Path::new(d)).ok())
+            .map(|r| r.common_dir.to_string_lossy().into_owned());
         let store = self.store();
-        views::skim::skim(store.conn(), query).map_err(|e| store.err(e))
+        views::skim::skim(store.conn(), query, published.as_deref()).map_err(|e| store.err(e))
     }
 
     fn session_row(&self, store: &Store, key_or_id: &str) -> Result<i64> {

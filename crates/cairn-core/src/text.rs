@@ -1,4 +1,10 @@
 //! Small text helpers shared by views, reports and front doors.
+//!
+//! [`printable`] is the one cleaning function for text that reaches a person: every field that
+//! came from a transcript, a teammate's document or a model passes it before a terminal (the
+//! CLI), and [`crate::text::rfc3339`] is the one way a timestamp from outside is read.
+
+use std::borrow::Cow;
 
 /// A text with its whitespace collapsed, cut at `max` characters (an ellipsis marks the cut).
 pub fn excerpt(text: &str, max: usize) -> String {
@@ -9,55 +15,143 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
-/// Text safe to show on a terminal or in a message: terminal escape sequences (CSI such as
-/// colours and cursor moves, OSC such as titles and hyperlinks) removed whole, and every other
-/// control character except newline and tab dropped.
+/// True for the Unicode bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069): they reorder what a reader sees ("Trojan Source"). The plain marks
+/// (LRM, RLM, ALM) only steer neutral characters and are kept.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text safe to show on a terminal or in a message. Removed whole: escape sequences, 7-bit
+/// (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …) and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC),
+/// with their parameters and strings. Dropped: every other control character (C0, DEL, C1)
+/// except newline and tab, and the bidi controls of [`is_bidi_control`].
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\u{1b}' => match chars.peek() {
-                // CSI: parameters and intermediates, then one final byte in @..~.
+            '\u{1b}' => match chars.peek().copied() {
                 Some('[') => {
                     chars.next();
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
+                    skip_csi(&mut chars);
                 }
-                // OSC: up to BEL or ST (ESC \).
-                Some(']') => {
+                Some(']' | 'P' | 'X' | '^' | '_') => {
                     chars.next();
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
+                    skip_string(&mut chars);
                 }
-                // Any other escape: drop it and the one character it introduces.
-                Some(_) => {
+                // nF: intermediates, then one final byte (`ESC ( B` selects a character set).
+                Some(' '..='/') => {
+                    while chars.next_if(|c| matches!(c, ' '..='/')).is_some() {}
+                    chars.next_if(|c| matches!(c, '0'..='~'));
+                }
+                // Fp, Fe, Fs: one final byte (`ESC 7`, `ESC M`, `ESC c`).
+                Some('0'..='~') => {
                     chars.next();
                 }
-                None => {}
+                // A lone ESC (before a newline, text, another ESC or the end): only it goes.
+                _ => {}
             },
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
             '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
+            c if c.is_control() || is_bidi_control(c) => {}
             c => out.push(c),
         }
     }
     out
 }
 
+/// A control sequence's parameters and intermediates (0x20–0x3F), then its final byte
+/// (0x40–0x7E). Anything else ends it and is read as text again.
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while chars.next_if(|c| matches!(c, ' '..='?')).is_some() {}
+    chars.next_if(|c| matches!(c, '@'..='~'));
+}
+
+/// A control string (OSC, DCS, SOS, PM, APC) up to BEL or a string terminator (`ESC \` or
+/// C1 ST); an unterminated one runs to the end of the text, as a terminal would read it.
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => break,
+            '\u{1b}' if chars.peek() == Some(&'\\') => {
+                chars.next();
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Text from outside (a model server's reply, an error) as one safe line: [`printable`], then
 /// [`excerpt`] (whitespace collapsed, at most `max` characters).
 pub fn one_line(text: &str, max: usize) -> String {
     excerpt(&printable(text), max)
+}
+
+/// A timestamp read strictly as RFC 3339: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to 9
+/// digits, then `Z` or a `±HH:MM` offset, every field in range. Anything else (a date alone,
+/// a space for the `T`, an annotation, a placeholder, any other character) is `None`.
+pub fn parse_rfc3339(text: &str) -> Option<jiff::Timestamp> {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range)
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+    };
+    let shape = b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return None;
+    }
+    let mut i = 19;
+    if b[i] == b'.' {
+        let n = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        if !(1..=9).contains(&n) {
+            return None;
+        }
+        i += 1 + n;
+    }
+    let zone = &b[i..];
+    let zone_ok = matches!(zone, b"Z" | b"z")
+        || (zone.len() == 6
+            && matches!(zone[0], b'+' | b'-')
+            && zone[1..3].iter().all(u8::is_ascii_digit)
+            && zone[3] == b':'
+            && zone[4..6].iter().all(u8::is_ascii_digit));
+    if !zone_ok {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// A timestamp from outside in the form Cairn stores: the text itself when it is RFC 3339 in
+/// UTC (`…Z`, as agents write them), else the same instant written in UTC, so stored times
+/// sort as text. `None` when it is not RFC 3339 ([`parse_rfc3339`]): unknown, never guessed.
+pub fn rfc3339(text: &str) -> Option<Cow<'_, str>> {
+    let ts = parse_rfc3339(text)?;
+    let b = text.as_bytes();
+    if b[10] == b'T' && b.last() == Some(&b'Z') {
+        Some(Cow::Borrowed(text))
+    } else {
+        Some(Cow::Owned(ts.to_string()))
+    }
+}
+
+/// A stored timestamp for a person: `2026-02-12 10:31` (UTC), `None` when it is not RFC 3339
+/// (an archive written before timestamps were checked may hold anything).
+pub fn short_time(text: &str) -> Option<String> {
+    parse_rfc3339(text).map(|ts| ts.strftime("%Y-%m-%d %H:%M").to_string())
 }
 
 #[cfg(test)]
@@ -80,6 +174,113 @@ mod tests {
         assert_eq!(printable("\u{1b}]0;title\u{1b}\\x"), "x");
         assert_eq!(printable("a\rb\u{7}c\nd\te\u{0}"), "abc\nd\te");
         assert_eq!(printable("tail\u{1b}"), "tail");
+    }
+
+    #[test]
+    fn printable_removes_c1_strings_bidi_and_other_escapes() {
+        // OSC 52 (clipboard write) with BEL, a window title with ST.
+        assert_eq!(printable("a\u{1b}]52;c;ZXZpbA==\u{7}b"), "ab");
+        assert_eq!(printable("a\u{1b}]2;pwned\u{1b}\\b"), "ab");
+        // 8-bit CSI, OSC ended by C1 ST, DCS, APC, SOS, PM.
+        assert_eq!(printable("a\u{9b}31mb"), "ab");
+        assert_eq!(printable("a\u{9d}0;t\u{9c}b"), "ab");
+        assert_eq!(printable("a\u{1b}P1$r0m\u{1b}\\b"), "ab");
+        assert_eq!(
+            printable("a\u{90}q\u{9c}b\u{9f}x\u{7}c\u{98}s\u{9c}d\u{9e}p\u{9c}e"),
+            "abcde"
+        );
+        // Other C1 controls alone (NEL, IND, ST).
+        assert_eq!(printable("a\u{85}b\u{84}c\u{9c}d"), "abcd");
+        // nF (charset designation) and Fp/Fe/Fs escapes go with their final byte.
+        assert_eq!(printable("a\u{1b}(Bb\u{1b}7c\u{1b}Md\u{1b}ce"), "abcde");
+        // A lone ESC takes nothing readable with it.
+        assert_eq!(printable("a\u{1b}\nb\u{1b}\u{1b}[1mc\u{1b}é"), "a\nbcé");
+        // A CSI ends at the first byte that cannot belong to it.
+        assert_eq!(printable("\u{1b}[31;1é"), "é");
+        // Bidi embeddings, overrides and isolates; marks stay.
+        assert_eq!(
+            printable(
+                "x\u{202e}gnp.exe\u{202c} \u{2066}a\u{2069}\u{202a}\u{202b}\u{202d}\u{2067}\u{2068}\u{200f}"
+            ),
+            "xgnp.exe a\u{200f}"
+        );
+        assert_eq!(printable("naïve 日本 ✓"), "naïve 日本 ✓");
+    }
+
+    proptest::proptest! {
+        /// Whatever goes in, no control character but newline and tab, and no bidi control,
+        /// comes out; text without any passes unchanged.
+        #[test]
+        fn printable_output_is_always_inert(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\[\\]P\\\\;0-9m])*") {
+            let out = printable(&s);
+            for c in out.chars() {
+                proptest::prop_assert!(c == '\n' || c == '\t' || !(c.is_control() || is_bidi_control(c)), "{c:?} in {out:?}");
+            }
+            proptest::prop_assert_eq!(printable(&out), out.clone());
+        }
+
+        #[test]
+        fn inert_text_is_unchanged(s in "\\PC*") {
+            let plain = s.chars().all(|c| !c.is_control() && !is_bidi_control(c));
+            if plain {
+                proptest::prop_assert_eq!(printable(&s), s);
+            }
+        }
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_or_unknown() {
+        for good in [
+            "2026-02-12T10:31:05Z",
+            "2026-02-12T10:31:05.123Z",
+            "2026-02-12T10:31:05.123456789Z",
+            "2026-02-12t10:31:05z",
+            "2026-02-12T12:31:05+02:00",
+            "2024-02-29T00:00:00Z",
+        ] {
+            assert!(parse_rfc3339(good).is_some(), "{good}");
+        }
+        for bad in [
+            "2099-01-01\u{e9}000000",
+            "2099-01-01é000000",
+            "2026-02-12",
+            "2026-02-12 10:31:05Z",
+            "2026-02-12T10:31:05",
+            "2026-02-12T10:31Z",
+            "2026-02-12T10:31:05.Z",
+            "2026-02-12T10:31:05.1234567890Z",
+            "2026-02-12T10:31:05Z[Europe/Paris]",
+            "2026-02-12T10:31:05+0200",
+            "2026-13-12T10:31:05Z",
+            "2023-02-29T00:00:00Z",
+            "2026-02-12T25:31:05Z",
+            "2026-02-12T10:31:05Z\u{1b}]0;x\u{7}",
+            "\u{1b}[2J2026-02-12T10:31:05Z",
+            "２０２６-02-12T10:31:05Z",
+            "[trimmed for fixture]",
+            "",
+        ] {
+            assert!(parse_rfc3339(bad).is_none(), "{bad:?}");
+            assert!(rfc3339(bad).is_none(), "{bad:?}");
+            assert_eq!(short_time(bad), None, "{bad:?}");
+        }
+        // UTC as agents write it is kept byte for byte; an offset is stored as the UTC instant.
+        assert!(matches!(
+            rfc3339("2026-02-12T10:31:05.120Z"),
+            Some(Cow::Borrowed("2026-02-12T10:31:05.120Z"))
+        ));
+        assert_eq!(
+            rfc3339("2026-02-12T12:31:05+02:00").as_deref(),
+            Some("2026-02-12T10:31:05Z")
+        );
+        assert_eq!(
+            rfc3339("2026-02-12t10:31:05z").as_deref(),
+            Some("2026-02-12T10:31:05Z")
+        );
+        assert_eq!(
+            short_time("2026-02-12T10:31:05.123Z").as_deref(),
+            Some("2026-02-12 10:31")
+        );
     }
 
     #[test]

@@ -78,6 +78,7 @@ fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
             include_weak: true,
             limit: None,
             repo_root: root.map(|r| r.to_string_lossy().into_owned()),
+            published_in: None,
         })
         .unwrap()
         .sessions

@@ -1609,8 +1609,19 @@ export type SkimSession = SkimSession_Serialize | SkimSession_Deserialize;
 
 export type SkimSession_Deserialize = {
 	session_key: string,
-	/**  `local-only` for what this machine captured, `published` for what a teammate shared. */
+	/**
+	 *  `local-only` for what this machine captured and has not published, `published` for
+	 *  what it published and for what a teammate shared (then `untrusted` is true).
+	 */
 	status: string,
+	/**
+	 *  True for a teammate's session, read from a document they published: its title,
+	 *  project, previews, labels, tool names and reasons are their text (checked for shape and
+	 *  cleaned of control sequences, but not verified). False for this machine's captures.
+	 */
+	untrusted?: boolean,
+	/**  The git remote a teammate's session was pulled from. */
+	pulled_from?: string | null,
 	agent: Agent,
 	title?: string | null,
 	project?: string | null,
@@ -1630,8 +1641,19 @@ export type SkimSession_Deserialize = {
 
 export type SkimSession_Serialize = {
 	session_key: string,
-	/**  `local-only` for what this machine captured, `published` for what a teammate shared. */
+	/**
+	 *  `local-only` for what this machine captured and has not published, `published` for
+	 *  what it published and for what a teammate shared (then `untrusted` is true).
+	 */
 	status: string,
+	/**
+	 *  True for a teammate's session, read from a document they published: its title,
+	 *  project, previews, labels, tool names and reasons are their text (checked for shape and
+	 *  cleaned of control sequences, but not verified). False for this machine's captures.
+	 */
+	untrusted: boolean,
+	/**  The git remote a teammate's session was pulled from. */
+	pulled_from: string | null,
 	agent: Agent,
 	title: string | null,
 	project: string | null,

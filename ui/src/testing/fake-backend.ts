@@ -207,6 +207,8 @@ function skimSession(n: number, weak: boolean, turns: number): SkimSession {
   return {
     session_key: key(n),
     status: 'local-only',
+    untrusted: false,
+    pulled_from: null,
     agent: (n % 2 === 0 ? 'codex' : 'claude') as Agent,
     title: `Session number ${n}`,
     project: 'shop',

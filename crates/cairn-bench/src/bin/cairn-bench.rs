@@ -178,6 +178,7 @@ fn main() -> Result<()> {
                 include_weak: false,
                 limit: None,
                 repo_root: None,
+                published_in: None,
             };
             let first = cairn.skim(&q)?;
             let mut wall = Vec::with_capacity(runs);

@@ -354,10 +354,14 @@ pub fn read_file(
                             });
                         }
                         batch.usage.append(&mut out.usage);
+                        batch
+                            .warnings
+                            .extend(out.warnings.drain(..).map(|w| (Some(line_no), w)));
                     }
                     Err(e) => {
                         out.records.clear();
                         out.usage.clear();
+                        out.warnings.clear();
                         let what = if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok()
                         {
                             "record of an unexpected shape kept only in the retained copy"

@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod codex;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,13 @@ pub struct SessionMeta {
     pub unknown_types: BTreeMap<String, u64>,
     /// Cumulative token usage reported by the provider (Codex reports a running total).
     pub cumulative_usage: Option<TokenUsage>,
+    /// Lines whose timestamp was not RFC 3339 (stored as unknown; the first is a warning).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unparsed_timestamps: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Everything one line produced.
@@ -62,6 +70,8 @@ pub struct LineOutput {
     pub records: Vec<Record>,
     /// Token usage per provider message id; a later line for the same id replaces it.
     pub usage: Vec<(String, TokenUsage)>,
+    /// Problems with this line worth a warning on the session (it was still read).
+    pub warnings: Vec<String>,
 }
 
 /// One agent's transcript parser. Feed it lines in file order.
@@ -448,15 +458,31 @@ pub(crate) fn count_unknown(meta: &mut SessionMeta, kind: &str) {
     *meta.unknown_types.entry(kind.to_owned()).or_insert(0) += 1;
 }
 
-/// An ISO-8601 timestamp as the agents write them (anonymised fixtures carry placeholders).
-pub(crate) fn valid_timestamp(ts: &str) -> bool {
-    let b = ts.as_bytes();
-    b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+/// A line's timestamp as Cairn stores it ([`crate::text::rfc3339`]: RFC 3339, in UTC). One that
+/// is not RFC 3339 (a placeholder, a date alone, anything crafted) is unknown, never guessed or
+/// kept raw; the first such in a file becomes a warning on the session, the rest are counted.
+pub(crate) fn line_timestamp<'a>(
+    meta: &mut SessionMeta,
+    raw: Option<&'a str>,
+    out: &mut LineOutput,
+) -> Option<Cow<'a, str>> {
+    let raw = raw.filter(|t| !t.is_empty())?;
+    let ts = crate::text::rfc3339(raw);
+    if ts.is_none() {
+        meta.unparsed_timestamps += 1;
+        if meta.unparsed_timestamps == 1 {
+            out.warnings.push(format!(
+                "timestamp \"{}\" is not RFC 3339: stored as unknown (later ones in this file are counted, not reported)",
+                crate::text::one_line(raw, 40)
+            ));
+        }
+    }
+    ts
 }
 
-/// Track the session's first and last timestamps.
+/// Track the session's first and last timestamps (already checked: [`line_timestamp`]).
 pub(crate) fn note_timestamp(meta: &mut SessionMeta, ts: Option<&str>) {
-    if let Some(ts) = ts.filter(|t| valid_timestamp(t)) {
+    if let Some(ts) = ts {
         if meta.started_at.as_deref().is_none_or(|s| ts < s) {
             meta.started_at = Some(ts.to_owned());
         }

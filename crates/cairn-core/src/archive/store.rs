@@ -24,6 +24,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/0009_checks.sql"),
     include_str!("store/0010_incremental_links.sql"),
     include_str!("store/0011_link_pending.sql"),
+    include_str!("store/0012_unknown_timestamps.sql"),
+    include_str!("store/0013_published_remotes.sql"),
 ];
 
 /// The schema version this build writes.
@@ -339,6 +341,80 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
         }
+    }
+
+    /// Timestamps an archive kept before they were read strictly become unknown; RFC 3339
+    /// ones stay as they were.
+    #[test]
+    fn junk_timestamps_from_older_archives_become_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..11] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 11).unwrap();
+            conn.execute_batch(
+                "INSERT INTO sessions (id, session_key, agent, captured_at, started_at, updated_at)
+                   VALUES (1, 'k', 'claude', 'now', '2026-01-01T00:00:00Z', '2099-01-01é000000');
+                 INSERT INTO sources (id, source_key, session_id, agent, role, path, updated_at)
+                   VALUES (1, 's', 1, 'claude', 'main', '/p', 'now');",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO turns (id, session_id, turn_index, turn_key, opening_ordinal, first_ordinal,
+                   last_ordinal, started_at, ended_at) VALUES (1, 1, 0, 't', 0, 0, 1, ?1, ?2)",
+                params![
+                    "2026-01-01T00:00:00\u{1b}]0;x\u{7}",
+                    "2026-01-01T00:00:01.5+02:00"
+                ],
+            )
+            .unwrap();
+            for (ordinal, ts) in [
+                (0, "2026-01-01T00:00:00.123Z"),
+                (1, "2026-01-01"),
+                (2, "2026-01-01T00:00:00Z\u{202e}"),
+                (3, "2026-01-01 00:00:00Z"),
+            ] {
+                conn.execute(
+                    "INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind,
+                       source_event_kind, timestamp) VALUES (1, ?1, 1, ?1, 0, ?1, 'message', 'x', ?2)",
+                    params![ordinal, ts],
+                )
+                .unwrap();
+            }
+        }
+        let store = Store::open(&path).unwrap();
+        let conn = store.conn();
+        let records: Vec<Option<String>> = conn
+            .prepare("SELECT timestamp FROM records ORDER BY ordinal")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            records,
+            [
+                Some("2026-01-01T00:00:00.123Z".to_owned()),
+                None,
+                None,
+                None
+            ]
+        );
+        let session: (Option<String>, Option<String>) = conn
+            .query_row("SELECT started_at, updated_at FROM sessions", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(session, (Some("2026-01-01T00:00:00Z".to_owned()), None));
+        let turn: (Option<String>, Option<String>) = conn
+            .query_row("SELECT started_at, ended_at FROM turns", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(turn, (None, Some("2026-01-01T00:00:01.5+02:00".to_owned())));
     }
 
     #[test]

@@ -1,40 +1,42 @@
 //! Sharing through git itself: `publish` writes the redacted metadata of the sessions related to
 //! a target as one commit per session under `refs/cairn/sessions/<session_key>` (a single
-//! `session.json`); `git push`/`git fetch` of `refs/cairn/*` (or `cairn push`/`cairn pull`) carry
-//! them; `pull` imports what teammates published, and skim shows it as `published`.
+//! `session.json`, see [`super::document`]); `cairn push` sends those refs (this machine's own,
+//! never a teammate's); `cairn pull` fetches a remote's into `refs/cairn/remotes/<remote>/…`
+//! without force and imports each document that passes the checks, and skim shows it as
+//! `published` and untrusted in that repository only.
 //!
 //! What leaves is an allowlist: keys, agent, times, counts, labels, tool names, previews and
 //! reasons — every text through the outbound redactor (absolute paths made repo-relative or
 //! removed; the stored text has no secrets already, and a final scan refuses to write if one is
 //! found). No records, tool inputs or outputs leave.
+//!
+//! What arrives is a teammate's text and nothing more: a document is read only from a ref whose
+//! name is a session key, only up to the size limits, parsed strictly and refused whole when a
+//! check fails (a warning naming the ref; the pull goes on). The user's own `refs/cairn/…` are
+//! never written by a pull, and a ref a teammate rewrote is not force-updated.
 
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::repo::{Repo, run_git};
+pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
+use super::document::{is_key, limits};
+use super::repo::{Repo, git_failure, run_git, run_git_raw};
 use super::targets::Target;
 use crate::archive::redact::Redactor;
 use crate::error::{Error, Result};
 use crate::views::skim::{SkimQuery, SkimSession, skim};
 
-/// The refs Cairn writes.
+/// The refs `publish` writes: this machine's own documents.
 pub const REF_PREFIX: &str = "refs/cairn/sessions/";
-/// Schema of a published document.
-pub const DOCUMENT_SCHEMA: &str = "cairn.published-session.v1";
 
-/// A session as published: what a teammate's skim shows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct PublishedSession {
-    pub schema: String,
-    pub published_at: String,
-    /// Target keys this session was related to when published.
-    pub target_keys: Vec<String>,
-    pub session: SkimSession,
+/// Where `pull` keeps a remote's documents: `refs/cairn/remotes/<remote>/sessions/`.
+pub fn remote_prefix(remote: &str) -> String {
+    format!("refs/cairn/remotes/{remote}/sessions/")
 }
 
 /// What `publish` did (or would do).
@@ -48,6 +50,58 @@ pub struct PublishReport {
     pub related_turns: u32,
     /// The documents that leave (or would leave) the machine, after redaction.
     pub documents: Vec<PublishedSession>,
+}
+
+/// What `push` sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PushReport {
+    pub remote: String,
+    /// This machine's own published refs sent.
+    pub pushed: u32,
+    /// Refs under `refs/cairn/sessions/` left out because this archive did not capture their
+    /// session (a teammate's document an older Cairn fetched there).
+    pub not_own: u32,
+}
+
+/// What `pull` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PullReport {
+    pub remote: String,
+    /// Documents imported (new or changed).
+    pub sessions_imported: u32,
+    /// Documents already imported as they are.
+    pub unchanged: u32,
+    /// Refs not imported, each with why (the first [`MAX_LISTED_SKIPS`]). A ref name is
+    /// shown cleaned.
+    pub skipped: Vec<SkippedRef>,
+    /// Refs skipped beyond those listed.
+    pub skipped_more: u32,
+}
+
+/// Skipped refs a pull lists one by one; a remote advertising a million junk refs gets a count.
+pub const MAX_LISTED_SKIPS: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkippedRef {
+    #[serde(rename = "ref")]
+    pub refname: String,
+    pub reason: String,
+}
+
+impl PullReport {
+    fn skip(&mut self, refname: &str, reason: impl Into<String>) {
+        if self.skipped.len() >= MAX_LISTED_SKIPS {
+            self.skipped_more += 1;
+            return;
+        }
+        let refname = crate::text::one_line(refname, 200);
+        let reason = reason.into();
+        tracing::warn!("{refname}: {reason}; skipped");
+        self.skipped.push(SkippedRef { refname, reason });
+    }
 }
 
 fn db(e: rusqlite::Error) -> Error {
@@ -84,7 +138,8 @@ fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimS
     Ok(s)
 }
 
-/// Publish the sessions related to `target` in `repo`.
+/// Publish the sessions related to `target` in `repo`: only this machine's own captures,
+/// never a teammate's session pulled here.
 pub fn publish(
     conn: &Connection,
     repo: &Repo,
@@ -99,29 +154,38 @@ pub fn publish(
             include_weak: false,
             limit: None,
             repo_root: None,
+            published_in: None,
         },
+        None,
     )
     .map_err(db)?;
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     let mut documents = Vec::new();
-    for s in view
-        .sessions
-        .into_iter()
-        .filter(|s| s.status == "local-only" || s.status == "published")
-    {
+    for s in view.sessions.into_iter().filter(|s| !s.untrusted) {
         let mut target_keys: Vec<String> =
             s.why_related.iter().map(|w| w.target_key.clone()).collect();
         target_keys.push(target.key.clone());
         target_keys.sort();
         target_keys.dedup();
-        let mut session = outbound(s, repo, home.as_deref())?;
-        session.status = "published".to_owned();
-        documents.push(PublishedSession {
-            schema: DOCUMENT_SCHEMA.to_owned(),
-            published_at: now.to_owned(),
-            target_keys,
-            session,
+        let key = s.session_key.clone();
+        let doc =
+            PublishedSession::from_view(outbound(s, repo, home.as_deref())?, target_keys, now);
+        // What teammates would refuse is not written.
+        let refused = doc.check(&key).err().or_else(|| {
+            let bytes = serde_json::to_string_pretty(&doc).map_or(0, |j| j.len()) as u64;
+            (bytes > limits::DOCUMENT_BYTES).then(|| {
+                format!(
+                    "{bytes} bytes, more than the {} a document may have",
+                    limits::DOCUMENT_BYTES
+                )
+            })
         });
+        if let Some(why) = refused {
+            return Err(Error::Invalid(format!(
+                "cannot publish session {key}: {why}"
+            )));
+        }
+        documents.push(doc);
     }
     let report = PublishReport {
         target_key: target.key.clone(),
@@ -226,100 +290,374 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// Push `refs/cairn/*` to `remote`; returns how many refs exist to push.
-pub fn push(repo: &Repo, remote: &str) -> Result<u32> {
-    let refs = run_git(
-        &repo.root,
-        &["for-each-ref", "--format=%(refname)", "refs/cairn/"],
-    )?;
-    let count = refs.lines().filter(|l| !l.is_empty()).count() as u32;
-    if count > 0 {
-        run_git(
-            &repo.root,
-            &["push", "--quiet", remote, "refs/cairn/*:refs/cairn/*"],
-        )?;
+/// A remote `push` and `pull` may name: one configured in the repository (`git remote`), whose
+/// name is one plain ref-name component (it becomes part of `refs/cairn/remotes/<remote>/`).
+fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
+    let plain = !remote.is_empty()
+        && remote.len() <= 100
+        && !remote.starts_with(['-', '.'])
+        && !remote.ends_with(".lock")
+        && !remote.contains("..")
+        && remote
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !plain {
+        return Err(Error::Invalid(format!(
+            "\"{}\" cannot be used as a remote: name a remote of this repository made of letters, digits, '-', '_' and '.' (see `git remote -v`)",
+            crate::text::one_line(remote, 60)
+        )));
     }
-    Ok(count)
+    let remotes = run_git(&repo.root, &["remote"])?;
+    if !remotes.lines().any(|r| r == remote) {
+        return Err(Error::Invalid(format!(
+            "{} has no remote named \"{remote}\": add it with `git remote add {remote} <url>`",
+            repo.root.display()
+        )));
+    }
+    Ok(())
 }
 
-/// Fetch `refs/cairn/*` from `remote` and import every published session document.
-pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<u32> {
-    run_git(
-        &repo.root,
-        &["fetch", "--quiet", remote, "+refs/cairn/*:refs/cairn/*"],
-    )?;
-    import(conn, repo, now)
-}
-
-/// Import the documents under `refs/cairn/sessions/` of `repo`.
-pub fn import(conn: &Connection, repo: &Repo, now: &str) -> Result<u32> {
+/// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
+/// archive captured) to `remote`, never forced: a teammate's document is never re-sent.
+pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
+    check_remote(repo, remote)?;
     let refs = run_git(
+        &repo.root,
+        &["for-each-ref", "--format=%(refname)", REF_PREFIX],
+    )?;
+    let mut report = PushReport {
+        remote: remote.to_owned(),
+        pushed: 0,
+        not_own: 0,
+    };
+    let mut own = Vec::new();
+    let mut captured = conn
+        .prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")
+        .map_err(db)?;
+    for refname in refs.lines().filter(|l| !l.is_empty()) {
+        let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
+        let mine = is_key(key)
+            && captured
+                .query_row([key], |_| Ok(()))
+                .optional()
+                .map_err(db)?
+                .is_some();
+        if mine {
+            own.push(format!("{refname}:{refname}"));
+        } else {
+            report.not_own += 1;
+        }
+    }
+    // Bounded command lines: a long-lived archive can have published thousands.
+    for chunk in own.chunks(500) {
+        let mut args = vec!["push", "--quiet", remote];
+        args.extend(chunk.iter().map(String::as_str));
+        run_git(&repo.root, &args)?;
+    }
+    report.pushed = own.len() as u32;
+    Ok(report)
+}
+
+/// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/sessions/` and
+/// import each new or changed one that passes the checks.
+pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<PullReport> {
+    check_remote(repo, remote)?;
+    let mut report = PullReport {
+        remote: remote.to_owned(),
+        sessions_imported: 0,
+        unchanged: 0,
+        skipped: Vec::new(),
+        skipped_more: 0,
+    };
+    let common_dir = repo.common_dir.to_string_lossy().into_owned();
+    let local_prefix = remote_prefix(remote);
+
+    // What the remote has: only refs named by a session key are read at all.
+    let advertised = run_git(
+        &repo.root,
+        &["ls-remote", "--refs", remote, &format!("{REF_PREFIX}*")],
+    )?;
+    let mut wanted: BTreeMap<String, String> = BTreeMap::new();
+    for line in advertised.lines() {
+        let Some((oid, refname)) = line.split_once('\t') else {
+            continue;
+        };
+        match refname.strip_prefix(REF_PREFIX) {
+            Some(key) if is_key(key) && is_oid(oid) => {
+                wanted.insert(key.to_owned(), oid.to_owned());
+            }
+            _ => report.skip(
+                refname,
+                "not a Cairn session ref (its name is not a session key)",
+            ),
+        }
+    }
+
+    // Already imported as they are: nothing to do.
+    let imported: BTreeMap<String, String> = conn
+        .prepare_cached(
+            "SELECT session_key, ref_commit FROM published_sessions WHERE common_dir = ?1 AND remote = ?2",
+        )
+        .map_err(db)?
+        .query_map(params![common_dir, remote], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(db)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db)?;
+    wanted.retain(|key, oid| {
+        let same = imported.get(key) == Some(oid);
+        report.unchanged += u32::from(same);
+        !same
+    });
+    if wanted.len() > limits::DOCUMENTS_PER_PULL {
+        let left = wanted.len() - limits::DOCUMENTS_PER_PULL;
+        let keep: BTreeMap<String, String> = wanted
+            .into_iter()
+            .take(limits::DOCUMENTS_PER_PULL)
+            .collect();
+        wanted = keep;
+        report.skip(
+            &format!("{REF_PREFIX}*"),
+            format!(
+                "{left} more new or changed documents than the {} one pull imports: pull again for the rest",
+                limits::DOCUMENTS_PER_PULL
+            ),
+        );
+    }
+    if wanted.is_empty() {
+        return Ok(report);
+    }
+
+    // Fetch without force into the remote's own namespace; `--refmap=` keeps configured fetch
+    // refspecs (say a `+refs/cairn/*:refs/cairn/*` someone added) from updating anything else.
+    let local_oids = local_refs(repo, &local_prefix)?;
+    let refspecs: String = wanted
+        .keys()
+        .filter(|k| local_oids.get(*k) != wanted.get(*k))
+        .map(|k| format!("{REF_PREFIX}{k}:{local_prefix}{k}\n"))
+        .collect();
+    if !refspecs.is_empty() {
+        let out = run_git_raw(
+            &repo.root,
+            &[
+                "fetch",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                "--refmap=",
+                "--stdin",
+                remote,
+            ],
+            Some(refspecs.into_bytes()),
+        )?;
+        // A fetch refusing a rewritten ref (`! [rejected] … (non-fast-forward)`; git runs
+        // with LC_ALL=C) still updates the others: that is reported per ref below. Any other
+        // failure is the pull's.
+        if !out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("[rejected]") {
+            return Err(git_failure(&repo.root, "fetch", &out));
+        }
+        let after = local_refs(repo, &local_prefix)?;
+        for (key, oid) in &wanted {
+            if after.get(key) != Some(oid) {
+                report.skip(
+                    &format!("{REF_PREFIX}{key}"),
+                    format!(
+                        "not updated: the remote's ref is not a fast-forward of {local_prefix}{key} (rewritten history is never forced; delete that ref to accept it)"
+                    ),
+                );
+            }
+        }
+        wanted.retain(|k, oid| after.get(k) == Some(oid));
+    }
+    import(conn, repo, remote, &common_dir, &wanted, now, &mut report)?;
+    Ok(report)
+}
+
+/// A full object id (SHA-1 or SHA-256).
+fn is_oid(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The refs under `prefix` by session key, with their commits.
+fn local_refs(repo: &Repo, prefix: &str) -> Result<BTreeMap<String, String>> {
+    let out = run_git(
+        &repo.root,
+        &["for-each-ref", "--format=%(objectname) %(refname)", prefix],
+    )?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter_map(|(oid, r)| Some((r.strip_prefix(prefix)?.to_owned(), oid.to_owned())))
+        .collect())
+}
+
+/// Read, check and store the documents of `wanted` (session key → fetched commit). Sizes come
+/// first (`cat-file --batch-check`), so an oversized blob is never read.
+fn import(
+    conn: &Connection,
+    repo: &Repo,
+    remote: &str,
+    common_dir: &str,
+    wanted: &BTreeMap<String, String>,
+    now: &str,
+    report: &mut PullReport,
+) -> Result<()> {
+    let refname = |key: &str| format!("{REF_PREFIX}{key}");
+    let specs: String = wanted
+        .values()
+        .map(|oid| format!("{oid}:session.json\n"))
+        .collect();
+    let sizes = run_git_raw(
         &repo.root,
         &[
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            REF_PREFIX,
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype) %(objectsize)",
         ],
+        Some(specs.into_bytes()),
     )?;
-    let repo_row = super::snapshot::repo_id(conn, repo, now).map_err(db)?;
-    let mut imported = 0;
-    for line in refs.lines() {
-        let Some((refname, commit)) = line.split_once(' ') else {
-            continue;
-        };
-        let Ok(text) = run_git(
-            &repo.root,
-            &["cat-file", "blob", &format!("{commit}:session.json")],
-        ) else {
-            continue;
-        };
-        let Ok(doc) = serde_json::from_str::<PublishedSession>(&text) else {
-            tracing::warn!("{refname}: not a Cairn session document; skipped");
-            continue;
-        };
-        if doc.schema != DOCUMENT_SCHEMA
-            || refname.strip_prefix(REF_PREFIX) != Some(doc.session.session_key.as_str())
-        {
-            continue;
-        }
-        imported += conn
-            .prepare_cached(
-                "INSERT INTO published_sessions (session_key, repo_id, document, target_keys, ref_commit, imported_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (session_key) DO UPDATE SET document = excluded.document, target_keys = excluded.target_keys,
-                    ref_commit = excluded.ref_commit, imported_at = excluded.imported_at
-                 WHERE published_sessions.ref_commit != excluded.ref_commit",
-            )
-            .map_err(db)?
-            .execute(params![
-                doc.session.session_key,
-                repo_row,
-                text,
-                serde_json::to_string(&doc.target_keys).unwrap_or_default(),
-                commit,
-                now
-            ])
-            .map_err(db)?;
+    if !sizes.status.success() {
+        return Err(git_failure(&repo.root, "cat-file", &sizes));
     }
-    Ok(imported as u32)
+    let sizes = String::from_utf8_lossy(&sizes.stdout).into_owned();
+    let mut blobs: Vec<(&str, String)> = Vec::new();
+    let mut total = 0u64;
+    for ((key, _), line) in wanted.iter().zip(sizes.lines()) {
+        let mut parts = line.split(' ');
+        let (Some(blob), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next())
+        else {
+            report.skip(&refname(key), "no session.json in its commit");
+            continue;
+        };
+        let size: u64 = size.parse().unwrap_or(u64::MAX);
+        if kind != "blob" {
+            report.skip(&refname(key), "no session.json in its commit");
+        } else if size > limits::DOCUMENT_BYTES {
+            report.skip(
+                &refname(key),
+                format!(
+                    "session.json has {size} bytes, more than the {} a document may have",
+                    limits::DOCUMENT_BYTES
+                ),
+            );
+        } else if total + size > limits::PULL_BYTES {
+            report.skip(
+                &refname(key),
+                format!(
+                    "the documents of this pull pass {} bytes: pull again for the rest",
+                    limits::PULL_BYTES
+                ),
+            );
+        } else {
+            total += size;
+            blobs.push((key.as_str(), blob.to_owned()));
+        }
+    }
+    if blobs.is_empty() {
+        return Ok(());
+    }
+    let input: String = blobs.iter().map(|(_, b)| format!("{b}\n")).collect();
+    let out = run_git_raw(
+        &repo.root,
+        &["cat-file", "--batch"],
+        Some(input.into_bytes()),
+    )?;
+    if !out.status.success() {
+        return Err(git_failure(&repo.root, "cat-file", &out));
+    }
+    let contents = batch_contents(&out.stdout);
+    let tx = conn.unchecked_transaction().map_err(db)?;
+    for ((key, _), bytes) in blobs.iter().zip(contents) {
+        let doc = match bytes.map(|b| super::document::read(b, key)) {
+            Some(Ok(doc)) => doc,
+            Some(Err(why)) => {
+                report.skip(&refname(key), why);
+                continue;
+            }
+            None => {
+                report.skip(&refname(key), "its session.json could not be read");
+                continue;
+            }
+        };
+        let document = serde_json::to_string(&doc).unwrap_or_default();
+        tx.prepare_cached(
+            "INSERT INTO published_sessions (common_dir, remote, session_key, document, target_keys, ref_commit, imported_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (common_dir, remote, session_key) DO UPDATE SET document = excluded.document,
+                target_keys = excluded.target_keys, ref_commit = excluded.ref_commit, imported_at = excluded.imported_at",
+        )
+        .map_err(db)?
+        .execute(params![
+            common_dir,
+            remote,
+            key,
+            document,
+            serde_json::to_string(&doc.target_keys).unwrap_or_default(),
+            wanted.get(*key),
+            now
+        ])
+        .map_err(db)?;
+        report.sessions_imported += 1;
+    }
+    tx.commit().map_err(db)?;
+    Ok(())
 }
 
-/// Published sessions (from teammates) related to any of `keys`, not captured here.
-pub fn published_for(conn: &Connection, keys: &[String]) -> rusqlite::Result<Vec<SkimSession>> {
+/// The objects of a `git cat-file --batch` answer, in order (`None` for one git could not
+/// give: `<name> missing`).
+fn batch_contents(mut out: &[u8]) -> Vec<Option<&[u8]>> {
+    let mut objects = Vec::new();
+    while let Some(end) = out.iter().position(|&b| b == b'\n') {
+        let header = String::from_utf8_lossy(&out[..end]).into_owned();
+        out = &out[end + 1..];
+        let size = header
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|_| header.split(' ').count() == 3);
+        match size {
+            Some(size) if size < out.len() => {
+                objects.push(Some(&out[..size]));
+                out = &out[size + 1..];
+            }
+            _ => objects.push(None),
+        }
+    }
+    objects
+}
+
+/// Sessions teammates published in the repository whose git common dir is `common_dir`,
+/// related to any of `keys`, that this machine never captured. Each stored document is read
+/// through the checks again, so nothing an older Cairn stored unchecked can show.
+pub fn published_for(
+    conn: &Connection,
+    keys: &[String],
+    common_dir: &str,
+) -> rusqlite::Result<Vec<SkimSession>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT p.document, p.target_keys FROM published_sessions p
-         WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = p.session_key)",
+        "SELECT p.session_key, p.remote, p.document, p.target_keys FROM published_sessions p
+         WHERE p.common_dir = ?1
+           AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = p.session_key)
+         ORDER BY p.imported_at DESC, p.remote",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let rows = stmt.query_map([common_dir], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    let mut seen = HashSet::new();
     let mut out = Vec::new();
     for row in rows {
-        let (doc, targets) = row?;
+        let (key, remote, doc, targets) = row?;
         let targets: Vec<String> = serde_json::from_str(&targets).unwrap_or_default();
-        if !targets.iter().any(|t| keys.contains(t)) {
+        if !targets.iter().any(|t| keys.contains(t)) || seen.contains(&key) {
             continue;
         }
-        if let Ok(doc) = serde_json::from_str::<PublishedSession>(&doc) {
-            out.push(doc.session);
+        // Two remotes may carry the same session: the latest import shows.
+        if let Ok(doc) = super::document::read(doc.as_bytes(), &key) {
+            seen.insert(key);
+            out.push(doc.into_view(&remote));
         }
     }
     Ok(out)

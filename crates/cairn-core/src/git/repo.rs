@@ -75,6 +75,18 @@ pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
 /// [`run_git`] with `input` written to git's stdin (by a second thread, so a large output
 /// cannot block the write).
 fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<String> {
+    let out = run_git_raw(dir, args, input.map(String::into_bytes))?;
+    git_output(dir, args.first().copied().unwrap_or(""), out)
+}
+
+/// Run git in `dir` with `input` (if any) on stdin and return its whole output, whatever its
+/// exit status: for commands whose output is bytes (`cat-file --batch`) or whose partial
+/// success matters (a fetch that refused some refs). Fails only when git cannot run.
+pub(crate) fn run_git_raw(
+    dir: &Path,
+    args: &[&str],
+    input: Option<Vec<u8>>,
+) -> Result<std::process::Output> {
     let mut cmd = git_command(dir, args);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -87,10 +99,10 @@ fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<Str
         .spawn()
         .map_err(|e| git_error(dir, format!("cannot run git ({e}); is git installed?")))?;
     let writer = match (input, child.stdin.take()) {
-        (Some(text), Some(mut stdin)) => Some(std::thread::spawn(move || {
+        (Some(bytes), Some(mut stdin)) => Some(std::thread::spawn(move || {
             use std::io::Write as _;
             // A failed write shows up as git's own error below.
-            let _ = stdin.write_all(text.as_bytes());
+            let _ = stdin.write_all(&bytes);
         })),
         _ => None,
     };
@@ -100,7 +112,19 @@ fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<Str
     if let Some(w) = writer {
         let _ = w.join();
     }
-    git_output(dir, args.first().copied().unwrap_or(""), out)
+    Ok(out)
+}
+
+/// A failed git's message, as [`run_git`] reports it: its `fatal:`/`error:` line, else the
+/// first line of its stderr.
+pub(crate) fn git_failure(dir: &Path, verb: &str, out: &std::process::Output) -> Error {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr
+        .lines()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
+        .unwrap_or("git failed");
+    git_error(dir, format!("git {verb}: {}", first.trim()))
 }
 
 /// `git for-each-ref` listing the local branches and their heads ([`parse_branches`]).
@@ -156,12 +180,7 @@ impl Running {
 /// stdout of a finished git command, or an error carrying git's first line of stderr.
 fn git_output(dir: &Path, verb: &str, out: std::process::Output) -> Result<String> {
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("git failed");
-        return Err(git_error(dir, format!("git {verb}: {}", first.trim())));
+        return Err(git_failure(dir, verb, &out));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

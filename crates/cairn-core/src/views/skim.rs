@@ -30,6 +30,11 @@ pub struct SkimQuery {
     /// one branch key, and the desktop shows each repository's own.
     #[serde(default)]
     pub repo_root: Option<String>,
+    /// A directory in a git repository: also list the sessions teammates published there
+    /// (fetched with `cairn pull` in any of its worktrees), and only those. Without it no
+    /// teammate's session is listed.
+    #[serde(default)]
+    pub published_in: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,8 +60,17 @@ pub struct SkimCoverage {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SkimSession {
     pub session_key: String,
-    /// `local-only` for what this machine captured, `published` for what a teammate shared.
+    /// `local-only` for what this machine captured and has not published, `published` for
+    /// what it published and for what a teammate shared (then `untrusted` is true).
     pub status: String,
+    /// True for a teammate's session, read from a document they published: its title,
+    /// project, previews, labels, tool names and reasons are their text (checked for shape and
+    /// cleaned of control sequences, but not verified). False for this machine's captures.
+    #[serde(default)]
+    pub untrusted: bool,
+    /// The git remote a teammate's session was pulled from.
+    #[serde(default)]
+    pub pulled_from: Option<String>,
     pub agent: Agent,
     pub title: Option<String>,
     pub project: Option<String>,
@@ -149,7 +163,13 @@ struct LinkRow {
     detail: String,
 }
 
-pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
+/// `published_repo`: the git common dir of the repository whose teammates' sessions to add
+/// (what [`SkimQuery::published_in`] names, resolved by the caller), or none.
+pub fn skim(
+    conn: &Connection,
+    q: &SkimQuery,
+    published_repo: Option<&str>,
+) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
     let placeholders = vec!["?"; keys.len()].join(", ");
     let mut sql = format!(
@@ -206,11 +226,11 @@ pub fn skim(conn: &Connection, q: &SkimQuery) -> rusqlite::Result<SkimView> {
         }
         sessions.push(session(conn, session_id, &links, weak)?);
     }
-    // Sessions teammates published (pulled from refs/cairn) that this machine never captured.
-    let published = if q.repo_root.is_some() {
-        Vec::new()
-    } else {
-        crate::git::publish::published_for(conn, &keys)?
+    // Sessions teammates published in this repository (pulled from refs/cairn) that this
+    // machine never captured.
+    let published = match published_repo {
+        Some(repo) => crate::git::publish::published_for(conn, &keys, repo)?,
+        None => Vec::new(),
     };
     for published in published {
         if published.weak && !q.include_weak {
@@ -262,6 +282,8 @@ fn session(
         Ok(SkimSession {
             session_key: r.get(0)?,
             status: if r.get::<_, Option<String>>(8)?.is_some() { "published" } else { "local-only" }.to_owned(),
+            untrusted: false,
+            pulled_from: None,
             agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
             title: r.get(2)?,
             project: r.get(3)?,
@@ -370,6 +392,18 @@ fn session(
     Ok(s)
 }
 
+/// Every label [`labels`] gives, in its order: a published document may hold no other.
+pub const LABELS: [&str; 8] = [
+    "implemented",
+    "decided",
+    "reviewed",
+    "tested",
+    "renamed",
+    "installed",
+    "committed",
+    "next",
+];
+
 /// agentlog's keyword labels, matched on whole words so "preview" is not "reviewed" and
 /// "checkout" is not "tested"; plus `committed` when the turn made a commit.
 pub fn labels(text: &str, committed: bool) -> Vec<String> {
@@ -444,5 +478,11 @@ mod tests {
             labels("Decided to install ripgrep. What's next?", false),
             vec!["decided", "installed", "next"]
         );
+    }
+
+    #[test]
+    fn every_label_is_in_the_published_vocabulary() {
+        let all = "implemented decided reviewed tested renamed installed what's next";
+        assert_eq!(labels(all, true), LABELS);
     }
 }

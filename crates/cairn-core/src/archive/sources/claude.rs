@@ -16,8 +16,7 @@ use serde_json::Value;
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
     SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    lenient, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value,
-    valid_timestamp,
+    lenient, line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value,
 };
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
@@ -225,7 +224,8 @@ impl SourceParser for ClaudeParser {
             count_unknown(&mut self.meta, "<untyped>");
             return Ok(());
         };
-        let timestamp = line.timestamp.as_deref().filter(|t| valid_timestamp(t));
+        let timestamp = line_timestamp(&mut self.meta, line.timestamp.as_deref(), out);
+        let timestamp = timestamp.as_deref();
         note_timestamp(&mut self.meta, timestamp);
         set_once(&mut self.meta.session_id, line.session_id.as_deref());
         set_once(&mut self.meta.tool_version, line.version.as_deref());
@@ -586,6 +586,46 @@ mod tests {
         assert_eq!(out.records[0].text.as_deref(), Some("still read"));
         assert_eq!(out.records[0].timestamp, None);
         assert_eq!(parser.meta.session_id, None);
+    }
+
+    #[test]
+    fn timestamps_that_are_not_rfc3339_are_unknown_with_one_warning() {
+        let at = |ts: &str, text: &str| json!({"type":"user","timestamp":ts,"message":{"role":"user","content":text}});
+        let (parser, out) = parse(
+            &[
+                at("2026-01-01T00:00:05Z", "first"),
+                at("2099-01-01é000000", "crafted"),
+                at("2026-01-01T00:00:06Z\u{1b}]0;pwned\u{7}", "escape"),
+                at("2026-01-01T02:00:07+02:00", "offset"),
+            ],
+            FileRole::Main,
+        );
+        let stamps: Vec<Option<&str>> =
+            out.records.iter().map(|r| r.timestamp.as_deref()).collect();
+        assert_eq!(
+            stamps,
+            [
+                Some("2026-01-01T00:00:05Z"),
+                None,
+                None,
+                Some("2026-01-01T00:00:07Z")
+            ]
+        );
+        assert_eq!(parser.meta.unparsed_timestamps, 2);
+        assert_eq!(
+            parser.meta.started_at.as_deref(),
+            Some("2026-01-01T00:00:05Z")
+        );
+        assert_eq!(
+            parser.meta.updated_at.as_deref(),
+            Some("2026-01-01T00:00:07Z")
+        );
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert!(
+            out.warnings[0].contains("2099-01-01é000000"),
+            "{:?}",
+            out.warnings
+        );
     }
 
     #[test]

@@ -17,8 +17,8 @@ use serde_json::Value;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, patch_paths, set_latest, set_once, str_at, text_value, u64_at,
-    valid_timestamp,
+    line_timestamp, note_timestamp, outcome_for, patch_paths, set_latest, set_once, str_at,
+    text_value, u64_at,
 };
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
@@ -85,8 +85,10 @@ impl CodexParser {
             .or(if is_subagent { Some("subagent") } else { None })
             .or_else(|| str_at(p, &["source"]));
         set_once(&mut m.thread_source, thread_source);
+        // The envelope's own timestamp is the one reported when malformed.
+        let ts = str_at(p, &["timestamp"]).and_then(crate::text::rfc3339);
         if !first {
-            note_timestamp(m, str_at(p, &["timestamp"]));
+            note_timestamp(m, ts.as_deref());
             return;
         }
         if is_subagent {
@@ -100,7 +102,7 @@ impl CodexParser {
                 .or_else(|| str_at(p, &["parent_thread_id"]))
                 .or_else(|| str_at(p, &["forked_from_id"])),
         );
-        note_timestamp(m, str_at(p, &["timestamp"]));
+        note_timestamp(m, ts.as_deref());
     }
 
     fn response_item(&mut self, p: &Value, base: Record, out: &mut LineOutput) {
@@ -281,7 +283,8 @@ impl SourceParser for CodexParser {
 
     fn parse_line(&mut self, raw: &str, out: &mut LineOutput) -> Result<(), serde_json::Error> {
         let line: Envelope<'_> = serde_json::from_str(raw)?;
-        let timestamp = line.timestamp.as_deref().filter(|t| valid_timestamp(t));
+        let timestamp = line_timestamp(&mut self.meta, line.timestamp.as_deref(), out);
+        let timestamp = timestamp.as_deref();
         note_timestamp(&mut self.meta, timestamp);
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
