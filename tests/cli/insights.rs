@@ -285,6 +285,48 @@ fn codex_is_run_with_exec_and_its_last_message_is_the_report() {
     );
 }
 
+/// `copilot` found on PATH (no `binary` configured) gets the prompt on stdin: never as an
+/// argument, where `ps` would show the transcript text.
+#[test]
+fn copilot_on_path_gets_the_prompt_on_stdin_not_as_an_argument() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let (bin, log) = stub(&env, "copilot", "printf '# From copilot'");
+    let dir = env.root.path().join("path-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::rename(&bin, dir.join("copilot")).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut args = vec!["--json", "insights", "generate", "--generator", "copilot"];
+    args.extend_from_slice(&WIDE);
+    let out = env
+        .command()
+        .env("PATH", path)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["insight"]["content"], "# From copilot");
+    let sent = prompts(&log);
+    assert!(
+        sent[0].contains("=== MATERIAL ==="),
+        "the prompt arrives on stdin"
+    );
+    let argv = std::fs::read_to_string(log.join("args-0")).unwrap();
+    assert!(
+        !argv.contains("MATERIAL") && !argv.contains(" -p "),
+        "{argv}"
+    );
+    assert!(argv.contains("--deny-tool shell"), "{argv}");
+}
+
 #[test]
 fn generation_problems_say_what_to_do() {
     let env = Env::new().with_fixtures();
