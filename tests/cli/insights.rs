@@ -70,6 +70,20 @@ fn generate(env: &Env, extra: &[&str]) -> Value {
     env.json(&args)
 }
 
+/// [`generate`] with one more environment variable set for `cairn`.
+fn generate_with_var(env: &Env, var: &str, value: &std::ffi::OsStr, extra: &[&str]) -> Value {
+    let mut args = vec!["--json", "insights", "generate"];
+    args.extend_from_slice(&WIDE);
+    args.extend_from_slice(extra);
+    let out = env.command().env(var, value).args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_deleted() {
     let env = Env::new().with_fixtures();
@@ -299,20 +313,7 @@ fn copilot_on_path_gets_the_prompt_on_stdin_not_as_an_argument() {
         std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
-    let mut args = vec!["--json", "insights", "generate", "--generator", "copilot"];
-    args.extend_from_slice(&WIDE);
-    let out = env
-        .command()
-        .env("PATH", path)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = generate_with_var(&env, "PATH", &path, &["--generator", "copilot"]);
     assert_eq!(v["insight"]["content"], "# From copilot");
     let sent = prompts(&log);
     assert!(
@@ -439,20 +440,7 @@ fn a_report_through_an_openai_compatible_endpoint_sends_no_secret() {
         ),
         "stop",
     ));
-    let mut args = vec!["--json", "insights", "generate"];
-    args.extend_from_slice(&WIDE);
-    let out = env
-        .command()
-        .env(KEY_VAR, KEY)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = generate_with_var(&env, KEY_VAR, KEY.as_ref(), &[]);
     let insight = &v["insight"];
     assert_eq!(insight["generator"], "endpoint", "{v}");
     assert_eq!(insight["model"], "report-model");
@@ -488,13 +476,7 @@ fn a_report_through_an_openai_compatible_endpoint_sends_no_secret() {
     assert!(!sent.body.contains(&home), "a home path was sent");
 
     // The same question again is answered from the store: nothing more is sent.
-    let again = env
-        .command()
-        .env(KEY_VAR, KEY)
-        .args(&args)
-        .output()
-        .unwrap();
-    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let again = generate_with_var(&env, KEY_VAR, KEY.as_ref(), &[]);
     assert_eq!(again["cached"], true, "{again}");
     assert_eq!(fake.requests().len(), 1);
 }
