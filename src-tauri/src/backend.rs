@@ -16,8 +16,9 @@ use crate::watcher::Watch;
 pub struct Backend {
     data_dir: Option<PathBuf>,
     cairn: RwLock<Result<Arc<Cairn>, String>>,
-    /// The `cairn://…` argument the process was started with, if any.
-    launch_link: Option<String>,
+    /// The `cairn://…` link to open first: the one the process was started with, or the last one
+    /// a second launch handed over (a window still starting has not heard the event).
+    launch_link: Mutex<Option<String>>,
     /// One sync at a time from this window (the core's capture lock also guards other processes).
     pub(crate) sync_running: AtomicBool,
     /// The source-dir watcher; `None` until the window is ready, or when nothing can be watched.
@@ -41,7 +42,7 @@ impl Backend {
                     "no data directory: set CAIRN_DATA_DIR to the folder Cairn should use"
                         .to_owned(),
                 )),
-                launch_link,
+                launch_link: Mutex::new(launch_link),
                 sync_running: AtomicBool::new(false),
                 watch: Mutex::new(None),
                 export_dir: None,
@@ -57,7 +58,7 @@ impl Backend {
         Backend {
             data_dir: Some(data_dir),
             cairn: RwLock::new(cairn),
-            launch_link: None,
+            launch_link: Mutex::new(None),
             sync_running: AtomicBool::new(false),
             watch: Mutex::new(None),
             export_dir: None,
@@ -75,9 +76,16 @@ impl Backend {
         let _ = self.resource_dir.set(dir);
     }
 
-    pub fn with_launch_link(mut self, link: Option<String>) -> Backend {
-        self.launch_link = link;
+    pub fn with_launch_link(self, link: Option<String>) -> Backend {
+        self.set_launch_link(link);
         self
+    }
+
+    pub fn set_launch_link(&self, link: Option<String>) {
+        *self
+            .launch_link
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = link;
     }
 
     /// Write report exports into `dir` instead of the Downloads folder.
@@ -94,8 +102,11 @@ impl Backend {
         self.data_dir.as_ref()
     }
 
-    pub fn launch_link(&self) -> Option<&str> {
-        self.launch_link.as_deref()
+    pub fn launch_link(&self) -> Option<String> {
+        self.launch_link
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The archive, or the one-line reason it could not be opened.

@@ -231,31 +231,85 @@ pub async fn set_source_dirs<R: Runtime>(
 #[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct HooksOverview {
     pub hooks: Vec<HookStatus>,
-    /// The `cairn` executable the hook would run.
+    /// The `cairn` executable the hook would run: an absolute, canonical path.
     pub cli: Option<String>,
+    /// Where it was found: next to cairn-desktop, or in which `PATH` directory.
+    pub cli_origin: Option<String>,
     /// Why hooks cannot be installed from here, when `cli` is missing.
     pub cli_problem: Option<String>,
 }
 
-/// The `cairn` CLI next to this executable, else on `PATH`.
-fn find_cli() -> Result<PathBuf, String> {
+/// The `cairn` an agent's hook will run, and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundCli {
+    /// Absolute and canonical (symlinks resolved), so the hook runs the same file whatever the
+    /// agent's working directory and `PATH`.
+    pub path: PathBuf,
+    /// `next to cairn-desktop`, or `on PATH in <dir>`.
+    pub origin: String,
+}
+
+/// The `cairn` CLI next to this executable, else in the first absolute `PATH` directory that
+/// has one.
+fn find_cli() -> Result<FoundCli, String> {
+    find_cli_in(
+        std::env::current_exe().ok().as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    )
+}
+
+/// [`find_cli`] for a given executable and `PATH`. A relative `PATH` entry (`.`, `bin`, the
+/// empty entry that means the working directory) is skipped: a hook holding `./cairn` or
+/// `bin/cairn` would run whatever file of that name sits in the directory the agent happens to
+/// run in.
+pub fn find_cli_in(
+    exe: Option<&std::path::Path>,
+    path_var: Option<&std::ffi::OsStr>,
+) -> Result<FoundCli, String> {
     let name = if cfg!(windows) { "cairn.exe" } else { "cairn" };
-    let beside = std::env::current_exe()
-        .ok()
+    let usable = |candidate: PathBuf| -> Option<PathBuf> {
+        let canonical = std::fs::canonicalize(candidate).ok()?;
+        (canonical.is_absolute() && is_executable_file(&canonical)).then_some(canonical)
+    };
+    let beside = exe
+        .and_then(|exe| std::fs::canonicalize(exe).ok())
         .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
-        .filter(|p| p.is_file());
+        .and_then(usable)
+        .map(|path| FoundCli {
+            path,
+            origin: "next to cairn-desktop".to_owned(),
+        });
     let on_path = || {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(name))
-                .find(|p| p.is_file())
-        })
+        std::env::split_paths(path_var?)
+            .filter(|dir| dir.is_absolute())
+            .find_map(|dir| {
+                usable(dir.join(name)).map(|path| FoundCli {
+                    path,
+                    origin: format!("on PATH in {}", dir.display()),
+                })
+            })
     };
     beside.or_else(on_path).ok_or_else(|| {
-        "cannot find the `cairn` command next to cairn-desktop or on PATH; build it with \
-         `cargo build --release -p cairn-cli` (or install it on PATH) and reopen Settings"
+        "cannot find the `cairn` command next to cairn-desktop or in an absolute PATH directory \
+         (relative PATH entries are not used); build it with `cargo build --release -p cairn-cli` \
+         (or install it on PATH) and reopen Settings"
             .to_owned()
     })
+}
+
+fn is_executable_file(path: &std::path::Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
 }
 
 /// Whether each agent's settings run Cairn's capture hook, and which `cairn` would run.
@@ -263,11 +317,19 @@ fn find_cli() -> Result<PathBuf, String> {
 #[specta::specta]
 pub async fn hook_overview(backend: State<'_, Backend>) -> Result<HooksOverview, String> {
     with_cairn(&backend, |c| {
-        let cli = find_cli();
+        let (cli, cli_origin, cli_problem) = match find_cli() {
+            Ok(found) => (
+                Some(found.path.display().to_string()),
+                Some(found.origin),
+                None,
+            ),
+            Err(problem) => (None, None, Some(problem)),
+        };
         Ok(HooksOverview {
             hooks: c.hook_status(),
-            cli: cli.as_ref().ok().map(|p| p.display().to_string()),
-            cli_problem: cli.err(),
+            cli,
+            cli_origin,
+            cli_problem,
         })
     })
     .await
@@ -281,7 +343,7 @@ pub async fn install_hook(
     agent: Agent,
     dry_run: bool,
 ) -> Result<HookInstall, String> {
-    let cli = find_cli()?;
+    let cli = find_cli()?.path;
     with_cairn(&backend, move |c| {
         c.install_hook(
             agent,
@@ -318,7 +380,8 @@ pub struct AppInfo {
     pub version: String,
     /// The archive can be read but not written (capture and sync are off).
     pub read_only: bool,
-    /// The `cairn://` link the app was started with, to open first.
+    /// The `cairn://` link to open first: the one the app was started with, or the last one a
+    /// second launch handed over.
     pub launch_link: Option<String>,
 }
 
@@ -333,7 +396,7 @@ pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
             .unwrap_or_default(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         read_only: backend.cairn().is_ok_and(|c| c.is_read_only()),
-        launch_link: backend.launch_link().map(str::to_owned),
+        launch_link: backend.launch_link(),
     }
 }
 
@@ -405,4 +468,95 @@ pub async fn app_ready<R: Runtime>(
         });
     }
     Ok(restart_watch(&app, &backend, &cairn))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::path::{Path, PathBuf};
+
+    use super::find_cli_in;
+
+    fn cairn_in(dir: &Path) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let file = dir.join("cairn");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        file
+    }
+
+    /// `dir` as a path relative to this process's working directory (which the test leaves
+    /// alone): a relative `PATH` entry that really resolves to `dir` here.
+    fn relative(dir: &Path) -> PathBuf {
+        let cwd = std::env::current_dir().unwrap();
+        let up = cwd.components().count() - 1;
+        let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
+        rel.push(dir.strip_prefix("/").unwrap());
+        assert!(rel.is_relative() && rel.join("cairn").is_file());
+        rel
+    }
+
+    fn path_of(dirs: &[&Path]) -> OsString {
+        std::env::join_paths(dirs).unwrap()
+    }
+
+    #[test]
+    fn a_relative_path_entry_is_never_put_into_a_hook() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rel_dir = tmp.path().join("rel-bin");
+        cairn_in(&rel_dir);
+        let abs_dir = tmp.path().join("abs-bin");
+        cairn_in(&abs_dir);
+        let rel = relative(&rel_dir);
+
+        // `bin`-style entry first, an absolute one after: the absolute one is chosen.
+        let path = path_of(&[Path::new(""), Path::new("."), &rel, &abs_dir]);
+        let found = find_cli_in(None, Some(&path)).unwrap();
+        assert_eq!(
+            found.path,
+            std::fs::canonicalize(abs_dir.join("cairn")).unwrap()
+        );
+        assert!(found.path.is_absolute());
+        assert_eq!(found.origin, format!("on PATH in {}", abs_dir.display()));
+
+        // Only relative entries: nothing is chosen, and the message says why.
+        let path = path_of(&[&rel, Path::new("./rel-bin")]);
+        let problem = find_cli_in(None, Some(&path)).unwrap_err();
+        assert!(problem.contains("relative PATH entries"), "{problem}");
+    }
+
+    #[test]
+    fn the_cli_beside_the_app_wins_and_is_canonical() {
+        let tmp = tempfile::tempdir().unwrap();
+        let app_dir = tmp.path().join("opt/cairn");
+        let real = cairn_in(&app_dir);
+        std::fs::write(app_dir.join("cairn-desktop"), "").unwrap();
+        // Started through a symlinked directory: the hook gets the real file.
+        let link = tmp.path().join("linked");
+        std::os::unix::fs::symlink(&app_dir, &link).unwrap();
+        let on_path = tmp.path().join("usr-bin");
+        cairn_in(&on_path);
+        let found = find_cli_in(
+            Some(&link.join("cairn-desktop")),
+            Some(&path_of(&[&on_path])),
+        )
+        .unwrap();
+        assert_eq!(found.path, std::fs::canonicalize(real).unwrap());
+        assert_eq!(found.origin, "next to cairn-desktop");
+    }
+
+    #[test]
+    fn a_file_that_cannot_run_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("a");
+        std::fs::create_dir_all(plain.join("cairn")).unwrap(); // a directory named cairn
+        let data = tmp.path().join("b");
+        let file = cairn_in(&data);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let good = tmp.path().join("c");
+        cairn_in(&good);
+        let found = find_cli_in(None, Some(&path_of(&[&plain, &data, &good]))).unwrap();
+        assert_eq!(found.origin, format!("on PATH in {}", good.display()));
+    }
 }

@@ -1,6 +1,6 @@
 //! Typed events the shell sends to the window (tauri-specta derives their names and the
-//! TypeScript listeners): sync progress, "the archive changed", and a report's generation
-//! phases.
+//! TypeScript listeners): sync progress, "the archive changed", a report's generation phases,
+//! and a link handed over by a second launch.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -52,6 +52,14 @@ pub enum ChangeCause {
 pub struct InsightProgress {
     pub run: u32,
     pub phase: cairn_core::insights::Phase,
+}
+
+/// A second launch of the app handed over a `cairn://` link (already checked by
+/// [`crate::links::validate`]; the window's router validates its parameters): open it. Sent as
+/// `open-link`.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct OpenLink {
+    pub link: String,
 }
 
 /// A sync's progress turned into [`SyncProgress`] events, at most one `advance` per

@@ -78,6 +78,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             events::SyncProgress,
             events::ArchiveChanged,
             events::InsightProgress,
+            events::OpenLink,
             extract::ExtractProgress,
             extract::ExtractFinished
         ])
@@ -128,7 +129,8 @@ impl tauri_specta::LanguageExt for Renamed {
 /// Start the desktop app. Returns when the last window closes.
 ///
 /// A `cairn://…` argument (`cairn-desktop 'cairn://session/<key>?record=12'`) is handed to the
-/// window, which opens it first; see [`links`].
+/// window, which opens it first; started again on the same archive, the app hands the new
+/// argument to this window instead and exits; see [`links`].
 pub fn run() {
     webkit_environment();
     startup_trace("main");
@@ -156,7 +158,16 @@ pub fn run() {
         eprintln!("cairn-desktop: cannot open the archive: {message}");
     }
     startup_trace("archive opened");
+    // First among the plugins: a second launch on the same archive hands its arguments to the
+    // running window here and exits before the rest of the setup runs. Without a D-Bus session
+    // bus the plugin finds no other instance and the app starts normally.
+    let mut single_instance = tauri_plugin_single_instance::Builder::new()
+        .callback(|app, argv, _cwd| links::hand_off(app, argv));
+    if let Some(dir) = backend.data_dir() {
+        single_instance = single_instance.dbus_id(instance_id(dir));
+    }
     let result = tauri::Builder::default()
+        .plugin(single_instance.build())
         .manage(backend)
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
@@ -180,6 +191,18 @@ pub fn run() {
         eprintln!("cairn-desktop: cannot start the window: {error}");
         std::process::exit(1);
     }
+}
+
+/// The single-instance name of the archive in `data_dir` (the plugin adds `.SingleInstance`):
+/// one window per archive, so a second archive (`CAIRN_DATA_DIR`, the end-to-end tests) still
+/// gets its own window. D-Bus name elements are letters, digits, `_` and `-`, not starting with a
+/// digit.
+pub fn instance_id(data_dir: &Path) -> String {
+    use sha2::{Digest as _, Sha256};
+    let dir = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    let digest = Sha256::digest(dir.as_os_str().as_encoded_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("dev.cairn.desktop.archive_{hex}")
 }
 
 /// WebKitGTK settings that exist only as environment variables, set before GTK starts and before
@@ -361,6 +384,117 @@ mod tests {
     }
 
     const COMMANDS: &[&str] = &include!("../commands.in");
+
+    /// docs/SECURITY.md's "What the window can call" has one row per command of `commands.in`
+    /// (and no other), each saying what it touches: a new command cannot ship undocumented.
+    #[test]
+    fn security_md_lists_every_command() {
+        let text = include_str!("../../docs/SECURITY.md");
+        let table = text
+            .split("<!-- window-commands: begin -->")
+            .nth(1)
+            .and_then(|rest| rest.split("<!-- window-commands: end -->").next())
+            .expect("SECURITY.md has the window-commands table");
+        let mut documented: Vec<&str> = Vec::new();
+        for row in table.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            let name = cells[0].trim_matches('`');
+            assert_eq!(
+                cells.len(),
+                4,
+                "{name}: command, archive, files, processes: {row}"
+            );
+            assert!(
+                cells.iter().all(|c| !c.is_empty()),
+                "{name}: an empty cell: {row}"
+            );
+            documented.push(name);
+        }
+        let mut unique = documented.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), documented.len(), "a command has two rows");
+        let mut declared = COMMANDS.to_vec();
+        declared.sort_unstable();
+        assert_eq!(unique, declared, "SECURITY.md rows vs commands.in");
+    }
+
+    /// A second launch's arguments reach the running window as one `open-link` event carrying the
+    /// first valid link; hostile arguments send nothing. The link is also what a window still
+    /// starting opens first.
+    #[test]
+    fn a_second_launch_hands_its_link_to_the_running_window() {
+        use tauri::Listener as _;
+        let dir = tempfile::tempdir().unwrap();
+        let app = mock_app(backend::Backend::open(dir.path().join("data")));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+        let sink = seen.clone();
+        app.listen("open-link", move |event| {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::from_str(event.payload()).unwrap());
+        });
+        let exe = "/usr/bin/cairn-desktop".to_owned();
+        let argv = |args: &[&str]| {
+            std::iter::once(exe.clone())
+                .chain(args.iter().map(|a| (*a).to_owned()))
+                .collect::<Vec<_>>()
+        };
+        let link = "cairn://session/sha256-00112233445566778899aabbccddeeff?record=3";
+        // A plain second start, and hostile ones: the window is raised, nothing navigates.
+        links::hand_off(app.handle(), argv(&[]));
+        let long = format!("cairn://search?q={}", "x".repeat(5000));
+        links::hand_off(
+            app.handle(),
+            argv(&[
+                "cairn://search?q=a b",
+                "cairn://search?q=\u{1b}]52;c;cHduZWQ=\u{7}",
+                "cairn://settings\u{202e}",
+                "cairn://evil.example/session",
+                "https://example.com",
+                &long,
+            ]),
+        );
+        assert_eq!(
+            invoke(&app, "app_info", json!({})).unwrap()["launch_link"],
+            Value::Null
+        );
+        // argv[0] is never taken for a link, even when it looks like one.
+        links::hand_off(app.handle(), vec!["cairn://settings".to_owned()]);
+        links::hand_off(app.handle(), argv(&["--flag", link, "cairn://settings"]));
+        assert_eq!(*seen.lock().unwrap(), [json!({ "link": link })]);
+        assert_eq!(
+            invoke(&app, "app_info", json!({})).unwrap()["launch_link"],
+            link
+        );
+    }
+
+    #[test]
+    fn each_archive_has_its_own_instance_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let linked = dir.path().join("link-to-a");
+        std::os::unix::fs::symlink(&a, &linked).unwrap();
+        let id = instance_id(&a);
+        assert_ne!(id, instance_id(&b));
+        assert_eq!(
+            id,
+            instance_id(&linked),
+            "the same archive through a symlink"
+        );
+        // A valid D-Bus name: dot-separated elements of [A-Za-z0-9_-], none starting with a digit.
+        assert!(id.len() < 200);
+        for element in id.split('.') {
+            assert!(!element.is_empty() && !element.starts_with(|c: char| c.is_ascii_digit()));
+            assert!(
+                element
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            );
+        }
+    }
 
     fn fixture_archive() -> (tempfile::TempDir, backend::Backend) {
         fixture_archive_with("")

@@ -70,6 +70,20 @@ fn generate(env: &Env, extra: &[&str]) -> Value {
     env.json(&args)
 }
 
+/// [`generate`] with one more environment variable set for `cairn`.
+fn generate_with_var(env: &Env, var: &str, value: &std::ffi::OsStr, extra: &[&str]) -> Value {
+    let mut args = vec!["--json", "insights", "generate"];
+    args.extend_from_slice(&WIDE);
+    args.extend_from_slice(extra);
+    let out = env.command().env(var, value).args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_deleted() {
     let env = Env::new().with_fixtures();
@@ -291,6 +305,35 @@ fn codex_is_run_with_exec_and_its_last_message_is_the_report() {
     );
 }
 
+/// `copilot` found on PATH (no `binary` configured) gets the prompt on stdin: never as an
+/// argument, where `ps` would show the transcript text.
+#[test]
+fn copilot_on_path_gets_the_prompt_on_stdin_not_as_an_argument() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let (bin, log) = stub(&env, "copilot", "printf '# From copilot'");
+    let dir = env.root.path().join("path-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::rename(&bin, dir.join("copilot")).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let v = generate_with_var(&env, "PATH", &path, &["--generator", "copilot"]);
+    assert_eq!(v["insight"]["content"], "# From copilot");
+    let sent = prompts(&log);
+    assert!(
+        sent[0].contains("=== MATERIAL ==="),
+        "the prompt arrives on stdin"
+    );
+    let argv = std::fs::read_to_string(log.join("args-0")).unwrap();
+    assert!(
+        !argv.contains("MATERIAL") && !argv.contains(" -p "),
+        "{argv}"
+    );
+    assert!(argv.contains("--deny-tool shell"), "{argv}");
+}
+
 #[test]
 fn generation_problems_say_what_to_do() {
     let env = Env::new().with_fixtures();
@@ -403,20 +446,7 @@ fn a_report_through_an_openai_compatible_endpoint_sends_no_secret() {
         ),
         "stop",
     ));
-    let mut args = vec!["--json", "insights", "generate"];
-    args.extend_from_slice(&WIDE);
-    let out = env
-        .command()
-        .env(KEY_VAR, KEY)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = generate_with_var(&env, KEY_VAR, KEY.as_ref(), &[]);
     let insight = &v["insight"];
     assert_eq!(insight["generator"], "endpoint", "{v}");
     assert_eq!(insight["model"], "report-model");
@@ -452,13 +482,7 @@ fn a_report_through_an_openai_compatible_endpoint_sends_no_secret() {
     assert!(!sent.body.contains(&home), "a home path was sent");
 
     // The same question again is answered from the store: nothing more is sent.
-    let again = env
-        .command()
-        .env(KEY_VAR, KEY)
-        .args(&args)
-        .output()
-        .unwrap();
-    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let again = generate_with_var(&env, KEY_VAR, KEY.as_ref(), &[]);
     assert_eq!(again["cached"], true, "{again}");
     assert_eq!(fake.requests().len(), 1);
 }

@@ -1,7 +1,8 @@
 // The journeys of a person on the real desktop binary, in order, on one machine seeded by
 // tests/e2e/seed.mjs (a git repository where agents worked, and their transcripts):
 //   first run → sync → pick a branch → skim timeline → open a session → expand a turn →
-//   follow an evidence link → search → live update → settings → start the app on a cairn:// link →
+//   follow an evidence link → search → live update → settings → a second launch hands its cairn://
+//   link to the open window → start the app on a cairn:// link →
 //   Recall: accept an entry in the inbox, find it trusted, follow its evidence → generate a report
 //   with the agent CLI (tests/e2e/bin/claude) and open it by its cairn://recall link.
 // Each journey saves a screenshot to test-artifacts/e2e/. Run through tests/e2e/run.sh, which
@@ -9,7 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
@@ -62,6 +63,33 @@ function openApp(args = []) {
       'wdio:enforceWebDriverClassic': true,
     },
   });
+}
+
+/** The pids of running cairn-desktop processes of this build (the web processes are others). */
+function appProcesses() {
+  const exe = realpathSync(app);
+  return readdirSync('/proc')
+    .filter((pid) => /^[0-9]+$/.test(pid))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/exe`) === exe;
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    });
+}
+
+/** End the window's session and start the app again with `args`, once the old process is gone:
+ * a new one started while the old one still holds the archive's single-instance name would hand
+ * its arguments to it and exit. */
+async function restartApp(args) {
+  await browser.deleteSession();
+  const deadline = Date.now() + 15_000;
+  while (appProcesses().length > 0) {
+    if (Date.now() > deadline) throw new Error(`cairn-desktop still runs: ${appProcesses()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  browser = await openApp(args);
 }
 
 const shot = (name) => browser.saveScreenshot(join(artifacts, `${name}.png`));
@@ -260,10 +288,31 @@ test('settings: folders, hooks, health and the privacy preview', async () => {
   await shot('10-settings');
 });
 
-test('a cairn:// link on the command line opens the app at that record', async () => {
-  await browser.deleteSession();
+test('a second launch with a cairn:// link hands it to the open window and exits', async () => {
+  const running = appProcesses();
+  assert.equal(running.length, 1, `one app runs: ${running}`);
   const link = `cairn://session/${loginKey}?record=${seed.commitOrdinal}`;
-  browser = await openApp([link]);
+  // What the desktop does for a clicked link: `cairn-desktop %u`, same archive (same environment).
+  const second = spawn(app, [link], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  second.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the second launch did not exit: ${stderr}`)), 30_000);
+    second.on('exit', (status) => {
+      clearTimeout(timer);
+      done(status);
+    });
+  });
+  assert.equal(code, 0, `the second launch exits cleanly: ${stderr}`);
+  await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the open window did not follow the link', 20_000);
+  await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
+  assert.deepEqual(appProcesses(), running, 'only the first app runs');
+  await shot('10b-second-launch-link');
+});
+
+test('a cairn:// link on the command line opens the app at that record', async () => {
+  const link = `cairn://session/${loginKey}?record=${seed.commitOrdinal}`;
+  await restartApp([link]);
   await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the link was not followed', 20_000);
   await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
   await shot('11-launched-on-link');
@@ -331,8 +380,7 @@ test('generated insights: the agent CLI writes a report, which opens by its cair
   const id = await (await byTestId('insight-view')).getAttribute('data-insight-id');
   assert.match(id, /^[1-9][0-9]*$/);
 
-  await browser.deleteSession();
-  browser = await openApp([`cairn://recall?tab=generated&insight=${id}`]);
+  await restartApp([`cairn://recall?tab=generated&insight=${id}`]);
   await until(
     async () => (await (await byTestId('insight-view')).getAttribute('data-insight-id').catch(() => null)) === id,
     'the cairn://recall link did not open the report',

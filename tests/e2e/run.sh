@@ -44,6 +44,10 @@ export CAIRN_E2E_CLI="$target_dir/debug/cairn"
 export CAIRN_WEBKIT_DEFAULTS="${CAIRN_WEBKIT_DEFAULTS:-1}"
 # A stand-in `claude` agent CLI for the generated-insights journey: the app finds it on PATH.
 export PATH="$PWD/tests/e2e/bin:$PATH"
+# A private D-Bus session bus: the app's single-instance hand-off (a second launch on the same
+# archive passes its cairn:// link to the open window) goes over it. GTK's accessibility bridge
+# stays off, as it was without a bus.
+export NO_AT_BRIDGE=1
 echo "e2e: built and seeded in $((SECONDS - started)) s; driving the app under Xvfb"
-xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
+dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
 echo "e2e: done in $((SECONDS - started)) s; screenshots in test-artifacts/e2e/"

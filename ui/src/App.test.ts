@@ -204,6 +204,19 @@ describe('session', () => {
     expect(stores.router.current.view).toBe('branches');
   });
 
+  it('opens the link a second launch of the app hands over', async () => {
+    const { target, stores } = await render();
+    await emit('open-link', { link: `cairn://session/${key(1)}?record=9` });
+    await settle();
+    expect(stores.router.current).toMatchObject({ view: 'session', key: key(1), record: 9 });
+    expect(target.querySelector<HTMLElement>('.record.highlighted')!.dataset.ordinal).toBe('9');
+    // A handed-over link is validated like any other.
+    await emit('open-link', { link: 'cairn://session/%E0%A4%A?record=1' });
+    await settle();
+    expect(one(target, 'link-error')!.textContent).toContain('malformed %-escape');
+    expect(stores.router.current).toMatchObject({ view: 'session', key: key(1) });
+  });
+
   it('opens a sub-agent session nested under its parent', async () => {
     const { target, stores } = await render();
     stores.router.open(`cairn://session/${key(1)}`);
@@ -318,6 +331,8 @@ describe('settings', () => {
     await settle();
     expect(one(target, 'sources-claude')!.textContent).toContain('/home/dev/.claude/projects');
     expect(one(target, 'sources-codex')!.textContent).toContain('missing');
+    // Which `cairn` the hook would run, and where it was found.
+    expect(one(target, 'cli-path')!.textContent).toContain('/usr/local/bin/cairn, found on PATH in /usr/local/bin');
     expect(one(target, 'health-checks')!.textContent).toContain('30 days');
     expect(one(target, 'privacy-output')!.textContent).toContain('[REDACTED]');
 

@@ -69,6 +69,7 @@ import type {
   ProjectCoverage,
   RunLog_Serialize,
   ExtractFinished_Serialize,
+  OpenLink,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -144,6 +145,10 @@ export const onExtractFinished: Subscribe<ExtractFinished> = (handler) =>
 
 export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
   events.insightProgress.listen((event) => handler(event.payload));
+
+/** A second launch of the app handed its `cairn://` link to this window. */
+export type { OpenLink };
+export const onOpenLink: Subscribe<OpenLink> = (handler) => events.openLink.listen((event) => handler(event.payload));
 
 // Kept for the session list store's tests, which predate `Api`.
 export interface SessionsBackend {

@@ -133,6 +133,7 @@ export const events = {
 	extractFinished: makeEvent<ExtractFinished_Serialize, ExtractFinished_Deserialize>("extract-finished"),
 	extractProgress: makeEvent<ExtractProgress, ExtractProgress>("extract-progress"),
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
+	openLink: makeEvent<OpenLink, OpenLink>("open-link"),
 	syncProgress: makeEvent<SyncProgress, SyncProgress>("sync-progress"),
 };
 
@@ -151,7 +152,10 @@ export type AppInfo_Deserialize = {
 	version: string,
 	/**  The archive can be read but not written (capture and sync are off). */
 	read_only: boolean,
-	/**  The `cairn://` link the app was started with, to open first. */
+	/**
+	 *  The `cairn://` link to open first: the one the app was started with, or the last one a
+	 *  second launch handed over.
+	 */
 	launch_link?: string | null,
 };
 
@@ -163,7 +167,10 @@ export type AppInfo_Serialize = {
 	version: string,
 	/**  The archive can be read but not written (capture and sync are off). */
 	read_only: boolean,
-	/**  The `cairn://` link the app was started with, to open first. */
+	/**
+	 *  The `cairn://` link to open first: the one the app was started with, or the last one a
+	 *  second launch handed over.
+	 */
 	launch_link: string | null,
 };
 
@@ -704,8 +711,10 @@ export type HooksOverview = HooksOverview_Serialize | HooksOverview_Deserialize;
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
 export type HooksOverview_Deserialize = {
 	hooks: HookStatus[],
-	/**  The `cairn` executable the hook would run. */
+	/**  The `cairn` executable the hook would run: an absolute, canonical path. */
 	cli?: string | null,
+	/**  Where it was found: next to cairn-desktop, or in which `PATH` directory. */
+	cli_origin?: string | null,
 	/**  Why hooks cannot be installed from here, when `cli` is missing. */
 	cli_problem?: string | null,
 };
@@ -713,8 +722,10 @@ export type HooksOverview_Deserialize = {
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
 export type HooksOverview_Serialize = {
 	hooks: HookStatus[],
-	/**  The `cairn` executable the hook would run. */
+	/**  The `cairn` executable the hook would run: an absolute, canonical path. */
 	cli: string | null,
+	/**  Where it was found: next to cairn-desktop, or in which `PATH` directory. */
+	cli_origin: string | null,
 	/**  Why hooks cannot be installed from here, when `cli` is missing. */
 	cli_problem: string | null,
 };
@@ -875,6 +886,15 @@ export type Material =
 
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";
+
+/**
+ *  A second launch of the app handed over a `cairn://` link (already checked by
+ *  [`crate::links::validate`]; the window's router validates its parameters): open it. Sent as
+ *  `open-link`.
+ */
+export type OpenLink = {
+	link: string,
+};
 
 /**  The privacy preview: text as the outbound redactor lets it leave the machine. */
 export type OutboundPreview = {

@@ -499,6 +499,7 @@ export function fakeBackend(options: FakeOptions = {}) {
             { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true },
           ],
           cli: '/usr/local/bin/cairn',
+          cli_origin: 'on PATH in /usr/local/bin',
           cli_problem: null,
         };
       case 'install_hook':

@@ -1,12 +1,25 @@
 //! A local agent CLI as a report generator: `claude -p`, `codex exec`, `gemini`, `copilot`.
 //!
-//! The agent runs in a fresh empty directory with a minimal environment (`PATH`, `HOME`,
-//! locale, temp dir, and the variables that agent needs to authenticate, plus any listed under
-//! `[agent.<name>] env`), the prompt on stdin (Copilot takes it as an argument), a timeout after
-//! which it is killed, and its output captured (bounded). Nothing of Cairn's own environment
-//! (such as `CAIRN_DATA_DIR`) leaks into it.
+//! The prompt holds transcript text, which may carry instructions planted by whatever an agent
+//! read (prompt injection), so the agent runs as a plain text-in, text-out model call, as far as
+//! each CLI allows:
+//!
+//! - the prompt goes on stdin, never on the command line (where `ps` shows it and Linux refuses
+//!   an argument over 128 KiB);
+//! - the user's MCP servers, settings, hooks and extensions are not loaded, and tools are off
+//!   (the flags per agent are in [`isolation`], with the CLI version each comes from);
+//! - it runs in a fresh empty directory (0700, removed afterwards) with a minimal environment
+//!   (`PATH`, `HOME`, locale, temp dir, and the variables that agent needs to authenticate, plus
+//!   any listed under `[agent.<name>] env`), so nothing of Cairn's own environment (such as
+//!   `CAIRN_DATA_DIR`) leaks into it;
+//! - a timeout kills it, and its output is captured (bounded).
+//!
+//! What each agent can still reach is listed in docs/SECURITY.md ("Generators"). The unit is
+//! [`run`]: a prompt in, the agent's answer out.
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,6 +43,12 @@ const BASE_ENV: [&str; 10] = [
     "XDG_DATA_HOME",
     "XDG_CACHE_HOME",
 ];
+
+/// The MCP configuration Claude is given instead of the user's: no servers.
+const EMPTY_MCP_CONFIG: &str = r#"{"mcpServers":{}}"#;
+
+/// A server name no one configures: Gemini then connects none of the user's MCP servers.
+const NO_MCP_SERVER: &str = "cairn-allows-no-mcp-server";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentKind {
@@ -89,7 +108,7 @@ pub struct AgentOutput {
     pub model: Option<String>,
 }
 
-/// Run `kind` on `prompt` and return its answer.
+/// Run `kind` on `prompt` (sent on stdin) and return its answer.
 pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Result<AgentOutput> {
     let default = AgentCliConfig::default();
     let config = config.unwrap_or(&default);
@@ -97,12 +116,17 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
         .binary
         .clone()
         .unwrap_or_else(|| kind.as_str().to_owned());
+    let what = format!("{} ({binary})", kind.as_str());
+    // tempfile makes the directory 0700; it and everything in it go when `workdir` drops.
     let workdir = tempfile::tempdir().map_err(|e| Error::Write {
         path: std::env::temp_dir(),
         source: e,
     })?;
+    let invocation = isolation(kind, config, workdir.path())?;
     let mut cmd = Command::new(&binary);
-    cmd.current_dir(workdir.path()).env_clear();
+    cmd.current_dir(workdir.path())
+        .env_clear()
+        .args(&invocation.args);
     for var in BASE_ENV
         .iter()
         .copied()
@@ -114,74 +138,23 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
         }
     }
     cmd.env("NO_COLOR", "1").env("TERM", "dumb");
-    let stdin_prompt = match kind {
-        AgentKind::Claude => {
-            cmd.args([
-                "-p",
-                "--output-format",
-                "json",
-                "--no-session-persistence",
-                "--tools",
-                "",
-            ]);
-            true
-        }
-        AgentKind::Codex => {
-            let last = workdir.path().join("last-message.txt");
-            cmd.args([
-                "exec",
-                "--json",
-                "--sandbox",
-                "read-only",
-                "--skip-git-repo-check",
-                "--ephemeral",
-                "--output-last-message",
-            ])
-            .arg(&last)
-            .arg("-");
-            true
-        }
-        AgentKind::Gemini => {
-            match (&config.sandbox, config.allow_unsafe) {
-                (Some(s), _) => {
-                    cmd.env("GEMINI_SANDBOX", s);
-                }
-                (None, true) => {}
-                (None, false) => {
-                    return Err(Error::Invalid(
-                        "gemini runs tools without a sandbox by default: set `[agent.gemini] sandbox = \"docker\"` (or `allow_unsafe = true`) in config.toml".to_owned(),
-                    ));
-                }
-            }
-            cmd.args(["--output-format", "json"]);
-            true
-        }
-        AgentKind::Copilot => {
-            cmd.args([
-                "-p",
-                prompt,
-                "--silent",
-                "--no-custom-instructions",
-                "--no-ask-user",
-                "--disable-builtin-mcps",
-            ]);
-            false
-        }
-    };
+    for (name, value) in &invocation.env {
+        cmd.env(name, value);
+    }
     let timeout = config
         .timeout_secs
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
-    let (status, stdout, stderr) =
-        spawn_and_wait(&mut cmd, &binary, stdin_prompt.then_some(prompt), timeout)?;
+    let (status, stdout, stderr) = spawn_and_wait(&mut cmd, &binary, prompt, timeout)?;
     if !status.success() {
         return Err(Error::Generator {
-            what: format!("{} ({binary})", kind.as_str()),
+            what,
             message: format!(
-                "exited with {}: {}",
+                "exited with {}: {}{}",
                 status
                     .code()
                     .map_or("a signal".to_owned(), |c| format!("code {c}")),
-                last_lines(&stderr)
+                last_lines(&stderr),
+                outdated_hint(kind, &stderr)
             ),
         });
     }
@@ -189,7 +162,7 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
     let parsed = match kind {
         AgentKind::Claude => parse_claude(&stdout),
         AgentKind::Codex => {
-            let last = std::fs::read_to_string(workdir.path().join("last-message.txt")).ok();
+            let last = std::fs::read_to_string(workdir.path().join(CODEX_LAST_MESSAGE)).ok();
             parse_codex(&stdout, last)
         }
         AgentKind::Gemini => parse_gemini(&stdout),
@@ -199,16 +172,163 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
         }),
     }
     .map_err(|message| Error::Generator {
-        what: format!("{} ({binary})", kind.as_str()),
+        what: what.clone(),
         message,
     })?;
     if parsed.text.trim().is_empty() {
         return Err(Error::Generator {
-            what: format!("{} ({binary})", kind.as_str()),
+            what,
             message: format!("answered with no text; stderr: {}", last_lines(&stderr)),
         });
     }
     Ok(parsed)
+}
+
+/// Where `codex exec --output-last-message` writes the answer, inside the work dir.
+const CODEX_LAST_MESSAGE: &str = "last-message.txt";
+
+/// How an agent is started: its arguments (never the prompt) and extra environment.
+struct Invocation {
+    args: Vec<OsString>,
+    env: Vec<(&'static str, String)>,
+}
+
+/// The arguments that make `kind` a text-in, text-out call. Claude's empty MCP configuration is
+/// written into `workdir` (0600).
+fn isolation(kind: AgentKind, config: &AgentCliConfig, workdir: &Path) -> Result<Invocation> {
+    let mut env = Vec::new();
+    let args: Vec<OsString> = match kind {
+        // Claude Code, flags as of 2.1.240 (its CHANGELOG): `-p` reads the prompt from stdin.
+        // `--strict-mcp-config` + `--mcp-config <file>` (0.2.75): only the servers in the file,
+        // none. `--setting-sources ""` (1.0.122): no user, project or local settings, so none of
+        // their hooks, permissions, plugins or CLAUDE.md; managed policy still applies.
+        // `--tools ""`: no built-in tool (no Bash, Read, WebFetch...), in print mode.
+        AgentKind::Claude => {
+            let mcp = workdir.join("mcp.json");
+            write_private(&mcp, EMPTY_MCP_CONFIG.as_bytes())?;
+            let mut args = os_args(&[
+                "-p",
+                "--output-format",
+                "json",
+                "--no-session-persistence",
+                "--strict-mcp-config",
+                "--mcp-config",
+            ]);
+            args.push(mcp.into_os_string());
+            args.extend(os_args(&["--setting-sources", "", "--tools", ""]));
+            args
+        }
+        // Codex CLI: `exec -` reads the prompt from stdin. `--ignore-user-config` and
+        // `--ignore-rules` (openai/codex#18646, in the `codex exec` guide since April 2026): no
+        // `$CODEX_HOME/config.toml` (so none of its MCP servers, hooks or profiles; the login in
+        // `$CODEX_HOME` still works) and no execpolicy rules. `--disable shell_tool`
+        // (openai/codex#6481): no shell tool, so no command runs at all; the read-only sandbox
+        // stays as a second wall. `web_search = "disabled"`: no web search tool.
+        AgentKind::Codex => {
+            let mut args = os_args(&[
+                "exec",
+                "--json",
+                "--sandbox",
+                "read-only",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "--ignore-user-config",
+                "--ignore-rules",
+                "--disable",
+                "shell_tool",
+                "-c",
+                "web_search=\"disabled\"",
+                "--output-last-message",
+            ]);
+            args.push(workdir.join(CODEX_LAST_MESSAGE).into_os_string());
+            args.push("-".into());
+            args
+        }
+        // Gemini CLI (docs/cli/cli-reference.md): piped stdin is the prompt and runs it
+        // non-interactively, where tools that need approval (shell, edits) are not offered.
+        // `--extensions none`: no extension (they bring MCP servers and context files);
+        // `--allowed-mcp-server-names <a name no one uses>`: none of the user's MCP servers.
+        // Gemini has no flag to skip `~/.gemini/settings.json` (hooks): hence the sandbox.
+        AgentKind::Gemini => {
+            match (&config.sandbox, config.allow_unsafe) {
+                (Some(s), _) => env.push(("GEMINI_SANDBOX", s.clone())),
+                (None, true) => {}
+                (None, false) => {
+                    return Err(Error::Invalid(
+                        "gemini runs tools without a sandbox by default: set `[agent.gemini] sandbox = \"docker\"` (or `allow_unsafe = true`) in config.toml".to_owned(),
+                    ));
+                }
+            }
+            os_args(&[
+                "--output-format",
+                "json",
+                "--approval-mode",
+                "default",
+                "--extensions",
+                "none",
+                "--allowed-mcp-server-names",
+                NO_MCP_SERVER,
+            ])
+        }
+        // GitHub Copilot CLI: without `-p` it reads the prompt from piped stdin (1.0.82 says so
+        // when none arrives). No custom instructions, no questions, no built-in GitHub MCP
+        // server; the shell and file writes are denied outright (in prompt mode every other
+        // tool needing approval is refused anyway).
+        AgentKind::Copilot => os_args(&[
+            "--silent",
+            "--no-custom-instructions",
+            "--no-ask-user",
+            "--disable-builtin-mcps",
+            "--deny-tool",
+            "shell",
+            "--deny-tool",
+            "write",
+        ]),
+    };
+    Ok(Invocation { args, env })
+}
+
+fn os_args(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+/// Create `path` (which must not exist) readable by the owner only, with `bytes`.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes))
+        .map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// A CLI older than the flags above refuses them: say so, with the fix.
+fn outdated_hint(kind: AgentKind, stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr).to_lowercase();
+    let refused = [
+        "unknown option",
+        "unexpected argument",
+        "unknown argument",
+        "unrecognized",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle));
+    if refused {
+        format!(
+            " (this {} is older than the flags Cairn isolates it with: update it)",
+            kind.as_str()
+        )
+    } else {
+        String::new()
+    }
 }
 
 type Finished = (std::process::ExitStatus, Vec<u8>, Vec<u8>);
@@ -216,16 +336,12 @@ type Finished = (std::process::ExitStatus, Vec<u8>, Vec<u8>);
 fn spawn_and_wait(
     cmd: &mut Command,
     binary: &str,
-    stdin: Option<&str>,
+    stdin: &str,
     timeout: Duration,
 ) -> Result<Finished> {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| Error::Generator {
         what: binary.to_owned(),
         message: if e.kind() == std::io::ErrorKind::NotFound {
@@ -236,16 +352,14 @@ fn spawn_and_wait(
             format!("cannot start: {e}")
         },
     })?;
-    let writer = match (stdin, child.stdin.take()) {
-        (Some(text), Some(mut pipe)) => {
-            let text = text.to_owned();
-            // A closed pipe (the agent exited early) is reported by its exit status instead.
-            Some(std::thread::spawn(move || {
-                let _ = pipe.write_all(text.as_bytes());
-            }))
-        }
-        _ => None,
-    };
+    let writer = child.stdin.take().map(|mut pipe| {
+        let text = stdin.to_owned();
+        // A closed pipe (the agent exited early) is reported by its exit status instead. The
+        // pipe closes when the thread ends, so the agent sees the end of the prompt.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+        })
+    });
     let read = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();

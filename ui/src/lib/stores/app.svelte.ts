@@ -1,6 +1,7 @@
 // Facts about the running app (data dir, version, the link it was started with), whether the
-// archive is still empty (first run), and what the live watcher covers.
-import { api, type Api, type AppInfo, type LiveStatus, type UiMilestone } from '../api';
+// archive is still empty (first run), what the live watcher covers, and the links a second launch
+// of the app hands over.
+import { api, onOpenLink, type Api, type AppInfo, type LiveStatus, type OpenLink, type Subscribe, type UiMilestone } from '../api';
 import { Resource } from './resource.svelte';
 
 export type AppApi = Pick<Api, 'appInfo' | 'appReady' | 'listSessions'>;
@@ -12,11 +13,24 @@ export class AppStore {
   live: LiveStatus | null = $state(null);
   liveError: string | null = $state(null);
   #api: AppApi;
+  #subscribeLinks: Subscribe<OpenLink>;
   #readySent = false;
   #milestones: UiMilestone[] = [];
 
-  constructor(backend: AppApi = api) {
+  constructor(backend: AppApi = api, subscribeLinks: Subscribe<OpenLink> = onOpenLink) {
     this.#api = backend;
+    this.#subscribeLinks = subscribeLinks;
+  }
+
+  /** Call `open` with each link a second launch hands over (the shell checked it; the router
+   * validates it). Resolves to the function that stops listening. */
+  async followLinks(open: (link: string) => void): Promise<() => void> {
+    try {
+      return await this.#subscribeLinks((event) => open(event.link));
+    } catch {
+      // No hand-over: a second launch then only raises the window.
+      return () => {};
+    }
   }
 
   /** Null while unknown (loading, or the archive could not be read). */

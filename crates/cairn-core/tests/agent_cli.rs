@@ -1,0 +1,248 @@
+//! The agent-CLI generator against stand-in `claude`, `codex`, `gemini` and `copilot` scripts
+//! that record their arguments, stdin, environment, working directory and the files they were
+//! pointed at: the prompt never reaches the command line, each agent gets its isolation flags,
+//! a 200 KiB prompt works, and nothing is left behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use cairn_core::config::AgentCliConfig;
+use cairn_core::insights::agent_cli::{AgentKind, run};
+
+/// In every line of the prompt, so any argument carrying part of it is found.
+const MARKER: &str = "PROMPT-MARKER-7f3a";
+
+/// A prompt of `bytes` bytes that a shell would love to interpret: quotes, `$(…)`, an option,
+/// an escape sequence and a NUL.
+fn prompt(bytes: usize) -> String {
+    let mut text = String::from(
+        "--help\n$(touch /tmp/cairn-pwned) `id` \"quoted\" 'single'\n\u{1b}]0;title\u{7}\u{0}\n",
+    );
+    let mut n = 0;
+    while text.len() < bytes {
+        text.push_str(&format!(
+            "{MARKER} line {n}: the agent read a file and ran the tests.\n"
+        ));
+        n += 1;
+    }
+    text
+}
+
+/// A stand-in for `name` in `dir` that records what it was given under `log` and then runs
+/// `answer` (a shell fragment writing the agent's reply).
+fn stub(dir: &Path, name: &str, answer: &str) -> (PathBuf, PathBuf) {
+    let log = dir.join(format!("{name}-log"));
+    std::fs::create_dir_all(&log).unwrap();
+    let bin = dir.join(name);
+    let script = format!(
+        r#"#!/bin/sh
+log='{log}'
+cat > "$log/stdin"
+for a in "$@"; do printf '<%s>\n' "$a"; done > "$log/argv"
+env > "$log/env"
+pwd > "$log/pwd"
+for a in "$@"; do
+  if [ -f "$a" ]; then printf '%s %s\n' "$(stat -c %a "$a")" "$a" >> "$log/files"; cat "$a" >> "$log/contents"; fi
+done
+{answer}
+"#,
+        log = log.display()
+    );
+    std::fs::write(&bin, script).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (bin, log)
+}
+
+fn read(log: &Path, name: &str) -> String {
+    std::fs::read_to_string(log.join(name)).unwrap_or_default()
+}
+
+/// The arguments as the agent saw them, one per entry.
+fn argv(log: &Path) -> Vec<String> {
+    read(log, "argv")
+        .lines()
+        .map(|l| {
+            l.strip_prefix('<')
+                .and_then(|l| l.strip_suffix('>'))
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn has_run(args: &[String], run: &[&str]) -> bool {
+    args.windows(run.len())
+        .any(|w| w.iter().zip(run).all(|(a, b)| a == b))
+}
+
+/// What a stub was given, and the directory holding its records.
+struct Seen {
+    args: Vec<String>,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Run `kind` through its stub on a 200 KiB prompt and check what every agent must get.
+fn run_isolated(kind: AgentKind, answer: &str, config: AgentCliConfig) -> Seen {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, log) = stub(dir.path(), kind.as_str(), answer);
+    let config = AgentCliConfig {
+        binary: Some(bin.display().to_string()),
+        ..config
+    };
+    let prompt = prompt(200 * 1024);
+    let out = run(kind, Some(&config), &prompt).unwrap();
+    assert_eq!(out.text.trim(), "# Answer", "{kind:?}");
+
+    // The whole prompt arrived on stdin, byte for byte; no argument carries any of it.
+    assert_eq!(std::fs::read(log.join("stdin")).unwrap(), prompt.as_bytes());
+    let args = argv(&log);
+    assert!(!args.is_empty(), "{kind:?} got no arguments");
+    for arg in &args {
+        assert!(
+            !arg.contains(MARKER) && !arg.contains("cairn-pwned") && arg.len() < 1024,
+            "{kind:?}: prompt text on the command line: {:.200}",
+            arg
+        );
+    }
+    // Only the variables it needs: nothing of Cairn's (or this test's) environment.
+    let allowed = [
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "NO_COLOR",
+        "TERM",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "GEMINI_SANDBOX", // set by us
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "_", // set by the shell itself
+    ];
+    for line in read(&log, "env").lines() {
+        let name = line.split('=').next().unwrap();
+        assert!(allowed.contains(&name), "{kind:?} was given {name}");
+    }
+    // It ran in a private directory that is gone now, with everything Cairn wrote into it.
+    let pwd = PathBuf::from(read(&log, "pwd").trim());
+    assert!(pwd.starts_with(std::env::temp_dir()), "{}", pwd.display());
+    assert!(!pwd.exists(), "{kind:?}: the work dir is left behind");
+    Seen {
+        args,
+        log,
+        _dir: dir,
+    }
+}
+
+#[test]
+fn claude_gets_no_mcp_servers_no_settings_no_tools() {
+    let answer = r##"printf '%s' '{"type":"result","is_error":false,"result":"# Answer"}'"##;
+    let Seen { args, log, _dir } =
+        run_isolated(AgentKind::Claude, answer, AgentCliConfig::default());
+    assert_eq!(
+        args[..4],
+        ["-p", "--output-format", "json", "--no-session-persistence"]
+    );
+    assert!(has_run(&args, &["--setting-sources", ""]), "{args:?}");
+    assert!(has_run(&args, &["--tools", ""]), "{args:?}");
+    assert!(args.iter().any(|a| a == "--strict-mcp-config"), "{args:?}");
+    // The MCP configuration is a file of the run's own, owner-only, with no server in it.
+    let at = args.iter().position(|a| a == "--mcp-config").unwrap();
+    let file = Path::new(&args[at + 1]);
+    assert_eq!(
+        read(&log, "files").trim(),
+        format!("600 {}", file.display())
+    );
+    assert_eq!(read(&log, "contents"), r#"{"mcpServers":{}}"#);
+    assert!(!file.exists(), "the MCP config is deleted afterwards");
+}
+
+#[test]
+fn codex_runs_without_user_config_rules_shell_or_web_search() {
+    let answer = r##"while [ $# -gt 0 ]; do if [ "$1" = --output-last-message ]; then shift; printf '# Answer' > "$1"; fi; shift; done
+echo '{"type":"turn.completed"}'"##;
+    let Seen { args, _dir, .. } = run_isolated(AgentKind::Codex, answer, AgentCliConfig::default());
+    assert_eq!(args[0], "exec");
+    for run in [
+        &["--sandbox", "read-only"][..],
+        &["--ignore-user-config"],
+        &["--ignore-rules"],
+        &["--disable", "shell_tool"],
+        &["-c", "web_search=\"disabled\""],
+        &["--ephemeral"],
+    ] {
+        assert!(has_run(&args, run), "{run:?} missing: {args:?}");
+    }
+    assert_eq!(args.last().unwrap(), "-", "the prompt is read from stdin");
+}
+
+#[test]
+fn gemini_gets_no_extensions_and_no_mcp_servers_in_its_sandbox() {
+    let answer = r##"printf '%s' '{"response":"# Answer"}'"##;
+    let config = AgentCliConfig {
+        sandbox: Some("docker".into()),
+        ..AgentCliConfig::default()
+    };
+    let Seen { args, log, _dir } = run_isolated(AgentKind::Gemini, answer, config);
+    assert!(has_run(&args, &["--extensions", "none"]), "{args:?}");
+    assert!(has_run(&args, &["--approval-mode", "default"]), "{args:?}");
+    let at = args
+        .iter()
+        .position(|a| a == "--allowed-mcp-server-names")
+        .unwrap();
+    assert!(args[at + 1].starts_with("cairn-"), "{args:?}");
+    assert!(read(&log, "env").contains("GEMINI_SANDBOX=docker\n"));
+}
+
+/// Copilot used to get the whole prompt as `-p <prompt>`: visible in `ps`, and refused by the
+/// kernel (E2BIG) past 128 KiB.
+#[test]
+fn copilot_reads_the_prompt_from_stdin_with_shell_and_writes_denied() {
+    let Seen { args, _dir, .. } = run_isolated(
+        AgentKind::Copilot,
+        "printf '# Answer'",
+        AgentCliConfig::default(),
+    );
+    assert!(
+        !args.iter().any(|a| a == "-p" || a == "--prompt"),
+        "{args:?}"
+    );
+    for run in [
+        &["--deny-tool", "shell"][..],
+        &["--deny-tool", "write"],
+        &["--disable-builtin-mcps"],
+        &["--no-custom-instructions"],
+        &["--no-ask-user"],
+    ] {
+        assert!(has_run(&args, run), "{run:?} missing: {args:?}");
+    }
+}
+
+/// An agent too old for an isolation flag fails with a message that says to update it.
+#[test]
+fn an_agent_refusing_a_flag_is_told_to_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, _) = stub(
+        dir.path(),
+        "claude",
+        "echo \"error: unknown option '--setting-sources'\" >&2; exit 1",
+    );
+    let config = AgentCliConfig {
+        binary: Some(bin.display().to_string()),
+        ..AgentCliConfig::default()
+    };
+    let err = run(AgentKind::Claude, Some(&config), "hi")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--setting-sources") && err.contains("update it"),
+        "{err}"
+    );
+}
