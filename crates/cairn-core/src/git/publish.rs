@@ -16,16 +16,14 @@
 //! never written by a pull, and a ref a teammate rewrote is not force-updated.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
 use super::document::{is_key, limits};
-use super::repo::{Repo, git_failure, run_git, run_git_raw};
+use super::repo::{Repo, git_failure, run_git, run_git_raw, verb};
 use super::targets::Target;
 use crate::archive::redact::Redactor;
 use crate::error::{Error, Result};
@@ -225,67 +223,23 @@ fn write_ref(repo: &Repo, doc: &PublishedSession) -> Result<()> {
     let parent = run_git(&repo.root, &["rev-parse", "-q", "--verify", &refname])
         .ok()
         .map(|s| s.trim().to_owned());
-    let mut args = vec!["commit-tree", tree.as_str(), "-m", "cairn publish"];
+    let mut args = CAIRN_IDENTITY.to_vec();
+    args.extend(["commit-tree", tree.as_str(), "-m", "cairn publish"]);
     if let Some(p) = parent.as_deref().filter(|p| !p.is_empty()) {
         args.extend(["-p", p]);
     }
-    let commit = git_env(&repo.root, &args)?;
-    run_git(&repo.root, &["update-ref", &refname, &commit])?;
+    let commit = run_git(&repo.root, &args)?;
+    run_git(&repo.root, &["update-ref", &refname, commit.trim()])?;
     Ok(())
 }
 
 /// `commit-tree` needs an identity; publishing must not depend on the user having one set.
-fn git_env(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Cairn")
-        .env("GIT_AUTHOR_EMAIL", "cairn@localhost")
-        .env("GIT_COMMITTER_NAME", "Cairn")
-        .env("GIT_COMMITTER_EMAIL", "cairn@localhost")
-        .output()
-        .map_err(|e| Error::Git {
-            dir: dir.to_owned(),
-            message: format!("cannot run git: {e}"),
-        })?;
-    if !out.status.success() {
-        return Err(Error::Git {
-            dir: dir.to_owned(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
+const CAIRN_IDENTITY: [&str; 4] = ["-c", "user.name=Cairn", "-c", "user.email=cairn@localhost"];
 
 fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::Git {
-            dir: dir.to_owned(),
-            message: format!("cannot run git: {e}"),
-        })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).map_err(|e| Error::Git {
-            dir: dir.to_owned(),
-            message: format!("git {}: {e}", args[0]),
-        })?;
-    }
-    let out = child.wait_with_output().map_err(|e| Error::Git {
-        dir: dir.to_owned(),
-        message: format!("git {}: {e}", args[0]),
-    })?;
+    let out = run_git_raw(dir, args, Some(input.to_vec()))?;
     if !out.status.success() {
-        return Err(Error::Git {
-            dir: dir.to_owned(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
+        return Err(git_failure(dir, verb(args), &out));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }

@@ -2,7 +2,9 @@
 //! already has; it knows worktrees, alternates and every config the user set).
 //!
 //! Every call runs with `GIT_OPTIONAL_LOCKS=0` (a status never takes the index lock from under
-//! the user's own git), `LC_ALL=C` (parseable output) and no pager or prompts.
+//! the user's own git), `LC_ALL=C` (parseable output), no pager or prompts, and
+//! `core.fsmonitor` off: the directory comes from a transcript or a hook payload, and a
+//! repository's own config could name a command that `git status` would otherwise run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,7 +57,7 @@ fn git_error(dir: &Path, message: impl Into<String>) -> Error {
 /// `git -C dir args…` with Cairn's environment (see the module docs).
 fn git_command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
-    cmd.arg("-C")
+    cmd.args(["-c", "core.fsmonitor=false", "-C"])
         .arg(dir)
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -64,6 +66,15 @@ fn git_command(dir: &Path, args: &[&str]) -> Command {
         .env("GIT_PAGER", "cat")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE");
+    // An identity set in the environment would win over the `-c user.*` a caller passes.
+    for var in [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+    ] {
+        cmd.env_remove(var);
+    }
     cmd
 }
 
@@ -76,7 +87,19 @@ pub fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
 /// cannot block the write).
 fn run_git_input(dir: &Path, args: &[&str], input: Option<String>) -> Result<String> {
     let out = run_git_raw(dir, args, input.map(String::into_bytes))?;
-    git_output(dir, args.first().copied().unwrap_or(""), out)
+    git_output(dir, verb(args), out)
+}
+
+/// The subcommand in `args` (after any `-c key=value` pairs), for messages.
+pub(crate) fn verb<'a>(args: &[&'a str]) -> &'a str {
+    let mut rest = args;
+    while let [flag, _, tail @ ..] = rest {
+        if *flag != "-c" {
+            break;
+        }
+        rest = tail;
+    }
+    rest.first().copied().unwrap_or("")
 }
 
 /// Run git in `dir` with `input` (if any) on stdin and return its whole output, whatever its
@@ -152,7 +175,7 @@ pub fn start_git(dir: &Path, args: &[&str]) -> Running {
         .spawn();
     Running {
         dir: dir.to_owned(),
-        verb: args.first().copied().unwrap_or("").to_owned(),
+        verb: verb(args).to_owned(),
         child,
     }
 }
@@ -495,6 +518,37 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::git;
     use super::*;
+
+    /// A repository's own config may name a program for `core.fsmonitor`, which `git status`
+    /// would run; Cairn reads repositories that transcripts name, so it never lets it run.
+    #[cfg(unix)]
+    #[test]
+    fn a_repository_config_cannot_make_status_run_a_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"], None);
+        let marker = dir.path().join("ran");
+        let hook = dir.path().join("monitor.sh");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        git(
+            &root,
+            &["config", "core.fsmonitor", &hook.to_string_lossy()],
+            None,
+        );
+        std::fs::write(root.join("f"), "x").unwrap();
+        let repo = Repo::discover(&root).unwrap();
+        repo.dirty_paths().unwrap();
+        start_git(&root, &["status", "--porcelain=v2"])
+            .finish()
+            .unwrap();
+        assert!(
+            !marker.exists(),
+            "git status ran the repository's fsmonitor program"
+        );
+    }
 
     /// With paths, only the commits touching one of them, each listing only those files; a path
     /// is taken literally (a `*` in it is no glob).
