@@ -10,6 +10,7 @@
 
 pub mod capture;
 pub mod discover;
+pub mod encoded;
 pub mod jsonl;
 pub mod redact;
 pub mod retain;
