@@ -406,7 +406,10 @@ fn bundled_real_transcripts_have_no_findings() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     let mut lines = 0;
     for file in walk(&root) {
-        if file.extension().is_none_or(|e| e != "jsonl") {
+        // archive-v11 is synthetic, with a password planted on purpose.
+        if file.extension().is_none_or(|e| e != "jsonl")
+            || file.starts_with(root.join("archive-v11"))
+        {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();

@@ -877,6 +877,11 @@ fn resolve(s: &str, mut hits: Vec<Hit>) -> Vec<Hit> {
     kept
 }
 
+/// Whether `s` holds a `[REDACTED:<rule>]` marker.
+pub(crate) fn has_marker(s: &str) -> bool {
+    !marker_ranges(s).is_empty()
+}
+
 /// Byte ranges of `[REDACTED:…]` markers already in `s`.
 fn marker_ranges(s: &str) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
