@@ -928,6 +928,10 @@ enum NameKind {
     /// A key of a secret kind (`ENCRYPTION_KEY`): read as `Plain`, but a path names where the
     /// key is kept (`SSH_KEY=~/.ssh/id_ed25519`), not the key.
     Key,
+    /// A `*_KEY` variable of no known kind (`STRIPE_KEY`): as `Key`, and since code names its
+    /// storage and cache keys the same way (`TOKEN_KEY = 'auth_token'`), a value made of words
+    /// is not a secret either.
+    EnvKey,
 }
 
 /// Whether a key or variable name marks its value as a secret (see [`classify_name`]).
@@ -1012,8 +1016,10 @@ fn classify_name(name: &str) -> Option<NameKind> {
     if norm.ends_with(b"pwd") && !(complete && matches!(norm, b"pwd" | b"oldpwd")) {
         return Some(NameKind::Plain);
     }
-    if norm.ends_with(b"key") && is_secret_key_name(name) {
-        return Some(NameKind::Key);
+    if norm.ends_with(b"key")
+        && let Some(kind) = secret_key_name(name)
+    {
+        return Some(kind);
     }
     let auth = (complete && norm == b"auth")
         || name.ends_with("_auth")
@@ -1025,11 +1031,11 @@ fn classify_name(name: &str) -> Option<NameKind> {
 }
 
 /// A name ending in `key` that names a secret: the word before `key` says what kind of key it
-/// is (`RAILS_MASTER_KEY`, `encryptionKey`, `signing-key`), or the name is an environment
-/// variable (`STRIPE_KEY`, `APP_KEY`) whose word before `KEY` is not one of a public or
-/// database key (`PUBLIC_KEY`, `PRIMARY_KEY`, `CACHE_KEY`). Code's `session_key`, `cacheKey`
-/// and a bare `key` are not secrets.
-fn is_secret_key_name(name: &str) -> bool {
+/// is (`RAILS_MASTER_KEY`, `encryptionKey`, `signing-key`: [`NameKind::Key`]), or the name is
+/// an environment variable (`STRIPE_KEY`, `APP_KEY`: [`NameKind::EnvKey`]) whose word before
+/// `KEY` is not one of a public or database key (`PUBLIC_KEY`, `PRIMARY_KEY`, `CACHE_KEY`).
+/// Code's `session_key`, `cacheKey` and a bare `key` are not secrets.
+fn secret_key_name(name: &str) -> Option<NameKind> {
     const SECRET_KINDS: &[&str] = &[
         "master",
         "encryption",
@@ -1048,7 +1054,6 @@ fn is_secret_key_name(name: &str) -> bool {
         "license",
         "licence",
         "account",
-        "storage",
         "subscription",
         "shared",
         "symmetric",
@@ -1090,6 +1095,7 @@ fn is_secret_key_name(name: &str) -> bool {
         "list",
         "item",
         "sentry",
+        "storage",
     ];
     let mut words = name_words(name);
     if words.len() > 1
@@ -1101,31 +1107,25 @@ fn is_secret_key_name(name: &str) -> bool {
     {
         words.pop();
     }
-    let Some((last, before)) = words.split_last() else {
-        return false;
-    };
+    let (last, before) = words.split_last()?;
     // The kind is the word before `key`, or what a glued `masterkey` has before it.
     let kind = if last.eq_ignore_ascii_case("key") {
-        match before.last() {
-            Some(w) => *w,
-            None => return false,
-        }
+        *before.last()?
     } else {
-        match last.len().checked_sub(3).and_then(|i| last.get(..i)) {
-            Some(w) if !w.is_empty() => w,
-            _ => return false,
-        }
+        last.get(..last.len().checked_sub(3)?)
+            .filter(|w| !w.is_empty())?
     };
     if SECRET_KINDS.iter().any(|k| k.eq_ignore_ascii_case(kind)) {
-        return true;
+        return Some(NameKind::Key);
     }
     let screaming = name.contains('_')
         && name
             .bytes()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-    screaming
+    (screaming
         && last.eq_ignore_ascii_case("key")
-        && !NOT_SECRET.iter().any(|k| k.eq_ignore_ascii_case(kind))
+        && !NOT_SECRET.iter().any(|k| k.eq_ignore_ascii_case(kind)))
+    .then_some(NameKind::EnvKey)
 }
 
 /// The words of an identifier: split at `_`, `-`, `.` and camel-case humps (`encryptionKey` →
@@ -1492,7 +1492,7 @@ fn credential_range(
     }
     let mut header = false;
     match kind {
-        NameKind::Plain | NameKind::Key => {}
+        NameKind::Plain | NameKind::Key | NameKind::EnvKey => {}
         NameKind::Authorization => {
             if let Some(sp) = find_ws(b, a, z)
                 && is_auth_scheme(&s[a..sp])
@@ -1580,14 +1580,19 @@ fn is_auth_scheme(word: &str) -> bool {
     SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(word)) || word.starts_with("AWS4-")
 }
 
-/// Could `v` be a real secret value? Rejects short values, placeholders, and (when unquoted)
-/// code: calls, member paths, bare identifiers and type annotations.
+/// Could `v` be a real secret value? Rejects short values, placeholders, (when unquoted) code:
+/// calls, member paths, bare identifiers and type annotations, and for a key name what
+/// [`NameKind::Key`] and [`NameKind::EnvKey`] say is not a key.
 fn plausible(v: &str, kind: NameKind, quoted: bool, sep: Sep, spaced: bool) -> bool {
     let v = v.trim();
     if v.len() < 6 || is_template_placeholder(v) || is_word_placeholder(v) {
         return false;
     }
-    if kind == NameKind::Key && (v.starts_with('/') || v.starts_with("~/") || v.starts_with("./")) {
+    let key = matches!(kind, NameKind::Key | NameKind::EnvKey);
+    if key && (v.starts_with('/') || v.starts_with("~/") || v.starts_with("./")) {
+        return false;
+    }
+    if kind == NameKind::EnvKey && (v.contains(' ') || word_like(v.as_bytes())) {
         return false;
     }
     quoted || !looks_like_code(v, sep, spaced)
@@ -2171,6 +2176,19 @@ mod tests {
             "Set-Cookie",
             "credentials",
             "secret_key",
+            "DB_PASS",
+            "smtpPass",
+            "MYSQL_PWD",
+            "SECRET_KEY_BASE",
+            "RAILS_MASTER_KEY",
+            "ENCRYPTION_KEY",
+            "encryptionKey",
+            "signing-key",
+            "STRIPE_KEY",
+            "AccountKey",
+            "client-key-data",
+            "GOOGLE_CREDENTIALS_BASE64",
+            "SERVICE_ACCOUNT_KEY_JSON",
         ] {
             assert!(is_sensitive_key(yes), "{yes}");
         }
@@ -2194,6 +2212,18 @@ mod tests {
             "session_key",
             "token_count",
             "password_hint",
+            "PWD",
+            "OLDPWD",
+            "bypass",
+            "compass",
+            "renderPass",
+            "cacheKey",
+            "primary_key",
+            "PUBLIC_KEY",
+            "STRIPE_PUBLISHABLE_KEY",
+            "KEY",
+            "monkey",
+            "base64",
         ] {
             assert!(!is_sensitive_key(no), "{no}");
         }
@@ -2265,6 +2295,10 @@ mod tests {
             "\"max_tokens\": 4096",
             "\"input_tokens\": 12, \"cache_creation_input_tokens\": 1234567",
             "password: <your password>",
+            "const TOKEN_KEY = 'auth_token';",
+            "export const STORAGE_KEY = \"app-settings\"",
+            "SSH_KEY=~/.ssh/id_ed25519",
+            "PRIMARY_KEY=user_id",
             "api_key: \"your-api-key\"",
             "password=[REDACTED:named-secret]",
             "Cookie: chocolate chip",
