@@ -139,6 +139,61 @@ pub fn redact(data: &[u8]) {
     assert!(!out.contains("/home/dev/"), "a home path left: {out}");
     let out_twice = r.outbound_text(&out, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
     assert_eq!(out_twice, out, "outbound_text is not idempotent");
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{9b}'),
+        "an escape sequence left in outbound text: {out:?}"
+    );
+
+    // The same bytes as base64 (a long run the redactor decodes and scans again): the decoder
+    // agrees with an encoder, and redaction of the run keeps its invariants.
+    encoded(data);
+    let wrapped = format!("BLOB={} end", base64(data));
+    let once = r.redact_text(&wrapped, "", &mut Vec::new());
+    let mut again = Vec::new();
+    assert_eq!(r.redact_text(&once, "", &mut again), once, "base64: not idempotent");
+    assert!(again.is_empty(), "base64: a second pass still finds {again:?}");
+}
+
+/// Standard base64 with padding.
+fn base64(data: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= u32::from(c) << (16 - 8 * i);
+        }
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                A[((acc >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+/// `encoded::inspect` on the input as a run, and on its encoding. Invariants: never a panic;
+/// decoded text is text (no control characters but tab, newline, carriage return) and, for the
+/// encoding of a text, is that text.
+fn encoded(data: &[u8]) {
+    use cairn_core::archive::encoded::{Content, inspect};
+    let is_text = |t: &str| {
+        t.chars()
+            .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+    };
+    if let Some(Content::Text(t)) = inspect(data) {
+        assert!(is_text(&t), "decoded text has control characters: {t:?}");
+    }
+    let enc = base64(data);
+    match (std::str::from_utf8(data), inspect(enc.as_bytes())) {
+        (Ok(text), Some(Content::Text(t))) => assert_eq!(t, text, "decoded text differs"),
+        (Ok(text), Some(Content::Binary)) if !text.is_empty() && is_text(text) => {
+            panic!("text decoded as binary: {text:?}")
+        }
+        _ => {}
+    }
 }
 
 /// Recall's analyzer. Invariants: terms are non-empty single tokens of bounded length, the

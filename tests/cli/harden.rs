@@ -82,7 +82,7 @@ fn dump(env: &Env) -> String {
                 r.tool_name, r.tool_input, t.turn_key
          FROM records r JOIN sessions s ON s.id = r.session_id JOIN sources src ON src.id = r.source_id
          LEFT JOIN turns t ON t.id = r.turn_id ORDER BY s.session_key, src.path, r.line_no, r.block",
-        "SELECT src.path, f.line_no, f.field, f.rule, f.start_byte, f.end_byte
+        "SELECT src.path, f.line_no, f.field, f.rule, f.start_byte
          FROM secret_findings f JOIN sources src ON src.id = f.source_id ORDER BY 1, 2, 3, 5",
         "SELECT path, line, message FROM warnings ORDER BY 1, 2, 3",
         "SELECT count(*) FROM records_fts",
@@ -124,7 +124,7 @@ fn dump(env: &Env) -> String {
                 text.push_str(&format!(
                     "{} {:?} {}\n",
                     l.line_no,
-                    l.original_hash,
+                    l.record_hash,
                     String::from_utf8_lossy(&l.text)
                 ));
             }

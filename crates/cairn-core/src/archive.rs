@@ -10,8 +10,10 @@
 
 pub mod capture;
 pub mod discover;
+pub mod encoded;
 pub mod jsonl;
 pub mod redact;
+pub(crate) mod rekey;
 pub mod retain;
 pub mod secrets;
 pub mod sources;

@@ -5,7 +5,10 @@
 //!   (the transcript path when the transcript has none); the identity of a source is its
 //!   canonical path as raw OS bytes.
 //! * `record_hash`: `sha256:` (colon) + the full hex SHA-256 of the raw line with trailing ASCII
-//!   whitespace trimmed.
+//!   whitespace trimmed, for every line redaction leaves alone. A line redaction changed is keyed
+//!   by its *redacted* form instead ([`redacted_record_hash`], Cairn's own): the archive keeps the
+//!   redacted line, so a hash of the raw one would let anyone test guesses of what was removed
+//!   (put a guess where the marker is, hash, compare).
 //! * `turn_key`: Cairn's own. A turn is a conversation turn, keyed by the session and the record
 //!   hash of the line that opened it, so the key is stable while the turn grows.
 
@@ -44,6 +47,18 @@ pub fn source_key(agent: Agent, canonical_path: &Path) -> String {
 pub fn record_hash(raw_line: &[u8]) -> String {
     let trimmed = trim_ascii_end(raw_line);
     format!("sha256:{}", hex::encode(Sha256::digest(trimmed)))
+}
+
+/// The key of a line redaction changed: SHA-256 over a domain tag and the redacted line
+/// (trailing ASCII whitespace ignored), written like a record hash. It says nothing the stored
+/// redacted line does not, and is the same every time the line is read with the same rules. The
+/// tag keeps it from ever equalling the agentlog hash of a raw line that happens to read like
+/// a redacted one.
+pub fn redacted_record_hash(redacted_line: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"cairn/redacted-line/v1\0");
+    hasher.update(trim_ascii_end(redacted_line));
+    format!("sha256:{}", hex::encode(hasher.finalize()))
 }
 
 /// Stable key of a conversation turn: session key and the record hash of its opening line.
@@ -105,6 +120,15 @@ mod tests {
         let mut padded = line.to_vec();
         padded.extend_from_slice(b" \r\n");
         assert_eq!(record_hash(&padded), expected);
+    }
+
+    #[test]
+    fn redacted_lines_are_keyed_apart_from_raw_lines() {
+        let line = br#"{"a":"[REDACTED:github-pat]"}"#;
+        let key = redacted_record_hash(line);
+        assert!(key.starts_with("sha256:") && key.len() == 7 + 64);
+        assert_ne!(key, record_hash(line));
+        assert_eq!(key, redacted_record_hash(&[&line[..], b"\n"].concat()));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!   by its `[REDACTED:<rule>]` marker, so no byte of a secret is kept, moved or duplicated, and
 //!   nothing outside the findings changes;
 //! - it is idempotent, for `redact_text`, `redact_line` and the outbound redactor;
-//! - a JSON line stays valid JSON with the same structure (same keys count, same array lengths).
+//! - a JSON line stays valid JSON with the same structure (same keys count, same array lengths);
+//! - a rule's test value inside base64-encoded text is found, and the whole run redacted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::borrow::Cow;
@@ -15,6 +16,25 @@ use serde_json::Value;
 
 fn r() -> &'static Redactor {
     Redactor::global()
+}
+
+fn base64(data: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= u32::from(c) << (16 - 8 * i);
+        }
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                A[((acc >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
 }
 
 fn filler() -> impl Strategy<Value = String> {
@@ -129,6 +149,30 @@ proptest! {
         let twice = r().redact_line(&once, &mut again);
         prop_assert!(matches!(twice, Cow::Borrowed(_)), "second pass changed {}", once);
         prop_assert!(again.is_empty());
+    }
+
+    /// A long base64 run is decoded and scanned again: a page of text holding a rule's test
+    /// value, encoded, is redacted whole, under a name no layer knows.
+    #[test]
+    fn base64_of_text_with_a_secret_is_redacted_whole(
+        pre in filler(), i in 0..rules().len(), post in filler(), url_safe in any::<bool>()
+    ) {
+        let text = format!(
+            "{pre} {} {post}\nThe rest of the file is plain configuration that says nothing \
+             secret at all, long enough that its encoding is longer than a token could be.\n",
+            rules()[i].test_value
+        );
+        let mut run = base64(text.as_bytes());
+        if url_safe {
+            run = run.trim_end_matches('=').replace('+', "-").replace('/', "_");
+        }
+        prop_assert!(run.len() > 200);
+        let line = format!("BLOB_DATA: {run}\n");
+        let mut found = Vec::new();
+        let out = r().redact_text(&line, "", &mut found);
+        prop_assert!(!out.contains(&run), "{} kept in {:?}", rules()[i].name, out);
+        prop_assert!(!found.is_empty());
+        prop_assert_eq!(r().redact_text(&out, "", &mut Vec::new()), out.clone());
     }
 
     #[test]

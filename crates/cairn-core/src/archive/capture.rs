@@ -312,11 +312,6 @@ pub fn read_file(
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let hash = keys::record_hash(bytes);
-                if first_line_hash.is_none() {
-                    first_line_hash = Some(hash.clone());
-                }
-                last_line = Some((start, hash.clone()));
                 let (text, lossy) = match std::str::from_utf8(bytes) {
                     Ok(s) => (std::borrow::Cow::Borrowed(s), false),
                     Err(_) => (String::from_utf8_lossy(bytes), true),
@@ -329,6 +324,11 @@ pub fn read_file(
                 }
                 let mut findings = Vec::new();
                 let clean = redactor.redact_line(&text, &mut findings);
+                let hash = record_key(bytes, &clean);
+                if first_line_hash.is_none() {
+                    first_line_hash = Some(hash.clone());
+                }
+                last_line = Some((start, hash.clone()));
                 let changed = lossy || matches!(clean, std::borrow::Cow::Owned(_));
                 batch.retained.extend_from_slice(clean.as_bytes());
                 batch.retained.push(b'\n');
@@ -549,6 +549,19 @@ fn plan(
     })
 }
 
+/// The key of one raw line: agentlog's record hash, or, when redaction changed the line (an
+/// owned result of [`Redactor::redact_line`]), the hash of its redacted form, so the archive
+/// holds no hash of a secret (see [`keys::redacted_record_hash`]).
+#[allow(clippy::ptr_arg)] // whether it is owned is the point
+fn record_key(raw: &[u8], redacted: &std::borrow::Cow<'_, str>) -> String {
+    if let std::borrow::Cow::Owned(r) = redacted {
+        keys::redacted_record_hash(r.as_bytes())
+    } else {
+        keys::record_hash(raw)
+    }
+}
+
+/// The key of the line starting at `start`, computed as the reader computes it.
 fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Option<String>> {
     file.seek(SeekFrom::Start(start))?;
     let mut line = Vec::new();
@@ -556,7 +569,15 @@ fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Optio
     (&mut *file)
         .take(super::jsonl::MAX_LINE_BYTES as u64)
         .read_until(b'\n', &mut line)?;
-    Ok((!line.is_empty()).then(|| keys::record_hash(&line)))
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    let text = String::from_utf8_lossy(&line);
+    let redacted = Redactor::global().redact_line(&text, &mut Vec::new());
+    Ok(Some(record_key(&line, &redacted)))
 }
 
 use std::io::Read as _;
@@ -951,11 +972,12 @@ fn commit_in<'b>(
         for (line_no, f) in &batch.findings {
             new_findings += tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, end_byte, generation)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, generation)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .map_err(e)?
-                .execute(params![session_row, source_row, *line_no as i64, f.field, f.rule, f.confidence.as_str(), f.start as i64, f.end as i64, batch.generation])
+                // Rule and position only: the secret's length would narrow a guess.
+                .execute(params![session_row, source_row, *line_no as i64, f.field, f.rule, f.confidence.as_str(), f.start as i64, batch.generation])
                 .map_err(e)?;
         }
         let mut new_warnings = Vec::new();

@@ -7,15 +7,27 @@
 //!
 //! Three layers find secrets:
 //! 1. **The rule table** ([`super::secrets`]): token formats that are definitely secrets (cloud,
-//!    GitHub, Slack, OpenAI, Anthropic keys, private keys, passwords in URLs…) and a few
-//!    candidate shapes (JWTs).
-//! 2. **Key names**: in JSON, a string under a key such as `password`, `api_key`, `*_token`
+//!    GitHub, Slack, OpenAI, Anthropic, DigitalOcean, Shopify, Mailgun keys, age and PEM/PGP
+//!    private keys, passwords in URLs, `curl -u`, `mysql -p`, `sshpass -p`, `.netrc`, signed
+//!    URLs' signatures…) and a few candidate shapes (JWTs).
+//! 2. **Key names**: in JSON, a string under a key such as `password`, `api_key`, `*_token`,
+//!    `DB_PASS`, `MYSQL_PWD`, `ENCRYPTION_KEY`, `SECRET_KEY_BASE`, `…_CREDENTIALS_BASE64`
 //!    (`sensitive-key`); in text, assignments such as `DB_PASSWORD=…`, `"token": "…"`,
 //!    `--password …`, `Authorization: …` (`named-secret`). Values that look like code
 //!    (`password = getpass()`), types (`token: str`) or placeholders (`${TOKEN}`) are kept.
-//! 3. **Entropy** (`high-entropy`): random-looking runs of 20–200 token characters with digits and
-//!    both letter cases. Hex digests, UUIDs, provider ids (`toolu_…`, `msg_…`), SRI hashes, paths
-//!    and identifiers made of words are not flagged.
+//! 3. **Entropy** (`high-entropy`): random-looking runs of 20 or more token characters with
+//!    digits and both letter cases, however long. A run of base64 longer than 200 characters is
+//!    looked inside first ([`super::encoded`]): decoded text is scanned again (layers 1 and 2,
+//!    and base64 within) and a finding there redacts the whole run under its rule, text without
+//!    one is kept; a DER private key is one; an image or other known file is not a secret.
+//!    Hex is a secret only at lengths no digest has. UUIDs, provider ids (`toolu_…`, `msg_…`),
+//!    SRI hashes, paths and identifiers made of words are not flagged.
+//!
+//! Providers' opaque blobs are skipped at their own JSON paths only (a thinking block's
+//! `signature`, an inline image's `data`, Codex's `encrypted_content`); the same keys anywhere
+//! else are scanned. Terminal control sequences hide nothing: text with colours or cursor moves
+//! is scanned as a terminal shows it too (`ESC[1mghp_…`), and [`Redactor::outbound_text`]
+//! removes every escape sequence before it looks for paths.
 //!
 //! A candidate overlapping a definite finding is dropped, as is a finding inside a longer one.
 //! Redacting is idempotent: markers are never flagged again.
@@ -31,6 +43,7 @@ use memchr::memmem;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::encoded::{self, Content};
 use super::secrets::{Matcher, escape_letter_before, is_template_placeholder};
 
 /// How sure a rule is that it found a secret.
@@ -71,6 +84,8 @@ pub const NAMED_SECRET: &str = "named-secret";
 pub const HIGH_ENTROPY: &str = "high-entropy";
 /// Rule name of absolute paths replaced by [`Redactor::outbound_text`].
 pub const PATH: &str = "path";
+/// Rule name of private keys, armored (the rule table) or base64 DER (layer 3).
+const PRIVATE_KEY: &str = "private-key-block";
 
 /// The marker that replaces a secret found by `rule`.
 pub fn marker(rule: &str) -> String {
@@ -80,27 +95,26 @@ pub fn marker(rule: &str) -> String {
 const MARKER_OPEN: &str = "[REDACTED:";
 
 /// Key-name fragments that make the AC pass report a possible `name = value` (any case). The
-/// whole name is read around a hit, so these are the rarest 4+-byte pieces of each name (the
-/// automaton's SIMD prefilter keys on a pattern's first four bytes, and `pass`, `acce`, `priv`
-/// or `cred` start many ordinary words).
+/// whole name is read around a hit, so these are short pieces that cover many names at once
+/// (`pass`: password, passwd, passphrase, DB_PASS; `_key`: api_key, access_key, ENCRYPTION_KEY).
+/// The automaton keeps its SIMD prefilter (Teddy) only up to 64 patterns, rule anchors
+/// included: a new name belongs under an existing piece where it can.
 const KEY_ANCHORS: &[&str] = &[
-    "ssword",   // password
-    "sswd",     // passwd
-    "sphrase",  // passphrase
-    "secret",   // secret, client_secret, secret_key
-    "token",    // token, access_token, GITHUB_TOKEN
-    "apikey",   // apikey, x-apikey
-    "api_key",  // api_key
-    "api-key",  // x-api-key
-    "sskey",    // accesskey
-    "ss_key",   // access_key
-    "ss-key",   // access-key
-    "vatekey",  // privatekey
-    "vate_key", // private_key
-    "vate-key", // private-key
-    "okie",     // cookie, set-cookie
-    "edential", // credential(s)
-    "auth",     // auth, basic_auth, authorization
+    "pass",       // password, passwd, passphrase, DB_PASS, dbPass
+    "secret",     // secret, client_secret, secret_key
+    "token",      // token, access_token, GITHUB_TOKEN
+    "apikey",     // apikey, x-apikey
+    "sskey",      // accesskey
+    "vatekey",    // privatekey
+    "okie",       // cookie, set-cookie
+    "edential",   // credential(s)
+    "auth",       // auth, basic_auth, authorization
+    "_pwd",       // MYSQL_PWD
+    "_key",       // api_key, private_key, ENCRYPTION_KEY, SECRET_KEY_BASE
+    "-key",       // x-api-key, client-key-data
+    "masterkey",  // masterKey
+    "ionkey",     // encryptionKey
+    "accountkey", // AccountKey= (Azure)
 ];
 
 /// Ranks order equal-range hits: table rows first (by index), then named secrets, then entropy.
@@ -113,12 +127,36 @@ pub struct Redactor {
     matcher: Matcher,
     unicode_escape: memmem::Finder<'static>,
     slash_escape: memmem::Finder<'static>,
+    /// U+009B, the 8-bit CSI (an ESC byte is looked for with memchr).
+    c1_csi: memmem::Finder<'static>,
 }
 
 impl Default for Redactor {
     fn default() -> Self {
         Redactor::new()
     }
+}
+
+/// How a blob key's value starts in compact raw JSON (see [`is_provider_blob`]).
+const BLOB_KEYS_RAW: [&[u8]; 3] = [
+    b"\"signature\":\"",
+    b"\"data\":\"",
+    b"\"encrypted_content\":\"",
+];
+
+/// What the raw-line gate saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// Nothing any layer could find.
+    Clean,
+    /// Only random runs that, if the line is JSON, are providers' blobs at their own paths.
+    ProviderBlobsOnly,
+    /// Something to look at structurally.
+    Dirty,
+}
+
+fn is_json(raw: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(raw).is_ok()
 }
 
 /// One detection before overlaps are resolved.
@@ -159,6 +197,7 @@ impl Redactor {
             matcher: Matcher::new(KEY_ANCHORS),
             unicode_escape: memmem::Finder::new(b"\\u"),
             slash_escape: memmem::Finder::new(b"\\/"),
+            c1_csi: memmem::Finder::new("\u{9b}".as_bytes()),
         }
     }
 
@@ -198,8 +237,12 @@ impl Redactor {
     /// without allocating. A line with a hit that parses as JSON is redacted structurally and
     /// re-serialised on one line (key order kept); any other line is redacted as text.
     pub fn redact_line<'a>(&self, raw: &'a str, out: &mut Vec<Finding>) -> Cow<'a, str> {
-        if !self.might_contain_secret(raw) {
-            return Cow::Borrowed(raw);
+        match self.gate(raw) {
+            Gate::Clean => return Cow::Borrowed(raw),
+            // The structural walk would skip exactly those blobs: no need to build the value,
+            // only to know the line is JSON (else it is redacted as text).
+            Gate::ProviderBlobsOnly if is_json(raw) => return Cow::Borrowed(raw),
+            Gate::ProviderBlobsOnly | Gate::Dirty => {}
         }
         match serde_json::from_str::<Value>(raw) {
             Ok(mut v) => {
@@ -221,23 +264,54 @@ impl Redactor {
 
     /// The cheap gate of [`Redactor::redact_line`], on raw bytes: false only when no layer can
     /// find anything in the line once decoded. `\u` and `\/` escapes could hide or split a
-    /// secret in the raw form, so lines with them always go to the structural path.
+    /// secret in the raw form, so lines with them always go to the structural path; so do lines
+    /// with a raw ESC or 8-bit CSI (detection also runs on what a terminal shows).
     pub fn might_contain_secret(&self, raw: &str) -> bool {
-        let b = raw.as_bytes();
-        self.unicode_escape.find(b).is_some()
-            || self.slash_escape.find(b).is_some()
-            || !self.rule_and_key_hits(raw).is_empty()
-            || {
-                // Without layer 1–2 hits the structural path splits no runs either.
-                let mut hits = Vec::new();
-                entropy_hits(raw, &[], &mut hits);
-                !hits.is_empty()
-            }
+        match self.gate(raw) {
+            Gate::Clean => false,
+            Gate::ProviderBlobsOnly => !is_json(raw),
+            Gate::Dirty => true,
+        }
     }
 
-    /// Text about to leave the machine: secrets redacted as [`Redactor::redact_text`] does,
-    /// absolute paths under `repo_root` made repo-relative, and every other absolute path (and
-    /// anything under `home` or `~`) replaced by `[REDACTED:path]`. Findings' ranges refer to `s`.
+    fn gate(&self, raw: &str) -> Gate {
+        let b = raw.as_bytes();
+        if self.unicode_escape.find(b).is_some()
+            || self.slash_escape.find(b).is_some()
+            || memchr::memchr(0x1b, b).is_some()
+            || self.c1_csi.find(b).is_some()
+            || !self.rule_and_key_hits(raw).is_empty()
+        {
+            return Gate::Dirty;
+        }
+        // Without layer 1–2 hits the structural path splits no runs either. A thinking
+        // signature or encrypted reasoning is a long random run on nearly every line that has
+        // one: judging it, then parsing the line only to skip it, would cost more than all the
+        // rest. So runs that are a blob key's raw value are set aside, then checked to be at a
+        // provider's own path.
+        let mut hits = Vec::new();
+        let mut set_aside = Vec::new();
+        self.entropy_runs(raw, &[], &mut hits, 0, Some(&mut set_aside));
+        if !hits.is_empty() {
+            return Gate::Dirty;
+        }
+        if set_aside.is_empty() {
+            return Gate::Clean;
+        }
+        let blobs = provider_blobs(b);
+        if set_aside.iter().all(|&(a, z)| blobs.contains(&(a, z))) {
+            Gate::ProviderBlobsOnly
+        } else {
+            Gate::Dirty
+        }
+    }
+
+    /// Text about to leave the machine: terminal escape sequences and control characters
+    /// removed ([`crate::text::printable`]: a model or a reader of an export gets what a
+    /// terminal would show, and no sequence hides a path's start), secrets redacted as
+    /// [`Redactor::redact_text`] does, absolute paths under `repo_root` made repo-relative, and
+    /// every other absolute path (and anything under `home` or `~`) replaced by
+    /// `[REDACTED:path]`. Findings' ranges refer to the cleaned text.
     pub fn outbound_text(
         &self,
         s: &str,
@@ -245,6 +319,8 @@ impl Redactor {
         home: Option<&str>,
         out: &mut Vec<Finding>,
     ) -> String {
+        let cleaned = crate::text::printable(s);
+        let s = cleaned.as_str();
         let repo_root = repo_root
             .map(|r| r.trim_end_matches('/'))
             .filter(|r| !r.is_empty());
@@ -332,13 +408,33 @@ impl Redactor {
         }
     }
 
+    /// One detection pass over `s` and, when it has terminal control sequences (colours, cursor
+    /// moves), over what a terminal shows of it too: `ESC[90m/home/…` hides a path's start and
+    /// `ESC[1mghp_…` a token's edge. Hits in the shown text map back to ranges of `s` (a
+    /// sequence inside a hit is redacted with it).
+    fn one_pass(&self, s: &str) -> Vec<Hit> {
+        let hits = self.one_pass_plain(s);
+        let seqs = crate::text::control_sequences(s);
+        if seqs.is_empty() {
+            return hits;
+        }
+        let shown = Shown::new(s, &seqs);
+        let mut all = hits;
+        all.extend(self.one_pass_plain(&shown.text).into_iter().map(|h| Hit {
+            start: shown.to_original(h.start),
+            end: shown.to_original(h.end - 1) + 1,
+            ..h
+        }));
+        resolve(s, all)
+    }
+
     /// One detection pass. Layers 1 and 2 are resolved first; their ranges then split entropy
     /// runs exactly as their markers will on a second pass.
-    fn one_pass(&self, s: &str) -> Vec<Hit> {
+    fn one_pass_plain(&self, s: &str) -> Vec<Hit> {
         let mut hits = resolve(s, self.rule_and_key_hits(s));
         let taken: Vec<(usize, usize)> = hits.iter().map(|h| (h.start, h.end)).collect();
         let before = hits.len();
-        entropy_hits(s, &taken, &mut hits);
+        self.entropy_hits(s, &taken, &mut hits, 0);
         if hits.len() > before {
             hits.sort_by_key(|h| h.start);
         }
@@ -398,7 +494,8 @@ impl Redactor {
         ptr: &mut String,
         out: &mut Vec<Finding>,
     ) -> bool {
-        let base64_source = map.get("type").and_then(Value::as_str) == Some("base64");
+        let kind = map.get("type").and_then(Value::as_str);
+        let blobs = ["signature", "data", "encrypted_content"].map(|k| is_provider_blob(kind, k));
         // Keys can hold secrets too (a map keyed by token); their findings point at the object.
         let mut renamed: Vec<(usize, String)> = Vec::new();
         for (i, k) in map.keys().enumerate() {
@@ -417,15 +514,20 @@ impl Redactor {
             };
             ptr.push('/');
             push_pointer_token(ptr, shown);
-            let ctx =
-                if k == "signature" || k == "encrypted_content" || (k == "data" && base64_source) {
-                    Ctx::Skip
-                } else {
-                    // A marker before the name is not a key name (as in text).
-                    classify_name(k)
-                        .filter(|_| !k.contains(MARKER_OPEN))
-                        .map_or(Ctx::Plain, |kind| Ctx::Sensitive(k, kind))
-                };
+            let blob = match k.as_str() {
+                "signature" => blobs[0],
+                "data" => blobs[1],
+                "encrypted_content" => blobs[2],
+                _ => false,
+            };
+            let ctx = if blob {
+                Ctx::Skip
+            } else {
+                // A marker before the name is not a key name (as in text).
+                classify_name(k)
+                    .filter(|_| !k.contains(MARKER_OPEN))
+                    .map_or(Ctx::Plain, |kind| Ctx::Sensitive(k, kind))
+            };
             changed |= self.walk(v, ptr, ctx, out);
             ptr.truncate(len);
         }
@@ -457,7 +559,7 @@ impl Redactor {
         out: &mut Vec<Finding>,
     ) -> bool {
         let Some((mut a, mut z, _)) = credential_range(s, 0, s.len(), kind, false)
-            .filter(|&(a, z, _)| plausible(&s[a..z], true, Sep::Eq, false))
+            .filter(|&(a, z, _)| plausible(&s[a..z], kind, true, Sep::Eq, false))
         else {
             return self.redact_string(s, ptr, out);
         };
@@ -503,6 +605,170 @@ impl Redactor {
         *s = apply(s, &hits);
         true
     }
+}
+
+/// Opaque blobs the providers write at their own paths, never scanned: Claude's thinking
+/// signature and redacted thinking, inline base64 images and documents, Codex's encrypted
+/// reasoning. `kind` is the `type` of the object holding `key`; the same key anywhere else (a
+/// webhook's `signature` in a tool result, say) is scanned like any other value.
+fn is_provider_blob(kind: Option<&str>, key: &str) -> bool {
+    match key {
+        "signature" => kind == Some("thinking"),
+        "data" => matches!(kind, Some("base64" | "redacted_thinking")),
+        "encrypted_content" => matches!(
+            kind,
+            Some("reasoning" | "compaction" | "encrypted_content" | "message")
+        ),
+        _ => false,
+    }
+}
+
+/// A text without its control sequences, and where each piece of it came from.
+struct Shown {
+    text: String,
+    /// `(start in text, start in the original)` of each piece kept, in order.
+    pieces: Vec<(usize, usize)>,
+}
+
+impl Shown {
+    fn new(s: &str, seqs: &[(usize, usize)]) -> Shown {
+        let mut text = String::with_capacity(s.len());
+        let mut pieces = Vec::with_capacity(seqs.len() + 1);
+        let mut at = 0;
+        for &(a, z) in seqs.iter().chain(std::iter::once(&(s.len(), s.len()))) {
+            if a > at {
+                pieces.push((text.len(), at));
+                text.push_str(&s[at..a]);
+            }
+            at = z;
+        }
+        Shown { text, pieces }
+    }
+
+    /// The original offset of byte `i` of the shown text.
+    fn to_original(&self, i: usize) -> usize {
+        let k = self.pieces.partition_point(|&(start, _)| start <= i);
+        match k.checked_sub(1).and_then(|k| self.pieces.get(k)) {
+            Some(&(start, orig)) => orig + (i - start),
+            None => i,
+        }
+    }
+}
+
+/// The byte ranges (inside the quotes) of the string values of raw JSON text that the
+/// structural walk skips as providers' blobs ([`is_provider_blob`]), found by one pass over the
+/// bytes without building anything. Conservative: an object counts only with exactly one
+/// `"type"` key, a string written without escapes, and the blob's key once; text that is not
+/// balanced gives nothing. The caller still checks the text is JSON.
+fn provider_blobs(b: &[u8]) -> Vec<(usize, usize)> {
+    #[derive(Default)]
+    struct Object {
+        /// A key was read and its value not yet.
+        key: Option<(usize, usize)>,
+        types: u8,
+        kind: Option<(usize, usize)>,
+        /// (key, value) of string members named like a blob, and how often each name came.
+        blobs: Vec<(usize, usize, usize, usize)>,
+        seen: [u8; 3],
+    }
+    const BLOB_KEYS: [&[u8]; 3] = [b"signature", b"data", b"encrypted_content"];
+    enum Frame {
+        Object(Object),
+        Array,
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', b.get(j..).unwrap_or_default()) {
+                        None => return Vec::new(),
+                        Some(k) if b[j + k] == b'"' => {
+                            j += k;
+                            break;
+                        }
+                        Some(k) => j += k + 2,
+                    }
+                }
+                if let Some(Frame::Object(o)) = stack.last_mut() {
+                    match o.key.take() {
+                        None => {
+                            let name = &b[start..j];
+                            if name == b"type" {
+                                o.types = o.types.saturating_add(1);
+                            }
+                            if let Some(k) = BLOB_KEYS.iter().position(|k| *k == name) {
+                                o.seen[k] = o.seen[k].saturating_add(1);
+                            }
+                            o.key = Some((start, j));
+                        }
+                        Some((ka, kz)) => {
+                            let name = &b[ka..kz];
+                            if name == b"type" {
+                                o.kind = Some((start, j));
+                            } else if BLOB_KEYS.contains(&name) {
+                                o.blobs.push((ka, kz, start, j));
+                            }
+                        }
+                    }
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                if let Some(Frame::Object(o)) = stack.last_mut() {
+                    o.key = None;
+                }
+                stack.push(if c == b'{' {
+                    Frame::Object(Object::default())
+                } else {
+                    Frame::Array
+                });
+            }
+            b'}' => {
+                let Some(Frame::Object(o)) = stack.pop() else {
+                    return Vec::new();
+                };
+                let kind = o
+                    .kind
+                    .filter(|_| o.types == 1)
+                    .and_then(|(a, z)| std::str::from_utf8(&b[a..z]).ok())
+                    .filter(|k| !k.contains('\\'));
+                for (ka, kz, a, z) in o.blobs {
+                    let name = &b[ka..kz];
+                    let once = BLOB_KEYS
+                        .iter()
+                        .position(|k| *k == name)
+                        .is_some_and(|k| o.seen[k] == 1);
+                    if once
+                        && std::str::from_utf8(name).is_ok_and(|name| is_provider_blob(kind, name))
+                    {
+                        out.push((a, z));
+                    }
+                }
+            }
+            b']' => {
+                if !matches!(stack.pop(), Some(Frame::Array)) {
+                    return Vec::new();
+                }
+            }
+            b',' | b':' => {}
+            c if c.is_ascii_whitespace() => {}
+            // A number, `true`, `false` or `null`: the pending key's value.
+            _ => {
+                if let Some(Frame::Object(o)) = stack.last_mut() {
+                    o.key = None;
+                }
+            }
+        }
+        i += 1;
+    }
+    if stack.is_empty() { out } else { Vec::new() }
 }
 
 /// Map hits found in `apply(s, applied)` back to ranges of `s`. Hits that touch a marker (none
@@ -611,6 +877,11 @@ fn resolve(s: &str, mut hits: Vec<Hit>) -> Vec<Hit> {
     kept
 }
 
+/// Whether `s` holds a `[REDACTED:<rule>]` marker.
+pub(crate) fn has_marker(s: &str) -> bool {
+    !marker_ranges(s).is_empty()
+}
+
 /// Byte ranges of `[REDACTED:…]` markers already in `s`.
 fn marker_ranges(s: &str) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
@@ -654,6 +925,13 @@ enum NameKind {
     Authorization,
     /// `Cookie` / `Set-Cookie`: a header value of `name=value` pairs.
     Cookie,
+    /// A key of a secret kind (`ENCRYPTION_KEY`): read as `Plain`, but a path names where the
+    /// key is kept (`SSH_KEY=~/.ssh/id_ed25519`), not the key.
+    Key,
+    /// A `*_KEY` variable of no known kind (`STRIPE_KEY`): as `Key`, and since code names its
+    /// storage and cache keys the same way (`TOKEN_KEY = 'auth_token'`), a value made of words
+    /// is not a secret either.
+    EnvKey,
 }
 
 /// Whether a key or variable name marks its value as a secret (see [`classify_name`]).
@@ -662,7 +940,9 @@ pub fn is_sensitive_key(name: &str) -> bool {
 }
 
 /// Classify a key name: lowercased with `-`/`_` removed, it must be or end with a secret word
-/// (`password`, `token`, `apikey`, …). Paths, ids, branches and token *counts* are not secrets.
+/// (`password`, `pass`, `pwd`, `token`, `apikey`, `keybase`, …), or name a key of a secret kind
+/// (see [`is_secret_key_name`]). A trailing encoding (`…_BASE64`, `…_JSON`) is looked through.
+/// Paths, ids, branches, token *counts* and the shell's `PWD` are not secrets.
 fn classify_name(name: &str) -> Option<NameKind> {
     let name = name.trim_start_matches(['-', '$', '@']);
     // Only the tail matters for suffix tests; keep the last 48 normalised bytes on the stack.
@@ -680,7 +960,14 @@ fn classify_name(name: &str) -> Option<NameKind> {
         buf[buf.len() - 1 - n] = c.to_ascii_lowercase();
         n += 1;
     }
-    let norm = &buf[buf.len() - n..];
+    let mut norm = &buf[buf.len() - n..];
+    // GOOGLE_CREDENTIALS_BASE64, SERVICE_ACCOUNT_KEY_JSON: the secret, encoded.
+    for encoding in [&b"base64"[..], b"b64", b"json"] {
+        if norm.len() > encoding.len() && norm.ends_with(encoding) {
+            norm = &norm[..norm.len() - encoding.len()];
+            break;
+        }
+    }
     if norm.ends_with(b"authorization") {
         return Some(NameKind::Authorization);
     }
@@ -699,12 +986,40 @@ fn classify_name(name: &str) -> Option<NameKind> {
         b"privatekey",
         b"credential",
         b"credentials",
+        b"keybase",
+        b"clientkeydata",
     ];
     if SUFFIXES.iter().any(|s| norm.ends_with(s)) {
         if norm.ends_with(b"token") && complete && is_token_counter_or_cursor(norm) {
             return None;
         }
         return Some(NameKind::Plain);
+    }
+    // DB_PASS, smtpPass; not bypass, compass or a render pass.
+    const NOT_PASS: &[&[u8]] = &[
+        b"bypass",
+        b"compass",
+        b"surpass",
+        b"trespass",
+        b"overpass",
+        b"underpass",
+        b"renderpass",
+        b"subpass",
+        b"firstpass",
+        b"secondpass",
+        b"multipass",
+    ];
+    if norm.ends_with(b"pass") && !NOT_PASS.iter().any(|w| norm.ends_with(w)) {
+        return Some(NameKind::Plain);
+    }
+    // MYSQL_PWD, DB_PWD; not the shell's working directory.
+    if norm.ends_with(b"pwd") && !(complete && matches!(norm, b"pwd" | b"oldpwd")) {
+        return Some(NameKind::Plain);
+    }
+    if norm.ends_with(b"key")
+        && let Some(kind) = secret_key_name(name)
+    {
+        return Some(kind);
     }
     let auth = (complete && norm == b"auth")
         || name.ends_with("_auth")
@@ -713,6 +1028,122 @@ fn classify_name(name: &str) -> Option<NameKind> {
             && name.ends_with("Auth")
             && name.as_bytes()[name.len() - 5].is_ascii_lowercase());
     auth.then_some(NameKind::Plain)
+}
+
+/// A name ending in `key` that names a secret: the word before `key` says what kind of key it
+/// is (`RAILS_MASTER_KEY`, `encryptionKey`, `signing-key`: [`NameKind::Key`]), or the name is
+/// an environment variable (`STRIPE_KEY`, `APP_KEY`: [`NameKind::EnvKey`]) whose word before
+/// `KEY` is not one of a public or database key (`PUBLIC_KEY`, `PRIMARY_KEY`, `CACHE_KEY`).
+/// Code's `session_key`, `cacheKey` and a bare `key` are not secrets.
+fn secret_key_name(name: &str) -> Option<NameKind> {
+    const SECRET_KINDS: &[&str] = &[
+        "master",
+        "encryption",
+        "encrypt",
+        "decryption",
+        "decrypt",
+        "signing",
+        "sign",
+        "secret",
+        "private",
+        "hmac",
+        "cipher",
+        "crypt",
+        "crypto",
+        "jwt",
+        "license",
+        "licence",
+        "account",
+        "subscription",
+        "shared",
+        "symmetric",
+        "aes",
+        "nonce",
+        "root",
+    ];
+    const NOT_SECRET: &[&str] = &[
+        "public",
+        "publishable",
+        "pub",
+        "site",
+        "anon",
+        "primary",
+        "foreign",
+        "partition",
+        "sort",
+        "cache",
+        "routing",
+        "hash",
+        "range",
+        "row",
+        "object",
+        "lookup",
+        "idempotency",
+        "dedup",
+        "unique",
+        "composite",
+        "group",
+        "map",
+        "sequence",
+        "message",
+        "event",
+        "translation",
+        "i18n",
+        "shortcut",
+        "hot",
+        "menu",
+        "list",
+        "item",
+        "sentry",
+        "storage",
+    ];
+    let mut words = name_words(name);
+    if words.len() > 1
+        && words.last().is_some_and(|w| {
+            ["base64", "b64", "json"]
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(w))
+        })
+    {
+        words.pop();
+    }
+    let (last, before) = words.split_last()?;
+    // The kind is the word before `key`, or what a glued `masterkey` has before it.
+    let kind = if last.eq_ignore_ascii_case("key") {
+        *before.last()?
+    } else {
+        last.get(..last.len().checked_sub(3)?)
+            .filter(|w| !w.is_empty())?
+    };
+    if SECRET_KINDS.iter().any(|k| k.eq_ignore_ascii_case(kind)) {
+        return Some(NameKind::Key);
+    }
+    let screaming = name.contains('_')
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    (screaming
+        && last.eq_ignore_ascii_case("key")
+        && !NOT_SECRET.iter().any(|k| k.eq_ignore_ascii_case(kind)))
+    .then_some(NameKind::EnvKey)
+}
+
+/// The words of an identifier: split at `_`, `-`, `.` and camel-case humps (`encryptionKey` →
+/// `encryption`, `Key`).
+fn name_words(name: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    for piece in name.split(['_', '-', '.']).filter(|p| !p.is_empty()) {
+        let b = piece.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            if b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase() {
+                words.push(&piece[start..i]);
+                start = i;
+            }
+        }
+        words.push(&piece[start..]);
+    }
+    words
 }
 
 /// `max_token`, `input_token`, `next_page_token`: counts and pagination cursors, not secrets.
@@ -833,7 +1264,7 @@ fn named_secret(
         // `"credentials": ["…", "…"]`: every quoted element, as the JSON walk does.
         array_values(b, p, |vs, ve| {
             if let Some((a, z, _)) = credential_range(s, vs, ve, kind, false)
-                && plausible(&s[a..z], true, sep, spaced)
+                && plausible(&s[a..z], kind, true, sep, spaced)
             {
                 found(a, z);
             }
@@ -857,7 +1288,7 @@ fn named_secret(
         }
     };
     if let Some((a, z, header)) = credential_range(s, vs, ve, kind, !quoted)
-        && plausible(&s[a..z], quoted || header, sep, spaced)
+        && plausible(&s[a..z], kind, quoted || header, sep, spaced)
     {
         found(a, z);
     }
@@ -1061,7 +1492,7 @@ fn credential_range(
     }
     let mut header = false;
     match kind {
-        NameKind::Plain => {}
+        NameKind::Plain | NameKind::Key | NameKind::EnvKey => {}
         NameKind::Authorization => {
             if let Some(sp) = find_ws(b, a, z)
                 && is_auth_scheme(&s[a..sp])
@@ -1149,11 +1580,19 @@ fn is_auth_scheme(word: &str) -> bool {
     SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(word)) || word.starts_with("AWS4-")
 }
 
-/// Could `v` be a real secret value? Rejects short values, placeholders, and (when unquoted)
-/// code: calls, member paths, bare identifiers and type annotations.
-fn plausible(v: &str, quoted: bool, sep: Sep, spaced: bool) -> bool {
+/// Could `v` be a real secret value? Rejects short values, placeholders, (when unquoted) code:
+/// calls, member paths, bare identifiers and type annotations, and for a key name what
+/// [`NameKind::Key`] and [`NameKind::EnvKey`] say is not a key.
+fn plausible(v: &str, kind: NameKind, quoted: bool, sep: Sep, spaced: bool) -> bool {
     let v = v.trim();
     if v.len() < 6 || is_template_placeholder(v) || is_word_placeholder(v) {
+        return false;
+    }
+    let key = matches!(kind, NameKind::Key | NameKind::EnvKey);
+    if key && (v.starts_with('/') || v.starts_with("~/") || v.starts_with("./")) {
+        return false;
+    }
+    if kind == NameKind::EnvKey && (v.contains(' ') || word_like(v.as_bytes())) {
         return false;
     }
     quoted || !looks_like_code(v, sep, spaced)
@@ -1283,104 +1722,212 @@ const DIGEST_LABELS: &[&str] = &[
     "base64,", "h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:",
 ];
 
-/// Layer 3. `taken` (sorted, disjoint) ranges, already found by the other layers, split runs the
-/// way their markers will on a second pass, so the rest of a run is judged on its own.
-fn entropy_hits(s: &str, taken: &[(usize, usize)], hits: &mut Vec<Hit>) {
-    let b = s.as_bytes();
-    let is_run = |i: usize| RUN_BYTE[usize::from(b[i])];
-    // Skip ahead: a run of MIN_RUN bytes starting anywhere in [i, i + MIN_RUN) covers the byte at
-    // i + MIN_RUN - 1, so when that byte is not a run byte the whole window is skipped. Invariant:
-    // `i` is 0 or follows a byte that is not a run byte.
-    let mut i = 0;
-    while i + MIN_RUN <= b.len() {
-        let probe = i + MIN_RUN - 1;
-        if !is_run(probe) {
-            i = probe + 1;
-            continue;
+impl Redactor {
+    /// Layer 3. `taken` (sorted, disjoint) ranges, already found by the other layers, split runs
+    /// the way their markers will on a second pass, so the rest of a run is judged on its own.
+    /// `depth` counts the base64 layers already decoded around `s`.
+    fn entropy_hits(&self, s: &str, taken: &[(usize, usize)], hits: &mut Vec<Hit>, depth: u8) {
+        self.entropy_runs(s, taken, hits, depth, None);
+    }
+
+    /// [`Redactor::entropy_hits`]; with `blobs`, a whole run that is the raw JSON value of a
+    /// blob-named key (`"signature":"…"`) is set aside there instead of being judged.
+    fn entropy_runs(
+        &self,
+        s: &str,
+        taken: &[(usize, usize)],
+        hits: &mut Vec<Hit>,
+        depth: u8,
+        mut blobs: Option<&mut Vec<(usize, usize)>>,
+    ) {
+        let b = s.as_bytes();
+        let is_run = |i: usize| RUN_BYTE[usize::from(b[i])];
+        // Skip ahead: a run of MIN_RUN bytes starting anywhere in [i, i + MIN_RUN) covers the
+        // byte at i + MIN_RUN - 1, so when that byte is not a run byte the whole window is
+        // skipped. Invariant: `i` is 0 or follows a byte that is not a run byte.
+        let mut i = 0;
+        while i + MIN_RUN <= b.len() {
+            let probe = i + MIN_RUN - 1;
+            if !is_run(probe) {
+                i = probe + 1;
+                continue;
+            }
+            let mut a = probe;
+            while a > i && is_run(a - 1) {
+                a -= 1;
+            }
+            let mut z = probe + 1;
+            while z < b.len() && is_run(z) {
+                z += 1;
+            }
+            // In raw JSON the `n` of `\n` is a newline, not part of the run.
+            if escape_letter_before(b, a + 1) {
+                a += 1;
+            }
+            if let Some(blobs) = blobs.as_deref_mut()
+                && b.get(z) == Some(&b'"')
+                && BLOB_KEYS_RAW.iter().any(|k| b[..a].ends_with(k))
+            {
+                blobs.push((a, z));
+                i = z;
+                continue;
+            }
+            let mut p = a;
+            for &(da, dz) in taken.iter().filter(|&&(da, dz)| da < z && a < dz) {
+                self.entropy_run(s, taken, p, da.max(p), hits, depth);
+                p = p.max(dz);
+            }
+            self.entropy_run(s, taken, p, z, hits, depth);
+            i = z;
         }
-        let mut a = probe;
-        while a > i && is_run(a - 1) {
-            a -= 1;
+    }
+
+    /// Check one maximal run; `KEY=value` inside a run is judged part by part.
+    fn entropy_run(
+        &self,
+        s: &str,
+        taken: &[(usize, usize)],
+        a: usize,
+        z: usize,
+        hits: &mut Vec<Hit>,
+        depth: u8,
+    ) {
+        if z < a + MIN_RUN {
+            return;
         }
-        let mut z = probe + 1;
-        while z < b.len() && is_run(z) {
-            z += 1;
-        }
-        // In raw JSON the `n` of `\n` is a newline, not part of the run.
-        if escape_letter_before(b, a + 1) {
-            a += 1;
-        }
+        let b = s.as_bytes();
         let mut p = a;
-        for &(da, dz) in taken.iter().filter(|&&(da, dz)| da < z && a < dz) {
-            entropy_sub_run(s, taken, p, da.max(p), hits);
-            p = p.max(dz);
+        for k in memchr::memchr_iter(b'=', &b[a..z]).map(|k| a + k) {
+            if k + 1 < z && b[k + 1] != b'=' {
+                self.entropy_part(s, taken, p, k, hits, depth);
+                p = k + 1;
+            }
         }
-        entropy_sub_run(s, taken, p, z, hits);
-        i = z;
+        self.entropy_part(s, taken, p, z, hits, depth);
     }
-}
 
-fn entropy_sub_run(s: &str, taken: &[(usize, usize)], a: usize, z: usize, hits: &mut Vec<Hit>) {
-    if z > a && (MIN_RUN..=MAX_RUN).contains(&(z - a)) {
-        entropy_run(s, taken, a, z, hits);
-    }
-}
-
-/// Check one maximal run; `KEY=value` inside a run is judged part by part.
-fn entropy_run(s: &str, taken: &[(usize, usize)], a: usize, z: usize, hits: &mut Vec<Hit>) {
-    let b = s.as_bytes();
-    let mut p = a;
-    for k in a..z {
-        if b[k] == b'=' && k + 1 < z && b[k + 1] != b'=' {
-            entropy_part(s, taken, p, k, hits);
-            p = k + 1;
+    /// Judge one part of a run. Context that excuses it (a `base64,` label before, a `.ext`
+    /// after) only counts when it is not itself being redacted: on a second pass it would be a
+    /// marker.
+    ///
+    /// A run of base64 longer than [`MAX_RUN`] is first looked inside ([`encoded::inspect`]):
+    /// text is scanned again and holds a secret if something is found in it; a private key is
+    /// one; a known file format (an image) is not a secret. Other runs, of any length, are
+    /// random-looking tokens when they mix digits and both letter cases with enough entropy,
+    /// and are not made of words. An all-hex run is a secret only when its length is no
+    /// digest's (see [`hex_is_secret`]).
+    fn entropy_part(
+        &self,
+        s: &str,
+        taken: &[(usize, usize)],
+        p: usize,
+        z: usize,
+        hits: &mut Vec<Hit>,
+        depth: u8,
+    ) {
+        let kept = |a: usize, z: usize| !taken.iter().any(|&(ta, tz)| ta < z && a < tz);
+        let b = s.as_bytes();
+        let mut q = z;
+        while q > p && b[q - 1] == b'=' {
+            q -= 1;
         }
+        let part = &b[p..q];
+        if part.len() < MIN_RUN
+            || DIGEST_LABELS
+                .iter()
+                .any(|l| s[..p].ends_with(l) && kept(p - l.len(), p))
+        {
+            return;
+        }
+        let mut hit = |rule: &'static str, confidence: Confidence| {
+            hits.push(Hit {
+                start: p,
+                end: z,
+                rule,
+                confidence,
+                rank: RANK_ENTROPY,
+            })
+        };
+        // A run up to MAX_RUN that is base64 of anything is random-looking and judged below;
+        // longer ones are judged by what they hold.
+        if part.len() > MAX_RUN {
+            match encoded::inspect(&b[p..z]) {
+                Some(Content::PrivateKey) => return hit(PRIVATE_KEY, Confidence::Definite),
+                Some(Content::File) => return,
+                Some(Content::Text(text)) => {
+                    if let Some((rule, confidence)) = self.decoded_finding(&text, depth) {
+                        return hit(rule, confidence);
+                    }
+                    return; // readable data, judged by what it says
+                }
+                Some(Content::Binary) | None => {}
+            }
+        }
+        let text = &s[p..q];
+        if is_provider_id(text) || followed_by_extension(b, z).is_some_and(|end| kept(z, end)) {
+            return;
+        }
+        if part.iter().all(u8::is_ascii_hexdigit) {
+            if hex_is_secret(part) {
+                hit(HIGH_ENTROPY, Confidence::Candidate);
+            }
+            return;
+        }
+        let has = |f: fn(&u8) -> bool| part.iter().any(f);
+        if !(has(u8::is_ascii_digit) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase))
+            || part.iter().all(|&c| c.is_ascii_hexdigit() || c == b'-')
+            || (part.len() <= MAX_RUN && contains_uuid(part))
+            || shannon(part) <= ENTROPY_THRESHOLD
+            || word_like(part)
+        {
+            return;
+        }
+        hit(HIGH_ENTROPY, Confidence::Candidate);
     }
-    entropy_part(s, taken, p, z, hits);
+
+    /// What the redactor finds in text decoded from base64: the rule of the first definite
+    /// finding (else of the first one) and its confidence. Only the rule table, key names and
+    /// secrets in base64 inside (decoded again, up to [`MAX_DEPTH`] layers) count, not entropy
+    /// alone: decoded certificates, source maps and data files are full of random-looking runs.
+    fn decoded_finding(&self, text: &str, depth: u8) -> Option<(&'static str, Confidence)> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let mut found = resolve(text, self.rule_and_key_hits(text));
+        if found.is_empty() {
+            self.entropy_hits(text, &[], &mut found, depth + 1);
+            found.retain(|h| h.rule != HIGH_ENTROPY);
+        }
+        found
+            .iter()
+            .find(|h| h.confidence == Confidence::Definite)
+            .or(found.first())
+            .map(|h| (h.rule, h.confidence))
+    }
 }
 
-/// Judge one part of a run. Context that excuses it (a `base64,` label before, a `.ext` after)
-/// only counts when it is not itself being redacted: on a second pass it would be a marker.
-fn entropy_part(s: &str, taken: &[(usize, usize)], p: usize, z: usize, hits: &mut Vec<Hit>) {
-    let kept = |a: usize, z: usize| !taken.iter().any(|&(ta, tz)| ta < z && a < tz);
-    let b = s.as_bytes();
-    let mut q = z;
-    while q > p && b[q - 1] == b'=' {
-        q -= 1;
-    }
-    let part = &b[p..q];
-    if part.len() < MIN_RUN {
-        return;
-    }
-    let has = |f: fn(&u8) -> bool| part.iter().any(f);
-    if !(has(u8::is_ascii_digit) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)) {
-        return;
-    }
-    let text = &s[p..q];
-    if DIGEST_LABELS
-        .iter()
-        .any(|l| s[..p].ends_with(l) && kept(p - l.len(), p))
-        || is_provider_id(text)
-        || part.iter().all(|&c| c.is_ascii_hexdigit() || c == b'-')
-        || contains_uuid(part)
-        || followed_by_extension(b, z).is_some_and(|end| kept(z, end))
-        || shannon(part) <= ENTROPY_THRESHOLD
-        || word_like(part)
-    {
-        return;
-    }
-    hits.push(Hit {
-        start: p,
-        end: z,
-        rule: HIGH_ENTROPY,
-        confidence: Confidence::Candidate,
-        rank: RANK_ENTROPY,
-    });
+/// How many base64 layers are decoded (base64 of a JSON file holding a base64 key is two).
+const MAX_DEPTH: u8 = 2;
+
+/// An all-hex run: a SHA or MD5 digest (32, 40, 56, 64, 96 or 128 digits) or shorter than 32
+/// digits (short ids, object ids) is kept; other lengths of random-looking hex are keys. Hex
+/// under a secret's name is found by its name (layer 2) whatever its length.
+fn hex_is_secret(part: &[u8]) -> bool {
+    const DIGEST_LENGTHS: [usize; 6] = [32, 40, 56, 64, 96, 128];
+    let n = part.len();
+    n >= 32
+        && !DIGEST_LENGTHS.contains(&n)
+        && part.iter().any(u8::is_ascii_digit)
+        && part.iter().any(u8::is_ascii_alphabetic)
+        && shannon(part) > HEX_THRESHOLD
 }
+
+/// Random hex has close to 4 bits per digit; counters and padding (`000…001`) far less.
+const HEX_THRESHOLD: f64 = 3.0;
 
 /// Shannon entropy in bits per byte: `log2 n - Σ c·log2 c / n` over the byte counts `c`.
 fn shannon(b: &[u8]) -> f64 {
-    // `c·log2 c` for every count a run can have, computed once.
+    // `c·log2 c` for the counts of runs up to MAX_RUN, computed once.
     static C_LOG_C: OnceLock<[f64; MAX_RUN + 1]> = OnceLock::new();
     let table = C_LOG_C.get_or_init(|| {
         let mut t = [0.0; MAX_RUN + 1];
@@ -1390,16 +1937,18 @@ fn shannon(b: &[u8]) -> f64 {
         }
         t
     });
-    let mut counts = [0u8; 128];
+    let mut counts = [0u32; 128];
     for &c in b {
-        let slot = &mut counts[usize::from(c & 0x7f)];
-        *slot = slot.saturating_add(1);
+        counts[usize::from(c & 0x7f)] += 1;
     }
-    let n = b.len().min(MAX_RUN) as f64;
+    let n = b.len() as f64;
     let sum: f64 = counts
         .iter()
         .filter(|&&c| c > 0)
-        .map(|&c| table[usize::from(c).min(MAX_RUN)])
+        .map(|&c| match table.get(c as usize) {
+            Some(v) => *v,
+            None => f64::from(c) * f64::from(c).log2(),
+        })
         .sum();
     n.log2() - sum / n
 }
@@ -1627,6 +2176,19 @@ mod tests {
             "Set-Cookie",
             "credentials",
             "secret_key",
+            "DB_PASS",
+            "smtpPass",
+            "MYSQL_PWD",
+            "SECRET_KEY_BASE",
+            "RAILS_MASTER_KEY",
+            "ENCRYPTION_KEY",
+            "encryptionKey",
+            "signing-key",
+            "STRIPE_KEY",
+            "AccountKey",
+            "client-key-data",
+            "GOOGLE_CREDENTIALS_BASE64",
+            "SERVICE_ACCOUNT_KEY_JSON",
         ] {
             assert!(is_sensitive_key(yes), "{yes}");
         }
@@ -1650,6 +2212,18 @@ mod tests {
             "session_key",
             "token_count",
             "password_hint",
+            "PWD",
+            "OLDPWD",
+            "bypass",
+            "compass",
+            "renderPass",
+            "cacheKey",
+            "primary_key",
+            "PUBLIC_KEY",
+            "STRIPE_PUBLISHABLE_KEY",
+            "KEY",
+            "monkey",
+            "base64",
         ] {
             assert!(!is_sensitive_key(no), "{no}");
         }
@@ -1721,6 +2295,10 @@ mod tests {
             "\"max_tokens\": 4096",
             "\"input_tokens\": 12, \"cache_creation_input_tokens\": 1234567",
             "password: <your password>",
+            "const TOKEN_KEY = 'auth_token';",
+            "export const STORAGE_KEY = \"app-settings\"",
+            "SSH_KEY=~/.ssh/id_ed25519",
+            "PRIMARY_KEY=user_id",
             "api_key: \"your-api-key\"",
             "password=[REDACTED:named-secret]",
             "Cookie: chocolate chip",
@@ -1747,6 +2325,7 @@ mod tests {
             "env": {"API_TOKEN": "abc123secret", "PATH": "/usr/bin", "max_tokens": 4096},
             "message": {"content": [{"type": "text", "text": "key AKIAIOSFODNN7EXAMPLE here"}]},
             "signature": "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md",
+            "thinking": {"type": "thinking", "thinking": "hm", "signature": "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md"},
             "aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "headers": {"Authorization": "Bearer abc.def-ghi_123"},
             "ghp_EXAMPLE00000000000000000000000000000": 1,
@@ -1759,7 +2338,12 @@ mod tests {
             v["message"]["content"][0]["text"],
             "key [REDACTED:aws-access-key] here"
         );
-        assert_eq!(v["signature"], "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md");
+        // A provider's opaque blob is kept at its own path only.
+        assert_eq!(v["signature"], "[REDACTED:high-entropy]");
+        assert_eq!(
+            v["thinking"]["signature"],
+            "Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md"
+        );
         assert_eq!(v["aws_secret_access_key"], "[REDACTED:aws-secret-key]");
         assert_eq!(
             v["headers"]["Authorization"],
@@ -1824,6 +2408,63 @@ mod tests {
             s[f[1].start..f[1].end].starts_with("eyJzdWIi"),
             "ranges point into the original"
         );
+    }
+
+    #[test]
+    fn the_gate_finds_providers_blobs_as_the_walk_skips_them() {
+        let blob = "EqoBCkYIBxgCKkCzZ0aQ9pX7mR2wT5vL8nK3jH6gF1dS4aP0oI9uY2tR5eW8qZ3xC6vB1nM4lK7jH0gF3dS6aP9o";
+        let found = |line: String| -> Vec<&str> {
+            provider_blobs(line.as_bytes())
+                .into_iter()
+                .map(|(a, z)| if &line[a..z] == blob { "blob" } else { "other" })
+                .collect()
+        };
+        let exempt = [
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"a \"quoted\" {{x}}","signature":"{blob}"}}]}}}}"#
+            ),
+            format!(
+                r#"{{"payload":{{"summary":[],"encrypted_content":"{blob}","type":"reasoning"}}}}"#
+            ),
+            format!(
+                r#"{{"message":{{"content":[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{blob}"}}}}]}}}}"#
+            ),
+        ];
+        for line in exempt {
+            assert_eq!(found(line.clone()), ["blob"], "{line}");
+        }
+        let scanned = [
+            // another path, a second `type`, a second blob key, an escaped type, not balanced
+            format!(r#"{{"toolUseResult":{{"signature":"{blob}"}}}}"#),
+            format!(r#"{{"type":"thinking","type":"text","signature":"{blob}"}}"#),
+            format!(r#"{{"type":"thinking","signature":"{blob}","signature":"x"}}"#),
+            format!(r#"{{"type":"thinkin\u0067","signature":"{blob}"}}"#),
+            format!(r#"{{"type":"thinking","signature":"{blob}""#),
+            format!(r#"{{"type":{{"a":"thinking"}},"signature":"{blob}"}}"#),
+        ];
+        for line in scanned {
+            assert!(found(line.clone()).is_empty(), "{line}");
+        }
+        // The gate: a blob at its path costs no parse, anywhere else it is looked at.
+        let at_path = format!(
+            r#"{{"content":[{{"type":"thinking","thinking":"hm","signature":"{blob}"}}]}}"#
+        );
+        assert_eq!(r().gate(&at_path), Gate::ProviderBlobsOnly);
+        assert!(!r().might_contain_secret(&at_path));
+        let elsewhere = format!(r#"{{"content":[{{"type":"text","signature":"{blob}"}}]}}"#);
+        assert_eq!(r().gate(&elsewhere), Gate::Dirty);
+        // Not JSON after all: redacted as text.
+        let broken =
+            format!(r#"{{"content":[{{"type":"thinking","signature":"{blob}"}}]}} trailing"#);
+        assert!(r().might_contain_secret(&broken));
+        assert!(!r().redact_line(&broken, &mut Vec::new()).contains(blob));
+    }
+
+    #[test]
+    fn the_automaton_keeps_its_simd_prefilter() {
+        // aho-corasick drops Teddy above 64 patterns (`packed::teddy::builder`).
+        let n = r().matcher.automaton_patterns();
+        assert!(n <= 64, "{n} automaton patterns");
     }
 
     #[test]

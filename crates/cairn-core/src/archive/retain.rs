@@ -3,8 +3,11 @@
 //!
 //! Layout: `<data>/retained/<agent>/<source_key>.g<generation>.jsonl.zst`. Each capture batch
 //! appends one zstd frame holding the batch's redacted lines, so a plain `zstdcat` shows the
-//! JSONL. Lines that redaction changed are followed by a zstd *skippable* frame listing their
-//! original record hashes, which keeps the identity keys reproducible from the copy alone.
+//! JSONL. Lines the copy does not hold byte for byte (redacted, or invalid UTF-8 replaced) are
+//! listed in a zstd *skippable* frame after the batch with their record keys, which keeps the
+//! identity keys reproducible from the copy alone. A redacted line's key is the hash of its
+//! redacted form ([`crate::keys::redacted_record_hash`]); no hash of a raw line that held a
+//! secret is written (archives from before are re-keyed by [`super::rekey`]).
 //! A rewritten source file starts a new generation file; nothing is ever overwritten.
 //!
 //! The directories are created 0700 and the copies 0600 ([`crate::private`]).
@@ -40,12 +43,12 @@ pub enum Appended {
     Short { found: u64, expected: u64 },
 }
 
-/// One line of a retained copy with the original hash when redaction changed the line.
+/// One line of a retained copy, with its record key when the copy does not hold the raw line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RetainedLine {
     pub line_no: u64,
     pub text: Vec<u8>,
-    pub original_hash: Option<String>,
+    pub record_hash: Option<String>,
 }
 
 impl Retained {
@@ -62,8 +65,8 @@ impl Retained {
     }
 
     /// Encode a batch (`lines`: redacted lines, each ending in `\n`; `changed`: `(line_no,
-    /// original record hash)` of lines redaction changed) as the bytes [`Retained::append`]
-    /// writes. Pure, so capture runs it on the reading threads.
+    /// record key)` of lines the copy does not hold byte for byte) as the bytes
+    /// [`Retained::append`] writes. Pure, so capture runs it on the reading threads.
     pub fn encode(lines: &[u8], changed: &[(u64, String)]) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::new();
         if !lines.is_empty() {
@@ -143,7 +146,7 @@ impl Retained {
         Error::write_in(self.root.parent().unwrap_or(&self.root), path, source)
     }
 
-    /// Read a retained copy back: every line, with original hashes where redaction changed it.
+    /// Read a retained copy back: every line, with its record key where the frame lists one.
     pub fn read(&self, path: &Path, first_line_no: u64) -> Result<Vec<RetainedLine>> {
         let mut raw = Vec::new();
         File::open(path)
@@ -196,7 +199,7 @@ impl Retained {
             .map(|(i, l)| RetainedLine {
                 line_no: first_line_no + i as u64,
                 text: l.to_vec(),
-                original_hash: None,
+                record_hash: None,
             })
             .collect();
         for (line_no, hash) in hashes {
@@ -204,10 +207,105 @@ impl Retained {
                 .checked_sub(first_line_no)
                 .and_then(|i| lines.get_mut(i as usize))
             {
-                line.original_hash = Some(hash);
+                line.record_hash = Some(hash);
             }
         }
         Ok(lines)
+    }
+}
+
+impl Retained {
+    /// Set the record keys the skippable frames of the copy at `path` list for some lines
+    /// (`keys`: line number to key). Rows of the same length are rewritten in place; otherwise
+    /// the copy is written anew beside and renamed over. Returns the copy's length when it
+    /// changed, `None` when it did not (or the copy does not exist). The caller holds the
+    /// store's write lock, so no capture appends meanwhile.
+    pub fn set_keys(
+        &self,
+        path: &Path,
+        keys: &std::collections::HashMap<u64, String>,
+    ) -> Result<Option<u64>> {
+        let raw = match fs::read(path) {
+            Ok(raw) => raw,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(Error::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        let corrupt = |what: &str| Error::Invalid(format!("{}: {what}", path.display()));
+        let mut out = Vec::with_capacity(raw.len());
+        let mut patches: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut resized = false;
+        let mut pos = 0usize;
+        while pos < raw.len() {
+            let rest = &raw[pos..];
+            if rest.len() >= 8
+                && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC
+            {
+                let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+                let payload = rest
+                    .get(8..8 + len)
+                    .ok_or_else(|| corrupt("truncated hash frame"))?;
+                let mut new = String::with_capacity(len);
+                for row in String::from_utf8_lossy(payload).lines() {
+                    let key = row
+                        .split_once(' ')
+                        .and_then(|(n, _)| n.parse::<u64>().ok().map(|n| (n, keys.get(&n))));
+                    match key {
+                        Some((n, Some(key))) => new.push_str(&format!("{n} {key}\n")),
+                        _ => {
+                            new.push_str(row);
+                            new.push('\n');
+                        }
+                    }
+                }
+                if new.as_bytes() != payload {
+                    if new.len() == len {
+                        patches.push((out.len() + 8, new.clone().into_bytes()));
+                    } else {
+                        resized = true;
+                    }
+                }
+                out.extend_from_slice(&HASH_FRAME_MAGIC.to_le_bytes());
+                out.extend_from_slice(&(new.len() as u32).to_le_bytes());
+                out.extend_from_slice(new.as_bytes());
+                pos += 8 + len;
+                continue;
+            }
+            let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
+                .map_err(|_| corrupt("damaged zstd frame"))?;
+            out.extend_from_slice(&rest[..frame_len]);
+            pos += frame_len;
+        }
+        let write_err = |e| self.write_err(path, e);
+        if resized {
+            let tmp = path.with_extension("zst.rekey");
+            let written = File::create(&tmp)
+                .and_then(|mut f| f.write_all(&out).and_then(|()| f.sync_all()))
+                .and_then(|()| fs::rename(&tmp, path));
+            if let Err(e) = written {
+                let _ = fs::remove_file(&tmp);
+                return Err(write_err(e));
+            }
+            return Ok(Some(out.len() as u64));
+        }
+        if patches.is_empty() {
+            return Ok(None);
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(write_err)?;
+        for (at, bytes) in patches {
+            file.seek(SeekFrom::Start(at as u64))
+                .and_then(|_| file.write_all(&bytes))
+                .map_err(write_err)?;
+        }
+        file.sync_all().map_err(write_err)?;
+        Ok(Some(raw.len() as u64))
     }
 }
 
@@ -239,10 +337,41 @@ mod tests {
         let lines = r.read(&path, 0).unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].text, b"{\"a\":1}");
-        assert_eq!(lines[1].original_hash.as_deref(), Some("sha256:ff"));
+        assert_eq!(lines[1].record_hash.as_deref(), Some("sha256:ff"));
         // Plain zstd tools see the JSONL (skippable frames are ignored).
         let plain = zstd::stream::decode_all(std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(plain, b"{\"a\":1}\n{\"b\":\"[REDACTED:x]\"}\n");
+    }
+
+    #[test]
+    fn keys_are_set_in_place_or_by_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-k", 0);
+        let old = format!("sha256:{}", "a".repeat(64));
+        let enc = Retained::encode(b"x\n[REDACTED:y]\n", &[(1, old.clone())]).unwrap();
+        let Appended::Ok(len) = r.append(&path, 0, &enc).unwrap() else {
+            panic!()
+        };
+        let new = format!("sha256:{}", "b".repeat(64));
+        let keys = std::collections::HashMap::from([(1, new.clone()), (7, "x".into())]);
+        assert_eq!(r.set_keys(&path, &keys).unwrap(), Some(len));
+        assert_eq!(r.read(&path, 0).unwrap()[1].record_hash, Some(new.clone()));
+        let raw = std::fs::read(&path).unwrap();
+        assert!(memchr::memmem::find(&raw, old.as_bytes()).is_none());
+        // Nothing left to change.
+        assert_eq!(r.set_keys(&path, &keys).unwrap(), None);
+        // A key of another length: the copy is written again, and still decodes.
+        let keys = std::collections::HashMap::from([(1, "sha256:ff".to_owned())]);
+        let shorter = r.set_keys(&path, &keys).unwrap().unwrap();
+        assert!(shorter < len);
+        let lines = r.read(&path, 0).unwrap();
+        assert_eq!(lines[1].record_hash.as_deref(), Some("sha256:ff"));
+        assert_eq!(lines[1].text, b"[REDACTED:y]");
+        assert_eq!(
+            r.set_keys(&dir.path().join("missing.zst"), &keys).unwrap(),
+            None
+        );
     }
 
     #[test]

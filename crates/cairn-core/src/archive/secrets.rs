@@ -368,10 +368,10 @@ static RULES: &[SecretRule] = &[
         // The body stops at `-----END` alone, so a damaged END line never lengthens it.
         name: "private-key-block",
         confidence: Confidence::Definite,
-        anchors: &["EY-----"],
+        anchors: &["-----BEGIN"],
         anchors_ignore_case: false,
         pattern: concat!(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?P<secret>",
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?P<secret>",
             pem_body!(),
             r"+?)(?:-----END|[^A-Za-z0-9+/=\\\s:,._-]|$)"
         ),
@@ -379,6 +379,23 @@ static RULES: &[SecretRule] = &[
         right: Edge::Any,
         check: Some(check_pem_body),
         test_value: "-----BEGIN PRIVATE KEY-----\nMIIEvEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE00000000\nEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE0000000\n-----END PRIVATE KEY-----",
+    },
+    SecretRule {
+        // An armored OpenPGP secret key: its armor line ends in `BLOCK-----`, and it may have
+        // header lines (`Version: …`) and a checksum line (`=…`) inside the body.
+        name: "private-key-block",
+        confidence: Confidence::Definite,
+        anchors: &["-----BEGIN"],
+        anchors_ignore_case: false,
+        pattern: concat!(
+            r"-----BEGIN PGP PRIVATE KEY BLOCK-----(?P<secret>",
+            pem_body!(),
+            r"+?)(?:-----END|[^A-Za-z0-9+/=\\\s:,._-]|$)"
+        ),
+        left: Edge::Any,
+        right: Edge::Any,
+        check: Some(check_pem_body),
+        test_value: "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: Example\n\nlQOYBEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE00000000\nEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE0000000\n=EXAM\n-----END PGP PRIVATE KEY BLOCK-----",
     },
     SecretRule {
         name: "jwt",
@@ -410,7 +427,7 @@ static RULES: &[SecretRule] = &[
         // ADO.NET / ODBC style: `…;Password=…;`.
         name: "connection-string",
         confidence: Confidence::Definite,
-        anchors: &["ssword", "pwd=", "pwd ="],
+        anchors: &["password", "pwd=", "pwd ="],
         anchors_ignore_case: true,
         pattern: concat!(
             r";",
@@ -452,6 +469,159 @@ static RULES: &[SecretRule] = &[
         right: Edge::Any,
         check: Some(check_bearer),
         test_value: "Authorization: Bearer EXAMPLEtoken000000000000000000",
+    },
+    SecretRule {
+        // DigitalOcean personal access, OAuth and refresh tokens.
+        name: "digitalocean-token",
+        confidence: Confidence::Definite,
+        anchors: &["_v1_"],
+        anchors_ignore_case: false,
+        pattern: r"do[opr]_v1_[a-f0-9]{64}",
+        left: Edge::Alnum,
+        right: Edge::Alnum,
+        check: None,
+        test_value: "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    },
+    SecretRule {
+        // Shopify admin API, custom app, partner and shared-secret tokens.
+        name: "shopify-token",
+        confidence: Confidence::Definite,
+        anchors: &["shp"],
+        anchors_ignore_case: false,
+        pattern: r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        left: Edge::Alnum,
+        right: Edge::Alnum,
+        check: None,
+        test_value: "shpat_0123456789abcdef0123456789abcdef",
+    },
+    SecretRule {
+        // An age identity: bech32, upper case.
+        name: "age-secret-key",
+        confidence: Confidence::Definite,
+        anchors: &["SECRET"],
+        anchors_ignore_case: false,
+        pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        left: Edge::Alnum,
+        right: Edge::Alnum,
+        check: None,
+        test_value: "AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQQQQQQQQQQQQQQQQQQQQQQQQQQ",
+    },
+    SecretRule {
+        // Mailgun's private API key: `key-` and 32 lowercase hex digits.
+        name: "mailgun-key",
+        confidence: Confidence::Definite,
+        anchors: &["key-"],
+        anchors_ignore_case: false,
+        pattern: r"key-[0-9a-f]{32}",
+        left: Edge::Alnum,
+        right: Edge::Alnum,
+        check: None,
+        test_value: "key-0123456789abcdef0123456789abcdef",
+    },
+    SecretRule {
+        // The signature of a signed URL (an Azure SAS `sig=`, a presigned S3 or GCS URL, a
+        // CloudFront `Signature=`): the URL is a credential until it expires. Percent escapes
+        // (`%2B`, `%2F`, `%3D`) are part of the value.
+        name: "url-signature",
+        confidence: Confidence::Definite,
+        anchors: &["sig=", "nature="],
+        anchors_ignore_case: true,
+        pattern: r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature)=(?P<secret>(?:[A-Za-z0-9+/=_~.-]|%[0-9A-Fa-f]{2}){16,})",
+        left: Edge::Any,
+        right: Edge::Any,
+        check: Some(check_has_digit),
+        test_value: "https://example.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&se=2026-12-31T00:00:00Z&sig=EXAMPLE0000000000000000000000000000000%2B%3D",
+    },
+    SecretRule {
+        // `curl -u user:password` (also `--user`, attached or after `=`): only the password.
+        name: "cli-password",
+        confidence: Confidence::Definite,
+        anchors: &["curl"],
+        anchors_ignore_case: false,
+        pattern: concat!(
+            r"curl(?-u:\b)[^\n|;&]*?",
+            ws!(),
+            r"(?:-u|--user)(?:",
+            ws!(),
+            r"+|=)?",
+            quote!(),
+            r#"[^\s:'"\\]*:(?P<secret>[^\s'"\\,;()\[\]{}<>]+)"#
+        ),
+        left: Edge::Alnum,
+        right: Edge::Any,
+        check: Some(check_cli_password),
+        test_value: "curl -s -u admin:EXAMPLE-pass-0000 https://example.com/api",
+    },
+    SecretRule {
+        // `mysql -pPASSWORD` (and `mysqldump`, `mysqladmin`…): the password is glued to `-p`;
+        // `-p` alone (or followed by a space) prompts for it.
+        name: "cli-password",
+        confidence: Confidence::Definite,
+        anchors: &["mysql"],
+        anchors_ignore_case: false,
+        pattern: concat!(
+            r"mysql[a-z]*(?-u:\b)[^\n|;&]*?",
+            ws!(),
+            r"-p",
+            quote!(),
+            r#"(?P<secret>[^\s'"\\,;()\[\]{}<>]+)"#
+        ),
+        left: Edge::Alnum,
+        right: Edge::Any,
+        check: Some(check_cli_password),
+        test_value: "mysql -u root -pEXAMPLE-pass-0000 -h db.example.com app",
+    },
+    SecretRule {
+        // `sshpass -p PASSWORD ssh …`: among sshpass's own options, before the command.
+        name: "cli-password",
+        confidence: Confidence::Definite,
+        anchors: &["sshpass"],
+        anchors_ignore_case: false,
+        pattern: concat!(
+            r"sshpass(?:",
+            ws!(),
+            r"+-(?:[fdP]",
+            ws!(),
+            r#"*[^\s'"\\]+|[evhV]))*"#,
+            ws!(),
+            r"+-p",
+            ws!(),
+            r"*",
+            quote!(),
+            r#"(?P<secret>[^\s'"\\,;()\[\]{}<>]+)"#
+        ),
+        left: Edge::Alnum,
+        right: Edge::Any,
+        check: Some(check_password),
+        test_value: "sshpass -p EXAMPLE-pass-0000 ssh deploy@example.com",
+    },
+    SecretRule {
+        // A `.netrc` entry: `machine HOST login USER password PASSWORD` (or `default login …`).
+        name: "netrc-password",
+        confidence: Confidence::Definite,
+        anchors: &["password"],
+        anchors_ignore_case: false,
+        pattern: concat!(
+            r"(?:machine",
+            ws!(),
+            r"+[^\s\\]+|default)",
+            ws!(),
+            r"+login",
+            ws!(),
+            r"+[^\s\\]+(?:",
+            ws!(),
+            r"+account",
+            ws!(),
+            r"+[^\s\\]+)?",
+            ws!(),
+            r"+password",
+            ws!(),
+            r#"+(?P<secret>[^\s'"\\,;()\[\]{}<>]+)"#
+        ),
+        left: Edge::Alnum,
+        right: Edge::Any,
+        check: Some(check_password),
+        test_value: "machine api.example.com login deploy password EXAMPLE-pass-0000",
     },
 ];
 
@@ -519,6 +689,17 @@ fn check_password(m: &RuleMatch<'_>) -> Option<Confidence> {
     } else {
         Confidence::Definite
     })
+}
+
+/// A command's password flag belongs to it only within one short command line (the pattern
+/// stops at a newline, `|`, `;` or `&`; a bound in the pattern itself makes its automaton
+/// large).
+fn check_cli_password(m: &RuleMatch<'_>) -> Option<Confidence> {
+    const MAX_COMMAND: usize = 300;
+    if m.whole.len() > MAX_COMMAND {
+        return None;
+    }
+    check_password(m)
 }
 
 fn check_url_password(m: &RuleMatch<'_>) -> Option<Confidence> {
@@ -626,7 +807,9 @@ const SHORT_ANCHOR: usize = 4;
 /// The automaton holds the lowercased anchors of 4+ bytes and runs over a lowercased copy of
 /// the text (kept in a reused per-thread buffer), so one pass serves case-sensitive and
 /// case-insensitive anchors alike; case-sensitive hits are checked against the original bytes.
-/// The few 3-byte anchors (`://`, `eyJ`, `hf_`, `SG.`) each get a memmem pass on the original.
+/// The few 2- and 3-byte anchors (`://`, `eyJ`, `hf_`, `SG.`, `shp`, …) each get a memmem pass on
+/// the original. Teddy handles at most 64 automaton patterns; past that the automaton runs
+/// without it, several times slower (a unit test of the redactor keeps the count in bounds).
 #[derive(Debug)]
 pub struct Matcher {
     /// `None` only if the automaton could not be built; then every rule runs on every text.
@@ -714,6 +897,11 @@ impl Matcher {
             short,
             regexes,
         }
+    }
+
+    /// How many patterns the automaton holds (anchors of 4+ bytes, lowercased, deduplicated).
+    pub fn automaton_patterns(&self) -> usize {
+        self.targets.len()
     }
 
     /// Find every rule match in `s` (pushed to `hits`) and report every extra anchor occurrence
@@ -967,6 +1155,44 @@ mod tests {
         assert_eq!(conf("postgres://user:${DB_PASSWORD}@localhost/db"), None);
         assert_eq!(conf("http://example.com:8080@x"), None);
         assert_eq!(conf("see https://example.com/a:b@c"), None);
+    }
+
+    #[test]
+    fn command_line_passwords_belong_to_their_command() {
+        let secret = |s: &str| {
+            find(s)
+                .iter()
+                .find(|h| h.name == "cli-password")
+                .map(|h| s[h.start..h.end].to_owned())
+        };
+        assert_eq!(
+            secret("curl --user=ops:S3cret-pw https://x").as_deref(),
+            Some("S3cret-pw")
+        );
+        assert_eq!(
+            secret("curl -uops:S3cret-pw https://x").as_deref(),
+            Some("S3cret-pw")
+        );
+        assert_eq!(
+            secret("mysqldump -uroot -p'S3cret-pw' app").as_deref(),
+            Some("S3cret-pw")
+        );
+        assert_eq!(
+            secret("sshpass -f ~/.pw -p S3cret-pw ssh host").as_deref(),
+            Some("S3cret-pw")
+        );
+        for clean in [
+            "curl -u ops https://x",             // prompts for the password
+            "curl -u \"$USER:$PASS\" https://x", // placeholders
+            "mysql -u root -p app",              // prompts
+            "mysql -u root -P3306 app",          // a port
+            "curl https://x | grep -u a:b",      // another command
+            "sshpass -e ssh -p 2222 host",       // ssh's port, not sshpass's password
+        ] {
+            assert_eq!(secret(clean), None, "{clean}");
+        }
+        let far = format!("curl https://x {} -u ops:S3cret-pw", "a".repeat(400));
+        assert_eq!(secret(&far), None);
     }
 
     #[test]

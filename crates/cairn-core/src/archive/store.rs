@@ -11,21 +11,36 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{Error, Result};
 
+/// One schema step: SQL, then, for the few that need it, Rust code in the same transaction
+/// (given the data dir, for steps that must read the retained copies).
+pub(crate) struct Migration {
+    pub sql: &'static str,
+    pub then: Option<fn(&rusqlite::Transaction<'_>, &Path) -> Result<()>>,
+}
+
+const fn sql(sql: &'static str) -> Migration {
+    Migration { sql, then: None }
+}
+
 /// Migrations in order; the index + 1 is the schema version they produce.
-const MIGRATIONS: &[&str] = &[
-    include_str!("store/0001_archive.sql"),
-    include_str!("store/0002_git.sql"),
-    include_str!("store/0003_publish.sql"),
-    include_str!("store/0004_recall.sql"),
-    include_str!("store/0005_extract.sql"),
-    include_str!("store/0006_vectors.sql"),
-    include_str!("store/0007_insights.sql"),
-    include_str!("store/0008_association.sql"),
-    include_str!("store/0009_checks.sql"),
-    include_str!("store/0010_incremental_links.sql"),
-    include_str!("store/0011_link_pending.sql"),
-    include_str!("store/0012_unknown_timestamps.sql"),
-    include_str!("store/0013_published_remotes.sql"),
+const MIGRATIONS: &[Migration] = &[
+    sql(include_str!("store/0001_archive.sql")),
+    sql(include_str!("store/0002_git.sql")),
+    sql(include_str!("store/0003_publish.sql")),
+    sql(include_str!("store/0004_recall.sql")),
+    sql(include_str!("store/0005_extract.sql")),
+    sql(include_str!("store/0006_vectors.sql")),
+    sql(include_str!("store/0007_insights.sql")),
+    sql(include_str!("store/0008_association.sql")),
+    sql(include_str!("store/0009_checks.sql")),
+    sql(include_str!("store/0010_incremental_links.sql")),
+    sql(include_str!("store/0011_link_pending.sql")),
+    sql(include_str!("store/0012_unknown_timestamps.sql")),
+    sql(include_str!("store/0013_published_remotes.sql")),
+    Migration {
+        sql: include_str!("store/0014_rekey_redacted_lines.sql"),
+        then: Some(super::rekey::migrate),
+    },
 ];
 
 /// The schema version this build writes.
@@ -60,6 +75,8 @@ impl Store {
         store.configure(false)?;
         store.conn.set_prepared_statement_cache_capacity(64);
         store.migrate()?;
+        let data_dir = store.path.parent().unwrap_or(Path::new("")).to_owned();
+        super::rekey::finish(&mut store.conn, &data_dir)?;
         Ok(store)
     }
 
@@ -149,7 +166,8 @@ impl Store {
                 known: SCHEMA_VERSION,
             });
         }
-        for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let data_dir = self.path.parent().unwrap_or(Path::new("")).to_owned();
+        for (index, step) in MIGRATIONS.iter().enumerate().skip(current as usize) {
             let version = index as i64 + 1;
             let path = self.path.clone();
             let tx = self
@@ -163,7 +181,10 @@ impl Store {
             if now >= version {
                 continue;
             }
-            tx.execute_batch(sql).map_err(|e| db_err(&path, e))?;
+            tx.execute_batch(step.sql).map_err(|e| db_err(&path, e))?;
+            if let Some(then) = step.then {
+                then(&tx, &data_dir)?;
+            }
             tx.pragma_update(None, "user_version", version)
                 .map_err(|e| db_err(&path, e))?;
             tx.commit().map_err(|e| db_err(&path, e))?;
@@ -307,8 +328,8 @@ mod tests {
             let path = dir.path().join(DB_FILE);
             {
                 let conn = Connection::open(&path).unwrap();
-                for sql in &MIGRATIONS[..start as usize] {
-                    conn.execute_batch(sql).unwrap();
+                for step in &MIGRATIONS[..start as usize] {
+                    conn.execute_batch(step.sql).unwrap();
                 }
                 conn.pragma_update(None, "user_version", start).unwrap();
             }
@@ -351,8 +372,8 @@ mod tests {
         let path = dir.path().join(DB_FILE);
         {
             let conn = Connection::open(&path).unwrap();
-            for sql in &MIGRATIONS[..11] {
-                conn.execute_batch(sql).unwrap();
+            for step in &MIGRATIONS[..11] {
+                conn.execute_batch(step.sql).unwrap();
             }
             conn.pragma_update(None, "user_version", 11).unwrap();
             conn.execute_batch(
@@ -449,8 +470,8 @@ mod tests {
         let path = dir.path().join(DB_FILE);
         {
             let conn = Connection::open(&path).unwrap();
-            for sql in &MIGRATIONS[..8] {
-                conn.execute_batch(sql).unwrap();
+            for step in &MIGRATIONS[..8] {
+                conn.execute_batch(step.sql).unwrap();
             }
             conn.pragma_update(None, "user_version", 8).unwrap();
             conn.execute_batch(
@@ -479,8 +500,8 @@ mod tests {
             ),
             (
                 "secret_findings",
-                "INSERT INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte, end_byte) \
-                 VALUES (1, 1, 0, '', 'r', 'definite', 0, 1)",
+                "INSERT INTO secret_findings (session_id, source_id, line_no, field, rule, confidence, start_byte) \
+                 VALUES (1, 1, 0, '', 'r', 'definite', 0)",
             ),
         ] {
             let sql: String = conn
