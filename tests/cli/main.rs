@@ -12,5 +12,6 @@ mod hooks;
 mod insights;
 mod private;
 mod recall;
+mod shared_db;
 mod support;
 mod trust;

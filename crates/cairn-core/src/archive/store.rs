@@ -60,13 +60,21 @@ impl Store {
     ///
     /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
     /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
+    ///
+    /// Only a missing file is created here, never an existing one opened: POSIX record locks
+    /// belong to the process, and closing any descriptor of the file drops all of them, so the
+    /// process's other connections would lose theirs. Another process closing next would take
+    /// itself for the last connection and delete the WAL those connections still write to.
     pub fn open(path: &Path) -> Result<Store> {
-        crate::private::open_options()
-            .create(true)
-            .truncate(false)
+        match crate::private::open_options()
             .write(true)
+            .create_new(true)
             .open(path)
-            .map_err(|e| Error::write_in(path.parent().unwrap_or(path), path, e))?;
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::write_in(path.parent().unwrap_or(path), path, e)),
+        }
         let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
         let mut store = Store {
             conn,
