@@ -30,6 +30,10 @@ export interface FakeOptions {
   extractDisabled?: boolean;
   /** Commands that fail once, with this message. */
   failOnce?: Partial<Record<string, string>>;
+  /** More saved reports, after the two made-up ones (long lists). */
+  moreReports?: number;
+  /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
+  moreEntries?: number;
 }
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
@@ -405,7 +409,9 @@ export function fakeBackend(options: FakeOptions = {}) {
     fakeEntry('rc-3', 'The hook calls tmux', false, 1, 5),
     fakeEntry('rc-4', 'The hook needs tmux installed', false, 1, 6),
   ];
+  for (let i = 0; i < (options.moreEntries ?? 0); i++) entries.push(fakeEntry(`rc-more-${i}`, `Entry ${i}`, false, 1, i));
   let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
+  for (let i = 0; i < (options.moreReports ?? 0); i++) reports.push(fakeInsight(3 + i, `Report ${3 + i}`));
   const entry = (id: string) => {
     const found = entries.find((e) => e.id === id);
     if (!found) throw `recall entry ${id} not found`;
