@@ -138,6 +138,17 @@ describe('the review inbox', () => {
     expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('read-only');
     expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
   });
+
+  it('names the entry a bulk review stopped at, with the backend’s hint', async () => {
+    const failure = { kind: 'read_only', message: 'the store is read-only', hint: 'Open the archive without --read-only.' };
+    const { target, stores } = await render('cairn://recall?tab=inbox', { failOnce: { recall_accept: failure } });
+    stores.recall.togglePick('rc-3');
+    await stores.recall.bulk('accept');
+    await settle();
+    const error = one(target, '[data-testid="review-error"]')!;
+    expect(error.textContent).toContain('rc-3: the store is read-only');
+    expect(error.querySelector('[data-testid="error-hint"]')?.textContent).toBe('Open the archive without --read-only.');
+  });
 });
 
 describe('Recall beside sessions and search', () => {

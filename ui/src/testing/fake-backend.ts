@@ -17,6 +17,7 @@ import type {
   TurnRecords,
 } from '../lib/api';
 import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { CommandError } from '../lib/errors';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -28,8 +29,9 @@ export interface FakeOptions {
   recordsPerTurn?: number;
   /** Recall extraction is off in config.toml. */
   extractDisabled?: boolean;
-  /** Commands that fail once, with this message. */
-  failOnce?: Partial<Record<string, string>>;
+  /** Commands that fail once, with this message (or error object, as commands with a kind and a
+   * hint send it). */
+  failOnce?: Partial<Record<string, CommandError>>;
   /** More saved reports, after the two made-up ones (long lists). */
   moreReports?: number;
   /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
