@@ -1,7 +1,7 @@
 // Reading a failure: today's string errors, tomorrow's `{ kind, message, hint }`, and whatever
 // else a promise rejects with, never shown as `[object Object]`.
 import { describe, expect, it } from 'vitest';
-import { messageOf, problemOf, textOf } from './errors';
+import { problemOf, textOf } from './errors';
 
 describe('problemOf', () => {
   it('reads a message alone', () => {
@@ -38,7 +38,6 @@ describe('problemOf', () => {
 
 describe('one line of text', () => {
   it('is the message, with the hint after it when there is one', () => {
-    expect(messageOf({ kind: 'locked', message: 'database locked', hint: 'Close it.' })).toBe('database locked');
     expect(textOf({ kind: 'locked', message: 'database locked', hint: 'Close it.' })).toBe('database locked (Close it.)');
     expect(textOf('database locked')).toBe('database locked');
   });

@@ -30,11 +30,6 @@ export function problemOf(error: unknown): Problem {
   return { message: stringify(error), hint: null, kind: null };
 }
 
-/** The one-line message to show for anything a promise rejected with. */
-export function messageOf(error: unknown): string {
-  return problemOf(error).message;
-}
-
 /** One line of plain text for places that cannot lay out a hint (a tooltip, a toast). */
 export function textOf(error: unknown): string {
   const { message, hint } = problemOf(error);
