@@ -1,6 +1,7 @@
 // The UI's only door to the backend: the generated bindings, re-exported under the names the
 // UI uses. Nothing else in ui/ imports @tauri-apps/api for commands or events.
 import { commands, events } from './bindings';
+import type { CommandError } from './errors';
 import type {
   Agent,
   AppInfo_Serialize,
@@ -124,8 +125,9 @@ export type QueryRequest = QueryRequest_Deserialize;
 export type GenerateRequest = GenerateRequest_Deserialize;
 export type SliceRequest = SliceRequest_Deserialize;
 
-/** The outcome of a command whose Rust side returns `Result<T, String>`. */
-export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: string };
+/** The outcome of a command whose Rust side returns `Result<T, E>`: E is a message today and
+ * `{ kind, message, hint }` once commands carry their error's kind (`errors.ts` reads both). */
+export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: CommandError };
 
 /** Every command, as generated. Stores take the slice they need, so tests pass small fakes. */
 export type Api = typeof commands;

@@ -17,6 +17,7 @@ import type {
   TurnRecords,
 } from '../lib/api';
 import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { CommandError } from '../lib/errors';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -28,8 +29,13 @@ export interface FakeOptions {
   recordsPerTurn?: number;
   /** Recall extraction is off in config.toml. */
   extractDisabled?: boolean;
-  /** Commands that fail once, with this message. */
-  failOnce?: Partial<Record<string, string>>;
+  /** Commands that fail once, with this message (or error object, as commands with a kind and a
+   * hint send it). */
+  failOnce?: Partial<Record<string, CommandError>>;
+  /** More saved reports, after the two made-up ones (long lists). */
+  moreReports?: number;
+  /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
+  moreEntries?: number;
 }
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
@@ -405,7 +411,9 @@ export function fakeBackend(options: FakeOptions = {}) {
     fakeEntry('rc-3', 'The hook calls tmux', false, 1, 5),
     fakeEntry('rc-4', 'The hook needs tmux installed', false, 1, 6),
   ];
+  for (let i = 0; i < (options.moreEntries ?? 0); i++) entries.push(fakeEntry(`rc-more-${i}`, `Entry ${i}`, false, 1, i));
   let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
+  for (let i = 0; i < (options.moreReports ?? 0); i++) reports.push(fakeInsight(3 + i, `Report ${3 + i}`));
   const entry = (id: string) => {
     const found = entries.find((e) => e.id === id);
     if (!found) throw `recall entry ${id} not found`;

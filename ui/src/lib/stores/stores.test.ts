@@ -68,6 +68,15 @@ describe('Resource', () => {
     await r.load(() => Promise.reject(new Error('IPC is down')));
     expect([r.status, r.error]).toEqual(['error', 'IPC is down']);
   });
+
+  it('keeps a failure’s hint and kind beside its message, and forgets them on the next load', async () => {
+    const r = new Resource<string>();
+    await r.load(async () => ({ status: 'error', error: { kind: 'not_found', message: 'no session sha256-0', hint: 'Run cairn sync.' } }));
+    expect(r.error).toBe('no session sha256-0');
+    expect(r.problem).toEqual({ message: 'no session sha256-0', hint: 'Run cairn sync.', kind: 'not_found' });
+    await r.load(async () => ok('found'));
+    expect([r.status, r.problem, r.error]).toEqual(['ready', null, null]);
+  });
 });
 
 describe('SessionStore', () => {
