@@ -89,7 +89,7 @@ pub fn after_capture(
     if touched.sessions.is_empty() && pending_links(conn).map_err(db)?.is_empty() {
         return Ok(associate::LinkStats::default());
     }
-    let now = crate::archive::capture::now();
+    let now = crate::clock::now();
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;

@@ -368,7 +368,7 @@ pub fn write(plan: Plan, generator: &dyn Generator, title: Option<&str>) -> Resu
         prompt_chars: p.prompt.chars().count() as u32,
         content,
         starred: false,
-        created_at: crate::archive::capture::now(),
+        created_at: crate::clock::now(),
         elapsed_ms: started.elapsed().as_millis().min(u128::from(u32::MAX)) as u32,
         session_keys: p.material.session_keys,
         link: String::new(),

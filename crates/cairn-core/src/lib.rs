@@ -8,6 +8,7 @@
 
 pub mod archive;
 pub mod atomic;
+mod clock;
 pub mod config;
 pub mod doctor;
 pub mod error;

@@ -389,7 +389,7 @@ fn relink_begin(
         .filter(|p| p.is_dir())
         .and_then(|p| cache.repo_for(p));
     if let Some(repo) = &repo {
-        let now = crate::archive::capture::now();
+        let now = crate::clock::now();
         let repo_row = snapshot::repo_id(conn, repo, &now).map_err(db)?;
         conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")
             .map_err(db)?

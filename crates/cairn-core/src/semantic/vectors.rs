@@ -476,7 +476,7 @@ pub fn build(
                     now.corpus_revision,
                     fingerprint,
                     dims as i64,
-                    crate::archive::capture::now()
+                    crate::clock::now()
                 ],
             )
             .map_err(db)?;

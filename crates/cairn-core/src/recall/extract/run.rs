@@ -250,7 +250,7 @@ impl Pass<'_> {
             &xstore::RunLog {
                 fingerprint: fp.clone(),
                 started_at: self.now.clone(),
-                finished_at: Some(crate::archive::capture::now()),
+                finished_at: Some(crate::clock::now()),
                 sessions: report.sessions,
                 failed: report.failed,
                 units: report.units,
@@ -278,7 +278,7 @@ impl Pass<'_> {
     ) {
         let rep = || report.lock().unwrap_or_else(PoisonError::into_inner);
         let fail = |error: String| {
-            let now = crate::archive::capture::now();
+            let now = crate::clock::now();
             {
                 let store = lock(self.db);
                 if let Err(e) = xstore::fail(store.conn(), fp, cand.id, &error, &now) {
@@ -311,7 +311,7 @@ impl Pass<'_> {
         let content_digest = segment::units_digest(&digests);
         let begun = {
             let mut store = lock(self.db);
-            let now = crate::archive::capture::now();
+            let now = crate::clock::now();
             let path = store.path().to_owned();
             let dbe = |e| crate::archive::store::db_err(&path, e);
             store
@@ -488,7 +488,7 @@ impl Pass<'_> {
         content_digest: &str,
         raw: &[RawEntry],
     ) -> Result<Commit> {
-        let now = crate::archive::capture::now();
+        let now = crate::clock::now();
         let mut store = lock(self.db);
         let path = store.path().to_owned();
         let dbe = |e| crate::archive::store::db_err(&path, e);
