@@ -6,6 +6,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod agent;
 pub mod archive;
 pub mod atomic;
 mod clock;
