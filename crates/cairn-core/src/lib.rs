@@ -386,7 +386,8 @@ impl Cairn {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
         let now = capture::now();
-        git::publish::publish(store.conn(), &repo, target, dry_run, &now)
+        let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
+        git::publish::publish(store.conn(), &repo, target, sessions, dry_run, &now)
     }
 
     /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this

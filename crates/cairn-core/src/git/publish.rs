@@ -22,12 +22,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
-use super::document::{is_key, limits};
+use super::document::{DocSession, is_key, limits};
 use super::repo::{Repo, git_failure, run_git, run_git_raw, verb};
 use super::targets::Target;
 use crate::archive::redact::Redactor;
 use crate::error::{Error, Result};
-use crate::views::skim::{SkimQuery, SkimSession, skim};
 
 /// The refs `publish` writes: this machine's own documents.
 pub const REF_PREFIX: &str = "refs/cairn/sessions/";
@@ -106,8 +105,8 @@ fn db(e: rusqlite::Error) -> Error {
     crate::archive::store::db_err(Path::new(":publish"), e)
 }
 
-/// Redact every text of a skim session for leaving the machine.
-fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimSession> {
+/// Redact every text of a session for leaving the machine.
+fn outbound(mut s: DocSession, repo: &Repo, home: Option<&str>) -> Result<DocSession> {
     let r = Redactor::global();
     let root = repo.root.to_string_lossy().into_owned();
     let mut findings = Vec::new();
@@ -136,38 +135,21 @@ fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimS
     Ok(s)
 }
 
-/// Publish the sessions related to `target` in `repo`: only this machine's own captures,
-/// never a teammate's session pulled here.
+/// Publish `sessions` (what skim relates to `target`: this machine's own captures, never a
+/// teammate's session pulled here, each with the target keys it is related to) in `repo`.
 pub fn publish(
     conn: &Connection,
     repo: &Repo,
     target: &Target,
+    sessions: Vec<(DocSession, Vec<String>)>,
     dry_run: bool,
     now: &str,
 ) -> Result<PublishReport> {
-    let view = skim(
-        conn,
-        &SkimQuery {
-            target: target.clone(),
-            include_weak: false,
-            limit: None,
-            repo_root: None,
-            published_in: None,
-        },
-        None,
-    )
-    .map_err(db)?;
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     let mut documents = Vec::new();
-    for s in view.sessions.into_iter().filter(|s| !s.untrusted) {
-        let mut target_keys: Vec<String> =
-            s.why_related.iter().map(|w| w.target_key.clone()).collect();
-        target_keys.push(target.key.clone());
-        target_keys.sort();
-        target_keys.dedup();
+    for (s, target_keys) in sessions {
         let key = s.session_key.clone();
-        let doc =
-            PublishedSession::from_view(outbound(s, repo, home.as_deref())?, target_keys, now);
+        let doc = PublishedSession::new(outbound(s, repo, home.as_deref())?, target_keys, now);
         // What teammates would refuse is not written.
         let refused = doc.check(&key).err().or_else(|| {
             let bytes = serde_json::to_string_pretty(&doc).map_or(0, |j| j.len()) as u64;
@@ -579,13 +561,14 @@ fn batch_contents(mut out: &[u8]) -> Vec<Option<&[u8]>> {
 }
 
 /// Sessions teammates published in the repository whose git common dir is `common_dir`,
-/// related to any of `keys`, that this machine never captured. Each stored document is read
-/// through the checks again, so nothing an older Cairn stored unchecked can show.
+/// related to any of `keys`, that this machine never captured, each with the remote it was
+/// pulled from. Each stored document is read through the checks again, so nothing an older
+/// Cairn stored unchecked can show.
 pub fn published_for(
     conn: &Connection,
     keys: &[String],
     common_dir: &str,
-) -> rusqlite::Result<Vec<SkimSession>> {
+) -> rusqlite::Result<Vec<(PublishedSession, String)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT p.session_key, p.remote, p.document, p.target_keys FROM published_sessions p
          WHERE p.common_dir = ?1
@@ -611,7 +594,7 @@ pub fn published_for(
         // Two remotes may carry the same session: the latest import shows.
         if let Ok(doc) = super::document::read(doc.as_bytes(), &key) {
             seen.insert(key);
-            out.push(doc.into_view(&remote));
+            out.push((doc, remote));
         }
     }
     Ok(out)
