@@ -21,7 +21,9 @@ pub mod keys;
 pub mod llm;
 pub mod private;
 pub mod recall;
+mod schema;
 pub mod semantic;
+mod store;
 pub mod text;
 pub mod views;
 

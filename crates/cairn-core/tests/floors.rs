@@ -21,7 +21,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("llm", &["llm"]),
     ("semantic", &["semantic"]),
     ("rooms", &["hooks", "insights", "recall", "views"]),
-    ("facade", &["", "doctor", "insights_facade"]),
+    ("facade", &["", "doctor", "insights_facade", "schema"]),
 ];
 
 /// Items the crate root re-exports from a room: a path through the root to them lands there.

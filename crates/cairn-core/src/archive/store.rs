@@ -1,200 +1,18 @@
-//! The SQLite store: one database per data dir, WAL, foreign keys on, versioned migrations.
-//!
-//! Schema changes only ever happen here, as numbered SQL files applied in order inside a
-//! transaction each; `PRAGMA user_version` records how far a database has come. A database
-//! from a newer Cairn is refused rather than guessed at.
+//! The archive's own tables (`sources`, `sessions`, `records`, `turns`, captures, findings,
+//! warnings; created by `archive/migrations/`): what the rest of the archive reads and writes
+//! through the store floor's connection ([`crate::store`]).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use rusqlite::{OptionalExtension, params};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-
-use crate::error::{Error, Result};
-
-/// One schema step: SQL, then, for the few that need it, Rust code in the same transaction
-/// (given the data dir, for steps that must read the retained copies).
-pub(crate) struct Migration {
-    pub sql: &'static str,
-    pub then: Option<fn(&rusqlite::Transaction<'_>, &Path) -> Result<()>>,
-}
-
-const fn sql(sql: &'static str) -> Migration {
-    Migration { sql, then: None }
-}
-
-/// Migrations in order; the index + 1 is the schema version they produce.
-const MIGRATIONS: &[Migration] = &[
-    sql(include_str!("store/0001_archive.sql")),
-    sql(include_str!("store/0002_git.sql")),
-    sql(include_str!("store/0003_publish.sql")),
-    sql(include_str!("store/0004_recall.sql")),
-    sql(include_str!("store/0005_extract.sql")),
-    sql(include_str!("store/0006_vectors.sql")),
-    sql(include_str!("store/0007_insights.sql")),
-    sql(include_str!("store/0008_association.sql")),
-    sql(include_str!("store/0009_checks.sql")),
-    sql(include_str!("store/0010_incremental_links.sql")),
-    sql(include_str!("store/0011_link_pending.sql")),
-    sql(include_str!("store/0012_unknown_timestamps.sql")),
-    sql(include_str!("store/0013_published_remotes.sql")),
-    Migration {
-        sql: include_str!("store/0014_rekey_redacted_lines.sql"),
-        then: Some(super::rekey::migrate),
-    },
-];
-
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// File name of the database inside the data dir.
-pub const DB_FILE: &str = "cairn.db";
-
-/// An open database connection with Cairn's settings applied.
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
+use crate::error::Result;
+/// The facade still names the error mapping here.
+pub(crate) use crate::store::db_err;
+pub use crate::store::{DB_FILE, Store};
 
 impl Store {
-    /// Open (creating and migrating if needed) the database at `path`.
-    ///
-    /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
-    /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
-    pub fn open(path: &Path) -> Result<Store> {
-        crate::private::open_options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::write_in(path.parent().unwrap_or(path), path, e))?;
-        let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
-        let mut store = Store {
-            conn,
-            path: path.to_owned(),
-        };
-        store.configure(false)?;
-        store.conn.set_prepared_statement_cache_capacity(64);
-        store.migrate()?;
-        let data_dir = store.path.parent().unwrap_or(Path::new("")).to_owned();
-        super::rekey::finish(&mut store.conn, &data_dir)?;
-        Ok(store)
-    }
-
-    /// Open an existing database without ever writing to it (a read-only data dir, say).
-    ///
-    /// A WAL database cleanly closed has no `-shm` file, and a read-only connection cannot
-    /// create one in a read-only directory: the first read then fails. In that case the file is
-    /// opened as immutable instead (nothing can write to that directory, and a clean close has
-    /// checkpointed the WAL into the main file, so nothing is missed).
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        match Store::open_read_only_with(path, false) {
-            Ok(store) => Ok(store),
-            Err(first) => Store::open_read_only_with(path, true).map_err(|_| first),
-        }
-    }
-
-    fn open_read_only_with(path: &Path, immutable: bool) -> Result<Store> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = if immutable {
-            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
-        } else {
-            Connection::open_with_flags(path, flags)
-        }
-        .map_err(|e| db_err(path, e))?;
-        let store = Store {
-            conn,
-            path: path.to_owned(),
-        };
-        store.configure(true)?;
-        let version = store.schema_version()?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::SchemaTooNew {
-                path: path.to_owned(),
-                found: version,
-                known: SCHEMA_VERSION,
-            });
-        }
-        Ok(store)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    pub fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
-
-    /// Map a rusqlite error to one that names this database.
-    pub fn err(&self, e: rusqlite::Error) -> Error {
-        db_err(&self.path, e)
-    }
-
-    pub fn schema_version(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.err(e))
-    }
-
-    fn configure(&self, read_only: bool) -> Result<()> {
-        // A busy timeout instead of "database is locked": writers queue behind each other.
-        self.conn
-            .busy_timeout(Duration::from_secs(30))
-            .map_err(|e| self.err(e))?;
-        let pragmas = if read_only {
-            "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
-        } else {
-            // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
-            // loss can only lose the last transactions, never corrupt the file.
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
-             PRAGMA wal_autocheckpoint = 8192; PRAGMA mmap_size = 268435456;"
-        };
-        self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
-    }
-
-    fn migrate(&mut self) -> Result<()> {
-        let current = self.schema_version()?;
-        if current > SCHEMA_VERSION {
-            return Err(Error::SchemaTooNew {
-                path: self.path.clone(),
-                found: current,
-                known: SCHEMA_VERSION,
-            });
-        }
-        let data_dir = self.path.parent().unwrap_or(Path::new("")).to_owned();
-        for (index, step) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            let version = index as i64 + 1;
-            let path = self.path.clone();
-            let tx = self
-                .conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
-                .map_err(|e| db_err(&path, e))?;
-            // Another process may have migrated while we waited for the lock.
-            let now: i64 = tx
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(|e| db_err(&path, e))?;
-            if now >= version {
-                continue;
-            }
-            tx.execute_batch(step.sql).map_err(|e| db_err(&path, e))?;
-            if let Some(then) = step.then {
-                then(&tx, &data_dir)?;
-            }
-            tx.pragma_update(None, "user_version", version)
-                .map_err(|e| db_err(&path, e))?;
-            tx.commit().map_err(|e| db_err(&path, e))?;
-        }
-        Ok(())
-    }
-
     /// The persisted reading position of one source file.
     pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
-        self.conn
+        self.conn()
             .query_row(
                 &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
                 params![path],
@@ -207,7 +25,7 @@ impl Store {
     /// Every source's reading position, keyed by path (a sync plans all files from one read).
     pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
         let mut stmt = self
-            .conn
+            .conn()
             .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -262,107 +80,12 @@ impl SourceState {
     }
 }
 
-/// `file:` URI of `path` opened immutable, with the characters URIs reserve percent-encoded.
-fn immutable_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
-    for b in path.as_os_str().as_encoded_bytes() {
-        match b {
-            b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(char::from(*b)),
-            b if b.is_ascii_alphanumeric() => uri.push(char::from(*b)),
-            b => uri.push_str(&format!("%{b:02X}")),
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
-}
-
-/// Name the database in a SQLite error; a write that found no room becomes
-/// [`Error::DiskFull`] naming the data dir.
-pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
-    match crate::error::NoRoom::of_db(path, &source) {
-        Some(why) => Error::DiskFull {
-            dir: path.parent().unwrap_or(path).to_owned(),
-            file: path.to_owned(),
-            why,
-        },
-        None => Error::Db {
-            path: path.to_owned(),
-            source,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
-
-    #[test]
-    fn immutable_uris_escape_what_uris_reserve() {
-        assert_eq!(
-            immutable_uri(Path::new("/data/my dir/a?b#c%d.db")),
-            "file:/data/my%20dir/a%3Fb%23c%25d.db?immutable=1"
-        );
-    }
-
-    #[test]
-    fn migrates_a_new_database_and_reopens_idempotently() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        let mode: String = store
-            .conn()
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mode, "wal");
-        drop(store);
-        let again = Store::open(&path).unwrap();
-        assert_eq!(again.schema_version().unwrap(), SCHEMA_VERSION);
-    }
-
-    /// Every earlier schema version migrates to the current one.
-    #[test]
-    fn migrates_from_every_earlier_version() {
-        for start in 0..SCHEMA_VERSION {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join(DB_FILE);
-            {
-                let conn = Connection::open(&path).unwrap();
-                for step in &MIGRATIONS[..start as usize] {
-                    conn.execute_batch(step.sql).unwrap();
-                }
-                conn.pragma_update(None, "user_version", start).unwrap();
-            }
-            let store = Store::open(&path).unwrap();
-            assert_eq!(
-                store.schema_version().unwrap(),
-                SCHEMA_VERSION,
-                "from {start}"
-            );
-        }
-    }
-
-    /// The database is created 0600 and SQLite gives its `-wal` and `-shm` the same mode (the
-    /// CLI's `a_fresh_data_dir_is_private_under_any_umask` checks it under umask 000).
-    #[cfg(unix)]
-    #[test]
-    fn the_database_and_its_wal_and_shm_are_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        let store = Store::open(&path).unwrap();
-        store
-            .conn()
-            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
-            .unwrap();
-        for name in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
-            let mode = std::fs::metadata(dir.path().join(name))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
-        }
-    }
+    use crate::schema::MIGRATIONS;
 
     /// Timestamps an archive kept before they were read strictly become unknown; RFC 3339
     /// ones stay as they were.
@@ -436,18 +159,6 @@ mod tests {
             })
             .unwrap();
         assert_eq!(turn, (None, Some("2026-01-01T00:00:01.5+02:00".to_owned())));
-    }
-
-    #[test]
-    fn refuses_a_newer_schema() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 999)
-            .unwrap();
-        let err = Store::open(&path).err().unwrap();
-        assert!(err.to_string().contains("newer Cairn"), "{err}");
     }
 
     #[test]

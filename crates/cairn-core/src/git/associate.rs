@@ -151,10 +151,6 @@ impl RepoCache {
     }
 }
 
-fn db(e: rusqlite::Error) -> crate::Error {
-    crate::archive::store::db_err(Path::new(":associate"), e)
-}
-
 /// What a relink read: it follows what the capture added, not the length of the session.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LinkStats {
@@ -194,6 +190,7 @@ pub fn associate(
 /// snapshots; in between, the caller may take and attach the snapshots of this capture (a
 /// hook's `git status` runs while association reads history).
 pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<Begun> {
+    let db = crate::store::err_in(conn);
     // The earliest start among these sessions bounds the history to read (a hook associates one
     // live session: reading 90 days of every branch for it cost more than the capture).
     let mut floor: Option<i64> = None;
@@ -223,6 +220,7 @@ pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> 
 /// one before, and what carries over stored. A session whose state a snapshot attached since
 /// [`begin`] dropped (it arrived after a later capture was compared) is rebuilt.
 pub fn finish(conn: &Connection, begun: Begun, cache: &mut RepoCache) -> Result<LinkStats> {
+    let db = crate::store::err_in(conn);
     let Begun {
         sessions,
         mut stats,
@@ -369,6 +367,7 @@ fn relink_begin(
     cache: &mut RepoCache,
     stats: &mut LinkStats,
 ) -> Result<SessionBegun> {
+    let db = crate::store::err_in(conn);
     let facts = conn
         .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
         .map_err(db)?
@@ -461,6 +460,7 @@ fn relink_begin(
 /// The rest of a relink: the snapshots of the captures since the last relink, each against the
 /// one before, then the state stored.
 fn relink_finish(conn: &Connection, session: SessionBegun, stats: &mut LinkStats) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let SessionBegun {
         row,
         mut state,
@@ -613,6 +613,7 @@ fn record_links(
     repo: Option<&Repo>,
     state: &mut State,
 ) -> Result<Vec<Link>> {
+    let db = crate::store::err_in(conn);
     let state_commits = &mut state.own_commits;
     let mut links = Vec::new();
     // The branch the session was on at each point, for PRs (whose output names no branch).
@@ -941,6 +942,7 @@ fn snapshot_links(
     edited: &BTreeSet<&String>,
     state: &mut State,
 ) -> Result<(Vec<Link>, usize)> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
@@ -1089,6 +1091,7 @@ fn insert_links(
     links: &[Link],
     origin: Option<&str>,
 ) -> Result<usize> {
+    let db = crate::store::err_in(conn);
     let mut insert = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO links (session_id, target_kind, target_key, pr_number, evidence, strong, confidence,

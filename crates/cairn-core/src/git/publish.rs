@@ -101,10 +101,6 @@ impl PullReport {
     }
 }
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(Path::new(":publish"), e)
-}
-
 /// Redact every text of a session for leaving the machine.
 fn outbound(mut s: DocSession, repo: &Repo, home: Option<&str>) -> Result<DocSession> {
     let r = Redactor::global();
@@ -145,6 +141,7 @@ pub fn publish(
     dry_run: bool,
     now: &str,
 ) -> Result<PublishReport> {
+    let db = crate::store::err_in(conn);
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     let mut documents = Vec::new();
     for (s, target_keys) in sessions {
@@ -256,6 +253,7 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
 /// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
 /// archive captured) to `remote`, never forced: a teammate's document is never re-sent.
 pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
+    let db = crate::store::err_in(conn);
     check_remote(repo, remote)?;
     let refs = run_git(
         &repo.root,
@@ -297,6 +295,7 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
 /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/sessions/` and
 /// import each new or changed one that passes the checks.
 pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<PullReport> {
+    let db = crate::store::err_in(conn);
     check_remote(repo, remote)?;
     let mut report = PullReport {
         remote: remote.to_owned(),
@@ -437,6 +436,7 @@ fn import(
     now: &str,
     report: &mut PullReport,
 ) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
     let specs: String = wanted
         .values()

@@ -14,12 +14,12 @@ use super::prompt::{self, Identity};
 use super::segment::{self, Message, Unit};
 use super::store::{self as xstore, Candidate, Commit, GenState, Progress};
 use super::{Scope, ts_minus};
-use crate::archive::store::Store;
 use crate::error::{Error, Result};
 use crate::llm::{ChatMessage, ChatRequest, Client, LlmError, Outbound, Usage, outbound};
 use crate::recall::evidence;
 use crate::recall::model::{ReviewState, Scope as EntryScope, Status};
 use crate::recall::store::NewEntry;
+use crate::store::Store;
 
 /// At most this many model calls for one unit, splits included; past it the session fails.
 pub const MAX_CALLS_PER_UNIT: u32 = 256;
@@ -234,7 +234,7 @@ impl Pass<'_> {
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+            .map_err(|e| crate::store::db_err(&path, e))?;
         if report.aborted.is_none()
             && !report.cancelled
             && xstore::state(&tx, &fp)? == Some(GenState::Building)
@@ -259,8 +259,7 @@ impl Pass<'_> {
                 aborted: report.aborted.clone(),
             },
         )?;
-        tx.commit()
-            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+        tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
         if report.activated {
             self.progress.event(&Event::Activated { fingerprint: fp });
         }
@@ -313,7 +312,7 @@ impl Pass<'_> {
             let mut store = lock(self.db);
             let now = crate::clock::now();
             let path = store.path().to_owned();
-            let dbe = |e| crate::archive::store::db_err(&path, e);
+            let dbe = |e| crate::store::db_err(&path, e);
             store
                 .conn_mut()
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -491,7 +490,7 @@ impl Pass<'_> {
         let now = crate::clock::now();
         let mut store = lock(self.db);
         let path = store.path().to_owned();
-        let dbe = |e| crate::archive::store::db_err(&path, e);
+        let dbe = |e| crate::store::db_err(&path, e);
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
