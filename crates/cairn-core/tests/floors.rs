@@ -1,4 +1,6 @@
-//! Floors point only down: a module of `cairn-core` may use the rooms on the floors below its
+//! Floors point only down, and each room names only its own tables.
+//!
+//! A module of `cairn-core` may use the rooms on the floors below its
 //! own, never one above it, and the rooms sharing a floor above the foundation do not use each
 //! other. The floors are drawn in docs/ARCHITECTURE.md ("Floors"); this test reads every
 //! `crate::…` (and `super::…` that leaves its room) path in `src/` outside comments and
@@ -56,8 +58,9 @@ fn forbidden(from: &str, to: &str) -> Option<String> {
     })
 }
 
-/// Replace comments, string and char literals with spaces (newlines kept, so lines still count).
-fn code_only(src: &str) -> String {
+/// Replace comments, char literals and (unless `keep_strings`) string literals with spaces
+/// (newlines kept, so lines still count).
+fn code_only(src: &str, keep_strings: bool) -> String {
     let b = src.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -95,7 +98,11 @@ fn code_only(src: &str) -> String {
                 .windows(close.len())
                 .position(|w| w == close.as_slice())
                 .map_or(rest.len(), |p| body + p + close.len());
-            blank(&mut out, &rest[..end]);
+            if keep_strings {
+                out.extend_from_slice(&rest[..end]);
+            } else {
+                blank(&mut out, &rest[..end]);
+            }
             i += end;
         } else if rest[0] == b'"' {
             let mut j = 1;
@@ -103,7 +110,11 @@ fn code_only(src: &str) -> String {
                 j += if rest[j] == b'\\' { 2 } else { 1 };
             }
             let end = (j + 1).min(rest.len());
-            blank(&mut out, &rest[..end]);
+            if keep_strings {
+                out.extend_from_slice(&rest[..end]);
+            } else {
+                blank(&mut out, &rest[..end]);
+            }
             i += end;
         } else if rest[0] == b'\'' {
             // A char literal ('x', '\n', '\u{7f}') or a lifetime ('a): only the former is blanked.
@@ -136,23 +147,26 @@ fn code_only(src: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Blank every `#[cfg(test)]` (or `#[cfg(all(test, …))]`) item (its tests may set up through any floor).
-fn without_tests(code: &str) -> String {
-    let mut out = code.to_owned();
+/// The byte ranges of every `#[cfg(test)]` (or `#[cfg(all(test, …))]`) item in `code` (comments
+/// and literals already blanked): its tests may set up through any floor and table.
+fn test_items(code: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
     let mut from = 0;
-    while let Some(at) = out[from..].find("#[cfg(").map(|p| p + from) {
-        let attr_end = out[at..].find(")]").map_or(out.len(), |p| at + p);
-        let attr = &out[at..attr_end];
-        let words: Vec<&str> = attr
+    while let Some(at) = code[from..].find("#[cfg(").map(|p| p + from) {
+        let attr_end = code[at..].find(")]").map_or(code.len(), |p| at + p);
+        let words: Vec<&str> = code[at..attr_end]
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .collect();
         if !words.contains(&"test") || words.contains(&"not") {
             from = attr_end;
             continue;
         }
-        let bytes = out.as_bytes();
-        let open = bytes[at..].iter().position(|&c| c == b'{' || c == b';');
-        let Some(open) = open.map(|p| p + at) else {
+        let Some(open) = bytes[at..]
+            .iter()
+            .position(|&c| c == b'{' || c == b';')
+            .map(|p| p + at)
+        else {
             break;
         };
         let mut end = open + 1;
@@ -167,14 +181,25 @@ fn without_tests(code: &str) -> String {
                 end += 1;
             }
         }
-        let blanked: String = out[at..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        out.replace_range(at..end, &blanked);
+        out.push(at..end);
         from = end;
     }
     out
+}
+
+/// The code of a source file outside comments and test items; string literals kept when
+/// `keep_strings` (byte offsets, so lines, are those of the file).
+fn source(text: &str, keep_strings: bool) -> String {
+    let tests = test_items(&code_only(text, false));
+    let mut bytes = code_only(text, keep_strings).into_bytes();
+    for range in tests {
+        for b in &mut bytes[range] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 fn ident_at(s: &str) -> &str {
@@ -253,7 +278,7 @@ fn imports(src: &Path) -> Vec<(String, Import)> {
         // Depth of the file's module below the root (`git/publish.rs` is 2, `git.rs` is 1).
         let depth = if parts == ["lib"] { 0 } else { parts.len() };
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = without_tests(&code_only(&text));
+        let code = source(&text, false);
         let mut push = |at: usize, to: String| {
             let line = code[..at].matches('\n').count() + 1;
             out.push((
@@ -379,5 +404,196 @@ fn the_check_sees_an_upward_import() {
             "archive/capture.rs:2: `archive` (archive floor) uses `views` on the rooms floor above it",
             "archive/capture.rs:4: `archive` (archive floor) uses `insights` on the rooms floor above it",
         ],
+    );
+}
+
+/// The room whose migrations (`src/<room>/migrations/*.sql`) create each table.
+fn table_owners(src: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut owners = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let room = entry.unwrap().path();
+        let dir = room.join("migrations");
+        if !dir.is_dir() {
+            continue;
+        }
+        let name = room.file_name().unwrap().to_string_lossy().into_owned();
+        for sql in std::fs::read_dir(&dir).unwrap() {
+            let text = std::fs::read_to_string(sql.unwrap().path()).unwrap();
+            for table in sql_names(&text, &["CREATE TABLE", "CREATE VIRTUAL TABLE"]) {
+                owners.insert(table, name.clone());
+            }
+        }
+    }
+    owners
+}
+
+/// Lower-case names following any of `keywords` (whitespace between them and the name).
+fn sql_names(text: &str, keywords: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for keyword in keywords {
+        for (at, _) in text.match_indices(keyword) {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = text[at + keyword.len()..].trim_start();
+            let rest = rest
+                .strip_prefix("IF NOT EXISTS")
+                .unwrap_or(rest)
+                .trim_start();
+            let name = ident_at(rest);
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                out.insert(name.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// `file: table` for each table of another room a file's SQL names.
+fn foreign_tables(src: &Path) -> BTreeSet<String> {
+    let owners = table_owners(src);
+    let mut out = BTreeSet::new();
+    for file in rust_files(src) {
+        let rel = file.strip_prefix(src).unwrap();
+        let rel_name = rel.display().to_string();
+        let room = if rel_name == "lib.rs" {
+            String::new()
+        } else {
+            rel.iter()
+                .next()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned()
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = source(&text, true);
+        for table in sql_names(&code, &["FROM", "JOIN", "INTO", "UPDATE", "TABLE"]) {
+            if owners.get(&table).is_some_and(|owner| *owner != room) {
+                out.insert(format!("{rel_name}: {table}"));
+            }
+        }
+    }
+    out
+}
+
+/// What still reads or writes another room's table instead of going through that room's typed
+/// reads. The list may only shrink: a new entry fails `rooms_name_only_their_own_tables`, and
+/// so does an entry that no longer holds (remove it). Migration code (`archive/rekey.rs`, step
+/// 14) may touch any table.
+const FOREIGN_TABLES_LEFT: &[&str] = &[
+    "archive/capture.rs: link_pending",
+    "archive/rekey.rs: recall_evidence",
+    "git.rs: captures",
+    "git.rs: sessions",
+    "git/associate.rs: captures",
+    "git/associate.rs: records",
+    "git/associate.rs: session_branches",
+    "git/associate.rs: sessions",
+    "git/associate.rs: turns",
+    "git/publish.rs: sessions",
+    "insights/material.rs: links",
+    "insights/material.rs: recall_entries",
+    "insights/material.rs: recall_evidence",
+    "insights/material.rs: recall_query_events",
+    "insights/material.rs: records",
+    "insights/material.rs: repos",
+    "insights/material.rs: sessions",
+    "insights/material.rs: token_usage",
+    "insights/material.rs: turns",
+    "insights/slice.rs: links",
+    "insights/slice.rs: sessions",
+    "lib.rs: recall_evidence",
+    "lib.rs: records",
+    "lib.rs: secret_findings",
+    "lib.rs: sessions",
+    "lib.rs: turns",
+    "lib.rs: warnings",
+    "recall/evidence.rs: records",
+    "recall/evidence.rs: repos",
+    "recall/evidence.rs: sessions",
+    "recall/extract/store.rs: repos",
+    "recall/extract/store.rs: sessions",
+    "recall/import.rs: sessions",
+    "recall/stale.rs: links",
+    "recall/stale.rs: repos",
+    "recall/stale.rs: sessions",
+    "recall/store.rs: sessions",
+    "semantic/vectors.rs: captures",
+    "semantic/vectors.rs: recall_entries",
+    "semantic/vectors.rs: turns",
+    "views/branches.rs: links",
+    "views/branches.rs: repos",
+    "views/branches.rs: sessions",
+    "views/search.rs: records",
+    "views/search.rs: records_fts",
+    "views/search.rs: sessions",
+    "views/search.rs: turns",
+    "views/session.rs: records",
+    "views/session.rs: sessions",
+    "views/session.rs: token_usage",
+    "views/session.rs: turns",
+    "views/session.rs: warnings",
+    "views/sessions.rs: sessions",
+    "views/sessions.rs: turns",
+    "views/show.rs: links",
+    "views/show.rs: records",
+    "views/show.rs: sessions",
+    "views/show.rs: turns",
+    "views/skim.rs: git_prs",
+    "views/skim.rs: links",
+    "views/skim.rs: repos",
+    "views/skim.rs: sessions",
+    "views/skim.rs: turns",
+];
+
+#[test]
+fn rooms_name_only_their_own_tables() {
+    let found = foreign_tables(&src());
+    let left: BTreeSet<String> = FOREIGN_TABLES_LEFT.iter().map(|s| s.to_string()).collect();
+    let files: BTreeSet<_> = found.iter().filter_map(|f| f.split(':').next()).collect();
+    println!("files naming another room's table: {}", files.len());
+    let new: Vec<&str> = found.difference(&left).map(String::as_str).collect();
+    let gone: Vec<&str> = left.difference(&found).map(String::as_str).collect();
+    assert!(
+        new.is_empty(),
+        "SQL naming another room's table (read it through that room's typed reads instead):\n{}",
+        new.join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "no longer found; remove from FOREIGN_TABLES_LEFT in tests/floors.rs:\n{}",
+        gone.join("\n")
+    );
+}
+
+#[test]
+fn the_table_check_sees_a_foreign_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("archive/migrations")).unwrap();
+    std::fs::create_dir_all(src.join("recall/migrations")).unwrap();
+    std::fs::write(
+        src.join("archive/migrations/0001_archive.sql"),
+        "CREATE TABLE sessions (id INTEGER);\nCREATE VIRTUAL TABLE records_fts USING fts5(text);",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("recall/migrations/0004_recall.sql"),
+        "CREATE TABLE IF NOT EXISTS recall_entries (id TEXT);",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("recall.rs"),
+        "// SELECT * FROM sessions (a comment)\n\
+         const Q: &str = \"SELECT id FROM recall_entries e JOIN sessions s ON s.id = e.session_id\";\n\
+         const R: &str = r#\"SELECT rowid FROM records_fts\"#;\n\
+         #[cfg(test)]\nmod tests { const T: &str = \"DELETE FROM sessions\"; }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        foreign_tables(src).into_iter().collect::<Vec<_>>(),
+        ["recall.rs: records_fts", "recall.rs: sessions"]
     );
 }

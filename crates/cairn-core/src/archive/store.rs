@@ -2,7 +2,7 @@
 //! warnings; created by `archive/migrations/`): what the rest of the archive reads and writes
 //! through the store floor's connection ([`crate::store`]).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
 /// The facade still names the error mapping here.
@@ -34,6 +34,52 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// A stored record, as a session's records are read by the rooms above (extraction segments
+/// them): the columns they need, enumerations as stored.
+#[derive(Debug, Clone)]
+pub struct RecordRow {
+    pub ordinal: u32,
+    pub kind: String,
+    pub role: Option<String>,
+    pub prompt_source: Option<String>,
+    pub is_sidechain: bool,
+    pub is_compaction: bool,
+    pub text: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub outcome: Option<String>,
+}
+
+/// The records of `session`, in order.
+pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<RecordRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
+         FROM records WHERE session_id = ?1 ORDER BY ordinal",
+    )?;
+    let rows = stmt.query_map([session], |r| {
+        Ok(RecordRow {
+            ordinal: r.get(0)?,
+            kind: r.get(1)?,
+            role: r.get(2)?,
+            prompt_source: r.get(3)?,
+            is_sidechain: r.get(4)?,
+            is_compaction: r.get(5)?,
+            text: r.get(6)?,
+            tool_name: r.get(7)?,
+            tool_input: r.get(8)?,
+            outcome: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Mark the session keyed `session_key` published at `now` (what `publish` wrote to its ref).
+pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")?
+        .execute(params![session_key, now])?;
+    Ok(())
 }
 
 const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \

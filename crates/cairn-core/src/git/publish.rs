@@ -177,10 +177,7 @@ pub fn publish(
     }
     for doc in &report.documents {
         write_ref(repo, doc)?;
-        conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")
-            .map_err(db)?
-            .execute(params![doc.session.session_key, now])
-            .map_err(db)?;
+        crate::archive::store::mark_published(conn, &doc.session.session_key, now).map_err(db)?;
     }
     Ok(report)
 }

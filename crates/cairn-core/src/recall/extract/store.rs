@@ -196,31 +196,9 @@ pub fn session_info(conn: &Connection, id: i64) -> Result<SessionInfo> {
     .map_err(db)
 }
 
+/// The records of `session`, in order (the archive's typed read).
 pub fn records(conn: &Connection, session: i64) -> Result<Vec<RecordRow>> {
-    let db = crate::store::err_in(conn);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
-             FROM records WHERE session_id = ?1 ORDER BY ordinal",
-        )
-        .map_err(db)?;
-    let rows = stmt
-        .query_map([session], |r| {
-            Ok(RecordRow {
-                ordinal: r.get(0)?,
-                kind: r.get(1)?,
-                role: r.get(2)?,
-                prompt_source: r.get(3)?,
-                is_sidechain: r.get(4)?,
-                is_compaction: r.get(5)?,
-                text: r.get(6)?,
-                tool_name: r.get(7)?,
-                tool_input: r.get(8)?,
-                outcome: r.get(9)?,
-            })
-        })
-        .map_err(db)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(db)
+    crate::archive::store::records_of_session(conn, session).map_err(crate::store::err_in(conn))
 }
 
 /// A session's progress in a generation.
