@@ -488,8 +488,6 @@ const FOREIGN_TABLES_LEFT: &[&str] = &[
     "git.rs: captures",
     "git.rs: sessions",
     "git/associate.rs: captures",
-    "git/associate.rs: records",
-    "git/associate.rs: session_branches",
     "git/associate.rs: sessions",
     "git/associate.rs: turns",
     "git/publish.rs: sessions",

@@ -82,6 +82,120 @@ pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqli
     Ok(())
 }
 
+/// A stored record in the shape git's evidence scan reads it (`git::evidence`): edits need
+/// only their paths, an exec call its input, an event its text.
+#[derive(Debug, Clone, Default)]
+pub struct EvidenceRecord {
+    pub ordinal: i64,
+    pub turn_index: i64,
+    pub kind: String,
+    pub tool_name: Option<String>,
+    pub tool_kind: Option<String>,
+    pub call_id: Option<String>,
+    pub text: Option<String>,
+    pub tool_input: Option<String>,
+    pub file_paths: Vec<String>,
+    pub git_branch: Option<String>,
+    pub cwd: Option<String>,
+    pub timestamp: Option<String>,
+    pub source_event_kind: String,
+}
+
+fn evidence_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<EvidenceRecord> {
+    let paths: Option<String> = r.get(8)?;
+    Ok(EvidenceRecord {
+        ordinal: r.get(0)?,
+        turn_index: r.get(1)?,
+        kind: r.get(2)?,
+        tool_name: r.get(3)?,
+        tool_kind: r.get(4)?,
+        call_id: r.get(5)?,
+        text: r.get(6)?,
+        tool_input: r.get(7)?,
+        file_paths: paths
+            .and_then(|p| serde_json::from_str(&p).ok())
+            .unwrap_or_default(),
+        git_branch: None,
+        cwd: r.get(9)?,
+        timestamp: r.get(10)?,
+        source_event_kind: r.get(11)?,
+    })
+}
+
+/// The last ordinal stored for `session`.
+pub fn last_ordinal(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT next_ordinal - 1 FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// The records of `session` in `(after, last]` evidence can come from: exec and edit calls and
+/// PR links. The WHERE clause repeats the `records_evidence` partial index's, so SQLite uses it.
+/// Edits need only their paths; the text and input of an edit (whole file contents) are not read.
+pub fn evidence_candidates(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id,
+                CASE WHEN r.kind = 'event' THEN r.text END,
+                CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
+                r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1 AND r.ordinal > ?2 AND r.ordinal <= ?3
+           AND ((r.kind = 'tool_call' AND r.tool_kind IN ('exec', 'file_edit'))
+             OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))",
+    )?
+    .query_map(params![session, after, last], evidence_record)?
+    .collect()
+}
+
+/// The results of call `call_id` of `session` stored in `(after, last]` (through `records_call`).
+pub fn tool_results(
+    conn: &Connection,
+    session: i64,
+    call_id: &str,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
+                r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'
+           AND r.ordinal > ?3 AND r.ordinal <= ?4",
+    )?
+    .query_map(params![session, call_id, after, last], evidence_record)?
+    .collect()
+}
+
+/// The first record of each branch `session` recorded in `(after, last]` (`session_branches`),
+/// as `branch` records whose turn is the turn of that record.
+pub fn branch_firsts(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT b.first_ordinal, b.git_branch,
+                (SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
+                 WHERE x.session_id = b.session_id AND x.ordinal = b.first_ordinal)
+         FROM session_branches b WHERE b.session_id = ?1 AND b.first_ordinal > ?2 AND b.first_ordinal <= ?3",
+    )?
+    .query_map(params![session, after, last], |r| {
+        Ok(EvidenceRecord {
+            ordinal: r.get(0)?,
+            turn_index: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+            kind: "branch".to_owned(),
+            git_branch: r.get(1)?,
+            ..EvidenceRecord::default()
+        })
+    })?
+    .collect()
+}
+
 const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
      line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
      retained_len";
