@@ -75,6 +75,14 @@ pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<V
     rows.collect()
 }
 
+/// Whether this archive captured the session keyed `session_key`.
+pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")?
+        .query_row([session_key], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
 /// Mark the session keyed `session_key` published at `now` (what `publish` wrote to its ref).
 pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")?

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
@@ -262,17 +262,9 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         not_own: 0,
     };
     let mut own = Vec::new();
-    let mut captured = conn
-        .prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")
-        .map_err(db)?;
     for refname in refs.lines().filter(|l| !l.is_empty()) {
         let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
-        let mine = is_key(key)
-            && captured
-                .query_row([key], |_| Ok(()))
-                .optional()
-                .map_err(db)?
-                .is_some();
+        let mine = is_key(key) && crate::archive::store::captured(conn, key).map_err(db)?;
         if mine {
             own.push(format!("{refname}:{refname}"));
         } else {
