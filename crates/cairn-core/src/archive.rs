@@ -21,39 +21,7 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-/// The agents Cairn reads. The string form is part of every key (see [`crate::keys`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    Claude,
-    Codex,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Agent> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" | "claude_code" => Some(Agent::Claude),
-            "codex" => Some(Agent::Codex),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Agent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::agent::Agent;
 
 /// What a record is. agentlog's three kinds plus reasoning (thinking) and events
 /// (compaction boundaries, errors and other system lines with text).

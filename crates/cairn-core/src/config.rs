@@ -24,9 +24,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::archive::Agent;
+use crate::agent::Agent;
 use crate::error::{Error, Result};
-use crate::recall::extract::ExtractConfig;
+
+mod extract;
+mod server;
+
+pub use extract::{ExtractConfig, PromptsConfig, RequestConfig};
+pub use server::ServerConfig;
 
 pub const CONFIG_FILE: &str = "config.toml";
 

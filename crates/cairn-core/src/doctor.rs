@@ -145,7 +145,7 @@ fn hook_check(status: &crate::hooks::HookStatus) -> Check {
 /// a long check holds up no other reader), `None` when nothing. It reads every page: a
 /// damaged one can sit unnoticed for months in a part of the archive that is seldom read.
 pub(crate) fn damage(db: &Path) -> Option<String> {
-    let store = match crate::archive::store::Store::open_read_only(db) {
+    let store = match crate::store::Store::open_read_only(db) {
         Ok(s) => s,
         Err(e) => return Some(e.to_string()),
     };

@@ -234,7 +234,7 @@ mod tests {
         );
         assert_eq!(NoRoom::of_db(db, &failure(ffi::SQLITE_CONSTRAINT)), None);
         assert_eq!(NoRoom::of_db(db, &failure(ffi::SQLITE_IOERR_READ)), None);
-        let err = crate::archive::store::db_err(db, failure(ffi::SQLITE_FULL));
+        let err = crate::store::db_err(db, failure(ffi::SQLITE_FULL));
         assert!(
             err.to_string()
                 .starts_with("cannot write to the data dir /data: the disk is full"),

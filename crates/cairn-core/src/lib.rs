@@ -6,8 +6,10 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod agent;
 pub mod archive;
 pub mod atomic;
+mod clock;
 pub mod config;
 pub mod doctor;
 pub mod error;
@@ -19,7 +21,9 @@ pub mod keys;
 pub mod llm;
 pub mod private;
 pub mod recall;
+mod schema;
 pub mod semantic;
+mod store;
 pub mod text;
 pub mod views;
 
@@ -384,7 +388,8 @@ impl Cairn {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
         let now = capture::now();
-        git::publish::publish(store.conn(), &repo, target, dry_run, &now)
+        let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
+        git::publish::publish(store.conn(), &repo, target, sessions, dry_run, &now)
     }
 
     /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this

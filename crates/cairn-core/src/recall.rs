@@ -161,7 +161,7 @@ pub struct RecallStats {
 }
 
 pub fn stats(conn: &Connection, filters: &Filters) -> Result<RecallStats> {
-    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
+    let db = crate::store::err_in(conn);
     let (where_sql, args) = filters.sql()?;
     let sql = format!(
         "SELECT e.type, e.scope, e.review_state, e.project, e.agent, e.source_run_id, e.status,

@@ -1408,11 +1408,8 @@ pub fn preview_of(text: &str) -> String {
     crate::text::excerpt(text, PREVIEW_CHARS)
 }
 
-pub(crate) fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
-}
+/// The crate clock, under the name the facade still calls it by.
+pub(crate) use crate::clock::now;
 
 // ---- orchestration -----------------------------------------------------------------------------
 

@@ -16,10 +16,6 @@ use sha2::{Digest, Sha256};
 use super::store::NewEvidence;
 use crate::error::{Error, Result};
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(Path::new(":recall"), e)
-}
-
 struct RangeRecord {
     ordinal: u32,
     id: String,
@@ -97,6 +93,7 @@ pub fn bind(
     tool_use_ids: &[String],
     snippet: &str,
 ) -> Result<Vec<NewEvidence>> {
+    let db = crate::store::err_in(conn);
     if end < start {
         return Err(Error::Invalid(format!(
             "evidence range {start}-{end} of session {session_label} is reversed"
@@ -190,6 +187,7 @@ fn cited_files(conn: &Connection, session: i64, records: &[RangeRecord]) -> Vec<
 /// Check every evidence row of trusted-provenance entries from `session`; remap ordinals that
 /// moved, revoke entries whose anchors vanished or changed. Returns how many were revoked.
 pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT v.id, v.entry_id, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest

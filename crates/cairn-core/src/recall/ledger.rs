@@ -23,7 +23,7 @@ pub struct Event<'a> {
 
 /// Record an event with its exposures; returns the query id.
 pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
-    let db = |err| crate::archive::store::db_err(std::path::Path::new(":recall"), err);
+    let db = crate::store::err_in(conn);
     let id = uuid::Uuid::new_v4().to_string();
     conn.prepare_cached(
         "INSERT INTO recall_query_events (id, query_text, surface, filters_json, mode, trusted_only,

@@ -338,12 +338,12 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
 
 /// Entries passing `filters`, most recently updated first, with evidence.
 pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
+    let db = crate::store::err_in(conn);
     let (where_sql, mut args) = filters.sql()?;
     args.push(SqlValue::Integer(i64::from(filters.limit())));
     let sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE {where_sql} ORDER BY e.updated_at DESC, e.id LIMIT ?"
     );
-    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
     let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
     let rows = stmt
         .query_map(params_from_iter(args), entry_from_row)
