@@ -12,6 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use cairn_core::Error;
+use cairn_core::ErrorReport;
 use cairn_core::insights::render::ExportFormat;
 use cairn_core::insights::{
     GenerateRequest, Generated, Insight, InsightSummary, Preview, Template,
@@ -27,7 +28,7 @@ use crate::events::InsightProgress;
 /// The built-in report templates and the user's own.
 #[tauri::command]
 #[specta::specta]
-pub async fn insight_templates(backend: State<'_, Backend>) -> Result<Vec<Template>, String> {
+pub async fn insight_templates(backend: State<'_, Backend>) -> Result<Vec<Template>, ErrorReport> {
     with_cairn(&backend, |c| c.insight_templates()).await
 }
 
@@ -39,7 +40,7 @@ pub async fn insight_templates(backend: State<'_, Backend>) -> Result<Vec<Templa
 pub async fn insight_preview(
     backend: State<'_, Backend>,
     request: GenerateRequest,
-) -> Result<Preview, String> {
+) -> Result<Preview, ErrorReport> {
     with_cairn(&backend, move |c| c.insight_preview(&request)).await
 }
 
@@ -53,7 +54,7 @@ pub async fn insight_generate<R: Runtime>(
     backend: State<'_, Backend>,
     run: u32,
     request: GenerateRequest,
-) -> Result<Generated, String> {
+) -> Result<Generated, ErrorReport> {
     let cairn = backend.cairn()?;
     blocking(move || {
         cairn.insight_generate(&request, &|phase| {
@@ -72,7 +73,7 @@ pub async fn insight_list(
     search: Option<String>,
     starred: bool,
     limit: u32,
-) -> Result<Vec<InsightSummary>, String> {
+) -> Result<Vec<InsightSummary>, ErrorReport> {
     with_cairn(&backend, move |c| {
         c.insight_list(search.as_deref(), starred, limit)
     })
@@ -82,7 +83,7 @@ pub async fn insight_list(
 /// One saved report with its slice, generator and sessions.
 #[tauri::command]
 #[specta::specta]
-pub async fn insight_get(backend: State<'_, Backend>, id: i64) -> Result<Insight, String> {
+pub async fn insight_get(backend: State<'_, Backend>, id: i64) -> Result<Insight, ErrorReport> {
     with_cairn(&backend, move |c| c.insight_get(id)).await
 }
 
@@ -90,7 +91,7 @@ pub async fn insight_get(backend: State<'_, Backend>, id: i64) -> Result<Insight
 /// `http(s)`, `mailto`, `cairn` and in-page, images reduced to their alt text.
 #[tauri::command]
 #[specta::specta]
-pub async fn insight_html(backend: State<'_, Backend>, id: i64) -> Result<String, String> {
+pub async fn insight_html(backend: State<'_, Backend>, id: i64) -> Result<String, ErrorReport> {
     with_cairn(&backend, move |c| c.insight_html(id)).await
 }
 
@@ -100,7 +101,7 @@ pub async fn insight_star(
     backend: State<'_, Backend>,
     id: i64,
     starred: bool,
-) -> Result<(), String> {
+) -> Result<(), ErrorReport> {
     with_cairn(&backend, move |c| c.insight_star(id, starred)).await
 }
 
@@ -110,13 +111,13 @@ pub async fn insight_rename(
     backend: State<'_, Backend>,
     id: i64,
     title: String,
-) -> Result<(), String> {
+) -> Result<(), ErrorReport> {
     with_cairn(&backend, move |c| c.insight_rename(id, &title)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn insight_delete(backend: State<'_, Backend>, id: i64) -> Result<(), String> {
+pub async fn insight_delete(backend: State<'_, Backend>, id: i64) -> Result<(), ErrorReport> {
     with_cairn(&backend, move |c| c.insight_delete(id)).await
 }
 
@@ -138,7 +139,7 @@ pub async fn insight_export(
     backend: State<'_, Backend>,
     id: i64,
     format: ExportFormat,
-) -> Result<ExportedReport, String> {
+) -> Result<ExportedReport, ErrorReport> {
     let chosen = backend.export_dir().cloned();
     with_cairn(&backend, move |c| {
         let (text, name) = c.insight_export(id, format)?;

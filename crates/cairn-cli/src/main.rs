@@ -277,6 +277,14 @@ fn main() -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(": ");
             eprintln!("cairn: {}", render::clean(&message));
+            // The fix the core knows for its error (the desktop shows the same one).
+            if let Some(hint) = err
+                .chain()
+                .find_map(|c| c.downcast_ref::<cairn_core::Error>())
+                .and_then(cairn_core::Error::hint)
+            {
+                eprintln!("hint: {}", render::clean(&hint));
+            }
             ExitCode::from(1)
         }
     }

@@ -23,7 +23,7 @@ pub mod semantic;
 pub mod text;
 pub mod views;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, ErrorReport, Result};
 
 use std::path::PathBuf;
 use std::sync::Mutex;

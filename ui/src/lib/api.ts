@@ -4,6 +4,8 @@ import { commands, events } from './bindings';
 import type {
   Agent,
   AppInfo_Serialize,
+  ErrorKind,
+  ErrorReport_Serialize,
   ArchiveChanged,
   BranchActivity_Serialize,
   Check,
@@ -124,8 +126,12 @@ export type QueryRequest = QueryRequest_Deserialize;
 export type GenerateRequest = GenerateRequest_Deserialize;
 export type SliceRequest = SliceRequest_Deserialize;
 
-/** The outcome of a command whose Rust side returns `Result<T, String>`. */
-export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: string };
+/** Why a command failed: its kind, the message, and the fix when the core knows one. */
+export type ErrorReport = ErrorReport_Serialize;
+export type { ErrorKind };
+
+/** The outcome of a command whose Rust side returns `Result<T, ErrorReport>`. */
+export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: ErrorReport };
 
 /** Every command, as generated. Stores take the slice they need, so tests pass small fakes. */
 export type Api = typeof commands;

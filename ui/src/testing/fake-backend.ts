@@ -16,7 +16,7 @@ import type {
   TimelineTurn,
   TurnRecords,
 } from '../lib/api';
-import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { Entry, ErrorKind, ErrorReport, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -311,8 +311,13 @@ const sources: SourceDirStatus[] = [
   { agent: 'codex', path: '/home/dev/.codex/sessions', origin: 'default', exists: false },
 ];
 
+/** A command's failure as the shell sends it: the bindings turn a thrown one into `{status: 'error'}`. */
+function failed(message: string, kind: ErrorKind = 'invalid'): ErrorReport {
+  return { kind, message, hint: null };
+}
+
 /** The IPC handler: command name and arguments in, the command's answer out (or a thrown
- * string, which the bindings turn into `{status: 'error'}`). */
+ * ErrorReport). */
 /** A Recall entry citing records `ordinal`–`ordinal + 1` of session `key(session)`. */
 export function fakeEntry(id: string, title: string, reviewed: boolean, session = 1, ordinal = 2): Entry {
   return {
@@ -408,7 +413,7 @@ export function fakeBackend(options: FakeOptions = {}) {
   let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
   const entry = (id: string) => {
     const found = entries.find((e) => e.id === id);
-    if (!found) throw `recall entry ${id} not found`;
+    if (!found) throw failed(`recall entry ${id} not found`, 'not_found');
     return found;
   };
   const update = (id: string, change: Partial<Entry>) => {
@@ -418,7 +423,7 @@ export function fakeBackend(options: FakeOptions = {}) {
   };
   const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const filtered = (f: RecallFilters) => {
-    if (f.trusted_only && (f.status ?? 'accepted') !== 'accepted') throw '--trusted-only serves accepted entries only';
+    if (f.trusted_only && (f.status ?? 'accepted') !== 'accepted') throw failed('--trusted-only serves accepted entries only');
     return entries.filter(
       (e) =>
         e.status === (f.status ?? 'accepted') &&
@@ -429,7 +434,7 @@ export function fakeBackend(options: FakeOptions = {}) {
   };
   const report = (id: number) => {
     const found = reports.find((r) => r.id === id);
-    if (!found) throw `insight ${id} not found`;
+    if (!found) throw failed(`insight ${id} not found`, 'not_found');
     return found;
   };
 
@@ -444,7 +449,7 @@ export function fakeBackend(options: FakeOptions = {}) {
     const failure = failures[cmd];
     if (failure !== undefined) {
       delete failures[cmd];
-      throw failure;
+      throw failed(failure);
     }
     switch (cmd) {
       case 'app_info':
@@ -615,7 +620,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'doctor':
         return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
       default:
-        throw `unknown command ${cmd}`;
+        throw failed(`unknown command ${cmd}`, 'internal');
     }
   };
   return { handler, calls };

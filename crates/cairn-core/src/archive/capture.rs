@@ -90,6 +90,8 @@ pub struct Quiet;
 impl Progress for Quiet {}
 
 /// The cross-process capture lock: `<data>/capture.lock`, an advisory exclusive file lock.
+/// Other one-at-a-time work of a data dir takes a lock file of its own the same way
+/// ([`CaptureLock::open_named`]: `extract.lock`).
 pub struct CaptureLock {
     file: File,
     path: PathBuf,
@@ -97,7 +99,12 @@ pub struct CaptureLock {
 
 impl CaptureLock {
     pub fn open(data_dir: &Path) -> Result<CaptureLock> {
-        let path = data_dir.join("capture.lock");
+        CaptureLock::open_named(data_dir, "capture.lock")
+    }
+
+    /// The lock file `name` in `data_dir` (created 0600 when missing).
+    pub(crate) fn open_named(data_dir: &Path, name: &str) -> Result<CaptureLock> {
+        let path = data_dir.join(name);
         let file = crate::private::open_options()
             .create(true)
             .truncate(false)
@@ -114,6 +121,23 @@ impl CaptureLock {
             source: e,
         })?;
         Ok(LockGuard { file: &self.file })
+    }
+
+    /// Take the lock if no other process holds it, else [`Error::Locked`] saying `what` is
+    /// running there.
+    pub(crate) fn try_lock(&self, data_dir: &Path, what: &str) -> Result<LockGuard<'_>> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(LockGuard { file: &self.file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
+                what: what.to_owned(),
+                dir: data_dir.to_owned(),
+                path: self.path.clone(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::Write {
+                path: self.path.clone(),
+                source: e,
+            }),
+        }
     }
 }
 

@@ -1,8 +1,8 @@
 //! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
 
-use crate::archive::capture;
+use crate::archive::capture::{self, CaptureLock};
 use crate::{Cairn, Error, Result};
-use crate::{llm, private, recall};
+use crate::{llm, recall};
 
 impl Cairn {
     /// `[recall.extract]`, validated. Errors name the config file and the key to fix.
@@ -48,32 +48,8 @@ impl Cairn {
             path: self.config_path(),
             message: "recall.extract.model: is required; name the model the server serves".into(),
         })?;
-        let lock_path = self.data_dir.join("extract.lock");
-        let lock = private::open_options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::Write {
-                path: lock_path.clone(),
-                source: e,
-            })?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Invalid(format!(
-                    "another extraction pass is running on {} (it holds {}); wait for it to finish",
-                    self.data_dir.display(),
-                    lock_path.display()
-                )));
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(Error::Write {
-                    path: lock_path,
-                    source: e,
-                });
-            }
-        }
+        let lock = CaptureLock::open_named(&self.data_dir, "extract.lock")?;
+        let _held = lock.try_lock(&self.data_dir, "another extraction pass")?;
         let pass = recall::extract::run::Pass {
             db: &self.store,
             settings: &settings,
@@ -82,9 +58,7 @@ impl Cairn {
             progress,
             now: capture::now(),
         };
-        let report = pass.run(opts);
-        let _ = lock.unlock();
-        report
+        pass.run(opts)
     }
 
     /// Where extraction stands: the configured generation, coverage, all generations, the last

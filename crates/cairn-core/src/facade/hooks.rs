@@ -77,15 +77,13 @@ impl Cairn {
         command: &str,
         dry_run: bool,
     ) -> Result<hooks::HookInstall> {
-        let home = dirs::home_dir()
-            .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
         hooks::install(agent, &home, command, dry_run)
     }
 
     /// Install Cairn's skill (how to catch up: skim, then show) for an agent.
     pub fn install_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
-        let home = dirs::home_dir()
-            .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
         hooks::install_skill(agent, &home, dry_run)
     }
 

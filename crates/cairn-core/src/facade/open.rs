@@ -112,10 +112,9 @@ impl Cairn {
             });
         }
         if self.read_only {
-            return Err(Error::Invalid(format!(
-                "{} is read-only: capture needs a writable data dir (pass --data-dir or set CAIRN_DATA_DIR)",
-                self.data_dir.display()
-            )));
+            return Err(Error::ReadOnly {
+                dir: self.data_dir.clone(),
+            });
         }
         Ok(())
     }

@@ -79,7 +79,7 @@ export class AppStore {
     this.#readySent = true;
     const outcome = await this.#api.appReady(this.#milestones);
     if (outcome.status === 'ok') this.live = outcome.data;
-    else this.liveError = outcome.error;
+    else this.liveError = outcome.error.message;
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type Template,
 } from '../api';
 import { messageOf } from '../errors';
+import type { ErrorReport } from '../api';
 import { Resource } from './resource.svelte';
 
 export const PREVIEW_DELAY_MS = 250;
@@ -172,11 +173,11 @@ export class InsightsStore {
     this.html.reset();
   }
 
-  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: string }>, done?: string): Promise<boolean> {
+  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: ErrorReport }>, done?: string): Promise<boolean> {
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
-        this.say(outcome.error, true);
+        this.say(outcome.error.message, true);
         return false;
       }
       if (done) this.say(done);

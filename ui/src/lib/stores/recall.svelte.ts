@@ -15,6 +15,7 @@ import {
 import type { RecallTab } from '../links';
 import { SvelteSet } from 'svelte/reactivity';
 import { messageOf } from '../errors';
+import type { ErrorReport } from '../api';
 import { Resource } from './resource.svelte';
 
 export const ENTRY_TYPES: EntryType[] = [
@@ -178,13 +179,13 @@ export class RecallStore {
   }
 
   /** Run one review action, then reload the inbox; false when it failed (the message is kept). */
-  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: string }>): Promise<boolean> {
+  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: ErrorReport }>): Promise<boolean> {
     this.busy = true;
     this.actionError = null;
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
-        this.actionError = outcome.error;
+        this.actionError = outcome.error.message;
         return false;
       }
       return true;
@@ -240,7 +241,7 @@ export class RecallStore {
     return this.#act(async () => {
       for (const id of ids) {
         const outcome = action === 'accept' ? await this.#api.recallAccept(id, null) : await this.#api.recallReject(id);
-        if (outcome.status === 'error') return { status: 'error', error: `${id}: ${outcome.error}` };
+        if (outcome.status === 'error') return { status: 'error', error: { ...outcome.error, message: `${id}: ${outcome.error.message}` } };
       }
       this.picked.clear();
       return { status: 'ok' };

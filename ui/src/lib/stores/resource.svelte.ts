@@ -1,7 +1,7 @@
 // One async value and its state: idle, loading, ready or error. Every store that fetches uses
 // it, so every view can show the same four states and offer the same retry.
 import type { Outcome } from '../api';
-import { messageOf } from '../errors';
+import { reportOf } from '../errors';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
@@ -27,14 +27,14 @@ export class Resource<T> {
     try {
       outcome = await fetch();
     } catch (error) {
-      outcome = { status: 'error', error: messageOf(error) };
+      outcome = { status: 'error', error: reportOf(error) };
     }
     if (generation !== this.#generation) return false;
     if (outcome.status === 'ok') {
       this.data = outcome.data;
       this.status = 'ready';
     } else {
-      this.error = outcome.error;
+      this.error = outcome.error.message;
       this.status = 'error';
     }
     return true;

@@ -6,6 +6,7 @@
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import { api, type Api, type RecordView, type SessionDetail, type SessionTimeline, type TimelineTurn } from '../api';
 import type { TurnRecords } from '../api';
+import { reportOf } from '../errors';
 import { Resource } from './resource.svelte';
 
 export type SessionApi = Pick<Api, 'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn'>;
@@ -121,11 +122,11 @@ export class SessionStore {
     try {
       outcome = await this.#api.recordTurn(key, ordinal);
     } catch (error) {
-      outcome = { status: 'error' as const, error: String(error) };
+      outcome = { status: 'error' as const, error: reportOf(error) };
     }
     if (this.key !== key) return;
     if (outcome.status === 'error') {
-      this.anchorError = outcome.error;
+      this.anchorError = outcome.error.message;
       return;
     }
     if (outcome.data === null) {

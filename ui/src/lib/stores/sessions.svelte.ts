@@ -1,7 +1,7 @@
 // The session list's state: what is loaded, the agent filter, the selection and the load status.
 // Components read it and call its methods; they never call the backend themselves.
 import { backend, type Agent, type Session, type SessionsBackend } from '../api';
-import { messageOf } from '../errors';
+import { reportOf } from '../errors';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 export type AgentFilter = Agent | 'all';
@@ -39,7 +39,7 @@ export class SessionsStore {
     try {
       outcome = await this.#backend.listSessions(this.agent === 'all' ? {} : { agent: this.agent });
     } catch (error) {
-      outcome = { status: 'error' as const, error: messageOf(error) };
+      outcome = { status: 'error' as const, error: reportOf(error) };
     }
     if (generation !== this.#generation) return;
 
@@ -50,7 +50,7 @@ export class SessionsStore {
       this.selected = kept >= 0 ? kept : outcome.data.length > 0 ? 0 : -1;
       this.status = 'ready';
     } else {
-      this.error = outcome.error;
+      this.error = outcome.error.message;
       this.status = 'error';
     }
   }

@@ -50,7 +50,7 @@ export class SyncStore {
         this.status = 'done';
         return outcome.data;
       }
-      this.error = outcome.error;
+      this.error = outcome.error.message;
     } catch (error) {
       this.error = messageOf(error);
     }
