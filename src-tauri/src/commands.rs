@@ -175,7 +175,7 @@ pub async fn sync_archive<R: Runtime>(
     backend.end_sync();
     let report = result?;
     backend.sync_completed();
-    if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0 {
+    if report.changed() {
         let _ = ArchiveChanged {
             cause: ChangeCause::Sync,
             sessions_added: report.sessions_added,

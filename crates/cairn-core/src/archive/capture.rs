@@ -78,6 +78,13 @@ pub struct SyncReport {
     pub warnings: Vec<Warning>,
 }
 
+impl SyncReport {
+    /// Whether the archive changed: a session or a record arrived, or a session grew.
+    pub fn changed(&self) -> bool {
+        self.records_added > 0 || self.sessions_added > 0 || self.sessions_updated > 0
+    }
+}
+
 /// Progress of a long capture, reported in bytes of transcript read.
 pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}

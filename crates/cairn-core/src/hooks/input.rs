@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::archive::{Agent, discover};
+use crate::archive::{Agent, discover, recognise};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
@@ -102,8 +102,7 @@ pub fn accept_transcript(
             )))
         }
         // One source dir shared by both agents: the path or the first line tells.
-        _ => discover::guess_agent(&resolved)
-            .or_else(|| sniff_agent(&resolved))
+        _ => recognise::of_file(&resolved)
             .filter(|a| holders.contains(a))
             .map(|a| (a, resolved.clone()))
             .ok_or_else(|| {
@@ -112,27 +111,5 @@ pub fn accept_transcript(
                     resolved.display()
                 ))
             }),
-    }
-}
-
-/// Tell Claude from Codex by the first line of a transcript.
-fn sniff_agent(path: &Path) -> Option<Agent> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).ok()?;
-    let mut first = String::new();
-    std::io::BufReader::new(file)
-        .take(1 << 20)
-        .read_line(&mut first)
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
-    if v.get("payload").is_some() || v.get("record_type").is_some() {
-        Some(Agent::Codex)
-    } else if v.get("sessionId").is_some()
-        || v.get("uuid").is_some()
-        || v.get("parentUuid").is_some()
-    {
-        Some(Agent::Claude)
-    } else {
-        None
     }
 }
