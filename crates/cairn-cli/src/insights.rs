@@ -233,23 +233,11 @@ pub fn run(
         }
         InsightsCommand::Export { id, format, output } => {
             let format = ExportFormat::parse(&format)?;
-            let (text, name) = cairn.insight_export(id, format)?;
             match output {
-                None => out.write_all(text.as_bytes())?,
-                Some(path) => {
-                    let path = if path.is_dir() {
-                        path.join(&name)
-                    } else {
-                        path
-                    };
-                    // A new file is private (0600), like everything Cairn writes.
-                    cairn_core::private::open_options()
-                        .write(true)
-                        .create(true)
-                        .truncate(true)
-                        .open(&path)
-                        .and_then(|mut f| f.write_all(text.as_bytes()))
-                        .with_context(|| format!("cannot write {}", path.display()))?;
+                None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
+                Some(target) => {
+                    // Never over a file: an existing name gets ` (2)` (the desktop's rule).
+                    let (path, _) = cairn.insight_export_into(id, format, &target)?;
                     if json_out {
                         render::json(out, &serde_json::json!({"id": id, "path": path}))?;
                     } else {

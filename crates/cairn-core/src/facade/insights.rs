@@ -155,6 +155,30 @@ impl Cairn {
         ))
     }
 
+    /// Export a report into `target`: a directory (the report's own file name in it) or a file
+    /// path. Never replaces a file ([`render::write_new`]: `name (2).md` instead), for every
+    /// door. Returns the file written and its size.
+    pub fn insight_export_into(
+        &self,
+        id: i64,
+        format: ExportFormat,
+        target: &std::path::Path,
+    ) -> Result<(std::path::PathBuf, usize)> {
+        let (text, name) = self.insight_export(id, format)?;
+        let (dir, name) = match (target.is_dir(), target.file_name()) {
+            (false, Some(file)) => (
+                target
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new(".")),
+                file.to_string_lossy().into_owned(),
+            ),
+            _ => (target, name),
+        };
+        let path = render::write_new(dir, &name, text.as_bytes())?;
+        Ok((path, text.len()))
+    }
+
     pub fn insight_star(&self, id: i64, starred: bool) -> Result<()> {
         self.writable()?;
         let store = self.store();
