@@ -73,7 +73,8 @@ pub enum InsightsCommand {
         id: i64,
         #[arg(long, default_value = "md")]
         format: String,
-        /// The file to write (default: stdout; `-o .` picks a name in the current directory).
+        /// The file to write (default: stdout; `-o .` picks a name in the current directory). An
+        /// existing file is never replaced: the export goes beside it as `name (2).md`.
         #[arg(long, short)]
         output: Option<PathBuf>,
     },

@@ -1,8 +1,8 @@
 //! The [`Cairn`] facade, health checks.
 
-use crate::Cairn;
 use crate::archive::store::DB_FILE;
 use crate::doctor::{self, Check, DoctorReport, Status};
+use crate::{Cairn, archive};
 
 impl Cairn {
     /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
@@ -28,22 +28,10 @@ impl Cairn {
         let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {
             let store = self.store();
-            let stats = store.conn().query_row(
-                "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
-                        (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
-                [],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, i64>(3)?,
-                    ))
-                },
-            );
+            let stats = archive::store::counts(store.conn());
             checks.push(match (stats, damage) {
                 (_, Some(problems)) => doctor::damaged(store.path(), &problems),
-                (Ok((sessions, records, warnings, secrets)), None) => Check {
+                (Ok(archive::store::Counts { sessions, records, warnings, secrets }), None) => Check {
                     name: "archive".into(),
                     status: Status::Ok,
                     detail: format!(

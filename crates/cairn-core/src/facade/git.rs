@@ -43,20 +43,7 @@ impl Cairn {
     /// branch of a GitButler workspace when exactly one is applied).
     pub fn default_target(&self, dir: &Path) -> Result<git::targets::Target> {
         let repo = git::repo::Repo::discover(dir)?;
-        match repo.head()? {
-            git::repo::Head::Branch { name, .. } if !name.starts_with("gitbutler/") => {
-                Ok(git::targets::Target::branch(&name))
-            }
-            git::repo::Head::Branch { .. } => Err(Error::Invalid(format!(
-                "{} is a GitButler workspace with several branches; pass one: cairn skim branch <name>",
-                repo.root.display()
-            ))),
-            git::repo::Head::Detached { commit } => Err(Error::Invalid(format!(
-                "HEAD is detached at {} in {}; pass a target: cairn skim branch <name>",
-                &commit[..commit.len().min(7)],
-                repo.root.display()
-            ))),
-        }
+        git::targets::checked_out(&repo)
     }
 
     /// The cwd, branch and worktree root of `dir`, for `--current-*` filters.

@@ -1,12 +1,11 @@
 //! The [`Cairn`] facade, agents' hooks: the capture a hook runs, and installing hooks and skills.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::archive::Agent;
 use crate::archive::capture::{self, SyncReport, Trigger};
-use crate::archive::discover::{self, FoundFile};
+use crate::hooks;
 use crate::{Cairn, Error, Result};
-use crate::{archive, hooks};
 
 impl Cairn {
     /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
@@ -29,44 +28,16 @@ impl Cairn {
         agent: Option<Agent>,
         base_dir: &Path,
     ) -> Result<Option<SyncReport>> {
-        let hooks::HookInput { payload, prefetch } = input;
-        let Some(transcript) = payload
-            .get("transcript_path")
-            .and_then(|v| v.as_str())
-            .filter(|s| !s.is_empty())
-        else {
+        let Some(transcript) = input.transcript(base_dir) else {
             return Ok(None);
         };
         self.writable()?;
-        let base = payload
-            .get("cwd")
-            .and_then(|v| v.as_str())
-            .filter(|s| !s.is_empty())
-            .map_or_else(|| base_dir.to_owned(), PathBuf::from);
-        let (agent, path) = hooks::accept_transcript(&self.config, &base.join(transcript), agent)?;
-        let mut files: Vec<FoundFile> = discover::classify(agent, &path).into_iter().collect();
-        if files.is_empty() {
-            files.push(FoundFile {
-                agent,
-                role: archive::sources::FileRole::Main,
-                path: path.clone(),
-                parent_hint: None,
-                agent_id: None,
-            });
-        }
-        if agent == Agent::Claude && files[0].role == archive::sources::FileRole::Main {
-            // Its sub-agents' files, held to the same rule (`subagents/` could be a symlink).
-            let dirs = discover::source_dirs(&self.config, agent);
-            files.extend(
-                discover::claude_subagent_files(&path)
-                    .into_iter()
-                    .filter(|f| dirs.iter().any(|d| discover::holds(&d.path, &f.path))),
-            );
-        }
+        let (agent, path) = hooks::accept_transcript(&self.config, &transcript, agent)?;
+        let files = hooks::files_to_capture(&self.config, agent, &path);
         let mut store = self.store();
         let (report, touched) =
             capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook)?;
-        self.link(&mut store, &touched, prefetch);
+        self.link(&mut store, &touched, input.prefetch);
         Ok(Some(report))
     }
 

@@ -96,10 +96,7 @@ impl Cairn {
         // The writer reads only the B-tree pages its inserts walk, which its page cache holds;
         // a memory map of the whole file made a 1 GB sync's resident size grow with the
         // database (up to the 256 MB window) for no speed.
-        store
-            .conn()
-            .execute_batch("PRAGMA mmap_size = 0;")
-            .map_err(|e| store.err(e))?;
+        store.unmapped()?;
         Ok(store)
     }
 
@@ -128,24 +125,13 @@ impl Cairn {
     /// the operating system's file cache keeps those pages at hand anyway. The CLI keeps the
     /// defaults (a 256 MB map, a 32 MB cache), which suit one big read and exit.
     pub fn limit_read_memory(&self, mmap_bytes: u64, cache_kib: u32) -> Result<()> {
-        let store = self.store();
-        store
-            .conn()
-            .execute_batch(&format!(
-                "PRAGMA mmap_size = {mmap_bytes}; PRAGMA cache_size = -{cache_kib};"
-            ))
-            .map_err(|e| store.err(e))
+        self.store().limit_read_memory(mmap_bytes, cache_kib)
     }
 
     /// True when nothing has been captured yet (the desktop's first-run page).
     pub fn is_empty(&self) -> Result<bool> {
         let store = self.store();
-        store
-            .conn()
-            .query_row("SELECT NOT EXISTS (SELECT 1 FROM sessions)", [], |r| {
-                r.get(0)
-            })
-            .map_err(|e| store.err(e))
+        crate::archive::store::is_empty(store.conn()).map_err(|e| store.err(e))
     }
 }
 

@@ -53,24 +53,7 @@ impl Cairn {
             recall::query(store.conn(), req, now.as_second(), None)?
         };
         if !self.read_only {
-            let packed: Vec<String> = resp
-                .context
-                .as_ref()
-                .map(|c| c.entry_ids.clone())
-                .unwrap_or_default();
-            let event = recall::ledger::Event {
-                surface,
-                query: &req.text,
-                mode: req.mode.as_str(),
-                filters_json: serde_json::to_string(&req.filters).unwrap_or_else(|_| "{}".into()),
-                trusted_only: req.filters.trusted_only,
-                policy: recall::policy(req.mode),
-                ranked: &resp.results,
-                packed: &packed,
-                miss_reason: &resp.miss_reason,
-                session_key: req.session_key.as_deref(),
-            };
-            match recall::ledger::record(store.conn(), &event, &capture::now()) {
+            match recall::ledger::record_query(store.conn(), req, &resp, surface, &capture::now()) {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
             }
@@ -169,18 +152,6 @@ impl Cairn {
     pub fn recall_for_session(&self, key_or_id: &str) -> Result<Vec<recall::model::Entry>> {
         let store = self.store();
         let row = self.session_row(&store, key_or_id)?;
-        let ids: Vec<String> = store
-            .conn()
-            .prepare_cached("SELECT DISTINCT entry_id FROM recall_evidence WHERE session_id = ?1")
-            .and_then(|mut s| s.query_map([row], |r| r.get(0))?.collect())
-            .map_err(|e| store.err(e))?;
-        let mut out = Vec::new();
-        for id in ids {
-            if let Some(e) = recall::store::get(store.conn(), &id).map_err(|e| store.err(e))? {
-                out.push(e);
-            }
-        }
-        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
-        Ok(out)
+        recall::store::for_session(store.conn(), row).map_err(|e| store.err(e))
     }
 }

@@ -94,15 +94,9 @@ impl Cairn {
     pub fn turn_of_record(&self, key_or_id: &str, ordinal: u32) -> Result<Option<u32>> {
         let store = self.store();
         let row = self.session_row(&store, key_or_id)?;
-        store
-            .conn()
-            .query_row(
-                "SELECT t.turn_index FROM records r JOIN turns t ON t.id = r.turn_id WHERE r.session_id = ?1 AND r.ordinal = ?2",
-                rusqlite::params![row, ordinal],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|i| Some(views::sessions::count(i)))
-            .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(store.err(e)) })
+        let turn = crate::archive::store::turn_of_record(store.conn(), row, ordinal)
+            .map_err(|e| store.err(e))?;
+        Ok(turn.map(views::sessions::count))
     }
 
     /// Repositories and branches with agent activity.

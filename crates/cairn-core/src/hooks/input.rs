@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::archive::discover::FoundFile;
+use crate::archive::sources::FileRole;
 use crate::archive::{Agent, discover, recognise};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -36,6 +38,45 @@ impl HookInput {
             .and_then(crate::git::snapshot::Prefetch::start);
         Ok(HookInput { payload, prefetch })
     }
+
+    /// The transcript the payload names (`transcript_path`), a relative one joined to the
+    /// payload's `cwd`, else to `base_dir`; `None` when it names none (nothing to do).
+    pub(crate) fn transcript(&self, base_dir: &Path) -> Option<PathBuf> {
+        let field = |name: &str| {
+            self.payload
+                .get(name)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let transcript = field("transcript_path")?;
+        let base = field("cwd").map_or_else(|| base_dir.to_owned(), PathBuf::from);
+        Some(base.join(transcript))
+    }
+}
+
+/// What a hook captures for an accepted transcript `path` of `agent`: the file itself, and for
+/// a Claude session its sub-agents' files, held to the same rule (`subagents/` could be a
+/// symlink out of the source dirs).
+pub(crate) fn files_to_capture(config: &Config, agent: Agent, path: &Path) -> Vec<FoundFile> {
+    let mut files: Vec<FoundFile> = discover::classify(agent, path).into_iter().collect();
+    if files.is_empty() {
+        files.push(FoundFile {
+            agent,
+            role: FileRole::Main,
+            path: path.to_owned(),
+            parent_hint: None,
+            agent_id: None,
+        });
+    }
+    if agent == Agent::Claude && files[0].role == FileRole::Main {
+        let dirs = discover::source_dirs(config, agent);
+        files.extend(
+            discover::claude_subagent_files(path)
+                .into_iter()
+                .filter(|f| dirs.iter().any(|d| discover::holds(&d.path, &f.path))),
+        );
+    }
+    files
 }
 
 /// The transcript a hook payload names (`path`, joined to the payload's `cwd` already), if Cairn

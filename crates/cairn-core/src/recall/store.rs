@@ -356,3 +356,16 @@ pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
     }
     Ok(out)
 }
+/// Entries whose evidence lies in session row `session`, most recently updated first.
+pub(crate) fn for_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<Entry>> {
+    let ids: Vec<String> = conn
+        .prepare_cached("SELECT DISTINCT entry_id FROM recall_evidence WHERE session_id = ?1")?
+        .query_map([session], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for id in ids {
+        out.extend(get(conn, &id)?);
+    }
+    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(out)
+}
