@@ -1,8 +1,10 @@
 //! Cairn's core: everything the CLI, the hook and the desktop app do, with no UI in it.
 //!
-//! Data flows one way: transcript file → [`archive::sources`] (one adapter per agent) →
-//! records → [`archive::redact`] → [`archive::store`] (SQLite + FTS5) → views. The [`Cairn`]
-//! facade is the only entry point the front doors use.
+//! Data flows one way: transcript file → [`archive::redact`] (every line, before it is parsed)
+//! → [`archive::sources`] (one adapter per agent) → records → [`archive::capture`] →
+//! [`archive::store`] (SQLite + FTS5) → views. The [`Cairn`] facade (its methods in `facade/`,
+//! one file per room) is the only entry point the front doors use; errors reach them with an
+//! [`ErrorKind`] and a hint ([`Error::hint`]).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
