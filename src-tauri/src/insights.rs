@@ -141,7 +141,7 @@ pub async fn insight_export(
     let chosen = backend.export_dir().cloned();
     with_cairn(&backend, move |c| {
         let dir = chosen.unwrap_or_else(|| export_dir(dirs::download_dir(), c.data_dir()));
-        let (path, bytes) = c.insight_export_into(id, format, &dir)?;
+        let (path, bytes) = c.insight_export_into(id, format, &dir, None)?;
         Ok(ExportedReport {
             file_name: path
                 .file_name()

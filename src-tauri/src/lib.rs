@@ -53,6 +53,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::doctor,
             recall::recall_list,
             recall::recall_stats,
+            recall::recall_vocabulary,
             recall::recall_query,
             recall::recall_inbox,
             recall::recall_accept,

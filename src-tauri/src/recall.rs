@@ -5,7 +5,7 @@
 //! (one transaction each); the window never writes an entry any other way.
 
 use cairn_core::ErrorReport;
-use cairn_core::recall::model::Entry;
+use cairn_core::recall::model::{Entry, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
@@ -36,6 +36,13 @@ pub async fn recall_stats(
     filters: Filters,
 ) -> Result<RecallStats, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_stats(&filters)).await
+}
+
+/// The entry types and scopes Recall knows, for the UI's pickers (the core's lists, not a copy).
+#[tauri::command]
+#[specta::specta]
+pub fn recall_vocabulary() -> Vocabulary {
+    Vocabulary::get()
 }
 
 /// A ranked query with each result's score breakdown, recorded in the query ledger.

@@ -238,7 +238,15 @@ pub fn run(
                 None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
                 Some(target) => {
                     // Never over a file: an existing name gets ` (2)` (the desktop's rule).
-                    let (path, _) = cairn.insight_export_into(id, format, &target)?;
+                    let (dir, name) = match target.file_name() {
+                        Some(name) if !target.is_dir() => (
+                            target.parent().filter(|p| !p.as_os_str().is_empty()),
+                            Some(name.to_string_lossy().into_owned()),
+                        ),
+                        _ => (Some(target.as_path()), None),
+                    };
+                    let dir = dir.unwrap_or(std::path::Path::new("."));
+                    let (path, _) = cairn.insight_export_into(id, format, dir, name.as_deref())?;
                     if json_out {
                         render::json(out, &serde_json::json!({"id": id, "path": path}))?;
                     } else {

@@ -65,6 +65,8 @@ export const commands = {
 	 *  trusted, stale, revoked, with evidence.
 	 */
 	recallStats: (filters: Filters_Deserialize) => typedError<RecallStats, ErrorReport_Serialize>(__TAURI_INVOKE("recall_stats", { filters })),
+	/**  The entry types and scopes Recall knows, for the UI's pickers (the core's lists, not a copy). */
+	recallVocabulary: () => __TAURI_INVOKE<Vocabulary>("recall_vocabulary"),
 	/**  A ranked query with each result's score breakdown, recorded in the query ledger. */
 	recallQuery: (request: QueryRequest_Deserialize) => typedError<QueryResponse_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_query", { request })),
 	/**  The review inbox: unreviewed, stale and provenance-revoked entries, stale first. */
@@ -293,6 +295,11 @@ export type Entry_Deserialize = {
 	model: string,
 	transferable: boolean,
 	provenance_ok: boolean,
+	/**
+	 *  [`Entry::is_trusted`], decided by the core when the entry is read: the front doors show
+	 *  it and never decide trust themselves.
+	 */
+	trusted?: boolean,
 	/**  Why provenance was revoked, when it was. */
 	provenance_note?: string | null,
 	/**  Files the evidence cites changed after it was recorded: needs re-review. */
@@ -330,6 +337,11 @@ export type Entry_Serialize = {
 	model: string,
 	transferable: boolean,
 	provenance_ok: boolean,
+	/**
+	 *  [`Entry::is_trusted`], decided by the core when the entry is read: the front doors show
+	 *  it and never decide trust themselves.
+	 */
+	trusted: boolean,
 	/**  Why provenance was revoked, when it was. */
 	provenance_note: string | null,
 	/**  Files the evidence cites changed after it was recorded: needs re-review. */
@@ -2048,6 +2060,15 @@ export type UiMilestone = {
 export type Usage = {
 	prompt_tokens: number,
 	completion_tokens: number,
+};
+
+/**
+ *  The closed sets a front door offers as choices (the UI's type and scope pickers), so that no
+ *  door lists them again.
+ */
+export type Vocabulary = {
+	entry_types: EntryType[],
+	scopes: Scope[],
 };
 
 /**  A problem with one file or line. Reported, never fatal to the rest of the capture. */

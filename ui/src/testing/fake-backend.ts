@@ -342,6 +342,7 @@ export function fakeEntry(id: string, title: string, reviewed: boolean, session 
     model: '',
     transferable: reviewed,
     provenance_ok: true,
+    trusted: reviewed,
     provenance_note: null,
     stale: false,
     stale_note: null,

@@ -155,27 +155,18 @@ impl Cairn {
         ))
     }
 
-    /// Export a report into `target`: a directory (the report's own file name in it) or a file
-    /// path. Never replaces a file ([`render::write_new`]: `name (2).md` instead), for every
+    /// Export a report into `dir` (created if needed), as `file_name` or else the report's own
+    /// name. Never replaces a file ([`render::write_new`]: `name (2).md` instead), for every
     /// door. Returns the file written and its size.
     pub fn insight_export_into(
         &self,
         id: i64,
         format: ExportFormat,
-        target: &std::path::Path,
+        dir: &std::path::Path,
+        file_name: Option<&str>,
     ) -> Result<(std::path::PathBuf, usize)> {
         let (text, name) = self.insight_export(id, format)?;
-        let (dir, name) = match (target.is_dir(), target.file_name()) {
-            (false, Some(file)) => (
-                target
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new(".")),
-                file.to_string_lossy().into_owned(),
-            ),
-            _ => (target, name),
-        };
-        let path = render::write_new(dir, &name, text.as_bytes())?;
+        let path = render::write_new(dir, file_name.unwrap_or(&name), text.as_bytes())?;
         Ok((path, text.len()))
     }
 
