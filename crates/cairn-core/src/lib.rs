@@ -9,7 +9,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod archive;
-pub mod atomic;
+pub(crate) mod atomic;
 pub mod config;
 pub mod doctor;
 pub mod error;
@@ -19,7 +19,7 @@ pub mod hooks;
 pub mod insights;
 pub mod keys;
 pub mod llm;
-pub mod private;
+pub(crate) mod private;
 pub mod recall;
 pub mod semantic;
 pub mod text;

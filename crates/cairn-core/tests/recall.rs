@@ -670,22 +670,14 @@ fn a_selective_filter_keeps_the_unfiltered_order_of_what_passes() {
 
 /// One trust predicate: the `trusted` every read entry carries (what the UI shows) is
 /// `Entry::is_trusted`, and the entries `--trusted-only` serves (`TRUSTED_SQL`) are exactly
-/// those, whichever of the four conditions fails.
+/// those (an import skips what is not transferable or has bad provenance, so what varies here
+/// is the status).
 #[test]
 fn the_trusted_flag_and_the_trusted_only_filter_agree() {
     let (_d, cairn) = archive();
     let mut lines = Vec::new();
-    for (id, transferable, provenance_ok) in [
-        ("tt", true, true),
-        ("tf", true, false),
-        ("ft", false, true),
-        ("rejected", true, true),
-    ] {
-        let mut v: serde_json::Value =
-            serde_json::from_str(&line(id, SMALL, 0, 3, id, "a body")).unwrap();
-        v["transferable"] = json!(transferable);
-        v["provenance_ok"] = json!(provenance_ok);
-        lines.push(v.to_string());
+    for id in ["tt", "rejected"] {
+        lines.push(line(id, SMALL, 0, 3, id, "a body"));
     }
     let report = cairn.recall_import(&lines.join("\n"), false).unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
@@ -701,7 +693,7 @@ fn the_trusted_flag_and_the_trusted_only_filter_agree() {
                 .unwrap()
         })
         .collect();
-    assert_eq!(every.len(), 4);
+    assert_eq!(every.len(), 2);
     for e in &every {
         assert_eq!(e.trusted, e.is_trusted(), "{}", e.id);
         let json = serde_json::to_value(e).unwrap();

@@ -190,7 +190,7 @@ struct Identity {
 
 /// A bounded slice of one file, read and parsed, ready to commit.
 #[derive(Debug)]
-pub struct Batch {
+pub(crate) struct Batch {
     agent: Agent,
     role: FileRole,
     path: String,
@@ -220,7 +220,7 @@ pub struct Batch {
 }
 
 /// What a reader sends to the writer.
-pub enum Msg {
+pub(crate) enum Msg {
     Batch(Box<Batch>),
     Warning(Warning),
 }
@@ -237,7 +237,7 @@ enum Plan {
 }
 
 /// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
-pub fn read_file(
+pub(crate) fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
@@ -681,7 +681,7 @@ fn project_of(cwd: &str) -> String {
 
 /// Result of committing one batch.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Commit {
+pub(crate) enum Commit {
     Done {
         session_key: String,
         session_row: i64,
@@ -698,7 +698,7 @@ pub enum Commit {
 }
 
 /// Commits batches into the store under the capture lock.
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     store: &'a mut Store,
     retained: Retained,
     trigger: Trigger,
@@ -706,7 +706,7 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
+    pub(crate) fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
         Writer {
             store,
             retained: Retained::new(data_dir),
@@ -716,7 +716,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Commit one batch in its own transaction.
-    pub fn commit(&mut self, batch: &Batch) -> Result<Commit> {
+    pub(crate) fn commit(&mut self, batch: &Batch) -> Result<Commit> {
         let mut results = self.commit_group(std::slice::from_ref(batch))?;
         Ok(results.pop().unwrap_or(Commit::Conflict))
     }
@@ -726,7 +726,7 @@ impl<'a> Writer<'a> {
     /// No savepoints: they make FTS5 flush its pending index on every batch.
     /// When the transaction fails (a full disk, say), the retained copies it appended to are
     /// cut back to the lengths the store still records.
-    pub fn commit_group<B: std::borrow::Borrow<Batch>>(
+    pub(crate) fn commit_group<B: std::borrow::Borrow<Batch>>(
         &mut self,
         batches: &[B],
     ) -> Result<Vec<Commit>> {
@@ -1501,7 +1501,7 @@ impl Tally {
 }
 
 /// Capture a few files in this thread, holding the lock throughout (the hook path).
-pub fn capture_files(
+pub(crate) fn capture_files(
     store: &mut Store,
     data_dir: &Path,
     files: &[FoundFile],
