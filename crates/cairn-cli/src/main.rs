@@ -315,6 +315,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             std::io::stdin()
                 .read_to_string(&mut input)
                 .context("cannot read the hook input on stdin")?;
+            if cairn_core::hooks::is_session_start(&input) {
+                session_start(g, &input, out)?;
+                out.flush()?;
+                return Ok(ExitCode::SUCCESS);
+            }
             // Parsed before the archive opens: its git reads start now.
             let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
@@ -600,6 +605,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The SessionStart hook: print the brief of trusted entries for the session's repository and
+/// branch, or nothing. Whatever goes wrong (no archive, a broken or locked one, a bad config) is
+/// one line on stderr and exit 0: memory must never stop an agent from starting.
+fn session_start(g: &Global, input: &str, out: &mut impl Write) -> Result<()> {
+    let brief = g
+        .data_dir
+        .clone()
+        .or_else(Cairn::default_data_dir)
+        .ok_or_else(|| cairn_core::Error::Invalid("no data dir".into()))
+        .and_then(|dir| Cairn::session_start_brief(&dir, input, &g.dir));
+    match brief {
+        Ok(Some(brief)) => writeln!(out, "{}", brief.hook_output())?,
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "cairn: no memory brief for this session: {}",
+            render::clean(&e.to_string())
+        ),
+    }
+    Ok(())
 }
 
 /// The agent running this hook, from the variables Codex and Claude Code set (agentlog's list).

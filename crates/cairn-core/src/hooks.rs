@@ -56,7 +56,18 @@ fn events(agent: Agent) -> &'static [&'static str] {
     }
 }
 
-/// The settings file that holds an agent's hooks.
+/// The event on which an agent runs hooks as a session starts: the one memory uses (both
+/// agents call it `SessionStart`).
+pub const SESSION_START: &str = "SessionStart";
+
+/// Whether a hook payload is the one an agent sends as a session starts
+/// (`"hook_event_name": "SessionStart"`).
+pub fn is_session_start(input: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(input).is_ok_and(|v| {
+        v.get("hook_event_name").and_then(serde_json::Value::as_str) == Some(SESSION_START)
+    })
+}
+
 /// The hook command line for the `cairn` binary at `cli`: `<cli> hook --agent <agent>`, the
 /// path quoted for a POSIX shell when it needs it (the agents run hooks through `sh -c`).
 pub fn hook_command(cli: &Path, agent: Agent) -> String {
@@ -73,6 +84,7 @@ pub fn hook_command(cli: &Path, agent: Agent) -> String {
     format!("{quoted} hook --agent {agent}")
 }
 
+/// The settings file that holds an agent's hooks.
 pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)

@@ -17,6 +17,7 @@ pub mod insights;
 mod insights_facade;
 pub mod keys;
 pub mod llm;
+mod memory_facade;
 pub mod private;
 pub mod recall;
 pub mod semantic;
@@ -24,6 +25,7 @@ pub mod text;
 pub mod views;
 
 pub use error::{Error, Result};
+pub use memory_facade::SessionStartBrief;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

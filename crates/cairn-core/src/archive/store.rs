@@ -87,13 +87,19 @@ impl Store {
     /// opened as immutable instead (nothing can write to that directory, and a clean close has
     /// checkpointed the WAL into the main file, so nothing is missed).
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        match Store::open_read_only_with(path, false) {
+        Store::open_read_only_waiting(path, Duration::from_secs(30))
+    }
+
+    /// [`Store::open_read_only`] that waits at most `busy` for a lock (a hook that must not
+    /// hold up the agent), then fails.
+    pub fn open_read_only_waiting(path: &Path, busy: Duration) -> Result<Store> {
+        match Store::open_read_only_with(path, false, busy) {
             Ok(store) => Ok(store),
-            Err(first) => Store::open_read_only_with(path, true).map_err(|_| first),
+            Err(first) => Store::open_read_only_with(path, true, busy).map_err(|_| first),
         }
     }
 
-    fn open_read_only_with(path: &Path, immutable: bool) -> Result<Store> {
+    fn open_read_only_with(path: &Path, immutable: bool, busy: Duration) -> Result<Store> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = if immutable {
             Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
@@ -106,6 +112,7 @@ impl Store {
             path: path.to_owned(),
         };
         store.configure(true)?;
+        store.conn.busy_timeout(busy).map_err(|e| store.err(e))?;
         let version = store.schema_version()?;
         if version > SCHEMA_VERSION {
             return Err(Error::SchemaTooNew {

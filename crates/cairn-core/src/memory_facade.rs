@@ -1,0 +1,99 @@
+//! The [`Cairn`] facade's memory methods: the brief of trusted Recall entries an agent gets when
+//! a session starts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::Cairn;
+use crate::archive::store::{DB_FILE, Store};
+use crate::config::Config;
+use crate::error::Result;
+use crate::recall::memory;
+
+/// The most a session-start brief may take, whatever the config says (16 KB of text).
+const MAX_TOKENS_CAP: u32 = 4000;
+
+/// How long the session-start hook waits for a lock on the archive before giving up.
+const BUSY: Duration = Duration::from_millis(20);
+
+/// What the SessionStart hook injects into a new agent session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionStartBrief {
+    /// The brief, redacted and cleaned of control sequences.
+    pub text: String,
+    /// The entries in it, in order.
+    pub entry_ids: Vec<String>,
+}
+
+impl SessionStartBrief {
+    /// What the hook prints: the JSON both Claude Code and Codex read from a SessionStart hook
+    /// (`hookSpecificOutput.additionalContext`).
+    pub fn hook_output(&self) -> String {
+        serde_json::json!({
+            "hookSpecificOutput": {
+                "hookEventName": crate::hooks::SESSION_START,
+                "additionalContext": self.text,
+            }
+        })
+        .to_string()
+    }
+}
+
+impl Cairn {
+    /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
+    /// where; `base_dir` when it does not): the trusted entries of that repository and branch
+    /// ([`memory::entries`]) packed into `[recall] session_start_tokens` (default
+    /// [`memory::DEFAULT_MAX_TOKENS`]), through the outbound redactor. `None` when nothing is
+    /// trusted there, outside a repository, or when the budget is 0.
+    ///
+    /// Made for a hook that runs before every session: the archive in `data_dir` is opened
+    /// read-only (never created, migrated or tightened), a lock is waited for at most 20 ms,
+    /// nothing is embedded and nothing is written (not even the ledger). Errors are for the
+    /// caller to swallow: a broken archive must not stop the agent.
+    pub fn session_start_brief(
+        data_dir: &Path,
+        input: &str,
+        base_dir: &Path,
+    ) -> Result<Option<SessionStartBrief>> {
+        let payload: serde_json::Value = serde_json::from_str(input)
+            .map_err(|e| crate::Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        let cwd = payload
+            .get("cwd")
+            .and_then(|v| v.as_str())
+            .map(Path::new)
+            .filter(|p| p.is_absolute())
+            .unwrap_or(base_dir);
+        let config = Config::load(data_dir)?;
+        let max_tokens = config
+            .recall
+            .session_start_tokens
+            .unwrap_or(memory::DEFAULT_MAX_TOKENS)
+            .min(MAX_TOKENS_CAP);
+        if max_tokens == 0 {
+            return Ok(None);
+        }
+        let Some(place) = memory::place(cwd) else {
+            return Ok(None);
+        };
+        let store = Store::open_read_only_waiting(&data_dir.join(DB_FILE), BUSY)?;
+        let entries = memory::entries(store.conn(), &place)?;
+        let packed = memory::pack(entries, &place, max_tokens);
+        if packed.entry_ids.is_empty() {
+            return Ok(None);
+        }
+        let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+        let mut findings = Vec::new();
+        let text = crate::archive::redact::Redactor::global().outbound_text(
+            &packed.text,
+            Some(&place.root.to_string_lossy()),
+            home.as_deref(),
+            &mut findings,
+        );
+        Ok(Some(SessionStartBrief {
+            text,
+            entry_ids: packed.entry_ids,
+        }))
+    }
+}
