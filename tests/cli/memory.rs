@@ -272,3 +272,71 @@ fn session_start_with_data(env: &Env, data: &Path, cwd: &Path) -> Output {
         .unwrap();
     child.wait_with_output().unwrap()
 }
+
+#[test]
+fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
+    let (env, repo) = setup();
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let path = env.home().join(".claude/settings.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(command, settings["hooks"]["Stop"][0]["hooks"][0]["command"]);
+
+    // What Claude Code does as a session starts: run the command through a shell, the payload
+    // on stdin.
+    let mut payload: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("hooks/claude-session-start.json")).unwrap(),
+    )
+    .unwrap();
+    payload["cwd"] = json!(repo);
+    let mut sh = std::process::Command::new("sh");
+    sh.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .env("CAIRN_DATA_DIR", env.data())
+        .args(["-c", &command])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = sh.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let text = injected(&child.wait_with_output().unwrap());
+    assert!(text.contains("Cart totals are computed in cents"), "{text}");
+
+    let doctor = env.json(&["doctor"]);
+    let hook = |doctor: &Value| {
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "claude hook")
+            .unwrap()["detail"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        hook(&doctor).contains("with memory at session start"),
+        "{doctor}"
+    );
+
+    env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        settings["hooks"].get("SessionStart").is_none(),
+        "{settings}"
+    );
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+        command.as_str()
+    );
+    assert!(hook(&env.json(&["doctor"])).contains("memory at session start is off"));
+}

@@ -233,9 +233,15 @@ enum EmbeddingsCommand {
 enum HooksCommand {
     /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup; changes nothing
     /// else in the file, follows its symlink, keeps its mode; the diff hides `env` values).
+    /// It captures after every turn and, as a session starts, gives the agent a short brief of
+    /// the Recall entries a person accepted for that repository and branch (nothing until one
+    /// is accepted).
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,
+        /// Capture only: no brief at session start (takes Cairn's session-start hook off).
+        #[arg(long)]
+        no_memory: bool,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
@@ -336,14 +342,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Hooks {
-            command: HooksCommand::Install { agent, dry_run },
+            command:
+                HooksCommand::Install {
+                    agent,
+                    no_memory,
+                    dry_run,
+                },
         } => {
             let cairn = open(g)?;
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
             let command = cairn_core::hooks::hook_command(&exe, agent);
-            let result = cairn.install_hook(agent, &command, dry_run)?;
+            let result = cairn.install_hooks(agent, &command, !no_memory, dry_run)?;
             if g.json {
                 render::json(out, &result)?;
             } else {

@@ -124,10 +124,15 @@ fn claude_retention(home: &Path) -> Check {
 fn hook_check(status: &crate::hooks::HookStatus) -> Check {
     let agent = status.agent;
     if status.installed {
+        let memory = if status.memory {
+            "with memory at session start"
+        } else {
+            "memory at session start is off (`cairn hooks install` turns it on)"
+        };
         check(
             format!("{agent} hook"),
             Status::Ok,
-            format!("installed in {}", status.path.display()),
+            format!("installed in {}; {memory}", status.path.display()),
         )
     } else {
         check(

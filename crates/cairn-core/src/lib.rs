@@ -1106,7 +1106,7 @@ impl Cairn {
     ) -> Result<hooks::HookInstall> {
         let home = dirs::home_dir()
             .ok_or_else(|| Error::Invalid("cannot find the home directory (set HOME)".into()))?;
-        hooks::install(agent, &home, command, dry_run)
+        hooks::install(agent, &home, command, true, dry_run)
     }
 
     /// Install Cairn's skill (how to catch up: skim, then show) for an agent.

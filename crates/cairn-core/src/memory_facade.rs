@@ -42,6 +42,18 @@ impl SessionStartBrief {
 }
 
 impl Cairn {
+    /// Add Cairn's capture hook (running `command`) to an agent's settings, and its
+    /// session-start hook when `memory` (taken off when not): see [`crate::hooks::install`].
+    pub fn install_hooks(
+        &self,
+        agent: crate::archive::Agent,
+        command: &str,
+        memory: bool,
+        dry_run: bool,
+    ) -> Result<crate::hooks::HookInstall> {
+        crate::hooks::install(agent, &home()?, command, memory, dry_run)
+    }
+
     /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
     /// where; `base_dir` when it does not): the trusted entries of that repository and branch
     /// ([`memory::entries`]) packed into `[recall] session_start_tokens` (default
@@ -96,4 +108,9 @@ impl Cairn {
             entry_ids: packed.entry_ids,
         }))
     }
+}
+
+fn home() -> Result<std::path::PathBuf> {
+    dirs::home_dir()
+        .ok_or_else(|| crate::Error::Invalid("cannot find the home directory (set HOME)".into()))
 }
