@@ -3,6 +3,7 @@
 
 mod extract;
 mod insights;
+mod mcp_install;
 mod recall;
 mod render;
 
@@ -83,6 +84,11 @@ enum Command {
     Hooks {
         #[command(subcommand)]
         command: HooksCommand,
+    },
+    /// Cairn's MCP server in the agents' configs: install, uninstall.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_install::McpCommand,
     },
     /// Install the skill that teaches agents to catch up with Cairn.
     Skills {
@@ -360,6 +366,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 render::hook_install(out, &result)?;
             }
+        }
+        Command::Mcp { command } => {
+            let cairn = open(g)?;
+            mcp_install::run(command, &cairn, g.json, &g.dir, out)?;
         }
         Command::Skills {
             command: SkillsCommand::Install { agent, dry_run },

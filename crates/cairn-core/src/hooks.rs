@@ -13,6 +13,7 @@
 
 mod input;
 mod json_text;
+pub mod mcp_config;
 mod settings;
 
 use std::path::{Path, PathBuf};

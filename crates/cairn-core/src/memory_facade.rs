@@ -10,6 +10,7 @@ use crate::Cairn;
 use crate::archive::store::{DB_FILE, Store};
 use crate::config::Config;
 use crate::error::Result;
+use crate::hooks::mcp_config::{self, McpInstall, McpStatus};
 use crate::recall::memory;
 
 /// The most a session-start brief may take, whatever the config says (16 KB of text).
@@ -42,6 +43,43 @@ impl SessionStartBrief {
 }
 
 impl Cairn {
+    /// Register `cli mcp` as the `cairn` MCP server of `agent`: in the user's config, or with
+    /// `project` (a directory in a repository) in that repository's. See
+    /// [`crate::hooks::mcp_config`].
+    pub fn mcp_install(
+        &self,
+        agent: crate::archive::Agent,
+        project: Option<&Path>,
+        cli: &Path,
+        dry_run: bool,
+    ) -> Result<McpInstall> {
+        let project = project.map(project_root).transpose()?;
+        mcp_config::install(agent, &home()?, project.as_deref(), cli, dry_run)
+    }
+
+    /// Take Cairn's MCP server out of `agent`'s config (the user's, or `project`'s).
+    pub fn mcp_uninstall(
+        &self,
+        agent: crate::archive::Agent,
+        project: Option<&Path>,
+        dry_run: bool,
+    ) -> Result<McpInstall> {
+        let project = project.map(project_root).transpose()?;
+        mcp_config::uninstall(agent, &home()?, project.as_deref(), dry_run)
+    }
+
+    /// Whether each agent's user config registers Cairn's MCP server.
+    pub fn mcp_status(&self) -> Vec<McpStatus> {
+        dirs::home_dir()
+            .map(|home| {
+                crate::archive::Agent::ALL
+                    .iter()
+                    .map(|a| mcp_config::status(*a, &home, None))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Add Cairn's capture hook (running `command`) to an agent's settings, and its
     /// session-start hook when `memory` (taken off when not): see [`crate::hooks::install`].
     pub fn install_hooks(
@@ -113,4 +151,14 @@ impl Cairn {
 fn home() -> Result<std::path::PathBuf> {
     dirs::home_dir()
         .ok_or_else(|| crate::Error::Invalid("cannot find the home directory (set HOME)".into()))
+}
+
+/// The repository around `dir` (its worktree root), else `dir` itself: where a project's agent
+/// config lives.
+fn project_root(dir: &Path) -> Result<std::path::PathBuf> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| crate::Error::Read {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    Ok(memory::place(&dir).map_or(dir, |p| p.root))
 }

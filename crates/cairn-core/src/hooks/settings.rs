@@ -23,7 +23,7 @@ pub(super) fn read_text(path: &Path) -> Result<String> {
 }
 
 /// The settings file's values and where they lie, `None` for an empty file.
-fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
+pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
     if text.trim().is_empty() {
         return Ok(None);
     }
