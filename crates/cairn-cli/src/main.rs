@@ -75,7 +75,9 @@ enum Command {
     },
     /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success; a path
     /// that is not a regular file inside the agent's source dirs is refused (a line on stderr,
-    /// exit 0).
+    /// exit 0). On a SessionStart payload it captures nothing and prints the brief of trusted
+    /// Recall entries for the session's repository and branch (nothing when none; exit 0 even
+    /// when the archive is missing or broken).
     Hook {
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
