@@ -257,7 +257,7 @@ pub struct FoundCli {
 
 /// The `cairn` CLI next to this executable, else in the first absolute `PATH` directory that
 /// has one.
-fn find_cli() -> Result<FoundCli, String> {
+pub(crate) fn find_cli() -> Result<FoundCli, String> {
     find_cli_in(
         std::env::current_exe().ok().as_deref(),
         std::env::var_os("PATH").as_deref(),

@@ -13,6 +13,7 @@ pub mod events;
 pub mod extract;
 pub mod insights;
 pub mod links;
+pub mod mcp;
 pub mod recall;
 pub mod watcher;
 
@@ -49,6 +50,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::set_source_dirs::<tauri::Wry>,
             commands::hook_overview,
             commands::install_hook,
+            mcp::mcp_overview,
+            mcp::install_mcp,
+            mcp::uninstall_mcp,
             commands::privacy_preview,
             commands::doctor,
             recall::recall_list,

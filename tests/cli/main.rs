@@ -10,6 +10,8 @@ mod fake_llm;
 mod harden;
 mod hooks;
 mod insights;
+mod mcp_install;
+mod memory;
 mod private;
 mod recall;
 mod shared_db;

@@ -3,6 +3,7 @@
 
 mod extract;
 mod insights;
+mod mcp_install;
 mod recall;
 mod render;
 
@@ -74,7 +75,9 @@ enum Command {
     },
     /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success; a path
     /// that is not a regular file inside the agent's source dirs is refused (a line on stderr,
-    /// exit 0).
+    /// exit 0). On a SessionStart payload it captures nothing and prints the brief of trusted
+    /// Recall entries for the session's repository and branch (nothing when none; exit 0 even
+    /// when the archive is missing or broken).
     Hook {
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
@@ -83,6 +86,11 @@ enum Command {
     Hooks {
         #[command(subcommand)]
         command: HooksCommand,
+    },
+    /// Cairn's MCP server in the agents' configs: install, uninstall.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_install::McpCommand,
     },
     /// Install the skill that teaches agents to catch up with Cairn.
     Skills {
@@ -233,9 +241,15 @@ enum EmbeddingsCommand {
 enum HooksCommand {
     /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup; changes nothing
     /// else in the file, follows its symlink, keeps its mode; the diff hides `env` values).
+    /// It captures after every turn and, as a session starts, gives the agent a short brief of
+    /// the Recall entries a person accepted for that repository and branch (nothing until one
+    /// is accepted).
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,
+        /// Capture only: no brief at session start (takes Cairn's session-start hook off).
+        #[arg(long)]
+        no_memory: bool,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
@@ -323,6 +337,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             std::io::stdin()
                 .read_to_string(&mut input)
                 .context("cannot read the hook input on stdin")?;
+            if cairn_core::hooks::is_session_start(&input) {
+                session_start(g, &input, out)?;
+                out.flush()?;
+                return Ok(ExitCode::SUCCESS);
+            }
             // Parsed before the archive opens: its git reads start now.
             let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
@@ -341,19 +360,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Hooks {
-            command: HooksCommand::Install { agent, dry_run },
+            command:
+                HooksCommand::Install {
+                    agent,
+                    no_memory,
+                    dry_run,
+                },
         } => {
             let cairn = open(g)?;
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
             let command = cairn_core::hooks::hook_command(&exe, agent);
-            let result = cairn.install_hook(agent, &command, dry_run)?;
+            let result = cairn.install_hooks(agent, &command, !no_memory, dry_run)?;
             if g.json {
                 render::json(out, &result)?;
             } else {
                 render::hook_install(out, &result)?;
             }
+        }
+        Command::Mcp { command } => {
+            let cairn = open(g)?;
+            mcp_install::run(command, &cairn, g.json, &g.dir, out)?;
         }
         Command::Skills {
             command: SkillsCommand::Install { agent, dry_run },
@@ -610,4 +638,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The SessionStart hook: print the brief of trusted entries for the session's repository and
+/// branch, or nothing. Whatever goes wrong (no archive, a broken or locked one, a bad config) is
+/// one line on stderr and exit 0: memory must never stop an agent from starting.
+fn session_start(g: &Global, input: &str, out: &mut impl Write) -> Result<()> {
+    let brief = g
+        .data_dir
+        .clone()
+        .or_else(Cairn::default_data_dir)
+        .ok_or_else(|| cairn_core::Error::Invalid("no data dir".into()))
+        .and_then(|dir| Cairn::session_start_brief(&dir, input, &g.dir));
+    match brief {
+        Ok(Some(brief)) => writeln!(out, "{}", brief.hook_output())?,
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "cairn: no memory brief for this session: {}",
+            render::clean(&e.to_string())
+        ),
+    }
+    Ok(())
 }

@@ -103,6 +103,10 @@ pub struct RecallConfig {
     /// `[recall.extract]`: see [`crate::recall::extract::config`].
     #[serde(default, skip_serializing_if = "ExtractConfig::is_empty")]
     pub extract: ExtractConfig,
+    /// Budget of the brief of trusted entries injected when an agent session starts, in
+    /// estimated tokens (default [`crate::recall::memory::DEFAULT_MAX_TOKENS`]; 0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_start_tokens: Option<u32>,
 }
 
 impl RecallConfig {

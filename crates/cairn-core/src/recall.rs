@@ -19,6 +19,7 @@ pub mod hybrid;
 pub mod import;
 pub mod index;
 pub mod ledger;
+pub mod memory;
 pub mod model;
 pub mod rank;
 pub mod review;

@@ -8,6 +8,7 @@
 //! room's code (`0014` re-keys through `archive::rekey`).
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::archive::rekey;
 use crate::error::Result;
@@ -54,7 +55,13 @@ impl Store {
 
     /// Open an existing database without ever writing to it (a read-only data dir, say).
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        Store::open_read_only_known(path, SCHEMA_VERSION)
+        Store::open_read_only_waiting(path, Duration::from_secs(30))
+    }
+
+    /// [`Store::open_read_only`] that waits at most `busy` for a lock (a hook that must not
+    /// hold up the agent), then fails.
+    pub fn open_read_only_waiting(path: &Path, busy: Duration) -> Result<Store> {
+        Store::open_read_only_known(path, SCHEMA_VERSION, busy)
     }
 }
 

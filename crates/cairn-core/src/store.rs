@@ -91,14 +91,21 @@ impl Store {
     /// create one in a read-only directory: the first read then fails. In that case the file is
     /// opened as immutable instead (nothing can write to that directory, and a clean close has
     /// checkpointed the WAL into the main file, so nothing is missed).
-    pub(crate) fn open_read_only_known(path: &Path, known: i64) -> Result<Store> {
-        match Store::open_read_only_with(path, known, false) {
+    ///
+    /// It waits at most `busy` for a lock, then fails (a hook must not hold up its agent).
+    pub(crate) fn open_read_only_known(path: &Path, known: i64, busy: Duration) -> Result<Store> {
+        match Store::open_read_only_with(path, known, false, busy) {
             Ok(store) => Ok(store),
-            Err(first) => Store::open_read_only_with(path, known, true).map_err(|_| first),
+            Err(first) => Store::open_read_only_with(path, known, true, busy).map_err(|_| first),
         }
     }
 
-    fn open_read_only_with(path: &Path, known: i64, immutable: bool) -> Result<Store> {
+    fn open_read_only_with(
+        path: &Path,
+        known: i64,
+        immutable: bool,
+        busy: Duration,
+    ) -> Result<Store> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = if immutable {
             Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
@@ -111,6 +118,7 @@ impl Store {
             path: path.to_owned(),
         };
         store.configure(true)?;
+        store.conn.busy_timeout(busy).map_err(|e| store.err(e))?;
         let version = store.schema_version()?;
         if version > known {
             return Err(Error::SchemaTooNew {

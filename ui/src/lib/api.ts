@@ -16,6 +16,8 @@ import type {
   HookInstall_Serialize,
   HookStatus,
   HooksOverview_Serialize,
+  McpInstall_Serialize,
+  McpStatus_Serialize,
   LiveStatus_Serialize,
   OutboundPreview,
   RecordView_Serialize,
@@ -97,6 +99,8 @@ export type SearchHit = SearchHit_Serialize;
 export type SyncReport = SyncReport_Serialize;
 export type HooksOverview = HooksOverview_Serialize;
 export type HookInstall = HookInstall_Serialize;
+export type McpInstall = McpInstall_Serialize;
+export type McpStatus = McpStatus_Serialize;
 /** The filters the UI sends; omitted fields mean "any". */
 export type SessionQuery = SessionQuery_Deserialize;
 export type SearchQuery = SearchQuery_Deserialize;

@@ -54,6 +54,15 @@ export const commands = {
 	hookOverview: () => typedError<HooksOverview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("hook_overview")),
 	/**  Add the capture hook to an agent's settings (`dry_run`: only show the diff). */
 	installHook: (agent: Agent, dryRun: boolean) => typedError<HookInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("install_hook", { agent, dryRun })),
+	/**  Whether each agent's user config registers Cairn's MCP server. */
+	mcpOverview: () => typedError<McpStatus_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("mcp_overview")),
+	/**
+	 *  Register the `cairn` CLI (found as the hooks find it) as an agent's MCP server in its user
+	 *  config (`dry_run`: only the diff).
+	 */
+	installMcp: (agent: Agent, dryRun: boolean) => typedError<McpInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("install_mcp", { agent, dryRun })),
+	/**  Take Cairn's MCP server out of an agent's user config (`dry_run`: only the diff). */
+	uninstallMcp: (agent: Agent, dryRun: boolean) => typedError<McpInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("uninstall_mcp", { agent, dryRun })),
 	/**  What the outbound redactor lets leave this machine for `text`. */
 	privacyPreview: (text: string) => typedError<OutboundPreview, ErrorReport_Serialize>(__TAURI_INVOKE("privacy_preview", { text })),
 	/**  Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. */
@@ -774,7 +783,10 @@ export type HookInstall_Serialize = {
 export type HookStatus = {
 	agent: Agent,
 	path: string,
+	/**  The capture hook runs on every event it needs. */
 	installed: boolean,
+	/**  The session-start hook (memory) runs too. */
+	memory: boolean,
 };
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
@@ -955,6 +967,64 @@ export type Material =
 "recall" | 
 /**  Questions asked of Recall in the slice that found nothing. */
 "recall_misses";
+
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall = McpInstall_Serialize | McpInstall_Deserialize;
+
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall_Deserialize = {
+	agent: Agent,
+	/**  True for an uninstall. */
+	removed: boolean,
+	changed: boolean,
+	path: string,
+	backup?: string | null,
+	dry_run: boolean,
+	/**  Unified diff of the config file, secrets hidden. */
+	diff: string,
+	/**  Things the person still has to do. */
+	notes: string[],
+};
+
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall_Serialize = {
+	agent: Agent,
+	/**  True for an uninstall. */
+	removed: boolean,
+	changed: boolean,
+	path: string,
+	backup: string | null,
+	dry_run: boolean,
+	/**  Unified diff of the config file, secrets hidden. */
+	diff: string,
+	/**  Things the person still has to do. */
+	notes: string[],
+};
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus = McpStatus_Serialize | McpStatus_Deserialize;
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus_Deserialize = {
+	agent: Agent,
+	path: string,
+	installed: boolean,
+	/**  The `cairn` the entry runs, when installed. */
+	command?: string | null,
+	/**  Why the config could not be read, when it could not. */
+	problem?: string | null,
+};
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus_Serialize = {
+	agent: Agent,
+	path: string,
+	installed: boolean,
+	/**  The `cairn` the entry runs, when installed. */
+	command: string | null,
+	/**  Why the config could not be read, when it could not. */
+	problem: string | null,
+};
 
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";

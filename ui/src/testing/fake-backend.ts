@@ -506,8 +506,8 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'hook_overview':
         return {
           hooks: [
-            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false },
-            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true },
+            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false, memory: false },
+            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true, memory: true },
           ],
           cli: '/usr/local/bin/cairn',
           cli_origin: 'on PATH in /usr/local/bin',
@@ -515,6 +515,17 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       case 'install_hook':
         return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', notes: [] };
+      case 'mcp_overview':
+        return [
+          { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, problem: null },
+          { agent: 'codex', path: '/home/dev/.codex/config.toml', installed: true, command: '/usr/local/bin/cairn', problem: null },
+        ];
+      case 'install_mcp':
+      case 'uninstall_mcp': {
+        const removed = cmd === 'uninstall_mcp';
+        const path = args.agent === 'claude' ? '/home/dev/.claude.json' : '/home/dev/.codex/config.toml';
+        return { agent: args.agent, removed, changed: true, path, backup: args.dryRun ? null : `${path}.bak`, dry_run: args.dryRun, diff: removed ? '- [mcp_servers.cairn]' : '+ "cairn": {…}', notes: [] };
+      }
       case 'privacy_preview':
         return { text: String(args.text).replace(/ghp_\w+/g, '[REDACTED]'), removed: [{ rule: 'github-token', start: 0, end: 1 }] };
       case 'recall_list':

@@ -49,7 +49,7 @@ impl Cairn {
         dry_run: bool,
     ) -> Result<hooks::HookInstall> {
         let home = dirs::home_dir().ok_or(Error::NoHome)?;
-        hooks::install(agent, &home, command, dry_run)
+        hooks::install(agent, &home, command, true, dry_run)
     }
 
     /// Install Cairn's skill (how to catch up: skim, then show) for an agent.

@@ -31,6 +31,9 @@ function api(options = {}): Api {
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
     installHook: (agent: string, dryRun: boolean) => call('install_hook', { agent, dryRun }),
+    mcpOverview: () => call('mcp_overview', {}),
+    installMcp: (agent: string, dryRun: boolean) => call('install_mcp', { agent, dryRun }),
+    uninstallMcp: (agent: string, dryRun: boolean) => call('uninstall_mcp', { agent, dryRun }),
     doctor: () => call('doctor', {}),
     privacyPreview: (text: string) => call('privacy_preview', { text }),
     extractStatus: () => call('extract_status', {}),
@@ -296,6 +299,21 @@ describe('SettingsStore', () => {
     await store.installHook('claude');
     expect(store.hookInstall.claude.data?.backup).toContain('.bak');
     expect(store.hookPreview.claude.status).toBe('idle');
+  });
+
+  it('shows the MCP config change before making it, and removes the same way', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    expect(store.mcp.data?.map((m) => m.installed)).toEqual([false, true]);
+    await store.previewMcp('claude', false);
+    expect([store.mcpPreview.claude.data?.dry_run, store.mcpPreview.claude.data?.removed]).toEqual([true, false]);
+    expect(store.mcpChange.claude.status).toBe('idle');
+    await store.applyMcp('claude');
+    expect(store.mcpChange.claude.data?.dry_run).toBe(false);
+    expect(store.mcpPreview.claude.status).toBe('idle');
+    await store.previewMcp('codex', true);
+    await store.applyMcp('codex');
+    expect(store.mcpChange.codex.data?.removed).toBe(true);
   });
 });
 
