@@ -27,11 +27,17 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("llm", &["llm"]),
     ("semantic", &["semantic"]),
     ("rooms", &["hooks", "insights", "recall", "views"]),
-    ("facade", &["", "doctor", "insights_facade", "schema"]),
+    ("facade", &["", "doctor", "facade", "schema"]),
 ];
 
 /// Items the crate root re-exports from a room: a path through the root to them lands there.
-const ROOT_REEXPORTS: &[(&str, &str)] = &[("Error", "error"), ("Result", "error")];
+const ROOT_REEXPORTS: &[(&str, &str)] = &[
+    ("Error", "error"),
+    ("ErrorKind", "error"),
+    ("ErrorReport", "error"),
+    ("Result", "error"),
+    ("SessionStartBrief", "facade"),
+];
 
 fn floor_of(room: &str) -> Option<usize> {
     FLOORS.iter().position(|(_, rooms)| rooms.contains(&room))
@@ -506,12 +512,6 @@ const FOREIGN_TABLES_LEFT: &[&str] = &[
     "insights/material.rs: turns",
     "insights/slice.rs: links",
     "insights/slice.rs: sessions",
-    "lib.rs: recall_evidence",
-    "lib.rs: records",
-    "lib.rs: secret_findings",
-    "lib.rs: sessions",
-    "lib.rs: turns",
-    "lib.rs: warnings",
     "recall/evidence.rs: records",
     "recall/evidence.rs: repos",
     "recall/evidence.rs: sessions",
