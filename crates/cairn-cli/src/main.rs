@@ -130,6 +130,11 @@ enum Command {
     /// Check source dirs, the data dir (who can read it; every database page), agents'
     /// retention settings and hooks.
     Doctor,
+    /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
+    /// (skim, show, search, recall_query, recall_brief, recall_propose, recall_feedback).
+    /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
+    /// repository `skim` defaults to.
+    Mcp,
     /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
     /// Without a target: the branch checked out in -C.
     Skim {
@@ -583,6 +588,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                 }
             }
+        }
+        Command::Mcp => {
+            let dir = match &g.data_dir {
+                Some(d) => d.clone(),
+                None => Cairn::default_data_dir()
+                    .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
+            };
+            cairn_mcp::serve_stdio(&dir, &g.dir)?;
         }
         Command::Doctor => {
             let cairn = open(g)?;

@@ -17,6 +17,7 @@ pub mod insights;
 mod insights_facade;
 pub mod keys;
 pub mod llm;
+mod mcp_facade;
 pub mod private;
 pub mod recall;
 pub mod semantic;
@@ -24,6 +25,7 @@ pub mod text;
 pub mod views;
 
 pub use error::{Error, Result};
+pub use mcp_facade::AgentWriter;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -535,41 +537,40 @@ impl Cairn {
         surface: &str,
     ) -> Result<recall::QueryResponse> {
         let store = self.store();
-        let now = jiff::Timestamp::now();
-        let mut resp = if req.mode.is_semantic() && !req.text.trim().is_empty() {
-            let matrix = self.fresh_matrix(&store, VectorStore::Recall)?;
-            let pending = recall::hybrid::PendingQuery {
-                matrix: &matrix,
-                embed: Box::new(|| self.semantic.embed_query(&req.text)),
-            };
-            recall::query(store.conn(), req, now.as_second(), Some(pending))?
-        } else {
-            recall::query(store.conn(), req, now.as_second(), None)?
-        };
+        let mut resp = self.recall_answer(&store, req)?;
         if !self.read_only {
-            let packed: Vec<String> = resp
-                .context
-                .as_ref()
-                .map(|c| c.entry_ids.clone())
-                .unwrap_or_default();
-            let event = recall::ledger::Event {
+            match recall::ledger::record_response(
+                store.conn(),
+                req,
+                &resp,
                 surface,
-                query: &req.text,
-                mode: req.mode.as_str(),
-                filters_json: serde_json::to_string(&req.filters).unwrap_or_else(|_| "{}".into()),
-                trusted_only: req.filters.trusted_only,
-                policy: recall::policy(req.mode),
-                ranked: &resp.results,
-                packed: &packed,
-                miss_reason: &resp.miss_reason,
-                session_key: req.session_key.as_deref(),
-            };
-            match recall::ledger::record(store.conn(), &event, &capture::now()) {
+                "",
+                &capture::now(),
+            ) {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
             }
         }
         Ok(resp)
+    }
+
+    /// A query's answer, unrecorded.
+    fn recall_answer(
+        &self,
+        store: &Store,
+        req: &recall::QueryRequest,
+    ) -> Result<recall::QueryResponse> {
+        let now = jiff::Timestamp::now();
+        if req.mode.is_semantic() && !req.text.trim().is_empty() {
+            let matrix = self.fresh_matrix(store, VectorStore::Recall)?;
+            let pending = recall::hybrid::PendingQuery {
+                matrix: &matrix,
+                embed: Box::new(|| self.semantic.embed_query(&req.text)),
+            };
+            recall::query(store.conn(), req, now.as_second(), Some(pending))
+        } else {
+            recall::query(store.conn(), req, now.as_second(), None)
+        }
     }
 
     /// Ranked entries without recording the query (browsing, not asking).

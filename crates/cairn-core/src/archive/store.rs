@@ -41,6 +41,7 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("store/0014_rekey_redacted_lines.sql"),
         then: Some(super::rekey::migrate),
     },
+    sql(include_str!("store/0015_agent_proposals.sql")),
 ];
 
 /// The schema version this build writes.
