@@ -298,6 +298,16 @@ fn open(global: &Global) -> Result<Cairn> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let g = &cli.global;
+    if let Command::Mcp = cli.command {
+        // Before stdout is locked below: the server writes it from its own threads.
+        let dir = match &g.data_dir {
+            Some(d) => d.clone(),
+            None => Cairn::default_data_dir()
+                .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
+        };
+        cairn_mcp::serve_stdio(&dir, &g.dir)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = &mut std::io::stdout().lock();
     match cli.command {
         Command::Sync { agent, progress } => {
@@ -589,14 +599,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Mcp => {
-            let dir = match &g.data_dir {
-                Some(d) => d.clone(),
-                None => Cairn::default_data_dir()
-                    .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
-            };
-            cairn_mcp::serve_stdio(&dir, &g.dir)?;
-        }
+        // Served above, before stdout is locked.
+        Command::Mcp => {}
         Command::Doctor => {
             let cairn = open(g)?;
             let report = cairn.doctor();

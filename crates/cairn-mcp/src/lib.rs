@@ -98,7 +98,8 @@ pub fn serve_stdio(data_dir: &Path, cwd: &Path) -> anyhow::Result<()> {
     let cairn = Cairn::open_for_agents(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot open the archive in {}: {e}", data_dir.display()))?;
     let session = Arc::new(Session::new(cairn, cwd));
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async move {
