@@ -10,6 +10,7 @@ mod fake_llm;
 mod harden;
 mod hooks;
 mod insights;
+mod mcp;
 mod private;
 mod recall;
 mod support;

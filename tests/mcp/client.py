@@ -1,7 +1,7 @@
 """Drive `cairn mcp` with the reference MCP client (the official Python SDK, PyPI `mcp`).
 
 Run by tests/cli/mcp.rs against a throwaway archive:
-    client.py <cairn binary> <working dir> <fixture session key> <secret> [<secret>...]
+    client.py <cairn binary> <working dir> <secret> [<secret>...]
 Environment: CAIRN_DATA_DIR and HOME for the server. Prints one JSON line of what it saw
 (tool names, the proposal's entry id) for the Rust side; exits non-zero with a message on the
 first failed check.
@@ -58,12 +58,19 @@ class Checker:
             check(expect.lower() in msg.lower(), f"{tool}({args}): error {msg!r} does not say {expect!r}")
             return msg
         text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
-        fail(f"{tool}({args}) was not refused with a JSON-RPC error: {text[:300]}")
+        # rmcp reports arguments that do not deserialize (wrong types) as a tool error result
+        # (`isError`, as the MCP spec asks for input validation errors), not a JSON-RPC error.
+        check(res.is_error, f"{tool}({args}) was not refused: {text[:300]}")
+        self.no_secret(f"{tool} error", text)
+        check(expect.lower() in text.lower(), f"{tool}({args}): error {text!r} does not say {expect!r}")
+        return text
 
 
 async def main():
-    binary, cwd, key, *secrets = sys.argv[1:]
-    params = StdioServerParameters(command=binary, args=["mcp"], cwd=cwd)
+    binary, cwd, *secrets = sys.argv[1:]
+    import os
+    # The client passes the server only a few environment variables: name the archive.
+    params = StdioServerParameters(command=binary, args=["--data-dir", os.environ["CAIRN_DATA_DIR"], "mcp"], cwd=cwd)
     async with stdio_client(params) as (read, write):
         async with ClientSession(
             read, write, client_info=Implementation(name="reference-client", version="1.0")
@@ -107,7 +114,12 @@ async def main():
             default = await c.ok("skim", {})
             check(default["target_key"] == "ref:refs/heads/master", f"default skim target {default['target_key']}")
 
-            # show: a session, a page back, a turn, a record.
+            # show: a session, a page back, a turn, a record (the fixture session with the
+            # most turns, found through skim).
+            main = await c.ok("skim", {"target": "main", "include_weak": True})
+            longest = max(main["sessions"], key=lambda s: s["turn_count"])
+            check(longest["turn_count"] > 2, "no fixture session with several turns on main")
+            key = longest["address"].removeprefix("cairn://session/")
             sess = await c.ok("show", {"address": f"cairn://session/{key}", "limit": 2})
             check(len(sess["turns"]) <= 2 and sess["turns"], "show session: turns")
             check(sess["next_cursor"], "show session: no cursor though the session has more turns")
@@ -161,23 +173,23 @@ async def main():
             check(fb["helpful"] == 1, f"feedback: {fb}")
 
             # Bad input: each a JSON-RPC error with a clear message; the server keeps serving.
-            await c.error("no_such_tool", {}, "no_such_tool")
-            await c.error("search", {"query": 42}, "query")
-            await c.error("search", {"query": "x", "limit": "ten"}, "limit")
+            await c.error("no_such_tool", {}, "not found")
+            await c.error("search", {"query": 42}, "invalid type")
+            await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")
             await c.error("skim", {"limit": 100000}, "limit")
-            await c.error("show", {}, "address")
+            await c.error("show", {}, "missing field `address`")
             await c.error("show", {"address": "cairn://session/sha256-nope"}, "sha256-nope")
             await c.error("show", {"address": f"cairn://session/{key}?record=999999"}, "no record")
             await c.error("show", {"address": f"cairn://session/{secrets[0]}"}, "session")
             await c.error("search", {"query": "x", "cursor": "skim.3"}, "cursor")
-            await c.error("recall_feedback", {"entry_id": "nope", "verdict": "meh"}, "verdict")
+            await c.error("recall_feedback", {"entry_id": "nope", "verdict": "meh"}, "expected `helpful` or `wrong`")
             await c.error("recall_feedback", {"entry_id": "nope", "verdict": "wrong"}, "nope")
             await c.error("recall_propose", dict(prop_args, evidence=[]), "evidence")
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=["cairn://session/sha256-nope?record=1"]), "not in the archive")
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=[f"cairn://session/{key}?record=999990-999991"]), "evidence")
             await c.error("recall_brief", {"max_tokens": 10**6}, "max_tokens")
-            await c.error("search", {"query": "x", "extra": 1}, "extra")
+            await c.error("search", {"query": "x", "extra": 1}, "unknown field")
 
             still = await c.ok("search", {"query": "phoenix", "limit": 1})
             check(still["hits"], "the server stopped answering after bad input")

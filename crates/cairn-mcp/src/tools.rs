@@ -512,10 +512,18 @@ impl Server {
                 published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
             })
             .map_err(|e| self.fail(e))?;
-        let more = view.sessions.len() > offset + limit;
-        let sessions: Vec<Value> = view
-            .sessions
-            .iter()
+        // The core keeps the most recently active sessions; in that order, a longer list
+        // starts with the shorter one, so pages are stable.
+        let mut ordered: Vec<&cairn_core::views::skim::SkimSession> =
+            view.sessions.iter().collect();
+        ordered.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.session_key.cmp(&b.session_key))
+        });
+        let more = ordered.len() > offset + limit;
+        let sessions: Vec<Value> = ordered
+            .into_iter()
             .skip(offset)
             .take(limit)
             .map(|s| {
