@@ -8,6 +8,8 @@
 //! proposal, feedback and the ledger of the agent's Recall queries go through one writer,
 //! opened on first use.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod address;
 pub mod bound;
 mod tools;

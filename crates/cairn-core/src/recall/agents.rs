@@ -293,7 +293,8 @@ pub fn propose(conn: &Connection, p: &Proposal, who: &Speaker, now: &str) -> Res
 
 /// Where an entry came from, when an agent proposed it.
 pub fn proposed_by(conn: &Connection, entry_id: &str) -> Result<Option<ProposedBy>> {
-    let row: Option<(String, Option<String>, Option<String>, String, String)> = conn
+    type Row = (String, Option<String>, Option<String>, String, String);
+    let row: Option<Row> = conn
         .prepare_cached(
             "SELECT agent, session_key, turn, client, created_at FROM recall_proposals WHERE entry_id = ?1",
         )
