@@ -10,6 +10,7 @@ mod fake_llm;
 mod harden;
 mod hooks;
 mod insights;
+mod mcp;
 mod mcp_install;
 mod memory;
 mod private;

@@ -87,11 +87,6 @@ enum Command {
         #[command(subcommand)]
         command: HooksCommand,
     },
-    /// Cairn's MCP server in the agents' configs: install, uninstall.
-    Mcp {
-        #[command(subcommand)]
-        command: mcp_install::McpCommand,
-    },
     /// Install the skill that teaches agents to catch up with Cairn.
     Skills {
         #[command(subcommand)]
@@ -138,6 +133,15 @@ enum Command {
     /// Check source dirs, the data dir (who can read it; every database page), agents'
     /// retention settings and hooks.
     Doctor,
+    /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
+    /// (skim, show, search, recall_query, recall_brief, recall_propose, recall_feedback).
+    /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
+    /// repository `skim` defaults to. `cairn mcp install|uninstall` registers the server in
+    /// an agent's config.
+    Mcp {
+        #[command(subcommand)]
+        command: Option<mcp_install::McpCommand>,
+    },
     /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
     /// Without a target: the branch checked out in -C.
     Skim {
@@ -315,6 +319,16 @@ fn open(global: &Global) -> Result<Cairn> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let g = &cli.global;
+    if let Command::Mcp { command: None } = cli.command {
+        // Before stdout is locked below: the server writes it from its own threads.
+        let dir = match &g.data_dir {
+            Some(d) => d.clone(),
+            None => Cairn::default_data_dir()
+                .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
+        };
+        cairn_mcp::serve_stdio(&dir, &g.dir)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = &mut std::io::stdout().lock();
     match cli.command {
         Command::Sync { agent, progress } => {
@@ -379,7 +393,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::hook_install(out, &result)?;
             }
         }
-        Command::Mcp { command } => {
+        Command::Mcp {
+            command: Some(command),
+        } => {
             let cairn = open(g)?;
             mcp_install::run(command, &cairn, g.json, &g.dir, out)?;
         }
@@ -622,6 +638,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
+        // Served above, before stdout is locked.
+        Command::Mcp { command: None } => {}
         Command::Doctor => {
             let cairn = open(g)?;
             let report = cairn.doctor();

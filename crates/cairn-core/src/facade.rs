@@ -7,6 +7,7 @@ mod extract;
 mod git;
 mod hooks;
 mod insights;
+pub(crate) mod mcp;
 pub(crate) mod memory;
 mod open;
 mod recall;

@@ -30,6 +30,7 @@ pub mod text;
 pub mod views;
 
 pub use error::{Error, ErrorKind, ErrorReport, Result};
+pub use facade::mcp::AgentWriter;
 pub use facade::memory::SessionStartBrief;
 
 use std::path::PathBuf;

@@ -11,6 +11,7 @@
 //! through a model server ([`crate::llm`]). Recall writes only its own tables and reads the
 //! archive through the store.
 
+pub mod agents;
 pub mod analyze;
 pub mod brief;
 pub mod evidence;

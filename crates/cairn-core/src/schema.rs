@@ -35,6 +35,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0014_rekey_redacted_lines.sql"),
         then: Some(rekey::migrate),
     },
+    sql(include_str!("recall/migrations/0015_agent_proposals.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

@@ -37,6 +37,7 @@ const ROOT_REEXPORTS: &[(&str, &str)] = &[
     ("ErrorReport", "error"),
     ("Result", "error"),
     ("SessionStartBrief", "facade"),
+    ("AgentWriter", "facade"),
 ];
 
 fn floor_of(room: &str) -> Option<usize> {

@@ -819,11 +819,15 @@ export type InboxItem = InboxItem_Serialize | InboxItem_Deserialize;
 export type InboxItem_Deserialize = {
 	reason: InboxReason,
 	entry: Entry_Deserialize,
+	/**  Where the entry came from when an agent proposed it (through `cairn mcp`). */
+	proposed_by?: ProposedBy_Deserialize | null,
 };
 
 export type InboxItem_Serialize = {
 	reason: InboxReason,
 	entry: Entry_Serialize,
+	/**  Where the entry came from when an agent proposed it (through `cairn mcp`). */
+	proposed_by: ProposedBy_Serialize | null,
 };
 
 /**  Why an entry is in the inbox. */
@@ -1115,6 +1119,41 @@ export type ProjectCoverage = {
 	/**  Eligible sessions without a row, or whose records grew since they were read. */
 	not_started: number,
 	entries: number,
+};
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy = ProposedBy_Serialize | ProposedBy_Deserialize;
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy_Deserialize = {
+	agent: string,
+	/**  The proposing session's key when it is in the archive, else what the agent called it. */
+	session_key?: string | null,
+	turn?: string | null,
+	/**
+	 *  `cairn://session/<key>` (with `?record=<first record of the turn>` when the turn is
+	 *  known), when the session is in the archive.
+	 */
+	link?: string | null,
+	/**  The MCP client that sent it (`name version`, as the client said). */
+	client: string,
+	proposed_at: string,
+};
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy_Serialize = {
+	agent: string,
+	/**  The proposing session's key when it is in the archive, else what the agent called it. */
+	session_key: string | null,
+	turn: string | null,
+	/**
+	 *  `cairn://session/<key>` (with `?record=<first record of the turn>` when the turn is
+	 *  known), when the session is in the archive.
+	 */
+	link: string | null,
+	/**  The MCP client that sent it (`name version`, as the client said). */
+	client: string,
+	proposed_at: string,
 };
 
 /**  A query or brief request. */

@@ -1,6 +1,7 @@
 //! The [`Cairn`] facade, recall: listing, querying, importing and reviewing entries.
 
 use crate::archive::capture;
+use crate::archive::store::Store;
 use crate::semantic::vectors::VectorStore;
 use crate::{Cairn, Error, Result};
 use crate::{archive, git, recall};
@@ -41,24 +42,40 @@ impl Cairn {
         surface: &str,
     ) -> Result<recall::QueryResponse> {
         let store = self.store();
-        let now = jiff::Timestamp::now();
-        let mut resp = if req.mode.is_semantic() && !req.text.trim().is_empty() {
-            let matrix = self.fresh_matrix(&store, VectorStore::Recall)?;
-            let pending = recall::hybrid::PendingQuery {
-                matrix: &matrix,
-                embed: Box::new(|| self.semantic.embed_query(&req.text)),
-            };
-            recall::query(store.conn(), req, now.as_second(), Some(pending))?
-        } else {
-            recall::query(store.conn(), req, now.as_second(), None)?
-        };
+        let mut resp = self.recall_answer(&store, req)?;
         if !self.read_only {
-            match recall::ledger::record_query(store.conn(), req, &resp, surface, &capture::now()) {
+            match recall::ledger::record_response(
+                store.conn(),
+                req,
+                &resp,
+                surface,
+                "",
+                &capture::now(),
+            ) {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
             }
         }
         Ok(resp)
+    }
+
+    /// A query's answer, unrecorded.
+    pub(crate) fn recall_answer(
+        &self,
+        store: &Store,
+        req: &recall::QueryRequest,
+    ) -> Result<recall::QueryResponse> {
+        let now = jiff::Timestamp::now();
+        if req.mode.is_semantic() && !req.text.trim().is_empty() {
+            let matrix = self.fresh_matrix(store, VectorStore::Recall)?;
+            let pending = recall::hybrid::PendingQuery {
+                matrix: &matrix,
+                embed: Box::new(|| self.semantic.embed_query(&req.text)),
+            };
+            recall::query(store.conn(), req, now.as_second(), Some(pending))
+        } else {
+            recall::query(store.conn(), req, now.as_second(), None)
+        }
     }
 
     /// Ranked entries without recording the query (browsing, not asking).

@@ -42,6 +42,9 @@ pub enum InboxReason {
 pub struct InboxItem {
     pub reason: InboxReason,
     pub entry: Entry,
+    /// Where the entry came from when an agent proposed it (through `cairn mcp`).
+    #[serde(default)]
+    pub proposed_by: Option<super::agents::ProposedBy>,
 }
 
 /// The review queue, newest first.
@@ -66,7 +69,12 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
         } else {
             InboxReason::Unreviewed
         };
-        out.push(InboxItem { reason, entry });
+        let proposed_by = super::agents::proposed_by(conn, &entry.id)?;
+        out.push(InboxItem {
+            reason,
+            entry,
+            proposed_by,
+        });
     }
     Ok(out)
 }
