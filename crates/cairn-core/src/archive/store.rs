@@ -314,6 +314,67 @@ impl Store {
     }
 }
 
+/// What another room needs to know of a session: its row id, key, project, cwd, branch and agent
+/// (empty strings for the unknown ones).
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub id: i64,
+    pub key: String,
+    pub project: String,
+    pub cwd: String,
+    pub branch: String,
+    pub agent: String,
+}
+
+/// The session named by its key or its agent's session id (the key wins; of several with the
+/// same agent id, the newest).
+pub fn session_facts(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<SessionFacts>> {
+    conn.prepare_cached(
+        "SELECT id, session_key, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(git_branch, ''), agent
+         FROM sessions WHERE session_key = ?1 OR session_id = ?1
+         ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+    )?
+    .query_row([key_or_id], |r| {
+        Ok(SessionFacts {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            project: r.get(2)?,
+            cwd: r.get(3)?,
+            branch: r.get(4)?,
+            agent: r.get(5)?,
+        })
+    })
+    .optional()
+}
+
+/// The first record of a turn of session row `session`, the turn named by its key or by
+/// `#index` / `index`.
+pub fn first_ordinal_of_turn(
+    conn: &Connection,
+    session: i64,
+    turn: &str,
+) -> rusqlite::Result<Option<u32>> {
+    let by_key: Option<i64> = conn
+        .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_key = ?2")?
+        .query_row(params![session, turn], |r| r.get(0))
+        .optional()?;
+    let turn_id = match by_key {
+        Some(id) => Some(id),
+        None => match turn.trim_start_matches('#').parse::<i64>() {
+            Ok(index) => conn
+                .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?2")?
+                .query_row(params![session, index], |r| r.get(0))
+                .optional()?,
+            Err(_) => None,
+        },
+    };
+    let Some(turn_id) = turn_id else {
+        return Ok(None);
+    };
+    conn.prepare_cached("SELECT MIN(ordinal) FROM records WHERE turn_id = ?1")?
+        .query_row([turn_id], |r| r.get(0))
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;

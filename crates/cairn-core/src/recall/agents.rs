@@ -17,6 +17,7 @@ use super::evidence;
 use super::model::{EntryType, ReviewState, Scope, Status};
 use super::store::{self, NewEntry};
 use crate::archive::redact::Redactor;
+use crate::archive::store::SessionFacts as SessionRow;
 use crate::error::{Error, Result};
 
 /// Longest title, body, trigger and note an agent may send (characters).
@@ -121,35 +122,8 @@ fn dedupe_key(p: &Proposal, title: &str, body: &str) -> String {
     hex::encode(h.finalize())
 }
 
-struct SessionRow {
-    id: i64,
-    key: String,
-    project: String,
-    cwd: String,
-    branch: String,
-    agent: String,
-}
-
 fn session_row(conn: &Connection, key_or_id: &str) -> Result<Option<SessionRow>> {
-    let db = crate::store::err_in(conn);
-    conn.prepare_cached(
-        "SELECT id, session_key, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(git_branch, ''), agent
-         FROM sessions WHERE session_key = ?1 OR session_id = ?1
-         ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
-    )
-    .map_err(db)?
-    .query_row([key_or_id], |r| {
-        Ok(SessionRow {
-            id: r.get(0)?,
-            key: r.get(1)?,
-            project: r.get(2)?,
-            cwd: r.get(3)?,
-            branch: r.get(4)?,
-            agent: r.get(5)?,
-        })
-    })
-    .optional()
-    .map_err(db)
+    crate::archive::store::session_facts(conn, key_or_id).map_err(crate::store::err_in(conn))
 }
 
 /// Store a proposal as an unreviewed entry with its provenance (or find the same one).
@@ -332,16 +306,8 @@ pub fn proposed_by(conn: &Connection, entry_id: &str) -> Result<Option<ProposedB
 }
 
 fn first_record_of_turn(conn: &Connection, session: i64, turn: &str) -> Result<Option<u32>> {
-    let db = crate::store::err_in(conn);
-    let Some((turn_id, _, _)) =
-        crate::views::show::resolve_turn(conn, session, turn).map_err(db)?
-    else {
-        return Ok(None);
-    };
-    conn.prepare_cached("SELECT MIN(ordinal) FROM records WHERE turn_id = ?1")
-        .map_err(db)?
-        .query_row([turn_id], |r| r.get(0))
-        .map_err(db)
+    crate::archive::store::first_ordinal_of_turn(conn, session, turn)
+        .map_err(crate::store::err_in(conn))
 }
 
 /// An agent's verdict on an entry it used.
