@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod publish;
 pub mod repo;
 pub mod snapshot;
+pub mod store;
 pub mod targets;
 
 use std::collections::{BTreeMap, HashSet};

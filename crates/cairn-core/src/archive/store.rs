@@ -248,6 +248,164 @@ impl SourceState {
     }
 }
 
+/// What the sessions `ids` (and their sub-agent sessions) add up to, for a report's material.
+#[derive(Debug, Clone, Default)]
+pub struct SliceTotals {
+    /// Sessions per agent, then per project (`(none)` when unknown), most first, ten at most.
+    pub by_agent: Vec<(String, i64)>,
+    pub by_project: Vec<(String, i64)>,
+    pub turns: i64,
+    pub tool_calls: i64,
+    pub failures: i64,
+    pub edits: i64,
+    /// Calls per tool name, most first, ten at most.
+    pub tools: Vec<(String, i64)>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+/// The totals of the sessions `ids` (not empty); turns, tools and tokens count their sub-agent
+/// sessions too.
+pub fn slice_totals(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<SliceTotals> {
+    let ids = sessions
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    // Sub-agent sessions roll up into their parents.
+    let family = format!(
+        "SELECT id FROM sessions WHERE id IN ({ids}) UNION SELECT c.id FROM sessions c JOIN sessions p ON c.parent_key = p.session_key WHERE p.id IN ({ids})"
+    );
+    let count_by = |col: &str| -> rusqlite::Result<Vec<(String, i64)>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT COALESCE({col}, '(none)'), COUNT(*) FROM sessions WHERE id IN ({ids}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"
+        ))?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    };
+    let mut totals = SliceTotals {
+        by_agent: count_by("agent")?,
+        by_project: count_by("project")?,
+        ..SliceTotals::default()
+    };
+    (totals.turns, totals.tool_calls, totals.failures, totals.edits) = conn.query_row(
+        &format!(
+            "SELECT COUNT(*), COALESCE(SUM(tool_call_count), 0), COALESCE(SUM(failure_count), 0), COALESCE(SUM(edit_count), 0)
+             FROM turns WHERE session_id IN ({family})"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT tool_name, COUNT(*), SUM(outcome = 'failed') FROM records r
+         WHERE session_id IN ({family}) AND kind = 'tool_call' AND tool_name IS NOT NULL
+         GROUP BY tool_name ORDER BY 2 DESC, 1 LIMIT 10"
+    ))?;
+    totals.tools = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    (totals.input_tokens, totals.output_tokens) = conn.query_row(
+        &format!(
+            "SELECT COALESCE(SUM(input), 0), COALESCE(SUM(output), 0) FROM token_usage WHERE session_id IN ({family})"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(totals)
+}
+
+/// A failed tool result, with the call it answered.
+#[derive(Debug, Clone)]
+pub struct FailedResult {
+    pub ordinal: i64,
+    /// The result's tool name, else its call's.
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub text: Option<String>,
+    pub exit_code: Option<i64>,
+}
+
+/// The failed tool results of `session`, in order.
+pub fn failed_results(conn: &Connection, session: i64) -> rusqlite::Result<Vec<FailedResult>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(r.tool_name, c.tool_name), c.tool_input, r.text, r.exit_code
+         FROM records r
+         LEFT JOIN records c ON c.session_id = r.session_id AND c.call_id = r.call_id AND c.kind = 'tool_call'
+         WHERE r.session_id = ?1 AND r.kind = 'tool_result' AND r.outcome = 'failed'
+         ORDER BY r.ordinal",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(FailedResult {
+            ordinal: r.get(0)?,
+            tool_name: r.get(1)?,
+            tool_input: r.get(2)?,
+            text: r.get(3)?,
+            exit_code: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// The key of the session with row id `session`.
+pub fn session_key(conn: &Connection, session: i64) -> rusqlite::Result<String> {
+    conn.query_row(
+        "SELECT session_key FROM sessions WHERE id = ?1",
+        params![session],
+        |r| r.get(0),
+    )
+}
+
+/// A turn as a report outlines it.
+#[derive(Debug, Clone)]
+pub struct TurnOutline {
+    pub id: i64,
+    pub turn_index: i64,
+    pub opening_ordinal: i64,
+    /// The tool names, as a JSON array.
+    pub tool_names: String,
+    pub tool_calls: i64,
+    pub failures: i64,
+    pub edits: i64,
+    /// The text of the user message opening the turn, if it opens with one.
+    pub prompt: Option<String>,
+    pub preview: Option<String>,
+}
+
+/// The turns of `session`, in order.
+pub fn turn_outlines(conn: &Connection, session: i64) -> rusqlite::Result<Vec<TurnOutline>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.id, t.turn_index, t.opening_ordinal, t.tool_names, t.tool_call_count, t.failure_count, t.edit_count,
+            (SELECT text FROM records r WHERE r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+               AND r.kind = 'message' AND r.role = 'user'),
+            t.preview
+         FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_index",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(TurnOutline {
+            id: r.get(0)?,
+            turn_index: r.get(1)?,
+            opening_ordinal: r.get(2)?,
+            tool_names: r.get(3)?,
+            tool_calls: r.get(4)?,
+            failures: r.get(5)?,
+            edits: r.get(6)?,
+            prompt: r.get(7)?,
+            preview: r.get(8)?,
+        })
+    })?
+    .collect()
+}
+
+/// The last non-blank assistant message of the turn with row id `turn`.
+pub fn last_answer(conn: &Connection, turn: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT text FROM records WHERE turn_id = ?1 AND kind = 'message' AND role = 'assistant'
+            AND text IS NOT NULL AND trim(text) != '' ORDER BY ordinal DESC LIMIT 1",
+    )?
+    .query_row(params![turn], |r| r.get::<_, String>(0))
+    .optional()
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;

@@ -1,0 +1,30 @@
+//! The git room's own tables (`repos`, `links`, `git_prs`, …; created by `git/migrations/`):
+//! typed reads for the rooms above, so they need not name them.
+
+use rusqlite::{Connection, params};
+
+/// A strong link of a session, as a report lists it.
+#[derive(Debug, Clone)]
+pub struct StrongLink {
+    pub target_key: String,
+    pub evidence: String,
+    pub commit_id: Option<String>,
+    pub pr_number: Option<i64>,
+}
+
+/// The strong links of `session`, most confident first.
+pub fn strong_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<StrongLink>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT target_key, evidence, commit_id, pr_number FROM links
+         WHERE session_id = ?1 AND strong = 1 ORDER BY confidence DESC, id",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(StrongLink {
+            target_key: r.get(0)?,
+            evidence: r.get(1)?,
+            commit_id: r.get(2)?,
+            pr_number: r.get(3)?,
+        })
+    })?
+    .collect()
+}
