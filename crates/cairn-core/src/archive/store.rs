@@ -406,6 +406,114 @@ pub fn last_answer(conn: &Connection, turn: i64) -> rusqlite::Result<Option<Stri
     .optional()
 }
 
+/// A record of an evidence range: its stable id (`<record_hash>#<block>`) and the content an
+/// evidence digest covers.
+#[derive(Debug, Clone)]
+pub struct RangeRecord {
+    pub ordinal: u32,
+    pub id: String,
+    pub kind: String,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub call_id: Option<String>,
+    pub file_paths: Vec<String>,
+    pub timestamp: Option<String>,
+}
+
+/// The records of `session` with ordinals in `start..=end`, in order.
+pub fn record_range(
+    conn: &Connection,
+    session: i64,
+    start: u32,
+    end: u32,
+) -> rusqlite::Result<Vec<RangeRecord>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ordinal, record_hash || '#' || block, kind, role, text, tool_name, tool_input, call_id, file_paths, timestamp
+         FROM records WHERE session_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal",
+    )?;
+    let rows = stmt.query_map(params![session, start, end], |r| {
+        let paths: Option<String> = r.get(8)?;
+        Ok(RangeRecord {
+            ordinal: r.get(0)?,
+            id: r.get(1)?,
+            kind: r.get(2)?,
+            role: r.get(3)?,
+            text: r.get(4)?,
+            tool_name: r.get(5)?,
+            tool_input: r.get(6)?,
+            call_id: r.get(7)?,
+            file_paths: paths
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or_default(),
+            timestamp: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The ordinal of the record of `session` whose stable id is `id` (`<record_hash>#<block>`).
+pub fn record_ordinal(conn: &Connection, session: i64, id: &str) -> rusqlite::Result<Option<u32>> {
+    // Looked up through the (session, hash, block) key, not by scanning the session (this runs
+    // on every hook of a session Recall cites).
+    match id
+        .rsplit_once('#')
+        .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
+    {
+        Some((hash, block)) => conn
+            .prepare_cached(
+                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
+            )?
+            .query_row(params![session, hash, block], |r| r.get(0))
+            .optional(),
+        None => conn
+            .prepare_cached(
+                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
+            )?
+            .query_row(params![session, id], |r| r.get(0))
+            .optional(),
+    }
+}
+
+/// The repository row (`repos`, the git room's) `session` ran in, if it is known.
+pub fn session_repo(conn: &Connection, session: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT repo_id FROM sessions WHERE id = ?1")?
+        .query_row(params![session], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Where and by whom a session ran, as an imported entry takes it from its source session.
+#[derive(Debug, Clone)]
+pub struct SessionPlace {
+    /// The session's row id.
+    pub row: i64,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub agent: String,
+}
+
+/// The session `label` names (its key, else the agent's session id: the latest of those).
+pub fn session_by_label(conn: &Connection, label: &str) -> rusqlite::Result<Option<SessionPlace>> {
+    conn.query_row(
+        "SELECT id, project, cwd, git_branch, agent FROM sessions WHERE session_key = ?1 OR session_id = ?1
+             ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+        [label],
+        |r| {
+            Ok(SessionPlace {
+                row: r.get(0)?,
+                project: r.get(1)?,
+                cwd: r.get(2)?,
+                branch: r.get(3)?,
+                agent: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;

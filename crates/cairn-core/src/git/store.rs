@@ -1,7 +1,7 @@
 //! The git room's own tables (`repos`, `links`, `git_prs`, …; created by `git/migrations/`):
 //! typed reads for the rooms above, so they need not name them.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 /// A strong link of a session, as a report lists it.
 #[derive(Debug, Clone)]
@@ -26,5 +26,21 @@ pub fn strong_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<Str
             pr_number: r.get(3)?,
         })
     })?
+    .collect()
+}
+
+/// The root of the repository with row id `repo`.
+pub fn repo_root(conn: &Connection, repo: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT root FROM repos WHERE id = ?1")?
+        .query_row(params![repo], |r| r.get(0))
+        .optional()
+}
+
+/// The commits `session` made (or whose edits it made), as its links name them.
+pub fn session_commits(conn: &Connection, session: i64) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached(
+        "SELECT DISTINCT commit_id FROM links WHERE session_id = ?1 AND commit_id IS NOT NULL",
+    )?
+    .query_map([session], |r| r.get(0))?
     .collect()
 }
