@@ -112,11 +112,7 @@ pub fn after_capture(
     // Sessions grouped by the repository of their cwd.
     let mut by_repo: BTreeMap<std::path::PathBuf, (repo::Repo, Vec<i64>)> = BTreeMap::new();
     for &session in &sessions {
-        let cwd: Option<String> = tx
-            .prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")
-            .map_err(db)?
-            .query_row([session], |r| r.get(0))
-            .map_err(db)?;
+        let cwd = crate::archive::store::session_cwd(&tx, session).map_err(db)?;
         let Some(repo) = cwd
             .as_deref()
             .map(Path::new)

@@ -782,6 +782,40 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     rows.collect()
 }
 
+/// The directory `session` ran in (an error when there is no such session).
+pub fn session_cwd(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// Where and when a session ran, as association bounds what it reads.
+#[derive(Debug, Clone)]
+pub struct SessionTimes {
+    pub cwd: Option<String>,
+    pub started: Option<String>,
+    pub updated: Option<String>,
+}
+
+/// Where and when `session` ran, if there is such a session.
+pub fn session_times(conn: &Connection, session: i64) -> rusqlite::Result<Option<SessionTimes>> {
+    conn.prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok(SessionTimes {
+                cwd: r.get(0)?,
+                started: r.get(1)?,
+                updated: r.get(2)?,
+            })
+        })
+        .optional()
+}
+
+/// Record that `session` ran in the repository row `repo` (`repos`, the git room's).
+pub fn set_session_repo(conn: &Connection, session: i64, repo: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")?
+        .execute(params![session, repo])?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
