@@ -44,3 +44,11 @@ pub fn session_commits(conn: &Connection, session: i64) -> rusqlite::Result<Vec<
     .query_map([session], |r| r.get(0))?
     .collect()
 }
+
+/// The targets the turn with row id `turn` is related to by strong evidence, as a JSON array.
+pub fn strong_turn_targets(conn: &Connection, turn: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT json_group_array(DISTINCT l.target_key) FROM links l WHERE l.turn_id = ?1 AND l.strong = 1",
+    )?
+    .query_row([turn], |r| r.get(0))
+}
