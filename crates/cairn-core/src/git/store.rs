@@ -52,3 +52,12 @@ pub fn strong_turn_targets(conn: &Connection, turn: i64) -> rusqlite::Result<Opt
     )?
     .query_row([turn], |r| r.get(0))
 }
+
+/// The sessions (row ids) linked to `target_key` by strong evidence.
+pub fn sessions_strongly_linked(conn: &Connection, target_key: &str) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT DISTINCT session_id FROM links WHERE target_key = ?1 AND strong = 1 ORDER BY session_id",
+    )?
+    .query_map([target_key], |r| r.get(0))?
+    .collect()
+}

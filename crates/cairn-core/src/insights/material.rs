@@ -147,31 +147,24 @@ pub fn build(
 }
 
 fn session_row(conn: &Connection, id: i64) -> rusqlite::Result<SessionRow> {
-    conn.query_row(
-        &format!(
-            "SELECT s.session_key, s.agent,
-                COALESCE(s.title, (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)),
-                s.project, s.model, s.started_at, s.updated_at,
-                s.turn_count, COALESCE(r.root, s.cwd), {}
-             FROM sessions s LEFT JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
-            super::slice::AUTOMATED
-        ),
-        params![id],
-        |r| {
-            Ok(SessionRow {
-                key: r.get(0)?,
-                agent: r.get(1)?,
-                title: r.get(2)?,
-                project: r.get(3)?,
-                model: r.get(4)?,
-                started: r.get(5)?,
-                updated: r.get(6)?,
-                turns: r.get(7)?,
-                repo_root: r.get(8)?,
-                automated: r.get(9)?,
-            })
-        },
-    )
+    let s = archive::report_session(conn, id)?;
+    // The session's repository root, else its working directory.
+    let root = match s.repo {
+        Some(repo) => git::repo_root(conn, repo)?,
+        None => None,
+    };
+    Ok(SessionRow {
+        key: s.key,
+        agent: s.agent,
+        title: s.title,
+        project: s.project,
+        model: s.model,
+        started: s.started,
+        updated: s.updated,
+        turns: s.turns,
+        repo_root: root.or(s.cwd),
+        automated: s.automated,
+    })
 }
 
 fn header(row: &SessionRow, n: usize, out: &mut Outbound<'_>) -> String {
