@@ -489,7 +489,6 @@ fn foreign_tables(src: &Path) -> BTreeSet<String> {
 const FOREIGN_TABLES_LEFT: &[&str] = &[
     "archive/capture.rs: link_pending",
     "archive/rekey.rs: recall_evidence",
-    "git.rs: captures",
     "git/associate.rs: captures",
     "git/associate.rs: turns",
     "insights/material.rs: recall_entries",

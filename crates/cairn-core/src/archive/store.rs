@@ -1152,6 +1152,35 @@ pub fn report_session(conn: &Connection, id: i64) -> rusqlite::Result<ReportSess
     )
 }
 
+/// The captures of `session` after capture `after` that have no snapshot (`snapshot_id`, the git
+/// room's), in order.
+pub fn captures_without_snapshot(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT c.id FROM captures c
+         WHERE c.session_id = ?1 AND c.snapshot_id IS NULL AND c.id > ?2
+         ORDER BY c.id",
+    )?
+    .query_map(params![session, after], |r| r.get(0))?
+    .collect()
+}
+
+/// Attach the snapshot `snapshot` to capture `capture` if it is one of `session`'s: whether it was.
+pub fn attach_snapshot(
+    conn: &Connection,
+    capture: i64,
+    session: i64,
+    snapshot: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("UPDATE captures SET snapshot_id = ?1 WHERE id = ?2 AND session_id = ?3")?
+        .execute(params![snapshot, capture, session])?
+        > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
