@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use cairn_core::Cairn;
-use cairn_core::archive::Agent;
+use cairn_core::archive::{Agent, recognise};
 use cairn_core::views::search::SearchQuery;
 use cairn_core::views::sessions::SessionQuery;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -277,6 +277,14 @@ fn main() -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(": ");
             eprintln!("cairn: {}", render::clean(&message));
+            // The fix the core knows for its error (the desktop shows the same one).
+            if let Some(hint) = err
+                .chain()
+                .find_map(|c| c.downcast_ref::<cairn_core::Error>())
+                .and_then(cairn_core::Error::hint)
+            {
+                eprintln!("hint: {}", render::clean(&hint));
+            }
             ExitCode::from(1)
         }
     }
@@ -318,7 +326,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // Parsed before the archive opens: its git reads start now.
             let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
-            let agent = agent.map(Agent::from).or_else(agent_from_env);
+            let agent = agent
+                .map(Agent::from)
+                .or_else(|| recognise::by_env(|name| std::env::var_os(name)));
             match cairn.hook_parsed(input, agent, &g.dir) {
                 // A path Cairn will not read is the payload's problem, not the agent's: say why
                 // and let the agent go on (a non-zero exit shows as a failed hook).
@@ -600,28 +610,4 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The agent running this hook, from the variables Codex and Claude Code set (agentlog's list).
-fn agent_from_env() -> Option<Agent> {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    let named = |name: &str| std::env::var(name).ok().and_then(|v| Agent::parse(&v));
-    if [
-        "CODEX_SANDBOX",
-        "CODEX_CI",
-        "CODEX_THREAD_ID",
-        "CODEX_SHELL",
-    ]
-    .iter()
-    .any(|v| set(v))
-    {
-        return Some(Agent::Codex);
-    }
-    if ["CLAUDE_CODE_IS_COWORK", "CLAUDE_CODE", "CLAUDECODE"]
-        .iter()
-        .any(|v| set(v))
-    {
-        return Some(Agent::Claude);
-    }
-    named("AI_AGENT").or_else(|| named("AGENT"))
 }

@@ -12,6 +12,7 @@ pub mod capture;
 pub mod discover;
 pub mod encoded;
 pub mod jsonl;
+pub mod recognise;
 pub mod redact;
 pub(crate) mod rekey;
 pub mod retain;

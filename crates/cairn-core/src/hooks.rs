@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
+pub(crate) use input::files_to_capture;
 pub use input::{HookInput, accept_transcript};
 
 /// What an install did (or, with `dry_run`, would do).

@@ -313,7 +313,7 @@ pub fn plan(
     // as a whole must not hold anything the scanner recognises.
     let leaks = Redactor::global().scan_text(&p.prompt);
     if let Some(f) = leaks.first() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Refused(format!(
             "refusing to send the prompt: the outbound scan still finds `{}` ({} findings); nothing was sent",
             f.rule,
             leaks.len()

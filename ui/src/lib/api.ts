@@ -5,6 +5,8 @@ import type { CommandError } from './errors';
 import type {
   Agent,
   AppInfo_Serialize,
+  ErrorKind,
+  ErrorReport_Serialize,
   ArchiveChanged,
   BranchActivity_Serialize,
   Check,
@@ -125,8 +127,12 @@ export type QueryRequest = QueryRequest_Deserialize;
 export type GenerateRequest = GenerateRequest_Deserialize;
 export type SliceRequest = SliceRequest_Deserialize;
 
-/** The outcome of a command whose Rust side returns `Result<T, E>`: E is a message today and
- * `{ kind, message, hint }` once commands carry their error's kind (`errors.ts` reads both). */
+/** Why a command failed: its kind, the message, and the fix when the core knows one. */
+export type ErrorReport = ErrorReport_Serialize;
+export type { ErrorKind };
+
+/** The outcome of a command whose Rust side returns `Result<T, ErrorReport>` (`errors.ts` reads
+ * it, and a plain message too). */
 export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: CommandError };
 
 /** Every command, as generated. Stores take the slice they need, so tests pass small fakes. */

@@ -343,6 +343,7 @@ export function fakeEntry(id: string, title: string, reviewed: boolean, session 
     model: '',
     transferable: reviewed,
     provenance_ok: true,
+    trusted: reviewed,
     provenance_note: null,
     stale: false,
     stale_note: null,
@@ -419,12 +420,14 @@ export function fakeBackend(options: FakeOptions = {}) {
     if (!found) throw `recall entry ${id} not found`;
     return found;
   };
+  // The core's trust predicate, as the fake stands in for it.
+  const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const update = (id: string, change: Partial<Entry>) => {
-    const next = { ...entry(id), ...change };
+    const merged = { ...entry(id), ...change };
+    const next = { ...merged, trusted: trusted(merged) };
     entries = entries.map((e) => (e.id === id ? next : e));
     return next;
   };
-  const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const filtered = (f: RecallFilters) => {
     if (f.trusted_only && (f.status ?? 'accepted') !== 'accepted') throw '--trusted-only serves accepted entries only';
     return entries.filter(

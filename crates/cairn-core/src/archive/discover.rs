@@ -249,22 +249,6 @@ pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {
         .collect()
 }
 
-/// Guess the agent of a transcript from its path (used by the hook when no agent is given).
-pub fn guess_agent(path: &Path) -> Option<Agent> {
-    let s = path.to_string_lossy();
-    if s.contains("/.claude/") || s.contains("/subagents/") {
-        Some(Agent::Claude)
-    } else if s.contains("/.codex/")
-        || path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-    {
-        Some(Agent::Codex)
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

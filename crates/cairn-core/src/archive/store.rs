@@ -39,6 +39,14 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+
+    /// Map none of the file (a writer reads only the pages its inserts walk, which its page
+    /// cache holds), keeping the page cache as it is.
+    pub(crate) fn unmapped(&self) -> Result<()> {
+        self.conn()
+            .execute_batch("PRAGMA mmap_size = 0;")
+            .map_err(|e| self.err(e))
+    }
 }
 
 /// A stored record, as a session's records are read by the rooms above (extraction segments
@@ -250,6 +258,64 @@ impl SourceState {
             generation: r.get::<_, i64>(12)?.clamp(0, u32::MAX as i64) as u32,
             retained_len: r.get::<_, i64>(13)?.max(0) as u64,
         })
+    }
+}
+
+/// True when no session was ever captured (the desktop's first-run page).
+pub(crate) fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM sessions)", [], |r| {
+        r.get(0)
+    })
+}
+
+/// The index of the turn holding record `ordinal` of session row `session`.
+pub(crate) fn turn_of_record(
+    conn: &Connection,
+    session: i64,
+    ordinal: u32,
+) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT t.turn_index FROM records r JOIN turns t ON t.id = r.turn_id WHERE r.session_id = ?1 AND r.ordinal = ?2",
+        rusqlite::params![session, ordinal],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// What the archive holds, for `cairn doctor`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    pub sessions: i64,
+    pub records: i64,
+    pub warnings: i64,
+    pub secrets: i64,
+}
+
+pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
+                (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
+        [],
+        |r| {
+            Ok(Counts {
+                sessions: r.get(0)?,
+                records: r.get(1)?,
+                warnings: r.get(2)?,
+                secrets: r.get(3)?,
+            })
+        },
+    )
+}
+
+impl Store {
+    /// Bound the memory this connection keeps for reads: at most `mmap_bytes` of the file
+    /// mapped (0: none) and a page cache of at most `cache_kib` KiB.
+    pub(crate) fn limit_read_memory(&self, mmap_bytes: u64, cache_kib: u32) -> Result<()> {
+        self.conn()
+            .execute_batch(&format!(
+                "PRAGMA mmap_size = {mmap_bytes}; PRAGMA cache_size = -{cache_kib};"
+            ))
+            .map_err(|e| self.err(e))
     }
 }
 

@@ -123,7 +123,7 @@ fn outbound(mut s: DocSession, repo: &Repo, home: Option<&str>) -> Result<DocSes
         .iter()
         .find(|f| f.rule != crate::archive::redact::PATH)
     {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Refused(format!(
             "refusing to publish session {}: the outbound scan still finds a {} after redaction",
             s.session_key, f.rule
         )));

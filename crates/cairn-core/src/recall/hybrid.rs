@@ -149,12 +149,12 @@ pub fn hybrid(
         let lexical = rank::scored(conn, text, filters, now_secs, LEG);
         let query = match embedding {
             Ok(handle) => handle.join().unwrap_or_else(|_| {
-                Err(crate::Error::Invalid(
+                Err(crate::Error::External(
                     "the query's embedding failed (the model panicked); try --mode lexical".into(),
                 ))
             }),
             // The work went with the thread that could not start.
-            Err(e) => Err(crate::Error::Invalid(format!(
+            Err(e) => Err(crate::Error::External(format!(
                 "could not start a thread to embed the query ({e}); try --mode lexical"
             ))),
         };

@@ -87,3 +87,30 @@ pub fn stats(conn: &Connection) -> rusqlite::Result<LedgerStats> {
         },
     )
 }
+/// Record a query `surface` asked and what it answered; returns the query id.
+pub fn record_query(
+    conn: &Connection,
+    req: &super::QueryRequest,
+    resp: &super::QueryResponse,
+    surface: &str,
+    now: &str,
+) -> Result<String> {
+    let packed: Vec<String> = resp
+        .context
+        .as_ref()
+        .map(|c| c.entry_ids.clone())
+        .unwrap_or_default();
+    let event = Event {
+        surface,
+        query: &req.text,
+        mode: req.mode.as_str(),
+        filters_json: serde_json::to_string(&req.filters).unwrap_or_else(|_| "{}".into()),
+        trusted_only: req.filters.trusted_only,
+        policy: super::policy(req.mode),
+        ranked: &resp.results,
+        packed: &packed,
+        miss_reason: &resp.miss_reason,
+        session_key: req.session_key.as_deref(),
+    };
+    record(conn, &event, now)
+}

@@ -85,7 +85,7 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
     let db = crate::store::err_in(conn);
     let entry = load(conn, id)?;
     if entry.status != Status::Accepted {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {id} is {}; only accepted entries can be reviewed (it was rejected or superseded)",
             entry.status
         )));
@@ -157,7 +157,7 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
     let o = load(conn, old)?;
     let n = load(conn, new)?;
     if o.status != Status::Accepted || !o.superseded_by_entry_id.is_empty() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {old} is already {}; supersede the entry that replaced it instead",
             if o.superseded_by_entry_id.is_empty() {
                 "archived".to_owned()
@@ -167,13 +167,13 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
         )));
     }
     if n.status != Status::Accepted {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {new} is {}; the replacement must be accepted",
             n.status
         )));
     }
     if o.provenance_ok && !n.provenance_ok {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
         )));
     }

@@ -455,7 +455,7 @@ pub fn build(
             let texts: Vec<&str> = chunk.iter().map(|d| d.text.as_str()).collect();
             let vectors = embedder.embed(&texts, InputKind::Document)?;
             if vectors.len() != chunk.len() * dims {
-                return Err(Error::Invalid(format!(
+                return Err(Error::External(format!(
                     "the embedder returned {} floats for {} texts of {dims} dims",
                     vectors.len(),
                     chunk.len()
@@ -496,7 +496,7 @@ pub fn build(
         }
         drop(tx);
     }
-    Err(Error::Invalid(format!(
+    Err(Error::Conflict(format!(
         "the {} corpus kept changing while its vectors were built; run `{}` again",
         store.as_str(),
         store.build_command()

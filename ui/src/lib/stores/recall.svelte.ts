@@ -42,9 +42,10 @@ type RecallApi = Pick<
   | 'recallForSession'
 >;
 
-/** An entry is trusted when a person reviewed it, it is served, and its evidence still holds. */
+/** Whether the entry is trusted, as the core decides it (a person reviewed it, it is served, and
+ * its evidence still holds): the window never re-derives it. */
 export function isTrusted(entry: Entry): boolean {
-  return entry.status === 'accepted' && entry.review_state === 'human_reviewed' && entry.provenance_ok && !entry.stale;
+  return entry.trusted;
 }
 
 /** The edit being made to an inbox entry before it is accepted. */

@@ -1,6 +1,6 @@
 // The stores behind the views, over small fake backends.
 import { describe, expect, it, vi } from 'vitest';
-import type { Outcome, SkimView } from '../api';
+import type { ErrorReport, Outcome, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
 import { SessionStore, type SessionApi } from './session.svelte';
@@ -12,13 +12,13 @@ import { SettingsStore, parseDirs } from './settings.svelte';
 import type { Api } from '../api';
 
 const ok = <T>(data: T): Outcome<T> => ({ status: 'ok', data });
-const fail = (error: string): Outcome<never> => ({ status: 'error', error });
+const fail = (message: string): Outcome<never> => ({ status: 'error', error: { kind: 'internal', message, hint: null } });
 
 /** The fake backend's handler as the generated `commands` object (only what a store uses). */
 function api(options = {}): Api {
   const { handler } = fakeBackend(options);
   const call = (cmd: string, args: Record<string, unknown>) =>
-    handler(cmd, args).then(ok, (error: unknown) => fail(String(error)));
+    handler(cmd, args).then(ok, (error: ErrorReport): Outcome<never> => ({ status: 'error', error }));
   return {
     listBranches: () => call('list_branches', {}),
     skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) =>

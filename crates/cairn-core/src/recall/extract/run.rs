@@ -157,7 +157,7 @@ impl Pass<'_> {
             xstore::ensure_generation(store.conn(), self.identity, &self.now)?
         };
         if state == GenState::Retired {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {} was retired; change [recall.extract] (model, prompts, request) to start a new one",
                 &fp[..12]
             )));

@@ -571,17 +571,17 @@ pub fn activate(
     let short = &fingerprint[..fingerprint.len().min(12)];
     match state(tx, fingerprint)? {
         None => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} has not run yet; start it with `cairn recall extract run`"
             )));
         }
         Some(GenState::Active) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is already active"
             )));
         }
         Some(GenState::Retired) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} was retired; change [recall.extract] (model, prompts, request) to start a new one"
             )));
         }
@@ -589,13 +589,13 @@ pub fn activate(
     }
     let r = readiness(tx, fingerprint, quiet_cutoff)?;
     if r.partial > 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has {} half-read session(s); finish them with `cairn recall extract run` before activating",
             r.partial
         )));
     }
     if r.publishable == 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has no entries to serve; an empty generation is never activated"
         )));
     }
@@ -630,7 +630,7 @@ pub fn activate(
         out.published += publish_session(tx, fingerprint, session, now)?;
     }
     if out.published == 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has no servable entries (all were reviewed, rejected or superseded); nothing was changed"
         )));
     }
@@ -668,12 +668,12 @@ pub fn retire(tx: &Connection, fingerprint: &str, force: bool, now: &str) -> Res
     let short = &full[..full.len().min(12)];
     match state(tx, &full)? {
         Some(GenState::Retired) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is already retired"
             )));
         }
         Some(GenState::Active) if !force => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is active: retiring it stops serving its entries; pass --force to do it anyway"
             )));
         }
