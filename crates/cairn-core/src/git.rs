@@ -14,12 +14,13 @@ pub mod evidence;
 pub mod publish;
 pub mod repo;
 pub mod snapshot;
+pub mod store;
 pub mod targets;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::archive::capture::Touched;
 use crate::error::Result;
@@ -63,14 +64,12 @@ pub fn relink_failed(conn: &Connection) -> rusqlite::Result<usize> {
 /// have no snapshot: they get the one this relink takes, as they would have had it had their
 /// process lived (a rerun after a killed sync then ends as a clean sync).
 fn unsnapshotted_captures(conn: &Connection, session: i64) -> rusqlite::Result<Vec<i64>> {
-    conn.prepare_cached(
-        "SELECT c.id FROM captures c
-         WHERE c.session_id = ?1 AND c.snapshot_id IS NULL
-           AND c.id > COALESCE((SELECT last_capture_id FROM association_state WHERE session_id = ?1), 0)
-         ORDER BY c.id",
-    )?
-    .query_map([session], |r| r.get(0))?
-    .collect()
+    let compared: i64 = conn
+        .prepare_cached("SELECT last_capture_id FROM association_state WHERE session_id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0);
+    crate::archive::store::captures_without_snapshot(conn, session, compared)
 }
 
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
@@ -111,11 +110,7 @@ pub fn after_capture(
     // Sessions grouped by the repository of their cwd.
     let mut by_repo: BTreeMap<std::path::PathBuf, (repo::Repo, Vec<i64>)> = BTreeMap::new();
     for &session in &sessions {
-        let cwd: Option<String> = tx
-            .prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")
-            .map_err(db)?
-            .query_row([session], |r| r.get(0))
-            .map_err(db)?;
+        let cwd = crate::archive::store::session_cwd(&tx, session).map_err(db)?;
         let Some(repo) = cwd
             .as_deref()
             .map(Path::new)
@@ -142,17 +137,10 @@ pub fn after_capture(
                 continue;
             }
         };
-        let mut attach = tx
-            .prepare_cached(
-                "UPDATE captures SET snapshot_id = ?1 WHERE id = ?2 AND session_id = ?3",
-            )
-            .map_err(db)?;
         for &capture in &captures {
             for &session in sessions {
-                if attach
-                    .execute(params![snapshot_id, capture, session])
+                if crate::archive::store::attach_snapshot(&tx, capture, session, snapshot_id)
                     .map_err(db)?
-                    > 0
                 {
                     associate::snapshot_attached(&tx, session, capture).map_err(db)?;
                 }

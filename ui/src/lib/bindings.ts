@@ -1312,8 +1312,10 @@ export type RecordCoverage = {
 	has_more_before: boolean,
 };
 
+/**  A record as the `show` views and record anchors show it. */
 export type RecordView = RecordView_Serialize | RecordView_Deserialize;
 
+/**  A record as the `show` views and record anchors show it. */
 export type RecordView_Deserialize = {
 	/**  The record's anchor in its session (`cairn://session/<key>?record=<ordinal>`). */
 	ordinal: number,
@@ -1337,6 +1339,7 @@ export type RecordView_Deserialize = {
 	is_compaction: boolean,
 };
 
+/**  A record as the `show` views and record anchors show it. */
 export type RecordView_Serialize = {
 	/**  The record's anchor in its session (`cairn://session/<key>?record=<ordinal>`). */
 	ordinal: number,
@@ -1640,8 +1643,16 @@ export type SearchQuery_Serialize = {
 	mode: Mode,
 };
 
+/**
+ *  One session in detail: metadata, token usage, what its records are, its sub-agents and the
+ *  warnings met while reading it (the session view).
+ */
 export type SessionDetail = SessionDetail_Serialize | SessionDetail_Deserialize;
 
+/**
+ *  One session in detail: metadata, token usage, what its records are, its sub-agents and the
+ *  warnings met while reading it (the session view).
+ */
 export type SessionDetail_Deserialize = {
 	session_key: string,
 	agent: Agent,
@@ -1675,6 +1686,10 @@ export type SessionDetail_Deserialize = {
 	subagents: SubagentSummary_Deserialize[],
 };
 
+/**
+ *  One session in detail: metadata, token usage, what its records are, its sub-agents and the
+ *  warnings met while reading it (the session view).
+ */
 export type SessionDetail_Serialize = {
 	session_key: string,
 	agent: Agent,
@@ -1714,17 +1729,17 @@ export type SessionFailure = {
 	error: string,
 };
 
-/**  Which sessions to list. Empty means every top-level session, newest first. */
+/**  Which sessions to list (the session list view). Empty means every top-level session, newest first. */
 export type SessionQuery = SessionQuery_Serialize | SessionQuery_Deserialize;
 
-/**  Which sessions to list. Empty means every top-level session, newest first. */
+/**  Which sessions to list (the session list view). Empty means every top-level session, newest first. */
 export type SessionQuery_Deserialize = {
 	agent?: Agent | null,
 	branch?: string | null,
 	limit?: number | null,
 };
 
-/**  Which sessions to list. Empty means every top-level session, newest first. */
+/**  Which sessions to list (the session list view). Empty means every top-level session, newest first. */
 export type SessionQuery_Serialize = {
 	agent: Agent | null,
 	branch: string | null,
@@ -1999,8 +2014,10 @@ export type SourceDirStatus = {
 
 export type Status = "ok" | "warn" | "fail";
 
+/**  A sub-agent (or compaction, fork) session of a [`SessionDetail`]. */
 export type SubagentSummary = SubagentSummary_Serialize | SubagentSummary_Deserialize;
 
+/**  A sub-agent (or compaction, fork) session of a [`SessionDetail`]. */
 export type SubagentSummary_Deserialize = {
 	session_key: string,
 	relation?: string | null,
@@ -2009,6 +2026,7 @@ export type SubagentSummary_Deserialize = {
 	first_prompt?: string | null,
 };
 
+/**  A sub-agent (or compaction, fork) session of a [`SessionDetail`]. */
 export type SubagentSummary_Serialize = {
 	session_key: string,
 	relation: string | null,
@@ -2079,8 +2097,10 @@ export type Template_Serialize = {
 	source: string,
 };
 
+/**  A turn of a session's timeline (`show`). */
 export type TimelineTurn = TimelineTurn_Serialize | TimelineTurn_Deserialize;
 
+/**  A turn of a session's timeline (`show`). */
 export type TimelineTurn_Deserialize = {
 	turn_index: number,
 	turn_key: string,
@@ -2101,6 +2121,7 @@ export type TimelineTurn_Deserialize = {
 	related_targets: string[],
 };
 
+/**  A turn of a session's timeline (`show`). */
 export type TimelineTurn_Serialize = {
 	turn_index: number,
 	turn_key: string,

@@ -2,8 +2,13 @@
 //! warnings; created by `archive/migrations/`): what the rest of the archive reads and writes
 //! through the store floor's connection ([`crate::store`]).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::BTreeMap;
 
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use crate::archive::capture::Warning;
+use crate::archive::{Agent, TokenUsage};
 use crate::error::Result;
 /// The facade still names the error mapping here.
 pub(crate) use crate::store::db_err;
@@ -312,6 +317,934 @@ impl Store {
             ))
             .map_err(|e| self.err(e))
     }
+}
+
+/// What the sessions `ids` (and their sub-agent sessions) add up to, for a report's material.
+#[derive(Debug, Clone, Default)]
+pub struct SliceTotals {
+    /// Sessions per agent, then per project (`(none)` when unknown), most first, ten at most.
+    pub by_agent: Vec<(String, i64)>,
+    pub by_project: Vec<(String, i64)>,
+    pub turns: i64,
+    pub tool_calls: i64,
+    pub failures: i64,
+    pub edits: i64,
+    /// Calls per tool name, most first, ten at most.
+    pub tools: Vec<(String, i64)>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+/// The totals of the sessions `ids` (not empty); turns, tools and tokens count their sub-agent
+/// sessions too.
+pub fn slice_totals(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<SliceTotals> {
+    let ids = sessions
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    // Sub-agent sessions roll up into their parents.
+    let family = format!(
+        "SELECT id FROM sessions WHERE id IN ({ids}) UNION SELECT c.id FROM sessions c JOIN sessions p ON c.parent_key = p.session_key WHERE p.id IN ({ids})"
+    );
+    let count_by = |col: &str| -> rusqlite::Result<Vec<(String, i64)>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT COALESCE({col}, '(none)'), COUNT(*) FROM sessions WHERE id IN ({ids}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"
+        ))?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    };
+    let mut totals = SliceTotals {
+        by_agent: count_by("agent")?,
+        by_project: count_by("project")?,
+        ..SliceTotals::default()
+    };
+    (totals.turns, totals.tool_calls, totals.failures, totals.edits) = conn.query_row(
+        &format!(
+            "SELECT COUNT(*), COALESCE(SUM(tool_call_count), 0), COALESCE(SUM(failure_count), 0), COALESCE(SUM(edit_count), 0)
+             FROM turns WHERE session_id IN ({family})"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT tool_name, COUNT(*), SUM(outcome = 'failed') FROM records r
+         WHERE session_id IN ({family}) AND kind = 'tool_call' AND tool_name IS NOT NULL
+         GROUP BY tool_name ORDER BY 2 DESC, 1 LIMIT 10"
+    ))?;
+    totals.tools = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    (totals.input_tokens, totals.output_tokens) = conn.query_row(
+        &format!(
+            "SELECT COALESCE(SUM(input), 0), COALESCE(SUM(output), 0) FROM token_usage WHERE session_id IN ({family})"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(totals)
+}
+
+/// A failed tool result, with the call it answered.
+#[derive(Debug, Clone)]
+pub struct FailedResult {
+    pub ordinal: i64,
+    /// The result's tool name, else its call's.
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub text: Option<String>,
+    pub exit_code: Option<i64>,
+}
+
+/// The failed tool results of `session`, in order.
+pub fn failed_results(conn: &Connection, session: i64) -> rusqlite::Result<Vec<FailedResult>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(r.tool_name, c.tool_name), c.tool_input, r.text, r.exit_code
+         FROM records r
+         LEFT JOIN records c ON c.session_id = r.session_id AND c.call_id = r.call_id AND c.kind = 'tool_call'
+         WHERE r.session_id = ?1 AND r.kind = 'tool_result' AND r.outcome = 'failed'
+         ORDER BY r.ordinal",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(FailedResult {
+            ordinal: r.get(0)?,
+            tool_name: r.get(1)?,
+            tool_input: r.get(2)?,
+            text: r.get(3)?,
+            exit_code: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// The key of the session with row id `session`.
+pub fn session_key(conn: &Connection, session: i64) -> rusqlite::Result<String> {
+    conn.query_row(
+        "SELECT session_key FROM sessions WHERE id = ?1",
+        params![session],
+        |r| r.get(0),
+    )
+}
+
+/// A turn as a report outlines it.
+#[derive(Debug, Clone)]
+pub struct TurnOutline {
+    pub id: i64,
+    pub turn_index: i64,
+    pub opening_ordinal: i64,
+    /// The tool names, as a JSON array.
+    pub tool_names: String,
+    pub tool_calls: i64,
+    pub failures: i64,
+    pub edits: i64,
+    /// The text of the user message opening the turn, if it opens with one.
+    pub prompt: Option<String>,
+    pub preview: Option<String>,
+}
+
+/// The turns of `session`, in order.
+pub fn turn_outlines(conn: &Connection, session: i64) -> rusqlite::Result<Vec<TurnOutline>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.id, t.turn_index, t.opening_ordinal, t.tool_names, t.tool_call_count, t.failure_count, t.edit_count,
+            (SELECT text FROM records r WHERE r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+               AND r.kind = 'message' AND r.role = 'user'),
+            t.preview
+         FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_index",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(TurnOutline {
+            id: r.get(0)?,
+            turn_index: r.get(1)?,
+            opening_ordinal: r.get(2)?,
+            tool_names: r.get(3)?,
+            tool_calls: r.get(4)?,
+            failures: r.get(5)?,
+            edits: r.get(6)?,
+            prompt: r.get(7)?,
+            preview: r.get(8)?,
+        })
+    })?
+    .collect()
+}
+
+/// The last non-blank assistant message of the turn with row id `turn`.
+pub fn last_answer(conn: &Connection, turn: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT text FROM records WHERE turn_id = ?1 AND kind = 'message' AND role = 'assistant'
+            AND text IS NOT NULL AND trim(text) != '' ORDER BY ordinal DESC LIMIT 1",
+    )?
+    .query_row(params![turn], |r| r.get::<_, String>(0))
+    .optional()
+}
+
+/// A record of an evidence range: its stable id (`<record_hash>#<block>`) and the content an
+/// evidence digest covers.
+#[derive(Debug, Clone)]
+pub struct RangeRecord {
+    pub ordinal: u32,
+    pub id: String,
+    pub kind: String,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub call_id: Option<String>,
+    pub file_paths: Vec<String>,
+    pub timestamp: Option<String>,
+}
+
+/// The records of `session` with ordinals in `start..=end`, in order.
+pub fn record_range(
+    conn: &Connection,
+    session: i64,
+    start: u32,
+    end: u32,
+) -> rusqlite::Result<Vec<RangeRecord>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ordinal, record_hash || '#' || block, kind, role, text, tool_name, tool_input, call_id, file_paths, timestamp
+         FROM records WHERE session_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal",
+    )?;
+    let rows = stmt.query_map(params![session, start, end], |r| {
+        let paths: Option<String> = r.get(8)?;
+        Ok(RangeRecord {
+            ordinal: r.get(0)?,
+            id: r.get(1)?,
+            kind: r.get(2)?,
+            role: r.get(3)?,
+            text: r.get(4)?,
+            tool_name: r.get(5)?,
+            tool_input: r.get(6)?,
+            call_id: r.get(7)?,
+            file_paths: paths
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or_default(),
+            timestamp: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The ordinal of the record of `session` whose stable id is `id` (`<record_hash>#<block>`).
+pub fn record_ordinal(conn: &Connection, session: i64, id: &str) -> rusqlite::Result<Option<u32>> {
+    // Looked up through the (session, hash, block) key, not by scanning the session (this runs
+    // on every hook of a session Recall cites).
+    match id
+        .rsplit_once('#')
+        .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
+    {
+        Some((hash, block)) => conn
+            .prepare_cached(
+                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
+            )?
+            .query_row(params![session, hash, block], |r| r.get(0))
+            .optional(),
+        None => conn
+            .prepare_cached(
+                "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
+            )?
+            .query_row(params![session, id], |r| r.get(0))
+            .optional(),
+    }
+}
+
+/// The repository row (`repos`, the git room's) `session` ran in, if it is known.
+pub fn session_repo(conn: &Connection, session: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT repo_id FROM sessions WHERE id = ?1")?
+        .query_row(params![session], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Where and by whom a session ran, as an imported entry takes it from its source session.
+#[derive(Debug, Clone)]
+pub struct SessionPlace {
+    /// The session's row id.
+    pub row: i64,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub agent: String,
+}
+
+/// The session `label` names (its key, else the agent's session id: the latest of those).
+pub fn session_by_label(conn: &Connection, label: &str) -> rusqlite::Result<Option<SessionPlace>> {
+    conn.query_row(
+        "SELECT id, project, cwd, git_branch, agent FROM sessions WHERE session_key = ?1 OR session_id = ?1
+             ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+        [label],
+        |r| {
+            Ok(SessionPlace {
+                row: r.get(0)?,
+                project: r.get(1)?,
+                cwd: r.get(2)?,
+                branch: r.get(3)?,
+                agent: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// One session in detail: metadata, token usage, what its records are, its sub-agents and the
+/// warnings met while reading it (the session view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionDetail {
+    pub session_key: String,
+    pub agent: Agent,
+    pub session_id: Option<String>,
+    /// `subagent`, `compaction` or `fork` when this session hangs off another.
+    pub relation: Option<String>,
+    pub parent_key: Option<String>,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_commit: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub tool_version: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: u32,
+    pub record_count: u32,
+    /// Records by kind (`message`, `tool_call`, …).
+    pub kinds: BTreeMap<String, u32>,
+    /// Tool calls by tool name.
+    pub tools: BTreeMap<String, u32>,
+    /// Distinct paths edited by the session's tool calls.
+    pub edited_paths: Vec<String>,
+    pub tokens: TokenUsage,
+    /// Record types the adapter did not know, kept in the retained copy and counted here.
+    pub unknown_types: BTreeMap<String, u32>,
+    pub secrets_redacted: u32,
+    pub warnings: Vec<Warning>,
+    pub subagents: Vec<SubagentSummary>,
+}
+
+/// A sub-agent (or compaction, fork) session of a [`SessionDetail`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SubagentSummary {
+    pub session_key: String,
+    pub relation: Option<String>,
+    pub agent_id: Option<String>,
+    pub record_count: u32,
+    pub first_prompt: Option<String>,
+}
+
+/// Find a session by `session_key` or by the agent's own session id (newest match wins).
+pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT id FROM sessions WHERE session_key = ?1
+         UNION ALL
+         SELECT id FROM (SELECT id FROM sessions WHERE session_id = ?1 AND (relation IS NULL OR relation = 'fork')
+                         ORDER BY updated_at DESC LIMIT 1)
+         LIMIT 1",
+        [key_or_id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Everything the archive knows of the session with row id `id`.
+pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDetail> {
+    let mut d = conn.query_row(
+        "SELECT session_key, agent, session_id, relation, parent_key, title, project, cwd, git_branch,
+                git_commit, model, provider, tool_version, started_at, updated_at, turn_count, record_count,
+                unknown_types, cumulative_usage, secret_count
+         FROM sessions WHERE id = ?1",
+        [id],
+        |r| {
+            let agent: String = r.get(1)?;
+            let unknown: String = r.get(17)?;
+            let cumulative: Option<String> = r.get(18)?;
+            Ok(SessionDetail {
+                session_key: r.get(0)?,
+                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                session_id: r.get(2)?,
+                relation: r.get(3)?,
+                parent_key: r.get(4)?,
+                title: r.get(5)?,
+                project: r.get(6)?,
+                cwd: r.get(7)?,
+                git_branch: r.get(8)?,
+                git_commit: r.get(9)?,
+                model: r.get(10)?,
+                provider: r.get(11)?,
+                tool_version: r.get(12)?,
+                started_at: r.get(13)?,
+                updated_at: r.get(14)?,
+                turn_count: count(r.get(15)?),
+                record_count: count(r.get(16)?),
+                kinds: BTreeMap::new(),
+                tools: BTreeMap::new(),
+                edited_paths: Vec::new(),
+                tokens: cumulative.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+                unknown_types: serde_json::from_str(&unknown).unwrap_or_default(),
+                secrets_redacted: count(r.get(19)?),
+                warnings: Vec::new(),
+                subagents: Vec::new(),
+            })
+        },
+    )?;
+    let per_message: (i64, i64, i64, i64, i64) = conn.query_row(
+        "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_creation),0),
+                COALESCE(SUM(cache_read),0), COALESCE(SUM(reasoning),0)
+         FROM token_usage WHERE session_id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    if per_message != (0, 0, 0, 0, 0) {
+        let u = |v: i64| v.max(0) as u64;
+        d.tokens = TokenUsage {
+            input: u(per_message.0),
+            output: u(per_message.1),
+            cache_creation: u(per_message.2),
+            cache_read: u(per_message.3),
+            reasoning: u(per_message.4),
+        };
+    }
+    let mut stmt = conn
+        .prepare_cached("SELECT kind, COUNT(*) FROM records WHERE session_id = ?1 GROUP BY kind")?;
+    for row in stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (k, n) = row?;
+        d.kinds.insert(k, count(n));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT tool_name, COUNT(*) FROM records WHERE session_id = ?1 AND kind = 'tool_call' GROUP BY tool_name",
+    )?;
+    for row in stmt.query_map([id], |r| {
+        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+    })? {
+        let (k, n) = row?;
+        d.tools
+            .insert(k.unwrap_or_else(|| "unknown".into()), count(n));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT j.value FROM records r, json_each(r.file_paths) j
+         WHERE r.session_id = ?1 AND r.file_paths IS NOT NULL ORDER BY j.value",
+    )?;
+    d.edited_paths = stmt
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, line, message FROM warnings WHERE session_id = ?1 ORDER BY path, line",
+    )?;
+    d.warnings = stmt
+        .query_map([id], |r| {
+            Ok(Warning {
+                path: r.get(0)?,
+                line: r.get::<_, Option<i64>>(1)?.map(count),
+                message: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.session_key, c.relation, c.agent_id, c.record_count,
+                (SELECT preview FROM turns t WHERE t.session_id = c.id ORDER BY turn_index LIMIT 1)
+         FROM sessions c WHERE c.parent_key = ?1 ORDER BY c.started_at, c.id",
+    )?;
+    d.subagents = stmt
+        .query_map(params![d.session_key], |r| {
+            Ok(SubagentSummary {
+                session_key: r.get(0)?,
+                relation: r.get(1)?,
+                agent_id: r.get(2)?,
+                record_count: count(r.get(3)?),
+                first_prompt: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(d)
+}
+
+/// A stored count as a `u32` (negative as 0, too large as `u32::MAX`).
+pub(crate) fn count(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+/// Which sessions to list (the session list view). Empty means every top-level session, newest first.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionQuery {
+    pub agent: Option<Agent>,
+    pub branch: Option<String>,
+    pub limit: Option<u32>,
+}
+
+/// One captured session, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionSummary {
+    pub session_key: String,
+    pub agent: Agent,
+    /// The agent's own session id.
+    pub session_id: Option<String>,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub title: Option<String>,
+    pub model: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: u32,
+    pub record_count: u32,
+    /// Parse warnings recorded on the session (malformed lines and the like).
+    pub warnings: u32,
+    /// Sub-agent sessions attached to this one.
+    pub subagent_count: u32,
+    /// Preview of the first human prompt, when there is one.
+    pub first_prompt: Option<String>,
+}
+
+/// Top-level sessions with at least one record, newest first. Sub-agent and compaction
+/// sessions are counted on their parent instead of listed.
+pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Vec<SessionSummary>> {
+    let mut sql = String::from(
+        "SELECT s.session_key, s.agent, s.session_id, s.project, s.cwd, s.git_branch, s.title, s.model,
+                s.started_at, s.updated_at, s.turn_count, s.record_count, s.warning_count,
+                (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
+                    AND c.relation IN ('subagent', 'compaction')),
+                (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)
+         FROM sessions s
+         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
+    );
+    let mut args: Vec<SqlValue> = Vec::new();
+    if let Some(agent) = q.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(branch) = &q.branch {
+        sql.push_str(" AND s.git_branch = ?");
+        args.push(SqlValue::Text(branch.clone()));
+    }
+    sql.push_str(" ORDER BY s.updated_at IS NULL, s.updated_at DESC, s.id DESC");
+    if let Some(limit) = q.limit {
+        sql.push_str(" LIMIT ?");
+        args.push(SqlValue::Integer(i64::from(limit)));
+    }
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| {
+        let agent: String = r.get(1)?;
+        Ok(SessionSummary {
+            session_key: r.get(0)?,
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            session_id: r.get(2)?,
+            project: r.get(3)?,
+            cwd: r.get(4)?,
+            git_branch: r.get(5)?,
+            title: r.get(6)?,
+            model: r.get(7)?,
+            started_at: r.get(8)?,
+            updated_at: r.get(9)?,
+            turn_count: count(r.get(10)?),
+            record_count: count(r.get(11)?),
+            warnings: count(r.get(12)?),
+            subagent_count: count(r.get(13)?),
+            first_prompt: r.get(14)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The directory `session` ran in (an error when there is no such session).
+pub fn session_cwd(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// Where and when a session ran, as association bounds what it reads.
+#[derive(Debug, Clone)]
+pub struct SessionTimes {
+    pub cwd: Option<String>,
+    pub started: Option<String>,
+    pub updated: Option<String>,
+}
+
+/// Where and when `session` ran, if there is such a session.
+pub fn session_times(conn: &Connection, session: i64) -> rusqlite::Result<Option<SessionTimes>> {
+    conn.prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok(SessionTimes {
+                cwd: r.get(0)?,
+                started: r.get(1)?,
+                updated: r.get(2)?,
+            })
+        })
+        .optional()
+}
+
+/// Record that `session` ran in the repository row `repo` (`repos`, the git room's).
+pub fn set_session_repo(conn: &Connection, session: i64, repo: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")?
+        .execute(params![session, repo])?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+/// A turn of a session's timeline (`show`).
+pub struct TimelineTurn {
+    pub turn_index: u32,
+    pub turn_key: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub record_count: u32,
+    /// First and last record ordinals of the turn (the anchors of its records).
+    pub first_ordinal: u32,
+    pub last_ordinal: u32,
+    pub user_preview: Option<String>,
+    pub assistant_preview: Option<String>,
+    pub tool_call_count: u32,
+    pub edit_count: u32,
+    pub exec_count: u32,
+    pub failure_count: u32,
+    pub tool_names: Vec<String>,
+    /// Targets this turn is related to by strong evidence.
+    pub related_targets: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+/// A record as the `show` views and record anchors show it.
+pub struct RecordView {
+    /// The record's anchor in its session (`cairn://session/<key>?record=<ordinal>`).
+    pub ordinal: u32,
+    /// Position within the turn.
+    pub turn_record_index: u32,
+    pub timestamp: Option<String>,
+    pub kind: String,
+    pub source_event_kind: String,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub prompt_source: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_kind: Option<String>,
+    /// The tool input as JSON text (redacted, long strings capped).
+    pub tool_input: Option<String>,
+    pub call_id: Option<String>,
+    pub exit_code: Option<i32>,
+    pub outcome: Option<String>,
+    pub file_paths: Vec<String>,
+    pub is_sidechain: bool,
+    pub is_compaction: bool,
+}
+
+/// What the `show` views head a session with.
+#[derive(Debug, Clone)]
+pub struct SessionHead {
+    pub id: i64,
+    pub key: String,
+    pub agent: Agent,
+    pub title: Option<String>,
+    pub started_at: Option<String>,
+}
+
+/// The head of the session with row id `id`.
+pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
+    conn.prepare_cached("SELECT session_key, agent, title, started_at FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| {
+            let agent: String = r.get(1)?;
+            Ok(SessionHead {
+                id,
+                key: r.get(0)?,
+                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                title: r.get(2)?,
+                started_at: r.get(3)?,
+            })
+        })
+}
+
+/// How many turns `session` has.
+pub fn turn_total(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// The turns of `session` from index `start` on, in order, each with its row id (its related
+/// targets left empty: the git room's).
+pub fn timeline_turns(
+    conn: &Connection,
+    session: i64,
+    start: i64,
+) -> rusqlite::Result<Vec<(i64, TimelineTurn)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.turn_index, t.turn_key, t.started_at, t.ended_at, t.record_count, t.first_ordinal, t.last_ordinal,
+                t.preview, t.assistant_preview, t.tool_call_count, t.edit_count, t.exec_count, t.failure_count,
+                t.tool_names, t.id
+         FROM turns t WHERE t.session_id = ?1 AND t.turn_index >= ?2 ORDER BY t.turn_index",
+    )?;
+    stmt.query_map(params![session, start], |r| {
+        let tools: String = r.get(13)?;
+        Ok((
+            r.get(14)?,
+            TimelineTurn {
+                turn_index: count(r.get(0)?),
+                turn_key: r.get(1)?,
+                started_at: r.get(2)?,
+                ended_at: r.get(3)?,
+                record_count: count(r.get(4)?),
+                first_ordinal: count(r.get(5)?),
+                last_ordinal: count(r.get(6)?),
+                user_preview: r.get(7)?,
+                assistant_preview: r.get(8)?,
+                tool_call_count: count(r.get(9)?),
+                edit_count: count(r.get(10)?),
+                exec_count: count(r.get(11)?),
+                failure_count: count(r.get(12)?),
+                tool_names: serde_json::from_str(&tools).unwrap_or_default(),
+                related_targets: Vec::new(),
+            },
+        ))
+    })?
+    .collect()
+}
+
+/// Find a turn of a session by key or index: its row id, key and index.
+pub fn find_turn(
+    conn: &Connection,
+    session: i64,
+    turn: &str,
+) -> rusqlite::Result<Option<(i64, String, i64)>> {
+    let by_key = conn
+        .prepare_cached(
+            "SELECT id, turn_key, turn_index FROM turns WHERE session_id = ?1 AND turn_key = ?2",
+        )?
+        .query_row(params![session, turn], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    if by_key.is_some() {
+        return Ok(by_key);
+    }
+    let Ok(index) = turn.trim_start_matches('#').parse::<i64>() else {
+        return Ok(None);
+    };
+    conn.prepare_cached(
+        "SELECT id, turn_key, turn_index FROM turns WHERE session_id = ?1 AND turn_index = ?2",
+    )?
+    .query_row(params![session, index], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .optional()
+}
+
+/// The key and index of the turn with row id `turn`.
+pub fn turn_key_index(conn: &Connection, turn: i64) -> rusqlite::Result<(String, i64)> {
+    conn.prepare_cached("SELECT turn_key, turn_index FROM turns WHERE id = ?1")?
+        .query_row([turn], |r| Ok((r.get(0)?, r.get(1)?)))
+}
+
+/// How many records the turn with row id `turn` has.
+pub fn turn_record_total(conn: &Connection, turn: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM records WHERE turn_id = ?1")?
+        .query_row([turn], |r| r.get(0))
+}
+
+/// The records of the turn with row id `turn`, `limit` of them from the `offset`th.
+pub fn records_of_turn(
+    conn: &Connection,
+    turn: i64,
+    offset: i64,
+    limit: i64,
+) -> rusqlite::Result<Vec<RecordView>> {
+    records_where(conn, "r.turn_id = ?1", params![turn], offset, limit)
+}
+
+/// Records of a session by ordinal range (the desktop's record anchors, evidence links).
+pub fn records_in_range(
+    conn: &Connection,
+    session: i64,
+    from: u32,
+    to: u32,
+) -> rusqlite::Result<Vec<RecordView>> {
+    records_where(
+        conn,
+        "r.session_id = ?1 AND r.ordinal BETWEEN ?2 AND ?3",
+        params![session, from, to],
+        0,
+        i64::MAX,
+    )
+}
+
+fn records_where(
+    conn: &Connection,
+    filter: &str,
+    args: impl rusqlite::Params,
+    offset: i64,
+    limit: i64,
+) -> rusqlite::Result<Vec<RecordView>> {
+    let sql = format!(
+        "SELECT r.ordinal, r.ordinal - COALESCE(t.first_ordinal, 0), r.timestamp, r.kind, r.source_event_kind, r.role,
+                r.text, r.prompt_source, r.tool_name, r.tool_kind, r.tool_input, r.call_id, r.exit_code, r.outcome,
+                r.file_paths, r.is_sidechain, r.is_compaction
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE {filter} ORDER BY r.ordinal LIMIT {limit} OFFSET {offset}"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(args, |r| {
+        let paths: Option<String> = r.get(14)?;
+        Ok(RecordView {
+            ordinal: count(r.get(0)?),
+            turn_record_index: count(r.get(1)?),
+            timestamp: r.get(2)?,
+            kind: r.get(3)?,
+            source_event_kind: r.get(4)?,
+            role: r.get(5)?,
+            text: r.get(6)?,
+            prompt_source: r.get(7)?,
+            tool_name: r.get(8)?,
+            tool_kind: r.get(9)?,
+            tool_input: r.get(10)?,
+            call_id: r.get(11)?,
+            exit_code: r.get(12)?,
+            outcome: r.get(13)?,
+            file_paths: paths
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or_default(),
+            is_sidechain: r.get(15)?,
+            is_compaction: r.get(16)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// A session started by a script rather than a person: Claude's `sdk-*` entry points
+/// (`claude -p`, the SDKs) and Codex's `exec` and `mcp` sources.
+pub const AUTOMATED: &str = "(COALESCE(s.thread_source, '') LIKE 'sdk%' OR COALESCE(s.thread_source, '') IN ('exec', 'mcp'))";
+
+/// Which top-level sessions a report's slice holds.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSlice<'a> {
+    /// Active in `[since, until)`: started before its end, last seen after its start.
+    pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
+    pub project: Option<&'a str>,
+    pub agent: Option<Agent>,
+    /// Only these sessions (row ids), when given.
+    pub linked: Option<&'a [i64]>,
+    /// Only automated sessions (`Some(true)`), only those a person started (`Some(false)`).
+    pub automated: Option<bool>,
+}
+
+/// The top-level sessions in `slice` (sub-agents count as part of their parent), oldest
+/// first: row ids.
+pub fn sessions_in_slice(
+    conn: &Connection,
+    slice: &SessionSlice<'_>,
+) -> rusqlite::Result<Vec<i64>> {
+    let mut sql = String::from("SELECT s.id FROM sessions s WHERE s.parent_key IS NULL");
+    let mut args: Vec<SqlValue> = Vec::new();
+    if let Some(until) = slice.until {
+        sql.push_str(" AND COALESCE(s.started_at, s.updated_at) < ?");
+        args.push(SqlValue::Text(until.to_owned()));
+    }
+    if let Some(since) = slice.since {
+        sql.push_str(" AND COALESCE(s.updated_at, s.started_at) >= ?");
+        args.push(SqlValue::Text(since.to_owned()));
+    }
+    if let Some(project) = slice.project {
+        sql.push_str(" AND s.project = ?");
+        args.push(SqlValue::Text(project.to_owned()));
+    }
+    if let Some(agent) = slice.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(linked) = slice.linked {
+        let ids = linked
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        sql.push_str(&format!(" AND s.id IN ({ids})"));
+    }
+    match slice.automated {
+        None => {}
+        Some(false) => sql.push_str(&format!(" AND NOT {AUTOMATED}")),
+        Some(true) => sql.push_str(&format!(" AND {AUTOMATED}")),
+    }
+    sql.push_str(" ORDER BY COALESCE(s.started_at, s.updated_at), s.id");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| r.get(0))?;
+    rows.collect()
+}
+
+/// A session as a report's material heads it.
+#[derive(Debug, Clone)]
+pub struct ReportSession {
+    pub key: String,
+    pub agent: String,
+    /// Its title, else its first turn's preview.
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub model: Option<String>,
+    pub started: Option<String>,
+    pub updated: Option<String>,
+    pub turns: i64,
+    pub cwd: Option<String>,
+    /// Its repository row (`repos`, the git room's).
+    pub repo: Option<i64>,
+    pub automated: bool,
+}
+
+/// The session with row id `id`, as a report heads it.
+pub fn report_session(conn: &Connection, id: i64) -> rusqlite::Result<ReportSession> {
+    conn.query_row(
+        &format!(
+            "SELECT s.session_key, s.agent,
+                COALESCE(s.title, (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)),
+                s.project, s.model, s.started_at, s.updated_at,
+                s.turn_count, s.cwd, s.repo_id, {AUTOMATED}
+             FROM sessions s WHERE s.id = ?1"
+        ),
+        params![id],
+        |r| {
+            Ok(ReportSession {
+                key: r.get(0)?,
+                agent: r.get(1)?,
+                title: r.get(2)?,
+                project: r.get(3)?,
+                model: r.get(4)?,
+                started: r.get(5)?,
+                updated: r.get(6)?,
+                turns: r.get(7)?,
+                cwd: r.get(8)?,
+                repo: r.get(9)?,
+                automated: r.get(10)?,
+            })
+        },
+    )
+}
+
+/// The captures of `session` after capture `after` that have no snapshot (`snapshot_id`, the git
+/// room's), in order.
+pub fn captures_without_snapshot(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT c.id FROM captures c
+         WHERE c.session_id = ?1 AND c.snapshot_id IS NULL AND c.id > ?2
+         ORDER BY c.id",
+    )?
+    .query_map(params![session, after], |r| r.get(0))?
+    .collect()
+}
+
+/// Attach the snapshot `snapshot` to capture `capture` if it is one of `session`'s: whether it was.
+pub fn attach_snapshot(
+    conn: &Connection,
+    capture: i64,
+    session: i64,
+    snapshot: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("UPDATE captures SET snapshot_id = ?1 WHERE id = ?2 AND session_id = ?3")?
+        .execute(params![snapshot, capture, session])?
+        > 0)
 }
 
 /// What another room needs to know of a session: its row id, key, project, cwd, branch and agent

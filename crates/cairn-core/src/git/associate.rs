@@ -196,13 +196,9 @@ pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> 
     // live session: reading 90 days of every branch for it cost more than the capture).
     let mut floor: Option<i64> = None;
     for &row in session_rows {
-        let started: Option<String> = conn
-            .prepare_cached("SELECT started_at FROM sessions WHERE id = ?1")
+        let started = archive::session_times(conn, row)
             .map_err(db)?
-            .query_row([row], |r| r.get(0))
-            .optional()
-            .map_err(db)?
-            .flatten();
+            .and_then(|t| t.started);
         if let Some(t) = started.as_deref().and_then(epoch) {
             floor = Some(floor.map_or(t, |f: i64| f.min(t)));
         }
@@ -369,19 +365,14 @@ fn relink_begin(
     stats: &mut LinkStats,
 ) -> Result<SessionBegun> {
     let db = crate::store::err_in(conn);
-    let facts = conn
-        .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
+    let times = archive::session_times(conn, row)
         .map_err(db)?
-        .query_row([row], |r| {
-            let started: Option<String> = r.get(1)?;
-            let ended: Option<String> = r.get(2)?;
-            Ok(SessionFacts {
-                cwd: r.get(0)?,
-                started: started.as_deref().and_then(epoch),
-                ended: ended.as_deref().and_then(epoch),
-            })
-        })
-        .map_err(db)?;
+        .ok_or_else(|| db(rusqlite::Error::QueryReturnedNoRows))?;
+    let facts = SessionFacts {
+        cwd: times.cwd,
+        started: times.started.as_deref().and_then(epoch),
+        ended: times.updated.as_deref().and_then(epoch),
+    };
     let repo = facts
         .cwd
         .as_deref()
@@ -391,10 +382,7 @@ fn relink_begin(
     if let Some(repo) = &repo {
         let now = crate::clock::now();
         let repo_row = snapshot::repo_id(conn, repo, &now).map_err(db)?;
-        conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")
-            .map_err(db)?
-            .execute(params![row, repo_row])
-            .map_err(db)?;
+        archive::set_session_repo(conn, row, repo_row).map_err(db)?;
     }
     let loaded = State::load(conn, row).map_err(db)?;
     let had_state = loaded.is_some();
@@ -663,13 +651,14 @@ fn record_links(
                     },
                 };
                 let branch = current_branch.clone().unwrap_or_default();
+                let repo = archive::session_repo(conn, row).map_err(db)?;
                 conn.prepare_cached(
                     "INSERT INTO git_prs (repo_id, branch, number, url, source) VALUES
-                     ((SELECT repo_id FROM sessions WHERE id = ?1), ?2, ?3, ?4, 'transcript')
+                     (?1, ?2, ?3, ?4, 'transcript')
                      ON CONFLICT (branch, number) DO UPDATE SET url = excluded.url",
                 )
                 .map_err(db)?
-                .execute(params![row, branch, number, url])
+                .execute(params![repo, branch, number, url])
                 .map_err(db)?;
                 links.push(Link {
                     target,

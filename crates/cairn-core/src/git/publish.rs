@@ -561,7 +561,6 @@ pub fn published_for(
     let mut stmt = conn.prepare_cached(
         "SELECT p.session_key, p.remote, p.document, p.target_keys FROM published_sessions p
          WHERE p.common_dir = ?1
-           AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = p.session_key)
          ORDER BY p.imported_at DESC, p.remote",
     )?;
     let rows = stmt.query_map([common_dir], |r| {
@@ -578,6 +577,10 @@ pub fn published_for(
         let (key, remote, doc, targets) = row?;
         let targets: Vec<String> = serde_json::from_str(&targets).unwrap_or_default();
         if !targets.iter().any(|t| keys.contains(t)) || seen.contains(&key) {
+            continue;
+        }
+        // A session this archive captured shows from the archive, not its published copy.
+        if crate::archive::store::captured(conn, &key)? {
             continue;
         }
         // Two remotes may carry the same session: the latest import shows.

@@ -14,12 +14,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use sha2::{Digest, Sha256};
 
 use super::slice::Slice;
 use super::template::{Material, Template};
 use crate::archive::redact::Redactor;
+use crate::archive::store::{self as archive, TurnOutline};
+use crate::git::store as git;
 use crate::text::excerpt;
 
 /// The default budget for material, in characters (about 20k tokens).
@@ -145,31 +147,24 @@ pub fn build(
 }
 
 fn session_row(conn: &Connection, id: i64) -> rusqlite::Result<SessionRow> {
-    conn.query_row(
-        &format!(
-            "SELECT s.session_key, s.agent,
-                COALESCE(s.title, (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)),
-                s.project, s.model, s.started_at, s.updated_at,
-                s.turn_count, COALESCE(r.root, s.cwd), {}
-             FROM sessions s LEFT JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
-            super::slice::AUTOMATED
-        ),
-        params![id],
-        |r| {
-            Ok(SessionRow {
-                key: r.get(0)?,
-                agent: r.get(1)?,
-                title: r.get(2)?,
-                project: r.get(3)?,
-                model: r.get(4)?,
-                started: r.get(5)?,
-                updated: r.get(6)?,
-                turns: r.get(7)?,
-                repo_root: r.get(8)?,
-                automated: r.get(9)?,
-            })
-        },
-    )
+    let s = archive::report_session(conn, id)?;
+    // The session's repository root, else its working directory.
+    let root = match s.repo {
+        Some(repo) => git::repo_root(conn, repo)?,
+        None => None,
+    };
+    Ok(SessionRow {
+        key: s.key,
+        agent: s.agent,
+        title: s.title,
+        project: s.project,
+        model: s.model,
+        started: s.started,
+        updated: s.updated,
+        turns: s.turns,
+        repo_root: root.or(s.cwd),
+        automated: s.automated,
+    })
 }
 
 fn header(row: &SessionRow, n: usize, out: &mut Outbound<'_>) -> String {
@@ -211,66 +206,25 @@ fn aggregates(conn: &Connection, sessions: &[i64], text: &mut String) -> rusqlit
     if sessions.is_empty() {
         return Ok(());
     }
-    let ids = sessions
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    // Sub-agent sessions roll up into their parents.
-    let family = format!(
-        "SELECT id FROM sessions WHERE id IN ({ids}) UNION SELECT c.id FROM sessions c JOIN sessions p ON c.parent_key = p.session_key WHERE p.id IN ({ids})"
-    );
-    let count_by = |col: &str| -> rusqlite::Result<String> {
-        let mut stmt = conn.prepare(&format!(
-            "SELECT COALESCE({col}, '(none)'), COUNT(*) FROM sessions WHERE id IN ({ids}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            Ok(format!(
-                "{} {}",
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?
-            ))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?.join(", "))
+    let totals = archive::slice_totals(conn, sessions)?;
+    let list = |counts: &[(String, i64)]| {
+        counts
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let _ = writeln!(text, "by agent: {}", count_by("agent")?);
-    let _ = writeln!(text, "by project: {}", count_by("project")?);
-    let (turns, calls, failures, edits): (i64, i64, i64, i64) = conn.query_row(
-        &format!(
-            "SELECT COUNT(*), COALESCE(SUM(tool_call_count), 0), COALESCE(SUM(failure_count), 0), COALESCE(SUM(edit_count), 0)
-             FROM turns WHERE session_id IN ({family})"
-        ),
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?;
+    let _ = writeln!(text, "by agent: {}", list(&totals.by_agent));
+    let _ = writeln!(text, "by project: {}", list(&totals.by_project));
     let _ = writeln!(
         text,
-        "turns: {turns} · tool calls: {calls} · failed tool calls: {failures} · file edits: {edits}"
+        "turns: {} · tool calls: {} · failed tool calls: {} · file edits: {}",
+        totals.turns, totals.tool_calls, totals.failures, totals.edits
     );
-    let mut stmt = conn.prepare(&format!(
-        "SELECT tool_name, COUNT(*), SUM(outcome = 'failed') FROM records r
-         WHERE session_id IN ({family}) AND kind = 'tool_call' AND tool_name IS NOT NULL
-         GROUP BY tool_name ORDER BY 2 DESC, 1 LIMIT 10"
-    ))?;
-    let tools = stmt
-        .query_map([], |r| {
-            Ok(format!(
-                "{} {}",
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    if !tools.is_empty() {
-        let _ = writeln!(text, "most used tools: {}", tools.join(", "));
+    if !totals.tools.is_empty() {
+        let _ = writeln!(text, "most used tools: {}", list(&totals.tools));
     }
-    let (input, output): (i64, i64) = conn.query_row(
-        &format!(
-            "SELECT COALESCE(SUM(input), 0), COALESCE(SUM(output), 0) FROM token_usage WHERE session_id IN ({family})"
-        ),
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let (input, output) = (totals.input_tokens, totals.output_tokens);
     if input + output > 0 {
         let _ = writeln!(text, "tokens: {input} in, {output} out");
     }
@@ -278,21 +232,14 @@ fn aggregates(conn: &Connection, sessions: &[i64], text: &mut String) -> rusqlit
 }
 
 fn branches(conn: &Connection, session: i64, block: &mut String) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT target_key, evidence, commit_id, pr_number FROM links
-         WHERE session_id = ?1 AND strong = 1 ORDER BY confidence DESC, id",
-    )?;
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let rows = stmt.query_map(params![session], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, Option<i64>>(3)?,
-        ))
-    })?;
-    for row in rows {
-        let (target, evidence, commit, pr) = row?;
+    for link in git::strong_links(conn, session)? {
+        let (target, evidence, commit, pr) = (
+            link.target_key,
+            link.evidence,
+            link.commit_id,
+            link.pr_number,
+        );
         let name = target
             .trim_start_matches("ref:refs/heads/")
             .trim_start_matches("ref:")
@@ -401,35 +348,21 @@ fn failures(
     block: &mut String,
     share: usize,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT r.ordinal, COALESCE(r.tool_name, c.tool_name), c.tool_input, r.text, r.exit_code
-         FROM records r
-         LEFT JOIN records c ON c.session_id = r.session_id AND c.call_id = r.call_id AND c.kind = 'tool_call'
-         WHERE r.session_id = ?1 AND r.kind = 'tool_result' AND r.outcome = 'failed'
-         ORDER BY r.ordinal",
-    )?;
-    let rows = stmt
-        .query_map(params![session], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-                r.get::<_, Option<i64>>(4)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = archive::failed_results(conn, session)?;
     if rows.is_empty() {
         return Ok(());
     }
-    let key: String = conn.query_row(
-        "SELECT session_key FROM sessions WHERE id = ?1",
-        params![session],
-        |r| r.get(0),
-    )?;
+    let key = archive::session_key(conn, session)?;
     let _ = writeln!(block, "failed tool calls: {}", rows.len());
     let limit = block.len() + share / 2;
-    for (i, (ordinal, tool, input, output, exit)) in rows.iter().enumerate() {
+    for (i, row) in rows.iter().enumerate() {
+        let (ordinal, tool, input, output, exit) = (
+            row.ordinal,
+            &row.tool_name,
+            &row.tool_input,
+            &row.text,
+            row.exit_code,
+        );
         if i == MAX_FAILURES || block.len() > limit {
             let _ = writeln!(block, "- … {} more not shown", rows.len() - i);
             break;
@@ -482,36 +415,20 @@ fn turns(
     block: &mut String,
     share: usize,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.id, t.turn_index, t.opening_ordinal, t.tool_names, t.tool_call_count, t.failure_count, t.edit_count,
-            (SELECT text FROM records r WHERE r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
-               AND r.kind = 'message' AND r.role = 'user'),
-            t.preview
-         FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_index",
-    )?;
-    let mut answer = conn.prepare_cached(
-        "SELECT text FROM records WHERE turn_id = ?1 AND kind = 'message' AND role = 'assistant'
-            AND text IS NOT NULL AND trim(text) != '' ORDER BY ordinal DESC LIMIT 1",
-    )?;
-    let rows = stmt
-        .query_map(params![session], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, i64>(5)?,
-                r.get::<_, i64>(6)?,
-                r.get::<_, Option<String>>(7)?,
-                r.get::<_, Option<String>>(8)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = archive::turn_outlines(conn, session)?;
     let limit = block.len() + share;
-    for (i, (id, index, opening, tools, calls, failed, edits, prompt, preview)) in
-        rows.iter().enumerate()
-    {
+    for (i, turn) in rows.iter().enumerate() {
+        let TurnOutline {
+            id,
+            turn_index: index,
+            opening_ordinal: opening,
+            tool_names: tools,
+            tool_calls: calls,
+            failures: failed,
+            edits,
+            prompt,
+            preview,
+        } = turn;
         if block.len() > limit {
             let _ = writeln!(block, "… {} more turns not shown", rows.len() - i);
             break;
@@ -524,10 +441,7 @@ fn turns(
         if let Some(p) = prompt.as_deref().or(preview.as_deref()) {
             let _ = writeln!(block, "User: {}", out.text(&excerpt(p, PROMPT_CHARS), root));
         }
-        if let Some(a) = answer
-            .query_row(params![id], |r| r.get::<_, String>(0))
-            .optional()?
-        {
+        if let Some(a) = archive::last_answer(conn, *id)? {
             let _ = writeln!(
                 block,
                 "Agent: {}",

@@ -7,11 +7,13 @@
 //! stored report says exactly what it covered.
 
 use jiff::{SignedDuration, Timestamp, ToSpan, ZonedDateTime, civil::Date, tz::TimeZone};
-use rusqlite::{Connection, types::Value as SqlValue};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::archive::Agent;
+use crate::archive::store as archive;
 use crate::error::{Error, Result};
+use crate::git::store as git;
 
 /// Which sessions count by how they were started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,46 +176,27 @@ impl Slice {
     /// The top-level sessions in the slice (sub-agents count as part of their parent), oldest
     /// first: row ids.
     pub fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<i64>> {
-        let mut sql = String::from("SELECT s.id FROM sessions s WHERE s.parent_key IS NULL");
-        let mut args: Vec<SqlValue> = Vec::new();
-        // Active in the range: started before its end, last seen after its start.
-        if let Some(until) = &self.until {
-            sql.push_str(" AND COALESCE(s.started_at, s.updated_at) < ?");
-            args.push(SqlValue::Text(until.clone()));
-        }
-        if let Some(since) = &self.since {
-            sql.push_str(" AND COALESCE(s.updated_at, s.started_at) >= ?");
-            args.push(SqlValue::Text(since.clone()));
-        }
-        if let Some(project) = &self.project {
-            sql.push_str(" AND s.project = ?");
-            args.push(SqlValue::Text(project.clone()));
-        }
-        if let Some(agent) = self.agent {
-            sql.push_str(" AND s.agent = ?");
-            args.push(SqlValue::Text(agent.as_str().to_owned()));
-        }
-        if let Some(branch) = &self.branch {
-            sql.push_str(
-                " AND EXISTS (SELECT 1 FROM links l WHERE l.session_id = s.id AND l.target_key = ? AND l.strong = 1)",
-            );
-            args.push(SqlValue::Text(branch.clone()));
-        }
-        match self.automation {
-            Automation::Include => {}
-            Automation::Exclude => sql.push_str(&format!(" AND NOT {AUTOMATED}")),
-            Automation::Only => sql.push_str(&format!(" AND {AUTOMATED}")),
-        }
-        sql.push_str(" ORDER BY COALESCE(s.started_at, s.updated_at), s.id");
-        let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?;
-        rows.collect()
+        let linked = match &self.branch {
+            Some(branch) => Some(git::sessions_strongly_linked(conn, branch)?),
+            None => None,
+        };
+        archive::sessions_in_slice(
+            conn,
+            &archive::SessionSlice {
+                since: self.since.as_deref(),
+                until: self.until.as_deref(),
+                project: self.project.as_deref(),
+                agent: self.agent,
+                linked: linked.as_deref(),
+                automated: match self.automation {
+                    Automation::Include => None,
+                    Automation::Exclude => Some(false),
+                    Automation::Only => Some(true),
+                },
+            },
+        )
     }
 }
-
-/// A session started by a script rather than a person: Claude's `sdk-*` entry points
-/// (`claude -p`, the SDKs) and Codex's `exec` and `mcp` sources.
-pub const AUTOMATED: &str = "(COALESCE(s.thread_source, '') LIKE 'sdk%' OR COALESCE(s.thread_source, '') IN ('exec', 'mcp'))";
 
 #[derive(Clone, Copy, PartialEq)]
 enum Bound {

@@ -10,54 +10,12 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use sha2::{Digest, Sha256};
 
 use super::store::NewEvidence;
+use crate::archive::store::{self as archive, RangeRecord};
 use crate::error::{Error, Result};
-
-struct RangeRecord {
-    ordinal: u32,
-    id: String,
-    kind: String,
-    role: Option<String>,
-    text: Option<String>,
-    tool_name: Option<String>,
-    tool_input: Option<String>,
-    call_id: Option<String>,
-    file_paths: Vec<String>,
-    timestamp: Option<String>,
-}
-
-fn load_range(
-    conn: &Connection,
-    session: i64,
-    start: u32,
-    end: u32,
-) -> rusqlite::Result<Vec<RangeRecord>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT ordinal, record_hash || '#' || block, kind, role, text, tool_name, tool_input, call_id, file_paths, timestamp
-         FROM records WHERE session_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal",
-    )?;
-    let rows = stmt.query_map(params![session, start, end], |r| {
-        let paths: Option<String> = r.get(8)?;
-        Ok(RangeRecord {
-            ordinal: r.get(0)?,
-            id: r.get(1)?,
-            kind: r.get(2)?,
-            role: r.get(3)?,
-            text: r.get(4)?,
-            tool_name: r.get(5)?,
-            tool_input: r.get(6)?,
-            call_id: r.get(7)?,
-            file_paths: paths
-                .and_then(|p| serde_json::from_str(&p).ok())
-                .unwrap_or_default(),
-            timestamp: r.get(9)?,
-        })
-    })?;
-    rows.collect()
-}
 
 /// SHA-256 over the content of the records, canonical JSON.
 fn digest(records: &[RangeRecord]) -> String {
@@ -99,7 +57,7 @@ pub fn bind(
             "evidence range {start}-{end} of session {session_label} is reversed"
         )));
     }
-    let records = load_range(conn, session, start, end).map_err(db)?;
+    let records = archive::record_range(conn, session, start, end).map_err(db)?;
     if !gap_free(&records, start, end) {
         return Err(Error::Invalid(format!(
             "evidence range {start}-{end} is not in session {session_label} (it has {} of those records); list them with `cairn show {session_label} --turn <n>`",
@@ -158,15 +116,10 @@ pub fn bind(
 
 /// Repo-relative paths the records edit (what staleness watches).
 fn cited_files(conn: &Connection, session: i64, records: &[RangeRecord]) -> Vec<String> {
-    let root: Option<String> = conn
-        .query_row(
-            "SELECT r.root FROM sessions s JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
-            [session],
-            |r| r.get(0),
-        )
-        .optional()
+    let root = archive::session_repo(conn, session)
         .ok()
-        .flatten();
+        .flatten()
+        .and_then(|repo| crate::git::store::repo_root(conn, repo).ok().flatten());
     let mut files: Vec<String> = records
         .iter()
         .flat_map(|r| r.file_paths.iter())
@@ -258,27 +211,7 @@ fn anchors(
     stored: &str,
 ) -> Result<Anchored> {
     let db = crate::store::err_in(conn);
-    // A record id is `<record_hash>#<block>`: looked up through the (session, hash, block)
-    // key, not by scanning the session (this runs on every hook of a cited session).
-    let resolve = |id: &str| -> rusqlite::Result<Option<u32>> {
-        match id
-            .rsplit_once('#')
-            .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
-        {
-            Some((hash, block)) => conn
-                .prepare_cached(
-                    "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
-                )?
-                .query_row(params![session, hash, block], |r| r.get(0))
-                .optional(),
-            None => conn
-                .prepare_cached(
-                    "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
-                )?
-                .query_row(params![session, id], |r| r.get(0))
-                .optional(),
-        }
-    };
+    let resolve = |id: &str| archive::record_ordinal(conn, session, id);
     Ok(
         match (resolve(start_id).map_err(db)?, resolve(end_id).map_err(db)?) {
             (None, _) => Anchored::Changed(format!(
@@ -291,7 +224,7 @@ fn anchors(
                 Anchored::Changed(format!("its evidence records {s}-{e} are out of order"))
             }
             (Some(s), Some(e)) => {
-                let records = load_range(conn, session, s, e).map_err(db)?;
+                let records = archive::record_range(conn, session, s, e).map_err(db)?;
                 if !gap_free(&records, s, e) {
                     Anchored::Changed(format!("records {s}-{e} of its evidence have gaps"))
                 } else if digest(&records) != stored {
@@ -319,12 +252,10 @@ pub struct EvidenceState {
 /// sticky revocation is [`verify_session`]'s, after a capture).
 pub fn check_entry(conn: &Connection, entry_id: &str) -> Result<Vec<EvidenceState>> {
     let db = crate::store::err_in(conn);
-    let rows: Vec<(i64, String, u32, u32, String, String, String)> = conn
+    let rows: Vec<(i64, u32, u32, String, String, String)> = conn
         .prepare_cached(
-            "SELECT v.session_id, s.session_key, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record,
-                    v.content_digest
-             FROM recall_evidence v JOIN sessions s ON s.id = v.session_id
-             WHERE v.entry_id = ?1 ORDER BY v.id",
+            "SELECT session_id, ordinal_start, ordinal_end, start_record, end_record, content_digest
+             FROM recall_evidence WHERE entry_id = ?1 ORDER BY id",
         )
         .map_err(db)?
         .query_map([entry_id], |r| {
@@ -335,14 +266,14 @@ pub fn check_entry(conn: &Connection, entry_id: &str) -> Result<Vec<EvidenceStat
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
-                r.get(6)?,
             ))
         })
         .map_err(db)?
         .collect::<rusqlite::Result<_>>()
         .map_err(db)?;
     let mut out = Vec::with_capacity(rows.len());
-    for (session, key, start, end, start_id, end_id, stored) in rows {
+    for (session, start, end, start_id, end_id, stored) in rows {
+        let key = archive::session_key(conn, session).map_err(db)?;
         let (ordinal_start, ordinal_end, changed) =
             match anchors(conn, session, &start_id, &end_id, start, end, &stored)? {
                 Anchored::Same(s, e) => (s, e, None),

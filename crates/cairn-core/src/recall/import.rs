@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -101,14 +101,6 @@ pub fn apply(tx: &Connection, text: &str, dry_run: bool, now: &str) -> Result<Im
 }
 
 /// What an entry inherits from its source session when the line does not say.
-struct SessionContext {
-    row: i64,
-    project: Option<String>,
-    cwd: Option<String>,
-    branch: Option<String>,
-    agent: String,
-}
-
 enum Outcome {
     Imported(ImportItem),
     Skipped(Option<String>, String),
@@ -179,24 +171,8 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
     }
     let session_label = required(&v, "session_id")?;
     no_control("session_id", &session_label)?;
-    let session: Option<SessionContext> = tx
-        .query_row(
-            "SELECT id, project, cwd, git_branch, agent FROM sessions WHERE session_key = ?1 OR session_id = ?1
-             ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
-            [&session_label],
-            |r| {
-                Ok(SessionContext {
-                    row: r.get(0)?,
-                    project: r.get(1)?,
-                    cwd: r.get(2)?,
-                    branch: r.get(3)?,
-                    agent: r.get(4)?,
-                })
-            },
-        )
-        .optional()
-        .map_err(db)?;
-    let Some(SessionContext {
+    let session = crate::archive::store::session_by_label(tx, &session_label).map_err(db)?;
+    let Some(crate::archive::store::SessionPlace {
         row: session_row,
         project,
         cwd,

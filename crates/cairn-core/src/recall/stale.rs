@@ -15,15 +15,13 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
     let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT e.id, e.source_session_id, r.root, v.files, v.recorded_at
+            "SELECT e.id, e.source_session_id, v.session_id, v.files, v.recorded_at
              FROM recall_entries e
              JOIN recall_evidence v ON v.entry_id = e.id
-             JOIN sessions s ON s.id = v.session_id
-             JOIN repos r ON r.id = s.repo_id
              WHERE e.status = 'accepted' AND e.stale = 0 AND v.files != '[]' AND v.recorded_at IS NOT NULL",
         )
         .map_err(db)?;
-    let rows: Vec<(String, Option<i64>, String, String, String)> = stmt
+    let rows: Vec<(String, Option<i64>, i64, String, String)> = stmt
         .query_map([], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })
@@ -33,7 +31,15 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
     // Per entry: its repo, the files and the latest evidence time.
     let mut per_entry: BTreeMap<String, (Option<i64>, String, Vec<String>, String)> =
         BTreeMap::new();
-    for (id, session, root, files, at) in rows {
+    for (id, session, evidence_session, files, at) in rows {
+        // The repository the evidence's session ran in (the archive knows which, git where).
+        let Some(repo) = crate::archive::store::session_repo(conn, evidence_session).map_err(db)?
+        else {
+            continue;
+        };
+        let Some(root) = crate::git::store::repo_root(conn, repo).map_err(db)? else {
+            continue;
+        };
         let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
         let e = per_entry
             .entry(id)
@@ -64,13 +70,7 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let Ok(out) = repo.git(&refs) else { continue };
         let own: Vec<String> = match session {
-            Some(s) => conn
-                .prepare_cached("SELECT DISTINCT commit_id FROM links WHERE session_id = ?1 AND commit_id IS NOT NULL")
-                .map_err(db)?
-                .query_map([s], |r| r.get(0))
-                .map_err(db)?
-                .collect::<rusqlite::Result<_>>()
-                .map_err(db)?,
+            Some(s) => crate::git::store::session_commits(conn, s).map_err(db)?,
             None => Vec::new(),
         };
         let later = out
