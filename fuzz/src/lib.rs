@@ -24,6 +24,7 @@ pub type Target = fn(&[u8]);
 pub const TARGETS: &[(&str, Target)] = &[
     ("claude", claude),
     ("codex", codex),
+    ("copilot", copilot),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -42,6 +43,11 @@ pub fn claude(data: &[u8]) {
 /// A Codex rollout, read and parsed as capture does it.
 pub fn codex(data: &[u8]) {
     transcript(Agent::Codex, data);
+}
+
+/// A GitHub Copilot CLI session, read and parsed as capture does it.
+pub fn copilot(data: &[u8]) {
+    transcript(Agent::Copilot, data);
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

@@ -50,6 +50,7 @@ struct Global {
 enum AgentArg {
     Claude,
     Codex,
+    Copilot,
 }
 
 impl From<AgentArg> for Agent {
@@ -57,6 +58,7 @@ impl From<AgentArg> for Agent {
         match a {
             AgentArg::Claude => Agent::Claude,
             AgentArg::Codex => Agent::Codex,
+            AgentArg::Copilot => Agent::Copilot,
         }
     }
 }
@@ -350,7 +352,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let cairn = open(g)?;
             let agents: Vec<Agent> = if agent.is_empty() {
-                Agent::ALL.to_vec()
+                cairn_core::hooks::HOOKED.to_vec()
             } else {
                 agent.into_iter().map(Agent::from).collect()
             };

@@ -28,15 +28,17 @@ use serde::{Deserialize, Serialize};
 pub enum Agent {
     Claude,
     Codex,
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Copilot];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -44,6 +46,7 @@ impl Agent {
         match s.trim().to_ascii_lowercase().as_str() {
             "claude" | "claude-code" | "claude_code" => Some(Agent::Claude),
             "codex" => Some(Agent::Codex),
+            "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
             _ => None,
         }
     }

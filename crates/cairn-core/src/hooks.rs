@@ -48,11 +48,26 @@ pub struct HookStatus {
     pub installed: bool,
 }
 
+/// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
+/// verified: `cairn sync` and the desktop's watcher capture them.
+pub const HOOKED: [Agent; 2] = [Agent::Claude, Agent::Codex];
+
+/// An error for an agent outside [`HOOKED`].
+fn require_hook(agent: Agent) -> Result<()> {
+    if HOOKED.contains(&agent) {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "Cairn installs no hook or skill for {agent}: its sessions are captured by `cairn sync` and the desktop's watcher"
+    )))
+}
+
 /// The events each agent's hook is installed on: after every turn, and at session end.
 fn events(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::Claude => &["Stop", "SessionEnd"],
         Agent::Codex => &["Stop"],
+        Agent::Copilot => &[],
     }
 }
 
@@ -86,6 +101,8 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
         Agent::Codex => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("hooks.json"),
+        // Outside HOOKED: never written (install refuses first); the agent's own folder.
+        Agent::Copilot => home.join(".copilot").join("config.json"),
     }
 }
 
@@ -142,6 +159,7 @@ pub fn status(agent: Agent, home: &Path) -> HookStatus {
 /// `--dry-run` and the desktop) never shows `env` values or other secrets
 /// ([`settings::hide_secrets`]).
 pub fn install(agent: Agent, home: &Path, command: &str, dry_run: bool) -> Result<HookInstall> {
+    require_hook(agent)?;
     let path = settings_path(agent, home);
     let before = settings::read_text(&path)?;
     let after = settings::with_hook(&path, &before, agent, command)?;
@@ -281,6 +299,8 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
     let base = match agent {
         Agent::Claude => env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude")),
         Agent::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
+        // Outside HOOKED: never written (install_skill refuses first).
+        Agent::Copilot => home.join(".copilot"),
     };
     base.join("skills").join("cairn").join("SKILL.md")
 }
@@ -288,6 +308,7 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
 /// Write (or refresh) Cairn's skill for `agent`. Idempotent; written like the settings file (a
 /// symlink's target, its mode kept; a new file is 0644: it holds no secret).
 pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
+    require_hook(agent)?;
     let path = skill_path(agent, home);
     let changed = std::fs::read_to_string(&path).map_or(true, |existing| existing != SKILL);
     if changed && !dry_run {

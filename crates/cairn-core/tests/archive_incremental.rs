@@ -12,7 +12,7 @@ use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 4] = [
+const FILES: [(Agent, &str); 5] = [
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -20,6 +20,7 @@ const FILES: [(Agent, &str); 4] = [
     (Agent::Claude, "claude/small.jsonl"),
     (Agent::Claude, "claude/subagent.jsonl"),
     (Agent::Codex, "codex/small.jsonl"),
+    (Agent::Copilot, "copilot/small.jsonl"),
 ];
 
 /// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.

@@ -100,6 +100,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             })
             .unwrap_or_default()
         }
+        Agent::Copilot => super::sources::copilot::locations(env, home().as_deref())
+            .into_iter()
+            .map(|(p, origin)| dir(p, origin))
+            .collect(),
     }
 }
 
@@ -228,6 +232,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
                 agent_id: None,
             })
         }
+        Agent::Copilot => super::sources::copilot::classify(path),
     }
 }
 
@@ -260,6 +265,8 @@ pub fn guess_agent(path: &Path) -> Option<Agent> {
             .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
     {
         Some(Agent::Codex)
+    } else if super::sources::copilot::owns_path(path) {
+        Some(Agent::Copilot)
     } else {
         None
     }

@@ -7,6 +7,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -94,6 +95,7 @@ pub fn parser_for(
     Ok(match agent {
         Agent::Claude => Box::new(claude::ClaudeParser::resume(role, saved)?),
         Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
+        Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
     })
 }
 

@@ -13,13 +13,14 @@ import {
   type SourceDirStatus,
 } from '../api';
 import { Resource } from './resource.svelte';
+import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
   'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
-export const AGENTS: Agent[] = ['claude', 'codex'];
+export const AGENTS: Agent[] = agents;
 
 export const PRIVACY_SAMPLE =
   'Deploy failed in /home/me/work/shop/src/pay.ts: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; see https://ci.example.com/run/42';
