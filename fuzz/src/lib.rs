@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("claude", claude),
     ("codex", codex),
     ("copilot", copilot),
+    ("qwen", qwen),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -48,6 +49,11 @@ pub fn codex(data: &[u8]) {
 /// A GitHub Copilot CLI session, read and parsed as capture does it.
 pub fn copilot(data: &[u8]) {
     transcript(Agent::Copilot, data);
+}
+
+/// A Qwen session, read and parsed as capture does it.
+pub fn qwen(data: &[u8]) {
+    transcript(Agent::Qwen, data);
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

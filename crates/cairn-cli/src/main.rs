@@ -51,6 +51,7 @@ enum AgentArg {
     Claude,
     Codex,
     Copilot,
+    Qwen,
 }
 
 impl From<AgentArg> for Agent {
@@ -59,6 +60,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Claude => Agent::Claude,
             AgentArg::Codex => Agent::Codex,
             AgentArg::Copilot => Agent::Copilot,
+            AgentArg::Qwen => Agent::Qwen,
         }
     }
 }

@@ -29,16 +29,18 @@ pub enum Agent {
     Claude,
     Codex,
     Copilot,
+    Qwen,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Copilot];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Copilot, Agent::Qwen];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
         }
     }
 
@@ -47,6 +49,7 @@ impl Agent {
             "claude" | "claude-code" | "claude_code" => Some(Agent::Claude),
             "codex" => Some(Agent::Codex),
             "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
+            "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
             _ => None,
         }
     }

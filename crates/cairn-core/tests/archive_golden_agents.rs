@@ -21,7 +21,7 @@ use cairn_core::views::skim::SkimQuery;
 use serde_json::{Value, json};
 
 /// The fixture folder of each agent this file covers, beside Claude's and Codex's.
-const AGENTS: &[(Agent, &str)] = &[(Agent::Copilot, "copilot")];
+const AGENTS: &[(Agent, &str)] = &[(Agent::Copilot, "copilot"), (Agent::Qwen, "qwen")];
 
 /// What discovery finds for `agent` under `dir`.
 fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
@@ -133,6 +133,13 @@ fn copilot_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("copilot", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn qwen_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Qwen, "qwen");
+    assert_eq!(report.files_scanned, 1);
+    insta::assert_json_snapshot!("qwen", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -203,6 +210,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
     match agent {
         Agent::Copilot => {
             json!({"type":"user.message","data":{"content":text},"id":"e-new","timestamp":"2026-03-26T18:00:00.000Z"})
+        }
+        Agent::Qwen => {
+            json!({"uuid":"u-new","sessionId":"q-new","timestamp":"2026-08-17T13:00:00.000Z","type":"user","cwd":"/tmp/q","message":{"role":"user","parts":[{"text":text}]}})
         }
         other => unreachable!("no prompt line for {other}"),
     }
@@ -362,13 +372,23 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string();
-    vec![(
-        Agent::Copilot,
-        "copilot",
-        vec![
-            json!({"type":"session.start","data":{"sessionId":"cp-branch","context":{"cwd":cwd,"branch":"feat/agents"}},"timestamp":now}),
-            json!({"type":"user.message","data":{"content":"look around"},"timestamp":now}),
-            json!({"type":"assistant.message","data":{"messageId":"m1","content":"Looked."},"timestamp":now}),
-        ],
-    )]
+    vec![
+        (
+            Agent::Copilot,
+            "copilot",
+            vec![
+                json!({"type":"session.start","data":{"sessionId":"cp-branch","context":{"cwd":cwd,"branch":"feat/agents"}},"timestamp":now}),
+                json!({"type":"user.message","data":{"content":"look around"},"timestamp":now}),
+                json!({"type":"assistant.message","data":{"messageId":"m1","content":"Looked."},"timestamp":now}),
+            ],
+        ),
+        (
+            Agent::Qwen,
+            "qwen",
+            vec![
+                json!({"uuid":"q1","sessionId":"qw-branch","timestamp":now,"type":"user","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"user","parts":[{"text":"look around"}]}}),
+                json!({"uuid":"q2","sessionId":"qw-branch","timestamp":now,"type":"assistant","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"model","parts":[{"text":"Looked."}]}}),
+            ],
+        ),
+    ]
 }

@@ -12,7 +12,7 @@ use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 5] = [
+const FILES: [(Agent, &str); 6] = [
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -21,6 +21,10 @@ const FILES: [(Agent, &str); 5] = [
     (Agent::Claude, "claude/subagent.jsonl"),
     (Agent::Codex, "codex/small.jsonl"),
     (Agent::Copilot, "copilot/small.jsonl"),
+    (
+        Agent::Qwen,
+        "qwen/019f0000-0000-7000-8000-000000000001.jsonl",
+    ),
 ];
 
 /// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.

@@ -104,6 +104,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             .into_iter()
             .map(|(p, origin)| dir(p, origin))
             .collect(),
+        Agent::Qwen => super::sources::qwen::locations(env, home().as_deref())
+            .into_iter()
+            .map(|(p, origin)| dir(p, origin))
+            .collect(),
     }
 }
 
@@ -233,6 +237,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
             })
         }
         Agent::Copilot => super::sources::copilot::classify(path),
+        Agent::Qwen => super::sources::qwen::classify(path),
     }
 }
 
@@ -267,6 +272,8 @@ pub fn guess_agent(path: &Path) -> Option<Agent> {
         Some(Agent::Codex)
     } else if super::sources::copilot::owns_path(path) {
         Some(Agent::Copilot)
+    } else if super::sources::qwen::owns_path(path) {
+        Some(Agent::Qwen)
     } else {
         None
     }

@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod qwen;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -96,6 +97,7 @@ pub fn parser_for(
         Agent::Claude => Box::new(claude::ClaudeParser::resume(role, saved)?),
         Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
         Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
+        Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
     })
 }
 
