@@ -26,6 +26,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("codex", codex),
     ("copilot", copilot),
     ("qwen", qwen),
+    ("droid", droid),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -54,6 +55,11 @@ pub fn copilot(data: &[u8]) {
 /// A Qwen session, read and parsed as capture does it.
 pub fn qwen(data: &[u8]) {
     transcript(Agent::Qwen, data);
+}
+
+/// A Droid session, read and parsed as capture does it.
+pub fn droid(data: &[u8]) {
+    transcript(Agent::Droid, data);
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

@@ -52,6 +52,7 @@ enum AgentArg {
     Codex,
     Copilot,
     Qwen,
+    Droid,
 }
 
 impl From<AgentArg> for Agent {
@@ -61,6 +62,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Codex => Agent::Codex,
             AgentArg::Copilot => Agent::Copilot,
             AgentArg::Qwen => Agent::Qwen,
+            AgentArg::Droid => Agent::Droid,
         }
     }
 }

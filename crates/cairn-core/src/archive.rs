@@ -30,10 +30,17 @@ pub enum Agent {
     Codex,
     Copilot,
     Qwen,
+    Droid,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Copilot, Agent::Qwen];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::Qwen,
+        Agent::Droid,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -41,6 +48,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
         }
     }
 
@@ -50,6 +58,7 @@ impl Agent {
             "codex" => Some(Agent::Codex),
             "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
             "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
+            "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
             _ => None,
         }
     }

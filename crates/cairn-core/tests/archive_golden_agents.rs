@@ -21,7 +21,11 @@ use cairn_core::views::skim::SkimQuery;
 use serde_json::{Value, json};
 
 /// The fixture folder of each agent this file covers, beside Claude's and Codex's.
-const AGENTS: &[(Agent, &str)] = &[(Agent::Copilot, "copilot"), (Agent::Qwen, "qwen")];
+const AGENTS: &[(Agent, &str)] = &[
+    (Agent::Copilot, "copilot"),
+    (Agent::Qwen, "qwen"),
+    (Agent::Droid, "droid"),
+];
 
 /// What discovery finds for `agent` under `dir`.
 fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
@@ -140,6 +144,13 @@ fn qwen_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("qwen", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn droid_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Droid, "droid");
+    assert_eq!(report.files_scanned, 6);
+    insta::assert_json_snapshot!("droid", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -213,6 +224,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         }
         Agent::Qwen => {
             json!({"uuid":"u-new","sessionId":"q-new","timestamp":"2026-08-17T13:00:00.000Z","type":"user","cwd":"/tmp/q","message":{"role":"user","parts":[{"text":text}]}})
+        }
+        Agent::Droid => {
+            json!({"type":"message","id":"m-new","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
         }
         other => unreachable!("no prompt line for {other}"),
     }
@@ -388,6 +402,14 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"uuid":"q1","sessionId":"qw-branch","timestamp":now,"type":"user","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"user","parts":[{"text":"look around"}]}}),
                 json!({"uuid":"q2","sessionId":"qw-branch","timestamp":now,"type":"assistant","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"model","parts":[{"text":"Looked."}]}}),
+            ],
+        ),
+        (
+            Agent::Droid,
+            "droid",
+            vec![
+                json!({"type":"session_start","id":"dr-branch","cwd":cwd,"version":"0.81.0"}),
+                json!({"type":"message","id":"m1","timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
             ],
         ),
     ]

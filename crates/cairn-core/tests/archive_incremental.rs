@@ -12,7 +12,7 @@ use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 6] = [
+const FILES: [(Agent, &str); 7] = [
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -25,6 +25,7 @@ const FILES: [(Agent, &str); 6] = [
         Agent::Qwen,
         "qwen/019f0000-0000-7000-8000-000000000001.jsonl",
     ),
+    (Agent::Droid, "droid/session_store_large.jsonl"),
 ];
 
 /// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.

@@ -108,6 +108,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             .into_iter()
             .map(|(p, origin)| dir(p, origin))
             .collect(),
+        Agent::Droid => super::sources::droid::locations(env, home().as_deref())
+            .into_iter()
+            .map(|(p, origin)| dir(p, origin))
+            .collect(),
     }
 }
 
@@ -238,6 +242,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         }
         Agent::Copilot => super::sources::copilot::classify(path),
         Agent::Qwen => super::sources::qwen::classify(path),
+        Agent::Droid => super::sources::droid::classify(path),
     }
 }
 
@@ -274,6 +279,8 @@ pub fn guess_agent(path: &Path) -> Option<Agent> {
         Some(Agent::Copilot)
     } else if super::sources::qwen::owns_path(path) {
         Some(Agent::Qwen)
+    } else if super::sources::droid::owns_path(path) {
+        Some(Agent::Droid)
     } else {
         None
     }

@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod droid;
 pub mod qwen;
 
 use std::borrow::Cow;
@@ -98,6 +99,7 @@ pub fn parser_for(
         Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
         Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
         Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
+        Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
     })
 }
 
