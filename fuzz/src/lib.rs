@@ -27,6 +27,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("copilot", copilot),
     ("qwen", qwen),
     ("droid", droid),
+    ("kimi", kimi),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -60,6 +61,11 @@ pub fn qwen(data: &[u8]) {
 /// A Droid session, read and parsed as capture does it.
 pub fn droid(data: &[u8]) {
     transcript(Agent::Droid, data);
+}
+
+/// A Kimi session, read and parsed as capture does it.
+pub fn kimi(data: &[u8]) {
+    transcript(Agent::Kimi, data);
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

@@ -53,6 +53,7 @@ enum AgentArg {
     Copilot,
     Qwen,
     Droid,
+    Kimi,
 }
 
 impl From<AgentArg> for Agent {
@@ -63,6 +64,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Copilot => Agent::Copilot,
             AgentArg::Qwen => Agent::Qwen,
             AgentArg::Droid => Agent::Droid,
+            AgentArg::Kimi => Agent::Kimi,
         }
     }
 }

@@ -31,15 +31,17 @@ pub enum Agent {
     Copilot,
     Qwen,
     Droid,
+    Kimi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
         Agent::Qwen,
         Agent::Droid,
+        Agent::Kimi,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +51,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
             Agent::Droid => "droid",
+            Agent::Kimi => "kimi",
         }
     }
 
@@ -59,6 +62,7 @@ impl Agent {
             "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
             "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
             "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
+            "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
             _ => None,
         }
     }

@@ -68,6 +68,7 @@ fn events(agent: Agent) -> &'static [&'static str] {
         Agent::Claude => &["Stop", "SessionEnd"],
         Agent::Codex => &["Stop"],
         Agent::Copilot => &[],
+        Agent::Kimi => &[],
         Agent::Droid => &[],
         Agent::Qwen => &[],
     }
@@ -105,6 +106,7 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
             .join("hooks.json"),
         // Outside HOOKED: never written (install refuses first); the agent's own folder.
         Agent::Copilot => home.join(".copilot").join("config.json"),
+        Agent::Kimi => home.join(".kimi").join("settings.json"),
         Agent::Droid => home.join(".droid").join("settings.json"),
         Agent::Qwen => home.join(".qwen").join("settings.json"),
     }
@@ -305,6 +307,7 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
         Agent::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
         // Outside HOOKED: never written (install_skill refuses first).
         Agent::Copilot => home.join(".copilot"),
+        Agent::Kimi => home.join(".kimi"),
         Agent::Droid => home.join(".droid"),
         Agent::Qwen => home.join(".qwen"),
     };

@@ -25,6 +25,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Copilot, "copilot"),
     (Agent::Qwen, "qwen"),
     (Agent::Droid, "droid"),
+    (Agent::Kimi, "kimi"),
 ];
 
 /// What discovery finds for `agent` under `dir`.
@@ -71,7 +72,7 @@ fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
             "SELECT s.session_id, t.turn_index, t.record_count, t.tool_call_count, t.edit_count,
                     t.exec_count, t.failure_count, t.preview
              FROM turns t JOIN sessions s ON s.id = t.session_id
-             ORDER BY s.session_id, t.turn_index",
+             ORDER BY s.session_id, s.session_key, t.turn_index",
         )
         .unwrap();
     let turns: Vec<String> = stmt
@@ -96,7 +97,7 @@ fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
         .prepare(
             "SELECT r.kind, r.tool_name, r.tool_kind, r.outcome, r.file_paths
              FROM records r JOIN sessions s ON s.id = r.session_id
-             WHERE r.kind IN ('tool_call', 'tool_result') ORDER BY s.session_id, r.ordinal",
+             WHERE r.kind IN ('tool_call', 'tool_result') ORDER BY s.session_id, s.session_key, r.ordinal",
         )
         .unwrap()
         .query_map([], |r| {
@@ -149,6 +150,13 @@ fn droid_fixture_sessions_are_pinned() {
     let (data, cairn, report) = synced(Agent::Droid, "droid");
     assert_eq!(report.files_scanned, 6);
     insta::assert_json_snapshot!("droid", pinned(data.path(), &cairn, &report));
+}
+
+#[test]
+fn kimi_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Kimi, "kimi");
+    assert_eq!(report.files_scanned, 3);
+    insta::assert_json_snapshot!("kimi", pinned(data.path(), &cairn, &report));
 }
 
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
@@ -227,6 +235,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         }
         Agent::Droid => {
             json!({"type":"message","id":"m-new","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
+        }
+        Agent::Kimi => {
+            json!({"type":"turn.prompt","input":[{"type":"text","text":text}],"origin":{"kind":"user"},"time":1785613809972_i64})
         }
         other => unreachable!("no prompt line for {other}"),
     }
@@ -358,11 +369,12 @@ fn sessions_link_to_the_branch_of_their_cwd() {
     let repo = std::fs::canonicalize(&repo).unwrap();
     let data = tmp.path().join("data");
     let cairn = Cairn::open(&data).unwrap();
-    for (agent, dir, lines) in branch_sessions(&repo) {
-        let folder = tmp.path().join(dir);
-        std::fs::create_dir_all(&folder).unwrap();
+    for (agent, file, lines) in branch_sessions(&repo) {
+        let folder = tmp.path().join(agent.as_str());
+        let path = folder.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(folder.join("s.jsonl"), text).unwrap();
+        std::fs::write(&path, text).unwrap();
         support::capture(&cairn, &found(agent, &folder));
         let skim = cairn
             .skim(&SkimQuery {
@@ -381,7 +393,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
     }
 }
 
-/// A short session per agent in `cwd` on `feat/agents`.
+/// A short session per agent in `cwd` on `feat/agents`, and where in its source dir it lives.
 fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
@@ -389,7 +401,7 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
     vec![
         (
             Agent::Copilot,
-            "copilot",
+            "s.jsonl",
             vec![
                 json!({"type":"session.start","data":{"sessionId":"cp-branch","context":{"cwd":cwd,"branch":"feat/agents"}},"timestamp":now}),
                 json!({"type":"user.message","data":{"content":"look around"},"timestamp":now}),
@@ -398,7 +410,7 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
         ),
         (
             Agent::Qwen,
-            "qwen",
+            "s.jsonl",
             vec![
                 json!({"uuid":"q1","sessionId":"qw-branch","timestamp":now,"type":"user","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"user","parts":[{"text":"look around"}]}}),
                 json!({"uuid":"q2","sessionId":"qw-branch","timestamp":now,"type":"assistant","cwd":cwd,"gitBranch":"feat/agents","message":{"role":"model","parts":[{"text":"Looked."}]}}),
@@ -406,10 +418,18 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
         ),
         (
             Agent::Droid,
-            "droid",
+            "s.jsonl",
             vec![
                 json!({"type":"session_start","id":"dr-branch","cwd":cwd,"version":"0.81.0"}),
                 json!({"type":"message","id":"m1","timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
+            ],
+        ),
+        (
+            Agent::Kimi,
+            "session_kb/agents/main/wire.jsonl",
+            vec![
+                json!({"type":"config.update","cwd":cwd,"modelAlias":"kimi-k2","time":1785613809000_i64}),
+                json!({"type":"turn.prompt","input":[{"type":"text","text":"look around"}],"origin":{"kind":"user"},"time":1785613809001_i64}),
             ],
         ),
     ]

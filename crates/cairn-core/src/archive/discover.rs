@@ -112,6 +112,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             .into_iter()
             .map(|(p, origin)| dir(p, origin))
             .collect(),
+        Agent::Kimi => super::sources::kimi::locations(env, home().as_deref())
+            .into_iter()
+            .map(|(p, origin)| dir(p, origin))
+            .collect(),
     }
 }
 
@@ -243,6 +247,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Copilot => super::sources::copilot::classify(path),
         Agent::Qwen => super::sources::qwen::classify(path),
         Agent::Droid => super::sources::droid::classify(path),
+        Agent::Kimi => super::sources::kimi::classify(path),
     }
 }
 
@@ -281,6 +286,8 @@ pub fn guess_agent(path: &Path) -> Option<Agent> {
         Some(Agent::Qwen)
     } else if super::sources::droid::owns_path(path) {
         Some(Agent::Droid)
+    } else if super::sources::kimi::owns_path(path) {
+        Some(Agent::Kimi)
     } else {
         None
     }

@@ -9,6 +9,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod droid;
+pub mod kimi;
 pub mod qwen;
 
 use std::borrow::Cow;
@@ -100,6 +101,7 @@ pub fn parser_for(
         Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
         Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
+        Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
     })
 }
 

@@ -511,7 +511,10 @@ mod tests {
         assert_eq!(strip_reminders("<system-reminder>x</system-reminder>"), "");
         assert_eq!(strip_reminders("<system-reminder>unclosed"), "");
         assert_eq!(strip_reminders("plain "), "plain");
-        assert_eq!(failed_exit_code("Error: Command failed (exit code: 2)\nboom"), Some(2));
+        assert_eq!(
+            failed_exit_code("Error: Command failed (exit code: 2)\nboom"),
+            Some(2)
+        );
         assert_eq!(failed_exit_code("Command failed (exit code: x)"), None);
         assert_eq!(failed_exit_code("Process exited with code 3"), Some(3));
     }
