@@ -254,7 +254,7 @@ enum HooksCommand {
 enum SkillsCommand {
     /// Write the Cairn skill where the agent looks for skills (idempotent).
     Install {
-        /// Which agents (default: both).
+        /// Which agents (default: Claude Code and Codex, the agents Cairn has a skill for).
         #[arg(long, value_enum)]
         agent: Vec<AgentArg>,
         #[arg(long)]
