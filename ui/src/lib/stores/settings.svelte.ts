@@ -25,15 +25,20 @@ export const AGENTS: Agent[] = agents;
 export const PRIVACY_SAMPLE =
   'Deploy failed in /home/me/work/shop/src/pay.ts: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; see https://ci.example.com/run/42';
 
+/** One fresh value per agent Cairn reads. */
+function perAgent<T>(make: () => T): Record<Agent, T> {
+  return Object.fromEntries(AGENTS.map((agent) => [agent, make()])) as Record<Agent, T>;
+}
+
 export class SettingsStore {
   sources = new Resource<SourceDirStatus[]>();
   /** The folder list being edited, one path per line, per agent. */
-  drafts: Record<Agent, string> = $state({ claude: '', codex: '' });
-  saving: Record<Agent, Resource<SourceDirStatus[]>> = { claude: new Resource(), codex: new Resource() };
+  drafts: Record<Agent, string> = $state(perAgent(() => ''));
+  saving: Record<Agent, Resource<SourceDirStatus[]>> = perAgent(() => new Resource());
   hooks = new Resource<HooksOverview>();
   /** Per agent: the dry run shown before installing, then the install itself. */
-  hookPreview: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
-  hookInstall: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
+  hookPreview: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
+  hookInstall: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
   doctor = new Resource<DoctorReport>();
   privacyText = $state(PRIVACY_SAMPLE);
   privacy = new Resource<OutboundPreview>();
