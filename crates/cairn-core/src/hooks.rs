@@ -67,10 +67,8 @@ fn events(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::Claude => &["Stop", "SessionEnd"],
         Agent::Codex => &["Stop"],
-        Agent::Copilot => &[],
-        Agent::Kimi => &[],
-        Agent::Droid => &[],
-        Agent::Qwen => &[],
+        // Outside HOOKED: no hook.
+        _ => &[],
     }
 }
 
@@ -104,11 +102,8 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
         Agent::Codex => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("hooks.json"),
-        // Outside HOOKED: never written (install refuses first); the agent's own folder.
-        Agent::Copilot => home.join(".copilot").join("config.json"),
-        Agent::Kimi => home.join(".kimi").join("settings.json"),
-        Agent::Droid => home.join(".droid").join("settings.json"),
-        Agent::Qwen => home.join(".qwen").join("settings.json"),
+        // Outside HOOKED: never read or written (status is asked of HOOKED, install refuses).
+        other => home.join(format!(".{other}")).join("settings.json"),
     }
 }
 
@@ -306,10 +301,7 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
         Agent::Claude => env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude")),
         Agent::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
         // Outside HOOKED: never written (install_skill refuses first).
-        Agent::Copilot => home.join(".copilot"),
-        Agent::Kimi => home.join(".kimi"),
-        Agent::Droid => home.join(".droid"),
-        Agent::Qwen => home.join(".qwen"),
+        other => home.join(format!(".{other}")),
     };
     base.join("skills").join("cairn").join("SKILL.md")
 }
@@ -343,6 +335,19 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
+
+    /// Agents without a verified hook spec get an error that says how they are captured, and
+    /// nothing is written under the home dir.
+    #[test]
+    fn agents_without_a_hook_are_refused_and_nothing_is_written() {
+        let home = tempfile::tempdir().unwrap();
+        for agent in Agent::ALL.into_iter().filter(|a| !HOOKED.contains(a)) {
+            let err = install(agent, home.path(), "cairn hook", false).unwrap_err();
+            assert!(err.to_string().contains("cairn sync"), "{err}");
+            assert!(install_skill(agent, home.path(), false).is_err());
+        }
+        assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
+    }
 
     #[test]
     fn hook_commands_quote_unusual_paths() {
