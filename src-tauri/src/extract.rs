@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
+use cairn_core::ErrorReport;
 use cairn_core::recall::extract::schedule::{Outcome, PassKind, Policy, Scheduler};
 use cairn_core::recall::extract::{
     Event, ExtractDoctor, ExtractStatus, RunOptions, RunReport, Scope,
@@ -35,12 +36,11 @@ pub struct ExtractProgress {
 /// An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct ExtractFinished {
-    /// `full` or `incremental`.
-    pub kind: String,
+    pub kind: PassKind,
     /// What the pass did, when it ran.
     pub report: Option<RunReport>,
     /// Why it could not run (configuration, lock, database).
-    pub error: Option<String>,
+    pub error: Option<ErrorReport>,
 }
 
 #[derive(Default)]
@@ -196,13 +196,8 @@ fn run<R: Runtime>(app: &AppHandle<R>, kind: PassKind, cancel: Arc<AtomicBool>) 
         };
         let result = cairn.recall_extract_run(&opts, &Forward(app));
         let outcome = Outcome::of(&result);
-        result.map(|r| (r, outcome)).map_err(|e| e.to_string())
+        result.map(|r| (r, outcome)).map_err(ErrorReport::from)
     });
-    let kind = match kind {
-        PassKind::Full => "full",
-        PassKind::Incremental => "incremental",
-    }
-    .to_owned();
     let (event, outcome) = match result {
         Ok((report, outcome)) => (
             ExtractFinished {
@@ -231,14 +226,14 @@ fn run<R: Runtime>(app: &AppHandle<R>, kind: PassKind, cancel: Arc<AtomicBool>) 
 /// Where extraction stands: enabled or not, coverage, generations, the last pass, failures.
 #[tauri::command]
 #[specta::specta]
-pub async fn extract_status(backend: State<'_, Backend>) -> Result<ExtractStatus, String> {
+pub async fn extract_status(backend: State<'_, Backend>) -> Result<ExtractStatus, ErrorReport> {
     with_cairn(&backend, |c| c.recall_extract_status()).await
 }
 
 /// Check the configured extraction server with real calls (`/models`, one tiny extraction).
 #[tauri::command]
 #[specta::specta]
-pub async fn extract_doctor(backend: State<'_, Backend>) -> Result<ExtractDoctor, String> {
+pub async fn extract_doctor(backend: State<'_, Backend>) -> Result<ExtractDoctor, ErrorReport> {
     with_cairn(&backend, |c| c.recall_extract_doctor()).await
 }
 

@@ -13,6 +13,7 @@ pub mod events;
 pub mod extract;
 pub mod insights;
 pub mod links;
+pub mod mcp;
 pub mod recall;
 pub mod watcher;
 
@@ -49,10 +50,14 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::set_source_dirs::<tauri::Wry>,
             commands::hook_overview,
             commands::install_hook,
+            mcp::mcp_overview,
+            mcp::install_mcp,
+            mcp::uninstall_mcp,
             commands::privacy_preview,
             commands::doctor,
             recall::recall_list,
             recall::recall_stats,
+            recall::recall_vocabulary,
             recall::recall_query,
             recall::recall_inbox,
             recall::recall_accept,
@@ -584,8 +589,12 @@ mod tests {
             json!({ "sessionKey": "sha256-00000000000000000000000000000000" }),
         )
         .unwrap_err();
+        // The error crosses as an ErrorReport: its kind, and the message saying what to do.
+        assert_eq!(error["kind"], "not_found", "{error}");
         assert!(
-            error.as_str().is_some_and(|m| m.contains("not found")),
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("not found")),
             "{error}"
         );
     }
@@ -919,19 +928,27 @@ mod tests {
             json!({ "oldId": "rc-new", "newId": "rc-known" }),
         )
         .unwrap_err();
-        assert!(again.as_str().unwrap().contains("already"), "{again}");
+        assert_eq!(again["kind"], "conflict", "{again}");
+        assert!(
+            again["message"].as_str().unwrap().contains("already"),
+            "{again}"
+        );
 
         let rejected = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
         assert_eq!(rejected["status"], "archived");
         let missing = invoke(&app, "recall_accept", json!({ "id": "nope", "edit": null }));
-        assert!(missing.unwrap_err().as_str().unwrap().contains("nope"));
+        let missing = missing.unwrap_err();
+        assert_eq!(missing["kind"], "not_found", "{missing}");
+        assert!(missing["message"].as_str().unwrap().contains("nope"));
         assert_eq!(invoke(&app, "recall_check_stale", json!({})).unwrap(), 0);
         let bad = invoke(
             &app,
             "recall_list",
             json!({ "filters": { "status": "archived", "trusted_only": true } }),
         );
-        assert!(bad.unwrap_err().as_str().unwrap().contains("trusted-only"));
+        let bad = bad.unwrap_err();
+        assert_eq!(bad["kind"], "invalid", "{bad}");
+        assert!(bad["message"].as_str().unwrap().contains("trusted-only"));
     }
 
     /// A stand-in for `claude -p --output-format json`: answers with a report citing the first
@@ -1075,7 +1092,11 @@ mod tests {
 
         invoke(&app, "insight_delete", json!({ "id": id })).unwrap();
         let gone = invoke(&app, "insight_get", json!({ "id": id })).unwrap_err();
-        assert!(gone.as_str().unwrap().contains("not found"), "{gone}");
+        assert_eq!(gone["kind"], "not_found", "{gone}");
+        assert!(
+            gone["message"].as_str().unwrap().contains("not found"),
+            "{gone}"
+        );
     }
 
     /// Recall's `Status` and `Evidence` would clash with the doctor's and git's in the flat

@@ -4,7 +4,8 @@
 //! Trust changes only through the review actions here, which call the core's review methods
 //! (one transaction each); the window never writes an entry any other way.
 
-use cairn_core::recall::model::Entry;
+use cairn_core::ErrorReport;
+use cairn_core::recall::model::{Entry, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
@@ -22,7 +23,7 @@ const SURFACE: &str = "ui";
 pub async fn recall_list(
     backend: State<'_, Backend>,
     filters: Filters,
-) -> Result<Vec<Entry>, String> {
+) -> Result<Vec<Entry>, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_list(&filters)).await
 }
 
@@ -33,8 +34,15 @@ pub async fn recall_list(
 pub async fn recall_stats(
     backend: State<'_, Backend>,
     filters: Filters,
-) -> Result<RecallStats, String> {
+) -> Result<RecallStats, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_stats(&filters)).await
+}
+
+/// The entry types and scopes Recall knows, for the UI's pickers (the core's lists, not a copy).
+#[tauri::command]
+#[specta::specta]
+pub fn recall_vocabulary() -> Vocabulary {
+    Vocabulary::get()
 }
 
 /// A ranked query with each result's score breakdown, recorded in the query ledger.
@@ -43,7 +51,7 @@ pub async fn recall_stats(
 pub async fn recall_query(
     backend: State<'_, Backend>,
     request: QueryRequest,
-) -> Result<QueryResponse, String> {
+) -> Result<QueryResponse, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_query(&request, SURFACE)).await
 }
 
@@ -53,7 +61,7 @@ pub async fn recall_query(
 pub async fn recall_inbox(
     backend: State<'_, Backend>,
     limit: u32,
-) -> Result<Vec<InboxItem>, String> {
+) -> Result<Vec<InboxItem>, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_inbox(limit)).await
 }
 
@@ -65,14 +73,14 @@ pub async fn recall_accept(
     backend: State<'_, Backend>,
     id: String,
     edit: Option<Edit>,
-) -> Result<Entry, String> {
+) -> Result<Entry, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_accept(&id, edit.as_ref())).await
 }
 
 /// Reject an entry: archived, no longer served.
 #[tauri::command]
 #[specta::specta]
-pub async fn recall_reject(backend: State<'_, Backend>, id: String) -> Result<Entry, String> {
+pub async fn recall_reject(backend: State<'_, Backend>, id: String) -> Result<Entry, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_reject(&id)).await
 }
 
@@ -84,7 +92,7 @@ pub async fn recall_supersede(
     backend: State<'_, Backend>,
     old_id: String,
     new_id: String,
-) -> Result<(), String> {
+) -> Result<(), ErrorReport> {
     with_cairn(&backend, move |c| c.recall_supersede(&old_id, &new_id)).await
 }
 
@@ -95,7 +103,7 @@ pub async fn recall_merge(
     backend: State<'_, Backend>,
     duplicate: String,
     keep: String,
-) -> Result<Entry, String> {
+) -> Result<Entry, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_merge(&duplicate, &keep)).await
 }
 
@@ -103,7 +111,7 @@ pub async fn recall_merge(
 /// returns how many were flagged.
 #[tauri::command]
 #[specta::specta]
-pub async fn recall_check_stale(backend: State<'_, Backend>) -> Result<u32, String> {
+pub async fn recall_check_stale(backend: State<'_, Backend>) -> Result<u32, ErrorReport> {
     with_cairn(&backend, |c| c.recall_check_stale()).await
 }
 
@@ -113,6 +121,6 @@ pub async fn recall_check_stale(backend: State<'_, Backend>) -> Result<u32, Stri
 pub async fn recall_for_session(
     backend: State<'_, Backend>,
     session_key: String,
-) -> Result<Vec<Entry>, String> {
+) -> Result<Vec<Entry>, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_for_session(&session_key)).await
 }

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
 use cairn_core::archive::discover::{FoundFile, classify, holds};
+use cairn_core::archive::{Agent, recognise};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event as _;
@@ -120,10 +120,8 @@ pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Ve
         .iter()
         .filter(|path| path.is_file())
         .filter_map(|path| {
-            let (agent, dir) = dirs
-                .iter()
-                .filter(|(_, dir)| path.starts_with(dir))
-                .max_by_key(|(_, dir)| dir.components().count())?;
+            let (agent, dir) =
+                recognise::holder(dirs.iter().map(|(a, d)| (*a, d.as_path())), path)?;
             if !holds(dir, path) {
                 eprintln!(
                     "cairn-desktop: {} points outside {}: not read",
@@ -132,7 +130,7 @@ pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Ve
                 );
                 return None;
             }
-            classify(*agent, path)
+            classify(agent, path)
         })
         .collect()
 }
@@ -142,8 +140,7 @@ fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
     let Ok(cairn) = backend.cairn() else { return };
     match cairn.capture_paths(files, &Quiet) {
         Ok(report) => {
-            if report.records_added > 0 || report.sessions_added > 0 || report.sessions_updated > 0
-            {
+            if report.changed() {
                 backend.sync_completed();
                 let _ = ArchiveChanged {
                     cause: ChangeCause::Watch,

@@ -268,6 +268,25 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
         env.ok(&["insights", "export", &id.to_string()])
             .contains("Why the tests flake")
     );
+    // An export never replaces a file, named or not (the desktop's rule): the user's own file
+    // stays, and the report goes beside it.
+    let mine = env.root.path().join("mine.md");
+    std::fs::write(&mine, "my notes").unwrap();
+    let wrote = env.ok(&[
+        "insights",
+        "export",
+        &id.to_string(),
+        "-o",
+        &mine.display().to_string(),
+    ]);
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my notes");
+    let beside = env.root.path().join("mine (2).md");
+    assert!(wrote.contains("mine (2).md"), "{wrote}");
+    assert!(
+        std::fs::read_to_string(&beside)
+            .unwrap()
+            .contains("Why the tests flake")
+    );
 
     // Delete.
     env.ok(&["insights", "delete", &id.to_string()]);

@@ -141,6 +141,22 @@ describe('branches and skim', () => {
     await settle();
     expect(all(target, 'branch-row').length).toBe(5);
   });
+
+  it('shows a failure’s hint under its message when the backend sends one', async () => {
+    const failure = { kind: 'locked', message: 'database /x/cairn.db: locked', hint: 'Close the other Cairn window, then Retry.' };
+    const { target } = await render({ failOnce: { list_branches: failure } });
+    const error = one(target, 'error-state')!;
+    expect(error.textContent).toContain('database /x/cairn.db: locked');
+    expect(one(error, 'error-hint')?.textContent).toBe('Close the other Cairn window, then Retry.');
+    expect(error.querySelector('[data-kind="locked"]')).not.toBeNull();
+    expect(error.textContent).not.toContain('[object Object]');
+  });
+
+  it('shows no hint for a plain message', async () => {
+    const { target } = await render({ failOnce: { list_branches: 'database /x/cairn.db: locked' } });
+    expect(one(target, 'error-state')).not.toBeNull();
+    expect(one(target, 'error-hint')).toBeNull();
+  });
 });
 
 describe('session', () => {

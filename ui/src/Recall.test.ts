@@ -7,7 +7,7 @@ import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import App from './App.svelte';
 import { createStores, type Stores } from './lib/stores';
 import { sanitize, safeHref } from './lib/safe-html';
-import { fakeBackend, HOSTILE_HTML, key } from './testing/fake-backend';
+import { fakeBackend, HOSTILE_HTML, key, type FakeOptions } from './testing/fake-backend';
 
 let component: ReturnType<typeof mount> | undefined;
 
@@ -26,8 +26,8 @@ async function settle() {
   flushSync();
 }
 
-async function render(link?: string) {
-  const fake = fakeBackend();
+async function render(link?: string, options: FakeOptions = {}) {
+  const fake = fakeBackend(options);
   mockIPC(fake.handler, { shouldMockEvents: true });
   const target = document.createElement('div');
   document.body.append(target);
@@ -138,6 +138,17 @@ describe('the review inbox', () => {
     expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('read-only');
     expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
   });
+
+  it('names the entry a bulk review stopped at, with the backend’s hint', async () => {
+    const failure = { kind: 'read_only', message: 'the store is read-only', hint: 'Open the archive without --read-only.' };
+    const { target, stores } = await render('cairn://recall?tab=inbox', { failOnce: { recall_accept: failure } });
+    stores.recall.togglePick('rc-3');
+    await stores.recall.bulk('accept');
+    await settle();
+    const error = one(target, '[data-testid="review-error"]')!;
+    expect(error.textContent).toContain('rc-3: the store is read-only');
+    expect(error.querySelector('[data-testid="error-hint"]')?.textContent).toBe('Open the archive without --read-only.');
+  });
 });
 
 describe('Recall beside sessions and search', () => {
@@ -146,6 +157,25 @@ describe('Recall beside sessions and search', () => {
     const panel = one(target, '[data-testid="session-recall"]');
     expect(panel?.textContent).toContain('3 entries cite this session');
     expect(all(target, 'recall-entry').map((e) => e.dataset.entryId)).toEqual(['rc-1', 'rc-3', 'rc-4']);
+  });
+
+  it('keeps only the entries in view in the DOM when many cite the session', async () => {
+    const { target } = await render(`cairn://session/${key(1)}`, { moreEntries: 2000 });
+    const panel = one(target, '[data-testid="session-recall"]')!;
+    expect(panel.textContent).toContain('2003 entries cite this session');
+    const shown = all(target, 'recall-entry');
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(50);
+    const list = panel.querySelector<HTMLElement>('[role="listbox"]')!;
+    expect(list.getAttribute('aria-label')).toBe('Recall entries citing this session');
+    // As tall as its rows, up to a third of the window.
+    expect(list.style.maxHeight).toBe('30vh');
+    expect(Number.parseFloat(list.style.height)).toBeGreaterThan(2000 * 50);
+    // The evidence links inside keep their own Enter.
+    const link = panel.querySelector<HTMLElement>('[data-testid="recall-evidence"]')!;
+    const enter = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
+    link.dispatchEvent(enter);
+    expect(enter.defaultPrevented).toBe(false);
   });
 
   it('searches Recall entries in Recall mode', async () => {
@@ -197,6 +227,25 @@ describe('generated insights', () => {
     await settle();
     expect(calls.find((c) => c.cmd === 'insight_export')?.args).toEqual({ id: 3, format: 'html' });
     expect(one(target, '[data-testid="toast"]')?.textContent).toContain('insight-3-weekly-summary.html');
+  });
+
+  it('lists many saved reports as a virtual list, the open one selected', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated&insight=2', { moreReports: 5000 });
+    const rows = all(target, 'insight-row');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThan(60);
+    expect(rows.slice(0, 3).map((r) => r.dataset.insightId)).toEqual(['1', '2', '3']);
+    const list = one(target, '[role="listbox"][aria-label="Saved reports"]')!;
+    expect(list.getAttribute('aria-activedescendant')).toBe('insight-1');
+    expect(rows[1]!.classList.contains('open')).toBe(true);
+    // The row's buttons keep their own Enter: it stars, it does not open the report.
+    const star = rows[0]!.querySelector<HTMLElement>('.star')!;
+    const enter = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
+    star.dispatchEvent(enter);
+    expect(enter.defaultPrevented).toBe(false);
+    click(rows[2]!.querySelector('.link'));
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'recall', tab: 'generated', insight: 3 });
   });
 
   it('stars, renames and deletes saved reports', async () => {

@@ -73,7 +73,8 @@ pub enum InsightsCommand {
         id: i64,
         #[arg(long, default_value = "md")]
         format: String,
-        /// The file to write (default: stdout; `-o .` picks a name in the current directory).
+        /// The file to write (default: stdout; `-o .` picks a name in the current directory). An
+        /// existing file is never replaced: the export goes beside it as `name (2).md`.
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
@@ -233,23 +234,19 @@ pub fn run(
         }
         InsightsCommand::Export { id, format, output } => {
             let format = ExportFormat::parse(&format)?;
-            let (text, name) = cairn.insight_export(id, format)?;
             match output {
-                None => out.write_all(text.as_bytes())?,
-                Some(path) => {
-                    let path = if path.is_dir() {
-                        path.join(&name)
-                    } else {
-                        path
+                None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
+                Some(target) => {
+                    // Never over a file: an existing name gets ` (2)` (the desktop's rule).
+                    let (dir, name) = match target.file_name() {
+                        Some(name) if !target.is_dir() => (
+                            target.parent().filter(|p| !p.as_os_str().is_empty()),
+                            Some(name.to_string_lossy().into_owned()),
+                        ),
+                        _ => (Some(target.as_path()), None),
                     };
-                    // A new file is private (0600), like everything Cairn writes.
-                    cairn_core::private::open_options()
-                        .write(true)
-                        .create(true)
-                        .truncate(true)
-                        .open(&path)
-                        .and_then(|mut f| f.write_all(text.as_bytes()))
-                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    let dir = dir.unwrap_or(std::path::Path::new("."));
+                    let (path, _) = cairn.insight_export_into(id, format, dir, name.as_deref())?;
                     if json_out {
                         render::json(out, &serde_json::json!({"id": id, "path": path}))?;
                     } else {

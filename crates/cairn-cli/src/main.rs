@@ -3,6 +3,7 @@
 
 mod extract;
 mod insights;
+mod mcp_install;
 mod recall;
 mod render;
 
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use cairn_core::Cairn;
-use cairn_core::archive::Agent;
+use cairn_core::archive::{Agent, recognise};
 use cairn_core::views::search::SearchQuery;
 use cairn_core::views::sessions::SessionQuery;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -82,7 +83,9 @@ enum Command {
     },
     /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success; a path
     /// that is not a regular file inside the agent's source dirs is refused (a line on stderr,
-    /// exit 0).
+    /// exit 0). On a SessionStart payload it captures nothing and prints the brief of trusted
+    /// Recall entries for the session's repository and branch (nothing when none; exit 0 even
+    /// when the archive is missing or broken).
     Hook {
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
@@ -138,6 +141,15 @@ enum Command {
     /// Check source dirs, the data dir (who can read it; every database page), agents'
     /// retention settings and hooks.
     Doctor,
+    /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
+    /// (skim, show, search, recall_query, recall_brief, recall_propose, recall_feedback).
+    /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
+    /// repository `skim` defaults to. `cairn mcp install|uninstall` registers the server in
+    /// an agent's config.
+    Mcp {
+        #[command(subcommand)]
+        command: Option<mcp_install::McpCommand>,
+    },
     /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
     /// Without a target: the branch checked out in -C.
     Skim {
@@ -241,9 +253,15 @@ enum EmbeddingsCommand {
 enum HooksCommand {
     /// Add `cairn hook` to the agent's settings (idempotent; keeps a backup; changes nothing
     /// else in the file, follows its symlink, keeps its mode; the diff hides `env` values).
+    /// It captures after every turn and, as a session starts, gives the agent a short brief of
+    /// the Recall entries a person accepted for that repository and branch (nothing until one
+    /// is accepted).
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,
+        /// Capture only: no brief at session start (takes Cairn's session-start hook off).
+        #[arg(long)]
+        no_memory: bool,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
@@ -285,6 +303,14 @@ fn main() -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(": ");
             eprintln!("cairn: {}", render::clean(&message));
+            // The fix the core knows for its error (the desktop shows the same one).
+            if let Some(hint) = err
+                .chain()
+                .find_map(|c| c.downcast_ref::<cairn_core::Error>())
+                .and_then(cairn_core::Error::hint)
+            {
+                eprintln!("hint: {}", render::clean(&hint));
+            }
             ExitCode::from(1)
         }
     }
@@ -301,6 +327,16 @@ fn open(global: &Global) -> Result<Cairn> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let g = &cli.global;
+    if let Command::Mcp { command: None } = cli.command {
+        // Before stdout is locked below: the server writes it from its own threads.
+        let dir = match &g.data_dir {
+            Some(d) => d.clone(),
+            None => Cairn::default_data_dir()
+                .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
+        };
+        cairn_mcp::serve_stdio(&dir, &g.dir)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = &mut std::io::stdout().lock();
     match cli.command {
         Command::Sync { agent, progress } => {
@@ -323,10 +359,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             std::io::stdin()
                 .read_to_string(&mut input)
                 .context("cannot read the hook input on stdin")?;
+            if cairn_core::hooks::is_session_start(&input) {
+                session_start(g, &input, out)?;
+                out.flush()?;
+                return Ok(ExitCode::SUCCESS);
+            }
             // Parsed before the archive opens: its git reads start now.
             let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
-            let agent = agent.map(Agent::from).or_else(agent_from_env);
+            let agent = agent
+                .map(Agent::from)
+                .or_else(|| recognise::by_env(|name| std::env::var_os(name)));
             match cairn.hook_parsed(input, agent, &g.dir) {
                 // A path Cairn will not read is the payload's problem, not the agent's: say why
                 // and let the agent go on (a non-zero exit shows as a failed hook).
@@ -339,19 +382,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Hooks {
-            command: HooksCommand::Install { agent, dry_run },
+            command:
+                HooksCommand::Install {
+                    agent,
+                    no_memory,
+                    dry_run,
+                },
         } => {
             let cairn = open(g)?;
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
             let command = cairn_core::hooks::hook_command(&exe, agent);
-            let result = cairn.install_hook(agent, &command, dry_run)?;
+            let result = cairn.install_hooks(agent, &command, !no_memory, dry_run)?;
             if g.json {
                 render::json(out, &result)?;
             } else {
                 render::hook_install(out, &result)?;
             }
+        }
+        Command::Mcp {
+            command: Some(command),
+        } => {
+            let cairn = open(g)?;
+            mcp_install::run(command, &cairn, g.json, &g.dir, out)?;
         }
         Command::Skills {
             command: SkillsCommand::Install { agent, dry_run },
@@ -592,6 +646,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
+        // Served above, before stdout is locked.
+        Command::Mcp { command: None } => {}
         Command::Doctor => {
             let cairn = open(g)?;
             let report = cairn.doctor();
@@ -610,26 +666,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The agent running this hook, from the variables Codex and Claude Code set (agentlog's list).
-fn agent_from_env() -> Option<Agent> {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    let named = |name: &str| std::env::var(name).ok().and_then(|v| Agent::parse(&v));
-    if [
-        "CODEX_SANDBOX",
-        "CODEX_CI",
-        "CODEX_THREAD_ID",
-        "CODEX_SHELL",
-    ]
-    .iter()
-    .any(|v| set(v))
-    {
-        return Some(Agent::Codex);
+/// The SessionStart hook: print the brief of trusted entries for the session's repository and
+/// branch, or nothing. Whatever goes wrong (no archive, a broken or locked one, a bad config) is
+/// one line on stderr and exit 0: memory must never stop an agent from starting.
+fn session_start(g: &Global, input: &str, out: &mut impl Write) -> Result<()> {
+    let brief = g
+        .data_dir
+        .clone()
+        .or_else(Cairn::default_data_dir)
+        .ok_or_else(|| cairn_core::Error::Invalid("no data dir".into()))
+        .and_then(|dir| Cairn::session_start_brief(&dir, input, &g.dir));
+    match brief {
+        Ok(Some(brief)) => writeln!(out, "{}", brief.hook_output())?,
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "cairn: no memory brief for this session: {}",
+            render::clean(&e.to_string())
+        ),
     }
-    if ["CLAUDE_CODE_IS_COWORK", "CLAUDE_CODE", "CLAUDECODE"]
-        .iter()
-        .any(|v| set(v))
-    {
-        return Some(Agent::Claude);
-    }
-    named("AI_AGENT").or_else(|| named("AGENT"))
+    Ok(())
 }

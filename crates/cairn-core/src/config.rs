@@ -24,9 +24,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::archive::Agent;
+use crate::agent::Agent;
 use crate::error::{Error, Result};
-use crate::recall::extract::ExtractConfig;
+
+mod extract;
+mod server;
+
+pub use extract::{ExtractConfig, PromptsConfig, RequestConfig};
+pub use server::ServerConfig;
 
 pub const CONFIG_FILE: &str = "config.toml";
 
@@ -98,6 +103,10 @@ pub struct RecallConfig {
     /// `[recall.extract]`: see [`crate::recall::extract::config`].
     #[serde(default, skip_serializing_if = "ExtractConfig::is_empty")]
     pub extract: ExtractConfig,
+    /// Budget of the brief of trusted entries injected when an agent session starts, in
+    /// estimated tokens (default [`crate::recall::memory::DEFAULT_MAX_TOKENS`]; 0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_start_tokens: Option<u32>,
 }
 
 impl RecallConfig {

@@ -95,6 +95,9 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
         checks.push(claude_retention(home));
         for agent in crate::hooks::HOOKED {
             checks.push(hook_check(&crate::hooks::status(agent, home)));
+            checks.push(mcp_check(&crate::hooks::mcp_config::status(
+                agent, home, None,
+            )));
         }
     }
     checks
@@ -121,13 +124,39 @@ fn claude_retention(home: &Path) -> Check {
     )
 }
 
+/// Whether the agent's user config registers Cairn's MCP server (`cairn mcp install`).
+fn mcp_check(status: &crate::hooks::mcp_config::McpStatus) -> Check {
+    let agent = status.agent;
+    let path = status.path.display();
+    match (&status.problem, &status.command) {
+        (Some(problem), _) => check(format!("{agent} mcp"), Status::Warn, problem.clone()),
+        (None, Some(command)) => check(
+            format!("{agent} mcp"),
+            Status::Ok,
+            format!("the `cairn` server in {path} runs {command} mcp"),
+        ),
+        (None, None) => check(
+            format!("{agent} mcp"),
+            Status::Ok,
+            format!(
+                "not registered in {path}; the agent can query Cairn itself once you run `cairn mcp install --agent {agent}`"
+            ),
+        ),
+    }
+}
+
 fn hook_check(status: &crate::hooks::HookStatus) -> Check {
     let agent = status.agent;
     if status.installed {
+        let memory = if status.memory {
+            "with memory at session start"
+        } else {
+            "memory at session start is off (`cairn hooks install` turns it on)"
+        };
         check(
             format!("{agent} hook"),
             Status::Ok,
-            format!("installed in {}", status.path.display()),
+            format!("installed in {}; {memory}", status.path.display()),
         )
     } else {
         check(
@@ -145,7 +174,7 @@ fn hook_check(status: &crate::hooks::HookStatus) -> Check {
 /// a long check holds up no other reader), `None` when nothing. It reads every page: a
 /// damaged one can sit unnoticed for months in a part of the archive that is seldom read.
 pub(crate) fn damage(db: &Path) -> Option<String> {
-    let store = match crate::archive::store::Store::open_read_only(db) {
+    let store = match crate::store::Store::open_read_only(db) {
         Ok(s) => s,
         Err(e) => return Some(e.to_string()),
     };

@@ -76,10 +76,37 @@ pub enum Error {
     /// A report generator (an agent CLI or an endpoint) failed; `what` names it.
     #[error("{what}: {message}")]
     Generator { what: String, message: String },
+    /// Input the user can fix (a flag, a field, a name): the message says how.
     #[error("{0}")]
     Invalid(String),
+    /// The archive's state forbids the action (an entry already reviewed, a generation
+    /// already active); the message says what would allow it.
+    #[error("{0}")]
+    Conflict(String),
     #[error("not found: {0}")]
     NotFound(String),
+    /// A write was asked of an archive opened read-only.
+    #[error("{} is read-only: capture needs a writable data dir", dir.display())]
+    ReadOnly { dir: PathBuf },
+    /// Another process holds a lock this action needs (`what` runs there).
+    #[error("{what} is running on {} (it holds {})", dir.display(), path.display())]
+    Locked {
+        what: String,
+        dir: PathBuf,
+        path: PathBuf,
+    },
+    /// A file Cairn wrote does not read back as it should.
+    #[error("{}: {what}", path.display())]
+    Corrupt { path: PathBuf, what: String },
+    /// Something outside Cairn failed or answered out of contract (an embedder, a thread).
+    #[error("{0}")]
+    External(String),
+    /// The outbound scan still finds a secret: nothing left the machine.
+    #[error("{0}")]
+    Refused(String),
+    /// Neither `$HOME` nor the platform knows the home directory.
+    #[error("cannot find the home directory")]
+    NoHome,
     /// `cairn hook` was given a transcript path Cairn does not read (see
     /// [`crate::hooks::accept_transcript`]); nothing was read or stored.
     #[error("not capturing {}: {reason}", path.display())]
@@ -87,6 +114,172 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, as a front door tells it apart: the desktop picks how to show an error by
+/// it, a script by its JSON name. A closed set; the serialised names are stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum ErrorKind {
+    /// No such session, turn, entry, report or file.
+    NotFound,
+    /// Input the user can correct.
+    Invalid,
+    /// The archive's state forbids the action.
+    Conflict,
+    /// The archive was opened read-only.
+    ReadOnly,
+    /// Another process holds a lock the action needs.
+    Locked,
+    /// The database is busy with another writer.
+    Busy,
+    /// No room left to write.
+    NoRoom,
+    /// Reading or writing a file failed.
+    Io,
+    /// Stored data does not read back.
+    Corrupt,
+    /// The archive was written by a newer Cairn.
+    TooNew,
+    /// `config.toml` or the environment needs a change.
+    Config,
+    /// A feature's prerequisite is missing (the embedding model, fresh vectors).
+    Unavailable,
+    /// A program or server outside Cairn failed (git, an endpoint, an agent CLI).
+    External,
+    /// Cairn refused on purpose (a transcript path out of bounds, a secret still present).
+    Refused,
+    /// A bug in Cairn (a panic on a worker thread).
+    Internal,
+}
+
+impl Error {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Read { source, .. } | Error::Write { source, .. } => io_kind(source),
+            Error::DiskFull { .. } => ErrorKind::NoRoom,
+            Error::Db { source, .. } => db_kind(source),
+            Error::SchemaTooNew { .. } => ErrorKind::TooNew,
+            Error::Config { .. } | Error::NoHome => ErrorKind::Config,
+            Error::Git { .. }
+            | Error::Endpoint { .. }
+            | Error::Generator { .. }
+            | Error::External(_) => ErrorKind::External,
+            Error::ModelMissing { .. } | Error::Model { .. } | Error::VectorsStale { .. } => {
+                ErrorKind::Unavailable
+            }
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::ReadOnly { .. } => ErrorKind::ReadOnly,
+            Error::Locked { .. } => ErrorKind::Locked,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
+            Error::HookRefused { .. } | Error::Refused(_) => ErrorKind::Refused,
+        }
+    }
+
+    /// What to do about it, when the message does not already say: one sentence a front door
+    /// shows below the message (`hint: …` on the CLI's stderr, under the error in the window).
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::ReadOnly { .. } => {
+                Some("pass --data-dir or set CAIRN_DATA_DIR to a directory you can write".into())
+            }
+            Error::Locked { .. } => Some("wait for it to finish, then try again".into()),
+            Error::NoHome => Some("set HOME to your home directory".into()),
+            Error::Read { path, source } | Error::Write { path, source }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                Some(format!(
+                    "check that your user may read and write {}",
+                    path.display()
+                ))
+            }
+            Error::Db { path, source } => match db_kind(source) {
+                ErrorKind::Busy => {
+                    Some("another Cairn is writing to the archive; try again in a moment".into())
+                }
+                ErrorKind::Corrupt => Some(format!(
+                    "run `cairn doctor` to see what is damaged in {}",
+                    path.display()
+                )),
+                _ => None,
+            },
+            Error::Corrupt { .. } => {
+                Some("run `cairn doctor` to check the archive and its files".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+fn io_kind(e: &std::io::Error) -> ErrorKind {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+        _ if NoRoom::of_io(e).is_some() => ErrorKind::NoRoom,
+        _ => ErrorKind::Io,
+    }
+}
+
+fn db_kind(e: &rusqlite::Error) -> ErrorKind {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ErrorKind::Busy,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => ErrorKind::Corrupt,
+        Some(ErrorCode::DiskFull) => ErrorKind::NoRoom,
+        Some(ErrorCode::ReadOnly) => ErrorKind::ReadOnly,
+        _ => ErrorKind::Io,
+    }
+}
+
+/// An error as it crosses to a front door that cannot hold [`Error`] itself (the desktop's IPC,
+/// a `--json` consumer): its kind, its message, and the fix when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ErrorReport {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl ErrorReport {
+    /// A front door's own error of `kind` (no core error behind it).
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ErrorReport {
+        ErrorReport {
+            kind,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> ErrorReport {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl From<&Error> for ErrorReport {
+    fn from(e: &Error) -> ErrorReport {
+        ErrorReport {
+            kind: e.kind(),
+            message: e.to_string(),
+            hint: e.hint(),
+        }
+    }
+}
+
+impl From<Error> for ErrorReport {
+    fn from(e: Error) -> ErrorReport {
+        ErrorReport::from(&e)
+    }
+}
+
+impl std::fmt::Display for ErrorReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
 
 /// Why a write found no room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,11 +427,76 @@ mod tests {
         );
         assert_eq!(NoRoom::of_db(db, &failure(ffi::SQLITE_CONSTRAINT)), None);
         assert_eq!(NoRoom::of_db(db, &failure(ffi::SQLITE_IOERR_READ)), None);
-        let err = crate::archive::store::db_err(db, failure(ffi::SQLITE_FULL));
+        let err = crate::store::db_err(db, failure(ffi::SQLITE_FULL));
         assert!(
             err.to_string()
                 .starts_with("cannot write to the data dir /data: the disk is full"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn each_error_has_a_kind_and_a_report_of_the_same_shape() {
+        use rusqlite::ffi;
+        let db = |code| Error::Db {
+            path: PathBuf::from("/data/cairn.db"),
+            source: rusqlite::Error::SqliteFailure(ffi::Error::new(code), None),
+        };
+        assert_eq!(db(ffi::SQLITE_BUSY).kind(), ErrorKind::Busy);
+        assert_eq!(db(ffi::SQLITE_CORRUPT).kind(), ErrorKind::Corrupt);
+        assert_eq!(db(ffi::SQLITE_NOTADB).kind(), ErrorKind::Corrupt);
+        assert_eq!(db(ffi::SQLITE_CONSTRAINT).kind(), ErrorKind::Io);
+        assert!(db(ffi::SQLITE_BUSY).hint().unwrap().contains("try again"));
+        assert!(
+            db(ffi::SQLITE_CORRUPT)
+                .hint()
+                .unwrap()
+                .contains("cairn doctor")
+        );
+        let missing = Error::Read {
+            path: PathBuf::from("/x"),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+
+        let read_only = Error::ReadOnly {
+            dir: PathBuf::from("/data"),
+        };
+        let report = serde_json::to_value(ErrorReport::from(&read_only)).unwrap();
+        assert_eq!(
+            report,
+            serde_json::json!({
+                "kind": "read_only",
+                "message": "/data is read-only: capture needs a writable data dir",
+                "hint": "pass --data-dir or set CAIRN_DATA_DIR to a directory you can write",
+            })
+        );
+        let plain = serde_json::to_value(ErrorReport::from(Error::NotFound("x".into()))).unwrap();
+        assert_eq!(plain["kind"], "not_found");
+        assert_eq!(plain["hint"], serde_json::Value::Null);
+    }
+
+    /// A lock another open file description holds is `Locked` (with the fix), never a wait.
+    #[test]
+    fn a_held_lock_is_locked_and_says_to_wait() {
+        use crate::archive::capture::CaptureLock;
+        let dir = tempfile::tempdir().unwrap();
+        let first = CaptureLock::open_named(dir.path(), "extract.lock").unwrap();
+        let held = first
+            .try_lock(dir.path(), "another extraction pass")
+            .unwrap();
+        let second = CaptureLock::open_named(dir.path(), "extract.lock").unwrap();
+        let err = second
+            .try_lock(dir.path(), "another extraction pass")
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), ErrorKind::Locked);
+        assert!(
+            err.to_string()
+                .starts_with("another extraction pass is running on")
+        );
+        assert!(err.hint().unwrap().contains("wait"));
+        drop(held);
+        assert!(second.try_lock(dir.path(), "x").is_ok());
     }
 }

@@ -84,12 +84,13 @@ pub fn after_capture(
     touched: &Touched,
     mut prefetch: Option<snapshot::Prefetch>,
 ) -> Result<associate::LinkStats> {
-    let db = |e| crate::archive::store::db_err(Path::new(":git"), e);
+    let path = crate::store::path_of(conn);
+    let db = crate::store::err_at(&path);
     // Read first so that a capture with nothing to relink takes no write lock.
     if touched.sessions.is_empty() && pending_links(conn).map_err(db)?.is_empty() {
         return Ok(associate::LinkStats::default());
     }
-    let now = crate::archive::capture::now();
+    let now = crate::clock::now();
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;

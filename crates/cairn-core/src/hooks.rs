@@ -13,6 +13,7 @@
 
 mod input;
 mod json_text;
+pub mod mcp_config;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ use serde::Serialize;
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
+pub(crate) use input::files_to_capture;
 pub use input::{HookInput, accept_transcript};
 
 /// What an install did (or, with `dry_run`, would do).
@@ -45,7 +47,10 @@ pub struct HookInstall {
 pub struct HookStatus {
     pub agent: Agent,
     pub path: PathBuf,
+    /// The capture hook runs on every event it needs.
     pub installed: bool,
+    /// The session-start hook (memory) runs too.
+    pub memory: bool,
 }
 
 /// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
@@ -72,7 +77,18 @@ fn events(agent: Agent) -> &'static [&'static str] {
     }
 }
 
-/// The settings file that holds an agent's hooks.
+/// The event on which an agent runs hooks as a session starts: the one memory uses (both
+/// agents call it `SessionStart`).
+pub const SESSION_START: &str = "SessionStart";
+
+/// Whether a hook payload is the one an agent sends as a session starts
+/// (`"hook_event_name": "SessionStart"`).
+pub fn is_session_start(input: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(input).is_ok_and(|v| {
+        v.get("hook_event_name").and_then(serde_json::Value::as_str) == Some(SESSION_START)
+    })
+}
+
 /// The hook command line for the `cairn` binary at `cli`: `<cli> hook --agent <agent>`, the
 /// path quoted for a POSIX shell when it needs it (the agents run hooks through `sh -c`).
 pub fn hook_command(cli: &Path, agent: Agent) -> String {
@@ -89,6 +105,7 @@ pub fn hook_command(cli: &Path, agent: Agent) -> String {
     format!("{quoted} hook --agent {agent}")
 }
 
+/// The settings file that holds an agent's hooks.
 pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)
@@ -143,12 +160,13 @@ fn shell_word(command: &str) -> Option<(String, &str)> {
 
 pub fn status(agent: Agent, home: &Path) -> HookStatus {
     let path = settings_path(agent, home);
-    let installed = settings::read_text(&path)
-        .is_ok_and(|text| settings::runs(&path, &text, agent, |c| is_cairn_hook_command(c, agent)));
+    let text = settings::read_text(&path).unwrap_or_default();
+    let ours = |c: &str| is_cairn_hook_command(c, agent);
     HookStatus {
         agent,
+        installed: settings::runs(&path, &text, events(agent), ours),
+        memory: settings::runs(&path, &text, &[SESSION_START], ours),
         path,
-        installed,
     }
 }
 
@@ -159,19 +177,39 @@ pub fn status(agent: Agent, home: &Path) -> HookStatus {
 /// ([`crate::atomic::replace`]); a backup of the old content sits beside it. The diff (for
 /// `--dry-run` and the desktop) never shows `env` values or other secrets
 /// ([`settings::hide_secrets`]).
-pub fn install(agent: Agent, home: &Path, command: &str, dry_run: bool) -> Result<HookInstall> {
+///
+/// With memory (what `cairn hooks install` does unless told `--no-memory`) the same command
+/// also runs on [`SESSION_START`], where it prints the brief of trusted Recall entries; without,
+/// Cairn's session-start hook is taken off if it was there, capture left as it is.
+pub fn install(
+    agent: Agent,
+    home: &Path,
+    command: &str,
+    memory: bool,
+    dry_run: bool,
+) -> Result<HookInstall> {
     require_hook(agent)?;
     let path = settings_path(agent, home);
     let before = settings::read_text(&path)?;
-    let after = settings::with_hook(&path, &before, agent, command)?;
+    let mut wanted = events(agent).to_vec();
+    let mut drop = Vec::new();
+    if memory {
+        wanted.push(SESSION_START);
+    } else {
+        drop.push(SESSION_START);
+    }
+    let after = settings::with_hook(&path, &before, agent, command, &wanted, &drop)?;
     if let Some(after) = &after {
-        // The edit must leave valid JSON that runs the hook, or nothing is written.
-        let check = settings::runs(&path, after, agent, |c| c == command);
+        // The edit must leave valid JSON that runs the hook where wanted and nowhere else, or
+        // nothing is written.
+        let check = settings::runs(&path, after, &wanted, |c| c == command)
+            && (memory
+                || !settings::runs(&path, after, &drop, |c| is_cairn_hook_command(c, agent)));
         if !check {
             return Err(Error::Invalid(format!(
-                "could not add the hook to {} without changing the rest of it; add `{command}` to hooks.{} by hand",
+                "could not change the hooks in {} without changing the rest of it; add `{command}` to hooks.{} by hand",
                 path.display(),
-                events(agent).join(" and hooks.")
+                wanted.join(" and hooks.")
             )));
         }
     }
@@ -342,7 +380,7 @@ mod tests {
     fn agents_without_a_hook_are_refused_and_nothing_is_written() {
         let home = tempfile::tempdir().unwrap();
         for agent in Agent::ALL.into_iter().filter(|a| !HOOKED.contains(a)) {
-            let err = install(agent, home.path(), "cairn hook", false).unwrap_err();
+            let err = install(agent, home.path(), "cairn hook", true, false).unwrap_err();
             assert!(err.to_string().contains("cairn sync"), "{err}");
             assert!(install_skill(agent, home.path(), false).is_err());
         }
@@ -375,6 +413,7 @@ mod tests {
             home.path(),
             "/usr/bin/cairn hook --agent claude",
             true,
+            true,
         )
         .unwrap();
         assert!(dry.changed && dry.backup.is_none());
@@ -388,6 +427,7 @@ mod tests {
             Agent::Claude,
             home.path(),
             "/usr/bin/cairn hook --agent claude",
+            true,
             false,
         )
         .unwrap();
@@ -407,6 +447,7 @@ mod tests {
             Agent::Claude,
             home.path(),
             "/usr/bin/cairn hook --agent claude",
+            true,
             false,
         )
         .unwrap();
@@ -419,7 +460,7 @@ mod tests {
         let path = home.path().join(".codex/hooks.json");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{not json").unwrap();
-        let err = install(Agent::Codex, home.path(), "cairn hook", false)
+        let err = install(Agent::Codex, home.path(), "cairn hook", true, false)
             .unwrap_err()
             .to_string();
         assert!(
@@ -452,9 +493,85 @@ mod tests {
     }
 
     #[test]
+    fn memory_is_added_on_session_start_and_taken_off_to_the_byte() {
+        let home = tempfile::tempdir().unwrap();
+        let path = settings_path(Agent::Claude, home.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let cmd = "/usr/bin/cairn hook --agent claude";
+        let user = r#"{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]}, "n": 18446744073709551617}"#;
+        std::fs::write(&path, user).unwrap();
+        install(Agent::Claude, home.path(), cmd, false, false).unwrap();
+        let capture_only = std::fs::read_to_string(&path).unwrap();
+        let s = status(Agent::Claude, home.path());
+        assert!(s.installed && !s.memory);
+
+        let r = install(Agent::Claude, home.path(), cmd, true, false).unwrap();
+        assert!(r.changed && r.diff.contains("SessionStart"), "{}", r.diff);
+        let s = status(Agent::Claude, home.path());
+        assert!(s.installed && s.memory);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "echo hi"
+        );
+        assert!(
+            !install(Agent::Claude, home.path(), cmd, true, false)
+                .unwrap()
+                .changed
+        );
+
+        let r = install(Agent::Claude, home.path(), cmd, false, false).unwrap();
+        assert!(r.changed);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), capture_only);
+        let s = status(Agent::Claude, home.path());
+        assert!(s.installed && !s.memory);
+
+        // A file where SessionStart was Cairn's alone loses the event, and nothing else.
+        let home = tempfile::tempdir().unwrap();
+        let codex = settings_path(Agent::Codex, home.path());
+        std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+        std::fs::write(&codex, "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n").unwrap();
+        install(
+            Agent::Codex,
+            home.path(),
+            "cairn hook --agent codex",
+            false,
+            false,
+        )
+        .unwrap();
+        let before = std::fs::read_to_string(&codex).unwrap();
+        install(
+            Agent::Codex,
+            home.path(),
+            "cairn hook --agent codex",
+            true,
+            false,
+        )
+        .unwrap();
+        assert!(status(Agent::Codex, home.path()).memory);
+        install(
+            Agent::Codex,
+            home.path(),
+            "cairn hook --agent codex",
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&codex).unwrap(), before);
+    }
+
+    #[test]
     fn codex_install_notes_the_feature_flag() {
         let home = tempfile::tempdir().unwrap();
-        let r = install(Agent::Codex, home.path(), "cairn hook --agent codex", false).unwrap();
+        let r = install(
+            Agent::Codex,
+            home.path(),
+            "cairn hook --agent codex",
+            true,
+            false,
+        )
+        .unwrap();
         assert!(r.changed && r.backup.is_none());
         assert!(r.notes.iter().any(|n| n.contains("codex_hooks = true")));
     }
@@ -481,7 +598,7 @@ mod settings_tests {
         let home = tempfile::tempdir().unwrap();
         let before = "{\n  \"zeta\": 18446744073709551617,\n  \"alpha\": [1.50, -0, 1e400],\n  \"hooks\": {\n    \"PreToolUse\": []\n  },\n  \"mid\": {\"b\": 2, \"a\": 1}\n}\n";
         let path = claude_settings(home.path(), before);
-        let r = install(Agent::Claude, home.path(), CMD, false).unwrap();
+        let r = install(Agent::Claude, home.path(), CMD, false, false).unwrap();
         assert!(r.changed);
         let handler = |indent: &str| {
             let lines = [
@@ -506,14 +623,14 @@ mod settings_tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
         assert!(status(Agent::Claude, home.path()).installed);
         assert!(
-            !install(Agent::Claude, home.path(), CMD, false)
+            !install(Agent::Claude, home.path(), CMD, false, false)
                 .unwrap()
                 .changed
         );
 
         // A file without `hooks`, on one line: one member added at its end, in its style.
         let path = claude_settings(home.path(), r#"{"n":18446744073709551617,"b":true}"#);
-        install(Agent::Claude, home.path(), CMD, false).unwrap();
+        install(Agent::Claude, home.path(), CMD, false, false).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!(
@@ -537,7 +654,7 @@ mod settings_tests {
         let link = home.join(".claude/settings.json");
         std::os::unix::fs::symlink("../../dotfiles/claude.json", &link).unwrap();
 
-        let r = install(Agent::Claude, &home, CMD, false).unwrap();
+        let r = install(Agent::Claude, &home, CMD, true, false).unwrap();
         assert!(
             std::fs::symlink_metadata(&link)
                 .unwrap()
@@ -581,7 +698,7 @@ mod settings_tests {
         );
         let path = claude_settings(home.path(), &before);
         for dry_run in [true, false] {
-            let r = install(Agent::Claude, home.path(), CMD, dry_run).unwrap();
+            let r = install(Agent::Claude, home.path(), CMD, true, dry_run).unwrap();
             assert!(r.diff.contains(CMD), "{}", r.diff);
             assert!(r.diff.contains("[REDACTED:env]"), "{}", r.diff);
             for s in secrets {
@@ -636,7 +753,7 @@ mod settings_tests {
         );
         assert!(!status(Agent::Claude, home.path()).installed);
         assert!(
-            install(Agent::Claude, home.path(), CMD, false)
+            install(Agent::Claude, home.path(), CMD, true, false)
                 .unwrap()
                 .changed
         );
@@ -656,7 +773,7 @@ mod settings_tests {
                 "{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"{old}\", \"timeout\": 18446744073709551617}}]}}]}}}}"
             ),
         );
-        let r = install(Agent::Claude, home.path(), CMD, false).unwrap();
+        let r = install(Agent::Claude, home.path(), CMD, true, false).unwrap();
         assert!(r.diff.contains(&format!("-{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"{old}\"")), "{}", r.diff);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
@@ -682,7 +799,7 @@ mod settings_tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         let home = tempfile::tempdir().unwrap();
-        install(Agent::Claude, home.path(), CMD, false).unwrap();
+        install(Agent::Claude, home.path(), CMD, true, false).unwrap();
         assert_eq!(mode(&settings_path(Agent::Claude, home.path())), 0o600);
         install_skill(Agent::Codex, home.path(), false).unwrap();
         assert_eq!(mode(&skill_path(Agent::Codex, home.path())), 0o644);
@@ -719,7 +836,7 @@ mod settings_tests {
             "{\"a\": NaN}",
         ] {
             let path = claude_settings(home.path(), text);
-            let err = install(Agent::Claude, home.path(), CMD, false).unwrap_err();
+            let err = install(Agent::Claude, home.path(), CMD, true, false).unwrap_err();
             assert!(err.to_string().contains("settings.json"), "{err}");
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
         }

@@ -207,7 +207,7 @@ fn prepare(
     max_chars: usize,
     now: &jiff::ZonedDateTime,
 ) -> Result<Prepared> {
-    let db = |e| crate::archive::store::db_err(&data_dir.join(crate::archive::store::DB_FILE), e);
+    let db = |e| crate::store::db_err(&data_dir.join(crate::store::DB_FILE), e);
     let template = template::find(data_dir, &req.template)?;
     let slice = Slice::resolve(&req.slice, now)?;
     let sessions = slice.sessions(conn).map_err(db)?;
@@ -260,8 +260,8 @@ pub fn preview(
     now: &jiff::ZonedDateTime,
 ) -> Result<Preview> {
     let p = prepare(conn, data_dir, req, identity, max_chars, now)?;
-    let cached_id = store::by_cache_key(conn, &p.cache_key)
-        .map_err(|e| crate::archive::store::db_err(data_dir, e))?;
+    let cached_id =
+        store::by_cache_key(conn, &p.cache_key).map_err(|e| crate::store::db_err(data_dir, e))?;
     Ok(Preview {
         slice_label: p.slice.label(),
         slice: p.slice,
@@ -294,7 +294,7 @@ pub fn plan(
     max_chars: usize,
     now: &jiff::ZonedDateTime,
 ) -> Result<Plan> {
-    let db = |e| crate::archive::store::db_err(&data_dir.join(crate::archive::store::DB_FILE), e);
+    let db = |e| crate::store::db_err(&data_dir.join(crate::store::DB_FILE), e);
     let p = prepare(conn, data_dir, req, identity, max_chars, now)?;
     if p.material.session_keys.is_empty() {
         return Err(Error::Invalid(format!(
@@ -313,7 +313,7 @@ pub fn plan(
     // as a whole must not hold anything the scanner recognises.
     let leaks = Redactor::global().scan_text(&p.prompt);
     if let Some(f) = leaks.first() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Refused(format!(
             "refusing to send the prompt: the outbound scan still finds `{}` ({} findings); nothing was sent",
             f.rule,
             leaks.len()
@@ -368,7 +368,7 @@ pub fn write(plan: Plan, generator: &dyn Generator, title: Option<&str>) -> Resu
         prompt_chars: p.prompt.chars().count() as u32,
         content,
         starred: false,
-        created_at: crate::archive::capture::now(),
+        created_at: crate::clock::now(),
         elapsed_ms: started.elapsed().as_millis().min(u128::from(u32::MAX)) as u32,
         session_keys: p.material.session_keys,
         link: String::new(),
@@ -377,15 +377,14 @@ pub fn write(plan: Plan, generator: &dyn Generator, title: Option<&str>) -> Resu
 
 /// Save a written report; returns it with its id and link.
 pub fn save(conn: &mut Connection, data_dir: &Path, mut insight: Insight) -> Result<Insight> {
-    insight.id =
-        store::insert(conn, &insight).map_err(|e| crate::archive::store::db_err(data_dir, e))?;
+    insight.id = store::insert(conn, &insight).map_err(|e| crate::store::db_err(data_dir, e))?;
     insight.link = link(insight.id);
     Ok(insight)
 }
 
 /// A stored report with its template's current title.
 pub fn get(conn: &Connection, data_dir: &Path, id: i64) -> Result<Option<Insight>> {
-    let found = store::get(conn, id).map_err(|e| crate::archive::store::db_err(data_dir, e))?;
+    let found = store::get(conn, id).map_err(|e| crate::store::db_err(data_dir, e))?;
     Ok(found.map(|mut i| {
         if let Ok(t) = template::find(data_dir, &i.template_id) {
             i.template_title = t.title;

@@ -15,7 +15,7 @@
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-use crate::archive::Agent;
+use crate::agent::Agent;
 
 /// `sha256-` + 32 hex chars over the given parts joined by NUL.
 fn short_key(parts: &[&[u8]]) -> String {

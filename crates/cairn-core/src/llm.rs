@@ -107,6 +107,12 @@ impl LlmError {
 
 impl From<LlmError> for crate::Error {
     fn from(e: LlmError) -> Self {
-        crate::Error::Invalid(e.to_string())
+        match e {
+            LlmError::Refused(_) => crate::Error::Refused(e.to_string()),
+            LlmError::Config(_) | LlmError::BadRequest { .. } => {
+                crate::Error::Invalid(e.to_string())
+            }
+            _ => crate::Error::External(e.to_string()),
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! Directories are created 0700 and files 0600. The mode is given when the file or directory is
 //! created, so no umask can widen it (a umask only ever removes bits). SQLite creates the
 //! database's `-wal` and `-shm` files with the database file's own mode, which is why
-//! [`crate::archive::store::Store::open`] creates `cairn.db` through [`open_options`] first.
+//! [`crate::store::Store::open`] creates `cairn.db` through [`open_options`] first.
 //!
 //! An archive written by an older Cairn (or touched by other tools since) is tightened when it is
 //! opened for writing: group and other permissions are removed, nothing is ever added, and

@@ -11,6 +11,7 @@
 //! through a model server ([`crate::llm`]). Recall writes only its own tables and reads the
 //! archive through the store.
 
+pub mod agents;
 pub mod analyze;
 pub mod brief;
 pub mod evidence;
@@ -19,6 +20,7 @@ pub mod hybrid;
 pub mod import;
 pub mod index;
 pub mod ledger;
+pub mod memory;
 pub mod model;
 pub mod rank;
 pub mod review;
@@ -161,7 +163,7 @@ pub struct RecallStats {
 }
 
 pub fn stats(conn: &Connection, filters: &Filters) -> Result<RecallStats> {
-    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
+    let db = crate::store::err_in(conn);
     let (where_sql, args) = filters.sql()?;
     let sql = format!(
         "SELECT e.type, e.scope, e.review_state, e.project, e.agent, e.source_run_id, e.status,

@@ -667,3 +667,54 @@ fn a_selective_filter_keeps_the_unfiltered_order_of_what_passes() {
         assert_eq!(filtered, warnings[..limit as usize], "limit {limit}");
     }
 }
+
+/// One trust predicate: the `trusted` every read entry carries (what the UI shows) is
+/// `Entry::is_trusted`, and the entries `--trusted-only` serves (`TRUSTED_SQL`) are exactly
+/// those (an import skips what is not transferable or has bad provenance, so what varies here
+/// is the status).
+#[test]
+fn the_trusted_flag_and_the_trusted_only_filter_agree() {
+    let (_d, cairn) = archive();
+    let mut lines = Vec::new();
+    for id in ["tt", "rejected"] {
+        lines.push(line(id, SMALL, 0, 3, id, "a body"));
+    }
+    let report = cairn.recall_import(&lines.join("\n"), false).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    cairn.recall_reject("rejected").unwrap();
+    let every: Vec<_> = [Status::Accepted, Status::Archived]
+        .into_iter()
+        .flat_map(|status| {
+            cairn
+                .recall_list(&Filters {
+                    status: Some(status),
+                    ..Default::default()
+                })
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(every.len(), 2);
+    for e in &every {
+        assert_eq!(e.trusted, e.is_trusted(), "{}", e.id);
+        let json = serde_json::to_value(e).unwrap();
+        assert_eq!(json["trusted"], e.trusted, "{}", e.id);
+    }
+    let mut flagged: Vec<_> = every
+        .iter()
+        .filter(|e| e.trusted)
+        .map(|e| e.id.clone())
+        .collect();
+    let mut served: Vec<_> = cairn
+        .recall_list(&Filters {
+            trusted_only: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    flagged.sort();
+    served.sort();
+    assert_eq!(flagged, vec!["tt"]);
+    assert_eq!(served, flagged);
+}

@@ -1,9 +1,12 @@
 // The UI's only door to the backend: the generated bindings, re-exported under the names the
 // UI uses. Nothing else in ui/ imports @tauri-apps/api for commands or events.
 import { commands, events } from './bindings';
+import type { CommandError } from './errors';
 import type {
   Agent,
   AppInfo_Serialize,
+  ErrorKind,
+  ErrorReport_Serialize,
   ArchiveChanged,
   BranchActivity_Serialize,
   Check,
@@ -13,6 +16,8 @@ import type {
   HookInstall_Serialize,
   HookStatus,
   HooksOverview_Serialize,
+  McpInstall_Serialize,
+  McpStatus_Serialize,
   LiveStatus_Serialize,
   OutboundPreview,
   RecordView_Serialize,
@@ -94,6 +99,8 @@ export type SearchHit = SearchHit_Serialize;
 export type SyncReport = SyncReport_Serialize;
 export type HooksOverview = HooksOverview_Serialize;
 export type HookInstall = HookInstall_Serialize;
+export type McpInstall = McpInstall_Serialize;
+export type McpStatus = McpStatus_Serialize;
 /** The filters the UI sends; omitted fields mean "any". */
 export type SessionQuery = SessionQuery_Deserialize;
 export type SearchQuery = SearchQuery_Deserialize;
@@ -124,8 +131,13 @@ export type QueryRequest = QueryRequest_Deserialize;
 export type GenerateRequest = GenerateRequest_Deserialize;
 export type SliceRequest = SliceRequest_Deserialize;
 
-/** The outcome of a command whose Rust side returns `Result<T, String>`. */
-export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: string };
+/** Why a command failed: its kind, the message, and the fix when the core knows one. */
+export type ErrorReport = ErrorReport_Serialize;
+export type { ErrorKind };
+
+/** The outcome of a command whose Rust side returns `Result<T, ErrorReport>` (`errors.ts` reads
+ * it, and a plain message too). */
+export type Outcome<T> = { status: 'ok'; data: T } | { status: 'error'; error: CommandError };
 
 /** Every command, as generated. Stores take the slice they need, so tests pass small fakes. */
 export type Api = typeof commands;

@@ -13,118 +13,129 @@ export const commands = {
 	 *  what is watched. With `CAIRN_STARTUP_TRACE` set, prints the UI's milestones and the time of
 	 *  this call on stderr, for `scripts/measure-startup.sh`.
 	 */
-	appReady: (milestones: UiMilestone[]) => typedError<LiveStatus_Serialize, string>(__TAURI_INVOKE("app_ready", { milestones })),
+	appReady: (milestones: UiMilestone[]) => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("app_ready", { milestones })),
 	/**  Sessions in the archive, newest first, filtered by `query`. */
-	listSessions: (query: SessionQuery_Deserialize) => typedError<SessionSummary_Serialize[], string>(__TAURI_INVOKE("list_sessions", { query })),
+	listSessions: (query: SessionQuery_Deserialize) => typedError<SessionSummary_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_sessions", { query })),
 	/**  Repositories and their branches with agent activity, most recently active first. */
-	listBranches: () => typedError<RepoBranches_Serialize[], string>(__TAURI_INVOKE("list_branches")),
+	listBranches: () => typedError<RepoBranches_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_branches")),
 	/**
 	 *  The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
 	 *  `include_weak`, sessions that only ran while the branch was checked out come last. With
 	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 	 *  repositories is one branch key.
 	 */
-	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) => typedError<SkimView_Serialize, string>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot })),
+	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
-	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, string>(__TAURI_INVOKE("session_detail", { sessionKey })),
+	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
-	sessionTimeline: (sessionKey: string) => typedError<SessionTimeline_Serialize, string>(__TAURI_INVOKE("session_timeline", { sessionKey })),
+	sessionTimeline: (sessionKey: string) => typedError<SessionTimeline_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_timeline", { sessionKey })),
 	/**  Every record of one turn, in order. */
-	turnRecords: (sessionKey: string, turnIndex: number) => typedError<TurnRecords_Serialize, string>(__TAURI_INVOKE("turn_records", { sessionKey, turnIndex })),
+	turnRecords: (sessionKey: string, turnIndex: number) => typedError<TurnRecords_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("turn_records", { sessionKey, turnIndex })),
 	/**
 	 *  The index of the turn holding record `ordinal` (a record anchor), or `null` when the
 	 *  session has no such record.
 	 */
-	recordTurn: (sessionKey: string, ordinal: number) => typedError<number | null, string>(__TAURI_INVOKE("record_turn", { sessionKey, ordinal })),
+	recordTurn: (sessionKey: string, ordinal: number) => typedError<number | null, ErrorReport_Serialize>(__TAURI_INVOKE("record_turn", { sessionKey, ordinal })),
 	/**  Full-text search over the archive. */
-	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchHit_Serialize[], string>(__TAURI_INVOKE("search_archive", { query })),
+	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("search_archive", { query })),
 	/**
 	 *  Import every new transcript from the source dirs, sending `SyncProgress` events while it
 	 *  runs and `ArchiveChanged` when something arrived.
 	 */
-	syncArchive: () => typedError<SyncReport_Serialize, string>(__TAURI_INVOKE("sync_archive")),
+	syncArchive: () => typedError<SyncReport_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("sync_archive")),
 	/**  Where each agent's transcripts are read from, and whether those folders exist. */
-	sourceDirs: () => typedError<SourceDirStatus[], string>(__TAURI_INVOKE("source_dirs")),
+	sourceDirs: () => typedError<SourceDirStatus[], ErrorReport_Serialize>(__TAURI_INVOKE("source_dirs")),
 	/**
 	 *  Save an agent's source dirs in `config.toml` (an empty list restores the default), reopen
 	 *  the archive so they take effect, and watch the new folders.
 	 */
-	setSourceDirs: (agent: Agent, dirs: string[]) => typedError<SourceDirStatus[], string>(__TAURI_INVOKE("set_source_dirs", { agent, dirs })),
+	setSourceDirs: (agent: Agent, dirs: string[]) => typedError<SourceDirStatus[], ErrorReport_Serialize>(__TAURI_INVOKE("set_source_dirs", { agent, dirs })),
 	/**  Whether each agent's settings run Cairn's capture hook, and which `cairn` would run. */
-	hookOverview: () => typedError<HooksOverview_Serialize, string>(__TAURI_INVOKE("hook_overview")),
+	hookOverview: () => typedError<HooksOverview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("hook_overview")),
 	/**  Add the capture hook to an agent's settings (`dry_run`: only show the diff). */
-	installHook: (agent: Agent, dryRun: boolean) => typedError<HookInstall_Serialize, string>(__TAURI_INVOKE("install_hook", { agent, dryRun })),
+	installHook: (agent: Agent, dryRun: boolean) => typedError<HookInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("install_hook", { agent, dryRun })),
+	/**  Whether each agent's user config registers Cairn's MCP server. */
+	mcpOverview: () => typedError<McpStatus_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("mcp_overview")),
+	/**
+	 *  Register the `cairn` CLI (found as the hooks find it) as an agent's MCP server in its user
+	 *  config (`dry_run`: only the diff).
+	 */
+	installMcp: (agent: Agent, dryRun: boolean) => typedError<McpInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("install_mcp", { agent, dryRun })),
+	/**  Take Cairn's MCP server out of an agent's user config (`dry_run`: only the diff). */
+	uninstallMcp: (agent: Agent, dryRun: boolean) => typedError<McpInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("uninstall_mcp", { agent, dryRun })),
 	/**  What the outbound redactor lets leave this machine for `text`. */
-	privacyPreview: (text: string) => typedError<OutboundPreview, string>(__TAURI_INVOKE("privacy_preview", { text })),
+	privacyPreview: (text: string) => typedError<OutboundPreview, ErrorReport_Serialize>(__TAURI_INVOKE("privacy_preview", { text })),
 	/**  Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. */
-	doctor: () => typedError<DoctorReport, string>(__TAURI_INVOKE("doctor")),
+	doctor: () => typedError<DoctorReport, ErrorReport_Serialize>(__TAURI_INVOKE("doctor")),
 	/**  Entries passing the filters, most recently updated first (at most `filters.limit`, 500). */
-	recallList: (filters: Filters_Deserialize) => typedError<Entry_Serialize[], string>(__TAURI_INVOKE("recall_list", { filters })),
+	recallList: (filters: Filters_Deserialize) => typedError<Entry_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_list", { filters })),
 	/**
 	 *  Counts over every entry passing the filters: by type, scope, review state, project, agent;
 	 *  trusted, stale, revoked, with evidence.
 	 */
-	recallStats: (filters: Filters_Deserialize) => typedError<RecallStats, string>(__TAURI_INVOKE("recall_stats", { filters })),
+	recallStats: (filters: Filters_Deserialize) => typedError<RecallStats, ErrorReport_Serialize>(__TAURI_INVOKE("recall_stats", { filters })),
+	/**  The entry types and scopes Recall knows, for the UI's pickers (the core's lists, not a copy). */
+	recallVocabulary: () => __TAURI_INVOKE<Vocabulary>("recall_vocabulary"),
 	/**  A ranked query with each result's score breakdown, recorded in the query ledger. */
-	recallQuery: (request: QueryRequest_Deserialize) => typedError<QueryResponse_Serialize, string>(__TAURI_INVOKE("recall_query", { request })),
+	recallQuery: (request: QueryRequest_Deserialize) => typedError<QueryResponse_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_query", { request })),
 	/**  The review inbox: unreviewed, stale and provenance-revoked entries, stale first. */
-	recallInbox: (limit: number) => typedError<InboxItem_Serialize[], string>(__TAURI_INVOKE("recall_inbox", { limit })),
+	recallInbox: (limit: number) => typedError<InboxItem_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_inbox", { limit })),
 	/**
 	 *  Accept an entry, applying the reviewer's edit first when there is one: it becomes human
 	 *  reviewed (trusted, unless its provenance was revoked).
 	 */
-	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_accept", { id, edit })),
+	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_accept", { id, edit })),
 	/**  Reject an entry: archived, no longer served. */
-	recallReject: (id: string) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_reject", { id })),
+	recallReject: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
 	/**
 	 *  Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
 	 *  the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
 	 */
-	recallSupersede: (oldId: string, newId: string) => typedError<null, string>(__TAURI_INVOKE("recall_supersede", { oldId, newId })),
+	recallSupersede: (oldId: string, newId: string) => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("recall_supersede", { oldId, newId })),
 	/**  Merge entry `duplicate` into `keep`: the duplicate is superseded, the kept one accepted. */
-	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, string>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
+	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
 	/**
 	 *  Flag entries whose cited files changed in later commits (they return to the inbox);
 	 *  returns how many were flagged.
 	 */
-	recallCheckStale: () => typedError<number, string>(__TAURI_INVOKE("recall_check_stale")),
+	recallCheckStale: () => typedError<number, ErrorReport_Serialize>(__TAURI_INVOKE("recall_check_stale")),
 	/**  Entries whose evidence lies in a session (the session's Recall panel), any status. */
-	recallForSession: (sessionKey: string) => typedError<Entry_Serialize[], string>(__TAURI_INVOKE("recall_for_session", { sessionKey })),
+	recallForSession: (sessionKey: string) => typedError<Entry_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_for_session", { sessionKey })),
 	/**  The built-in report templates and the user's own. */
-	insightTemplates: () => typedError<Template_Serialize[], string>(__TAURI_INVOKE("insight_templates")),
+	insightTemplates: () => typedError<Template_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("insight_templates")),
 	/**
 	 *  What a report over `request` would read and send, without sending anything: the slice,
 	 *  the sessions, the prompt's size and text, the redactions, and a saved report that already
 	 *  answers it.
 	 */
-	insightPreview: (request: GenerateRequest_Deserialize) => typedError<Preview_Serialize, string>(__TAURI_INVOKE("insight_preview", { request })),
+	insightPreview: (request: GenerateRequest_Deserialize) => typedError<Preview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("insight_preview", { request })),
 	/**
 	 *  Generate a report (or return the saved one that answers the same request, unless
 	 *  `request.force`). Sends `InsightProgress { run, phase }` as it goes; `run` is the caller's
 	 *  own number for this generation, so several can run at once.
 	 */
-	insightGenerate: (run: number, request: GenerateRequest_Deserialize) => typedError<Generated_Serialize, string>(__TAURI_INVOKE("insight_generate", { run, request })),
+	insightGenerate: (run: number, request: GenerateRequest_Deserialize) => typedError<Generated_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("insight_generate", { run, request })),
 	/**  Saved reports, newest first: `search` words must all appear in the title or the report. */
-	insightList: (search: string | null, starred: boolean, limit: number) => typedError<InsightSummary_Serialize[], string>(__TAURI_INVOKE("insight_list", { search, starred, limit })),
+	insightList: (search: string | null, starred: boolean, limit: number) => typedError<InsightSummary_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("insight_list", { search, starred, limit })),
 	/**  One saved report with its slice, generator and sessions. */
-	insightGet: (id: number) => typedError<Insight_Serialize, string>(__TAURI_INVOKE("insight_get", { id })),
+	insightGet: (id: number) => typedError<Insight_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("insight_get", { id })),
 	/**
 	 *  A report's Markdown rendered by the core as safe HTML: raw HTML escaped, links only
 	 *  `http(s)`, `mailto`, `cairn` and in-page, images reduced to their alt text.
 	 */
-	insightHtml: (id: number) => typedError<string, string>(__TAURI_INVOKE("insight_html", { id })),
-	insightStar: (id: number, starred: boolean) => typedError<null, string>(__TAURI_INVOKE("insight_star", { id, starred })),
-	insightRename: (id: number, title: string) => typedError<null, string>(__TAURI_INVOKE("insight_rename", { id, title })),
-	insightDelete: (id: number) => typedError<null, string>(__TAURI_INVOKE("insight_delete", { id })),
+	insightHtml: (id: number) => typedError<string, ErrorReport_Serialize>(__TAURI_INVOKE("insight_html", { id })),
+	insightStar: (id: number, starred: boolean) => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("insight_star", { id, starred })),
+	insightRename: (id: number, title: string) => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("insight_rename", { id, title })),
+	insightDelete: (id: number) => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("insight_delete", { id })),
 	/**
 	 *  Write a report as Markdown, standalone HTML or JSON (through the core's outbound redactor)
 	 *  into the Downloads folder, else `<data dir>/exports/`; returns the file written.
 	 */
-	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, string>(__TAURI_INVOKE("insight_export", { id, format })),
+	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, ErrorReport_Serialize>(__TAURI_INVOKE("insight_export", { id, format })),
 	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
-	extractStatus: () => typedError<ExtractStatus_Serialize, string>(__TAURI_INVOKE("extract_status")),
+	extractStatus: () => typedError<ExtractStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_status")),
 	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
-	extractDoctor: () => typedError<ExtractDoctor_Serialize, string>(__TAURI_INVOKE("extract_doctor")),
+	extractDoctor: () => typedError<ExtractDoctor_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_doctor")),
 };
 
 /** Events */
@@ -293,6 +304,11 @@ export type Entry_Deserialize = {
 	model: string,
 	transferable: boolean,
 	provenance_ok: boolean,
+	/**
+	 *  [`Entry::is_trusted`], decided by the core when the entry is read: the front doors show
+	 *  it and never decide trust themselves.
+	 */
+	trusted?: boolean,
 	/**  Why provenance was revoked, when it was. */
 	provenance_note?: string | null,
 	/**  Files the evidence cites changed after it was recorded: needs re-review. */
@@ -330,6 +346,11 @@ export type Entry_Serialize = {
 	model: string,
 	transferable: boolean,
 	provenance_ok: boolean,
+	/**
+	 *  [`Entry::is_trusted`], decided by the core when the entry is read: the front doors show
+	 *  it and never decide trust themselves.
+	 */
+	trusted: boolean,
 	/**  Why provenance was revoked, when it was. */
 	provenance_note: string | null,
 	/**  Files the evidence cites changed after it was recorded: needs re-review. */
@@ -341,6 +362,68 @@ export type Entry_Serialize = {
 	updated_at: string,
 	reviewed_at: string | null,
 	evidence: RecallEvidence_Serialize[],
+};
+
+/**
+ *  What went wrong, as a front door tells it apart: the desktop picks how to show an error by
+ *  it, a script by its JSON name. A closed set; the serialised names are stable.
+ */
+export type ErrorKind = 
+/**  No such session, turn, entry, report or file. */
+"not_found" | 
+/**  Input the user can correct. */
+"invalid" | 
+/**  The archive's state forbids the action. */
+"conflict" | 
+/**  The archive was opened read-only. */
+"read_only" | 
+/**  Another process holds a lock the action needs. */
+"locked" | 
+/**  The database is busy with another writer. */
+"busy" | 
+/**  No room left to write. */
+"no_room" | 
+/**  Reading or writing a file failed. */
+"io" | 
+/**  Stored data does not read back. */
+"corrupt" | 
+/**  The archive was written by a newer Cairn. */
+"too_new" | 
+/**  `config.toml` or the environment needs a change. */
+"config" | 
+/**  A feature's prerequisite is missing (the embedding model, fresh vectors). */
+"unavailable" | 
+/**  A program or server outside Cairn failed (git, an endpoint, an agent CLI). */
+"external" | 
+/**  Cairn refused on purpose (a transcript path out of bounds, a secret still present). */
+"refused" | 
+/**  A bug in Cairn (a panic on a worker thread). */
+"internal";
+
+/**
+ *  An error as it crosses to a front door that cannot hold [`Error`] itself (the desktop's IPC,
+ *  a `--json` consumer): its kind, its message, and the fix when there is one.
+ */
+export type ErrorReport = ErrorReport_Serialize | ErrorReport_Deserialize;
+
+/**
+ *  An error as it crosses to a front door that cannot hold [`Error`] itself (the desktop's IPC,
+ *  a `--json` consumer): its kind, its message, and the fix when there is one.
+ */
+export type ErrorReport_Deserialize = {
+	kind: ErrorKind,
+	message: string,
+	hint?: string | null,
+};
+
+/**
+ *  An error as it crosses to a front door that cannot hold [`Error`] itself (the desktop's IPC,
+ *  a `--json` consumer): its kind, its message, and the fix when there is one.
+ */
+export type ErrorReport_Serialize = {
+	kind: ErrorKind,
+	message: string,
+	hint: string | null,
 };
 
 /**  Progress of a pass, as it happens. Serialisable: the desktop forwards these as events. */
@@ -399,22 +482,20 @@ export type ExtractFinished = ExtractFinished_Serialize | ExtractFinished_Deseri
 
 /**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
 export type ExtractFinished_Deserialize = {
-	/**  `full` or `incremental`. */
-	kind: string,
+	kind: PassKind,
 	/**  What the pass did, when it ran. */
 	report?: RunReport_Deserialize | null,
 	/**  Why it could not run (configuration, lock, database). */
-	error?: string | null,
+	error?: ErrorReport_Deserialize | null,
 };
 
 /**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
 export type ExtractFinished_Serialize = {
-	/**  `full` or `incremental`. */
-	kind: string,
+	kind: PassKind,
 	/**  What the pass did, when it ran. */
 	report: RunReport_Serialize | null,
 	/**  Why it could not run (configuration, lock, database). */
-	error: string | null,
+	error: ErrorReport_Serialize | null,
 };
 
 /**  Where a running extraction pass is. Sent as `extract-progress`. */
@@ -702,7 +783,10 @@ export type HookInstall_Serialize = {
 export type HookStatus = {
 	agent: Agent,
 	path: string,
+	/**  The capture hook runs on every event it needs. */
 	installed: boolean,
+	/**  The session-start hook (memory) runs too. */
+	memory: boolean,
 };
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
@@ -735,11 +819,15 @@ export type InboxItem = InboxItem_Serialize | InboxItem_Deserialize;
 export type InboxItem_Deserialize = {
 	reason: InboxReason,
 	entry: Entry_Deserialize,
+	/**  Where the entry came from when an agent proposed it (through `cairn mcp`). */
+	proposed_by?: ProposedBy_Deserialize | null,
 };
 
 export type InboxItem_Serialize = {
 	reason: InboxReason,
 	entry: Entry_Serialize,
+	/**  Where the entry came from when an agent proposed it (through `cairn mcp`). */
+	proposed_by: ProposedBy_Serialize | null,
 };
 
 /**  Why an entry is in the inbox. */
@@ -884,6 +972,64 @@ export type Material =
 /**  Questions asked of Recall in the slice that found nothing. */
 "recall_misses";
 
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall = McpInstall_Serialize | McpInstall_Deserialize;
+
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall_Deserialize = {
+	agent: Agent,
+	/**  True for an uninstall. */
+	removed: boolean,
+	changed: boolean,
+	path: string,
+	backup?: string | null,
+	dry_run: boolean,
+	/**  Unified diff of the config file, secrets hidden. */
+	diff: string,
+	/**  Things the person still has to do. */
+	notes: string[],
+};
+
+/**  What an install or uninstall did (or, with `dry_run`, would do). */
+export type McpInstall_Serialize = {
+	agent: Agent,
+	/**  True for an uninstall. */
+	removed: boolean,
+	changed: boolean,
+	path: string,
+	backup: string | null,
+	dry_run: boolean,
+	/**  Unified diff of the config file, secrets hidden. */
+	diff: string,
+	/**  Things the person still has to do. */
+	notes: string[],
+};
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus = McpStatus_Serialize | McpStatus_Deserialize;
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus_Deserialize = {
+	agent: Agent,
+	path: string,
+	installed: boolean,
+	/**  The `cairn` the entry runs, when installed. */
+	command?: string | null,
+	/**  Why the config could not be read, when it could not. */
+	problem?: string | null,
+};
+
+/**  Whether an agent's config registers Cairn's MCP server. */
+export type McpStatus_Serialize = {
+	agent: Agent,
+	path: string,
+	installed: boolean,
+	/**  The `cairn` the entry runs, when installed. */
+	command: string | null,
+	/**  Why the config could not be read, when it could not. */
+	problem: string | null,
+};
+
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";
 
@@ -914,6 +1060,13 @@ export type Packed = {
 	bytes: number,
 	estimated_tokens: number,
 };
+
+/**
+ *  What kind of pass to run. A full pass also revisits sessions that changed after they were
+ *  read; an incremental pass may stop at sessions already covered (both are correct; full is the
+ *  thorough one).
+ */
+export type PassKind = "incremental" | "full";
 
 /**  Where a generation is. */
 export type Phase = "material" | "cache_hit" | "generating" | "saving";
@@ -966,6 +1119,41 @@ export type ProjectCoverage = {
 	/**  Eligible sessions without a row, or whose records grew since they were read. */
 	not_started: number,
 	entries: number,
+};
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy = ProposedBy_Serialize | ProposedBy_Deserialize;
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy_Deserialize = {
+	agent: string,
+	/**  The proposing session's key when it is in the archive, else what the agent called it. */
+	session_key?: string | null,
+	turn?: string | null,
+	/**
+	 *  `cairn://session/<key>` (with `?record=<first record of the turn>` when the turn is
+	 *  known), when the session is in the archive.
+	 */
+	link?: string | null,
+	/**  The MCP client that sent it (`name version`, as the client said). */
+	client: string,
+	proposed_at: string,
+};
+
+/**  Where an entry an agent proposed came from (the inbox shows it). */
+export type ProposedBy_Serialize = {
+	agent: string,
+	/**  The proposing session's key when it is in the archive, else what the agent called it. */
+	session_key: string | null,
+	turn: string | null,
+	/**
+	 *  `cairn://session/<key>` (with `?record=<first record of the turn>` when the turn is
+	 *  known), when the session is in the archive.
+	 */
+	link: string | null,
+	/**  The MCP client that sent it (`name version`, as the client said). */
+	client: string,
+	proposed_at: string,
 };
 
 /**  A query or brief request. */
@@ -1981,6 +2169,15 @@ export type UiMilestone = {
 export type Usage = {
 	prompt_tokens: number,
 	completion_tokens: number,
+};
+
+/**
+ *  The closed sets a front door offers as choices (the UI's type and scope pickers), so that no
+ *  door lists them again.
+ */
+export type Vocabulary = {
+	entry_types: EntryType[],
+	scopes: Scope[],
 };
 
 /**  A problem with one file or line. Reported, never fatal to the rest of the capture. */

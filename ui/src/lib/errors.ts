@@ -1,10 +1,49 @@
-/** The one-line message to show for anything a promise rejected with. */
-export function messageOf(error: unknown): string {
-  if (typeof error === 'string') return error;
-  if (error instanceof Error) return error.message;
+// How the window reads a failure. A desktop command's error is a string today and becomes
+// `{ kind, message, hint }` (issue 18: errors keep their kind across the IPC boundary); both read
+// the same here, so stores and views compile against either bindings. `ErrorText.svelte` shows one.
+
+/** A command's error as the desktop sends it: a message, or a message with its kind and a hint
+ * that says what to do about it. */
+export type CommandError = string | { kind?: string | null; message: string; hint?: string | null };
+
+/** A failure as the window shows it. */
+export interface Problem {
+  message: string;
+  /** What to do about it (a command to run, a setting to change); null when there is none. */
+  hint: string | null;
+  /** What kind of failure it is (`not_found`, `locked`, …), when the backend says. */
+  kind: string | null;
+}
+
+/** Longest hint or kind shown; a message is shown whole (it names the file or value at fault). */
+const MAX_FIELD = 2000;
+
+/** Read anything a command or promise failed with: a string, an `Error`, a `{ kind, message,
+ * hint }` object. Fields of the wrong type are dropped, never shown as `[object Object]`. */
+export function problemOf(error: unknown): Problem {
+  if (typeof error === 'string') return { message: error, hint: null, kind: null };
+  if (error instanceof Error) return { message: error.message, hint: null, kind: null };
+  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+    const { message, hint, kind } = error as { message: string; hint?: unknown; kind?: unknown };
+    return { message, hint: field(hint), kind: field(kind) };
+  }
+  return { message: stringify(error), hint: null, kind: null };
+}
+
+/** One line of plain text for places that cannot lay out a hint (a tooltip, a toast). */
+export function textOf(error: unknown): string {
+  const { message, hint } = problemOf(error);
+  return hint ? `${message} (${hint})` : message;
+}
+
+function field(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.slice(0, MAX_FIELD) : null;
+}
+
+function stringify(value: unknown): string {
   try {
-    return JSON.stringify(error);
+    return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(error);
+    return String(value);
   }
 }

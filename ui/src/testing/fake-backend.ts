@@ -17,6 +17,7 @@ import type {
   TurnRecords,
 } from '../lib/api';
 import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { CommandError } from '../lib/errors';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -28,8 +29,13 @@ export interface FakeOptions {
   recordsPerTurn?: number;
   /** Recall extraction is off in config.toml. */
   extractDisabled?: boolean;
-  /** Commands that fail once, with this message. */
-  failOnce?: Partial<Record<string, string>>;
+  /** Commands that fail once, with this message (or error object, as commands with a kind and a
+   * hint send it). */
+  failOnce?: Partial<Record<string, CommandError>>;
+  /** More saved reports, after the two made-up ones (long lists). */
+  moreReports?: number;
+  /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
+  moreEntries?: number;
 }
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
@@ -337,6 +343,7 @@ export function fakeEntry(id: string, title: string, reviewed: boolean, session 
     model: '',
     transferable: reviewed,
     provenance_ok: true,
+    trusted: reviewed,
     provenance_note: null,
     stale: false,
     stale_note: null,
@@ -405,18 +412,22 @@ export function fakeBackend(options: FakeOptions = {}) {
     fakeEntry('rc-3', 'The hook calls tmux', false, 1, 5),
     fakeEntry('rc-4', 'The hook needs tmux installed', false, 1, 6),
   ];
+  for (let i = 0; i < (options.moreEntries ?? 0); i++) entries.push(fakeEntry(`rc-more-${i}`, `Entry ${i}`, false, 1, i));
   let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
+  for (let i = 0; i < (options.moreReports ?? 0); i++) reports.push(fakeInsight(3 + i, `Report ${3 + i}`));
   const entry = (id: string) => {
     const found = entries.find((e) => e.id === id);
     if (!found) throw `recall entry ${id} not found`;
     return found;
   };
+  // The core's trust predicate, as the fake stands in for it.
+  const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const update = (id: string, change: Partial<Entry>) => {
-    const next = { ...entry(id), ...change };
+    const merged = { ...entry(id), ...change };
+    const next = { ...merged, trusted: trusted(merged) };
     entries = entries.map((e) => (e.id === id ? next : e));
     return next;
   };
-  const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const filtered = (f: RecallFilters) => {
     if (f.trusted_only && (f.status ?? 'accepted') !== 'accepted') throw '--trusted-only serves accepted entries only';
     return entries.filter(
@@ -495,8 +506,8 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'hook_overview':
         return {
           hooks: [
-            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false },
-            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true },
+            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false, memory: false },
+            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true, memory: true },
           ],
           cli: '/usr/local/bin/cairn',
           cli_origin: 'on PATH in /usr/local/bin',
@@ -504,6 +515,17 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       case 'install_hook':
         return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', notes: [] };
+      case 'mcp_overview':
+        return [
+          { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, problem: null },
+          { agent: 'codex', path: '/home/dev/.codex/config.toml', installed: true, command: '/usr/local/bin/cairn', problem: null },
+        ];
+      case 'install_mcp':
+      case 'uninstall_mcp': {
+        const removed = cmd === 'uninstall_mcp';
+        const path = args.agent === 'claude' ? '/home/dev/.claude.json' : '/home/dev/.codex/config.toml';
+        return { agent: args.agent, removed, changed: true, path, backup: args.dryRun ? null : `${path}.bak`, dry_run: args.dryRun, diff: removed ? '- [mcp_servers.cairn]' : '+ "cairn": {…}', notes: [] };
+      }
       case 'privacy_preview':
         return { text: String(args.text).replace(/ghp_\w+/g, '[REDACTED]'), removed: [{ rule: 'github-token', start: 0, end: 1 }] };
       case 'recall_list':

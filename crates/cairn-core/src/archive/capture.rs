@@ -78,6 +78,13 @@ pub struct SyncReport {
     pub warnings: Vec<Warning>,
 }
 
+impl SyncReport {
+    /// Whether the archive changed: a session or a record arrived, or a session grew.
+    pub fn changed(&self) -> bool {
+        self.records_added > 0 || self.sessions_added > 0 || self.sessions_updated > 0
+    }
+}
+
 /// Progress of a long capture, reported in bytes of transcript read.
 pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}
@@ -90,6 +97,8 @@ pub struct Quiet;
 impl Progress for Quiet {}
 
 /// The cross-process capture lock: `<data>/capture.lock`, an advisory exclusive file lock.
+/// Other one-at-a-time work of a data dir takes a lock file of its own the same way
+/// ([`CaptureLock::open_named`]: `extract.lock`).
 pub struct CaptureLock {
     file: File,
     path: PathBuf,
@@ -97,7 +106,12 @@ pub struct CaptureLock {
 
 impl CaptureLock {
     pub fn open(data_dir: &Path) -> Result<CaptureLock> {
-        let path = data_dir.join("capture.lock");
+        CaptureLock::open_named(data_dir, "capture.lock")
+    }
+
+    /// The lock file `name` in `data_dir` (created 0600 when missing).
+    pub(crate) fn open_named(data_dir: &Path, name: &str) -> Result<CaptureLock> {
+        let path = data_dir.join(name);
         let file = crate::private::open_options()
             .create(true)
             .truncate(false)
@@ -114,6 +128,23 @@ impl CaptureLock {
             source: e,
         })?;
         Ok(LockGuard { file: &self.file })
+    }
+
+    /// Take the lock if no other process holds it, else [`Error::Locked`] saying `what` is
+    /// running there.
+    pub(crate) fn try_lock(&self, data_dir: &Path, what: &str) -> Result<LockGuard<'_>> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(LockGuard { file: &self.file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
+                what: what.to_owned(),
+                dir: data_dir.to_owned(),
+                path: self.path.clone(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::Write {
+                path: self.path.clone(),
+                source: e,
+            }),
+        }
     }
 }
 
@@ -159,7 +190,7 @@ struct Identity {
 
 /// A bounded slice of one file, read and parsed, ready to commit.
 #[derive(Debug)]
-pub struct Batch {
+pub(crate) struct Batch {
     agent: Agent,
     role: FileRole,
     path: String,
@@ -189,7 +220,7 @@ pub struct Batch {
 }
 
 /// What a reader sends to the writer.
-pub enum Msg {
+pub(crate) enum Msg {
     Batch(Box<Batch>),
     Warning(Warning),
 }
@@ -206,7 +237,7 @@ enum Plan {
 }
 
 /// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
-pub fn read_file(
+pub(crate) fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
@@ -651,7 +682,7 @@ fn project_of(cwd: &str) -> String {
 
 /// Result of committing one batch.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Commit {
+pub(crate) enum Commit {
     Done {
         session_key: String,
         session_row: i64,
@@ -668,7 +699,7 @@ pub enum Commit {
 }
 
 /// Commits batches into the store under the capture lock.
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     store: &'a mut Store,
     retained: Retained,
     trigger: Trigger,
@@ -676,7 +707,7 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
+    pub(crate) fn new(store: &'a mut Store, data_dir: &Path, trigger: Trigger) -> Writer<'a> {
         Writer {
             store,
             retained: Retained::new(data_dir),
@@ -686,7 +717,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Commit one batch in its own transaction.
-    pub fn commit(&mut self, batch: &Batch) -> Result<Commit> {
+    pub(crate) fn commit(&mut self, batch: &Batch) -> Result<Commit> {
         let mut results = self.commit_group(std::slice::from_ref(batch))?;
         Ok(results.pop().unwrap_or(Commit::Conflict))
     }
@@ -696,7 +727,7 @@ impl<'a> Writer<'a> {
     /// No savepoints: they make FTS5 flush its pending index on every batch.
     /// When the transaction fails (a full disk, say), the retained copies it appended to are
     /// cut back to the lengths the store still records.
-    pub fn commit_group<B: std::borrow::Borrow<Batch>>(
+    pub(crate) fn commit_group<B: std::borrow::Borrow<Batch>>(
         &mut self,
         batches: &[B],
     ) -> Result<Vec<Commit>> {
@@ -1409,11 +1440,8 @@ pub fn preview_of(text: &str) -> String {
     crate::text::excerpt(text, PREVIEW_CHARS)
 }
 
-pub(crate) fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
-}
+/// The crate clock, under the name the facade still calls it by.
+pub(crate) use crate::clock::now;
 
 // ---- orchestration -----------------------------------------------------------------------------
 
@@ -1471,7 +1499,7 @@ impl Tally {
 }
 
 /// Capture a few files in this thread, holding the lock throughout (the hook path).
-pub fn capture_files(
+pub(crate) fn capture_files(
     store: &mut Store,
     data_dir: &Path,
     files: &[FoundFile],

@@ -264,30 +264,6 @@ pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {
         .collect()
 }
 
-/// Guess the agent of a transcript from its path (used by the hook when no agent is given).
-pub fn guess_agent(path: &Path) -> Option<Agent> {
-    let s = path.to_string_lossy();
-    if s.contains("/.claude/") || s.contains("/subagents/") {
-        Some(Agent::Claude)
-    } else if s.contains("/.codex/")
-        || path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-    {
-        Some(Agent::Codex)
-    } else if super::sources::copilot::owns_path(path) {
-        Some(Agent::Copilot)
-    } else if super::sources::qwen::owns_path(path) {
-        Some(Agent::Qwen)
-    } else if super::sources::droid::owns_path(path) {
-        Some(Agent::Droid)
-    } else if super::sources::kimi::owns_path(path) {
-        Some(Agent::Kimi)
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

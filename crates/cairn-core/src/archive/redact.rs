@@ -44,24 +44,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::encoded::{self, Content};
+pub use super::secrets::Confidence;
 use super::secrets::{Matcher, escape_letter_before, is_template_placeholder};
-
-/// How sure a rule is that it found a secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    Definite,
-    Candidate,
-}
-
-impl Confidence {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Definite => "definite",
-            Confidence::Candidate => "candidate",
-        }
-    }
-}
 
 /// One detected secret. Never holds the secret itself: only where it was and which rule saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,9 +26,9 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use super::Agent;
 use super::redact::has_marker;
 use super::retain::Retained;
-use super::store::db_err;
 use crate::error::Result;
 use crate::keys;
+use crate::store::db_err;
 
 /// One retained copy to read: a source's generation that has findings.
 struct Copy {
@@ -44,7 +44,7 @@ struct Copy {
 
 /// The Rust half of the migration, inside its transaction. `data_dir` holds `retained/`.
 pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path) -> Result<()> {
-    let db = data_dir.join(super::store::DB_FILE);
+    let db = data_dir.join(crate::store::DB_FILE);
     let e = |err| db_err(&db, err);
     let copies: Vec<Copy> = tx
         .prepare(
@@ -228,7 +228,7 @@ struct PendingCopy {
 /// lock (no capture appends meanwhile). Idempotent: a crash leaves the rows for the next open.
 /// A copy that cannot be rewritten is reported and left for the next open.
 pub(crate) fn finish(conn: &mut Connection, data_dir: &Path) -> Result<()> {
-    let db = data_dir.join(super::store::DB_FILE);
+    let db = data_dir.join(crate::store::DB_FILE);
     let e = |err| db_err(&db, err);
     let pending: bool = conn
         .query_row("SELECT EXISTS (SELECT 1 FROM retained_rekey)", [], |r| {
@@ -310,14 +310,14 @@ mod tests {
         let db =
             zstd::stream::decode_all(std::fs::File::open(fixture.join("cairn.db.zst")).unwrap())
                 .unwrap();
-        std::fs::write(dir.join(super::super::store::DB_FILE), db).unwrap();
+        std::fs::write(dir.join(crate::store::DB_FILE), db).unwrap();
         let copies = dir.join("retained/claude");
         std::fs::create_dir_all(&copies).unwrap();
         for entry in std::fs::read_dir(fixture.join("retained/claude")).unwrap() {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), copies.join(entry.file_name())).unwrap();
         }
-        Connection::open(dir.join(super::super::store::DB_FILE)).unwrap()
+        Connection::open(dir.join(crate::store::DB_FILE)).unwrap()
     }
 
     fn frame_keys(dir: &Path) -> Vec<Option<String>> {
@@ -345,7 +345,7 @@ mod tests {
         let before = frame_keys(dir.path());
         assert_eq!(before.iter().flatten().count(), 4);
         let tx = conn.transaction().unwrap();
-        tx.execute_batch(include_str!("store/0014_rekey_redacted_lines.sql"))
+        tx.execute_batch(include_str!("migrations/0014_rekey_redacted_lines.sql"))
             .unwrap();
         migrate(&tx, dir.path()).unwrap();
         tx.commit().unwrap();

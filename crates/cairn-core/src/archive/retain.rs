@@ -155,7 +155,10 @@ impl Retained {
                 path: path.to_owned(),
                 source: e,
             })?;
-        let corrupt = |what: &str| Error::Invalid(format!("{}: {what}", path.display()));
+        let corrupt = |what: &str| Error::Corrupt {
+            path: path.to_owned(),
+            what: what.to_owned(),
+        };
         let mut text = Vec::new();
         let mut hashes: Vec<(u64, String)> = Vec::new();
         let mut pos = 0usize;
@@ -235,7 +238,10 @@ impl Retained {
                 });
             }
         };
-        let corrupt = |what: &str| Error::Invalid(format!("{}: {what}", path.display()));
+        let corrupt = |what: &str| Error::Corrupt {
+            path: path.to_owned(),
+            what: what.to_owned(),
+        };
         let mut out = Vec::with_capacity(raw.len());
         let mut patches: Vec<(usize, Vec<u8>)> = Vec::new();
         let mut resized = false;

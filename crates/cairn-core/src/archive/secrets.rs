@@ -13,7 +13,8 @@
 //!
 //! Patterns are written to match the same secret in decoded text and in raw JSON: whitespace may
 //! also be a `\n`/`\t`/`\r` escape and quotes may be `\"`, so a raw line can be checked without
-//! decoding it first (see [`super::redact`]).
+//! decoding it first (see `archive::redact`, which uses this table; this module uses nothing
+//! of the redactor).
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -21,8 +22,24 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Input, MatchKind};
 use memchr::memmem;
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
-use super::redact::Confidence;
+/// How sure a rule is that it found a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Definite,
+    Candidate,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Definite => "definite",
+            Confidence::Candidate => "candidate",
+        }
+    }
+}
 
 /// Which bytes may not touch a secret's edge, so `xAKIA…` or `…EXAMPLEX` are not taken for keys.
 /// Only letters and digits block: a token glued to `-` or `_` (`ghp_…-old`) is still a token.

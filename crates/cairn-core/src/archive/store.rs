@@ -1,209 +1,18 @@
-//! The SQLite store: one database per data dir, WAL, foreign keys on, versioned migrations.
-//!
-//! Schema changes only ever happen here, as numbered SQL files applied in order inside a
-//! transaction each; `PRAGMA user_version` records how far a database has come. A database
-//! from a newer Cairn is refused rather than guessed at.
+//! The archive's own tables (`sources`, `sessions`, `records`, `turns`, captures, findings,
+//! warnings; created by `archive/migrations/`): what the rest of the archive reads and writes
+//! through the store floor's connection ([`crate::store`]).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use rusqlite::{Connection, OptionalExtension, params};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-
-use crate::error::{Error, Result};
-
-/// One schema step: SQL, then, for the few that need it, Rust code in the same transaction
-/// (given the data dir, for steps that must read the retained copies).
-pub(crate) struct Migration {
-    pub sql: &'static str,
-    pub then: Option<fn(&rusqlite::Transaction<'_>, &Path) -> Result<()>>,
-}
-
-const fn sql(sql: &'static str) -> Migration {
-    Migration { sql, then: None }
-}
-
-/// Migrations in order; the index + 1 is the schema version they produce.
-const MIGRATIONS: &[Migration] = &[
-    sql(include_str!("store/0001_archive.sql")),
-    sql(include_str!("store/0002_git.sql")),
-    sql(include_str!("store/0003_publish.sql")),
-    sql(include_str!("store/0004_recall.sql")),
-    sql(include_str!("store/0005_extract.sql")),
-    sql(include_str!("store/0006_vectors.sql")),
-    sql(include_str!("store/0007_insights.sql")),
-    sql(include_str!("store/0008_association.sql")),
-    sql(include_str!("store/0009_checks.sql")),
-    sql(include_str!("store/0010_incremental_links.sql")),
-    sql(include_str!("store/0011_link_pending.sql")),
-    sql(include_str!("store/0012_unknown_timestamps.sql")),
-    sql(include_str!("store/0013_published_remotes.sql")),
-    Migration {
-        sql: include_str!("store/0014_rekey_redacted_lines.sql"),
-        then: Some(super::rekey::migrate),
-    },
-    sql(include_str!("store/0015_more_agents.sql")),
-];
-
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// File name of the database inside the data dir.
-pub const DB_FILE: &str = "cairn.db";
-
-/// An open database connection with Cairn's settings applied.
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
+use crate::error::Result;
+/// The facade still names the error mapping here.
+pub(crate) use crate::store::db_err;
+pub use crate::store::{DB_FILE, Store};
 
 impl Store {
-    /// Open (creating and migrating if needed) the database at `path`.
-    ///
-    /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
-    /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
-    ///
-    /// Only a missing file is created here, never an existing one opened: POSIX record locks
-    /// belong to the process, and closing any descriptor of the file drops all of them, so the
-    /// process's other connections would lose theirs. Another process closing next would take
-    /// itself for the last connection and delete the WAL those connections still write to.
-    pub fn open(path: &Path) -> Result<Store> {
-        match crate::private::open_options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(Error::write_in(path.parent().unwrap_or(path), path, e)),
-        }
-        let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
-        let mut store = Store {
-            conn,
-            path: path.to_owned(),
-        };
-        store.configure(false)?;
-        store.conn.set_prepared_statement_cache_capacity(64);
-        store.migrate()?;
-        let data_dir = store.path.parent().unwrap_or(Path::new("")).to_owned();
-        super::rekey::finish(&mut store.conn, &data_dir)?;
-        Ok(store)
-    }
-
-    /// Open an existing database without ever writing to it (a read-only data dir, say).
-    ///
-    /// A WAL database cleanly closed has no `-shm` file, and a read-only connection cannot
-    /// create one in a read-only directory: the first read then fails. In that case the file is
-    /// opened as immutable instead (nothing can write to that directory, and a clean close has
-    /// checkpointed the WAL into the main file, so nothing is missed).
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        match Store::open_read_only_with(path, false) {
-            Ok(store) => Ok(store),
-            Err(first) => Store::open_read_only_with(path, true).map_err(|_| first),
-        }
-    }
-
-    fn open_read_only_with(path: &Path, immutable: bool) -> Result<Store> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = if immutable {
-            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
-        } else {
-            Connection::open_with_flags(path, flags)
-        }
-        .map_err(|e| db_err(path, e))?;
-        let store = Store {
-            conn,
-            path: path.to_owned(),
-        };
-        store.configure(true)?;
-        let version = store.schema_version()?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::SchemaTooNew {
-                path: path.to_owned(),
-                found: version,
-                known: SCHEMA_VERSION,
-            });
-        }
-        Ok(store)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    pub fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
-
-    /// Map a rusqlite error to one that names this database.
-    pub fn err(&self, e: rusqlite::Error) -> Error {
-        db_err(&self.path, e)
-    }
-
-    pub fn schema_version(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.err(e))
-    }
-
-    fn configure(&self, read_only: bool) -> Result<()> {
-        // A busy timeout instead of "database is locked": writers queue behind each other.
-        self.conn
-            .busy_timeout(Duration::from_secs(30))
-            .map_err(|e| self.err(e))?;
-        let pragmas = if read_only {
-            "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
-        } else {
-            // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
-            // loss can only lose the last transactions, never corrupt the file.
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
-             PRAGMA wal_autocheckpoint = 8192; PRAGMA mmap_size = 268435456;"
-        };
-        self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
-    }
-
-    fn migrate(&mut self) -> Result<()> {
-        let current = self.schema_version()?;
-        if current > SCHEMA_VERSION {
-            return Err(Error::SchemaTooNew {
-                path: self.path.clone(),
-                found: current,
-                known: SCHEMA_VERSION,
-            });
-        }
-        let data_dir = self.path.parent().unwrap_or(Path::new("")).to_owned();
-        for (index, step) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            let version = index as i64 + 1;
-            let path = self.path.clone();
-            let tx = self
-                .conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
-                .map_err(|e| db_err(&path, e))?;
-            // Another process may have migrated while we waited for the lock.
-            let now: i64 = tx
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(|e| db_err(&path, e))?;
-            if now >= version {
-                continue;
-            }
-            tx.execute_batch(step.sql).map_err(|e| db_err(&path, e))?;
-            if let Some(then) = step.then {
-                then(&tx, &data_dir)?;
-            }
-            tx.pragma_update(None, "user_version", version)
-                .map_err(|e| db_err(&path, e))?;
-            tx.commit().map_err(|e| db_err(&path, e))?;
-        }
-        Ok(())
-    }
-
     /// The persisted reading position of one source file.
     pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
-        self.conn
+        self.conn()
             .query_row(
                 &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
                 params![path],
@@ -216,7 +25,7 @@ impl Store {
     /// Every source's reading position, keyed by path (a sync plans all files from one read).
     pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
         let mut stmt = self
-            .conn
+            .conn()
             .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -225,6 +34,182 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+
+    /// Map none of the file (a writer reads only the pages its inserts walk, which its page
+    /// cache holds), keeping the page cache as it is.
+    pub(crate) fn unmapped(&self) -> Result<()> {
+        self.conn()
+            .execute_batch("PRAGMA mmap_size = 0;")
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// A stored record, as a session's records are read by the rooms above (extraction segments
+/// them): the columns they need, enumerations as stored.
+#[derive(Debug, Clone)]
+pub struct RecordRow {
+    pub ordinal: u32,
+    pub kind: String,
+    pub role: Option<String>,
+    pub prompt_source: Option<String>,
+    pub is_sidechain: bool,
+    pub is_compaction: bool,
+    pub text: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub outcome: Option<String>,
+}
+
+/// The records of `session`, in order.
+pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<RecordRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
+         FROM records WHERE session_id = ?1 ORDER BY ordinal",
+    )?;
+    let rows = stmt.query_map([session], |r| {
+        Ok(RecordRow {
+            ordinal: r.get(0)?,
+            kind: r.get(1)?,
+            role: r.get(2)?,
+            prompt_source: r.get(3)?,
+            is_sidechain: r.get(4)?,
+            is_compaction: r.get(5)?,
+            text: r.get(6)?,
+            tool_name: r.get(7)?,
+            tool_input: r.get(8)?,
+            outcome: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Whether this archive captured the session keyed `session_key`.
+pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")?
+        .query_row([session_key], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// Mark the session keyed `session_key` published at `now` (what `publish` wrote to its ref).
+pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")?
+        .execute(params![session_key, now])?;
+    Ok(())
+}
+
+/// A stored record in the shape git's evidence scan reads it (`git::evidence`): edits need
+/// only their paths, an exec call its input, an event its text.
+#[derive(Debug, Clone, Default)]
+pub struct EvidenceRecord {
+    pub ordinal: i64,
+    pub turn_index: i64,
+    pub kind: String,
+    pub tool_name: Option<String>,
+    pub tool_kind: Option<String>,
+    pub call_id: Option<String>,
+    pub text: Option<String>,
+    pub tool_input: Option<String>,
+    pub file_paths: Vec<String>,
+    pub git_branch: Option<String>,
+    pub cwd: Option<String>,
+    pub timestamp: Option<String>,
+    pub source_event_kind: String,
+}
+
+fn evidence_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<EvidenceRecord> {
+    let paths: Option<String> = r.get(8)?;
+    Ok(EvidenceRecord {
+        ordinal: r.get(0)?,
+        turn_index: r.get(1)?,
+        kind: r.get(2)?,
+        tool_name: r.get(3)?,
+        tool_kind: r.get(4)?,
+        call_id: r.get(5)?,
+        text: r.get(6)?,
+        tool_input: r.get(7)?,
+        file_paths: paths
+            .and_then(|p| serde_json::from_str(&p).ok())
+            .unwrap_or_default(),
+        git_branch: None,
+        cwd: r.get(9)?,
+        timestamp: r.get(10)?,
+        source_event_kind: r.get(11)?,
+    })
+}
+
+/// The last ordinal stored for `session`.
+pub fn last_ordinal(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT next_ordinal - 1 FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// The records of `session` in `(after, last]` evidence can come from: exec and edit calls and
+/// PR links. The WHERE clause repeats the `records_evidence` partial index's, so SQLite uses it.
+/// Edits need only their paths; the text and input of an edit (whole file contents) are not read.
+pub fn evidence_candidates(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id,
+                CASE WHEN r.kind = 'event' THEN r.text END,
+                CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
+                r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1 AND r.ordinal > ?2 AND r.ordinal <= ?3
+           AND ((r.kind = 'tool_call' AND r.tool_kind IN ('exec', 'file_edit'))
+             OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))",
+    )?
+    .query_map(params![session, after, last], evidence_record)?
+    .collect()
+}
+
+/// The results of call `call_id` of `session` stored in `(after, last]` (through `records_call`).
+pub fn tool_results(
+    conn: &Connection,
+    session: i64,
+    call_id: &str,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
+                r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'
+           AND r.ordinal > ?3 AND r.ordinal <= ?4",
+    )?
+    .query_map(params![session, call_id, after, last], evidence_record)?
+    .collect()
+}
+
+/// The first record of each branch `session` recorded in `(after, last]` (`session_branches`),
+/// as `branch` records whose turn is the turn of that record.
+pub fn branch_firsts(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+    last: i64,
+) -> rusqlite::Result<Vec<EvidenceRecord>> {
+    conn.prepare_cached(
+        "SELECT b.first_ordinal, b.git_branch,
+                (SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
+                 WHERE x.session_id = b.session_id AND x.ordinal = b.first_ordinal)
+         FROM session_branches b WHERE b.session_id = ?1 AND b.first_ordinal > ?2 AND b.first_ordinal <= ?3",
+    )?
+    .query_map(params![session, after, last], |r| {
+        Ok(EvidenceRecord {
+            ordinal: r.get(0)?,
+            turn_index: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+            kind: "branch".to_owned(),
+            git_branch: r.get(1)?,
+            ..EvidenceRecord::default()
+        })
+    })?
+    .collect()
 }
 
 const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
@@ -271,152 +256,131 @@ impl SourceState {
     }
 }
 
-/// `file:` URI of `path` opened immutable, with the characters URIs reserve percent-encoded.
-fn immutable_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
-    for b in path.as_os_str().as_encoded_bytes() {
-        match b {
-            b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(char::from(*b)),
-            b if b.is_ascii_alphanumeric() => uri.push(char::from(*b)),
-            b => uri.push_str(&format!("%{b:02X}")),
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
+/// True when no session was ever captured (the desktop's first-run page).
+pub(crate) fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM sessions)", [], |r| {
+        r.get(0)
+    })
 }
 
-/// Name the database in a SQLite error; a write that found no room becomes
-/// [`Error::DiskFull`] naming the data dir.
-pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
-    match crate::error::NoRoom::of_db(path, &source) {
-        Some(why) => Error::DiskFull {
-            dir: path.parent().unwrap_or(path).to_owned(),
-            file: path.to_owned(),
-            why,
+/// The index of the turn holding record `ordinal` of session row `session`.
+pub(crate) fn turn_of_record(
+    conn: &Connection,
+    session: i64,
+    ordinal: u32,
+) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT t.turn_index FROM records r JOIN turns t ON t.id = r.turn_id WHERE r.session_id = ?1 AND r.ordinal = ?2",
+        rusqlite::params![session, ordinal],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// What the archive holds, for `cairn doctor`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    pub sessions: i64,
+    pub records: i64,
+    pub warnings: i64,
+    pub secrets: i64,
+}
+
+pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
+                (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
+        [],
+        |r| {
+            Ok(Counts {
+                sessions: r.get(0)?,
+                records: r.get(1)?,
+                warnings: r.get(2)?,
+                secrets: r.get(3)?,
+            })
         },
-        None => Error::Db {
-            path: path.to_owned(),
-            source,
-        },
+    )
+}
+
+impl Store {
+    /// Bound the memory this connection keeps for reads: at most `mmap_bytes` of the file
+    /// mapped (0: none) and a page cache of at most `cache_kib` KiB.
+    pub(crate) fn limit_read_memory(&self, mmap_bytes: u64, cache_kib: u32) -> Result<()> {
+        self.conn()
+            .execute_batch(&format!(
+                "PRAGMA mmap_size = {mmap_bytes}; PRAGMA cache_size = -{cache_kib};"
+            ))
+            .map_err(|e| self.err(e))
     }
+}
+
+/// What another room needs to know of a session: its row id, key, project, cwd, branch and agent
+/// (empty strings for the unknown ones).
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub id: i64,
+    pub key: String,
+    pub project: String,
+    pub cwd: String,
+    pub branch: String,
+    pub agent: String,
+}
+
+/// The session named by its key or its agent's session id (the key wins; of several with the
+/// same agent id, the newest).
+pub fn session_facts(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<SessionFacts>> {
+    conn.prepare_cached(
+        "SELECT id, session_key, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(git_branch, ''), agent
+         FROM sessions WHERE session_key = ?1 OR session_id = ?1
+         ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+    )?
+    .query_row([key_or_id], |r| {
+        Ok(SessionFacts {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            project: r.get(2)?,
+            cwd: r.get(3)?,
+            branch: r.get(4)?,
+            agent: r.get(5)?,
+        })
+    })
+    .optional()
+}
+
+/// The first record of a turn of session row `session`, the turn named by its key or by
+/// `#index` / `index`.
+pub fn first_ordinal_of_turn(
+    conn: &Connection,
+    session: i64,
+    turn: &str,
+) -> rusqlite::Result<Option<u32>> {
+    let by_key: Option<i64> = conn
+        .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_key = ?2")?
+        .query_row(params![session, turn], |r| r.get(0))
+        .optional()?;
+    let turn_id = match by_key {
+        Some(id) => Some(id),
+        None => match turn.trim_start_matches('#').parse::<i64>() {
+            Ok(index) => conn
+                .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?2")?
+                .query_row(params![session, index], |r| r.get(0))
+                .optional()?,
+            Err(_) => None,
+        },
+    };
+    let Some(turn_id) = turn_id else {
+        return Ok(None);
+    };
+    conn.prepare_cached("SELECT MIN(ordinal) FROM records WHERE turn_id = ?1")?
+        .query_row([turn_id], |r| r.get(0))
 }
 
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
-
-    #[test]
-    fn immutable_uris_escape_what_uris_reserve() {
-        assert_eq!(
-            immutable_uri(Path::new("/data/my dir/a?b#c%d.db")),
-            "file:/data/my%20dir/a%3Fb%23c%25d.db?immutable=1"
-        );
-    }
-
-    #[test]
-    fn migrates_a_new_database_and_reopens_idempotently() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        let mode: String = store
-            .conn()
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mode, "wal");
-        drop(store);
-        let again = Store::open(&path).unwrap();
-        assert_eq!(again.schema_version().unwrap(), SCHEMA_VERSION);
-    }
-
-    /// Every earlier schema version migrates to the current one.
-    #[test]
-    fn migrates_from_every_earlier_version() {
-        for start in 0..SCHEMA_VERSION {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join(DB_FILE);
-            {
-                let conn = Connection::open(&path).unwrap();
-                for step in &MIGRATIONS[..start as usize] {
-                    conn.execute_batch(step.sql).unwrap();
-                }
-                conn.pragma_update(None, "user_version", start).unwrap();
-            }
-            let store = Store::open(&path).unwrap();
-            assert_eq!(
-                store.schema_version().unwrap(),
-                SCHEMA_VERSION,
-                "from {start}"
-            );
-        }
-    }
-
-    /// An archive written when only Claude and Codex were read keeps its sessions and takes
-    /// sessions of the agents read since; an empty agent name is still refused.
-    #[test]
-    fn sessions_of_newer_agents_fit_an_older_archive() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        {
-            let conn = Connection::open(&path).unwrap();
-            for step in &MIGRATIONS[..14] {
-                conn.execute_batch(step.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 14).unwrap();
-            conn.execute(
-                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('old', 'claude', 'now')",
-                [],
-            )
-            .unwrap();
-            let refused = conn.execute(
-                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
-                [],
-            );
-            assert!(refused.is_err(), "the old CHECK lists two agents");
-        }
-        let store = Store::open(&path).unwrap();
-        let conn = store.conn();
-        conn.execute(
-            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
-            [],
-        )
-        .unwrap();
-        let empty = conn.execute(
-            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('bad', '', 'now')",
-            [],
-        );
-        assert!(empty.is_err());
-        let agents: Vec<String> = conn
-            .prepare("SELECT agent FROM sessions ORDER BY session_key")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(agents, ["copilot", "claude"]);
-    }
-
-    /// The database is created 0600 and SQLite gives its `-wal` and `-shm` the same mode (the
-    /// CLI's `a_fresh_data_dir_is_private_under_any_umask` checks it under umask 000).
-    #[cfg(unix)]
-    #[test]
-    fn the_database_and_its_wal_and_shm_are_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        let store = Store::open(&path).unwrap();
-        store
-            .conn()
-            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
-            .unwrap();
-        for name in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
-            let mode = std::fs::metadata(dir.path().join(name))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
-        }
-    }
+    use crate::schema::MIGRATIONS;
 
     /// Timestamps an archive kept before they were read strictly become unknown; RFC 3339
     /// ones stay as they were.
@@ -492,23 +456,56 @@ mod tests {
         assert_eq!(turn, (None, Some("2026-01-01T00:00:01.5+02:00".to_owned())));
     }
 
+    /// An archive written when only Claude and Codex were read keeps its sessions and takes
+    /// sessions of the agents read since; an empty agent name is still refused.
     #[test]
-    fn refuses_a_newer_schema() {
+    fn sessions_of_newer_agents_fit_an_older_archive() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(DB_FILE);
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 999)
+        {
+            let conn = Connection::open(&path).unwrap();
+            for step in &MIGRATIONS[..15] {
+                conn.execute_batch(step.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 15).unwrap();
+            conn.execute(
+                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('old', 'claude', 'now')",
+                [],
+            )
             .unwrap();
-        let err = Store::open(&path).err().unwrap();
-        assert!(err.to_string().contains("newer Cairn"), "{err}");
+            let refused = conn.execute(
+                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
+                [],
+            );
+            assert!(refused.is_err(), "the old CHECK lists two agents");
+        }
+        let store = Store::open(&path).unwrap();
+        let conn = store.conn();
+        conn.execute(
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
+            [],
+        )
+        .unwrap();
+        let empty = conn.execute(
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('bad', '', 'now')",
+            [],
+        );
+        assert!(empty.is_err());
+        let agents: Vec<String> = conn
+            .prepare("SELECT agent FROM sessions ORDER BY session_key")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(agents, ["copilot", "claude"]);
     }
 
     #[test]
     fn check_constraints_reject_unknown_values() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join(DB_FILE)).unwrap();
-        // Which names are agents is `Agent::parse`'s to say (0015); the table refuses no name.
+        // Which names are agents is `Agent::parse`'s to say (0016); the table refuses no name.
         let bad = store.conn().execute(
             "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('k', '', 'now')",
             [],

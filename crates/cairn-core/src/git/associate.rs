@@ -33,6 +33,7 @@ use super::evidence::{self, EvidenceRecord, Found};
 use super::repo::Repo;
 use super::snapshot::{self, SnapshotStatus};
 use super::targets::{Target, TargetKind};
+use crate::archive::store as archive;
 use crate::error::Result;
 
 /// How long after a session a commit of the files it edited still counts as its work.
@@ -151,10 +152,6 @@ impl RepoCache {
     }
 }
 
-fn db(e: rusqlite::Error) -> crate::Error {
-    crate::archive::store::db_err(Path::new(":associate"), e)
-}
-
 /// What a relink read: it follows what the capture added, not the length of the session.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LinkStats {
@@ -194,6 +191,7 @@ pub fn associate(
 /// snapshots; in between, the caller may take and attach the snapshots of this capture (a
 /// hook's `git status` runs while association reads history).
 pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<Begun> {
+    let db = crate::store::err_in(conn);
     // The earliest start among these sessions bounds the history to read (a hook associates one
     // live session: reading 90 days of every branch for it cost more than the capture).
     let mut floor: Option<i64> = None;
@@ -223,6 +221,7 @@ pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> 
 /// one before, and what carries over stored. A session whose state a snapshot attached since
 /// [`begin`] dropped (it arrived after a later capture was compared) is rebuilt.
 pub fn finish(conn: &Connection, begun: Begun, cache: &mut RepoCache) -> Result<LinkStats> {
+    let db = crate::store::err_in(conn);
     let Begun {
         sessions,
         mut stats,
@@ -369,6 +368,7 @@ fn relink_begin(
     cache: &mut RepoCache,
     stats: &mut LinkStats,
 ) -> Result<SessionBegun> {
+    let db = crate::store::err_in(conn);
     let facts = conn
         .prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")
         .map_err(db)?
@@ -389,7 +389,7 @@ fn relink_begin(
         .filter(|p| p.is_dir())
         .and_then(|p| cache.repo_for(p));
     if let Some(repo) = &repo {
-        let now = crate::archive::capture::now();
+        let now = crate::clock::now();
         let repo_row = snapshot::repo_id(conn, repo, &now).map_err(db)?;
         conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")
             .map_err(db)?
@@ -461,6 +461,7 @@ fn relink_begin(
 /// The rest of a relink: the snapshots of the captures since the last relink, each against the
 /// one before, then the state stored.
 fn relink_finish(conn: &Connection, session: SessionBegun, stats: &mut LinkStats) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let SessionBegun {
         row,
         mut state,
@@ -501,44 +502,8 @@ fn load_records(
     // links, and the first record of each recorded branch. Each is found through an index
     // (`records_evidence`, `records_call`, `session_branches`) from `after` on, so the cost
     // follows what was captured since the last relink, not the length of the session.
-    let last: i64 = conn
-        .prepare_cached("SELECT next_ordinal - 1 FROM sessions WHERE id = ?1")?
-        .query_row([row], |r| r.get(0))?;
-    let row_of = |r: &rusqlite::Row<'_>| -> rusqlite::Result<EvidenceRecord> {
-        let paths: Option<String> = r.get(8)?;
-        Ok(EvidenceRecord {
-            ordinal: r.get(0)?,
-            turn_index: r.get(1)?,
-            kind: r.get(2)?,
-            tool_name: r.get(3)?,
-            tool_kind: r.get(4)?,
-            call_id: r.get(5)?,
-            text: r.get(6)?,
-            tool_input: r.get(7)?,
-            file_paths: paths
-                .and_then(|p| serde_json::from_str(&p).ok())
-                .unwrap_or_default(),
-            git_branch: None,
-            cwd: r.get(9)?,
-            timestamp: r.get(10)?,
-            source_event_kind: r.get(11)?,
-        })
-    };
-    // The WHERE clause repeats the partial index's, so SQLite uses it. Edits need only their
-    // paths; the text and input of an edit (whole file contents) are not read.
-    let mut stmt = conn.prepare_cached(
-        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id,
-                CASE WHEN r.kind = 'event' THEN r.text END,
-                CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
-                r.file_paths, r.cwd, r.timestamp, r.source_event_kind
-         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
-         WHERE r.session_id = ?1 AND r.ordinal > ?2 AND r.ordinal <= ?3
-           AND ((r.kind = 'tool_call' AND r.tool_kind IN ('exec', 'file_edit'))
-             OR (r.kind = 'event' AND r.source_event_kind = 'claude:pr-link'))",
-    )?;
-    let candidates: Vec<EvidenceRecord> = stmt
-        .query_map(params![row, after, last], row_of)?
-        .collect::<rusqlite::Result<_>>()?;
+    let last = archive::last_ordinal(conn, row)?;
+    let candidates = archive::evidence_candidates(conn, row, after, last)?;
     // Exec calls count when they run git, gh or glab (as `LIKE`, ignoring ASCII case).
     let is_git = |input: &str| {
         let lower = input.to_ascii_lowercase();
@@ -546,19 +511,10 @@ fn load_records(
     };
     let mut records = Vec::with_capacity(candidates.len());
     let mut waiting = Vec::new();
-    let mut results = conn.prepare_cached(
-        "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
-                r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
-         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
-         WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'
-           AND r.ordinal > ?3 AND r.ordinal <= ?4",
-    )?;
     // Results of calls scanned before that were still waiting for theirs.
     for (call_id, _) in pending {
         let before = records.len();
-        for result in results.query_map(params![row, call_id, after, last], row_of)? {
-            records.push(result?);
-        }
+        records.extend(archive::tool_results(conn, row, call_id, after, last)?);
         if records.len() == before {
             waiting.push(call_id.clone());
         }
@@ -572,9 +528,7 @@ fn load_records(
                 continue;
             }
             let before = records.len();
-            for result in results.query_map(params![row, call_id, i64::MIN, last], row_of)? {
-                records.push(result?);
-            }
+            records.extend(archive::tool_results(conn, row, &call_id, i64::MIN, last)?);
             if records.len() == before {
                 waiting.push(call_id);
             }
@@ -582,22 +536,7 @@ fn load_records(
         records.push(r);
     }
     // The first record of each recorded branch; its turn is the turn of that record.
-    let mut branches = conn.prepare_cached(
-        "SELECT b.first_ordinal, b.git_branch,
-                (SELECT COALESCE(t.turn_index, 0) FROM records x LEFT JOIN turns t ON t.id = x.turn_id
-                 WHERE x.session_id = b.session_id AND x.ordinal = b.first_ordinal)
-         FROM session_branches b WHERE b.session_id = ?1 AND b.first_ordinal > ?2 AND b.first_ordinal <= ?3",
-    )?;
-    let branch_rows = branches.query_map(params![row, after, last], |r| {
-        Ok(EvidenceRecord {
-            ordinal: r.get(0)?,
-            turn_index: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-            kind: "branch".to_owned(),
-            git_branch: r.get(1)?,
-            ..EvidenceRecord::default()
-        })
-    })?;
-    let mut all: Vec<EvidenceRecord> = branch_rows.collect::<rusqlite::Result<_>>()?;
+    let mut all = archive::branch_firsts(conn, row, after, last)?;
     all.append(&mut records);
     // Record order; at one ordinal the branch row comes first (a stable sort keeps it there).
     all.sort_by_key(|r| r.ordinal);
@@ -613,6 +552,7 @@ fn record_links(
     repo: Option<&Repo>,
     state: &mut State,
 ) -> Result<Vec<Link>> {
+    let db = crate::store::err_in(conn);
     let state_commits = &mut state.own_commits;
     let mut links = Vec::new();
     // The branch the session was on at each point, for PRs (whose output names no branch).
@@ -941,6 +881,7 @@ fn snapshot_links(
     edited: &BTreeSet<&String>,
     state: &mut State,
 ) -> Result<(Vec<Link>, usize)> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
@@ -1089,6 +1030,7 @@ fn insert_links(
     links: &[Link],
     origin: Option<&str>,
 ) -> Result<usize> {
+    let db = crate::store::err_in(conn);
     let mut insert = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO links (session_id, target_kind, target_key, pr_number, evidence, strong, confidence,

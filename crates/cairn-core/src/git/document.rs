@@ -5,7 +5,7 @@
 //! field here is ever written) and the strict schema of what arrives: unknown fields refused,
 //! sizes capped ([`limits`]), keys, commits and target keys of the right shape, timestamps
 //! RFC 3339, labels from Cairn's own vocabulary. A document that fails any check is refused
-//! whole ([`PublishedSession::check`]); one that passes becomes a [`SkimSession`] marked
+//! whole ([`PublishedSession::check`]); one that passes becomes a skim session marked
 //! `untrusted`, its `status` set here (never read from the document) and every text cleaned
 //! ([`crate::text::printable`]).
 
@@ -14,7 +14,19 @@ use serde::{Deserialize, Serialize};
 use crate::archive::Agent;
 use crate::git::associate::Evidence;
 use crate::text::{excerpt, is_bidi_control, printable};
-use crate::views::skim::{LABELS, SkimSession, SkimTurn, WhyRelated};
+
+/// Every label skim gives a turn (`views::skim`), in its order: a published document may hold
+/// no other.
+pub const LABELS: [&str; 8] = [
+    "implemented",
+    "decided",
+    "reviewed",
+    "tested",
+    "renamed",
+    "installed",
+    "committed",
+    "next",
+];
 
 /// Schema of a published document.
 pub const DOCUMENT_SCHEMA: &str = "cairn.published-session.v1";
@@ -282,12 +294,12 @@ impl PublishedSession {
         self
     }
 
-    /// A session for `publish` to write: the allowlisted fields of `s` (already through the
-    /// outbound redactor), texts cleaned and cut to [`limits::TEXT_CHARS`], at most
+    /// A document for `publish` to write from a session's allowlisted fields (already through
+    /// the outbound redactor): texts cleaned and cut to [`limits::TEXT_CHARS`], at most
     /// [`limits::TURNS`] turns (the latest), and no target key or reason a teammate's check
     /// would refuse (a branch name holding a control character, say).
-    pub fn from_view(
-        s: SkimSession,
+    pub fn new(
+        s: DocSession,
         mut target_keys: Vec<String>,
         published_at: &str,
     ) -> PublishedSession {
@@ -373,57 +385,6 @@ impl PublishedSession {
             },
         }
     }
-
-    /// The session a teammate's skim shows: `published`, marked untrusted, with the remote it
-    /// was pulled from. Call on a checked, normalised document.
-    pub fn into_view(self, remote: &str) -> SkimSession {
-        let s = self.session;
-        SkimSession {
-            session_key: s.session_key,
-            status: "published".to_owned(),
-            untrusted: true,
-            pulled_from: Some(remote.to_owned()),
-            agent: s.agent,
-            title: s.title,
-            project: s.project,
-            started_at: s.started_at,
-            updated_at: s.updated_at,
-            turn_count: s.turn_count,
-            record_count: s.record_count,
-            related_turn_count: s.related_turn_count,
-            weak: s.weak,
-            why_related: s
-                .why_related
-                .into_iter()
-                .map(|w| WhyRelated {
-                    evidence: w.evidence,
-                    confidence: w.confidence,
-                    target_key: w.target_key,
-                    turn_key: w.turn_key,
-                    turn_index: w.turn_index,
-                    ordinal: w.ordinal,
-                    commit: w.commit,
-                    reason: w.reason,
-                })
-                .collect(),
-            previews: s.previews,
-            turns: s
-                .turns
-                .into_iter()
-                .map(|t| SkimTurn {
-                    turn_key: t.turn_key,
-                    turn_index: t.turn_index,
-                    started_at: t.started_at,
-                    related: t.related,
-                    record_count: t.record_count,
-                    tool_call_count: t.tool_call_count,
-                    tool_names: t.tool_names,
-                    labels: t.labels,
-                    previews: t.previews,
-                })
-                .collect(),
-        }
-    }
 }
 
 /// Parse and check the bytes of a teammate's `session.json` for the ref keyed `ref_key`:
@@ -451,6 +412,7 @@ pub fn read(bytes: &[u8], ref_key: &str) -> Result<PublishedSession, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::views::skim::SkimSession;
     use serde_json::{Value, json};
 
     const KEY: &str = "sha256-0123456789abcdef0123456789abcdef";
@@ -481,7 +443,7 @@ mod tests {
     #[test]
     fn a_document_publish_writes_is_read_back() {
         let d = read_value(&doc()).unwrap();
-        let view = d.into_view("origin");
+        let view = SkimSession::from_published(d, "origin");
         assert_eq!(view.status, "published");
         assert!(view.untrusted);
         assert_eq!(view.pulled_from.as_deref(), Some("origin"));
@@ -494,7 +456,7 @@ mod tests {
         v["session"]["status"] = json!("local-only \u{1b}]52;c;ZXZpbA==\u{7}");
         let d = read_value(&v).unwrap();
         assert_eq!(d.session.status, "published");
-        assert_eq!(d.into_view("origin").status, "published");
+        assert_eq!(SkimSession::from_published(d, "origin").status, "published");
         // A document without one is read the same.
         v["session"].as_object_mut().unwrap().remove("status");
         assert_eq!(read_value(&v).unwrap().session.status, "published");
@@ -702,13 +664,13 @@ mod tests {
 
     #[test]
     fn what_publish_writes_passes_the_checks() {
-        let view = read_value(&doc()).unwrap().into_view("o");
+        let view = SkimSession::from_published(read_value(&doc()).unwrap(), "o");
         let mut long = view.clone();
         long.title = Some("é".repeat(5000));
         let t = long.turns[0].clone();
         long.turns = vec![t; limits::TURNS + 10];
-        let d = PublishedSession::from_view(
-            long,
+        let d = PublishedSession::new(
+            long.into_doc(),
             vec!["ref:refs/heads/feat".into()],
             "2026-03-01T10:00:00.000Z",
         );

@@ -8,23 +8,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// The parts of a stored record evidence is read from.
-#[derive(Debug, Clone, Default)]
-pub struct EvidenceRecord {
-    pub ordinal: i64,
-    pub turn_index: i64,
-    pub kind: String,
-    pub tool_name: Option<String>,
-    pub tool_kind: Option<String>,
-    pub call_id: Option<String>,
-    pub text: Option<String>,
-    pub tool_input: Option<String>,
-    pub file_paths: Vec<String>,
-    pub git_branch: Option<String>,
-    pub cwd: Option<String>,
-    pub timestamp: Option<String>,
-    pub source_event_kind: String,
-}
+/// The parts of a stored record evidence is read from (the archive's typed read).
+pub use crate::archive::store::EvidenceRecord;
 
 /// One piece of evidence found in a transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]

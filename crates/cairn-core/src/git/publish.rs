@@ -18,16 +18,15 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
-use super::document::{is_key, limits};
+use super::document::{DocSession, is_key, limits};
 use super::repo::{Repo, git_failure, run_git, run_git_raw, verb};
 use super::targets::Target;
 use crate::archive::redact::Redactor;
 use crate::error::{Error, Result};
-use crate::views::skim::{SkimQuery, SkimSession, skim};
 
 /// The refs `publish` writes: this machine's own documents.
 pub const REF_PREFIX: &str = "refs/cairn/sessions/";
@@ -102,12 +101,8 @@ impl PullReport {
     }
 }
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(Path::new(":publish"), e)
-}
-
-/// Redact every text of a skim session for leaving the machine.
-fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimSession> {
+/// Redact every text of a session for leaving the machine.
+fn outbound(mut s: DocSession, repo: &Repo, home: Option<&str>) -> Result<DocSession> {
     let r = Redactor::global();
     let root = repo.root.to_string_lossy().into_owned();
     let mut findings = Vec::new();
@@ -128,7 +123,7 @@ fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimS
         .iter()
         .find(|f| f.rule != crate::archive::redact::PATH)
     {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Refused(format!(
             "refusing to publish session {}: the outbound scan still finds a {} after redaction",
             s.session_key, f.rule
         )));
@@ -136,38 +131,22 @@ fn outbound(mut s: SkimSession, repo: &Repo, home: Option<&str>) -> Result<SkimS
     Ok(s)
 }
 
-/// Publish the sessions related to `target` in `repo`: only this machine's own captures,
-/// never a teammate's session pulled here.
+/// Publish `sessions` (what skim relates to `target`: this machine's own captures, never a
+/// teammate's session pulled here, each with the target keys it is related to) in `repo`.
 pub fn publish(
     conn: &Connection,
     repo: &Repo,
     target: &Target,
+    sessions: Vec<(DocSession, Vec<String>)>,
     dry_run: bool,
     now: &str,
 ) -> Result<PublishReport> {
-    let view = skim(
-        conn,
-        &SkimQuery {
-            target: target.clone(),
-            include_weak: false,
-            limit: None,
-            repo_root: None,
-            published_in: None,
-        },
-        None,
-    )
-    .map_err(db)?;
+    let db = crate::store::err_in(conn);
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     let mut documents = Vec::new();
-    for s in view.sessions.into_iter().filter(|s| !s.untrusted) {
-        let mut target_keys: Vec<String> =
-            s.why_related.iter().map(|w| w.target_key.clone()).collect();
-        target_keys.push(target.key.clone());
-        target_keys.sort();
-        target_keys.dedup();
+    for (s, target_keys) in sessions {
         let key = s.session_key.clone();
-        let doc =
-            PublishedSession::from_view(outbound(s, repo, home.as_deref())?, target_keys, now);
+        let doc = PublishedSession::new(outbound(s, repo, home.as_deref())?, target_keys, now);
         // What teammates would refuse is not written.
         let refused = doc.check(&key).err().or_else(|| {
             let bytes = serde_json::to_string_pretty(&doc).map_or(0, |j| j.len()) as u64;
@@ -198,10 +177,7 @@ pub fn publish(
     }
     for doc in &report.documents {
         write_ref(repo, doc)?;
-        conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")
-            .map_err(db)?
-            .execute(params![doc.session.session_key, now])
-            .map_err(db)?;
+        crate::archive::store::mark_published(conn, &doc.session.session_key, now).map_err(db)?;
     }
     Ok(report)
 }
@@ -274,6 +250,7 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
 /// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
 /// archive captured) to `remote`, never forced: a teammate's document is never re-sent.
 pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
+    let db = crate::store::err_in(conn);
     check_remote(repo, remote)?;
     let refs = run_git(
         &repo.root,
@@ -285,17 +262,9 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         not_own: 0,
     };
     let mut own = Vec::new();
-    let mut captured = conn
-        .prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")
-        .map_err(db)?;
     for refname in refs.lines().filter(|l| !l.is_empty()) {
         let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
-        let mine = is_key(key)
-            && captured
-                .query_row([key], |_| Ok(()))
-                .optional()
-                .map_err(db)?
-                .is_some();
+        let mine = is_key(key) && crate::archive::store::captured(conn, key).map_err(db)?;
         if mine {
             own.push(format!("{refname}:{refname}"));
         } else {
@@ -315,6 +284,7 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
 /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/sessions/` and
 /// import each new or changed one that passes the checks.
 pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<PullReport> {
+    let db = crate::store::err_in(conn);
     check_remote(repo, remote)?;
     let mut report = PullReport {
         remote: remote.to_owned(),
@@ -455,6 +425,7 @@ fn import(
     now: &str,
     report: &mut PullReport,
 ) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
     let specs: String = wanted
         .values()
@@ -579,13 +550,14 @@ fn batch_contents(mut out: &[u8]) -> Vec<Option<&[u8]>> {
 }
 
 /// Sessions teammates published in the repository whose git common dir is `common_dir`,
-/// related to any of `keys`, that this machine never captured. Each stored document is read
-/// through the checks again, so nothing an older Cairn stored unchecked can show.
+/// related to any of `keys`, that this machine never captured, each with the remote it was
+/// pulled from. Each stored document is read through the checks again, so nothing an older
+/// Cairn stored unchecked can show.
 pub fn published_for(
     conn: &Connection,
     keys: &[String],
     common_dir: &str,
-) -> rusqlite::Result<Vec<SkimSession>> {
+) -> rusqlite::Result<Vec<(PublishedSession, String)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT p.session_key, p.remote, p.document, p.target_keys FROM published_sessions p
          WHERE p.common_dir = ?1
@@ -611,7 +583,7 @@ pub fn published_for(
         // Two remotes may carry the same session: the latest import shows.
         if let Ok(doc) = super::document::read(doc.as_bytes(), &key) {
             seen.insert(key);
-            out.push(doc.into_view(&remote));
+            out.push((doc, remote));
         }
     }
     Ok(out)

@@ -219,7 +219,7 @@ pub fn repo_id(conn: &Connection, repo: &Repo, now: &str) -> rusqlite::Result<i6
 
 /// Take a snapshot of `repo`, store it with the commits it found new, and return its id.
 pub fn take(conn: &Connection, repo: &Repo, now: &str, reads: RepoReads) -> Result<i64> {
-    let db = |e| crate::archive::store::db_err(Path::new(":snapshot"), e);
+    let db = crate::store::err_in(conn);
     let repo_row = repo_id(conn, repo, now).map_err(db)?;
     let snapshot = observe(conn, repo, repo_row, reads)?;
     conn.prepare_cached(
@@ -246,7 +246,7 @@ pub fn take(conn: &Connection, repo: &Repo, now: &str, reads: RepoReads) -> Resu
 
 /// Read the repository's state, and store newly seen commits and heads.
 fn observe(conn: &Connection, repo: &Repo, repo_row: i64, reads: RepoReads) -> Result<Snapshot> {
-    let db = |e| crate::archive::store::db_err(Path::new(":snapshot"), e);
+    let db = crate::store::err_in(conn);
     let mut status = SnapshotStatus::Complete;
     let mut error_kind = None;
 
@@ -564,7 +564,7 @@ mod tests {
             ]
         );
 
-        let store = crate::archive::store::Store::open(&dir.path().join("cairn.db")).unwrap();
+        let store = crate::store::Store::open(&dir.path().join("cairn.db")).unwrap();
         let id = take(store.conn(), &repo, "2026-12-01T00:00:00Z", reads).unwrap();
         let snap = load(store.conn(), id).unwrap().unwrap();
         assert_eq!(snap.status, SnapshotStatus::Complete);

@@ -176,6 +176,24 @@ pub fn is_public_repo_path(p: &str) -> bool {
         && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
+/// The target of the branch checked out in `repo`: a GitButler workspace's own `gitbutler/*`
+/// branch names no one branch, and a detached HEAD none at all, so both ask for a target.
+pub fn checked_out(repo: &super::repo::Repo) -> Result<Target> {
+    use super::repo::Head;
+    match repo.head()? {
+        Head::Branch { name, .. } if !name.starts_with("gitbutler/") => Ok(Target::branch(&name)),
+        Head::Branch { .. } => Err(Error::Invalid(format!(
+            "{} is a GitButler workspace with several branches; pass one: cairn skim branch <name>",
+            repo.root.display()
+        ))),
+        Head::Detached { commit } => Err(Error::Invalid(format!(
+            "HEAD is detached at {} in {}; pass a target: cairn skim branch <name>",
+            &commit[..commit.len().min(7)],
+            repo.root.display()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

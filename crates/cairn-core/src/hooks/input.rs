@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::archive::{Agent, discover};
+use crate::archive::discover::FoundFile;
+use crate::archive::sources::FileRole;
+use crate::archive::{Agent, discover, recognise};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
@@ -36,6 +38,45 @@ impl HookInput {
             .and_then(crate::git::snapshot::Prefetch::start);
         Ok(HookInput { payload, prefetch })
     }
+
+    /// The transcript the payload names (`transcript_path`), a relative one joined to the
+    /// payload's `cwd`, else to `base_dir`; `None` when it names none (nothing to do).
+    pub(crate) fn transcript(&self, base_dir: &Path) -> Option<PathBuf> {
+        let field = |name: &str| {
+            self.payload
+                .get(name)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let transcript = field("transcript_path")?;
+        let base = field("cwd").map_or_else(|| base_dir.to_owned(), PathBuf::from);
+        Some(base.join(transcript))
+    }
+}
+
+/// What a hook captures for an accepted transcript `path` of `agent`: the file itself, and for
+/// a Claude session its sub-agents' files, held to the same rule (`subagents/` could be a
+/// symlink out of the source dirs).
+pub(crate) fn files_to_capture(config: &Config, agent: Agent, path: &Path) -> Vec<FoundFile> {
+    let mut files: Vec<FoundFile> = discover::classify(agent, path).into_iter().collect();
+    if files.is_empty() {
+        files.push(FoundFile {
+            agent,
+            role: FileRole::Main,
+            path: path.to_owned(),
+            parent_hint: None,
+            agent_id: None,
+        });
+    }
+    if agent == Agent::Claude && files[0].role == FileRole::Main {
+        let dirs = discover::source_dirs(config, agent);
+        files.extend(
+            discover::claude_subagent_files(path)
+                .into_iter()
+                .filter(|f| dirs.iter().any(|d| discover::holds(&d.path, &f.path))),
+        );
+    }
+    files
 }
 
 /// The transcript a hook payload names (`path`, joined to the payload's `cwd` already), if Cairn
@@ -102,8 +143,7 @@ pub fn accept_transcript(
             )))
         }
         // One source dir shared by both agents: the path or the first line tells.
-        _ => discover::guess_agent(&resolved)
-            .or_else(|| sniff_agent(&resolved))
+        _ => recognise::of_file(&resolved)
             .filter(|a| holders.contains(a))
             .map(|a| (a, resolved.clone()))
             .ok_or_else(|| {
@@ -112,27 +152,5 @@ pub fn accept_transcript(
                     resolved.display()
                 ))
             }),
-    }
-}
-
-/// Tell Claude from Codex by the first line of a transcript.
-fn sniff_agent(path: &Path) -> Option<Agent> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).ok()?;
-    let mut first = String::new();
-    std::io::BufReader::new(file)
-        .take(1 << 20)
-        .read_line(&mut first)
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
-    if v.get("payload").is_some() || v.get("record_type").is_some() {
-        Some(Agent::Codex)
-    } else if v.get("sessionId").is_some()
-        || v.get("uuid").is_some()
-        || v.get("parentUuid").is_some()
-    {
-        Some(Agent::Claude)
-    } else {
-        None
     }
 }

@@ -314,6 +314,29 @@ pub fn push_element(text: &str, array: &Node, value: &Value) -> Edit {
     layout.insert(array, &existing, &[item])
 }
 
+/// Remove the `index`th child (member or element) of an object or array with the separator
+/// before it (after it, for the first of several): the inverse of an insert at that place, so
+/// removing what [`insert_members`] or [`push_element`] appended gives back the bytes before.
+/// The last child leaves an empty `{}` or `[]`. `None` when there is no such child.
+pub fn remove(container: &Node, index: usize) -> Option<Edit> {
+    let spans: Vec<(usize, usize)> = match &container.kind {
+        Kind::Object(m) => m.iter().map(|(_, k, v)| (*k, v.end)).collect(),
+        Kind::Array(items) => items.iter().map(|n| (n.start, n.end)).collect(),
+        _ => return None,
+    };
+    let &(start, end) = spans.get(index)?;
+    let (start, end) = match (spans.len(), index) {
+        (1, _) => (container.start + 1, container.end - 1),
+        (_, 0) => (start, spans[1].0),
+        _ => (spans[index - 1].1, end),
+    };
+    Some(Edit {
+        start,
+        end,
+        with: String::new(),
+    })
+}
+
 /// The byte length of the JSON string at the start of `s`, quotes included.
 fn string_len(s: &str) -> usize {
     let b = s.as_bytes();
@@ -473,6 +496,41 @@ mod tests {
     fn add_member(text: &str, key: &str, value: Value) -> String {
         let root = parse(text).unwrap();
         apply(text, vec![insert_members(text, &root, &[(key, value)])])
+    }
+
+    #[test]
+    fn removing_what_was_appended_gives_the_bytes_back() {
+        for before in [
+            "{\n  \"a\": 1\n}\n",
+            "{\"a\":1,\"b\":[2]}",
+            "{\n\t\"a\": {\n\t\t\"x\": 1\n\t}\n}",
+        ] {
+            let after = add_member(
+                before,
+                "cairn",
+                json!({"command": "/bin/cairn", "args": ["mcp"]}),
+            );
+            let root = parse(&after).unwrap();
+            let Kind::Object(members) = &root.kind else {
+                panic!()
+            };
+            let at = members.iter().position(|(k, _, _)| k == "cairn").unwrap();
+            assert_eq!(apply(&after, vec![remove(&root, at).unwrap()]), before);
+        }
+        let text = r#"{"only": 1, "list": [1, 2, 3]}"#;
+        let root = parse(text).unwrap();
+        assert_eq!(
+            apply(text, vec![remove(&root, 0).unwrap()]),
+            r#"{"list": [1, 2, 3]}"#
+        );
+        let list = root.get("list").unwrap();
+        assert_eq!(
+            apply(text, vec![remove(list, 0).unwrap()]),
+            r#"{"only": 1, "list": [2, 3]}"#
+        );
+        let one = parse("[ 7 ]").unwrap();
+        assert_eq!(apply("[ 7 ]", vec![remove(&one, 0).unwrap()]), "[]");
+        assert!(remove(&one, 1).is_none());
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::is_cairn_hook_command;
 use super::json_text;
-use super::{events, is_cairn_hook_command};
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
@@ -23,7 +23,7 @@ pub(super) fn read_text(path: &Path) -> Result<String> {
 }
 
 /// The settings file's values and where they lie, `None` for an empty file.
-fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
+pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -57,13 +57,13 @@ fn commands(groups: &json_text::Node) -> impl Iterator<Item = &json_text::Node> 
         .filter_map(|handler| handler.get("command"))
 }
 
-/// Whether the settings in `text` run, on every event Cairn hooks for `agent`, a command `is`
-/// accepts. False for settings that are empty or not JSON.
-pub(super) fn runs(path: &Path, text: &str, agent: Agent, is: impl Fn(&str) -> bool) -> bool {
+/// Whether the settings in `text` run, on each of `events`, a command `is` accepts. False for
+/// settings that are empty or not JSON.
+pub(super) fn runs(path: &Path, text: &str, events: &[&str], is: impl Fn(&str) -> bool) -> bool {
     let Ok(Some(root)) = parse_settings(path, text) else {
         return false;
     };
-    events(agent).iter().all(|event| {
+    events.iter().all(|event| {
         root.get("hooks")
             .and_then(|h| h.get(event))
             .is_some_and(|groups| commands(groups).any(|c| c.as_str(text).is_some_and(|c| is(&c))))
@@ -75,18 +75,21 @@ fn group(command: &str) -> Value {
     json!({"hooks": [{"type": "command", "command": command}]})
 }
 
-/// `text` with Cairn's hook (`command`) on every event of `agent`, or `None` when it is there
-/// already. Only what Cairn adds changes: the rest of the file stays byte for byte as it was.
-/// A Cairn hook with another path (the binary moved) is pointed at `command`.
+/// `text` with Cairn's hook (`command`) on each of `events` and Cairn's hook for `agent` taken
+/// off each of `drop`, or `None` when that is how it is already. Only what Cairn adds or takes
+/// off changes: the rest of the file stays byte for byte as it was. A Cairn hook with another
+/// path (the binary moved) is pointed at `command`.
 pub(super) fn with_hook(
     path: &Path,
     text: &str,
     agent: Agent,
     command: &str,
+    events: &[&str],
+    drop: &[&str],
 ) -> Result<Option<String>> {
     // Every event's hooks, for a file (or a `hooks` object) that has none yet.
     let all_events = || -> Value {
-        let hooks: Map<String, Value> = events(agent)
+        let hooks: Map<String, Value> = events
             .iter()
             .map(|e| (e.to_string(), json!([group(command)])))
             .collect();
@@ -111,7 +114,12 @@ pub(super) fn with_hook(
     }
     let mut edits = Vec::new();
     let mut missing = Vec::new();
-    for event in events(agent) {
+    for event in drop {
+        if let Some(edit) = without_cairn(text, hooks, event, agent) {
+            edits.push(edit);
+        }
+    }
+    for event in events {
         let Some(groups) = hooks.get(event) else {
             missing.push((*event, json!([group(command)])));
             continue;
@@ -140,6 +148,45 @@ pub(super) fn with_hook(
         edits.push(json_text::insert_members(text, hooks, &missing));
     }
     Ok((!edits.is_empty()).then(|| json_text::apply(text, edits)))
+}
+
+/// The edit that takes the first Cairn hook for `agent` off `hooks[event]`: its handler, or its
+/// matcher group when it is the group's only handler, or the whole event when that group is its
+/// only one (the inverse of what an install adds).
+fn without_cairn(
+    text: &str,
+    hooks: &json_text::Node,
+    event: &str,
+    agent: Agent,
+) -> Option<json_text::Edit> {
+    let json_text::Kind::Object(members) = &hooks.kind else {
+        return None;
+    };
+    let at = members.iter().rposition(|(k, _, _)| k == event)?;
+    let groups = &members[at].2;
+    for (g, group) in groups.elements()?.iter().enumerate() {
+        let Some(handlers) = group.get("hooks") else {
+            continue;
+        };
+        let Some(h) = handlers.elements()?.iter().position(|h| {
+            h.get("command")
+                .and_then(|c| c.as_str(text))
+                .is_some_and(|c| is_cairn_hook_command(&c, agent))
+        }) else {
+            continue;
+        };
+        let group_members = match &group.kind {
+            json_text::Kind::Object(m) => m.len(),
+            _ => 0,
+        };
+        let only_handler = handlers.elements()?.len() == 1 && group_members == 1;
+        return match (only_handler, groups.elements()?.len()) {
+            (true, 1) => json_text::remove(hooks, at),
+            (true, _) => json_text::remove(groups, g),
+            (false, _) => json_text::remove(handlers, h),
+        };
+    }
+    None
 }
 
 /// What a person may see of a settings file: the values under any `env` key (the variables an

@@ -11,6 +11,9 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 use serde::{Deserialize, Serialize};
 
 use super::Insight;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,6 +225,45 @@ pub fn file_name(insight: &Insight, format: ExportFormat) -> String {
     format!("{safe}.{}", format.extension())
 }
 
+/// Write `bytes` to `dir/name`, or `dir/<stem> (2).<ext>` and so on when that exists: an
+/// export never replaces a file. Creates `dir` if needed (0700); the export is 0600.
+pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let write_err = |path: &Path, source| Error::Write {
+        path: path.to_owned(),
+        source,
+    };
+    crate::private::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => (stem, Some(ext)),
+        _ => (name, None),
+    };
+    for n in 1..=999u32 {
+        let candidate = match (n, ext) {
+            (1, _) => name.to_owned(),
+            (_, Some(ext)) => format!("{stem} ({n}).{ext}"),
+            (_, None) => format!("{stem} ({n})"),
+        };
+        let path = dir.join(candidate);
+        // `create_new` fails when the file exists, so two exports never race onto one name.
+        match crate::private::open_options()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut file) => {
+                file.write_all(bytes).map_err(|e| write_err(&path, e))?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(write_err(&path, e)),
+        }
+    }
+    Err(Error::Invalid(format!(
+        "{} already holds 999 exports named {name}; move some away and export again",
+        dir.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +298,22 @@ mod tests {
                 .to_string()
                 .contains("md, html or json")
         );
+    }
+
+    #[test]
+    fn exports_never_replace_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new");
+        let first = write_new(&out, "insight-1-weekly.md", b"one").unwrap();
+        let second = write_new(&out, "insight-1-weekly.md", b"two").unwrap();
+        assert_eq!(first, out.join("insight-1-weekly.md"));
+        assert_eq!(second, out.join("insight-1-weekly (2).md"));
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "one");
+        assert_eq!(std::fs::read_to_string(&second).unwrap(), "two");
+        // A report holds transcript text: private, like the data dir it may be written into.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&second), 0o600);
+        assert_eq!(mode(&out), 0o700);
     }
 }

@@ -10,28 +10,9 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 
-/// `[….servers.<name>]` as written in `config.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerConfig {
-    /// OpenAI-compatible base URL; `/chat/completions`, `/embeddings` and `/models` are appended
-    /// to its path (query parameters such as `api-version` are kept).
-    #[serde(default)]
-    pub endpoint: String,
-    /// Name of the environment variable holding the API key (sent as `Authorization: Bearer`).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api_key_env: String,
-    /// Per-request timeout, e.g. `"120s"`, `"2m"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<String>,
-    /// Allow plain HTTP to a host that is not loopback.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_http: bool,
-}
+pub use crate::config::ServerConfig;
 
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);

@@ -16,10 +16,6 @@ use sha2::{Digest, Sha256};
 use super::store::NewEvidence;
 use crate::error::{Error, Result};
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(Path::new(":recall"), e)
-}
-
 struct RangeRecord {
     ordinal: u32,
     id: String,
@@ -97,6 +93,7 @@ pub fn bind(
     tool_use_ids: &[String],
     snippet: &str,
 ) -> Result<Vec<NewEvidence>> {
+    let db = crate::store::err_in(conn);
     if end < start {
         return Err(Error::Invalid(format!(
             "evidence range {start}-{end} of session {session_label} is reversed"
@@ -190,6 +187,7 @@ fn cited_files(conn: &Connection, session: i64, records: &[RangeRecord]) -> Vec<
 /// Check every evidence row of trusted-provenance entries from `session`; remap ordinals that
 /// moved, revoke entries whose anchors vanished or changed. Returns how many were revoked.
 pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT v.id, v.entry_id, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest
@@ -214,56 +212,17 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
         .map_err(db)?;
     let mut revoked = 0;
     for (row, entry, start, end, start_id, end_id, stored) in rows {
-        // A record id is `<record_hash>#<block>`: looked up through the (session, hash, block)
-        // key, not by scanning the session (this runs on every hook of a cited session).
-        let resolve = |id: &str| -> rusqlite::Result<Option<u32>> {
-            match id
-                .rsplit_once('#')
-                .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
-            {
-                Some((hash, block)) => conn
-                    .prepare_cached(
-                        "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
-                    )?
-                    .query_row(params![session, hash, block], |r| r.get(0))
-                    .optional(),
-                None => conn
-                    .prepare_cached(
-                        "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
-                    )?
-                    .query_row(params![session, id], |r| r.get(0))
-                    .optional(),
-            }
-        };
-        let problem = match (
-            resolve(&start_id).map_err(db)?,
-            resolve(&end_id).map_err(db)?,
-        ) {
-            (None, _) => Some(format!(
-                "the record that opened its evidence ({start}) is gone"
-            )),
-            (_, None) => Some(format!(
-                "the record that closed its evidence ({end}) is gone"
-            )),
-            (Some(s), Some(e)) if e < s => {
-                Some(format!("its evidence records {s}-{e} are out of order"))
-            }
-            (Some(s), Some(e)) => {
-                let records = load_range(conn, session, s, e).map_err(db)?;
-                if !gap_free(&records, s, e) {
-                    Some(format!("records {s}-{e} of its evidence have gaps"))
-                } else if digest(&records) != stored {
-                    Some(format!("records {s}-{e} of its evidence changed"))
-                } else {
-                    if (s, e) != (start, end) {
-                        conn.prepare_cached("UPDATE recall_evidence SET ordinal_start = ?2, ordinal_end = ?3 WHERE id = ?1")
-                            .map_err(db)?
-                            .execute(params![row, s, e])
-                            .map_err(db)?;
-                    }
-                    None
+        let problem = match anchors(conn, session, &start_id, &end_id, start, end, &stored)? {
+            Anchored::Same(s, e) => {
+                if (s, e) != (start, end) {
+                    conn.prepare_cached("UPDATE recall_evidence SET ordinal_start = ?2, ordinal_end = ?3 WHERE id = ?1")
+                        .map_err(db)?
+                        .execute(params![row, s, e])
+                        .map_err(db)?;
                 }
+                None
             }
+            Anchored::Changed(why) => Some(why),
         };
         if let Some(why) = problem {
             revoked += conn
@@ -277,4 +236,124 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
         }
     }
     Ok(revoked)
+}
+
+/// Where a cited range stands now.
+enum Anchored {
+    /// Unchanged, at these ordinals now.
+    Same(u32, u32),
+    /// Vanished, reordered or changed: why.
+    Changed(String),
+}
+
+/// Find a cited range by its anchor records and compare its content with the digest stored
+/// when it was cited. Reads only.
+fn anchors(
+    conn: &Connection,
+    session: i64,
+    start_id: &str,
+    end_id: &str,
+    start: u32,
+    end: u32,
+    stored: &str,
+) -> Result<Anchored> {
+    let db = crate::store::err_in(conn);
+    // A record id is `<record_hash>#<block>`: looked up through the (session, hash, block)
+    // key, not by scanning the session (this runs on every hook of a cited session).
+    let resolve = |id: &str| -> rusqlite::Result<Option<u32>> {
+        match id
+            .rsplit_once('#')
+            .and_then(|(hash, block)| Some((hash, block.parse::<i64>().ok()?)))
+        {
+            Some((hash, block)) => conn
+                .prepare_cached(
+                    "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
+                )?
+                .query_row(params![session, hash, block], |r| r.get(0))
+                .optional(),
+            None => conn
+                .prepare_cached(
+                    "SELECT ordinal FROM records WHERE session_id = ?1 AND record_hash || '#' || block = ?2",
+                )?
+                .query_row(params![session, id], |r| r.get(0))
+                .optional(),
+        }
+    };
+    Ok(
+        match (resolve(start_id).map_err(db)?, resolve(end_id).map_err(db)?) {
+            (None, _) => Anchored::Changed(format!(
+                "the record that opened its evidence ({start}) is gone"
+            )),
+            (_, None) => Anchored::Changed(format!(
+                "the record that closed its evidence ({end}) is gone"
+            )),
+            (Some(s), Some(e)) if e < s => {
+                Anchored::Changed(format!("its evidence records {s}-{e} are out of order"))
+            }
+            (Some(s), Some(e)) => {
+                let records = load_range(conn, session, s, e).map_err(db)?;
+                if !gap_free(&records, s, e) {
+                    Anchored::Changed(format!("records {s}-{e} of its evidence have gaps"))
+                } else if digest(&records) != stored {
+                    Anchored::Changed(format!("records {s}-{e} of its evidence changed"))
+                } else {
+                    Anchored::Same(s, e)
+                }
+            }
+        },
+    )
+}
+
+/// One cited range of an entry as it stands now.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EvidenceState {
+    pub session_key: String,
+    pub ordinal_start: u32,
+    pub ordinal_end: u32,
+    /// Why the transcript no longer says what it said when the entry cited it; `None` when
+    /// it still does.
+    pub changed: Option<String>,
+}
+
+/// Check every cited range of an entry against its transcript now, without writing (the
+/// sticky revocation is [`verify_session`]'s, after a capture).
+pub fn check_entry(conn: &Connection, entry_id: &str) -> Result<Vec<EvidenceState>> {
+    let db = crate::store::err_in(conn);
+    let rows: Vec<(i64, String, u32, u32, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT v.session_id, s.session_key, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record,
+                    v.content_digest
+             FROM recall_evidence v JOIN sessions s ON s.id = v.session_id
+             WHERE v.entry_id = ?1 ORDER BY v.id",
+        )
+        .map_err(db)?
+        .query_map([entry_id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .map_err(db)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (session, key, start, end, start_id, end_id, stored) in rows {
+        let (ordinal_start, ordinal_end, changed) =
+            match anchors(conn, session, &start_id, &end_id, start, end, &stored)? {
+                Anchored::Same(s, e) => (s, e, None),
+                Anchored::Changed(why) => (start, end, Some(why)),
+            };
+        out.push(EvidenceState {
+            session_key: key,
+            ordinal_start,
+            ordinal_end,
+            changed,
+        });
+    }
+    Ok(out)
 }

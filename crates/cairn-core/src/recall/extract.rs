@@ -24,7 +24,8 @@ pub mod store;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-pub use config::{ExtractConfig, Settings};
+pub use crate::config::ExtractConfig;
+pub use config::Settings;
 pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Silent};
 pub use store::{GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
 

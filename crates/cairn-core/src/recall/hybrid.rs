@@ -60,10 +60,6 @@ impl PendingQuery<'_> {
     }
 }
 
-fn db(e: rusqlite::Error) -> crate::Error {
-    crate::archive::store::db_err(std::path::Path::new(":recall"), e)
-}
-
 /// The `limit` entries passing `filters` nearest to the query: (rowid, id, cosine), best first.
 pub(crate) fn vector_leg(
     conn: &Connection,
@@ -71,6 +67,7 @@ pub(crate) fn vector_leg(
     filters: &Filters,
     limit: usize,
 ) -> Result<Vec<(i64, String, f32)>> {
+    let db = crate::store::err_in(conn);
     let (where_sql, args) = filters.sql()?;
     // A quarter more than asked covers the usual filters (most entries are accepted); doubling
     // covers selective ones. (Hybrid's 500-deep leg used to start at 2000 rows to check.)
@@ -152,12 +149,12 @@ pub fn hybrid(
         let lexical = rank::scored(conn, text, filters, now_secs, LEG);
         let query = match embedding {
             Ok(handle) => handle.join().unwrap_or_else(|_| {
-                Err(crate::Error::Invalid(
+                Err(crate::Error::External(
                     "the query's embedding failed (the model panicked); try --mode lexical".into(),
                 ))
             }),
             // The work went with the thread that could not start.
-            Err(e) => Err(crate::Error::Invalid(format!(
+            Err(e) => Err(crate::Error::External(format!(
                 "could not start a thread to embed the query ({e}); try --mode lexical"
             ))),
         };

@@ -138,7 +138,7 @@ fn no_control(key: &str, s: &str) -> Result<()> {
 }
 
 fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Result<Outcome> {
-    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
+    let db = crate::store::err_in(tx);
     let v: Value =
         serde_json::from_str(raw).map_err(|e| Error::Invalid(format!("not JSON: {e}")))?;
     if !v.is_object() {

@@ -19,16 +19,18 @@ pub struct Event<'a> {
     pub packed: &'a [String],
     pub miss_reason: &'a str,
     pub session_key: Option<&'a str>,
+    /// The front door that asked when it was not a person's (`mcp`), else empty.
+    pub via: &'a str,
 }
 
 /// Record an event with its exposures; returns the query id.
 pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
-    let db = |err| crate::archive::store::db_err(std::path::Path::new(":recall"), err);
+    let db = crate::store::err_in(conn);
     let id = uuid::Uuid::new_v4().to_string();
     conn.prepare_cached(
         "INSERT INTO recall_query_events (id, query_text, surface, filters_json, mode, trusted_only,
-            score_policy_version, result_count, packed_count, top_score, miss_reason, session_key, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            score_policy_version, result_count, packed_count, top_score, miss_reason, session_key, created_at, via)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )
     .map_err(db)?
     .execute(params![
@@ -44,7 +46,8 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         e.ranked.first().map(|r| r.score),
         e.miss_reason,
         e.session_key,
-        now
+        now,
+        e.via
     ])
     .map_err(db)?;
     let mut ins = conn
@@ -63,6 +66,36 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         .map_err(db)?;
     }
     Ok(id)
+}
+
+/// Record a query and what it answered (`via`: see [`Event::via`]); returns the query id.
+pub fn record_response(
+    conn: &Connection,
+    req: &super::QueryRequest,
+    resp: &super::QueryResponse,
+    surface: &str,
+    via: &str,
+    now: &str,
+) -> Result<String> {
+    let packed: Vec<String> = resp
+        .context
+        .as_ref()
+        .map(|c| c.entry_ids.clone())
+        .unwrap_or_default();
+    let event = Event {
+        surface,
+        query: &req.text,
+        mode: req.mode.as_str(),
+        filters_json: serde_json::to_string(&req.filters).unwrap_or_else(|_| "{}".into()),
+        trusted_only: req.filters.trusted_only,
+        policy: super::policy(req.mode),
+        ranked: &resp.results,
+        packed: &packed,
+        miss_reason: &resp.miss_reason,
+        session_key: req.session_key.as_deref(),
+        via,
+    };
+    record(conn, &event, now)
 }
 
 /// Counts for `recall stats`: how often entries were shown and packed.

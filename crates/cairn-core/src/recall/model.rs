@@ -87,6 +87,24 @@ string_enum!(
     }
 );
 
+/// The closed sets a front door offers as choices (the UI's type and scope pickers), so that no
+/// door lists them again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Vocabulary {
+    pub entry_types: Vec<EntryType>,
+    pub scopes: Vec<Scope>,
+}
+
+impl Vocabulary {
+    pub fn get() -> Vocabulary {
+        Vocabulary {
+            entry_types: EntryType::ALL.to_vec(),
+            scopes: Scope::ALL.to_vec(),
+        }
+    }
+}
+
 /// One distilled entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -114,6 +132,10 @@ pub struct Entry {
     pub model: String,
     pub transferable: bool,
     pub provenance_ok: bool,
+    /// [`Entry::is_trusted`], decided by the core when the entry is read: the front doors show
+    /// it and never decide trust themselves.
+    #[serde(default)]
+    pub trusted: bool,
     /// Why provenance was revoked, when it was.
     pub provenance_note: Option<String>,
     /// Files the evidence cites changed after it was recorded: needs re-review.

@@ -93,10 +93,6 @@ pub(crate) struct Scored {
     pub breakdown: ScoreBreakdown,
 }
 
-fn db(e: rusqlite::Error) -> crate::Error {
-    crate::archive::store::db_err(std::path::Path::new(":recall"), e)
-}
-
 /// Rank entries passing `filters` for `query`. An empty query lists by recency (score 0).
 pub fn rank(
     conn: &Connection,
@@ -139,6 +135,7 @@ pub(crate) fn scored(
     now_secs: i64,
     limit: usize,
 ) -> Result<Vec<Scored>> {
+    let db = crate::store::err_in(conn);
     let terms = Analyzer::global().query_terms(query);
     if terms.is_empty() {
         return Ok(Vec::new());
@@ -196,6 +193,7 @@ pub(crate) fn load(
     conn: &Connection,
     rows: Vec<(i64, f64, ScoreBreakdown, Vec<String>)>,
 ) -> Result<Vec<Ranked>> {
+    let db = crate::store::err_in(conn);
     let mut out = Vec::with_capacity(rows.len());
     let mut stmt = conn
         .prepare_cached(&format!(
@@ -226,6 +224,7 @@ fn candidates(
     per_term: usize,
     limit: usize,
 ) -> Result<Vec<Meta>> {
+    let db = crate::store::err_in(conn);
     let mut approx: HashMap<i64, f64> = HashMap::new();
     for (t, df) in terms.iter().zip(dfs) {
         if *df <= 0.0 {
@@ -267,6 +266,7 @@ fn passing_meta(
     candidates: &[(i64, f64)],
     filters: &Filters,
 ) -> Result<Vec<Meta>> {
+    let db = crate::store::err_in(conn);
     let approx: HashMap<i64, f64> = candidates.iter().copied().collect();
     let (where_sql, filter_args) = filters.sql()?;
     let ids: String = candidates
@@ -315,6 +315,7 @@ fn rescore(
     limit: usize,
     now_secs: i64,
 ) -> Result<Vec<Scored>> {
+    let db = crate::store::err_in(conn);
     if passing.is_empty() {
         return Ok(Vec::new());
     }

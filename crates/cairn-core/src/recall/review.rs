@@ -15,10 +15,6 @@ use super::model::{Entry, EntryType, ReviewState, Scope, Status};
 use super::store::{self, ENTRY_COLUMNS, entry_from_row, evidence_of};
 use crate::error::{Error, Result};
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(std::path::Path::new(":recall"), e)
-}
-
 /// An edit a reviewer makes before accepting. Absent fields are left as they are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -46,10 +42,14 @@ pub enum InboxReason {
 pub struct InboxItem {
     pub reason: InboxReason,
     pub entry: Entry,
+    /// Where the entry came from when an agent proposed it (through `cairn mcp`).
+    #[serde(default)]
+    pub proposed_by: Option<super::agents::ProposedBy>,
 }
 
 /// The review queue, newest first.
 pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
+    let db = crate::store::err_in(conn);
     let sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM recall_entries e
          WHERE e.status = 'accepted' AND (e.review_state != 'human_reviewed' OR e.stale = 1 OR
@@ -69,12 +69,18 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
         } else {
             InboxReason::Unreviewed
         };
-        out.push(InboxItem { reason, entry });
+        let proposed_by = super::agents::proposed_by(conn, &entry.id)?;
+        out.push(InboxItem {
+            reason,
+            entry,
+            proposed_by,
+        });
     }
     Ok(out)
 }
 
 fn load(conn: &Connection, id: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
     store::get(conn, id).map_err(db)?.ok_or_else(|| {
         Error::NotFound(format!(
             "recall entry {id:?}; list the inbox with `cairn recall review`"
@@ -84,9 +90,10 @@ fn load(conn: &Connection, id: &str) -> Result<Entry> {
 
 /// Accept an entry, optionally editing it first.
 pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
     let entry = load(conn, id)?;
     if entry.status != Status::Accepted {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {id} is {}; only accepted entries can be reviewed (it was rejected or superseded)",
             entry.status
         )));
@@ -105,6 +112,7 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
 }
 
 fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let title = edit.title.as_deref().map(str::trim).unwrap_or(&entry.title);
     if title.is_empty() {
         return Err(Error::Invalid(format!(
@@ -132,6 +140,7 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
 
 /// Reject an entry: archived, no longer served.
 pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
     load(conn, id)?;
     conn.prepare_cached(
         "UPDATE recall_entries SET status = 'archived', updated_at = ?2 WHERE id = ?1",
@@ -147,6 +156,7 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
 /// Replace `old` with `new`: `old` is archived and points at `new`, `new` points back.
 /// Chains stay single-leaf: an entry already superseded cannot be superseded again.
 pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<()> {
+    let db = crate::store::err_in(conn);
     if old == new {
         return Err(Error::Invalid(format!(
             "recall entry {old} cannot supersede itself"
@@ -155,7 +165,7 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
     let o = load(conn, old)?;
     let n = load(conn, new)?;
     if o.status != Status::Accepted || !o.superseded_by_entry_id.is_empty() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {old} is already {}; supersede the entry that replaced it instead",
             if o.superseded_by_entry_id.is_empty() {
                 "archived".to_owned()
@@ -165,13 +175,13 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
         )));
     }
     if n.status != Status::Accepted {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {new} is {}; the replacement must be accepted",
             n.status
         )));
     }
     if o.provenance_ok && !n.provenance_ok {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
         )));
     }
@@ -193,6 +203,7 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
 /// Merge a duplicate into the entry kept: the duplicate is superseded by it, and the kept entry
 /// is accepted (a person just judged it the better of the two).
 pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
     supersede(conn, duplicate, keep, now)?;
     conn.prepare_cached("UPDATE recall_entries SET label = 'merged' WHERE id = ?1")
         .map_err(db)?

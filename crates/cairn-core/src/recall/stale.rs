@@ -10,12 +10,9 @@ use rusqlite::{Connection, params};
 use crate::error::Result;
 use crate::git::associate::RepoCache;
 
-fn db(e: rusqlite::Error) -> crate::Error {
-    crate::archive::store::db_err(Path::new(":recall"), e)
-}
-
 /// Check every accepted, not yet stale entry with cited files; returns how many became stale.
 pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT e.id, e.source_session_id, r.root, v.files, v.recorded_at

@@ -259,41 +259,41 @@ pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, 
     let sc: String = r.get(2)?;
     let st: String = r.get(3)?;
     let rs: String = r.get(4)?;
-    Ok((
-        Entry {
-            id: r.get(0)?,
-            entry_type: EntryType::parse(&t).map_err(|e| bad(1, e))?,
-            scope: Scope::parse(&sc).map_err(|e| bad(2, e))?,
-            status: Status::parse(&st).map_err(|e| bad(3, e))?,
-            review_state: ReviewState::parse(&rs).map_err(|e| bad(4, e))?,
-            title: r.get(5)?,
-            body: r.get(6)?,
-            trigger: r.get(7)?,
-            confidence: r.get(8)?,
-            uncertainty: r.get(9)?,
-            project: r.get(10)?,
-            cwd: r.get(11)?,
-            git_branch: r.get(12)?,
-            agent: r.get(13)?,
-            source_session_key: r.get(14)?,
-            source_episode_id: r.get(15)?,
-            source_run_id: r.get(16)?,
-            extractor_method: r.get(17)?,
-            model: r.get(18)?,
-            transferable: r.get(19)?,
-            provenance_ok: r.get(20)?,
-            provenance_note: r.get(21)?,
-            stale: r.get(22)?,
-            stale_note: r.get(23)?,
-            supersedes_entry_id: r.get(24)?,
-            superseded_by_entry_id: r.get(25)?,
-            created_at: r.get(26)?,
-            updated_at: r.get(27)?,
-            reviewed_at: r.get(28)?,
-            evidence: Vec::new(),
-        },
-        r.get(29)?,
-    ))
+    let mut entry = Entry {
+        id: r.get(0)?,
+        entry_type: EntryType::parse(&t).map_err(|e| bad(1, e))?,
+        scope: Scope::parse(&sc).map_err(|e| bad(2, e))?,
+        status: Status::parse(&st).map_err(|e| bad(3, e))?,
+        review_state: ReviewState::parse(&rs).map_err(|e| bad(4, e))?,
+        title: r.get(5)?,
+        body: r.get(6)?,
+        trigger: r.get(7)?,
+        confidence: r.get(8)?,
+        uncertainty: r.get(9)?,
+        project: r.get(10)?,
+        cwd: r.get(11)?,
+        git_branch: r.get(12)?,
+        agent: r.get(13)?,
+        source_session_key: r.get(14)?,
+        source_episode_id: r.get(15)?,
+        source_run_id: r.get(16)?,
+        extractor_method: r.get(17)?,
+        model: r.get(18)?,
+        transferable: r.get(19)?,
+        provenance_ok: r.get(20)?,
+        trusted: false,
+        provenance_note: r.get(21)?,
+        stale: r.get(22)?,
+        stale_note: r.get(23)?,
+        supersedes_entry_id: r.get(24)?,
+        superseded_by_entry_id: r.get(25)?,
+        created_at: r.get(26)?,
+        updated_at: r.get(27)?,
+        reviewed_at: r.get(28)?,
+        evidence: Vec::new(),
+    };
+    entry.trusted = entry.is_trusted();
+    Ok((entry, r.get(29)?))
 }
 
 pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence>> {
@@ -338,12 +338,12 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
 
 /// Entries passing `filters`, most recently updated first, with evidence.
 pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
+    let db = crate::store::err_in(conn);
     let (where_sql, mut args) = filters.sql()?;
     args.push(SqlValue::Integer(i64::from(filters.limit())));
     let sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE {where_sql} ORDER BY e.updated_at DESC, e.id LIMIT ?"
     );
-    let db = |e| crate::archive::store::db_err(std::path::Path::new(":recall"), e);
     let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
     let rows = stmt
         .query_map(params_from_iter(args), entry_from_row)
@@ -354,5 +354,18 @@ pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
         e.evidence = evidence_of(conn, &e.id).map_err(db)?;
         out.push(e);
     }
+    Ok(out)
+}
+/// Entries whose evidence lies in session row `session`, most recently updated first.
+pub(crate) fn for_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<Entry>> {
+    let ids: Vec<String> = conn
+        .prepare_cached("SELECT DISTINCT entry_id FROM recall_evidence WHERE session_id = ?1")?
+        .query_map([session], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for id in ids {
+        out.extend(get(conn, &id)?);
+    }
+    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     Ok(out)
 }

@@ -121,10 +121,6 @@ pub fn from_blob(b: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(std::path::Path::new(":vectors"), e)
-}
-
 /// What a store's vectors are complete for, against the present.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -149,6 +145,7 @@ impl State {
 
 /// The store's state row with the present corpus revision.
 pub fn state(conn: &Connection, store: VectorStore) -> Result<State> {
+    let db = crate::store::err_in(conn);
     let mut s = conn
         .prepare_cached(
             "SELECT corpus_revision, built_revision, fingerprint, dims, generation, built_at
@@ -214,6 +211,7 @@ pub fn check_fresh(conn: &Connection, store: VectorStore, fingerprint: &str) -> 
 
 /// How many documents lack a current vector.
 pub fn pending_count(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<u64> {
+    let db = crate::store::err_in(conn);
     let sql = match store {
         VectorStore::Recall => {
             "SELECT COUNT(*) FROM recall_entries e
@@ -234,6 +232,7 @@ pub fn pending_count(conn: &Connection, store: VectorStore, fingerprint: &str) -
 
 /// Vectors stored under `fingerprint`.
 pub fn vector_count(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<u64> {
+    let db = crate::store::err_in(conn);
     let sql = match store {
         VectorStore::Recall => "SELECT COUNT(*) FROM recall_vectors WHERE fingerprint = ?1",
         VectorStore::Sessions => {
@@ -257,6 +256,7 @@ struct Doc {
 }
 
 fn pending_docs(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<Vec<Doc>> {
+    let db = crate::store::err_in(conn);
     let mut out = Vec::new();
     match store {
         VectorStore::Recall => {
@@ -328,6 +328,8 @@ fn write_chunk(
     vectors: &[f32],
     dims: usize,
 ) -> Result<u32> {
+    let path = crate::store::path_of(conn);
+    let db = crate::store::err_at(&path);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db)?;
@@ -422,6 +424,8 @@ pub fn build(
     force: bool,
     progress: &dyn Fn(u64, u64),
 ) -> Result<BuildReport> {
+    let path = crate::store::path_of(conn);
+    let db = crate::store::err_at(&path);
     let started = Instant::now();
     let fingerprint = store_fingerprint(store, embedder.fingerprint());
     let dims = embedder.dims();
@@ -451,7 +455,7 @@ pub fn build(
             let texts: Vec<&str> = chunk.iter().map(|d| d.text.as_str()).collect();
             let vectors = embedder.embed(&texts, InputKind::Document)?;
             if vectors.len() != chunk.len() * dims {
-                return Err(Error::Invalid(format!(
+                return Err(Error::External(format!(
                     "the embedder returned {} floats for {} texts of {dims} dims",
                     vectors.len(),
                     chunk.len()
@@ -476,7 +480,7 @@ pub fn build(
                     now.corpus_revision,
                     fingerprint,
                     dims as i64,
-                    crate::archive::capture::now()
+                    crate::clock::now()
                 ],
             )
             .map_err(db)?;
@@ -492,7 +496,7 @@ pub fn build(
         }
         drop(tx);
     }
-    Err(Error::Invalid(format!(
+    Err(Error::Conflict(format!(
         "the {} corpus kept changing while its vectors were built; run `{}` again",
         store.as_str(),
         store.build_command()
@@ -523,6 +527,7 @@ impl Matrix {
 
     /// Load the vectors of a fresh store (see [`check_fresh`]).
     pub fn load(conn: &Connection, state: &State) -> Result<Matrix> {
+        let db = crate::store::err_in(conn);
         let sql = match state.store {
             VectorStore::Recall => {
                 "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id

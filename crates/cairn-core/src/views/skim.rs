@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::sessions::count;
 use crate::archive::Agent;
 use crate::git::associate::Evidence;
+pub use crate::git::document::LABELS;
+use crate::git::document::{DocSession, DocTurn, DocWhy, PublishedSession};
 use crate::git::targets::{Target, TargetKind};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -229,7 +231,10 @@ pub fn skim(
     // Sessions teammates published in this repository (pulled from refs/cairn) that this
     // machine never captured.
     let published = match published_repo {
-        Some(repo) => crate::git::publish::published_for(conn, &keys, repo)?,
+        Some(repo) => crate::git::publish::published_for(conn, &keys, repo)?
+            .into_iter()
+            .map(|(doc, remote)| SkimSession::from_published(doc, &remote))
+            .collect(),
         None => Vec::new(),
     };
     for published in published {
@@ -260,6 +265,140 @@ pub fn skim(
         coverage,
         sessions,
     })
+}
+
+/// The sessions `publish` writes for `target`: this machine's own captures related to it (never
+/// a teammate's session pulled here), each as the fields a document may carry and the target
+/// keys it is related to.
+pub fn publishable(
+    conn: &Connection,
+    target: &Target,
+) -> rusqlite::Result<Vec<(DocSession, Vec<String>)>> {
+    let view = skim(
+        conn,
+        &SkimQuery {
+            target: target.clone(),
+            include_weak: false,
+            limit: None,
+            repo_root: None,
+            published_in: None,
+        },
+        None,
+    )?;
+    Ok(view
+        .sessions
+        .into_iter()
+        .filter(|s| !s.untrusted)
+        .map(|s| {
+            let mut target_keys: Vec<String> =
+                s.why_related.iter().map(|w| w.target_key.clone()).collect();
+            target_keys.push(target.key.clone());
+            target_keys.sort();
+            target_keys.dedup();
+            (s.into_doc(), target_keys)
+        })
+        .collect())
+}
+
+impl SkimSession {
+    /// The session a teammate's skim shows: `published`, marked untrusted, with the remote it
+    /// was pulled from. Call on a checked, normalised document.
+    pub fn from_published(doc: PublishedSession, remote: &str) -> SkimSession {
+        let s = doc.session;
+        SkimSession {
+            session_key: s.session_key,
+            status: "published".to_owned(),
+            untrusted: true,
+            pulled_from: Some(remote.to_owned()),
+            agent: s.agent,
+            title: s.title,
+            project: s.project,
+            started_at: s.started_at,
+            updated_at: s.updated_at,
+            turn_count: s.turn_count,
+            record_count: s.record_count,
+            related_turn_count: s.related_turn_count,
+            weak: s.weak,
+            why_related: s
+                .why_related
+                .into_iter()
+                .map(|w| WhyRelated {
+                    evidence: w.evidence,
+                    confidence: w.confidence,
+                    target_key: w.target_key,
+                    turn_key: w.turn_key,
+                    turn_index: w.turn_index,
+                    ordinal: w.ordinal,
+                    commit: w.commit,
+                    reason: w.reason,
+                })
+                .collect(),
+            previews: s.previews,
+            turns: s
+                .turns
+                .into_iter()
+                .map(|t| SkimTurn {
+                    turn_key: t.turn_key,
+                    turn_index: t.turn_index,
+                    started_at: t.started_at,
+                    related: t.related,
+                    record_count: t.record_count,
+                    tool_call_count: t.tool_call_count,
+                    tool_names: t.tool_names,
+                    labels: t.labels,
+                    previews: t.previews,
+                })
+                .collect(),
+        }
+    }
+
+    /// The fields of this session a published document may carry, as they are: the document
+    /// cleans and cuts them ([`PublishedSession::new`]).
+    pub fn into_doc(self) -> DocSession {
+        DocSession {
+            session_key: self.session_key,
+            status: "published".to_owned(),
+            agent: self.agent,
+            title: self.title,
+            project: self.project,
+            started_at: self.started_at,
+            updated_at: self.updated_at,
+            turn_count: self.turn_count,
+            record_count: self.record_count,
+            related_turn_count: self.related_turn_count,
+            weak: self.weak,
+            why_related: self
+                .why_related
+                .into_iter()
+                .map(|w| DocWhy {
+                    evidence: w.evidence,
+                    confidence: w.confidence,
+                    target_key: w.target_key,
+                    turn_key: w.turn_key,
+                    turn_index: w.turn_index,
+                    ordinal: w.ordinal,
+                    commit: w.commit,
+                    reason: w.reason,
+                })
+                .collect(),
+            previews: self.previews,
+            turns: self
+                .turns
+                .into_iter()
+                .map(|t| DocTurn {
+                    turn_key: t.turn_key,
+                    turn_index: t.turn_index,
+                    started_at: t.started_at,
+                    related: t.related,
+                    record_count: t.record_count,
+                    tool_call_count: t.tool_call_count,
+                    tool_names: t.tool_names,
+                    labels: t.labels,
+                    previews: t.previews,
+                })
+                .collect(),
+        }
+    }
 }
 
 fn session(
@@ -391,18 +530,6 @@ fn session(
     s.why_related.truncate(8);
     Ok(s)
 }
-
-/// Every label [`labels`] gives, in its order: a published document may hold no other.
-pub const LABELS: [&str; 8] = [
-    "implemented",
-    "decided",
-    "reviewed",
-    "tested",
-    "renamed",
-    "installed",
-    "committed",
-    "next",
-];
 
 /// agentlog's keyword labels, matched on whole words so "preview" is not "reviewed" and
 /// "checkout" is not "tested"; plus `committed` when the turn made a commit.

@@ -16,7 +16,7 @@ afterEach(() => {
   document.body.innerHTML = '';
 });
 
-function render(items: Item[], props: { active?: number } = {}) {
+function render(items: Item[], props: { active?: number; onactivate?: (index: number) => void } = {}) {
   const target = document.createElement('div');
   document.body.append(target);
   let selected = -1;
@@ -71,6 +71,23 @@ describe('VirtualList', () => {
     expect(target.querySelector('[role="listbox"]')!.getAttribute('aria-activedescendant')).toBe('thing-2');
     (target.querySelector('#thing-4') as HTMLElement).click();
     expect(selected()).toBe(4);
+  });
+
+  it('opens a row on Enter when it can, and otherwise leaves Enter to what is inside the row', () => {
+    const enter = (row: Element) => {
+      const event = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
+      row.dispatchEvent(event);
+      return event.defaultPrevented;
+    };
+    let opened = -1;
+    const { target } = render(many(10), { onactivate: (index) => (opened = index) });
+    expect(enter(target.querySelector('#thing-3')!)).toBe(true);
+    expect(opened).toBe(3);
+    unmount(component!);
+    component = undefined;
+    document.body.innerHTML = '';
+    const plain = render(many(10));
+    expect(enter(plain.target.querySelector('#thing-3')!)).toBe(false);
   });
 
   it('scrolls a far-away active row into view', () => {

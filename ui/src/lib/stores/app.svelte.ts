@@ -2,6 +2,7 @@
 // archive is still empty (first run), what the live watcher covers, and the links a second launch
 // of the app hands over.
 import { api, onOpenLink, type Api, type AppInfo, type LiveStatus, type OpenLink, type Subscribe, type UiMilestone } from '../api';
+import { textOf } from '../errors';
 import { Resource } from './resource.svelte';
 
 export type AppApi = Pick<Api, 'appInfo' | 'appReady' | 'listSessions'>;
@@ -79,7 +80,7 @@ export class AppStore {
     this.#readySent = true;
     const outcome = await this.#api.appReady(this.#milestones);
     if (outcome.status === 'ok') this.live = outcome.data;
-    else this.liveError = outcome.error;
+    else this.liveError = textOf(outcome.error);
   }
 }
 

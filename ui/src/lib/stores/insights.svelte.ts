@@ -18,7 +18,7 @@ import {
   type InsightProgress,
   type Template,
 } from '../api';
-import { messageOf } from '../errors';
+import { textOf, type CommandError } from '../errors';
 import { Resource } from './resource.svelte';
 
 export const PREVIEW_DELAY_MS = 250;
@@ -172,17 +172,17 @@ export class InsightsStore {
     this.html.reset();
   }
 
-  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: string }>, done?: string): Promise<boolean> {
+  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }>, done?: string): Promise<boolean> {
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
-        this.say(outcome.error, true);
+        this.say(textOf(outcome.error), true);
         return false;
       }
       if (done) this.say(done);
       return true;
     } catch (error) {
-      this.say(messageOf(error), true);
+      this.say(textOf(error), true);
       return false;
     }
   }

@@ -14,7 +14,7 @@ import {
 } from '../api';
 import type { RecallTab } from '../links';
 import { SvelteSet } from 'svelte/reactivity';
-import { messageOf } from '../errors';
+import { problemOf, type CommandError, type Problem } from '../errors';
 import { Resource } from './resource.svelte';
 
 export const ENTRY_TYPES: EntryType[] = [
@@ -42,9 +42,10 @@ type RecallApi = Pick<
   | 'recallForSession'
 >;
 
-/** An entry is trusted when a person reviewed it, it is served, and its evidence still holds. */
+/** Whether the entry is trusted, as the core decides it (a person reviewed it, it is served, and
+ * its evidence still holds): the window never re-derives it. */
 export function isTrusted(entry: Entry): boolean {
-  return entry.status === 'accepted' && entry.review_state === 'human_reviewed' && entry.provenance_ok && !entry.stale;
+  return entry.trusted;
 }
 
 /** The edit being made to an inbox entry before it is accepted. */
@@ -79,7 +80,12 @@ export class RecallStore {
   draft: Draft | null = $state(null);
   /** A review action in flight, and the last one's failure. */
   busy = $state(false);
-  actionError: string | null = $state(null);
+  actionProblem: Problem | null = $state(null);
+
+  /** The last review's failure message (`actionProblem` has its hint too). */
+  get actionError(): string | null {
+    return this.actionProblem?.message ?? null;
+  }
 
   // One session's entries (the session view's panel).
   ofSession = new Resource<Entry[]>();
@@ -178,18 +184,18 @@ export class RecallStore {
   }
 
   /** Run one review action, then reload the inbox; false when it failed (the message is kept). */
-  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: string }>): Promise<boolean> {
+  async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }>): Promise<boolean> {
     this.busy = true;
-    this.actionError = null;
+    this.actionProblem = null;
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
-        this.actionError = outcome.error;
+        this.actionProblem = problemOf(outcome.error);
         return false;
       }
       return true;
     } catch (error) {
-      this.actionError = messageOf(error);
+      this.actionProblem = problemOf(error);
       return false;
     } finally {
       this.busy = false;
@@ -240,7 +246,10 @@ export class RecallStore {
     return this.#act(async () => {
       for (const id of ids) {
         const outcome = action === 'accept' ? await this.#api.recallAccept(id, null) : await this.#api.recallReject(id);
-        if (outcome.status === 'error') return { status: 'error', error: `${id}: ${outcome.error}` };
+        if (outcome.status === 'error') {
+          const problem = problemOf(outcome.error);
+          return { status: 'error', error: { ...problem, message: `${id}: ${problem.message}` } };
+        }
       }
       this.picked.clear();
       return { status: 'ok' };

@@ -1,7 +1,7 @@
 // One async value and its state: idle, loading, ready or error. Every store that fetches uses
 // it, so every view can show the same four states and offer the same retry.
 import type { Outcome } from '../api';
-import { messageOf } from '../errors';
+import { problemOf, type Problem } from '../errors';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
@@ -10,7 +10,8 @@ export class Resource<T> {
   /** The last value loaded. Kept while a reload runs, so a refresh does not blank the view.
    * `raw`: values are replaced, never mutated, and deep proxies over big timelines cost. */
   data: T | null = $state.raw(null);
-  error: string | null = $state(null);
+  /** Why the last load failed: its message and, when the backend gave one, a hint. */
+  problem: Problem | null = $state(null);
 
   /** Bumped per load, so a slow answer to an older request cannot overwrite a newer one. */
   #generation = 0;
@@ -21,23 +22,28 @@ export class Resource<T> {
     const generation = ++this.#generation;
     this.#last = fetch;
     this.status = 'loading';
-    this.error = null;
+    this.problem = null;
     if (!options.keep) this.data = null;
     let outcome: Outcome<T>;
     try {
       outcome = await fetch();
     } catch (error) {
-      outcome = { status: 'error', error: messageOf(error) };
+      outcome = { status: 'error', error: problemOf(error) };
     }
     if (generation !== this.#generation) return false;
     if (outcome.status === 'ok') {
       this.data = outcome.data;
       this.status = 'ready';
     } else {
-      this.error = outcome.error;
+      this.problem = problemOf(outcome.error);
       this.status = 'error';
     }
     return true;
+  }
+
+  /** The failure's message (`problem` has its hint too). */
+  get error(): string | null {
+    return this.problem?.message ?? null;
   }
 
   /** Run the last fetch again (the Retry button, a refresh after the archive changed). */
@@ -51,6 +57,6 @@ export class Resource<T> {
     this.#last = null;
     this.status = 'idle';
     this.data = null;
-    this.error = null;
+    this.problem = null;
   }
 }

@@ -6,6 +6,7 @@
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import { api, type Api, type RecordView, type SessionDetail, type SessionTimeline, type TimelineTurn } from '../api';
 import type { TurnRecords } from '../api';
+import { problemOf, type Problem } from '../errors';
 import { Resource } from './resource.svelte';
 
 export type SessionApi = Pick<Api, 'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn'>;
@@ -24,7 +25,7 @@ export class SessionStore {
   /** The record an anchor points at, highlighted. */
   highlight: number | null = $state(null);
   /** Why an anchor could not be followed. */
-  anchorError: string | null = $state(null);
+  anchorProblem: Problem | null = $state(null);
   /** Records whose long bodies are unfolded, by ordinal (kept across virtual-list recycling). */
   unfolded = new SvelteSet<number>();
   selected = $state(-1);
@@ -33,6 +34,11 @@ export class SessionStore {
   #api: SessionApi;
   #token = 0;
   #loading = new WeakMap<Resource<TurnRecords>, Promise<void>>();
+
+  /** Why an anchor could not be followed, in words (`anchorProblem` has its hint too). */
+  get anchorError(): string | null {
+    return this.anchorProblem?.message ?? null;
+  }
 
   constructor(backend: SessionApi = api) {
     this.#api = backend;
@@ -65,7 +71,7 @@ export class SessionStore {
       this.timeline.reset();
     }
     this.highlight = null;
-    this.anchorError = null;
+    this.anchorProblem = null;
     void this.detail.load(() => this.#api.sessionDetail(key), { keep: true });
     await this.timeline.load(() => this.#api.sessionTimeline(key), { keep: true });
     if (this.key !== key || this.timeline.status !== 'ready') return;
@@ -121,21 +127,21 @@ export class SessionStore {
     try {
       outcome = await this.#api.recordTurn(key, ordinal);
     } catch (error) {
-      outcome = { status: 'error' as const, error: String(error) };
+      outcome = { status: 'error' as const, error: problemOf(error) };
     }
     if (this.key !== key) return;
     if (outcome.status === 'error') {
-      this.anchorError = outcome.error;
+      this.anchorProblem = problemOf(outcome.error);
       return;
     }
     if (outcome.data === null) {
-      this.anchorError = `This session has no record #${ordinal}; it may not have been captured yet.`;
+      this.anchorProblem = problemOf(`This session has no record #${ordinal}; it may not have been captured yet.`);
       return;
     }
     await this.expand(outcome.data);
     const index = this.rows.findIndex((r) => r.type === 'record' && r.record.ordinal === ordinal);
     if (index < 0) {
-      this.anchorError = `Record #${ordinal} could not be shown.`;
+      this.anchorProblem = problemOf(`Record #${ordinal} could not be shown.`);
       return;
     }
     this.selected = index;
@@ -147,7 +153,7 @@ export class SessionStore {
     if (expand) await this.expand(turnIndex);
     const index = this.rows.findIndex((r) => r.type === 'turn' && r.turn.turn_index === turnIndex);
     if (index < 0) {
-      this.anchorError = `This session has no turn #${turnIndex}.`;
+      this.anchorProblem = problemOf(`This session has no turn #${turnIndex}.`);
       return;
     }
     this.selected = index;

@@ -1,7 +1,7 @@
 // The session list's state: what is loaded, the agent filter, the selection and the load status.
 // Components read it and call its methods; they never call the backend themselves.
 import { backend, type Agent, type Session, type SessionsBackend } from '../api';
-import { messageOf } from '../errors';
+import { problemOf, type Problem } from '../errors';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 export type AgentFilter = Agent | 'all';
@@ -11,7 +11,8 @@ export class SessionsStore {
   /** Newest first, as the backend sends them. `raw`: rows are replaced, never mutated, and a
    * deep proxy over 100k rows would cost more than the list itself. */
   sessions: Session[] = $state.raw([]);
-  error: string | null = $state(null);
+  /** Why the last load failed: its message and, when the backend gave one, a hint. */
+  problem: Problem | null = $state(null);
   agent: AgentFilter = $state('all');
   /** Index into `sessions`, or -1 when nothing is selected. */
   selected = $state(-1);
@@ -24,6 +25,11 @@ export class SessionsStore {
     this.#backend = api;
   }
 
+  /** The failure's message (`problem` has its hint too). */
+  get error(): string | null {
+    return this.problem?.message ?? null;
+  }
+
   get selectedSession(): Session | null {
     return this.sessions[this.selected] ?? null;
   }
@@ -33,13 +39,13 @@ export class SessionsStore {
     const generation = ++this.#generation;
     const previousKey = this.selectedSession?.session_key ?? null;
     this.status = 'loading';
-    this.error = null;
+    this.problem = null;
 
     let outcome;
     try {
       outcome = await this.#backend.listSessions(this.agent === 'all' ? {} : { agent: this.agent });
     } catch (error) {
-      outcome = { status: 'error' as const, error: messageOf(error) };
+      outcome = { status: 'error' as const, error: problemOf(error) };
     }
     if (generation !== this.#generation) return;
 
@@ -50,7 +56,7 @@ export class SessionsStore {
       this.selected = kept >= 0 ? kept : outcome.data.length > 0 ? 0 : -1;
       this.status = 'ready';
     } else {
-      this.error = outcome.error;
+      this.problem = problemOf(outcome.error);
       this.status = 'error';
     }
   }

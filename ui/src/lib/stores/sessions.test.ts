@@ -44,7 +44,7 @@ describe('SessionsStore', () => {
 
   it('reports a backend error and recovers on retry', async () => {
     const backend = backendReturning(
-      { status: 'error', error: 'database /x/cairn.db: locked' },
+      { status: 'error', error: { kind: 'busy', message: 'database /x/cairn.db: locked', hint: null } },
       { status: 'ok', data: fakeSessions(1) },
     );
     const store = new SessionsStore(backend);

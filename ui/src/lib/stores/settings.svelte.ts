@@ -9,6 +9,8 @@ import {
   type ExtractStatus,
   type HookInstall,
   type HooksOverview,
+  type McpInstall,
+  type McpStatus,
   type OutboundPreview,
   type SourceDirStatus,
 } from '../api';
@@ -17,7 +19,7 @@ import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
-  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
+  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
 export const AGENTS: Agent[] = agents;
@@ -39,6 +41,10 @@ export class SettingsStore {
   /** Per agent: the dry run shown before installing, then the install itself. */
   hookPreview: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
   hookInstall: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
+  /** Cairn's MCP server per agent; the dry run shown first, then the change itself. */
+  mcp = new Resource<McpStatus[]>();
+  mcpPreview: Record<Agent, Resource<McpInstall>> = perAgent(() => new Resource());
+  mcpChange: Record<Agent, Resource<McpInstall>> = perAgent(() => new Resource());
   doctor = new Resource<DoctorReport>();
   privacyText = $state(PRIVACY_SAMPLE);
   privacy = new Resource<OutboundPreview>();
@@ -52,7 +58,14 @@ export class SettingsStore {
   }
 
   load(): Promise<unknown> {
-    return Promise.all([this.loadSources(), this.hooks.load(() => this.#api.hookOverview()), this.loadDoctor(), this.preview(), this.loadExtract()]);
+    return Promise.all([
+      this.loadSources(),
+      this.hooks.load(() => this.#api.hookOverview()),
+      this.mcp.load(() => this.#api.mcpOverview()),
+      this.loadDoctor(),
+      this.preview(),
+      this.loadExtract(),
+    ]);
   }
 
   async loadSources(): Promise<void> {
@@ -110,6 +123,22 @@ export class SettingsStore {
     if (this.hookInstall[agent].status === 'ready') {
       this.hookPreview[agent].reset();
       await this.hooks.load(() => this.#api.hookOverview(), { keep: true });
+    }
+  }
+
+  /** Show what adding (or, with `remove`, taking out) Cairn's MCP server would change. */
+  previewMcp(agent: Agent, remove: boolean): Promise<boolean> {
+    this.mcpChange[agent].reset();
+    return this.mcpPreview[agent].load(() => (remove ? this.#api.uninstallMcp(agent, true) : this.#api.installMcp(agent, true)));
+  }
+
+  /** Make the change the preview showed. */
+  async applyMcp(agent: Agent): Promise<void> {
+    const remove = this.mcpPreview[agent].data?.removed ?? false;
+    await this.mcpChange[agent].load(() => (remove ? this.#api.uninstallMcp(agent, false) : this.#api.installMcp(agent, false)));
+    if (this.mcpChange[agent].status === 'ready') {
+      this.mcpPreview[agent].reset();
+      await this.mcp.load(() => this.#api.mcpOverview(), { keep: true });
     }
   }
 

@@ -1,6 +1,6 @@
 // The stores behind the views, over small fake backends.
 import { describe, expect, it, vi } from 'vitest';
-import type { Outcome, SkimView } from '../api';
+import type { ErrorReport, Outcome, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
 import { SessionStore, type SessionApi } from './session.svelte';
@@ -12,13 +12,13 @@ import { SettingsStore, parseDirs } from './settings.svelte';
 import type { Api } from '../api';
 
 const ok = <T>(data: T): Outcome<T> => ({ status: 'ok', data });
-const fail = (error: string): Outcome<never> => ({ status: 'error', error });
+const fail = (message: string): Outcome<never> => ({ status: 'error', error: { kind: 'internal', message, hint: null } });
 
 /** The fake backend's handler as the generated `commands` object (only what a store uses). */
 function api(options = {}): Api {
   const { handler } = fakeBackend(options);
   const call = (cmd: string, args: Record<string, unknown>) =>
-    handler(cmd, args).then(ok, (error: unknown) => fail(String(error)));
+    handler(cmd, args).then(ok, (error: ErrorReport): Outcome<never> => ({ status: 'error', error }));
   return {
     listBranches: () => call('list_branches', {}),
     skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) =>
@@ -31,6 +31,9 @@ function api(options = {}): Api {
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
     installHook: (agent: string, dryRun: boolean) => call('install_hook', { agent, dryRun }),
+    mcpOverview: () => call('mcp_overview', {}),
+    installMcp: (agent: string, dryRun: boolean) => call('install_mcp', { agent, dryRun }),
+    uninstallMcp: (agent: string, dryRun: boolean) => call('uninstall_mcp', { agent, dryRun }),
     doctor: () => call('doctor', {}),
     privacyPreview: (text: string) => call('privacy_preview', { text }),
     extractStatus: () => call('extract_status', {}),
@@ -67,6 +70,15 @@ describe('Resource', () => {
     const r = new Resource<string>();
     await r.load(() => Promise.reject(new Error('IPC is down')));
     expect([r.status, r.error]).toEqual(['error', 'IPC is down']);
+  });
+
+  it('keeps a failure’s hint and kind beside its message, and forgets them on the next load', async () => {
+    const r = new Resource<string>();
+    await r.load(async () => ({ status: 'error', error: { kind: 'not_found', message: 'no session sha256-0', hint: 'Run cairn sync.' } }));
+    expect(r.error).toBe('no session sha256-0');
+    expect(r.problem).toEqual({ message: 'no session sha256-0', hint: 'Run cairn sync.', kind: 'not_found' });
+    await r.load(async () => ok('found'));
+    expect([r.status, r.problem, r.error]).toEqual(['ready', null, null]);
   });
 });
 
@@ -287,6 +299,21 @@ describe('SettingsStore', () => {
     await store.installHook('claude');
     expect(store.hookInstall.claude.data?.backup).toContain('.bak');
     expect(store.hookPreview.claude.status).toBe('idle');
+  });
+
+  it('shows the MCP config change before making it, and removes the same way', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    expect(store.mcp.data?.map((m) => m.installed)).toEqual([false, true]);
+    await store.previewMcp('claude', false);
+    expect([store.mcpPreview.claude.data?.dry_run, store.mcpPreview.claude.data?.removed]).toEqual([true, false]);
+    expect(store.mcpChange.claude.status).toBe('idle');
+    await store.applyMcp('claude');
+    expect(store.mcpChange.claude.data?.dry_run).toBe(false);
+    expect(store.mcpPreview.claude.status).toBe('idle');
+    await store.previewMcp('codex', true);
+    await store.applyMcp('codex');
+    expect(store.mcpChange.codex.data?.removed).toBe(true);
   });
 });
 

@@ -1,7 +1,7 @@
 // The archive sync: idle, running (with progress from the shell's typed events), done or
 // failed, and run again on demand.
 import { api, onSyncProgress, type Api, type Subscribe, type SyncProgress, type SyncReport } from '../api';
-import { messageOf } from '../errors';
+import { problemOf, type Problem } from '../errors';
 
 export type SyncStatus = 'idle' | 'running' | 'done' | 'error';
 
@@ -9,7 +9,8 @@ export class SyncStore {
   status: SyncStatus = $state('idle');
   progress: SyncProgress | null = $state(null);
   report: SyncReport | null = $state.raw(null);
-  error: string | null = $state(null);
+  /** Why the last sync failed: its message and, when the backend gave one, a hint. */
+  problem: Problem | null = $state(null);
   #api: Pick<Api, 'syncArchive'>;
   #subscribe: Subscribe<SyncProgress>;
   #listening: Promise<unknown> | null = null;
@@ -24,6 +25,11 @@ export class SyncStore {
     const p = this.progress;
     if (p === null || p.bytes_total === null || p.bytes_total <= 0) return null;
     return Math.min(1, (p.bytes_done ?? 0) / p.bytes_total);
+  }
+
+  /** The failure's message (`problem` has its hint too). */
+  get error(): string | null {
+    return this.problem?.message ?? null;
   }
 
   get running(): boolean {
@@ -42,7 +48,7 @@ export class SyncStore {
     await this.#listening;
     this.status = 'running';
     this.progress = null;
-    this.error = null;
+    this.problem = null;
     try {
       const outcome = await this.#api.syncArchive();
       if (outcome.status === 'ok') {
@@ -50,9 +56,9 @@ export class SyncStore {
         this.status = 'done';
         return outcome.data;
       }
-      this.error = outcome.error;
+      this.problem = problemOf(outcome.error);
     } catch (error) {
-      this.error = messageOf(error);
+      this.problem = problemOf(error);
     }
     this.status = 'error';
     return null;

@@ -14,12 +14,12 @@ use super::prompt::{self, Identity};
 use super::segment::{self, Message, Unit};
 use super::store::{self as xstore, Candidate, Commit, GenState, Progress};
 use super::{Scope, ts_minus};
-use crate::archive::store::Store;
 use crate::error::{Error, Result};
 use crate::llm::{ChatMessage, ChatRequest, Client, LlmError, Outbound, Usage, outbound};
 use crate::recall::evidence;
 use crate::recall::model::{ReviewState, Scope as EntryScope, Status};
 use crate::recall::store::NewEntry;
+use crate::store::Store;
 
 /// At most this many model calls for one unit, splits included; past it the session fails.
 pub const MAX_CALLS_PER_UNIT: u32 = 256;
@@ -157,7 +157,7 @@ impl Pass<'_> {
             xstore::ensure_generation(store.conn(), self.identity, &self.now)?
         };
         if state == GenState::Retired {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {} was retired; change [recall.extract] (model, prompts, request) to start a new one",
                 &fp[..12]
             )));
@@ -234,7 +234,7 @@ impl Pass<'_> {
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+            .map_err(|e| crate::store::db_err(&path, e))?;
         if report.aborted.is_none()
             && !report.cancelled
             && xstore::state(&tx, &fp)? == Some(GenState::Building)
@@ -250,7 +250,7 @@ impl Pass<'_> {
             &xstore::RunLog {
                 fingerprint: fp.clone(),
                 started_at: self.now.clone(),
-                finished_at: Some(crate::archive::capture::now()),
+                finished_at: Some(crate::clock::now()),
                 sessions: report.sessions,
                 failed: report.failed,
                 units: report.units,
@@ -259,8 +259,7 @@ impl Pass<'_> {
                 aborted: report.aborted.clone(),
             },
         )?;
-        tx.commit()
-            .map_err(|e| crate::archive::store::db_err(&path, e))?;
+        tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
         if report.activated {
             self.progress.event(&Event::Activated { fingerprint: fp });
         }
@@ -278,7 +277,7 @@ impl Pass<'_> {
     ) {
         let rep = || report.lock().unwrap_or_else(PoisonError::into_inner);
         let fail = |error: String| {
-            let now = crate::archive::capture::now();
+            let now = crate::clock::now();
             {
                 let store = lock(self.db);
                 if let Err(e) = xstore::fail(store.conn(), fp, cand.id, &error, &now) {
@@ -311,9 +310,9 @@ impl Pass<'_> {
         let content_digest = segment::units_digest(&digests);
         let begun = {
             let mut store = lock(self.db);
-            let now = crate::archive::capture::now();
+            let now = crate::clock::now();
             let path = store.path().to_owned();
-            let dbe = |e| crate::archive::store::db_err(&path, e);
+            let dbe = |e| crate::store::db_err(&path, e);
             store
                 .conn_mut()
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -488,10 +487,10 @@ impl Pass<'_> {
         content_digest: &str,
         raw: &[RawEntry],
     ) -> Result<Commit> {
-        let now = crate::archive::capture::now();
+        let now = crate::clock::now();
         let mut store = lock(self.db);
         let path = store.path().to_owned();
-        let dbe = |e| crate::archive::store::db_err(&path, e);
+        let dbe = |e| crate::store::db_err(&path, e);
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

@@ -51,7 +51,9 @@ impl Policy {
 /// What kind of pass to run. A full pass also revisits sessions that changed after they were
 /// read; an incremental pass may stop at sessions already covered (both are correct; full is the
 /// thorough one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum PassKind {
     Incremental,
     Full,

@@ -194,20 +194,8 @@ pub fn cut(s: &str, max: usize) -> String {
     format!("{h}\n… [{} characters omitted] …\n{t}", n - head - tail)
 }
 
-/// A stored record, as [`from_records`] reads it.
-#[derive(Debug, Clone)]
-pub struct RecordRow {
-    pub ordinal: u32,
-    pub kind: String,
-    pub role: Option<String>,
-    pub prompt_source: Option<String>,
-    pub is_sidechain: bool,
-    pub is_compaction: bool,
-    pub text: Option<String>,
-    pub tool_name: Option<String>,
-    pub tool_input: Option<String>,
-    pub outcome: Option<String>,
-}
+/// A stored record, as [`from_records`] reads it: the archive's typed read of a session's records.
+pub use crate::archive::store::RecordRow;
 
 /// Map Cairn's records onto the segmenter's messages: user prompts (typed by a person, or the
 /// task a parent agent gave) are user messages; assistant replies, tool calls and tool results

@@ -2,8 +2,6 @@
 //! generation wrote, and the pass log. Every state change that must be all-or-nothing takes a
 //! connection inside a transaction the caller opened.
 
-use std::path::Path;
-
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
@@ -11,10 +9,6 @@ use super::prompt::Identity;
 use super::segment::RecordRow;
 use crate::error::{Error, Result};
 use crate::recall::{index, store as entries};
-
-pub(crate) fn db(e: rusqlite::Error) -> Error {
-    crate::archive::store::db_err(Path::new(":recall-extract"), e)
-}
 
 /// Sessions extraction reads: with records, and not sub-agent sessions (their parent already
 /// holds what they reported back).
@@ -77,6 +71,7 @@ pub struct Generation {
 
 /// Create the generation of `identity` if it is new; its state either way.
 pub fn ensure_generation(conn: &Connection, identity: &Identity, now: &str) -> Result<GenState> {
+    let db = crate::store::err_in(conn);
     let fingerprint = identity.fingerprint();
     conn.prepare_cached(
         "INSERT OR IGNORE INTO recall_extract_generations
@@ -99,6 +94,7 @@ pub fn ensure_generation(conn: &Connection, identity: &Identity, now: &str) -> R
 }
 
 pub fn state(conn: &Connection, fingerprint: &str) -> Result<Option<GenState>> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached("SELECT state FROM recall_extract_generations WHERE fingerprint = ?1")
         .and_then(|mut s| {
             s.query_row([fingerprint], |r| r.get::<_, String>(0))
@@ -110,6 +106,7 @@ pub fn state(conn: &Connection, fingerprint: &str) -> Result<Option<GenState>> {
 
 /// Every generation, newest first, with its counts.
 pub fn generations(conn: &Connection, configured: Option<&str>) -> Result<Vec<Generation>> {
+    let db = crate::store::err_in(conn);
     let mut stmt = conn
         .prepare_cached(
             "SELECT g.fingerprint, g.state, g.model, g.deployment, g.segmenter, g.params_json, g.created_at,
@@ -173,6 +170,7 @@ pub struct SessionInfo {
 }
 
 pub fn session_info(conn: &Connection, id: i64) -> Result<SessionInfo> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "SELECT s.id, s.session_key, COALESCE(s.title, ''), COALESCE(s.project, ''), COALESCE(s.cwd, ''),
                 COALESCE(s.git_branch, ''), s.agent, r.root, s.next_ordinal
@@ -198,30 +196,9 @@ pub fn session_info(conn: &Connection, id: i64) -> Result<SessionInfo> {
     .map_err(db)
 }
 
+/// The records of `session`, in order (the archive's typed read).
 pub fn records(conn: &Connection, session: i64) -> Result<Vec<RecordRow>> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
-             FROM records WHERE session_id = ?1 ORDER BY ordinal",
-        )
-        .map_err(db)?;
-    let rows = stmt
-        .query_map([session], |r| {
-            Ok(RecordRow {
-                ordinal: r.get(0)?,
-                kind: r.get(1)?,
-                role: r.get(2)?,
-                prompt_source: r.get(3)?,
-                is_sidechain: r.get(4)?,
-                is_compaction: r.get(5)?,
-                text: r.get(6)?,
-                tool_name: r.get(7)?,
-                tool_input: r.get(8)?,
-                outcome: r.get(9)?,
-            })
-        })
-        .map_err(db)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(db)
+    crate::archive::store::records_of_session(conn, session).map_err(crate::store::err_in(conn))
 }
 
 /// A session's progress in a generation.
@@ -238,6 +215,7 @@ pub struct Progress {
 }
 
 pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Option<Progress>> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "SELECT state, unit_cursor, units_total, unit_digests, content_digest, covered_ordinal, last_error, updated_at
          FROM recall_extract_progress WHERE session_id = ?1 AND fingerprint = ?2",
@@ -278,6 +256,7 @@ pub fn candidates(
     scope: &super::Scope,
     quiet_cutoff: Option<&str>,
 ) -> Result<Vec<Candidate>> {
+    let db = crate::store::err_in(conn);
     let sql = format!(
         "SELECT s.id, s.session_key, s.next_ordinal FROM sessions s
          WHERE {ELIGIBLE_SQL}
@@ -329,6 +308,7 @@ pub fn begin(
     covered_ordinal: i64,
     now: &str,
 ) -> Result<u32> {
+    let db = crate::store::err_in(tx);
     let old = progress(tx, session, fingerprint)?;
     let keep = old.as_ref().map_or(0, |p| {
         p.digests
@@ -385,6 +365,7 @@ fn delete_entries(
     session: i64,
     from_unit: u32,
 ) -> Result<u32> {
+    let db = crate::store::err_in(conn);
     let doomed: Vec<(String, i64)> = conn
         .prepare_cached(
             "SELECT e.id, e.rowid FROM recall_extract_entries m JOIN recall_entries e ON e.id = m.entry_id
@@ -431,6 +412,7 @@ pub fn commit_unit(
     extracted: &[entries::NewEntry],
     now: &str,
 ) -> Result<Commit> {
+    let db = crate::store::err_in(tx);
     let Some(p) = progress(tx, session, fingerprint)? else {
         return Ok(Commit::Conflict);
     };
@@ -488,6 +470,7 @@ pub fn fail(
     error: &str,
     now: &str,
 ) -> Result<()> {
+    let db = crate::store::err_in(conn);
     let mut text = crate::text::one_line(error, 2000);
     text.truncate(2048);
     conn.prepare_cached(
@@ -501,6 +484,7 @@ pub fn fail(
 
 /// Serve a session's staged entries (machine output nobody touched).
 fn publish_session(conn: &Connection, fingerprint: &str, session: i64, now: &str) -> Result<u32> {
+    let db = crate::store::err_in(conn);
     let n = conn
         .prepare_cached(
             "UPDATE recall_entries SET status = 'accepted', updated_at = ?3
@@ -537,6 +521,7 @@ pub struct Readiness {
 }
 
 pub fn readiness(conn: &Connection, fingerprint: &str, quiet_cutoff: &str) -> Result<Readiness> {
+    let db = crate::store::err_in(conn);
     let sql = format!(
         "SELECT
             (SELECT COUNT(*) FROM recall_extract_progress WHERE fingerprint = ?1 AND state = 'partial'),
@@ -582,20 +567,21 @@ pub fn activate(
     quiet_cutoff: &str,
     now: &str,
 ) -> Result<Lifecycle> {
+    let db = crate::store::err_in(tx);
     let short = &fingerprint[..fingerprint.len().min(12)];
     match state(tx, fingerprint)? {
         None => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} has not run yet; start it with `cairn recall extract run`"
             )));
         }
         Some(GenState::Active) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is already active"
             )));
         }
         Some(GenState::Retired) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} was retired; change [recall.extract] (model, prompts, request) to start a new one"
             )));
         }
@@ -603,13 +589,13 @@ pub fn activate(
     }
     let r = readiness(tx, fingerprint, quiet_cutoff)?;
     if r.partial > 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has {} half-read session(s); finish them with `cairn recall extract run` before activating",
             r.partial
         )));
     }
     if r.publishable == 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has no entries to serve; an empty generation is never activated"
         )));
     }
@@ -644,7 +630,7 @@ pub fn activate(
         out.published += publish_session(tx, fingerprint, session, now)?;
     }
     if out.published == 0 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Conflict(format!(
             "generation {short} has no servable entries (all were reviewed, rejected or superseded); nothing was changed"
         )));
     }
@@ -653,6 +639,7 @@ pub fn activate(
 
 /// Archive a generation's unreviewed served entries and mark it retired.
 fn archive_generation(tx: &Connection, fingerprint: &str, now: &str) -> Result<u32> {
+    let db = crate::store::err_in(tx);
     let n = tx
         .prepare_cached(
             "UPDATE recall_entries SET status = 'archived', updated_at = ?2
@@ -681,12 +668,12 @@ pub fn retire(tx: &Connection, fingerprint: &str, force: bool, now: &str) -> Res
     let short = &full[..full.len().min(12)];
     match state(tx, &full)? {
         Some(GenState::Retired) => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is already retired"
             )));
         }
         Some(GenState::Active) if !force => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Conflict(format!(
                 "generation {short} is active: retiring it stops serving its entries; pass --force to do it anyway"
             )));
         }
@@ -701,6 +688,7 @@ pub fn retire(tx: &Connection, fingerprint: &str, force: bool, now: &str) -> Res
 
 /// A full fingerprint from a unique prefix (at least 6 characters).
 pub fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> {
+    let db = crate::store::err_in(conn);
     let prefix = prefix.trim();
     if prefix.len() < 6 || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(Error::Invalid(format!(
@@ -743,6 +731,7 @@ pub struct RunLog {
 }
 
 pub fn log_run(conn: &Connection, r: &RunLog) -> Result<()> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "INSERT INTO recall_extract_runs (fingerprint, started_at, finished_at, sessions, failed, units, entries, activated, aborted)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -765,6 +754,7 @@ pub fn log_run(conn: &Connection, r: &RunLog) -> Result<()> {
 }
 
 pub fn last_run(conn: &Connection) -> Result<Option<RunLog>> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "SELECT fingerprint, started_at, finished_at, sessions, failed, units, entries, activated, aborted
          FROM recall_extract_runs ORDER BY started_at DESC, id DESC LIMIT 1",
@@ -804,6 +794,7 @@ pub struct ProjectCoverage {
 }
 
 pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCoverage>> {
+    let db = crate::store::err_in(conn);
     let sql = format!(
         "SELECT COALESCE(s.project, ''), COUNT(*),
                 SUM(p.state = 'done' AND p.covered_ordinal = s.next_ordinal),
@@ -834,6 +825,7 @@ pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCover
 
 /// Failed sessions of a generation, with their (sanitised) errors, most recent first.
 pub fn failures(conn: &Connection, fingerprint: &str, limit: u32) -> Result<Vec<(String, String)>> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "SELECT s.session_key, COALESCE(p.last_error, '') FROM recall_extract_progress p JOIN sessions s ON s.id = p.session_id
          WHERE p.fingerprint = ?1 AND p.state = 'failed' ORDER BY p.updated_at DESC LIMIT ?2",

@@ -155,6 +155,21 @@ impl Cairn {
         ))
     }
 
+    /// Export a report into `dir` (created if needed), as `file_name` or else the report's own
+    /// name. Never replaces a file ([`render::write_new`]: `name (2).md` instead), for every
+    /// door. Returns the file written and its size.
+    pub fn insight_export_into(
+        &self,
+        id: i64,
+        format: ExportFormat,
+        dir: &std::path::Path,
+        file_name: Option<&str>,
+    ) -> Result<(std::path::PathBuf, usize)> {
+        let (text, name) = self.insight_export(id, format)?;
+        let path = render::write_new(dir, file_name.unwrap_or(&name), text.as_bytes())?;
+        Ok((path, text.len()))
+    }
+
     pub fn insight_star(&self, id: i64, starred: bool) -> Result<()> {
         self.writable()?;
         let store = self.store();

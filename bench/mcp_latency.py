@@ -1,0 +1,62 @@
+"""Bench (not a test): `cairn mcp` start to `initialize` answered, and p50/p95 per tool, over raw
+JSON-RPC on pipes (no client library in the timings).
+    python3 bench/mcp_latency.py <cairn binary> <data dir> <repo dir> [runs]
+"""
+import json, subprocess, sys, time
+
+binary, data, repo = sys.argv[1:4]
+runs = int(sys.argv[4]) if len(sys.argv) > 4 else 50
+
+
+def start():
+    t0 = time.perf_counter()
+    p = subprocess.Popen([binary, "--data-dir", data, "-C", repo, "mcp"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}) + "\n")
+    p.stdin.flush()
+    p.stdout.readline()
+    ready = time.perf_counter() - t0
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    return p, ready
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+starts = []
+for _ in range(10):
+    p, ready = start()
+    starts.append(ready)
+    p.stdin.close(); p.wait()
+print(f"initialize answered: p50 {pct(starts, .5):.1f} ms, p95 {pct(starts, .95):.1f} ms (10 starts)")
+
+p, _ = start()
+calls = {
+    "skim": {"target": "master", "include_weak": True},
+    "show": None,
+    "search": {"query": "phoenix server"},
+    "recall_query": {"query": "phoenix server"},
+    "recall_brief": {"query": "phoenix server", "max_tokens": 400},
+}
+n = 1
+def call(name, args):
+    global n
+    n += 1
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+
+first = json.loads(call("skim", calls["skim"])["result"]["content"][0]["text"])
+calls["show"] = {"address": first["sessions"][0]["address"]}
+for name, args in calls.items():
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = call(name, args)
+        times.append(time.perf_counter() - t0)
+        assert "result" in r, r
+    print(f"{name}: p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms ({runs} calls)")
+p.stdin.close(); p.wait()

@@ -1,0 +1,57 @@
+//! The agents Cairn reads: a closed set every floor names (keys, config, the archive's
+//! sources), so it sits on the bottom floor. `archive::Agent` re-exports it.
+
+use serde::{Deserialize, Serialize};
+
+/// The agents Cairn reads. The string form is part of every key (see [`crate::keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    Claude,
+    Codex,
+    Copilot,
+    Qwen,
+    Droid,
+    Kimi,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 6] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::Qwen,
+        Agent::Droid,
+        Agent::Kimi,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
+            Agent::Kimi => "kimi",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Agent> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" | "claude_code" => Some(Agent::Claude),
+            "codex" => Some(Agent::Codex),
+            "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
+            "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
+            "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
+            "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

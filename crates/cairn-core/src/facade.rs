@@ -1,0 +1,15 @@
+//! The [`crate::Cairn`] facade, one file per room: each method checks what the door may do
+//! (a writable archive, a known session), takes the connection and calls into its room.
+
+mod archive;
+mod doctor;
+mod extract;
+mod git;
+mod hooks;
+mod insights;
+pub(crate) mod mcp;
+pub(crate) mod memory;
+mod open;
+mod recall;
+mod semantic;
+mod views;

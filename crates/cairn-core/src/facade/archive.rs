@@ -1,0 +1,160 @@
+//! The [`Cairn`] facade, capture: discovering transcripts, syncing them, the source dirs and the
+//! outbound preview.
+
+use crate::archive::Agent;
+use crate::archive::capture::{self, Progress, SyncReport, Trigger};
+use crate::archive::discover::{self, FoundFile};
+use crate::archive::store::Store;
+use crate::config::{self, Config};
+use crate::{Cairn, OutboundPreview, Removed, Result, SyncOptions};
+use crate::{archive, git, recall};
+
+impl Cairn {
+    /// The transcript files a sync would read, and problems met finding them.
+    pub fn discover(&self, opts: &SyncOptions) -> (Vec<FoundFile>, Vec<capture::Warning>) {
+        let mut files = Vec::new();
+        let mut warnings = Vec::new();
+        for agent in Agent::ALL {
+            let wanted = if opts.agents.is_empty() {
+                self.config.agent_enabled(agent)
+            } else {
+                opts.agents.contains(&agent)
+            };
+            if !wanted {
+                continue;
+            }
+            for dir in discover::source_dirs(&self.config, agent) {
+                let mut walk_warnings = Vec::new();
+                files.extend(discover::walk(&dir, &mut walk_warnings));
+                warnings.extend(walk_warnings.into_iter().map(|w| capture::Warning {
+                    path: w.path.display().to_string(),
+                    line: None,
+                    message: w.message,
+                }));
+            }
+        }
+        (files, warnings)
+    }
+
+    /// Discover every transcript under the source dirs and ingest what is new.
+    pub fn sync(&self, opts: &SyncOptions, progress: &dyn Progress) -> Result<SyncReport> {
+        self.writable()?;
+        let (files, mut warnings) = self.discover(opts);
+        let mut store = self.writer()?;
+        let (mut report, touched) =
+            capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
+        self.link(&mut store, &touched, None);
+        warnings.append(&mut report.warnings);
+        report.warnings = warnings;
+        Ok(report)
+    }
+
+    /// Capture specific transcript files (parallel parse, like a sync).
+    pub fn capture_paths(
+        &self,
+        files: &[FoundFile],
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        self.writable()?;
+        let mut store = self.writer()?;
+        let (report, touched) =
+            capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
+        self.link(&mut store, &touched, None);
+        Ok(report)
+    }
+
+    /// Snapshot the repositories of freshly captured sessions and relink them. Capture has
+    /// already succeeded: a failure here is logged, never lost work.
+    pub(crate) fn link(
+        &self,
+        store: &mut Store,
+        touched: &capture::Touched,
+        prefetch: Option<git::snapshot::Prefetch>,
+    ) {
+        // Evidence anchored in these sessions must still say what it said: the touched ones,
+        // and those an earlier capture stored but never relinked (it died first). Verified
+        // before the relink, which is what takes a session off the pending list.
+        let sessions =
+            git::sessions_to_relink(store.conn(), &touched.sessions).unwrap_or_else(|e| {
+                tracing::warn!("reading the sessions left to relink failed: {e}");
+                touched.sessions.clone()
+            });
+        let now = capture::now();
+        for &session in &sessions {
+            if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {
+                tracing::warn!("verifying recall evidence failed: {e}");
+            }
+        }
+        match git::after_capture(store.conn_mut(), touched, prefetch) {
+            Ok(stats) => tracing::debug!(
+                sessions = stats.sessions,
+                rebuilt = stats.rebuilt,
+                records = stats.records_scanned,
+                captures = stats.captures_compared,
+                links = stats.links_written,
+                "relinked"
+            ),
+            Err(e) => {
+                tracing::warn!("linking sessions to git failed: {e}");
+                match git::relink_failed(store.conn()) {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(
+                        "{n} session(s) failed to relink {} times and are left as they are until they next change",
+                        git::MAX_LINK_ATTEMPTS
+                    ),
+                    Err(e) => tracing::warn!("counting the failed relink failed: {e}"),
+                }
+            }
+        }
+    }
+
+    /// Where each agent's transcripts are read from, and whether those directories exist.
+    pub fn source_dirs(&self) -> Vec<(discover::SourceDir, bool)> {
+        Agent::ALL
+            .iter()
+            .flat_map(|a| discover::source_dirs(&self.config, *a))
+            .map(|d| {
+                let exists = d.path.is_dir();
+                (d, exists)
+            })
+            .collect()
+    }
+
+    /// Set the source dirs of an agent in `config.toml` (an empty list restores the default).
+    /// Each must be an existing absolute directory outside the data dir, without control
+    /// characters ([`config::check_source_dir`]); nothing is saved when one is not.
+    /// Takes effect the next time the archive is opened.
+    pub fn set_source_dirs(&self, agent: Agent, dirs: Vec<String>) -> Result<()> {
+        self.writable()?;
+        for dir in &dirs {
+            config::check_source_dir(dir, &self.data_dir)?;
+        }
+        let mut config = Config::load(&self.data_dir)?;
+        config.set_source_dirs(agent, dirs);
+        config.save(&self.data_dir)
+    }
+
+    /// What the outbound redactor makes of `text` (the privacy preview): the text as it would
+    /// leave this machine, and what was removed.
+    pub fn outbound_preview(&self, text: &str, repo_root: Option<&str>) -> OutboundPreview {
+        let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+        let mut findings = Vec::new();
+        let out = archive::redact::Redactor::global().outbound_text(
+            text,
+            repo_root,
+            home.as_deref(),
+            &mut findings,
+        );
+        OutboundPreview {
+            text: out,
+            removed: findings
+                .into_iter()
+                .map(|f| Removed {
+                    rule: f.rule.to_owned(),
+                    start: f.start as u32,
+                    end: f.end as u32,
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
+
+use crate::archive::capture::{self, CaptureLock};
+use crate::{Cairn, Error, Result};
+use crate::{llm, recall};
+
+impl Cairn {
+    /// `[recall.extract]`, validated. Errors name the config file and the key to fix.
+    pub fn extract_settings(&self) -> Result<recall::extract::Settings> {
+        self.config.recall.extract.resolve(&self.config_path())
+    }
+
+    /// A client for the configured extraction server (reads the API key variable now).
+    pub(crate) fn extract_client(
+        &self,
+        settings: &recall::extract::Settings,
+    ) -> Result<llm::Client> {
+        let (name, server) = settings.runnable()?;
+        llm::Client::new(server).map_err(|e| Error::Config {
+            path: self.config_path(),
+            message: format!("recall.extract.servers.{name}.api_key_env: {e}"),
+        })
+    }
+
+    /// Size and cost of what `recall_extract_run` with `scope` would send. Nothing is sent, and
+    /// extraction need not be enabled.
+    pub fn recall_extract_preview(
+        &self,
+        scope: &recall::extract::Scope,
+    ) -> Result<recall::extract::Preview> {
+        let settings = self.extract_settings()?;
+        let store = self.store();
+        recall::extract::preview(store.conn(), &settings, scope, &capture::now())
+    }
+
+    /// One extraction pass over the sessions in scope (see [`recall::extract::run`]). One pass
+    /// at a time per data dir (`extract.lock`); `progress` receives events from worker threads.
+    pub fn recall_extract_run(
+        &self,
+        opts: &recall::extract::RunOptions,
+        progress: &dyn recall::extract::ExtractProgress,
+    ) -> Result<recall::extract::RunReport> {
+        self.writable()?;
+        opts.scope.validate()?;
+        let settings = self.extract_settings()?;
+        let client = self.extract_client(&settings)?;
+        let identity = settings.identity().ok_or_else(|| Error::Config {
+            path: self.config_path(),
+            message: "recall.extract.model: is required; name the model the server serves".into(),
+        })?;
+        let lock = CaptureLock::open_named(&self.data_dir, "extract.lock")?;
+        let _held = lock.try_lock(&self.data_dir, "another extraction pass")?;
+        let pass = recall::extract::run::Pass {
+            db: &self.store,
+            settings: &settings,
+            identity: &identity,
+            client: &client,
+            progress,
+            now: capture::now(),
+        };
+        pass.run(opts)
+    }
+
+    /// Where extraction stands: the configured generation, coverage, all generations, the last
+    /// pass, recent failures. Read-only; works with extraction disabled.
+    pub fn recall_extract_status(&self) -> Result<recall::extract::ExtractStatus> {
+        let settings = self.extract_settings()?;
+        let store = self.store();
+        recall::extract::status(store.conn(), &settings)
+    }
+
+    /// Every generation, newest first, with counts (the configured one is marked).
+    pub fn recall_extract_generations(&self) -> Result<Vec<recall::extract::Generation>> {
+        let settings = self.extract_settings()?;
+        let store = self.store();
+        recall::extract::store::generations(store.conn(), settings.fingerprint().as_deref())
+    }
+
+    /// Coverage of each project by the configured generation (empty without a model).
+    pub fn recall_extract_coverage(&self) -> Result<Vec<recall::extract::ProjectCoverage>> {
+        let settings = self.extract_settings()?;
+        let Some(fp) = settings.fingerprint() else {
+            return Ok(Vec::new());
+        };
+        let store = self.store();
+        recall::extract::store::coverage(store.conn(), &fp)
+    }
+
+    /// Activate the configured generation: serve its entries, retire the active one.
+    pub fn recall_extract_activate(&self) -> Result<recall::extract::Lifecycle> {
+        let settings = self.extract_settings()?;
+        let fp = settings.fingerprint().ok_or_else(|| Error::Config {
+            path: self.config_path(),
+            message: "recall.extract.model: no model is configured, so there is no generation to activate".into(),
+        })?;
+        let cutoff = recall::extract::ts_minus(&capture::now(), settings.quiet_period_ms);
+        self.review(|c, now| recall::extract::store::activate(c, &fp, &cutoff, now))
+    }
+
+    /// Retire a generation (by fingerprint or a unique prefix of at least 6 characters): its
+    /// unreviewed entries are archived. The active generation needs `force`.
+    pub fn recall_extract_retire(
+        &self,
+        fingerprint: &str,
+        force: bool,
+    ) -> Result<recall::extract::Lifecycle> {
+        self.review(|c, now| recall::extract::store::retire(c, fingerprint, force, now))
+    }
+
+    /// Check the extraction setup with real calls: `/models` and one tiny extraction.
+    /// Doesn't need `enabled`: checking the server is how one decides to enable it.
+    pub fn recall_extract_doctor(&self) -> Result<recall::extract::ExtractDoctor> {
+        let mut settings = self.extract_settings()?;
+        if settings.model.is_empty() {
+            return Err(Error::Config {
+                path: self.config_path(),
+                message: "recall.extract.model: is required; name the model the server serves"
+                    .into(),
+            });
+        }
+        settings.enabled = true;
+        let client = self.extract_client(&settings)?;
+        Ok(recall::extract::doctor(&settings, &client))
+    }
+
+    /// The scheduling policy of the configured extraction (for a daemon's
+    /// [`recall::extract::schedule::Scheduler`]); `None` when extraction is disabled.
+    pub fn recall_extract_schedule_policy(
+        &self,
+    ) -> Result<Option<recall::extract::schedule::Policy>> {
+        let settings = self.extract_settings()?;
+        Ok(settings
+            .enabled
+            .then(|| recall::extract::schedule::Policy::from_settings(&settings)))
+    }
+}

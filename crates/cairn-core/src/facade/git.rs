@@ -1,0 +1,67 @@
+//! The [`Cairn`] facade, git: publishing, pushing and pulling sessions, and the targets a directory
+//! implies.
+
+use std::path::Path;
+
+use crate::archive::capture;
+use crate::{Cairn, Error, Result};
+use crate::{git, views};
+
+impl Cairn {
+    /// Publish the redacted metadata of the sessions related to `target` under `refs/cairn/` in
+    /// the repository at `dir`.
+    pub fn publish(
+        &self,
+        dir: &Path,
+        target: &git::targets::Target,
+        dry_run: bool,
+    ) -> Result<git::publish::PublishReport> {
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        let now = capture::now();
+        let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
+        git::publish::publish(store.conn(), &repo, target, sessions, dry_run, &now)
+    }
+
+    /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this
+    /// archive captured) of the repository at `dir` to `remote`.
+    pub fn push(&self, dir: &Path, remote: &str) -> Result<git::publish::PushReport> {
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        git::publish::push(store.conn(), &repo, remote)
+    }
+
+    /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/` and import
+    /// those that pass the checks (the others are listed in the report).
+    pub fn pull(&self, dir: &Path, remote: &str) -> Result<git::publish::PullReport> {
+        self.writable()?;
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        git::publish::pull(store.conn(), &repo, remote, &capture::now())
+    }
+
+    /// The target `skim` uses when none is given: the branch checked out in `dir` (the applied
+    /// branch of a GitButler workspace when exactly one is applied).
+    pub fn default_target(&self, dir: &Path) -> Result<git::targets::Target> {
+        let repo = git::repo::Repo::discover(dir)?;
+        git::targets::checked_out(&repo)
+    }
+
+    /// The cwd, branch and worktree root of `dir`, for `--current-*` filters.
+    pub fn current_context(&self, dir: &Path) -> Result<(String, Option<String>, Option<String>)> {
+        let cwd = std::fs::canonicalize(dir).map_err(|e| Error::Read {
+            path: dir.to_owned(),
+            source: e,
+        })?;
+        let repo = git::repo::Repo::discover(&cwd).ok();
+        let branch = repo.as_ref().and_then(|r| match r.head().ok()? {
+            git::repo::Head::Branch { name, .. } => Some(name),
+            git::repo::Head::Detached { .. } => None,
+        });
+        Ok((
+            cwd.to_string_lossy().into_owned(),
+            branch,
+            repo.map(|r| r.root.to_string_lossy().into_owned()),
+        ))
+    }
+}

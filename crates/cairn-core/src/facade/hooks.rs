@@ -1,0 +1,72 @@
+//! The [`Cairn`] facade, agents' hooks: the capture a hook runs, and installing hooks and skills.
+
+use std::path::Path;
+
+use crate::archive::Agent;
+use crate::archive::capture::{self, SyncReport, Trigger};
+use crate::hooks;
+use crate::{Cairn, Error, Result};
+
+impl Cairn {
+    /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
+    /// paths resolve against the payload's `cwd`, else `base_dir`. Returns `None` when the
+    /// payload names no transcript (nothing to do).
+    pub fn hook(
+        &self,
+        input: &str,
+        agent: Option<Agent>,
+        base_dir: &Path,
+    ) -> Result<Option<SyncReport>> {
+        self.hook_parsed(hooks::HookInput::parse(input)?, agent, base_dir)
+    }
+
+    /// [`Cairn::hook`] with the payload parsed beforehand: a front door parses it before
+    /// opening the archive so that the git reads it starts overlap the opening too.
+    pub fn hook_parsed(
+        &self,
+        input: hooks::HookInput,
+        agent: Option<Agent>,
+        base_dir: &Path,
+    ) -> Result<Option<SyncReport>> {
+        let Some(transcript) = input.transcript(base_dir) else {
+            return Ok(None);
+        };
+        self.writable()?;
+        let (agent, path) = hooks::accept_transcript(&self.config, &transcript, agent)?;
+        let files = hooks::files_to_capture(&self.config, agent, &path);
+        let mut store = self.store();
+        let (report, touched) =
+            capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook)?;
+        self.link(&mut store, &touched, input.prefetch);
+        Ok(Some(report))
+    }
+
+    /// Add Cairn's capture hook (running `command`) to an agent's settings.
+    pub fn install_hook(
+        &self,
+        agent: Agent,
+        command: &str,
+        dry_run: bool,
+    ) -> Result<hooks::HookInstall> {
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        hooks::install(agent, &home, command, true, dry_run)
+    }
+
+    /// Install Cairn's skill (how to catch up: skim, then show) for an agent.
+    pub fn install_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        hooks::install_skill(agent, &home, dry_run)
+    }
+
+    /// Whether each agent's settings run Cairn's hook.
+    pub fn hook_status(&self) -> Vec<hooks::HookStatus> {
+        dirs::home_dir()
+            .map(|home| {
+                hooks::HOOKED
+                    .iter()
+                    .map(|a| hooks::status(*a, &home))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,132 @@
+//! The facade's part for agents that call Cairn themselves (`cairn mcp`): an archive opened
+//! for reading only, and one writer for the few things an agent may write (a proposal, its
+//! feedback, the ledger of its queries).
+
+use std::path::PathBuf;
+
+use crate::archive::capture;
+use crate::archive::store::{Store, db_err};
+use crate::recall::agents::{self, AgentUsage, Proposal, Proposed, Speaker, Verdict};
+use crate::recall::evidence::{self, EvidenceState};
+use crate::{Cairn, Error, Result, recall};
+
+/// The connection an agent session writes through (a proposal, feedback, its queries in the
+/// ledger), separate from the read connection, which refuses writes.
+pub struct AgentWriter {
+    store: Store,
+}
+
+impl Cairn {
+    /// Open the archive for an agent session: migrated like any open, then the shared
+    /// connection refuses every write (`PRAGMA query_only`), so nothing a read tool does can
+    /// change the archive. Writes go through [`Cairn::agent_writer`].
+    pub fn open_for_agents(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
+        let cairn = Cairn::open(data_dir)?;
+        {
+            let store = cairn.store();
+            store
+                .conn()
+                .execute_batch("PRAGMA query_only = ON;")
+                .map_err(|e| store.err(e))?;
+        }
+        Ok(cairn)
+    }
+
+    /// The writer of an agent session; an error when the archive cannot be written (read-only
+    /// data dir, no room), which says what to do.
+    pub fn agent_writer(&self) -> Result<AgentWriter> {
+        self.writable()?;
+        if self.is_read_only() {
+            return Err(Error::Invalid(format!(
+                "the archive in {} is read-only here; an agent can read it but not propose or rate entries",
+                self.data_dir().display()
+            )));
+        }
+        Ok(AgentWriter {
+            store: self.writer()?,
+        })
+    }
+
+    /// A Recall query or brief asked by an agent: answered from the read connection, recorded
+    /// in the ledger (marked `via = 'mcp'`) through `writer` when there is one.
+    pub fn agent_recall_query(
+        &self,
+        req: &recall::QueryRequest,
+        surface: &str,
+        writer: Option<&mut AgentWriter>,
+    ) -> Result<recall::QueryResponse> {
+        let mut resp = {
+            let store = self.store();
+            self.recall_answer(&store, req)?
+        };
+        if let Some(w) = writer {
+            match recall::ledger::record_response(
+                w.store.conn(),
+                req,
+                &resp,
+                surface,
+                "mcp",
+                &capture::now(),
+            ) {
+                Ok(id) => resp.query_id = Some(id),
+                Err(e) => tracing::warn!("recall ledger: {e}"),
+            }
+        }
+        Ok(resp)
+    }
+
+    /// An entry an agent proposes: unreviewed, with its provenance; the same proposal twice
+    /// is one entry. Nothing is written when the evidence does not bind.
+    pub fn agent_propose(
+        &self,
+        writer: &mut AgentWriter,
+        proposal: &Proposal,
+        who: &Speaker,
+    ) -> Result<Proposed> {
+        let path = writer.store.path().to_owned();
+        let tx = writer
+            .store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        let out = agents::propose(&tx, proposal, who, &capture::now())?;
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        if !out.duplicate {
+            self.refresh_on_write(&mut writer.store);
+        }
+        Ok(out)
+    }
+
+    /// An agent's verdict on an entry it used; returns the entry's (helpful, wrong) so far.
+    pub fn agent_feedback(
+        &self,
+        writer: &mut AgentWriter,
+        entry_id: &str,
+        verdict: Verdict,
+        note: &str,
+        query_id: Option<&str>,
+        who: &Speaker,
+    ) -> Result<(u32, u32)> {
+        agents::feedback(
+            writer.store.conn(),
+            entry_id,
+            verdict,
+            note,
+            query_id,
+            who,
+            &capture::now(),
+        )
+    }
+
+    /// Each cited range of an entry as its transcript stands now (changed since cited?).
+    pub fn recall_evidence_state(&self, entry_id: &str) -> Result<Vec<EvidenceState>> {
+        let store = self.store();
+        evidence::check_entry(store.conn(), entry_id)
+    }
+
+    /// The entries agents used or rated, most recently first (the ledger's agent view).
+    pub fn recall_agent_usage(&self, limit: u32) -> Result<Vec<AgentUsage>> {
+        let store = self.store();
+        agents::usage(store.conn(), limit)
+    }
+}

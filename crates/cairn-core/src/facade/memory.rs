@@ -1,0 +1,164 @@
+//! The [`Cairn`] facade's memory methods: the brief of trusted Recall entries an agent gets when
+//! a session starts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::Cairn;
+use crate::archive::store::{DB_FILE, Store};
+use crate::config::Config;
+use crate::error::Result;
+use crate::hooks::mcp_config::{self, McpInstall, McpStatus};
+use crate::recall::memory;
+
+/// The most a session-start brief may take, whatever the config says (16 KB of text).
+const MAX_TOKENS_CAP: u32 = 4000;
+
+/// How long the session-start hook waits for a lock on the archive before giving up.
+const BUSY: Duration = Duration::from_millis(20);
+
+/// What the SessionStart hook injects into a new agent session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionStartBrief {
+    /// The brief, redacted and cleaned of control sequences.
+    pub text: String,
+    /// The entries in it, in order.
+    pub entry_ids: Vec<String>,
+}
+
+impl SessionStartBrief {
+    /// What the hook prints: the JSON both Claude Code and Codex read from a SessionStart hook
+    /// (`hookSpecificOutput.additionalContext`).
+    pub fn hook_output(&self) -> String {
+        serde_json::json!({
+            "hookSpecificOutput": {
+                "hookEventName": crate::hooks::SESSION_START,
+                "additionalContext": self.text,
+            }
+        })
+        .to_string()
+    }
+}
+
+impl Cairn {
+    /// Register `cli mcp` as the `cairn` MCP server of `agent`: in the user's config, or with
+    /// `project` (a directory in a repository) in that repository's. See
+    /// [`crate::hooks::mcp_config`].
+    pub fn mcp_install(
+        &self,
+        agent: crate::archive::Agent,
+        project: Option<&Path>,
+        cli: &Path,
+        dry_run: bool,
+    ) -> Result<McpInstall> {
+        let project = project.map(project_root).transpose()?;
+        mcp_config::install(agent, &home()?, project.as_deref(), cli, dry_run)
+    }
+
+    /// Take Cairn's MCP server out of `agent`'s config (the user's, or `project`'s).
+    pub fn mcp_uninstall(
+        &self,
+        agent: crate::archive::Agent,
+        project: Option<&Path>,
+        dry_run: bool,
+    ) -> Result<McpInstall> {
+        let project = project.map(project_root).transpose()?;
+        mcp_config::uninstall(agent, &home()?, project.as_deref(), dry_run)
+    }
+
+    /// Whether each agent's user config registers Cairn's MCP server.
+    pub fn mcp_status(&self) -> Vec<McpStatus> {
+        dirs::home_dir()
+            .map(|home| {
+                crate::hooks::HOOKED
+                    .iter()
+                    .map(|a| mcp_config::status(*a, &home, None))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Add Cairn's capture hook (running `command`) to an agent's settings, and its
+    /// session-start hook when `memory` (taken off when not): see [`crate::hooks::install`].
+    pub fn install_hooks(
+        &self,
+        agent: crate::archive::Agent,
+        command: &str,
+        memory: bool,
+        dry_run: bool,
+    ) -> Result<crate::hooks::HookInstall> {
+        crate::hooks::install(agent, &home()?, command, memory, dry_run)
+    }
+
+    /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
+    /// where; `base_dir` when it does not): the trusted entries of that repository and branch
+    /// ([`memory::entries`]) packed into `[recall] session_start_tokens` (default
+    /// [`memory::DEFAULT_MAX_TOKENS`]), through the outbound redactor. `None` when nothing is
+    /// trusted there, outside a repository, or when the budget is 0.
+    ///
+    /// Made for a hook that runs before every session: the archive in `data_dir` is opened
+    /// read-only (never created, migrated or tightened), a lock is waited for at most 20 ms,
+    /// nothing is embedded and nothing is written (not even the ledger). Errors are for the
+    /// caller to swallow: a broken archive must not stop the agent.
+    pub fn session_start_brief(
+        data_dir: &Path,
+        input: &str,
+        base_dir: &Path,
+    ) -> Result<Option<SessionStartBrief>> {
+        let payload: serde_json::Value = serde_json::from_str(input)
+            .map_err(|e| crate::Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        let cwd = payload
+            .get("cwd")
+            .and_then(|v| v.as_str())
+            .map(Path::new)
+            .filter(|p| p.is_absolute())
+            .unwrap_or(base_dir);
+        let config = Config::load(data_dir)?;
+        let max_tokens = config
+            .recall
+            .session_start_tokens
+            .unwrap_or(memory::DEFAULT_MAX_TOKENS)
+            .min(MAX_TOKENS_CAP);
+        if max_tokens == 0 {
+            return Ok(None);
+        }
+        let Some(place) = memory::place(cwd) else {
+            return Ok(None);
+        };
+        let store = Store::open_read_only_waiting(&data_dir.join(DB_FILE), BUSY)?;
+        let entries = memory::entries(store.conn(), &place)?;
+        let packed = memory::pack(entries, &place, max_tokens);
+        if packed.entry_ids.is_empty() {
+            return Ok(None);
+        }
+        let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+        let mut findings = Vec::new();
+        let text = crate::archive::redact::Redactor::global().outbound_text(
+            &packed.text,
+            Some(&place.root.to_string_lossy()),
+            home.as_deref(),
+            &mut findings,
+        );
+        Ok(Some(SessionStartBrief {
+            text,
+            entry_ids: packed.entry_ids,
+        }))
+    }
+}
+
+fn home() -> Result<std::path::PathBuf> {
+    dirs::home_dir()
+        .ok_or_else(|| crate::Error::Invalid("cannot find the home directory (set HOME)".into()))
+}
+
+/// The repository around `dir` (its worktree root), else `dir` itself: where a project's agent
+/// config lives.
+fn project_root(dir: &Path) -> Result<std::path::PathBuf> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| crate::Error::Read {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    Ok(memory::place(&dir).map_or(dir, |p| p.root))
+}

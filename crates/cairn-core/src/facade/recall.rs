@@ -1,0 +1,174 @@
+//! The [`Cairn`] facade, recall: listing, querying, importing and reviewing entries.
+
+use crate::archive::capture;
+use crate::archive::store::Store;
+use crate::semantic::vectors::VectorStore;
+use crate::{Cairn, Error, Result};
+use crate::{archive, git, recall};
+
+impl Cairn {
+    /// Entries passing the filters, most recently updated first.
+    pub fn recall_list(
+        &self,
+        filters: &recall::store::Filters,
+    ) -> Result<Vec<recall::model::Entry>> {
+        let store = self.store();
+        recall::store::list(store.conn(), filters)
+    }
+
+    /// One entry, any status.
+    pub fn recall_get(&self, id: &str) -> Result<recall::model::Entry> {
+        let store = self.store();
+        recall::store::get(store.conn(), id)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "recall entry {id:?}; list entries with `cairn recall list`"
+                ))
+            })
+    }
+
+    /// Aggregates over the entries passing the filters.
+    pub fn recall_stats(&self, filters: &recall::store::Filters) -> Result<recall::RecallStats> {
+        let store = self.store();
+        recall::stats(store.conn(), filters)
+    }
+
+    /// Ranked retrieval. Recorded in the ledger (surface `query`, `brief` or `ui`) unless the
+    /// data dir is read-only; the response carries the query id when it was recorded.
+    pub fn recall_query(
+        &self,
+        req: &recall::QueryRequest,
+        surface: &str,
+    ) -> Result<recall::QueryResponse> {
+        let store = self.store();
+        let mut resp = self.recall_answer(&store, req)?;
+        if !self.read_only {
+            match recall::ledger::record_response(
+                store.conn(),
+                req,
+                &resp,
+                surface,
+                "",
+                &capture::now(),
+            ) {
+                Ok(id) => resp.query_id = Some(id),
+                Err(e) => tracing::warn!("recall ledger: {e}"),
+            }
+        }
+        Ok(resp)
+    }
+
+    /// A query's answer, unrecorded.
+    pub(crate) fn recall_answer(
+        &self,
+        store: &Store,
+        req: &recall::QueryRequest,
+    ) -> Result<recall::QueryResponse> {
+        let now = jiff::Timestamp::now();
+        if req.mode.is_semantic() && !req.text.trim().is_empty() {
+            let matrix = self.fresh_matrix(store, VectorStore::Recall)?;
+            let pending = recall::hybrid::PendingQuery {
+                matrix: &matrix,
+                embed: Box::new(|| self.semantic.embed_query(&req.text)),
+            };
+            recall::query(store.conn(), req, now.as_second(), Some(pending))
+        } else {
+            recall::query(store.conn(), req, now.as_second(), None)
+        }
+    }
+
+    /// Ranked entries without recording the query (browsing, not asking).
+    pub fn recall_rank(&self, req: &recall::QueryRequest) -> Result<Vec<recall::rank::Ranked>> {
+        let store = self.store();
+        recall::rank::rank(
+            store.conn(),
+            &req.text,
+            &req.filters,
+            jiff::Timestamp::now().as_second(),
+        )
+    }
+
+    /// Import reviewed JSONL. Atomic: nothing is written when any line has an error, or in a
+    /// dry run.
+    pub fn recall_import(&self, text: &str, dry_run: bool) -> Result<recall::import::ImportReport> {
+        self.writable()?;
+        let mut store = self.store();
+        let path = store.path().to_owned();
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| archive::store::db_err(&path, e))?;
+        let report = recall::import::apply(&tx, text, dry_run, &capture::now())?;
+        if dry_run || !report.errors.is_empty() {
+            tx.rollback()
+                .map_err(|e| archive::store::db_err(&path, e))?;
+        } else {
+            tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+            self.refresh_on_write(&mut store);
+        }
+        Ok(report)
+    }
+
+    /// Run a review action in one transaction.
+    pub(crate) fn review<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection, &str) -> Result<T>,
+    ) -> Result<T> {
+        self.writable()?;
+        let mut store = self.store();
+        let path = store.path().to_owned();
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| archive::store::db_err(&path, e))?;
+        let out = f(&tx, &capture::now())?;
+        tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+        self.refresh_on_write(&mut store);
+        Ok(out)
+    }
+
+    /// The review inbox: unreviewed, stale and provenance-revoked entries.
+    pub fn recall_inbox(&self, limit: u32) -> Result<Vec<recall::review::InboxItem>> {
+        let store = self.store();
+        recall::review::queue(store.conn(), limit)
+    }
+
+    /// Accept an entry (editing it first when `edit` is given): it becomes human reviewed.
+    pub fn recall_accept(
+        &self,
+        id: &str,
+        edit: Option<&recall::review::Edit>,
+    ) -> Result<recall::model::Entry> {
+        self.review(|c, now| recall::review::accept(c, id, edit, now))
+    }
+
+    /// Reject an entry: archived.
+    pub fn recall_reject(&self, id: &str) -> Result<recall::model::Entry> {
+        self.review(|c, now| recall::review::reject(c, id, now))
+    }
+
+    /// Replace `old` with `new`.
+    pub fn recall_supersede(&self, old: &str, new: &str) -> Result<()> {
+        self.review(|c, now| recall::review::supersede(c, old, new, now))
+    }
+
+    /// Merge `duplicate` into `keep`.
+    pub fn recall_merge(&self, duplicate: &str, keep: &str) -> Result<recall::model::Entry> {
+        self.review(|c, now| recall::review::merge(c, duplicate, keep, now))
+    }
+
+    /// Flag entries whose cited files changed in later commits; returns how many.
+    pub fn recall_check_stale(&self) -> Result<u32> {
+        self.review(|c, now| {
+            recall::stale::check(c, &mut git::associate::RepoCache::default(), now)
+        })
+    }
+
+    /// Entries whose evidence lies in a session (the session's Recall panel).
+    pub fn recall_for_session(&self, key_or_id: &str) -> Result<Vec<recall::model::Entry>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        recall::store::for_session(store.conn(), row).map_err(|e| store.err(e))
+    }
+}

@@ -1,0 +1,161 @@
+//! The [`Cairn`] facade, semantic search: the embedder, the vector stores and their freshness.
+
+use std::path::Path;
+
+use crate::archive::store::Store;
+use crate::config;
+use crate::semantic;
+use crate::semantic::vectors::VectorStore;
+use crate::{Cairn, Error, Result};
+
+impl Cairn {
+    /// Also look for the embedding model under `dir` (the desktop passes its resource dir).
+    pub fn set_resource_dir(&self, dir: &Path) {
+        self.semantic.set_resource_dir(dir.to_owned());
+    }
+
+    /// Use `embedder` instead of the configured one (tests, or a front door with its own).
+    pub fn set_embedder(&self, embedder: std::sync::Arc<dyn semantic::embed::Embedder>) {
+        self.semantic.set_embedder(embedder);
+    }
+
+    /// The fresh matrix of `store` and the embedding of `text`, or the typed error saying why
+    /// semantic search cannot run (model missing, vectors stale).
+    pub(crate) fn semantic_query(
+        &self,
+        store: &Store,
+        which: VectorStore,
+        text: &str,
+    ) -> Result<(
+        std::sync::Arc<semantic::vectors::Matrix>,
+        std::sync::Arc<[f32]>,
+    )> {
+        let matrix = self.fresh_matrix(store, which)?;
+        let query = self.semantic.embed_query(text)?;
+        Ok((matrix, query))
+    }
+
+    /// The fresh matrix of `store`, or the typed error saying why semantic search cannot run.
+    pub(crate) fn fresh_matrix(
+        &self,
+        store: &Store,
+        which: VectorStore,
+    ) -> Result<std::sync::Arc<semantic::vectors::Matrix>> {
+        let fingerprint = self.semantic.store_fingerprint(which)?;
+        let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
+        self.semantic.cache.get(store.conn(), &state)
+    }
+
+    /// Forget the cached query embeddings (the next query of each text runs the model again).
+    pub fn clear_query_cache(&self) {
+        self.semantic.clear_query_cache();
+    }
+
+    /// After a write to Recall: embed what changed, when the embedder refreshes on write (the
+    /// local model) and the change is small enough not to stall the write
+    /// ([`semantic::REFRESH_ON_WRITE_MAX`]; larger ones wait for `cairn embeddings build`). The
+    /// write has succeeded either way: a failure here only leaves vector search refusing until
+    /// a build, and is logged.
+    pub(crate) fn refresh_on_write(&self, store: &mut Store) {
+        if !self.semantic.refreshes_on_write() {
+            return;
+        }
+        let result = (|| -> Result<Option<semantic::vectors::BuildReport>> {
+            let fingerprint = match self.semantic.store_fingerprint(VectorStore::Recall) {
+                Ok(f) => f,
+                // No model: lexical search is unaffected; vector search says what to do.
+                Err(Error::ModelMissing { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let state = semantic::vectors::state(store.conn(), VectorStore::Recall)?;
+            if state.is_fresh(&fingerprint) {
+                return Ok(None);
+            }
+            let pending =
+                semantic::vectors::pending_count(store.conn(), VectorStore::Recall, &fingerprint)?;
+            if pending > semantic::REFRESH_ON_WRITE_MAX {
+                tracing::info!(
+                    "{pending} recall entries need vectors: more than a write refreshes; run `cairn embeddings build --store recall`"
+                );
+                return Ok(None);
+            }
+            let embedder = self.semantic.embedder()?;
+            semantic::vectors::build(
+                store.conn_mut(),
+                VectorStore::Recall,
+                &*embedder,
+                false,
+                &|_, _| {},
+            )
+            .map(Some)
+        })();
+        if let Err(e) = result {
+            tracing::warn!("refreshing recall vectors after a write failed: {e}");
+        }
+    }
+
+    /// Embed what lacks a current vector in `store` (everything, with `force`). This is the
+    /// consent to send the text to a configured endpoint (redacted); the local model sends
+    /// nothing anywhere.
+    pub fn embeddings_build(
+        &self,
+        which: VectorStore,
+        force: bool,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<semantic::vectors::BuildReport> {
+        self.writable()?;
+        let embedder = self.semantic.embedder()?;
+        let mut store = self.store();
+        semantic::vectors::build(store.conn_mut(), which, &*embedder, force, progress)
+    }
+
+    /// The embedder and the freshness of each vector store. Never loads the model.
+    pub fn embeddings_status(&self) -> Result<semantic::EmbeddingsStatus> {
+        let store = self.store();
+        let fingerprint = self.semantic.embedder_fingerprint();
+        let mut stores = Vec::new();
+        for which in VectorStore::ALL {
+            let state = semantic::vectors::state(store.conn(), which)?;
+            let (fresh, vectors, pending) = match &fingerprint {
+                Ok(fp) => {
+                    let sfp = semantic::vectors::store_fingerprint(which, fp);
+                    (
+                        state.is_fresh(&sfp),
+                        semantic::vectors::vector_count(store.conn(), which, &sfp)?,
+                        Some(semantic::vectors::pending_count(store.conn(), which, &sfp)?),
+                    )
+                }
+                Err(_) => (
+                    false,
+                    semantic::vectors::vector_count(store.conn(), which, &state.fingerprint)?,
+                    None,
+                ),
+            };
+            stores.push(semantic::StoreStatus {
+                store: which,
+                fresh,
+                vectors: vectors as u32,
+                pending: pending.map(|p| p as u32),
+                built_fingerprint: state.fingerprint,
+                built_at: state.built_at,
+                build_command: which.build_command(),
+            });
+        }
+        Ok(semantic::EmbeddingsStatus {
+            provider: match self.semantic.provider() {
+                config::EmbeddingsProvider::Local => "local".into(),
+                config::EmbeddingsProvider::Endpoint => "endpoint".into(),
+            },
+            refresh_on_write: self.semantic.refreshes_on_write(),
+            fingerprint: fingerprint.as_ref().ok().cloned(),
+            problem: fingerprint.err().map(|e| e.to_string()),
+            model_candidates: self
+                .semantic
+                .model_candidates()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            stores,
+        })
+    }
+}

@@ -1,0 +1,127 @@
+//! The [`Cairn`] facade, reading the archive: sessions, skim, show, records, branches and search.
+
+use std::path::Path;
+
+use crate::archive::store::Store;
+use crate::semantic::vectors::VectorStore;
+use crate::views::search::{SearchHit, SearchQuery};
+use crate::views::sessions::{SessionQuery, SessionSummary};
+use crate::{Cairn, Error, Result};
+use crate::{git, views};
+
+impl Cairn {
+    /// Top-level sessions, newest first.
+    pub fn sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        let store = self.store();
+        views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
+    }
+
+    /// One session in detail, by `session_key` or the agent's own session id.
+    pub fn session(&self, key_or_id: &str) -> Result<views::session::SessionDetail> {
+        let store = self.store();
+        let id = views::session::resolve(store.conn(), key_or_id)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "session {key_or_id:?}; list sessions with `cairn sessions`"
+                ))
+            })?;
+        views::session::detail(store.conn(), id).map_err(|e| store.err(e))
+    }
+
+    pub(crate) fn session_row(&self, store: &Store, key_or_id: &str) -> Result<i64> {
+        views::session::resolve(store.conn(), key_or_id)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "session {key_or_id:?}; find sessions with `cairn sessions` or `cairn skim`"
+                ))
+            })
+    }
+
+    /// Every session related to a target, and every turn, abbreviated.
+    /// With `published_in`, sessions teammates published in that directory's repository are
+    /// listed too (a directory outside any repository lists none).
+    pub fn skim(&self, query: &views::skim::SkimQuery) -> Result<views::skim::SkimView> {
+        let published = query
+            .published_in
+            .as_deref()
+            .and_then(|d| git::repo::Repo::discover(Path::new(d)).ok())
+            .map(|r| r.common_dir.to_string_lossy().into_owned());
+        let store = self.store();
+        views::skim::skim(store.conn(), query, published.as_deref()).map_err(|e| store.err(e))
+    }
+
+    /// A session's last `limit` turns.
+    pub fn show_session(
+        &self,
+        key_or_id: &str,
+        limit: u32,
+    ) -> Result<views::show::SessionTimeline> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        views::show::timeline(store.conn(), row, limit).map_err(|e| store.err(e))
+    }
+
+    /// The last `limit` records of one turn (by turn key or index).
+    pub fn show_turn(
+        &self,
+        key_or_id: &str,
+        turn: &str,
+        limit: u32,
+    ) -> Result<views::show::TurnRecords> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        let (turn_id, _, _) = views::show::resolve_turn(store.conn(), row, turn)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| Error::NotFound(format!("turn {turn:?} in session {key_or_id:?}; list turns with `cairn show {key_or_id}`")))?;
+        views::show::turn_records(store.conn(), row, turn_id, limit).map_err(|e| store.err(e))
+    }
+
+    /// Records of a session by ordinal range (anchors of evidence links).
+    pub fn records(
+        &self,
+        key_or_id: &str,
+        from: u32,
+        to: u32,
+    ) -> Result<Vec<views::show::RecordView>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        views::show::records_range(store.conn(), row, from, to).map_err(|e| store.err(e))
+    }
+
+    /// The index of the turn holding record `ordinal` of a session (for record anchors).
+    pub fn turn_of_record(&self, key_or_id: &str, ordinal: u32) -> Result<Option<u32>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        let turn = crate::archive::store::turn_of_record(store.conn(), row, ordinal)
+            .map_err(|e| store.err(e))?;
+        Ok(turn.map(views::sessions::count))
+    }
+
+    /// Repositories and branches with agent activity.
+    pub fn branches(&self) -> Result<Vec<views::branches::RepoBranches>> {
+        let store = self.store();
+        views::branches::list(store.conn()).map_err(|e| store.err(e))
+    }
+
+    /// Search the archive: full text over records (lexical), or by meaning over turns (vector,
+    /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]).
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let store = self.store();
+        let found = if query.mode.is_semantic() && !query.text.trim().is_empty() {
+            let (matrix, vector) =
+                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
+            views::search::semantic(store.conn(), query, &matrix, &vector)
+        } else {
+            views::search::search(store.conn(), query)
+        };
+        found.map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(_, Some(msg)) if query.text.trim_start().starts_with('"') || msg.contains("fts5") => Error::Invalid(format!(
+                "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
+                query.text
+            )),
+            other => store.err(other),
+        })
+    }
+}

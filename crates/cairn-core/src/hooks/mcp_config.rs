@@ -1,0 +1,603 @@
+//! Registering `cairn mcp` as an MCP server in an agent's config, and taking it off again.
+//!
+//! Claude Code keeps its servers under `mcpServers` in `~/.claude.json` (in
+//! `$CLAUDE_CONFIG_DIR` when set) or in a project's `.mcp.json`; Codex under
+//! `[mcp_servers.<name>]` in `~/.codex/config.toml` (`$CODEX_HOME`) or a project's
+//! `.codex/config.toml`. Cairn's entry is named `cairn` and runs `<absolute path>/cairn mcp`.
+//!
+//! These files are the user's (`~/.claude.json` is also Claude Code's own state), so they get
+//! the care the hook settings get: edited as text so nothing else changes (JSON through
+//! [`super::json_text`], TOML by whole lines, both checked by parsing the result), written
+//! through a symlink with the mode kept ([`crate::atomic::replace`]), a backup beside them, and a
+//! diff that hides secrets. An entry named `cairn` that is not Cairn's server is refused, never
+//! overwritten.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::json_text;
+use crate::archive::Agent;
+use crate::error::{Error, Result};
+
+/// The server's name in every agent's config.
+pub const SERVER: &str = "cairn";
+
+/// Config files larger than this are refused (Claude Code's own `~/.claude.json` stays far
+/// below it): reading and rewriting one is not something a hook install should do.
+const MAX_CONFIG_BYTES: u64 = 32 << 20;
+
+/// What an install or uninstall did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct McpInstall {
+    pub agent: Agent,
+    /// True for an uninstall.
+    pub removed: bool,
+    pub changed: bool,
+    pub path: PathBuf,
+    pub backup: Option<PathBuf>,
+    pub dry_run: bool,
+    /// Unified diff of the config file, secrets hidden.
+    pub diff: String,
+    /// Things the person still has to do.
+    pub notes: Vec<String>,
+}
+
+/// Whether an agent's config registers Cairn's MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct McpStatus {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub installed: bool,
+    /// The `cairn` the entry runs, when installed.
+    pub command: Option<String>,
+    /// Why the config could not be read, when it could not.
+    pub problem: Option<String>,
+}
+
+/// Where the agent's MCP servers are configured: the user's config, or the project's in
+/// `project` (a repository root).
+pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    match (agent, project) {
+        (Agent::Claude, Some(dir)) => dir.join(".mcp.json"),
+        (Agent::Claude, None) => env("CLAUDE_CONFIG_DIR")
+            .unwrap_or_else(|| home.to_owned())
+            .join(".claude.json"),
+        // Codex, and the agents [`supported`] refuses before any path is used.
+        (_, Some(dir)) => dir.join(".codex").join("config.toml"),
+        (_, None) => env("CODEX_HOME")
+            .unwrap_or_else(|| home.join(".codex"))
+            .join("config.toml"),
+    }
+}
+
+/// Whether `command` and `args` are Cairn's server: a program named `cairn` (any path) run
+/// with exactly `mcp`.
+fn is_ours(command: Option<&str>, args: Option<&[String]>) -> bool {
+    command.is_some_and(|c| Path::new(c).file_name().is_some_and(|n| n == "cairn"))
+        && args.is_some_and(|a| a == ["mcp"])
+}
+
+/// The config's text ("" when there is none), refused when too large.
+fn read_text(path: &Path) -> Result<String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_CONFIG_BYTES => {
+            return Err(Error::Invalid(format!(
+                "{} is {} MB, more than Cairn will edit ({} MB); add the `{SERVER}` server by hand",
+                path.display(),
+                meta.len() >> 20,
+                MAX_CONFIG_BYTES >> 20
+            )));
+        }
+        _ => {}
+    }
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(Error::Invalid(format!(
+            "{} is not UTF-8 text; fix it or move it aside, then run the command again",
+            path.display()
+        ))),
+        Err(e) => Err(Error::Read {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
+}
+
+/// Register `cli mcp` as the `cairn` server in the agent's config (`project`: a repository
+/// root, for the project's config). Idempotent; a `cairn` entry pointing at a moved binary is
+/// pointed at `cli`.
+pub fn install(
+    agent: Agent,
+    home: &Path,
+    project: Option<&Path>,
+    cli: &Path,
+    dry_run: bool,
+) -> Result<McpInstall> {
+    supported(agent)?;
+    change(agent, home, project, Some(cli), dry_run)
+}
+
+/// Take Cairn's server out of the agent's config; what is left is the file as it was before
+/// the install.
+pub fn uninstall(
+    agent: Agent,
+    home: &Path,
+    project: Option<&Path>,
+    dry_run: bool,
+) -> Result<McpInstall> {
+    supported(agent)?;
+    change(agent, home, project, None, dry_run)
+}
+
+/// The agents whose MCP config Cairn knows how to edit: Claude Code and Codex (the hooked ones).
+fn supported(agent: Agent) -> Result<()> {
+    if super::HOOKED.contains(&agent) {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "Cairn registers its MCP server for Claude Code and Codex only, not {agent}: add `cairn mcp` to {agent}'s MCP settings by hand"
+    )))
+}
+
+fn change(
+    agent: Agent,
+    home: &Path,
+    project: Option<&Path>,
+    cli: Option<&Path>,
+    dry_run: bool,
+) -> Result<McpInstall> {
+    let path = config_path(agent, home, project);
+    let before = read_text(&path)?;
+    let command = cli.map(|c| c.to_string_lossy().into_owned());
+    let after = match agent {
+        Agent::Claude => json_edit(&path, &before, command.as_deref())?,
+        _ => toml_edit(&path, &before, command.as_deref())?,
+    };
+    let hide = |text: &str| match agent {
+        Agent::Claude => super::settings::hide_secrets(text),
+        _ => hide_toml_secrets(text),
+    };
+    let diff = match &after {
+        Some(after) => similar::TextDiff::from_lines(&hide(&before), &hide(after))
+            .unified_diff()
+            .header(
+                &format!("{} (before)", path.display()),
+                &format!("{} (after)", path.display()),
+            )
+            .to_string(),
+        None => String::new(),
+    };
+    let mut notes = Vec::new();
+    if after.is_some() && cli.is_some() {
+        notes.push(match (agent, project) {
+            (Agent::Claude, Some(_)) => "Claude Code asks once whether to trust the servers of a project's .mcp.json; start a new session and approve `cairn`".to_owned(),
+            (Agent::Codex, Some(_)) => "Codex reads a project's .codex/config.toml only in a project you trusted; start a new session".to_owned(),
+            _ => "start a new agent session to load the server".to_owned(),
+        });
+    }
+    let mut backup = None;
+    if let Some(after) = after.as_deref().filter(|_| !dry_run) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+                path: dir.to_owned(),
+                source: e,
+            })?;
+        }
+        if !before.is_empty() {
+            backup = Some(super::write_backup(&path, &before)?);
+        }
+        // A project's config is shared with the team and holds no secret; the user's may.
+        let mode = if project.is_some() {
+            0o644
+        } else {
+            crate::private::FILE_MODE
+        };
+        crate::atomic::replace(&path, after.as_bytes(), mode).map_err(|e| Error::Write {
+            path: e.path,
+            source: e.source,
+        })?;
+    }
+    Ok(McpInstall {
+        agent,
+        removed: cli.is_none(),
+        changed: after.is_some(),
+        path,
+        backup,
+        dry_run,
+        diff,
+        notes,
+    })
+}
+
+/// The entry in an agent's user config, as [`McpStatus`].
+pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
+    let path = config_path(agent, home, project);
+    let found = supported(agent)
+        .and_then(|()| read_text(&path))
+        .and_then(|text| match agent {
+            Agent::Claude => json_entry(&path, &text).map(|e| e.map(|(_, command)| command)),
+            _ => toml_entry(&path, &text),
+        });
+    let (command, problem) = match found {
+        Ok(command) => (command, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    McpStatus {
+        agent,
+        path,
+        installed: command.is_some(),
+        command,
+        problem,
+    }
+}
+
+// ---- Claude Code: JSON --------------------------------------------------------------------
+
+/// `mcpServers.cairn` in the JSON config `text`: `None` when absent, its node and the command
+/// it runs when it is Cairn's, an error naming the file when it is someone else's or the file
+/// is not a JSON object of the right shape.
+fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, String)>> {
+    let Some(root) = super::settings::parse_settings(path, text)? else {
+        return Ok(None);
+    };
+    let Some(servers) = root.get("mcpServers") else {
+        return Ok(None);
+    };
+    if !servers.is_object() {
+        return Err(Error::Invalid(format!(
+            "`mcpServers` in {} must be an object; fix it, then run the command again",
+            path.display()
+        )));
+    }
+    let Some(entry) = servers.get(SERVER) else {
+        return Ok(None);
+    };
+    let value: Option<Value> = serde_json::from_str(&text[entry.start..entry.end]).ok();
+    let command = value
+        .as_ref()
+        .and_then(|v| v.get("command"))
+        .and_then(Value::as_str);
+    let args: Option<Vec<String>> = value
+        .as_ref()
+        .and_then(|v| v.get("args"))
+        .and_then(|a| serde_json::from_value(a.clone()).ok());
+    match command {
+        Some(c) if is_ours(Some(c), args.as_deref()) => Ok(Some((entry.clone(), c.to_owned()))),
+        _ => Err(Error::Invalid(format!(
+            "`mcpServers.{SERVER}` in {} is not Cairn's server (it does not run `cairn mcp`); rename or remove it, then run the command again",
+            path.display()
+        ))),
+    }
+}
+
+fn json_server(command: &str) -> Value {
+    json!({"type": "stdio", "command": command, "args": ["mcp"]})
+}
+
+/// `text` with the server running `command` (or, for `None`, without Cairn's server), or `None`
+/// when it is that way already.
+fn json_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
+    let entry = json_entry(path, text)?;
+    let after = match (command, entry) {
+        (Some(c), Some((_, present))) if present == c => return Ok(None),
+        (None, None) => return Ok(None),
+        (Some(c), Some((node, _))) => {
+            let command_node = json_text::parse(&text[node.start..node.end])
+                .ok()
+                .and_then(|n| n.get("command").map(|c| (c.start, c.end)));
+            let Some((start, end)) = command_node else {
+                return Err(Error::Invalid(format!(
+                    "cannot find the command of `mcpServers.{SERVER}` in {}",
+                    path.display()
+                )));
+            };
+            json_text::apply(
+                text,
+                vec![json_text::Edit {
+                    start: node.start + start,
+                    end: node.start + end,
+                    with: Value::String(c.to_owned()).to_string(),
+                }],
+            )
+        }
+        (Some(c), None) => {
+            let servers = || {
+                let mut m = serde_json::Map::new();
+                m.insert(SERVER.to_owned(), json_server(c));
+                Value::Object(m)
+            };
+            match super::settings::parse_settings(path, text)? {
+                None => format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&json!({ "mcpServers": servers() }))
+                        .unwrap_or_default()
+                ),
+                Some(root) => {
+                    let edit = match root.get("mcpServers") {
+                        Some(s) => json_text::insert_members(text, s, &[(SERVER, json_server(c))]),
+                        None => {
+                            json_text::insert_members(text, &root, &[("mcpServers", servers())])
+                        }
+                    };
+                    json_text::apply(text, vec![edit])
+                }
+            }
+        }
+        (None, Some(_)) => {
+            let Some(root) = super::settings::parse_settings(path, text)? else {
+                return Ok(None);
+            };
+            let index = |node: &json_text::Node, key: &str| match &node.kind {
+                json_text::Kind::Object(m) => m.iter().rposition(|(k, _, _)| k == key),
+                _ => None,
+            };
+            let servers = root.get("mcpServers");
+            let edit = match servers {
+                // Cairn's was the only server: the whole `mcpServers` goes, as install added it.
+                Some(s) if matches!(&s.kind, json_text::Kind::Object(m) if m.len() == 1) => {
+                    index(&root, "mcpServers").and_then(|i| json_text::remove(&root, i))
+                }
+                Some(s) => index(s, SERVER).and_then(|i| json_text::remove(s, i)),
+                None => None,
+            };
+            match edit {
+                Some(edit) => json_text::apply(text, vec![edit]),
+                None => return Ok(None),
+            }
+        }
+    };
+    // The result must parse and hold exactly the server wanted, or nothing is written.
+    let check = json_entry(path, &after);
+    let ok = match (command, check) {
+        (Some(c), Ok(Some((_, present)))) => present == c,
+        (None, Ok(None)) => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(Error::Invalid(format!(
+            "could not change `mcpServers.{SERVER}` in {} without changing the rest of it; edit it by hand",
+            path.display()
+        )));
+    }
+    Ok(Some(after))
+}
+
+// ---- Codex: TOML --------------------------------------------------------------------------
+
+/// The parsed TOML document, or an error naming the file.
+fn parse_toml(path: &Path, text: &str) -> Result<toml::Table> {
+    text.parse::<toml::Table>().map_err(|e| {
+        Error::Invalid(format!(
+            "{} is not valid TOML ({}); fix it or move it aside, then run the command again",
+            path.display(),
+            e.message()
+        ))
+    })
+}
+
+/// `[mcp_servers.cairn]`'s command when it is Cairn's server; an error when the entry is
+/// someone else's or the tables have the wrong types.
+fn toml_entry(path: &Path, text: &str) -> Result<Option<String>> {
+    let doc = parse_toml(path, text)?;
+    let Some(servers) = doc.get("mcp_servers") else {
+        return Ok(None);
+    };
+    let Some(servers) = servers.as_table() else {
+        return Err(Error::Invalid(format!(
+            "`mcp_servers` in {} must be a table; fix it, then run the command again",
+            path.display()
+        )));
+    };
+    let Some(entry) = servers.get(SERVER) else {
+        return Ok(None);
+    };
+    let command = entry.get("command").and_then(toml::Value::as_str);
+    let args: Option<Vec<String>> = entry.get("args").and_then(|a| {
+        a.as_array()?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    });
+    if is_ours(command, args.as_deref()) {
+        Ok(command.map(str::to_owned))
+    } else {
+        Err(Error::Invalid(format!(
+            "[mcp_servers.{SERVER}] in {} is not Cairn's server (it does not run `cairn mcp`); rename or remove it, then run the command again",
+            path.display()
+        )))
+    }
+}
+
+/// A table header's dotted key, its parts unquoted and trimmed (`[ "mcp_servers" . cairn ]` →
+/// `["mcp_servers", "cairn"]`); `None` for any other line.
+fn header(line: &str) -> Option<Vec<String>> {
+    let line = line.trim();
+    let line = line.split_once('#').map_or(line, |(h, _)| h).trim_end();
+    let inner = line
+        .strip_prefix("[[")
+        .and_then(|l| l.strip_suffix("]]"))
+        .or_else(|| line.strip_prefix('[').and_then(|l| l.strip_suffix(']')))?;
+    Some(
+        inner
+            .split('.')
+            .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'').to_owned())
+            .collect(),
+    )
+}
+
+/// The lines of `[mcp_servers.cairn]` (its sub-tables included): the range of line indices.
+/// Lines inside multi-line strings are not headers.
+fn toml_block(lines: &[&str]) -> Option<(usize, usize)> {
+    let mut in_string: Option<&str> = None;
+    let mut start = None;
+    for (i, line) in lines.iter().enumerate() {
+        let was_in_string = in_string.is_some();
+        for quote in ["\"\"\"", "'''"] {
+            if in_string.is_none_or(|q| q == quote) && line.matches(quote).count() % 2 == 1 {
+                in_string = if in_string.is_some() {
+                    None
+                } else {
+                    Some(quote)
+                };
+            }
+        }
+        if was_in_string {
+            continue;
+        }
+        let Some(key) = header(line) else {
+            continue;
+        };
+        let ours = key.len() >= 2 && key[0] == "mcp_servers" && key[1] == SERVER;
+        match (start, ours) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => return Some((s, i)),
+            _ => {}
+        }
+    }
+    start.map(|s| (s, lines.len()))
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// `text` with the server running `command` (or, for `None`, without it), or `None` when it is
+/// that way already.
+fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
+    let present = toml_entry(path, text)?;
+    if present.as_deref() == command {
+        return Ok(None);
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let block = toml_block(&lines);
+    let by_hand = || {
+        Error::Invalid(format!(
+            "could not change [mcp_servers.{SERVER}] in {} without changing the rest of it; edit it by hand",
+            path.display()
+        ))
+    };
+    let after = match (command, block) {
+        (Some(c), None) if present.is_none() => {
+            let sep = match text {
+                "" => "",
+                t if t.ends_with("\n\n") || t.ends_with("\r\n\r\n") => "",
+                t if t.ends_with('\n') => "\n",
+                _ => "\n\n",
+            };
+            format!(
+                "{text}{sep}[mcp_servers.{SERVER}]\ncommand = {}\nargs = [\"mcp\"]\n",
+                toml_string(c)
+            )
+        }
+        (Some(c), Some((start, end))) => {
+            // Point the existing entry's `command` at this binary; nothing else in it changes.
+            let at = (start + 1..end)
+                .find(|&i| {
+                    let l = lines[i].trim_start();
+                    l.strip_prefix("command")
+                        .is_some_and(|rest| rest.trim_start().starts_with('='))
+                })
+                .ok_or_else(by_hand)?;
+            let indent: String = lines[at]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            let eol = if lines[at].ends_with("\r\n") {
+                "\r\n"
+            } else if lines[at].ends_with('\n') {
+                "\n"
+            } else {
+                ""
+            };
+            let mut out: String = lines[..at].concat();
+            out.push_str(&format!("{indent}command = {}{eol}", toml_string(c)));
+            out.push_str(&lines[at + 1..].concat());
+            out
+        }
+        (None, Some((start, end))) => {
+            let mut head: String = lines[..start].concat();
+            let tail: String = lines[end..].concat();
+            // The blank line install put before the table goes with it.
+            if tail.is_empty() && head.ends_with("\n\n") {
+                head.pop();
+            }
+            head + &tail
+        }
+        _ => return Err(by_hand()),
+    };
+    // The result must parse, hold exactly the server wanted, and keep everything else.
+    let strip = |t: &str| -> Result<toml::Table> {
+        let mut doc = parse_toml(path, t)?;
+        let empty = match doc
+            .get_mut("mcp_servers")
+            .and_then(toml::Value::as_table_mut)
+        {
+            Some(servers) => {
+                servers.remove(SERVER);
+                servers.is_empty()
+            }
+            None => false,
+        };
+        if empty {
+            doc.remove("mcp_servers");
+        }
+        Ok(doc)
+    };
+    let same_rest = matches!((strip(text), strip(&after)), (Ok(a), Ok(b)) if a == b);
+    if !same_rest || toml_entry(path, &after).ok().flatten().as_deref() != command {
+        return Err(by_hand());
+    }
+    Ok(Some(after))
+}
+
+/// What a person may see of a TOML config: the values of keys in `env` tables (and of
+/// secret-sounding keys anywhere) replaced by a marker, then the rest through the redactor.
+/// Lines keep their count.
+fn hide_toml_secrets(text: &str) -> String {
+    let mut in_env = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if let Some(key) = header(line) {
+            in_env = key
+                .last()
+                .is_some_and(|k| k.eq_ignore_ascii_case("env") || k.contains("headers"));
+            out.push_str(line);
+            continue;
+        }
+        let hidden = line.split_once('=').and_then(|(key, _)| {
+            let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+            let rule = if in_env || key.eq_ignore_ascii_case("env") {
+                "env"
+            } else if crate::archive::redact::is_sensitive_key(key) {
+                crate::archive::redact::SENSITIVE_KEY
+            } else {
+                return None;
+            };
+            Some((key.to_owned(), rule))
+        });
+        match hidden {
+            Some((key, rule)) => {
+                let eol = if line.ends_with('\n') { "\n" } else { "" };
+                out.push_str(&format!(
+                    "{key} = \"{}\"{eol}",
+                    crate::archive::redact::marker(rule)
+                ));
+            }
+            None => out.push_str(line),
+        }
+    }
+    let mut findings = Vec::new();
+    crate::archive::redact::Redactor::global()
+        .redact_text(&out, "", &mut findings)
+        .into_owned()
+}

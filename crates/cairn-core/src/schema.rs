@@ -1,0 +1,148 @@
+//! The one ordered list of every room's migrations, and the opens that apply it.
+//!
+//! Each room keeps its migrations beside it (`archive/migrations/`, `git/migrations/`,
+//! `recall/migrations/`, `semantic/migrations/`, `insights/migrations/`); the numbers are the
+//! order they were released in, one sequence across rooms, and never change: an archive records
+//! how far it has come as that number (`PRAGMA user_version`). The store floor
+//! ([`crate::store`]) runs the list; it sits here, on the facade floor, because a step may run a
+//! room's code (`0014` re-keys through `archive::rekey`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::archive::rekey;
+use crate::error::Result;
+use crate::store::{Migration, Schema, Store, sql};
+
+/// Migrations in order; the index + 1 is the schema version they produce.
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    sql(include_str!("archive/migrations/0001_archive.sql")),
+    sql(include_str!("git/migrations/0002_git.sql")),
+    sql(include_str!("git/migrations/0003_publish.sql")),
+    sql(include_str!("recall/migrations/0004_recall.sql")),
+    sql(include_str!("recall/migrations/0005_extract.sql")),
+    sql(include_str!("semantic/migrations/0006_vectors.sql")),
+    sql(include_str!("insights/migrations/0007_insights.sql")),
+    sql(include_str!("archive/migrations/0008_association.sql")),
+    sql(include_str!("archive/migrations/0009_checks.sql")),
+    sql(include_str!("git/migrations/0010_incremental_links.sql")),
+    sql(include_str!("git/migrations/0011_link_pending.sql")),
+    sql(include_str!(
+        "archive/migrations/0012_unknown_timestamps.sql"
+    )),
+    sql(include_str!("git/migrations/0013_published_remotes.sql")),
+    Migration {
+        sql: include_str!("archive/migrations/0014_rekey_redacted_lines.sql"),
+        then: Some(rekey::migrate),
+    },
+    sql(include_str!("recall/migrations/0015_agent_proposals.sql")),
+    sql(include_str!("archive/migrations/0016_more_agents.sql")),
+];
+
+/// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14
+/// may have left unfinished.
+const SCHEMA: Schema = Schema {
+    steps: MIGRATIONS,
+    after_open: rekey::finish,
+};
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = SCHEMA.version();
+
+impl Store {
+    /// Open (creating and migrating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, &SCHEMA)
+    }
+
+    /// Open an existing database without ever writing to it (a read-only data dir, say).
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        Store::open_read_only_waiting(path, Duration::from_secs(30))
+    }
+
+    /// [`Store::open_read_only`] that waits at most `busy` for a lock (a hook that must not
+    /// hold up the agent), then fails.
+    pub fn open_read_only_waiting(path: &Path, busy: Duration) -> Result<Store> {
+        Store::open_read_only_known(path, SCHEMA_VERSION, busy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::*;
+    use crate::store::DB_FILE;
+
+    #[test]
+    fn migrates_a_new_database_and_reopens_idempotently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let mode: String = store
+            .conn()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        drop(store);
+        let again = Store::open(&path).unwrap();
+        assert_eq!(again.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    /// Every earlier schema version migrates to the current one.
+    #[test]
+    fn migrates_from_every_earlier_version() {
+        for start in 0..SCHEMA_VERSION {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(DB_FILE);
+            {
+                let conn = Connection::open(&path).unwrap();
+                for step in &MIGRATIONS[..start as usize] {
+                    conn.execute_batch(step.sql).unwrap();
+                }
+                conn.pragma_update(None, "user_version", start).unwrap();
+            }
+            let store = Store::open(&path).unwrap();
+            assert_eq!(
+                store.schema_version().unwrap(),
+                SCHEMA_VERSION,
+                "from {start}"
+            );
+        }
+    }
+
+    /// The database is created 0600 and SQLite gives its `-wal` and `-shm` the same mode (the
+    /// CLI's `a_fresh_data_dir_is_private_under_any_umask` checks it under umask 000).
+    #[cfg(unix)]
+    #[test]
+    fn the_database_and_its_wal_and_shm_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Store::open(&path).unwrap();
+        store
+            .conn()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        for name in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 999)
+            .unwrap();
+        let err = Store::open(&path).err().unwrap();
+        assert!(err.to_string().contains("newer Cairn"), "{err}");
+    }
+}

@@ -1,0 +1,292 @@
+//! The store floor: the one SQLite database of a data dir. It owns the connection and its real
+//! path, the settings every connection gets (WAL, foreign keys, a busy timeout), how migrations
+//! run, and how a SQLite error names the database.
+//!
+//! Schema changes only ever happen through migrations: numbered SQL files kept beside the room
+//! whose tables they change (`archive/migrations/`, `git/migrations/`, …), gathered in one
+//! ordered list ([`crate::schema`]) and applied in order inside a transaction each;
+//! `PRAGMA user_version` records how far a database has come. A database from a newer Cairn is
+//! refused rather than guessed at.
+//!
+//! Each room keeps the SQL of its own tables in its own `store.rs`; this floor holds none.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+
+/// One schema step: SQL, then, for the few that need it, Rust code in the same transaction
+/// (given the data dir, for steps that must read the retained copies).
+pub(crate) struct Migration {
+    pub sql: &'static str,
+    pub then: Option<fn(&rusqlite::Transaction<'_>, &Path) -> Result<()>>,
+}
+
+/// A migration that is SQL only.
+pub(crate) const fn sql(sql: &'static str) -> Migration {
+    Migration { sql, then: None }
+}
+
+/// Every migration in order (the index + 1 is the schema version each produces), and what runs
+/// after them on every writable open (given the connection and the data dir).
+pub(crate) struct Schema {
+    pub steps: &'static [Migration],
+    pub after_open: fn(&mut Connection, &Path) -> Result<()>,
+}
+
+impl Schema {
+    /// The schema version these migrations produce.
+    pub const fn version(&self) -> i64 {
+        self.steps.len() as i64
+    }
+}
+
+/// File name of the database inside the data dir.
+pub const DB_FILE: &str = "cairn.db";
+
+/// An open database connection with Cairn's settings applied.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating and migrating if needed) the database at `path` to `schema`.
+    ///
+    /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
+    /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
+    pub(crate) fn open_with(path: &Path, schema: &Schema) -> Result<Store> {
+        // Only a missing file is created here, never an existing one opened: POSIX record locks
+        // belong to the process, and closing any descriptor of the file drops all of them, so
+        // the process's other connections would lose theirs. Another process closing next would
+        // take itself for the last connection and delete the WAL those connections still write to.
+        match crate::private::open_options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::write_in(path.parent().unwrap_or(path), path, e)),
+        }
+        let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        store.configure(false)?;
+        store.conn.set_prepared_statement_cache_capacity(64);
+        store.migrate(schema)?;
+        let data_dir = store.data_dir();
+        (schema.after_open)(&mut store.conn, &data_dir)?;
+        Ok(store)
+    }
+
+    /// Open an existing database without ever writing to it (a read-only data dir, say); one
+    /// newer than `known` is refused.
+    ///
+    /// A WAL database cleanly closed has no `-shm` file, and a read-only connection cannot
+    /// create one in a read-only directory: the first read then fails. In that case the file is
+    /// opened as immutable instead (nothing can write to that directory, and a clean close has
+    /// checkpointed the WAL into the main file, so nothing is missed).
+    ///
+    /// It waits at most `busy` for a lock, then fails (a hook must not hold up its agent).
+    pub(crate) fn open_read_only_known(path: &Path, known: i64, busy: Duration) -> Result<Store> {
+        match Store::open_read_only_with(path, known, false, busy) {
+            Ok(store) => Ok(store),
+            Err(first) => Store::open_read_only_with(path, known, true, busy).map_err(|_| first),
+        }
+    }
+
+    fn open_read_only_with(
+        path: &Path,
+        known: i64,
+        immutable: bool,
+        busy: Duration,
+    ) -> Result<Store> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if immutable {
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
+        .map_err(|e| db_err(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        store.configure(true)?;
+        store.conn.busy_timeout(busy).map_err(|e| store.err(e))?;
+        let version = store.schema_version()?;
+        if version > known {
+            return Err(Error::SchemaTooNew {
+                path: path.to_owned(),
+                found: version,
+                known,
+            });
+        }
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The data dir holding the database.
+    fn data_dir(&self) -> PathBuf {
+        self.path.parent().unwrap_or(Path::new("")).to_owned()
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Map a rusqlite error to one that names this database.
+    pub fn err(&self, e: rusqlite::Error) -> Error {
+        db_err(&self.path, e)
+    }
+
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn configure(&self, read_only: bool) -> Result<()> {
+        // A busy timeout instead of "database is locked": writers queue behind each other.
+        self.conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(|e| self.err(e))?;
+        let pragmas = if read_only {
+            "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
+        } else {
+            // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
+            // loss can only lose the last transactions, never corrupt the file.
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
+             PRAGMA wal_autocheckpoint = 8192; PRAGMA mmap_size = 268435456;"
+        };
+        self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
+    }
+
+    fn migrate(&mut self, schema: &Schema) -> Result<()> {
+        let current = self.schema_version()?;
+        if current > schema.version() {
+            return Err(Error::SchemaTooNew {
+                path: self.path.clone(),
+                found: current,
+                known: schema.version(),
+            });
+        }
+        let data_dir = self.data_dir();
+        for (index, step) in schema.steps.iter().enumerate().skip(current as usize) {
+            let version = index as i64 + 1;
+            let path = self.path.clone();
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
+                .map_err(|e| db_err(&path, e))?;
+            // Another process may have migrated while we waited for the lock.
+            let now: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| db_err(&path, e))?;
+            if now >= version {
+                continue;
+            }
+            tx.execute_batch(step.sql).map_err(|e| db_err(&path, e))?;
+            if let Some(then) = step.then {
+                then(&tx, &data_dir)?;
+            }
+            tx.pragma_update(None, "user_version", version)
+                .map_err(|e| db_err(&path, e))?;
+            tx.commit().map_err(|e| db_err(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// `file:` URI of `path` opened immutable, with the characters URIs reserve percent-encoded.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(char::from(*b)),
+            b if b.is_ascii_alphanumeric() => uri.push(char::from(*b)),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Name the database in a SQLite error; a write that found no room becomes
+/// [`Error::DiskFull`] naming the data dir.
+pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
+    match crate::error::NoRoom::of_db(path, &source) {
+        Some(why) => Error::DiskFull {
+            dir: path.parent().unwrap_or(path).to_owned(),
+            file: path.to_owned(),
+            why,
+        },
+        None => Error::Db {
+            path: path.to_owned(),
+            source,
+        },
+    }
+}
+
+/// The database file `conn` has open, for code that holds a connection rather than the
+/// [`Store`] (SQLite's own name, `:memory:`, for a database in memory).
+pub(crate) fn path_of(conn: &Connection) -> PathBuf {
+    PathBuf::from(conn.path().filter(|p| !p.is_empty()).unwrap_or(":memory:"))
+}
+
+/// [`db_err`] naming the database at `path` (from [`path_of`]), as a function to `map_err` with:
+/// for code that needs the connection mutably while it maps errors.
+pub(crate) fn err_at(path: &Path) -> impl Fn(rusqlite::Error) -> Error + Copy + '_ {
+    move |e| db_err(path, e)
+}
+
+/// [`db_err`] naming the database `conn` has open, as a function to `map_err` with.
+pub(crate) fn err_in(conn: &Connection) -> impl Fn(rusqlite::Error) -> Error + Copy + '_ {
+    move |e| db_err(&path_of(conn), e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn immutable_uris_escape_what_uris_reserve() {
+        assert_eq!(
+            immutable_uri(Path::new("/data/my dir/a?b#c%d.db")),
+            "file:/data/my%20dir/a%3Fb%23c%25d.db?immutable=1"
+        );
+    }
+
+    /// An error from a bare connection names the database file it has open, never a made-up
+    /// name.
+    #[test]
+    fn a_connections_error_names_its_database_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let conn = Connection::open(&path).unwrap();
+        let e = conn.execute("SELECT * FROM nowhere", []).unwrap_err();
+        match err_in(&conn)(e) {
+            Error::Db { path: named, .. } => {
+                assert_eq!(named.canonicalize().unwrap(), path.canonicalize().unwrap())
+            }
+            other => panic!("{other:?}"),
+        }
+        let memory = Connection::open_in_memory().unwrap();
+        let e = memory.execute("SELECT * FROM nowhere", []).unwrap_err();
+        let named = err_in(&memory)(e).to_string();
+        assert!(named.starts_with("database :memory:"), "{named}");
+    }
+}

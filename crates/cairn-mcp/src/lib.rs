@@ -1,0 +1,118 @@
+//! `cairn mcp`: Cairn's archive and Recall as Model Context Protocol tools, served over stdio
+//! to one agent session (the official Rust SDK, `rmcp`).
+//!
+//! The server only translates: arguments (checked here: types by their JSON schemas, sizes and
+//! addresses by hand) become calls on the [`Cairn`] facade, and answers leave through
+//! [`bound`] — every string cleaned and redacted, every list cut to a byte budget with a cursor
+//! for more. Reads use a connection that refuses writes ([`Cairn::open_for_agents`]); a
+//! proposal, feedback and the ledger of the agent's Recall queries go through one writer,
+//! opened on first use.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod address;
+pub mod bound;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cairn_core::{AgentWriter, Cairn};
+use rmcp::ServiceExt;
+
+pub use tools::{MAX_FEEDBACK, MAX_PROPOSALS, Server};
+
+/// The server's state for one agent session.
+pub struct Session {
+    pub cairn: Cairn,
+    /// The directory the agent started the server in (the default `skim` target's repository).
+    pub cwd: PathBuf,
+    pub outbound: bound::Outbound,
+    /// This server session's id (recorded with proposals and feedback).
+    pub id: String,
+    writer: Mutex<Option<AgentWriter>>,
+    counts: Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    proposals: u32,
+    feedback: u32,
+}
+
+impl Session {
+    pub fn new(cairn: Cairn, cwd: &Path) -> Session {
+        let repo_root = cairn_core::git::repo::Repo::discover(cwd)
+            .ok()
+            .map(|r| r.root.to_string_lossy().into_owned());
+        Session {
+            cairn,
+            cwd: cwd.to_owned(),
+            outbound: bound::Outbound {
+                repo_root,
+                home: dirs_home(),
+            },
+            id: uuid::Uuid::new_v4().to_string(),
+            writer: Mutex::new(None),
+            counts: Mutex::new(Counts::default()),
+        }
+    }
+
+    /// Run `f` with the writer, opening it on first use.
+    fn with_writer<T>(
+        &self,
+        f: impl FnOnce(&mut AgentWriter) -> cairn_core::Result<T>,
+    ) -> cairn_core::Result<T> {
+        let mut slot = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(self.cairn.agent_writer()?);
+        }
+        match slot.as_mut() {
+            Some(w) => f(w),
+            None => Err(cairn_core::Error::Invalid("no writer".into())),
+        }
+    }
+
+    /// The writer when one can be had (queries are recorded only then).
+    fn try_writer<T>(&self, f: impl FnOnce(Option<&mut AgentWriter>) -> T) -> T {
+        let mut slot = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() && !self.cairn.is_read_only() {
+            *slot = self.cairn.agent_writer().ok();
+        }
+        f(slot.as_mut())
+    }
+}
+
+fn dirs_home() -> Option<String> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| h.to_string_lossy().into_owned())
+}
+
+/// Serve one agent session on stdin/stdout until the client closes it.
+pub fn serve_stdio(data_dir: &Path, cwd: &Path) -> anyhow::Result<()> {
+    let cairn = Cairn::open_for_agents(data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot open the archive in {}: {e}", data_dir.display()))?;
+    let session = Arc::new(Session::new(cairn, cwd));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let service = Server::new(session)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP session ended with an error: {e}"))?;
+        Ok(())
+    })
+}

@@ -1,0 +1,1042 @@
+//! The tools: arguments (typed, with JSON schemas from these structs; their doc comments are
+//! the descriptions a model reads), checks, the facade call, and the bounded answer.
+
+use std::sync::Arc;
+
+use cairn_core::archive::Agent;
+use cairn_core::recall::agents::{EvidenceRef, Proposal, Speaker, Verdict};
+use cairn_core::recall::model::{EntryType, Scope};
+use cairn_core::recall::{self, Mode, QueryRequest};
+use cairn_core::views::search::SearchQuery;
+use cairn_core::views::skim::SkimQuery;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::Session;
+use crate::address::{self, Address};
+use crate::bound;
+
+/// Proposals one server session may make (an agent that proposes more is looping).
+pub const MAX_PROPOSALS: u32 = 20;
+/// Feedback calls one server session may make.
+pub const MAX_FEEDBACK: u32 = 100;
+
+/// Page sizes: the default and the most one call may ask for.
+const SKIM_LIMIT: (u32, u32) = (10, 50);
+const SHOW_LIMIT: (u32, u32) = (20, 100);
+const SEARCH_LIMIT: (u32, u32) = (20, 100);
+const RECALL_LIMIT: (u32, u32) = (10, 50);
+/// Turns listed per skimmed session (the related ones first).
+const SKIM_TURNS: usize = 8;
+/// A brief's default and largest token budget.
+const BRIEF_TOKENS: (u32, u32) = (600, 8_000);
+
+type Res = Result<CallToolResult, ErrorData>;
+
+#[derive(Clone)]
+pub struct Server {
+    session: Arc<Session>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl Server {
+    pub fn new(session: Arc<Session>) -> Server {
+        Server {
+            session,
+            tool_router: Self::tool_router(),
+        }
+    }
+}
+
+// ---- arguments ---------------------------------------------------------------------------
+
+/// Retrieval mode.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeArg {
+    /// Words (default; fast, exact terms).
+    #[default]
+    Lexical,
+    /// Words and meaning fused (needs embeddings built with `cairn embeddings build`).
+    Hybrid,
+    /// Meaning only (needs embeddings).
+    Vector,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Lexical => Mode::Lexical,
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Vector => Mode::Vector,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkimArgs {
+    /// What to catch up on: a branch name (`main`, `feature/login`), a pull request (`#123`,
+    /// `123` or its URL), or a change id (`change:<id>`). Default: the branch checked out
+    /// where this server runs.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Also list sessions that only ran while the branch was checked out (weak links).
+    #[serde(default)]
+    pub include_weak: bool,
+    /// Sessions per page (default 10, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowArgs {
+    /// A session key or the agent's session id, or an address: `cairn://session/<key>`,
+    /// `cairn://session/<key>?turn=<turn key or index>`, `cairn://session/<key>?record=N`
+    /// (or `record=N-M`), as `skim`, `search` and Recall evidence give them.
+    pub address: String,
+    /// A turn of the session (its key or index), when the address names only the session.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// Items per page: turns of a session, records of a turn (default 20, at most 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page (pages go back in time).
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words to find in what agents and people wrote and ran (lexical: every word must match),
+    /// or a question (hybrid, vector).
+    pub query: String,
+    #[serde(default)]
+    pub mode: ModeArg,
+    /// Only this agent's sessions: `claude` or `codex`.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only sessions of this project (the repository directory name or path).
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Only sessions on this branch.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Only records at or after this time (`YYYY-MM-DD` or RFC 3339).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only records before this time (`YYYY-MM-DD` or RFC 3339).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Hits per page (default 20, at most 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A Recall entry type.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TypeArg {
+    Fact,
+    Decision,
+    Procedure,
+    DebuggingMethod,
+    Warning,
+    Preference,
+    OpenQuestion,
+}
+
+impl From<TypeArg> for EntryType {
+    fn from(t: TypeArg) -> EntryType {
+        match t {
+            TypeArg::Fact => EntryType::Fact,
+            TypeArg::Decision => EntryType::Decision,
+            TypeArg::Procedure => EntryType::Procedure,
+            TypeArg::DebuggingMethod => EntryType::DebuggingMethod,
+            TypeArg::Warning => EntryType::Warning,
+            TypeArg::Preference => EntryType::Preference,
+            TypeArg::OpenQuestion => EntryType::OpenQuestion,
+        }
+    }
+}
+
+/// Where a Recall entry applies.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeArg {
+    Global,
+    Project,
+    Repository,
+    Branch,
+    File,
+    Tool,
+    Agent,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::Global => Scope::Global,
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::Repository => Scope::Repository,
+            ScopeArg::Branch => Scope::Branch,
+            ScopeArg::File => Scope::File,
+            ScopeArg::Tool => Scope::Tool,
+            ScopeArg::Agent => Scope::Agent,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallQueryArgs {
+    /// What you want to know ("how do we run the migrations?"); empty lists the most recent
+    /// entries.
+    #[serde(default)]
+    pub query: String,
+    #[serde(default)]
+    pub mode: ModeArg,
+    /// Also return entries no person has reviewed yet (marked `trusted: false`). Default:
+    /// only trusted entries.
+    #[serde(default)]
+    pub include_untrusted: bool,
+    /// Only entries of this type.
+    #[serde(rename = "type", default)]
+    pub entry_type: Option<TypeArg>,
+    /// Only entries of this project (repository directory name).
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Only entries about this branch.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Your own session id, so your use of the entries is measured.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Entries per page (default 10, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallBriefArgs {
+    /// The task at hand, in a sentence; empty gives the most relevant recent entries.
+    #[serde(default)]
+    pub query: String,
+    /// The brief's budget in tokens (default 600, at most 8000).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub mode: ModeArg,
+    /// Also pack entries no person has reviewed yet. Default: only trusted entries.
+    #[serde(default)]
+    pub include_untrusted: bool,
+    /// Only entries of this project (repository directory name).
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Only entries about this branch.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Your own session id, so your use of the entries is measured.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallProposeArgs {
+    #[serde(rename = "type")]
+    pub entry_type: TypeArg,
+    /// One line saying what the entry is ("Run migrations with `make migrate`, not sqlx").
+    pub title: String,
+    /// The entry itself: what is true, decided, or to be done, and why. At most 4000 characters.
+    pub body: String,
+    /// When it applies ("before touching the schema").
+    #[serde(default)]
+    pub trigger: Option<String>,
+    /// Where it applies (default `project`).
+    #[serde(default)]
+    pub scope: Option<ScopeArg>,
+    /// Records that support it, as `cairn://session/<key>?record=N` or `…?record=N-M`
+    /// (from `show`, `search` or `skim`); at least one, at most 8.
+    pub evidence: Vec<String>,
+    /// Your own session id (recorded as where the proposal came from).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Your current turn (its key or index), if you know it.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// Your agent's name (default: the MCP client's name).
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// How an entry served you.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictArg {
+    /// It was right and it helped.
+    Helpful,
+    /// It was wrong or misleading.
+    Wrong,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallFeedbackArgs {
+    /// The entry's `id`, as `recall_query` or `recall_brief` returned it.
+    pub entry_id: String,
+    pub verdict: VerdictArg,
+    /// What was wrong or how it helped (optional, at most 1000 characters).
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The `query_id` of the answer that gave you the entry, if any.
+    #[serde(default)]
+    pub query_id: Option<String>,
+    /// Your own session id.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+// ---- helpers -----------------------------------------------------------------------------
+
+fn invalid(msg: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(msg.into(), None)
+}
+
+fn page_size(
+    tool: &str,
+    asked: Option<u32>,
+    (default, max): (u32, u32),
+) -> Result<usize, ErrorData> {
+    match asked {
+        None => Ok(default as usize),
+        Some(0) => Err(invalid(format!("`limit` must be at least 1 for {tool}"))),
+        Some(n) if n > max => Err(invalid(format!(
+            "`limit` {n} is more than {tool} returns at once ({max}); ask for at most {max} and page with `cursor`"
+        ))),
+        Some(n) => Ok(n as usize),
+    }
+}
+
+fn offset(tool: &str, cursor: Option<&str>) -> Result<usize, ErrorData> {
+    address::offset(tool, cursor).map_err(invalid)
+}
+
+/// Optional short text argument: trimmed, one line, bounded.
+fn short(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
+    match v.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) if v.len() > 512 || v.chars().any(char::is_control) => Err(invalid(format!(
+            "`{field}` must be one line of at most 512 bytes without control characters"
+        ))),
+        Some(v) => Ok(Some(v.to_owned())),
+    }
+}
+
+impl Server {
+    fn out(&self) -> &bound::Outbound {
+        &self.session.outbound
+    }
+
+    /// A core error as the JSON-RPC error the agent sees (cleaned and redacted like answers).
+    fn fail(&self, e: cairn_core::Error) -> ErrorData {
+        let msg = self.out().text(&e.to_string());
+        match e {
+            cairn_core::Error::NotFound(_) => ErrorData::resource_not_found(msg, None),
+            cairn_core::Error::Invalid(_) | cairn_core::Error::ModelMissing { .. } => {
+                ErrorData::invalid_params(msg, None)
+            }
+            _ => ErrorData::internal_error(msg, None),
+        }
+    }
+
+    /// The answer: `body` cleaned, then `items` under `key` cut to the byte budget, with
+    /// `next_cursor` when more remain (`more`: the source had more than this page).
+    fn answer(
+        &self,
+        tool: &str,
+        mut body: Value,
+        key: &str,
+        items: Vec<Value>,
+        offset: usize,
+        more: bool,
+    ) -> Res {
+        body = self.out().value(body);
+        let head = serde_json::to_string(&body).map_or(0, |s| s.len());
+        let (kept, cut) = bound::fit(items, bound::MAX_BYTES.saturating_sub(head + 64));
+        let next = (cut || more).then(|| address::cursor(tool, offset + kept.len()));
+        if let Value::Object(map) = &mut body {
+            map.insert(key.to_owned(), Value::Array(kept));
+            map.insert(
+                "next_cursor".into(),
+                next.map_or(Value::Null, Value::String),
+            );
+        }
+        let text = serde_json::to_string(&body)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    fn single(&self, body: Value) -> Res {
+        let body = self.out().value(body);
+        let text = serde_json::to_string(&body)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    fn speaker(
+        &self,
+        peer: &Peer<RoleServer>,
+        agent: Option<String>,
+        session: Option<String>,
+        turn: Option<String>,
+    ) -> Speaker {
+        let client = peer
+            .peer_info()
+            .map(|i| format!("{} {}", i.client_info.name, i.client_info.version))
+            .unwrap_or_default();
+        let client_name = peer
+            .peer_info()
+            .map(|i| i.client_info.name.clone())
+            .unwrap_or_default();
+        Speaker {
+            agent: agent.unwrap_or(client_name),
+            session,
+            turn,
+            server_session: self.session.id.clone(),
+            client,
+        }
+    }
+
+    fn entry_json(&self, r: &recall::rank::Ranked) -> Result<Value, ErrorData> {
+        let e = &r.entry;
+        let evidence = self
+            .session
+            .cairn
+            .recall_evidence_state(&e.id)
+            .map_err(|e| self.fail(e))?;
+        let evidence: Vec<Value> = evidence
+            .iter()
+            .take(8)
+            .map(|ev| {
+                json!({
+                    "address": if ev.ordinal_start == ev.ordinal_end {
+                        address::record_link(&ev.session_key, ev.ordinal_start)
+                    } else {
+                        format!("cairn://session/{}?record={}-{}", ev.session_key, ev.ordinal_start, ev.ordinal_end)
+                    },
+                    "changed_since_cited": ev.changed,
+                })
+            })
+            .collect();
+        Ok(json!({
+            "id": e.id,
+            "type": e.entry_type.as_str(),
+            "title": e.title,
+            "body": e.body,
+            "trigger": e.trigger,
+            "trusted": e.is_trusted(),
+            "review_state": e.review_state.as_str(),
+            "stale": e.stale,
+            "stale_note": e.stale_note,
+            "provenance_ok": e.provenance_ok,
+            "provenance_note": e.provenance_note,
+            "project": e.project,
+            "branch": e.git_branch,
+            "updated_at": e.updated_at,
+            "score": r.score,
+            "evidence": evidence,
+        }))
+    }
+
+    fn recall_filters(
+        &self,
+        include_untrusted: bool,
+        entry_type: Option<TypeArg>,
+        repo: Option<&str>,
+        branch: Option<&str>,
+        limit: usize,
+    ) -> Result<recall::store::Filters, ErrorData> {
+        Ok(recall::store::Filters {
+            project: short("repo", repo)?,
+            git_branch: short("branch", branch)?,
+            entry_type: entry_type.map(Into::into),
+            trusted_only: !include_untrusted,
+            limit: Some(limit as u32),
+            ..Default::default()
+        })
+    }
+}
+
+// ---- the tools ---------------------------------------------------------------------------
+
+#[tool_router]
+impl Server {
+    /// Catch up on a branch, pull request or change.
+    #[tool(
+        description = "Catch up on a branch, pull request or change: the past agent sessions related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs. Follow up with `show` on a session or turn address for detail."
+    )]
+    fn skim(&self, Parameters(a): Parameters<SkimArgs>) -> Res {
+        let limit = page_size("skim", a.limit, SKIM_LIMIT)?;
+        let offset = offset("skim", a.cursor.as_deref())?;
+        let cairn = &self.session.cairn;
+        let target = match a.target.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            Some(t) => address::target(t).map_err(invalid)?,
+            None => cairn
+                .default_target(&self.session.cwd)
+                .map_err(|e| self.fail(e))?,
+        };
+        let view = cairn
+            .skim(&SkimQuery {
+                target,
+                include_weak: a.include_weak,
+                limit: Some((offset + limit + 1) as u32),
+                repo_root: None,
+                published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
+            })
+            .map_err(|e| self.fail(e))?;
+        // The core keeps the most recently active sessions; in that order, a longer list
+        // starts with the shorter one, so pages are stable.
+        let mut ordered: Vec<&cairn_core::views::skim::SkimSession> =
+            view.sessions.iter().collect();
+        ordered.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.session_key.cmp(&b.session_key))
+        });
+        let more = ordered.len() > offset + limit;
+        let sessions: Vec<Value> = ordered
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|s| {
+                let mut turns: Vec<&cairn_core::views::skim::SkimTurn> =
+                    s.turns.iter().filter(|t| t.related).collect();
+                if turns.is_empty() {
+                    turns = s.turns.iter().collect();
+                }
+                let listed = turns.len().min(SKIM_TURNS);
+                let turns_json: Vec<Value> = turns
+                    .iter()
+                    .rev()
+                    .take(SKIM_TURNS)
+                    .rev()
+                    .map(|t| {
+                        json!({
+                            "address": address::turn_link(&s.session_key, t.turn_index),
+                            "turn_index": t.turn_index,
+                            "started_at": t.started_at,
+                            "related": t.related,
+                            "tool_names": t.tool_names.iter().take(8).collect::<Vec<_>>(),
+                            "labels": t.labels,
+                            "previews": t.previews.iter().take(2).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                json!({
+                    "address": address::session_link(&s.session_key),
+                    "agent": s.agent.as_str(),
+                    "title": s.title,
+                    "project": s.project,
+                    "untrusted": s.untrusted,
+                    "started_at": s.started_at,
+                    "updated_at": s.updated_at,
+                    "turn_count": s.turn_count,
+                    "related_turn_count": s.related_turn_count,
+                    "weak": s.weak,
+                    "why_related": s.why_related.iter().take(5).map(|w| json!({
+                        "reason": w.reason,
+                        "confidence": w.confidence,
+                        "address": w.ordinal.map(|o| address::record_link(&s.session_key, o)),
+                    })).collect::<Vec<_>>(),
+                    "turns": turns_json,
+                    "turns_not_listed": turns.len() - listed,
+                })
+            })
+            .collect();
+        let body = json!({
+            "target_kind": view.target_kind.as_str(),
+            "target_key": view.target_key,
+            "weak_sessions_hidden": view.coverage.weak_sessions_hidden,
+            "hint": "Abbreviated. `show` an address for a session's turns, a turn's records, or one record.",
+        });
+        self.answer("skim", body, "sessions", sessions, offset, more)
+    }
+
+    /// One session, turn or record.
+    #[tool(
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). Pages go back in time with `cursor`. Long texts are cut and secrets are redacted."
+    )]
+    fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
+        let limit = page_size("show", a.limit, SHOW_LIMIT)?;
+        let offset = offset("show", a.cursor.as_deref())?;
+        let addr: Address = address::parse(&a.address).map_err(invalid)?;
+        let turn = match short("turn", a.turn.as_deref())? {
+            Some(t) => Some(t),
+            None => addr.turn.clone(),
+        };
+        let cairn = &self.session.cairn;
+        if let Some((from, to)) = addr.records {
+            if to - from >= limit as u32 {
+                return Err(invalid(format!(
+                    "records {from}-{to} are more than {limit} at once; ask for a shorter range or raise `limit` (at most {})",
+                    SHOW_LIMIT.1
+                )));
+            }
+            let detail = cairn.session(&addr.session).map_err(|e| self.fail(e))?;
+            let records = cairn
+                .records(&addr.session, from, to)
+                .map_err(|e| self.fail(e))?;
+            if records.is_empty() {
+                return Err(ErrorData::resource_not_found(
+                    self.out().text(&format!(
+                        "session {} has no record {from}{}; `show` the session to list its turns",
+                        addr.session,
+                        if to > from {
+                            format!("-{to}")
+                        } else {
+                            String::new()
+                        }
+                    )),
+                    None,
+                ));
+            }
+            let turn_index = cairn
+                .turn_of_record(&addr.session, from)
+                .map_err(|e| self.fail(e))?;
+            let key = detail.session_key.clone();
+            let items: Vec<Value> = records
+                .iter()
+                .map(|r| {
+                    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                    if let Value::Object(m) = &mut v {
+                        m.insert(
+                            "address".into(),
+                            Value::String(address::record_link(&key, r.ordinal)),
+                        );
+                    }
+                    v
+                })
+                .collect();
+            let body = json!({
+                "session_address": address::session_link(&key),
+                "turn_address": turn_index.map(|t| address::turn_link(&key, t)),
+            });
+            return self.answer("show", body, "records", items, 0, false);
+        }
+        if let Some(turn) = turn {
+            let view = cairn
+                .show_turn(&addr.session, &turn, (offset + limit) as u32)
+                .map_err(|e| self.fail(e))?;
+            let key = view.session_key.clone();
+            let keep = view.records.len().saturating_sub(offset);
+            let more = view.coverage.has_more_before;
+            let items: Vec<Value> = view
+                .records
+                .iter()
+                .take(keep)
+                .rev()
+                .map(|r| {
+                    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                    if let Value::Object(m) = &mut v {
+                        m.insert(
+                            "address".into(),
+                            Value::String(address::record_link(&key, r.ordinal)),
+                        );
+                    }
+                    v
+                })
+                .collect();
+            let body = json!({
+                "session_address": address::session_link(&key),
+                "turn_index": view.turn_index,
+                "turn_key": view.turn_key,
+                "total_records": view.coverage.total_records,
+                "order": "newest first",
+            });
+            return self.answer("show", body, "records", items, offset, more);
+        }
+        let view = cairn
+            .show_session(&addr.session, (offset + limit) as u32)
+            .map_err(|e| self.fail(e))?;
+        let key = view.session_key.clone();
+        let keep = view.turns.len().saturating_sub(offset);
+        let more = view.coverage.has_more_before;
+        let items: Vec<Value> = view
+            .turns
+            .iter()
+            .take(keep)
+            .rev()
+            .map(|t| {
+                json!({
+                    "address": address::turn_link(&key, t.turn_index),
+                    "turn_index": t.turn_index,
+                    "started_at": t.started_at,
+                    "records": format!("{}-{}", t.first_ordinal, t.last_ordinal),
+                    "user": t.user_preview,
+                    "assistant": t.assistant_preview,
+                    "tool_calls": t.tool_call_count,
+                    "edits": t.edit_count,
+                    "failures": t.failure_count,
+                    "tool_names": t.tool_names.iter().take(8).collect::<Vec<_>>(),
+                    "related_targets": t.related_targets,
+                })
+            })
+            .collect();
+        let body = json!({
+            "session_address": address::session_link(&key),
+            "agent": view.agent.as_str(),
+            "title": view.title,
+            "started_at": view.started_at,
+            "total_turns": view.coverage.total_turns,
+            "order": "newest first",
+        });
+        self.answer("show", body, "turns", items, offset, more)
+    }
+
+    /// Search the archive.
+    #[tool(
+        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built). Filter by agent, repo, branch and dates. Each hit has an address to `show`."
+    )]
+    fn search(&self, Parameters(a): Parameters<SearchArgs>) -> Res {
+        let limit = page_size("search", a.limit, SEARCH_LIMIT)?;
+        let offset = offset("search", a.cursor.as_deref())?;
+        if a.query.trim().is_empty() {
+            return Err(invalid("`query` is empty; give words to find"));
+        }
+        if a.query.len() > 1_000 {
+            return Err(invalid("`query` is longer than 1000 bytes"));
+        }
+        let agent = match short("agent", a.agent.as_deref())? {
+            None => None,
+            Some(name) => Some(Agent::parse(&name).ok_or_else(|| {
+                invalid(format!(
+                    "unknown agent {:?}; expected claude or codex",
+                    cairn_core::text::one_line(&name, 40)
+                ))
+            })?),
+        };
+        let hits = self
+            .session
+            .cairn
+            .search(&SearchQuery {
+                text: a.query.clone(),
+                agent,
+                branch: short("branch", a.branch.as_deref())?,
+                project: short("repo", a.repo.as_deref())?,
+                since: short("since", a.since.as_deref())?,
+                until: short("until", a.until.as_deref())?,
+                limit: Some((offset + limit + 1) as u32),
+                mode: a.mode.into(),
+            })
+            .map_err(|e| self.fail(e))?;
+        let more = hits.len() > offset + limit;
+        let items: Vec<Value> = hits
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|h| {
+                json!({
+                    "address": address::record_link(&h.session_key, h.ordinal),
+                    "agent": h.agent.as_str(),
+                    "title": h.title,
+                    "project": h.project,
+                    "branch": h.git_branch,
+                    "timestamp": h.timestamp,
+                    "kind": h.kind,
+                    "role": h.role,
+                    "tool_name": h.tool_name,
+                    "snippet": h.snippet,
+                    "score": h.score,
+                })
+            })
+            .collect();
+        let body = json!({ "mode": Mode::from(a.mode).as_str() });
+        self.answer("search", body, "hits", items, offset, more)
+    }
+
+    /// Ask Recall.
+    #[tool(
+        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`."
+    )]
+    fn recall_query(&self, Parameters(a): Parameters<RecallQueryArgs>) -> Res {
+        let limit = page_size("recall_query", a.limit, RECALL_LIMIT)?;
+        let offset = offset("recall_query", a.cursor.as_deref())?;
+        if a.query.len() > 1_000 {
+            return Err(invalid("`query` is longer than 1000 bytes"));
+        }
+        let filters = self.recall_filters(
+            a.include_untrusted,
+            a.entry_type,
+            a.repo.as_deref(),
+            a.branch.as_deref(),
+            offset + limit + 1,
+        )?;
+        let req = QueryRequest {
+            text: a.query.clone(),
+            mode: a.mode.into(),
+            filters,
+            session_key: short("session", a.session.as_deref())?,
+            ..Default::default()
+        };
+        let cairn = &self.session.cairn;
+        let resp = self
+            .session
+            .try_writer(|w| cairn.agent_recall_query(&req, "query", w))
+            .map_err(|e| self.fail(e))?;
+        let more = resp.results.len() > offset + limit;
+        let items = resp
+            .results
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|r| self.entry_json(r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let body = json!({
+            "query_id": resp.query_id,
+            "trusted_only": resp.trusted_only,
+            "untrusted_matches": resp.untrusted_matches,
+        });
+        self.answer("recall_query", body, "entries", items, offset, more)
+    }
+
+    /// A packed brief.
+    #[tool(
+        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, with their ids and evidence addresses. Use at the start of a task; `recall_query` for more."
+    )]
+    fn recall_brief(&self, Parameters(a): Parameters<RecallBriefArgs>) -> Res {
+        let tokens = match a.max_tokens {
+            None => BRIEF_TOKENS.0,
+            Some(n) if n < 50 => return Err(invalid("`max_tokens` must be at least 50")),
+            Some(n) if n > BRIEF_TOKENS.1 => {
+                return Err(invalid(format!(
+                    "`max_tokens` {n} is more than a brief packs ({}); use `recall_query` with a cursor for more",
+                    BRIEF_TOKENS.1
+                )));
+            }
+            Some(n) => n,
+        };
+        if a.query.len() > 1_000 {
+            return Err(invalid("`query` is longer than 1000 bytes"));
+        }
+        let filters = self.recall_filters(
+            a.include_untrusted,
+            None,
+            a.repo.as_deref(),
+            a.branch.as_deref(),
+            RECALL_LIMIT.1 as usize,
+        )?;
+        let req = QueryRequest {
+            text: a.query.clone(),
+            mode: a.mode.into(),
+            filters,
+            context: true,
+            // Bytes stay under the answer budget whatever the token budget.
+            max_bytes: Some((bound::MAX_BYTES / 2) as u32),
+            max_tokens: Some(tokens),
+            session_key: short("session", a.session.as_deref())?,
+        };
+        let cairn = &self.session.cairn;
+        let resp = self
+            .session
+            .try_writer(|w| cairn.agent_recall_query(&req, "brief", w))
+            .map_err(|e| self.fail(e))?;
+        let (text, estimated_tokens, packed_ids, omitted) = match &resp.context {
+            Some(p) => (
+                p.text.clone(),
+                p.estimated_tokens,
+                p.entry_ids.clone(),
+                p.omitted_ids.len(),
+            ),
+            None => (String::new(), 0, Vec::new(), 0),
+        };
+        let entries = resp
+            .results
+            .iter()
+            .filter(|r| packed_ids.contains(&r.entry.id))
+            .map(|r| {
+                let full = self.entry_json(r)?;
+                Ok(json!({
+                    "id": full["id"],
+                    "trusted": full["trusted"],
+                    "stale": full["stale"],
+                    "evidence": full["evidence"],
+                }))
+            })
+            .collect::<Result<Vec<_>, ErrorData>>()?;
+        let body = json!({
+            "query_id": resp.query_id,
+            "text": text,
+            "estimated_tokens": estimated_tokens,
+            "omitted": omitted,
+            "trusted_only": resp.trusted_only,
+            "untrusted_matches": resp.untrusted_matches,
+        });
+        self.answer("recall_brief", body, "entries", entries, 0, false)
+    }
+
+    /// Propose an entry.
+    #[tool(
+        description = "Propose a Recall entry you learned in this session (a fact, decision, procedure, debugging method, warning, preference or open question), citing the records that support it. It lands unreviewed in the person's inbox and is never served as trusted until they accept it. The same proposal twice is one entry; a session may propose at most 20."
+    )]
+    fn recall_propose(
+        &self,
+        Parameters(a): Parameters<RecallProposeArgs>,
+        peer: Peer<RoleServer>,
+    ) -> Res {
+        let mut evidence = Vec::with_capacity(a.evidence.len());
+        if a.evidence.len() > cairn_core::recall::agents::MAX_EVIDENCE {
+            return Err(invalid(format!(
+                "`evidence` has {} addresses; at most {} are accepted",
+                a.evidence.len(),
+                cairn_core::recall::agents::MAX_EVIDENCE
+            )));
+        }
+        for text in &a.evidence {
+            let addr = address::parse(text).map_err(invalid)?;
+            let Some((from, to)) = addr.records else {
+                return Err(invalid(format!(
+                    "evidence {:?} names no record; cite `cairn://session/<key>?record=N` (or `record=N-M`)",
+                    cairn_core::text::one_line(text, 80)
+                )));
+            };
+            evidence.push(EvidenceRef {
+                session: addr.session,
+                from,
+                to,
+            });
+        }
+        let who = self.speaker(
+            &peer,
+            short("agent", a.agent.as_deref())?,
+            short("session", a.session.as_deref())?,
+            short("turn", a.turn.as_deref())?,
+        );
+        let proposal = Proposal {
+            entry_type: a.entry_type.into(),
+            scope: a.scope.map(Into::into),
+            title: a.title,
+            body: a.body,
+            trigger: a.trigger.unwrap_or_default(),
+            evidence,
+        };
+        {
+            let counts = self
+                .session
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if counts.proposals >= MAX_PROPOSALS {
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "this session already proposed {MAX_PROPOSALS} entries, the most one session may; ask the person to review the inbox"
+                    ),
+                    None,
+                ));
+            }
+        }
+        let cairn = &self.session.cairn;
+        let out = self
+            .session
+            .with_writer(|w| cairn.agent_propose(w, &proposal, &who))
+            .map_err(|e| self.fail(e))?;
+        if !out.duplicate {
+            let mut counts = self
+                .session
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            counts.proposals += 1;
+        }
+        self.single(json!({
+            "entry_id": out.entry_id,
+            "duplicate": out.duplicate,
+            "review_state": out.review_state.as_str(),
+            "trusted": false,
+            "note": "Proposed for review: a person accepts or rejects it in Cairn's Recall inbox.",
+        }))
+    }
+
+    /// Rate an entry.
+    #[tool(
+        description = "Tell Recall whether an entry you used was helpful or wrong (with a note saying why). It goes to the measurement ledger the person reviews; it does not change the entry."
+    )]
+    fn recall_feedback(
+        &self,
+        Parameters(a): Parameters<RecallFeedbackArgs>,
+        peer: Peer<RoleServer>,
+    ) -> Res {
+        let entry_id =
+            short("entry_id", Some(&a.entry_id))?.ok_or_else(|| invalid("`entry_id` is empty"))?;
+        let query_id = short("query_id", a.query_id.as_deref())?;
+        let who = self.speaker(&peer, None, short("session", a.session.as_deref())?, None);
+        {
+            let mut counts = self
+                .session
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if counts.feedback >= MAX_FEEDBACK {
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "this session already gave feedback {MAX_FEEDBACK} times, the most one session may"
+                    ),
+                    None,
+                ));
+            }
+            counts.feedback += 1;
+        }
+        let verdict = match a.verdict {
+            VerdictArg::Helpful => Verdict::Helpful,
+            VerdictArg::Wrong => Verdict::Wrong,
+        };
+        let cairn = &self.session.cairn;
+        let (helpful, wrong) = self
+            .session
+            .with_writer(|w| {
+                cairn.agent_feedback(
+                    w,
+                    &entry_id,
+                    verdict,
+                    a.note.as_deref().unwrap_or(""),
+                    query_id.as_deref(),
+                    &who,
+                )
+            })
+            .map_err(|e| self.fail(e))?;
+        self.single(json!({
+            "entry_id": entry_id,
+            "recorded": verdict.as_str(),
+            "helpful": helpful,
+            "wrong": wrong,
+        }))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Cairn remembers what coding agents did in this project. Catch up on the branch with `skim`, read detail with `show`, find things with `search`, and ask the project's reviewed memory with `recall_brief` / `recall_query`. Propose what you learned with `recall_propose` (a person reviews it) and rate entries you used with `recall_feedback`.",
+            )
+    }
+}

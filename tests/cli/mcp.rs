@@ -1,0 +1,157 @@
+//! `cairn mcp` driven by the reference MCP client (the official Python SDK, PyPI `mcp`, installed
+//! into .venv/ by scripts/setup.sh, which `make test` runs first): tests/mcp/client.py
+//! initializes, lists the tools, checks their schemas, calls every tool, walks cursors, and sends
+//! bad input; this side plants a secret and checks what was and was not written.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::{Env, git};
+
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The project's Python with the reference client, or `None` outside `make test` before setup
+/// ran (under CI that is a failure: setup always installs it).
+fn reference_python() -> Option<PathBuf> {
+    let python = repo_root().join(".venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing: run scripts/setup.sh",
+        python.display()
+    );
+    eprintln!("skipped: no .venv with the reference MCP client; run scripts/setup.sh");
+    None
+}
+
+fn count(db: &rusqlite::Connection, table: &str) -> i64 {
+    db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let env = Env::new().with_fixtures();
+    // A session with a secret in a prompt and a reply (built here so no literal token is
+    // committed).
+    let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "planted-secret-session",
+               "timestamp": "2026-03-01T10:00:00Z", "cwd": "/home/USER/projects/spotter", "gitBranch": "master",
+               "isSidechain": false, "userType": "external",
+               "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let planted = [
+        line(
+            "u1",
+            None,
+            "user",
+            json!(format!("use the deploy token {secret} for the release")),
+        ),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([{"type": "text", "text": format!("Deploy token noted: {secret}")}]),
+        ),
+    ]
+    .join("\n");
+    std::fs::write(
+        env.claude()
+            .join("-home-USER-projects-spotter/planted.jsonl"),
+        planted + "\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let entry = json!({"candidate_id": "p1", "session_id": SMALL, "type": "procedure", "scope": "project",
+        "title": "Start the Phoenix server", "body": "Run mix phx.server to start the Phoenix server",
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["phoenix server"]}});
+    let file = env.root.path().join("e.jsonl");
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    env.ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    let repo = env.root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "master"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let before = [
+        count(&db, "sessions"),
+        count(&db, "records"),
+        count(&db, "recall_entries"),
+        count(&db, "recall_feedback"),
+    ];
+
+    let out = Command::new(python)
+        .arg(repo_root().join("tests/mcp/client.py"))
+        .arg(env!("CARGO_BIN_EXE_cairn"))
+        .arg(&repo)
+        .arg(&secret)
+        .env("CAIRN_DATA_DIR", env.data())
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the reference client failed:\n{stderr}"
+    );
+    let seen: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 7);
+
+    // Reads wrote nothing; bad calls wrote nothing; one proposal (sent twice) and one
+    // feedback were written.
+    let after = [
+        count(&db, "sessions"),
+        count(&db, "records"),
+        count(&db, "recall_entries"),
+        count(&db, "recall_feedback"),
+    ];
+    assert_eq!(after, [before[0], before[1], before[2] + 1, before[3] + 1]);
+    let (state, body): (String, String) = db
+        .query_row(
+            "SELECT review_state, body FROM recall_entries WHERE id = ?1",
+            [seen["proposal"].as_str().unwrap()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(state, "unreviewed_auto");
+    assert!(
+        !body.contains(&secret),
+        "the proposal stored the secret: {body}"
+    );
+
+    // The inbox says where the proposal came from.
+    let inbox = env.json(&["recall", "review"]);
+    let item = inbox
+        .as_array()
+        .or_else(|| inbox["queue"].as_array())
+        .unwrap()
+        .iter()
+        .find(|i| i["entry"]["id"] == seen["proposal"])
+        .cloned()
+        .unwrap();
+    assert_eq!(item["proposed_by"]["agent"], "reference-client");
+    assert_eq!(item["proposed_by"]["session_key"], "agent-session-1");
+    assert_eq!(item["proposed_by"]["turn"], "3");
+    assert!(
+        item["proposed_by"]["client"]
+            .as_str()
+            .unwrap()
+            .starts_with("reference-client")
+    );
+}

@@ -1,0 +1,294 @@
+//! `cairn mcp install|uninstall` (issue 15): the agents' MCP configs are the user's files, and
+//! get the care `hooks install` gives settings files.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{Env, git};
+
+fn cairn_path() -> String {
+    std::fs::canonicalize(env!("CARGO_BIN_EXE_cairn"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// The user's config file of `agent`, kept in a dotfiles dir and linked into the home.
+fn linked_config(env: &Env, agent: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dotfiles = env.root.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let (link, real) = match agent {
+        "claude" => (
+            env.home().join(".claude.json"),
+            dotfiles.join("claude.json"),
+        ),
+        _ => (
+            env.home().join(".codex/config.toml"),
+            dotfiles.join("codex.toml"),
+        ),
+    };
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::fs::write(&real, text).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    (link, real)
+}
+
+const CLAUDE: &str = "{\n  \"numStartups\": 41,\n  \"tipsHistory\": {\"a\": 1},\n  \"userID\": 18446744073709551617,\n  \"mcpServers\": {\n    \"db\": {\n      \"command\": \"pg-mcp\",\n      \"env\": {\"PGPASSWORD\": \"Summer2024!\"}\n    }\n  },\n  \"projects\": {}\n}\n";
+
+const CODEX: &str = "model = \"gpt-5.1-codex\"\n# my servers\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n\n[mcp_servers.db.env]\nPGPASSWORD = \"Summer2024!\"\n\n[features]\ncodex_hooks = true\n";
+
+#[test]
+fn install_and_uninstall_round_trip_for_both_agents() {
+    for (agent, before) in [("claude", CLAUDE), ("codex", CODEX)] {
+        let env = Env::new();
+        let (link, real) = linked_config(&env, agent, before);
+
+        let dry = env.json(&["mcp", "install", "--agent", agent, "--dry-run"]);
+        let diff = dry["diff"].as_str().unwrap();
+        assert!(
+            dry["changed"] == true && diff.contains(&cairn_path()),
+            "{diff}"
+        );
+        assert!(!diff.contains("Summer2024!"), "{diff}");
+        assert_eq!(read(&real), before, "a dry run wrote");
+
+        let done = env.json(&["mcp", "install", "--agent", agent]);
+        assert_eq!(done["changed"], true);
+        assert_eq!(
+            read(done["backup"].as_str().map(Path::new).unwrap()),
+            before
+        );
+        let after = read(&real);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(mode(&real), 0o640);
+        // What the agent reads: the server runs this binary with `mcp`.
+        let (command, args) = match agent {
+            "claude" => {
+                let v: Value = serde_json::from_str(&after).unwrap();
+                assert_eq!(v["mcpServers"]["db"]["command"], "pg-mcp");
+                let s = &v["mcpServers"]["cairn"];
+                (s["command"].as_str().unwrap().to_owned(), s["args"].clone())
+            }
+            _ => {
+                let v: toml::Table = after.parse().unwrap();
+                assert_eq!(v["mcp_servers"]["db"]["command"].as_str(), Some("pg-mcp"));
+                assert_eq!(v["features"]["codex_hooks"].as_bool(), Some(true));
+                let s = &v["mcp_servers"]["cairn"];
+                let args: Vec<&str> = s["args"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                (
+                    s["command"].as_str().unwrap().to_owned(),
+                    serde_json::json!(args),
+                )
+            }
+        };
+        assert_eq!((command, args), (cairn_path(), serde_json::json!(["mcp"])));
+        // Only lines were added.
+        for line in before.lines() {
+            assert!(after.contains(line), "{line} lost from\n{after}");
+        }
+        let status = env.json(&["doctor"]);
+        let check = status["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == format!("{agent} mcp"))
+            .unwrap_or_else(|| panic!("{status}"));
+        assert_eq!(check["status"], "ok", "{check}");
+
+        let again = env.json(&["mcp", "install", "--agent", agent]);
+        assert!(again["changed"] == false && again["backup"].is_null());
+        assert_eq!(read(&real), after);
+
+        env.ok(&["mcp", "uninstall", "--agent", agent, "--dry-run"]);
+        assert_eq!(read(&real), after, "a dry run wrote");
+        let gone = env.json(&["mcp", "uninstall", "--agent", agent]);
+        assert_eq!(
+            (gone["changed"].clone(), gone["removed"].clone()),
+            (true.into(), true.into())
+        );
+        assert_eq!(read(&real), before, "uninstall did not give the file back");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(mode(&real), 0o640);
+        assert_eq!(
+            env.json(&["mcp", "uninstall", "--agent", agent])["changed"],
+            false
+        );
+    }
+}
+
+#[test]
+fn a_new_config_is_private_and_goes_back_to_nothing_but_an_empty_document() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "--agent", "claude"]);
+    let path = env.home().join(".claude.json");
+    assert_eq!(
+        mode(&path),
+        0o600,
+        "~/.claude.json holds Claude Code's state"
+    );
+    env.ok(&["mcp", "uninstall", "--agent", "claude"]);
+    let v: Value = serde_json::from_str(&read(&path)).unwrap();
+    assert_eq!(v, serde_json::json!({}));
+
+    env.ok(&["mcp", "install", "--agent", "codex"]);
+    let path = env.home().join(".codex/config.toml");
+    env.ok(&["mcp", "uninstall", "--agent", "codex"]);
+    assert_eq!(read(&path), "");
+}
+
+#[test]
+fn project_configs_land_in_the_repository_root() {
+    let env = Env::new();
+    let repo = env.root.path().join("shop");
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    git(&repo, &["init", "-q"]);
+    let deep = repo.join("src/deep");
+    for (agent, file) in [("claude", ".mcp.json"), ("codex", ".codex/config.toml")] {
+        let r = env.json(&[
+            "-C",
+            deep.to_str().unwrap(),
+            "mcp",
+            "install",
+            "--agent",
+            agent,
+            "--project",
+        ]);
+        let path = std::fs::canonicalize(&repo).unwrap().join(file);
+        assert_eq!(r["path"], path.to_str().unwrap());
+        assert!(read(&path).contains(&cairn_path()));
+        assert_eq!(
+            mode(&path),
+            0o644,
+            "a project's config is shared, not secret"
+        );
+        assert!(!r["notes"].as_array().unwrap().is_empty());
+        assert!(!env.home().join(".claude.json").exists());
+    }
+}
+
+#[test]
+fn a_moved_cairn_is_repointed_and_someone_elses_cairn_is_refused() {
+    let env = Env::new();
+    let (_, real) = linked_config(
+        &env,
+        "codex",
+        "[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n",
+    );
+    env.ok(&["mcp", "install", "--agent", "codex"]);
+    assert_eq!(
+        read(&real),
+        format!(
+            "[mcp_servers.cairn]\ncommand = \"{}\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n",
+            cairn_path()
+        )
+    );
+
+    for (agent, text) in [
+        (
+            "claude",
+            "{\"mcpServers\": {\"cairn\": {\"command\": \"/usr/bin/cairn\", \"args\": [\"serve\"]}}}",
+        ),
+        (
+            "codex",
+            "[mcp_servers.cairn]\ncommand = \"npx\"\nargs = [\"mcp\"]\n",
+        ),
+    ] {
+        let env = Env::new();
+        let (_, real) = linked_config(&env, agent, text);
+        for verb in ["install", "uninstall"] {
+            let out = env.run(&["mcp", verb, "--agent", agent]);
+            assert_eq!(out.status.code(), Some(1));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("not Cairn's server") && err.contains("rename or remove"),
+                "{err}"
+            );
+            assert_eq!(read(&real), text);
+        }
+    }
+}
+
+#[test]
+fn hostile_configs_are_refused_with_the_file_and_the_fix_and_nothing_written() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("claude", "{\"mcpServers\": [1, 2]}", "must be an object"),
+        ("claude", "{\"mcpServers\": {\"a\": 1,}}", "not valid JSON"),
+        (
+            "claude",
+            "[\"not\", \"an\", \"object\"]",
+            "must hold a JSON object",
+        ),
+        (
+            "claude",
+            "{\"mcpServers\": {\"cairn\": \"cairn mcp\"}}",
+            "not Cairn's server",
+        ),
+        ("codex", "mcp_servers = 5\n", "must be a table"),
+        ("codex", "[mcp_servers\ncommand = 1\n", "not valid TOML"),
+        (
+            "codex",
+            "[mcp_servers.cairn]\ncommand = 7\nargs = \"mcp\"\n",
+            "not Cairn's server",
+        ),
+        (
+            "codex",
+            "mcp_servers = { other = { command = \"x\" } }\n",
+            "by hand",
+        ),
+    ];
+    for (agent, text, says) in cases {
+        let env = Env::new();
+        let (link, real) = linked_config(&env, agent, text);
+        let out = env.run(&["mcp", "install", "--agent", agent]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}: {err}");
+        assert!(err.contains(says), "{text}: {err}");
+        let name = link.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(err.contains(&name), "{err} does not name {name}");
+        assert_eq!(read(&real), *text, "written");
+        assert_eq!(
+            std::fs::read_dir(real.parent().unwrap()).unwrap().count(),
+            1
+        );
+    }
+
+    // A huge file is not read whole, let alone rewritten.
+    let env = Env::new();
+    let path = env.home().join(".claude.json");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(40 << 20).unwrap();
+    let out = env.run(&["mcp", "install", "--agent", "claude"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        err.contains(".claude.json") && err.contains("by hand"),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 40 << 20);
+}

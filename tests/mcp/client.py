@@ -1,0 +1,201 @@
+"""Drive `cairn mcp` with the reference MCP client (the official Python SDK, PyPI `mcp`).
+
+Run by tests/cli/mcp.rs against a throwaway archive:
+    client.py <cairn binary> <working dir> <secret> [<secret>...]
+Environment: CAIRN_DATA_DIR and HOME for the server. Prints one JSON line of what it saw
+(tool names, the proposal's entry id) for the Rust side; exits non-zero with a message on the
+first failed check.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.types import Implementation
+
+TOOLS = {"skim", "show", "search", "recall_query", "recall_brief", "recall_propose", "recall_feedback"}
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+class Checker:
+    def __init__(self, session, secrets):
+        self.session = session
+        self.secrets = secrets
+        self.seen = []
+
+    def no_secret(self, where, text):
+        for s in self.secrets:
+            check(s not in text, f"{where}: a planted secret appears in the answer")
+        check("\x1b" not in text, f"{where}: an escape character appears in the answer")
+
+    async def ok(self, tool, args):
+        res = await self.session.call_tool(tool, args)
+        text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
+        check(not res.is_error, f"{tool}({args}) failed: {text}")
+        self.no_secret(tool, text)
+        check(len(text.encode()) <= 48 * 1024 + 1024, f"{tool}: answer of {len(text)} bytes is over the budget")
+        value = json.loads(text)
+        self.seen.append(tool)
+        return value
+
+    async def error(self, tool, args, expect):
+        """A call that must be refused with a JSON-RPC error whose message says `expect`."""
+        try:
+            res = await self.session.call_tool(tool, args)
+        except MCPError as e:
+            msg = str(e.error.message if hasattr(e, "error") else e)
+            self.no_secret(f"{tool} error", msg)
+            check(expect.lower() in msg.lower(), f"{tool}({args}): error {msg!r} does not say {expect!r}")
+            return msg
+        text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
+        # rmcp reports arguments that do not deserialize (wrong types) as a tool error result
+        # (`isError`, as the MCP spec asks for input validation errors), not a JSON-RPC error.
+        check(res.is_error, f"{tool}({args}) was not refused: {text[:300]}")
+        self.no_secret(f"{tool} error", text)
+        check(expect.lower() in text.lower(), f"{tool}({args}): error {text!r} does not say {expect!r}")
+        return text
+
+
+async def main():
+    binary, cwd, *secrets = sys.argv[1:]
+    import os
+    # The client passes the server only a few environment variables: name the archive.
+    params = StdioServerParameters(command=binary, args=["--data-dir", os.environ["CAIRN_DATA_DIR"], "mcp"], cwd=cwd)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(
+            read, write, client_info=Implementation(name="reference-client", version="1.0")
+        ) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "cairn", f"server name {init.server_info.name}")
+            check(init.capabilities.tools is not None, "no tools capability")
+
+            listed = await session.list_tools()
+            tools = {t.name: t for t in listed.tools}
+            check(set(tools) == TOOLS, f"tools {sorted(tools)}")
+            for t in listed.tools:
+                check(len(t.description or "") > 60, f"{t.name}: description too short for a model to choose by")
+                schema = t.input_schema
+                check(schema.get("type") == "object", f"{t.name}: input schema is not an object")
+                for name, prop in schema.get("properties", {}).items():
+                    check(prop.get("description") or "$ref" in json.dumps(prop) or "anyOf" in prop or "oneOf" in prop,
+                          f"{t.name}.{name}: no description")
+            check("address" in tools["show"].input_schema.get("required", []), "show: address is not required")
+            check(set(tools["recall_propose"].input_schema.get("required", [])) >= {"type", "title", "body", "evidence"},
+                  "recall_propose: required fields")
+            check(set(tools["recall_feedback"].input_schema.get("required", [])) >= {"entry_id", "verdict"},
+                  "recall_feedback: required fields")
+
+            c = Checker(session, secrets)
+
+            # skim: the fixture branch, then a cursor walk.
+            sk = await c.ok("skim", {"target": "master", "include_weak": True, "limit": 1})
+            check(sk["target_key"] == "ref:refs/heads/master", f"skim target {sk['target_key']}")
+            check(len(sk["sessions"]) == 1, "skim limit 1 returned more or less than one session")
+            pages = 1
+            cursor = sk["next_cursor"]
+            while cursor and pages < 20:
+                more = await c.ok("skim", {"target": "master", "include_weak": True, "limit": 1, "cursor": cursor})
+                check(len(more["sessions"]) == 1, "skim page without a session")
+                check(more["sessions"][0]["address"] != sk["sessions"][0]["address"], "skim page repeats the first")
+                cursor = more["next_cursor"]
+                pages += 1
+            check(pages >= 2, "skim never offered a cursor over several sessions")
+            # The default target is the branch checked out in the server's cwd.
+            default = await c.ok("skim", {})
+            check(default["target_key"] == "ref:refs/heads/master", f"default skim target {default['target_key']}")
+
+            # show: a session, a page back, a turn, a record (the fixture session with the
+            # most turns, found through skim).
+            main = await c.ok("skim", {"target": "main", "include_weak": True})
+            longest = max(main["sessions"], key=lambda s: s["turn_count"])
+            check(longest["turn_count"] > 2, "no fixture session with several turns on main")
+            key = longest["address"].removeprefix("cairn://session/")
+            sess = await c.ok("show", {"address": f"cairn://session/{key}", "limit": 2})
+            check(len(sess["turns"]) <= 2 and sess["turns"], "show session: turns")
+            check(sess["next_cursor"], "show session: no cursor though the session has more turns")
+            older = await c.ok("show", {"address": key, "limit": 2, "cursor": sess["next_cursor"]})
+            check(older["turns"][0]["turn_index"] < sess["turns"][-1]["turn_index"], "show cursor did not go back")
+            turn = await c.ok("show", {"address": sess["turns"][0]["address"]})
+            check(turn["records"], "show turn: no records")
+            rec_addr = turn["records"][-1]["address"]
+            rec = await c.ok("show", {"address": rec_addr})
+            check(len(rec["records"]) == 1 and rec["records"][0]["address"] == rec_addr, "show record")
+
+            # search: lexical with filters, then a cursor.
+            hits = await c.ok("search", {"query": "phoenix", "agent": "claude", "branch": "master", "limit": 1})
+            check(len(hits["hits"]) == 1, "search found nothing")
+            check(hits["next_cursor"], "search: no cursor")
+            page2 = await c.ok("search", {"query": "phoenix", "limit": 1, "cursor": hits["next_cursor"]})
+            check(page2["hits"] and page2["hits"][0]["address"] != hits["hits"][0]["address"], "search page 2")
+            # The planted secret's context is searchable, the secret is not in the answer.
+            await c.ok("search", {"query": "deploy token"})
+
+            # Recall: trusted only by default; the proposal.
+            q = await c.ok("recall_query", {"query": "phoenix server"})
+            check(q["entries"], "recall_query: no trusted entry")
+            check(all(e["trusted"] for e in q["entries"]), "recall_query served an untrusted entry by default")
+            entry = q["entries"][0]
+            check(entry["evidence"] and entry["evidence"][0]["address"].startswith("cairn://session/"), "evidence address")
+            check("changed_since_cited" in entry["evidence"][0], "evidence: no changed_since_cited")
+            brief = await c.ok("recall_brief", {"query": "phoenix server", "max_tokens": 200})
+            check(brief["text"] and brief["estimated_tokens"] <= 200, f"brief: {brief['estimated_tokens']} tokens")
+
+            prop_args = {
+                "type": "warning",
+                "title": "Phoenix needs the dev database up",
+                "body": f"Start postgres before mix phx.server; the token {secrets[0]} is not needed.",
+                "evidence": [f"cairn://session/{key}?record=1-2"],
+                "session": "agent-session-1",
+                "turn": "3",
+            }
+            p = await c.ok("recall_propose", prop_args)
+            check(not p["duplicate"] and p["review_state"] == "unreviewed_auto" and not p["trusted"], f"propose: {p}")
+            again = await c.ok("recall_propose", prop_args)
+            check(again["duplicate"] and again["entry_id"] == p["entry_id"], "the same proposal twice is not one entry")
+            trusted = await c.ok("recall_query", {"query": "dev database"})
+            check(all(e["id"] != p["entry_id"] for e in trusted["entries"]), "a proposal was served as trusted")
+            untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True})
+            found = [e for e in untrusted["entries"] if e["id"] == p["entry_id"]]
+            check(found and not found[0]["trusted"], "include_untrusted did not return the proposal, untrusted")
+
+            fb = await c.ok("recall_feedback", {"entry_id": entry["id"], "verdict": "helpful",
+                                                "query_id": q["query_id"], "note": "it worked"})
+            check(fb["helpful"] == 1, f"feedback: {fb}")
+
+            # Bad input: each a JSON-RPC error with a clear message; the server keeps serving.
+            await c.error("no_such_tool", {}, "not found")
+            await c.error("search", {"query": 42}, "invalid type")
+            await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
+            await c.error("search", {"query": "x", "limit": 10**9}, "limit")
+            await c.error("skim", {"limit": 100000}, "limit")
+            await c.error("show", {}, "missing field `address`")
+            await c.error("show", {"address": "cairn://session/sha256-nope"}, "sha256-nope")
+            await c.error("show", {"address": f"cairn://session/{key}?record=999999"}, "no record")
+            await c.error("show", {"address": f"cairn://session/{secrets[0]}"}, "session")
+            await c.error("search", {"query": "x", "cursor": "skim.3"}, "cursor")
+            await c.error("recall_feedback", {"entry_id": "nope", "verdict": "meh"}, "expected `helpful` or `wrong`")
+            await c.error("recall_feedback", {"entry_id": "nope", "verdict": "wrong"}, "nope")
+            await c.error("recall_propose", dict(prop_args, evidence=[]), "evidence")
+            await c.error("recall_propose", dict(prop_args, title="Other", evidence=["cairn://session/sha256-nope?record=1"]), "not in the archive")
+            await c.error("recall_propose", dict(prop_args, title="Other", evidence=[f"cairn://session/{key}?record=999990-999991"]), "evidence")
+            await c.error("recall_brief", {"max_tokens": 10**6}, "max_tokens")
+            await c.error("search", {"query": "x", "extra": 1}, "unknown field")
+
+            still = await c.ok("search", {"query": "phoenix", "limit": 1})
+            check(still["hits"], "the server stopped answering after bad input")
+
+            check(set(c.seen) == TOOLS, f"not every tool was called: {sorted(set(c.seen))}")
+            print(json.dumps({"tools": sorted(tools), "proposal": p["entry_id"], "helpful_entry": entry["id"]}))
+
+
+asyncio.run(main())

@@ -1,0 +1,152 @@
+// The window's controller: it shows the place the router is at, refreshes it when the archive
+// changes, moves between places, and answers the keys (`keys.ts`) by asking the place on screen
+// (`places.ts`). App.svelte only lays the window out and calls into it.
+import { onMount, tick, untrack } from 'svelte';
+import { dispatchKey, type KeyHandler } from './keys';
+import { openSession, pickBranch, type TriageVerb } from './place';
+import { places, placeOf } from './places';
+import type { Route, View } from './links';
+import type { Stores } from './stores';
+
+export class WindowController implements KeyHandler {
+  readonly #s: Stores;
+  /** Resolves when the place first shown has its data (start-up waits for it). */
+  #firstScreen: Promise<unknown> = Promise.resolve();
+
+  constructor(stores: Stores) {
+    this.#s = stores;
+  }
+
+  get route(): Route {
+    return this.#s.router.current;
+  }
+
+  /** No sessions yet: the welcome screen stands in for every place but Settings. */
+  get firstRun(): boolean {
+    return this.#s.app.empty === true && this.route.view !== 'settings';
+  }
+
+  /** Load what `route` shows. Resolves when its first data is in. */
+  show(route: Route): Promise<unknown> {
+    return placeOf(route).load(route, this.#s);
+  }
+
+  /** Reload what is on screen after the archive changed. */
+  refresh(): void {
+    void this.#s.app.checkArchive();
+    placeOf(this.route).refresh(this.route, this.#s);
+  }
+
+  /** Follow a view's tab to what was open there last. */
+  go(view: View): void {
+    const route = places[view].tab(this.#s);
+    if (route !== null) this.#s.router.go(route);
+  }
+
+  openSession(key: string, target: { record?: number | null; turn?: number | null } = {}): void {
+    openSession(this.#s, key, target);
+  }
+
+  pickBranch(key: string, repo: string | null): void {
+    pickBranch(this.#s, key, repo);
+  }
+
+  move(delta: number): boolean {
+    return placeOf(this.route).move(delta, this.route, this.#s);
+  }
+
+  open(): boolean {
+    return placeOf(this.route).open(this.route, this.#s);
+  }
+
+  /** A step back inside the place, else back through the history, else to Branches. */
+  back(): void {
+    const route = this.route;
+    if (placeOf(route).back(route, this.#s)) return;
+    if (!this.#s.router.back() && route.view !== 'branches') this.#s.router.go({ view: 'branches', branch: null, repo: null });
+  }
+
+  search(): void {
+    this.go('search');
+    this.#s.search.focus();
+  }
+
+  triage(verb: TriageVerb): boolean {
+    return placeOf(this.route).triage?.(verb, this.route, this.#s) ?? false;
+  }
+
+  /** The window's keydown listener. */
+  onkeydown = (event: KeyboardEvent): void => {
+    if (this.firstRun) return;
+    dispatchKey(event, this);
+  };
+
+  /** Import what the sources hold; the first import that finds sessions shows them. */
+  async runSync(): Promise<void> {
+    const { sync, app, router } = this.#s;
+    const report = await sync.run();
+    if (report === null) return;
+    const wasEmpty = app.empty === true;
+    await app.checkArchive();
+    const nowEmpty: boolean | null = app.empty;
+    if (wasEmpty && nowEmpty === false) untrack(() => this.show(router.current));
+  }
+
+  /** Open the archive again after it failed, then what the window was showing. */
+  async retryArchive(): Promise<void> {
+    await this.#s.app.checkArchive();
+    await this.show(this.#s.router.current);
+  }
+
+  async #start(): Promise<void> {
+    const { app, router, branches, settings, sync } = this.#s;
+    app.mark('mounted');
+    await app.loadInfo();
+    const link = app.info?.launch_link;
+    if (link) router.open(link);
+    await this.#firstScreen;
+    // Branches listed means sessions exist; only an empty list needs the first-run check.
+    if (router.current.view === 'branches' && branches.rows.length > 0) app.noteNotEmpty();
+    else await app.checkArchive();
+    if (app.empty) void settings.loadSources();
+    app.mark('first data');
+    await tick();
+    // The first screen is on the glass: tell the shell (it starts watching the source dirs,
+    // and prints the time for scripts/measure-startup.sh).
+    requestAnimationFrame(() => {
+      document.documentElement.dataset.ready = 'true';
+      void app.ready().then(() => {
+        // Catch up with what agents wrote while the window was closed.
+        if (app.empty === false && !app.info?.read_only) void sync.run();
+      });
+    });
+  }
+
+  /** Wire the controller to the component being initialised: show each place the router goes
+   * to, refresh on archive changes, start the clock, live updates and links from a second launch. */
+  attach(): void {
+    const { router, live, clock, app } = this.#s;
+    $effect(() => {
+      const place = router.current;
+      untrack(() => {
+        this.#firstScreen = this.show(place);
+      });
+    });
+    $effect(() => {
+      if (live.version === 0) return;
+      untrack(() => this.refresh());
+    });
+    onMount(() => {
+      const stopClock = clock.start();
+      void live.start();
+      // A second launch (`cairn-desktop 'cairn://…'` while this window is open) opens its link here.
+      const following = app.followLinks((link) => router.open(link));
+      void this.#start();
+      return () => {
+        stopClock();
+        // Unmounted after the event system went away (tests tear the IPC mock down): nothing to stop.
+        void following.then((stop) => stop()).catch(() => {});
+      };
+    });
+  }
+}
