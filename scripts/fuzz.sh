@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz Cairn's input-facing code: the Claude and Codex adapters, the redactor, Recall's analyzer
+# Fuzz Cairn's input-facing code: the agent adapters (Claude, Codex, Copilot), the redactor, Recall's analyzer
 # and the reviewed-JSONL import (target bodies: fuzz/src/lib.rs, seeds: tests/fixtures).
 #
 #   scripts/fuzz.sh short              a few seconds per target on stable Rust (make test)
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
-TARGETS=(claude codex redact analyze import)
+TARGETS=(claude codex copilot qwen droid kimi redact analyze import)
 # Shares the workspace's target dir, so the dependencies cairn-core needs are built once.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 # FUZZ_PROFILE: dev (default) reuses what `cargo test` built, so the short run in `make test`

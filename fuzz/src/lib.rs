@@ -24,6 +24,10 @@ pub type Target = fn(&[u8]);
 pub const TARGETS: &[(&str, Target)] = &[
     ("claude", claude),
     ("codex", codex),
+    ("copilot", copilot),
+    ("qwen", qwen),
+    ("droid", droid),
+    ("kimi", kimi),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -42,6 +46,26 @@ pub fn claude(data: &[u8]) {
 /// A Codex rollout, read and parsed as capture does it.
 pub fn codex(data: &[u8]) {
     transcript(Agent::Codex, data);
+}
+
+/// A GitHub Copilot CLI session, read and parsed as capture does it.
+pub fn copilot(data: &[u8]) {
+    transcript(Agent::Copilot, data);
+}
+
+/// A Qwen session, read and parsed as capture does it.
+pub fn qwen(data: &[u8]) {
+    transcript(Agent::Qwen, data);
+}
+
+/// A Droid session, read and parsed as capture does it.
+pub fn droid(data: &[u8]) {
+    transcript(Agent::Droid, data);
+}
+
+/// A Kimi session, read and parsed as capture does it.
+pub fn kimi(data: &[u8]) {
+    transcript(Agent::Kimi, data);
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use crate::support::{Env, fixtures};
+use crate::support::{Env, copy_tree, fixtures};
 
 fn keys_of(v: &serde_json::Value) -> Vec<String> {
     let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
@@ -424,4 +424,66 @@ fn dump(data: &std::path::Path) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Each agent read after Claude and Codex is found through its override variable: `doctor`
+/// names its folder as coming from the environment, `sync` reads its fixtures, and a second
+/// sync reads nothing new.
+#[test]
+fn sync_and_doctor_find_every_agent_through_its_variable() {
+    let env = Env::new();
+    let root = env.root.path();
+    let agents = [
+        ("copilot", "COPILOT_DIR", "copilot-home", "session-state"),
+        ("qwen", "QWEN_PROJECTS_DIR", "qwen-projects", ""),
+        ("droid", "FACTORY_SESSIONS_DIR", "factory-sessions", ""),
+        ("kimi", "KIMI_DIR", "kimi-home", ""),
+    ];
+    for (agent, _, dir, sub) in agents {
+        // Kimi's fixtures already sit in its `sessions/` layout.
+        copy_tree(&fixtures().join(agent), &root.join(dir).join(sub));
+    }
+    let run = |args: &[&str]| {
+        let mut cmd = env.command();
+        for (_, var, dir, _) in agents {
+            cmd.env(var, root.join(dir));
+        }
+        let out = cmd.arg("--json").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let doctor = run(&["doctor"]);
+    for (agent, _, dir, _) in agents {
+        let name = format!("{agent} source dir");
+        let check = doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("no {name}: {doctor}"));
+        let detail = check["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(dir) && detail.contains("(environment)"),
+            "{detail}"
+        );
+        assert_eq!(check["status"], "ok", "{detail}");
+    }
+    let first = run(&["sync"]);
+    assert!(first["records_added"].as_u64().unwrap() > 0, "{first}");
+    let sessions = run(&["sessions", "--limit", "100"]);
+    let mut seen: Vec<String> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["agent"].as_str().unwrap().to_owned())
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ["copilot", "droid", "kimi", "qwen"]);
+    let again = run(&["sync"]);
+    assert_eq!(again["records_added"], 0, "{again}");
 }

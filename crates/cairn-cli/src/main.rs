@@ -51,6 +51,10 @@ struct Global {
 enum AgentArg {
     Claude,
     Codex,
+    Copilot,
+    Qwen,
+    Droid,
+    Kimi,
 }
 
 impl From<AgentArg> for Agent {
@@ -58,6 +62,10 @@ impl From<AgentArg> for Agent {
         match a {
             AgentArg::Claude => Agent::Claude,
             AgentArg::Codex => Agent::Codex,
+            AgentArg::Copilot => Agent::Copilot,
+            AgentArg::Qwen => Agent::Qwen,
+            AgentArg::Droid => Agent::Droid,
+            AgentArg::Kimi => Agent::Kimi,
         }
     }
 }
@@ -264,7 +272,7 @@ enum HooksCommand {
 enum SkillsCommand {
     /// Write the Cairn skill where the agent looks for skills (idempotent).
     Install {
-        /// Which agents (default: both).
+        /// Which agents (default: Claude Code and Codex, the agents Cairn has a skill for).
         #[arg(long, value_enum)]
         agent: Vec<AgentArg>,
         #[arg(long)]
@@ -404,7 +412,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let cairn = open(g)?;
             let agents: Vec<Agent> = if agent.is_empty() {
-                Agent::ALL.to_vec()
+                cairn_core::hooks::HOOKED.to_vec()
             } else {
                 agent.into_iter().map(Agent::from).collect()
             };

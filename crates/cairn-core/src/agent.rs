@@ -10,15 +10,30 @@ use serde::{Deserialize, Serialize};
 pub enum Agent {
     Claude,
     Codex,
+    Copilot,
+    Qwen,
+    Droid,
+    Kimi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+    pub const ALL: [Agent; 6] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::Qwen,
+        Agent::Droid,
+        Agent::Kimi,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
+            Agent::Kimi => "kimi",
         }
     }
 
@@ -26,6 +41,10 @@ impl Agent {
         match s.trim().to_ascii_lowercase().as_str() {
             "claude" | "claude-code" | "claude_code" => Some(Agent::Claude),
             "codex" => Some(Agent::Codex),
+            "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
+            "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
+            "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
+            "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
             _ => None,
         }
     }

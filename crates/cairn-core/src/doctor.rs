@@ -93,7 +93,7 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
     }
     if let Some(home) = home {
         checks.push(claude_retention(home));
-        for agent in Agent::ALL {
+        for agent in crate::hooks::HOOKED {
             checks.push(hook_check(&crate::hooks::status(agent, home)));
             checks.push(mcp_check(&crate::hooks::mcp_config::status(
                 agent, home, None,

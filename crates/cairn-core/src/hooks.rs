@@ -53,11 +53,27 @@ pub struct HookStatus {
     pub memory: bool,
 }
 
+/// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
+/// verified: `cairn sync` and the desktop's watcher capture them.
+pub const HOOKED: [Agent; 2] = [Agent::Claude, Agent::Codex];
+
+/// An error for an agent outside [`HOOKED`].
+fn require_hook(agent: Agent) -> Result<()> {
+    if HOOKED.contains(&agent) {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "Cairn installs no hook or skill for {agent}: its sessions are captured by `cairn sync` and the desktop's watcher"
+    )))
+}
+
 /// The events each agent's hook is installed on: after every turn, and at session end.
 fn events(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::Claude => &["Stop", "SessionEnd"],
         Agent::Codex => &["Stop"],
+        // Outside HOOKED: no hook.
+        _ => &[],
     }
 }
 
@@ -103,6 +119,8 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
         Agent::Codex => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("hooks.json"),
+        // Outside HOOKED: never read or written (status is asked of HOOKED, install refuses).
+        other => home.join(format!(".{other}")).join("settings.json"),
     }
 }
 
@@ -170,6 +188,7 @@ pub fn install(
     memory: bool,
     dry_run: bool,
 ) -> Result<HookInstall> {
+    require_hook(agent)?;
     let path = settings_path(agent, home);
     let before = settings::read_text(&path)?;
     let mut wanted = events(agent).to_vec();
@@ -319,6 +338,8 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
     let base = match agent {
         Agent::Claude => env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude")),
         Agent::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
+        // Outside HOOKED: never written (install_skill refuses first).
+        other => home.join(format!(".{other}")),
     };
     base.join("skills").join("cairn").join("SKILL.md")
 }
@@ -326,6 +347,7 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
 /// Write (or refresh) Cairn's skill for `agent`. Idempotent; written like the settings file (a
 /// symlink's target, its mode kept; a new file is 0644: it holds no secret).
 pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
+    require_hook(agent)?;
     let path = skill_path(agent, home);
     let changed = std::fs::read_to_string(&path).map_or(true, |existing| existing != SKILL);
     if changed && !dry_run {
@@ -351,6 +373,19 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
+
+    /// Agents without a verified hook spec get an error that says how they are captured, and
+    /// nothing is written under the home dir.
+    #[test]
+    fn agents_without_a_hook_are_refused_and_nothing_is_written() {
+        let home = tempfile::tempdir().unwrap();
+        for agent in Agent::ALL.into_iter().filter(|a| !HOOKED.contains(a)) {
+            let err = install(agent, home.path(), "cairn hook", true, false).unwrap_err();
+            assert!(err.to_string().contains("cairn sync"), "{err}");
+            assert!(install_skill(agent, home.path(), false).is_err());
+        }
+        assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
+    }
 
     #[test]
     fn hook_commands_quote_unusual_paths() {

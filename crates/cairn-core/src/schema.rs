@@ -36,6 +36,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(rekey::migrate),
     },
     sql(include_str!("recall/migrations/0015_agent_proposals.sql")),
+    sql(include_str!("archive/migrations/0016_more_agents.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

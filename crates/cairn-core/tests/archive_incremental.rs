@@ -10,9 +10,10 @@ use std::path::Path;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
+use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 4] = [
+const FILES: [(Agent, &str); 8] = [
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -20,6 +21,16 @@ const FILES: [(Agent, &str); 4] = [
     (Agent::Claude, "claude/small.jsonl"),
     (Agent::Claude, "claude/subagent.jsonl"),
     (Agent::Codex, "codex/small.jsonl"),
+    (Agent::Copilot, "copilot/small.jsonl"),
+    (
+        Agent::Qwen,
+        "qwen/019f0000-0000-7000-8000-000000000001.jsonl",
+    ),
+    (Agent::Droid, "droid/session_store_large.jsonl"),
+    (
+        Agent::Kimi,
+        "kimi/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0/agents/main/wire.jsonl",
+    ),
 ];
 
 /// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.
@@ -29,8 +40,18 @@ fn one_shot(agent: Agent, content: &[u8]) -> String {
     let path = src.path().join("t.jsonl");
     std::fs::write(&path, content).unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    support::capture(&cairn, &[support::main_file(agent, &path)]);
+    support::capture(&cairn, &[found(agent, &path)]);
     normalised(data.path(), src.path())
+}
+
+/// The file as discovery hands it over. Kimi names a session only by its folder
+/// (`session_<id>/agents/main/wire.jsonl`), which a file written to a temporary path lacks, so
+/// the test names it; the others name their sessions inside the file.
+fn found(agent: Agent, path: &Path) -> FoundFile {
+    FoundFile {
+        parent_hint: (agent == Agent::Kimi).then(|| "kimi-session".to_owned()),
+        ..support::main_file(agent, path)
+    }
 }
 
 fn normalised(data: &Path, src: &Path) -> String {
@@ -44,7 +65,7 @@ fn resync_adds_nothing() {
     let cairn = Cairn::open(data.path()).unwrap();
     let files: Vec<_> = FILES
         .iter()
-        .map(|(a, f)| support::main_file(*a, &support::fixtures().join(f)))
+        .map(|(a, f)| found(*a, &support::fixtures().join(f)))
         .collect();
     let first = support::capture(&cairn, &files);
     assert!(first.records_added > 0);
@@ -86,7 +107,7 @@ proptest! {
             file.write_all(&content[written..p]).unwrap();
             file.flush().unwrap();
             written = p;
-            total_added += support::capture(&cairn, &[support::main_file(agent, &path)]).records_added;
+            total_added += support::capture(&cairn, &[found(agent, &path)]).records_added;
         }
         let got = normalised(data.path(), src.path());
         prop_assert_eq!(&got, &expected);

@@ -648,13 +648,14 @@ fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity 
             }
         }
         FileRole::Main => {
-            let key = match &meta.session_id {
+            // An agent that names its sessions only by folder (Kimi) gives the id as a hint.
+            let key = match &provider_id {
                 Some(id) => keys::session_key(agent, id.as_bytes()),
                 None => keys::session_key(agent, canonical.as_os_str().as_encoded_bytes()),
             };
             Identity {
                 session_key: key,
-                session_id: meta.session_id.clone(),
+                session_id: provider_id,
                 parent_key: meta
                     .parent_session_id
                     .as_ref()

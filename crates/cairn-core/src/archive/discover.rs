@@ -72,6 +72,13 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    // The agents after Claude and Codex say where they live in their own source file.
+    let located = |found: Vec<(PathBuf, DirOrigin)>| {
+        found
+            .into_iter()
+            .map(|(p, origin)| dir(p, origin))
+            .collect()
+    };
     match agent {
         Agent::Claude => {
             if let Some(p) = env("CLAUDE_PROJECTS_DIR") {
@@ -100,6 +107,10 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             })
             .unwrap_or_default()
         }
+        Agent::Copilot => located(super::sources::copilot::locations(env, home().as_deref())),
+        Agent::Qwen => located(super::sources::qwen::locations(env, home().as_deref())),
+        Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
+        Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
     }
 }
 
@@ -228,6 +239,10 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
                 agent_id: None,
             })
         }
+        Agent::Copilot => super::sources::copilot::classify(path),
+        Agent::Qwen => super::sources::qwen::classify(path),
+        Agent::Droid => super::sources::droid::classify(path),
+        Agent::Kimi => super::sources::kimi::classify(path),
     }
 }
 

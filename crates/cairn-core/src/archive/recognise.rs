@@ -53,7 +53,7 @@ pub fn by_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Agent> {
 }
 
 /// The agent a transcript's path suggests: the agent's home dir in it, a Claude sub-agent
-/// folder, a Codex `rollout-*` file name.
+/// folder, a Codex `rollout-*` file name, else what each other agent's source file says it owns.
 pub fn by_path(path: &Path) -> Option<Agent> {
     let s = path.to_string_lossy();
     if s.contains("/.claude/") || s.contains("/subagents/") {
@@ -64,6 +64,14 @@ pub fn by_path(path: &Path) -> Option<Agent> {
             .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
     {
         Some(Agent::Codex)
+    } else if super::sources::copilot::owns_path(path) {
+        Some(Agent::Copilot)
+    } else if super::sources::qwen::owns_path(path) {
+        Some(Agent::Qwen)
+    } else if super::sources::droid::owns_path(path) {
+        Some(Agent::Droid)
+    } else if super::sources::kimi::owns_path(path) {
+        Some(Agent::Kimi)
     } else {
         None
     }

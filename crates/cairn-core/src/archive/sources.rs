@@ -7,6 +7,10 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
+pub mod droid;
+pub mod kimi;
+pub mod qwen;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -94,6 +98,10 @@ pub fn parser_for(
     Ok(match agent {
         Agent::Claude => Box::new(claude::ClaudeParser::resume(role, saved)?),
         Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
+        Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
+        Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
+        Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
+        Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
     })
 }
 

@@ -1389,12 +1389,58 @@ mod tests {
         assert_eq!(turn, (None, Some("2026-01-01T00:00:01.5+02:00".to_owned())));
     }
 
+    /// An archive written when only Claude and Codex were read keeps its sessions and takes
+    /// sessions of the agents read since; an empty agent name is still refused.
+    #[test]
+    fn sessions_of_newer_agents_fit_an_older_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            for step in &MIGRATIONS[..15] {
+                conn.execute_batch(step.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 15).unwrap();
+            conn.execute(
+                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('old', 'claude', 'now')",
+                [],
+            )
+            .unwrap();
+            let refused = conn.execute(
+                "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
+                [],
+            );
+            assert!(refused.is_err(), "the old CHECK lists two agents");
+        }
+        let store = Store::open(&path).unwrap();
+        let conn = store.conn();
+        conn.execute(
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('new', 'copilot', 'now')",
+            [],
+        )
+        .unwrap();
+        let empty = conn.execute(
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('bad', '', 'now')",
+            [],
+        );
+        assert!(empty.is_err());
+        let agents: Vec<String> = conn
+            .prepare("SELECT agent FROM sessions ORDER BY session_key")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(agents, ["copilot", "claude"]);
+    }
+
     #[test]
     fn check_constraints_reject_unknown_values() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join(DB_FILE)).unwrap();
+        // Which names are agents is `Agent::parse`'s to say (0016); the table refuses no name.
         let bad = store.conn().execute(
-            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('k', 'vim', 'now')",
+            "INSERT INTO sessions (session_key, agent, captured_at) VALUES ('k', '', 'now')",
             [],
         );
         assert!(bad.is_err());

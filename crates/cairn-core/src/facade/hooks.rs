@@ -62,7 +62,7 @@ impl Cairn {
     pub fn hook_status(&self) -> Vec<hooks::HookStatus> {
         dirs::home_dir()
             .map(|home| {
-                Agent::ALL
+                hooks::HOOKED
                     .iter()
                     .map(|a| hooks::status(*a, &home))
                     .collect()

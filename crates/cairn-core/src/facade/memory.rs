@@ -72,7 +72,7 @@ impl Cairn {
     pub fn mcp_status(&self) -> Vec<McpStatus> {
         dirs::home_dir()
             .map(|home| {
-                crate::archive::Agent::ALL
+                crate::hooks::HOOKED
                     .iter()
                     .map(|a| mcp_config::status(*a, &home, None))
                     .collect()

@@ -71,8 +71,9 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf
         (Agent::Claude, None) => env("CLAUDE_CONFIG_DIR")
             .unwrap_or_else(|| home.to_owned())
             .join(".claude.json"),
-        (Agent::Codex, Some(dir)) => dir.join(".codex").join("config.toml"),
-        (Agent::Codex, None) => env("CODEX_HOME")
+        // Codex, and the agents [`supported`] refuses before any path is used.
+        (_, Some(dir)) => dir.join(".codex").join("config.toml"),
+        (_, None) => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("config.toml"),
     }
@@ -122,6 +123,7 @@ pub fn install(
     cli: &Path,
     dry_run: bool,
 ) -> Result<McpInstall> {
+    supported(agent)?;
     change(agent, home, project, Some(cli), dry_run)
 }
 
@@ -133,7 +135,18 @@ pub fn uninstall(
     project: Option<&Path>,
     dry_run: bool,
 ) -> Result<McpInstall> {
+    supported(agent)?;
     change(agent, home, project, None, dry_run)
+}
+
+/// The agents whose MCP config Cairn knows how to edit: Claude Code and Codex (the hooked ones).
+fn supported(agent: Agent) -> Result<()> {
+    if super::HOOKED.contains(&agent) {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "Cairn registers its MCP server for Claude Code and Codex only, not {agent}: add `cairn mcp` to {agent}'s MCP settings by hand"
+    )))
 }
 
 fn change(
@@ -148,11 +161,11 @@ fn change(
     let command = cli.map(|c| c.to_string_lossy().into_owned());
     let after = match agent {
         Agent::Claude => json_edit(&path, &before, command.as_deref())?,
-        Agent::Codex => toml_edit(&path, &before, command.as_deref())?,
+        _ => toml_edit(&path, &before, command.as_deref())?,
     };
     let hide = |text: &str| match agent {
         Agent::Claude => super::settings::hide_secrets(text),
-        Agent::Codex => hide_toml_secrets(text),
+        _ => hide_toml_secrets(text),
     };
     let diff = match &after {
         Some(after) => similar::TextDiff::from_lines(&hide(&before), &hide(after))
@@ -209,10 +222,12 @@ fn change(
 /// The entry in an agent's user config, as [`McpStatus`].
 pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
     let path = config_path(agent, home, project);
-    let found = read_text(&path).and_then(|text| match agent {
-        Agent::Claude => json_entry(&path, &text).map(|e| e.map(|(_, command)| command)),
-        Agent::Codex => toml_entry(&path, &text),
-    });
+    let found = supported(agent)
+        .and_then(|()| read_text(&path))
+        .and_then(|text| match agent {
+            Agent::Claude => json_entry(&path, &text).map(|e| e.map(|(_, command)| command)),
+            _ => toml_entry(&path, &text),
+        });
     let (command, problem) = match found {
         Ok(command) => (command, None),
         Err(e) => (None, Some(e.to_string())),

@@ -15,30 +15,36 @@ import {
   type SourceDirStatus,
 } from '../api';
 import { Resource } from './resource.svelte';
+import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
   'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
-export const AGENTS: Agent[] = ['claude', 'codex'];
+export const AGENTS: Agent[] = agents;
 
 export const PRIVACY_SAMPLE =
   'Deploy failed in /home/me/work/shop/src/pay.ts: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; see https://ci.example.com/run/42';
 
+/** One fresh value per agent Cairn reads. */
+function perAgent<T>(make: () => T): Record<Agent, T> {
+  return Object.fromEntries(AGENTS.map((agent) => [agent, make()])) as Record<Agent, T>;
+}
+
 export class SettingsStore {
   sources = new Resource<SourceDirStatus[]>();
   /** The folder list being edited, one path per line, per agent. */
-  drafts: Record<Agent, string> = $state({ claude: '', codex: '' });
-  saving: Record<Agent, Resource<SourceDirStatus[]>> = { claude: new Resource(), codex: new Resource() };
+  drafts: Record<Agent, string> = $state(perAgent(() => ''));
+  saving: Record<Agent, Resource<SourceDirStatus[]>> = perAgent(() => new Resource());
   hooks = new Resource<HooksOverview>();
   /** Per agent: the dry run shown before installing, then the install itself. */
-  hookPreview: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
-  hookInstall: Record<Agent, Resource<HookInstall>> = { claude: new Resource(), codex: new Resource() };
+  hookPreview: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
+  hookInstall: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
   /** Cairn's MCP server per agent; the dry run shown first, then the change itself. */
   mcp = new Resource<McpStatus[]>();
-  mcpPreview: Record<Agent, Resource<McpInstall>> = { claude: new Resource(), codex: new Resource() };
-  mcpChange: Record<Agent, Resource<McpInstall>> = { claude: new Resource(), codex: new Resource() };
+  mcpPreview: Record<Agent, Resource<McpInstall>> = perAgent(() => new Resource());
+  mcpChange: Record<Agent, Resource<McpInstall>> = perAgent(() => new Resource());
   doctor = new Resource<DoctorReport>();
   privacyText = $state(PRIVACY_SAMPLE);
   privacy = new Resource<OutboundPreview>();
