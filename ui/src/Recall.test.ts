@@ -95,6 +95,31 @@ describe('the review inbox', () => {
     expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 5, turn: null });
   });
 
+  it('says which agent proposed an entry and opens the session it came from', async () => {
+    const { target, stores } = await render('cairn://recall?tab=inbox');
+    const items = all(target, 'inbox-item');
+    const proposed = items.find((e) => e.dataset.entryId === 'rc-4');
+    const plain = items.find((e) => e.dataset.entryId === 'rc-3');
+    expect(plain?.querySelector('[data-testid="proposed-by"]')).toBeNull();
+    const origin = proposed?.querySelector('[data-testid="proposed-by"]');
+    expect(origin?.textContent).toContain('Proposed by codex (codex-mcp-client 0.1), turn 2');
+    const link = origin?.querySelector<HTMLAnchorElement>('[data-testid="proposed-by-link"]');
+    expect(link?.getAttribute('href')).toBe(`cairn://session/${key(1)}?record=6`);
+    click(link);
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 6, turn: null });
+  });
+
+  it('offers no link for a proposal whose link is not a session of the archive', async () => {
+    const { target } = await render('cairn://recall?tab=inbox', { hostileProposal: true });
+    const origin = all(target, 'inbox-item')
+      .find((e) => e.dataset.entryId === 'rc-4')
+      ?.querySelector('[data-testid="proposed-by"]');
+    expect(origin?.textContent).toContain('Proposed by codex');
+    expect(origin?.textContent).toContain('(not in the archive)');
+    expect(origin?.querySelector('a')).toBeNull();
+  });
+
   it('triages with the keyboard: j moves, r rejects, a accepts', async () => {
     const { target, calls } = await render('cairn://recall?tab=inbox');
     press('j');

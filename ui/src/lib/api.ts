@@ -43,6 +43,7 @@ import type {
   Entry_Serialize,
   RecallEvidence_Serialize,
   InboxItem_Serialize,
+  ProposedBy_Serialize,
   InboxReason,
   Edit_Deserialize,
   Filters_Deserialize,
@@ -117,6 +118,7 @@ export type ExtractFinished = ExtractFinished_Serialize;
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;
+export type ProposedBy = ProposedBy_Serialize;
 export type Ranked = Ranked_Serialize;
 export type QueryResponse = QueryResponse_Serialize;
 export type Preview = Preview_Serialize;

@@ -16,7 +16,7 @@ import type {
   TimelineTurn,
   TurnRecords,
 } from '../lib/api';
-import type { Entry, ExtractStatus, Insight, InsightSummary, RecallFilters } from '../lib/api';
+import type { Entry, ExtractStatus, Insight, InsightSummary, ProposedBy, RecallFilters } from '../lib/api';
 import type { CommandError } from '../lib/errors';
 import { fakeSessions } from './sessions';
 
@@ -29,6 +29,8 @@ export interface FakeOptions {
   recordsPerTurn?: number;
   /** Recall extraction is off in config.toml. */
   extractDisabled?: boolean;
+  /** The agent's proposal in the inbox carries a link that is not a cairn:// one. */
+  hostileProposal?: boolean;
   /** Commands that fail once, with this message (or error object, as commands with a kind and a
    * hint send it). */
   failOnce?: Partial<Record<string, CommandError>>;
@@ -420,6 +422,17 @@ export function fakeBackend(options: FakeOptions = {}) {
     if (!found) throw `recall entry ${id} not found`;
     return found;
   };
+  // Entries an agent proposed through `cairn mcp`, with where they came from.
+  const proposals: Record<string, ProposedBy> = {
+    'rc-4': {
+      agent: 'codex',
+      session_key: key(1),
+      turn: '2',
+      link: options.hostileProposal ? 'javascript:alert(1)' : `cairn://session/${key(1)}?record=6`,
+      client: 'codex-mcp-client 0.1',
+      proposed_at: at(8),
+    },
+  };
   // The core's trust predicate, as the fake stands in for it.
   const trusted = (e: Entry) => e.status === 'accepted' && e.review_state === 'human_reviewed' && e.provenance_ok && !e.stale;
   const update = (id: string, change: Partial<Entry>) => {
@@ -547,7 +560,9 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       }
       case 'recall_inbox':
-        return entries.filter((e) => e.status === 'accepted' && !trusted(e)).map((e) => ({ reason: 'unreviewed', entry: e }));
+        return entries
+          .filter((e) => e.status === 'accepted' && !trusted(e))
+          .map((e) => ({ reason: 'unreviewed', entry: e, proposed_by: proposals[e.id] ?? null }));
       case 'recall_accept': {
         const edit = (args.edit ?? {}) as Partial<Entry>;
         const change: Partial<Entry> = { review_state: 'human_reviewed', reviewed_at: at(9) };
