@@ -28,10 +28,11 @@ use super::jsonl::{Line, LineReader};
 use super::redact::{Finding, Redactor};
 use super::retain::{Appended, Retained};
 use super::sources::{FileRole, LineOutput, SessionMeta, parser_for};
-use super::store::{SourceState, Store, db_err};
+use super::store::{SourceState, Store};
 use super::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 use crate::error::{Error, Result};
 use crate::keys;
+use crate::store::db_err;
 
 /// A batch is committed once it holds this many bytes of input.
 const BATCH_BYTES: u64 = 4 * 1024 * 1024;
@@ -712,7 +713,7 @@ impl<'a> Writer<'a> {
             store,
             retained: Retained::new(data_dir),
             trigger,
-            now: now(),
+            now: crate::clock::now(),
         }
     }
 
@@ -1439,9 +1440,6 @@ impl<'b> TurnWriter<'b> {
 pub fn preview_of(text: &str) -> String {
     crate::text::excerpt(text, PREVIEW_CHARS)
 }
-
-/// The crate clock, under the name the facade still calls it by.
-pub(crate) use crate::clock::now;
 
 // ---- orchestration -----------------------------------------------------------------------------
 

@@ -10,8 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::archive::capture::Warning;
 use crate::archive::{Agent, TokenUsage};
 use crate::error::Result;
-/// The facade still names the error mapping here.
-pub(crate) use crate::store::db_err;
 pub use crate::store::{DB_FILE, Store};
 
 impl Store {

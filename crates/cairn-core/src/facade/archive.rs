@@ -79,7 +79,7 @@ impl Cairn {
                 tracing::warn!("reading the sessions left to relink failed: {e}");
                 touched.sessions.clone()
             });
-        let now = capture::now();
+        let now = crate::clock::now();
         for &session in &sessions {
             if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {
                 tracing::warn!("verifying recall evidence failed: {e}");

@@ -1,6 +1,6 @@
 //! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
 
-use crate::archive::capture::{self, CaptureLock};
+use crate::archive::capture::CaptureLock;
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
@@ -30,7 +30,7 @@ impl Cairn {
     ) -> Result<recall::extract::Preview> {
         let settings = self.extract_settings()?;
         let store = self.store();
-        recall::extract::preview(store.conn(), &settings, scope, &capture::now())
+        recall::extract::preview(store.conn(), &settings, scope, &crate::clock::now())
     }
 
     /// One extraction pass over the sessions in scope (see [`recall::extract::run`]). One pass
@@ -56,7 +56,7 @@ impl Cairn {
             identity: &identity,
             client: &client,
             progress,
-            now: capture::now(),
+            now: crate::clock::now(),
         };
         pass.run(opts)
     }
@@ -93,7 +93,7 @@ impl Cairn {
             path: self.config_path(),
             message: "recall.extract.model: no model is configured, so there is no generation to activate".into(),
         })?;
-        let cutoff = recall::extract::ts_minus(&capture::now(), settings.quiet_period_ms);
+        let cutoff = recall::extract::ts_minus(&crate::clock::now(), settings.quiet_period_ms);
         self.review(|c, now| recall::extract::store::activate(c, &fp, &cutoff, now))
     }
 

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use crate::archive::capture;
 use crate::{Cairn, Error, Result};
 use crate::{git, views};
 
@@ -18,7 +17,7 @@ impl Cairn {
     ) -> Result<git::publish::PublishReport> {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
-        let now = capture::now();
+        let now = crate::clock::now();
         let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
         git::publish::publish(store.conn(), &repo, target, sessions, dry_run, &now)
     }
@@ -37,7 +36,7 @@ impl Cairn {
         self.writable()?;
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
-        git::publish::pull(store.conn(), &repo, remote, &capture::now())
+        git::publish::pull(store.conn(), &repo, remote, &crate::clock::now())
     }
 
     /// The target `skim` uses when none is given: the branch checked out in `dir` (the applied

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use crate::archive::capture;
-use crate::archive::store::{Store, db_err};
+use crate::archive::store::Store;
 use crate::recall::agents::{self, AgentUsage, Proposal, Proposed, Speaker, Verdict};
 use crate::recall::evidence::{self, EvidenceState};
+use crate::store::db_err;
 use crate::{Cairn, Error, Result, recall};
 
 /// The connection an agent session writes through (a proposal, feedback, its queries in the
@@ -66,7 +66,7 @@ impl Cairn {
                 &resp,
                 surface,
                 "mcp",
-                &capture::now(),
+                &crate::clock::now(),
             ) {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
@@ -89,7 +89,7 @@ impl Cairn {
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| db_err(&path, e))?;
-        let out = agents::propose(&tx, proposal, who, &capture::now())?;
+        let out = agents::propose(&tx, proposal, who, &crate::clock::now())?;
         tx.commit().map_err(|e| db_err(&path, e))?;
         if !out.duplicate {
             self.refresh_on_write(&mut writer.store);
@@ -114,7 +114,7 @@ impl Cairn {
             note,
             query_id,
             who,
-            &capture::now(),
+            &crate::clock::now(),
         )
     }
 

@@ -1,10 +1,9 @@
 //! The [`Cairn`] facade, recall: listing, querying, importing and reviewing entries.
 
-use crate::archive::capture;
 use crate::archive::store::Store;
 use crate::semantic::vectors::VectorStore;
 use crate::{Cairn, Error, Result};
-use crate::{archive, git, recall};
+use crate::{git, recall};
 
 impl Cairn {
     /// Entries passing the filters, most recently updated first.
@@ -50,7 +49,7 @@ impl Cairn {
                 &resp,
                 surface,
                 "",
-                &capture::now(),
+                &crate::clock::now(),
             ) {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
@@ -98,13 +97,12 @@ impl Cairn {
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| archive::store::db_err(&path, e))?;
-        let report = recall::import::apply(&tx, text, dry_run, &capture::now())?;
+            .map_err(|e| crate::store::db_err(&path, e))?;
+        let report = recall::import::apply(&tx, text, dry_run, &crate::clock::now())?;
         if dry_run || !report.errors.is_empty() {
-            tx.rollback()
-                .map_err(|e| archive::store::db_err(&path, e))?;
+            tx.rollback().map_err(|e| crate::store::db_err(&path, e))?;
         } else {
-            tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+            tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
             self.refresh_on_write(&mut store);
         }
         Ok(report)
@@ -121,9 +119,9 @@ impl Cairn {
         let tx = store
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| archive::store::db_err(&path, e))?;
-        let out = f(&tx, &capture::now())?;
-        tx.commit().map_err(|e| archive::store::db_err(&path, e))?;
+            .map_err(|e| crate::store::db_err(&path, e))?;
+        let out = f(&tx, &crate::clock::now())?;
+        tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
         self.refresh_on_write(&mut store);
         Ok(out)
     }

@@ -87,7 +87,7 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Vec<Entry>> {
         "SELECT e.id FROM recall_entries e INDEXED BY recall_entries_context
          WHERE e.project = ?1 AND {TRUSTED_SQL} ORDER BY e.updated_at DESC, e.id LIMIT ?2"
     );
-    let db = |e| crate::archive::store::db_err(Path::new(":recall"), e);
+    let db = crate::store::err_in(conn);
     let mut stmt = conn.prepare(&sql).map_err(db)?;
     let ids = stmt
         .query_map(rusqlite::params![place.project, CANDIDATES], |r| {
