@@ -264,6 +264,29 @@ pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {
         .collect()
 }
 
+/// An agent's source dirs: `sub` below the dir its override variable `var` names when that is
+/// set (`sub` empty: that dir itself), else each of `defaults` under the home dir.
+pub(crate) fn env_or_home(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    var: &str,
+    sub: &str,
+    home: Option<&Path>,
+    defaults: &[&str],
+) -> Vec<(PathBuf, DirOrigin)> {
+    match env(var) {
+        Some(dir) if sub.is_empty() => vec![(dir, DirOrigin::Env)],
+        Some(dir) => vec![(dir.join(sub), DirOrigin::Env)],
+        None => home
+            .map(|h| {
+                defaults
+                    .iter()
+                    .map(|d| (h.join(d), DirOrigin::Default))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,12 +31,13 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    match env(ENV_DIR) {
-        Some(root) => vec![(root.join("session-state"), DirOrigin::Env)],
-        None => home
-            .map(|h| vec![(h.join(".copilot/session-state"), DirOrigin::Default)])
-            .unwrap_or_default(),
-    }
+    crate::archive::discover::env_or_home(
+        env,
+        ENV_DIR,
+        "session-state",
+        home,
+        &[".copilot/session-state"],
+    )
 }
 
 /// A `.jsonl` under a Copilot source dir is a session: `<id>.jsonl` (flat) or

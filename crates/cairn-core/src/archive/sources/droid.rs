@@ -35,12 +35,7 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    match env(ENV_DIR) {
-        Some(dir) => vec![(dir, DirOrigin::Env)],
-        None => home
-            .map(|h| vec![(h.join(".factory/sessions"), DirOrigin::Default)])
-            .unwrap_or_default(),
-    }
+    crate::archive::discover::env_or_home(env, ENV_DIR, "", home, &[".factory/sessions"])
 }
 
 /// A `.jsonl` under Droid's sessions folder is a session (grouped in sub-folders per project).

@@ -35,17 +35,13 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    match env(ENV_DIR) {
-        Some(root) => vec![(root.join("sessions"), DirOrigin::Env)],
-        None => home
-            .map(|h| {
-                vec![
-                    (h.join(".kimi-code/sessions"), DirOrigin::Default),
-                    (h.join(".kimi/sessions"), DirOrigin::Default),
-                ]
-            })
-            .unwrap_or_default(),
-    }
+    crate::archive::discover::env_or_home(
+        env,
+        ENV_DIR,
+        "sessions",
+        home,
+        &[".kimi-code/sessions", ".kimi/sessions"],
+    )
 }
 
 /// `session_<uuid>/agents/<agentId>/wire.jsonl`: `main` is the session, any other agent a

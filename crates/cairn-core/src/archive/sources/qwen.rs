@@ -31,12 +31,7 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    match env(ENV_DIR) {
-        Some(dir) => vec![(dir, DirOrigin::Env)],
-        None => home
-            .map(|h| vec![(h.join(".qwen/projects"), DirOrigin::Default)])
-            .unwrap_or_default(),
-    }
+    crate::archive::discover::env_or_home(env, ENV_DIR, "", home, &[".qwen/projects"])
 }
 
 /// A `.jsonl` under a Qwen projects folder is a session (`<project>/chats/<id>.jsonl`, archived
