@@ -276,7 +276,12 @@ fn session_start_with_data(env: &Env, data: &Path, cwd: &Path) -> Output {
 #[test]
 fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
     let (env, repo) = setup();
-    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let out = env.ok(&["hooks", "install", "--agent", "claude"]);
+    assert!(
+        out.contains("Added the claude capture hook to")
+            && out.contains("Added the claude session-start brief to"),
+        "{out}"
+    );
     let path = env.home().join(".claude/settings.json");
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
@@ -328,7 +333,16 @@ fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
         "{doctor}"
     );
 
-    env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    let out = env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    assert!(
+        out.contains("Removed the claude session-start brief from") && !out.contains("Added"),
+        "{out}"
+    );
+    let again = env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    assert!(
+        again.contains("already installed") && again.contains("without the brief"),
+        "{again}"
+    );
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert!(
         settings["hooks"].get("SessionStart").is_none(),
