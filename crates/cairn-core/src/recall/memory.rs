@@ -94,9 +94,7 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Vec<Entry>> {
     };
     let mut stmt = match conn.prepare(&query("recall_entries_trusted")) {
         Ok(stmt) => stmt,
-        Err(_) => conn
-            .prepare(&query("recall_entries_context"))
-            .map_err(db)?,
+        Err(_) => conn.prepare(&query("recall_entries_context")).map_err(db)?,
     };
     let ids = stmt
         .query_map(rusqlite::params![place.project, CANDIDATES], |r| {
