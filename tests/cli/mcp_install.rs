@@ -176,6 +176,8 @@ fn a_config_install_created_is_removed_by_uninstall_and_a_linked_one_kept() {
         0o600,
         "~/.claude.json holds Claude Code's state"
     );
+    let dry = env.ok(&["mcp", "uninstall", "--agent", "claude", "--dry-run"]);
+    assert!(dry.contains("would be removed") && path.exists(), "{dry}");
     let out = env.ok(&["mcp", "uninstall", "--agent", "claude"]);
     assert!(!path.exists(), "an empty {{}} was left behind");
     assert!(out.contains("held nothing else"), "{out}");

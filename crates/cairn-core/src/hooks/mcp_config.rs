@@ -227,8 +227,9 @@ fn change(
     let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
     let delete = cli.is_none() && !linked && after.as_deref().is_some_and(empty_document);
     if delete {
+        let verb = if dry_run { "would be" } else { "is" };
         notes.push(format!(
-            "{} held nothing else, so it is removed",
+            "{} held nothing else, so it {verb} removed",
             path.display()
         ));
     }
