@@ -131,13 +131,7 @@ fn install_and_uninstall_round_trip_for_every_agent() {
         for line in before.lines() {
             assert!(after.contains(line), "{line} lost from\n{after}");
         }
-        let status = env.json(&["doctor"]);
-        let check = status["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == format!("{agent} mcp"))
-            .unwrap_or_else(|| panic!("{status}"));
+        let check = mcp_check(&env.json(&["doctor"]), agent);
         assert_eq!(check["status"], "ok", "{check}");
 
         let again = env.json(&["mcp", "install", "--agent", agent]);
@@ -236,6 +230,23 @@ fn uninstall_takes_the_emptied_servers_key_and_leaves_the_rest_byte_for_byte() {
     }
 }
 
+/// `cairn -C <dir> mcp install --agent <agent> --project`.
+fn project_install<'a>(dir: &'a Path, agent: &'a str) -> [&'a str; 7] {
+    let dir = dir.to_str().unwrap();
+    ["-C", dir, "mcp", "install", "--agent", agent, "--project"]
+}
+
+/// The doctor's MCP check of `agent`.
+fn mcp_check(doctor: &Value, agent: &str) -> Value {
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == format!("{agent} mcp"))
+        .unwrap_or_else(|| panic!("no {agent} mcp check in {doctor}"))
+        .clone()
+}
+
 #[test]
 fn project_configs_land_in_the_repository_root() {
     let env = Env::new();
@@ -249,15 +260,7 @@ fn project_configs_land_in_the_repository_root() {
         ("qwen", ".qwen/settings.json"),
         ("droid", ".factory/mcp.json"),
     ] {
-        let r = env.json(&[
-            "-C",
-            deep.to_str().unwrap(),
-            "mcp",
-            "install",
-            "--agent",
-            agent,
-            "--project",
-        ]);
+        let r = env.json(&project_install(&deep, agent));
         let path = std::fs::canonicalize(&repo).unwrap().join(file);
         assert_eq!(r["path"], path.to_str().unwrap());
         assert!(read(&path).contains(&cairn_path()));
@@ -271,15 +274,7 @@ fn project_configs_land_in_the_repository_root() {
     }
     // Agents whose makers document no project config: refused, nothing written.
     for agent in ["copilot", "kimi"] {
-        let out = env.run(&[
-            "-C",
-            deep.to_str().unwrap(),
-            "mcp",
-            "install",
-            "--agent",
-            agent,
-            "--project",
-        ]);
+        let out = env.run(&project_install(&deep, agent));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("without --project"), "{err}");
@@ -414,12 +409,7 @@ fn doctor_sees_every_agents_mcp_config_and_nothing_is_written_unasked() {
     let env = Env::new();
     let doctor = env.json(&["doctor"]);
     for (agent, _) in AGENTS {
-        let check = doctor["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == format!("{agent} mcp"))
-            .unwrap_or_else(|| panic!("no {agent} mcp check in {doctor}"));
+        let check = mcp_check(&doctor, agent);
         assert!(
             check["detail"].as_str().unwrap().contains("not registered"),
             "{check}"
@@ -451,14 +441,7 @@ fn doctor_sees_every_agents_mcp_config_and_nothing_is_written_unasked() {
 
     let (_, real) = linked_config(&env, "kimi", "{\"mcpServers\": {}}");
     env.ok(&["mcp", "install", "--agent", "kimi"]);
-    let doctor = env.json(&["doctor"]);
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "kimi mcp")
-        .unwrap()
-        .clone();
+    let check = mcp_check(&env.json(&["doctor"]), "kimi");
     assert!(
         check["detail"].as_str().unwrap().contains(&cairn_path()),
         "{check}"
