@@ -1,11 +1,17 @@
 """Bench (not a test): `cairn mcp` start to `initialize` answered, and p50/p95 per tool, over raw
 JSON-RPC on pipes (no client library in the timings).
-    python3 bench/mcp_latency.py <cairn binary> <data dir> <repo dir> [runs]
+    python3 bench/mcp_latency.py <cairn binary> <data dir> <repo dir> [runs] [skim target] [query] [recall query]
+On the bench archive: target `feature/skim-target` (500 related sessions), a query from
+`cairn-bench queries`. A tool that answers with an error (hybrid search without embeddings built)
+is reported with its message instead of figures.
 """
 import json, subprocess, sys, time
 
 binary, data, repo = sys.argv[1:4]
 runs = int(sys.argv[4]) if len(sys.argv) > 4 else 50
+target = sys.argv[5] if len(sys.argv) > 5 else "master"
+query = sys.argv[6] if len(sys.argv) > 6 else "phoenix server"
+recall_query = sys.argv[7] if len(sys.argv) > 7 else query
 
 
 def start():
@@ -35,11 +41,13 @@ print(f"initialize answered: p50 {pct(starts, .5):.1f} ms, p95 {pct(starts, .95)
 
 p, _ = start()
 calls = {
-    "skim": {"target": "master", "include_weak": True},
+    "skim": {"target": target, "include_weak": True},
+    "skim_strong": {"target": target},
     "show": None,
-    "search": {"query": "phoenix server"},
-    "recall_query": {"query": "phoenix server"},
-    "recall_brief": {"query": "phoenix server", "max_tokens": 400},
+    "search": {"query": query},
+    "search_hybrid": {"query": query, "mode": "hybrid"},
+    "recall_query": {"query": recall_query},
+    "recall_brief": {"query": recall_query, "max_tokens": 400},
 }
 n = 1
 def call(name, args):
@@ -51,12 +59,19 @@ def call(name, args):
 
 first = json.loads(call("skim", calls["skim"])["result"]["content"][0]["text"])
 calls["show"] = {"address": first["sessions"][0]["address"]}
-for name, args in calls.items():
-    times = []
+for label, args in calls.items():
+    name = label.removesuffix("_hybrid").removesuffix("_strong")
+    times, failed = [], None
     for _ in range(runs):
         t0 = time.perf_counter()
         r = call(name, args)
         times.append(time.perf_counter() - t0)
-        assert "result" in r, r
-    print(f"{name}: p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms ({runs} calls)")
+        result = r.get("result") or {}
+        if "error" in r or result.get("isError"):
+            failed = r.get("error") or result.get("content")
+            break
+    if failed:
+        print(f"{label}: error: {json.dumps(failed)[:300]}")
+    else:
+        print(f"{label}: p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms ({runs} calls)")
 p.stdin.close(); p.wait()

@@ -66,6 +66,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             recall::recall_merge,
             recall::recall_check_stale,
             recall::recall_for_session,
+            recall::recall_agent_usage,
             insights::insight_templates,
             insights::insight_preview,
             insights::insight_generate::<tauri::Wry>,

@@ -5,6 +5,7 @@
 //! (one transaction each); the window never writes an entry any other way.
 
 use cairn_core::ErrorReport;
+use cairn_core::recall::agents::AgentUsage;
 use cairn_core::recall::model::{Entry, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
@@ -123,4 +124,15 @@ pub async fn recall_for_session(
     session_key: String,
 ) -> Result<Vec<Entry>, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_for_session(&session_key)).await
+}
+
+/// The measurement ledger's agent view: entries agents were shown (through MCP) or rated, most
+/// recently used first, with how often each was shown, packed into a brief, and rated.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_agent_usage(
+    backend: State<'_, Backend>,
+    limit: u32,
+) -> Result<Vec<AgentUsage>, ErrorReport> {
+    with_cairn(&backend, move |c| c.recall_agent_usage(limit.min(500))).await
 }

@@ -23,20 +23,37 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
+/// Where each agent's user config lives under the home (its makers' documentation).
+fn user_config(agent: &str) -> &'static str {
+    match agent {
+        "claude" => ".claude.json",
+        "codex" => ".codex/config.toml",
+        "copilot" => ".copilot/mcp-config.json",
+        "qwen" => ".qwen/settings.json",
+        "droid" => ".factory/mcp.json",
+        "kimi" => ".kimi/mcp.json",
+        other => panic!("no MCP config for {other}"),
+    }
+}
+
+/// Every agent whose MCP config Cairn edits, with the config text a user may have.
+const AGENTS: [(&str, &str); 6] = [
+    ("claude", CLAUDE),
+    ("codex", CODEX),
+    ("copilot", CLAUDE),
+    ("qwen", QWEN),
+    ("droid", CLAUDE),
+    ("kimi", CLAUDE),
+];
+
+/// Qwen Code's settings hold far more than servers.
+const QWEN: &str = "{\n  \"general\": {\"vimMode\": true},\n  \"mcpServers\": {\n    \"db\": {\"command\": \"pg-mcp\", \"env\": {\"PGPASSWORD\": \"Summer2024!\"}}\n  },\n  \"model\": {\"name\": \"qwen3-coder-plus\"}\n}\n";
+
 /// The user's config file of `agent`, kept in a dotfiles dir and linked into the home.
 fn linked_config(env: &Env, agent: &str, text: &str) -> (PathBuf, PathBuf) {
     let dotfiles = env.root.path().join("dotfiles");
     std::fs::create_dir_all(&dotfiles).unwrap();
-    let (link, real) = match agent {
-        "claude" => (
-            env.home().join(".claude.json"),
-            dotfiles.join("claude.json"),
-        ),
-        _ => (
-            env.home().join(".codex/config.toml"),
-            dotfiles.join("codex.toml"),
-        ),
-    };
+    let (link, real) = (env.home().join(user_config(agent)), dotfiles.join(agent));
     std::fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::fs::write(&real, text).unwrap();
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
@@ -49,8 +66,8 @@ const CLAUDE: &str = "{\n  \"numStartups\": 41,\n  \"tipsHistory\": {\"a\": 1},\
 const CODEX: &str = "model = \"gpt-5.1-codex\"\n# my servers\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n\n[mcp_servers.db.env]\nPGPASSWORD = \"Summer2024!\"\n\n[features]\ncodex_hooks = true\n";
 
 #[test]
-fn install_and_uninstall_round_trip_for_both_agents() {
-    for (agent, before) in [("claude", CLAUDE), ("codex", CODEX)] {
+fn install_and_uninstall_round_trip_for_every_agent() {
+    for (agent, before) in AGENTS {
         let env = Env::new();
         let (link, real) = linked_config(&env, agent, before);
 
@@ -79,13 +96,7 @@ fn install_and_uninstall_round_trip_for_both_agents() {
         assert_eq!(mode(&real), 0o640);
         // What the agent reads: the server runs this binary with `mcp`.
         let (command, args) = match agent {
-            "claude" => {
-                let v: Value = serde_json::from_str(&after).unwrap();
-                assert_eq!(v["mcpServers"]["db"]["command"], "pg-mcp");
-                let s = &v["mcpServers"]["cairn"];
-                (s["command"].as_str().unwrap().to_owned(), s["args"].clone())
-            }
-            _ => {
+            "codex" => {
                 let v: toml::Table = after.parse().unwrap();
                 assert_eq!(v["mcp_servers"]["db"]["command"].as_str(), Some("pg-mcp"));
                 assert_eq!(v["features"]["codex_hooks"].as_bool(), Some(true));
@@ -101,19 +112,26 @@ fn install_and_uninstall_round_trip_for_both_agents() {
                     serde_json::json!(args),
                 )
             }
+            _ => {
+                let v: Value = serde_json::from_str(&after).unwrap();
+                assert_eq!(v["mcpServers"]["db"]["command"], "pg-mcp");
+                let s = &v["mcpServers"]["cairn"];
+                if agent == "copilot" {
+                    // Copilot CLI calls stdio `local` and loads only the tools listed.
+                    assert_eq!(
+                        (&s["type"], &s["tools"]),
+                        (&"local".into(), &serde_json::json!(["*"]))
+                    );
+                }
+                (s["command"].as_str().unwrap().to_owned(), s["args"].clone())
+            }
         };
         assert_eq!((command, args), (cairn_path(), serde_json::json!(["mcp"])));
         // Only lines were added.
         for line in before.lines() {
             assert!(after.contains(line), "{line} lost from\n{after}");
         }
-        let status = env.json(&["doctor"]);
-        let check = status["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == format!("{agent} mcp"))
-            .unwrap_or_else(|| panic!("{status}"));
+        let check = mcp_check(&env.json(&["doctor"]), agent);
         assert_eq!(check["status"], "ok", "{check}");
 
         let again = env.json(&["mcp", "install", "--agent", agent]);
@@ -143,7 +161,7 @@ fn install_and_uninstall_round_trip_for_both_agents() {
 }
 
 #[test]
-fn a_new_config_is_private_and_goes_back_to_nothing_but_an_empty_document() {
+fn a_config_install_created_is_removed_by_uninstall_and_a_linked_one_kept() {
     let env = Env::new();
     env.ok(&["mcp", "install", "--agent", "claude"]);
     let path = env.home().join(".claude.json");
@@ -152,14 +170,81 @@ fn a_new_config_is_private_and_goes_back_to_nothing_but_an_empty_document() {
         0o600,
         "~/.claude.json holds Claude Code's state"
     );
-    env.ok(&["mcp", "uninstall", "--agent", "claude"]);
-    let v: Value = serde_json::from_str(&read(&path)).unwrap();
-    assert_eq!(v, serde_json::json!({}));
+    let dry = env.ok(&["mcp", "uninstall", "--agent", "claude", "--dry-run"]);
+    assert!(dry.contains("would be removed") && path.exists(), "{dry}");
+    let out = env.ok(&["mcp", "uninstall", "--agent", "claude"]);
+    assert!(!path.exists(), "an empty {{}} was left behind");
+    assert!(out.contains("held nothing else"), "{out}");
 
     env.ok(&["mcp", "install", "--agent", "codex"]);
     let path = env.home().join(".codex/config.toml");
     env.ok(&["mcp", "uninstall", "--agent", "codex"]);
-    assert_eq!(read(&path), "");
+    assert!(!path.exists(), "an empty config.toml was left behind");
+
+    // Through a link the target is the user's file: it stays, empty.
+    let (link, real) = linked_config(&env, "claude", "");
+    env.ok(&["mcp", "install", "--agent", "claude"]);
+    env.ok(&["mcp", "uninstall", "--agent", "claude"]);
+    assert!(std::fs::symlink_metadata(&link).is_ok());
+    let v: Value = serde_json::from_str(&read(&real)).unwrap();
+    assert_eq!(v, serde_json::json!({}));
+}
+
+#[test]
+fn uninstall_takes_the_emptied_servers_key_and_leaves_the_rest_byte_for_byte() {
+    let env = Env::new();
+    let claude = env.home().join(".claude.json");
+    std::fs::write(
+        &claude,
+        "{\n  \"a\": 1,\n  \"mcpServers\": {},\n  \"b\": [2]\n}\n",
+    )
+    .unwrap();
+    env.ok(&["mcp", "install", "--agent", "claude"]);
+    env.ok(&["mcp", "uninstall", "--agent", "claude"]);
+    assert_eq!(read(&claude), "{\n  \"a\": 1,\n  \"b\": [2]\n}\n");
+
+    let codex = env.home().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    for (before, left) in [
+        // The emptied `[mcp_servers]` goes.
+        ("model = \"x\"\n\n[mcp_servers]\n", "model = \"x\"\n"),
+        (
+            "model = \"x\"\n\n[mcp_servers]\n\n[features]\ncodex_hooks = true\n",
+            "model = \"x\"\n\n[features]\ncodex_hooks = true\n",
+        ),
+        // Not emptied: it holds another server, before or after Cairn's.
+        (
+            "[mcp_servers]\n\n[mcp_servers.db]\ncommand = \"pg\"\n",
+            "[mcp_servers]\n\n[mcp_servers.db]\ncommand = \"pg\"\n",
+        ),
+        (
+            "[mcp_servers]\ndb = { command = \"pg\" }\n",
+            "[mcp_servers]\ndb = { command = \"pg\" }\n",
+        ),
+    ] {
+        std::fs::write(&codex, before).unwrap();
+        env.ok(&["mcp", "install", "--agent", "codex"]);
+        env.ok(&["mcp", "install", "--agent", "codex"]);
+        env.ok(&["mcp", "uninstall", "--agent", "codex"]);
+        assert_eq!(read(&codex), left, "from {before:?}");
+    }
+}
+
+/// `cairn -C <dir> mcp install --agent <agent> --project`.
+fn project_install<'a>(dir: &'a Path, agent: &'a str) -> [&'a str; 7] {
+    let dir = dir.to_str().unwrap();
+    ["-C", dir, "mcp", "install", "--agent", agent, "--project"]
+}
+
+/// The doctor's MCP check of `agent`.
+fn mcp_check(doctor: &Value, agent: &str) -> Value {
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == format!("{agent} mcp"))
+        .unwrap_or_else(|| panic!("no {agent} mcp check in {doctor}"))
+        .clone()
 }
 
 #[test]
@@ -169,16 +254,13 @@ fn project_configs_land_in_the_repository_root() {
     std::fs::create_dir_all(repo.join("src/deep")).unwrap();
     git(&repo, &["init", "-q"]);
     let deep = repo.join("src/deep");
-    for (agent, file) in [("claude", ".mcp.json"), ("codex", ".codex/config.toml")] {
-        let r = env.json(&[
-            "-C",
-            deep.to_str().unwrap(),
-            "mcp",
-            "install",
-            "--agent",
-            agent,
-            "--project",
-        ]);
+    for (agent, file) in [
+        ("claude", ".mcp.json"),
+        ("codex", ".codex/config.toml"),
+        ("qwen", ".qwen/settings.json"),
+        ("droid", ".factory/mcp.json"),
+    ] {
+        let r = env.json(&project_install(&deep, agent));
         let path = std::fs::canonicalize(&repo).unwrap().join(file);
         assert_eq!(r["path"], path.to_str().unwrap());
         assert!(read(&path).contains(&cairn_path()));
@@ -190,6 +272,14 @@ fn project_configs_land_in_the_repository_root() {
         assert!(!r["notes"].as_array().unwrap().is_empty());
         assert!(!env.home().join(".claude.json").exists());
     }
+    // Agents whose makers document no project config: refused, nothing written.
+    for agent in ["copilot", "kimi"] {
+        let out = env.run(&project_install(&deep, agent));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("without --project"), "{err}");
+    }
+    assert!(!env.home().join(".copilot").exists() && !env.home().join(".kimi").exists());
 }
 
 #[test]
@@ -261,6 +351,26 @@ fn hostile_configs_are_refused_with_the_file_and_the_fix_and_nothing_written() {
             "mcp_servers = { other = { command = \"x\" } }\n",
             "by hand",
         ),
+        ("copilot", "{\"mcpServers\": \"all\"}", "must be an object"),
+        (
+            "copilot",
+            "{\"mcpServers\": {\"cairn\": {\"type\": \"local\", \"command\": [\"cairn\"], \"args\": [\"mcp\"]}}}",
+            "not Cairn's server",
+        ),
+        // Qwen Code reads comments in its settings; Cairn cannot keep them through an edit,
+        // so it does not try.
+        (
+            "qwen",
+            "{\n  // my servers\n  \"mcpServers\": {}\n}\n",
+            "not valid JSON",
+        ),
+        ("qwen", "{\"mcpServers\": null}", "must be an object"),
+        (
+            "droid",
+            "{\"mcpServers\": {\"cairn\": {\"command\": \"/bin/cairn\", \"args\": \"mcp\"}}}",
+            "not Cairn's server",
+        ),
+        ("kimi", "\u{1b}[31m{}", "not valid JSON"),
     ];
     for (agent, text, says) in cases {
         let env = Env::new();
@@ -279,16 +389,62 @@ fn hostile_configs_are_refused_with_the_file_and_the_fix_and_nothing_written() {
     }
 
     // A huge file is not read whole, let alone rewritten.
+    for (agent, _) in AGENTS {
+        let env = Env::new();
+        let path = env.home().join(user_config(agent));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(40 << 20).unwrap();
+        let out = env.run(&["mcp", "install", "--agent", agent]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1));
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(err.contains(&name) && err.contains("by hand"), "{err}");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 40 << 20);
+    }
+}
+
+#[test]
+fn doctor_sees_every_agents_mcp_config_and_nothing_is_written_unasked() {
     let env = Env::new();
-    let path = env.home().join(".claude.json");
-    let file = std::fs::File::create(&path).unwrap();
-    file.set_len(40 << 20).unwrap();
-    let out = env.run(&["mcp", "install", "--agent", "claude"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
+    let doctor = env.json(&["doctor"]);
+    for (agent, _) in AGENTS {
+        let check = mcp_check(&doctor, agent);
+        assert!(
+            check["detail"].as_str().unwrap().contains("not registered"),
+            "{check}"
+        );
+    }
+    // Doctor and a dry run only read.
+    for (agent, _) in AGENTS {
+        env.ok(&["mcp", "install", "--agent", agent, "--dry-run"]);
+    }
+    let home: Vec<_> = std::fs::read_dir(env.home())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(
-        err.contains(".claude.json") && err.contains("by hand"),
-        "{err}"
+        !home.iter().any(|n| {
+            let n = n.to_string_lossy();
+            [
+                ".claude.json",
+                ".codex",
+                ".copilot",
+                ".qwen",
+                ".factory",
+                ".kimi",
+            ]
+            .contains(&n.as_ref())
+        }),
+        "{home:?}"
     );
-    assert_eq!(std::fs::metadata(&path).unwrap().len(), 40 << 20);
+
+    let (_, real) = linked_config(&env, "kimi", "{\"mcpServers\": {}}");
+    env.ok(&["mcp", "install", "--agent", "kimi"]);
+    let check = mcp_check(&env.json(&["doctor"]), "kimi");
+    assert!(
+        check["detail"].as_str().unwrap().contains(&cairn_path()),
+        "{check}"
+    );
+    assert!(read(&real).contains(&cairn_path()));
 }

@@ -183,6 +183,50 @@ fn a_session_starts_with_the_trusted_entries_of_its_repository_and_branch() {
 }
 
 #[test]
+fn the_brief_reads_its_own_index_and_an_archive_before_it_gets_the_same_brief() {
+    let (env, repo) = setup();
+    let brief = injected(&session_start(&env, "claude", &repo));
+    let path = env.data().join("cairn.db");
+    let db = rusqlite::Connection::open(&path).unwrap();
+    // Migration 17: the newest trusted entries of a project are one index range, already in
+    // the brief's order (no sort, no visit to untrusted rows).
+    let plan: Vec<String> = db
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT e.id FROM recall_entries e WHERE e.project = 'shop'
+             AND e.status = 'accepted' AND e.review_state = 'human_reviewed'
+             AND e.transferable = 1 AND e.provenance_ok = 1
+             ORDER BY e.updated_at DESC, e.id LIMIT 50",
+        )
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        plan.iter().any(|p| p.contains("recall_entries_trusted"))
+            && !plan.iter().any(|p| p.contains("TEMP B-TREE")),
+        "{plan:?}"
+    );
+    let indexed: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM recall_entries INDEXED BY recall_entries_trusted
+             WHERE project = 'shop' AND status = 'accepted' AND review_state = 'human_reviewed'
+             AND transferable = 1 AND provenance_ok = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexed, 4, "the trusted entries of shop");
+
+    // The hook never migrates: an archive from before the index reads through the project
+    // index and gives the same brief.
+    db.execute_batch("DROP INDEX recall_entries_trusted; PRAGMA user_version = 16;")
+        .unwrap();
+    drop(db);
+    assert_eq!(injected(&session_start(&env, "claude", &repo)), brief);
+}
+
+#[test]
 fn the_brief_keeps_to_its_token_budget_and_can_be_turned_off() {
     let (env, repo) = setup();
     std::fs::write(
@@ -276,7 +320,12 @@ fn session_start_with_data(env: &Env, data: &Path, cwd: &Path) -> Output {
 #[test]
 fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
     let (env, repo) = setup();
-    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let out = env.ok(&["hooks", "install", "--agent", "claude"]);
+    assert!(
+        out.contains("Added the claude capture hook to")
+            && out.contains("Added the claude session-start brief to"),
+        "{out}"
+    );
     let path = env.home().join(".claude/settings.json");
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
@@ -328,7 +377,16 @@ fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
         "{doctor}"
     );
 
-    env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    let out = env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    assert!(
+        out.contains("Removed the claude session-start brief from") && !out.contains("Added"),
+        "{out}"
+    );
+    let again = env.ok(&["hooks", "install", "--agent", "claude", "--no-memory"]);
+    assert!(
+        again.contains("already installed") && again.contains("without the brief"),
+        "{again}"
+    );
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert!(
         settings["hooks"].get("SessionStart").is_none(),

@@ -313,3 +313,21 @@ describe('sanitize', () => {
     expect(safeHref(href)).toBe(expected);
   });
 });
+
+describe('what agents used (the ledger)', () => {
+  it('lists the entries agents were shown or rated, flags the mostly wrong ones and names a gone entry', async () => {
+    const { target, calls } = await render('cairn://recall?tab=agents');
+    expect(calls.some((c) => c.cmd === 'recall_agent_usage')).toBe(true);
+    const rows = all(target, 'agent-usage-row');
+    expect(rows.map((r) => r.dataset.verdict)).toEqual(['helpful', 'wrong', 'unrated']);
+    expect(rows[2]?.textContent).toContain('rc-gone (no longer in Recall)');
+    expect(one(target, '[data-testid="recall-agents-summary"]')?.textContent).toContain('1 entry mostly wrong');
+  });
+
+  it('says how to let agents reach Recall when none has yet', async () => {
+    const { target } = await render('cairn://recall?tab=agents', { noAgentUsage: true });
+    const empty = one(target, '[data-testid="recall-agents-empty"]');
+    expect(empty?.textContent).toContain('cairn mcp install');
+    expect(all(target, 'agent-usage-row')).toHaveLength(0);
+  });
+});

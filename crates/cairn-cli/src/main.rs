@@ -398,7 +398,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if g.json {
                 render::json(out, &result)?;
             } else {
-                render::hook_install(out, &result)?;
+                render::hook_install(out, &result, !no_memory)?;
             }
         }
         Command::Mcp {

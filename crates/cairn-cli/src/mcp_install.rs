@@ -16,9 +16,11 @@ use crate::render::{self, clean};
 #[derive(Subcommand)]
 pub enum McpCommand {
     /// Register `cairn mcp` (this binary, by its absolute path) as the `cairn` MCP server in the
-    /// agent's config: Claude Code's ~/.claude.json, Codex's ~/.codex/config.toml; with
-    /// --project, the repository's .mcp.json or .codex/config.toml. Idempotent; keeps a backup;
-    /// changes nothing else in the file, follows its symlink, keeps its mode.
+    /// agent's config: Claude Code's ~/.claude.json, Codex's ~/.codex/config.toml, Copilot CLI's
+    /// ~/.copilot/mcp-config.json, Qwen Code's ~/.qwen/settings.json, Factory Droid's
+    /// ~/.factory/mcp.json, Kimi CLI's ~/.kimi/mcp.json; with --project, the repository's
+    /// .mcp.json, .codex/config.toml, .qwen/settings.json or .factory/mcp.json. Idempotent;
+    /// keeps a backup; changes nothing else in the file, follows its symlink, keeps its mode.
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,
@@ -29,8 +31,8 @@ pub enum McpCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Take Cairn's MCP server out of the agent's config (the file is left as it was before the
-    /// install).
+    /// Take Cairn's MCP server out of the agent's config: the rest of the file stays byte for
+    /// byte (a server list left empty goes; a file left empty is removed).
     Uninstall {
         #[arg(long, value_enum)]
         agent: AgentArg,

@@ -227,27 +227,49 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
     Ok(())
 }
 
-pub fn hook_install(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) -> Result<()> {
+pub fn hook_install(
+    out: &mut impl Write,
+    r: &cairn_core::hooks::HookInstall,
+    memory: bool,
+) -> Result<()> {
+    use cairn_core::hooks::HookChange;
     let path = clean(&r.path.display().to_string());
-    match (r.changed, r.dry_run) {
-        (false, _) => writeln!(out, "The {} hook is already installed in {path}.", r.agent)?,
-        (true, true) => {
+    let agent = r.agent;
+    if !r.changed {
+        let brief = if memory { "with" } else { "without" };
+        writeln!(
+            out,
+            "The {agent} hook is already installed in {path}, {brief} the brief at session start."
+        )?;
+    } else {
+        // One line per hook the change touches, saying what it does.
+        for (change, what) in [
+            (r.capture, "capture hook"),
+            (r.memory, "session-start brief"),
+        ] {
+            let (done, verb, place) = match change {
+                HookChange::Unchanged => continue,
+                HookChange::Added => ("Added", "add", format!("to {path}")),
+                HookChange::Updated => {
+                    ("Updated", "update", format!("in {path} to run this cairn"))
+                }
+                HookChange::Removed => ("Removed", "remove", format!("from {path}")),
+            };
+            if r.dry_run {
+                writeln!(out, "Would {verb} the {agent} {what} {place} (dry run).")?;
+            } else {
+                writeln!(out, "{done} the {agent} {what} {place}.")?;
+            }
+        }
+        if r.dry_run {
+            writeln!(out, "Nothing written; the change:")?;
+            write!(out, "{}", clean(&r.diff))?;
+        } else if let Some(b) = &r.backup {
             writeln!(
                 out,
-                "Would add the {} hook to {path} (dry run, nothing written):",
-                r.agent
+                "Backup of the previous file: {}",
+                clean(&b.display().to_string())
             )?;
-            write!(out, "{}", clean(&r.diff))?;
-        }
-        (true, false) => {
-            writeln!(out, "Added the {} hook to {path}.", r.agent)?;
-            if let Some(b) = &r.backup {
-                writeln!(
-                    out,
-                    "Backup of the previous file: {}",
-                    clean(&b.display().to_string())
-                )?;
-            }
         }
     }
     for note in &r.notes {

@@ -95,6 +95,8 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
         checks.push(claude_retention(home));
         for agent in crate::hooks::HOOKED {
             checks.push(hook_check(&crate::hooks::status(agent, home)));
+        }
+        for agent in crate::hooks::mcp_config::MCP_AGENTS {
             checks.push(mcp_check(&crate::hooks::mcp_config::status(
                 agent, home, None,
             )));

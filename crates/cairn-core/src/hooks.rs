@@ -37,8 +37,55 @@ pub struct HookInstall {
     pub dry_run: bool,
     /// Unified diff of the settings file.
     pub diff: String,
+    /// What the change does to the capture hook.
+    pub capture: HookChange,
+    /// What the change does to the session-start hook (memory).
+    pub memory: HookChange,
     /// Things the person still has to do.
     pub notes: Vec<String>,
+}
+
+/// What an install does to one of Cairn's hooks in the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum HookChange {
+    /// As it was: there and running this `cairn`, or absent and not wanted.
+    Unchanged,
+    Added,
+    /// There, now pointed at this `cairn` (the binary moved).
+    Updated,
+    Removed,
+}
+
+impl HookChange {
+    /// The change between `before` and `after` for a hook on `events`: `ours` recognises any
+    /// Cairn hook command, `this` the one being installed.
+    fn between(
+        path: &Path,
+        before: &str,
+        after: Option<&str>,
+        events: &[&str],
+        ours: impl Fn(&str) -> bool + Copy,
+        this: impl Fn(&str) -> bool + Copy,
+    ) -> Self {
+        let Some(after) = after else {
+            return Self::Unchanged;
+        };
+        let was = settings::runs(path, before, events, ours);
+        let is = settings::runs(path, after, events, ours);
+        match (was, is) {
+            (false, true) => Self::Added,
+            (true, false) => Self::Removed,
+            (true, true)
+                if !settings::runs(path, before, events, this)
+                    && settings::runs(path, after, events, this) =>
+            {
+                Self::Updated
+            }
+            _ => Self::Unchanged,
+        }
+    }
 }
 
 /// Whether an agent's settings already run Cairn's hook.
@@ -226,6 +273,17 @@ pub fn install(
         .to_string(),
         None => String::new(),
     };
+    let ours = |c: &str| is_cairn_hook_command(c, agent);
+    let this = |c: &str| c == command;
+    let capture = HookChange::between(&path, &before, after.as_deref(), events(agent), ours, this);
+    let memory = HookChange::between(
+        &path,
+        &before,
+        after.as_deref(),
+        &[SESSION_START],
+        ours,
+        this,
+    );
     let mut notes = Vec::new();
     if agent == Agent::Codex {
         let config = path.with_file_name("config.toml");
@@ -267,6 +325,8 @@ pub fn install(
         backup,
         dry_run,
         diff,
+        capture,
+        memory,
         notes,
     })
 }

@@ -43,6 +43,7 @@ import type {
   Entry_Serialize,
   RecallEvidence_Serialize,
   InboxItem_Serialize,
+  AgentUsage,
   ProposedBy_Serialize,
   InboxReason,
   Edit_Deserialize,
@@ -107,7 +108,7 @@ export type SessionQuery = SessionQuery_Deserialize;
 export type SearchQuery = SearchQuery_Deserialize;
 
 // Recall and Generated insights.
-export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase };
+export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase, AgentUsage };
 export type { ExportFormat, ExportedReport, InsightProgress };
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;

@@ -101,6 +101,11 @@ export const commands = {
 	recallCheckStale: () => typedError<number, ErrorReport_Serialize>(__TAURI_INVOKE("recall_check_stale")),
 	/**  Entries whose evidence lies in a session (the session's Recall panel), any status. */
 	recallForSession: (sessionKey: string) => typedError<Entry_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_for_session", { sessionKey })),
+	/**
+	 *  The measurement ledger's agent view: entries agents were shown (through MCP) or rated, most
+	 *  recently used first, with how often each was shown, packed into a brief, and rated.
+	 */
+	recallAgentUsage: (limit: number) => typedError<AgentUsage_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_agent_usage", { limit })),
 	/**  The built-in report templates and the user's own. */
 	insightTemplates: () => typedError<Template_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("insight_templates")),
 	/**
@@ -151,6 +156,42 @@ export const events = {
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
 export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi";
+
+/**
+ *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
+ *  and how agents rated it.
+ */
+export type AgentUsage = AgentUsage_Serialize | AgentUsage_Deserialize;
+
+/**
+ *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
+ *  and how agents rated it.
+ */
+export type AgentUsage_Deserialize = {
+	entry_id: string,
+	title: string,
+	shown: number,
+	packed: number,
+	helpful: number,
+	wrong: number,
+	/**  The last time an agent was shown or rated it. */
+	last_used_at?: string | null,
+};
+
+/**
+ *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
+ *  and how agents rated it.
+ */
+export type AgentUsage_Serialize = {
+	entry_id: string,
+	title: string,
+	shown: number,
+	packed: number,
+	helpful: number,
+	wrong: number,
+	/**  The last time an agent was shown or rated it. */
+	last_used_at: string | null,
+};
 
 /**  Facts about the running app, for the window's footer and for bug reports. */
 export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;
@@ -750,6 +791,13 @@ export type GeneratorIdentity_Serialize = {
 	endpoint_hash: string | null,
 };
 
+/**  What an install does to one of Cairn's hooks in the settings. */
+export type HookChange = 
+/**  As it was: there and running this `cairn`, or absent and not wanted. */
+"unchanged" | "added" | 
+/**  There, now pointed at this `cairn` (the binary moved). */
+"updated" | "removed";
+
 /**  What an install did (or, with `dry_run`, would do). */
 export type HookInstall = HookInstall_Serialize | HookInstall_Deserialize;
 
@@ -762,6 +810,10 @@ export type HookInstall_Deserialize = {
 	dry_run: boolean,
 	/**  Unified diff of the settings file. */
 	diff: string,
+	/**  What the change does to the capture hook. */
+	capture: HookChange,
+	/**  What the change does to the session-start hook (memory). */
+	memory: HookChange,
 	/**  Things the person still has to do. */
 	notes: string[],
 };
@@ -775,6 +827,10 @@ export type HookInstall_Serialize = {
 	dry_run: boolean,
 	/**  Unified diff of the settings file. */
 	diff: string,
+	/**  What the change does to the capture hook. */
+	capture: HookChange,
+	/**  What the change does to the session-start hook (memory). */
+	memory: HookChange,
 	/**  Things the person still has to do. */
 	notes: string[],
 };

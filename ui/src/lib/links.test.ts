@@ -25,6 +25,7 @@ describe('cairn:// links', () => {
       { view: 'sessions' },
       { view: 'settings' },
       { view: 'recall', tab: 'inbox', insight: null },
+      { view: 'recall', tab: 'agents', insight: null },
       { view: 'recall', tab: 'generated', insight: 12 },
     ] as const;
     for (const route of routes) expect(parseLink(toLink(route))).toEqual(route);
@@ -41,7 +42,7 @@ describe('cairn:// links', () => {
     [`cairn://session/${KEY}?turn=01`, 'turn must be a whole number'],
     ['cairn://branches?branch=main', 'not a branch key'],
     ['cairn://ledger', 'not a place in Cairn'],
-    ['cairn://recall?tab=secrets', 'tab must be one of corpus, inbox, generated'],
+    ['cairn://recall?tab=secrets', 'tab must be one of corpus, inbox, agents, generated'],
     ['cairn://recall?tab=generated&insight=0', 'insight must be a report number'],
     ['cairn://recall?tab=generated&insight=1;drop', 'insight must be a report number'],
     ['cairn://recall?tab=generated&insight=12345678901234567', 'insight must be a report number'],

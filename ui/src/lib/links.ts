@@ -13,7 +13,7 @@ export type Route =
   | { view: 'settings' };
 
 /** The Recall page's tabs: the trusted corpus, the review inbox, generated reports. */
-export const RECALL_TABS = ['corpus', 'inbox', 'generated'] as const;
+export const RECALL_TABS = ['corpus', 'inbox', 'agents', 'generated'] as const;
 export type RecallTab = (typeof RECALL_TABS)[number];
 /** A saved report's id: a positive integer (SQLite rowid) that fits a JS number exactly. */
 const INSIGHT_ID = /^[1-9][0-9]{0,14}$/;

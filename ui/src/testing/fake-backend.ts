@@ -38,6 +38,8 @@ export interface FakeOptions {
   moreReports?: number;
   /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
   moreEntries?: number;
+  /** No agent has used Recall through MCP yet (the ledger's agent view is empty). */
+  noAgentUsage?: boolean;
 }
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
@@ -527,7 +529,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           cli_problem: null,
         };
       case 'install_hook':
-        return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', notes: [] };
+        return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', capture: 'added', memory: 'added', notes: [] };
       case 'mcp_overview':
         return [
           { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, problem: null },
@@ -579,6 +581,13 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'recall_merge':
         update(args.duplicate as string, { status: 'archived', superseded_by_entry_id: args.keep as string });
         return update(args.keep as string, { review_state: 'human_reviewed' });
+      case 'recall_agent_usage':
+        if (options.noAgentUsage) return [];
+        return [
+          { entry_id: 'rc-1', title: entries[0]?.title ?? '', shown: 7, packed: 3, helpful: 2, wrong: 0, last_used_at: at(8) },
+          { entry_id: 'rc-2', title: entries[1]?.title ?? '', shown: 2, packed: 0, helpful: 0, wrong: 3, last_used_at: at(7) },
+          { entry_id: 'rc-gone', title: '', shown: 1, packed: 1, helpful: 0, wrong: 0, last_used_at: null },
+        ].slice(0, Number(args.limit));
       case 'recall_for_session':
         return entries.filter((e) => e.evidence.some((ev) => ev.session_key === args.sessionKey));
       case 'insight_templates':

@@ -72,7 +72,7 @@ impl Cairn {
     pub fn mcp_status(&self) -> Vec<McpStatus> {
         dirs::home_dir()
             .map(|home| {
-                crate::hooks::HOOKED
+                mcp_config::MCP_AGENTS
                     .iter()
                     .map(|a| mcp_config::status(*a, &home, None))
                     .collect()

@@ -1,9 +1,9 @@
 //! Registering `cairn mcp` as an MCP server in an agent's config, and taking it off again.
 //!
-//! Claude Code keeps its servers under `mcpServers` in `~/.claude.json` (in
-//! `$CLAUDE_CONFIG_DIR` when set) or in a project's `.mcp.json`; Codex under
-//! `[mcp_servers.<name>]` in `~/.codex/config.toml` (`$CODEX_HOME`) or a project's
-//! `.codex/config.toml`. Cairn's entry is named `cairn` and runs `<absolute path>/cairn mcp`.
+//! Codex keeps its servers under `[mcp_servers.<name>]` in `~/.codex/config.toml`
+//! (`$CODEX_HOME`) or a project's `.codex/config.toml`; Claude Code, Copilot CLI, Qwen Code,
+//! Factory Droid and Kimi CLI under `mcpServers` in a JSON file ([`config_path`] names each).
+//! Cairn's entry is named `cairn` and runs `<absolute path>/cairn mcp`.
 //!
 //! These files are the user's (`~/.claude.json` is also Claude Code's own state), so they get
 //! the care the hook settings get: edited as text so nothing else changes (JSON through
@@ -58,25 +58,60 @@ pub struct McpStatus {
     pub problem: Option<String>,
 }
 
+/// The agents whose MCP config Cairn edits: each one Cairn reads that takes stdio MCP servers
+/// in a config file its makers document.
+pub const MCP_AGENTS: [Agent; 6] = [
+    Agent::Claude,
+    Agent::Codex,
+    Agent::Copilot,
+    Agent::Qwen,
+    Agent::Droid,
+    Agent::Kimi,
+];
+
 /// Where the agent's MCP servers are configured: the user's config, or the project's in
-/// `project` (a repository root).
-pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf {
+/// `project` (a repository root). An error for an agent without a project config, or one
+/// outside [`MCP_AGENTS`].
+///
+/// - Claude Code: `~/.claude.json` (`$CLAUDE_CONFIG_DIR`), a project's `.mcp.json`;
+/// - Codex: `~/.codex/config.toml` (`$CODEX_HOME`), a project's `.codex/config.toml`;
+/// - Copilot CLI: `~/.copilot/mcp-config.json`;
+/// - Qwen Code: `~/.qwen/settings.json`, a project's `.qwen/settings.json`;
+/// - Factory Droid: `~/.factory/mcp.json`, a project's `.factory/mcp.json`;
+/// - Kimi CLI: `~/.kimi/mcp.json`.
+pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<PathBuf> {
+    supported(agent)?;
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    match (agent, project) {
+    Ok(match (agent, project) {
         (Agent::Claude, Some(dir)) => dir.join(".mcp.json"),
         (Agent::Claude, None) => env("CLAUDE_CONFIG_DIR")
             .unwrap_or_else(|| home.to_owned())
             .join(".claude.json"),
-        // Codex, and the agents [`supported`] refuses before any path is used.
-        (_, Some(dir)) => dir.join(".codex").join("config.toml"),
-        (_, None) => env("CODEX_HOME")
+        (Agent::Codex, Some(dir)) => dir.join(".codex").join("config.toml"),
+        (Agent::Codex, None) => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("config.toml"),
-    }
+        (Agent::Copilot, None) => home.join(".copilot").join("mcp-config.json"),
+        (Agent::Qwen, Some(dir)) => dir.join(".qwen").join("settings.json"),
+        (Agent::Qwen, None) => home.join(".qwen").join("settings.json"),
+        (Agent::Droid, Some(dir)) => dir.join(".factory").join("mcp.json"),
+        (Agent::Droid, None) => home.join(".factory").join("mcp.json"),
+        (Agent::Kimi, None) => home.join(".kimi").join("mcp.json"),
+        (Agent::Copilot | Agent::Kimi, Some(_)) => {
+            return Err(Error::Invalid(format!(
+                "{agent} has no project MCP config Cairn knows; run the command without --project to register the server for your user"
+            )));
+        }
+    })
+}
+
+/// Whether the agent's config is TOML (Codex) rather than JSON with an `mcpServers` object.
+fn is_toml(agent: Agent) -> bool {
+    agent == Agent::Codex
 }
 
 /// Whether `command` and `args` are Cairn's server: a program named `cairn` (any path) run
@@ -123,7 +158,6 @@ pub fn install(
     cli: &Path,
     dry_run: bool,
 ) -> Result<McpInstall> {
-    supported(agent)?;
     change(agent, home, project, Some(cli), dry_run)
 }
 
@@ -135,17 +169,16 @@ pub fn uninstall(
     project: Option<&Path>,
     dry_run: bool,
 ) -> Result<McpInstall> {
-    supported(agent)?;
     change(agent, home, project, None, dry_run)
 }
 
-/// The agents whose MCP config Cairn knows how to edit: Claude Code and Codex (the hooked ones).
+/// An error for an agent outside [`MCP_AGENTS`].
 fn supported(agent: Agent) -> Result<()> {
-    if super::HOOKED.contains(&agent) {
+    if MCP_AGENTS.contains(&agent) {
         return Ok(());
     }
     Err(Error::Invalid(format!(
-        "Cairn registers its MCP server for Claude Code and Codex only, not {agent}: add `cairn mcp` to {agent}'s MCP settings by hand"
+        "Cairn does not know where {agent} keeps its MCP servers: add `cairn mcp` to {agent}'s MCP settings by hand"
     )))
 }
 
@@ -156,16 +189,20 @@ fn change(
     cli: Option<&Path>,
     dry_run: bool,
 ) -> Result<McpInstall> {
-    let path = config_path(agent, home, project);
+    let path = config_path(agent, home, project)?;
     let before = read_text(&path)?;
     let command = cli.map(|c| c.to_string_lossy().into_owned());
-    let after = match agent {
-        Agent::Claude => json_edit(&path, &before, command.as_deref())?,
-        _ => toml_edit(&path, &before, command.as_deref())?,
+    let after = if is_toml(agent) {
+        toml_edit(&path, &before, command.as_deref())?
+    } else {
+        json_edit(agent, &path, &before, command.as_deref())?
     };
-    let hide = |text: &str| match agent {
-        Agent::Claude => super::settings::hide_secrets(text),
-        _ => hide_toml_secrets(text),
+    let hide = |text: &str| {
+        if is_toml(agent) {
+            hide_toml_secrets(text)
+        } else {
+            super::settings::hide_secrets(text)
+        }
     };
     let diff = match &after {
         Some(after) => similar::TextDiff::from_lines(&hide(&before), &hide(after))
@@ -185,6 +222,17 @@ fn change(
             _ => "start a new agent session to load the server".to_owned(),
         });
     }
+    // A file that held nothing but Cairn's server (install created it) goes, rather than
+    // staying behind as an empty document; a linked one stays, its target being the user's.
+    let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    let delete = cli.is_none() && !linked && after.as_deref().is_some_and(empty_document);
+    if delete {
+        let verb = if dry_run { "would be" } else { "is" };
+        notes.push(format!(
+            "{} held nothing else, so it {verb} removed",
+            path.display()
+        ));
+    }
     let mut backup = None;
     if let Some(after) = after.as_deref().filter(|_| !dry_run) {
         if let Some(dir) = path.parent() {
@@ -202,10 +250,17 @@ fn change(
         } else {
             crate::private::FILE_MODE
         };
-        crate::atomic::replace(&path, after.as_bytes(), mode).map_err(|e| Error::Write {
-            path: e.path,
-            source: e.source,
-        })?;
+        if delete {
+            std::fs::remove_file(&path).map_err(|e| Error::Write {
+                path: path.clone(),
+                source: e,
+            })?;
+        } else {
+            crate::atomic::replace(&path, after.as_bytes(), mode).map_err(|e| Error::Write {
+                path: e.path,
+                source: e.source,
+            })?;
+        }
     }
     Ok(McpInstall {
         agent,
@@ -219,15 +274,32 @@ fn change(
     })
 }
 
+/// Whether a config's text holds nothing: blank, or a JSON object without members (and
+/// without comments).
+fn empty_document(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty()
+        || serde_json::from_str::<Value>(text)
+            .is_ok_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
+}
+
 /// The entry in an agent's user config, as [`McpStatus`].
 pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
-    let path = config_path(agent, home, project);
-    let found = supported(agent)
-        .and_then(|()| read_text(&path))
-        .and_then(|text| match agent {
-            Agent::Claude => json_entry(&path, &text).map(|e| e.map(|(_, command)| command)),
-            _ => toml_entry(&path, &text),
-        });
+    let entry = |path: &Path| {
+        let text = read_text(path)?;
+        if is_toml(agent) {
+            toml_entry(path, &text)
+        } else {
+            json_entry(path, &text).map(|e| e.map(|(_, command)| command))
+        }
+    };
+    let (path, found) = match config_path(agent, home, project) {
+        Ok(path) => {
+            let found = entry(&path);
+            (path, found)
+        }
+        Err(e) => (PathBuf::new(), Err(e)),
+    };
     let (command, problem) = match found {
         Ok(command) => (command, None),
         Err(e) => (None, Some(e.to_string())),
@@ -241,7 +313,7 @@ pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
     }
 }
 
-// ---- Claude Code: JSON --------------------------------------------------------------------
+// ---- JSON: `mcpServers` (every agent but Codex) --------------------------------------------
 
 /// `mcpServers.cairn` in the JSON config `text`: `None` when absent, its node and the command
 /// it runs when it is Cairn's, an error naming the file when it is someone else's or the file
@@ -280,13 +352,28 @@ fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, String
     }
 }
 
-fn json_server(command: &str) -> Value {
-    json!({"type": "stdio", "command": command, "args": ["mcp"]})
+/// Cairn's entry in `agent`'s `mcpServers`, in the shape its makers document.
+fn json_server(agent: Agent, command: &str) -> Value {
+    match agent {
+        Agent::Claude | Agent::Droid => {
+            json!({"type": "stdio", "command": command, "args": ["mcp"]})
+        }
+        // Copilot CLI names stdio `local` and loads only the tools an entry lists.
+        Agent::Copilot => {
+            json!({"type": "local", "command": command, "args": ["mcp"], "tools": ["*"]})
+        }
+        _ => json!({"command": command, "args": ["mcp"]}),
+    }
 }
 
 /// `text` with the server running `command` (or, for `None`, without Cairn's server), or `None`
 /// when it is that way already.
-fn json_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
+fn json_edit(
+    agent: Agent,
+    path: &Path,
+    text: &str,
+    command: Option<&str>,
+) -> Result<Option<String>> {
     let entry = json_entry(path, text)?;
     let after = match (command, entry) {
         (Some(c), Some((_, present))) if present == c => return Ok(None),
@@ -313,7 +400,7 @@ fn json_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
         (Some(c), None) => {
             let servers = || {
                 let mut m = serde_json::Map::new();
-                m.insert(SERVER.to_owned(), json_server(c));
+                m.insert(SERVER.to_owned(), json_server(agent, c));
                 Value::Object(m)
             };
             match super::settings::parse_settings(path, text)? {
@@ -324,7 +411,9 @@ fn json_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
                 ),
                 Some(root) => {
                     let edit = match root.get("mcpServers") {
-                        Some(s) => json_text::insert_members(text, s, &[(SERVER, json_server(c))]),
+                        Some(s) => {
+                            json_text::insert_members(text, s, &[(SERVER, json_server(agent, c))])
+                        }
                         None => {
                             json_text::insert_members(text, &root, &[("mcpServers", servers())])
                         }
@@ -467,6 +556,37 @@ fn toml_block(lines: &[&str]) -> Option<(usize, usize)> {
     start.map(|s| (s, lines.len()))
 }
 
+/// `text` without a `[mcp_servers]` header that has nothing left under it (Cairn's table was
+/// its last), as an emptied `mcpServers` goes in JSON; unchanged otherwise.
+fn without_empty_servers(path: &Path, text: String) -> String {
+    let emptied = parse_toml(path, &text).is_ok_and(|doc| {
+        doc.get("mcp_servers")
+            .and_then(toml::Value::as_table)
+            .is_some_and(toml::Table::is_empty)
+    });
+    if !emptied {
+        return text;
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(at) = lines
+        .iter()
+        .position(|l| header(l).is_some_and(|k| k == ["mcp_servers"]))
+    else {
+        return text;
+    };
+    let next = (at + 1..lines.len())
+        .find(|&i| header(lines[i]).is_some())
+        .unwrap_or(lines.len());
+    if !lines[at + 1..next].iter().all(|l| l.trim().is_empty()) {
+        return text;
+    }
+    let mut out = lines[..at].concat();
+    if next == lines.len() && out.ends_with("\n\n") {
+        out.pop();
+    }
+    out + &lines[next..].concat()
+}
+
 fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
@@ -531,7 +651,7 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
             if tail.is_empty() && head.ends_with("\n\n") {
                 head.pop();
             }
-            head + &tail
+            without_empty_servers(path, head + &tail)
         }
         _ => return Err(by_hand()),
     };

@@ -81,14 +81,21 @@ fn applies(entry: &Entry, branch: Option<&str>) -> bool {
 /// The trusted entries for a session at `place`: those recorded on its branch first, then the
 /// rest of the repository's, each group most recently updated first.
 pub fn entries(conn: &Connection, place: &Place) -> Result<Vec<Entry>> {
-    // Through the project index: ordered by `updated_at` alone, SQLite walks that index over
-    // every entry of every project (36 ms of the hook's CPU at 100k entries) when this one has few.
-    let sql = format!(
-        "SELECT e.id FROM recall_entries e INDEXED BY recall_entries_context
-         WHERE e.project = ?1 AND {TRUSTED_SQL} ORDER BY e.updated_at DESC, e.id LIMIT ?2"
-    );
+    // Migration 17's partial index holds exactly the trusted entries, newest first per project:
+    // the read is the first rows of one range. An archive not migrated yet (the hook never
+    // migrates) reads through the project index instead, which visits every entry of the
+    // project; by `updated_at` alone SQLite would walk every entry of every project.
     let db = crate::store::err_in(conn);
-    let mut stmt = conn.prepare(&sql).map_err(db)?;
+    let query = |index: &str| {
+        format!(
+            "SELECT e.id FROM recall_entries e INDEXED BY {index}
+             WHERE e.project = ?1 AND {TRUSTED_SQL} ORDER BY e.updated_at DESC, e.id LIMIT ?2"
+        )
+    };
+    let mut stmt = match conn.prepare(&query("recall_entries_trusted")) {
+        Ok(stmt) => stmt,
+        Err(_) => conn.prepare(&query("recall_entries_context")).map_err(db)?,
+    };
     let ids = stmt
         .query_map(rusqlite::params![place.project, CANDIDATES], |r| {
             r.get::<_, String>(0)

@@ -3,6 +3,7 @@
 // Trust changes only through the review commands; this store never edits an entry itself.
 import {
   api,
+  type AgentUsage,
   type Api,
   type Edit,
   type Entry,
@@ -29,6 +30,7 @@ export const ENTRY_TYPES: EntryType[] = [
 export const SCOPES: Scope[] = ['global', 'project', 'repository', 'branch', 'file', 'tool', 'agent'];
 const LIST_LIMIT = 500;
 const INBOX_LIMIT = 500;
+const USAGE_LIMIT = 200;
 
 type RecallApi = Pick<
   Api,
@@ -40,7 +42,33 @@ type RecallApi = Pick<
   | 'recallSupersede'
   | 'recallMerge'
   | 'recallForSession'
+  | 'recallAgentUsage'
 >;
+
+/** How agents judged an entry they used: mostly wrong is a reason to review it again. */
+export type UsageVerdict = 'wrong' | 'helpful' | 'mixed' | 'unrated';
+
+export function usageVerdict(u: AgentUsage): UsageVerdict {
+  if (u.helpful === 0 && u.wrong === 0) return 'unrated';
+  if (u.wrong > u.helpful) return 'wrong';
+  if (u.helpful > u.wrong) return 'helpful';
+  return 'mixed';
+}
+
+/** The ledger's agent view in one line: entries used, times shown and packed, ratings. */
+export function usageSummary(rows: AgentUsage[]): string {
+  const sum = (f: (u: AgentUsage) => number) => rows.reduce((n, u) => n + f(u), 0);
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const wrong = rows.filter((u) => usageVerdict(u) === 'wrong').length;
+  const parts = [
+    `${count(rows.length, 'entry', 'entries')} used`,
+    `shown ${count(sum((u) => u.shown), 'time', 'times')}`,
+    `${sum((u) => u.packed)} in briefs`,
+    `${sum((u) => u.helpful)} helpful, ${sum((u) => u.wrong)} wrong`,
+  ];
+  if (wrong > 0) parts.push(`${count(wrong, 'entry', 'entries')} mostly wrong: review again`);
+  return parts.join(' · ');
+}
 
 /** Whether the entry is trusted, as the core decides it (a person reviewed it, it is served, and
  * its evidence still holds): the window never re-derives it. */
@@ -86,6 +114,9 @@ export class RecallStore {
   get actionError(): string | null {
     return this.actionProblem?.message ?? null;
   }
+
+  // The ledger's agent view: which entries agents used and how they rated them.
+  agentUsage = new Resource<AgentUsage[]>();
 
   // One session's entries (the session view's panel).
   ofSession = new Resource<Entry[]>();
@@ -148,6 +179,10 @@ export class RecallStore {
 
   get current(): InboxItem | null {
     return this.items[this.cursor] ?? null;
+  }
+
+  async loadAgentUsage(): Promise<void> {
+    await this.agentUsage.load(() => this.#api.recallAgentUsage(USAGE_LIMIT), { keep: true });
   }
 
   async loadInbox(): Promise<void> {

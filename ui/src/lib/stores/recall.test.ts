@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Api, InsightProgress, Outcome } from '../api';
 import { fakeBackend } from '../../testing/fake-backend';
 import { InsightsStore } from './insights.svelte';
-import { RecallStore } from './recall.svelte';
+import { RecallStore, usageSummary, usageVerdict } from './recall.svelte';
+import type { AgentUsage } from '../api';
 
 const ok = <T>(data: T): Promise<Outcome<T>> => Promise.resolve({ status: 'ok', data });
 
@@ -89,5 +90,50 @@ describe('InsightsStore', () => {
     expect(made?.id).toBe(3);
     expect(store.report.data?.id).toBe(3);
     expect(store.toast?.text).toBe('Report #3 saved');
+  });
+});
+
+describe('the ledger of what agents used', () => {
+  const row = (helpful: number, wrong: number, shown = 1, packed = 0): AgentUsage => ({
+    entry_id: `rc-${helpful}-${wrong}`,
+    title: 't',
+    shown,
+    packed,
+    helpful,
+    wrong,
+    last_used_at: null,
+  });
+
+  it('calls an entry mostly wrong only when agents said wrong more often than helpful', () => {
+    expect(usageVerdict(row(0, 0))).toBe('unrated');
+    expect(usageVerdict(row(1, 3))).toBe('wrong');
+    expect(usageVerdict(row(3, 1))).toBe('helpful');
+    expect(usageVerdict(row(2, 2))).toBe('mixed');
+  });
+
+  it('sums the rows into one line and says what to do about wrong entries', () => {
+    expect(usageSummary([row(1, 0, 1, 1)])).toBe('1 entry used · shown 1 time · 1 in briefs · 1 helpful, 0 wrong');
+    expect(usageSummary([row(2, 0, 7, 3), row(0, 3, 2, 0)])).toBe(
+      '2 entries used · shown 9 times · 3 in briefs · 2 helpful, 3 wrong · 1 entry mostly wrong: review again',
+    );
+  });
+
+  it('loads at most 200 rows from the backend and keeps them across a failed reload', async () => {
+    const asked: number[] = [];
+    let fail = false;
+    const store = new RecallStore({
+      recallAgentUsage: (limit: number) => {
+        asked.push(limit);
+        return fail
+          ? Promise.resolve({ status: 'error', error: 'database is locked' })
+          : ok([row(1, 0)]);
+      },
+    } as unknown as Api);
+    await store.loadAgentUsage();
+    fail = true;
+    await store.loadAgentUsage();
+    expect(asked).toEqual([200, 200]);
+    expect(store.agentUsage.data?.length).toBe(1);
+    expect(store.agentUsage.status).toBe('error');
   });
 });

@@ -1,5 +1,6 @@
-// The Recall place, one of three tabs: the trusted corpus (j/k walk the entries' detail), the
-// review inbox (j/k move, a/r/e/x review) and generated reports (no list keys: the page scrolls).
+// The Recall place, one of four tabs: the trusted corpus (j/k walk the entries' detail), the
+// review inbox (j/k move, a/r/e/x review), the entries agents used (the ledger's agent view) and
+// generated reports (no list keys: the pages scroll).
 import type { Place, TriageVerb } from '../place';
 import type { Stores } from '../stores';
 
@@ -11,6 +12,8 @@ export const recallPlace: Place<'recall'> = {
         return s.recall.loadCorpus();
       case 'inbox':
         return s.recall.loadInbox();
+      case 'agents':
+        return s.recall.loadAgentUsage();
       case 'generated':
         return Promise.all([s.insights.load(), route.insight === null ? s.insights.close() : s.insights.open(route.insight)]);
     }
@@ -19,6 +22,7 @@ export const recallPlace: Place<'recall'> = {
   refresh(route, s) {
     if (route.tab === 'corpus') void s.recall.loadCorpus();
     else if (route.tab === 'inbox') void s.recall.loadInbox();
+    else if (route.tab === 'agents') void s.recall.loadAgentUsage();
     else void s.insights.loadPreview();
   },
 
