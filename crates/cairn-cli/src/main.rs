@@ -55,6 +55,7 @@ enum AgentArg {
     Qwen,
     Droid,
     Kimi,
+    Gemini,
 }
 
 impl From<AgentArg> for Agent {
@@ -66,6 +67,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Qwen => Agent::Qwen,
             AgentArg::Droid => Agent::Droid,
             AgentArg::Kimi => Agent::Kimi,
+            AgentArg::Gemini => Agent::Gemini,
         }
     }
 }

@@ -14,16 +14,18 @@ pub enum Agent {
     Qwen,
     Droid,
     Kimi,
+    Gemini,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
         Agent::Qwen,
         Agent::Droid,
         Agent::Kimi,
+        Agent::Gemini,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +36,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Droid => "droid",
             Agent::Kimi => "kimi",
+            Agent::Gemini => "gemini",
         }
     }
 
@@ -45,6 +48,7 @@ impl Agent {
             "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
             "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
             "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
+            "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
             _ => None,
         }
     }
