@@ -150,7 +150,7 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini";
 
 /**  Facts about the running app, for the window's footer and for bug reports. */
 export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;
@@ -2055,6 +2055,8 @@ export type SyncReport_Deserialize = {
 	sessions_added: number,
 	sessions_updated: number,
 	records_added: number,
+	/**  Keyed records whose content changed in place (an agent rewrote a message). */
+	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Deserialize[],
 };
@@ -2065,6 +2067,8 @@ export type SyncReport_Serialize = {
 	sessions_added: number,
 	sessions_updated: number,
 	records_added: number,
+	/**  Keyed records whose content changed in place (an agent rewrote a message). */
+	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Serialize[],
 };

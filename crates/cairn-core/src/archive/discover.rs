@@ -205,8 +205,11 @@ fn holds_resolved(root: &Path, path: &Path) -> bool {
     std::fs::canonicalize(path).is_ok_and(|p| p != root && p.starts_with(root))
 }
 
-/// Decide what a `.jsonl` file under an agent's dir is, or `None` if it is not a transcript.
+/// Decide what a file under an agent's dir is, or `None` if it is not a transcript.
 pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
+    if !is_transcript_name(agent, path) {
+        return None;
+    }
     let stem = path.file_stem()?.to_str()?;
     match agent {
         Agent::Claude => {
