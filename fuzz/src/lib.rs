@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("kimi", kimi),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
+    ("cursor", cursor),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -74,6 +75,11 @@ pub fn kimi(data: &[u8]) {
 /// does it.
 pub fn gemini(data: &[u8]) {
     transcript(Agent::Gemini, data);
+}
+
+/// A Cursor agent transcript, read and parsed as capture does it.
+pub fn cursor(data: &[u8]) {
+    transcript(Agent::Cursor, data);
 }
 
 /// A Gemini CLI legacy session document: split into header and keyed units, each redacted and

@@ -56,6 +56,7 @@ enum AgentArg {
     Droid,
     Kimi,
     Gemini,
+    Cursor,
 }
 
 impl From<AgentArg> for Agent {
@@ -68,6 +69,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Droid => Agent::Droid,
             AgentArg::Kimi => Agent::Kimi,
             AgentArg::Gemini => Agent::Gemini,
+            AgentArg::Cursor => Agent::Cursor,
         }
     }
 }

@@ -15,10 +15,11 @@ pub enum Agent {
     Droid,
     Kimi,
     Gemini,
+    Cursor,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -26,6 +27,7 @@ impl Agent {
         Agent::Droid,
         Agent::Kimi,
         Agent::Gemini,
+        Agent::Cursor,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +39,7 @@ impl Agent {
             Agent::Droid => "droid",
             Agent::Kimi => "kimi",
             Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
         }
     }
 
@@ -49,6 +52,7 @@ impl Agent {
             "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
             "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
             "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
+            "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             _ => None,
         }
     }

@@ -150,7 +150,7 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor";
 
 /**  Facts about the running app, for the window's footer and for bug reports. */
 export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;

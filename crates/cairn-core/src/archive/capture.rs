@@ -16,6 +16,7 @@
 mod document;
 mod keyed;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -30,7 +31,7 @@ use super::discover::FoundFile;
 use super::jsonl::{Line, LineReader};
 use super::redact::{Finding, Redactor};
 use super::retain::{Appended, Retained};
-use super::sources::{FileRole, LineOutput, SessionMeta, parser_for};
+use super::sources::{FileRole, LineIdentity, LineOutput, SessionMeta, parser_for};
 use super::store::{SourceState, Store};
 use super::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 use crate::error::{Error, Result};
@@ -334,6 +335,7 @@ pub(crate) fn read_file(
         .map(|p| p.source_key.clone())
         .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
     let redactor = Redactor::global();
+    let line_identity = super::sources::line_identity(file.agent);
     let mut reader = LineReader::new(handle, offset);
     let mut line_no = line_count;
     let mut first_line_hash = if offset == 0 {
@@ -397,7 +399,15 @@ pub(crate) fn read_file(
                     .findings
                     .extend(findings.into_iter().map(|f| (line_no, f)));
                 match parser.parse_line(&clean, &mut out) {
-                    Ok(()) => take_output(&mut batch, file.agent, line_no, &hash, &mut out),
+                    Ok(()) => {
+                        let record_hash = match line_identity {
+                            LineIdentity::Content => Cow::Borrowed(hash.as_str()),
+                            LineIdentity::Position => {
+                                Cow::Owned(keys::record_hash_at(&hash, line_no))
+                            }
+                        };
+                        take_output(&mut batch, file.agent, line_no, &record_hash, &mut out);
+                    }
                     Err(e) => {
                         out.clear();
                         let what = if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok()

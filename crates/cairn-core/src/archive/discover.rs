@@ -112,6 +112,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
+        Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
     }
 }
 
@@ -258,6 +259,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Droid => super::sources::droid::classify(path),
         Agent::Kimi => super::sources::kimi::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
+        Agent::Cursor => super::sources::cursor::classify(path),
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
@@ -118,6 +119,7 @@ pub fn parser_for(
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
         Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
+        Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
     })
 }
 
@@ -129,6 +131,25 @@ pub enum ReadKind {
     /// A JSON document rewritten in place, re-read when it changes and diffed by the stable
     /// ids of its units ([`DocumentParser`]).
     Document,
+}
+
+/// What identifies a record read from a line (for records the parser did not key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineIdentity {
+    /// The line's content (agentlog's record hash): the same line is the same record wherever
+    /// it sits, so a rewritten file re-read from the start stores nothing twice.
+    Content,
+    /// The line's content and its number: for agents whose lines repeat verbatim (Cursor's
+    /// transcripts have no ids or timestamps: two "Thanks." prompts are the same bytes).
+    Position,
+}
+
+/// How the records of `agent`'s line files are identified.
+pub fn line_identity(agent: Agent) -> LineIdentity {
+    match agent {
+        Agent::Cursor => LineIdentity::Position,
+        _ => LineIdentity::Content,
+    }
 }
 
 /// How `file` is read: by its agent and, for agents with two formats, its name.
