@@ -195,8 +195,11 @@ fn read_units(
             .extend(findings.drain(..).map(|f| (*line_no, f)));
         *line_no += 1;
     }
-    // The header names the session; it is given to the parser on every read.
+    // The header names the session; it is given to the parser on every read. Any record it
+    // yields is keyed too, under the empty unit id no message has (a document's records never
+    // fall back to a line hash).
     parser.header(&header, &mut out);
+    key_records(&mut out, "");
     take_output(batch, agent, line_no.saturating_sub(1), "", &mut out);
 
     let mut seen = BTreeSet::new();
@@ -225,13 +228,7 @@ fn read_units(
             .findings
             .extend(findings.into_iter().map(|f| (*line_no, f)));
         parser.unit(&key, &unit, &mut out);
-        // Every record of a unit is keyed by it, whatever the parser filled in.
-        for (i, r) in out.records.iter_mut().enumerate() {
-            r.unit = Some(key.clone());
-            if r.key.is_none() {
-                r.key = Some(format!("r{i}"));
-            }
-        }
+        key_records(&mut out, &key);
         take_output(batch, agent, *line_no, "", &mut out);
         *line_no += 1;
     }
@@ -243,6 +240,16 @@ fn read_units(
         .collect();
     out.retract_units = gone;
     take_output(batch, agent, *line_no, "", &mut out);
+}
+
+/// Key every record of a unit by it, whatever the parser filled in.
+fn key_records(out: &mut LineOutput, unit: &str) {
+    for (i, r) in out.records.iter_mut().enumerate() {
+        r.unit = Some(unit.to_owned());
+        if r.key.is_none() {
+            r.key = Some(format!("r{i}"));
+        }
+    }
 }
 
 /// A short digest of a redacted value.
