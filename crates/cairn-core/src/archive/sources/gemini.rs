@@ -16,7 +16,6 @@
 //! cwd is not written: `directories[0]` when present, else the ancestor of an absolute path in
 //! a tool argument whose SHA-256 is the session's `projectHash` (how the CLI names the folder).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -91,9 +90,6 @@ pub struct GeminiParser {
     project_hash: Option<String>,
     /// Message ids in order, for `$rewindTo` (JSONL only).
     ids: Vec<String>,
-    /// Tool calls seen per message id (so a call's name is known when its unit is re-read).
-    #[serde(default)]
-    calls: BTreeMap<String, u32>,
 }
 
 impl GeminiParser {
@@ -301,10 +297,6 @@ impl GeminiParser {
                 ..base.clone()
             });
         }
-        *self
-            .calls
-            .entry(base.unit.clone().unwrap_or_default())
-            .or_default() = u32::try_from(calls.len()).unwrap_or(u32::MAX);
     }
 
     /// cwd from an absolute path in a tool's arguments: the ancestor whose SHA-256 is the
