@@ -14,7 +14,7 @@ use cairn_core::archive::capture::Quiet;
 use cairn_core::archive::discover::FoundFile;
 use cairn_core::archive::jsonl::{Line, LineReader};
 use cairn_core::archive::redact::{PATH, Redactor};
-use cairn_core::archive::sources::{FileRole, LineOutput, parser_for};
+use cairn_core::archive::sources::{FileRole, LineOutput, document_parser_for, parser_for};
 use cairn_core::recall::analyze::{self, Analyzer, MAX_QUERY_TERMS};
 
 /// A target body: arbitrary bytes in, a panic when an invariant breaks.
@@ -28,6 +28,9 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("qwen", qwen),
     ("droid", droid),
     ("kimi", kimi),
+    ("gemini", gemini),
+    ("gemini_document", gemini_document),
+    ("cursor", cursor),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -66,6 +69,49 @@ pub fn droid(data: &[u8]) {
 /// A Kimi session, read and parsed as capture does it.
 pub fn kimi(data: &[u8]) {
     transcript(Agent::Kimi, data);
+}
+
+/// A Gemini CLI JSONL session (keyed lines, `$set`, `$rewindTo`), read and parsed as capture
+/// does it.
+pub fn gemini(data: &[u8]) {
+    transcript(Agent::Gemini, data);
+}
+
+/// A Cursor agent transcript, read and parsed as capture does it.
+pub fn cursor(data: &[u8]) {
+    transcript(Agent::Cursor, data);
+}
+
+/// A Gemini CLI legacy session document: split into header and keyed units, each redacted and
+/// parsed as the document reader does, the state saved and resumed between units. Invariants:
+/// every record of a unit is keyed, a resumed parser knows what the saved one knew, and a
+/// redacted unit is still JSON.
+pub fn gemini_document(data: &[u8]) {
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let redactor = Redactor::global();
+    let mut parser = document_parser_for(Agent::Gemini, None).expect("a fresh parser");
+    let (mut header, units) = parser.split(doc);
+    redactor.redact_json(&mut header, &mut Vec::new());
+    let mut out = LineOutput::default();
+    parser.header(&header, &mut out);
+    for (i, (key, mut unit)) in units.into_iter().enumerate() {
+        redactor.redact_json(&mut unit, &mut Vec::new());
+        assert!(serde_json::to_string(&unit).is_ok());
+        parser.unit(&key, &unit, &mut out);
+        for r in out.records.drain(..) {
+            assert!(!r.source_event_kind.is_empty());
+            assert!(r.key.is_some(), "an unkeyed record from a document unit");
+        }
+        out.usage.clear();
+        if i % 2 == 1 {
+            let saved = parser.save();
+            let resumed = document_parser_for(Agent::Gemini, Some(&saved)).expect("resumes");
+            assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
+            parser = resumed;
+        }
+    }
 }
 
 /// Line reader → ingest redactor → adapter, with the parser's state saved and resumed every few

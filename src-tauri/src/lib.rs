@@ -750,12 +750,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let claude = dir.path().join("claude");
         let codex = dir.path().join("codex");
+        let gemini = dir.path().join("gemini");
         std::fs::create_dir_all(claude.join("p/s1/subagents")).unwrap();
         std::fs::create_dir_all(&codex).unwrap();
+        std::fs::create_dir_all(gemini.join("proj/chats")).unwrap();
         let main = claude.join("p/s1.jsonl");
         let sub = claude.join("p/s1/subagents/agent-a1.jsonl");
         let rollout = codex.join("rollout-1.jsonl");
-        for f in [&main, &sub, &rollout] {
+        // A session document (read whole when it changes) and JSON that is no transcript.
+        let document = gemini.join("proj/chats/session-2026-01-01T00-00-abcd1234.json");
+        let logs = gemini.join("proj/logs.json");
+        let claude_json = claude.join("p/settings.json");
+        for f in [&main, &sub, &rollout, &document, &logs, &claude_json] {
             std::fs::write(f, "{}\n").unwrap();
         }
         // A transcript-named symlink to a file outside the source dirs is never read.
@@ -769,10 +775,17 @@ mod tests {
             rollout.clone(),
             claude.join("gone.jsonl"),
             link,
+            document.clone(),
+            logs,
+            claude_json,
         ]
         .into_iter()
         .collect();
-        let dirs = vec![(Agent::Claude, claude), (Agent::Codex, codex)];
+        let dirs = vec![
+            (Agent::Claude, claude),
+            (Agent::Codex, codex),
+            (Agent::Gemini, gemini),
+        ];
         let found = watcher::transcripts(&dirs, &changed);
         let summary: Vec<(Agent, bool)> = found
             .iter()
@@ -784,7 +797,8 @@ mod tests {
             [
                 (Agent::Claude, true),
                 (Agent::Claude, false),
-                (Agent::Codex, false)
+                (Agent::Codex, false),
+                (Agent::Gemini, false)
             ]
         );
     }

@@ -3,8 +3,8 @@
 //! Event-driven end to end, so an idle window costs no CPU: notify's inotify thread sleeps in
 //! the kernel, and the debounce thread blocks on its channel with no timeout until the first
 //! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
-//! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` paths to transcript
-//! files with the core's own `classify`, captures only those, and tells the window through
+//! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` and `.json` paths
+//! (Gemini CLI's session documents) to transcript files with the core's own `classify`, captures only those, and tells the window through
 //! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
 //! channel and ends the thread.
 
@@ -107,7 +107,7 @@ fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>
             event
                 .paths
                 .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl" || e == "json")),
         );
     }
 }

@@ -438,6 +438,8 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("qwen", "QWEN_PROJECTS_DIR", "qwen-projects", ""),
         ("droid", "FACTORY_SESSIONS_DIR", "factory-sessions", ""),
         ("kimi", "KIMI_DIR", "kimi-home", ""),
+        ("gemini", "GEMINI_DIR", "gemini-home", "tmp"),
+        ("cursor", "CURSOR_PROJECTS_DIR", "cursor-projects", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -483,7 +485,10 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         .collect();
     seen.sort();
     seen.dedup();
-    assert_eq!(seen, ["copilot", "droid", "kimi", "qwen"]);
+    assert_eq!(
+        seen,
+        ["copilot", "cursor", "droid", "gemini", "kimi", "qwen"]
+    );
     let again = run(&["sync"]);
     assert_eq!(again["records_added"], 0, "{again}");
 }

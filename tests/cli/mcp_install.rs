@@ -28,6 +28,8 @@ fn user_config(agent: &str) -> &'static str {
     match agent {
         "claude" => ".claude.json",
         "codex" => ".codex/config.toml",
+        "gemini" => ".gemini/settings.json",
+        "cursor" => ".cursor/mcp.json",
         "copilot" => ".copilot/mcp-config.json",
         "qwen" => ".qwen/settings.json",
         "droid" => ".factory/mcp.json",
@@ -37,9 +39,11 @@ fn user_config(agent: &str) -> &'static str {
 }
 
 /// Every agent whose MCP config Cairn edits, with the config text a user may have.
-const AGENTS: [(&str, &str); 6] = [
+const AGENTS: [(&str, &str); 8] = [
     ("claude", CLAUDE),
     ("codex", CODEX),
+    ("gemini", GEMINI),
+    ("cursor", CLAUDE),
     ("copilot", CLAUDE),
     ("qwen", QWEN),
     ("droid", CLAUDE),
@@ -48,6 +52,9 @@ const AGENTS: [(&str, &str); 6] = [
 
 /// Qwen Code's settings hold far more than servers.
 const QWEN: &str = "{\n  \"general\": {\"vimMode\": true},\n  \"mcpServers\": {\n    \"db\": {\"command\": \"pg-mcp\", \"env\": {\"PGPASSWORD\": \"Summer2024!\"}}\n  },\n  \"model\": {\"name\": \"qwen3-coder-plus\"}\n}\n";
+
+/// Gemini CLI's settings hold far more than servers too.
+const GEMINI: &str = "{\n  \"theme\": \"GitHub\",\n  \"mcpServers\": {\n    \"db\": {\"command\": \"pg-mcp\", \"env\": {\"PGPASSWORD\": \"Summer2024!\"}},\n    \"gh\": {\"httpUrl\": \"https://api.githubcopilot.com/mcp/\", \"headers\": {\"Authorization\": \"Bearer ghp_plantedplantedplantedplanted1234\"}}\n  },\n  \"general\": {\"checkpointing\": {\"enabled\": true}}\n}\n";
 
 /// The user's config file of `agent`, kept in a dotfiles dir and linked into the home.
 fn linked_config(env: &Env, agent: &str, text: &str) -> (PathBuf, PathBuf) {
@@ -77,7 +84,10 @@ fn install_and_uninstall_round_trip_for_every_agent() {
             dry["changed"] == true && diff.contains(&cairn_path()),
             "{diff}"
         );
-        assert!(!diff.contains("Summer2024!"), "{diff}");
+        assert!(
+            !diff.contains("Summer2024!") && !diff.contains("ghp_planted"),
+            "{diff}"
+        );
         assert_eq!(read(&real), before, "a dry run wrote");
 
         let done = env.json(&["mcp", "install", "--agent", agent]);
@@ -259,6 +269,8 @@ fn project_configs_land_in_the_repository_root() {
         ("codex", ".codex/config.toml"),
         ("qwen", ".qwen/settings.json"),
         ("droid", ".factory/mcp.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("cursor", ".cursor/mcp.json"),
     ] {
         let r = env.json(&project_install(&deep, agent));
         let path = std::fs::canonicalize(&repo).unwrap().join(file);
@@ -433,6 +445,8 @@ fn doctor_sees_every_agents_mcp_config_and_nothing_is_written_unasked() {
                 ".qwen",
                 ".factory",
                 ".kimi",
+                ".gemini",
+                ".cursor",
             ]
             .contains(&n.as_ref())
         }),

@@ -55,6 +55,8 @@ enum AgentArg {
     Qwen,
     Droid,
     Kimi,
+    Gemini,
+    Cursor,
 }
 
 impl From<AgentArg> for Agent {
@@ -66,6 +68,8 @@ impl From<AgentArg> for Agent {
             AgentArg::Qwen => Agent::Qwen,
             AgentArg::Droid => Agent::Droid,
             AgentArg::Kimi => Agent::Kimi,
+            AgentArg::Gemini => Agent::Gemini,
+            AgentArg::Cursor => Agent::Cursor,
         }
     }
 }

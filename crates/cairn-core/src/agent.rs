@@ -14,16 +14,20 @@ pub enum Agent {
     Qwen,
     Droid,
     Kimi,
+    Gemini,
+    Cursor,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
         Agent::Qwen,
         Agent::Droid,
         Agent::Kimi,
+        Agent::Gemini,
+        Agent::Cursor,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +38,8 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Droid => "droid",
             Agent::Kimi => "kimi",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
         }
     }
 
@@ -45,6 +51,8 @@ impl Agent {
             "qwen" | "qwen-code" | "qwen_code" => Some(Agent::Qwen),
             "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
             "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
+            "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
+            "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             _ => None,
         }
     }

@@ -199,6 +199,12 @@ pub struct Record {
     pub message_id: Option<String>,
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
+    /// The agent's stable id of the unit (a message) this record came from, for sources that
+    /// rewrite what they wrote. With `key`, it replaces the line's hash as the record's
+    /// identity: the record is updated in place when the unit changes. `None`: identity by line.
+    pub unit: Option<String>,
+    /// Which record of the unit: `text`, `thought:0`, `call:<id>`, `result:<id>`, …
+    pub key: Option<String>,
 }
 
 impl Record {

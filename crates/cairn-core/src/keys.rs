@@ -61,6 +61,32 @@ pub fn redacted_record_hash(redacted_line: &[u8]) -> String {
     format!("sha256:{}", hex::encode(hasher.finalize()))
 }
 
+/// The hash of a keyed record: which record (`key`) of which unit (`unit`, the agent's own id
+/// of a message) it is, independent of its content, so a unit the agent rewrites updates its
+/// records instead of adding new ones. Scoped to the session by the records table.
+pub fn keyed_record_hash(agent: Agent, unit: &str, key: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"cairn-record\0");
+    hasher.update(agent.as_str().as_bytes());
+    hasher.update(b"\0");
+    hasher.update(unit.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(key.as_bytes());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// The hash of a record identified by its position: the line's own key (`line_hash`, never the
+/// raw line, so no secret is hashed) with its number among the file's lines. Stable for
+/// append-only files, where a line never moves.
+pub fn record_hash_at(line_hash: &str, line_no: u64) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"cairn-line-at\0");
+    hasher.update(line_no.to_string().as_bytes());
+    hasher.update(b"\0");
+    hasher.update(line_hash.as_bytes());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
 /// Stable key of a conversation turn: session key and the record hash of its opening line.
 pub fn turn_key(session_key: &str, opening_record_hash: &str) -> String {
     short_key(&[session_key.as_bytes(), opening_record_hash.as_bytes()])

@@ -40,6 +40,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!(
         "recall/migrations/0017_trusted_by_project.sql"
     )),
+    sql(include_str!("archive/migrations/0018_keyed_records.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

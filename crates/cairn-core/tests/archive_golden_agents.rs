@@ -166,9 +166,12 @@ fn a_mixed_corpus_syncs_resyncs_to_nothing_and_picks_up_appends() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
+    // Gemini CLI and Cursor have golden tests of their own (`archive_gemini.rs`,
+    // `archive_cursor.rs`); here they join the corpus.
     let all: Vec<(Agent, &str)> = [(Agent::Claude, "claude"), (Agent::Codex, "codex")]
         .into_iter()
         .chain(AGENTS.iter().copied())
+        .chain([(Agent::Gemini, "gemini"), (Agent::Cursor, "cursor")])
         .collect();
     let mut files = Vec::new();
     for (agent, dir) in &all {
@@ -190,10 +193,11 @@ fn a_mixed_corpus_syncs_resyncs_to_nothing_and_picks_up_appends() {
     assert_eq!(
         (
             again.records_added,
+            again.records_updated,
             again.sessions_added,
             again.sessions_updated
         ),
-        (0, 0, 0)
+        (0, 0, 0, 0)
     );
     assert_eq!(support::dump(data.path()), before);
 

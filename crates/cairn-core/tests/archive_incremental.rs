@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 8] = [
+const FILES: [(Agent, &str); 10] = [
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -31,6 +31,14 @@ const FILES: [(Agent, &str); 8] = [
         Agent::Kimi,
         "kimi/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0/agents/main/wire.jsonl",
     ),
+    (
+        Agent::Gemini,
+        "gemini/stage0/chats/session-2026-04-29T21-39-gemini_s.jsonl",
+    ),
+    (
+        Agent::Cursor,
+        "cursor/-tmp-repo/agent-transcripts/large.jsonl",
+    ),
 ];
 
 /// Capture `content` written to `<src>/t.jsonl` in one go; return the normalised dump.
@@ -44,12 +52,13 @@ fn one_shot(agent: Agent, content: &[u8]) -> String {
     normalised(data.path(), src.path())
 }
 
-/// The file as discovery hands it over. Kimi names a session only by its folder
-/// (`session_<id>/agents/main/wire.jsonl`), which a file written to a temporary path lacks, so
-/// the test names it; the others name their sessions inside the file.
+/// The file as discovery hands it over. Kimi and Cursor name a session only by its path
+/// (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`), which a file written
+/// to a temporary path lacks, so the test names it; the others name their sessions inside the
+/// file.
 fn found(agent: Agent, path: &Path) -> FoundFile {
     FoundFile {
-        parent_hint: (agent == Agent::Kimi).then(|| "kimi-session".to_owned()),
+        parent_hint: matches!(agent, Agent::Kimi | Agent::Cursor).then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)
     }
 }

@@ -142,7 +142,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     match target {
-        "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" => {
+        "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" => {
             for p in files_under(&root.join(target), "jsonl") {
                 windows(&read(&p), 6, &mut out);
             }
@@ -163,6 +163,14 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             }
             for p in files_under(&root.join("codex"), "jsonl") {
                 windows(&read(&p), 1, &mut out);
+            }
+        }
+        "gemini_document" => {
+            for p in files_under(&root.join("gemini"), "json") {
+                out.push(read(&p));
+            }
+            for p in files_under(&root.join("agentsview").join("gemini"), "json") {
+                out.push(read(&p));
             }
         }
         "analyze" => {

@@ -155,7 +155,7 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor";
 
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
@@ -2111,6 +2111,8 @@ export type SyncReport_Deserialize = {
 	sessions_added: number,
 	sessions_updated: number,
 	records_added: number,
+	/**  Keyed records whose content changed in place (an agent rewrote a message). */
+	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Deserialize[],
 };
@@ -2121,6 +2123,8 @@ export type SyncReport_Serialize = {
 	sessions_added: number,
 	sessions_updated: number,
 	records_added: number,
+	/**  Keyed records whose content changed in place (an agent rewrote a message). */
+	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Serialize[],
 };

@@ -510,7 +510,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'search_archive':
         return fakeHits(args.query as SearchQuery);
       case 'sync_archive': {
-        const report: SyncReport = { files_scanned: 8, sessions_added: sessions === 0 ? 6 : 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, bytes_read: 1_000_000, warnings: [] };
+        const report: SyncReport = { files_scanned: 8, sessions_added: sessions === 0 ? 6 : 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [] };
         if (sessions === 0) sessions = 6;
         return report;
       }

@@ -13,6 +13,10 @@
 //! and the file is read again. So a capture killed at any point leaves the archive as if the
 //! last committed batch was the end of the file, and the next run carries on from there.
 
+mod document;
+mod keyed;
+
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -27,7 +31,7 @@ use super::discover::FoundFile;
 use super::jsonl::{Line, LineReader};
 use super::redact::{Finding, Redactor};
 use super::retain::{Appended, Retained};
-use super::sources::{FileRole, LineOutput, SessionMeta, parser_for};
+use super::sources::{FileRole, LineIdentity, LineOutput, SessionMeta, parser_for};
 use super::store::{SourceState, Store};
 use super::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 use crate::error::{Error, Result};
@@ -75,6 +79,8 @@ pub struct SyncReport {
     pub sessions_added: u32,
     pub sessions_updated: u32,
     pub records_added: u32,
+    /// Keyed records whose content changed in place (an agent rewrote a message).
+    pub records_updated: u32,
     pub bytes_read: f64,
     pub warnings: Vec<Warning>,
 }
@@ -82,7 +88,10 @@ pub struct SyncReport {
 impl SyncReport {
     /// Whether the archive changed: a session or a record arrived, or a session grew.
     pub fn changed(&self) -> bool {
-        self.records_added > 0 || self.sessions_added > 0 || self.sessions_updated > 0
+        self.records_added > 0
+            || self.records_updated > 0
+            || self.sessions_added > 0
+            || self.sessions_updated > 0
     }
 }
 
@@ -173,6 +182,9 @@ struct Base {
 struct LineRecord {
     line_no: u64,
     hash: String,
+    /// A keyed record's digest of its stored fields (see [`revision_of`]); `None` for records
+    /// identified by their line.
+    revision: Option<String>,
     record: Record,
     /// `record.tool_input` and `record.file_paths` as stored JSON (serialised by the reader).
     tool_input: Option<String>,
@@ -203,6 +215,9 @@ pub(crate) struct Batch {
     /// `retained` and `changed` encoded for the retained copy (done by the reader).
     encoded: Vec<u8>,
     records: Vec<LineRecord>,
+    /// What happened to keyed units, in order with the records: each applies before the
+    /// record at its index (`records.len()` at the time it was read).
+    unit_events: Vec<(usize, UnitEvent)>,
     usage: Vec<(String, TokenUsage)>,
     findings: Vec<(u64, Finding)>,
     warnings: Vec<(Option<u64>, String)>,
@@ -218,6 +233,15 @@ pub(crate) struct Batch {
     last_line_hash: Option<String>,
     parser_state: String,
     bytes: u64,
+}
+
+/// A change to a keyed unit that is not one of its records.
+#[derive(Debug)]
+enum UnitEvent {
+    /// The agent dropped the unit (a rewind, a message gone from a rewritten document).
+    Retract(String),
+    /// The unit was read whole: its records not among these hashes are gone from it.
+    Version(String, Vec<String>),
 }
 
 /// What a reader sends to the writer.
@@ -244,6 +268,9 @@ pub(crate) fn read_file(
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
+    if super::sources::read_kind(file) == super::sources::ReadKind::Document {
+        return document::read_document(file, prior, force_reread, emit);
+    }
     let warn = |message: String| {
         Msg::Warning(Warning {
             path: file.path.display().to_string(),
@@ -308,6 +335,7 @@ pub(crate) fn read_file(
         .map(|p| p.source_key.clone())
         .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
     let redactor = Redactor::global();
+    let line_identity = super::sources::line_identity(file.agent);
     let mut reader = LineReader::new(handle, offset);
     let mut line_no = line_count;
     let mut first_line_hash = if offset == 0 {
@@ -372,28 +400,16 @@ pub(crate) fn read_file(
                     .extend(findings.into_iter().map(|f| (line_no, f)));
                 match parser.parse_line(&clean, &mut out) {
                     Ok(()) => {
-                        for record in out.records.drain(..) {
-                            let tool_input = record.tool_input.as_ref().map(ToString::to_string);
-                            let file_paths = (!record.file_paths.is_empty()).then(|| {
-                                serde_json::to_string(&record.file_paths).unwrap_or_default()
-                            });
-                            batch.records.push(LineRecord {
-                                line_no,
-                                hash: hash.clone(),
-                                record,
-                                tool_input,
-                                file_paths,
-                            });
-                        }
-                        batch.usage.append(&mut out.usage);
-                        batch
-                            .warnings
-                            .extend(out.warnings.drain(..).map(|w| (Some(line_no), w)));
+                        let record_hash = match line_identity {
+                            LineIdentity::Content => Cow::Borrowed(hash.as_str()),
+                            LineIdentity::Position => {
+                                Cow::Owned(keys::record_hash_at(&hash, line_no))
+                            }
+                        };
+                        take_output(&mut batch, file.agent, line_no, &record_hash, &mut out);
                     }
                     Err(e) => {
-                        out.records.clear();
-                        out.usage.clear();
-                        out.warnings.clear();
+                        out.clear();
                         let what = if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok()
                         {
                             "record of an unexpected shape kept only in the retained copy"
@@ -411,7 +427,7 @@ pub(crate) fn read_file(
                 batch,
                 file,
                 &canonical,
-                parser.as_ref(),
+                (parser.meta().clone(), parser.save().to_string()),
                 size,
                 mtime_ns,
                 reader.offset(),
@@ -443,7 +459,7 @@ pub(crate) fn read_file(
         batch,
         file,
         &canonical,
-        parser.as_ref(),
+        (parser.meta().clone(), parser.save().to_string()),
         size,
         mtime_ns,
         reader.offset(),
@@ -453,6 +469,80 @@ pub(crate) fn read_file(
         batch_start,
     );
     emit(Msg::Batch(Box::new(last)));
+}
+
+/// Move what the parser made of one line (or one document unit) into the batch. A record the
+/// parser keyed (`unit` and `key`) is identified by its key, not by the line's `hash`, and
+/// carries a revision so a changed unit updates it in place.
+fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &mut LineOutput) {
+    let mut versions: Vec<(String, Vec<String>)> = Vec::new();
+    for unit in out.retract_units.drain(..) {
+        batch
+            .unit_events
+            .push((batch.records.len(), UnitEvent::Retract(unit)));
+    }
+    for record in out.records.drain(..) {
+        let tool_input = record.tool_input.as_ref().map(ToString::to_string);
+        let file_paths = (!record.file_paths.is_empty())
+            .then(|| serde_json::to_string(&record.file_paths).unwrap_or_default());
+        let (hash, revision) = match (&record.unit, &record.key) {
+            (Some(unit), Some(key)) => {
+                let keyed = keys::keyed_record_hash(agent, unit, key);
+                match versions.iter_mut().find(|(u, _)| u == unit) {
+                    Some((_, hashes)) => hashes.push(keyed.clone()),
+                    None => versions.push((unit.clone(), vec![keyed.clone()])),
+                }
+                let revision = revision_of(&record, tool_input.as_deref(), file_paths.as_deref());
+                (keyed, Some(revision))
+            }
+            _ => (hash.to_owned(), None),
+        };
+        batch.records.push(LineRecord {
+            line_no,
+            hash,
+            revision,
+            record,
+            tool_input,
+            file_paths,
+        });
+    }
+    for (unit, hashes) in versions {
+        batch
+            .unit_events
+            .push((batch.records.len(), UnitEvent::Version(unit, hashes)));
+    }
+    batch.usage.append(&mut out.usage);
+    batch
+        .warnings
+        .extend(out.warnings.drain(..).map(|w| (Some(line_no), w)));
+}
+
+/// The revision of a keyed record: a digest of every field the writer stores for it, so a
+/// re-read of an unchanged unit is told apart from an update.
+fn revision_of(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -> String {
+    let fields = serde_json::json!([
+        r.kind().as_str(),
+        r.timestamp,
+        r.role,
+        r.source_event_kind,
+        r.text,
+        r.tool_name,
+        r.tool_kind.map(ToolKind::as_str),
+        tool_input,
+        r.call_id,
+        r.exit_code,
+        r.outcome.map(|o| o.as_str()),
+        r.prompt_source.map(PromptSource::as_str),
+        file_paths,
+        r.is_sidechain,
+        r.is_compaction,
+        r.message_id,
+        r.cwd,
+        r.git_branch,
+    ]);
+    let mut digest = keys::digest_hex(fields.to_string().as_bytes());
+    digest.truncate(32);
+    digest
 }
 
 fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {
@@ -467,6 +557,7 @@ fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generat
         changed: Vec::new(),
         encoded: Vec::new(),
         records: Vec::new(),
+        unit_events: Vec::new(),
         usage: Vec::new(),
         findings: Vec::new(),
         warnings: Vec::new(),
@@ -496,7 +587,7 @@ fn finish_batch(
     mut batch: Batch,
     file: &FoundFile,
     canonical: &Path,
-    parser: &dyn super::sources::SourceParser,
+    (meta, parser_state): (SessionMeta, String),
     size: u64,
     mtime_ns: i64,
     offset: u64,
@@ -505,11 +596,10 @@ fn finish_batch(
     last_line: &Option<(u64, String)>,
     batch_start: u64,
 ) -> Batch {
-    let meta = parser.meta().clone();
     batch.identity = identity(file, canonical, &meta);
     batch.project = meta.cwd.as_deref().map(project_of);
     batch.meta = meta;
-    batch.parser_state = parser.save().to_string();
+    batch.parser_state = parser_state;
     batch.size = size;
     batch.mtime_ns = mtime_ns;
     batch.byte_offset = offset;
@@ -689,6 +779,7 @@ pub(crate) enum Commit {
         session_row: i64,
         session_created: bool,
         records_added: u32,
+        records_updated: u32,
         new_warnings: Vec<Warning>,
         /// The capture batch row, when records were added.
         capture_id: Option<i64>,
@@ -781,6 +872,10 @@ impl<'a> Writer<'a> {
             .map_err(e)?;
         let mut results = Vec::with_capacity(batches.len());
         let mut indexed = Vec::new();
+        // Rows above this id are indexed only when the group ends (see below).
+        let indexed_before: i64 = tx
+            .query_row("SELECT coalesce(max(id), 0) FROM records", [], |r| r.get(0))
+            .map_err(e)?;
         for batch in batches {
             results.push(commit_in(
                 &tx,
@@ -790,6 +885,7 @@ impl<'a> Writer<'a> {
                 batch.borrow(),
                 &path,
                 &mut indexed,
+                indexed_before,
             )?);
         }
         // Index the new records after every other write of the group, from the text already in
@@ -811,6 +907,7 @@ impl<'a> Writer<'a> {
 
 /// Store one batch inside an open transaction. Returns `Conflict`/`Reread` before writing
 /// anything when the batch cannot be applied.
+#[allow(clippy::too_many_arguments)]
 fn commit_in<'b>(
     tx: &rusqlite::Connection,
     retained: &Retained,
@@ -819,6 +916,7 @@ fn commit_in<'b>(
     batch: &'b Batch,
     path: &Path,
     indexed: &mut Vec<(i64, Option<&'b str>, Option<&'b str>)>,
+    indexed_before: i64,
 ) -> Result<Commit> {
     let e = |err| db_err(path, err);
     {
@@ -908,15 +1006,16 @@ fn commit_in<'b>(
             TurnWriter::load(tx, session_row, &session_key).map_err(e)?
         };
         let mut added: u32 = 0;
+        let mut keyed = keyed::KeyedWriter::new(indexed_before);
         {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT OR IGNORE INTO records (session_id, ordinal, turn_id, source_id, line_no, block,
                         record_hash, timestamp, kind, role, source_event_kind, text, tool_name, tool_kind,
                         tool_input, call_id, exit_code, outcome, prompt_source, file_paths, is_sidechain,
-                        is_compaction, message_id, cwd, git_branch)
+                        is_compaction, message_id, cwd, git_branch, unit, revision)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                        ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
                 )
                 .map_err(e)?;
             let mut set_turn = tx
@@ -930,7 +1029,11 @@ fn commit_in<'b>(
                 )
                 .map_err(e)?;
             let mut last_branch: Option<&str> = None;
-            for lr in &batch.records {
+            let mut events = batch.unit_events.iter().peekable();
+            for (i, lr) in batch.records.iter().enumerate() {
+                while let Some((_, event)) = events.next_if(|(at, _)| *at <= i) {
+                    keyed.apply(tx, session_row, event, now).map_err(e)?;
+                }
                 let r = &lr.record;
                 let opens = turns.opens_turn(r, &lr.hash);
                 let (tool_input, file_paths) = (&lr.tool_input, &lr.file_paths);
@@ -961,10 +1064,17 @@ fn commit_in<'b>(
                         r.message_id,
                         r.cwd,
                         r.git_branch,
+                        r.unit,
+                        lr.revision,
                     ])
                     .map_err(e)?;
                 if changed == 0 {
-                    continue; // already stored: the same line read again
+                    // Already stored: the same line read again, or a keyed record the agent
+                    // may have rewritten since.
+                    if lr.revision.is_some() {
+                        keyed.update(tx, session_row, lr, indexed).map_err(e)?;
+                    }
+                    continue;
                 }
                 let rowid = tx.last_insert_rowid();
                 if r.text.is_some() || tool_input.is_some() {
@@ -986,8 +1096,12 @@ fn commit_in<'b>(
                 next_ordinal += 1;
                 added += 1;
             }
+            for (_, event) in events {
+                keyed.apply(tx, session_row, event, now).map_err(e)?;
+            }
         }
         turns.flush(tx).map_err(e)?;
+        keyed.recount_turns(tx).map_err(e)?;
 
         for (message_id, u) in &batch.usage {
             tx.prepare_cached(
@@ -1064,6 +1178,12 @@ fn commit_in<'b>(
                 .map_err(e)?
                 .execute([session_row])
                 .map_err(e)?;
+        } else if keyed.updated > 0 {
+            // Rewritten records can name other files or commands: relink the session too.
+            tx.prepare_cached("INSERT OR IGNORE INTO link_pending (session_id) VALUES (?1)")
+                .map_err(e)?
+                .execute([session_row])
+                .map_err(e)?;
         }
         tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
@@ -1092,6 +1212,7 @@ fn commit_in<'b>(
             session_row,
             session_created,
             records_added: added,
+            records_updated: keyed.updated,
             new_warnings,
             capture_id,
         })
@@ -1467,6 +1588,7 @@ impl Tally {
             session_row,
             session_created,
             records_added,
+            records_updated,
             new_warnings,
             capture_id,
         } = c
@@ -1478,11 +1600,14 @@ impl Tally {
                 }
             }
             self.report.records_added += records_added;
+            self.report.records_updated += records_updated;
             self.report.bytes_read += bytes as f64;
             self.report.warnings.extend(new_warnings);
             if session_created {
                 self.added.insert(session_key);
-            } else if records_added > 0 && !self.added.contains(&session_key) {
+            } else if (records_added > 0 || records_updated > 0)
+                && !self.added.contains(&session_key)
+            {
                 self.updated.insert(session_key);
             }
         }

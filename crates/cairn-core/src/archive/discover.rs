@@ -111,6 +111,8 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Qwen => located(super::sources::qwen::locations(env, home().as_deref())),
         Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
+        Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
+        Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
     }
 }
 
@@ -148,7 +150,7 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
             }
         };
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        if !is_transcript_name(dir.agent, path) {
             continue;
         }
         let file_type = entry.file_type();
@@ -183,6 +185,16 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     out
 }
 
+/// Whether a file's name can be a transcript of `agent`: `*.jsonl` for every agent, and the
+/// `*.json` documents of the agents that write them (which files exactly is `classify`'s call).
+pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => true,
+        Some("json") => agent == Agent::Gemini,
+        _ => false,
+    }
+}
+
 /// Whether `path`, with every symlink and `..` resolved, lies inside the directory `dir` (resolved
 /// too). False when either cannot be resolved.
 pub fn holds(dir: &Path, path: &Path) -> bool {
@@ -194,8 +206,11 @@ fn holds_resolved(root: &Path, path: &Path) -> bool {
     std::fs::canonicalize(path).is_ok_and(|p| p != root && p.starts_with(root))
 }
 
-/// Decide what a `.jsonl` file under an agent's dir is, or `None` if it is not a transcript.
+/// Decide what a file under an agent's dir is, or `None` if it is not a transcript.
 pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
+    if !is_transcript_name(agent, path) {
+        return None;
+    }
     let stem = path.file_stem()?.to_str()?;
     match agent {
         Agent::Claude => {
@@ -243,6 +258,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Qwen => super::sources::qwen::classify(path),
         Agent::Droid => super::sources::droid::classify(path),
         Agent::Kimi => super::sources::kimi::classify(path),
+        Agent::Gemini => super::sources::gemini::classify(path),
+        Agent::Cursor => super::sources::cursor::classify(path),
     }
 }
 

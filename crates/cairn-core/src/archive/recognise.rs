@@ -72,6 +72,10 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Droid)
     } else if super::sources::kimi::owns_path(path) {
         Some(Agent::Kimi)
+    } else if super::sources::gemini::owns_path(path) {
+        Some(Agent::Gemini)
+    } else if super::sources::cursor::owns_path(path) {
+        Some(Agent::Cursor)
     } else {
         None
     }
@@ -89,6 +93,8 @@ pub fn by_first_line(path: &Path) -> Option<Agent> {
     let v: serde_json::Value = serde_json::from_str(first.trim()).ok()?;
     if v.get("payload").is_some() || v.get("record_type").is_some() {
         Some(Agent::Codex)
+    } else if super::sources::gemini::sniff(&v) {
+        Some(Agent::Gemini)
     } else if v.get("sessionId").is_some()
         || v.get("uuid").is_some()
         || v.get("parentUuid").is_some()

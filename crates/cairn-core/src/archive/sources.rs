@@ -8,7 +8,9 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 pub mod droid;
+pub mod gemini;
 pub mod kimi;
 pub mod qwen;
 
@@ -18,6 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::discover::FoundFile;
 use super::{Agent, Outcome, Record, TokenUsage};
 
 /// How a file relates to its session.
@@ -76,6 +79,19 @@ pub struct LineOutput {
     pub usage: Vec<(String, TokenUsage)>,
     /// Problems with this line worth a warning on the session (it was still read).
     pub warnings: Vec<String>,
+    /// Keyed units the agent dropped (Gemini's `$rewindTo`): their records are marked
+    /// retracted, never deleted.
+    pub retract_units: Vec<String>,
+}
+
+impl LineOutput {
+    /// Forget everything a line that failed to parse may have left.
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.usage.clear();
+        self.warnings.clear();
+        self.retract_units.clear();
+    }
 }
 
 /// One agent's transcript parser. Feed it lines in file order.
@@ -102,7 +118,76 @@ pub fn parser_for(
         Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
         Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
+        Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
+        Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
     })
+}
+
+/// How a source file is read incrementally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// An append-only line file, resumed from a byte offset ([`SourceParser`]).
+    Lines,
+    /// A JSON document rewritten in place, re-read when it changes and diffed by the stable
+    /// ids of its units ([`DocumentParser`]).
+    Document,
+}
+
+/// What identifies a record read from a line (for records the parser did not key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineIdentity {
+    /// The line's content (agentlog's record hash): the same line is the same record wherever
+    /// it sits, so a rewritten file re-read from the start stores nothing twice.
+    Content,
+    /// The line's content and its number: for agents whose lines repeat verbatim (Cursor's
+    /// transcripts have no ids or timestamps: two "Thanks." prompts are the same bytes).
+    Position,
+}
+
+/// How the records of `agent`'s line files are identified.
+pub fn line_identity(agent: Agent) -> LineIdentity {
+    match agent {
+        Agent::Cursor => LineIdentity::Position,
+        _ => LineIdentity::Content,
+    }
+}
+
+/// How `file` is read: by its agent and, for agents with two formats, its name.
+pub fn read_kind(file: &FoundFile) -> ReadKind {
+    match file.agent {
+        Agent::Gemini => gemini::read_kind(&file.path),
+        _ => ReadKind::Lines,
+    }
+}
+
+/// One agent's parser for a document it rewrites in place. The reader splits the parsed
+/// document into a header and keyed units, redacts each, and gives the parser the header on
+/// every read and only the units that changed. Every record a unit yields is keyed by the
+/// unit (the reader sets [`Record::unit`]); the parser names which record of the unit it is
+/// in [`Record::key`] so an updated unit updates its records in place.
+pub trait DocumentParser: Send {
+    /// The document without its units, and its units with their stable ids, in order.
+    fn split(&self, doc: Value) -> (Value, Vec<(String, Value)>);
+    /// Read the (redacted) header: session identity and times.
+    fn header(&mut self, header: &Value, out: &mut LineOutput);
+    /// Parse one (redacted) unit that is new or changed.
+    fn unit(&mut self, key: &str, unit: &Value, out: &mut LineOutput);
+    fn meta(&self) -> &SessionMeta;
+    /// The state to persist between reads (serde JSON).
+    fn save(&self) -> Value;
+}
+
+/// A document parser for `agent`, resumed from a saved state if one is given.
+pub fn document_parser_for(
+    agent: Agent,
+    saved: Option<&Value>,
+) -> Result<Box<dyn DocumentParser>, serde_json::Error> {
+    match agent {
+        Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
+        other => Err(serde::de::Error::custom(format!(
+            "{other} has no document format"
+        ))),
+    }
 }
 
 // ---- helpers shared by the adapters ----------------------------------------------------------

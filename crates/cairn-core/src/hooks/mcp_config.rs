@@ -60,9 +60,11 @@ pub struct McpStatus {
 
 /// The agents whose MCP config Cairn edits: each one Cairn reads that takes stdio MCP servers
 /// in a config file its makers document.
-pub const MCP_AGENTS: [Agent; 6] = [
+pub const MCP_AGENTS: [Agent; 8] = [
     Agent::Claude,
     Agent::Codex,
+    Agent::Gemini,
+    Agent::Cursor,
     Agent::Copilot,
     Agent::Qwen,
     Agent::Droid,
@@ -75,6 +77,8 @@ pub const MCP_AGENTS: [Agent; 6] = [
 ///
 /// - Claude Code: `~/.claude.json` (`$CLAUDE_CONFIG_DIR`), a project's `.mcp.json`;
 /// - Codex: `~/.codex/config.toml` (`$CODEX_HOME`), a project's `.codex/config.toml`;
+/// - Gemini CLI: `~/.gemini/settings.json`, a project's `.gemini/settings.json`;
+/// - Cursor: `~/.cursor/mcp.json`, a project's `.cursor/mcp.json`;
 /// - Copilot CLI: `~/.copilot/mcp-config.json`;
 /// - Qwen Code: `~/.qwen/settings.json`, a project's `.qwen/settings.json`;
 /// - Factory Droid: `~/.factory/mcp.json`, a project's `.factory/mcp.json`;
@@ -95,6 +99,10 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
         (Agent::Codex, None) => env("CODEX_HOME")
             .unwrap_or_else(|| home.join(".codex"))
             .join("config.toml"),
+        (Agent::Gemini, Some(dir)) => dir.join(".gemini").join("settings.json"),
+        (Agent::Gemini, None) => home.join(".gemini").join("settings.json"),
+        (Agent::Cursor, Some(dir)) => dir.join(".cursor").join("mcp.json"),
+        (Agent::Cursor, None) => home.join(".cursor").join("mcp.json"),
         (Agent::Copilot, None) => home.join(".copilot").join("mcp-config.json"),
         (Agent::Qwen, Some(dir)) => dir.join(".qwen").join("settings.json"),
         (Agent::Qwen, None) => home.join(".qwen").join("settings.json"),

@@ -1,0 +1,267 @@
+//! The Document read kind: a JSON document the agent rewrites in place (Gemini CLI's legacy
+//! `session-*.json`). It is read whole when its size or mtime moved, and only when its bytes
+//! changed; its units (messages) are keyed by the agent's own ids, and only units whose
+//! redacted content changed since the last read go to the parser and to the retained copy. A
+//! unit gone from the document is retracted. So reading the same document twice stores nothing
+//! twice, and a rewrite stores exactly what changed.
+//!
+//! Redaction comes before parsing, as for lines: the header and every unit are walked with
+//! [`Redactor::redact_json`] first. A document that does not parse (half-written by an agent
+//! that rewrites it) is skipped with a warning in the report and read again next time; nothing
+//! of the last good read is lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::Read as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
+use crate::archive::discover::FoundFile;
+use crate::archive::redact::Redactor;
+use crate::archive::sources::{LineOutput, document_parser_for};
+use crate::keys;
+
+/// Documents larger than this are not read (a warning says so).
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 128 * 1024 * 1024;
+
+/// What the store keeps of a document between reads (`sources.parser_state`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cursor {
+    /// SHA-256 of the document's bytes at the last read.
+    doc: String,
+    /// Revision of the redacted header at the last read.
+    header: String,
+    /// Revision of each unit's redacted content, by unit key.
+    units: BTreeMap<String, String>,
+    /// The parser's own state (what it learnt of the session).
+    parser: Value,
+}
+
+/// Read the changed units of one document and hand them to `emit` as one batch.
+pub(super) fn read_document(
+    file: &FoundFile,
+    prior: Option<&SourceState>,
+    force: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    let warn = |message: String| {
+        Msg::Warning(Warning {
+            path: file.path.display().to_string(),
+            line: None,
+            message,
+        })
+    };
+    let canonical = match fs::canonicalize(&file.path) {
+        Ok(p) => p,
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let (size, mtime_ns) = match fs::metadata(&canonical) {
+        Ok(m) => (m.len(), super::mtime_ns(&m)),
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    if let Some(p) = prior
+        && !force
+        && p.size == size
+        && p.mtime_ns == mtime_ns
+    {
+        return;
+    }
+    if size > MAX_DOCUMENT_BYTES {
+        emit(warn(format!(
+            "document of {size} bytes skipped (longer than the 128 MiB limit)"
+        )));
+        return;
+    }
+    let mut bytes = Vec::new();
+    let read = fs::File::open(&canonical)
+        .and_then(|f| f.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(e) = read {
+        emit(warn(format!("cannot read: {e}")));
+        return;
+    }
+    let generation = match prior {
+        Some(p) if force => p.generation + 1,
+        Some(p) => p.generation,
+        None => 0,
+    };
+    // A forced re-read starts a new retained copy, so every unit is written to it again.
+    let cursor: Cursor = prior
+        .filter(|_| !force)
+        .and_then(|p| p.parser_state.as_deref())
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    let base = Base {
+        existed: prior.is_some(),
+        byte_offset: prior.map_or(0, |p| p.byte_offset),
+        generation: prior.map_or(0, |p| p.generation),
+    };
+    let line_start = prior.filter(|_| !force).map_or(0, |p| p.line_count);
+    let digest = keys::digest_hex(&bytes);
+    let doc: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            emit(warn(format!(
+                "not a complete JSON document (the agent may be rewriting it); read again on the next sync: {e}"
+            )));
+            return;
+        }
+    };
+    let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
+    let mut parser = match document_parser_for(file.agent, saved) {
+        Ok(p) => p,
+        // A state written by an incompatible build: read the document again from scratch.
+        Err(_) if !force => return read_document(file, prior, true, emit),
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let path_str = canonical.to_string_lossy().into_owned();
+    let source_key = prior
+        .map(|p| p.source_key.clone())
+        .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
+    let mut batch = new_batch(file, &path_str, &source_key, base, generation);
+    let mut next = Cursor {
+        doc: digest,
+        ..Cursor::default()
+    };
+    let mut line_no = line_start;
+    if next.doc != cursor.doc || prior.is_none() {
+        read_units(
+            &mut batch,
+            &mut *parser,
+            doc,
+            &cursor,
+            &mut next,
+            &mut line_no,
+        );
+    } else {
+        // Touched but not changed (the same bytes written again).
+        next.header = cursor.header.clone();
+        next.units = cursor.units.clone();
+    }
+    if prior.is_none() && batch.records.is_empty() {
+        // Nothing to keep yet (a document without messages): no empty session; it is read
+        // again when it changes.
+        return;
+    }
+    next.parser = parser.save();
+    let state = serde_json::to_string(&next).unwrap_or_default();
+    let last = finish_batch(
+        batch,
+        file,
+        &canonical,
+        (parser.meta().clone(), state),
+        size,
+        mtime_ns,
+        size,
+        line_no,
+        &None,
+        &None,
+        base.byte_offset.min(size),
+    );
+    emit(Msg::Batch(Box::new(last)));
+}
+
+/// Redact the document's header and units, and parse those that changed since `prior`.
+fn read_units(
+    batch: &mut Batch,
+    parser: &mut dyn crate::archive::sources::DocumentParser,
+    doc: Value,
+    prior: &Cursor,
+    next: &mut Cursor,
+    line_no: &mut u64,
+) {
+    let redactor = Redactor::global();
+    let agent = batch.agent;
+    let (mut header, units) = parser.split(doc);
+    let mut out = LineOutput::default();
+
+    let mut findings = Vec::new();
+    redactor.redact_json(&mut header, &mut findings);
+    next.header = revision(&header);
+    if next.header != prior.header {
+        retain(batch, None, &next.header, &header);
+        batch
+            .findings
+            .extend(findings.drain(..).map(|f| (*line_no, f)));
+        *line_no += 1;
+    }
+    // The header names the session; it is given to the parser on every read. Any record it
+    // yields is keyed too, under the empty unit id no message has (a document's records never
+    // fall back to a line hash).
+    parser.header(&header, &mut out);
+    key_records(&mut out, "");
+    take_output(batch, agent, line_no.saturating_sub(1), "", &mut out);
+
+    let mut seen = BTreeSet::new();
+    for (key, mut unit) in units {
+        let mut findings = Vec::new();
+        let key = redactor
+            .redact_text(&key, "unit id", &mut findings)
+            .into_owned();
+        // Two units under one id (a damaged document) are told apart by their order.
+        let mut key = key;
+        let mut n = 1;
+        while seen.contains(&key) {
+            n += 1;
+            key = format!("{key}#{n}");
+        }
+        seen.insert(key.clone());
+        redactor.redact_json(&mut unit, &mut findings);
+        let rev = revision(&unit);
+        let unchanged = prior.units.get(&key) == Some(&rev);
+        next.units.insert(key.clone(), rev.clone());
+        if unchanged {
+            continue;
+        }
+        retain(batch, Some(&key), &rev, &unit);
+        batch
+            .findings
+            .extend(findings.into_iter().map(|f| (*line_no, f)));
+        parser.unit(&key, &unit, &mut out);
+        key_records(&mut out, &key);
+        take_output(batch, agent, *line_no, "", &mut out);
+        *line_no += 1;
+    }
+    let gone: Vec<String> = prior
+        .units
+        .keys()
+        .filter(|k| !next.units.contains_key(*k))
+        .cloned()
+        .collect();
+    out.retract_units = gone;
+    take_output(batch, agent, *line_no, "", &mut out);
+}
+
+/// Key every record of a unit by it, whatever the parser filled in.
+fn key_records(out: &mut LineOutput, unit: &str) {
+    for (i, r) in out.records.iter_mut().enumerate() {
+        r.unit = Some(unit.to_owned());
+        if r.key.is_none() {
+            r.key = Some(format!("r{i}"));
+        }
+    }
+}
+
+/// A short digest of a redacted value.
+fn revision(v: &Value) -> String {
+    let mut d = keys::digest_hex(v.to_string().as_bytes());
+    d.truncate(32);
+    d
+}
+
+/// One line of the retained copy: the unit as the parser saw it (so a reindex replays it).
+fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, value: &Value) {
+    let line = serde_json::json!({"u": unit, "r": rev, "v": value}).to_string();
+    batch.retained.extend_from_slice(line.as_bytes());
+    batch.retained.push(b'\n');
+}

@@ -1,0 +1,172 @@
+//! The writer's side of keyed records: a record whose source gave it a stable key (`unit` and
+//! `key`, see [`crate::archive::Record`]) is inserted once, then updated in place when its
+//! content changes (same row, same ordinal, so evidence links and turns stay valid) and marked
+//! `retracted_at` when the agent drops it, never deleted.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{LineRecord, UnitEvent};
+use crate::archive::{PromptSource, ToolKind};
+
+/// What the keyed writes of one batch touched.
+#[derive(Default)]
+pub(super) struct KeyedWriter {
+    /// Records updated in place.
+    pub(super) updated: u32,
+    /// Turns whose records changed or were retracted: their counters are recomputed.
+    turns: BTreeSet<i64>,
+    /// The largest record id before this group: rows above it are not in the full-text
+    /// index yet (the group indexes its rows when it ends).
+    indexed_before: i64,
+}
+
+/// The full-text index rows a batch adds: (rowid, text, tool input).
+type Indexed<'b> = Vec<(i64, Option<&'b str>, Option<&'b str>)>;
+
+impl KeyedWriter {
+    pub(super) fn new(indexed_before: i64) -> KeyedWriter {
+        KeyedWriter {
+            indexed_before,
+            ..KeyedWriter::default()
+        }
+    }
+
+    /// `lr` was already stored under its key: update the row when its revision moved (or the
+    /// unit was retracted and came back). The old full-text entry is removed here; the new one
+    /// joins the batch's index rows.
+    pub(super) fn update<'b>(
+        &mut self,
+        tx: &rusqlite::Connection,
+        session_row: i64,
+        lr: &'b LineRecord,
+        indexed: &mut Indexed<'b>,
+    ) -> rusqlite::Result<()> {
+        let r = &lr.record;
+        let stored = tx
+            .prepare_cached(
+                "SELECT id, revision, retracted_at IS NOT NULL, turn_id, text, tool_input FROM records
+                 WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
+            )?
+            .query_row(params![session_row, lr.hash, r.block], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, Option<String>>(1)?,
+                    row.get::<_, bool>(2)?,
+                    row.get::<_, Option<i64>>(3)?,
+                    row.get::<_, Option<String>>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                ))
+            })
+            .optional()?;
+        let Some((id, revision, retracted, turn, old_text, old_input)) = stored else {
+            return Ok(());
+        };
+        if revision == lr.revision && !retracted {
+            return Ok(()); // the same unit read again
+        }
+        let pending = indexed
+            .iter()
+            .rposition(|(rowid, ..)| *rowid == id)
+            .filter(|_| id > self.indexed_before);
+        if pending.is_none() && (old_text.is_some() || old_input.is_some()) {
+            tx.prepare_cached(
+                "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
+            )?
+            .execute(params![id, old_text, old_input])?;
+        }
+        tx.prepare_cached(
+            "UPDATE records SET line_no = ?2, timestamp = ?3, kind = ?4, role = ?5, source_event_kind = ?6,
+                text = ?7, tool_name = ?8, tool_kind = ?9, tool_input = ?10, call_id = ?11, exit_code = ?12,
+                outcome = ?13, prompt_source = ?14, file_paths = ?15, is_sidechain = ?16, is_compaction = ?17,
+                message_id = ?18, cwd = ?19, git_branch = ?20, revision = ?21, retracted_at = NULL
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            id,
+            lr.line_no as i64,
+            r.timestamp,
+            r.kind().as_str(),
+            r.role,
+            r.source_event_kind,
+            r.text,
+            r.tool_name,
+            r.tool_kind.map(ToolKind::as_str),
+            lr.tool_input,
+            r.call_id,
+            r.exit_code,
+            r.outcome.map(|o| o.as_str()),
+            r.prompt_source.map(PromptSource::as_str),
+            lr.file_paths,
+            r.is_sidechain,
+            r.is_compaction,
+            r.message_id,
+            r.cwd,
+            r.git_branch,
+            lr.revision,
+        ])?;
+        // A row inserted earlier in this group is not in the index yet: its pending entry is
+        // replaced instead (an index delete of an entry it does not hold would corrupt it).
+        if let Some(at) = pending {
+            indexed.remove(at);
+        }
+        if r.text.is_some() || lr.tool_input.is_some() {
+            indexed.push((id, r.text.as_deref(), lr.tool_input.as_deref()));
+        }
+        self.turns.extend(turn);
+        self.updated += 1;
+        Ok(())
+    }
+
+    /// Apply a unit event: retract a dropped unit's records, or those records a unit read
+    /// whole no longer has.
+    pub(super) fn apply(
+        &mut self,
+        tx: &rusqlite::Connection,
+        session_row: i64,
+        event: &UnitEvent,
+        now: &str,
+    ) -> rusqlite::Result<()> {
+        let (unit, kept) = match event {
+            UnitEvent::Retract(unit) => (unit, "[]".to_owned()),
+            UnitEvent::Version(unit, hashes) => (
+                unit,
+                serde_json::to_string(hashes).unwrap_or_else(|_| "[]".to_owned()),
+            ),
+        };
+        let mut stmt = tx.prepare_cached(
+            "UPDATE records SET retracted_at = ?3
+             WHERE session_id = ?1 AND unit = ?2 AND retracted_at IS NULL
+               AND record_hash NOT IN (SELECT value FROM json_each(?4))
+             RETURNING turn_id",
+        )?;
+        let turns = stmt.query_map(params![session_row, unit, now, kept], |row| {
+            row.get::<_, Option<i64>>(0)
+        })?;
+        for turn in turns {
+            self.turns.extend(turn?);
+        }
+        Ok(())
+    }
+
+    /// Recompute the counters of the turns whose records changed, from their live records.
+    pub(super) fn recount_turns(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+        for turn in &self.turns {
+            tx.prepare_cached(
+                "UPDATE turns SET
+                    tool_call_count = (SELECT count(*) FROM records
+                        WHERE turn_id = ?1 AND kind = 'tool_call' AND retracted_at IS NULL),
+                    edit_count = (SELECT count(*) FROM records
+                        WHERE turn_id = ?1 AND kind = 'tool_call' AND tool_kind = 'file_edit' AND retracted_at IS NULL),
+                    exec_count = (SELECT count(*) FROM records
+                        WHERE turn_id = ?1 AND kind = 'tool_call' AND tool_kind = 'exec' AND retracted_at IS NULL),
+                    failure_count = (SELECT count(*) FROM records
+                        WHERE turn_id = ?1 AND outcome IN ('failed', 'could_not_execute') AND retracted_at IS NULL)
+                 WHERE id = ?1",
+            )?
+            .execute([turn])?;
+        }
+        Ok(())
+    }
+}

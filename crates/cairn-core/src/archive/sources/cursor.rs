@@ -1,0 +1,401 @@
+//! Cursor agent transcripts (`~/.cursor/projects/<slug>/agent-transcripts/`): `<uuid>.jsonl`
+//! or `<uuid>/<uuid>.jsonl`, a sub-agent's in `<parent uuid>/subagents/<uuid>.jsonl`.
+//!
+//! Each line is `{role, message{content[]}}` with Anthropic-style blocks: `text` (a person's
+//! prompt wrapped in `<user_query>`), `thinking`, `tool_use` (no id), and user lines of
+//! `tool_result` blocks whose `tool_use_id` matches no call. Drift seen in samples: `tool_call`,
+//! `tool-result` and `custom_block` blocks, and lines that are not messages (`{"type":
+//! "turn_ended"}`). No timestamps, model or cwd are written.
+//!
+//! Lines repeat verbatim (two `"Thanks."` prompts are the same bytes), so records are identified
+//! by **position** (the line's number with its content), never by content alone
+//! ([`super::LineIdentity::Position`]). Calls have no ids: a call is named by its line and block
+//! (`L<line>.<block>`), and a result is paired with the call whose id it names, else with the
+//! oldest call still unanswered.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
+    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
+    outcome_for, str_at, text_value,
+};
+use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
+
+/// The variable naming Cursor's projects folder (AgentsView's name).
+pub const ENV_DIR: &str = "CURSOR_PROJECTS_DIR";
+
+/// Where Cursor keeps its agent transcripts (the same on Linux and macOS):
+/// `$CURSOR_PROJECTS_DIR` when set, else `~/.cursor/projects`.
+pub fn locations(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, DirOrigin)> {
+    crate::archive::discover::env_or_home(env, ENV_DIR, "", home, &[".cursor/projects"])
+}
+
+/// A `.jsonl` below an `agent-transcripts` folder: a session named by its stem, or a sub-agent
+/// of the session whose folder holds its `subagents/`.
+pub fn classify(path: &Path) -> Option<FoundFile> {
+    let stem = path.file_stem()?.to_str()?.to_owned();
+    let under = path
+        .ancestors()
+        .skip(1)
+        .any(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"));
+    if !under {
+        return None;
+    }
+    let parent = path.parent()?;
+    if parent.file_name().is_some_and(|n| n == "subagents") {
+        let session = parent.parent()?.file_name()?.to_str()?.to_owned();
+        return Some(FoundFile {
+            agent: Agent::Cursor,
+            role: FileRole::Subagent,
+            path: path.to_owned(),
+            parent_hint: Some(session),
+            agent_id: Some(stem),
+        });
+    }
+    Some(FoundFile {
+        agent: Agent::Cursor,
+        role: FileRole::Main,
+        path: path.to_owned(),
+        parent_hint: Some(stem),
+        agent_id: None,
+    })
+}
+
+/// Whether a transcript's path is Cursor's (for the hook, given only a path).
+pub fn owns_path(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.contains("/.cursor/projects/") && s.contains("/agent-transcripts/")
+}
+
+/// Cairn's kind of a Cursor tool.
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Shell" | "Bash" | "run_terminal_cmd" => ToolKind::Exec,
+        "StrReplace" | "Write" | "Edit" | "MultiEdit" | "Delete" | "edit_file" => {
+            ToolKind::FileEdit
+        }
+        "Agent" | "Task" => ToolKind::SubAgent,
+        "WebSearch" | "WebFetch" | "web_search" => ToolKind::WebSearch,
+        "Read" | "read_file" | "Glob" | "Grep" | "LS" | "list_dir" | "TodoWrite" => {
+            ToolKind::Housekeeping
+        }
+        other => ToolKind::of(other),
+    }
+}
+
+/// A call waiting for its result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Pending {
+    id: String,
+    name: String,
+    /// The id the agent gave the call, when it gave one.
+    own_id: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct CursorParser {
+    meta: SessionMeta,
+    /// Lines parsed so far (names calls that have no id).
+    lines: u64,
+    pending: VecDeque<Pending>,
+}
+
+/// Calls kept waiting for a result at most (a transcript of calls never answered stays small).
+const MAX_PENDING: usize = 256;
+
+impl CursorParser {
+    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        match saved {
+            Some(state) => serde_json::from_value(state.clone()),
+            None => Ok(CursorParser::default()),
+        }
+    }
+
+    fn block(&mut self, role: &str, block: &Value, n: usize, out: &mut LineOutput) {
+        let kind = str_at(block, &["type"]).unwrap_or("");
+        let base = Record {
+            block: u32::try_from(n).unwrap_or(u32::MAX),
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        match (role, kind) {
+            ("user", "text") => {
+                let Some(raw) = str_at(block, &["text"]) else {
+                    return;
+                };
+                let (text, wrapped) = unwrap_query(raw);
+                if text.is_empty() {
+                    return;
+                }
+                let source = if !wrapped && is_system_injected(&text) {
+                    PromptSource::SystemInjected
+                } else {
+                    PromptSource::Human
+                };
+                out.records.push(Record {
+                    kind: Some(RecordKind::Message),
+                    source_event_kind: "cursor:user".to_owned(),
+                    role: Some("user".to_owned()),
+                    prompt_source: Some(source),
+                    text: Some(cap_text(text, MAX_TEXT_BYTES)),
+                    ..base
+                });
+            }
+            (_, "text") => {
+                let Some(text) = str_at(block, &["text"]).filter(|t| !t.is_empty()) else {
+                    return;
+                };
+                out.records.push(Record {
+                    kind: Some(RecordKind::Message),
+                    source_event_kind: format!("cursor:{role}"),
+                    role: Some(role.to_owned()),
+                    text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                    ..base
+                });
+            }
+            (_, "thinking") => {
+                let Some(text) = str_at(block, &["thinking"])
+                    .or_else(|| str_at(block, &["text"]))
+                    .filter(|t| !t.is_empty())
+                else {
+                    return;
+                };
+                out.records.push(Record {
+                    kind: Some(RecordKind::Reasoning),
+                    source_event_kind: "cursor:assistant:thinking".to_owned(),
+                    role: Some("assistant".to_owned()),
+                    text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                    ..base
+                });
+            }
+            (_, "tool_use" | "tool_call") => {
+                let name = str_at(block, &["name"]).unwrap_or("unknown").to_owned();
+                let own_id = str_at(block, &["id"]).map(str::to_owned);
+                let id = own_id
+                    .clone()
+                    .unwrap_or_else(|| format!("L{}.{n}", self.lines));
+                let class = tool_kind(&name);
+                let mut input = block.get("input").cloned().filter(|v| !v.is_null());
+                let paths = if class == ToolKind::FileEdit {
+                    input
+                        .as_ref()
+                        .and_then(|i| {
+                            ["path", "file_path", "target_file"]
+                                .iter()
+                                .find_map(|k| i.get(k).and_then(Value::as_str))
+                        })
+                        .map(str::to_owned)
+                        .into_iter()
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                if let Some(v) = input.as_mut() {
+                    cap_json(v, MAX_INPUT_STRING_BYTES);
+                }
+                out.records.push(Record {
+                    kind: Some(RecordKind::ToolCall),
+                    source_event_kind: format!("cursor:assistant:{kind}"),
+                    role: Some("assistant".to_owned()),
+                    tool_name: Some(name.clone()),
+                    tool_kind: Some(class),
+                    tool_input: input,
+                    call_id: Some(id.clone()),
+                    file_paths: paths,
+                    ..base
+                });
+                if self.pending.len() >= MAX_PENDING {
+                    self.pending.pop_front();
+                }
+                self.pending.push_back(Pending { id, name, own_id });
+            }
+            (_, "tool_result" | "tool-result") => {
+                let named = str_at(block, &["tool_use_id"]);
+                let at = named
+                    .and_then(|want| {
+                        self.pending
+                            .iter()
+                            .position(|p| p.own_id.as_deref() == Some(want))
+                    })
+                    .or_else(|| (!self.pending.is_empty()).then_some(0));
+                let call = at.and_then(|i| self.pending.remove(i));
+                let text = block
+                    .get("content")
+                    .and_then(text_value)
+                    .unwrap_or_default();
+                let name = call
+                    .as_ref()
+                    .map(|c| c.name.clone())
+                    .or_else(|| str_at(block, &["name"]).map(str::to_owned));
+                let class = name.as_deref().map(tool_kind);
+                let exit_code = (class == Some(ToolKind::Exec))
+                    .then(|| exit_code_in(&text))
+                    .flatten();
+                let failed = block.get("is_error").and_then(Value::as_bool) == Some(true);
+                out.records.push(Record {
+                    kind: Some(RecordKind::ToolResult),
+                    source_event_kind: format!("cursor:user:{kind}"),
+                    role: Some("tool".to_owned()),
+                    call_id: call.map(|c| c.id).or_else(|| named.map(str::to_owned)),
+                    tool_name: name,
+                    tool_kind: class,
+                    exit_code,
+                    outcome: match exit_code {
+                        Some(code) => Some(outcome_for(code, &text)),
+                        None if failed => Some(crate::archive::Outcome::Failed),
+                        None => None,
+                    },
+                    text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
+                    ..base
+                });
+            }
+            (_, other) => {
+                count_unknown(&mut self.meta, &format!("cursor:block:{other}"));
+                if let Some(text) = str_at(block, &["text"]).filter(|t| !t.is_empty()) {
+                    out.records.push(Record {
+                        kind: Some(RecordKind::Event),
+                        source_event_kind: format!("cursor:{role}:{other}"),
+                        text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                        ..base
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A prompt without Cursor's `<user_query>` wrapper, and whether it had one.
+fn unwrap_query(raw: &str) -> (String, bool) {
+    let t = raw.trim();
+    match t
+        .strip_prefix("<user_query>")
+        .and_then(|r| r.strip_suffix("</user_query>"))
+    {
+        Some(inner) => (inner.trim().to_owned(), true),
+        None => (t.to_owned(), false),
+    }
+}
+
+impl SourceParser for CursorParser {
+    fn agent(&self) -> Agent {
+        Agent::Cursor
+    }
+
+    fn parse_line(&mut self, line: &str, out: &mut LineOutput) -> Result<(), serde_json::Error> {
+        let v: Value = serde_json::from_str(line)?;
+        self.lines += 1;
+        if let Some(model) = str_at(&v, &["model"]) {
+            super::set_latest(&mut self.meta.model, Some(model));
+        }
+        let role = str_at(&v, &["role"]);
+        let content = v.get("message").and_then(|m| m.get("content"));
+        match (role, content) {
+            (Some(role @ ("user" | "assistant")), Some(Value::Array(blocks))) => {
+                for (n, block) in blocks.iter().enumerate() {
+                    self.block(role, block, n, out);
+                }
+            }
+            (Some(role @ ("user" | "assistant")), Some(Value::String(text))) => {
+                let block = serde_json::json!({"type": "text", "text": text});
+                self.block(role, &block, 0, out);
+            }
+            _ => match str_at(&v, &["type"]) {
+                Some(kind) => {
+                    out.records.push(Record {
+                        kind: Some(RecordKind::Event),
+                        source_event_kind: format!("cursor:{kind}"),
+                        text: str_at(&v, &["status"]).map(str::to_owned),
+                        ..Record::default()
+                    });
+                }
+                None => count_unknown(&mut self.meta, "cursor:unknown"),
+            },
+        }
+        Ok(())
+    }
+
+    fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn save(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_under_agent_transcripts_are_sessions_or_subagents() {
+        let main = classify(Path::new(
+            "/h/.cursor/projects/-tmp-r/agent-transcripts/a1.jsonl",
+        ))
+        .unwrap();
+        assert_eq!(
+            (main.role, main.parent_hint.as_deref()),
+            (FileRole::Main, Some("a1"))
+        );
+        let nested = classify(Path::new(
+            "/h/.cursor/projects/-tmp-r/agent-transcripts/a1/a1.jsonl",
+        ))
+        .unwrap();
+        assert_eq!(nested.parent_hint.as_deref(), Some("a1"));
+        let sub = classify(Path::new(
+            "/h/.cursor/projects/-tmp-r/agent-transcripts/a1/subagents/b2.jsonl",
+        ))
+        .unwrap();
+        assert_eq!(
+            (
+                sub.role,
+                sub.parent_hint.as_deref(),
+                sub.agent_id.as_deref()
+            ),
+            (FileRole::Subagent, Some("a1"), Some("b2"))
+        );
+        assert!(classify(Path::new("/h/.cursor/projects/-tmp-r/other/a1.jsonl")).is_none());
+    }
+
+    #[test]
+    fn results_pair_by_id_else_with_the_oldest_unanswered_call() {
+        let mut p = CursorParser::default();
+        let mut out = LineOutput::default();
+        let lines = [
+            r#"{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"x","name":"Read","input":{"file_path":"a"}}]}}"#,
+            r#"{"role":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"A"}]}}"#,
+            r#"{"role":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":"exit code 2"}]}}"#,
+        ];
+        for l in lines {
+            p.parse_line(l, &mut out).unwrap();
+        }
+        let results: Vec<_> = out
+            .records
+            .iter()
+            .filter(|r| r.kind == Some(RecordKind::ToolResult))
+            .map(|r| {
+                (
+                    r.call_id.clone().unwrap(),
+                    r.tool_name.clone().unwrap(),
+                    r.exit_code,
+                )
+            })
+            .collect();
+        assert_eq!(
+            results,
+            [
+                ("x".to_owned(), "Read".to_owned(), None),
+                ("L1.0".to_owned(), "Bash".to_owned(), Some(2))
+            ]
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! Cursor agent transcripts: golden over the fixtures (`tests/fixtures/cursor/`, see
+//! SOURCES.md), records identified by position (lines repeat verbatim), sub-agents attached to
+//! their parent, hostile lines never fatal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write as _;
+use std::path::Path;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use cairn_core::views::sessions::SessionQuery;
+use serde_json::{Value, json};
+
+fn found(dir: &Path) -> Vec<FoundFile> {
+    let sd = SourceDir {
+        agent: Agent::Cursor,
+        path: dir.to_owned(),
+        origin: DirOrigin::Env,
+    };
+    let mut warnings = Vec::new();
+    let files = discover::walk(&sd, &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    files
+}
+
+fn texts(data: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT coalesce(text, '') FROM records ORDER BY session_id, ordinal")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn cursor_fixture_sessions_are_pinned() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(&support::fixtures().join("cursor"));
+    assert_eq!(files.len(), 7, "{files:?}");
+    let report = cairn.capture_paths(&files, &Quiet).unwrap();
+    let mut sessions = Vec::new();
+    for s in cairn.sessions(&SessionQuery::default()).unwrap() {
+        let d = cairn.session(&s.session_key).unwrap();
+        sessions.push(json!({
+            "session_id": d.session_id, "relation": d.relation, "model": d.model, "turns": d.turn_count,
+            "records": d.record_count, "kinds": d.kinds, "tools": d.tools, "edited_paths": d.edited_paths,
+            "unknown_types": d.unknown_types, "subagents": d.subagents.len(), "first_prompt": s.first_prompt,
+        }));
+    }
+    sessions.sort_by_key(|v| format!("{}{}", v["session_id"], v["relation"]));
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let tools: Vec<String> = conn
+        .prepare(
+            "SELECT s.session_id, r.kind, r.tool_name, r.tool_kind, r.call_id, r.outcome, r.exit_code
+             FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE r.kind IN ('tool_call', 'tool_result') ORDER BY s.session_key, r.ordinal",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {} {} {:?}",
+                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                r.get::<_, Option<i64>>(6)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    support::assert_ordinals_dense(data.path());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    insta::assert_json_snapshot!(
+        "cursor",
+        json!({"sessions": sessions, "tool_records": tools})
+    );
+
+    let before = support::dump(data.path());
+    let again = cairn.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    assert_eq!(support::dump(data.path()), before);
+}
+
+/// Identical lines are different records: two "Thanks." prompts are two turns, and appending
+/// the same line once more adds exactly one record.
+#[test]
+fn repeated_lines_are_kept_each_time() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = src.path().join("-p/agent-transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s1.jsonl");
+    let thanks = json!({"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nThanks.\n</user_query>"}]}});
+    let ok = json!({"role":"assistant","message":{"content":[{"type":"text","text":"OK."}]}});
+    let text: String = [&thanks, &ok, &thanks, &ok]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    let first = support::capture(&cairn, &files);
+    assert_eq!(first.records_added, 4);
+    assert_eq!(texts(data.path()), ["Thanks.", "OK.", "Thanks.", "OK."]);
+    let d = cairn.sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(d[0].session_id.as_deref(), Some("s1"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{thanks}").unwrap();
+    let second = support::capture(&cairn, &files);
+    assert_eq!(second.records_added, 1);
+    let again = support::capture(&cairn, &files);
+    assert_eq!(again.records_added, 0);
+}
+
+/// Control sequences, a huge prompt, wrong types, a deep nest and a half-written last line:
+/// never fatal, the huge text capped, the half line read once complete.
+#[test]
+fn hostile_lines_are_warnings_or_stored_never_fatal() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = src.path().join("-p/agent-transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.jsonl");
+    let prompt = |t: &str| json!({"role":"user","message":{"content":[{"type":"text","text":t}]}});
+    let huge = "y".repeat(2 << 20);
+    let lines: Vec<Value> = vec![
+        prompt("esc \u{1b}[2J\u{1b}]0;title\u{7} bidi \u{202e}evil"),
+        json!({"role": ["user"], "message": 5}),
+        json!({"role": "assistant", "message": {"content": [1, null, {"type": 3}, {"type": "tool_use", "name": {"x": 1}, "input": "s"}]}}),
+        json!({"role": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": 7, "content": {"a": 1}}]}}),
+        json!({"role": "assistant", "message": {"content": "a bare string"}}),
+        prompt(&huge),
+        prompt("last"),
+    ];
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    text.push_str(&format!(
+        "{{\"type\":{}{}}}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    ));
+    let half = prompt("half done").to_string();
+    let (head, tail) = half.split_at(half.len() / 2);
+    text.push_str(head);
+    std::fs::write(&path, text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    let stored = texts(data.path());
+    assert!(
+        stored.iter().any(|t| t.starts_with("esc \u{1b}[2J")),
+        "{stored:?}"
+    );
+    assert!(stored.iter().any(|t| t == "last"));
+    assert!(stored.iter().any(|t| t == "a bare string"));
+    let big = stored.iter().find(|t| t.starts_with("yyyy")).unwrap();
+    assert!(big.len() < huge.len() / 4);
+    assert!(!stored.iter().any(|t| t.contains("half")));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(format!("{tail}\n").as_bytes())
+        .unwrap();
+    let again = support::capture(&cairn, &files);
+    assert_eq!(again.records_added, 1);
+}
