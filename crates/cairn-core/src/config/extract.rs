@@ -13,6 +13,13 @@ use super::ServerConfig;
 pub struct ExtractConfig {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enabled: bool,
+    /// Who answers: `endpoint` (the default: `servers`) or a local agent CLI (`claude`,
+    /// `codex`, `gemini`, `copilot`, run as `[agent.<name>]` says).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub generator: String,
+    /// When passes run in the desktop app: `after_sync` (the default), `nightly` or `manual`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub schedule: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -33,6 +40,12 @@ pub struct ExtractConfig {
     pub failure_backoff: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<i64>,
+    /// A paid API's price per million input tokens (for the preview's cost estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_price_per_mtok: Option<f64>,
+    /// A paid API's price per million output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_price_per_mtok: Option<f64>,
     #[serde(default, skip_serializing_if = "PromptsConfig::is_empty")]
     pub prompts: PromptsConfig,
     #[serde(default, skip_serializing_if = "RequestConfig::is_empty")]

@@ -10,13 +10,33 @@ impl Cairn {
         self.config.recall.extract.resolve(&self.config_path())
     }
 
-    /// A client for the configured extraction server (reads the API key variable now).
-    pub(crate) fn extract_client(
+    /// The configured extraction generator: the agent CLI `generator` names, else a client
+    /// for the configured server (reads the API key variable now).
+    pub(crate) fn extract_generator(
         &self,
         settings: &recall::extract::Settings,
-    ) -> Result<llm::Client> {
-        let (name, server) = settings.runnable()?;
-        llm::Client::new(server).map_err(|e| Error::Config {
+    ) -> Result<Box<dyn llm::Generator + Sync>> {
+        settings.runnable()?;
+        if let Some(kind) = settings.agent {
+            return Ok(Box::new(llm::AgentGenerator {
+                kind,
+                config: self.config.agent.get(kind.as_str()).cloned(),
+            }));
+        }
+        Ok(Box::new(self.extract_endpoint(settings)?))
+    }
+
+    fn extract_endpoint(
+        &self,
+        settings: &recall::extract::Settings,
+    ) -> Result<llm::EndpointGenerator> {
+        let Some((name, server)) = &settings.server else {
+            return Err(Error::Config {
+                path: self.config_path(),
+                message: "recall.extract.servers: no model server is defined; add [recall.extract.servers.<name>] with an endpoint".into(),
+            });
+        };
+        llm::EndpointGenerator::new(server, &settings.model).map_err(|e| Error::Config {
             path: self.config_path(),
             message: format!("recall.extract.servers.{name}.api_key_env: {e}"),
         })
@@ -43,7 +63,7 @@ impl Cairn {
         self.writable()?;
         opts.scope.validate()?;
         let settings = self.extract_settings()?;
-        let client = self.extract_client(&settings)?;
+        let generator = self.extract_generator(&settings)?;
         let identity = settings.identity().ok_or_else(|| Error::Config {
             path: self.config_path(),
             message: "recall.extract.model: is required; name the model the server serves".into(),
@@ -54,7 +74,7 @@ impl Cairn {
             db: &self.store,
             settings: &settings,
             identity: &identity,
-            client: &client,
+            generator: generator.as_ref(),
             progress,
             now: crate::clock::now(),
         };
@@ -119,8 +139,18 @@ impl Cairn {
             });
         }
         settings.enabled = true;
-        let client = self.extract_client(&settings)?;
-        Ok(recall::extract::doctor(&settings, &client))
+        settings.runnable()?;
+        if settings.agent.is_some() {
+            let generator = self.extract_generator(&settings)?;
+            return Ok(recall::extract::doctor(&settings, generator.as_ref(), None));
+        }
+        let mut endpoint = self.extract_endpoint(&settings)?;
+        endpoint.client_mut().retry.max_attempts = 1;
+        Ok(recall::extract::doctor(
+            &settings,
+            &endpoint,
+            Some(endpoint.client()),
+        ))
     }
 
     /// The scheduling policy of the configured extraction (for a daemon's

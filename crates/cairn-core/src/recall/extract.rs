@@ -30,7 +30,7 @@ pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Sil
 pub use store::{GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
 
 use crate::error::{Error, Result};
-use crate::llm::{ChatMessage, ChatRequest, Client, Usage};
+use crate::llm::{Ask, Client, Generator, Usage};
 use segment::Unit;
 
 /// Which sessions a pass (or a preview) covers. All filters combine.
@@ -293,8 +293,13 @@ impl ExtractDoctor {
 /// The probe's synthetic message: a standing preference any model should be able to record.
 pub const PROBE_MESSAGE: &str = "USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on; port 3000 is taken by the API gateway.";
 
-/// Run the doctor's calls with `client` (one attempt each).
-pub fn doctor(settings: &Settings, client: &Client) -> ExtractDoctor {
+/// Run the doctor's calls: `/models` on `models` (an endpoint's client), then the probe through
+/// `generator` (one attempt each).
+pub fn doctor(
+    settings: &Settings,
+    generator: &dyn Generator,
+    models: Option<&Client>,
+) -> ExtractDoctor {
     let (server, _) = settings
         .server
         .as_ref()
@@ -303,56 +308,66 @@ pub fn doctor(settings: &Settings, client: &Client) -> ExtractDoctor {
         model: settings.model.clone(),
         deployment: settings.deployment.clone(),
         server,
-        endpoint: client.endpoint(),
+        endpoint: models.map_or_else(|| generator.describe(), Client::endpoint),
         profile: settings.profile.to_owned(),
         segmenter: segment::SEGMENTER.to_owned(),
         max_window_chars: settings.max_window_chars as u32,
         fingerprint: settings.fingerprint().unwrap_or_default(),
         ..Default::default()
     };
-    let mut client = client.clone();
-    client.retry.max_attempts = 1;
-    match client.models() {
-        Ok(ids) => {
-            let listed = ids.iter().any(|m| m == &settings.model);
-            d.checks.push(DoctorCheck {
-                name: "models".into(),
-                ok: true,
-                detail: if listed {
-                    format!("{} is served", settings.model)
-                } else if ids.is_empty() {
-                    "the server lists no models (some servers do not); the probe decides".into()
-                } else {
-                    format!(
-                        "{} is not in the server's list ({}); the probe decides",
-                        settings.model,
-                        ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-                    )
-                },
-            });
-        }
-        Err(e) => d.checks.push(DoctorCheck {
-            name: "models".into(),
-            ok: false,
-            detail: e.to_string(),
+    match models.map(|client| {
+        let mut client = client.clone();
+        client.retry.max_attempts = 1;
+        client.models()
+    }) {
+        None => d.checks.push(DoctorCheck {
+            name: "generator".into(),
+            ok: true,
+            detail: format!(
+                "{} answers (an agent CLI lists no models)",
+                generator.describe()
+            ),
         }),
+        Some(result) => match result {
+            Ok(ids) => {
+                let listed = ids.iter().any(|m| m == &settings.model);
+                d.checks.push(DoctorCheck {
+                    name: "models".into(),
+                    ok: true,
+                    detail: if listed {
+                        format!("{} is served", settings.model)
+                    } else if ids.is_empty() {
+                        "the server lists no models (some servers do not); the probe decides".into()
+                    } else {
+                        format!(
+                            "{} is not in the server's list ({}); the probe decides",
+                            settings.model,
+                            ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    },
+                });
+            }
+            Err(e) => d.checks.push(DoctorCheck {
+                name: "models".into(),
+                ok: false,
+                detail: e.to_string(),
+            }),
+        },
     }
-    let req = ChatRequest {
-        model: settings.model.clone(),
-        messages: vec![
-            ChatMessage::system(&settings.prompts.intent),
-            ChatMessage::user(PROBE_MESSAGE),
-        ],
+    let schema = prompt::schema();
+    let ask = Ask {
+        system: &settings.prompts.intent,
+        user: PROBE_MESSAGE,
+        schema: Some((prompt::SCHEMA_NAME, &schema)),
         temperature: Some(settings.temperature),
         max_tokens: Some(settings.max_tokens),
-        json_schema: Some((prompt::SCHEMA_NAME.to_owned(), prompt::schema())),
-        extra_body: settings.extra_body.clone(),
+        extra_body: Some(&settings.extra_body),
     };
-    let probe = client
-        .chat(&req, &crate::llm::Outbound::for_root(None))
-        .and_then(|reply| {
-            d.usage = reply.usage;
-            output::parse(&reply.content)
+    let probe = generator
+        .ask(&ask, &crate::llm::Outbound::for_root(None))
+        .and_then(|answer| {
+            d.usage = answer.usage;
+            output::parse(&answer.content)
         });
     d.checks.push(match probe {
         Ok(entries) => {
