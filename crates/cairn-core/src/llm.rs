@@ -9,6 +9,7 @@
 //!   the retry ladder, the response size cap, no redirects, no proxies.
 //! * [`agent_cli`]: a local agent CLI (`claude -p`, `codex exec`, …) run headless and isolated.
 //! * [`generator`]: one [`Generator`] over both, used by extraction and generated insights.
+//! * [`detect`]: what is at hand (agent CLIs, loopback servers, key variables), sending nothing.
 //!
 //! Using it from another feature:
 //!
@@ -24,6 +25,7 @@
 
 pub mod agent_cli;
 pub mod client;
+pub mod detect;
 pub mod endpoint;
 pub mod generator;
 pub mod outbound;

@@ -164,3 +164,11 @@ impl Cairn {
             .then(|| recall::extract::schedule::Policy::from_settings(&settings)))
     }
 }
+
+impl Cairn {
+    /// The generators at hand (agent CLIs on `PATH`, servers on their usual loopback ports,
+    /// API-key variables by name); nothing is sent anywhere but loopback.
+    pub fn recall_extract_detect(&self) -> Vec<llm::detect::DetectedGenerator> {
+        llm::detect::detect(&llm::detect::Probe::from_env())
+    }
+}

@@ -124,6 +124,11 @@ impl Settings {
         self.identity().map(|i| i.fingerprint())
     }
 
+    /// A generator is chosen (a model, or an agent CLI), enabled or not.
+    pub fn is_configured(&self) -> bool {
+        !self.model.is_empty()
+    }
+
     /// Ready to send: enabled, a model and a server (or an agent CLI).
     pub fn runnable(&self) -> Result<()> {
         let err = |m: String| Error::Config {
