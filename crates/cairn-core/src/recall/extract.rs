@@ -93,6 +93,13 @@ pub struct Preview {
     pub estimated_input_tokens: u64,
     /// Upper bound: units × max_tokens.
     pub max_output_tokens: u64,
+    /// With `[recall.extract]` prices (a paid API): input at its price plus every unit's
+    /// `max_tokens` of output, an upper bound in the prices' currency.
+    pub max_cost: Option<f64>,
+    /// At the pace of the last pass (its seconds per unit, `concurrency` at a time); `None`
+    /// before any pass read a unit.
+    pub estimated_seconds: Option<u64>,
+    pub concurrency: u32,
     pub sessions_list: Vec<SessionPreview>,
 }
 
@@ -139,6 +146,7 @@ pub fn preview(
         fingerprint: fingerprint.clone(),
         model: settings.model.clone(),
         max_window_chars: settings.max_window_chars as u32,
+        concurrency: settings.concurrency as u32,
         ..Default::default()
     };
     for c in cands
@@ -179,6 +187,19 @@ pub fn preview(
             chars,
         });
     }
+    out.max_cost = settings.prices.map(|(input, output)| {
+        (out.estimated_input_tokens as f64 * input + out.max_output_tokens as f64 * output)
+            / 1_000_000.0
+    });
+    out.estimated_seconds = store::last_run(conn)?.and_then(|r| {
+        let started = r.started_at.parse::<jiff::Timestamp>().ok()?;
+        let finished = r.finished_at?.parse::<jiff::Timestamp>().ok()?;
+        let secs = finished.duration_since(started).as_secs_f64();
+        (r.units > 0 && secs > 0.0).then(|| {
+            // The last pass ran `concurrency` units at a time too.
+            (secs / f64::from(r.units) * f64::from(out.units)).ceil() as u64
+        })
+    });
     Ok(out)
 }
 
@@ -281,6 +302,12 @@ pub struct ExtractDoctor {
     pub checks: Vec<DoctorCheck>,
     /// Entries the probe produced, when it worked.
     pub probe_entries: Option<u32>,
+    /// What the probe sent (the user part; the extraction instructions and schema go with it).
+    pub probe_request: String,
+    /// What came back, printable and cut to 2,000 characters.
+    pub probe_answer: Option<String>,
+    /// How long the probe took, in milliseconds.
+    pub probe_ms: u32,
     pub usage: Usage,
 }
 
@@ -313,6 +340,7 @@ pub fn doctor(
         segmenter: segment::SEGMENTER.to_owned(),
         max_window_chars: settings.max_window_chars as u32,
         fingerprint: settings.fingerprint().unwrap_or_default(),
+        probe_request: PROBE_MESSAGE.to_owned(),
         ..Default::default()
     };
     match models.map(|client| {
@@ -363,12 +391,18 @@ pub fn doctor(
         max_tokens: Some(settings.max_tokens),
         extra_body: Some(&settings.extra_body),
     };
+    let started = std::time::Instant::now();
     let probe = generator
         .ask(&ask, &crate::llm::Outbound::for_root(None))
         .and_then(|answer| {
             d.usage = answer.usage;
+            d.probe_answer = Some(crate::text::excerpt(
+                &crate::text::printable(&answer.content),
+                2_000,
+            ));
             output::parse(&answer.content)
         });
+    d.probe_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
     d.checks.push(match probe {
         Ok(entries) => {
             d.probe_entries = Some(entries.len() as u32);

@@ -44,35 +44,7 @@ use crate::llm::agent_cli::AgentKind;
 use crate::llm::client::RESERVED_KEYS;
 use crate::llm::{Server, parse_duration};
 
-/// When the desktop app runs passes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "snake_case")]
-pub enum Schedule {
-    /// After each sync (debounced), once the touched sessions are quiet, and a backstop.
-    #[default]
-    AfterSync,
-    /// Once a night, around 03:00 local time.
-    Nightly,
-    /// Only when asked (the Run button, `cairn recall extract run`).
-    Manual,
-}
-
-impl Schedule {
-    pub const ALL: [Schedule; 3] = [Schedule::AfterSync, Schedule::Nightly, Schedule::Manual];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Schedule::AfterSync => "after_sync",
-            Schedule::Nightly => "nightly",
-            Schedule::Manual => "manual",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Schedule> {
-        Schedule::ALL.into_iter().find(|x| x.as_str() == s)
-    }
-}
+pub use crate::config::Schedule;
 
 const KEY: &str = "recall.extract";
 
