@@ -79,6 +79,8 @@ pub(crate) fn ts_minus(now: &str, ms: i64) -> String {
 /// What a run with the same scope would send.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+// Named apart from the insights preview in the desktop's TypeScript bindings.
+#[serde(rename = "ExtractPreview")]
 pub struct Preview {
     /// `None` when no model is configured (then every session counts as not read).
     pub fingerprint: Option<String>,
@@ -105,6 +107,7 @@ pub struct Preview {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "ExtractSessionPreview")]
 pub struct SessionPreview {
     pub session_key: String,
     pub title: String,
