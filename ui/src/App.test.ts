@@ -388,6 +388,25 @@ describe('settings', () => {
     expect(checks[1]!.textContent).toContain('not valid JSON');
   });
 
+  it('offers, once, to distil what the agents learned, leading to the extraction form', async () => {
+    localStorage.removeItem('cairn.distil-offer.dismissed');
+    const { target } = await render({ extractDisabled: true });
+    await settle();
+    const offer = one(target, 'distil-offer')!;
+    expect(offer.textContent).toContain('Distil what your agents learned');
+    click(offer.querySelector('[data-testid="setup-extraction"]'));
+    await settle();
+    expect(one(target, 'extract-panel')).not.toBeNull();
+    expect(localStorage.getItem('cairn.distil-offer.dismissed')).toBe('1');
+  });
+
+  it('does not offer extraction when a generator is configured', async () => {
+    localStorage.removeItem('cairn.distil-offer.dismissed');
+    const { target } = await render();
+    await settle();
+    expect(one(target, 'distil-offer')).toBeNull();
+  });
+
   it('sets extraction up in the window: pick a detected server, test, start', async () => {
     const { target, stores } = await render({ extractDisabled: true });
     stores.router.go({ view: 'settings' });

@@ -129,8 +129,10 @@ fn run(cairn: &Cairn) -> RunReport {
         .unwrap()
 }
 
-/// What an entry says and cites, generator-independent.
-fn entries(cairn: &Cairn) -> Vec<(String, String, String, String, Vec<(u32, u32)>)> {
+/// What an entry says and cites, generator-independent: type, title, body, trigger, evidence.
+type Said = (String, String, String, String, Vec<(u32, u32)>);
+
+fn entries(cairn: &Cairn) -> Vec<Said> {
     let list = |status| {
         cairn
             .recall_list(&Filters {

@@ -96,6 +96,18 @@ export class ExtractSetupStore {
     ]);
   }
 
+  /** Only the saved setup (cheap: no detection; the form's draft untouched), for offers
+   * outside Settings. */
+  async loadSaved(): Promise<void> {
+    await this.saved.load(() => this.#api.extractSetup(), { keep: true });
+  }
+
+  /** Nothing chosen yet: no agent CLI, no model, off. */
+  get unconfigured(): boolean {
+    const s = this.saved.data;
+    return s !== null && !s.enabled && s.generator === 'endpoint' && s.model.trim() === '';
+  }
+
   detect(): Promise<boolean> {
     return this.detected.load(() => this.#api.extractDetect(), { keep: true });
   }
