@@ -223,8 +223,14 @@ mod tests {
         let at = |s: &str| s.parse::<jiff::ZonedDateTime>().unwrap();
         let h = |d: Option<Duration>| d.unwrap().as_secs() / 60;
         assert_eq!(h(until_night(&at("2026-03-01T01:00:00+00:00[UTC]"))), 120);
-        assert_eq!(h(until_night(&at("2026-03-01T03:00:00+00:00[UTC]"))), 24 * 60);
-        assert_eq!(h(until_night(&at("2026-03-01T22:30:00+00:00[UTC]"))), 4 * 60 + 30);
+        assert_eq!(
+            h(until_night(&at("2026-03-01T03:00:00+00:00[UTC]"))),
+            24 * 60
+        );
+        assert_eq!(
+            h(until_night(&at("2026-03-01T22:30:00+00:00[UTC]"))),
+            4 * 60 + 30
+        );
     }
 
     const S: Duration = Duration::from_secs(1);
