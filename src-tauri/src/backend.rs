@@ -27,8 +27,9 @@ pub struct Backend {
     export_dir: Option<PathBuf>,
     /// The bundle's resource dir (the built-in embedding model lives under `models/`).
     resource_dir: OnceLock<PathBuf>,
-    /// The recall extraction scheduler; set when the window is ready and extraction is enabled.
-    pub(crate) extract: OnceLock<crate::extract::Daemon>,
+    /// The recall extraction scheduler; set when the window is ready and extraction is enabled,
+    /// replaced when Settings saves a new setup.
+    pub(crate) extract: Mutex<Option<crate::extract::Daemon>>,
 }
 
 impl Backend {
@@ -48,7 +49,7 @@ impl Backend {
                 watch: Mutex::new(None),
                 export_dir: None,
                 resource_dir: OnceLock::new(),
-                extract: OnceLock::new(),
+                extract: Mutex::new(None),
             },
         }
     }
@@ -64,7 +65,7 @@ impl Backend {
             watch: Mutex::new(None),
             export_dir: None,
             resource_dir: OnceLock::new(),
-            extract: OnceLock::new(),
+            extract: Mutex::new(None),
         }
     }
 
@@ -148,9 +149,13 @@ impl Backend {
 
     /// A sync or live capture finished: tell the extraction scheduler, if one runs.
     pub(crate) fn sync_completed(&self) {
-        if let Some(daemon) = self.extract.get() {
+        if let Some(daemon) = self.extract_daemon().as_ref() {
             daemon.sync_completed();
         }
+    }
+
+    pub(crate) fn extract_daemon(&self) -> MutexGuard<'_, Option<crate::extract::Daemon>> {
+        self.extract.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -4,22 +4,28 @@
 //! with [`ExtractProgress`] and [`ExtractFinished`] events so the Recall inbox reloads.
 //!
 //! Idle costs no CPU: the thread blocks on a condition variable until the next pass is due (or
-//! forever when nothing is scheduled), and a sync or [`Daemon::stop`] wakes it. It starts only
-//! when `[recall.extract]` is enabled in `config.toml`; the policy is read once, when the window
-//! is ready.
+//! forever when nothing is scheduled), and a sync, [`Daemon::run_now`] or [`Daemon::stop`] wakes
+//! it. It runs while `[recall.extract]` is enabled; `schedule` says when passes start on their
+//! own: after syncs (the pass [`Scheduler`]), nightly (around 03:00 local time) or never
+//! (`manual`: only the Run button). Saving the Settings form replaces the thread, so a new setup
+//! applies without a restart.
 //!
-//! Typed commands: [`extract_status`] (coverage, generations, the last pass) and
-//! [`extract_doctor`] (real calls to the configured server).
+//! Typed commands: [`extract_status`] (coverage, generations, the last pass), [`extract_doctor`]
+//! (real calls to the configured generator), and the Settings form's [`extract_detect`],
+//! [`extract_setup`], [`extract_test`], [`extract_preview`], [`extract_save`], [`extract_start`]
+//! and [`extract_stop`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use cairn_core::ErrorReport;
+use cairn_core::config::{ExtractSetup, Schedule};
+use cairn_core::llm::detect::DetectedGenerator;
 use cairn_core::recall::extract::schedule::{Outcome, PassKind, Policy, Scheduler};
 use cairn_core::recall::extract::{
-    Event, ExtractDoctor, ExtractStatus, RunOptions, RunReport, Scope,
+    Event, ExtractDoctor, ExtractStatus, Preview, RunOptions, RunReport, Scope,
 };
+use cairn_core::{ErrorKind, ErrorReport};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_specta::Event as _;
@@ -47,13 +53,16 @@ pub struct ExtractFinished {
 struct Signals {
     /// Syncs finished since the thread last looked.
     syncs: u32,
+    /// A pass was asked for by hand.
+    run_now: bool,
     stop: bool,
 }
 
 struct Shared {
     signals: Mutex<Signals>,
     wake: Condvar,
-    /// Set by [`Daemon::stop`]: the running pass stops after the units in flight.
+    /// Set by [`Daemon::stop`] and [`Daemon::cancel_pass`]: the running pass stops after the
+    /// units in flight. Cleared when the next pass starts.
     cancel: Arc<AtomicBool>,
 }
 
@@ -73,7 +82,7 @@ pub struct Daemon {
 impl Daemon {
     /// Start the thread: `run_pass` runs one pass of the given kind (with the cancel flag) and
     /// says how it ended. The startup full pass is due at once.
-    pub fn spawn<F>(policy: Policy, run_pass: F) -> std::io::Result<Daemon>
+    pub fn spawn<F>(policy: Policy, schedule: Schedule, run_pass: F) -> std::io::Result<Daemon>
     where
         F: FnMut(PassKind, Arc<AtomicBool>) -> Outcome + Send + 'static,
     {
@@ -85,7 +94,7 @@ impl Daemon {
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("cairn-extract".into())
-            .spawn(move || schedule_loop(&worker, policy, run_pass))?;
+            .spawn(move || schedule_loop(&worker, policy, schedule, run_pass))?;
         Ok(Daemon {
             shared,
             thread: Mutex::new(Some(thread)),
@@ -96,6 +105,17 @@ impl Daemon {
     pub fn sync_completed(&self) {
         self.shared.lock().syncs += 1;
         self.shared.wake.notify_one();
+    }
+
+    /// Run a full pass now (after the running one, if any).
+    pub fn run_now(&self) {
+        self.shared.lock().run_now = true;
+        self.shared.wake.notify_one();
+    }
+
+    /// Stop the running pass after the units in flight; the schedule goes on.
+    pub fn cancel_pass(&self) {
+        self.shared.cancel.store(true, Ordering::Release);
     }
 
     /// Stop the thread (cancelling a running pass) and wait for it.
@@ -114,29 +134,56 @@ impl Daemon {
     }
 }
 
-fn schedule_loop<F>(shared: &Shared, policy: Policy, mut run_pass: F)
+fn schedule_loop<F>(shared: &Shared, policy: Policy, schedule: Schedule, mut run_pass: F)
 where
     F: FnMut(PassKind, Arc<AtomicBool>) -> Outcome,
 {
     let mut scheduler = Scheduler::new(policy, Instant::now());
+    let mut night = next_night(schedule, Instant::now());
     let mut signals = shared.lock();
     loop {
         if signals.stop {
             return;
         }
         let now = Instant::now();
-        for _ in 0..std::mem::take(&mut signals.syncs) {
-            scheduler.sync_completed(now);
-        }
-        if let Some(kind) = scheduler.poll(now) {
+        let syncs = std::mem::take(&mut signals.syncs);
+        let asked = std::mem::take(&mut signals.run_now);
+        let mut scheduled = false;
+        let due = if asked {
+            Some(PassKind::Full)
+        } else {
+            match schedule {
+                Schedule::AfterSync => {
+                    for _ in 0..syncs {
+                        scheduler.sync_completed(now);
+                    }
+                    scheduled = true;
+                    scheduler.poll(now)
+                }
+                Schedule::Nightly if night.is_some_and(|at| at <= now) => {
+                    night = next_night(schedule, now);
+                    Some(PassKind::Full)
+                }
+                Schedule::Nightly | Schedule::Manual => None,
+            }
+        };
+        if let Some(kind) = due {
             drop(signals);
+            shared.cancel.store(false, Ordering::Release);
             let outcome = run_pass(kind, Arc::clone(&shared.cancel));
-            scheduler.finished(Instant::now(), outcome);
+            if scheduled {
+                scheduler.finished(Instant::now(), outcome);
+            }
             signals = shared.lock();
             continue;
         }
-        signals = match scheduler.next_due() {
-            Some((at, _)) => {
+        let next = match schedule {
+            Schedule::AfterSync => scheduler.next_due().map(|(at, _)| at),
+            Schedule::Nightly => night,
+            Schedule::Manual => None,
+        };
+        signals = match next {
+            Some(at) => {
                 let wait = at.saturating_duration_since(now);
                 shared
                     .wake
@@ -152,28 +199,45 @@ where
     }
 }
 
+/// When the next nightly pass is due (`None` unless the schedule is nightly).
+fn next_night(schedule: Schedule, now: Instant) -> Option<Instant> {
+    (schedule == Schedule::Nightly)
+        .then(cairn_core::recall::extract::schedule::until_next_night)
+        .flatten()
+        .map(|wait| now + wait)
+}
+
 /// Start the scheduler for the window `app` if extraction is enabled and it is not running yet.
 pub fn start<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
-    if backend.extract.get().is_some() {
+    let mut slot = backend.extract_daemon();
+    if slot.is_some() {
         return;
     }
-    let policy = match backend.cairn().map(|c| c.recall_extract_schedule_policy()) {
-        Ok(Ok(Some(policy))) => policy,
-        Ok(Ok(None)) | Err(_) => return,
+    let settings = match backend.cairn().map(|c| c.extract_settings()) {
+        Ok(Ok(settings)) if settings.enabled => settings,
+        Ok(Ok(_)) | Err(_) => return,
         Ok(Err(e)) => {
             eprintln!("cairn-desktop: recall extraction is not scheduled: {e}");
             return;
         }
     };
+    let policy = Policy::from_settings(&settings);
     let handle = app.clone();
-    match Daemon::spawn(policy, move |kind, cancel| run(&handle, kind, cancel)) {
-        Ok(daemon) => {
-            if let Err(daemon) = backend.extract.set(daemon) {
-                daemon.stop();
-            }
-        }
+    match Daemon::spawn(policy, settings.schedule, move |kind, cancel| {
+        run(&handle, kind, cancel)
+    }) {
+        Ok(daemon) => *slot = Some(daemon),
         Err(e) => eprintln!("cairn-desktop: cannot start the extraction thread: {e}"),
     }
+}
+
+/// Stop the scheduler (cancelling a running pass) and start it again as the config now says.
+fn restart<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
+    let old = backend.extract_daemon().take();
+    if let Some(daemon) = old {
+        daemon.stop();
+    }
+    start(app, backend);
 }
 
 struct Forward<'a, R: Runtime>(&'a AppHandle<R>);
@@ -237,6 +301,86 @@ pub async fn extract_doctor(backend: State<'_, Backend>) -> Result<ExtractDoctor
     with_cairn(&backend, |c| c.recall_extract_doctor()).await
 }
 
+/// The generators at hand: agent CLIs on PATH, local servers, API-key variables (by name).
+/// Nothing leaves loopback.
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_detect(
+    backend: State<'_, Backend>,
+) -> Result<Vec<DetectedGenerator>, ErrorReport> {
+    with_cairn(&backend, |c| Ok(c.recall_extract_detect())).await
+}
+
+/// The Settings form's values: `[recall.extract]` as it is on disk.
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_setup(backend: State<'_, Backend>) -> Result<ExtractSetup, ErrorReport> {
+    with_cairn(&backend, |c| c.recall_extract_setup()).await
+}
+
+/// One tiny extraction through the form's setup (nothing saved): request, answer, time.
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_test(
+    backend: State<'_, Backend>,
+    setup: ExtractSetup,
+) -> Result<ExtractDoctor, ErrorReport> {
+    with_cairn(&backend, move |c| c.recall_extract_test(&setup)).await
+}
+
+/// What a pass would send now: sessions, units, estimated tokens, time and cost.
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_preview(backend: State<'_, Backend>) -> Result<Preview, ErrorReport> {
+    with_cairn(&backend, |c| c.recall_extract_preview(&Scope::default())).await
+}
+
+/// Write the form's setup into `config.toml` and apply it: the scheduler restarts with it (or
+/// stops, when extraction is off).
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_save<R: Runtime>(
+    app: AppHandle<R>,
+    backend: State<'_, Backend>,
+    setup: ExtractSetup,
+) -> Result<ExtractSetup, ErrorReport> {
+    let saved = with_cairn(&backend, move |c| c.save_recall_extract_setup(&setup)).await?;
+    restart(&app, &backend);
+    Ok(saved)
+}
+
+/// Run a full pass now. Extraction must be on (saved with `enabled`).
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_start<R: Runtime>(
+    app: AppHandle<R>,
+    backend: State<'_, Backend>,
+) -> Result<(), ErrorReport> {
+    start(&app, &backend);
+    match backend.extract_daemon().as_ref() {
+        Some(daemon) => {
+            daemon.run_now();
+            Ok(())
+        }
+        None => Err(ErrorReport::new(
+            ErrorKind::Invalid,
+            "extraction is off: choose a generator, turn it on and save first",
+        )
+        .with_hint("Settings → Recall extraction")),
+    }
+}
+
+/// Stop the running pass after the units in flight (what it wrote stays; the next pass
+/// resumes). The schedule goes on.
+#[tauri::command]
+#[specta::specta]
+pub async fn extract_stop(backend: State<'_, Backend>) -> Result<(), ErrorReport> {
+    if let Some(daemon) = backend.extract_daemon().as_ref() {
+        daemon.cancel_pass();
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,7 +403,7 @@ mod tests {
     #[test]
     fn the_thread_runs_the_startup_pass_then_one_pass_per_sync_and_stops() {
         let (tx, rx) = mpsc::channel();
-        let daemon = Daemon::spawn(policy(), move |kind, _| {
+        let daemon = Daemon::spawn(policy(), Schedule::AfterSync, move |kind, _| {
             let _ = tx.send(kind);
             Outcome::Completed
         })
@@ -277,9 +421,36 @@ mod tests {
     }
 
     #[test]
+    fn a_manual_schedule_runs_only_when_asked() {
+        let (tx, rx) = mpsc::channel();
+        let daemon = Daemon::spawn(policy(), Schedule::Manual, move |kind, _| {
+            let _ = tx.send(kind);
+            Outcome::Completed
+        })
+        .unwrap();
+        // No startup pass and no pass after a sync; one when asked.
+        daemon.sync_completed();
+        daemon.run_now();
+        assert_eq!(rx.recv_timeout(STUCK).unwrap(), PassKind::Full);
+        daemon.stop();
+        assert!(matches!(
+            rx.recv_timeout(STUCK),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        ));
+    }
+
+    #[test]
+    fn the_next_night_is_within_a_day() {
+        let now = Instant::now();
+        assert_eq!(next_night(Schedule::Manual, now), None);
+        let at = next_night(Schedule::Nightly, now).unwrap();
+        assert!(at > now && at <= now + Duration::from_secs(25 * 3600));
+    }
+
+    #[test]
     fn a_failed_pass_holds_the_next_one_and_stop_cancels() {
         let (tx, rx) = mpsc::channel();
-        let daemon = Daemon::spawn(policy(), move |kind, cancel| {
+        let daemon = Daemon::spawn(policy(), Schedule::AfterSync, move |kind, cancel| {
             let _ = tx.send((kind, cancel.load(Ordering::Acquire)));
             Outcome::EndpointFailed
         })

@@ -79,6 +79,13 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             insights::insight_export,
             extract::extract_status,
             extract::extract_doctor,
+            extract::extract_detect,
+            extract::extract_setup,
+            extract::extract_test,
+            extract::extract_preview,
+            extract::extract_save::<tauri::Wry>,
+            extract::extract_start::<tauri::Wry>,
+            extract::extract_stop,
         ])
         .events(tauri_specta::collect_events![
             events::SyncProgress,

@@ -519,3 +519,45 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
     );
     assert!(landed >= 1, "no kill landed while a pass was running");
 }
+
+#[test]
+fn doctor_lists_the_generators_at_hand_by_name_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = Env::new();
+    let bin = env.home().join("agent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, "#!/bin/sh\necho '2.1.3 (Claude Code)'\n").unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = |args: &[&str]| {
+        env.command()
+            .env("PATH", &path)
+            .env("OPENROUTER_API_KEY", "sk-or-secret-value-123")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["recall", "extract", "doctor"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("agent  claude 2.1.3 (Claude Code)"), "{text}");
+    assert!(
+        text.contains("OpenRouter (key in OPENROUTER_API_KEY)"),
+        "{text}"
+    );
+    assert!(text.contains("No generator is configured"), "{text}");
+    assert!(!text.contains("sk-or-secret"), "{text}");
+    let out = run(&["--json", "recall", "extract", "doctor"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["configured"], false);
+    let gens = v["generators"].as_array().unwrap();
+    assert!(
+        gens.iter()
+            .any(|g| g["kind"] == "agent" && g["name"] == "claude")
+    );
+    assert!(gens.iter().any(|g| g["kind"] == "key"
+        && g["api_key_env"] == "OPENROUTER_API_KEY"
+        && g["paid"] == true));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-or-secret"));
+}

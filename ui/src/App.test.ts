@@ -377,7 +377,7 @@ describe('settings', () => {
     expect(one(target, 'extract-last-run')!.textContent).toContain('3 new entries');
     expect(one(target, 'extract-checks')).toBeNull();
 
-    click([...panel.querySelectorAll('button')].find((b) => b.textContent?.includes('Check endpoint')));
+    click([...panel.querySelectorAll('button')].find((b) => b.textContent?.includes('Check saved setup')));
     await settle();
     expect(calls.filter((c) => c.cmd === 'extract_doctor').length).toBe(1);
     const checks = all(target, 'extract-checks')[0]!.querySelectorAll('li');
@@ -388,11 +388,83 @@ describe('settings', () => {
     expect(checks[1]!.textContent).toContain('not valid JSON');
   });
 
+  it('offers, once, to distil what the agents learned, leading to the extraction form', async () => {
+    localStorage.removeItem('cairn.distil-offer.dismissed');
+    const { target } = await render({ extractDisabled: true });
+    await settle();
+    const offer = one(target, 'distil-offer')!;
+    expect(offer.textContent).toContain('Distil what your agents learned');
+    click(offer.querySelector('[data-testid="setup-extraction"]'));
+    await settle();
+    expect(one(target, 'extract-panel')).not.toBeNull();
+    expect(localStorage.getItem('cairn.distil-offer.dismissed')).toBe('1');
+  });
+
+  it('does not offer extraction when a generator is configured', async () => {
+    localStorage.removeItem('cairn.distil-offer.dismissed');
+    const { target } = await render();
+    await settle();
+    expect(one(target, 'distil-offer')).toBeNull();
+  });
+
+  it('sets extraction up in the window: pick a detected server, test, start', async () => {
+    const { target, stores } = await render({ extractDisabled: true });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const found = one(target, 'extract-detected')!;
+    expect(found.textContent).toContain('claude 2.1.3 (Claude Code)');
+    expect(found.textContent).toContain('OpenAI (key in OPENAI_API_KEY)');
+    // Nothing chosen yet: Test and Start say what is missing instead.
+    expect(one(target, 'extract-gap')!.textContent).toContain('base URL');
+    expect((one(target, 'extract-start') as HTMLButtonElement).disabled).toBe(true);
+    const ollama = [...found.querySelectorAll('li')].find((li) => li.textContent?.includes('Ollama'))!;
+    click(ollama.querySelector('input'));
+    await settle();
+    expect((one(target, 'extract-endpoint') as HTMLInputElement).value).toBe('http://127.0.0.1:11434/v1');
+    expect((one(target, 'extract-model') as HTMLInputElement).value).toBe('qwen3:8b');
+    expect(one(target, 'extract-gap')).toBeNull();
+    click(one(target, 'extract-test'));
+    await settle();
+    const result = one(target, 'extract-test-result')!.textContent!;
+    expect(result).toContain('port 4173');
+    expect(result).toContain('Dev server on 4173');
+    expect(calls.filter((c) => c.cmd === 'extract_save')).toEqual([]);
+    click(one(target, 'extract-start'));
+    await settle();
+    const saves = calls.filter((c) => c.cmd === 'extract_save');
+    expect(saves.length).toBe(1);
+    expect(saves[0]!.args.setup).toMatchObject({ enabled: true, generator: 'endpoint', model: 'qwen3:8b' });
+    expect(calls.filter((c) => c.cmd === 'extract_start').length).toBe(1);
+    expect(one(target, 'extract-preview')!.textContent).toMatch(/6 sessions in 20 units/);
+  });
+
+  it('shows why a setup was refused, with the hint', async () => {
+    const { target, stores } = await render({ extractDisabled: true });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const found = one(target, 'extract-detected')!;
+    const key = [...found.querySelectorAll('li')].find((li) => li.textContent?.includes('OpenAI'))!;
+    click(key.querySelector('input'));
+    await settle();
+    // A paid API asks for prices (for the cost estimate).
+    expect(one(target, 'extract-price-in')).not.toBeNull();
+    const model = one(target, 'extract-model') as HTMLInputElement;
+    model.value = 'gpt-x';
+    model.dispatchEvent(new Event('input'));
+    const variable = one(target, 'extract-key-var') as HTMLInputElement;
+    variable.value = 'sk-pasted-the-key';
+    variable.dispatchEvent(new Event('input'));
+    await settle();
+    click(one(target, 'extract-save'));
+    await settle();
+    expect(one(target, 'extract-save-error')!.textContent).toContain('*name* of an environment variable');
+  });
+
   it('says how to turn extraction on when it is off, and reloads when a pass finishes', async () => {
     const { target, stores } = await render({ extractDisabled: true });
     stores.router.go({ view: 'settings' });
     await settle();
-    expect(one(target, 'extract-enabled')!.textContent).toContain('[recall.extract]');
+    expect(one(target, 'extract-enabled')!.textContent).toContain('Choose who reads your sessions');
     const before = calls.filter((c) => c.cmd === 'extract_status').length;
     await emit('extract-finished', { kind: 'incremental', report: null, error: null });
     await settle();

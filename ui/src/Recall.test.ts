@@ -132,6 +132,12 @@ describe('the review inbox', () => {
     await settle();
     expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args)).toEqual([{ id: 'rc-3', edit: null }]);
     expect(all(target, 'inbox-empty')).toHaveLength(1);
+    // The empty inbox says what to do next and leads to the extraction form.
+    const empty = one(target, '[data-testid="inbox-empty"]')!;
+    expect(empty.textContent).toContain('A model reads your sessions');
+    (empty.querySelector('[data-testid="setup-extraction"]') as HTMLButtonElement).click();
+    await settle();
+    expect(one(target, '[data-testid="extract-panel"]')).not.toBeNull();
   });
 
   it('accepts ticked entries in bulk and merges a duplicate', async () => {

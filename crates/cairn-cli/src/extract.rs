@@ -40,7 +40,9 @@ pub enum ExtractCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Check the setup with real calls: the server's models and one tiny extraction.
+    /// List the generators at hand (agent CLIs on PATH, local servers, API-key variables by
+    /// name; nothing is sent), then check the configured one with real calls: the server's
+    /// models and one tiny extraction.
     Doctor,
 }
 
@@ -355,33 +357,111 @@ pub fn run(
             }
         }
         ExtractCommand::Doctor => {
-            let d = cairn.recall_extract_doctor()?;
-            if json_out {
-                render::json(out, &d)?;
+            let generators = cairn.recall_extract_detect();
+            let configured = cairn.extract_settings()?.is_configured();
+            let d = if configured {
+                Some(cairn.recall_extract_doctor()?)
             } else {
-                writeln!(out, "Model: {} (profile {})", clean(&d.model), d.profile)?;
-                if !d.deployment.is_empty() {
-                    writeln!(out, "Deployment: {}", clean(&d.deployment))?;
+                None
+            };
+            if json_out {
+                #[derive(serde::Serialize)]
+                struct Out<'a> {
+                    generators: &'a [cairn_core::llm::detect::DetectedGenerator],
+                    configured: bool,
+                    #[serde(flatten)]
+                    doctor: Option<&'a cairn_core::recall::extract::ExtractDoctor>,
                 }
-                writeln!(out, "Server: {} {}", clean(&d.server), clean(&d.endpoint))?;
-                writeln!(
+                render::json(
                     out,
-                    "Segmenter: {} max_window_chars={}",
-                    d.segmenter, d.max_window_chars
+                    &Out {
+                        generators: &generators,
+                        configured,
+                        doctor: d.as_ref(),
+                    },
                 )?;
-                writeln!(out, "Fingerprint: {}", clean(&d.fingerprint))?;
-                for c in &d.checks {
-                    writeln!(
+            } else {
+                write_detected(out, &generators)?;
+                match &d {
+                    Some(d) => write_doctor(out, d)?,
+                    None => writeln!(
                         out,
-                        "{} {}: {}",
-                        if c.ok { "ok  " } else { "FAIL" },
-                        clean(&c.name),
-                        clean(&c.detail)
-                    )?;
+                        "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}",
+                        clean(&cairn.config_path().display().to_string())
+                    )?,
                 }
             }
-            return Ok(d.ok());
+            return Ok(d.as_ref().is_none_or(|d| d.ok()));
         }
     }
     Ok(true)
+}
+
+fn write_detected(
+    out: &mut dyn Write,
+    generators: &[cairn_core::llm::detect::DetectedGenerator],
+) -> Result<()> {
+    use cairn_core::llm::detect::DetectedKind;
+    writeln!(out, "Generators at hand (nothing was sent):")?;
+    if generators.is_empty() {
+        writeln!(
+            out,
+            "  none: install an agent CLI (claude, codex, gemini, copilot), start a local server (Ollama, LM Studio, llama.cpp, vLLM), or set an API-key variable"
+        )?;
+    }
+    for g in generators {
+        let kind = match g.kind {
+            DetectedKind::Agent => "agent ",
+            DetectedKind::Server => "server",
+            DetectedKind::Key => "key   ",
+        };
+        let mut line = format!("  {kind} {}", clean(&g.label));
+        if let Some(p) = &g.path {
+            line.push_str(&format!(" at {}", clean(p)));
+        }
+        if let Some(e) = &g.endpoint {
+            line.push_str(&format!(" {}", clean(e)));
+        }
+        if !g.models.is_empty() {
+            let shown: Vec<String> = g.models.iter().take(5).map(|m| clean(m)).collect();
+            let more = g.models.len().saturating_sub(5);
+            line.push_str(&format!(" models: {}", shown.join(", ")));
+            if more > 0 {
+                line.push_str(&format!(" (+{more})"));
+            }
+        }
+        if g.paid {
+            line.push_str(" (paid API)");
+        }
+        writeln!(out, "{line}")?;
+        if let Some(p) = &g.problem {
+            writeln!(out, "         note: {}", clean(p))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_doctor(out: &mut dyn Write, d: &cairn_core::recall::extract::ExtractDoctor) -> Result<()> {
+    writeln!(out)?;
+    writeln!(out, "Model: {} (profile {})", clean(&d.model), d.profile)?;
+    if !d.deployment.is_empty() {
+        writeln!(out, "Deployment: {}", clean(&d.deployment))?;
+    }
+    writeln!(out, "Server: {} {}", clean(&d.server), clean(&d.endpoint))?;
+    writeln!(
+        out,
+        "Segmenter: {} max_window_chars={}",
+        d.segmenter, d.max_window_chars
+    )?;
+    writeln!(out, "Fingerprint: {}", clean(&d.fingerprint))?;
+    for c in &d.checks {
+        writeln!(
+            out,
+            "{} {}: {}",
+            if c.ok { "ok  " } else { "FAIL" },
+            clean(&c.name),
+            clean(&c.detail)
+        )?;
+    }
+    Ok(())
 }

@@ -30,7 +30,10 @@ use crate::error::{Error, Result};
 mod extract;
 mod server;
 
-pub use extract::{ExtractConfig, PromptsConfig, RequestConfig};
+pub use extract::{
+    ExtractConfig, ExtractSetup, PromptsConfig, RequestConfig, SETUP_SERVER, Schedule,
+    write_extract_setup,
+};
 pub use server::ServerConfig;
 
 pub const CONFIG_FILE: &str = "config.toml";

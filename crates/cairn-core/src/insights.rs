@@ -2,8 +2,8 @@
 //! redacted transcript excerpts, stored, starred, renamed, searched and exported.
 //!
 //! [`slice`] resolves what a report covers; [`template`] says what it asks and which
-//! [`material`] it reads; a generator writes it ([`agent_cli`] runs a local agent CLI; [`endpoint`] asks the
-//! OpenAI-compatible endpoint through the `llm` module); [`store`] keeps reports;
+//! [`material`] it reads; a generator writes it (a [`Generator`] of the `llm` module: a local agent CLI, or
+//! the OpenAI-compatible endpoint [`endpoint`] configures); [`store`] keeps reports;
 //! [`render`] exports them and renders their Markdown safely.
 //!
 //! The prompt is built only from material that passed the outbound redactor, and the whole
@@ -12,7 +12,6 @@
 //! the focus, the generator's identity (backend, model, endpoint) and the material's hash, so
 //! the same question over the same sessions is answered from the store unless forced.
 
-pub mod agent_cli;
 pub mod endpoint;
 pub mod material;
 pub mod render;
@@ -111,44 +110,8 @@ pub struct GenerateRequest {
     pub force: bool,
 }
 
-/// Who writes a report, as far as the cache key and the stored row are concerned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct GeneratorIdentity {
-    pub backend: String,
-    pub model: Option<String>,
-    /// SHA-256 of the endpoint URL (the address itself is not stored with reports).
-    pub endpoint_hash: Option<String>,
-}
-
-/// A generator's answer.
-pub use agent_cli::AgentOutput as GeneratorOutput;
-
-/// Something that turns a prompt into a report.
-pub trait Generator {
-    fn identity(&self) -> GeneratorIdentity;
-    fn generate(&self, prompt: &str) -> Result<GeneratorOutput>;
-}
-
-/// A local agent CLI as a [`Generator`].
-pub struct AgentGenerator {
-    pub kind: agent_cli::AgentKind,
-    pub config: Option<crate::config::AgentCliConfig>,
-}
-
-impl Generator for AgentGenerator {
-    fn identity(&self) -> GeneratorIdentity {
-        GeneratorIdentity {
-            backend: self.kind.as_str().to_owned(),
-            model: None,
-            endpoint_hash: None,
-        }
-    }
-
-    fn generate(&self, prompt: &str) -> Result<GeneratorOutput> {
-        agent_cli::run(self.kind, self.config.as_ref(), prompt)
-    }
-}
+pub use crate::llm::agent_cli;
+pub use crate::llm::generator::{AgentGenerator, Generator, GeneratorIdentity, GeneratorOutput};
 
 /// Where a generation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

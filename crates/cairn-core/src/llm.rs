@@ -7,6 +7,9 @@
 //!   that refuses the request on any remaining secret or absolute path.
 //! * [`client`]: `/chat/completions` (strict `json_schema` replies), `/embeddings`, `/models`,
 //!   the retry ladder, the response size cap, no redirects, no proxies.
+//! * [`agent_cli`]: a local agent CLI (`claude -p`, `codex exec`, …) run headless and isolated.
+//! * [`generator`]: one [`Generator`] over both, used by extraction and generated insights.
+//! * [`detect`]: what is at hand (agent CLIs, loopback servers, key variables), sending nothing.
 //!
 //! Using it from another feature:
 //!
@@ -20,12 +23,16 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent_cli;
 pub mod client;
+pub mod detect;
 pub mod endpoint;
+pub mod generator;
 pub mod outbound;
 
 pub use client::{ChatMessage, ChatReply, ChatRequest, Client, RetryPolicy, Usage};
 pub use endpoint::{Endpoint, Server, ServerConfig, parse_duration};
+pub use generator::{AgentGenerator, Answer, Ask, EndpointGenerator, Generator, GeneratorIdentity};
 pub use outbound::Outbound;
 
 /// How far a failure reaches: what the caller should stop.
@@ -85,6 +92,10 @@ pub enum LlmError {
     Reply(String),
     #[error("the model server's reply is larger than {limit} bytes")]
     TooLarge { limit: u64 },
+    /// A local agent CLI could not answer (not found, exited non-zero, timed out, said
+    /// nothing); `what` names it.
+    #[error("{what}: {message}")]
+    Generator { what: String, message: String },
 }
 
 impl LlmError {
@@ -95,7 +106,8 @@ impl LlmError {
             | LlmError::Busy { .. }
             | LlmError::Rejected { .. }
             | LlmError::Redirect { .. }
-            | LlmError::Protocol(_) => Scope::Endpoint,
+            | LlmError::Protocol(_)
+            | LlmError::Generator { .. } => Scope::Endpoint,
             LlmError::Overflow(_) | LlmError::Truncated => Scope::Split,
             LlmError::Refused(_)
             | LlmError::BadRequest { .. }
@@ -112,6 +124,7 @@ impl From<LlmError> for crate::Error {
             LlmError::Config(_) | LlmError::BadRequest { .. } => {
                 crate::Error::Invalid(e.to_string())
             }
+            LlmError::Generator { what, message } => crate::Error::Generator { what, message },
             _ => crate::Error::External(e.to_string()),
         }
     }

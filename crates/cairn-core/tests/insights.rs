@@ -9,8 +9,9 @@ use std::cell::RefCell;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::insights::{
-    Automation, GenerateRequest, Generator, GeneratorIdentity, GeneratorOutput, SliceRequest,
+    Automation, GenerateRequest, Generator, GeneratorIdentity, SliceRequest,
 };
+use cairn_core::llm::{Answer, Ask, LlmError, Outbound};
 use serde_json::json;
 
 struct Recorder {
@@ -25,11 +26,12 @@ impl Generator for Recorder {
             endpoint_hash: None,
         }
     }
-    fn generate(&self, prompt: &str) -> cairn_core::Result<GeneratorOutput> {
-        self.prompts.borrow_mut().push(prompt.to_owned());
-        Ok(GeneratorOutput {
-            text: format!("# Report {}\n", self.prompts.borrow().len()),
-            model: None,
+    fn ask(&self, ask: &Ask<'_>, _: &Outbound) -> Result<Answer, LlmError> {
+        assert!(ask.system.is_empty() && ask.schema.is_none());
+        self.prompts.borrow_mut().push(ask.user.to_owned());
+        Ok(Answer {
+            content: format!("# Report {}\n", self.prompts.borrow().len()),
+            ..Default::default()
         })
     }
 }

@@ -76,6 +76,11 @@ import type {
   ProjectCoverage,
   RunLog_Serialize,
   ExtractFinished_Serialize,
+  ExtractPreview_Serialize,
+  ExtractSetup_Serialize,
+  DetectedGenerator_Serialize,
+  DetectedKind,
+  Schedule,
   OpenLink,
 } from './bindings';
 
@@ -116,6 +121,10 @@ export type ExtractDoctor = ExtractDoctor_Serialize;
 export type Generation = Generation_Serialize;
 export type RunLog = RunLog_Serialize;
 export type ExtractFinished = ExtractFinished_Serialize;
+export type ExtractPreview = ExtractPreview_Serialize;
+export type ExtractSetup = ExtractSetup_Serialize;
+export type DetectedGenerator = DetectedGenerator_Serialize;
+export type { DetectedKind, Schedule };
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;

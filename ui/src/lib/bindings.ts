@@ -141,6 +141,29 @@ export const commands = {
 	extractStatus: () => typedError<ExtractStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_status")),
 	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
 	extractDoctor: () => typedError<ExtractDoctor_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_doctor")),
+	/**
+	 *  The generators at hand: agent CLIs on PATH, local servers, API-key variables (by name).
+	 *  Nothing leaves loopback.
+	 */
+	extractDetect: () => typedError<DetectedGenerator_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("extract_detect")),
+	/**  The Settings form's values: `[recall.extract]` as it is on disk. */
+	extractSetup: () => typedError<ExtractSetup_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_setup")),
+	/**  One tiny extraction through the form's setup (nothing saved): request, answer, time. */
+	extractTest: (setup: ExtractSetup_Deserialize) => typedError<ExtractDoctor_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_test", { setup })),
+	/**  What a pass would send now: sessions, units, estimated tokens, time and cost. */
+	extractPreview: () => typedError<ExtractPreview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_preview")),
+	/**
+	 *  Write the form's setup into `config.toml` and apply it: the scheduler restarts with it (or
+	 *  stops, when extraction is off).
+	 */
+	extractSave: (setup: ExtractSetup_Deserialize) => typedError<ExtractSetup_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_save", { setup })),
+	/**  Run a full pass now. Extraction must be on (saved with `enabled`). */
+	extractStart: () => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("extract_start")),
+	/**
+	 *  Stop the running pass after the units in flight (what it wrote stays; the next pass
+	 *  resumes). The schedule goes on.
+	 */
+	extractStop: () => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("extract_stop")),
 };
 
 /** Events */
@@ -279,6 +302,62 @@ export type Check = {
 	status: Status,
 	detail: string,
 };
+
+/**  One generator that could be picked. */
+export type DetectedGenerator = DetectedGenerator_Serialize | DetectedGenerator_Deserialize;
+
+/**  One generator that could be picked. */
+export type DetectedGenerator_Deserialize = {
+	kind: DetectedKind,
+	/**  `claude`; `ollama`; `OPENAI_API_KEY`. */
+	name: string,
+	/**  For a person: `claude 2.1.3 (Claude Code)`, `Ollama on port 11434`, `OpenAI`. */
+	label: string,
+	/**  An agent's binary. */
+	path?: string | null,
+	version?: string | null,
+	/**  A server's or a key's OpenAI-compatible base URL. */
+	endpoint?: string | null,
+	/**  What a server lists (at most 200). */
+	models: string[],
+	/**  The variable holding the key (its name only). */
+	api_key_env?: string | null,
+	/**  Calls cost money (a hosted API). */
+	paid: boolean,
+	/**  Why it may not work as found (a `--version` that failed, a server that lists nothing). */
+	problem?: string | null,
+};
+
+/**  One generator that could be picked. */
+export type DetectedGenerator_Serialize = {
+	kind: DetectedKind,
+	/**  `claude`; `ollama`; `OPENAI_API_KEY`. */
+	name: string,
+	/**  For a person: `claude 2.1.3 (Claude Code)`, `Ollama on port 11434`, `OpenAI`. */
+	label: string,
+	/**  An agent's binary. */
+	path: string | null,
+	version: string | null,
+	/**  A server's or a key's OpenAI-compatible base URL. */
+	endpoint: string | null,
+	/**  What a server lists (at most 200). */
+	models: string[],
+	/**  The variable holding the key (its name only). */
+	api_key_env: string | null,
+	/**  Calls cost money (a hosted API). */
+	paid: boolean,
+	/**  Why it may not work as found (a `--version` that failed, a server that lists nothing). */
+	problem: string | null,
+};
+
+/**  What a found generator is. */
+export type DetectedKind = 
+/**  An agent CLI on `PATH`. */
+"agent" | 
+/**  A server answering on a loopback port. */
+"server" | 
+/**  An API-key variable that is set. */
+"key";
 
 /**  Where a source dir came from, for `doctor` and the settings page. */
 export type DirOrigin = "config" | "env" | "default";
@@ -499,6 +578,12 @@ export type ExtractDoctor_Deserialize = {
 	checks: DoctorCheck[],
 	/**  Entries the probe produced, when it worked. */
 	probe_entries?: number | null,
+	/**  What the probe sent (the user part; the extraction instructions and schema go with it). */
+	probe_request: string,
+	/**  What came back, printable and cut to 2,000 characters. */
+	probe_answer?: string | null,
+	/**  How long the probe took, in milliseconds. */
+	probe_ms: number,
 	usage: Usage,
 };
 
@@ -515,6 +600,12 @@ export type ExtractDoctor_Serialize = {
 	checks: DoctorCheck[],
 	/**  Entries the probe produced, when it worked. */
 	probe_entries: number | null,
+	/**  What the probe sent (the user part; the extraction instructions and schema go with it). */
+	probe_request: string,
+	/**  What came back, printable and cut to 2,000 characters. */
+	probe_answer: string | null,
+	/**  How long the probe took, in milliseconds. */
+	probe_ms: number,
 	usage: Usage,
 };
 
@@ -539,9 +630,123 @@ export type ExtractFinished_Serialize = {
 	error: ErrorReport_Serialize | null,
 };
 
+/**  What a run with the same scope would send. */
+export type ExtractPreview = ExtractPreview_Serialize | ExtractPreview_Deserialize;
+
+/**  What a run with the same scope would send. */
+export type ExtractPreview_Deserialize = {
+	/**  `None` when no model is configured (then every session counts as not read). */
+	fingerprint?: string | null,
+	model: string,
+	max_window_chars: number,
+	sessions: number,
+	/**  Units still to read (model calls, before any splitting). */
+	units: number,
+	/**  Characters sent: prompts, units and context. */
+	chars: number,
+	/**  ≈ chars / 4, plus the schema on every call. */
+	estimated_input_tokens: number,
+	/**  Upper bound: units × max_tokens. */
+	max_output_tokens: number,
+	/**
+	 *  With `[recall.extract]` prices (a paid API): input at its price plus every unit's
+	 *  `max_tokens` of output, an upper bound in the prices' currency.
+	 */
+	max_cost?: number | null,
+	/**
+	 *  At the pace of the last pass (its seconds per unit, `concurrency` at a time); `None`
+	 *  before any pass read a unit.
+	 */
+	estimated_seconds?: number | null,
+	concurrency: number,
+	sessions_list: ExtractSessionPreview[],
+};
+
+/**  What a run with the same scope would send. */
+export type ExtractPreview_Serialize = {
+	/**  `None` when no model is configured (then every session counts as not read). */
+	fingerprint: string | null,
+	model: string,
+	max_window_chars: number,
+	sessions: number,
+	/**  Units still to read (model calls, before any splitting). */
+	units: number,
+	/**  Characters sent: prompts, units and context. */
+	chars: number,
+	/**  ≈ chars / 4, plus the schema on every call. */
+	estimated_input_tokens: number,
+	/**  Upper bound: units × max_tokens. */
+	max_output_tokens: number,
+	/**
+	 *  With `[recall.extract]` prices (a paid API): input at its price plus every unit's
+	 *  `max_tokens` of output, an upper bound in the prices' currency.
+	 */
+	max_cost: number | null,
+	/**
+	 *  At the pace of the last pass (its seconds per unit, `concurrency` at a time); `None`
+	 *  before any pass read a unit.
+	 */
+	estimated_seconds: number | null,
+	concurrency: number,
+	sessions_list: ExtractSessionPreview[],
+};
+
 /**  Where a running extraction pass is. Sent as `extract-progress`. */
 export type ExtractProgress = {
 	event: Event,
+};
+
+export type ExtractSessionPreview = {
+	session_key: string,
+	title: string,
+	project: string,
+	units_total: number,
+	units_todo: number,
+	chars: number,
+};
+
+/**
+ *  What the Settings form edits in `[recall.extract]`: who answers, when, and at what price.
+ *  Written by [`write_extract_setup`]; everything else in the file is kept.
+ */
+export type ExtractSetup = ExtractSetup_Serialize | ExtractSetup_Deserialize;
+
+/**
+ *  What the Settings form edits in `[recall.extract]`: who answers, when, and at what price.
+ *  Written by [`write_extract_setup`]; everything else in the file is kept.
+ */
+export type ExtractSetup_Deserialize = {
+	enabled: boolean,
+	/**  `endpoint`, or an agent CLI: `claude`, `codex`, `gemini`, `copilot`. */
+	generator: string,
+	/**  The endpoint's OpenAI-compatible base URL (endpoint only). */
+	endpoint: string,
+	/**  The model to ask (an agent CLI: optional, its default model answers). */
+	model: string,
+	/**  The *name* of the variable holding the API key (endpoint only; empty for none). */
+	api_key_env: string,
+	schedule: Schedule,
+	input_price_per_mtok?: number | null,
+	output_price_per_mtok?: number | null,
+};
+
+/**
+ *  What the Settings form edits in `[recall.extract]`: who answers, when, and at what price.
+ *  Written by [`write_extract_setup`]; everything else in the file is kept.
+ */
+export type ExtractSetup_Serialize = {
+	enabled: boolean,
+	/**  `endpoint`, or an agent CLI: `claude`, `codex`, `gemini`, `copilot`. */
+	generator: string,
+	/**  The endpoint's OpenAI-compatible base URL (endpoint only). */
+	endpoint: string,
+	/**  The model to ask (an agent CLI: optional, its default model answers). */
+	model: string,
+	/**  The *name* of the variable holding the API key (endpoint only; empty for none). */
+	api_key_env: string,
+	schedule: Schedule,
+	input_price_per_mtok: number | null,
+	output_price_per_mtok: number | null,
 };
 
 /**
@@ -772,22 +977,24 @@ export type Generation_Serialize = {
 	entries_published: number,
 };
 
-/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+/**  Who answers, as far as cache keys and stored rows are concerned. */
 export type GeneratorIdentity = GeneratorIdentity_Serialize | GeneratorIdentity_Deserialize;
 
-/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+/**  Who answers, as far as cache keys and stored rows are concerned. */
 export type GeneratorIdentity_Deserialize = {
+	/**  `endpoint`, or the agent CLI's name. */
 	backend: string,
 	model?: string | null,
-	/**  SHA-256 of the endpoint URL (the address itself is not stored with reports). */
+	/**  SHA-256 of the endpoint URL (the address itself is not stored with what it wrote). */
 	endpoint_hash?: string | null,
 };
 
-/**  Who writes a report, as far as the cache key and the stored row are concerned. */
+/**  Who answers, as far as cache keys and stored rows are concerned. */
 export type GeneratorIdentity_Serialize = {
+	/**  `endpoint`, or the agent CLI's name. */
 	backend: string,
 	model: string | null,
-	/**  SHA-256 of the endpoint URL (the address itself is not stored with reports). */
+	/**  SHA-256 of the endpoint URL (the address itself is not stored with what it wrote). */
 	endpoint_hash: string | null,
 };
 
@@ -1538,6 +1745,15 @@ export type RunReport_Serialize = {
 	cancelled: boolean,
 	failures: SessionFailure[],
 };
+
+/**  When the desktop app runs extraction passes (`[recall.extract] schedule`). */
+export type Schedule = 
+/**  After each sync (debounced), once the touched sessions are quiet, and a backstop. */
+"after_sync" | 
+/**  Once a night, around 03:00 local time. */
+"nightly" | 
+/**  Only when asked (the Run button, `cairn recall extract run`). */
+"manual";
 
 /**  Where an entry applies. */
 export type Scope = "global" | "project" | "repository" | "branch" | "file" | "tool" | "agent";

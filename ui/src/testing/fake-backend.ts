@@ -409,6 +409,16 @@ const summary = (i: Insight): InsightSummary => ({
 });
 
 export function fakeBackend(options: FakeOptions = {}) {
+  let extractSetup = {
+    enabled: !options.extractDisabled,
+    generator: 'endpoint',
+    endpoint: options.extractDisabled ? '' : 'http://127.0.0.1:11434/v1',
+    model: options.extractDisabled ? '' : 'qwen3:8b',
+    api_key_env: '',
+    schedule: 'after_sync' as 'after_sync' | 'nightly' | 'manual',
+    input_price_per_mtok: null as number | null,
+    output_price_per_mtok: null as number | null,
+  };
   // Recall: two trusted entries, two in the inbox.
   let entries: Entry[] = [
     fakeEntry('rc-1', 'Login needs the session cookie', true, 1, 2),
@@ -656,8 +666,64 @@ export function fakeBackend(options: FakeOptions = {}) {
             { name: 'probe', ok: false, detail: 'the reply was not valid JSON' },
           ],
           probe_entries: null,
+          probe_request: 'USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on.',
+          probe_answer: 'not json',
+          probe_ms: 900,
           usage: { prompt_tokens: 120, completion_tokens: 30 },
         };
+      case 'extract_detect':
+        return [
+          { kind: 'agent', name: 'claude', label: 'claude 2.1.3 (Claude Code)', path: '/usr/bin/claude', version: '2.1.3 (Claude Code)', endpoint: null, models: [], api_key_env: null, paid: false, problem: null },
+          { kind: 'server', name: 'ollama', label: 'Ollama on port 11434', path: null, version: null, endpoint: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b', 'llama3.2'], api_key_env: null, paid: false, problem: null },
+          { kind: 'key', name: 'OPENAI_API_KEY', label: 'OpenAI (key in OPENAI_API_KEY)', path: null, version: null, endpoint: 'https://api.openai.com/v1', models: [], api_key_env: 'OPENAI_API_KEY', paid: true, problem: null },
+        ];
+      case 'extract_setup':
+        return extractSetup;
+      case 'extract_test': {
+        const setup = args.setup as typeof extractSetup;
+        return {
+          model: setup.model || setup.generator,
+          deployment: '',
+          server: '',
+          endpoint: setup.endpoint || setup.generator,
+          profile: 'base',
+          segmenter: 'turns-v1',
+          max_window_chars: 50000,
+          fingerprint: 'fp-new',
+          checks: [{ name: 'probe', ok: true, detail: 'a strict-schema extraction worked: 1 entry' }],
+          probe_entries: 1,
+          probe_request: 'USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on.',
+          probe_answer: '{"entries":[{"type":"fact","title":"Dev server on 4173"}]}',
+          probe_ms: 1200,
+          usage: { prompt_tokens: 0, completion_tokens: 0 },
+        };
+      }
+      case 'extract_preview':
+        return {
+          fingerprint: null,
+          model: extractSetup.model,
+          max_window_chars: 50000,
+          sessions: 6,
+          units: 20,
+          chars: 80000,
+          estimated_input_tokens: 24000,
+          max_output_tokens: 81920,
+          max_cost: extractSetup.input_price_per_mtok === null ? null : 1.3,
+          estimated_seconds: null,
+          concurrency: 2,
+          sessions_list: [],
+        };
+      case 'extract_save': {
+        const setup = args.setup as typeof extractSetup;
+        if (setup.api_key_env.startsWith('sk-')) {
+          throw { kind: 'invalid', message: 'the API key variable must be the *name* of an environment variable', hint: null };
+        }
+        extractSetup = setup;
+        return setup;
+      }
+      case 'extract_start':
+      case 'extract_stop':
+        return null;
       case 'doctor':
         return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
       default:

@@ -1,22 +1,53 @@
 //! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
 
 use crate::archive::capture::CaptureLock;
+use crate::config::{Config, ExtractSetup};
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
 impl Cairn {
-    /// `[recall.extract]`, validated. Errors name the config file and the key to fix.
-    pub fn extract_settings(&self) -> Result<recall::extract::Settings> {
-        self.config.recall.extract.resolve(&self.config_path())
+    /// `config.toml` as it is now: extraction reads it on every call, so what Settings writes
+    /// applies without a restart.
+    fn config_now(&self) -> Result<Config> {
+        Config::load(&self.data_dir)
     }
 
-    /// A client for the configured extraction server (reads the API key variable now).
-    pub(crate) fn extract_client(
+    /// `[recall.extract]`, validated. Errors name the config file and the key to fix.
+    pub fn extract_settings(&self) -> Result<recall::extract::Settings> {
+        self.config_now()?
+            .recall
+            .extract
+            .resolve(&self.config_path())
+    }
+
+    /// The configured extraction generator: the agent CLI `generator` names, else a client
+    /// for the configured server (reads the API key variable now).
+    pub(crate) fn extract_generator(
         &self,
         settings: &recall::extract::Settings,
-    ) -> Result<llm::Client> {
-        let (name, server) = settings.runnable()?;
-        llm::Client::new(server).map_err(|e| Error::Config {
+        config: &Config,
+    ) -> Result<Box<dyn llm::Generator + Sync>> {
+        settings.runnable()?;
+        if let Some(kind) = settings.agent {
+            return Ok(Box::new(llm::AgentGenerator {
+                kind,
+                config: config.agent.get(kind.as_str()).cloned(),
+            }));
+        }
+        Ok(Box::new(self.extract_endpoint(settings)?))
+    }
+
+    fn extract_endpoint(
+        &self,
+        settings: &recall::extract::Settings,
+    ) -> Result<llm::EndpointGenerator> {
+        let Some((name, server)) = &settings.server else {
+            return Err(Error::Config {
+                path: self.config_path(),
+                message: "recall.extract.servers: no model server is defined; add [recall.extract.servers.<name>] with an endpoint".into(),
+            });
+        };
+        llm::EndpointGenerator::new(server, &settings.model).map_err(|e| Error::Config {
             path: self.config_path(),
             message: format!("recall.extract.servers.{name}.api_key_env: {e}"),
         })
@@ -42,8 +73,9 @@ impl Cairn {
     ) -> Result<recall::extract::RunReport> {
         self.writable()?;
         opts.scope.validate()?;
-        let settings = self.extract_settings()?;
-        let client = self.extract_client(&settings)?;
+        let config = self.config_now()?;
+        let settings = config.recall.extract.resolve(&self.config_path())?;
+        let generator = self.extract_generator(&settings, &config)?;
         let identity = settings.identity().ok_or_else(|| Error::Config {
             path: self.config_path(),
             message: "recall.extract.model: is required; name the model the server serves".into(),
@@ -54,7 +86,7 @@ impl Cairn {
             db: &self.store,
             settings: &settings,
             identity: &identity,
-            client: &client,
+            generator: generator.as_ref(),
             progress,
             now: crate::clock::now(),
         };
@@ -110,7 +142,11 @@ impl Cairn {
     /// Check the extraction setup with real calls: `/models` and one tiny extraction.
     /// Doesn't need `enabled`: checking the server is how one decides to enable it.
     pub fn recall_extract_doctor(&self) -> Result<recall::extract::ExtractDoctor> {
-        let mut settings = self.extract_settings()?;
+        self.doctor_of(&self.config_now()?)
+    }
+
+    fn doctor_of(&self, config: &Config) -> Result<recall::extract::ExtractDoctor> {
+        let mut settings = config.recall.extract.resolve(&self.config_path())?;
         if settings.model.is_empty() {
             return Err(Error::Config {
                 path: self.config_path(),
@@ -119,8 +155,67 @@ impl Cairn {
             });
         }
         settings.enabled = true;
-        let client = self.extract_client(&settings)?;
-        Ok(recall::extract::doctor(&settings, &client))
+        settings.runnable()?;
+        if settings.agent.is_some() {
+            let generator = self.extract_generator(&settings, config)?;
+            return Ok(recall::extract::doctor(&settings, generator.as_ref(), None));
+        }
+        let mut endpoint = self.extract_endpoint(&settings)?;
+        endpoint.client_mut().retry.max_attempts = 1;
+        Ok(recall::extract::doctor(
+            &settings,
+            &endpoint,
+            Some(endpoint.client()),
+        ))
+    }
+
+    /// What the Settings form shows: `[recall.extract]` as it is on disk.
+    pub fn recall_extract_setup(&self) -> Result<ExtractSetup> {
+        Ok(self.config_now()?.recall.extract.setup())
+    }
+
+    /// `config.toml` with `setup` written into it, checked (not saved).
+    fn config_with(&self, setup: &ExtractSetup) -> Result<(String, Config)> {
+        check_setup(setup)?;
+        let path = self.config_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::Read { path, source: e }),
+        };
+        let edited =
+            crate::config::write_extract_setup(&text, setup).map_err(|message| Error::Config {
+                path: path.clone(),
+                message,
+            })?;
+        let config = Config::parse(&edited, &path)?;
+        config.recall.extract.resolve(&path)?;
+        Ok((edited, config))
+    }
+
+    /// Write `setup` into `config.toml` (atomically; comments and every other key kept). A
+    /// setup that would not load is refused and the file is left as it was. The next pass,
+    /// preview or status reads it: no restart.
+    pub fn save_recall_extract_setup(&self, setup: &ExtractSetup) -> Result<ExtractSetup> {
+        self.writable()?;
+        let (text, config) = self.config_with(setup)?;
+        crate::atomic::replace(
+            &self.config_path(),
+            text.as_bytes(),
+            crate::private::FILE_MODE,
+        )
+        .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        Ok(config.recall.extract.setup())
+    }
+
+    /// One tiny extraction through `setup` as the form holds it (nothing is saved): the
+    /// request, the answer and how long it took.
+    pub fn recall_extract_test(
+        &self,
+        setup: &ExtractSetup,
+    ) -> Result<recall::extract::ExtractDoctor> {
+        let (_, config) = self.config_with(setup)?;
+        self.doctor_of(&config)
     }
 
     /// The scheduling policy of the configured extraction (for a daemon's
@@ -133,4 +228,69 @@ impl Cairn {
             .enabled
             .then(|| recall::extract::schedule::Policy::from_settings(&settings)))
     }
+}
+
+impl Cairn {
+    /// The generators at hand (agent CLIs on `PATH`, servers on their usual loopback ports,
+    /// API-key variables by name); nothing is sent anywhere but loopback.
+    pub fn recall_extract_detect(&self) -> Vec<llm::detect::DetectedGenerator> {
+        llm::detect::detect(&llm::detect::Probe::from_env())
+    }
+}
+
+/// What the form may write: a known generator, an endpoint and a model for an endpoint, a
+/// variable *name* (never a key), no control characters.
+fn check_setup(setup: &ExtractSetup) -> Result<()> {
+    let bad = |m: String| Err(Error::Invalid(m));
+    let generator = setup.generator.trim();
+    let agent = generator != "endpoint";
+    if agent && !crate::config::GENERATOR_AGENTS.contains(&generator) {
+        return bad(format!(
+            "unknown generator {:?}: pick endpoint, claude, codex, gemini or copilot",
+            crate::text::one_line(generator, 40)
+        ));
+    }
+    for (field, v, max) in [
+        ("endpoint", &setup.endpoint, 2048),
+        ("model", &setup.model, 200),
+        ("API key variable", &setup.api_key_env, 100),
+    ] {
+        if v.chars().any(char::is_control) {
+            return bad(format!(
+                "the {field} contains a control character (a newline, a tab, …): type it on one line"
+            ));
+        }
+        if v.len() > max {
+            return bad(format!("the {field} is longer than {max} characters"));
+        }
+    }
+    if !agent && setup.endpoint.trim().is_empty() {
+        return bad(
+            "the endpoint is empty: type the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 for Ollama".into(),
+        );
+    }
+    if !agent && setup.model.trim().is_empty() {
+        return bad(
+            "the model is empty: name a model the server serves (the list shows what it offers)"
+                .into(),
+        );
+    }
+    let var = setup.api_key_env.trim();
+    if !var.is_empty() {
+        let looks_like_a_name = var
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !looks_like_a_name
+            || !crate::archive::redact::Redactor::global()
+                .scan_text(var)
+                .is_empty()
+        {
+            return bad(
+                "the API key variable must be the *name* of an environment variable (such as OPENAI_API_KEY), never the key itself: Cairn keeps no key in config.toml".into(),
+            );
+        }
+    }
+    Ok(())
 }

@@ -4,7 +4,6 @@ use crate::Cairn;
 use crate::config::CONFIG_FILE;
 use crate::error::{Error, Result};
 use crate::insights::agent_cli::AgentKind;
-use crate::insights::endpoint::EndpointGenerator;
 use crate::insights::render::{self, ExportFormat};
 use crate::insights::{
     self, AgentGenerator, GenerateRequest, Generated, Generator, Insight, InsightSummary, Phase,
@@ -44,7 +43,7 @@ impl Cairn {
     /// The OpenAI-compatible endpoint `[insights]` configures, through the `llm` client.
     fn endpoint_generator(&self) -> Result<Box<dyn Generator>> {
         let path = self.data_dir.join(CONFIG_FILE);
-        match EndpointGenerator::from_config(&self.config.insights, &path)? {
+        match insights::endpoint::from_config(&self.config.insights, &path)? {
             Some(g) => Ok(Box::new(g)),
             None => Err(Error::Config {
                 path,

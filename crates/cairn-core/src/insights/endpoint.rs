@@ -1,113 +1,64 @@
-//! The OpenAI-compatible endpoint as a report [`Generator`]: `[insights]` `endpoint` + `model`,
+//! The OpenAI-compatible endpoint as a report [`crate::llm::Generator`]: `[insights]` `endpoint` + `model`,
 //! through the [`crate::llm`] client (transport policy, no redirects or proxies, the outbound
 //! guard on every request body).
 
 use std::path::Path;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
-use super::{Generator, GeneratorIdentity, GeneratorOutput};
 use crate::config::InsightsConfig;
 use crate::error::{Error, Result};
-use crate::llm::{ChatMessage, ChatRequest, Client, Outbound, ServerConfig};
+use crate::llm::{EndpointGenerator, ServerConfig};
 
 /// Reports are long answers; a slow local model gets this long unless `timeout_secs` says
 /// otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The endpoint generator.
-pub struct EndpointGenerator {
-    client: Client,
-    model: String,
-    endpoint_hash: String,
-    outbound: Outbound,
-}
 
 /// A key's value when it holds more than whitespace.
 fn set(v: Option<&str>) -> Option<&str> {
     v.map(str::trim).filter(|s| !s.is_empty())
 }
 
-impl EndpointGenerator {
-    /// The generator `[insights]` configures: `None` when neither `endpoint` nor `model` is
-    /// set; an error naming `config_path` and the missing or bad key otherwise.
-    pub fn from_config(config: &InsightsConfig, config_path: &Path) -> Result<Option<Self>> {
-        let bad = |message: String| Error::Config {
-            path: config_path.to_owned(),
-            message,
-        };
-        let (endpoint, model) = match (
-            set(config.endpoint.as_deref()),
-            set(config.model.as_deref()),
-        ) {
-            (None, None) => return Ok(None),
-            (Some(_), None) => {
-                return Err(bad(
+/// The generator `[insights]` configures: `None` when neither `endpoint` nor `model` is set; an
+/// error naming `config_path` and the missing or bad key otherwise.
+pub fn from_config(
+    config: &InsightsConfig,
+    config_path: &Path,
+) -> Result<Option<EndpointGenerator>> {
+    let bad = |message: String| Error::Config {
+        path: config_path.to_owned(),
+        message,
+    };
+    let (endpoint, model) = match (
+        set(config.endpoint.as_deref()),
+        set(config.model.as_deref()),
+    ) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => {
+            return Err(bad(
                     "insights.model is missing: an [insights] endpoint needs the model to ask, e.g. model = \"qwen3-32b\"".into(),
                 ));
-            }
-            (None, Some(_)) => {
-                return Err(bad(
+        }
+        (None, Some(_)) => {
+            return Err(bad(
                     "insights.endpoint is missing: [insights] model needs the server's OpenAI-compatible base URL, e.g. endpoint = \"http://127.0.0.1:8080/v1\"".into(),
                 ));
-            }
-            (Some(e), Some(m)) => (e, m),
-        };
-        let timeout = match config.timeout_secs {
-            Some(0) => return Err(bad("insights.timeout_secs must be more than zero".into())),
-            Some(s) => Duration::from_secs(s),
-            None => DEFAULT_TIMEOUT,
-        };
-        let server = ServerConfig {
-            endpoint: endpoint.to_owned(),
-            api_key_env: config.api_key_env.clone().unwrap_or_default(),
-            timeout: None,
-            allow_http: config.allow_http,
         }
-        .resolve(config_path, "insights")?;
-        let server = crate::llm::Server { timeout, ..server };
-        let client = Client::new(&server).map_err(|e| bad(format!("[insights]: {e}")))?;
-        Ok(Some(EndpointGenerator {
-            endpoint_hash: hex::encode(Sha256::digest(server.endpoint.url("").as_bytes())),
-            client,
-            model: model.to_owned(),
-            // Report material carries no absolute path: any left is removed on the way out.
-            outbound: Outbound::for_root(None),
-        }))
+        (Some(e), Some(m)) => (e, m),
+    };
+    let timeout = match config.timeout_secs {
+        Some(0) => return Err(bad("insights.timeout_secs must be more than zero".into())),
+        Some(s) => Duration::from_secs(s),
+        None => DEFAULT_TIMEOUT,
+    };
+    let server = ServerConfig {
+        endpoint: endpoint.to_owned(),
+        api_key_env: config.api_key_env.clone().unwrap_or_default(),
+        timeout: None,
+        allow_http: config.allow_http,
     }
-
-    /// The endpoint, redacted for display.
-    pub fn endpoint(&self) -> String {
-        self.client.endpoint()
-    }
-}
-
-impl Generator for EndpointGenerator {
-    fn identity(&self) -> GeneratorIdentity {
-        GeneratorIdentity {
-            backend: "endpoint".to_owned(),
-            model: Some(self.model.clone()),
-            endpoint_hash: Some(self.endpoint_hash.clone()),
-        }
-    }
-
-    fn generate(&self, prompt: &str) -> Result<GeneratorOutput> {
-        let req = ChatRequest {
-            model: self.model.clone(),
-            messages: vec![ChatMessage::user(prompt)],
-            ..Default::default()
-        };
-        let reply = self
-            .client
-            .chat(&req, &self.outbound)
-            .map_err(|e| Error::Generator {
-                what: format!("endpoint {}", self.client.endpoint()),
-                message: e.to_string(),
-            })?;
-        Ok(GeneratorOutput {
-            text: reply.content,
-            model: Some(self.model.clone()),
-        })
-    }
+    .resolve(config_path, "insights")?;
+    let server = crate::llm::Server { timeout, ..server };
+    let generator =
+        EndpointGenerator::new(&server, model).map_err(|e| bad(format!("[insights]: {e}")))?;
+    Ok(Some(generator))
 }

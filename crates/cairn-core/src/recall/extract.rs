@@ -30,7 +30,7 @@ pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Sil
 pub use store::{GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
 
 use crate::error::{Error, Result};
-use crate::llm::{ChatMessage, ChatRequest, Client, Usage};
+use crate::llm::{Ask, Client, Generator, Usage};
 use segment::Unit;
 
 /// Which sessions a pass (or a preview) covers. All filters combine.
@@ -79,6 +79,8 @@ pub(crate) fn ts_minus(now: &str, ms: i64) -> String {
 /// What a run with the same scope would send.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+// Named apart from the insights preview in the desktop's TypeScript bindings.
+#[serde(rename = "ExtractPreview")]
 pub struct Preview {
     /// `None` when no model is configured (then every session counts as not read).
     pub fingerprint: Option<String>,
@@ -93,11 +95,19 @@ pub struct Preview {
     pub estimated_input_tokens: u64,
     /// Upper bound: units × max_tokens.
     pub max_output_tokens: u64,
+    /// With `[recall.extract]` prices (a paid API): input at its price plus every unit's
+    /// `max_tokens` of output, an upper bound in the prices' currency.
+    pub max_cost: Option<f64>,
+    /// At the pace of the last pass (its seconds per unit, `concurrency` at a time); `None`
+    /// before any pass read a unit.
+    pub estimated_seconds: Option<u64>,
+    pub concurrency: u32,
     pub sessions_list: Vec<SessionPreview>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "ExtractSessionPreview")]
 pub struct SessionPreview {
     pub session_key: String,
     pub title: String,
@@ -139,6 +149,7 @@ pub fn preview(
         fingerprint: fingerprint.clone(),
         model: settings.model.clone(),
         max_window_chars: settings.max_window_chars as u32,
+        concurrency: settings.concurrency as u32,
         ..Default::default()
     };
     for c in cands
@@ -179,6 +190,19 @@ pub fn preview(
             chars,
         });
     }
+    out.max_cost = settings.prices.map(|(input, output)| {
+        (out.estimated_input_tokens as f64 * input + out.max_output_tokens as f64 * output)
+            / 1_000_000.0
+    });
+    out.estimated_seconds = store::last_run(conn)?.and_then(|r| {
+        let started = r.started_at.parse::<jiff::Timestamp>().ok()?;
+        let finished = r.finished_at?.parse::<jiff::Timestamp>().ok()?;
+        let secs = finished.duration_since(started).as_secs_f64();
+        (r.units > 0 && secs > 0.0).then(|| {
+            // The last pass ran `concurrency` units at a time too.
+            (secs / f64::from(r.units) * f64::from(out.units)).ceil() as u64
+        })
+    });
     Ok(out)
 }
 
@@ -281,6 +305,12 @@ pub struct ExtractDoctor {
     pub checks: Vec<DoctorCheck>,
     /// Entries the probe produced, when it worked.
     pub probe_entries: Option<u32>,
+    /// What the probe sent (the user part; the extraction instructions and schema go with it).
+    pub probe_request: String,
+    /// What came back, printable and cut to 2,000 characters.
+    pub probe_answer: Option<String>,
+    /// How long the probe took, in milliseconds.
+    pub probe_ms: u32,
     pub usage: Usage,
 }
 
@@ -293,8 +323,13 @@ impl ExtractDoctor {
 /// The probe's synthetic message: a standing preference any model should be able to record.
 pub const PROBE_MESSAGE: &str = "USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on; port 3000 is taken by the API gateway.";
 
-/// Run the doctor's calls with `client` (one attempt each).
-pub fn doctor(settings: &Settings, client: &Client) -> ExtractDoctor {
+/// Run the doctor's calls: `/models` on `models` (an endpoint's client), then the probe through
+/// `generator` (one attempt each).
+pub fn doctor(
+    settings: &Settings,
+    generator: &dyn Generator,
+    models: Option<&Client>,
+) -> ExtractDoctor {
     let (server, _) = settings
         .server
         .as_ref()
@@ -303,57 +338,74 @@ pub fn doctor(settings: &Settings, client: &Client) -> ExtractDoctor {
         model: settings.model.clone(),
         deployment: settings.deployment.clone(),
         server,
-        endpoint: client.endpoint(),
+        endpoint: models.map_or_else(|| generator.describe(), Client::endpoint),
         profile: settings.profile.to_owned(),
         segmenter: segment::SEGMENTER.to_owned(),
         max_window_chars: settings.max_window_chars as u32,
         fingerprint: settings.fingerprint().unwrap_or_default(),
+        probe_request: PROBE_MESSAGE.to_owned(),
         ..Default::default()
     };
-    let mut client = client.clone();
-    client.retry.max_attempts = 1;
-    match client.models() {
-        Ok(ids) => {
-            let listed = ids.iter().any(|m| m == &settings.model);
-            d.checks.push(DoctorCheck {
-                name: "models".into(),
-                ok: true,
-                detail: if listed {
-                    format!("{} is served", settings.model)
-                } else if ids.is_empty() {
-                    "the server lists no models (some servers do not); the probe decides".into()
-                } else {
-                    format!(
-                        "{} is not in the server's list ({}); the probe decides",
-                        settings.model,
-                        ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-                    )
-                },
-            });
-        }
-        Err(e) => d.checks.push(DoctorCheck {
-            name: "models".into(),
-            ok: false,
-            detail: e.to_string(),
+    match models.map(|client| {
+        let mut client = client.clone();
+        client.retry.max_attempts = 1;
+        client.models()
+    }) {
+        None => d.checks.push(DoctorCheck {
+            name: "generator".into(),
+            ok: true,
+            detail: format!(
+                "{} answers (an agent CLI lists no models)",
+                generator.describe()
+            ),
         }),
+        Some(result) => match result {
+            Ok(ids) => {
+                let listed = ids.iter().any(|m| m == &settings.model);
+                d.checks.push(DoctorCheck {
+                    name: "models".into(),
+                    ok: true,
+                    detail: if listed {
+                        format!("{} is served", settings.model)
+                    } else if ids.is_empty() {
+                        "the server lists no models (some servers do not); the probe decides".into()
+                    } else {
+                        format!(
+                            "{} is not in the server's list ({}); the probe decides",
+                            settings.model,
+                            ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    },
+                });
+            }
+            Err(e) => d.checks.push(DoctorCheck {
+                name: "models".into(),
+                ok: false,
+                detail: e.to_string(),
+            }),
+        },
     }
-    let req = ChatRequest {
-        model: settings.model.clone(),
-        messages: vec![
-            ChatMessage::system(&settings.prompts.intent),
-            ChatMessage::user(PROBE_MESSAGE),
-        ],
+    let schema = prompt::schema();
+    let ask = Ask {
+        system: &settings.prompts.intent,
+        user: PROBE_MESSAGE,
+        schema: Some((prompt::SCHEMA_NAME, &schema)),
         temperature: Some(settings.temperature),
         max_tokens: Some(settings.max_tokens),
-        json_schema: Some((prompt::SCHEMA_NAME.to_owned(), prompt::schema())),
-        extra_body: settings.extra_body.clone(),
+        extra_body: Some(&settings.extra_body),
     };
-    let probe = client
-        .chat(&req, &crate::llm::Outbound::for_root(None))
-        .and_then(|reply| {
-            d.usage = reply.usage;
-            output::parse(&reply.content)
+    let started = std::time::Instant::now();
+    let probe = generator
+        .ask(&ask, &crate::llm::Outbound::for_root(None))
+        .and_then(|answer| {
+            d.usage = answer.usage;
+            d.probe_answer = Some(crate::text::excerpt(
+                &crate::text::printable(&answer.content),
+                2_000,
+            ));
+            output::parse(&answer.content)
         });
+    d.probe_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
     d.checks.push(match probe {
         Ok(entries) => {
             d.probe_entries = Some(entries.len() as u32);

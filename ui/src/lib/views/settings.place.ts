@@ -1,9 +1,10 @@
 // The Settings place: sources, hooks, privacy, extraction and health. No list: the keys keep
 // their defaults, so the arrows and End scroll the page.
 import type { Place } from '../place';
+import { extractSetup } from '../stores/extract-setup.svelte';
 
 export const settingsPlace: Place<'settings'> = {
-  load: (_route, s) => s.settings.load(),
+  load: (_route, s) => Promise.all([s.settings.load(), extractSetup.load()]),
 
   refresh(_route, s) {
     void s.settings.loadDoctor();

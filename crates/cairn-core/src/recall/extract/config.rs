@@ -4,7 +4,11 @@
 //! ```toml
 //! [recall.extract]
 //! enabled = true                 # opt-in: extraction sends (redacted) transcript text to the server
-//! model = "qwen3-8b"
+//! generator = "endpoint"         # or a local agent CLI: "claude", "codex", "gemini", "copilot"
+//! schedule = "after_sync"        # desktop: "after_sync", "nightly" (around 03:00) or "manual"
+//! input_price_per_mtok = 0.0     # a paid API's prices, for the preview's cost estimate
+//! output_price_per_mtok = 0.0
+//! model = "qwen3-8b"             # an agent CLI: optional, a label (its own default model answers)
 //! deployment = ""                # identity label: same model name, different weights
 //! server = "local"               # required when several servers are defined
 //! max_window_chars = 50000       # action unit size (part of the fingerprint)
@@ -36,8 +40,11 @@ use serde_json::Value;
 use super::prompt::{self, Identity, Prompts};
 use crate::config::ExtractConfig;
 use crate::error::{Error, Result};
+use crate::llm::agent_cli::AgentKind;
 use crate::llm::client::RESERVED_KEYS;
 use crate::llm::{Server, parse_duration};
+
+pub use crate::config::Schedule;
 
 const KEY: &str = "recall.extract";
 
@@ -45,6 +52,11 @@ const KEY: &str = "recall.extract";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub enabled: bool,
+    /// A local agent CLI answers instead of an endpoint.
+    pub agent: Option<AgentKind>,
+    pub schedule: Schedule,
+    /// A paid API's prices per million (input, output) tokens.
+    pub prices: Option<(f64, f64)>,
     /// Empty when no model is configured (then there is no generation to speak of).
     pub model: String,
     pub deployment: String,
@@ -84,8 +96,13 @@ impl Settings {
         self.identity().map(|i| i.fingerprint())
     }
 
-    /// Ready to send: enabled, a model and a server.
-    pub fn runnable(&self) -> Result<(&str, &Server)> {
+    /// A generator is chosen (a model, or an agent CLI), enabled or not.
+    pub fn is_configured(&self) -> bool {
+        !self.model.is_empty()
+    }
+
+    /// Ready to send: enabled, a model and a server (or an agent CLI).
+    pub fn runnable(&self) -> Result<()> {
         let err = |m: String| Error::Config {
             path: self.config_path.clone(),
             message: m,
@@ -95,9 +112,9 @@ impl Settings {
                 "{KEY}.enabled is false; extraction sends redacted transcript text to a model server, so it runs only when you set `enabled = true` under [{KEY}]"
             )));
         }
-        match &self.server {
-            Some((name, s)) => Ok((name, s)),
-            None => Err(err(format!(
+        match (&self.server, self.agent) {
+            (_, Some(_)) | (Some(_), None) => Ok(()),
+            (None, None) => Err(err(format!(
                 "{KEY}.servers: no model server is defined; add [{KEY}.servers.<name>] with an endpoint"
             ))),
         }
@@ -111,7 +128,50 @@ impl ExtractConfig {
             path: config_path.to_owned(),
             message: format!("{KEY}.{key}: {m}"),
         };
-        let model = self.model.trim().to_owned();
+        let agent = match self.generator.trim() {
+            "" | "endpoint" => None,
+            name => Some(AgentKind::parse(name).ok_or_else(|| {
+                err(
+                    "generator",
+                    format!(
+                        "unknown generator {:?}; use endpoint, claude, codex, gemini or copilot",
+                        crate::text::one_line(name, 40)
+                    ),
+                )
+            })?),
+        };
+        let schedule = match self.schedule.trim() {
+            "" => Schedule::default(),
+            s => Schedule::parse(s).ok_or_else(|| {
+                err(
+                    "schedule",
+                    format!(
+                        "unknown schedule {:?}; use after_sync, nightly or manual",
+                        crate::text::one_line(s, 40)
+                    ),
+                )
+            })?,
+        };
+        let price = |key: &str, v: Option<f64>| -> Result<Option<f64>> {
+            match v {
+                Some(p) if !(p.is_finite() && p >= 0.0) => {
+                    Err(err(key, format!("must be a price of 0 or more (is {p})")))
+                }
+                v => Ok(v),
+            }
+        };
+        let prices = match (
+            price("input_price_per_mtok", self.input_price_per_mtok)?,
+            price("output_price_per_mtok", self.output_price_per_mtok)?,
+        ) {
+            (None, None) => None,
+            (i, o) => Some((i.unwrap_or(0.0), o.unwrap_or(0.0))),
+        };
+        // An agent CLI answers with its own default model: the name is a label.
+        let model = match (self.model.trim(), agent) {
+            ("", Some(kind)) => kind.as_str().to_owned(),
+            (m, _) => m.to_owned(),
+        };
         if self.enabled && model.is_empty() {
             return Err(err(
                 "model",
@@ -128,7 +188,7 @@ impl ExtractConfig {
                     ),
                 ));
             }
-            if self.enabled {
+            if self.enabled && agent.is_none() {
                 return Err(err(
                     "servers",
                     format!(
@@ -248,10 +308,18 @@ impl ExtractConfig {
             extra_body.insert(k.clone(), v.clone());
         }
         let prompts = load_prompts(&self.prompts.dir, config_path)?;
+        // The same model name through an agent CLI is another generation.
+        let deployment = match (self.deployment.trim(), agent) {
+            ("", Some(kind)) => format!("agent-cli:{}", kind.as_str()),
+            (d, _) => d.to_owned(),
+        };
         Ok(Settings {
             enabled: self.enabled,
+            agent,
+            schedule,
+            prices,
             model,
-            deployment: self.deployment.trim().to_owned(),
+            deployment,
             profile: profile.name,
             server,
             max_window_chars,
@@ -340,6 +408,8 @@ mod tests {
         assert!(s.runnable().is_ok());
         let off = parse("model = \"m\"").unwrap();
         assert!(off.server.is_none() && off.runnable().is_err());
+        assert_eq!(s.schedule, Schedule::AfterSync);
+        assert!(s.agent.is_none() && s.prices.is_none());
         assert!(
             parse("backstop_interval = \"-1h\"")
                 .unwrap()
@@ -388,6 +458,16 @@ mod tests {
                 "[prompts]\ndir = \"/nonexistent-cairn-prompts\"",
                 "recall.extract.prompts.dir",
             ),
+            ("generator = \"vim\"", "recall.extract.generator"),
+            ("schedule = \"hourly\"", "recall.extract.schedule"),
+            (
+                "input_price_per_mtok = -1.0",
+                "recall.extract.input_price_per_mtok",
+            ),
+            (
+                "output_price_per_mtok = nan",
+                "recall.extract.output_price_per_mtok",
+            ),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
@@ -395,6 +475,24 @@ mod tests {
                 "{text}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn an_agent_cli_needs_no_server_and_is_its_own_generation() {
+        let s = parse("enabled = true\ngenerator = \"codex\"\nschedule = \"nightly\"\ninput_price_per_mtok = 3.0").unwrap();
+        assert_eq!(s.agent, Some(AgentKind::Codex));
+        assert!(s.server.is_none() && s.runnable().is_ok());
+        assert_eq!(
+            (s.model.as_str(), s.deployment.as_str()),
+            ("codex", "agent-cli:codex")
+        );
+        assert_eq!(s.schedule, Schedule::Nightly);
+        assert_eq!(s.prices, Some((3.0, 0.0)));
+        let endpoint = parse(
+            "enabled = true\nmodel = \"codex\"\n[servers.a]\nendpoint = \"http://127.0.0.1:9/v1\"",
+        )
+        .unwrap();
+        assert_ne!(s.fingerprint(), endpoint.fingerprint());
     }
 
     #[test]

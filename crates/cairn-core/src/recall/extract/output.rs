@@ -1,6 +1,8 @@
 //! Strict validation of a model's reply against [`super::prompt::schema`]: unknown keys, nulls,
 //! wrong types, blank titles or bodies and out-of-range values are protocol violations, never
-//! silently repaired.
+//! silently repaired. Every generator's answer (an endpoint's or an agent CLI's) passes here.
+//! Text fields keep only what is printable ([`crate::text::printable`]: no escape sequences,
+//! control or bidi characters), so an entry never carries a terminal sequence into a listing.
 
 use serde_json::{Map, Value};
 
@@ -44,6 +46,7 @@ fn string(v: &Value, at: &str, max: usize, non_blank: bool) -> Result<String, Ll
     let s = v
         .as_str()
         .ok_or_else(|| violation(format!("{at} is not a string")))?;
+    let s = crate::text::printable(s);
     let t = s.trim();
     if non_blank && t.is_empty() {
         return Err(violation(format!("{at} is blank")));
@@ -199,6 +202,22 @@ mod tests {
     }
 
     #[test]
+    fn control_sequences_never_reach_an_entry() {
+        let hostile = entry("")
+            .replace(
+                "\" T \"",
+                "\"\\u001b]0;pwned\\u0007Title\\u001b[31m red\\u202e\"",
+            )
+            .replace("\"B\"", "\"line one\\nline\\u0000 two\\u009b2J\"");
+        let e = parse(&hostile).unwrap().remove(0);
+        assert_eq!(e.title, "Title red");
+        assert_eq!(e.body, "line one\nline two");
+        // A title of nothing but a sequence is blank, so the reply is refused.
+        let blank = entry("").replace("\" T \"", "\"\\u001b[2J\"");
+        assert!(matches!(parse(&blank), Err(LlmError::Protocol(_))));
+    }
+
+    #[test]
     fn evidence_is_clamped_into_the_unit() {
         let mut e = parse(&entry("")).unwrap().remove(0);
         assert_eq!(evidence_range(&e, 2, 9), (3, 4));
@@ -209,5 +228,16 @@ mod tests {
         e.first = 7;
         e.last = 5;
         assert_eq!(evidence_range(&e, 2, 9), (5, 7));
+        for (first, last) in [
+            (i64::MIN, i64::MAX),
+            (-5, -1),
+            (i64::MAX, i64::MAX),
+            (-1, 3),
+        ] {
+            e.first = first;
+            e.last = last;
+            let (a, b) = evidence_range(&e, 2, 9);
+            assert!(2 <= a && a <= b && b <= 9, "{first}..{last} gave {a}..{b}");
+        }
     }
 }

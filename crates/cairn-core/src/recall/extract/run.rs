@@ -15,7 +15,7 @@ use super::segment::{self, Message, Unit};
 use super::store::{self as xstore, Candidate, Commit, GenState, Progress};
 use super::{Scope, ts_minus};
 use crate::error::{Error, Result};
-use crate::llm::{ChatMessage, ChatRequest, Client, LlmError, Outbound, Usage, outbound};
+use crate::llm::{Ask, Generator, LlmError, Outbound, Usage, outbound};
 use crate::recall::evidence;
 use crate::recall::model::{ReviewState, Scope as EntryScope, Status};
 use crate::recall::store::NewEntry;
@@ -114,7 +114,8 @@ pub struct Pass<'a> {
     pub db: &'a Mutex<Store>,
     pub settings: &'a Settings,
     pub identity: &'a Identity,
-    pub client: &'a Client,
+    /// Who answers: an endpoint or an agent CLI (see [`crate::llm::generator`]).
+    pub generator: &'a (dyn Generator + Sync),
     pub progress: &'a dyn ExtractProgress,
     pub now: String,
 }
@@ -443,21 +444,19 @@ impl Pass<'_> {
             )));
         }
         let s = self.settings;
-        let req = ChatRequest {
-            model: s.model.clone(),
-            messages: vec![
-                ChatMessage::system(s.prompts.for_kind(unit.kind)),
-                ChatMessage::user(prompt::user_message(unit, text)),
-            ],
+        let schema = prompt::schema();
+        let ask = Ask {
+            system: s.prompts.for_kind(unit.kind),
+            user: &prompt::user_message(unit, text),
+            schema: Some((prompt::SCHEMA_NAME, &schema)),
             temperature: Some(s.temperature),
             max_tokens: Some(s.max_tokens),
-            json_schema: Some((prompt::SCHEMA_NAME.to_owned(), prompt::schema())),
-            extra_body: s.extra_body.clone(),
+            extra_body: Some(&s.extra_body),
         };
-        match self.client.chat(&req, ob) {
-            Ok(reply) => {
-                *usage += reply.usage;
-                output::parse(&reply.content)
+        match self.generator.ask(&ask, ob) {
+            Ok(answer) => {
+                *usage += answer.usage;
+                output::parse(&answer.content)
             }
             Err(e) if e.scope() == crate::llm::Scope::Split => {
                 let floor = (s.max_window_chars / 8).clamp(1, 2000);

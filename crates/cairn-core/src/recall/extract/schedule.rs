@@ -19,6 +19,31 @@ use std::time::{Duration, Instant};
 
 use super::config::Settings;
 
+/// The local hour nightly passes start at.
+pub const NIGHTLY_HOUR: i8 = 3;
+
+/// How long from `now` until the next [`NIGHTLY_HOUR`]:00 in `now`'s time zone (always in the
+/// future, at most a day away); `None` if the calendar cannot say.
+pub fn until_night(now: &jiff::ZonedDateTime) -> Option<Duration> {
+    let night = |date: jiff::civil::Date| {
+        date.at(NIGHTLY_HOUR, 0, 0, 0)
+            .to_zoned_datetime(now.time_zone().clone())
+            .ok()
+    };
+    let today = night(now.date())?;
+    let at = if &today > now {
+        today
+    } else {
+        night(now.date().tomorrow().ok()?)?
+    };
+    Some(now.duration_until(&at).unsigned_abs())
+}
+
+/// [`until_night`] from the current local time.
+pub fn until_next_night() -> Option<Duration> {
+    until_night(&jiff::ZonedDateTime::now())
+}
+
 /// The timing rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Policy {
@@ -192,6 +217,21 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nightly_pass_is_the_next_three_oclock() {
+        let at = |s: &str| s.parse::<jiff::ZonedDateTime>().unwrap();
+        let h = |d: Option<Duration>| d.unwrap().as_secs() / 60;
+        assert_eq!(h(until_night(&at("2026-03-01T01:00:00+00:00[UTC]"))), 120);
+        assert_eq!(
+            h(until_night(&at("2026-03-01T03:00:00+00:00[UTC]"))),
+            24 * 60
+        );
+        assert_eq!(
+            h(until_night(&at("2026-03-01T22:30:00+00:00[UTC]"))),
+            4 * 60 + 30
+        );
+    }
 
     const S: Duration = Duration::from_secs(1);
 

@@ -1,0 +1,295 @@
+//! Extraction through either generator kind: an OpenAI-compatible server on loopback
+//! (`tests/support/fake_llm.rs`) and a stand-in `claude` script on disk. The same answer makes
+//! the same entries either way; a hostile answer (not JSON, prose, huge, a failing or silent
+//! agent) stops the pass with a message naming the generator and loses nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../tests/support/fake_llm.rs"]
+mod fake_llm;
+mod support;
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::recall::extract::{RunOptions, RunReport, Silent};
+use cairn_core::recall::model::{ReviewState, Status};
+use cairn_core::recall::store::Filters;
+use fake_llm::{FakeLlm, Reply};
+use serde_json::{Value, json};
+
+/// One answer for every unit: hostile evidence (out of every unit's bounds, reversed) is
+/// clamped the same way for both kinds.
+fn answer() -> Value {
+    json!({"entries": [
+        {"type": "fact", "title": "The dev server runs on port 4173",
+         "body": "Port 3000 is taken by the API gateway.", "trigger": "when starting the dev server",
+         "confidence": 0.8, "entities": ["dev server"], "evidence": {"first": -7, "last": 99999}},
+        {"type": "warning", "title": "Do not use port 3000", "body": "The gateway owns it.",
+         "trigger": "", "confidence": 0.6, "entities": [], "evidence": {"first": 2, "last": 1}}
+    ]})
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    fn write_config(&self, text: &str) {
+        std::fs::create_dir_all(self.data()).unwrap();
+        std::fs::write(self.data().join("config.toml"), text).unwrap();
+    }
+    /// `[recall.extract]` through the fake server at `url`.
+    fn endpoint(&self, url: &str) {
+        self.write_config(&format!(
+            "[recall.extract]\nenabled = true\nmodel = \"claude\"\n\
+             [recall.extract.servers.local]\nendpoint = \"{url}\"\ntimeout = \"20s\"\n"
+        ));
+    }
+    /// `[recall.extract]` through the stand-in agent at `bin`.
+    fn agent(&self, bin: &Path, extra: &str) {
+        self.write_config(&format!(
+            "[recall.extract]\nenabled = true\ngenerator = \"claude\"\n\
+             [agent.claude]\nbinary = \"{}\"\n{extra}\n",
+            bin.display()
+        ));
+    }
+    fn open(&self) -> Cairn {
+        Cairn::open(self.data()).unwrap()
+    }
+    /// One session: a standing preference, a command and its answer.
+    fn session(&self, cairn: &Cairn) {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/home/someone".into());
+        let lines: Vec<String> = [
+            json!({"type": "user", "message": {"role": "user", "content":
+                format!("Run the dev server on port 4173 from now on; notes in {home}/private/ports.txt")}}),
+            json!({"type": "assistant", "message": {"id": "m1", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "text", "text": "Understood: 4173 it is."}]}}),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(n, mut v)| {
+            let o = v.as_object_mut().unwrap();
+            o.insert("sessionId".into(), json!("sess-g"));
+            o.insert("cwd".into(), json!("/work/proj"));
+            o.insert("gitBranch".into(), json!("main"));
+            o.insert("timestamp".into(), json!(format!("2026-03-01T10:00:0{n}.000Z")));
+            o.insert("uuid".into(), json!(format!("u{n}")));
+            v.to_string()
+        })
+        .collect();
+        let path = self.dir.path().join("src/sess-g.jsonl");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        support::capture(cairn, &[support::main_file(Agent::Claude, &path)]);
+    }
+    /// A stand-in `claude` that logs its stdin and argv, prints `stdout` and exits with `code`.
+    fn stub(&self, stdout: &[u8], code: i32) -> PathBuf {
+        let bin = self.dir.path().join("bin/claude");
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        let out = self.dir.path().join("bin/answer");
+        std::fs::write(&out, stdout).unwrap();
+        let log = self.dir.path().join("bin");
+        std::fs::write(
+            &bin,
+            format!(
+                "#!/bin/sh\ncat > '{log}/stdin'\nfor a in \"$@\"; do printf '<%s>\\n' \"$a\"; done > '{log}/argv'\ncat '{out}'\necho 'stand-in agent says goodbye' >&2\nexit {code}\n",
+                log = log.display(),
+                out = out.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        bin
+    }
+    fn logged(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join("bin").join(name)).unwrap_or_default()
+    }
+}
+
+/// `claude -p --output-format json`'s envelope around `text`.
+fn claude_says(text: &str) -> Vec<u8> {
+    json!({"type": "result", "is_error": false, "result": text, "modelUsage": {"claude-x": {}}})
+        .to_string()
+        .into_bytes()
+}
+
+fn run(cairn: &Cairn) -> RunReport {
+    cairn
+        .recall_extract_run(&RunOptions::default(), &Silent)
+        .unwrap()
+}
+
+/// What an entry says and cites, generator-independent: type, title, body, trigger, evidence.
+type Said = (String, String, String, String, Vec<(u32, u32)>);
+
+fn entries(cairn: &Cairn) -> Vec<Said> {
+    let list = |status| {
+        cairn
+            .recall_list(&Filters {
+                status: Some(status),
+                review_state: Some(ReviewState::UnreviewedAuto),
+                limit: Some(100),
+                ..Default::default()
+            })
+            .unwrap()
+    };
+    let mut out: Vec<_> = list(Status::Archived)
+        .into_iter()
+        .chain(list(Status::Accepted))
+        .map(|e| {
+            (
+                e.entry_type.as_str().to_owned(),
+                e.title,
+                e.body,
+                e.trigger,
+                e.evidence
+                    .iter()
+                    .map(|v| (v.ordinal_start, v.ordinal_end))
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn both_generator_kinds_make_the_same_entries_from_the_same_answer() {
+    let fake = FakeLlm::start(None);
+    for _ in 0..8 {
+        fake.push(Reply::chat(&answer().to_string(), "stop"));
+    }
+    let by_endpoint = Env::new();
+    by_endpoint.endpoint(&fake.url());
+    let cairn = by_endpoint.open();
+    by_endpoint.session(&cairn);
+    let report = run(&cairn);
+    assert!(report.aborted.is_none(), "{report:?}");
+    let via_endpoint = entries(&cairn);
+    assert_eq!(via_endpoint.len(), 2 * report.units as usize);
+
+    let by_agent = Env::new();
+    // Agents like to fence their JSON: the fence is taken off, nothing else is repaired.
+    let bin = by_agent.stub(&claude_says(&format!("```json\n{}\n```", answer())), 0);
+    by_agent.agent(&bin, "");
+    let cairn = by_agent.open();
+    by_agent.session(&cairn);
+    let report = run(&cairn);
+    assert!(report.aborted.is_none(), "{report:?}");
+    assert_eq!(entries(&cairn), via_endpoint);
+
+    // The agent got the prompt on stdin with the schema, never on its command line, and the
+    // home path in the transcript was redacted on the way out.
+    let stdin = by_agent.logged("stdin");
+    let argv = by_agent.logged("argv");
+    assert!(
+        stdin.contains("ANSWER FORMAT") && stdin.contains("\"entries\""),
+        "{stdin}"
+    );
+    assert!(stdin.contains("4173") && !argv.contains("4173"), "{argv}");
+    let home = std::env::var("HOME").unwrap();
+    assert!(!stdin.contains(&format!("{home}/private")), "{stdin}");
+    assert!(
+        argv.contains("<--strict-mcp-config>") && argv.contains("<--tools>"),
+        "{argv}"
+    );
+}
+
+#[test]
+fn hostile_agent_answers_stop_the_pass_with_a_message_and_lose_nothing() {
+    let many = |n: usize| {
+        format!(
+            "{{\"entries\": [{}]}}",
+            vec![answer()["entries"][0].to_string(); n].join(",")
+        )
+    };
+    let cases: Vec<(Vec<u8>, i32, &str)> = vec![
+        (claude_says("not json at all"), 0, "not JSON"),
+        (
+            claude_says("Sure! Here are the entries:\n{\"entries\": []}"),
+            0,
+            "not JSON",
+        ),
+        (
+            claude_says("{\"entries\": {\"type\": \"fact\"}}"),
+            0,
+            "not an array",
+        ),
+        (claude_says(&many(101)), 0, "more than"),
+        // Past the 4 MiB output cap: cut, so not one JSON object.
+        (claude_says(&many(20_000)), 0, "expected one JSON object"),
+        (b"{\"truncated\": ".to_vec(), 0, "expected one JSON object"),
+        (claude_says(""), 0, "answered with no text"),
+        (claude_says("{}"), 3, "exited with code 3"),
+    ];
+    for (stdout, code, want) in cases {
+        let env = Env::new();
+        let bin = env.stub(&stdout, code);
+        env.agent(&bin, "");
+        let cairn = env.open();
+        env.session(&cairn);
+        let report = run(&cairn);
+        let aborted = report.aborted.clone().unwrap_or_default();
+        assert!(aborted.contains(want), "want {want:?}, got {report:?}");
+        assert!(!aborted.contains('\u{1b}'));
+        assert_eq!((report.units, report.entries), (0, 0), "{report:?}");
+        assert!(entries(&cairn).is_empty());
+        // Nothing is lost: the same session is read in full once the agent answers well.
+        env.stub(&claude_says(&answer().to_string()), 0);
+        let report = run(&cairn);
+        assert!(
+            report.aborted.is_none() && report.sessions == 1,
+            "{report:?}"
+        );
+        assert!(!entries(&cairn).is_empty());
+    }
+}
+
+#[test]
+fn an_agent_that_never_answers_is_killed_at_its_timeout() {
+    let env = Env::new();
+    let bin = env.dir.path().join("bin/claude");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, "#!/bin/sh\ncat > /dev/null\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.agent(&bin, "timeout_secs = 1");
+    let cairn = env.open();
+    env.session(&cairn);
+    let report = run(&cairn);
+    let aborted = report.aborted.unwrap_or_default();
+    assert!(aborted.contains("no answer within 1 s"), "{aborted}");
+    assert!(entries(&cairn).is_empty());
+}
+
+#[test]
+fn a_missing_agent_is_named_with_the_fix() {
+    let env = Env::new();
+    env.agent(Path::new("/nonexistent/cairn-test/claude"), "");
+    let cairn = env.open();
+    env.session(&cairn);
+    let report = run(&cairn);
+    let aborted = report.aborted.unwrap_or_default();
+    assert!(aborted.contains("not found on PATH"), "{aborted}");
+}
+
+#[test]
+fn the_doctor_probes_an_agent_cli_with_one_tiny_request() {
+    let env = Env::new();
+    let bin = env.stub(&claude_says(&answer().to_string()), 0);
+    env.agent(&bin, "");
+    let cairn = env.open();
+    let d = cairn.recall_extract_doctor().unwrap();
+    assert!(d.ok(), "{d:?}");
+    assert_eq!(d.probe_entries, Some(2));
+    assert!(env.logged("stdin").contains("port 4173"));
+}

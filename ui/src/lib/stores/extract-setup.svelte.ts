@@ -1,0 +1,152 @@
+// Settings → Recall extraction as a form: what is at hand (detected, nothing sent), the setup
+// being edited, one tiny test request, the preview of a pass, save (Cairn writes config.toml and
+// applies it at once), start and stop.
+import { api, type Api, type DetectedGenerator, type ExtractDoctor, type ExtractPreview, type ExtractSetup } from '../api';
+import { Resource } from './resource.svelte';
+
+export type ExtractSetupApi = Pick<
+  Api,
+  'extractDetect' | 'extractSetup' | 'extractTest' | 'extractPreview' | 'extractSave' | 'extractStart' | 'extractStop'
+>;
+
+export const AGENT_GENERATORS = ['claude', 'codex', 'gemini', 'copilot'] as const;
+
+export const SCHEDULES: { value: ExtractSetup['schedule']; label: string }[] = [
+  { value: 'after_sync', label: 'After each sync' },
+  { value: 'nightly', label: 'Nightly (around 03:00)' },
+  { value: 'manual', label: 'Only when I press Run' },
+];
+
+export function blankSetup(): ExtractSetup {
+  return {
+    enabled: false,
+    generator: 'endpoint',
+    endpoint: '',
+    model: '',
+    api_key_env: '',
+    schedule: 'after_sync',
+    input_price_per_mtok: null,
+    output_price_per_mtok: null,
+  };
+}
+
+/** The setup a detected generator stands for: an agent CLI, a local server with its first
+ * model, or a hosted API by its key variable (the model left for the person to name). */
+export function setupFor(g: DetectedGenerator, base: ExtractSetup): ExtractSetup {
+  switch (g.kind) {
+    case 'agent':
+      return { ...base, generator: g.name, endpoint: '', model: '', api_key_env: '' };
+    case 'server':
+      return { ...base, generator: 'endpoint', endpoint: g.endpoint ?? '', model: g.models[0] ?? '', api_key_env: '' };
+    case 'key':
+      return { ...base, generator: 'endpoint', endpoint: g.endpoint ?? '', model: '', api_key_env: g.api_key_env ?? '' };
+  }
+}
+
+/** Does `setup` use the detected generator `g`? */
+export function uses(setup: ExtractSetup, g: DetectedGenerator): boolean {
+  if (g.kind === 'agent') return setup.generator === g.name;
+  return setup.generator === 'endpoint' && setup.endpoint === (g.endpoint ?? '') && (g.kind === 'server' || setup.api_key_env === g.api_key_env);
+}
+
+/** What is missing before the form can be tested or saved; null when nothing is. */
+export function missing(setup: ExtractSetup): string | null {
+  if (setup.generator !== 'endpoint') return null;
+  if (!setup.endpoint.trim()) return 'Type the server’s OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1), or pick a generator above.';
+  if (!setup.model.trim()) return 'Name the model to ask (the server’s list shows what it offers).';
+  return null;
+}
+
+/** A duration in words: "about 3 min". */
+export function roughly(seconds: number): string {
+  if (seconds < 60) return `about ${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min`;
+  return `about ${(seconds / 3600).toFixed(1)} h`;
+}
+
+/** How long a pass would take: at the last pass's pace, else at the test's pace (one unit per
+ * test time, `concurrency` at once); null when neither is known. */
+export function passSeconds(preview: ExtractPreview, testMs: number | null): number | null {
+  if (preview.estimated_seconds !== null) return preview.estimated_seconds;
+  if (testMs === null || preview.units === 0) return null;
+  return (preview.units * testMs) / 1000 / Math.max(1, preview.concurrency);
+}
+
+export class ExtractSetupStore {
+  detected = new Resource<DetectedGenerator[]>();
+  saved = new Resource<ExtractSetup>();
+  /** The form, as edited. */
+  draft: ExtractSetup = $state(blankSetup());
+  test = new Resource<ExtractDoctor>();
+  preview = new Resource<ExtractPreview>();
+  action = new Resource<null>();
+  #api: ExtractSetupApi;
+
+  constructor(backend: ExtractSetupApi = api) {
+    this.#api = backend;
+  }
+
+  async load(): Promise<void> {
+    await Promise.all([
+      this.detect(),
+      this.saved.load(() => this.#api.extractSetup(), { keep: true }).then(() => {
+        if (this.saved.data) this.draft = { ...this.saved.data };
+      }),
+      this.preview.load(() => this.#api.extractPreview(), { keep: true }),
+    ]);
+  }
+
+  /** Only the saved setup (cheap: no detection; the form's draft untouched), for offers
+   * outside Settings. */
+  async loadSaved(): Promise<void> {
+    await this.saved.load(() => this.#api.extractSetup(), { keep: true });
+  }
+
+  /** Nothing chosen yet: no agent CLI, no model, off. */
+  get unconfigured(): boolean {
+    const s = this.saved.data;
+    return s !== null && !s.enabled && s.generator === 'endpoint' && s.model.trim() === '';
+  }
+
+  detect(): Promise<boolean> {
+    return this.detected.load(() => this.#api.extractDetect(), { keep: true });
+  }
+
+  pick(g: DetectedGenerator): void {
+    this.draft = setupFor(g, this.draft);
+    this.test.reset();
+  }
+
+  /** Has the form changed since the last save? */
+  get edited(): boolean {
+    return JSON.stringify(this.draft) !== JSON.stringify(this.saved.data ?? blankSetup());
+  }
+
+  /** One tiny request through the form as it is (nothing saved). */
+  runTest(): Promise<boolean> {
+    const setup = { ...this.draft };
+    return this.test.load(() => this.#api.extractTest(setup));
+  }
+
+  /** Write config.toml and apply it; `enabled` overrides the form's switch (Start, Turn off). */
+  async save(enabled: boolean = this.draft.enabled): Promise<boolean> {
+    const setup = { ...this.draft, enabled };
+    await this.saved.load(() => this.#api.extractSave(setup), { keep: true });
+    if (this.saved.status !== 'ready' || !this.saved.data) return false;
+    this.draft = { ...this.saved.data };
+    await this.preview.load(() => this.#api.extractPreview(), { keep: true });
+    return true;
+  }
+
+  /** Save with extraction on, then run a pass now. */
+  async start(): Promise<void> {
+    if (await this.save(true)) await this.action.load(() => this.#api.extractStart());
+  }
+
+  /** Stop the running pass (what it wrote stays). */
+  stop(): Promise<boolean> {
+    return this.action.load(() => this.#api.extractStop());
+  }
+}
+
+export const extractSetup = new ExtractSetupStore();

@@ -1,0 +1,111 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { DetectedGenerator, ExtractPreview, ExtractSetup } from '../api';
+import { ExtractSetupStore, blankSetup, missing, passSeconds, roughly, setupFor, uses, type ExtractSetupApi } from './extract-setup.svelte';
+
+const ok = <T>(data: T) => ({ status: 'ok' as const, data });
+
+function detected(kind: DetectedGenerator['kind'], name: string, extra: Partial<DetectedGenerator> = {}): DetectedGenerator {
+  return { kind, name, label: name, path: null, version: null, endpoint: null, models: [], api_key_env: null, paid: false, problem: null, ...extra };
+}
+
+const server = detected('server', 'ollama', { endpoint: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b', 'llama3.2'] });
+const key = detected('key', 'OPENAI_API_KEY', { endpoint: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', paid: true });
+const agent = detected('agent', 'codex');
+
+function preview(extra: Partial<ExtractPreview> = {}): ExtractPreview {
+  return {
+    fingerprint: null,
+    model: '',
+    max_window_chars: 50000,
+    sessions: 2,
+    units: 10,
+    chars: 1000,
+    estimated_input_tokens: 300,
+    max_output_tokens: 40960,
+    max_cost: null,
+    estimated_seconds: null,
+    concurrency: 2,
+    sessions_list: [],
+    ...extra,
+  };
+}
+
+describe('extraction setup', () => {
+  it('turns a detected generator into a setup, and knows which one a setup uses', () => {
+    const base = { ...blankSetup(), schedule: 'nightly' as const };
+    const s = setupFor(server, base);
+    expect(s).toMatchObject({ generator: 'endpoint', endpoint: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', schedule: 'nightly' });
+    expect(uses(s, server) && !uses(s, key) && !uses(s, agent)).toBe(true);
+    const k = setupFor(key, s);
+    expect(k).toMatchObject({ endpoint: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', model: '' });
+    expect(uses(k, key)).toBe(true);
+    const a = setupFor(agent, k);
+    expect(a).toMatchObject({ generator: 'codex', endpoint: '', api_key_env: '' });
+    expect(uses(a, agent) && !uses(a, server)).toBe(true);
+  });
+
+  it('says what is missing before a test or a save', () => {
+    expect(missing(blankSetup())).toContain('base URL');
+    expect(missing({ ...blankSetup(), endpoint: 'http://127.0.0.1:1/v1' })).toContain('model');
+    expect(missing({ ...blankSetup(), generator: 'claude' })).toBeNull();
+  });
+
+  it('estimates a pass from the last pass, else from the test', () => {
+    expect(passSeconds(preview({ estimated_seconds: 42 }), 900)).toBe(42);
+    expect(passSeconds(preview(), 1000)).toBe(5);
+    expect(passSeconds(preview(), null)).toBeNull();
+    expect(passSeconds(preview({ units: 0 }), 1000)).toBeNull();
+    expect([roughly(5), roughly(300), roughly(7200)]).toEqual(['about 5 s', 'about 5 min', 'about 2.0 h']);
+  });
+
+  it('loads, tests without saving, saves with the switch, starts and stops', async () => {
+    let saved: ExtractSetup = blankSetup();
+    const backend: ExtractSetupApi = {
+      extractDetect: vi.fn(async () => ok([server, key])),
+      extractSetup: vi.fn(async () => ok(saved)),
+      extractTest: vi.fn(async () =>
+        ok({
+          model: 'qwen3:8b', deployment: '', server: '', endpoint: '', profile: 'base', segmenter: 'turns-v1',
+          max_window_chars: 1, fingerprint: '', checks: [], probe_entries: 1, probe_request: 'r', probe_answer: 'a',
+          probe_ms: 5, usage: { prompt_tokens: 0, completion_tokens: 0 },
+        }),
+      ),
+      extractPreview: vi.fn(async () => ok(preview())),
+      extractSave: vi.fn(async (setup) => {
+        saved = setup as ExtractSetup;
+        return ok(saved);
+      }),
+      extractStart: vi.fn(async () => ok(null)),
+      extractStop: vi.fn(async () => ok(null)),
+    };
+    const store = new ExtractSetupStore(backend);
+    await store.load();
+    expect(store.detected.data?.length).toBe(2);
+    expect(store.edited).toBe(false);
+    store.pick(server);
+    expect(store.edited).toBe(true);
+    await store.runTest();
+    expect(store.test.data?.probe_answer).toBe('a');
+    expect(backend.extractSave).not.toHaveBeenCalled();
+    await store.start();
+    expect(saved).toMatchObject({ enabled: true, model: 'qwen3:8b' });
+    expect(backend.extractStart).toHaveBeenCalledTimes(1);
+    expect(store.edited).toBe(false);
+    await store.stop();
+    expect(backend.extractStop).toHaveBeenCalledTimes(1);
+    await store.save(false);
+    expect(saved.enabled).toBe(false);
+  });
+
+  it('does not start when the save is refused', async () => {
+    const backend = {
+      extractSave: vi.fn(async () => ({ status: 'error', error: { kind: 'invalid', message: 'bad', hint: 'fix it' } })),
+      extractStart: vi.fn(async () => ok(null)),
+      extractPreview: vi.fn(async () => ok(preview())),
+    } as unknown as ExtractSetupApi;
+    const store = new ExtractSetupStore(backend);
+    await store.start();
+    expect(store.saved.problem?.message).toBe('bad');
+    expect(backend.extractStart).not.toHaveBeenCalled();
+  });
+});
