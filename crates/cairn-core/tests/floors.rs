@@ -507,18 +507,6 @@ const FOREIGN_TABLES_LEFT: &[&str] = &[
     "semantic/vectors.rs: captures",
     "semantic/vectors.rs: recall_entries",
     "semantic/vectors.rs: turns",
-    "views/branches.rs: links",
-    "views/branches.rs: repos",
-    "views/branches.rs: sessions",
-    "views/search.rs: records",
-    "views/search.rs: records_fts",
-    "views/search.rs: sessions",
-    "views/search.rs: turns",
-    "views/skim.rs: git_prs",
-    "views/skim.rs: links",
-    "views/skim.rs: repos",
-    "views/skim.rs: sessions",
-    "views/skim.rs: turns",
 ];
 
 #[test]
