@@ -369,3 +369,52 @@ pub(crate) fn for_session(conn: &Connection, session: i64) -> rusqlite::Result<V
     out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     Ok(out)
 }
+
+/// A Recall entry that cites a session, as a report lists it (enumerations as stored).
+#[derive(Debug, Clone)]
+pub struct CitingEntry {
+    pub kind: String,
+    pub title: String,
+    pub review_state: String,
+    pub status: String,
+}
+
+/// The entries extracted from `session` or with evidence in it, oldest first, at most `limit`.
+pub fn entries_citing_session(
+    conn: &Connection,
+    session: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<CitingEntry>> {
+    conn.prepare_cached(
+        "SELECT e.type, e.title, e.review_state, e.status FROM recall_entries e
+         WHERE e.source_session_id = ?1
+            OR EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id AND v.session_id = ?1)
+         ORDER BY e.created_at LIMIT ?2",
+    )?
+    .query_map(params![session, limit as i64], |r| {
+        Ok(CitingEntry {
+            kind: r.get(0)?,
+            title: r.get(1)?,
+            review_state: r.get(2)?,
+            status: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// The questions asked of Recall between `since` and `until` that found nothing, with how
+/// often each was asked: most asked (then most recent) first, at most `limit`.
+pub fn unanswered_questions(
+    conn: &Connection,
+    since: Option<&str>,
+    until: Option<&str>,
+    limit: usize,
+) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare(
+        "SELECT query_text, COUNT(*) FROM recall_query_events
+         WHERE result_count = 0 AND created_at >= COALESCE(?1, '') AND created_at < COALESCE(?2, '9999')
+         GROUP BY query_text ORDER BY 2 DESC, MAX(created_at) DESC LIMIT ?3",
+    )?
+    .query_map(params![since, until, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
