@@ -497,8 +497,6 @@ fn foreign_tables(src: &Path) -> BTreeSet<String> {
 const FOREIGN_TABLES_LEFT: &[&str] = &[
     "archive/capture.rs: link_pending",
     "archive/rekey.rs: recall_evidence",
-    "git/associate.rs: captures",
-    "git/associate.rs: turns",
     "recall/extract/store.rs: repos",
     "recall/extract/store.rs: sessions",
     "recall/store.rs: sessions",

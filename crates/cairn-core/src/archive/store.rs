@@ -1637,6 +1637,46 @@ pub fn session_places(
     Ok(out)
 }
 
+/// A capture of a session that recorded a git snapshot, as association compares them.
+#[derive(Debug, Clone)]
+pub struct SnapshotCapture {
+    pub id: i64,
+    pub snapshot_id: i64,
+    /// The turn the capture ended in (the last turn starting at or before its last record).
+    pub turn_index: Option<i64>,
+    pub last_ordinal: Option<i64>,
+}
+
+/// The captures of `session` after capture `after` that recorded a snapshot, in order.
+pub fn snapshot_captures(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+) -> rusqlite::Result<Vec<SnapshotCapture>> {
+    conn.prepare_cached(
+        "SELECT c.id, c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
+                                AND t.first_ordinal <= c.last_ordinal ORDER BY t.turn_index DESC LIMIT 1),
+                c.last_ordinal
+         FROM captures c WHERE c.session_id = ?1 AND c.id > ?2 AND c.snapshot_id IS NOT NULL ORDER BY c.id",
+    )?
+    .query_map(params![session, after], |r| {
+        Ok(SnapshotCapture {
+            id: r.get(0)?,
+            snapshot_id: r.get(1)?,
+            turn_index: r.get(2)?,
+            last_ordinal: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// The row id of turn `index` of `session`, if it exists.
+pub fn turn_at(conn: &Connection, session: i64, index: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?2")?
+        .query_row(params![session, index], |r| r.get(0))
+        .optional()
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;

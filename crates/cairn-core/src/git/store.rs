@@ -185,3 +185,10 @@ pub fn repo_places(
         })?
         .collect()
 }
+
+/// The repository (row id) snapshot `snapshot` was taken in, if the snapshot exists.
+pub fn snapshot_repo(conn: &Connection, snapshot: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT repo_id FROM snapshots WHERE id = ?1")?
+        .query_row([snapshot], |r| r.get(0))
+        .optional()
+}
