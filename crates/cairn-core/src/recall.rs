@@ -164,7 +164,7 @@ pub struct RecallStats {
 
 pub fn stats(conn: &Connection, filters: &Filters) -> Result<RecallStats> {
     let db = crate::store::err_in(conn);
-    let (where_sql, args) = filters.sql()?;
+    let (where_sql, args) = filters.sql(conn)?;
     let sql = format!(
         "SELECT e.type, e.scope, e.review_state, e.project, e.agent, e.source_run_id, e.status,
                 e.supersedes_entry_id != '', e.superseded_by_entry_id != '',

@@ -499,7 +499,6 @@ const FOREIGN_TABLES_LEFT: &[&str] = &[
     "archive/rekey.rs: recall_evidence",
     "recall/extract/store.rs: repos",
     "recall/extract/store.rs: sessions",
-    "recall/store.rs: sessions",
     "semantic/vectors.rs: captures",
     "semantic/vectors.rs: recall_entries",
     "semantic/vectors.rs: turns",

@@ -1677,6 +1677,20 @@ pub fn turn_at(conn: &Connection, session: i64, index: i64) -> rusqlite::Result<
         .optional()
 }
 
+/// The row id of the session with this key or agent session id (every match).
+pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1 OR session_id = ?1")?
+        .query_map([key_or_id], |r| r.get(0))?
+        .collect()
+}
+
+/// The key of the session with row id `session`, if the archive holds it.
+pub fn session_key_of(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT session_key FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
