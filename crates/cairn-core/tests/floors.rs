@@ -553,3 +553,54 @@ fn the_table_check_sees_a_foreign_table() {
         ["recall.rs: records_fts", "recall.rs: sessions"]
     );
 }
+
+/// Where a front door (outside its tests) touches a raw database connection.
+fn raw_connections(doors: &[PathBuf]) -> Vec<String> {
+    let mut out = Vec::new();
+    for door in doors {
+        for file in rust_files(door) {
+            let code = source(&std::fs::read_to_string(&file).unwrap(), false);
+            for needle in [".conn()", ".conn_mut()", "rusqlite::"] {
+                for (at, _) in code.match_indices(needle) {
+                    let line = code[..at].matches('\n').count() + 1;
+                    out.push(format!("{}:{line}: {needle}", file.display()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn front_doors_never_touch_a_connection() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doors: Vec<PathBuf> = [
+        "crates/cairn-cli/src",
+        "crates/cairn-mcp/src",
+        "src-tauri/src",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    let found = raw_connections(&doors);
+    assert!(
+        found.is_empty(),
+        "front doors reach the database only through Cairn's methods:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_connection_check_sees_a_raw_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "fn f(s: &Store) { s.conn().execute(\"x\", []); }\n\
+         // s.conn() in a comment\n\
+         #[cfg(test)]\nmod tests { fn g() { rusqlite::Connection::open(\"x\"); } }\n",
+    )
+    .unwrap();
+    let found = raw_connections(&[dir.path().to_owned()]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("main.rs:1: .conn()"), "{found:?}");
+}
