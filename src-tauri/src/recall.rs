@@ -6,7 +6,7 @@
 
 use cairn_core::ErrorReport;
 use cairn_core::recall::agents::AgentUsage;
-use cairn_core::recall::model::{Entry, Vocabulary};
+use cairn_core::recall::model::{Entry, Surface, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
@@ -16,7 +16,7 @@ use crate::backend::Backend;
 use crate::commands::with_cairn;
 
 /// The ledger's name for queries asked from the window.
-const SURFACE: &str = "ui";
+const SURFACE: Surface = Surface::Ui;
 
 /// Entries passing the filters, most recently updated first (at most `filters.limit`, 500).
 #[tauri::command]

@@ -74,6 +74,25 @@ impl From<AgentArg> for Agent {
     }
 }
 
+/// `--mode`: how a search or Recall query ranks (the core's `Mode`).
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ModeArg {
+    Lexical,
+    Vector,
+    Hybrid,
+}
+
+impl From<ModeArg> for cairn_core::semantic::Mode {
+    fn from(m: ModeArg) -> Self {
+        use cairn_core::semantic::Mode;
+        match m {
+            ModeArg::Lexical => Mode::Lexical,
+            ModeArg::Vector => Mode::Vector,
+            ModeArg::Hybrid => Mode::Hybrid,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Discover transcripts under every enabled agent source dir and ingest what is new.
@@ -121,9 +140,8 @@ enum Command {
         query: String,
         #[arg(long, default_value_t = 20)]
         limit: u32,
-        /// lexical, vector or hybrid.
-        #[arg(long, default_value = "lexical")]
-        mode: String,
+        #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
+        mode: ModeArg,
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
         #[arg(long)]
@@ -479,7 +497,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 since,
                 until,
                 limit: Some(limit),
-                mode: cairn_core::semantic::Mode::parse(&mode)?,
+                mode: mode.into(),
             };
             let hits = cairn.search(&q)?;
             if g.json {

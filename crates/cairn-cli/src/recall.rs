@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result, anyhow, bail};
 use cairn_core::Cairn;
-use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status};
+use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::rank::Ranked;
 use cairn_core::recall::review::Edit;
 use cairn_core::recall::store::Filters;
@@ -13,6 +13,7 @@ use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use crate::ModeArg;
 use crate::render::{self, clean};
 
 #[derive(Subcommand)]
@@ -31,8 +32,8 @@ pub enum RecallCommand {
     Query {
         text: String,
         /// lexical (BM25F), vector (by meaning; needs embeddings) or hybrid (both, fused).
-        #[arg(long, default_value = "lexical")]
-        mode: String,
+        #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
+        mode: ModeArg,
         /// Print each score's breakdown.
         #[arg(long)]
         scores: bool,
@@ -56,8 +57,8 @@ pub enum RecallCommand {
     Brief {
         task: String,
         /// lexical, vector or hybrid (see `recall query`).
-        #[arg(long, default_value = "lexical")]
-        mode: String,
+        #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
+        mode: ModeArg,
         #[arg(long)]
         max_bytes: Option<u32>,
         #[arg(long)]
@@ -292,14 +293,14 @@ pub fn run(
         } => {
             let req = QueryRequest {
                 text,
-                mode: Mode::parse(&mode)?,
+                mode: Mode::from(mode),
                 filters: filters.build(cairn, dir)?,
                 context,
                 max_bytes,
                 max_tokens,
                 session_key: None,
             };
-            let resp = cairn.recall_query(&req, "query")?;
+            let resp = cairn.recall_query(&req, Surface::Query)?;
             if json_out {
                 render::json(out, &query_json(&resp, scores, evidence, summary))?;
             } else {
@@ -325,14 +326,14 @@ pub fn run(
             f.trusted_only = !include_unreviewed;
             let req = QueryRequest {
                 text: task.clone(),
-                mode: Mode::parse(&mode)?,
+                mode: Mode::from(mode),
                 filters: f,
                 context: true,
                 max_bytes,
                 max_tokens,
                 session_key: std::env::var("CAIRN_SESSION_KEY").ok(),
             };
-            let resp = cairn.recall_query(&req, "brief")?;
+            let resp = cairn.recall_query(&req, Surface::Brief)?;
             let packed = resp.context.clone();
             if json_out {
                 let entries: Vec<Value> = resp
@@ -669,7 +670,7 @@ fn render_summary(out: &mut impl Write, results: &[Ranked]) -> Result<()> {
             ("scope", e.scope.as_str().to_owned()),
             ("review_state", e.review_state.as_str().to_owned()),
             ("project", e.project.clone()),
-            ("lifecycle", e.lifecycle().to_owned()),
+            ("lifecycle", e.lifecycle().to_string()),
         ] {
             *groups
                 .entry(k)

@@ -64,7 +64,8 @@ pub struct QueryResponse {
     pub results: Vec<Ranked>,
     pub context: Option<brief::Packed>,
     /// `no_results`, `context_empty`, or empty.
-    pub miss_reason: String,
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub miss_reason: model::MissReason,
     /// Entries that matched but are not trusted, when a trusted-only search found none
     /// (so an empty brief can say what to review).
     pub untrusted_matches: u32,
@@ -127,11 +128,11 @@ pub fn query(
         )
     });
     let miss_reason = if results.is_empty() {
-        "no_results"
+        model::MissReason::NoResults
     } else if context.as_ref().is_some_and(|c| c.entry_ids.is_empty()) {
-        "context_empty"
+        model::MissReason::ContextEmpty
     } else {
-        ""
+        model::MissReason::None
     };
     Ok(QueryResponse {
         query_id: None,
@@ -139,7 +140,7 @@ pub fn query(
         trusted_only: req.filters.trusted_only,
         results,
         context,
-        miss_reason: miss_reason.to_owned(),
+        miss_reason,
         untrusted_matches,
     })
 }
@@ -164,7 +165,7 @@ pub struct RecallStats {
 
 pub fn stats(conn: &Connection, filters: &Filters) -> Result<RecallStats> {
     let db = crate::store::err_in(conn);
-    let (where_sql, args) = filters.sql()?;
+    let (where_sql, args) = filters.sql(conn)?;
     let sql = format!(
         "SELECT e.type, e.scope, e.review_state, e.project, e.agent, e.source_run_id, e.status,
                 e.supersedes_entry_id != '', e.superseded_by_entry_id != '',
@@ -190,14 +191,8 @@ pub fn stats(conn: &Connection, filters: &Filters) -> Result<RecallStats> {
         bucket(&mut s.by_source_run, r.get(5).map_err(db)?);
         let status: String = r.get(6).map_err(db)?;
         let (sup, by): (bool, bool) = (r.get(7).map_err(db)?, r.get(8).map_err(db)?);
-        let lifecycle = match (sup, by) {
-            (true, true) => "replacement_superseded",
-            (true, false) => "replacement",
-            (false, true) => "superseded",
-            _ if status == "archived" => "superseded",
-            _ => "active",
-        };
-        bucket(&mut s.by_lifecycle, lifecycle.to_owned());
+        let lifecycle = model::Lifecycle::of(sup, by, status == model::Status::Archived.as_str());
+        bucket(&mut s.by_lifecycle, lifecycle.as_str().to_owned());
         if r.get::<_, bool>(9).map_err(db)? {
             s.trusted += 1;
         }

@@ -139,11 +139,26 @@ impl Store {
         self.path.parent().unwrap_or(Path::new("")).to_owned()
     }
 
+    /// The raw connection: the rooms' own SQL only. Front doors never see it; the crate's
+    /// integration tests and benchmarks reach it through the `internals` feature.
+    #[cfg(feature = "internals")]
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
 
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// [`Store::conn`], to write.
+    #[cfg(feature = "internals")]
     pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
 

@@ -10,6 +10,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use cairn_core::Error;
+use cairn_core::recall::model::Surface;
 use cairn_core::recall::review::Edit;
 use cairn_core::recall::{Mode, QueryRequest};
 use cairn_core::semantic::vectors::VectorStore;
@@ -131,7 +132,7 @@ fn endpoint_embeddings_are_built_on_request_redacted_and_searchable() {
                 mode: Mode::Vector,
                 ..Default::default()
             },
-            "query",
+            Surface::Query,
         )
     };
     let err = ask("opentelemetry propagators").unwrap_err();
@@ -195,7 +196,7 @@ fn endpoint_embeddings_are_built_on_request_redacted_and_searchable() {
                 text: "where is tracing documented".into(),
                 ..Default::default()
             },
-            "query",
+            Surface::Query,
         )
         .unwrap();
     assert_eq!(lexical.results[0].entry.id, "otel-readme");

@@ -26,7 +26,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("git", &["git"]),
     ("llm", &["llm"]),
     ("semantic", &["semantic"]),
-    ("rooms", &["hooks", "insights", "recall", "views"]),
+    ("rooms", &["hooks", "recall", "views"]),
+    ("reports", &["insights"]),
     ("facade", &["", "doctor", "facade", "schema"]),
 ];
 
@@ -413,7 +414,7 @@ fn the_check_sees_an_upward_import() {
         found,
         [
             "archive/capture.rs:2: `archive` (archive floor) uses `views` on the rooms floor above it",
-            "archive/capture.rs:4: `archive` (archive floor) uses `insights` on the rooms floor above it",
+            "archive/capture.rs:4: `archive` (archive floor) uses `insights` on the reports floor above it",
         ],
     );
 }
@@ -496,29 +497,11 @@ fn foreign_tables(src: &Path) -> BTreeSet<String> {
 const FOREIGN_TABLES_LEFT: &[&str] = &[
     "archive/capture.rs: link_pending",
     "archive/rekey.rs: recall_evidence",
-    "git/associate.rs: captures",
-    "git/associate.rs: turns",
-    "insights/material.rs: recall_entries",
-    "insights/material.rs: recall_evidence",
-    "insights/material.rs: recall_query_events",
     "recall/extract/store.rs: repos",
     "recall/extract/store.rs: sessions",
-    "recall/store.rs: sessions",
     "semantic/vectors.rs: captures",
     "semantic/vectors.rs: recall_entries",
     "semantic/vectors.rs: turns",
-    "views/branches.rs: links",
-    "views/branches.rs: repos",
-    "views/branches.rs: sessions",
-    "views/search.rs: records",
-    "views/search.rs: records_fts",
-    "views/search.rs: sessions",
-    "views/search.rs: turns",
-    "views/skim.rs: git_prs",
-    "views/skim.rs: links",
-    "views/skim.rs: repos",
-    "views/skim.rs: sessions",
-    "views/skim.rs: turns",
 ];
 
 #[test]
@@ -569,4 +552,55 @@ fn the_table_check_sees_a_foreign_table() {
         foreign_tables(src).into_iter().collect::<Vec<_>>(),
         ["recall.rs: records_fts", "recall.rs: sessions"]
     );
+}
+
+/// Where a front door (outside its tests) touches a raw database connection.
+fn raw_connections(doors: &[PathBuf]) -> Vec<String> {
+    let mut out = Vec::new();
+    for door in doors {
+        for file in rust_files(door) {
+            let code = source(&std::fs::read_to_string(&file).unwrap(), false);
+            for needle in [".conn()", ".conn_mut()", "rusqlite::"] {
+                for (at, _) in code.match_indices(needle) {
+                    let line = code[..at].matches('\n').count() + 1;
+                    out.push(format!("{}:{line}: {needle}", file.display()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn front_doors_never_touch_a_connection() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doors: Vec<PathBuf> = [
+        "crates/cairn-cli/src",
+        "crates/cairn-mcp/src",
+        "src-tauri/src",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    let found = raw_connections(&doors);
+    assert!(
+        found.is_empty(),
+        "front doors reach the database only through Cairn's methods:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_connection_check_sees_a_raw_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "fn f(s: &Store) { s.conn().execute(\"x\", []); }\n\
+         // s.conn() in a comment\n\
+         #[cfg(test)]\nmod tests { fn g() { rusqlite::Connection::open(\"x\"); } }\n",
+    )
+    .unwrap();
+    let found = raw_connections(&[dir.path().to_owned()]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("main.rs:1: .conn()"), "{found:?}");
 }

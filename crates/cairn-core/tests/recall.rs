@@ -6,7 +6,7 @@ mod support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::recall::model::{ReviewState, Status};
+use cairn_core::recall::model::{ReviewState, Status, Surface};
 use cairn_core::recall::review::Edit;
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, brief};
@@ -46,7 +46,7 @@ fn query(cairn: &Cairn, text: &str, filters: Filters) -> Vec<String> {
         ..Default::default()
     };
     cairn
-        .recall_query(&req, "query")
+        .recall_query(&req, Surface::Query)
         .unwrap()
         .results
         .into_iter()
@@ -213,7 +213,7 @@ fn trusted_only_serves_reviewed_entries_and_rejects_archived_status() {
             filters: bad,
             ..Default::default()
         },
-        "query",
+        Surface::Query,
     );
     assert!(err.unwrap_err().to_string().contains("--trusted-only"));
     let archived = Filters {
@@ -523,7 +523,7 @@ fn ranking_prefers_rare_terms_title_matches_and_reports_its_breakdown() {
         text: "flaky login".into(),
         ..Default::default()
     };
-    let resp = cairn.recall_query(&req, "query").unwrap();
+    let resp = cairn.recall_query(&req, Surface::Query).unwrap();
     let b = &resp.results[0].breakdown;
     let sum = b.bm25f + b.phrase + b.recency + b.confidence + b.review + b.penalty;
     assert!((sum - resp.results[0].score).abs() < 1e-9);
@@ -574,7 +574,7 @@ fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
         },
         ..Default::default()
     };
-    let resp = cairn.recall_query(&req, "brief").unwrap();
+    let resp = cairn.recall_query(&req, Surface::Brief).unwrap();
     let packed = resp.context.unwrap();
     assert!(packed.bytes <= 700, "{}", packed.bytes);
     assert!(packed.text.starts_with(brief::HEADER) && packed.text.ends_with(brief::FOOTER));
@@ -590,7 +590,11 @@ fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
         max_bytes: Some(10_000),
         ..req
     };
-    let packed = cairn.recall_query(&req, "brief").unwrap().context.unwrap();
+    let packed = cairn
+        .recall_query(&req, Surface::Brief)
+        .unwrap()
+        .context
+        .unwrap();
     assert!(packed.estimated_tokens <= 60 && !packed.entry_ids.is_empty());
     // Nothing fits: a miss that says so.
     let req = QueryRequest {
@@ -598,7 +602,10 @@ fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
         ..req
     };
     assert_eq!(
-        cairn.recall_query(&req, "brief").unwrap().miss_reason,
+        cairn
+            .recall_query(&req, Surface::Brief)
+            .unwrap()
+            .miss_reason,
         "context_empty"
     );
 }

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use cairn_core::recall::analyze::Analyzer;
+use cairn_core::recall::model::Surface;
 use cairn_core::recall::review::Edit;
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{Mode, QueryRequest};
@@ -37,7 +38,7 @@ fn ask(cairn: &Cairn, text: &str, mode: Mode) -> cairn_core::Result<Vec<String>>
         ..Default::default()
     };
     Ok(cairn
-        .recall_query(&req, "query")?
+        .recall_query(&req, Surface::Query)?
         .results
         .into_iter()
         .map(|r| r.entry.id)
@@ -164,7 +165,7 @@ fn hybrid_results_explain_themselves() {
         mode: Mode::Hybrid,
         ..Default::default()
     };
-    let resp = cairn.recall_query(&req, "query").unwrap();
+    let resp = cairn.recall_query(&req, Surface::Query).unwrap();
     assert_eq!(resp.mode, Mode::Hybrid);
     assert!(resp.query_id.is_some());
     let top = &resp.results[0];
@@ -191,13 +192,13 @@ fn hybrid_results_explain_themselves() {
         },
         ..Default::default()
     };
-    let resp = cairn.recall_query(&req, "query").unwrap();
+    let resp = cairn.recall_query(&req, Surface::Query).unwrap();
     assert_eq!(resp.results.len(), 5);
     assert_eq!(resp.results[0].entry.id, "xterm-scroll");
     assert_eq!(resp.results[0].match_reasons, vec!["semantic".to_owned()]);
     assert!(resp.results.windows(2).all(|w| w[0].score >= w[1].score));
     cairn.recall_reject("xterm-scroll").unwrap();
-    let resp = cairn.recall_query(&req, "query").unwrap();
+    let resp = cairn.recall_query(&req, Surface::Query).unwrap();
     assert!(resp.results.iter().all(|r| r.entry.id != "xterm-scroll"));
 
     // A brief packs hybrid results too.
@@ -211,7 +212,7 @@ fn hybrid_results_explain_themselves() {
         },
         ..Default::default()
     };
-    let resp = cairn.recall_query(&brief, "brief").unwrap();
+    let resp = cairn.recall_query(&brief, Surface::Brief).unwrap();
     let packed = resp.context.unwrap();
     assert_eq!(packed.entry_ids[0], "otel-console-dev");
 }

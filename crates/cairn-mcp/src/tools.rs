@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cairn_core::archive::Agent;
 use cairn_core::recall::agents::{EvidenceRef, Proposal, Speaker, Verdict};
-use cairn_core::recall::model::{EntryType, Scope};
+use cairn_core::recall::model::{EntryType, Scope, Surface};
 use cairn_core::recall::{self, Mode, QueryRequest};
 use cairn_core::views::search::SearchQuery;
 use cairn_core::views::skim::SkimQuery;
@@ -799,7 +799,7 @@ impl Server {
         let cairn = &self.session.cairn;
         let resp = self
             .session
-            .try_writer(|w| cairn.agent_recall_query(&req, "query", w))
+            .try_writer(|w| cairn.agent_recall_query(&req, Surface::Query, w))
             .map_err(|e| self.fail(e))?;
         let more = resp.results.len() > offset + limit;
         let items = resp
@@ -856,7 +856,7 @@ impl Server {
         let cairn = &self.session.cairn;
         let resp = self
             .session
-            .try_writer(|w| cairn.agent_recall_query(&req, "brief", w))
+            .try_writer(|w| cairn.agent_recall_query(&req, Surface::Brief, w))
             .map_err(|e| self.fail(e))?;
         let (text, estimated_tokens, packed_ids, omitted) = match &resp.context {
             Some(p) => (

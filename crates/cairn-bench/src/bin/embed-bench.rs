@@ -202,7 +202,10 @@ fn main() -> Result<()> {
         ..Default::default()
     };
     let t = Instant::now();
-    cairn.recall_query(&req(&queries[0], Mode::Hybrid), "query")?;
+    cairn.recall_query(
+        &req(&queries[0], Mode::Hybrid),
+        cairn_core::recall::model::Surface::Query,
+    )?;
     let cold = t.elapsed().as_secs_f64() * 1000.0;
     println!("first hybrid query of a process (model load + vectors into memory): {cold:.0} ms");
     let mut embed_times = Vec::with_capacity(q);
@@ -236,11 +239,12 @@ fn main() -> Result<()> {
                 cairn.clear_query_cache();
             } else {
                 // The same text asked just before: its embedding is cached.
-                cairn.recall_query(&req(text, mode), "query")?;
+                cairn.recall_query(&req(text, mode), cairn_core::recall::model::Surface::Query)?;
             }
             let cpu_before = cpu_secs();
             let t = Instant::now();
-            let r = cairn.recall_query(&req(text, mode), "query")?;
+            let r =
+                cairn.recall_query(&req(text, mode), cairn_core::recall::model::Surface::Query)?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             hits += usize::from(!r.results.is_empty());
             cpu += cpu_secs() - cpu_before;

@@ -52,7 +52,7 @@ impl Cairn {
     pub fn agent_recall_query(
         &self,
         req: &recall::QueryRequest,
-        surface: &str,
+        surface: recall::model::Surface,
         writer: Option<&mut AgentWriter>,
     ) -> Result<recall::QueryResponse> {
         let mut resp = {

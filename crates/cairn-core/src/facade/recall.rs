@@ -38,7 +38,7 @@ impl Cairn {
     pub fn recall_query(
         &self,
         req: &recall::QueryRequest,
-        surface: &str,
+        surface: recall::model::Surface,
     ) -> Result<recall::QueryResponse> {
         let store = self.store();
         let mut resp = self.recall_answer(&store, req)?;

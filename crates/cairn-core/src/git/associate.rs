@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::evidence::{self, EvidenceRecord, Found};
 use super::repo::Repo;
 use super::snapshot::{self, SnapshotStatus};
+use super::store as git;
 use super::targets::{Target, TargetKind};
 use crate::archive::store as archive;
 use crate::error::Result;
@@ -871,22 +872,22 @@ fn snapshot_links(
     state: &mut State,
 ) -> Result<(Vec<Link>, usize)> {
     let db = crate::store::err_in(conn);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
-                                    AND t.first_ordinal <= c.last_ordinal ORDER BY t.turn_index DESC LIMIT 1),
-                    c.last_ordinal, s.repo_id, c.id
-             FROM captures c JOIN snapshots s ON s.id = c.snapshot_id
-             WHERE c.session_id = ?1 AND c.id > ?2 ORDER BY c.id",
-        )
-        .map_err(db)?;
-    let rows: Vec<CaptureSnapshot> = stmt
-        .query_map(params![row, state.last_capture_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .map_err(db)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(db)?;
+    let mut rows: Vec<CaptureSnapshot> = Vec::new();
+    let mut repo_of: BTreeMap<i64, Option<i64>> = BTreeMap::new();
+    for c in archive::snapshot_captures(conn, row, state.last_capture_id).map_err(db)? {
+        let repo = match repo_of.get(&c.snapshot_id) {
+            Some(repo) => *repo,
+            None => {
+                let repo = git::snapshot_repo(conn, c.snapshot_id).map_err(db)?;
+                repo_of.insert(c.snapshot_id, repo);
+                repo
+            }
+        };
+        // A capture whose snapshot row is gone pairs with nothing (as the join it replaces).
+        if let Some(repo) = repo {
+            rows.push((c.snapshot_id, c.turn_index, c.last_ordinal, repo, c.id));
+        }
+    }
     let compared = rows.len();
     let mut links = Vec::new();
     let mut prev: Option<snapshot::Snapshot> =
@@ -1024,8 +1025,7 @@ fn insert_links(
         .prepare_cached(
             "INSERT OR IGNORE INTO links (session_id, target_kind, target_key, pr_number, evidence, strong, confidence,
                 turn_id, ordinal, commit_id, detail, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-                (SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?8), ?9, ?10, ?11, ?12)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .map_err(db)?;
     let mut n = 0;
@@ -1039,7 +1039,10 @@ fn insert_links(
                 l.evidence.as_str(),
                 l.evidence.is_strong(),
                 l.evidence.confidence(),
-                l.turn_index,
+                match l.turn_index {
+                    Some(index) => archive::turn_at(conn, row, index).map_err(db)?,
+                    None => None,
+                },
                 l.ordinal,
                 l.commit_id,
                 l.detail,

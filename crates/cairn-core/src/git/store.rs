@@ -1,7 +1,7 @@
 //! The git room's own tables (`repos`, `links`, `git_prs`, …; created by `git/migrations/`):
 //! typed reads for the rooms above, so they need not name them.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 
 /// A strong link of a session, as a report lists it.
 #[derive(Debug, Clone)]
@@ -60,4 +60,135 @@ pub fn sessions_strongly_linked(conn: &Connection, target_key: &str) -> rusqlite
     )?
     .query_map([target_key], |r| r.get(0))?
     .collect()
+}
+
+/// The target keys of links to pull request `number`, and its head branch's key when known.
+pub fn pr_target_keys(conn: &Connection, number: u32) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached(
+        "SELECT DISTINCT target_key FROM links WHERE pr_number = ?1
+         UNION SELECT DISTINCT 'ref:refs/heads/' || branch FROM git_prs WHERE number = ?1 AND branch != ''",
+    )?
+    .query_map([number], |r| r.get(0))?
+    .collect()
+}
+
+/// The repositories (row ids) sharing a git common dir with the worktree at `root`: one
+/// repository and all its worktrees.
+pub fn repo_family(conn: &Connection, root: &str) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT id FROM repos WHERE common_dir IN (SELECT common_dir FROM repos WHERE root = ?1) ORDER BY id",
+    )?
+    .query_map([root], |r| r.get(0))?
+    .collect()
+}
+
+/// A link of a session to a target, as `skim` explains it.
+#[derive(Debug, Clone)]
+pub struct TargetLink {
+    pub session_id: i64,
+    pub evidence: String,
+    pub strong: bool,
+    pub confidence: f64,
+    pub target_key: String,
+    pub turn_id: Option<i64>,
+    pub ordinal: Option<i64>,
+    pub commit_id: Option<String>,
+    pub detail: String,
+}
+
+/// The links to any of `keys` (or to pull request `pr_number`), most confident first; only
+/// those of `sessions` when given.
+pub fn target_links(
+    conn: &Connection,
+    keys: &[String],
+    pr_number: Option<u32>,
+    sessions: Option<&[i64]>,
+) -> rusqlite::Result<Vec<TargetLink>> {
+    let placeholders = vec!["?"; keys.len()].join(", ");
+    let mut sql = format!(
+        "SELECT session_id, evidence, strong, confidence, target_key, turn_id, ordinal, commit_id, detail
+         FROM links WHERE (target_key IN ({placeholders})"
+    );
+    let mut args: Vec<SqlValue> = keys.iter().map(|k| SqlValue::Text(k.clone())).collect();
+    if let Some(n) = pr_number {
+        sql.push_str(" OR pr_number = ?");
+        args.push(SqlValue::Integer(i64::from(n)));
+    }
+    sql.push(')');
+    if let Some(ids) = sessions {
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        sql.push_str(&format!(" AND session_id IN ({list})"));
+    }
+    sql.push_str(" ORDER BY confidence DESC, ordinal");
+    let mut stmt = conn.prepare(&sql)?;
+    stmt.query_map(params_from_iter(args), |r| {
+        Ok(TargetLink {
+            session_id: r.get(0)?,
+            evidence: r.get(1)?,
+            strong: r.get(2)?,
+            confidence: r.get(3)?,
+            target_key: r.get(4)?,
+            turn_id: r.get(5)?,
+            ordinal: r.get(6)?,
+            commit_id: r.get(7)?,
+            detail: r.get(8)?,
+        })
+    })?
+    .collect()
+}
+
+/// A session's link to a branch: strong when any of its links to the branch is.
+#[derive(Debug, Clone)]
+pub struct BranchLink {
+    pub session_id: i64,
+    pub target_key: String,
+    pub strong: bool,
+}
+
+/// Every (session, branch) pair the links make, in order of session and branch key.
+pub fn branch_links(conn: &Connection) -> rusqlite::Result<Vec<BranchLink>> {
+    conn.prepare_cached(
+        "SELECT session_id, target_key, MAX(strong) FROM links WHERE target_kind = 'branch'
+         GROUP BY session_id, target_key ORDER BY session_id, target_key",
+    )?
+    .query_map([], |r| {
+        Ok(BranchLink {
+            session_id: r.get(0)?,
+            target_key: r.get(1)?,
+            strong: r.get(2)?,
+        })
+    })?
+    .collect()
+}
+
+/// Where a repository (one worktree of it) is.
+#[derive(Debug, Clone)]
+pub struct RepoPlace {
+    pub root: String,
+    /// The git common dir its worktrees share.
+    pub common_dir: String,
+}
+
+/// Every known repository by row id.
+pub fn repo_places(
+    conn: &Connection,
+) -> rusqlite::Result<std::collections::HashMap<i64, RepoPlace>> {
+    conn.prepare_cached("SELECT id, root, common_dir FROM repos")?
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                RepoPlace {
+                    root: r.get(1)?,
+                    common_dir: r.get(2)?,
+                },
+            ))
+        })?
+        .collect()
+}
+
+/// The repository (row id) snapshot `snapshot` was taken in, if the snapshot exists.
+pub fn snapshot_repo(conn: &Connection, snapshot: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT repo_id FROM snapshots WHERE id = ?1")?
+        .query_row([snapshot], |r| r.get(0))
+        .optional()
 }

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 
 use super::slice::Slice;
@@ -22,6 +22,7 @@ use super::template::{Material, Template};
 use crate::archive::redact::Redactor;
 use crate::archive::store::{self as archive, TurnOutline};
 use crate::git::store as git;
+use crate::recall::store as recall;
 use crate::text::excerpt;
 
 /// The default budget for material, in characters (about 20k tokens).
@@ -272,28 +273,19 @@ fn recall(
     out: &mut Outbound<'_>,
     block: &mut String,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.type, e.title, e.review_state, e.status FROM recall_entries e
-         WHERE e.source_session_id = ?1
-            OR EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id AND v.session_id = ?1)
-         ORDER BY e.created_at LIMIT ?2",
-    )?;
-    let rows = stmt
-        .query_map(params![session, MAX_RECALL as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = recall::entries_citing_session(conn, session, MAX_RECALL)?;
     if rows.is_empty() {
         block.push_str("recall entries citing this session: none\n");
         return Ok(());
     }
     block.push_str("recall entries citing this session:\n");
-    for (kind, title, review, status) in rows {
+    for recall::CitingEntry {
+        kind,
+        title,
+        review_state: review,
+        status,
+    } in rows
+    {
         let _ = writeln!(
             block,
             "- [{kind}, {review}{}] {}",
@@ -314,16 +306,12 @@ fn recall_misses(
     out: &mut Outbound<'_>,
     text: &mut String,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT query_text, COUNT(*) FROM recall_query_events
-         WHERE result_count = 0 AND created_at >= COALESCE(?1, '') AND created_at < COALESCE(?2, '9999')
-         GROUP BY query_text ORDER BY 2 DESC, MAX(created_at) DESC LIMIT ?3",
+    let rows = recall::unanswered_questions(
+        conn,
+        slice.since.as_deref(),
+        slice.until.as_deref(),
+        MAX_MISSES,
     )?;
-    let rows = stmt
-        .query_map(params![slice.since, slice.until, MAX_MISSES as i64], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
     let _ = writeln!(
         text,
         "\n# Questions Recall could not answer in the slice: {}",

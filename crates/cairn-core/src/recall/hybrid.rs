@@ -68,7 +68,7 @@ pub(crate) fn vector_leg(
     limit: usize,
 ) -> Result<Vec<(i64, String, f32)>> {
     let db = crate::store::err_in(conn);
-    let (where_sql, args) = filters.sql()?;
+    let (where_sql, args) = filters.sql(conn)?;
     // A quarter more than asked covers the usual filters (most entries are accepted); doubling
     // covers selective ones. (Hybrid's 500-deep leg used to start at 2000 rows to check.)
     let mut k = (limit + limit / 4).max(200);

@@ -4,12 +4,13 @@
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
+use super::model::{MissReason, Surface};
 use super::rank::Ranked;
 use crate::error::Result;
 
 /// What to record about one query.
 pub struct Event<'a> {
-    pub surface: &'a str,
+    pub surface: Surface,
     pub query: &'a str,
     pub mode: &'a str,
     pub filters_json: String,
@@ -17,7 +18,7 @@ pub struct Event<'a> {
     pub policy: &'a str,
     pub ranked: &'a [Ranked],
     pub packed: &'a [String],
-    pub miss_reason: &'a str,
+    pub miss_reason: MissReason,
     pub session_key: Option<&'a str>,
     /// The front door that asked when it was not a person's (`mcp`), else empty.
     pub via: &'a str,
@@ -36,7 +37,7 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
     .execute(params![
         id,
         e.query,
-        e.surface,
+        e.surface.as_str(),
         e.filters_json,
         e.mode,
         e.trusted_only,
@@ -44,7 +45,7 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         e.ranked.len() as i64,
         e.packed.len() as i64,
         e.ranked.first().map(|r| r.score),
-        e.miss_reason,
+        e.miss_reason.as_str(),
         e.session_key,
         now,
         e.via
@@ -73,7 +74,7 @@ pub fn record_response(
     conn: &Connection,
     req: &super::QueryRequest,
     resp: &super::QueryResponse,
-    surface: &str,
+    surface: Surface,
     via: &str,
     now: &str,
 ) -> Result<String> {
@@ -91,7 +92,7 @@ pub fn record_response(
         policy: super::policy(req.mode),
         ranked: &resp.results,
         packed: &packed,
-        miss_reason: &resp.miss_reason,
+        miss_reason: resp.miss_reason,
         session_key: req.session_key.as_deref(),
         via,
     };

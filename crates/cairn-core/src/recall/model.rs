@@ -34,6 +34,13 @@ macro_rules! string_enum {
             }
         }
 
+        /// Compares by the wire string (`entry.lifecycle() == "active"`).
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
@@ -86,6 +93,81 @@ string_enum!(
         EvalRaw => "eval_raw",
     }
 );
+
+string_enum!(
+    /// AgentsView's lifecycle bucket of an entry: what supersedes what.
+    Lifecycle {
+        Active => "active",
+        Superseded => "superseded",
+        Replacement => "replacement",
+        ReplacementSuperseded => "replacement_superseded",
+    }
+);
+
+impl Lifecycle {
+    /// The bucket of an entry that supersedes another (`supersedes`), is superseded
+    /// (`superseded_by`), and is archived or not.
+    pub fn of(supersedes: bool, superseded_by: bool, archived: bool) -> Lifecycle {
+        match (supersedes, superseded_by) {
+            (true, true) => Lifecycle::ReplacementSuperseded,
+            (true, false) => Lifecycle::Replacement,
+            (false, true) => Lifecycle::Superseded,
+            (false, false) if archived => Lifecycle::Superseded,
+            _ => Lifecycle::Active,
+        }
+    }
+}
+
+string_enum!(
+    /// Which door asked Recall, as the ledger records it.
+    Surface {
+        Query => "query",
+        Brief => "brief",
+        Ui => "ui",
+    }
+);
+
+/// Why a query answered nothing useful, as the ledger records it and `QueryResponse` says.
+/// (The bindings carry it as a string: specta cannot name the empty variant.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MissReason {
+    /// It answered (serialised as the empty string, as before the type).
+    #[default]
+    #[serde(rename = "")]
+    None,
+    /// No entry matched.
+    #[serde(rename = "no_results")]
+    NoResults,
+    /// Entries matched but none fit the context budget.
+    #[serde(rename = "context_empty")]
+    ContextEmpty,
+}
+
+impl MissReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissReason::None => "",
+            MissReason::NoResults => "no_results",
+            MissReason::ContextEmpty => "context_empty",
+        }
+    }
+
+    pub fn is_miss(self) -> bool {
+        self != MissReason::None
+    }
+}
+
+impl PartialEq<&str> for MissReason {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for MissReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The closed sets a front door offers as choices (the UI's type and scope pickers), so that no
 /// door lists them again.
@@ -159,17 +241,12 @@ impl Entry {
     }
 
     /// AgentsView's lifecycle bucket.
-    pub fn lifecycle(&self) -> &'static str {
-        match (
+    pub fn lifecycle(&self) -> Lifecycle {
+        Lifecycle::of(
             !self.supersedes_entry_id.is_empty(),
             !self.superseded_by_entry_id.is_empty(),
-        ) {
-            (true, true) => "replacement_superseded",
-            (true, false) => "replacement",
-            (false, true) => "superseded",
-            (false, false) if self.status == Status::Archived => "superseded",
-            _ => "active",
-        }
+            self.status == Status::Archived,
+        )
     }
 }
 

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::analyze::Analyzer;
 use super::index::{self, B, FIELDS, K1, WEIGHTS};
 use super::model::{Entry, ReviewState};
-use super::store::{ENTRY_COLUMNS, Filters, entry_from_row, evidence_of};
+use super::store::{ENTRY_COLUMNS, Filters, complete, entry_from_row};
 use crate::error::Result;
 
 pub const POLICY: &str = "cairn-bm25f-v1";
@@ -201,8 +201,8 @@ pub(crate) fn load(
         ))
         .map_err(db)?;
     for (rowid, score, breakdown, match_reasons) in rows {
-        let (mut entry, _) = stmt.query_row([rowid], entry_from_row).map_err(db)?;
-        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
+        let row = stmt.query_row([rowid], entry_from_row).map_err(db)?;
+        let (entry, _) = complete(conn, row).map_err(db)?;
         out.push(Ranked {
             entry,
             score,
@@ -268,7 +268,7 @@ fn passing_meta(
 ) -> Result<Vec<Meta>> {
     let db = crate::store::err_in(conn);
     let approx: HashMap<i64, f64> = candidates.iter().copied().collect();
-    let (where_sql, filter_args) = filters.sql()?;
+    let (where_sql, filter_args) = filters.sql(conn)?;
     let ids: String = candidates
         .iter()
         .map(|(rowid, _)| rowid.to_string())

@@ -12,7 +12,7 @@ use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 use super::model::{Entry, EntryType, ReviewState, Scope, Status};
-use super::store::{self, ENTRY_COLUMNS, entry_from_row, evidence_of};
+use super::store::{self, ENTRY_COLUMNS, complete, entry_from_row};
 use crate::error::{Error, Result};
 
 /// An edit a reviewer makes before accepting. Absent fields are left as they are.
@@ -59,9 +59,8 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
     let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
     let rows = stmt.query_map([limit], entry_from_row).map_err(db)?;
     let mut out = Vec::new();
-    for row in rows {
-        let (mut entry, _) = row.map_err(db)?;
-        entry.evidence = evidence_of(conn, &entry.id).map_err(db)?;
+    for row in rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)? {
+        let (entry, _) = complete(conn, row).map_err(db)?;
         let reason = if entry.stale {
             InboxReason::Stale
         } else if entry.review_state == ReviewState::HumanReviewed {

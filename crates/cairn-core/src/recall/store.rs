@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index::{self, IndexDoc};
 use super::model::{Entry, EntryType, Evidence, ReviewState, Scope, Status, TRUSTED_SQL};
+use crate::archive::store as archive;
 use crate::error::{Error, Result};
 
 /// Filters shared by `list`, `stats`, `query` and `brief`. All exact matches.
@@ -38,7 +39,7 @@ pub const MAX_LIMIT: u32 = 500;
 impl Filters {
     /// The WHERE clause (over `recall_entries e`) and its parameters. Asking for trusted-only
     /// entries with a non-accepted status is an error, not an empty result.
-    pub fn sql(&self) -> Result<(String, Vec<SqlValue>)> {
+    pub fn sql(&self, conn: &Connection) -> Result<(String, Vec<SqlValue>)> {
         let status = self.status.unwrap_or(Status::Accepted);
         if self.trusted_only && status != Status::Accepted {
             return Err(Error::Invalid(format!(
@@ -69,11 +70,10 @@ impl Filters {
             .as_deref()
             .filter(|s| !s.trim().is_empty())
         {
-            sql.push_str(
-                " AND e.source_session_id IN (SELECT id FROM sessions WHERE session_key = ? OR session_id = ?)",
-            );
-            args.push(SqlValue::Text(s.trim().to_owned()));
-            args.push(SqlValue::Text(s.trim().to_owned()));
+            let ids =
+                archive::sessions_named(conn, s.trim()).map_err(crate::store::err_in(conn))?;
+            let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            sql.push_str(&format!(" AND e.source_session_id IN ({list})"));
         }
         if let Some(stale) = self.stale {
             sql.push_str(if stale {
@@ -246,12 +246,19 @@ pub fn exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
 
 pub(crate) const ENTRY_COLUMNS: &str = "e.id, e.type, e.scope, e.status, e.review_state, e.title, e.body, e.trigger,
     e.confidence, e.uncertainty, e.project, e.cwd, e.git_branch, e.agent,
-    (SELECT session_key FROM sessions s WHERE s.id = e.source_session_id), e.source_episode_id, e.source_run_id,
+    e.source_session_id, e.source_episode_id, e.source_run_id,
     e.extractor_method, e.model, e.transferable, e.provenance_ok, e.provenance_note, e.stale, e.stale_note,
     e.supersedes_entry_id, e.superseded_by_entry_id, e.created_at, e.updated_at, e.reviewed_at, e.rowid";
 
-/// Map a row of [`ENTRY_COLUMNS`] (evidence not loaded).
-pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, i64)> {
+/// An entry as its row holds it: the source session still a row id (see [`complete`]).
+pub(crate) struct EntryRow {
+    entry: Entry,
+    rowid: i64,
+    source_session: Option<i64>,
+}
+
+/// Map a row of [`ENTRY_COLUMNS`] (source session unnamed, evidence not loaded: [`complete`]).
+pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRow> {
     let bad = |i: usize, e: Error| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     };
@@ -274,7 +281,7 @@ pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, 
         cwd: r.get(11)?,
         git_branch: r.get(12)?,
         agent: r.get(13)?,
-        source_session_key: r.get(14)?,
+        source_session_key: None,
         source_episode_id: r.get(15)?,
         source_run_id: r.get(16)?,
         extractor_method: r.get(17)?,
@@ -293,30 +300,58 @@ pub(crate) fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, 
         evidence: Vec::new(),
     };
     entry.trusted = entry.is_trusted();
-    Ok((entry, r.get(29)?))
+    Ok(EntryRow {
+        entry,
+        rowid: r.get(29)?,
+        source_session: r.get(14)?,
+    })
+}
+
+/// The entry of a row with its source session named (by the archive) and its evidence loaded,
+/// and its row id.
+pub(crate) fn complete(conn: &Connection, row: EntryRow) -> rusqlite::Result<(Entry, i64)> {
+    let mut entry = row.entry;
+    if let Some(session) = row.source_session {
+        entry.source_session_key = archive::session_key_of(conn, session)?;
+    }
+    entry.evidence = evidence_of(conn, &entry.id)?;
+    Ok((entry, row.rowid))
 }
 
 pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT s.session_key, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest,
+        "SELECT v.session_id, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest,
                 v.tool_use_id, v.snippet, v.files
-         FROM recall_evidence v JOIN sessions s ON s.id = v.session_id WHERE v.entry_id = ?1 ORDER BY v.id",
+         FROM recall_evidence v WHERE v.entry_id = ?1 ORDER BY v.id",
     )?;
-    let rows = stmt.query_map([id], |r| {
-        let files: String = r.get(8)?;
-        Ok(Evidence {
-            session_key: r.get(0)?,
-            ordinal_start: r.get(1)?,
-            ordinal_end: r.get(2)?,
-            start_record: r.get(3)?,
-            end_record: r.get(4)?,
-            content_digest: r.get(5)?,
-            tool_use_id: r.get(6)?,
-            snippet: r.get(7)?,
-            files: serde_json::from_str(&files).unwrap_or_default(),
-        })
-    })?;
-    rows.collect()
+    let rows = stmt
+        .query_map([id], |r| {
+            let files: String = r.get(8)?;
+            Ok((
+                r.get::<_, i64>(0)?,
+                Evidence {
+                    session_key: String::new(),
+                    ordinal_start: r.get(1)?,
+                    ordinal_end: r.get(2)?,
+                    start_record: r.get(3)?,
+                    end_record: r.get(4)?,
+                    content_digest: r.get(5)?,
+                    tool_use_id: r.get(6)?,
+                    snippet: r.get(7)?,
+                    files: serde_json::from_str(&files).unwrap_or_default(),
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Evidence in a session the archive no longer holds is left out.
+    let mut out = Vec::with_capacity(rows.len());
+    for (session, mut evidence) in rows {
+        if let Some(key) = archive::session_key_of(conn, session)? {
+            evidence.session_key = key;
+            out.push(evidence);
+        }
+    }
+    Ok(out)
 }
 
 /// One entry with its evidence, any status.
@@ -328,10 +363,7 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
         .query_row([id], entry_from_row)
         .optional()?;
     match found {
-        Some((mut e, _)) => {
-            e.evidence = evidence_of(conn, &e.id)?;
-            Ok(Some(e))
-        }
+        Some(row) => Ok(Some(complete(conn, row)?.0)),
         None => Ok(None),
     }
 }
@@ -339,7 +371,7 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
 /// Entries passing `filters`, most recently updated first, with evidence.
 pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
     let db = crate::store::err_in(conn);
-    let (where_sql, mut args) = filters.sql()?;
+    let (where_sql, mut args) = filters.sql(conn)?;
     args.push(SqlValue::Integer(i64::from(filters.limit())));
     let sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE {where_sql} ORDER BY e.updated_at DESC, e.id LIMIT ?"
@@ -349,10 +381,8 @@ pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
         .query_map(params_from_iter(args), entry_from_row)
         .map_err(db)?;
     let mut out = Vec::new();
-    for row in rows {
-        let (mut e, _) = row.map_err(db)?;
-        e.evidence = evidence_of(conn, &e.id).map_err(db)?;
-        out.push(e);
+    for row in rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)? {
+        out.push(complete(conn, row).map_err(db)?.0);
     }
     Ok(out)
 }
@@ -368,4 +398,53 @@ pub(crate) fn for_session(conn: &Connection, session: i64) -> rusqlite::Result<V
     }
     out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     Ok(out)
+}
+
+/// A Recall entry that cites a session, as a report lists it (enumerations as stored).
+#[derive(Debug, Clone)]
+pub struct CitingEntry {
+    pub kind: String,
+    pub title: String,
+    pub review_state: String,
+    pub status: String,
+}
+
+/// The entries extracted from `session` or with evidence in it, oldest first, at most `limit`.
+pub fn entries_citing_session(
+    conn: &Connection,
+    session: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<CitingEntry>> {
+    conn.prepare_cached(
+        "SELECT e.type, e.title, e.review_state, e.status FROM recall_entries e
+         WHERE e.source_session_id = ?1
+            OR EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id AND v.session_id = ?1)
+         ORDER BY e.created_at LIMIT ?2",
+    )?
+    .query_map(params![session, limit as i64], |r| {
+        Ok(CitingEntry {
+            kind: r.get(0)?,
+            title: r.get(1)?,
+            review_state: r.get(2)?,
+            status: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// The questions asked of Recall between `since` and `until` that found nothing, with how
+/// often each was asked: most asked (then most recent) first, at most `limit`.
+pub fn unanswered_questions(
+    conn: &Connection,
+    since: Option<&str>,
+    until: Option<&str>,
+    limit: usize,
+) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare(
+        "SELECT query_text, COUNT(*) FROM recall_query_events
+         WHERE result_count = 0 AND created_at >= COALESCE(?1, '') AND created_at < COALESCE(?2, '9999')
+         GROUP BY query_text ORDER BY 2 DESC, MAX(created_at) DESC LIMIT ?3",
+    )?
+    .query_map(params![since, until, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
 }

@@ -4,12 +4,14 @@
 //! shows when some session links to it. Counts separate sessions with evidence of work landing
 //! on the branch from those that merely ran while it was checked out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::sessions::count;
+use crate::archive::store as archive;
+use crate::git::store as git;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -42,38 +44,64 @@ pub struct BranchActivity {
 /// Every (repository, branch) with linked sessions, in one pass over the links. A repository
 /// is its git common dir, so the worktrees of one repository are one entry.
 pub fn list(conn: &Connection) -> rusqlite::Result<Vec<RepoBranches>> {
-    let mut stmt = conn.prepare_cached(
-        "WITH per_session AS (
-             SELECT session_id, target_key, MAX(strong) AS strong
-             FROM links WHERE target_kind = 'branch' GROUP BY session_id, target_key
-         )
-         SELECT COALESCE(r.common_dir, '') AS repo, MIN(r.root), s.project, p.target_key,
-                SUM(p.strong), COUNT(*), MAX(s.updated_at), SUM(s.turn_count)
-         FROM per_session p
-         JOIN sessions s ON s.id = p.session_id
-         LEFT JOIN repos r ON r.id = s.repo_id
-         GROUP BY repo, CASE WHEN r.common_dir IS NULL THEN s.project END, p.target_key",
+    let branch_links = git::branch_links(conn)?;
+    let sessions = archive::session_places(
+        conn,
+        &branch_links
+            .iter()
+            .map(|l| l.session_id)
+            .collect::<Vec<_>>(),
     )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, i64>(5)?,
-            r.get::<_, Option<String>>(6)?,
-            r.get::<_, i64>(7)?,
-        ))
-    })?;
-    let mut repos: BTreeMap<(String, Option<String>), RepoBranches> = BTreeMap::new();
-    for row in rows {
-        let (common_dir, root, project, key, strong, all, last, turns) = row?;
-        let group = if common_dir.is_empty() {
-            (common_dir, project.clone())
-        } else {
-            (common_dir, None)
+    let repo_places = git::repo_places(conn)?;
+    // Per (common dir or "", project when there is no repository, branch key): the rows the
+    // links of one session to one branch make.
+    #[derive(Default)]
+    struct Row {
+        root: Option<String>,
+        project: Option<String>,
+        strong: i64,
+        all: i64,
+        last: Option<String>,
+        turns: i64,
+    }
+    type Group = (String, Option<String>);
+    let mut rows: BTreeMap<(Group, String), Row> = BTreeMap::new();
+    let mut distinct: BTreeMap<Group, BTreeSet<i64>> = BTreeMap::new();
+    for link in &branch_links {
+        let Some(session) = sessions.get(&link.session_id) else {
+            continue;
         };
+        let place = session.repo_id.and_then(|id| repo_places.get(&id));
+        let group = match place {
+            Some(p) => (p.common_dir.clone(), None),
+            None => (String::new(), session.project.clone()),
+        };
+        distinct
+            .entry(group.clone())
+            .or_default()
+            .insert(link.session_id);
+        let row = rows.entry((group, link.target_key.clone())).or_default();
+        if let Some(root) = place.map(|p| &p.root)
+            && row.root.as_ref().is_none_or(|cur| root < cur)
+        {
+            row.root = Some(root.clone());
+        }
+        row.project = session.project.clone();
+        row.strong += i64::from(link.strong);
+        row.all += 1;
+        row.last = row.last.clone().max(session.updated_at.clone());
+        row.turns += session.turn_count;
+    }
+    let mut repos: BTreeMap<(String, Option<String>), RepoBranches> = BTreeMap::new();
+    for ((group, key), row) in rows {
+        let Row {
+            root,
+            project,
+            strong,
+            all,
+            last,
+            turns,
+        } = row;
         let repo = repos.entry(group).or_insert_with(|| RepoBranches {
             name: root
                 .as_deref()
@@ -109,23 +137,9 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<RepoBranches>> {
         });
     }
     // Distinct sessions per repository (a session may be on several of its branches).
-    let mut per_repo = conn.prepare_cached(
-        "SELECT COALESCE(r.common_dir, ''), CASE WHEN r.common_dir IS NULL THEN s.project END, COUNT(DISTINCT s.id)
-         FROM links l JOIN sessions s ON s.id = l.session_id LEFT JOIN repos r ON r.id = s.repo_id
-         WHERE l.target_kind = 'branch' GROUP BY 1, 2",
-    )?;
-    let counts = per_repo.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })?;
-    for row in counts {
-        let (common_dir, project, n) = row?;
-        let project = if common_dir.is_empty() { project } else { None };
-        if let Some(repo) = repos.get_mut(&(common_dir, project)) {
-            repo.session_count = count(n);
+    for (group, ids) in distinct {
+        if let Some(repo) = repos.get_mut(&group) {
+            repo.session_count = ids.len() as u32;
         }
     }
     let mut out: Vec<RepoBranches> = repos.into_values().collect();

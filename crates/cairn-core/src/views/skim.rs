@@ -9,14 +9,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::{Connection, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::sessions::count;
 use crate::archive::Agent;
+use crate::archive::store as archive;
 use crate::git::associate::Evidence;
 pub use crate::git::document::LABELS;
 use crate::git::document::{DocSession, DocTurn, DocWhy, PublishedSession};
+use crate::git::store as git;
 use crate::git::targets::{Target, TargetKind};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,12 +131,7 @@ fn matching_keys(
         // PR carry-over: work proven on the PR's head branch counts for the PR.
         keys.extend(pr_branch(&target.key));
         if let Some(n) = target.pr_number {
-            let mut stmt = conn.prepare_cached(
-                "SELECT DISTINCT target_key FROM links WHERE pr_number = ?1
-                 UNION SELECT DISTINCT 'ref:refs/heads/' || branch FROM git_prs WHERE number = ?1 AND branch != ''",
-            )?;
-            for key in stmt.query_map([n], |r| r.get::<_, String>(0))? {
-                let key = key?;
+            for key in git::pr_target_keys(conn, n)? {
                 keys.extend(pr_branch(&key));
                 keys.push(key);
             }
@@ -173,46 +170,37 @@ pub fn skim(
     published_repo: Option<&str>,
 ) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
-    let placeholders = vec!["?"; keys.len()].join(", ");
-    let mut sql = format!(
-        "SELECT l.session_id, l.evidence, l.strong, l.confidence, l.target_key, l.turn_id, t.turn_key, t.turn_index,
-                l.ordinal, l.commit_id, l.detail
-         FROM links l LEFT JOIN turns t ON t.id = l.turn_id
-         WHERE (l.target_key IN ({placeholders})"
-    );
-    let mut args: Vec<SqlValue> = keys.iter().map(|k| SqlValue::Text(k.clone())).collect();
-    if let Some(n) = pr_number {
-        sql.push_str(" OR l.pr_number = ?");
-        args.push(SqlValue::Integer(i64::from(n)));
-    }
-    sql.push(')');
-    if let Some(root) = &q.repo_root {
-        sql.push_str(
-            " AND l.session_id IN (SELECT s.id FROM sessions s JOIN repos r ON r.id = s.repo_id
-               WHERE r.common_dir IN (SELECT common_dir FROM repos WHERE root = ?))",
-        );
-        args.push(SqlValue::Text(root.clone()));
-    }
-    sql.push_str(" ORDER BY l.confidence DESC, l.ordinal");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows: Vec<LinkRow> = stmt
-        .query_map(params_from_iter(args), |r| {
-            let evidence: String = r.get(1)?;
-            Ok(LinkRow {
-                session_id: r.get(0)?,
-                evidence: Evidence::parse(&evidence).unwrap_or(Evidence::RanOnBranch),
-                strong: r.get(2)?,
-                confidence: r.get(3)?,
-                target_key: r.get(4)?,
-                turn_id: r.get(5)?,
-                turn_key: r.get(6)?,
-                turn_index: r.get(7)?,
-                ordinal: r.get(8)?,
-                commit: r.get(9)?,
-                detail: r.get(10)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let in_repo = match &q.repo_root {
+        Some(root) => Some(archive::sessions_in_repos(
+            conn,
+            &git::repo_family(conn, root)?,
+        )?),
+        None => None,
+    };
+    let links = git::target_links(conn, &keys, pr_number, in_repo.as_deref())?;
+    let places = archive::turn_places(
+        conn,
+        &links.iter().filter_map(|l| l.turn_id).collect::<Vec<_>>(),
+    )?;
+    let rows: Vec<LinkRow> = links
+        .into_iter()
+        .map(|l| {
+            let place = l.turn_id.and_then(|t| places.get(&t));
+            LinkRow {
+                session_id: l.session_id,
+                evidence: Evidence::parse(&l.evidence).unwrap_or(Evidence::RanOnBranch),
+                strong: l.strong,
+                confidence: l.confidence,
+                target_key: l.target_key,
+                turn_id: l.turn_id,
+                turn_key: place.map(|(key, _)| key.clone()),
+                turn_index: place.map(|(_, index)| *index),
+                ordinal: l.ordinal,
+                commit: l.commit_id,
+                detail: l.detail,
+            }
+        })
+        .collect();
 
     let mut by_session: BTreeMap<i64, Vec<LinkRow>> = BTreeMap::new();
     for row in rows {
@@ -412,66 +400,44 @@ fn session(
         .filter(|l| weak || l.strong)
         .filter_map(|l| l.turn_id)
         .collect();
-    let mut s = conn.prepare_cached(
-        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count, published_at
-         FROM sessions WHERE id = ?1",
-    )?
-    .query_row([id], |r| {
-        let agent: String = r.get(1)?;
-        Ok(SkimSession {
-            session_key: r.get(0)?,
-            status: if r.get::<_, Option<String>>(8)?.is_some() { "published" } else { "local-only" }.to_owned(),
-            untrusted: false,
-            pulled_from: None,
-            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
-            title: r.get(2)?,
-            project: r.get(3)?,
-            started_at: r.get(4)?,
-            updated_at: r.get(5)?,
-            turn_count: count(r.get(6)?),
-            record_count: count(r.get(7)?),
-            related_turn_count: 0,
-            weak,
-            why_related: Vec::new(),
-            previews: Vec::new(),
-            turns: Vec::new(),
-        })
-    })?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, turn_key, turn_index, started_at, record_count, tool_call_count, tool_names, preview,
-                assistant_preview, edit_count
-         FROM turns WHERE session_id = ?1 ORDER BY turn_index",
-    )?;
-    let turns = stmt.query_map([id], |r| {
-        let tool_names: String = r.get(6)?;
-        let user: Option<String> = r.get(7)?;
-        let assistant: Option<String> = r.get(8)?;
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, i64>(5)?,
-            tool_names,
-            user,
-            assistant,
-        ))
-    })?;
+    let card = archive::session_card(conn, id)?;
+    let mut s = SkimSession {
+        session_key: card.key,
+        status: if card.published {
+            "published"
+        } else {
+            "local-only"
+        }
+        .to_owned(),
+        untrusted: false,
+        pulled_from: None,
+        agent: card.agent,
+        title: card.title,
+        project: card.project,
+        started_at: card.started_at,
+        updated_at: card.updated_at,
+        turn_count: count(card.turn_count),
+        record_count: count(card.record_count),
+        related_turn_count: 0,
+        weak,
+        why_related: Vec::new(),
+        previews: Vec::new(),
+        turns: Vec::new(),
+    };
     let mut latest_user = None;
     let mut latest_assistant = None;
-    for t in turns {
-        let (
-            turn_id,
+    for t in archive::turn_cards(conn, id)? {
+        let archive::TurnCard {
+            id: turn_id,
             turn_key,
             turn_index,
             started_at,
-            records,
-            tools,
+            record_count: records,
+            tool_call_count: tools,
             tool_names,
-            user,
-            assistant,
-        ) = t?;
+            preview: user,
+            assistant_preview: assistant,
+        } = t;
         let related = related_turns.contains(&turn_id);
         let mut previews = Vec::new();
         if let Some(u) = user.as_deref().filter(|u| !u.trim().is_empty()) {
@@ -575,15 +541,6 @@ pub fn labels(text: &str, committed: bool) -> Vec<String> {
         "next",
     );
     out
-}
-
-/// The sessions' turn keys in order (used by publish).
-pub fn turn_keys(conn: &Connection, session_key: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.turn_key FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.session_key = ?1 ORDER BY t.turn_index",
-    )?;
-    let keys = stmt.query_map(params![session_key], |r| r.get(0))?;
-    keys.collect()
 }
 
 #[cfg(test)]
