@@ -1,6 +1,7 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod export;
 mod extract;
 mod insights;
 mod mcp_install;
@@ -199,6 +200,10 @@ enum Command {
         #[command(subcommand)]
         command: insights::InsightsCommand,
     },
+    /// Export one session (or a range of its turns) to share: md, html, json or atif. Every
+    /// byte passes the outbound redactor; the home directory is written as `~`; the export
+    /// ends with what it left out.
+    Export(export::ExportArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -437,6 +442,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     )?;
                 }
             }
+        }
+        Command::Export(args) => {
+            let cairn = open(g)?;
+            export::export(args, &cairn, g.json, out)?;
         }
         Command::Sessions {
             agent,

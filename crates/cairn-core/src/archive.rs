@@ -8,6 +8,7 @@
 //!
 //! This module knows nothing of git, recall or insights.
 
+pub mod atif;
 pub mod capture;
 pub mod discover;
 pub mod encoded;

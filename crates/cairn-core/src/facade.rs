@@ -3,6 +3,7 @@
 
 mod archive;
 mod doctor;
+mod export;
 mod extract;
 mod git;
 mod hooks;
