@@ -8,6 +8,7 @@ mod export;
 mod extract;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
+mod forget;
 mod harden;
 mod hooks;
 mod insights;

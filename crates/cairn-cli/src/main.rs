@@ -3,6 +3,7 @@
 
 mod export;
 mod extract;
+mod forget;
 mod insights;
 mod mcp_install;
 mod recall;
@@ -49,7 +50,7 @@ struct Global {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum AgentArg {
+pub(crate) enum AgentArg {
     Claude,
     Codex,
     Copilot,
@@ -204,6 +205,10 @@ enum Command {
     /// byte passes the outbound redactor; the home directory is written as `~`; the export
     /// ends with what it left out.
     Export(export::ExportArgs),
+    /// Remove sessions from the archive, every byte: rows, search index, vectors, retained
+    /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
+    /// first (--yes for scripts).
+    Forget(forget::ForgetArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -442,6 +447,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     )?;
                 }
             }
+        }
+        Command::Forget(args) => {
+            let cairn = open(g)?;
+            forget::run(args, &cairn, g.json, out)?;
         }
         Command::Export(args) => {
             let cairn = open(g)?;

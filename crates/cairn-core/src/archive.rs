@@ -12,6 +12,7 @@ pub mod atif;
 pub mod capture;
 pub mod discover;
 pub mod encoded;
+pub mod forget;
 pub mod jsonl;
 pub mod recognise;
 pub mod redact;

@@ -14,6 +14,7 @@
 
 pub mod agent_cli;
 pub mod endpoint;
+pub mod forget;
 pub mod material;
 pub mod render;
 pub mod slice;

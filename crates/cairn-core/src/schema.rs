@@ -37,6 +37,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     sql(include_str!("recall/migrations/0015_agent_proposals.sql")),
     sql(include_str!("archive/migrations/0016_more_agents.sql")),
+    sql(include_str!("archive/migrations/0021_forget.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14
