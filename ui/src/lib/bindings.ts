@@ -137,7 +137,7 @@ export const commands = {
 	forgetPreview: (request: ForgetRequest_Deserialize) => typedError<ForgetPlan_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_preview", { request })),
 	/**
 	 *  Forget what `request` names (the window showed `forget_preview`'s list first); the window
-	 *  then leaves the session and reloads its lists.
+	 *  then says the session is gone.
 	 */
 	forgetSessions: (request: ForgetRequest_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request })),
 	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
