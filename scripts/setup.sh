@@ -7,6 +7,7 @@
 #   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
 #   - the embedding model (all-MiniLM-L6-v2) into resources/models/, via scripts/fetch-model.sh
 #   - the reference MCP client (PyPI `mcp`, pinned) into a project virtualenv, .venv/
+#   - ATIF's reference models (PyPI `harbor`, pinned) into the same .venv/
 # Rust (rustup, 1.90+) and Node (20.20+ or 22.13+) must already be on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,5 +84,18 @@ if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.versio
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "mcp==$mcp_version"
 fi
+
+# --- ATIF's reference models ----------------------------------------------------------------------
+# tests/cli/export.rs validates every exported trajectory with the pydantic models that define ATIF
+# (harbor.models.trajectories, PyPI `harbor`). The package declares Python 3.12+ and pulls in a
+# whole evaluation stack (containers, cloud clients); its trajectory models need only pydantic,
+# which the MCP client above already installed, and run on 3.11. So: the package alone, pinned.
+harbor_version=0.25.0
+if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('harbor') != '$harbor_version')" 2>/dev/null; then
+  say "installing ATIF's reference models (harbor==$harbor_version, without its dependencies) into .venv/"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --ignore-requires-python "harbor==$harbor_version"
+fi
+.venv/bin/python -c "from harbor.models.trajectories import Trajectory" \
+  || die "harbor's trajectory models do not import in .venv/: remove .venv/ and run scripts/setup.sh again"
 
 say "ready"

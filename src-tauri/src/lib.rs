@@ -10,7 +10,9 @@
 pub mod backend;
 pub mod commands;
 pub mod events;
+pub mod export;
 pub mod extract;
+pub mod forget;
 pub mod insights;
 pub mod links;
 pub mod mcp;
@@ -77,6 +79,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             insights::insight_rename,
             insights::insight_delete,
             insights::insight_export,
+            export::session_export,
+            forget::forget_preview,
+            forget::forget_sessions,
             extract::extract_status,
             extract::extract_doctor,
             extract::extract_detect,

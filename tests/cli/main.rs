@@ -4,9 +4,11 @@
 
 mod archive;
 mod branch;
+mod export;
 mod extract;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
+mod forget;
 mod harden;
 mod hooks;
 mod insights;

@@ -1,7 +1,9 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+mod export;
 mod extract;
+mod forget;
 mod insights;
 mod mcp_install;
 mod recall;
@@ -48,7 +50,7 @@ struct Global {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum AgentArg {
+pub(crate) enum AgentArg {
     Claude,
     Codex,
     Copilot,
@@ -221,6 +223,14 @@ enum Command {
         #[command(subcommand)]
         command: insights::InsightsCommand,
     },
+    /// Export one session (or a range of its turns) to share: md, html, json or atif. Every
+    /// byte passes the outbound redactor; the home directory is written as `~`; the export
+    /// ends with what it left out.
+    Export(export::ExportArgs),
+    /// Remove sessions from the archive, every byte: rows, search index, vectors, retained
+    /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
+    /// first (--yes for scripts).
+    Forget(forget::ForgetArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -459,6 +469,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     )?;
                 }
             }
+        }
+        Command::Forget(args) => {
+            let cairn = open(g)?;
+            forget::run(args, &cairn, g.json, out)?;
+        }
+        Command::Export(args) => {
+            let cairn = open(g)?;
+            export::export(args, &cairn, g.json, out)?;
         }
         Command::Sessions {
             agent,

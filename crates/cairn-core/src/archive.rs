@@ -8,9 +8,11 @@
 //!
 //! This module knows nothing of git, recall or insights.
 
+pub mod atif;
 pub mod capture;
 pub mod discover;
 pub mod encoded;
+pub mod forget;
 pub mod jsonl;
 pub mod recognise;
 pub mod redact;

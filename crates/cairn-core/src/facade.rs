@@ -3,7 +3,9 @@
 
 mod archive;
 mod doctor;
+mod export;
 mod extract;
+pub(crate) mod forget;
 mod git;
 mod hooks;
 mod insights;

@@ -13,6 +13,7 @@
 //! the same question over the same sessions is answered from the store unless forced.
 
 pub mod endpoint;
+pub mod forget;
 pub mod material;
 pub mod render;
 pub mod slice;

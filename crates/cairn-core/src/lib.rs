@@ -30,6 +30,9 @@ pub mod text;
 pub mod views;
 
 pub use error::{Error, ErrorKind, ErrorReport, Result};
+pub use facade::forget::{
+    ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, Forgotten,
+};
 pub use facade::mcp::AgentWriter;
 pub use facade::memory::SessionStartBrief;
 

@@ -16,6 +16,7 @@ pub mod analyze;
 pub mod brief;
 pub mod evidence;
 pub mod extract;
+pub mod forget;
 pub mod hybrid;
 pub mod import;
 pub mod index;

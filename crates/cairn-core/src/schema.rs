@@ -41,6 +41,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         "recall/migrations/0017_trusted_by_project.sql"
     )),
     sql(include_str!("archive/migrations/0018_keyed_records.sql")),
+    sql(include_str!("archive/migrations/0019_forget.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

@@ -12,6 +12,7 @@
 
 pub mod embed;
 pub mod endpoint;
+pub mod forget;
 pub mod fusion;
 pub mod vectors;
 

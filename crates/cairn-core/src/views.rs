@@ -2,6 +2,7 @@
 //! the desktop commands and the generated TypeScript bindings all use them as they are.
 
 pub mod branches;
+pub mod export;
 pub mod search;
 pub mod session;
 pub mod sessions;

@@ -66,6 +66,9 @@ import type {
   Generated_Serialize,
   Phase,
   ExportFormat,
+  ExportedSession,
+  ForgetPlan_Serialize,
+  SessionExportFormat,
   ExportedReport,
   InsightProgress,
   ExtractStatus_Serialize,
@@ -114,7 +117,8 @@ export type SearchQuery = SearchQuery_Deserialize;
 
 // Recall and Generated insights.
 export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase, AgentUsage };
-export type { ExportFormat, ExportedReport, InsightProgress };
+export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
+export type ForgetPlan = ForgetPlan_Serialize;
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;
 export type ExtractDoctor = ExtractDoctor_Serialize;

@@ -137,6 +137,14 @@ export const commands = {
 	 *  into the Downloads folder, else `<data dir>/exports/`; returns the file written.
 	 */
 	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, ErrorReport_Serialize>(__TAURI_INVOKE("insight_export", { id, format })),
+	sessionExport: (key: string, options: ExportOptions_Deserialize) => typedError<ExportedSession, ErrorReport_Serialize>(__TAURI_INVOKE("session_export", { key, options })),
+	/**  Exactly what forgetting `request` would remove; changes nothing. */
+	forgetPreview: (request: ForgetRequest_Deserialize) => typedError<ForgetPlan_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_preview", { request })),
+	/**
+	 *  Forget what `request` names (the window showed `forget_preview`'s list first); the window
+	 *  then says the session is gone.
+	 */
+	forgetSessions: (request: ForgetRequest_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request })),
 	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
 	extractStatus: () => typedError<ExtractStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_status")),
 	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
@@ -553,6 +561,27 @@ export type Evidence = "commit_by_session" | "pr_created" | "environment_promoti
 
 export type ExportFormat = "md" | "html" | "json";
 
+/**  What to export. */
+export type ExportOptions = ExportOptions_Serialize | ExportOptions_Deserialize;
+
+/**  What to export. */
+export type ExportOptions_Deserialize = {
+	format: SessionExportFormat,
+	/**  First and last turn index to include (both included); all turns when absent. */
+	turns?: TurnRange | null,
+	/**  Tool output past this many bytes is cut (0: the default). */
+	max_output_bytes: number,
+};
+
+/**  What to export. */
+export type ExportOptions_Serialize = {
+	format: SessionExportFormat,
+	/**  First and last turn index to include (both included); all turns when absent. */
+	turns: TurnRange | null,
+	/**  Tool output past this many bytes is cut (0: the default). */
+	max_output_bytes: number,
+};
+
 /**  Where an export was written. */
 export type ExportedReport = {
 	/**  The file written. */
@@ -560,6 +589,16 @@ export type ExportedReport = {
 	file_name: string,
 	/**  Its size in bytes. */
 	bytes: number | null,
+};
+
+/**  Where a session export was written, and what it left out. */
+export type ExportedSession = {
+	path: string,
+	file_name: string,
+	bytes: number | null,
+	left_out: LeftOut,
+	/**  The same in one sentence, for the window to show. */
+	left_out_text: string,
 };
 
 /**  `extract doctor`: the settings, then real calls — `/models` and one tiny extraction. */
@@ -864,6 +903,128 @@ export type Filters_Serialize = {
 	/**  Only entries flagged stale (true) or not stale (false). */
 	stale: boolean | null,
 	limit: number | null,
+};
+
+/**  A Recall entry that cites a forgotten session. */
+export type ForgetEntry = {
+	id: string,
+	title: string,
+	/**  No evidence would be left: it goes back to the review inbox, evidence revoked. */
+	back_to_inbox: boolean,
+};
+
+/**  Exactly what a forget removes (before), or removed (after). */
+export type ForgetPlan = ForgetPlan_Serialize | ForgetPlan_Deserialize;
+
+/**  Exactly what a forget removes (before), or removed (after). */
+export type ForgetPlan_Deserialize = {
+	sessions: ForgetSession_Deserialize[],
+	turns: number,
+	records: number,
+	/**  Transcript files read: each has a retained copy, and gets a tombstone. */
+	retained_copies: number,
+	vectors: number,
+	links: number,
+	/**  Evidence rows citing the sessions, and the entries they belong to. */
+	recall_evidence: number,
+	recall_entries: ForgetEntry[],
+	insight_reports: ForgetReport[],
+	/**  Whether the next sync may import the files again. */
+	allow_reimport: boolean,
+};
+
+/**  Exactly what a forget removes (before), or removed (after). */
+export type ForgetPlan_Serialize = {
+	sessions: ForgetSession_Serialize[],
+	turns: number,
+	records: number,
+	/**  Transcript files read: each has a retained copy, and gets a tombstone. */
+	retained_copies: number,
+	vectors: number,
+	links: number,
+	/**  Evidence rows citing the sessions, and the entries they belong to. */
+	recall_evidence: number,
+	recall_entries: ForgetEntry[],
+	insight_reports: ForgetReport[],
+	/**  Whether the next sync may import the files again. */
+	allow_reimport: boolean,
+};
+
+/**  A generated report that read a forgotten session (it goes too: it may quote it). */
+export type ForgetReport = {
+	id: number,
+	title: string,
+};
+
+/**  Which sessions to forget; every given condition must hold, and one must be given. */
+export type ForgetRequest = ForgetRequest_Serialize | ForgetRequest_Deserialize;
+
+/**  Which sessions to forget; every given condition must hold, and one must be given. */
+export type ForgetRequest_Deserialize = {
+	/**  A session key or the agent's own session id. */
+	session?: string | null,
+	project?: string | null,
+	/**  Sessions last active before this day (`YYYY-MM-DD`) or RFC 3339 time. */
+	before?: string | null,
+	agent?: Agent | null,
+	/**  Let the next sync import the forgotten files again (no tombstone holds them back). */
+	allow_reimport: boolean,
+};
+
+/**  Which sessions to forget; every given condition must hold, and one must be given. */
+export type ForgetRequest_Serialize = {
+	/**  A session key or the agent's own session id. */
+	session: string | null,
+	project: string | null,
+	/**  Sessions last active before this day (`YYYY-MM-DD`) or RFC 3339 time. */
+	before: string | null,
+	agent: Agent | null,
+	/**  Let the next sync import the forgotten files again (no tombstone holds them back). */
+	allow_reimport: boolean,
+};
+
+/**  A session a forget removes. */
+export type ForgetSession = ForgetSession_Serialize | ForgetSession_Deserialize;
+
+/**  A session a forget removes. */
+export type ForgetSession_Deserialize = {
+	session_key: string,
+	agent: string,
+	title?: string | null,
+	started_at?: string | null,
+};
+
+/**  A session a forget removes. */
+export type ForgetSession_Serialize = {
+	session_key: string,
+	agent: string,
+	title: string | null,
+	started_at: string | null,
+};
+
+/**  What `forget` did. */
+export type Forgotten = Forgotten_Serialize | Forgotten_Deserialize;
+
+/**  What `forget` did. */
+export type Forgotten_Deserialize = {
+	/**  What was removed (the plan, as carried out). */
+	removed: ForgetPlan_Deserialize,
+	/**  Retained copy files deleted (including any a killed forget left behind). */
+	retained_files_deleted: number,
+	/**  The database file's size before and after (freed pages are zeroed, then vacuumed). */
+	db_bytes_before: number | null,
+	db_bytes_after: number | null,
+};
+
+/**  What `forget` did. */
+export type Forgotten_Serialize = {
+	/**  What was removed (the plan, as carried out). */
+	removed: ForgetPlan_Serialize,
+	/**  Retained copy files deleted (including any a killed forget left behind). */
+	retained_files_deleted: number,
+	/**  The database file's size before and after (freed pages are zeroed, then vacuumed). */
+	db_bytes_before: number | null,
+	db_bytes_after: number | null,
 };
 
 export type GenState = "building" | "active" | "retired";
@@ -1198,6 +1359,23 @@ export type Insight_Serialize = {
 	session_keys: string[],
 	/**  `cairn://recall?tab=generated&insight=<id>`. */
 	link: string,
+};
+
+/**  What an export left out or changed, so its reader knows. */
+export type LeftOut = {
+	/**
+	 *  Redaction markers in the exported text, by kind (`github-pat`, `path`, …): those made
+	 *  at capture and those made on the way out.
+	 */
+	redactions: { [key in string]: number },
+	/**  Tool outputs cut at `max_output_bytes`, and the bytes they lost. */
+	outputs_cut: number,
+	output_bytes_cut: number,
+	max_output_bytes: number,
+	/**  Turns of the session not in this export (a turn range was asked for). */
+	turns_not_exported: number,
+	/**  Whether the home directory was written as `~`. */
+	home_written_as_tilde: boolean,
 };
 
 /**  What the live watcher covers. */
@@ -1995,6 +2173,9 @@ export type SessionDetail_Serialize = {
 	subagents: SubagentSummary_Serialize[],
 };
 
+/**  The formats a session exports to. */
+export type SessionExportFormat = "md" | "html" | "json" | "atif";
+
 /**  A failed session. */
 export type SessionFailure = {
 	session_key: string,
@@ -2431,6 +2612,12 @@ export type TurnCoverage = {
 	showing_turns: number,
 	total_turns: number,
 	has_more_before: boolean,
+};
+
+/**  Turns `from..=to` by their index, as `show` numbers them. */
+export type TurnRange = {
+	from: number,
+	to: number,
 };
 
 /**  One turn's records. */

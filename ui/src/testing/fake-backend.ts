@@ -645,6 +645,43 @@ export function fakeBackend(options: FakeOptions = {}) {
         report(args.id as number);
         reports = reports.filter((r) => r.id !== args.id);
         return null;
+      case 'forget_preview':
+      case 'forget_sessions': {
+        const plan = {
+          sessions: [{ session_key: 'sha256-fake', agent: 'claude', title: 'A session to forget', started_at: '2026-02-10T21:11:52Z' }],
+          turns: 3,
+          records: 23,
+          retained_copies: 1,
+          vectors: 0,
+          links: 1,
+          recall_evidence: 1,
+          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true }],
+          insight_reports: [],
+          allow_reimport: false,
+        };
+        return cmd === 'forget_preview'
+          ? plan
+          : { removed: plan, retained_files_deleted: 1, db_bytes_before: 4096, db_bytes_after: 2048 };
+      }
+      case 'session_export': {
+        const options = args.options as { format: string };
+        const ext = options.format === 'atif' ? 'atif.json' : options.format;
+        const name = `session-claude-${String(args.key).slice(0, 8)}-20260210.${ext}`;
+        return {
+          path: `/home/dev/Downloads/${name}`,
+          file_name: name,
+          bytes: 2048,
+          left_out: {
+            redactions: { 'github-pat': 1 },
+            outputs_cut: 0,
+            output_bytes_cut: 0,
+            max_output_bytes: 4096,
+            turns_not_exported: 0,
+            home_written_as_tilde: true,
+          },
+          left_out_text: 'Redacted: github-pat ×1. The home directory is written as `~`.',
+        };
+      }
       case 'insight_export': {
         const name = `insight-${args.id as number}-weekly-summary.${args.format as string}`;
         return { path: `/home/dev/Downloads/${name}`, file_name: name, bytes: 120 };

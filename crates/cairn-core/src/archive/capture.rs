@@ -1631,7 +1631,8 @@ pub(crate) fn capture_files(
     let lock = CaptureLock::open(data_dir)?;
     let _guard = lock.lock()?;
     let mut tally = Tally::default();
-    for file in files {
+    let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
+    for file in &kept {
         capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
     }
     Ok(tally.finish(files.len()))
@@ -1693,6 +1694,8 @@ pub fn capture_many(
     trigger: Trigger,
     progress: &dyn Progress,
 ) -> Result<(SyncReport, Touched)> {
+    let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
+    let files = kept.as_slice();
     let states: HashMap<String, SourceState> = store
         .all_source_states()?
         .into_iter()

@@ -4,12 +4,24 @@
 // The timeline is flattened into rows for the virtual list: a row per turn, and under an
 // expanded turn a row per record (or one row saying the records are loading or failed).
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
-import { api, type Api, type RecordView, type SessionDetail, type SessionTimeline, type TimelineTurn } from '../api';
+import {
+  api,
+  type Api,
+  type RecordView,
+  type SessionDetail,
+  type ForgetPlan,
+  type SessionExportFormat,
+  type SessionTimeline,
+  type TimelineTurn,
+} from '../api';
 import type { TurnRecords } from '../api';
 import { problemOf, type Problem } from '../errors';
 import { Resource } from './resource.svelte';
 
-export type SessionApi = Pick<Api, 'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn'>;
+export type SessionApi = Pick<
+  Api,
+  'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn' | 'sessionExport' | 'forgetPreview' | 'forgetSessions'
+>;
 
 export type TimelineRow =
   | { type: 'turn'; turn: TimelineTurn; expanded: boolean }
@@ -31,6 +43,14 @@ export class SessionStore {
   selected = $state(-1);
   /** Asks the list to bring a row to the middle; the token makes repeated asks count. */
   scrollRequest: { index: number; token: number } | null = $state(null);
+  /** The last export of this session: the file written and what it left out, or why not. */
+  exported: { text: string; error: boolean } | null = $state(null);
+  exporting = $state(false);
+  /** What forgetting this session would remove, shown before the destructive button. */
+  forgetPlan: ForgetPlan | null = $state(null);
+  forgetting = $state(false);
+  /** After a forget: what went (the session is gone), or why the forget failed. */
+  forgotten: { text: string; error: boolean } | null = $state(null);
   #api: SessionApi;
   #token = 0;
   #loading = new WeakMap<Resource<TurnRecords>, Promise<void>>();
@@ -69,6 +89,9 @@ export class SessionStore {
       this.selected = -1;
       this.detail.reset();
       this.timeline.reset();
+      this.exported = null;
+      this.forgetPlan = null;
+      this.forgotten = null;
     }
     this.highlight = null;
     this.anchorProblem = null;
@@ -78,6 +101,68 @@ export class SessionStore {
     if (target.record !== undefined && target.record !== null) await this.focusRecord(target.record);
     else if (target.turn !== undefined && target.turn !== null) await this.focusTurn(target.turn, true);
     else if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
+  }
+
+  /** Export the open session (all turns) into the Downloads folder; the core cleans it and
+   * names the file. Says where it went and what it left out. */
+  async exportAs(format: SessionExportFormat): Promise<void> {
+    const key = this.key;
+    if (key === null || this.exporting) return;
+    this.exporting = true;
+    try {
+      const outcome = await this.#api.sessionExport(key, { format, turns: null, max_output_bytes: 0 });
+      if (this.key !== key) return;
+      this.exported =
+        outcome.status === 'ok'
+          ? { text: `Saved ${outcome.data.file_name} (${outcome.data.path}). ${outcome.data.left_out_text}`, error: false }
+          : { text: problemOf(outcome.error).message, error: true };
+    } finally {
+      this.exporting = false;
+    }
+  }
+
+  #forgetRequest(key: string) {
+    return { session: key, project: null, before: null, agent: null, allow_reimport: false };
+  }
+
+  /** Load what forgetting the open session would remove (nothing is removed yet). */
+  async askForget(): Promise<void> {
+    const key = this.key;
+    if (key === null || this.forgetting) return;
+    this.forgotten = null;
+    const outcome = await this.#api.forgetPreview(this.#forgetRequest(key));
+    if (this.key !== key) return;
+    if (outcome.status === 'ok') this.forgetPlan = outcome.data;
+    else this.forgotten = { text: problemOf(outcome.error).message, error: true };
+  }
+
+  cancelForget(): void {
+    this.forgetPlan = null;
+  }
+
+  /** Forget the open session (after `askForget` showed the list). */
+  async confirmForget(): Promise<void> {
+    const key = this.key;
+    if (key === null || this.forgetPlan === null || this.forgetting) return;
+    this.forgetting = true;
+    try {
+      const outcome = await this.#api.forgetSessions(this.#forgetRequest(key));
+      if (outcome.status === 'ok') {
+        const n = outcome.data.removed.sessions.length;
+        this.forgotten = {
+          text: `Forgot ${n} session${n === 1 ? '' : 's'} and ${outcome.data.removed.records} records.`,
+          error: false,
+        };
+        this.forgetPlan = null;
+        this.expanded.clear();
+        this.timeline.reset();
+        this.detail.reset();
+      } else {
+        this.forgotten = { text: problemOf(outcome.error).message, error: true };
+      }
+    } finally {
+      this.forgetting = false;
+    }
   }
 
   /** Reload what is on screen (the archive changed), keeping expanded turns and the place. */

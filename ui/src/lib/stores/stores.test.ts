@@ -27,6 +27,9 @@ function api(options = {}): Api {
     sessionTimeline: (sessionKey: string) => call('session_timeline', { sessionKey }),
     turnRecords: (sessionKey: string, turnIndex: number) => call('turn_records', { sessionKey, turnIndex }),
     recordTurn: (sessionKey: string, ordinal: number) => call('record_turn', { sessionKey, ordinal }),
+    sessionExport: (key: string, options: unknown) => call('session_export', { key, options }),
+    forgetPreview: (request: unknown) => call('forget_preview', { request }),
+    forgetSessions: (request: unknown) => call('forget_sessions', { request }),
     sourceDirs: () => call('source_dirs', {}),
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
@@ -118,6 +121,40 @@ describe('SessionStore', () => {
     expect(state?.type === 'records-state' && state.records.error).toBe('database locked');
     store.activate(1);
     await vi.waitFor(() => expect(store.rows[1]?.type).toBe('record'));
+  });
+
+  it('exports the open session and says where it went and what it left out', async () => {
+    const store = new SessionStore(api() as SessionApi);
+    await store.open(key(1));
+    await store.exportAs('atif');
+    expect(store.exported?.error).toBe(false);
+    expect(store.exported?.text).toMatch(/^Saved session-claude-.*\.atif\.json \(\/home\/dev\/Downloads\/.*Redacted: github-pat ×1/);
+  });
+
+  it('shows what forgetting would remove before it forgets, and nothing goes on cancel', async () => {
+    const calls: string[] = [];
+    const base = api() as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const spy = new Proxy(base, {
+      get: (target, name: string) => (...a: unknown[]) => {
+        calls.push(name);
+        return target[name]!(...a);
+      },
+    }) as unknown as SessionApi;
+    const store = new SessionStore(spy);
+    await store.open(key(1));
+    await store.askForget();
+    expect(store.forgetPlan?.records).toBe(23);
+    expect(store.forgetPlan?.recall_entries[0]?.back_to_inbox).toBe(true);
+    store.cancelForget();
+    expect(store.forgetPlan).toBeNull();
+    expect(calls).not.toContain('forgetSessions');
+    await store.confirmForget();
+    expect(calls).not.toContain('forgetSessions');
+    await store.askForget();
+    await store.confirmForget();
+    expect(calls.filter((c) => c === 'forgetSessions')).toHaveLength(1);
+    expect(store.forgotten).toEqual({ text: 'Forgot 1 session and 23 records.', error: false });
+    expect(store.timeline.data).toBeNull();
   });
 
   it('folds and unfolds a record by Enter', async () => {

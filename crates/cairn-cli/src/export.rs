@@ -1,0 +1,69 @@
+//! `cairn export` and `cairn import`: one session out as md, html, json or atif, and an ATIF
+//! trajectory in. Flags only; the core cleans, renders and names.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use cairn_core::Cairn;
+use cairn_core::views::export::{ExportOptions, SessionExportFormat, TurnRange};
+
+use crate::render::{self, clean};
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// A session key (`sha256-…`) or the agent's own session id.
+    session: String,
+    /// md, html (one self-contained page), json (Cairn's view types) or atif (an ATIF
+    /// trajectory other tools read).
+    #[arg(long, default_value = "md")]
+    format: String,
+    /// Only these turns: `3..7` (3 to 7), `3..`, `..7` or `5`.
+    #[arg(long)]
+    turns: Option<String>,
+    /// Cut each tool output after this many bytes (default 4096; the archive keeps up to
+    /// 16384 of each).
+    #[arg(long, value_name = "BYTES")]
+    max_output: Option<u32>,
+    /// The file to write (default: stdout; `-o .` picks a name in the current directory). An
+    /// existing file is never replaced: the export goes beside it as `name (2).html`.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let options = ExportOptions {
+        format: SessionExportFormat::parse(&args.format)?,
+        turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
+        max_output_bytes: args.max_output.unwrap_or(0),
+    };
+    let Some(target) = args.output else {
+        // stdout is the document itself, also under --json (CLI.md).
+        let export = cairn.export_session(&args.session, &options)?;
+        out.write_all(export.text.as_bytes())?;
+        if !export.left_out.redactions.is_empty() || export.left_out.outputs_cut > 0 {
+            eprintln!("cairn: {}", clean(&export.left_out.sentence()));
+        }
+        return Ok(());
+    };
+    let (dir, name) = match target.file_name() {
+        Some(name) if !target.is_dir() => (
+            target.parent().filter(|p| !p.as_os_str().is_empty()),
+            Some(name.to_string_lossy().into_owned()),
+        ),
+        _ => (Some(target.as_path()), None),
+    };
+    let dir = dir.unwrap_or(Path::new("."));
+    let (path, export) =
+        cairn.export_session_into(&args.session, &options, dir, name.as_deref())?;
+    if json_out {
+        render::json(
+            out,
+            &serde_json::json!({"path": path, "format": export.format, "left_out": export.left_out}),
+        )?;
+    } else {
+        writeln!(out, "Wrote {}", clean(&path.display().to_string()))?;
+        writeln!(out, "{}", clean(&export.left_out.sentence()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! `cairn forget`: lists exactly what would go, asks, then has the core remove every byte.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{Result, bail};
+use cairn_core::{Cairn, ForgetPlan, ForgetRequest};
+
+use crate::AgentArg;
+use crate::render::{self, clean};
+
+#[derive(clap::Args)]
+pub struct ForgetArgs {
+    /// A session key (`sha256-…`) or the agent's own session id (its sub-agents go with it).
+    session: Option<String>,
+    /// Every session of this project.
+    #[arg(long)]
+    project: Option<String>,
+    /// Every session last active before this day (YYYY-MM-DD) or RFC 3339 time.
+    #[arg(long)]
+    before: Option<String>,
+    /// Every session of this agent.
+    #[arg(long, value_enum)]
+    agent: Option<AgentArg>,
+    /// Do not ask (for scripts). Without it, the list is shown and a terminal is asked.
+    #[arg(long)]
+    yes: bool,
+    /// Let the next sync import the same transcript files again (no tombstone).
+    #[arg(long)]
+    allow_reimport: bool,
+}
+
+fn describe(out: &mut impl Write, plan: &ForgetPlan) -> std::io::Result<()> {
+    writeln!(out, "Would forget {} session(s):", plan.sessions.len())?;
+    for s in &plan.sessions {
+        writeln!(
+            out,
+            "  {}  {:<7} {}",
+            clean(
+                s.started_at
+                    .as_deref()
+                    .and_then(|t| t.get(..16))
+                    .unwrap_or("(no time)    ")
+            ),
+            clean(&s.agent),
+            clean(&cairn_core::text::one_line(
+                s.title.as_deref().unwrap_or("(untitled)"),
+                70
+            )),
+        )?;
+    }
+    writeln!(
+        out,
+        "with {} turns, {} records, {} retained copies, {} vectors, {} links.",
+        plan.turns, plan.records, plan.retained_copies, plan.vectors, plan.links
+    )?;
+    if plan.recall_evidence > 0 {
+        writeln!(
+            out,
+            "Recall: {} evidence link(s) revoked in {} entr(ies):",
+            plan.recall_evidence,
+            plan.recall_entries.len()
+        )?;
+        for e in &plan.recall_entries {
+            let fate = if e.back_to_inbox {
+                "back to the inbox, unreviewed"
+            } else {
+                "keeps its other evidence"
+            };
+            writeln!(
+                out,
+                "  {} ({fate})",
+                clean(&cairn_core::text::one_line(&e.title, 70))
+            )?;
+        }
+    }
+    for r in &plan.insight_reports {
+        writeln!(
+            out,
+            "Report #{} {:?} read these sessions and is deleted too.",
+            r.id,
+            clean(&cairn_core::text::one_line(&r.title, 70))
+        )?;
+    }
+    if plan.allow_reimport {
+        writeln!(
+            out,
+            "The next sync may import these transcripts again (--allow-reimport)."
+        )?;
+    } else {
+        writeln!(
+            out,
+            "A tombstone keeps the next sync from importing these transcripts again."
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let req = ForgetRequest {
+        session: args.session,
+        project: args.project,
+        before: args.before,
+        agent: args.agent.map(Into::into),
+        allow_reimport: args.allow_reimport,
+    };
+    let plan = cairn.forget_preview(&req)?;
+    if plan.sessions.is_empty() && !args.yes {
+        if json_out {
+            render::json(
+                out,
+                &serde_json::json!({"sessions": 0, "records": 0, "removed": plan}),
+            )?;
+        } else {
+            writeln!(out, "No session matches: nothing to forget.")?;
+        }
+        return Ok(());
+    }
+    if !args.yes {
+        if json_out || !std::io::stdin().is_terminal() {
+            if json_out {
+                render::json(out, &serde_json::json!({"would_remove": plan}))?;
+            } else {
+                describe(out, &plan)?;
+            }
+            out.flush()?;
+            bail!("nothing was removed: run again with --yes to forget these sessions");
+        }
+        describe(out, &plan)?;
+        write!(out, "Forget them? This cannot be undone. [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            writeln!(out, "Nothing was removed.")?;
+            return Ok(());
+        }
+    }
+    let done = cairn.forget(&req)?;
+    if json_out {
+        render::json(
+            out,
+            &serde_json::json!({
+                "sessions": done.removed.sessions.len(),
+                "records": done.removed.records,
+                "removed": done,
+            }),
+        )?;
+    } else {
+        if args.yes {
+            describe(out, &done.removed)?;
+        }
+        writeln!(
+            out,
+            "Forgot {} session(s) and {} records; {} retained file(s) deleted; database {} → {} bytes.",
+            done.removed.sessions.len(),
+            done.removed.records,
+            done.retained_files_deleted,
+            done.db_bytes_before,
+            done.db_bytes_after
+        )?;
+    }
+    Ok(())
+}

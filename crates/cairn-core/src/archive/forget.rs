@@ -1,0 +1,266 @@
+//! Forgetting, the archive's part: which sessions a request names (with their sub-agents),
+//! what of them the archive holds, and removing it: records and their full-text entries, turns,
+//! sources, the session rows, and (after the commit) the retained copies. A tombstone per
+//! source file, by key only, keeps the next sync from importing the file again.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use crate::archive::Agent;
+
+/// Which sessions to forget: every given condition must hold. `session` is a row id.
+#[derive(Debug, Clone, Default)]
+pub struct Selector {
+    pub session: Option<i64>,
+    pub project: Option<String>,
+    /// Sessions whose last activity is before this RFC 3339 time.
+    pub before: Option<String>,
+    pub agent: Option<Agent>,
+}
+
+/// One session that would go, as the confirmation lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doomed {
+    pub id: i64,
+    pub key: String,
+    pub agent: String,
+    pub title: Option<String>,
+    pub started_at: Option<String>,
+}
+
+/// What the archive holds of a set of sessions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Held {
+    pub turns: u64,
+    pub records: u64,
+    /// Transcript files read (each has a retained copy).
+    pub sources: u64,
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(",")
+}
+
+/// The sessions `sel` names, and every session hanging off them (sub-agents, compactions,
+/// forks), oldest first.
+pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>> {
+    let mut sql =
+        String::from("SELECT id, session_key, agent, title, started_at FROM sessions WHERE 1 = 1");
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if let Some(id) = sel.session {
+        sql.push_str(" AND id = ?");
+        args.push(id.into());
+    }
+    if let Some(p) = &sel.project {
+        sql.push_str(" AND project = ?");
+        args.push(p.clone().into());
+    }
+    if let Some(b) = &sel.before {
+        sql.push_str(" AND COALESCE(updated_at, started_at, captured_at) < ?");
+        args.push(b.clone().into());
+    }
+    if let Some(a) = sel.agent {
+        sql.push_str(" AND agent = ?");
+        args.push(a.as_str().to_owned().into());
+    }
+    let row = |r: &rusqlite::Row<'_>| {
+        Ok(Doomed {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            agent: r.get(2)?,
+            title: r.get(3)?,
+            started_at: r.get(4)?,
+        })
+    };
+    let mut found: Vec<Doomed> = conn
+        .prepare(&sql)?
+        .query_map(params_from_iter(args), row)?
+        .collect::<rusqlite::Result<_>>()?;
+    // Children, to any depth: a sub-agent's transcript is part of its parent's session.
+    let mut i = 0;
+    let mut children = conn.prepare_cached(
+        "SELECT id, session_key, agent, title, started_at FROM sessions WHERE parent_key = ?1",
+    )?;
+    while i < found.len() {
+        let key = found[i].key.clone();
+        for child in children.query_map([&key], row)? {
+            let child = child?;
+            if !found.iter().any(|d| d.id == child.id) {
+                found.push(child);
+            }
+        }
+        i += 1;
+    }
+    found.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
+    Ok(found)
+}
+
+/// How many turns, records and source files the archive holds for `sessions`.
+pub fn held(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Held> {
+    if sessions.is_empty() {
+        return Ok(Held::default());
+    }
+    let list = placeholders(sessions.len());
+    let count = |table: &str| -> rusqlite::Result<u64> {
+        conn.query_row(
+            &format!("SELECT COUNT(*) FROM {table} WHERE session_id IN ({list})"),
+            params_from_iter(sessions),
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n.max(0) as u64)
+    };
+    Ok(Held {
+        turns: count("turns")?,
+        records: count("records")?,
+        sources: count("sources")?,
+    })
+}
+
+/// The turn row ids of `sessions` (the semantic room's vectors are keyed by them).
+pub fn turn_ids(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Vec<i64>> {
+    if sessions.is_empty() {
+        return Ok(Vec::new());
+    }
+    conn.prepare(&format!(
+        "SELECT id FROM turns WHERE session_id IN ({})",
+        placeholders(sessions.len())
+    ))?
+    .query_map(params_from_iter(sessions), |r| r.get(0))?
+    .collect()
+}
+
+/// Remove everything the archive holds of `sessions`, in the caller's transaction: full-text
+/// entries first (the index is external content: it needs each record's text to unindex it,
+/// and only records with a text or a tool input were indexed; unindexing another corrupts it),
+/// then records, turns and every other row keyed by the session, then the sources and the
+/// sessions. Each source gets a tombstone (`allow_reimport` lets the next sync read the file
+/// again). Returns the records removed.
+pub fn delete(
+    conn: &Connection,
+    sessions: &[i64],
+    allow_reimport: bool,
+    now: &str,
+) -> rusqlite::Result<u64> {
+    let mut records = 0u64;
+    let mut unindex = conn.prepare_cached(
+        "INSERT INTO records_fts (records_fts, rowid, text, tool_input)
+         SELECT 'delete', id, text, tool_input FROM records
+         WHERE session_id = ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
+    )?;
+    let mut tombstone = conn.prepare_cached(
+        "INSERT INTO forgotten_sources (source_key, agent, allow_reimport, forgotten_at)
+         SELECT source_key, agent, ?2, ?3 FROM sources WHERE session_id = ?1
+         ON CONFLICT (source_key) DO UPDATE SET allow_reimport = excluded.allow_reimport,
+             forgotten_at = excluded.forgotten_at",
+    )?;
+    for &id in sessions {
+        unindex.execute([id])?;
+        tombstone.execute(params![id, i64::from(allow_reimport), now])?;
+        for table in [
+            "secret_findings",
+            "warnings",
+            "token_usage",
+            "captures",
+            "session_branches",
+        ] {
+            conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
+        }
+        conn.execute(
+            "DELETE FROM retained_rekey WHERE source_id IN (SELECT id FROM sources WHERE session_id = ?1)",
+            [id],
+        )?;
+        records += conn.execute("DELETE FROM records WHERE session_id = ?1", [id])? as u64;
+        conn.execute("DELETE FROM turns WHERE session_id = ?1", [id])?;
+        conn.execute("DELETE FROM sources WHERE session_id = ?1", [id])?;
+        conn.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
+    }
+    Ok(records)
+}
+
+/// Rewrite the full-text index's segments so no deleted token stays in an old one.
+pub fn compact_index(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO records_fts (records_fts) VALUES ('optimize')",
+        [],
+    )
+    .map(drop)
+}
+
+/// Whether the file with `source_key` was forgotten and may not be read again.
+pub fn is_forgotten(conn: &Connection, source_key: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM forgotten_sources WHERE source_key = ?1 AND allow_reimport = 0",
+        [source_key],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|r| r.is_some())
+}
+
+/// Every tombstone whose file the archive does not hold now: `(agent, source_key)`. Their
+/// retained copies must not exist (a forget killed after its commit may have left some).
+pub fn tombstones_without_source(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare(
+        "SELECT f.agent, f.source_key FROM forgotten_sources f
+         WHERE NOT EXISTS (SELECT 1 FROM sources s WHERE s.source_key = f.source_key)",
+    )?
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
+/// Remove every retained copy (any generation) of the file `source_key` of `agent` under
+/// `data_dir`. Returns how many files went.
+pub fn remove_retained(data_dir: &Path, agent: &str, source_key: &str) -> std::io::Result<u64> {
+    // The layout of `archive::retain`: `retained/<agent>/<source_key>.g<n>.jsonl.zst`.
+    let Some(agent) = Agent::parse(agent) else {
+        return Ok(0);
+    };
+    let dir = crate::archive::retain::Retained::new(data_dir)
+        .path(agent, source_key, 0)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let prefix = format!("{source_key}.");
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// `files` without those a forget tombstoned (unless it allowed a re-import): a sync or a hook
+/// does not bring a forgotten transcript back.
+pub(crate) fn not_forgotten(
+    conn: &Connection,
+    files: &[crate::archive::discover::FoundFile],
+) -> rusqlite::Result<Vec<crate::archive::discover::FoundFile>> {
+    let any: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM forgotten_sources WHERE allow_reimport = 0)",
+        [],
+        |r| r.get(0),
+    )?;
+    if !any {
+        return Ok(files.to_vec());
+    }
+    let mut kept = Vec::with_capacity(files.len());
+    for f in files {
+        let key = std::fs::canonicalize(&f.path)
+            .map(|p| crate::keys::source_key(f.agent, &p))
+            .ok();
+        match key {
+            Some(k) if is_forgotten(conn, &k)? => {}
+            _ => kept.push(f.clone()),
+        }
+    }
+    Ok(kept)
+}

@@ -1,0 +1,242 @@
+//! The [`Cairn`] facade's forget: list what a request would remove, then remove it, each room
+//! deleting its own rows (archive, git, semantic, recall, insights) in one transaction, then
+//! the retained copies, the free pages and the write-ahead log.
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::{self, Agent};
+use crate::error::{Error, Result};
+use crate::{Cairn, clock, git, insights, recall, semantic};
+
+/// Which sessions to forget; every given condition must hold, and one must be given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetRequest {
+    /// A session key or the agent's own session id.
+    pub session: Option<String>,
+    pub project: Option<String>,
+    /// Sessions last active before this day (`YYYY-MM-DD`) or RFC 3339 time.
+    pub before: Option<String>,
+    pub agent: Option<Agent>,
+    /// Let the next sync import the forgotten files again (no tombstone holds them back).
+    pub allow_reimport: bool,
+}
+
+/// A session a forget removes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetSession {
+    pub session_key: String,
+    pub agent: String,
+    pub title: Option<String>,
+    pub started_at: Option<String>,
+}
+
+/// A Recall entry that cites a forgotten session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetEntry {
+    pub id: String,
+    pub title: String,
+    /// No evidence would be left: it goes back to the review inbox, evidence revoked.
+    pub back_to_inbox: bool,
+}
+
+/// A generated report that read a forgotten session (it goes too: it may quote it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetReport {
+    pub id: i64,
+    pub title: String,
+}
+
+/// Exactly what a forget removes (before), or removed (after).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetPlan {
+    pub sessions: Vec<ForgetSession>,
+    pub turns: u32,
+    pub records: u32,
+    /// Transcript files read: each has a retained copy, and gets a tombstone.
+    pub retained_copies: u32,
+    pub vectors: u32,
+    pub links: u32,
+    /// Evidence rows citing the sessions, and the entries they belong to.
+    pub recall_evidence: u32,
+    pub recall_entries: Vec<ForgetEntry>,
+    pub insight_reports: Vec<ForgetReport>,
+    /// Whether the next sync may import the files again.
+    pub allow_reimport: bool,
+}
+
+/// What `forget` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Forgotten {
+    /// What was removed (the plan, as carried out).
+    pub removed: ForgetPlan,
+    /// Retained copy files deleted (including any a killed forget left behind).
+    pub retained_files_deleted: u32,
+    /// The database file's size before and after (freed pages are zeroed, then vacuumed).
+    pub db_bytes_before: f64,
+    pub db_bytes_after: f64,
+}
+
+fn small(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Cairn {
+    fn forget_selector(
+        &self,
+        store: &crate::store::Store,
+        req: &ForgetRequest,
+    ) -> Result<archive::forget::Selector> {
+        if req.session.is_none()
+            && req.project.is_none()
+            && req.before.is_none()
+            && req.agent.is_none()
+        {
+            return Err(Error::Invalid(
+                "say what to forget: a session, or --project, --before or --agent".to_owned(),
+            ));
+        }
+        let session = match req.session.as_deref() {
+            Some(s) => Some(self.session_row(store, s)?),
+            None => None,
+        };
+        let before = match req.before.as_deref().map(str::trim) {
+            None => None,
+            Some(b) if crate::text::parse_rfc3339(b).is_some() => Some(b.to_owned()),
+            Some(b) if b.len() == 10 && b.parse::<jiff::civil::Date>().is_ok() => {
+                Some(b.to_owned())
+            }
+            Some(b) => {
+                return Err(Error::Invalid(format!(
+                    "--before {:?} is not a date; write YYYY-MM-DD or an RFC 3339 time",
+                    crate::text::one_line(b, 40)
+                )));
+            }
+        };
+        Ok(archive::forget::Selector {
+            session,
+            project: req.project.clone(),
+            before,
+            agent: req.agent,
+        })
+    }
+
+    /// Exactly what [`Cairn::forget`] would remove for `req`; changes nothing.
+    pub fn forget_preview(&self, req: &ForgetRequest) -> Result<ForgetPlan> {
+        let store = self.store();
+        let sel = self.forget_selector(&store, req)?;
+        let conn = store.conn();
+        let plan = (|| -> rusqlite::Result<ForgetPlan> {
+            let doomed = archive::forget::select(conn, &sel)?;
+            let ids: Vec<i64> = doomed.iter().map(|d| d.id).collect();
+            let keys: Vec<String> = doomed.iter().map(|d| d.key.clone()).collect();
+            let held = archive::forget::held(conn, &ids)?;
+            let turns = archive::forget::turn_ids(conn, &ids)?;
+            let (evidence, entries) = recall::forget::evidence_of(conn, &ids)?;
+            Ok(ForgetPlan {
+                sessions: doomed
+                    .into_iter()
+                    .map(|d| ForgetSession {
+                        session_key: d.key,
+                        agent: d.agent,
+                        title: d.title,
+                        started_at: d.started_at,
+                    })
+                    .collect(),
+                turns: small(held.turns),
+                records: small(held.records),
+                retained_copies: small(held.sources),
+                vectors: small(semantic::forget::vectors_of(conn, &turns)?),
+                links: small(git::forget::links_of(conn, &ids)?),
+                recall_evidence: small(evidence),
+                recall_entries: entries
+                    .into_iter()
+                    .map(|t| ForgetEntry {
+                        id: t.id,
+                        title: t.title,
+                        back_to_inbox: t.to_inbox,
+                    })
+                    .collect(),
+                insight_reports: insights::forget::reports_of(conn, &keys)?
+                    .into_iter()
+                    .map(|(id, title)| ForgetReport { id, title })
+                    .collect(),
+                allow_reimport: req.allow_reimport,
+            })
+        })();
+        plan.map_err(|e| store.err(e))
+    }
+
+    /// Remove every byte of the sessions `req` names: one transaction in which each room
+    /// deletes its own rows (a kill leaves the archive as it was, or without them whole), then
+    /// the retained copies, then the freed pages (zeroed by `secure_delete`, given back by
+    /// `VACUUM`) and the write-ahead log.
+    pub fn forget(&self, req: &ForgetRequest) -> Result<Forgotten> {
+        self.writable()?;
+        let plan = self.forget_preview(req)?;
+        let db_path = self.data_dir.join(crate::store::DB_FILE);
+        let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64);
+        let db_bytes_before = size(&db_path);
+        let mut store = self.store();
+        let sel = self.forget_selector(&store, req)?;
+        let now = clock::now();
+        let result = (|| -> rusqlite::Result<()> {
+            let conn = store.conn_mut();
+            conn.pragma_update(None, "secure_delete", "ON")?;
+            let tx = conn.transaction()?;
+            let doomed = archive::forget::select(&tx, &sel)?;
+            let ids: Vec<i64> = doomed.iter().map(|d| d.id).collect();
+            let keys: Vec<String> = doomed.iter().map(|d| d.key.clone()).collect();
+            let turns = archive::forget::turn_ids(&tx, &ids)?;
+            let reports: Vec<i64> = insights::forget::reports_of(&tx, &keys)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            insights::forget::delete(&tx, &reports)?;
+            recall::forget::revoke(&tx, &ids, &now)?;
+            semantic::forget::delete(&tx, &turns)?;
+            git::forget::delete(&tx, &ids)?;
+            archive::forget::delete(&tx, &ids, req.allow_reimport, &now)?;
+            archive::forget::compact_index(&tx)?;
+            tx.commit()
+        })();
+        result.map_err(|e| store.err(e))?;
+        // After the commit: the retained copies of every tombstoned file not held again
+        // (this forget's, and any a killed forget left behind).
+        let mut retained_files_deleted = 0u64;
+        let orphans =
+            archive::forget::tombstones_without_source(store.conn()).map_err(|e| store.err(e))?;
+        for (agent, key) in orphans {
+            retained_files_deleted +=
+                archive::forget::remove_retained(&self.data_dir, &agent, &key).map_err(|e| {
+                    Error::Write {
+                        path: self.data_dir.join("retained"),
+                        source: e,
+                    }
+                })?;
+        }
+        // Give the zeroed pages back and empty the log, so no copy of a page survives in either
+        // (skipped when nothing matched: the sweep above was all there was to do).
+        let tidy = (|| -> rusqlite::Result<()> {
+            let conn = store.conn();
+            if !plan.sessions.is_empty() {
+                conn.execute_batch("VACUUM")?;
+            }
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            conn.pragma_update(None, "secure_delete", "OFF")
+        })();
+        tidy.map_err(|e| store.err(e))?;
+        drop(store);
+        Ok(Forgotten {
+            removed: plan,
+            retained_files_deleted: small(retained_files_deleted),
+            db_bytes_before,
+            db_bytes_after: size(&db_path),
+        })
+    }
+}

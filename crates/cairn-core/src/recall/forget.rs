@@ -1,0 +1,82 @@
+//! Forgetting, Recall's part: evidence that cites a forgotten session is revoked (its snippet
+//! quoted the transcript). An entry left with no evidence goes back to the review inbox,
+//! never silently trusted: unreviewed, provenance unchecked, with a note saying why.
+
+use rusqlite::{Connection, params};
+
+/// Revocation note on an entry whose every piece of evidence was forgotten.
+pub const REVOKED_NOTE: &str = "evidence revoked: the sessions it cited were forgotten";
+
+/// An entry whose evidence a forget touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touched {
+    pub id: String,
+    pub title: String,
+    /// True when no evidence would be left: the entry goes back to the inbox.
+    pub to_inbox: bool,
+}
+
+/// The evidence rows citing `sessions`, and the entries they belong to.
+pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64, Vec<Touched>)> {
+    let mut rows = 0u64;
+    let mut entries: Vec<Touched> = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT ev.entry_id, e.title FROM recall_evidence ev JOIN recall_entries e ON e.id = ev.entry_id
+         WHERE ev.session_id = ?1",
+    )?;
+    for &id in sessions {
+        for row in stmt.query_map([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (entry, title) = row?;
+            rows += 1;
+            if !entries.iter().any(|t| t.id == entry) {
+                entries.push(Touched {
+                    id: entry,
+                    title,
+                    to_inbox: false,
+                });
+            }
+        }
+    }
+    let mut others = conn.prepare_cached(&format!(
+        "SELECT COUNT(*) FROM recall_evidence WHERE entry_id = ?1 AND session_id NOT IN ({})",
+        vec!["?"; sessions.len().max(1)].join(",")
+    ))?;
+    for t in &mut entries {
+        let mut args: Vec<rusqlite::types::Value> = vec![t.id.clone().into()];
+        args.extend(sessions.iter().map(|&s| s.into()));
+        if sessions.is_empty() {
+            args.push(rusqlite::types::Value::Null);
+        }
+        let left: i64 = others.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        t.to_inbox = left == 0;
+    }
+    Ok((rows, entries))
+}
+
+/// Revoke the evidence citing `sessions` and send the entries left without evidence back to
+/// the inbox (in the caller's transaction). Returns the evidence rows removed.
+pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Result<u64> {
+    let (_, touched) = evidence_of(conn, sessions)?;
+    let mut removed = 0u64;
+    for &id in sessions {
+        removed += conn.execute("DELETE FROM recall_evidence WHERE session_id = ?1", [id])? as u64;
+        conn.execute(
+            "UPDATE recall_entries SET source_session_id = NULL WHERE source_session_id = ?1",
+            [id],
+        )?;
+        for table in ["recall_extract_progress", "recall_extract_entries"] {
+            conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
+        }
+    }
+    for t in touched.iter().filter(|t| t.to_inbox) {
+        conn.execute(
+            "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL,
+                 provenance_ok = 0, provenance_note = ?2, updated_at = ?3
+             WHERE id = ?1",
+            params![t.id, REVOKED_NOTE, now],
+        )?;
+    }
+    Ok(removed)
+}

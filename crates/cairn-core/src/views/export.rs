@@ -1,0 +1,526 @@
+//! One session (or a range of its turns) out of the archive, to share: Markdown, one
+//! self-contained HTML page, Cairn's own view types as JSON, or an ATIF trajectory.
+//!
+//! An export is meant to leave the machine, so every string of the document passes the
+//! outbound cleaning before any renderer sees it ([`Document::build`]): terminal escape
+//! sequences and control characters removed, secrets redacted, the home directory written as
+//! `~`. Tool output longer than [`ExportOptions::max_output_bytes`] is cut. The document says
+//! what it left out ([`LeftOut`]): redactions by kind, outputs cut and their bytes.
+
+mod atif;
+mod html;
+mod markdown;
+mod tool_input;
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::archive::redact::Redactor;
+use crate::archive::store as archive;
+use crate::error::{Error, Result};
+
+pub use super::session::SessionDetail;
+pub use super::show::{RecordView, TimelineTurn};
+
+/// Tool output longer than this is cut in an export unless the person raises the limit (the
+/// archive itself keeps up to 16 KiB of each output).
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 4 * 1024;
+
+/// The formats a session exports to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum SessionExportFormat {
+    Md,
+    Html,
+    Json,
+    Atif,
+}
+
+impl SessionExportFormat {
+    pub fn parse(s: &str) -> Result<SessionExportFormat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Ok(SessionExportFormat::Md),
+            "html" => Ok(SessionExportFormat::Html),
+            "json" => Ok(SessionExportFormat::Json),
+            "atif" => Ok(SessionExportFormat::Atif),
+            other => Err(Error::Invalid(format!(
+                "unknown export format `{}`: use md, html, json or atif",
+                crate::text::one_line(other, 40)
+            ))),
+        }
+    }
+
+    /// The file name's ending: `.md`, `.html`, `.json`, `.atif.json`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            SessionExportFormat::Md => "md",
+            SessionExportFormat::Html => "html",
+            SessionExportFormat::Json => "json",
+            SessionExportFormat::Atif => "atif.json",
+        }
+    }
+}
+
+/// What to export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportOptions {
+    pub format: SessionExportFormat,
+    /// First and last turn index to include (both included); all turns when absent.
+    pub turns: Option<TurnRange>,
+    /// Tool output past this many bytes is cut (0: the default).
+    pub max_output_bytes: u32,
+}
+
+/// Turns `from..=to` by their index, as `show` numbers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TurnRange {
+    pub from: u32,
+    pub to: u32,
+}
+
+impl TurnRange {
+    /// `3..7`, `3..=7` (both mean turns 3 to 7), `3..` (from 3), `..7`, or `5` (one turn).
+    pub fn parse(s: &str) -> Result<TurnRange> {
+        let bad = || {
+            Error::Invalid(format!(
+                "turn range `{}` is not A..B (for example 3..7, 3.. or 5)",
+                crate::text::one_line(s, 40)
+            ))
+        };
+        let num = |t: &str, default: u32| -> Result<u32> {
+            let t = t.trim();
+            if t.is_empty() {
+                Ok(default)
+            } else {
+                t.parse().map_err(|_| bad())
+            }
+        };
+        let range = match s.split_once("..") {
+            Some((a, b)) => TurnRange {
+                from: num(a, 0)?,
+                to: num(b.strip_prefix('=').unwrap_or(b), u32::MAX)?,
+            },
+            None => {
+                let n = num(s, u32::MAX)?;
+                if n == u32::MAX {
+                    return Err(bad());
+                }
+                TurnRange { from: n, to: n }
+            }
+        };
+        if range.from > range.to {
+            return Err(Error::Invalid(format!(
+                "turn range `{}` ends before it starts",
+                crate::text::one_line(s, 40)
+            )));
+        }
+        Ok(range)
+    }
+}
+
+/// One turn of an export: the turn as `show` lists it and all its records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportTurn {
+    pub turn: TimelineTurn,
+    pub records: Vec<RecordView>,
+}
+
+/// What an export left out or changed, so its reader knows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LeftOut {
+    /// Redaction markers in the exported text, by kind (`github-pat`, `path`, …): those made
+    /// at capture and those made on the way out.
+    pub redactions: BTreeMap<String, u32>,
+    /// Tool outputs cut at `max_output_bytes`, and the bytes they lost.
+    pub outputs_cut: u32,
+    pub output_bytes_cut: u64,
+    pub max_output_bytes: u32,
+    /// Turns of the session not in this export (a turn range was asked for).
+    pub turns_not_exported: u32,
+    /// Whether the home directory was written as `~`.
+    pub home_written_as_tilde: bool,
+}
+
+impl LeftOut {
+    /// One paragraph for a person: what was redacted and cut, and how to get more.
+    pub fn sentence(&self) -> String {
+        let mut parts = Vec::new();
+        if self.redactions.is_empty() {
+            parts.push("No secrets were found to redact.".to_owned());
+        } else {
+            let kinds: Vec<String> = self
+                .redactions
+                .iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect();
+            parts.push(format!("Redacted: {}.", kinds.join(", ")));
+        }
+        if self.outputs_cut > 0 {
+            parts.push(format!(
+                "{} tool output(s) cut at {} bytes ({} bytes left out); raise the limit with `--max-output BYTES`.",
+                self.outputs_cut, self.max_output_bytes, self.output_bytes_cut
+            ));
+        }
+        if self.turns_not_exported > 0 {
+            parts.push(format!(
+                "{} turn(s) of the session are not in this export.",
+                self.turns_not_exported
+            ));
+        }
+        if self.home_written_as_tilde {
+            parts.push("The home directory is written as `~`.".to_owned());
+        }
+        parts.join(" ")
+    }
+}
+
+/// The exported document: Cairn's view types, cleaned. `--format json` writes it as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Document {
+    pub session: SessionDetail,
+    pub turns: Vec<ExportTurn>,
+    pub left_out: LeftOut,
+}
+
+/// An export, rendered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionExport {
+    pub format: SessionExportFormat,
+    /// The file name it gets by default (`session-<agent>-<id>-<day>.<ext>`).
+    pub file_name: String,
+    pub text: String,
+    pub left_out: LeftOut,
+}
+
+impl Document {
+    /// Read session `session` (row id) with the turns asked for, cut long tool output and clean
+    /// every string. `home` is written as `~` wherever it starts a path.
+    pub fn build(
+        conn: &Connection,
+        session: i64,
+        options: &ExportOptions,
+        home: Option<&str>,
+        db: impl Fn(rusqlite::Error) -> Error,
+    ) -> Result<Document> {
+        let detail = archive::session_detail(conn, session).map_err(&db)?;
+        let range = options.turns.unwrap_or(TurnRange {
+            from: 0,
+            to: u32::MAX,
+        });
+        let max = match options.max_output_bytes {
+            0 => DEFAULT_MAX_OUTPUT_BYTES,
+            n => n as usize,
+        };
+        let mut left_out = LeftOut {
+            max_output_bytes: u32::try_from(max).unwrap_or(u32::MAX),
+            ..LeftOut::default()
+        };
+        let mut turns = Vec::new();
+        let mut total = 0u32;
+        for (id, turn) in archive::timeline_turns(conn, session, 0).map_err(&db)? {
+            total += 1;
+            if turn.turn_index < range.from || turn.turn_index > range.to {
+                continue;
+            }
+            let mut records = archive::records_of_turn(conn, id, 0, i64::MAX).map_err(&db)?;
+            for r in &mut records {
+                if r.kind == "tool_result"
+                    && let Some(text) = r.text.as_mut()
+                    && text.len() > max
+                {
+                    let keep = floor_char_boundary(text, max);
+                    left_out.outputs_cut += 1;
+                    left_out.output_bytes_cut += (text.len() - keep) as u64;
+                    let cut = text.len() - keep;
+                    text.truncate(keep);
+                    text.push_str(&format!("\n[… {cut} more bytes of output not exported]"));
+                }
+            }
+            turns.push(ExportTurn { turn, records });
+        }
+        if options.turns.is_some() && turns.is_empty() {
+            return Err(Error::NotFound(format!(
+                "no turn {}..{} in this session (it has {total}); list its turns with `cairn show {}`",
+                range.from, range.to, detail.session_key
+            )));
+        }
+        left_out.turns_not_exported = total.saturating_sub(turns.len() as u32);
+        let doc = Document {
+            session: detail,
+            turns,
+            left_out,
+        };
+        doc.cleaned(home)
+    }
+
+    /// Every string (and map key) through [`clean_text`]. Redaction markers are counted in
+    /// the session and the records, not again in a turn's previews (they repeat its records).
+    fn cleaned(self, home: Option<&str>) -> Result<Document> {
+        let bad = |e: serde_json::Error| Error::Invalid(format!("cannot prepare the export: {e}"));
+        let mut redactions = BTreeMap::new();
+        let mut tilde = false;
+        let mut clean = |v: &mut Value, count: bool| {
+            walk_strings(v, &mut |s| {
+                let (out, home_seen) = clean_text(s, home);
+                tilde |= home_seen;
+                if count {
+                    count_markers(&out, &mut redactions);
+                }
+                out
+            });
+        };
+        let mut session = serde_json::to_value(&self.session).map_err(bad)?;
+        clean(&mut session, true);
+        let mut turns = Vec::with_capacity(self.turns.len());
+        for t in &self.turns {
+            let mut turn = serde_json::to_value(&t.turn).map_err(bad)?;
+            let mut records = serde_json::to_value(&t.records).map_err(bad)?;
+            clean(&mut turn, false);
+            clean(&mut records, true);
+            turns.push(ExportTurn {
+                turn: serde_json::from_value(turn).map_err(bad)?,
+                records: serde_json::from_value(records).map_err(bad)?,
+            });
+        }
+        Ok(Document {
+            session: serde_json::from_value(session).map_err(bad)?,
+            turns,
+            left_out: LeftOut {
+                redactions,
+                home_written_as_tilde: tilde,
+                ..self.left_out
+            },
+        })
+    }
+
+    /// The session's title, else its first prompt (cut), else "Agent session".
+    pub fn title(&self) -> String {
+        self.session
+            .title
+            .clone()
+            .or_else(|| {
+                self.turns
+                    .iter()
+                    .find_map(|t| t.turn.user_preview.as_deref())
+                    .map(|p| crate::text::excerpt(p, 100))
+            })
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| "Agent session".to_owned())
+    }
+
+    /// Render in `format`.
+    pub fn render(&self, format: SessionExportFormat) -> Result<String> {
+        let json = |v: &dyn erased::Json| {
+            v.pretty()
+                .map_err(|e| Error::Invalid(format!("cannot write the export as JSON: {e}")))
+        };
+        match format {
+            SessionExportFormat::Md => Ok(markdown::render(self)),
+            SessionExportFormat::Html => Ok(html::render(self)),
+            SessionExportFormat::Json => json(self),
+            SessionExportFormat::Atif => json(&atif::trajectory(self)),
+        }
+    }
+
+    /// `session-<agent>-<short id>-<yyyymmdd>[-turns-a-b].<ext>`.
+    pub fn file_name(&self, format: SessionExportFormat) -> String {
+        let s = &self.session;
+        let id: String = s
+            .session_id
+            .as_deref()
+            .unwrap_or(&s.session_key)
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(8)
+            .collect();
+        let mut name = format!("session-{}-{id}", s.agent);
+        if let Some(day) = s.started_at.as_deref().and_then(|t| t.get(..10)) {
+            name.push('-');
+            name.extend(day.chars().filter(char::is_ascii_digit));
+        }
+        if let (Some(a), Some(b)) = (self.turns.first(), self.turns.last())
+            && self.left_out.turns_not_exported > 0
+        {
+            name.push_str(&format!(
+                "-turns-{}-{}",
+                a.turn.turn_index, b.turn.turn_index
+            ));
+        }
+        format!("{name}.{}", format.extension())
+    }
+}
+
+mod erased {
+    //! Pretty JSON with a final newline, for the JSON and ATIF formats.
+    pub trait Json {
+        fn pretty(&self) -> serde_json::Result<String>;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn pretty(&self) -> serde_json::Result<String> {
+            serde_json::to_string_pretty(self).map(|mut s| {
+                s.push('\n');
+                s
+            })
+        }
+    }
+}
+
+/// Text on its way out of an export: escape sequences and control characters removed
+/// ([`crate::text::printable`]), secrets redacted, the home directory written as `~` where it
+/// starts a path. Returns whether the home directory was seen.
+pub fn clean_text(s: &str, home: Option<&str>) -> (String, bool) {
+    let printable = crate::text::printable(s);
+    let mut found = Vec::new();
+    let redacted = Redactor::global()
+        .redact_text(&printable, "", &mut found)
+        .into_owned();
+    match home
+        .map(|h| h.trim_end_matches('/'))
+        .filter(|h| h.len() > 1)
+    {
+        Some(h) if redacted.contains(h) => {
+            let (out, seen) = tilde_home(&redacted, h);
+            (out, seen)
+        }
+        _ => (redacted, false),
+    }
+}
+
+/// `home` replaced by `~` wherever it is a whole path prefix (followed by `/`, `\`, a quote,
+/// whitespace or the end), not inside a longer name (`/home/ann` in `/home/anna`).
+fn tilde_home(s: &str, home: &str) -> (String, bool) {
+    let mut out = String::with_capacity(s.len());
+    let mut seen = false;
+    let mut rest = s;
+    while let Some(i) = rest.find(home) {
+        let after = &rest[i + home.len()..];
+        let whole = after.chars().next().is_none_or(|c| {
+            matches!(c, '/' | '\\' | '"' | '\'' | '`' | ')' | ']' | ':' | ',') || c.is_whitespace()
+        });
+        out.push_str(&rest[..i]);
+        if whole {
+            out.push('~');
+            seen = true;
+        } else {
+            out.push_str(home);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    (out, seen)
+}
+
+/// Count `[REDACTED:kind]` markers in `s`.
+fn count_markers(s: &str, into: &mut BTreeMap<String, u32>) {
+    const OPEN: &str = "[REDACTED:";
+    let mut rest = s;
+    while let Some(i) = rest.find(OPEN) {
+        rest = &rest[i + OPEN.len()..];
+        if let Some(end) = rest.find(']') {
+            let kind = &rest[..end];
+            if !kind.is_empty()
+                && kind.len() <= 64
+                && kind
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                *into.entry(kind.to_owned()).or_default() += 1;
+            }
+        }
+    }
+}
+
+fn walk_strings(v: &mut Value, f: &mut impl FnMut(&str) -> String) {
+    match v {
+        Value::String(s) => *s = f(s),
+        Value::Array(items) => items.iter_mut().for_each(|i| walk_strings(i, f)),
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            for (k, mut val) in old {
+                walk_strings(&mut val, f);
+                map.insert(f(&k), val);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The largest char boundary at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_ranges_read_as_people_write_them() {
+        assert_eq!(
+            TurnRange::parse("3..7").unwrap(),
+            TurnRange { from: 3, to: 7 }
+        );
+        assert_eq!(
+            TurnRange::parse("3..=7").unwrap(),
+            TurnRange { from: 3, to: 7 }
+        );
+        assert_eq!(TurnRange::parse("5").unwrap(), TurnRange { from: 5, to: 5 });
+        assert_eq!(
+            TurnRange::parse("4..").unwrap(),
+            TurnRange {
+                from: 4,
+                to: u32::MAX
+            }
+        );
+        assert_eq!(
+            TurnRange::parse("..2").unwrap(),
+            TurnRange { from: 0, to: 2 }
+        );
+        for bad in ["7..3", "a..b", "", "-1..2", "1..2..3", "\u{1b}[31m1"] {
+            assert!(TurnRange::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn home_becomes_tilde_only_as_a_whole_prefix() {
+        let (out, seen) = clean_text(
+            "cd /home/ann/repo && ls /home/anna; echo \"/home/ann\"",
+            Some("/home/ann"),
+        );
+        assert_eq!(out, "cd ~/repo && ls /home/anna; echo \"~\"");
+        assert!(seen);
+        let (out, seen) = clean_text("ls /home/anna", Some("/home/ann/"));
+        assert_eq!(out, "ls /home/anna");
+        assert!(!seen);
+    }
+
+    #[test]
+    fn cleaning_removes_escapes_and_secrets() {
+        let (out, _) = clean_text(
+            "\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{7} token ghp_EXAMPLE00000000000000000000000000000",
+            None,
+        );
+        assert_eq!(out, "link token [REDACTED:github-pat]");
+        let mut kinds = BTreeMap::new();
+        count_markers(&out, &mut kinds);
+        count_markers("[REDACTED:path] [REDACTED:] [REDACTED:a b]", &mut kinds);
+        assert_eq!(
+            kinds,
+            BTreeMap::from([("github-pat".to_owned(), 1), ("path".to_owned(), 1)])
+        );
+    }
+}

@@ -1,0 +1,321 @@
+//! `cairn export`: the fixture sessions as Markdown, HTML and ATIF (pinned), every ATIF file
+//! validated by ATIF's reference models (PyPI `harbor`, in .venv/ from scripts/setup.sh), and
+//! what an export must never carry: secrets, escape sequences, markup, the home directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::Env;
+
+/// Claude fixture session under /home/marco (tool calls, a rejected command, an injected prompt).
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+/// The Claude schema fixture (six turns, edits).
+const STAGE0: &str = "ses_stage0_small";
+/// The Codex rollout fixture.
+const CODEX: &str = "019fc8be-3658-7ca3-9e29-000000000000";
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The project's Python with ATIF's reference models, or `None` outside `make test` before
+/// setup ran (under CI that is a failure: setup always installs them).
+fn reference_python() -> Option<PathBuf> {
+    let python = repo_root().join(".venv/bin/python");
+    let has_models = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import harbor.models.trajectories"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if has_models {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} lacks ATIF's reference models (harbor): run scripts/setup.sh",
+        python.display()
+    );
+    eprintln!("skipped: no .venv with ATIF's reference models; run scripts/setup.sh");
+    None
+}
+
+/// `cairn export` as the fixtures' own user (HOME=/home/marco), so the home becomes `~`.
+fn export(env: &Env, args: &[&str]) -> String {
+    let out = env
+        .command()
+        .env("HOME", "/home/marco")
+        .arg("export")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cairn export {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn synced() -> Env {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    env
+}
+
+#[test]
+fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
+    let env = synced();
+    insta::assert_snapshot!("small_md", export(&env, &[SMALL, "--format", "md"]));
+    insta::assert_snapshot!("stage0_md", export(&env, &[STAGE0, "--format", "md"]));
+    insta::assert_snapshot!("stage0_html", export(&env, &[STAGE0, "--format", "html"]));
+    insta::assert_snapshot!("codex_atif", export(&env, &[CODEX, "--format", "atif"]));
+    // JSON is Cairn's own view types: the session detail, the turns and their records.
+    let doc: serde_json::Value =
+        serde_json::from_str(&export(&env, &[SMALL, "--format", "json"])).unwrap();
+    assert_eq!(doc["session"]["session_id"], SMALL);
+    assert_eq!(doc["session"]["cwd"], "~/projects/spotter");
+    assert_eq!(doc["turns"][0]["turn"]["turn_index"], 0);
+    assert_eq!(doc["turns"][0]["records"][0]["kind"], "message");
+    assert_eq!(doc["left_out"]["home_written_as_tilde"], true);
+}
+
+#[test]
+fn every_atif_export_validates_with_the_reference_models() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let env = synced();
+    let sessions = env.json(&["sessions"]);
+    let dir = env.root.path().join("atif");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for s in sessions.as_array().unwrap() {
+        let key = s["session_key"].as_str().unwrap();
+        let path = dir.join(format!("{key}.atif.json"));
+        std::fs::write(&path, export(&env, &[key, "--format", "atif"])).unwrap();
+        files.push(path);
+    }
+    // Sub-agent sessions are sessions too.
+    let detail = env.json(&["show", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"]);
+    assert!(detail["session_key"].is_string());
+    // A turn range, and a tiny output limit, still make valid trajectories.
+    let ranged = dir.join("ranged.atif.json");
+    std::fs::write(
+        &ranged,
+        export(
+            &env,
+            &[
+                STAGE0,
+                "--format",
+                "atif",
+                "--turns",
+                "1..1",
+                "--max-output",
+                "10",
+            ],
+        ),
+    )
+    .unwrap();
+    files.push(ranged);
+    assert_eq!(files.len(), sessions.as_array().unwrap().len() + 1);
+    let out = Command::new(python)
+        .arg(repo_root().join("tests/atif/validate.py"))
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the reference models refused an export: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["valid"], files.len());
+    assert!(
+        seen["schema_versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v == "ATIF-v1.4")
+    );
+}
+
+#[test]
+fn the_reference_models_refuse_a_broken_trajectory() {
+    // The validator is not a rubber stamp: a result that names no call of its step fails.
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let env = synced();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&export(&env, &[SMALL, "--format", "atif"])).unwrap();
+    let step = doc["steps"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s.get("observation").is_some())
+        .unwrap();
+    step["observation"]["results"][0]["source_call_id"] = json!("no-such-call");
+    let path = env.root.path().join("broken.atif.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let out = Command::new(python)
+        .arg(repo_root().join("tests/atif/validate.py"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-call"));
+}
+
+/// A Claude session with a secret, escape sequences, markup and a long tool output.
+fn plant_hostile(env: &Env) -> String {
+    let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "hostile-export",
+               "timestamp": "2026-03-01T10:00:00Z", "cwd": "/home/marco/projects/spotter", "gitBranch": "master",
+               "isSidechain": false, "userType": "external",
+               "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let long_output = "x".repeat(10_000);
+    let lines = [
+        line(
+            "u1",
+            None,
+            "user",
+            json!(format!(
+                "use {secret} \u{1b}]8;;http://evil\u{7}here\u{1b}]8;;\u{7} <script>alert(1)</script> in /home/marco/.ssh"
+            )),
+        ),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat big.log"}}]),
+        ),
+        line(
+            "r1",
+            Some("a1"),
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": "t1", "content": long_output}]),
+        ),
+    ];
+    std::fs::write(
+        env.claude()
+            .join("-home-USER-projects-spotter/hostile.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    secret
+}
+
+#[test]
+fn an_export_carries_no_secret_escape_markup_or_home_and_says_what_it_left_out() {
+    let env = synced();
+    let secret = plant_hostile(&env);
+    for format in ["md", "html", "json", "atif"] {
+        let text = export(&env, &["hostile-export", "--format", format]);
+        assert!(!text.contains(&secret), "{format}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{format}"
+        );
+        assert!(!text.contains("/home/marco"), "{format}");
+        assert!(text.contains("~/.ssh"), "{format}");
+        assert!(text.contains("[REDACTED:github-pat]"), "{format}");
+        assert!(
+            !text.contains(&"x".repeat(4097)),
+            "{format}: output not cut"
+        );
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["left_out"]["redactions"], json!({"github-pat": 1}));
+            assert_eq!(doc["left_out"]["outputs_cut"], 1);
+            assert_eq!(doc["left_out"]["output_bytes_cut"], 10_000 - 4096);
+        } else {
+            assert!(
+                text.contains("github-pat ×1"),
+                "{format}: the trailer names the redaction"
+            );
+            assert!(
+                text.contains("1 tool output(s) cut at 4096 bytes"),
+                "{format}"
+            );
+        }
+    }
+    let html = export(&env, &["hostile-export", "--format", "html"]);
+    assert!(!html.contains("<script"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // One self-contained file: no script, no remote load, by policy and in fact.
+    assert!(html.contains("default-src 'none'"));
+    for remote in ["src=", "href=", "@import", "url("] {
+        assert!(!html.contains(remote), "{remote}");
+    }
+    assert!(html.contains("prefers-color-scheme: dark"));
+    // Markdown keeps what agents wrote, but no raw tag outside code opens in a viewer.
+    let md = export(&env, &["hostile-export", "--format", "md"]);
+    assert!(!md.contains("<script"));
+    assert!(md.contains("&lt;script>alert(1)&lt;/script>"));
+    // The limit can be raised: nothing is cut then.
+    let all = export(&env, &["hostile-export", "--max-output", "100000"]);
+    assert!(all.contains(&"x".repeat(10_000)));
+    assert!(!all.contains("cut at"));
+}
+
+#[test]
+fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
+    let env = synced();
+    let doc: serde_json::Value = serde_json::from_str(&export(
+        &env,
+        &[STAGE0, "--format", "json", "--turns", "2..3"],
+    ))
+    .unwrap();
+    let turns: Vec<u64> = doc["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn"]["turn_index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [2, 3]);
+    assert_eq!(doc["left_out"]["turns_not_exported"], 4);
+    for (bad, says) in [
+        ("7..3", "ends before it starts"),
+        ("x", "is not A..B"),
+        ("40..50", "no turn 40..50"),
+    ] {
+        let out = env.run(&["export", STAGE0, "--turns", bad]);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+    let out = env.run(&["export", STAGE0, "--format", "pdf"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use md, html, json or atif"));
+    let out = env.run(&["export", "no-such-session"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
+}
+
+#[test]
+fn export_to_a_file_never_replaces_one() {
+    let env = synced();
+    let dir = env.root.path().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    let first = env.json(&["export", SMALL, "--format", "html", "-o", dir_arg]);
+    let second = env.json(&["export", SMALL, "--format", "html", "-o", dir_arg]);
+    let (a, b) = (
+        Path::new(first["path"].as_str().unwrap()),
+        Path::new(second["path"].as_str().unwrap()),
+    );
+    assert_ne!(a, b);
+    assert!(
+        a.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("session-claude-55604662-20260210")
+    );
+    assert!(b.to_str().unwrap().ends_with(" (2).html"));
+    assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+}

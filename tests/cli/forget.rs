@@ -1,0 +1,294 @@
+//! `cairn forget`: a planted marker is nowhere under the data dir afterwards, Recall entries
+//! citing only forgotten evidence go back to the inbox, a tombstone stops the next sync, and a
+//! forget killed at any point leaves a consistent archive that a rerun finishes.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::support::{Env, fixtures};
+
+const MARKER: &str = "zebrafjordquux7781";
+const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+
+/// A Claude session whose prompt, reply, command and output all carry [`MARKER`].
+fn plant(env: &Env, id: &str) {
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": id,
+               "timestamp": "2026-03-01T10:00:00Z", "cwd": "/home/USER/projects/secretproj", "gitBranch": "master",
+               "isSidechain": false, "userType": "external",
+               "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let lines = [
+        line(
+            "u1",
+            None,
+            "user",
+            json!(format!("remember {MARKER} please")),
+        ),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([{"type": "text", "text": format!("Noted {MARKER}.")},
+                   {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("echo {MARKER}")}}]),
+        ),
+        line(
+            "r1",
+            Some("a1"),
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": "t1", "content": format!("{MARKER}\n")}]),
+        ),
+    ];
+    let dir = env.claude().join("-home-USER-projects-secretproj");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+}
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Files under `dir` whose raw bytes contain `needle`.
+fn files_containing(dir: &Path, needle: &[u8]) -> Vec<String> {
+    files_under(dir)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(p)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle)
+        })
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+fn retained_files(data: &Path) -> usize {
+    files_under(&data.join("retained")).len()
+}
+
+fn import_entry(env: &Env, id: &str, session: &str, title: &str) {
+    let entry = json!({"candidate_id": id, "session_id": session, "type": "fact", "scope": "project",
+        "title": title, "body": format!("{title}, from the transcript"),
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 1, "snippets": ["remember"]}});
+    let file = env.root.path().join(format!("{id}.jsonl"));
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    env.ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+}
+
+#[test]
+fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
+    let env = Env::new().with_fixtures();
+    plant(&env, "marked-session");
+    env.ok(&["sync"]);
+    import_entry(&env, "m1", "marked-session", "Marker fact");
+    import_entry(&env, "s1", SMALL, "Phoenix fact");
+    // The marker is there to find before (the test can fail).
+    assert!(!files_containing(&env.data(), MARKER.as_bytes()).is_empty());
+    let retained_before = retained_files(&env.data());
+    let sessions_before = env.json(&["sessions"]).as_array().unwrap().len();
+
+    // Without --yes (and no terminal) nothing goes, and the list says what would.
+    let out = env.run(&["forget", "marked-session"]);
+    assert_eq!(out.status.code(), Some(1));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("Would forget 1 session(s)"), "{listed}");
+    assert!(
+        listed.contains("3 records") || listed.contains("4 records"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Marker fact (back to the inbox, unreviewed)"),
+        "{listed}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+    assert!(!files_containing(&env.data(), MARKER.as_bytes()).is_empty());
+
+    let done = env.json(&["forget", "marked-session", "--yes"]);
+    assert_eq!(done["sessions"], 1);
+    assert_eq!(done["removed"]["retained_files_deleted"], 1);
+    assert_eq!(done["removed"]["removed"]["recall_evidence"], 1);
+    assert_eq!(
+        files_containing(&env.data(), MARKER.as_bytes()),
+        Vec::<String>::new(),
+        "the marker survived the forget"
+    );
+    assert_eq!(retained_files(&env.data()), retained_before - 1);
+    assert_eq!(
+        env.json(&["sessions"]).as_array().unwrap().len(),
+        sessions_before - 1
+    );
+
+    // The entry that cited only the forgotten session is unreviewed again, its evidence gone;
+    // the other keeps its evidence and state.
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let state = |title: &str| -> (String, i64, Option<String>) {
+        db.query_row(
+            "SELECT e.review_state, (SELECT COUNT(*) FROM recall_evidence v WHERE v.entry_id = e.id), e.provenance_note
+             FROM recall_entries e WHERE e.title = ?1",
+            [title],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    let (review, evidence, note) = state("Marker fact");
+    assert_eq!((review.as_str(), evidence), ("unreviewed_auto", 0));
+    assert!(note.unwrap().contains("evidence revoked"));
+    let (_, evidence, _) = state("Phoenix fact");
+    assert_eq!(evidence, 1);
+    let integrity: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    drop(db);
+
+    // The tombstone holds: the transcript is still on disk, and sync does not bring it back.
+    env.ok(&["sync"]);
+    assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
+    // Until the person allows it: forget again with --allow-reimport lifts it for that file.
+    plant(&env, "second-marked");
+    env.ok(&["sync"]);
+    env.ok(&["forget", "second-marked", "--yes", "--allow-reimport"]);
+    env.ok(&["sync"]);
+    assert!(env.run(&["show", "second-marked"]).status.success());
+}
+
+#[test]
+fn forget_needs_a_selector_and_refuses_bad_dates() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let out = env.run(&["forget", "--yes"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("say what to forget"));
+    let out = env.run(&["forget", "--before", "last tuesday\u{1b}[31m", "--yes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a date"), "{err}");
+    assert!(!err.contains('\u{1b}'));
+    // By agent and date: Codex sessions before 2026 (one of the two fixtures).
+    let plan = env.run(&[
+        "--json",
+        "forget",
+        "--agent",
+        "codex",
+        "--before",
+        "2026-01-01",
+    ]);
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let sessions = plan["would_remove"]["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["agent"], "codex");
+    // A sub-agent goes with its parent.
+    let plan = env.run(&["--json", "forget", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"]);
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(
+        plan["would_remove"]["sessions"].as_array().unwrap().len(),
+        3
+    );
+}
+
+/// A forget killed at any moment leaves a consistent archive: every session of the project
+/// is there whole or gone whole, and a rerun finishes the job.
+#[test]
+fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
+    let env = Env::new();
+    let big = std::fs::read_to_string(
+        fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+    )
+    .unwrap();
+    for i in 0..4 {
+        let dir = env.claude().join(format!("-p{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
+        std::fs::write(
+            dir.join(format!("{id}.jsonl")),
+            big.replace("ae4a77f8-aedd-4bc1-888f-c94edc91af04", &id),
+        )
+        .unwrap();
+    }
+    env.ok(&["sync"]);
+    let project = env.json(&["sessions"])[0]["project"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let counts = |data: &Path| -> (i64, i64, i64) {
+        let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+        let ok: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+        // The full-text index agrees with the records it indexes.
+        db.execute(
+            "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
+            [],
+        )
+        .unwrap();
+        let n = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        // No orphan: every record's session and every FTS row's record exist.
+        assert_eq!(
+            n(
+                "SELECT COUNT(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id)"
+            ),
+            0
+        );
+        (
+            n("SELECT COUNT(*) FROM sessions"),
+            n("SELECT COUNT(*) FROM records"),
+            n("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH 'bead'"),
+        )
+    };
+    let before = counts(&env.data());
+    assert!(before.0 >= 4 && before.2 > 0);
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut kills = 0;
+    for _ in 0..12 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = std::time::Duration::from_millis(seed % 400);
+        let mut child = env
+            .command()
+            .args(["forget", "--project", &project, "--yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        let now = counts(&env.data());
+        // All or nothing: either everything is still there, or the project is gone whole.
+        assert!(
+            now == before || now.0 < before.0 && now.2 == 0,
+            "{now:?} vs {before:?}"
+        );
+        if now != before {
+            break;
+        }
+    }
+    eprintln!("{kills} forget runs were interrupted");
+    // A rerun (or the first complete run) leaves nothing of the project, and no retained copy
+    // of a tombstoned file survives even if a kill came after the commit.
+    env.ok(&["forget", "--project", &project, "--yes"]);
+    let after = counts(&env.data());
+    assert_eq!(after.2, 0);
+    assert_eq!(retained_files(&env.data()), 0);
+}
