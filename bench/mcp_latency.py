@@ -3,9 +3,10 @@ JSON-RPC on pipes (no client library in the timings).
     python3 bench/mcp_latency.py <cairn binary> <data dir> <repo dir> [runs] [skim target] [query] [recall query]
 On the bench archive: target `feature/skim-target` (500 related sessions), a query from
 `cairn-bench queries`. A tool that answers with an error (hybrid search without embeddings built)
-is reported with its message instead of figures.
+is reported with its message instead of figures. Each tool also gets the server's CPU a call (from
+/proc), steadier than wall time on a loaded machine, after one warm-up call of its own.
 """
-import json, subprocess, sys, time
+import json, os, subprocess, sys, time
 
 binary, data, repo = sys.argv[1:4]
 runs = int(sys.argv[4]) if len(sys.argv) > 4 else 50
@@ -25,6 +26,17 @@ def start():
     ready = time.perf_counter() - t0
     p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
     return p, ready
+
+
+def cpu_ms(pid):
+    """The server's user + system CPU so far (Linux), so a loaded machine's wall times can be
+    read against what a call itself cost."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return float("nan")
 
 
 def pct(xs, q):
@@ -62,6 +74,11 @@ calls["show"] = {"address": first["sessions"][0]["address"]}
 for label, args in calls.items():
     name = label.removesuffix("_hybrid").removesuffix("_strong")
     times, failed = [], None
+    # One warm-up call each (hybrid's first loads the model and the vectors): reported apart.
+    t0 = time.perf_counter()
+    call(name, args)
+    first_ms = (time.perf_counter() - t0) * 1000
+    cpu0 = cpu_ms(p.pid)
     for _ in range(runs):
         t0 = time.perf_counter()
         r = call(name, args)
@@ -73,5 +90,7 @@ for label, args in calls.items():
     if failed:
         print(f"{label}: error: {json.dumps(failed)[:300]}")
     else:
-        print(f"{label}: p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms ({runs} calls)")
+        cpu = (cpu_ms(p.pid) - cpu0) / runs
+        print(f"{label}: p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms, "
+              f"server CPU {cpu:.1f} ms a call ({runs} calls; the warm-up call {first_ms:.0f} ms)")
 p.stdin.close(); p.wait()

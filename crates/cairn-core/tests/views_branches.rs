@@ -146,4 +146,35 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
     assert_eq!(skim_keys(&cairn, Some(&beta)), 2);
     // A linked worktree's root names the same repository.
     assert_eq!(skim_keys(&cairn, Some(&wt)), 1);
+
+    // A limited skim reads only the kept sessions' turns, and is the full skim's most recently
+    // active sessions, turns, previews and counts alike.
+    let skim = |limit| {
+        cairn
+            .skim(&SkimQuery {
+                target: Target::branch("main"),
+                include_weak: true,
+                limit,
+                repo_root: None,
+                published_in: None,
+            })
+            .unwrap()
+    };
+    let full = skim(None);
+    assert!(full.sessions.iter().all(|s| !s.turns.is_empty()));
+    for limit in 1..=3 {
+        let mut expected = full.sessions.clone();
+        expected
+            .sort_by(|a, b| (&b.updated_at, &a.session_key).cmp(&(&a.updated_at, &b.session_key)));
+        expected.truncate(limit);
+        expected.sort_by(|a, b| {
+            (a.weak, &a.started_at, &a.session_key).cmp(&(b.weak, &b.started_at, &b.session_key))
+        });
+        let limited = skim(Some(limit as u32));
+        assert_eq!(limited.sessions, expected, "limit {limit}");
+        assert_eq!(
+            limited.coverage.showing_turns,
+            expected.iter().map(|s| s.turns.len() as u32).sum::<u32>()
+        );
+    }
 }

@@ -1542,27 +1542,44 @@ pub struct TurnCard {
     pub assistant_preview: Option<String>,
 }
 
-/// The turns of `session`, in order.
-pub fn turn_cards(conn: &Connection, session: i64) -> rusqlite::Result<Vec<TurnCard>> {
-    conn.prepare_cached(
-        "SELECT id, turn_key, turn_index, started_at, record_count, tool_call_count, tool_names, preview,
-                assistant_preview
-         FROM turns WHERE session_id = ?1 ORDER BY turn_index",
-    )?
-    .query_map([session], |r| {
-        Ok(TurnCard {
-            id: r.get(0)?,
-            turn_key: r.get(1)?,
-            turn_index: r.get(2)?,
-            started_at: r.get(3)?,
-            record_count: r.get(4)?,
-            tool_call_count: r.get(5)?,
-            tool_names: r.get(6)?,
-            preview: r.get(7)?,
-            assistant_preview: r.get(8)?,
-        })
-    })?
-    .collect()
+/// The turns of the sessions `ids`, in order, by session row id: one statement for them all
+/// (a statement per session made SQLite prepare it afresh for every new binding).
+pub fn turn_cards_of(
+    conn: &Connection,
+    ids: &[i64],
+) -> rusqlite::Result<std::collections::BTreeMap<i64, Vec<TurnCard>>> {
+    let mut by_session: std::collections::BTreeMap<i64, Vec<TurnCard>> = Default::default();
+    if ids.is_empty() {
+        return Ok(by_session);
+    }
+    let ids = serde_json::Value::from(ids).to_string();
+    let mut stmt = conn.prepare_cached(
+        "SELECT session_id, id, turn_key, turn_index, started_at, record_count, tool_call_count,
+                tool_names, preview, assistant_preview
+         FROM turns WHERE session_id IN (SELECT value FROM json_each(?1))
+         ORDER BY session_id, turn_index",
+    )?;
+    let rows = stmt.query_map([ids], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            TurnCard {
+                id: r.get(1)?,
+                turn_key: r.get(2)?,
+                turn_index: r.get(3)?,
+                started_at: r.get(4)?,
+                record_count: r.get(5)?,
+                tool_call_count: r.get(6)?,
+                tool_names: r.get(7)?,
+                preview: r.get(8)?,
+                assistant_preview: r.get(9)?,
+            },
+        ))
+    })?;
+    for row in rows {
+        let (session, turn) = row?;
+        by_session.entry(session).or_default().push(turn);
+    }
+    Ok(by_session)
 }
 
 /// The key and index of each turn among `ids` that exists, by row id.

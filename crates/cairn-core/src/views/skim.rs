@@ -207,14 +207,19 @@ pub fn skim(
         by_session.entry(row.session_id).or_default().push(row);
     }
     let mut coverage = SkimCoverage::default();
+    // Each session's row first, its turns only once the limit has kept it: an agent asking
+    // for a page of ten should not pay for the turns of all 500 related sessions.
     let mut sessions = Vec::new();
+    let mut local: BTreeMap<String, (i64, Vec<LinkRow>)> = BTreeMap::new();
     for (session_id, links) in by_session {
         let weak = links.iter().all(|l| !l.strong);
         if weak && !q.include_weak {
             coverage.weak_sessions_hidden += 1;
             continue;
         }
-        sessions.push(session(conn, session_id, &links, weak)?);
+        let s = session_row(conn, session_id, &links, weak)?;
+        local.insert(s.session_key.clone(), (session_id, links));
+        sessions.push(s);
     }
     // Sessions teammates published in this repository (pulled from refs/cairn) that this
     // machine never captured.
@@ -240,6 +245,17 @@ pub fn skim(
     });
     if let Some(limit) = q.limit {
         sessions.truncate(limit as usize);
+    }
+    let kept: Vec<i64> = sessions
+        .iter()
+        .filter(|s| !s.untrusted)
+        .filter_map(|s| local.get(&s.session_key).map(|(id, _)| *id))
+        .collect();
+    let mut turns = archive::turn_cards_of(conn, &kept)?;
+    for s in &mut sessions {
+        if let Some((id, links)) = (!s.untrusted).then(|| local.get(&s.session_key)).flatten() {
+            add_turns(s, turns.remove(id).unwrap_or_default(), links);
+        }
     }
     sessions.sort_by(|a, b| {
         (a.weak, &a.started_at, &a.session_key).cmp(&(b.weak, &b.started_at, &b.session_key))
@@ -389,17 +405,13 @@ impl SkimSession {
     }
 }
 
-fn session(
+/// A session's row and why it is related; its turns come with [`add_turns`].
+fn session_row(
     conn: &Connection,
     id: i64,
     links: &[LinkRow],
     weak: bool,
 ) -> rusqlite::Result<SkimSession> {
-    let related_turns: BTreeSet<i64> = links
-        .iter()
-        .filter(|l| weak || l.strong)
-        .filter_map(|l| l.turn_id)
-        .collect();
     let card = archive::session_card(conn, id)?;
     let mut s = SkimSession {
         session_key: card.key,
@@ -424,20 +436,53 @@ fn session(
         previews: Vec::new(),
         turns: Vec::new(),
     };
+    // Strongest evidence first, one entry per (evidence, turn, commit).
+    let mut seen = BTreeSet::new();
+    for l in links.iter().filter(|l| weak || l.strong) {
+        if !seen.insert((l.evidence, l.turn_id, l.commit.clone())) {
+            continue;
+        }
+        let turn_part = l
+            .turn_index
+            .map(|i| format!(" (turn #{i})"))
+            .unwrap_or_default();
+        s.why_related.push(WhyRelated {
+            evidence: l.evidence,
+            confidence: l.confidence,
+            target_key: l.target_key.clone(),
+            turn_key: l.turn_key.clone(),
+            turn_index: l.turn_index.map(count),
+            ordinal: l.ordinal.map(count),
+            commit: l.commit.clone(),
+            reason: format!("{}{turn_part}", l.detail),
+        });
+    }
+    s.why_related.truncate(8);
+    Ok(s)
+}
+
+/// A session's turns (abbreviated, `related` where a counted link rests on one), its related
+/// turn count and its latest related previews.
+fn add_turns(s: &mut SkimSession, turns: Vec<archive::TurnCard>, links: &[LinkRow]) {
+    let related_turns: BTreeSet<i64> = links
+        .iter()
+        .filter(|l| s.weak || l.strong)
+        .filter_map(|l| l.turn_id)
+        .collect();
     let mut latest_user = None;
     let mut latest_assistant = None;
-    for t in archive::turn_cards(conn, id)? {
-        let archive::TurnCard {
-            id: turn_id,
-            turn_key,
-            turn_index,
-            started_at,
-            record_count: records,
-            tool_call_count: tools,
-            tool_names,
-            preview: user,
-            assistant_preview: assistant,
-        } = t;
+    for archive::TurnCard {
+        id: turn_id,
+        turn_key,
+        turn_index,
+        started_at,
+        record_count: records,
+        tool_call_count: tools,
+        tool_names,
+        preview: user,
+        assistant_preview: assistant,
+    } in turns
+    {
         let related = related_turns.contains(&turn_id);
         let mut previews = Vec::new();
         if let Some(u) = user.as_deref().filter(|u| !u.trim().is_empty()) {
@@ -472,72 +517,50 @@ fn session(
     if let Some(a) = latest_assistant {
         s.previews.push(format!("assistant: {a}"));
     }
-    // Strongest evidence first, one entry per (evidence, turn, commit).
-    let mut seen = BTreeSet::new();
-    for l in links.iter().filter(|l| weak || l.strong) {
-        if !seen.insert((l.evidence, l.turn_id, l.commit.clone())) {
-            continue;
-        }
-        let turn_part = l
-            .turn_index
-            .map(|i| format!(" (turn #{i})"))
-            .unwrap_or_default();
-        s.why_related.push(WhyRelated {
-            evidence: l.evidence,
-            confidence: l.confidence,
-            target_key: l.target_key.clone(),
-            turn_key: l.turn_key.clone(),
-            turn_index: l.turn_index.map(count),
-            ordinal: l.ordinal.map(count),
-            commit: l.commit.clone(),
-            reason: format!("{}{turn_part}", l.detail),
-        });
-    }
-    s.why_related.truncate(8);
-    Ok(s)
 }
 
 /// agentlog's keyword labels, matched on whole words so "preview" is not "reviewed" and
 /// "checkout" is not "tested"; plus `committed` when the turn made a commit.
 pub fn labels(text: &str, committed: bool) -> Vec<String> {
+    // One pass over the words (this runs for every turn a skim lists: thousands a call).
+    const IMPLEMENTED: u8 = 1;
+    const DECIDED: u8 = 1 << 1;
+    const REVIEWED: u8 = 1 << 2;
+    const TESTED: u8 = 1 << 3;
+    const RENAMED: u8 = 1 << 4;
+    const INSTALLED: u8 = 1 << 5;
     let lower = text.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let has = |options: &[&str]| words.iter().any(|w| options.contains(w));
+    let mut found = 0u8;
+    for word in lower.split(|c: char| !c.is_alphanumeric() && c != '\'') {
+        found |= match word {
+            "implemented" | "implement" | "added" | "created" => IMPLEMENTED,
+            "decision" | "decided" | "chose" | "picked" => DECIDED,
+            "review" | "reviewed" | "findings" | "subagent" => REVIEWED,
+            "test" | "tests" | "tested" | "testing" | "validation" | "validated" => TESTED,
+            "renamed" => RENAMED,
+            "install" | "installed" => INSTALLED,
+            _ => 0,
+        };
+    }
     let phrase = |options: &[&str]| options.iter().any(|p| lower.contains(p));
+    if phrase(&["command is now"]) {
+        found |= RENAMED;
+    }
     let mut out = Vec::new();
     let mut push = |cond: bool, label: &str| {
         if cond {
             out.push(label.to_owned());
         }
     };
-    push(
-        has(&["implemented", "implement", "added", "created"]),
-        "implemented",
-    );
-    push(has(&["decision", "decided", "chose", "picked"]), "decided");
-    push(
-        has(&["review", "reviewed", "findings", "subagent"]),
-        "reviewed",
-    );
-    push(
-        has(&[
-            "test",
-            "tests",
-            "tested",
-            "testing",
-            "validation",
-            "validated",
-        ]),
-        "tested",
-    );
-    push(has(&["renamed"]) || phrase(&["command is now"]), "renamed");
-    push(has(&["install", "installed"]), "installed");
+    push(found & IMPLEMENTED != 0, "implemented");
+    push(found & DECIDED != 0, "decided");
+    push(found & REVIEWED != 0, "reviewed");
+    push(found & TESTED != 0, "tested");
+    push(found & RENAMED != 0, "renamed");
+    push(found & INSTALLED != 0, "installed");
     push(committed, "committed");
     push(
-        phrase(&["what's next", "whats next", "next is", "next step"]),
+        lower.contains("next") && phrase(&["what's next", "whats next", "next is", "next step"]),
         "next",
     );
     out
@@ -562,6 +585,37 @@ mod tests {
             labels("Decided to install ripgrep. What's next?", false),
             vec!["decided", "installed", "next"]
         );
+    }
+
+    #[test]
+    fn each_keyword_gives_its_label_between_any_punctuation() {
+        let cases = [
+            ("implemented implement added created", "implemented"),
+            ("decision decided chose picked", "decided"),
+            ("review reviewed findings subagent", "reviewed"),
+            ("test tests tested testing validation validated", "tested"),
+            ("renamed", "renamed"),
+            ("install installed", "installed"),
+        ];
+        for (words, label) in cases {
+            for word in words.split(' ') {
+                for text in [
+                    word.to_owned(),
+                    word.to_uppercase(),
+                    format!("({word}),"),
+                    format!("x-{word}/y"),
+                ] {
+                    assert_eq!(labels(&text, false), vec![label], "{text:?}");
+                }
+                assert!(labels(&format!("{word}s'"), false).is_empty(), "{word}");
+                assert!(labels(&format!("pre{word}"), false).is_empty(), "{word}");
+            }
+        }
+        assert_eq!(
+            labels("the command is now `cairn x`", false),
+            vec!["renamed"]
+        );
+        assert_eq!(labels("Next step: ship", false), vec!["next"]);
     }
 
     #[test]
