@@ -122,6 +122,16 @@ fn query_reports_scores_evidence_and_a_query_id() {
         v["summary"]["count"],
         v["results"].as_array().unwrap().len()
     );
+    // The document is the core `QueryResponse` the desktop gets (the flat fields are extras).
+    let resp: cairn_core::recall::QueryResponse = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(resp.query_id.as_deref(), v["query_id"].as_str());
+    assert_eq!(resp.results[0].entry.id, "p1");
+    assert_eq!(first["entry"]["title"], first["title"]);
+    assert_eq!(
+        Some(resp.results[0].breakdown.bm25f),
+        first["scores"]["bm25f"].as_f64()
+    );
+    assert_eq!(v["untrusted_matches"], 0);
     let human = env.ok(&["recall", "query", "phoenix server", "--scores"]);
     assert!(
         human.starts_with("Trusted-only: false")

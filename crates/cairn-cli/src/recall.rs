@@ -302,7 +302,7 @@ pub fn run(
             };
             let resp = cairn.recall_query(&req, Surface::Query)?;
             if json_out {
-                render::json(out, &query_json(&resp, scores, evidence, summary))?;
+                render::json(out, &query_json(&resp, scores, evidence, summary)?)?;
             } else {
                 render_results(out, &resp, scores, evidence)?;
                 if summary {
@@ -706,14 +706,23 @@ fn result_json(r: &Ranked, scores: bool, evidence: bool) -> Value {
     v
 }
 
-fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Value {
-    let mut v = json!({
-        "query_id": resp.query_id, "mode": resp.mode, "trusted_only": resp.trusted_only,
-        "miss_reason": resp.miss_reason,
-        "results": resp.results.iter().map(|r| result_json(r, scores, evidence)).collect::<Vec<_>>(),
-    });
-    if let Some(c) = &resp.context {
-        v["context"] = json!(c);
+/// `recall query --json`: the core [`QueryResponse`] the desktop gets, serialised as is, with the
+/// flat per-result fields CLI.md promises (`id`, `title`, `type`, `scope`, `review_state`, and
+/// `scores` / `evidence` when asked) added beside the core's own `entry` and `breakdown`, and a
+/// `summary` when asked. A program may read the document as a `QueryResponse`.
+fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Result<Value> {
+    let mut v = serde_json::to_value(resp)?;
+    if let Some(results) = v["results"].as_array_mut() {
+        for (item, r) in results.iter_mut().zip(&resp.results) {
+            let (Some(item), Value::Object(flat)) =
+                (item.as_object_mut(), result_json(r, scores, evidence))
+            else {
+                continue;
+            };
+            for (k, val) in flat {
+                item.entry(k).or_insert(val);
+            }
+        }
     }
     if summary {
         let mut by_type: BTreeMap<String, u32> = BTreeMap::new();
@@ -727,5 +736,5 @@ fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool)
         v["summary"] =
             json!({"count": resp.results.len(), "by_type": by_type, "by_review_state": by_review});
     }
-    v
+    Ok(v)
 }
