@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use cairn_core::Cairn;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::rank::Ranked;
 use cairn_core::recall::review::Edit;
-use cairn_core::recall::store::Filters;
+use cairn_core::recall::store::{Filters, Here};
 use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -170,7 +170,7 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     fn build(&self, cairn: &Cairn, dir: &std::path::Path) -> Result<Filters> {
-        let mut f = Filters {
+        let f = Filters {
             project: self.project.clone(),
             cwd: self.cwd.as_deref().map(expand_tilde),
             git_branch: self.git_branch.clone(),
@@ -193,22 +193,12 @@ impl FilterArgs {
             stale: None,
             limit: self.limit,
         };
-        if self.current_cwd || self.current_git_branch || self.current_worktree {
-            let (cwd, branch, root) = cairn.current_context(dir)?;
-            if self.current_cwd {
-                f.cwd = Some(cwd);
-            }
-            if self.current_git_branch || self.current_worktree {
-                f.git_branch =
-                    Some(branch.ok_or_else(|| anyhow!("{} is not on a branch", dir.display()))?);
-            }
-            if self.current_worktree {
-                f.cwd = Some(
-                    root.ok_or_else(|| anyhow!("{} is not in a git worktree", dir.display()))?,
-                );
-            }
-        }
-        Ok(f)
+        let here = Here {
+            cwd: self.current_cwd,
+            git_branch: self.current_git_branch,
+            worktree: self.current_worktree,
+        };
+        Ok(cairn.recall_filters_here(f, dir, here)?)
     }
 }
 
