@@ -4,6 +4,7 @@
 
 mod archive;
 mod branch;
+mod errors;
 mod export;
 mod extract;
 #[path = "../support/fake_llm.rs"]

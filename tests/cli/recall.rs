@@ -122,6 +122,16 @@ fn query_reports_scores_evidence_and_a_query_id() {
         v["summary"]["count"],
         v["results"].as_array().unwrap().len()
     );
+    // The document is the core `QueryResponse` the desktop gets (the flat fields are extras).
+    let resp: cairn_core::recall::QueryResponse = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(resp.query_id.as_deref(), v["query_id"].as_str());
+    assert_eq!(resp.results[0].entry.id, "p1");
+    assert_eq!(first["entry"]["title"], first["title"]);
+    assert_eq!(
+        Some(resp.results[0].breakdown.bm25f),
+        first["scores"]["bm25f"].as_f64()
+    );
+    assert_eq!(v["untrusted_matches"], 0);
     let human = env.ok(&["recall", "query", "phoenix server", "--scores"]);
     assert!(
         human.starts_with("Trusted-only: false")
@@ -289,6 +299,28 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
         env.json(&["recall", "get", "port"])["evidence"][0]["files"],
         json!(["config.txt"])
     );
+    // `--current-*` narrow to -C: the entry came from a session in the repository.
+    let r = repo.to_str().unwrap();
+    let here = env.json(&["-C", r, "recall", "list", "--current-cwd"]);
+    assert_eq!(here[0]["cwd"], r, "{here}");
+    let elsewhere = env.root.path().join("home");
+    let h = elsewhere.to_str().unwrap();
+    assert_eq!(
+        env.json(&["-C", h, "recall", "list", "--current-cwd"]),
+        json!([])
+    );
+    let out = env.run(&["--json", "-C", h, "recall", "list", "--current-worktree"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(report["kind"], "invalid");
+    assert_eq!(report["message"], format!("{h} is not on a branch"));
+    git(&["checkout", "-q", "--detach"]);
+    let out = env.run(&["-C", r, "recall", "list", "--current-git-branch"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not on a branch"),
+        "{out:?}"
+    );
+    git(&["checkout", "-q", "main"]);
     let none = env.json(&["recall", "review", "--check-stale"]);
     assert_eq!(none["changed"][0]["flagged"], 0);
     // Someone changes the file later.

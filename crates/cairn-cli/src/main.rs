@@ -14,10 +14,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
-use cairn_core::Cairn;
 use cairn_core::archive::{Agent, recognise};
 use cairn_core::views::search::SearchQuery;
 use cairn_core::views::sessions::SessionQuery;
+use cairn_core::{Cairn, ErrorKind, ErrorReport};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -318,7 +318,11 @@ fn main() -> ExitCode {
     unsafe {
         cairn_core::semantic::embed::set_thread_env_default();
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let json = cli.global.json;
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -329,23 +333,82 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            let message = err
-                .chain()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("cairn: {}", render::clean(&message));
-            // The fix the core knows for its error (the desktop shows the same one).
-            if let Some(hint) = err
-                .chain()
-                .find_map(|c| c.downcast_ref::<cairn_core::Error>())
-                .and_then(cairn_core::Error::hint)
-            {
-                eprintln!("hint: {}", render::clean(&hint));
-            }
+            print_error(&error_report(&err), json);
             ExitCode::from(1)
         }
     }
+}
+
+/// A failure as every front door tells it: the whole chain of context as the message, the kind
+/// and the fix of the core error behind it. The CLI's own refusals (a missing `--yes`, a target
+/// without its value) are input the user can correct.
+fn error_report(err: &anyhow::Error) -> ErrorReport {
+    let message = err
+        .chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
+    let core = err
+        .chain()
+        .find_map(|c| c.downcast_ref::<cairn_core::Error>());
+    ErrorReport {
+        kind: core.map_or(ErrorKind::Invalid, cairn_core::Error::kind),
+        message,
+        hint: core.and_then(cairn_core::Error::hint),
+    }
+}
+
+/// On stderr, as CLI.md says errors go, so a failed command's stdout never holds a document a
+/// script could take for an answer; the exit code says which stream to read. With `--json` it is
+/// the core `ErrorReport` (`{kind, message, hint}`), the shape the desktop gets; otherwise one
+/// line, and the hint below it.
+fn print_error(report: &ErrorReport, json: bool) {
+    if json {
+        let mut err = std::io::stderr().lock();
+        // Nothing is left to tell if stderr itself is gone.
+        let _ = render::json(&mut err, report);
+    } else {
+        eprintln!("cairn: {}", render::clean(&report.message));
+        if let Some(hint) = &report.hint {
+            eprintln!("hint: {}", render::clean(hint));
+        }
+    }
+}
+
+/// A command line clap refused: as clap prints it (exit 2), or as an `ErrorReport` when `--json`
+/// was asked for. `--help` and `--version` are not errors and print as usual.
+fn usage_error(e: clap::Error) -> ExitCode {
+    let json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !json || !e.use_stderr() {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines();
+    let message = lines
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    // clap's own advice: the values it accepts, or a tip.
+    let hint = lines
+        .map(str::trim)
+        .find_map(|l| {
+            l.strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .or_else(|| l.strip_prefix("tip: "))
+        })
+        .map_or_else(
+            || "run with --help to see the usage".to_owned(),
+            ToOwned::to_owned,
+        );
+    print_error(
+        &ErrorReport::new(ErrorKind::Invalid, message).with_hint(hint),
+        true,
+    );
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 fn open(global: &Global) -> Result<Cairn> {

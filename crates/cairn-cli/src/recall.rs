@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use cairn_core::Cairn;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::rank::Ranked;
 use cairn_core::recall::review::Edit;
-use cairn_core::recall::store::Filters;
+use cairn_core::recall::store::{Filters, Here};
 use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -170,7 +170,7 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     fn build(&self, cairn: &Cairn, dir: &std::path::Path) -> Result<Filters> {
-        let mut f = Filters {
+        let f = Filters {
             project: self.project.clone(),
             cwd: self.cwd.as_deref().map(expand_tilde),
             git_branch: self.git_branch.clone(),
@@ -193,22 +193,12 @@ impl FilterArgs {
             stale: None,
             limit: self.limit,
         };
-        if self.current_cwd || self.current_git_branch || self.current_worktree {
-            let (cwd, branch, root) = cairn.current_context(dir)?;
-            if self.current_cwd {
-                f.cwd = Some(cwd);
-            }
-            if self.current_git_branch || self.current_worktree {
-                f.git_branch =
-                    Some(branch.ok_or_else(|| anyhow!("{} is not on a branch", dir.display()))?);
-            }
-            if self.current_worktree {
-                f.cwd = Some(
-                    root.ok_or_else(|| anyhow!("{} is not in a git worktree", dir.display()))?,
-                );
-            }
-        }
-        Ok(f)
+        let here = Here {
+            cwd: self.current_cwd,
+            git_branch: self.current_git_branch,
+            worktree: self.current_worktree,
+        };
+        Ok(cairn.recall_filters_here(f, dir, here)?)
     }
 }
 
@@ -302,7 +292,7 @@ pub fn run(
             };
             let resp = cairn.recall_query(&req, Surface::Query)?;
             if json_out {
-                render::json(out, &query_json(&resp, scores, evidence, summary))?;
+                render::json(out, &query_json(&resp, scores, evidence, summary)?)?;
             } else {
                 render_results(out, &resp, scores, evidence)?;
                 if summary {
@@ -706,14 +696,23 @@ fn result_json(r: &Ranked, scores: bool, evidence: bool) -> Value {
     v
 }
 
-fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Value {
-    let mut v = json!({
-        "query_id": resp.query_id, "mode": resp.mode, "trusted_only": resp.trusted_only,
-        "miss_reason": resp.miss_reason,
-        "results": resp.results.iter().map(|r| result_json(r, scores, evidence)).collect::<Vec<_>>(),
-    });
-    if let Some(c) = &resp.context {
-        v["context"] = json!(c);
+/// `recall query --json`: the core [`QueryResponse`] the desktop gets, serialised as is, with the
+/// flat per-result fields CLI.md promises (`id`, `title`, `type`, `scope`, `review_state`, and
+/// `scores` / `evidence` when asked) added beside the core's own `entry` and `breakdown`, and a
+/// `summary` when asked. A program may read the document as a `QueryResponse`.
+fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Result<Value> {
+    let mut v = serde_json::to_value(resp)?;
+    if let Some(results) = v["results"].as_array_mut() {
+        for (item, r) in results.iter_mut().zip(&resp.results) {
+            let (Some(item), Value::Object(flat)) =
+                (item.as_object_mut(), result_json(r, scores, evidence))
+            else {
+                continue;
+            };
+            for (k, val) in flat {
+                item.entry(k).or_insert(val);
+            }
+        }
     }
     if summary {
         let mut by_type: BTreeMap<String, u32> = BTreeMap::new();
@@ -727,5 +726,5 @@ fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool)
         v["summary"] =
             json!({"count": resp.results.len(), "by_type": by_type, "by_review_state": by_review});
     }
-    v
+    Ok(v)
 }

@@ -1,5 +1,7 @@
 //! The [`Cairn`] facade, recall: listing, querying, importing and reviewing entries.
 
+use std::path::Path;
+
 use crate::archive::store::Store;
 use crate::semantic::vectors::VectorStore;
 use crate::{Cairn, Error, Result};
@@ -25,6 +27,36 @@ impl Cairn {
                     "recall entry {id:?}; list entries with `cairn recall list`"
                 ))
             })
+    }
+
+    /// `filters` narrowed to `dir` as `here` asks: its canonical path as the cwd, the branch checked
+    /// out there, or its worktree (the root as the cwd, and the branch). Asking for a branch in a
+    /// detached checkout, or a worktree outside git, is an error that names `dir`.
+    pub fn recall_filters_here(
+        &self,
+        mut filters: recall::store::Filters,
+        dir: &Path,
+        here: recall::store::Here,
+    ) -> Result<recall::store::Filters> {
+        if !here.any() {
+            return Ok(filters);
+        }
+        let (cwd, branch, root) = self.current_context(dir)?;
+        if here.cwd {
+            filters.cwd = Some(cwd);
+        }
+        if here.git_branch || here.worktree {
+            filters.git_branch =
+                Some(branch.ok_or_else(|| {
+                    Error::Invalid(format!("{} is not on a branch", dir.display()))
+                })?);
+        }
+        if here.worktree {
+            filters.cwd = Some(root.ok_or_else(|| {
+                Error::Invalid(format!("{} is not in a git worktree", dir.display()))
+            })?);
+        }
+        Ok(filters)
     }
 
     /// Aggregates over the entries passing the filters.

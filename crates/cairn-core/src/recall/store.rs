@@ -32,6 +32,23 @@ pub struct Filters {
     pub limit: Option<u32>,
 }
 
+/// Which parts of a directory's context narrow a search: its cwd, the branch checked out there,
+/// or its worktree (root and branch). The CLI's `--current-cwd`, `--current-git-branch` and
+/// `--current-worktree`; [`crate::Cairn::recall_filters_here`] resolves them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Here {
+    pub cwd: bool,
+    pub git_branch: bool,
+    pub worktree: bool,
+}
+
+impl Here {
+    pub fn any(self) -> bool {
+        self.cwd || self.git_branch || self.worktree
+    }
+}
+
 /// Default and maximum page sizes (AgentsView's).
 pub const DEFAULT_LIMIT: u32 = 50;
 pub const MAX_LIMIT: u32 = 500;

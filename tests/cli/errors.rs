@@ -1,0 +1,68 @@
+//! A failed command run with `--json` says what failed as the core `ErrorReport` (the shape the
+//! desktop gets) on stderr, with the exit code a person sees; stdout stays empty.
+
+use cairn_core::{ErrorKind, ErrorReport};
+
+use crate::support::Env;
+
+/// Run with `--json`, expect failure with `code`, and read the report from stderr.
+fn failed(env: &Env, args: &[&str], code: i32) -> ErrorReport {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    assert_eq!(out.status.code(), Some(code), "{all:?}");
+    assert!(out.stdout.is_empty(), "{all:?} printed on stdout");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    serde_json::from_str(&stderr)
+        .unwrap_or_else(|e| panic!("{all:?}: not a report ({e}): {stderr}"))
+}
+
+#[test]
+fn json_failures_are_error_reports_with_the_usual_exit_code() {
+    let env = Env::new();
+    env.ok(&["sync"]);
+
+    let missing = failed(&env, &["show", "no-such-session"], 1);
+    assert_eq!(missing.kind, ErrorKind::NotFound);
+    assert!(missing.message.contains("no-such-session"), "{missing:?}");
+
+    // An argument the CLI checks, and one clap refuses (a usage error keeps exit code 2).
+    let bad = failed(&env, &["recall", "query", "x", "--type", "rumour"], 1);
+    assert_eq!(bad.kind, ErrorKind::Invalid);
+    assert!(bad.message.contains("rumour"), "{bad:?}");
+    let usage = failed(&env, &["recall", "query", "x", "--mode", "nope"], 2);
+    assert_eq!(usage.kind, ErrorKind::Invalid);
+    assert!(usage.message.contains("--mode"), "{usage:?}");
+    assert!(
+        usage.hint.as_deref().is_some_and(|h| h.contains("hybrid")),
+        "{usage:?}"
+    );
+
+    // An archive that does not read back: the core's kind and its fix.
+    std::fs::write(env.data().join("cairn.db"), b"not a database, not at all").unwrap();
+    let corrupt = failed(&env, &["sessions"], 1);
+    assert_eq!(corrupt.kind, ErrorKind::Corrupt);
+    assert!(
+        corrupt
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("cairn doctor")),
+        "{corrupt:?}"
+    );
+    // Without --json the same failure is still one line and its hint, for a person.
+    let human = env.run(&["sessions"]);
+    assert_eq!(human.status.code(), Some(1));
+    let stderr = String::from_utf8(human.stderr).unwrap();
+    assert!(
+        stderr.starts_with("cairn: cannot open the archive")
+            && stderr.contains("\nhint: run `cairn doctor`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_is_not_an_error_under_json() {
+    let out = Env::new().run(&["--json", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("Usage"));
+}
