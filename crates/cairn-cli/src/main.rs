@@ -57,6 +57,7 @@ enum AgentArg {
     Kimi,
     Gemini,
     Cursor,
+    Aider,
 }
 
 impl From<AgentArg> for Agent {
@@ -70,6 +71,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Kimi => Agent::Kimi,
             AgentArg::Gemini => Agent::Gemini,
             AgentArg::Cursor => Agent::Cursor,
+            AgentArg::Aider => Agent::Aider,
         }
     }
 }
