@@ -260,13 +260,13 @@ fn a_record_grown_twice_in_one_capture_keeps_the_index_whole() {
 }
 
 /// A last line cut where its start happens to be JSON (`42`) is still a partial write: it is
-/// read once its newline arrives, whole.
+/// read once its newline arrives, whole, from where the last read stopped.
 #[test]
 fn a_cut_line_that_looks_like_json_waits_for_its_newline() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let path = src.path().join(".aider.chat.history.md");
-    std::fs::write(&path, "> done\n#### 42").unwrap();
+    std::fs::write(&path, "> done\n42").unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
     let file = support::main_file(Agent::Aider, &path);
     support::capture(&cairn, std::slice::from_ref(&file));
@@ -280,6 +280,11 @@ fn a_cut_line_that_looks_like_json_waits_for_its_newline() {
     let got = records(data.path());
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(got[1].2, "42 files changed?");
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let generation: i64 = conn
+        .query_row("SELECT generation FROM sources", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(generation, 0, "resumed, not read again as a rewritten file");
 }
 
 /// An append is read from where the last read stopped, not from the start as if the file had
