@@ -160,9 +160,15 @@ fn transcript(agent: Agent, data: &[u8]) {
             for r in out.records.drain(..) {
                 assert!(!r.source_event_kind.is_empty());
                 if agent == Agent::Aider {
-                    assert!(r.unit.is_some() && r.key.is_some(), "an unkeyed block: {r:?}");
+                    assert!(
+                        r.unit.is_some() && r.key.is_some(),
+                        "an unkeyed block: {r:?}"
+                    );
                     let cap = cairn_core::archive::sources::aider::MAX_REPLY_BYTES;
-                    assert!(r.text.as_ref().is_none_or(|t| t.len() <= cap), "past the cap");
+                    assert!(
+                        r.text.as_ref().is_none_or(|t| t.len() <= cap),
+                        "past the cap"
+                    );
                 }
             }
             out.usage.clear();
@@ -237,8 +243,15 @@ pub fn redact(data: &[u8]) {
     let wrapped = format!("BLOB={} end", base64(data));
     let once = r.redact_text(&wrapped, "", &mut Vec::new());
     let mut again = Vec::new();
-    assert_eq!(r.redact_text(&once, "", &mut again), once, "base64: not idempotent");
-    assert!(again.is_empty(), "base64: a second pass still finds {again:?}");
+    assert_eq!(
+        r.redact_text(&once, "", &mut again),
+        once,
+        "base64: not idempotent"
+    );
+    assert!(
+        again.is_empty(),
+        "base64: a second pass still finds {again:?}"
+    );
 }
 
 /// Standard base64 with padding.
