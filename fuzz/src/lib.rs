@@ -14,7 +14,9 @@ use cairn_core::archive::capture::Quiet;
 use cairn_core::archive::discover::FoundFile;
 use cairn_core::archive::jsonl::{Line, LineReader};
 use cairn_core::archive::redact::{PATH, Redactor};
-use cairn_core::archive::sources::{FileRole, LineOutput, document_parser_for, parser_for};
+use cairn_core::archive::sources::{
+    FileRole, LineOutput, document_parser_for, lines_are_json, parser_for,
+};
 use cairn_core::recall::analyze::{self, Analyzer, MAX_QUERY_TERMS};
 
 /// A target body: arbitrary bytes in, a panic when an invariant breaks.
@@ -31,6 +33,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cursor", cursor),
+    ("aider", aider),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -82,6 +85,12 @@ pub fn cursor(data: &[u8]) {
     transcript(Agent::Cursor, data);
 }
 
+/// An Aider chat history (Markdown lines), read and parsed as capture does it. Invariants beyond
+/// every transcript's: every record is keyed by its block, and no text passes the block caps.
+pub fn aider(data: &[u8]) {
+    transcript(Agent::Aider, data);
+}
+
 /// A Gemini CLI legacy session document: split into header and keyed units, each redacted and
 /// parsed as the document reader does, the state saved and resumed between units. Invariants:
 /// every record of a unit is keyed, a resumed parser knows what the saved one knew, and a
@@ -128,6 +137,9 @@ fn transcript(agent: Agent, data: &[u8]) {
     let mut parser = parser_for(agent, role, None).expect("a fresh parser");
     let mut out = LineOutput::default();
     let mut reader = LineReader::new(data, 0);
+    if !lines_are_json(agent) {
+        reader = reader.whole_lines_only();
+    }
     let mut last_offset = 0;
     let mut lines = 0usize;
     loop {
@@ -147,6 +159,17 @@ fn transcript(agent: Agent, data: &[u8]) {
             let _ = parser.parse_line(&clean, &mut out);
             for r in out.records.drain(..) {
                 assert!(!r.source_event_kind.is_empty());
+                if agent == Agent::Aider {
+                    assert!(
+                        r.unit.is_some() && r.key.is_some(),
+                        "an unkeyed block: {r:?}"
+                    );
+                    let cap = cairn_core::archive::sources::aider::MAX_REPLY_BYTES;
+                    assert!(
+                        r.text.as_ref().is_none_or(|t| t.len() <= cap),
+                        "past the cap"
+                    );
+                }
             }
             out.usage.clear();
             lines += 1;
@@ -220,8 +243,15 @@ pub fn redact(data: &[u8]) {
     let wrapped = format!("BLOB={} end", base64(data));
     let once = r.redact_text(&wrapped, "", &mut Vec::new());
     let mut again = Vec::new();
-    assert_eq!(r.redact_text(&once, "", &mut again), once, "base64: not idempotent");
-    assert!(again.is_empty(), "base64: a second pass still finds {again:?}");
+    assert_eq!(
+        r.redact_text(&once, "", &mut again),
+        once,
+        "base64: not idempotent"
+    );
+    assert!(
+        again.is_empty(),
+        "base64: a second pass still finds {again:?}"
+    );
 }
 
 /// Standard base64 with padding.

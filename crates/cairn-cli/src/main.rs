@@ -59,6 +59,7 @@ pub(crate) enum AgentArg {
     Kimi,
     Gemini,
     Cursor,
+    Aider,
 }
 
 impl From<AgentArg> for Agent {
@@ -72,6 +73,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Kimi => Agent::Kimi,
             AgentArg::Gemini => Agent::Gemini,
             AgentArg::Cursor => Agent::Cursor,
+            AgentArg::Aider => Agent::Aider,
         }
     }
 }

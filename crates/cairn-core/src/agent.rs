@@ -16,10 +16,11 @@ pub enum Agent {
     Kimi,
     Gemini,
     Cursor,
+    Aider,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 9] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -28,6 +29,7 @@ impl Agent {
         Agent::Kimi,
         Agent::Gemini,
         Agent::Cursor,
+        Agent::Aider,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +42,7 @@ impl Agent {
             Agent::Kimi => "kimi",
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
+            Agent::Aider => "aider",
         }
     }
 
@@ -53,6 +56,7 @@ impl Agent {
             "kimi" | "kimi-cli" | "kimi-code" => Some(Agent::Kimi),
             "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
             "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
+            "aider" | "aider-chat" => Some(Agent::Aider),
             _ => None,
         }
     }

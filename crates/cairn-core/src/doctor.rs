@@ -63,31 +63,44 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
             ));
             continue;
         }
-        for dir in discover::source_dirs(config, agent) {
+        let dirs = discover::source_dirs(config, agent);
+        if dirs.is_empty() && agent == Agent::Aider {
+            // Aider keeps its history in each repository, not under the home dir.
+            checks.push(check(
+                format!("{agent} sources"),
+                Status::Ok,
+                format!(
+                    "none set: name your repositories (or folders of them) in ${} or [sources.aider] dirs to read their .aider.chat.history.md",
+                    crate::archive::sources::aider::ENV_DIRS
+                ),
+            ));
+        }
+        for dir in dirs {
             let origin = match dir.origin {
                 DirOrigin::Config => "config.toml",
                 DirOrigin::Env => "environment",
                 DirOrigin::Default => "default",
             };
-            let (status, detail) = if dir.path.is_dir() {
-                (Status::Ok, format!("{} ({origin})", dir.path.display()))
-            } else if dir.origin == DirOrigin::Default {
-                (
-                    Status::Ok,
-                    format!(
-                        "{} not present: {agent} not used on this machine? ({origin})",
-                        dir.path.display()
-                    ),
-                )
-            } else {
-                (
-                    Status::Warn,
-                    format!(
-                        "{} does not exist ({origin}); fix the path or remove the setting",
-                        dir.path.display()
-                    ),
-                )
-            };
+            let (status, detail) =
+                if dir.path.is_dir() || (agent == Agent::Aider && dir.path.is_file()) {
+                    (Status::Ok, format!("{} ({origin})", dir.path.display()))
+                } else if dir.origin == DirOrigin::Default {
+                    (
+                        Status::Ok,
+                        format!(
+                            "{} not present: {agent} not used on this machine? ({origin})",
+                            dir.path.display()
+                        ),
+                    )
+                } else {
+                    (
+                        Status::Warn,
+                        format!(
+                            "{} does not exist ({origin}); fix the path or remove the setting",
+                            dir.path.display()
+                        ),
+                    )
+                };
             checks.push(check(format!("{agent} source dir"), status, detail));
         }
     }
@@ -243,4 +256,29 @@ pub(crate) fn permissions(data_dir: &Path) -> Check {
 /// `path` quoted for a POSIX shell, for the commands a fix suggests.
 fn quoted(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Aider has no home folder: with no repositories named, doctor says how to name them; a
+    /// history file named directly is a source that exists.
+    #[test]
+    fn aider_without_sources_says_how_to_name_them() {
+        let config = Config::default();
+        if std::env::var_os(crate::archive::sources::aider::ENV_DIRS).is_some() {
+            return; // the machine names its own; nothing to check
+        }
+        let checks = environment_checks(&config, None);
+        let aider = checks
+            .iter()
+            .find(|c| c.name == "aider sources")
+            .expect("a line for aider");
+        assert!(
+            aider.detail.contains("AIDER_HISTORY_DIRS"),
+            "{}",
+            aider.detail
+        );
+    }
 }

@@ -13,7 +13,11 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 10] = [
+const FILES: [(Agent, &str); 11] = [
+    (
+        Agent::Aider,
+        "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
+    ),
     (
         Agent::Claude,
         "claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -52,13 +56,15 @@ fn one_shot(agent: Agent, content: &[u8]) -> String {
     normalised(data.path(), src.path())
 }
 
-/// The file as discovery hands it over. Kimi and Cursor name a session only by its path
-/// (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`), which a file written
+/// The file as discovery hands it over. Kimi, Cursor and Aider name a session only by its path
+/// (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`, the history's own
+/// path), which a file written
 /// to a temporary path lacks, so the test names it; the others name their sessions inside the
 /// file.
 fn found(agent: Agent, path: &Path) -> FoundFile {
     FoundFile {
-        parent_hint: matches!(agent, Agent::Kimi | Agent::Cursor).then(|| "path-named".to_owned()),
+        parent_hint: matches!(agent, Agent::Kimi | Agent::Cursor | Agent::Aider)
+            .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)
     }
 }
@@ -120,7 +126,8 @@ proptest! {
         }
         let got = normalised(data.path(), src.path());
         prop_assert_eq!(&got, &expected);
-        let records = got.lines().filter(|l| l.contains("<src>")).count() as u32;
+        // Record lines name the file (a session's cwd may be the source dir itself: Aider's).
+        let records = got.lines().filter(|l| l.contains("<src>/t.jsonl")).count() as u32;
         prop_assert_eq!(total_added, records);
         support::assert_ordinals_dense(data.path());
     }

@@ -150,6 +150,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 out.push(read(&p));
             }
         }
+        "aider" => {
+            for p in files_under(&root.join("aider"), "md") {
+                windows(&read(&p), 12, &mut out);
+            }
+        }
         "redact" => {
             for rule in cairn_core::archive::secrets::rules() {
                 out.push(rule.test_value.as_bytes().to_vec());

@@ -31,7 +31,7 @@ use super::discover::FoundFile;
 use super::jsonl::{Line, LineReader};
 use super::redact::{Finding, Redactor};
 use super::retain::{Appended, Retained};
-use super::sources::{FileRole, LineIdentity, LineOutput, SessionMeta, parser_for};
+use super::sources::{FileRole, LineIdentity, LineOutput, SessionMeta, parser_for_file};
 use super::store::{SourceState, Store};
 use super::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 use crate::error::{Error, Result};
@@ -315,7 +315,7 @@ pub(crate) fn read_file(
         generation: prior.map_or(0, |p| p.generation),
     };
     let saved = state.as_deref().and_then(|s| serde_json::from_str(s).ok());
-    let mut parser = match parser_for(file.agent, file.role, saved.as_ref()) {
+    let mut parser = match parser_for_file(file, saved.as_ref()) {
         Ok(p) => p,
         // A state written by an incompatible build: read the file again from the start.
         Err(_) => {
@@ -337,6 +337,9 @@ pub(crate) fn read_file(
     let redactor = Redactor::global();
     let line_identity = super::sources::line_identity(file.agent);
     let mut reader = LineReader::new(handle, offset);
+    if !super::sources::lines_are_json(file.agent) {
+        reader = reader.whole_lines_only();
+    }
     let mut line_no = line_count;
     let mut first_line_hash = if offset == 0 {
         None
@@ -652,7 +655,7 @@ fn plan(
     if p.byte_offset > 0 {
         let mut file = BufReader::new(File::open(path)?);
         let same_first = match &p.first_line_hash {
-            Some(h) => line_hash_at(&mut file, 0)?.as_ref() == Some(h),
+            Some(h) => first_line_hash(&mut file)?.as_ref() == Some(h),
             None => true,
         };
         let same_last = match (&p.last_line_hash, p.last_line_start) {
@@ -683,9 +686,28 @@ fn record_key(raw: &[u8], redacted: &std::borrow::Cow<'_, str>) -> String {
     }
 }
 
+/// The key of the file's first line that is not blank: the reader skips blank lines, so that is
+/// the line whose key it kept as the first (a Markdown history opens with an empty line).
+fn first_line_hash(file: &mut BufReader<File>) -> std::io::Result<Option<String>> {
+    file.seek(SeekFrom::Start(0))?;
+    loop {
+        let Some(line) = next_raw_line(file)? else {
+            return Ok(None);
+        };
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Some(raw_line_key(&line)));
+        }
+    }
+}
+
 /// The key of the line starting at `start`, computed as the reader computes it.
 fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Option<String>> {
     file.seek(SeekFrom::Start(start))?;
+    Ok(next_raw_line(file)?.map(|line| raw_line_key(&line)))
+}
+
+/// The next line at the file's position, without its newline (`None` at the end).
+fn next_raw_line(file: &mut BufReader<File>) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     // Bounded: a rewritten file could put anything here.
     (&mut *file)
@@ -694,12 +716,18 @@ fn line_hash_at(file: &mut BufReader<File>, start: u64) -> std::io::Result<Optio
     if line.is_empty() {
         return Ok(None);
     }
-    if line.last() == Some(&b'\n') {
+    // As the reader trims (`jsonl::trim_newline`): CR too, or a CRLF file would never match.
+    while matches!(line.last(), Some(b'\n' | b'\r')) {
         line.pop();
     }
-    let text = String::from_utf8_lossy(&line);
+    Ok(Some(line))
+}
+
+/// A raw line's key, as the reader computes it.
+fn raw_line_key(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
     let redacted = Redactor::global().redact_line(&text, &mut Vec::new());
-    Ok(Some(record_key(&line, &redacted)))
+    record_key(line, &redacted)
 }
 
 use std::io::Read as _;
@@ -871,11 +899,8 @@ impl<'a> Writer<'a> {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
         let mut results = Vec::with_capacity(batches.len());
+        // Rows written by the group are indexed only when it ends (see below).
         let mut indexed = Vec::new();
-        // Rows above this id are indexed only when the group ends (see below).
-        let indexed_before: i64 = tx
-            .query_row("SELECT coalesce(max(id), 0) FROM records", [], |r| r.get(0))
-            .map_err(e)?;
         for batch in batches {
             results.push(commit_in(
                 &tx,
@@ -885,7 +910,6 @@ impl<'a> Writer<'a> {
                 batch.borrow(),
                 &path,
                 &mut indexed,
-                indexed_before,
             )?);
         }
         // Index the new records after every other write of the group, from the text already in
@@ -916,7 +940,6 @@ fn commit_in<'b>(
     batch: &'b Batch,
     path: &Path,
     indexed: &mut Vec<(i64, Option<&'b str>, Option<&'b str>)>,
-    indexed_before: i64,
 ) -> Result<Commit> {
     let e = |err| db_err(path, err);
     {
@@ -1006,7 +1029,7 @@ fn commit_in<'b>(
             TurnWriter::load(tx, session_row, &session_key).map_err(e)?
         };
         let mut added: u32 = 0;
-        let mut keyed = keyed::KeyedWriter::new(indexed_before);
+        let mut keyed = keyed::KeyedWriter::default();
         {
             let mut insert = tx
                 .prepare_cached(

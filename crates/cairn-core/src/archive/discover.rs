@@ -113,6 +113,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
+        Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
     }
 }
 
@@ -128,10 +129,25 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     }
     // What the walk's own symlinks may point into: the source dir, resolved once.
     let root = std::fs::canonicalize(&dir.path).ok();
-    for entry in walkdir::WalkDir::new(&dir.path)
+    // Aider's sources are repositories (or folders of them): its history sits at a repository's
+    // root, so the walk stays shallow and never enters a repository's own trees.
+    let aider = dir.agent == Agent::Aider;
+    let max_depth = if aider {
+        super::sources::aider::MAX_DEPTH
+    } else {
+        8
+    };
+    let walker = walkdir::WalkDir::new(&dir.path)
         .follow_links(false)
-        .max_depth(8)
-    {
+        .max_depth(max_depth)
+        .into_iter()
+        .filter_entry(|e| {
+            !aider
+                || e.depth() == 0
+                || !e.file_type().is_dir()
+                || !super::sources::aider::is_skipped_dir(e.file_name())
+        });
+    for entry in walker {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -186,8 +202,12 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
 }
 
 /// Whether a file's name can be a transcript of `agent`: `*.jsonl` for every agent, and the
-/// `*.json` documents of the agents that write them (which files exactly is `classify`'s call).
+/// `*.json` documents of the agents that write them (which files exactly is `classify`'s call);
+/// for Aider, only its `.aider.chat.history.md`.
 pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
+    if agent == Agent::Aider {
+        return super::sources::aider::is_history(path);
+    }
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,
         Some("json") => agent == Agent::Gemini,
@@ -260,6 +280,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Kimi => super::sources::kimi::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor::classify(path),
+        Agent::Aider => super::sources::aider::classify(path),
     }
 }
 

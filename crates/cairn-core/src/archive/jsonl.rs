@@ -27,6 +27,9 @@ pub struct LineReader<R> {
     /// Offset just after the last line handed out (the resume point).
     offset: u64,
     eof: bool,
+    /// Whether a final fragment that parses as JSON is a whole line (not for Markdown, where
+    /// `42` may be the start of `42 files changed`).
+    json_tail: bool,
 }
 
 impl<R: Read> LineReader<R> {
@@ -36,7 +39,14 @@ impl<R: Read> LineReader<R> {
             buf: Vec::new(),
             offset,
             eof: false,
+            json_tail: true,
         }
+    }
+
+    /// Only lines ending in `\n` are whole: for line files that are not JSON.
+    pub fn whole_lines_only(mut self) -> Self {
+        self.json_tail = false;
+        self
     }
 
     /// Offset just after the last line returned: where the next read must start.
@@ -45,7 +55,8 @@ impl<R: Read> LineReader<R> {
     }
 
     /// The next line, or `None` at the end. A final fragment without a newline is returned
-    /// only if it parses as JSON; otherwise it is left unconsumed (a partial write).
+    /// only if it parses as JSON (and the reader takes JSON tails); otherwise it is left
+    /// unconsumed (a partial write).
     pub fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         if self.eof {
             return Ok(None);
@@ -97,7 +108,7 @@ impl<R: Read> LineReader<R> {
             return Ok(None);
         }
         let bytes = trim_newline(&self.buf);
-        if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        if self.json_tail && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
             self.offset = start + self.buf.len() as u64;
             Ok(Some(Line::Complete { bytes, start }))
         } else {
@@ -154,6 +165,17 @@ mod tests {
         let (lines, end) = collect(b"{\"a\":1}\n{\"b\":2}", 0);
         assert_eq!(lines.len(), 2);
         assert_eq!(end, 15);
+    }
+
+    #[test]
+    fn a_json_looking_fragment_is_partial_for_non_json_lines() {
+        let mut r = LineReader::new(&b"#### hi\n42"[..], 0).whole_lines_only();
+        assert!(matches!(
+            r.next_line().unwrap(),
+            Some(Line::Complete { .. })
+        ));
+        assert!(r.next_line().unwrap().is_none());
+        assert_eq!(r.offset(), 8);
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Gemini)
     } else if super::sources::cursor::owns_path(path) {
         Some(Agent::Cursor)
+    } else if super::sources::aider::owns_path(path) {
+        Some(Agent::Aider)
     } else {
         None
     }

@@ -5,6 +5,7 @@
 //! capture can stop after any line and resume from a byte offset later, in another process.
 //! Discovery (which files belong to which agent) lives in [`super::discover`].
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -120,7 +121,21 @@ pub fn parser_for(
         Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
+        Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
     })
+}
+
+/// The parser for `file`, resumed from a saved state if one is given. A fresh parser of an
+/// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
+/// at the root of its repository).
+pub fn parser_for_file(
+    file: &FoundFile,
+    saved: Option<&Value>,
+) -> Result<Box<dyn SourceParser>, serde_json::Error> {
+    match (file.agent, saved) {
+        (Agent::Aider, None) => Ok(Box::new(aider::AiderParser::for_file(&file.path))),
+        _ => parser_for(file.agent, file.role, saved),
+    }
 }
 
 /// How a source file is read incrementally.
@@ -150,6 +165,12 @@ pub fn line_identity(agent: Agent) -> LineIdentity {
         Agent::Cursor => LineIdentity::Position,
         _ => LineIdentity::Content,
     }
+}
+
+/// Whether `agent`'s line files are JSON lines (a final line without its newline is whole when
+/// it parses). Aider's Markdown is not: its last line counts only once its newline is written.
+pub fn lines_are_json(agent: Agent) -> bool {
+    agent != Agent::Aider
 }
 
 /// How `file` is read: by its agent and, for agents with two formats, its name.
@@ -531,7 +552,7 @@ pub(crate) fn cap_json(v: &mut Value, max: usize) {
     }
 }
 
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+pub(crate) fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
     while !s.is_char_boundary(i) {
         i -= 1;

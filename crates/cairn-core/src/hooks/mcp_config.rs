@@ -114,6 +114,12 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
                 "{agent} has no project MCP config Cairn knows; run the command without --project to register the server for your user"
             )));
         }
+        // Outside MCP_AGENTS: `supported` refused it already.
+        (Agent::Aider, _) => {
+            return Err(Error::Invalid(format!(
+                "{agent} takes no MCP servers Cairn can register"
+            )));
+        }
     })
 }
 

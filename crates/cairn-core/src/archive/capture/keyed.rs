@@ -17,22 +17,12 @@ pub(super) struct KeyedWriter {
     pub(super) updated: u32,
     /// Turns whose records changed or were retracted: their counters are recomputed.
     turns: BTreeSet<i64>,
-    /// The largest record id before this group: rows above it are not in the full-text
-    /// index yet (the group indexes its rows when it ends).
-    indexed_before: i64,
 }
 
 /// The full-text index rows a batch adds: (rowid, text, tool input).
 type Indexed<'b> = Vec<(i64, Option<&'b str>, Option<&'b str>)>;
 
 impl KeyedWriter {
-    pub(super) fn new(indexed_before: i64) -> KeyedWriter {
-        KeyedWriter {
-            indexed_before,
-            ..KeyedWriter::default()
-        }
-    }
-
     /// `lr` was already stored under its key: update the row when its revision moved (or the
     /// unit was retracted and came back). The old full-text entry is removed here; the new one
     /// joins the batch's index rows.
@@ -66,10 +56,9 @@ impl KeyedWriter {
         if revision == lr.revision && !retracted {
             return Ok(()); // the same unit read again
         }
-        let pending = indexed
-            .iter()
-            .rposition(|(rowid, ..)| *rowid == id)
-            .filter(|_| id > self.indexed_before);
+        // A row already queued for the index in this group (inserted, or updated once before)
+        // holds no index entry: whatever it had was deleted when it was first queued.
+        let pending = indexed.iter().rposition(|(rowid, ..)| *rowid == id);
         if pending.is_none() && (old_text.is_some() || old_input.is_some()) {
             tx.prepare_cached(
                 "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
@@ -106,7 +95,7 @@ impl KeyedWriter {
             r.git_branch,
             lr.revision,
         ])?;
-        // A row inserted earlier in this group is not in the index yet: its pending entry is
+        // A row queued earlier in this group is not in the index yet: its pending entry is
         // replaced instead (an index delete of an entry it does not hold would corrupt it).
         if let Some(at) = pending {
             indexed.remove(at);
