@@ -1,0 +1,187 @@
+//! Search's reads: records by full text, turns by id.
+
+use rusqlite::{Connection, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use super::count;
+use crate::archive::Agent;
+
+/// One matching record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SearchHit {
+    pub session_key: String,
+    pub turn_key: Option<String>,
+    pub ordinal: u32,
+    pub kind: String,
+    pub role: Option<String>,
+    pub tool_name: Option<String>,
+    pub timestamp: Option<String>,
+    pub agent: Agent,
+    /// The session's title, else its first prompt (most Claude sessions have no title).
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub git_branch: Option<String>,
+    /// The matching text with each match between [`MATCH_START`] and [`MATCH_END`] (a vector
+    /// hit: the turn's prompt, unmarked).
+    pub snippet: String,
+    /// Vector: cosine similarity; hybrid: the fused score; lexical: none (and left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// `keyword` (full-text match), `semantic` (the vector leg found the turn). Optional in
+    /// the JSON so front doors written before semantic search keep working.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_reasons: Vec<String>,
+}
+
+/// Opens a match in [`SearchHit::snippet`]: a private-use character, so it never collides
+/// with text (square brackets, which git and logs print, would).
+pub const MATCH_START: char = '\u{E000}';
+/// Closes a match in [`SearchHit::snippet`].
+pub const MATCH_END: char = '\u{E001}';
+
+/// Which records a search keeps (each bound present narrows it; empty bounds are absent).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordFilter<'a> {
+    pub agent: Option<Agent>,
+    pub branch: Option<&'a str>,
+    pub project: Option<&'a str>,
+    /// At or after this time (RFC 3339 or `YYYY-MM-DD`).
+    pub since: Option<&'a str>,
+    /// Before this time.
+    pub until: Option<&'a str>,
+}
+
+/// Append `f` to a `WHERE` clause over `sessions s` and `records r`; `time` is the SQL
+/// expression the date range applies to.
+fn push_record_filter(
+    sql: &mut String,
+    args: &mut Vec<SqlValue>,
+    f: &RecordFilter<'_>,
+    time: &str,
+) {
+    if let Some(agent) = f.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(branch) = f.branch {
+        sql.push_str(" AND COALESCE(r.git_branch, s.git_branch) = ?");
+        args.push(SqlValue::Text(branch.to_owned()));
+    }
+    if let Some(project) = f.project {
+        sql.push_str(" AND s.project = ?");
+        args.push(SqlValue::Text(project.to_owned()));
+    }
+    if let Some(since) = f.since {
+        sql.push_str(&format!(" AND {time} >= ?"));
+        args.push(SqlValue::Text(since.to_owned()));
+    }
+    if let Some(until) = f.until {
+        sql.push_str(&format!(" AND {time} < ?"));
+        args.push(SqlValue::Text(until.to_owned()));
+    }
+}
+
+/// Records whose text matches the FTS5 expression `expr` and pass `f`, best first (bm25).
+pub fn search_records(
+    conn: &Connection,
+    expr: &str,
+    f: &RecordFilter<'_>,
+    limit: u32,
+) -> rusqlite::Result<Vec<SearchHit>> {
+    let mut sql = String::from(
+        "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
+                s.agent,
+                COALESCE(s.title, (SELECT ft.preview FROM turns ft WHERE ft.session_id = s.id ORDER BY ft.turn_index LIMIT 1)),
+                s.project, COALESCE(r.git_branch, s.git_branch),
+                snippet(records_fts, -1, char(57344), char(57345), '…', 16)
+         FROM records_fts
+         JOIN records r ON r.id = records_fts.rowid
+         JOIN sessions s ON s.id = r.session_id
+         LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE records_fts MATCH ?",
+    );
+    let mut args = vec![SqlValue::Text(expr.to_owned())];
+    push_record_filter(&mut sql, &mut args, f, "r.timestamp");
+    sql.push_str(" ORDER BY bm25(records_fts) LIMIT ?");
+    args.push(SqlValue::Integer(i64::from(limit)));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| {
+        let agent: String = r.get(7)?;
+        Ok(SearchHit {
+            session_key: r.get(0)?,
+            turn_key: r.get(1)?,
+            ordinal: count(r.get(2)?),
+            kind: r.get(3)?,
+            role: r.get(4)?,
+            tool_name: r.get(5)?,
+            timestamp: r.get(6)?,
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            title: r.get(8)?,
+            project: r.get(9)?,
+            git_branch: r.get(10)?,
+            snippet: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+            score: None,
+            match_reasons: vec!["keyword".to_owned()],
+        })
+    })?;
+    rows.collect()
+}
+
+/// The turns among `ids` that pass `f`, each as a hit on its opening record (its prompt as the
+/// snippet), keyed by turn id.
+pub fn turn_hits(
+    conn: &Connection,
+    ids: &[i64],
+    f: &RecordFilter<'_>,
+) -> rusqlite::Result<std::collections::HashMap<i64, SearchHit>> {
+    let mut found = std::collections::HashMap::new();
+    if ids.is_empty() {
+        return Ok(found);
+    }
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let mut sql = format!(
+        "SELECT t.id, s.session_key, t.turn_key, t.opening_ordinal, COALESCE(r.kind, 'message'), r.role,
+                r.tool_name, COALESCE(r.timestamp, t.started_at), s.agent, s.title, s.project,
+                COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, '')
+         FROM turns t
+         JOIN sessions s ON s.id = t.session_id
+         LEFT JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+         WHERE t.id IN ({list})"
+    );
+    let mut args: Vec<SqlValue> = Vec::new();
+    push_record_filter(
+        &mut sql,
+        &mut args,
+        f,
+        "COALESCE(r.timestamp, t.started_at)",
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| {
+        let agent: String = r.get(8)?;
+        Ok((
+            r.get::<_, i64>(0)?,
+            SearchHit {
+                session_key: r.get(1)?,
+                turn_key: r.get(2)?,
+                ordinal: count(r.get(3)?),
+                kind: r.get(4)?,
+                role: r.get(5)?,
+                tool_name: r.get(6)?,
+                timestamp: r.get(7)?,
+                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                title: r.get(9)?,
+                project: r.get(10)?,
+                git_branch: r.get(11)?,
+                snippet: r.get(12)?,
+                score: None,
+                match_reasons: vec!["semantic".to_owned()],
+            },
+        ))
+    })?;
+    for row in rows {
+        let (id, hit) = row?;
+        found.insert(id, hit);
+    }
+    Ok(found)
+}

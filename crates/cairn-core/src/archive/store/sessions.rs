@@ -1,0 +1,472 @@
+//! Sessions: found by key or label, listed, detailed, and placed in their repository.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
+use serde::{Deserialize, Serialize};
+
+use super::count;
+use crate::archive::capture::Warning;
+use crate::archive::{Agent, TokenUsage};
+
+/// The key of the session with row id `session`.
+pub fn session_key(conn: &Connection, session: i64) -> rusqlite::Result<String> {
+    conn.query_row(
+        "SELECT session_key FROM sessions WHERE id = ?1",
+        params![session],
+        |r| r.get(0),
+    )
+}
+
+/// The repository row (`repos`, the git room's) `session` ran in, if it is known.
+pub fn session_repo(conn: &Connection, session: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT repo_id FROM sessions WHERE id = ?1")?
+        .query_row(params![session], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Where and by whom a session ran, as an imported entry takes it from its source session.
+#[derive(Debug, Clone)]
+pub struct SessionPlace {
+    /// The session's row id.
+    pub row: i64,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub agent: String,
+}
+
+/// The session `label` names (its key, else the agent's session id: the latest of those).
+pub fn session_by_label(conn: &Connection, label: &str) -> rusqlite::Result<Option<SessionPlace>> {
+    conn.query_row(
+        "SELECT id, project, cwd, git_branch, agent FROM sessions WHERE session_key = ?1 OR session_id = ?1
+             ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+        [label],
+        |r| {
+            Ok(SessionPlace {
+                row: r.get(0)?,
+                project: r.get(1)?,
+                cwd: r.get(2)?,
+                branch: r.get(3)?,
+                agent: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// One session in detail: metadata, token usage, what its records are, its sub-agents and the
+/// warnings met while reading it (the session view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionDetail {
+    pub session_key: String,
+    pub agent: Agent,
+    pub session_id: Option<String>,
+    /// `subagent`, `compaction` or `fork` when this session hangs off another.
+    pub relation: Option<String>,
+    pub parent_key: Option<String>,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_commit: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub tool_version: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: u32,
+    pub record_count: u32,
+    /// Records by kind (`message`, `tool_call`, …).
+    pub kinds: BTreeMap<String, u32>,
+    /// Tool calls by tool name.
+    pub tools: BTreeMap<String, u32>,
+    /// Distinct paths edited by the session's tool calls.
+    pub edited_paths: Vec<String>,
+    pub tokens: TokenUsage,
+    /// Record types the adapter did not know, kept in the retained copy and counted here.
+    pub unknown_types: BTreeMap<String, u32>,
+    pub secrets_redacted: u32,
+    pub warnings: Vec<Warning>,
+    pub subagents: Vec<SubagentSummary>,
+}
+
+/// A sub-agent (or compaction, fork) session of a [`SessionDetail`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SubagentSummary {
+    pub session_key: String,
+    pub relation: Option<String>,
+    pub agent_id: Option<String>,
+    pub record_count: u32,
+    pub first_prompt: Option<String>,
+}
+
+/// Find a session by `session_key` or by the agent's own session id (newest match wins).
+pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT id FROM sessions WHERE session_key = ?1
+         UNION ALL
+         SELECT id FROM (SELECT id FROM sessions WHERE session_id = ?1 AND (relation IS NULL OR relation = 'fork')
+                         ORDER BY updated_at DESC LIMIT 1)
+         LIMIT 1",
+        [key_or_id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Everything the archive knows of the session with row id `id`.
+pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDetail> {
+    let mut d = conn.query_row(
+        "SELECT session_key, agent, session_id, relation, parent_key, title, project, cwd, git_branch,
+                git_commit, model, provider, tool_version, started_at, updated_at, turn_count, record_count,
+                unknown_types, cumulative_usage, secret_count
+         FROM sessions WHERE id = ?1",
+        [id],
+        |r| {
+            let agent: String = r.get(1)?;
+            let unknown: String = r.get(17)?;
+            let cumulative: Option<String> = r.get(18)?;
+            Ok(SessionDetail {
+                session_key: r.get(0)?,
+                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                session_id: r.get(2)?,
+                relation: r.get(3)?,
+                parent_key: r.get(4)?,
+                title: r.get(5)?,
+                project: r.get(6)?,
+                cwd: r.get(7)?,
+                git_branch: r.get(8)?,
+                git_commit: r.get(9)?,
+                model: r.get(10)?,
+                provider: r.get(11)?,
+                tool_version: r.get(12)?,
+                started_at: r.get(13)?,
+                updated_at: r.get(14)?,
+                turn_count: count(r.get(15)?),
+                record_count: count(r.get(16)?),
+                kinds: BTreeMap::new(),
+                tools: BTreeMap::new(),
+                edited_paths: Vec::new(),
+                tokens: cumulative.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+                unknown_types: serde_json::from_str(&unknown).unwrap_or_default(),
+                secrets_redacted: count(r.get(19)?),
+                warnings: Vec::new(),
+                subagents: Vec::new(),
+            })
+        },
+    )?;
+    let per_message: (i64, i64, i64, i64, i64) = conn.query_row(
+        "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_creation),0),
+                COALESCE(SUM(cache_read),0), COALESCE(SUM(reasoning),0)
+         FROM token_usage WHERE session_id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    if per_message != (0, 0, 0, 0, 0) {
+        let u = |v: i64| v.max(0) as u64;
+        d.tokens = TokenUsage {
+            input: u(per_message.0),
+            output: u(per_message.1),
+            cache_creation: u(per_message.2),
+            cache_read: u(per_message.3),
+            reasoning: u(per_message.4),
+        };
+    }
+    let mut stmt = conn
+        .prepare_cached("SELECT kind, COUNT(*) FROM records WHERE session_id = ?1 GROUP BY kind")?;
+    for row in stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (k, n) = row?;
+        d.kinds.insert(k, count(n));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT tool_name, COUNT(*) FROM records WHERE session_id = ?1 AND kind = 'tool_call' GROUP BY tool_name",
+    )?;
+    for row in stmt.query_map([id], |r| {
+        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+    })? {
+        let (k, n) = row?;
+        d.tools
+            .insert(k.unwrap_or_else(|| "unknown".into()), count(n));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT j.value FROM records r, json_each(r.file_paths) j
+         WHERE r.session_id = ?1 AND r.file_paths IS NOT NULL ORDER BY j.value",
+    )?;
+    d.edited_paths = stmt
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, line, message FROM warnings WHERE session_id = ?1 ORDER BY path, line",
+    )?;
+    d.warnings = stmt
+        .query_map([id], |r| {
+            Ok(Warning {
+                path: r.get(0)?,
+                line: r.get::<_, Option<i64>>(1)?.map(count),
+                message: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.session_key, c.relation, c.agent_id, c.record_count,
+                (SELECT preview FROM turns t WHERE t.session_id = c.id ORDER BY turn_index LIMIT 1)
+         FROM sessions c WHERE c.parent_key = ?1 ORDER BY c.started_at, c.id",
+    )?;
+    d.subagents = stmt
+        .query_map(params![d.session_key], |r| {
+            Ok(SubagentSummary {
+                session_key: r.get(0)?,
+                relation: r.get(1)?,
+                agent_id: r.get(2)?,
+                record_count: count(r.get(3)?),
+                first_prompt: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(d)
+}
+
+/// Which sessions to list (the session list view). Empty means every top-level session, newest first.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionQuery {
+    pub agent: Option<Agent>,
+    pub branch: Option<String>,
+    pub limit: Option<u32>,
+}
+
+/// One captured session, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionSummary {
+    pub session_key: String,
+    pub agent: Agent,
+    /// The agent's own session id.
+    pub session_id: Option<String>,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub title: Option<String>,
+    pub model: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: u32,
+    pub record_count: u32,
+    /// Parse warnings recorded on the session (malformed lines and the like).
+    pub warnings: u32,
+    /// Sub-agent sessions attached to this one.
+    pub subagent_count: u32,
+    /// Preview of the first human prompt, when there is one.
+    pub first_prompt: Option<String>,
+}
+
+/// Top-level sessions with at least one record, newest first. Sub-agent and compaction
+/// sessions are counted on their parent instead of listed.
+pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Vec<SessionSummary>> {
+    let mut sql = String::from(
+        "SELECT s.session_key, s.agent, s.session_id, s.project, s.cwd, s.git_branch, s.title, s.model,
+                s.started_at, s.updated_at, s.turn_count, s.record_count, s.warning_count,
+                (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
+                    AND c.relation IN ('subagent', 'compaction')),
+                (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)
+         FROM sessions s
+         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
+    );
+    let mut args: Vec<SqlValue> = Vec::new();
+    if let Some(agent) = q.agent {
+        sql.push_str(" AND s.agent = ?");
+        args.push(SqlValue::Text(agent.as_str().to_owned()));
+    }
+    if let Some(branch) = &q.branch {
+        sql.push_str(" AND s.git_branch = ?");
+        args.push(SqlValue::Text(branch.clone()));
+    }
+    sql.push_str(" ORDER BY s.updated_at IS NULL, s.updated_at DESC, s.id DESC");
+    if let Some(limit) = q.limit {
+        sql.push_str(" LIMIT ?");
+        args.push(SqlValue::Integer(i64::from(limit)));
+    }
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| {
+        let agent: String = r.get(1)?;
+        Ok(SessionSummary {
+            session_key: r.get(0)?,
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            session_id: r.get(2)?,
+            project: r.get(3)?,
+            cwd: r.get(4)?,
+            git_branch: r.get(5)?,
+            title: r.get(6)?,
+            model: r.get(7)?,
+            started_at: r.get(8)?,
+            updated_at: r.get(9)?,
+            turn_count: count(r.get(10)?),
+            record_count: count(r.get(11)?),
+            warnings: count(r.get(12)?),
+            subagent_count: count(r.get(13)?),
+            first_prompt: r.get(14)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// The directory `session` ran in (an error when there is no such session).
+pub fn session_cwd(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// Where and when a session ran, as association bounds what it reads.
+#[derive(Debug, Clone)]
+pub struct SessionTimes {
+    pub cwd: Option<String>,
+    pub started: Option<String>,
+    pub updated: Option<String>,
+}
+
+/// Where and when `session` ran, if there is such a session.
+pub fn session_times(conn: &Connection, session: i64) -> rusqlite::Result<Option<SessionTimes>> {
+    conn.prepare_cached("SELECT cwd, started_at, updated_at FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok(SessionTimes {
+                cwd: r.get(0)?,
+                started: r.get(1)?,
+                updated: r.get(2)?,
+            })
+        })
+        .optional()
+}
+
+/// Record that `session` ran in the repository row `repo` (`repos`, the git room's).
+pub fn set_session_repo(conn: &Connection, session: i64, repo: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET repo_id = ?2 WHERE id = ?1")?
+        .execute(params![session, repo])?;
+    Ok(())
+}
+
+/// What the `show` views head a session with.
+#[derive(Debug, Clone)]
+pub struct SessionHead {
+    pub id: i64,
+    pub key: String,
+    pub agent: Agent,
+    pub title: Option<String>,
+    pub started_at: Option<String>,
+}
+
+/// The head of the session with row id `id`.
+pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
+    conn.prepare_cached("SELECT session_key, agent, title, started_at FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| {
+            let agent: String = r.get(1)?;
+            Ok(SessionHead {
+                id,
+                key: r.get(0)?,
+                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                title: r.get(2)?,
+                started_at: r.get(3)?,
+            })
+        })
+}
+
+/// What another room needs to know of a session: its row id, key, project, cwd, branch and agent
+/// (empty strings for the unknown ones).
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub id: i64,
+    pub key: String,
+    pub project: String,
+    pub cwd: String,
+    pub branch: String,
+    pub agent: String,
+}
+
+/// The session named by its key or its agent's session id (the key wins; of several with the
+/// same agent id, the newest).
+pub fn session_facts(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<SessionFacts>> {
+    conn.prepare_cached(
+        "SELECT id, session_key, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(git_branch, ''), agent
+         FROM sessions WHERE session_key = ?1 OR session_id = ?1
+         ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+    )?
+    .query_row([key_or_id], |r| {
+        Ok(SessionFacts {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            project: r.get(2)?,
+            cwd: r.get(3)?,
+            branch: r.get(4)?,
+            agent: r.get(5)?,
+        })
+    })
+    .optional()
+}
+
+/// The sessions (row ids) captured in any of the repositories `repos` (row ids).
+pub fn sessions_in_repos(conn: &Connection, repos: &[i64]) -> rusqlite::Result<Vec<i64>> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE repo_id = ?1 ORDER BY id")?;
+    let mut out = Vec::new();
+    for &repo in repos {
+        for id in stmt.query_map([repo], |r| r.get(0))? {
+            out.push(id?);
+        }
+    }
+    Ok(out)
+}
+
+/// Where a session ran and how active it was, as the branch list counts it.
+#[derive(Debug, Clone)]
+pub struct SessionPlaceRow {
+    pub repo_id: Option<i64>,
+    pub project: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: i64,
+}
+
+/// [`SessionPlaceRow`] of each session among `ids` that exists, by row id.
+pub fn session_places(
+    conn: &Connection,
+    ids: &[i64],
+) -> rusqlite::Result<std::collections::HashMap<i64, SessionPlaceRow>> {
+    let mut out = std::collections::HashMap::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT repo_id, project, updated_at, turn_count FROM sessions WHERE id = ?1",
+    )?;
+    for &id in ids {
+        if out.contains_key(&id) {
+            continue;
+        }
+        let row = stmt
+            .query_row([id], |r| {
+                Ok(SessionPlaceRow {
+                    repo_id: r.get(0)?,
+                    project: r.get(1)?,
+                    updated_at: r.get(2)?,
+                    turn_count: r.get(3)?,
+                })
+            })
+            .optional()?;
+        if let Some(row) = row {
+            out.insert(id, row);
+        }
+    }
+    Ok(out)
+}
+
+/// The row id of the session with this key or agent session id (every match).
+pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1 OR session_id = ?1")?
+        .query_map([key_or_id], |r| r.get(0))?
+        .collect()
+}
+
+/// The key of the session with row id `session`, if the archive holds it.
+pub fn session_key_of(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT session_key FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()
+}

@@ -1,0 +1,207 @@
+//! Where capture stands: each source file's reading position, the captures it made and the
+//! snapshots they recorded, and what the archive holds in all.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+use crate::store::Store;
+
+impl Store {
+    /// The persisted reading position of one source file.
+    pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
+        self.conn()
+            .query_row(
+                &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
+                params![path],
+                SourceState::from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every source's reading position, keyed by path (a sync plans all files from one read).
+    pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
+        let mut stmt = self
+            .conn()
+            .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], SourceState::from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Map none of the file (a writer reads only the pages its inserts walk, which its page
+    /// cache holds), keeping the page cache as it is.
+    pub(crate) fn unmapped(&self) -> Result<()> {
+        self.conn()
+            .execute_batch("PRAGMA mmap_size = 0;")
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// Whether this archive captured the session keyed `session_key`.
+pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")?
+        .query_row([session_key], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// Mark the session keyed `session_key` published at `now` (what `publish` wrote to its ref).
+pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")?
+        .execute(params![session_key, now])?;
+    Ok(())
+}
+
+const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
+     line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
+     retained_len";
+
+/// Where reading a source file stopped, and how to check the file is still the same file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceState {
+    pub id: i64,
+    pub source_key: String,
+    pub session_id: i64,
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub byte_offset: u64,
+    pub line_count: u64,
+    pub first_line_hash: Option<String>,
+    pub last_line_start: Option<u64>,
+    pub last_line_hash: Option<String>,
+    pub parser_state: Option<String>,
+    pub generation: u32,
+    pub retained_len: u64,
+}
+
+impl SourceState {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceState> {
+        Ok(SourceState {
+            id: r.get(0)?,
+            source_key: r.get(1)?,
+            session_id: r.get(2)?,
+            path: r.get(3)?,
+            size: r.get::<_, i64>(4)?.max(0) as u64,
+            mtime_ns: r.get(5)?,
+            byte_offset: r.get::<_, i64>(6)?.max(0) as u64,
+            line_count: r.get::<_, i64>(7)?.max(0) as u64,
+            first_line_hash: r.get(8)?,
+            last_line_start: r.get::<_, Option<i64>>(9)?.map(|v| v.max(0) as u64),
+            last_line_hash: r.get(10)?,
+            parser_state: r.get(11)?,
+            generation: r.get::<_, i64>(12)?.clamp(0, u32::MAX as i64) as u32,
+            retained_len: r.get::<_, i64>(13)?.max(0) as u64,
+        })
+    }
+}
+
+/// True when no session was ever captured (the desktop's first-run page).
+pub(crate) fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM sessions)", [], |r| {
+        r.get(0)
+    })
+}
+
+/// What the archive holds, for `cairn doctor`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    pub sessions: i64,
+    pub records: i64,
+    pub warnings: i64,
+    pub secrets: i64,
+}
+
+pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
+                (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
+        [],
+        |r| {
+            Ok(Counts {
+                sessions: r.get(0)?,
+                records: r.get(1)?,
+                warnings: r.get(2)?,
+                secrets: r.get(3)?,
+            })
+        },
+    )
+}
+
+impl Store {
+    /// Bound the memory this connection keeps for reads: at most `mmap_bytes` of the file
+    /// mapped (0: none) and a page cache of at most `cache_kib` KiB.
+    pub(crate) fn limit_read_memory(&self, mmap_bytes: u64, cache_kib: u32) -> Result<()> {
+        self.conn()
+            .execute_batch(&format!(
+                "PRAGMA mmap_size = {mmap_bytes}; PRAGMA cache_size = -{cache_kib};"
+            ))
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// The captures of `session` after capture `after` that have no snapshot (`snapshot_id`, the git
+/// room's), in order.
+pub fn captures_without_snapshot(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached(
+        "SELECT c.id FROM captures c
+         WHERE c.session_id = ?1 AND c.snapshot_id IS NULL AND c.id > ?2
+         ORDER BY c.id",
+    )?
+    .query_map(params![session, after], |r| r.get(0))?
+    .collect()
+}
+
+/// Attach the snapshot `snapshot` to capture `capture` if it is one of `session`'s: whether it was.
+pub fn attach_snapshot(
+    conn: &Connection,
+    capture: i64,
+    session: i64,
+    snapshot: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("UPDATE captures SET snapshot_id = ?1 WHERE id = ?2 AND session_id = ?3")?
+        .execute(params![snapshot, capture, session])?
+        > 0)
+}
+
+/// A capture of a session that recorded a git snapshot, as association compares them.
+#[derive(Debug, Clone)]
+pub struct SnapshotCapture {
+    pub id: i64,
+    pub snapshot_id: i64,
+    /// The turn the capture ended in (the last turn starting at or before its last record).
+    pub turn_index: Option<i64>,
+    pub last_ordinal: Option<i64>,
+}
+
+/// The captures of `session` after capture `after` that recorded a snapshot, in order.
+pub fn snapshot_captures(
+    conn: &Connection,
+    session: i64,
+    after: i64,
+) -> rusqlite::Result<Vec<SnapshotCapture>> {
+    conn.prepare_cached(
+        "SELECT c.id, c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
+                                AND t.first_ordinal <= c.last_ordinal ORDER BY t.turn_index DESC LIMIT 1),
+                c.last_ordinal
+         FROM captures c WHERE c.session_id = ?1 AND c.id > ?2 AND c.snapshot_id IS NOT NULL ORDER BY c.id",
+    )?
+    .query_map(params![session, after], |r| {
+        Ok(SnapshotCapture {
+            id: r.get(0)?,
+            snapshot_id: r.get(1)?,
+            turn_index: r.get(2)?,
+            last_ordinal: r.get(3)?,
+        })
+    })?
+    .collect()
+}

@@ -1,0 +1,173 @@
+//! Turns: a session's turns in order, found by key or index, outlined for reports.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::count;
+use serde::{Deserialize, Serialize};
+
+/// A turn as a report outlines it.
+#[derive(Debug, Clone)]
+pub struct TurnOutline {
+    pub id: i64,
+    pub turn_index: i64,
+    pub opening_ordinal: i64,
+    /// The tool names, as a JSON array.
+    pub tool_names: String,
+    pub tool_calls: i64,
+    pub failures: i64,
+    pub edits: i64,
+    /// The text of the user message opening the turn, if it opens with one.
+    pub prompt: Option<String>,
+    pub preview: Option<String>,
+}
+
+/// The turns of `session`, in order.
+pub fn turn_outlines(conn: &Connection, session: i64) -> rusqlite::Result<Vec<TurnOutline>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.id, t.turn_index, t.opening_ordinal, t.tool_names, t.tool_call_count, t.failure_count, t.edit_count,
+            (SELECT text FROM records r WHERE r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+               AND r.kind = 'message' AND r.role = 'user'),
+            t.preview
+         FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_index",
+    )?;
+    stmt.query_map(params![session], |r| {
+        Ok(TurnOutline {
+            id: r.get(0)?,
+            turn_index: r.get(1)?,
+            opening_ordinal: r.get(2)?,
+            tool_names: r.get(3)?,
+            tool_calls: r.get(4)?,
+            failures: r.get(5)?,
+            edits: r.get(6)?,
+            prompt: r.get(7)?,
+            preview: r.get(8)?,
+        })
+    })?
+    .collect()
+}
+
+/// The last non-blank assistant message of the turn with row id `turn`.
+pub fn last_answer(conn: &Connection, turn: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT text FROM records WHERE turn_id = ?1 AND kind = 'message' AND role = 'assistant'
+            AND text IS NOT NULL AND trim(text) != '' ORDER BY ordinal DESC LIMIT 1",
+    )?
+    .query_row(params![turn], |r| r.get::<_, String>(0))
+    .optional()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+/// A turn of a session's timeline (`show`).
+pub struct TimelineTurn {
+    pub turn_index: u32,
+    pub turn_key: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub record_count: u32,
+    /// First and last record ordinals of the turn (the anchors of its records).
+    pub first_ordinal: u32,
+    pub last_ordinal: u32,
+    pub user_preview: Option<String>,
+    pub assistant_preview: Option<String>,
+    pub tool_call_count: u32,
+    pub edit_count: u32,
+    pub exec_count: u32,
+    pub failure_count: u32,
+    pub tool_names: Vec<String>,
+    /// Targets this turn is related to by strong evidence.
+    pub related_targets: Vec<String>,
+}
+
+/// How many turns `session` has.
+pub fn turn_total(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
+        .query_row([session], |r| r.get(0))
+}
+
+/// The turns of `session` from index `start` on, in order, each with its row id (its related
+/// targets left empty: the git room's).
+pub fn timeline_turns(
+    conn: &Connection,
+    session: i64,
+    start: i64,
+) -> rusqlite::Result<Vec<(i64, TimelineTurn)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.turn_index, t.turn_key, t.started_at, t.ended_at, t.record_count, t.first_ordinal, t.last_ordinal,
+                t.preview, t.assistant_preview, t.tool_call_count, t.edit_count, t.exec_count, t.failure_count,
+                t.tool_names, t.id
+         FROM turns t WHERE t.session_id = ?1 AND t.turn_index >= ?2 ORDER BY t.turn_index",
+    )?;
+    stmt.query_map(params![session, start], |r| {
+        let tools: String = r.get(13)?;
+        Ok((
+            r.get(14)?,
+            TimelineTurn {
+                turn_index: count(r.get(0)?),
+                turn_key: r.get(1)?,
+                started_at: r.get(2)?,
+                ended_at: r.get(3)?,
+                record_count: count(r.get(4)?),
+                first_ordinal: count(r.get(5)?),
+                last_ordinal: count(r.get(6)?),
+                user_preview: r.get(7)?,
+                assistant_preview: r.get(8)?,
+                tool_call_count: count(r.get(9)?),
+                edit_count: count(r.get(10)?),
+                exec_count: count(r.get(11)?),
+                failure_count: count(r.get(12)?),
+                tool_names: serde_json::from_str(&tools).unwrap_or_default(),
+                related_targets: Vec::new(),
+            },
+        ))
+    })?
+    .collect()
+}
+
+/// Find a turn of a session by key or index: its row id, key and index.
+pub fn find_turn(
+    conn: &Connection,
+    session: i64,
+    turn: &str,
+) -> rusqlite::Result<Option<(i64, String, i64)>> {
+    let by_key = conn
+        .prepare_cached(
+            "SELECT id, turn_key, turn_index FROM turns WHERE session_id = ?1 AND turn_key = ?2",
+        )?
+        .query_row(params![session, turn], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    if by_key.is_some() {
+        return Ok(by_key);
+    }
+    let Ok(index) = turn.trim_start_matches('#').parse::<i64>() else {
+        return Ok(None);
+    };
+    conn.prepare_cached(
+        "SELECT id, turn_key, turn_index FROM turns WHERE session_id = ?1 AND turn_index = ?2",
+    )?
+    .query_row(params![session, index], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .optional()
+}
+
+/// The key and index of the turn with row id `turn`.
+pub fn turn_key_index(conn: &Connection, turn: i64) -> rusqlite::Result<(String, i64)> {
+    conn.prepare_cached("SELECT turn_key, turn_index FROM turns WHERE id = ?1")?
+        .query_row([turn], |r| Ok((r.get(0)?, r.get(1)?)))
+}
+
+/// How many records the turn with row id `turn` has.
+pub fn turn_record_total(conn: &Connection, turn: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM records WHERE turn_id = ?1")?
+        .query_row([turn], |r| r.get(0))
+}
+
+/// The row id of turn `index` of `session`, if it exists.
+pub fn turn_at(conn: &Connection, session: i64, index: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND turn_index = ?2")?
+        .query_row(params![session, index], |r| r.get(0))
+        .optional()
+}
