@@ -26,13 +26,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::archive::capture::Touched;
 use crate::error::Result;
 
-/// Sessions a capture stored records for that no relink has taken up since: their capture
-/// committed, then the process died or the relink failed (migration `0011_link_pending`).
-pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
-    conn.prepare_cached("SELECT session_id FROM link_pending ORDER BY session_id")?
-        .query_map([], |r| r.get(0))?
-        .collect()
-}
+pub use crate::archive::store::pending_links;
 
 /// The sessions a relink after this capture takes up: the ones it touched, then those an
 /// earlier capture left on `link_pending` (in that order, each once).
@@ -55,10 +49,7 @@ pub const MAX_LINK_ATTEMPTS: i64 = 3;
 /// After a relink failed (its transaction rolled back): count an attempt against every pending
 /// session and give up those that reached [`MAX_LINK_ATTEMPTS`]. Returns how many were given up.
 pub fn relink_failed(conn: &Connection) -> rusqlite::Result<usize> {
-    conn.prepare_cached("UPDATE link_pending SET attempts = attempts + 1")?
-        .execute([])?;
-    conn.prepare_cached("DELETE FROM link_pending WHERE attempts >= ?1")?
-        .execute([MAX_LINK_ATTEMPTS])
+    crate::archive::store::link_failed(conn, MAX_LINK_ATTEMPTS)
 }
 
 /// The captures of a session left on `link_pending` that no relink has compared yet and that
@@ -149,13 +140,9 @@ pub fn after_capture(
         }
     }
     let stats = associate::finish(&tx, begun, &mut cache)?;
-    let mut done = tx
-        .prepare_cached("DELETE FROM link_pending WHERE session_id = ?1")
-        .map_err(db)?;
-    for row in &sessions {
-        done.execute([row]).map_err(db)?;
+    for &row in &sessions {
+        crate::archive::store::link_done(&tx, row).map_err(db)?;
     }
-    drop(done);
     tx.commit().map_err(db)?;
     Ok(stats)
 }

@@ -5,7 +5,7 @@
 //! order they were released in, one sequence across rooms, and never change: an archive records
 //! how far it has come as that number (`PRAGMA user_version`). The store floor
 //! ([`crate::store`]) runs the list; it sits here, on the facade floor, because a step may run a
-//! room's code (`0014` re-keys through `archive::rekey`).
+//! room's code (`0014` re-keys through `archive::rekey` and `recall::store`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -26,14 +26,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0008_association.sql")),
     sql(include_str!("archive/migrations/0009_checks.sql")),
     sql(include_str!("git/migrations/0010_incremental_links.sql")),
-    sql(include_str!("git/migrations/0011_link_pending.sql")),
+    sql(include_str!("archive/migrations/0011_link_pending.sql")),
     sql(include_str!(
         "archive/migrations/0012_unknown_timestamps.sql"
     )),
     sql(include_str!("git/migrations/0013_published_remotes.sql")),
     Migration {
         sql: include_str!("archive/migrations/0014_rekey_redacted_lines.sql"),
-        then: Some(rekey::migrate),
+        then: Some(rekey_redacted_lines),
     },
     sql(include_str!("recall/migrations/0015_agent_proposals.sql")),
     sql(include_str!("archive/migrations/0016_more_agents.sql")),
@@ -43,6 +43,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0018_keyed_records.sql")),
     sql(include_str!("archive/migrations/0019_forget.sql")),
 ];
+
+/// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
+/// above that stores record keys re-keys its own (Recall's evidence ranges).
+fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Result<()> {
+    rekey::migrate(tx, data_dir, &[crate::recall::store::rekey_evidence])
+}
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14
 /// may have left unfinished.

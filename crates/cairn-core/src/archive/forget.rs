@@ -163,6 +163,7 @@ pub fn delete(
             "token_usage",
             "captures",
             "session_branches",
+            "link_pending",
         ] {
             conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
         }

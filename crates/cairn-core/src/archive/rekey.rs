@@ -42,8 +42,13 @@ struct Copy {
     only_generation: bool,
 }
 
-/// The Rust half of the migration, inside its transaction. `data_dir` holds `retained/`.
-pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path) -> Result<()> {
+/// How a room above the archive re-keys the record keys it stores: `(session row, old key, new
+/// key)`, in the migration's transaction.
+pub(crate) type RekeyAbove = fn(&Connection, i64, &str, &str) -> rusqlite::Result<()>;
+
+/// The Rust half of the migration, inside its transaction. `data_dir` holds `retained/`;
+/// `above` are the rooms above that store record keys too (each re-keys its own tables).
+pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path, above: &[RekeyAbove]) -> Result<()> {
     let db = data_dir.join(crate::store::DB_FILE);
     let e = |err| db_err(&db, err);
     let copies: Vec<Copy> = tx
@@ -127,6 +132,9 @@ pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path) -> Result<()> {
     for ((session_id, session_key), map) in &remap {
         for (old, new) in map {
             apply(tx, *session_id, session_key, old, new).map_err(e)?;
+            for rekey in above {
+                rekey(tx, *session_id, old, new).map_err(e)?;
+            }
         }
     }
     Ok(())
@@ -160,7 +168,7 @@ fn rekey_by_position(
     Ok(())
 }
 
-/// Replace `old` by `new` everywhere it is stored for one session.
+/// Replace `old` by `new` everywhere the archive stores it for one session.
 fn apply(
     tx: &Connection,
     session_id: i64,
@@ -181,13 +189,6 @@ fn apply(
     for column in ["first_line_hash", "last_line_hash"] {
         tx.prepare_cached(&format!(
             "UPDATE sources SET {column} = ?3 WHERE session_id = ?1 AND {column} = ?2"
-        ))?
-        .execute(params![session_id, old, new])?;
-    }
-    for column in ["start_record", "end_record"] {
-        tx.prepare_cached(&format!(
-            "UPDATE recall_evidence SET {column} = ?3 || substr({column}, length(?2) + 1)
-             WHERE session_id = ?1 AND substr({column}, 1, length(?2) + 1) = ?2 || '#'"
         ))?
         .execute(params![session_id, old, new])?;
     }

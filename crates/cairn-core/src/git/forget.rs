@@ -3,12 +3,7 @@
 
 use rusqlite::Connection;
 
-const TABLES: [&str; 4] = [
-    "links",
-    "session_edits",
-    "association_state",
-    "link_pending",
-];
+const TABLES: [&str; 3] = ["links", "session_edits", "association_state"];
 
 /// How many links `sessions` have.
 pub fn links_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<u64> {

@@ -465,3 +465,21 @@ pub fn unanswered_questions(
     .query_map(params![since, until, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
     .collect()
 }
+
+/// Migration 0014's part in Recall: evidence ranges that open or close on the record keyed
+/// `old` in `session` name `new` instead (the `#ordinal` suffix kept).
+pub(crate) fn rekey_evidence(
+    conn: &Connection,
+    session: i64,
+    old: &str,
+    new: &str,
+) -> rusqlite::Result<()> {
+    for column in ["start_record", "end_record"] {
+        conn.prepare_cached(&format!(
+            "UPDATE recall_evidence SET {column} = ?3 || substr({column}, length(?2) + 1)
+             WHERE session_id = ?1 AND substr({column}, 1, length(?2) + 1) = ?2 || '#'"
+        ))?
+        .execute(params![session, old, new])?;
+    }
+    Ok(())
+}

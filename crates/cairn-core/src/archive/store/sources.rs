@@ -205,3 +205,35 @@ pub fn snapshot_captures(
     })?
     .collect()
 }
+
+/// Name `session` for the next relink (in the capture's transaction): a process that dies
+/// before that relink leaves it on `link_pending` for the one after (migration 0011).
+pub(crate) fn queue_link(conn: &Connection, session: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR IGNORE INTO link_pending (session_id) VALUES (?1)")?
+        .execute([session])
+        .map(drop)
+}
+
+/// Sessions a capture stored records for that no relink has taken up since: their capture
+/// committed, then the process died or the relink failed.
+pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT session_id FROM link_pending ORDER BY session_id")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// A relink took `session` up: it leaves `link_pending`.
+pub fn link_done(conn: &Connection, session: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM link_pending WHERE session_id = ?1")?
+        .execute([session])
+        .map(drop)
+}
+
+/// A relink failed: count an attempt against every pending session and give up those that
+/// reached `max_attempts`. Returns how many were given up.
+pub fn link_failed(conn: &Connection, max_attempts: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached("UPDATE link_pending SET attempts = attempts + 1")?
+        .execute([])?;
+    conn.prepare_cached("DELETE FROM link_pending WHERE attempts >= ?1")?
+        .execute([max_attempts])
+}
