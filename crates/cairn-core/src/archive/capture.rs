@@ -1197,10 +1197,10 @@ fn commit_in<'b>(
             capture_id = Some(tx.last_insert_rowid());
             // Relinked after this transaction; named here so that a process that dies before
             // then leaves the session for the next relink (migration 0011).
-            crate::archive::store::queue_link(&tx, session_row).map_err(e)?;
+            crate::archive::store::queue_link(tx, session_row).map_err(e)?;
         } else if keyed.updated > 0 {
             // Rewritten records can name other files or commands: relink the session too.
-            crate::archive::store::queue_link(&tx, session_row).map_err(e)?;
+            crate::archive::store::queue_link(tx, session_row).map_err(e)?;
         }
         tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
