@@ -348,7 +348,7 @@ mod tests {
         let tx = conn.transaction().unwrap();
         tx.execute_batch(include_str!("migrations/0014_rekey_redacted_lines.sql"))
             .unwrap();
-        migrate(&tx, dir.path()).unwrap();
+        migrate(&tx, dir.path(), &[]).unwrap();
         tx.commit().unwrap();
         // Committed, copies untouched: four keys to write.
         assert_eq!(frame_keys(dir.path()), before);
