@@ -399,11 +399,20 @@ fn a_grown_transcript_rereads_only_new_units() {
         .map(|e| e.id)
         .collect();
     assert_eq!(before.len(), 2);
+    let coverage = |cairn: &Cairn| {
+        let c = cairn.recall_extract_coverage().unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        (c[0].sessions, c[0].done, c[0].not_started, c[0].entries)
+    };
+    assert_eq!(coverage(&cairn), (1, 1, 0, 2));
     fake.clear();
     t.user("Also cache the cargo registry")
         .assistant("Added actions/cache for ~/.cargo/registry");
     env.session(&cairn, "grow", &t.lines);
+    // Grown since it was read: no longer done until the next pass reads the new turn.
+    assert_eq!(coverage(&cairn), (1, 0, 1, 2));
     let r = run(&cairn);
+    assert_eq!(coverage(&cairn), (1, 1, 0, 4));
     assert_eq!(r.units, 2, "only the new turn is read");
     assert_eq!(fake.chats().len(), 2);
     let after: BTreeSet<String> = machine_entries(&cairn, Status::Accepted)

@@ -495,8 +495,6 @@ fn foreign_tables(src: &Path) -> BTreeSet<String> {
 /// so does an entry that no longer holds (remove it). Migration code (`archive/rekey.rs`, step
 /// 14) may touch any table.
 const FOREIGN_TABLES_LEFT: &[&str] = &[
-    "recall/extract/store.rs: repos",
-    "recall/extract/store.rs: sessions",
     "semantic/vectors.rs: captures",
     "semantic/vectors.rs: recall_entries",
     "semantic/vectors.rs: turns",

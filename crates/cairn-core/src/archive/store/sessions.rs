@@ -470,3 +470,88 @@ pub fn session_key_of(conn: &Connection, session: i64) -> rusqlite::Result<Optio
         .query_row([session], |r| r.get(0))
         .optional()
 }
+
+/// A session that holds its own story: it has records and is not a sub-agent (whose parent
+/// already holds what it reported back). What Recall's extraction reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorySession {
+    pub id: i64,
+    pub key: String,
+    pub project: String,
+    /// The ordinal the next record will take (records below it are stored).
+    pub next_ordinal: i64,
+}
+
+/// Which [`StorySession`]s to list; each bound present narrows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StoryFilter<'a> {
+    /// The session key or the agent's own session id.
+    pub session: Option<&'a str>,
+    pub project: Option<&'a str>,
+    /// Active at or after this time (RFC 3339).
+    pub since: Option<&'a str>,
+    /// Idle since this time (RFC 3339), or with no activity time at all.
+    pub idle_since: Option<&'a str>,
+}
+
+/// The [`StorySession`]s `f` keeps, most recently active first.
+pub fn story_sessions(
+    conn: &Connection,
+    f: StoryFilter<'_>,
+) -> rusqlite::Result<Vec<StorySession>> {
+    conn.prepare_cached(
+        "SELECT s.id, s.session_key, COALESCE(s.project, ''), s.next_ordinal FROM sessions s
+         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation != 'subagent')
+           AND (?1 IS NULL OR s.session_key = ?1 OR s.session_id = ?1)
+           AND (?2 IS NULL OR s.project = ?2)
+           AND (?3 IS NULL OR s.updated_at >= ?3)
+           AND (?4 IS NULL OR s.updated_at IS NULL OR s.updated_at <= ?4)
+         ORDER BY s.updated_at DESC, s.id DESC",
+    )?
+    .query_map(params![f.session, f.project, f.since, f.idle_since], |r| {
+        Ok(StorySession {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            project: r.get(2)?,
+            next_ordinal: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// A session as a reader of its whole story heads it: names, place, and where its records end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoryHead {
+    pub id: i64,
+    pub key: String,
+    pub title: String,
+    pub project: String,
+    pub cwd: String,
+    pub branch: String,
+    pub agent: String,
+    /// The repository row (git's `repos`) the session ran in, if known.
+    pub repo: Option<i64>,
+    pub next_ordinal: i64,
+}
+
+/// The [`StoryHead`] of the session with row id `id`.
+pub fn story_head(conn: &Connection, id: i64) -> rusqlite::Result<StoryHead> {
+    conn.prepare_cached(
+        "SELECT id, session_key, COALESCE(title, ''), COALESCE(project, ''), COALESCE(cwd, ''),
+                COALESCE(git_branch, ''), agent, repo_id, next_ordinal
+         FROM sessions WHERE id = ?1",
+    )?
+    .query_row([id], |r| {
+        Ok(StoryHead {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            title: r.get(2)?,
+            project: r.get(3)?,
+            cwd: r.get(4)?,
+            branch: r.get(5)?,
+            agent: r.get(6)?,
+            repo: r.get(7)?,
+            next_ordinal: r.get(8)?,
+        })
+    })
+}

@@ -2,18 +2,16 @@
 //! generation wrote, and the pass log. Every state change that must be all-or-nothing takes a
 //! connection inside a transaction the caller opened.
 
+use std::collections::{BTreeMap, HashMap};
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::prompt::Identity;
 use super::segment::RecordRow;
+use crate::archive::store as archive;
 use crate::error::{Error, Result};
 use crate::recall::{index, store as entries};
-
-/// Sessions extraction reads: with records, and not sub-agent sessions (their parent already
-/// holds what they reported back).
-pub const ELIGIBLE_SQL: &str =
-    "s.record_count > 0 AND (s.relation IS NULL OR s.relation != 'subagent')";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -171,29 +169,22 @@ pub struct SessionInfo {
 
 pub fn session_info(conn: &Connection, id: i64) -> Result<SessionInfo> {
     let db = crate::store::err_in(conn);
-    conn.prepare_cached(
-        "SELECT s.id, s.session_key, COALESCE(s.title, ''), COALESCE(s.project, ''), COALESCE(s.cwd, ''),
-                COALESCE(s.git_branch, ''), s.agent, r.root, s.next_ordinal
-         FROM sessions s LEFT JOIN repos r ON r.id = s.repo_id WHERE s.id = ?1",
-    )
-    .and_then(|mut s| {
-        s.query_row([id], |r| {
-            let cwd: String = r.get(4)?;
-            let root: Option<String> = r.get(7)?;
-            Ok(SessionInfo {
-                id: r.get(0)?,
-                key: r.get(1)?,
-                title: r.get(2)?,
-                project: r.get(3)?,
-                root: root.or_else(|| (!cwd.is_empty()).then(|| cwd.clone())),
-                cwd,
-                git_branch: r.get(5)?,
-                agent: r.get(6)?,
-                next_ordinal: r.get(8)?,
-            })
-        })
+    let head = archive::story_head(conn, id).map_err(db)?;
+    let repo_root = match head.repo {
+        Some(repo) => crate::git::store::repo_root(conn, repo).map_err(db)?,
+        None => None,
+    };
+    Ok(SessionInfo {
+        id: head.id,
+        key: head.key,
+        title: head.title,
+        project: head.project,
+        root: repo_root.or_else(|| (!head.cwd.is_empty()).then(|| head.cwd.clone())),
+        cwd: head.cwd,
+        git_branch: head.branch,
+        agent: head.agent,
+        next_ordinal: head.next_ordinal,
     })
-    .map_err(db)
 }
 
 /// The records of `session`, in order (the archive's typed read).
@@ -257,39 +248,26 @@ pub fn candidates(
     quiet_cutoff: Option<&str>,
 ) -> Result<Vec<Candidate>> {
     let db = crate::store::err_in(conn);
-    let sql = format!(
-        "SELECT s.id, s.session_key, s.next_ordinal FROM sessions s
-         WHERE {ELIGIBLE_SQL}
-           AND (?1 IS NULL OR s.session_key = ?1 OR s.session_id = ?1)
-           AND (?2 IS NULL OR s.project = ?2)
-           AND (?3 IS NULL OR s.updated_at >= ?3)
-           AND (?4 IS NULL OR s.updated_at IS NULL OR s.updated_at <= ?4)
-         ORDER BY s.updated_at DESC, s.id DESC"
-    );
-    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
-    let rows: Vec<(i64, String, i64)> = stmt
-        .query_map(
-            params![
-                scope.session.as_deref().map(str::trim),
-                scope.project.as_deref(),
-                scope.since.as_deref(),
-                quiet_cutoff
-            ],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .map_err(db)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(db)?;
+    let rows = archive::story_sessions(
+        conn,
+        archive::StoryFilter {
+            session: scope.session.as_deref().map(str::trim),
+            project: scope.project.as_deref(),
+            since: scope.since.as_deref(),
+            idle_since: quiet_cutoff,
+        },
+    )
+    .map_err(db)?;
     let mut out = Vec::with_capacity(rows.len());
-    for (id, key, next_ordinal) in rows {
+    for row in rows {
         let progress = match fingerprint {
-            Some(fp) => progress(conn, id, fp)?,
+            Some(fp) => progress(conn, row.id, fp)?,
             None => None,
         };
         out.push(Candidate {
-            id,
-            key,
-            next_ordinal,
+            id: row.id,
+            key: row.key,
+            next_ordinal: row.next_ordinal,
             progress,
         });
     }
@@ -522,27 +500,51 @@ pub struct Readiness {
 
 pub fn readiness(conn: &Connection, fingerprint: &str, quiet_cutoff: &str) -> Result<Readiness> {
     let db = crate::store::err_in(conn);
-    let sql = format!(
-        "SELECT
-            (SELECT COUNT(*) FROM recall_extract_progress WHERE fingerprint = ?1 AND state = 'partial'),
-            (SELECT COUNT(*) FROM sessions s WHERE {ELIGIBLE_SQL} AND (s.updated_at IS NULL OR s.updated_at <= ?2)
-               AND NOT EXISTS (SELECT 1 FROM recall_extract_progress p WHERE p.session_id = s.id AND p.fingerprint = ?1
-                               AND p.state IN ('done', 'failed') AND p.covered_ordinal = s.next_ordinal)),
-            (SELECT COUNT(*) FROM recall_extract_entries m JOIN recall_extract_progress p
-               ON p.session_id = m.session_id AND p.fingerprint = m.fingerprint
-             WHERE m.fingerprint = ?1 AND m.state = 'staged' AND p.state = 'done')"
-    );
-    conn.prepare_cached(&sql)
-        .and_then(|mut s| {
-            s.query_row(params![fingerprint, quiet_cutoff], |r| {
-                Ok(Readiness {
-                    partial: r.get(0)?,
-                    uncovered: r.get(1)?,
-                    publishable: r.get(2)?,
-                })
+    let (partial, publishable) = conn
+        .prepare_cached(
+            "SELECT
+                (SELECT COUNT(*) FROM recall_extract_progress WHERE fingerprint = ?1 AND state = 'partial'),
+                (SELECT COUNT(*) FROM recall_extract_entries m JOIN recall_extract_progress p
+                   ON p.session_id = m.session_id AND p.fingerprint = m.fingerprint
+                 WHERE m.fingerprint = ?1 AND m.state = 'staged' AND p.state = 'done')",
+        )
+        .and_then(|mut s| s.query_row([fingerprint], |r| Ok((r.get(0)?, r.get(1)?))))
+        .map_err(db)?;
+    let finished = progress_rows(conn, fingerprint)?;
+    let quiet = archive::story_sessions(
+        conn,
+        archive::StoryFilter {
+            idle_since: Some(quiet_cutoff),
+            ..Default::default()
+        },
+    )
+    .map_err(db)?;
+    let uncovered = quiet
+        .iter()
+        .filter(|s| {
+            !finished.get(&s.id).is_some_and(|(state, covered)| {
+                matches!(state.as_str(), "done" | "failed") && *covered == s.next_ordinal
             })
         })
-        .map_err(db)
+        .count();
+    Ok(Readiness {
+        partial,
+        uncovered: u32::try_from(uncovered).unwrap_or(u32::MAX),
+        publishable,
+    })
+}
+
+/// Each session's progress state and covered ordinal in generation `fingerprint`.
+fn progress_rows(conn: &Connection, fingerprint: &str) -> Result<HashMap<i64, (String, i64)>> {
+    let db = crate::store::err_in(conn);
+    conn.prepare_cached(
+        "SELECT session_id, state, covered_ordinal FROM recall_extract_progress WHERE fingerprint = ?1",
+    )
+    .and_then(|mut s| {
+        s.query_map([fingerprint], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+            .collect()
+    })
+    .map_err(db)
 }
 
 /// What activation or retirement did.
@@ -795,44 +797,61 @@ pub struct ProjectCoverage {
 
 pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCoverage>> {
     let db = crate::store::err_in(conn);
-    let sql = format!(
-        "SELECT COALESCE(s.project, ''), COUNT(*),
-                SUM(p.state = 'done' AND p.covered_ordinal = s.next_ordinal),
-                SUM(p.state = 'partial'),
-                SUM(p.state = 'failed'),
-                SUM(p.state IS NULL OR p.state = 'pending' OR (p.state = 'done' AND p.covered_ordinal != s.next_ordinal)),
-                SUM((SELECT COUNT(*) FROM recall_extract_entries m WHERE m.fingerprint = ?1 AND m.session_id = s.id))
-         FROM sessions s LEFT JOIN recall_extract_progress p ON p.session_id = s.id AND p.fingerprint = ?1
-         WHERE {ELIGIBLE_SQL}
-         GROUP BY 1 ORDER BY 1"
-    );
-    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
-    let rows = stmt
-        .query_map([fingerprint], |r| {
-            Ok(ProjectCoverage {
-                project: r.get(0)?,
-                sessions: r.get(1)?,
-                done: r.get::<_, Option<u32>>(2)?.unwrap_or(0),
-                partial: r.get::<_, Option<u32>>(3)?.unwrap_or(0),
-                failed: r.get::<_, Option<u32>>(4)?.unwrap_or(0),
-                not_started: r.get::<_, Option<u32>>(5)?.unwrap_or(0),
-                entries: r.get::<_, Option<u32>>(6)?.unwrap_or(0),
-            })
+    let progress = progress_rows(conn, fingerprint)?;
+    let entries: HashMap<i64, u32> = conn
+        .prepare_cached(
+            "SELECT session_id, COUNT(*) FROM recall_extract_entries WHERE fingerprint = ?1 GROUP BY session_id",
+        )
+        .and_then(|mut s| {
+            s.query_map([fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
         })
         .map_err(db)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(db)
+    let mut by_project: BTreeMap<String, ProjectCoverage> = BTreeMap::new();
+    for s in archive::story_sessions(conn, archive::StoryFilter::default()).map_err(db)? {
+        let c = by_project
+            .entry(s.project.clone())
+            .or_insert_with(|| ProjectCoverage {
+                project: s.project.clone(),
+                ..Default::default()
+            });
+        c.sessions += 1;
+        match progress
+            .get(&s.id)
+            .map(|(state, covered)| (state.as_str(), *covered))
+        {
+            Some(("done", covered)) if covered == s.next_ordinal => c.done += 1,
+            Some(("partial", _)) => c.partial += 1,
+            Some(("failed", _)) => c.failed += 1,
+            None | Some(("pending" | "done", _)) => c.not_started += 1,
+            Some(_) => {}
+        }
+        c.entries += entries.get(&s.id).copied().unwrap_or(0);
+    }
+    Ok(by_project.into_values().collect())
 }
 
 /// Failed sessions of a generation, with their (sanitised) errors, most recent first.
 pub fn failures(conn: &Connection, fingerprint: &str, limit: u32) -> Result<Vec<(String, String)>> {
     let db = crate::store::err_in(conn);
-    conn.prepare_cached(
-        "SELECT s.session_key, COALESCE(p.last_error, '') FROM recall_extract_progress p JOIN sessions s ON s.id = p.session_id
-         WHERE p.fingerprint = ?1 AND p.state = 'failed' ORDER BY p.updated_at DESC LIMIT ?2",
-    )
-    .and_then(|mut s| {
-        s.query_map(params![fingerprint, limit], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect()
-    })
-    .map_err(db)
+    let failed: Vec<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT session_id, COALESCE(last_error, '') FROM recall_extract_progress
+             WHERE fingerprint = ?1 AND state = 'failed' ORDER BY updated_at DESC",
+        )
+        .and_then(|mut s| {
+            s.query_map([fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(db)?;
+    let mut out = Vec::new();
+    for (session, error) in failed {
+        if out.len() >= limit as usize {
+            break;
+        }
+        if let Some(key) = archive::session_key_of(conn, session).map_err(db)? {
+            out.push((key, error));
+        }
+    }
+    Ok(out)
 }
