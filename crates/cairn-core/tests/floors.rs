@@ -494,11 +494,7 @@ fn foreign_tables(src: &Path) -> BTreeSet<String> {
 /// reads. The list may only shrink: a new entry fails `rooms_name_only_their_own_tables`, and
 /// so does an entry that no longer holds (remove it). Migration code (`archive/rekey.rs`, step
 /// 14) may touch any table.
-const FOREIGN_TABLES_LEFT: &[&str] = &[
-    "semantic/vectors.rs: captures",
-    "semantic/vectors.rs: recall_entries",
-    "semantic/vectors.rs: turns",
-];
+const FOREIGN_TABLES_LEFT: &[&str] = &[];
 
 #[test]
 fn rooms_name_only_their_own_tables() {

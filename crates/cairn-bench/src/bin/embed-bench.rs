@@ -139,7 +139,7 @@ fn main() -> Result<()> {
     let load_ms = t.elapsed().as_secs_f64() * 1000.0;
     println!("model: {} (load {load_ms:.0} ms)", model.describe());
     let fingerprint = vectors::store_fingerprint(VectorStore::Recall, model.fingerprint());
-    let state = vectors::state(store.conn(), VectorStore::Recall)?;
+    let state = vectors::state(store.conn(), &cairn_core::recall::corpus::Entries)?;
     if flag("--reembed") || !state.is_fresh(&fingerprint) {
         let tokens: usize = generated
             .iter()
@@ -153,7 +153,7 @@ fn main() -> Result<()> {
         let t = Instant::now();
         let report = vectors::build(
             store.conn_mut(),
-            VectorStore::Recall,
+            &cairn_core::recall::corpus::Entries,
             &model,
             flag("--reembed"),
             &|done, total| {

@@ -5,8 +5,18 @@ use std::path::Path;
 use crate::archive::store::Store;
 use crate::config;
 use crate::semantic;
+use crate::semantic::corpus::Corpus;
 use crate::semantic::vectors::VectorStore;
 use crate::{Cairn, Error, Result};
+
+/// The corpus a vector store embeds: Recall's entries (above semantic, handed down from here)
+/// or the archive's turns.
+pub(crate) fn corpus(which: VectorStore) -> &'static dyn Corpus {
+    match which {
+        VectorStore::Recall => &crate::recall::corpus::Entries,
+        VectorStore::Sessions => &semantic::corpus::Turns,
+    }
+}
 
 impl Cairn {
     /// Also look for the embedding model under `dir` (the desktop passes its resource dir).
@@ -42,8 +52,8 @@ impl Cairn {
         which: VectorStore,
     ) -> Result<std::sync::Arc<semantic::vectors::Matrix>> {
         let fingerprint = self.semantic.store_fingerprint(which)?;
-        let state = semantic::vectors::check_fresh(store.conn(), which, &fingerprint)?;
-        self.semantic.cache.get(store.conn(), &state)
+        let state = semantic::vectors::check_fresh(store.conn(), corpus(which), &fingerprint)?;
+        self.semantic.cache.get(store.conn(), &state, corpus(which))
     }
 
     /// Forget the cached query embeddings (the next query of each text runs the model again).
@@ -67,12 +77,12 @@ impl Cairn {
                 Err(Error::ModelMissing { .. }) => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let state = semantic::vectors::state(store.conn(), VectorStore::Recall)?;
+            let entries = corpus(VectorStore::Recall);
+            let state = semantic::vectors::state(store.conn(), entries)?;
             if state.is_fresh(&fingerprint) {
                 return Ok(None);
             }
-            let pending =
-                semantic::vectors::pending_count(store.conn(), VectorStore::Recall, &fingerprint)?;
+            let pending = semantic::vectors::pending_count(store.conn(), entries, &fingerprint)?;
             if pending > semantic::REFRESH_ON_WRITE_MAX {
                 tracing::info!(
                     "{pending} recall entries need vectors: more than a write refreshes; run `cairn embeddings build --store recall`"
@@ -80,14 +90,8 @@ impl Cairn {
                 return Ok(None);
             }
             let embedder = self.semantic.embedder()?;
-            semantic::vectors::build(
-                store.conn_mut(),
-                VectorStore::Recall,
-                &*embedder,
-                false,
-                &|_, _| {},
-            )
-            .map(Some)
+            semantic::vectors::build(store.conn_mut(), entries, &*embedder, false, &|_, _| {})
+                .map(Some)
         })();
         if let Err(e) = result {
             tracing::warn!("refreshing recall vectors after a write failed: {e}");
@@ -106,7 +110,7 @@ impl Cairn {
         self.writable()?;
         let embedder = self.semantic.embedder()?;
         let mut store = self.store();
-        semantic::vectors::build(store.conn_mut(), which, &*embedder, force, progress)
+        semantic::vectors::build(store.conn_mut(), corpus(which), &*embedder, force, progress)
     }
 
     /// The embedder and the freshness of each vector store. Never loads the model.
@@ -115,14 +119,18 @@ impl Cairn {
         let fingerprint = self.semantic.embedder_fingerprint();
         let mut stores = Vec::new();
         for which in VectorStore::ALL {
-            let state = semantic::vectors::state(store.conn(), which)?;
+            let state = semantic::vectors::state(store.conn(), corpus(which))?;
             let (fresh, vectors, pending) = match &fingerprint {
                 Ok(fp) => {
                     let sfp = semantic::vectors::store_fingerprint(which, fp);
                     (
                         state.is_fresh(&sfp),
                         semantic::vectors::vector_count(store.conn(), which, &sfp)?,
-                        Some(semantic::vectors::pending_count(store.conn(), which, &sfp)?),
+                        Some(semantic::vectors::pending_count(
+                            store.conn(),
+                            corpus(which),
+                            &sfp,
+                        )?),
                     )
                 }
                 Err(_) => (

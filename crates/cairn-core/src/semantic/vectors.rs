@@ -17,10 +17,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::corpus::{Corpus, Doc};
 use super::embed::{Embedder, InputKind};
 use crate::error::{Error, Result};
 
@@ -144,8 +145,9 @@ impl State {
 }
 
 /// The store's state row with the present corpus revision.
-pub fn state(conn: &Connection, store: VectorStore) -> Result<State> {
+pub fn state(conn: &Connection, corpus: &dyn Corpus) -> Result<State> {
     let db = crate::store::err_in(conn);
+    let store = corpus.store();
     let mut s = conn
         .prepare_cached(
             "SELECT corpus_revision, built_revision, fingerprint, dims, generation, built_at
@@ -165,22 +167,20 @@ pub fn state(conn: &Connection, store: VectorStore) -> Result<State> {
             })
         })
         .map_err(db)?;
-    if store == VectorStore::Sessions {
-        s.corpus_revision = conn
-            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")
-            .and_then(|mut st| st.query_row([], |r| r.get(0)))
-            .map_err(db)?;
+    if let Some(revision) = corpus.revision(conn).map_err(db)? {
+        s.corpus_revision = revision;
     }
     Ok(s)
 }
 
 /// Ok when the store's vectors are complete for the present corpus under `fingerprint` (the
 /// store fingerprint, see [`store_fingerprint`]); otherwise the typed error saying why.
-pub fn check_fresh(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<State> {
-    let s = state(conn, store)?;
+pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<State> {
+    let s = state(conn, corpus)?;
     if s.is_fresh(fingerprint) {
         return Ok(s);
     }
+    let store = corpus.store();
     let reason = if s.built_revision.is_none() && s.fingerprint.is_empty() {
         format!("no {} vectors have been built yet", store.as_str())
     } else if s.fingerprint != fingerprint {
@@ -195,7 +195,7 @@ pub fn check_fresh(conn: &Connection, store: VectorStore, fingerprint: &str) -> 
             fingerprint
         )
     } else {
-        let n = pending_count(conn, store, fingerprint)?;
+        let n = pending_count(conn, corpus, fingerprint)?;
         format!(
             "{n} {} changed since the {} vectors were last built",
             store.unit(),
@@ -209,25 +209,36 @@ pub fn check_fresh(conn: &Connection, store: VectorStore, fingerprint: &str) -> 
     })
 }
 
-/// How many documents lack a current vector.
-pub fn pending_count(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<u64> {
+/// The version each document's stored vector under `fingerprint` was made from, by id.
+fn stored_versions(
+    conn: &Connection,
+    store: VectorStore,
+    fingerprint: &str,
+) -> Result<HashMap<String, i64>> {
     let db = crate::store::err_in(conn);
     let sql = match store {
-        VectorStore::Recall => {
-            "SELECT COUNT(*) FROM recall_entries e
-             LEFT JOIN recall_vectors v ON v.entry_id = e.id AND v.fingerprint = ?1
-             WHERE v.entry_id IS NULL"
-        }
+        VectorStore::Recall => "SELECT entry_id, 0 FROM recall_vectors WHERE fingerprint = ?1",
         VectorStore::Sessions => {
-            "SELECT COUNT(*) FROM turns t
-             LEFT JOIN turn_vectors v ON v.turn_id = t.id AND v.fingerprint = ?1 AND v.last_ordinal = t.last_ordinal
-             WHERE v.turn_id IS NULL"
+            "SELECT CAST(turn_id AS TEXT), last_ordinal FROM turn_vectors WHERE fingerprint = ?1"
         }
     };
     conn.prepare_cached(sql)
-        .and_then(|mut s| s.query_row([fingerprint], |r| r.get::<_, i64>(0)))
-        .map(|n| n.max(0) as u64)
+        .and_then(|mut s| {
+            s.query_map([fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
         .map_err(db)
+}
+
+/// How many documents lack a current vector.
+pub fn pending_count(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<u64> {
+    let db = crate::store::err_in(conn);
+    let stored = stored_versions(conn, corpus.store(), fingerprint)?;
+    let index = corpus.index(conn).map_err(db)?;
+    Ok(index
+        .iter()
+        .filter(|(id, _, version)| stored.get(id) != Some(version))
+        .count() as u64)
 }
 
 /// Vectors stored under `fingerprint`.
@@ -245,86 +256,32 @@ pub fn vector_count(conn: &Connection, store: VectorStore, fingerprint: &str) ->
         .map_err(db)
 }
 
-/// A document waiting for its vector.
-struct Doc {
-    /// Entry id (recall) or turn id (sessions), as text.
-    id: String,
-    turn_id: i64,
-    last_ordinal: i64,
-    text: String,
-    hash: String,
-}
-
-fn pending_docs(conn: &Connection, store: VectorStore, fingerprint: &str) -> Result<Vec<Doc>> {
+/// The documents waiting for their vector, each with the hash of its text.
+fn pending_docs(
+    conn: &Connection,
+    corpus: &dyn Corpus,
+    fingerprint: &str,
+) -> Result<Vec<(Doc, String)>> {
     let db = crate::store::err_in(conn);
-    let mut out = Vec::new();
-    match store {
-        VectorStore::Recall => {
-            let mut st = conn
-                .prepare(
-                    "SELECT e.id, e.title, e.body, e.trigger FROM recall_entries e
-                     LEFT JOIN recall_vectors v ON v.entry_id = e.id AND v.fingerprint = ?1
-                     WHERE v.entry_id IS NULL ORDER BY e.rowid",
-                )
-                .map_err(db)?;
-            let rows = st
-                .query_map([fingerprint], |r| {
-                    let text = recall_doc(
-                        &r.get::<_, String>(1)?,
-                        &r.get::<_, String>(2)?,
-                        &r.get::<_, String>(3)?,
-                    );
-                    Ok(Doc {
-                        id: r.get(0)?,
-                        turn_id: 0,
-                        last_ordinal: 0,
-                        hash: content_hash(&text),
-                        text,
-                    })
-                })
-                .map_err(db)?;
-            for row in rows {
-                out.push(row.map_err(db)?);
-            }
-        }
-        VectorStore::Sessions => {
-            let mut st = conn
-                .prepare(
-                    "SELECT t.id, t.last_ordinal, t.preview, t.assistant_preview FROM turns t
-                     LEFT JOIN turn_vectors v ON v.turn_id = t.id AND v.fingerprint = ?1 AND v.last_ordinal = t.last_ordinal
-                     WHERE v.turn_id IS NULL ORDER BY t.id",
-                )
-                .map_err(db)?;
-            let rows = st
-                .query_map([fingerprint], |r| {
-                    let text = turn_doc(
-                        r.get::<_, Option<String>>(2)?.as_deref(),
-                        r.get::<_, Option<String>>(3)?.as_deref(),
-                    );
-                    let turn_id: i64 = r.get(0)?;
-                    Ok(Doc {
-                        id: turn_id.to_string(),
-                        turn_id,
-                        last_ordinal: r.get(1)?,
-                        hash: content_hash(&text),
-                        text,
-                    })
-                })
-                .map_err(db)?;
-            for row in rows {
-                out.push(row.map_err(db)?);
-            }
-        }
-    }
-    Ok(out)
+    let stored = stored_versions(conn, corpus.store(), fingerprint)?;
+    Ok(corpus
+        .documents(conn)
+        .map_err(db)?
+        .into_iter()
+        .filter(|d| stored.get(&d.id) != Some(&d.version))
+        .map(|d| {
+            let hash = content_hash(&d.text);
+            (d, hash)
+        })
+        .collect())
 }
 
 /// Store the vectors of `docs` whose text is still what was embedded.
 fn write_chunk(
     conn: &mut Connection,
-    store: VectorStore,
+    corpus: &dyn Corpus,
     fingerprint: &str,
-    docs: &[Doc],
+    docs: &[(Doc, String)],
     vectors: &[f32],
     dims: usize,
 ) -> Result<u32> {
@@ -334,65 +291,33 @@ fn write_chunk(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db)?;
     let mut written = 0;
-    for (i, d) in docs.iter().enumerate() {
+    for (i, (d, hash)) in docs.iter().enumerate() {
         let v = &vectors[i * dims..(i + 1) * dims];
         let blob = if d.text.is_empty() {
             Vec::new()
         } else {
             to_blob(v)
         };
-        let still = match store {
-            VectorStore::Recall => tx
-                .prepare_cached("SELECT title, body, trigger FROM recall_entries WHERE id = ?1")
-                .and_then(|mut s| {
-                    s.query_row([&d.id], |r| {
-                        Ok(content_hash(&recall_doc(
-                            &r.get::<_, String>(0)?,
-                            &r.get::<_, String>(1)?,
-                            &r.get::<_, String>(2)?,
-                        )))
-                    })
-                    .optional()
-                })
-                .map_err(db)?
-                .is_some_and(|h| h == d.hash),
-            VectorStore::Sessions => tx
-                .prepare_cached(
-                    "SELECT last_ordinal, preview, assistant_preview FROM turns WHERE id = ?1",
-                )
-                .and_then(|mut s| {
-                    s.query_row([d.turn_id], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            content_hash(&turn_doc(
-                                r.get::<_, Option<String>>(1)?.as_deref(),
-                                r.get::<_, Option<String>>(2)?.as_deref(),
-                            )),
-                        ))
-                    })
-                    .optional()
-                })
-                .map_err(db)?
-                .is_some_and(|(last, h)| last == d.last_ordinal && h == d.hash),
-        };
+        let still = corpus
+            .document(&tx, &d.id)
+            .map_err(db)?
+            .is_some_and(|now| now.version == d.version && content_hash(&now.text) == *hash);
         if !still {
             continue;
         }
-        match store {
+        match corpus.store() {
             VectorStore::Recall => tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO recall_vectors (entry_id, fingerprint, content_hash, vector)
                      VALUES (?1, ?2, ?3, ?4)",
                 )
-                .and_then(|mut s| s.execute(params![d.id, fingerprint, d.hash, blob])),
+                .and_then(|mut s| s.execute(params![d.id, fingerprint, hash, blob])),
             VectorStore::Sessions => tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO turn_vectors (turn_id, last_ordinal, fingerprint, content_hash, vector)
                      VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
-                .and_then(|mut s| {
-                    s.execute(params![d.turn_id, d.last_ordinal, fingerprint, d.hash, blob])
-                }),
+                .and_then(|mut s| s.execute(params![d.key, d.version, fingerprint, hash, blob])),
         }
         .map_err(db)?;
         written += 1;
@@ -419,7 +344,7 @@ pub struct BuildReport {
 /// each chunk.
 pub fn build(
     conn: &mut Connection,
-    store: VectorStore,
+    corpus: &dyn Corpus,
     embedder: &dyn Embedder,
     force: bool,
     progress: &dyn Fn(u64, u64),
@@ -427,6 +352,7 @@ pub fn build(
     let path = crate::store::path_of(conn);
     let db = crate::store::err_at(&path);
     let started = Instant::now();
+    let store = corpus.store();
     let fingerprint = store_fingerprint(store, embedder.fingerprint());
     let dims = embedder.dims();
     if force {
@@ -448,11 +374,11 @@ pub fn build(
     }
     let mut embedded = 0u32;
     for _ in 0..ROUNDS {
-        let docs = pending_docs(conn, store, &fingerprint)?;
+        let docs = pending_docs(conn, corpus, &fingerprint)?;
         let total = docs.len() as u64;
         let mut done = 0u64;
         for chunk in docs.chunks(CHUNK) {
-            let texts: Vec<&str> = chunk.iter().map(|d| d.text.as_str()).collect();
+            let texts: Vec<&str> = chunk.iter().map(|(d, _)| d.text.as_str()).collect();
             let vectors = embedder.embed(&texts, InputKind::Document)?;
             if vectors.len() != chunk.len() * dims {
                 return Err(Error::External(format!(
@@ -461,7 +387,7 @@ pub fn build(
                     chunk.len()
                 )));
             }
-            embedded += write_chunk(conn, store, &fingerprint, chunk, &vectors, dims)?;
+            embedded += write_chunk(conn, corpus, &fingerprint, chunk, &vectors, dims)?;
             done += chunk.len() as u64;
             progress(done, total);
         }
@@ -469,9 +395,9 @@ pub fn build(
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db)?;
-        let left = pending_count(&tx, store, &fingerprint)?;
+        let left = pending_count(&tx, corpus, &fingerprint)?;
         if left == 0 {
-            let now = state(&tx, store)?;
+            let now = state(&tx, corpus)?;
             tx.execute(
                 "UPDATE embedding_state SET built_revision = ?2, fingerprint = ?3, dims = ?4,
                     generation = generation + 1, built_at = ?5 WHERE store = ?1",
@@ -525,26 +451,35 @@ impl Matrix {
         self.keys.is_empty()
     }
 
-    /// Load the vectors of a fresh store (see [`check_fresh`]).
-    pub fn load(conn: &Connection, state: &State) -> Result<Matrix> {
+    /// Load the vectors of a fresh store (see [`check_fresh`]); `corpus` keys its documents.
+    pub fn load(conn: &Connection, state: &State, corpus: &dyn Corpus) -> Result<Matrix> {
         let db = crate::store::err_in(conn);
         let sql = match state.store {
             VectorStore::Recall => {
-                "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
-                 WHERE v.fingerprint = ?1 ORDER BY e.rowid"
+                "SELECT entry_id, vector FROM recall_vectors WHERE fingerprint = ?1"
             }
             VectorStore::Sessions => {
-                "SELECT turn_id, vector FROM turn_vectors WHERE fingerprint = ?1 AND length(vector) > 0
-                 ORDER BY turn_id"
+                "SELECT CAST(turn_id AS TEXT), vector FROM turn_vectors
+                 WHERE fingerprint = ?1 AND length(vector) > 0"
             }
         };
+        // A vector whose document is gone has no key, and is left out.
+        let keys_of: HashMap<String, i64> = corpus
+            .index(conn)
+            .map_err(db)?
+            .into_iter()
+            .map(|(id, key, _)| (id, key))
+            .collect();
         let dims = state.dims as usize;
         let mut keys = Vec::new();
         let mut data = Vec::new();
         let mut st = conn.prepare(sql).map_err(db)?;
         let mut rows = st.query([&state.fingerprint]).map_err(db)?;
         while let Some(r) = rows.next().map_err(db)? {
-            let key: i64 = r.get(0).map_err(db)?;
+            let id: String = r.get(0).map_err(db)?;
+            let Some(&key) = keys_of.get(&id) else {
+                continue;
+            };
             let blob = r.get_ref(1).map_err(db)?.as_blob().map_err(|e| {
                 db(rusqlite::Error::FromSqlConversionFailure(
                     1,
@@ -647,7 +582,12 @@ pub struct MatrixCache {
 
 impl MatrixCache {
     /// The matrix for a fresh store's `state`, from memory when it is still current.
-    pub fn get(&self, conn: &Connection, state: &State) -> Result<Arc<Matrix>> {
+    pub fn get(
+        &self,
+        conn: &Connection,
+        state: &State,
+        corpus: &dyn Corpus,
+    ) -> Result<Arc<Matrix>> {
         let mut slots = self
             .slots
             .lock()
@@ -655,7 +595,7 @@ impl MatrixCache {
         if let Some(m) = slots.get(&state.store).filter(|m| m.matches(state)) {
             return Ok(Arc::clone(m));
         }
-        let m = Arc::new(Matrix::load(conn, state)?);
+        let m = Arc::new(Matrix::load(conn, state, corpus)?);
         slots.insert(state.store, Arc::clone(&m));
         Ok(m)
     }

@@ -237,3 +237,10 @@ pub fn link_failed(conn: &Connection, max_attempts: i64) -> rusqlite::Result<usi
     conn.prepare_cached("DELETE FROM link_pending WHERE attempts >= ?1")?
         .execute([max_attempts])
 }
+
+/// The newest capture's id (0 before the first): the archive's revision, which moves whenever
+/// capture stores anything.
+pub fn last_capture(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
+        .query_row([], |r| r.get(0))
+}

@@ -171,3 +171,44 @@ pub fn turn_at(conn: &Connection, session: i64, index: i64) -> rusqlite::Result<
         .query_row(params![session, index], |r| r.get(0))
         .optional()
 }
+
+/// A turn's text as the semantic leg embeds it: its prompt and answer previews.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnText {
+    pub id: i64,
+    pub last_ordinal: i64,
+    pub preview: Option<String>,
+    pub answer_preview: Option<String>,
+}
+
+fn turn_text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TurnText> {
+    Ok(TurnText {
+        id: r.get(0)?,
+        last_ordinal: r.get(1)?,
+        preview: r.get(2)?,
+        answer_preview: r.get(3)?,
+    })
+}
+
+/// Every turn's [`TurnText`], by turn id.
+pub fn turn_texts(conn: &Connection) -> rusqlite::Result<Vec<TurnText>> {
+    conn.prepare("SELECT id, last_ordinal, preview, assistant_preview FROM turns ORDER BY id")?
+        .query_map([], turn_text_row)?
+        .collect()
+}
+
+/// The [`TurnText`] of the turn with row id `turn`, if it exists.
+pub fn turn_text(conn: &Connection, turn: i64) -> rusqlite::Result<Option<TurnText>> {
+    conn.prepare_cached(
+        "SELECT id, last_ordinal, preview, assistant_preview FROM turns WHERE id = ?1",
+    )?
+    .query_row([turn], turn_text_row)
+    .optional()
+}
+
+/// Every turn's row id and last ordinal (how far it reaches), by turn id.
+pub fn turn_extents(conn: &Connection) -> rusqlite::Result<Vec<(i64, i64)>> {
+    conn.prepare_cached("SELECT id, last_ordinal FROM turns ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}

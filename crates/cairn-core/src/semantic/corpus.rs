@@ -1,0 +1,81 @@
+//! What a vector store embeds: a corpus of documents owned by another room. Semantic keeps the
+//! vectors; the owning room says which documents exist, what their text is now, and how a
+//! document is keyed in the matrix. The archive's turns are read here, through the archive's
+//! typed reads (the archive is below); Recall, above, implements [`Corpus`] for its entries and
+//! the facade hands it down.
+
+use rusqlite::Connection;
+
+use super::vectors::VectorStore;
+
+/// One document of a corpus, as a vector build reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// The document's id as the vector table stores it (an entry id, a turn id as text).
+    pub id: String,
+    /// The matrix row key a search returns (an entry's rowid, a turn id).
+    pub key: i64,
+    /// What the vector must have been made from besides the text (a turn's last ordinal; 0
+    /// where the text alone decides).
+    pub version: i64,
+    pub text: String,
+}
+
+/// A corpus a vector store embeds.
+pub trait Corpus: Sync {
+    /// The store its vectors live in.
+    fn store(&self) -> VectorStore;
+    /// The corpus revision when the corpus keeps it itself (the archive's newest capture);
+    /// `None` when the store's state row is kept current by triggers.
+    fn revision(&self, conn: &Connection) -> rusqlite::Result<Option<i64>>;
+    /// Every document, with its text.
+    fn documents(&self, conn: &Connection) -> rusqlite::Result<Vec<Doc>>;
+    /// Every document's id, key and version, without text (counting what lacks a vector).
+    fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>>;
+    /// Document `id` as it is now (`None`: gone).
+    fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>>;
+}
+
+/// The archive's turns: one document per turn, its prompt and answer previews, versioned by
+/// the turn's last ordinal (a turn that grew needs a new vector).
+pub struct Turns;
+
+fn turn_doc(t: crate::archive::store::TurnText) -> Doc {
+    Doc {
+        id: t.id.to_string(),
+        key: t.id,
+        version: t.last_ordinal,
+        text: super::vectors::turn_doc(t.preview.as_deref(), t.answer_preview.as_deref()),
+    }
+}
+
+impl Corpus for Turns {
+    fn store(&self) -> VectorStore {
+        VectorStore::Sessions
+    }
+
+    fn revision(&self, conn: &Connection) -> rusqlite::Result<Option<i64>> {
+        crate::archive::store::last_capture(conn).map(Some)
+    }
+
+    fn documents(&self, conn: &Connection) -> rusqlite::Result<Vec<Doc>> {
+        Ok(crate::archive::store::turn_texts(conn)?
+            .into_iter()
+            .map(turn_doc)
+            .collect())
+    }
+
+    fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>> {
+        Ok(crate::archive::store::turn_extents(conn)?
+            .into_iter()
+            .map(|(id, last)| (id.to_string(), id, last))
+            .collect())
+    }
+
+    fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>> {
+        let Ok(id) = id.parse::<i64>() else {
+            return Ok(None);
+        };
+        Ok(crate::archive::store::turn_text(conn, id)?.map(turn_doc))
+    }
+}
