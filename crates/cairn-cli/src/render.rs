@@ -195,12 +195,17 @@ pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()
             .unwrap_or("untitled session");
         writeln!(
             out,
-            "{}  {}  #{} {} {}",
+            "{}  {}  #{} {} {}{}",
             short_time(h.timestamp.as_deref()),
             line(title, 60),
             h.ordinal,
             clean(&h.kind),
-            line(who, 30)
+            line(who, 30),
+            if h.retracted_at.is_some() {
+                " (retracted by the agent)"
+            } else {
+                ""
+            }
         )?;
         // Matches are marked with private-use characters; a terminal shows brackets.
         let snippet = h
@@ -481,9 +486,14 @@ pub fn turn_records(
         } else {
             format!(" {}", line(body, 120))
         };
+        let retracted = if r.retracted_at.is_some() {
+            " (retracted by the agent)"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "#{} {} {} {}{preview}",
+            "#{} {} {} {}{retracted}{preview}",
             r.ordinal,
             time(r.timestamp.as_deref()),
             clean(&r.kind),

@@ -294,6 +294,29 @@ fn a_rewritten_document_updates_in_place_appends_and_retracts() {
     let retracted: Vec<_> = records(data.path()).into_iter().filter(|r| r.4).collect();
     assert_eq!(retracted.len(), 1);
     assert_eq!(retracted[0].3.as_deref(), Some("fix it"));
+    // Shown and found, but marked: the views never pass it off as part of the conversation.
+    let shown = cairn.records("doc-1", 0, 100).unwrap();
+    let marked: Vec<_> = shown
+        .iter()
+        .filter(|r| r.retracted_at.is_some())
+        .map(|r| r.text.as_deref())
+        .collect();
+    assert_eq!(marked, [Some("fix it")]);
+    let hits = cairn
+        .search(&cairn_core::views::search::SearchQuery {
+            text: "fix".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].retracted_at.is_some(), "{hits:?}");
+    let hits = cairn
+        .search(&cairn_core::views::search::SearchQuery {
+            text: "tests".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(hits.iter().all(|h| h.retracted_at.is_none()), "{hits:?}");
 
     // It comes back (the same message rewritten): live again, same ordinal.
     std::fs::write(
@@ -308,6 +331,8 @@ fn a_rewritten_document_updates_in_place_appends_and_retracts() {
     support::capture(&cairn, std::slice::from_ref(&f));
     let back = records(data.path());
     assert!(back.iter().all(|r| !r.4));
+    let shown = cairn.records("doc-1", 0, 100).unwrap();
+    assert!(shown.iter().all(|r| r.retracted_at.is_none()));
     assert_eq!(back.len(), after.len());
     support::assert_ordinals_dense(data.path());
 }

@@ -1778,6 +1778,11 @@ export type RecordView_Deserialize = {
 	file_paths: string[],
 	is_sidechain: boolean,
 	is_compaction: boolean,
+	/**
+	 *  When the agent took the record back (a rewind, a rewritten document): kept, shown
+	 *  marked, never silently part of the conversation. Absent otherwise.
+	 */
+	retracted_at?: string | null,
 };
 
 /**  A record as the `show` views and record anchors show it. */
@@ -1802,6 +1807,11 @@ export type RecordView_Serialize = {
 	file_paths: string[],
 	is_sidechain: boolean,
 	is_compaction: boolean,
+	/**
+	 *  When the agent took the record back (a rewind, a rewritten document): kept, shown
+	 *  marked, never silently part of the conversation. Absent otherwise.
+	 */
+	retracted_at?: string,
 };
 
 export type Removed = {
@@ -2030,6 +2040,11 @@ export type SearchHit_Deserialize = {
 	 *  the JSON so front doors written before semantic search keep working.
 	 */
 	match_reasons?: string[],
+	/**
+	 *  When the agent took the matching record back (a rewind, a rewritten document): it
+	 *  happened, but is no longer part of the conversation the agent kept. Absent otherwise.
+	 */
+	retracted_at?: string | null,
 };
 
 /**  One matching record. */
@@ -2058,6 +2073,11 @@ export type SearchHit_Serialize = {
 	 *  the JSON so front doors written before semantic search keep working.
 	 */
 	match_reasons?: string[],
+	/**
+	 *  When the agent took the matching record back (a rewind, a rewritten document): it
+	 *  happened, but is no longer part of the conversation the agent kept. Absent otherwise.
+	 */
+	retracted_at?: string,
 };
 
 /**  A search and its filters. */

@@ -299,6 +299,10 @@ pub struct RecordView {
     pub file_paths: Vec<String>,
     pub is_sidechain: bool,
     pub is_compaction: bool,
+    /// When the agent took the record back (a rewind, a rewritten document): kept, shown
+    /// marked, never silently part of the conversation. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracted_at: Option<String>,
 }
 
 /// The records of the turn with row id `turn`, `limit` of them from the `offset`th.
@@ -337,7 +341,7 @@ fn records_where(
     let sql = format!(
         "SELECT r.ordinal, r.ordinal - COALESCE(t.first_ordinal, 0), r.timestamp, r.kind, r.source_event_kind, r.role,
                 r.text, r.prompt_source, r.tool_name, r.tool_kind, r.tool_input, r.call_id, r.exit_code, r.outcome,
-                r.file_paths, r.is_sidechain, r.is_compaction
+                r.file_paths, r.is_sidechain, r.is_compaction, r.retracted_at
          FROM records r LEFT JOIN turns t ON t.id = r.turn_id
          WHERE {filter} ORDER BY r.ordinal LIMIT {limit} OFFSET {offset}"
     );
@@ -364,6 +368,7 @@ fn records_where(
                 .unwrap_or_default(),
             is_sidechain: r.get(15)?,
             is_compaction: r.get(16)?,
+            retracted_at: r.get(17)?,
         })
     })?;
     rows.collect()

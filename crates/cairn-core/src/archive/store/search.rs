@@ -32,6 +32,10 @@ pub struct SearchHit {
     /// the JSON so front doors written before semantic search keep working.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub match_reasons: Vec<String>,
+    /// When the agent took the matching record back (a rewind, a rewritten document): it
+    /// happened, but is no longer part of the conversation the agent kept. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracted_at: Option<String>,
 }
 
 /// Opens a match in [`SearchHit::snippet`]: a private-use character, so it never collides
@@ -94,7 +98,7 @@ pub fn search_records(
                 s.agent,
                 COALESCE(s.title, (SELECT ft.preview FROM turns ft WHERE ft.session_id = s.id ORDER BY ft.turn_index LIMIT 1)),
                 s.project, COALESCE(r.git_branch, s.git_branch),
-                snippet(records_fts, -1, char(57344), char(57345), '…', 16)
+                snippet(records_fts, -1, char(57344), char(57345), '…', 16), r.retracted_at
          FROM records_fts
          JOIN records r ON r.id = records_fts.rowid
          JOIN sessions s ON s.id = r.session_id
@@ -123,6 +127,7 @@ pub fn search_records(
             snippet: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
             score: None,
             match_reasons: vec!["keyword".to_owned()],
+            retracted_at: r.get(12)?,
         })
     })?;
     rows.collect()
@@ -143,7 +148,8 @@ pub fn turn_hits(
     let mut sql = format!(
         "SELECT t.id, s.session_key, t.turn_key, t.opening_ordinal, COALESCE(r.kind, 'message'), r.role,
                 r.tool_name, COALESCE(r.timestamp, t.started_at), s.agent, s.title, s.project,
-                COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, '')
+                COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, ''),
+                r.retracted_at
          FROM turns t
          JOIN sessions s ON s.id = t.session_id
          LEFT JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
@@ -176,6 +182,7 @@ pub fn turn_hits(
                 snippet: r.get(12)?,
                 score: None,
                 match_reasons: vec!["semantic".to_owned()],
+                retracted_at: r.get(13)?,
             },
         ))
     })?;
