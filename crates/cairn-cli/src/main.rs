@@ -60,6 +60,7 @@ pub(crate) enum AgentArg {
     Gemini,
     Cursor,
     Aider,
+    Crush,
 }
 
 impl From<AgentArg> for Agent {
@@ -74,6 +75,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Gemini => Agent::Gemini,
             AgentArg::Cursor => Agent::Cursor,
             AgentArg::Aider => Agent::Aider,
+            AgentArg::Crush => Agent::Crush,
         }
     }
 }

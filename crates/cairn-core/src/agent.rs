@@ -17,10 +17,11 @@ pub enum Agent {
     Gemini,
     Cursor,
     Aider,
+    Crush,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -30,6 +31,7 @@ impl Agent {
         Agent::Gemini,
         Agent::Cursor,
         Agent::Aider,
+        Agent::Crush,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +45,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Aider => "aider",
+            Agent::Crush => "crush",
         }
     }
 
@@ -57,6 +60,7 @@ impl Agent {
             "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
             "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             "aider" | "aider-chat" => Some(Agent::Aider),
+            "crush" | "charm-crush" => Some(Agent::Crush),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@
 //! and the file is read again. So a capture killed at any point leaves the archive as if the
 //! last committed batch was the end of the file, and the next run carries on from there.
 
+mod database;
 mod document;
 mod keyed;
 
@@ -261,8 +262,48 @@ enum Plan {
     },
 }
 
+/// Read what is new in one source and hand its batches to `emit` (which returns `false` to
+/// stop). `prior_of` gives the stored reading position of a source path: the file's own, or for
+/// a database, each of its sessions' ([`database::session_path`]).
+pub(crate) fn read_source<'s>(
+    file: &FoundFile,
+    prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
+    force_reread: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    if super::sources::read_kind(file) == super::sources::ReadKind::Database {
+        return database::read_database(file, prior_of, force_reread, emit);
+    }
+    let prior = fs::canonicalize(&file.path)
+        .ok()
+        .and_then(|p| prior_of(p.to_string_lossy().as_ref()));
+    read_file(file, prior, force_reread, emit);
+}
+
+/// The stored reading positions `file` needs: its own, or every session's of a database.
+fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, SourceState>> {
+    let Ok(canonical) = fs::canonicalize(&file.path) else {
+        return Ok(HashMap::new());
+    };
+    let key = canonical.to_string_lossy().into_owned();
+    if super::sources::read_kind(file) == super::sources::ReadKind::Database {
+        let prefix = format!("{key}#");
+        return Ok(store
+            .all_source_states()?
+            .into_iter()
+            .filter(|s| s.path.starts_with(&prefix))
+            .map(|s| (s.path.clone(), s))
+            .collect());
+    }
+    Ok(store
+        .source_state(&key)?
+        .map(|s| (s.path.clone(), s))
+        .into_iter()
+        .collect())
+}
+
 /// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
-pub(crate) fn read_file(
+fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
@@ -1671,16 +1712,10 @@ fn capture_one_locked(
     let mut force = false;
     // Under the lock a conflict can only come from a writer that ignores it; retry a few times.
     for _ in 0..3 {
-        let key = fs::canonicalize(&file.path)
-            .map(|p| p.to_string_lossy().into_owned())
-            .ok();
-        let prior = match &key {
-            Some(k) => store.source_state(k)?,
-            None => None,
-        };
+        let states = prior_states(store, file)?;
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut outcome: Result<Option<Commit>> = Ok(None);
-        read_file(file, prior.as_ref(), force, &mut |msg| match msg {
+        read_source(file, &|p| states.get(p), force, &mut |msg| match msg {
             Msg::Warning(w) => {
                 tally.report.warnings.push(w);
                 true
@@ -1753,10 +1788,9 @@ pub fn capture_many(
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, file)| {
-                    let prior = fs::canonicalize(&file.path)
-                        .ok()
-                        .and_then(|p| states.get(p.to_string_lossy().as_ref()));
-                    read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
+                    read_source(file, &|p| states.get(p), false, &mut |msg| {
+                        tx.send((i, msg)).is_ok()
+                    });
                 });
         });
         // Freeing a committed group (its records, its retained bytes) is left to a thread of its

@@ -243,7 +243,7 @@ fn read_units(
 }
 
 /// Key every record of a unit by it, whatever the parser filled in.
-fn key_records(out: &mut LineOutput, unit: &str) {
+pub(super) fn key_records(out: &mut LineOutput, unit: &str) {
     for (i, r) in out.records.iter_mut().enumerate() {
         r.unit = Some(unit.to_owned());
         if r.key.is_none() {
@@ -253,14 +253,15 @@ fn key_records(out: &mut LineOutput, unit: &str) {
 }
 
 /// A short digest of a redacted value.
-fn revision(v: &Value) -> String {
+pub(super) fn revision(v: &Value) -> String {
     let mut d = keys::digest_hex(v.to_string().as_bytes());
     d.truncate(32);
     d
 }
 
-/// One line of the retained copy: the unit as the parser saw it (so a reindex replays it).
-fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, value: &Value) {
+/// One line of the retained copy: the unit (or a database's row) as the parser saw it (so a
+/// reindex replays it).
+pub(super) fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, value: &Value) {
     let line = serde_json::json!({"u": unit, "r": rev, "v": value}).to_string();
     batch.retained.extend_from_slice(line.as_bytes());
     batch.retained.push(b'\n');

@@ -1,0 +1,333 @@
+//! Crush's SQLite database (the Database read kind): golden over the real database
+//! (`tests/fixtures/crush/`, see SOURCES.md), incremental reads while the agent writes (new,
+//! updated and deleted messages, a WAL writer holding its transaction), and hostile databases
+//! never fatal. Every test reads a copy in a temporary project: a reader of a WAL database may
+//! create its `-wal`/`-shm` files, and the fixture stays as it was committed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use cairn_core::views::sessions::SessionQuery;
+use rusqlite::Connection;
+use serde_json::json;
+
+const PROJECT: &str = "Starmel-OpenSuperWhisper";
+
+/// A copy of the real database at `<tmp>/<project>/.crush/crush.db`.
+fn project_copy(root: &Path) -> PathBuf {
+    support::copy_into(
+        &support::fixtures()
+            .join("crush")
+            .join(PROJECT)
+            .join(".crush/crush.db"),
+        root,
+        &format!("{PROJECT}/.crush/crush.db"),
+    )
+}
+
+fn found(dir: &Path) -> Vec<FoundFile> {
+    let sd = SourceDir {
+        agent: Agent::Crush,
+        path: dir.to_owned(),
+        origin: DirOrigin::Env,
+    };
+    let mut warnings = Vec::new();
+    let files = discover::walk(&sd, &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    files
+}
+
+/// (session id, kind, key of the record in its unit, text) of every live record, in order.
+fn records(data: &Path) -> Vec<(String, String, String, String)> {
+    let conn = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, r.kind, coalesce(r.unit, ''), coalesce(r.text, '') FROM records r
+             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
+             ORDER BY s.session_id, r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn count(data: &Path, sql: &str) -> i64 {
+    Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn crush_fixture_database_is_pinned() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    project_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let report = cairn.capture_paths(&files, &Quiet).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.sessions_added, 3);
+
+    let listed = cairn.sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(
+        listed.len(),
+        1,
+        "the sub-agents are listed under their parent"
+    );
+    let keys: Vec<String> = {
+        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT session_key FROM sessions ORDER BY started_at, session_key")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let mut sessions = Vec::new();
+    for key in &keys {
+        let d = cairn.session(key).unwrap();
+        sessions.push(json!({
+            "id": d.session_id, "title": d.title, "model": d.model, "relation": d.relation,
+            "has_parent": d.parent_key.is_some(), "turns": d.turn_count, "records": d.record_count,
+            "kinds": d.kinds, "tools": d.tools, "edited_paths": d.edited_paths,
+            "unknown_types": d.unknown_types,
+            "cwd_is_project": d.cwd.as_deref().is_some_and(|c| c.ends_with(PROJECT)),
+            "started_at": d.started_at, "updated_at": d.updated_at,
+        }));
+    }
+    // Exact counts from the database itself (sqlite3 over the fixture): 132 messages; parts
+    // text 36 (19 from the user), tool_call 48 (edit 7, multiedit 4, write 6), tool_result 47
+    // (one call never answered), finish 131 of which 1 canceled.
+    assert_eq!(count(data.path(), "SELECT count(*) FROM sessions"), 3);
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'tool_call'"
+        ),
+        48
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'tool_result'"
+        ),
+        47
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'message' AND prompt_source IS NOT NULL"
+        ),
+        19
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'message'"
+        ),
+        36
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE source_event_kind = 'crush:finish:canceled'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE tool_kind = 'file_edit' AND kind = 'tool_call'"
+        ),
+        17
+    );
+    // The two sub-agent sessions hang off the main one, started by its two `agent` calls.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM sessions c JOIN sessions p ON p.session_key = c.parent_key
+             WHERE c.relation = 'subagent' AND c.session_id IN (
+                SELECT call_id FROM records WHERE tool_name = 'agent' AND session_id = p.id)"
+        ),
+        2
+    );
+    support::assert_ordinals_dense(data.path());
+    insta::assert_json_snapshot!("crush", json!({"sessions": sessions}));
+
+    // Read again: nothing new, nothing changed.
+    let before = support::dump(data.path());
+    let again = cairn.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+    assert_eq!(support::dump(data.path()), before);
+}
+
+/// The agent's side: a connection that writes the way Crush does.
+fn agent(db: &Path) -> Connection {
+    let conn = Connection::open(db).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    conn
+}
+
+fn add_message(conn: &Connection, id: &str, session: &str, role: &str, parts: &str, at: i64) {
+    conn.execute(
+        "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'm', ?5, ?5)",
+        rusqlite::params![id, session, role, parts, at],
+    )
+    .unwrap();
+}
+
+const MAIN: &str = "9ffe03d9-8440-498b-a7d0-015281c1d74b";
+
+/// New messages are read by the cursor, a message Crush rewrites (its parts grow as it streams)
+/// is updated in place, a deleted one is retracted: each read stores only what changed, and a
+/// writer holding an open WAL transaction never stops the read (it sees the last commit).
+#[test]
+fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = project_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    let base = records(data.path()).len();
+
+    let w = agent(&db);
+    let now = 1_754_400_000;
+    add_message(
+        &w,
+        "new-1",
+        MAIN,
+        "user",
+        r#"[{"type":"text","data":{"text":"one more thing"}}]"#,
+        now,
+    );
+    // An uncommitted write of the agent is not seen, and does not block the read.
+    w.execute_batch("BEGIN IMMEDIATE").unwrap();
+    add_message(
+        &w,
+        "pending",
+        MAIN,
+        "user",
+        r#"[{"type":"text","data":{"text":"not yet"}}]"#,
+        now + 1,
+    );
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!((r.records_added, r.records_updated), (1, 0));
+    w.execute_batch("COMMIT").unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0));
+
+    // Streaming: the assistant message is inserted, then rewritten with more parts.
+    add_message(
+        &w,
+        "reply",
+        MAIN,
+        "assistant",
+        r#"[{"type":"text","data":{"text":"Work"}}]"#,
+        now + 2,
+    );
+    assert_eq!(support::capture(&cairn, &files).records_added, 1);
+    w.execute(
+        "UPDATE messages SET parts = ?1 WHERE id = 'reply'",
+        [r#"[{"type":"text","data":{"text":"Working on it"}},{"type":"tool_call","data":{"id":"c9","name":"bash","input":"{\"command\":\"ls\"}"}}]"#],
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 1), "{r:?}");
+    let texts: Vec<String> = records(data.path())
+        .into_iter()
+        .filter(|r| r.2 == "reply")
+        .map(|r| r.3)
+        .collect();
+    assert_eq!(texts, vec!["Working on it".to_owned(), String::new()]);
+
+    // Deleted by the agent: retracted, not deleted.
+    w.execute("DELETE FROM messages WHERE id = 'pending'", [])
+        .unwrap();
+    support::capture(&cairn, &files);
+    assert!(!records(data.path()).iter().any(|r| r.3 == "not yet"));
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE retracted_at IS NOT NULL"
+        ),
+        1
+    );
+    assert_eq!(records(data.path()).len(), base + 3);
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+}
+
+/// Reading in pieces (after every message) ends where one read of the whole database ends.
+#[test]
+fn a_database_read_as_it_grows_equals_one_read() {
+    let src = tempfile::tempdir().unwrap();
+    let db = project_copy(src.path());
+    // The database as it was at the first message, grown one message at a time.
+    let grow = tempfile::tempdir().unwrap();
+    let grown = support::copy_into(&db, grow.path(), &format!("{PROJECT}/.crush/crush.db"));
+    let full = Connection::open(&db).unwrap();
+    let rows: Vec<(String, String, String, String, Option<String>, i64, i64)> = {
+        let mut stmt = full
+            .prepare("SELECT id, session_id, role, parts, model, created_at, updated_at FROM messages ORDER BY rowid")
+            .unwrap();
+        stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    let w = agent(&grown);
+    // Triggers would stamp the time of this run; the copy keeps the fixture's own.
+    w.execute_batch(
+        "DROP TRIGGER update_messages_updated_at; DROP TRIGGER update_sessions_updated_at;
+         DELETE FROM messages;",
+    )
+    .unwrap();
+    let data_pieces = tempfile::tempdir().unwrap();
+    let pieces = Cairn::open(data_pieces.path()).unwrap();
+    let files = found(grow.path());
+    for (i, (id, session, role, parts, model, created, updated)) in rows.iter().enumerate() {
+        w.execute(
+            "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![id, session, role, parts, model, created, updated],
+        )
+        .unwrap();
+        if i % 7 == 0 || i + 1 == rows.len() {
+            support::capture(&pieces, &files);
+        }
+    }
+    drop(w);
+    let data_once = tempfile::tempdir().unwrap();
+    let once = Cairn::open(data_once.path()).unwrap();
+    support::capture(&once, &found(grow.path()));
+    assert_eq!(records(data_pieces.path()), records(data_once.path()));
+    assert_eq!(
+        count(data_pieces.path(), "SELECT sum(record_count) FROM sessions"),
+        count(data_once.path(), "SELECT sum(record_count) FROM sessions")
+    );
+}
