@@ -331,3 +331,227 @@ fn a_database_read_as_it_grows_equals_one_read() {
         count(data_once.path(), "SELECT sum(record_count) FROM sessions")
     );
 }
+
+/// A message rewritten within the second of the last read, its update time unchanged (Crush's
+/// times are whole seconds): the marker cannot tell, so that second is read again.
+#[test]
+fn an_update_in_the_second_of_the_last_read_is_not_missed() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = project_copy(src.path());
+    let w = agent(&db);
+    w.execute_batch("DROP TRIGGER update_messages_updated_at")
+        .unwrap();
+    // Stamped a minute ahead: every read happens "in" (before the end of) its second.
+    let soon = jiff::Timestamp::now().as_second() + 60;
+    add_message(
+        &w,
+        "late",
+        MAIN,
+        "assistant",
+        r#"[{"type":"text","data":{"text":"first"}}]"#,
+        soon,
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    w.execute(
+        "UPDATE messages SET parts = ?1 WHERE id = 'late'",
+        [r#"[{"type":"text","data":{"text":"first, then more"}}]"#],
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 1));
+    assert!(
+        records(data.path())
+            .iter()
+            .any(|r| r.3 == "first, then more")
+    );
+}
+
+/// A new Crush database beside `root/<project>/.crush/` built from `sql`.
+fn database(root: &Path, sql: &str) -> PathBuf {
+    let db = root.join("p/.crush/crush.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    Connection::open(&db).unwrap().execute_batch(sql).unwrap();
+    db
+}
+
+const SCHEMA: &str = "
+    CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0,
+        updated_at INTEGER NOT NULL, created_at INTEGER NOT NULL, summary_message_id TEXT);
+    CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,
+        parts TEXT NOT NULL default '[]', model TEXT, created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL, finished_at INTEGER, provider TEXT);
+    INSERT INTO sessions (id, title, updated_at, created_at) VALUES ('s1', 'hostile', 1754331191, 1754331191);";
+
+fn warnings_of(report: &cairn_core::archive::capture::SyncReport) -> String {
+    report
+        .warnings
+        .iter()
+        .map(|w| w.message.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Files named crush.db that are not Crush's database: a warning naming the problem, nothing
+/// stored, never a failed sync.
+#[test]
+fn a_file_that_is_not_crush_s_database_is_a_warning() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let not_sqlite = src.path().join("a/.crush/crush.db");
+    std::fs::create_dir_all(not_sqlite.parent().unwrap()).unwrap();
+    std::fs::write(&not_sqlite, "{\"sessions\": []}\n").unwrap();
+    // A newer schema: the parts column renamed.
+    let newer = src.path().join("b/.crush/crush.db");
+    std::fs::create_dir_all(newer.parent().unwrap()).unwrap();
+    Connection::open(&newer)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE sessions (id TEXT, title TEXT, updated_at INTEGER, created_at INTEGER);
+             CREATE TABLE messages (id TEXT, session_id TEXT, role TEXT, content TEXT, created_at INTEGER, updated_at INTEGER);
+             INSERT INTO sessions VALUES ('s', 't', 1, 1);",
+        )
+        .unwrap();
+    // Another program's database under the same name.
+    let foreign = src.path().join("c/.crush/crush.db");
+    std::fs::create_dir_all(foreign.parent().unwrap()).unwrap();
+    Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (x TEXT)")
+        .unwrap();
+    let r = support::capture(&cairn, &found(src.path()));
+    let w = warnings_of(&r);
+    assert!(w.contains("not a SQLite database"), "{w}");
+    assert!(w.contains("table `messages` has no column `parts`"), "{w}");
+    assert!(w.contains("no `sessions` table"), "{w}");
+    assert_eq!(r.sessions_added, 0);
+    // The database was only read.
+    let n: i64 = Connection::open(&newer)
+        .unwrap()
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+}
+
+/// Wrong types everywhere SQLite lets them in (it does not enforce declared types): parts that
+/// are not JSON, not an array, a number; times as text or blobs; a huge text. Every message is
+/// read or counted, none fatal, and the huge one is capped in the index.
+#[test]
+fn wrong_types_and_huge_text_are_read_or_counted() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = database(src.path(), SCHEMA);
+    let w = agent(&db);
+    let huge = "x".repeat(3 << 20);
+    let huge_parts = json!([{"type": "text", "data": {"text": huge}}]).to_string();
+    for (id, parts, created) in [
+        (
+            "m1",
+            "not json at all",
+            rusqlite::types::Value::Integer(1754331192),
+        ),
+        (
+            "m2",
+            "{\"type\": \"text\"}",
+            rusqlite::types::Value::Text("yesterday".into()),
+        ),
+        (
+            "m3",
+            "[{\"type\":\"text\",\"data\":{\"text\":\"typed by a person\"}}]",
+            rusqlite::types::Value::Integer(1754331194),
+        ),
+        (
+            "m4",
+            "[{\"type\":\"tool_call\",\"data\":{\"id\":7,\"name\":[1],\"input\":{\"a\":1}}}]",
+            rusqlite::types::Value::Blob(vec![0, 1]),
+        ),
+        (
+            "m5",
+            huge_parts.as_str(),
+            rusqlite::types::Value::Integer(1754331196),
+        ),
+    ] {
+        w.execute(
+            "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?1, 's1', 'user', ?2, ?3, 5)",
+            rusqlite::params![id, parts, created],
+        )
+        .unwrap();
+    }
+    w.execute("UPDATE messages SET parts = 42 WHERE id = 'm1'", [])
+        .unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = support::capture(&cairn, &found(src.path()));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let texts: Vec<String> = records(data.path()).into_iter().map(|r| r.3).collect();
+    assert_eq!(
+        texts.len(),
+        3,
+        "{:?}",
+        texts.iter().map(|t| t.len()).collect::<Vec<_>>()
+    );
+    assert_eq!(texts[0], "typed by a person");
+    let capped = texts.iter().find(|t| t.starts_with("xxx")).unwrap();
+    assert!(capped.len() < huge.len() && capped.contains("truncated"));
+    let unknown: String = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row("SELECT unknown_types FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert!(unknown.contains("crush:parts-not-an-array"), "{unknown}");
+    // The call with a number for its id and a list for its name is still a call.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'tool_call' AND tool_name = 'unknown'"
+        ),
+        1
+    );
+}
+
+/// A database deleted between discovery and the read, and one held by a writer in rollback
+/// mode (an exclusive lock): a warning each, the next sync reads what is there.
+#[test]
+fn a_deleted_or_locked_database_is_read_next_time() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = database(src.path(), SCHEMA);
+    let w = agent(&db);
+    add_message(
+        &w,
+        "m1",
+        "s1",
+        "user",
+        r#"[{"type":"text","data":{"text":"hello"}}]"#,
+        1754331192,
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+
+    w.execute_batch("PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;")
+        .unwrap();
+    add_message(
+        &w,
+        "m2",
+        "s1",
+        "user",
+        r#"[{"type":"text","data":{"text":"again"}}]"#,
+        1754331193,
+    );
+    let r = support::capture(&cairn, &files);
+    assert!(warnings_of(&r).contains("locked by its agent"), "{r:?}");
+    assert_eq!(r.records_added, 0);
+    w.execute_batch("COMMIT").unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.records_added, 2);
+    drop(w);
+
+    std::fs::remove_file(&db).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(warnings_of(&r).contains("cannot read"), "{r:?}");
+    assert_eq!(records(data.path()).len(), 2, "nothing lost");
+}
