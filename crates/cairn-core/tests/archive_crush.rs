@@ -555,3 +555,33 @@ fn a_deleted_or_locked_database_is_read_next_time() {
     assert!(warnings_of(&r).contains("cannot read"), "{r:?}");
     assert_eq!(records(data.path()).len(), 2, "nothing lost");
 }
+
+/// Forgetting one session of a database tombstones that session's source: the next sync reads
+/// the database (its other sessions may grow) and never imports the forgotten one again.
+#[test]
+fn a_forgotten_session_of_a_database_stays_forgotten() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    project_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    let child: String = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT session_key FROM sessions WHERE session_id = 'fae7104b-4a0f-43cd-b283-4c0a1d63fe0e'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(child),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(count(data.path(), "SELECT count(*) FROM sessions"), 2);
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.sessions_added, r.records_added), (0, 0), "{r:?}");
+    assert_eq!(count(data.path(), "SELECT count(*) FROM sessions"), 2);
+}

@@ -857,6 +857,8 @@ pub(crate) enum Commit {
     Conflict,
     /// The retained copy is shorter than recorded (lost or deleted): re-read the whole file.
     Reread,
+    /// The source was forgotten and may not be imported again: nothing written.
+    Forgotten,
 }
 
 /// Commits batches into the store under the capture lock.
@@ -1003,6 +1005,11 @@ fn commit_in<'b>(
         };
         if !base_ok {
             return Ok(Commit::Conflict);
+        }
+        // A session of a database is a source of its own, which a forget tombstones by itself
+        // (the database file is not forgotten, so discovery keeps it).
+        if current.is_none() && super::forget::is_forgotten(tx, &batch.source_key).map_err(e)? {
+            return Ok(Commit::Forgotten);
         }
 
         // The retained copy must hold what the store says it holds; if not, the whole file is
