@@ -61,6 +61,7 @@ pub(crate) enum AgentArg {
     Cursor,
     Aider,
     Crush,
+    Opencode,
 }
 
 impl From<AgentArg> for Agent {
@@ -76,6 +77,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Cursor => Agent::Cursor,
             AgentArg::Aider => Agent::Aider,
             AgentArg::Crush => Agent::Crush,
+            AgentArg::Opencode => Agent::Opencode,
         }
     }
 }

@@ -18,10 +18,11 @@ pub enum Agent {
     Cursor,
     Aider,
     Crush,
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -32,6 +33,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Aider,
         Agent::Crush,
+        Agent::Opencode,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +48,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Aider => "aider",
             Agent::Crush => "crush",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -61,6 +64,7 @@ impl Agent {
             "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             "aider" | "aider-chat" => Some(Agent::Aider),
             "crush" | "charm-crush" => Some(Agent::Crush),
+            "opencode" | "open-code" | "sst-opencode" => Some(Agent::Opencode),
             _ => None,
         }
     }

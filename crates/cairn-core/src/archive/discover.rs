@@ -115,6 +115,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
+        Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
     }
 }
 
@@ -207,13 +208,16 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
 
 /// Whether a file's name can be a transcript of `agent`: `*.jsonl` for every agent, and the
 /// `*.json` documents of the agents that write them (which files exactly is `classify`'s call);
-/// for Aider, only its `.aider.chat.history.md`; for Crush, its `crush.db`.
+/// for Aider, only its `.aider.chat.history.md`; for Crush and OpenCode, their databases.
 pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Aider {
         return super::sources::aider::is_history(path);
     }
     if agent == Agent::Crush {
         return super::sources::crush::is_database(path);
+    }
+    if agent == Agent::Opencode {
+        return super::sources::opencode::is_database(path);
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,
@@ -289,6 +293,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Cursor => super::sources::cursor::classify(path),
         Agent::Aider => super::sources::aider::classify(path),
         Agent::Crush => super::sources::crush::classify(path),
+        Agent::Opencode => super::sources::opencode::classify(path),
     }
 }
 

@@ -80,6 +80,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Aider)
     } else if super::sources::crush::owns_path(path) {
         Some(Agent::Crush)
+    } else if super::sources::opencode::owns_path(path) {
+        Some(Agent::Opencode)
     } else {
         None
     }

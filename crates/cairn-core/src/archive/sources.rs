@@ -15,6 +15,7 @@ pub mod database;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
+pub mod opencode;
 pub mod qwen;
 
 use std::borrow::Cow;
@@ -124,7 +125,7 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
-        Agent::Crush => {
+        Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
             )));
@@ -187,7 +188,7 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
-        Agent::Crush => ReadKind::Database,
+        Agent::Crush | Agent::Opencode => ReadKind::Database,
         _ => ReadKind::Lines,
     }
 }

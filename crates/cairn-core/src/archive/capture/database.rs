@@ -31,8 +31,8 @@ use crate::keys;
 struct Cursor {
     /// The session's change marker at the last read.
     marker: String,
-    /// The newest unit update time read, in seconds (units updated at or after it are fetched
-    /// next time).
+    /// The newest unit update time read, in the agent's own unit (units updated at or after it
+    /// are fetched next time).
     since: Option<i64>,
     /// When the last read happened (seconds since the epoch).
     read_at: i64,
@@ -236,11 +236,7 @@ impl ReadSession<'_> {
         let since = if known { cursor.since } else { None };
         for unit in self.source.units(conn, &self.session.id, since)? {
             bytes += unit.bytes;
-            next.since = Some(
-                next.since
-                    .unwrap_or(i64::MIN)
-                    .max(database::epoch_seconds(unit.updated)),
-            );
+            next.since = Some(next.since.unwrap_or(i64::MIN).max(unit.updated));
             let mut findings = Vec::new();
             let key = redactor
                 .redact_text(&unit.key, "unit id", &mut findings)

@@ -105,6 +105,7 @@ pub trait DatabaseSource: Sync {
 pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
     match agent {
         Agent::Crush => Some(&super::crush::Crush),
+        Agent::Opencode => Some(&super::opencode::OpencodeDb),
         _ => None,
     }
 }
