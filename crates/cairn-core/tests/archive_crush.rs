@@ -282,24 +282,14 @@ fn a_database_read_as_it_grows_equals_one_read() {
     let grow = tempfile::tempdir().unwrap();
     let grown = support::copy_into(&db, grow.path(), &format!("{PROJECT}/.crush/crush.db"));
     let full = Connection::open(&db).unwrap();
-    let rows: Vec<(String, String, String, String, Option<String>, i64, i64)> = {
+    let rows: Vec<Vec<rusqlite::types::Value>> = {
         let mut stmt = full
             .prepare("SELECT id, session_id, role, parts, model, created_at, updated_at FROM messages ORDER BY rowid")
             .unwrap();
-        stmt.query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+        stmt.query_map([], |r| (0..7).map(|i| r.get(i)).collect())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
     };
     let w = agent(&grown);
     // Triggers would stamp the time of this run; the copy keeps the fixture's own.
@@ -311,10 +301,10 @@ fn a_database_read_as_it_grows_equals_one_read() {
     let data_pieces = tempfile::tempdir().unwrap();
     let pieces = Cairn::open(data_pieces.path()).unwrap();
     let files = found(grow.path());
-    for (i, (id, session, role, parts, model, created, updated)) in rows.iter().enumerate() {
+    for (i, row) in rows.iter().enumerate() {
         w.execute(
             "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            rusqlite::params![id, session, role, parts, model, created, updated],
+            rusqlite::params_from_iter(row),
         )
         .unwrap();
         if i % 7 == 0 || i + 1 == rows.len() {

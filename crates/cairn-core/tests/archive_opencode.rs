@@ -264,3 +264,103 @@ fn an_opencode_database_of_another_shape_is_a_warning() {
         r.warnings
     );
 }
+
+/// A copy of the storage-tree fixtures (`v2` per-message part folders, `legacy` flat parts) in
+/// `root`, laid out as OpenCode does (`<data>/storage/…`).
+fn storage_copy(root: &Path) {
+    for layout in ["v2", "legacy"] {
+        let from = support::fixtures().join("opencode").join(layout);
+        for entry in walkdir::WalkDir::new(&from) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(&from).unwrap();
+                support::copy_into(entry.path(), &root.join(layout), rel.to_str().unwrap());
+            }
+        }
+    }
+}
+
+fn texts(data: &Path) -> Vec<(String, String, String)> {
+    let conn = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, r.kind, coalesce(r.text, r.tool_name, '') FROM records r
+             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
+             ORDER BY s.session_id, r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The storage tree (the Tree read kind), both layouts: sessions, their messages and parts
+/// read per file, pinned.
+#[test]
+fn the_storage_tree_fixtures_are_pinned() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    assert_eq!(files.len(), 3, "{files:?}");
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // small: prompt, bash call and result, reply; large: prompt, bash call and result (exit 1),
+    // synthetic text, reasoning, compaction, the aborted-message error, prompt, reply; legacy
+    // (flat parts): bash call and result ("success"), reply; its prompt has no part.
+    assert_eq!((r.sessions_added, r.records_added), (3, 16), "{r:?}");
+    let sessions: Vec<(String, String, String)> = {
+        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT session_id, coalesce(model, ''), coalesce(cwd, '') FROM sessions ORDER BY session_id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    insta::assert_json_snapshot!(
+        "opencode_storage",
+        json!({"sessions": sessions, "records": texts(data.path())})
+    );
+    let again = support::capture(&cairn, &files);
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}
+
+/// A part written into a message's folder re-reads that message only; a message file removed
+/// is retracted; a half-written part is read once it is whole.
+#[test]
+fn the_storage_tree_is_read_per_file() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    let parts = src.path().join("v2/storage/part/m_assistant_small");
+    std::fs::write(parts.join("003.json"), "{\"id\":\"p_text_2\",\"type\":\"te").unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+    std::fs::write(
+        parts.join("003.json"),
+        json!({"id": "p_text_2", "type": "text", "text": "And a third."}).to_string(),
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    std::fs::remove_file(
+        src.path()
+            .join("v2/storage/message/s_stage0_small/msg_0002.json"),
+    )
+    .unwrap();
+    support::capture(&cairn, &files);
+    let small: Vec<_> = texts(data.path())
+        .into_iter()
+        .filter(|t| t.0 == "s_stage0_small")
+        .collect();
+    assert_eq!(small.len(), 1, "only the prompt is live: {small:?}");
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+}

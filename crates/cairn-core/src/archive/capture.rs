@@ -16,6 +16,7 @@
 mod database;
 mod document;
 mod keyed;
+mod tree;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -309,8 +310,12 @@ fn read_file(
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    if super::sources::read_kind(file) == super::sources::ReadKind::Document {
-        return document::read_document(file, prior, force_reread, emit);
+    match super::sources::read_kind(file) {
+        super::sources::ReadKind::Document => {
+            return document::read_document(file, prior, force_reread, emit);
+        }
+        super::sources::ReadKind::Tree => return tree::read_tree(file, prior, force_reread, emit),
+        _ => {}
     }
     let warn = |message: String| {
         Msg::Warning(Warning {

@@ -217,7 +217,8 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
         return super::sources::crush::is_database(path);
     }
     if agent == Agent::Opencode {
-        return super::sources::opencode::is_database(path);
+        return super::sources::opencode::is_database(path)
+            || super::sources::opencode::is_session_file(path);
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,

@@ -154,6 +154,9 @@ pub enum ReadKind {
     /// A JSON document rewritten in place, re-read when it changes and diffed by the stable
     /// ids of its units ([`DocumentParser`]).
     Document,
+    /// A session kept as a tree of small JSON files (OpenCode's legacy `storage/`), read per
+    /// file: the session file is the source, its message and part files are read when they move.
+    Tree,
     /// A SQLite database the agent owns, holding many sessions, each read by an update-time
     /// cursor ([`database::DatabaseSource`]).
     Database,
@@ -188,7 +191,8 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
-        Agent::Crush | Agent::Opencode => ReadKind::Database,
+        Agent::Crush => ReadKind::Database,
+        Agent::Opencode => opencode::read_kind(&file.path),
         _ => ReadKind::Lines,
     }
 }

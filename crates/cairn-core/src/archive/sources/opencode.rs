@@ -59,9 +59,35 @@ pub fn is_database(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == FILE_NAME)
 }
 
-/// The database is one source holding every session.
+/// Whether `path` is a session file of the legacy storage tree:
+/// `storage/session/<project>/<id>.json`.
+pub fn is_session_file(path: &Path) -> bool {
+    let name = |p: Option<&Path>| p.and_then(Path::file_name).map(|n| n.to_owned());
+    let project = path.parent();
+    let session = project.and_then(Path::parent);
+    path.extension().is_some_and(|e| e == "json")
+        && name(session).is_some_and(|n| n == "session")
+        && name(session.and_then(Path::parent)).is_some_and(|n| n == "storage")
+}
+
+/// The database is read as a database, a session file of the storage tree as a tree.
+pub fn read_kind(path: &Path) -> super::ReadKind {
+    if is_database(path) {
+        super::ReadKind::Database
+    } else {
+        super::ReadKind::Tree
+    }
+}
+
+/// A parser of the storage tree's messages (the database's parser: the shapes are the same).
+pub fn tree_parser(saved: Option<&Value>) -> Result<Box<dyn UnitParser>, serde_json::Error> {
+    OpencodeDb.parser(Path::new(""), saved)
+}
+
+/// The database is one source holding every session; a session file of the storage tree is
+/// one session.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    is_database(path).then(|| FoundFile {
+    (is_database(path) || is_session_file(path)).then(|| FoundFile {
         agent: Agent::Opencode,
         role: FileRole::Main,
         path: path.to_owned(),
@@ -72,7 +98,7 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
 
 /// Whether a path is OpenCode's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
-    is_database(path) && path.to_string_lossy().contains("/opencode/")
+    (is_database(path) || is_session_file(path)) && path.to_string_lossy().contains("/opencode/")
 }
 
 /// OpenCode's tool names in Cairn's kinds.
