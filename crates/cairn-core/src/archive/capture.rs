@@ -263,22 +263,27 @@ enum Plan {
     },
 }
 
-/// Read what is new in one source and hand its batches to `emit` (which returns `false` to
-/// stop). `prior_of` gives the stored reading position of a source path: the file's own, or for
-/// a database, each of its sessions' ([`database::session_path`]).
+/// Read what is new in one source, by its read kind, and hand its batches to `emit` (which
+/// returns `false` to stop). `prior_of` gives the stored reading position of a source path: the
+/// file's own, or for a database, each of its sessions' ([`database::session_path`]).
 pub(crate) fn read_source<'s>(
     file: &FoundFile,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    if super::sources::read_kind(file) == super::sources::ReadKind::Database {
-        return database::read_database(file, prior_of, force_reread, emit);
+    use super::sources::ReadKind;
+    let own = || {
+        fs::canonicalize(&file.path)
+            .ok()
+            .and_then(|p| prior_of(p.to_string_lossy().as_ref()))
+    };
+    match super::sources::read_kind(file) {
+        ReadKind::Lines => read_file(file, own(), force_reread, emit),
+        ReadKind::Document => document::read_document(file, own(), force_reread, emit),
+        ReadKind::Tree => tree::read_tree(file, own(), force_reread, emit),
+        ReadKind::Database => database::read_database(file, prior_of, force_reread, emit),
     }
-    let prior = fs::canonicalize(&file.path)
-        .ok()
-        .and_then(|p| prior_of(p.to_string_lossy().as_ref()));
-    read_file(file, prior, force_reread, emit);
 }
 
 /// The stored reading positions `file` needs: its own, or every session's of a database.
@@ -303,20 +308,14 @@ fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, Sourc
         .collect())
 }
 
-/// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
+/// Read the new part of a line file and hand its batches to `emit` (which returns `false` to
+/// stop).
 fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    match super::sources::read_kind(file) {
-        super::sources::ReadKind::Document => {
-            return document::read_document(file, prior, force_reread, emit);
-        }
-        super::sources::ReadKind::Tree => return tree::read_tree(file, prior, force_reread, emit),
-        _ => {}
-    }
     let warn = |message: String| {
         Msg::Warning(Warning {
             path: file.path.display().to_string(),

@@ -18,11 +18,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{key_records, retain, revision};
-use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
+use super::document::{retract, take_header, take_unit};
+use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::LineOutput;
 use crate::archive::sources::database::{self, DatabaseSource, DbSession};
 use crate::keys;
 
@@ -213,25 +212,18 @@ impl ReadSession<'_> {
             ..Cursor::default()
         };
         let redactor = Redactor::global();
-        let agent = self.file.agent;
-        let mut out = LineOutput::default();
         let mut bytes = 0u64;
 
-        let Some(mut header) = self.source.header(conn, &self.session.id)? else {
+        let Some(header) = self.source.header(conn, &self.session.id)? else {
             return Ok(None); // deleted since it was listed
         };
-        let mut findings = Vec::new();
-        redactor.redact_json(&mut header, &mut findings);
-        next.header = revision(&header);
-        if next.header != cursor.header {
-            retain(&mut batch, None, &next.header, &header);
-            batch
-                .findings
-                .extend(findings.into_iter().map(|f| (line_no, f)));
-            line_no += 1;
-        }
-        parser.header(&header, &mut out);
-        take_output(&mut batch, agent, line_no.saturating_sub(1), "", &mut out);
+        next.header = take_header(
+            &mut batch,
+            &mut *parser,
+            header,
+            &cursor.header,
+            &mut line_no,
+        );
 
         let since = if known { cursor.since } else { None };
         for unit in self.source.units(conn, &self.session.id, since)? {
@@ -241,7 +233,7 @@ impl ReadSession<'_> {
             let key = redactor
                 .redact_text(&unit.key, "unit id", &mut findings)
                 .into_owned();
-            let Some(mut value) = unit.value else {
+            let Some(value) = unit.value else {
                 batch.warnings.push((
                     Some(line_no),
                     format!(
@@ -253,26 +245,24 @@ impl ReadSession<'_> {
                 ));
                 continue;
             };
-            redactor.redact_json(&mut value, &mut findings);
-            let rev = revision(&value);
-            if next.units.get(&key) == Some(&rev) {
-                continue; // read before (the cursor's own second is read again)
-            }
-            next.units.insert(key.clone(), rev.clone());
-            retain(&mut batch, Some(&key), &rev, &value);
-            batch
-                .findings
-                .extend(findings.into_iter().map(|f| (line_no, f)));
-            parser.unit(&key, &value, &mut out);
-            key_records(&mut out, &key);
-            take_output(&mut batch, agent, line_no, "", &mut out);
-            line_no += 1;
+            // The cursor's own second is read again: a unit read then is skipped here.
+            let read = next.units.get(&key).cloned();
+            let rev = take_unit(
+                &mut batch,
+                &mut *parser,
+                &key,
+                value,
+                findings,
+                read.as_deref(),
+                &mut line_no,
+            );
+            next.units.insert(key, rev);
         }
         // Units the agent deleted (a count that no longer adds up).
-        let count = self.session.count;
-        if count != next.units.len() as u64 {
-            let live = self.source.unit_keys(conn, &self.session.id)?;
-            let live: std::collections::BTreeSet<String> = live
+        if self.session.count != next.units.len() as u64 {
+            let live: std::collections::BTreeSet<String> = self
+                .source
+                .unit_keys(conn, &self.session.id)?
                 .iter()
                 .map(|k| {
                     redactor
@@ -289,8 +279,7 @@ impl ReadSession<'_> {
             for k in &gone {
                 next.units.remove(k);
             }
-            out.retract_units = gone;
-            take_output(&mut batch, agent, line_no, "", &mut out);
+            retract(&mut batch, gone, line_no);
         }
         if prior.is_none() && batch.records.is_empty() {
             // A session without messages yet: no empty session; read again when it changes.

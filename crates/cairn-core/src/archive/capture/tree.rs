@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{key_records, retain, revision};
-use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
+use super::document::{retract, take_header, take_unit};
+use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::{LineOutput, UnitParser};
+use crate::archive::sources::UnitParser;
 use crate::keys;
 
 /// Files of a tree larger than this are skipped with a warning.
@@ -145,7 +145,7 @@ pub(super) fn read_tree(
             return;
         }
     };
-    let mut header = match read_json(&canonical) {
+    let header = match read_json(&canonical) {
         Ok(v) => v,
         Err(e) => {
             emit(warn(format!("read again on the next sync: {e}")));
@@ -198,22 +198,15 @@ pub(super) fn read_tree(
         ..Cursor::default()
     };
     let redactor = Redactor::global();
-    let agent = file.agent;
-    let mut out = LineOutput::default();
     let mut bytes = 0u64;
 
-    let mut findings = Vec::new();
-    redactor.redact_json(&mut header, &mut findings);
-    next.header = revision(&header);
-    if next.header != cursor.header {
-        retain(&mut batch, None, &next.header, &header);
-        batch
-            .findings
-            .extend(findings.into_iter().map(|f| (line_no, f)));
-        line_no += 1;
-    }
-    parser.header(&header, &mut out);
-    take_output(&mut batch, agent, line_no.saturating_sub(1), "", &mut out);
+    next.header = take_header(
+        &mut batch,
+        &mut *parser,
+        header,
+        &cursor.header,
+        &mut line_no,
+    );
 
     let mut units: Vec<(String, Value, u64)> = Vec::new();
     let mut live = std::collections::BTreeSet::new();
@@ -288,26 +281,23 @@ pub(super) fn read_tree(
             key.clone(),
         )
     });
-    for (key, mut value, size) in units {
+    for (key, value, size) in units {
         bytes += size;
         let mut findings = Vec::new();
         let key = redactor
             .redact_text(&key, "unit id", &mut findings)
             .into_owned();
-        redactor.redact_json(&mut value, &mut findings);
-        let rev = revision(&value);
-        if next.units.get(&key) == Some(&rev) {
-            continue;
-        }
-        next.units.insert(key.clone(), rev.clone());
-        retain(&mut batch, Some(&key), &rev, &value);
-        batch
-            .findings
-            .extend(findings.into_iter().map(|f| (line_no, f)));
-        parser.unit(&key, &value, &mut out);
-        key_records(&mut out, &key);
-        take_output(&mut batch, agent, line_no, "", &mut out);
-        line_no += 1;
+        let read = next.units.get(&key).cloned();
+        let rev = take_unit(
+            &mut batch,
+            &mut *parser,
+            &key,
+            value,
+            findings,
+            read.as_deref(),
+            &mut line_no,
+        );
+        next.units.insert(key, rev);
     }
     // Messages whose file is gone.
     let gone: Vec<String> = next
@@ -316,13 +306,10 @@ pub(super) fn read_tree(
         .filter(|k| !live.contains(*k))
         .cloned()
         .collect();
-    if !gone.is_empty() {
-        for k in &gone {
-            next.units.remove(k);
-        }
-        out.retract_units = gone;
-        take_output(&mut batch, agent, line_no, "", &mut out);
+    for k in &gone {
+        next.units.remove(k);
     }
+    retract(&mut batch, gone, line_no);
     let changed =
         !batch.records.is_empty() || !batch.unit_events.is_empty() || next.header != cursor.header;
     if prior.is_some()
