@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("gemini_document", gemini_document),
     ("cursor", cursor),
     ("aider", aider),
+    ("database_units", database_units),
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
@@ -117,6 +118,50 @@ pub fn gemini_document(data: &[u8]) {
         if i % 2 == 1 {
             let saved = parser.save();
             let resumed = document_parser_for(Agent::Gemini, Some(&saved)).expect("resumes");
+            assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
+            parser = resumed;
+        }
+    }
+}
+
+/// The rows a database source hands its parser (Crush's or OpenCode's, by the first byte): the
+/// rest is JSON lines, the first a session row, each other a unit (a Crush message row, an
+/// OpenCode `{"info", "parts"}`), each redacted and parsed as the database reader does, the state
+/// saved and resumed between units. Invariants: every record is keyed, a redacted row is still
+/// JSON, and a resumed parser knows what the saved one knew.
+pub fn database_units(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let agent = if which % 2 == 0 {
+        Agent::Crush
+    } else {
+        Agent::Opencode
+    };
+    let source = cairn_core::archive::sources::database::source_for(agent).expect("a database");
+    let path = Path::new("/p/.crush/crush.db");
+    let redactor = Redactor::global();
+    let mut parser = source.parser(path, None).expect("a fresh parser");
+    let mut out = LineOutput::default();
+    for (i, line) in rest.split(|&b| b == b'\n').enumerate() {
+        let Ok(mut row) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        redactor.redact_json(&mut row, &mut Vec::new());
+        assert!(serde_json::to_string(&row).is_ok());
+        if i == 0 {
+            parser.header(&row, &mut out);
+        } else {
+            parser.unit(&format!("u{i}"), &row, &mut out);
+        }
+        for r in out.records.drain(..) {
+            assert!(!r.source_event_kind.is_empty());
+            assert!(r.key.is_some(), "an unkeyed record from a database row");
+        }
+        out.usage.clear();
+        if i % 3 == 2 {
+            let saved = parser.save();
+            let resumed = source.parser(path, Some(&saved)).expect("resumes");
             assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
             parser = resumed;
         }

@@ -4,7 +4,8 @@
 //! the kernel, and the debounce thread blocks on its channel with no timeout until the first
 //! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
 //! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` and `.json` paths
-//! (Gemini CLI's session documents) to transcript files with the core's own `classify`, captures only those, and tells the window through
+//! (Gemini CLI's session documents) and agents' databases (`.db`, written through their `-wal`)
+//! to transcript files with the core's own `classify`, captures only those, and tells the window through
 //! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
 //! channel and ends the thread.
 
@@ -102,13 +103,29 @@ fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>
             )
             | EventKind::Any
     );
-    if relevant {
-        changed.extend(
-            event
-                .paths
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl" || e == "json")),
-        );
+    if !relevant {
+        return;
+    }
+    // An agent's database (Crush's `crush.db`) changes through its write-ahead log: a write to
+    // `<db>-wal` is a change of `<db>`. Only a data write counts there: a reader (our capture)
+    // may create an empty `-wal`, and its `-shm` is never looked at.
+    let data_write = matches!(
+        event.kind,
+        EventKind::Modify(notify::event::ModifyKind::Data(_) | notify::event::ModifyKind::Any)
+    );
+    for path in event.paths {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "json" | "db") => {
+                changed.insert(path);
+            }
+            Some("db-wal") if data_write => {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                if let Some(db) = name.as_deref().and_then(|n| n.strip_suffix("-wal")) {
+                    changed.insert(path.with_file_name(db));
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -162,4 +179,43 @@ pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<(Agent, PathBuf)> {
         .into_iter()
         .map(|(dir, _)| (dir.agent, dir.path))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, DataChange, ModifyKind};
+
+    fn changed_by(kind: EventKind, paths: &[&str]) -> Vec<PathBuf> {
+        let mut changed = BTreeSet::new();
+        let mut event = notify::Event::new(kind);
+        for p in paths {
+            event = event.add_path(PathBuf::from(p));
+        }
+        collect(Ok(event), &mut changed);
+        changed.into_iter().collect()
+    }
+
+    /// An agent writes its database through the WAL: that is a change of the database. The
+    /// files a reader may create (an empty `-wal`, the `-shm`) never trigger a capture, so
+    /// capturing a database does not trigger itself.
+    #[test]
+    fn a_write_to_a_database_s_wal_is_a_change_of_the_database() {
+        let write = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        assert_eq!(
+            changed_by(write, &["/p/.crush/crush.db-wal", "/p/.crush/crush.db-shm"]),
+            [PathBuf::from("/p/.crush/crush.db")]
+        );
+        assert_eq!(
+            changed_by(
+                EventKind::Create(CreateKind::File),
+                &["/p/.crush/crush.db-wal"]
+            ),
+            Vec::<PathBuf>::new()
+        );
+        assert_eq!(
+            changed_by(EventKind::Create(CreateKind::File), &["/p/.crush/crush.db"]),
+            [PathBuf::from("/p/.crush/crush.db")]
+        );
+    }
 }

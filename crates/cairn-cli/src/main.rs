@@ -60,6 +60,8 @@ pub(crate) enum AgentArg {
     Gemini,
     Cursor,
     Aider,
+    Crush,
+    Opencode,
 }
 
 impl From<AgentArg> for Agent {
@@ -74,6 +76,8 @@ impl From<AgentArg> for Agent {
             AgentArg::Gemini => Agent::Gemini,
             AgentArg::Cursor => Agent::Cursor,
             AgentArg::Aider => Agent::Aider,
+            AgentArg::Crush => Agent::Crush,
+            AgentArg::Opencode => Agent::Opencode,
         }
     }
 }

@@ -17,10 +17,12 @@ pub enum Agent {
     Gemini,
     Cursor,
     Aider,
+    Crush,
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -30,6 +32,8 @@ impl Agent {
         Agent::Gemini,
         Agent::Cursor,
         Agent::Aider,
+        Agent::Crush,
+        Agent::Opencode,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +47,8 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Aider => "aider",
+            Agent::Crush => "crush",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -57,6 +63,8 @@ impl Agent {
             "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
             "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             "aider" | "aider-chat" => Some(Agent::Aider),
+            "crush" | "charm-crush" => Some(Agent::Crush),
+            "opencode" | "open-code" | "sst-opencode" => Some(Agent::Opencode),
             _ => None,
         }
     }

@@ -64,14 +64,23 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
             continue;
         }
         let dirs = discover::source_dirs(config, agent);
-        if dirs.is_empty() && agent == Agent::Aider {
-            // Aider keeps its history in each repository, not under the home dir.
+        // Aider and Crush keep their files in each repository, not under the home dir.
+        let in_repositories = match agent {
+            Agent::Aider => Some((
+                crate::archive::sources::aider::ENV_DIRS,
+                ".aider.chat.history.md",
+            )),
+            Agent::Crush => Some((crate::archive::sources::crush::ENV_DIRS, ".crush/crush.db")),
+            _ => None,
+        };
+        if dirs.is_empty()
+            && let Some((var, file)) = in_repositories
+        {
             checks.push(check(
                 format!("{agent} sources"),
                 Status::Ok,
                 format!(
-                    "none set: name your repositories (or folders of them) in ${} or [sources.aider] dirs to read their .aider.chat.history.md",
-                    crate::archive::sources::aider::ENV_DIRS
+                    "none set: name your repositories (or folders of them) in ${var} or [sources.{agent}] dirs to read their {file}"
                 ),
             ));
         }
@@ -82,7 +91,7 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
                 DirOrigin::Default => "default",
             };
             let (status, detail) =
-                if dir.path.is_dir() || (agent == Agent::Aider && dir.path.is_file()) {
+                if dir.path.is_dir() || (in_repositories.is_some() && dir.path.is_file()) {
                     (Status::Ok, format!("{} ({origin})", dir.path.display()))
                 } else if dir.origin == DirOrigin::Default {
                     (

@@ -170,6 +170,25 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 windows(&read(&p), 1, &mut out);
             }
         }
+        "database_units" => {
+            // A Crush session row and messages (as the reader builds them from the real
+            // database), then an OpenCode session and a message with its parts.
+            let crush = [
+                r#"{"id":"s1","parent_session_id":"p","title":"t","prompt_tokens":5,"completion_tokens":2,"created_at":1754331191,"updated_at":1754331192,"summary_message_id":"u3"}"#,
+                r#"{"id":"m1","role":"user","parts":[{"type":"text","data":{"text":"make CRUSH.md"}}],"created_at":1754331191}"#,
+                r#"{"id":"m2","role":"assistant","model":"x","provider":"openrouter","parts":[{"type":"reasoning","data":{"thinking":"hm"}},{"type":"tool_call","data":{"id":"c1","name":"edit","input":"{\"file_path\":\"/p/a\"}"}},{"type":"finish","data":{"reason":"canceled","message":"stop"}}]}"#,
+                r#"{"id":"m3","role":"tool","parts":[{"type":"tool_result","data":{"tool_call_id":"c1","content":"exit code 1","is_error":true,"metadata":"{\"working_directory\":\"/p\"}"}}]}"#,
+            ];
+            out.push([b"\0".as_slice(), crush.join("\n").as_bytes()].concat());
+            for p in files_under(&root.join("opencode"), "json") {
+                out.push([b"\x01{}\n".as_slice(), &read(&p)].concat());
+            }
+            let opencode = [
+                r#"{"id":"ses","parent_id":"p","directory":"/w","title":"t","version":"1.3","time_created":1730000100000}"#,
+                r#"{"info":{"role":"assistant","time":{"created":1730000102000},"modelID":"m","path":{"cwd":"/w"},"tokens":{"input":1,"cache":{"read":2}},"error":{"name":"E","data":{"message":"x"}}},"parts":[{"id":"p1","type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"ls"},"output":"o","metadata":{"exit":2}}},{"type":"compaction"},{"type":"subtask","prompt":"go"}]}"#,
+            ];
+            out.push([b"\x01".as_slice(), opencode.join("\n").as_bytes()].concat());
+        }
         "gemini_document" => {
             for p in files_under(&root.join("gemini"), "json") {
                 out.push(read(&p));

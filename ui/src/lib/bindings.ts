@@ -186,7 +186,7 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode";
 
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,

@@ -13,8 +13,10 @@
 //! and the file is read again. So a capture killed at any point leaves the archive as if the
 //! last committed batch was the end of the file, and the next run carries on from there.
 
+mod database;
 mod document;
 mod keyed;
+mod tree;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -261,16 +263,59 @@ enum Plan {
     },
 }
 
-/// Read the new part of one file and hand its batches to `emit` (which returns `false` to stop).
-pub(crate) fn read_file(
+/// Read what is new in one source, by its read kind, and hand its batches to `emit` (which
+/// returns `false` to stop). `prior_of` gives the stored reading position of a source path: the
+/// file's own, or for a database, each of its sessions' ([`database::session_path`]).
+pub(crate) fn read_source<'s>(
+    file: &FoundFile,
+    prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
+    force_reread: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    use super::sources::ReadKind;
+    let own = || {
+        fs::canonicalize(&file.path)
+            .ok()
+            .and_then(|p| prior_of(p.to_string_lossy().as_ref()))
+    };
+    match super::sources::read_kind(file) {
+        ReadKind::Lines => read_file(file, own(), force_reread, emit),
+        ReadKind::Document => document::read_document(file, own(), force_reread, emit),
+        ReadKind::Tree => tree::read_tree(file, own(), force_reread, emit),
+        ReadKind::Database => database::read_database(file, prior_of, force_reread, emit),
+    }
+}
+
+/// The stored reading positions `file` needs: its own, or every session's of a database.
+fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, SourceState>> {
+    let Ok(canonical) = fs::canonicalize(&file.path) else {
+        return Ok(HashMap::new());
+    };
+    let key = canonical.to_string_lossy().into_owned();
+    if super::sources::read_kind(file) == super::sources::ReadKind::Database {
+        let prefix = format!("{key}#");
+        return Ok(store
+            .all_source_states()?
+            .into_iter()
+            .filter(|s| s.path.starts_with(&prefix))
+            .map(|s| (s.path.clone(), s))
+            .collect());
+    }
+    Ok(store
+        .source_state(&key)?
+        .map(|s| (s.path.clone(), s))
+        .into_iter()
+        .collect())
+}
+
+/// Read the new part of a line file and hand its batches to `emit` (which returns `false` to
+/// stop).
+fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    if super::sources::read_kind(file) == super::sources::ReadKind::Document {
-        return document::read_document(file, prior, force_reread, emit);
-    }
     let warn = |message: String| {
         Msg::Warning(Warning {
             path: file.path.display().to_string(),
@@ -816,6 +861,8 @@ pub(crate) enum Commit {
     Conflict,
     /// The retained copy is shorter than recorded (lost or deleted): re-read the whole file.
     Reread,
+    /// The source was forgotten and may not be imported again: nothing written.
+    Forgotten,
 }
 
 /// Commits batches into the store under the capture lock.
@@ -962,6 +1009,11 @@ fn commit_in<'b>(
         };
         if !base_ok {
             return Ok(Commit::Conflict);
+        }
+        // A session of a database is a source of its own, which a forget tombstones by itself
+        // (the database file is not forgotten, so discovery keeps it).
+        if current.is_none() && super::forget::is_forgotten(tx, &batch.source_key).map_err(e)? {
+            return Ok(Commit::Forgotten);
         }
 
         // The retained copy must hold what the store says it holds; if not, the whole file is
@@ -1665,16 +1717,10 @@ fn capture_one_locked(
     let mut force = false;
     // Under the lock a conflict can only come from a writer that ignores it; retry a few times.
     for _ in 0..3 {
-        let key = fs::canonicalize(&file.path)
-            .map(|p| p.to_string_lossy().into_owned())
-            .ok();
-        let prior = match &key {
-            Some(k) => store.source_state(k)?,
-            None => None,
-        };
+        let states = prior_states(store, file)?;
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut outcome: Result<Option<Commit>> = Ok(None);
-        read_file(file, prior.as_ref(), force, &mut |msg| match msg {
+        read_source(file, &|p| states.get(p), force, &mut |msg| match msg {
             Msg::Warning(w) => {
                 tally.report.warnings.push(w);
                 true
@@ -1747,10 +1793,9 @@ pub fn capture_many(
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, file)| {
-                    let prior = fs::canonicalize(&file.path)
-                        .ok()
-                        .and_then(|p| states.get(p.to_string_lossy().as_ref()));
-                    read_file(file, prior, false, &mut |msg| tx.send((i, msg)).is_ok());
+                    read_source(file, &|p| states.get(p), false, &mut |msg| {
+                        tx.send((i, msg)).is_ok()
+                    });
                 });
         });
         // Freeing a committed group (its records, its retained bytes) is left to a thread of its

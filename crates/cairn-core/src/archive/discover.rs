@@ -114,6 +114,8 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
+        Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
+        Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
     }
 }
 
@@ -129,23 +131,26 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
     }
     // What the walk's own symlinks may point into: the source dir, resolved once.
     let root = std::fs::canonicalize(&dir.path).ok();
-    // Aider's sources are repositories (or folders of them): its history sits at a repository's
-    // root, so the walk stays shallow and never enters a repository's own trees.
-    let aider = dir.agent == Agent::Aider;
-    let max_depth = if aider {
-        super::sources::aider::MAX_DEPTH
-    } else {
-        8
+    // Aider's and Crush's sources are repositories (or folders of them): their files sit at (or
+    // just below) a repository's root, so the walk stays shallow and never enters a
+    // repository's own trees.
+    let skipped: Option<fn(&std::ffi::OsStr) -> bool> = match dir.agent {
+        Agent::Aider => Some(super::sources::aider::is_skipped_dir),
+        Agent::Crush => Some(super::sources::crush::is_skipped_dir),
+        _ => None,
+    };
+    let max_depth = match dir.agent {
+        Agent::Aider => super::sources::aider::MAX_DEPTH,
+        Agent::Crush => super::sources::crush::MAX_DEPTH,
+        _ => 8,
     };
     let walker = walkdir::WalkDir::new(&dir.path)
         .follow_links(false)
         .max_depth(max_depth)
         .into_iter()
-        .filter_entry(|e| {
-            !aider
-                || e.depth() == 0
-                || !e.file_type().is_dir()
-                || !super::sources::aider::is_skipped_dir(e.file_name())
+        .filter_entry(|e| match skipped {
+            Some(skipped) => e.depth() == 0 || !e.file_type().is_dir() || !skipped(e.file_name()),
+            None => true,
         });
     for entry in walker {
         let entry = match entry {
@@ -203,10 +208,17 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
 
 /// Whether a file's name can be a transcript of `agent`: `*.jsonl` for every agent, and the
 /// `*.json` documents of the agents that write them (which files exactly is `classify`'s call);
-/// for Aider, only its `.aider.chat.history.md`.
+/// for Aider, only its `.aider.chat.history.md`; for Crush and OpenCode, their databases.
 pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Aider {
         return super::sources::aider::is_history(path);
+    }
+    if agent == Agent::Crush {
+        return super::sources::crush::is_database(path);
+    }
+    if agent == Agent::Opencode {
+        return super::sources::opencode::is_database(path)
+            || super::sources::opencode::is_session_file(path);
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,
@@ -281,6 +293,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor::classify(path),
         Agent::Aider => super::sources::aider::classify(path),
+        Agent::Crush => super::sources::crush::classify(path),
+        Agent::Opencode => super::sources::opencode::classify(path),
     }
 }
 

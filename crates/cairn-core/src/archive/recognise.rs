@@ -78,6 +78,10 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Cursor)
     } else if super::sources::aider::owns_path(path) {
         Some(Agent::Aider)
+    } else if super::sources::crush::owns_path(path) {
+        Some(Agent::Crush)
+    } else if super::sources::opencode::owns_path(path) {
+        Some(Agent::Opencode)
     } else {
         None
     }

@@ -9,10 +9,13 @@ pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod crush;
 pub mod cursor;
+pub mod database;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
+pub mod opencode;
 pub mod qwen;
 
 use std::borrow::Cow;
@@ -122,6 +125,11 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
+        Agent::Crush | Agent::Opencode => {
+            return Err(serde::de::Error::custom(format!(
+                "{agent} keeps a database, not lines"
+            )));
+        }
     })
 }
 
@@ -146,6 +154,12 @@ pub enum ReadKind {
     /// A JSON document rewritten in place, re-read when it changes and diffed by the stable
     /// ids of its units ([`DocumentParser`]).
     Document,
+    /// A session kept as a tree of small JSON files (OpenCode's legacy `storage/`), read per
+    /// file: the session file is the source, its message and part files are read when they move.
+    Tree,
+    /// A SQLite database the agent owns, holding many sessions, each read by an update-time
+    /// cursor ([`database::DatabaseSource`]).
+    Database,
 }
 
 /// What identifies a record read from a line (for records the parser did not key).
@@ -177,6 +191,8 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
+        Agent::Crush => ReadKind::Database,
+        Agent::Opencode => opencode::read_kind(&file.path),
         _ => ReadKind::Lines,
     }
 }
@@ -186,17 +202,12 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
 /// every read and only the units that changed. Every record a unit yields is keyed by the
 /// unit (the reader sets [`Record::unit`]); the parser names which record of the unit it is
 /// in [`Record::key`] so an updated unit updates its records in place.
-pub trait DocumentParser: Send {
+pub trait DocumentParser: UnitParser {
     /// The document without its units, and its units with their stable ids, in order.
     fn split(&self, doc: Value) -> (Value, Vec<(String, Value)>);
-    /// Read the (redacted) header: session identity and times.
-    fn header(&mut self, header: &Value, out: &mut LineOutput);
-    /// Parse one (redacted) unit that is new or changed.
-    fn unit(&mut self, key: &str, unit: &Value, out: &mut LineOutput);
-    fn meta(&self) -> &SessionMeta;
-    /// The state to persist between reads (serde JSON).
-    fn save(&self) -> Value;
 }
+
+pub use database::UnitParser;
 
 /// A document parser for `agent`, resumed from a saved state if one is given.
 pub fn document_parser_for(

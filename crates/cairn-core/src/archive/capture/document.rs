@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::{LineOutput, document_parser_for};
+use crate::archive::sources::{DocumentParser, LineOutput, UnitParser, document_parser_for};
 use crate::keys;
 
 /// Documents larger than this are not read (a warning says so).
@@ -174,36 +174,17 @@ pub(super) fn read_document(
 /// Redact the document's header and units, and parse those that changed since `prior`.
 fn read_units(
     batch: &mut Batch,
-    parser: &mut dyn crate::archive::sources::DocumentParser,
+    parser: &mut dyn DocumentParser,
     doc: Value,
     prior: &Cursor,
     next: &mut Cursor,
     line_no: &mut u64,
 ) {
     let redactor = Redactor::global();
-    let agent = batch.agent;
-    let (mut header, units) = parser.split(doc);
-    let mut out = LineOutput::default();
-
-    let mut findings = Vec::new();
-    redactor.redact_json(&mut header, &mut findings);
-    next.header = revision(&header);
-    if next.header != prior.header {
-        retain(batch, None, &next.header, &header);
-        batch
-            .findings
-            .extend(findings.drain(..).map(|f| (*line_no, f)));
-        *line_no += 1;
-    }
-    // The header names the session; it is given to the parser on every read. Any record it
-    // yields is keyed too, under the empty unit id no message has (a document's records never
-    // fall back to a line hash).
-    parser.header(&header, &mut out);
-    key_records(&mut out, "");
-    take_output(batch, agent, line_no.saturating_sub(1), "", &mut out);
-
+    let (header, units) = parser.split(doc);
+    next.header = take_header(batch, parser, header, &prior.header, line_no);
     let mut seen = BTreeSet::new();
-    for (key, mut unit) in units {
+    for (key, unit) in units {
         let mut findings = Vec::new();
         let key = redactor
             .redact_text(&key, "unit id", &mut findings)
@@ -216,21 +197,9 @@ fn read_units(
             key = format!("{key}#{n}");
         }
         seen.insert(key.clone());
-        redactor.redact_json(&mut unit, &mut findings);
-        let rev = revision(&unit);
-        let unchanged = prior.units.get(&key) == Some(&rev);
-        next.units.insert(key.clone(), rev.clone());
-        if unchanged {
-            continue;
-        }
-        retain(batch, Some(&key), &rev, &unit);
-        batch
-            .findings
-            .extend(findings.into_iter().map(|f| (*line_no, f)));
-        parser.unit(&key, &unit, &mut out);
-        key_records(&mut out, &key);
-        take_output(batch, agent, *line_no, "", &mut out);
-        *line_no += 1;
+        let known = prior.units.get(&key).map(String::as_str);
+        let rev = take_unit(batch, parser, &key, unit, findings, known, line_no);
+        next.units.insert(key, rev);
     }
     let gone: Vec<String> = prior
         .units
@@ -238,8 +207,78 @@ fn read_units(
         .filter(|k| !next.units.contains_key(*k))
         .cloned()
         .collect();
-    out.retract_units = gone;
+    retract(batch, gone, *line_no);
+}
+
+/// Redact a header (a document without its units, a session row), retain it when its revision
+/// moved, and give it to the parser: on every read, since it names the session. Any record it
+/// yields is keyed under the empty unit id no message has. Returns its revision.
+pub(super) fn take_header(
+    batch: &mut Batch,
+    parser: &mut dyn UnitParser,
+    mut header: Value,
+    prior: &str,
+    line_no: &mut u64,
+) -> String {
+    let mut findings = Vec::new();
+    Redactor::global().redact_json(&mut header, &mut findings);
+    let rev = revision(&header);
+    if rev != prior {
+        retain(batch, None, &rev, &header);
+        batch
+            .findings
+            .extend(findings.into_iter().map(|f| (*line_no, f)));
+        *line_no += 1;
+    }
+    let mut out = LineOutput::default();
+    parser.header(&header, &mut out);
+    key_records(&mut out, "");
+    let agent = batch.agent;
+    take_output(batch, agent, line_no.saturating_sub(1), "", &mut out);
+    rev
+}
+
+/// Redact one unit (its `key` already redacted, with `findings` from that); unless its
+/// redacted revision is `known` (read before), retain it and parse it, its records keyed by
+/// it. Returns its revision.
+pub(super) fn take_unit(
+    batch: &mut Batch,
+    parser: &mut dyn UnitParser,
+    key: &str,
+    mut unit: Value,
+    mut findings: Vec<crate::archive::redact::Finding>,
+    known: Option<&str>,
+    line_no: &mut u64,
+) -> String {
+    Redactor::global().redact_json(&mut unit, &mut findings);
+    let rev = revision(&unit);
+    if known == Some(rev.as_str()) {
+        return rev;
+    }
+    retain(batch, Some(key), &rev, &unit);
+    batch
+        .findings
+        .extend(findings.into_iter().map(|f| (*line_no, f)));
+    let mut out = LineOutput::default();
+    parser.unit(key, &unit, &mut out);
+    key_records(&mut out, key);
+    let agent = batch.agent;
     take_output(batch, agent, *line_no, "", &mut out);
+    *line_no += 1;
+    rev
+}
+
+/// Retract the units a read no longer found.
+pub(super) fn retract(batch: &mut Batch, gone: Vec<String>, line_no: u64) {
+    if gone.is_empty() {
+        return;
+    }
+    let mut out = LineOutput {
+        retract_units: gone,
+        ..LineOutput::default()
+    };
+    let agent = batch.agent;
+    take_output(batch, agent, line_no, "", &mut out);
 }
 
 /// Key every record of a unit by it, whatever the parser filled in.
@@ -259,7 +298,8 @@ fn revision(v: &Value) -> String {
     d
 }
 
-/// One line of the retained copy: the unit as the parser saw it (so a reindex replays it).
+/// One line of the retained copy: the unit (or a database's row) as the parser saw it (so a
+/// reindex replays it).
 fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, value: &Value) {
     let line = serde_json::json!({"u": unit, "r": rev, "v": value}).to_string();
     batch.retained.extend_from_slice(line.as_bytes());

@@ -477,7 +477,9 @@ impl DocumentParser for GeminiParser {
             .collect();
         (doc, units)
     }
+}
 
+impl super::UnitParser for GeminiParser {
     fn header(&mut self, header: &Value, out: &mut LineOutput) {
         if header.is_object() {
             self.read_header(header, out);

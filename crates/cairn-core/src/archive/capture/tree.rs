@@ -1,0 +1,349 @@
+//! The Tree read kind: a session kept as a tree of small JSON files (OpenCode's legacy
+//! `storage/`: `session/<project>/<id>.json`, `message/<session>/<message>.json`, and parts
+//! either per message, `part/<message>/<part>.json`, or in the older flat layout,
+//! `part/<part>.json` naming their `messageID`). The session file is the source; every read lists
+//! the session's message and part files and reads only those whose size or mtime moved. A unit
+//! is a message with its parts (`{"info", "parts"}`, what the Database kind gives OpenCode's
+//! parser too), redacted as JSON before it is parsed, skipped when its redacted revision is the
+//! one read, retracted when its file is gone. Files are read whole up to
+//! [`MAX_TREE_FILE_BYTES`]; one that does not parse (half-written) is read again next time.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::document::{retract, take_header, take_unit};
+use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
+use crate::archive::discover::FoundFile;
+use crate::archive::redact::Redactor;
+use crate::archive::sources::UnitParser;
+use crate::keys;
+
+/// Files of a tree larger than this are skipped with a warning.
+pub(crate) const MAX_TREE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What the store keeps of a session's tree between reads (`sources.parser_state`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cursor {
+    /// The stamp (size and mtime) of every file of each message, by message key.
+    stamps: BTreeMap<String, String>,
+    /// Revision of the redacted header and of each unit at the last read.
+    header: String,
+    units: BTreeMap<String, String>,
+    parser: Value,
+}
+
+/// A file's size and mtime, as one comparable text.
+fn stamp(path: &Path) -> Option<String> {
+    let m = fs::metadata(path).ok()?;
+    Some(format!("{}:{}", m.len(), super::mtime_ns(&m)))
+}
+
+/// The JSON files directly in `dir`, by name.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A JSON file of the tree, bounded; `Err` says why it was not read.
+fn read_json(path: &Path) -> Result<Value, String> {
+    use std::io::Read as _;
+    let size = fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_TREE_FILE_BYTES {
+        return Err(format!("{size} bytes (over the 64 MiB limit)"));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_TREE_FILE_BYTES).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("not complete JSON: {e}"))
+}
+
+/// OpenCode's layout around a session file: `<storage>/session/<project>/<id>.json`.
+struct Layout {
+    storage: PathBuf,
+}
+
+impl Layout {
+    fn of(session_file: &Path) -> Option<Layout> {
+        let project = session_file.parent()?;
+        let session_dir = project.parent()?;
+        (session_dir.file_name()? == "session").then(|| Layout {
+            storage: session_dir
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The part files of a message: its own folder, and the flat layout's files naming it.
+    fn parts(&self, message: &str, flat: &BTreeMap<String, Vec<PathBuf>>) -> Vec<PathBuf> {
+        let mut parts = json_files(&self.storage.join("part").join(message));
+        if let Some(more) = flat.get(message) {
+            parts.extend(more.iter().cloned());
+        }
+        parts
+    }
+
+    /// The flat layout's part files (directly under `part/`), grouped by the message they name.
+    fn flat_parts(&self) -> BTreeMap<String, Vec<PathBuf>> {
+        let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+        for p in json_files(&self.storage.join("part")) {
+            if let Ok(v) = read_json(&p)
+                && let Some(m) = v.get("messageID").and_then(Value::as_str)
+            {
+                out.entry(m.to_owned()).or_default().push(p);
+            }
+        }
+        out
+    }
+}
+
+/// Read what changed in one session's tree and hand it to `emit` as one batch.
+pub(super) fn read_tree(
+    file: &FoundFile,
+    prior: Option<&SourceState>,
+    force: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    let warn = |message: String| {
+        Msg::Warning(Warning {
+            path: file.path.display().to_string(),
+            line: None,
+            message,
+        })
+    };
+    let canonical = match fs::canonicalize(&file.path) {
+        Ok(p) => p,
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let Some(layout) = Layout::of(&canonical) else {
+        emit(warn(
+            "not in a storage/session/<project>/ folder: not read".to_owned(),
+        ));
+        return;
+    };
+    let (size, mtime_ns) = match fs::metadata(&canonical) {
+        Ok(m) => (m.len(), super::mtime_ns(&m)),
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let header = match read_json(&canonical) {
+        Ok(v) => v,
+        Err(e) => {
+            emit(warn(format!("read again on the next sync: {e}")));
+            return;
+        }
+    };
+    let cursor: Cursor = prior
+        .filter(|_| !force)
+        .and_then(|p| p.parser_state.as_deref())
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    let session = header
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| {
+            canonical
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    let flat = layout.flat_parts();
+    let message_files = json_files(&layout.storage.join("message").join(&session));
+    let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
+    let parser: Result<Box<dyn UnitParser>, _> =
+        crate::archive::sources::opencode::tree_parser(saved)
+            .or_else(|_| crate::archive::sources::opencode::tree_parser(None));
+    let Ok(mut parser) = parser else {
+        emit(warn("cannot resume its reading state".to_owned()));
+        return;
+    };
+    let generation = match prior {
+        Some(p) if force => p.generation + 1,
+        Some(p) => p.generation,
+        None => 0,
+    };
+    let base = Base {
+        existed: prior.is_some(),
+        byte_offset: prior.map_or(0, |p| p.byte_offset),
+        generation: prior.map_or(0, |p| p.generation),
+    };
+    let path_str = canonical.to_string_lossy().into_owned();
+    let source_key = prior
+        .map(|p| p.source_key.clone())
+        .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
+    let mut batch = new_batch(file, &path_str, &source_key, base, generation);
+    let mut line_no = prior.filter(|_| !force).map_or(0, |p| p.line_count);
+    let mut next = Cursor {
+        units: cursor.units.clone(),
+        ..Cursor::default()
+    };
+    let redactor = Redactor::global();
+    let mut bytes = 0u64;
+
+    next.header = take_header(
+        &mut batch,
+        &mut *parser,
+        header,
+        &cursor.header,
+        &mut line_no,
+    );
+
+    let mut units: Vec<(String, Value, u64)> = Vec::new();
+    let mut live = std::collections::BTreeSet::new();
+    for message in &message_files {
+        // Message files are small and name their id (which names their parts' folder): each is
+        // read; parts only when a file of the message moved.
+        let info = match read_json(message) {
+            Ok(v) => v,
+            Err(e) => {
+                batch.warnings.push((
+                    None,
+                    format!(
+                        "{}: {e}; read again on the next sync",
+                        message
+                            .file_name()
+                            .map(|n| n.to_string_lossy())
+                            .unwrap_or_default()
+                    ),
+                ));
+                continue;
+            }
+        };
+        let key = info
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                message
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
+        live.insert(
+            redactor
+                .redact_text(&key, "unit id", &mut Vec::new())
+                .into_owned(),
+        );
+        let parts = layout.parts(&key, &flat);
+        let stamps: Vec<String> = std::iter::once(message)
+            .chain(parts.iter())
+            .map(|p| format!("{}={}", p.display(), stamp(p).unwrap_or_default()))
+            .collect();
+        let stamp = keys::digest_hex(stamps.join("\n").as_bytes());
+        if cursor.stamps.get(&key) == Some(&stamp) {
+            next.stamps.insert(key, stamp);
+            continue;
+        }
+        let mut list = Vec::new();
+        let mut whole = true;
+        for p in &parts {
+            match read_json(p) {
+                Ok(v) => list.push(v),
+                Err(_) => whole = false, // half-written: read again next time
+            }
+        }
+        if whole {
+            next.stamps.insert(key.clone(), stamp);
+        }
+        let size: u64 = std::iter::once(message)
+            .chain(parts.iter())
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        units.push((key, serde_json::json!({"info": info, "parts": list}), size));
+    }
+    // Messages in the order OpenCode wrote them (their creation time, then their id).
+    units.sort_by_key(|(key, v, _)| {
+        (
+            v.pointer("/info/time/created")
+                .and_then(Value::as_i64)
+                .unwrap_or(i64::MAX),
+            key.clone(),
+        )
+    });
+    for (key, value, size) in units {
+        bytes += size;
+        let mut findings = Vec::new();
+        let key = redactor
+            .redact_text(&key, "unit id", &mut findings)
+            .into_owned();
+        let read = next.units.get(&key).cloned();
+        let rev = take_unit(
+            &mut batch,
+            &mut *parser,
+            &key,
+            value,
+            findings,
+            read.as_deref(),
+            &mut line_no,
+        );
+        next.units.insert(key, rev);
+    }
+    // Messages whose file is gone.
+    let gone: Vec<String> = next
+        .units
+        .keys()
+        .filter(|k| !live.contains(*k))
+        .cloned()
+        .collect();
+    for k in &gone {
+        next.units.remove(k);
+    }
+    retract(&mut batch, gone, line_no);
+    let changed =
+        !batch.records.is_empty() || !batch.unit_events.is_empty() || next.header != cursor.header;
+    if prior.is_some()
+        && !force
+        && !changed
+        && next.stamps == cursor.stamps
+        && batch.warnings.is_empty()
+    {
+        return; // nothing moved
+    }
+    if prior.is_none() && batch.records.is_empty() {
+        if !batch.warnings.is_empty() {
+            for (_, w) in batch.warnings {
+                emit(warn(w));
+            }
+        }
+        return; // a session without messages yet: read again when it changes
+    }
+    next.parser = parser.save();
+    let state = serde_json::to_string(&next).unwrap_or_default();
+    let offset = next.units.len() as u64;
+    let mut last = finish_batch(
+        batch,
+        file,
+        &canonical,
+        (parser.meta().clone(), state),
+        size,
+        mtime_ns,
+        offset,
+        line_no,
+        &None,
+        &None,
+        offset,
+    );
+    last.bytes = bytes;
+    emit(Msg::Batch(Box::new(last)));
+}

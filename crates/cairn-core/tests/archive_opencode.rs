@@ -1,0 +1,366 @@
+//! OpenCode's `opencode.db` (the Database read kind). There is no real database with a licence
+//! that lets it be copied (see tests/fixtures/opencode/SOURCES.md): each test builds one from
+//! OpenCode's documented schema (drizzle tables `session`, `message`, `part`, JSON in `data`,
+//! times in epoch milliseconds), with message and part shapes taken from the real-shaped
+//! storage fixtures.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+
+/// OpenCode's tables as its 1.2+ migrations create them (the columns Cairn reads and a few it
+/// does not).
+const SCHEMA: &str = "
+    CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
+        slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+        share_url TEXT, summary_additions INTEGER, summary_deletions INTEGER, summary_files INTEGER,
+        summary_diffs TEXT, revert TEXT, permission TEXT, time_created INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL, time_compacting INTEGER, time_archived INTEGER);
+    CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
+    CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE INDEX part_message_id_id_idx ON part (message_id, id);
+    CREATE INDEX part_session_idx ON part (session_id);
+    PRAGMA journal_mode = WAL;";
+
+const T0: i64 = 1_730_000_100_000;
+
+struct Db {
+    conn: Connection,
+}
+
+impl Db {
+    fn create(path: &Path) -> Db {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        Db { conn }
+    }
+
+    fn session(&self, id: &str, parent: Option<&str>, title: &str) {
+        self.conn
+            .execute(
+                "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated)
+                 VALUES (?1, 'proj', ?2, 'slug', '/work/app', ?3, '1.3.17', ?4, ?4)",
+                params![id, parent, title, T0],
+            )
+            .unwrap();
+    }
+
+    fn message(&self, id: &str, session: &str, at: i64, data: &Value) {
+        self.conn
+            .execute(
+                "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
+                params![id, session, at, data.to_string()],
+            )
+            .unwrap();
+    }
+
+    fn part(&self, id: &str, message: &str, session: &str, at: i64, data: &Value) {
+        self.conn
+            .execute(
+                "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+                 ON CONFLICT (id) DO UPDATE SET data = excluded.data, time_updated = excluded.time_updated",
+                params![id, message, session, at, data.to_string()],
+            )
+            .unwrap();
+    }
+}
+
+fn found(dir: &Path) -> Vec<FoundFile> {
+    let sd = SourceDir {
+        agent: Agent::Opencode,
+        path: dir.to_owned(),
+        origin: DirOrigin::Env,
+    };
+    let mut warnings = Vec::new();
+    let files = discover::walk(&sd, &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    files
+}
+
+/// A session like the storage fixture's `s_stage0_large`, and a child the `task` tool started.
+fn build(dir: &Path) -> (PathBuf, Db) {
+    let path = dir.join("opencode.db");
+    let db = Db::create(&path);
+    db.session("ses_main", None, "OpenCode Large");
+    db.session("ses_child", Some("ses_main"), "Explore the repo");
+    db.message(
+        "msg_u1",
+        "ses_main",
+        T0 + 1000,
+        &json!({"role": "user", "time": {"created": T0 + 1000},
+        "agent": "build", "model": {"providerID": "openai", "modelID": "gpt-4o-mini"}}),
+    );
+    db.part(
+        "prt_u1",
+        "msg_u1",
+        "ses_main",
+        T0 + 1000,
+        &json!({"type": "text", "text": "Run ls and fix the log"}),
+    );
+    db.message("msg_a1", "ses_main", T0 + 2000, &json!({"role": "assistant", "time": {"created": T0 + 2000},
+        "modelID": "gpt-4o-mini", "providerID": "openai", "path": {"cwd": "/work/app", "root": "/work/app"},
+        "tokens": {"input": 120, "output": 16, "reasoning": 4, "cache": {"read": 30, "write": 0}}, "finish": "stop"}));
+    db.part(
+        "prt_a1",
+        "msg_a1",
+        "ses_main",
+        T0 + 2001,
+        &json!({"type": "step-start", "snapshot": "abc"}),
+    );
+    db.part(
+        "prt_a2",
+        "msg_a1",
+        "ses_main",
+        T0 + 2002,
+        &json!({"type": "reasoning", "text": "list first"}),
+    );
+    db.part("prt_a3", "msg_a1", "ses_main", T0 + 2003, &json!({"type": "tool", "callID": "call_1", "tool": "bash",
+        "state": {"status": "completed", "input": {"command": "ls /nope"}, "output": "ls: /nope: No such file or directory\n",
+        "metadata": {"exit": 1}, "time": {"start": T0 + 2003, "end": T0 + 2100}}}));
+    db.part("prt_a4", "msg_a1", "ses_main", T0 + 2200, &json!({"type": "tool", "callID": "call_2", "tool": "edit",
+        "state": {"status": "completed", "input": {"filePath": "/work/app/error.log", "oldString": "a", "newString": "b"},
+        "output": "", "metadata": {}, "time": {"start": T0 + 2200, "end": T0 + 2300}}}));
+    db.part("prt_a5", "msg_a1", "ses_main", T0 + 2400, &json!({"type": "tool", "callID": "call_3", "tool": "task",
+        "state": {"status": "running", "input": {"description": "Explore", "prompt": "look around"}}}));
+    db.part(
+        "prt_a6",
+        "msg_a1",
+        "ses_main",
+        T0 + 2500,
+        &json!({"type": "step-finish", "reason": "tool-calls",
+        "tokens": {"input": 120, "output": 16}, "cost": 0.001}),
+    );
+    db.message(
+        "msg_c1",
+        "ses_child",
+        T0 + 2401,
+        &json!({"role": "user", "time": {"created": T0 + 2401}}),
+    );
+    db.part(
+        "prt_c1",
+        "msg_c1",
+        "ses_child",
+        T0 + 2401,
+        &json!({"type": "text", "text": "look around"}),
+    );
+    (path, db)
+}
+
+fn count(data: &Path, sql: &str) -> i64 {
+    Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn an_opencode_database_is_read_and_follows_its_parts() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (_, db) = build(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    assert_eq!(files.len(), 1);
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // main: prompt, reasoning, bash call and result, edit call and result, the running task;
+    // child: its prompt.
+    assert_eq!((r.sessions_added, r.records_added), (2, 8), "{r:?}");
+    let main: (String, String, String, String) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT model, cwd, title, started_at FROM sessions WHERE session_id = 'ses_main'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        main,
+        (
+            "gpt-4o-mini".into(),
+            "/work/app".into(),
+            "OpenCode Large".into(),
+            "2024-10-27T03:35:00Z".into()
+        )
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM sessions WHERE relation = 'subagent' AND parent_key IS NOT NULL"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT exit_code FROM records WHERE kind = 'tool_result' AND tool_name = 'bash'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE file_paths LIKE '%error.log%' AND kind = 'tool_call'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT input + output + cache_read FROM token_usage WHERE message_id = 'msg_a1'"
+        ),
+        166
+    );
+    // The running task ends: only its part moved. Its result is added and its call, which now
+    // has its start time, is updated in place; nothing else changes.
+    db.part("prt_a5", "msg_a1", "ses_main", T0 + 9000, &json!({"type": "tool", "callID": "call_3", "tool": "task",
+        "state": {"status": "completed", "input": {"description": "Explore", "prompt": "look around"},
+        "output": "found it", "time": {"start": T0 + 2400, "end": T0 + 9000}}}));
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 1), "{r:?}");
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE call_id = 'call_3'"
+        ),
+        2
+    );
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+}
+
+#[test]
+fn an_opencode_database_of_another_shape_is_a_warning() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("opencode.db");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE session (id TEXT, time_updated INTEGER);
+             CREATE TABLE message (id TEXT, session_id TEXT, role TEXT, content TEXT, time_created INTEGER, time_updated INTEGER);
+             CREATE TABLE part (id TEXT);",
+        )
+        .unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = support::capture(&cairn, &found(src.path()));
+    assert_eq!(r.sessions_added, 0);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("table `message` has no column `data`")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// A copy of the storage-tree fixtures (`v2` per-message part folders, `legacy` flat parts) in
+/// `root`, laid out as OpenCode does (`<data>/storage/…`).
+fn storage_copy(root: &Path) {
+    for layout in ["v2", "legacy"] {
+        let from = support::fixtures().join("opencode").join(layout);
+        for entry in walkdir::WalkDir::new(&from) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(&from).unwrap();
+                support::copy_into(entry.path(), &root.join(layout), rel.to_str().unwrap());
+            }
+        }
+    }
+}
+
+fn texts(data: &Path) -> Vec<(String, String, String)> {
+    let conn = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, r.kind, coalesce(r.text, r.tool_name, '') FROM records r
+             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
+             ORDER BY s.session_id, r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The storage tree (the Tree read kind), both layouts: sessions, their messages and parts
+/// read per file, pinned.
+#[test]
+fn the_storage_tree_fixtures_are_pinned() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    assert_eq!(files.len(), 3, "{files:?}");
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // small: prompt, bash call and result, reply; large: prompt, bash call and result (exit 1),
+    // synthetic text, reasoning, compaction, the aborted-message error, prompt, reply; legacy
+    // (flat parts): bash call and result ("success"), reply; its prompt has no part.
+    assert_eq!((r.sessions_added, r.records_added), (3, 16), "{r:?}");
+    let sessions: Vec<(String, String, String)> = {
+        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT session_id, coalesce(model, ''), coalesce(cwd, '') FROM sessions ORDER BY session_id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    insta::assert_json_snapshot!(
+        "opencode_storage",
+        json!({"sessions": sessions, "records": texts(data.path())})
+    );
+    let again = support::capture(&cairn, &files);
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}
+
+/// A part written into a message's folder re-reads that message only; a message file removed
+/// is retracted; a half-written part is read once it is whole.
+#[test]
+fn the_storage_tree_is_read_per_file() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(src.path());
+    support::capture(&cairn, &files);
+    let parts = src.path().join("v2/storage/part/m_assistant_small");
+    std::fs::write(parts.join("003.json"), "{\"id\":\"p_text_2\",\"type\":\"te").unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+    std::fs::write(
+        parts.join("003.json"),
+        json!({"id": "p_text_2", "type": "text", "text": "And a third."}).to_string(),
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    std::fs::remove_file(
+        src.path()
+            .join("v2/storage/message/s_stage0_small/msg_0002.json"),
+    )
+    .unwrap();
+    support::capture(&cairn, &files);
+    let small: Vec<_> = texts(data.path())
+        .into_iter()
+        .filter(|t| t.0 == "s_stage0_small")
+        .collect();
+    assert_eq!(small.len(), 1, "only the prompt is live: {small:?}");
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+}
