@@ -964,3 +964,111 @@ fn merging_unions_the_evidence_removes_the_proposal_and_trusts_nothing_new() {
     );
     assert!(cairn.recall_merge("kept", "kept").is_err());
 }
+
+/// Every text that mentions a port lands on one vector, every other on another: "same topic" by
+/// vectors while the words differ.
+struct Topic;
+
+impl cairn_core::semantic::embed::Embedder for Topic {
+    fn fingerprint(&self) -> &str {
+        "topic/test"
+    }
+    fn dims(&self) -> usize {
+        2
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(texts
+            .iter()
+            .flat_map(|t| {
+                if t.to_lowercase().contains("port") {
+                    [1.0, 0.0]
+                } else {
+                    [0.0, 1.0]
+                }
+            })
+            .collect())
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "topic".into()
+    }
+}
+
+#[test]
+fn near_duplicates_by_vectors_use_only_vectors_of_the_present_text() {
+    use cairn_core::semantic::vectors::VectorStore;
+    let (data, cairn) = archive();
+    cairn.set_embedder(std::sync::Arc::new(Topic));
+    auto_entry_at(
+        data.path(),
+        "dev",
+        "Dev server listens on 4173",
+        "Use the port 4173 locally",
+        0,
+        1,
+    );
+    auto_entry_at(
+        data.path(),
+        "gw",
+        "Gateway collision",
+        "The gateway owns port 3000",
+        2,
+        3,
+    );
+    auto_entry_at(
+        data.path(),
+        "beads",
+        "Beads workflow",
+        "Use bd ready to pick the next bead",
+        4,
+        5,
+    );
+    cairn
+        .embeddings_build(VectorStore::Recall, false, &|_, _| {})
+        .unwrap();
+    let p = cairn.recall_proposal("dev").unwrap();
+    let gw = p
+        .duplicates
+        .iter()
+        .find(|d| d.id == "gw")
+        .unwrap_or_else(|| panic!("{p:?}"));
+    // Found by meaning, not by words.
+    assert!(
+        gw.lexical < cairn_core::recall::similar::LEXICAL_MIN,
+        "{gw:?}"
+    );
+    assert_eq!(gw.semantic, Some(1.0));
+    assert!(
+        p.duplicates.iter().all(|d| d.id != "beads"),
+        "{:?}",
+        p.duplicates
+    );
+    assert!(
+        p.duplicate_basis.contains("vectors (cosine"),
+        "{}",
+        p.duplicate_basis
+    );
+    // Its text changes: its vector is dropped with the old text (this embedder does not refresh
+    // on write), so it is no longer compared by vectors at all.
+    cairn
+        .recall_accept(
+            "gw",
+            Some(&Edit {
+                body: Some("The gateway owns port 3000 and 3001".into()),
+                ..Edit::default()
+            }),
+        )
+        .unwrap();
+    let p = cairn.recall_proposal("dev").unwrap();
+    assert!(
+        p.duplicates.iter().all(|d| d.id != "gw"),
+        "{:?}",
+        p.duplicates
+    );
+}
