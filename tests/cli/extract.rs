@@ -520,16 +520,21 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
     assert!(landed >= 1, "no kill landed while a pass was running");
 }
 
-#[test]
-fn doctor_lists_the_generators_at_hand_by_name_only() {
+/// A `claude` that answers `--version`, alone on a PATH for the doctor to find.
+fn stand_in_claude(env: &Env) -> String {
     use std::os::unix::fs::PermissionsExt as _;
-    let env = Env::new();
     let bin = env.home().join("agent-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let claude = bin.join("claude");
     std::fs::write(&claude, "#!/bin/sh\necho '2.1.3 (Claude Code)'\n").unwrap();
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[test]
+fn doctor_lists_the_generators_at_hand_by_name_only() {
+    let env = Env::new();
+    let path = stand_in_claude(&env);
     let run = |args: &[&str]| {
         env.command()
             .env("PATH", &path)
@@ -564,14 +569,8 @@ fn doctor_lists_the_generators_at_hand_by_name_only() {
 
 #[test]
 fn doctor_lists_what_it_detected_before_a_config_error_and_names_the_file_and_fix() {
-    use std::os::unix::fs::PermissionsExt as _;
     let env = Env::new();
-    let bin = env.home().join("agent-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let claude = bin.join("claude");
-    std::fs::write(&claude, "#!/bin/sh\necho '2.1.3 (Claude Code)'\n").unwrap();
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let path = stand_in_claude(&env);
     let run = |args: &[&str]| {
         env.command()
             .env("PATH", &path)
