@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::model::{EntryType, ReviewState};
 use super::store::Filters;
 use crate::error::Result;
+use crate::semantic::vectors::{accepted_recall_vectors, recall_vector};
 
 /// Lexical cosine at or above which two entries are flagged.
 pub const LEXICAL_MIN: f64 = 0.5;
@@ -137,21 +138,6 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
         .sum::<f64>()
 }
 
-/// The stored vector of `id` under `fingerprint`, unit length.
-fn vector_of(conn: &Connection, id: &str, fingerprint: &str) -> rusqlite::Result<Option<Vec<f32>>> {
-    let blob: Option<Vec<u8>> = conn
-        .prepare_cached(
-            "SELECT vector FROM recall_vectors WHERE entry_id = ?1 AND fingerprint = ?2",
-        )?
-        .query_row([id, fingerprint], |r| r.get(0))
-        .optional()?;
-    Ok(blob.filter(|b| !b.is_empty()).map(|b| {
-        let mut v = crate::semantic::vectors::from_blob(&b);
-        crate::semantic::embed::normalize(&mut v);
-        v
-    }))
-}
-
 /// Near-duplicates of entry `id` among the other accepted entries, strongest first. With
 /// `vector_fingerprint` (the Recall store fingerprint of the configured embedder), stored vectors
 /// are compared too. Returns whether vectors took part.
@@ -190,43 +176,26 @@ pub fn near_duplicates(
             .map(|s| (s.rowid, None))
             .collect();
     let own_vector = match vector_fingerprint {
-        Some(fp) => vector_of(conn, id, fp).map_err(db)?.map(|v| (fp, v)),
+        Some(fp) => recall_vector(conn, id, fp)?.map(|v| (fp, v)),
         None => None,
     };
     if let Some((fp, own)) = &own_vector {
-        let mut st = conn
-            .prepare_cached(
-                "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
-                 WHERE v.fingerprint = ?1 AND e.status = 'accepted' AND e.id != ?2",
-            )
-            .map_err(db)?;
-        let mut rows = st.query([*fp, id]).map_err(db)?;
-        let mut scored: Vec<(i64, f64)> = Vec::new();
-        while let Some(r) = rows.next().map_err(db)? {
-            let blob: Vec<u8> = r.get(1).map_err(db)?;
-            if blob.len() != own.len() * 4 {
-                continue;
-            }
-            let mut v = crate::semantic::vectors::from_blob(&blob);
-            crate::semantic::embed::normalize(&mut v);
-            scored.push((r.get(0).map_err(db)?, dot(own, &v)));
-        }
+        let mut scored: Vec<(i64, f64)> = accepted_recall_vectors(conn, fp, own.len(), id)?
+            .into_iter()
+            .map(|(row, v)| (row, dot(own, &v)))
+            .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (row, cos) in scored.into_iter().take(CANDIDATES) {
             candidates.insert(row, Some(cos));
         }
         // Lexical candidates get their cosine too, when they have a vector.
         for (row, cos) in candidates.iter_mut() {
-            if cos.is_none() {
-                let other: Option<String> = conn
-                    .prepare_cached("SELECT id FROM recall_entries WHERE rowid = ?1")
-                    .and_then(|mut s| s.query_row([*row], |r| r.get(0)).optional())
-                    .map_err(db)?;
-                if let Some(other) = other
-                    && let Some(v) = vector_of(conn, &other, fp).map_err(db)?
-                {
-                    *cos = Some(dot(own, &v));
-                }
+            if cos.is_none()
+                && let Some(other) = super::store::head_by_rowid(conn, *row).map_err(db)?
+                && let Some(v) = recall_vector(conn, &other.id, fp)?
+                && v.len() == own.len()
+            {
+                *cos = Some(dot(own, &v));
             }
         }
     }
