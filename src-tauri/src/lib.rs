@@ -65,6 +65,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             recall::recall_accept,
             recall::recall_reject,
             recall::recall_supersede,
+            recall::recall_proposal,
             recall::recall_merge,
             recall::recall_check_stale,
             recall::recall_for_session,
@@ -932,6 +933,21 @@ mod tests {
         assert_eq!(ids, ["rc-known", "rc-new"]);
         assert_eq!(of_session[0]["evidence"][0]["session_key"], json!(key));
 
+        // The duplicate laid out for review: its evidence quoted, the known entry flagged.
+        let proposal = invoke(&app, "recall_proposal", json!({ "id": "rc-new" })).unwrap();
+        assert_eq!(proposal["reason"], "unreviewed", "{proposal}");
+        assert!(
+            proposal["evidence"][0]["records"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty()),
+            "{proposal}"
+        );
+        assert!(
+            proposal["duplicate_basis"]
+                .as_str()
+                .unwrap()
+                .contains("lexical")
+        );
         // Merge the unreviewed duplicate into the known entry: it is superseded.
         let kept = invoke(
             &app,

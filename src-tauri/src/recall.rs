@@ -97,7 +97,19 @@ pub async fn recall_supersede(
     with_cairn(&backend, move |c| c.recall_supersede(&old_id, &new_id)).await
 }
 
-/// Merge entry `duplicate` into `keep`: the duplicate is superseded, the kept one accepted.
+/// One entry laid out for review: why it waits, its evidence quoted from the transcript (and
+/// checked now), accepted entries that say nearly the same.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_proposal(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<cairn_core::recall::proposal::Proposal, ErrorReport> {
+    with_cairn(&backend, move |c| c.recall_proposal(&id)).await
+}
+
+/// Merge entry `duplicate` into `keep`: its evidence joins `keep`, it is archived; the kept
+/// entry's review state is unchanged (a merge trusts nothing).
 #[tauri::command]
 #[specta::specta]
 pub async fn recall_merge(

@@ -520,16 +520,21 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
     assert!(landed >= 1, "no kill landed while a pass was running");
 }
 
-#[test]
-fn doctor_lists_the_generators_at_hand_by_name_only() {
+/// A `claude` that answers `--version`, alone on a PATH for the doctor to find.
+fn stand_in_claude(env: &Env) -> String {
     use std::os::unix::fs::PermissionsExt as _;
-    let env = Env::new();
     let bin = env.home().join("agent-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let claude = bin.join("claude");
     std::fs::write(&claude, "#!/bin/sh\necho '2.1.3 (Claude Code)'\n").unwrap();
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[test]
+fn doctor_lists_the_generators_at_hand_by_name_only() {
+    let env = Env::new();
+    let path = stand_in_claude(&env);
     let run = |args: &[&str]| {
         env.command()
             .env("PATH", &path)
@@ -560,4 +565,61 @@ fn doctor_lists_the_generators_at_hand_by_name_only() {
         && g["api_key_env"] == "OPENROUTER_API_KEY"
         && g["paid"] == true));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-or-secret"));
+}
+
+#[test]
+fn doctor_lists_what_it_detected_before_a_config_error_and_names_the_file_and_fix() {
+    let env = Env::new();
+    let path = stand_in_claude(&env);
+    let run = |args: &[&str]| {
+        env.command()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let file = env.data().join("config.toml");
+    // A [recall.extract] that does not validate, then a file that does not parse at all.
+    for (body, says) in [
+        (
+            "[recall.extract]\nenabled = true\ngenerator = \"claude\"\nconcurrency = 0\n",
+            "concurrency",
+        ),
+        ("[recall.extract\nmodel = \"x\"\n", "config.toml"),
+    ] {
+        config(&env, body);
+        let out = run(&["recall", "extract", "doctor"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let detected = text
+            .find("agent  claude 2.1.3")
+            .unwrap_or_else(|| panic!("{text}"));
+        let problem = text
+            .find("The configuration cannot be used: config ")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(detected < problem, "{text}");
+        assert!(
+            text.contains(&file.display().to_string()) && text.contains(says),
+            "{text}"
+        );
+        assert!(text.contains("\nFix: "), "{text}");
+        let out = run(&["--json", "recall", "extract", "doctor"]);
+        assert_eq!(out.status.code(), Some(1));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (
+                v["configured"].as_bool(),
+                v["config_error"]["kind"].as_str()
+            ),
+            (Some(false), Some("config"))
+        );
+        assert!(
+            v["generators"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g["name"] == "claude"),
+            "{v}"
+        );
+    }
 }

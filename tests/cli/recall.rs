@@ -473,3 +473,69 @@ fn semantic_modes_refresh_on_import_and_fail_closed_with_the_fix() {
             .contains(&json!("semantic"))
     }));
 }
+
+#[test]
+fn review_show_quotes_the_evidence_and_names_the_near_duplicate_to_merge_into() {
+    let env = synced();
+    let file = write(
+        &env,
+        "e.jsonl",
+        &[
+            entry(
+                "kept",
+                SMALL,
+                0,
+                1,
+                "Phoenix port clash",
+                "Port 4000 may be taken by another server",
+            ),
+            entry(
+                "dup",
+                SMALL,
+                2,
+                3,
+                "Phoenix port clash again",
+                "Another server may hold port 4000",
+            ),
+        ],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL, transferable = 0, model = 'm1', extractor_method = 'turns-v1' WHERE id = 'dup'",
+        [],
+    )
+    .unwrap();
+    // A record with a terminal escape: quoted without it.
+    conn.execute(
+        "UPDATE records SET text = 'look \u{1b}[31mhere\u{1b}[0m' WHERE ordinal = 3 AND session_id = (SELECT session_id FROM recall_evidence WHERE entry_id = 'dup')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let v = env.json(&["recall", "review", "--show", "dup"]);
+    let p = &v["proposal"];
+    assert_eq!(p["reason"], "unreviewed");
+    assert_eq!(p["duplicates"][0]["id"], "kept");
+    assert_eq!(p["evidence"][0]["records"][1]["text"], "look here");
+    assert!(p["evidence"][0]["changed"].is_string(), "{p}");
+    let human = env.ok(&["recall", "review", "--show", "dup"]);
+    assert!(!human.contains('\u{1b}'), "{human}");
+    for want in [
+        "Why:",
+        "Extracted by m1 (turns-v1 segmenter)",
+        "Evidence:",
+        "        > look here",
+        "! the transcript changed",
+        "Near-duplicates (lexical",
+        "merge into it: cairn recall review --merge dup --into kept",
+    ] {
+        assert!(human.contains(want), "{want:?} in {human}");
+    }
+    // Its evidence changed, so it cannot be merged; rejecting it is the way out.
+    let out = env.run(&["recall", "review", "--merge", "dup", "--into", "kept"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reject it instead"));
+    let out = env.run(&["recall", "review", "--show", "nope"]);
+    assert_ne!(out.status.code(), Some(0));
+}

@@ -460,6 +460,39 @@ describe('settings', () => {
     expect(one(target, 'extract-save-error')!.textContent).toContain('*name* of an environment variable');
   });
 
+  it('shows a running pass in the status bar, then badges the inbox tab until it is seen', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'recall', tab: 'corpus', insight: null });
+    await settle();
+    expect(one(target, 'extract-status')).toBeNull();
+    const progress = (event: Record<string, unknown>) => emit('extract-progress', { event });
+    await progress({ event: 'pass_started', fingerprint: 'fp', sessions: 2 });
+    await progress({ event: 'session_started', session_key: 'a', title: 'A', units_total: 4, units_todo: 4 });
+    await progress({ event: 'unit_done', session_key: 'a', unit: 2, units_total: 4, entries: 3 });
+    await settle();
+    // One of two sessions half read: a quarter of the pass; three entries so far.
+    expect(one(target, 'extract-status')!.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')).toBe('25');
+    expect(one(target, 'extract-new-entries')!.textContent).toBe('3 new entries');
+    await progress({ event: 'session_done', session_key: 'a', entries: 3 });
+    await progress({ event: 'session_started', session_key: 'b', title: 'B', units_total: 1, units_todo: 1 });
+    await progress({ event: 'unit_done', session_key: 'b', unit: 1, units_total: 1, entries: 1 });
+    await settle();
+    expect(one(target, 'extract-new-entries')!.textContent).toBe('4 new entries');
+    const report = { fingerprint: 'fp', sessions: 2, failed: 0, units: 5, entries: 4, calls: 5, usage: { prompt_tokens: 0, completion_tokens: 0 }, activated: true, aborted: null, cancelled: false, failures: [] };
+    await emit('extract-finished', { kind: 'incremental', report, error: null });
+    await settle();
+    expect(one(target, 'extract-status')).toBeNull();
+    expect(one(target, 'inbox-badge')!.textContent).toBe('4 new');
+    // Seeing the inbox clears the badge.
+    (target.querySelector('[data-recall-tab="inbox"]') as HTMLButtonElement).click();
+    await settle();
+    expect(one(target, 'inbox-badge')).toBeNull();
+    // A pass ending while the inbox is on screen is seen at once.
+    await emit('extract-finished', { kind: 'incremental', report: { ...report, entries: 2 }, error: null });
+    await settle();
+    expect(one(target, 'inbox-badge')).toBeNull();
+  });
+
   it('says how to turn extraction on when it is off, and reloads when a pass finishes', async () => {
     const { target, stores } = await render({ extractDisabled: true });
     stores.router.go({ view: 'settings' });

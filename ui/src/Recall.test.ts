@@ -154,6 +154,34 @@ describe('the review inbox', () => {
     expect(inboxIds(target)).toEqual([]);
   });
 
+  it('lays the entry out for review: why, the cited records quoted as text, near-duplicates, m merges', async () => {
+    const { target, calls } = await render('cairn://recall?tab=inbox');
+    const why = one(target, '[data-testid="proposal-why"]');
+    expect(why?.textContent).toContain('Extracted by qwen3:8b');
+    const quoted = all(target, 'quoted-record');
+    expect(quoted.map((q) => q.textContent)).toEqual([expect.stringContaining('make the hook call tmux (rc-3)')]);
+    // A transcript's markup is quoted as text, never run.
+    expect(quoted[0]?.querySelector('script')).toBeNull();
+    expect(quoted[0]?.textContent).toContain('<script>alert(1)</script>');
+    expect(all(target, 'near-duplicate').map((d) => d.dataset.entryId)).toEqual(['rc-4']);
+    // j: the next entry's layout follows the cursor.
+    press('j');
+    await settle();
+    expect(all(target, 'near-duplicate').map((d) => d.dataset.entryId)).toEqual(['rc-3', 'rc-1']);
+    // m: merged into the nearest duplicate; the merged proposal leaves the inbox, the kept one stays
+    // unreviewed (a merge trusts nothing).
+    press('m');
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_merge').map((c) => c.args)).toEqual([{ duplicate: 'rc-4', keep: 'rc-3' }]);
+    expect(inboxIds(target)).toEqual(['rc-3']);
+    expect(all(target, 'quoted-record')).toHaveLength(2);
+    // With no near-duplicate left, m says so and changes nothing.
+    press('m');
+    await settle();
+    expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('No near-duplicate');
+    expect(calls.filter((c) => c.cmd === 'recall_merge')).toHaveLength(1);
+  });
+
   it('shows a failed review and keeps the entry', async () => {
     const fake = fakeBackend({ failOnce: { recall_reject: 'the store is read-only' } });
     mockIPC(fake.handler, { shouldMockEvents: true });

@@ -356,45 +356,87 @@ pub fn run(
                 )?;
             }
         }
-        ExtractCommand::Doctor => {
-            let generators = cairn.recall_extract_detect();
-            let configured = cairn.extract_settings()?.is_configured();
-            let d = if configured {
-                Some(cairn.recall_extract_doctor()?)
-            } else {
-                None
-            };
-            if json_out {
-                #[derive(serde::Serialize)]
-                struct Out<'a> {
-                    generators: &'a [cairn_core::llm::detect::DetectedGenerator],
-                    configured: bool,
-                    #[serde(flatten)]
-                    doctor: Option<&'a cairn_core::recall::extract::ExtractDoctor>,
-                }
-                render::json(
-                    out,
-                    &Out {
-                        generators: &generators,
-                        configured,
-                        doctor: d.as_ref(),
-                    },
-                )?;
-            } else {
-                write_detected(out, &generators)?;
-                match &d {
-                    Some(d) => write_doctor(out, d)?,
-                    None => writeln!(
-                        out,
-                        "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}",
-                        clean(&cairn.config_path().display().to_string())
-                    )?,
-                }
-            }
-            return Ok(d.as_ref().is_none_or(|d| d.ok()));
-        }
+        ExtractCommand::Doctor => return doctor(Ok(cairn), &cairn.config_path(), json_out, out),
     }
     Ok(true)
+}
+
+/// `cairn recall extract doctor`: the generators at hand first (detection needs no
+/// configuration), then the configured one checked with real calls, or why the configuration
+/// cannot be used (naming the file and the fix). `cairn` is the archive, or why it could not be
+/// opened (a config.toml that does not parse). Ok(false) when a check or the configuration
+/// failed.
+pub fn doctor(
+    cairn: std::result::Result<&Cairn, &cairn_core::Error>,
+    config_path: &std::path::Path,
+    json_out: bool,
+    out: &mut impl Write,
+) -> Result<bool> {
+    let generators = cairn_core::llm::detect::detect(&cairn_core::llm::detect::Probe::from_env());
+    let checked = match cairn {
+        Err(e) => Err(cairn_core::ErrorReport::from(e)),
+        Ok(c) => c
+            .extract_settings()
+            .and_then(|s| {
+                if s.is_configured() {
+                    c.recall_extract_doctor().map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .map_err(cairn_core::ErrorReport::from),
+    };
+    let (d, problem) = match checked {
+        Ok(d) => (d, None),
+        Err(e) => (None, Some(e)),
+    };
+    let configured = d.is_some();
+    if json_out {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            generators: &'a [cairn_core::llm::detect::DetectedGenerator],
+            configured: bool,
+            /// Why the configuration cannot be used, when it cannot.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            config_error: Option<&'a cairn_core::ErrorReport>,
+            #[serde(flatten)]
+            doctor: Option<&'a cairn_core::recall::extract::ExtractDoctor>,
+        }
+        render::json(
+            out,
+            &Out {
+                generators: &generators,
+                configured,
+                config_error: problem.as_ref(),
+                doctor: d.as_ref(),
+            },
+        )?;
+    } else {
+        write_detected(out, &generators)?;
+        match (&d, &problem) {
+            (Some(d), _) => write_doctor(out, d)?,
+            (None, Some(e)) => {
+                writeln!(
+                    out,
+                    "\nThe configuration cannot be used: {}",
+                    clean(&e.message)
+                )?;
+                writeln!(
+                    out,
+                    "Fix: {}",
+                    clean(e.hint.as_deref().unwrap_or(
+                        "correct it in the file named above, or pick a generator again in the desktop app (Settings → Recall extraction), which rewrites the section"
+                    ))
+                )?;
+            }
+            (None, None) => writeln!(
+                out,
+                "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}",
+                clean(&config_path.display().to_string())
+            )?,
+        }
+    }
+    Ok(problem.is_none() && d.as_ref().is_none_or(|d| d.ok()))
 }
 
 fn write_detected(

@@ -417,12 +417,16 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
-fn open(global: &Global) -> Result<Cairn> {
-    let dir = match &global.data_dir {
-        Some(d) => d.clone(),
+fn data_dir(global: &Global) -> Result<PathBuf> {
+    match &global.data_dir {
+        Some(d) => Ok(d.clone()),
         None => Cairn::default_data_dir()
-            .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir"))?,
-    };
+            .ok_or_else(|| anyhow!("no data dir: set CAIRN_DATA_DIR or pass --data-dir")),
+    }
+}
+
+fn open(global: &Global) -> Result<Cairn> {
+    let dir = data_dir(global)?;
     Cairn::open(&dir).with_context(|| format!("cannot open the archive in {}", dir.display()))
 }
 
@@ -698,6 +702,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Insights { command } => {
             let cairn = open(g)?;
             insights::run(command, &cairn, g.json, out)?;
+        }
+        Command::Recall {
+            command:
+                recall::RecallCommand::Extract {
+                    command: extract::ExtractCommand::Doctor,
+                },
+        } => {
+            // What is at hand is listed even when config.toml does not load.
+            let dir = data_dir(g)?;
+            let opened = Cairn::open(&dir);
+            let config = dir.join(cairn_core::config::CONFIG_FILE);
+            if !extract::doctor(opened.as_ref(), &config, g.json, out)? {
+                out.flush()?;
+                return Ok(ExitCode::from(1));
+            }
         }
         Command::Recall { command } => {
             let cairn = open(g)?;

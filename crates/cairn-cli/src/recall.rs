@@ -94,6 +94,10 @@ pub enum RecallCommand {
     },
     /// The review inbox; with a flag, act on one entry.
     Review {
+        /// Lay one entry out for review: why it is here, its evidence quoted from the
+        /// transcript, and accepted entries that say nearly the same.
+        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "reject", "edit", "supersede", "merge", "check_stale"])]
+        show: Option<String>,
         /// Accept the entry: reviewed by a person, trusted from now on.
         #[arg(long, value_name = "ID")]
         accept: Option<String>,
@@ -440,7 +444,16 @@ pub fn run(
                 }
             }
         }
+        RecallCommand::Review { show: Some(id), .. } => {
+            let p = cairn.recall_proposal(&id)?;
+            if json_out {
+                render::json(out, &json!({ "proposal": p }))?;
+            } else {
+                render_proposal(out, &p)?;
+            }
+        }
         RecallCommand::Review {
+            show: None,
             accept,
             reject,
             edit,
@@ -508,7 +521,7 @@ pub fn run(
                     writeln!(out)?;
                     writeln!(
                         out,
-                        "Act with --accept ID, --edit ID --title … --body …, --reject ID, --supersede OLD --with NEW, --merge DUP --into KEEP."
+                        "See one with --show ID (its evidence quoted, near-duplicates). {ACT}"
                     )?;
                 }
             } else if json_out {
@@ -521,6 +534,78 @@ pub fn run(
         }
     }
     Ok(true)
+}
+
+const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID, --supersede OLD --with NEW, --merge DUP --into KEEP.";
+
+/// One inbox entry for review: the entry, why, its evidence quoted, near-duplicates.
+fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Proposal) -> Result<()> {
+    render_entry(out, &p.entry)?;
+    writeln!(out, "    {}", snippet(&p.entry.body))?;
+    writeln!(out, "Why:")?;
+    for w in &p.why {
+        writeln!(out, "    {}", clean(w))?;
+    }
+    if p.reason.is_none() {
+        writeln!(out, "    Not in the inbox (reviewed, or archived).")?;
+    }
+    writeln!(out, "Evidence:")?;
+    if p.evidence.is_empty() {
+        writeln!(out, "    none in the archive")?;
+    }
+    for ev in &p.evidence {
+        let title = if ev.session_title.is_empty() {
+            String::new()
+        } else {
+            format!(" “{}”", clean(&ev.session_title))
+        };
+        writeln!(
+            out,
+            "    session {}{title}, records {}-{}",
+            clean(&ev.session_key),
+            ev.ordinal_start,
+            ev.ordinal_end
+        )?;
+        if let Some(why) = &ev.changed {
+            writeln!(out, "    ! the transcript changed: {}", clean(why))?;
+        }
+        for r in &ev.records {
+            writeln!(out, "      [{}] {}:", r.ordinal, clean(&r.who))?;
+            for l in clean(&r.text).lines() {
+                writeln!(out, "        > {l}")?;
+            }
+        }
+        if ev.more_records > 0 {
+            writeln!(out, "      … {} more records in the range", ev.more_records)?;
+        }
+    }
+    writeln!(out, "Near-duplicates ({}):", clean(&p.duplicate_basis))?;
+    if p.duplicates.is_empty() {
+        writeln!(out, "    none")?;
+    }
+    for d in &p.duplicates {
+        let semantic = d
+            .semantic
+            .map(|s| format!(" vectors={s:.2}"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "    {}  lexical={:.2}{semantic}  {}  {}",
+            clean(&d.id),
+            d.lexical,
+            if d.trusted { "trusted" } else { "unreviewed" },
+            clean(&d.title)
+        )?;
+        writeln!(
+            out,
+            "      merge into it: cairn recall review --merge {} --into {}",
+            clean(&p.entry.id),
+            clean(&d.id)
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{ACT}")?;
+    Ok(())
 }
 
 /// A ranked listing without recording (the facade records queries only).

@@ -24,8 +24,10 @@ pub mod index;
 pub mod ledger;
 pub mod memory;
 pub mod model;
+pub mod proposal;
 pub mod rank;
 pub mod review;
+pub mod similar;
 pub mod stale;
 pub mod store;
 

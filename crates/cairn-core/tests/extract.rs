@@ -324,6 +324,72 @@ fn a_pass_writes_unreviewed_entries_with_precise_evidence() {
     assert!(fake.chats().is_empty());
 }
 
+/// Words hashed into 32 dimensions: enough for "the entries have vectors and hybrid uses them",
+/// without loading the model.
+struct Words;
+
+impl cairn_core::semantic::embed::Embedder for Words {
+    fn fingerprint(&self) -> &str {
+        "words/test"
+    }
+    fn dims(&self) -> usize {
+        32
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(texts
+            .iter()
+            .flat_map(|t| {
+                let mut v = vec![0.0f32; 32];
+                for w in t.split_whitespace() {
+                    v[w.bytes().map(usize::from).sum::<usize>() % 32] += 1.0;
+                }
+                cairn_core::semantic::embed::normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+    fn refresh_on_write(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        "words".into()
+    }
+}
+
+#[test]
+fn a_pass_embeds_what_it_wrote_so_hybrid_serves_it_at_once() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    cairn.set_embedder(std::sync::Arc::new(Words));
+    two_sessions(&env, &cairn);
+    assert!(run(&cairn).entries > 0);
+    let recall = &cairn.embeddings_status().unwrap().stores[0];
+    assert!(recall.fresh && recall.pending == Some(0), "{recall:?}");
+    let entry = &machine_entries(&cairn, Status::Accepted)[0];
+    let req = cairn_core::recall::QueryRequest {
+        text: entry.title.clone(),
+        mode: cairn_core::recall::Mode::Hybrid,
+        ..Default::default()
+    };
+    let found = cairn
+        .recall_query(&req, cairn_core::recall::model::Surface::Query)
+        .unwrap();
+    assert!(
+        found
+            .results
+            .iter()
+            .any(|r| r.entry.id == entry.id && r.match_reasons.contains(&"semantic".to_owned())),
+        "{:?}",
+        found.results
+    );
+}
+
 #[test]
 fn the_preview_counts_exactly_what_a_run_sends() {
     let fake = FakeLlm::start(Some(&key()));

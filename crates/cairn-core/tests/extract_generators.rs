@@ -293,3 +293,76 @@ fn the_doctor_probes_an_agent_cli_with_one_tiny_request() {
     assert_eq!(d.probe_entries, Some(2));
     assert!(env.logged("stdin").contains("port 4173"));
 }
+
+/// Extraction throughput per generator kind against the stand-ins (the fake server answering at
+/// once, the stand-in agent printing a canned answer): what Cairn itself costs per model call on
+/// each path (HTTP on loopback vs spawning an isolated agent process), not a model's speed. A
+/// measurement, not a check: run by hand and copied into bench/RESULTS.md.
+/// `cargo test -p cairn-core --test extract_generators -- --ignored --nocapture throughput`
+#[test]
+#[ignore = "a measurement for bench/RESULTS.md, run by hand"]
+fn throughput_per_generator_kind() {
+    const SESSIONS: usize = 24;
+    const TURNS: usize = 4;
+    let sessions = |env: &Env, cairn: &Cairn| {
+        let mut files = Vec::new();
+        for s in 0..SESSIONS {
+            let mut lines = Vec::new();
+            for t in 0..TURNS {
+                for (n, v) in [
+                    json!({"type": "user", "message": {"role": "user", "content":
+                        format!("Session {s} turn {t}: run the dev server on port {} and keep the logs", 4000 + t)}}),
+                    json!({"type": "assistant", "message": {"id": format!("m{s}-{t}"), "role": "assistant", "model": "claude-x",
+                        "content": [{"type": "text", "text": format!("Started on port {}; logs in /tmp/dev-{t}.log.", 4000 + t)}]}}),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let mut v = v;
+                    let o = v.as_object_mut().unwrap();
+                    o.insert("sessionId".into(), json!(format!("sess-{s}")));
+                    o.insert("cwd".into(), json!("/work/proj"));
+                    o.insert("timestamp".into(), json!(format!("2026-03-01T10:{t:02}:0{n}.000Z")));
+                    o.insert("uuid".into(), json!(format!("u{s}-{t}-{n}")));
+                    lines.push(v.to_string());
+                }
+            }
+            let path = env.dir.path().join(format!("src/sess-{s}.jsonl"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            files.push(support::main_file(Agent::Claude, &path));
+        }
+        support::capture(cairn, &files);
+    };
+    let measure = |kind: &str, env: &Env| {
+        let cairn = env.open();
+        sessions(env, &cairn);
+        let started = std::time::Instant::now();
+        let report = run(&cairn);
+        let secs = started.elapsed().as_secs_f64();
+        assert!(report.aborted.is_none() && report.failed == 0, "{report:?}");
+        println!(
+            "| {kind} | {} | {} | {} | {secs:.2} | {:.1} |",
+            report.sessions,
+            report.units,
+            report.entries,
+            f64::from(report.units) / secs
+        );
+    };
+    println!("| generator | sessions | units (calls) | entries | wall (s) | units/s |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let fake = FakeLlm::start(None);
+    let by_endpoint = Env::new();
+    by_endpoint.endpoint(&fake.url());
+    measure(
+        "endpoint (fake OpenAI-compatible server, loopback)",
+        &by_endpoint,
+    );
+    let by_agent = Env::new();
+    let bin = by_agent.stub(&claude_says(&answer().to_string()), 0);
+    by_agent.agent(&bin, "");
+    measure(
+        "agent CLI (stand-in `claude`, isolated, prompt on stdin)",
+        &by_agent,
+    );
+}

@@ -376,6 +376,11 @@ fn supersession_keeps_single_leaf_chains() {
 
 /// Write an unreviewed entry the way extraction does.
 fn auto_entry(data: &std::path::Path, id: &str, title: &str, body: &str) {
+    auto_entry_at(data, id, title, body, 0, 1);
+}
+
+/// An unreviewed extracted entry citing records `start..=end` of the small session.
+fn auto_entry_at(data: &std::path::Path, id: &str, title: &str, body: &str, start: u32, end: u32) {
     let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
     let session: i64 = conn
         .query_row(
@@ -385,7 +390,7 @@ fn auto_entry(data: &std::path::Path, id: &str, title: &str, body: &str) {
         )
         .unwrap();
     let evidence =
-        cairn_core::recall::evidence::bind(&conn, session, SMALL, 0, 1, &[], "").unwrap();
+        cairn_core::recall::evidence::bind(&conn, session, SMALL, start, end, &[], "").unwrap();
     let e = cairn_core::recall::store::NewEntry {
         id: id.into(),
         entry_type: cairn_core::recall::model::EntryType::Warning,
@@ -456,10 +461,18 @@ fn the_inbox_is_the_path_to_trust() {
     let accepted = cairn.recall_accept("auto1", Some(&edit)).unwrap();
     assert!(accepted.is_trusted() && accepted.reviewed_at.is_some());
     assert_eq!(query(&cairn, "free port", trusted.clone()), vec!["auto1"]);
-    // Merge the duplicate into the one kept (which is accepted as a result).
+    // Merge the duplicate into the one kept: gone from the inbox; the kept one still waits.
     cairn.recall_merge("auto3", "auto2").unwrap();
     assert_eq!(cairn.recall_get("auto3").unwrap().status, Status::Archived);
-    assert!(cairn.recall_get("auto2").unwrap().is_trusted());
+    assert!(!cairn.recall_get("auto2").unwrap().is_trusted());
+    let left: Vec<String> = cairn
+        .recall_inbox(50)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.entry.id)
+        .collect();
+    assert_eq!(left, vec!["auto2"]);
+    cairn.recall_accept("auto2", None).unwrap();
     assert!(cairn.recall_inbox(50).unwrap().is_empty());
     // A rejected entry cannot be accepted afterwards.
     auto_entry(data.path(), "auto4", "Wrong", "nonsense");
@@ -724,4 +737,338 @@ fn the_trusted_flag_and_the_trusted_only_filter_agree() {
     served.sort();
     assert_eq!(flagged, vec!["tt"]);
     assert_eq!(served, flagged);
+}
+
+fn records_of_small(data: &std::path::Path) -> Vec<(u32, String)> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT r.ordinal, COALESCE(r.text, r.tool_input, '') FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = ?1 ORDER BY r.ordinal",
+        )
+        .unwrap();
+    st.query_map([SMALL], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn a_proposal_quotes_its_evidence_says_why_and_names_near_duplicates() {
+    let (data, cairn) = archive();
+    auto_entry_at(
+        data.path(),
+        "kept",
+        "Ports conflict",
+        "Another process holds port 4000",
+        0,
+        1,
+    );
+    cairn.recall_accept("kept", None).unwrap();
+    auto_entry_at(
+        data.path(),
+        "dup",
+        "Ports conflict again",
+        "Port 4000 is held by another process",
+        2,
+        4,
+    );
+    auto_entry_at(
+        data.path(),
+        "other",
+        "Beads workflow",
+        "Use bd ready to pick the next bead",
+        5,
+        5,
+    );
+    let p = cairn.recall_proposal("dup").unwrap();
+    assert_eq!(
+        p.reason,
+        Some(cairn_core::recall::review::InboxReason::Unreviewed)
+    );
+    // Why: new, and extracted by which model with what confidence.
+    assert!(
+        p.why
+            .iter()
+            .any(|w| w.starts_with("New: nobody has reviewed it")),
+        "{:?}",
+        p.why
+    );
+    assert!(
+        p.why
+            .iter()
+            .any(|w| w.starts_with("Extracted by test (turns-v1 segmenter)")
+                && w.contains("confidence 0.70")),
+        "{:?}",
+        p.why
+    );
+    // The cited records, quoted as the archive holds them.
+    assert_eq!(p.evidence.len(), 1);
+    let ev = &p.evidence[0];
+    assert_eq!(
+        (ev.ordinal_start, ev.ordinal_end, ev.more_records),
+        (2, 4, 0)
+    );
+    assert_eq!(ev.changed, None);
+    let records = records_of_small(data.path());
+    let quoted: Vec<(u32, String)> = ev
+        .records
+        .iter()
+        .map(|r| (r.ordinal, r.text.clone()))
+        .collect();
+    let expected: Vec<(u32, String)> = records[2..=4]
+        .iter()
+        .map(|(o, t)| {
+            let t = cairn_core::text::printable(t).trim().to_owned();
+            let cut = t.chars().count() > cairn_core::recall::proposal::MAX_QUOTE_CHARS;
+            (
+                *o,
+                if cut {
+                    quoted.iter().find(|q| q.0 == *o).unwrap().1.clone()
+                } else {
+                    t
+                },
+            )
+        })
+        .collect();
+    assert_eq!(quoted, expected);
+    assert!(
+        ev.records
+            .iter()
+            .all(|r| r.text.chars().count() <= cairn_core::recall::proposal::MAX_QUOTE_CHARS + 1)
+    );
+    // The accepted entry saying the same is flagged; the unrelated one is not.
+    let dups: Vec<&str> = p.duplicates.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(dups, vec!["kept"], "{:?}", p.duplicates);
+    let d = &p.duplicates[0];
+    assert!(
+        d.trusted && d.lexical >= cairn_core::recall::similar::LEXICAL_MIN,
+        "{d:?}"
+    );
+    assert!(
+        p.duplicate_basis.contains("TF-IDF cosine"),
+        "{}",
+        p.duplicate_basis
+    );
+    assert!(
+        cairn
+            .recall_proposal("other")
+            .unwrap()
+            .duplicates
+            .is_empty()
+    );
+    assert!(cairn.recall_proposal("nope").is_err());
+}
+
+#[test]
+fn a_quoted_record_is_cleaned_and_a_changed_one_is_said_and_refuses_a_merge() {
+    let (data, cairn) = archive();
+    auto_entry_at(
+        data.path(),
+        "kept",
+        "Ports conflict",
+        "Another process holds port 4000",
+        0,
+        1,
+    );
+    auto_entry_at(
+        data.path(),
+        "dup",
+        "Ports conflict again",
+        "Port 4000 is held by another process",
+        2,
+        3,
+    );
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE records SET text = ?1 WHERE ordinal = 2 AND session_id = (SELECT id FROM sessions WHERE session_id = ?2)",
+        rusqlite::params!["evil \u{1b}[2J\u{1b}]0;title\u{7}text \u{202e}flip", SMALL],
+    )
+    .unwrap();
+    let p = cairn.recall_proposal("dup").unwrap();
+    let ev = &p.evidence[0];
+    assert_eq!(ev.records[0].text, "evil text flip");
+    let changed = ev.changed.as_deref().unwrap_or_default();
+    assert!(changed.contains("changed"), "{changed}");
+    // Its evidence no longer holds, so it cannot join another entry: nothing is written.
+    let err = cairn.recall_merge("dup", "kept").unwrap_err().to_string();
+    assert!(err.contains("reject it instead"), "{err}");
+    assert_eq!(cairn.recall_get("dup").unwrap().status, Status::Accepted);
+    assert_eq!(cairn.recall_get("kept").unwrap().evidence.len(), 1);
+}
+
+#[test]
+fn merging_unions_the_evidence_removes_the_proposal_and_trusts_nothing_new() {
+    let (data, cairn) = archive();
+    auto_entry_at(
+        data.path(),
+        "kept",
+        "Ports conflict",
+        "Another process holds port 4000",
+        0,
+        1,
+    );
+    auto_entry_at(
+        data.path(),
+        "dup",
+        "Ports conflict again",
+        "Port 4000 is held by another process",
+        2,
+        3,
+    );
+    auto_entry_at(
+        data.path(),
+        "same",
+        "Ports conflict once more",
+        "Port 4000 is busy",
+        0,
+        1,
+    );
+    // Into an unreviewed entry: the union waits for review, trusted by nobody.
+    let kept = cairn.recall_merge("dup", "kept").unwrap();
+    let ranges: Vec<(u32, u32)> = kept
+        .evidence
+        .iter()
+        .map(|e| (e.ordinal_start, e.ordinal_end))
+        .collect();
+    assert_eq!(ranges, vec![(0, 1), (2, 3)]);
+    assert!(!kept.is_trusted());
+    assert_eq!(kept.review_state, ReviewState::UnreviewedAuto);
+    let dup = cairn.recall_get("dup").unwrap();
+    assert_eq!(
+        (dup.status, dup.superseded_by_entry_id.as_str()),
+        (Status::Archived, "kept")
+    );
+    let inbox: Vec<String> = cairn
+        .recall_inbox(50)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.entry.id)
+        .collect();
+    assert!(
+        !inbox.contains(&"dup".to_owned()) && inbox.contains(&"kept".to_owned()),
+        "{inbox:?}"
+    );
+    // Into a reviewed entry: it stays trusted, and a range it cites already is not doubled.
+    cairn.recall_accept("kept", None).unwrap();
+    let kept = cairn.recall_merge("same", "kept").unwrap();
+    assert!(kept.is_trusted());
+    assert_eq!(kept.evidence.len(), 2);
+    // An archived entry cannot be merged again, nor an entry into itself.
+    assert!(
+        cairn
+            .recall_merge("dup", "kept")
+            .unwrap_err()
+            .to_string()
+            .contains("archived")
+    );
+    assert!(cairn.recall_merge("kept", "kept").is_err());
+}
+
+/// Every text that mentions a port lands on one vector, every other on another: "same topic" by
+/// vectors while the words differ.
+struct Topic;
+
+impl cairn_core::semantic::embed::Embedder for Topic {
+    fn fingerprint(&self) -> &str {
+        "topic/test"
+    }
+    fn dims(&self) -> usize {
+        2
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(texts
+            .iter()
+            .flat_map(|t| {
+                if t.to_lowercase().contains("port") {
+                    [1.0, 0.0]
+                } else {
+                    [0.0, 1.0]
+                }
+            })
+            .collect())
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "topic".into()
+    }
+}
+
+#[test]
+fn near_duplicates_by_vectors_use_only_vectors_of_the_present_text() {
+    use cairn_core::semantic::vectors::VectorStore;
+    let (data, cairn) = archive();
+    cairn.set_embedder(std::sync::Arc::new(Topic));
+    auto_entry_at(
+        data.path(),
+        "dev",
+        "Dev server listens on 4173",
+        "Use the port 4173 locally",
+        0,
+        1,
+    );
+    auto_entry_at(
+        data.path(),
+        "gw",
+        "Gateway collision",
+        "The gateway owns port 3000",
+        2,
+        3,
+    );
+    auto_entry_at(
+        data.path(),
+        "beads",
+        "Beads workflow",
+        "Use bd ready to pick the next bead",
+        4,
+        5,
+    );
+    cairn
+        .embeddings_build(VectorStore::Recall, false, &|_, _| {})
+        .unwrap();
+    let p = cairn.recall_proposal("dev").unwrap();
+    let gw = p
+        .duplicates
+        .iter()
+        .find(|d| d.id == "gw")
+        .unwrap_or_else(|| panic!("{p:?}"));
+    // Found by meaning, not by words.
+    assert!(
+        gw.lexical < cairn_core::recall::similar::LEXICAL_MIN,
+        "{gw:?}"
+    );
+    assert_eq!(gw.semantic, Some(1.0));
+    assert!(
+        p.duplicates.iter().all(|d| d.id != "beads"),
+        "{:?}",
+        p.duplicates
+    );
+    assert!(
+        p.duplicate_basis.contains("vectors (cosine"),
+        "{}",
+        p.duplicate_basis
+    );
+    // Its text changes: its vector is dropped with the old text (this embedder does not refresh
+    // on write), so it is no longer compared by vectors at all.
+    cairn
+        .recall_accept(
+            "gw",
+            Some(&Edit {
+                body: Some("The gateway owns port 3000 and 3001".into()),
+                ..Edit::default()
+            }),
+        )
+        .unwrap();
+    let p = cairn.recall_proposal("dev").unwrap();
+    assert!(
+        p.duplicates.iter().all(|d| d.id != "gw"),
+        "{:?}",
+        p.duplicates
+    );
 }

@@ -43,6 +43,7 @@ import type {
   Entry_Serialize,
   RecallEvidence_Serialize,
   InboxItem_Serialize,
+  Proposal_Serialize,
   AgentUsage,
   ProposedBy_Serialize,
   InboxReason,
@@ -79,6 +80,7 @@ import type {
   ProjectCoverage,
   RunLog_Serialize,
   ExtractFinished_Serialize,
+  ExtractProgress,
   ExtractPreview_Serialize,
   ExtractSetup_Serialize,
   DetectedGenerator_Serialize,
@@ -125,6 +127,7 @@ export type ExtractDoctor = ExtractDoctor_Serialize;
 export type Generation = Generation_Serialize;
 export type RunLog = RunLog_Serialize;
 export type ExtractFinished = ExtractFinished_Serialize;
+export type { ExtractProgress };
 export type ExtractPreview = ExtractPreview_Serialize;
 export type ExtractSetup = ExtractSetup_Serialize;
 export type DetectedGenerator = DetectedGenerator_Serialize;
@@ -132,6 +135,7 @@ export type { DetectedKind, Schedule };
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;
+export type Proposal = Proposal_Serialize;
 export type ProposedBy = ProposedBy_Serialize;
 export type Ranked = Ranked_Serialize;
 export type QueryResponse = QueryResponse_Serialize;
@@ -170,6 +174,10 @@ export const onArchiveChanged: Subscribe<ArchiveChanged> = (handler) =>
 /** An extraction pass ended: the Recall inbox may hold new entries. */
 export const onExtractFinished: Subscribe<ExtractFinished> = (handler) =>
   events.extractFinished.listen((event) => handler(event.payload));
+
+/** A running extraction pass moved on (a session started, a unit was read, a session ended). */
+export const onExtractProgress: Subscribe<ExtractProgress> = (handler) =>
+  events.extractProgress.listen((event) => handler(event.payload));
 
 export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
   events.insightProgress.listen((event) => handler(event.payload));

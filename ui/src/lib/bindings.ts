@@ -92,7 +92,15 @@ export const commands = {
 	 *  the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
 	 */
 	recallSupersede: (oldId: string, newId: string) => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("recall_supersede", { oldId, newId })),
-	/**  Merge entry `duplicate` into `keep`: the duplicate is superseded, the kept one accepted. */
+	/**
+	 *  One entry laid out for review: why it waits, its evidence quoted from the transcript (and
+	 *  checked now), accepted entries that say nearly the same.
+	 */
+	recallProposal: (id: string) => typedError<Proposal_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_proposal", { id })),
+	/**
+	 *  Merge entry `duplicate` into `keep`: its evidence joins `keep`, it is archived; the kept
+	 *  entry's review state is unchanged (a merge trusts nothing).
+	 */
 	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
 	/**
 	 *  Flag entries whose cited files changed in later commits (they return to the inbox);
@@ -1474,6 +1482,35 @@ export type McpStatus_Serialize = {
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";
 
+/**  An accepted entry that says nearly the same thing. */
+export type NearDuplicate = NearDuplicate_Serialize | NearDuplicate_Deserialize;
+
+/**  An accepted entry that says nearly the same thing. */
+export type NearDuplicate_Deserialize = {
+	id: string,
+	title: string,
+	type: EntryType,
+	review_state: ReviewState,
+	trusted: boolean,
+	/**  TF-IDF cosine over analysed terms, 0..=1. */
+	lexical: number | null,
+	/**  Cosine of the sentence vectors, when both entries have one. */
+	semantic?: number | null,
+};
+
+/**  An accepted entry that says nearly the same thing. */
+export type NearDuplicate_Serialize = {
+	id: string,
+	title: string,
+	type: EntryType,
+	review_state: ReviewState,
+	trusted: boolean,
+	/**  TF-IDF cosine over analysed terms, 0..=1. */
+	lexical: number | null,
+	/**  Cosine of the sentence vectors, when both entries have one. */
+	semantic: number | null,
+};
+
 /**
  *  A second launch of the app handed over a `cairn://` link (already checked by
  *  [`crate::links::validate`]; the window's router validates its parameters): open it. Sent as
@@ -1560,6 +1597,38 @@ export type ProjectCoverage = {
 	/**  Eligible sessions without a row, or whose records grew since they were read. */
 	not_started: number,
 	entries: number,
+};
+
+export type Proposal = Proposal_Serialize | Proposal_Deserialize;
+
+export type Proposal_Deserialize = {
+	/**  Why it is in the inbox; `None` when it is not (already reviewed, or archived). */
+	reason?: InboxReason | null,
+	entry: Entry_Deserialize,
+	proposed_by?: ProposedBy_Deserialize | null,
+	/**  Why it was proposed and why it waits for review, one sentence each. */
+	why: string[],
+	/**  Every cited range, quoted. */
+	evidence: QuotedEvidence_Deserialize[],
+	/**  Accepted entries that say nearly the same thing, strongest first. */
+	duplicates: NearDuplicate_Deserialize[],
+	/**  How the near-duplicates were found. */
+	duplicate_basis: string,
+};
+
+export type Proposal_Serialize = {
+	/**  Why it is in the inbox; `None` when it is not (already reviewed, or archived). */
+	reason: InboxReason | null,
+	entry: Entry_Serialize,
+	proposed_by: ProposedBy_Serialize | null,
+	/**  Why it was proposed and why it waits for review, one sentence each. */
+	why: string[],
+	/**  Every cited range, quoted. */
+	evidence: QuotedEvidence_Serialize[],
+	/**  Accepted entries that say nearly the same thing, strongest first. */
+	duplicates: NearDuplicate_Serialize[],
+	/**  How the near-duplicates were found. */
+	duplicate_basis: string,
 };
 
 /**  Where an entry an agent proposed came from (the inbox shows it). */
@@ -1658,6 +1727,50 @@ export type QueryResponse_Serialize = {
 	 *  (so an empty brief can say what to review).
 	 */
 	untrusted_matches: number,
+};
+
+/**  One cited range with its records as the archive holds them. */
+export type QuotedEvidence = QuotedEvidence_Serialize | QuotedEvidence_Deserialize;
+
+/**  One cited range with its records as the archive holds them. */
+export type QuotedEvidence_Deserialize = {
+	session_key: string,
+	session_title: string,
+	ordinal_start: number,
+	ordinal_end: number,
+	records: QuotedRecord[],
+	/**  Records of the range not quoted (past [`MAX_QUOTED_RECORDS`]). */
+	more_records: number,
+	/**
+	 *  Why the transcript no longer says what it said when the entry cited it; `None` when it
+	 *  still does.
+	 */
+	changed?: string | null,
+};
+
+/**  One cited range with its records as the archive holds them. */
+export type QuotedEvidence_Serialize = {
+	session_key: string,
+	session_title: string,
+	ordinal_start: number,
+	ordinal_end: number,
+	records: QuotedRecord[],
+	/**  Records of the range not quoted (past [`MAX_QUOTED_RECORDS`]). */
+	more_records: number,
+	/**
+	 *  Why the transcript no longer says what it said when the entry cited it; `None` when it
+	 *  still does.
+	 */
+	changed: string | null,
+};
+
+export type QuotedRecord = {
+	ordinal: number,
+	/**  `user`, `assistant`, `tool call <name>`, `tool result`, … (what spoke). */
+	who: string,
+	/**  The record's text, printable ([`crate::text::printable`]), cut at [`MAX_QUOTE_CHARS`]. */
+	text: string,
+	truncated: boolean,
 };
 
 /**  One ranked entry. */

@@ -43,6 +43,7 @@ describe('the keyboard map', () => {
     expect(keyAction(key('r'))).toEqual({ type: 'triage', verb: 'reject' });
     expect(keyAction(key('e'))).toEqual({ type: 'triage', verb: 'edit' });
     expect(keyAction(key('x'))).toEqual({ type: 'triage', verb: 'tick' });
+    expect(keyAction(key('m'))).toEqual({ type: 'triage', verb: 'merge' });
     expect(keyAction(key('q'))).toBeNull();
     expect(keyAction(key('A'))).toBeNull();
   });

@@ -22,10 +22,10 @@ export type KeyAction =
   | { type: 'triage'; verb: TriageVerb };
 
 /** The Recall inbox's review letters. */
-const TRIAGE: Readonly<Record<string, TriageVerb>> = { a: 'accept', r: 'reject', e: 'edit', x: 'tick' };
+const TRIAGE: Readonly<Record<string, TriageVerb>> = { a: 'accept', r: 'reject', e: 'edit', m: 'merge', x: 'tick' };
 
 /** What a key press means to the window: j/k and arrows move, Enter opens, / searches, Esc goes
- * back (or leaves a text field), a/r/e/x review. Null for keys the window leaves alone. */
+ * back (or leaves a text field), a/r/e/m/x review. Null for keys the window leaves alone. */
 export function keyAction(event: KeyboardEvent): KeyAction | null {
   if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return null;
   const typing = isTextEntry(event.target);

@@ -8,7 +8,7 @@ import type { Stores } from './stores';
 export type RouteOf<V extends View> = Extract<Route, { view: V }>;
 
 /** The Recall inbox's review verbs, one letter each (see `controller.svelte.ts`). */
-export type TriageVerb = 'accept' | 'reject' | 'edit' | 'tick';
+export type TriageVerb = 'accept' | 'reject' | 'edit' | 'merge' | 'tick';
 
 export interface Place<V extends View> {
   /** Load what the place shows; resolves when its first data is in. */

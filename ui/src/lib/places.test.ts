@@ -198,6 +198,8 @@ describe('recall', () => {
     await place.load(inbox, stores);
     expect(fake.recall.tab).toBe('inbox');
     expect(fake.recall.loadInbox).toHaveBeenCalledOnce();
+    // The inbox on screen: extraction's new entries are seen (the tab's badge goes).
+    expect(fake.live.seenInbox).toHaveBeenCalledOnce();
     await place.load(corpus, stores);
     expect(fake.recall.loadCorpus).toHaveBeenCalledOnce();
     await place.load({ ...generated, insight: 3 }, stores);
@@ -247,6 +249,8 @@ describe('recall', () => {
     expect(place.triage?.('accept', inbox, stores)).toBe(true);
     expect(place.triage?.('reject', inbox, stores)).toBe(true);
     expect(place.triage?.('edit', inbox, stores)).toBe(true);
+    expect(place.triage?.('merge', inbox, stores)).toBe(true);
+    expect(fake.recall.mergeIntoDuplicate).toHaveBeenCalledOnce();
     expect(fake.recall.accept).toHaveBeenCalledOnce();
     expect(fake.recall.reject).toHaveBeenCalledOnce();
     expect(fake.recall.edit).toHaveBeenCalledOnce();

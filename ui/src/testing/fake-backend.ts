@@ -588,9 +588,48 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'recall_supersede':
         update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });
         return null;
-      case 'recall_merge':
-        update(args.duplicate as string, { status: 'archived', superseded_by_entry_id: args.keep as string });
-        return update(args.keep as string, { review_state: 'human_reviewed' });
+      case 'recall_merge': {
+        // As the core does: the duplicate's evidence joins the kept entry, whose trust is unchanged.
+        const dup = entry(args.duplicate as string);
+        const kept = entry(args.keep as string);
+        update(dup.id, { status: 'archived', superseded_by_entry_id: kept.id });
+        return update(kept.id, { evidence: [...kept.evidence, ...dup.evidence] });
+      }
+      case 'recall_proposal': {
+        const e = entry(args.id as string);
+        // rc-3 and rc-4 both say the hook needs tmux: each is the other's near-duplicate, and rc-4
+        // has a trusted one too.
+        const near: Record<string, string[]> = { 'rc-3': ['rc-4'], 'rc-4': ['rc-3', 'rc-1'] };
+        const duplicates = (near[e.id] ?? [])
+          .map((id) => entries.find((x) => x.id === id && x.status === 'accepted'))
+          .filter((x): x is Entry => x !== undefined)
+          .map((x, i) => ({
+            id: x.id,
+            title: x.title,
+            type: x.type,
+            review_state: x.review_state,
+            trusted: trusted(x),
+            lexical: 0.8 - i * 0.2,
+            semantic: null,
+          }));
+        return {
+          reason: e.status === 'accepted' && !trusted(e) ? 'unreviewed' : null,
+          entry: e,
+          proposed_by: proposals[e.id] ?? null,
+          why: ['New: nobody has reviewed it, so briefs and trusted-only searches leave it out.', 'Extracted by qwen3:8b (turns-v1 segmenter) from “Login work”, the model’s confidence 0.70.'],
+          evidence: e.evidence.map((ev) => ({
+            session_key: ev.session_key,
+            session_title: 'Login work',
+            ordinal_start: ev.ordinal_start,
+            ordinal_end: ev.ordinal_end,
+            records: [{ ordinal: ev.ordinal_start, who: 'user', text: `<script>alert(1)</script> make the hook call tmux (${e.id})`, truncated: false }],
+            more_records: 0,
+            changed: null,
+          })),
+          duplicates,
+          duplicate_basis: 'lexical only (TF-IDF cosine of analysed terms ≥ 0.5); vectors are not built for this entry',
+        };
+      }
       case 'recall_agent_usage':
         if (options.noAgentUsage) return [];
         return [

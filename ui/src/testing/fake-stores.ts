@@ -10,6 +10,7 @@ export function fakeStores() {
   const fake = {
     router: new Router(),
     app: { empty: false as boolean | null, checkArchive: done() },
+    live: { seenInbox: vi.fn() },
     branches: { pane: 'list' as 'list' | 'timeline', selectedRow: null as unknown, load: done(), reload: done(), selectKey: vi.fn(), move: vi.fn() },
     skim: { target: null as string | null, repo: null as string | null, selectedRow: null as unknown, load: done(), refresh: done(), clear: vi.fn(), move: vi.fn(), toggleWeak: vi.fn() },
     sessions: { selectedSession: null as unknown, load: done(), move: vi.fn() },
@@ -28,6 +29,7 @@ export function fakeStores() {
       accept: done(),
       reject: done(),
       edit: vi.fn(),
+      mergeIntoDuplicate: done(),
       togglePick: vi.fn(),
     },
     insights: { report: { data: null as { id: number } | null }, load: done(), open: done(), close: vi.fn(), loadPreview: done() },

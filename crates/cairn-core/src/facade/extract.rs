@@ -66,6 +66,8 @@ impl Cairn {
 
     /// One extraction pass over the sessions in scope (see [`recall::extract::run`]). One pass
     /// at a time per data dir (`extract.lock`); `progress` receives events from worker threads.
+    /// The entries it wrote get their vectors before it returns (as every Recall write does,
+    /// see [`Cairn::refresh_on_write`]), so hybrid search serves them at once.
     pub fn recall_extract_run(
         &self,
         opts: &recall::extract::RunOptions,
@@ -90,7 +92,11 @@ impl Cairn {
             progress,
             now: crate::clock::now(),
         };
-        pass.run(opts)
+        let report = pass.run(opts)?;
+        if report.entries > 0 {
+            self.refresh_on_write(&mut self.store());
+        }
+        Ok(report)
     }
 
     /// Where extraction stands: the configured generation, coverage, all generations, the last

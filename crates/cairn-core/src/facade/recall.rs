@@ -164,6 +164,20 @@ impl Cairn {
         recall::review::queue(store.conn(), limit)
     }
 
+    /// One entry laid out for review: why it is in the inbox, its evidence quoted from the
+    /// archive and checked now, and near-duplicates among the accepted entries (by vectors too,
+    /// when the entry has one from the configured embedder; the model is never loaded for it).
+    pub fn recall_proposal(&self, id: &str) -> Result<recall::proposal::Proposal> {
+        let store = self.store();
+        let fingerprint = self.semantic.store_fingerprint(VectorStore::Recall).ok();
+        recall::proposal::proposal(
+            store.conn(),
+            id,
+            fingerprint.as_deref(),
+            jiff::Timestamp::now().as_second(),
+        )
+    }
+
     /// Accept an entry (editing it first when `edit` is given): it becomes human reviewed.
     pub fn recall_accept(
         &self,
@@ -183,7 +197,7 @@ impl Cairn {
         self.review(|c, now| recall::review::supersede(c, old, new, now))
     }
 
-    /// Merge `duplicate` into `keep`.
+    /// Merge `duplicate` into `keep`: its evidence joins `keep`, it is archived; no trust changes.
     pub fn recall_merge(&self, duplicate: &str, keep: &str) -> Result<recall::model::Entry> {
         self.review(|c, now| recall::review::merge(c, duplicate, keep, now))
     }

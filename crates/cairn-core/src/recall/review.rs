@@ -4,7 +4,8 @@
 //! * edit (title, body, trigger, type, scope) then accept;
 //! * reject → `archived`;
 //! * supersede an older entry with a newer one (single-leaf chains, one transaction);
-//! * merge a duplicate into a kept entry (the duplicate is superseded by the kept one).
+//! * merge a duplicate into a kept entry: its evidence joins the kept entry, it is archived as
+//!   superseded by it, and nobody's trust changes.
 //!
 //! The queue lists accepted entries that are unreviewed, stale, or whose provenance was revoked.
 
@@ -61,12 +62,8 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
     let mut out = Vec::new();
     for row in rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)? {
         let (entry, _) = complete(conn, row).map_err(db)?;
-        let reason = if entry.stale {
-            InboxReason::Stale
-        } else if entry.review_state == ReviewState::HumanReviewed {
-            InboxReason::ProvenanceRevoked
-        } else {
-            InboxReason::Unreviewed
+        let Some(reason) = reason_of(&entry) else {
+            continue;
         };
         let proposed_by = super::agents::proposed_by(conn, &entry.id)?;
         out.push(InboxItem {
@@ -76,6 +73,21 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
         });
     }
     Ok(out)
+}
+
+/// Why `entry` is in the inbox; `None` when it is not (archived, or reviewed and sound).
+pub fn reason_of(entry: &Entry) -> Option<InboxReason> {
+    if entry.status != Status::Accepted {
+        None
+    } else if entry.stale {
+        Some(InboxReason::Stale)
+    } else if entry.review_state != ReviewState::HumanReviewed {
+        Some(InboxReason::Unreviewed)
+    } else if !entry.provenance_ok {
+        Some(InboxReason::ProvenanceRevoked)
+    } else {
+        None
+    }
 }
 
 fn load(conn: &Connection, id: &str) -> Result<Entry> {
@@ -199,14 +211,75 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
     Ok(())
 }
 
-/// Merge a duplicate into the entry kept: the duplicate is superseded by it, and the kept entry
-/// is accepted (a person just judged it the better of the two).
+/// Merge a duplicate (typically a proposal from the inbox) into the entry kept: the kept entry
+/// gains the duplicate's evidence (ranges it does not cite already), and the duplicate is
+/// archived, superseded by the kept entry and no longer listed anywhere but its history.
+///
+/// Nothing becomes trusted by a merge: the kept entry keeps its review state (an unreviewed
+/// one stays in the inbox), and the duplicate's evidence is checked against its transcript
+/// first — a range that changed refuses the merge rather than join a reviewed entry.
 pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
-    supersede(conn, duplicate, keep, now)?;
-    conn.prepare_cached("UPDATE recall_entries SET label = 'merged' WHERE id = ?1")
+    if duplicate == keep {
+        return Err(Error::Invalid(format!(
+            "recall entry {duplicate} cannot be merged into itself"
+        )));
+    }
+    let d = load(conn, duplicate)?;
+    let k = load(conn, keep)?;
+    for (e, role) in [(&d, "duplicate"), (&k, "entry kept")] {
+        if e.status != Status::Accepted {
+            return Err(Error::Conflict(format!(
+                "recall entry {} (the {role}) is {}{}; merge only entries still served",
+                e.id,
+                e.status,
+                if e.superseded_by_entry_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(", superseded by {}", e.superseded_by_entry_id)
+                }
+            )));
+        }
+    }
+    if let Some(changed) = super::evidence::check_entry(conn, duplicate)?
+        .into_iter()
+        .find_map(|s| s.changed)
+    {
+        return Err(Error::Conflict(format!(
+            "recall entry {duplicate}: {changed}, so its evidence cannot join {keep}; reject it instead"
+        )));
+    }
+    let added = conn
+        .prepare_cached(
+            "INSERT INTO recall_evidence (entry_id, session_id, ordinal_start, ordinal_end, start_record, end_record,
+                content_digest, tool_use_id, snippet, files, recorded_at)
+             SELECT ?2, d.session_id, d.ordinal_start, d.ordinal_end, d.start_record, d.end_record,
+                d.content_digest, d.tool_use_id, d.snippet, d.files, d.recorded_at
+             FROM recall_evidence d
+             WHERE d.entry_id = ?1 AND NOT EXISTS (
+                SELECT 1 FROM recall_evidence k WHERE k.entry_id = ?2 AND k.session_id = d.session_id
+                  AND k.ordinal_start = d.ordinal_start AND k.ordinal_end = d.ordinal_end
+                  AND k.tool_use_id IS d.tool_use_id)
+             ORDER BY d.id",
+        )
         .map_err(db)?
-        .execute([duplicate])
+        .execute(params![duplicate, keep])
         .map_err(db)?;
-    accept(conn, keep, None, now)
+    conn.prepare_cached(
+        "UPDATE recall_entries SET status = 'archived', superseded_by_entry_id = ?2, label = 'merged', updated_at = ?3
+         WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![duplicate, keep, now])
+    .map_err(db)?;
+    super::extract::store::withdraw(conn, duplicate).map_err(db)?;
+    if added > 0 {
+        conn.prepare_cached("UPDATE recall_entries SET updated_at = ?2 WHERE id = ?1")
+            .map_err(db)?
+            .execute(params![keep, now])
+            .map_err(db)?;
+        // The kept entry's evidence snippets are indexed with it.
+        store::reindex(conn, keep).map_err(db)?;
+    }
+    load(conn, keep)
 }

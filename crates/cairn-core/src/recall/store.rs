@@ -385,6 +385,18 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Entry>> {
     }
 }
 
+/// The entry of row `rowid` without its evidence or source session (what a listing of names
+/// needs).
+pub(crate) fn head_by_rowid(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<Entry>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE e.rowid = ?1"
+        ))?
+        .query_row([rowid], entry_from_row)
+        .optional()?
+        .map(|row| row.entry))
+}
+
 /// Entries passing `filters`, most recently updated first, with evidence.
 pub fn list(conn: &Connection, filters: &Filters) -> Result<Vec<Entry>> {
     let db = crate::store::err_in(conn);

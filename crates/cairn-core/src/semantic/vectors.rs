@@ -429,6 +429,51 @@ pub fn build(
     )))
 }
 
+/// The stored vector of Recall entry `id` under `fingerprint`, unit length (`None` without one:
+/// never built, or dropped when the entry's text changed).
+pub fn recall_vector(conn: &Connection, id: &str, fingerprint: &str) -> Result<Option<Vec<f32>>> {
+    let blob: Option<Vec<u8>> = conn
+        .prepare_cached(
+            "SELECT vector FROM recall_vectors WHERE entry_id = ?1 AND fingerprint = ?2",
+        )
+        .and_then(|mut s| s.query_row([id, fingerprint], |r| r.get(0)).optional())
+        .map_err(crate::store::err_in(conn))?;
+    Ok(blob.filter(|b| !b.is_empty()).map(|b| {
+        let mut v = from_blob(&b);
+        super::embed::normalize(&mut v);
+        v
+    }))
+}
+
+/// Every accepted Recall entry but `except` with a vector of `dims` under `fingerprint`: its row
+/// id and the vector, unit length.
+pub fn accepted_recall_vectors(
+    conn: &Connection,
+    fingerprint: &str,
+    dims: usize,
+    except: &str,
+) -> Result<Vec<(i64, Vec<f32>)>> {
+    let db = crate::store::err_in(conn);
+    let mut st = conn
+        .prepare_cached(
+            "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
+             WHERE v.fingerprint = ?1 AND e.status = 'accepted' AND e.id != ?2",
+        )
+        .map_err(db)?;
+    let mut rows = st.query([fingerprint, except]).map_err(db)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(db)? {
+        let blob: Vec<u8> = r.get(1).map_err(db)?;
+        if blob.len() != dims * 4 {
+            continue;
+        }
+        let mut v = from_blob(&blob);
+        super::embed::normalize(&mut v);
+        out.push((r.get(0).map_err(db)?, v));
+    }
+    Ok(out)
+}
+
 /// Every vector of a store under one fingerprint, in one contiguous row-major matrix, for
 /// brute-force cosine search (vectors are unit length, so cosine is a dot product).
 #[derive(Debug)]

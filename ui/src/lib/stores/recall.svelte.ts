@@ -9,6 +9,7 @@ import {
   type Entry,
   type EntryType,
   type InboxItem,
+  type Proposal,
   type RecallFilters,
   type RecallStatus,
   type Scope,
@@ -41,6 +42,7 @@ type RecallApi = Pick<
   | 'recallReject'
   | 'recallSupersede'
   | 'recallMerge'
+  | 'recallProposal'
   | 'recallForSession'
   | 'recallAgentUsage'
 >;
@@ -114,6 +116,10 @@ export class RecallStore {
   get actionError(): string | null {
     return this.actionProblem?.message ?? null;
   }
+
+  /** The entry under the cursor laid out for review: why, quoted evidence, near-duplicates. */
+  proposal = new Resource<Proposal>();
+  #proposalFor: string | null = null;
 
   // The ledger's agent view: which entries agents used and how they rated them.
   agentUsage = new Resource<AgentUsage[]>();
@@ -190,11 +196,33 @@ export class RecallStore {
     this.cursor = Math.min(this.cursor, Math.max(this.items.length - 1, 0));
     const ids = this.items.map((i) => i.entry.id);
     for (const id of [...this.picked]) if (!ids.includes(id)) this.picked.delete(id);
+    await this.loadProposal(true);
   }
 
   move(delta: number): void {
     if (this.items.length === 0) return;
     this.cursor = Math.min(Math.max(this.cursor + delta, 0), this.items.length - 1);
+    void this.loadProposal();
+  }
+
+  select(index: number): void {
+    this.cursor = index;
+    void this.loadProposal();
+  }
+
+  /** Load the cursor's entry laid out for review (again with `fresh`: its duplicates may have
+   * changed with a review). */
+  async loadProposal(fresh = false): Promise<void> {
+    const id = this.current?.entry.id ?? null;
+    if (id === null) {
+      this.#proposalFor = null;
+      this.proposal.reset();
+      return;
+    }
+    if (id === this.#proposalFor && !fresh) return;
+    const same = id === this.#proposalFor;
+    this.#proposalFor = id;
+    await this.proposal.load(() => this.#api.recallProposal(id), { keep: same });
   }
 
   togglePick(id: string): void {
@@ -270,9 +298,23 @@ export class RecallStore {
     return this.#act(() => this.#api.recallSupersede(old, replacement));
   }
 
-  /** Fold `duplicate` into `keep`. */
+  /** Fold `duplicate` into `keep`: its evidence joins `keep`, it leaves the inbox; nobody's trust
+   * changes. */
   merge(duplicate: string, keep: string): Promise<boolean> {
     return this.#act(() => this.#api.recallMerge(duplicate, keep));
+  }
+
+  /** Merge the cursor's entry into `keep` (default: its nearest duplicate in the corpus). */
+  mergeIntoDuplicate(keep?: string): Promise<boolean> {
+    const id = this.current?.entry.id;
+    const proposal = this.proposal.data;
+    const target = keep ?? (proposal?.entry.id === id ? proposal?.duplicates[0]?.id : undefined);
+    if (!id) return Promise.resolve(false);
+    if (!target) {
+      this.actionProblem = { message: 'No near-duplicate to merge into: accept, edit or reject it instead.', hint: null, kind: null };
+      return Promise.resolve(false);
+    }
+    return this.merge(id, target);
   }
 
   /** Accept or reject every ticked entry, one review each; stops at the first failure. */

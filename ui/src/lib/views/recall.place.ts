@@ -1,5 +1,5 @@
 // The Recall place, one of four tabs: the trusted corpus (j/k walk the entries' detail), the
-// review inbox (j/k move, a/r/e/x review), the entries agents used (the ledger's agent view) and
+// review inbox (j/k move, a/r/e/m/x review), the entries agents used (the ledger's agent view) and
 // generated reports (no list keys: the pages scroll).
 import type { Place, TriageVerb } from '../place';
 import type { Stores } from '../stores';
@@ -11,6 +11,7 @@ export const recallPlace: Place<'recall'> = {
       case 'corpus':
         return s.recall.loadCorpus();
       case 'inbox':
+        s.live.seenInbox();
         return s.recall.loadInbox();
       case 'agents':
         return s.recall.loadAgentUsage();
@@ -21,7 +22,10 @@ export const recallPlace: Place<'recall'> = {
 
   refresh(route, s) {
     if (route.tab === 'corpus') void s.recall.loadCorpus();
-    else if (route.tab === 'inbox') void s.recall.loadInbox();
+    else if (route.tab === 'inbox') {
+      s.live.seenInbox();
+      void s.recall.loadInbox();
+    }
     else if (route.tab === 'agents') void s.recall.loadAgentUsage();
     else void s.insights.loadPreview();
   },
@@ -66,6 +70,9 @@ function review(verb: TriageVerb, s: Stores): void {
       return;
     case 'edit':
       s.recall.edit();
+      return;
+    case 'merge':
+      void s.recall.mergeIntoDuplicate();
       return;
     case 'tick': {
       const id = s.recall.current?.entry.id;
