@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::model::{EntryType, ReviewState};
 use super::store::Filters;
 use crate::error::Result;
-use crate::semantic::vectors::{accepted_recall_vectors, recall_vector};
+use crate::semantic::vectors::{recall_vector, recall_vectors};
 
 /// Lexical cosine at or above which two entries are flagged.
 pub const LEXICAL_MIN: f64 = 0.5;
@@ -180,9 +180,11 @@ pub fn near_duplicates(
         None => None,
     };
     if let Some((fp, own)) = &own_vector {
-        let mut scored: Vec<(i64, f64)> = accepted_recall_vectors(conn, fp, own.len(), id)?
+        let accepted = super::store::accepted_rowids(conn).map_err(db)?;
+        let mut scored: Vec<(i64, f64)> = recall_vectors(conn, fp, own.len())?
             .into_iter()
-            .map(|(row, v)| (row, dot(own, &v)))
+            .filter(|(other, _)| other != id)
+            .filter_map(|(other, v)| accepted.get(&other).map(|&row| (row, dot(own, &v))))
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (row, cos) in scored.into_iter().take(CANDIDATES) {

@@ -478,6 +478,15 @@ pub fn unanswered_questions(
     .collect()
 }
 
+/// The row id of every accepted entry, by entry id.
+pub fn accepted_rowids(
+    conn: &Connection,
+) -> rusqlite::Result<std::collections::HashMap<String, i64>> {
+    conn.prepare_cached("SELECT id, rowid FROM recall_entries WHERE status = 'accepted'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}
+
 /// Migration 0014's part in Recall: evidence ranges that open or close on the record keyed
 /// `old` in `session` name `new` instead (the `#ordinal` suffix kept).
 pub(crate) fn rekey_evidence(

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -445,22 +445,18 @@ pub fn recall_vector(conn: &Connection, id: &str, fingerprint: &str) -> Result<O
     }))
 }
 
-/// Every accepted Recall entry but `except` with a vector of `dims` under `fingerprint`: its row
-/// id and the vector, unit length.
-pub fn accepted_recall_vectors(
+/// Every Recall entry's vector of `dims` under `fingerprint`, by entry id, unit length (which
+/// entries count is Recall's to say).
+pub fn recall_vectors(
     conn: &Connection,
     fingerprint: &str,
     dims: usize,
-    except: &str,
-) -> Result<Vec<(i64, Vec<f32>)>> {
+) -> Result<Vec<(String, Vec<f32>)>> {
     let db = crate::store::err_in(conn);
     let mut st = conn
-        .prepare_cached(
-            "SELECT e.rowid, v.vector FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
-             WHERE v.fingerprint = ?1 AND e.status = 'accepted' AND e.id != ?2",
-        )
+        .prepare_cached("SELECT entry_id, vector FROM recall_vectors WHERE fingerprint = ?1")
         .map_err(db)?;
-    let mut rows = st.query([fingerprint, except]).map_err(db)?;
+    let mut rows = st.query([fingerprint]).map_err(db)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(db)? {
         let blob: Vec<u8> = r.get(1).map_err(db)?;
