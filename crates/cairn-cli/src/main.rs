@@ -189,7 +189,7 @@ enum Command {
     /// retention settings and hooks.
     Doctor,
     /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
-    /// (skim, show, search, recall_query, recall_brief, recall_propose, recall_feedback).
+    /// (skim, show, search, why, recall_query, recall_brief, recall_propose, recall_feedback).
     /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
     /// repository `skim` defaults to. `cairn mcp install|uninstall` registers the server in
     /// an agent's config.

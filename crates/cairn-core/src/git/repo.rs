@@ -612,7 +612,7 @@ impl Repo {
             )));
         }
         let range = format!("{start},{end}");
-        let mut args = vec!["blame", "--line-porcelain", "-L", &range];
+        let mut args = vec!["blame", "--no-textconv", "--line-porcelain", "-L", &range];
         if let Some(rev) = rev {
             args.push(rev);
         }
