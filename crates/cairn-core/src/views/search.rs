@@ -197,14 +197,20 @@ fn session_terms(text: &str) -> Vec<String> {
     terms
 }
 
-/// A word that may name a file or an identifier a session touched: it has a path separator, a
-/// dot inside, an underscore, `::`, or mixed case in the original, or is a long plain word.
+/// A word that may name a file, an identifier, a branch or a commit a session touched: it has
+/// a path separator, a dot inside, an underscore, `::` or a dash inside, or is 7 to 40 hex
+/// digits with a digit among them. A plain word never does: matched against every path and
+/// branch it finds sessions by accident.
 fn names_something(term: &str) -> bool {
-    term.contains('/')
-        || term.contains('_')
-        || term.contains("::")
-        || term.trim_matches('.').contains('.')
-        || term.len() >= 6
+    let inner = term.trim_matches(|c: char| !c.is_alphanumeric());
+    inner.contains('/')
+        || inner.contains('_')
+        || inner.contains("::")
+        || inner.contains('.')
+        || inner.contains('-')
+        || ((7..=40).contains(&inner.len())
+            && inner.chars().all(|c| c.is_ascii_hexdigit())
+            && inner.chars().any(|c| c.is_ascii_digit()))
 }
 
 /// Turns the full-text leg ranks: any word may match (bm25 weighs how many and how rare), a
@@ -229,12 +235,21 @@ pub fn sessions(
         Some(hits) => hits,
         None if terms.is_empty() => Vec::new(),
         None => {
-            let expr = terms
+            // Records holding every word first (what `search` finds), then any word by bm25.
+            let quoted: Vec<String> = terms
                 .iter()
                 .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-                .collect::<Vec<_>>()
-                .join(" OR ");
-            archive::search_records(conn, &expr, &filter(q), TURN_POOL)?
+                .collect();
+            let mut hits = archive::search_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
+            if terms.len() > 1 {
+                hits.extend(archive::search_records(
+                    conn,
+                    &quoted.join(" OR "),
+                    &filter(q),
+                    TURN_POOL,
+                )?);
+            }
+            hits
         }
     };
     let mut by_session: HashMap<String, SessionHit> = HashMap::new();
@@ -377,6 +392,10 @@ mod tests {
         );
         assert!(names_something("src/auth.rs"));
         assert!(names_something("parse_config"));
+        assert!(names_something("spotter-4te"));
+        assert!(names_something("12e2d10"));
         assert!(!names_something("fix"));
+        assert!(!names_something("bootstrap"));
+        assert!(!names_something("defaced"));
     }
 }
