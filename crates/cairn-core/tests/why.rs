@@ -241,7 +241,7 @@ fn world() -> World {
     std::fs::create_dir_all(&transcripts).unwrap();
     let file = transcripts.join("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl");
     std::fs::write(&file, &moved).unwrap();
-    let cairn = Cairn::open(&tmp.path().join("data")).unwrap();
+    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
     support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
     let session_key = cairn
         .sessions(&Default::default())

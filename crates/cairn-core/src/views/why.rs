@@ -629,7 +629,7 @@ impl<'a> Why<'a> {
                         edits.iter().rev().find(|e| {
                             e.files
                                 .iter()
-                                .any(|(p, ls)| *p == b.path && ls.iter().any(|l| *l == text))
+                                .any(|(p, ls)| *p == b.path && ls.contains(&text))
                         })
                     })
                     .flatten();
