@@ -357,6 +357,62 @@ fn why_answers_from_commits_lines_and_descriptions() {
         "the Edit's new text holds {text:?}"
     );
 
+    // A Git AI authorship log (refs/notes/ai) naming the session by its agent's id is read
+    // as evidence, for the commit and for a line it attributes; a note that is not one, or
+    // names no session here, adds nothing.
+    let traced =
+        &w.commits["feat: trace LiveView interactions and TerminalChannel lifecycle (spotter-4te)"];
+    let n = line_of(&w, "lib/spotter_web/telemetry/liveview_otel.ex", WRITTEN);
+    let note = format!(
+        "lib/spotter_web/telemetry/liveview_otel.ex\n  0123456789abcdef 1-{n}\n  fedcba9876543210 {m}\n---\n{{\"schema_version\":\"authorship/3.0.0\",\"base_commit_sha\":\"{traced}\",\"prompts\":{{\"0123456789abcdef\":{{\"agent_id\":{{\"tool\":\"claude\",\"id\":\"ae4a77f8-aedd-4bc1-888f-c94edc91af04\",\"model\":\"claude-opus-4-6\"}},\"messages\":[],\"total_additions\":{n},\"total_deletions\":0,\"accepted_lines\":{n},\"overriden_lines\":0}},\"fedcba9876543210\":{{\"agent_id\":{{\"tool\":\"cursor\",\"id\":\"not-in-this-archive\"}},\"messages\":[]}}}}}}\n",
+        m = n + 1
+    );
+    git_at(
+        &w.repo,
+        &["notes", "--ref=refs/notes/ai", "add", "-m", &note, traced],
+        None,
+    );
+    let noted = |a: &WhyAnswer| {
+        a.sessions
+            .iter()
+            .filter(|s| s.evidence.iter().any(|e| e.kind == "ai_note"))
+            .map(|s| s.session_key.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(noted(&why(&w, traced)), vec![w.session_key.clone()]);
+    let path = "lib/spotter_web/telemetry/liveview_otel.ex";
+    assert_eq!(
+        noted(&why(&w, &format!("{path}:{n}"))),
+        vec![w.session_key.clone()]
+    );
+    assert!(
+        noted(&why(&w, &format!("{path}:{}", n + 1))).is_empty(),
+        "line {} is the other session's",
+        n + 1
+    );
+    let other =
+        &w.commits["feat: add OTEL regression tests and tracing documentation (spotter-4te)"];
+    for bad in [
+        "not an authorship log",
+        "x\n---\n{\"schema_version\":\"authorship/9.0.0\",\"prompts\":{}}",
+        "---\n{broken",
+    ] {
+        git_at(
+            &w.repo,
+            &[
+                "notes",
+                "--ref=refs/notes/ai",
+                "add",
+                "-f",
+                "-m",
+                bad,
+                other,
+            ],
+            None,
+        );
+        assert!(noted(&why(&w, other)).is_empty(), "{bad}");
+    }
+
     // A line a person changed after the agent: blame names the person's commit; the session is
     // still there, by the path it edited, with a lower confidence than a line it wrote.
     let path = "lib/spotter_web/telemetry/liveview_otel.ex";

@@ -485,6 +485,8 @@ pub struct BlameLine {
     pub line: u32,
     /// The commit that wrote the line; `None` for a line not committed yet.
     pub commit: Option<String>,
+    /// The line's number in that commit's version of the file.
+    pub orig_line: u32,
     /// The path of the file in that commit (it may have been renamed since).
     pub path: String,
     pub text: String,
@@ -644,12 +646,14 @@ fn parse_blame(out: &str) -> Vec<BlameLine> {
     let mut lines = Vec::new();
     let mut commit: Option<String> = None;
     let mut number = 0u32;
+    let mut orig = 0u32;
     let mut path = String::new();
     for l in out.lines() {
         if let Some(text) = l.strip_prefix('\t') {
             lines.push(BlameLine {
                 line: number,
                 commit: commit.take().filter(|c| c.bytes().any(|b| b != b'0')),
+                orig_line: orig,
                 path: std::mem::take(&mut path),
                 text: text.to_owned(),
             });
@@ -657,11 +661,12 @@ fn parse_blame(out: &str) -> Vec<BlameLine> {
             p.clone_into(&mut path);
         } else if commit.is_none() {
             let mut parts = l.split(' ');
-            if let (Some(id), Some(_), Some(n)) = (parts.next(), parts.next(), parts.next())
+            if let (Some(id), Some(o), Some(n)) = (parts.next(), parts.next(), parts.next())
                 && id.len() >= 40
                 && id.bytes().all(|b| b.is_ascii_hexdigit())
             {
                 commit = Some(id.to_owned());
+                orig = o.parse().unwrap_or(0);
                 number = n.parse().unwrap_or(0);
             }
         }

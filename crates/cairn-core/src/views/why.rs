@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::archive::Agent;
 use crate::archive::store::{self as archive, EditRecord};
 use crate::error::{Error, Result};
+use crate::git::notes::AuthorshipLog;
 use crate::git::repo::{BlameLine, Repo};
 use crate::git::store as git;
 use crate::semantic::Mode;
@@ -40,6 +41,8 @@ const MAX_CANDIDATES: usize = 200;
 const MAX_COMMIT_FILES: usize = 200;
 
 pub const WROTE_LINE: f64 = 0.9;
+/// A Git AI authorship log on the commit names the session (another tool's word for it).
+pub const AI_NOTE: f64 = 0.95;
 pub const EDITED_PATH: f64 = 0.45;
 
 /// What to explain.
@@ -440,6 +443,68 @@ impl<'a> Why<'a> {
         Ok(ids)
     }
 
+    /// The sessions a Git AI authorship log on `commit` names (by their agent's session id), as
+    /// `ai_note` evidence; with `lines`, only the sessions it gives one of those lines
+    /// ((path, line in the commit's version), each with its line as asked).
+    fn note_evidence(
+        &mut self,
+        commit: &str,
+        lines: Option<&[(String, u32, u32)]>,
+    ) -> Result<Option<AuthorshipLog>> {
+        let Some(log) = self.repo.authorship_log(commit) else {
+            return Ok(None);
+        };
+        let db = crate::store::err_in(self.conn);
+        let short = &commit[..commit.len().min(7)];
+        for s in &log.sessions {
+            let asked: Vec<u32> = match lines {
+                Some(ls) => ls
+                    .iter()
+                    .filter(|(p, orig, _)| log.attributes(p, *orig, &s.hash))
+                    .map(|(_, _, n)| *n)
+                    .collect(),
+                None => Vec::new(),
+            };
+            if lines.is_some() && asked.is_empty() {
+                continue;
+            }
+            let (count, paths) = log.line_count(&s.hash);
+            for id in archive::sessions_named(self.conn, &s.id).map_err(db)? {
+                let detail = if asked.is_empty() {
+                    format!(
+                        "the git-ai note on {short} ({}) gives this session {count} lines of {}",
+                        crate::text::one_line(&s.tool, 40),
+                        crate::text::one_line(&paths.join(", "), 200)
+                    )
+                } else {
+                    format!(
+                        "the git-ai note on {short} ({}) gives this session line {}",
+                        crate::text::one_line(&s.tool, 40),
+                        asked
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                let found = self.found.entry(id).or_default();
+                if !found
+                    .evidence
+                    .iter()
+                    .any(|e| e.kind == "ai_note" && e.commit.as_deref() == Some(commit))
+                {
+                    found.evidence.push(WhyEvidence {
+                        kind: "ai_note".into(),
+                        commit: Some(commit.to_owned()),
+                        detail,
+                        confidence: AI_NOTE,
+                    });
+                }
+            }
+        }
+        Ok(Some(log))
+    }
+
     /// The edits of `sessions` made before `before` (seconds; any time with `None`).
     fn edits<'r>(&self, records: &'r [EditRecord], before: Option<i64>) -> Vec<Edit<'r>> {
         records
@@ -484,6 +549,7 @@ impl<'a> Why<'a> {
             time: rfc3339(info.time),
             lines: Vec::new(),
         });
+        self.note_evidence(&info.id, None)?;
         let added = self.repo.added_lines(id)?;
         let paths: Vec<String> = added.iter().map(|(p, _)| p.clone()).collect();
         let sessions = self.candidates(Some(&info.id), &paths)?;
@@ -606,6 +672,11 @@ impl<'a> Why<'a> {
                     });
                     let mut paths: Vec<String> = lines.iter().map(|b| b.path.clone()).collect();
                     paths.dedup();
+                    let asked: Vec<(String, u32, u32)> = lines
+                        .iter()
+                        .map(|b| (b.path.clone(), b.orig_line, b.line))
+                        .collect();
+                    self.note_evidence(id, Some(&asked))?;
                     (Some(info.time), self.candidates(Some(id), &paths)?)
                 }
                 None => {
