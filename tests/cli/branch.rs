@@ -617,3 +617,88 @@ fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
         "published"
     );
 }
+
+/// `cairn why` at the front door: a line to the turn whose edit wrote it, a commit to its
+/// session with the link and the lines, JSON like every command; hostile targets fail as an
+/// `ErrorReport` on stderr with nothing on stdout.
+#[test]
+fn why_traces_a_line_and_a_commit_to_the_turn_that_wrote_them() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    let mut t = Transcript::new(&env, "s-why", &repo, "feature");
+    t.user("add a login page");
+    t.say("Looking at the layout first.");
+    t.hook(&env);
+    t.user("now write it");
+    t.edit(
+        "login.txt",
+        "login form with a remember-me box\nsubmit button\n",
+    );
+    t.say("Done.");
+    t.run_git(&["add", "login.txt"]);
+    t.run_git(&["commit", "-m", "Add login page"]);
+    t.hook(&env);
+    let key = key_of(&env, "s-why");
+    let dir = repo.to_str().unwrap();
+
+    let v = env.json(&["why", "-C", dir, "login.txt:1"]);
+    assert_eq!(v["kind"], "lines");
+    assert_eq!(v["path"], "login.txt");
+    assert_eq!(v["commits"][0]["subject"], "Add login page");
+    let s = &v["sessions"][0];
+    assert_eq!(s["session_key"], key.as_str());
+    assert_eq!(s["turns"][0]["evidence"], "wrote_line");
+    assert_eq!(s["turns"][0]["turn_index"], 1, "the second turn wrote it");
+    assert_eq!(s["turns"][0]["lines"], json!([1]));
+
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let v = env.json(&["why", "-C", dir, head.trim()]);
+    assert_eq!(v["kind"], "commit");
+    let kinds: Vec<&str> = v["sessions"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"commit_by_session"), "{kinds:?}");
+    assert!(kinds.contains(&"wrote_lines"), "{kinds:?}");
+    let text = env.ok(&["why", "-C", dir, "HEAD"]);
+    assert!(text.contains("Add login page"), "{text}");
+    assert!(text.contains("wrote_lines"), "{text}");
+
+    // A description ranks sessions (the session-level search).
+    let v = env.json(&["why", "-C", dir, "remember-me box"]);
+    assert_eq!(v["kind"], "description");
+    assert_eq!(v["sessions"][0]["session_key"], key.as_str());
+    let v = env.json(&["search", "--sessions", "login.txt"]);
+    assert_eq!(v[0]["session_key"], key.as_str());
+    assert!(
+        v[0]["match_reasons"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("paths")),
+        "{v}"
+    );
+
+    // Hostile targets: out of the repository, a range too large, a missing commit.
+    std::fs::write(env.root.path().join("secret.txt"), "x\n").unwrap();
+    for target in [
+        "../secret.txt:1",
+        "login.txt:1-99999999",
+        "0123456789abcdef",
+    ] {
+        let out = env.run(&["--json", "why", "-C", dir, target]);
+        assert_eq!(out.status.code(), Some(1), "{target}");
+        assert!(out.stdout.is_empty(), "{target}");
+        let report: Value = serde_json::from_slice(&out.stderr).unwrap();
+        assert!(
+            report["kind"] == "invalid" || report["kind"] == "not_found",
+            "{target}: {report}"
+        );
+    }
+    // Control sequences are never printed back.
+    let out = env.run(&["why", "-C", dir, "\u{1b}]0;owned\u{7} login"]);
+    assert!(out.status.success());
+    assert!(!out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b));
+}

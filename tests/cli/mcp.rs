@@ -111,7 +111,7 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
     );
     let seen: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
-    assert_eq!(seen["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 8);
 
     // Reads wrote nothing; bad calls wrote nothing; one proposal (sent twice) and one
     // feedback were written.

@@ -14,7 +14,7 @@ import sys
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
-TOOLS = {"skim", "show", "search", "recall_query", "recall_brief", "recall_propose", "recall_feedback"}
+TOOLS = {"skim", "show", "search", "why", "recall_query", "recall_brief", "recall_propose", "recall_feedback"}
 
 
 def fail(msg):
@@ -139,6 +139,18 @@ async def main():
             check(page2["hits"] and page2["hits"][0]["address"] != hits["hits"][0]["address"], "search page 2")
             # The planted secret's context is searchable, the secret is not in the answer.
             await c.ok("search", {"query": "deploy token"})
+
+            # why: a description ranks sessions with turn addresses; a commit of the server's
+            # repository (no session made it); a path out of the repository is refused.
+            w = await c.ok("why", {"target": "phoenix server", "limit": 2})
+            check(w["kind"] == "description" and 0 < len(w["sessions"]) <= 2, f"why description: {w}")
+            check(w["sessions"][0]["turns"][0]["address"].startswith("cairn://session/"), "why: turn address")
+            head = await c.ok("why", {"target": "HEAD"})
+            check(head["kind"] == "commit" and head["commits"][0]["subject"] == "init" and head["sessions"] == [],
+                  f"why HEAD: {head}")
+            await c.error("why", {"target": "../../../../../../etc/passwd:1"}, "outside the repository")
+            await c.error("why", {"target": "x\u001b[2J"}, "control characters")
+            await c.error("why", {"target": "x", "limit": 100}, "limit")
 
             # Recall: trusted only by default; the proposal.
             q = await c.ok("recall_query", {"query": "phoenix server"})

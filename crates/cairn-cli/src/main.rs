@@ -162,6 +162,27 @@ enum Command {
         /// Only records before this time (YYYY-MM-DD or RFC 3339).
         #[arg(long)]
         until: Option<String>,
+        /// Rank sessions instead of records: by their best turns, the files they edited and
+        /// the branches, reviews and commits they are linked to (any word may match).
+        #[arg(long)]
+        sessions: bool,
+    },
+    /// Why is this here: the agent sessions and turns behind a commit, lines of a file or a
+    /// description, ranked, each with its evidence and a confidence. A line is traced through
+    /// `git blame` to its commit, then to the edit that wrote its text.
+    #[command(
+        after_help = "Examples: cairn why HEAD~1, cairn why src/auth.rs:40-52, cairn why \"retry the login\""
+    )]
+    Why {
+        /// A commit (id, HEAD~1, a branch), <path>[:<line>[-<line>]] (relative to -C), or a
+        /// description.
+        target: String,
+        /// At most this many sessions.
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        /// How a description is searched.
+        #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
+        mode: ModeArg,
     },
     /// Sentence embeddings for semantic search (vector and hybrid modes).
     Embeddings {
@@ -172,7 +193,7 @@ enum Command {
     /// retention settings and hooks.
     Doctor,
     /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
-    /// (skim, show, search, recall_query, recall_brief, recall_propose, recall_feedback).
+    /// (skim, show, search, why, recall_query, recall_brief, recall_propose, recall_feedback).
     /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
     /// repository `skim` defaults to. `cairn mcp install|uninstall` registers the server in
     /// an agent's config.
@@ -578,6 +599,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             project,
             since,
             until,
+            sessions,
         } => {
             let cairn = open(g)?;
             let q = SearchQuery {
@@ -590,11 +612,40 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 limit: Some(limit),
                 mode: mode.into(),
             };
-            let hits = cairn.search(&q)?;
-            if g.json {
-                render::json(out, &hits)?;
+            if sessions {
+                let hits = cairn.search_sessions(&q)?;
+                if g.json {
+                    render::json(out, &hits)?;
+                } else {
+                    render::session_hits(out, &hits, g.keys)?;
+                }
             } else {
-                render::search(out, &hits, g.keys)?;
+                let hits = cairn.search(&q)?;
+                if g.json {
+                    render::json(out, &hits)?;
+                } else {
+                    render::search(out, &hits, g.keys)?;
+                }
+            }
+        }
+        Command::Why {
+            target,
+            limit,
+            mode,
+        } => {
+            let cairn = open(g)?;
+            let answer = cairn.why(
+                &g.dir,
+                &cairn_core::views::why::WhyQuery {
+                    target,
+                    limit: Some(limit),
+                    mode: mode.into(),
+                },
+            )?;
+            if g.json {
+                render::json(out, &answer)?;
+            } else {
+                render::why(out, &answer, g.keys)?;
             }
         }
         Command::Skim {

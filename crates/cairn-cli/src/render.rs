@@ -181,6 +181,166 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
     Ok(())
 }
 
+/// Sessions ranked by `search --sessions`.
+pub fn session_hits(
+    out: &mut impl Write,
+    hits: &[cairn_core::views::search::SessionHit],
+    keys: bool,
+) -> Result<()> {
+    if hits.is_empty() {
+        writeln!(out, "No sessions match.")?;
+        return Ok(());
+    }
+    for (i, h) in hits.iter().enumerate() {
+        let title = h
+            .title
+            .as_deref()
+            .or(h.project.as_deref())
+            .unwrap_or("untitled session");
+        writeln!(
+            out,
+            "{:>2}. {}  {} {}  ({})",
+            i + 1,
+            short_time(h.started_at.as_deref()),
+            h.agent,
+            line(title, 70),
+            line(&h.match_reasons.join(", "), 40)
+        )?;
+        for t in &h.turns {
+            let snippet = t
+                .snippet
+                .replace(cairn_core::views::search::MATCH_START, "[")
+                .replace(cairn_core::views::search::MATCH_END, "]");
+            writeln!(out, "    #{} {}", t.ordinal, line(&snippet, 130))?;
+        }
+        if !h.paths.is_empty() {
+            writeln!(out, "    edited {}", line(&h.paths.join(", "), 130))?;
+        }
+        if !h.links.is_empty() {
+            writeln!(out, "    linked to {}", line(&h.links.join(", "), 130))?;
+        }
+        if keys {
+            writeln!(out, "    {}", clean(&h.session_key))?;
+        }
+    }
+    Ok(())
+}
+
+/// `cairn why`: the commits, then each session with its evidence and turns.
+pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bool) -> Result<()> {
+    if let Some(path) = &a.path {
+        let range = a
+            .lines
+            .map(|r| {
+                if r.start == r.end {
+                    format!(":{}", r.start)
+                } else {
+                    format!(":{}-{}", r.start, r.end)
+                }
+            })
+            .unwrap_or_default();
+        writeln!(out, "{}{range}", clean(path))?;
+    }
+    for c in &a.commits {
+        let lines = if c.lines.is_empty() {
+            String::new()
+        } else {
+            format!("  (lines {})", line_list(&c.lines))
+        };
+        writeln!(
+            out,
+            "commit {}  {}  {}{lines}",
+            clean(&c.id[..c.id.len().min(10)]),
+            short_time(c.time.as_deref()),
+            line(&c.subject, 80)
+        )?;
+    }
+    if !a.uncommitted_lines.is_empty() {
+        writeln!(
+            out,
+            "not committed yet: lines {}",
+            line_list(&a.uncommitted_lines)
+        )?;
+    }
+    if a.sessions.is_empty() {
+        writeln!(
+            out,
+            "No session explains this: no captured session is linked to it or edited it."
+        )?;
+        return Ok(());
+    }
+    for (i, s) in a.sessions.iter().enumerate() {
+        let title = s
+            .title
+            .as_deref()
+            .or(s.project.as_deref())
+            .unwrap_or("untitled session");
+        writeln!(
+            out,
+            "{:>2}. {:.2}  {}  {} {}",
+            i + 1,
+            s.confidence,
+            short_time(s.started_at.as_deref()),
+            s.agent,
+            line(title, 70)
+        )?;
+        for e in &s.evidence {
+            writeln!(
+                out,
+                "    {} {:.2}: {}",
+                clean(&e.kind),
+                e.confidence,
+                line(&e.detail, 120)
+            )?;
+        }
+        for t in s.turns.iter().take(5) {
+            let at = t
+                .turn_index
+                .map_or_else(String::new, |i| format!("turn {i}, "));
+            writeln!(
+                out,
+                "    → {at}record #{} ({} {:.2}): {}",
+                t.ordinal,
+                clean(&t.evidence),
+                t.confidence,
+                line(&t.detail, 110)
+            )?;
+        }
+        if s.turns.len() > 5 {
+            writeln!(
+                out,
+                "    … {} more turns (--json lists them)",
+                s.turns.len() - 5
+            )?;
+        }
+        if keys {
+            writeln!(out, "    {}", clean(&s.session_key))?;
+        }
+    }
+    Ok(())
+}
+
+/// `3, 5-9, 12`.
+fn line_list(lines: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let start = lines[i];
+        let mut end = start;
+        while i + 1 < lines.len() && lines[i + 1] == end + 1 {
+            i += 1;
+            end = lines[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
 pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()> {
     if hits.is_empty() {
         writeln!(out, "No matches.")?;

@@ -12,6 +12,7 @@ pub mod associate;
 pub mod document;
 pub mod evidence;
 pub mod forget;
+pub mod notes;
 pub mod publish;
 pub mod repo;
 pub mod snapshot;

@@ -8,3 +8,4 @@ pub mod session;
 pub mod sessions;
 pub mod show;
 pub mod skim;
+pub mod why;

@@ -30,6 +30,7 @@ pub const MAX_FEEDBACK: u32 = 100;
 const SKIM_LIMIT: (u32, u32) = (10, 50);
 const SHOW_LIMIT: (u32, u32) = (20, 100);
 const SEARCH_LIMIT: (u32, u32) = (20, 100);
+const WHY_LIMIT: (u32, u32) = (5, 20);
 const RECALL_LIMIT: (u32, u32) = (10, 50);
 /// Turns listed per skimmed session (the related ones first).
 const SKIM_TURNS: usize = 8;
@@ -144,6 +145,20 @@ pub struct SearchArgs {
     /// `next_cursor` from the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhyArgs {
+    /// What to explain: a commit (an id, `HEAD~1`, a branch), a file of the repository the
+    /// server runs in with an optional line range (`src/auth.rs:40-52`), or a description.
+    pub target: String,
+    /// How a description is searched: lexical (default), vector or hybrid.
+    #[serde(default)]
+    pub mode: ModeArg,
+    /// Sessions to return (default 5, at most 20).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 /// A Recall entry type.
@@ -770,6 +785,69 @@ impl Server {
             .collect();
         let body = json!({ "mode": Mode::from(a.mode).as_str() });
         self.answer("search", body, "hits", items, offset, more)
+    }
+
+    /// Why is this here.
+    #[tool(
+        description = "Why is this here: the past agent sessions and turns behind a commit, lines of a file (`path:40-52`, traced through git blame to the edit that wrote them) or a description, ranked, each with its evidence (link, wrote_line, wrote_lines, edited_path, search) and a confidence. Turn and session addresses open with `show`."
+    )]
+    fn why(&self, Parameters(a): Parameters<WhyArgs>) -> Res {
+        let limit = page_size("why", a.limit, WHY_LIMIT)?;
+        let target = a.target.trim();
+        if target.is_empty() {
+            return Err(invalid(
+                "`target` is empty; give a commit, a path with lines, or a description",
+            ));
+        }
+        if target.len() > 1_000 || target.chars().any(char::is_control) {
+            return Err(invalid(
+                "`target` must be one line of at most 1000 bytes without control characters",
+            ));
+        }
+        let answer = self
+            .session
+            .cairn
+            .why(
+                &self.session.cwd,
+                &cairn_core::views::why::WhyQuery {
+                    target: target.to_owned(),
+                    limit: Some(limit as u32),
+                    mode: a.mode.into(),
+                },
+            )
+            .map_err(|e| self.fail(e))?;
+        let items: Vec<Value> = answer
+            .sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "address": address::session_link(&s.session_key),
+                    "agent": s.agent.as_str(),
+                    "title": s.title,
+                    "project": s.project,
+                    "started_at": s.started_at,
+                    "confidence": s.confidence,
+                    "evidence": s.evidence,
+                    "turns": s.turns.iter().take(10).map(|t| json!({
+                        "address": address::record_link(&s.session_key, t.ordinal),
+                        "turn_index": t.turn_index,
+                        "evidence": t.evidence,
+                        "detail": t.detail,
+                        "confidence": t.confidence,
+                        "lines": t.lines,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let body = json!({
+            "kind": answer.kind,
+            "query": answer.query,
+            "path": answer.path,
+            "lines": answer.lines,
+            "commits": answer.commits,
+            "uncommitted_lines": answer.uncommitted_lines,
+        });
+        self.answer("why", body, "sessions", items, 0, false)
     }
 
     /// Ask Recall.

@@ -124,4 +124,95 @@ impl Cairn {
             other => store.err(other),
         })
     }
+
+    /// Rank sessions for a query: by their best turns, the paths they edited and the targets
+    /// they are linked to (see [`views::search::sessions`]).
+    pub fn search_sessions(&self, query: &SearchQuery) -> Result<Vec<views::search::SessionHit>> {
+        let store = self.store();
+        let semantic = if query.mode.is_semantic() && !query.text.trim().is_empty() {
+            let (matrix, vector) =
+                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
+            let mut turns = query.clone();
+            turns.limit = Some(500);
+            Some(
+                views::search::semantic(store.conn(), &turns, &matrix, &vector)
+                    .map_err(|e| store.err(e))?,
+            )
+        } else {
+            None
+        };
+        views::search::sessions(store.conn(), query, semantic).map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => {
+                Error::Invalid(format!("cannot search for {:?}: {msg}", query.text))
+            }
+            other => store.err(other),
+        })
+    }
+
+    /// Why is this here: the sessions and turns behind a commit, lines of a file, or a
+    /// description, ranked, with their evidence. `dir` is the repository (and the directory
+    /// paths are relative to); a description needs none.
+    pub fn why(&self, dir: &Path, query: &views::why::WhyQuery) -> Result<views::why::WhyAnswer> {
+        use views::why::{Target, Why, WhyAnswer, WhyKind};
+        let repo = git::repo::Repo::discover(dir).ok();
+        let base = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+        let target = views::why::classify(&query.target, repo.as_ref(), &base)?;
+        let limit = query.limit.unwrap_or(10).clamp(1, 200) as usize;
+        let printable = crate::text::printable(query.target.trim());
+        if let Target::Description(text) = target {
+            // Before the store is taken: the search takes it.
+            let hits = self.search_sessions(&SearchQuery {
+                text,
+                limit: Some(limit as u32),
+                mode: query.mode,
+                ..SearchQuery::default()
+            })?;
+            return Ok(WhyAnswer {
+                kind: WhyKind::Description,
+                query: printable,
+                path: None,
+                lines: None,
+                commits: Vec::new(),
+                sessions: views::why::from_search(hits),
+                uncommitted_lines: Vec::new(),
+            });
+        }
+        let store = self.store();
+        let db = |e| store.err(e);
+        match (target, repo.as_ref()) {
+            (Target::Commit(id), Some(repo)) => {
+                let mut why = Why::new(store.conn(), repo).map_err(db)?;
+                why.commit(&id)?;
+                let (commits, sessions) = why.finish(limit)?;
+                Ok(WhyAnswer {
+                    kind: WhyKind::Commit,
+                    query: printable,
+                    path: None,
+                    lines: None,
+                    commits,
+                    sessions,
+                    uncommitted_lines: Vec::new(),
+                })
+            }
+            (Target::Lines { path, range }, Some(repo)) => {
+                let mut why = Why::new(store.conn(), repo).map_err(db)?;
+                let uncommitted = why.lines(&path, range)?;
+                let (commits, sessions) = why.finish(limit)?;
+                Ok(WhyAnswer {
+                    kind: WhyKind::Lines,
+                    query: printable,
+                    lines: range.map(|(start, end)| views::why::LineRange { start, end }),
+                    path: Some(path),
+                    commits,
+                    sessions,
+                    uncommitted_lines: uncommitted,
+                })
+            }
+            // A description was answered above.
+            (Target::Description(_), _) | (_, None) => Err(Error::Invalid(format!(
+                "{} is not in a git repository; use -C to choose one",
+                dir.display()
+            ))),
+        }
+    }
 }

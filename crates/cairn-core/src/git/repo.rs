@@ -478,6 +478,202 @@ impl Repo {
     }
 }
 
+/// One line of `git blame`: the commit that last changed it and the line's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlameLine {
+    /// The line number in the file as blamed (1-based).
+    pub line: u32,
+    /// The commit that wrote the line; `None` for a line not committed yet.
+    pub commit: Option<String>,
+    /// The line's number in that commit's version of the file.
+    pub orig_line: u32,
+    /// The path of the file in that commit (it may have been renamed since).
+    pub path: String,
+    pub text: String,
+}
+
+/// The most lines one blame reads (a range asks for a passage, not a file's history).
+pub const MAX_BLAME_LINES: u32 = 2000;
+
+/// Lines a commit added, per repo-relative path (its first parent's diff for a merge).
+pub type AddedLines = Vec<(String, Vec<String>)>;
+
+impl Repo {
+    /// A revision a person named (a commit id, `HEAD~2`, a branch), as a full commit id. The
+    /// name is refused before git sees it unless it reads as a revision: no option, no control
+    /// character, no path or range syntax git would act on.
+    pub fn resolve_rev(&self, rev: &str) -> Result<Option<String>> {
+        let ok = !rev.is_empty()
+            && rev.len() <= 256
+            && !rev.starts_with('-')
+            && !rev.contains("..")
+            && rev.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '~' | '^' | '@')
+            });
+        if !ok {
+            return Ok(None);
+        }
+        Ok(self
+            .git(&[
+                "rev-parse",
+                "-q",
+                "--verify",
+                "--end-of-options",
+                &format!("{rev}^{{commit}}"),
+            ])
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| s.len() >= 40))
+    }
+
+    /// A file a person named (relative to `base`, or absolute) as a path inside this worktree,
+    /// repo-relative. Symlinks and `..` are resolved first, so nothing outside the worktree (or
+    /// inside `.git`) is ever handed to git.
+    pub fn file_inside(&self, base: &Path, input: &str) -> Result<String> {
+        if input.is_empty() || input.chars().any(char::is_control) {
+            return Err(Error::Invalid(format!(
+                "{:?} is not a file name (it is empty or holds control characters)",
+                crate::text::printable(input)
+            )));
+        }
+        let joined = if Path::new(input).is_absolute() {
+            PathBuf::from(input)
+        } else {
+            base.join(input)
+        };
+        let canonical = std::fs::canonicalize(&joined).map_err(|_| {
+            Error::NotFound(format!(
+                "{}: no such file in {}",
+                crate::text::printable(input),
+                self.root.display()
+            ))
+        })?;
+        let root = std::fs::canonicalize(&self.root).map_err(|e| Error::Read {
+            path: self.root.clone(),
+            source: e,
+        })?;
+        let outside = || {
+            Error::Invalid(format!(
+                "{} is outside the repository at {}",
+                crate::text::printable(input),
+                root.display()
+            ))
+        };
+        let rel = canonical.strip_prefix(&root).map_err(|_| outside())?;
+        let rel = rel.to_str().ok_or_else(outside)?.replace('\\', "/");
+        if rel.split('/').next() == Some(".git") || !canonical.is_file() {
+            return Err(Error::Invalid(format!(
+                "{} is not a file of the worktree at {}",
+                crate::text::printable(input),
+                root.display()
+            )));
+        }
+        if !crate::git::targets::is_public_repo_path(&rel) {
+            return Err(outside());
+        }
+        Ok(rel)
+    }
+
+    /// One commit with its subject, time and paths.
+    pub fn commit_info(&self, id: &str) -> Result<CommitInfo> {
+        self.commits(&[id], &[], None, Some(1))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| git_error(&self.root, format!("no commit {id}")))
+    }
+
+    /// The lines each path gained in commit `id` (no external diff or text conversion runs).
+    pub fn added_lines(&self, id: &str) -> Result<AddedLines> {
+        let out = self.git(&[
+            "show",
+            "--format=",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--diff-merges=first-parent",
+            "--unified=0",
+            id,
+            "--",
+        ])?;
+        Ok(parse_added(&out))
+    }
+
+    /// Blame lines `start..=end` of the repo-relative `path` at `rev` (HEAD when `None`, which
+    /// includes uncommitted changes of the worktree).
+    pub fn blame(
+        &self,
+        rev: Option<&str>,
+        path: &str,
+        start: u32,
+        end: u32,
+    ) -> Result<Vec<BlameLine>> {
+        if start == 0 || end < start || end - start >= MAX_BLAME_LINES {
+            return Err(Error::Invalid(format!(
+                "line range {start}-{end}: lines count from 1, the end may not come before the start, and at most {MAX_BLAME_LINES} lines are blamed at once"
+            )));
+        }
+        let range = format!("{start},{end}");
+        let mut args = vec!["blame", "--no-textconv", "--line-porcelain", "-L", &range];
+        if let Some(rev) = rev {
+            args.push(rev);
+        }
+        args.push("--");
+        args.push(path);
+        Ok(parse_blame(&self.git(&args)?))
+    }
+}
+
+/// `git show --unified=0` output as the lines each path gained.
+fn parse_added(diff: &str) -> AddedLines {
+    let mut out: AddedLines = Vec::new();
+    for line in diff.lines() {
+        if let Some(path) = line.strip_prefix("+++ ") {
+            let path = path.strip_prefix("b/").unwrap_or(path);
+            out.push((path.to_owned(), Vec::new()));
+        } else if let Some(text) = line.strip_prefix('+')
+            && let Some((_, lines)) = out.last_mut()
+        {
+            lines.push(text.to_owned());
+        }
+    }
+    out.retain(|(p, _)| p != "/dev/null");
+    out
+}
+
+/// `git blame --line-porcelain` output as lines.
+fn parse_blame(out: &str) -> Vec<BlameLine> {
+    let mut lines = Vec::new();
+    let mut commit: Option<String> = None;
+    let mut number = 0u32;
+    let mut orig = 0u32;
+    let mut path = String::new();
+    for l in out.lines() {
+        if let Some(text) = l.strip_prefix('\t') {
+            lines.push(BlameLine {
+                line: number,
+                commit: commit.take().filter(|c| c.bytes().any(|b| b != b'0')),
+                orig_line: orig,
+                path: std::mem::take(&mut path),
+                text: text.to_owned(),
+            });
+        } else if let Some(p) = l.strip_prefix("filename ") {
+            p.clone_into(&mut path);
+        } else if commit.is_none() {
+            let mut parts = l.split(' ');
+            if let (Some(id), Some(o), Some(n)) = (parts.next(), parts.next(), parts.next())
+                && id.len() >= 40
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                commit = Some(id.to_owned());
+                orig = o.parse().unwrap_or(0);
+                number = n.parse().unwrap_or(0);
+            }
+        }
+    }
+    lines
+}
+
 /// Tests' git: runs `git -C dir args…` with a fixed author, optionally feeding `input`, and
 /// returns its trimmed stdout; panics when git fails.
 #[cfg(test)]

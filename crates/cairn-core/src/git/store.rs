@@ -192,3 +192,79 @@ pub fn snapshot_repo(conn: &Connection, snapshot: i64) -> rusqlite::Result<Optio
         .query_row([snapshot], |r| r.get(0))
         .optional()
 }
+
+/// The links naming commit `id` (a full id), most confident first.
+pub fn commit_links(conn: &Connection, id: &str) -> rusqlite::Result<Vec<TargetLink>> {
+    conn.prepare_cached(
+        "SELECT session_id, evidence, strong, confidence, target_key, turn_id, ordinal, commit_id, detail
+         FROM links WHERE commit_id = ?1 ORDER BY confidence DESC, session_id, ordinal",
+    )?
+    .query_map([id], |r| {
+        Ok(TargetLink {
+            session_id: r.get(0)?,
+            evidence: r.get(1)?,
+            strong: r.get(2)?,
+            confidence: r.get(3)?,
+            target_key: r.get(4)?,
+            turn_id: r.get(5)?,
+            ordinal: r.get(6)?,
+            commit_id: r.get(7)?,
+            detail: r.get(8)?,
+        })
+    })?
+    .collect()
+}
+
+/// The sessions (row ids) that edited a file whose path, as the agent wrote it, is `rel` or
+/// ends in `/rel`, with that path.
+pub fn sessions_editing(conn: &Connection, rel: &str) -> rusqlite::Result<Vec<(i64, String)>> {
+    let escaped = like_literal(rel);
+    conn.prepare_cached(
+        "SELECT DISTINCT session_id, path FROM session_edits
+         WHERE path = ?1 OR path LIKE '%/' || ?2 ESCAPE '\\' ORDER BY session_id",
+    )?
+    .query_map(params![rel, escaped], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
+/// `%` and `_` (and the escape itself) taken literally in a `LIKE … ESCAPE '\'` pattern.
+fn like_literal(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// Sessions (row ids) with an edited path containing `term` (case-insensitive for ASCII), and
+/// the first such path; at most `limit`.
+pub fn sessions_editing_like(
+    conn: &Connection,
+    term: &str,
+    limit: u32,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    conn.prepare_cached(
+        "SELECT session_id, MIN(path) FROM session_edits
+         WHERE path LIKE '%' || ?1 || '%' ESCAPE '\\' GROUP BY session_id ORDER BY session_id LIMIT ?2",
+    )?
+    .query_map(params![like_literal(term), limit], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?
+    .collect()
+}
+
+/// Sessions (row ids) strongly linked to a target whose key contains `term`, or to a commit
+/// whose id starts with it; with the target key; at most `limit`.
+pub fn sessions_linked_like(
+    conn: &Connection,
+    term: &str,
+    limit: u32,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    conn.prepare_cached(
+        "SELECT session_id, MIN(target_key) FROM links
+         WHERE strong = 1 AND (target_key LIKE '%' || ?1 || '%' ESCAPE '\\' OR commit_id LIKE ?1 || '%' ESCAPE '\\')
+         GROUP BY session_id ORDER BY session_id LIMIT ?2",
+    )?
+    .query_map(params![like_literal(term), limit], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?
+    .collect()
+}

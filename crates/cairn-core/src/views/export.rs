@@ -10,7 +10,7 @@
 mod atif;
 mod html;
 mod markdown;
-mod tool_input;
+pub(crate) mod tool_input;
 
 use std::collections::BTreeMap;
 

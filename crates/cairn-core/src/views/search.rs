@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::archive::Agent;
 use crate::archive::store::{self as archive, RecordFilter};
 pub use crate::archive::store::{MATCH_END, MATCH_START, SearchHit};
+use crate::git::store as git;
 use crate::semantic::Mode;
 use crate::semantic::fusion;
 use crate::semantic::vectors::Matrix;
@@ -146,6 +147,220 @@ pub fn semantic(
         .collect())
 }
 
+/// A session as a session-level search ranks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionHit {
+    pub session_key: String,
+    pub agent: Agent,
+    /// The session's title, else its first prompt.
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub started_at: Option<String>,
+    /// The fused score (Reciprocal Rank Fusion of the legs that found it).
+    pub score: f64,
+    /// Which legs found it: `turns` (its best turns match the words, or their meaning),
+    /// `paths` (a word names a file it edited), `links` (a word names a branch, review or
+    /// commit it is strongly linked to).
+    pub match_reasons: Vec<String>,
+    /// Its best turns, best first (at most three).
+    pub turns: Vec<SearchHit>,
+    /// Edited paths a word matched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Link targets a word matched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+}
+
+/// Words too common to rank sessions by (FTS5's bm25 would give them little weight anyway,
+/// but an any-word query over them reads half the index).
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on",
+    "or", "that", "the", "this", "to", "was", "with",
+];
+
+/// The words of a session query: lowercased, outer punctuation trimmed, stopwords and
+/// one-letter words left out, each once.
+fn session_terms(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '_' | '/' | '.'))
+            .trim_end_matches('.')
+            .to_lowercase();
+        if w.chars().count() < 2 || STOPWORDS.contains(&w.as_str()) || terms.contains(&w) {
+            continue;
+        }
+        terms.push(w);
+    }
+    terms
+}
+
+/// A word that may name a file, an identifier, a branch or a commit a session touched: it has
+/// a path separator, a dot inside, an underscore, `::` or a dash inside, or is 7 to 40 hex
+/// digits with a digit among them. A plain word never does: matched against every path and
+/// branch it finds sessions by accident.
+fn names_something(term: &str) -> bool {
+    let inner = term.trim_matches(|c: char| !c.is_alphanumeric());
+    inner.contains('/')
+        || inner.contains('_')
+        || inner.contains("::")
+        || inner.contains('.')
+        || inner.contains('-')
+        || ((7..=40).contains(&inner.len())
+            && inner.chars().all(|c| c.is_ascii_hexdigit())
+            && inner.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Turns the full-text leg ranks: any word may match (bm25 weighs how many and how rare), a
+/// turn ranked by its best record.
+const TURN_POOL: u32 = 2000;
+/// Best turns kept per session (the first counts most).
+const TURNS_PER_SESSION: usize = 3;
+
+/// Rank sessions for `q`: by their best turns (full text, or meaning when `semantic` holds
+/// the ranked turn hits of a vector or hybrid search), the paths they edited and the targets
+/// they are linked to; fused by Reciprocal Rank Fusion. Filters apply to the turns; the path
+/// and link legs only reorder sessions the turns found when a filter is set.
+pub fn sessions(
+    conn: &Connection,
+    q: &SearchQuery,
+    semantic: Option<Vec<SearchHit>>,
+) -> rusqlite::Result<Vec<SessionHit>> {
+    let terms = session_terms(&q.text);
+    let limit = q.limit.unwrap_or(20) as usize;
+    // Leg 1: turns, each session by the rank of its best turn, with its next best ones.
+    let ranked_turns = match semantic {
+        Some(hits) => hits,
+        None if terms.is_empty() => Vec::new(),
+        None => {
+            // Records holding every word first (what `search` finds), then any word by bm25.
+            let quoted: Vec<String> = terms
+                .iter()
+                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                .collect();
+            let mut hits = archive::search_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
+            if terms.len() > 1 {
+                hits.extend(archive::search_records(
+                    conn,
+                    &quoted.join(" OR "),
+                    &filter(q),
+                    TURN_POOL,
+                )?);
+            }
+            hits
+        }
+    };
+    let mut by_session: HashMap<String, SessionHit> = HashMap::new();
+    let mut turn_leg: Vec<String> = Vec::new();
+    let mut seen_turns = std::collections::HashSet::new();
+    for h in ranked_turns {
+        let turn = h
+            .turn_key
+            .clone()
+            .unwrap_or_else(|| format!("{}#{}", h.session_key, h.ordinal));
+        if !seen_turns.insert(turn) {
+            continue;
+        }
+        let hit = by_session.entry(h.session_key.clone()).or_insert_with(|| {
+            turn_leg.push(h.session_key.clone());
+            SessionHit {
+                session_key: h.session_key.clone(),
+                agent: h.agent,
+                title: h.title.clone(),
+                project: h.project.clone(),
+                started_at: None,
+                score: 0.0,
+                match_reasons: vec!["turns".to_owned()],
+                turns: Vec::new(),
+                paths: Vec::new(),
+                links: Vec::new(),
+            }
+        });
+        if hit.turns.len() < TURNS_PER_SESSION {
+            hit.turns.push(h);
+        }
+    }
+    // Legs 2 and 3: what the session touched. Sessions matching more words rank first.
+    let filtered = q.agent.is_some()
+        || q.branch.is_some()
+        || q.project.is_some()
+        || q.since.as_deref().is_some_and(|s| !s.is_empty())
+        || q.until.as_deref().is_some_and(|s| !s.is_empty());
+    let mut touched: [HashMap<i64, (usize, Vec<String>)>; 2] = Default::default();
+    for term in terms.iter().filter(|t| names_something(t)) {
+        for (id, path) in git::sessions_editing_like(conn, term, 500)? {
+            let e = touched[0].entry(id).or_default();
+            e.0 += 1;
+            e.1.push(path);
+        }
+        for (id, key) in git::sessions_linked_like(conn, term, 500)? {
+            let e = touched[1].entry(id).or_default();
+            e.0 += 1;
+            e.1.push(key);
+        }
+    }
+    let mut legs = vec![turn_leg];
+    for (leg, reason) in touched.into_iter().zip(["paths", "links"]) {
+        let mut ranked: Vec<(i64, (usize, Vec<String>))> = leg.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        let mut keys = Vec::new();
+        for (id, (_, mut what)) in ranked {
+            let Some(key) = archive::session_key_of(conn, id)? else {
+                continue;
+            };
+            if filtered && !by_session.contains_key(&key) {
+                continue;
+            }
+            let hit = match by_session.entry(key.clone()) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let card = archive::session_card(conn, id)?;
+                    v.insert(SessionHit {
+                        session_key: key.clone(),
+                        agent: card.agent,
+                        title: card.title,
+                        project: card.project,
+                        started_at: None,
+                        score: 0.0,
+                        match_reasons: Vec::new(),
+                        turns: Vec::new(),
+                        paths: Vec::new(),
+                        links: Vec::new(),
+                    })
+                }
+            };
+            hit.match_reasons.push(reason.to_owned());
+            what.sort();
+            what.dedup();
+            what.truncate(5);
+            if reason == "paths" {
+                hit.paths = what;
+            } else {
+                hit.links = what;
+            }
+            keys.push(key);
+        }
+        legs.push(keys);
+    }
+    let mut out = Vec::new();
+    for f in fusion::rrf(&legs).into_iter().take(limit) {
+        if let Some(mut hit) = by_session.remove(&f.key) {
+            hit.score = f.score;
+            if let Some(id) = archive::resolve_session(conn, &hit.session_key)? {
+                let card = archive::session_card(conn, id)?;
+                hit.started_at = card.started_at;
+                if hit.title.is_none() {
+                    hit.title = card.title;
+                }
+            }
+            out.push(hit);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +378,24 @@ mod tests {
             Some("\"exact phrase\"")
         );
         assert_eq!(fts_query("   "), None);
+    }
+
+    #[test]
+    fn session_terms_drop_stopwords_and_keep_paths() {
+        assert_eq!(
+            session_terms("Fix the login bug in src/auth.rs."),
+            ["fix", "login", "bug", "src/auth.rs"]
+        );
+        assert_eq!(
+            session_terms("a \"quoted\" (word) word"),
+            ["quoted", "word"]
+        );
+        assert!(names_something("src/auth.rs"));
+        assert!(names_something("parse_config"));
+        assert!(names_something("spotter-4te"));
+        assert!(names_something("12e2d10"));
+        assert!(!names_something("fix"));
+        assert!(!names_something("bootstrap"));
+        assert!(!names_something("defaced"));
     }
 }

@@ -401,3 +401,69 @@ pub fn first_ordinal_of_turn(
     conn.prepare_cached("SELECT MIN(ordinal) FROM records WHERE turn_id = ?1")?
         .query_row([turn_id], |r| r.get(0))
 }
+
+/// A file edit a session made, as `why` matches text against it.
+#[derive(Debug, Clone)]
+pub struct EditRecord {
+    pub session_id: i64,
+    pub ordinal: u32,
+    pub turn_key: Option<String>,
+    pub turn_index: Option<u32>,
+    pub timestamp: Option<String>,
+    pub cwd: Option<String>,
+    /// The record as `show` reads it (its tool input, file paths, kind).
+    pub record: RecordView,
+}
+
+/// Every file edit of the sessions `ids` whose call did not fail, in session and record order.
+pub fn edit_records(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<EditRecord>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = serde_json::Value::from(ids).to_string();
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.session_id, r.ordinal, t.turn_key, t.turn_index, r.timestamp, r.cwd, r.kind,
+                r.source_event_kind, r.role, r.tool_name, r.tool_kind, r.tool_input, r.call_id,
+                r.exit_code, r.outcome, r.file_paths, r.is_sidechain
+         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         WHERE r.session_id IN (SELECT value FROM json_each(?1))
+           AND r.kind = 'tool_call' AND r.tool_kind = 'file_edit' AND r.retracted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM records x WHERE x.session_id = r.session_id
+                           AND x.call_id = r.call_id AND x.kind = 'tool_result' AND x.outcome = 'failed')
+         ORDER BY r.session_id, r.ordinal",
+    )?;
+    stmt.query_map([ids], |r| {
+        let paths: Option<String> = r.get(15)?;
+        Ok(EditRecord {
+            session_id: r.get(0)?,
+            ordinal: count(r.get(1)?),
+            turn_key: r.get(2)?,
+            turn_index: r.get::<_, Option<i64>>(3)?.map(count),
+            timestamp: r.get(4)?,
+            cwd: r.get(5)?,
+            record: RecordView {
+                ordinal: count(r.get(1)?),
+                turn_record_index: 0,
+                timestamp: r.get(4)?,
+                kind: r.get(6)?,
+                source_event_kind: r.get(7)?,
+                role: r.get(8)?,
+                text: None,
+                prompt_source: None,
+                tool_name: r.get(9)?,
+                tool_kind: r.get(10)?,
+                tool_input: r.get(11)?,
+                call_id: r.get(12)?,
+                exit_code: r.get(13)?,
+                outcome: r.get(14)?,
+                file_paths: paths
+                    .and_then(|p| serde_json::from_str(&p).ok())
+                    .unwrap_or_default(),
+                is_sidechain: r.get(16)?,
+                is_compaction: false,
+                retracted_at: None,
+            },
+        })
+    })?
+    .collect()
+}

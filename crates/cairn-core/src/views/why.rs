@@ -1,0 +1,942 @@
+//! `cairn why`: from a commit, a line of a file or a description back to the agent sessions and
+//! turns that produced it, ranked, each with its evidence and a confidence.
+//!
+//! - A **commit**: the sessions its links name (`links.commit_id`: the session's own commit
+//!   output, its edits committed), and the sessions that edited the commit's files before it;
+//!   each session's edits are matched against the lines the commit added (whitespace
+//!   normalised), and the turns whose edits wrote them are named.
+//! - A **line range** of a file: `git blame` gives each line's commit; per commit as above, and
+//!   per line the last edit before the commit that wrote that text (`wrote_line`); a line no
+//!   edit wrote (a person changed it, or it is too plain to tell: `}`) falls back to the turn
+//!   that last edited the path before the commit (`edited_path`, lower confidence).
+//! - A **description**: the session-level search (`views::search::sessions`).
+//!
+//! Evidence kinds and their confidence: a link's own (`commit_by_session` 1.0, `edit_committed`
+//! 0.9, … see `git::associate`), `wrote_lines` 0.6 + 0.35 × the share of the commit's
+//! distinctive added lines the session's edits wrote, `wrote_line` 0.9, `edited_path` 0.45;
+//! a session's confidence combines its evidence as independent (1 − Π(1 − c)).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+use crate::archive::Agent;
+use crate::archive::store::{self as archive, EditRecord};
+use crate::error::{Error, Result};
+use crate::git::notes::AuthorshipLog;
+use crate::git::repo::{BlameLine, Repo};
+use crate::git::store as git;
+use crate::semantic::Mode;
+use crate::views::export::tool_input::{self, Sign, ToolInput};
+use crate::views::search::{SearchHit, SessionHit};
+
+/// How much later than a commit an edit may be timestamped and still be part of it (the same
+/// allowance association makes for write-order jitter).
+const EDIT_ORDER_SKEW_SECS: i64 = 120;
+/// At most this many candidate sessions are read for edits (most confident first).
+const MAX_CANDIDATES: usize = 200;
+/// Files of a commit looked up for sessions that edited them.
+const MAX_COMMIT_FILES: usize = 200;
+
+pub const WROTE_LINE: f64 = 0.9;
+/// A Git AI authorship log on the commit names the session (another tool's word for it).
+pub const AI_NOTE: f64 = 0.95;
+pub const EDITED_PATH: f64 = 0.45;
+
+/// What to explain.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyQuery {
+    /// A commit (id, `HEAD~1`, a branch), `<path>[:<line>[-<line>]]`, or a description.
+    pub target: String,
+    /// At most this many sessions (default 10).
+    pub limit: Option<u32>,
+    /// How a description is searched: lexical (default), vector or hybrid.
+    #[serde(default)]
+    pub mode: Mode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum WhyKind {
+    Commit,
+    Lines,
+    Description,
+}
+
+/// The answer: the commits involved and the sessions, most confident first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyAnswer {
+    pub kind: WhyKind,
+    /// The target as given (cleaned for printing).
+    pub query: String,
+    /// The file, repo-relative (lines).
+    pub path: Option<String>,
+    /// The first and last line asked about (lines).
+    pub lines: Option<LineRange>,
+    pub commits: Vec<WhyCommit>,
+    pub sessions: Vec<WhySession>,
+    /// Lines not committed yet (explained from every session that edited the file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncommitted_lines: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LineRange {
+    pub start: u32,
+    pub end: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyCommit {
+    pub id: String,
+    pub subject: String,
+    /// Committer time (RFC 3339).
+    pub time: Option<String>,
+    /// The lines of the range this commit wrote last (lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhySession {
+    pub session_key: String,
+    pub agent: Agent,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub started_at: Option<String>,
+    /// 0 to 1: how sure the evidence makes the answer.
+    pub confidence: f64,
+    pub evidence: Vec<WhyEvidence>,
+    /// The turns that did it, most confident first.
+    pub turns: Vec<WhyTurn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyEvidence {
+    /// A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
+    /// `wrote_line`, `edited_path` or `search`.
+    pub kind: String,
+    pub commit: Option<String>,
+    pub detail: String,
+    pub confidence: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WhyTurn {
+    pub turn_key: Option<String>,
+    pub turn_index: Option<u32>,
+    /// The record that is the evidence (`cairn://session/<key>?record=<ordinal>`).
+    pub ordinal: u32,
+    /// `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`.
+    pub evidence: String,
+    pub detail: String,
+    pub confidence: f64,
+    /// The lines of the range this turn explains (lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+}
+
+/// What a target names, before anything is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Commit(String),
+    Lines {
+        path: String,
+        range: Option<(u32, u32)>,
+    },
+    Description(String),
+}
+
+/// `<path>:<a>` or `<path>:<a>-<b>` split into the path and the range; a range that does not
+/// read as one is an error (not a description), so a typo is not searched for.
+pub fn split_range(input: &str) -> Result<(&str, Option<(u32, u32)>)> {
+    let Some((path, spec)) = input.rsplit_once(':') else {
+        return Ok((input, None));
+    };
+    if spec.is_empty() || !spec.chars().all(|c| c.is_ascii_digit() || c == '-') {
+        return Ok((input, None));
+    }
+    let bad = || {
+        Error::Invalid(format!(
+            "line range {:?}: write <path>:<line> or <path>:<first>-<last>, lines counting from 1",
+            crate::text::printable(spec)
+        ))
+    };
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (a, b),
+        None => (spec, spec),
+    };
+    let a: u32 = a.parse().map_err(|_| bad())?;
+    let b: u32 = b.parse().map_err(|_| bad())?;
+    if a == 0 || b < a {
+        return Err(bad());
+    }
+    if b - a >= crate::git::repo::MAX_BLAME_LINES {
+        return Err(Error::Invalid(format!(
+            "line range {a}-{b} is {} lines; ask about at most {} at once",
+            u64::from(b - a) + 1,
+            crate::git::repo::MAX_BLAME_LINES
+        )));
+    }
+    Ok((path, Some((a, b))))
+}
+
+/// Which kind of target `input` is, in the repository `repo` (when there is one) with paths
+/// relative to `base`: a file of the worktree (with a range), else a revision, else a
+/// description.
+pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(Error::Invalid(
+            "nothing to explain: give a commit, <path>[:<line>[-<line>]] or a description".into(),
+        ));
+    }
+    let one_word = !trimmed.chars().any(char::is_whitespace);
+    let (path, range) = split_range(trimmed)?;
+    let looks_like_path = one_word
+        && (range.is_some()
+            || path.contains('/')
+            || Path::new(path).is_absolute()
+            || base.join(path).exists());
+    // A commit id: 7 to 40 hex digits with a digit among them (`deadbeef`, `cafe` are words).
+    let looks_like_id = one_word
+        && (7..=40).contains(&trimmed.len())
+        && trimmed.chars().all(|c| c.is_ascii_hexdigit())
+        && trimmed.chars().any(|c| c.is_ascii_digit());
+    let Some(repo) = repo else {
+        if looks_like_path || looks_like_id {
+            return Err(Error::Invalid(format!(
+                "{} is not in a git repository, so {:?} cannot be traced; use -C to choose one",
+                base.display(),
+                crate::text::printable(trimmed)
+            )));
+        }
+        return Ok(Target::Description(trimmed.to_owned()));
+    };
+    if looks_like_path {
+        let rel = repo.file_inside(base, path)?;
+        return Ok(Target::Lines { path: rel, range });
+    }
+    if one_word && let Some(id) = repo.resolve_rev(trimmed)? {
+        return Ok(Target::Commit(id));
+    }
+    if looks_like_id {
+        return Err(Error::NotFound(format!(
+            "commit {trimmed} in {}; list commits with `git log`",
+            repo.root.display()
+        )));
+    }
+    Ok(Target::Description(trimmed.to_owned()))
+}
+
+/// Whitespace runs as one space, ends trimmed: how an edit's text and a file's line compare.
+pub fn normalise(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A line plain enough to appear anywhere (`}`, `end`, `*/`) says nothing about who wrote it.
+pub fn distinctive(normalised: &str) -> bool {
+    normalised.chars().filter(|c| c.is_alphanumeric()).count() >= 5 && normalised.len() >= 6
+}
+
+/// The lines an edit record adds, per path as the agent wrote it (`None`: the record's own).
+fn added_by_edit(record: &archive::RecordView) -> Vec<(Option<String>, Vec<String>)> {
+    let ToolInput::Diff { path, lines } = tool_input::read(record) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(Option<String>, Vec<String>)> = vec![(path, Vec::new())];
+    for (sign, text) in lines {
+        match sign {
+            Sign::Add => {
+                if let Some((_, added)) = out.last_mut() {
+                    added.push(normalise(&text));
+                }
+            }
+            Sign::Hunk | Sign::Context => {
+                let header = ["*** Add File: ", "*** Update File: ", "+++ b/", "+++ "]
+                    .iter()
+                    .find_map(|p| text.strip_prefix(p));
+                if let Some(p) = header.filter(|p| *p != "/dev/null") {
+                    out.push((Some(p.trim().to_owned()), Vec::new()));
+                }
+            }
+            Sign::Remove => {}
+        }
+    }
+    out.retain(|(_, lines)| !lines.is_empty());
+    out
+}
+
+/// An edit as `why` uses it: when, which repo-relative paths, which lines.
+struct Edit<'a> {
+    rec: &'a EditRecord,
+    /// (repo-relative path, normalised added lines).
+    files: Vec<(String, Vec<String>)>,
+}
+
+/// `path` (as an agent wrote it, relative to `cwd` when not absolute) as a path relative to one
+/// of `roots`.
+fn relative_to(roots: &[PathBuf], cwd: Option<&str>, path: &str) -> Option<String> {
+    let p = Path::new(path);
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        Path::new(cwd?).join(p)
+    };
+    roots.iter().find_map(|root| {
+        let rel = full.strip_prefix(root).ok()?.to_str()?.replace('\\', "/");
+        crate::git::targets::is_public_repo_path(&rel).then_some(rel)
+    })
+}
+
+fn epoch(ts: &str) -> Option<i64> {
+    crate::text::parse_rfc3339(ts).map(|t| t.as_second())
+}
+
+/// The evidence gathered for one session.
+#[derive(Default)]
+struct Found {
+    evidence: Vec<WhyEvidence>,
+    /// Turn evidence by record ordinal.
+    turns: BTreeMap<u32, WhyTurn>,
+}
+
+impl Found {
+    fn turn(
+        &mut self,
+        e: &EditRecord,
+        evidence: &str,
+        detail: String,
+        confidence: f64,
+    ) -> &mut WhyTurn {
+        let t = self.turns.entry(e.ordinal).or_insert_with(|| WhyTurn {
+            turn_key: e.turn_key.clone(),
+            turn_index: e.turn_index,
+            ordinal: e.ordinal,
+            evidence: evidence.to_owned(),
+            detail: detail.clone(),
+            confidence,
+            lines: Vec::new(),
+        });
+        // What an edit wrote outranks a link of equal confidence resting on the same record.
+        let content = evidence.starts_with("wrote_");
+        if confidence > t.confidence
+            || (confidence >= t.confidence && content && !t.evidence.starts_with("wrote_"))
+        {
+            t.evidence = evidence.to_owned();
+            t.detail = detail;
+            t.confidence = confidence;
+        }
+        t
+    }
+}
+
+/// Everything one explanation reads: the archive, the repository and the roots of its
+/// worktrees the archive knows.
+pub struct Why<'a> {
+    conn: &'a Connection,
+    repo: &'a Repo,
+    roots: Vec<PathBuf>,
+    family: Vec<i64>,
+    found: HashMap<i64, Found>,
+    commits: Vec<WhyCommit>,
+}
+
+impl<'a> Why<'a> {
+    pub fn new(conn: &'a Connection, repo: &'a Repo) -> rusqlite::Result<Why<'a>> {
+        let mut roots = vec![repo.root.clone()];
+        if let Ok(c) = std::fs::canonicalize(&repo.root) {
+            roots.push(c);
+        }
+        let root = repo.root.to_string_lossy();
+        let mut family = git::repo_family(conn, &root)?;
+        if family.is_empty()
+            && let Ok(c) = std::fs::canonicalize(&repo.root)
+        {
+            family = git::repo_family(conn, &c.to_string_lossy())?;
+        }
+        let places = git::repo_places(conn)?;
+        for id in &family {
+            if let Some(p) = places.get(id) {
+                roots.push(PathBuf::from(&p.root));
+            }
+        }
+        roots.dedup();
+        Ok(Why {
+            conn,
+            repo,
+            roots,
+            family,
+            found: HashMap::new(),
+            commits: Vec::new(),
+        })
+    }
+
+    /// Sessions that may have written `commit` (or, with `None`, uncommitted text of `paths`):
+    /// its links, and the sessions that edited one of `paths` in this repository.
+    fn candidates(&mut self, commit: Option<&str>, paths: &[String]) -> Result<Vec<i64>> {
+        let db = crate::store::err_in(self.conn);
+        let mut ids: Vec<i64> = Vec::new();
+        if let Some(id) = commit {
+            for link in git::commit_links(self.conn, id).map_err(db)? {
+                let found = self.found.entry(link.session_id).or_default();
+                let kind = link.evidence.clone();
+                if !found
+                    .evidence
+                    .iter()
+                    .any(|e| e.kind == kind && e.commit.as_deref() == Some(id))
+                {
+                    found.evidence.push(WhyEvidence {
+                        kind,
+                        commit: Some(id.to_owned()),
+                        detail: link.detail.clone(),
+                        confidence: link.confidence,
+                    });
+                }
+                if let (Some(ordinal), Some(turn)) = (link.ordinal, link.turn_id) {
+                    let place = archive::turn_places(self.conn, &[turn]).map_err(db)?;
+                    let ordinal = archive::count(ordinal);
+                    found.turns.entry(ordinal).or_insert_with(|| WhyTurn {
+                        turn_key: place.get(&turn).map(|p| p.0.clone()),
+                        turn_index: place.get(&turn).map(|p| archive::count(p.1)),
+                        ordinal,
+                        evidence: link.evidence.clone(),
+                        detail: link.detail.clone(),
+                        confidence: link.confidence,
+                        lines: Vec::new(),
+                    });
+                }
+                if !ids.contains(&link.session_id) {
+                    ids.push(link.session_id);
+                }
+            }
+        }
+        for path in paths.iter().take(MAX_COMMIT_FILES) {
+            for (session, written) in git::sessions_editing(self.conn, path).map_err(db)? {
+                if ids.contains(&session) {
+                    continue;
+                }
+                let repo = archive::session_repo(self.conn, session).map_err(db)?;
+                let here = match repo {
+                    Some(r) => self.family.contains(&r),
+                    None => {
+                        let cwd = archive::session_cwd(self.conn, session).map_err(db)?;
+                        relative_to(&self.roots, cwd.as_deref(), &written).is_some()
+                    }
+                };
+                if here {
+                    ids.push(session);
+                }
+            }
+        }
+        ids.truncate(MAX_CANDIDATES);
+        Ok(ids)
+    }
+
+    /// The sessions a Git AI authorship log on `commit` names (by their agent's session id), as
+    /// `ai_note` evidence; with `lines`, only the sessions it gives one of those lines
+    /// ((path, line in the commit's version), each with its line as asked).
+    fn note_evidence(
+        &mut self,
+        commit: &str,
+        lines: Option<&[(String, u32, u32)]>,
+    ) -> Result<Option<AuthorshipLog>> {
+        let Some(log) = self.repo.authorship_log(commit) else {
+            return Ok(None);
+        };
+        let db = crate::store::err_in(self.conn);
+        let short = &commit[..commit.len().min(7)];
+        for s in &log.sessions {
+            let asked: Vec<u32> = match lines {
+                Some(ls) => ls
+                    .iter()
+                    .filter(|(p, orig, _)| log.attributes(p, *orig, &s.hash))
+                    .map(|(_, _, n)| *n)
+                    .collect(),
+                None => Vec::new(),
+            };
+            if lines.is_some() && asked.is_empty() {
+                continue;
+            }
+            let (count, paths) = log.line_count(&s.hash);
+            for id in archive::sessions_named(self.conn, &s.id).map_err(db)? {
+                let detail = if asked.is_empty() {
+                    format!(
+                        "the git-ai note on {short} ({}) gives this session {count} lines of {}",
+                        crate::text::one_line(&s.tool, 40),
+                        crate::text::one_line(&paths.join(", "), 200)
+                    )
+                } else {
+                    format!(
+                        "the git-ai note on {short} ({}) gives this session line {}",
+                        crate::text::one_line(&s.tool, 40),
+                        asked
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                let found = self.found.entry(id).or_default();
+                if !found
+                    .evidence
+                    .iter()
+                    .any(|e| e.kind == "ai_note" && e.commit.as_deref() == Some(commit))
+                {
+                    found.evidence.push(WhyEvidence {
+                        kind: "ai_note".into(),
+                        commit: Some(commit.to_owned()),
+                        detail,
+                        confidence: AI_NOTE,
+                    });
+                }
+            }
+        }
+        Ok(Some(log))
+    }
+
+    /// The edits of `sessions` made before `before` (seconds; any time with `None`).
+    fn edits<'r>(&self, records: &'r [EditRecord], before: Option<i64>) -> Vec<Edit<'r>> {
+        records
+            .iter()
+            .filter_map(|rec| {
+                let when = rec.timestamp.as_deref().and_then(epoch);
+                if let (Some(w), Some(b)) = (when, before)
+                    && w > b + EDIT_ORDER_SKEW_SECS
+                {
+                    return None;
+                }
+                let files: Vec<(String, Vec<String>)> = added_by_edit(&rec.record)
+                    .into_iter()
+                    .filter_map(|(path, lines)| {
+                        let path = path.or_else(|| rec.record.file_paths.first().cloned())?;
+                        Some((relative_to(&self.roots, rec.cwd.as_deref(), &path)?, lines))
+                    })
+                    .collect();
+                let touched: Vec<String> = rec
+                    .record
+                    .file_paths
+                    .iter()
+                    .filter_map(|p| relative_to(&self.roots, rec.cwd.as_deref(), p))
+                    .collect();
+                let mut files = files;
+                for p in touched {
+                    if !files.iter().any(|(f, _)| *f == p) {
+                        files.push((p, Vec::new()));
+                    }
+                }
+                (!files.is_empty()).then_some(Edit { rec, files })
+            })
+            .collect()
+    }
+
+    /// Explain commit `id`: its links, and which sessions' edits wrote its added lines.
+    pub fn commit(&mut self, id: &str) -> Result<()> {
+        let info = self.repo.commit_info(id)?;
+        self.commits.push(WhyCommit {
+            id: info.id.clone(),
+            subject: crate::text::printable(&info.subject),
+            time: rfc3339(info.time),
+            lines: Vec::new(),
+        });
+        self.note_evidence(&info.id, None)?;
+        let added = self.repo.added_lines(id)?;
+        let paths: Vec<String> = added.iter().map(|(p, _)| p.clone()).collect();
+        let sessions = self.candidates(Some(&info.id), &paths)?;
+        let db = crate::store::err_in(self.conn);
+        let records = archive::edit_records(self.conn, &sessions).map_err(db)?;
+        let edits = self.edits(&records, Some(info.time));
+        // The commit's distinctive added lines, per path.
+        let wanted: Vec<(&str, String)> = added
+            .iter()
+            .flat_map(|(p, lines)| {
+                lines
+                    .iter()
+                    .map(|l| normalise(l))
+                    .filter(|l| distinctive(l))
+                    .map(move |l| (p.as_str(), l))
+            })
+            .collect();
+        let short = &info.id[..info.id.len().min(7)];
+        for &session in &sessions {
+            let mine: Vec<&Edit<'_>> = edits
+                .iter()
+                .filter(|e| e.rec.session_id == session)
+                .collect();
+            // Each wanted line: the last edit of this session that wrote it.
+            let mut by_edit: BTreeMap<u32, (&Edit<'_>, usize)> = BTreeMap::new();
+            let mut matched = 0usize;
+            for (path, line) in &wanted {
+                let writer = mine.iter().rev().find(|e| {
+                    e.files
+                        .iter()
+                        .any(|(p, lines)| p == path && lines.iter().any(|l| l == line))
+                });
+                if let Some(e) = writer {
+                    matched += 1;
+                    by_edit.entry(e.rec.ordinal).or_insert((e, 0)).1 += 1;
+                }
+            }
+            let found = self.found.entry(session).or_default();
+            if matched > 0 {
+                let share = matched as f64 / wanted.len() as f64;
+                let confidence = round(0.6 + 0.35 * share);
+                found.evidence.push(WhyEvidence {
+                    kind: "wrote_lines".into(),
+                    commit: Some(info.id.clone()),
+                    detail: format!(
+                        "its edits wrote {matched} of the {} distinctive lines {short} added",
+                        wanted.len()
+                    ),
+                    confidence,
+                });
+                for (e, n) in by_edit.values() {
+                    let path = e.files.first().map_or("", |(p, _)| p.as_str());
+                    let c = round(0.6 + 0.35 * (*n as f64 / wanted.len() as f64));
+                    found.turn(
+                        e.rec,
+                        "wrote_lines",
+                        format!(
+                            "{} of {path} wrote {n} of the lines {short} added",
+                            tool(e.rec)
+                        ),
+                        c,
+                    );
+                }
+            } else if let Some(e) = mine
+                .iter()
+                .rev()
+                .find(|e| e.files.iter().any(|(p, _)| paths.contains(p)))
+            {
+                let path = e
+                    .files
+                    .iter()
+                    .find(|(p, _)| paths.contains(p))
+                    .map_or("", |(p, _)| p.as_str());
+                found.evidence.push(WhyEvidence {
+                    kind: "edited_path".into(),
+                    commit: Some(info.id.clone()),
+                    detail: format!("edited {path} before {short}, but none of its edits wrote the lines {short} added"),
+                    confidence: EDITED_PATH,
+                });
+                found.turn(
+                    e.rec,
+                    "edited_path",
+                    format!(
+                        "{} of {path}, the session's last edit of it before {short}",
+                        tool(e.rec)
+                    ),
+                    EDITED_PATH,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Explain lines of `path`: blame, then per commit the sessions, per line the edit that
+    /// wrote it.
+    pub fn lines(&mut self, path: &str, range: Option<(u32, u32)>) -> Result<Vec<u32>> {
+        let (start, end) = match range {
+            Some(r) => r,
+            None => (
+                1,
+                self.line_count(path)?
+                    .clamp(1, crate::git::repo::MAX_BLAME_LINES),
+            ),
+        };
+        let blamed = self.repo.blame(None, path, start, end)?;
+        let mut by_commit: BTreeMap<Option<String>, Vec<&BlameLine>> = BTreeMap::new();
+        for b in &blamed {
+            by_commit.entry(b.commit.clone()).or_default().push(b);
+        }
+        let mut uncommitted = Vec::new();
+        for (commit, lines) in by_commit {
+            let (time, candidates) = match &commit {
+                Some(id) => {
+                    let info = self.repo.commit_info(id)?;
+                    self.commits.push(WhyCommit {
+                        id: info.id.clone(),
+                        subject: crate::text::printable(&info.subject),
+                        time: rfc3339(info.time),
+                        lines: lines.iter().map(|b| b.line).collect(),
+                    });
+                    let mut paths: Vec<String> = lines.iter().map(|b| b.path.clone()).collect();
+                    paths.dedup();
+                    let asked: Vec<(String, u32, u32)> = lines
+                        .iter()
+                        .map(|b| (b.path.clone(), b.orig_line, b.line))
+                        .collect();
+                    self.note_evidence(id, Some(&asked))?;
+                    (Some(info.time), self.candidates(Some(id), &paths)?)
+                }
+                None => {
+                    uncommitted.extend(lines.iter().map(|b| b.line));
+                    (None, self.candidates(None, &[path.to_owned()])?)
+                }
+            };
+            let db = crate::store::err_in(self.conn);
+            let records = archive::edit_records(self.conn, &candidates).map_err(db)?;
+            let edits = self.edits(&records, time);
+            let short = commit.as_deref().map_or_else(
+                || "the worktree".to_owned(),
+                |c| c[..c.len().min(7)].to_owned(),
+            );
+            for b in lines {
+                let text = normalise(&b.text);
+                // The edit that wrote this text last (any candidate session), else the last
+                // edit of the file.
+                let wrote = distinctive(&text)
+                    .then(|| {
+                        edits.iter().rev().find(|e| {
+                            e.files
+                                .iter()
+                                .any(|(p, ls)| *p == b.path && ls.contains(&text))
+                        })
+                    })
+                    .flatten();
+                let (edit, kind, confidence, detail) = match wrote {
+                    Some(e) => (
+                        e,
+                        "wrote_line",
+                        WROTE_LINE,
+                        format!(
+                            "{} of {} wrote line {} ({short})",
+                            tool(e.rec),
+                            b.path,
+                            b.line
+                        ),
+                    ),
+                    None => {
+                        let Some(e) = edits
+                            .iter()
+                            .rev()
+                            .find(|e| e.files.iter().any(|(p, _)| *p == b.path))
+                        else {
+                            continue;
+                        };
+                        (
+                            e,
+                            "edited_path",
+                            EDITED_PATH,
+                            format!(
+                                "{} of {}: the last edit of the file before {short}; no edit wrote line {} as it reads",
+                                tool(e.rec),
+                                b.path,
+                                b.line
+                            ),
+                        )
+                    }
+                };
+                let found = self.found.entry(edit.rec.session_id).or_default();
+                if !found
+                    .evidence
+                    .iter()
+                    .any(|x| x.kind == kind && x.commit == commit)
+                {
+                    found.evidence.push(WhyEvidence {
+                        kind: kind.to_owned(),
+                        commit: commit.clone(),
+                        detail: match kind {
+                            "wrote_line" => {
+                                format!("its edits wrote lines of {} that {short} holds", b.path)
+                            }
+                            _ => format!("edited {} before {short}", b.path),
+                        },
+                        confidence,
+                    });
+                }
+                found
+                    .turn(edit.rec, kind, detail, confidence)
+                    .lines
+                    .push(b.line);
+            }
+        }
+        Ok(uncommitted)
+    }
+
+    fn line_count(&self, path: &str) -> Result<u32> {
+        let full = self.repo.root.join(path);
+        let text = std::fs::read(&full).map_err(|e| Error::Read {
+            path: full.clone(),
+            source: e,
+        })?;
+        Ok(u32::try_from(text.iter().filter(|b| **b == b'\n').count().max(1)).unwrap_or(u32::MAX))
+    }
+
+    /// The sessions found, most confident first, at most `limit`.
+    pub fn finish(self, limit: usize) -> Result<(Vec<WhyCommit>, Vec<WhySession>)> {
+        let db = crate::store::err_in(self.conn);
+        let mut sessions = Vec::new();
+        for (id, found) in self.found {
+            if found.evidence.is_empty() {
+                continue;
+            }
+            let card = archive::session_card(self.conn, id).map_err(db)?;
+            let confidence = round(
+                1.0 - found
+                    .evidence
+                    .iter()
+                    .map(|e| 1.0 - e.confidence.clamp(0.0, 1.0))
+                    .product::<f64>(),
+            );
+            let mut evidence = found.evidence;
+            evidence.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+            let mut turns: Vec<WhyTurn> = found.turns.into_values().collect();
+            // Turns that explain asked lines first, then by confidence.
+            turns.sort_by(|a, b| {
+                a.lines
+                    .is_empty()
+                    .cmp(&b.lines.is_empty())
+                    .then(b.confidence.total_cmp(&a.confidence))
+                    .then(a.ordinal.cmp(&b.ordinal))
+            });
+            for t in &mut turns {
+                t.lines.sort_unstable();
+                t.lines.dedup();
+            }
+            sessions.push(WhySession {
+                session_key: card.key,
+                agent: card.agent,
+                title: card.title,
+                project: card.project,
+                started_at: card.started_at,
+                confidence,
+                evidence,
+                turns,
+            });
+        }
+        sessions.sort_by(|a, b| {
+            b.confidence
+                .total_cmp(&a.confidence)
+                .then_with(|| b.started_at.cmp(&a.started_at))
+                .then_with(|| a.session_key.cmp(&b.session_key))
+        });
+        sessions.truncate(limit);
+        Ok((self.commits, sessions))
+    }
+}
+
+/// A description's answer: the session-level search, its best turns as the evidence.
+pub fn from_search(hits: Vec<SessionHit>) -> Vec<WhySession> {
+    let top = hits.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
+    hits.into_iter()
+        .map(|h| {
+            // Search ranks; it does not prove. Relative to the best hit, at most 0.5.
+            let confidence = round(0.5 * h.score / top);
+            let mut evidence = vec![WhyEvidence {
+                kind: "search".into(),
+                commit: None,
+                detail: format!("found by {}", h.match_reasons.join(", ")),
+                confidence,
+            }];
+            if !h.paths.is_empty() {
+                evidence.push(WhyEvidence {
+                    kind: "search".into(),
+                    commit: None,
+                    detail: format!("edited {}", h.paths.join(", ")),
+                    confidence,
+                });
+            }
+            let turns = h
+                .turns
+                .iter()
+                .map(|t: &SearchHit| WhyTurn {
+                    turn_key: t.turn_key.clone(),
+                    turn_index: None,
+                    ordinal: t.ordinal,
+                    evidence: "search".into(),
+                    detail: crate::text::one_line(
+                        &t.snippet.replace(
+                            [
+                                crate::views::search::MATCH_START,
+                                crate::views::search::MATCH_END,
+                            ],
+                            "",
+                        ),
+                        200,
+                    ),
+                    confidence,
+                    lines: Vec::new(),
+                })
+                .collect();
+            WhySession {
+                session_key: h.session_key,
+                agent: h.agent,
+                title: h.title,
+                project: h.project,
+                started_at: h.started_at,
+                confidence,
+                evidence,
+                turns,
+            }
+        })
+        .collect()
+}
+
+fn tool(e: &EditRecord) -> String {
+    e.record
+        .tool_name
+        .clone()
+        .unwrap_or_else(|| "an edit".to_owned())
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn rfc3339(secs: i64) -> Option<String> {
+    jiff::Timestamp::from_second(secs)
+        .ok()
+        .map(|t| t.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_or_refuse() {
+        assert_eq!(split_range("src/a.rs").unwrap(), ("src/a.rs", None));
+        assert_eq!(
+            split_range("src/a.rs:7").unwrap(),
+            ("src/a.rs", Some((7, 7)))
+        );
+        assert_eq!(
+            split_range("src/a.rs:7-9").unwrap(),
+            ("src/a.rs", Some((7, 9)))
+        );
+        // Not a range: the colon belongs to the text.
+        assert_eq!(split_range("note: x").unwrap(), ("note: x", None));
+        for bad in [
+            "a.rs:0",
+            "a.rs:9-7",
+            "a.rs:1-",
+            "a.rs:-3",
+            "a.rs:1-2-3",
+            "a.rs:99999999999",
+        ] {
+            assert!(split_range(bad).is_err(), "{bad}");
+        }
+        let huge = split_range("a.rs:1-4000000000").unwrap_err().to_string();
+        assert!(huge.contains("at most"), "{huge}");
+    }
+
+    #[test]
+    fn plain_lines_are_not_evidence() {
+        assert_eq!(normalise("  let  x =\t1;  "), "let x = 1;");
+        assert!(distinctive("let total = 1;"));
+        for plain in ["}", "end", "*/", "});", "else {"] {
+            assert!(!distinctive(plain), "{plain}");
+        }
+    }
+}

@@ -1,0 +1,564 @@
+//! `why`: from a commit, a line or a description back to the session and turn behind it.
+//!
+//! The session is a real one (`tests/fixtures/claude/ae4a77f8-….jsonl`: 67 edits and 6 writes,
+//! six commits on `spotter-4te`), moved into a repository built here: its working directory
+//! becomes the test's repository and its day becomes yesterday (association reads 90 days of
+//! history). Its edits are replayed in order for real, failed ones skipped, and committed where
+//! the session committed, with the session's subjects and times; files it edited but did not
+//! create start in a base commit holding what its edits replaced.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::views::why::{WhyAnswer, WhyKind, WhyQuery};
+use serde_json::Value;
+
+const FIXTURE: &str = "claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
+const ORIGINAL_CWD: &str = "/home/USER/projects/spotter-worktrees/spotter-4te";
+const ORIGINAL_DAY: &str = "2026-02-12T";
+/// A line the session's Write of `liveview_otel.ex` created.
+const WRITTEN: &str = "defmodule SpotterWeb.Telemetry.LiveviewOtel do";
+
+fn git_at(dir: &Path, args: &[&str], when: Option<&str>) -> String {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+    if let Some(w) = when {
+        cmd.env("GIT_AUTHOR_DATE", w).env("GIT_COMMITTER_DATE", w);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// One step of the replay: an edit that succeeded, or a commit the session made.
+enum Step {
+    Write {
+        path: String,
+        content: String,
+    },
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+        all: bool,
+    },
+    Commit {
+        subject: String,
+        when: String,
+    },
+}
+
+/// The session's successful edits and its commits, in order, from the moved transcript.
+fn steps(transcript: &str) -> Vec<Step> {
+    let lines: Vec<Value> = transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut failed = std::collections::HashSet::new();
+    for v in &lines {
+        for c in v
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if c["type"] == "tool_result" && c["is_error"] == true {
+                failed.insert(c["tool_use_id"].as_str().unwrap_or("").to_owned());
+            }
+        }
+    }
+    let commit_line = regex::Regex::new(r"^\[spotter-4te [0-9a-f]{7}\] (.+)$").unwrap();
+    let mut steps = Vec::new();
+    for v in &lines {
+        for c in v
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let s = |k: &str| c["input"][k].as_str().unwrap_or("").to_owned();
+            match (c["type"].as_str(), c["name"].as_str()) {
+                (Some("tool_use"), Some("Write"))
+                    if !failed.contains(c["id"].as_str().unwrap()) =>
+                {
+                    steps.push(Step::Write {
+                        path: s("file_path"),
+                        content: s("content"),
+                    });
+                }
+                (Some("tool_use"), Some("Edit")) if !failed.contains(c["id"].as_str().unwrap()) => {
+                    steps.push(Step::Edit {
+                        path: s("file_path"),
+                        old: s("old_string"),
+                        new: s("new_string"),
+                        all: c["input"]["replace_all"] == true,
+                    });
+                }
+                (Some("tool_result"), _) => {
+                    let text = match &c["content"] {
+                        Value::String(t) => t.clone(),
+                        other => other.to_string(),
+                    };
+                    if let Some(m) = text.lines().next().and_then(|l| commit_line.captures(l)) {
+                        steps.push(Step::Commit {
+                            subject: m[1].to_owned(),
+                            when: v["timestamp"].as_str().unwrap().to_owned(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    steps
+}
+
+struct World {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    cairn: Cairn,
+    session_key: String,
+    /// The session's commits by subject.
+    commits: BTreeMap<String, String>,
+    /// Each edit's (path, added text) that is still in HEAD as written: path → lines.
+    day: String,
+}
+
+/// The repository, the replayed session and the archive that captured it.
+fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("spotter-4te");
+    std::fs::create_dir_all(&repo).unwrap();
+    let repo = std::fs::canonicalize(&repo).unwrap();
+    let yesterday = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(24);
+    let day = yesterday.strftime("%Y-%m-%dT").to_string();
+    let original = std::fs::read_to_string(support::fixtures().join(FIXTURE)).unwrap();
+    let moved = original
+        .replace(ORIGINAL_CWD, repo.to_str().unwrap())
+        .replace(ORIGINAL_DAY, &day);
+    let steps = steps(&moved);
+
+    // What the files held before the session: the text its edits replaced, where the session
+    // did not write it first.
+    let mut now: BTreeMap<String, String> = BTreeMap::new();
+    let mut base: BTreeMap<String, String> = BTreeMap::new();
+    for step in &steps {
+        match step {
+            Step::Write { path, content } => {
+                now.insert(path.clone(), content.clone());
+            }
+            Step::Edit {
+                path,
+                old,
+                new,
+                all,
+            } => {
+                let text = now.entry(path.clone()).or_default();
+                if !text.contains(old.as_str()) {
+                    let b = base.entry(path.clone()).or_default();
+                    b.push_str(old);
+                    b.push('\n');
+                    text.push_str(old);
+                    text.push('\n');
+                }
+                *text = if *all {
+                    text.replace(old.as_str(), new)
+                } else {
+                    text.replacen(old.as_str(), new, 1)
+                };
+            }
+            Step::Commit { .. } => {}
+        }
+    }
+    git_at(&repo, &["init", "-q", "-b", "spotter-4te"], None);
+    std::fs::write(repo.join("README.md"), "spotter\n").unwrap();
+    for (path, text) in &base {
+        let p = Path::new(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let before = format!("{day}10:00:00Z");
+    git_at(&repo, &["add", "-A"], None);
+    git_at(&repo, &["commit", "-q", "-m", "base"], Some(&before));
+
+    let mut commits = BTreeMap::new();
+    for step in &steps {
+        match step {
+            Step::Write { path, content } => {
+                std::fs::create_dir_all(Path::new(path).parent().unwrap()).unwrap();
+                std::fs::write(path, content).unwrap();
+            }
+            Step::Edit {
+                path,
+                old,
+                new,
+                all,
+            } => {
+                let mut text = std::fs::read_to_string(path).unwrap_or_default();
+                if !text.contains(old.as_str()) {
+                    // The base holds every replaced text, but an earlier edit may have changed
+                    // it: the replaced text is put back at the end, as in the base.
+                    text.push_str(old);
+                    text.push('\n');
+                }
+                let text = if *all {
+                    text.replace(old.as_str(), new)
+                } else {
+                    text.replacen(old.as_str(), new, 1)
+                };
+                std::fs::write(path, text).unwrap();
+            }
+            Step::Commit { subject, when } => {
+                git_at(&repo, &["add", "-A"], None);
+                git_at(
+                    &repo,
+                    &["commit", "-q", "--allow-empty", "-m", subject],
+                    Some(when),
+                );
+                commits.insert(subject.clone(), git_at(&repo, &["rev-parse", "HEAD"], None));
+            }
+        }
+    }
+    assert_eq!(commits.len(), 6, "the session's six commits");
+
+    let transcripts = tmp.path().join("claude/-spotter");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let file = transcripts.join("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl");
+    std::fs::write(&file, &moved).unwrap();
+    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
+    let session_key = cairn
+        .sessions(&Default::default())
+        .unwrap()
+        .into_iter()
+        .next()
+        .unwrap()
+        .session_key;
+    World {
+        _tmp: tmp,
+        repo,
+        cairn,
+        session_key,
+        commits,
+        day,
+    }
+}
+
+fn why(w: &World, target: &str) -> WhyAnswer {
+    w.cairn
+        .why(
+            &w.repo,
+            &WhyQuery {
+                target: target.into(),
+                ..WhyQuery::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("why {target}: {e}"))
+}
+
+/// The line number of the first line of `path` equal to `text`.
+fn line_of(w: &World, path: &str, text: &str) -> u32 {
+    let body = std::fs::read_to_string(w.repo.join(path)).unwrap();
+    let n = body
+        .lines()
+        .position(|l| l == text)
+        .unwrap_or_else(|| panic!("{text:?} in {path}"));
+    u32::try_from(n + 1).unwrap()
+}
+
+/// The tool name and input of the record an answer names as evidence.
+fn record(w: &World, ordinal: u32) -> (String, String) {
+    let r = w.cairn.records(&w.session_key, ordinal, ordinal).unwrap();
+    let r = r.first().expect("the evidence record exists");
+    (
+        r.tool_name.clone().unwrap_or_default(),
+        r.tool_input.clone().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn why_answers_from_commits_lines_and_descriptions() {
+    let w = world();
+    assert!(w.day.ends_with('T'));
+
+    // Every commit of the session: the session first, with the turns whose edits wrote it.
+    for (subject, id) in &w.commits {
+        let a = why(&w, id);
+        assert_eq!(a.kind, WhyKind::Commit);
+        assert_eq!(a.commits[0].subject, *subject);
+        let top = &a.sessions[0];
+        assert_eq!(top.session_key, w.session_key, "{subject}");
+        assert!(top.confidence >= 0.9, "{subject}: {top:?}");
+        assert!(
+            top.evidence.iter().any(|e| e.kind == "wrote_lines"),
+            "{subject}: {:?}",
+            top.evidence
+        );
+        let wrote = top
+            .turns
+            .iter()
+            .find(|t| t.evidence == "wrote_lines")
+            .unwrap();
+        let (tool, _) = record(&w, wrote.ordinal);
+        assert!(tool == "Edit" || tool == "Write", "{tool}");
+    }
+    // An abbreviated id and a revision name are commits too.
+    let last =
+        &w.commits["feat: add OTEL regression tests and tracing documentation (spotter-4te)"];
+    assert_eq!(why(&w, &last[..9]).commits[0].id, *last);
+    assert_eq!(why(&w, "HEAD").commits[0].id, *last);
+
+    // A line a Write created: the Write is named, with the line.
+    let path = "lib/spotter_web/telemetry/liveview_otel.ex";
+    let n = line_of(&w, path, WRITTEN);
+    let a = why(&w, &format!("{path}:{n}"));
+    assert_eq!(a.kind, WhyKind::Lines);
+    let turn = &a.sessions[0].turns[0];
+    assert_eq!(turn.evidence, "wrote_line");
+    assert_eq!(turn.lines, vec![n]);
+    let (tool, input) = record(&w, turn.ordinal);
+    assert_eq!(tool, "Write");
+    assert!(input.contains(WRITTEN));
+
+    // A line an Edit wrote (the hooks controller test, edited four times): the Edit whose new
+    // text holds it.
+    let path = "test/spotter_web/controllers/hooks_controller_test.exs";
+    let body = std::fs::read_to_string(w.repo.join(path)).unwrap();
+    let (n, text) = body
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("traceparent"))
+        .map(|(i, l)| (u32::try_from(i + 1).unwrap(), l.to_owned()))
+        .unwrap();
+    let a = why(&w, &format!("./{path}:{n}-{n}"));
+    let turn = &a.sessions[0].turns[0];
+    assert_eq!(turn.evidence, "wrote_line", "{a:?}");
+    let (tool, input) = record(&w, turn.ordinal);
+    assert_eq!(tool, "Edit");
+    let input: Value = serde_json::from_str(&input).unwrap();
+    assert!(
+        input["new_string"].as_str().unwrap().contains(text.trim()),
+        "the Edit's new text holds {text:?}"
+    );
+
+    // A Git AI authorship log (refs/notes/ai) naming the session by its agent's id is read
+    // as evidence, for the commit and for a line it attributes; a note that is not one, or
+    // names no session here, adds nothing.
+    let traced =
+        &w.commits["feat: trace LiveView interactions and TerminalChannel lifecycle (spotter-4te)"];
+    let n = line_of(&w, "lib/spotter_web/telemetry/liveview_otel.ex", WRITTEN);
+    let note = format!(
+        "lib/spotter_web/telemetry/liveview_otel.ex\n  0123456789abcdef 1-{n}\n  fedcba9876543210 {m}\n---\n{{\"schema_version\":\"authorship/3.0.0\",\"base_commit_sha\":\"{traced}\",\"prompts\":{{\"0123456789abcdef\":{{\"agent_id\":{{\"tool\":\"claude\",\"id\":\"ae4a77f8-aedd-4bc1-888f-c94edc91af04\",\"model\":\"claude-opus-4-6\"}},\"messages\":[],\"total_additions\":{n},\"total_deletions\":0,\"accepted_lines\":{n},\"overriden_lines\":0}},\"fedcba9876543210\":{{\"agent_id\":{{\"tool\":\"cursor\",\"id\":\"not-in-this-archive\"}},\"messages\":[]}}}}}}\n",
+        m = n + 1
+    );
+    git_at(
+        &w.repo,
+        &["notes", "--ref=refs/notes/ai", "add", "-m", &note, traced],
+        None,
+    );
+    let noted = |a: &WhyAnswer| {
+        a.sessions
+            .iter()
+            .filter(|s| s.evidence.iter().any(|e| e.kind == "ai_note"))
+            .map(|s| s.session_key.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(noted(&why(&w, traced)), vec![w.session_key.clone()]);
+    let path = "lib/spotter_web/telemetry/liveview_otel.ex";
+    assert_eq!(
+        noted(&why(&w, &format!("{path}:{n}"))),
+        vec![w.session_key.clone()]
+    );
+    assert!(
+        noted(&why(&w, &format!("{path}:{}", n + 1))).is_empty(),
+        "line {} is the other session's",
+        n + 1
+    );
+    let other =
+        &w.commits["feat: add OTEL regression tests and tracing documentation (spotter-4te)"];
+    for bad in [
+        "not an authorship log",
+        "x\n---\n{\"schema_version\":\"authorship/9.0.0\",\"prompts\":{}}",
+        "---\n{broken",
+    ] {
+        git_at(
+            &w.repo,
+            &[
+                "notes",
+                "--ref=refs/notes/ai",
+                "add",
+                "-f",
+                "-m",
+                bad,
+                other,
+            ],
+            None,
+        );
+        assert!(noted(&why(&w, other)).is_empty(), "{bad}");
+    }
+
+    // A line a person changed after the agent: blame names the person's commit; the session is
+    // still there, by the path it edited, with a lower confidence than a line it wrote.
+    let path = "lib/spotter_web/telemetry/liveview_otel.ex";
+    let body = std::fs::read_to_string(w.repo.join(path)).unwrap();
+    let changed = body.replacen(
+        WRITTEN,
+        "defmodule SpotterWeb.Telemetry.LiveViewOtel do # renamed",
+        1,
+    );
+    std::fs::write(w.repo.join(path), changed).unwrap();
+    let later = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    git_at(
+        &w.repo,
+        &["commit", "-q", "-am", "rename the module"],
+        Some(&later),
+    );
+    let person = git_at(&w.repo, &["rev-parse", "HEAD"], None);
+    let n = line_of(
+        &w,
+        path,
+        "defmodule SpotterWeb.Telemetry.LiveViewOtel do # renamed",
+    );
+    let a = why(&w, &format!("{path}:{n}"));
+    assert_eq!(a.commits[0].id, person);
+    let s = &a.sessions[0];
+    assert_eq!(s.session_key, w.session_key);
+    assert_eq!(s.turns[0].evidence, "edited_path");
+    assert!(s.confidence < 0.9, "{s:?}");
+    let (tool, _) = record(&w, s.turns[0].ordinal);
+    assert!(tool == "Edit" || tool == "Write");
+    // Uncommitted text: no commit; the session that edited the file, by the path.
+    let mut body = std::fs::read_to_string(w.repo.join(path)).unwrap();
+    body.push_str("# a note nobody committed\n");
+    std::fs::write(w.repo.join(path), &body).unwrap();
+    let n = u32::try_from(body.lines().count()).unwrap();
+    let a = why(&w, &format!("{path}:{n}"));
+    assert_eq!(a.uncommitted_lines, vec![n]);
+    assert!(a.commits.is_empty());
+    assert_eq!(a.sessions[0].turns[0].evidence, "edited_path");
+    git_at(&w.repo, &["checkout", "--", path], None);
+
+    // A squashed commit (the whole branch as one commit on another branch, made after the
+    // capture, so no link names it): found by the lines the session's edits wrote.
+    let base = git_at(&w.repo, &["rev-list", "--max-parents=0", "HEAD"], None);
+    git_at(&w.repo, &["checkout", "-q", "-b", "squashed", &base], None);
+    git_at(&w.repo, &["merge", "-q", "--squash", "spotter-4te"], None);
+    git_at(&w.repo, &["commit", "-q", "-m", "squash"], Some(&later));
+    let squash = git_at(&w.repo, &["rev-parse", "HEAD"], None);
+    let a = why(&w, &squash);
+    let s = &a.sessions[0];
+    assert_eq!(s.session_key, w.session_key);
+    assert!(
+        s.evidence.iter().all(|e| e.kind == "wrote_lines"),
+        "{:?}",
+        s.evidence
+    );
+    assert!(s.turns.len() > 10, "many turns wrote it: {}", s.turns.len());
+    git_at(&w.repo, &["checkout", "-q", "spotter-4te"], None);
+
+    // A description: the session-level search ranks the session first.
+    let a = why(
+        &w,
+        "propagate traceparent headers in the plugin hook scripts",
+    );
+    assert_eq!(a.kind, WhyKind::Description);
+    assert_eq!(a.sessions[0].session_key, w.session_key);
+    assert!(a.sessions[0].confidence <= 0.5);
+}
+
+#[test]
+fn hostile_targets_are_refused_before_git_sees_them() {
+    let w = world();
+    let ask = |target: &str| {
+        w.cairn.why(
+            &w.repo,
+            &WhyQuery {
+                target: target.into(),
+                ..WhyQuery::default()
+            },
+        )
+    };
+    let kind = |target: &str| ask(target).unwrap_err().kind();
+    use cairn_core::ErrorKind;
+    // Paths out of the repository, by `..`, absolute or through a symlink.
+    assert_eq!(
+        kind("../../../../../../../../etc/passwd:1"),
+        ErrorKind::Invalid
+    );
+    let outside = w.repo.parent().unwrap().join("outside.txt");
+    std::fs::write(&outside, "secret\n").unwrap();
+    assert_eq!(kind("../outside.txt:1"), ErrorKind::Invalid);
+    assert_eq!(
+        kind(&format!("{}:1", outside.display())),
+        ErrorKind::Invalid
+    );
+    std::os::unix::fs::symlink(&outside, w.repo.join("link.txt")).unwrap();
+    assert_eq!(kind("link.txt:1"), ErrorKind::Invalid);
+    assert_eq!(kind(".git/config:1"), ErrorKind::Invalid);
+    // Ranges: zero, backwards, huge, past the end of the file.
+    for bad in [
+        "README.md:0",
+        "README.md:5-2",
+        "README.md:1-4000000000",
+        "README.md:99999999999",
+    ] {
+        assert_eq!(kind(bad), ErrorKind::Invalid, "{bad}");
+    }
+    let past = ask("README.md:4000-4001").unwrap_err().to_string();
+    assert!(past.contains("only"), "{past}");
+    // Options and control sequences never reach git as options; a description is cleaned.
+    assert_eq!(kind("--output=/tmp/x"), ErrorKind::NotFound);
+    assert_eq!(ask("--help").unwrap().kind, WhyKind::Description);
+    assert_eq!(ask("-p").unwrap().kind, WhyKind::Description);
+    let a = ask("\u{1b}[31mHEAD\u{7}").unwrap();
+    assert_eq!(a.kind, WhyKind::Description);
+    assert!(
+        !a.query.contains('\u{1b}') && !a.query.contains('\u{7}'),
+        "{:?}",
+        a.query
+    );
+    assert_eq!(kind("README.md\u{1b}[2J:1"), ErrorKind::Invalid);
+    // A commit that does not exist.
+    assert_eq!(kind("0123456789abcdef"), ErrorKind::NotFound);
+    // Outside any repository, a commit or a path cannot be traced; a description still is.
+    let plain = tempfile::tempdir().unwrap();
+    let elsewhere = |target: &str| {
+        w.cairn.why(
+            plain.path(),
+            &WhyQuery {
+                target: target.into(),
+                ..WhyQuery::default()
+            },
+        )
+    };
+    assert_eq!(
+        elsewhere("0123456789abcdef").unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+    assert_eq!(
+        elsewhere("src/a.rs:3").unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+    assert_eq!(
+        elsewhere("trace context").unwrap().kind,
+        WhyKind::Description
+    );
+}
