@@ -149,11 +149,13 @@ fn query_reports_scores_evidence_and_a_query_id() {
         "archived",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        env.run(&["recall", "query", "x", "--type", "rumour"])
-            .status
-            .code(),
-        Some(1)
+    // An unknown value of a closed set is a usage error (CLI.md: exit 2) naming the values.
+    let out = env.run(&["recall", "query", "x", "--type", "rumour"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fact, decision, procedure, debugging_method"),
+        "{err}"
     );
 }
 

@@ -137,6 +137,16 @@ pub enum RecallCommand {
     },
 }
 
+/// A clap parser for one of Recall's closed sets: `--help` and a wrong value list `names`
+/// (the core's wire strings), and the value is parsed by the core's own `parse`.
+fn one_of<T: Clone + Send + Sync + 'static>(
+    names: &'static [&'static str],
+    parse: fn(&str) -> cairn_core::Result<T>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).try_map(move |s: String| parse(&s))
+}
+
 #[derive(Args, Default)]
 pub struct FilterArgs {
     #[arg(long)]
@@ -147,14 +157,14 @@ pub struct FilterArgs {
     git_branch: Option<String>,
     #[arg(long)]
     agent: Option<String>,
-    #[arg(long = "type")]
-    entry_type: Option<String>,
-    #[arg(long)]
-    scope: Option<String>,
-    #[arg(long)]
-    status: Option<String>,
-    #[arg(long)]
-    review_state: Option<String>,
+    #[arg(long = "type", value_parser = one_of(EntryType::NAMES, EntryType::parse))]
+    entry_type: Option<EntryType>,
+    #[arg(long, value_parser = one_of(Scope::NAMES, Scope::parse))]
+    scope: Option<Scope>,
+    #[arg(long, value_parser = one_of(Status::NAMES, Status::parse))]
+    status: Option<Status>,
+    #[arg(long, value_parser = one_of(ReviewState::NAMES, ReviewState::parse))]
+    review_state: Option<ReviewState>,
     #[arg(long)]
     source_session_id: Option<String>,
     #[arg(long)]
@@ -179,18 +189,10 @@ impl FilterArgs {
             cwd: self.cwd.as_deref().map(expand_tilde),
             git_branch: self.git_branch.clone(),
             agent: self.agent.clone(),
-            entry_type: self
-                .entry_type
-                .as_deref()
-                .map(EntryType::parse)
-                .transpose()?,
-            scope: self.scope.as_deref().map(Scope::parse).transpose()?,
-            status: self.status.as_deref().map(Status::parse).transpose()?,
-            review_state: self
-                .review_state
-                .as_deref()
-                .map(ReviewState::parse)
-                .transpose()?,
+            entry_type: self.entry_type,
+            scope: self.scope,
+            status: self.status,
+            review_state: self.review_state,
             source_session: self.source_session_id.clone(),
             source_run_id: None,
             trusted_only: self.trusted_only,

@@ -16,6 +16,8 @@ macro_rules! string_enum {
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The wire strings, in [`Self::ALL`]'s order (what a front door offers).
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
 
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
