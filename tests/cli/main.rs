@@ -13,6 +13,7 @@ mod forget;
 mod harden;
 mod hooks;
 mod insights;
+mod link;
 mod mcp;
 mod mcp_install;
 mod memory;

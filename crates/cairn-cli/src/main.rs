@@ -5,6 +5,7 @@ mod export;
 mod extract;
 mod forget;
 mod insights;
+mod link;
 mod mcp_install;
 mod recall;
 mod render;
@@ -233,6 +234,15 @@ enum Command {
     /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
     /// first (--yes for scripts).
     Forget(forget::ForgetArgs),
+    /// Say a session belongs to a branch, PR or change: a link with evidence "person" (who,
+    /// when, why) that ranks first and survives every sync and relink.
+    #[command(
+        after_help = "Examples: cairn link <session> --to feature/login --reason \"the login work\", cairn link <session> --to '#42'"
+    )]
+    Link(link::LinkArgs),
+    /// Say a session is not related to a branch, PR or change: its links to it go, and no
+    /// sync links it again (until `cairn link` says otherwise).
+    Unlink(link::LinkArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -538,6 +548,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Forget(args) => {
             let cairn = open(g)?;
             forget::run(args, &cairn, g.json, out)?;
+        }
+        Command::Link(args) => {
+            let cairn = open(g)?;
+            link::run(
+                args,
+                cairn_core::git::correct::CorrectionAction::Link,
+                &cairn,
+                g.json,
+                out,
+            )?;
+        }
+        Command::Unlink(args) => {
+            let cairn = open(g)?;
+            link::run(
+                args,
+                cairn_core::git::correct::CorrectionAction::Unlink,
+                &cairn,
+                g.json,
+                out,
+            )?;
         }
         Command::Export(args) => {
             let cairn = open(g)?;

@@ -1,10 +1,11 @@
 //! Forgetting, git's part: the links of forgotten sessions to branches, reviews and commits,
-//! the paths they edited, and their association state.
+//! the paths they edited, their association state and a person's corrections of their links.
 
 use rusqlite::Connection;
 
-const TABLES: [&str; 4] = [
+const TABLES: [&str; 5] = [
     "links",
+    "link_corrections",
     "session_edits",
     "association_state",
     "link_pending",
