@@ -9,6 +9,7 @@ import type {
   ErrorReport_Serialize,
   ArchiveChanged,
   BranchActivity_Serialize,
+  CorrectionAction,
   Check,
   DirOrigin,
   DoctorReport,
@@ -119,6 +120,7 @@ export type SearchQuery = SearchQuery_Deserialize;
 export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase, AgentUsage };
 export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
 export type ForgetPlan = ForgetPlan_Serialize;
+export type { CorrectionAction };
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;
 export type ExtractDoctor = ExtractDoctor_Serialize;

@@ -121,6 +121,7 @@ export const evidenceNames: Record<string, string> = {
   direct_transition: 'switched to branch',
   branch_recorded: 'ran on branch',
   ran_on_branch: 'ran on branch',
+  person: 'linked by a person',
 };
 
 /** The day after `YYYY-MM-DD`, as `YYYY-MM-DD`. */

@@ -194,6 +194,36 @@ describe('SkimStore', () => {
     expect(store.selected).toBe(-1);
   });
 
+  it('says "belongs here" and "not related" for the branch on screen, then reloads the timeline', async () => {
+    const sent: unknown[][] = [];
+    let loads = 0;
+    let refuse = false;
+    const store = new SkimStore({
+      skimBranch: async () => {
+        loads++;
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+      correctLink: async (...args: unknown[]) => {
+        sent.push(args);
+        return refuse ? fail('branch target is not a branch name git accepts') : ok({ action: args[2] });
+      },
+    } as unknown as Api);
+    await store.load('ref:refs/heads/feature/login', '/home/dev/shop');
+    await store.correct('sha256-a', 'link');
+    expect(sent[0]).toEqual(['sha256-a', { kind: 'branch', key: 'ref:refs/heads/feature/login', pr_number: null }, 'link', null]);
+    expect(store.corrected).toEqual({ text: 'Linked to this branch by you; syncs keep it.', error: false });
+    expect(loads).toBe(2);
+    await store.correct('sha256-b', 'unlink');
+    expect(sent[1]?.[2]).toBe('unlink');
+    expect(store.corrected?.text).toMatch(/not link it here again/);
+    refuse = true;
+    await store.correct('sha256-b', 'unlink');
+    expect(store.corrected).toEqual({ text: 'branch target is not a branch name git accepts', error: true });
+    // Another branch starts without the last branch's message.
+    await store.load('ref:refs/heads/other');
+    expect(store.corrected).toBeNull();
+  });
+
   it("asks for one repository's branch, and the same branch in another repository is another timeline", async () => {
     const asked: (string | null)[] = [];
     const store = new SkimStore({
