@@ -12,6 +12,7 @@ mod fake_llm;
 mod forget;
 mod harden;
 mod hooks;
+mod import;
 mod insights;
 mod link;
 mod mcp;

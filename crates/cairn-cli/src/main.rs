@@ -230,6 +230,10 @@ enum Command {
     /// byte passes the outbound redactor; the home directory is written as `~`; the export
     /// ends with what it left out.
     Export(export::ExportArgs),
+    /// Read an ATIF trajectory (a teammate's `cairn export --format atif`, another tool's run)
+    /// as a session of agent `atif`: redacted like every transcript, then skim, show and search
+    /// read it like any other. Importing the same file again adds nothing.
+    Import(export::ImportArgs),
     /// Remove sessions from the archive, every byte: rows, search index, vectors, retained
     /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
     /// first (--yes for scripts).
@@ -572,6 +576,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(args) => {
             let cairn = open(g)?;
             export::export(args, &cairn, g.json, out)?;
+        }
+        Command::Import(args) => {
+            let cairn = open(g)?;
+            export::import(args, &cairn, g.json, out)?;
         }
         Command::Sessions {
             agent,

@@ -17,9 +17,13 @@ pub enum Agent {
     Gemini,
     Cursor,
     Aider,
+    /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
+    /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
+    Atif,
 }
 
 impl Agent {
+    /// The agents whose transcripts Cairn discovers in source dirs.
     pub const ALL: [Agent; 9] = [
         Agent::Claude,
         Agent::Codex,
@@ -43,6 +47,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Aider => "aider",
+            Agent::Atif => "atif",
         }
     }
 
@@ -57,6 +62,7 @@ impl Agent {
             "gemini" | "gemini-cli" | "gemini_cli" => Some(Agent::Gemini),
             "cursor" | "cursor-agent" | "cursor-cli" => Some(Agent::Cursor),
             "aider" | "aider-chat" => Some(Agent::Aider),
+            "atif" => Some(Agent::Atif),
             _ => None,
         }
     }

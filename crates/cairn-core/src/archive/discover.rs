@@ -114,6 +114,8 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
+        // Imported one file at a time (`cairn import`), never discovered.
+        Agent::Atif => Vec::new(),
     }
 }
 
@@ -281,6 +283,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor::classify(path),
         Agent::Aider => super::sources::aider::classify(path),
+        Agent::Atif => None,
     }
 }
 

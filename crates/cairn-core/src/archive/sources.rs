@@ -6,6 +6,7 @@
 //! Discovery (which files belong to which agent) lives in [`super::discover`].
 
 pub mod aider;
+pub mod atif;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -122,6 +123,11 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
+        Agent::Atif => {
+            return Err(serde::de::Error::custom(
+                "an ATIF trajectory is read as a document",
+            ));
+        }
     })
 }
 
@@ -177,6 +183,7 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
+        Agent::Atif => ReadKind::Document,
         _ => ReadKind::Lines,
     }
 }
@@ -205,6 +212,7 @@ pub fn document_parser_for(
 ) -> Result<Box<dyn DocumentParser>, serde_json::Error> {
     match agent {
         Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
+        Agent::Atif => Ok(Box::new(atif::AtifParser::resume(saved)?)),
         other => Err(serde::de::Error::custom(format!(
             "{other} has no document format"
         ))),
