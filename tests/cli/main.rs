@@ -20,6 +20,7 @@ mod mcp_install;
 mod memory;
 mod private;
 mod recall;
+mod resume;
 mod shared_db;
 mod support;
 mod trust;

@@ -9,6 +9,7 @@ mod link;
 mod mcp_install;
 mod recall;
 mod render;
+mod resume;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -247,6 +248,10 @@ enum Command {
     /// Say a session is not related to a branch, PR or change: its links to it go, and no
     /// sync links it again (until `cairn link` says otherwise).
     Unlink(link::LinkArgs),
+    /// The command that continues a session in its agent (`claude --resume <id>`, `codex resume
+    /// <id>`, …) in the folder it ran in: printed, or run with --run. Says when the agent cannot
+    /// resume or the folder is gone.
+    Resume(resume::ResumeArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -576,6 +581,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(args) => {
             let cairn = open(g)?;
             export::export(args, &cairn, g.json, out)?;
+        }
+        Command::Resume(args) => {
+            let cairn = open(g)?;
+            let code = resume::run(args, &cairn, g.json, out)?;
+            if code != 0 {
+                return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+            }
         }
         Command::Import(args) => {
             let cairn = open(g)?;
