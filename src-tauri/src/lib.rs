@@ -45,6 +45,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::skim_branch,
             commands::session_detail,
             commands::session_timeline,
+            commands::session_resume,
             commands::turn_records,
             commands::record_turn,
             commands::search_archive,

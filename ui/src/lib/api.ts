@@ -10,6 +10,7 @@ import type {
   ArchiveChanged,
   BranchActivity_Serialize,
   CorrectionAction,
+  ResumeCommand_Serialize,
   Check,
   DirOrigin,
   DoctorReport,
@@ -121,6 +122,7 @@ export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallSt
 export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
 export type ForgetPlan = ForgetPlan_Serialize;
 export type { CorrectionAction };
+export type ResumeCommand = ResumeCommand_Serialize;
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;
 export type ExtractDoctor = ExtractDoctor_Serialize;

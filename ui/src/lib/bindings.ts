@@ -29,6 +29,11 @@ export const commands = {
 	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
 	sessionTimeline: (sessionKey: string) => typedError<SessionTimeline_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_timeline", { sessionKey })),
+	/**
+	 *  The command that continues a session in its agent, in its folder (the session page shows
+	 *  it to copy; the window never runs it).
+	 */
+	sessionResume: (sessionKey: string) => typedError<ResumeCommand_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_resume", { sessionKey })),
 	/**  Every record of one turn, in order. */
 	turnRecords: (sessionKey: string, turnIndex: number) => typedError<TurnRecords_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("turn_records", { sessionKey, turnIndex })),
 	/**
@@ -191,7 +196,12 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | 
+/**
+ *  A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
+ *  (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
+ */
+"atif";
 
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
@@ -1898,6 +1908,41 @@ export type RepoBranches_Serialize = {
 	session_count: number,
 	last_activity: string | null,
 	branches: BranchActivity_Serialize[],
+};
+
+/**  How to continue one session in its agent. */
+export type ResumeCommand = ResumeCommand_Serialize | ResumeCommand_Deserialize;
+
+/**  How to continue one session in its agent. */
+export type ResumeCommand_Deserialize = {
+	session_key: string,
+	agent: Agent,
+	/**  The program and its arguments; empty when the session cannot be resumed. */
+	argv: string[],
+	/**  The folder to run it in (the session's cwd), when the transcript named one. */
+	cwd?: string | null,
+	/**  Whether that folder exists on this machine now. */
+	cwd_exists: boolean,
+	/**  One line to paste into a shell: `cd '<cwd>' && <command>`, every part quoted. */
+	shell?: string | null,
+	/**  Why the session cannot be resumed (as is, or at all); none when it can. */
+	problem?: string | null,
+};
+
+/**  How to continue one session in its agent. */
+export type ResumeCommand_Serialize = {
+	session_key: string,
+	agent: Agent,
+	/**  The program and its arguments; empty when the session cannot be resumed. */
+	argv: string[],
+	/**  The folder to run it in (the session's cwd), when the transcript named one. */
+	cwd: string | null,
+	/**  Whether that folder exists on this machine now. */
+	cwd_exists: boolean,
+	/**  One line to paste into a shell: `cd '<cwd>' && <command>`, every part quoted. */
+	shell: string | null,
+	/**  Why the session cannot be resumed (as is, or at all); none when it can. */
+	problem: string | null,
 };
 
 /**

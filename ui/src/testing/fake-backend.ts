@@ -647,6 +647,16 @@ export function fakeBackend(options: FakeOptions = {}) {
         report(args.id as number);
         reports = reports.filter((r) => r.id !== args.id);
         return null;
+      case 'session_resume':
+        return {
+          session_key: args.sessionKey,
+          agent: 'claude',
+          argv: ['claude', '--resume', 'fake-id'],
+          cwd: '/home/dev/shop',
+          cwd_exists: true,
+          shell: 'cd /home/dev/shop && claude --resume fake-id',
+          problem: null,
+        };
       case 'correct_link': {
         const target = args.target as { kind: string; key: string; pr_number: number | null };
         return {

@@ -30,6 +30,7 @@ function api(options = {}): Api {
     sessionExport: (key: string, options: unknown) => call('session_export', { key, options }),
     forgetPreview: (request: unknown) => call('forget_preview', { request }),
     forgetSessions: (request: unknown) => call('forget_sessions', { request }),
+    sessionResume: (sessionKey: string) => call('session_resume', { sessionKey }),
     sourceDirs: () => call('source_dirs', {}),
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
@@ -86,6 +87,16 @@ describe('Resource', () => {
 });
 
 describe('SessionStore', () => {
+  it('loads the command that resumes the session with it, and forgets it for another session', async () => {
+    const store = new SessionStore(api());
+    await store.open(key(1));
+    await vi.waitFor(() => expect(store.resume.data?.shell).toBe('cd /home/dev/shop && claude --resume fake-id'));
+    expect(store.resume.data?.problem).toBeNull();
+    const other = store.open(key(2));
+    expect(store.resume.data).toBeNull();
+    await other;
+  });
+
   it('lists turns, expands one into its records and collapses it', async () => {
     const store = new SessionStore(api({ turns: 3 }) as SessionApi);
     await store.open(key(1));
