@@ -109,6 +109,17 @@ pub async fn session_detail(
     with_cairn(&backend, move |c| c.session(&session_key)).await
 }
 
+/// The command that continues a session in its agent, in its folder (the session page shows
+/// it to copy; the window never runs it).
+#[tauri::command]
+#[specta::specta]
+pub async fn session_resume(
+    backend: State<'_, Backend>,
+    session_key: String,
+) -> Result<cairn_core::views::resume::ResumeCommand, ErrorReport> {
+    with_cairn(&backend, move |c| c.resume_command(&session_key)).await
+}
+
 /// Every turn of a session, in order.
 #[tauri::command]
 #[specta::specta]

@@ -28,8 +28,8 @@ pub enum SyncPhase {
     Finish,
 }
 
-/// New records reached the archive (a sync, or the watcher capturing changed transcripts):
-/// open views reload. Sent as `archive-changed`.
+/// The archive changed (a sync or the watcher brought records, a forget removed sessions, a
+/// person corrected a link): open views reload. Sent as `archive-changed`.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct ArchiveChanged {
     pub cause: ChangeCause,
@@ -43,6 +43,10 @@ pub struct ArchiveChanged {
 pub enum ChangeCause {
     Sync,
     Watch,
+    /// Sessions were forgotten (the counts are 0: nothing was added).
+    Forget,
+    /// A person linked or unlinked a session.
+    Correct,
 }
 
 /// A report generation moved to a new phase (reading the sessions, a saved report answers it,

@@ -2,10 +2,12 @@
 //! shown before the destructive button, then the core's forget (`forget_sessions`).
 
 use cairn_core::{ErrorReport, ForgetPlan, ForgetRequest, Forgotten};
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
+use tauri_specta::Event;
 
 use crate::backend::Backend;
 use crate::commands::with_cairn;
+use crate::events::{ArchiveChanged, ChangeCause};
 
 /// Exactly what forgetting `request` would remove; changes nothing.
 #[tauri::command]
@@ -18,12 +20,23 @@ pub async fn forget_preview(
 }
 
 /// Forget what `request` names (the window showed `forget_preview`'s list first); the window
-/// then says the session is gone.
+/// then says the session is gone, and `archive-changed` makes the other places reload.
 #[tauri::command]
 #[specta::specta]
-pub async fn forget_sessions(
+pub async fn forget_sessions<R: Runtime>(
+    app: AppHandle<R>,
     backend: State<'_, Backend>,
     request: ForgetRequest,
 ) -> Result<Forgotten, ErrorReport> {
-    with_cairn(&backend, move |c| c.forget(&request)).await
+    let forgotten = with_cairn(&backend, move |c| c.forget(&request)).await?;
+    if !forgotten.removed.sessions.is_empty() {
+        let _ = ArchiveChanged {
+            cause: ChangeCause::Forget,
+            sessions_added: 0,
+            sessions_updated: 0,
+            records_added: 0,
+        }
+        .emit(&app);
+    }
+    Ok(forgotten)
 }

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod commands;
+pub mod correct;
 pub mod events;
 pub mod export;
 pub mod extract;
@@ -44,6 +45,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::skim_branch,
             commands::session_detail,
             commands::session_timeline,
+            commands::session_resume,
             commands::turn_records,
             commands::record_turn,
             commands::search_archive,
@@ -82,7 +84,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             insights::insight_export,
             export::session_export,
             forget::forget_preview,
-            forget::forget_sessions,
+            forget::forget_sessions::<tauri::Wry>,
+            correct::correct_link::<tauri::Wry>,
             extract::extract_status,
             extract::extract_doctor,
             extract::extract_detect,
@@ -591,6 +594,61 @@ mod tests {
 
         let detail = invoke(&app, "session_detail", json!({ "sessionKey": key })).unwrap();
         assert!(detail["tokens"]["input"].is_u64());
+    }
+
+    /// "Belongs here" and "not related" from the skim timeline, a refused target from the
+    /// webview, and forgetting: each change of the archive is told to the window.
+    #[test]
+    fn correcting_a_link_and_forgetting_tell_the_window_the_archive_changed() {
+        use tauri::Listener as _;
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let causes = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let seen = causes.clone();
+        app.listen("archive-changed", move |event| {
+            let v: Value = serde_json::from_str(event.payload()).unwrap();
+            seen.lock()
+                .unwrap()
+                .push(v["cause"].as_str().unwrap().to_owned());
+        });
+        let sessions = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap();
+        let key = sessions[0]["session_key"].as_str().unwrap().to_owned();
+        let target =
+            json!({ "kind": "branch", "key": "ref:refs/heads/feature/x", "pr_number": null });
+        let linked = invoke(
+            &app,
+            "correct_link",
+            json!({ "sessionKey": key, "target": target, "action": "link", "reason": "planned here" }),
+        )
+        .unwrap();
+        assert_eq!(linked["action"], "link");
+        let skim = invoke(
+            &app,
+            "skim_branch",
+            json!({ "targetKey": "feature/x", "includeWeak": true, "repoRoot": null }),
+        )
+        .unwrap();
+        assert_eq!(skim["sessions"][0]["session_key"], key.as_str());
+        assert_eq!(skim["sessions"][0]["why_related"][0]["evidence"], "person");
+        let unlinked = invoke(
+            &app,
+            "correct_link",
+            json!({ "sessionKey": key, "target": target, "action": "unlink", "reason": null }),
+        )
+        .unwrap();
+        assert_eq!(unlinked["links_removed"], 1);
+        let forged =
+            json!({ "kind": "branch", "key": "ref:refs/heads/a\u{1b}[31m", "pr_number": null });
+        let refused = invoke(
+            &app,
+            "correct_link",
+            json!({ "sessionKey": key, "target": forged, "action": "link", "reason": null }),
+        )
+        .unwrap_err();
+        assert_eq!(refused["kind"], "invalid", "{refused}");
+        let request = json!({ "session": key, "project": null, "before": null, "agent": null, "allow_reimport": false });
+        invoke(&app, "forget_sessions", json!({ "request": request })).unwrap();
+        assert_eq!(*causes.lock().unwrap(), ["correct", "correct", "forget"]);
     }
 
     #[test]

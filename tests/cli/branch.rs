@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::support::{Env, git};
 
 /// A repository with one commit on `main`.
-fn repo(root: &Path) -> PathBuf {
+pub(crate) fn repo(root: &Path) -> PathBuf {
     let dir = root.join("repo");
     std::fs::create_dir_all(&dir).unwrap();
     git(&dir, &["init", "-q", "-b", "main"]);
@@ -21,7 +21,7 @@ fn repo(root: &Path) -> PathBuf {
 }
 
 /// A Claude Code transcript written line by line, as the agent would.
-struct Transcript {
+pub(crate) struct Transcript {
     path: PathBuf,
     session: String,
     cwd: PathBuf,
@@ -30,7 +30,7 @@ struct Transcript {
 }
 
 impl Transcript {
-    fn new(env: &Env, session: &str, cwd: &Path, branch: &str) -> Transcript {
+    pub(crate) fn new(env: &Env, session: &str, cwd: &Path, branch: &str) -> Transcript {
         let dir = env.claude().join("-repo");
         std::fs::create_dir_all(&dir).unwrap();
         Transcript {
@@ -60,11 +60,11 @@ impl Transcript {
         writeln!(f, "{v}").unwrap();
     }
 
-    fn user(&mut self, text: &str) {
+    pub(crate) fn user(&mut self, text: &str) {
         self.line(json!({"type": "user", "message": {"role": "user", "content": text}}));
     }
 
-    fn say(&mut self, text: &str) {
+    pub(crate) fn say(&mut self, text: &str) {
         let id = format!("msg_{}", self.n);
         self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "claude-test", "content": [{"type": "text", "text": text}]}}));
     }
@@ -76,7 +76,7 @@ impl Transcript {
     }
 
     /// Edit a file for real and record the Edit tool call.
-    fn edit(&mut self, rel: &str, content: &str) {
+    pub(crate) fn edit(&mut self, rel: &str, content: &str) {
         let path = self.cwd.join(rel);
         std::fs::write(&path, content).unwrap();
         self.tool(
@@ -87,7 +87,7 @@ impl Transcript {
     }
 
     /// Run a git command for real and record it as a Bash call with its output.
-    fn run_git(&mut self, args: &[&str]) {
+    pub(crate) fn run_git(&mut self, args: &[&str]) {
         let out = Command::new("git")
             .arg("-C")
             .arg(&self.cwd)
@@ -116,7 +116,7 @@ impl Transcript {
     }
 
     /// The Stop hook fires.
-    fn hook(&self, env: &Env) {
+    pub(crate) fn hook(&self, env: &Env) {
         let input = json!({"session_id": self.session, "transcript_path": self.path, "cwd": self.cwd, "hook_event_name": "Stop"});
         let mut child = env
             .command()
@@ -140,13 +140,13 @@ impl Transcript {
     }
 }
 
-fn skim(env: &Env, args: &[&str]) -> Value {
+pub(crate) fn skim(env: &Env, args: &[&str]) -> Value {
     let mut all = vec!["skim"];
     all.extend_from_slice(args);
     env.json(&all)
 }
 
-fn sessions_of(v: &Value) -> Vec<String> {
+pub(crate) fn sessions_of(v: &Value) -> Vec<String> {
     v["sessions"]
         .as_array()
         .unwrap()
@@ -155,7 +155,7 @@ fn sessions_of(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn key_of(env: &Env, session: &str) -> String {
+pub(crate) fn key_of(env: &Env, session: &str) -> String {
     let list = env.json(&["sessions"]);
     list.as_array()
         .unwrap()

@@ -10,19 +10,19 @@ use serde_json::json;
 use crate::support::Env;
 
 /// Claude fixture session under /home/marco (tool calls, a rejected command, an injected prompt).
-const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
+pub(crate) const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 /// The Claude schema fixture (six turns, edits).
-const STAGE0: &str = "ses_stage0_small";
+pub(crate) const STAGE0: &str = "ses_stage0_small";
 /// The Codex rollout fixture.
-const CODEX: &str = "019fc8be-3658-7ca3-9e29-000000000000";
+pub(crate) const CODEX: &str = "019fc8be-3658-7ca3-9e29-000000000000";
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The project's Python with ATIF's reference models, or `None` outside `make test` before
 /// setup ran (under CI that is a failure: setup always installs them).
-fn reference_python() -> Option<PathBuf> {
+pub(crate) fn reference_python() -> Option<PathBuf> {
     let python = repo_root().join(".venv/bin/python");
     let has_models = python.exists()
         && Command::new(&python)
@@ -42,7 +42,7 @@ fn reference_python() -> Option<PathBuf> {
 }
 
 /// `cairn export` as the fixtures' own user (HOME=/home/marco), so the home becomes `~`.
-fn export(env: &Env, args: &[&str]) -> String {
+pub(crate) fn export(env: &Env, args: &[&str]) -> String {
     let out = env
         .command()
         .env("HOME", "/home/marco")
@@ -58,7 +58,7 @@ fn export(env: &Env, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn synced() -> Env {
+pub(crate) fn synced() -> Env {
     let env = Env::new().with_fixtures();
     env.ok(&["sync"]);
     env

@@ -67,3 +67,39 @@ pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
     }
     Ok(())
 }
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// An ATIF trajectory (`*.atif.json`, as `cairn export --format atif` writes).
+    file: PathBuf,
+}
+
+pub fn import(args: ImportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let imported = cairn.import_atif(&args.file)?;
+    if json_out {
+        return render::json(out, &imported);
+    }
+    if imported.already_imported {
+        writeln!(
+            out,
+            "Already imported: {} ({} turns); nothing new.",
+            clean(&imported.session_key),
+            imported.turns
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Imported {} as atif session {}: {} turns, {} records.",
+            clean(&args.file.display().to_string()),
+            clean(&imported.session_key),
+            imported.turns,
+            imported.records_added + imported.records_updated
+        )?;
+    }
+    writeln!(
+        out,
+        "Read it with `cairn show {}`.",
+        clean(&imported.session_key)
+    )?;
+    Ok(())
+}

@@ -5,9 +5,11 @@ mod export;
 mod extract;
 mod forget;
 mod insights;
+mod link;
 mod mcp_install;
 mod recall;
 mod render;
+mod resume;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -254,10 +256,27 @@ enum Command {
     /// byte passes the outbound redactor; the home directory is written as `~`; the export
     /// ends with what it left out.
     Export(export::ExportArgs),
+    /// Read an ATIF trajectory (a teammate's `cairn export --format atif`, another tool's run)
+    /// as a session of agent `atif`: redacted like every transcript, then skim, show and search
+    /// read it like any other. Importing the same file again adds nothing.
+    Import(export::ImportArgs),
     /// Remove sessions from the archive, every byte: rows, search index, vectors, retained
     /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
     /// first (--yes for scripts).
     Forget(forget::ForgetArgs),
+    /// Say a session belongs to a branch, PR or change: a link with evidence "person" (who,
+    /// when, why) that ranks first and survives every sync and relink.
+    #[command(
+        after_help = "Examples: cairn link <session> --to feature/login --reason \"the login work\", cairn link <session> --to '#42'"
+    )]
+    Link(link::LinkArgs),
+    /// Say a session is not related to a branch, PR or change: its links to it go, and no
+    /// sync links it again (until `cairn link` says otherwise).
+    Unlink(link::LinkArgs),
+    /// The command that continues a session in its agent (`claude --resume <id>`, `codex resume
+    /// <id>`, …) in the folder it ran in: printed, or run with --run. Says when the agent cannot
+    /// resume or the folder is gone.
+    Resume(resume::ResumeArgs),
     /// A session's turns, or one turn's records.
     Show {
         /// A session key (`sha256-…`) or the agent's own session id.
@@ -568,9 +587,40 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let cairn = open(g)?;
             forget::run(args, &cairn, g.json, out)?;
         }
+        Command::Link(args) => {
+            let cairn = open(g)?;
+            link::run(
+                args,
+                cairn_core::git::correct::CorrectionAction::Link,
+                &cairn,
+                g.json,
+                out,
+            )?;
+        }
+        Command::Unlink(args) => {
+            let cairn = open(g)?;
+            link::run(
+                args,
+                cairn_core::git::correct::CorrectionAction::Unlink,
+                &cairn,
+                g.json,
+                out,
+            )?;
+        }
         Command::Export(args) => {
             let cairn = open(g)?;
             export::export(args, &cairn, g.json, out)?;
+        }
+        Command::Resume(args) => {
+            let cairn = open(g)?;
+            let code = resume::run(args, &cairn, g.json, out)?;
+            if code != 0 {
+                return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+            }
+        }
+        Command::Import(args) => {
+            let cairn = open(g)?;
+            export::import(args, &cairn, g.json, out)?;
         }
         Command::Sessions {
             agent,

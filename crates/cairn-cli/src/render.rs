@@ -588,6 +588,30 @@ pub fn timeline(
     if keys {
         writeln!(out, "session {}", clean(&v.session_key))?;
     }
+    // One line per target: its strongest link (the core lists a person's first).
+    let mut seen = std::collections::BTreeSet::new();
+    for l in v.links.iter().filter(|l| seen.insert(&l.target_key)) {
+        writeln!(
+            out,
+            "related to {} ({}, {:.2}): {}",
+            clean(&l.target_key),
+            l.evidence.as_str(),
+            l.confidence,
+            line(&l.reason, 120)
+        )?;
+    }
+    for c in v
+        .corrections
+        .iter()
+        .filter(|c| c.action == cairn_core::git::correct::CorrectionAction::Unlink)
+    {
+        writeln!(
+            out,
+            "not related to {}: {}",
+            clean(&c.target_key),
+            line(&c.sentence(), 120)
+        )?;
+    }
     for t in &v.turns {
         let tools = if t.tool_names.is_empty() {
             String::new()

@@ -19,9 +19,13 @@ pub enum Agent {
     Aider,
     Crush,
     Opencode,
+    /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
+    /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
+    Atif,
 }
 
 impl Agent {
+    /// The agents whose transcripts Cairn discovers in source dirs.
     pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Codex,
@@ -49,6 +53,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Crush => "crush",
             Agent::Opencode => "opencode",
+            Agent::Atif => "atif",
         }
     }
 
@@ -65,6 +70,7 @@ impl Agent {
             "aider" | "aider-chat" => Some(Agent::Aider),
             "crush" | "charm-crush" => Some(Agent::Crush),
             "opencode" | "open-code" | "sst-opencode" => Some(Agent::Opencode),
+            "atif" => Some(Agent::Atif),
             _ => None,
         }
     }

@@ -8,6 +8,7 @@ mod extract;
 pub(crate) mod forget;
 mod git;
 mod hooks;
+pub(crate) mod import;
 mod insights;
 pub(crate) mod mcp;
 pub(crate) mod memory;

@@ -4,11 +4,13 @@
 //! at each capture batch; [`evidence`] reads commits, pushes, PRs, checkouts and edits out of the
 //! transcript; [`associate`] turns all of that into links (session → branch/review/change, with
 //! the evidence and a confidence); [`targets`] normalises what people type; [`publish`] shares
-//! redacted session metadata through `refs/cairn/…` as [`document`]s, checked when they arrive.
+//! redacted session metadata through `refs/cairn/…` as [`document`]s, checked when they arrive;
+//! [`correct`] keeps a person's links and unlinks, which association never overrides.
 //!
 //! This module reads records only through the store; it never parses transcripts.
 
 pub mod associate;
+pub mod correct;
 pub mod document;
 pub mod evidence;
 pub mod forget;

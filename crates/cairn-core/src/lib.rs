@@ -33,6 +33,7 @@ pub use error::{Error, ErrorKind, ErrorReport, Result};
 pub use facade::forget::{
     ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, Forgotten,
 };
+pub use facade::import::Imported;
 pub use facade::mcp::AgentWriter;
 pub use facade::memory::SessionStartBrief;
 

@@ -3,6 +3,7 @@
 
 pub mod branches;
 pub mod export;
+pub mod resume;
 pub mod search;
 pub mod session;
 pub mod sessions;

@@ -9,6 +9,8 @@ import type {
   ErrorReport_Serialize,
   ArchiveChanged,
   BranchActivity_Serialize,
+  CorrectionAction,
+  ResumeCommand_Serialize,
   Check,
   DirOrigin,
   DoctorReport,
@@ -121,6 +123,8 @@ export type SearchQuery = SearchQuery_Deserialize;
 export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase, AgentUsage };
 export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
 export type ForgetPlan = ForgetPlan_Serialize;
+export type { CorrectionAction };
+export type ResumeCommand = ResumeCommand_Serialize;
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;
 export type ExtractDoctor = ExtractDoctor_Serialize;

@@ -29,6 +29,11 @@ export const commands = {
 	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
 	sessionTimeline: (sessionKey: string) => typedError<SessionTimeline_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_timeline", { sessionKey })),
+	/**
+	 *  The command that continues a session in its agent, in its folder (the session page shows
+	 *  it to copy; the window never runs it).
+	 */
+	sessionResume: (sessionKey: string) => typedError<ResumeCommand_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_resume", { sessionKey })),
 	/**  Every record of one turn, in order. */
 	turnRecords: (sessionKey: string, turnIndex: number) => typedError<TurnRecords_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("turn_records", { sessionKey, turnIndex })),
 	/**
@@ -150,9 +155,14 @@ export const commands = {
 	forgetPreview: (request: ForgetRequest_Deserialize) => typedError<ForgetPlan_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_preview", { request })),
 	/**
 	 *  Forget what `request` names (the window showed `forget_preview`'s list first); the window
-	 *  then says the session is gone.
+	 *  then says the session is gone, and `archive-changed` makes the other places reload.
 	 */
 	forgetSessions: (request: ForgetRequest_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request })),
+	/**
+	 *  A person's word on session `session_key` and `target`; the core checks the target (it
+	 *  arrives from the webview) and keeps the correction across every relink.
+	 */
+	correctLink: (sessionKey: string, target: Target_Deserialize, action: CorrectionAction, reason: string | null) => typedError<LinkCorrection_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("correct_link", { sessionKey, target, action, reason })),
 	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
 	extractStatus: () => typedError<ExtractStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_status")),
 	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
@@ -194,7 +204,12 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode";
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode" | 
+/**
+ *  A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
+ *  (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
+ */
+"atif";
 
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
@@ -266,8 +281,8 @@ export type AppInfo_Serialize = {
 };
 
 /**
- *  New records reached the archive (a sync, or the watcher capturing changed transcripts):
- *  open views reload. Sent as `archive-changed`.
+ *  The archive changed (a sync or the watcher brought records, a forget removed sessions, a
+ *  person corrected a link): open views reload. Sent as `archive-changed`.
  */
 export type ArchiveChanged = {
 	cause: ChangeCause,
@@ -311,13 +326,23 @@ export type BranchActivity_Serialize = {
 	last_activity: string | null,
 };
 
-export type ChangeCause = "sync" | "watch";
+export type ChangeCause = "sync" | "watch" | 
+/**  Sessions were forgotten (the counts are 0: nothing was added). */
+"forget" | 
+/**  A person linked or unlinked a session. */
+"correct";
 
 export type Check = {
 	name: string,
 	status: Status,
 	detail: string,
 };
+
+export type CorrectionAction = 
+/**  The session belongs to the target. */
+"link" | 
+/**  The session is not related to the target. */
+"unlink";
 
 /**  One generator that could be picked. */
 export type DetectedGenerator = DetectedGenerator_Serialize | DetectedGenerator_Deserialize;
@@ -565,7 +590,9 @@ export type ErrorReport_Serialize = {
 /**  Progress of a pass, as it happens. Serialisable: the desktop forwards these as events. */
 export type Event = { event: "pass_started"; fingerprint: string; sessions: number } | { event: "session_started"; session_key: string; title: string; units_total: number; units_todo: number } | { event: "unit_done"; session_key: string; unit: number; units_total: number; entries: number } | { event: "session_done"; session_key: string; entries: number } | { event: "session_failed"; session_key: string; error: string } | { event: "aborted"; error: string } | { event: "activated"; fingerprint: string };
 
-export type Evidence = "commit_by_session" | "pr_created" | "environment_promotion" | "pushed" | "edit_committed" | "change_committed" | "direct_transition" | "branch_recorded" | "ran_on_branch";
+export type Evidence = "commit_by_session" | "pr_created" | "environment_promotion" | "pushed" | "edit_committed" | "change_committed" | "direct_transition" | "branch_recorded" | "ran_on_branch" | 
+/**  A person said so (`cairn link`, "belongs here"): see `git/correct.rs`. */
+"person";
 
 export type ExportFormat = "md" | "html" | "json";
 
@@ -1386,6 +1413,49 @@ export type LeftOut = {
 	home_written_as_tilde: boolean,
 };
 
+/**  A person's word on one of a session's links. */
+export type LinkCorrection = LinkCorrection_Serialize | LinkCorrection_Deserialize;
+
+/**  A person's word on one of a session's links. */
+export type LinkCorrection_Deserialize = {
+	session_key: string,
+	action: CorrectionAction,
+	target_kind: TargetKind,
+	target_key: string,
+	/**  A pull request given by number: the correction covers its links on any branch. */
+	pr_number?: number | null,
+	/**  Who said so (the account that ran the command or the window). */
+	made_by: string,
+	/**  When (RFC 3339). */
+	made_at: string,
+	reason?: string | null,
+	/**
+	 *  Links of the session to the target this correction removed (an unlink's automatic links,
+	 *  or a link's earlier word): 0 when there was nothing to remove.
+	 */
+	links_removed: number,
+};
+
+/**  A person's word on one of a session's links. */
+export type LinkCorrection_Serialize = {
+	session_key: string,
+	action: CorrectionAction,
+	target_kind: TargetKind,
+	target_key: string,
+	/**  A pull request given by number: the correction covers its links on any branch. */
+	pr_number: number | null,
+	/**  Who said so (the account that ran the command or the window). */
+	made_by: string,
+	/**  When (RFC 3339). */
+	made_at: string,
+	reason: string | null,
+	/**
+	 *  Links of the session to the target this correction removed (an unlink's automatic links,
+	 *  or a link's earlier word): 0 when there was nothing to remove.
+	 */
+	links_removed: number,
+};
+
 /**  What the live watcher covers. */
 export type LiveStatus = LiveStatus_Serialize | LiveStatus_Deserialize;
 
@@ -1963,6 +2033,41 @@ export type RepoBranches_Serialize = {
 	branches: BranchActivity_Serialize[],
 };
 
+/**  How to continue one session in its agent. */
+export type ResumeCommand = ResumeCommand_Serialize | ResumeCommand_Deserialize;
+
+/**  How to continue one session in its agent. */
+export type ResumeCommand_Deserialize = {
+	session_key: string,
+	agent: Agent,
+	/**  The program and its arguments; empty when the session cannot be resumed. */
+	argv: string[],
+	/**  The folder to run it in (the session's cwd), when the transcript named one. */
+	cwd?: string | null,
+	/**  Whether that folder exists on this machine now. */
+	cwd_exists: boolean,
+	/**  One line to paste into a shell: `cd '<cwd>' && <command>`, every part quoted. */
+	shell?: string | null,
+	/**  Why the session cannot be resumed (as is, or at all); none when it can. */
+	problem?: string | null,
+};
+
+/**  How to continue one session in its agent. */
+export type ResumeCommand_Serialize = {
+	session_key: string,
+	agent: Agent,
+	/**  The program and its arguments; empty when the session cannot be resumed. */
+	argv: string[],
+	/**  The folder to run it in (the session's cwd), when the transcript named one. */
+	cwd: string | null,
+	/**  Whether that folder exists on this machine now. */
+	cwd_exists: boolean,
+	/**  One line to paste into a shell: `cd '<cwd>' && <command>`, every part quoted. */
+	shell: string | null,
+	/**  Why the session cannot be resumed (as is, or at all); none when it can. */
+	problem: string | null,
+};
+
 /**
  *  Trust provenance. Only a person reviewing an entry (the inbox, or a reviewed import)
  *  makes it `human_reviewed`; extraction always writes `unreviewed_auto`.
@@ -2315,6 +2420,39 @@ export type SessionFailure = {
 	error: string,
 };
 
+/**  One link of a session to a branch, review or change. */
+export type SessionLink = SessionLink_Serialize | SessionLink_Deserialize;
+
+/**  One link of a session to a branch, review or change. */
+export type SessionLink_Deserialize = {
+	target_kind: TargetKind,
+	target_key: string,
+	evidence: Evidence,
+	strong: boolean,
+	confidence: number | null,
+	commit?: string | null,
+	/**
+	 *  One line a person reads ("edited login.js, committed in 1a2b3c4"; for a person's link,
+	 *  who made it, when and why).
+	 */
+	reason: string,
+};
+
+/**  One link of a session to a branch, review or change. */
+export type SessionLink_Serialize = {
+	target_kind: TargetKind,
+	target_key: string,
+	evidence: Evidence,
+	strong: boolean,
+	confidence: number | null,
+	commit: string | null,
+	/**
+	 *  One line a person reads ("edited login.js, committed in 1a2b3c4"; for a person's link,
+	 *  who made it, when and why).
+	 */
+	reason: string,
+};
+
 /**  Which sessions to list (the session list view). Empty means every top-level session, newest first. */
 export type SessionQuery = SessionQuery_Serialize | SessionQuery_Deserialize;
 
@@ -2393,6 +2531,10 @@ export type SessionTimeline_Deserialize = {
 	started_at?: string | null,
 	coverage: TurnCoverage,
 	turns: TimelineTurn_Deserialize[],
+	/**  What the session is related to, a person's links first, then the most confident. */
+	links?: SessionLink_Deserialize[],
+	/**  A person's corrections of the session's links (who, when, why), unlinks included. */
+	corrections?: LinkCorrection_Deserialize[],
 };
 
 /**  A session's turns. */
@@ -2404,6 +2546,10 @@ export type SessionTimeline_Serialize = {
 	started_at: string | null,
 	coverage: TurnCoverage,
 	turns: TimelineTurn_Serialize[],
+	/**  What the session is related to, a person's links first, then the most confident. */
+	links: SessionLink_Serialize[],
+	/**  A person's corrections of the session's links (who, when, why), unlinks included. */
+	corrections: LinkCorrection_Serialize[],
 };
 
 export type SkimCoverage = {
@@ -2659,7 +2805,26 @@ export type SyncReport_Serialize = {
 	warnings: Warning_Serialize[],
 };
 
+/**  A normalised target. */
+export type Target = Target_Serialize | Target_Deserialize;
+
 export type TargetKind = "branch" | "review" | "change";
+
+/**  A normalised target. */
+export type Target_Deserialize = {
+	kind: TargetKind,
+	key: string,
+	/**  For a pull request given by number or URL: the number (matched on any branch). */
+	pr_number?: number | null,
+};
+
+/**  A normalised target. */
+export type Target_Serialize = {
+	kind: TargetKind,
+	key: string,
+	/**  For a pull request given by number or URL: the number (matched on any branch). */
+	pr_number: number | null,
+};
 
 export type Template = Template_Serialize | Template_Deserialize;
 

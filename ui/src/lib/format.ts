@@ -46,7 +46,7 @@ export function projectLabel(session: Session): string {
   return parts.at(-1) ?? session.cwd;
 }
 
-export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode' };
+export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', atif: 'ATIF import' };
 
 /** Every agent Cairn reads, in the order the filters and Settings list them. */
 export const agents = Object.keys(agentNames) as Agent[];
@@ -121,6 +121,7 @@ export const evidenceNames: Record<string, string> = {
   direct_transition: 'switched to branch',
   branch_recorded: 'ran on branch',
   ran_on_branch: 'ran on branch',
+  person: 'linked by a person',
 };
 
 /** The day after `YYYY-MM-DD`, as `YYYY-MM-DD`. */

@@ -295,6 +295,8 @@ export function fakeTimeline(sessionKey: string, turns: number, recordsPerTurn: 
     started_at: at(0),
     coverage: { showing_turns: turns, total_turns: turns, has_more_before: false },
     turns: Array.from({ length: turns }, (_, i) => fakeTurn(i, recordsPerTurn)),
+    links: [],
+    corrections: [],
   };
 }
 
@@ -684,6 +686,30 @@ export function fakeBackend(options: FakeOptions = {}) {
         report(args.id as number);
         reports = reports.filter((r) => r.id !== args.id);
         return null;
+      case 'session_resume':
+        return {
+          session_key: args.sessionKey,
+          agent: 'claude',
+          argv: ['claude', '--resume', 'fake-id'],
+          cwd: '/home/dev/shop',
+          cwd_exists: true,
+          shell: 'cd /home/dev/shop && claude --resume fake-id',
+          problem: null,
+        };
+      case 'correct_link': {
+        const target = args.target as { kind: string; key: string; pr_number: number | null };
+        return {
+          session_key: args.sessionKey,
+          action: args.action,
+          target_kind: target.kind,
+          target_key: target.key,
+          pr_number: target.pr_number,
+          made_by: 'you',
+          made_at: '2026-02-10T21:11:52Z',
+          reason: args.reason ?? null,
+          links_removed: args.action === 'unlink' ? 1 : 0,
+        };
+      }
       case 'forget_preview':
       case 'forget_sessions': {
         const plan = {

@@ -122,3 +122,109 @@ pub fn text_of(v: &Value) -> Option<String> {
         _ => None,
     }
 }
+
+/// A trajectory file larger than this is not imported.
+pub const MAX_IMPORT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A trajectory file `cairn import` accepts, before capture reads it as a document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The file's real path (symlinks and `..` resolved).
+    pub path: std::path::PathBuf,
+    pub session_id: String,
+    pub steps: usize,
+}
+
+/// Check that `path` is a regular file of at most [`MAX_IMPORT_BYTES`] holding an ATIF
+/// trajectory: a JSON object with an `ATIF-v…` `schema_version`, a `session_id` (a printable
+/// string of at most 256 characters) and 1 to 100,000 `steps`, each an object with a `source`.
+/// Everything else is read leniently by the parser; what fails here is refused whole, with the
+/// file and the reason in the message.
+pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
+    use crate::error::Error;
+    let shown = crate::text::one_line(&path.display().to_string(), 200);
+    let refuse = |why: String| Error::Invalid(format!("cannot import {shown}: {why}"));
+    let real = std::fs::canonicalize(path).map_err(|e| Error::Read {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    let meta = std::fs::metadata(&real).map_err(|e| Error::Read {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".to_owned()));
+    }
+    if meta.len() > MAX_IMPORT_BYTES {
+        return Err(refuse(format!(
+            "{} bytes is more than the {} MiB an ATIF trajectory may have",
+            meta.len(),
+            MAX_IMPORT_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| Error::Read {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    // serde_json refuses nesting deeper than 128 levels, so a hostile document cannot exhaust
+    // the stack.
+    let doc: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        refuse(format!(
+            "not JSON ({})",
+            crate::text::one_line(&e.to_string(), 120)
+        ))
+    })?;
+    let Some(obj) = doc.as_object() else {
+        return Err(refuse("an ATIF trajectory is a JSON object".to_owned()));
+    };
+    match obj.get("schema_version").and_then(Value::as_str) {
+        Some(v) if v.starts_with("ATIF-v") && v.len() <= 32 => {}
+        _ => {
+            return Err(refuse(
+                "no ATIF schema_version (\"ATIF-v1.4\", …); is this an ATIF trajectory?".to_owned(),
+            ));
+        }
+    }
+    let session_id = match obj.get("session_id").and_then(Value::as_str) {
+        Some(id)
+            if !id.trim().is_empty()
+                && id.chars().count() <= 256
+                && !id
+                    .chars()
+                    .any(|c| c.is_control() || crate::text::is_bidi_control(c)) =>
+        {
+            id.to_owned()
+        }
+        Some(_) => {
+            return Err(refuse(
+                "its session_id is not a printable id of at most 256 characters".to_owned(),
+            ));
+        }
+        None => return Err(refuse("it has no session_id".to_owned())),
+    };
+    let steps = match obj.get("steps").and_then(Value::as_array) {
+        Some(steps) if !steps.is_empty() => steps,
+        _ => return Err(refuse("it has no steps".to_owned())),
+    };
+    if steps.len() > crate::archive::sources::atif::MAX_STEPS {
+        return Err(refuse(format!(
+            "{} steps is more than the {} Cairn reads",
+            steps.len(),
+            crate::archive::sources::atif::MAX_STEPS
+        )));
+    }
+    if let Some(i) = steps
+        .iter()
+        .position(|s| s.get("source").and_then(Value::as_str).is_none())
+    {
+        return Err(refuse(format!(
+            "step {} has no source (user, agent or system)",
+            i + 1
+        )));
+    }
+    Ok(Checked {
+        path: real,
+        session_id,
+        steps: steps.len(),
+    })
+}

@@ -6,6 +6,7 @@
 //! Discovery (which files belong to which agent) lives in [`super::discover`].
 
 pub mod aider;
+pub mod atif;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -130,6 +131,11 @@ pub fn parser_for(
                 "{agent} keeps a database, not lines"
             )));
         }
+        Agent::Atif => {
+            return Err(serde::de::Error::custom(
+                "an ATIF trajectory is read as a document",
+            ));
+        }
     })
 }
 
@@ -193,6 +199,7 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
         Agent::Gemini => gemini::read_kind(&file.path),
         Agent::Crush => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
+        Agent::Atif => ReadKind::Document,
         _ => ReadKind::Lines,
     }
 }
@@ -216,6 +223,7 @@ pub fn document_parser_for(
 ) -> Result<Box<dyn DocumentParser>, serde_json::Error> {
     match agent {
         Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
+        Agent::Atif => Ok(Box::new(atif::AtifParser::resume(saved)?)),
         other => Err(serde::de::Error::custom(format!(
             "{other} has no document format"
         ))),

@@ -1,5 +1,5 @@
-//! The [`Cairn`] facade, git: publishing, pushing and pulling sessions, and the targets a directory
-//! implies.
+//! The [`Cairn`] facade, git: publishing, pushing and pulling sessions, the targets a directory
+//! implies, and a person's corrections of a session's links.
 
 use std::path::Path;
 
@@ -44,6 +44,33 @@ impl Cairn {
     pub fn default_target(&self, dir: &Path) -> Result<git::targets::Target> {
         let repo = git::repo::Repo::discover(dir)?;
         git::targets::checked_out(&repo)
+    }
+
+    /// A person's word on session `key_or_id` and `target` (`cairn link` / `cairn unlink`,
+    /// the skim timeline's "belongs here" / "not related"): a link with evidence `person` that
+    /// every relink keeps, or an unlink that association never overrides.
+    pub fn correct_link(
+        &self,
+        key_or_id: &str,
+        target: &git::targets::Target,
+        action: git::correct::CorrectionAction,
+        reason: Option<&str>,
+    ) -> Result<git::correct::LinkCorrection> {
+        self.writable()?;
+        target.check()?;
+        let mut store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        let by = git::correct::person();
+        let now = crate::clock::now();
+        let path = crate::store::path_of(store.conn());
+        let db = crate::store::err_at(&path);
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let correction = git::correct::correct(&tx, row, target, action, &by, reason, &now)?;
+        tx.commit().map_err(db)?;
+        Ok(correction)
     }
 
     /// The cwd, branch and worktree root of `dir`, for `--current-*` filters.

@@ -29,6 +29,12 @@ impl Cairn {
         views::session::detail(store.conn(), id).map_err(|e| store.err(e))
     }
 
+    /// The command that continues session `key_or_id` in its agent, in its folder, and what
+    /// stands in its way (`cairn resume`, the session page's "Resume" line).
+    pub fn resume_command(&self, key_or_id: &str) -> Result<views::resume::ResumeCommand> {
+        Ok(views::resume::resume_command(&self.session(key_or_id)?))
+    }
+
     pub(crate) fn session_row(&self, store: &Store, key_or_id: &str) -> Result<i64> {
         views::session::resolve(store.conn(), key_or_id)
             .map_err(|e| store.err(e))?

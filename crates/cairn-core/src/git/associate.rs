@@ -15,6 +15,10 @@
 //! | `branch_recorded` | no | 0.5 | the agent recorded the branch on its records (Claude `gitBranch`, Codex `session_meta.git`) |
 //! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran |
 //!
+//! A person's word stands above all of these (`git/correct.rs`): a link they made has evidence
+//! `person` (strong, confidence 1.0, listed first) and no relink removes it; a target they
+//! unlinked gets no link from association again.
+//!
 //! Weak links only mean "ran while the branch was checked out"; skim shows them only when
 //! asked. Links are derived from stored records, snapshots and the repository, incrementally (see
 //! [`associate`]): a relink reads what was captured since the last one, and rebuilding a session
@@ -59,6 +63,8 @@ pub enum Evidence {
     DirectTransition,
     BranchRecorded,
     RanOnBranch,
+    /// A person said so (`cairn link`, "belongs here"): see `git/correct.rs`.
+    Person,
 }
 
 impl Evidence {
@@ -73,6 +79,7 @@ impl Evidence {
             Evidence::DirectTransition => "direct_transition",
             Evidence::BranchRecorded => "branch_recorded",
             Evidence::RanOnBranch => "ran_on_branch",
+            Evidence::Person => "person",
         }
     }
 
@@ -87,6 +94,7 @@ impl Evidence {
             Evidence::DirectTransition,
             Evidence::BranchRecorded,
             Evidence::RanOnBranch,
+            Evidence::Person,
         ]
         .into_iter()
         .find(|e| e.as_str() == s)
@@ -94,7 +102,7 @@ impl Evidence {
 
     pub fn confidence(self) -> f64 {
         match self {
-            Evidence::CommitBySession | Evidence::PrCreated => 1.0,
+            Evidence::Person | Evidence::CommitBySession | Evidence::PrCreated => 1.0,
             Evidence::EnvironmentPromotion => 0.95,
             Evidence::Pushed | Evidence::EditCommitted | Evidence::ChangeCommitted => 0.9,
             Evidence::DirectTransition => 0.8,
@@ -390,9 +398,10 @@ fn relink_begin(
     let mut state = match loaded {
         Some(state) => state,
         None => {
-            // Nothing carried over: every link is rebuilt from every record and snapshot.
+            // Nothing carried over: every link is rebuilt from every record and snapshot (a
+            // person's links are theirs, not association's).
             for sql in [
-                "DELETE FROM links WHERE session_id = ?1",
+                "DELETE FROM links WHERE session_id = ?1 AND origin IS NOT 'person'",
                 "DELETE FROM session_edits WHERE session_id = ?1",
             ] {
                 conn.prepare_cached(sql)
@@ -1013,7 +1022,8 @@ fn commit_files(conn: &Connection, repo_row: i64, commit: &str) -> rusqlite::Res
         .unwrap_or_default())
 }
 
-/// Add links of one origin (`None`: recomputed on every relink) to the session's.
+/// Add links of one origin (`None`: recomputed on every relink) to the session's, except those
+/// to a target a person unlinked.
 fn insert_links(
     conn: &Connection,
     row: i64,
@@ -1030,6 +1040,9 @@ fn insert_links(
         .map_err(db)?;
     let mut n = 0;
     for l in links {
+        if super::correct::hidden(conn, row, &l.target.key, l.target.pr_number).map_err(db)? {
+            continue;
+        }
         n += insert
             .execute(params![
                 row,

@@ -1,9 +1,14 @@
 //! Forgetting, git's part: the links of forgotten sessions to branches, reviews and commits,
-//! the paths they edited, and their association state.
+//! the paths they edited, their association state and a person's corrections of their links.
 
 use rusqlite::Connection;
 
-const TABLES: [&str; 3] = ["links", "session_edits", "association_state"];
+const TABLES: [&str; 4] = [
+    "links",
+    "link_corrections",
+    "session_edits",
+    "association_state",
+];
 
 /// How many links `sessions` have.
 pub fn links_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<u64> {

@@ -215,6 +215,42 @@ pub fn commit_links(conn: &Connection, id: &str) -> rusqlite::Result<Vec<TargetL
     .collect()
 }
 
+/// A link of a session, as `show` lists it.
+#[derive(Debug, Clone)]
+pub struct SessionLinkRow {
+    pub target_kind: String,
+    pub target_key: String,
+    pub evidence: String,
+    pub strong: bool,
+    pub confidence: f64,
+    pub commit_id: Option<String>,
+    pub detail: String,
+}
+
+/// Every link of `session`, one per (target, evidence, commit), a person's first, then the most
+/// confident.
+pub fn session_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<SessionLinkRow>> {
+    conn.prepare_cached(
+        "SELECT target_kind, target_key, evidence, MAX(strong), MAX(confidence), commit_id,
+                ifnull(MIN(detail), '')
+         FROM links WHERE session_id = ?1
+         GROUP BY target_key, evidence, commit_id
+         ORDER BY evidence != 'person', MAX(confidence) DESC, target_key, MIN(id)",
+    )?
+    .query_map([session], |r| {
+        Ok(SessionLinkRow {
+            target_kind: r.get(0)?,
+            target_key: r.get(1)?,
+            evidence: r.get(2)?,
+            strong: r.get(3)?,
+            confidence: r.get(4)?,
+            commit_id: r.get(5)?,
+            detail: r.get(6)?,
+        })
+    })?
+    .collect()
+}
+
 /// The sessions (row ids) that edited a file whose path, as the agent wrote it, is `rel` or
 /// ends in `/rel`, with that path.
 pub fn sessions_editing(conn: &Connection, rel: &str) -> rusqlite::Result<Vec<(i64, String)>> {

@@ -133,6 +133,83 @@ impl Target {
     }
 }
 
+/// A target key longer than this is refused (a branch name rarely passes 100).
+pub const TARGET_MAX_CHARS: usize = 256;
+
+impl Target {
+    /// What a person named with `cairn link --to`: `#123` or a PR URL (a review, matched by
+    /// number), `review:<id>`, `change:<id>` (or `change-id:`, `gitbutler-change:`), else a
+    /// branch (`main`, `branch:main`, `refs/heads/main`). Checked with [`Target::check`].
+    pub fn parse_to(value: &str) -> Result<Target> {
+        let v = value.trim();
+        let target = if v.starts_with('#') || v.starts_with("http://") || v.starts_with("https://")
+        {
+            if pr_number_of(v).is_none() {
+                return Err(Error::Invalid(format!(
+                    "{:?} names no pull request; write #123 or the PR's URL",
+                    crate::text::one_line(v, 80)
+                )));
+            }
+            Target::parse(TargetKind::Review, v)?
+        } else if let Some(review) = v.strip_prefix("review:") {
+            Target::parse(TargetKind::Review, review)?
+        } else if let Some(change) = v.strip_prefix("change:") {
+            Target::parse(TargetKind::Change, change)?
+        } else if v.starts_with("change-id:") || v.starts_with("gitbutler-change:") {
+            Target::parse(TargetKind::Change, v)?
+        } else {
+            Target::parse(TargetKind::Branch, v)?
+        };
+        target.check()?;
+        Ok(target)
+    }
+
+    /// Refuse a target no repository could have: too long, a control or bidi character, white
+    /// space, or (for a branch) a name git would refuse (`..`, `~^:?*[\\`, a leading `-`, …).
+    /// For targets that arrive from outside (a command line, the window) before they are stored.
+    pub fn check(&self) -> Result<()> {
+        let bad = |why: &str| {
+            Err(Error::Invalid(format!(
+                "{} target {:?} {why}",
+                self.kind.as_str(),
+                crate::text::one_line(&self.key, 80)
+            )))
+        };
+        if self.key.chars().count() > TARGET_MAX_CHARS {
+            return bad(&format!("is longer than {TARGET_MAX_CHARS} characters"));
+        }
+        if self
+            .key
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || crate::text::is_bidi_control(c))
+        {
+            return bad("has white space or control characters");
+        }
+        let prefix = match self.kind {
+            TargetKind::Branch => "ref:refs/",
+            TargetKind::Review => "",
+            TargetKind::Change => "gitbutler-change:",
+        };
+        let Some(name) = self.key.strip_prefix(prefix) else {
+            return bad("is not a target key of its kind");
+        };
+        let git_refuses = name.ends_with('.')
+            || name.contains("..")
+            || name.contains("@{")
+            || name.contains(['~', '^', ':', '?', '*', '[', '\\'])
+            || name.split('/').any(|part| {
+                part.is_empty() || part.starts_with(['-', '.']) || part.ends_with(".lock")
+            });
+        if self.kind == TargetKind::Branch && git_refuses {
+            return bad("is not a branch name git accepts");
+        }
+        if self.kind != TargetKind::Branch && name.is_empty() {
+            return bad("is empty");
+        }
+        Ok(())
+    }
+}
+
 /// `main`, `branch:main`, `refs/heads/main`, `ref:refs/heads/main` → `ref:refs/heads/main`.
 pub fn branch_key(value: &str) -> String {
     let v = value.strip_prefix("branch:").unwrap_or(value);
@@ -240,6 +317,84 @@ mod tests {
             "gitbutler-change:abc"
         );
         assert!(Target::parse(TargetKind::Branch, " ").is_err());
+    }
+
+    #[test]
+    fn link_targets_name_their_kind_and_refuse_what_git_would() {
+        let cases = [
+            ("main", TargetKind::Branch, "ref:refs/heads/main", None),
+            (
+                "feature/login",
+                TargetKind::Branch,
+                "ref:refs/heads/feature/login",
+                None,
+            ),
+            ("#42", TargetKind::Review, "pull-request:#42", Some(42)),
+            (
+                "https://github.com/o/r/pull/7",
+                TargetKind::Review,
+                "pull-request:#7",
+                Some(7),
+            ),
+            (
+                "review:r-1",
+                TargetKind::Review,
+                "gitbutler-review:r-1",
+                None,
+            ),
+            (
+                "change:abc",
+                TargetKind::Change,
+                "gitbutler-change:abc",
+                None,
+            ),
+            (
+                "change-id:abc",
+                TargetKind::Change,
+                "gitbutler-change:abc",
+                None,
+            ),
+        ];
+        for (v, kind, key, pr) in cases {
+            let t = Target::parse_to(v).unwrap();
+            assert_eq!(
+                (t.kind, t.key.as_str(), t.pr_number),
+                (kind, key, pr),
+                "{v}"
+            );
+        }
+        let long = "a".repeat(TARGET_MAX_CHARS + 1);
+        for bad in [
+            "",
+            "  ",
+            "#",
+            "#x",
+            "https://example.com/not-a-pr",
+            "a..b",
+            "-rf",
+            "x.lock",
+            "a b",
+            "feat\u{1b}[31m",
+            "feat\u{202e}x",
+            "ma~in",
+            "ma^in",
+            "we:ird",
+            "a*",
+            "x@{1}",
+            "trailing/",
+            "change:",
+            "review:",
+            long.as_str(),
+        ] {
+            assert!(Target::parse_to(bad).is_err(), "{bad:?}");
+        }
+        // A target from the window is checked as well.
+        let forged = Target {
+            kind: TargetKind::Branch,
+            key: "gitbutler-change:x".into(),
+            pr_number: None,
+        };
+        assert!(forged.check().is_err());
     }
 
     #[test]

@@ -8,7 +8,11 @@ use super::sessions::count;
 use crate::archive::Agent;
 use crate::archive::store as archive;
 pub use crate::archive::store::{RecordView, TimelineTurn};
+use crate::git::associate::Evidence;
+pub use crate::git::correct::LinkCorrection;
+use crate::git::correct::corrections_of;
 use crate::git::store as git;
+use crate::git::targets::TargetKind;
 
 /// Default window: 20 turns or 20 records (agentlog's limits).
 pub const DEFAULT_LIMIT: u32 = 20;
@@ -48,6 +52,27 @@ pub struct SessionTimeline {
     pub started_at: Option<String>,
     pub coverage: TurnCoverage,
     pub turns: Vec<TimelineTurn>,
+    /// What the session is related to, a person's links first, then the most confident.
+    #[serde(default)]
+    pub links: Vec<SessionLink>,
+    /// A person's corrections of the session's links (who, when, why), unlinks included.
+    #[serde(default)]
+    pub corrections: Vec<LinkCorrection>,
+}
+
+/// One link of a session to a branch, review or change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionLink {
+    pub target_kind: TargetKind,
+    pub target_key: String,
+    pub evidence: Evidence,
+    pub strong: bool,
+    pub confidence: f64,
+    pub commit: Option<String>,
+    /// One line a person reads ("edited login.js, committed in 1a2b3c4"; for a person's link,
+    /// who made it, when and why).
+    pub reason: String,
 }
 
 /// One turn's records.
@@ -86,7 +111,26 @@ pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result
             has_more_before: start > 0,
         },
         turns,
+        links: session_links(conn, session)?,
+        corrections: corrections_of(conn, session)?,
     })
+}
+
+fn session_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<SessionLink>> {
+    Ok(git::session_links(conn, session)?
+        .into_iter()
+        .filter_map(|l| {
+            Some(SessionLink {
+                target_kind: TargetKind::parse(&l.target_kind)?,
+                evidence: Evidence::parse(&l.evidence)?,
+                target_key: l.target_key,
+                strong: l.strong,
+                confidence: l.confidence,
+                commit: l.commit_id,
+                reason: l.detail,
+            })
+        })
+        .collect())
 }
 
 /// Find a turn of a session by key or index: its row id, key and index.

@@ -8,6 +8,7 @@ import {
   api,
   type Api,
   type RecordView,
+  type ResumeCommand,
   type SessionDetail,
   type ForgetPlan,
   type SessionExportFormat,
@@ -20,7 +21,14 @@ import { Resource } from './resource.svelte';
 
 export type SessionApi = Pick<
   Api,
-  'sessionDetail' | 'sessionTimeline' | 'turnRecords' | 'recordTurn' | 'sessionExport' | 'forgetPreview' | 'forgetSessions'
+  | 'sessionDetail'
+  | 'sessionTimeline'
+  | 'turnRecords'
+  | 'recordTurn'
+  | 'sessionExport'
+  | 'forgetPreview'
+  | 'forgetSessions'
+  | 'sessionResume'
 >;
 
 export type TimelineRow =
@@ -32,6 +40,8 @@ export class SessionStore {
   key: string | null = $state(null);
   detail = new Resource<SessionDetail>();
   timeline = new Resource<SessionTimeline>();
+  /** The command that continues the session in its agent, to copy. */
+  resume = new Resource<ResumeCommand>();
   /** Expanded turns by turn index, each with its records. */
   expanded = new SvelteMap<number, Resource<TurnRecords>>();
   /** The record an anchor points at, highlighted. */
@@ -89,6 +99,7 @@ export class SessionStore {
       this.selected = -1;
       this.detail.reset();
       this.timeline.reset();
+      this.resume.reset();
       this.exported = null;
       this.forgetPlan = null;
       this.forgotten = null;
@@ -96,6 +107,7 @@ export class SessionStore {
     this.highlight = null;
     this.anchorProblem = null;
     void this.detail.load(() => this.#api.sessionDetail(key), { keep: true });
+    void this.resume.load(() => this.#api.sessionResume(key), { keep: true });
     await this.timeline.load(() => this.#api.sessionTimeline(key), { keep: true });
     if (this.key !== key || this.timeline.status !== 'ready') return;
     if (target.record !== undefined && target.record !== null) await this.focusRecord(target.record);
@@ -157,6 +169,7 @@ export class SessionStore {
         this.expanded.clear();
         this.timeline.reset();
         this.detail.reset();
+        this.resume.reset();
       } else {
         this.forgotten = { text: problemOf(outcome.error).message, error: true };
       }

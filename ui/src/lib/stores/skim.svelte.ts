@@ -1,6 +1,7 @@
 // A branch's skim timeline: sessions in order with their turns, flattened into rows for the
 // virtual list; sessions that only ran on the branch sit in a collapsed group at the end.
-import { api, type Api, type SkimSession, type SkimTurn, type SkimView } from '../api';
+import { api, type Api, type CorrectionAction, type SkimSession, type SkimTurn, type SkimView } from '../api';
+import { problemOf } from '../errors';
 import { Resource } from './resource.svelte';
 
 export type SkimRow =
@@ -17,9 +18,11 @@ export class SkimStore {
   /** Is the "Also ran on this branch" group open? */
   weakOpen = $state(false);
   selected = $state(-1);
-  #api: Pick<Api, 'skimBranch'>;
+  /** What the last "belongs here" / "not related" did, or why it failed. */
+  corrected: { text: string; error: boolean } | null = $state(null);
+  #api: Pick<Api, 'skimBranch' | 'correctLink'>;
 
-  constructor(backend: Pick<Api, 'skimBranch'> = api) {
+  constructor(backend: Pick<Api, 'skimBranch' | 'correctLink'> = api) {
     this.#api = backend;
   }
 
@@ -50,6 +53,7 @@ export class SkimStore {
       this.repo = repo;
       this.weakOpen = false;
       this.selected = -1;
+      this.corrected = null;
       this.view.reset();
     }
     await this.view.load(() => this.#api.skimBranch(target, true, repo), { keep: true });
@@ -66,6 +70,26 @@ export class SkimStore {
     this.repo = null;
     this.selected = -1;
     this.view.reset();
+  }
+
+  /** A person's word on a session of this branch: `link` ("belongs here") or `unlink` ("not
+   * related"). The core keeps it across every sync; the timeline reloads. */
+  async correct(sessionKey: string, action: CorrectionAction): Promise<void> {
+    const target = this.target;
+    if (target === null) return;
+    const outcome = await this.#api.correctLink(sessionKey, { kind: 'branch', key: target, pr_number: null }, action, null);
+    if (this.target !== target) return;
+    this.corrected =
+      outcome.status === 'ok'
+        ? {
+            text:
+              action === 'link'
+                ? 'Linked to this branch by you; syncs keep it.'
+                : 'Marked not related; syncs will not link it here again.',
+            error: false,
+          }
+        : { text: problemOf(outcome.error).message, error: true };
+    await this.refresh();
   }
 
   toggleWeak(): void {

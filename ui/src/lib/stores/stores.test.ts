@@ -30,6 +30,7 @@ function api(options = {}): Api {
     sessionExport: (key: string, options: unknown) => call('session_export', { key, options }),
     forgetPreview: (request: unknown) => call('forget_preview', { request }),
     forgetSessions: (request: unknown) => call('forget_sessions', { request }),
+    sessionResume: (sessionKey: string) => call('session_resume', { sessionKey }),
     sourceDirs: () => call('source_dirs', {}),
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
@@ -86,6 +87,16 @@ describe('Resource', () => {
 });
 
 describe('SessionStore', () => {
+  it('loads the command that resumes the session with it, and forgets it for another session', async () => {
+    const store = new SessionStore(api());
+    await store.open(key(1));
+    await vi.waitFor(() => expect(store.resume.data?.shell).toBe('cd /home/dev/shop && claude --resume fake-id'));
+    expect(store.resume.data?.problem).toBeNull();
+    const other = store.open(key(2));
+    expect(store.resume.data).toBeNull();
+    await other;
+  });
+
   it('lists turns, expands one into its records and collapses it', async () => {
     const store = new SessionStore(api({ turns: 3 }) as SessionApi);
     await store.open(key(1));
@@ -192,6 +203,36 @@ describe('SkimStore', () => {
     await store.load('ref:refs/heads/other');
     expect(store.rows).toEqual([]);
     expect(store.selected).toBe(-1);
+  });
+
+  it('says "belongs here" and "not related" for the branch on screen, then reloads the timeline', async () => {
+    const sent: unknown[][] = [];
+    let loads = 0;
+    let refuse = false;
+    const store = new SkimStore({
+      skimBranch: async () => {
+        loads++;
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+      correctLink: async (...args: unknown[]) => {
+        sent.push(args);
+        return refuse ? fail('branch target is not a branch name git accepts') : ok({ action: args[2] });
+      },
+    } as unknown as Api);
+    await store.load('ref:refs/heads/feature/login', '/home/dev/shop');
+    await store.correct('sha256-a', 'link');
+    expect(sent[0]).toEqual(['sha256-a', { kind: 'branch', key: 'ref:refs/heads/feature/login', pr_number: null }, 'link', null]);
+    expect(store.corrected).toEqual({ text: 'Linked to this branch by you; syncs keep it.', error: false });
+    expect(loads).toBe(2);
+    await store.correct('sha256-b', 'unlink');
+    expect(sent[1]?.[2]).toBe('unlink');
+    expect(store.corrected?.text).toMatch(/not link it here again/);
+    refuse = true;
+    await store.correct('sha256-b', 'unlink');
+    expect(store.corrected).toEqual({ text: 'branch target is not a branch name git accepts', error: true });
+    // Another branch starts without the last branch's message.
+    await store.load('ref:refs/heads/other');
+    expect(store.corrected).toBeNull();
   });
 
   it("asks for one repository's branch, and the same branch in another repository is another timeline", async () => {

@@ -1,0 +1,62 @@
+//! `cairn link` and `cairn unlink`: a person's word on what a session is related to. Flags only;
+//! the core parses and checks the target, stores the correction and keeps it across relinks.
+
+use std::io::Write;
+
+use anyhow::Result;
+use cairn_core::Cairn;
+use cairn_core::git::correct::{CorrectionAction, LinkCorrection};
+use cairn_core::git::targets::Target;
+
+use crate::render::{self, clean};
+
+#[derive(clap::Args)]
+pub struct LinkArgs {
+    /// A session key (`sha256-…`) or the agent's own session id.
+    session: String,
+    /// The branch (`main`, `refs/heads/main`), pull request (`#123` or its URL), review
+    /// (`review:<id>`) or change (`change:<id>`).
+    #[arg(long, value_name = "TARGET")]
+    to: String,
+    /// Why, in a line: shown beside the link wherever it is listed.
+    #[arg(long)]
+    reason: Option<String>,
+}
+
+pub fn run(
+    args: LinkArgs,
+    action: CorrectionAction,
+    cairn: &Cairn,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let target = Target::parse_to(&args.to)?;
+    let correction = cairn.correct_link(&args.session, &target, action, args.reason.as_deref())?;
+    if json {
+        return render::json(out, &serde_json::json!({ "link": correction }));
+    }
+    human(out, &correction)
+}
+
+fn human(out: &mut impl Write, c: &LinkCorrection) -> Result<()> {
+    let session = clean(&c.session_key);
+    let target = clean(&c.target_key);
+    match c.action {
+        CorrectionAction::Link => {
+            writeln!(out, "Linked {session} to {target} (evidence: person).")?;
+        }
+        CorrectionAction::Unlink => {
+            let removed = match c.links_removed {
+                0 => "no link was listed".to_owned(),
+                1 => "1 link removed".to_owned(),
+                n => format!("{n} links removed"),
+            };
+            writeln!(
+                out,
+                "Unlinked {session} from {target} ({removed}); syncs will not link it again."
+            )?;
+        }
+    }
+    writeln!(out, "{}", clean(&c.sentence()))?;
+    Ok(())
+}

@@ -1,0 +1,331 @@
+//! ATIF trajectories (`cairn import <file.atif.json>`), read as the Document kind: the header is
+//! the trajectory without its `steps`, each step a unit keyed by its `step_id`. So a second
+//! import of the same file stores nothing twice, and one that grew adds only the new steps.
+//!
+//! Every field is read leniently (a value of the wrong type reads as absent) and every text is
+//! capped, as for any agent; the reader has redacted the header and each step before they get
+//! here. A step becomes records:
+//! - `user` → a prompt (`human`, or `system_injected` by the usual markers);
+//! - `agent` → its `reasoning_content`, its `message`, one `tool_call` per `tool_calls[]`;
+//! - `system` → a system message;
+//! - every `observation.results[]` → a `tool_result` answering `source_call_id`.
+//!
+//! What Cairn's own export keeps in `extra.cairn` (the record's kind, prompt source, tool kind,
+//! exit code, outcome, edited paths; `extra.cairn_results` for the joined results) is read back
+//! when its values are ones Cairn knows, so an exported session imports with the same turns.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
+    SessionMeta, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
+    note_timestamp, set_latest, set_once, str_at,
+};
+use crate::archive::atif::text_of;
+use crate::archive::{Outcome, PromptSource, Record, RecordKind, ToolKind};
+
+/// At most this many steps are read from one trajectory; the rest are counted as unknown.
+pub const MAX_STEPS: usize = 100_000;
+/// Tool calls or observation results read from one step.
+const MAX_PARTS_PER_STEP: usize = 256;
+/// A session id or step id longer than this is not an id.
+const MAX_ID_CHARS: usize = 256;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct AtifParser {
+    meta: SessionMeta,
+}
+
+impl AtifParser {
+    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        match saved {
+            Some(state) => serde_json::from_value(state.clone()),
+            None => Ok(AtifParser::default()),
+        }
+    }
+
+    fn read_header(&mut self, h: &Value, out: &mut LineOutput) {
+        set_once(&mut self.meta.session_id, id(h.get("session_id")));
+        let agent = h.get("agent").unwrap_or(&Value::Null);
+        set_latest(&mut self.meta.model, str_at(agent, &["model_name"]));
+        set_once(&mut self.meta.tool_version, str_at(agent, &["version"]));
+        set_once(&mut self.meta.provider, str_at(agent, &["name"]));
+        let cairn = h
+            .get("extra")
+            .and_then(|e| e.get("cairn"))
+            .unwrap_or(&Value::Null);
+        set_latest(&mut self.meta.title, str_at(cairn, &["title"]));
+        set_once(&mut self.meta.git_branch, str_at(cairn, &["git_branch"]));
+        // A working directory is kept only when it is one: an absolute path of printable
+        // characters (an export writes the home directory as `~`, which names no folder here).
+        let cwd = str_at(cairn, &["cwd"])
+            .filter(|c| c.starts_with('/') && !c.chars().any(char::is_control) && c.len() <= 4096);
+        set_once(&mut self.meta.cwd, cwd);
+        let ts = line_timestamp(&mut self.meta, str_at(cairn, &["started_at"]), out);
+        note_timestamp(&mut self.meta, ts.as_deref());
+    }
+
+    fn step(&mut self, unit: &str, step: &Value, out: &mut LineOutput) {
+        let ts = line_timestamp(&mut self.meta, str_at(step, &["timestamp"]), out)
+            .map(|t| t.into_owned());
+        note_timestamp(&mut self.meta, ts.as_deref());
+        set_latest(&mut self.meta.model, str_at(step, &["model_name"]));
+        let source = str_at(step, &["source"]).unwrap_or("");
+        let extra = step.get("extra").unwrap_or(&Value::Null);
+        let ours = extra.get("cairn").filter(|c| c.is_object());
+        let base = Record {
+            timestamp: ts,
+            message_id: Some(unit.to_owned()),
+            unit: Some(unit.to_owned()),
+            source_event_kind: format!("atif:{}", printable_kind(source)),
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        let message = step
+            .get("message")
+            .and_then(text_of)
+            .filter(|t| !t.is_empty());
+        // Cairn's own export says which record the step was; else ATIF's fields decide.
+        let kind = ours
+            .and_then(|c| str_at(c, &["kind"]))
+            .and_then(record_kind);
+        match source {
+            "user" | "agent" | "system" => {}
+            other => {
+                count_unknown(&mut self.meta, &format!("atif:{}", printable_kind(other)));
+                return;
+            }
+        }
+        if let Some(reasoning) = str_at(step, &["reasoning_content"]).filter(|r| !r.is_empty())
+            && matches!(kind, None | Some(RecordKind::Reasoning))
+        {
+            let record = Record {
+                kind: Some(RecordKind::Reasoning),
+                key: Some("reasoning".to_owned()),
+                role: Some("assistant".to_owned()),
+                text: Some(cap_text(reasoning.to_owned(), MAX_TEXT_BYTES)),
+                ..base.clone()
+            };
+            out.records.push(with_ours(record, ours));
+        }
+        let calls: Vec<&Value> = step
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|c| c.iter().take(MAX_PARTS_PER_STEP).collect())
+            .unwrap_or_default();
+        match kind {
+            // The step's record is a call or a result (below), or the reasoning (above).
+            Some(RecordKind::Reasoning | RecordKind::ToolResult | RecordKind::ToolCall) => {}
+            Some(RecordKind::Event) => out.records.push(Record {
+                kind: Some(RecordKind::Event),
+                key: Some("text".to_owned()),
+                text: message.clone().map(|t| cap_text(t, MAX_TEXT_BYTES)),
+                ..with_ours(base.clone(), ours)
+            }),
+            // A message; a foreign agent step that talks and calls tools gives its text, then
+            // its calls.
+            Some(RecordKind::Message) | None => {
+                if let Some(text) = message.clone() {
+                    let record = self.message(source, text, with_ours(base.clone(), ours));
+                    out.records.push(record);
+                }
+            }
+        }
+        let call_text = message.filter(|_| kind == Some(RecordKind::ToolCall));
+        for (i, call) in calls.iter().enumerate() {
+            let call_id = id(call.get("tool_call_id")).map(str::to_owned);
+            let name = str_at(call, &["function_name"]).map(|n| cap_text(n.to_owned(), 256));
+            let mut input = call.get("arguments").cloned().unwrap_or(Value::Null);
+            cap_json(&mut input, MAX_INPUT_STRING_BYTES);
+            let record = Record {
+                kind: Some(RecordKind::ToolCall),
+                key: Some(format!("call:{i}")),
+                role: Some("assistant".to_owned()),
+                tool_kind: Some(ToolKind::Other),
+                tool_name: name,
+                tool_input: (!input.is_null()).then_some(input),
+                call_id,
+                text: if i == 0 { call_text.clone() } else { None },
+                ..base.clone()
+            };
+            out.records.push(if i == 0 {
+                with_ours(record, ours)
+            } else {
+                record
+            });
+        }
+        let ours_results: Vec<&Value> = extra
+            .get("cairn_results")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().collect())
+            .unwrap_or_default();
+        let results = step
+            .get("observation")
+            .and_then(|o| o.get("results"))
+            .and_then(Value::as_array);
+        for (i, result) in results
+            .into_iter()
+            .flatten()
+            .take(MAX_PARTS_PER_STEP)
+            .enumerate()
+        {
+            let text = result.get("content").and_then(text_of);
+            let mut record = Record {
+                kind: Some(RecordKind::ToolResult),
+                key: Some(format!("result:{i}")),
+                role: Some("tool".to_owned()),
+                call_id: id(result.get("source_call_id")).map(str::to_owned),
+                text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+                ..base.clone()
+            };
+            // A result joined to its call's step carries its own record's fields; an orphan
+            // result is the step's own record.
+            let own = if kind == Some(RecordKind::ToolResult) && i == 0 {
+                ours
+            } else {
+                ours_results.get(i).copied().filter(|v| v.is_object())
+            };
+            if let Some(o) = own
+                && let Some(ts) = str_at(o, &["timestamp"])
+                && crate::text::parse_rfc3339(ts).is_some()
+            {
+                record.timestamp = Some(ts.to_owned());
+            }
+            out.records.push(with_ours(record, own));
+        }
+    }
+
+    fn message(&self, source: &str, text: String, base: Record) -> Record {
+        let (role, prompt) = match source {
+            "user" => (
+                "user",
+                Some(if is_system_injected(&text) {
+                    PromptSource::SystemInjected
+                } else {
+                    PromptSource::Human
+                }),
+            ),
+            "agent" => ("assistant", None),
+            _ => ("system", None),
+        };
+        Record {
+            kind: Some(RecordKind::Message),
+            key: Some("text".to_owned()),
+            role: base.role.clone().or_else(|| Some(role.to_owned())),
+            prompt_source: base.prompt_source.or(prompt),
+            text: Some(cap_text(text, MAX_TEXT_BYTES)),
+            ..base
+        }
+    }
+}
+
+/// An id: a non-empty string of at most [`MAX_ID_CHARS`] printable characters, or a number.
+fn id(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| {
+        !s.is_empty() && s.chars().count() <= MAX_ID_CHARS && !s.chars().any(char::is_control)
+    })
+}
+
+/// A source or kind name as it may appear in `source_event_kind` and the unknown-type counts.
+fn printable_kind(s: &str) -> String {
+    crate::text::one_line(s, 32)
+}
+
+fn record_kind(s: &str) -> Option<RecordKind> {
+    serde_json::from_value(Value::String(s.to_owned())).ok()
+}
+
+/// The fields Cairn's export kept in `extra.cairn`, over `base`, for values Cairn knows.
+fn with_ours(mut r: Record, ours: Option<&Value>) -> Record {
+    let Some(o) = ours else { return r };
+    let known = |k: &str| o.get(k).cloned();
+    if let Some(role) =
+        str_at(o, &["role"]).filter(|r| matches!(*r, "user" | "assistant" | "system" | "tool"))
+    {
+        r.role = Some(role.to_owned());
+    }
+    r.prompt_source = known("prompt_source")
+        .and_then(|v| serde_json::from_value::<PromptSource>(v).ok())
+        .or(r.prompt_source);
+    r.tool_kind = known("tool_kind")
+        .and_then(|v| serde_json::from_value::<ToolKind>(v).ok())
+        .or(r.tool_kind);
+    r.outcome = known("outcome")
+        .and_then(|v| serde_json::from_value::<Outcome>(v).ok())
+        .or(r.outcome);
+    r.exit_code = o
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .or(r.exit_code);
+    if let Some(paths) = o.get("file_paths").and_then(Value::as_array) {
+        r.file_paths = paths
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|p| !p.chars().any(char::is_control))
+            .take(MAX_PARTS_PER_STEP)
+            .map(|p| cap_text(p.to_owned(), 4096))
+            .collect();
+    }
+    r.is_sidechain = o
+        .get("is_sidechain")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    r.is_compaction = o
+        .get("is_compaction")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    r
+}
+
+impl DocumentParser for AtifParser {
+    fn split(&self, mut doc: Value) -> (Value, Vec<(String, Value)>) {
+        let steps = match doc.as_object_mut().and_then(|o| o.remove("steps")) {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        };
+        let units = steps
+            .into_iter()
+            .take(MAX_STEPS)
+            .enumerate()
+            .map(|(i, s)| {
+                let key = match s.get("step_id") {
+                    Some(Value::Number(n)) => format!("step:{n}"),
+                    Some(Value::String(v)) if id(Some(&Value::String(v.clone()))).is_some() => {
+                        format!("step:{v}")
+                    }
+                    _ => format!("index:{i}"),
+                };
+                (key, s)
+            })
+            .collect();
+        (doc, units)
+    }
+}
+
+impl super::UnitParser for AtifParser {
+    fn header(&mut self, header: &Value, out: &mut LineOutput) {
+        if header.is_object() {
+            self.read_header(header, out);
+        } else {
+            count_unknown(&mut self.meta, "atif:document-not-an-object");
+        }
+    }
+
+    fn unit(&mut self, key: &str, unit: &Value, out: &mut LineOutput) {
+        if unit.is_object() {
+            self.step(key, unit, out);
+        } else {
+            count_unknown(&mut self.meta, "atif:step-not-an-object");
+        }
+    }
+
+    fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn save(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}

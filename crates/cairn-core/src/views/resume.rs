@@ -1,0 +1,188 @@
+//! `cairn resume`: the command that continues a session in its own agent, in the folder it ran
+//! in, as each agent documents it. Cairn prints it; it runs it only when asked, never through a
+//! shell, and only as the argument list below.
+//!
+//! | agent | command | documented by |
+//! |---|---|---|
+//! | claude | `claude --resume <id>` | Claude Code CLI reference |
+//! | codex | `codex resume <id>` | Codex CLI |
+//! | gemini | `gemini --resume <id>` | Gemini CLI, session management |
+//! | copilot | `copilot --resume <id>` | Copilot CLI |
+//! | qwen | `qwen --resume <id>` | Qwen Code, `--resume` |
+//! | droid | `droid --resume <id>` | Factory CLI reference |
+//! | kimi | `kimi --session <id>` | Kimi Code CLI, sessions |
+//! | cursor | `cursor-agent --resume <id>` | Cursor CLI parameters |
+//! | opencode | `opencode --session <id>` | OpenCode CLI, TUI flags |
+//! | aider | `aider --restore-chat-history` (the folder's history, not one session) | aider options |
+//! | crush | none: no documented flag reopens one session by id | |
+//! | atif | none: an imported trajectory has no agent here to continue it | |
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::Agent;
+use crate::archive::store::SessionDetail;
+
+/// How to continue one session in its agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ResumeCommand {
+    pub session_key: String,
+    pub agent: Agent,
+    /// The program and its arguments; empty when the session cannot be resumed.
+    pub argv: Vec<String>,
+    /// The folder to run it in (the session's cwd), when the transcript named one.
+    pub cwd: Option<String>,
+    /// Whether that folder exists on this machine now.
+    pub cwd_exists: bool,
+    /// One line to paste into a shell: `cd '<cwd>' && <command>`, every part quoted.
+    pub shell: Option<String>,
+    /// Why the session cannot be resumed (as is, or at all); none when it can.
+    pub problem: Option<String>,
+}
+
+impl ResumeCommand {
+    /// Whether the command can run here as it is.
+    pub fn runnable(&self) -> bool {
+        !self.argv.is_empty() && self.problem.is_none()
+    }
+}
+
+/// The command that resumes `s`, and what stands in its way.
+pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
+    let cwd = s.cwd.clone().filter(|c| !c.is_empty());
+    let cwd_exists = cwd
+        .as_deref()
+        .is_some_and(|c| c.starts_with('/') && std::path::Path::new(c).is_dir());
+    let id = s.session_id.as_deref().filter(|id| usable_id(id));
+    let mut problem = None;
+    let argv: Vec<String> = match (s.agent, id) {
+        (Agent::Atif, _) => {
+            problem = Some(
+                "an imported ATIF trajectory has no agent on this machine to continue it"
+                    .to_owned(),
+            );
+            Vec::new()
+        }
+        (Agent::Aider, _) => argv(&["aider", "--restore-chat-history"]),
+        (_, None) => {
+            problem = Some(match &s.session_id {
+                Some(_) => "its session id does not look like one (control characters, white space, a leading '-' or over 256 characters), so Cairn will not pass it to the agent".to_owned(),
+                None => "the transcript names no session id to resume".to_owned(),
+            });
+            Vec::new()
+        }
+        (agent, Some(id)) => match recipe(agent) {
+            Some((program, flag)) => vec![program.to_owned(), flag.to_owned(), id.to_owned()],
+            None => Vec::new(),
+        },
+    };
+    if problem.is_none() && s.relation.as_deref() == Some("subagent") {
+        problem = Some(
+            "this is a sub-agent's session, which its agent resumes only through its parent session"
+                .to_owned(),
+        );
+    }
+    if problem.is_none() && !argv.is_empty() && !cwd_exists {
+        problem = Some(match &cwd {
+            Some(c) => format!(
+                "the folder it ran in, {}, is gone from this machine",
+                crate::text::one_line(c, 200)
+            ),
+            None => "the transcript names no folder it ran in".to_owned(),
+        });
+    }
+    let shell = (!argv.is_empty()).then(|| {
+        let command = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
+        match &cwd {
+            Some(c) => format!("cd {} && {command}", quote(c)),
+            None => command,
+        }
+    });
+    ResumeCommand {
+        session_key: s.session_key.clone(),
+        agent: s.agent,
+        argv,
+        cwd,
+        cwd_exists,
+        shell,
+        problem,
+    }
+}
+
+fn argv(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|p| (*p).to_owned()).collect()
+}
+
+/// The program, and the argument before the session id, of agents that resume one session.
+fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
+    Some(match agent {
+        Agent::Claude => ("claude", "--resume"),
+        Agent::Codex => ("codex", "resume"),
+        Agent::Gemini => ("gemini", "--resume"),
+        Agent::Copilot => ("copilot", "--resume"),
+        Agent::Qwen => ("qwen", "--resume"),
+        Agent::Droid => ("droid", "--resume"),
+        Agent::Kimi => ("kimi", "--session"),
+        Agent::Cursor => ("cursor-agent", "--resume"),
+        // OpenCode's TUI: `-s, --session <id>`, the session id to continue.
+        Agent::Opencode => ("opencode", "--session"),
+        // Crush offers no documented flag that reopens one session by id.
+        Agent::Aider | Agent::Crush | Agent::Atif => return None,
+    })
+}
+
+/// An id an agent's command line may take as its argument: printable, no white space, not an
+/// option (a leading `-`), at most 256 characters.
+fn usable_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('-')
+        && id.chars().count() <= 256
+        && !id
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || crate::text::is_bidi_control(c))
+}
+
+/// `text` as one POSIX shell word: single-quoted unless it is plainly safe, control characters
+/// dropped (they cannot be pasted safely).
+fn quote(text: &str) -> String {
+    let text = crate::text::printable(text).replace(['\n', '\t'], " ");
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_for_a_shell() {
+        assert_eq!(quote("abc-123"), "abc-123");
+        assert_eq!(quote("/home/a b"), "'/home/a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
+        assert_eq!(quote("a\u{1b}[2Jb"), "ab");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn ids_that_could_be_options_or_tricks_are_not_used() {
+        for bad in [
+            "",
+            "--dangerously-skip-permissions",
+            "a b",
+            "a\nb",
+            "x\u{202e}y",
+        ] {
+            assert!(!usable_id(bad), "{bad:?}");
+        }
+        assert!(!usable_id(&"a".repeat(257)));
+        assert!(usable_id("55604662-cf2a-4331-851a-ec234028f8ca"));
+    }
+}

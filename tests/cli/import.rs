@@ -1,0 +1,233 @@
+//! `cairn import`: ATIF trajectories read back as sessions of agent `atif`: Cairn's own exports
+//! (the same turns as the original), one written by ATIF's reference models, and hostile files.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::export::{CODEX, SMALL, STAGE0, export, reference_python, repo_root, synced};
+use crate::support::Env;
+
+/// What `show` says of each turn, the part an import must give back unchanged.
+fn turns_of(env: &Env, session: &str) -> Vec<Value> {
+    let v = env.json(&["show", session, "--limit", "100000"]);
+    v["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            json!([
+                t["turn_index"],
+                t["record_count"],
+                t["tool_names"],
+                t["user_preview"],
+                t["assistant_preview"]
+            ])
+        })
+        .collect()
+}
+
+fn import(env: &Env, file: &Path) -> Result<Value, Value> {
+    let out = env
+        .command()
+        .args(["--json", "import"])
+        .arg(file)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(serde_json::from_slice(&out.stderr)
+            .unwrap_or_else(|_| json!({"raw": String::from_utf8_lossy(&out.stderr)})))
+    }
+}
+
+#[test]
+fn an_atif_export_imports_back_with_the_same_turns_and_once() {
+    let env = synced();
+    let dir = tempfile::tempdir().unwrap();
+    for session in [SMALL, STAGE0, CODEX] {
+        let file = dir.path().join(format!("{session}.atif.json"));
+        export(
+            &env,
+            &[session, "--format", "atif", "-o", file.to_str().unwrap()],
+        );
+        let imported = import(&env, &file).unwrap();
+        let key = imported["session_key"].as_str().unwrap().to_owned();
+        assert_eq!(imported["session_id"], session);
+        assert_eq!(imported["already_imported"], false);
+        assert_eq!(turns_of(&env, &key), turns_of(&env, session), "{session}");
+        let detail = env.json(&["sessions"]);
+        let row = detail
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_key"] == key.as_str())
+            .unwrap();
+        assert_eq!(row["agent"], "atif");
+        // The same file again adds nothing.
+        let again = import(&env, &file).unwrap();
+        assert_eq!(again["session_key"], key.as_str());
+        assert_eq!(again["already_imported"], true, "{again}");
+        assert_eq!(again["records_added"], 0);
+    }
+    // Search reads imported sessions like any other.
+    let hits = env.json(&["search", "spotter", "--limit", "10000"]);
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["agent"] == "atif"),
+        "{hits}"
+    );
+}
+
+#[test]
+fn a_trajectory_written_by_the_reference_models_imports() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("harbor.atif.json");
+    let status = Command::new(python)
+        .arg(repo_root().join("tests/atif/sample.py"))
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let imported = import(&env, &file).unwrap();
+    assert_eq!(imported["turns"], 2);
+    let turn = env.json(&["show", "harbor-sample-1", "--turn", "0"]);
+    let records: Vec<(String, String)> = turn["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_owned(),
+                r["text"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let kinds: Vec<&str> = records.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "message",
+            "tool_call",
+            "tool_result",
+            "message"
+        ]
+    );
+    assert_eq!(records[4].1, "README.md\nsrc\n");
+    assert_eq!(turn["records"][3]["tool_name"], "bash");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn trajectory(steps: Value) -> String {
+    json!({"schema_version": "ATIF-v1.4", "session_id": "hostile-1",
+           "agent": {"name": "x", "version": "1"}, "steps": steps})
+    .to_string()
+}
+
+#[test]
+fn hostile_trajectories_are_refused_whole_or_read_safely() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let deep = format!(
+        "{{\"schema_version\":\"ATIF-v1.4\",\"session_id\":\"d\",\"steps\":[{{\"source\":\"user\",\"message\":{}1{}}}]}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let refused = [
+        ("not-json", write(d, "a.json", "not json at all")),
+        ("array", write(d, "b.json", "[1,2]")),
+        ("no version", write(d, "c.json", r#"{"session_id":"x","steps":[{"source":"user"}]}"#)),
+        (
+            "wrong version",
+            write(d, "c2.json", r#"{"schema_version":"v1","session_id":"x","steps":[{"source":"user"}]}"#),
+        ),
+        (
+            "numeric id",
+            write(d, "e.json", r#"{"schema_version":"ATIF-v1.4","session_id":7,"steps":[{"source":"user"}]}"#),
+        ),
+        (
+            "escape in id",
+            write(
+                d,
+                "f.json",
+                &json!({"schema_version": "ATIF-v1.4", "session_id": "a\u{1b}[2Jb", "steps": [{"source": "user"}]})
+                    .to_string(),
+            ),
+        ),
+        ("no steps", write(d, "g.json", &trajectory(json!([])))),
+        ("steps not a list", write(d, "h.json", &trajectory(json!({"a": 1})))),
+        ("step without source", write(d, "i.json", &trajectory(json!([{"message": "hi"}])))),
+        ("deep nesting", write(d, "j.json", &deep)),
+        ("a directory", d.to_path_buf()),
+    ];
+    for (what, path) in &refused {
+        let err = import(&env, path).unwrap_err();
+        assert_eq!(err["kind"], "invalid", "{what}: {err}");
+        assert!(
+            err["message"].as_str().unwrap().contains("cannot import"),
+            "{what}: {err}"
+        );
+        assert!(!err.to_string().contains('\u{1b}'), "{what}");
+    }
+    let missing = import(&env, &d.join("nope.atif.json")).unwrap_err();
+    assert_eq!(missing["kind"], "not_found", "{missing}");
+    // Larger than the limit: refused by its size before a byte is parsed.
+    let huge = d.join("huge.atif.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(65 * 1024 * 1024)
+        .unwrap();
+    let err = import(&env, &huge).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("64 MiB"), "{err}");
+    assert!(env.json(&["sessions"]).as_array().unwrap().is_empty());
+
+    // Wrong types inside steps read as absent; escapes never reach a terminal; secrets are
+    // redacted; a foreign cwd that names no folder is not kept.
+    let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let steps = json!([
+        {"step_id": 1, "source": "user", "message": format!("use {secret} \u{1b}]0;pwned\u{7}now")},
+        {"step_id": 2, "source": "agent", "message": 42, "timestamp": {"a": 1},
+         "tool_calls": "not a list", "observation": {"results": [{"content": ["x", {"type": "text", "text": "ok"}]}]}},
+        {"step_id": "3", "source": "robot", "message": "unknown source"},
+        {"step_id": 4, "source": "agent", "message": "done", "extra": {"cairn": {"kind": "exploit", "role": "root", "exit_code": "x"}}}
+    ]);
+    let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
+    doc["extra"] = json!({"cairn": {"cwd": "../../etc", "title": "t\u{1b}[31mitle"}});
+    let file = write(d, "ok.atif.json", &doc.to_string());
+    let imported = import(&env, &file).unwrap();
+    let key = imported["session_key"].as_str().unwrap();
+    let records = env.json(&["show", key, "--turn", "0"]);
+    let text = records.to_string();
+    assert!(!text.contains(&secret), "{text}");
+    let human = env.ok(&["show", key, "--turn", "0"]);
+    assert!(
+        !human.contains('\u{1b}') && !human.contains(&secret),
+        "{human}"
+    );
+    let kinds: Vec<&str> = records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["message", "tool_result", "message"], "{records}");
+    assert_eq!(records["records"][2]["role"], "assistant");
+    let detail = env.json(&["sessions"]);
+    assert!(detail[0]["cwd"].is_null(), "{detail}");
+}
