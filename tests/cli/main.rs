@@ -20,4 +20,5 @@ mod private;
 mod recall;
 mod shared_db;
 mod support;
+mod team;
 mod trust;

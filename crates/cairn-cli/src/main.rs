@@ -8,6 +8,7 @@ mod insights;
 mod mcp_install;
 mod recall;
 mod render;
+mod team;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -219,6 +220,12 @@ enum Command {
     Recall {
         #[command(subcommand)]
         command: recall::RecallCommand,
+    },
+    /// The team archive in PostgreSQL: push this archive to it; search, skim, show and Recall
+    /// across everyone who pushed. Credentials from CAIRN_TEAM_URL / PGPASSWORD only.
+    Team {
+        #[command(subcommand)]
+        command: team::TeamCommand,
     },
     /// Generated insights: reports over a slice of sessions; generate, list, export.
     Insights {
@@ -694,6 +701,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Insights { command } => {
             let cairn = open(g)?;
             insights::run(command, &cairn, g.json, out)?;
+        }
+        Command::Team { command } => {
+            let cairn = open(g)?;
+            team::run(command, &cairn, g.json, out)?;
         }
         Command::Recall { command } => {
             let cairn = open(g)?;

@@ -14,4 +14,6 @@ pub(crate) mod memory;
 mod open;
 mod recall;
 mod semantic;
+#[cfg(feature = "team")]
+mod team;
 mod views;

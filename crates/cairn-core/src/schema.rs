@@ -42,6 +42,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     )),
     sql(include_str!("archive/migrations/0018_keyed_records.sql")),
     sql(include_str!("archive/migrations/0019_forget.sql")),
+    sql(include_str!("team/migrations/0028_team_push.sql")),
 ];
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14
