@@ -64,7 +64,7 @@ impl Server {
             invalid(
                 &format!(
                     "the connection string is not one PostgreSQL reads ({})",
-                    scrub_text(&e.to_string(), &[url.clone()])
+                    scrub_text(&e.to_string(), std::slice::from_ref(&url))
                 ),
                 "write it as postgres://USER@HOST:PORT/DATABASE".into(),
             )
@@ -309,7 +309,10 @@ mod tests {
         .to_string();
         assert!(err.contains("refusing a password"), "{err}");
         assert!(!err.contains("hunter2-secret"), "{err}");
-        assert!(err.contains("postgres://alice@db.example/team"), "{err}");
+        assert!(
+            err.contains("postgres://alice@db.example:5432/team"),
+            "{err}"
+        );
     }
 
     #[test]
