@@ -208,7 +208,7 @@ fn push_mirrors_the_archive_redacted_and_a_second_push_sends_nothing() {
         format!(
             "{}\n{}\n",
             json!({"type":"user","sessionId":"9b1c7e7e-1111-4a4a-9c9c-000000000001","uuid":"u1","timestamp":"2026-05-01T10:00:00Z","cwd": home.join("work"),
-                   "message":{"role":"user","content": format!("deploy with token {secret} from {}/work/deploy.sh", home.display())}}),
+                   "message":{"role":"user","content": format!("deploy with token {secret} from {}/work/deploy.sh, then /opt/acme-internal/build.sh \u{1b}]0;pwned\u{7}\u{1b}[31mred", home.display())}}),
             json!({"type":"assistant","sessionId":"9b1c7e7e-1111-4a4a-9c9c-000000000001","uuid":"u2","timestamp":"2026-05-01T10:00:05Z",
                    "message":{"id":"m1","role":"assistant","model":"claude-test","content":[{"type":"text","text":"zanzibarquux deployment done"}]}})
         ),
@@ -242,6 +242,15 @@ fn push_mirrors_the_archive_redacted_and_a_second_push_sends_nothing() {
     assert!(
         !everything.contains(&home.display().to_string()),
         "the home path reached the server"
+    );
+    // What the archive keeps but must not leave: another absolute path, escape sequences.
+    assert!(
+        !everything.contains("/opt/acme-internal"),
+        "a path reached the server"
+    );
+    assert!(
+        !everything.contains('\u{1b}') && !everything.contains("pwned"),
+        "an escape sequence reached the server"
     );
     assert!(
         everything.contains("[REDACTED:"),
@@ -573,6 +582,18 @@ fn inert(text: &str) {
     }
 }
 
+fn strings(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, f)),
+        Value::Object(o) => o.iter().for_each(|(k, x)| {
+            f(k);
+            strings(x, f)
+        }),
+        _ => {}
+    }
+}
+
 #[test]
 fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
     let db = TeamDb::new();
@@ -621,6 +642,10 @@ fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
             );
             let text = String::from_utf8(out.stdout).unwrap();
             inert(&text);
+            if json {
+                // JSON escapes controls; what a program decodes must be clean too.
+                strings(&serde_json::from_str(&text).unwrap(), &mut |s| inert(s));
+            }
             assert!(
                 text.len() < 200_000,
                 "{args:?} printed {} bytes",
