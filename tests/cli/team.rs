@@ -350,6 +350,26 @@ fn an_incremental_push_sends_only_the_new_records() {
         &db.url(&alice),
     ]);
     assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    // Forgotten here, the session is withdrawn from the team archive on the next push.
+    alice.env.ok(&["forget", &sid, "--yes"]);
+    let gone = alice.push(&db);
+    assert!(gone["sessions_withdrawn"].as_u64().unwrap() >= 1, "{gone}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.sessions"),
+        alice.local_count("sessions")
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.records"),
+        alice.local_count("records")
+    );
+    let none = alice.json(&[
+        "team",
+        "search",
+        "quokkafrobnicate",
+        "--from",
+        &db.url(&alice),
+    ]);
+    assert_eq!(none, json!([]), "{none}");
 }
 
 #[test]

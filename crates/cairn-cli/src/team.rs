@@ -137,6 +137,13 @@ fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
         clean(&r.publisher),
         r.sessions_unchanged
     )?;
+    if r.sessions_withdrawn > 0 {
+        writeln!(
+            out,
+            "withdrew {} sessions forgotten here since the last push",
+            r.sessions_withdrawn
+        )?;
+    }
     if r.entries_pushed > 0 || r.entries_withdrawn > 0 {
         writeln!(
             out,

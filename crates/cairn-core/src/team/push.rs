@@ -11,7 +11,8 @@
 //! sends the sessions whose signature moved, and of those only the records after that id (and
 //! the keyed records, revised in place). Each session goes in one server transaction, and the
 //! local cursor moves only after it committed: a push killed anywhere leaves at most one session
-//! to send again, and sending it again is an upsert of the same rows. Two pushes as the same
+//! to send again, and sending it again is an upsert of the same rows. A session pushed before
+//! and forgotten here since is deleted from the team archive by the next push. Two pushes as the same
 //! role at once are refused (a session advisory lock); teammates' pushes touch disjoint rows.
 
 use postgres::Client;
@@ -42,6 +43,9 @@ pub struct TeamPushReport {
     pub publisher: String,
     pub sessions_pushed: u32,
     pub sessions_unchanged: u32,
+    /// Sessions pushed before and gone from this archive since (`cairn forget`): deleted from
+    /// the team archive with their turns, records and links.
+    pub sessions_withdrawn: u32,
     /// Sessions not sent because the final scan still found a secret after redaction.
     pub sessions_refused: Vec<String>,
     pub turns_pushed: u64,
@@ -94,9 +98,25 @@ pub fn push(
     };
     let db = crate::store::err_in(conn);
 
-    // Which sessions moved since the last push.
+    // Which sessions moved since the last push, and which are gone from here.
+    let marks = archive::team_marks(conn).map_err(db)?;
+    let here: std::collections::HashSet<&str> =
+        marks.iter().map(|m| m.session_key.as_str()).collect();
+    for key in cursor.session_keys(conn).map_err(db)? {
+        if here.contains(key.as_str()) {
+            continue;
+        }
+        client
+            .execute(
+                "DELETE FROM cairn.sessions WHERE publisher = current_user AND session_key = $1",
+                &[&key],
+            )
+            .map_err(|e| server.error(e, &format!("cannot withdraw session {key}")))?;
+        cursor.forgot_session(conn, &key).map_err(db)?;
+        report.sessions_withdrawn += 1;
+    }
     let mut todo = Vec::new();
-    for mark in archive::team_marks(conn).map_err(db)? {
+    for mark in marks {
         let links = git::links_mark(conn, mark.id).map_err(db)?;
         let signature = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
         match cursor.session(conn, &mark.session_key).map_err(db)? {
@@ -136,7 +156,6 @@ pub fn push(
         &cursor,
         redactor,
         home,
-        now,
         &mut report,
     )?;
     Ok(report)
@@ -176,6 +195,22 @@ impl Cursor {
                  pushed_at = excluded.pushed_at",
         )?
         .execute(params![self.archive, self.publisher, key, signature, last_record_id, now])?;
+        Ok(())
+    }
+
+    fn session_keys(&self, conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        conn.prepare_cached(
+            "SELECT session_key FROM team_pushed_sessions WHERE archive = ?1 AND publisher = ?2",
+        )?
+        .query_map(params![self.archive, self.publisher], |r| r.get(0))?
+        .collect()
+    }
+
+    fn forgot_session(&self, conn: &Connection, key: &str) -> rusqlite::Result<()> {
+        conn.prepare_cached(
+            "DELETE FROM team_pushed_sessions WHERE archive = ?1 AND publisher = ?2 AND session_key = ?3",
+        )?
+        .execute(params![self.archive, self.publisher, key])?;
         Ok(())
     }
 
@@ -475,7 +510,6 @@ impl SessionBatch {
 }
 
 /// Send the trusted entries changed since the last push; take back those no longer trusted.
-#[allow(clippy::too_many_arguments)]
 fn push_entries(
     conn: &Connection,
     server: &Server,
@@ -483,7 +517,6 @@ fn push_entries(
     cursor: &Cursor,
     redactor: &Redactor,
     home: Option<&str>,
-    _now: &str,
     report: &mut TeamPushReport,
 ) -> Result<()> {
     let db = crate::store::err_in(conn);
