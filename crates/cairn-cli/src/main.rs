@@ -10,6 +10,7 @@ mod mcp_install;
 mod recall;
 mod render;
 mod resume;
+mod team;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -246,6 +247,12 @@ enum Command {
     Recall {
         #[command(subcommand)]
         command: recall::RecallCommand,
+    },
+    /// The team archive in PostgreSQL: push this archive to it; search, skim, show and Recall
+    /// across everyone who pushed. Credentials from CAIRN_TEAM_URL / PGPASSWORD only.
+    Team {
+        #[command(subcommand)]
+        command: team::TeamCommand,
     },
     /// Generated insights: reports over a slice of sessions; generate, list, export.
     Insights {
@@ -818,6 +825,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 out.flush()?;
                 return Ok(ExitCode::from(1));
             }
+        }
+        Command::Team { command } => {
+            let cairn = open(g)?;
+            team::run(command, &cairn, g.json, out)?;
         }
         Command::Recall { command } => {
             let cairn = open(g)?;

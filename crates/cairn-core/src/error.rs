@@ -76,6 +76,15 @@ pub enum Error {
     /// A report generator (an agent CLI or an endpoint) failed; `what` names it.
     #[error("{what}: {message}")]
     Generator { what: String, message: String },
+    /// The team archive (PostgreSQL) failed. `server` is its address without credentials
+    /// (`team::Server::display`) and `message` went through `team::Server::scrub`.
+    #[error("team archive {server}: {message}")]
+    Team {
+        server: String,
+        message: String,
+        kind: ErrorKind,
+        hint: Option<String>,
+    },
     /// Input the user can fix (a flag, a field, a name): the message says how.
     #[error("{0}")]
     Invalid(String),
@@ -176,6 +185,7 @@ impl Error {
             Error::Locked { .. } => ErrorKind::Locked,
             Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::HookRefused { .. } | Error::Refused(_) => ErrorKind::Refused,
+            Error::Team { kind, .. } => *kind,
         }
     }
 
@@ -209,6 +219,7 @@ impl Error {
             Error::Corrupt { .. } => {
                 Some("run `cairn doctor` to check the archive and its files".into())
             }
+            Error::Team { hint, .. } => hint.clone(),
             _ => None,
         }
     }

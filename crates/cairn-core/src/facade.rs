@@ -15,4 +15,6 @@ pub(crate) mod memory;
 mod open;
 mod recall;
 mod semantic;
+#[cfg(feature = "team")]
+mod team;
 mod views;

@@ -26,6 +26,8 @@ pub mod recall;
 mod schema;
 pub mod semantic;
 mod store;
+#[cfg(feature = "team")]
+pub mod team;
 pub mod text;
 pub mod views;
 

@@ -27,7 +27,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("llm", &["llm"]),
     ("semantic", &["semantic"]),
     ("rooms", &["hooks", "recall", "views"]),
-    ("reports", &["insights"]),
+    ("reports", &["insights", "team"]),
     ("facade", &["", "doctor", "facade", "schema"]),
 ];
 

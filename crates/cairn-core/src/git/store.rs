@@ -251,6 +251,40 @@ pub fn session_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<Se
     .collect()
 }
 
+/// A link of a session as the team push sends it (every link, weak ones too).
+#[derive(Debug, Clone)]
+pub struct TeamLink {
+    pub target_kind: String,
+    pub target_key: String,
+    pub pr_number: Option<i64>,
+    pub evidence: String,
+    pub strong: bool,
+    pub confidence: f64,
+    pub ordinal: Option<i64>,
+    pub commit_id: Option<String>,
+}
+
+/// Every link of `session`, in a stable order.
+pub fn team_links(conn: &Connection, session: i64) -> rusqlite::Result<Vec<TeamLink>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT target_kind, target_key, pr_number, evidence, strong, confidence, ordinal, commit_id
+         FROM links WHERE session_id = ?1 ORDER BY id",
+    )?;
+    stmt.query_map([session], |r| {
+        Ok(TeamLink {
+            target_kind: r.get(0)?,
+            target_key: r.get(1)?,
+            pr_number: r.get(2)?,
+            evidence: r.get(3)?,
+            strong: r.get(4)?,
+            confidence: r.get(5)?,
+            ordinal: r.get(6)?,
+            commit_id: r.get(7)?,
+        })
+    })?
+    .collect()
+}
+
 /// The sessions (row ids) that edited a file whose path, as the agent wrote it, is `rel` or
 /// ends in `/rel`, with that path.
 pub fn sessions_editing(conn: &Connection, rel: &str) -> rusqlite::Result<Vec<(i64, String)>> {
@@ -303,4 +337,13 @@ pub fn sessions_linked_like(
         Ok((r.get(0)?, r.get(1)?))
     })?
     .collect()
+}
+
+/// What changes when `session`'s links do (they are rebuilt, so new rows get new ids): the
+/// count and the highest row id.
+pub fn links_mark(conn: &Connection, session: i64) -> rusqlite::Result<String> {
+    conn.prepare_cached(
+        "SELECT count(*) || ':' || coalesce(max(id), 0) FROM links WHERE session_id = ?1",
+    )?
+    .query_row([session], |r| r.get(0))
 }

@@ -504,3 +504,14 @@ pub(crate) fn rekey_evidence(
     }
     Ok(())
 }
+
+/// The trusted entries' ids and when each last changed, for the team push (which sends only
+/// trusted entries, and takes back those no longer trusted).
+pub fn trusted_marks(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let sql = format!(
+        "SELECT e.id, e.updated_at FROM recall_entries e WHERE {TRUSTED_SQL} ORDER BY e.id"
+    );
+    conn.prepare_cached(&sql)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}

@@ -11,6 +11,7 @@ mod sessions;
 mod skim;
 mod slices;
 mod sources;
+mod team;
 mod turns;
 
 pub use crate::store::{DB_FILE, Store};
@@ -20,6 +21,7 @@ pub use sessions::*;
 pub use skim::*;
 pub use slices::*;
 pub use sources::*;
+pub use team::*;
 pub use turns::*;
 
 /// A stored count as a `u32` (negative as 0, too large as `u32::MAX`).

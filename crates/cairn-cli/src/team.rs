@@ -1,0 +1,289 @@
+//! `cairn team …`: the team archive in PostgreSQL. Flags, calls into `Cairn`, rendering; the
+//! connection string's rules (no password on the command line, TLS off loopback) are the core's.
+
+use std::io::Write;
+
+use anyhow::Result;
+use cairn_core::Cairn;
+use cairn_core::team::{Server, TeamPushReport, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
+use clap::{Args, Subcommand};
+
+use crate::render::{self, clean, line};
+
+#[derive(Subcommand)]
+pub enum TeamCommand {
+    /// Mirror this archive (redacted: sessions, turns, records, links, trusted Recall entries)
+    /// into the team's PostgreSQL database; only what changed since the last push there. The
+    /// schema is created or migrated on first use. Your rows are owned by your database role.
+    Push {
+        #[command(flatten)]
+        at: At,
+        /// Draw a progress bar on stderr.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Search every teammate's records (PostgreSQL full text, web-search syntax: words,
+    /// "a phrase", -not, or).
+    Search {
+        query: String,
+        #[command(flatten)]
+        at: At,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// A branch or a PR (`#123`, a PR URL) across everyone who pushed, oldest session first.
+    Skim {
+        target: String,
+        #[command(flatten)]
+        at: At,
+    },
+    /// A teammate's session: its key or first 8+ characters.
+    Show {
+        session: String,
+        /// The publisher (database role), when two teammates' sessions match.
+        #[arg(long)]
+        publisher: Option<String>,
+        #[command(flatten)]
+        at: At,
+    },
+    /// The team's trusted Recall entries matching a question or keywords.
+    Recall {
+        query: String,
+        #[command(flatten)]
+        at: At,
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+    },
+}
+
+#[derive(Args)]
+pub struct At {
+    /// The team archive: postgres://USER@HOST[:PORT]/DATABASE (default: $CAIRN_TEAM_URL). The
+    /// password comes from PGPASSWORD or CAIRN_TEAM_URL, never from this flag.
+    #[arg(long = "to", visible_alias = "from", value_name = "URL")]
+    url: Option<String>,
+}
+
+impl At {
+    fn server(&self) -> Result<Server> {
+        Ok(Server::from_env(self.url.as_deref())?)
+    }
+}
+
+pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<()> {
+    match command {
+        TeamCommand::Push { at, progress } => {
+            let server = at.server()?;
+            let bar = render::CountBar::new(progress && !json, "pushing sessions");
+            let report = cairn.team_push(&server, &mut |done, total| {
+                bar.set(u64::from(done), u64::from(total))
+            })?;
+            bar.done();
+            if json {
+                render::json(out, &report)?;
+            } else {
+                push(out, &report)?;
+            }
+        }
+        TeamCommand::Search { query, at, limit } => {
+            let hits = cairn.team_search(&at.server()?, &query, limit)?;
+            if json {
+                render::json(out, &hits)?;
+            } else {
+                search(out, &hits)?;
+            }
+        }
+        TeamCommand::Skim { target, at } => {
+            let skim = cairn.team_skim(&at.server()?, &target)?;
+            if json {
+                render::json(out, &skim)?;
+            } else {
+                skim_text(out, &skim)?;
+            }
+        }
+        TeamCommand::Show {
+            session,
+            publisher,
+            at,
+        } => {
+            let show = cairn.team_show(&at.server()?, &session, publisher.as_deref())?;
+            if json {
+                render::json(out, &show)?;
+            } else {
+                show_text(out, &show)?;
+            }
+        }
+        TeamCommand::Recall { query, at, limit } => {
+            let hits = cairn.team_recall(&at.server()?, &query, limit)?;
+            if json {
+                render::json(out, &hits)?;
+            } else {
+                recall(out, &hits)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
+    writeln!(
+        out,
+        "pushed {} sessions ({} turns, {} records, {} links) to {} as {}; {} unchanged",
+        r.sessions_pushed,
+        r.turns_pushed,
+        r.records_pushed,
+        r.links_pushed,
+        clean(&r.server),
+        clean(&r.publisher),
+        r.sessions_unchanged
+    )?;
+    if r.sessions_withdrawn > 0 {
+        writeln!(
+            out,
+            "withdrew {} sessions forgotten here since the last push",
+            r.sessions_withdrawn
+        )?;
+    }
+    if r.entries_pushed > 0 || r.entries_withdrawn > 0 {
+        writeln!(
+            out,
+            "Recall: {} trusted entries pushed, {} withdrawn",
+            r.entries_pushed, r.entries_withdrawn
+        )?;
+    }
+    for key in &r.sessions_refused {
+        writeln!(
+            out,
+            "not sent: session {} (a secret survived redaction; see `cairn doctor`)",
+            clean(key)
+        )?;
+    }
+    Ok(())
+}
+
+fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
+    if hits.is_empty() {
+        writeln!(out, "no match in the team archive")?;
+    }
+    for h in hits {
+        writeln!(
+            out,
+            "{}  {}  {}#{}  {}",
+            line(h.timestamp.as_deref().unwrap_or("-"), 40),
+            line(&h.publisher, 40),
+            line(&h.session_key, 80),
+            h.ordinal.map_or("-".into(), |o| o.to_string()),
+            line(h.title.as_deref().unwrap_or(""), 60)
+        )?;
+        writeln!(out, "    {}", line(&h.snippet, 200))?;
+    }
+    Ok(())
+}
+
+fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
+    writeln!(
+        out,
+        "{}: {} sessions from {}",
+        line(&s.target, 200),
+        s.sessions.len(),
+        if s.publishers.is_empty() {
+            "nobody".to_owned()
+        } else {
+            s.publishers
+                .iter()
+                .map(|p| line(p, 40))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    )?;
+    for k in &s.sessions {
+        let x = &k.session;
+        writeln!(
+            out,
+            "\n{}  {}  {}  {}",
+            line(x.started_at.as_deref().unwrap_or("-"), 40),
+            line(&x.publisher, 40),
+            line(&x.session_key, 80),
+            line(x.title.as_deref().unwrap_or(""), 80)
+        )?;
+        for w in &k.why {
+            writeln!(
+                out,
+                "  why: {} {}{}",
+                line(&w.evidence, 40),
+                line(&w.target_key, 120),
+                w.commit
+                    .as_deref()
+                    .map(|c| format!(" {}", line(c, 40)))
+                    .unwrap_or_default()
+            )?;
+        }
+        for t in &k.turns {
+            writeln!(
+                out,
+                "  turn {}: {}",
+                t.turn_index.map_or("?".into(), |i| i.to_string()),
+                line(t.preview.as_deref().unwrap_or(""), 120)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn show_text(out: &mut impl Write, s: &TeamShow) -> Result<()> {
+    let x = &s.session;
+    writeln!(
+        out,
+        "{}  by {}  {}  {}",
+        line(&x.session_key, 80),
+        line(&x.publisher, 40),
+        line(&x.agent, 20),
+        line(x.title.as_deref().unwrap_or(""), 120)
+    )?;
+    for r in &s.records {
+        let head = format!(
+            "#{} {}{}",
+            r.ordinal.map_or("?".into(), |o| o.to_string()),
+            line(&r.kind, 20),
+            r.role
+                .as_deref()
+                .map(|x| format!(" ({})", line(x, 20)))
+                .unwrap_or_default()
+        );
+        writeln!(out, "\n{head}")?;
+        if let Some(tool) = &r.tool_name {
+            writeln!(out, "tool: {}", line(tool, 80))?;
+        }
+        for text in [&r.text, &r.tool_input].into_iter().flatten() {
+            writeln!(out, "{}", clean(text))?;
+        }
+        if r.cut {
+            writeln!(out, "[cut]")?;
+        }
+    }
+    if s.truncated {
+        writeln!(
+            out,
+            "\n(more records than shown; use --json and the key to read on)"
+        )?;
+    }
+    Ok(())
+}
+
+fn recall(out: &mut impl Write, hits: &[TeamRecallHit]) -> Result<()> {
+    if hits.is_empty() {
+        writeln!(out, "no trusted entry in the team archive matches")?;
+    }
+    for h in hits {
+        writeln!(
+            out,
+            "[{}] {}  ({}, by {})",
+            line(&h.entry_type, 20),
+            line(&h.title, 120),
+            line(&h.scope, 20),
+            line(&h.publisher, 40)
+        )?;
+        writeln!(out, "    {}", line(&h.body, 300))?;
+    }
+    Ok(())
+}

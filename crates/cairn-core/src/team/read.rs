@@ -1,0 +1,531 @@
+//! The team archive's reads: search, skim a branch or PR across everyone, show a teammate's
+//! session, Recall over the team's trusted entries. Read-only connections.
+//!
+//! Every row is a teammate's and so hostile: any column may hold control sequences, megabytes,
+//! or (if the tables' owner altered them) another type. So every column is selected as text,
+//! cut on the server (`left(…, n)`: a huge field never crosses the wire whole), then read here
+//! through [`cell`] — [`crate::text::printable`], the one cleaning function — numbers parsed from
+//! that text (anything else is `None`), timestamps kept only when RFC 3339.
+
+use postgres::{Client, Row};
+use serde::{Deserialize, Serialize};
+
+use super::schema;
+use super::server::Server;
+use crate::error::{ErrorKind, Result};
+use crate::git::targets::{self, Target, TargetKind};
+
+/// Longest field shown whole (bytes); longer ones are cut on the server.
+pub const SHOW_CAP: usize = 16 * 1024;
+/// Longest title, preview, name.
+const SHORT_CAP: usize = 500;
+/// Most rows of any list.
+pub const MAX_LIMIT: u32 = 500;
+/// Records `show` returns at most.
+pub const SHOW_RECORDS: u32 = 5_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamSession {
+    /// Who pushed it: the PostgreSQL role that owns its rows.
+    pub publisher: String,
+    pub session_key: String,
+    pub agent: String,
+    pub title: Option<String>,
+    pub project: Option<String>,
+    pub git_branch: Option<String>,
+    pub model: Option<String>,
+    pub started_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub turn_count: Option<i64>,
+    pub record_count: Option<i64>,
+    pub pushed_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamSearchHit {
+    pub publisher: String,
+    pub session_key: String,
+    pub title: Option<String>,
+    pub ordinal: Option<i64>,
+    pub turn_index: Option<i64>,
+    pub kind: String,
+    pub role: Option<String>,
+    pub timestamp: Option<String>,
+    /// The matching passage, terms between `**`.
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamWhy {
+    pub target_key: String,
+    pub evidence: String,
+    pub strong: bool,
+    pub confidence: Option<f64>,
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamTurn {
+    pub turn_index: Option<i64>,
+    pub started_at: Option<String>,
+    pub record_count: Option<i64>,
+    pub tool_call_count: Option<i64>,
+    pub preview: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamSkimSession {
+    pub session: TeamSession,
+    pub why: Vec<TeamWhy>,
+    pub turns: Vec<TeamTurn>,
+}
+
+/// A branch or PR across everyone who pushed, in the order the sessions started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamSkim {
+    pub target: String,
+    pub publishers: Vec<String>,
+    pub sessions: Vec<TeamSkimSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamRecord {
+    pub ordinal: Option<i64>,
+    pub turn_index: Option<i64>,
+    pub timestamp: Option<String>,
+    pub kind: String,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<String>,
+    pub outcome: Option<String>,
+    pub exit_code: Option<i64>,
+    /// Cut: by the publisher's push or at [`SHOW_CAP`] here.
+    pub cut: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamShow {
+    pub session: TeamSession,
+    pub why: Vec<TeamWhy>,
+    pub turns: Vec<TeamTurn>,
+    pub records: Vec<TeamRecord>,
+    /// More records than [`SHOW_RECORDS`] exist.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamRecallHit {
+    pub publisher: String,
+    pub entry_id: String,
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    pub scope: String,
+    pub title: String,
+    pub body: String,
+    pub project: String,
+    pub git_branch: String,
+    pub session_key: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+/// A read-only connection to a team archive whose schema this binary reads.
+pub struct Reader<'a> {
+    server: &'a Server,
+    client: Client,
+}
+
+impl<'a> Reader<'a> {
+    pub fn open(server: &'a Server) -> Result<Reader<'a>> {
+        let mut client = server.connect(true)?;
+        match schema::meta(server, &mut client)? {
+            None => Err(server.fail(
+                ErrorKind::NotFound,
+                "holds no team archive yet".into(),
+                Some("push to it first: `cairn team push`".into()),
+            )),
+            Some(m) => {
+                schema::check_not_newer(server, m.version)?;
+                Ok(Reader { server, client })
+            }
+        }
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &str,
+    ) -> Result<Vec<Row>> {
+        self.client
+            .query(sql, params)
+            .map_err(|e| self.server.error(e, what))
+    }
+
+    /// Records matching `query` (PostgreSQL's web-search syntax over the `simple`
+    /// configuration), best first.
+    pub fn search(&mut self, query: &str, limit: u32) -> Result<Vec<TeamSearchHit>> {
+        let limit = i64::from(limit.clamp(1, MAX_LIMIT));
+        let sql = format!(
+            "SELECT r.publisher::text, r.session_key::text, {title}, r.ordinal::text, r.turn_index::text,
+                    left(r.kind::text, 40), left(r.role::text, 40), left(r.ts::text, 64),
+                    left(ts_headline('simple', left(coalesce(r.body::text, '') || ' ' || coalesce(r.tool_input::text, ''), 20000), q,
+                        'StartSel=**, StopSel=**, MaxWords=30, MinWords=12, MaxFragments=1'), 2000)
+             FROM cairn.records r
+             JOIN cairn.sessions s ON s.publisher = r.publisher AND s.session_key = r.session_key,
+                  websearch_to_tsquery('simple', $1) q
+             WHERE r.search @@ q AND NOT r.retracted
+             ORDER BY ts_rank(r.search, q) DESC, r.ts DESC NULLS LAST
+             LIMIT $2",
+            title = short("s.title")
+        );
+        let rows = self.query(&sql, &[&query, &limit], "cannot search")?;
+        Ok(rows
+            .iter()
+            .map(|r| TeamSearchHit {
+                publisher: cell(r, 0, SHORT_CAP).unwrap_or_default(),
+                session_key: cell(r, 1, SHORT_CAP).unwrap_or_default(),
+                title: cell(r, 2, SHORT_CAP),
+                ordinal: number(r, 3),
+                turn_index: number(r, 4),
+                kind: cell(r, 5, SHORT_CAP).unwrap_or_default(),
+                role: cell(r, 6, SHORT_CAP),
+                timestamp: time(r, 7),
+                snippet: crate::text::excerpt(&cell(r, 8, 4000).unwrap_or_default(), 400),
+            })
+            .collect())
+    }
+
+    /// The sessions linked to a branch or a PR (`#123`, a PR URL, `review:…`), from everyone.
+    pub fn skim(&mut self, target: &str) -> Result<TeamSkim> {
+        let t = parse_target(target)?;
+        let pr = t.pr_number.map(i64::from);
+        let links = self.query(
+            &format!(
+                "SELECT publisher::text, session_key::text, {key}, left(evidence::text, 64), strong::text,
+                        confidence::text, left(commit_id::text, 80)
+                 FROM cairn.links
+                 WHERE target_key = $1 OR ($2::int8 IS NOT NULL AND pr_number = $2)
+                 ORDER BY publisher, session_key, strong DESC, confidence DESC
+                 LIMIT 5000",
+                key = short("target_key")
+            ),
+            &[&t.key, &pr],
+            "cannot read links",
+        )?;
+        let mut order: Vec<(String, String)> = Vec::new();
+        let mut why: std::collections::HashMap<(String, String), Vec<TeamWhy>> = Default::default();
+        for r in &links {
+            let id = (
+                cell(r, 0, SHORT_CAP).unwrap_or_default(),
+                cell(r, 1, SHORT_CAP).unwrap_or_default(),
+            );
+            if !why.contains_key(&id) {
+                order.push(id.clone());
+            }
+            why.entry(id).or_default().push(why_of(r, 2));
+        }
+        let mut sessions = Vec::new();
+        for (publisher, key) in order.into_iter().take(MAX_LIMIT as usize) {
+            let Some(session) = self.session_row(&publisher, &key)? else {
+                continue;
+            };
+            let turns = self.turns(&publisher, &key, 200)?;
+            let w = why.remove(&(publisher, key)).unwrap_or_default();
+            sessions.push(TeamSkimSession {
+                session,
+                why: w,
+                turns,
+            });
+        }
+        sessions.sort_by(|a, b| {
+            (a.session.started_at.as_deref(), &a.session.publisher)
+                .cmp(&(b.session.started_at.as_deref(), &b.session.publisher))
+        });
+        let mut publishers: Vec<String> = sessions
+            .iter()
+            .map(|s| s.session.publisher.clone())
+            .collect();
+        publishers.sort();
+        publishers.dedup();
+        Ok(TeamSkim {
+            target: t.key,
+            publishers,
+            sessions,
+        })
+    }
+
+    /// One session: its key (or a prefix of 8 characters or more), narrowed to `publisher`
+    /// when two teammates pushed sessions that match.
+    pub fn show(&mut self, session: &str, publisher: Option<&str>) -> Result<TeamShow> {
+        let session = session.trim();
+        if session.len() < 8 {
+            return Err(self.server.fail(
+                ErrorKind::Invalid,
+                "a session is named by its key, or at least its first 8 characters".into(),
+                Some("copy it from `cairn team search` or `cairn team skim`".into()),
+            ));
+        }
+        let pattern = format!(
+            "{}%",
+            session
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        let found = self.query(
+            "SELECT publisher::text, session_key::text FROM cairn.sessions
+             WHERE session_key LIKE $1 AND ($2::text IS NULL OR publisher = $2)
+             ORDER BY publisher, session_key LIMIT 10",
+            &[&pattern, &publisher],
+            "cannot find the session",
+        )?;
+        let ids: Vec<(String, String)> = found
+            .iter()
+            .map(|r| {
+                (
+                    cell(r, 0, SHORT_CAP).unwrap_or_default(),
+                    cell(r, 1, SHORT_CAP).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let (publisher, key) = match ids.as_slice() {
+            [] => {
+                return Err(self.server.fail(
+                    ErrorKind::NotFound,
+                    format!(
+                        "no session {} in the team archive",
+                        crate::text::one_line(session, 80)
+                    ),
+                    None,
+                ));
+            }
+            [one] => one.clone(),
+            many => {
+                let names: Vec<String> = many.iter().map(|(p, k)| format!("{p}/{k}")).collect();
+                return Err(self.server.fail(
+                    ErrorKind::Conflict,
+                    format!("{} sessions match: {}", many.len(), names.join(", ")),
+                    Some("give the whole key, or --publisher".into()),
+                ));
+            }
+        };
+        let Some(s) = self.session_row(&publisher, &key)? else {
+            return Err(self.server.fail(
+                ErrorKind::NotFound,
+                format!("session {key} is gone"),
+                None,
+            ));
+        };
+        let turns = self.turns(&publisher, &key, 100_000)?;
+        let why = self
+            .query(
+                &format!(
+                    "SELECT {key}, left(evidence::text, 64), strong::text, confidence::text, left(commit_id::text, 80)
+                     FROM cairn.links WHERE publisher = $1 AND session_key = $2 LIMIT 1000",
+                    key = short("target_key")
+                ),
+                &[&publisher, &key],
+                "cannot read links",
+            )?
+            .iter()
+            .map(|r| why_of(r, 0))
+            .collect();
+        let limit = i64::from(SHOW_RECORDS) + 1;
+        let cap = SHOW_CAP as i64;
+        let rows = self.query(
+            "SELECT ordinal::text, turn_index::text, left(ts::text, 64), left(kind::text, 40), left(role::text, 40),
+                    left(body::text, $4::int4), left(tool_name::text, 200), left(tool_input::text, $4::int4),
+                    left(outcome::text, 40), exit_code::text, cut::text,
+                    (length(body::text) > $4 OR length(tool_input::text) > $4)::text
+             FROM cairn.records
+             WHERE publisher = $1 AND session_key = $2 AND NOT retracted
+             ORDER BY ordinal LIMIT $3",
+            &[&publisher, &key, &limit, &(cap as i32)],
+            "cannot read records",
+        )?;
+        let truncated = rows.len() as i64 == limit;
+        let records = rows
+            .iter()
+            .take(SHOW_RECORDS as usize)
+            .map(|r| TeamRecord {
+                ordinal: number(r, 0),
+                turn_index: number(r, 1),
+                timestamp: time(r, 2),
+                kind: cell(r, 3, SHORT_CAP).unwrap_or_default(),
+                role: cell(r, 4, SHORT_CAP),
+                text: cell(r, 5, SHOW_CAP),
+                tool_name: cell(r, 6, SHORT_CAP),
+                tool_input: cell(r, 7, SHOW_CAP),
+                outcome: cell(r, 8, SHORT_CAP),
+                exit_code: number(r, 9),
+                cut: flag(r, 10) || flag(r, 11),
+            })
+            .collect();
+        Ok(TeamShow {
+            session: s,
+            why,
+            turns,
+            records,
+            truncated,
+        })
+    }
+
+    /// The team's trusted Recall entries matching `query` (web-search syntax, `english`
+    /// configuration), best first.
+    pub fn recall(&mut self, query: &str, limit: u32) -> Result<Vec<TeamRecallHit>> {
+        let limit = i64::from(limit.clamp(1, MAX_LIMIT));
+        let rows = self.query(
+            &format!(
+                "SELECT publisher::text, left(entry_id::text, 200), left(entry_type::text, 40), left(scope::text, 40),
+                        {title}, left(body::text, {cap}), {project}, {branch}, left(session_key::text, 200),
+                        left(updated_at::text, 64)
+                 FROM cairn.recall_entries, websearch_to_tsquery('english', $1) q
+                 WHERE search @@ q
+                 ORDER BY ts_rank_cd(search, q) DESC, updated_at DESC
+                 LIMIT $2",
+                title = short("title"),
+                project = short("project"),
+                branch = short("git_branch"),
+                cap = SHOW_CAP
+            ),
+            &[&query, &limit],
+            "cannot search Recall",
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| TeamRecallHit {
+                publisher: cell(r, 0, SHORT_CAP).unwrap_or_default(),
+                entry_id: cell(r, 1, SHORT_CAP).unwrap_or_default(),
+                entry_type: cell(r, 2, SHORT_CAP).unwrap_or_default(),
+                scope: cell(r, 3, SHORT_CAP).unwrap_or_default(),
+                title: cell(r, 4, SHORT_CAP).unwrap_or_default(),
+                body: cell(r, 5, SHOW_CAP).unwrap_or_default(),
+                project: cell(r, 6, SHORT_CAP).unwrap_or_default(),
+                git_branch: cell(r, 7, SHORT_CAP).unwrap_or_default(),
+                session_key: cell(r, 8, SHORT_CAP),
+                updated_at: time(r, 9),
+            })
+            .collect())
+    }
+
+    fn session_row(&mut self, publisher: &str, key: &str) -> Result<Option<TeamSession>> {
+        let rows = self.query(
+            &format!(
+                "SELECT publisher::text, session_key::text, left(agent::text, 40), {title}, {project}, {branch},
+                        {model}, left(started_at::text, 64), left(updated_at::text, 64), turn_count::text,
+                        record_count::text, to_char(pushed_at::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                 FROM cairn.sessions WHERE publisher = $1 AND session_key = $2",
+                title = short("title"),
+                project = short("project"),
+                branch = short("git_branch"),
+                model = short("model"),
+            ),
+            &[&publisher, &key],
+            "cannot read the session",
+        )?;
+        Ok(rows.first().map(|r| TeamSession {
+            publisher: cell(r, 0, SHORT_CAP).unwrap_or_default(),
+            session_key: cell(r, 1, SHORT_CAP).unwrap_or_default(),
+            agent: cell(r, 2, SHORT_CAP).unwrap_or_default(),
+            title: cell(r, 3, SHORT_CAP),
+            project: cell(r, 4, SHORT_CAP),
+            git_branch: cell(r, 5, SHORT_CAP),
+            model: cell(r, 6, SHORT_CAP),
+            started_at: time(r, 7),
+            updated_at: time(r, 8),
+            turn_count: number(r, 9),
+            record_count: number(r, 10),
+            pushed_at: time(r, 11),
+        }))
+    }
+
+    fn turns(&mut self, publisher: &str, key: &str, limit: i64) -> Result<Vec<TeamTurn>> {
+        let rows = self.query(
+            &format!(
+                "SELECT turn_index::text, left(started_at::text, 64), record_count::text, tool_call_count::text, {preview}
+                 FROM cairn.turns WHERE publisher = $1 AND session_key = $2
+                 ORDER BY turn_index LIMIT $3",
+                preview = short("preview")
+            ),
+            &[&publisher, &key, &limit],
+            "cannot read turns",
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| TeamTurn {
+                turn_index: number(r, 0),
+                started_at: time(r, 1),
+                record_count: number(r, 2),
+                tool_call_count: number(r, 3),
+                preview: cell(r, 4, SHORT_CAP),
+            })
+            .collect())
+    }
+}
+
+/// `left(col::text, SHORT_CAP)`: a short field, cut on the server.
+fn short(col: &str) -> String {
+    format!("left({col}::text, {SHORT_CAP})")
+}
+
+/// A branch (`main`, `refs/heads/x`) or a review (`#12`, a PR URL, `review:…`).
+fn parse_target(value: &str) -> Result<Target> {
+    let v = value.trim();
+    if v.starts_with('#') || v.starts_with("review:") || targets::pr_number_of(v).is_some() {
+        Target::parse(TargetKind::Review, v)
+    } else {
+        Target::parse(TargetKind::Branch, v)
+    }
+}
+
+fn why_of(r: &Row, at: usize) -> TeamWhy {
+    TeamWhy {
+        target_key: cell(r, at, SHORT_CAP).unwrap_or_default(),
+        evidence: cell(r, at + 1, SHORT_CAP).unwrap_or_default(),
+        strong: flag(r, at + 2),
+        confidence: cell(r, at + 3, 64)
+            .and_then(|c| c.parse::<f64>().ok())
+            .filter(|c| c.is_finite()),
+        commit: cell(r, at + 4, SHORT_CAP),
+    }
+}
+
+/// Column `i` as clean text: [`crate::text::printable`], at most `max` bytes. Anything that
+/// is not text (the query casts every column) is `None`.
+pub fn cell(r: &Row, i: usize, max: usize) -> Option<String> {
+    let raw: Option<String> = r.try_get(i).ok().flatten();
+    raw.map(|s| {
+        let mut s = crate::text::printable(&s);
+        if s.len() > max {
+            let mut end = max;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.truncate(end);
+            s.push('…');
+        }
+        s
+    })
+}
+
+fn number(r: &Row, i: usize) -> Option<i64> {
+    cell(r, i, 64).and_then(|s| s.trim().parse().ok())
+}
+
+fn flag(r: &Row, i: usize) -> bool {
+    cell(r, i, 16).is_some_and(|s| s == "true")
+}
+
+fn time(r: &Row, i: usize) -> Option<String> {
+    cell(r, i, 64).and_then(|s| crate::text::rfc3339(&s).map(|c| c.into_owned()))
+}

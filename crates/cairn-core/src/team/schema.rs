@@ -1,0 +1,255 @@
+//! The team archive's PostgreSQL schema, which Cairn migrates itself: schema `cairn`, its
+//! version in `cairn.meta`, one step per version, applied in one transaction under an advisory
+//! lock (two teammates' first pushes at once apply it once). A database whose schema is newer
+//! than this binary knows is refused.
+//!
+//! Ownership is the server's to enforce, not the client's: every table has a `publisher`
+//! column defaulting to `current_user`, row-level security is forced (the tables' owner is
+//! bound too), and the policies let anyone connected read every row but insert, update or
+//! delete only rows whose publisher is themselves. A teammate's push cannot touch another's
+//! rows, whatever client it runs. (A superuser bypasses row-level security: teammates push as
+//! ordinary roles; docs/SECURITY.md.)
+//!
+//! Full text: records are indexed with the `simple` configuration (lower-casing, no stemming,
+//! no stop words), the closest PostgreSQL has to the local archive's FTS5 `unicode61`; Recall
+//! entries with `english` (Snowball's English stemmer, as the local Recall analyzer stems).
+
+use postgres::Client;
+
+use super::server::Server;
+use crate::error::{ErrorKind, Result};
+
+/// The schema version this binary writes and reads.
+pub const VERSION: i32 = 1;
+
+/// An advisory lock key for migrations: "cairn-schema" as a number.
+const MIGRATE_LOCK: i64 = 0x6361_6972_6e5f_7363;
+
+const STEP_1: &str = r#"
+CREATE SCHEMA IF NOT EXISTS cairn;
+CREATE TABLE cairn.meta (
+    singleton   boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version     integer NOT NULL,
+    archive_id  uuid NOT NULL DEFAULT gen_random_uuid(),
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO cairn.meta (version) VALUES (1);
+
+CREATE TABLE cairn.sessions (
+    publisher     text NOT NULL DEFAULT current_user,
+    session_key   text NOT NULL,
+    agent         text NOT NULL,
+    parent_key    text,
+    relation      text,
+    title         text,
+    project       text,
+    cwd           text,
+    git_branch    text,
+    model         text,
+    started_at    text,
+    updated_at    text,
+    record_count  bigint NOT NULL DEFAULT 0,
+    turn_count    bigint NOT NULL DEFAULT 0,
+    pushed_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (publisher, session_key)
+);
+CREATE INDEX sessions_started ON cairn.sessions (started_at);
+CREATE INDEX sessions_key ON cairn.sessions (session_key);
+
+CREATE TABLE cairn.turns (
+    publisher       text NOT NULL DEFAULT current_user,
+    session_key     text NOT NULL,
+    turn_index      bigint NOT NULL,
+    turn_key        text NOT NULL,
+    first_ordinal   bigint NOT NULL,
+    last_ordinal    bigint NOT NULL,
+    record_count    bigint NOT NULL DEFAULT 0,
+    tool_call_count bigint NOT NULL DEFAULT 0,
+    started_at      text,
+    ended_at        text,
+    preview         text,
+    PRIMARY KEY (publisher, session_key, turn_index),
+    FOREIGN KEY (publisher, session_key) REFERENCES cairn.sessions ON DELETE CASCADE
+);
+
+CREATE TABLE cairn.records (
+    publisher    text NOT NULL DEFAULT current_user,
+    session_key  text NOT NULL,
+    ordinal      bigint NOT NULL,
+    turn_index   bigint,
+    ts           text,
+    kind         text NOT NULL,
+    role         text,
+    body         text,
+    tool_name    text,
+    tool_kind    text,
+    tool_input   text,
+    exit_code    bigint,
+    outcome      text,
+    file_paths   text,
+    retracted    boolean NOT NULL DEFAULT false,
+    cut          boolean NOT NULL DEFAULT false,
+    search       tsvector GENERATED ALWAYS AS (
+                     to_tsvector('simple'::regconfig, left(coalesce(body, '') || ' ' || coalesce(tool_input, ''), 500000))
+                 ) STORED,
+    PRIMARY KEY (publisher, session_key, ordinal),
+    FOREIGN KEY (publisher, session_key) REFERENCES cairn.sessions ON DELETE CASCADE
+);
+CREATE INDEX records_search ON cairn.records USING gin (search);
+
+CREATE TABLE cairn.links (
+    publisher    text NOT NULL DEFAULT current_user,
+    session_key  text NOT NULL,
+    target_kind  text NOT NULL,
+    target_key   text NOT NULL,
+    pr_number    bigint,
+    evidence     text NOT NULL,
+    strong       boolean NOT NULL,
+    confidence   double precision NOT NULL,
+    ordinal      bigint,
+    commit_id    text,
+    FOREIGN KEY (publisher, session_key) REFERENCES cairn.sessions ON DELETE CASCADE
+);
+CREATE INDEX links_session ON cairn.links (publisher, session_key);
+CREATE INDEX links_target ON cairn.links (target_key);
+CREATE INDEX links_pr ON cairn.links (pr_number) WHERE pr_number IS NOT NULL;
+
+CREATE TABLE cairn.recall_entries (
+    publisher    text NOT NULL DEFAULT current_user,
+    entry_id     text NOT NULL,
+    entry_type   text NOT NULL,
+    scope        text NOT NULL,
+    title        text NOT NULL,
+    body         text NOT NULL,
+    project      text NOT NULL DEFAULT '',
+    git_branch   text NOT NULL DEFAULT '',
+    agent        text NOT NULL DEFAULT '',
+    session_key  text,
+    updated_at   text NOT NULL,
+    search       tsvector GENERATED ALWAYS AS (
+                     setweight(to_tsvector('english'::regconfig, left(title, 10000)), 'A') ||
+                     setweight(to_tsvector('english'::regconfig, left(body, 200000)), 'B')
+                 ) STORED,
+    PRIMARY KEY (publisher, entry_id)
+);
+CREATE INDEX recall_search ON cairn.recall_entries USING gin (search);
+
+DO $$
+DECLARE t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['sessions', 'turns', 'records', 'links', 'recall_entries'] LOOP
+        EXECUTE format('ALTER TABLE cairn.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE cairn.%I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY read_all ON cairn.%I FOR SELECT USING (true)', t);
+        EXECUTE format('CREATE POLICY insert_own ON cairn.%I FOR INSERT WITH CHECK (publisher = current_user)', t);
+        EXECUTE format('CREATE POLICY update_own ON cairn.%I FOR UPDATE USING (publisher = current_user) WITH CHECK (publisher = current_user)', t);
+        EXECUTE format('CREATE POLICY delete_own ON cairn.%I FOR DELETE USING (publisher = current_user)', t);
+    END LOOP;
+END $$;
+
+GRANT USAGE ON SCHEMA cairn TO PUBLIC;
+GRANT SELECT ON cairn.meta TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON cairn.sessions, cairn.turns, cairn.records, cairn.links,
+    cairn.recall_entries TO PUBLIC;
+"#;
+
+/// The steps, in order: step `i` takes the schema from version `i` to `i + 1`.
+const STEPS: &[&str] = &[STEP_1];
+
+/// What the server holds: its schema version and the team archive's id.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub version: i32,
+    pub archive_id: String,
+}
+
+/// Read the server's schema version and archive id, `None` when no Cairn schema is there.
+pub fn meta(server: &Server, client: &mut Client) -> Result<Option<Meta>> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('cairn.meta') IS NOT NULL", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| server.error(e, "cannot read the schema"))?;
+    if !exists {
+        return Ok(None);
+    }
+    let row = client
+        .query_one("SELECT version, archive_id::text FROM cairn.meta", &[])
+        .map_err(|e| server.error(e, "cannot read cairn.meta"))?;
+    let version: i32 = row.try_get(0).map_err(|e| server.error(e, "cairn.meta"))?;
+    let archive_id: String = row.try_get(1).map_err(|e| server.error(e, "cairn.meta"))?;
+    Ok(Some(Meta {
+        version,
+        archive_id,
+    }))
+}
+
+/// Bring the server's schema to [`VERSION`]; returns its meta.
+pub fn migrate(server: &Server, client: &mut Client) -> Result<Meta> {
+    if let Some(m) = meta(server, client)?
+        && m.version == VERSION
+    {
+        return Ok(m);
+    }
+    // A session lock taken before the transaction begins, so that the transaction's reads of
+    // the catalog start after a teammate's migration committed (a lock taken inside it would
+    // leave its first catalog snapshot from before the wait).
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATE_LOCK])
+        .map_err(|e| server.error(e, "cannot lock the schema"))?;
+    let migrated = apply(server, client);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATE_LOCK]);
+    migrated?;
+    unlocked.map_err(|e| server.error(e, "cannot unlock the schema"))?;
+    meta(server, client)?.ok_or_else(|| {
+        server.fail(
+            ErrorKind::Internal,
+            "the schema vanished after migrating".into(),
+            None,
+        )
+    })
+}
+
+/// Under the migration lock: read the version (a teammate may have migrated while we waited),
+/// apply the missing steps, in one transaction.
+fn apply(server: &Server, client: &mut Client) -> Result<()> {
+    let mut tx = client
+        .transaction()
+        .map_err(|e| server.error(e, "cannot begin"))?;
+    let exists: bool = tx
+        .query_one("SELECT to_regclass('cairn.meta') IS NOT NULL", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| server.error(e, "cannot read the schema"))?;
+    let mut version: i32 = if exists {
+        tx.query_one("SELECT version FROM cairn.meta", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| server.error(e, "cannot read cairn.meta"))?
+    } else {
+        0
+    };
+    check_not_newer(server, version)?;
+    while (version as usize) < STEPS.len() {
+        tx.batch_execute(STEPS[version as usize]).map_err(|e| {
+            server.error(
+                e,
+                &format!("cannot migrate the team schema to version {}", version + 1),
+            )
+        })?;
+        version += 1;
+        tx.execute("UPDATE cairn.meta SET version = $1", &[&version])
+            .map_err(|e| server.error(e, "cannot record the schema version"))?;
+    }
+    tx.commit()
+        .map_err(|e| server.error(e, "cannot commit the schema"))
+}
+
+/// Refuse a server whose schema is newer than this binary.
+pub fn check_not_newer(server: &Server, version: i32) -> Result<()> {
+    if version > VERSION {
+        return Err(server.fail(
+            ErrorKind::TooNew,
+            format!("its schema is version {version}, newer than this Cairn knows ({VERSION})"),
+            Some("update Cairn".into()),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,816 @@
+//! `cairn team …` against a real PostgreSQL: the throwaway cluster `scripts/with-postgres.sh`
+//! starts (`make test` runs the tests through it). Each test makes its own database and its own
+//! teammates (login roles with passwords), so tests run in parallel on one cluster. Push,
+//! re-push, incremental push, a push killed mid-way and resumed, two teammates pushing at once,
+//! ownership enforced by the server, a hostile teammate's rows, and the read paths.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::Env;
+
+/// The cluster's superuser URL. Without it the test fails: these tests never skip.
+fn admin_url() -> String {
+    std::env::var("CAIRN_TEST_PG_ADMIN_URL").unwrap_or_else(|_| {
+        panic!(
+            "CAIRN_TEST_PG_ADMIN_URL is not set: the team archive's tests need a real PostgreSQL. \
+             Run them through `bash scripts/with-postgres.sh cargo test …` (make test does)"
+        )
+    })
+}
+
+/// `psql URL -c sql` with the given password; its output, or its error text.
+fn psql(url: &str, password: Option<&str>, sql: &str) -> Result<String, String> {
+    let mut cmd = Command::new("psql");
+    cmd.args([
+        url,
+        "-X",
+        "-q",
+        "-A",
+        "-t",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        sql,
+    ]);
+    if let Some(p) = password {
+        cmd.env("PGPASSWORD", p);
+    }
+    let out = cmd
+        .output()
+        .expect("psql (Debian's postgresql-client) runs");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn admin(sql: &str) -> String {
+    psql(&admin_url(), None, sql).unwrap_or_else(|e| panic!("admin SQL failed: {e}\n{sql}"))
+}
+
+/// A fresh database on the cluster, and the teammates made for it.
+struct TeamDb {
+    name: String,
+    /// host:port of the cluster.
+    at: String,
+}
+
+/// A teammate: a login role with a password, its data dir.
+struct Mate {
+    role: String,
+    password: String,
+    env: Env,
+}
+
+impl TeamDb {
+    fn new() -> TeamDb {
+        let url = admin_url();
+        let at = url
+            .rsplit_once('@')
+            .and_then(|(_, rest)| rest.split_once('/'))
+            .map(|(at, _)| at.to_owned())
+            .expect("admin URL has @host:port/");
+        let name = format!("cairn_{}", unique());
+        admin(&format!("CREATE DATABASE {name}"));
+        TeamDb { name, at }
+    }
+
+    /// A teammate who may connect and create the schema (the first push migrates it).
+    fn mate(&self, who: &str) -> Mate {
+        let role = format!("{who}_{}", unique());
+        let password = format!("pw-{}-secret", unique());
+        admin(&format!(
+            "CREATE ROLE {role} LOGIN PASSWORD '{password}'; GRANT CONNECT, CREATE ON DATABASE {} TO {role}",
+            self.name
+        ));
+        Mate {
+            role,
+            password,
+            env: Env::new(),
+        }
+    }
+
+    /// The URL a teammate passes (`--to`): no password.
+    fn url(&self, m: &Mate) -> String {
+        format!("postgres://{}@{}/{}", m.role, self.at, self.name)
+    }
+
+    /// The admin's URL for this database.
+    fn admin_url(&self) -> String {
+        let base = admin_url();
+        let (head, _) = base.rsplit_once('/').unwrap();
+        format!("{head}/{}", self.name)
+    }
+
+    fn sql(&self, sql: &str) -> String {
+        psql(&self.admin_url(), None, sql).unwrap_or_else(|e| panic!("SQL failed: {e}\n{sql}"))
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        self.sql(sql).parse().unwrap()
+    }
+}
+
+fn unique() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        jiff::Timestamp::now().as_nanosecond() % 1_000_000_000
+    )
+}
+
+impl Mate {
+    fn cairn(&self, args: &[&str]) -> Command {
+        let mut cmd = self.env.command();
+        cmd.env("PGPASSWORD", &self.password).args(args);
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cairn(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert!(
+            out.status.success(),
+            "cairn {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn push(&self, db: &TeamDb) -> Value {
+        self.json(&["team", "push", "--to", &db.url(self)])
+    }
+
+    /// The session keys of this teammate's archive, in the order a push sends them.
+    fn session_keys(&self) -> Vec<String> {
+        let conn = rusqlite::Connection::open(self.env.data().join("cairn.db")).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT session_key FROM sessions ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    fn local_count(&self, table: &str) -> i64 {
+        let conn = rusqlite::Connection::open(self.env.data().join("cairn.db")).unwrap();
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    }
+}
+
+/// A teammate with the repository's fixture transcripts synced.
+fn synced(db: &TeamDb, who: &str) -> Mate {
+    let mut m = db.mate(who);
+    m.env = Env::new().with_fixtures();
+    m.env.ok(&["sync"]);
+    m
+}
+
+/// Everything a publisher has on the server, in a stable order, for comparing two pushes.
+fn dump(db: &TeamDb, role: &str) -> String {
+    db.sql(&format!(
+        "SELECT string_agg(x, E'\\n' ORDER BY x) FROM (
+           SELECT concat_ws('|', 's', session_key, agent, title, project, cwd, git_branch, model, started_at, updated_at, record_count, turn_count) x FROM cairn.sessions WHERE publisher = '{role}'
+           UNION ALL SELECT concat_ws('|', 't', session_key, turn_index, turn_key, first_ordinal, last_ordinal, record_count, preview) FROM cairn.turns WHERE publisher = '{role}'
+           UNION ALL SELECT concat_ws('|', 'r', session_key, ordinal, turn_index, ts, kind, role, md5(body), tool_name, md5(tool_input), exit_code, outcome, retracted, cut) FROM cairn.records WHERE publisher = '{role}'
+           UNION ALL SELECT concat_ws('|', 'l', session_key, target_key, evidence, strong, ordinal, commit_id) FROM cairn.links WHERE publisher = '{role}'
+         ) d"
+    ))
+}
+
+#[test]
+fn push_mirrors_the_archive_redacted_and_a_second_push_sends_nothing() {
+    let db = TeamDb::new();
+    let mut alice = db.mate("alice");
+    alice.env = Env::new().with_fixtures();
+    // A transcript with a secret and a home path in it, as an agent would have written it.
+    let secret = "ghp_R8x2Lq9ZkT4mW7vB1nC5yD3fH6jP0sA2uE8i";
+    let dir = alice.env.claude().join("-home-alice-work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let home = alice.env.home();
+    std::fs::write(
+        dir.join("9b1c7e7e-1111-4a4a-9c9c-000000000001.jsonl"),
+        format!(
+            "{}\n{}\n",
+            json!({"type":"user","sessionId":"9b1c7e7e-1111-4a4a-9c9c-000000000001","uuid":"u1","timestamp":"2026-05-01T10:00:00Z","cwd": home.join("work"),
+                   "message":{"role":"user","content": format!("deploy with token {secret} from {}/work/deploy.sh, then /opt/acme-internal/build.sh \u{1b}]0;pwned\u{7}\u{1b}[31mred", home.display())}}),
+            json!({"type":"assistant","sessionId":"9b1c7e7e-1111-4a4a-9c9c-000000000001","uuid":"u2","timestamp":"2026-05-01T10:00:05Z",
+                   "message":{"id":"m1","role":"assistant","model":"claude-test","content":[{"type":"text","text":"zanzibarquux deployment done"}]}})
+        ),
+    )
+    .unwrap();
+    alice.env.ok(&["sync"]);
+
+    let first = alice.push(&db);
+    let sessions = alice.local_count("sessions");
+    let records = alice.local_count("records");
+    assert_eq!(first["sessions_pushed"], sessions, "{first}");
+    assert_eq!(first["records_pushed"], records, "{first}");
+    assert_eq!(first["turns_pushed"], alice.local_count("turns"), "{first}");
+    assert_eq!(first["publisher"], alice.role.as_str());
+    assert_eq!(first["server"], db.url(&alice).as_str());
+    assert_eq!(db.count("SELECT count(*) FROM cairn.sessions"), sessions);
+    assert_eq!(db.count("SELECT count(*) FROM cairn.records"), records);
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) FROM cairn.sessions WHERE publisher <> '{}'",
+            alice.role
+        )),
+        0
+    );
+    // Nothing of the secret or the home directory left the machine.
+    let everything = db.sql(
+        "SELECT string_agg(concat_ws(' ', body, tool_input, file_paths), ' ') FROM cairn.records",
+    ) + &db
+        .sql("SELECT string_agg(concat_ws(' ', title, project, cwd), ' ') FROM cairn.sessions");
+    assert!(!everything.contains(secret), "the token reached the server");
+    assert!(
+        !everything.contains(&home.display().to_string()),
+        "the home path reached the server"
+    );
+    // What the archive keeps but must not leave: another absolute path, escape sequences.
+    assert!(
+        !everything.contains("/opt/acme-internal"),
+        "a path reached the server"
+    );
+    assert!(
+        !everything.contains('\u{1b}') && !everything.contains("pwned"),
+        "an escape sequence reached the server"
+    );
+    assert!(
+        everything.contains("[REDACTED:"),
+        "no redaction marker: {everything:.300}"
+    );
+    assert!(everything.contains("zanzibarquux"));
+
+    let again = alice.push(&db);
+    assert_eq!(
+        (
+            &again["sessions_pushed"],
+            &again["records_pushed"],
+            &again["sessions_unchanged"]
+        ),
+        (&json!(0), &json!(0), &json!(sessions)),
+        "{again}"
+    );
+    // The password is nowhere in the data dir, nor the server's address.
+    for entry in walk(&alice.env.data()) {
+        let bytes = std::fs::read(&entry).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(&alice.password),
+            "{} holds the password",
+            entry.display()
+        );
+        assert!(
+            !text.contains(&db.at),
+            "{} holds the server's address",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn an_incremental_push_sends_only_the_new_records() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let before = db.count("SELECT count(*) FROM cairn.records");
+    // The agent goes on in one session: two more lines.
+    let file = alice
+        .env
+        .claude()
+        .join("-home-USER-projects-spotter/small.jsonl");
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let sid = first["sessionId"].as_str().unwrap().to_owned();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    for (i, text) in ["one more question about quokkafrobnicate", "and the answer"]
+        .iter()
+        .enumerate()
+    {
+        let kind = if i == 0 { "user" } else { "assistant" };
+        let line = json!({"type": kind, "sessionId": sid, "uuid": format!("extra-{i}"), "timestamp": "2026-09-01T00:00:00Z",
+                          "message": {"id": format!("extra-m{i}"), "role": kind, "content": text}});
+        writeln!(f, "{line}").unwrap();
+    }
+    drop(f);
+    alice.env.ok(&["sync"]);
+    let added = alice.local_count("records") - before;
+    assert!(added >= 2, "{added}");
+    let inc = alice.push(&db);
+    assert_eq!(inc["sessions_pushed"], 1, "{inc}");
+    assert_eq!(inc["records_pushed"], added, "{inc}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.records"),
+        before + added
+    );
+    let hits = alice.json(&[
+        "team",
+        "search",
+        "quokkafrobnicate",
+        "--from",
+        &db.url(&alice),
+    ]);
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    // Forgotten here, the session is withdrawn from the team archive on the next push.
+    alice.env.ok(&["forget", &sid, "--yes"]);
+    let gone = alice.push(&db);
+    assert!(gone["sessions_withdrawn"].as_u64().unwrap() >= 1, "{gone}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.sessions"),
+        alice.local_count("sessions")
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.records"),
+        alice.local_count("records")
+    );
+    let none = alice.json(&[
+        "team",
+        "search",
+        "quokkafrobnicate",
+        "--from",
+        &db.url(&alice),
+    ]);
+    assert_eq!(none, json!([]), "{none}");
+}
+
+#[test]
+fn a_push_killed_mid_way_resumes_where_it_stopped_and_ends_as_a_clean_push() {
+    let db = TeamDb::new();
+    let mut alice = db.mate("alice");
+    alice.env = Env::new().with_fixtures();
+    // A first push before any sync creates the schema (and sends nothing).
+    assert_eq!(alice.push(&db)["sessions_pushed"], 0);
+    alice.env.ok(&["sync"]);
+    let keys = alice.session_keys();
+    assert!(keys.len() >= 3, "{keys:?}");
+    // The admin holds an uncommitted row with the second session's key: alice's push commits
+    // the first session, then waits on that row (a unique-key wait), and is killed there.
+    let mut holder = Command::new("psql")
+        .args([&db.admin_url(), "-X", "-q", "-v", "ON_ERROR_STOP=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut hold = holder.stdin.take().unwrap();
+    writeln!(
+        hold,
+        "BEGIN; INSERT INTO cairn.sessions (publisher, session_key, agent) VALUES ('{}', '{}', 'claude');",
+        alice.role, keys[1]
+    )
+    .unwrap();
+    hold.flush().unwrap();
+    wait_for(
+        &db,
+        &format!(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.datname = '{}' AND a.application_name = 'psql' AND l.locktype = 'transactionid' AND l.granted",
+            db.name
+        ),
+    );
+    let mut pushing: Child = alice
+        .cairn(&["--json", "team", "push", "--to", &db.url(&alice)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &db,
+        &format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' AND application_name = 'cairn' AND wait_event_type = 'Lock'",
+            db.name
+        ),
+    );
+    pushing.kill().unwrap();
+    pushing.wait().unwrap();
+    writeln!(hold, "ROLLBACK;").unwrap();
+    drop(hold);
+    holder.wait().unwrap();
+    // Wait for the server to notice the dead client and roll its transaction back.
+    wait_for(
+        &db,
+        &format!(
+            "SELECT (count(*) = 0)::int FROM pg_stat_activity WHERE datname = '{}' AND application_name = 'cairn'",
+            db.name
+        ),
+    );
+    assert_eq!(
+        db.sql("SELECT string_agg(session_key, ',') FROM cairn.sessions"),
+        keys[0],
+        "the first session committed, nothing of the second"
+    );
+
+    let resumed = alice.push(&db);
+    assert_eq!(resumed["sessions_unchanged"], 1, "{resumed}");
+    assert_eq!(
+        resumed["sessions_pushed"],
+        keys.len() as u64 - 1,
+        "{resumed}"
+    );
+
+    // The same archive pushed once, cleanly, by another role to another database.
+    let clean_db = TeamDb::new();
+    let mut bob = clean_db.mate("bob");
+    bob.env = alice.env;
+    bob.push(&clean_db);
+    let a = dump(&db, &alice.role);
+    let b = dump(&clean_db, &bob.role);
+    assert!(!a.is_empty());
+    assert_eq!(a, b, "the resumed push differs from a clean one");
+}
+
+/// Poll `sql` (a count) until it is positive: waiting for a state, never asserting a time. Gives
+/// up after a minute so a broken test fails instead of hanging.
+fn wait_for(db: &TeamDb, sql: &str) {
+    for _ in 0..600 {
+        if db.count(sql) > 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("never reached: {sql}");
+}
+
+#[test]
+fn two_teammates_push_at_once_and_neither_can_touch_the_others_rows() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let bob = synced(&db, "bob");
+    // Both first pushes at once: both migrate the empty database, both write the same session
+    // keys (the same fixtures), each as their own rows.
+    let a = alice
+        .cairn(&["--json", "team", "push", "--to", &db.url(&alice)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = bob
+        .cairn(&["--json", "team", "push", "--to", &db.url(&bob)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for (who, child) in [("alice", a), ("bob", b)] {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{who}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let n = alice.local_count("sessions");
+    for m in [&alice, &bob] {
+        assert_eq!(
+            db.count(&format!(
+                "SELECT count(*) FROM cairn.sessions WHERE publisher = '{}'",
+                m.role
+            )),
+            n
+        );
+    }
+    assert_eq!(db.count("SELECT version FROM cairn.meta"), 1);
+    assert_eq!(dump(&db, &alice.role), dump(&db, &bob.role));
+
+    // Bob, with his own SQL client, cannot change, add or remove a row of alice's.
+    let bob_url = format!("postgres://{}@{}/{}", bob.role, db.at, db.name);
+    let bob_sql = |sql: &str| psql(&bob_url, Some(&bob.password), sql);
+    for sql in [
+        format!(
+            "UPDATE cairn.sessions SET title = 'owned' WHERE publisher = '{}'",
+            alice.role
+        ),
+        format!(
+            "DELETE FROM cairn.records WHERE publisher = '{}'",
+            alice.role
+        ),
+        format!(
+            "UPDATE cairn.records SET publisher = '{}' WHERE publisher = '{}'",
+            bob.role, alice.role
+        ),
+    ] {
+        bob_sql(&sql).unwrap();
+    }
+    let insert = bob_sql(&format!(
+        "INSERT INTO cairn.sessions (publisher, session_key, agent) VALUES ('{}', 'sha256-forged', 'claude')",
+        alice.role
+    ));
+    assert!(insert.unwrap_err().contains("row-level security"));
+    let steal = bob_sql(&format!(
+        "UPDATE cairn.sessions SET publisher = '{}' WHERE publisher = '{}'",
+        alice.role, bob.role
+    ));
+    assert!(steal.unwrap_err().contains("row-level security"));
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) FROM cairn.sessions WHERE publisher = '{}' AND title = 'owned'",
+            alice.role
+        )),
+        0
+    );
+    assert_eq!(
+        dump(&db, &alice.role),
+        dump(&db, &bob.role),
+        "alice's rows changed"
+    );
+    // A second push as the same role while one runs is refused, not interleaved: the lock.
+    let mut holder = Command::new("psql")
+        .args([&db.url(&alice), "-X", "-q", "-v", "ON_ERROR_STOP=1"])
+        .env("PGPASSWORD", &alice.password)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut hold = holder.stdin.take().unwrap();
+    writeln!(
+        hold,
+        "SELECT pg_advisory_lock(hashtext('cairn-push'), hashtext(current_user));"
+    )
+    .unwrap();
+    hold.flush().unwrap();
+    wait_for(
+        &db,
+        &format!(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.usename = '{}' AND l.locktype = 'advisory' AND l.granted",
+            alice.role
+        ),
+    );
+    let out = alice.run(&["team", "push", "--to", &db.url(&alice)]);
+    drop(hold);
+    holder.wait().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("another push"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Bob's push is not held by alice's lock.
+    bob.push(&db);
+}
+
+/// Every hostile sequence a teammate's row may carry, and the bytes that must never print.
+const HOSTILE: &str = "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{1b}[31m\u{9b}31m\u{9d}0;pwned\u{9c}\u{202e}txt.exe\u{202c}\r\u{8}";
+
+fn inert(text: &str) {
+    for c in text.chars() {
+        assert!(
+            c == '\n'
+                || c == '\t'
+                || !(c.is_control()
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "control {:?} printed in {:.200}",
+            c,
+            text
+        );
+    }
+}
+
+fn strings(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, f)),
+        Value::Object(o) => o.iter().for_each(|(k, x)| {
+            f(k);
+            strings(x, f)
+        }),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let mallory = db.mate("mallory");
+    let m_url = format!("postgres://{}@{}/{}", mallory.role, db.at, db.name);
+    let esc = HOSTILE.replace('\'', "''");
+    psql(
+        &m_url,
+        Some(&mallory.password),
+        &format!(
+            "INSERT INTO cairn.sessions (session_key, agent, title, started_at, record_count, turn_count)
+               VALUES ('sha256-mallory0000000000000000000000000', 'claude{esc}', 'title {esc} wombatword', 'not a time {esc}', -5, 1);
+             INSERT INTO cairn.turns (session_key, turn_index, turn_key, first_ordinal, last_ordinal, preview)
+               VALUES ('sha256-mallory0000000000000000000000000', 0, 'k', 0, 1, 'preview {esc}');
+             INSERT INTO cairn.records (session_key, ordinal, turn_index, ts, kind, role, body, tool_input)
+               VALUES ('sha256-mallory0000000000000000000000000', 0, 0, '2026-13-45T99:00:00Z', 'bogus{esc}', 'user{esc}', 'wombatword {esc} ' || repeat('A', 4194304), '{esc}'),
+                      ('sha256-mallory0000000000000000000000000', 1, 0, '2026-05-01T10:00:00Z', 'message', 'assistant', 'plain wombatword', NULL);
+             INSERT INTO cairn.links (session_key, target_kind, target_key, pr_number, evidence, strong, confidence, commit_id)
+               VALUES ('sha256-mallory0000000000000000000000000', 'review', 'pull-request:#42{esc}', 42, 'pr_created{esc}', true, 'NaN', 'c0ffee{esc}');
+             INSERT INTO cairn.recall_entries (entry_id, entry_type, scope, title, body, updated_at)
+               VALUES ('e1', 'warning{esc}', 'project', 'wombat warning {esc}', 'never trust {esc} wombat', 'yesterday');"
+        ),
+    )
+    .unwrap();
+    // A hostile owner could even change a column's type; reads take every column as text.
+    db.sql("ALTER TABLE cairn.records ALTER COLUMN turn_index TYPE text; UPDATE cairn.records SET turn_index = 'abc' WHERE ordinal = 1 AND session_key LIKE 'sha256-mallory%'");
+
+    let from = db.url(&alice);
+    let reads: Vec<Vec<&str>> = vec![
+        vec!["team", "search", "wombatword", "--from", &from],
+        vec!["team", "skim", "#42", "--from", &from],
+        vec!["team", "show", "sha256-mallory", "--from", &from],
+        vec!["team", "recall", "wombat", "--from", &from],
+    ];
+    for args in &reads {
+        for json in [false, true] {
+            let mut all = if json { vec!["--json"] } else { vec![] };
+            all.extend_from_slice(args);
+            let out = alice.run(&all);
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            inert(&text);
+            if json {
+                // JSON escapes controls; what a program decodes must be clean too.
+                strings(&serde_json::from_str(&text).unwrap(), &mut |s| inert(s));
+            }
+            assert!(
+                text.len() < 200_000,
+                "{args:?} printed {} bytes",
+                text.len()
+            );
+            assert!(
+                text.contains("wombat") || text.contains("mallory"),
+                "{args:?}: {text:.500}"
+            );
+        }
+    }
+    let show = alice.json(&["team", "show", "sha256-mallory", "--from", &from]);
+    let recs = show["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    assert_eq!(
+        recs[0]["timestamp"],
+        Value::Null,
+        "an impossible time is unknown"
+    );
+    assert_eq!(recs[0]["cut"], true);
+    assert_eq!(
+        recs[1]["turn_index"],
+        Value::Null,
+        "a non-number is unknown"
+    );
+    assert_eq!(show["session"]["started_at"], Value::Null);
+    let skim = alice.json(&["team", "skim", "#42", "--from", &from]);
+    assert_eq!(skim["publishers"], json!([mallory.role]));
+    assert_eq!(
+        skim["sessions"][0]["why"][0]["confidence"],
+        Value::Null,
+        "NaN is no confidence"
+    );
+}
+
+#[test]
+fn the_read_paths_see_every_teammate_and_recall_only_trusted_entries() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let bob = synced(&db, "bob");
+    // Alice reviewed an entry (imported entries are human-reviewed and trusted).
+    let entry = json!({"candidate_id": "p1", "session_id": "55604662-cf2a-4331-851a-ec234028f8ca", "type": "procedure",
+        "scope": "project", "title": "Start the Phoenix server", "body": "Run mix phx.server from the project root",
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["mix phx.server"]}});
+    let file = alice.env.root.path().join("e.jsonl");
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    alice
+        .env
+        .ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    let pushed = alice.push(&db);
+    assert_eq!(pushed["entries_pushed"], 1, "{pushed}");
+    bob.push(&db);
+
+    let from = db.url(&bob);
+    // Search: the same fixture text from both teammates.
+    let word = "phoenix";
+    let hits = bob.json(&["team", "search", word, "--from", &from, "--limit", "100"]);
+    let publishers: std::collections::BTreeSet<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["publisher"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        publishers,
+        [alice.role.as_str(), bob.role.as_str()]
+            .into_iter()
+            .collect(),
+        "{hits}"
+    );
+    // Show: a teammate's session, by key prefix, narrowed by publisher.
+    let key = hits[0]["session_key"].as_str().unwrap();
+    let ambiguous = bob.run(&["team", "show", key, "--from", &from]);
+    assert!(!ambiguous.status.success());
+    assert!(String::from_utf8_lossy(&ambiguous.stderr).contains("--publisher"));
+    let show = bob.json(&[
+        "team",
+        "show",
+        &key[..20],
+        "--publisher",
+        &alice.role,
+        "--from",
+        &from,
+    ]);
+    assert_eq!(show["session"]["publisher"], alice.role.as_str());
+    assert!(!show["records"].as_array().unwrap().is_empty());
+    // Recall: the trusted entry alice pushed, found by bob, stemmed ("servers" finds "server").
+    let recall = bob.json(&["team", "recall", "phoenix servers", "--from", &from]);
+    assert_eq!(recall[0]["title"], "Start the Phoenix server", "{recall}");
+    assert_eq!(recall[0]["publisher"], alice.role.as_str());
+    // Archived here, the entry is withdrawn from the team on the next push.
+    let id = db.sql("SELECT entry_id FROM cairn.recall_entries");
+    alice.env.ok(&["recall", "review", "--reject", &id]);
+    let again = alice.push(&db);
+    assert_eq!(again["entries_withdrawn"], 1, "{again}");
+    assert_eq!(db.count("SELECT count(*) FROM cairn.recall_entries"), 0);
+}
+
+#[test]
+fn credentials_and_tls_rules_hold_at_the_command_line() {
+    let db = TeamDb::new();
+    let alice = db.mate("alice");
+    // A password on the command line is refused, and not repeated.
+    let with_pw = format!(
+        "postgres://{}:{}@{}/{}",
+        alice.role, alice.password, db.at, db.name
+    );
+    let out = alice.run(&["team", "push", "--to", &with_pw]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing a password"), "{err}");
+    assert!(!err.contains(&alice.password), "{err}");
+    // The same URL in CAIRN_TEAM_URL works.
+    let out = alice
+        .env
+        .command()
+        .env("CAIRN_TEAM_URL", &with_pw)
+        .args(["--json", "team", "push"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A wrong password: refused, the message scrubbed, a hint.
+    let out = alice
+        .env
+        .command()
+        .env("PGPASSWORD", "wrong-pw-value")
+        .args(["team", "search", "x", "--from", &db.url(&alice)])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("wrong-pw-value"), "{err}");
+    assert!(err.contains("hint:") && err.contains("PGPASSWORD"), "{err}");
+    // Off loopback, TLS is required: refused before any connection is tried.
+    let out = alice.run(&[
+        "team",
+        "push",
+        "--to",
+        "postgres://a@db.example.invalid/team?sslmode=disable",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TLS is required"));
+}
