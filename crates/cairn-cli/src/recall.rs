@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use cairn_core::Cairn;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::rank::Ranked;
-use cairn_core::recall::review::Edit;
+use cairn_core::recall::review::{Edit, ReviewChange};
 use cairn_core::recall::store::{Filters, Here};
 use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
 use clap::{Args, Subcommand};
@@ -469,14 +469,14 @@ pub fn run(
             check_stale,
             limit,
         } => {
-            let mut changed: Vec<Value> = Vec::new();
+            let mut changed: Vec<ReviewChange> = Vec::new();
             if check_stale {
                 let n = cairn.recall_check_stale()?;
-                changed.push(json!({"action": "check_stale", "flagged": n}));
+                changed.push(ReviewChange::CheckStale { flagged: n });
             }
             if let Some(id) = accept {
                 let e = cairn.recall_accept(&id, None)?;
-                changed.push(json!({"action": "accept", "id": e.id, "review_state": e.review_state, "trusted": e.is_trusted()}));
+                changed.push(ReviewChange::accepted(&e, false));
             }
             if let Some(id) = edit {
                 let ed = Edit {
@@ -487,19 +487,25 @@ pub fn run(
                     scope: None,
                 };
                 let e = cairn.recall_accept(&id, Some(&ed))?;
-                changed.push(json!({"action": "edit", "id": e.id, "review_state": e.review_state, "trusted": e.is_trusted()}));
+                changed.push(ReviewChange::accepted(&e, true));
             }
             if let Some(id) = reject {
                 let e = cairn.recall_reject(&id)?;
-                changed.push(json!({"action": "reject", "id": e.id, "status": e.status}));
+                changed.push(ReviewChange::Reject {
+                    id: e.id,
+                    status: e.status,
+                });
             }
             if let (Some(old), Some(new)) = (supersede, with) {
                 cairn.recall_supersede(&old, &new)?;
-                changed.push(json!({"action": "supersede", "old": old, "new": new}));
+                changed.push(ReviewChange::Supersede { old, new });
             }
             if let (Some(dup), Some(keep)) = (merge, into) {
                 let e = cairn.recall_merge(&dup, &keep)?;
-                changed.push(json!({"action": "merge", "duplicate": dup, "kept": e.id}));
+                changed.push(ReviewChange::Merge {
+                    duplicate: dup,
+                    kept: e.id,
+                });
             }
             if changed.is_empty() {
                 let queue = cairn.recall_inbox(limit)?;
@@ -530,7 +536,7 @@ pub fn run(
                 render::json(out, &json!({ "changed": changed }))?;
             } else {
                 for c in &changed {
-                    writeln!(out, "{}", clean(&c.to_string()))?;
+                    writeln!(out, "{}", clean(&serde_json::to_string(c)?))?;
                 }
             }
         }

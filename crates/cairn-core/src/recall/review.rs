@@ -16,6 +16,59 @@ use super::model::{Entry, EntryType, ReviewState, Scope, Status};
 use super::store::{self, ENTRY_COLUMNS, complete, entry_from_row};
 use crate::error::{Error, Result};
 
+/// One change a review made, as `cairn recall review --json` reports it (`action` names it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ReviewChange {
+    /// Entries whose evidence changed, flagged stale.
+    CheckStale {
+        flagged: u32,
+    },
+    Accept {
+        id: String,
+        review_state: ReviewState,
+        trusted: bool,
+    },
+    Edit {
+        id: String,
+        review_state: ReviewState,
+        trusted: bool,
+    },
+    Reject {
+        id: String,
+        status: Status,
+    },
+    Supersede {
+        old: String,
+        new: String,
+    },
+    /// `duplicate` folded into `kept` (its evidence added, itself archived).
+    Merge {
+        duplicate: String,
+        kept: String,
+    },
+}
+
+impl ReviewChange {
+    /// An accept (or, with `edited`, an edit) of `e`.
+    pub fn accepted(e: &Entry, edited: bool) -> ReviewChange {
+        let (id, review_state, trusted) = (e.id.clone(), e.review_state, e.is_trusted());
+        if edited {
+            ReviewChange::Edit {
+                id,
+                review_state,
+                trusted,
+            }
+        } else {
+            ReviewChange::Accept {
+                id,
+                review_state,
+                trusted,
+            }
+        }
+    }
+}
+
 /// An edit a reviewer makes before accepting. Absent fields are left as they are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -282,4 +335,40 @@ pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Resul
         store::reindex(conn, keep).map_err(db)?;
     }
     load(conn, keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON `cairn recall review` has always printed: `action` plus the change's fields.
+    #[test]
+    fn review_changes_serialise_as_the_cli_printed_them() {
+        let json = |c: ReviewChange| serde_json::to_value(c).unwrap();
+        assert_eq!(
+            json(ReviewChange::CheckStale { flagged: 2 }),
+            serde_json::json!({"action": "check_stale", "flagged": 2})
+        );
+        assert_eq!(
+            json(ReviewChange::Reject {
+                id: "e1".into(),
+                status: Status::Archived
+            }),
+            serde_json::json!({"action": "reject", "id": "e1", "status": "archived"})
+        );
+        assert_eq!(
+            json(ReviewChange::Merge {
+                duplicate: "d".into(),
+                kept: "k".into()
+            }),
+            serde_json::json!({"action": "merge", "duplicate": "d", "kept": "k"})
+        );
+        assert_eq!(
+            json(ReviewChange::Supersede {
+                old: "o".into(),
+                new: "n".into()
+            }),
+            serde_json::json!({"action": "supersede", "old": "o", "new": "n"})
+        );
+    }
 }
