@@ -26,10 +26,32 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
     assert_eq!(missing.kind, ErrorKind::NotFound);
     assert!(missing.message.contains("no-such-session"), "{missing:?}");
 
-    // An argument the CLI checks, and one clap refuses (a usage error keeps exit code 2).
-    let bad = failed(&env, &["recall", "query", "x", "--type", "rumour"], 1);
+    // Arguments the core checks together, and values clap refuses (a usage error keeps exit
+    // code 2), with the values it takes as the hint.
+    let bad = failed(
+        &env,
+        &[
+            "recall",
+            "query",
+            "x",
+            "--trusted-only",
+            "--status",
+            "archived",
+        ],
+        1,
+    );
     assert_eq!(bad.kind, ErrorKind::Invalid);
-    assert!(bad.message.contains("rumour"), "{bad:?}");
+    assert!(bad.message.contains("--trusted-only"), "{bad:?}");
+    let closed = failed(&env, &["recall", "query", "x", "--type", "rumour"], 2);
+    assert_eq!(closed.kind, ErrorKind::Invalid);
+    assert!(closed.message.contains("rumour"), "{closed:?}");
+    assert!(
+        closed
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("open_question")),
+        "{closed:?}"
+    );
     let usage = failed(&env, &["recall", "query", "x", "--mode", "nope"], 2);
     assert_eq!(usage.kind, ErrorKind::Invalid);
     assert!(usage.message.contains("--mode"), "{usage:?}");
