@@ -665,3 +665,19 @@ proptest! {
         prop_assert!(!red.contains('\n'));
     }
 }
+
+/// A provider's blob key does not make any text opaque: what sits there is skipped only when
+/// it is base64 (found by the property test above: a key planted at an image's `data`).
+#[test]
+fn text_at_a_blob_key_that_is_not_base64_is_scanned() {
+    for line in [
+        r#"{"type":{"type":"base64","data":" AKIAIOSFODNN7EXAMPLE "}}"#,
+        r#"{"type":"thinking","signature":"key=AKIAIOSFODNN7EXAMPLE"}"#,
+        r#"{"type":"reasoning","encrypted_content":"AKIAIOSFODNN7EXAMPLE and more"}"#,
+    ] {
+        let mut out = Vec::new();
+        let red = r().redact_line(line, &mut out);
+        assert!(!red.contains("AKIAIOSFODNN7EXAMPLE"), "{red}");
+        assert_eq!(out.len(), 1, "{line}: {out:?}");
+    }
+}

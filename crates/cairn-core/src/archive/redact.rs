@@ -504,7 +504,7 @@ impl Redactor {
                 "encrypted_content" => blobs[2],
                 _ => false,
             };
-            let ctx = if blob {
+            let ctx = if blob && v.as_str().is_some_and(|t| blob_text(t.as_bytes())) {
                 Ctx::Skip
             } else {
                 // A marker before the name is not a key name (as in text).
@@ -605,6 +605,20 @@ fn is_provider_blob(kind: Option<&str>, key: &str) -> bool {
         ),
         _ => false,
     }
+}
+
+/// Whether a provider's blob key holds what such blobs are: base64 (standard or URL-safe), `=`
+/// only as the final padding. Anything else at that key (text with spaces, a `=` inside) is
+/// scanned like any value: a blob key does not make arbitrary text opaque.
+fn blob_text(b: &[u8]) -> bool {
+    let body = b
+        .strip_suffix(b"==")
+        .or_else(|| b.strip_suffix(b"="))
+        .unwrap_or(b);
+    !body.is_empty()
+        && body
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_'))
 }
 
 /// A text without its control sequences, and where each piece of it came from.
@@ -731,6 +745,7 @@ fn provider_blobs(b: &[u8]) -> Vec<(usize, usize)> {
                         .is_some_and(|k| o.seen[k] == 1);
                     if once
                         && std::str::from_utf8(name).is_ok_and(|name| is_provider_blob(kind, name))
+                        && blob_text(&b[a..z])
                     {
                         out.push((a, z));
                     }
