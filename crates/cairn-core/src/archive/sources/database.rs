@@ -201,6 +201,23 @@ pub fn require(conn: &Connection, table: &str, needed: &[&str]) -> Result<(), St
     }
 }
 
+/// The row of `table` (a name from the source's code, never from the file) whose `id` is `id`,
+/// every column as JSON ([`json_of`]): columns a newer agent added come along.
+pub fn row_as_json(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Value>> {
+    let table = table.replace('"', "\"\"");
+    let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" WHERE id = ?1"))?;
+    let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+    let mut rows = stmt.query([id])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let mut obj = serde_json::Map::new();
+    for (i, name) in names.iter().enumerate() {
+        obj.insert(name.clone(), json_of(row.get_ref(i)?));
+    }
+    Ok(Some(Value::Object(obj)))
+}
+
 /// A column's value as JSON, whatever type SQLite holds it as (SQLite does not enforce the
 /// declared type): integers and reals as numbers, text as a string (lossy when not UTF-8),
 /// a blob as null.

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::database::{
     DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, epoch_seconds, epoch_time,
-    int_of, json_column, json_of, require,
+    int_of, json_column, json_of, require, row_as_json,
 };
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
@@ -173,17 +173,7 @@ impl DatabaseSource for OpencodeDb {
     }
 
     fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
-        let mut stmt = conn.prepare("SELECT * FROM session WHERE id = ?1")?;
-        let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
-        let mut rows = stmt.query([session])?;
-        let Some(row) = rows.next()? else {
-            return Ok(None);
-        };
-        let mut obj = serde_json::Map::new();
-        for (i, name) in names.iter().enumerate() {
-            obj.insert(name.clone(), json_of(row.get_ref(i)?));
-        }
-        Ok(Some(Value::Object(obj)))
+        row_as_json(conn, "session", session)
     }
 
     fn units(
