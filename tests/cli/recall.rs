@@ -132,6 +132,15 @@ fn query_reports_scores_evidence_and_a_query_id() {
         first["scores"]["bm25f"].as_f64()
     );
     assert_eq!(v["untrusted_matches"], 0);
+    // Both shapes in one object, each key once: the flat fields never repeat the core's
+    // `score` and `match_reasons` (a repeated key would be dropped by most JSON readers).
+    let raw = env.ok(&["--json", "recall", "query", "phoenix server", "--scores"]);
+    let parsed: Value = serde_json::from_str(&raw).unwrap();
+    let results = parsed["results"].as_array().unwrap().len();
+    assert!(results > 0, "{raw}");
+    for key in ["\"score\":", "\"match_reasons\":"] {
+        assert_eq!(raw.matches(key).count(), results, "{key}: {raw}");
+    }
     let human = env.ok(&["recall", "query", "phoenix server", "--scores"]);
     assert!(
         human.starts_with("Trusted-only: false")

@@ -6,12 +6,13 @@ use std::io::Write;
 use anyhow::{Context, Result, bail};
 use cairn_core::Cairn;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
+use cairn_core::recall::output::{BriefDocument, Detail, QueryDocument};
 use cairn_core::recall::rank::Ranked;
 use cairn_core::recall::review::{Edit, ReviewChange};
 use cairn_core::recall::store::{Filters, Here};
 use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::ModeArg;
 use crate::render::{self, clean};
@@ -298,7 +299,8 @@ pub fn run(
             };
             let resp = cairn.recall_query(&req, Surface::Query)?;
             if json_out {
-                render::json(out, &query_json(&resp, scores, evidence, summary)?)?;
+                let detail = Detail { scores, evidence };
+                render::json(out, &QueryDocument::of(&resp, detail, summary))?;
             } else {
                 render_results(out, &resp, scores, evidence)?;
                 if summary {
@@ -330,31 +332,13 @@ pub fn run(
                 session_key: std::env::var("CAIRN_SESSION_KEY").ok(),
             };
             let resp = cairn.recall_query(&req, Surface::Brief)?;
-            let packed = resp.context.clone();
             if json_out {
-                let entries: Vec<Value> = resp
-                    .results
-                    .iter()
-                    .map(|r| result_json(r, false, false))
-                    .collect();
-                render::json(
-                    out,
-                    &json!({
-                        "query_id": resp.query_id, "task": task, "mode": resp.mode, "trusted_only": resp.trusted_only,
-                        "text": packed.as_ref().map(|p| p.text.clone()).unwrap_or_default(),
-                        "entry_ids": packed.as_ref().map(|p| p.entry_ids.clone()).unwrap_or_default(),
-                        "omitted_ids": packed.as_ref().map(|p| p.omitted_ids.clone()).unwrap_or_default(),
-                        "bytes": packed.as_ref().map_or(0, |p| p.bytes),
-                        "estimated_tokens": packed.as_ref().map_or(0, |p| p.estimated_tokens),
-                        "miss_reason": resp.miss_reason, "untrusted_matches": resp.untrusted_matches,
-                        "entries": entries,
-                    }),
-                )?;
+                render::json(out, &BriefDocument::of(&task, &resp))?;
             } else {
                 writeln!(out, "Task: {}", clean(&task))?;
                 writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
                 writeln!(out)?;
-                match packed.as_ref().filter(|p| !p.entry_ids.is_empty()) {
+                match resp.context.as_ref().filter(|p| !p.entry_ids.is_empty()) {
                     Some(p) => writeln!(out, "{}", clean(&p.text))?,
                     None if resp.untrusted_matches > 0 => writeln!(
                         out,
@@ -768,56 +752,4 @@ fn render_summary(out: &mut impl Write, results: &[Ranked]) -> Result<()> {
         writeln!(out, "  {k}: {}", parts.join(" "))?;
     }
     Ok(())
-}
-
-fn result_json(r: &Ranked, scores: bool, evidence: bool) -> Value {
-    let e = &r.entry;
-    let mut v = json!({
-        "id": e.id, "title": e.title, "type": e.entry_type, "scope": e.scope, "status": e.status,
-        "review_state": e.review_state, "trusted": e.is_trusted(), "score": r.score,
-        "matched_terms": r.breakdown.matched_terms, "match_reasons": r.match_reasons,
-    });
-    if scores {
-        v["scores"] = json!(r.breakdown);
-    }
-    if evidence {
-        v["evidence"] = json!(e.evidence.iter().map(|x| json!({
-            "session_key": x.session_key, "ordinal_start": x.ordinal_start, "ordinal_end": x.ordinal_end,
-            "tool_use_id": x.tool_use_id, "snippet": x.snippet,
-        })).collect::<Vec<_>>());
-    }
-    v
-}
-
-/// `recall query --json`: the core [`QueryResponse`] the desktop gets, serialised as is, with the
-/// flat per-result fields CLI.md promises (`id`, `title`, `type`, `scope`, `review_state`, and
-/// `scores` / `evidence` when asked) added beside the core's own `entry` and `breakdown`, and a
-/// `summary` when asked. A program may read the document as a `QueryResponse`.
-fn query_json(resp: &QueryResponse, scores: bool, evidence: bool, summary: bool) -> Result<Value> {
-    let mut v = serde_json::to_value(resp)?;
-    if let Some(results) = v["results"].as_array_mut() {
-        for (item, r) in results.iter_mut().zip(&resp.results) {
-            let (Some(item), Value::Object(flat)) =
-                (item.as_object_mut(), result_json(r, scores, evidence))
-            else {
-                continue;
-            };
-            for (k, val) in flat {
-                item.entry(k).or_insert(val);
-            }
-        }
-    }
-    if summary {
-        let mut by_type: BTreeMap<String, u32> = BTreeMap::new();
-        let mut by_review: BTreeMap<String, u32> = BTreeMap::new();
-        for r in &resp.results {
-            *by_type.entry(r.entry.entry_type.to_string()).or_insert(0) += 1;
-            *by_review
-                .entry(r.entry.review_state.to_string())
-                .or_insert(0) += 1;
-        }
-        v["summary"] =
-            json!({"count": resp.results.len(), "by_type": by_type, "by_review_state": by_review});
-    }
-    Ok(v)
 }

@@ -7,7 +7,7 @@
 //! ranker ([`rank`]); [`evidence`] binds and verifies record ranges; [`review`] is the inbox
 //! (the only path to `human_reviewed` besides a reviewed import, [`import`]); [`stale`] flags
 //! entries whose cited files changed later; [`brief`] packs ranked entries into a budget;
-//! [`ledger`] records every query; [`extract`] distils sessions into `unreviewed_auto` entries
+//! [`ledger`] records every query; [`output`] is what `--json` prints for queries and briefs; [`extract`] distils sessions into `unreviewed_auto` entries
 //! through a model server ([`crate::llm`]). Recall writes only its own tables and reads the
 //! archive through the store.
 
@@ -24,6 +24,7 @@ pub mod index;
 pub mod ledger;
 pub mod memory;
 pub mod model;
+pub mod output;
 pub mod proposal;
 pub mod rank;
 pub mod review;
