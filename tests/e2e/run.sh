@@ -11,12 +11,15 @@ cd "$(dirname "$0")/../.."
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 started=$SECONDS
 
-# Pitfall P6: only `tauri build` embeds ui/dist (feature custom-protocol). A plain `cargo build`
-# binary loads the Vite dev server instead and shows "Could not connect". Both write the same
-# target/debug/cairn-desktop, so always rebuild here; a flip between the two costs seconds.
-npx tauri build --debug --no-bundle
-# The Recall journey writes an entry the way a reviewer's import does, with the CLI.
-cargo build --locked -p cairn-cli
+# Pitfall P6: only a build with tauri's `custom-protocol` feature embeds ui/dist; without it the
+# binary loads the Vite dev server and shows "Could not connect". `tauri build` is that feature
+# after `npm run build:ui` (tauri.conf.json's beforeBuildCommand), so this runs the two itself,
+# with --workspace: the binaries then share every dependency `cargo test --workspace` built, down
+# to the feature set (a desktop-only build resolves other features for tokio, getrandom and
+# cairn-core and recompiles the GTK stack and candle: minutes on a cold CI machine). The
+# Recall journey writes an entry the way a reviewer's import does, with the CLI built beside it.
+npm run -s build:ui
+cargo build --locked --workspace --bin cairn-desktop --bin cairn --features tauri/custom-protocol
 
 work="$(mktemp -d -t cairn-e2e.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
