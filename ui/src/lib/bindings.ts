@@ -1781,6 +1781,11 @@ export type QueryResponse_Deserialize = {
 	 *  (so an empty brief can say what to review).
 	 */
 	untrusted_matches: number,
+	/**
+	 *  Entries still waiting for their vector when a vector or hybrid query ran: they were
+	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
+	 */
+	vectors_pending?: number,
 };
 
 export type QueryResponse_Serialize = {
@@ -1797,6 +1802,11 @@ export type QueryResponse_Serialize = {
 	 *  (so an empty brief can say what to review).
 	 */
 	untrusted_matches: number,
+	/**
+	 *  Entries still waiting for their vector when a vector or hybrid query ran: they were
+	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
+	 */
+	vectors_pending: number,
 };
 
 /**  One cited range with its records as the archive holds them. */
