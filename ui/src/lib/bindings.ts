@@ -87,7 +87,8 @@ export const commands = {
 	recallInbox: (limit: number) => typedError<InboxItem_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_inbox", { limit })),
 	/**
 	 *  Accept an entry, applying the reviewer's edit first when there is one: it becomes human
-	 *  reviewed (trusted, unless its provenance was revoked).
+	 *  reviewed and trusted. An entry whose provenance was revoked has its evidence checked again
+	 *  first: refused (conflict, saying why) while it is changed or gone.
 	 */
 	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_accept", { id, edit })),
 	/**  Reject an entry: archived, no longer served. */
