@@ -67,7 +67,8 @@ pub async fn recall_inbox(
 }
 
 /// Accept an entry, applying the reviewer's edit first when there is one: it becomes human
-/// reviewed (trusted, unless its provenance was revoked).
+/// reviewed and trusted. An entry whose provenance was revoked has its evidence checked again
+/// first: refused (conflict, saying why) while it is changed or gone.
 #[tauri::command]
 #[specta::specta]
 pub async fn recall_accept(

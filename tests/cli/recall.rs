@@ -362,7 +362,7 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
 }
 
 #[test]
-fn semantic_modes_refresh_on_import_and_fail_closed_with_the_fix() {
+fn semantic_modes_refresh_on_import_and_say_what_waits_for_its_vector() {
     crate::support::ensure_model();
     let env = synced();
     let file = write(
@@ -440,24 +440,36 @@ fn semantic_modes_refresh_on_import_and_fail_closed_with_the_fix() {
     assert_eq!(brief["mode"], "hybrid");
     assert_eq!(brief["entry_ids"][0], "p1");
 
-    // Text changed outside Cairn: vector and hybrid refuse and name the fix; lexical answers.
+    // Text changed outside Cairn: until its vector is computed, hybrid answers from the entries
+    // that have one, finds the changed one by words, and says how many wait and the fix.
     let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
     db.execute(
         "UPDATE recall_entries SET title = 'Run Phoenix detached' WHERE id = 'p1'",
         [],
     )
     .unwrap();
-    let out = env.run(&["recall", "query", "phoenix", "--mode", "hybrid"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let q = env.json(&["recall", "query", "phoenix", "--mode", "hybrid", "--scores"]);
+    assert_eq!(q["vectors_pending"], 1, "{q}");
+    assert_eq!(q["results"][0]["id"], "p1");
+    assert!(q["results"][0]["scores"]["semantic"].is_null(), "{q}");
+    let human = env.ok(&["recall", "query", "phoenix", "--mode", "hybrid"]);
     assert!(
-        err.contains("1 entries changed") && err.contains("cairn embeddings build --store recall"),
-        "{err}"
+        human.contains("1 entry waits for its vector")
+            && human.contains("cairn embeddings build --store recall"),
+        "{human}"
     );
-    env.ok(&["recall", "query", "phoenix"]);
+    assert_eq!(
+        env.json(&["recall", "query", "phoenix"])["vectors_pending"],
+        0
+    );
     let built = env.json(&["embeddings", "build", "--store", "recall"]);
     assert_eq!(built[0]["embedded"], 1);
-    env.ok(&["recall", "query", "phoenix", "--mode", "hybrid"]);
+    let q = env.json(&["recall", "query", "phoenix", "--mode", "hybrid"]);
+    assert_eq!(q["vectors_pending"], 0, "{q}");
+    assert!(
+        !env.ok(&["recall", "query", "phoenix", "--mode", "hybrid"])
+            .contains("waits for")
+    );
 
     // The archive: semantic search needs the sessions vectors, built on request.
     let out = env.run(&["search", "start the web server", "--mode", "hybrid"]);

@@ -4,14 +4,16 @@
 //   follow an evidence link → search → live update → settings → a second launch hands its cairn://
 //   link to the open window → start the app on a cairn:// link →
 //   Recall: accept an entry in the inbox, find it trusted, follow its evidence → generate a report
-//   with the agent CLI (tests/e2e/bin/claude) and open it by its cairn://recall link.
+//   with the agent CLI (tests/e2e/bin/claude) and open it by its cairn://recall link →
+//   Recall from the first minute: the branches' offer → Settings → the detected agent CLI → test →
+//   preview → start → progress in the status bar → the inbox badge → accept → trusted.
 // Each journey saves a screenshot to test-artifacts/e2e/. Run through tests/e2e/run.sh, which
 // builds, seeds and provides the display.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
@@ -419,4 +421,79 @@ test('generated insights: the agent CLI writes a report, which opens by its cair
   await (await byTestId('session-view')).waitForExist({ timeout: 10_000 });
   await until(async () => (await highlightedRecord()) !== null, 'the report link did not open a record');
   await shot('16-report-link-followed');
+});
+
+// ---- recall3
+test('recall from the first minute: the branches offer extraction, set up in Settings with the agent CLI found on PATH; a pass fills the inbox and an accepted proposal is trusted', async () => {
+  // The stand-in agent (tests/e2e/bin/claude) holds its answers while this file exists, so the
+  // running pass can be seen in the status bar.
+  const hold = join(homedir(), 'cairn-e2e-hold');
+  await (await browser.$('[data-tab="branches"]')).click();
+  const offer = await byTestId('distil-offer');
+  await offer.waitForExist({ timeout: 10_000 });
+  assert.match(await text(offer), /Distil what your agents learned/);
+  await shot('17-distil-offer');
+  await (await offer.$('[data-testid="setup-extraction"]')).click();
+
+  // Settings → Recall extraction: what is at hand was found without sending anything.
+  const panel = await byTestId('extract-panel');
+  await panel.waitForExist({ timeout: 10_000 });
+  await until(async () => /claude/.test(await text(await byTestId('extract-detected'))), 'the agent CLI on PATH was not found');
+  assert.match(await text(await byTestId('extract-detected')), /stand-in/, 'its version is shown');
+  await browser.execute(() => {
+    const found = [...document.querySelectorAll('[data-testid="extract-detected"] li')].find((li) => /claude/.test(li.textContent ?? ''));
+    found?.querySelector('input[type="radio"]')?.click();
+  });
+  await until(async () => (await (await byTestId('extract-generator')).getValue()) === 'claude', 'picking the agent did not fill the form');
+
+  // Test: one tiny request, shown with what was sent and what came back.
+  await (await byTestId('extract-test')).click();
+  await until(async () => (await byTestId('extract-test-result')).isExisting(), 'the test gave no result', 30_000);
+  const tested = await text(await byTestId('extract-test-result'));
+  assert.match(tested, /port 4173/, `the request is shown: ${tested}`);
+  assert.match(tested, /The person asked/, `the answer is shown: ${tested}`);
+  assert.doesNotMatch(tested, /Problem/, tested);
+  await until(async () => /A pass would read \d+ sessions? in \d+ units?/.test(await text(await byTestId('extract-preview'))), 'no preview of the pass');
+  await shot('18-extract-setup-tested');
+
+  // Start: the pass runs in the background, its progress in the status bar.
+  writeFileSync(hold, '');
+  try {
+    await (await byTestId('extract-start')).click();
+    await until(async () => (await byTestId('extract-status')).isExisting(), 'the running pass is not in the status bar', 30_000);
+    assert.match(await text(await byTestId('extract-status')), /Extracting/);
+    await until(async () => /^On:/.test((await text(await byTestId('extract-enabled'))).trim()), 'Settings does not say extraction is on');
+    await shot('19-extract-running');
+  } finally {
+    rmSync(hold, { force: true });
+  }
+  await until(async () => !(await (await byTestId('extract-status')).isExisting()), 'the pass did not end', 120_000);
+
+  // The inbox tab has a badge with the new entries; opening it shows the proposals.
+  await (await browser.$('[data-tab="recall"]')).click();
+  const badge = await byTestId('inbox-badge');
+  await badge.waitForExist({ timeout: 10_000 });
+  assert.match(await text(badge), /[1-9]\d* new/);
+  await shot('20-inbox-badge');
+  await (await browser.$('[data-recall-tab="inbox"]')).click();
+  await until(async () => (await rendered('inbox-item', 'data-entry-id')).length > 0, 'the proposals are not in the inbox');
+  const [id] = await rendered('inbox-item', 'data-entry-id');
+  assert.match(await text(await browser.$(`[data-testid="inbox-item"][data-entry-id="${id}"]`)), /The person asked/);
+  await (await byTestId('accept')).click();
+  await until(async () => !(await rendered('inbox-item', 'data-entry-id')).includes(id), 'the accepted proposal stayed in the inbox');
+
+  // The entry is in Recall, trusted.
+  await (await browser.$('[data-recall-tab="corpus"]')).click();
+  if (!(await (await byTestId('trusted-only')).isSelected())) await (await byTestId('trusted-only')).click();
+  await (await browser.$('#recall-search')).setValue('person asked');
+  await until(
+    () => browser.execute((entry) => document.querySelector(`[data-testid="recall-entry"][data-entry-id="${entry}"]`)?.getAttribute('data-trusted') === 'true', id),
+    'the accepted proposal is not found trusted',
+  );
+  await shot('21-recall-first-trusted');
+
+  // The offer was made once: the branches page no longer shows it.
+  await (await browser.$('[data-tab="branches"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 0, 'the branches did not come back');
+  assert.equal(await (await byTestId('distil-offer')).isExisting(), false, 'the offer is made once');
 });

@@ -156,6 +156,7 @@ async def main():
             q = await c.ok("recall_query", {"query": "phoenix server"})
             check(q["entries"], "recall_query: no trusted entry")
             check(all(e["trusted"] for e in q["entries"]), "recall_query served an untrusted entry by default")
+            check(q.get("vectors_pending") == 0, f"recall_query: vectors_pending is {q.get('vectors_pending')!r}")
             entry = q["entries"][0]
             check(entry["evidence"] and entry["evidence"][0]["address"].startswith("cairn://session/"), "evidence address")
             check("changed_since_cited" in entry["evidence"][0], "evidence: no changed_since_cited")

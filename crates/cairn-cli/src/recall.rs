@@ -663,6 +663,26 @@ fn render_results(
     evidence: bool,
 ) -> Result<()> {
     writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
+    if resp.vectors_pending > 0 {
+        let n = resp.vectors_pending;
+        writeln!(
+            out,
+            "{} for {} vector, so {} searched by words only{}: `cairn embeddings build --store recall` computes {}.",
+            if n == 1 {
+                "1 entry waits".to_owned()
+            } else {
+                format!("{n} entries wait")
+            },
+            if n == 1 { "its" } else { "their" },
+            if n == 1 { "it is" } else { "they are" },
+            if resp.mode == Mode::Vector {
+                " in hybrid mode and not at all here"
+            } else {
+                ""
+            },
+            if n == 1 { "it" } else { "them" },
+        )?;
+    }
     if resp.results.is_empty() {
         writeln!(out, "No recall entries match.")?;
     }

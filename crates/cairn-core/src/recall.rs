@@ -74,6 +74,10 @@ pub struct QueryResponse {
     /// Entries that matched but are not trusted, when a trusted-only search found none
     /// (so an empty brief can say what to review).
     pub untrusted_matches: u32,
+    /// Entries still waiting for their vector when a vector or hybrid query ran: they were
+    /// searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
+    #[serde(default)]
+    pub vectors_pending: u32,
 }
 
 /// The ranking policy of a mode (recorded in the ledger).
@@ -147,6 +151,7 @@ pub fn query(
         context,
         miss_reason,
         untrusted_matches,
+        vectors_pending: 0,
     })
 }
 

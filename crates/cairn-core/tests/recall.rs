@@ -274,6 +274,130 @@ fn a_changed_anchor_revokes_provenance_and_it_stays_revoked() {
 }
 
 #[test]
+fn accepting_a_revoked_entry_checks_its_evidence_again_clearing_or_refusing() {
+    let (data, cairn) = archive();
+    cairn
+        .recall_import(
+            &line("r1", SMALL, 0, 3, "Start check", "mix phx.server output"),
+            false,
+        )
+        .unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let session: i64 = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [SMALL],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let original: String = conn
+        .query_row(
+            "SELECT text FROM records WHERE session_id = ?1 AND ordinal = 2",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let set = |text: &str| {
+        conn.execute(
+            "UPDATE records SET text = ?2 WHERE session_id = ?1 AND ordinal = 2",
+            rusqlite::params![session, text],
+        )
+        .unwrap();
+    };
+    set("tampered");
+    cairn_core::recall::evidence::verify_session(&conn, session, "2026-12-01T00:00:00.000Z")
+        .unwrap();
+    let in_inbox = |cairn: &Cairn| {
+        cairn
+            .recall_inbox(50)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "r1")
+    };
+    assert!(in_inbox(&cairn));
+
+    // The evidence still differs: the accept is refused, says why and what to do, and changes
+    // nothing (not even the reviewer's edit).
+    let edit = Edit {
+        title: Some("Edited".into()),
+        ..Default::default()
+    };
+    let err = cairn.recall_accept("r1", Some(&edit)).unwrap_err();
+    assert_eq!(err.kind(), cairn_core::ErrorKind::Conflict, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("cannot be accepted") && msg.contains("records 0-3 of its evidence changed"),
+        "{msg}"
+    );
+    assert!(msg.contains("--reject r1"), "{msg}");
+    let e = cairn.recall_get("r1").unwrap();
+    assert!(!e.provenance_ok && !e.is_trusted() && e.title == "Start check");
+    assert!(in_inbox(&cairn));
+
+    // The transcript says again what it said when cited: accepting clears the revocation and
+    // the entry is trusted, out of the inbox.
+    set(&original);
+    let e = cairn.recall_accept("r1", None).unwrap();
+    assert!(
+        e.provenance_ok && e.provenance_note.is_none() && e.is_trusted(),
+        "{e:?}"
+    );
+    assert!(!in_inbox(&cairn));
+}
+
+#[test]
+fn an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust() {
+    let (_data, cairn) = archive();
+    cairn
+        .recall_import(
+            &line("f1", SMALL, 0, 3, "Start check", "mix phx.server output"),
+            false,
+        )
+        .unwrap();
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(SMALL.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let e = cairn.recall_get("f1").unwrap();
+    assert!(!e.provenance_ok && e.evidence.is_empty());
+    assert!(
+        cairn
+            .recall_inbox(50)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "f1")
+    );
+    // The inbox says why it is back and that accepting will not do.
+    let why = cairn.recall_proposal("f1").unwrap().why.join(" ");
+    assert!(
+        why.contains("the sessions it cited were forgotten")
+            && why.contains("cannot be trusted again"),
+        "{why}"
+    );
+
+    let err = cairn.recall_accept("f1", None).unwrap_err();
+    assert_eq!(err.kind(), cairn_core::ErrorKind::Conflict, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("the sessions it cited were forgotten"),
+        "{msg}"
+    );
+    assert!(msg.contains("no evidence is left"), "{msg}");
+    assert!(!cairn.recall_get("f1").unwrap().is_trusted());
+    // Rejecting is the way out of the inbox.
+    cairn.recall_reject("f1").unwrap();
+    assert!(
+        !cairn
+            .recall_inbox(50)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "f1")
+    );
+}
+
+#[test]
 fn a_vanished_anchor_revokes_and_a_moved_one_is_remapped() {
     let (data, cairn) = archive();
     cairn

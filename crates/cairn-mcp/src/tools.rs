@@ -891,6 +891,7 @@ impl Server {
             "query_id": resp.query_id,
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
+            "vectors_pending": resp.vectors_pending,
         });
         self.answer("recall_query", body, "entries", items, offset, more)
     }

@@ -87,7 +87,8 @@ export const commands = {
 	recallInbox: (limit: number) => typedError<InboxItem_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_inbox", { limit })),
 	/**
 	 *  Accept an entry, applying the reviewer's edit first when there is one: it becomes human
-	 *  reviewed (trusted, unless its provenance was revoked).
+	 *  reviewed and trusted. An entry whose provenance was revoked has its evidence checked again
+	 *  first: refused (conflict, saying why) while it is changed or gone.
 	 */
 	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_accept", { id, edit })),
 	/**  Reject an entry: archived, no longer served. */
@@ -1781,6 +1782,11 @@ export type QueryResponse_Deserialize = {
 	 *  (so an empty brief can say what to review).
 	 */
 	untrusted_matches: number,
+	/**
+	 *  Entries still waiting for their vector when a vector or hybrid query ran: they were
+	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
+	 */
+	vectors_pending?: number,
 };
 
 export type QueryResponse_Serialize = {
@@ -1797,6 +1803,11 @@ export type QueryResponse_Serialize = {
 	 *  (so an empty brief can say what to review).
 	 */
 	untrusted_matches: number,
+	/**
+	 *  Entries still waiting for their vector when a vector or hybrid query ran: they were
+	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
+	 */
+	vectors_pending: number,
 };
 
 /**  One cited range with its records as the archive holds them. */

@@ -558,19 +558,20 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'recall_list':
         return filtered(args.filters as RecallFilters);
       case 'recall_query': {
-        const request = args.request as { text: string; filters: RecallFilters };
+        const request = args.request as { text: string; mode: string; filters: RecallFilters };
         const words = request.text.toLowerCase().split(/\s+/).filter(Boolean);
         const matches = (e: Entry) => words.every((w) => `${e.title} ${e.body}`.toLowerCase().includes(w));
         const results = filtered(request.filters).filter(matches);
         const untrusted = request.filters.trusted_only ? entries.filter((e) => !trusted(e) && e.status === 'accepted' && matches(e)).length : 0;
         return {
           query_id: 'q1',
-          mode: 'lexical',
+          mode: request.mode,
           trusted_only: request.filters.trusted_only,
           results: results.map((e) => ({ entry: e, score: 1, breakdown: {} })),
           context: null,
-          miss_reason: results.length === 0 ? 'no entry matches every word' : '',
+          miss_reason: results.length === 0 ? 'no_results' : '',
           untrusted_matches: untrusted,
+          vectors_pending: 0,
         };
       }
       case 'recall_inbox':

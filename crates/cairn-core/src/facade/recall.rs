@@ -98,12 +98,16 @@ impl Cairn {
     ) -> Result<recall::QueryResponse> {
         let now = jiff::Timestamp::now();
         if req.mode.is_semantic() && !req.text.trim().is_empty() {
-            let matrix = self.fresh_matrix(store, VectorStore::Recall)?;
+            // While vectors catch up, the entries that have one are searched by meaning and the
+            // rest by words only (hybrid's lexical leg); the response says how many wait.
+            let (matrix, waiting) = self.usable_matrix(store, VectorStore::Recall)?;
             let pending = recall::hybrid::PendingQuery {
                 matrix: &matrix,
                 embed: Box::new(|| self.semantic.embed_query(&req.text)),
             };
-            recall::query(store.conn(), req, now.as_second(), Some(pending))
+            let mut resp = recall::query(store.conn(), req, now.as_second(), Some(pending))?;
+            resp.vectors_pending = u32::try_from(waiting).unwrap_or(u32::MAX);
+            Ok(resp)
         } else {
             recall::query(store.conn(), req, now.as_second(), None)
         }

@@ -56,6 +56,31 @@ impl Cairn {
         self.semantic.cache.get(store.conn(), &state, corpus(which))
     }
 
+    /// The matrix a query of `store` scores against and how many documents still wait for their
+    /// vector: the fresh matrix (cached), or while vectors catch up, the current ones read anew
+    /// (never cached: the cache keys a matrix by the build that completed it, which a partial one
+    /// has not). The typed error when there is nothing to score against (see
+    /// [`semantic::vectors::check_usable`]).
+    pub(crate) fn usable_matrix(
+        &self,
+        store: &Store,
+        which: VectorStore,
+    ) -> Result<(std::sync::Arc<semantic::vectors::Matrix>, u64)> {
+        let fingerprint = self.semantic.store_fingerprint(which)?;
+        let (state, pending) =
+            semantic::vectors::check_usable(store.conn(), corpus(which), &fingerprint)?;
+        if state.is_fresh(&fingerprint) {
+            return Ok((
+                self.semantic
+                    .cache
+                    .get(store.conn(), &state, corpus(which))?,
+                0,
+            ));
+        }
+        let matrix = semantic::vectors::Matrix::load(store.conn(), &state, corpus(which))?;
+        Ok((std::sync::Arc::new(matrix), pending))
+    }
+
     /// Forget the cached query embeddings (the next query of each text runs the model again).
     pub fn clear_query_cache(&self) {
         self.semantic.clear_query_cache();

@@ -163,6 +163,14 @@ fn why(
                 .map(|n| format!(" ({})", line(n)))
                 .unwrap_or_default()
         )),
+        // Sent back by a forget: its evidence is gone, and an accept is refused.
+        Some(InboxReason::Unreviewed) if !entry.provenance_ok => out.push(format!(
+            "Back for review: {}. With no evidence left it cannot be trusted again; reject it, or import it again citing a session that supports it.",
+            entry
+                .provenance_note
+                .as_deref()
+                .map_or_else(|| "its provenance was revoked".to_owned(), line)
+        )),
         Some(InboxReason::Unreviewed) => {
             out.push("New: nobody has reviewed it, so briefs and trusted-only searches leave it out.".into())
         }

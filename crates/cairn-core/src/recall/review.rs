@@ -162,17 +162,53 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
             entry.status
         )));
     }
+    if !entry.provenance_ok {
+        reverify(conn, &entry)?;
+    }
     if let Some(edit) = edit {
         apply_edit(conn, &entry, edit, now)?;
     }
     conn.prepare_cached(
         "UPDATE recall_entries SET review_state = 'human_reviewed', transferable = 1, stale = 0, stale_note = NULL,
-            reviewed_at = ?2, updated_at = ?2 WHERE id = ?1",
+            provenance_ok = 1, provenance_note = NULL, reviewed_at = ?2, updated_at = ?2 WHERE id = ?1",
     )
     .map_err(db)?
     .execute(params![id, now])
     .map_err(db)?;
     load(conn, id)
+}
+
+/// Before an entry whose provenance was revoked is accepted: a person's accept makes it trusted,
+/// and trust needs evidence that still says what it said when it was cited (docs/SECURITY.md:
+/// accepted, human reviewed, transferable, provenance intact). So its evidence is checked against
+/// the archive now. Every range the same again (the transcript was restored, or read again as it
+/// was): the provenance is intact and the accept clears the revocation. No evidence left (the
+/// sessions it cited were forgotten) or a range still changed: refused, saying why and what to do
+/// instead; an accept never makes an unanchored claim trusted.
+fn reverify(conn: &Connection, entry: &Entry) -> Result<()> {
+    let id = &entry.id;
+    let cited = super::evidence::check_entry(conn, id)?;
+    let why = entry
+        .provenance_note
+        .as_deref()
+        .map(|n| crate::text::one_line(n, 200))
+        .unwrap_or_else(|| "its provenance was revoked".to_owned());
+    if cited.is_empty() {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} cannot be accepted: {why}, and no evidence is left to check it against. \
+             Reject it (`cairn recall review --reject {id}`), or import it again citing a session that supports it"
+        )));
+    }
+    if let Some((key, changed)) = cited
+        .iter()
+        .find_map(|s| s.changed.as_ref().map(|c| (&s.session_key, c)))
+    {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} cannot be accepted: in session {key}, {changed}. \
+             Reject it (`cairn recall review --reject {id}`), or import it again citing what the transcript says now",
+        )));
+    }
+    Ok(())
 }
 
 fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {

@@ -209,6 +209,29 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
     })
 }
 
+/// What a query may score against while the vectors catch up with the corpus: the store's state
+/// and how many documents still wait for their vector (0 when it is fresh). Usable when the
+/// configured embedder made the store's vectors, complete or not: each stored vector under that
+/// fingerprint is current (a Recall entry's is deleted when its text changes; a turn's carries
+/// the extent it was made from, which [`Matrix::load`] checks), so a search over them scores no
+/// stale vector and leaves the pending documents to the lexical leg. Never built, or built by
+/// another embedder: the error of [`check_fresh`].
+pub fn check_usable(
+    conn: &Connection,
+    corpus: &dyn Corpus,
+    fingerprint: &str,
+) -> Result<(State, u64)> {
+    let s = state(conn, corpus)?;
+    if s.is_fresh(fingerprint) {
+        return Ok((s, 0));
+    }
+    if s.fingerprint != fingerprint || s.dims == 0 {
+        return check_fresh(conn, corpus, fingerprint).map(|s| (s, 0));
+    }
+    let pending = pending_count(conn, corpus, fingerprint)?;
+    Ok((s, pending))
+}
+
 /// The version each document's stored vector under `fingerprint` was made from, by id.
 fn stored_versions(
     conn: &Connection,
@@ -492,24 +515,25 @@ impl Matrix {
         self.keys.is_empty()
     }
 
-    /// Load the vectors of a fresh store (see [`check_fresh`]); `corpus` keys its documents.
+    /// Load the current vectors of a store (see [`check_usable`]); `corpus` keys its documents.
     pub fn load(conn: &Connection, state: &State, corpus: &dyn Corpus) -> Result<Matrix> {
         let db = crate::store::err_in(conn);
         let sql = match state.store {
             VectorStore::Recall => {
-                "SELECT entry_id, vector FROM recall_vectors WHERE fingerprint = ?1"
+                "SELECT entry_id, vector, 0 FROM recall_vectors WHERE fingerprint = ?1"
             }
             VectorStore::Sessions => {
-                "SELECT CAST(turn_id AS TEXT), vector FROM turn_vectors
+                "SELECT CAST(turn_id AS TEXT), vector, last_ordinal FROM turn_vectors
                  WHERE fingerprint = ?1 AND length(vector) > 0"
             }
         };
-        // A vector whose document is gone has no key, and is left out.
-        let keys_of: HashMap<String, i64> = corpus
+        // A vector whose document is gone has no key, and one made from an older version of its
+        // document (a turn that grew since) is stale: both are left out.
+        let keys_of: HashMap<String, (i64, i64)> = corpus
             .index(conn)
             .map_err(db)?
             .into_iter()
-            .map(|(id, key, _)| (id, key))
+            .map(|(id, key, version)| (id, (key, version)))
             .collect();
         let dims = state.dims as usize;
         let mut keys = Vec::new();
@@ -518,7 +542,8 @@ impl Matrix {
         let mut rows = st.query([&state.fingerprint]).map_err(db)?;
         while let Some(r) = rows.next().map_err(db)? {
             let id: String = r.get(0).map_err(db)?;
-            let Some(&key) = keys_of.get(&id) else {
+            let version: i64 = r.get(2).map_err(db)?;
+            let Some(&(key, _)) = keys_of.get(&id).filter(|(_, now)| *now == version) else {
                 continue;
             };
             let blob = r.get_ref(1).map_err(db)?.as_blob().map_err(|e| {

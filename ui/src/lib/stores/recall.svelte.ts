@@ -99,6 +99,10 @@ export class RecallStore {
   /** Why a query found nothing trusted, and how many untrusted entries matched. */
   miss = $state('');
   untrustedMatches = $state(0);
+  /** Entries the last query searched by words only, their vectors not computed yet. */
+  vectorsPending = $state(0);
+  /** Why the last query searched by words only (meaning search unavailable), or ''. */
+  wordsOnly = $state('');
   /** The entry whose detail is shown. */
   detailId: string | null = $state(null);
 
@@ -157,16 +161,26 @@ export class RecallStore {
     const filters = this.filters;
     this.miss = '';
     this.untrustedMatches = 0;
+    this.vectorsPending = 0;
+    this.wordsOnly = '';
     if (text === '') {
       await this.corpus.load(() => this.#api.recallList(filters), { keep: true });
       return;
     }
     await this.corpus.load(
       async () => {
-        const outcome = await this.#api.recallQuery({ text, mode: 'lexical', filters, context: false });
+        // By meaning and words (hybrid); by words alone when meaning search is unavailable (no
+        // model, no vectors built yet), saying why.
+        let outcome = await this.#api.recallQuery({ text, mode: 'hybrid', filters, context: false });
+        if (outcome.status === 'error' && outcome.error.kind === 'unavailable') {
+          const why = outcome.error.message;
+          outcome = await this.#api.recallQuery({ text, mode: 'lexical', filters, context: false });
+          if (outcome.status === 'ok') this.wordsOnly = why;
+        }
         if (outcome.status === 'error') return outcome;
         this.miss = outcome.data.miss_reason;
         this.untrustedMatches = outcome.data.untrusted_matches;
+        this.vectorsPending = outcome.data.vectors_pending;
         return { status: 'ok', data: outcome.data.results.map((r) => r.entry) };
       },
       { keep: true },

@@ -17,6 +17,34 @@ describe('RecallStore', () => {
     expect(store.filters).toMatchObject({ status: 'accepted', trusted_only: true, type: 'warning' });
   });
 
+  it('asks by meaning and words, says how many entries wait for vectors, and falls back to words only saying why', async () => {
+    const modes: string[] = [];
+    const fake = fakeBackend();
+    let answer: 'partial' | 'unavailable' = 'partial';
+    const store = new RecallStore({
+      recallQuery: async (request: { mode: string }) => {
+        modes.push(request.mode);
+        if (request.mode === 'hybrid' && answer === 'unavailable') {
+          return { status: 'error', error: { kind: 'unavailable', message: 'semantic search unavailable: no recall vectors have been built yet', hint: null } };
+        }
+        const data = (await fake.handler('recall_query', { request })) as Record<string, unknown>;
+        return { status: 'ok', data: { ...data, vectors_pending: request.mode === 'hybrid' ? 3 : 0 } };
+      },
+    } as unknown as Api);
+    store.text = 'hook';
+    await store.loadCorpus();
+    expect(modes).toEqual(['hybrid']);
+    expect(store.vectorsPending).toBe(3);
+    expect(store.wordsOnly).toBe('');
+
+    answer = 'unavailable';
+    await store.loadCorpus();
+    expect(modes).toEqual(['hybrid', 'hybrid', 'lexical']);
+    expect(store.corpus.status).toBe('ready');
+    expect(store.vectorsPending).toBe(0);
+    expect(store.wordsOnly).toMatch(/no recall vectors/);
+  });
+
   it('sends only the fields the reviewer changed with an accept', async () => {
     const sent: unknown[] = [];
     const fake = fakeBackend();
