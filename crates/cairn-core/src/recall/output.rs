@@ -125,6 +125,7 @@ pub struct QueryDocument<'a> {
     pub context: Option<&'a Packed>,
     pub miss_reason: MissReason,
     pub untrusted_matches: u32,
+    pub vectors_pending: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
 }
@@ -146,6 +147,7 @@ impl<'a> QueryDocument<'a> {
             context: resp.context.as_ref(),
             miss_reason: resp.miss_reason,
             untrusted_matches: resp.untrusted_matches,
+            vectors_pending: resp.vectors_pending,
             summary: summary.then(|| Summary::of(&resp.results)),
         }
     }
@@ -201,6 +203,35 @@ impl<'a> BriefDocument<'a> {
                     match_reasons: &r.match_reasons,
                 })
                 .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A field added to `QueryResponse` must reach `recall query --json` too.
+    #[test]
+    fn a_query_document_carries_every_field_of_the_response() {
+        let resp = QueryResponse {
+            query_id: Some("q".into()),
+            mode: Mode::Hybrid,
+            trusted_only: true,
+            results: Vec::new(),
+            context: None,
+            miss_reason: MissReason::NoResults,
+            untrusted_matches: 2,
+            vectors_pending: 3,
+        };
+        let core = serde_json::to_value(&resp).unwrap();
+        let doc = serde_json::to_value(QueryDocument::of(&resp, Detail::default(), false)).unwrap();
+        for (key, value) in core.as_object().unwrap() {
+            assert_eq!(
+                doc.get(key),
+                Some(value),
+                "{key} missing from the query document"
+            );
         }
     }
 }
