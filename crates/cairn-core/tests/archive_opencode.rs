@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
-use rusqlite::{Connection, params};
-use serde_json::{Value, json};
+use rusqlite::Connection;
+use serde_json::json;
 
 use support::opencode_db::{Db, T0};
 
