@@ -72,7 +72,8 @@ def crush(dest: Path, i: int) -> int:
     src = FIX / "crush/Starmel-OpenSuperWhisper/.crush/crush.db"
     out = dest / f"p{i:05d}/.crush/crush.db"
     out.parent.mkdir(parents=True, exist_ok=True)
-    s = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    # immutable: the committed fixture is never written, and no -wal/-shm is left beside it.
+    s = sqlite3.connect(f"file:{src}?immutable=1", uri=True)
     t = sqlite3.connect(out)
     s.backup(t)
     s.close()
