@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
-"""Cold ingest per agent: a corpus of each agent's fixtures copied under distinct session ids
-(about --mb MB each), synced by `cairn sync` with only that agent's folder set; wall, CPU and
-MB per CPU-second, median of --runs. Prints a Markdown table.
+"""Cold ingest per agent: a corpus of each agent's real fixtures (tests/fixtures, see each
+SOURCES.md) copied under distinct session ids to about --mb MB, laid out as the agent lays it out,
+synced by `cairn sync` with only that agent's folder set (its override variable). Reports wall and
+CPU time, MB and records per CPU-second, median of --runs, as a Markdown table.
 
-    python3 bench/per_agent.py --cairn target/debug/cairn --mb 8 --runs 3
+Line files and documents are copied with their session id replaced; Crush's database is copied
+whole (SQLite's backup) with every session and message id suffixed; OpenCode's storage tree is
+copied with its session and message ids renamed, and OpenCode's database (no real one exists, see
+its SOURCES.md) is built with OpenCode's schema from the same storage fixtures' messages and parts.
+Aider's history is one file per project, copied as it is.
+
+    python3 bench/per_agent.py --cairn target/debug/cairn --mb 8 --runs 3 [--only crush,claude]
 """
 import argparse
+import json
 import os
+import re
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import tempfile
@@ -16,48 +27,169 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
 
-# agent: (override variable, sub-folder the variable's dir needs, [(fixture, id in it, path template)])
-# `{i}` in a template is the copy's number; the id is replaced by one unique per copy.
-AGENTS = {
-    "claude": ("CLAUDE_PROJECTS_DIR", "", [
-        ("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
-         "-p/ae4a77f8-aedd-4bc1-888f-{i:012d}.jsonl"),
-    ]),
-    "gemini (legacy .json documents)": ("GEMINI_DIR", "tmp", [
-        ("gemini/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json", "c330aea9-39d8-4bf1-ac29-5fdb4baaad16",
-         "p/chats/session-2025-12-24T06-40-{i:08d}.json"),
-        ("gemini/m-gemini/chats/session-2026-01-10T01-55-ac6d3016.json", "ac6d3016-4a15-45b4-b48b-3a714b1ffa43",
-         "q/chats/session-2026-01-10T01-55-{i:08d}.json"),
-    ]),
-    "gemini (.jsonl)": ("GEMINI_DIR", "tmp", [
-        ("gemini/stage0/chats/session-2026-04-29T21-39-gemini_s.jsonl", "gemini_stage0_jsonl",
-         "p/chats/session-2026-04-29T21-39-{i:08d}.jsonl"),
-    ]),
-    "cursor": ("CURSOR_PROJECTS_DIR", "", [
-        ("cursor/-tmp-repo/agent-transcripts/large.jsonl", None, "-p/agent-transcripts/large-{i}.jsonl"),
-        ("cursor/-tmp-repo/agent-transcripts/test-session.jsonl", None, "-p/agent-transcripts/test-{i}.jsonl"),
-    ]),
-    "copilot": ("COPILOT_DIR", "session-state", [
-        ("copilot/small.jsonl", "copilot_stage0_small", "s-{i}.jsonl"),
-    ]),
-}
 
-
-def build(dest: Path, specs, mb: float) -> int:
-    total, i = 0, 0
-    sources = [((FIX / f).read_text(), ident, tpl) for f, ident, tpl in specs]
-    while total < mb * 1e6:
-        for text, ident, tpl in sources:
+def copies(specs):
+    """A builder from [(fixture, id in it, path template)]: `{i}` in a template is the copy's
+    number; the id is replaced by one unique per copy."""
+    def build(dest: Path, i: int) -> int:
+        total = 0
+        for f, ident, tpl in specs:
+            text = (FIX / f).read_text()
             body = text.replace(ident, f"{ident[:4]}{i:012d}") if ident else text
             p = dest / tpl.format(i=i)
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(body)
             total += len(body.encode())
+        return total
+    return build
+
+
+def tree_copy(fixture: str, at: str, ids):
+    """A builder copying the folder `fixture` to `at/{i}`-less layout, every regex in `ids`
+    (over file contents and relative paths) given the copy's number as a prefix."""
+    def rename(s: str, i: int) -> str:
+        for pattern in ids:
+            s = re.sub(pattern, lambda m: f"c{i:06d}{m.group(0)}", s)
+        return s
+
+    def build(dest: Path, i: int) -> int:
+        total = 0
+        src = FIX / fixture
+        for p in sorted(src.rglob("*")):
+            if not p.is_file() or p.name == "SOURCES.md":
+                continue
+            rel = rename(str(p.relative_to(src)), i)
+            out = dest / at.format(i=i) / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            body = rename(p.read_text(), i)
+            out.write_text(body)
+            total += len(body.encode())
+        return total
+    return build
+
+
+def crush(dest: Path, i: int) -> int:
+    src = FIX / "crush/Starmel-OpenSuperWhisper/.crush/crush.db"
+    out = dest / f"p{i:05d}/.crush/crush.db"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # immutable: the committed fixture is never written, and no -wal/-shm is left beside it.
+    s = sqlite3.connect(f"file:{src}?immutable=1", uri=True)
+    t = sqlite3.connect(out)
+    s.backup(t)
+    s.close()
+    sfx = f"-{i:06d}"
+    t.execute("UPDATE sessions SET id = id || ?1, parent_session_id = parent_session_id || ?1", (sfx,))
+    t.execute("UPDATE messages SET id = id || ?1, session_id = session_id || ?1", (sfx,))
+    t.commit()
+    size = t.execute("SELECT sum(length(CAST(parts AS BLOB))) FROM messages").fetchone()[0]
+    t.execute("PRAGMA journal_mode = DELETE")
+    t.close()
+    return size
+
+
+OPENCODE_SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL,
+  directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL, time_created INTEGER NOT NULL,
+  time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+  time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX part_message_id_id_idx ON part (message_id, id);
+CREATE INDEX part_session_idx ON part (session_id);
+"""
+
+
+def opencode_db(dest: Path, i: int) -> int:
+    """Every session of the storage fixtures, copy `i`, as rows of one shared `opencode.db`."""
+    db = dest / "opencode.db"
+    new = not db.exists()
+    conn = sqlite3.connect(db)
+    if new:
+        conn.executescript(OPENCODE_SCHEMA)
+    storage = FIX / "opencode/v2/storage"
+    total = 0
+    for sfile in sorted((storage / "session").rglob("*.json")):
+        s = json.loads(sfile.read_text())
+        sid = f"ses_{i:06d}_{s['id']}"
+        t = s.get("time", {})
+        conn.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
+                     (sid, s.get("projectID", "p"), None, "slug", s.get("directory", "/tmp"), s.get("title", ""),
+                      s.get("version", ""), t.get("created", 0), t.get("updated", 0)))
+        for mfile in sorted((storage / "message" / s["id"]).glob("*.json")):
+            m = json.loads(mfile.read_text())
+            mid = f"msg_{i:06d}_{m['id']}"
+            created = m.get("time", {}).get("created", 0)
+            data = json.dumps(m)
+            conn.execute("INSERT INTO message VALUES (?,?,?,?,?)", (mid, sid, created, created, data))
+            total += len(data)
+            for pfile in sorted((storage / "part" / m["id"]).glob("*.json")):
+                p = json.loads(pfile.read_text())
+                data = json.dumps(p)
+                conn.execute("INSERT INTO part VALUES (?,?,?,?,?,?)",
+                             (f"prt_{i:06d}_{pfile.parent.name}_{pfile.stem}", mid, sid, created, created, data))
+                total += len(data)
+    conn.commit()
+    conn.close()
+    return total
+
+
+# agent: (override variable, sub-folder the variable's dir needs, builder)
+AGENTS = {
+    "claude": ("CLAUDE_PROJECTS_DIR", "", copies([
+        ("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+         "-p/ae4a77f8-aedd-4bc1-888f-{i:012d}.jsonl"),
+    ])),
+    "codex": ("CODEX_SESSIONS_DIR", "", copies([
+        ("codex/small.jsonl", "019fc8be-3658-7ca3-9e29-000000000000", "2026/08/03/rollout-{i}-a.jsonl"),
+        ("codex/codex_053_rate_limit.jsonl", "test-ratelimit-session", "2026/08/03/rollout-{i}-b.jsonl"),
+    ])),
+    "copilot": ("COPILOT_DIR", "session-state", copies([
+        ("copilot/small.jsonl", "copilot_stage0_small", "s-{i}.jsonl"),
+    ])),
+    "qwen": ("QWEN_PROJECTS_DIR", "", copies([
+        ("qwen/019f0000-0000-7000-8000-000000000001.jsonl", "019f0000-0000-7000-8000-000000000001",
+         "p/chats/{i}.jsonl"),
+    ])),
+    "droid": ("FACTORY_SESSIONS_DIR", "", copies([
+        ("droid/session_store_large.jsonl", "droid_large", "p/{i}-a.jsonl"),
+        ("droid/stream_json_large.jsonl", None, "p/{i}-b.jsonl"),
+    ])),
+    "kimi": ("KIMI_DIR", "sessions", tree_copy("kimi/sessions", "w{i}", [r"session_[0-9a-f-]+"])),
+    "gemini (legacy .json documents)": ("GEMINI_DIR", "tmp", copies([
+        ("gemini/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json", "c330aea9-39d8-4bf1-ac29-5fdb4baaad16",
+         "p/chats/session-2025-12-24T06-40-{i:08d}.json"),
+        ("gemini/m-gemini/chats/session-2026-01-10T01-55-ac6d3016.json", "ac6d3016-4a15-45b4-b48b-3a714b1ffa43",
+         "q/chats/session-2026-01-10T01-55-{i:08d}.json"),
+    ])),
+    "gemini (.jsonl)": ("GEMINI_DIR", "tmp", copies([
+        ("gemini/stage0/chats/session-2026-04-29T21-39-gemini_s.jsonl", "gemini_stage0_jsonl",
+         "p/chats/session-2026-04-29T21-39-{i:08d}.jsonl"),
+    ])),
+    "cursor": ("CURSOR_PROJECTS_DIR", "", copies([
+        ("cursor/-tmp-repo/agent-transcripts/large.jsonl", None, "-p/agent-transcripts/large-{i}.jsonl"),
+        ("cursor/-tmp-repo/agent-transcripts/test-session.jsonl", None, "-p/agent-transcripts/test-{i}.jsonl"),
+    ])),
+    "aider": ("AIDER_HISTORY_DIRS", "", copies([
+        ("aider/Aquaticat-Monochromatic/.aider.chat.history.md", None, "p{i}/.aider.chat.history.md"),
+    ])),
+    "crush (database)": ("CRUSH_PROJECT_DIRS", "", crush),
+    "opencode (database)": ("OPENCODE_DATA_DIR", "", opencode_db),
+    "opencode (storage tree)": ("OPENCODE_DATA_DIR", "", tree_copy(
+        "opencode/v2/storage", "storage", [r"s_stage0_\w+", r"\bm_(user|assistant)_\w+"])),
+}
+
+
+def build(dest: Path, builder, mb: float) -> int:
+    total, i = 0, 0
+    while total < mb * 1e6:
+        total += builder(dest, i)
         i += 1
     return total
 
 
-def sync(cairn: str, var: str, src: Path) -> tuple[float, float]:
+def sync(cairn: str, var: str, src: Path) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as data:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": data, "CAIRN_DATA_DIR": data, var: str(src)}
         start = time.perf_counter()
@@ -66,7 +198,10 @@ def sync(cairn: str, var: str, src: Path) -> tuple[float, float]:
         wall = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(proc.stderr.read().decode(errors="replace"))
-        return wall, usage.ru_utime + usage.ru_stime
+        conn = sqlite3.connect(Path(data) / "cairn.db")
+        records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+        conn.close()
+        return wall, usage.ru_utime + usage.ru_stime, records
 
 
 def main():
@@ -74,20 +209,27 @@ def main():
     ap.add_argument("--cairn", required=True)
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated prefixes of the agents to run")
     args = ap.parse_args()
-    print("| agent | MB | files | wall (s) | CPU (s) | MB per CPU-second | load |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for agent, (var, sub, specs) in AGENTS.items():
+    only = [o.strip() for o in args.only.split(",") if o.strip()]
+    print("| agent | MB | files | records | wall (s) | CPU (s) | MB per CPU-s | records per CPU-s | load |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for agent, (var, sub, builder) in AGENTS.items():
+        if only and not any(agent.startswith(o) for o in only):
+            continue
         with tempfile.TemporaryDirectory() as root:
             home = Path(root)
             src = home / sub if sub else home
-            size = build(src, specs, args.mb)
+            src.mkdir(parents=True, exist_ok=True)
+            size = build(src, builder, args.mb)
             files = sum(1 for p in src.rglob("*") if p.is_file())
             runs = [sync(args.cairn, var, home) for _ in range(args.runs)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
+            records = runs[0][2]
             load = os.getloadavg()[0]
-            print(f"| {agent} | {size / 1e6:.1f} | {files} | {wall:.2f} | {cpu:.2f} | {size / 1e6 / cpu:.1f} | {load:.1f} |")
+            print(f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {wall:.2f} | {cpu:.2f} | "
+                  f"{size / 1e6 / cpu:.2f} | {records / cpu:.0f} | {load:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
 //! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` and `.json` paths
 //! (Gemini CLI's session documents) and agents' databases (`.db`, written through their `-wal`)
-//! to transcript files with the core's own `classify`, captures only those, and tells the window through
+//! to transcript files with the core's own `transcript_of_change` (a changed OpenCode part file
+//! is its session's), captures only those, and tells the window through
 //! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
 //! channel and ends the thread.
 
@@ -15,7 +16,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{FoundFile, classify, holds};
+use cairn_core::archive::discover::{FoundFile, holds, transcript_of_change};
 use cairn_core::archive::{Agent, recognise};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tauri::{AppHandle, Manager, Runtime};
@@ -147,7 +148,9 @@ pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Ve
                 );
                 return None;
             }
-            classify(agent, path)
+            // A message or part file of OpenCode's storage tree is read through its session
+            // file, which must lie in the same source dir.
+            transcript_of_change(agent, path).filter(|found| holds(dir, &found.path))
         })
         .collect()
 }

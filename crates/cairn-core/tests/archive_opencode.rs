@@ -12,69 +12,10 @@ use std::path::{Path, PathBuf};
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
-use rusqlite::{Connection, params};
-use serde_json::{Value, json};
+use rusqlite::Connection;
+use serde_json::json;
 
-/// OpenCode's tables as its 1.2+ migrations create them (the columns Cairn reads and a few it
-/// does not).
-const SCHEMA: &str = "
-    CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
-        slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
-        share_url TEXT, summary_additions INTEGER, summary_deletions INTEGER, summary_files INTEGER,
-        summary_diffs TEXT, revert TEXT, permission TEXT, time_created INTEGER NOT NULL,
-        time_updated INTEGER NOT NULL, time_compacting INTEGER, time_archived INTEGER);
-    CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
-        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
-    CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
-    CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
-        session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
-    CREATE INDEX part_message_id_id_idx ON part (message_id, id);
-    CREATE INDEX part_session_idx ON part (session_id);
-    PRAGMA journal_mode = WAL;";
-
-const T0: i64 = 1_730_000_100_000;
-
-struct Db {
-    conn: Connection,
-}
-
-impl Db {
-    fn create(path: &Path) -> Db {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let conn = Connection::open(path).unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
-        Db { conn }
-    }
-
-    fn session(&self, id: &str, parent: Option<&str>, title: &str) {
-        self.conn
-            .execute(
-                "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated)
-                 VALUES (?1, 'proj', ?2, 'slug', '/work/app', ?3, '1.3.17', ?4, ?4)",
-                params![id, parent, title, T0],
-            )
-            .unwrap();
-    }
-
-    fn message(&self, id: &str, session: &str, at: i64, data: &Value) {
-        self.conn
-            .execute(
-                "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-                params![id, session, at, data.to_string()],
-            )
-            .unwrap();
-    }
-
-    fn part(&self, id: &str, message: &str, session: &str, at: i64, data: &Value) {
-        self.conn
-            .execute(
-                "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
-                 ON CONFLICT (id) DO UPDATE SET data = excluded.data, time_updated = excluded.time_updated",
-                params![id, message, session, at, data.to_string()],
-            )
-            .unwrap();
-    }
-}
+use support::opencode_db::{Db, T0};
 
 fn found(dir: &Path) -> Vec<FoundFile> {
     let sd = SourceDir {

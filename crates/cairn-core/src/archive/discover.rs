@@ -301,6 +301,68 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
     }
 }
 
+/// The transcript a changed file is part of, for the watcher: the file itself when it is one
+/// ([`classify`]), else, for OpenCode's storage tree, the session file its message or part
+/// file belongs to ([`opencode::session_file_of`](super::sources::opencode::session_file_of)).
+pub fn transcript_of_change(agent: Agent, path: &Path) -> Option<FoundFile> {
+    classify(agent, path).or_else(|| match agent {
+        Agent::Opencode => super::sources::opencode::session_file_of(path)
+            .and_then(|session| classify(agent, &session)),
+        _ => None,
+    })
+}
+
+/// Where an agent that keeps its transcript inside the repository it works in keeps it, below
+/// that repository's root: Aider's history, Crush's database. `None` for the other agents.
+pub fn in_repository(agent: Agent, root: &Path) -> Option<PathBuf> {
+    match agent {
+        Agent::Aider => Some(root.join(super::sources::aider::FILE_NAME)),
+        Agent::Crush => Some(
+            root.join(super::sources::crush::DATA_DIR)
+                .join(super::sources::crush::FILE_NAME),
+        ),
+        _ => None,
+    }
+}
+
+/// The transcripts of `agent` kept in the repositories at `roots` (those Cairn knows from the
+/// sessions it captured): each root's own file ([`in_repository`]), looked at directly, never
+/// walked. As in [`walk`], a symlink is followed only to a file inside its repository.
+pub fn in_repositories(
+    agent: Agent,
+    roots: &[PathBuf],
+    warnings: &mut Vec<WalkWarning>,
+) -> Vec<FoundFile> {
+    let mut out = Vec::new();
+    for root in roots {
+        let Some(path) = in_repository(agent, root) else {
+            break;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            if !path.is_file() {
+                continue;
+            }
+            if !holds(root, &path) {
+                warnings.push(WalkWarning {
+                    path: path.clone(),
+                    message: format!(
+                        "a symlink to a file outside the repository {}: not read",
+                        root.display()
+                    ),
+                });
+                continue;
+            }
+        } else if !meta.is_file() {
+            continue;
+        }
+        out.extend(classify(agent, &path));
+    }
+    out
+}
+
 /// The sub-agent files that belong to a Claude session transcript (for the hook, which is
 /// given only the main transcript path).
 pub fn claude_subagent_files(main: &Path) -> Vec<FoundFile> {

@@ -10,10 +10,14 @@ use crate::{Cairn, OutboundPreview, Removed, Result, SyncOptions};
 use crate::{archive, git, recall};
 
 impl Cairn {
-    /// The transcript files a sync would read, and problems met finding them.
+    /// The transcript files a sync would read, and problems met finding them: those under each
+    /// agent's source dirs, and for the agents that keep their transcript in the repository
+    /// (Aider, Crush) those in every repository the archive knows. A file found both ways is
+    /// read once.
     pub fn discover(&self, opts: &SyncOptions) -> (Vec<FoundFile>, Vec<capture::Warning>) {
         let mut files = Vec::new();
         let mut warnings = Vec::new();
+        let mut repositories: Option<Vec<std::path::PathBuf>> = None;
         for agent in Agent::ALL {
             let wanted = if opts.agents.is_empty() {
                 self.config.agent_enabled(agent)
@@ -32,8 +36,43 @@ impl Cairn {
                     message: w.message,
                 }));
             }
+            if discover::in_repository(agent, std::path::Path::new("")).is_some() {
+                let roots = repositories.get_or_insert_with(|| self.known_repositories());
+                let mut walk_warnings = Vec::new();
+                files.extend(discover::in_repositories(agent, roots, &mut walk_warnings));
+                warnings.extend(walk_warnings.into_iter().map(|w| capture::Warning {
+                    path: w.path.display().to_string(),
+                    line: None,
+                    message: w.message,
+                }));
+            }
         }
+        // The same file through two roots (a configured folder that is also a known
+        // repository, a symlinked path): one reader.
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|f| {
+            seen.insert(std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone()))
+        });
         (files, warnings)
+    }
+
+    /// The roots of the repositories the archive knows (where captured sessions ran).
+    fn known_repositories(&self) -> Vec<std::path::PathBuf> {
+        match git::store::repo_places(self.store().conn()) {
+            Ok(places) => {
+                let mut roots: Vec<std::path::PathBuf> = places
+                    .into_values()
+                    .map(|p| std::path::PathBuf::from(p.root))
+                    .collect();
+                roots.sort();
+                roots.dedup();
+                roots
+            }
+            Err(e) => {
+                tracing::warn!("reading the known repositories failed: {e}");
+                Vec::new()
+            }
+        }
     }
 
     /// Discover every transcript under the source dirs and ingest what is new.

@@ -2,6 +2,8 @@
 //! and a canonical dump of an archive so two archives can be compared for equality.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod opencode_db;
+
 use std::path::{Path, PathBuf};
 
 use cairn_core::Cairn;

@@ -22,7 +22,7 @@ use super::document::{retract, take_header, take_unit};
 use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::database::{self, DatabaseSource, DbSession};
+use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitParser};
 use crate::keys;
 
 /// What the store keeps of one session between reads (`sources.parser_state`).
@@ -60,11 +60,27 @@ pub(crate) fn session_path(db: &str, session: &str) -> String {
     }
 }
 
-/// Read the changed sessions of one database and hand each to `emit` as one batch.
+/// A session's read is handed to the writer in batches of about this many records (a batch
+/// ends after the unit that reaches it), so one long session is never one unbounded commit.
+pub(crate) const BATCH_RECORDS: usize = 2_000;
+
+/// Read the changed sessions of one database and hand each to `emit` in batches of at most
+/// [`BATCH_RECORDS`] records (plus the last unit's).
 pub(super) fn read_database<'s>(
     file: &FoundFile,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
     force: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    read_database_in(file, prior_of, force, BATCH_RECORDS, emit);
+}
+
+/// [`read_database`] with batches of `batch_records` records.
+fn read_database_in<'s>(
+    file: &FoundFile,
+    prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
+    force: bool,
+    batch_records: usize,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
     let warn = |message: String| {
@@ -130,17 +146,20 @@ pub(super) fn read_database<'s>(
         };
         // One read transaction per session: its header and units are one snapshot, and the
         // agent's checkpoints wait at most for one session's read.
+        // Its batches are handed over after the read ends, so the agent is never held up by
+        // Cairn's writer.
         let result = conn
             .execute_batch("BEGIN")
-            .and_then(|()| read.run(&conn))
-            .and_then(|batch| conn.execute_batch("COMMIT").map(|()| batch));
+            .and_then(|()| read.run(&conn, batch_records))
+            .and_then(|batches| conn.execute_batch("COMMIT").map(|()| batches));
         match result {
-            Ok(Some(batch)) => {
-                if !emit(Msg::Batch(Box::new(batch))) {
-                    return;
+            Ok(batches) => {
+                for batch in batches {
+                    if !emit(Msg::Batch(Box::new(batch))) {
+                        return;
+                    }
                 }
             }
-            Ok(None) => {}
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
                 emit(warn(format!(
@@ -167,8 +186,16 @@ struct ReadSession<'a> {
 }
 
 impl ReadSession<'_> {
-    /// The batch of what changed in the session, `None` when nothing did.
-    fn run(&self, conn: &rusqlite::Connection) -> rusqlite::Result<Option<super::Batch>> {
+    /// The batches of what changed in the session (none when nothing did), each ending after
+    /// the unit that brings it to `batch_records` records. Every batch but the last carries a
+    /// cursor that reads the session again from where this read started (its marker empty),
+    /// skipping the units already taken by their revision: a read cut short after any batch
+    /// resumes where it stopped, nothing twice and nothing lost.
+    fn run(
+        &self,
+        conn: &rusqlite::Connection,
+        batch_records: usize,
+    ) -> rusqlite::Result<Vec<super::Batch>> {
         let (prior, force) = (self.prior, self.force);
         let cursor: Cursor = prior
             .filter(|_| !force)
@@ -177,7 +204,7 @@ impl ReadSession<'_> {
             .unwrap_or_default();
         let known = prior.is_some() && !force && !cursor.marker.is_empty();
         if known && cursor.marker == self.session.marker && cursor.read_at > self.session.newest {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let read_at = jiff::Timestamp::now().as_second();
         let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
@@ -203,6 +230,7 @@ impl ReadSession<'_> {
             .map(|p| p.source_key.clone())
             .unwrap_or_else(|| keys::source_key(self.file.agent, Path::new(self.path)));
         let mut batch = new_batch(self.file, self.path, &source_key, base, generation);
+        let mut batches = Vec::new();
         let mut line_no = prior.filter(|_| !force).map_or(0, |p| p.line_count);
         let mut next = Cursor {
             marker: self.session.marker.clone(),
@@ -215,7 +243,7 @@ impl ReadSession<'_> {
         let mut bytes = 0u64;
 
         let Some(header) = self.source.header(conn, &self.session.id)? else {
-            return Ok(None); // deleted since it was listed
+            return Ok(Vec::new()); // deleted since it was listed
         };
         next.header = take_header(
             &mut batch,
@@ -257,6 +285,38 @@ impl ReadSession<'_> {
                 &mut line_no,
             );
             next.units.insert(key, rev);
+            if batch.records.len() >= batch_records {
+                let partial = Cursor {
+                    marker: String::new(),
+                    since: cursor.since,
+                    read_at,
+                    header: next.header.clone(),
+                    units: next.units.clone(),
+                    parser: parser.save(),
+                };
+                let offset = next.units.len() as u64;
+                let full = std::mem::replace(
+                    &mut batch,
+                    new_batch(
+                        self.file,
+                        self.path,
+                        &source_key,
+                        Base {
+                            existed: true,
+                            byte_offset: offset,
+                            generation,
+                        },
+                        generation,
+                    ),
+                );
+                batches.push(self.finish(
+                    full,
+                    &*parser,
+                    &partial,
+                    line_no,
+                    std::mem::take(&mut bytes),
+                ));
+            }
         }
         // Units the agent deleted (a count that no longer adds up).
         if self.session.count != next.units.len() as u64 {
@@ -281,14 +341,27 @@ impl ReadSession<'_> {
             }
             retract(&mut batch, gone, line_no);
         }
-        if prior.is_none() && batch.records.is_empty() {
+        if prior.is_none() && batches.is_empty() && batch.records.is_empty() {
             // A session without messages yet: no empty session; read again when it changes.
-            return Ok(None);
+            return Ok(Vec::new());
         }
         next.parser = parser.save();
-        let state = serde_json::to_string(&next).unwrap_or_default();
-        let offset = next.units.len() as u64;
-        let mut last = finish_batch(
+        batches.push(self.finish(batch, &*parser, &next, line_no, bytes));
+        Ok(batches)
+    }
+
+    /// Close `batch` with the reading position `cursor` (the units it counts are the offset).
+    fn finish(
+        &self,
+        batch: super::Batch,
+        parser: &dyn UnitParser,
+        cursor: &Cursor,
+        line_no: u64,
+        bytes: u64,
+    ) -> super::Batch {
+        let state = serde_json::to_string(cursor).unwrap_or_default();
+        let offset = cursor.units.len() as u64;
+        let mut done = finish_batch(
             batch,
             self.file,
             Path::new(self.path),
@@ -301,14 +374,114 @@ impl ReadSession<'_> {
             &None,
             offset,
         );
-        last.bytes = bytes;
-        Ok(Some(last))
+        done.bytes = bytes;
+        done
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+    use crate::archive::capture::Batch;
+
+    /// Every batch a read of `file` hands over, with `prior` as the stored positions.
+    fn batches(file: &FoundFile, prior: &HashMap<String, SourceState>, bound: usize) -> Vec<Batch> {
+        let mut out = Vec::new();
+        read_database_in(file, &|p| prior.get(p), false, bound, &mut |m| {
+            if let Msg::Batch(b) = m {
+                out.push(*b);
+            }
+            true
+        });
+        out
+    }
+
+    /// The stored position a committed batch leaves.
+    fn state_after(b: &Batch) -> SourceState {
+        SourceState {
+            id: 1,
+            source_key: b.source_key.clone(),
+            session_id: 1,
+            path: b.path.clone(),
+            size: b.size,
+            mtime_ns: b.mtime_ns,
+            byte_offset: b.byte_offset,
+            line_count: b.line_count,
+            first_line_hash: None,
+            last_line_start: None,
+            last_line_hash: None,
+            parser_state: Some(b.parser_state.clone()),
+            generation: b.generation,
+            retained_len: 0,
+        }
+    }
+
+    fn of<'a>(bs: &'a [Batch], path: &str) -> Vec<&'a Batch> {
+        bs.iter().filter(|b| b.path == path).collect()
+    }
+
+    fn hashes<'a>(bs: impl IntoIterator<Item = &'a Batch>) -> Vec<(u64, String)> {
+        bs.into_iter()
+            .flat_map(|b| b.records.iter().map(|r| (r.line_no, r.hash.clone())))
+            .collect()
+    }
+
+    /// A long session is handed over in batches of the bound (each ends after the unit that
+    /// reaches it), chained base to base; cut short after its first batch, the next read
+    /// resumes from that batch's cursor and adds exactly the rest.
+    #[test]
+    fn a_long_session_is_read_in_bounded_batches_that_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("p/.crush/crush.db");
+        fs::create_dir_all(db.parent().unwrap()).unwrap();
+        fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/crush/Starmel-OpenSuperWhisper/.crush/crush.db"),
+            &db,
+        )
+        .unwrap();
+        let file = crate::archive::sources::crush::classify(&db).unwrap();
+        let whole = batches(&file, &HashMap::new(), usize::MAX);
+        let bounded = batches(&file, &HashMap::new(), 20);
+        let main = whole
+            .iter()
+            .max_by_key(|b| b.records.len())
+            .unwrap()
+            .path
+            .clone();
+        assert_eq!(of(&whole, &main).len(), 1, "unbounded: one batch a session");
+        let parts = of(&bounded, &main);
+        assert!(parts.len() > 2, "{} batches", parts.len());
+        assert_eq!(hashes(parts.iter().copied()), hashes(of(&whole, &main)));
+        for pair in parts.windows(2) {
+            assert!(pair[0].records.len() >= 20);
+            assert_eq!(
+                (pair[1].base.existed, pair[1].base.byte_offset),
+                (true, pair[0].byte_offset),
+                "each batch starts where the one before ends"
+            );
+        }
+        assert!(parts[0].byte_offset < parts[parts.len() - 1].byte_offset);
+
+        // Killed after the first batch was committed: the next read takes up the rest.
+        let prior = HashMap::from([(main.clone(), state_after(parts[0]))]);
+        let resumed = batches(&file, &prior, 20);
+        let rest = of(&resumed, &main);
+        assert_eq!(rest[0].base.byte_offset, parts[0].byte_offset);
+        let mut all = hashes([parts[0]]);
+        all.extend(hashes(rest.iter().copied()));
+        assert_eq!(
+            all,
+            hashes(of(&whole, &main)),
+            "nothing twice, nothing lost"
+        );
+
+        // Once the last batch is stored, nothing is read again.
+        let done = HashMap::from([(main.clone(), state_after(parts[parts.len() - 1]))]);
+        assert!(of(&batches(&file, &done, 20), &main).is_empty());
+    }
 
     #[test]
     fn a_session_path_stays_printable() {

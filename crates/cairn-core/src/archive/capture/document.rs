@@ -221,10 +221,10 @@ pub(super) fn take_header(
     line_no: &mut u64,
 ) -> String {
     let mut findings = Vec::new();
-    Redactor::global().redact_json(&mut header, &mut findings);
-    let rev = revision(&header);
+    let text = redacted(&mut header, &mut findings);
+    let rev = revision(&text);
     if rev != prior {
-        retain(batch, None, &rev, &header);
+        retain(batch, None, &rev, &text);
         batch
             .findings
             .extend(findings.into_iter().map(|f| (*line_no, f)));
@@ -250,12 +250,12 @@ pub(super) fn take_unit(
     known: Option<&str>,
     line_no: &mut u64,
 ) -> String {
-    Redactor::global().redact_json(&mut unit, &mut findings);
-    let rev = revision(&unit);
+    let text = redacted(&mut unit, &mut findings);
+    let rev = revision(&text);
     if known == Some(rev.as_str()) {
         return rev;
     }
-    retain(batch, Some(key), &rev, &unit);
+    retain(batch, Some(key), &rev, &text);
     batch
         .findings
         .extend(findings.into_iter().map(|f| (*line_no, f)));
@@ -291,17 +291,97 @@ fn key_records(out: &mut LineOutput, unit: &str) {
     }
 }
 
-/// A short digest of a redacted value.
-fn revision(v: &Value) -> String {
-    let mut d = keys::digest_hex(v.to_string().as_bytes());
+/// Redact `v` in place as a line is redacted ([`Redactor::redact_line`]): its serialised text
+/// goes through the one-pass gate, and only a value the gate cannot clear is walked string by
+/// string ([`Redactor::redact_json`]). Returns the redacted value's serialised text, serialised
+/// once for its revision and its retained line alike.
+fn redacted(v: &mut Value, findings: &mut Vec<crate::archive::redact::Finding>) -> String {
+    let redactor = Redactor::global();
+    let text = v.to_string();
+    if !redactor.might_contain_secret(&text) || !redactor.redact_json(v, findings) {
+        return text;
+    }
+    v.to_string()
+}
+
+/// A short digest of a redacted value's serialised text.
+fn revision(text: &str) -> String {
+    let mut d = keys::digest_hex(text.as_bytes());
     d.truncate(32);
     d
 }
 
 /// One line of the retained copy: the unit (or a database's row) as the parser saw it (so a
-/// reindex replays it).
-fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, value: &Value) {
-    let line = serde_json::json!({"u": unit, "r": rev, "v": value}).to_string();
-    batch.retained.extend_from_slice(line.as_bytes());
-    batch.retained.push(b'\n');
+/// reindex replays it), `{"u": unit, "r": revision, "v": value}` with the value's text as
+/// serialised already.
+fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, text: &str) {
+    let unit = serde_json::to_string(&unit).unwrap_or_else(|_| "null".to_owned());
+    let rev = serde_json::to_string(rev).unwrap_or_else(|_| "\"\"".to_owned());
+    let out = &mut batch.retained;
+    out.extend_from_slice(b"{\"u\":");
+    out.extend_from_slice(unit.as_bytes());
+    out.extend_from_slice(b",\"r\":");
+    out.extend_from_slice(rev.as_bytes());
+    out.extend_from_slice(b",\"v\":");
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(b"}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The gated redaction gives what walking every string gives, whether the secret is in a
+    /// nested string, an object key, behind a `\u` escape or a control character, or absent.
+    #[test]
+    fn gated_redaction_is_the_full_walk() {
+        let values = [
+            json!({"id": "m1", "parts": [{"type": "text", "data": {"text": "plain words"}}]}),
+            json!({"parts": [{"data": {"text": "key AKIAZ7QW3RT5YU8IOP2L here"}}], "n": 3}),
+            json!({"ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ": true}),
+            json!({"t": "esc \u{1b}[2J and ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ"}),
+            json!({"t": "quote \" slash \\ and é", "null": null, "f": 1.5}),
+            json!({"password": "hunter2-but-longer", "x": ["a", {"token": "abc"}]}),
+        ];
+        for v in values {
+            let mut walked = v.clone();
+            let mut want = Vec::new();
+            Redactor::global().redact_json(&mut walked, &mut want);
+            let mut gated = v.clone();
+            let mut got = Vec::new();
+            let text = redacted(&mut gated, &mut got);
+            assert_eq!(gated, walked, "{v}");
+            assert_eq!(text, walked.to_string());
+            assert_eq!(got.len(), want.len(), "{v}");
+        }
+    }
+
+    /// The retained line written by hand is the JSON object `{"u", "r", "v"}`.
+    #[test]
+    fn a_retained_line_is_its_json_object() {
+        let v = json!({"a": "é \" \\ \n", "b": [1, null]});
+        for unit in [None, Some("m-1\"odd\u{7}")] {
+            let mut batch = super::super::new_batch(
+                &crate::archive::discover::FoundFile {
+                    agent: crate::archive::Agent::Crush,
+                    role: crate::archive::sources::FileRole::Main,
+                    path: "/x".into(),
+                    parent_hint: None,
+                    agent_id: None,
+                },
+                "/x",
+                "k",
+                super::super::Base {
+                    existed: false,
+                    byte_offset: 0,
+                    generation: 0,
+                },
+                0,
+            );
+            retain(&mut batch, unit, "r1", &v.to_string());
+            let line = String::from_utf8(batch.retained).unwrap();
+            assert_eq!(line, format!("{}\n", json!({"u": unit, "r": "r1", "v": v})));
+        }
+    }
 }

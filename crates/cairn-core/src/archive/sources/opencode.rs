@@ -70,6 +70,103 @@ pub fn is_session_file(path: &Path) -> bool {
         && name(session.and_then(Path::parent)).is_some_and(|n| n == "storage")
 }
 
+/// The session file a changed message or part file of the storage tree belongs to (the
+/// watcher sees those change; the session file is the source that reads them):
+/// `message/<session>/<message>.json` names its session by its folder, `part/<message>/<part>.json`
+/// its message by its folder, and a part of the older flat layout, `part/<part>.json`, by its
+/// `messageID` (the file is read, up to [`MAX_LOOKUP_BYTES`]). A message's session is the folder
+/// under `message/` holding it. The session file is `session/<project>/<session>.json`, or failing
+/// that the session file of the project folders whose `id` is the session.
+pub fn session_file_of(path: &Path) -> Option<PathBuf> {
+    if path.extension()? != "json" {
+        return None;
+    }
+    let parent = path.parent()?;
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+    let grand = parent.parent()?;
+    let (storage, session) = if name(grand)? == "message" {
+        (grand.parent()?, name(parent)?)
+    } else {
+        let (storage, message) = if name(parent)? == "part" {
+            let part = read_small_json(path)?;
+            (grand, part.get("messageID")?.as_str()?.to_owned())
+        } else if name(grand)? == "part" {
+            (grand.parent()?, name(parent)?)
+        } else {
+            return None;
+        };
+        if !plain_id(&message) {
+            return None;
+        }
+        let file = named_or_with_id(&child_dirs(&storage.join("message")), &message)?;
+        (storage, name(file.parent()?)?)
+    };
+    if name(storage)? != "storage" || !plain_id(&session) {
+        return None;
+    }
+    named_or_with_id(&child_dirs(&storage.join("session")), &session).filter(|f| is_session_file(f))
+}
+
+/// The file `<id>.json` in one of `dirs`, or failing that the JSON file in them whose `id` is
+/// `id` (a tree written by another tool may name its files otherwise).
+fn named_or_with_id(dirs: &[PathBuf], id: &str) -> Option<PathBuf> {
+    let named = format!("{id}.json");
+    if let Some(file) = dirs.iter().map(|d| d.join(&named)).find(|f| f.is_file()) {
+        return Some(file);
+    }
+    dirs.iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|f| f.extension().is_some_and(|x| x == "json"))
+        .find(|f| {
+            read_small_json(f).is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(id))
+        })
+}
+
+/// The largest file [`session_file_of`] reads to find an id in it.
+pub const MAX_LOOKUP_BYTES: u64 = 1024 * 1024;
+
+/// A small JSON file of the storage tree, parsed; `None` when it is missing, larger than
+/// [`MAX_LOOKUP_BYTES`] or not JSON.
+fn read_small_json(path: &Path) -> Option<Value> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_LOOKUP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_LOOKUP_BYTES {
+        return None;
+    }
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The folders directly in `dir` (symlinks to folders are not followed), by name.
+fn child_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// An id that can name a file of the tree: no separators, no `..`, nothing unprintable.
+fn plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 256
+        && id != "."
+        && id != ".."
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// The database is read as a database, a session file of the storage tree as a tree.
 pub fn read_kind(path: &Path) -> super::ReadKind {
     if is_database(path) {
