@@ -9,7 +9,7 @@
 //! | `pr_created` | yes | 1.0 | a PR URL printed by `gh pr create` / recorded by Claude Code |
 //! | `environment_promotion` | yes | 0.95 | a path dirty at one capture is in a new commit of the branch at the next (agentlog's rule, multi-branch guard included) |
 //! | `pushed` | yes | 0.9 | the session's `git push` output (`local -> remote`) |
-//! | `edit_committed` | yes | 0.9 | a path the session edited is in a commit on the branch made during or up to two days after the session |
+//! | `edit_committed` | yes | 0.9 | a commit on the branch made in the session's window (its start less the skew, to two days after its end) changed a path the session edited and added a line the session wrote there ([`super::written`]); 0.6, "by path and time only", when the session wrote nothing comparable to that path |
 //! | `change_committed` | yes | 0.9 | such a commit carries a change id (`Change-Id:` trailer, jj/GitButler header) |
 //! | `direct_transition` | yes | 0.8 | the session switched to the branch (`git checkout -b`, or HEAD moved between captures) |
 //! | `branch_recorded` | no | 0.5 | the agent recorded the branch on its records (Claude `gitBranch`, Codex `session_meta.git`) |
@@ -1284,5 +1284,42 @@ fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 24 * 3600;
+
+    #[test]
+    fn a_window_follows_the_session_not_today() {
+        let year_ago = 1_700_000_000;
+        assert_eq!(
+            window(year_ago, year_ago + 600),
+            (year_ago - SKEW_SECS, year_ago + 600 + COMMIT_WINDOW_SECS)
+        );
+        // An end before the start (a disagreeing clock) still covers the start.
+        assert_eq!(window(100, 50).1, 100 + COMMIT_WINDOW_SECS);
+    }
+
+    #[test]
+    fn windows_close_in_time_share_a_span_and_far_ones_do_not() {
+        let a = (0, 3 * DAY);
+        let b = (4 * DAY, 6 * DAY);
+        let far = (400 * DAY, 402 * DAY);
+        assert_eq!(spans(vec![far, b, a]), vec![(0, 6 * DAY), far]);
+        // Daily sessions for a month are read in spans of at most two weeks, not one.
+        let daily: Vec<Span> = (0..30).map(|d| (d * DAY, d * DAY + 3 * DAY)).collect();
+        let merged = spans(daily.clone());
+        assert!(merged.len() > 1, "{merged:?}");
+        assert!(merged.iter().all(|s| s.1 - s.0 <= MAX_SPAN_SECS));
+        // Every window lies inside one span.
+        for w in daily {
+            assert!(merged.iter().any(|s| s.0 <= w.0 && w.1 <= s.1), "{w:?}");
+        }
+        // One window longer than a span is its own span.
+        assert_eq!(spans(vec![(0, 60 * DAY)]), vec![(0, 60 * DAY)]);
     }
 }
