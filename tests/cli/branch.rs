@@ -27,6 +27,8 @@ pub(crate) struct Transcript {
     cwd: PathBuf,
     branch: String,
     n: usize,
+    /// Seconds the transcript's clock is behind today's (a session from last year).
+    back: i64,
 }
 
 impl Transcript {
@@ -39,12 +41,19 @@ impl Transcript {
             cwd: cwd.into(),
             branch: branch.into(),
             n: 0,
+            back: 0,
         }
+    }
+
+    /// The transcript's records dated `secs` before now.
+    pub(crate) fn dated_back(mut self, secs: i64) -> Transcript {
+        self.back = secs;
+        self
     }
 
     fn line(&mut self, mut v: Value) {
         self.n += 1;
-        let now = jiff::Timestamp::now()
+        let now = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(self.back))
             .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
         let extra = json!({"sessionId": self.session, "cwd": self.cwd, "gitBranch": self.branch,
@@ -701,4 +710,256 @@ fn why_traces_a_line_and_a_commit_to_the_turn_that_wrote_them() {
     let out = env.run(&["why", "-C", dir, "\u{1b}]0;owned\u{7} login"]);
     assert!(out.status.success());
     assert!(!out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b));
+}
+
+// ---- links: an edit links to the commit carrying what it wrote, in the session's own time
+
+/// `git` with the commit dated at `at` (seconds since the epoch): a scripted repository whose
+/// clock disagrees with the transcript's, or history from last year.
+fn git_dated(dir: &Path, at: i64, args: &[&str]) {
+    let date = format!("@{at} +0000");
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn now_secs() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+const YEAR: i64 = 365 * 24 * 3600;
+
+/// The `edit_committed` evidence of the one session skim relates to `branch`.
+fn edit_evidence(env: &Env, branch: &str) -> Vec<Value> {
+    let v = skim(env, &["branch", branch]);
+    assert_eq!(sessions_of(&v).len(), 1, "{v}");
+    v["sessions"][0]["why_related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["evidence"] == "edit_committed")
+        .cloned()
+        .collect()
+}
+
+fn head_of(repo: &Path, rev: &str) -> String {
+    git(repo, &["rev-parse", rev]).trim().to_owned()
+}
+
+#[test]
+fn an_initial_commit_dated_after_an_edit_does_not_carry_a_session_that_wrote_other_text() {
+    let env = Env::new();
+    let repo = env.root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let repo = std::fs::canonicalize(repo).unwrap();
+    // The repository's clock runs ahead of the transcript's: its initial commit, which adds
+    // README.md, is dated after the session's edit of README.md.
+    let ahead = now_secs() + 1800;
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        repo.join("README.md"),
+        "hello\nA scripted demo repository\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "."]);
+    git_dated(&repo, ahead, &["commit", "-q", "-m", "init"]);
+    git(&repo, &["checkout", "-q", "-b", "feature/login"]);
+    std::fs::write(repo.join("login.txt"), "login form\n").unwrap();
+    git(&repo, &["add", "."]);
+    git_dated(&repo, ahead + 60, &["commit", "-q", "-m", "login"]);
+    git(&repo, &["checkout", "-q", "main"]);
+    let wt = env.root.path().join("wt");
+    git(
+        &repo,
+        &["worktree", "add", "-q", "-b", "docs", wt.to_str().unwrap()],
+    );
+    let wt = std::fs::canonicalize(wt).unwrap();
+
+    // In the other worktree, a session only rewrites README.md.
+    let mut t = Transcript::new(&env, "s-readme", &wt, "docs");
+    t.user("document how to run it");
+    t.edit(
+        "README.md",
+        "# Demo\nRun the development server with make serve\n",
+    );
+    t.say("Documented.");
+    t.hook(&env);
+    // The initial commit touched README.md within the window, but holds none of what the
+    // session wrote: no branch is related through it.
+    for branch in ["feature/login", "main"] {
+        assert!(
+            sessions_of(&skim(&env, &["branch", branch])).is_empty(),
+            "{branch}"
+        );
+    }
+
+    // The person commits the session's README on docs: that commit carries it, and is named.
+    git(&wt, &["commit", "-q", "-am", "Document serving"]);
+    t.say("Thanks for committing.");
+    t.hook(&env);
+    let docs = head_of(&wt, "HEAD");
+    let evidence = edit_evidence(&env, "docs");
+    assert_eq!(evidence.len(), 1, "{evidence:?}");
+    assert_eq!(evidence[0]["commit"], docs.as_str());
+    assert_eq!(evidence[0]["confidence"], 0.9);
+    let reason = evidence[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "wrote 1 line of README.md, committed in {}",
+            &docs[..7]
+        )),
+        "{reason}"
+    );
+    assert!(sessions_of(&skim(&env, &["branch", "feature/login"])).is_empty());
+}
+
+#[test]
+fn an_edit_with_nothing_to_compare_links_by_path_and_time_at_a_lower_confidence() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(repo.join("lib.rs"), "fn main() {\n").unwrap();
+    git(&repo, &["add", "."]);
+    git_dated(&repo, now_secs() - 7200, &["commit", "-q", "-m", "start"]);
+    let mut t = Transcript::new(&env, "s-brace", &repo, "topic");
+    t.user("close the function");
+    // Only a closing brace: too plain to tell which commit holds it.
+    t.edit("lib.rs", "}\n");
+    t.say("Closed it.");
+    git(&repo, &["commit", "-q", "-am", "Close main"]);
+    env.ok(&["sync"]);
+    let commit = head_of(&repo, "HEAD");
+    let evidence = edit_evidence(&env, "topic");
+    assert_eq!(evidence.len(), 1, "{evidence:?}");
+    assert_eq!(evidence[0]["commit"], commit.as_str());
+    assert_eq!(evidence[0]["confidence"], 0.6);
+    let reason = evidence[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!("edited lib.rs, committed in {}", &commit[..7]))
+            && reason.contains("by path and time only"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_session_from_a_year_ago_links_to_its_commit_as_well_as_today_s() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let year_ago = now_secs() - YEAR;
+
+    // Last year: a session edits on old-work, the person commits a minute later; the hook that
+    // relinks it (one session, reading only its paths' history) comes after the commit.
+    git(&repo, &["checkout", "-q", "-b", "old-work"]);
+    let mut old = Transcript::new(&env, "s-last-year", &repo, "old-work").dated_back(YEAR);
+    old.user("write the release notes");
+    old.edit("notes.txt", "Release notes for the spring version\n");
+    old.say("Written; please commit.");
+    git(&repo, &["add", "notes.txt"]);
+    git_dated(&repo, year_ago + 60, &["commit", "-q", "-m", "Notes"]);
+    let old_commit = head_of(&repo, "HEAD");
+    old.say("Committed, thanks.");
+    old.hook(&env);
+
+    // Today: the same on new-work, found by a sync (many sessions, shared history reads).
+    git(&repo, &["checkout", "-q", "main"]);
+    git(&repo, &["checkout", "-q", "-b", "new-work"]);
+    let mut new = Transcript::new(&env, "s-today", &repo, "new-work");
+    new.user("write the changelog");
+    new.edit("changelog.txt", "Changelog for the autumn version\n");
+    new.say("Written; please commit.");
+    git(&repo, &["add", "changelog.txt"]);
+    git(&repo, &["commit", "-q", "-m", "Changelog"]);
+    let new_commit = head_of(&repo, "HEAD");
+    env.ok(&["sync"]);
+
+    for (branch, commit, session) in [
+        ("old-work", &old_commit, "s-last-year"),
+        ("new-work", &new_commit, "s-today"),
+    ] {
+        let v = skim(&env, &["branch", branch]);
+        assert_eq!(sessions_of(&v), vec![key_of(&env, session)], "{branch}");
+        let evidence = edit_evidence(&env, branch);
+        assert_eq!(evidence.len(), 1, "{branch}: {evidence:?}");
+        assert_eq!(evidence[0]["commit"], commit.as_str(), "{branch}");
+        assert_eq!(evidence[0]["confidence"], 0.9, "{branch}");
+    }
+
+    // A sync that relinks both at once (as after an upgrade) gives the same links.
+    let store = env.data().join("cairn.db");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.execute("DELETE FROM association_state", []).unwrap();
+    conn.execute(
+        "INSERT INTO link_pending (session_id) SELECT id FROM sessions",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    env.ok(&["sync"]);
+    for (branch, commit) in [("old-work", &old_commit), ("new-work", &new_commit)] {
+        let evidence = edit_evidence(&env, branch);
+        assert_eq!(evidence.len(), 1, "{branch}: {evidence:?}");
+        assert_eq!(evidence[0]["commit"], commit.as_str(), "{branch}");
+    }
+}
+
+#[test]
+fn an_imported_trajectory_from_last_year_links_to_its_commit() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "imported-work"]);
+    let year_ago = now_secs() - YEAR;
+    let at = |secs: i64| {
+        jiff::Timestamp::from_second(year_ago + secs)
+            .unwrap()
+            .to_string()
+    };
+    let file = repo.join("parser.rs");
+    let text = "fn parse_header(line: &str) -> Option<Header> {\n";
+    std::fs::write(&file, text).unwrap();
+    git(&repo, &["add", "parser.rs"]);
+    git_dated(
+        &repo,
+        year_ago + 120,
+        &["commit", "-q", "-m", "Parse headers"],
+    );
+    let commit = head_of(&repo, "HEAD");
+    let trajectory = json!({
+        "schema_version": "ATIF-v1.4",
+        "session_id": "teammate-last-year",
+        "agent": {"name": "claude-code", "version": "2.0.0"},
+        "extra": {"cairn": {"cwd": repo, "started_at": at(0)}},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "parse the headers", "timestamp": at(0)},
+            {"step_id": 2, "source": "agent", "message": "", "timestamp": at(30),
+             "tool_calls": [{"tool_call_id": "call-1", "function_name": "Write",
+                             "arguments": {"file_path": file, "content": text}}],
+             "extra": {"cairn": {"kind": "tool_call", "tool_kind": "file_edit",
+                                 "file_paths": [file]}}},
+            {"step_id": 3, "source": "agent", "message": "Done.", "timestamp": at(60)}
+        ]
+    });
+    let path = env.root.path().join("teammate.atif.json");
+    std::fs::write(&path, trajectory.to_string()).unwrap();
+    let imported = env.json(&["import", path.to_str().unwrap()]);
+    let key = imported["session_key"].as_str().unwrap();
+    let v = skim(&env, &["branch", "imported-work"]);
+    assert_eq!(sessions_of(&v), vec![key.to_owned()]);
+    let evidence = edit_evidence(&env, "imported-work");
+    assert_eq!(evidence.len(), 1, "{evidence:?}");
+    assert_eq!(evidence[0]["commit"], commit.as_str());
+    assert_eq!(evidence[0]["confidence"], 0.9);
 }

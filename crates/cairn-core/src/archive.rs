@@ -21,6 +21,7 @@ pub mod retain;
 pub mod secrets;
 pub mod sources;
 pub mod store;
+pub mod tool_input;
 
 use serde::{Deserialize, Serialize};
 

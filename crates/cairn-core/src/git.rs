@@ -20,6 +20,7 @@ pub mod repo;
 pub mod snapshot;
 pub mod store;
 pub mod targets;
+pub mod written;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

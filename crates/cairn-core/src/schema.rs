@@ -44,12 +44,22 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0019_forget.sql")),
     sql(include_str!("git/migrations/0020_link_corrections.sql")),
     sql(include_str!("team/migrations/0021_team_push.sql")),
+    Migration {
+        sql: include_str!("git/migrations/0030_edits_written.sql"),
+        then: Some(relink_every_session),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
 /// above that stores record keys re-keys its own (Recall's evidence ranges).
 fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Result<()> {
     rekey::migrate(tx, data_dir, &[crate::recall::store::rekey_evidence])
+}
+
+/// Migration 0030's Rust half: every session is relinked at the next capture (its association
+/// state is gone, so the relink rebuilds its links with what its edits wrote).
+fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))
 }
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

@@ -9,7 +9,7 @@
 //! | `pr_created` | yes | 1.0 | a PR URL printed by `gh pr create` / recorded by Claude Code |
 //! | `environment_promotion` | yes | 0.95 | a path dirty at one capture is in a new commit of the branch at the next (agentlog's rule, multi-branch guard included) |
 //! | `pushed` | yes | 0.9 | the session's `git push` output (`local -> remote`) |
-//! | `edit_committed` | yes | 0.9 | a path the session edited is in a commit on the branch made during or up to two days after the session |
+//! | `edit_committed` | yes | 0.9 | a commit on the branch made in the session's window (its start less the skew, to two days after its end) changed a path the session edited and added a line the session wrote there ([`super::written`]); 0.6, "by path and time only", when the session wrote nothing comparable to that path |
 //! | `change_committed` | yes | 0.9 | such a commit carries a change id (`Change-Id:` trailer, jj/GitButler header) |
 //! | `direct_transition` | yes | 0.8 | the session switched to the branch (`git checkout -b`, or HEAD moved between captures) |
 //! | `branch_recorded` | no | 0.5 | the agent recorded the branch on its records (Claude `gitBranch`, Codex `session_meta.git`) |
@@ -38,6 +38,7 @@ use super::repo::Repo;
 use super::snapshot::{self, SnapshotStatus};
 use super::store as git;
 use super::targets::{Target, TargetKind};
+use super::written;
 use crate::archive::store as archive;
 use crate::error::Result;
 
@@ -123,6 +124,9 @@ impl Evidence {
 pub struct Link {
     pub target: Target,
     pub evidence: Evidence,
+    /// Below the evidence's own confidence when the evidence is weaker than its kind usually is
+    /// (an edit matched to a commit by path and time only); `None`: the evidence's own.
+    pub confidence: Option<f64>,
     pub turn_index: Option<i64>,
     pub ordinal: Option<i64>,
     pub commit_id: Option<String>,
@@ -133,13 +137,51 @@ pub struct Link {
 #[derive(Default)]
 pub struct RepoCache {
     by_dir: HashMap<PathBuf, Option<Repo>>,
-    /// Recent history of every local branch, per repository, and the time it goes back to.
-    commits: HashMap<PathBuf, (i64, Vec<super::repo::CommitInfo>)>,
-    /// How far back the sessions being associated start (minus the clock skew allowed): the
-    /// history read for `edit_committed` need not go further back.
-    since_floor: Option<i64>,
+    /// The history of every local branch within a span of time, per repository and span.
+    commits: HashMap<(PathBuf, Span), Vec<super::repo::CommitInfo>>,
+    /// The time spans the sessions being associated need history of: their windows, those that
+    /// overlap or nearly touch merged (see [`spans`]).
+    spans: Vec<Span>,
+    /// The keys of the distinctive lines a commit added to a path ([`written::key`]), by
+    /// (commit, path): shared by the sessions whose edits it may carry.
+    added: HashMap<(String, String), BTreeSet<u64>>,
     /// One session is being associated (a hook): its history is read for its edited paths only.
     single_session: bool,
+}
+
+/// Seconds since the epoch, from..=to.
+type Span = (i64, i64);
+
+/// Sessions' windows closer than this are read as one span of history (one `git log` instead of
+/// two), unless the span would grow past [`MAX_SPAN_SECS`].
+const SPAN_GAP_SECS: i64 = COMMIT_WINDOW_SECS;
+const MAX_SPAN_SECS: i64 = 14 * 24 * 3600;
+
+/// The window of history in which a commit may carry the work of a session that ran from
+/// `start` to `end`: from its start (less the clock skew allowed) to the commit window after
+/// its end. It follows the session's own time, not today's date: last year's session reads
+/// last year's history.
+fn window(start: i64, end: i64) -> Span {
+    (start - SKEW_SECS, end.max(start) + COMMIT_WINDOW_SECS)
+}
+
+/// The windows, merged where they overlap or nearly touch (each span at most
+/// [`MAX_SPAN_SECS`] unless one window alone is longer), sorted.
+fn spans(mut windows: Vec<Span>) -> Vec<Span> {
+    windows.sort_unstable();
+    let mut out: Vec<Span> = Vec::new();
+    for w in windows {
+        match out.last_mut() {
+            Some(last)
+                if w.0 <= last.1 + SPAN_GAP_SECS
+                    && w.1.max(last.1) - last.0 <= MAX_SPAN_SECS.max(w.1 - w.0) =>
+            {
+                last.1 = last.1.max(w.1);
+            }
+            _ => out.push(w),
+        }
+    }
+    out
 }
 
 /// A single session with at most this many edited paths reads only the history of those paths
@@ -201,18 +243,21 @@ pub fn associate(
 /// hook's `git status` runs while association reads history).
 pub fn begin(conn: &Connection, session_rows: &[i64], cache: &mut RepoCache) -> Result<Begun> {
     let db = crate::store::err_in(conn);
-    // The earliest start among these sessions bounds the history to read (a hook associates one
-    // live session: reading 90 days of every branch for it cost more than the capture).
-    let mut floor: Option<i64> = None;
+    // The history to read is each session's own window, whatever today's date (a hook
+    // associates one live session; a backfill, last year's sessions): sessions close in time
+    // share one read.
+    let mut windows = Vec::new();
     for &row in session_rows {
-        let started = archive::session_times(conn, row)
-            .map_err(db)?
-            .and_then(|t| t.started);
-        if let Some(t) = started.as_deref().and_then(epoch) {
-            floor = Some(floor.map_or(t, |f: i64| f.min(t)));
+        let Some(times) = archive::session_times(conn, row).map_err(db)? else {
+            continue;
+        };
+        let start = times.started.as_deref().and_then(epoch);
+        let end = times.updated.as_deref().and_then(epoch);
+        if let (Some(start), Some(end)) = (start, end) {
+            windows.push(window(start, end));
         }
     }
-    cache.since_floor = floor.map(|f| f - SKEW_SECS);
+    cache.spans = spans(windows);
     cache.single_session = session_rows.len() == 1;
     let mut stats = LinkStats::default();
     let mut sessions = Vec::with_capacity(session_rows.len());
@@ -567,6 +612,7 @@ fn record_links(
                 links.push(Link {
                     target: Target::branch(branch),
                     evidence: Evidence::BranchRecorded,
+                    confidence: None,
                     turn_index: Some(*turn_index),
                     ordinal: Some(*ordinal),
                     commit_id: None,
@@ -582,6 +628,7 @@ fn record_links(
                 links.push(Link {
                     target: Target::branch(branch),
                     evidence: Evidence::DirectTransition,
+                    confidence: None,
                     turn_index: Some(*turn_index),
                     ordinal: Some(*ordinal),
                     commit_id: None,
@@ -608,6 +655,7 @@ fn record_links(
                     links.push(Link {
                         target: Target::branch(&b),
                         evidence: Evidence::CommitBySession,
+                        confidence: None,
                         turn_index: Some(*turn_index),
                         ordinal: Some(*ordinal),
                         commit_id: Some(id.clone()),
@@ -624,6 +672,7 @@ fn record_links(
                     links.push(Link {
                         target: Target::change(&change),
                         evidence: Evidence::ChangeCommitted,
+                        confidence: None,
                         turn_index: Some(*turn_index),
                         ordinal: Some(*ordinal),
                         commit_id: Some(id.clone()),
@@ -640,6 +689,7 @@ fn record_links(
                 links.push(Link {
                     target: Target::branch(branch),
                     evidence: Evidence::Pushed,
+                    confidence: None,
                     turn_index: Some(*turn_index),
                     ordinal: Some(*ordinal),
                     commit_id: None,
@@ -673,6 +723,7 @@ fn record_links(
                 links.push(Link {
                     target,
                     evidence: Evidence::PrCreated,
+                    confidence: None,
                     turn_index: Some(*turn_index),
                     ordinal: Some(*ordinal),
                     commit_id: None,
@@ -685,6 +736,7 @@ fn record_links(
                 ordinal,
                 turn_index,
                 timestamp,
+                written,
             } => {
                 // Kept as the agent wrote them; made repo-relative at each relink.
                 conn.prepare_cached(
@@ -694,6 +746,7 @@ fn record_links(
                 .map_err(db)?
                 .execute(params![row, path, cwd, ordinal, turn_index, timestamp])
                 .map_err(db)?;
+                add_written(conn, row, path, cwd.as_deref(), written).map_err(db)?;
             }
         }
     }
@@ -701,7 +754,51 @@ fn record_links(
     Ok(links)
 }
 
-/// The files session `row` edited, repo-relative, each with its first edit.
+/// Lines of one path a session wrote, kept at most (the latest): enough to recognise its work in
+/// a commit, bounded for a session that rewrites a large file again and again.
+const MAX_WRITTEN_KEYS: usize = 2048;
+
+/// Add the keys of lines an edit wrote to `path` to what the session wrote there.
+fn add_written(
+    conn: &Connection,
+    row: i64,
+    path: &str,
+    cwd: Option<&str>,
+    written: &[u64],
+) -> rusqlite::Result<()> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    let old: Option<String> = conn
+        .prepare_cached(
+            "SELECT written FROM session_edits
+             WHERE session_id = ?1 AND path = ?2 AND ifnull(cwd, char(0)) = ifnull(?3, char(0))",
+        )?
+        .query_row(params![row, path, cwd], |r| r.get(0))
+        .optional()?;
+    let mut keys: Vec<u64> = old
+        .and_then(|o| serde_json::from_str(&o).ok())
+        .unwrap_or_default();
+    let mut seen: std::collections::HashSet<u64> = keys.iter().copied().collect();
+    keys.extend(written.iter().filter(|k| seen.insert(**k)));
+    if keys.len() > MAX_WRITTEN_KEYS {
+        keys.drain(..keys.len() - MAX_WRITTEN_KEYS);
+    }
+    conn.prepare_cached(
+        "UPDATE session_edits SET written = ?4
+         WHERE session_id = ?1 AND path = ?2 AND ifnull(cwd, char(0)) = ifnull(?3, char(0))",
+    )?
+    .execute(params![
+        row,
+        path,
+        cwd,
+        serde_json::to_string(&keys).unwrap_or_else(|_| "[]".to_owned())
+    ])?;
+    Ok(())
+}
+
+/// The files session `row` edited, repo-relative, each with its first edit and what the
+/// session wrote to it.
 fn session_edits(
     conn: &Connection,
     row: i64,
@@ -709,7 +806,7 @@ fn session_edits(
     session_cwd: Option<&str>,
 ) -> rusqlite::Result<BTreeMap<String, EditAt>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT path, cwd, ordinal, turn_index, timestamp FROM session_edits
+        "SELECT path, cwd, ordinal, turn_index, timestamp, written FROM session_edits
          WHERE session_id = ?1 ORDER BY ordinal, rowid",
     )?;
     let rows = stmt.query_map([row], |r| {
@@ -719,11 +816,12 @@ fn session_edits(
             r.get::<_, i64>(2)?,
             r.get::<_, i64>(3)?,
             r.get::<_, Option<String>>(4)?,
+            r.get::<_, String>(5)?,
         ))
     })?;
     let mut edits: BTreeMap<String, EditAt> = BTreeMap::new();
     for r in rows {
-        let (path, cwd, ordinal, turn_index, timestamp) = r?;
+        let (path, cwd, ordinal, turn_index, timestamp, written) = r?;
         let abs = if Path::new(&path).is_absolute() {
             PathBuf::from(&path)
         } else {
@@ -731,11 +829,17 @@ fn session_edits(
         };
         if let Some(rel) = repo.relative(&abs.to_string_lossy()) {
             let when = timestamp.as_deref().and_then(epoch);
-            edits.entry(rel).or_insert(EditAt {
-                ordinal,
-                turn_index,
-                when,
-            });
+            let written: Vec<u64> = serde_json::from_str(&written).unwrap_or_default();
+            edits
+                .entry(rel)
+                .or_insert(EditAt {
+                    ordinal,
+                    turn_index,
+                    when,
+                    written: BTreeSet::new(),
+                })
+                .written
+                .extend(written);
         }
     }
     Ok(edits)
@@ -747,10 +851,17 @@ struct EditAt {
     turn_index: i64,
     /// Seconds since the epoch, when the record has a timestamp.
     when: Option<i64>,
+    /// Keys of the distinctive lines the session wrote to the file ([`written::key`]).
+    written: BTreeSet<u64>,
 }
 
-/// Commits on local branches, made during or shortly after the session, that touch files the
-/// session edited.
+/// Commits on local branches, made within the session's window, that carry what the session
+/// wrote to a file it edited: the commit's change to that path contains one of the distinctive
+/// lines the session wrote there ([`written`]). A commit that touched such a path but carries
+/// none of what the session wrote there is not its work (a repository's initial commit dated
+/// after the edit by a disagreeing clock); one that touched a path the session wrote nothing
+/// comparable to (only deleted lines, only `}`) is linked by path and time only, at
+/// [`PATH_ONLY_CONFIDENCE`], and its evidence says so.
 fn edit_commits(
     repo: &Repo,
     facts: &SessionFacts,
@@ -764,11 +875,7 @@ fn edit_commits(
     if edits.is_empty() {
         return Vec::new();
     }
-    // Recent history of every local branch (at most 90 days), shared by all sessions of this
-    // repository in this association, going back to the earliest session start.
-    let recent = jiff::Timestamp::now().as_second() - 90 * 24 * 3600;
-    let needed = recent.max(start - SKEW_SECS);
-    let fetch = recent.max(cache.since_floor.unwrap_or(needed).min(needed));
+    let window = window(start, end);
     // Only the commits touching this session's edits can give a link, each with only the edited
     // files among its own: the same links as from the whole history. Not kept in the cache,
     // which other sessions share.
@@ -777,16 +884,22 @@ fn edit_commits(
     {
         let paths: Vec<&str> = edits.keys().map(String::as_str).collect();
         own_history = repo
-            .commits_touching(&["--branches"], &[], Some(fetch), Some(5000), &paths)
+            .commits_touching(
+                &["--branches"],
+                &[],
+                (Some(window.0), Some(window.1)),
+                Some(5000),
+                &paths,
+            )
             .unwrap_or_default();
         &own_history
     } else {
-        edit_history(repo, needed, fetch, cache)
+        edit_history(repo, window, &cache.spans, &mut cache.commits)
     };
-    let mut links = Vec::new();
+    let mut candidates: Vec<(&super::repo::CommitInfo, Vec<(&String, &EditAt)>)> = Vec::new();
     for c in commits
         .iter()
-        .filter(|c| c.time >= start - SKEW_SECS && c.time <= end + COMMIT_WINDOW_SECS)
+        .filter(|c| c.time >= window.0 && c.time <= window.1)
     {
         if own.contains(&c.id) {
             continue;
@@ -797,73 +910,166 @@ fn edit_commits(
             .filter_map(|f| edits.get_key_value(f))
             .filter(|(_, e)| e.when.is_none_or(|w| w <= c.time + EDIT_ORDER_SKEW_SECS))
             .collect();
-        let Some((
-            _,
-            EditAt {
-                ordinal,
-                turn_index,
-                ..
-            },
-        )) = touched.first()
-        else {
-            continue;
-        };
-        let names: Vec<&str> = touched.iter().take(3).map(|(p, _)| p.as_str()).collect();
-        let more = if touched.len() > 3 {
-            format!(" and {} more", touched.len() - 3)
+        if !touched.is_empty() {
+            candidates.push((c, touched));
+        }
+    }
+    let added = &mut cache.added;
+    added_keys(repo, &candidates, added);
+    let mut links = Vec::new();
+    for (c, touched) in &candidates {
+        // The paths whose change carries lines the session wrote there, with how many; and
+        // those the session wrote nothing comparable to.
+        let mut carried: Vec<(&String, &EditAt, usize)> = Vec::new();
+        let mut uncompared: Vec<(&String, &EditAt)> = Vec::new();
+        for &(path, e) in touched {
+            if e.written.is_empty() {
+                uncompared.push((path, e));
+                continue;
+            }
+            let n = added
+                .get(&(c.id.clone(), path.clone()))
+                .map_or(0, |keys| e.written.intersection(keys).count());
+            if n > 0 {
+                carried.push((path, e, n));
+            }
+        }
+        let short_id = short(&c.id);
+        let (first, names, confidence, detail) = if let Some(&(_, e, _)) = carried.first() {
+            let names: Vec<&str> = carried.iter().map(|(p, _, _)| p.as_str()).collect();
+            let wrote: Vec<String> = carried
+                .iter()
+                .take(3)
+                .map(|(p, _, n)| format!("{n} line{} of {p}", if *n == 1 { "" } else { "s" }))
+                .collect();
+            let detail = format!(
+                "wrote {}{}, committed in {short_id}",
+                wrote.join(", "),
+                more(carried.len())
+            );
+            (e, names, None, detail)
+        } else if let Some(&(_, e)) = uncompared.first() {
+            let names: Vec<&str> = uncompared.iter().map(|(p, _)| p.as_str()).collect();
+            let detail = format!(
+                "edited {}{}, committed in {short_id} (by path and time only: the session wrote no line there to compare)",
+                names.iter().take(3).copied().collect::<Vec<_>>().join(", "),
+                more(names.len())
+            );
+            (e, names, Some(PATH_ONLY_CONFIDENCE), detail)
         } else {
-            String::new()
+            continue;
         };
         for branch in repo.branches_containing(&c.id) {
             links.push(Link {
                 target: Target::branch(&branch),
                 evidence: Evidence::EditCommitted,
-                turn_index: Some(*turn_index),
-                ordinal: Some(*ordinal),
+                confidence,
+                turn_index: Some(first.turn_index),
+                ordinal: Some(first.ordinal),
                 commit_id: Some(c.id.clone()),
-                detail: format!(
-                    "edited {}{more}, committed in {}",
-                    names.join(", "),
-                    short(&c.id)
-                ),
+                detail: detail.clone(),
             });
         }
         if let Some(change) = &c.change_id {
+            let names = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
             links.push(Link {
                 target: Target::change(change),
                 evidence: Evidence::ChangeCommitted,
-                turn_index: Some(*turn_index),
-                ordinal: Some(*ordinal),
+                confidence,
+                turn_index: Some(first.turn_index),
+                ordinal: Some(first.ordinal),
                 commit_id: Some(c.id.clone()),
-                detail: format!("edited {}, committed as change {change}", names.join(", ")),
+                detail: format!("edited {names}, committed as change {change}"),
             });
         }
     }
     links
 }
 
-/// The recent history of every local branch of `repo`, read once per association and shared
-/// by its sessions (read again only when a session starts before what was read).
+/// The confidence of an edit linked to a commit by path and time only (below
+/// `edit_committed`'s 0.9, above a weak link's).
+const PATH_ONLY_CONFIDENCE: f64 = 0.6;
+
+/// " and N more" for a list of `n` of which three are named.
+fn more(n: usize) -> String {
+    if n > 3 {
+        format!(" and {} more", n - 3)
+    } else {
+        String::new()
+    }
+}
+
+/// Read into the cache what each candidate commit added to the paths of its that the session
+/// wrote lines to and that the cache does not know yet: one `git log` for all of them.
+fn added_keys(
+    repo: &Repo,
+    candidates: &[(&super::repo::CommitInfo, Vec<(&String, &EditAt)>)],
+    added: &mut HashMap<(String, String), BTreeSet<u64>>,
+) {
+    let mut ids: Vec<&str> = Vec::new();
+    let mut paths: BTreeSet<&str> = BTreeSet::new();
+    for (c, touched) in candidates {
+        let mut wanted = false;
+        for (path, e) in touched {
+            if !e.written.is_empty() && !added.contains_key(&(c.id.clone(), (*path).clone())) {
+                paths.insert(path.as_str());
+                wanted = true;
+            }
+        }
+        if wanted {
+            ids.push(&c.id);
+        }
+    }
+    if ids.is_empty() {
+        return;
+    }
+    let paths: Vec<&str> = paths.into_iter().collect();
+    let Ok(by_commit) = repo.added_lines_of(&ids, &paths) else {
+        return;
+    };
+    for id in ids {
+        // A path the commit added no line to (it only deleted) carries nothing: an empty set.
+        for path in &paths {
+            added
+                .entry((id.to_owned(), (*path).to_owned()))
+                .or_default();
+        }
+        for (path, lines) in by_commit.get(id).into_iter().flatten() {
+            let keys = added.entry((id.to_owned(), path.clone())).or_default();
+            keys.extend(
+                lines
+                    .iter()
+                    .map(|l| written::normalise(l))
+                    .filter(|l| written::distinctive(l))
+                    .map(|l| written::key(&l)),
+            );
+        }
+    }
+}
+
+/// The history of every local branch of `repo` in the span of time that holds `window`, read
+/// once per association and shared by the sessions in that span.
 fn edit_history<'c>(
     repo: &Repo,
-    needed: i64,
-    fetch: i64,
-    cache: &'c mut RepoCache,
+    window: Span,
+    spans: &[Span],
+    commits: &'c mut HashMap<(PathBuf, Span), Vec<super::repo::CommitInfo>>,
 ) -> &'c [super::repo::CommitInfo] {
-    let cached = cache
-        .commits
-        .get(&repo.root)
-        .is_some_and(|(since, _)| *since <= needed);
-    if !cached {
-        let commits = repo
-            .commits(&["--branches"], &[], Some(fetch), Some(5000))
-            .unwrap_or_default();
-        cache.commits.insert(repo.root.clone(), (fetch, commits));
-    }
-    cache
-        .commits
-        .get(&repo.root)
-        .map_or(&[][..], |(_, c)| c.as_slice())
+    let span = spans
+        .iter()
+        .copied()
+        .find(|s| s.0 <= window.0 && window.1 <= s.1)
+        .unwrap_or(window);
+    commits.entry((repo.root.clone(), span)).or_insert_with(|| {
+        repo.commits_touching(
+            &["--branches"],
+            &[],
+            (Some(span.0), Some(span.1)),
+            Some(5000),
+            &[],
+        )
+        .unwrap_or_default()
+    })
 }
 
 /// A capture's snapshot: (snapshot id, turn index, last ordinal, repository row, capture id).
@@ -920,6 +1126,7 @@ fn snapshot_links(
             links.push(Link {
                 target: Target::branch(&b.name),
                 evidence: Evidence::RanOnBranch,
+                confidence: None,
                 turn_index,
                 ordinal,
                 commit_id: None,
@@ -935,6 +1142,7 @@ fn snapshot_links(
                 links.push(Link {
                     target: Target::branch(head),
                     evidence: Evidence::DirectTransition,
+                    confidence: None,
                     turn_index,
                     ordinal,
                     commit_id: None,
@@ -979,6 +1187,7 @@ fn snapshot_links(
                             links.push(Link {
                                 target: Target::branch(&b.name),
                                 evidence: Evidence::EnvironmentPromotion,
+                                confidence: None,
                                 turn_index,
                                 ordinal,
                                 commit_id: Some(commit.clone()),
@@ -991,6 +1200,7 @@ fn snapshot_links(
                                 links.push(Link {
                                     target: Target::pull_request(&b.name, *pr),
                                     evidence: Evidence::EnvironmentPromotion,
+                                    confidence: None,
                                     turn_index,
                                     ordinal,
                                     commit_id: Some(commit.clone()),
@@ -1051,7 +1261,7 @@ fn insert_links(
                 l.target.pr_number,
                 l.evidence.as_str(),
                 l.evidence.is_strong(),
-                l.evidence.confidence(),
+                l.confidence.unwrap_or_else(|| l.evidence.confidence()),
                 match l.turn_index {
                     Some(index) => archive::turn_at(conn, row, index).map_err(db)?,
                     None => None,
@@ -1074,5 +1284,42 @@ fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 24 * 3600;
+
+    #[test]
+    fn a_window_follows_the_session_not_today() {
+        let year_ago = 1_700_000_000;
+        assert_eq!(
+            window(year_ago, year_ago + 600),
+            (year_ago - SKEW_SECS, year_ago + 600 + COMMIT_WINDOW_SECS)
+        );
+        // An end before the start (a disagreeing clock) still covers the start.
+        assert_eq!(window(100, 50).1, 100 + COMMIT_WINDOW_SECS);
+    }
+
+    #[test]
+    fn windows_close_in_time_share_a_span_and_far_ones_do_not() {
+        let a = (0, 3 * DAY);
+        let b = (4 * DAY, 6 * DAY);
+        let far = (400 * DAY, 402 * DAY);
+        assert_eq!(spans(vec![far, b, a]), vec![(0, 6 * DAY), far]);
+        // Daily sessions for a month are read in spans of at most two weeks, not one.
+        let daily: Vec<Span> = (0..30).map(|d| (d * DAY, d * DAY + 3 * DAY)).collect();
+        let merged = spans(daily.clone());
+        assert!(merged.len() > 1, "{merged:?}");
+        assert!(merged.iter().all(|s| s.1 - s.0 <= MAX_SPAN_SECS));
+        // Every window lies inside one span.
+        for w in daily {
+            assert!(merged.iter().any(|s| s.0 <= w.0 && w.1 <= s.1), "{w:?}");
+        }
+        // One window longer than a span is its own span.
+        assert_eq!(spans(vec![(0, 60 * DAY)]), vec![(0, 60 * DAY)]);
     }
 }

@@ -8,6 +8,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::written;
+
 /// The parts of a stored record evidence is read from (the archive's typed read).
 pub use crate::archive::store::EvidenceRecord;
 
@@ -41,13 +43,15 @@ pub enum Found {
         ordinal: i64,
         turn_index: i64,
     },
-    /// A file edit (path as the agent wrote it), with where it happened.
+    /// A file edit (path as the agent wrote it), with where it happened and the keys of the
+    /// distinctive lines it wrote to that path ([`super::written`]).
     Edit {
         path: String,
         cwd: Option<String>,
         ordinal: i64,
         turn_index: i64,
         timestamp: Option<String>,
+        written: Vec<u64>,
     },
     /// The branch recorded on the session's records (first record that names it).
     BranchRecorded {
@@ -141,6 +145,11 @@ pub fn scan_with(
         match r.kind.as_str() {
             "tool_call" => {
                 if r.tool_kind.as_deref() == Some("file_edit") {
+                    let added = written::added_by_edit(
+                        r.tool_input.as_deref(),
+                        r.tool_kind.as_deref(),
+                        &r.file_paths,
+                    );
                     for path in &r.file_paths {
                         found.push(Found::Edit {
                             path: path.clone(),
@@ -148,6 +157,10 @@ pub fn scan_with(
                             ordinal: r.ordinal,
                             turn_index: r.turn_index,
                             timestamp: r.timestamp.clone(),
+                            written: written::written_to(path, &r.file_paths, &added)
+                                .iter()
+                                .map(|l| written::key(l))
+                                .collect(),
                         });
                     }
                 }

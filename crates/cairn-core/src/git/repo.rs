@@ -313,19 +313,23 @@ impl Repo {
         since: Option<i64>,
         limit: Option<usize>,
     ) -> Result<Vec<CommitInfo>> {
-        self.commits_touching(tips, exclude, since, limit, &[])
+        self.commits_touching(tips, exclude, (since, None), limit, &[])
     }
 
-    /// [`Repo::commits`] limited to the commits that touch one of `paths` (repo-relative, taken
+    /// [`Repo::commits`] made within `window` (committer time `(since, until)`, each bound
+    /// optional) and limited to the commits that touch one of `paths` (repo-relative, taken
     /// literally), each listing only those of its files; every commit when `paths` is empty.
+    /// Only the commits in the window are diffed: the cost follows the window, not how much
+    /// history came after it.
     pub fn commits_touching(
         &self,
         tips: &[&str],
         exclude: &[&str],
-        since: Option<i64>,
+        window: (Option<i64>, Option<i64>),
         limit: Option<usize>,
         paths: &[&str],
     ) -> Result<Vec<CommitInfo>> {
+        let (since, until) = window;
         if tips.is_empty() {
             return Ok(Vec::new());
         }
@@ -338,6 +342,9 @@ impl Repo {
         ];
         if let Some(s) = since {
             args.push(format!("--since=@{s}"));
+        }
+        if let Some(u) = until {
+            args.push(format!("--until=@{u}"));
         }
         if let Some(n) = limit {
             args.push(format!("--max-count={n}"));
@@ -599,6 +606,48 @@ impl Repo {
         Ok(parse_added(&out))
     }
 
+    /// The lines each of `paths` (repo-relative, taken literally) gained in each commit of `ids`,
+    /// by commit: one `git log` for all of them (no external diff or text conversion runs).
+    pub fn added_lines_of(
+        &self,
+        ids: &[&str],
+        paths: &[&str],
+    ) -> Result<std::collections::HashMap<String, AddedLines>> {
+        let mut out = std::collections::HashMap::new();
+        if ids.is_empty() || paths.is_empty() {
+            return Ok(out);
+        }
+        let mut args: Vec<String> = [
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--format=%x1e%H",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--diff-merges=first-parent",
+            "--patch",
+            "--unified=0",
+            "--",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        args.extend(paths.iter().map(|p| format!(":(literal){p}")));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut input = ids.join("\n");
+        input.push('\n');
+        let text = run_git_input(&self.root, &refs, Some(input))?;
+        for chunk in text.split('\u{1e}') {
+            let (id, diff) = chunk.split_once('\n').unwrap_or((chunk, ""));
+            let id = id.trim();
+            if id.len() >= 40 {
+                out.insert(id.to_owned(), parse_added(diff));
+            }
+        }
+        Ok(out)
+    }
+
     /// Blame lines `start..=end` of the repo-relative `path` at `rev` (HEAD when `None`, which
     /// includes uncommitted changes of the worktree).
     pub fn blame(
@@ -770,7 +819,7 @@ mod tests {
         let all = repo.commits(&["main"], &[], None, None).unwrap();
         assert_eq!(all.len(), 4);
         let got = repo
-            .commits_touching(&["main"], &[], None, None, &["a"])
+            .commits_touching(&["main"], &[], (None, None), None, &["a"])
             .unwrap();
         let seen: Vec<(&str, Vec<&str>)> = got
             .iter()
@@ -783,7 +832,7 @@ mod tests {
             .collect();
         assert_eq!(seen, vec![("c and a", vec!["a"]), ("a and b", vec!["a"])]);
         let star = repo
-            .commits_touching(&["main"], &[], None, None, &["*"])
+            .commits_touching(&["main"], &[], (None, None), None, &["*"])
             .unwrap();
         assert_eq!(star.len(), 1);
         assert_eq!(star[0].subject, "star");

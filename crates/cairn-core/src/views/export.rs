@@ -10,7 +10,6 @@
 mod atif;
 mod html;
 mod markdown;
-pub(crate) mod tool_input;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +19,7 @@ use serde_json::Value;
 
 use crate::archive::redact::Redactor;
 use crate::archive::store as archive;
+pub(crate) use crate::archive::tool_input;
 use crate::error::{Error, Result};
 
 pub use super::session::SessionDetail;

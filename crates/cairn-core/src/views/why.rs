@@ -28,8 +28,8 @@ use crate::error::{Error, Result};
 use crate::git::notes::AuthorshipLog;
 use crate::git::repo::{BlameLine, Repo};
 use crate::git::store as git;
+use crate::git::written::{self, distinctive, normalise};
 use crate::semantic::Mode;
-use crate::views::export::tool_input::{self, Sign, ToolInput};
 use crate::views::search::{SearchHit, SessionHit};
 
 /// How much later than a commit an edit may be timestamped and still be part of it (the same
@@ -237,44 +237,6 @@ pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target>
         )));
     }
     Ok(Target::Description(trimmed.to_owned()))
-}
-
-/// Whitespace runs as one space, ends trimmed: how an edit's text and a file's line compare.
-pub fn normalise(line: &str) -> String {
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A line plain enough to appear anywhere (`}`, `end`, `*/`) says nothing about who wrote it.
-pub fn distinctive(normalised: &str) -> bool {
-    normalised.chars().filter(|c| c.is_alphanumeric()).count() >= 5 && normalised.len() >= 6
-}
-
-/// The lines an edit record adds, per path as the agent wrote it (`None`: the record's own).
-fn added_by_edit(record: &archive::RecordView) -> Vec<(Option<String>, Vec<String>)> {
-    let ToolInput::Diff { path, lines } = tool_input::read(record) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(Option<String>, Vec<String>)> = vec![(path, Vec::new())];
-    for (sign, text) in lines {
-        match sign {
-            Sign::Add => {
-                if let Some((_, added)) = out.last_mut() {
-                    added.push(normalise(&text));
-                }
-            }
-            Sign::Hunk | Sign::Context => {
-                let header = ["*** Add File: ", "*** Update File: ", "+++ b/", "+++ "]
-                    .iter()
-                    .find_map(|p| text.strip_prefix(p));
-                if let Some(p) = header.filter(|p| *p != "/dev/null") {
-                    out.push((Some(p.trim().to_owned()), Vec::new()));
-                }
-            }
-            Sign::Remove => {}
-        }
-    }
-    out.retain(|(_, lines)| !lines.is_empty());
-    out
 }
 
 /// An edit as `why` uses it: when, which repo-relative paths, which lines.
@@ -516,13 +478,17 @@ impl<'a> Why<'a> {
                 {
                     return None;
                 }
-                let files: Vec<(String, Vec<String>)> = added_by_edit(&rec.record)
-                    .into_iter()
-                    .filter_map(|(path, lines)| {
-                        let path = path.or_else(|| rec.record.file_paths.first().cloned())?;
-                        Some((relative_to(&self.roots, rec.cwd.as_deref(), &path)?, lines))
-                    })
-                    .collect();
+                let files: Vec<(String, Vec<String>)> = written::added_by_edit(
+                    rec.record.tool_input.as_deref(),
+                    rec.record.tool_kind.as_deref(),
+                    &rec.record.file_paths,
+                )
+                .into_iter()
+                .filter_map(|(path, lines)| {
+                    let path = path.or_else(|| rec.record.file_paths.first().cloned())?;
+                    Some((relative_to(&self.roots, rec.cwd.as_deref(), &path)?, lines))
+                })
+                .collect();
                 let touched: Vec<String> = rec
                     .record
                     .file_paths

@@ -93,7 +93,8 @@ pub fn last_ordinal(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
 
 /// The records of `session` in `(after, last]` evidence can come from: exec and edit calls and
 /// PR links. The WHERE clause repeats the `records_evidence` partial index's, so SQLite uses it.
-/// Edits need only their paths; the text and input of an edit (whole file contents) are not read.
+/// An edit's input is read (what it wrote is matched against commits, `git::written`); its text
+/// is not.
 pub fn evidence_candidates(
     conn: &Connection,
     session: i64,
@@ -103,7 +104,7 @@ pub fn evidence_candidates(
     conn.prepare_cached(
         "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id,
                 CASE WHEN r.kind = 'event' THEN r.text END,
-                CASE WHEN r.tool_kind = 'exec' THEN r.tool_input END,
+                CASE WHEN r.tool_kind IN ('exec', 'file_edit') THEN r.tool_input END,
                 r.file_paths, r.cwd, r.timestamp, r.source_event_kind
          FROM records r LEFT JOIN turns t ON t.id = r.turn_id
          WHERE r.session_id = ?1 AND r.ordinal > ?2 AND r.ordinal <= ?3

@@ -214,6 +214,13 @@ pub(crate) fn queue_link(conn: &Connection, session: i64) -> rusqlite::Result<()
         .map(drop)
 }
 
+/// Name every session for the next relink (a migration that changed what association derives).
+pub fn queue_every_link(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR IGNORE INTO link_pending (session_id) SELECT id FROM sessions")?
+        .execute([])
+        .map(drop)
+}
+
 /// Sessions a capture stored records for that no relink has taken up since: their capture
 /// committed, then the process died or the relink failed.
 pub fn pending_links(conn: &Connection) -> rusqlite::Result<Vec<i64>> {

@@ -1,9 +1,10 @@
 //! A tool call's input the way a person reads it in an export: an edit as a diff, a command as
 //! its command line, anything else as JSON. The same reading as the desktop's `records.ts`.
+//! Exports show it; `git::written` reads what an edit wrote from the same diff.
 
 use serde_json::Value;
 
-use super::RecordView;
+use super::store::RecordView;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sign {
@@ -66,7 +67,20 @@ fn patch_lines(patch: &str) -> Vec<(Sign, String)> {
 
 /// How `record`'s tool input reads.
 pub fn read(record: &RecordView) -> ToolInput {
-    let Some(raw) = record.tool_input.as_deref() else {
+    read_parts(
+        record.tool_input.as_deref(),
+        record.tool_kind.as_deref(),
+        &record.file_paths,
+    )
+}
+
+/// [`read`] from the record's parts: its tool input (JSON text), tool kind and file paths.
+pub fn read_parts(
+    tool_input: Option<&str>,
+    tool_kind: Option<&str>,
+    file_paths: &[String],
+) -> ToolInput {
+    let Some(raw) = tool_input else {
         return ToolInput::None;
     };
     let input: Value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
@@ -86,7 +100,7 @@ pub fn read(record: &RecordView) -> ToolInput {
     let path = s("file_path")
         .or_else(|| s("path"))
         .map(str::to_owned)
-        .or_else(|| record.file_paths.first().cloned());
+        .or_else(|| file_paths.first().cloned());
     if s("old_string").is_some() || s("new_string").is_some() {
         let mut lines = signed(s("old_string").unwrap_or(""), Sign::Remove);
         lines.extend(signed(s("new_string").unwrap_or(""), Sign::Add));
@@ -102,7 +116,7 @@ pub fn read(record: &RecordView) -> ToolInput {
         }
         return ToolInput::Diff { path, lines };
     }
-    if record.tool_kind.as_deref() == Some("file_edit")
+    if tool_kind == Some("file_edit")
         && let Some(content) = s("content")
     {
         return ToolInput::Diff {
