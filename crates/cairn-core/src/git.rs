@@ -20,6 +20,8 @@ pub mod repo;
 pub mod snapshot;
 pub mod store;
 pub mod targets;
+pub mod summary;
+pub mod transcript;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
