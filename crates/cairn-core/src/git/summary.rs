@@ -15,7 +15,7 @@ use crate::archive::Agent;
 /// The Markdown block.
 pub fn markdown(r: &PublishReport) -> String {
     let mut md = String::new();
-    let target = cell(&r.target_key, 120);
+    let target = cell(&typed(&r.target_key), 120);
     let _ = writeln!(md, "### Agent work behind this change");
     let _ = writeln!(md);
     if r.documents.is_empty() {
@@ -44,6 +44,11 @@ pub fn markdown(r: &PublishReport) -> String {
         let title = s
             .title
             .as_deref()
+            .or_else(|| {
+                s.previews
+                    .iter()
+                    .find_map(|p| p.strip_prefix("user: "))
+            })
             .map(|t| cell(t, 80))
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| "Agent session".to_owned());
@@ -84,6 +89,19 @@ pub fn markdown(r: &PublishReport) -> String {
         "<sub>Recorded by Cairn; {how} under `refs/cairn/`. Reviewers: `cairn pull`, then `cairn skim '{target}'`.</sub>"
     );
     md
+}
+
+/// A target as a person types it to `cairn skim`: `#123`, a branch's name, else its key.
+fn typed(key: &str) -> String {
+    if let Some(n) = key
+        .strip_prefix("pull-request:")
+        .and_then(|k| k.rsplit_once('#'))
+        .map(|(_, n)| n)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return format!("#{n}");
+    }
+    key.strip_prefix("ref:refs/heads/").unwrap_or(key).to_owned()
 }
 
 fn count_label(r: &PublishReport, label: &str) -> u32 {

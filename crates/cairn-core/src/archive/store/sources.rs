@@ -41,10 +41,10 @@ impl Store {
     }
 }
 
-/// Whether this archive captured the session keyed `session_key` (a teammate's session pulled
-/// here is not this archive's capture).
+/// Whether this archive holds the session keyed `session_key` (a teammate's pulled in full has a
+/// key of its own, derived from the publisher's: see `git::publish::admit`).
 pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1 AND publisher IS NULL")?
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")?
         .query_row([session_key], |_| Ok(()))
         .optional()
         .map(|found| found.is_some())
