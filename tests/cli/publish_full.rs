@@ -20,7 +20,14 @@ fn team(root: &Path) -> (PathBuf, PathBuf) {
     let remote = root.join("remote.git");
     git(
         root,
-        &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
     );
     let a = root.join("a");
     git(
@@ -93,11 +100,20 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     assert_eq!(git(&a, &["for-each-ref", "refs/cairn/"]), "");
     let published = env.json(&["-C", a_str, "publish", "shared", "--full"]);
     assert_eq!(published["transcripts"], 1, "{published:#}");
-    assert_eq!(published["publisher"], "Ann Publisher <ann@example.invalid>");
+    assert_eq!(
+        published["publisher"],
+        "Ann Publisher <ann@example.invalid>"
+    );
     let human = env.ok(&["-C", a_str, "publish", "shared", "--full"]);
-    assert!(human.contains("In full: 1 redacted transcript ("), "{human}");
+    assert!(
+        human.contains("In full: 1 redacted transcript ("),
+        "{human}"
+    );
     assert_eq!(env.json(&["-C", a_str, "push"])["pushed"], 1);
-    let commit = git(&remote, &["for-each-ref", "--format=%(objectname)", "refs/cairn/"]);
+    let commit = git(
+        &remote,
+        &["for-each-ref", "--format=%(objectname)", "refs/cairn/"],
+    );
     let files = git(&remote, &["ls-tree", "--name-only", commit.trim()]);
     assert_eq!(files.trim(), "session.json\ntranscript.json.zst");
 
@@ -108,7 +124,10 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     let pulled = teammate.json(&["-C", b_str, "pull"]);
     assert_eq!(pulled["sessions_imported"], 1, "{pulled:#}");
     assert_eq!(pulled["transcripts_imported"], 1, "{pulled:#}");
-    assert!(pulled["skipped"].as_array().unwrap().is_empty(), "{pulled:#}");
+    assert!(
+        pulled["skipped"].as_array().unwrap().is_empty(),
+        "{pulled:#}"
+    );
     // What arrived has no secret and no absolute path of the publisher's machine.
     for f in all_files(&teammate.data()) {
         let bytes = std::fs::read(&f).unwrap();
@@ -120,14 +139,20 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     let sessions = teammate.json(&["sessions"]);
     let list = sessions.as_array().unwrap();
     assert_eq!(list.len(), 1, "{sessions:#}");
-    assert_eq!(list[0]["published_by"], "Ann Publisher <ann@example.invalid>");
+    assert_eq!(
+        list[0]["published_by"],
+        "Ann Publisher <ann@example.invalid>"
+    );
     let key = list[0]["session_key"].as_str().unwrap().to_owned();
     let human = teammate.ok(&["sessions"]);
     assert!(human.contains("published by Ann Publisher"), "{human}");
 
     let shown = teammate.json(&["show", &key]);
     assert_eq!(shown["status"], "published");
-    assert_eq!(shown["published_by"]["publisher"], "Ann Publisher <ann@example.invalid>");
+    assert_eq!(
+        shown["published_by"]["publisher"],
+        "Ann Publisher <ann@example.invalid>"
+    );
     assert_eq!(shown["published_by"]["pulled_from"], "origin");
     assert!(shown["turns"].as_array().unwrap().len() >= 1, "{shown:#}");
     let human = teammate.ok(&["show", &key]);
@@ -135,7 +160,10 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         human.contains("published by Ann Publisher <ann@example.invalid>"),
         "{human}"
     );
-    assert!(human.contains("pulled from origin (a teammate's session"), "{human}");
+    assert!(
+        human.contains("pulled from origin (a teammate's session"),
+        "{human}"
+    );
 
     let hits = teammate.json(&["search", "zanzibar"]);
     assert!(
@@ -157,12 +185,19 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         human.contains("status: published by Ann Publisher <ann@example.invalid> "),
         "{human}"
     );
-    assert!(human.contains(&format!("whole session: cairn show {key}")), "{human}");
+    assert!(
+        human.contains(&format!("whole session: cairn show {key}")),
+        "{human}"
+    );
 
     // A second pull changes nothing.
     let again = teammate.json(&["-C", b_str, "pull"]);
     assert_eq!(
-        (again["sessions_imported"].as_u64(), again["transcripts_imported"].as_u64(), again["unchanged"].as_u64()),
+        (
+            again["sessions_imported"].as_u64(),
+            again["transcripts_imported"].as_u64(),
+            again["unchanged"].as_u64()
+        ),
         (Some(0), Some(0), Some(1)),
         "{again:#}"
     );
@@ -186,7 +221,14 @@ fn skim_of_a_pr_shows_every_teammates_work_in_time_order() {
     let remote = root.path().join("remote.git");
     git(
         root.path(),
-        &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
     );
     // Two teammates' documents for pull request 123, planted as a publisher's Cairn writes them.
     let doc = |n: u32, started: &str, title: &str| {
@@ -211,7 +253,10 @@ fn skim_of_a_pr_shows_every_teammates_work_in_time_order() {
     let reviewer = Env::new();
     let b = clone(&reviewer, &remote);
     let b_str = b.to_str().unwrap();
-    assert_eq!(reviewer.json(&["-C", b_str, "pull"])["sessions_imported"], 2);
+    assert_eq!(
+        reviewer.json(&["-C", b_str, "pull"])["sessions_imported"],
+        2
+    );
     for target in ["#123", "https://github.com/o/r/pull/123"] {
         let v = reviewer.json(&["-C", b_str, "skim", target]);
         let titles: Vec<&str> = v["sessions"]
@@ -250,11 +295,19 @@ fn summary_md_is_a_block_for_the_pr_description() {
     let md = dated.replace_all(&md, "DATE").replace(&key, "KEY");
     insta::assert_snapshot!("publish_summary_md", md);
     let v = env.json(&["-C", a_str, "publish", "shared", "--summary-md"]);
-    assert!(v["markdown"].as_str().unwrap().starts_with("### Agent work"));
+    assert!(
+        v["markdown"]
+            .as_str()
+            .unwrap()
+            .starts_with("### Agent work")
+    );
     // With --full the links are the keys a teammate's pull gives the sessions.
     let full = env.ok(&["-C", a_str, "publish", "shared", "--full", "--summary-md"]);
     assert!(!full.contains(&key), "{full}");
-    assert!(full.contains("the whole redacted sessions are published"), "{full}");
+    assert!(
+        full.contains("the whole redacted sessions are published"),
+        "{full}"
+    );
 }
 
 // ---- hostile transcripts
@@ -277,7 +330,11 @@ fn plant(repo: &Path, key: &str, doc: &Value, transcript: Option<&[u8]>) {
     let commit = git(repo, &["commit-tree", tree.trim(), "-m", "cairn publish"]);
     git(
         repo,
-        &["update-ref", &format!("refs/cairn/sessions/{key}"), commit.trim()],
+        &[
+            "update-ref",
+            &format!("refs/cairn/sessions/{key}"),
+            commit.trim(),
+        ],
     );
 }
 
@@ -319,7 +376,8 @@ fn key(n: u32) -> String {
     format!("sha256-{n:032x}")
 }
 
-const ESCAPES: &str = "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{9b}31m\u{202e}txt\u{202c}\r\u{8}";
+const ESCAPES: &str =
+    "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{9b}31m\u{202e}txt\u{202c}\r\u{8}";
 
 fn inert(text: &str) {
     for c in text.chars() {
@@ -337,7 +395,14 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     let remote = root.path().join("remote.git");
     git(
         root.path(),
-        &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
     );
     // The puller has a session of their own; a teammate's ref claims its key.
     let puller = Env::new();
@@ -354,7 +419,11 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
         &remote,
         &good,
         &doc(&good),
-        Some(&zst(&envelope(&good, "Ann <ann@example.invalid>", &format!("hostile {ESCAPES} text")))),
+        Some(&zst(&envelope(
+            &good,
+            "Ann <ann@example.invalid>",
+            &format!("hostile {ESCAPES} text"),
+        ))),
     );
     let mut refused: Vec<(String, &str)> = Vec::new();
     let mut crafted = |n: u32, why: &'static str, transcript: Vec<u8>| {
@@ -373,12 +442,24 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     );
     let mut bomb = envelope(&key(4), "Ann", "x");
     bomb["trajectory"]["notes"] = json!("a".repeat(33 * 1024 * 1024));
-    crafted(4, "decompresses to more than the 33554432 bytes", zst(&bomb));
+    crafted(
+        4,
+        "decompresses to more than the 33554432 bytes",
+        zst(&bomb),
+    );
     let mut huge = vec![0u8; 9 * 1024 * 1024];
     huge[..4].copy_from_slice(&[0x28, 0xb5, 0x2f, 0xfd]);
     crafted(5, "more than the 8388608 it may have", huge);
-    crafted(6, "not the ref's own key", zst(&envelope(&key(1), "Ann", "x")));
-    crafted(7, "not a zstd stream", b"{\"schema\": \"cairn.published-transcript.v1\"}".to_vec());
+    crafted(
+        6,
+        "not the ref's own key",
+        zst(&envelope(&key(1), "Ann", "x")),
+    );
+    crafted(
+        7,
+        "not a zstd stream",
+        b"{\"schema\": \"cairn.published-transcript.v1\"}".to_vec(),
+    );
     // A document and transcript for the puller's own session: refused, the session untouched.
     plant(
         &remote,
@@ -410,7 +491,12 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
         .find(|s| s["session_key"] == mine.as_str())
         .unwrap();
     assert!(own["published_by"].is_null(), "{own}");
-    assert!(!puller.json(&["show", &mine]).to_string().contains("rewrote"));
+    assert!(
+        !puller
+            .json(&["show", &mine])
+            .to_string()
+            .contains("rewrote")
+    );
     // The accepted one reads inert in every view.
     let theirs = list
         .as_array()
@@ -431,10 +517,17 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     }
 
     // A forged publisher: the same session, now claiming Mallory published it.
-    let forged = zst(&envelope(&good, "Mallory <ann@example.invalid>", "replaced"));
+    let forged = zst(&envelope(
+        &good,
+        "Mallory <ann@example.invalid>",
+        "replaced",
+    ));
     let mut d = doc(&good);
     d["published_at"] = json!("2026-03-03T10:00:00Z");
-    let parent = git(&remote, &["rev-parse", &format!("refs/cairn/sessions/{good}")]);
+    let parent = git(
+        &remote,
+        &["rev-parse", &format!("refs/cairn/sessions/{good}")],
+    );
     let blob = |bytes: &[u8]| {
         git_with(&remote, &["hash-object", "-w", "--stdin"], Some(bytes))
             .trim()
@@ -458,7 +551,11 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     );
     git(
         &remote,
-        &["update-ref", &format!("refs/cairn/sessions/{good}"), commit.trim()],
+        &[
+            "update-ref",
+            &format!("refs/cairn/sessions/{good}"),
+            commit.trim(),
+        ],
     );
     let again = puller.json(&["-C", b_str, "pull"]);
     let s = again["skipped"]
@@ -468,10 +565,9 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
         .find(|s| s["ref"] == format!("refs/cairn/sessions/{good}"))
         .unwrap_or_else(|| panic!("forged publisher not refused: {again:#}"));
     assert!(
-        s["reason"]
-            .as_str()
-            .unwrap()
-            .contains("was published by Ann <ann@example.invalid>; a transcript naming another publisher"),
+        s["reason"].as_str().unwrap().contains(
+            "was published by Ann <ann@example.invalid>; a transcript naming another publisher"
+        ),
         "{s}"
     );
     assert!(!puller.ok(&["show", &theirs]).contains("replaced"));

@@ -765,7 +765,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if summary_md {
                 let md = cairn_core::git::summary::markdown(&report);
                 if g.json {
-                    render::json(out, &serde_json::json!({ "markdown": md, "report": report }))?;
+                    render::json(
+                        out,
+                        &serde_json::json!({ "markdown": md, "report": report }),
+                    )?;
                 } else {
                     write!(out, "{md}")?;
                 }

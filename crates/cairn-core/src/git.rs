@@ -19,8 +19,8 @@ pub mod publish;
 pub mod repo;
 pub mod snapshot;
 pub mod store;
-pub mod targets;
 pub mod summary;
+pub mod targets;
 pub mod transcript;
 
 use std::collections::{BTreeMap, HashSet};

@@ -107,12 +107,8 @@ impl Cairn {
         let checked = crate::archive::atif::check_file(&path)?;
         {
             let store = self.store();
-            crate::archive::store::mark_pulled(
-                store.conn(),
-                &checked.path.to_string_lossy(),
-                by,
-            )
-            .map_err(|e| store.err(e))?;
+            crate::archive::store::mark_pulled(store.conn(), &checked.path.to_string_lossy(), by)
+                .map_err(|e| store.err(e))?;
         }
         let file = FoundFile {
             agent: crate::archive::Agent::Atif,
@@ -122,7 +118,11 @@ impl Cairn {
             agent_id: None,
         };
         let report = self.capture_paths(&[file], &Quiet)?;
-        if let Some(w) = report.warnings.first().filter(|_| report.records_added == 0) {
+        if let Some(w) = report
+            .warnings
+            .first()
+            .filter(|_| report.records_added == 0)
+        {
             return Err(Error::Invalid(format!(
                 "its transcript could not be read: {}",
                 crate::text::one_line(&w.message, 160)

@@ -23,9 +23,9 @@ use serde::{Deserialize, Serialize};
 
 pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
 use super::document::{DocSession, is_key, limits};
-use super::transcript;
 use super::repo::{Repo, git_failure, run_git, run_git_raw, verb};
 use super::targets::Target;
+use super::transcript;
 use crate::archive::redact::Redactor;
 use crate::archive::store::PublishedBy;
 use crate::error::{Error, Result};

@@ -37,18 +37,17 @@ pub fn markdown(r: &PublishReport) -> String {
         plural(committed, "turn"),
     );
     let _ = writeln!(md);
-    let _ = writeln!(md, "| Session | Agent | Turns | Tested | Committed | Latest |");
+    let _ = writeln!(
+        md,
+        "| Session | Agent | Turns | Tested | Committed | Latest |"
+    );
     let _ = writeln!(md, "|---|---|---|---|---|---|");
     for d in &r.documents {
         let s = &d.session;
         let title = s
             .title
             .as_deref()
-            .or_else(|| {
-                s.previews
-                    .iter()
-                    .find_map(|p| p.strip_prefix("user: "))
-            })
+            .or_else(|| s.previews.iter().find_map(|p| p.strip_prefix("user: ")))
             .map(|t| cell(t, 80))
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| "Agent session".to_owned());
@@ -101,7 +100,9 @@ fn typed(key: &str) -> String {
     {
         return format!("#{n}");
     }
-    key.strip_prefix("ref:refs/heads/").unwrap_or(key).to_owned()
+    key.strip_prefix("ref:refs/heads/")
+        .unwrap_or(key)
+        .to_owned()
 }
 
 fn count_label(r: &PublishReport, label: &str) -> u32 {

@@ -187,14 +187,15 @@ pub fn decode(bytes: &[u8], ref_key: &str) -> Result<PublishedTranscript, Refusa
                 one_line(other, 60)
             ));
         }
-        _ => return Err(format!("not a Cairn transcript (no schema {TRANSCRIPT_SCHEMA})")),
+        _ => {
+            return Err(format!(
+                "not a Cairn transcript (no schema {TRANSCRIPT_SCHEMA})"
+            ));
+        }
     }
     let t: PublishedTranscript = serde_json::from_value(value).map_err(|e| {
         // serde names the offending field: the teammate's text, so cleaned and bounded.
-        format!(
-            "not a Cairn transcript: {}",
-            one_line(&e.to_string(), 160)
-        )
+        format!("not a Cairn transcript: {}", one_line(&e.to_string(), 160))
     })?;
     t.check(ref_key)?;
     Ok(PublishedTranscript {
@@ -278,8 +279,14 @@ mod tests {
         let base = serde_json::to_value(envelope()).unwrap();
         let other = "sha256-ffffffffffffffffffffffffffffffff";
         let cases: Vec<(&str, Value)> = vec![
-            ("cannot read", json!({"schema": "cairn.published-transcript.v2"})),
-            ("not a Cairn transcript", json!({"schema": "\u{1b}]52;c;x\u{7}"})),
+            (
+                "cannot read",
+                json!({"schema": "cairn.published-transcript.v2"}),
+            ),
+            (
+                "not a Cairn transcript",
+                json!({"schema": "\u{1b}]52;c;x\u{7}"}),
+            ),
             ("not a Cairn transcript", json!({"extra\u{1b}[2J": 1})),
             ("not the ref's own key", json!({"session_key": other})),
             ("publisher", json!({"publisher": "Ann\u{1b}]0;pwned\u{7}"})),
@@ -287,9 +294,18 @@ mod tests {
             ("publisher", json!({"publisher": "x".repeat(201)})),
             ("publisher", json!({"publisher": "  "})),
             ("RFC 3339", json!({"published_at": "yesterday"})),
-            ("session_id", json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": other, "steps": [{}]}})),
-            ("no steps", json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": KEY, "steps": []}})),
-            ("ATIF", json!({"trajectory": {"session_id": KEY, "steps": [{}]}})),
+            (
+                "session_id",
+                json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": other, "steps": [{}]}}),
+            ),
+            (
+                "no steps",
+                json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": KEY, "steps": []}}),
+            ),
+            (
+                "ATIF",
+                json!({"trajectory": {"session_id": KEY, "steps": [{}]}}),
+            ),
             ("not a JSON object", json!({"trajectory": "x"})),
         ];
         for (why, change) in cases {
@@ -299,9 +315,18 @@ mod tests {
             }
             let refusal = decode(&packed(&v), KEY).unwrap_err();
             assert!(refusal.contains(why), "{change}: {refusal}");
-            assert!(!refusal.chars().any(|c| c.is_control() || is_bidi_control(c)), "{refusal:?}");
+            assert!(
+                !refusal
+                    .chars()
+                    .any(|c| c.is_control() || is_bidi_control(c)),
+                "{refusal:?}"
+            );
         }
-        assert!(decode(b"not zstd at all", KEY).unwrap_err().contains("zstd"));
+        assert!(
+            decode(b"not zstd at all", KEY)
+                .unwrap_err()
+                .contains("zstd")
+        );
     }
 
     /// A bomb (a small blob that inflates past the limit) stops at the limit.
@@ -320,7 +345,10 @@ mod tests {
     fn outbound_makes_repo_paths_relative_and_refuses_a_leftover_secret() {
         let t = json!({"steps": [{"message": "edited /work/app/src/login.rs and /etc/passwd"}]});
         let out = outbound(t, "/work/app", None).unwrap().to_string();
-        assert!(out.contains("src/login.rs") && !out.contains("/work/app"), "{out}");
+        assert!(
+            out.contains("src/login.rs") && !out.contains("/work/app"),
+            "{out}"
+        );
         assert!(!out.contains("/etc/passwd"), "{out}");
     }
 }

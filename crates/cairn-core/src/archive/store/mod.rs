@@ -293,7 +293,10 @@ mod tests {
             pulled_from: "origin".into(),
         };
         mark_pulled(&conn, "/data/pulled/k2.atif.json", &by).unwrap();
-        for (id, key, path) in [(1, "k1", "/home/me/.claude/p/s.jsonl"), (2, "k2", "/data/pulled/k2.atif.json")] {
+        for (id, key, path) in [
+            (1, "k1", "/home/me/.claude/p/s.jsonl"),
+            (2, "k2", "/data/pulled/k2.atif.json"),
+        ] {
             conn.execute(
                 "INSERT INTO sessions (id, session_key, agent, captured_at, record_count) VALUES (?1, ?2, 'atif', 'now', 3)",
                 params![id, key],
@@ -309,7 +312,11 @@ mod tests {
         assert_eq!(session_origin(&conn, "k2").unwrap(), Some(Some(by.clone())));
         assert_eq!(published_by_of(&conn, 2).unwrap(), Some(by));
         assert_eq!(session_origin(&conn, "k3").unwrap(), None);
-        let marks: Vec<String> = team_marks(&conn).unwrap().into_iter().map(|m| m.session_key).collect();
+        let marks: Vec<String> = team_marks(&conn)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.session_key)
+            .collect();
         assert_eq!(marks, ["k1"]);
         let stories: Vec<String> = story_sessions(&conn, StoryFilter::default())
             .unwrap()

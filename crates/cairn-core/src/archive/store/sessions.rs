@@ -582,7 +582,9 @@ pub fn session_origin(
     conn.prepare_cached(
         "SELECT publisher, published_at, pulled_from FROM sessions WHERE session_key = ?1",
     )?
-    .query_row([session_key], |r| Ok(published_by(r.get(0)?, r.get(1)?, r.get(2)?)))
+    .query_row([session_key], |r| {
+        Ok(published_by(r.get(0)?, r.get(1)?, r.get(2)?))
+    })
     .optional()
 }
 
