@@ -154,7 +154,7 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         "Ann Publisher <ann@example.invalid>"
     );
     assert_eq!(shown["published_by"]["pulled_from"], "origin");
-    assert!(shown["turns"].as_array().unwrap().len() >= 1, "{shown:#}");
+    assert!(!shown["turns"].as_array().unwrap().is_empty(), "{shown:#}");
     let human = teammate.ok(&["show", &key]);
     assert!(
         human.contains("published by Ann Publisher <ann@example.invalid>"),

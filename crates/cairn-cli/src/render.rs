@@ -771,6 +771,15 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
     Ok(())
 }
 
+/// A byte count a person reads: `812 B`, `4.2 KiB`, `3.1 MiB`.
+fn bytes_human(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
 pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> Result<()> {
     writeln!(
         out,
@@ -954,14 +963,5 @@ mod tests {
     fn clean_strips_escape_sequences() {
         assert_eq!(clean("a\u{1b}[31mred\u{7}\r\nb\tc"), "ared\nb\tc");
         assert_eq!(line("  one\n two  ", 3), "one…");
-    }
-}
-
-/// A byte count a person reads: `812 B`, `4.2 KiB`, `3.1 MiB`.
-fn bytes_human(n: u64) -> String {
-    match n {
-        0..1024 => format!("{n} B"),
-        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
     }
 }
