@@ -254,7 +254,8 @@ enum Command {
     },
     /// Fetch what teammates published on a remote (into refs/cairn/remotes/<remote>/, never
     /// forced) and import each document that passes the checks; skim shows them in this
-    /// repository, marked as untrusted text.
+    /// repository, marked as untrusted text. A session published with --full becomes a session
+    /// of this archive (sessions, show, search, export), marked with who published it.
     Pull {
         #[arg(default_value = "origin")]
         remote: String,
