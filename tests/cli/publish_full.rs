@@ -449,7 +449,7 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     );
     let mut huge = vec![0u8; 9 * 1024 * 1024];
     huge[..4].copy_from_slice(&[0x28, 0xb5, 0x2f, 0xfd]);
-    crafted(5, "more than the 8388608 it may have", huge);
+    crafted(5, "more than the 8388608 a document may have", huge);
     crafted(
         6,
         "not the ref's own key",

@@ -601,7 +601,7 @@ fn read_blobs<'k>(
         } else if size > max {
             report.skip(
                 &refname(key),
-                format!("{file} has {size} bytes, more than the {max} it may have"),
+                format!("{file} has {size} bytes, more than the {max} a document may have"),
             );
         } else if *total + size > limits::PULL_BYTES {
             report.skip(
