@@ -77,7 +77,8 @@ pub async fn list_branches(backend: State<'_, Backend>) -> Result<Vec<RepoBranch
 /// The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
 /// `include_weak`, sessions that only ran while the branch was checked out come last. With
 /// `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
-/// repositories is one branch key.
+/// repositories is one branch key; and the sessions teammates published there that `cairn pull`
+/// fetched (marked untrusted, with their publisher).
 #[tauri::command]
 #[specta::specta]
 pub async fn skim_branch(
@@ -92,8 +93,8 @@ pub async fn skim_branch(
             target,
             include_weak,
             limit: None,
+            published_in: repo_root.clone(),
             repo_root,
-            published_in: None,
         })
     })
     .await

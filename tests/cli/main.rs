@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_install;
 mod memory;
 mod private;
+mod publish_full;
 mod recall;
 mod resume;
 mod shared_db;

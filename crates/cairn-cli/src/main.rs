@@ -204,11 +204,16 @@ enum Command {
         #[command(subcommand)]
         command: Option<mcp_install::McpCommand>,
     },
-    /// Every session related to a branch, review (PR) or change, and every turn, abbreviated.
-    /// Without a target: the branch checked out in -C.
+    /// Every session related to a branch, review (PR) or change, and every turn, abbreviated;
+    /// in a repository (-C), also what teammates published there and `cairn pull` fetched, in
+    /// the order it happened. Without a target: the branch checked out in -C.
+    #[command(
+        after_help = "Examples: cairn skim, cairn skim '#123', cairn skim https://github.com/o/r/pull/123, cairn skim branch main, cairn skim review 42"
+    )]
     Skim {
-        #[arg(value_enum)]
-        kind: Option<TargetArg>,
+        /// `branch`, `review` or `change` followed by the value; or alone `#123`, a PR's URL,
+        /// `review:<id>`, `change:<id>` or a branch name.
+        kind: Option<String>,
         /// Branch name, PR number or URL, or change id.
         value: Option<String>,
         /// Also list sessions that only ran while the target was checked out.
@@ -218,17 +223,28 @@ enum Command {
         #[arg(long)]
         limit: Option<u32>,
     },
-    /// Share the redacted metadata of the sessions related to a target under refs/cairn/.
+    /// Share the redacted metadata of the sessions related to a target under refs/cairn/; with
+    /// --full, their redacted transcripts too, for teammates to `cairn pull`.
     #[command(
-        after_help = "Examples: cairn publish main, cairn publish review 42, cairn publish change <id>"
+        after_help = "Examples: cairn publish main, cairn publish '#42' --full, cairn publish review 42, cairn publish change <id>, cairn publish '#42' --summary-md"
     )]
     Publish {
-        /// A branch name, or `branch`, `review` or `change` followed by the value.
+        /// A branch name, `#123` or a PR's URL, or `branch`, `review` or `change` followed by
+        /// the value.
         branch_or_kind: String,
         value: Option<String>,
+        /// Also publish each session's redacted turns and records (compressed, under the same
+        /// allowlist, redaction, final scan and size limits).
+        #[arg(long)]
+        full: bool,
         /// Show what would leave without writing anything.
         #[arg(long)]
         dry_run: bool,
+        /// Print a short Markdown block for a PR description (sessions, turns, what was tested
+        /// and committed, `cairn://` links) instead of the report; writes nothing unless
+        /// combined with --full.
+        #[arg(long)]
+        summary_md: bool,
     },
     /// Push the sessions you published (refs/cairn/sessions/*) to a remote; never a
     /// teammate's, never forced.
@@ -238,7 +254,8 @@ enum Command {
     },
     /// Fetch what teammates published on a remote (into refs/cairn/remotes/<remote>/, never
     /// forced) and import each document that passes the checks; skim shows them in this
-    /// repository, marked as untrusted text.
+    /// repository, marked as untrusted text. A session published with --full becomes a session
+    /// of this archive (sessions, show, search, export), marked with who published it.
     Pull {
         #[arg(default_value = "origin")]
         remote: String,
@@ -297,21 +314,25 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum TargetArg {
-    Branch,
-    Review,
-    Change,
-}
-
-impl From<TargetArg> for cairn_core::git::targets::TargetKind {
-    fn from(t: TargetArg) -> Self {
-        use cairn_core::git::targets::TargetKind;
-        match t {
-            TargetArg::Branch => TargetKind::Branch,
-            TargetArg::Review => TargetKind::Review,
-            TargetArg::Change => TargetKind::Change,
-        }
+/// The target a command names: `kind value` (`branch main`, `review 42`, `change <id>`), or one
+/// word (`#123`, a PR's URL, `review:<id>`, `change:<id>`, else a branch name).
+fn target_of(
+    command: &str,
+    first: &str,
+    value: Option<String>,
+) -> Result<cairn_core::git::targets::Target> {
+    use cairn_core::git::targets::{Target, TargetKind};
+    match (TargetKind::parse(first), value) {
+        (Some(kind), Some(value)) => Ok(Target::parse(kind, &value)?),
+        (None, Some(_)) => Err(anyhow!(
+            "unknown {command} target kind '{}'; use `cairn {command} <branch|#123|PR URL>` or `cairn {command} <branch|review|change> <value>`",
+            cairn_core::text::one_line(first, 40)
+        )),
+        (Some(kind), None) if matches!(first, "branch" | "review" | "change") => Err(anyhow!(
+            "`{}` target value is required, e.g. cairn {command} branch main",
+            kind.as_str()
+        )),
+        (_, None) => Ok(Target::parse_to(first)?),
     }
 }
 
@@ -712,17 +733,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             limit,
         } => {
             let cairn = open(g)?;
-            let target = match (kind, value) {
-                (Some(kind), Some(value)) => {
-                    cairn_core::git::targets::Target::parse(kind.into(), &value)?
-                }
-                (Some(kind), None) => {
-                    return Err(anyhow!(
-                        "`{}` target value is required, e.g. cairn skim branch main",
-                        cairn_core::git::targets::TargetKind::from(kind).as_str()
-                    ));
-                }
-                (None, _) => cairn.default_target(&g.dir)?,
+            let target = match kind {
+                Some(kind) => target_of("skim", &kind, value)?,
+                None => cairn.default_target(&g.dir)?,
             };
             let view = cairn.skim(&cairn_core::views::skim::SkimQuery {
                 target,
@@ -741,23 +754,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish {
             branch_or_kind,
             value,
+            full,
             dry_run,
+            summary_md,
         } => {
-            use cairn_core::git::targets::{Target, TargetKind};
             let cairn = open(g)?;
-            let target = match value {
-                None => Target::parse(TargetKind::Branch, &branch_or_kind)?,
-                Some(value) => {
-                    let kind = TargetKind::parse(&branch_or_kind).ok_or_else(|| {
-                        anyhow!(
-                            "unknown publish target '{branch_or_kind}'; use `cairn publish <branch>` or `cairn publish <branch|review|change> <value>`"
-                        )
-                    })?;
-                    Target::parse(kind, &value)?
+            let target = target_of("publish", &branch_or_kind, value)?;
+            // The summary alone writes nothing: it describes what publishing would share.
+            let dry_run = dry_run || (summary_md && !full);
+            let report = cairn.publish(&g.dir, &target, full, dry_run)?;
+            if summary_md {
+                let md = cairn_core::git::summary::markdown(&report);
+                if g.json {
+                    render::json(
+                        out,
+                        &serde_json::json!({ "markdown": md, "report": report }),
+                    )?;
+                } else {
+                    write!(out, "{md}")?;
                 }
-            };
-            let report = cairn.publish(&g.dir, &target, dry_run)?;
-            if g.json {
+            } else if g.json {
                 render::json(out, &report)?;
             } else {
                 render::publish(out, &report)?;

@@ -163,6 +163,9 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
         if s.warnings > 0 {
             extra.push_str(&format!(", {}", plural(s.warnings, "warning")));
         }
+        if let Some(by) = &s.published_by {
+            extra.push_str(&format!(", published by {}", line(by, 60)));
+        }
         writeln!(
             out,
             "{}  {:<6}  {}  {}, {}{}",
@@ -515,8 +518,16 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
         )?;
         let status = if s.untrusted {
             format!(
-                "{} by a teammate{} (untrusted text: titles, previews and labels are theirs)",
+                "{} by {}{}{} (untrusted text: titles, previews and labels are theirs)",
                 line(&s.status, 20),
+                s.published_by.as_deref().map_or_else(
+                    || "a teammate".to_owned(),
+                    |by| format!("{} ", line(by, 100))
+                ),
+                s.published_by
+                    .as_ref()
+                    .map(|_| short_time(s.published_at.as_deref()))
+                    .unwrap_or_default(),
                 s.pulled_from
                     .as_deref()
                     .map(|r| format!(", pulled from {}", line(r, 40)))
@@ -526,6 +537,9 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             line(&s.status, 20)
         };
         writeln!(out, "  status: {status}")?;
+        if let Some(key) = &s.archive_key {
+            writeln!(out, "  whole session: cairn show {}", line(key, 80))?;
+        }
         if let Some(why) = s.why_related.first() {
             writeln!(out, "  why: {}", line(&why.reason, 140))?;
         }
@@ -587,6 +601,15 @@ pub fn timeline(
     )?;
     if keys {
         writeln!(out, "session {}", clean(&v.session_key))?;
+    }
+    if let Some(by) = &v.published_by {
+        writeln!(
+            out,
+            "published by {} {}, pulled from {} (a teammate's session: untrusted text)",
+            line(&by.publisher, 100),
+            short_time(by.published_at.as_deref()),
+            line(&by.pulled_from, 40)
+        )?;
     }
     // One line per target: its strongest link (the core lists a person's first).
     let mut seen = std::collections::BTreeSet::new();
@@ -703,6 +726,15 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
         "Turns: {} total, {} directly related.",
         r.turns, r.related_turns
     )?;
+    if r.full {
+        writeln!(
+            out,
+            "In full: {} ({} compressed), published by {}.",
+            plural(r.transcripts, "redacted transcript"),
+            bytes_human(r.transcript_bytes),
+            line(r.publisher.as_deref().unwrap_or("unknown"), 100)
+        )?;
+    }
     for (i, d) in r.documents.iter().enumerate() {
         let s = &d.session;
         writeln!(
@@ -739,6 +771,15 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
     Ok(())
 }
 
+/// A byte count a person reads: `812 B`, `4.2 KiB`, `3.1 MiB`.
+fn bytes_human(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
 pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> Result<()> {
     writeln!(
         out,
@@ -764,6 +805,13 @@ pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> R
         clean(&r.remote),
         r.unchanged
     )?;
+    if r.transcripts_imported > 0 {
+        writeln!(
+            out,
+            "{} in full: `cairn sessions`, `show`, `search` and `export` read them like your own, marked with their publisher.",
+            plural(r.transcripts_imported, "session")
+        )?;
+    }
     let skipped = r.skipped.len() as u32 + r.skipped_more;
     if skipped > 0 {
         writeln!(out, "Skipped {}:", plural(skipped, "ref"))?;

@@ -19,7 +19,9 @@ pub mod publish;
 pub mod repo;
 pub mod snapshot;
 pub mod store;
+pub mod summary;
 pub mod targets;
+pub mod transcript;
 pub mod written;
 
 use std::collections::{BTreeMap, HashSet};

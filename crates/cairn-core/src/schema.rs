@@ -44,8 +44,9 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0019_forget.sql")),
     sql(include_str!("git/migrations/0020_link_corrections.sql")),
     sql(include_str!("team/migrations/0021_team_push.sql")),
+    sql(include_str!("archive/migrations/0022_pulled_sessions.sql")),
     Migration {
-        sql: include_str!("git/migrations/0030_edits_written.sql"),
+        sql: include_str!("git/migrations/0023_edits_written.sql"),
         then: Some(relink_every_session),
     },
 ];
@@ -56,7 +57,7 @@ fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Resu
     rekey::migrate(tx, data_dir, &[crate::recall::store::rekey_evidence])
 }
 
-/// Migration 0030's Rust half: every session is relinked at the next capture (its association
+/// Migration 0023's Rust half: every session is relinked at the next capture (its association
 /// state is gone, so the relink rebuilds its links with what its edits wrote).
 fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))

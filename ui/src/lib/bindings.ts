@@ -22,7 +22,8 @@ export const commands = {
 	 *  The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
 	 *  `include_weak`, sessions that only ran while the branch was checked out come last. With
 	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
-	 *  repositories is one branch key.
+	 *  repositories is one branch key; and the sessions teammates published there that `cairn pull`
+	 *  fetched (marked untrusted, with their publisher).
 	 */
 	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
@@ -1737,6 +1738,32 @@ export type ProposedBy_Serialize = {
 	proposed_at: string,
 };
 
+/**
+ *  Who published a session pulled from a teammate (`cairn pull` of a `publish --full`), when,
+ *  and the remote it came from. The publisher is the document's claim, not verified.
+ */
+export type PublishedBy = PublishedBy_Serialize | PublishedBy_Deserialize;
+
+/**
+ *  Who published a session pulled from a teammate (`cairn pull` of a `publish --full`), when,
+ *  and the remote it came from. The publisher is the document's claim, not verified.
+ */
+export type PublishedBy_Deserialize = {
+	publisher: string,
+	published_at?: string | null,
+	pulled_from: string,
+};
+
+/**
+ *  Who published a session pulled from a teammate (`cairn pull` of a `publish --full`), when,
+ *  and the remote it came from. The publisher is the document's claim, not verified.
+ */
+export type PublishedBy_Serialize = {
+	publisher: string,
+	published_at: string | null,
+	pulled_from: string,
+};
+
 /**  A query or brief request. */
 export type QueryRequest = QueryRequest_Serialize | QueryRequest_Deserialize;
 
@@ -2505,6 +2532,8 @@ export type SessionSummary_Deserialize = {
 	subagent_count: number,
 	/**  Preview of the first human prompt, when there is one. */
 	first_prompt?: string | null,
+	/**  Who published it, for a teammate's session pulled here (their claim, not verified). */
+	published_by?: string | null,
 };
 
 /**  One captured session, as listed. */
@@ -2528,6 +2557,8 @@ export type SessionSummary_Serialize = {
 	subagent_count: number,
 	/**  Preview of the first human prompt, when there is one. */
 	first_prompt: string | null,
+	/**  Who published it, for a teammate's session pulled here (their claim, not verified). */
+	published_by: string | null,
 };
 
 /**  A session's turns. */
@@ -2546,6 +2577,11 @@ export type SessionTimeline_Deserialize = {
 	links?: SessionLink_Deserialize[],
 	/**  A person's corrections of the session's links (who, when, why), unlinks included. */
 	corrections?: LinkCorrection_Deserialize[],
+	/**
+	 *  A teammate's session pulled here (`publish --full`, then `pull`): who published it
+	 *  (their claim), when, and the remote. Its text is theirs: cleaned, not verified.
+	 */
+	published_by?: PublishedBy_Deserialize | null,
 };
 
 /**  A session's turns. */
@@ -2561,6 +2597,11 @@ export type SessionTimeline_Serialize = {
 	links: SessionLink_Serialize[],
 	/**  A person's corrections of the session's links (who, when, why), unlinks included. */
 	corrections: LinkCorrection_Serialize[],
+	/**
+	 *  A teammate's session pulled here (`publish --full`, then `pull`): who published it
+	 *  (their claim), when, and the remote. Its text is theirs: cleaned, not verified.
+	 */
+	published_by: PublishedBy_Serialize | null,
 };
 
 export type SkimCoverage = {
@@ -2588,6 +2629,17 @@ export type SkimSession_Deserialize = {
 	untrusted?: boolean,
 	/**  The git remote a teammate's session was pulled from. */
 	pulled_from?: string | null,
+	/**
+	 *  Who published a teammate's session, as their transcript names them (`publish --full`;
+	 *  a claim, not verified), and when.
+	 */
+	published_by?: string | null,
+	published_at?: string | null,
+	/**
+	 *  The key of the teammate's whole session in this archive (`publish --full` pulled):
+	 *  what `show` opens.
+	 */
+	archive_key?: string | null,
 	agent: Agent,
 	title?: string | null,
 	project?: string | null,
@@ -2620,6 +2672,17 @@ export type SkimSession_Serialize = {
 	untrusted: boolean,
 	/**  The git remote a teammate's session was pulled from. */
 	pulled_from: string | null,
+	/**
+	 *  Who published a teammate's session, as their transcript names them (`publish --full`;
+	 *  a claim, not verified), and when.
+	 */
+	published_by: string | null,
+	published_at: string | null,
+	/**
+	 *  The key of the teammate's whole session in this archive (`publish --full` pulled):
+	 *  what `show` opens.
+	 */
+	archive_key: string | null,
 	agent: Agent,
 	title: string | null,
 	project: string | null,

@@ -219,6 +219,9 @@ function skimSession(n: number, weak: boolean, turns: number): SkimSession {
     status: 'local-only',
     untrusted: false,
     pulled_from: null,
+    published_by: null,
+    published_at: null,
+    archive_key: null,
     agent: (n % 2 === 0 ? 'codex' : 'claude') as Agent,
     title: `Session number ${n}`,
     project: 'shop',
@@ -297,6 +300,7 @@ export function fakeTimeline(sessionKey: string, turns: number, recordsPerTurn: 
     turns: Array.from({ length: turns }, (_, i) => fakeTurn(i, recordsPerTurn)),
     links: [],
     corrections: [],
+    published_by: null,
   };
 }
 

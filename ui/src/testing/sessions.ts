@@ -18,6 +18,7 @@ export function fakeSession(n: number, agent: Agent = n % 3 === 0 ? 'codex' : 'c
     warnings: n % 5 === 0 ? 1 : 0,
     subagent_count: 0,
     first_prompt: `Please look at issue ${n}`,
+    published_by: null,
   };
 }
 

@@ -9,17 +9,38 @@ use crate::{git, views};
 impl Cairn {
     /// Publish the redacted metadata of the sessions related to `target` under `refs/cairn/` in
     /// the repository at `dir`.
+    /// With `full`, each session's redacted transcript too (`cairn publish --full`).
     pub fn publish(
         &self,
         dir: &Path,
         target: &git::targets::Target,
+        full: bool,
         dry_run: bool,
     ) -> Result<git::publish::PublishReport> {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
         let now = crate::clock::now();
         let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
-        git::publish::publish(store.conn(), &repo, target, sessions, dry_run, &now)
+        let full = match full {
+            false => None,
+            true => {
+                let mut trajectories = std::collections::BTreeMap::new();
+                for (s, _) in &sessions {
+                    let row = self.session_row(&store, &s.session_key)?;
+                    trajectories.insert(
+                        s.session_key.clone(),
+                        views::export::trajectory_value(store.conn(), row, &s.session_key, |e| {
+                            store.err(e)
+                        })?,
+                    );
+                }
+                Some(git::publish::Full {
+                    publisher: git::publish::publisher(&repo),
+                    trajectories,
+                })
+            }
+        };
+        git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)
     }
 
     /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this
@@ -32,11 +53,82 @@ impl Cairn {
 
     /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/` and import
     /// those that pass the checks (the others are listed in the report).
+    /// A document's full transcript (`publish --full`) becomes a session of this archive, of
+    /// agent `atif`, marked with its publisher (see [`git::publish::admit`]).
     pub fn pull(&self, dir: &Path, remote: &str) -> Result<git::publish::PullReport> {
         self.writable()?;
         let repo = git::repo::Repo::discover(dir)?;
-        let store = self.store();
-        git::publish::pull(store.conn(), &repo, remote, &crate::clock::now())
+        let (mut report, transcripts) = {
+            let store = self.store();
+            git::publish::pull(store.conn(), &repo, remote, &crate::clock::now())?
+        };
+        for t in transcripts {
+            let refname = format!("{}{}", git::publish::REF_PREFIX, t.session_key);
+            let admitted = {
+                let store = self.store();
+                git::publish::admit(store.conn(), &t, remote).map_err(|e| store.err(e))?
+            };
+            let (file_name, by) = match admitted {
+                Ok(admitted) => admitted,
+                Err(why) => {
+                    report.skip(&refname, why);
+                    continue;
+                }
+            };
+            match self.capture_pulled(&file_name, &t.trajectory, &by) {
+                Ok(()) => report.transcripts_imported += 1,
+                Err(e) => report.skip(&refname, crate::text::one_line(&e.to_string(), 200)),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Store a teammate's trajectory as `pulled/<file_name>` under the data dir, record its
+    /// publisher, and capture it like `cairn import` does.
+    fn capture_pulled(
+        &self,
+        file_name: &str,
+        trajectory: &serde_json::Value,
+        by: &crate::archive::store::PublishedBy,
+    ) -> Result<()> {
+        use crate::archive::capture::Quiet;
+        use crate::archive::discover::FoundFile;
+        let dir = self.data_dir.join("pulled");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
+            path: dir.clone(),
+            source: e,
+        })?;
+        let path = dir.join(file_name);
+        let bytes = serde_json::to_vec(trajectory).unwrap_or_default();
+        crate::atomic::replace(&path, &bytes, 0o600).map_err(|f| Error::Write {
+            path: f.path,
+            source: f.source,
+        })?;
+        let checked = crate::archive::atif::check_file(&path)?;
+        {
+            let store = self.store();
+            crate::archive::store::mark_pulled(store.conn(), &checked.path.to_string_lossy(), by)
+                .map_err(|e| store.err(e))?;
+        }
+        let file = FoundFile {
+            agent: crate::archive::Agent::Atif,
+            role: crate::archive::sources::FileRole::Main,
+            path: checked.path,
+            parent_hint: None,
+            agent_id: None,
+        };
+        let report = self.capture_paths(&[file], &Quiet)?;
+        if let Some(w) = report
+            .warnings
+            .first()
+            .filter(|_| report.records_added == 0)
+        {
+            return Err(Error::Invalid(format!(
+                "its transcript could not be read: {}",
+                crate::text::one_line(&w.message, 160)
+            )));
+        }
+        Ok(())
     }
 
     /// The target `skim` uses when none is given: the branch checked out in `dir` (the applied

@@ -25,7 +25,9 @@ pub use super::document::{DOCUMENT_SCHEMA, PublishedSession};
 use super::document::{DocSession, is_key, limits};
 use super::repo::{Repo, git_failure, run_git, run_git_raw, verb};
 use super::targets::Target;
+use super::transcript;
 use crate::archive::redact::Redactor;
+use crate::archive::store::PublishedBy;
 use crate::error::{Error, Result};
 
 /// The refs `publish` writes: this machine's own documents.
@@ -47,6 +49,26 @@ pub struct PublishReport {
     pub related_turns: u32,
     /// The documents that leave (or would leave) the machine, after redaction.
     pub documents: Vec<PublishedSession>,
+    /// `--full`: each session's redacted transcript leaves too.
+    #[serde(default)]
+    pub full: bool,
+    /// With `full`: who the transcripts name as their publisher (the repository's git
+    /// `user.name` and `user.email`).
+    #[serde(default)]
+    pub publisher: Option<String>,
+    /// With `full`: the transcripts written (or that would be), and their compressed bytes.
+    #[serde(default)]
+    pub transcripts: u32,
+    #[serde(default)]
+    pub transcript_bytes: u64,
+}
+
+/// What `publish --full` adds: who publishes, and each session's ATIF trajectory as the archive
+/// holds it (redacted at capture; [`transcript::outbound`] redacts it for leaving).
+#[derive(Debug, Clone, Default)]
+pub struct Full {
+    pub publisher: String,
+    pub trajectories: BTreeMap<String, serde_json::Value>,
 }
 
 /// What `push` sent.
@@ -70,6 +92,9 @@ pub struct PullReport {
     pub sessions_imported: u32,
     /// Documents already imported as they are.
     pub unchanged: u32,
+    /// Full transcripts (`publish --full`) imported as sessions of this archive.
+    #[serde(default)]
+    pub transcripts_imported: u32,
     /// Refs not imported, each with why (the first [`MAX_LISTED_SKIPS`]). A ref name is
     /// shown cleaned.
     pub skipped: Vec<SkippedRef>,
@@ -89,7 +114,8 @@ pub struct SkippedRef {
 }
 
 impl PullReport {
-    fn skip(&mut self, refname: &str, reason: impl Into<String>) {
+    /// List `refname` as not imported, for `reason`.
+    pub fn skip(&mut self, refname: &str, reason: impl Into<String>) {
         if self.skipped.len() >= MAX_LISTED_SKIPS {
             self.skipped_more += 1;
             return;
@@ -138,14 +164,48 @@ pub fn publish(
     repo: &Repo,
     target: &Target,
     sessions: Vec<(DocSession, Vec<String>)>,
+    full: Option<Full>,
     dry_run: bool,
     now: &str,
 ) -> Result<PublishReport> {
     let db = crate::store::err_in(conn);
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+    let root = repo.root.to_string_lossy().into_owned();
     let mut documents = Vec::new();
+    let mut packed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for (s, target_keys) in sessions {
         let key = s.session_key.clone();
+        if let Some(full) = &full {
+            let Some(trajectory) = full.trajectories.get(&key) else {
+                return Err(Error::Invalid(format!(
+                    "cannot publish session {key} in full: it has no records to publish"
+                )));
+            };
+            let trajectory = transcript::outbound(trajectory.clone(), &root, home.as_deref())
+                .map_err(|rule| {
+                    Error::Refused(format!(
+                        "refusing to publish session {key}: the outbound scan still finds a {rule} in its transcript after redaction"
+                    ))
+                })?;
+            let envelope = transcript::PublishedTranscript {
+                schema: transcript::TRANSCRIPT_SCHEMA.to_owned(),
+                session_key: key.clone(),
+                publisher: full.publisher.clone(),
+                published_at: now.to_owned(),
+                trajectory,
+            };
+            if let Err(why) = envelope.check(&key) {
+                return Err(Error::Invalid(format!(
+                    "cannot publish session {key} in full: {why}"
+                )));
+            }
+            let bytes = transcript::encode(&envelope).map_err(|why| {
+                Error::Invalid(format!(
+                    "cannot publish session {key} in full: {why}; publish it without --full"
+                ))
+            })?;
+            packed.insert(key.clone(), bytes);
+        }
         let doc = PublishedSession::new(outbound(s, repo, home.as_deref())?, target_keys, now);
         // What teammates would refuse is not written.
         let refused = doc.check(&key).err().or_else(|| {
@@ -171,30 +231,39 @@ pub fn publish(
         turns: documents.iter().map(|d| d.session.turn_count).sum(),
         related_turns: documents.iter().map(|d| d.session.related_turn_count).sum(),
         documents,
+        full: full.is_some(),
+        publisher: full.map(|f| f.publisher),
+        transcripts: packed.len() as u32,
+        transcript_bytes: packed.values().map(|b| b.len() as u64).sum(),
     };
     if dry_run {
         return Ok(report);
     }
     for doc in &report.documents {
-        write_ref(repo, doc)?;
+        write_ref(
+            repo,
+            doc,
+            packed.get(&doc.session.session_key).map(Vec::as_slice),
+        )?;
         crate::archive::store::mark_published(conn, &doc.session.session_key, now).map_err(db)?;
     }
     Ok(report)
 }
 
-/// Write one document as a commit on `refs/cairn/sessions/<key>` (parent: the previous one).
-fn write_ref(repo: &Repo, doc: &PublishedSession) -> Result<()> {
+/// Write one document (and with `--full` its compressed transcript) as a commit on
+/// `refs/cairn/sessions/<key>` (parent: the previous one).
+fn write_ref(repo: &Repo, doc: &PublishedSession, transcript: Option<&[u8]>) -> Result<()> {
     let json = serde_json::to_string_pretty(doc).unwrap_or_default();
-    let blob = git_stdin(
-        &repo.root,
-        &["hash-object", "-w", "--stdin"],
-        json.as_bytes(),
-    )?;
-    let tree = git_stdin(
-        &repo.root,
-        &["mktree"],
-        format!("100644 blob {blob}\tsession.json\n").as_bytes(),
-    )?;
+    let blob = |bytes: &[u8]| git_stdin(&repo.root, &["hash-object", "-w", "--stdin"], bytes);
+    let mut entries = format!("100644 blob {}\tsession.json\n", blob(json.as_bytes())?);
+    if let Some(bytes) = transcript {
+        entries.push_str(&format!(
+            "100644 blob {}\t{}\n",
+            blob(bytes)?,
+            transcript::TRANSCRIPT_FILE
+        ));
+    }
+    let tree = git_stdin(&repo.root, &["mktree"], entries.as_bytes())?;
     let refname = format!("{REF_PREFIX}{}", doc.session.session_key);
     let parent = run_git(&repo.root, &["rev-parse", "-q", "--verify", &refname])
         .ok()
@@ -207,6 +276,30 @@ fn write_ref(repo: &Repo, doc: &PublishedSession) -> Result<()> {
     let commit = run_git(&repo.root, &args)?;
     run_git(&repo.root, &["update-ref", &refname, commit.trim()])?;
     Ok(())
+}
+
+/// Who `publish --full` names as the publisher: the repository's git `user.name` and
+/// `user.email` (`Name <email>`), else the login name; cleaned and cut to what a teammate's
+/// Cairn accepts.
+pub fn publisher(repo: &Repo) -> String {
+    let get = |key: &str| {
+        run_git(&repo.root, &["config", "--get", key])
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let name = match (get("user.name"), get("user.email")) {
+        (Some(n), Some(e)) => format!("{n} <{e}>"),
+        (Some(n), None) => n,
+        (None, Some(e)) => format!("<{e}>"),
+        (None, None) => std::env::var("USER").unwrap_or_default(),
+    };
+    let name = crate::text::one_line(&name, transcript::limits::PUBLISHER_CHARS / 2);
+    if transcript::publisher_ok(&name) {
+        name
+    } else {
+        "unknown".to_owned()
+    }
 }
 
 /// `commit-tree` needs an identity; publishing must not depend on the user having one set.
@@ -283,13 +376,22 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
 
 /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/sessions/` and
 /// import each new or changed one that passes the checks.
-pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<PullReport> {
+///
+/// Returns the report and the checked full transcripts (`publish --full`) of the documents
+/// imported, which the caller captures ([`crate::archive`] owns the sessions).
+pub fn pull(
+    conn: &Connection,
+    repo: &Repo,
+    remote: &str,
+    now: &str,
+) -> Result<(PullReport, Vec<transcript::PublishedTranscript>)> {
     let db = crate::store::err_in(conn);
     check_remote(repo, remote)?;
     let mut report = PullReport {
         remote: remote.to_owned(),
         sessions_imported: 0,
         unchanged: 0,
+        transcripts_imported: 0,
         skipped: Vec::new(),
         skipped_more: 0,
     };
@@ -348,7 +450,7 @@ pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<P
         );
     }
     if wanted.is_empty() {
-        return Ok(report);
+        return Ok((report, Vec::new()));
     }
 
     // Fetch without force into the remote's own namespace; `--refmap=` keeps configured fetch
@@ -392,8 +494,44 @@ pub fn pull(conn: &Connection, repo: &Repo, remote: &str, now: &str) -> Result<P
         }
         wanted.retain(|k, oid| after.get(k) == Some(oid));
     }
-    import(conn, repo, remote, &common_dir, &wanted, now, &mut report)?;
-    Ok(report)
+    let transcripts = import(conn, repo, remote, &common_dir, &wanted, now, &mut report)?;
+    Ok((report, transcripts))
+}
+
+/// Whether a teammate's full transcript may become a session of this archive. Never one
+/// claiming a session this archive captured (a teammate's text never takes the place of your
+/// own), nor your own `cairn import` of it, nor one already pulled that now names another
+/// publisher (someone else re-publishing a teammate's session). Returns the file name to store
+/// it under and who published it, or why not.
+pub fn admit(
+    conn: &Connection,
+    t: &transcript::PublishedTranscript,
+    remote: &str,
+) -> rusqlite::Result<std::result::Result<(String, PublishedBy), String>> {
+    if crate::archive::store::captured(conn, &t.session_key)? {
+        return Ok(Err(format!(
+            "its transcript claims session {}, which this archive captured: a teammate's document never takes the place of your own session",
+            t.session_key
+        )));
+    }
+    let local = crate::keys::session_key(crate::archive::Agent::Atif, t.session_key.as_bytes());
+    Ok(match crate::archive::store::session_origin(conn, &local)? {
+        Some(None) => Err(format!(
+            "its session is already in this archive as {local}, imported by you (`cairn import`)"
+        )),
+        Some(Some(by)) if by.publisher != t.publisher => Err(format!(
+            "session {local} was published by {}; a transcript naming another publisher for it is refused (`cairn forget {local}` first to accept it)",
+            crate::text::one_line(&by.publisher, 100)
+        )),
+        _ => Ok((
+            format!("{local}.atif.json"),
+            PublishedBy {
+                publisher: t.publisher.clone(),
+                published_at: Some(t.published_at.clone()),
+                pulled_from: remote.to_owned(),
+            },
+        )),
+    })
 }
 
 /// A full object id (SHA-1 or SHA-256).
@@ -414,22 +552,26 @@ fn local_refs(repo: &Repo, prefix: &str) -> Result<BTreeMap<String, String>> {
         .collect())
 }
 
-/// Read, check and store the documents of `wanted` (session key → fetched commit). Sizes come
-/// first (`cat-file --batch-check`), so an oversized blob is never read.
-fn import(
-    conn: &Connection,
+/// The blobs named `file` in the commits of `wanted` (session key → commit), within the size
+/// limits: each at most `max` bytes, all of them together (with `total`, what this pull already
+/// read) at most [`limits::PULL_BYTES`]. Sizes come first (`cat-file --batch-check`), so an
+/// oversized blob is never read. A commit without the file is skipped as `missing` says, or
+/// left out silently when `missing` is `None` (the file is optional).
+#[allow(clippy::too_many_arguments)]
+fn read_blobs<'k>(
     repo: &Repo,
-    remote: &str,
-    common_dir: &str,
-    wanted: &BTreeMap<String, String>,
-    now: &str,
+    wanted: impl Iterator<Item = (&'k str, &'k str)>,
+    file: &str,
+    max: u64,
+    missing: Option<&str>,
+    total: &mut u64,
     report: &mut PullReport,
-) -> Result<()> {
-    let db = crate::store::err_in(conn);
+) -> Result<Vec<(&'k str, Vec<u8>)>> {
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
+    let wanted: Vec<(&str, &str)> = wanted.collect();
     let specs: String = wanted
-        .values()
-        .map(|oid| format!("{oid}:session.json\n"))
+        .iter()
+        .map(|(_, oid)| format!("{oid}:{file}\n"))
         .collect();
     let sizes = run_git_raw(
         &repo.root,
@@ -444,26 +586,24 @@ fn import(
     }
     let sizes = String::from_utf8_lossy(&sizes.stdout).into_owned();
     let mut blobs: Vec<(&str, String)> = Vec::new();
-    let mut total = 0u64;
     for ((key, _), line) in wanted.iter().zip(sizes.lines()) {
         let mut parts = line.split(' ');
         let (Some(blob), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next())
         else {
-            report.skip(&refname(key), "no session.json in its commit");
+            if let Some(why) = missing {
+                report.skip(&refname(key), why);
+            }
             continue;
         };
         let size: u64 = size.parse().unwrap_or(u64::MAX);
         if kind != "blob" {
-            report.skip(&refname(key), "no session.json in its commit");
-        } else if size > limits::DOCUMENT_BYTES {
+            report.skip(&refname(key), format!("its {file} is not a file"));
+        } else if size > max {
             report.skip(
                 &refname(key),
-                format!(
-                    "session.json has {size} bytes, more than the {} a document may have",
-                    limits::DOCUMENT_BYTES
-                ),
+                format!("{file} has {size} bytes, more than the {max} a document may have"),
             );
-        } else if total + size > limits::PULL_BYTES {
+        } else if *total + size > limits::PULL_BYTES {
             report.skip(
                 &refname(key),
                 format!(
@@ -472,12 +612,12 @@ fn import(
                 ),
             );
         } else {
-            total += size;
-            blobs.push((key.as_str(), blob.to_owned()));
+            *total += size;
+            blobs.push((key, blob.to_owned()));
         }
     }
     if blobs.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let input: String = blobs.iter().map(|(_, b)| format!("{b}\n")).collect();
     let out = run_git_raw(
@@ -489,16 +629,49 @@ fn import(
         return Err(git_failure(&repo.root, "cat-file", &out));
     }
     let contents = batch_contents(&out.stdout);
+    let mut read = Vec::new();
+    for ((key, _), bytes) in blobs.into_iter().zip(contents) {
+        match bytes {
+            Some(bytes) => read.push((key, bytes.to_vec())),
+            None => report.skip(&refname(key), format!("its {file} could not be read")),
+        }
+    }
+    Ok(read)
+}
+
+/// Read, check and store the documents of `wanted` (session key → fetched commit); then read
+/// and check the full transcripts (`publish --full`) of those stored, for the caller to capture.
+fn import(
+    conn: &Connection,
+    repo: &Repo,
+    remote: &str,
+    common_dir: &str,
+    wanted: &BTreeMap<String, String>,
+    now: &str,
+    report: &mut PullReport,
+) -> Result<Vec<transcript::PublishedTranscript>> {
+    let db = crate::store::err_in(conn);
+    let refname = |key: &str| format!("{REF_PREFIX}{key}");
+    let mut total = 0u64;
+    let blobs = read_blobs(
+        repo,
+        wanted.iter().map(|(k, o)| (k.as_str(), o.as_str())),
+        "session.json",
+        limits::DOCUMENT_BYTES,
+        Some("no session.json in its commit"),
+        &mut total,
+        report,
+    )?;
+    if blobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut stored: Vec<&str> = Vec::new();
     let tx = conn.unchecked_transaction().map_err(db)?;
-    for ((key, _), bytes) in blobs.iter().zip(contents) {
-        let doc = match bytes.map(|b| super::document::read(b, key)) {
-            Some(Ok(doc)) => doc,
-            Some(Err(why)) => {
+    for (key, bytes) in &blobs {
+        let doc = match super::document::read(bytes, key) {
+            Ok(doc) => doc,
+            Err(why) => {
                 report.skip(&refname(key), why);
-                continue;
-            }
-            None => {
-                report.skip(&refname(key), "its session.json could not be read");
                 continue;
             }
         };
@@ -521,9 +694,31 @@ fn import(
         ])
         .map_err(db)?;
         report.sessions_imported += 1;
+        stored.push(key);
     }
     tx.commit().map_err(db)?;
-    Ok(())
+
+    // The full transcripts of the documents just stored; a document without one was published
+    // without --full.
+    let full = read_blobs(
+        repo,
+        stored
+            .iter()
+            .filter_map(|k| Some((*k, wanted.get(*k)?.as_str()))),
+        transcript::TRANSCRIPT_FILE,
+        transcript::limits::COMPRESSED_BYTES,
+        None,
+        &mut total,
+        report,
+    )?;
+    let mut transcripts = Vec::new();
+    for (key, bytes) in full {
+        match transcript::decode(&bytes, key) {
+            Ok(t) => transcripts.push(t),
+            Err(why) => report.skip(&refname(key), why),
+        }
+    }
+    Ok(transcripts)
 }
 
 /// The objects of a `git cat-file --batch` answer, in order (`None` for one git could not

@@ -375,6 +375,27 @@ mod erased {
     }
 }
 
+/// Session `session` (row id, key `session_key`) as the ATIF trajectory `publish --full`
+/// carries: every turn, tool output cut at the archive's own 16 KiB, strings cleaned as an
+/// export's are, and `session_id` set to the session key (what a teammate's pull checks).
+pub fn trajectory_value(
+    conn: &Connection,
+    session: i64,
+    session_key: &str,
+    db: impl Fn(rusqlite::Error) -> Error,
+) -> Result<Value> {
+    let options = ExportOptions {
+        format: SessionExportFormat::Atif,
+        turns: None,
+        max_output_bytes: 16 * 1024,
+    };
+    let doc = Document::build(conn, session, &options, None, db)?;
+    let mut value: Value = serde_json::to_value(atif::trajectory(&doc))
+        .map_err(|e| Error::Invalid(format!("cannot prepare the transcript: {e}")))?;
+    value["session_id"] = Value::String(session_key.to_owned());
+    Ok(value)
+}
+
 /// Text on its way out of an export: escape sequences and control characters removed
 /// ([`crate::text::printable`]), secrets redacted, the home directory written as `~` where it
 /// starts a path. Returns whether the home directory was seen.

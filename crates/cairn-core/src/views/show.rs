@@ -58,6 +58,10 @@ pub struct SessionTimeline {
     /// A person's corrections of the session's links (who, when, why), unlinks included.
     #[serde(default)]
     pub corrections: Vec<LinkCorrection>,
+    /// A teammate's session pulled here (`publish --full`, then `pull`): who published it
+    /// (their claim), when, and the remote. Its text is theirs: cleaned, not verified.
+    #[serde(default)]
+    pub published_by: Option<archive::PublishedBy>,
 }
 
 /// One link of a session to a branch, review or change.
@@ -99,9 +103,16 @@ pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result
             .unwrap_or_default();
         turns.push(turn);
     }
+    let published_by = archive::published_by_of(conn, session)?;
     Ok(SessionTimeline {
         session_key: h.key,
-        status: "local-only".to_owned(),
+        status: if published_by.is_some() {
+            "published"
+        } else {
+            "local-only"
+        }
+        .to_owned(),
+        published_by,
         agent: h.agent,
         title: h.title,
         started_at: h.started_at,

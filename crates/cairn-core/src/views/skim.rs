@@ -75,6 +75,16 @@ pub struct SkimSession {
     /// The git remote a teammate's session was pulled from.
     #[serde(default)]
     pub pulled_from: Option<String>,
+    /// Who published a teammate's session, as their transcript names them (`publish --full`;
+    /// a claim, not verified), and when.
+    #[serde(default)]
+    pub published_by: Option<String>,
+    #[serde(default)]
+    pub published_at: Option<String>,
+    /// The key of the teammate's whole session in this archive (`publish --full` pulled):
+    /// what `show` opens.
+    #[serde(default)]
+    pub archive_key: Option<String>,
     pub agent: Agent,
     pub title: Option<String>,
     pub project: Option<String>,
@@ -217,7 +227,12 @@ pub fn skim(
             coverage.weak_sessions_hidden += 1;
             continue;
         }
-        let s = session_row(conn, session_id, &links, weak)?;
+        let Some(s) = session_row(conn, session_id, &links, weak)? else {
+            // A teammate's session pulled in full: it shows from their document below, in the
+            // repository it was pulled into, marked as theirs; never as this machine's own
+            // (which `publish` would re-publish).
+            continue;
+        };
         local.insert(s.session_key.clone(), (session_id, links));
         sessions.push(s);
     }
@@ -226,8 +241,17 @@ pub fn skim(
     let published = match published_repo {
         Some(repo) => crate::git::publish::published_for(conn, &keys, repo)?
             .into_iter()
-            .map(|(doc, remote)| SkimSession::from_published(doc, &remote))
-            .collect(),
+            .map(|(doc, remote)| {
+                let mut s = SkimSession::from_published(doc, &remote);
+                // Its whole session, when the teammate published it in full and it was pulled.
+                let pulled = crate::keys::session_key(Agent::Atif, s.session_key.as_bytes());
+                if let Some(Some(by)) = archive::session_origin(conn, &pulled)? {
+                    s.published_by = Some(by.publisher);
+                    s.archive_key = Some(pulled);
+                }
+                Ok(s)
+            })
+            .collect::<rusqlite::Result<_>>()?,
         None => Vec::new(),
     };
     for published in published {
@@ -314,6 +338,9 @@ impl SkimSession {
             status: "published".to_owned(),
             untrusted: true,
             pulled_from: Some(remote.to_owned()),
+            published_by: None,
+            published_at: Some(doc.published_at),
+            archive_key: None,
             agent: s.agent,
             title: s.title,
             project: s.project,
@@ -405,14 +432,18 @@ impl SkimSession {
     }
 }
 
-/// A session's row and why it is related; its turns come with [`add_turns`].
+/// A session's row and why it is related; its turns come with [`add_turns`]. `None` for a
+/// teammate's session pulled here.
 fn session_row(
     conn: &Connection,
     id: i64,
     links: &[LinkRow],
     weak: bool,
-) -> rusqlite::Result<SkimSession> {
+) -> rusqlite::Result<Option<SkimSession>> {
     let card = archive::session_card(conn, id)?;
+    if card.pulled {
+        return Ok(None);
+    }
     let mut s = SkimSession {
         session_key: card.key,
         status: if card.published {
@@ -423,6 +454,9 @@ fn session_row(
         .to_owned(),
         untrusted: false,
         pulled_from: None,
+        published_by: None,
+        published_at: None,
+        archive_key: None,
         agent: card.agent,
         title: card.title,
         project: card.project,
@@ -458,7 +492,7 @@ fn session_row(
         });
     }
     s.why_related.truncate(8);
-    Ok(s)
+    Ok(Some(s))
 }
 
 /// A session's turns (abbreviated, `related` where a counted link rests on one), its related

@@ -278,4 +278,51 @@ mod tests {
             .unwrap();
         assert_eq!(ok, "ok");
     }
+
+    /// A teammate's session is marked by capture's own insert of its source (the pull recorded
+    /// the file first), and then neither the team push nor Recall's extraction reads it.
+    #[test]
+    fn a_pulled_session_is_marked_at_capture_and_never_read_as_this_archives_own() {
+        let conn = Connection::open_in_memory().unwrap();
+        for step in MIGRATIONS {
+            conn.execute_batch(step.sql).unwrap();
+        }
+        let by = PublishedBy {
+            publisher: "Ann <ann@example.invalid>".into(),
+            published_at: Some("2026-03-01T10:00:00Z".into()),
+            pulled_from: "origin".into(),
+        };
+        mark_pulled(&conn, "/data/pulled/k2.atif.json", &by).unwrap();
+        for (id, key, path) in [
+            (1, "k1", "/home/me/.claude/p/s.jsonl"),
+            (2, "k2", "/data/pulled/k2.atif.json"),
+        ] {
+            conn.execute(
+                "INSERT INTO sessions (id, session_key, agent, captured_at, record_count) VALUES (?1, ?2, 'atif', 'now', 3)",
+                params![id, key],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO sources (source_key, session_id, agent, role, path, updated_at) VALUES (?1, ?2, 'atif', 'main', ?3, 'now')",
+                params![key, id, path],
+            )
+            .unwrap();
+        }
+        assert_eq!(session_origin(&conn, "k1").unwrap(), Some(None));
+        assert_eq!(session_origin(&conn, "k2").unwrap(), Some(Some(by.clone())));
+        assert_eq!(published_by_of(&conn, 2).unwrap(), Some(by));
+        assert_eq!(session_origin(&conn, "k3").unwrap(), None);
+        let marks: Vec<String> = team_marks(&conn)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.session_key)
+            .collect();
+        assert_eq!(marks, ["k1"]);
+        let stories: Vec<String> = story_sessions(&conn, StoryFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|s| s.key)
+            .collect();
+        assert_eq!(stories, ["k1"]);
+    }
 }

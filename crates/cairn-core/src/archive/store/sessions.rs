@@ -262,6 +262,9 @@ pub struct SessionSummary {
     pub subagent_count: u32,
     /// Preview of the first human prompt, when there is one.
     pub first_prompt: Option<String>,
+    /// Who published it, for a teammate's session pulled here (their claim, not verified).
+    #[serde(default)]
+    pub published_by: Option<String>,
 }
 
 /// Top-level sessions with at least one record, newest first. Sub-agent and compaction
@@ -272,7 +275,8 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
                 s.started_at, s.updated_at, s.turn_count, s.record_count, s.warning_count,
                 (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
                     AND c.relation IN ('subagent', 'compaction')),
-                (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)
+                (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1),
+                s.publisher
          FROM sessions s
          WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
     );
@@ -309,6 +313,7 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
             warnings: count(r.get(12)?),
             subagent_count: count(r.get(13)?),
             first_prompt: r.get(14)?,
+            published_by: r.get(15)?,
         })
     })?;
     rows.collect()
@@ -494,7 +499,8 @@ pub struct StoryFilter<'a> {
     pub idle_since: Option<&'a str>,
 }
 
-/// The [`StorySession`]s `f` keeps, most recently active first.
+/// The [`StorySession`]s `f` keeps, most recently active first: this machine's own captures
+/// only (a teammate's pulled session never reaches Recall).
 pub fn story_sessions(
     conn: &Connection,
     f: StoryFilter<'_>,
@@ -502,6 +508,7 @@ pub fn story_sessions(
     conn.prepare_cached(
         "SELECT s.id, s.session_key, COALESCE(s.project, ''), s.next_ordinal FROM sessions s
          WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation != 'subagent')
+           AND s.publisher IS NULL
            AND (?1 IS NULL OR s.session_key = ?1 OR s.session_id = ?1)
            AND (?2 IS NULL OR s.project = ?2)
            AND (?3 IS NULL OR s.updated_at >= ?3)
@@ -554,4 +561,67 @@ pub fn story_head(conn: &Connection, id: i64) -> rusqlite::Result<StoryHead> {
             next_ordinal: r.get(8)?,
         })
     })
+}
+
+/// Who published a session pulled from a teammate (`cairn pull` of a `publish --full`), when,
+/// and the remote it came from. The publisher is the document's claim, not verified.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PublishedBy {
+    pub publisher: String,
+    pub published_at: Option<String>,
+    pub pulled_from: String,
+}
+
+/// Whether the session keyed `session_key` is in the archive, and if so who published it
+/// (`None`: this machine's own capture).
+pub fn session_origin(
+    conn: &Connection,
+    session_key: &str,
+) -> rusqlite::Result<Option<Option<PublishedBy>>> {
+    conn.prepare_cached(
+        "SELECT publisher, published_at, pulled_from FROM sessions WHERE session_key = ?1",
+    )?
+    .query_row([session_key], |r| {
+        Ok(published_by(r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .optional()
+}
+
+/// The publisher of the session with row id `id`, when it was pulled from a teammate.
+pub fn published_by_of(conn: &Connection, id: i64) -> rusqlite::Result<Option<PublishedBy>> {
+    conn.prepare_cached("SELECT publisher, published_at, pulled_from FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| Ok(published_by(r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()
+        .map(Option::flatten)
+}
+
+fn published_by(
+    publisher: Option<String>,
+    published_at: Option<String>,
+    pulled_from: Option<String>,
+) -> Option<PublishedBy> {
+    Some(PublishedBy {
+        publisher: publisher?,
+        published_at,
+        pulled_from: pulled_from.unwrap_or_default(),
+    })
+}
+
+/// Record that the transcript file at `path` (canonical) is a teammate's, published by `by`,
+/// before capture reads it: the session capture stores from it is marked in capture's own
+/// transaction (migration 22's trigger), and a session already stored from it now.
+pub fn mark_pulled(conn: &Connection, path: &str, by: &PublishedBy) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO pulled_sources (path, publisher, published_at, pulled_from) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (path) DO UPDATE SET publisher = excluded.publisher,
+             published_at = excluded.published_at, pulled_from = excluded.pulled_from",
+    )?
+    .execute(params![path, by.publisher, by.published_at, by.pulled_from])?;
+    conn.prepare_cached(
+        "UPDATE sessions SET publisher = ?2, published_at = ?3, pulled_from = ?4
+         WHERE id IN (SELECT session_id FROM sources WHERE path = ?1)",
+    )?
+    .execute(params![path, by.publisher, by.published_at, by.pulled_from])?;
+    Ok(())
 }

@@ -17,12 +17,15 @@ pub struct SessionCard {
     pub record_count: i64,
     /// This machine published it.
     pub published: bool,
+    /// A teammate published it and this machine pulled it (`cairn pull`).
+    pub pulled: bool,
 }
 
 /// The card of the session with row id `id`.
 pub fn session_card(conn: &Connection, id: i64) -> rusqlite::Result<SessionCard> {
     conn.prepare_cached(
-        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count, published_at
+        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count, published_at,
+                publisher IS NOT NULL
          FROM sessions WHERE id = ?1",
     )?
     .query_row([id], |r| {
@@ -37,6 +40,7 @@ pub fn session_card(conn: &Connection, id: i64) -> rusqlite::Result<SessionCard>
             turn_count: r.get(6)?,
             record_count: r.get(7)?,
             published: r.get::<_, Option<String>>(8)?.is_some(),
+            pulled: r.get(9)?,
         })
     })
 }

@@ -41,7 +41,8 @@ impl Store {
     }
 }
 
-/// Whether this archive captured the session keyed `session_key`.
+/// Whether this archive holds the session keyed `session_key` (a teammate's pulled in full has a
+/// key of its own, derived from the publisher's: see `git::publish::admit`).
 pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
     conn.prepare_cached("SELECT 1 FROM sessions WHERE session_key = ?1")?
         .query_row([session_key], |_| Ok(()))

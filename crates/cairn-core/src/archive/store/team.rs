@@ -17,7 +17,8 @@ pub struct TeamMark {
     pub max_record_id: i64,
 }
 
-/// Every session, oldest first, with its [`TeamMark`].
+/// Every session this machine captured (never a teammate's pulled here), oldest first, with
+/// its [`TeamMark`].
 pub fn team_marks(conn: &Connection) -> rusqlite::Result<Vec<TeamMark>> {
     let mut stmt = conn.prepare_cached(
         "SELECT s.id, s.session_key, s.repo_id,
@@ -27,7 +28,7 @@ pub fn team_marks(conn: &Connection) -> rusqlite::Result<Vec<TeamMark>> {
                 coalesce((SELECT group_concat(coalesce(r.revision, '') || coalesce(r.retracted_at, ''), ',')
                           FROM records r WHERE r.session_id = s.id AND r.unit IS NOT NULL), ''),
                 coalesce((SELECT max(r.id) FROM records r WHERE r.session_id = s.id), 0)
-         FROM sessions s ORDER BY s.id",
+         FROM sessions s WHERE s.publisher IS NULL ORDER BY s.id",
     )?;
     stmt.query_map([], |r| {
         Ok(TeamMark {

@@ -1,0 +1,574 @@
+//! The agent work behind a PR, through git: `cairn publish --full` carries each related
+//! session's redacted transcript under `refs/cairn/`; a teammate's `cairn pull` (a local bare
+//! repository is the remote, with the real git binary) makes it a session of their archive that
+//! `sessions`, `show`, `search`, `export` and `skim '#123'` read like their own, marked with its
+//! publisher, never re-published by them; `--summary-md` writes the PR description's block.
+//! Teammates' transcripts are hostile input: forged publishers, bombs, escape sequences, unknown
+//! versions and a claim on the puller's own session are each refused whole, the pull going on.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::branch::{Transcript, key_of};
+use crate::support::{Env, git, git_with};
+
+const SECRET: &str = "ghp_EXAMPLEq7Xr9Kd2Lm4Np6Qs8Tv0Wy2Za4Bc6";
+
+/// A bare remote with `main`, and the publisher's clone of it with a git identity.
+fn team(root: &Path) -> (PathBuf, PathBuf) {
+    let remote = root.join("remote.git");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let a = root.join("a");
+    git(
+        root,
+        &["clone", "-q", remote.to_str().unwrap(), a.to_str().unwrap()],
+    );
+    let a = std::fs::canonicalize(a).unwrap();
+    git(&a, &["config", "user.name", "Ann Publisher"]);
+    git(&a, &["config", "user.email", "ann@example.invalid"]);
+    std::fs::write(a.join("README.md"), "hi\n").unwrap();
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "-q", "-m", "init"]);
+    git(&a, &["push", "-q", "origin", "main"]);
+    (remote, a)
+}
+
+/// The publisher's session on branch `shared`: a secret and absolute paths in it, an edit, a
+/// commit and a test run.
+fn work_on_shared(env: &Env, a: &Path) {
+    git(a, &["checkout", "-q", "-b", "shared"]);
+    let mut t = Transcript::new(env, "s-full", a, "shared");
+    t.user(&format!(
+        "add {} using token {SECRET}",
+        a.join("feature.txt").display()
+    ));
+    t.edit("feature.txt", "zanzibar feature\n");
+    t.run_git(&["add", "feature.txt"]);
+    t.run_git(&["commit", "-m", "Add feature"]);
+    t.say(&format!(
+        "Committed {}; the tests pass.",
+        a.join("feature.txt").display()
+    ));
+    t.hook(env);
+    git(a, &["push", "-q", "origin", "shared"]);
+}
+
+/// A teammate's clone of `remote` (their own archive `env`).
+fn clone(env: &Env, remote: &Path) -> PathBuf {
+    let b = env.root.path().join("b");
+    git(
+        env.root.path(),
+        &["clone", "-q", remote.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    std::fs::canonicalize(b).unwrap()
+}
+
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(all_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+
+    let dry = env.json(&["-C", a_str, "publish", "shared", "--full", "--dry-run"]);
+    assert_eq!(dry["full"], true, "{dry:#}");
+    assert_eq!(dry["transcripts"], 1);
+    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/"]), "");
+    let published = env.json(&["-C", a_str, "publish", "shared", "--full"]);
+    assert_eq!(published["transcripts"], 1, "{published:#}");
+    assert_eq!(
+        published["publisher"],
+        "Ann Publisher <ann@example.invalid>"
+    );
+    let human = env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    assert!(
+        human.contains("In full: 1 redacted transcript ("),
+        "{human}"
+    );
+    assert_eq!(env.json(&["-C", a_str, "push"])["pushed"], 1);
+    let commit = git(
+        &remote,
+        &["for-each-ref", "--format=%(objectname)", "refs/cairn/"],
+    );
+    let files = git(&remote, &["ls-tree", "--name-only", commit.trim()]);
+    assert_eq!(files.trim(), "session.json\ntranscript.json.zst");
+
+    // The teammate pulls: the session is theirs to read, marked as Ann's.
+    let teammate = Env::new();
+    let b = clone(&teammate, &remote);
+    let b_str = b.to_str().unwrap();
+    let pulled = teammate.json(&["-C", b_str, "pull"]);
+    assert_eq!(pulled["sessions_imported"], 1, "{pulled:#}");
+    assert_eq!(pulled["transcripts_imported"], 1, "{pulled:#}");
+    assert!(
+        pulled["skipped"].as_array().unwrap().is_empty(),
+        "{pulled:#}"
+    );
+    // What arrived has no secret and no absolute path of the publisher's machine.
+    for f in all_files(&teammate.data()) {
+        let bytes = std::fs::read(&f).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(SECRET), "secret in {}", f.display());
+        assert!(!text.contains(a_str), "publisher's path in {}", f.display());
+    }
+
+    let sessions = teammate.json(&["sessions"]);
+    let list = sessions.as_array().unwrap();
+    assert_eq!(list.len(), 1, "{sessions:#}");
+    assert_eq!(
+        list[0]["published_by"],
+        "Ann Publisher <ann@example.invalid>"
+    );
+    let key = list[0]["session_key"].as_str().unwrap().to_owned();
+    let human = teammate.ok(&["sessions"]);
+    assert!(human.contains("published by Ann Publisher"), "{human}");
+
+    let shown = teammate.json(&["show", &key]);
+    assert_eq!(shown["status"], "published");
+    assert_eq!(
+        shown["published_by"]["publisher"],
+        "Ann Publisher <ann@example.invalid>"
+    );
+    assert_eq!(shown["published_by"]["pulled_from"], "origin");
+    assert!(!shown["turns"].as_array().unwrap().is_empty(), "{shown:#}");
+    let human = teammate.ok(&["show", &key]);
+    assert!(
+        human.contains("published by Ann Publisher <ann@example.invalid>"),
+        "{human}"
+    );
+    assert!(
+        human.contains("pulled from origin (a teammate's session"),
+        "{human}"
+    );
+
+    let hits = teammate.json(&["search", "zanzibar"]);
+    assert!(
+        hits.to_string().contains(&key),
+        "the pulled session is searchable: {hits:#}"
+    );
+    let md = teammate.ok(&["export", &key, "--format", "md"]);
+    assert!(md.contains("zanzibar"), "{md}");
+
+    // Skim of the branch shows the teammate's session with its publisher and its whole session.
+    let v = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
+    let s = &v["sessions"][0];
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 1, "{v:#}");
+    assert_eq!(s["untrusted"], true);
+    assert_eq!(s["published_by"], "Ann Publisher <ann@example.invalid>");
+    assert_eq!(s["archive_key"], key.as_str());
+    let human = teammate.ok(&["-C", b_str, "skim", "branch", "shared"]);
+    assert!(
+        human.contains("status: published by Ann Publisher <ann@example.invalid> "),
+        "{human}"
+    );
+    assert!(
+        human.contains(&format!("whole session: cairn show {key}")),
+        "{human}"
+    );
+
+    // A second pull changes nothing.
+    let again = teammate.json(&["-C", b_str, "pull"]);
+    assert_eq!(
+        (
+            again["sessions_imported"].as_u64(),
+            again["transcripts_imported"].as_u64(),
+            again["unchanged"].as_u64()
+        ),
+        (Some(0), Some(0), Some(1)),
+        "{again:#}"
+    );
+    assert_eq!(teammate.json(&["sessions"]).as_array().unwrap().len(), 1);
+
+    // Nothing of Ann's is ever re-published by the teammate, even on their checkout of the
+    // branch holding the commit her session made.
+    git(&b, &["checkout", "-q", "shared"]);
+    teammate.ok(&["sync"]);
+    let republished = teammate.json(&["-C", b_str, "publish", "shared", "--full"]);
+    assert_eq!(republished["sessions"], 0, "{republished:#}");
+    assert_eq!(git(&b, &["for-each-ref", "refs/cairn/sessions/"]), "");
+    assert_eq!(teammate.json(&["-C", b_str, "push"])["pushed"], 0);
+}
+
+/// `cairn skim '#123'` (and the PR's URL) on a reviewer's machine: every teammate's published
+/// work on the PR, in the order it happened.
+#[test]
+fn skim_of_a_pr_shows_every_teammates_work_in_time_order() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote.git");
+    git(
+        root.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    // Two teammates' documents for pull request 123, planted as a publisher's Cairn writes them.
+    let doc = |n: u32, started: &str, title: &str| {
+        let key = format!("sha256-{n:032x}");
+        let turn = format!("sha256-{:032x}", n + 100);
+        let d = json!({
+            "schema": "cairn.published-session.v1", "published_at": "2026-03-02T10:00:00Z",
+            "target_keys": ["pull-request:#123"],
+            "session": {
+                "session_key": key, "status": "published", "agent": "claude", "title": title,
+                "project": "app", "started_at": started, "updated_at": started,
+                "turn_count": 1, "record_count": 2, "related_turn_count": 1, "weak": false,
+                "why_related": [{"evidence": "pr_created", "confidence": 0.95, "target_key": "pull-request:#123",
+                    "turn_key": turn, "turn_index": 0, "ordinal": 1, "commit": null, "reason": "opened PR #123"}],
+                "previews": ["user: work"], "turns": []
+            }
+        });
+        plant(&remote, &key, &d, None);
+    };
+    doc(2, "2026-03-01T12:00:00Z", "Bob fixes review comments");
+    doc(1, "2026-03-01T09:00:00Z", "Ann starts the feature");
+    let reviewer = Env::new();
+    let b = clone(&reviewer, &remote);
+    let b_str = b.to_str().unwrap();
+    assert_eq!(
+        reviewer.json(&["-C", b_str, "pull"])["sessions_imported"],
+        2
+    );
+    for target in ["#123", "https://github.com/o/r/pull/123"] {
+        let v = reviewer.json(&["-C", b_str, "skim", target]);
+        let titles: Vec<&str> = v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            titles,
+            ["Ann starts the feature", "Bob fixes review comments"],
+            "{target}: {v:#}"
+        );
+    }
+    let out = reviewer.run(&["-C", b_str, "skim", "#abc"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("names no pull request"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn summary_md_is_a_block_for_the_pr_description() {
+    let env = Env::new();
+    let (_remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    let md = env.ok(&["-C", a_str, "publish", "shared", "--summary-md"]);
+    // It describes; it writes nothing.
+    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/"]), "");
+    let key = key_of(&env, "s-full");
+    assert!(md.contains(&format!("(cairn://session/{key})")), "{md}");
+    let dated = regex::Regex::new(r"\d{4}-\d{2}-\d{2}").unwrap();
+    let md = dated.replace_all(&md, "DATE").replace(&key, "KEY");
+    insta::assert_snapshot!("publish_summary_md", md);
+    let v = env.json(&["-C", a_str, "publish", "shared", "--summary-md"]);
+    assert!(
+        v["markdown"]
+            .as_str()
+            .unwrap()
+            .starts_with("### Agent work")
+    );
+    // With --full the links are the keys a teammate's pull gives the sessions.
+    let full = env.ok(&["-C", a_str, "publish", "shared", "--full", "--summary-md"]);
+    assert!(!full.contains(&key), "{full}");
+    assert!(
+        full.contains("the whole redacted sessions are published"),
+        "{full}"
+    );
+}
+
+// ---- hostile transcripts
+
+/// Plant `doc` as `session.json` (and `transcript`, compressed bytes, as `transcript.json.zst`)
+/// of a commit on `refs/cairn/sessions/<key>` in `repo`.
+fn plant(repo: &Path, key: &str, doc: &Value, transcript: Option<&[u8]>) {
+    let blob = |bytes: &[u8]| git_with(repo, &["hash-object", "-w", "--stdin"], Some(bytes));
+    let mut entries = format!(
+        "100644 blob {}\tsession.json\n",
+        blob(doc.to_string().as_bytes()).trim()
+    );
+    if let Some(t) = transcript {
+        entries.push_str(&format!(
+            "100644 blob {}\ttranscript.json.zst\n",
+            blob(t).trim()
+        ));
+    }
+    let tree = git_with(repo, &["mktree"], Some(entries.as_bytes()));
+    let commit = git(repo, &["commit-tree", tree.trim(), "-m", "cairn publish"]);
+    git(
+        repo,
+        &[
+            "update-ref",
+            &format!("refs/cairn/sessions/{key}"),
+            commit.trim(),
+        ],
+    );
+}
+
+/// A metadata document for `key` on branch `feat`.
+fn doc(key: &str) -> Value {
+    json!({
+        "schema": "cairn.published-session.v1", "published_at": "2026-03-01T10:00:00Z",
+        "target_keys": ["ref:refs/heads/feat"],
+        "session": {
+            "session_key": key, "status": "published", "agent": "claude", "title": "Teammate work",
+            "project": "app", "started_at": "2026-03-01T09:00:00Z", "updated_at": "2026-03-01T09:30:00Z",
+            "turn_count": 1, "record_count": 2, "related_turn_count": 1, "weak": false,
+            "why_related": [], "previews": [], "turns": []
+        }
+    })
+}
+
+/// A transcript envelope for `key`, published by `publisher`.
+fn envelope(key: &str, publisher: &str, text: &str) -> Value {
+    json!({
+        "schema": "cairn.published-transcript.v1", "session_key": key, "publisher": publisher,
+        "published_at": "2026-03-01T10:00:00Z",
+        "trajectory": {
+            "schema_version": "ATIF-v1.4", "session_id": key,
+            "agent": {"name": "claude-code", "version": "2.1"},
+            "steps": [
+                {"step_id": 1, "source": "user", "message": text, "timestamp": "2026-03-01T09:00:00Z"},
+                {"step_id": 2, "source": "agent", "message": "done", "timestamp": "2026-03-01T09:01:00Z"}
+            ]
+        }
+    })
+}
+
+fn zst(v: &Value) -> Vec<u8> {
+    zstd::bulk::compress(v.to_string().as_bytes(), 3).unwrap()
+}
+
+fn key(n: u32) -> String {
+    format!("sha256-{n:032x}")
+}
+
+const ESCAPES: &str =
+    "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{9b}31m\u{202e}txt\u{202c}\r\u{8}";
+
+fn inert(text: &str) {
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(
+            !((c.is_control() && c != '\n' && c != '\t') || bidi),
+            "{c:?} in {text}"
+        );
+    }
+}
+
+#[test]
+fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote.git");
+    git(
+        root.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    // The puller has a session of their own; a teammate's ref claims its key.
+    let puller = Env::new();
+    let b = clone(&puller, &remote);
+    git(&b, &["config", "user.name", "Bea"]);
+    let mut t = Transcript::new(&puller, "s-mine", &b, "main");
+    t.user("my own private work");
+    t.say("done");
+    t.hook(&puller);
+    let mine = key_of(&puller, "s-mine");
+
+    let good = key(1);
+    plant(
+        &remote,
+        &good,
+        &doc(&good),
+        Some(&zst(&envelope(
+            &good,
+            "Ann <ann@example.invalid>",
+            &format!("hostile {ESCAPES} text"),
+        ))),
+    );
+    let mut refused: Vec<(String, &str)> = Vec::new();
+    let mut crafted = |n: u32, why: &'static str, transcript: Vec<u8>| {
+        plant(&remote, &key(n), &doc(&key(n)), Some(&transcript));
+        refused.push((key(n), why));
+    };
+    crafted(
+        2,
+        "the publisher is not a printable name",
+        zst(&envelope(&key(2), &format!("Ann{ESCAPES}"), "x")),
+    );
+    crafted(
+        3,
+        "is one this Cairn cannot read (it reads cairn.published-transcript.v1): update Cairn",
+        zst(&json!({"schema": "cairn.published-transcript.v9", "future": true})),
+    );
+    let mut bomb = envelope(&key(4), "Ann", "x");
+    bomb["trajectory"]["notes"] = json!("a".repeat(33 * 1024 * 1024));
+    crafted(
+        4,
+        "decompresses to more than the 33554432 bytes",
+        zst(&bomb),
+    );
+    let mut huge = vec![0u8; 9 * 1024 * 1024];
+    huge[..4].copy_from_slice(&[0x28, 0xb5, 0x2f, 0xfd]);
+    crafted(5, "more than the 8388608 a document may have", huge);
+    crafted(
+        6,
+        "not the ref's own key",
+        zst(&envelope(&key(1), "Ann", "x")),
+    );
+    crafted(
+        7,
+        "not a zstd stream",
+        b"{\"schema\": \"cairn.published-transcript.v1\"}".to_vec(),
+    );
+    // A document and transcript for the puller's own session: refused, the session untouched.
+    plant(
+        &remote,
+        &mine,
+        &doc(&mine),
+        Some(&zst(&envelope(&mine, "Mallory", "I rewrote your session"))),
+    );
+    refused.push((mine.clone(), "which this archive captured"));
+
+    let b_str = b.to_str().unwrap();
+    let pulled = puller.json(&["-C", b_str, "pull"]);
+    assert_eq!(pulled["transcripts_imported"], 1, "{pulled:#}");
+    let skipped = pulled["skipped"].as_array().unwrap();
+    for (k, why) in &refused {
+        let s = skipped
+            .iter()
+            .find(|s| s["ref"] == format!("refs/cairn/sessions/{k}"))
+            .unwrap_or_else(|| panic!("{k} ({why}) not reported: {pulled:#}"));
+        assert!(s["reason"].as_str().unwrap().contains(why), "{why}: {s}");
+    }
+    let human = puller.ok(&["-C", b_str, "pull"]);
+    inert(&human);
+    // The puller's own session is as it was, and still theirs.
+    let list = puller.json(&["sessions"]);
+    let own = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_key"] == mine.as_str())
+        .unwrap();
+    assert!(own["published_by"].is_null(), "{own}");
+    assert!(
+        !puller
+            .json(&["show", &mine])
+            .to_string()
+            .contains("rewrote")
+    );
+    // The accepted one reads inert in every view.
+    let theirs = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| !s["published_by"].is_null())
+        .unwrap()["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for args in [
+        vec!["sessions"],
+        vec!["show", theirs.as_str()],
+        vec!["search", "hostile"],
+        vec!["-C", b_str, "skim", "branch", "feat"],
+    ] {
+        inert(&puller.ok(&args));
+    }
+
+    // A forged publisher: the same session, now claiming Mallory published it.
+    let forged = zst(&envelope(
+        &good,
+        "Mallory <ann@example.invalid>",
+        "replaced",
+    ));
+    let mut d = doc(&good);
+    d["published_at"] = json!("2026-03-03T10:00:00Z");
+    let parent = git(
+        &remote,
+        &["rev-parse", &format!("refs/cairn/sessions/{good}")],
+    );
+    let blob = |bytes: &[u8]| {
+        git_with(&remote, &["hash-object", "-w", "--stdin"], Some(bytes))
+            .trim()
+            .to_owned()
+    };
+    let tree = git_with(
+        &remote,
+        &["mktree"],
+        Some(
+            format!(
+                "100644 blob {}\tsession.json\n100644 blob {}\ttranscript.json.zst\n",
+                blob(d.to_string().as_bytes()),
+                blob(&forged)
+            )
+            .as_bytes(),
+        ),
+    );
+    let commit = git(
+        &remote,
+        &["commit-tree", tree.trim(), "-p", parent.trim(), "-m", "x"],
+    );
+    git(
+        &remote,
+        &[
+            "update-ref",
+            &format!("refs/cairn/sessions/{good}"),
+            commit.trim(),
+        ],
+    );
+    let again = puller.json(&["-C", b_str, "pull"]);
+    let s = again["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["ref"] == format!("refs/cairn/sessions/{good}"))
+        .unwrap_or_else(|| panic!("forged publisher not refused: {again:#}"));
+    assert!(
+        s["reason"].as_str().unwrap().contains(
+            "was published by Ann <ann@example.invalid>; a transcript naming another publisher"
+        ),
+        "{s}"
+    );
+    assert!(!puller.ok(&["show", &theirs]).contains("replaced"));
+}
