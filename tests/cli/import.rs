@@ -72,6 +72,21 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         assert_eq!(again["already_imported"], true, "{again}");
         assert_eq!(again["records_added"], 0);
     }
+    // `--agent atif` names the imported sessions wherever an agent is chosen.
+    let listed = env.json(&["sessions", "--agent", "atif"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(listed.iter().all(|s| s["agent"] == "atif"), "{listed:?}");
+    let found = env.json(&["search", "spotter", "--agent", "atif", "--limit", "10000"]);
+    let found = found.as_array().unwrap();
+    assert!(!found.is_empty() && found.iter().all(|h| h["agent"] == "atif"));
+    let out = env
+        .command()
+        .args(["forget", "--agent", "atif"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("Would forget 3 session(s)"), "{listing}");
     // Search reads imported sessions like any other.
     let hits = env.json(&["search", "spotter", "--limit", "10000"]);
     assert!(
