@@ -85,6 +85,8 @@ pub struct SyncReport {
     pub records_updated: u32,
     pub bytes_read: f64,
     pub warnings: Vec<Warning>,
+    /// The agents that delete their own transcripts, as the sync left them (a sync only).
+    pub retention: Vec<crate::retention::RetentionCheck>,
 }
 
 impl SyncReport {
@@ -777,7 +779,7 @@ fn raw_line_key(line: &[u8]) -> String {
 
 use std::io::Read as _;
 
-fn mtime_ns(m: &fs::Metadata) -> i64 {
+pub(crate) fn mtime_ns(m: &fs::Metadata) -> i64 {
     m.modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())

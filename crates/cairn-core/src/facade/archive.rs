@@ -46,6 +46,8 @@ impl Cairn {
         self.link(&mut store, &touched, None);
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
+        drop(store);
+        report.retention = self.retention();
         Ok(report)
     }
 
