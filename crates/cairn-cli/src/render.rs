@@ -133,8 +133,8 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
             }
         }
     }
-    if let Some(line) = cairn_core::retention::warning(&r.retention) {
-        writeln!(out, "Warning: {}", clean(&line))?;
+    if let Some(line) = &r.retention_warning {
+        writeln!(out, "Warning: {}", clean(line))?;
     }
     Ok(())
 }

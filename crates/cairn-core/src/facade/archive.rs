@@ -48,6 +48,7 @@ impl Cairn {
         report.warnings = warnings;
         drop(store);
         report.retention = self.retention();
+        report.retention_warning = crate::retention::warning(&report.retention);
         Ok(report)
     }
 
