@@ -6,7 +6,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::export::{CODEX, SMALL, STAGE0, export, reference_python, repo_root, synced};
+use crate::export::{
+    CODEX, SMALL, STAGE0, WITH_SUBAGENT, export, reference_python, repo_root, synced,
+};
 use crate::support::Env;
 
 /// What `show` says of each turn, the part an import must give back unchanged.
@@ -98,6 +100,63 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
     );
 }
 
+/// A session's sub-agents travel embedded in its trajectory and come back as sub-agent
+/// sessions of the imported one, with the same turns.
+#[test]
+fn embedded_subagent_trajectories_import_as_subagent_sessions() {
+    let env = synced();
+    // The session detail (its sub-agents, its parent) as `--format json` exports it.
+    let detail = |session: &str| -> Value {
+        let doc: Value =
+            serde_json::from_str(&export(&env, &[session, "--format", "json"])).unwrap();
+        doc["session"].clone()
+    };
+    let original_sub = detail(WITH_SUBAGENT)["subagents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["relation"] == "subagent")
+        .unwrap()["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("with-subagent.atif.json");
+    export(
+        &env,
+        &[
+            WITH_SUBAGENT,
+            "--format",
+            "atif",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    let imported = import(&env, &file).unwrap();
+    let key = imported["session_key"].as_str().unwrap().to_owned();
+    let subs = imported["subagents"].as_array().unwrap();
+    assert_eq!(subs.len(), 1, "{imported}");
+    let sub_key = subs[0].as_str().unwrap();
+    assert!(!turns_of(&env, sub_key).is_empty());
+    assert_eq!(turns_of(&env, sub_key), turns_of(&env, &original_sub));
+    let parent = detail(&key);
+    assert_eq!(parent["subagents"][0]["session_key"], sub_key, "{parent}");
+    assert_eq!(parent["subagents"][0]["agent_id"], "aac57f5");
+    let sub = detail(sub_key);
+    assert_eq!(sub["parent_key"], key.as_str());
+    assert_eq!(sub["relation"], "subagent");
+    // Again: nothing new, and no scratch file is left in the data dir.
+    let again = import(&env, &file).unwrap();
+    assert_eq!(again["already_imported"], true, "{again}");
+    assert!(
+        !env.data()
+            .join("import-scratch")
+            .read_dir()
+            .unwrap()
+            .any(|_| true)
+    );
+}
+
 #[test]
 fn a_trajectory_written_by_the_reference_models_imports() {
     let Some(python) = reference_python() else {
@@ -154,6 +213,14 @@ fn trajectory(steps: Value) -> String {
     .to_string()
 }
 
+/// A trajectory of one user step embedding `subs` as its sub-agents.
+fn with_subs(subs: Value) -> String {
+    json!({"schema_version": "ATIF-v1.7", "session_id": "hostile-subs",
+           "agent": {"name": "x", "version": "1"}, "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+           "subagent_trajectories": subs})
+    .to_string()
+}
+
 #[test]
 fn hostile_trajectories_are_refused_whole_or_read_safely() {
     let env = Env::new();
@@ -189,6 +256,35 @@ fn hostile_trajectories_are_refused_whole_or_read_safely() {
         ("steps not a list", write(d, "h.json", &trajectory(json!({"a": 1})))),
         ("step without source", write(d, "i.json", &trajectory(json!([{"message": "hi"}])))),
         ("deep nesting", write(d, "j.json", &deep)),
+        ("sub-agents not a list", write(d, "k1.json", &with_subs(json!({"a": 1})))),
+        ("sub-agent not an object", write(d, "k2.json", &with_subs(json!([7])))),
+        (
+            "sub-agent without an id",
+            write(d, "k3.json", &with_subs(json!([{"steps": [{"source": "user"}]}]))),
+        ),
+        (
+            "sub-agent id with an escape",
+            write(d, "k4.json", &with_subs(json!([{"trajectory_id": "a\u{1b}]0;x\u{7}", "steps": [{"source": "user"}]}]))),
+        ),
+        (
+            "sub-agent ids not unique",
+            write(
+                d,
+                "k5.json",
+                &with_subs(json!([
+                    {"trajectory_id": "a", "steps": [{"source": "user"}]},
+                    {"trajectory_id": "a", "steps": [{"source": "user"}]}
+                ])),
+            ),
+        ),
+        (
+            "sub-agent without steps",
+            write(d, "k6.json", &with_subs(json!([{"trajectory_id": "a", "steps": []}]))),
+        ),
+        (
+            "sub-agent step without source",
+            write(d, "k7.json", &with_subs(json!([{"trajectory_id": "a", "steps": [{"message": "x"}]}]))),
+        ),
         ("a directory", d.to_path_buf()),
     ];
     for (what, path) in &refused {
