@@ -472,11 +472,11 @@ test('forget: the confirmation lists what goes, then the session is gone everywh
   await (await byTestId('forget-button')).click();
   const plan = await byTestId('forget-plan');
   await plan.waitForExist({ timeout: 10_000 });
-  const listed = await text(plan);
+  await shot('own3-03-forget-confirmation');
+  const listed = (await text(plan)).replace(/\s+/g, ' ');
   assert.match(listed, /Forgetting removes every byte of 1 session/);
   assert.match(listed, /\d+ turns, \d+ records, \d+ retained copies, \d+ vectors, \d+ links/);
   assert.equal((await plan.$$('li')).length >= 1, true, 'the session is listed');
-  await shot('own3-03-forget-confirmation');
   await (await byTestId('forget-confirm')).click();
   await until(async () => /^Forgot 1 session/.test((await text(await byTestId('forget-result'))).trim()), 'the forget did not report what went');
 
