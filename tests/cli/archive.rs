@@ -524,7 +524,10 @@ fn retention_warns_of_uncaptured_transcripts_that_expire_within_a_week() {
     let check = retention(&env.json(&["doctor"]));
     assert_eq!(check["status"], "warn", "{check}");
     let detail = check["detail"].as_str().unwrap();
-    assert!(detail.contains("10 days after the last write"), "{detail}");
+    assert!(
+        detail.starts_with("Claude Code: transcripts deleted 10 days after their last write"),
+        "{detail}"
+    );
     assert!(detail.contains("1 file Cairn has not captured"), "{detail}");
     assert!(detail.ends_with("`cairn sync --agent claude`"), "{detail}");
 

@@ -73,6 +73,20 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
     insta::assert_snapshot!("stage0_md", export(&env, &[STAGE0, "--format", "md"]));
     insta::assert_snapshot!("stage0_html", export(&env, &[STAGE0, "--format", "html"]));
     insta::assert_snapshot!("codex_atif", export(&env, &[CODEX, "--format", "atif"]));
+    // A Claude session with its sub-agent embedded (ATIF-v1.7 `subagent_trajectories`): the
+    // sub-agent's trajectory, its first steps pinned (the whole session is 780 KB).
+    let mut atif: serde_json::Value =
+        serde_json::from_str(&export(&env, &[WITH_SUBAGENT, "--format", "atif"])).unwrap();
+    assert_eq!(atif["schema_version"], "ATIF-v1.7");
+    let mut sub = atif["subagent_trajectories"][0].take();
+    let steps = sub["steps"].as_array_mut().unwrap();
+    let total = steps.len();
+    steps.truncate(4);
+    sub["steps_in_all"] = json!(total);
+    insta::assert_snapshot!(
+        "with_subagent_atif_subagent",
+        serde_json::to_string_pretty(&sub).unwrap()
+    );
     // JSON is Cairn's own view types: the session detail, the turns and their records.
     let doc: serde_json::Value =
         serde_json::from_str(&export(&env, &[SMALL, "--format", "json"])).unwrap();

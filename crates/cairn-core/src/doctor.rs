@@ -142,7 +142,7 @@ pub(crate) fn retention_check(c: &crate::retention::RetentionCheck) -> Check {
             name,
             Status::Warn,
             format!(
-                "{who} deletes transcripts {}; {} file{} Cairn has not captured go within 7 days (the first on {first}). Capture them now: `{}`",
+                "{who}: {}; {} file{} Cairn has not captured go within 7 days (the first on {first}). Capture them now: `{}`",
                 c.rule,
                 c.expiring,
                 if c.expiring == 1 { "" } else { "s" },
@@ -157,7 +157,7 @@ pub(crate) fn retention_check(c: &crate::retention::RetentionCheck) -> Check {
         name,
         Status::Ok,
         format!(
-            "{who} deletes transcripts {} ({settings}); nothing it deletes within 7 days is left uncaptured",
+            "{who}: {} ({settings}); nothing it deletes within 7 days is left uncaptured",
             c.rule
         ),
     )

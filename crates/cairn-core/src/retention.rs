@@ -36,7 +36,7 @@ pub struct Policy {
     pub settings: PathBuf,
     /// How long after its last write the agent keeps a transcript; `None`: forever.
     pub keep: Option<Duration>,
-    /// The rule in words: "30 days after the last write (Claude Code's default)".
+    /// The rule in words: "transcripts deleted 30 days after their last write (Claude Code's default)".
     pub rule: String,
     /// What is wrong with the setting (a wrong type, an unreadable file), cleaned.
     pub problem: Option<String>,
@@ -85,17 +85,15 @@ pub fn policies(env: impl Fn(&str) -> Option<PathBuf>, home: Option<&Path>) -> V
 /// when it cannot be used.
 fn read_settings(path: &Path) -> Result<Option<serde_json::Value>, String> {
     use std::io::Read as _;
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // Checked before opening: opening a FIFO would wait for a writer.
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(format!("{} is not a regular file", shown(path))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", shown(path))),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read {}: {e}", shown(path)))?;
-    if !meta.is_file() {
-        return Err(format!("{} is not a file", shown(path)));
     }
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", shown(path)))?;
     let mut bytes = Vec::new();
     file.take(MAX_SETTINGS_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -127,7 +125,9 @@ fn claude(settings: &Path) -> Policy {
         agent: Agent::Claude,
         settings: settings.to_owned(),
         keep: Some(Duration::from_secs(CLAUDE_DEFAULT_DAYS * DAY)),
-        rule: format!("{CLAUDE_DEFAULT_DAYS} days after the last write (Claude Code's default)"),
+        rule: format!(
+            "transcripts deleted {CLAUDE_DEFAULT_DAYS} days after their last write (Claude Code's default)"
+        ),
         problem,
     };
     let value = match read_settings(settings) {
@@ -157,7 +157,7 @@ fn claude(settings: &Path) -> Policy {
             agent: Agent::Claude,
             settings: settings.to_owned(),
             keep: Some(Duration::ZERO),
-            rule: "none kept (cleanupPeriodDays is 0)".into(),
+            rule: "transcripts deleted as it starts (cleanupPeriodDays is 0)".into(),
             problem: Some(format!(
                 "cleanupPeriodDays is 0 in {}: Claude Code keeps no transcripts, so only the hook captures sessions (`cairn hooks install --agent claude`)",
                 shown(settings)
@@ -173,8 +173,10 @@ fn claude(settings: &Path) -> Policy {
                 settings: settings.to_owned(),
                 keep,
                 rule: match keep {
-                    Some(_) => format!("{days} days after the last write (cleanupPeriodDays)"),
-                    None => format!("kept for good (cleanupPeriodDays is {days})"),
+                    Some(_) => format!(
+                        "transcripts deleted {days} days after their last write (cleanupPeriodDays)"
+                    ),
+                    None => format!("transcripts kept for good (cleanupPeriodDays is {days})"),
                 },
                 problem: None,
             }
@@ -197,7 +199,7 @@ fn gemini(settings: &Path) -> Option<Policy> {
         Err(problem) => {
             return Some(policy(
                 None,
-                "unknown (the settings file cannot be used)".into(),
+                "sessions kept or deleted as the unreadable settings say".into(),
                 Some(problem),
             ));
         }
@@ -209,7 +211,7 @@ fn gemini(settings: &Path) -> Option<Policy> {
     let Some(max_age) = retention.get("maxAge") else {
         return Some(policy(
             None,
-            "by count only (general.sessionRetention has no maxAge)".into(),
+            "sessions deleted by count only (general.sessionRetention has no maxAge)".into(),
             None,
         ));
     };
@@ -217,14 +219,14 @@ fn gemini(settings: &Path) -> Option<Policy> {
         Some(keep) => Some(policy(
             Some(keep),
             format!(
-                "{} after the last update (general.sessionRetention.maxAge)",
+                "sessions deleted {} after their last update (general.sessionRetention.maxAge)",
                 crate::text::one_line(max_age.as_str().unwrap_or_default(), 20)
             ),
             None,
         )),
         None => Some(policy(
             None,
-            "none (Gemini CLI skips cleanup when maxAge is invalid)".into(),
+            "sessions kept (Gemini CLI skips cleanup when maxAge is invalid)".into(),
             Some(format!(
                 "general.sessionRetention.maxAge is {} in {}, not <number><h|d|w|m>",
                 quoted(max_age),
@@ -452,6 +454,14 @@ mod tests {
         let p = claude(&dir.path().join("settings.json"));
         assert_eq!(days(&p), Some(30));
         assert!(p.problem.is_some());
+        // A FIFO is refused without waiting for a writer.
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let p = claude(&fifo);
+            assert_eq!(days(&p), Some(30));
+            assert!(p.problem.unwrap().contains("not a regular file"));
+        }
     }
 
     #[test]
