@@ -128,9 +128,9 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
 
 /// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
 /// transcripts within seven days (with the command that captures them) or its setting is off.
-pub(crate) fn retention_check(c: &crate::retention::RetentionCheck) -> Check {
+pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> Check {
     let name = format!("{} retention", c.agent);
-    let who = crate::retention::agent_name(c.agent);
+    let who = crate::archive::retention::agent_name(c.agent);
     let settings = crate::text::one_line(&c.settings, 300);
     if c.expiring > 0 {
         let first = c

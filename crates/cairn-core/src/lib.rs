@@ -23,7 +23,6 @@ pub mod keys;
 pub mod llm;
 pub(crate) mod private;
 pub mod recall;
-pub mod retention;
 mod schema;
 pub mod semantic;
 mod store;

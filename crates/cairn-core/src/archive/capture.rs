@@ -86,9 +86,9 @@ pub struct SyncReport {
     pub bytes_read: f64,
     pub warnings: Vec<Warning>,
     /// The agents that delete their own transcripts, as the sync left them (a sync only).
-    pub retention: Vec<crate::retention::RetentionCheck>,
+    pub retention: Vec<crate::archive::retention::RetentionCheck>,
     /// One line when any of them deletes transcripts Cairn has not captured within 7 days,
-    /// with the command that captures them ([`crate::retention::warning`]).
+    /// with the command that captures them ([`crate::archive::retention::warning`]).
     pub retention_warning: Option<String>,
 }
 

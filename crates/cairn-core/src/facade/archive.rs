@@ -48,7 +48,7 @@ impl Cairn {
         report.warnings = warnings;
         drop(store);
         report.retention = self.retention();
-        report.retention_warning = crate::retention::warning(&report.retention);
+        report.retention_warning = crate::archive::retention::warning(&report.retention);
         Ok(report)
     }
 

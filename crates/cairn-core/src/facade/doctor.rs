@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use crate::archive::retention::{self, RetentionCheck};
 use crate::archive::store::{DB_FILE, SourceState};
 use crate::doctor::{self, Check, DoctorReport, Status};
-use crate::retention::{self, RetentionCheck};
 use crate::{Cairn, SyncOptions, archive};
 
 impl Cairn {
