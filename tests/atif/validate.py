@@ -3,7 +3,8 @@ harbor.models.trajectories.Trajectory), installed into .venv/ by scripts/setup.s
 
 Run by tests/cli/export.rs:
     validate.py <file.atif.json> [<file> ...]
-Prints one JSON line: {"valid": N, "steps": [...], "schema_versions": [...]}; exits non-zero with
+Prints one JSON line: {"valid": N, "steps": [...], "schema_versions": [...], "subagents": [...]}
+(the embedded sub-agent trajectories of each file, each validated as a whole trajectory); exits non-zero with
 the model's error and the file's name on the first file that does not validate.
 """
 
@@ -14,7 +15,7 @@ from harbor.models.trajectories import Trajectory
 
 
 def main(paths):
-    steps, versions = [], []
+    steps, versions, subagents = [], [], []
     for path in paths:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -25,7 +26,8 @@ def main(paths):
             sys.exit(1)
         steps.append(len(t.steps))
         versions.append(t.schema_version)
-    print(json.dumps({"valid": len(paths), "steps": steps, "schema_versions": versions}))
+        subagents.append([len(s.steps) for s in t.subagent_trajectories or []])
+    print(json.dumps({"valid": len(paths), "steps": steps, "schema_versions": versions, "subagents": subagents}))
 
 
 if __name__ == "__main__":

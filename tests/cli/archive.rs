@@ -287,7 +287,7 @@ fn doctor_lists_checks_with_statuses() {
     assert!(
         checks
             .iter()
-            .any(|c| c["name"] == "claude retention" && c["status"] == "warn")
+            .any(|c| c["name"] == "claude retention" && c["status"] == "ok")
     );
     assert!(
         checks
@@ -491,4 +491,68 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
     );
     let again = run(&["sync"]);
     assert_eq!(again["records_added"], 0, "{again}");
+}
+
+/// Claude Code set (by the fixture settings file) to keep transcripts 10 days: a transcript
+/// last written 8 days ago goes within the week, so doctor and a sync that left it alone warn
+/// with the command that captures it; once that command ran, nothing is at risk.
+#[test]
+fn retention_warns_of_uncaptured_transcripts_that_expire_within_a_week() {
+    let env = Env::new().with_fixtures();
+    std::fs::create_dir_all(env.home().join(".claude")).unwrap();
+    std::fs::copy(
+        fixtures().join("retention/claude-settings.json"),
+        env.home().join(".claude/settings.json"),
+    )
+    .unwrap();
+    let old = env.claude().join("-home-USER-projects-spotter/short.jsonl");
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86_400))
+        .unwrap();
+    let retention = |doctor: &serde_json::Value| {
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "claude retention")
+            .unwrap()
+            .clone()
+    };
+    let check = retention(&env.json(&["doctor"]));
+    assert_eq!(check["status"], "warn", "{check}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("Claude Code: transcripts deleted 10 days after their last write"),
+        "{detail}"
+    );
+    assert!(detail.contains("1 file Cairn has not captured"), "{detail}");
+    assert!(detail.ends_with("`cairn sync --agent claude`"), "{detail}");
+
+    // A sync of another agent leaves it at risk and says so on its last line.
+    let out = env.ok(&["sync", "--agent", "codex"]);
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with(
+            "Warning: 1 transcript file Cairn has not captured will be deleted by Claude Code within 7 days"
+        ) && last.ends_with("capture them now: cairn sync --agent claude"),
+        "{out}"
+    );
+    let report = env.json(&["sync", "--agent", "codex"]);
+    assert_eq!(report["retention"][0]["agent"], "claude");
+    assert_eq!(report["retention"][0]["expiring"], 1, "{report}");
+
+    // The command it names captures it.
+    let out = env.ok(&["sync", "--agent", "claude"]);
+    assert!(!out.contains("will be deleted"), "{out}");
+    assert_eq!(retention(&env.json(&["doctor"]))["status"], "ok");
+    // A transcript that grew since is at risk again.
+    let mut f = std::fs::File::options().append(true).open(&old).unwrap();
+    f.write_all(b"{\"type\":\"summary\",\"summary\":\"more\"}\n")
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86_400))
+        .unwrap();
+    assert_eq!(retention(&env.json(&["doctor"]))["status"], "warn");
 }

@@ -13,6 +13,8 @@ use crate::support::Env;
 pub(crate) const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 /// The Claude schema fixture (six turns, edits).
 pub(crate) const STAGE0: &str = "ses_stage0_small";
+/// The Claude fixture session with a sub-agent (and a compaction).
+pub(crate) const WITH_SUBAGENT: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
 /// The Codex rollout fixture.
 pub(crate) const CODEX: &str = "019fc8be-3658-7ca3-9e29-000000000000";
 
@@ -71,6 +73,20 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
     insta::assert_snapshot!("stage0_md", export(&env, &[STAGE0, "--format", "md"]));
     insta::assert_snapshot!("stage0_html", export(&env, &[STAGE0, "--format", "html"]));
     insta::assert_snapshot!("codex_atif", export(&env, &[CODEX, "--format", "atif"]));
+    // A Claude session with its sub-agent embedded (ATIF-v1.7 `subagent_trajectories`): the
+    // sub-agent's trajectory, its first steps pinned (the whole session is 780 KB).
+    let mut atif: serde_json::Value =
+        serde_json::from_str(&export(&env, &[WITH_SUBAGENT, "--format", "atif"])).unwrap();
+    assert_eq!(atif["schema_version"], "ATIF-v1.7");
+    let mut sub = atif["subagent_trajectories"][0].take();
+    let steps = sub["steps"].as_array_mut().unwrap();
+    let total = steps.len();
+    steps.truncate(4);
+    sub["steps_in_all"] = json!(total);
+    insta::assert_snapshot!(
+        "with_subagent_atif_subagent",
+        serde_json::to_string_pretty(&sub).unwrap()
+    );
     // JSON is Cairn's own view types: the session detail, the turns and their records.
     let doc: serde_json::Value =
         serde_json::from_str(&export(&env, &[SMALL, "--format", "json"])).unwrap();
@@ -97,9 +113,14 @@ fn every_atif_export_validates_with_the_reference_models() {
         std::fs::write(&path, export(&env, &[key, "--format", "atif"])).unwrap();
         files.push(path);
     }
-    // Sub-agent sessions are sessions too.
-    let detail = env.json(&["show", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"]);
-    assert!(detail["session_key"].is_string());
+    // Sub-agent sessions are sessions too, and a parent embeds its sub-agents (not its
+    // compactions) as whole trajectories.
+    let detail = env.json(&["show", WITH_SUBAGENT]);
+    let parent = detail["session_key"].as_str().unwrap();
+    let with_subagent = files
+        .iter()
+        .position(|f| f.ends_with(format!("{parent}.atif.json")))
+        .unwrap();
     // A turn range, and a tiny output limit, still make valid trajectories.
     let ranged = dir.join("ranged.atif.json");
     std::fs::write(
@@ -132,13 +153,25 @@ fn every_atif_export_validates_with_the_reference_models() {
     );
     let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(seen["valid"], files.len());
-    assert!(
-        seen["schema_versions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|v| v == "ATIF-v1.4")
-    );
+    for (i, version) in seen["schema_versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let (want, subagents) = if i == with_subagent {
+            ("ATIF-v1.7", 1)
+        } else {
+            ("ATIF-v1.4", 0)
+        };
+        assert_eq!(version, want, "{}", files[i].display());
+        assert_eq!(seen["subagents"][i].as_array().unwrap().len(), subagents);
+    }
+    let exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[with_subagent]).unwrap()).unwrap();
+    let sub = &exported["subagent_trajectories"][0];
+    assert_eq!(sub["trajectory_id"], "aac57f5");
+    assert_eq!(sub["steps"][0]["step_id"], 1);
 }
 
 #[test]

@@ -6,7 +6,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::export::{CODEX, SMALL, STAGE0, export, reference_python, repo_root, synced};
+use crate::export::{
+    CODEX, SMALL, STAGE0, WITH_SUBAGENT, export, reference_python, repo_root, synced,
+};
 use crate::support::Env;
 
 /// What `show` says of each turn, the part an import must give back unchanged.
@@ -72,6 +74,21 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         assert_eq!(again["already_imported"], true, "{again}");
         assert_eq!(again["records_added"], 0);
     }
+    // `--agent atif` names the imported sessions wherever an agent is chosen.
+    let listed = env.json(&["sessions", "--agent", "atif"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(listed.iter().all(|s| s["agent"] == "atif"), "{listed:?}");
+    let found = env.json(&["search", "spotter", "--agent", "atif", "--limit", "10000"]);
+    let found = found.as_array().unwrap();
+    assert!(!found.is_empty() && found.iter().all(|h| h["agent"] == "atif"));
+    let out = env
+        .command()
+        .args(["forget", "--agent", "atif"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("Would forget 3 session(s)"), "{listing}");
     // Search reads imported sessions like any other.
     let hits = env.json(&["search", "spotter", "--limit", "10000"]);
     assert!(
@@ -80,6 +97,63 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
             .iter()
             .any(|h| h["agent"] == "atif"),
         "{hits}"
+    );
+}
+
+/// A session's sub-agents travel embedded in its trajectory and come back as sub-agent
+/// sessions of the imported one, with the same turns.
+#[test]
+fn embedded_subagent_trajectories_import_as_subagent_sessions() {
+    let env = synced();
+    // The session detail (its sub-agents, its parent) as `--format json` exports it.
+    let detail = |session: &str| -> Value {
+        let doc: Value =
+            serde_json::from_str(&export(&env, &[session, "--format", "json"])).unwrap();
+        doc["session"].clone()
+    };
+    let original_sub = detail(WITH_SUBAGENT)["subagents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["relation"] == "subagent")
+        .unwrap()["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("with-subagent.atif.json");
+    export(
+        &env,
+        &[
+            WITH_SUBAGENT,
+            "--format",
+            "atif",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    let imported = import(&env, &file).unwrap();
+    let key = imported["session_key"].as_str().unwrap().to_owned();
+    let subs = imported["subagents"].as_array().unwrap();
+    assert_eq!(subs.len(), 1, "{imported}");
+    let sub_key = subs[0].as_str().unwrap();
+    assert!(!turns_of(&env, sub_key).is_empty());
+    assert_eq!(turns_of(&env, sub_key), turns_of(&env, &original_sub));
+    let parent = detail(&key);
+    assert_eq!(parent["subagents"][0]["session_key"], sub_key, "{parent}");
+    assert_eq!(parent["subagents"][0]["agent_id"], "aac57f5");
+    let sub = detail(sub_key);
+    assert_eq!(sub["parent_key"], key.as_str());
+    assert_eq!(sub["relation"], "subagent");
+    // Again: nothing new, and no scratch file is left in the data dir.
+    let again = import(&env, &file).unwrap();
+    assert_eq!(again["already_imported"], true, "{again}");
+    assert!(
+        !env.data()
+            .join("import-scratch")
+            .read_dir()
+            .unwrap()
+            .any(|_| true)
     );
 }
 
@@ -139,6 +213,14 @@ fn trajectory(steps: Value) -> String {
     .to_string()
 }
 
+/// A trajectory of one user step embedding `subs` as its sub-agents.
+fn with_subs(subs: Value) -> String {
+    json!({"schema_version": "ATIF-v1.7", "session_id": "hostile-subs",
+           "agent": {"name": "x", "version": "1"}, "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+           "subagent_trajectories": subs})
+    .to_string()
+}
+
 #[test]
 fn hostile_trajectories_are_refused_whole_or_read_safely() {
     let env = Env::new();
@@ -174,6 +256,35 @@ fn hostile_trajectories_are_refused_whole_or_read_safely() {
         ("steps not a list", write(d, "h.json", &trajectory(json!({"a": 1})))),
         ("step without source", write(d, "i.json", &trajectory(json!([{"message": "hi"}])))),
         ("deep nesting", write(d, "j.json", &deep)),
+        ("sub-agents not a list", write(d, "k1.json", &with_subs(json!({"a": 1})))),
+        ("sub-agent not an object", write(d, "k2.json", &with_subs(json!([7])))),
+        (
+            "sub-agent without an id",
+            write(d, "k3.json", &with_subs(json!([{"steps": [{"source": "user"}]}]))),
+        ),
+        (
+            "sub-agent id with an escape",
+            write(d, "k4.json", &with_subs(json!([{"trajectory_id": "a\u{1b}]0;x\u{7}", "steps": [{"source": "user"}]}]))),
+        ),
+        (
+            "sub-agent ids not unique",
+            write(
+                d,
+                "k5.json",
+                &with_subs(json!([
+                    {"trajectory_id": "a", "steps": [{"source": "user"}]},
+                    {"trajectory_id": "a", "steps": [{"source": "user"}]}
+                ])),
+            ),
+        ),
+        (
+            "sub-agent without steps",
+            write(d, "k6.json", &with_subs(json!([{"trajectory_id": "a", "steps": []}]))),
+        ),
+        (
+            "sub-agent step without source",
+            write(d, "k7.json", &with_subs(json!([{"trajectory_id": "a", "steps": [{"message": "x"}]}]))),
+        ),
         ("a directory", d.to_path_buf()),
     ];
     for (what, path) in &refused {

@@ -497,3 +497,73 @@ test('recall from the first minute: the branches offer extraction, set up in Set
   await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 0, 'the branches did not come back');
   assert.equal(await (await byTestId('distil-offer')).isExisting(), false, 'the offer is made once');
 });
+
+// ---- own3
+/** Open a session from the Sessions list: select its row, then Enter. */
+async function openFromSessions(key) {
+  await (await browser.$('[data-tab="sessions"]')).click();
+  const row = await browser.$(`[data-testid="session-row"][data-session-key="${key}"]`);
+  await row.waitForExist({ timeout: 10_000 });
+  await row.click();
+  await browser.keys(['Enter']);
+  await until(
+    async () => (await (await byTestId('session-view')).getAttribute('data-session-key').catch(() => null)) === key,
+    `session ${key} did not open`,
+  );
+}
+
+test('export: a session saved as one self-contained HTML page that renders on its own', async () => {
+  await openFromSessions(loginKey);
+  await (await byTestId('export-format')).selectByAttribute('value', 'html');
+  await (await byTestId('export-button')).click();
+  await until(async () => /^Saved /.test(await text(await byTestId('export-result'))), 'the export did not say where it saved the page');
+  const result = await text(await byTestId('export-result'));
+  const path = /\((\/[^()]+\.html)\)/.exec(result)?.[1];
+  assert.ok(path && existsSync(path), `the saved page exists: ${result}`);
+  assert.match(result, /secrets|Redacted/, 'the result says what was redacted');
+  const html = readFileSync(path, 'utf8');
+  assert.match(html, /^<!DOCTYPE html>/);
+  assert.match(html, /Login accepts known users/);
+  assert.doesNotMatch(html, /<script|<link |src="http/, 'no scripts and no external assets');
+  assert.ok(!html.includes(homedir()), 'the home directory is not in the page');
+  await shot('own3-01-export-result');
+
+  // The page as whoever receives it sees it: opened in the webview on its own, offline.
+  await browser.url(`file://${path}`);
+  await until(async () => (await browser.getUrl()).startsWith('file://'), 'the exported page did not open');
+  const page = await browser.execute(() => ({ title: document.title, h1: document.querySelector('h1')?.textContent ?? '', body: document.body.textContent }));
+  assert.ok(page.h1.length > 0 && page.title === page.h1, `the page has its title: ${JSON.stringify(page.title)}`);
+  assert.match(page.body, /Login accepts known users/);
+  await shot('own3-02-exported-html');
+  await restartApp([]);
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 0, 'the app did not come back after the exported page');
+});
+
+test('forget: the confirmation lists what goes, then the session is gone everywhere', async () => {
+  await (await browser.$('[data-tab="sessions"]')).click();
+  await until(async () => (await rendered('session-row', 'data-session-key')).length > 1, 'no sessions listed');
+  const before = await rendered('session-row', 'data-session-key');
+  // The oldest session that is not the one the other journeys follow.
+  const victim = before.filter((k) => k !== loginKey).at(-1);
+  await openFromSessions(victim);
+  await (await byTestId('forget-button')).click();
+  const plan = await byTestId('forget-plan');
+  await plan.waitForExist({ timeout: 10_000 });
+  await shot('own3-03-forget-confirmation');
+  const listed = (await text(plan)).replace(/\s+/g, ' ');
+  assert.match(listed, /Forgetting removes every byte of 1 session/);
+  assert.match(listed, /\d+ turns, \d+ records, \d+ retained copies, \d+ vectors, \d+ links/);
+  assert.equal((await plan.$$('li')).length >= 1, true, 'the session is listed');
+  await (await byTestId('forget-confirm')).click();
+  await until(async () => /^Forgot 1 session/.test((await text(await byTestId('forget-result'))).trim()), 'the forget did not report what went');
+
+  await (await browser.$('[data-tab="sessions"]')).click();
+  await until(async () => {
+    const keys = await rendered('session-row', 'data-session-key');
+    return keys.length === before.length - 1 && !keys.includes(victim);
+  }, 'the forgotten session is still listed');
+  await shot('own3-04-forgotten');
+  // Nothing of it is left to find: the CLI on the same archive does not know it.
+  const listing = execFileSync(mustEnv('CAIRN_E2E_CLI'), ['--json', 'sessions', '--limit', '1000'], { encoding: 'utf8' });
+  assert.ok(!listing.includes(victim), 'the archive still lists the forgotten session');
+});

@@ -90,6 +90,29 @@ describe('first run', () => {
   });
 });
 
+describe('retention', () => {
+  it('warns when an agent is about to delete uncaptured transcripts, and Capture now clears it', async () => {
+    const { target, stores } = await render({ expiring: true });
+    if (!calls.some((c) => c.cmd === 'sync_archive')) await stores.sync.run();
+    await settle();
+    const banner = one(target, 'retention-banner')!;
+    expect(banner.getAttribute('role')).toBe('alert');
+    expect(banner.textContent).toContain('will be deleted by Claude Code within 7 days');
+    expect(banner.textContent).toContain('cairn sync --agent claude');
+    click(one(target, 'retention-capture'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'sync_archive').length).toBe(2);
+    expect(one(target, 'retention-banner')).toBeNull();
+  });
+
+  it('shows no banner when nothing is at risk', async () => {
+    const { target, stores } = await render();
+    if (!calls.some((c) => c.cmd === 'sync_archive')) await stores.sync.run();
+    await settle();
+    expect(one(target, 'retention-banner')).toBeNull();
+  });
+});
+
 describe('branches and skim', () => {
   it('opens a branch timeline with why-related and a collapsed weak group', async () => {
     const { target, stores } = await render();

@@ -65,6 +65,8 @@ pub(crate) enum AgentArg {
     Aider,
     Crush,
     Opencode,
+    /// Trajectories read by `cairn import` (never discovered by a sync).
+    Atif,
 }
 
 impl From<AgentArg> for Agent {
@@ -81,6 +83,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Aider => Agent::Aider,
             AgentArg::Crush => Agent::Crush,
             AgentArg::Opencode => Agent::Opencode,
+            AgentArg::Atif => Agent::Atif,
         }
     }
 }

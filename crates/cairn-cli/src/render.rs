@@ -133,6 +133,9 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
             }
         }
     }
+    if let Some(line) = &r.retention_warning {
+        writeln!(out, "Warning: {}", clean(line))?;
+    }
     Ok(())
 }
 

@@ -18,6 +18,7 @@ pub mod recognise;
 pub mod redact;
 pub(crate) mod rekey;
 pub mod retain;
+pub mod retention;
 pub mod secrets;
 pub mod sources;
 pub mod store;

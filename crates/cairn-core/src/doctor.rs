@@ -51,7 +51,7 @@ fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> 
     }
 }
 
-/// Checks that need no database: source dirs, agent settings, hooks.
+/// Checks that need no database: source dirs, hooks, MCP registrations.
 pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Check> {
     let mut checks = Vec::new();
     for agent in Agent::ALL {
@@ -114,7 +114,6 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
         }
     }
     if let Some(home) = home {
-        checks.push(claude_retention(home));
         for agent in crate::hooks::HOOKED {
             checks.push(hook_check(&crate::hooks::status(agent, home)));
         }
@@ -127,23 +126,39 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
     checks
 }
 
-/// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default).
-fn claude_retention(home: &Path) -> Check {
-    let path = home.join(".claude/settings.json");
-    let days = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| {
-            v.get("cleanupPeriodDays")
-                .and_then(serde_json::Value::as_i64)
-        });
-    let days_text = days.map_or_else(|| "30 (the default)".to_owned(), |d| d.to_string());
+/// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
+/// transcripts within seven days (with the command that captures them) or its setting is off.
+pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> Check {
+    let name = format!("{} retention", c.agent);
+    let who = crate::archive::retention::agent_name(c.agent);
+    let settings = crate::text::one_line(&c.settings, 300);
+    if c.expiring > 0 {
+        let first = c
+            .soonest
+            .as_deref()
+            .and_then(|t| t.get(..10))
+            .unwrap_or("soon");
+        return check(
+            name,
+            Status::Warn,
+            format!(
+                "{who}: {}; {} file{} Cairn has not captured go within 7 days (the first on {first}). Capture them now: `{}`",
+                c.rule,
+                c.expiring,
+                if c.expiring == 1 { "" } else { "s" },
+                c.command
+            ),
+        );
+    }
+    if let Some(problem) = &c.problem {
+        return check(name, Status::Warn, crate::text::one_line(problem, 600));
+    }
     check(
-        "claude retention",
-        Status::Warn,
+        name,
+        Status::Ok,
         format!(
-            "Claude Code deletes transcripts after {days_text} days; Cairn keeps redacted copies of what it captured, so run `cairn sync` (or keep the app or hook running) more often than that, or raise cleanupPeriodDays in {}",
-            path.display()
+            "{who}: {} ({settings}); nothing it deletes within 7 days is left uncaptured",
+            c.rule
         ),
     )
 }

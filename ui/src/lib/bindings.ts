@@ -2106,6 +2106,55 @@ export type ResumeCommand_Serialize = {
 	problem: string | null,
 };
 
+/**  Where an agent's cleanup stands against what Cairn captured. */
+export type RetentionCheck = RetentionCheck_Serialize | RetentionCheck_Deserialize;
+
+/**  Where an agent's cleanup stands against what Cairn captured. */
+export type RetentionCheck_Deserialize = {
+	agent: Agent,
+	/**  The agent's settings file. */
+	settings: string,
+	/**  The agent's rule in words. */
+	rule: string,
+	/**  What is wrong with the setting, when something is. */
+	problem?: string | null,
+	/**
+	 *  Transcript files Cairn has not captured (or not all of) that the agent deletes within
+	 *  seven days.
+	 */
+	expiring: number,
+	/**
+	 *  When the first of them goes (RFC 3339 UTC); in the past when the agent deletes it the
+	 *  next time it starts.
+	 */
+	soonest?: string | null,
+	/**  The one command that captures them now. */
+	command: string,
+};
+
+/**  Where an agent's cleanup stands against what Cairn captured. */
+export type RetentionCheck_Serialize = {
+	agent: Agent,
+	/**  The agent's settings file. */
+	settings: string,
+	/**  The agent's rule in words. */
+	rule: string,
+	/**  What is wrong with the setting, when something is. */
+	problem: string | null,
+	/**
+	 *  Transcript files Cairn has not captured (or not all of) that the agent deletes within
+	 *  seven days.
+	 */
+	expiring: number,
+	/**
+	 *  When the first of them goes (RFC 3339 UTC); in the past when the agent deletes it the
+	 *  next time it starts.
+	 */
+	soonest: string | null,
+	/**  The one command that captures them now. */
+	command: string,
+};
+
 /**
  *  Trust provenance. Only a person reviewing an entry (the inbox, or a reviewed import)
  *  makes it `human_reviewed`; extraction always writes `unreviewed_auto`.
@@ -2865,6 +2914,13 @@ export type SyncReport_Deserialize = {
 	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Deserialize[],
+	/**  The agents that delete their own transcripts, as the sync left them (a sync only). */
+	retention: RetentionCheck_Deserialize[],
+	/**
+	 *  One line when any of them deletes transcripts Cairn has not captured within 7 days,
+	 *  with the command that captures them ([`crate::retention::warning`]).
+	 */
+	retention_warning?: string | null,
 };
 
 /**  What a sync or hook did. */
@@ -2877,6 +2933,13 @@ export type SyncReport_Serialize = {
 	records_updated: number,
 	bytes_read: number | null,
 	warnings: Warning_Serialize[],
+	/**  The agents that delete their own transcripts, as the sync left them (a sync only). */
+	retention: RetentionCheck_Serialize[],
+	/**
+	 *  One line when any of them deletes transcripts Cairn has not captured within 7 days,
+	 *  with the command that captures them ([`crate::retention::warning`]).
+	 */
+	retention_warning: string | null,
 };
 
 /**  A normalised target. */

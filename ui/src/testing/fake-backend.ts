@@ -40,6 +40,8 @@ export interface FakeOptions {
   moreEntries?: number;
   /** No agent has used Recall through MCP yet (the ledger's agent view is empty). */
   noAgentUsage?: boolean;
+  /** The first sync finds Claude Code about to delete transcripts Cairn has not captured. */
+  expiring?: boolean;
 }
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
@@ -479,6 +481,7 @@ export function fakeBackend(options: FakeOptions = {}) {
   const perTurn = options.recordsPerTurn ?? 4;
   const failures = { ...options.failOnce };
   let sessions = options.sessions ?? 6;
+  let expiring = options.expiring ?? false;
   const calls: { cmd: string; args: Record<string, unknown> }[] = [];
   const handler = async (cmd: string, payload: unknown): Promise<unknown> => {
     const args = (payload ?? {}) as Record<string, unknown>;
@@ -526,7 +529,23 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'search_archive':
         return fakeHits(args.query as SearchQuery);
       case 'sync_archive': {
-        const report: SyncReport = { files_scanned: 8, sessions_added: sessions === 0 ? 6 : 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [] };
+        const retention = [
+          {
+            agent: 'claude' as const,
+            settings: '/home/dev/.claude/settings.json',
+            rule: '10 days after the last write (cleanupPeriodDays)',
+            problem: null,
+            expiring: expiring ? 2 : 0,
+            soonest: expiring ? '2026-08-05T10:00:00Z' : null,
+            command: 'cairn sync --agent claude',
+          },
+        ];
+        const retention_warning = expiring
+          ? '2 transcript files Cairn has not captured will be deleted by Claude Code within 7 days (the first on 2026-08-05); capture them now: cairn sync --agent claude'
+          : null;
+        // The sync captured them: the next one finds nothing at risk.
+        expiring = false;
+        const report: SyncReport = { files_scanned: 8, sessions_added: sessions === 0 ? 6 : 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [], retention, retention_warning };
         if (sessions === 0) sessions = 6;
         return report;
       }

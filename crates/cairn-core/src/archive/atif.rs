@@ -10,8 +10,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The version Cairn writes. Cairn uses nothing newer than v1.4's fields.
+/// The version Cairn writes. Cairn uses nothing newer than v1.4's fields, except for a session
+/// with sub-agents ([`SUBAGENTS_SCHEMA_VERSION`]).
 pub const SCHEMA_VERSION: &str = "ATIF-v1.4";
+/// The version that embeds sub-agent trajectories (`subagent_trajectories`, each with its
+/// `trajectory_id`).
+pub const SUBAGENTS_SCHEMA_VERSION: &str = "ATIF-v1.7";
+/// At most this many embedded sub-agent trajectories are imported from one file.
+pub const MAX_SUBAGENTS: usize = 1_000;
 
 fn is_none_or_empty(v: &Option<Value>) -> bool {
     v.as_ref()
@@ -23,6 +29,9 @@ pub struct Trajectory {
     pub schema_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// This document's own id (v1.7); required on an embedded sub-agent trajectory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_id: Option<String>,
     pub agent: TrajectoryAgent,
     pub steps: Vec<Step>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -31,6 +40,9 @@ pub struct Trajectory {
     pub final_metrics: Option<FinalMetrics>,
     #[serde(default, skip_serializing_if = "is_none_or_empty")]
     pub extra: Option<Value>,
+    /// The session's sub-agents, each a whole trajectory of its own (v1.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_trajectories: Option<Vec<Trajectory>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,6 +145,8 @@ pub struct Checked {
     pub path: std::path::PathBuf,
     pub session_id: String,
     pub steps: usize,
+    /// The embedded sub-agent trajectories: each one's `trajectory_id` and document.
+    pub subagents: Vec<(String, Value)>,
 }
 
 /// Check that `path` is a regular file of at most [`MAX_IMPORT_BYTES`] holding an ATIF
@@ -186,15 +200,7 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
         }
     }
     let session_id = match obj.get("session_id").and_then(Value::as_str) {
-        Some(id)
-            if !id.trim().is_empty()
-                && id.chars().count() <= 256
-                && !id
-                    .chars()
-                    .any(|c| c.is_control() || crate::text::is_bidi_control(c)) =>
-        {
-            id.to_owned()
-        }
+        Some(id) if printable_id(id) => id.to_owned(),
         Some(_) => {
             return Err(refuse(
                 "its session_id is not a printable id of at most 256 characters".to_owned(),
@@ -202,13 +208,71 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
         }
         None => return Err(refuse("it has no session_id".to_owned())),
     };
+    let steps = check_steps(obj, &refuse, "")?;
+    let mut subagents = Vec::new();
+    if let Some(subs) = obj.get("subagent_trajectories").filter(|v| !v.is_null()) {
+        let Some(subs) = subs.as_array() else {
+            return Err(refuse(
+                "its subagent_trajectories is not an array".to_owned(),
+            ));
+        };
+        if subs.len() > MAX_SUBAGENTS {
+            return Err(refuse(format!(
+                "{} sub-agent trajectories is more than the {MAX_SUBAGENTS} Cairn reads",
+                subs.len()
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, sub) in subs.iter().enumerate() {
+            let at = format!("subagent_trajectories[{i}]: ");
+            let Some(sub_obj) = sub.as_object() else {
+                return Err(refuse(format!("{at}not an object")));
+            };
+            let id = match sub_obj.get("trajectory_id").and_then(Value::as_str) {
+                Some(id) if printable_id(id) => id.to_owned(),
+                _ => {
+                    return Err(refuse(format!(
+                        "{at}no trajectory_id that is a printable id of at most 256 characters"
+                    )));
+                }
+            };
+            if !seen.insert(id.clone()) {
+                return Err(refuse(format!("{at}its trajectory_id is not unique")));
+            }
+            check_steps(sub_obj, &refuse, &at)?;
+            subagents.push((id, sub.clone()));
+        }
+    }
+    Ok(Checked {
+        path: real,
+        session_id,
+        steps,
+        subagents,
+    })
+}
+
+fn printable_id(id: &str) -> bool {
+    !id.trim().is_empty()
+        && id.chars().count() <= 256
+        && !id
+            .chars()
+            .any(|c| c.is_control() || crate::text::is_bidi_control(c))
+}
+
+/// A trajectory's `steps`: 1 to [`crate::archive::sources::atif::MAX_STEPS`] objects, each
+/// with a `source`. Returns how many.
+fn check_steps(
+    obj: &Map<String, Value>,
+    refuse: &dyn Fn(String) -> crate::error::Error,
+    at: &str,
+) -> crate::error::Result<usize> {
     let steps = match obj.get("steps").and_then(Value::as_array) {
         Some(steps) if !steps.is_empty() => steps,
-        _ => return Err(refuse("it has no steps".to_owned())),
+        _ => return Err(refuse(format!("{at}it has no steps"))),
     };
     if steps.len() > crate::archive::sources::atif::MAX_STEPS {
         return Err(refuse(format!(
-            "{} steps is more than the {} Cairn reads",
+            "{at}{} steps is more than the {} Cairn reads",
             steps.len(),
             crate::archive::sources::atif::MAX_STEPS
         )));
@@ -218,13 +282,9 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
         .position(|s| s.get("source").and_then(Value::as_str).is_none())
     {
         return Err(refuse(format!(
-            "step {} has no source (user, agent or system)",
+            "{at}step {} has no source (user, agent or system)",
             i + 1
         )));
     }
-    Ok(Checked {
-        path: real,
-        session_id,
-        steps: steps.len(),
-    })
+    Ok(steps.len())
 }

@@ -85,6 +85,11 @@ pub struct SyncReport {
     pub records_updated: u32,
     pub bytes_read: f64,
     pub warnings: Vec<Warning>,
+    /// The agents that delete their own transcripts, as the sync left them (a sync only).
+    pub retention: Vec<crate::archive::retention::RetentionCheck>,
+    /// One line when any of them deletes transcripts Cairn has not captured within 7 days,
+    /// with the command that captures them ([`crate::archive::retention::warning`]).
+    pub retention_warning: Option<String>,
 }
 
 impl SyncReport {
@@ -777,7 +782,7 @@ fn raw_line_key(line: &[u8]) -> String {
 
 use std::io::Read as _;
 
-fn mtime_ns(m: &fs::Metadata) -> i64 {
+pub(crate) fn mtime_ns(m: &fs::Metadata) -> i64 {
     m.modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())

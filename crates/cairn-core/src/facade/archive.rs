@@ -85,6 +85,9 @@ impl Cairn {
         self.link(&mut store, &touched, None);
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
+        drop(store);
+        report.retention = self.retention();
+        report.retention_warning = crate::archive::retention::warning(&report.retention);
         Ok(report)
     }
 

@@ -1,8 +1,11 @@
 //! The [`Cairn`] facade, health checks.
 
-use crate::archive::store::DB_FILE;
+use std::collections::HashMap;
+
+use crate::archive::retention::{self, RetentionCheck};
+use crate::archive::store::{DB_FILE, SourceState};
 use crate::doctor::{self, Check, DoctorReport, Status};
-use crate::{Cairn, archive};
+use crate::{Cairn, SyncOptions, archive};
 
 impl Cairn {
     /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
@@ -48,6 +51,40 @@ impl Cairn {
             &self.config,
             dirs::home_dir().as_deref(),
         ));
+        checks.extend(self.retention().iter().map(doctor::retention_check));
         DoctorReport { checks }
+    }
+
+    /// Each enabled agent that deletes its own transcripts: its rule (from its settings file,
+    /// read as hostile input) and the transcript files Cairn has not captured that it deletes
+    /// within seven days, with the command that captures them now.
+    pub fn retention(&self) -> Vec<RetentionCheck> {
+        let env = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        };
+        let policies: Vec<_> = retention::policies(env, dirs::home_dir().as_deref())
+            .into_iter()
+            .filter(|p| self.config.agent_enabled(p.agent))
+            .collect();
+        if policies.is_empty() {
+            return Vec::new();
+        }
+        let (files, _) = self.discover(&SyncOptions {
+            agents: policies.iter().map(|p| p.agent).collect(),
+        });
+        let captured: HashMap<String, SourceState> = match self.store().all_source_states() {
+            Ok(states) => states.into_iter().map(|s| (s.path.clone(), s)).collect(),
+            Err(e) => {
+                tracing::warn!("reading the sources' reading positions failed: {e}");
+                HashMap::new()
+            }
+        };
+        let now = std::time::SystemTime::now();
+        policies
+            .iter()
+            .map(|p| retention::check(p, &files, &captured, now))
+            .collect()
     }
 }

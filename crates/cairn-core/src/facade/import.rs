@@ -25,6 +25,9 @@ pub struct Imported {
     pub records_updated: u32,
     /// Nothing was new: the same trajectory was imported before.
     pub already_imported: bool,
+    /// The session keys of its embedded sub-agent trajectories, each imported as a sub-agent
+    /// session of this one.
+    pub subagents: Vec<String>,
 }
 
 impl Cairn {
@@ -41,7 +44,16 @@ impl Cairn {
             parent_hint: None,
             agent_id: None,
         };
-        let report = self.capture_paths(&[file], &Quiet)?;
+        let mut report = self.capture_paths(&[file], &Quiet)?;
+        let mut subagents = Vec::new();
+        if !checked.subagents.is_empty() {
+            let (sub_report, keys) = self.import_subagents(&checked)?;
+            report.records_added += sub_report.records_added;
+            report.records_updated += sub_report.records_updated;
+            report.sessions_added += sub_report.sessions_added;
+            report.sessions_updated += sub_report.sessions_updated;
+            subagents = keys;
+        }
         let session_key = keys::session_key(Agent::Atif, checked.session_id.as_bytes());
         let detail = self.session(&session_key).map_err(|_| {
             let why = report
@@ -61,6 +73,60 @@ impl Cairn {
             records_added: report.records_added,
             records_updated: report.records_updated,
             already_imported: !report.changed(),
+            subagents,
         })
+    }
+
+    /// Capture each embedded sub-agent trajectory as a sub-agent session of the imported one:
+    /// written (with the parent's `session_id`, so it is keyed under it) to a scratch file in
+    /// the data dir at a path that stays the same for the same file, captured like the
+    /// parent, then removed (capture keeps its redacted copy).
+    fn import_subagents(
+        &self,
+        checked: &atif::Checked,
+    ) -> Result<(crate::archive::capture::SyncReport, Vec<String>)> {
+        use sha2::{Digest, Sha256};
+        let short = |text: &[u8]| hex::encode(&Sha256::digest(text)[..8]);
+        let dir = self
+            .data_dir
+            .join("import-scratch")
+            .join(short(checked.path.as_os_str().as_encoded_bytes()));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
+            path: dir.clone(),
+            source: e,
+        })?;
+        let mut files = Vec::new();
+        let mut keys = Vec::new();
+        for (id, doc) in &checked.subagents {
+            let mut doc = doc.clone();
+            if let Some(o) = doc.as_object_mut() {
+                o.insert(
+                    "session_id".into(),
+                    serde_json::Value::String(checked.session_id.clone()),
+                );
+                o.remove("subagent_trajectories");
+            }
+            let path = dir.join(format!("{}.atif.json", short(id.as_bytes())));
+            let text = serde_json::to_vec(&doc)
+                .map_err(|e| Error::Invalid(format!("cannot prepare a sub-agent: {e}")))?;
+            std::fs::write(&path, text).map_err(|e| Error::Write {
+                path: path.clone(),
+                source: e,
+            })?;
+            let identity = format!("{}/subagents/agent-{id}", checked.session_id);
+            keys.push(keys::session_key(Agent::Atif, identity.as_bytes()));
+            files.push(FoundFile {
+                agent: Agent::Atif,
+                role: FileRole::Subagent,
+                path,
+                parent_hint: Some(checked.session_id.clone()),
+                agent_id: Some(id.clone()),
+            });
+        }
+        let report = self.capture_paths(&files, &Quiet);
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            tracing::warn!("removing {} failed: {e}", dir.display());
+        }
+        Ok((report?, keys))
     }
 }

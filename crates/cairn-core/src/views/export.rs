@@ -189,6 +189,9 @@ pub struct Document {
     pub session: SessionDetail,
     pub turns: Vec<ExportTurn>,
     pub left_out: LeftOut,
+    /// The session's sub-agent sessions, whole (ATIF embeds them as `subagent_trajectories`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<Document>,
 }
 
 /// An export, rendered.
@@ -212,7 +215,17 @@ impl Document {
         home: Option<&str>,
         db: impl Fn(rusqlite::Error) -> Error,
     ) -> Result<Document> {
-        let detail = archive::session_detail(conn, session).map_err(&db)?;
+        Self::build_with(conn, session, options, home, &db)
+    }
+
+    fn build_with(
+        conn: &Connection,
+        session: i64,
+        options: &ExportOptions,
+        home: Option<&str>,
+        db: &dyn Fn(rusqlite::Error) -> Error,
+    ) -> Result<Document> {
+        let detail = archive::session_detail(conn, session).map_err(db)?;
         let range = options.turns.unwrap_or(TurnRange {
             from: 0,
             to: u32::MAX,
@@ -227,12 +240,12 @@ impl Document {
         };
         let mut turns = Vec::new();
         let mut total = 0u32;
-        for (id, turn) in archive::timeline_turns(conn, session, 0).map_err(&db)? {
+        for (id, turn) in archive::timeline_turns(conn, session, 0).map_err(db)? {
             total += 1;
             if turn.turn_index < range.from || turn.turn_index > range.to {
                 continue;
             }
-            let mut records = archive::records_of_turn(conn, id, 0, i64::MAX).map_err(&db)?;
+            let mut records = archive::records_of_turn(conn, id, 0, i64::MAX).map_err(db)?;
             for r in &mut records {
                 if r.kind == "tool_result"
                     && let Some(text) = r.text.as_mut()
@@ -255,10 +268,30 @@ impl Document {
             )));
         }
         left_out.turns_not_exported = total.saturating_sub(turns.len() as u32);
+        // Sub-agents go whole (a turn range is the parent's), one level deep as agents write
+        // them; what they left out is counted with the parent's.
+        let mut subagents = Vec::new();
+        if detail.relation.as_deref() != Some("subagent") {
+            let whole = ExportOptions {
+                turns: None,
+                ..options.clone()
+            };
+            for sub in detail
+                .subagents
+                .iter()
+                .filter(|s| s.relation.as_deref() == Some("subagent"))
+            {
+                let Some(id) = archive::resolve_session(conn, &sub.session_key).map_err(db)? else {
+                    continue;
+                };
+                subagents.push(Document::build_with(conn, id, &whole, home, db)?);
+            }
+        }
         let doc = Document {
             session: detail,
             turns,
             left_out,
+            subagents,
         };
         doc.cleaned(home)
     }
@@ -292,14 +325,25 @@ impl Document {
                 records: serde_json::from_value(records).map_err(bad)?,
             });
         }
+        let mut left_out = LeftOut {
+            redactions,
+            home_written_as_tilde: tilde,
+            ..self.left_out
+        };
+        // Sub-agents were cleaned when they were built; their counts join the parent's.
+        for sub in &self.subagents {
+            for (kind, n) in &sub.left_out.redactions {
+                *left_out.redactions.entry(kind.clone()).or_default() += n;
+            }
+            left_out.outputs_cut += sub.left_out.outputs_cut;
+            left_out.output_bytes_cut += sub.left_out.output_bytes_cut;
+            left_out.home_written_as_tilde |= sub.left_out.home_written_as_tilde;
+        }
         Ok(Document {
             session: serde_json::from_value(session).map_err(bad)?,
             turns,
-            left_out: LeftOut {
-                redactions,
-                home_written_as_tilde: tilde,
-                ..self.left_out
-            },
+            left_out,
+            subagents: self.subagents,
         })
     }
 

@@ -285,6 +285,10 @@ impl DocumentParser for AtifParser {
             Some(Value::Array(items)) => items,
             _ => Vec::new(),
         };
+        // Embedded sub-agents are sessions of their own (`cairn import` reads each one).
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("subagent_trajectories");
+        }
         let units = steps
             .into_iter()
             .take(MAX_STEPS)

@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Document, RecordView};
 use crate::archive::atif::{
-    FinalMetrics, Observation, ObservationResult, SCHEMA_VERSION, Step, StepSource, ToolCall,
-    Trajectory, TrajectoryAgent,
+    FinalMetrics, Observation, ObservationResult, SCHEMA_VERSION, SUBAGENTS_SCHEMA_VERSION, Step,
+    StepSource, ToolCall, Trajectory, TrajectoryAgent,
 };
 
 /// What ATIF has no field for, kept so the record reads back the same.
@@ -58,7 +58,39 @@ fn timestamp(r: &RecordView) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The session as a trajectory, its sub-agents embedded as `subagent_trajectories` (ATIF v1.7),
+/// each identified by its agent id (else its session key).
 pub fn trajectory(doc: &Document) -> Trajectory {
+    let mut t = one(doc);
+    if !doc.subagents.is_empty() {
+        t.schema_version = SUBAGENTS_SCHEMA_VERSION.to_owned();
+        let subs = doc
+            .subagents
+            .iter()
+            .map(|sub| {
+                let key = &sub.session.session_key;
+                let id = doc
+                    .session
+                    .subagents
+                    .iter()
+                    .find(|s| &s.session_key == key)
+                    .and_then(|s| s.agent_id.clone())
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or_else(|| key.clone());
+                Trajectory {
+                    schema_version: SUBAGENTS_SCHEMA_VERSION.to_owned(),
+                    trajectory_id: Some(id),
+                    ..one(sub)
+                }
+            })
+            .collect();
+        t.subagent_trajectories = Some(subs);
+    }
+    t
+}
+
+/// One session as a trajectory.
+fn one(doc: &Document) -> Trajectory {
     let s = &doc.session;
     let mut steps: Vec<Step> = Vec::new();
     // call id → the step holding the call, for the result that answers it.
@@ -166,6 +198,8 @@ pub fn trajectory(doc: &Document) -> Trajectory {
     let total_steps = steps.len() as u64;
     Trajectory {
         schema_version: SCHEMA_VERSION.to_owned(),
+        trajectory_id: None,
+        subagent_trajectories: None,
         session_id: Some(
             s.session_id
                 .clone()
