@@ -112,7 +112,14 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
-        Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
+        Agent::Cursor => {
+            let mut dirs = super::sources::cursor::locations(&env, home().as_deref());
+            dirs.extend(super::sources::cursor_ide::locations(
+                &env,
+                home().as_deref(),
+            ));
+            located(dirs)
+        }
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
         Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
@@ -218,6 +225,9 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Crush {
         return super::sources::crush::is_database(path);
     }
+    if agent == Agent::Cursor && super::sources::cursor_ide::is_database(path) {
+        return true;
+    }
     if agent == Agent::Opencode {
         return super::sources::opencode::is_database(path)
             || super::sources::opencode::is_session_file(path);
@@ -293,7 +303,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Droid => super::sources::droid::classify(path),
         Agent::Kimi => super::sources::kimi::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
-        Agent::Cursor => super::sources::cursor::classify(path),
+        Agent::Cursor => super::sources::cursor_ide::classify(path)
+            .or_else(|| super::sources::cursor::classify(path)),
         Agent::Aider => super::sources::aider::classify(path),
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),

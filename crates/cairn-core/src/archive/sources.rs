@@ -12,6 +12,7 @@ pub mod codex;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
+pub mod cursor_ide;
 pub mod database;
 pub mod droid;
 pub mod gemini;
@@ -198,6 +199,7 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
         Agent::Crush => ReadKind::Database,
+        Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
         Agent::Atif => ReadKind::Document,
         _ => ReadKind::Lines,

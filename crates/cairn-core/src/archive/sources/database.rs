@@ -106,6 +106,7 @@ pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
     match agent {
         Agent::Crush => Some(&super::crush::Crush),
         Agent::Opencode => Some(&super::opencode::OpencodeDb),
+        Agent::Cursor => Some(&super::cursor_ide::CursorIde),
         _ => None,
     }
 }
