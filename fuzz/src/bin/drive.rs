@@ -188,6 +188,25 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 r#"{"info":{"role":"assistant","time":{"created":1730000102000},"modelID":"m","path":{"cwd":"/w"},"tokens":{"input":1,"cache":{"read":2}},"error":{"name":"E","data":{"message":"x"}}},"parts":[{"id":"p1","type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"ls"},"output":"o","metadata":{"exit":2}}},{"type":"compaction"},{"type":"subtask","prompt":"go"}]}"#,
             ];
             out.push([b"\x01".as_slice(), opencode.join("\n").as_bytes()].concat());
+            // A Cursor composer header and its bubbles (the IDE store's rows).
+            let cursor = [
+                r#"{"composerId":"c1","name":"t","createdAt":1754331000000,"lastUpdatedAt":1754331300000,"modelConfig":{"modelName":"m"}}"#,
+                r#"{"type":1,"text":"fix it","workspaceProjectDir":"/w","createdAt":"2025-08-04T18:10:00Z"}"#,
+                r#"{"type":2,"thinking":{"text":"hm"},"text":"ok","tokenCount":{"inputTokens":3,"outputTokens":1}}"#,
+                r#"{"type":2,"toolFormerData":{"name":"run_terminal_cmd","toolCallId":"t","rawArgs":"{\"command\":\"ls\"}","status":"completed","result":"{\"output\":\"x\",\"exitCode\":2}"}}"#,
+                r#"{"type":2,"toolFormerData":{"name":"edit_file","rawArgs":"{\"target_file\":\"a\"}","status":"error"}}"#,
+            ];
+            out.push([b"\x02".as_slice(), cursor.join("\n").as_bytes()].concat());
+            let sql = read(&root.join("cursor/vscdb/state.sql"));
+            for line in String::from_utf8_lossy(&sql).lines() {
+                // The values of the fixture's rows, as the reader hands them over.
+                if let Some(v) = line
+                    .split_once(", '")
+                    .and_then(|(_, v)| v.strip_suffix("');"))
+                {
+                    out.push([b"\x02{}\n".as_slice(), v.replace("''", "'").as_bytes()].concat());
+                }
+            }
         }
         "gemini_document" => {
             for p in files_under(&root.join("gemini"), "json") {
