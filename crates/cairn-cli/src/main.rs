@@ -65,6 +65,9 @@ pub(crate) enum AgentArg {
     Aider,
     Crush,
     Opencode,
+    Cline,
+    Roo,
+    Kilo,
 }
 
 impl From<AgentArg> for Agent {
@@ -81,6 +84,9 @@ impl From<AgentArg> for Agent {
             AgentArg::Aider => Agent::Aider,
             AgentArg::Crush => Agent::Crush,
             AgentArg::Opencode => Agent::Opencode,
+            AgentArg::Cline => Agent::Cline,
+            AgentArg::Roo => Agent::Roo,
+            AgentArg::Kilo => Agent::Kilo,
         }
     }
 }

@@ -123,6 +123,11 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
         Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
+        Agent::Cline | Agent::Roo | Agent::Kilo => located(super::sources::cline::locations(
+            agent,
+            env,
+            home().as_deref(),
+        )),
         // Imported one file at a time (`cairn import`), never discovered.
         Agent::Atif => Vec::new(),
     }
@@ -225,6 +230,11 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Crush {
         return super::sources::crush::is_database(path);
     }
+    if super::sources::cline::is_cline_family(agent) {
+        return path
+            .file_name()
+            .is_some_and(|n| n == super::sources::cline::UI_MESSAGES);
+    }
     if agent == Agent::Cursor && super::sources::cursor_ide::is_database(path) {
         return true;
     }
@@ -308,6 +318,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Aider => super::sources::aider::classify(path),
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),
+        Agent::Cline | Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
         Agent::Atif => None,
     }
 }

@@ -84,7 +84,7 @@ pub fn by_path(path: &Path) -> Option<Agent> {
     } else if super::sources::opencode::owns_path(path) {
         Some(Agent::Opencode)
     } else {
-        None
+        super::sources::cline::owner(path)
     }
 }
 
