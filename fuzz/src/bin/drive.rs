@@ -208,6 +208,13 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 }
             }
         }
+        "cline_document" => {
+            for p in files_under(&root.join("cline"), "json") {
+                if p.file_name().is_some_and(|n| n == "ui_messages.json") {
+                    out.push(read(&p));
+                }
+            }
+        }
         "gemini_document" => {
             for p in files_under(&root.join("gemini"), "json") {
                 out.push(read(&p));
