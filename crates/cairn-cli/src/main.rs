@@ -68,6 +68,7 @@ pub(crate) enum AgentArg {
     Cline,
     Roo,
     Kilo,
+    Kiro,
 }
 
 impl From<AgentArg> for Agent {
@@ -87,6 +88,7 @@ impl From<AgentArg> for Agent {
             AgentArg::Cline => Agent::Cline,
             AgentArg::Roo => Agent::Roo,
             AgentArg::Kilo => Agent::Kilo,
+            AgentArg::Kiro => Agent::Kiro,
         }
     }
 }

@@ -22,6 +22,7 @@ pub enum Agent {
     Cline,
     Roo,
     Kilo,
+    Kiro,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -29,7 +30,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 15] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -44,6 +45,7 @@ impl Agent {
         Agent::Cline,
         Agent::Roo,
         Agent::Kilo,
+        Agent::Kiro,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +64,7 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Roo => "roo",
             Agent::Kilo => "kilo",
+            Agent::Kiro => "kiro",
             Agent::Atif => "atif",
         }
     }
@@ -82,6 +85,7 @@ impl Agent {
             "cline" | "claude-dev" => Some(Agent::Cline),
             "roo" | "roo-code" | "roocode" | "roo-cline" => Some(Agent::Roo),
             "kilo" | "kilo-code" | "kilocode" => Some(Agent::Kilo),
+            "kiro" | "kiro-cli" => Some(Agent::Kiro),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -123,6 +123,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
         Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
+        Agent::Kiro => located(super::sources::kiro::locations(env, home().as_deref())),
         Agent::Cline | Agent::Roo | Agent::Kilo => located(super::sources::cline::locations(
             agent,
             env,
@@ -235,6 +236,9 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
             .file_name()
             .is_some_and(|n| n == super::sources::cline::UI_MESSAGES);
     }
+    if agent == Agent::Kiro {
+        return super::sources::kiro::is_database(path);
+    }
     if agent == Agent::Cursor && super::sources::cursor_ide::is_database(path) {
         return true;
     }
@@ -319,6 +323,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),
         Agent::Cline | Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
+        Agent::Kiro => super::sources::kiro::classify(path),
         Agent::Atif => None,
     }
 }

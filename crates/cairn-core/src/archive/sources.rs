@@ -18,6 +18,7 @@ pub mod database;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
+pub mod kiro;
 pub mod opencode;
 pub mod qwen;
 
@@ -128,7 +129,7 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
-        Agent::Crush | Agent::Opencode => {
+        Agent::Crush | Agent::Opencode | Agent::Kiro => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
             )));
@@ -204,7 +205,7 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
-        Agent::Crush => ReadKind::Database,
+        Agent::Crush | Agent::Kiro => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
         Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo => ReadKind::Document,

@@ -122,7 +122,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Atif
             | Agent::Cline
             | Agent::Roo
-            | Agent::Kilo,
+            | Agent::Kilo
+            | Agent::Kiro,
             _,
         ) => {
             return Err(Error::Invalid(format!(

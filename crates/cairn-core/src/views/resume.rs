@@ -127,10 +127,15 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         // OpenCode's TUI: `-s, --session <id>`, the session id to continue.
         Agent::Opencode => ("opencode", "--session"),
         // Crush offers no documented flag that reopens one session by id; the VS Code
-        // extensions (Cline, Roo, Kilo) reopen a task from their history panel only.
-        Agent::Aider | Agent::Crush | Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo => {
-            return None;
-        }
+        // extensions (Cline, Roo, Kilo) reopen a task from their history panel only;
+        // kiro-cli resumes the last conversation of a folder (`--resume`), not one by id.
+        Agent::Aider
+        | Agent::Crush
+        | Agent::Atif
+        | Agent::Cline
+        | Agent::Roo
+        | Agent::Kilo
+        | Agent::Kiro => return None,
     })
 }
 
