@@ -172,19 +172,21 @@ pub fn cline_document(data: &[u8]) {
     }
 }
 
-/// The rows a database source hands its parser (Crush's, OpenCode's or Cursor's IDE store, by the
-/// first byte): the rest is JSON lines, the first a session row, each other a unit (a Crush
-/// message row, an OpenCode `{"info", "parts"}`, a Cursor bubble), each redacted and parsed as the database reader does, the state
-/// saved and resumed between units. Invariants: every record is keyed, a redacted row is still
-/// JSON, and a resumed parser knows what the saved one knew.
+/// The rows a database source hands its parser (Crush's, OpenCode's, Cursor's IDE store or
+/// Kiro's, by the first byte): the rest is JSON lines, the first a session row, each other a unit
+/// (a Crush message row, an OpenCode `{"info", "parts"}`, a Cursor bubble, a Kiro history entry),
+/// each redacted and parsed as the database reader does, the state saved and resumed between
+/// units. Invariants: every record is keyed, a redacted row is still JSON, and a resumed parser
+/// knows what the saved one knew.
 pub fn database_units(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let agent = match which % 3 {
+    let agent = match which % 4 {
         0 => Agent::Crush,
         1 => Agent::Opencode,
-        _ => Agent::Cursor,
+        2 => Agent::Cursor,
+        _ => Agent::Kiro,
     };
     let source = cairn_core::archive::sources::database::source_for(agent).expect("a database");
     let path = Path::new("/p/.crush/crush.db");

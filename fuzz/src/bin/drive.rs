@@ -197,6 +197,18 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 r#"{"type":2,"toolFormerData":{"name":"edit_file","rawArgs":"{\"target_file\":\"a\"}","status":"error"}}"#,
             ];
             out.push([b"\x02".as_slice(), cursor.join("\n").as_bytes()].concat());
+            for p in files_under(&root.join("kiro"), "json") {
+                // A Kiro conversation: its header, then each history entry.
+                let v: serde_json::Value = serde_json::from_slice(&read(&p)).unwrap_or_default();
+                let mut seed =
+                    b"\x03{\"conversation_id\":\"c\",\"key\":\"/w\",\"created_at\":1779012000000}"
+                        .to_vec();
+                for e in v["history"].as_array().into_iter().flatten() {
+                    seed.push(b'\n');
+                    seed.extend(e.to_string().as_bytes());
+                }
+                out.push(seed);
+            }
             let sql = read(&root.join("cursor/vscdb/state.sql"));
             for line in String::from_utf8_lossy(&sql).lines() {
                 // The values of the fixture's rows, as the reader hands them over.
