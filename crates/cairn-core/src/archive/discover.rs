@@ -113,9 +113,9 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => {
-            let mut dirs = super::sources::cursor::locations(&env, home().as_deref());
+            let mut dirs = super::sources::cursor::locations(env, home().as_deref());
             dirs.extend(super::sources::cursor_ide::locations(
-                &env,
+                env,
                 home().as_deref(),
             ));
             located(dirs)
