@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
-TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cursor aider database_units redact analyze import)
+TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import)
 # Shares the workspace's target dir, so the dependencies cairn-core needs are built once.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 # FUZZ_PROFILE: dev (default) reuses what `cargo test` built, so the short run in `make test`

@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("kimi", kimi),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
+    ("cline_document", cline_document),
     ("cursor", cursor),
     ("aider", aider),
     ("database_units", database_units),
@@ -124,19 +125,68 @@ pub fn gemini_document(data: &[u8]) {
     }
 }
 
-/// The rows a database source hands its parser (Crush's or OpenCode's, by the first byte): the
-/// rest is JSON lines, the first a session row, each other a unit (a Crush message row, an
-/// OpenCode `{"info", "parts"}`), each redacted and parsed as the database reader does, the state
-/// saved and resumed between units. Invariants: every record is keyed, a redacted row is still
-/// JSON, and a resumed parser knows what the saved one knew.
+/// A Cline / Roo / Kilo task log (`ui_messages.json`) with its sidecars, split into keyed
+/// entries (results paired with their calls), each redacted and parsed as the document reader
+/// does, the state saved and resumed between entries. Invariants: unit keys are unique (a
+/// result's call names one of them), every record is keyed, a resumed parser knows what the
+/// saved one knew, and a redacted entry is still JSON.
+pub fn cline_document(data: &[u8]) {
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    // Shaped like a task folder: the log, or an object already holding it with its sidecars.
+    let doc = if doc.get("ui_messages").is_some() {
+        doc
+    } else {
+        serde_json::json!({ "ui_messages": doc })
+    };
+    let redactor = Redactor::global();
+    let agent = Agent::Roo;
+    let mut parser = document_parser_for(agent, None).expect("a fresh parser");
+    let (mut header, units) = parser.split(doc);
+    let keys: std::collections::BTreeSet<&str> = units.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys.len(), units.len(), "two entries under one key");
+    for (_, unit) in &units {
+        if let Some(call) = unit.get("cairn:call").and_then(|c| c.as_str()) {
+            assert!(keys.contains(call), "a result names no entry");
+        }
+    }
+    redactor.redact_json(&mut header, &mut Vec::new());
+    let mut out = LineOutput::default();
+    parser.header(&header, &mut out);
+    for (i, (key, mut unit)) in units.into_iter().enumerate() {
+        redactor.redact_json(&mut unit, &mut Vec::new());
+        assert!(serde_json::to_string(&unit).is_ok());
+        parser.unit(&key, &unit, &mut out);
+        for r in out.records.drain(..) {
+            assert!(!r.source_event_kind.is_empty());
+            assert!(r.key.is_some(), "an unkeyed record from a task entry");
+        }
+        out.usage.clear();
+        if i % 2 == 1 {
+            let saved = parser.save();
+            let resumed = document_parser_for(agent, Some(&saved)).expect("resumes");
+            assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
+            parser = resumed;
+        }
+    }
+}
+
+/// The rows a database source hands its parser (Crush's, OpenCode's, Cursor's IDE store or
+/// Kiro's, by the first byte): the rest is JSON lines, the first a session row, each other a unit
+/// (a Crush message row, an OpenCode `{"info", "parts"}`, a Cursor bubble, a Kiro history entry),
+/// each redacted and parsed as the database reader does, the state saved and resumed between
+/// units. Invariants: every record is keyed, a redacted row is still JSON, and a resumed parser
+/// knows what the saved one knew.
 pub fn database_units(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let agent = if which % 2 == 0 {
-        Agent::Crush
-    } else {
-        Agent::Opencode
+    let agent = match which % 4 {
+        0 => Agent::Crush,
+        1 => Agent::Opencode,
+        2 => Agent::Cursor,
+        _ => Agent::Kiro,
     };
     let source = cairn_core::archive::sources::database::source_for(agent).expect("a database");
     let path = Path::new("/p/.crush/crush.db");

@@ -4,9 +4,10 @@
 //! the kernel, and the debounce thread blocks on its channel with no timeout until the first
 //! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
 //! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` and `.json` paths
-//! (Gemini CLI's session documents) and agents' databases (`.db`, written through their `-wal`)
-//! to transcript files with the core's own `transcript_of_change` (a changed OpenCode part file
-//! is its session's), captures only those, and tells the window through
+//! (Gemini CLI's session documents, Cline-family task logs) and agents' databases (`.db`,
+//! `.vscdb`, `.sqlite3`, written directly or through their `-wal`) to transcript files with the
+//! core's own `transcript_of_change` (a changed OpenCode part file is its session's), captures
+//! only those, and tells the window through
 //! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
 //! channel and ends the thread.
 
@@ -116,10 +117,11 @@ fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>
     );
     for path in event.paths {
         match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl" | "json" | "db") => {
+            // Cursor's IDE store is `state.vscdb`, kiro-cli's `data.sqlite3`.
+            Some("jsonl" | "json" | "db" | "vscdb" | "sqlite3") => {
                 changed.insert(path);
             }
-            Some("db-wal") if data_write => {
+            Some("db-wal" | "vscdb-wal" | "sqlite3-wal") if data_write => {
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
                 if let Some(db) = name.as_deref().and_then(|n| n.strip_suffix("-wal")) {
                     changed.insert(path.with_file_name(db));
@@ -219,6 +221,21 @@ mod tests {
         assert_eq!(
             changed_by(EventKind::Create(CreateKind::File), &["/p/.crush/crush.db"]),
             [PathBuf::from("/p/.crush/crush.db")]
+        );
+        // Cursor's IDE store (rollback journal: the file itself is written) and kiro-cli's.
+        assert_eq!(
+            changed_by(
+                write,
+                &[
+                    "/u/Cursor/User/globalStorage/state.vscdb",
+                    "/h/kiro-cli/data.sqlite3-wal",
+                    "/u/Cursor/User/globalStorage/state.vscdb-journal",
+                ]
+            ),
+            [
+                PathBuf::from("/h/kiro-cli/data.sqlite3"),
+                PathBuf::from("/u/Cursor/User/globalStorage/state.vscdb"),
+            ]
         );
     }
 }

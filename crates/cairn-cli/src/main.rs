@@ -65,6 +65,10 @@ pub(crate) enum AgentArg {
     Aider,
     Crush,
     Opencode,
+    Cline,
+    Roo,
+    Kilo,
+    Kiro,
     /// Trajectories read by `cairn import` (never discovered by a sync).
     Atif,
 }
@@ -83,6 +87,10 @@ impl From<AgentArg> for Agent {
             AgentArg::Aider => Agent::Aider,
             AgentArg::Crush => Agent::Crush,
             AgentArg::Opencode => Agent::Opencode,
+            AgentArg::Cline => Agent::Cline,
+            AgentArg::Roo => Agent::Roo,
+            AgentArg::Kilo => Agent::Kilo,
+            AgentArg::Kiro => Agent::Kiro,
             AgentArg::Atif => Agent::Atif,
         }
     }

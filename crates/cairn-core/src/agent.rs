@@ -19,6 +19,10 @@ pub enum Agent {
     Aider,
     Crush,
     Opencode,
+    Cline,
+    Roo,
+    Kilo,
+    Kiro,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -26,7 +30,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 15] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -38,6 +42,10 @@ impl Agent {
         Agent::Aider,
         Agent::Crush,
         Agent::Opencode,
+        Agent::Cline,
+        Agent::Roo,
+        Agent::Kilo,
+        Agent::Kiro,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +61,10 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Crush => "crush",
             Agent::Opencode => "opencode",
+            Agent::Cline => "cline",
+            Agent::Roo => "roo",
+            Agent::Kilo => "kilo",
+            Agent::Kiro => "kiro",
             Agent::Atif => "atif",
         }
     }
@@ -70,6 +82,10 @@ impl Agent {
             "aider" | "aider-chat" => Some(Agent::Aider),
             "crush" | "charm-crush" => Some(Agent::Crush),
             "opencode" | "open-code" | "sst-opencode" => Some(Agent::Opencode),
+            "cline" | "claude-dev" => Some(Agent::Cline),
+            "roo" | "roo-code" | "roocode" | "roo-cline" => Some(Agent::Roo),
+            "kilo" | "kilo-code" | "kilocode" => Some(Agent::Kilo),
+            "kiro" | "kiro-cli" => Some(Agent::Kiro),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -188,6 +188,44 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 r#"{"info":{"role":"assistant","time":{"created":1730000102000},"modelID":"m","path":{"cwd":"/w"},"tokens":{"input":1,"cache":{"read":2}},"error":{"name":"E","data":{"message":"x"}}},"parts":[{"id":"p1","type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"ls"},"output":"o","metadata":{"exit":2}}},{"type":"compaction"},{"type":"subtask","prompt":"go"}]}"#,
             ];
             out.push([b"\x01".as_slice(), opencode.join("\n").as_bytes()].concat());
+            // A Cursor composer header and its bubbles (the IDE store's rows).
+            let cursor = [
+                r#"{"composerId":"c1","name":"t","createdAt":1754331000000,"lastUpdatedAt":1754331300000,"modelConfig":{"modelName":"m"}}"#,
+                r#"{"type":1,"text":"fix it","workspaceProjectDir":"/w","createdAt":"2025-08-04T18:10:00Z"}"#,
+                r#"{"type":2,"thinking":{"text":"hm"},"text":"ok","tokenCount":{"inputTokens":3,"outputTokens":1}}"#,
+                r#"{"type":2,"toolFormerData":{"name":"run_terminal_cmd","toolCallId":"t","rawArgs":"{\"command\":\"ls\"}","status":"completed","result":"{\"output\":\"x\",\"exitCode\":2}"}}"#,
+                r#"{"type":2,"toolFormerData":{"name":"edit_file","rawArgs":"{\"target_file\":\"a\"}","status":"error"}}"#,
+            ];
+            out.push([b"\x02".as_slice(), cursor.join("\n").as_bytes()].concat());
+            for p in files_under(&root.join("kiro"), "json") {
+                // A Kiro conversation: its header, then each history entry.
+                let v: serde_json::Value = serde_json::from_slice(&read(&p)).unwrap_or_default();
+                let mut seed =
+                    b"\x03{\"conversation_id\":\"c\",\"key\":\"/w\",\"created_at\":1779012000000}"
+                        .to_vec();
+                for e in v["history"].as_array().into_iter().flatten() {
+                    seed.push(b'\n');
+                    seed.extend(e.to_string().as_bytes());
+                }
+                out.push(seed);
+            }
+            let sql = read(&root.join("cursor/vscdb/state.sql"));
+            for line in String::from_utf8_lossy(&sql).lines() {
+                // The values of the fixture's rows, as the reader hands them over.
+                if let Some(v) = line
+                    .split_once(", '")
+                    .and_then(|(_, v)| v.strip_suffix("');"))
+                {
+                    out.push([b"\x02{}\n".as_slice(), v.replace("''", "'").as_bytes()].concat());
+                }
+            }
+        }
+        "cline_document" => {
+            for p in files_under(&root.join("cline"), "json") {
+                if p.file_name().is_some_and(|n| n == "ui_messages.json") {
+                    out.push(read(&p));
+                }
+            }
         }
         "gemini_document" => {
             for p in files_under(&root.join("gemini"), "json") {

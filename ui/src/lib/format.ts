@@ -46,7 +46,7 @@ export function projectLabel(session: Session): string {
   return parts.at(-1) ?? session.cwd;
 }
 
-export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', atif: 'ATIF import' };
+export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', cline: 'Cline', roo: 'Roo Code', kilo: 'Kilo Code', kiro: 'Kiro', atif: 'ATIF import' };
 
 /** Every agent Cairn reads, in the order the filters and Settings list them. */
 export const agents = Object.keys(agentNames) as Agent[];

@@ -112,10 +112,23 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
-        Agent::Cursor => located(super::sources::cursor::locations(env, home().as_deref())),
+        Agent::Cursor => {
+            let mut dirs = super::sources::cursor::locations(env, home().as_deref());
+            dirs.extend(super::sources::cursor_ide::locations(
+                env,
+                home().as_deref(),
+            ));
+            located(dirs)
+        }
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
         Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
+        Agent::Kiro => located(super::sources::kiro::locations(env, home().as_deref())),
+        Agent::Cline | Agent::Roo | Agent::Kilo => located(super::sources::cline::locations(
+            agent,
+            env,
+            home().as_deref(),
+        )),
         // Imported one file at a time (`cairn import`), never discovered.
         Agent::Atif => Vec::new(),
     }
@@ -218,6 +231,17 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Crush {
         return super::sources::crush::is_database(path);
     }
+    if super::sources::cline::is_cline_family(agent) {
+        return path
+            .file_name()
+            .is_some_and(|n| n == super::sources::cline::UI_MESSAGES);
+    }
+    if agent == Agent::Kiro {
+        return super::sources::kiro::is_database(path);
+    }
+    if agent == Agent::Cursor && super::sources::cursor_ide::is_database(path) {
+        return true;
+    }
     if agent == Agent::Opencode {
         return super::sources::opencode::is_database(path)
             || super::sources::opencode::is_session_file(path);
@@ -293,10 +317,13 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Droid => super::sources::droid::classify(path),
         Agent::Kimi => super::sources::kimi::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
-        Agent::Cursor => super::sources::cursor::classify(path),
+        Agent::Cursor => super::sources::cursor_ide::classify(path)
+            .or_else(|| super::sources::cursor::classify(path)),
         Agent::Aider => super::sources::aider::classify(path),
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),
+        Agent::Cline | Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
+        Agent::Kiro => super::sources::kiro::classify(path),
         Agent::Atif => None,
     }
 }

@@ -74,7 +74,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Kimi)
     } else if super::sources::gemini::owns_path(path) {
         Some(Agent::Gemini)
-    } else if super::sources::cursor::owns_path(path) {
+    } else if super::sources::cursor::owns_path(path) || super::sources::cursor_ide::owns_path(path)
+    {
         Some(Agent::Cursor)
     } else if super::sources::aider::owns_path(path) {
         Some(Agent::Aider)
@@ -82,8 +83,10 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Crush)
     } else if super::sources::opencode::owns_path(path) {
         Some(Agent::Opencode)
+    } else if super::sources::kiro::owns_path(path) {
+        Some(Agent::Kiro)
     } else {
-        None
+        super::sources::cline::owner(path)
     }
 }
 

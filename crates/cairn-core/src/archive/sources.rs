@@ -8,14 +8,17 @@
 pub mod aider;
 pub mod atif;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
+pub mod cursor_ide;
 pub mod database;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
+pub mod kiro;
 pub mod opencode;
 pub mod qwen;
 
@@ -126,9 +129,14 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
-        Agent::Crush | Agent::Opencode => {
+        Agent::Crush | Agent::Opencode | Agent::Kiro => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
+            )));
+        }
+        Agent::Cline | Agent::Roo | Agent::Kilo => {
+            return Err(serde::de::Error::custom(format!(
+                "{agent} keeps task documents, not lines"
             )));
         }
         Agent::Atif => {
@@ -197,9 +205,10 @@ pub fn lines_are_json(agent: Agent) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
-        Agent::Crush => ReadKind::Database,
+        Agent::Crush | Agent::Kiro => ReadKind::Database,
+        Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
-        Agent::Atif => ReadKind::Document,
+        Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo => ReadKind::Document,
         _ => ReadKind::Lines,
     }
 }
@@ -224,9 +233,36 @@ pub fn document_parser_for(
     match agent {
         Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
         Agent::Atif => Ok(Box::new(atif::AtifParser::resume(saved)?)),
+        Agent::Cline | Agent::Roo | Agent::Kilo => {
+            Ok(Box::new(cline::ClineParser::resume(agent, saved)?))
+        }
         other => Err(serde::de::Error::custom(format!(
             "{other} has no document format"
         ))),
+    }
+}
+
+/// The document parser for `file`, resumed from a saved state if one is given. A fresh parser
+/// of a Cline-family task learns the task's id from its folder.
+pub fn document_parser_for_file(
+    file: &FoundFile,
+    saved: Option<&Value>,
+) -> Result<Box<dyn DocumentParser>, serde_json::Error> {
+    match saved {
+        None if cline::is_cline_family(file.agent) => Ok(Box::new(cline::ClineParser::for_file(
+            file.agent, &file.path,
+        ))),
+        _ => document_parser_for(file.agent, saved),
+    }
+}
+
+/// The document to split: the file's JSON, with the files read beside it for agents that keep
+/// a session in several (a Cline-family task folder).
+pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
+    if cline::is_cline_family(file.agent) {
+        cline::with_sidecars(&file.path, doc)
+    } else {
+        doc
     }
 }
 

@@ -115,7 +115,17 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             )));
         }
         // Outside MCP_AGENTS: `supported` refused it already.
-        (Agent::Aider | Agent::Crush | Agent::Opencode | Agent::Atif, _) => {
+        (
+            Agent::Aider
+            | Agent::Crush
+            | Agent::Opencode
+            | Agent::Atif
+            | Agent::Cline
+            | Agent::Roo
+            | Agent::Kilo
+            | Agent::Kiro,
+            _,
+        ) => {
             return Err(Error::Invalid(format!(
                 "{agent} takes no MCP servers Cairn can register"
             )));

@@ -126,8 +126,16 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         Agent::Cursor => ("cursor-agent", "--resume"),
         // OpenCode's TUI: `-s, --session <id>`, the session id to continue.
         Agent::Opencode => ("opencode", "--session"),
-        // Crush offers no documented flag that reopens one session by id.
-        Agent::Aider | Agent::Crush | Agent::Atif => return None,
+        // Crush offers no documented flag that reopens one session by id; the VS Code
+        // extensions (Cline, Roo, Kilo) reopen a task from their history panel only;
+        // kiro-cli resumes the last conversation of a folder (`--resume`), not one by id.
+        Agent::Aider
+        | Agent::Crush
+        | Agent::Atif
+        | Agent::Cline
+        | Agent::Roo
+        | Agent::Kilo
+        | Agent::Kiro => return None,
     })
 }
 

@@ -20,7 +20,9 @@ use serde_json::Value;
 use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::{DocumentParser, LineOutput, UnitParser, document_parser_for};
+use crate::archive::sources::{
+    DocumentParser, LineOutput, UnitParser, document_parser_for_file, with_sidecars,
+};
 use crate::keys;
 
 /// Documents larger than this are not read (a warning says so).
@@ -114,8 +116,10 @@ pub(super) fn read_document(
             return;
         }
     };
+    // The files kept beside it (small; read with it, redacted with it).
+    let doc = with_sidecars(file, doc);
     let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
-    let mut parser = match document_parser_for(file.agent, saved) {
+    let mut parser = match document_parser_for_file(file, saved) {
         Ok(p) => p,
         // A state written by an incompatible build: read the document again from scratch.
         Err(_) if !force => return read_document(file, prior, true, emit),

@@ -106,6 +106,8 @@ pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
     match agent {
         Agent::Crush => Some(&super::crush::Crush),
         Agent::Opencode => Some(&super::opencode::OpencodeDb),
+        Agent::Cursor => Some(&super::cursor_ide::CursorIde),
+        Agent::Kiro => Some(&super::kiro::Kiro),
         _ => None,
     }
 }

@@ -1,0 +1,555 @@
+//! Kiro's command line (`kiro-cli`, the successor of Amazon Q Developer CLI): one SQLite database,
+//! `data.sqlite3`, read as a [`ReadKind::Database`](super::ReadKind::Database) source.
+//!
+//! Table read: `conversations_v2(key, conversation_id, value, created_at, updated_at)`, one row
+//! per conversation: `key` is the folder it ran in, times are epoch milliseconds, and `value` is
+//! the whole conversation as JSON, rewritten on every turn: `{conversation_id, history: [{user,
+//! assistant, request_metadata}], transcript, model_info?}`. A history entry is a keyed unit (its
+//! assistant message id, else its place): the person's `Prompt` or the `ToolUseResults` sent back,
+//! with `env_context.env_state.current_working_directory` and a `timestamp`, and the assistant's
+//! `Response` or `ToolUse{content, tool_uses[{id, name, args}]}`. Shapes from `reference/formats.md`
+//! A.10 and AgentsView's test payloads (MIT; the tool result blocks `{tool_use_id, content:
+//! [{Text}|{Json}], status}` are unverified); no real database could be copied.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::database::{
+    DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, epoch_seconds, epoch_time,
+    int_of, json_of, require,
+};
+use super::{
+    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
+    SessionMeta, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
+    note_timestamp, outcome_for, set_latest, set_once, str_at,
+};
+use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, ToolKind};
+
+/// The database's file name, and the folder holding it.
+pub const FILE_NAME: &str = "data.sqlite3";
+const DATA_DIR: &str = "kiro-cli";
+
+/// The variable naming the folder holding `data.sqlite3`.
+pub const ENV_DIR: &str = "KIRO_CLI_DIR";
+
+/// Where kiro-cli keeps its database: `$KIRO_CLI_DIR` when set, else
+/// `~/.local/share/kiro-cli` on Linux (`$XDG_DATA_HOME` honoured) and
+/// `~/Library/Application Support/kiro-cli` on macOS.
+pub fn locations(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, DirOrigin)> {
+    data_dir(&env, home, cfg!(target_os = "macos"))
+        .into_iter()
+        .collect()
+}
+
+fn data_dir(
+    env: &impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+    macos: bool,
+) -> Option<(PathBuf, DirOrigin)> {
+    if let Some(dir) = env(ENV_DIR) {
+        return Some((dir, DirOrigin::Env));
+    }
+    if macos {
+        return home.map(|h| {
+            (
+                h.join("Library/Application Support").join(DATA_DIR),
+                DirOrigin::Default,
+            )
+        });
+    }
+    let data = env("XDG_DATA_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".local/share")))?;
+    Some((data.join(DATA_DIR), DirOrigin::Default))
+}
+
+/// Whether `path` is kiro-cli's database by its name.
+pub fn is_database(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == FILE_NAME)
+}
+
+/// The database is one source holding many conversations.
+pub fn classify(path: &Path) -> Option<FoundFile> {
+    is_database(path).then(|| FoundFile {
+        agent: Agent::Kiro,
+        role: FileRole::Main,
+        path: path.to_owned(),
+        parent_hint: None,
+        agent_id: None,
+    })
+}
+
+/// Whether a path is kiro-cli's database (for the hook, given only a path).
+pub fn owns_path(path: &Path) -> bool {
+    is_database(path)
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == DATA_DIR)
+}
+
+/// kiro-cli's tool names in Cairn's kinds.
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "execute_bash" | "execute_cmd" | "shell" => ToolKind::Exec,
+        "fs_write" => ToolKind::FileEdit,
+        "use_subagent" | "delegate" => ToolKind::SubAgent,
+        "web_search" | "web_fetch" => ToolKind::WebSearch,
+        "fs_read" | "glob" | "grep" | "todo_list" | "introspect" | "knowledge" | "thinking" => {
+            ToolKind::Housekeeping
+        }
+        other => ToolKind::of(other),
+    }
+}
+
+/// The reader of kiro-cli's database.
+pub struct Kiro;
+
+const TABLE: &str = "conversations_v2";
+
+/// The conversation's value, parsed, when not over the column limit.
+fn value(conn: &Connection, id: &str) -> rusqlite::Result<Option<(Value, Value)>> {
+    let mut stmt = conn.prepare(
+        "SELECT key, CASE WHEN length(value) <= ?2 THEN value END, created_at, updated_at
+         FROM conversations_v2 WHERE conversation_id = ?1 ORDER BY updated_at DESC LIMIT 1",
+    )?;
+    let mut rows = stmt.query(rusqlite::params![id, MAX_COLUMN_BYTES])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let parsed = match row.get_ref(1)? {
+        rusqlite::types::ValueRef::Text(t) => serde_json::from_slice(t).unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    let header = serde_json::json!({
+        "conversation_id": id,
+        "key": json_of(row.get_ref(0)?),
+        "created_at": int_of(row.get_ref(2)?),
+        "updated_at": int_of(row.get_ref(3)?),
+    });
+    Ok(Some((header, parsed)))
+}
+
+/// The key of a history entry: its assistant message id, else its place.
+fn entry_key(entry: &Value, i: usize) -> String {
+    entry
+        .get("assistant")
+        .and_then(Value::as_object)
+        .and_then(|a| a.values().find_map(|v| str_at(v, &["message_id"])))
+        .filter(|id| !id.is_empty())
+        .map_or_else(|| format!("#{i}"), str::to_owned)
+}
+
+fn entries(value: &Value) -> Vec<(String, Value)> {
+    let mut seen = BTreeSet::new();
+    value
+        .get("history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut key = entry_key(e, i);
+            if !seen.insert(key.clone()) {
+                key = format!("{key}#{i}");
+                seen.insert(key.clone());
+            }
+            (key, e.clone())
+        })
+        .collect()
+}
+
+impl DatabaseSource for Kiro {
+    fn agent(&self) -> Agent {
+        Agent::Kiro
+    }
+
+    fn check(&self, conn: &Connection) -> Result<(), String> {
+        require(
+            conn,
+            TABLE,
+            &["key", "conversation_id", "value", "updated_at"],
+        )
+    }
+
+    fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
+        let mut stmt = conn.prepare(
+            "SELECT conversation_id, max(updated_at), sum(length(value)), count(*),
+                    min(length(value) <= ?1 AND json_valid(value))
+             FROM conversations_v2 GROUP BY conversation_id ORDER BY min(rowid)",
+        )?;
+        let mut rows = stmt.query([MAX_COLUMN_BYTES])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let Value::String(id) = json_of(row.get_ref(0)?) else {
+                continue;
+            };
+            // A value that is not JSON (a torn write, another version) or over the limit is
+            // left as it was read last: read as empty, its entries would be retracted.
+            if id.is_empty() || int_of(row.get_ref(4)?) != 1 {
+                continue;
+            }
+            let updated = int_of(row.get_ref(1)?);
+            let len = int_of(row.get_ref(2)?);
+            let n = int_of(row.get_ref(3)?);
+            out.push(DbSession {
+                id,
+                marker: format!("{updated}/{len}/{n}"),
+                newest: epoch_seconds(updated),
+                // Entries are counted only by parsing the value: every changed read checks for
+                // entries gone.
+                count: 0,
+            });
+        }
+        Ok(out)
+    }
+
+    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
+        Ok(value(conn, session)?.map(|(mut header, v)| {
+            if let Some(model) = v.get("model_info") {
+                header["model_info"] = model.clone();
+            }
+            header
+        }))
+    }
+
+    fn units(
+        &self,
+        conn: &Connection,
+        session: &str,
+        _since: Option<i64>,
+    ) -> rusqlite::Result<Vec<DbUnit>> {
+        let Some((header, v)) = value(conn, session)? else {
+            return Ok(Vec::new());
+        };
+        let updated = header["updated_at"].as_i64().unwrap_or(0);
+        Ok(entries(&v)
+            .into_iter()
+            .map(|(key, e)| DbUnit {
+                key,
+                updated,
+                bytes: serde_json::to_string(&e).map_or(0, |s| s.len() as u64),
+                value: Some(e),
+            })
+            .collect())
+    }
+
+    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>> {
+        Ok(value(conn, session)?
+            .map(|(_, v)| entries(&v).into_iter().map(|(k, _)| k).collect())
+            .unwrap_or_default())
+    }
+
+    fn parser(
+        &self,
+        _path: &Path,
+        saved: Option<&Value>,
+    ) -> Result<Box<dyn UnitParser>, serde_json::Error> {
+        Ok(Box::new(match saved {
+            Some(state) => serde_json::from_value::<KiroParser>(state.clone())?,
+            None => KiroParser::default(),
+        }))
+    }
+}
+
+/// What the parser keeps between reads.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct KiroParser {
+    meta: SessionMeta,
+}
+
+impl KiroParser {
+    fn user(&mut self, u: &Value, out: &mut LineOutput) {
+        set_once(
+            &mut self.meta.cwd,
+            str_at(
+                u,
+                &["env_context", "env_state", "current_working_directory"],
+            ),
+        );
+        let ts = str_at(u, &["timestamp"]).and_then(crate::text::rfc3339);
+        note_timestamp(&mut self.meta, ts.as_deref());
+        let base = Record {
+            timestamp: ts.map(std::borrow::Cow::into_owned),
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        let content = u.get("content").unwrap_or(&Value::Null);
+        if let Some(prompt) = str_at(content, &["Prompt", "prompt"]).filter(|p| !p.is_empty()) {
+            let source = if is_system_injected(prompt) {
+                PromptSource::SystemInjected
+            } else {
+                PromptSource::Human
+            };
+            out.records.push(Record {
+                kind: Some(RecordKind::Message),
+                key: Some("prompt".to_owned()),
+                source_event_kind: "kiro:user:prompt".to_owned(),
+                role: Some("user".to_owned()),
+                prompt_source: Some(source),
+                text: Some(cap_text(prompt.to_owned(), MAX_TEXT_BYTES)),
+                ..base
+            });
+        } else if let Some(results) = content
+            .get("ToolUseResults")
+            .and_then(|r| r.get("tool_use_results"))
+            .and_then(Value::as_array)
+        {
+            for (i, r) in results.iter().enumerate() {
+                self.result(i, r, &base, out);
+            }
+        } else if content.is_object() || content.is_string() {
+            count_unknown(&mut self.meta, "kiro:user-content");
+        }
+    }
+
+    fn result(&mut self, i: usize, r: &Value, base: &Record, out: &mut LineOutput) {
+        let id = str_at(r, &["tool_use_id"]).map_or_else(|| format!("#{i}"), str::to_owned);
+        let text: String = r
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|b| match (b.get("Text"), b.get("Json")) {
+                (Some(Value::String(t)), _) => Some(t.clone()),
+                (_, Some(j)) => Some(
+                    str_at(j, &["stdout"])
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| j.to_string()),
+                ),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let exit_code = r
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find_map(|b| {
+                b.get("Json")?
+                    .get("exit_status")?
+                    .as_str()?
+                    .parse::<i32>()
+                    .ok()
+            })
+            .or_else(|| exit_code_in(&text));
+        let outcome = match (exit_code, str_at(r, &["status"])) {
+            (Some(code), _) => Some(outcome_for(code, &text)),
+            (None, Some("Error")) => Some(Outcome::Failed),
+            (None, Some("Success")) => Some(Outcome::Succeeded),
+            _ => None,
+        };
+        out.records.push(Record {
+            kind: Some(RecordKind::ToolResult),
+            key: Some(format!("result:{id}")),
+            source_event_kind: "kiro:user:tool_result".to_owned(),
+            role: Some("tool".to_owned()),
+            call_id: Some(id),
+            text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
+            exit_code,
+            outcome,
+            ..base.clone()
+        });
+    }
+
+    fn assistant(&mut self, a: &Value, ts: Option<String>, out: &mut LineOutput) {
+        let base = Record {
+            timestamp: ts,
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        let (what, body) = match a.as_object().and_then(|o| o.iter().next()) {
+            Some((k, v)) => (k.as_str(), v),
+            None => return,
+        };
+        if let Some(text) = str_at(body, &["content"]).filter(|t| !t.trim().is_empty()) {
+            out.records.push(Record {
+                kind: Some(RecordKind::Message),
+                key: Some("text".to_owned()),
+                source_event_kind: format!("kiro:assistant:{what}"),
+                role: Some("assistant".to_owned()),
+                text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                ..base.clone()
+            });
+        }
+        match what {
+            "Response" => {}
+            "ToolUse" => {
+                for (i, t) in body
+                    .get("tool_uses")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    let id = str_at(t, &["id"]).map_or_else(|| format!("#{i}"), str::to_owned);
+                    let name = str_at(t, &["name"]).unwrap_or("unknown").to_owned();
+                    let kind = tool_kind(&name);
+                    let mut input = t.get("args").cloned().filter(|a| !a.is_null());
+                    let paths = match (kind, input.as_ref().and_then(|i| str_at(i, &["path"]))) {
+                        (ToolKind::FileEdit, Some(p)) if !p.is_empty() => vec![p.to_owned()],
+                        _ => Vec::new(),
+                    };
+                    if let Some(v) = input.as_mut() {
+                        cap_json(v, MAX_INPUT_STRING_BYTES);
+                    }
+                    out.records.push(Record {
+                        kind: Some(RecordKind::ToolCall),
+                        key: Some(format!("call:{id}")),
+                        source_event_kind: "kiro:assistant:tool_use".to_owned(),
+                        role: Some("assistant".to_owned()),
+                        tool_name: Some(name),
+                        tool_kind: Some(kind),
+                        tool_input: input,
+                        call_id: Some(id),
+                        file_paths: paths,
+                        ..base.clone()
+                    });
+                }
+            }
+            other => count_unknown(&mut self.meta, &format!("kiro:assistant:{other}")),
+        }
+    }
+}
+
+impl UnitParser for KiroParser {
+    fn header(&mut self, h: &Value, _out: &mut LineOutput) {
+        if !h.is_object() {
+            count_unknown(&mut self.meta, "kiro:conversation-not-an-object");
+            return;
+        }
+        set_once(&mut self.meta.session_id, str_at(h, &["conversation_id"]));
+        set_once(&mut self.meta.cwd, str_at(h, &["key"]));
+        set_latest(
+            &mut self.meta.model,
+            str_at(h, &["model_info", "model_id"])
+                .or_else(|| str_at(h, &["model_info", "model_name"])),
+        );
+        for k in ["created_at", "updated_at"] {
+            let ts = h.get(k).and_then(Value::as_i64).and_then(epoch_time);
+            note_timestamp(&mut self.meta, ts.as_deref());
+        }
+    }
+
+    fn unit(&mut self, key: &str, e: &Value, out: &mut LineOutput) {
+        if !e.is_object() {
+            count_unknown(&mut self.meta, "kiro:entry-not-an-object");
+            return;
+        }
+        let first = out.records.len();
+        if let Some(u) = e.get("user") {
+            self.user(u, out);
+        }
+        let ts = e
+            .get("request_metadata")
+            .and_then(|m| m.get("stream_end_timestamp_ms"))
+            .and_then(Value::as_i64)
+            .and_then(epoch_time);
+        note_timestamp(&mut self.meta, ts.as_deref());
+        if let Some(a) = e.get("assistant") {
+            self.assistant(a, ts, out);
+        }
+        for r in &mut out.records[first..] {
+            r.unit = Some(key.to_owned());
+            r.message_id = Some(key.to_owned());
+        }
+    }
+
+    fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn save(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_database_lives_in_the_data_dir_of_each_platform() {
+        let none = |_: &str| None;
+        assert_eq!(
+            data_dir(&none, Some(Path::new("/home/u")), false),
+            Some((
+                PathBuf::from("/home/u/.local/share/kiro-cli"),
+                DirOrigin::Default
+            ))
+        );
+        assert_eq!(
+            data_dir(&none, Some(Path::new("/Users/u")), true),
+            Some((
+                PathBuf::from("/Users/u/Library/Application Support/kiro-cli"),
+                DirOrigin::Default
+            ))
+        );
+        let env = |k: &str| (k == ENV_DIR).then(|| PathBuf::from("/k"));
+        assert_eq!(
+            data_dir(&env, None, false),
+            Some((PathBuf::from("/k"), DirOrigin::Env))
+        );
+        assert!(owns_path(Path::new(
+            "/h/.local/share/kiro-cli/data.sqlite3"
+        )));
+        assert!(!owns_path(Path::new("/h/amazon-q/data.sqlite3")));
+    }
+
+    #[test]
+    fn entries_of_unexpected_shapes_are_counted_never_fatal() {
+        let mut p = KiroParser::default();
+        let mut out = LineOutput::default();
+        p.header(&json!(3), &mut out);
+        p.unit("a", &json!([1]), &mut out);
+        p.unit(
+            "b",
+            &json!({"user": {"content": {"Image": {}}}, "assistant": {"Thinking": {}}}),
+            &mut out,
+        );
+        assert!(out.records.is_empty());
+        let u = &p.meta().unknown_types;
+        for k in [
+            "kiro:conversation-not-an-object",
+            "kiro:entry-not-an-object",
+            "kiro:user-content",
+            "kiro:assistant:Thinking",
+        ] {
+            assert_eq!(u.get(k), Some(&1), "{k}: {u:?}");
+        }
+    }
+
+    #[test]
+    fn tool_uses_and_their_results() {
+        let mut p = KiroParser::default();
+        let mut out = LineOutput::default();
+        p.unit(
+            "m1",
+            &json!({"assistant": {"ToolUse": {"message_id": "m1", "content": "", "tool_uses": [
+                {"id": "t1", "name": "fs_write", "args": {"command": "str_replace", "path": "/w/a.rs", "old_str": "a", "new_str": "b"}}]}}}),
+            &mut out,
+        );
+        p.unit(
+            "m2",
+            &json!({"user": {"timestamp": "2026-05-17T10:00:20Z", "content": {"ToolUseResults": {"tool_use_results": [
+                {"tool_use_id": "t1", "status": "Error", "content": [{"Text": "no match"}]}]}}}}),
+            &mut out,
+        );
+        let r = &out.records;
+        assert_eq!(r[0].file_paths, ["/w/a.rs"]);
+        assert_eq!(r[0].unit.as_deref(), Some("m1"));
+        assert_eq!(r[1].call_id.as_deref(), Some("t1"));
+        assert_eq!(r[1].outcome, Some(Outcome::Failed));
+        assert_eq!(r[1].text.as_deref(), Some("no match"));
+    }
+}

@@ -1,0 +1,324 @@
+//! Cline, Roo Code and Kilo Code task folders (the Document read kind): golden over schema
+//! samples of each (`tests/fixtures/cline/`, see SOURCES.md: no real task could be copied), a
+//! task log rewritten in place (an entry completed, one updated, one removed), and hostile task
+//! folders never fatal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+const CLINE_TASK: &str = "saoudrizwan.claude-dev/tasks/1754331000000";
+
+fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
+    let sd = SourceDir {
+        agent,
+        path: dir.to_owned(),
+        origin: DirOrigin::Env,
+    };
+    let mut warnings = Vec::new();
+    let files = discover::walk(&sd, &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    files
+}
+
+fn fixtures() -> PathBuf {
+    support::fixtures().join("cline")
+}
+
+fn count(data: &Path, sql: &str) -> i64 {
+    Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// (unit, kind, text) of every live record of `session`, in order.
+fn records(data: &Path, session: &str) -> Vec<(String, String, String)> {
+    let conn = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT coalesce(r.unit, ''), r.kind, coalesce(r.text, '') FROM records r
+             JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = ?1 AND r.retracted_at IS NULL ORDER BY r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn cline_roo_and_kilo_tasks_are_pinned() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let mut all = Vec::new();
+    for (agent, ext) in [
+        (Agent::Cline, "saoudrizwan.claude-dev"),
+        (Agent::Roo, "rooveterinaryinc.roo-cline"),
+        (Agent::Kilo, "kilocode.kilo-code"),
+    ] {
+        let files = found(agent, &fixtures().join(ext));
+        assert!(files.iter().all(|f| f.agent == agent), "{files:?}");
+        all.extend(files);
+    }
+    assert_eq!(all.len(), 4, "{all:?}");
+    let report = cairn.capture_paths(&all, &Quiet).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.sessions_added, 4);
+
+    let keys: Vec<String> = {
+        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT session_key FROM sessions ORDER BY session_id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let mut sessions = Vec::new();
+    for key in &keys {
+        let d = cairn.session(key).unwrap();
+        sessions.push(json!({
+            "agent": d.agent, "id": d.session_id, "title": d.title, "model": d.model,
+            "cwd": d.cwd, "relation": d.relation, "has_parent": d.parent_key.is_some(),
+            "turns": d.turn_count, "records": d.record_count, "kinds": d.kinds, "tools": d.tools,
+            "edited_paths": d.edited_paths, "unknown_types": d.unknown_types,
+            "started_at": d.started_at, "updated_at": d.updated_at,
+        }));
+    }
+    // Cline: two prompts (the task, then feedback) open two turns; the failing and the passing
+    // test run each have their output; the edit carries its diff; tokens of three requests.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.session_id = '1754331000000'"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records r JOIN records c ON c.call_id = r.call_id AND c.kind = 'tool_call'
+             WHERE r.kind = 'tool_result' AND r.tool_kind = 'exec' AND c.tool_input LIKE '%npm test%'"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE kind = 'tool_call' AND tool_kind = 'file_edit' AND tool_input LIKE '%password.length === 0%'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT sum(u.input) FROM token_usage u JOIN sessions s ON s.id = u.session_id WHERE s.session_id = '1754331000000'"
+        ),
+        9800 + 10400 + 10900 + 11600 + 12000
+    );
+    // The entry still streaming is not read yet.
+    assert!(
+        !records(data.path(), "1754331000000")
+            .iter()
+            .any(|r| r.2.starts_with("Trimming"))
+    );
+    // Roo's sub-task hangs off the task that started it; its prompt was the parent's, not a
+    // person's.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM sessions c JOIN sessions p ON p.session_key = c.parent_key
+             WHERE c.session_id = '1754400005000' AND p.session_id = '1754400000000' AND c.relation = 'subagent'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = '1754400005000' AND r.prompt_source = 'spawned_agent'"
+        ),
+        1
+    );
+    support::assert_ordinals_dense(data.path());
+    insta::assert_json_snapshot!("cline", json!({"sessions": sessions}));
+
+    // Read again: nothing new, nothing changed.
+    let before = support::dump(data.path());
+    let again = cairn.capture_paths(&all, &Quiet).unwrap();
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+    assert_eq!(support::dump(data.path()), before);
+}
+
+/// A copy of the Cline task under `<tmp>/saoudrizwan.claude-dev/tasks/<id>/`.
+fn cline_copy(root: &Path) -> PathBuf {
+    for name in [
+        "ui_messages.json",
+        "task_metadata.json",
+        "api_conversation_history.json",
+    ] {
+        support::copy_into(
+            &fixtures().join(CLINE_TASK).join(name),
+            root,
+            &format!("{CLINE_TASK}/{name}"),
+        );
+    }
+    root.join(CLINE_TASK).join("ui_messages.json")
+}
+
+fn entries(log: &Path) -> Vec<Value> {
+    serde_json::from_slice(&std::fs::read(log).unwrap()).unwrap()
+}
+
+fn write(log: &Path, entries: &[Value]) {
+    std::fs::write(log, serde_json::to_vec(entries).unwrap()).unwrap();
+}
+
+/// Cline rewrites the whole log on every event: the entry that was streaming completes, a
+/// request's tokens are filled in, an entry is dropped (a checkpoint restore). Each sync stores
+/// just that, and a half-written log is a warning that loses nothing.
+#[test]
+fn a_task_log_rewritten_in_place() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let log = cline_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(Agent::Cline, &src.path().join("saoudrizwan.claude-dev"));
+    support::capture(&cairn, &files);
+    let before = records(data.path(), "1754331000000");
+    let completion_ordinal = count(
+        data.path(),
+        "SELECT ordinal FROM records WHERE unit = '1754331028000'",
+    );
+
+    let mut e = entries(&log);
+    let last = e.len() - 1;
+    e[last]["partial"] = json!(false);
+    e[last]["text"] = json!("Trimming before the check now.");
+    // The completion's text edited in place.
+    let done = e
+        .iter()
+        .position(|m| m["say"] == "completion_result")
+        .unwrap();
+    e[done]["text"] = json!("The form refuses an empty password; a test covers it.");
+    // The MCP response removed.
+    e.retain(|m| m["say"] != "mcp_server_response");
+    write(&log, &e);
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!((r.records_added, r.records_updated), (1, 1), "{r:?}");
+    let after = records(data.path(), "1754331000000");
+    assert_eq!(after.len(), before.len(), "one added, one retracted");
+    assert_eq!(after.last().unwrap().2, "Trimming before the check now.");
+    let ordinal = || {
+        count(
+            data.path(),
+            "SELECT ordinal FROM records WHERE unit = '1754331028000' AND retracted_at IS NULL",
+        )
+    };
+    assert_eq!(
+        ordinal(),
+        completion_ordinal,
+        "an edited entry keeps its place"
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE retracted_at IS NOT NULL AND text = 'No issues found.'"
+        ),
+        1
+    );
+
+    // Half-written: a warning, nothing lost, the next complete write is read.
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..bytes.len() / 2]).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("not a complete JSON document")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(records(data.path(), "1754331000000"), after);
+    std::fs::write(&log, &bytes).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+/// Logs and sidecars of every wrong shape: a log that is an object, entries of wrong types, a
+/// sidecar that is not JSON or too long, control sequences in text. Nothing fails the sync;
+/// unknown shapes are counted.
+#[test]
+fn hostile_task_folders_are_read_or_counted() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let tasks = src.path().join("rooveterinaryinc.roo-cline/tasks");
+    let put = |task: &str, name: &str, bytes: &[u8]| {
+        let dir = tasks.join(task);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), bytes).unwrap();
+    };
+    put("1", "ui_messages.json", br#"{"not": "an array"}"#);
+    put(
+        "2",
+        "ui_messages.json",
+        serde_json::to_string(&json!([
+            {"ts": "soon", "type": "say", "say": "task", "text": "\u{1b}]0;title\u{7}fix \u{1b}[31mred\u{1b}[0m"},
+            {"ts": 5, "type": 3, "say": ["task"]},
+            {"ts": 6, "type": "say", "say": "tool", "text": "{not json"},
+            {"ts": 7, "type": "ask", "ask": "command_output", "text": 42},
+            {"ts": 8, "type": "say", "say": "api_req_started", "text": "{\"tokensIn\": -4, \"tokensOut\": \"many\"}"},
+            7,
+            null,
+        ]))
+        .unwrap()
+        .as_bytes(),
+    );
+    put("2", "history_item.json", b"{\"task\": ");
+    put(
+        "2",
+        "task_metadata.json",
+        &[
+            b"{\"model_usage\": [{\"model_id\": \"".as_slice(),
+            &vec![b'm'; 9 << 20],
+            b"\"}]}",
+        ]
+        .concat(),
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = found(Agent::Roo, &src.path().join("rooveterinaryinc.roo-cline"));
+    assert_eq!(files.len(), 2);
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // The object log has no entries: no session. The other has its one prompt.
+    assert_eq!(r.sessions_added, 1);
+    let rows = records(data.path(), "2");
+    let prompts: Vec<_> = rows.iter().filter(|r| r.1 == "message").collect();
+    assert_eq!(prompts.len(), 1, "{rows:?}");
+    let (unknown, model): (String, Option<String>) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT unknown_types, model FROM sessions WHERE session_id = '2'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    for k in ["roo:tool-not-json", "roo:entry-not-an-object", "roo:entry:"] {
+        assert!(unknown.contains(k), "{k}: {unknown}");
+    }
+    assert_eq!(model, None, "the oversized sidecar is not read");
+}
