@@ -196,7 +196,10 @@ pub async fn why(
         let dir = match place {
             WhyPlace::Nowhere => return c.why_described(&query),
             WhyPlace::Repo { root } => {
-                let known = c.branches()?.into_iter().any(|r| r.root.as_deref() == Some(&root));
+                let known = c
+                    .branches()?
+                    .into_iter()
+                    .any(|r| r.root.as_deref() == Some(&root));
                 if !known {
                     return Err(cairn_core::Error::NotFound(format!(
                         "no repository with agent sessions at {}; pick one from Branches",

@@ -704,7 +704,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(answer["kind"], "description", "{answer}");
-        assert!(!answer["sessions"].as_array().unwrap().is_empty(), "{answer}");
+        assert!(
+            !answer["sessions"].as_array().unwrap().is_empty(),
+            "{answer}"
+        );
         // A commit id without a repository is only words: nothing traced, nothing run.
         let words = invoke(
             &app,
@@ -714,7 +717,13 @@ mod tests {
         .unwrap();
         assert_eq!(words["kind"], "description", "{words}");
         let outside = dir.path().display().to_string();
-        for root in [outside.as_str(), "/", "/tmp/../etc", "relative/dir", "/x\u{1b}[31m"] {
+        for root in [
+            outside.as_str(),
+            "/",
+            "/tmp/../etc",
+            "relative/dir",
+            "/x\u{1b}[31m",
+        ] {
             let refused = invoke(
                 &app,
                 "why",

@@ -163,7 +163,8 @@ impl Cairn {
         let text = query.target.trim();
         if text.is_empty() {
             return Err(Error::Invalid(
-                "nothing to explain: give a commit, <path>[:<line>[-<line>]] or a description".into(),
+                "nothing to explain: give a commit, <path>[:<line>[-<line>]] or a description"
+                    .into(),
             ));
         }
         let limit = query.limit.unwrap_or(10).clamp(1, 200);
