@@ -19,6 +19,7 @@ use cairn_core::views::session::SessionDetail;
 use cairn_core::views::sessions::{SessionQuery, SessionSummary};
 use cairn_core::views::show::{SessionTimeline, TurnRecords};
 use cairn_core::views::skim::{SkimQuery, SkimView};
+use cairn_core::views::why::{WhyAnswer, WhyPlace, WhyQuery};
 use cairn_core::{Cairn, ErrorKind, ErrorReport, OutboundPreview, SyncOptions};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
@@ -166,55 +167,23 @@ pub async fn search_archive(
     with_cairn(&backend, move |c| c.search(&query)).await
 }
 
-/// Where a Why question is traced: a repository the archive knows (a root from
-/// `list_branches`), the folder a session ran in, or nowhere (the target is a description).
-#[derive(Debug, Clone, Deserialize, specta::Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum WhyPlace {
-    Repo { root: String },
-    Session { session_key: String },
-    Nowhere,
-}
-
 /// Why is this here: the sessions and turns behind a commit, a file's lines or a description,
-/// ranked, with their evidence. Git runs only in a repository the archive already knows (a
-/// deep link cannot point it at an arbitrary folder): a listed repository root, or the folder
-/// an archived session ran in, read from the archive rather than taken from the window.
+/// ranked, with their evidence, traced at `place` (git runs only in a repository the archive
+/// knows: `Cairn::why_at`).
 #[tauri::command]
 #[specta::specta]
 pub async fn why(
     backend: State<'_, Backend>,
     target: String,
     place: WhyPlace,
-) -> Result<cairn_core::views::why::WhyAnswer, ErrorReport> {
+) -> Result<WhyAnswer, ErrorReport> {
     with_cairn(&backend, move |c| {
-        let query = cairn_core::views::why::WhyQuery {
+        let query = WhyQuery {
             target,
             limit: Some(20),
             ..Default::default()
         };
-        let dir = match place {
-            WhyPlace::Nowhere => return c.why_described(&query),
-            WhyPlace::Repo { root } => {
-                let known = c
-                    .branches()?
-                    .into_iter()
-                    .any(|r| r.root.as_deref() == Some(&root));
-                if !known {
-                    return Err(cairn_core::Error::NotFound(format!(
-                        "no repository with agent sessions at {}; pick one from Branches",
-                        cairn_core::text::printable(&root)
-                    )));
-                }
-                root
-            }
-            WhyPlace::Session { session_key } => c.session(&session_key)?.cwd.ok_or_else(|| {
-                cairn_core::Error::NotFound(
-                    "the session recorded no folder, so its files cannot be traced".into(),
-                )
-            })?,
-        };
-        c.why(std::path::Path::new(&dir), &query)
+        c.why_at(&place, &query)
     })
     .await
 }

@@ -45,9 +45,8 @@ export const commands = {
 	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("search_archive", { query })),
 	/**
 	 *  Why is this here: the sessions and turns behind a commit, a file's lines or a description,
-	 *  ranked, with their evidence. Git runs only in a repository the archive already knows (a
-	 *  deep link cannot point it at an arbitrary folder): a listed repository root, or the folder
-	 *  an archived session ran in, read from the archive rather than taken from the window.
+	 *  ranked, with their evidence, traced at `place` (git runs only in a repository the archive
+	 *  knows: `Cairn::why_at`).
 	 */
 	why: (target: string, place: WhyPlace) => typedError<WhyAnswer_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("why", { target, place })),
 	/**
@@ -3073,8 +3072,9 @@ export type WhyEvidence_Serialize = {
 export type WhyKind = "commit" | "lines" | "description";
 
 /**
- *  Where a Why question is traced: a repository the archive knows (a root from
- *  `list_branches`), the folder a session ran in, or nowhere (the target is a description).
+ *  Where a front door that takes its place from outside (the desktop's Search, a deep link)
+ *  traces a question: a repository the archive knows (a root of `branches`), the folder an
+ *  archived session ran in, or nowhere (the target is a description).
  */
 export type WhyPlace = { type: "repo"; root: string } | { type: "session"; session_key: string } | { type: "nowhere" };
 

@@ -185,6 +185,41 @@ impl Cairn {
         })
     }
 
+    /// Why is this here, traced at a place named from outside: git runs only in a repository
+    /// the archive already knows (a listed root, or the folder an archived session ran in, read
+    /// from the archive), so a deep link cannot point it at an arbitrary folder.
+    pub fn why_at(
+        &self,
+        place: &views::why::WhyPlace,
+        query: &views::why::WhyQuery,
+    ) -> Result<views::why::WhyAnswer> {
+        use views::why::WhyPlace;
+        let dir = match place {
+            WhyPlace::Nowhere => return self.why_described(query),
+            WhyPlace::Repo { root } => {
+                let known = self
+                    .branches()?
+                    .into_iter()
+                    .any(|r| r.root.as_deref() == Some(root.as_str()));
+                if !known {
+                    return Err(Error::NotFound(format!(
+                        "no repository with agent sessions at {}; pick one from Branches",
+                        crate::text::printable(root)
+                    )));
+                }
+                root.clone()
+            }
+            WhyPlace::Session { session_key } => {
+                self.session(session_key)?.cwd.ok_or_else(|| {
+                    Error::NotFound(
+                        "the session recorded no folder, so its files cannot be traced".into(),
+                    )
+                })?
+            }
+        };
+        self.why(Path::new(&dir), query)
+    }
+
     /// Why is this here: the sessions and turns behind a commit, lines of a file, or a
     /// description, ranked, with their evidence. `dir` is the repository (and the directory
     /// paths are relative to); a description needs none.
