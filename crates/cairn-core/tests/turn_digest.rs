@@ -4,6 +4,8 @@
 //! an archive whose vectors were made from the previous recipe is told so, with the count and the
 //! command that re-embeds it, resumably.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use cairn_core::Cairn;
@@ -47,7 +49,7 @@ fn archive() -> (tempfile::TempDir, Cairn) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("digest.jsonl");
     std::fs::write(&file, transcript()).unwrap();
-    let cairn = Cairn::open(&dir.path().join("data")).unwrap();
+    let cairn = Cairn::open(dir.path().join("data")).unwrap();
     support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
     (dir, cairn)
 }

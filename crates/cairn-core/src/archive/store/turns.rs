@@ -200,12 +200,12 @@ fn turn_text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TurnText> {
     })
 }
 
+/// `(turn id, text)` pairs: a turn's files or commands, in record order.
+type TurnFacts = Vec<(i64, String)>;
+
 /// `(turn, path)` of every path a record names, and `(turn, command)` of every exec call, for
 /// one turn (`Some`) or all, in record order. Inputs that are not JSON are skipped.
-fn turn_facts(
-    conn: &Connection,
-    turn: Option<i64>,
-) -> rusqlite::Result<(Vec<(i64, String)>, Vec<(i64, String)>)> {
+fn turn_facts(conn: &Connection, turn: Option<i64>) -> rusqlite::Result<(TurnFacts, TurnFacts)> {
     let only = if turn.is_some() {
         "AND r.turn_id = ?1"
     } else {
@@ -247,7 +247,7 @@ fn turn_facts(
 /// Attach each turn's files and commands (both sorted by turn id, as `texts` is).
 fn with_facts(
     mut texts: Vec<TurnText>,
-    (files, commands): (Vec<(i64, String)>, Vec<(i64, String)>),
+    (files, commands): (TurnFacts, TurnFacts),
 ) -> Vec<TurnText> {
     let mut by_id: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
     for (i, t) in texts.iter().enumerate() {
