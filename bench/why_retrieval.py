@@ -11,6 +11,10 @@ and asks, for each distinct subject:
 
 and the same with only the first half of the subject's words (a person remembers part of it).
 Prints how often a right session is among the first five.
+
+With `--mode hybrid` (or vector), the session vectors are built first (`cairn embeddings build
+--store sessions`, timed) and the session-level search and `why` rank with them; `--data DIR`
+reuses a synced data dir (and its vectors) instead of syncing a fresh one.
 """
 import argparse
 import json
@@ -18,6 +22,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 COMMIT = re.compile(r"\[[^\]\s\\]+ [0-9a-f]{7,40}\] (.*?)(?:\\n|\")")
@@ -67,11 +72,22 @@ def main():
     ap.add_argument("--claude", required=True)
     ap.add_argument("--codex", required=True)
     ap.add_argument("--limit", type=int, default=0, help="at most this many subjects (0: all)")
+    ap.add_argument("--mode", default="lexical", choices=["lexical", "vector", "hybrid"])
+    ap.add_argument("--data", help="a data dir to reuse (synced, maybe with vectors)")
     a = ap.parse_args()
-    data = tempfile.mkdtemp(prefix="why-retrieval-")
+    data = a.data or tempfile.mkdtemp(prefix="why-retrieval-")
     env = dict(os.environ, CAIRN_DATA_DIR=data, CLAUDE_PROJECTS_DIR=a.claude,
                CODEX_SESSIONS_DIR=a.codex, HOME=data)
     subprocess.run([a.cairn, "sync"], env=env, check=True, capture_output=True)
+    if a.mode != "lexical":
+        t0 = time.time()
+        c0 = os.times()
+        subprocess.run([a.cairn, "embeddings", "build", "--store", "sessions"], env=env, check=True,
+                       capture_output=True)
+        c1 = os.times()
+        cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+        print(f"embeddings build: {time.time() - t0:.1f} s wall, {cpu:.1f} s CPU")
+    mode = ["--mode", a.mode]
     keys = {}
     for s in run(a.cairn, env, ["sessions", "--limit", "1000000"]):
         keys[s.get("session_id")] = s["session_key"]
@@ -88,14 +104,14 @@ def main():
             for h in rec:
                 if h["session_key"] not in order:
                     order.append(h["session_key"])
-            ses = [h["session_key"] for h in (run(a.cairn, env, ["search", "--sessions", "--limit", "5", q]) or [])]
-            why = [s["session_key"] for s in (run(a.cairn, env, ["why", "--limit", "5", q]) or {}).get("sessions", [])]
+            ses = [h["session_key"] for h in (run(a.cairn, env, ["search", "--sessions", *mode, "--limit", "5", q]) or [])]
+            why = [s["session_key"] for s in (run(a.cairn, env, ["why", *mode, "--limit", "5", q]) or {}).get("sessions", [])]
             for name, ranked in (("records", order), ("sessions", ses), ("why", why)):
                 k = (variant, name)
                 hits.setdefault(k, 0)
                 hits[k] += bool(answer & set(ranked[:5]))
     n = len(cases)
-    print(f"{n} commit subjects, {len(keys)} sessions")
+    print(f"{n} commit subjects, {len(keys)} sessions, mode {a.mode}")
     for variant in ("full", "half"):
         for name in ("records", "sessions", "why"):
             h = hits.get((variant, name), 0)

@@ -19,6 +19,7 @@ use cairn_core::views::session::SessionDetail;
 use cairn_core::views::sessions::{SessionQuery, SessionSummary};
 use cairn_core::views::show::{SessionTimeline, TurnRecords};
 use cairn_core::views::skim::{SkimQuery, SkimView};
+use cairn_core::views::why::{WhyAnswer, WhyPlace, WhyQuery};
 use cairn_core::{Cairn, ErrorKind, ErrorReport, OutboundPreview, SyncOptions};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
@@ -165,6 +166,27 @@ pub async fn search_archive(
     query: SearchQuery,
 ) -> Result<Vec<SearchHit>, ErrorReport> {
     with_cairn(&backend, move |c| c.search(&query)).await
+}
+
+/// Why is this here: the sessions and turns behind a commit, a file's lines or a description,
+/// ranked, with their evidence, traced at `place` (git runs only in a repository the archive
+/// knows: `Cairn::why_at`).
+#[tauri::command]
+#[specta::specta]
+pub async fn why(
+    backend: State<'_, Backend>,
+    target: String,
+    place: WhyPlace,
+) -> Result<WhyAnswer, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        let query = WhyQuery {
+            target,
+            limit: Some(20),
+            ..Default::default()
+        };
+        c.why_at(&place, &query)
+    })
+    .await
 }
 
 /// Import every new transcript from the source dirs, sending `SyncProgress` events while it

@@ -49,6 +49,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::turn_records,
             commands::record_turn,
             commands::search_archive,
+            commands::why,
             commands::sync_archive::<tauri::Wry>,
             commands::source_dirs,
             commands::set_source_dirs::<tauri::Wry>,
@@ -688,6 +689,67 @@ mod tests {
             json!({ "query": { "text": "\"unterminated AND (", "limit": 5 } }),
         );
         assert!(bad.is_err(), "{bad:?}");
+    }
+
+    /// Why from Search (a description, no repository), and the places git may not be sent:
+    /// a folder no archived session ran in, however it is spelled.
+    #[test]
+    fn why_answers_a_description_and_runs_git_only_where_the_archive_knows() {
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let answer = invoke(
+            &app,
+            "why",
+            json!({ "target": "server doesnt start", "place": { "type": "nowhere" } }),
+        )
+        .unwrap();
+        assert_eq!(answer["kind"], "description", "{answer}");
+        assert!(
+            !answer["sessions"].as_array().unwrap().is_empty(),
+            "{answer}"
+        );
+        // A commit id without a repository is only words: nothing traced, nothing run.
+        let words = invoke(
+            &app,
+            "why",
+            json!({ "target": "HEAD", "place": { "type": "nowhere" } }),
+        )
+        .unwrap();
+        assert_eq!(words["kind"], "description", "{words}");
+        let outside = dir.path().display().to_string();
+        for root in [
+            outside.as_str(),
+            "/",
+            "/tmp/../etc",
+            "relative/dir",
+            "/x\u{1b}[31m",
+        ] {
+            let refused = invoke(
+                &app,
+                "why",
+                json!({ "target": "HEAD", "place": { "type": "repo", "root": root } }),
+            )
+            .unwrap_err();
+            assert_eq!(refused["kind"], "not_found", "{root}: {refused}");
+            assert!(
+                !refused["message"].as_str().unwrap().contains('\u{1b}'),
+                "{refused}"
+            );
+        }
+        let unknown = invoke(
+            &app,
+            "why",
+            json!({ "target": "src/a.rs", "place": { "type": "session", "session_key": "sha256-00000000000000000000000000000000" } }),
+        )
+        .unwrap_err();
+        assert_eq!(unknown["kind"], "not_found", "{unknown}");
+        let empty = invoke(
+            &app,
+            "why",
+            json!({ "target": "  ", "place": { "type": "nowhere" } }),
+        )
+        .unwrap_err();
+        assert_eq!(empty["kind"], "invalid", "{empty}");
     }
 
     #[test]

@@ -423,6 +423,52 @@ test('generated insights: the agent CLI writes a report, which opens by its cair
   await shot('16-report-link-followed');
 });
 
+// ---- why2
+test('why: from a commit of the branch timeline to the session and turn that made it', async () => {
+  await (await browser.$('[data-tab="branches"]')).click();
+  await (await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`)).click();
+  const card = await browser.$(`[data-testid="skim-session"][data-session-key="${loginKey}"]`);
+  await card.waitForExist({ timeout: 10_000 });
+  await (await card.$('[data-testid="why-commit"]')).click();
+  await until(async () => (await browser.$$('[data-testid="why-session"]')).length > 0, 'Why found no session for the commit', 20_000);
+  assert.match(await text(await byTestId('why-commits')), /Login accepts known users/);
+  const first = (await browser.$$('[data-testid="why-session"]'))[0];
+  assert.equal(await first.getAttribute('data-session-key'), loginKey, 'the login session explains its own commit first');
+  assert.match(await text(first), /\d+%/);
+  await shot('why-01-commit');
+  await (await first.$('[data-testid="why-turn"]')).click();
+  const view = await byTestId('session-view');
+  await view.waitForExist({ timeout: 10_000 });
+  assert.equal(await view.getAttribute('data-session-key'), loginKey);
+  await until(async () => (await highlightedRecord()) !== null, 'the turn that made the commit is not highlighted');
+  await shot('why-02-turn');
+});
+
+test('why: from a file the session edited, and a description typed in Search', async () => {
+  const edited = await byTestId('session-edited');
+  await edited.waitForExist({ timeout: 10_000 });
+  assert.match(await text(edited), /login\.js/);
+  await (await edited.$('[data-testid="why-path"]')).click();
+  await until(
+    async () => (await (await byTestId('why-results')).isExisting()) || (await (await byTestId('why-empty')).isExisting()),
+    'Why on the edited file gave no answer',
+    20_000,
+  );
+  assert.equal(await (await byTestId('why-error')).isExisting(), false, 'Why on the edited file failed');
+  assert.equal(await (await byTestId('why-session-place')).isExisting(), true, 'it is traced in the session folder');
+  await shot('why-03-path');
+
+  const input = await browser.$('#search-input');
+  await input.setValue('login accept known user');
+  await browser.keys('Enter');
+  await until(
+    async () => (await rendered('why-session', 'data-session-key')).includes(loginKey),
+    'the description did not find the login session',
+    20_000,
+  );
+  await shot('why-04-description');
+});
+
 // ---- recall3
 test('recall from the first minute: the branches offer extraction, set up in Settings with the agent CLI found on PATH; a pass fills the inbox and an accepted proposal is trusted', async () => {
   // The stand-in agent (tests/e2e/bin/claude) holds its answers while this file exists, so the

@@ -95,6 +95,9 @@ async def main():
             check(set(tools["recall_feedback"].input_schema.get("required", [])) >= {"entry_id", "verdict"},
                   "recall_feedback: required fields")
 
+            for kind in ("wrote_line", "wrote_lines", "edited_path", "ai_note", "search"):
+                check(kind in (tools["why"].description or ""), f"why: description does not name the evidence {kind}")
+
             c = Checker(session, secrets)
 
             # skim: the fixture branch, then a cursor walk.

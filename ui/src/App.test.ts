@@ -344,6 +344,70 @@ describe('search', () => {
   });
 });
 
+describe('why', () => {
+  it('asks why a commit of the branch timeline is there, and opens the turn that did it', async () => {
+    const { target, stores } = await render();
+    click(all(target, 'branch-row')[0]);
+    await settle();
+    click(one(target, 'why-commit'));
+    await settle();
+
+    expect(stores.router.current).toEqual({ view: 'search', q: 'abc1234', why: { repo: '/home/dev/shop', session: null } });
+    expect(calls.filter((c) => c.cmd === 'why').at(-1)!.args).toEqual({
+      target: 'abc1234',
+      place: { type: 'repo', root: '/home/dev/shop' },
+    });
+    expect(one(target, 'why-commits')!.textContent).toContain('Fix the login bug');
+    const sessions = all(target, 'why-session');
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.textContent).toContain('97%');
+    expect(sessions[0]!.textContent).toContain('commit by session');
+    click(one(target, 'why-turn'));
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 7, turn: null });
+  });
+
+  it('asks why a file a session edited is as it is, traced in the session’s folder', async () => {
+    const { target, stores } = await render();
+    expect(stores.router.open(`cairn://session/${key(1)}`)).toBe(true);
+    await settle();
+    click(one(target, 'session-edited')!.querySelector('[data-testid="why-path"]'));
+    await settle();
+    expect(stores.router.current).toEqual({
+      view: 'search',
+      q: '/home/dev/shop/src/login.ts',
+      why: { repo: null, session: key(1) },
+    });
+    expect(calls.filter((c) => c.cmd === 'why').at(-1)!.args).toEqual({
+      target: '/home/dev/shop/src/login.ts',
+      place: { type: 'session', session_key: key(1) },
+    });
+    expect(one(target, 'why-session-place')).not.toBeNull();
+    // Enter opens the selected session at its most confident turn.
+    press('Enter');
+    await settle();
+    expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 7, turn: null });
+  });
+
+  it('answers a description typed in Search without a repository', async () => {
+    const { target, stores } = await render();
+    press('/');
+    await settle();
+    click(one(target, 'search-mode-why'));
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    input.value = 'why does login retry';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'why').at(-1)!.args).toEqual({
+      target: 'why does login retry',
+      place: { type: 'nowhere' },
+    });
+    expect(all(target, 'why-session')[0]!.textContent).toContain('50%');
+    expect(stores.search.whyFrom).toEqual({ repo: null, session: null });
+  });
+});
+
 describe('live updates', () => {
   it('reloads the open view when the archive changes', async () => {
     await render();

@@ -11,6 +11,7 @@
 //! vector and hybrid modes refuse, with an error that says how to fix it.
 
 pub mod corpus;
+pub mod digest;
 pub mod embed;
 pub mod endpoint;
 pub mod forget;

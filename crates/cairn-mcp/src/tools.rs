@@ -789,7 +789,7 @@ impl Server {
 
     /// Why is this here.
     #[tool(
-        description = "Why is this here: the past agent sessions and turns behind a commit, lines of a file (`path:40-52`, traced through git blame to the edit that wrote them) or a description, ranked, each with its evidence (link, wrote_line, wrote_lines, edited_path, search) and a confidence. Turn and session addresses open with `show`."
+        description = "Why is this here: the past agent sessions and turns behind a commit, lines of a file (`path:40-52`, traced through git blame to the edit that wrote them) or a description, ranked, each with its evidence (a link's, wrote_line, wrote_lines, edited_path, ai_note: a Git AI authorship note on the commit names the session, search) and a confidence. Turn and session addresses open with `show`."
     )]
     fn why(&self, Parameters(a): Parameters<WhyArgs>) -> Res {
         let limit = page_size("why", a.limit, WHY_LIMIT)?;

@@ -42,6 +42,9 @@ import type {
   TurnRecords_Serialize,
   UiMilestone,
   WhyRelated_Serialize,
+  WhyAnswer_Serialize,
+  WhySession_Serialize,
+  WhyPlace,
   Entry_Serialize,
   RecallEvidence_Serialize,
   InboxItem_Serialize,
@@ -103,6 +106,9 @@ export type SkimView = SkimView_Serialize;
 export type SkimSession = SkimSession_Serialize;
 export type SkimTurn = SkimTurn_Serialize;
 export type WhyRelated = WhyRelated_Serialize;
+export type WhyAnswer = WhyAnswer_Serialize;
+export type WhySession = WhySession_Serialize;
+export type { WhyPlace };
 export type SessionDetail = SessionDetail_Serialize;
 export type Subagent = SubagentSummary_Serialize;
 export type SessionTimeline = SessionTimeline_Serialize;

@@ -45,6 +45,12 @@ export const commands = {
 	/**  Full-text search over the archive. */
 	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("search_archive", { query })),
 	/**
+	 *  Why is this here: the sessions and turns behind a commit, a file's lines or a description,
+	 *  ranked, with their evidence, traced at `place` (git runs only in a repository the archive
+	 *  knows: `Cairn::why_at`).
+	 */
+	why: (target: string, place: WhyPlace) => typedError<WhyAnswer_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("why", { target, place })),
+	/**
 	 *  Import every new transcript from the source dirs, sending `SyncProgress` events while it
 	 *  runs and `ArchiveChanged` when something arrived.
 	 */
@@ -1413,6 +1419,11 @@ export type LeftOut = {
 	turns_not_exported: number,
 	/**  Whether the home directory was written as `~`. */
 	home_written_as_tilde: boolean,
+};
+
+export type LineRange = {
+	start: number,
+	end: number,
 };
 
 /**  A person's word on one of a session's links. */
@@ -3118,6 +3129,92 @@ export type Warning_Serialize = {
 	message: string,
 };
 
+/**  The answer: the commits involved and the sessions, most confident first. */
+export type WhyAnswer = WhyAnswer_Serialize | WhyAnswer_Deserialize;
+
+/**  The answer: the commits involved and the sessions, most confident first. */
+export type WhyAnswer_Deserialize = {
+	kind: WhyKind,
+	/**  The target as given (cleaned for printing). */
+	query: string,
+	/**  The file, repo-relative (lines). */
+	path?: string | null,
+	/**  The first and last line asked about (lines). */
+	lines?: LineRange | null,
+	commits: WhyCommit_Deserialize[],
+	sessions: WhySession_Deserialize[],
+	/**  Lines not committed yet (explained from every session that edited the file). */
+	uncommitted_lines?: number[],
+};
+
+/**  The answer: the commits involved and the sessions, most confident first. */
+export type WhyAnswer_Serialize = {
+	kind: WhyKind,
+	/**  The target as given (cleaned for printing). */
+	query: string,
+	/**  The file, repo-relative (lines). */
+	path: string | null,
+	/**  The first and last line asked about (lines). */
+	lines: LineRange | null,
+	commits: WhyCommit_Serialize[],
+	sessions: WhySession_Serialize[],
+	/**  Lines not committed yet (explained from every session that edited the file). */
+	uncommitted_lines?: number[],
+};
+
+export type WhyCommit = WhyCommit_Serialize | WhyCommit_Deserialize;
+
+export type WhyCommit_Deserialize = {
+	id: string,
+	subject: string,
+	/**  Committer time (RFC 3339). */
+	time?: string | null,
+	/**  The lines of the range this commit wrote last (lines). */
+	lines?: number[],
+};
+
+export type WhyCommit_Serialize = {
+	id: string,
+	subject: string,
+	/**  Committer time (RFC 3339). */
+	time: string | null,
+	/**  The lines of the range this commit wrote last (lines). */
+	lines?: number[],
+};
+
+export type WhyEvidence = WhyEvidence_Serialize | WhyEvidence_Deserialize;
+
+export type WhyEvidence_Deserialize = {
+	/**
+	 *  A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
+	 *  `wrote_line`, `edited_path` or `search`.
+	 */
+	kind: string,
+	commit?: string | null,
+	detail: string,
+	confidence: number | null,
+};
+
+export type WhyEvidence_Serialize = {
+	/**
+	 *  A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
+	 *  `wrote_line`, `edited_path` or `search`.
+	 */
+	kind: string,
+	commit: string | null,
+	detail: string,
+	confidence: number | null,
+};
+
+export type WhyKind = "commit" | "lines" | "description";
+
+/**
+ *  Where a front door that takes its place from outside (the desktop's Search, a deep link)
+ *  traces a question: a repository the archive knows (a root of `branches`), the folder an
+ *  archived session ran in, or nowhere (the target is a description).
+ */
+export type WhyPlace = { type: "repo"; root: string } | { type: "session"; session_key: string } | { type: "nowhere" };
+
 export type WhyRelated = WhyRelated_Serialize | WhyRelated_Deserialize;
 
 export type WhyRelated_Deserialize = {
@@ -3144,6 +3241,62 @@ export type WhyRelated_Serialize = {
 	commit: string | null,
 	/**  One line a person can read: "edited login.txt, committed in 1a2b3c4". */
 	reason: string,
+};
+
+export type WhySession = WhySession_Serialize | WhySession_Deserialize;
+
+export type WhySession_Deserialize = {
+	session_key: string,
+	agent: Agent,
+	title?: string | null,
+	project?: string | null,
+	started_at?: string | null,
+	/**  0 to 1: how sure the evidence makes the answer. */
+	confidence: number | null,
+	evidence: WhyEvidence_Deserialize[],
+	/**  The turns that did it, most confident first. */
+	turns: WhyTurn_Deserialize[],
+};
+
+export type WhySession_Serialize = {
+	session_key: string,
+	agent: Agent,
+	title: string | null,
+	project: string | null,
+	started_at: string | null,
+	/**  0 to 1: how sure the evidence makes the answer. */
+	confidence: number | null,
+	evidence: WhyEvidence_Serialize[],
+	/**  The turns that did it, most confident first. */
+	turns: WhyTurn_Serialize[],
+};
+
+export type WhyTurn = WhyTurn_Serialize | WhyTurn_Deserialize;
+
+export type WhyTurn_Deserialize = {
+	turn_key?: string | null,
+	turn_index?: number | null,
+	/**  The record that is the evidence (`cairn://session/<key>?record=<ordinal>`). */
+	ordinal: number,
+	/**  `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`. */
+	evidence: string,
+	detail: string,
+	confidence: number | null,
+	/**  The lines of the range this turn explains (lines). */
+	lines?: number[],
+};
+
+export type WhyTurn_Serialize = {
+	turn_key: string | null,
+	turn_index: number | null,
+	/**  The record that is the evidence (`cairn://session/<key>?record=<ordinal>`). */
+	ordinal: number,
+	/**  `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`. */
+	evidence: string,
+	detail: string,
+	confidence: number | null,
+	/**  The lines of the range this turn explains (lines). */
+	lines?: number[],
 };
 
 /* Tauri Specta runtime */

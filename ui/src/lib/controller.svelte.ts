@@ -5,7 +5,7 @@ import { onMount, tick, untrack } from 'svelte';
 import { dispatchKey, type KeyHandler } from './keys';
 import { openSession, pickBranch, type TriageVerb } from './place';
 import { places, placeOf } from './places';
-import type { Route, View } from './links';
+import type { Route, View, WhyFrom } from './links';
 import type { Stores } from './stores';
 
 export class WindowController implements KeyHandler {
@@ -45,6 +45,11 @@ export class WindowController implements KeyHandler {
 
   openSession(key: string, target: { record?: number | null; turn?: number | null } = {}): void {
     openSession(this.#s, key, target);
+  }
+
+  /** Ask Search why `target` (a commit, a path, words) is there, traced where `from` says. */
+  why(target: string, from: WhyFrom): void {
+    this.#s.router.go({ view: 'search', q: target, why: from });
   }
 
   pickBranch(key: string, repo: string | null): void {

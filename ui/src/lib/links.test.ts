@@ -22,6 +22,9 @@ describe('cairn:// links', () => {
       { view: 'branches', branch: 'ref:refs/heads/main', repo: '/home/a b/repo' },
       { view: 'branches', branch: null, repo: null },
       { view: 'search', q: 'flaky "test"' },
+      { view: 'search', q: 'src/login.ts:3-9', why: { repo: '/home/a b/shop', session: null } },
+      { view: 'search', q: 'a1b2c3d', why: { repo: null, session: KEY } },
+      { view: 'search', q: 'why retries', why: { repo: null, session: null } },
       { view: 'sessions' },
       { view: 'settings' },
       { view: 'recall', tab: 'inbox', insight: null },
@@ -50,6 +53,10 @@ describe('cairn:// links', () => {
     ['cairn://session/%E0%A4%A', 'malformed %-escape'],
     ['cairn://session/sha256-%', 'malformed %-escape'],
     ['cairn://session/%FF%FE', 'malformed %-escape'],
+    ['cairn://search?q=HEAD&why=1&repo=relative/dir', 'repo must be an absolute path'],
+    ['cairn://search?q=HEAD&why=1&repo=%2Fa%1B%5B31m', 'repo must be an absolute path'],
+    ['cairn://search?q=HEAD&why=1&session=..%2F..%2Fetc', 'is not a session key'],
+    [`cairn://search?q=HEAD&why=1&repo=%2Fa&session=${KEY}`, 'not both'],
   ])('refuse %s', (link, why) => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);

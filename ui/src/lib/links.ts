@@ -8,9 +8,17 @@ export type Route =
   | { view: 'branches'; branch: string | null; repo: string | null }
   | { view: 'sessions' }
   | { view: 'session'; key: string; record: number | null; turn: number | null }
-  | { view: 'search'; q: string }
+  | { view: 'search'; q: string; why?: WhyFrom }
   | { view: 'recall'; tab: RecallTab; insight: number | null }
   | { view: 'settings' };
+
+/** A "Why" question in Search, and where it is traced: a repository root the archive knows, the
+ * folder a session ran in, or neither (the words are a description). The backend checks both
+ * against the archive; a link only names them. */
+export interface WhyFrom {
+  repo: string | null;
+  session: string | null;
+}
 
 /** The Recall page's tabs: the trusted corpus, the review inbox, generated reports. */
 export const RECALL_TABS = ['corpus', 'inbox', 'agents', 'generated'] as const;
@@ -77,8 +85,16 @@ export function parseLink(link: string): Route {
     }
     case 'sessions':
       return { view: 'sessions' };
-    case 'search':
-      return { view: 'search', q: (param('q') ?? '').slice(0, 500) };
+    case 'search': {
+      const q = (param('q') ?? '').slice(0, 500);
+      if (param('why') === null) return { view: 'search', q };
+      const repo = param('repo');
+      if (repo !== null && !REPO_ROOT.test(repo)) throw new LinkError('repo must be an absolute path');
+      const session = param('session');
+      if (session !== null && !isSessionKey(session)) throw new LinkError(`"${session.slice(0, 80)}" is not a session key`);
+      if (repo !== null && session !== null) throw new LinkError('a why question is traced in a repo or a session, not both');
+      return { view: 'search', q, why: { repo, session } };
+    }
     case 'recall': {
       const tab = param('tab') ?? 'corpus';
       if (!(RECALL_TABS as readonly string[]).includes(tab)) {
@@ -113,8 +129,17 @@ export function toLink(route: Route): string {
       return `cairn://branches?${new URLSearchParams(
         route.repo === null ? { branch: route.branch } : { branch: route.branch, repo: route.repo },
       )}`;
-    case 'search':
-      return route.q ? `cairn://search?${new URLSearchParams({ q: route.q })}` : 'cairn://search';
+    case 'search': {
+      const params = new URLSearchParams();
+      if (route.q) params.set('q', route.q);
+      if (route.why) {
+        params.set('why', '1');
+        if (route.why.repo !== null) params.set('repo', route.why.repo);
+        if (route.why.session !== null) params.set('session', route.why.session);
+      }
+      const query = params.toString();
+      return `cairn://search${query ? `?${query}` : ''}`;
+    }
     case 'recall': {
       const params = new URLSearchParams({ tab: route.tab });
       if (route.insight !== null) params.set('insight', String(route.insight));

@@ -526,6 +526,31 @@ export function fakeBackend(options: FakeOptions = {}) {
         const ordinal = args.ordinal as number;
         return ordinal < turns * perTurn ? Math.floor(ordinal / perTurn) : null;
       }
+      case 'why': {
+        // A commit or a path needs a place to be traced; words are searched.
+        const target = String(args.target);
+        const place = args.place as { type: string };
+        const traced = place.type !== 'nowhere';
+        return {
+          kind: traced ? (target.includes('/') ? 'lines' : 'commit') : 'description',
+          query: target,
+          path: traced && target.includes('/') ? target : null,
+          lines: null,
+          commits: traced && !target.includes('/') ? [{ id: `${target}0000000`, subject: 'Fix the login bug', time: at(12), lines: [] }] : [],
+          sessions: [
+            {
+              session_key: key(1),
+              agent: 'claude',
+              title: 'Session number 1',
+              project: 'shop',
+              started_at: at(10),
+              confidence: traced ? 0.97 : 0.5,
+              evidence: [{ kind: traced ? 'commit_by_session' : 'search', commit: traced ? target : null, detail: 'committed it in turn #1', confidence: traced ? 1 : 0.5 }],
+              turns: [{ turn_key: 'sha256-turn-1', turn_index: 1, ordinal: 7, evidence: 'wrote_lines', detail: 'wrote 3 of 3 added lines', confidence: 0.95, lines: [] }],
+            },
+          ],
+        };
+      }
       case 'search_archive':
         return fakeHits(args.query as SearchQuery);
       case 'sync_archive': {

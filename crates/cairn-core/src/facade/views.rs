@@ -155,6 +155,71 @@ impl Cairn {
         })
     }
 
+    /// Why is this here, from a description alone: the whole target is searched as words (no
+    /// repository is consulted, so a commit id or a path is only text here). The desktop's
+    /// Search asks this when no repository is chosen.
+    pub fn why_described(&self, query: &views::why::WhyQuery) -> Result<views::why::WhyAnswer> {
+        use views::why::{WhyAnswer, WhyKind};
+        let text = query.target.trim();
+        if text.is_empty() {
+            return Err(Error::Invalid(
+                "nothing to explain: give a commit, <path>[:<line>[-<line>]] or a description"
+                    .into(),
+            ));
+        }
+        let limit = query.limit.unwrap_or(10).clamp(1, 200);
+        let hits = self.search_sessions(&SearchQuery {
+            text: text.to_owned(),
+            limit: Some(limit),
+            mode: query.mode,
+            ..SearchQuery::default()
+        })?;
+        Ok(WhyAnswer {
+            kind: WhyKind::Description,
+            query: crate::text::printable(text),
+            path: None,
+            lines: None,
+            commits: Vec::new(),
+            sessions: views::why::from_search(hits),
+            uncommitted_lines: Vec::new(),
+        })
+    }
+
+    /// Why is this here, traced at a place named from outside: git runs only in a repository
+    /// the archive already knows (a listed root, or the folder an archived session ran in, read
+    /// from the archive), so a deep link cannot point it at an arbitrary folder.
+    pub fn why_at(
+        &self,
+        place: &views::why::WhyPlace,
+        query: &views::why::WhyQuery,
+    ) -> Result<views::why::WhyAnswer> {
+        use views::why::WhyPlace;
+        let dir = match place {
+            WhyPlace::Nowhere => return self.why_described(query),
+            WhyPlace::Repo { root } => {
+                let known = self
+                    .branches()?
+                    .into_iter()
+                    .any(|r| r.root.as_deref() == Some(root.as_str()));
+                if !known {
+                    return Err(Error::NotFound(format!(
+                        "no repository with agent sessions at {}; pick one from Branches",
+                        crate::text::printable(root)
+                    )));
+                }
+                root.clone()
+            }
+            WhyPlace::Session { session_key } => {
+                self.session(session_key)?.cwd.ok_or_else(|| {
+                    Error::NotFound(
+                        "the session recorded no folder, so its files cannot be traced".into(),
+                    )
+                })?
+            }
+        };
+        self.why(Path::new(&dir), query)
+    }
+
     /// Why is this here: the sessions and turns behind a commit, lines of a file, or a
     /// description, ranked, with their evidence. `dir` is the repository (and the directory
     /// paths are relative to); a description needs none.
@@ -165,23 +230,9 @@ impl Cairn {
         let target = views::why::classify(&query.target, repo.as_ref(), &base)?;
         let limit = query.limit.unwrap_or(10).clamp(1, 200) as usize;
         let printable = crate::text::printable(query.target.trim());
-        if let Target::Description(text) = target {
+        if let Target::Description(_) = target {
             // Before the store is taken: the search takes it.
-            let hits = self.search_sessions(&SearchQuery {
-                text,
-                limit: Some(limit as u32),
-                mode: query.mode,
-                ..SearchQuery::default()
-            })?;
-            return Ok(WhyAnswer {
-                kind: WhyKind::Description,
-                query: printable,
-                path: None,
-                lines: None,
-                commits: Vec::new(),
-                sessions: views::why::from_search(hits),
-                uncommitted_lines: Vec::new(),
-            });
+            return self.why_described(query);
         }
         let store = self.store();
         let db = |e| store.err(e);

@@ -36,8 +36,9 @@ pub trait Corpus: Sync {
     fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>>;
 }
 
-/// The archive's turns: one document per turn, its prompt and answer previews, versioned by
-/// the turn's last ordinal (a turn that grew needs a new vector).
+/// The archive's turns: one document per turn, its digest ([`super::digest::turn_digest`]:
+/// request, outcome, files, commands), versioned by the turn's last ordinal (a turn that grew
+/// needs a new vector).
 pub struct Turns;
 
 fn turn_doc(t: crate::archive::store::TurnText) -> Doc {
@@ -45,7 +46,7 @@ fn turn_doc(t: crate::archive::store::TurnText) -> Doc {
         id: t.id.to_string(),
         key: t.id,
         version: t.last_ordinal,
-        text: super::vectors::turn_doc(t.preview.as_deref(), t.answer_preview.as_deref()),
+        text: super::digest::turn_digest(&t),
     }
 }
 

@@ -72,7 +72,8 @@ impl VectorStore {
     fn doc_scheme(self) -> &'static str {
         match self {
             VectorStore::Recall => "recall-entry-v1",
-            VectorStore::Sessions => "session-turn-v1",
+            // v2: the turn digest (request, outcome, files, commands); v1 was the two previews.
+            VectorStore::Sessions => "session-turn-v2",
         }
     }
 
@@ -95,17 +96,6 @@ pub fn recall_doc(title: &str, body: &str, trigger: &str) -> String {
         doc.push_str(trigger.trim());
     }
     doc
-}
-
-/// The text embedded for a turn: what was asked, and the last thing the assistant said.
-pub fn turn_doc(prompt: Option<&str>, answer: Option<&str>) -> String {
-    [prompt, answer]
-        .into_iter()
-        .flatten()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n")
 }
 
 pub fn content_hash(doc: &str) -> String {
@@ -183,6 +173,16 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
     let store = corpus.store();
     let reason = if s.built_revision.is_none() && s.fingerprint.is_empty() {
         format!("no {} vectors have been built yet", store.as_str())
+    } else if s.fingerprint != fingerprint && same_embedder(&s.fingerprint, fingerprint) {
+        // The same model, another document recipe (a new release changed what is embedded).
+        let n = pending_count(conn, corpus, fingerprint)?;
+        format!(
+            "the {} vectors were made from an older recipe of their documents ({}; now {}): {n} {} to embed again (a build resumes where an interrupted one stopped)",
+            store.as_str(),
+            recipe(&s.fingerprint),
+            recipe(fingerprint),
+            store.unit()
+        )
     } else if s.fingerprint != fingerprint {
         format!(
             "the {} vectors were made by another embedder ({}; configured: {})",
@@ -230,6 +230,19 @@ pub fn check_usable(
     }
     let pending = pending_count(conn, corpus, fingerprint)?;
     Ok((s, pending))
+}
+
+/// The document recipe part of a store fingerprint (see [`store_fingerprint`]).
+fn recipe(fingerprint: &str) -> &str {
+    fingerprint.rsplit_once('|').map_or("", |(_, r)| r)
+}
+
+/// Whether two store fingerprints name the same embedder (they may differ in recipe).
+fn same_embedder(a: &str, b: &str) -> bool {
+    match (a.rsplit_once('|'), b.rsplit_once('|')) {
+        (Some((a, _)), Some((b, _))) => a == b,
+        _ => false,
+    }
 }
 
 /// The version each document's stored vector under `fingerprint` was made from, by id.
@@ -701,8 +714,5 @@ mod tests {
     fn documents_are_built_as_documented() {
         assert_eq!(recall_doc("T", " b ", ""), "T\n\nb");
         assert_eq!(recall_doc("T", "b", "when"), "T\n\nb\n\nwhen");
-        assert_eq!(turn_doc(Some("ask"), None), "ask");
-        assert_eq!(turn_doc(Some(" "), Some("said")), "said");
-        assert_eq!(turn_doc(None, None), "");
     }
 }

@@ -1,7 +1,8 @@
 //! Search over the archive (`cairn search`, the desktop's search): full text over record text
 //! and tool input (lexical), or — with vectors built for the `sessions` store — by meaning over
 //! turns (vector), or both fused by Reciprocal Rank Fusion (hybrid). A turn is embedded as its
-//! opening prompt and the last thing the assistant said (see `semantic::vectors::turn_doc`).
+//! digest: the request, the outcome, the files touched and the commands run (see
+//! `semantic::digest`).
 
 use std::collections::HashMap;
 

@@ -58,6 +58,18 @@ pub struct WhyQuery {
     pub mode: Mode,
 }
 
+/// Where a front door that takes its place from outside (the desktop's Search, a deep link)
+/// traces a question: a repository the archive knows (a root of `branches`), the folder an
+/// archived session ran in, or nowhere (the target is a description).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WhyPlace {
+    Repo { root: String },
+    Session { session_key: String },
+    Nowhere,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]

@@ -1,6 +1,7 @@
 // Full-text search over the archive: the query and its filters, the hits, and the selection.
 // Typing searches after a short pause; Enter searches at once.
-import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchHit, type SearchQuery } from '../api';
+import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchHit, type SearchQuery, type WhyAnswer } from '../api';
+import type { WhyFrom } from '../links';
 import { nextDay } from '../format';
 import { Resource } from './resource.svelte';
 
@@ -16,16 +17,20 @@ export class SearchStore {
   since = $state('');
   until = $state('');
   results = new Resource<SearchHit[]>();
-  /** `archive`: full text over transcripts; `recall`: a ranked query over Recall entries. */
-  mode: 'archive' | 'recall' = $state('archive');
+  /** `archive`: full text over transcripts; `recall`: a ranked query over Recall entries; `why`:
+   * the sessions behind a commit, a file's lines or a description. */
+  mode: SearchMode = $state('archive');
   recallResults = new Resource<Entry[]>();
+  /** Where a Why question is traced (see [`WhyFrom`]); the repository picker sets `repo`. */
+  whyFrom: WhyFrom = $state({ repo: null, session: null });
+  whyResults = new Resource<WhyAnswer>();
   selected = $state(-1);
   /** Bumped to ask the search box to take the keyboard focus (`/`). */
   focusToken = $state(0);
-  #api: Pick<Api, 'searchArchive'> & Partial<Pick<Api, 'recallQuery'>>;
+  #api: SearchBackend;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(backend: Pick<Api, 'searchArchive'> & Partial<Pick<Api, 'recallQuery'>> = api) {
+  constructor(backend: SearchBackend = api) {
     this.#api = backend;
   }
 
@@ -59,6 +64,10 @@ export class SearchStore {
       await this.#runRecall(query);
       return;
     }
+    if (this.mode === 'why') {
+      await this.#runWhy(query.text);
+      return;
+    }
     if (query.text === '') {
       this.results.reset();
       this.selected = -1;
@@ -88,7 +97,43 @@ export class SearchStore {
     );
   }
 
-  setMode(mode: 'archive' | 'recall'): void {
+  /** Why mode: the target (a commit, `path:line`, words) traced where `from` says. */
+  async #runWhy(target: string): Promise<void> {
+    const why = this.#api.why;
+    if (target === '' || !why) {
+      this.whyResults.reset();
+      return;
+    }
+    const { repo, session } = this.whyFrom;
+    const place = repo !== null
+      ? ({ type: 'repo', root: repo } as const)
+      : session !== null
+        ? ({ type: 'session', session_key: session } as const)
+        : ({ type: 'nowhere' } as const);
+    const kept = await this.whyResults.load(() => why(target, place), { keep: true });
+    if (kept) this.selected = this.whySessions.length > 0 ? 0 : -1;
+  }
+
+  /** Where Enter leads in Why mode: the selected session at its most confident turn. */
+  get selectedWhy(): { sessionKey: string; ordinal: number | null } | null {
+    const s = this.whySessions[this.selected];
+    return s ? { sessionKey: s.session_key, ordinal: s.turns[0]?.ordinal ?? null } : null;
+  }
+
+  /** Ask Why about `target` (from the branch timeline, a session's file, or a link). */
+  ask(target: string, from: WhyFrom): void {
+    this.text = target;
+    this.whyFrom = from;
+    this.mode = 'why';
+    void this.run();
+  }
+
+  /** The sessions of the Why answer on screen (none outside Why mode). */
+  get whySessions(): WhyAnswer['sessions'] {
+    return this.mode === 'why' ? (this.whyResults.data?.sessions ?? []) : [];
+  }
+
+  setMode(mode: SearchMode): void {
     if (mode === this.mode) return;
     this.mode = mode;
     void this.run();
@@ -98,12 +143,18 @@ export class SearchStore {
     this.focusToken++;
   }
 
+  /** Rows of the list on screen: hits, or Why's sessions. */
+  get #rows(): number {
+    return this.mode === 'why' ? this.whySessions.length : this.hits.length;
+  }
+
   select(index: number): void {
-    this.selected = this.hits.length === 0 ? -1 : Math.min(Math.max(index, 0), this.hits.length - 1);
+    const rows = this.#rows;
+    this.selected = rows === 0 ? -1 : Math.min(Math.max(index, 0), rows - 1);
   }
 
   move(delta: number): void {
-    if (this.hits.length === 0) return;
+    if (this.#rows === 0) return;
     this.select(this.selected < 0 ? 0 : this.selected + delta);
   }
 
@@ -111,5 +162,8 @@ export class SearchStore {
     return this.hits[this.selected] ?? null;
   }
 }
+
+export type SearchMode = 'archive' | 'recall' | 'why';
+type SearchBackend = Pick<Api, 'searchArchive'> & Partial<Pick<Api, 'recallQuery' | 'why'>>;
 
 export const search = new SearchStore();

@@ -3,7 +3,12 @@ import { openSession, type Place } from '../place';
 
 export const searchPlace: Place<'search'> = {
   load(route, s) {
-    if (route.q && route.q !== s.search.text) {
+    if (route.why) {
+      const from = s.search.whyFrom;
+      const same = s.search.mode === 'why' && route.q === s.search.text &&
+        from.repo === route.why.repo && from.session === route.why.session;
+      if (!same) s.search.ask(route.q, route.why);
+    } else if (route.q && route.q !== s.search.text) {
       s.search.text = route.q;
       void s.search.run();
     }
@@ -21,6 +26,11 @@ export const searchPlace: Place<'search'> = {
   },
 
   open(_route, s) {
+    if (s.search.mode === 'why') {
+      const why = s.search.selectedWhy;
+      if (why) openSession(s, why.sessionKey, { record: why.ordinal });
+      return true;
+    }
     const hit = s.search.selectedHit;
     if (hit) openSession(s, hit.session_key, { record: hit.ordinal });
     return true;
@@ -28,5 +38,8 @@ export const searchPlace: Place<'search'> = {
 
   back: () => false,
 
-  tab: (s) => ({ view: 'search', q: s.search.text }),
+  tab: (s) =>
+    s.search.mode === 'why'
+      ? { view: 'search', q: s.search.text, why: { ...s.search.whyFrom } }
+      : { view: 'search', q: s.search.text },
 };
