@@ -44,6 +44,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0019_forget.sql")),
     sql(include_str!("git/migrations/0020_link_corrections.sql")),
     sql(include_str!("team/migrations/0021_team_push.sql")),
+    sql(include_str!("team/migrations/0024_team_pushes.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
