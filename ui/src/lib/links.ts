@@ -10,6 +10,7 @@ export type Route =
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string }
   | { view: 'recall'; tab: RecallTab; insight: number | null }
+  | { view: 'team' }
   | { view: 'settings' };
 
 /** The Recall page's tabs: the trusted corpus, the review inbox, generated reports. */
@@ -93,6 +94,8 @@ export function parseLink(link: string): Route {
     }
     case 'settings':
       return { view: 'settings' };
+    case 'team':
+      return { view: 'team' };
     default:
       throw new LinkError(`cairn://${where} is not a place in Cairn`);
   }

@@ -13,23 +13,24 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `[team]` as written in `config.toml` (and as the Settings form edits it).
+/// `[team]` as written in `config.toml` (and as the Settings form edits it: every field is
+/// always present in what the window gets).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(deny_unknown_fields)]
 pub struct TeamConfig {
     /// A host name, an IP address, or a Unix socket directory (an absolute path).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub host: String,
     /// The TCP port; 5432 when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub port: Option<u16>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub database: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub user: String,
     /// The *name* of the environment variable holding the password; empty for `PGPASSWORD`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub password_env: String,
 }
 
@@ -197,6 +198,14 @@ mod tests {
             !none.contains("[team]") && none.contains("# here"),
             "{none}"
         );
+        // `Config::save` (the source dirs' writer) keeps a table without a port.
+        let config = crate::config::Config {
+            team: cleared.clone(),
+            ..Default::default()
+        };
+        let saved = toml::to_string_pretty(&config).unwrap();
+        let back: crate::config::Config = toml::from_str(&saved).unwrap();
+        assert_eq!(back.team, cleared);
     }
 
     #[test]

@@ -73,8 +73,8 @@ impl Cairn {
         let config = self.team_setup()?;
         if config.is_empty() {
             return Err(Error::Team {
-                server: "(none)".into(),
-                message: "no team archive set up".into(),
+                server: "(not set up)".into(),
+                message: "nothing names the server".into(),
                 kind: crate::error::ErrorKind::Invalid,
                 hint: Some(format!(
                     "set it up in the desktop's Settings → Team (or [team] in {}), set {}, or pass --to postgres://USER@HOST/DB",
