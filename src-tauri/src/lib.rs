@@ -18,6 +18,7 @@ pub mod insights;
 pub mod links;
 pub mod mcp;
 pub mod recall;
+pub mod team;
 pub mod watcher;
 
 use std::borrow::Cow;
@@ -96,6 +97,13 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             extract::extract_save::<tauri::Wry>,
             extract::extract_start::<tauri::Wry>,
             extract::extract_stop,
+            team::team_status,
+            team::team_save,
+            team::team_test,
+            team::team_push,
+            team::team_search,
+            team::team_skim,
+            team::team_show,
         ])
         .events(tauri_specta::collect_events![
             events::SyncProgress,
@@ -352,6 +360,63 @@ mod tests {
             message.as_str().is_some_and(|m| m.contains("emacs")),
             "{message}"
         );
+    }
+
+    /// Settings → Team writes `[team]` into config.toml (comments kept), reads it back with
+    /// whether the password variable is set (never its value), and refuses what is not a
+    /// variable's name.
+    #[test]
+    fn team_settings_write_config_toml_and_never_a_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            data.join("config.toml"),
+            "# my settings\n[sources.claude]\nenabled = true\n",
+        )
+        .unwrap();
+        let app = mock_app(backend::Backend::open(data.clone()));
+        let status = invoke(&app, "team_status", json!({})).unwrap();
+        assert_eq!(status["setup"]["host"], "");
+        assert_eq!(status["last_push"], Value::Null);
+        let setup = json!({ "host": "127.0.0.1", "port": 5433, "database": "team", "user": "alice", "password_env": "PATH" });
+        let saved = invoke(&app, "team_save", json!({ "setup": setup })).unwrap();
+        assert_eq!(saved, setup);
+        let text = std::fs::read_to_string(data.join("config.toml")).unwrap();
+        assert!(text.starts_with("# my settings"), "{text}");
+        assert!(
+            text.contains("[team]") && text.contains("password_env = \"PATH\""),
+            "{text}"
+        );
+        let status = invoke(&app, "team_status", json!({})).unwrap();
+        assert_eq!(status["setup"], setup);
+        assert_eq!(status["password_var"], "PATH");
+        assert_eq!(status["password_set"], true);
+        let path = std::env::var("PATH").unwrap();
+        assert!(
+            !status.to_string().contains(&path),
+            "the variable's value left the backend"
+        );
+        // A password typed where the variable's name goes is refused, not written, not repeated.
+        let typed = json!({ "host": "127.0.0.1", "port": null, "database": "team", "user": "alice", "password_env": "s3cret pass!" });
+        let err = invoke(&app, "team_save", json!({ "setup": typed })).unwrap_err();
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+        assert!(err.to_string().contains("password_env"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(data.join("config.toml")).unwrap(),
+            text
+        );
+        // Not set up: the Team view's reads say where to set it up.
+        let empty =
+            json!({ "host": "", "port": null, "database": "", "user": "", "password_env": "" });
+        invoke(&app, "team_save", json!({ "setup": empty })).unwrap();
+        assert!(
+            !std::fs::read_to_string(data.join("config.toml"))
+                .unwrap()
+                .contains("[team]")
+        );
+        let err = invoke(&app, "team_search", json!({ "query": "x", "limit": 10 })).unwrap_err();
+        assert!(err.to_string().contains("Settings → Team"), "{err}");
     }
 
     #[test]

@@ -814,3 +814,148 @@ fn credentials_and_tls_rules_hold_at_the_command_line() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("TLS is required"));
 }
+
+/// `[team]` in config.toml (what Settings → Team writes) names the server when neither `--to`
+/// nor `CAIRN_TEAM_URL` is given; the password comes from the variable it names, and only from
+/// there; the last push is recorded without the address.
+#[test]
+fn the_config_names_the_team_archive_and_the_variable_holding_its_password() {
+    let db = TeamDb::new();
+    let mut alice = db.mate("alice");
+    alice.env = Env::new().with_fixtures();
+    alice.env.ok(&["sync"]);
+    let (host, port) = db.at.rsplit_once(':').unwrap();
+    std::fs::create_dir_all(alice.env.data()).unwrap();
+    std::fs::write(
+        alice.env.data().join("config.toml"),
+        format!(
+            "# mine\n[team]\nhost = \"{host}\"\nport = {port}\ndatabase = \"{}\"\nuser = \"{}\"\npassword_env = \"ALICE_TEAM_PW\"\n",
+            db.name, alice.role
+        ),
+    )
+    .unwrap();
+    let cairn = |pw_var: &str, args: &[&str]| {
+        alice
+            .env
+            .command()
+            .env_remove("PGPASSWORD")
+            .env_remove("CAIRN_TEAM_URL")
+            .env(pw_var, &alice.password)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The password in PGPASSWORD is not read: the config names another variable.
+    let out = cairn("PGPASSWORD", &["team", "push"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ALICE_TEAM_PW"),
+        "the hint names the variable: {err}"
+    );
+    assert!(err.contains(&format!("{}@{}", alice.role, db.at)), "{err}");
+    let out = cairn("ALICE_TEAM_PW", &["--json", "team", "push"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pushed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(pushed["publisher"], alice.role.as_str());
+    assert!(pushed["sessions_pushed"].as_u64().unwrap() > 0, "{pushed}");
+    // The last push, kept by the archive's id and the role.
+    let conn = rusqlite::Connection::open(alice.env.data().join("cairn.db")).unwrap();
+    let (archive, publisher, sent): (String, String, i64) = conn
+        .query_row(
+            "SELECT archive, publisher, sessions_pushed FROM team_pushes",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(archive, db.sql("SELECT archive_id FROM cairn.meta"));
+    assert_eq!(
+        (publisher.as_str(), sent),
+        (
+            alice.role.as_str(),
+            pushed["sessions_pushed"].as_i64().unwrap()
+        )
+    );
+    // Reads use it too; --from still wins over it.
+    let hits = cairn("ALICE_TEAM_PW", &["--json", "team", "search", "phoenix"]);
+    assert!(
+        hits.status.success(),
+        "{}",
+        String::from_utf8_lossy(&hits.stderr)
+    );
+    let other = cairn(
+        "ALICE_TEAM_PW",
+        &[
+            "team",
+            "search",
+            "phoenix",
+            "--from",
+            "postgres://nobody@127.0.0.1:1/none",
+        ],
+    );
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("nobody@127.0.0.1:1/none"));
+    // A password written into config.toml does not load.
+    let text = std::fs::read_to_string(alice.env.data().join("config.toml")).unwrap();
+    std::fs::write(
+        alice.env.data().join("config.toml"),
+        format!("{text}password = \"{}\"\n", alice.password),
+    )
+    .unwrap();
+    let out = cairn("ALICE_TEAM_PW", &["team", "push"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("password"), "{err}");
+    assert!(!err.contains(&alice.password), "{err}");
+}
+
+/// Skimming a PR across the team counts the work proven on its head branch, learnt from any
+/// teammate's link that carries the PR's number, as local skim does.
+#[test]
+fn team_skim_of_a_pr_counts_the_sessions_on_its_head_branch() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let bob = synced(&db, "bob");
+    alice.push(&db);
+    bob.push(&db);
+    let first = |role: &str| {
+        db.sql(&format!(
+            "SELECT session_key FROM cairn.sessions WHERE publisher = '{role}' ORDER BY session_key LIMIT 1"
+        ))
+    };
+    let (a, b) = (first(&alice.role), first(&bob.role));
+    // Alice's session is linked to PR 4242 (its head branch known); Bob's only ran on the branch.
+    db.sql(&format!(
+        "INSERT INTO cairn.links (publisher, session_key, target_kind, target_key, pr_number, evidence, strong, confidence)
+         VALUES ('{}', '{a}', 'review', 'pull-request:ref:refs/heads/feat-team-4242#4242', 4242, 'commit_in_pr', true, 1.0),
+                ('{}', '{b}', 'branch', 'ref:refs/heads/feat-team-4242', NULL, 'ran_on_branch', false, 0.6)",
+        alice.role, bob.role
+    ));
+    let skim = bob.json(&["team", "skim", "#4242", "--from", &db.url(&bob)]);
+    let found: std::collections::BTreeSet<(String, String)> = skim["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"]["publisher"].as_str().unwrap().to_owned(),
+                s["session"]["session_key"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(alice.role.clone(), a), (bob.role.clone(), b)]
+            .into_iter()
+            .collect(),
+        "{skim}"
+    );
+    assert_eq!(skim["publishers"].as_array().unwrap().len(), 2, "{skim}");
+    // The branch alone still finds only the branch's session.
+    let branch = bob.json(&["team", "skim", "feat-team-4242", "--from", &db.url(&bob)]);
+    assert_eq!(branch["sessions"].as_array().unwrap().len(), 1, "{branch}");
+}

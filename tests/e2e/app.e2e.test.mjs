@@ -613,3 +613,54 @@ test('forget: the confirmation lists what goes, then the session is gone everywh
   const listing = execFileSync(mustEnv('CAIRN_E2E_CLI'), ['--json', 'sessions', '--limit', '1000'], { encoding: 'utf8' });
   assert.ok(!listing.includes(victim), 'the archive still lists the forgotten session');
 });
+
+// ---- team-desk
+test('team: set up the team archive in Settings, then open a teammate’s session from it', async () => {
+  const team = {
+    host: mustEnv('CAIRN_E2E_TEAM_HOST'),
+    port: mustEnv('CAIRN_E2E_TEAM_PORT'),
+    db: mustEnv('CAIRN_E2E_TEAM_DB'),
+    user: mustEnv('CAIRN_E2E_TEAM_USER'),
+    publisher: mustEnv('CAIRN_E2E_TEAM_PUBLISHER'),
+    password: mustEnv('CAIRN_E2E_TEAM_PW'),
+  };
+  await (await browser.$('[data-tab="settings"]')).click();
+  await (await byTestId('team-form')).waitForExist({ timeout: 10_000 });
+  await (await byTestId('team-host')).setValue(team.host);
+  await (await byTestId('team-port')).setValue(team.port);
+  await (await byTestId('team-database')).setValue(team.db);
+  await (await byTestId('team-user')).setValue(team.user);
+  // The form takes the variable's name; the password stays in the environment.
+  await (await byTestId('team-password-env')).setValue('CAIRN_E2E_TEAM_PW');
+  await (await byTestId('team-test')).click();
+  await until(async () => (await byTestId('team-test-result')).isExisting(), 'Test connection did not answer', 30_000);
+  const result = await text(await byTestId('team-test-result'));
+  assert.match(result, new RegExp(`as ${team.user}`));
+  assert.match(result, /1 session from 1\s+teammate/);
+  assert.ok(!result.includes(team.password), result);
+  await (await byTestId('team-save')).click();
+  // Saved: Push now appears, and the variable is found set in the app's environment.
+  await until(async () => (await byTestId('team-push')).isExisting(), 'the form was not saved');
+  assert.match(await text(await byTestId('team-address')), /CAIRN_E2E_TEAM_PW \(set\)/);
+  const config = readFileSync(join(dataDir, 'config.toml'), 'utf8');
+  assert.match(config, /\[team\]/);
+  assert.match(config, /password_env = "CAIRN_E2E_TEAM_PW"/);
+  assert.ok(!config.includes(team.password), 'the password reached config.toml');
+  await shot('17-team-settings');
+
+  await (await browser.$('[data-tab="team"]')).click();
+  await (await byTestId('team-search-input')).setValue('quokka');
+  await (await byTestId('team-search')).click();
+  await until(async () => (await byTestId('team-hit')).isExisting(), 'the team search found nothing', 30_000);
+  assert.match(await text(await byTestId('team-hit')), new RegExp(team.publisher));
+  await (await byTestId('team-hit')).click();
+  await (await byTestId('team-session')).waitForExist({ timeout: 20_000 });
+  assert.match(await text(await byTestId('team-publisher')), new RegExp(`Published by ${team.publisher}`));
+  assert.match(await text(await byTestId('team-readonly')), /Read-only/);
+  await until(
+    async () => (await rendered('team-record', 'data-kind')).length >= 2,
+    'the teammate’s records did not render',
+  );
+  assert.match(await text(await byTestId('team-session')), /quokka migration moves stock counts/);
+  await shot('18-team-session');
+});

@@ -4,7 +4,8 @@
 # run on an empty data dir and source dirs seeded by tests/e2e/seed.mjs. Screenshots land in
 # test-artifacts/e2e/.
 #
-# Needs what scripts/setup.sh installs (webkit2gtk-driver, xvfb, tauri-driver, node_modules).
+# Needs what scripts/setup.sh installs (webkit2gtk-driver, xvfb, tauri-driver, node_modules,
+# postgresql for the Team journey).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -51,6 +52,10 @@ export PATH="$PWD/tests/e2e/bin:$PATH"
 # archive passes its cairn:// link to the open window) goes over it. GTK's accessibility bridge
 # stays off, as it was without a bus.
 export NO_AT_BRIDGE=1
+# The Team journey reads a teammate's archive from a real PostgreSQL: a throwaway cluster for the
+# whole run (scripts/with-postgres.sh), into which tests/e2e/team-seed.sh has a teammate push
+# with the CLI before the journeys start; it exports the address and the reviewer's password.
 echo "e2e: built and seeded in $((SECONDS - started)) s; driving the app under Xvfb"
-dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
+bash scripts/with-postgres.sh bash tests/e2e/team-seed.sh "$work/team" \
+  dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
 echo "e2e: done in $((SECONDS - started)) s; screenshots in test-artifacts/e2e/"

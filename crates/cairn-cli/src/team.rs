@@ -58,22 +58,24 @@ pub enum TeamCommand {
 
 #[derive(Args)]
 pub struct At {
-    /// The team archive: postgres://USER@HOST[:PORT]/DATABASE (default: $CAIRN_TEAM_URL). The
-    /// password comes from PGPASSWORD or CAIRN_TEAM_URL, never from this flag.
+    /// The team archive: postgres://USER@HOST[:PORT]/DATABASE (default: $CAIRN_TEAM_URL, else
+    /// [team] in config.toml, which the desktop's Settings → Team writes). The password comes
+    /// from PGPASSWORD or CAIRN_TEAM_URL (with [team]: the variable its `password_env` names),
+    /// never from this flag.
     #[arg(long = "to", visible_alias = "from", value_name = "URL")]
     url: Option<String>,
 }
 
 impl At {
-    fn server(&self) -> Result<Server> {
-        Ok(Server::from_env(self.url.as_deref())?)
+    fn server(&self, cairn: &Cairn) -> Result<Server> {
+        Ok(cairn.team_server(self.url.as_deref())?)
     }
 }
 
 pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<()> {
     match command {
         TeamCommand::Push { at, progress } => {
-            let server = at.server()?;
+            let server = at.server(cairn)?;
             let bar = render::CountBar::new(progress && !json, "pushing sessions");
             let report = cairn.team_push(&server, &mut |done, total| {
                 bar.set(u64::from(done), u64::from(total))
@@ -86,7 +88,7 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
             }
         }
         TeamCommand::Search { query, at, limit } => {
-            let hits = cairn.team_search(&at.server()?, &query, limit)?;
+            let hits = cairn.team_search(&at.server(cairn)?, &query, limit)?;
             if json {
                 render::json(out, &hits)?;
             } else {
@@ -94,7 +96,7 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
             }
         }
         TeamCommand::Skim { target, at } => {
-            let skim = cairn.team_skim(&at.server()?, &target)?;
+            let skim = cairn.team_skim(&at.server(cairn)?, &target)?;
             if json {
                 render::json(out, &skim)?;
             } else {
@@ -106,7 +108,7 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
             publisher,
             at,
         } => {
-            let show = cairn.team_show(&at.server()?, &session, publisher.as_deref())?;
+            let show = cairn.team_show(&at.server(cairn)?, &session, publisher.as_deref())?;
             if json {
                 render::json(out, &show)?;
             } else {
@@ -114,7 +116,7 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
             }
         }
         TeamCommand::Recall { query, at, limit } => {
-            let hits = cairn.team_recall(&at.server()?, &query, limit)?;
+            let hits = cairn.team_recall(&at.server(cairn)?, &query, limit)?;
             if json {
                 render::json(out, &hits)?;
             } else {

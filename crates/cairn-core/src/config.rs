@@ -29,12 +29,14 @@ use crate::error::{Error, Result};
 
 mod extract;
 mod server;
+mod team;
 
 pub use extract::{
     ExtractConfig, ExtractSetup, PromptsConfig, RequestConfig, SETUP_SERVER, Schedule,
     write_extract_setup,
 };
 pub use server::ServerConfig;
+pub use team::{DEFAULT_PASSWORD_ENV, TeamConfig, write_team_setup};
 
 pub const CONFIG_FILE: &str = "config.toml";
 
@@ -53,6 +55,9 @@ pub struct Config {
     pub agent: BTreeMap<String, AgentCliConfig>,
     #[serde(default)]
     pub embeddings: EmbeddingsConfig,
+    /// The team archive (PostgreSQL): where it is and where its password comes from.
+    #[serde(default, skip_serializing_if = "TeamConfig::is_empty")]
+    pub team: TeamConfig,
 }
 
 /// Which embedder semantic search uses.
@@ -195,6 +200,18 @@ impl Config {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        // Before toml's own errors, which quote the offending line: a password written into
+        // [team] must not be repeated in a message.
+        if team::holds_a_password(text) {
+            return Err(Error::Config {
+                path: path.to_owned(),
+                message:
+                    "[team] holds a password: Cairn never reads one from config.toml. Remove it, \
+                          put the password in an environment variable and name that variable in \
+                          `password_env`"
+                        .into(),
+            });
+        }
         let config: Config = toml::from_str(text).map_err(|e| Error::Config {
             path: path.to_owned(),
             message: e.to_string().replace('\n', " ").trim().to_owned(),

@@ -49,6 +49,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("git/migrations/0023_edits_written.sql"),
         then: Some(relink_every_session),
     },
+    sql(include_str!("team/migrations/0024_team_pushes.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

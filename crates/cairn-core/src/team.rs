@@ -14,6 +14,6 @@ pub mod read;
 pub mod schema;
 pub mod server;
 
-pub use push::TeamPushReport;
-pub use read::{TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
+pub use push::{LastPush, TeamPushReport};
+pub use read::{TeamCheck, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
 pub use server::Server;

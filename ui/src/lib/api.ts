@@ -92,6 +92,15 @@ import type {
   DetectedKind,
   Schedule,
   OpenLink,
+  TeamConfig_Serialize,
+  TeamStatus_Serialize,
+  TeamCheck_Serialize,
+  LastPush,
+  TeamPushReport,
+  TeamSearchHit_Serialize,
+  TeamSkim_Serialize,
+  TeamShow_Serialize,
+  TeamRecord_Serialize,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -160,6 +169,16 @@ export type RecallFilters = Filters_Deserialize;
 export type QueryRequest = QueryRequest_Deserialize;
 export type GenerateRequest = GenerateRequest_Deserialize;
 export type SliceRequest = SliceRequest_Deserialize;
+
+// The team archive (PostgreSQL), read-only in the window.
+export type TeamConfig = TeamConfig_Serialize;
+export type TeamStatus = TeamStatus_Serialize;
+export type TeamCheck = TeamCheck_Serialize;
+export type { LastPush, TeamPushReport };
+export type TeamSearchHit = TeamSearchHit_Serialize;
+export type TeamSkim = TeamSkim_Serialize;
+export type TeamShow = TeamShow_Serialize;
+export type TeamRecord = TeamRecord_Serialize;
 
 /** Why a command failed: its kind, the message, and the fix when the core knows one. */
 export type ErrorReport = ErrorReport_Serialize;

@@ -198,6 +198,20 @@ export const commands = {
 	 *  resumes). The schedule goes on.
 	 */
 	extractStop: () => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("extract_stop")),
+	/**  `[team]` as it is on disk, and the last push. */
+	teamStatus: () => typedError<TeamStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_status")),
+	/**  Write the form into `[team]` of `config.toml` (comments and other keys kept). */
+	teamSave: (setup: TeamConfig_Deserialize) => typedError<TeamConfig_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_save", { setup })),
+	/**  "Test connection" with the form as it stands (nothing saved). */
+	teamTest: (setup: TeamConfig_Deserialize) => typedError<TeamCheck_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_test", { setup })),
+	/**  Push this archive to the configured team archive now. */
+	teamPush: () => typedError<TeamPushReport, ErrorReport_Serialize>(__TAURI_INVOKE("team_push")),
+	/**  Records across the team matching `query` (web-search syntax), best first. */
+	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
+	/**  A branch or PR (`#123`, a PR URL) across everyone who pushed. */
+	teamSkim: (target: string) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target })),
+	/**  A teammate's session, read-only, with its publisher. */
+	teamShow: (session: string, publisher: string | null) => typedError<TeamShow_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_show", { session, publisher })),
 };
 
 /** Events */
@@ -1402,6 +1416,22 @@ export type Insight_Serialize = {
 	session_keys: string[],
 	/**  `cairn://recall?tab=generated&insight=<id>`. */
 	link: string,
+};
+
+/**  The last finished push to a team archive (Settings → Team). */
+export type LastPush = {
+	/**  The team archive's id (`cairn.meta.archive_id` on the server), not its address. */
+	archive: string,
+	publisher: string,
+	finished_at: string,
+	sessions_pushed: number,
+	sessions_unchanged: number,
+	sessions_withdrawn: number,
+	sessions_refused: number,
+	records_pushed: number,
+	entries_pushed: number,
+	/**  Sessions of this archive the team archive holds as pushed by `publisher`. */
+	sessions_on_server: number,
 };
 
 /**  What an export left out or changed, so its reader knows. */
@@ -2972,6 +3002,308 @@ export type Target_Serialize = {
 	key: string,
 	/**  For a pull request given by number or URL: the number (matched on any branch). */
 	pr_number: number | null,
+};
+
+/**  What "Test connection" found: the server answered, as whom, and what it holds. */
+export type TeamCheck = TeamCheck_Serialize | TeamCheck_Deserialize;
+
+/**  What "Test connection" found: the server answered, as whom, and what it holds. */
+export type TeamCheck_Deserialize = {
+	/**  The address, without credentials. */
+	server: string,
+	tls: boolean,
+	/**  The role this connection is: the publisher of what a push sends. */
+	publisher: string,
+	/**  `PostgreSQL 15.x …`, first line, cleaned. */
+	server_version: string,
+	/**  The team archive's id, `None` when no push has created it yet. */
+	archive?: string | null,
+	/**  Sessions and publishers the team archive holds (those this role may read). */
+	sessions: number,
+	publishers: number,
+};
+
+/**  What "Test connection" found: the server answered, as whom, and what it holds. */
+export type TeamCheck_Serialize = {
+	/**  The address, without credentials. */
+	server: string,
+	tls: boolean,
+	/**  The role this connection is: the publisher of what a push sends. */
+	publisher: string,
+	/**  `PostgreSQL 15.x …`, first line, cleaned. */
+	server_version: string,
+	/**  The team archive's id, `None` when no push has created it yet. */
+	archive: string | null,
+	/**  Sessions and publishers the team archive holds (those this role may read). */
+	sessions: number,
+	publishers: number,
+};
+
+/**
+ *  `[team]` as written in `config.toml` (and as the Settings form edits it: every field is
+ *  always present in what the window gets).
+ */
+export type TeamConfig = TeamConfig_Serialize | TeamConfig_Deserialize;
+
+/**
+ *  `[team]` as written in `config.toml` (and as the Settings form edits it: every field is
+ *  always present in what the window gets).
+ */
+export type TeamConfig_Deserialize = {
+	/**  A host name, an IP address, or a Unix socket directory (an absolute path). */
+	host?: string,
+	/**  The TCP port; 5432 when unset. */
+	port?: number | null,
+	database?: string,
+	user?: string,
+	/**  The *name* of the environment variable holding the password; empty for `PGPASSWORD`. */
+	password_env?: string,
+};
+
+/**
+ *  `[team]` as written in `config.toml` (and as the Settings form edits it: every field is
+ *  always present in what the window gets).
+ */
+export type TeamConfig_Serialize = {
+	/**  A host name, an IP address, or a Unix socket directory (an absolute path). */
+	host: string,
+	/**  The TCP port; 5432 when unset. */
+	port: number | null,
+	database: string,
+	user: string,
+	/**  The *name* of the environment variable holding the password; empty for `PGPASSWORD`. */
+	password_env: string,
+};
+
+/**  What a push did. */
+export type TeamPushReport = {
+	/**  The team archive, without credentials. */
+	server: string,
+	/**  The role the rows were pushed as: their owner on the server. */
+	publisher: string,
+	sessions_pushed: number,
+	sessions_unchanged: number,
+	/**
+	 *  Sessions pushed before and gone from this archive since (`cairn forget`): deleted from
+	 *  the team archive with their turns, records and links.
+	 */
+	sessions_withdrawn: number,
+	/**  Sessions not sent because the final scan still found a secret after redaction. */
+	sessions_refused: string[],
+	turns_pushed: number,
+	records_pushed: number,
+	links_pushed: number,
+	entries_pushed: number,
+	/**  Entries sent before and no longer trusted here: deleted from the team archive. */
+	entries_withdrawn: number,
+};
+
+export type TeamRecord = TeamRecord_Serialize | TeamRecord_Deserialize;
+
+export type TeamRecord_Deserialize = {
+	ordinal?: number | null,
+	turn_index?: number | null,
+	timestamp?: string | null,
+	kind: string,
+	role?: string | null,
+	text?: string | null,
+	tool_name?: string | null,
+	tool_input?: string | null,
+	outcome?: string | null,
+	exit_code?: number | null,
+	/**  Cut: by the publisher's push or at [`SHOW_CAP`] here. */
+	cut: boolean,
+};
+
+export type TeamRecord_Serialize = {
+	ordinal: number | null,
+	turn_index: number | null,
+	timestamp: string | null,
+	kind: string,
+	role: string | null,
+	text: string | null,
+	tool_name: string | null,
+	tool_input: string | null,
+	outcome: string | null,
+	exit_code: number | null,
+	/**  Cut: by the publisher's push or at [`SHOW_CAP`] here. */
+	cut: boolean,
+};
+
+export type TeamSearchHit = TeamSearchHit_Serialize | TeamSearchHit_Deserialize;
+
+export type TeamSearchHit_Deserialize = {
+	publisher: string,
+	session_key: string,
+	title?: string | null,
+	ordinal?: number | null,
+	turn_index?: number | null,
+	kind: string,
+	role?: string | null,
+	timestamp?: string | null,
+	/**  The matching passage, terms between `**`. */
+	snippet: string,
+};
+
+export type TeamSearchHit_Serialize = {
+	publisher: string,
+	session_key: string,
+	title: string | null,
+	ordinal: number | null,
+	turn_index: number | null,
+	kind: string,
+	role: string | null,
+	timestamp: string | null,
+	/**  The matching passage, terms between `**`. */
+	snippet: string,
+};
+
+export type TeamSession = TeamSession_Serialize | TeamSession_Deserialize;
+
+export type TeamSession_Deserialize = {
+	/**  Who pushed it: the PostgreSQL role that owns its rows. */
+	publisher: string,
+	session_key: string,
+	agent: string,
+	title?: string | null,
+	project?: string | null,
+	git_branch?: string | null,
+	model?: string | null,
+	started_at?: string | null,
+	updated_at?: string | null,
+	turn_count?: number | null,
+	record_count?: number | null,
+	pushed_at?: string | null,
+};
+
+export type TeamSession_Serialize = {
+	/**  Who pushed it: the PostgreSQL role that owns its rows. */
+	publisher: string,
+	session_key: string,
+	agent: string,
+	title: string | null,
+	project: string | null,
+	git_branch: string | null,
+	model: string | null,
+	started_at: string | null,
+	updated_at: string | null,
+	turn_count: number | null,
+	record_count: number | null,
+	pushed_at: string | null,
+};
+
+export type TeamShow = TeamShow_Serialize | TeamShow_Deserialize;
+
+export type TeamShow_Deserialize = {
+	session: TeamSession_Deserialize,
+	why: TeamWhy_Deserialize[],
+	turns: TeamTurn_Deserialize[],
+	records: TeamRecord_Deserialize[],
+	/**  More records than [`SHOW_RECORDS`] exist. */
+	truncated: boolean,
+};
+
+export type TeamShow_Serialize = {
+	session: TeamSession_Serialize,
+	why: TeamWhy_Serialize[],
+	turns: TeamTurn_Serialize[],
+	records: TeamRecord_Serialize[],
+	/**  More records than [`SHOW_RECORDS`] exist. */
+	truncated: boolean,
+};
+
+/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+export type TeamSkim = TeamSkim_Serialize | TeamSkim_Deserialize;
+
+export type TeamSkimSession = TeamSkimSession_Serialize | TeamSkimSession_Deserialize;
+
+export type TeamSkimSession_Deserialize = {
+	session: TeamSession_Deserialize,
+	why: TeamWhy_Deserialize[],
+	turns: TeamTurn_Deserialize[],
+};
+
+export type TeamSkimSession_Serialize = {
+	session: TeamSession_Serialize,
+	why: TeamWhy_Serialize[],
+	turns: TeamTurn_Serialize[],
+};
+
+/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+export type TeamSkim_Deserialize = {
+	target: string,
+	publishers: string[],
+	sessions: TeamSkimSession_Deserialize[],
+};
+
+/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+export type TeamSkim_Serialize = {
+	target: string,
+	publishers: string[],
+	sessions: TeamSkimSession_Serialize[],
+};
+
+/**  What Settings → Team shows besides the form: the last push, and what overrides the form. */
+export type TeamStatus = TeamStatus_Serialize | TeamStatus_Deserialize;
+
+/**  What Settings → Team shows besides the form: the last push, and what overrides the form. */
+export type TeamStatus_Deserialize = {
+	setup: TeamConfig_Deserialize,
+	/**  `CAIRN_TEAM_URL` is set in the app's environment: it wins over the form. */
+	env_url_set: boolean,
+	/**  Whether the variable the form names holds a value (its value is never sent). */
+	password_set: boolean,
+	/**  The variable the password is read from. */
+	password_var: string,
+	last_push?: LastPush | null,
+};
+
+/**  What Settings → Team shows besides the form: the last push, and what overrides the form. */
+export type TeamStatus_Serialize = {
+	setup: TeamConfig_Serialize,
+	/**  `CAIRN_TEAM_URL` is set in the app's environment: it wins over the form. */
+	env_url_set: boolean,
+	/**  Whether the variable the form names holds a value (its value is never sent). */
+	password_set: boolean,
+	/**  The variable the password is read from. */
+	password_var: string,
+	last_push: LastPush | null,
+};
+
+export type TeamTurn = TeamTurn_Serialize | TeamTurn_Deserialize;
+
+export type TeamTurn_Deserialize = {
+	turn_index?: number | null,
+	started_at?: string | null,
+	record_count?: number | null,
+	tool_call_count?: number | null,
+	preview?: string | null,
+};
+
+export type TeamTurn_Serialize = {
+	turn_index: number | null,
+	started_at: string | null,
+	record_count: number | null,
+	tool_call_count: number | null,
+	preview: string | null,
+};
+
+export type TeamWhy = TeamWhy_Serialize | TeamWhy_Deserialize;
+
+export type TeamWhy_Deserialize = {
+	target_key: string,
+	evidence: string,
+	strong: boolean,
+	confidence?: number | null,
+	commit?: string | null,
+};
+
+export type TeamWhy_Serialize = {
+	target_key: string,
+	evidence: string,
+	strong: boolean,
+	confidence: number | null,
+	commit: string | null,
 };
 
 export type Template = Template_Serialize | Template_Deserialize;

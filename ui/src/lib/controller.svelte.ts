@@ -21,9 +21,10 @@ export class WindowController implements KeyHandler {
     return this.#s.router.current;
   }
 
-  /** No sessions yet: the welcome screen stands in for every place but Settings. */
+  /** No sessions yet: the welcome screen stands in for every place but Settings and Team (a
+   * teammate's archive can be read before this one holds anything). */
   get firstRun(): boolean {
-    return this.#s.app.empty === true && this.route.view !== 'settings';
+    return this.#s.app.empty === true && this.route.view !== 'settings' && this.route.view !== 'team';
   }
 
   /** Load what `route` shows. Resolves when its first data is in. */

@@ -10,6 +10,7 @@ export type Route =
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string; why?: WhyFrom }
   | { view: 'recall'; tab: RecallTab; insight: number | null }
+  | { view: 'team' }
   | { view: 'settings' };
 
 /** A "Why" question in Search, and where it is traced: a repository root the archive knows, the
@@ -109,6 +110,8 @@ export function parseLink(link: string): Route {
     }
     case 'settings':
       return { view: 'settings' };
+    case 'team':
+      return { view: 'team' };
     default:
       throw new LinkError(`cairn://${where} is not a place in Cairn`);
   }

@@ -12,7 +12,7 @@ describe('the table', () => {
   it('has a place for every view, whose tab leads back to that view', () => {
     const { fake, stores } = fakeStores();
     fake.session.key = KEY;
-    const views: View[] = ['branches', 'sessions', 'session', 'search', 'recall', 'settings'];
+    const views: View[] = ['branches', 'sessions', 'session', 'search', 'recall', 'team', 'settings'];
     expect(Object.keys(places).sort()).toEqual([...views].sort());
     for (const view of views) expect(places[view].tab(stores)?.view).toBe(view);
   });
@@ -279,11 +279,28 @@ describe('settings', () => {
     const { fake, stores } = fakeStores();
     await place.load(route, stores);
     expect(fake.settings.load).toHaveBeenCalledOnce();
+    expect(fake.team.load).toHaveBeenCalledOnce();
     place.refresh(route, stores);
     expect(fake.settings.loadDoctor).toHaveBeenCalledOnce();
     expect(fake.settings.loadExtract).toHaveBeenCalledOnce();
     expect(place.move(1, route, stores)).toBe(false);
     expect(place.open(route, stores)).toBe(false);
     expect(place.back(route, stores)).toBe(false);
+  });
+});
+
+describe('team', () => {
+  const place = places.team;
+  const route = { view: 'team' } as const;
+
+  it('loads the setup, leaves the keys to the page, and Esc closes a teammate’s session first', async () => {
+    const { fake, stores } = fakeStores();
+    await place.load(route, stores);
+    expect(fake.team.load).toHaveBeenCalledOnce();
+    expect(place.move(1, route, stores)).toBe(false);
+    expect(place.back(route, stores)).toBe(false);
+    fake.team.open.status = 'ready';
+    expect(place.back(route, stores)).toBe(true);
+    expect(fake.team.close).toHaveBeenCalledOnce();
   });
 });

@@ -8,6 +8,7 @@ import { searchPlace } from './views/search.place';
 import { sessionPlace } from './views/session.place';
 import { sessionsPlace } from './views/sessions.place';
 import { settingsPlace } from './views/settings.place';
+import { teamPlace } from './views/team.place';
 
 export const places: { readonly [V in View]: Place<V> } = {
   branches: branchesPlace,
@@ -15,6 +16,7 @@ export const places: { readonly [V in View]: Place<V> } = {
   session: sessionPlace,
   search: searchPlace,
   recall: recallPlace,
+  team: teamPlace,
   settings: settingsPlace,
 };
 

@@ -1,7 +1,8 @@
 //! The team archive (PostgreSQL): push this archive to it, and its read-only views.
 
 use crate::Cairn;
-use crate::error::Result;
+use crate::config::{Config, TeamConfig};
+use crate::error::{Error, Result};
 use crate::team::{self, Server};
 
 impl Cairn {
@@ -57,5 +58,73 @@ impl Cairn {
         limit: u32,
     ) -> Result<Vec<team::TeamRecallHit>> {
         team::read::Reader::open(server)?.recall(query, limit)
+    }
+}
+
+/// Where the team archive is, as the front doors resolve it.
+impl Cairn {
+    /// The team archive to use: `given` (`--to`/`--from`), else `CAIRN_TEAM_URL`, else `[team]`
+    /// in `config.toml` (Settings → Team) with its password from the variable it names.
+    pub fn team_server(&self, given: Option<&str>) -> Result<Server> {
+        let env_url = std::env::var(team::server::URL_VAR).is_ok_and(|v| !v.is_empty());
+        if given.is_some() || env_url {
+            return Server::from_env(given);
+        }
+        let config = self.team_setup()?;
+        if config.is_empty() {
+            return Err(Error::Team {
+                server: "(not set up)".into(),
+                message: "nothing names the server".into(),
+                kind: crate::error::ErrorKind::Invalid,
+                hint: Some(format!(
+                    "set it up in the desktop's Settings → Team (or [team] in {}), set {}, or pass --to postgres://USER@HOST/DB",
+                    self.config_path().display(),
+                    team::server::URL_VAR
+                )),
+            });
+        }
+        Server::from_team_config(&config, &|name| std::env::var(name).ok())
+    }
+
+    /// `[team]` as it is on disk (empty when not set up).
+    pub fn team_setup(&self) -> Result<TeamConfig> {
+        Ok(Config::load(&self.data_dir)?.team)
+    }
+
+    /// Write `setup` as `[team]` into `config.toml`, atomically, comments and every other key
+    /// kept. A setup that does not name a server is refused and the file left as it was; an
+    /// empty one removes the table.
+    pub fn save_team_setup(&self, setup: &TeamConfig) -> Result<TeamConfig> {
+        self.writable()?;
+        if !setup.is_empty() {
+            setup.check().map_err(Error::Invalid)?;
+        }
+        let path = self.config_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::Read { path, source: e }),
+        };
+        let edited =
+            crate::config::write_team_setup(&text, setup).map_err(|message| Error::Config {
+                path: path.clone(),
+                message,
+            })?;
+        let config = Config::parse(&edited, &path)?;
+        crate::atomic::replace(&path, edited.as_bytes(), crate::private::FILE_MODE)
+            .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        Ok(config.team)
+    }
+
+    /// "Test connection": connect to the server `setup` names (nothing saved), read-only.
+    pub fn team_check(&self, setup: &TeamConfig) -> Result<team::TeamCheck> {
+        let server = Server::from_team_config(setup, &|name| std::env::var(name).ok())?;
+        team::read::check(&server)
+    }
+
+    /// The last finished push from this archive (to `archive` when given).
+    pub fn team_last_push(&self, archive: Option<&str>) -> Result<Option<team::LastPush>> {
+        let store = self.store();
+        team::push::last_push(store.conn(), archive).map_err(|e| store.err(e))
     }
 }

@@ -133,6 +133,12 @@ impl Target {
     }
 }
 
+/// The head branch key of a `pull-request:<branch key>#<n>` key (`ref:refs/heads/x`).
+pub fn pr_head_branch(key: &str) -> Option<String> {
+    let (branch, _) = key.strip_prefix("pull-request:")?.rsplit_once('#')?;
+    branch.starts_with("ref:").then(|| branch.to_owned())
+}
+
 /// A target key longer than this is refused (a branch name rarely passes 100).
 pub const TARGET_MAX_CHARS: usize = 256;
 

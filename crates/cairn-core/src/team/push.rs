@@ -158,16 +158,82 @@ pub fn push(
         home,
         &mut report,
     )?;
+    cursor.finished(conn, &report, now).map_err(db)?;
     Ok(report)
 }
 
-/// Where the push has got to on one team archive, as one publisher (local tables of migration 28).
+/// The last finished push to a team archive (Settings → Team).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LastPush {
+    /// The team archive's id (`cairn.meta.archive_id` on the server), not its address.
+    pub archive: String,
+    pub publisher: String,
+    pub finished_at: String,
+    pub sessions_pushed: u32,
+    pub sessions_unchanged: u32,
+    pub sessions_withdrawn: u32,
+    pub sessions_refused: u32,
+    pub records_pushed: u64,
+    pub entries_pushed: u32,
+    /// Sessions of this archive the team archive holds as pushed by `publisher`.
+    pub sessions_on_server: u32,
+}
+
+/// The last finished push from this archive: to `archive` when given, else to any.
+pub fn last_push(conn: &Connection, archive: Option<&str>) -> rusqlite::Result<Option<LastPush>> {
+    conn.prepare_cached(
+        "SELECT p.archive, p.publisher, p.finished_at, p.sessions_pushed, p.sessions_unchanged,
+                p.sessions_withdrawn, p.sessions_refused, p.records_pushed, p.entries_pushed,
+                (SELECT count(*) FROM team_pushed_sessions s
+                 WHERE s.archive = p.archive AND s.publisher = p.publisher)
+         FROM team_pushes p WHERE ?1 IS NULL OR p.archive = ?1
+         ORDER BY p.finished_at DESC LIMIT 1",
+    )?
+    .query_row([archive], |r| {
+        Ok(LastPush {
+            archive: r.get(0)?,
+            publisher: r.get(1)?,
+            finished_at: r.get(2)?,
+            sessions_pushed: r.get(3)?,
+            sessions_unchanged: r.get(4)?,
+            sessions_withdrawn: r.get(5)?,
+            sessions_refused: r.get(6)?,
+            records_pushed: u64::try_from(r.get::<_, i64>(7)?).unwrap_or(0),
+            entries_pushed: r.get(8)?,
+            sessions_on_server: r.get(9)?,
+        })
+    })
+    .optional()
+}
+
+/// Where the push has got to on one team archive, as one publisher (local tables of migrations 0021 and 0024).
 struct Cursor {
     archive: String,
     publisher: String,
 }
 
 impl Cursor {
+    fn finished(&self, conn: &Connection, r: &TeamPushReport, now: &str) -> rusqlite::Result<()> {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO team_pushes (archive, publisher, finished_at, sessions_pushed,
+                 sessions_unchanged, sessions_withdrawn, sessions_refused, records_pushed, entries_pushed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            self.archive,
+            self.publisher,
+            now,
+            r.sessions_pushed,
+            r.sessions_unchanged,
+            r.sessions_withdrawn,
+            u32::try_from(r.sessions_refused.len()).unwrap_or(u32::MAX),
+            i64::try_from(r.records_pushed).unwrap_or(i64::MAX),
+            r.entries_pushed,
+        ])?;
+        Ok(())
+    }
+
     fn session(&self, conn: &Connection, key: &str) -> rusqlite::Result<Option<(String, i64)>> {
         conn.prepare_cached(
             "SELECT signature, last_record_id FROM team_pushed_sessions

@@ -138,6 +138,59 @@ pub struct TeamRecallHit {
     pub updated_at: Option<String>,
 }
 
+/// What "Test connection" found: the server answered, as whom, and what it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamCheck {
+    /// The address, without credentials.
+    pub server: String,
+    pub tls: bool,
+    /// The role this connection is: the publisher of what a push sends.
+    pub publisher: String,
+    /// `PostgreSQL 15.x …`, first line, cleaned.
+    pub server_version: String,
+    /// The team archive's id, `None` when no push has created it yet.
+    pub archive: Option<String>,
+    /// Sessions and publishers the team archive holds (those this role may read).
+    pub sessions: i64,
+    pub publishers: i64,
+}
+
+/// Connect read-only and say what is there. A database without Cairn's schema is not an
+/// error (the first push creates it); one with a newer schema than this binary reads is.
+pub fn check(server: &Server) -> Result<TeamCheck> {
+    let mut client = server.connect(true)?;
+    let row = client
+        .query_one("SELECT current_user::text, left(version(), 200)", &[])
+        .map_err(|e| server.error(e, "cannot ask who this is"))?;
+    let publisher = cell(&row, 0, SHORT_CAP).unwrap_or_default();
+    let server_version = cell(&row, 1, SHORT_CAP)
+        .map(|v| v.split(" on ").next().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    let meta = schema::meta(server, &mut client)?;
+    let (mut sessions, mut publishers) = (0, 0);
+    if let Some(m) = &meta {
+        schema::check_not_newer(server, m.version)?;
+        let counts = client
+            .query_one(
+                "SELECT count(*)::text, count(DISTINCT publisher)::text FROM cairn.sessions",
+                &[],
+            )
+            .map_err(|e| server.error(e, "cannot count sessions"))?;
+        sessions = number(&counts, 0).unwrap_or(0);
+        publishers = number(&counts, 1).unwrap_or(0);
+    }
+    Ok(TeamCheck {
+        server: server.display().to_owned(),
+        tls: server.tls(),
+        publisher,
+        server_version,
+        archive: meta.map(|m| crate::text::printable(&m.archive_id)),
+        sessions,
+        publishers,
+    })
+}
+
 /// A read-only connection to a team archive whose schema this binary reads.
 pub struct Reader<'a> {
     server: &'a Server,
@@ -209,17 +262,18 @@ impl<'a> Reader<'a> {
     pub fn skim(&mut self, target: &str) -> Result<TeamSkim> {
         let t = parse_target(target)?;
         let pr = t.pr_number.map(i64::from);
+        let keys = self.matching_keys(&t)?;
         let links = self.query(
             &format!(
                 "SELECT publisher::text, session_key::text, {key}, left(evidence::text, 64), strong::text,
                         confidence::text, left(commit_id::text, 80)
                  FROM cairn.links
-                 WHERE target_key = $1 OR ($2::int8 IS NOT NULL AND pr_number = $2)
+                 WHERE target_key = ANY($1) OR ($2::int8 IS NOT NULL AND pr_number = $2)
                  ORDER BY publisher, session_key, strong DESC, confidence DESC
                  LIMIT 5000",
                 key = short("target_key")
             ),
-            &[&t.key, &pr],
+            &[&keys, &pr],
             "cannot read links",
         )?;
         let mut order: Vec<(String, String)> = Vec::new();
@@ -262,6 +316,35 @@ impl<'a> Reader<'a> {
             publishers,
             sessions,
         })
+    }
+
+    /// The target keys whose links count for `t`, as local skim counts them: for a PR, also its
+    /// head branch (`pull-request:ref:refs/heads/x#12` → `ref:refs/heads/x`), learnt from any
+    /// teammate's link that carries the PR's number; work proven on the head branch counts for
+    /// the PR.
+    fn matching_keys(&mut self, t: &Target) -> Result<Vec<String>> {
+        let mut keys = vec![t.key.clone()];
+        if t.kind == TargetKind::Review {
+            keys.extend(targets::pr_head_branch(&t.key));
+            if let Some(n) = t.pr_number {
+                let rows = self.query(
+                    "SELECT DISTINCT target_key::text FROM cairn.links
+                     WHERE pr_number = $1 AND length(target_key) <= 600 LIMIT 100",
+                    &[&i64::from(n)],
+                    "cannot read links",
+                )?;
+                for r in &rows {
+                    // Raw (not cleaned): compared with keys on the server, never printed.
+                    if let Ok(Some(key)) = r.try_get::<_, Option<String>>(0) {
+                        keys.extend(targets::pr_head_branch(&key));
+                        keys.push(key);
+                    }
+                }
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
     }
 
     /// One session: its key (or a prefix of 8 characters or more), narrowed to `publisher`

@@ -12,6 +12,7 @@ use std::time::Duration;
 use postgres::config::{Host, SslMode};
 use postgres::{Client, Config, NoTls};
 
+use crate::config::TeamConfig;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The environment variable holding the team archive's connection string.
@@ -26,6 +27,8 @@ pub struct Server {
     /// Texts that must never appear in a message: the password and the raw connection string.
     secrets: Vec<String>,
     tls: bool,
+    /// Where the password comes from, as a hint names it.
+    password_from: String,
 }
 
 impl std::fmt::Debug for Server {
@@ -83,6 +86,47 @@ impl Server {
             secrets.push(p.clone());
             config.password(p);
         }
+        let password_from = format!("{PASSWORD_VAR} or {URL_VAR}");
+        Server::finish(config, secrets, password_from)
+    }
+
+    /// The server `[team]` in `config.toml` names (Settings → Team), its password from the
+    /// variable `password_env` names, read through `env`.
+    pub fn from_team_config(
+        team: &TeamConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Server> {
+        team.check().map_err(|m| {
+            invalid(
+                &m,
+                "set it in Settings → Team, or in [team] of config.toml".into(),
+            )
+        })?;
+        let mut config = Config::new();
+        let host = team.host.trim();
+        if host.starts_with('/') {
+            config.host_path(host);
+        } else {
+            config.host(host);
+        }
+        if let Some(port) = team.port {
+            config.port(port);
+        }
+        config.dbname(team.database.trim()).user(team.user.trim());
+        let var = team.password_var();
+        let mut secrets = Vec::new();
+        if let Some(p) = env(var).filter(|p| !p.is_empty()) {
+            secrets.push(p.clone());
+            config.password(p);
+        }
+        Server::finish(config, secrets, format!("the variable {var}"))
+    }
+
+    fn finish(
+        mut config: Config,
+        mut secrets: Vec<String>,
+        password_from: String,
+    ) -> Result<Server> {
         if config.get_user().is_none() {
             let user = std::env::var("PGUSER")
                 .ok()
@@ -125,6 +169,7 @@ impl Server {
             config,
             secrets,
             tls,
+            password_from,
         })
     }
 
@@ -161,7 +206,7 @@ impl Server {
 
     /// A PostgreSQL error as Cairn's, its text scrubbed, with a kind and a hint.
     pub fn error(&self, e: postgres::Error, doing: &str) -> Error {
-        let (kind, hint) = classify(&e);
+        let (kind, hint) = classify(&e, &self.password_from);
         let detail = match e.as_db_error() {
             Some(db) => db.message().to_owned(),
             None => e.to_string(),
@@ -199,9 +244,19 @@ fn invalid(message: &str, hint: String) -> Error {
     }
 }
 
-fn classify(e: &postgres::Error) -> (ErrorKind, Option<String>) {
+fn classify(e: &postgres::Error, password_from: &str) -> (ErrorKind, Option<String>) {
     use postgres::error::SqlState;
     let Some(code) = e.code() else {
+        // The server asked for a password and none was given (tokio-postgres' own error).
+        let source = std::error::Error::source(e).map(ToString::to_string);
+        if source.as_deref() == Some("password missing") {
+            return (
+                ErrorKind::Refused,
+                Some(format!(
+                    "the server asks for a password: set {password_from}"
+                )),
+            );
+        }
         return (
             ErrorKind::Unavailable,
             Some("check that the server is running and reachable, and its address".into()),
@@ -212,7 +267,7 @@ fn classify(e: &postgres::Error) -> (ErrorKind, Option<String>) {
         (
             ErrorKind::Refused,
             Some(format!(
-                "check the user, and the password in {PASSWORD_VAR} or {URL_VAR}"
+                "check the user, and the password in {password_from}"
             )),
         )
     } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
@@ -380,5 +435,49 @@ mod tests {
         let err = Server::resolve(None, None, None).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Invalid);
         assert!(err.hint().unwrap().contains(URL_VAR));
+    }
+
+    #[test]
+    fn the_config_names_the_server_and_the_variable_holding_its_password() {
+        let team = TeamConfig {
+            host: "127.0.0.1".into(),
+            port: Some(5999),
+            database: "team".into(),
+            user: "alice".into(),
+            password_env: "TEAM_PW".into(),
+        };
+        let env = |name: &str| (name == "TEAM_PW").then(|| "pw-from-var".to_owned());
+        let s = Server::from_team_config(&team, &env).unwrap();
+        assert_eq!(s.display(), "postgres://alice@127.0.0.1:5999/team");
+        assert!(!s.tls());
+        assert_eq!(s.scrub("x pw-from-var y"), "x [REDACTED] y");
+        assert_eq!(s.config.get_password(), Some(&b"pw-from-var"[..]));
+        // PGPASSWORD is not read when another variable is named.
+        let only_pg = |name: &str| (name == PASSWORD_VAR).then(|| "pg".to_owned());
+        let s = Server::from_team_config(&team, &only_pg).unwrap();
+        assert_eq!(s.config.get_password(), None);
+        assert_eq!(s.password_from, "the variable TEAM_PW");
+        // Off loopback, TLS; a socket directory is local.
+        let remote = TeamConfig {
+            host: "db.example".into(),
+            ..team.clone()
+        };
+        assert!(Server::from_team_config(&remote, &env).unwrap().tls());
+        let socket = TeamConfig {
+            host: "/run/postgresql".into(),
+            port: None,
+            ..team.clone()
+        };
+        let s = Server::from_team_config(&socket, &env).unwrap();
+        assert!(!s.tls());
+        assert_eq!(s.display(), "postgres://alice@/run/postgresql/team");
+        // A half-filled table says which field is missing.
+        let half = TeamConfig {
+            database: String::new(),
+            ..team
+        };
+        let err = Server::from_team_config(&half, &env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+        assert!(err.to_string().contains("database"), "{err}");
     }
 }

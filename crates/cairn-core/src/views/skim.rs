@@ -19,7 +19,7 @@ use crate::git::associate::Evidence;
 pub use crate::git::document::LABELS;
 use crate::git::document::{DocSession, DocTurn, DocWhy, PublishedSession};
 use crate::git::store as git;
-use crate::git::targets::{Target, TargetKind};
+use crate::git::targets::{self, Target, TargetKind};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -139,10 +139,10 @@ fn matching_keys(
     let mut keys = vec![target.key.clone()];
     if target.kind == TargetKind::Review {
         // PR carry-over: work proven on the PR's head branch counts for the PR.
-        keys.extend(pr_branch(&target.key));
+        keys.extend(targets::pr_head_branch(&target.key));
         if let Some(n) = target.pr_number {
             for key in git::pr_target_keys(conn, n)? {
-                keys.extend(pr_branch(&key));
+                keys.extend(targets::pr_head_branch(&key));
                 keys.push(key);
             }
         }
@@ -150,12 +150,6 @@ fn matching_keys(
     keys.sort();
     keys.dedup();
     Ok((keys, target.pr_number))
-}
-
-/// The head branch key of a `pull-request:<branch key>#<n>` key.
-fn pr_branch(key: &str) -> Option<String> {
-    let (branch, _) = key.strip_prefix("pull-request:")?.rsplit_once('#')?;
-    branch.starts_with("ref:").then(|| branch.to_owned())
 }
 
 struct LinkRow {

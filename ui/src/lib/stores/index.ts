@@ -12,6 +12,7 @@ import { SessionsStore, sessions } from './sessions.svelte';
 import { SettingsStore, settings } from './settings.svelte';
 import { SkimStore, skim } from './skim.svelte';
 import { SyncStore, sync } from './sync.svelte';
+import { TeamStore, team } from './team.svelte';
 
 export interface Stores {
   router: Router;
@@ -27,10 +28,11 @@ export interface Stores {
   settings: SettingsStore;
   recall: RecallStore;
   insights: InsightsStore;
+  team: TeamStore;
 }
 
 /** The window's own stores. */
-export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings, recall, insights };
+export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings, recall, insights, team };
 
 /** Fresh stores over the real bindings (tests mock the IPC underneath). */
 export function createStores(): Stores {
@@ -48,5 +50,6 @@ export function createStores(): Stores {
     settings: new SettingsStore(),
     recall: new RecallStore(),
     insights: new InsightsStore(),
+    team: new TeamStore(),
   };
 }

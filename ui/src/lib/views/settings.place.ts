@@ -4,7 +4,7 @@ import type { Place } from '../place';
 import { extractSetup } from '../stores/extract-setup.svelte';
 
 export const settingsPlace: Place<'settings'> = {
-  load: (_route, s) => Promise.all([s.settings.load(), extractSetup.load()]),
+  load: (_route, s) => Promise.all([s.settings.load(), extractSetup.load(), s.team.load()]),
 
   refresh(_route, s) {
     void s.settings.loadDoctor();
