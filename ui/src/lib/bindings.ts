@@ -2959,7 +2959,7 @@ export type SyncReport_Deserialize = {
 	retention: RetentionCheck_Deserialize[],
 	/**
 	 *  One line when any of them deletes transcripts Cairn has not captured within 7 days,
-	 *  with the command that captures them ([`crate::retention::warning`]).
+	 *  with the command that captures them ([`crate::archive::retention::warning`]).
 	 */
 	retention_warning?: string | null,
 };
@@ -2978,7 +2978,7 @@ export type SyncReport_Serialize = {
 	retention: RetentionCheck_Serialize[],
 	/**
 	 *  One line when any of them deletes transcripts Cairn has not captured within 7 days,
-	 *  with the command that captures them ([`crate::retention::warning`]).
+	 *  with the command that captures them ([`crate::archive::retention::warning`]).
 	 */
 	retention_warning: string | null,
 };
