@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, projectLabel, relativeTime, sessionTitle } from './format';
+import { branchSessions, count, projectLabel, relativeTime, sessionTitle } from './format';
 import { fakeSession } from '../testing/sessions';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -42,6 +42,15 @@ describe('projectLabel', () => {
     expect(projectLabel({ ...fakeSession(1), project: 'cairn' })).toBe('cairn');
     expect(projectLabel({ ...fakeSession(1), project: null, cwd: '/home/dev/cairn/' })).toBe('cairn');
     expect(projectLabel({ ...fakeSession(1), project: null, cwd: null })).toBe('');
+  });
+});
+
+describe('branchSessions', () => {
+  it('never says "0 sessions" of a branch where sessions ran', () => {
+    expect(branchSessions(0, 1)).toBe('1 session ran here, none landed work');
+    expect(branchSessions(2, 1)).toBe('2 sessions landed work, 1 more ran here');
+    expect(branchSessions(3, 0)).toBe('3 sessions');
+    expect(branchSessions(0, 0)).toBe('0 sessions');
   });
 });
 

@@ -56,6 +56,14 @@ export function count(n: number, noun: string): string {
   return `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
 }
 
+/** A branch's sessions in words: those that landed work on it (strong links) and those that only
+ * ran while it was checked out, so a branch where nothing landed never reads "0 sessions". */
+export function branchSessions(landed: number, ranOnly: number): string {
+  if (ranOnly === 0) return count(landed, 'session');
+  if (landed === 0) return `${count(ranOnly, 'session')} ran here, none landed work`;
+  return `${count(landed, 'session')} landed work, ${ranOnly} more ran here`;
+}
+
 const timeFormat = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hour12: false });
 const dateTimeFormat = new Intl.DateTimeFormat('en', {
   day: 'numeric',
