@@ -391,27 +391,29 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
     out
 }
 
-/// A user text the agent injected rather than a person typed (agentlog's markers plus the
-/// ones Claude Code and Codex use for meta messages).
+/// How a user text the agent injected rather than a person typed begins (agentlog's markers plus
+/// the ones Claude Code and Codex use for meta messages): harness text, never a session's title.
+pub(crate) const HARNESS_PREFIXES: [&str; 14] = [
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<environment_context>",
+    "<subagent_notification>",
+    "<user_instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<local-command-",
+    "<task-notification>",
+    "<system-reminder>",
+    "[Request interrupted",
+    "Caveat: The messages below",
+    "Stop hook feedback:",
+    "This session is being continued from a previous conversation",
+];
+
+/// A user text the agent injected rather than a person typed ([`HARNESS_PREFIXES`]).
 pub(crate) fn is_system_injected(text: &str) -> bool {
     let t = text.trim_start();
-    const PREFIXES: [&str; 14] = [
-        "# AGENTS.md instructions",
-        "<INSTRUCTIONS>",
-        "<environment_context>",
-        "<subagent_notification>",
-        "<user_instructions>",
-        "<turn_aborted>",
-        "<user_shell_command>",
-        "<local-command-",
-        "<task-notification>",
-        "<system-reminder>",
-        "[Request interrupted",
-        "Caveat: The messages below",
-        "Stop hook feedback:",
-        "This session is being continued from a previous conversation",
-    ];
-    PREFIXES.iter().any(|p| t.starts_with(p))
+    HARNESS_PREFIXES.iter().any(|p| t.starts_with(p))
         || (t.contains("<INSTRUCTIONS>")
             && t.contains("</INSTRUCTIONS>")
             && t.contains("<environment_context>"))

@@ -15,6 +15,29 @@ mod team;
 mod turns;
 
 pub use crate::store::{DB_FILE, Store};
+
+/// The SQL of a session's title when its agent gave none: the preview of its first turn a person
+/// asked, skipping turns that open with harness text ([`super::sources::HARNESS_PREFIXES`]: a
+/// `<system-reminder>`, an `<environment_context>`, a compaction summary), else its first turn's.
+/// `session_id` is the SQL expression of the session's row id; the subqueries' alias is `ft`.
+pub(crate) fn first_request_sql(session_id: &str) -> String {
+    let harness: Vec<String> = super::sources::HARNESS_PREFIXES
+        .iter()
+        .map(|p| {
+            format!(
+                "substr(ltrim(ft.preview), 1, {}) = '{}'",
+                p.chars().count(),
+                p.replace('\'', "''")
+            )
+        })
+        .collect();
+    format!(
+        "COALESCE((SELECT ft.preview FROM turns ft WHERE ft.session_id = {session_id} AND NOT ({}) \
+         ORDER BY ft.turn_index LIMIT 1), (SELECT ft.preview FROM turns ft WHERE ft.session_id = \
+         {session_id} ORDER BY ft.turn_index LIMIT 1))",
+        harness.join(" OR ")
+    )
+}
 pub use records::*;
 pub use search::*;
 pub use sessions::*;

@@ -93,10 +93,10 @@ pub fn search_records(
     f: &RecordFilter<'_>,
     limit: u32,
 ) -> rusqlite::Result<Vec<SearchHit>> {
-    let mut sql = String::from(
+    let mut sql = format!(
         "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
                 s.agent,
-                COALESCE(s.title, (SELECT ft.preview FROM turns ft WHERE ft.session_id = s.id ORDER BY ft.turn_index LIMIT 1)),
+                COALESCE(s.title, {}),
                 s.project, COALESCE(r.git_branch, s.git_branch),
                 snippet(records_fts, -1, char(57344), char(57345), '…', 16), r.retracted_at
          FROM records_fts
@@ -104,6 +104,7 @@ pub fn search_records(
          JOIN sessions s ON s.id = r.session_id
          LEFT JOIN turns t ON t.id = r.turn_id
          WHERE records_fts MATCH ?",
+        super::first_request_sql("s.id")
     );
     let mut args = vec![SqlValue::Text(expr.to_owned())];
     push_record_filter(&mut sql, &mut args, f, "r.timestamp");

@@ -211,11 +211,11 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT c.session_key, c.relation, c.agent_id, c.record_count,
-                (SELECT preview FROM turns t WHERE t.session_id = c.id ORDER BY turn_index LIMIT 1)
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT c.session_key, c.relation, c.agent_id, c.record_count, {}
          FROM sessions c WHERE c.parent_key = ?1 ORDER BY c.started_at, c.id",
-    )?;
+        super::first_request_sql("c.id")
+    ))?;
     d.subagents = stmt
         .query_map(params![d.session_key], |r| {
             Ok(SubagentSummary {
@@ -270,15 +270,16 @@ pub struct SessionSummary {
 /// Top-level sessions with at least one record, newest first. Sub-agent and compaction
 /// sessions are counted on their parent instead of listed.
 pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Vec<SessionSummary>> {
-    let mut sql = String::from(
+    let mut sql = format!(
         "SELECT s.session_key, s.agent, s.session_id, s.project, s.cwd, s.git_branch, s.title, s.model,
                 s.started_at, s.updated_at, s.turn_count, s.record_count, s.warning_count,
                 (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
                     AND c.relation IN ('subagent', 'compaction')),
-                (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1),
+                {},
                 s.publisher
          FROM sessions s
          WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
+        super::first_request_sql("s.id")
     );
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(agent) = q.agent {

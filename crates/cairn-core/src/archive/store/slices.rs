@@ -154,10 +154,11 @@ pub fn report_session(conn: &Connection, id: i64) -> rusqlite::Result<ReportSess
     conn.query_row(
         &format!(
             "SELECT s.session_key, s.agent,
-                COALESCE(s.title, (SELECT t.preview FROM turns t WHERE t.session_id = s.id ORDER BY t.turn_index LIMIT 1)),
+                COALESCE(s.title, {first}),
                 s.project, s.model, s.started_at, s.updated_at,
                 s.turn_count, s.cwd, s.repo_id, {AUTOMATED}
-             FROM sessions s WHERE s.id = ?1"
+             FROM sessions s WHERE s.id = ?1",
+            first = super::first_request_sql("s.id")
         ),
         params![id],
         |r| {
