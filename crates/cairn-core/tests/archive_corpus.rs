@@ -99,6 +99,25 @@ const CORPUS: &[Layout] = &[
         at: "code/crush-app",
         root: "code",
     },
+    // Each extension's storage folder (holding `tasks/`) in VS Code's globalStorage.
+    Layout {
+        agent: Agent::Cline,
+        fixture: "cline/saoudrizwan.claude-dev",
+        at: ".config/Code/User/globalStorage/saoudrizwan.claude-dev",
+        root: ".config/Code/User/globalStorage/saoudrizwan.claude-dev",
+    },
+    Layout {
+        agent: Agent::Roo,
+        fixture: "cline/rooveterinaryinc.roo-cline",
+        at: ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
+        root: ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
+    },
+    Layout {
+        agent: Agent::Kilo,
+        fixture: "cline/kilocode.kilo-code",
+        at: ".config/Code/User/globalStorage/kilocode.kilo-code",
+        root: ".config/Code/User/globalStorage/kilocode.kilo-code",
+    },
     // The storage tree beside the database, and the older flat layout in a folder of its own.
     Layout {
         agent: Agent::Opencode,
@@ -129,6 +148,9 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Aider, (1, 27)),
         (Agent::Crush, (3, 19)),
         (Agent::Opencode, (4, 5)),
+        (Agent::Cline, (1, 2)),
+        (Agent::Roo, (2, 2)),
+        (Agent::Kilo, (1, 1)),
     ])
 }
 
@@ -166,6 +188,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"g-user-new","timestamp":"2026-04-29T22:00:00.000Z","type":"user","content":[{"text":prompt}]}).to_string()), 1),
         (Agent::Gemini, Change::Rewrite(".gemini/tmp/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
+        (Agent::Cline, Change::Rewrite(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754331000000/ui_messages.json",
+            json!({"ts":1_754_331_100_000_i64,"type":"say","say":"user_feedback","text":prompt})), 1),
         (Agent::Cursor, Change::Append(".cursor/projects/-tmp-repo/agent-transcripts/small.jsonl",
             json!({"role":"user","message":{"content":[{"type":"text","text":prompt}]}}).to_string()), 1),
         (Agent::Aider, Change::Append("code/aider-app/.aider.chat.history.md", format!("\n#### {prompt}  \n")), 1),
@@ -345,8 +369,13 @@ fn every_agent_in_one_corpus_syncs_resyncs_to_nothing_and_takes_each_change_once
                 let path = home.path().join(rel);
                 let mut doc: serde_json::Value =
                     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-                doc["messages"].as_array_mut().unwrap().push(message);
-                doc["lastUpdated"] = json!("2025-12-24T08:00:00.000Z");
+                // Gemini's session document holds `messages`; a Cline task log is the array.
+                if let Some(log) = doc.as_array_mut() {
+                    log.push(message);
+                } else {
+                    doc["messages"].as_array_mut().unwrap().push(message);
+                    doc["lastUpdated"] = json!("2025-12-24T08:00:00.000Z");
+                }
                 std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
             }
             Change::Rows(rel, add) => add(&home.path().join(rel)),
