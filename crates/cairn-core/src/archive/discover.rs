@@ -46,6 +46,20 @@ pub struct FoundFile {
     pub agent_id: Option<String>,
 }
 
+impl FoundFile {
+    /// A session file of `agent` at `path`, with no sub-agent hints: what every source but
+    /// Claude's sub-agent layout finds.
+    pub fn main(agent: Agent, path: &Path) -> FoundFile {
+        FoundFile {
+            agent,
+            role: FileRole::Main,
+            path: path.to_owned(),
+            parent_hint: None,
+            agent_id: None,
+        }
+    }
+}
+
 /// A problem met while walking a source dir.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkWarning {

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    FileRole, LineOutput, MAX_TOOL_OUTPUT_BYTES, SessionMeta, SourceParser, floor_char_boundary,
+    LineOutput, MAX_TOOL_OUTPUT_BYTES, SessionMeta, SourceParser, floor_char_boundary,
     is_system_injected, set_latest,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
@@ -76,13 +76,7 @@ pub fn is_history(path: &Path) -> bool {
 
 /// A history file is one session, named by its path.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    is_history(path).then(|| FoundFile {
-        agent: Agent::Aider,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    is_history(path).then(|| FoundFile::main(Agent::Aider, path))
 }
 
 /// Whether a path is Aider's (for the hook, given only a path).

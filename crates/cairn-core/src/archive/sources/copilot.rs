@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, is_system_injected,
-    line_timestamp, note_timestamp, set_latest, set_once, str_at, text_value, u64_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
+    note_timestamp, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -44,13 +44,7 @@ pub fn locations(
 /// `<id>/events.jsonl` (per directory). Nothing else Copilot writes there is JSONL.
 pub fn classify(path: &Path) -> Option<FoundFile> {
     path.file_stem()?.to_str()?;
-    Some(FoundFile {
-        agent: Agent::Copilot,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    Some(FoundFile::main(Agent::Copilot, path))
 }
 
 /// Whether a transcript's path is Copilot's (for the hook, given only a path).

@@ -24,9 +24,9 @@ use super::database::{
     int_of, json_column, json_of, require, row_as_json,
 };
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, set_latest, set_once, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
+    outcome_for, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -74,13 +74,7 @@ pub fn is_database(path: &Path) -> bool {
 
 /// A database is one source holding many sessions.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    is_database(path).then(|| FoundFile {
-        agent: Agent::Crush,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    is_database(path).then(|| FoundFile::main(Agent::Crush, path))
 }
 
 /// Whether a path is Crush's (for the hook, given only a path).

@@ -27,9 +27,9 @@ use serde_json::Value;
 
 use super::database::{DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, require};
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, set_latest, set_once, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
+    outcome_for, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -93,13 +93,7 @@ pub fn is_database(path: &Path) -> bool {
 
 /// The store is one source holding many chats.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    is_database(path).then(|| FoundFile {
-        agent: Agent::Cursor,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    is_database(path).then(|| FoundFile::main(Agent::Cursor, path))
 }
 
 /// Whether a path is Cursor's chat store (for the hook, given only a path).

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
     line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
@@ -41,13 +41,7 @@ pub fn locations(
 /// A `.jsonl` under Droid's sessions folder is a session (grouped in sub-folders per project).
 pub fn classify(path: &Path) -> Option<FoundFile> {
     path.file_stem()?.to_str()?;
-    Some(FoundFile {
-        agent: Agent::Droid,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    Some(FoundFile::main(Agent::Droid, path))
 }
 
 /// Whether a transcript's path is Droid's (for the hook, given only a path).

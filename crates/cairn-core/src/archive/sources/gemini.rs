@@ -23,10 +23,10 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{
-    DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, ReadKind, SessionMeta, SourceParser, cap_json, cap_text, count_unknown,
-    exit_code_in, is_system_injected, line_timestamp, note_timestamp, outcome_for, set_latest,
-    set_once, str_at, text_value, u64_at,
+    DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
+    ReadKind, SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in,
+    is_system_injected, line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at,
+    text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -57,13 +57,7 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
         "jsonl" => in_chats(parent) || in_chats(parent.and_then(Path::parent)),
         _ => false,
     };
-    ok.then(|| FoundFile {
-        agent: Agent::Gemini,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    ok.then(|| FoundFile::main(Agent::Gemini, path))
 }
 
 /// Whether a transcript's path is Gemini CLI's (for the hook, given only a path).

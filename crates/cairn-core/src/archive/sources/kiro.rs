@@ -23,9 +23,9 @@ use super::database::{
     int_of, json_of, require,
 };
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, set_latest, set_once, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
+    outcome_for, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, ToolKind};
@@ -78,13 +78,7 @@ pub fn is_database(path: &Path) -> bool {
 
 /// The database is one source holding many conversations.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    is_database(path).then(|| FoundFile {
-        agent: Agent::Kiro,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    is_database(path).then(|| FoundFile::main(Agent::Kiro, path))
 }
 
 /// Whether a path is kiro-cli's database (for the hook, given only a path).

@@ -25,9 +25,9 @@ use super::database::{
     int_of, json_column, json_of, require, row_as_json,
 };
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, set_latest, set_once, str_at, u64_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
+    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
+    outcome_for, set_latest, set_once, str_at, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -184,13 +184,7 @@ pub fn tree_parser(saved: Option<&Value>) -> Result<Box<dyn UnitParser>, serde_j
 /// The database is one source holding every session; a session file of the storage tree is
 /// one session.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    (is_database(path) || is_session_file(path)).then(|| FoundFile {
-        agent: Agent::Opencode,
-        role: FileRole::Main,
-        path: path.to_owned(),
-        parent_hint: None,
-        agent_id: None,
-    })
+    (is_database(path) || is_session_file(path)).then(|| FoundFile::main(Agent::Opencode, path))
 }
 
 /// Whether a path is OpenCode's (for the hook, given only a path).
