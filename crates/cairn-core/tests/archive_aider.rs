@@ -11,21 +11,8 @@ use std::path::Path;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::views::sessions::SessionQuery;
 use serde_json::json;
-
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Aider,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
 
 /// (kind, source event kind, text) of every record, in order.
 fn records(data: &Path) -> Vec<(String, String, String)> {
@@ -43,7 +30,7 @@ fn records(data: &Path) -> Vec<(String, String, String)> {
 fn aider_fixture_history_is_pinned() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(&support::fixtures().join("aider"));
+    let files = support::found(Agent::Aider, &support::fixtures().join("aider"));
     assert_eq!(files.len(), 1, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -165,7 +152,7 @@ fn hostile_lines_are_never_fatal() {
     body.extend_from_slice(b"# aider chat started at 2025-06-02 11:4");
     std::fs::write(&path, &body).unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Aider, src.path());
     assert_eq!(files.len(), 1);
     support::capture(&cairn, &files);
     let got = records(data.path());
@@ -218,9 +205,16 @@ fn discovery_finds_histories_in_repositories_only() {
     put("a/notes.md");
     put("a/history.jsonl");
     put("deep/er/than/three/.aider.chat.history.md");
-    let paths: Vec<_> = found(root.path()).into_iter().map(|f| f.path).collect();
+    let paths: Vec<_> = support::found(Agent::Aider, root.path())
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
     assert_eq!(paths, [a.clone(), b]);
-    assert_eq!(found(&a).len(), 1, "a history named directly");
+    assert_eq!(
+        support::found(Agent::Aider, &a).len(),
+        1,
+        "a history named directly"
+    );
 }
 
 /// A record stored by one capture and grown twice by the next (one reply, three appended

@@ -22,18 +22,6 @@ use cairn_core::views::sessions::SessionQuery;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Gemini,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
 fn file(path: &Path) -> FoundFile {
     support::main_file(Agent::Gemini, path)
 }
@@ -120,7 +108,7 @@ fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
 fn gemini_fixture_sessions_are_pinned() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let mut files = found(&support::fixtures().join("gemini"));
+    let mut files = support::found(Agent::Gemini, &support::fixtures().join("gemini"));
     assert_eq!(files.len(), 4, "{files:?}");
     let agentsview = support::fixtures().join("agentsview/gemini");
     let mut docs: Vec<PathBuf> = std::fs::read_dir(&agentsview)
@@ -154,7 +142,10 @@ fn gemini_fixture_sessions_are_pinned() {
 fn real_sessions_keep_their_edits_commands_and_failures() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    support::capture(&cairn, &found(&support::fixtures().join("gemini/m-gemini")));
+    support::capture(
+        &cairn,
+        &support::found(Agent::Gemini, &support::fixtures().join("gemini/m-gemini")),
+    );
     let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(
@@ -475,7 +466,7 @@ fn hostile_documents_are_read_or_warned_never_fatal() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     std::fs::write(dir.join("session-2026-01-01T00-00-deep.json"), deep).unwrap();
     std::fs::write(dir.join("session-2026-01-01T00-00-array.json"), "[1, 2, 3]").unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Gemini, src.path());
     assert_eq!(files.len(), 3);
     let report = support::capture(&cairn, &files);
     let texts: Vec<String> = live(data.path()).into_iter().filter_map(|r| r.1).collect();
