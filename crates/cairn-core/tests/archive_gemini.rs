@@ -663,6 +663,34 @@ fn jsonl_reappends_rewinds_and_snapshots_update_in_place() {
     assert_eq!(again, live);
 }
 
+/// A message stored by one capture and updated twice by the next (re-appended twice) is updated
+/// in place in the full-text index both times: the index stays whole and finds the final text.
+#[test]
+fn a_message_updated_twice_in_one_capture_keeps_the_index_whole() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = session_dir(src.path()).join("session-2026-01-01T00-00-jl2.jsonl");
+    let cairn = Cairn::open(data.path()).unwrap();
+    let f = file(&path);
+    append(&path, &[jsonl_header(), gemini("g1", "first", None)]);
+    support::capture(&cairn, std::slice::from_ref(&f));
+    append(
+        &path,
+        &[
+            gemini("g1", "second", None),
+            gemini("g1", "third zanzibar", None),
+        ],
+    );
+    let again = support::capture(&cairn, std::slice::from_ref(&f));
+    assert_eq!((again.records_added, again.records_updated), (0, 2));
+    fts_ok(data.path());
+    let hits: i64 = support::count(
+        data.path(),
+        "SELECT count(*) FROM records_fts WHERE records_fts MATCH 'zanzibar'",
+    );
+    assert_eq!(hits, 1);
+}
+
 /// The full-text index agrees with the records table.
 fn fts_ok(data: &Path) {
     let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
