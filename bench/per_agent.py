@@ -8,7 +8,10 @@ Line files and documents are copied with their session id replaced; Crush's data
 whole (SQLite's backup) with every session and message id suffixed; OpenCode's storage tree is
 copied with its session and message ids renamed, and OpenCode's database (no real one exists, see
 its SOURCES.md) is built with OpenCode's schema from the same storage fixtures' messages and parts.
-Aider's history is one file per project, copied as it is.
+Aider's history is one file per project, copied as it is. Cursor's IDE store and kiro-cli's
+database have no real sample either (schema sample and AgentsView's payloads, see their SOURCES.md):
+one database each holding the fixture's chats or conversations once per copy, ids suffixed. Cline,
+Roo Code and Kilo Code task folders (schema samples) are copied under new task ids.
 
     python3 bench/per_agent.py --cairn target/debug/cairn --mb 8 --runs 3 [--only crush,claude]
 """
@@ -135,6 +138,63 @@ def opencode_db(dest: Path, i: int) -> int:
     return total
 
 
+def cursor_ide(dest: Path, i: int) -> int:
+    """The fixture store's chats, copy `i`, as rows of one shared `globalStorage/state.vscdb`."""
+    db = dest / "globalStorage/state.vscdb"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    sql = (FIX / "cursor/vscdb/state.sql").read_text()
+    sql = sql.replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ")
+    sql = re.sub(r"\bc-(agent|legacy|empty)\b", lambda m: f"c{i:06d}-{m.group(1)}", sql)
+    conn = sqlite3.connect(db)
+    conn.executescript(sql)
+    size = conn.execute("SELECT sum(length(value)) FROM cursorDiskKV WHERE key LIKE ?",
+                        (f"%c{i:06d}-%",)).fetchone()[0]
+    conn.close()
+    return size
+
+
+def kiro(dest: Path, i: int) -> int:
+    """The fixture's three conversations, copy `i`, as rows of one shared `data.sqlite3`."""
+    db = dest / "data.sqlite3"
+    new = not db.exists()
+    conn = sqlite3.connect(db)
+    if new:
+        conn.execute("CREATE TABLE conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL, "
+                     "value TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, "
+                     "PRIMARY KEY (key, conversation_id))")
+    total = 0
+    for cwd, ident, name, at in [("/home/user/code/kiro-app", "sqlite-session", "standard_payload.json", 1779012000000),
+                                 ("/home/user/code/current-kiro", "overlap-session", "overlap_payload.json", 1779015600000),
+                                 ("/home/dev/api", "cairn-kiro-tools", "tools_payload.json", 1779094800000)]:
+        value = (FIX / "kiro" / name).read_text().replace(ident, f"{ident}-{i:06d}")
+        conn.execute("INSERT INTO conversations_v2 VALUES (?,?,?,?,?)",
+                     (cwd, f"{ident}-{i:06d}", value, at, at + 60_000))
+        total += len(value.encode())
+    conn.commit()
+    conn.close()
+    return total
+
+
+def tasks(extension: str):
+    """A builder copying the extension's task folders under new task ids (`<id><i>`), the ids in
+    the tasks' JSON strings (a Roo sub-task's parent) renamed alike."""
+    def build(dest: Path, i: int) -> int:
+        total = 0
+        src = FIX / "cline" / extension / "tasks"
+        ids = [d.name for d in src.iterdir() if d.is_dir()]
+        for task in ids:
+            for p in sorted((src / task).iterdir()):
+                body = p.read_text()
+                for ident in ids:
+                    body = body.replace(f'"{ident}"', f'"{ident}{i:06d}"')
+                out = dest / "tasks" / f"{task}{i:06d}" / p.name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(body)
+                total += len(body.encode())
+        return total
+    return build
+
+
 # agent: (override variable, sub-folder the variable's dir needs, builder)
 AGENTS = {
     "claude": ("CLAUDE_PROJECTS_DIR", "", copies([
@@ -171,11 +231,16 @@ AGENTS = {
         ("cursor/-tmp-repo/agent-transcripts/large.jsonl", None, "-p/agent-transcripts/large-{i}.jsonl"),
         ("cursor/-tmp-repo/agent-transcripts/test-session.jsonl", None, "-p/agent-transcripts/test-{i}.jsonl"),
     ])),
+    "cline (task folders)": ("CLINE_DIR", "", tasks("saoudrizwan.claude-dev")),
+    "roo (task folders)": ("ROOCODE_DIR", "", tasks("rooveterinaryinc.roo-cline")),
+    "kilo (task folders)": ("KILO_LEGACY_DIR", "", tasks("kilocode.kilo-code")),
     "aider": ("AIDER_HISTORY_DIRS", "", copies([
         ("aider/Aquaticat-Monochromatic/.aider.chat.history.md", None, "p{i}/.aider.chat.history.md"),
     ])),
     "crush (database)": ("CRUSH_PROJECT_DIRS", "", crush),
     "opencode (database)": ("OPENCODE_DATA_DIR", "", opencode_db),
+    "cursor ide (database)": ("CURSOR_USER_DIR", "", cursor_ide),
+    "kiro (database)": ("KIRO_CLI_DIR", "", kiro),
     "opencode (storage tree)": ("OPENCODE_DATA_DIR", "", tree_copy(
         "opencode/v2/storage", "storage", [r"s_stage0_\w+", r"\bm_(user|assistant)_\w+"])),
 }

@@ -252,20 +252,7 @@ fn transcript(agent: Agent, data: &[u8]) {
                 assert!(is_json(&clean), "redaction broke a JSON line: {clean}");
             }
             let _ = parser.parse_line(&clean, &mut out);
-            for r in out.records.drain(..) {
-                assert!(!r.source_event_kind.is_empty());
-                if agent == Agent::Aider {
-                    assert!(
-                        r.unit.is_some() && r.key.is_some(),
-                        "an unkeyed block: {r:?}"
-                    );
-                    let cap = cairn_core::archive::sources::aider::MAX_REPLY_BYTES;
-                    assert!(
-                        r.text.as_ref().is_none_or(|t| t.len() <= cap),
-                        "past the cap"
-                    );
-                }
-            }
+            check_records(agent, &mut out);
             out.usage.clear();
             lines += 1;
             if lines.is_multiple_of(3) {
@@ -279,6 +266,29 @@ fn transcript(agent: Agent, data: &[u8]) {
         assert!(offset >= last_offset && offset as usize <= data.len());
         last_offset = offset;
     }
+    parser.flush(&mut out);
+    check_records(agent, &mut out);
+}
+
+/// What a parser made of a line (or flushed at the end) holds to the invariants.
+fn check_records(agent: Agent, out: &mut LineOutput) {
+    assert!(out.closing <= out.records.len(), "more closing records than records");
+    for r in out.records.drain(..) {
+        assert!(!r.source_event_kind.is_empty());
+        if agent == Agent::Aider {
+            assert!(
+                r.unit.is_some() && r.key.is_some(),
+                "an unkeyed block: {r:?}"
+            );
+            let cap = cairn_core::archive::sources::aider::MAX_REPLY_BYTES;
+            assert!(
+                r.text.as_ref().is_none_or(|t| t.len() <= cap),
+                "past the cap"
+            );
+        }
+    }
+    out.closing = 0;
+    out.closing_back = 0;
 }
 
 fn is_json(s: &str) -> bool {

@@ -11,21 +11,8 @@ use std::path::Path;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::views::sessions::SessionQuery;
 use serde_json::json;
-
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Aider,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
 
 /// (kind, source event kind, text) of every record, in order.
 fn records(data: &Path) -> Vec<(String, String, String)> {
@@ -43,7 +30,7 @@ fn records(data: &Path) -> Vec<(String, String, String)> {
 fn aider_fixture_history_is_pinned() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(&support::fixtures().join("aider"));
+    let files = support::found(Agent::Aider, &support::fixtures().join("aider"));
     assert_eq!(files.len(), 1, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -165,7 +152,7 @@ fn hostile_lines_are_never_fatal() {
     body.extend_from_slice(b"# aider chat started at 2025-06-02 11:4");
     std::fs::write(&path, &body).unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Aider, src.path());
     assert_eq!(files.len(), 1);
     support::capture(&cairn, &files);
     let got = records(data.path());
@@ -218,16 +205,23 @@ fn discovery_finds_histories_in_repositories_only() {
     put("a/notes.md");
     put("a/history.jsonl");
     put("deep/er/than/three/.aider.chat.history.md");
-    let paths: Vec<_> = found(root.path()).into_iter().map(|f| f.path).collect();
+    let paths: Vec<_> = support::found(Agent::Aider, root.path())
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
     assert_eq!(paths, [a.clone(), b]);
-    assert_eq!(found(&a).len(), 1, "a history named directly");
+    assert_eq!(
+        support::found(Agent::Aider, &a).len(),
+        1,
+        "a history named directly"
+    );
 }
 
-/// A record stored by one capture and grown twice by the next (one reply, three appended
-/// lines) is updated in place in the full-text index too: the index stays whole and finds the
-/// final text, not the first.
+/// A record stored by one capture and grown by two lines in the next is updated once (the block
+/// is emitted when the read ends, not per line), in place in the full-text index too: the index
+/// stays whole and finds the final text, not the first.
 #[test]
-fn a_record_grown_twice_in_one_capture_keeps_the_index_whole() {
+fn a_record_grown_by_the_next_capture_keeps_the_index_whole() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let path = src.path().join(".aider.chat.history.md");
@@ -242,7 +236,7 @@ fn a_record_grown_twice_in_one_capture_keeps_the_index_whole() {
         .write_all(b"second line\nthird zanzibar line\n")
         .unwrap();
     let again = support::capture(&cairn, std::slice::from_ref(&file));
-    assert_eq!((again.records_added, again.records_updated), (0, 2));
+    assert_eq!((again.records_added, again.records_updated), (0, 1));
     let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
     conn.execute(
         "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",

@@ -7,37 +7,18 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use support::count;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
 const CLINE_TASK: &str = "saoudrizwan.claude-dev/tasks/1754331000000";
 
-fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
 fn fixtures() -> PathBuf {
     support::fixtures().join("cline")
-}
-
-fn count(data: &Path, sql: &str) -> i64 {
-    Connection::open(data.join("cairn.db"))
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
 }
 
 /// (unit, kind, text) of every live record of `session`, in order.
@@ -66,7 +47,7 @@ fn cline_roo_and_kilo_tasks_are_pinned() {
         (Agent::Roo, "rooveterinaryinc.roo-cline"),
         (Agent::Kilo, "kilocode.kilo-code"),
     ] {
-        let files = found(agent, &fixtures().join(ext));
+        let files = support::found(agent, &fixtures().join(ext));
         assert!(files.iter().all(|f| f.agent == agent), "{files:?}");
         all.extend(files);
     }
@@ -75,16 +56,7 @@ fn cline_roo_and_kilo_tasks_are_pinned() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     assert_eq!(report.sessions_added, 4);
 
-    let keys: Vec<String> = {
-        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
-        let mut stmt = conn
-            .prepare("SELECT session_key FROM sessions ORDER BY session_id")
-            .unwrap();
-        stmt.query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let keys = support::session_keys(data.path(), "session_id");
     let mut sessions = Vec::new();
     for key in &keys {
         let d = cairn.session(key).unwrap();
@@ -195,7 +167,7 @@ fn a_task_log_rewritten_in_place() {
     let data = tempfile::tempdir().unwrap();
     let log = cline_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(Agent::Cline, &src.path().join("saoudrizwan.claude-dev"));
+    let files = support::found(Agent::Cline, &src.path().join("saoudrizwan.claude-dev"));
     support::capture(&cairn, &files);
     let before = records(data.path(), "1754331000000");
     let completion_ordinal = count(
@@ -300,7 +272,7 @@ fn hostile_task_folders_are_read_or_counted() {
         .concat(),
     );
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(Agent::Roo, &src.path().join("rooveterinaryinc.roo-cline"));
+    let files = support::found(Agent::Roo, &src.path().join("rooveterinaryinc.roo-cline"));
     assert_eq!(files.len(), 2);
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);

@@ -1,9 +1,11 @@
-//! The mixed corpus: real fixtures of every agent Cairn reads, laid out as each agent lays them
-//! out under a temporary home (and the project folders Aider and Crush write into), synced by
+//! The mixed corpus: real fixtures of every agent Cairn reads (and the databases built where no
+//! real one could be copied: OpenCode's, Cursor's IDE store, kiro-cli's), laid out as each agent
+//! lays them out under a temporary home (and the project folders Aider and Crush write into), synced by
 //! `Cairn::sync` through configured source dirs. Per agent, the sessions and turns are pinned; a
 //! second sync adds nothing; then each kind of change an agent makes (a line appended, a
 //! document rewritten, rows added to a database, a file added to a tree) is picked up exactly
-//! once. A new agent is one row of [`CORPUS`] and, for its change, one row of [`changes`].
+//! once. A new agent is one row of [`CORPUS`] (or [`BUILT`]) and, for its change, one row of
+//! [`changes`].
 //!
 //! Beside it: Aider's history and Crush's database are found in the repositories the archive
 //! already knows, and a changed OpenCode message or part file is mapped back to its session.
@@ -21,6 +23,7 @@ use cairn_core::archive::capture::{Quiet, SyncReport};
 use cairn_core::archive::discover;
 use cairn_core::{Cairn, SyncOptions};
 use serde_json::json;
+use support::agent_dbs;
 use support::opencode_db::{Db, T0};
 
 /// One fixture folder of an agent, where it goes under the temporary home, and the folder
@@ -35,8 +38,8 @@ struct Layout {
     root: &'static str,
 }
 
-/// Every agent's fixtures in its default-like layout. OpenCode's database has no real sample
-/// (see its SOURCES.md): [`opencode_db`] builds one at `.local/share/opencode/opencode.db`.
+/// Every agent's fixtures in its default-like layout. The databases with no real sample to copy
+/// are built: see [`BUILT`].
 const CORPUS: &[Layout] = &[
     Layout {
         agent: Agent::Claude,
@@ -133,6 +136,39 @@ const CORPUS: &[Layout] = &[
     },
 ];
 
+/// A database the test builds (no real file could be copied: a schema sample or an agent's
+/// payloads, see each fixture's SOURCES.md).
+struct Built {
+    agent: Agent,
+    /// The folder it is built in, under the home.
+    at: &'static str,
+    /// The source dir configured for the agent, under the home.
+    root: &'static str,
+    build: fn(&Path) -> PathBuf,
+}
+
+const BUILT: &[Built] = &[
+    Built {
+        agent: Agent::Opencode,
+        at: ".local/share/opencode",
+        root: ".local/share/opencode",
+        build: opencode_db,
+    },
+    // Cursor's IDE chat store, beside its agent transcripts.
+    Built {
+        agent: Agent::Cursor,
+        at: ".config/Cursor",
+        root: ".config/Cursor/User",
+        build: agent_dbs::cursor_ide_store,
+    },
+    Built {
+        agent: Agent::Kiro,
+        at: ".local/share",
+        root: ".local/share/kiro-cli",
+        build: agent_dbs::kiro_database,
+    },
+];
+
 /// Per agent: (sessions, turns) after the first sync, sub-agent sessions included (the same
 /// counts each agent's golden test pins over its fixtures).
 fn expected() -> BTreeMap<Agent, (i64, i64)> {
@@ -144,13 +180,15 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Droid, (6, 7)),
         (Agent::Kimi, (3, 12)),
         (Agent::Gemini, (4, 14)),
-        (Agent::Cursor, (7, 11)),
+        // Agent transcripts 7/11, the IDE store's chats 2/3.
+        (Agent::Cursor, (9, 14)),
         (Agent::Aider, (1, 27)),
         (Agent::Crush, (3, 19)),
         (Agent::Opencode, (4, 5)),
         (Agent::Cline, (1, 2)),
         (Agent::Roo, (2, 2)),
         (Agent::Kilo, (1, 1)),
+        (Agent::Kiro, (3, 4)),
     ])
 }
 
@@ -192,6 +230,17 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"ts":1_754_331_100_000_i64,"type":"say","say":"user_feedback","text":prompt})), 1),
         (Agent::Cursor, Change::Append(".cursor/projects/-tmp-repo/agent-transcripts/small.jsonl",
             json!({"role":"user","message":{"content":[{"type":"text","text":prompt}]}}).to_string()), 1),
+        (Agent::Cursor, Change::Rows(".config/Cursor/User/globalStorage/state.vscdb", |db| {
+            let conn = rusqlite::Connection::open(db).unwrap();
+            let mut chat: serde_json::Value = serde_json::from_str(
+                &conn.query_row("SELECT value FROM cursorDiskKV WHERE key = 'composerData:c-agent'", [], |r| r.get::<_, String>(0)).unwrap(),
+            ).unwrap();
+            chat["fullConversationHeadersOnly"].as_array_mut().unwrap().push(json!({"bubbleId": "b13", "type": 1}));
+            agent_dbs::cursor_ide_set(db, "composerData:c-agent", &chat.to_string());
+            agent_dbs::cursor_ide_set(db, "bubbleId:c-agent:b13", &json!({"type": 1, "bubbleId": "b13", "text": "one more thing"}).to_string());
+        }), 1),
+        // kiro-cli rewrites the conversation's value with the new turn: a prompt and its answer.
+        (Agent::Kiro, Change::Rows(".local/share/kiro-cli/data.sqlite3", agent_dbs::kiro_add_turn), 2),
         (Agent::Aider, Change::Append("code/aider-app/.aider.chat.history.md", format!("\n#### {prompt}  \n")), 1),
         (Agent::Crush, Change::Rows("code/crush-app/.crush/crush.db", |db| {
             let conn = rusqlite::Connection::open(db).unwrap();
@@ -219,9 +268,10 @@ fn changes() -> Vec<(Agent, Change, i64)> {
     ]
 }
 
-/// OpenCode's database: one session of a prompt and an answer with a shell call.
-fn opencode_db(path: &Path) {
-    let db = Db::create(path);
+/// OpenCode's database in `dir`: one session of a prompt and an answer with a shell call.
+fn opencode_db(dir: &Path) -> PathBuf {
+    let path = dir.join("opencode.db");
+    let db = Db::create(&path);
     db.session("ses_corpus", None, "Corpus");
     db.message(
         "msg_u1",
@@ -240,6 +290,7 @@ fn opencode_db(path: &Path) {
         "modelID": "gpt-4o-mini", "providerID": "openai", "path": {"cwd": "/work/app", "root": "/work/app"}}));
     db.part("prt_a1", "msg_a1", "ses_corpus", T0 + 2001, &json!({"type": "tool", "callID": "call_1", "tool": "bash",
         "state": {"status": "completed", "input": {"command": "ls"}, "output": "a\nb\n", "metadata": {"exit": 0}}}));
+    path
 }
 
 /// Sessions, turns and live records per agent.
@@ -285,8 +336,11 @@ fn open_on(home: &Path, data: &Path) -> Cairn {
             let mut dirs: Vec<String> = CORPUS
                 .iter()
                 .filter(|l| l.agent == agent)
-                .map(|l| home.join(l.root).display().to_string())
+                .map(|l| l.root)
+                .chain(BUILT.iter().filter(|b| b.agent == agent).map(|b| b.root))
+                .map(|root| home.join(root).display().to_string())
                 .collect();
+            dirs.sort();
             dirs.dedup();
             if dirs.is_empty() {
                 // An agent without fixtures here reads an empty folder, never the real home.
@@ -325,7 +379,9 @@ fn every_agent_in_one_corpus_syncs_resyncs_to_nothing_and_takes_each_change_once
         );
         std::fs::create_dir_all(home.path().join(layout.root)).unwrap();
     }
-    opencode_db(&home.path().join(".local/share/opencode/opencode.db"));
+    for built in BUILT {
+        (built.build)(&home.path().join(built.at));
+    }
     let cairn = open_on(home.path(), data.path());
 
     let first = sync(&cairn);

@@ -8,11 +8,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use support::count;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::views::sessions::SessionQuery;
 use rusqlite::Connection;
 use serde_json::json;
@@ -31,48 +31,13 @@ fn project_copy(root: &Path) -> PathBuf {
     )
 }
 
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Crush,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
-/// (session id, kind, key of the record in its unit, text) of every live record, in order.
-fn records(data: &Path) -> Vec<(String, String, String, String)> {
-    let conn = Connection::open(data.join("cairn.db")).unwrap();
-    let mut stmt = conn
-        .prepare(
-            "SELECT s.session_id, r.kind, coalesce(r.unit, ''), coalesce(r.text, '') FROM records r
-             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
-             ORDER BY s.session_id, r.ordinal",
-        )
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
-
-fn count(data: &Path, sql: &str) -> i64 {
-    Connection::open(data.join("cairn.db"))
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
 #[test]
 fn crush_fixture_database_is_pinned() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     project_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Crush, src.path());
     assert_eq!(files.len(), 1, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -84,16 +49,7 @@ fn crush_fixture_database_is_pinned() {
         1,
         "the sub-agents are listed under their parent"
     );
-    let keys: Vec<String> = {
-        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
-        let mut stmt = conn
-            .prepare("SELECT session_key FROM sessions ORDER BY started_at, session_key")
-            .unwrap();
-        stmt.query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let keys = support::session_keys(data.path(), "started_at, session_key");
     let mut sessions = Vec::new();
     for key in &keys {
         let d = cairn.session(key).unwrap();
@@ -201,9 +157,9 @@ fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
     let data = tempfile::tempdir().unwrap();
     let db = project_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Crush, src.path());
     support::capture(&cairn, &files);
-    let base = records(data.path()).len();
+    let base = support::live_records(data.path()).len();
 
     let w = agent(&db);
     let now = 1_754_400_000;
@@ -249,7 +205,7 @@ fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
     .unwrap();
     let r = support::capture(&cairn, &files);
     assert_eq!((r.records_added, r.records_updated), (1, 1), "{r:?}");
-    let texts: Vec<String> = records(data.path())
+    let texts: Vec<String> = support::live_records(data.path())
         .into_iter()
         .filter(|r| r.2 == "reply")
         .map(|r| r.3)
@@ -260,7 +216,11 @@ fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
     w.execute("DELETE FROM messages WHERE id = 'pending'", [])
         .unwrap();
     support::capture(&cairn, &files);
-    assert!(!records(data.path()).iter().any(|r| r.3 == "not yet"));
+    assert!(
+        !support::live_records(data.path())
+            .iter()
+            .any(|r| r.3 == "not yet")
+    );
     assert_eq!(
         count(
             data.path(),
@@ -268,7 +228,7 @@ fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
         ),
         1
     );
-    assert_eq!(records(data.path()).len(), base + 3);
+    assert_eq!(support::live_records(data.path()).len(), base + 3);
     let r = support::capture(&cairn, &files);
     assert_eq!((r.records_added, r.records_updated), (0, 0));
 }
@@ -300,7 +260,7 @@ fn a_database_read_as_it_grows_equals_one_read() {
     .unwrap();
     let data_pieces = tempfile::tempdir().unwrap();
     let pieces = Cairn::open(data_pieces.path()).unwrap();
-    let files = found(grow.path());
+    let files = support::found(Agent::Crush, grow.path());
     for (i, row) in rows.iter().enumerate() {
         w.execute(
             "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -314,8 +274,11 @@ fn a_database_read_as_it_grows_equals_one_read() {
     drop(w);
     let data_once = tempfile::tempdir().unwrap();
     let once = Cairn::open(data_once.path()).unwrap();
-    support::capture(&once, &found(grow.path()));
-    assert_eq!(records(data_pieces.path()), records(data_once.path()));
+    support::capture(&once, &support::found(Agent::Crush, grow.path()));
+    assert_eq!(
+        support::live_records(data_pieces.path()),
+        support::live_records(data_once.path())
+    );
     assert_eq!(
         count(data_pieces.path(), "SELECT sum(record_count) FROM sessions"),
         count(data_once.path(), "SELECT sum(record_count) FROM sessions")
@@ -343,7 +306,7 @@ fn an_update_in_the_second_of_the_last_read_is_not_missed() {
         soon,
     );
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Crush, src.path());
     support::capture(&cairn, &files);
     w.execute(
         "UPDATE messages SET parts = ?1 WHERE id = 'late'",
@@ -353,7 +316,7 @@ fn an_update_in_the_second_of_the_last_read_is_not_missed() {
     let r = support::capture(&cairn, &files);
     assert_eq!((r.records_added, r.records_updated), (0, 1));
     assert!(
-        records(data.path())
+        support::live_records(data.path())
             .iter()
             .any(|r| r.3 == "first, then more")
     );
@@ -414,7 +377,7 @@ fn a_file_that_is_not_crush_s_database_is_a_warning() {
         .unwrap()
         .execute_batch("CREATE TABLE notes (x TEXT)")
         .unwrap();
-    let r = support::capture(&cairn, &found(src.path()));
+    let r = support::capture(&cairn, &support::found(Agent::Crush, src.path()));
     let w = warnings_of(&r);
     assert!(w.contains("not a SQLite database"), "{w}");
     assert!(w.contains("table `messages` has no column `parts`"), "{w}");
@@ -475,9 +438,12 @@ fn wrong_types_and_huge_text_are_read_or_counted() {
     w.execute("UPDATE messages SET parts = 42 WHERE id = 'm1'", [])
         .unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let r = support::capture(&cairn, &found(src.path()));
+    let r = support::capture(&cairn, &support::found(Agent::Crush, src.path()));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let texts: Vec<String> = records(data.path()).into_iter().map(|r| r.3).collect();
+    let texts: Vec<String> = support::live_records(data.path())
+        .into_iter()
+        .map(|r| r.3)
+        .collect();
     assert_eq!(
         texts.len(),
         3,
@@ -519,7 +485,7 @@ fn a_deleted_or_locked_database_is_read_next_time() {
         1754331192,
     );
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Crush, src.path());
 
     w.execute_batch("PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;")
         .unwrap();
@@ -543,7 +509,7 @@ fn a_deleted_or_locked_database_is_read_next_time() {
     std::fs::remove_file(&db).unwrap();
     let r = support::capture(&cairn, &files);
     assert!(warnings_of(&r).contains("cannot read"), "{r:?}");
-    assert_eq!(records(data.path()).len(), 2, "nothing lost");
+    assert_eq!(support::live_records(data.path()).len(), 2, "nothing lost");
 }
 
 /// Forgetting one session of a database tombstones that session's source: the next sync reads
@@ -554,7 +520,7 @@ fn a_forgotten_session_of_a_database_stays_forgotten() {
     let data = tempfile::tempdir().unwrap();
     project_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Crush, src.path());
     support::capture(&cairn, &files);
     let child: String = Connection::open(data.path().join("cairn.db"))
         .unwrap()

@@ -11,21 +11,8 @@ use std::path::Path;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::views::sessions::SessionQuery;
 use serde_json::{Value, json};
-
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Cursor,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
 
 fn texts(data: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
@@ -42,7 +29,7 @@ fn texts(data: &Path) -> Vec<String> {
 fn cursor_fixture_sessions_are_pinned() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(&support::fixtures().join("cursor"));
+    let files = support::found(Agent::Cursor, &support::fixtures().join("cursor"));
     assert_eq!(files.len(), 7, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     let mut sessions = Vec::new();
@@ -108,7 +95,7 @@ fn repeated_lines_are_kept_each_time() {
         .collect();
     std::fs::write(&path, text).unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Cursor, src.path());
     let first = support::capture(&cairn, &files);
     assert_eq!(first.records_added, 4);
     assert_eq!(texts(data.path()), ["Thanks.", "OK.", "Thanks.", "OK."]);
@@ -156,7 +143,7 @@ fn hostile_lines_are_warnings_or_stored_never_fatal() {
     text.push_str(head);
     std::fs::write(&path, text).unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Cursor, src.path());
     support::capture(&cairn, &files);
     let stored = texts(data.path());
     assert!(

@@ -7,74 +7,26 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use cairn_core::archive::discover::FoundFile;
 use rusqlite::Connection;
 use serde_json::json;
-
-/// `<root>/User/globalStorage/state.vscdb` built from the fixture's SQL.
-fn store(root: &Path) -> PathBuf {
-    let db = root.join("User/globalStorage/state.vscdb");
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-    let sql = std::fs::read_to_string(support::fixtures().join("cursor/vscdb/state.sql")).unwrap();
-    Connection::open(&db).unwrap().execute_batch(&sql).unwrap();
-    db
-}
+use support::agent_dbs::{cursor_ide_set, cursor_ide_store};
+use support::{count, live_records};
 
 fn found(root: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Cursor,
-        path: root.join("User/globalStorage"),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
-/// (session id, kind, unit, text) of every live record, in order.
-fn records(data: &Path) -> Vec<(String, String, String, String)> {
-    let conn = Connection::open(data.join("cairn.db")).unwrap();
-    let mut stmt = conn
-        .prepare(
-            "SELECT s.session_id, r.kind, coalesce(r.unit, ''), coalesce(r.text, '') FROM records r
-             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
-             ORDER BY s.session_id, r.ordinal",
-        )
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
-
-fn count(data: &Path, sql: &str) -> i64 {
-    Connection::open(data.join("cairn.db"))
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
-fn set(db: &Path, key: &str, value: &str) {
-    Connection::open(db)
-        .unwrap()
-        .execute(
-            "INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)",
-            [key, value],
-        )
-        .unwrap();
+    support::found(Agent::Cursor, &root.join("User/globalStorage"))
 }
 
 #[test]
 fn cursor_ide_store_is_pinned() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    store(src.path());
+    cursor_ide_store(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
     let files = found(src.path());
     assert_eq!(files.len(), 1, "{files:?}");
@@ -83,16 +35,7 @@ fn cursor_ide_store_is_pinned() {
     // c-agent and c-legacy; c-empty has no message yet.
     assert_eq!(report.sessions_added, 2);
 
-    let keys: Vec<String> = {
-        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
-        let mut stmt = conn
-            .prepare("SELECT session_key FROM sessions ORDER BY session_id")
-            .unwrap();
-        stmt.query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let keys = support::session_keys(data.path(), "session_id");
     let mut sessions = Vec::new();
     for key in &keys {
         let d = cairn.session(key).unwrap();
@@ -104,7 +47,7 @@ fn cursor_ide_store_is_pinned() {
         }));
     }
     // The bubbles in the composer's order, not the rows' order.
-    let agent_units: Vec<String> = records(data.path())
+    let agent_units: Vec<String> = live_records(data.path())
         .into_iter()
         .filter(|r| r.0 == "c-agent")
         .map(|r| r.2)
@@ -167,7 +110,7 @@ fn cursor_ide_store_is_pinned() {
 fn bubbles_replaced_added_and_deleted() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let db = store(src.path());
+    let db = cursor_ide_store(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
     let files = found(src.path());
     support::capture(&cairn, &files);
@@ -179,12 +122,12 @@ fn bubbles_replaced_added_and_deleted() {
     };
     let b11 = ordinal_of_b11();
 
-    set(
+    cursor_ide_set(
         &db,
         "bubbleId:c-agent:b11",
         r#"{"type":2,"bubbleId":"b11","text":"All 12 tests pass now, twice in a row.","tokenCount":{"inputTokens":2100,"outputTokens":45}}"#,
     );
-    set(
+    cursor_ide_set(
         &db,
         "bubbleId:c-agent:b13",
         r#"{"type":1,"bubbleId":"b13","text":"Thanks, commit it."}"#,
@@ -193,7 +136,7 @@ fn bubbles_replaced_added_and_deleted() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!((r.records_added, r.records_updated), (1, 1), "{r:?}");
     assert_eq!(ordinal_of_b11(), b11, "a rewritten bubble keeps its place");
-    let texts: Vec<String> = records(data.path())
+    let texts: Vec<String> = live_records(data.path())
         .into_iter()
         .filter(|r| r.2 == "b11")
         .map(|r| r.3)
@@ -258,7 +201,7 @@ fn stores_that_are_not_cursor_s_or_hold_wrong_types() {
     );
 
     std::fs::remove_file(&cli).unwrap();
-    let db = store(src.path());
+    let db = cursor_ide_store(src.path());
     let conn = Connection::open(&db).unwrap();
     for (key, value) in [
         ("bubbleId:c-agent:b20", rusqlite::types::Value::Integer(7)),
@@ -300,7 +243,7 @@ fn stores_that_are_not_cursor_s_or_hold_wrong_types() {
     let r = support::capture(&cairn, &found(src.path()));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.sessions_added, 3, "c-agent, c-legacy and c-odd");
-    let texts: Vec<String> = records(data.path()).into_iter().map(|r| r.3).collect();
+    let texts: Vec<String> = live_records(data.path()).into_iter().map(|r| r.3).collect();
     assert!(texts.iter().any(|t| t == "typed as a blob"), "{texts:?}");
     let unknown: String = Connection::open(data.path().join("cairn.db"))
         .unwrap()

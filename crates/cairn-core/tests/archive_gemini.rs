@@ -22,18 +22,6 @@ use cairn_core::views::sessions::SessionQuery;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Gemini,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
 fn file(path: &Path) -> FoundFile {
     support::main_file(Agent::Gemini, path)
 }
@@ -120,7 +108,7 @@ fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
 fn gemini_fixture_sessions_are_pinned() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let mut files = found(&support::fixtures().join("gemini"));
+    let mut files = support::found(Agent::Gemini, &support::fixtures().join("gemini"));
     assert_eq!(files.len(), 4, "{files:?}");
     let agentsview = support::fixtures().join("agentsview/gemini");
     let mut docs: Vec<PathBuf> = std::fs::read_dir(&agentsview)
@@ -154,7 +142,10 @@ fn gemini_fixture_sessions_are_pinned() {
 fn real_sessions_keep_their_edits_commands_and_failures() {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    support::capture(&cairn, &found(&support::fixtures().join("gemini/m-gemini")));
+    support::capture(
+        &cairn,
+        &support::found(Agent::Gemini, &support::fixtures().join("gemini/m-gemini")),
+    );
     let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(
@@ -475,7 +466,7 @@ fn hostile_documents_are_read_or_warned_never_fatal() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     std::fs::write(dir.join("session-2026-01-01T00-00-deep.json"), deep).unwrap();
     std::fs::write(dir.join("session-2026-01-01T00-00-array.json"), "[1, 2, 3]").unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Gemini, src.path());
     assert_eq!(files.len(), 3);
     let report = support::capture(&cairn, &files);
     let texts: Vec<String> = live(data.path()).into_iter().filter_map(|r| r.1).collect();
@@ -670,6 +661,34 @@ fn jsonl_reappends_rewinds_and_snapshots_update_in_place() {
         .collect();
     fts_ok(fresh.path());
     assert_eq!(again, live);
+}
+
+/// A message stored by one capture and updated twice by the next (re-appended twice) is updated
+/// in place in the full-text index both times: the index stays whole and finds the final text.
+#[test]
+fn a_message_updated_twice_in_one_capture_keeps_the_index_whole() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = session_dir(src.path()).join("session-2026-01-01T00-00-jl2.jsonl");
+    let cairn = Cairn::open(data.path()).unwrap();
+    let f = file(&path);
+    append(&path, &[jsonl_header(), gemini("g1", "first", None)]);
+    support::capture(&cairn, std::slice::from_ref(&f));
+    append(
+        &path,
+        &[
+            gemini("g1", "second", None),
+            gemini("g1", "third zanzibar", None),
+        ],
+    );
+    let again = support::capture(&cairn, std::slice::from_ref(&f));
+    assert_eq!((again.records_added, again.records_updated), (0, 2));
+    fts_ok(data.path());
+    let hits: i64 = support::count(
+        data.path(),
+        "SELECT count(*) FROM records_fts WHERE records_fts MATCH 'zanzibar'",
+    );
+    assert_eq!(hits, 1);
 }
 
 /// The full-text index agrees with the records table.

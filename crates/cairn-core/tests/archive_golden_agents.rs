@@ -14,7 +14,6 @@ use std::process::Command;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::{Quiet, SyncReport};
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::git::targets::Target;
 use cairn_core::views::sessions::SessionQuery;
 use cairn_core::views::skim::SkimQuery;
@@ -28,24 +27,11 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Kimi, "kimi"),
 ];
 
-/// What discovery finds for `agent` under `dir`.
-fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
 /// Sync one agent's fixture folder into a new archive.
 fn synced(agent: Agent, dir: &str) -> (tempfile::TempDir, Cairn, SyncReport) {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(agent, &support::fixtures().join(dir));
+    let files = support::found(agent, &support::fixtures().join(dir));
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     (data, cairn, report)
 }
@@ -176,7 +162,7 @@ fn a_mixed_corpus_syncs_resyncs_to_nothing_and_picks_up_appends() {
     let mut files = Vec::new();
     for (agent, dir) in &all {
         copy_dir(&support::fixtures().join(dir), &src.path().join(dir));
-        files.extend(found(*agent, &src.path().join(dir)));
+        files.extend(support::found(*agent, &src.path().join(dir)));
     }
     let first = support::capture(&cairn, &files);
     assert!(first.records_added > 0);
@@ -379,7 +365,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&path, text).unwrap();
-        support::capture(&cairn, &found(agent, &folder));
+        support::capture(&cairn, &support::found(agent, &folder));
         let skim = cairn
             .skim(&SkimQuery {
                 target: Target::branch("feat/agents"),

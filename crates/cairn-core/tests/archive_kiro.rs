@@ -5,99 +5,33 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
+use cairn_core::archive::discover::FoundFile;
 use rusqlite::Connection;
 use serde_json::json;
-
-fn payload(name: &str) -> String {
-    std::fs::read_to_string(support::fixtures().join("kiro").join(name)).unwrap()
-}
-
-/// `<root>/kiro-cli/data.sqlite3` holding the fixture's conversations.
-fn database(root: &Path) -> PathBuf {
-    let db = root.join("kiro-cli/data.sqlite3");
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-    let conn = Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL,
-            value TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-            PRIMARY KEY (key, conversation_id));",
-    )
-    .unwrap();
-    for (cwd, id, file, at) in [
-        (
-            "/home/user/code/kiro-app",
-            "sqlite-session",
-            "standard_payload.json",
-            1779012000000_i64,
-        ),
-        (
-            "/home/user/code/current-kiro",
-            "overlap-session",
-            "overlap_payload.json",
-            1779015600000,
-        ),
-        (
-            "/home/dev/api",
-            "cairn-kiro-tools",
-            "tools_payload.json",
-            1779094800000,
-        ),
-    ] {
-        conn.execute(
-            "INSERT INTO conversations_v2 VALUES (?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![cwd, id, payload(file), at, at + 60_000],
-        )
-        .unwrap();
-    }
-    db
-}
+use support::agent_dbs::{kiro_add_turn, kiro_database, kiro_payload};
+use support::count;
 
 fn found(root: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Kiro,
-        path: root.join("kiro-cli"),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
-
-fn count(data: &Path, sql: &str) -> i64 {
-    Connection::open(data.join("cairn.db"))
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
+    support::found(Agent::Kiro, &root.join("kiro-cli"))
 }
 
 #[test]
 fn kiro_database_is_pinned() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    database(src.path());
+    kiro_database(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
     let files = found(src.path());
     assert_eq!(files.len(), 1, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     assert_eq!(report.sessions_added, 3);
-    let keys: Vec<String> = {
-        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
-        let mut stmt = conn
-            .prepare("SELECT session_key FROM sessions ORDER BY session_id")
-            .unwrap();
-        stmt.query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let keys = support::session_keys(data.path(), "session_id");
     let mut sessions = Vec::new();
     for key in &keys {
         let d = cairn.session(key).unwrap();
@@ -141,30 +75,22 @@ fn kiro_database_is_pinned() {
 fn a_conversation_rewritten_and_a_broken_value() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let db = database(src.path());
+    let db = kiro_database(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
     let files = found(src.path());
     support::capture(&cairn, &files);
-    let conn = Connection::open(&db).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&payload("overlap_payload.json")).unwrap();
-    v["history"].as_array_mut().unwrap().push(json!({
-        "user": {"content": {"Prompt": {"prompt": "And the old store?"}}, "timestamp": "2026-05-17T11:05:00Z"},
-        "assistant": {"Response": {"message_id": "assistant-overlap-2", "content": "It is read too."}},
-    }));
-    conn.execute(
-        "UPDATE conversations_v2 SET value = ?1, updated_at = updated_at + 1000 WHERE conversation_id = 'overlap-session'",
-        [v.to_string()],
-    )
-    .unwrap();
+    kiro_add_turn(&db);
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!((r.records_added, r.records_updated), (2, 0), "{r:?}");
 
-    conn.execute(
-        "UPDATE conversations_v2 SET value = ?1, updated_at = updated_at + 1000 WHERE conversation_id = 'overlap-session'",
-        [payload("malformed_payload.txt")],
-    )
-    .unwrap();
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE conversations_v2 SET value = ?1, updated_at = updated_at + 1000 WHERE conversation_id = 'overlap-session'",
+            [kiro_payload("malformed_payload.txt")],
+        )
+        .unwrap();
     let before = support::dump(data.path());
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);

@@ -8,26 +8,14 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use support::count;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use rusqlite::Connection;
 use serde_json::json;
 
 use support::opencode_db::{Db, T0};
-
-fn found(dir: &Path) -> Vec<FoundFile> {
-    let sd = SourceDir {
-        agent: Agent::Opencode,
-        path: dir.to_owned(),
-        origin: DirOrigin::Env,
-    };
-    let mut warnings = Vec::new();
-    let files = discover::walk(&sd, &mut warnings);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    files
-}
 
 /// A session like the storage fixture's `s_stage0_large`, and a child the `task` tool started.
 fn build(dir: &Path) -> (PathBuf, Db) {
@@ -98,20 +86,13 @@ fn build(dir: &Path) -> (PathBuf, Db) {
     (path, db)
 }
 
-fn count(data: &Path, sql: &str) -> i64 {
-    Connection::open(data.join("cairn.db"))
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
 #[test]
 fn an_opencode_database_is_read_and_follows_its_parts() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let (_, db) = build(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Opencode, src.path());
     assert_eq!(files.len(), 1);
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -195,7 +176,7 @@ fn an_opencode_database_of_another_shape_is_a_warning() {
         )
         .unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
-    let r = support::capture(&cairn, &found(src.path()));
+    let r = support::capture(&cairn, &support::found(Agent::Opencode, src.path()));
     assert_eq!(r.sessions_added, 0);
     assert!(
         r.warnings
@@ -244,7 +225,7 @@ fn the_storage_tree_fixtures_are_pinned() {
     let data = tempfile::tempdir().unwrap();
     storage_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Opencode, src.path());
     assert_eq!(files.len(), 3, "{files:?}");
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -278,7 +259,7 @@ fn the_storage_tree_is_read_per_file() {
     let data = tempfile::tempdir().unwrap();
     storage_copy(src.path());
     let cairn = Cairn::open(data.path()).unwrap();
-    let files = found(src.path());
+    let files = support::found(Agent::Opencode, src.path());
     support::capture(&cairn, &files);
     let parts = src.path().join("v2/storage/part/m_assistant_small");
     std::fs::write(parts.join("003.json"), "{\"id\":\"p_text_2\",\"type\":\"te").unwrap();

@@ -508,6 +508,10 @@ fn read_file(
         }
         return;
     }
+    // A unit the parser still holds open.
+    parser.flush(&mut out);
+    let last_hash = last_line.as_ref().map_or("", |(_, h)| h.as_str());
+    take_output(&mut batch, file.agent, line_no, last_hash, &mut out);
     let last = finish_batch(
         batch,
         file,
@@ -534,7 +538,14 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
             .unit_events
             .push((batch.records.len(), UnitEvent::Retract(unit)));
     }
-    for record in out.records.drain(..) {
+    let closing = std::mem::take(&mut out.closing);
+    let back = std::mem::take(&mut out.closing_back);
+    for (i, record) in out.records.drain(..).enumerate() {
+        let line_no = if i < closing {
+            line_no.saturating_sub(back)
+        } else {
+            line_no
+        };
         let tool_input = record.tool_input.as_ref().map(ToString::to_string);
         let file_paths = (!record.file_paths.is_empty())
             .then(|| serde_json::to_string(&record.file_paths).unwrap_or_default());

@@ -90,6 +90,12 @@ pub struct LineOutput {
     /// Keyed units the agent dropped (Gemini's `$rewindTo`): their records are marked
     /// retracted, never deleted.
     pub retract_units: Vec<String>,
+    /// How many of `records`, from the first, belong to an earlier line: a unit the parser could
+    /// only close on seeing this line (Aider's blocks)...
+    pub closing: usize,
+    /// ...and how many lines before this one (the unit's first line, so the line a record is
+    /// stored under does not depend on where reads stopped).
+    pub closing_back: u64,
 }
 
 impl LineOutput {
@@ -99,6 +105,8 @@ impl LineOutput {
         self.usage.clear();
         self.warnings.clear();
         self.retract_units.clear();
+        self.closing = 0;
+        self.closing_back = 0;
     }
 }
 
@@ -111,6 +119,10 @@ pub trait SourceParser: Send {
     fn meta(&self) -> &SessionMeta;
     /// The state to persist after the last line consumed (serde JSON).
     fn save(&self) -> Value;
+    /// The records of a unit still open at the end of a read, for a parser that emits a growing
+    /// unit once it closes rather than on every line (`closing_back` counts from the line after
+    /// the last one read).
+    fn flush(&mut self, _out: &mut LineOutput) {}
 }
 
 /// A parser for `agent`, resumed from a saved state if one is given.

@@ -2,6 +2,7 @@
 //! and a canonical dump of an archive so two archives can be compared for equality.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod agent_dbs;
 pub mod opencode_db;
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::FoundFile;
+use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::archive::sources::FileRole;
 
 pub fn fixtures() -> PathBuf {
@@ -32,6 +33,57 @@ pub fn main_file(agent: Agent, path: &Path) -> FoundFile {
         parent_hint: None,
         agent_id: None,
     }
+}
+
+/// What discovery finds for `agent` in the configured folder `dir` (no warnings allowed).
+pub fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
+    let sd = SourceDir {
+        agent,
+        path: dir.to_owned(),
+        origin: DirOrigin::Env,
+    };
+    let mut warnings = Vec::new();
+    let files = discover::walk(&sd, &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    files
+}
+
+/// One integer the query `sql` answers over the archive in `data`.
+pub fn count(data: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The session keys of the archive in `data`, ordered by `order` (an SQL ORDER BY list).
+pub fn session_keys(data: &Path, order: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT session_key FROM sessions ORDER BY {order}"
+        ))
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// (session id, kind, unit, text) of every live record, in session and ordinal order.
+pub fn live_records(data: &Path) -> Vec<(String, String, String, String)> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, r.kind, coalesce(r.unit, ''), coalesce(r.text, '') FROM records r
+             JOIN sessions s ON s.id = r.session_id WHERE r.retracted_at IS NULL
+             ORDER BY s.session_id, r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 /// Capture the given files into `cairn`.

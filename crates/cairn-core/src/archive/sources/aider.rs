@@ -6,9 +6,12 @@
 //! line is the model's reply. It is read as a line file resumed from a byte offset like JSONL.
 //!
 //! Consecutive lines of one kind are one **block** (a multi-line prompt, a reply, a run of
-//! output). A block is a keyed unit named by its first line (`L<n>`): each line that extends it
-//! re-emits the block's records under the same keys, so the stored record is updated in place
-//! and any split of the file into appends gives the same records as one read. Blocks are capped
+//! output). A block is a keyed unit named by its first line (`L<n>`), emitted once it closes
+//! (the next block or chat header begins) or the read ends with it open, its records stored
+//! under its first line; a block that grows after a read emits again under the same keys, so the stored record
+//! is updated in place and any split of the file into appends gives the same records as one
+//! read. (Re-emitting a block on every line it grew by made a cold read quadratic in a block's
+//! length: each emission is serialised and hashed whole.) Blocks are capped
 //! (replies at [`MAX_REPLY_BYTES`], output at [`MAX_TOOL_OUTPUT_BYTES`]); past the cap a block
 //! only gathers the edits it names.
 //!
@@ -105,6 +108,9 @@ struct Block {
     edits: Vec<String>,
     /// Token reports in an output block.
     tokens: u32,
+    /// Changed since its records were last emitted.
+    #[serde(default)]
+    dirty: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -173,6 +179,19 @@ impl AiderParser {
             b.tokens += 1;
             out.usage.push((format!("{}.{}", b.unit, b.tokens), usage));
         }
+    }
+
+    /// Emit the open block if it changed since it was last emitted, its records under its first
+    /// line, `now` being the number of the line the output is for.
+    fn emit_if_dirty(&mut self, now: u64, out: &mut LineOutput) {
+        let Some(b) = self.block.as_mut().filter(|b| b.dirty) else {
+            return;
+        };
+        b.dirty = false;
+        let first = b.unit[1..].parse::<u64>().unwrap_or(now);
+        self.emit(out);
+        out.closing = out.records.len();
+        out.closing_back = now.saturating_sub(first);
     }
 
     /// The records of the open block, as they stand.
@@ -302,6 +321,7 @@ impl SourceParser for AiderParser {
         // Aider ends output lines with two spaces (a Markdown line break); Windows, with CR.
         let line = line.trim_end_matches(['\r', '\n']);
         if let Some(at) = header_time(line) {
+            self.emit_if_dirty(n, out);
             self.block = None;
             self.chats += 1;
             out.records.push(Record {
@@ -332,6 +352,7 @@ impl SourceParser for AiderParser {
                 }
             }
             _ => {
+                self.emit_if_dirty(n, out);
                 let mut b = Block {
                     kind,
                     unit: format!("L{n}"),
@@ -339,13 +360,13 @@ impl SourceParser for AiderParser {
                     full: false,
                     edits: Vec::new(),
                     tokens: 0,
+                    dirty: true,
                 };
                 append_capped(&mut b.text, content, cap, &mut b.full);
                 self.block = Some(b);
                 if kind == Kind::Output {
                     self.output_facts(content, out);
                 }
-                self.emit(out);
                 return Ok(());
             }
         }
@@ -356,8 +377,10 @@ impl SourceParser for AiderParser {
             .block
             .as_ref()
             .map(|b| (b.text.len(), b.edits.len(), b.full));
-        if before != after {
-            self.emit(out);
+        if before != after
+            && let Some(b) = self.block.as_mut()
+        {
+            b.dirty = true;
         }
         Ok(())
     }
@@ -368,6 +391,10 @@ impl SourceParser for AiderParser {
 
     fn save(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    fn flush(&mut self, out: &mut LineOutput) {
+        self.emit_if_dirty(self.lines, out);
     }
 }
 
@@ -402,6 +429,7 @@ mod tests {
         for l in lines {
             p.parse_line(l, &mut out).unwrap();
         }
+        p.flush(&mut out);
         (p, out)
     }
 
@@ -452,6 +480,47 @@ mod tests {
         );
         assert_eq!(last("L7", "edit:src/main.rs").file_paths, ["src/main.rs"]);
         assert_eq!(last("L0", "chat").kind, Some(RecordKind::Event));
+    }
+
+    /// A block is emitted once when it closes, and an open one once by `flush`, not once per
+    /// line it grew by (which made a cold read quadratic in a block's length).
+    #[test]
+    fn a_block_is_emitted_once_when_it_closes() {
+        let reply: Vec<String> = (0..500)
+            .map(|i| format!("line {i} of a long reply"))
+            .collect();
+        let mut lines = vec!["#### explain".to_owned()];
+        lines.extend(reply.iter().cloned());
+        lines.push("#### thanks".to_owned());
+        lines.extend(reply.iter().cloned());
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (_, out) = parse(&lines);
+        let units: Vec<&str> = out
+            .records
+            .iter()
+            .filter_map(|r| r.unit.as_deref())
+            .collect();
+        assert_eq!(units, ["L0", "L1", "L501", "L502"]);
+        assert_eq!(
+            out.records[1]
+                .text
+                .as_deref()
+                .map(str::lines)
+                .map(Iterator::count),
+            Some(500)
+        );
+
+        // The line that closes a block says so: its records belong to the block's first line.
+        let mut p = AiderParser::for_file(Path::new("/r/repo/.aider.chat.history.md"));
+        let mut out = LineOutput::default();
+        p.parse_line("#### one", &mut out).unwrap();
+        p.parse_line("#### two", &mut out).unwrap();
+        assert!(out.records.is_empty());
+        p.parse_line("a reply", &mut out).unwrap();
+        assert_eq!(
+            (out.records.len(), out.closing, out.closing_back),
+            (1, 1, 2)
+        );
     }
 
     #[test]

@@ -158,21 +158,24 @@ impl DatabaseSource for Crush {
                 marker: format!("{touched}/{count}/{newest}/{last_row}"),
                 newest: epoch_seconds(newest.max(touched)),
                 count: count.max(0) as u64,
+                row: None,
             });
         }
         Ok(out)
     }
 
-    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
+    fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
+        let session = session.id.as_str();
         row_as_json(conn, "sessions", session)
     }
 
     fn units(
         &self,
         conn: &Connection,
-        session: &str,
+        session: &DbSession,
         since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>> {
+        let session = session.id.as_str();
         let have = super::database::columns(conn, "messages")?;
         // Every column the table has (a newer Crush may add some), `parts` only when it is not
         // over the limit.
@@ -227,7 +230,12 @@ impl DatabaseSource for Crush {
         Ok(out)
     }
 
-    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>> {
+    fn unit_keys(
+        &self,
+        conn: &Connection,
+        session: &DbSession,
+    ) -> rusqlite::Result<BTreeSet<String>> {
+        let session = session.id.as_str();
         let mut stmt = conn.prepare("SELECT id FROM messages WHERE session_id = ?1")?;
         let ids = stmt.query_map([session], |r| Ok(json_of(r.get_ref(0)?)))?;
         let mut out = BTreeSet::new();

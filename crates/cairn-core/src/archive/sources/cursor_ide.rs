@@ -239,12 +239,14 @@ impl DatabaseSource for CursorIde {
                 marker: format!("{rowid}/{len}/{updated}/{count}/{last_row}/{total}"),
                 newest: super::database::epoch_seconds(updated),
                 count,
+                row: None,
             });
         }
         Ok(out)
     }
 
-    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
+    fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
+        let session = session.id.as_str();
         let exists: Option<i64> = conn
             .query_row(
                 "SELECT length(value) FROM cursorDiskKV WHERE key = ?1",
@@ -278,9 +280,10 @@ impl DatabaseSource for CursorIde {
     fn units(
         &self,
         conn: &Connection,
-        session: &str,
+        session: &DbSession,
         _since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>> {
+        let session = session.id.as_str();
         let composer = self.composer(conn, session)?;
         let order = Self::order(composer.as_ref());
         let prefix = format!("{BUBBLE}{session}:");
@@ -337,7 +340,12 @@ impl DatabaseSource for CursorIde {
         Ok(found.into_iter().map(|(_, _, u)| u).collect())
     }
 
-    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>> {
+    fn unit_keys(
+        &self,
+        conn: &Connection,
+        session: &DbSession,
+    ) -> rusqlite::Result<BTreeSet<String>> {
+        let session = session.id.as_str();
         let mut stmt = conn.prepare("SELECT key FROM cursorDiskKV WHERE key >= ?1 AND key < ?2")?;
         let keys = stmt.query_map(
             [format!("{BUBBLE}{session}:"), format!("{BUBBLE}{session};")],

@@ -44,6 +44,10 @@ pub struct DbSession {
     pub newest: i64,
     /// How many units the session holds.
     pub count: u64,
+    /// Where the session's row is (its rowid), for a source whose sessions cannot be found by
+    /// an index on their id (kiro-cli's table is keyed by folder and id): read by it instead of
+    /// scanning the table once per session.
+    pub row: Option<i64>,
 }
 
 /// One unit (a message) read from the database.
@@ -82,17 +86,21 @@ pub trait DatabaseSource: Sync {
     /// Every session, with its change marker.
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>>;
     /// The session's own row as JSON (`None`: gone since it was listed).
-    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>>;
+    fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>>;
     /// The units of a session updated at or after `since` (all of them for `None`), oldest
     /// first.
     fn units(
         &self,
         conn: &Connection,
-        session: &str,
+        session: &DbSession,
         since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>>;
     /// The ids of every unit of a session (to notice units the agent deleted).
-    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>>;
+    fn unit_keys(
+        &self,
+        conn: &Connection,
+        session: &DbSession,
+    ) -> rusqlite::Result<BTreeSet<String>>;
     /// A parser for the units of a session of the database at `path`, resumed from its state.
     fn parser(
         &self,

@@ -11,7 +11,7 @@
 //! A.10 and AgentsView's test payloads (MIT; the tool result blocks `{tool_use_id, content:
 //! [{Text}|{Json}], status}` are unverified); no real database could be copied.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -109,13 +109,22 @@ pub struct Kiro;
 
 const TABLE: &str = "conversations_v2";
 
-/// The conversation's value, parsed, when not over the column limit.
-fn value(conn: &Connection, id: &str) -> rusqlite::Result<Option<(Value, Value)>> {
-    let mut stmt = conn.prepare(
-        "SELECT key, CASE WHEN length(value) <= ?2 THEN value END, created_at, updated_at
-         FROM conversations_v2 WHERE conversation_id = ?1 ORDER BY updated_at DESC LIMIT 1",
-    )?;
-    let mut rows = stmt.query(rusqlite::params![id, MAX_COLUMN_BYTES])?;
+/// The conversation's value, parsed, when not over the column limit. Read by the rowid
+/// [`Kiro::sessions`] found (the table has no index on `conversation_id` alone: a lookup by id
+/// scans it, once per conversation), checked to still be the conversation's.
+fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Value, Value)>> {
+    let id = session.id.as_str();
+    let columns = "SELECT key, CASE WHEN length(value) <= ?2 THEN value END, created_at, updated_at
+         FROM conversations_v2";
+    let mut stmt = match session.row {
+        Some(_) => conn.prepare_cached(&format!(
+            "{columns} WHERE rowid = ?3 AND conversation_id = ?1"
+        ))?,
+        None => conn.prepare_cached(&format!(
+            "{columns} WHERE conversation_id = ?1 AND ?3 IS NULL ORDER BY updated_at DESC LIMIT 1"
+        ))?,
+    };
+    let mut rows = stmt.query(rusqlite::params![id, MAX_COLUMN_BYTES, session.row])?;
     let Some(row) = rows.next()? else {
         return Ok(None);
     };
@@ -180,6 +189,19 @@ impl DatabaseSource for Kiro {
                     min(length(value) <= ?1 AND json_valid(value))
              FROM conversations_v2 GROUP BY conversation_id ORDER BY min(rowid)",
         )?;
+        // The newest row of each conversation (one, unless it ran under two folders).
+        let mut newest: HashMap<String, (i64, i64)> = HashMap::new();
+        let mut rows =
+            conn.prepare("SELECT conversation_id, updated_at, rowid FROM conversations_v2")?;
+        let mut rows = rows.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Value::String(id) = json_of(row.get_ref(0)?) {
+                let at = (int_of(row.get_ref(1)?), int_of(row.get_ref(2)?));
+                let slot = newest.entry(id).or_insert(at);
+                *slot = (*slot).max(at);
+            }
+        }
+        drop(rows);
         let mut rows = stmt.query([MAX_COLUMN_BYTES])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
@@ -195,18 +217,19 @@ impl DatabaseSource for Kiro {
             let len = int_of(row.get_ref(2)?);
             let n = int_of(row.get_ref(3)?);
             out.push(DbSession {
-                id,
                 marker: format!("{updated}/{len}/{n}"),
                 newest: epoch_seconds(updated),
                 // Entries are counted only by parsing the value: every changed read checks for
                 // entries gone.
                 count: 0,
+                row: newest.get(&id).map(|(_, row)| *row),
+                id,
             });
         }
         Ok(out)
     }
 
-    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
+    fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
         Ok(value(conn, session)?.map(|(mut header, v)| {
             if let Some(model) = v.get("model_info") {
                 header["model_info"] = model.clone();
@@ -218,7 +241,7 @@ impl DatabaseSource for Kiro {
     fn units(
         &self,
         conn: &Connection,
-        session: &str,
+        session: &DbSession,
         _since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>> {
         let Some((header, v)) = value(conn, session)? else {
@@ -236,7 +259,11 @@ impl DatabaseSource for Kiro {
             .collect())
     }
 
-    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>> {
+    fn unit_keys(
+        &self,
+        conn: &Connection,
+        session: &DbSession,
+    ) -> rusqlite::Result<BTreeSet<String>> {
         Ok(value(conn, session)?
             .map(|(_, v)| entries(&v).into_iter().map(|(k, _)| k).collect())
             .unwrap_or_default())
@@ -471,6 +498,39 @@ impl UnitParser for KiroParser {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A conversation is read by the rowid `sessions` found, not by scanning the table for its
+    /// id once per conversation (the table's key is folder and id, so no index serves the id);
+    /// a conversation kept under two folders is read from its newest row; a rowid that no
+    /// longer holds the conversation (the table was rebuilt) reads nothing rather than another.
+    #[test]
+    fn a_conversation_is_read_by_its_row() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL,
+                value TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                PRIMARY KEY (key, conversation_id));
+             INSERT INTO conversations_v2 VALUES ('/a', 'c1', '{\"history\":[]}', 1, 10);
+             INSERT INTO conversations_v2 VALUES ('/b', 'c1', '{\"history\":[],\"n\":2}', 1, 20);
+             INSERT INTO conversations_v2 VALUES ('/a', 'c2', '{\"history\":[]}', 1, 5);",
+        )
+        .unwrap();
+        let sessions = Kiro.sessions(&conn).unwrap();
+        let rows: Vec<(&str, Option<i64>)> =
+            sessions.iter().map(|s| (s.id.as_str(), s.row)).collect();
+        assert_eq!(rows, [("c1", Some(2)), ("c2", Some(3))]);
+        let (header, v) = value(&conn, &sessions[0]).unwrap().unwrap();
+        assert_eq!(
+            (header["key"].clone(), v["n"].clone()),
+            (json!("/b"), json!(2))
+        );
+
+        let moved = DbSession {
+            row: Some(3),
+            ..sessions[0].clone()
+        };
+        assert!(value(&conn, &moved).unwrap().is_none());
+    }
 
     #[test]
     fn the_database_lives_in_the_data_dir_of_each_platform() {

@@ -258,21 +258,24 @@ impl DatabaseSource for OpencodeDb {
                 marker: format!("{touched}/{messages}/{newest_message}/{parts}/{newest_part}"),
                 newest: epoch_seconds(newest.max(touched)),
                 count: messages.max(0) as u64,
+                row: None,
             });
         }
         Ok(out)
     }
 
-    fn header(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<Value>> {
+    fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
+        let session = session.id.as_str();
         row_as_json(conn, "session", session)
     }
 
     fn units(
         &self,
         conn: &Connection,
-        session: &str,
+        session: &DbSession,
         since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>> {
+        let session = session.id.as_str();
         let guarded = format!(
             "CASE WHEN length(CAST(data AS BLOB)) > {MAX_COLUMN_BYTES} THEN NULL ELSE data END, length(CAST(data AS BLOB))"
         );
@@ -313,7 +316,12 @@ impl DatabaseSource for OpencodeDb {
         Ok(out)
     }
 
-    fn unit_keys(&self, conn: &Connection, session: &str) -> rusqlite::Result<BTreeSet<String>> {
+    fn unit_keys(
+        &self,
+        conn: &Connection,
+        session: &DbSession,
+    ) -> rusqlite::Result<BTreeSet<String>> {
+        let session = session.id.as_str();
         let mut stmt = conn.prepare("SELECT id FROM message WHERE session_id = ?1")?;
         let ids = stmt.query_map([session], |r| Ok(json_of(r.get_ref(0)?)))?;
         let mut out = BTreeSet::new();
