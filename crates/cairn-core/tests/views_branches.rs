@@ -79,6 +79,7 @@ fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
             limit: None,
             repo_root: root.map(|r| r.to_string_lossy().into_owned()),
             published_in: None,
+            agent: None,
         })
         .unwrap()
         .sessions
@@ -114,7 +115,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
     session(&cairn, &transcripts, "b1", &beta, "main");
     session(&cairn, &transcripts, "b2", &beta, "main");
 
-    let repos = cairn.branches().unwrap();
+    let repos = cairn.branches(None).unwrap();
     let mut names: Vec<(&str, u32)> = repos
         .iter()
         .map(|r| (r.name.as_str(), r.session_count))
@@ -157,6 +158,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
                 limit,
                 repo_root: None,
                 published_in: None,
+                agent: None,
             })
             .unwrap()
     };
