@@ -67,7 +67,9 @@ impl ValueEnum for AgentArg {
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let value = clap::builder::PossibleValue::new(self.0.as_str());
         Some(match self.0 {
-            Agent::Atif => value.help("Trajectories read by `cairn import` (never discovered by a sync)"),
+            Agent::Atif => {
+                value.help("Trajectories read by `cairn import` (never discovered by a sync)")
+            }
             _ => value,
         })
     }
