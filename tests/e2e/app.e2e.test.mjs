@@ -188,7 +188,7 @@ test('sync: the first import runs with progress and lands on the branches', asyn
   await until(async () => !(await (await byTestId('welcome')).isExisting()), 'the welcome page never went away', 60_000);
   await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
   const status = await text(await byTestId('sync-status'));
-  assert.match(status, /Synced: 13 new sessions/, status);
+  assert.match(status, /Synced: 22 new sessions/, status);
   const repos = await browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent));
   assert.ok(repos.some((r) => r.includes('shop')), `the seeded repository is listed: ${repos}`);
   await shot('02-synced-branches');
@@ -663,4 +663,80 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   );
   assert.match(await text(await byTestId('team-session')), /quokka migration moves stock counts/);
   await shot('18-team-session');
+});
+
+// ---- agents-app
+/** Where each part of the agent filter bar on screen sits, and the window's width. */
+function filterBar() {
+  return browser.execute(() => {
+    const bar = document.querySelector('[data-testid="agent-filter"]');
+    if (!bar) return null;
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, right: r.right };
+    };
+    const more = bar.querySelector('[data-testid="agent-more"]');
+    return {
+      width: window.innerWidth,
+      chips: [...bar.querySelectorAll('label[data-agent-filter]')].map((l) => ({ agent: l.dataset.agentFilter, ...box(l) })),
+      more: more ? { options: [...more.querySelectorAll('option')].map((o) => o.value).filter(Boolean), ...box(more) } : null,
+    };
+  });
+}
+
+async function assertFits(where) {
+  const bar = await filterBar();
+  assert.ok(bar, `${where}: no agent filter`);
+  for (const part of [...bar.chips, ...(bar.more ? [bar.more] : [])]) {
+    assert.ok(part.left >= 0 && part.right <= bar.width, `${where}: ${JSON.stringify(part)} runs off a ${bar.width} px window`);
+  }
+  return bar;
+}
+
+test('agents: the filter bars offer the agents in the archive, fit the window, and filter sessions and branches', async () => {
+  // The window at 1280 px, where the bar of every agent used to run off the right edge.
+  await browser.setWindowSize(1280, 800).catch(() => {});
+  await (await browser.$('[data-tab="sessions"]')).click();
+  await until(async () => (await rendered('session-row', 'data-agent')).length > 1, 'no sessions listed');
+  await until(async () => ((await filterBar())?.more?.options.length ?? 0) > 0, 'the bar has no menu for the other agents');
+  const bar = await assertFits('sessions');
+  const offered = [...bar.chips.map((c) => c.agent), ...bar.more.options];
+  // Every agent with sessions once, and none without: 8 seeded agents, not the 16 Cairn reads.
+  const seeded = ['claude', 'codex', ...seed.otherAgents];
+  assert.deepEqual([...offered].sort(), ['all', ...seeded].sort(), `offered: ${offered}`);
+  assert.equal(bar.chips.length, 6, 'All and five agents as buttons');
+  await shot('agents-01-sessions-bar');
+
+  // An agent from the menu: only its sessions are listed, and it shows as the menu's choice.
+  const picked = bar.more.options.at(-1);
+  await (await byTestId('agent-more')).selectByAttribute('value', picked);
+  await until(async () => {
+    const agents = await rendered('session-row', 'data-agent');
+    return agents.length > 0 && agents.every((a) => a === picked);
+  }, `the list is not only ${picked}'s sessions`);
+  assert.equal(await (await byTestId('agent-more')).getValue(), picked);
+  await assertFits('sessions, filtered');
+  // Back to every agent with a button: the keyboard reaches it as a radio.
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="all"]')).click();
+  await until(async () => new Set(await rendered('session-row', 'data-agent')).size > 2, 'All did not bring every agent back');
+
+  // Branches: Codex worked in no repository here, so it has no branch; Claude's work does.
+  await (await browser.$('[data-tab="branches"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
+  await assertFits('branches');
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="codex"]')).click();
+  await until(async () => {
+    const empty = await byTestId('branches-empty');
+    return (await empty.isExisting()) && /No branches with Codex sessions/.test(await text(empty));
+  }, 'Codex still has branches');
+  await shot('agents-02-branches-codex');
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="claude"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'Claude\'s branch is not listed');
+  await (await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`)).click();
+  await until(async () => {
+    const agents = await rendered('skim-session', 'data-agent');
+    return agents.length > 0 && agents.every((a) => a === 'claude');
+  }, 'the timeline is not only Claude\'s sessions');
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="all"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 1, 'All did not bring the branches back');
 });

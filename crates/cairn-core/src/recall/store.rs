@@ -359,6 +359,7 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
                 r.get::<_, i64>(0)?,
                 Evidence {
                     session_key: String::new(),
+                    agent: None,
                     ordinal_start: r.get(1)?,
                     ordinal_end: r.get(2)?,
                     start_record: r.get(3)?,
@@ -373,9 +374,15 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
         .collect::<rusqlite::Result<Vec<_>>>()?;
     // Evidence in a session the archive no longer holds is left out.
     let mut out = Vec::with_capacity(rows.len());
+    let mut agent_of = conn.prepare_cached("SELECT agent FROM sessions WHERE id = ?1")?;
     for (session, mut evidence) in rows {
         if let Some(key) = archive::session_key_of(conn, session)? {
             evidence.session_key = key;
+            evidence.agent = agent_of
+                .query_row([session], |r| r.get::<_, String>(0))
+                .optional()?
+                .as_deref()
+                .and_then(Agent::parse);
             out.push(evidence);
         }
     }
