@@ -207,3 +207,33 @@ fn a_cursor_editor_chat_says_to_open_cursor_and_offers_no_command() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn doctor_reports_every_agent_cairn_reads_found_or_not() {
+    let env = Env::new();
+    let doctor = env.json(&["doctor"]);
+    let checks = doctor["checks"].as_array().unwrap();
+    for agent in [
+        "claude", "codex", "copilot", "qwen", "droid", "kimi", "gemini", "cursor", "aider",
+        "crush", "opencode", "cline", "roo", "kilo", "kiro",
+    ] {
+        let mine: Vec<&Value> = checks
+            .iter()
+            .filter(|c| {
+                let name = c["name"].as_str().unwrap();
+                name == format!("{agent} source dir") || name == format!("{agent} sources")
+            })
+            .collect();
+        assert!(!mine.is_empty(), "doctor says nothing of {agent}: {doctor}");
+        // Found or not, each says which: the test's claude dir exists; the home is empty.
+        for c in mine {
+            let detail = c["detail"].as_str().unwrap();
+            let found = agent == "claude" || agent == "codex";
+            assert_eq!(
+                !detail.contains("not present") && !detail.contains("none set"),
+                found,
+                "{agent}: {detail}"
+            );
+        }
+    }
+}

@@ -95,12 +95,15 @@ impl Filters {
             sql.push_str(&format!(" AND e.source_session_id IN ({list})"));
         }
         if let Some(agent) = self.agent {
-            sql.push_str(
-                " AND (EXISTS (SELECT 1 FROM recall_evidence v JOIN sessions s ON s.id = v.session_id
-                               WHERE v.entry_id = e.id AND s.agent = ?)
-                       OR (e.agent = ? AND NOT EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id)))",
-            );
-            args.push(SqlValue::Text(agent.as_str().to_owned()));
+            // The archive says which sessions are the agent's; an entry with evidence in one of
+            // them is, and one with no evidence at all goes by the agent it names.
+            let ids =
+                archive::sessions_of_agent(conn, agent).map_err(crate::store::err_in(conn))?;
+            let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            sql.push_str(&format!(
+                " AND (EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id AND v.session_id IN ({list}))
+                       OR (e.agent = ? AND NOT EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id)))"
+            ));
             args.push(SqlValue::Text(agent.as_str().to_owned()));
         }
         if let Some(stale) = self.stale {
@@ -374,15 +377,10 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
         .collect::<rusqlite::Result<Vec<_>>>()?;
     // Evidence in a session the archive no longer holds is left out.
     let mut out = Vec::with_capacity(rows.len());
-    let mut agent_of = conn.prepare_cached("SELECT agent FROM sessions WHERE id = ?1")?;
     for (session, mut evidence) in rows {
-        if let Some(key) = archive::session_key_of(conn, session)? {
+        if let Some((key, agent)) = archive::session_key_and_agent(conn, session)? {
             evidence.session_key = key;
-            evidence.agent = agent_of
-                .query_row([session], |r| r.get::<_, String>(0))
-                .optional()?
-                .as_deref()
-                .and_then(Agent::parse);
+            evidence.agent = agent;
             out.push(evidence);
         }
     }

@@ -509,6 +509,25 @@ pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Ve
         .collect()
 }
 
+/// The key and agent of the session with row id `session`, if the archive holds it.
+pub fn session_key_and_agent(
+    conn: &Connection,
+    session: i64,
+) -> rusqlite::Result<Option<(String, Option<Agent>)>> {
+    conn.prepare_cached("SELECT session_key, agent FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok((r.get(0)?, Agent::parse(&r.get::<_, String>(1)?)))
+        })
+        .optional()
+}
+
+/// The row ids of every session of `agent` (sub-agent sessions included).
+pub fn sessions_of_agent(conn: &Connection, agent: Agent) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE agent = ?1 ORDER BY id")?
+        .query_map([agent.as_str()], |r| r.get(0))?
+        .collect()
+}
+
 /// The key of the session with row id `session`, if the archive holds it.
 pub fn session_key_of(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT session_key FROM sessions WHERE id = ?1")?
