@@ -16,7 +16,7 @@ use cairn_core::hooks::{HookInstall, HookStatus};
 use cairn_core::views::branches::RepoBranches;
 use cairn_core::views::search::{SearchHit, SearchQuery};
 use cairn_core::views::session::SessionDetail;
-use cairn_core::views::sessions::{SessionQuery, SessionSummary};
+use cairn_core::views::sessions::{AgentCount, SessionQuery, SessionSummary};
 use cairn_core::views::show::{SessionTimeline, TurnRecords};
 use cairn_core::views::skim::{SkimQuery, SkimView};
 use cairn_core::views::why::{WhyAnswer, WhyPlace, WhyQuery};
@@ -68,18 +68,29 @@ pub async fn list_sessions(
     with_cairn(&backend, move |c| c.sessions(&query)).await
 }
 
-/// Repositories and their branches with agent activity, most recently active first.
+/// The agents with sessions in the archive, most sessions first: the agent filters offer these.
 #[tauri::command]
 #[specta::specta]
-pub async fn list_branches(backend: State<'_, Backend>) -> Result<Vec<RepoBranches>, ErrorReport> {
-    with_cairn(&backend, Cairn::branches).await
+pub async fn agent_counts(backend: State<'_, Backend>) -> Result<Vec<AgentCount>, ErrorReport> {
+    with_cairn(&backend, Cairn::agent_counts).await
+}
+
+/// Repositories and their branches with agent activity, most recently active first; with
+/// `agent`, only that agent's sessions count.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_branches(
+    backend: State<'_, Backend>,
+    agent: Option<Agent>,
+) -> Result<Vec<RepoBranches>, ErrorReport> {
+    with_cairn(&backend, move |c| c.branches(agent)).await
 }
 
 /// The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
 /// `include_weak`, sessions that only ran while the branch was checked out come last. With
 /// `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 /// repositories is one branch key; and the sessions teammates published there that `cairn pull`
-/// fetched (marked untrusted, with their publisher).
+/// fetched (marked untrusted, with their publisher). With `agent`, only that agent's sessions.
 #[tauri::command]
 #[specta::specta]
 pub async fn skim_branch(
@@ -87,6 +98,7 @@ pub async fn skim_branch(
     target_key: String,
     include_weak: bool,
     repo_root: Option<String>,
+    agent: Option<Agent>,
 ) -> Result<SkimView, ErrorReport> {
     with_cairn(&backend, move |c| {
         let target = Target::parse(TargetKind::Branch, &target_key)?;
@@ -96,6 +108,7 @@ pub async fn skim_branch(
             limit: None,
             published_in: repo_root.clone(),
             repo_root,
+            agent,
         })
     })
     .await

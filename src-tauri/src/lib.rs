@@ -42,6 +42,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::app_info,
             commands::app_ready::<tauri::Wry>,
             commands::list_sessions,
+            commands::agent_counts,
             commands::list_branches,
             commands::skim_branch,
             commands::session_detail,

@@ -2,6 +2,7 @@
 //! user-visible behaviour; outputs are pinned with snapshots where their layout matters.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agents;
 mod archive;
 mod branch;
 mod errors;

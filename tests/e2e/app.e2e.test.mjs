@@ -188,7 +188,7 @@ test('sync: the first import runs with progress and lands on the branches', asyn
   await until(async () => !(await (await byTestId('welcome')).isExisting()), 'the welcome page never went away', 60_000);
   await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
   const status = await text(await byTestId('sync-status'));
-  assert.match(status, /Synced: 13 new sessions/, status);
+  assert.match(status, /Synced: 22 new sessions/, status);
   const repos = await browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent));
   assert.ok(repos.some((r) => r.includes('shop')), `the seeded repository is listed: ${repos}`);
   await shot('02-synced-branches');
@@ -589,7 +589,10 @@ test('forget: the confirmation lists what goes, then the session is gone everywh
   await (await browser.$('[data-tab="sessions"]')).click();
   await until(async () => (await rendered('session-row', 'data-session-key')).length > 1, 'no sessions listed');
   const before = await rendered('session-row', 'data-session-key');
-  // The oldest session that is not the one the other journeys follow.
+  // The list is virtual: count what it holds, not the rows on screen.
+  const listedCount = async () => Number((await text(await browser.$('#session-count'))).replace(/\D/g, ''));
+  const total = await listedCount();
+  // The oldest session on screen that is not the one the other journeys follow.
   const victim = before.filter((k) => k !== loginKey).at(-1);
   await openFromSessions(victim);
   await (await byTestId('forget-button')).click();
@@ -606,7 +609,7 @@ test('forget: the confirmation lists what goes, then the session is gone everywh
   await (await browser.$('[data-tab="sessions"]')).click();
   await until(async () => {
     const keys = await rendered('session-row', 'data-session-key');
-    return keys.length === before.length - 1 && !keys.includes(victim);
+    return (await listedCount()) === total - 1 && !keys.includes(victim);
   }, 'the forgotten session is still listed');
   await shot('own3-04-forgotten');
   // Nothing of it is left to find: the CLI on the same archive does not know it.
@@ -663,4 +666,94 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   );
   assert.match(await text(await byTestId('team-session')), /quokka migration moves stock counts/);
   await shot('18-team-session');
+});
+
+// ---- agents-app
+/** Where each part of the agent filter bar on screen sits, and the window's width. */
+function filterBar() {
+  return browser.execute(() => {
+    const bar = document.querySelector('[data-testid="agent-filter"]');
+    if (!bar) return null;
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, right: r.right };
+    };
+    const more = bar.querySelector('[data-testid="agent-more"]');
+    return {
+      width: window.innerWidth,
+      chips: [...bar.querySelectorAll('label[data-agent-filter]')].map((l) => ({ agent: l.dataset.agentFilter, ...box(l) })),
+      more: more ? { options: [...more.querySelectorAll('option')].map((o) => o.value).filter(Boolean), ...box(more) } : null,
+    };
+  });
+}
+
+/** Choose an agent in the bar on screen: its button, or the menu when it has none. */
+async function pickAgent(agent) {
+  const chip = await browser.$(`[data-testid="agent-filter"] label[data-agent-filter="${agent}"]`);
+  if (await chip.isExisting()) await chip.click();
+  else await (await byTestId('agent-more')).selectByAttribute('value', agent);
+}
+
+async function assertFits(where) {
+  const bar = await filterBar();
+  assert.ok(bar, `${where}: no agent filter`);
+  for (const part of [...bar.chips, ...(bar.more ? [bar.more] : [])]) {
+    assert.ok(part.left >= 0 && part.right <= bar.width, `${where}: ${JSON.stringify(part)} runs off a ${bar.width} px window`);
+  }
+  return bar;
+}
+
+test('agents: the filter bars offer the agents in the archive, fit the window, and filter sessions and branches', async () => {
+  // The window at 1280 px, where the bar of every agent used to run off the right edge.
+  await browser.setWindowSize(1280, 800).catch(() => {});
+  await (await browser.$('[data-tab="sessions"]')).click();
+  await until(async () => (await rendered('session-row', 'data-agent')).length > 1, 'no sessions listed');
+  await until(async () => ((await filterBar())?.more?.options.length ?? 0) > 0, 'the bar has no menu for the other agents');
+  const bar = await assertFits('sessions');
+  const offered = [...bar.chips.map((c) => c.agent), ...bar.more.options];
+  // Every agent with sessions once, and none without: 8 seeded agents, not the 16 Cairn reads.
+  const seeded = ['claude', 'codex', ...seed.otherAgents];
+  assert.deepEqual([...offered].sort(), ['all', ...seeded].sort(), `offered: ${offered}`);
+  assert.equal(bar.chips.length, 6, 'All and five agents as buttons');
+  await shot('agents-01-sessions-bar');
+
+  // An agent from the menu: only its sessions are listed, and it shows as the menu's choice.
+  const picked = bar.more.options.at(-1);
+  await (await byTestId('agent-more')).selectByAttribute('value', picked);
+  await until(async () => {
+    const agents = await rendered('session-row', 'data-agent');
+    return agents.length > 0 && agents.every((a) => a === picked);
+  }, `the list is not only ${picked}'s sessions`);
+  assert.equal(await (await byTestId('agent-more')).getValue(), picked);
+  await assertFits('sessions, filtered');
+  // Back to every agent with a button: the keyboard reaches it as a radio.
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="all"]')).click();
+  await until(async () => new Set(await rendered('session-row', 'data-agent')).size > 2, 'All did not bring every agent back');
+
+  // Branches: Codex's fixture session ran on `main` of a folder that is no repository here, so
+  // its branch stands alone; Gemini's recorded no branch at all.
+  await (await browser.$('[data-tab="branches"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
+  await assertFits('branches');
+  const repoNames = () => browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent ?? ''));
+  await pickAgent('codex');
+  await until(async () => {
+    const names = await repoNames();
+    return names.length > 0 && !names.some((n) => n.includes('shop')) && !(await rendered('branch-row', 'data-branch-key')).includes(LOGIN);
+  }, 'the shop repository is still listed for Codex');
+  await pickAgent('gemini');
+  await until(async () => {
+    const empty = await byTestId('branches-empty');
+    return (await empty.isExisting()) && /No branches with Gemini sessions/.test(await text(empty));
+  }, 'Gemini has branches');
+  await shot('agents-02-branches-gemini');
+  await pickAgent('claude');
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'Claude\'s branch is not listed');
+  await (await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`)).click();
+  await until(async () => {
+    const agents = await rendered('skim-session', 'data-agent');
+    return agents.length > 0 && agents.every((a) => a === 'claude');
+  }, 'the timeline is not only Claude\'s sessions');
+  await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="all"]')).click();
+  await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 1, 'All did not bring the branches back');
 });

@@ -24,7 +24,7 @@ cargo build --locked --workspace --bin cairn-desktop --bin cairn --features taur
 
 work="$(mktemp -d -t cairn-e2e.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-node tests/e2e/seed.mjs "$work/machine" > "$work/seed.json"
+node tests/e2e/seed.mjs "$work/machine" "$work/home" > "$work/seed.json"
 mkdir -p "$work/data" "$work/home" test-artifacts/e2e
 rm -f test-artifacts/e2e/*.png
 

@@ -2,16 +2,19 @@
 // agents worked on branches (edits and commits made for real), the agents' transcripts of that
 // work in their source dirs, and the repository's real fixture transcripts beside them.
 //
-//   node tests/e2e/seed.mjs <root>
+//   node tests/e2e/seed.mjs <root> [<home>]
 //
-// Writes <root>/repo (git), <root>/claude/<project>/<session>.jsonl, <root>/codex/..., and
-// prints a JSON summary (the session ids, branch names and the record to deep-link to).
+// Writes <root>/repo (git), <root>/claude/<project>/<session>.jsonl, <root>/codex/..., with
+// <home> the real fixtures of six more agents in their default folders under that home (the
+// agent filters then hold more agents than fit as buttons), and prints a JSON summary (the
+// session ids, branch names and the record to deep-link to).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, appendFileSync, writeFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(process.argv[2] ?? '');
-if (!process.argv[2]) throw new Error('usage: node tests/e2e/seed.mjs <root>');
+if (!process.argv[2]) throw new Error('usage: node tests/e2e/seed.mjs <root> [<home>]');
+const home = process.argv[3] ? resolve(process.argv[3]) : null;
 const fixtures = resolve('tests/fixtures');
 
 const gitEnv = {
@@ -118,6 +121,22 @@ cpSync(join(fixtures, 'claude'), join(claudeDir, '-home-USER-projects-spotter'),
 mkdirSync(join(codexDir, '2026/08/03'), { recursive: true });
 cpSync(join(fixtures, 'codex'), join(codexDir, '2026/08/03'), { recursive: true });
 
+// More agents, each in its default folder under the home the app runs with.
+const otherAgents = [];
+if (home !== null) {
+  const place = (agent, from, to) => {
+    mkdirSync(join(home, to, '..'), { recursive: true });
+    cpSync(join(fixtures, from), join(home, to), { recursive: true });
+    if (!otherAgents.includes(agent)) otherAgents.push(agent);
+  };
+  place('gemini', 'gemini/stage0', '.gemini/tmp/stage0');
+  place('copilot', 'copilot/small.jsonl', '.copilot/session-state/small.jsonl');
+  place('qwen', 'qwen/019f0000-0000-7000-8000-000000000001.jsonl', '.qwen/projects/-tmp-q/chats/019f0000-0000-7000-8000-000000000001.jsonl');
+  place('droid', 'droid/session_store_small.jsonl', '.factory/sessions/-tmp-d/session_store_small.jsonl');
+  place('cursor', 'cursor/-tmp-repo/agent-transcripts/test-session.jsonl', '.cursor/projects/-tmp-repo/agent-transcripts/test-session.jsonl');
+  place('kimi', 'kimi/sessions', '.kimi/sessions');
+}
+
 process.stdout.write(
-  `${JSON.stringify({ repo, claudeDir, codexDir, sessions: { login: s1, question: s2, readme: s3 }, commitOrdinal })}\n`,
+  `${JSON.stringify({ repo, claudeDir, codexDir, otherAgents, sessions: { login: s1, question: s2, readme: s3 }, commitOrdinal })}\n`,
 );

@@ -62,7 +62,11 @@ describe('first run', () => {
     const welcome = one(target, 'welcome')!;
     expect(welcome.textContent).toContain('Welcome to Cairn');
     expect(welcome.textContent).toContain('/home/dev/.claude/projects');
-    expect(welcome.textContent).toContain('not found');
+    // Every agent without a folder is named once, not listed folder by folder, and the import
+    // names the agents it will read.
+    expect(one(target, 'welcome-missing')!.textContent).toMatch(/Codex.*no folder found/);
+    expect(one(target, 'welcome-found')!.textContent).not.toContain('Codex');
+    expect(target.querySelector('#first-sync')!.textContent).toContain('Import from Claude');
 
     click(target.querySelector('#first-sync'));
     await settle();

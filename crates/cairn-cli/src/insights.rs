@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::insights::render::ExportFormat;
@@ -26,9 +26,9 @@ pub enum InsightsCommand {
         until: Option<String>,
         #[arg(long)]
         project: Option<String>,
-        /// Only sessions of this agent (claude, codex).
-        #[arg(long)]
-        agent: Option<String>,
+        /// Only sessions of this agent.
+        #[arg(long, value_enum)]
+        agent: Option<crate::AgentArg>,
         /// Only sessions related to this branch.
         #[arg(long)]
         branch: Option<String>,
@@ -116,12 +116,7 @@ pub fn run(
             force,
             dry_run,
         } => {
-            let agent = agent
-                .map(|a| {
-                    Agent::parse(&a)
-                        .with_context(|| format!("unknown agent `{a}`: use claude or codex"))
-                })
-                .transpose()?;
+            let agent = agent.map(Agent::from);
             let req = GenerateRequest {
                 slice: SliceRequest {
                     since,

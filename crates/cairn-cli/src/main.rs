@@ -52,47 +52,32 @@ struct Global {
     keys: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum AgentArg {
-    Claude,
-    Codex,
-    Copilot,
-    Qwen,
-    Droid,
-    Kimi,
-    Gemini,
-    Cursor,
-    Aider,
-    Crush,
-    Opencode,
-    Cline,
-    Roo,
-    Kilo,
-    Kiro,
-    /// Trajectories read by `cairn import` (never discovered by a sync).
-    Atif,
+/// `--agent`: the core's [`Agent`], named as it names itself (`claude`, `opencode`, `atif`, …).
+/// The list is the core's, so a new agent needs no change here.
+#[derive(Clone, Copy)]
+pub(crate) struct AgentArg(pub(crate) Agent);
+
+impl ValueEnum for AgentArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static VARIANTS: std::sync::LazyLock<Vec<AgentArg>> =
+            std::sync::LazyLock::new(|| Agent::EVERY.into_iter().map(AgentArg).collect());
+        &VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let value = clap::builder::PossibleValue::new(self.0.as_str());
+        Some(match self.0 {
+            Agent::Atif => {
+                value.help("Trajectories read by `cairn import` (never discovered by a sync)")
+            }
+            _ => value,
+        })
+    }
 }
 
 impl From<AgentArg> for Agent {
     fn from(a: AgentArg) -> Agent {
-        match a {
-            AgentArg::Claude => Agent::Claude,
-            AgentArg::Codex => Agent::Codex,
-            AgentArg::Copilot => Agent::Copilot,
-            AgentArg::Qwen => Agent::Qwen,
-            AgentArg::Droid => Agent::Droid,
-            AgentArg::Kimi => Agent::Kimi,
-            AgentArg::Gemini => Agent::Gemini,
-            AgentArg::Cursor => Agent::Cursor,
-            AgentArg::Aider => Agent::Aider,
-            AgentArg::Crush => Agent::Crush,
-            AgentArg::Opencode => Agent::Opencode,
-            AgentArg::Cline => Agent::Cline,
-            AgentArg::Roo => Agent::Roo,
-            AgentArg::Kilo => Agent::Kilo,
-            AgentArg::Kiro => Agent::Kiro,
-            AgentArg::Atif => Agent::Atif,
-        }
+        a.0
     }
 }
 
@@ -233,6 +218,9 @@ enum Command {
         /// At most this many sessions (the most recently active).
         #[arg(long)]
         limit: Option<u32>,
+        /// Only this agent's sessions.
+        #[arg(long, value_enum)]
+        agent: Option<AgentArg>,
     },
     /// Share the redacted metadata of the sessions related to a target under refs/cairn/; with
     /// --full, their redacted transcripts too, for teammates to `cairn pull`.
@@ -742,6 +730,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             value,
             include_weak,
             limit,
+            agent,
         } => {
             let cairn = open(g)?;
             let target = match kind {
@@ -755,6 +744,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 repo_root: None,
                 // Teammates' sessions only from the repository of -C.
                 published_in: Some(g.dir.to_string_lossy().into_owned()),
+                agent: agent.map(Agent::from),
             })?;
             if g.json {
                 render::json(out, &view)?;

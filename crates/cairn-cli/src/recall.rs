@@ -156,8 +156,9 @@ pub struct FilterArgs {
     cwd: Option<String>,
     #[arg(long)]
     git_branch: Option<String>,
-    #[arg(long)]
-    agent: Option<String>,
+    /// Only entries whose evidence comes from this agent's sessions.
+    #[arg(long, value_enum)]
+    agent: Option<crate::AgentArg>,
     #[arg(long = "type", value_parser = one_of(EntryType::NAMES, EntryType::parse))]
     entry_type: Option<EntryType>,
     #[arg(long, value_parser = one_of(Scope::NAMES, Scope::parse))]
@@ -189,7 +190,7 @@ impl FilterArgs {
             project: self.project.clone(),
             cwd: self.cwd.as_deref().map(expand_tilde),
             git_branch: self.git_branch.clone(),
-            agent: self.agent.clone(),
+            agent: self.agent.map(Into::into),
             entry_type: self.entry_type,
             scope: self.scope,
             status: self.status,

@@ -48,6 +48,27 @@ impl Agent {
         Agent::Kiro,
     ];
 
+    /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
+    /// What an agent filter accepts.
+    pub const EVERY: [Agent; 16] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::Qwen,
+        Agent::Droid,
+        Agent::Kimi,
+        Agent::Gemini,
+        Agent::Cursor,
+        Agent::Aider,
+        Agent::Crush,
+        Agent::Opencode,
+        Agent::Cline,
+        Agent::Roo,
+        Agent::Kilo,
+        Agent::Kiro,
+        Agent::Atif,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",

@@ -373,6 +373,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
                 limit: None,
                 repo_root: None,
                 published_in: None,
+                agent: None,
             })
             .unwrap();
         assert!(

@@ -79,6 +79,7 @@ fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
             limit: None,
             repo_root: root.map(|r| r.to_string_lossy().into_owned()),
             published_in: None,
+            agent: None,
         })
         .unwrap()
         .sessions
@@ -114,7 +115,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
     session(&cairn, &transcripts, "b1", &beta, "main");
     session(&cairn, &transcripts, "b2", &beta, "main");
 
-    let repos = cairn.branches().unwrap();
+    let repos = cairn.branches(None).unwrap();
     let mut names: Vec<(&str, u32)> = repos
         .iter()
         .map(|r| (r.name.as_str(), r.session_count))
@@ -157,6 +158,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
                 limit,
                 repo_root: None,
                 published_in: None,
+                agent: None,
             })
             .unwrap()
     };
@@ -177,4 +179,92 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
             expected.iter().map(|s| s.turns.len() as u32).sum::<u32>()
         );
     }
+}
+
+/// A Codex rollout of one exchange in `cwd` on `branch`, captured through the hook.
+fn codex_session(cairn: &Cairn, transcripts: &Path, id: &str, cwd: &Path, branch: &str) {
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    let lines = [
+        json!({"timestamp": now, "type": "session_meta", "payload": {"id": id, "timestamp": now, "cwd": cwd,
+            "originator": "codex_cli_rs", "cli_version": "0.146.0", "source": "cli", "git": {"branch": branch}}}),
+        json!({"timestamp": now, "type": "event_msg", "payload": {"type": "user_message", "message": "look around"}}),
+        json!({"timestamp": now, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Looked."}]}}),
+    ];
+    let path = transcripts.join(format!("rollout-{id}.jsonl"));
+    std::fs::write(&path, lines.map(|l| format!("{l}\n")).concat()).unwrap();
+    let input = json!({"session_id": id, "transcript_path": path, "cwd": cwd});
+    cairn
+        .hook(
+            &input.to_string(),
+            Some(cairn_core::archive::Agent::Codex),
+            cwd,
+        )
+        .unwrap();
+}
+
+#[test]
+fn the_branch_list_and_the_agent_counts_follow_one_agent() {
+    use cairn_core::archive::Agent;
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    let beta = repo(&tmp.path().join("beta"));
+    let claude = tmp.path().join("claude");
+    let codex = tmp.path().join("codex");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::create_dir_all(&codex).unwrap();
+    let data = tmp.path().join("data");
+    support::read_from(&data, Agent::Claude, &claude);
+    support::read_from(&data, Agent::Codex, &codex);
+    let cairn = Cairn::open(&data).unwrap();
+    session(&cairn, &claude, "a1", &alpha, "main");
+    session(&cairn, &claude, "a2", &alpha, "main");
+    session(&cairn, &claude, "b1", &beta, "main");
+    codex_session(&cairn, &codex, "x1", &alpha, "main");
+
+    let counts: Vec<(Agent, u32)> = cairn
+        .agent_counts()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.agent, c.sessions))
+        .collect();
+    assert_eq!(counts, vec![(Agent::Claude, 3), (Agent::Codex, 1)]);
+
+    let shape = |agent| {
+        let mut out: Vec<(String, u32, Vec<String>)> = cairn
+            .branches(agent)
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                let mut names: Vec<String> = r.branches.into_iter().map(|b| b.name).collect();
+                names.sort();
+                (r.name, r.session_count, names)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        shape(None),
+        vec![
+            ("alpha".into(), 3, s(&["main"])),
+            ("beta".into(), 1, s(&["main"]))
+        ]
+    );
+    // Only Codex's work: beta is gone, alpha counts one session.
+    assert_eq!(
+        shape(Some(Agent::Codex)),
+        vec![("alpha".into(), 1, s(&["main"]))]
+    );
+    assert_eq!(
+        shape(Some(Agent::Claude)),
+        vec![
+            ("alpha".into(), 2, s(&["main"])),
+            ("beta".into(), 1, s(&["main"]))
+        ]
+    );
+    assert!(shape(Some(Agent::Gemini)).is_empty());
 }

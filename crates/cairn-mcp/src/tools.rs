@@ -124,7 +124,8 @@ pub struct SearchArgs {
     pub query: String,
     #[serde(default)]
     pub mode: ModeArg,
-    /// Only this agent's sessions: `claude` or `codex`.
+    /// Only this agent's sessions: `claude`, `codex`, `gemini`, `copilot`, `cursor`, … (the names
+    /// `cairn sessions` shows).
     #[serde(default)]
     pub agent: Option<String>,
     /// Only sessions of this project (the repository directory name or path).
@@ -525,6 +526,7 @@ impl Server {
                 limit: Some((offset + limit + 1) as u32),
                 repo_root: None,
                 published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
+                agent: None,
             })
             .map_err(|e| self.fail(e))?;
         // The core keeps the most recently active sessions; in that order, a longer list
@@ -743,8 +745,9 @@ impl Server {
             None => None,
             Some(name) => Some(Agent::parse(&name).ok_or_else(|| {
                 invalid(format!(
-                    "unknown agent {:?}; expected claude or codex",
-                    cairn_core::text::one_line(&name, 40)
+                    "unknown agent {:?}; expected one of {}",
+                    cairn_core::text::one_line(&name, 40),
+                    Agent::EVERY.map(Agent::as_str).join(", ")
                 ))
             })?),
         };

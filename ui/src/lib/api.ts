@@ -4,6 +4,7 @@ import { commands, events } from './bindings';
 import type { CommandError } from './errors';
 import type {
   Agent,
+  AgentCount,
   AppInfo_Serialize,
   ErrorKind,
   ErrorReport_Serialize,
@@ -104,7 +105,7 @@ import type {
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
-export type { Agent, ArchiveChanged, Check, DirOrigin, DoctorReport, Evidence, HookStatus, OutboundPreview };
+export type { Agent, AgentCount, ArchiveChanged, Check, DirOrigin, DoctorReport, Evidence, HookStatus, OutboundPreview };
 export type { SourceDirStatus, SyncProgress, TokenUsage, UiMilestone };
 export type AppInfo = AppInfo_Serialize;
 export type LiveStatus = LiveStatus_Serialize;

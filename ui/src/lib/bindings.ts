@@ -16,16 +16,21 @@ export const commands = {
 	appReady: (milestones: UiMilestone[]) => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("app_ready", { milestones })),
 	/**  Sessions in the archive, newest first, filtered by `query`. */
 	listSessions: (query: SessionQuery_Deserialize) => typedError<SessionSummary_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_sessions", { query })),
-	/**  Repositories and their branches with agent activity, most recently active first. */
-	listBranches: () => typedError<RepoBranches_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_branches")),
+	/**  The agents with sessions in the archive, most sessions first: the agent filters offer these. */
+	agentCounts: () => typedError<AgentCount[], ErrorReport_Serialize>(__TAURI_INVOKE("agent_counts")),
+	/**
+	 *  Repositories and their branches with agent activity, most recently active first; with
+	 *  `agent`, only that agent's sessions count.
+	 */
+	listBranches: (agent: Agent | null) => typedError<RepoBranches_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_branches", { agent })),
 	/**
 	 *  The skim timeline of a branch, given its target key (`ref:refs/heads/<name>`). With
 	 *  `include_weak`, sessions that only ran while the branch was checked out come last. With
 	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 	 *  repositories is one branch key; and the sessions teammates published there that `cairn pull`
-	 *  fetched (marked untrusted, with their publisher).
+	 *  fetched (marked untrusted, with their publisher). With `agent`, only that agent's sessions.
 	 */
-	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot })),
+	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null, agent: Agent | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot, agent })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
 	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
@@ -232,6 +237,13 @@ export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" |
  *  (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
  */
 "atif";
+
+/**  How many sessions one agent has in the archive (what the agent filters offer). */
+export type AgentCount = {
+	agent: Agent,
+	/**  Top-level sessions with records, as the session list counts them. */
+	sessions: number,
+};
 
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
@@ -927,7 +939,11 @@ export type Filters_Deserialize = {
 	project?: string | null,
 	cwd?: string | null,
 	git_branch?: string | null,
-	agent?: string | null,
+	/**
+	 *  Entries whose evidence comes from this agent's sessions (an entry with no evidence in
+	 *  the archive: the agent it names).
+	 */
+	agent?: Agent | null,
 	type?: EntryType | null,
 	scope?: Scope | null,
 	/**  Default: accepted. */
@@ -947,7 +963,11 @@ export type Filters_Serialize = {
 	project: string | null,
 	cwd: string | null,
 	git_branch: string | null,
-	agent: string | null,
+	/**
+	 *  Entries whose evidence comes from this agent's sessions (an entry with no evidence in
+	 *  the archive: the agent it names).
+	 */
+	agent: Agent | null,
 	type: EntryType | null,
 	scope: Scope | null,
 	/**  Default: accepted. */
@@ -1955,6 +1975,8 @@ export type RecallEvidence = RecallEvidence_Serialize | RecallEvidence_Deseriali
 /**  A range of records of the source session that supports an entry. */
 export type RecallEvidence_Deserialize = {
 	session_key: string,
+	/**  The agent of the session it cites (the entry's agent badges), when read from the archive. */
+	agent?: Agent | null,
 	ordinal_start: number,
 	ordinal_end: number,
 	/**
@@ -1974,6 +1996,8 @@ export type RecallEvidence_Deserialize = {
 /**  A range of records of the source session that supports an entry. */
 export type RecallEvidence_Serialize = {
 	session_key: string,
+	/**  The agent of the session it cites (the entry's agent badges), when read from the archive. */
+	agent: Agent | null,
 	ordinal_start: number,
 	ordinal_end: number,
 	/**
@@ -2484,6 +2508,11 @@ export type SessionDetail_Deserialize = {
 	model?: string | null,
 	provider?: string | null,
 	tool_version?: string | null,
+	/**
+	 *  Where the agent ran, when its transcript says: `cli`, `vscode`, `exec`, … (`ide` for a
+	 *  chat in the Cursor editor, which no command line resumes).
+	 */
+	thread_source?: string | null,
 	started_at?: string | null,
 	updated_at?: string | null,
 	turn_count: number,
@@ -2521,6 +2550,11 @@ export type SessionDetail_Serialize = {
 	model: string | null,
 	provider: string | null,
 	tool_version: string | null,
+	/**
+	 *  Where the agent ran, when its transcript says: `cli`, `vscode`, `exec`, … (`ide` for a
+	 *  chat in the Cursor editor, which no command line resumes).
+	 */
+	thread_source: string | null,
 	started_at: string | null,
 	updated_at: string | null,
 	turn_count: number,

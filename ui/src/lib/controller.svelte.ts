@@ -7,6 +7,7 @@ import { openSession, pickBranch, type TriageVerb } from './place';
 import { places, placeOf } from './places';
 import type { Route, View, WhyFrom } from './links';
 import type { Stores } from './stores';
+import { agentCounts } from './stores/agents.svelte';
 
 export class WindowController implements KeyHandler {
   readonly #s: Stores;
@@ -35,6 +36,8 @@ export class WindowController implements KeyHandler {
   /** Reload what is on screen after the archive changed. */
   refresh(): void {
     void this.#s.app.checkArchive();
+    // A sync may have brought a new agent: the filter bars offer it.
+    if (agentCounts.counts.status !== 'idle') void agentCounts.load();
     placeOf(this.route).refresh(this.route, this.#s);
   }
 

@@ -276,6 +276,7 @@ export function fakeDetail(sessionKey: string): SessionDetail {
     model: 'claude-opus-4',
     provider: 'anthropic',
     tool_version: '2.1.39',
+    thread_source: 'cli',
     started_at: at(0),
     updated_at: at(30),
     turn_count: 5,
@@ -365,7 +366,7 @@ export function fakeEntry(id: string, title: string, reviewed: boolean, session 
     updated_at: at(1),
     reviewed_at: reviewed ? at(1) : null,
     evidence: [
-      { session_key: key(session), ordinal_start: ordinal, ordinal_end: ordinal + 1, start_record: '', end_record: '', content_digest: '', tool_use_id: null, snippet: 'npm test', files: [] },
+      { session_key: key(session), agent: 'claude', ordinal_start: ordinal, ordinal_end: ordinal + 1, start_record: '', end_record: '', content_digest: '', tool_use_id: null, snippet: 'npm test', files: [] },
     ],
   };
 }
@@ -501,6 +502,11 @@ export function fakeBackend(options: FakeOptions = {}) {
         const all = fakeSessions(sessions);
         const filtered = query.agent ? all.filter((s) => s.agent === query.agent) : all;
         return query.limit ? filtered.slice(0, query.limit) : filtered;
+      }
+      case 'agent_counts': {
+        const counted = new Map<Agent, number>();
+        for (const s of fakeSessions(sessions)) counted.set(s.agent, (counted.get(s.agent) ?? 0) + 1);
+        return [...counted].map(([agent, n]) => ({ agent, sessions: n })).sort((a, b) => b.sessions - a.sessions);
       }
       case 'list_branches':
         return sessions === 0 ? [] : fakeRepos();

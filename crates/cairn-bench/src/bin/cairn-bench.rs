@@ -179,6 +179,7 @@ fn main() -> Result<()> {
                 limit: None,
                 repo_root: None,
                 published_in: None,
+                agent: None,
             };
             let first = cairn.skim(&q)?;
             let mut wall = Vec::with_capacity(runs);

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use crate::archive::Agent;
 use crate::archive::store::Store;
 use crate::semantic::vectors::VectorStore;
 use crate::views::search::{SearchHit, SearchQuery};
@@ -14,6 +15,13 @@ impl Cairn {
     pub fn sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
         let store = self.store();
         views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
+    }
+
+    /// The agents with sessions in the archive and how many each has, most first: what the
+    /// agent filters offer (an agent with nothing captured is not worth a button).
+    pub fn agent_counts(&self) -> Result<Vec<views::sessions::AgentCount>> {
+        let store = self.store();
+        views::sessions::agents(store.conn()).map_err(|e| store.err(e))
     }
 
     /// One session in detail, by `session_key` or the agent's own session id.
@@ -105,10 +113,10 @@ impl Cairn {
         Ok(turn.map(views::sessions::count))
     }
 
-    /// Repositories and branches with agent activity.
-    pub fn branches(&self) -> Result<Vec<views::branches::RepoBranches>> {
+    /// Repositories and branches with agent activity (of one agent's sessions, with `agent`).
+    pub fn branches(&self, agent: Option<Agent>) -> Result<Vec<views::branches::RepoBranches>> {
         let store = self.store();
-        views::branches::list(store.conn()).map_err(|e| store.err(e))
+        views::branches::list(store.conn(), agent).map_err(|e| store.err(e))
     }
 
     /// Search the archive: full text over records (lexical), or by meaning over turns (vector,
@@ -198,7 +206,7 @@ impl Cairn {
             WhyPlace::Nowhere => return self.why_described(query),
             WhyPlace::Repo { root } => {
                 let known = self
-                    .branches()?
+                    .branches(None)?
                     .into_iter()
                     .any(|r| r.root.as_deref() == Some(root.as_str()));
                 if !known {

@@ -257,6 +257,9 @@ impl Entry {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Evidence {
     pub session_key: String,
+    /// The agent of the session it cites (the entry's agent badges), when read from the archive.
+    #[serde(default)]
+    pub agent: Option<crate::archive::Agent>,
     pub ordinal_start: u32,
     pub ordinal_end: u32,
     /// Stable identities of the first and last record (`<record_hash>#<block>`), used to find

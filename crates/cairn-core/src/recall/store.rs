@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index::{self, IndexDoc};
 use super::model::{Entry, EntryType, Evidence, ReviewState, Scope, Status, TRUSTED_SQL};
+use crate::archive::Agent;
 use crate::archive::store as archive;
 use crate::error::{Error, Result};
 
@@ -16,7 +17,9 @@ pub struct Filters {
     pub project: Option<String>,
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
-    pub agent: Option<String>,
+    /// Entries whose evidence comes from this agent's sessions (an entry with no evidence in
+    /// the archive: the agent it names).
+    pub agent: Option<Agent>,
     #[serde(rename = "type")]
     pub entry_type: Option<EntryType>,
     pub scope: Option<Scope>,
@@ -74,7 +77,6 @@ impl Filters {
         eq("project", &self.project);
         eq("cwd", &self.cwd);
         eq("git_branch", &self.git_branch);
-        eq("agent", &self.agent);
         eq("source_run_id", &self.source_run_id);
         eq("type", &self.entry_type.map(|t| t.as_str().to_owned()));
         eq("scope", &self.scope.map(|t| t.as_str().to_owned()));
@@ -91,6 +93,18 @@ impl Filters {
                 archive::sessions_named(conn, s.trim()).map_err(crate::store::err_in(conn))?;
             let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
             sql.push_str(&format!(" AND e.source_session_id IN ({list})"));
+        }
+        if let Some(agent) = self.agent {
+            // The archive says which sessions are the agent's; an entry with evidence in one of
+            // them is, and one with no evidence at all goes by the agent it names.
+            let ids =
+                archive::sessions_of_agent(conn, agent).map_err(crate::store::err_in(conn))?;
+            let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            sql.push_str(&format!(
+                " AND (EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id AND v.session_id IN ({list}))
+                       OR (e.agent = ? AND NOT EXISTS (SELECT 1 FROM recall_evidence v WHERE v.entry_id = e.id)))"
+            ));
+            args.push(SqlValue::Text(agent.as_str().to_owned()));
         }
         if let Some(stale) = self.stale {
             sql.push_str(if stale {
@@ -348,6 +362,7 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
                 r.get::<_, i64>(0)?,
                 Evidence {
                     session_key: String::new(),
+                    agent: None,
                     ordinal_start: r.get(1)?,
                     ordinal_end: r.get(2)?,
                     start_record: r.get(3)?,
@@ -363,8 +378,9 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
     // Evidence in a session the archive no longer holds is left out.
     let mut out = Vec::with_capacity(rows.len());
     for (session, mut evidence) in rows {
-        if let Some(key) = archive::session_key_of(conn, session)? {
+        if let Some((key, agent)) = archive::session_key_and_agent(conn, session)? {
             evidence.session_key = key;
+            evidence.agent = agent;
             out.push(evidence);
         }
     }

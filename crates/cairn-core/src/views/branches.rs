@@ -10,6 +10,7 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::sessions::count;
+use crate::archive::Agent;
 use crate::archive::store as archive;
 use crate::git::store as git;
 
@@ -42,8 +43,9 @@ pub struct BranchActivity {
 }
 
 /// Every (repository, branch) with linked sessions, in one pass over the links. A repository
-/// is its git common dir, so the worktrees of one repository are one entry.
-pub fn list(conn: &Connection) -> rusqlite::Result<Vec<RepoBranches>> {
+/// is its git common dir, so the worktrees of one repository are one entry. With `agent`, only
+/// that agent's sessions count (and a branch none of them worked on is left out).
+pub fn list(conn: &Connection, agent: Option<Agent>) -> rusqlite::Result<Vec<RepoBranches>> {
     let branch_links = git::branch_links(conn)?;
     let sessions = archive::session_places(
         conn,
@@ -68,7 +70,10 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<RepoBranches>> {
     let mut rows: BTreeMap<(Group, String), Row> = BTreeMap::new();
     let mut distinct: BTreeMap<Group, BTreeSet<i64>> = BTreeMap::new();
     for link in &branch_links {
-        let Some(session) = sessions.get(&link.session_id) else {
+        let Some(session) = sessions
+            .get(&link.session_id)
+            .filter(|s| agent.is_none() || s.agent == agent)
+        else {
             continue;
         };
         let place = session.repo_id.and_then(|id| repo_places.get(&id));

@@ -11,11 +11,17 @@
 //! | qwen | `qwen --resume <id>` | Qwen Code, `--resume` |
 //! | droid | `droid --resume <id>` | Factory CLI reference |
 //! | kimi | `kimi --session <id>` | Kimi Code CLI, sessions |
-//! | cursor | `cursor-agent --resume <id>` | Cursor CLI parameters |
+//! | cursor (CLI) | `cursor-agent --resume <id>` | Cursor CLI parameters |
+//! | cursor (editor chat) | none: open the folder in Cursor, pick the chat from its history | |
 //! | opencode | `opencode --session <id>` | OpenCode CLI, TUI flags |
 //! | aider | `aider --restore-chat-history` (the folder's history, not one session) | aider options |
 //! | crush | none: no documented flag reopens one session by id | |
+//! | cline, roo, kilo | none: VS Code extensions reopen a task from their history panel | |
+//! | kiro | none: `kiro-cli chat --resume` takes a folder's latest conversation, not one by id | |
 //! | atif | none: an imported trajectory has no agent here to continue it | |
+//!
+//! Where there is no command, `problem` says what to do instead; no command is ever offered
+//! that could not reopen the session.
 
 use serde::{Deserialize, Serialize};
 
@@ -54,15 +60,9 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
         .as_deref()
         .is_some_and(|c| c.starts_with('/') && std::path::Path::new(c).is_dir());
     let id = s.session_id.as_deref().filter(|id| usable_id(id));
-    let mut problem = None;
+    let mut problem = no_command(s);
     let argv: Vec<String> = match (s.agent, id) {
-        (Agent::Atif, _) => {
-            problem = Some(
-                "an imported ATIF trajectory has no agent on this machine to continue it"
-                    .to_owned(),
-            );
-            Vec::new()
-        }
+        _ if problem.is_some() => Vec::new(),
         (Agent::Aider, _) => argv(&["aider", "--restore-chat-history"]),
         (_, None) => {
             problem = Some(match &s.session_id {
@@ -109,6 +109,49 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
     }
 }
 
+/// Why no command resumes `s`, and what to do instead; none when its agent has a command.
+fn no_command(s: &SessionDetail) -> Option<String> {
+    let place = match s.cwd.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => format!("open {} in", crate::text::one_line(c, 200)),
+        None => "open the project in".to_owned(),
+    };
+    Some(match s.agent {
+        Agent::Atif => {
+            "an imported ATIF trajectory has no agent on this machine to continue it".to_owned()
+        }
+        Agent::Cursor if s.thread_source.as_deref() == Some("ide") => format!(
+            "a chat in the Cursor editor has no command that reopens it (cursor-agent resumes only its own chats): {place} Cursor and pick the chat from its chat history"
+        ),
+        Agent::Cline | Agent::Roo | Agent::Kilo => {
+            let name = match s.agent {
+                Agent::Cline => "Cline",
+                Agent::Roo => "Roo Code",
+                _ => "Kilo Code",
+            };
+            format!(
+                "{name} runs inside VS Code and has no command that reopens a task: {place} VS Code and reopen the task from {name}'s task history"
+            )
+        }
+        Agent::Crush => format!(
+            "Crush has no flag that reopens one session: {} and pick the session from Crush's session list",
+            run_in(s, "crush")
+        ),
+        Agent::Kiro => format!(
+            "kiro-cli reopens only a folder's most recent conversation, not one by id: {} to continue that one",
+            run_in(s, "kiro-cli chat --resume")
+        ),
+        _ => return None,
+    })
+}
+
+/// "run `<command>` in <folder>" (or "in its folder" when the transcript names none).
+fn run_in(s: &SessionDetail, command: &str) -> String {
+    match s.cwd.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => format!("run `{command}` in {}", crate::text::one_line(c, 200)),
+        None => format!("run `{command}` in the folder it ran in"),
+    }
+}
+
 fn argv(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|p| (*p).to_owned()).collect()
 }
@@ -123,12 +166,11 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         Agent::Qwen => ("qwen", "--resume"),
         Agent::Droid => ("droid", "--resume"),
         Agent::Kimi => ("kimi", "--session"),
+        // The CLI's chats; an editor chat has none (`no_command`).
         Agent::Cursor => ("cursor-agent", "--resume"),
         // OpenCode's TUI: `-s, --session <id>`, the session id to continue.
         Agent::Opencode => ("opencode", "--session"),
-        // Crush offers no documented flag that reopens one session by id; the VS Code
-        // extensions (Cline, Roo, Kilo) reopen a task from their history panel only;
-        // kiro-cli resumes the last conversation of a folder (`--resume`), not one by id.
+        // Said by `no_command`, and Aider's is not by id.
         Agent::Aider
         | Agent::Crush
         | Agent::Atif
@@ -192,5 +234,101 @@ mod tests {
         }
         assert!(!usable_id(&"a".repeat(257)));
         assert!(usable_id("55604662-cf2a-4331-851a-ec234028f8ca"));
+    }
+
+    fn session(agent: Agent, thread_source: Option<&str>) -> SessionDetail {
+        SessionDetail {
+            session_key: "sha256-k".into(),
+            agent,
+            session_id: Some("abc-123".into()),
+            relation: None,
+            parent_key: None,
+            title: None,
+            project: None,
+            // A folder that exists here, so only the agent decides.
+            cwd: Some("/".into()),
+            git_branch: None,
+            git_commit: None,
+            model: None,
+            provider: None,
+            tool_version: None,
+            thread_source: thread_source.map(str::to_owned),
+            started_at: None,
+            updated_at: None,
+            turn_count: 1,
+            record_count: 2,
+            kinds: Default::default(),
+            tools: Default::default(),
+            edited_paths: Vec::new(),
+            tokens: Default::default(),
+            unknown_types: Default::default(),
+            secrets_redacted: 0,
+            warnings: Vec::new(),
+            subagents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_agent_gets_its_documented_command_or_says_what_to_do_instead() {
+        let by_id = |p: &str, f: &str| Some(vec![p.to_owned(), f.to_owned(), "abc-123".to_owned()]);
+        for agent in Agent::EVERY {
+            let r = resume_command(&session(agent, Some("cli")));
+            let expected = match agent {
+                Agent::Claude => by_id("claude", "--resume"),
+                Agent::Codex => by_id("codex", "resume"),
+                Agent::Gemini => by_id("gemini", "--resume"),
+                Agent::Copilot => by_id("copilot", "--resume"),
+                Agent::Qwen => by_id("qwen", "--resume"),
+                Agent::Droid => by_id("droid", "--resume"),
+                Agent::Kimi => by_id("kimi", "--session"),
+                Agent::Cursor => by_id("cursor-agent", "--resume"),
+                Agent::Opencode => by_id("opencode", "--session"),
+                Agent::Aider => Some(argv(&["aider", "--restore-chat-history"])),
+                Agent::Crush
+                | Agent::Cline
+                | Agent::Roo
+                | Agent::Kilo
+                | Agent::Kiro
+                | Agent::Atif => None,
+            };
+            match expected {
+                Some(argv) => {
+                    assert_eq!(r.argv, argv, "{agent}");
+                    assert!(r.runnable(), "{agent}: {r:?}");
+                }
+                None => {
+                    // Nothing to run, nothing to paste, and a reason with the way out.
+                    assert!(r.argv.is_empty() && r.shell.is_none(), "{agent}: {r:?}");
+                    let why = r.problem.unwrap_or_default();
+                    assert!(!why.is_empty(), "{agent} says nothing");
+                    let hint = match agent {
+                        Agent::Crush => "run `crush` in /",
+                        Agent::Cline => "open / in VS Code",
+                        Agent::Roo => "Roo Code's task history",
+                        Agent::Kilo => "Kilo Code's task history",
+                        Agent::Kiro => "`kiro-cli chat --resume` in /",
+                        _ => "imported",
+                    };
+                    assert!(why.contains(hint), "{agent}: {why}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cursor_editor_chat_is_never_offered_the_cli_resume() {
+        let r = resume_command(&session(Agent::Cursor, Some("ide")));
+        assert!(r.argv.is_empty() && r.shell.is_none(), "{r:?}");
+        assert!(!r.runnable());
+        let why = r.problem.unwrap();
+        assert!(
+            why.contains("Cursor editor") && why.contains("open / in Cursor"),
+            "{why}"
+        );
+        // With no folder recorded it still says what to do.
+        let mut s = session(Agent::Cursor, Some("ide"));
+        s.cwd = None;
+        let why = resume_command(&s).problem.unwrap();
+        assert!(why.contains("open the project in Cursor"), "{why}");
     }
 }

@@ -39,6 +39,9 @@ pub struct SkimQuery {
     /// teammate's session is listed.
     #[serde(default)]
     pub published_in: Option<String>,
+    /// Only this agent's sessions (a teammate's too); none: every agent's.
+    #[serde(default)]
+    pub agent: Option<Agent>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,6 +213,11 @@ pub fn skim(
     for row in rows {
         by_session.entry(row.session_id).or_default().push(row);
     }
+    if let Some(agent) = q.agent {
+        let ids: Vec<i64> = by_session.keys().copied().collect();
+        let places = archive::session_places(conn, &ids)?;
+        by_session.retain(|id, _| places.get(id).is_some_and(|p| p.agent == Some(agent)));
+    }
     let mut coverage = SkimCoverage::default();
     // Each session's row first, its turns only once the limit has kept it: an agent asking
     // for a page of ten should not pay for the turns of all 500 related sessions.
@@ -249,6 +257,9 @@ pub fn skim(
         None => Vec::new(),
     };
     for published in published {
+        if q.agent.is_some_and(|a| a != published.agent) {
+            continue;
+        }
         if published.weak && !q.include_weak {
             coverage.weak_sessions_hidden += 1;
             continue;
@@ -304,6 +315,7 @@ pub fn publishable(
             limit: None,
             repo_root: None,
             published_in: None,
+            agent: None,
         },
         None,
     )?;

@@ -2,6 +2,7 @@
 // headers included), which branch is selected, and which pane the keyboard drives.
 import { api, type Api, type Branch, type Repo } from '../api';
 import { Resource } from './resource.svelte';
+import type { AgentFilter } from './agents.svelte';
 
 export type BranchRow = { type: 'repo'; repo: Repo } | { type: 'branch'; repo: Repo; branch: Branch };
 
@@ -11,6 +12,8 @@ export class BranchesStore {
   selected = $state(-1);
   /** Where j/k go: the branch list, or the open branch's timeline. */
   pane: 'list' | 'timeline' = $state('list');
+  /** Only branches this agent's sessions worked on ('all': every agent's). */
+  agent: AgentFilter = $state('all');
   #api: Pick<Api, 'listBranches'>;
   #inflight: Promise<void> | null = null;
 
@@ -52,7 +55,7 @@ export class BranchesStore {
 
   async #load(): Promise<void> {
     const previous = this.selectedRow;
-    const kept = await this.repos.load(() => this.#api.listBranches(), { keep: true });
+    const kept = await this.repos.load(() => this.#api.listBranches(this.agent === 'all' ? null : this.agent), { keep: true });
     if (!kept) return;
     const index = previous
       ? this.rows.findIndex(
@@ -60,6 +63,13 @@ export class BranchesStore {
         )
       : -1;
     this.selected = index;
+  }
+
+  /** Count only one agent's sessions ('all' for every agent) and reload. */
+  setAgent(agent: AgentFilter): Promise<void> {
+    if (agent === this.agent) return Promise.resolve();
+    this.agent = agent;
+    return this.reload();
   }
 
   /** Select the branch row `index` (repository headers are skipped in the direction of travel). */

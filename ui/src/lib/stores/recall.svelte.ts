@@ -18,6 +18,7 @@ import type { RecallTab } from '../links';
 import { SvelteSet } from 'svelte/reactivity';
 import { problemOf, type CommandError, type Problem } from '../errors';
 import { Resource } from './resource.svelte';
+import type { AgentFilter } from './agents.svelte';
 
 export const ENTRY_TYPES: EntryType[] = [
   'fact',
@@ -95,6 +96,8 @@ export class RecallStore {
   scope: Scope | 'all' = $state('all');
   status: RecallStatus = $state('accepted');
   trustedOnly = $state(false);
+  /** Entries whose evidence comes from this agent's sessions ('all': any agent's). */
+  agent: AgentFilter = $state('all');
   corpus = new Resource<Entry[]>();
   /** Why a query found nothing trusted, and how many untrusted entries matched. */
   miss = $state('');
@@ -142,6 +145,7 @@ export class RecallStore {
     const filters: RecallFilters = { trusted_only: this.trustedOnly, limit: LIST_LIMIT };
     if (this.type !== 'all') filters.type = this.type;
     if (this.scope !== 'all') filters.scope = this.scope;
+    if (this.agent !== 'all') filters.agent = this.agent;
     // Trusted-only serves accepted entries; the core refuses the combination otherwise.
     filters.status = this.trustedOnly ? 'accepted' : this.status;
     return filters;

@@ -1,10 +1,11 @@
 // The session list's state: what is loaded, the agent filter, the selection and the load status.
 // Components read it and call its methods; they never call the backend themselves.
-import { backend, type Agent, type Session, type SessionsBackend } from '../api';
+import { backend, type Session, type SessionsBackend } from '../api';
 import { problemOf, type Problem } from '../errors';
+import type { AgentFilter } from './agents.svelte';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
-export type AgentFilter = Agent | 'all';
+export type { AgentFilter };
 
 export class SessionsStore {
   status: LoadStatus = $state('idle');

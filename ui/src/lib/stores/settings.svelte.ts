@@ -22,7 +22,9 @@ export type SettingsApi = Pick<
   'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
-export const AGENTS: Agent[] = agents;
+/** The agents whose transcripts are read from folders: every one but ATIF, which only comes in
+ * through `cairn import` and has no folder to set. */
+export const AGENTS: Agent[] = agents.filter((agent) => agent !== 'atif');
 
 export const PRIVACY_SAMPLE =
   'Deploy failed in /home/me/work/shop/src/pay.ts: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected; see https://ci.example.com/run/42';

@@ -3,6 +3,7 @@
 import { api, type Api, type CorrectionAction, type SkimSession, type SkimTurn, type SkimView } from '../api';
 import { problemOf } from '../errors';
 import { Resource } from './resource.svelte';
+import type { AgentFilter } from './agents.svelte';
 
 export type SkimRow =
   | { type: 'session'; session: SkimSession }
@@ -15,6 +16,8 @@ export class SkimStore {
   /** The repository the branch belongs to (its root); `null` = every repository with the branch. */
   repo: string | null = $state(null);
   view = new Resource<SkimView>();
+  /** Only this agent's sessions ('all': every agent's). */
+  agent: AgentFilter = $state('all');
   /** Is the "Also ran on this branch" group open? */
   weakOpen = $state(false);
   selected = $state(-1);
@@ -56,9 +59,17 @@ export class SkimStore {
       this.corrected = null;
       this.view.reset();
     }
-    await this.view.load(() => this.#api.skimBranch(target, true, repo), { keep: true });
+    await this.view.load(() => this.#api.skimBranch(target, true, repo, this.agent === 'all' ? null : this.agent), { keep: true });
     if (this.selected >= this.rows.length) this.selected = this.rows.length - 1;
     if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
+  }
+
+  /** Show only one agent's sessions ('all' for every agent), reloading what is on screen. */
+  setAgent(agent: AgentFilter): Promise<void> {
+    if (agent === this.agent) return Promise.resolve();
+    this.agent = agent;
+    this.selected = -1;
+    return this.refresh();
   }
 
   refresh(): Promise<void> {

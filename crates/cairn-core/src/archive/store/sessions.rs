@@ -75,6 +75,10 @@ pub struct SessionDetail {
     pub model: Option<String>,
     pub provider: Option<String>,
     pub tool_version: Option<String>,
+    /// Where the agent ran, when its transcript says: `cli`, `vscode`, `exec`, … (`ide` for a
+    /// chat in the Cursor editor, which no command line resumes).
+    #[serde(default)]
+    pub thread_source: Option<String>,
     pub started_at: Option<String>,
     pub updated_at: Option<String>,
     pub turn_count: u32,
@@ -123,7 +127,7 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
     let mut d = conn.query_row(
         "SELECT session_key, agent, session_id, relation, parent_key, title, project, cwd, git_branch,
                 git_commit, model, provider, tool_version, started_at, updated_at, turn_count, record_count,
-                unknown_types, cumulative_usage, secret_count
+                unknown_types, cumulative_usage, secret_count, thread_source
          FROM sessions WHERE id = ?1",
         [id],
         |r| {
@@ -144,6 +148,7 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
                 model: r.get(10)?,
                 provider: r.get(11)?,
                 tool_version: r.get(12)?,
+                thread_source: r.get(20)?,
                 started_at: r.get(13)?,
                 updated_at: r.get(14)?,
                 turn_count: count(r.get(15)?),
@@ -320,6 +325,38 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     rows.collect()
 }
 
+/// How many sessions one agent has in the archive (what the agent filters offer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentCount {
+    pub agent: Agent,
+    /// Top-level sessions with records, as the session list counts them.
+    pub sessions: u32,
+}
+
+/// The agents with sessions in the archive, most sessions first (then by name).
+pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT agent, COUNT(*) FROM sessions
+         WHERE record_count > 0 AND (relation IS NULL OR relation = 'fork')
+         GROUP BY agent",
+    )?;
+    let mut out: Vec<AgentCount> = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+        .filter_map(|row| match row {
+            Ok((agent, n)) => Agent::parse(&agent).map(|agent| {
+                Ok(AgentCount {
+                    agent,
+                    sessions: count(n),
+                })
+            }),
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    out.sort_by(|a, b| b.sessions.cmp(&a.sessions).then(a.agent.cmp(&b.agent)));
+    Ok(out)
+}
+
 /// The directory `session` ran in (an error when there is no such session).
 pub fn session_cwd(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")?
@@ -427,6 +464,7 @@ pub fn sessions_in_repos(conn: &Connection, repos: &[i64]) -> rusqlite::Result<V
 /// Where a session ran and how active it was, as the branch list counts it.
 #[derive(Debug, Clone)]
 pub struct SessionPlaceRow {
+    pub agent: Option<Agent>,
     pub repo_id: Option<i64>,
     pub project: Option<String>,
     pub updated_at: Option<String>,
@@ -440,7 +478,7 @@ pub fn session_places(
 ) -> rusqlite::Result<std::collections::HashMap<i64, SessionPlaceRow>> {
     let mut out = std::collections::HashMap::new();
     let mut stmt = conn.prepare_cached(
-        "SELECT repo_id, project, updated_at, turn_count FROM sessions WHERE id = ?1",
+        "SELECT repo_id, project, updated_at, turn_count, agent FROM sessions WHERE id = ?1",
     )?;
     for &id in ids {
         if out.contains_key(&id) {
@@ -453,6 +491,7 @@ pub fn session_places(
                     project: r.get(1)?,
                     updated_at: r.get(2)?,
                     turn_count: r.get(3)?,
+                    agent: Agent::parse(&r.get::<_, String>(4)?),
                 })
             })
             .optional()?;
@@ -467,6 +506,25 @@ pub fn session_places(
 pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Vec<i64>> {
     conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1 OR session_id = ?1")?
         .query_map([key_or_id], |r| r.get(0))?
+        .collect()
+}
+
+/// The key and agent of the session with row id `session`, if the archive holds it.
+pub fn session_key_and_agent(
+    conn: &Connection,
+    session: i64,
+) -> rusqlite::Result<Option<(String, Option<Agent>)>> {
+    conn.prepare_cached("SELECT session_key, agent FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok((r.get(0)?, Agent::parse(&r.get::<_, String>(1)?)))
+        })
+        .optional()
+}
+
+/// The row ids of every session of `agent` (sub-agent sessions included).
+pub fn sessions_of_agent(conn: &Connection, agent: Agent) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE agent = ?1 ORDER BY id")?
+        .query_map([agent.as_str()], |r| r.get(0))?
         .collect()
 }
 
