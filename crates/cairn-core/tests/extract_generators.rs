@@ -50,9 +50,12 @@ impl Env {
     }
     /// `[recall.extract]` through the fake server at `url`.
     fn endpoint(&self, url: &str) {
+        self.endpoint_with_timeout(url, "20s");
+    }
+    fn endpoint_with_timeout(&self, url: &str, timeout: &str) {
         self.write_config(&format!(
             "[recall.extract]\nenabled = true\nmodel = \"claude\"\n\
-             [recall.extract.servers.local]\nendpoint = \"{url}\"\ntimeout = \"20s\"\n"
+             [recall.extract.servers.local]\nendpoint = \"{url}\"\ntimeout = \"{timeout}\"\n"
         ));
     }
     /// `[recall.extract]` through the stand-in agent at `bin`.
@@ -252,6 +255,75 @@ fn hostile_agent_answers_stop_the_pass_with_a_message_and_lose_nothing() {
             "{report:?}"
         );
         assert!(!entries(&cairn).is_empty());
+    }
+}
+
+/// The endpoint's side of the same rule: an answer that is not JSON, a server that never answers
+/// (past its timeout, retries included) or keeps failing (HTTP 500) stops the pass or fails the
+/// session with a message that says so, writes nothing, and the session is read in full once the
+/// server answers well.
+#[test]
+fn hostile_endpoint_answers_stop_the_pass_with_a_message_and_lose_nothing() {
+    let fake = FakeLlm::start(None);
+    let failing = || {
+        Reply::json(500, json!({"error": {"message": "upstream exploded"}}))
+            .with_header("Retry-After", "0")
+    };
+    type Setup<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Setup, &str)> = vec![
+        (
+            "not JSON",
+            Box::new(|| fake.push(Reply::chat("Sure! Here are the entries: none", "stop"))),
+            "not JSON",
+        ),
+        (
+            "silent",
+            Box::new(|| fake.hold_after(0)),
+            "gave no answer within 1 s",
+        ),
+        (
+            "HTTP 500",
+            Box::new(|| fake.fail_after(0, Some(failing()))),
+            "HTTP 500",
+        ),
+    ];
+    for (case, setup, want) in cases {
+        let env = Env::new();
+        env.endpoint_with_timeout(&fake.url(), "1s");
+        let cairn = env.open();
+        env.session(&cairn);
+        setup();
+        let report = run(&cairn);
+        fake.release();
+        fake.fail_after(0, None);
+        let said = report
+            .aborted
+            .clone()
+            .or_else(|| report.failures.first().map(|f| f.error.clone()))
+            .unwrap_or_default();
+        assert!(said.contains(want), "{case}: want {want:?}, got {report:?}");
+        assert!(!said.contains('\u{1b}'), "{case}");
+        assert_eq!((report.units, report.entries), (0, 0), "{case}: {report:?}");
+        assert!(entries(&cairn).is_empty(), "{case}");
+        // Nothing is lost: the session is read in full once the server answers (named, so a
+        // session that failed is not left to its back-off).
+        let again = cairn
+            .recall_extract_run(
+                &RunOptions {
+                    scope: cairn_core::recall::extract::Scope {
+                        session: Some("sess-g".into()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                &Silent,
+            )
+            .unwrap();
+        assert!(
+            again.aborted.is_none() && again.failed == 0 && again.sessions == 1,
+            "{case}: {again:?}"
+        );
+        assert!(!entries(&cairn).is_empty(), "{case}");
     }
 }
 
