@@ -406,35 +406,86 @@ fn throughput_per_generator_kind() {
         }
         support::capture(cairn, &files);
     };
-    let measure = |kind: &str, env: &Env| {
+    // CPU seconds of this process (the pass, the fake server's thread, the model) and of its
+    // waited-for children (the stand-in agents), from /proc (Linux clock ticks, 100 a second).
+    let cpu = || -> f64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let after = stat.rsplit_once(')').unwrap().1;
+        let f: Vec<f64> = after
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0.0))
+            .collect();
+        // utime, stime, cutime, cstime: fields 14-17, i.e. 11-14 after the command name.
+        (f[11] + f[12] + f[13] + f[14]) / 100.0
+    };
+    let measure = |kind: &str, env: &Env, embed: bool| {
         let cairn = env.open();
+        if !embed {
+            // Writes do not embed with an endpoint embedder (never called on a write).
+            cairn.set_embedder(std::sync::Arc::new(NoRefresh));
+        }
         sessions(env, &cairn);
-        let started = std::time::Instant::now();
+        let (started, cpu0) = (std::time::Instant::now(), cpu());
         let report = run(&cairn);
-        let secs = started.elapsed().as_secs_f64();
+        let (secs, cpus) = (started.elapsed().as_secs_f64(), cpu() - cpu0);
         assert!(report.aborted.is_none() && report.failed == 0, "{report:?}");
+        let vectors = cairn.embeddings_status().unwrap().stores[0].vectors;
         println!(
-            "| {kind} | {} | {} | {} | {secs:.2} | {:.1} |",
+            "| {kind} | {} | {} | {} | {vectors} | {secs:.2} | {:.1} | {cpus:.2} | {:.1} |",
             report.sessions,
             report.units,
             report.entries,
-            f64::from(report.units) / secs
+            f64::from(report.units) / secs,
+            cpus * 1000.0 / f64::from(report.units),
         );
     };
-    println!("| generator | sessions | units (calls) | entries | wall (s) | units/s |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| generator | sessions | units (calls) | entries | vectors | wall (s) | units/s | CPU (s) | CPU ms/unit |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let fake = FakeLlm::start(None);
-    let by_endpoint = Env::new();
-    by_endpoint.endpoint(&fake.url());
-    measure(
-        "endpoint (fake OpenAI-compatible server, loopback)",
-        &by_endpoint,
-    );
-    let by_agent = Env::new();
-    let bin = by_agent.stub(&claude_says(&answer().to_string()), 0);
-    by_agent.agent(&bin, "");
-    measure(
-        "agent CLI (stand-in `claude`, isolated, prompt on stdin)",
-        &by_agent,
-    );
+    for embed in [false, true] {
+        let with = if embed { ", local model embeds as it goes" } else { "" };
+        let by_endpoint = Env::new();
+        by_endpoint.endpoint(&fake.url());
+        measure(
+            &format!("endpoint (fake OpenAI-compatible server, loopback){with}"),
+            &by_endpoint,
+            embed,
+        );
+        let by_agent = Env::new();
+        let bin = by_agent.stub(&claude_says(&answer().to_string()), 0);
+        by_agent.agent(&bin, "");
+        measure(
+            &format!("agent CLI (stand-in `claude`, isolated, prompt on stdin){with}"),
+            &by_agent,
+            embed,
+        );
+    }
+}
+
+/// An embedder that writes never call (as an endpoint embedder): the throughput of extraction
+/// alone.
+struct NoRefresh;
+
+impl cairn_core::semantic::embed::Embedder for NoRefresh {
+    fn fingerprint(&self) -> &str {
+        "none/test"
+    }
+    fn dims(&self) -> usize {
+        1
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(vec![1.0; texts.len()])
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "none".into()
+    }
 }

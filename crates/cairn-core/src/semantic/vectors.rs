@@ -479,10 +479,10 @@ pub fn build(
 
 /// Embed the documents `ids` that lack a current vector (a writer's own, just committed: no read
 /// of the whole corpus) and store them, each only if its text is still what was embedded. The
-/// store is not marked complete (a [`build`] does that), but when it has no vectors from any
-/// embedder yet (never built), it takes this embedder's fingerprint and dims, so a query can
-/// score these vectors while the rest are pending (see [`check_usable`]). Returns how many
-/// vectors were stored.
+/// store is not marked complete (a [`build`] does that), but when it holds no vector of the
+/// embedder it records (never built, or all dropped), it takes this embedder's fingerprint and
+/// dims, so a query can score these vectors while the rest are pending (see [`check_usable`]).
+/// Returns how many vectors were stored.
 pub fn embed_docs(
     conn: &mut Connection,
     corpus: &dyn Corpus,
