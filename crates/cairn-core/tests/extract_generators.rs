@@ -445,7 +445,11 @@ fn throughput_per_generator_kind() {
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let fake = FakeLlm::start(None);
     for embed in [false, true] {
-        let with = if embed { ", local model embeds as it goes" } else { "" };
+        let with = if embed {
+            ", local model embeds as it goes"
+        } else {
+            ""
+        };
         let by_endpoint = Env::new();
         by_endpoint.endpoint(&fake.url());
         measure(
