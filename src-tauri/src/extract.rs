@@ -86,6 +86,26 @@ impl Daemon {
     where
         F: FnMut(PassKind, Arc<AtomicBool>) -> Outcome + Send + 'static,
     {
+        Daemon::spawn_with_nights(
+            policy,
+            schedule,
+            move |now| next_night(schedule, now),
+            run_pass,
+        )
+    }
+
+    /// [`Daemon::spawn`] with `nights` saying when the next nightly pass is due after a moment
+    /// (the wall clock's 03:00, or a test's).
+    fn spawn_with_nights<N, F>(
+        policy: Policy,
+        schedule: Schedule,
+        nights: N,
+        run_pass: F,
+    ) -> std::io::Result<Daemon>
+    where
+        N: FnMut(Instant) -> Option<Instant> + Send + 'static,
+        F: FnMut(PassKind, Arc<AtomicBool>) -> Outcome + Send + 'static,
+    {
         let shared = Arc::new(Shared {
             signals: Mutex::new(Signals::default()),
             wake: Condvar::new(),
@@ -94,7 +114,7 @@ impl Daemon {
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("cairn-extract".into())
-            .spawn(move || schedule_loop(&worker, policy, schedule, run_pass))?;
+            .spawn(move || schedule_loop(&worker, policy, schedule, nights, run_pass))?;
         Ok(Daemon {
             shared,
             thread: Mutex::new(Some(thread)),
@@ -134,12 +154,18 @@ impl Daemon {
     }
 }
 
-fn schedule_loop<F>(shared: &Shared, policy: Policy, schedule: Schedule, mut run_pass: F)
-where
+fn schedule_loop<N, F>(
+    shared: &Shared,
+    policy: Policy,
+    schedule: Schedule,
+    mut nights: N,
+    mut run_pass: F,
+) where
+    N: FnMut(Instant) -> Option<Instant>,
     F: FnMut(PassKind, Arc<AtomicBool>) -> Outcome,
 {
     let mut scheduler = Scheduler::new(policy, Instant::now());
-    let mut night = next_night(schedule, Instant::now());
+    let mut night = nights(Instant::now());
     let mut signals = shared.lock();
     loop {
         if signals.stop {
@@ -161,7 +187,7 @@ where
                     scheduler.poll(now)
                 }
                 Schedule::Nightly if night.is_some_and(|at| at <= now) => {
-                    night = next_night(schedule, now);
+                    night = nights(now);
                     Some(PassKind::Full)
                 }
                 Schedule::Nightly | Schedule::Manual => None,
@@ -432,6 +458,35 @@ mod tests {
         daemon.sync_completed();
         daemon.run_now();
         assert_eq!(rx.recv_timeout(STUCK).unwrap(), PassKind::Full);
+        daemon.stop();
+        assert!(matches!(
+            rx.recv_timeout(STUCK),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        ));
+    }
+
+    #[test]
+    fn a_nightly_schedule_runs_when_the_night_comes_and_not_after_syncs() {
+        let (tx, rx) = mpsc::channel();
+        // The first night is due at once, the second a moment later, then no more.
+        let mut nights = 0;
+        let daemon = Daemon::spawn_with_nights(
+            policy(),
+            Schedule::Nightly,
+            move |now| {
+                nights += 1;
+                (nights <= 2).then_some(now)
+            },
+            move |kind, _| {
+                let _ = tx.send(kind);
+                Outcome::Completed
+            },
+        )
+        .unwrap();
+        assert_eq!(rx.recv_timeout(STUCK).unwrap(), PassKind::Full);
+        assert_eq!(rx.recv_timeout(STUCK).unwrap(), PassKind::Full);
+        // No startup pass besides the nights, and a sync starts none.
+        daemon.sync_completed();
         daemon.stop();
         assert!(matches!(
             rx.recv_timeout(STUCK),

@@ -520,6 +520,102 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
     assert!(landed >= 1, "no kill landed while a pass was running");
 }
 
+/// A pass killed half-way leaves what it wrote embedded: each unit's entries get their vectors as
+/// the pass goes (the local model, on a thread of its own), not at its end, so hybrid scores them
+/// at once with nothing pending; the next pass reads the rest and leaves the vectors complete.
+#[test]
+fn a_pass_killed_half_way_leaves_its_entries_embedded_and_hybrid_scores_them() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "concurrency = 1");
+    // Three units answered, then the pass waits on the fourth: one worker, so three units'
+    // entries are committed.
+    fake.hold_after(3);
+    let mut child = env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(["recall", "extract", "run"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = env.data().join("cairn.db");
+    let count = |sql: &str| -> i64 {
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+            .unwrap_or(-1)
+    };
+    let entries = || count("SELECT count(*) FROM recall_entries");
+    let vectors = || count("SELECT count(*) FROM recall_vectors");
+    // The longest the test waits for the pass before calling it stuck (not a timing claim).
+    let stuck = Instant::now() + Duration::from_secs(180);
+    while !(fake.chats().len() > 3 && entries() > 0 && vectors() == entries()) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the pass ended before it was held"
+        );
+        assert!(
+            Instant::now() < stuck,
+            "{} entries written, {} with a vector: a pass's entries wait for its end",
+            entries(),
+            vectors()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let written = entries();
+    assert_eq!(vectors(), written);
+
+    let status = json(&env, &["embeddings", "status"]);
+    assert_eq!(status["stores"][0]["pending"], 0, "{status}");
+    assert_eq!(status["stores"][0]["vectors"], written, "{status}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (id, title): (String, String) = conn
+        .query_row(
+            "SELECT id, title FROM recall_entries ORDER BY rowid LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    // The generation is still being built, so its entries are archived until it is activated.
+    let q = json(
+        &env,
+        &[
+            "recall", "query", &title, "--mode", "hybrid", "--status", "archived", "--scores",
+        ],
+    );
+    assert_eq!(q["vectors_pending"], 0, "{q}");
+    let hit = q["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{q}"));
+    assert!(
+        hit["match_reasons"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("semantic")),
+        "{q}"
+    );
+
+    fake.release();
+    let run = json(&env, &["recall", "extract", "run"]);
+    assert_eq!(run["failed"], 0, "{run}");
+    let all = entries();
+    assert!(all > written, "{run}");
+    let status = json(&env, &["embeddings", "status"]);
+    let recall = &status["stores"][0];
+    assert_eq!(
+        (&recall["fresh"], &recall["pending"], &recall["vectors"]),
+        (&Value::Bool(true), &Value::from(0), &Value::from(all)),
+        "{status}"
+    );
+}
+
 /// A `claude` that answers `--version`, alone on a PATH for the doctor to find.
 fn stand_in_claude(env: &Env) -> String {
     use std::os::unix::fs::PermissionsExt as _;

@@ -134,6 +134,19 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
         !body.contains(&secret),
         "the proposal stored the secret: {body}"
     );
+    // The proposal got its vector as it was written (the local model refreshes on write): the
+    // Recall vectors are complete, so hybrid search finds it by meaning at once.
+    let vectors: i64 = db
+        .query_row(
+            "SELECT count(*) FROM recall_vectors WHERE entry_id = ?1",
+            [seen["proposal"].as_str().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(vectors, 1);
+    let status = env.json(&["embeddings", "status"]);
+    assert_eq!(status["stores"][0]["fresh"], true, "{status}");
+    assert_eq!(status["stores"][0]["pending"], 0, "{status}");
 
     // The inbox says where the proposal came from.
     let inbox = env.json(&["recall", "review"]);

@@ -89,6 +89,9 @@ pub struct Behaviour {
     pub violations: Vec<String>,
     /// After this many chat requests, answer every further one with the reply.
     pub fail_after: Option<(usize, Reply)>,
+    /// After this many chat requests, hold every further one unanswered until released (a
+    /// pass caught mid-way, for kill tests).
+    pub hold_after: Option<usize>,
     chats: usize,
 }
 
@@ -146,6 +149,18 @@ impl FakeLlm {
         b.fail_after = reply.map(|r| (n, r));
     }
 
+    /// Answer `n` chat requests, then hold the next ones until [`FakeLlm::release`]. Counts
+    /// from the chat requests served so far.
+    pub fn hold_after(&self, n: usize) {
+        let mut b = self.behaviour.lock().unwrap();
+        b.hold_after = Some(b.chats + n);
+    }
+
+    /// Answer held and further requests again.
+    pub fn release(&self) {
+        self.behaviour.lock().unwrap().hold_after = None;
+    }
+
     pub fn set_max_user_chars(&self, n: Option<usize>) {
         self.behaviour.lock().unwrap().max_user_chars = n;
     }
@@ -172,6 +187,7 @@ impl FakeLlm {
 
 impl Drop for FakeLlm {
     fn drop(&mut self) {
+        self.release();
         self.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(h) = self.handle.take() {
@@ -217,7 +233,17 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Captured>>, behaviour: &Mutex<B
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     requests.lock().unwrap().push(req.clone());
-    let reply = respond(&req, &mut behaviour.lock().unwrap());
+    let (reply, held) = {
+        let mut b = behaviour.lock().unwrap();
+        let reply = respond(&req, &mut b);
+        (
+            reply,
+            req.is_chat() && b.hold_after.is_some_and(|n| b.chats > n),
+        )
+    };
+    while held && behaviour.lock().unwrap().hold_after.is_some() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let mut out = stream;
     let mut head = format!(
         "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",

@@ -390,6 +390,176 @@ fn a_pass_embeds_what_it_wrote_so_hybrid_serves_it_at_once() {
     );
 }
 
+/// A hybrid query with `filters`, checked: it answers (never "vectors stale"), and each semantic
+/// score is the cosine of the entry's text as returned (no stale vector was scored). Returns the
+/// response.
+fn checked_query(
+    cairn: &Cairn,
+    text: &str,
+    status: Option<Status>,
+) -> cairn_core::recall::QueryResponse {
+    use cairn_core::semantic::embed::{Embedder, InputKind};
+    let req = cairn_core::recall::QueryRequest {
+        text: text.into(),
+        mode: cairn_core::recall::Mode::Hybrid,
+        filters: Filters {
+            status,
+            limit: Some(100),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let resp = cairn
+        .recall_query(&req, cairn_core::recall::model::Surface::Query)
+        .unwrap_or_else(|e| panic!("a query during a pass failed: {e}"));
+    let q = Words.embed(&[text], InputKind::Query).unwrap();
+    for r in &resp.results {
+        let Some(cos) = r.breakdown.semantic else {
+            continue;
+        };
+        let doc = cairn_core::semantic::vectors::recall_doc(
+            &r.entry.title,
+            &r.entry.body,
+            &r.entry.trigger,
+        );
+        let d = Words.embed(&[doc.as_str()], InputKind::Document).unwrap();
+        let want = cairn_core::semantic::vectors::dot(&d, &q);
+        assert!(
+            (f64::from(want) - cos).abs() < 1e-4,
+            "entry {} scored {cos} by a vector of other text (its text now scores {want})",
+            r.entry.id
+        );
+    }
+    resp
+}
+
+/// The longest a test waits for the vector refresher before calling it stuck (not a timing claim).
+const STUCK: Duration = Duration::from_secs(60);
+
+/// A pass embeds each unit's entries as it goes, off its own path: by the time the next unit is
+/// asked for, every entry written so far has a vector and a query scores it, with nothing
+/// pending. Meanwhile a reader queries without pause and an entry is edited: no query fails and
+/// none scores a stale vector; the pass ends with the vectors complete.
+#[test]
+fn a_pass_embeds_as_it_goes_while_readers_query_and_an_edit_lands() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "concurrency = 1");
+    let cairn = env.open();
+    cairn.set_embedder(std::sync::Arc::new(Words));
+    two_sessions(&env, &cairn);
+    assert_eq!(run(&cairn).entries, 6);
+    let accepted = machine_entries(&cairn, Status::Accepted);
+    for (sid, topic) in [
+        ("sess-c", "database migrations"),
+        ("sess-d", "release notes"),
+    ] {
+        let mut t = Transcript::new(sid, "/work/proj");
+        t.user(&format!("Sort out the {topic} before Friday"))
+            .assistant(&format!("Reading the {topic} first."))
+            .bash("ls docs", "migrations.md release.md")
+            .assistant(&format!("The {topic} are done."))
+            .user("Thanks, now run the tests")
+            .assistant("All tests pass.");
+        env.session(&cairn, sid, &t.lines);
+    }
+
+    struct MidPass<'a> {
+        cairn: &'a Cairn,
+        edit: &'a str,
+        units: AtomicU32,
+    }
+    impl ExtractProgress for MidPass<'_> {
+        fn event(&self, e: &Event) {
+            let Event::UnitDone { .. } = e else {
+                return;
+            };
+            if self.units.fetch_add(1, Ordering::SeqCst) == 0 {
+                // A person edits an entry while the pass runs: its vector is made anew.
+                let edit = cairn_core::recall::review::Edit {
+                    body: Some("Migrations run before the release notes are written.".into()),
+                    ..Default::default()
+                };
+                self.cairn.recall_accept(self.edit, Some(&edit)).unwrap();
+            }
+            // Before the pass asks about its next unit, what it wrote so far gets its vector.
+            let waited = std::time::Instant::now();
+            loop {
+                let pending = self.cairn.embeddings_status().unwrap().stores[0].pending;
+                if pending == Some(0) {
+                    break;
+                }
+                assert!(
+                    waited.elapsed() < STUCK,
+                    "{pending:?} entries written by this pass still wait for their vector"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            for status in [None, Some(Status::Archived)] {
+                let resp = checked_query(self.cairn, "database migrations release notes", status);
+                assert_eq!(resp.vectors_pending, 0);
+            }
+        }
+    }
+    let progress = MidPass {
+        cairn: &cairn,
+        edit: &accepted[0].id,
+        units: AtomicU32::new(0),
+    };
+    let done = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut queries = 0u32;
+            loop {
+                for status in [None, Some(Status::Archived)] {
+                    checked_query(
+                        &cairn,
+                        "the login test timeout and the dev server port",
+                        status,
+                    );
+                    queries += 1;
+                }
+                if done.load(Ordering::SeqCst) {
+                    return queries;
+                }
+            }
+        });
+        // Stops the reader however the pass ends (a failed check panics through it).
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let report = {
+            let _done = Done(&done);
+            cairn.recall_extract_run(&RunOptions::default(), &progress)
+        };
+        assert!(reader.join().unwrap() > 0);
+        report.unwrap()
+    });
+    assert!(report.units >= 4 && report.entries > 0, "{report:?}");
+    assert_eq!(progress.units.load(Ordering::SeqCst), report.units);
+    let recall = &cairn.embeddings_status().unwrap().stores[0];
+    assert!(recall.fresh && recall.pending == Some(0), "{recall:?}");
+    assert_eq!(recall.vectors, 6 + report.entries);
+    // The edited entry is found by what it says now.
+    let resp = checked_query(
+        &cairn,
+        "Migrations run before the release notes are written",
+        None,
+    );
+    assert!(
+        resp.results
+            .iter()
+            .any(|r| r.entry.id == accepted[0].id
+                && r.match_reasons.contains(&"semantic".to_owned())),
+        "{:?}",
+        resp.results
+    );
+}
+
 #[test]
 fn the_preview_counts_exactly_what_a_run_sends() {
     let fake = FakeLlm::start(Some(&key()));

@@ -50,9 +50,12 @@ impl Env {
     }
     /// `[recall.extract]` through the fake server at `url`.
     fn endpoint(&self, url: &str) {
+        self.endpoint_with_timeout(url, "20s");
+    }
+    fn endpoint_with_timeout(&self, url: &str, timeout: &str) {
         self.write_config(&format!(
             "[recall.extract]\nenabled = true\nmodel = \"claude\"\n\
-             [recall.extract.servers.local]\nendpoint = \"{url}\"\ntimeout = \"20s\"\n"
+             [recall.extract.servers.local]\nendpoint = \"{url}\"\ntimeout = \"{timeout}\"\n"
         ));
     }
     /// `[recall.extract]` through the stand-in agent at `bin`.
@@ -255,6 +258,75 @@ fn hostile_agent_answers_stop_the_pass_with_a_message_and_lose_nothing() {
     }
 }
 
+/// The endpoint's side of the same rule: an answer that is not JSON, a server that never answers
+/// (past its timeout, retries included) or keeps failing (HTTP 500) stops the pass or fails the
+/// session with a message that says so, writes nothing, and the session is read in full once the
+/// server answers well.
+#[test]
+fn hostile_endpoint_answers_stop_the_pass_with_a_message_and_lose_nothing() {
+    let fake = FakeLlm::start(None);
+    let failing = || {
+        Reply::json(500, json!({"error": {"message": "upstream exploded"}}))
+            .with_header("Retry-After", "0")
+    };
+    type Setup<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Setup, &str)> = vec![
+        (
+            "not JSON",
+            Box::new(|| fake.push(Reply::chat("Sure! Here are the entries: none", "stop"))),
+            "not JSON",
+        ),
+        (
+            "silent",
+            Box::new(|| fake.hold_after(0)),
+            "gave no answer within 1 s",
+        ),
+        (
+            "HTTP 500",
+            Box::new(|| fake.fail_after(0, Some(failing()))),
+            "HTTP 500",
+        ),
+    ];
+    for (case, setup, want) in cases {
+        let env = Env::new();
+        env.endpoint_with_timeout(&fake.url(), "1s");
+        let cairn = env.open();
+        env.session(&cairn);
+        setup();
+        let report = run(&cairn);
+        fake.release();
+        fake.fail_after(0, None);
+        let said = report
+            .aborted
+            .clone()
+            .or_else(|| report.failures.first().map(|f| f.error.clone()))
+            .unwrap_or_default();
+        assert!(said.contains(want), "{case}: want {want:?}, got {report:?}");
+        assert!(!said.contains('\u{1b}'), "{case}");
+        assert_eq!((report.units, report.entries), (0, 0), "{case}: {report:?}");
+        assert!(entries(&cairn).is_empty(), "{case}");
+        // Nothing is lost: the session is read in full once the server answers (named, so a
+        // session that failed is not left to its back-off).
+        let again = cairn
+            .recall_extract_run(
+                &RunOptions {
+                    scope: cairn_core::recall::extract::Scope {
+                        session: Some("sess-g".into()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                &Silent,
+            )
+            .unwrap();
+        assert!(
+            again.aborted.is_none() && again.failed == 0 && again.sessions == 1,
+            "{case}: {again:?}"
+        );
+        assert!(!entries(&cairn).is_empty(), "{case}");
+    }
+}
+
 #[test]
 fn an_agent_that_never_answers_is_killed_at_its_timeout() {
     let env = Env::new();
@@ -334,35 +406,90 @@ fn throughput_per_generator_kind() {
         }
         support::capture(cairn, &files);
     };
-    let measure = |kind: &str, env: &Env| {
+    // CPU seconds of this process (the pass, the fake server's thread, the model) and of its
+    // waited-for children (the stand-in agents), from /proc (Linux clock ticks, 100 a second).
+    let cpu = || -> f64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let after = stat.rsplit_once(')').unwrap().1;
+        let f: Vec<f64> = after
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0.0))
+            .collect();
+        // utime, stime, cutime, cstime: fields 14-17, i.e. 11-14 after the command name.
+        (f[11] + f[12] + f[13] + f[14]) / 100.0
+    };
+    let measure = |kind: &str, env: &Env, embed: bool| {
         let cairn = env.open();
+        if !embed {
+            // Writes do not embed with an endpoint embedder (never called on a write).
+            cairn.set_embedder(std::sync::Arc::new(NoRefresh));
+        }
         sessions(env, &cairn);
-        let started = std::time::Instant::now();
+        let (started, cpu0) = (std::time::Instant::now(), cpu());
         let report = run(&cairn);
-        let secs = started.elapsed().as_secs_f64();
+        let (secs, cpus) = (started.elapsed().as_secs_f64(), cpu() - cpu0);
         assert!(report.aborted.is_none() && report.failed == 0, "{report:?}");
+        let vectors = cairn.embeddings_status().unwrap().stores[0].vectors;
         println!(
-            "| {kind} | {} | {} | {} | {secs:.2} | {:.1} |",
+            "| {kind} | {} | {} | {} | {vectors} | {secs:.2} | {:.1} | {cpus:.2} | {:.1} |",
             report.sessions,
             report.units,
             report.entries,
-            f64::from(report.units) / secs
+            f64::from(report.units) / secs,
+            cpus * 1000.0 / f64::from(report.units),
         );
     };
-    println!("| generator | sessions | units (calls) | entries | wall (s) | units/s |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| generator | sessions | units (calls) | entries | vectors | wall (s) | units/s | CPU (s) | CPU ms/unit |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let fake = FakeLlm::start(None);
-    let by_endpoint = Env::new();
-    by_endpoint.endpoint(&fake.url());
-    measure(
-        "endpoint (fake OpenAI-compatible server, loopback)",
-        &by_endpoint,
-    );
-    let by_agent = Env::new();
-    let bin = by_agent.stub(&claude_says(&answer().to_string()), 0);
-    by_agent.agent(&bin, "");
-    measure(
-        "agent CLI (stand-in `claude`, isolated, prompt on stdin)",
-        &by_agent,
-    );
+    for embed in [false, true] {
+        let with = if embed {
+            ", local model embeds as it goes"
+        } else {
+            ""
+        };
+        let by_endpoint = Env::new();
+        by_endpoint.endpoint(&fake.url());
+        measure(
+            &format!("endpoint (fake OpenAI-compatible server, loopback){with}"),
+            &by_endpoint,
+            embed,
+        );
+        let by_agent = Env::new();
+        let bin = by_agent.stub(&claude_says(&answer().to_string()), 0);
+        by_agent.agent(&bin, "");
+        measure(
+            &format!("agent CLI (stand-in `claude`, isolated, prompt on stdin){with}"),
+            &by_agent,
+            embed,
+        );
+    }
+}
+
+/// An embedder that writes never call (as an endpoint embedder): the throughput of extraction
+/// alone.
+struct NoRefresh;
+
+impl cairn_core::semantic::embed::Embedder for NoRefresh {
+    fn fingerprint(&self) -> &str {
+        "none/test"
+    }
+    fn dims(&self) -> usize {
+        1
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(vec![1.0; texts.len()])
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "none".into()
+    }
 }

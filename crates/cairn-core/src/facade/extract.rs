@@ -66,8 +66,13 @@ impl Cairn {
 
     /// One extraction pass over the sessions in scope (see [`recall::extract::run`]). One pass
     /// at a time per data dir (`extract.lock`); `progress` receives events from worker threads.
-    /// The entries it wrote get their vectors before it returns (as every Recall write does,
-    /// see [`Cairn::refresh_on_write`]), so hybrid search serves them at once.
+    ///
+    /// The entries it writes get their vectors as it goes (as every Recall write does, see
+    /// [`Cairn::refresh_on_write`]): each unit's entries, once committed, are handed to a thread
+    /// that embeds them on a connection of its own, so neither the pass's commits nor the
+    /// window's reads wait on the model. Before the pass returns, that thread embeds whatever
+    /// else waits (a killed pass's leftovers) and marks the vectors complete, so hybrid search
+    /// serves the new entries at once; meanwhile it scores those that have a vector.
     pub fn recall_extract_run(
         &self,
         opts: &recall::extract::RunOptions,
@@ -84,19 +89,39 @@ impl Cairn {
         })?;
         let lock = CaptureLock::open_named(&self.data_dir, "extract.lock")?;
         let _held = lock.try_lock(&self.data_dir, "another extraction pass")?;
-        let pass = recall::extract::run::Pass {
-            db: &self.store,
-            settings: &settings,
-            identity: &identity,
-            generator: generator.as_ref(),
-            progress,
-            now: crate::clock::now(),
-        };
-        let report = pass.run(opts)?;
-        if report.entries > 0 {
-            self.refresh_on_write(&mut self.store());
-        }
-        Ok(report)
+        let (sender, committed) = std::sync::mpsc::channel::<Vec<String>>();
+        std::thread::scope(|scope| {
+            let refresher = std::thread::Builder::new()
+                .name("cairn-recall-vectors".into())
+                .spawn_scoped(scope, move || self.refresh_as_committed(&committed));
+            if let Err(e) = &refresher {
+                tracing::warn!(
+                    "cannot start the recall vector refresher ({e}): vectors wait for the next write"
+                );
+            }
+            // A refresher that could not start leaves them pending, as a killed one would.
+            let send = move |ids| drop(sender.send(ids));
+            let report = recall::extract::run::Pass {
+                db: &self.store,
+                settings: &settings,
+                identity: &identity,
+                generator: generator.as_ref(),
+                progress,
+                committed: &send,
+                now: crate::clock::now(),
+            }
+            .run(opts);
+            // The channel closes: the refresher embeds what is left and marks the store complete.
+            drop(send);
+            if let Ok(thread) = refresher
+                && thread.join().is_err()
+            {
+                tracing::warn!(
+                    "the recall vector refresher panicked: vectors wait for the next write"
+                );
+            }
+            report
+        })
     }
 
     /// Where extraction stands: the configured generation, coverage, all generations, the last

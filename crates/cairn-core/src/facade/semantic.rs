@@ -123,6 +123,59 @@ impl Cairn {
         }
     }
 
+    /// An extraction pass's vector refresher (see [`Cairn::recall_extract_run`]): embeds each
+    /// batch of entries the pass committed as it arrives, on a connection of its own, so the
+    /// pass's commits and the readers never wait on the model; when the pass is over (the
+    /// channel closed), it embeds whatever else waits and marks the store complete
+    /// ([`Cairn::refresh_on_write`]). Nothing happens when writes do not refresh (an endpoint
+    /// embedder: sending the text takes `cairn embeddings build`). A failure is logged and
+    /// leaves the entries pending, as after a crash: hybrid scores the others meanwhile.
+    pub(crate) fn refresh_as_committed(&self, committed: &std::sync::mpsc::Receiver<Vec<String>>) {
+        if !self.semantic.refreshes_on_write() {
+            return;
+        }
+        let mut store: Option<Store> = None;
+        let mut failed = false;
+        while let Ok(mut ids) = committed.recv() {
+            while let Ok(more) = committed.try_recv() {
+                ids.extend(more);
+            }
+            if failed {
+                continue;
+            }
+            let result = (|| -> Result<u32> {
+                let embedder = self.semantic.embedder()?;
+                let store = match &mut store {
+                    Some(s) => s,
+                    None => store.insert(self.writer()?),
+                };
+                semantic::vectors::embed_docs(
+                    store.conn_mut(),
+                    corpus(VectorStore::Recall),
+                    &*embedder,
+                    &ids,
+                )
+            })();
+            match result {
+                Ok(_) => {}
+                // No model: lexical search is unaffected; vector search says what to do.
+                Err(Error::ModelMissing { .. }) => failed = true,
+                Err(e) => {
+                    tracing::warn!("embedding the entries an extraction pass wrote failed: {e}");
+                    failed = true;
+                }
+            }
+        }
+        let store = match store {
+            Some(s) => Ok(s),
+            None => self.writer(),
+        };
+        match store {
+            Ok(mut store) => self.refresh_on_write(&mut store),
+            Err(e) => tracing::warn!("refreshing recall vectors after a pass: {e}"),
+        }
+    }
+
     /// Embed what lacks a current vector in `store` (everything, with `force`). This is the
     /// consent to send the text to a configured endpoint (redacted); the local model sends
     /// nothing anywhere.

@@ -150,6 +150,8 @@ pub struct Client {
     endpoint: Endpoint,
     api_key: Option<ApiKey>,
     agent: ureq::Agent,
+    /// How long one request may take, named when it runs out.
+    timeout: Duration,
     /// Retry ladder; tests shorten it.
     pub retry: RetryPolicy,
     /// Response size cap.
@@ -194,6 +196,7 @@ impl Client {
             endpoint: server.endpoint.clone(),
             api_key,
             agent,
+            timeout: server.timeout,
             retry: RetryPolicy::default(),
             max_response_bytes: MAX_RESPONSE_BYTES,
         })
@@ -416,6 +419,15 @@ impl Client {
         let at = self.endpoint.redacted();
         let mut resp = match sent {
             Ok(r) => r,
+            Err(ureq::Error::Timeout(_)) => {
+                return Attempt::Retry(
+                    LlmError::Unreachable(format!(
+                        "{at} gave no answer within {} s (raise the server's `timeout` for a slow model)",
+                        self.timeout.as_secs_f64()
+                    )),
+                    None,
+                );
+            }
             Err(e) => {
                 return Attempt::Retry(
                     LlmError::Unreachable(format!(

@@ -362,6 +362,27 @@ fn write_chunk(
     Ok(written)
 }
 
+/// Embed `docs` and store their vectors (see [`write_chunk`]).
+fn embed_chunk(
+    conn: &mut Connection,
+    corpus: &dyn Corpus,
+    embedder: &dyn Embedder,
+    fingerprint: &str,
+    docs: &[(Doc, String)],
+) -> Result<u32> {
+    let dims = embedder.dims();
+    let texts: Vec<&str> = docs.iter().map(|(d, _)| d.text.as_str()).collect();
+    let vectors = embedder.embed(&texts, InputKind::Document)?;
+    if vectors.len() != docs.len() * dims {
+        return Err(Error::External(format!(
+            "the embedder returned {} floats for {} texts of {dims} dims",
+            vectors.len(),
+            docs.len()
+        )));
+    }
+    write_chunk(conn, corpus, fingerprint, docs, &vectors, dims)
+}
+
 /// What a build did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -414,16 +435,7 @@ pub fn build(
         let total = docs.len() as u64;
         let mut done = 0u64;
         for chunk in docs.chunks(CHUNK) {
-            let texts: Vec<&str> = chunk.iter().map(|(d, _)| d.text.as_str()).collect();
-            let vectors = embedder.embed(&texts, InputKind::Document)?;
-            if vectors.len() != chunk.len() * dims {
-                return Err(Error::External(format!(
-                    "the embedder returned {} floats for {} texts of {dims} dims",
-                    vectors.len(),
-                    chunk.len()
-                )));
-            }
-            embedded += write_chunk(conn, corpus, &fingerprint, chunk, &vectors, dims)?;
+            embedded += embed_chunk(conn, corpus, embedder, &fingerprint, chunk)?;
             done += chunk.len() as u64;
             progress(done, total);
         }
@@ -463,6 +475,55 @@ pub fn build(
         store.as_str(),
         store.build_command()
     )))
+}
+
+/// Embed the documents `ids` that lack a current vector (a writer's own, just committed: no read
+/// of the whole corpus) and store them, each only if its text is still what was embedded. The
+/// store is not marked complete (a [`build`] does that), but when it holds no vector of the
+/// embedder it records (never built, or all dropped), it takes this embedder's fingerprint and
+/// dims, so a query can score these vectors while the rest are pending (see [`check_usable`]).
+/// Returns how many vectors were stored.
+pub fn embed_docs(
+    conn: &mut Connection,
+    corpus: &dyn Corpus,
+    embedder: &dyn Embedder,
+    ids: &[String],
+) -> Result<u32> {
+    let path = crate::store::path_of(conn);
+    let db = crate::store::err_at(&path);
+    let store = corpus.store();
+    let fingerprint = store_fingerprint(store, embedder.fingerprint());
+    let dims = embedder.dims();
+    let stored = stored_versions(conn, store, &fingerprint)?;
+    let mut docs = Vec::new();
+    for id in ids {
+        if let Some(d) = corpus.document(conn, id).map_err(db)?
+            && stored.get(&d.id) != Some(&d.version)
+        {
+            let hash = content_hash(&d.text);
+            docs.push((d, hash));
+        }
+    }
+    let mut written = 0;
+    for chunk in docs.chunks(CHUNK) {
+        written += embed_chunk(conn, corpus, embedder, &fingerprint, chunk)?;
+    }
+    if written > 0 {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let s = state(&tx, corpus)?;
+        if s.fingerprint != fingerprint && vector_count(&tx, store, &s.fingerprint)? == 0 {
+            tx.execute(
+                "UPDATE embedding_state SET fingerprint = ?2, dims = ?3, built_revision = NULL
+                 WHERE store = ?1",
+                params![store.as_str(), fingerprint, dims as i64],
+            )
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)?;
+    }
+    Ok(written)
 }
 
 /// The stored vector of Recall entry `id` under `fingerprint`, unit length (`None` without one:

@@ -117,6 +117,9 @@ pub struct Pass<'a> {
     /// Who answers: an endpoint or an agent CLI (see [`crate::llm::generator`]).
     pub generator: &'a (dyn Generator + Sync),
     pub progress: &'a dyn ExtractProgress,
+    /// Told the ids of each unit's entries once they are committed (the facade's vector
+    /// refresher embeds them on a connection of its own, off the pass's path).
+    pub committed: &'a (dyn Fn(Vec<String>) + Sync),
     pub now: String,
 }
 
@@ -538,6 +541,10 @@ impl Pass<'_> {
             tx.rollback().map_err(dbe)?;
         } else {
             tx.commit().map_err(dbe)?;
+            drop(store);
+            if !entries.is_empty() {
+                (self.committed)(entries.into_iter().map(|e| e.id).collect());
+            }
         }
         Ok(outcome)
     }
