@@ -155,12 +155,15 @@ pub struct Prompt {
     pub messages: Vec<Value>,
 }
 
+/// One file of a log to write: its path and, per session (an index into the prompts), its lines.
+pub type NewFile = (String, Vec<(usize, Vec<u32>)>);
+
 /// A log Cairn writes for one commit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLog {
     pub base_commit_sha: String,
-    /// Per file (in diff order), per session (index into `prompts`): its line numbers.
-    pub files: Vec<(String, Vec<(usize, Vec<u32>)>)>,
+    /// Per file, in diff order.
+    pub files: Vec<NewFile>,
     pub prompts: Vec<Prompt>,
 }
 
@@ -209,18 +212,14 @@ pub fn render(log: &NewLog) -> String {
         }
         for (p, lines) in entries {
             let prompt = &log.prompts[*p];
-            let spec = ranges_spec(lines);
-            counts[*p] += spec
-                .split(',')
-                .map(|r| {
-                    let (a, b) = r.split_once('-').unwrap_or((r, r));
-                    let (a, b): (u32, u32) = (a.parse().unwrap_or(0), b.parse().unwrap_or(0));
-                    b.saturating_sub(a) + 1
-                })
-                .sum::<u32>();
+            let mut unique = lines.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            counts[*p] += u32::try_from(unique.len()).unwrap_or(u32::MAX);
             out.push_str(&format!(
-                "  {} {spec}\n",
-                session_hash(&prompt.tool, &prompt.id)
+                "  {} {}\n",
+                session_hash(&prompt.tool, &prompt.id),
+                ranges_spec(&unique)
             ));
         }
     }

@@ -10,6 +10,8 @@
 //!   edit wrote (a person changed it, or it is too plain to tell: `}`) falls back to the turn
 //!   that last edited the path before the commit (`edited_path`, lower confidence).
 //! - A **description**: the session-level search (`views::search::sessions`).
+//! - Written down for others: [`Why::attribute`] gives each added line of a commit to the edit
+//!   that wrote it, and [`notes`] records that as Git AI authorship notes (`--write-notes`).
 //!
 //! Evidence kinds and their confidence: a link's own (`commit_by_session` 1.0, `edit_committed`
 //! 0.9, … see `git::associate`), `wrote_lines` 0.6 + 0.35 × the share of the commit's
@@ -32,6 +34,8 @@ use crate::git::written::{self, distinctive, normalise};
 use crate::semantic::Mode;
 use crate::views::search::{SearchHit, SessionHit};
 
+pub mod notes;
+
 /// How much later than a commit an edit may be timestamped and still be part of it (the same
 /// allowance association makes for write-order jitter).
 const EDIT_ORDER_SKEW_SECS: i64 = 120;
@@ -42,8 +46,6 @@ const MAX_COMMIT_FILES: usize = 200;
 
 /// A commit adding more lines than this is not attributed (`--write-notes` says so).
 pub const MAX_ATTRIBUTED_LINES: u32 = 100_000;
-
-pub mod notes;
 
 pub const WROTE_LINE: f64 = 0.9;
 /// A Git AI authorship log on the commit names the session (another tool's word for it).
@@ -163,12 +165,15 @@ pub struct WhyTurn {
     pub lines: Vec<u32>,
 }
 
+/// A repo-relative path and, per session (row id), the line numbers it wrote in the commit's
+/// version of the file.
+pub type AttributedFile = (String, Vec<(i64, Vec<u32>)>);
+
 /// The lines of one commit each archived session wrote ([`Why::attribute`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommitAttribution {
-    /// Per repo-relative path (diff order): per session (row id), the line numbers in the
-    /// commit's version of the file.
-    pub files: Vec<(String, Vec<(i64, Vec<u32>)>)>,
+    /// In diff order.
+    pub files: Vec<AttributedFile>,
     /// Lines the commit added to text files.
     pub added: u32,
     /// Binary files it changed (never attributed).
