@@ -14,7 +14,10 @@ Prints how often a right session is among the first five.
 
 With `--mode hybrid` (or vector), the session vectors are built first (`cairn embeddings build
 --store sessions`, timed) and the session-level search and `why` rank with them; `--data DIR`
-reuses a synced data dir (and its vectors) instead of syncing a fresh one.
+reuses a synced data dir (and its vectors) instead of syncing a fresh one. Each `--sessions`
+and `why` call is timed end to end (a process each, as a person runs it): p50/p95 are printed.
+`--dump-cases FILE` writes the cases as JSON lines (query, half, answers) for
+`turns-bench --cases` (the same questions in process) and asks nothing.
 """
 import argparse
 import json
@@ -74,12 +77,13 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="at most this many subjects (0: all)")
     ap.add_argument("--mode", default="lexical", choices=["lexical", "vector", "hybrid"])
     ap.add_argument("--data", help="a data dir to reuse (synced, maybe with vectors)")
+    ap.add_argument("--dump-cases", help="write the cases to this file (JSON lines) and stop")
     a = ap.parse_args()
     data = a.data or tempfile.mkdtemp(prefix="why-retrieval-")
     env = dict(os.environ, CAIRN_DATA_DIR=data, CLAUDE_PROJECTS_DIR=a.claude,
                CODEX_SESSIONS_DIR=a.codex, HOME=data)
     subprocess.run([a.cairn, "sync"], env=env, check=True, capture_output=True)
-    if a.mode != "lexical":
+    if a.mode != "lexical" and not a.dump_cases:
         t0 = time.time()
         c0 = os.times()
         subprocess.run([a.cairn, "embeddings", "build", "--store", "sessions"], env=env, check=True,
@@ -95,17 +99,32 @@ def main():
     cases = [c for c in cases if c[1]]
     if a.limit:
         cases = cases[: a.limit]
+    half_of = lambda s: " ".join(s.split()[: max(1, (len(s.split()) + 1) // 2)])
+    if a.dump_cases:
+        with open(a.dump_cases, "w") as f:
+            for subject, answer in cases:
+                f.write(json.dumps({"query": subject, "half": half_of(subject), "answers": sorted(answer)}) + "\n")
+        print(f"{len(cases)} cases written to {a.dump_cases} (data dir {data})")
+        return
     hits = {}
+    times = {"sessions": [], "why": []}
+
+    def timed(name, args):
+        t = time.perf_counter()
+        v = run(a.cairn, env, args)
+        times[name].append(1000 * (time.perf_counter() - t))
+        return v
+
     for subject, answer in cases:
-        half = " ".join(subject.split()[: max(1, (len(subject.split()) + 1) // 2)])
+        half = half_of(subject)
         for variant, q in (("full", subject), ("half", half)):
             rec = run(a.cairn, env, ["search", "--limit", "200", q]) or []
             order = []
             for h in rec:
                 if h["session_key"] not in order:
                     order.append(h["session_key"])
-            ses = [h["session_key"] for h in (run(a.cairn, env, ["search", "--sessions", *mode, "--limit", "5", q]) or [])]
-            why = [s["session_key"] for s in (run(a.cairn, env, ["why", *mode, "--limit", "5", q]) or {}).get("sessions", [])]
+            ses = [h["session_key"] for h in (timed("sessions", ["search", "--sessions", *mode, "--limit", "5", q]) or [])]
+            why = [s["session_key"] for s in (timed("why", ["why", *mode, "--limit", "5", q]) or {}).get("sessions", [])]
             for name, ranked in (("records", order), ("sessions", ses), ("why", why)):
                 k = (variant, name)
                 hits.setdefault(k, 0)
@@ -116,6 +135,11 @@ def main():
         for name in ("records", "sessions", "why"):
             h = hits.get((variant, name), 0)
             print(f"{variant:5} {name:9} top-5: {h}/{n} ({100 * h / max(n, 1):.0f}%)")
+    for name, xs in times.items():
+        xs = sorted(xs)
+        if xs:
+            p = lambda q: xs[min(len(xs) - 1, int(len(xs) * q))]
+            print(f"{name} through the CLI, {len(xs)} calls: p50 {p(0.5):.0f} ms, p95 {p(0.95):.0f} ms")
 
 
 if __name__ == "__main__":

@@ -963,3 +963,111 @@ fn an_imported_trajectory_from_last_year_links_to_its_commit() {
     assert_eq!(evidence[0]["commit"], commit.as_str());
     assert_eq!(evidence[0]["confidence"], 0.9);
 }
+
+// ---- why3: `cairn why --write-notes`
+
+/// `cairn why --write-notes` at the front door: nothing without the flag, a dry run that
+/// prints the note and writes nothing, the attribution of a commit with a binary file (the
+/// binary file never attributed), no transcript text by default, and with --with-messages the
+/// session's messages redacted (no secret, no absolute path, no tool output).
+#[test]
+fn why_write_notes_records_attribution_and_redacted_messages_only_when_asked() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    let secret = "ghp_EXAMPLEq7Xr9Kd2Lm4Np6Qs8Tv0Wy2Za4Bc6";
+    let mut t = Transcript::new(&env, "s-notes", &repo, "feature");
+    t.user(&format!(
+        "write {} with token {secret}",
+        repo.join("login.txt").display()
+    ));
+    t.edit(
+        "login.txt",
+        "login form with a remember-me box\nsubmit button\n",
+    );
+    std::fs::write(repo.join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0binary\0").unwrap();
+    t.run_git(&["add", "login.txt", "logo.png"]);
+    t.run_git(&["commit", "-m", "Add login page"]);
+    t.say("Committed the login page.");
+    t.hook(&env);
+    let key = key_of(&env, "s-notes");
+    let dir = repo.to_str().unwrap();
+    let notes = |repo: &Path| git(repo, &["notes", "--ref=refs/notes/ai", "list"]);
+
+    // `why` alone never writes.
+    env.ok(&["why", "-C", dir, "HEAD"]);
+    assert_eq!(notes(&repo), "");
+    // A dry run prints the note and writes nothing.
+    let text = env.ok(&["why", "-C", dir, "--write-notes", "--dry-run", "main..HEAD"]);
+    assert!(text.contains("would write: 2 of 2 added lines"), "{text}");
+    assert!(text.contains("    | login.txt\n"), "{text}");
+    assert!(text.contains("1 note would be written"), "{text}");
+    assert_eq!(notes(&repo), "");
+    // --with-messages and --dry-run only go with --write-notes.
+    let out = env.run(&["why", "-C", dir, "--with-messages", "HEAD"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let v = env.json(&["why", "-C", dir, "--write-notes", "main..HEAD"]);
+    let c = &v["commits"][0];
+    assert_eq!(c["action"], "written");
+    assert_eq!(c["binary_files"], 1);
+    assert_eq!(c["sessions"][0]["session_key"], key.as_str());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let note = git(
+        &repo,
+        &["notes", "--ref=refs/notes/ai", "show", head.trim()],
+    );
+    assert!(note.starts_with("login.txt\n  "), "{note}");
+    assert!(note.contains(" 1-2\n---\n"), "{note}");
+    assert!(!note.contains("logo.png"), "{note}");
+    assert!(note.contains("\"messages\": []"), "{note}");
+    assert!(
+        !note.contains(secret) && !note.contains("remember-me"),
+        "{note}"
+    );
+    // `why` reads it back.
+    let v = env.json(&["why", "-C", dir, "HEAD"]);
+    let kinds: Vec<&str> = v["sessions"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"ai_note"), "{kinds:?}");
+
+    // With messages: the prompt, the answer and the calls, redacted for leaving; Cairn's own
+    // note is replaced.
+    let v = env.json(&["why", "-C", dir, "--write-notes", "--with-messages", "HEAD"]);
+    assert_eq!(v["commits"][0]["action"], "replaced");
+    let note = git(
+        &repo,
+        &["notes", "--ref=refs/notes/ai", "show", head.trim()],
+    );
+    let meta: Value = serde_json::from_str(note.split_once("\n---\n").unwrap().1).unwrap();
+    let prompts = meta["prompts"].as_object().unwrap();
+    let messages = prompts.values().next().unwrap()["messages"]
+        .as_array()
+        .unwrap();
+    let types: Vec<&str> = messages
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.first(), Some(&"user"), "{types:?}");
+    assert!(
+        types.contains(&"tool_use") && types.contains(&"assistant"),
+        "{types:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["name"] == "Edit" && m["input"]["new_string"].is_string()),
+        "{messages:?}"
+    );
+    assert!(!note.contains(secret), "a secret left: {note}");
+    assert!(!note.contains(dir), "an absolute path left: {note}");
+    assert!(
+        !note.contains("The file has been updated."),
+        "a tool's output left: {note}"
+    );
+    assert!(messages[0]["text"].as_str().unwrap().contains("login.txt"));
+}

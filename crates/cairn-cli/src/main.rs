@@ -169,12 +169,17 @@ enum Command {
     /// Why is this here: the agent sessions and turns behind a commit, lines of a file or a
     /// description, ranked, each with its evidence and a confidence. A line is traced through
     /// `git blame` to its commit, then to the edit that wrote its text.
+    ///
+    /// With --write-notes, record which lines of each commit of a range which session wrote as
+    /// Git AI authorship notes (refs/notes/ai, the Git AI Standard), which other tools read and
+    /// `git push origin refs/notes/ai` shares: the lines, the agent, the model and the session
+    /// key, no transcript text unless --with-messages. Another tool's note is never replaced.
     #[command(
-        after_help = "Examples: cairn why HEAD~1, cairn why src/auth.rs:40-52, cairn why \"retry the login\""
+        after_help = "Examples: cairn why HEAD~1, cairn why src/auth.rs:40-52, cairn why \"retry the login\",\n          cairn why --write-notes --dry-run main..HEAD"
     )]
     Why {
         /// A commit (id, HEAD~1, a branch), <path>[:<line>[-<line>]] (relative to -C), or a
-        /// description.
+        /// description; with --write-notes, a range <from>..<to> or one commit.
         target: String,
         /// At most this many sessions.
         #[arg(long, default_value_t = 10)]
@@ -182,6 +187,18 @@ enum Command {
         /// How a description is searched.
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
         mode: ModeArg,
+        /// Write the line attribution of each commit of the range TARGET as git notes under
+        /// refs/notes/ai (at most 500 commits; merges are left out).
+        #[arg(long)]
+        write_notes: bool,
+        /// With --write-notes: also put each session's messages (prompts, answers and tool
+        /// calls, never tool output) in its notes, through the outbound redactor and the final
+        /// scan, as `publish --full` does. Notes travel with `git push` of refs/notes/ai.
+        #[arg(long, requires = "write_notes")]
+        with_messages: bool,
+        /// With --write-notes: print each note that would be written, and write nothing.
+        #[arg(long, requires = "write_notes")]
+        dry_run: bool,
     },
     /// Sentence embeddings for semantic search (vector and hybrid modes).
     Embeddings {
@@ -707,8 +724,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Why {
             target,
+            write_notes: true,
+            with_messages,
+            dry_run,
+            ..
+        } => {
+            let cairn = open(g)?;
+            let report = cairn.write_notes(&g.dir, &target, with_messages, dry_run)?;
+            if g.json {
+                render::json(out, &report)?;
+            } else {
+                render::notes(out, &report)?;
+            }
+        }
+        Command::Why {
+            target,
             limit,
             mode,
+            ..
         } => {
             let cairn = open(g)?;
             let answer = cairn.why(

@@ -713,6 +713,85 @@ pub fn turn_records(
     Ok(())
 }
 
+/// `cairn why --write-notes`: one line a commit, each note in full with --dry-run, a summary.
+pub fn notes(out: &mut impl Write, r: &cairn_core::views::why::notes::NotesReport) -> Result<()> {
+    use cairn_core::views::why::notes::NoteAction;
+    for c in &r.commits {
+        let action = match (c.action, r.dry_run) {
+            (NoteAction::Written, false) => "wrote",
+            (NoteAction::Written, true) => "would write",
+            (NoteAction::Replaced, false) => "replaced",
+            (NoteAction::Replaced, true) => "would replace",
+            (NoteAction::Unchanged, _) => "unchanged",
+            (NoteAction::Nothing, _) => "no note",
+            (NoteAction::Skipped, _) => "skipped",
+        };
+        let sessions = c
+            .sessions
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {} ({} lines)",
+                    clean(&s.agent),
+                    line(&s.session_key, 60),
+                    s.lines
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        writeln!(
+            out,
+            "{}  {action}: {} of {} added lines{}  {}",
+            clean(&c.commit[..c.commit.len().min(10)]),
+            c.attributed,
+            c.added,
+            if sessions.is_empty() {
+                String::new()
+            } else {
+                format!(" by {sessions}")
+            },
+            line(&c.subject, 60)
+        )?;
+        if let Some(reason) = &c.reason {
+            writeln!(out, "    {}", line(reason, 160))?;
+        }
+        if let Some(note) = &c.note {
+            for l in note.lines() {
+                writeln!(out, "    | {}", clean(l))?;
+            }
+        }
+    }
+    let n = |a| r.count(a) as u32;
+    let done = if r.dry_run {
+        "would be written"
+    } else {
+        "written"
+    };
+    writeln!(
+        out,
+        "{} {done}, {} replaced, {} unchanged, {} without a note, {} skipped{} ({}).",
+        plural(n(NoteAction::Written), "note"),
+        n(NoteAction::Replaced),
+        n(NoteAction::Unchanged),
+        n(NoteAction::Nothing),
+        n(NoteAction::Skipped),
+        if r.merges > 0 {
+            format!(", {} left out", plural(r.merges, "merge"))
+        } else {
+            String::new()
+        },
+        clean(&r.notes_ref)
+    )?;
+    if !r.dry_run && n(NoteAction::Written) + n(NoteAction::Replaced) > 0 {
+        writeln!(
+            out,
+            "Share them with `git push <remote> {}`.",
+            clean(&r.notes_ref)
+        )?;
+    }
+    Ok(())
+}
+
 pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport) -> Result<()> {
     let verb = if r.dry_run { "Would share" } else { "Shared" };
     writeln!(

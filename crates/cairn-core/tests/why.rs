@@ -562,3 +562,223 @@ fn hostile_targets_are_refused_before_git_sees_them() {
         WhyKind::Description
     );
 }
+
+// ---- why3: --write-notes
+
+/// The notes of `base..HEAD`, with each commit id written as its subject (the replayed commits
+/// are dated yesterday, so their ids change every day).
+fn normalised(w: &World, text: &str) -> String {
+    let mut out = text.to_owned();
+    for (subject, id) in &w.commits {
+        out = out.replace(id.as_str(), &format!("<{subject}>"));
+    }
+    out
+}
+
+fn notes_ref_commits(w: &World) -> String {
+    git_at(&w.repo, &["rev-list", "--count", "refs/notes/ai"], None)
+}
+
+/// The spotter session's six commits get Git AI authorship notes that name its lines (the
+/// golden file shows them whole), which `why` then reads back as `ai_note` evidence; a dry run
+/// writes nothing, a second run changes nothing, another tool's note is never replaced and
+/// Cairn's own is restored when it differs.
+#[test]
+fn notes_written_for_a_range_are_read_back_as_evidence() {
+    use cairn_core::views::why::notes::NoteAction;
+    let w = world();
+    let base = git_at(&w.repo, &["rev-list", "--max-parents=0", "HEAD"], None);
+    let range = format!("{base}..HEAD");
+
+    let dry = w.cairn.write_notes(&w.repo, &range, false, true).unwrap();
+    assert_eq!(dry.commits.len(), 6);
+    assert!(
+        git_at(&w.repo, &["notes", "--ref=refs/notes/ai", "list"], None).is_empty(),
+        "a dry run writes nothing"
+    );
+    let written = w.cairn.write_notes(&w.repo, &range, false, false).unwrap();
+    let mut golden = String::new();
+    for (d, c) in dry.commits.iter().zip(&written.commits) {
+        assert_eq!(c.action, NoteAction::Written, "{c:?}");
+        assert_eq!(d.action, NoteAction::Written);
+        assert_eq!(c.sessions.len(), 1);
+        assert_eq!(c.sessions[0].session_key, w.session_key);
+        assert!(c.attributed > 0 && c.attributed <= c.added, "{c:?}");
+        let note = git_at(
+            &w.repo,
+            &["notes", "--ref=refs/notes/ai", "show", &c.commit],
+            None,
+        );
+        // What the dry run showed is what was written, byte for byte.
+        assert_eq!(d.note.as_deref().map(str::trim_end), Some(note.as_str()));
+        // Attribution only: no transcript text leaves by default.
+        assert!(note.contains("\"messages\": []"), "{note}");
+        golden.push_str(&format!("== {}\n{note}\n", normalised(&w, &c.subject)));
+    }
+    insta::assert_snapshot!("why_notes_spotter", normalised(&w, &golden));
+
+    // Read back: each commit, and a line the session's Write created, name the session by note.
+    let noted = |a: &WhyAnswer| {
+        a.sessions
+            .iter()
+            .filter(|s| s.evidence.iter().any(|e| e.kind == "ai_note"))
+            .map(|s| s.session_key.clone())
+            .collect::<Vec<_>>()
+    };
+    for id in w.commits.values() {
+        assert_eq!(noted(&why(&w, id)), vec![w.session_key.clone()], "{id}");
+    }
+    let path = "lib/spotter_web/telemetry/liveview_otel.ex";
+    let n = line_of(&w, path, WRITTEN);
+    assert_eq!(
+        noted(&why(&w, &format!("{path}:{n}"))),
+        vec![w.session_key.clone()]
+    );
+
+    // Again: nothing changes, not even the notes ref.
+    let before = notes_ref_commits(&w);
+    let again = w.cairn.write_notes(&w.repo, &range, false, false).unwrap();
+    assert!(
+        again
+            .commits
+            .iter()
+            .all(|c| c.action == NoteAction::Unchanged)
+    );
+    assert_eq!(notes_ref_commits(&w), before);
+
+    // Another tool's note on one commit is left as it is; Cairn's own, changed, is restored.
+    let (foreign, own) = (&written.commits[0].commit, &written.commits[1].commit);
+    let theirs = "src/x.rs\n  0123456789abcdef 1\n---\n{\"schema_version\":\"authorship/3.0.0\",\"base_commit_sha\":\"x\",\"prompts\":{\"0123456789abcdef\":{\"agent_id\":{\"tool\":\"cursor\",\"id\":\"c-1\",\"model\":\"m\"},\"messages\":[]}}}";
+    git_at(
+        &w.repo,
+        &[
+            "notes",
+            "--ref=refs/notes/ai",
+            "add",
+            "-f",
+            "-m",
+            theirs,
+            foreign,
+        ],
+        None,
+    );
+    let mine = git_at(
+        &w.repo,
+        &["notes", "--ref=refs/notes/ai", "show", own],
+        None,
+    );
+    let stale = mine.replacen("\"total_deletions\": 0", "\"total_deletions\": 7", 1);
+    assert_ne!(stale, mine);
+    git_at(
+        &w.repo,
+        &[
+            "notes",
+            "--ref=refs/notes/ai",
+            "add",
+            "-f",
+            "-m",
+            &stale,
+            own,
+        ],
+        None,
+    );
+    let third = w.cairn.write_notes(&w.repo, &range, false, false).unwrap();
+    let action = |id: &str| {
+        third
+            .commits
+            .iter()
+            .find(|c| c.commit == id)
+            .map(|c| (c.action, c.reason.clone()))
+            .unwrap()
+    };
+    let (a, reason) = action(foreign);
+    assert_eq!(a, NoteAction::Skipped);
+    assert!(reason.unwrap().contains("another tool's note"));
+    assert_eq!(
+        git_at(
+            &w.repo,
+            &["notes", "--ref=refs/notes/ai", "show", foreign],
+            None
+        ),
+        theirs
+    );
+    assert_eq!(action(own).0, NoteAction::Replaced);
+    assert_eq!(
+        git_at(
+            &w.repo,
+            &["notes", "--ref=refs/notes/ai", "show", own],
+            None
+        ),
+        mine
+    );
+}
+
+/// Ranges that are not ranges, do not exist or are too long are refused before anything is
+/// written, each with its reason; a single commit is a range of one.
+#[test]
+fn write_notes_refuses_hostile_ranges() {
+    use cairn_core::ErrorKind;
+    let w = world();
+    let kind = |range: &str| {
+        w.cairn
+            .write_notes(&w.repo, range, false, true)
+            .map(|r| r.commits.len())
+            .map_err(|e| (e.kind(), e.to_string()))
+    };
+    for (range, want) in [
+        ("--output=/tmp/x", ErrorKind::Invalid),
+        ("-n1", ErrorKind::Invalid),
+        ("HEAD...HEAD~2", ErrorKind::Invalid),
+        ("", ErrorKind::Invalid),
+        ("no-such-branch..HEAD", ErrorKind::NotFound),
+        ("HEAD..0123456789abcdef", ErrorKind::NotFound),
+        ("HEAD~1..--all", ErrorKind::NotFound),
+        ("HEAD\u{1b}[2J", ErrorKind::NotFound),
+    ] {
+        let err = kind(range).expect_err(range);
+        assert_eq!(err.0, want, "{range:?}: {}", err.1);
+        assert!(!err.1.contains('\u{1b}'), "{:?}", err.1);
+    }
+    assert_eq!(kind("HEAD").unwrap(), 1);
+    assert_eq!(
+        kind("HEAD~2..").unwrap(),
+        2,
+        "an empty side is HEAD, as in git"
+    );
+    assert!(
+        git_at(&w.repo, &["notes", "--ref=refs/notes/ai", "list"], None).is_empty(),
+        "nothing written"
+    );
+
+    // More commits than one run takes: refused with the cap and a narrower range to try.
+    let head = git_at(&w.repo, &["rev-parse", "HEAD"], None);
+    let mut stream = String::new();
+    for i in 0..=cairn_core::views::why::notes::MAX_COMMITS {
+        stream.push_str(&format!(
+            "commit refs/heads/long\nmark :{m}\ncommitter T <t@example.invalid> {t} +0000\ndata 2\nc\n{from}\n",
+            m = i + 1,
+            t = 1_700_000_000 + i,
+            from = if i == 0 { format!("from {head}\n") } else { String::new() },
+        ));
+    }
+    let mut child = Command::new("git")
+        .args(["-C", w.repo.to_str().unwrap(), "fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let err = kind("HEAD..long").unwrap_err();
+    assert_eq!(err.0, ErrorKind::Invalid);
+    assert!(
+        err.1.contains("501 commits") && err.1.contains("at most 500"),
+        "{}",
+        err.1
+    );
+}

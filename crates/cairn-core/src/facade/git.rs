@@ -43,6 +43,21 @@ impl Cairn {
         git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)
     }
 
+    /// Record the line attribution `why` finds for each commit of `range` as Git AI authorship
+    /// notes (`refs/notes/ai`) in the repository at `dir`; with `dry_run`, only say what would be
+    /// written. See [`views::why::notes`].
+    pub fn write_notes(
+        &self,
+        dir: &Path,
+        range: &str,
+        with_messages: bool,
+        dry_run: bool,
+    ) -> Result<views::why::notes::NotesReport> {
+        let repo = git::repo::Repo::discover(dir)?;
+        let store = self.store();
+        views::why::notes::write_notes(store.conn(), &repo, range, with_messages, dry_run)
+    }
+
     /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this
     /// archive captured) of the repository at `dir` to `remote`.
     pub fn push(&self, dir: &Path, remote: &str) -> Result<git::publish::PushReport> {

@@ -1,17 +1,31 @@
 //! Git AI authorship logs (the Git AI Standard, `authorship/3.x`): notes under `refs/notes/ai`
-//! saying which lines of a commit which agent session wrote. `why` reads them as evidence; Cairn
-//! writes none yet.
+//! saying which lines of a commit which agent session wrote. `why` reads them as evidence;
+//! `cairn why --write-notes` writes them ([`render`], [`Repo::write_note`]).
 //!
-//! A log is an attestation section (a file path at the start of a line, then lines indented by
-//! two spaces: a 16-hex session hash and line ranges such as `1-4,9`), a line `---`, and a JSON
-//! object whose `prompts` map each hash to its `agent_id` (`tool`, `id`, `model`).
+//! A log is an attestation section (a file path at the start of a line, quoted when it holds a
+//! space or a tab, then lines indented by two spaces: a 16-hex session hash and ascending line
+//! ranges such as `1-4,9`), a line `---`, and a JSON object: `schema_version`,
+//! `base_commit_sha` (the commit the note is on) and `prompts`, which map each hash (the first
+//! 16 hex digits of SHA-256 of `<tool>:<id>`) to its `agent_id` (`tool`, `id`, `model`), its
+//! `messages` and its line counts. Files with no attributed line are not listed.
+//!
+//! What Cairn writes: `tool` is the agent's name in Cairn, `id` the session key (what `why`
+//! reads back), `messages` empty unless asked for (`--with-messages`: redacted), and
+//! `custom_attributes.recorded_by` = `cairn`, by which a later run knows its own note from
+//! another tool's (which it never replaces).
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
-use super::repo::Repo;
+use super::repo::{Repo, git_failure, run_git_raw, verb};
+use crate::error::Result;
 
 /// Where authorship logs live.
 pub const NOTES_REF: &str = "refs/notes/ai";
+/// The schema version Cairn writes.
+pub const SCHEMA_VERSION: &str = "authorship/3.0.0";
+/// `custom_attributes.recorded_by` of every prompt record Cairn writes.
+pub const RECORDED_BY: &str = "cairn";
 /// A note larger than this is not read (a log lists line ranges and prompt records).
 pub const MAX_NOTE_BYTES: usize = 4 << 20;
 
@@ -125,13 +139,194 @@ pub fn parse(note: &str) -> Option<AuthorshipLog> {
     Some(AuthorshipLog { files, sessions })
 }
 
+/// The session hash of the standard: the first 16 hex digits of SHA-256 of `<tool>:<id>`.
+pub fn session_hash(tool: &str, id: &str) -> String {
+    let digest = Sha256::digest(format!("{tool}:{id}").as_bytes());
+    hex::encode(digest)[..16].to_owned()
+}
+
+/// One session of a log Cairn writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub tool: String,
+    pub id: String,
+    pub model: Option<String>,
+    /// Git AI messages (`user`, `assistant`, `tool_use`); empty unless asked for.
+    pub messages: Vec<Value>,
+}
+
+/// One file of a log to write: its path and, per session (an index into the prompts), its lines.
+pub type NewFile = (String, Vec<(usize, Vec<u32>)>);
+
+/// A log Cairn writes for one commit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLog {
+    pub base_commit_sha: String,
+    /// Per file, in diff order.
+    pub files: Vec<NewFile>,
+    pub prompts: Vec<Prompt>,
+}
+
+/// Ascending, deduplicated line numbers as a range specification (`1-4,9`).
+pub fn ranges_spec(lines: &[u32]) -> String {
+    let mut sorted = lines.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// `log` as the text of a note: the attestation section, `---`, the metadata as indented JSON.
+/// Files with no line and sessions with no line anywhere are left out.
+pub fn render(log: &NewLog) -> String {
+    let mut out = String::new();
+    let mut counts = vec![0u32; log.prompts.len()];
+    for (path, entries) in &log.files {
+        let entries: Vec<&(usize, Vec<u32>)> = entries
+            .iter()
+            .filter(|(p, lines)| *p < log.prompts.len() && !lines.is_empty())
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        if path.contains([' ', '\t']) {
+            out.push_str(&format!("\"{path}\"\n"));
+        } else {
+            out.push_str(path);
+            out.push('\n');
+        }
+        for (p, lines) in entries {
+            let prompt = &log.prompts[*p];
+            let mut unique = lines.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            counts[*p] += u32::try_from(unique.len()).unwrap_or(u32::MAX);
+            out.push_str(&format!(
+                "  {} {}\n",
+                session_hash(&prompt.tool, &prompt.id),
+                ranges_spec(&unique)
+            ));
+        }
+    }
+    let mut prompts = Map::new();
+    for (p, prompt) in log.prompts.iter().enumerate() {
+        if counts[p] == 0 {
+            continue;
+        }
+        prompts.insert(
+            session_hash(&prompt.tool, &prompt.id),
+            json!({
+                "agent_id": {
+                    "tool": prompt.tool,
+                    "id": prompt.id,
+                    // The standard's model is a string; Git AI writes "unknown" when none is known.
+                    "model": prompt.model.as_deref().unwrap_or("unknown"),
+                },
+                "messages": prompt.messages,
+                // What Cairn can tell: the commit's lines this session wrote.
+                "total_additions": counts[p],
+                "total_deletions": 0,
+                "accepted_lines": counts[p],
+                "overriden_lines": 0,
+                "custom_attributes": { "recorded_by": RECORDED_BY },
+            }),
+        );
+    }
+    let meta = json!({
+        "schema_version": SCHEMA_VERSION,
+        "base_commit_sha": log.base_commit_sha,
+        "prompts": prompts,
+    });
+    out.push_str("---\n");
+    out.push_str(&serde_json::to_string_pretty(&meta).unwrap_or_default());
+    out.push('\n');
+    out
+}
+
+/// Whether `note` is an authorship log Cairn wrote: every prompt record (at least one) says
+/// `recorded_by: cairn`.
+pub fn is_cairns(note: &str) -> bool {
+    let Some(metadata) = note
+        .split_once("\n---\n")
+        .map(|(_, m)| m)
+        .or_else(|| note.strip_prefix("---\n"))
+    else {
+        return false;
+    };
+    let Ok(meta) = serde_json::from_str::<Value>(metadata.trim()) else {
+        return false;
+    };
+    let Some(prompts) = meta.get("prompts").and_then(Value::as_object) else {
+        return false;
+    };
+    !prompts.is_empty()
+        && prompts.values().all(|p| {
+            p.pointer("/custom_attributes/recorded_by")
+                .and_then(Value::as_str)
+                == Some(RECORDED_BY)
+        })
+}
+
 impl Repo {
+    /// The note under [`NOTES_REF`] on `commit`, as it is (any tool's), if there is one.
+    pub fn note_text(&self, commit: &str) -> Option<String> {
+        let args = ["notes", &format!("--ref={NOTES_REF}"), "show", commit];
+        let out = run_git_raw(&self.root, &args, None).ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Attach `text` as the note on `commit` under [`NOTES_REF`], byte for byte (a blob, so git
+    /// does not reformat it); `replace` overwrites the note there, else git refuses if one is.
+    /// The notes commit names Cairn as its author.
+    pub fn write_note(&self, commit: &str, text: &str, replace: bool) -> Result<()> {
+        let run = |args: &[&str], input: Option<Vec<u8>>| -> Result<String> {
+            let out = run_git_raw(&self.root, args, input)?;
+            if !out.status.success() {
+                return Err(git_failure(&self.root, verb(args), &out));
+            }
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        };
+        let blob = run(
+            &["hash-object", "-w", "--stdin"],
+            Some(text.as_bytes().to_vec()),
+        )?;
+        let notes_ref = format!("--ref={NOTES_REF}");
+        let mut args = vec![
+            "-c",
+            "user.name=Cairn",
+            "-c",
+            "user.email=cairn@localhost",
+            "notes",
+            &notes_ref,
+            "add",
+        ];
+        if replace {
+            args.push("-f");
+        }
+        args.extend(["-C", blob.as_str(), commit]);
+        run(&args, None).map(|_| ())
+    }
+
     /// The authorship log attached to `commit`, if there is one and it reads as one.
     pub fn authorship_log(&self, commit: &str) -> Option<AuthorshipLog> {
-        let note = self
-            .git(&["notes", &format!("--ref={NOTES_REF}"), "show", commit])
-            .ok()?;
-        parse(&note)
+        parse(&self.note_text(commit)?)
     }
 }
 
@@ -159,6 +354,95 @@ mod tests {
         assert_eq!((s.tool.as_str(), s.model.as_deref()), ("cursor", None));
         // Only metadata: a log of a commit with no attributed line.
         assert!(parse(&format!("---\n{META}")).unwrap().files.is_empty());
+    }
+
+    #[test]
+    fn session_hashes_are_the_standards() {
+        // The Git AI implementation's own value for tool "cursor", id "session_123".
+        assert_eq!(session_hash("cursor", "session_123"), "c9883b05a2487d6d");
+        assert_eq!(session_hash("claude", "k").len(), 16);
+        assert_ne!(session_hash("claude", "k"), session_hash("codex", "k"));
+    }
+
+    #[test]
+    fn ranges_are_ascending_and_merged() {
+        assert_eq!(ranges_spec(&[9, 1, 2, 3, 4, 4, 12, 11]), "1-4,9,11-12");
+        assert_eq!(ranges_spec(&[7]), "7");
+        assert_eq!(ranges_spec(&[]), "");
+    }
+
+    fn prompt(tool: &str, id: &str, model: Option<&str>) -> Prompt {
+        Prompt {
+            tool: tool.into(),
+            id: id.into(),
+            model: model.map(str::to_owned),
+            messages: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn what_cairn_writes_reads_back_and_is_known_as_its_own() {
+        let log = NewLog {
+            base_commit_sha: "abc123".into(),
+            files: vec![
+                ("src/a.rs".into(), vec![(0, vec![3, 1, 2, 9]), (1, vec![5])]),
+                ("docs/my notes.md".into(), vec![(0, vec![1])]),
+                // No line: not listed.
+                ("empty.rs".into(), vec![(1, vec![])]),
+            ],
+            prompts: vec![
+                prompt("claude", "sha256-key-one", Some("claude-opus-4-6")),
+                prompt("codex", "sha256-key-two", None),
+                // Named by no line: left out of the prompts.
+                prompt("gemini", "sha256-key-three", None),
+            ],
+        };
+        let text = render(&log);
+        let one = session_hash("claude", "sha256-key-one");
+        let two = session_hash("codex", "sha256-key-two");
+        assert!(
+            text.starts_with(&format!(
+                "src/a.rs\n  {one} 1-3,9\n  {two} 5\n\"docs/my notes.md\"\n  {one} 1\n---\n{{\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            !text.contains("empty.rs") && !text.contains("gemini"),
+            "{text}"
+        );
+        let meta: Value = serde_json::from_str(text.split_once("---\n").unwrap().1).unwrap();
+        assert_eq!(meta["schema_version"], "authorship/3.0.0");
+        assert_eq!(meta["base_commit_sha"], "abc123");
+        let p = &meta["prompts"][&one];
+        assert_eq!(p["agent_id"]["model"], "claude-opus-4-6");
+        assert_eq!(p["messages"], serde_json::json!([]));
+        assert_eq!(
+            (p["total_additions"].as_u64(), p["accepted_lines"].as_u64()),
+            (Some(5), Some(5))
+        );
+        assert_eq!(meta["prompts"][&two]["agent_id"]["model"], "unknown");
+
+        let back = parse(&text).expect("Cairn's note is a log");
+        assert!(back.attributes("docs/my notes.md", 1, &one));
+        assert!(back.attributes("src/a.rs", 5, &two));
+        assert!(!back.attributes("src/a.rs", 4, &one));
+        let ids: Vec<&str> = back.sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["sha256-key-one", "sha256-key-two"]);
+
+        assert!(is_cairns(&text));
+        // Another tool's log (no recorded_by), a log Cairn shares with another tool's prompt,
+        // and anything that is not a log are not Cairn's.
+        assert!(!is_cairns(&format!(
+            "src/a.rs\n  d9978a8723e02b52 1\n---\n{META}"
+        )));
+        let mixed = text.replacen(
+            "\"recorded_by\": \"cairn\"",
+            "\"recorded_by\": \"other\"",
+            1,
+        );
+        assert!(!is_cairns(&mixed));
+        assert!(!is_cairns("free text"));
+        assert!(!is_cairns("---\n{\"prompts\":{}}"));
     }
 
     #[test]

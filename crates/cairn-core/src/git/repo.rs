@@ -606,6 +606,28 @@ impl Repo {
         Ok(parse_added(&out))
     }
 
+    /// The lines commit `id` added, each with its number in the commit's version of the file
+    /// (its first parent's diff for a merge). Binary files and paths git has to quote (control
+    /// characters, `"`, `\\`) are counted, not listed; no external diff or text conversion runs.
+    pub fn added_lines_numbered(&self, id: &str) -> Result<NumberedDiff> {
+        let out = self.git(&[
+            "-c",
+            "core.quotePath=false",
+            "show",
+            "--format=",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--diff-merges=first-parent",
+            "--unified=0",
+            "--end-of-options",
+            id,
+            "--",
+        ])?;
+        Ok(parse_numbered(&out))
+    }
+
     /// The lines each of `paths` (repo-relative, taken literally) gained in each commit of `ids`,
     /// by commit: one `git log` for all of them (no external diff or text conversion runs).
     pub fn added_lines_of(
@@ -690,6 +712,60 @@ fn parse_added(diff: &str) -> AddedLines {
     out
 }
 
+/// What a commit added, numbered ([`Repo::added_lines_numbered`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NumberedDiff {
+    /// Per repo-relative path (in diff order): (line number in the commit's version, text).
+    pub files: Vec<(String, Vec<(u32, String)>)>,
+    /// Binary files the commit changed.
+    pub binary: u32,
+    /// Paths left out because git quoted them (control characters, `"` or `\\` in the name).
+    pub unusual: u32,
+}
+
+/// `git show --unified=0` output as numbered added lines.
+fn parse_numbered(diff: &str) -> NumberedDiff {
+    let mut out = NumberedDiff::default();
+    // The file being read (None: deleted, quoted or binary) and the next new-side line.
+    let mut current: Option<usize> = None;
+    let mut next = 0u32;
+    // Between `diff --git` and the first hunk (an added line `++ x` reads `+++ x` in a hunk).
+    let mut header = false;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            current = None;
+            header = true;
+        } else if header && line.starts_with("Binary files ") && line.ends_with(" differ") {
+            out.binary += 1;
+        } else if let Some(path) = line.strip_prefix("+++ ").filter(|_| header) {
+            // git ends a name holding a space with a tab, and quotes unusual ones.
+            let path = path.strip_suffix('\t').unwrap_or(path);
+            if path.starts_with('"') {
+                out.unusual += 1;
+            } else if let Some(p) = path.strip_prefix("b/") {
+                out.files.push((p.to_owned(), Vec::new()));
+                current = Some(out.files.len() - 1);
+            }
+        } else if let Some(rest) = line.strip_prefix("@@ ") {
+            header = false;
+            // `@@ -a[,b] +c[,d] @@`: added lines count from c.
+            next = rest
+                .split(' ')
+                .find_map(|w| w.strip_prefix('+'))
+                .and_then(|w| w.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+        } else if let (Some(text), Some(i)) = (line.strip_prefix('+'), current)
+            && next > 0
+        {
+            out.files[i].1.push((next, text.to_owned()));
+            next += 1;
+        }
+    }
+    out.files.retain(|(_, lines)| !lines.is_empty());
+    out
+}
+
 /// `git blame --line-porcelain` output as lines.
 fn parse_blame(out: &str) -> Vec<BlameLine> {
     let mut lines = Vec::new();
@@ -767,6 +843,55 @@ mod tests {
     /// A repository's own config may name a program for `core.fsmonitor`, which `git status`
     /// would run; Cairn reads repositories that transcripts name, so it never lets it run.
     #[cfg(unix)]
+    #[test]
+    fn added_lines_are_numbered_in_the_commits_version() {
+        let diff = "diff --git a/src/a.rs b/src/a.rs\n\
+index 1..2 100644\n\
+--- a/src/a.rs\n\
++++ b/src/a.rs\n\
+@@ -3,0 +4,2 @@ fn x() {\n\
++let a = 1;\n\
++++ not a header\n\
+@@ -10 +12 @@\n\
+-old\n\
++new\n\
+\\ No newline at end of file\n\
+diff --git a/img.png b/img.png\n\
+new file mode 100644\n\
+Binary files /dev/null and b/img.png differ\n\
+diff --git a/my file.rs b/my file.rs\n\
+--- a/my file.rs\t\n\
++++ b/my file.rs\t\n\
+@@ -0,0 +1 @@\n\
++x\n\
+diff --git \"a/q\\\"x\" \"b/q\\\"x\"\n\
+--- \"a/q\\\"x\"\n\
++++ \"b/q\\\"x\"\n\
+@@ -0,0 +1 @@\n\
++hidden\n\
+diff --git a/gone.rs b/gone.rs\n\
+--- a/gone.rs\n\
++++ /dev/null\n\
+@@ -1 +0,0 @@\n\
+-bye\n";
+        let n = parse_numbered(diff);
+        assert_eq!(
+            n.files,
+            vec![
+                (
+                    "src/a.rs".to_owned(),
+                    vec![
+                        (4, "let a = 1;".to_owned()),
+                        (5, "++ not a header".to_owned()),
+                        (12, "new".to_owned())
+                    ]
+                ),
+                ("my file.rs".to_owned(), vec![(1, "x".to_owned())]),
+            ]
+        );
+        assert_eq!((n.binary, n.unusual), (1, 1));
+    }
+
     #[test]
     fn a_repository_config_cannot_make_status_run_a_program() {
         let dir = tempfile::tempdir().unwrap();

@@ -291,6 +291,25 @@ impl LocalModel {
         &self.dir
     }
 
+    /// The same model reading at most `max` word pieces of a text (special tokens included)
+    /// instead of 256: a shorter cap for measuring what it costs in quality (`turns-bench
+    /// --max-tokens`). Its fingerprint differs, so its vectors are never mixed with the default's.
+    pub fn with_max_tokens(mut self, max: usize) -> Result<LocalModel> {
+        let max = max.clamp(8, LOCAL_MAX_TOKENS);
+        self.tokenizer
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: max,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| model_err(&self.dir, e))?;
+        if max != LOCAL_MAX_TOKENS {
+            self.fingerprint = format!("{}+max{max}", self.fingerprint);
+        }
+        Ok(self)
+    }
+
     /// Token ids of a text as the model sees them (with `[CLS]`/`[SEP]`, truncated).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
         let enc = self

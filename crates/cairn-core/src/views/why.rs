@@ -10,13 +10,15 @@
 //!   edit wrote (a person changed it, or it is too plain to tell: `}`) falls back to the turn
 //!   that last edited the path before the commit (`edited_path`, lower confidence).
 //! - A **description**: the session-level search (`views::search::sessions`).
+//! - Written down for others: [`Why::attribute`] gives each added line of a commit to the edit
+//!   that wrote it, and [`notes`] records that as Git AI authorship notes (`--write-notes`).
 //!
 //! Evidence kinds and their confidence: a link's own (`commit_by_session` 1.0, `edit_committed`
 //! 0.9, … see `git::associate`), `wrote_lines` 0.6 + 0.35 × the share of the commit's
 //! distinctive added lines the session's edits wrote, `wrote_line` 0.9, `edited_path` 0.45;
 //! a session's confidence combines its evidence as independent (1 − Π(1 − c)).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -32,6 +34,8 @@ use crate::git::written::{self, distinctive, normalise};
 use crate::semantic::Mode;
 use crate::views::search::{SearchHit, SessionHit};
 
+pub mod notes;
+
 /// How much later than a commit an edit may be timestamped and still be part of it (the same
 /// allowance association makes for write-order jitter).
 const EDIT_ORDER_SKEW_SECS: i64 = 120;
@@ -39,6 +43,9 @@ const EDIT_ORDER_SKEW_SECS: i64 = 120;
 const MAX_CANDIDATES: usize = 200;
 /// Files of a commit looked up for sessions that edited them.
 const MAX_COMMIT_FILES: usize = 200;
+
+/// A commit adding more lines than this is not attributed (`--write-notes` says so).
+pub const MAX_ATTRIBUTED_LINES: u32 = 100_000;
 
 pub const WROTE_LINE: f64 = 0.9;
 /// A Git AI authorship log on the commit names the session (another tool's word for it).
@@ -156,6 +163,23 @@ pub struct WhyTurn {
     /// The lines of the range this turn explains (lines).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<u32>,
+}
+
+/// A repo-relative path and, per session (row id), the line numbers it wrote in the commit's
+/// version of the file.
+pub type AttributedFile = (String, Vec<(i64, Vec<u32>)>);
+
+/// The lines of one commit each archived session wrote ([`Why::attribute`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitAttribution {
+    /// In diff order.
+    pub files: Vec<AttributedFile>,
+    /// Lines the commit added to text files.
+    pub added: u32,
+    /// Binary files it changed (never attributed).
+    pub binary: u32,
+    /// Files left out for a name git has to quote.
+    pub unusual: u32,
 }
 
 /// What a target names, before anything is read.
@@ -619,6 +643,96 @@ impl<'a> Why<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Which lines of commit `id` each session wrote (what `--write-notes` records): per added
+    /// line whose text is distinctive, the last edit before the commit (any candidate session)
+    /// that wrote that text to that path; a plain line (`}`, a blank) joins the edit that wrote
+    /// the line beside it when that edit wrote its text too. Lines no edit wrote are a person's,
+    /// or unknown, and are not attributed.
+    pub fn attribute(&mut self, id: &str) -> Result<CommitAttribution> {
+        let info = self.repo.commit_info(id)?;
+        let diff = self.repo.added_lines_numbered(&info.id)?;
+        let added = diff.files.iter().map(|(_, l)| l.len()).sum::<usize>();
+        let mut out = CommitAttribution {
+            files: Vec::new(),
+            added: u32::try_from(added).unwrap_or(u32::MAX),
+            binary: diff.binary,
+            unusual: diff.unusual,
+        };
+        if diff.files.is_empty() || out.added > MAX_ATTRIBUTED_LINES {
+            return Ok(out);
+        }
+        let paths: Vec<String> = diff.files.iter().map(|(p, _)| p.clone()).collect();
+        let sessions = self.candidates(Some(&info.id), &paths)?;
+        let db = crate::store::err_in(self.conn);
+        let records = archive::edit_records(self.conn, &sessions).map_err(db)?;
+        let edits = self.edits(&records, Some(info.time));
+        // The edits in the order they were made (the records come session by session).
+        let mut order: Vec<usize> = (0..edits.len()).collect();
+        order.sort_by_key(|&i| {
+            let r = edits[i].rec;
+            (r.timestamp.as_deref().and_then(epoch), r.ordinal)
+        });
+        for (path, lines) in &diff.files {
+            // Each edit of this path, oldest first, with the (normalised) lines it wrote there.
+            let written: Vec<(i64, HashSet<&str>)> = order
+                .iter()
+                .filter_map(|&i| {
+                    let set: HashSet<&str> = edits[i]
+                        .files
+                        .iter()
+                        .filter(|(p, _)| p == path)
+                        .flat_map(|(_, ls)| ls.iter().map(String::as_str))
+                        .collect();
+                    (!set.is_empty()).then_some((edits[i].rec.session_id, set))
+                })
+                .collect();
+            if written.is_empty() {
+                continue;
+            }
+            let texts: Vec<String> = lines.iter().map(|(_, t)| normalise(t)).collect();
+            let mut who: Vec<Option<usize>> = texts
+                .iter()
+                .map(|t| {
+                    if !distinctive(t) {
+                        return None;
+                    }
+                    written
+                        .iter()
+                        .rposition(|(_, set)| set.contains(t.as_str()))
+                })
+                .collect();
+            // Plain lines join their neighbour's edit, both ways along a run of added lines.
+            let next_to = |who: &mut Vec<Option<usize>>, i: usize, j: usize| {
+                if who[i].is_none()
+                    && lines[i].0.abs_diff(lines[j].0) == 1
+                    && let Some(w) = who[j]
+                    && written[w].1.contains(texts[i].as_str())
+                {
+                    who[i] = Some(w);
+                }
+            };
+            for i in 1..lines.len() {
+                next_to(&mut who, i, i - 1);
+            }
+            for i in (0..lines.len().saturating_sub(1)).rev() {
+                next_to(&mut who, i, i + 1);
+            }
+            let mut per: Vec<(i64, Vec<u32>)> = Vec::new();
+            for (i, w) in who.iter().enumerate() {
+                let Some(w) = w else { continue };
+                let session = written[*w].0;
+                match per.iter_mut().find(|(s, _)| *s == session) {
+                    Some((_, ls)) => ls.push(lines[i].0),
+                    None => per.push((session, vec![lines[i].0])),
+                }
+            }
+            if !per.is_empty() {
+                out.files.push((path.clone(), per));
+            }
+        }
+        Ok(out)
     }
 
     /// Explain lines of `path`: blame, then per commit the sessions, per line the edit that

@@ -528,6 +528,17 @@ pub fn sessions_of_agent(conn: &Connection, agent: Agent) -> rusqlite::Result<Ve
         .collect()
 }
 
+/// Who session `session` (row id) was, as an authorship note names it: its key, its agent and
+/// the model it recorded.
+pub fn session_identity(
+    conn: &Connection,
+    session: i64,
+) -> rusqlite::Result<Option<(String, String, Option<String>)>> {
+    conn.prepare_cached("SELECT session_key, agent, model FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()
+}
+
 /// The key of the session with row id `session`, if the archive holds it.
 pub fn session_key_of(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT session_key FROM sessions WHERE id = ?1")?

@@ -1,0 +1,209 @@
+//! The `sessions` vector store of a synced archive: embedding throughput of its turn digests,
+//! and the session-level search in process with the model warm (latency and retrieval).
+//!
+//! `cargo run --release -p cairn-bench --bin turns-bench -- --data DIR [--cases FILE]
+//!  [--max-tokens N] [--threads T] [--reembed]`
+//!
+//! - DIR is a data dir `cairn sync` filled (used in place: `--reembed` drops its session vectors
+//!   and embeds every turn again; without it only what lacks a current vector is embedded).
+//! - Throughput: turns a second (wall) and a CPU-second, word pieces a CPU-second (the pieces
+//!   counted are what the model reads: special tokens included, truncated), mean pieces a turn.
+//! - FILE holds one JSON object a line, `{"query", "half", "answers": [session keys]}`
+//!   (`bench/why_retrieval.py --dump-cases`): each query is asked through
+//!   `Cairn::search_sessions` (what `cairn search --sessions` and `cairn why "<text>"` rank
+//!   with), lexical then hybrid, and the figure is how often a right session is in the first
+//!   five; latencies p50/p95 per mode.
+//! - `--max-tokens N` embeds with the model reading at most N word pieces of a text (its own
+//!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use cairn_core::Cairn;
+use cairn_core::semantic::Mode;
+use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel, ModelSearch};
+use cairn_core::semantic::vectors::VectorStore;
+use cairn_core::views::search::SearchQuery;
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_owned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// CPU seconds (user + system) this process has used so far.
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
+fn pct(times: &mut [f64], p: f64) -> f64 {
+    if times.is_empty() {
+        return f64::NAN;
+    }
+    times.sort_by(f64::total_cmp);
+    times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
+}
+
+/// The local model, counting the word pieces of every document it embeds.
+struct Counting {
+    inner: LocalModel,
+    pieces: AtomicU64,
+    texts: AtomicU64,
+}
+
+impl Embedder for Counting {
+    fn fingerprint(&self) -> &str {
+        self.inner.fingerprint()
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn embed(&self, texts: &[&str], kind: InputKind) -> cairn_core::Result<Vec<f32>> {
+        if kind == InputKind::Document {
+            for t in texts {
+                let n = self.inner.token_ids(t)?.len() as u64;
+                self.pieces.fetch_add(n, Ordering::Relaxed);
+            }
+            self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        }
+        self.inner.embed(texts, kind)
+    }
+    fn refresh_on_write(&self) -> bool {
+        self.inner.refresh_on_write()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Case {
+    query: String,
+    half: String,
+    answers: Vec<String>,
+}
+
+fn main() -> Result<()> {
+    // SAFETY: the first statement of `main`, before any other thread exists.
+    #[allow(unsafe_code)]
+    unsafe {
+        cairn_core::semantic::embed::set_thread_env_default();
+    }
+    let data = PathBuf::from(arg("--data", ""));
+    anyhow::ensure!(
+        data.join(cairn_core::archive::store::DB_FILE).exists(),
+        "--data must name a data dir `cairn sync` filled"
+    );
+    let threads: usize = arg("--threads", "0").parse()?;
+    let max_tokens: usize = arg("--max-tokens", "0").parse()?;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!("machine: {cores} cores, load average {}", loadavg());
+
+    let cairn = Cairn::open(&data)?;
+    let dir = ModelSearch::for_process(&data).locate()?;
+    let t = Instant::now();
+    let mut model = LocalModel::load(&dir, threads)?;
+    if max_tokens > 0 {
+        model = model.with_max_tokens(max_tokens)?;
+    }
+    println!(
+        "model: {} (load {:.0} ms){}",
+        model.describe(),
+        t.elapsed().as_secs_f64() * 1000.0,
+        if max_tokens > 0 {
+            format!(", at most {max_tokens} word pieces a text")
+        } else {
+            String::new()
+        }
+    );
+    let counting = Arc::new(Counting {
+        inner: model,
+        pieces: AtomicU64::new(0),
+        texts: AtomicU64::new(0),
+    });
+    cairn.set_embedder(counting.clone());
+
+    // 1. Embedding throughput over the turn digests.
+    let (cpu0, t0) = (cpu_secs(), Instant::now());
+    let report = cairn.embeddings_build(VectorStore::Sessions, flag("--reembed"), &|_, _| {})?;
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_secs() - cpu0);
+    let turns = counting.texts.load(Ordering::Relaxed);
+    let pieces = counting.pieces.load(Ordering::Relaxed);
+    println!(
+        "embed: {turns} turns ({} vectors stored) in {wall:.1} s wall, {cpu:.1} s CPU: {:.1} turns/s, {:.1} turns/CPU-s; {pieces} word pieces ({:.0} a turn), {:.0} word pieces/CPU-s; load {}",
+        report.vectors,
+        turns as f64 / wall.max(1e-9),
+        turns as f64 / cpu.max(1e-9),
+        pieces as f64 / (turns.max(1) as f64),
+        pieces as f64 / cpu.max(1e-9),
+        loadavg()
+    );
+
+    // 2. The session-level search, in process, the model warm.
+    let cases_file = arg("--cases", "");
+    if cases_file.is_empty() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&cases_file)
+        .with_context(|| format!("cannot read {cases_file}"))?;
+    let cases: Vec<Case> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<std::result::Result<_, _>>()?;
+    for mode in [Mode::Lexical, Mode::Hybrid] {
+        let mut times = Vec::new();
+        let (mut full, mut half) = (0, 0);
+        for c in &cases {
+            for (q, hits) in [(&c.query, &mut full), (&c.half, &mut half)] {
+                let t = Instant::now();
+                let found = cairn.search_sessions(&SearchQuery {
+                    text: q.clone(),
+                    limit: Some(5),
+                    mode,
+                    ..SearchQuery::default()
+                })?;
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if found.iter().any(|h| c.answers.contains(&h.session_key)) {
+                    *hits += 1;
+                }
+            }
+        }
+        let n = cases.len().max(1);
+        println!(
+            "sessions {:7}: top-5 full {full}/{n} ({:.0}%), half {half}/{n} ({:.0}%); {} queries p50 {:.1} ms, p95 {:.1} ms; load {}",
+            mode.as_str(),
+            100.0 * full as f64 / n as f64,
+            100.0 * half as f64 / n as f64,
+            times.len(),
+            pct(&mut times.clone(), 0.5),
+            pct(&mut times, 0.95),
+            loadavg()
+        );
+    }
+    Ok(())
+}
