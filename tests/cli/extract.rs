@@ -408,6 +408,17 @@ fn planted_secrets_never_reach_the_server_and_entries_carry_evidence() {
     }
 }
 
+/// `cairn recall extract run` started in the background, its output dropped (to be killed).
+fn spawn_run(env: &Env) -> std::process::Child {
+    env.command()
+        .env(KEY_VAR, KEY)
+        .args(["recall", "extract", "run"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// What a pass decided, independent of entry ids and clocks: generations, per-session
 /// progress, and every entry it wrote with its unit, state and evidence.
 fn extraction_dump(env: &Env) -> String {
@@ -462,7 +473,6 @@ fn extraction_dump(env: &Env) -> String {
 /// pass ends: no unit extracted twice or skipped, no entry of a half-built generation left behind.
 #[test]
 fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
-    use std::process::Stdio;
     use std::time::{Duration, Instant};
 
     let fake = FakeLlm::start(Some(KEY));
@@ -476,14 +486,7 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
     let env = configured(&fake, "");
     let (mut tried, mut landed) = (0, 0);
     for step in 1..=4u32 {
-        let mut child = env
-            .command()
-            .env(KEY_VAR, KEY)
-            .args(["recall", "extract", "run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&env);
         // Points spread over the first pass; later passes resume, so they land earlier in theirs.
         std::thread::sleep(took.mul_f64(f64::from(step) / 8.0) + Duration::from_millis(30));
         tried += 1;
@@ -525,7 +528,6 @@ fn a_killed_pass_resumes_to_the_result_of_a_clean_pass() {
 /// at once with nothing pending; the next pass reads the rest and leaves the vectors complete.
 #[test]
 fn a_pass_killed_half_way_leaves_its_entries_embedded_and_hybrid_scores_them() {
-    use std::process::Stdio;
     use std::time::{Duration, Instant};
 
     let fake = FakeLlm::start(Some(KEY));
@@ -533,14 +535,7 @@ fn a_pass_killed_half_way_leaves_its_entries_embedded_and_hybrid_scores_them() {
     // Three units answered, then the pass waits on the fourth: one worker, so three units'
     // entries are committed.
     fake.hold_after(3);
-    let mut child = env
-        .command()
-        .env(KEY_VAR, KEY)
-        .args(["recall", "extract", "run"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&env);
     let db = env.data().join("cairn.db");
     let count = |sql: &str| -> i64 {
         rusqlite::Connection::open(&db)
