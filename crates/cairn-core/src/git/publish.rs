@@ -308,7 +308,7 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// A remote `push` and `pull` may name: one configured in the repository (`git remote`), whose
+/// A remote `push` may name: one configured in the repository (`git remote`), whose
 /// name is one plain ref-name component (it becomes part of `refs/cairn/remotes/<remote>/`).
 fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
     let plain = !remote.is_empty()
