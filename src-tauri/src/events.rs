@@ -47,6 +47,8 @@ pub enum ChangeCause {
     Forget,
     /// A person linked or unlinked a session.
     Correct,
+    /// Teammates' published sessions were pulled (`pull_teammates`).
+    Pull,
 }
 
 /// A report generation moved to a new phase (reading the sessions, a saved report answers it,

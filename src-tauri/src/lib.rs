@@ -17,6 +17,7 @@ pub mod forget;
 pub mod insights;
 pub mod links;
 pub mod mcp;
+pub mod pull;
 pub mod recall;
 pub mod team;
 pub mod watcher;
@@ -89,6 +90,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             forget::forget_preview,
             forget::forget_sessions::<tauri::Wry>,
             correct::correct_link::<tauri::Wry>,
+            pull::pull_teammates::<tauri::Wry>,
             extract::extract_status,
             extract::extract_doctor,
             extract::extract_detect,

@@ -17,9 +17,9 @@ use serde_json::json;
 use crate::support::Env;
 
 /// SplitMix64, so every kill point is reproducible from the seed printed on failure.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -34,27 +34,27 @@ impl Rng {
 /// Kill delays are drawn from [0, window). The machine's load changes how long a run takes,
 /// and a run resuming a half-done archive is shorter, so the window shrinks when a kill comes
 /// after the process ended and grows back when one lands.
-struct Window {
+pub(crate) struct Window {
     micros: u64,
     max: u64,
 }
 impl Window {
-    fn new(clean_run: Duration) -> Window {
+    pub(crate) fn new(clean_run: Duration) -> Window {
         let max = clean_run.as_micros() as u64 + 1;
         Window { micros: max, max }
     }
-    fn next(&self, rng: &mut Rng) -> Duration {
+    pub(crate) fn next(&self, rng: &mut Rng) -> Duration {
         Duration::from_micros(rng.below(self.micros))
     }
-    fn landed(&mut self) {
+    pub(crate) fn landed(&mut self) {
         self.micros = (self.micros + self.micros / 4).min(self.max);
     }
-    fn missed(&mut self) {
+    pub(crate) fn missed(&mut self) {
         self.micros = (self.micros / 2).max(1000);
     }
 }
 
-fn rounds(default: u64) -> u64 {
+pub(crate) fn rounds(default: u64) -> u64 {
     std::env::var("CAIRN_KILL_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -154,7 +154,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// SIGKILL `child` after `delay`; true when it was still running (a real kill point).
-fn kill_after(mut child: Child, delay: Duration) -> bool {
+pub(crate) fn kill_after(mut child: Child, delay: Duration) -> bool {
     std::thread::sleep(delay);
     let running = child.try_wait().unwrap().is_none();
     child.kill().unwrap();
@@ -162,7 +162,7 @@ fn kill_after(mut child: Child, delay: Duration) -> bool {
     running
 }
 
-fn quiet(env: &Env, args: &[&str]) -> Child {
+pub(crate) fn quiet(env: &Env, args: &[&str]) -> Child {
     env.command()
         .args(args)
         .stdout(Stdio::null())

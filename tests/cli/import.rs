@@ -68,6 +68,18 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
             .find(|s| s["session_key"] == key.as_str())
             .unwrap();
         assert_eq!(row["agent"], "atif");
+        // It shows the agent that ran it, which the export named.
+        let ran = if session == CODEX { "codex" } else { "claude" };
+        assert_eq!(row["ran_by"], ran, "{row}");
+        assert_eq!(env.json(&["show", &key])["ran_by"], ran);
+        // An export of the import names that agent again, not the format.
+        let again_file = dir.path().join(format!("{session}.again.atif.json"));
+        export(
+            &env,
+            &[&key, "--format", "atif", "-o", again_file.to_str().unwrap()],
+        );
+        let back: Value = serde_json::from_slice(&std::fs::read(&again_file).unwrap()).unwrap();
+        assert_eq!(back["agent"]["name"], ran);
         // The same file again adds nothing.
         let again = import(&env, &file).unwrap();
         assert_eq!(again["session_key"], key.as_str());
@@ -341,4 +353,54 @@ fn hostile_trajectories_are_refused_whole_or_read_safely() {
     assert_eq!(records["records"][2]["role"], "assistant");
     let detail = env.json(&["sessions"]);
     assert!(detail[0]["cwd"].is_null(), "{detail}");
+}
+
+/// The agent a trajectory names: one of Cairn's under its own name, a foreign agent's plain
+/// name as it is, and a hostile name not at all (the session shows as `atif`); the list, `show`
+/// and the human output agree.
+#[test]
+fn an_imported_session_shows_the_agent_that_ran_it() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        ("claude-code", Some("claude")),
+        ("gemini-cli", Some("gemini")),
+        ("OpenHands", Some("openhands")),
+        ("atif", None),
+        ("claude\u{1b}]0;pwned\u{7}", None),
+        ("\u{202e}edoc-edualc", None),
+    ];
+    for (i, (name, shown)) in cases.iter().enumerate() {
+        let doc = json!({"schema_version": "ATIF-v1.4", "session_id": format!("ran-{i}"),
+            "agent": {"name": name, "version": "1"},
+            "steps": [{"step_id": 1, "source": "user", "message": format!("prompt {i}")}]});
+        let file = write(d, &format!("ran-{i}.atif.json"), &doc.to_string());
+        let key = import(&env, &file).unwrap()["session_key"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let listed = env.json(&["sessions"]);
+        let row = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_key"] == key.as_str())
+            .unwrap();
+        assert_eq!(row["ran_by"].as_str(), *shown, "{name:?}: {row}");
+        assert_eq!(env.json(&["show", &key])["ran_by"].as_str(), *shown);
+        let human = env.ok(&["show", &key]);
+        let first = human.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("of {} session", shown.unwrap_or("atif"))),
+            "{name:?}: {first}"
+        );
+        assert!(
+            !human.contains('\u{1b}') && !human.contains('\u{202e}'),
+            "{human}"
+        );
+    }
+    let human = env.ok(&["sessions"]);
+    assert!(human.contains("openhands"), "{human}");
+    assert!(human.contains("gemini"), "{human}");
 }

@@ -144,11 +144,19 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         "Ann Publisher <ann@example.invalid>"
     );
     let key = list[0]["session_key"].as_str().unwrap().to_owned();
+    // It shows the agent Ann ran, not the format it travelled in.
+    assert_eq!(list[0]["agent"], "atif");
+    assert_eq!(list[0]["ran_by"], "claude", "{sessions:#}");
     let human = teammate.ok(&["sessions"]);
     assert!(human.contains("published by Ann Publisher"), "{human}");
+    assert!(
+        human.contains("  claude  ") && !human.contains("atif"),
+        "{human}"
+    );
 
     let shown = teammate.json(&["show", &key]);
     assert_eq!(shown["status"], "published");
+    assert_eq!(shown["ran_by"], "claude");
     assert_eq!(
         shown["published_by"]["publisher"],
         "Ann Publisher <ann@example.invalid>"
@@ -156,6 +164,7 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     assert_eq!(shown["published_by"]["pulled_from"], "origin");
     assert!(!shown["turns"].as_array().unwrap().is_empty(), "{shown:#}");
     let human = teammate.ok(&["show", &key]);
+    assert!(human.contains("turns of claude session"), "{human}");
     assert!(
         human.contains("published by Ann Publisher <ann@example.invalid>"),
         "{human}"
@@ -180,6 +189,7 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     assert_eq!(s["untrusted"], true);
     assert_eq!(s["published_by"], "Ann Publisher <ann@example.invalid>");
     assert_eq!(s["archive_key"], key.as_str());
+    assert_eq!(s["agent"], "claude");
     let human = teammate.ok(&["-C", b_str, "skim", "branch", "shared"]);
     assert!(
         human.contains("status: published by Ann Publisher <ann@example.invalid> "),
@@ -571,4 +581,311 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
         "{s}"
     );
     assert!(!puller.ok(&["show", &theirs]).contains("replaced"));
+}
+
+// ---- where a pull reads from
+
+/// A bare repository holding one teammate's full session.
+fn published_remote(root: &Path) -> (PathBuf, String) {
+    let remote = root.join("remote.git");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let k = key(1);
+    plant(
+        &remote,
+        &k,
+        &doc(&k),
+        Some(&zst(&envelope(
+            &k,
+            "Ann <ann@example.invalid>",
+            "teammate work",
+        ))),
+    );
+    (std::fs::canonicalize(remote).unwrap(), k)
+}
+
+/// `cairn pull` takes a URL or a path as `git fetch` does, keeps what it fetched apart from any
+/// configured remote's refs, and records where the session came from without credentials.
+#[test]
+fn pull_takes_a_configured_remote_a_url_or_a_path() {
+    let root = tempfile::tempdir().unwrap();
+    let (remote, k) = published_remote(root.path());
+    let remote_str = remote.to_str().unwrap().to_owned();
+    let file_url = format!("file://{remote_str}");
+    for (arg, shown) in [
+        (remote_str.clone(), remote_str.clone()),
+        (file_url.clone(), file_url.clone()),
+    ] {
+        let env = Env::new();
+        let b = env.root.path().join("b");
+        std::fs::create_dir(&b).unwrap();
+        git(&b, &["init", "-q", "-b", "main"]);
+        let b_str = b.to_str().unwrap();
+        let pulled = env.json(&["-C", b_str, "pull", &arg]);
+        assert_eq!(pulled["transcripts_imported"], 1, "{arg}: {pulled:#}");
+        assert_eq!(pulled["remote"], shown.as_str());
+        let refs = git(&b, &["for-each-ref", "--format=%(refname)", "refs/"]);
+        assert!(
+            refs.lines().count() == 1
+                && refs.starts_with("refs/cairn/fetched/")
+                && refs.trim().ends_with(&format!("/sessions/{k}")),
+            "{refs}"
+        );
+        let list = env.json(&["sessions"]);
+        let theirs = list[0]["session_key"].as_str().unwrap().to_owned();
+        let shown_json = env.json(&["show", &theirs]);
+        assert_eq!(shown_json["published_by"]["pulled_from"], shown.as_str());
+        // Again: unchanged.
+        let again = env.json(&["-C", b_str, "pull", &arg]);
+        assert_eq!(again["unchanged"], 1, "{again:#}");
+        assert_eq!(again["transcripts_imported"], 0, "{again:#}");
+    }
+    // A relative path reads from the repository's root.
+    let env = Env::new();
+    let b = root.path().join("rel");
+    std::fs::create_dir(&b).unwrap();
+    git(&b, &["init", "-q", "-b", "main"]);
+    let pulled = env.json(&["-C", b.to_str().unwrap(), "pull", "../remote.git"]);
+    assert_eq!(pulled["transcripts_imported"], 1, "{pulled:#}");
+}
+
+/// Hostile places to pull from: each refused before git reaches anything, nothing written, no
+/// command run.
+#[test]
+fn pull_refuses_options_command_transports_and_paths_that_name_no_repository() {
+    let root = tempfile::tempdir().unwrap();
+    let (remote, _) = published_remote(root.path());
+    let env = Env::new();
+    let b = clone(&env, &remote);
+    let b_str = b.to_str().unwrap();
+    let marker = root.path().join("pwned");
+    let m = marker.to_str().unwrap();
+    // A remote whose URL runs a command, in a repository whose config allows that transport.
+    git(
+        &b,
+        &["remote", "add", "evil", &format!("ext::sh -c touch% {m}")],
+    );
+    git(&b, &["config", "protocol.ext.allow", "always"]);
+    let not_a_repo = tempfile::tempdir().unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        (format!("--upload-pack=touch {m}"), "read as an option"),
+        ("-oProxyCommand=x:app".to_owned(), "read as an option"),
+        (format!("ext::sh -c touch% {m}"), "transport `ext::`"),
+        ("fd::0".to_owned(), "transport `fd::`"),
+        ("evil".to_owned(), "its URL uses the transport `ext::`"),
+        (
+            format!("ssh://-oProxyCommand=touch%20{m}/app"),
+            "as an option",
+        ),
+        ("gopher://example.invalid/app".to_owned(), "gopher://"),
+        (
+            "../../../nowhere/at/all".to_owned(),
+            "no folder is at that path",
+        ),
+        (
+            not_a_repo.path().to_str().unwrap().to_owned(),
+            "is not a git repository",
+        ),
+        ("origin\u{1b}[2J".to_owned(), "printable"),
+        (" origin".to_owned(), "name a remote"),
+    ];
+    for (arg, why) in cases {
+        let out = env.run(&["-C", b_str, "pull", "--", &arg]);
+        assert!(!out.status.success(), "{arg:?} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(why), "{arg:?}: {stderr}");
+        inert(&stderr);
+        assert!(!marker.exists(), "{arg:?} ran a command");
+        assert_eq!(git(&b, &["for-each-ref", "refs/cairn/"]), "", "{arg:?}");
+    }
+    assert!(env.json(&["sessions"]).as_array().unwrap().is_empty());
+}
+
+// ---- a pull cut short
+
+/// A transcript that could not be captured (here the pulled folder cannot be written; a kill
+/// at that point leaves the same state) is taken again by the next pull, not left behind its
+/// already-stored document until the teammate publishes again.
+#[test]
+fn a_transcript_not_captured_is_taken_by_the_next_pull() {
+    let root = tempfile::tempdir().unwrap();
+    let (remote, _) = published_remote(root.path());
+    let env = Env::new();
+    let b = clone(&env, &remote);
+    let b_str = b.to_str().unwrap();
+    let pulled_dir = env.data().join("pulled");
+    std::fs::create_dir_all(env.data()).unwrap();
+    std::fs::write(&pulled_dir, "in the way").unwrap();
+    let first = env.json(&["-C", b_str, "pull"]);
+    assert_eq!(first["sessions_imported"], 1, "{first:#}");
+    assert_eq!(first["transcripts_imported"], 0, "{first:#}");
+    assert_eq!(first["skipped"].as_array().unwrap().len(), 1, "{first:#}");
+    std::fs::remove_file(&pulled_dir).unwrap();
+    let second = env.json(&["-C", b_str, "pull"]);
+    assert_eq!(second["transcripts_imported"], 1, "{second:#}");
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
+    let third = env.json(&["-C", b_str, "pull"]);
+    assert_eq!(
+        (
+            third["unchanged"].as_u64(),
+            third["transcripts_imported"].as_u64()
+        ),
+        (Some(1), Some(0)),
+        "{third:#}"
+    );
+}
+
+/// `cairn pull` SIGKILLed at seeded random points: the next pull always completes it (every
+/// teammate's session in the archive, whole), and the one after changes nothing.
+#[test]
+fn pull_killed_at_random_points_completes_on_the_next_pull() {
+    use crate::harden::{Rng, Window, kill_after, quiet, rounds};
+    let root = tempfile::tempdir().unwrap();
+    let (remote, _) = published_remote(root.path());
+    let n = 12;
+    for i in 2..=n {
+        let k = key(i);
+        plant(
+            &remote,
+            &k,
+            &doc(&k),
+            Some(&zst(&envelope(
+                &k,
+                "Ann <ann@example.invalid>",
+                &format!("work {i}"),
+            ))),
+        );
+    }
+    let clean = Env::new();
+    let b = clone(&clean, &remote);
+    let started = std::time::Instant::now();
+    let first = clean.json(&["-C", b.to_str().unwrap(), "pull"]);
+    let clean_run = started.elapsed();
+    assert_eq!(first["transcripts_imported"], n, "{first:#}");
+
+    let mut rng = Rng(0x5EED_0019);
+    let mut window = Window::new(clean_run);
+    let (mut tried, mut killed) = (0, 0);
+    for round in 0..rounds(4) {
+        let env = Env::new();
+        let b = clone(&env, &remote);
+        let b_str = b.to_str().unwrap();
+        tried += 1;
+        if kill_after(quiet(&env, &["-C", b_str, "pull"]), window.next(&mut rng)) {
+            killed += 1;
+            window.landed();
+        } else {
+            window.missed();
+        }
+        env.json(&["-C", b_str, "pull"]);
+        let sessions = env.json(&["sessions"]);
+        assert_eq!(
+            sessions.as_array().unwrap().len(),
+            n as usize,
+            "round {round}: {sessions:#}"
+        );
+        assert!(
+            sessions
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["record_count"] == 2 && s["published_by"] == "Ann <ann@example.invalid>"),
+            "round {round}: {sessions:#}"
+        );
+        let again = env.json(&["-C", b_str, "pull"]);
+        assert_eq!(again["unchanged"], n, "round {round}: {again:#}");
+        assert_eq!(again["transcripts_imported"], 0, "round {round}: {again:#}");
+    }
+    eprintln!("pull kill points: {tried} tried, {killed} landed while running");
+}
+
+// ---- insights
+
+/// A teammate's pulled session is left out of generated insights unless asked for: its text
+/// would otherwise reach the puller's LLM. The preview says which.
+#[test]
+fn insights_leave_teammates_sessions_out_unless_asked() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote.git");
+    git(
+        root.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let k = key(1);
+    plant(
+        &remote,
+        &k,
+        &doc(&k),
+        Some(&zst(&envelope(
+            &k,
+            "Ann <ann@example.invalid>",
+            "quokka teammate plan",
+        ))),
+    );
+    let env = Env::new();
+    let b = clone(&env, &remote);
+    let mut t = Transcript::new(&env, "s-own", &b, "main");
+    t.user("my own wombat work");
+    t.say("done");
+    t.hook(&env);
+    assert_eq!(
+        env.json(&["-C", b.to_str().unwrap(), "pull"])["transcripts_imported"],
+        1
+    );
+    let wide = ["--since", "2020-01-01", "--until", "2030-01-01"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["insights", "generate", "--dry-run"];
+        args.extend_from_slice(&wide);
+        args.extend_from_slice(extra);
+        (env.json(&args), env.ok(&args))
+    };
+
+    let (v, human) = run(&[]);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(prompt.contains("wombat"), "own work is in: {prompt}");
+    assert!(
+        !prompt.contains("quokka"),
+        "a teammate's text reached the prompt"
+    );
+    assert_eq!(v["sessions_total"], 1, "{v:#}");
+    assert_eq!(v["teammates_sessions"], 1);
+    assert!(
+        human.contains("1 pulled session left out (--teammates includes them"),
+        "{human}"
+    );
+
+    let (v, human) = run(&["--teammates"]);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("quokka") && prompt.contains("wombat"),
+        "{prompt}"
+    );
+    assert_eq!(v["sessions_total"], 2, "{v:#}");
+    assert_eq!(v["slice"]["teammates"], true);
+    assert!(
+        v["slice_label"]
+            .as_str()
+            .unwrap()
+            .contains("with teammates' sessions")
+    );
+    assert!(
+        human.contains("1 pulled session included: their redacted text goes to the generator"),
+        "{human}"
+    );
 }

@@ -421,7 +421,7 @@ fn pull_never_overwrites_own_refs_nor_forces_a_rewritten_one() {
         .collect();
     assert!(titles.contains(&"continued"), "{titles:?}");
 
-    // Remote names are checked: only a configured remote, never an option.
+    // What to pull from is checked: a configured remote, a URL or a path, never an option.
     for bad in ["--upload-pack=touch pwned", "nowhere", "../x", "a/b"] {
         let out = env.run(&["-C", w, "pull", "--", bad]);
         assert_eq!(out.status.code(), Some(1), "{bad}");

@@ -757,3 +757,39 @@ test('agents: the filter bars offer the agents in the archive, fit the window, a
   await (await browser.$('[data-testid="agent-filter"] label[data-agent-filter="all"]')).click();
   await until(async () => (await rendered('branch-row', 'data-branch-key')).length > 1, 'All did not bring the branches back');
 });
+
+// ---- team-git2
+test('git: pull a teammate’s published sessions in the branch view, see who published them, and open one', async () => {
+  const mate = JSON.parse(readFileSync(mustEnv('CAIRN_E2E_GIT_SEED'), 'utf8'));
+  await (await browser.$('[data-tab="branches"]')).click();
+  const row = await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`);
+  await row.waitForExist({ timeout: 10_000 });
+  await row.click();
+  const pull = await byTestId('pull-teammates');
+  await pull.waitForExist({ timeout: 10_000 });
+  const before = await rendered('skim-session', 'data-session-key');
+  await pull.click();
+  await until(async () => (await byTestId('skim-pulled')).isExisting(), 'the pull did not report', 30_000);
+  assert.match(await text(await byTestId('skim-pulled')), /Pulled 1 published session from origin \(1 in full\)/);
+  await until(
+    async () => (await rendered('skim-session', 'data-session-key')).length === before.length + 1,
+    'the teammate’s session is not on the timeline',
+  );
+  const badge = await byTestId('published-by');
+  assert.match(await text(badge), new RegExp(`published by ${mate.publisher}`));
+  await shot('git-01-pulled-on-branch');
+
+  // Open it: the teammate's whole session, marked as theirs, shown as the agent that ran it.
+  let teammate = null;
+  for (const card of await browser.$$('[data-testid="skim-session"]')) {
+    if (/quokka/.test(await text(card))) teammate = card;
+  }
+  assert.ok(teammate, 'no card holds the teammate’s work');
+  await (await teammate.$('button.open')).click();
+  const view = await byTestId('session-view');
+  await view.waitForExist({ timeout: 10_000 });
+  await until(async () => /Remember the quokka accounts on login/.test(await text(view)), 'the teammate’s session did not open');
+  assert.match(await text(await byTestId('session-published-by')), new RegExp(`Published by ${mate.publisher}.*pulled from origin`));
+  assert.match(await text(await byTestId('agent-badge')), /Claude/);
+  await shot('git-02-teammate-session');
+});

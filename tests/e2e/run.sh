@@ -39,6 +39,10 @@ export CAIRN_E2E_APP="$target_dir/debug/cairn-desktop"
 export TAURI_DRIVER="${TAURI_DRIVER:-${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver}"
 export HOME="$work/home"
 export CAIRN_E2E_CLI="$target_dir/debug/cairn"
+# The git half of the team: a teammate publishes a session in full into a bare repository the
+# seeded repository has as origin (the "pull teammates' sessions" journey).
+node tests/e2e/git-seed.mjs "$work/machine" "$work/git" > "$work/git-seed.json"
+export CAIRN_E2E_GIT_SEED="$work/git-seed.json"
 # The journeys run with WebKit's own rendering defaults. With the app's memory-saving ones
 # (src-tauri/src/lib.rs `webkit_environment`), WebKitWebDriver's screenshots of a still page time
 # out under Xvfb (UND_ERR_HEADERS_TIMEOUT): with compositing off, and also with compositing on but

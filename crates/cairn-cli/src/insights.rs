@@ -35,6 +35,10 @@ pub enum InsightsCommand {
         /// Scripted sessions (`claude -p`, `codex exec`): include, exclude (default) or only.
         #[arg(long, default_value = "exclude")]
         automation: String,
+        /// Include teammates' sessions pulled here (`cairn pull`): their redacted text is
+        /// then sent to the generator. Left out by default.
+        #[arg(long)]
+        teammates: bool,
         /// The report template (see `cairn insights templates`).
         #[arg(long, default_value = "weekly-summary")]
         template: String,
@@ -109,6 +113,7 @@ pub fn run(
             agent,
             branch,
             automation,
+            teammates,
             template,
             generator,
             focus,
@@ -125,6 +130,7 @@ pub fn run(
                     agent,
                     branch,
                     automation: Automation::parse(&automation)?,
+                    teammates,
                 },
                 template,
                 generator,
@@ -149,6 +155,7 @@ pub fn run(
                         preview.prompt_chars, preview.redactions
                     )?;
                     writeln!(out, "Generator: {}", clean(&preview.generator.backend))?;
+                    writeln!(out, "{}", teammates_line(&preview))?;
                     if let Some(id) = preview.cached_id {
                         writeln!(
                             out,
@@ -297,5 +304,21 @@ fn done(out: &mut impl Write, json_out: bool, id: i64, what: &str) -> Result<()>
     } else {
         writeln!(out, "Report {id} {what}.")?;
         Ok(())
+    }
+}
+
+/// What the preview says of teammates' pulled sessions: left out (and how to include them), or
+/// included and so sent to the generator.
+fn teammates_line(p: &cairn_core::insights::Preview) -> String {
+    let n = p.teammates_sessions;
+    let sessions = if n == 1 { "session" } else { "sessions" };
+    match (n, p.slice.teammates) {
+        (0, _) => "Teammates' sessions: none pulled in this slice.".to_owned(),
+        (n, false) => format!(
+            "Teammates' sessions: {n} pulled {sessions} left out (--teammates includes them, and sends their redacted text to the generator)."
+        ),
+        (n, true) => format!(
+            "Teammates' sessions: {n} pulled {sessions} included: their redacted text goes to the generator."
+        ),
     }
 }

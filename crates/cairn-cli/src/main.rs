@@ -273,6 +273,9 @@ enum Command {
     /// repository, marked as untrusted text. A session published with --full becomes a session
     /// of this archive (sessions, show, search, export), marked with who published it.
     Pull {
+        /// A remote of this repository, a URL (https, ssh, git, file) or a path to a
+        /// repository, as `git fetch` takes them. Transports that run commands (`ext::`) are
+        /// refused.
         #[arg(default_value = "origin")]
         remote: String,
     },

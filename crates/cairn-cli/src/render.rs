@@ -173,7 +173,7 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
             out,
             "{}  {:<6}  {}  {}, {}{}",
             short_time(s.updated_at.as_deref()),
-            s.agent.as_str(),
+            ran_by(s.agent, s.ran_by.as_deref()),
             line(&place, 40),
             plural(s.turn_count, "turn"),
             plural(s.record_count, "record"),
@@ -465,6 +465,12 @@ fn summary(previews: &[String]) -> String {
     }
 }
 
+/// The agent a session shows: the one that ran it for an imported or pulled trajectory (a
+/// plain name, checked by the core), else the agent Cairn read it as.
+fn ran_by(agent: cairn_core::archive::Agent, ran_by: Option<&str>) -> String {
+    line(ran_by.unwrap_or(agent.as_str()), 40)
+}
+
 fn session_name(agent: &str, title: Option<&str>) -> String {
     match title {
         Some(t) => format!("{agent} session \"{}\"", line(t, 60)),
@@ -599,7 +605,7 @@ pub fn timeline(
         "{} of {} turns of {} (started {})",
         v.coverage.showing_turns,
         v.coverage.total_turns,
-        session_name(v.agent.as_str(), v.title.as_deref()),
+        session_name(&ran_by(v.agent, v.ran_by.as_deref()), v.title.as_deref()),
         short_time(v.started_at.as_deref())
     )?;
     if keys {

@@ -113,8 +113,60 @@ impl Agent {
     }
 }
 
+/// The longest name of a foreign agent Cairn shows as the one that ran a session.
+pub const MAX_RAN_BY_CHARS: usize = 40;
+
+/// The agent that ran a session Cairn did not capture itself (an ATIF trajectory brought in by
+/// `cairn import`, or a teammate's transcript pulled with `cairn pull`), from the name the
+/// trajectory gives it (ATIF's `agent.name`): one of Cairn's agents under its own name
+/// (`claude-code` is `claude`), else the name itself, lower-cased, when it is a plain name (at
+/// most [`MAX_RAN_BY_CHARS`] ASCII letters, digits, spaces, `-`, `_`, `.` or `/`). Anything else
+/// (control or bidi characters, markup, a blank or long value) names no agent: `None`, and the
+/// session shows as `atif`. So does `atif` itself (an export of an import).
+pub fn ran_by(name: &str) -> Option<String> {
+    let name = name.trim();
+    if let Some(agent) = Agent::parse(name) {
+        return (agent != Agent::Atif).then(|| agent.as_str().to_owned());
+    }
+    let plain = !name.is_empty()
+        && name.len() <= MAX_RAN_BY_CHARS
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '/'));
+    plain.then(|| name.to_ascii_lowercase())
+}
+
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ran_by_maps_known_agents_keeps_plain_names_and_refuses_the_rest() {
+        assert_eq!(ran_by("claude-code").as_deref(), Some("claude"));
+        assert_eq!(ran_by(" Codex ").as_deref(), Some("codex"));
+        assert_eq!(ran_by("gemini-cli").as_deref(), Some("gemini"));
+        assert_eq!(ran_by("OpenHands").as_deref(), Some("openhands"));
+        assert_eq!(ran_by("terminus-2").as_deref(), Some("terminus-2"));
+        assert_eq!(ran_by("atif"), None);
+        for hostile in [
+            "",
+            "   ",
+            "claude\u{1b}[2J",
+            "\u{1b}]52;c;eA==\u{7}",
+            "evil\u{202e}edoc",
+            "<script>",
+            "-rf",
+            "a\nb",
+            &"x".repeat(MAX_RAN_BY_CHARS + 1),
+        ] {
+            assert_eq!(ran_by(hostile), None, "{hostile:?}");
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod evidence;
 pub mod forget;
 pub mod notes;
 pub mod publish;
+pub mod pull_from;
 pub mod repo;
 pub mod snapshot;
 pub mod store;

@@ -138,6 +138,10 @@ pub struct Preview {
     pub prompt_chars: u32,
     /// Pieces the outbound redactor changed (paths, secrets) in the material.
     pub redactions: u32,
+    /// Teammates' pulled sessions in the slice's time and filters: included (their redacted
+    /// text goes to the generator) when the slice asks for them, else left out.
+    #[serde(default)]
+    pub teammates_sessions: u32,
     /// A stored report that answers this exactly (shown instead unless forced).
     pub cached_id: Option<i64>,
     /// The exact text that would be sent.
@@ -226,6 +230,10 @@ pub fn preview(
     let p = prepare(conn, data_dir, req, identity, max_chars, now)?;
     let cached_id =
         store::by_cache_key(conn, &p.cache_key).map_err(|e| crate::store::db_err(data_dir, e))?;
+    let teammates_sessions = p
+        .slice
+        .teammates_in(conn)
+        .map_err(|e| crate::store::db_err(data_dir, e))?;
     Ok(Preview {
         slice_label: p.slice.label(),
         slice: p.slice,
@@ -235,6 +243,7 @@ pub fn preview(
         sessions_included: p.material.sessions_included as u32,
         prompt_chars: p.prompt.chars().count() as u32,
         redactions: p.material.redactions as u32,
+        teammates_sessions,
         cached_id,
         prompt: p.prompt,
     })

@@ -11,6 +11,7 @@ import type {
   ArchiveChanged,
   BranchActivity_Serialize,
   CorrectionAction,
+  PullReport_Serialize,
   ResumeCommand_Serialize,
   Check,
   DirOrigin,
@@ -140,6 +141,7 @@ export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallSt
 export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
 export type ForgetPlan = ForgetPlan_Serialize;
 export type { CorrectionAction };
+export type PullReport = PullReport_Serialize;
 export type ResumeCommand = ResumeCommand_Serialize;
 export type { DoctorCheck, GenState, ProjectCoverage };
 export type ExtractStatus = ExtractStatus_Serialize;

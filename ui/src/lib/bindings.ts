@@ -176,6 +176,12 @@ export const commands = {
 	 *  arrives from the webview) and keeps the correction across every relink.
 	 */
 	correctLink: (sessionKey: string, target: Target_Deserialize, action: CorrectionAction, reason: string | null) => typedError<LinkCorrection_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("correct_link", { sessionKey, target, action, reason })),
+	/**
+	 *  Fetch what teammates published on `remote` (default `origin`) of the repository at
+	 *  `repo_root` and import what passes the checks. `repo_root` comes from the webview: the core
+	 *  refuses a root the archive does not list, and checks the remote as `cairn pull` does.
+	 */
+	pullTeammates: (repoRoot: string, remote: string | null) => typedError<PullReport_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("pull_teammates", { repoRoot, remote })),
 	/**  Where extraction stands: enabled or not, coverage, generations, the last pass, failures. */
 	extractStatus: () => typedError<ExtractStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_status")),
 	/**  Check the configured extraction server with real calls (`/models`, one tiny extraction). */
@@ -364,7 +370,9 @@ export type ChangeCause = "sync" | "watch" |
 /**  Sessions were forgotten (the counts are 0: nothing was added). */
 "forget" | 
 /**  A person linked or unlinked a session. */
-"correct";
+"correct" | 
+/**  Teammates' published sessions were pulled (`pull_teammates`). */
+"pull";
 
 export type Check = {
 	name: string,
@@ -1696,6 +1704,11 @@ export type Preview_Deserialize = {
 	prompt_chars: number,
 	/**  Pieces the outbound redactor changed (paths, secrets) in the material. */
 	redactions: number,
+	/**
+	 *  Teammates' pulled sessions in the slice's time and filters: included (their redacted
+	 *  text goes to the generator) when the slice asks for them, else left out.
+	 */
+	teammates_sessions?: number,
 	/**  A stored report that answers this exactly (shown instead unless forced). */
 	cached_id?: number | null,
 	/**  The exact text that would be sent. */
@@ -1713,6 +1726,11 @@ export type Preview_Serialize = {
 	prompt_chars: number,
 	/**  Pieces the outbound redactor changed (paths, secrets) in the material. */
 	redactions: number,
+	/**
+	 *  Teammates' pulled sessions in the slice's time and filters: included (their redacted
+	 *  text goes to the generator) when the slice asks for them, else left out.
+	 */
+	teammates_sessions: number,
 	/**  A stored report that answers this exactly (shown instead unless forced). */
 	cached_id: number | null,
 	/**  The exact text that would be sent. */
@@ -1823,6 +1841,45 @@ export type PublishedBy_Serialize = {
 	publisher: string,
 	published_at: string | null,
 	pulled_from: string,
+};
+
+/**  What `pull` did. */
+export type PullReport = PullReport_Serialize | PullReport_Deserialize;
+
+/**  What `pull` did. */
+export type PullReport_Deserialize = {
+	remote: string,
+	/**  Documents imported (new or changed). */
+	sessions_imported: number,
+	/**  Documents already imported as they are. */
+	unchanged: number,
+	/**  Full transcripts (`publish --full`) imported as sessions of this archive. */
+	transcripts_imported?: number,
+	/**
+	 *  Refs not imported, each with why (the first [`MAX_LISTED_SKIPS`]). A ref name is
+	 *  shown cleaned.
+	 */
+	skipped: SkippedRef[],
+	/**  Refs skipped beyond those listed. */
+	skipped_more: number,
+};
+
+/**  What `pull` did. */
+export type PullReport_Serialize = {
+	remote: string,
+	/**  Documents imported (new or changed). */
+	sessions_imported: number,
+	/**  Documents already imported as they are. */
+	unchanged: number,
+	/**  Full transcripts (`publish --full`) imported as sessions of this archive. */
+	transcripts_imported: number,
+	/**
+	 *  Refs not imported, each with why (the first [`MAX_LISTED_SKIPS`]). A ref name is
+	 *  shown cleaned.
+	 */
+	skipped: SkippedRef[],
+	/**  Refs skipped beyond those listed. */
+	skipped_more: number,
 };
 
 /**  A query or brief request. */
@@ -2496,6 +2553,11 @@ export type SessionDetail = SessionDetail_Serialize | SessionDetail_Deserialize;
 export type SessionDetail_Deserialize = {
 	session_key: string,
 	agent: Agent,
+	/**
+	 *  The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+	 *  trajectory names it (see [`crate::agent::ran_by`]).
+	 */
+	ran_by?: string | null,
 	session_id?: string | null,
 	/**  `subagent`, `compaction` or `fork` when this session hangs off another. */
 	relation?: string | null,
@@ -2538,6 +2600,11 @@ export type SessionDetail_Deserialize = {
 export type SessionDetail_Serialize = {
 	session_key: string,
 	agent: Agent,
+	/**
+	 *  The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+	 *  trajectory names it (see [`crate::agent::ran_by`]).
+	 */
+	ran_by: string | null,
 	session_id: string | null,
 	/**  `subagent`, `compaction` or `fork` when this session hangs off another. */
 	relation: string | null,
@@ -2639,6 +2706,8 @@ export type SessionSummary = SessionSummary_Serialize | SessionSummary_Deseriali
 export type SessionSummary_Deserialize = {
 	session_key: string,
 	agent: Agent,
+	/**  The agent that ran a session of agent `atif` (a trajectory imported or pulled). */
+	ran_by?: string | null,
 	/**  The agent's own session id. */
 	session_id?: string | null,
 	project?: string | null,
@@ -2664,6 +2733,8 @@ export type SessionSummary_Deserialize = {
 export type SessionSummary_Serialize = {
 	session_key: string,
 	agent: Agent,
+	/**  The agent that ran a session of agent `atif` (a trajectory imported or pulled). */
+	ran_by: string | null,
 	/**  The agent's own session id. */
 	session_id: string | null,
 	project: string | null,
@@ -2693,6 +2764,11 @@ export type SessionTimeline_Deserialize = {
 	session_key: string,
 	status: string,
 	agent: Agent,
+	/**
+	 *  The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+	 *  trajectory names it.
+	 */
+	ran_by?: string | null,
 	title?: string | null,
 	started_at?: string | null,
 	coverage: TurnCoverage,
@@ -2713,6 +2789,11 @@ export type SessionTimeline_Serialize = {
 	session_key: string,
 	status: string,
 	agent: Agent,
+	/**
+	 *  The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+	 *  trajectory names it.
+	 */
+	ran_by: string | null,
 	title: string | null,
 	started_at: string | null,
 	coverage: TurnCoverage,
@@ -2866,6 +2947,11 @@ export type SkimView_Serialize = {
 	sessions: SkimSession_Serialize[],
 };
 
+export type SkippedRef = {
+	ref: string,
+	reason: string,
+};
+
 /**
  *  A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
  *  part of its cache key.
@@ -2887,6 +2973,11 @@ export type SliceRequest_Deserialize = {
 	 */
 	branch?: string | null,
 	automation?: Automation,
+	/**
+	 *  Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
+	 *  redacted text then goes to the generator. Off by default.
+	 */
+	teammates?: boolean,
 };
 
 /**  The slice as asked for (strings as typed; see [`Slice::resolve`]). */
@@ -2901,6 +2992,11 @@ export type SliceRequest_Serialize = {
 	 */
 	branch: string | null,
 	automation: Automation,
+	/**
+	 *  Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
+	 *  redacted text then goes to the generator. Off by default.
+	 */
+	teammates: boolean,
 };
 
 /**
@@ -2916,6 +3012,8 @@ export type Slice_Deserialize = {
 	agent?: Agent | null,
 	branch?: string | null,
 	automation: Automation,
+	/**  Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]). */
+	teammates?: boolean,
 };
 
 /**
@@ -2931,6 +3029,8 @@ export type Slice_Serialize = {
 	agent: Agent | null,
 	branch: string | null,
 	automation: Automation,
+	/**  Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]). */
+	teammates?: boolean,
 };
 
 /**  One source dir of an agent, as Settings shows it. */

@@ -265,6 +265,7 @@ export function fakeDetail(sessionKey: string): SessionDetail {
   return {
     session_key: sessionKey,
     agent: 'claude',
+    ran_by: null,
     session_id: 'session-1',
     relation: null,
     parent_key: null,
@@ -297,6 +298,7 @@ export function fakeTimeline(sessionKey: string, turns: number, recordsPerTurn: 
     session_key: sessionKey,
     status: 'local-only',
     agent: 'claude',
+    ran_by: null,
     title: 'Session number 1',
     started_at: at(0),
     coverage: { showing_turns: turns, total_turns: turns, has_more_before: false },
@@ -512,6 +514,8 @@ export function fakeBackend(options: FakeOptions = {}) {
         return sessions === 0 ? [] : fakeRepos();
       case 'skim_branch':
         return fakeSkim(args.targetKey as string);
+      case 'pull_teammates':
+        return { remote: 'origin', sessions_imported: 0, unchanged: 0, transcripts_imported: 0, skipped: [], skipped_more: 0 };
       case 'session_detail':
         return fakeDetail(args.sessionKey as string);
       case 'session_timeline':
@@ -702,9 +706,9 @@ export function fakeBackend(options: FakeOptions = {}) {
           { id: 'friction', version: '1', title: 'Friction', description: '', material: [], instructions: '', source: 'builtin' },
         ];
       case 'insight_preview': {
-        const request = args.request as { slice: { since?: string; until?: string; project?: string } };
+        const request = args.request as { slice: { since?: string; until?: string; project?: string; teammates?: boolean } };
         return {
-          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude' },
+          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude', teammates: request.slice.teammates ?? false },
           slice_label: request.slice.project ? `project ${request.slice.project}` : 'last 7 days',
           template_id: 'weekly-summary',
           generator: { backend: 'claude', model: null, endpoint_hash: null },
@@ -712,6 +716,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           sessions_included: 3,
           prompt_chars: 1234,
           redactions: 2,
+          teammates_sessions: 1,
           cached_id: null,
           prompt: '…',
         };

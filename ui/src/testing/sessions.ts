@@ -19,6 +19,7 @@ export function fakeSession(n: number, agent: Agent = n % 3 === 0 ? 'codex' : 'c
     subagent_count: 0,
     first_prompt: `Please look at issue ${n}`,
     published_by: null,
+    ran_by: null,
   };
 }
 

@@ -66,8 +66,9 @@ impl Cairn {
         git::publish::push(store.conn(), &repo, remote)
     }
 
-    /// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/` and import
-    /// those that pass the checks (the others are listed in the report).
+    /// Fetch the published documents of `remote` (a configured remote's name, a URL or a
+    /// path, as `git fetch` takes them; never an option or a command-running transport) and
+    /// import those that pass the checks (the others are listed in the report).
     /// A document's full transcript (`publish --full`) becomes a session of this archive, of
     /// agent `atif`, marked with its publisher (see [`git::publish::admit`]).
     pub fn pull(&self, dir: &Path, remote: &str) -> Result<git::publish::PullReport> {
@@ -77,23 +78,27 @@ impl Cairn {
             let store = self.store();
             git::publish::pull(store.conn(), &repo, remote, &crate::clock::now())?
         };
-        for t in transcripts {
+        for pending in transcripts {
+            let t = &pending.transcript;
             let refname = format!("{}{}", git::publish::REF_PREFIX, t.session_key);
             let admitted = {
                 let store = self.store();
-                git::publish::admit(store.conn(), &t, remote).map_err(|e| store.err(e))?
+                git::publish::admit(store.conn(), t, &report.remote).map_err(|e| store.err(e))?
             };
-            let (file_name, by) = match admitted {
-                Ok(admitted) => admitted,
-                Err(why) => {
-                    report.skip(&refname, why);
-                    continue;
+            match admitted {
+                Ok((file_name, by)) => {
+                    // A capture that failed (a full disk, say) is tried again by the next pull.
+                    if let Err(e) = self.capture_pulled(&file_name, &t.trajectory, &by) {
+                        report.skip(&refname, crate::text::one_line(&e.to_string(), 200));
+                        continue;
+                    }
+                    report.transcripts_imported += 1;
                 }
-            };
-            match self.capture_pulled(&file_name, &t.trajectory, &by) {
-                Ok(()) => report.transcripts_imported += 1,
-                Err(e) => report.skip(&refname, crate::text::one_line(&e.to_string(), 200)),
+                // Refused: as a refused document, skipped until the ref changes.
+                Err(why) => report.skip(&refname, why),
             }
+            let store = self.store();
+            git::publish::transcript_done(store.conn(), &pending).map_err(|e| store.err(e))?;
         }
         Ok(report)
     }

@@ -205,16 +205,7 @@ impl Cairn {
         let dir = match place {
             WhyPlace::Nowhere => return self.why_described(query),
             WhyPlace::Repo { root } => {
-                let known = self
-                    .branches(None)?
-                    .into_iter()
-                    .any(|r| r.root.as_deref() == Some(root.as_str()));
-                if !known {
-                    return Err(Error::NotFound(format!(
-                        "no repository with agent sessions at {}; pick one from Branches",
-                        crate::text::printable(root)
-                    )));
-                }
+                self.known_repo(root)?;
                 root.clone()
             }
             WhyPlace::Session { session_key } => {
@@ -226,6 +217,22 @@ impl Cairn {
             }
         };
         self.why(Path::new(&dir), query)
+    }
+
+    /// Refuse `root` (a repository named by the desktop's webview) unless it is one the
+    /// archive knows: a root [`Cairn::branches`] lists. So git runs only where agents worked.
+    pub fn known_repo(&self, root: &str) -> Result<()> {
+        let known = self
+            .branches(None)?
+            .into_iter()
+            .any(|r| r.root.as_deref() == Some(root));
+        if !known {
+            return Err(Error::NotFound(format!(
+                "no repository with agent sessions at {}; pick one from Branches",
+                crate::text::printable(root)
+            )));
+        }
+        Ok(())
     }
 
     /// Why is this here: the sessions and turns behind a commit, lines of a file, or a

@@ -33,11 +33,6 @@ use crate::error::{Error, Result};
 /// The refs `publish` writes: this machine's own documents.
 pub const REF_PREFIX: &str = "refs/cairn/sessions/";
 
-/// Where `pull` keeps a remote's documents: `refs/cairn/remotes/<remote>/sessions/`.
-pub fn remote_prefix(remote: &str) -> String {
-    format!("refs/cairn/remotes/{remote}/sessions/")
-}
-
 /// What `publish` did (or would do).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -313,7 +308,7 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// A remote `push` and `pull` may name: one configured in the repository (`git remote`), whose
+/// A remote `push` may name: one configured in the repository (`git remote`), whose
 /// name is one plain ref-name component (it becomes part of `refs/cairn/remotes/<remote>/`).
 fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
     let plain = !remote.is_empty()
@@ -374,19 +369,24 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
     Ok(report)
 }
 
-/// Fetch `remote`'s published documents into `refs/cairn/remotes/<remote>/sessions/` and
-/// import each new or changed one that passes the checks.
+/// Fetch the published documents of `remote` (a configured remote, a URL or a path: see
+/// [`super::pull_from`]) into `refs/cairn/remotes/<remote>/sessions/` (for a URL or a path,
+/// `refs/cairn/fetched/<hash>/sessions/`) and import each new or changed one that passes the
+/// checks. The report names the remote as the archive records it (a URL without credentials).
 ///
 /// Returns the report and the checked full transcripts (`publish --full`) of the documents
-/// imported, which the caller captures ([`crate::archive`] owns the sessions).
+/// imported, which the caller captures ([`crate::archive`] owns the sessions) and then marks
+/// done with [`transcript_done`]: until then the document's import is pending, so a pull killed
+/// between the two completes on the next one.
 pub fn pull(
     conn: &Connection,
     repo: &Repo,
     remote: &str,
     now: &str,
-) -> Result<(PullReport, Vec<transcript::PublishedTranscript>)> {
+) -> Result<(PullReport, Vec<PendingTranscript>)> {
     let db = crate::store::err_in(conn);
-    check_remote(repo, remote)?;
+    let from = super::pull_from::check(repo, remote)?;
+    let remote = from.shown.as_str();
     let mut report = PullReport {
         remote: remote.to_owned(),
         sessions_imported: 0,
@@ -396,13 +396,20 @@ pub fn pull(
         skipped_more: 0,
     };
     let common_dir = repo.common_dir.to_string_lossy().into_owned();
-    let local_prefix = remote_prefix(remote);
+    let local_prefix = from.ref_prefix.as_str();
+    // Every command that reaches the remote runs with the transport allowlist.
+    let reach = |args: &[&'static str]| -> Vec<&str> {
+        let mut all: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
+        all.extend(args);
+        all.push(from.git_arg.as_str());
+        all
+    };
 
     // What the remote has: only refs named by a session key are read at all.
-    let advertised = run_git(
-        &repo.root,
-        &["ls-remote", "--refs", remote, &format!("{REF_PREFIX}*")],
-    )?;
+    let mut ls_remote = reach(&["ls-remote", "--refs"]);
+    let pattern = format!("{REF_PREFIX}*");
+    ls_remote.push(&pattern);
+    let advertised = run_git(&repo.root, &ls_remote)?;
     let mut wanted: BTreeMap<String, String> = BTreeMap::new();
     for line in advertised.lines() {
         let Some((oid, refname)) = line.split_once('\t') else {
@@ -455,7 +462,7 @@ pub fn pull(
 
     // Fetch without force into the remote's own namespace; `--refmap=` keeps configured fetch
     // refspecs (say a `+refs/cairn/*:refs/cairn/*` someone added) from updating anything else.
-    let local_oids = local_refs(repo, &local_prefix)?;
+    let local_oids = local_refs(repo, local_prefix)?;
     let refspecs: String = wanted
         .keys()
         .filter(|k| local_oids.get(*k) != wanted.get(*k))
@@ -464,15 +471,14 @@ pub fn pull(
     if !refspecs.is_empty() {
         let out = run_git_raw(
             &repo.root,
-            &[
+            &reach(&[
                 "fetch",
                 "--no-tags",
                 "--no-write-fetch-head",
                 "--no-recurse-submodules",
                 "--refmap=",
                 "--stdin",
-                remote,
-            ],
+            ]),
             Some(refspecs.into_bytes()),
         )?;
         // A fetch refusing a rewritten ref (`! [rejected] … (non-fast-forward)`; git runs
@@ -481,7 +487,7 @@ pub fn pull(
         if !out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("[rejected]") {
             return Err(git_failure(&repo.root, "fetch", &out));
         }
-        let after = local_refs(repo, &local_prefix)?;
+        let after = local_refs(repo, local_prefix)?;
         for (key, oid) in &wanted {
             if after.get(key) != Some(oid) {
                 report.skip(
@@ -495,7 +501,57 @@ pub fn pull(
         wanted.retain(|k, oid| after.get(k) == Some(oid));
     }
     let transcripts = import(conn, repo, remote, &common_dir, &wanted, now, &mut report)?;
+    let transcripts = transcripts
+        .into_iter()
+        .filter_map(|t| {
+            Some(PendingTranscript {
+                ref_commit: wanted.get(&t.session_key)?.clone(),
+                common_dir: common_dir.clone(),
+                remote: remote.to_owned(),
+                transcript: t,
+            })
+        })
+        .collect();
     Ok((report, transcripts))
+}
+
+/// `published_sessions.ref_commit` of a document whose transcript is still to be captured: a
+/// commit no ref has, so the next pull takes the ref again.
+const PENDING: &str = "";
+
+/// A teammate's checked transcript a pull stored the document of, still to be captured.
+#[derive(Debug, Clone)]
+pub struct PendingTranscript {
+    pub transcript: transcript::PublishedTranscript,
+    common_dir: String,
+    remote: String,
+    ref_commit: String,
+}
+
+/// Mark the import of `p`'s document done, its transcript captured or refused: the next pull
+/// leaves the ref alone until it changes.
+pub fn transcript_done(conn: &Connection, p: &PendingTranscript) -> rusqlite::Result<()> {
+    set_imported(
+        conn,
+        &p.common_dir,
+        &p.remote,
+        &p.transcript.session_key,
+        &p.ref_commit,
+    )
+}
+
+fn set_imported(
+    conn: &Connection,
+    common_dir: &str,
+    remote: &str,
+    key: &str,
+    commit: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE published_sessions SET ref_commit = ?4 WHERE common_dir = ?1 AND remote = ?2 AND session_key = ?3",
+    )?
+    .execute(params![common_dir, remote, key, commit])?;
+    Ok(())
 }
 
 /// Whether a teammate's full transcript may become a session of this archive. Never one
@@ -556,8 +612,9 @@ fn local_refs(repo: &Repo, prefix: &str) -> Result<BTreeMap<String, String>> {
 /// limits: each at most `max` bytes, all of them together (with `total`, what this pull already
 /// read) at most [`limits::PULL_BYTES`]. Sizes come first (`cat-file --batch-check`), so an
 /// oversized blob is never read. A commit without the file is skipped as `missing` says, or
-/// left out silently when `missing` is `None` (the file is optional).
-#[allow(clippy::too_many_arguments)]
+/// left out silently when `missing` is `None` (the file is optional). Also returns the keys left
+/// for the next pull because this one's byte budget ran out.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn read_blobs<'k>(
     repo: &Repo,
     wanted: impl Iterator<Item = (&'k str, &'k str)>,
@@ -566,9 +623,10 @@ fn read_blobs<'k>(
     missing: Option<&str>,
     total: &mut u64,
     report: &mut PullReport,
-) -> Result<Vec<(&'k str, Vec<u8>)>> {
+) -> Result<(Vec<(&'k str, Vec<u8>)>, Vec<&'k str>)> {
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
     let wanted: Vec<(&str, &str)> = wanted.collect();
+    let mut deferred = Vec::new();
     let specs: String = wanted
         .iter()
         .map(|(_, oid)| format!("{oid}:{file}\n"))
@@ -604,6 +662,7 @@ fn read_blobs<'k>(
                 format!("{file} has {size} bytes, more than the {max} a document may have"),
             );
         } else if *total + size > limits::PULL_BYTES {
+            deferred.push(*key);
             report.skip(
                 &refname(key),
                 format!(
@@ -617,7 +676,7 @@ fn read_blobs<'k>(
         }
     }
     if blobs.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), deferred));
     }
     let input: String = blobs.iter().map(|(_, b)| format!("{b}\n")).collect();
     let out = run_git_raw(
@@ -636,7 +695,7 @@ fn read_blobs<'k>(
             None => report.skip(&refname(key), format!("its {file} could not be read")),
         }
     }
-    Ok(read)
+    Ok((read, deferred))
 }
 
 /// Read, check and store the documents of `wanted` (session key → fetched commit); then read
@@ -653,7 +712,8 @@ fn import(
     let db = crate::store::err_in(conn);
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
     let mut total = 0u64;
-    let blobs = read_blobs(
+    // A document left for the next pull is not stored: that pull reads it.
+    let (blobs, _) = read_blobs(
         repo,
         wanted.iter().map(|(k, o)| (k.as_str(), o.as_str())),
         "session.json",
@@ -689,7 +749,7 @@ fn import(
             key,
             document,
             serde_json::to_string(&doc.target_keys).unwrap_or_default(),
-            wanted.get(*key),
+            PENDING,
             now
         ])
         .map_err(db)?;
@@ -700,7 +760,7 @@ fn import(
 
     // The full transcripts of the documents just stored; a document without one was published
     // without --full.
-    let full = read_blobs(
+    let (full, deferred) = read_blobs(
         repo,
         stored
             .iter()
@@ -718,6 +778,18 @@ fn import(
             Err(why) => report.skip(&refname(key), why),
         }
     }
+    // The documents with no transcript to capture (none, or refused) are done now; those whose
+    // transcript waits for the next pull stay pending; the others are done once the caller
+    // captured theirs.
+    let tx = conn.unchecked_transaction().map_err(db)?;
+    for key in stored
+        .iter()
+        .filter(|k| !deferred.contains(*k) && !transcripts.iter().any(|t| t.session_key == **k))
+    {
+        let commit = wanted.get(*key).map(String::as_str).unwrap_or(PENDING);
+        set_imported(&tx, common_dir, remote, key, commit).map_err(db)?;
+    }
+    tx.commit().map_err(db)?;
     Ok(transcripts)
 }
 

@@ -101,6 +101,18 @@ impl PublishedTranscript {
             Some(v) if v.starts_with("ATIF-v") && v.len() <= 32 => {}
             _ => return Err("the trajectory has no ATIF schema_version".to_owned()),
         }
+        // The agent that ran it shows beside the session: a plain name, or none at all.
+        match t.get("agent").and_then(|a| a.get("name")) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(name)) if name == "atif" || crate::agent::ran_by(name).is_some() => {
+            }
+            Some(_) => {
+                return Err(format!(
+                    "the trajectory's agent name is not a plain name of at most {} letters, digits, spaces or -_./",
+                    crate::agent::MAX_RAN_BY_CHARS
+                ));
+            }
+        }
         if t.get("session_id").and_then(Value::as_str) != Some(self.session_key.as_str()) {
             return Err("the trajectory's session_id is not the ref's own key".to_owned());
         }
@@ -307,6 +319,16 @@ mod tests {
                 json!({"trajectory": {"session_id": KEY, "steps": [{}]}}),
             ),
             ("not a JSON object", json!({"trajectory": "x"})),
+            (
+                "agent name",
+                json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": KEY,
+                    "agent": {"name": "claude\u{1b}]0;pwned\u{7}"}, "steps": [{}]}}),
+            ),
+            (
+                "agent name",
+                json!({"trajectory": {"schema_version": "ATIF-v1.4", "session_id": KEY,
+                    "agent": {"name": ["claude"]}, "steps": [{}]}}),
+            ),
         ];
         for (why, change) in cases {
             let mut v = base.clone();

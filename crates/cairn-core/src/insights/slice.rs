@@ -63,6 +63,10 @@ pub struct SliceRequest {
     pub branch: Option<String>,
     #[serde(default)]
     pub automation: Automation,
+    /// Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
+    /// redacted text then goes to the generator. Off by default.
+    #[serde(default)]
+    pub teammates: bool,
 }
 
 /// A resolved slice: exact UTC bounds, normalised branch key. Stored with each report and
@@ -78,6 +82,9 @@ pub struct Slice {
     pub agent: Option<Agent>,
     pub branch: Option<String>,
     pub automation: Automation,
+    /// Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub teammates: bool,
 }
 
 /// When `--since` is not given: the last week.
@@ -139,6 +146,7 @@ impl Slice {
             agent: req.agent,
             branch,
             automation: req.automation,
+            teammates: req.teammates,
         })
     }
 
@@ -170,12 +178,27 @@ impl Slice {
             Automation::Include => parts.push("with automated sessions".to_owned()),
             Automation::Only => parts.push("automated sessions only".to_owned()),
         }
+        if self.teammates {
+            parts.push("with teammates' sessions".to_owned());
+        }
         parts.join(" · ")
     }
 
     /// The top-level sessions in the slice (sub-agents count as part of their parent), oldest
     /// first: row ids.
     pub fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+        self.sessions_with(conn, self.teammates)
+    }
+
+    /// How many teammates' pulled sessions the slice would hold with them included, and left
+    /// out as it is: what the preview says.
+    pub fn teammates_in(&self, conn: &Connection) -> rusqlite::Result<u32> {
+        let all = self.sessions_with(conn, true)?.len();
+        let own = self.sessions_with(conn, false)?.len();
+        Ok(all.saturating_sub(own) as u32)
+    }
+
+    fn sessions_with(&self, conn: &Connection, teammates: bool) -> rusqlite::Result<Vec<i64>> {
         let linked = match &self.branch {
             Some(branch) => Some(git::sessions_strongly_linked(conn, branch)?),
             None => None,
@@ -193,6 +216,7 @@ impl Slice {
                     Automation::Exclude => Some(false),
                     Automation::Only => Some(true),
                 },
+                teammates,
             },
         )
     }

@@ -48,6 +48,10 @@ pub struct SessionTimeline {
     pub session_key: String,
     pub status: String,
     pub agent: Agent,
+    /// The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+    /// trajectory names it.
+    #[serde(default)]
+    pub ran_by: Option<String>,
     pub title: Option<String>,
     pub started_at: Option<String>,
     pub coverage: TurnCoverage,
@@ -114,6 +118,7 @@ pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result
         .to_owned(),
         published_by,
         agent: h.agent,
+        ran_by: h.ran_by,
         title: h.title,
         started_at: h.started_at,
         coverage: TurnCoverage {

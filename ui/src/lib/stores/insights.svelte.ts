@@ -53,6 +53,8 @@ export class InsightsStore {
   branch = $state('');
   agent: Agent | 'all' = $state('all');
   automation: Automation = $state('exclude');
+  /** Include teammates' pulled sessions (their redacted text then goes to the generator). */
+  teammates = $state(false);
   template = $state('weekly-summary');
   generator = $state('');
   focus = $state('');
@@ -84,7 +86,7 @@ export class InsightsStore {
 
   /** The request as the backend takes it: blank fields are left out. */
   get request(): GenerateRequest {
-    const slice: GenerateRequest['slice'] = { automation: this.automation };
+    const slice: GenerateRequest['slice'] = { automation: this.automation, teammates: this.teammates };
     if (this.since) slice.since = this.since;
     if (this.until) slice.until = this.until;
     if (this.project.trim()) slice.project = this.project.trim();

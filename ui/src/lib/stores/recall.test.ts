@@ -77,7 +77,7 @@ describe('InsightsStore', () => {
     store.agent = 'codex';
     store.focus = 'flaky tests';
     expect(store.request).toEqual({
-      slice: { automation: 'exclude', since: '2026-11-01', agent: 'codex' },
+      slice: { automation: 'exclude', teammates: false, since: '2026-11-01', agent: 'codex' },
       template: 'weekly-summary',
       force: false,
       focus: 'flaky tests',

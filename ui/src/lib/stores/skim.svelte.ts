@@ -1,7 +1,8 @@
 // A branch's skim timeline: sessions in order with their turns, flattened into rows for the
 // virtual list; sessions that only ran on the branch sit in a collapsed group at the end.
-import { api, type Api, type CorrectionAction, type SkimSession, type SkimTurn, type SkimView } from '../api';
+import { api, type Api, type CorrectionAction, type PullReport, type SkimSession, type SkimTurn, type SkimView } from '../api';
 import { problemOf } from '../errors';
+import { count } from '../format';
 import { Resource } from './resource.svelte';
 import type { AgentFilter } from './agents.svelte';
 
@@ -23,9 +24,13 @@ export class SkimStore {
   selected = $state(-1);
   /** What the last "belongs here" / "not related" did, or why it failed. */
   corrected: { text: string; error: boolean } | null = $state(null);
-  #api: Pick<Api, 'skimBranch' | 'correctLink'>;
+  /** A pull of teammates' sessions is running in this repository. */
+  pulling = $state(false);
+  /** What the last pull brought, or why it failed. */
+  pulled: { text: string; error: boolean } | null = $state(null);
+  #api: Pick<Api, 'skimBranch' | 'correctLink' | 'pullTeammates'>;
 
-  constructor(backend: Pick<Api, 'skimBranch' | 'correctLink'> = api) {
+  constructor(backend: Pick<Api, 'skimBranch' | 'correctLink' | 'pullTeammates'> = api) {
     this.#api = backend;
   }
 
@@ -57,6 +62,7 @@ export class SkimStore {
       this.weakOpen = false;
       this.selected = -1;
       this.corrected = null;
+      this.pulled = null;
       this.view.reset();
     }
     await this.view.load(() => this.#api.skimBranch(target, true, repo, this.agent === 'all' ? null : this.agent), { keep: true });
@@ -103,6 +109,22 @@ export class SkimStore {
     await this.refresh();
   }
 
+  /** Pull what teammates published on the repository's `origin` (`cairn pull`), then reload:
+   * their sessions show on the timeline marked with who published them. */
+  async pull(): Promise<void> {
+    const repo = this.repo;
+    if (repo === null || this.pulling) return;
+    this.pulling = true;
+    try {
+      const outcome = await this.#api.pullTeammates(repo, null);
+      if (this.repo !== repo) return;
+      this.pulled = outcome.status === 'ok' ? { text: pulledText(outcome.data), error: false } : { text: problemOf(outcome.error).message, error: true };
+    } finally {
+      this.pulling = false;
+    }
+    await this.refresh();
+  }
+
   toggleWeak(): void {
     this.weakOpen = !this.weakOpen;
   }
@@ -119,6 +141,19 @@ export class SkimStore {
   get selectedRow(): SkimRow | null {
     return this.rows[this.selected] ?? null;
   }
+}
+
+/** A pull's outcome in one line: what arrived, what was already here, what was refused. */
+export function pulledText(r: PullReport): string {
+  const skipped = r.skipped.length + r.skipped_more;
+  const parts = [
+    r.sessions_imported === 0 && r.transcripts_imported === 0
+      ? `Nothing new from ${r.remote}`
+      : `Pulled ${count(r.sessions_imported, 'published session')} from ${r.remote} (${r.transcripts_imported} in full)`,
+  ];
+  if (r.unchanged > 0) parts.push(`${r.unchanged} unchanged`);
+  if (skipped > 0) parts.push(`${count(skipped, 'ref')} refused: ${r.skipped[0]?.reason ?? ''}`);
+  return `${parts.join(' · ')}.`;
 }
 
 export const skim = new SkimStore();

@@ -4,7 +4,7 @@ import type { ErrorReport, Outcome, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
 import { SessionStore, type SessionApi } from './session.svelte';
-import { SkimStore } from './skim.svelte';
+import { SkimStore, pulledText } from './skim.svelte';
 import { SearchStore, SEARCH_DELAY_MS } from './search.svelte';
 import { SyncStore } from './sync.svelte';
 import { BranchesStore } from './branches.svelte';
@@ -250,6 +250,47 @@ describe('SkimStore', () => {
     await store.load('ref:refs/heads/main', '/home/dev/blog');
     expect(store.selected).toBe(0);
     expect(asked).toEqual(['/home/dev/shop', '/home/dev/shop', '/home/dev/blog']);
+  });
+});
+
+describe('SkimStore pull', () => {
+  const report = { remote: 'origin', sessions_imported: 2, unchanged: 1, transcripts_imported: 1, skipped: [], skipped_more: 0 };
+
+  it("pulls teammates' sessions in the repository on screen, says what came, and reloads", async () => {
+    const asked: unknown[][] = [];
+    let loads = 0;
+    let refuse = false;
+    const store = new SkimStore({
+      skimBranch: async () => {
+        loads++;
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+      pullTeammates: async (...args: unknown[]) => {
+        asked.push(args);
+        return refuse ? fail('cannot pull from "origin": its URL uses the transport `ext::`') : ok(report);
+      },
+    } as unknown as Api);
+    // Across repositories there is no one place to pull from.
+    await store.load('ref:refs/heads/feature/login');
+    await store.pull();
+    expect(asked).toEqual([]);
+    await store.load('ref:refs/heads/feature/login', '/home/dev/shop');
+    await store.pull();
+    expect(asked).toEqual([['/home/dev/shop', null]]);
+    expect(store.pulled).toEqual({ text: 'Pulled 2 published sessions from origin (1 in full) · 1 unchanged.', error: false });
+    expect(loads).toBe(3);
+    refuse = true;
+    await store.pull();
+    expect(store.pulled).toEqual({ text: 'cannot pull from "origin": its URL uses the transport `ext::`', error: true });
+    expect(store.pulling).toBe(false);
+    await store.load('ref:refs/heads/other', '/home/dev/shop');
+    expect(store.pulled).toBeNull();
+  });
+
+  it('names what was refused and says when nothing is new', () => {
+    expect(
+      pulledText({ ...report, sessions_imported: 0, transcripts_imported: 0, skipped: [{ ref: 'refs/cairn/sessions/x', reason: 'not a session key' }], skipped_more: 2 }),
+    ).toBe('Nothing new from origin · 1 unchanged · 3 refs refused: not a session key.');
   });
 });
 

@@ -63,6 +63,10 @@ pub fn session_by_label(conn: &Connection, label: &str) -> rusqlite::Result<Opti
 pub struct SessionDetail {
     pub session_key: String,
     pub agent: Agent,
+    /// The agent that ran a session of agent `atif` (a trajectory imported or pulled), as the
+    /// trajectory names it (see [`crate::agent::ran_by`]).
+    #[serde(default)]
+    pub ran_by: Option<String>,
     pub session_id: Option<String>,
     /// `subagent`, `compaction` or `fork` when this session hangs off another.
     pub relation: Option<String>,
@@ -137,6 +141,7 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
             Ok(SessionDetail {
                 session_key: r.get(0)?,
                 agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+                ran_by: ran_by(&agent, r.get(11)?),
                 session_id: r.get(2)?,
                 relation: r.get(3)?,
                 parent_key: r.get(4)?,
@@ -250,6 +255,9 @@ pub struct SessionQuery {
 pub struct SessionSummary {
     pub session_key: String,
     pub agent: Agent,
+    /// The agent that ran a session of agent `atif` (a trajectory imported or pulled).
+    #[serde(default)]
+    pub ran_by: Option<String>,
     /// The agent's own session id.
     pub session_id: Option<String>,
     pub project: Option<String>,
@@ -281,7 +289,7 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
                 (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
                     AND c.relation IN ('subagent', 'compaction')),
                 {},
-                s.publisher
+                s.publisher, s.provider
          FROM sessions s
          WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
         super::first_request_sql("s.id")
@@ -306,6 +314,7 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
         Ok(SessionSummary {
             session_key: r.get(0)?,
             agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            ran_by: ran_by(&agent, r.get(16)?),
             session_id: r.get(2)?,
             project: r.get(3)?,
             cwd: r.get(4)?,
@@ -397,23 +406,36 @@ pub struct SessionHead {
     pub id: i64,
     pub key: String,
     pub agent: Agent,
+    pub ran_by: Option<String>,
     pub title: Option<String>,
     pub started_at: Option<String>,
 }
 
+/// The agent that ran a session read as `agent`: for an ATIF trajectory (`atif`), the name its
+/// `agent.name` gave, which the ATIF reader keeps as the session's `provider`; `None` otherwise.
+fn ran_by(agent: &str, provider: Option<String>) -> Option<String> {
+    (agent == Agent::Atif.as_str())
+        .then_some(provider)
+        .flatten()
+        .and_then(|p| crate::agent::ran_by(&p))
+}
+
 /// The head of the session with row id `id`.
 pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
-    conn.prepare_cached("SELECT session_key, agent, title, started_at FROM sessions WHERE id = ?1")?
-        .query_row([id], |r| {
-            let agent: String = r.get(1)?;
-            Ok(SessionHead {
-                id,
-                key: r.get(0)?,
-                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
-                title: r.get(2)?,
-                started_at: r.get(3)?,
-            })
+    conn.prepare_cached(
+        "SELECT session_key, agent, title, started_at, provider FROM sessions WHERE id = ?1",
+    )?
+    .query_row([id], |r| {
+        let agent: String = r.get(1)?;
+        Ok(SessionHead {
+            id,
+            key: r.get(0)?,
+            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            ran_by: ran_by(&agent, r.get(4)?),
+            title: r.get(2)?,
+            started_at: r.get(3)?,
         })
+    })
 }
 
 /// What another room needs to know of a session: its row id, key, project, cwd, branch and agent

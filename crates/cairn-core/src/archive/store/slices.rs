@@ -86,6 +86,9 @@ pub struct SessionSlice<'a> {
     pub linked: Option<&'a [i64]>,
     /// Only automated sessions (`Some(true)`), only those a person started (`Some(false)`).
     pub automated: Option<bool>,
+    /// Teammates' sessions pulled here too (those with a publisher); else only this
+    /// machine's own.
+    pub teammates: bool,
 }
 
 /// The top-level sessions in `slice` (sub-agents count as part of their parent), oldest
@@ -119,6 +122,9 @@ pub fn sessions_in_slice(
             .collect::<Vec<_>>()
             .join(",");
         sql.push_str(&format!(" AND s.id IN ({ids})"));
+    }
+    if !slice.teammates {
+        sql.push_str(" AND s.publisher IS NULL");
     }
     match slice.automated {
         None => {}

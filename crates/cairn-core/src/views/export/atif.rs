@@ -206,7 +206,11 @@ fn one(doc: &Document) -> Trajectory {
                 .unwrap_or_else(|| s.session_key.clone()),
         ),
         agent: TrajectoryAgent {
-            name: s.agent.as_str().to_owned(),
+            // An imported or pulled session names the agent that ran it, not the format.
+            name: s
+                .ran_by
+                .clone()
+                .unwrap_or_else(|| s.agent.as_str().to_owned()),
             version: s
                 .tool_version
                 .clone()
