@@ -353,6 +353,16 @@ pub fn transcript_of_change(agent: Agent, path: &Path) -> Option<FoundFile> {
     })
 }
 
+/// A folder live capture watches, with the agent whose transcripts it holds: a source dir
+/// (its whole tree), or the folder of a repository that holds an in-repository transcript
+/// ([`in_repository`]), watched alone so a repository's tree is never watched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchDir {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub recursive: bool,
+}
+
 /// Where an agent that keeps its transcript inside the repository it works in keeps it, below
 /// that repository's root: Aider's history, Crush's database. `None` for the other agents.
 pub fn in_repository(agent: Agent, root: &Path) -> Option<PathBuf> {
