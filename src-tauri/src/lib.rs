@@ -1004,6 +1004,32 @@ mod tests {
         );
     }
 
+    /// A known repository's folders are watched for Aider's history and Crush's database: a
+    /// change there is that agent's transcript; another file of the repository is nothing.
+    #[test]
+    fn the_watcher_classifies_in_repository_transcripts() {
+        use cairn_core::archive::Agent;
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("app");
+        std::fs::create_dir_all(repo.join(".crush")).unwrap();
+        let history = repo.join(".aider.chat.history.md");
+        let db = repo.join(".crush/crush.db");
+        let other = repo.join("package.json");
+        for f in [&history, &db, &other] {
+            std::fs::write(f, "x\n").unwrap();
+        }
+        let dirs = vec![
+            (Agent::Aider, repo.clone()),
+            (Agent::Crush, repo.join(".crush")),
+        ];
+        let changed = [history.clone(), db.clone(), other].into_iter().collect();
+        let found: Vec<(Agent, std::path::PathBuf)> = watcher::transcripts(&dirs, &changed)
+            .into_iter()
+            .map(|f| (f.agent, f.path))
+            .collect();
+        assert_eq!(found, [(Agent::Aider, history), (Agent::Crush, db)]);
+    }
+
     /// The fixture session's agent id (11 records).
     const SHORT: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 

@@ -4,10 +4,14 @@
 //! the kernel, and the debounce thread blocks on its channel with no timeout until the first
 //! event of a burst arrives. It then collects the burst (quiet for [`QUIET`], or at most
 //! [`MAX_BATCH`] while an agent keeps writing), maps the changed `.jsonl` and `.json` paths
-//! (Gemini CLI's session documents, Cline-family task logs) and agents' databases (`.db`,
-//! `.vscdb`, `.sqlite3`, written directly or through their `-wal`) to transcript files with the
+//! (Gemini CLI's session documents, Cline-family task logs), Aider's Markdown histories and
+//! agents' databases (`.db`, `.vscdb`, `.sqlite3`, written directly or through their `-wal`) to
+//! transcript files with the
 //! core's own `transcript_of_change` (a changed OpenCode part file is its session's), captures
 //! only those, and tells the window through
+//! What is watched is the core's [`Cairn::watch_dirs`](cairn_core::Cairn::watch_dirs): the source
+//! dirs' trees, and in every repository the archive knows the folder of Aider's history and of
+//! Crush's database (alone, not the repository's tree).
 //! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
 //! channel and ends the thread.
 
@@ -17,7 +21,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{FoundFile, holds, transcript_of_change};
+use cairn_core::archive::discover::{FoundFile, WatchDir, holds, transcript_of_change};
+use cairn_core::archive::sources::aider;
 use cairn_core::archive::{Agent, recognise};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tauri::{AppHandle, Manager, Runtime};
@@ -39,20 +44,26 @@ pub struct Watch {
 }
 
 /// Watch `dirs` (each with the agent whose transcripts it holds) for the window `app`.
-pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<(Agent, PathBuf)>) -> Result<Watch, String> {
+pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<WatchDir>) -> Result<Watch, String> {
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
     let mut watcher = notify::recommended_watcher(tx)
         .map_err(|e| format!("cannot watch the source dirs: {e}"))?;
     let mut watched = Vec::new();
-    for (_, dir) in &dirs {
-        if !dir.is_dir() {
+    for dir in &dirs {
+        if !dir.path.is_dir() || watched.contains(&dir.path) {
             continue;
         }
-        match watcher.watch(dir, RecursiveMode::Recursive) {
-            Ok(()) => watched.push(dir.clone()),
-            Err(e) => eprintln!("cairn-desktop: cannot watch {}: {e}", dir.display()),
+        let mode = if dir.recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        match watcher.watch(&dir.path, mode) {
+            Ok(()) => watched.push(dir.path.clone()),
+            Err(e) => eprintln!("cairn-desktop: cannot watch {}: {e}", dir.path.display()),
         }
     }
+    let dirs: Vec<(Agent, PathBuf)> = dirs.into_iter().map(|d| (d.agent, d.path)).collect();
     std::thread::Builder::new()
         .name("cairn-watch".into())
         .spawn(move || debounce_loop(&app, &dirs, &rx))
@@ -121,6 +132,9 @@ fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>
             Some("jsonl" | "json" | "db" | "vscdb" | "sqlite3") => {
                 changed.insert(path);
             }
+            Some("md") if aider::is_history(&path) => {
+                changed.insert(path);
+            }
             Some("db-wal" | "vscdb-wal" | "sqlite3-wal") if data_write => {
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
                 if let Some(db) = name.as_deref().and_then(|n| n.strip_suffix("-wal")) {
@@ -177,13 +191,10 @@ fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
     }
 }
 
-/// The directories to watch, from the archive's effective source dirs.
-pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<(Agent, PathBuf)> {
-    cairn
-        .source_dirs()
-        .into_iter()
-        .map(|(dir, _)| (dir.agent, dir.path))
-        .collect()
+/// The directories to watch: the archive's effective source dirs and the folders of the
+/// in-repository transcripts of the repositories it knows.
+pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<WatchDir> {
+    cairn.watch_dirs()
 }
 
 #[cfg(test)]
@@ -203,9 +214,9 @@ mod tests {
 
     /// An agent writes its database through the WAL: that is a change of the database. The
     /// files a reader may create (an empty `-wal`, the `-shm`) never trigger a capture, so
-    /// capturing a database does not trigger itself.
+    /// capturing a database does not trigger itself. Aider appends to its Markdown history.
     #[test]
-    fn a_write_to_a_database_s_wal_is_a_change_of_the_database() {
+    fn a_write_to_a_database_s_wal_or_a_history_is_a_change() {
         let write = EventKind::Modify(ModifyKind::Data(DataChange::Content));
         assert_eq!(
             changed_by(write, &["/p/.crush/crush.db-wal", "/p/.crush/crush.db-shm"]),
@@ -221,6 +232,11 @@ mod tests {
         assert_eq!(
             changed_by(EventKind::Create(CreateKind::File), &["/p/.crush/crush.db"]),
             [PathBuf::from("/p/.crush/crush.db")]
+        );
+        // Aider's history is Markdown; other Markdown is not a transcript.
+        assert_eq!(
+            changed_by(write, &["/r/.aider.chat.history.md", "/r/README.md"]),
+            [PathBuf::from("/r/.aider.chat.history.md")]
         );
         // Cursor's IDE store (rollback journal: the file itself is written) and kiro-cli's.
         assert_eq!(

@@ -158,6 +158,76 @@ fn write(log: &Path, entries: &[Value]) {
     std::fs::write(log, serde_json::to_vec(entries).unwrap()).unwrap();
 }
 
+/// Roo rewrites a task's `history_item.json` (its title, here) without touching the task log:
+/// the next sync reads the task again, and the watcher maps the sidecar to its log.
+#[test]
+fn a_sidecar_changed_without_its_log_is_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let task = "rooveterinaryinc.roo-cline/tasks/1754400000000";
+    for name in ["ui_messages.json", "history_item.json"] {
+        support::copy_into(
+            &fixtures().join(task).join(name),
+            src.path(),
+            &format!("{task}/{name}"),
+        );
+    }
+    let log = src.path().join(task).join("ui_messages.json");
+    let item = src.path().join(task).join("history_item.json");
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Roo, &src.path().join("rooveterinaryinc.roo-cline"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    support::capture(&cairn, &files);
+    let title = |data: &Path| {
+        Connection::open(data.join("cairn.db"))
+            .unwrap()
+            .query_row(
+                "SELECT title FROM sessions WHERE session_id = '1754400000000'",
+                [],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(
+        title(data.path()).as_deref(),
+        Some("Split the report exporter into CSV and PDF writers.")
+    );
+
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
+    v["task"] = json!("Split the exporter, then add an XLSX writer.");
+    std::fs::write(&item, serde_json::to_vec(&v).unwrap()).unwrap();
+    let later =
+        std::fs::metadata(&log).unwrap().modified().unwrap() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&item)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(
+        title(data.path()).as_deref(),
+        Some("Split the exporter, then add an XLSX writer.")
+    );
+    // Read once: a third sync finds nothing changed.
+    let r = support::capture(&cairn, &files);
+    assert_eq!(
+        (r.records_added, r.records_updated, r.sessions_updated),
+        (0, 0, 0)
+    );
+
+    let mapped =
+        cairn_core::archive::discover::transcript_of_change(Agent::Roo, &item).map(|f| f.path);
+    assert_eq!(mapped, Some(log.clone()));
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(
+        cairn_core::archive::discover::transcript_of_change(Agent::Roo, &item),
+        None,
+        "a sidecar without its log is nothing"
+    );
+}
+
 /// Cline rewrites the whole log on every event: the entry that was streaming completes, a
 /// request's tokens are filled in, an entry is dropped (a checkpoint restore). Each sync stores
 /// just that, and a half-written log is a warning that loses nothing.

@@ -468,6 +468,54 @@ fn every_agent_in_one_corpus_syncs_resyncs_to_nothing_and_takes_each_change_once
     support::assert_ordinals_dense(data.path());
 }
 
+/// Every agent Cairn discovers is in the mixed corpus, and named in the README's first lines.
+#[test]
+fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let opening: String = readme
+        .split("\n\n")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for agent in Agent::ALL {
+        // No wildcard: a new agent needs its name here.
+        let name = match agent {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Copilot => "GitHub Copilot CLI",
+            Agent::Qwen => "Qwen Code",
+            Agent::Droid => "Factory Droid",
+            Agent::Kimi => "Kimi Code",
+            Agent::Gemini => "Gemini CLI",
+            Agent::Cursor => "Cursor",
+            Agent::Aider => "Aider",
+            Agent::Crush => "Crush",
+            Agent::Opencode => "OpenCode",
+            Agent::Cline => "Cline",
+            Agent::Roo => "Roo Code",
+            Agent::Kilo => "Kilo Code",
+            Agent::Kiro => "Kiro CLI",
+            Agent::Atif => "ATIF",
+        };
+        assert!(
+            opening.contains(name),
+            "the README's opening does not name {name}"
+        );
+        assert!(
+            CORPUS.iter().any(|l| l.agent == agent) || BUILT.iter().any(|b| b.agent == agent),
+            "{agent:?} is not in the mixed corpus"
+        );
+        assert!(
+            expected().contains_key(&agent),
+            "{agent:?} has no pinned counts"
+        );
+    }
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")
@@ -485,7 +533,8 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// No folder is configured for Aider or Crush: once a Claude session ran in a repository, the
-/// next sync finds the Aider history and the Crush database kept in that repository. A
+/// next sync finds the Aider history and the Crush database kept in that repository, and live
+/// capture watches their folders. A
 /// history there that is a symlink to a file outside the repository is a warning, never read.
 #[test]
 fn aider_and_crush_are_found_in_the_repositories_the_archive_knows() {
@@ -544,6 +593,28 @@ fn aider_and_crush_are_found_in_the_repositories_the_archive_knows() {
         agents,
         vec![Agent::Claude, Agent::Aider, Agent::Crush],
         "{files:?}"
+    );
+    // Live capture watches the folder of each in-repository transcript, not the repository's
+    // tree.
+    let watched: Vec<discover::WatchDir> = cairn
+        .watch_dirs()
+        .into_iter()
+        .filter(|d| !d.recursive)
+        .collect();
+    assert_eq!(
+        watched,
+        [
+            discover::WatchDir {
+                agent: Agent::Aider,
+                path: repo.clone(),
+                recursive: false
+            },
+            discover::WatchDir {
+                agent: Agent::Crush,
+                path: repo.join(".crush"),
+                recursive: false
+            },
+        ]
     );
     let second = cairn.sync(&opts, &Quiet).unwrap();
     assert!(second.warnings.is_empty(), "{:?}", second.warnings);

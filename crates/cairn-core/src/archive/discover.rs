@@ -344,13 +344,30 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
 
 /// The transcript a changed file is part of, for the watcher: the file itself when it is one
 /// ([`classify`]), else, for OpenCode's storage tree, the session file its message or part
-/// file belongs to ([`opencode::session_file_of`](super::sources::opencode::session_file_of)).
+/// file belongs to ([`opencode::session_file_of`](super::sources::opencode::session_file_of)),
+/// and for a Cline-family task's sidecar, the task's log.
 pub fn transcript_of_change(agent: Agent, path: &Path) -> Option<FoundFile> {
     classify(agent, path).or_else(|| match agent {
         Agent::Opencode => super::sources::opencode::session_file_of(path)
             .and_then(|session| classify(agent, &session)),
+        // A Cline-family task's sidecar: its task log, when there is one.
+        _ if super::sources::cline::is_cline_family(agent) => {
+            super::sources::cline::log_of_sidecar(path)
+                .filter(|log| log.is_file())
+                .and_then(|log| classify(agent, &log))
+        }
         _ => None,
     })
+}
+
+/// A folder live capture watches, with the agent whose transcripts it holds: a source dir
+/// (its whole tree), or the folder of a repository that holds an in-repository transcript
+/// ([`in_repository`]), watched alone so a repository's tree is never watched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchDir {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub recursive: bool,
 }
 
 /// Where an agent that keeps its transcript inside the repository it works in keeps it, below

@@ -278,6 +278,16 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
     }
 }
 
+/// The files read beside `file` (a Cline-family task's sidecars): a change to one is a change
+/// of the document, so a sync re-reads it.
+pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
+    if cline::is_cline_family(file.agent) {
+        cline::sidecars_of(&file.path)
+    } else {
+        Vec::new()
+    }
+}
+
 // ---- helpers shared by the adapters ----------------------------------------------------------
 
 /// First string at a path of object keys.

@@ -56,6 +56,40 @@ impl Cairn {
         (files, warnings)
     }
 
+    /// The folders live capture watches: every agent's source dirs (whole trees), and for the
+    /// agents that keep their transcript in the repository they work in (Aider, Crush), the
+    /// folder holding it in every repository the archive knows, as [`Cairn::discover`] reads
+    /// them (that folder alone: the repository's tree is never watched).
+    pub fn watch_dirs(&self) -> Vec<discover::WatchDir> {
+        let mut dirs: Vec<discover::WatchDir> = Agent::ALL
+            .iter()
+            .flat_map(|a| discover::source_dirs(&self.config, *a))
+            .map(|d| discover::WatchDir {
+                agent: d.agent,
+                path: d.path,
+                recursive: true,
+            })
+            .collect();
+        let mut repositories: Option<Vec<std::path::PathBuf>> = None;
+        for agent in Agent::ALL {
+            if !self.config.agent_enabled(agent)
+                || discover::in_repository(agent, std::path::Path::new("")).is_none()
+            {
+                continue;
+            }
+            let roots = repositories.get_or_insert_with(|| self.known_repositories());
+            dirs.extend(roots.iter().filter_map(|root| {
+                let file = discover::in_repository(agent, root)?;
+                Some(discover::WatchDir {
+                    agent,
+                    path: file.parent()?.to_path_buf(),
+                    recursive: false,
+                })
+            }));
+        }
+        dirs
+    }
+
     /// The roots of the repositories the archive knows (where captured sessions ran).
     fn known_repositories(&self) -> Vec<std::path::PathBuf> {
         match git::store::repo_places(self.store().conn()) {

@@ -242,7 +242,7 @@ impl ReadSession<'_> {
         let redactor = Redactor::global();
         let mut bytes = 0u64;
 
-        let Some(header) = self.source.header(conn, &self.session)? else {
+        let Some(header) = self.source.header(conn, self.session)? else {
             return Ok(Vec::new()); // deleted since it was listed
         };
         next.header = take_header(
@@ -254,7 +254,7 @@ impl ReadSession<'_> {
         );
 
         let since = if known { cursor.since } else { None };
-        for unit in self.source.units(conn, &self.session, since)? {
+        for unit in self.source.units(conn, self.session, since)? {
             bytes += unit.bytes;
             next.since = Some(next.since.unwrap_or(i64::MIN).max(unit.updated));
             let mut findings = Vec::new();
@@ -322,7 +322,7 @@ impl ReadSession<'_> {
         if self.session.count != next.units.len() as u64 {
             let live: std::collections::BTreeSet<String> = self
                 .source
-                .unit_keys(conn, &self.session)?
+                .unit_keys(conn, self.session)?
                 .iter()
                 .map(|k| {
                     redactor

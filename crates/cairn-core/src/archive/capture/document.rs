@@ -69,6 +69,13 @@ pub(super) fn read_document(
             return;
         }
     };
+    // A file read beside it that changed (a Cline task's metadata) changes the document: its
+    // newest time is the document's.
+    let mtime_ns = crate::archive::sources::sidecars(file)
+        .iter()
+        .filter_map(|p| fs::metadata(p).ok())
+        .map(|m| super::mtime_ns(&m))
+        .fold(mtime_ns, i64::max);
     if let Some(p) = prior
         && !force
         && p.size == size
@@ -116,8 +123,14 @@ pub(super) fn read_document(
             return;
         }
     };
-    // The files kept beside it (small; read with it, redacted with it).
+    // The files kept beside it (small; read with it, redacted with it), and then part of what
+    // tells a changed document from a touched one.
     let doc = with_sidecars(file, doc);
+    let digest = if crate::archive::sources::sidecars(file).is_empty() {
+        digest
+    } else {
+        keys::digest_hex(doc.to_string().as_bytes())
+    };
     let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
     let mut parser = match document_parser_for_file(file, saved) {
         Ok(p) => p,

@@ -173,6 +173,22 @@ pub fn owner(path: &Path) -> Option<Agent> {
         .map(|e| e.agent)
 }
 
+/// The task files read beside `log` (whether or not they exist): a change to one is a change of
+/// the task.
+pub fn sidecars_of(log: &Path) -> Vec<PathBuf> {
+    log.parent()
+        .map(|dir| SIDECARS.iter().map(|name| dir.join(name)).collect())
+        .unwrap_or_default()
+}
+
+/// The task log a changed sidecar belongs to (for the watcher).
+pub fn log_of_sidecar(path: &Path) -> Option<PathBuf> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| SIDECARS.contains(n))
+        .map(|_| path.with_file_name(UI_MESSAGES))
+}
+
 /// The task files beside the log, read (bounded) and added to the document as
 /// `{"ui_messages": <the log>, "<sidecar name>": <its JSON>}`; a sidecar missing, too long or not
 /// JSON is left out. Everything is redacted with the document.

@@ -69,7 +69,7 @@ pub fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
 
 /// Whether `path` is a Crush database by its name.
 pub fn is_database(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == FILE_NAME)
+    super::database::is_named(path, FILE_NAME, None)
 }
 
 /// A database is one source holding many sessions.
@@ -79,11 +79,7 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
 
 /// Whether a path is Crush's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
-    is_database(path)
-        && path
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|n| n == DATA_DIR)
+    super::database::is_named(path, FILE_NAME, Some(DATA_DIR))
 }
 
 /// The project a database belongs to: the folder holding its `.crush/`.

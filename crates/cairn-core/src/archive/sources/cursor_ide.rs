@@ -84,11 +84,7 @@ fn user_dir(
 /// Whether `path` is the chat store by its place: `globalStorage/state.vscdb` (the per-workspace
 /// `state.vscdb` files hold editor state, not chats).
 pub fn is_database(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == FILE_NAME)
-        && path
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|n| n == GLOBAL_STORAGE)
+    super::database::is_named(path, FILE_NAME, Some(GLOBAL_STORAGE))
 }
 
 /// The store is one source holding many chats.

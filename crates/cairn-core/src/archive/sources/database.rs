@@ -109,6 +109,18 @@ pub trait DatabaseSource: Sync {
     ) -> Result<Box<dyn UnitParser>, serde_json::Error>;
 }
 
+/// Whether `path` is named `file` and, given `folder`, lies in a folder of that name: how
+/// every database source recognises its file (by its name for a walk, by its place too where
+/// the name alone is not the agent's).
+pub fn is_named(path: &Path, file: &str, folder: Option<&str>) -> bool {
+    path.file_name().is_some_and(|n| n == file)
+        && folder.is_none_or(|f| {
+            path.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == f)
+        })
+}
+
 /// The database source of `agent`, if it keeps one.
 pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
     match agent {
@@ -287,6 +299,21 @@ pub fn epoch_seconds(n: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_is_named_and_placed() {
+        let p = Path::new("/p/.crush/crush.db");
+        assert!(is_named(p, "crush.db", None));
+        assert!(is_named(p, "crush.db", Some(".crush")));
+        assert!(!is_named(p, "crush.db", Some("kiro-cli")));
+        assert!(!is_named(
+            Path::new("/p/crush.db"),
+            "crush.db",
+            Some(".crush")
+        ));
+        assert!(!is_named(Path::new("crush.db"), "crush.db", Some(".crush")));
+        assert!(!is_named(Path::new("/"), "crush.db", None));
+    }
 
     #[test]
     fn epoch_times_in_seconds_or_milliseconds() {

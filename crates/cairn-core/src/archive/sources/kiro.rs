@@ -73,7 +73,7 @@ fn data_dir(
 
 /// Whether `path` is kiro-cli's database by its name.
 pub fn is_database(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == FILE_NAME)
+    super::database::is_named(path, FILE_NAME, None)
 }
 
 /// The database is one source holding many conversations.
@@ -83,11 +83,7 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
 
 /// Whether a path is kiro-cli's database (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
-    is_database(path)
-        && path
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|n| n == DATA_DIR)
+    super::database::is_named(path, FILE_NAME, Some(DATA_DIR))
 }
 
 /// kiro-cli's tool names in Cairn's kinds.

@@ -56,7 +56,7 @@ pub fn locations(
 
 /// Whether `path` is OpenCode's database by its name.
 pub fn is_database(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == FILE_NAME)
+    super::database::is_named(path, FILE_NAME, None)
 }
 
 /// Whether `path` is a session file of the legacy storage tree:
