@@ -240,6 +240,7 @@ mod tests {
         SessionDetail {
             session_key: "sha256-k".into(),
             agent,
+            ran_by: None,
             session_id: Some("abc-123".into()),
             relation: None,
             parent_key: None,
