@@ -77,10 +77,11 @@ rust-checks: clippy rust-tests
 clippy:
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 
-# The team archive's tests need a real PostgreSQL: scripts/with-postgres.sh starts a throwaway
-# cluster on loopback for the run and stops it after (the tests fail without it).
+# The team archive's tests need a real PostgreSQL and a real Secret Service: scripts/with-postgres.sh
+# starts a throwaway cluster on loopback for the run, scripts/with-keyring.sh a private D-Bus session
+# with a throwaway GNOME Keyring, and both stop after (the tests fail without them).
 rust-tests:
-	bash scripts/with-postgres.sh cargo test --workspace --locked --no-fail-fast
+	bash scripts/with-postgres.sh bash scripts/with-keyring.sh cargo test --workspace --locked --no-fail-fast
 
 # `cargo test` re-exports the TypeScript bindings (src-tauri's export_bindings_test); a diff
 # means a command or a view type changed without the committed bindings being updated.

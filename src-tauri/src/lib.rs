@@ -103,7 +103,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             team::team_status,
             team::team_save,
             team::team_test,
-            team::team_push,
+            team::team_push::<tauri::Wry>,
+            team::team_remember,
+            team::team_forget,
             team::team_search,
             team::team_skim,
             team::team_show,
@@ -114,7 +116,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             events::InsightProgress,
             events::OpenLink,
             extract::ExtractProgress,
-            extract::ExtractFinished
+            extract::ExtractFinished,
+            team::TeamPushProgress
         ])
         .dangerously_cast_bigints_to_number()
 }

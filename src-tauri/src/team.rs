@@ -1,15 +1,24 @@
 //! The team archive (PostgreSQL) in the desktop: Settings → Team (`team_setup`, `team_save`,
-//! `team_test`, `team_status`, `team_push`) and the Team view's read-only reads of the team
-//! archive as a second archive (`team_search`, `team_skim`, `team_show`). The server is the one
-//! `[team]` in `config.toml` names (or `CAIRN_TEAM_URL`); its password comes from the variable
-//! `[team]` names, never from the window, and never lands in the data dir. Every message shows the
-//! address without credentials (the core scrubs them).
+//! `team_test`, `team_status`, `team_push` with `team-push-progress` events, `team_remember`,
+//! `team_forget`) and the Team view's read-only reads of the team archive as a second archive
+//! (`team_search`, `team_skim`, `team_show`). The server is the one `[team]` in `config.toml`
+//! names (or `CAIRN_TEAM_URL`); its password comes from the variable `[team]` names, else from the
+//! OS keyring, where "Remember in the keyring" puts what the window sends (the only time a
+//! password crosses the IPC boundary, towards the keyring only: never written to the data dir,
+//! never sent back). Every message shows the address without credentials (the core scrubs them).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use cairn_core::ErrorReport;
 use cairn_core::config::TeamConfig;
-use cairn_core::team::{LastPush, TeamCheck, TeamPushReport, TeamSearchHit, TeamShow, TeamSkim};
+use cairn_core::team::{
+    KeyringState, LastPush, TeamCheck, TeamPushReport, TeamRemembered, TeamSearchHit, TeamShow,
+    TeamSkim,
+};
 use serde::{Deserialize, Serialize};
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
+use tauri_specta::Event;
 
 use crate::backend::Backend;
 use crate::commands::with_cairn;
@@ -24,8 +33,21 @@ pub struct TeamStatus {
     pub password_set: bool,
     /// The variable the password is read from.
     pub password_var: String,
+    /// What the OS keyring holds for the saved server (`None` when none is set up).
+    pub keyring: Option<KeyringState>,
     pub last_push: Option<LastPush>,
 }
+
+/// Where a "Push now" is: sessions sent (or found unchanged) of those to look at. Sent as
+/// `team-push-progress`, at most one per [`PUSH_EVENT_MS`] besides the first and the last.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct TeamPushProgress {
+    pub done: u32,
+    pub total: u32,
+}
+
+/// The least time between two progress events of one push.
+const PUSH_EVENT_MS: u64 = 80;
 
 /// `[team]` as it is on disk, and the last push.
 #[tauri::command]
@@ -34,7 +56,13 @@ pub async fn team_status(backend: State<'_, Backend>) -> Result<TeamStatus, Erro
     with_cairn(&backend, |c| {
         let setup = c.team_setup()?;
         let var = setup.password_var().to_owned();
+        let keyring = if setup.is_empty() {
+            None
+        } else {
+            c.team_server_of(&setup).ok().map(|s| c.team_keyring(&s))
+        };
         Ok(TeamStatus {
+            keyring,
             env_url_set: std::env::var_os(cairn_core::team::server::URL_VAR)
                 .is_some_and(|v| !v.is_empty()),
             password_set: std::env::var_os(&var).is_some_and(|v| !v.is_empty()),
@@ -66,14 +94,53 @@ pub async fn team_test(
     with_cairn(&backend, move |c| c.team_check(&setup)).await
 }
 
-/// Push this archive to the configured team archive now.
+/// Push this archive to the configured team archive now, its progress as `team-push-progress`.
 #[tauri::command]
 #[specta::specta]
-pub async fn team_push(backend: State<'_, Backend>) -> Result<TeamPushReport, ErrorReport> {
-    with_cairn(&backend, |c| {
-        c.team_push(&c.team_server(None)?, &mut |_, _| {})
+pub async fn team_push<R: Runtime>(
+    app: AppHandle<R>,
+    backend: State<'_, Backend>,
+) -> Result<TeamPushReport, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        let epoch = Instant::now();
+        let last = AtomicU64::new(0);
+        c.team_push(&c.team_server(None)?, &mut |done, total| {
+            let now = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let edge = done == 0 || done >= total;
+            if edge || now.saturating_sub(last.load(Ordering::Relaxed)) >= PUSH_EVENT_MS {
+                last.store(now, Ordering::Relaxed);
+                // A window that is gone cannot show progress; the push itself goes on.
+                let _ = TeamPushProgress { done, total }.emit(&app);
+            }
+        })
     })
     .await
+}
+
+/// "Remember in the keyring": keep `password` in the OS keyring for the server the form names
+/// (tried against the server first; a refused password is not kept), replacing one kept before.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_remember(
+    backend: State<'_, Backend>,
+    setup: TeamConfig,
+    password: String,
+) -> Result<TeamRemembered, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.team_remember(&c.team_server_of(&setup)?, &password, true)
+    })
+    .await
+}
+
+/// "Forget": remove the password the OS keyring keeps for the server the form names; whether
+/// there was one.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_forget(
+    backend: State<'_, Backend>,
+    setup: TeamConfig,
+) -> Result<bool, ErrorReport> {
+    with_cairn(&backend, move |c| c.team_forget(&c.team_server_of(&setup)?)).await
 }
 
 /// Records across the team matching `query` (web-search syntax), best first.

@@ -959,3 +959,266 @@ fn team_skim_of_a_pr_counts_the_sessions_on_its_head_branch() {
     let branch = bob.json(&["team", "skim", "feat-team-4242", "--from", &db.url(&bob)]);
     assert_eq!(branch["sessions"].as_array().unwrap().len(), 1, "{branch}");
 }
+
+/// The private bus of `scripts/with-keyring.sh`, whose throwaway GNOME Keyring these tests may
+/// write to. Without it the test fails: it never touches a person's own keyring, and never skips.
+fn keyring_bus() -> String {
+    assert!(
+        std::env::var_os("CAIRN_TEST_KEYRING").is_some(),
+        "CAIRN_TEST_KEYRING is not set: the keyring tests need a throwaway Secret Service. Run them \
+         through `bash scripts/with-keyring.sh cargo test …` (make test does)"
+    );
+    std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("with-keyring.sh sets the bus address")
+}
+
+/// `secret-tool lookup` (libsecret's client, not ours) for Cairn's item of `account`.
+fn secret_tool_lookup(account: &str) -> Option<String> {
+    let out = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "application",
+            "cairn",
+            "service",
+            "cairn-team",
+            "account",
+            account,
+        ])
+        .output()
+        .expect("secret-tool (libsecret-tools) runs");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+impl Mate {
+    /// `cairn` on the keyring's bus, with no password in the environment, `stdin` fed.
+    fn keyring_cairn(&self, bus: &str, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .env
+            .command()
+            .env("DBUS_SESSION_BUS_ADDRESS", bus)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+/// `cairn team login` keeps the password in a real Secret Service (libsecret's own client reads
+/// it back), a password the server refuses is not kept, pushes and reads then need no variable,
+/// a variable still wins over the keyring, `logout` forgets it, and the password never shows in
+/// any output nor lands in the data dir.
+#[test]
+fn the_keyring_keeps_the_password_and_comes_after_the_variables() {
+    let bus = keyring_bus();
+    let db = TeamDb::new();
+    let mut alice = db.mate("alice");
+    alice.env = Env::new().with_fixtures();
+    alice.env.ok(&["sync"]);
+    let url = db.url(&alice);
+    let account = format!("{}@{}/{}", alice.role, db.at, db.name);
+    let pw = alice.password.clone();
+    let never_shown = |out: &Output| {
+        for text in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(text);
+            assert!(!text.contains(&pw), "the password shows: {text}");
+            assert!(!text.contains("wrong-pw-given"), "a password shows: {text}");
+        }
+    };
+
+    // A password the server refuses is not kept.
+    let out = alice.keyring_cairn(&bus, &["team", "login", "--to", &url], "wrong-pw-given\n");
+    never_shown(&out);
+    assert!(!out.status.success());
+    assert_eq!(secret_tool_lookup(&account), None);
+
+    // Nothing kept, no variable: the server asks, and the hint names `cairn team login`.
+    let out = alice.keyring_cairn(&bus, &["team", "push", "--to", &url], "");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cairn team login"), "{err}");
+
+    // Kept, after the server accepted it; libsecret's client finds it under the account.
+    let out = alice.keyring_cairn(
+        &bus,
+        &["--json", "team", "login", "--to", &url],
+        &format!("{pw}\n"),
+    );
+    never_shown(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(kept["account"], account.as_str(), "{kept}");
+    assert_eq!(kept["replaced"], false, "{kept}");
+    assert_eq!(kept["checked"], true, "{kept}");
+    assert_eq!(secret_tool_lookup(&account).as_deref(), Some(pw.as_str()));
+
+    // A push and a read need no variable now.
+    let out = alice.keyring_cairn(&bus, &["--json", "team", "push", "--to", &url], "");
+    never_shown(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pushed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(pushed["sessions_pushed"].as_u64().unwrap() > 0, "{pushed}");
+    // A variable comes first: a wrong one is used (and refused), not the keyring's.
+    let out = alice
+        .env
+        .command()
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+        .env("PGPASSWORD", "wrong-pw-given")
+        .args(["team", "search", "phoenix", "--from", &url])
+        .output()
+        .unwrap();
+    never_shown(&out);
+    assert!(!out.status.success(), "the keyring's password was used");
+
+    // Login again replaces it; nothing of it in the data dir.
+    let out = alice.keyring_cairn(&bus, &["team", "login", "--to", &url], &format!("{pw}\n"));
+    never_shown(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("replaced the password"));
+    for entry in walk(&alice.env.data()) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&pw),
+            "{} holds the password",
+            entry.display()
+        );
+    }
+
+    // Logout forgets it: the next push is refused again; a second logout says nothing was kept.
+    let out = alice.keyring_cairn(&bus, &["team", "logout", "--to", &url], "");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("forgot the password"));
+    assert_eq!(secret_tool_lookup(&account), None);
+    let out = alice.keyring_cairn(&bus, &["team", "push", "--to", &url], "");
+    assert!(!out.status.success());
+    let out = alice.keyring_cairn(&bus, &["--json", "team", "logout", "--to", &url], "");
+    let gone: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(gone["forgotten"], false, "{gone}");
+}
+
+/// No Secret Service to ask: no session bus at all, a bus address nobody listens on, a bus where
+/// no Secret Service runs, a bus that never answers. Each is a clear error naming the fix (never
+/// a hang), and a password given by a variable still works.
+#[test]
+fn without_a_secret_service_the_keyring_says_what_to_do() {
+    let db = TeamDb::new();
+    let alice = db.mate("alice");
+    let url = db.url(&alice);
+    let dir = tempfile::tempdir().unwrap();
+    // Buses of our own with no services to activate: on the first nothing can answer
+    // org.freedesktop.secrets; the second drops every reply (a bus that never answers).
+    let bus = |name: &str, policy: &str| {
+        let socket = dir.path().join(name);
+        let conf = dir.path().join(format!("{name}.conf"));
+        std::fs::write(
+            &conf,
+            format!(
+                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>unix:path={}</listen><auth>EXTERNAL</auth>
+<policy context="default">{policy}</policy></busconfig>"#,
+                socket.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon runs");
+        for _ in 0..100 {
+            if socket.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        (child, format!("unix:path={}", socket.display()))
+    };
+    let (mut empty, empty_bus) = bus(
+        "empty",
+        r#"<allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>"#,
+    );
+    let (mut mute, mute_bus) = bus("mute", r#"<allow send_destination="*"/><allow own="*"/>"#);
+    let dead_bus = format!("unix:path={}", dir.path().join("nobody").display());
+    for (bus, says) in [
+        (None, "no D-Bus session bus"),
+        (Some(dead_bus.as_str()), "cannot be reached"),
+        (Some(empty_bus.as_str()), "no Secret Service answers"),
+        (Some(mute_bus.as_str()), "did not answer within 2 s"),
+    ] {
+        let run = |args: &[&str], stdin: &str| {
+            let mut cmd = alice.env.command();
+            if let Some(b) = bus {
+                cmd.env("DBUS_SESSION_BUS_ADDRESS", b);
+            }
+            let mut child = cmd
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(stdin.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        };
+        let out = run(
+            &["team", "login", "--no-check", "--to", &url],
+            &format!("{}\n", alice.password),
+        );
+        assert!(!out.status.success(), "{bus:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{bus:?}: {err}");
+        assert!(err.contains("hint:") && err.contains("PGPASSWORD"), "{err}");
+        assert!(!err.contains(&alice.password), "{err}");
+        let out = run(&["team", "logout", "--to", &url], "");
+        assert!(!out.status.success(), "{bus:?}");
+        // The keyring unreachable is no error when the variable gives the password.
+        let mut cmd = alice.cairn(&["--json", "team", "push", "--to", &url]);
+        if let Some(b) = bus {
+            cmd.env("DBUS_SESSION_BUS_ADDRESS", b);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{bus:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // With neither, the hint says why the keyring gave nothing.
+        let mut cmd = alice.env.command();
+        if let Some(b) = bus {
+            cmd.env("DBUS_SESSION_BUS_ADDRESS", b);
+        }
+        let out = cmd.args(["team", "push", "--to", &url]).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("could not be read") && err.contains(says),
+            "{bus:?}: {err}"
+        );
+    }
+    for child in [&mut empty, &mut mute] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -285,7 +285,8 @@ enum Command {
         command: recall::RecallCommand,
     },
     /// The team archive in PostgreSQL: push this archive to it; search, skim, show and Recall
-    /// across everyone who pushed. Credentials from CAIRN_TEAM_URL / PGPASSWORD only.
+    /// across everyone who pushed. Credentials from CAIRN_TEAM_URL, PGPASSWORD or the OS keyring
+    /// (`cairn team login`), never from a flag or the data dir.
     Team {
         #[command(subcommand)]
         command: team::TeamCommand,

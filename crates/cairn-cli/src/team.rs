@@ -46,6 +46,22 @@ pub enum TeamCommand {
         #[command(flatten)]
         at: At,
     },
+    /// Keep the team archive's password in the OS keyring (the Secret Service on Linux, the
+    /// keychain on macOS), filed under USER@HOST:PORT/DB, so no variable has to hold it. Read
+    /// from the terminal without echo, or from standard input's first line when piped. Tried
+    /// against the server first: a password it refuses is not kept. Replaces a kept one.
+    Login {
+        #[command(flatten)]
+        at: At,
+        /// Keep it without trying it (the server is not reachable from here now).
+        #[arg(long)]
+        no_check: bool,
+    },
+    /// Forget the password the OS keyring keeps for the team archive.
+    Logout {
+        #[command(flatten)]
+        at: At,
+    },
     /// The team's trusted Recall entries matching a question or keywords.
     Recall {
         query: String,
@@ -60,8 +76,8 @@ pub enum TeamCommand {
 pub struct At {
     /// The team archive: postgres://USER@HOST[:PORT]/DATABASE (default: $CAIRN_TEAM_URL, else
     /// [team] in config.toml, which the desktop's Settings → Team writes). The password comes
-    /// from PGPASSWORD or CAIRN_TEAM_URL (with [team]: the variable its `password_env` names),
-    /// never from this flag.
+    /// from CAIRN_TEAM_URL, else PGPASSWORD (with [team]: the variable its `password_env`
+    /// names), else the OS keyring (`cairn team login`); never from this flag.
     #[arg(long = "to", visible_alias = "from", value_name = "URL")]
     url: Option<String>,
 }
@@ -115,6 +131,56 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
                 show_text(out, &show)?;
             }
         }
+        TeamCommand::Login { at, no_check } => {
+            let server = at.server(cairn)?;
+            let password = read_password(&server)?;
+            let done = cairn.team_remember(&server, &password, !no_check)?;
+            if json {
+                render::json(out, &done)?;
+            } else {
+                writeln!(
+                    out,
+                    "{} the password for {} in {} (as {}){}",
+                    if done.replaced { "replaced" } else { "kept" },
+                    clean(&done.server),
+                    clean(&done.store),
+                    clean(&done.account),
+                    if done.checked {
+                        ""
+                    } else {
+                        "; not tried against the server"
+                    }
+                )?;
+            }
+        }
+        TeamCommand::Logout { at } => {
+            let server = at.server(cairn)?;
+            let forgotten = cairn.team_forget(&server)?;
+            let store = cairn_core::team::keyring::store_name();
+            if json {
+                render::json(
+                    out,
+                    &serde_json::json!({
+                        "server": server.display(),
+                        "account": server.account(),
+                        "store": store,
+                        "forgotten": forgotten,
+                    }),
+                )?;
+            } else if forgotten {
+                writeln!(
+                    out,
+                    "forgot the password {store} kept for {}",
+                    clean(server.display())
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{store} kept no password for {}",
+                    clean(server.display())
+                )?;
+            }
+        }
         TeamCommand::Recall { query, at, limit } => {
             let hits = cairn.team_recall(&at.server(cairn)?, &query, limit)?;
             if json {
@@ -125,6 +191,20 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
         }
     }
     Ok(())
+}
+
+/// The password `cairn team login` keeps: typed at the terminal without echo, or the first line
+/// of standard input when it is not a terminal. Never echoed, never printed.
+fn read_password(server: &Server) -> Result<String> {
+    use std::io::{BufRead, IsTerminal};
+    let line = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(format!("password for {}: ", clean(server.display())))?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        line
+    };
+    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
 }
 
 fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {

@@ -9,11 +9,13 @@
 //! `team_pushed_entries`, keyed by the server's archive id and the role): never an address, a
 //! user name or a credential.
 
+pub mod keyring;
 pub mod push;
 pub mod read;
 pub mod schema;
 pub mod server;
 
+pub use keyring::{KeyringState, TeamRemembered};
 pub use push::{LastPush, TeamPushReport};
 pub use read::{TeamCheck, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
-pub use server::Server;
+pub use server::{PasswordSource, Server};

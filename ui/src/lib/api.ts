@@ -99,6 +99,9 @@ import type {
   TeamCheck_Serialize,
   LastPush,
   TeamPushReport,
+  TeamPushProgress,
+  TeamRemembered,
+  KeyringState_Serialize,
   TeamSearchHit_Serialize,
   TeamSkim_Serialize,
   TeamShow_Serialize,
@@ -177,7 +180,9 @@ export type SliceRequest = SliceRequest_Deserialize;
 export type TeamConfig = TeamConfig_Serialize;
 export type TeamStatus = TeamStatus_Serialize;
 export type TeamCheck = TeamCheck_Serialize;
-export type { LastPush, TeamPushReport };
+export type { LastPush, TeamPushReport, TeamPushProgress };
+export type { TeamRemembered };
+export type KeyringState = KeyringState_Serialize;
 export type TeamSearchHit = TeamSearchHit_Serialize;
 export type TeamSkim = TeamSkim_Serialize;
 export type TeamShow = TeamShow_Serialize;
@@ -213,6 +218,10 @@ export const onExtractProgress: Subscribe<ExtractProgress> = (handler) =>
 
 export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
   events.insightProgress.listen((event) => handler(event.payload));
+
+/** A running "Push now" moved on: sessions done of those to look at. */
+export const onTeamPushProgress: Subscribe<TeamPushProgress> = (handler) =>
+  events.teamPushProgress.listen((event) => handler(event.payload));
 
 /** A second launch of the app handed its `cairn://` link to this window. */
 export type { OpenLink };

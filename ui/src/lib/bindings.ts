@@ -215,8 +215,18 @@ export const commands = {
 	teamSave: (setup: TeamConfig_Deserialize) => typedError<TeamConfig_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_save", { setup })),
 	/**  "Test connection" with the form as it stands (nothing saved). */
 	teamTest: (setup: TeamConfig_Deserialize) => typedError<TeamCheck_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_test", { setup })),
-	/**  Push this archive to the configured team archive now. */
+	/**  Push this archive to the configured team archive now, its progress as `team-push-progress`. */
 	teamPush: () => typedError<TeamPushReport, ErrorReport_Serialize>(__TAURI_INVOKE("team_push")),
+	/**
+	 *  "Remember in the keyring": keep `password` in the OS keyring for the server the form names
+	 *  (tried against the server first; a refused password is not kept), replacing one kept before.
+	 */
+	teamRemember: (setup: TeamConfig_Deserialize, password: string) => typedError<TeamRemembered, ErrorReport_Serialize>(__TAURI_INVOKE("team_remember", { setup, password })),
+	/**
+	 *  "Forget": remove the password the OS keyring keeps for the server the form names; whether
+	 *  there was one.
+	 */
+	teamForget: (setup: TeamConfig_Deserialize) => typedError<boolean, ErrorReport_Serialize>(__TAURI_INVOKE("team_forget", { setup })),
 	/**  Records across the team matching `query` (web-search syntax), best first. */
 	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
 	/**  A branch or PR (`#123`, a PR URL) across everyone who pushed. */
@@ -233,6 +243,7 @@ export const events = {
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
 	openLink: makeEvent<OpenLink, OpenLink>("open-link"),
 	syncProgress: makeEvent<SyncProgress, SyncProgress>("sync-progress"),
+	teamPushProgress: makeEvent<TeamPushProgress, TeamPushProgress>("team-push-progress"),
 };
 
 /* Types */
@@ -1446,6 +1457,37 @@ export type Insight_Serialize = {
 	link: string,
 };
 
+/**  What the keyring holds for one server, as Settings → Team shows it. */
+export type KeyringState = KeyringState_Serialize | KeyringState_Deserialize;
+
+/**  What the keyring holds for one server, as Settings → Team shows it. */
+export type KeyringState_Deserialize = {
+	/**  The keyring's name on this platform ("the Secret Service", "the macOS keychain", …). */
+	store: string,
+	/**  The item the password is filed under (`USER@HOST:PORT/DB`). */
+	account: string,
+	/**  Whether a password is stored for it. */
+	stored: boolean,
+	/**  Why the keyring cannot be asked, when it cannot (then `stored` is false). */
+	problem?: string | null,
+	/**  What to do about `problem`. */
+	hint?: string | null,
+};
+
+/**  What the keyring holds for one server, as Settings → Team shows it. */
+export type KeyringState_Serialize = {
+	/**  The keyring's name on this platform ("the Secret Service", "the macOS keychain", …). */
+	store: string,
+	/**  The item the password is filed under (`USER@HOST:PORT/DB`). */
+	account: string,
+	/**  Whether a password is stored for it. */
+	stored: boolean,
+	/**  Why the keyring cannot be asked, when it cannot (then `stored` is false). */
+	problem: string | null,
+	/**  What to do about `problem`. */
+	hint: string | null,
+};
+
 /**  The last finished push to a team archive (Settings → Team). */
 export type LastPush = {
 	/**  The team archive's id (`cairn.meta.archive_id` on the server), not its address. */
@@ -1686,6 +1728,17 @@ export type Packed = {
  *  thorough one).
  */
 export type PassKind = "incremental" | "full";
+
+/**  Where a server's password was found (Settings → Team shows it; never the password). */
+export type PasswordSource = 
+/**  In the connection string of `CAIRN_TEAM_URL`. */
+{ from: "url" } | 
+/**  In this environment variable. */
+{ from: "variable"; name: string } | 
+/**  In the OS keyring. */
+{ from: "keyring" } | 
+/**  Nowhere: the server must not ask for one (trust, peer or certificate authentication). */
+{ from: "none" };
 
 /**  Where a generation is. */
 export type Phase = "material" | "cache_hit" | "generating" | "saving";
@@ -3155,6 +3208,8 @@ export type TeamCheck_Deserialize = {
 	/**  Sessions and publishers the team archive holds (those this role may read). */
 	sessions: number,
 	publishers: number,
+	/**  Where the password came from (never the password). */
+	password_from: PasswordSource,
 };
 
 /**  What "Test connection" found: the server answered, as whom, and what it holds. */
@@ -3171,6 +3226,8 @@ export type TeamCheck_Serialize = {
 	/**  Sessions and publishers the team archive holds (those this role may read). */
 	sessions: number,
 	publishers: number,
+	/**  Where the password came from (never the password). */
+	password_from: PasswordSource,
 };
 
 /**
@@ -3207,6 +3264,15 @@ export type TeamConfig_Serialize = {
 	user: string,
 	/**  The *name* of the environment variable holding the password; empty for `PGPASSWORD`. */
 	password_env: string,
+};
+
+/**
+ *  Where a "Push now" is: sessions sent (or found unchanged) of those to look at. Sent as
+ *  `team-push-progress`, at most one per [`PUSH_EVENT_MS`] besides the first and the last.
+ */
+export type TeamPushProgress = {
+	done: number,
+	total: number,
 };
 
 /**  What a push did. */
@@ -3262,6 +3328,20 @@ export type TeamRecord_Serialize = {
 	exit_code: number | null,
 	/**  Cut: by the publisher's push or at [`SHOW_CAP`] here. */
 	cut: boolean,
+};
+
+/**  What `cairn team login` (Settings → Team's "Remember") did. */
+export type TeamRemembered = {
+	/**  The server, without credentials. */
+	server: string,
+	/**  The keyring item's name (`USER@HOST:PORT/DB`). */
+	account: string,
+	/**  The keyring ("the Secret Service", "the macOS keychain", …). */
+	store: string,
+	/**  A password was stored for it before, and is replaced. */
+	replaced: boolean,
+	/**  The server accepted the password before it was kept. */
+	checked: boolean,
 };
 
 export type TeamSearchHit = TeamSearchHit_Serialize | TeamSearchHit_Deserialize;
@@ -3389,6 +3469,8 @@ export type TeamStatus_Deserialize = {
 	password_set: boolean,
 	/**  The variable the password is read from. */
 	password_var: string,
+	/**  What the OS keyring holds for the saved server (`None` when none is set up). */
+	keyring?: KeyringState_Deserialize | null,
 	last_push?: LastPush | null,
 };
 
@@ -3401,6 +3483,8 @@ export type TeamStatus_Serialize = {
 	password_set: boolean,
 	/**  The variable the password is read from. */
 	password_var: string,
+	/**  What the OS keyring holds for the saved server (`None` when none is set up). */
+	keyring: KeyringState_Serialize | null,
 	last_push: LastPush | null,
 };
 

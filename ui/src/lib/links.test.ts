@@ -15,6 +15,12 @@ describe('cairn:// links', () => {
     expect(parseLink('cairn://recall')).toEqual({ view: 'recall', tab: 'corpus', insight: null });
   });
 
+  it('open a teammate’s session in the team archive by its key and publisher', () => {
+    expect(parseLink(`cairn://team?session=${KEY}&publisher=alice`)).toEqual({ view: 'team', session: { key: KEY, publisher: 'alice' } });
+    expect(toLink({ view: 'team', session: { key: KEY, publisher: 'bob' } })).toBe(`cairn://team?session=${KEY}&publisher=bob`);
+    expect(parseLink('cairn://team')).toEqual({ view: 'team', session: null });
+  });
+
   it('round-trip every place', () => {
     const routes = [
       { view: 'session', key: KEY, record: 0, turn: null },
@@ -30,6 +36,9 @@ describe('cairn:// links', () => {
       { view: 'recall', tab: 'inbox', insight: null },
       { view: 'recall', tab: 'agents', insight: null },
       { view: 'recall', tab: 'generated', insight: 12 },
+      { view: 'team', session: null },
+      { view: 'team', session: { key: KEY, publisher: 'alice_dev' } },
+      { view: 'team', session: { key: KEY, publisher: 'renée.o-brien$2' } },
     ] as const;
     for (const route of routes) expect(parseLink(toLink(route))).toEqual(route);
   });
@@ -57,6 +66,16 @@ describe('cairn:// links', () => {
     ['cairn://search?q=HEAD&why=1&repo=%2Fa%1B%5B31m', 'repo must be an absolute path'],
     ['cairn://search?q=HEAD&why=1&session=..%2F..%2Fetc', 'is not a session key'],
     [`cairn://search?q=HEAD&why=1&repo=%2Fa&session=${KEY}`, 'not both'],
+    [`cairn://team?session=${KEY}`, 'needs both session= and publisher='],
+    ['cairn://team?publisher=alice', 'needs both session= and publisher='],
+    ['cairn://team?session=..%2F..%2Fetc&publisher=alice', 'is not a session key'],
+    [`cairn://team?session=${KEY.toUpperCase()}&publisher=alice`, 'is not a session key'],
+    [`cairn://team?session=${KEY}&publisher=`, 'publisher must be a database role'],
+    [`cairn://team?session=${KEY}&publisher=a%1B%5B2Jb`, 'publisher must be a database role'],
+    [`cairn://team?session=${KEY}&publisher=al%20ice`, 'publisher must be a database role'],
+    [`cairn://team?session=${KEY}&publisher=a%E2%80%AEb`, 'publisher must be a database role'],
+    [`cairn://team?session=${KEY}&publisher=${'a'.repeat(64)}`, 'publisher must be a database role'],
+    [`cairn://team?session=${KEY}&publisher=${'é'.repeat(32)}`, 'publisher must be a database role'],
   ])('refuse %s', (link, why) => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);

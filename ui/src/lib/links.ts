@@ -10,7 +10,7 @@ export type Route =
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string; why?: WhyFrom }
   | { view: 'recall'; tab: RecallTab; insight: number | null }
-  | { view: 'team' }
+  | { view: 'team'; session: TeamSessionRef | null }
   | { view: 'settings' };
 
 /** A "Why" question in Search, and where it is traced: a repository root the archive knows, the
@@ -19,6 +19,13 @@ export type Route =
 export interface WhyFrom {
   repo: string | null;
   session: string | null;
+}
+
+/** A teammate's session in the team archive: its key and its publisher (the database role
+ * that pushed it; two teammates may hold a copy of the same session). */
+export interface TeamSessionRef {
+  key: string;
+  publisher: string;
 }
 
 /** The Recall page's tabs: the trusted corpus, the review inbox, generated reports. */
@@ -38,6 +45,13 @@ const MAX_INDEX = 4_294_967_295;
 const BRANCH_KEY = /^ref:refs\/[^\s\p{Cc}]{1,500}$/u;
 /** A repository root: an absolute path without control characters (a branch name is per repository). */
 const REPO_ROOT = /^\/[^\p{Cc}]{0,4095}$/u;
+/** A publisher: a PostgreSQL role name as the team archive gives it, printable, no spaces, at
+ * most 63 bytes (PostgreSQL's limit). */
+const PUBLISHER = /^[^\s\p{C}]{1,63}$/u;
+
+function isPublisher(value: string): boolean {
+  return PUBLISHER.test(value) && new TextEncoder().encode(value).length <= 63;
+}
 
 export function isSessionKey(value: string): boolean {
   return SESSION_KEY.test(value);
@@ -110,8 +124,17 @@ export function parseLink(link: string): Route {
     }
     case 'settings':
       return { view: 'settings' };
-    case 'team':
-      return { view: 'team' };
+    case 'team': {
+      const session = param('session');
+      const publisher = param('publisher');
+      if (session === null && publisher === null) return { view: 'team', session: null };
+      if (session === null || publisher === null) throw new LinkError('a teammate’s session needs both session= and publisher=');
+      if (!isSessionKey(session)) throw new LinkError(`"${session.slice(0, 80)}" is not a session key`);
+      if (!isPublisher(publisher)) {
+        throw new LinkError('publisher must be a database role: printable, no spaces, at most 63 bytes');
+      }
+      return { view: 'team', session: { key: session, publisher } };
+    }
     default:
       throw new LinkError(`cairn://${where} is not a place in Cairn`);
   }
@@ -148,6 +171,9 @@ export function toLink(route: Route): string {
       if (route.insight !== null) params.set('insight', String(route.insight));
       return `cairn://recall?${params}`;
     }
+    case 'team':
+      if (route.session === null) return 'cairn://team';
+      return `cairn://team?${new URLSearchParams({ session: route.session.key, publisher: route.session.publisher })}`;
     default:
       return `cairn://${route.view}`;
   }

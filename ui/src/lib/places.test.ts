@@ -291,7 +291,8 @@ describe('settings', () => {
 
 describe('team', () => {
   const place = places.team;
-  const route = { view: 'team' } as const;
+  const route = { view: 'team', session: null } as const;
+  const KEY_T = 'sha256-0123456789abcdef0123456789abcdef';
 
   it('loads the setup, leaves the keys to the page, and Esc closes a teammate’s session first', async () => {
     const { fake, stores } = fakeStores();
@@ -301,6 +302,21 @@ describe('team', () => {
     expect(place.back(route, stores)).toBe(false);
     fake.team.open.status = 'ready';
     expect(place.back(route, stores)).toBe(true);
-    expect(fake.team.close).toHaveBeenCalledOnce();
+    expect(fake.team.close).toHaveBeenCalled();
+  });
+
+  it('opens a teammate’s session its route names, and its tab leads back to it', async () => {
+    const { fake, stores } = fakeStores();
+    const open = { view: 'team', session: { key: KEY_T, publisher: 'alice' } } as const;
+    await place.load(open, stores);
+    expect(fake.team.show).toHaveBeenCalledWith(KEY_T, 'alice');
+    // Esc goes back through the history (to where the session was opened from).
+    fake.team.open.status = 'ready';
+    expect(place.back(open, stores)).toBe(false);
+    fake.team.shown = { key: KEY_T, publisher: 'alice' };
+    expect(place.tab(stores)).toEqual(open);
+    // The place without a session closes the one open.
+    await place.load(route, stores);
+    expect(fake.team.close).toHaveBeenCalled();
   });
 });

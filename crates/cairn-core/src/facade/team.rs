@@ -83,7 +83,16 @@ impl Cairn {
                 )),
             });
         }
-        Server::from_team_config(&config, &|name| std::env::var(name).ok())
+        Server::from_team_config(
+            &config,
+            &|name| std::env::var(name).ok(),
+            &team::keyring::get,
+        )
+    }
+
+    /// The server the Settings form names (nothing saved), its password looked for as usual.
+    pub fn team_server_of(&self, setup: &TeamConfig) -> Result<Server> {
+        Server::from_team_config(setup, &|name| std::env::var(name).ok(), &team::keyring::get)
     }
 
     /// `[team]` as it is on disk (empty when not set up).
@@ -118,8 +127,7 @@ impl Cairn {
 
     /// "Test connection": connect to the server `setup` names (nothing saved), read-only.
     pub fn team_check(&self, setup: &TeamConfig) -> Result<team::TeamCheck> {
-        let server = Server::from_team_config(setup, &|name| std::env::var(name).ok())?;
-        team::read::check(&server)
+        team::read::check(&self.team_server_of(setup)?)
     }
 
     /// The last finished push from this archive (to `archive` when given).
@@ -127,4 +135,59 @@ impl Cairn {
         let store = self.store();
         team::push::last_push(store.conn(), archive).map_err(|e| store.err(e))
     }
+}
+
+/// The team archive's password in the OS keyring (`cairn team login`/`logout`, Settings → Team's
+/// "Remember in the keyring").
+impl Cairn {
+    /// Keep `password` in the OS keyring for `server`, replacing the one there. With `check`,
+    /// it is tried first (a read-only connection) and a password the server refuses is not kept.
+    pub fn team_remember(
+        &self,
+        server: &Server,
+        password: &str,
+        check: bool,
+    ) -> Result<team::TeamRemembered> {
+        if password.is_empty() {
+            return Err(Error::Invalid(
+                "the password is empty: nothing to remember".into(),
+            ));
+        }
+        if password.len() > 4096 || password.contains(['\0', '\n', '\r']) {
+            // Not repeated: the message must not show it.
+            return Err(Error::Invalid(
+                "the password holds a line break or NUL, or is longer than 4096 bytes: give it alone on one line".into(),
+            ));
+        }
+        if check {
+            team::read::check(&server.with_password(password))?;
+        }
+        let replaced =
+            team::keyring::set(server.account(), password).map_err(|u| keyring_error(server, u))?;
+        Ok(team::TeamRemembered {
+            server: server.display().to_owned(),
+            account: server.account().to_owned(),
+            store: team::keyring::store_name().to_owned(),
+            replaced,
+            checked: check,
+        })
+    }
+
+    /// Forget the password the OS keyring keeps for `server`; whether there was one.
+    pub fn team_forget(&self, server: &Server) -> Result<bool> {
+        team::keyring::delete(server.account()).map_err(|u| keyring_error(server, u))
+    }
+
+    /// What the OS keyring holds for `server` (whether a password, or why it cannot be asked).
+    pub fn team_keyring(&self, server: &Server) -> team::KeyringState {
+        team::keyring::state(server.account())
+    }
+}
+
+fn keyring_error(server: &Server, u: team::keyring::Unreachable) -> Error {
+    server.fail(
+        crate::error::ErrorKind::Unavailable,
+        u.message,
+        Some(u.hint),
+    )
 }

@@ -154,6 +154,8 @@ pub struct TeamCheck {
     /// Sessions and publishers the team archive holds (those this role may read).
     pub sessions: i64,
     pub publishers: i64,
+    /// Where the password came from (never the password).
+    pub password_from: super::PasswordSource,
 }
 
 /// Connect read-only and say what is there. A database without Cairn's schema is not an
@@ -188,6 +190,7 @@ pub fn check(server: &Server) -> Result<TeamCheck> {
         archive: meta.map(|m| crate::text::printable(&m.archive_id)),
         sessions,
         publishers,
+        password_from: server.password_source().clone(),
     })
 }
 

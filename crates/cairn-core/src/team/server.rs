@@ -1,8 +1,13 @@
 //! The team archive's address: where the connection string comes from (the `--to`/`--from`
-//! value without a password, or `CAIRN_TEAM_URL`; the password from the URL in the environment
-//! or `PGPASSWORD`), the TLS rule (required for any host that is not loopback or a Unix socket;
-//! verified against the Mozilla roots), the address as every message shows it (no password,
-//! no query), and `scrub`, which every message from the server passes through.
+//! value without a password, or `CAIRN_TEAM_URL`, or `[team]` in `config.toml`), where its
+//! password comes from, the TLS rule (required for any host that is not loopback or a Unix
+//! socket; verified against the Mozilla roots), the address as every message shows it (no
+//! password, no query), and `scrub`, which every message from the server passes through.
+//!
+//! The password, first found wins: the connection string in `CAIRN_TEAM_URL`; then the variable
+//! (`PGPASSWORD`, or the one `[team]`'s `password_env` names); then the OS keyring's item for the
+//! server ([`super::keyring`], stored by `cairn team login` or Settings → Team). Never the
+//! command line, never `config.toml`, never the data dir.
 
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -14,6 +19,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::config::TeamConfig;
 use crate::error::{Error, ErrorKind, Result};
+use crate::team::keyring;
 
 /// The environment variable holding the team archive's connection string.
 pub const URL_VAR: &str = "CAIRN_TEAM_URL";
@@ -29,7 +35,30 @@ pub struct Server {
     tls: bool,
     /// Where the password comes from, as a hint names it.
     password_from: String,
+    /// Where the password was found.
+    password_source: PasswordSource,
+    /// The OS keyring's name for this server (`USER@HOST:PORT/DB`).
+    account: String,
 }
+
+/// Where a server's password was found (Settings → Team shows it; never the password).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case", tag = "from", content = "name")]
+pub enum PasswordSource {
+    /// In the connection string of `CAIRN_TEAM_URL`.
+    Url,
+    /// In this environment variable.
+    Variable(String),
+    /// In the OS keyring.
+    Keyring,
+    /// Nowhere: the server must not ask for one (trust, peer or certificate authentication).
+    None,
+}
+
+/// How the keyring is asked for a server's password (the real one, or a test's).
+pub type KeyringLookup<'a> =
+    &'a dyn Fn(&str) -> std::result::Result<Option<String>, keyring::Unreachable>;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,14 +71,15 @@ impl Server {
     /// would show in the process list and the shell's history), else by `CAIRN_TEAM_URL`.
     pub fn from_env(given: Option<&str>) -> Result<Server> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        Server::resolve(given, env(URL_VAR), env(PASSWORD_VAR))
+        Server::resolve(given, env(URL_VAR), env(PASSWORD_VAR), &keyring::get)
     }
 
-    /// [`Server::from_env`] with the environment given (for tests).
+    /// [`Server::from_env`] with the environment and the keyring given (for tests).
     pub fn resolve(
         given: Option<&str>,
         env_url: Option<String>,
         env_password: Option<String>,
+        keyring: KeyringLookup<'_>,
     ) -> Result<Server> {
         let (url, from_flag) = match (given, env_url) {
             (Some(g), _) => (g.to_owned(), true),
@@ -73,6 +103,7 @@ impl Server {
             )
         })?;
         let mut secrets = vec![url.clone()];
+        let mut source = PasswordSource::None;
         if let Some(p) = config.get_password() {
             let p = String::from_utf8_lossy(p).into_owned();
             if from_flag {
@@ -82,19 +113,22 @@ impl Server {
                 )));
             }
             secrets.push(p);
+            source = PasswordSource::Url;
         } else if let Some(p) = env_password {
             secrets.push(p.clone());
             config.password(p);
+            source = PasswordSource::Variable(PASSWORD_VAR.into());
         }
         let password_from = format!("{PASSWORD_VAR} or {URL_VAR}");
-        Server::finish(config, secrets, password_from)
+        Server::finish(config, secrets, password_from, source, keyring)
     }
 
     /// The server `[team]` in `config.toml` names (Settings → Team), its password from the
-    /// variable `password_env` names, read through `env`.
+    /// variable `password_env` names, read through `env`, else from the keyring.
     pub fn from_team_config(
         team: &TeamConfig,
         env: &dyn Fn(&str) -> Option<String>,
+        keyring: KeyringLookup<'_>,
     ) -> Result<Server> {
         team.check().map_err(|m| {
             invalid(
@@ -115,17 +149,27 @@ impl Server {
         config.dbname(team.database.trim()).user(team.user.trim());
         let var = team.password_var();
         let mut secrets = Vec::new();
+        let mut source = PasswordSource::None;
         if let Some(p) = env(var).filter(|p| !p.is_empty()) {
             secrets.push(p.clone());
             config.password(p);
+            source = PasswordSource::Variable(var.to_owned());
         }
-        Server::finish(config, secrets, format!("the variable {var}"))
+        Server::finish(
+            config,
+            secrets,
+            format!("the variable {var}"),
+            source,
+            keyring,
+        )
     }
 
     fn finish(
         mut config: Config,
         mut secrets: Vec<String>,
         password_from: String,
+        mut source: PasswordSource,
+        keyring: KeyringLookup<'_>,
     ) -> Result<Server> {
         if config.get_user().is_none() {
             let user = std::env::var("PGUSER")
@@ -163,6 +207,24 @@ impl Server {
         }
         config.application_name("cairn");
         config.connect_timeout(Duration::from_secs(15));
+        // Last, the keyring (only asked when nothing above gave a password). A keyring that
+        // cannot be asked is no error here: the server may not want a password; if it does,
+        // the hint says why the keyring had none.
+        let account = account_of(&config);
+        let mut password_from = format!("{password_from}, or `cairn team login` (the OS keyring)");
+        if source == PasswordSource::None {
+            match keyring(&account) {
+                Ok(Some(p)) => {
+                    secrets.push(p.clone());
+                    config.password(p);
+                    source = PasswordSource::Keyring;
+                }
+                Ok(None) => {}
+                Err(u) => {
+                    password_from.push_str(&format!(", which could not be read: {}", u.message));
+                }
+            }
+        }
         secrets.retain(|s| !s.is_empty());
         Ok(Server {
             display: display_of(&config),
@@ -170,7 +232,37 @@ impl Server {
             secrets,
             tls,
             password_from,
+            password_source: source,
+            account,
         })
+    }
+
+    /// This server with `password` instead of the one found (to try it before the keyring
+    /// keeps it).
+    pub fn with_password(&self, password: &str) -> Server {
+        let mut config = self.config.clone();
+        config.password(password);
+        let mut secrets = self.secrets.clone();
+        secrets.push(password.to_owned());
+        Server {
+            config,
+            display: self.display.clone(),
+            secrets,
+            tls: self.tls,
+            password_from: "the password given".into(),
+            password_source: PasswordSource::Keyring,
+            account: self.account.clone(),
+        }
+    }
+
+    /// Where the password was found.
+    pub fn password_source(&self) -> &PasswordSource {
+        &self.password_source
+    }
+
+    /// The OS keyring's name for this server: `USER@HOST:PORT/DB` (the port always written).
+    pub fn account(&self) -> &str {
+        &self.account
     }
 
     /// The address every message shows: `postgres://USER@HOST:PORT/DB`, never a password.
@@ -322,6 +414,23 @@ fn display_of(config: &Config) -> String {
     )
 }
 
+/// The keyring's item name: [`display_of`] without the scheme, the port always written, so a URL
+/// without a port and a form with 5432 name the same item.
+fn account_of(config: &Config) -> String {
+    let user = config.get_user().unwrap_or("");
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => name.to_ascii_lowercase(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or(user);
+    crate::text::one_line(&format!("{user}@{}:{port}/{db}", hosts.join(",")), 300)
+}
+
 fn scrub_text(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_owned();
     for s in secrets {
@@ -353,9 +462,25 @@ fn tls_connector() -> tokio_postgres_rustls::MakeRustlsConnect {
 mod tests {
     use super::*;
 
+    fn no_keyring(_: &str) -> std::result::Result<Option<String>, keyring::Unreachable> {
+        Ok(None)
+    }
+
+    fn resolve(
+        given: Option<&str>,
+        env_url: Option<String>,
+        env_password: Option<String>,
+    ) -> Result<Server> {
+        Server::resolve(given, env_url, env_password, &no_keyring)
+    }
+
+    fn from_config(team: &TeamConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<Server> {
+        Server::from_team_config(team, env, &no_keyring)
+    }
+
     #[test]
     fn a_password_on_the_command_line_is_refused_and_not_repeated() {
-        let err = Server::resolve(
+        let err = resolve(
             Some("postgres://alice:hunter2-secret@db.example/team"),
             None,
             None,
@@ -372,7 +497,7 @@ mod tests {
 
     #[test]
     fn the_password_comes_from_the_environment_and_never_shows() {
-        let s = Server::resolve(
+        let s = resolve(
             None,
             Some("postgres://alice:pw-in-env@127.0.0.1:5999/team".into()),
             None,
@@ -380,7 +505,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.display(), "postgres://alice@127.0.0.1:5999/team");
         assert_eq!(s.scrub("bad pw-in-env here"), "bad [REDACTED] here");
-        let s = Server::resolve(
+        let s = resolve(
             Some("postgres://bob@localhost/team"),
             None,
             Some("pgpass-xyz".into()),
@@ -392,16 +517,16 @@ mod tests {
 
     #[test]
     fn tls_is_required_off_loopback() {
-        let remote = Server::resolve(Some("postgres://a@db.example/team"), None, None).unwrap();
+        let remote = resolve(Some("postgres://a@db.example/team"), None, None).unwrap();
         assert!(remote.tls());
-        let refused = Server::resolve(
+        let refused = resolve(
             Some("postgres://a@db.example/team?sslmode=disable"),
             None,
             None,
         )
         .unwrap_err();
         assert_eq!(refused.kind(), ErrorKind::Refused);
-        let via_addr = Server::resolve(
+        let via_addr = resolve(
             Some("postgres://a@localhost/team?hostaddr=10.1.2.3&sslmode=disable"),
             None,
             None,
@@ -416,12 +541,9 @@ mod tests {
             "postgres://a@localhost/team",
             "postgres://a@%2Ftmp%2Fsock/team",
         ] {
-            assert!(
-                !Server::resolve(Some(local), None, None).unwrap().tls(),
-                "{local}"
-            );
+            assert!(!resolve(Some(local), None, None).unwrap().tls(), "{local}");
         }
-        let asked = Server::resolve(
+        let asked = resolve(
             Some("postgres://a@127.0.0.1/team?sslmode=require"),
             None,
             None,
@@ -432,7 +554,7 @@ mod tests {
 
     #[test]
     fn nothing_given_says_where_to_put_it() {
-        let err = Server::resolve(None, None, None).unwrap_err();
+        let err = resolve(None, None, None).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Invalid);
         assert!(err.hint().unwrap().contains(URL_VAR));
     }
@@ -447,28 +569,33 @@ mod tests {
             password_env: "TEAM_PW".into(),
         };
         let env = |name: &str| (name == "TEAM_PW").then(|| "pw-from-var".to_owned());
-        let s = Server::from_team_config(&team, &env).unwrap();
+        let s = from_config(&team, &env).unwrap();
         assert_eq!(s.display(), "postgres://alice@127.0.0.1:5999/team");
         assert!(!s.tls());
         assert_eq!(s.scrub("x pw-from-var y"), "x [REDACTED] y");
         assert_eq!(s.config.get_password(), Some(&b"pw-from-var"[..]));
         // PGPASSWORD is not read when another variable is named.
         let only_pg = |name: &str| (name == PASSWORD_VAR).then(|| "pg".to_owned());
-        let s = Server::from_team_config(&team, &only_pg).unwrap();
+        let s = from_config(&team, &only_pg).unwrap();
         assert_eq!(s.config.get_password(), None);
-        assert_eq!(s.password_from, "the variable TEAM_PW");
+        assert!(
+            s.password_from
+                .starts_with("the variable TEAM_PW, or `cairn team login`"),
+            "{}",
+            s.password_from
+        );
         // Off loopback, TLS; a socket directory is local.
         let remote = TeamConfig {
             host: "db.example".into(),
             ..team.clone()
         };
-        assert!(Server::from_team_config(&remote, &env).unwrap().tls());
+        assert!(from_config(&remote, &env).unwrap().tls());
         let socket = TeamConfig {
             host: "/run/postgresql".into(),
             port: None,
             ..team.clone()
         };
-        let s = Server::from_team_config(&socket, &env).unwrap();
+        let s = from_config(&socket, &env).unwrap();
         assert!(!s.tls());
         assert_eq!(s.display(), "postgres://alice@/run/postgresql/team");
         // A half-filled table says which field is missing.
@@ -476,8 +603,79 @@ mod tests {
             database: String::new(),
             ..team
         };
-        let err = Server::from_team_config(&half, &env).unwrap_err();
+        let err = from_config(&half, &env).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Invalid);
         assert!(err.to_string().contains("database"), "{err}");
+    }
+
+    /// The order a password is looked for: the URL in the environment, the variable, the
+    /// keyring (asked only when nothing before gave one, under the server's account).
+    #[test]
+    fn the_keyring_comes_last_and_a_missing_one_is_no_error() {
+        use std::cell::RefCell;
+        let asked = RefCell::new(Vec::<String>::new());
+        let holds = |account: &str| {
+            asked.borrow_mut().push(account.to_owned());
+            Ok(Some("from-the-keyring".to_owned()))
+        };
+        let s = Server::resolve(
+            None,
+            Some("postgres://alice:in-url@127.0.0.1/team".into()),
+            Some("in-var".into()),
+            &holds,
+        )
+        .unwrap();
+        assert_eq!(s.password_source(), &PasswordSource::Url);
+        let s = Server::resolve(
+            Some("postgres://alice@127.0.0.1/team"),
+            None,
+            Some("in-var".into()),
+            &holds,
+        )
+        .unwrap();
+        assert_eq!(
+            s.password_source(),
+            &PasswordSource::Variable(PASSWORD_VAR.into())
+        );
+        assert!(asked.borrow().is_empty(), "asked: {:?}", asked.borrow());
+        let s =
+            Server::resolve(Some("postgres://alice@127.0.0.1/team"), None, None, &holds).unwrap();
+        assert_eq!(s.password_source(), &PasswordSource::Keyring);
+        assert_eq!(s.config.get_password(), Some(&b"from-the-keyring"[..]));
+        assert_eq!(s.scrub("x from-the-keyring"), "x [REDACTED]");
+        assert_eq!(s.account(), "alice@127.0.0.1:5432/team");
+        // The form names the same item as the URL: the port is always written.
+        let team = TeamConfig {
+            host: "127.0.0.1".into(),
+            port: None,
+            database: "team".into(),
+            user: "alice".into(),
+            password_env: String::new(),
+        };
+        let s = Server::from_team_config(&team, &|_| None, &holds).unwrap();
+        assert_eq!(s.password_source(), &PasswordSource::Keyring);
+        assert_eq!(
+            asked.borrow().as_slice(),
+            ["alice@127.0.0.1:5432/team", "alice@127.0.0.1:5432/team"]
+        );
+        // A keyring that cannot be asked: no error, the hint says why it gave nothing.
+        let broken = |_: &str| {
+            Err(keyring::Unreachable {
+                message: "no D-Bus session bus".into(),
+                hint: "h".into(),
+            })
+        };
+        let s = Server::from_team_config(&team, &|_| None, &broken).unwrap();
+        assert_eq!(s.password_source(), &PasswordSource::None);
+        assert!(
+            s.password_from.contains("cairn team login"),
+            "{}",
+            s.password_from
+        );
+        assert!(
+            s.password_from.contains("no D-Bus session bus"),
+            "{}",
+            s.password_from
+        );
     }
 }

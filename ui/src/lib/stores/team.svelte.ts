@@ -1,12 +1,52 @@
 // The team archive (PostgreSQL) in the window: Settings → Team (the form Cairn writes into
 // config.toml, "Test connection", the last push, Push now) and the Team view, which reads the
 // team archive read-only as a second archive: search it, skim a branch or PR across everyone,
-// open a teammate's session. The password is never in the window: the form names the variable
-// that holds it.
-import { api, type Api, type TeamCheck, type TeamConfig, type TeamPushReport, type TeamSearchHit, type TeamShow, type TeamSkim, type TeamStatus } from '../api';
+// open a teammate's session. The password is never kept in the window: the form names the
+// variable that holds it, or "Remember in the keyring" hands one typed password to the OS keyring
+// (the field is cleared whatever the answer, and nothing sends it back).
+import {
+  api,
+  onTeamPushProgress,
+  type Api,
+  type Subscribe,
+  type TeamCheck,
+  type TeamConfig,
+  type TeamPushProgress,
+  type TeamPushReport,
+  type TeamRemembered,
+  type TeamSearchHit,
+  type TeamShow,
+  type TeamSkim,
+  type TeamStatus,
+} from '../api';
 import { Resource } from './resource.svelte';
 
-export type TeamApi = Pick<Api, 'teamStatus' | 'teamSave' | 'teamTest' | 'teamPush' | 'teamSearch' | 'teamSkim' | 'teamShow'>;
+export type TeamApi = Pick<
+  Api,
+  'teamStatus' | 'teamSave' | 'teamTest' | 'teamPush' | 'teamRemember' | 'teamForget' | 'teamSearch' | 'teamSkim' | 'teamShow'
+>;
+
+/** Where "Test connection" found the password, in words. */
+export function passwordFrom(p: TeamCheck['password_from']): string {
+  switch (p.from) {
+    case 'url':
+      return 'the connection string in CAIRN_TEAM_URL';
+    case 'variable':
+      return `the variable ${p.name}`;
+    case 'keyring':
+      return 'the OS keyring';
+    case 'none':
+      return 'nowhere (the server asked for none)';
+  }
+}
+
+/** A push's progress as the bar shows it: a fraction from 0 to 1, and the words beside it. */
+export function pushShare(p: TeamPushProgress | null): { value: number; text: string } | null {
+  if (!p) return null;
+  if (p.total === 0) return { value: 1, text: 'Nothing to send' };
+  const done = Math.min(p.done, p.total);
+  return { value: done / p.total, text: `${done} of ${p.total} session${p.total === 1 ? '' : 's'}` };
+}
 
 export function blankTeam(): TeamConfig {
   return { host: '', port: null, database: '', user: '', password_env: '' };
@@ -54,6 +94,10 @@ export class TeamStore {
   saved = new Resource<TeamConfig>();
   test = new Resource<TeamCheck>();
   push = new Resource<TeamPushReport>();
+  /** Where the running push is (null when none runs). */
+  pushProgress: TeamPushProgress | null = $state(null);
+  remember = new Resource<TeamRemembered>();
+  forget = new Resource<boolean>();
 
   /** The Team view. */
   query = $state('');
@@ -64,9 +108,11 @@ export class TeamStore {
   /** The teammate's session open in the view, if any. */
   open = new Resource<TeamShow>();
   #api: TeamApi;
+  #subscribe: Subscribe<TeamPushProgress>;
 
-  constructor(backend: TeamApi = api) {
+  constructor(backend: TeamApi = api, subscribe: Subscribe<TeamPushProgress> = onTeamPushProgress) {
     this.#api = backend;
+    this.#subscribe = subscribe;
   }
 
   async load(): Promise<void> {
@@ -107,8 +153,35 @@ export class TeamStore {
   }
 
   async pushNow(): Promise<void> {
-    await this.push.load(() => this.#api.teamPush());
+    this.pushProgress = null;
+    const unsubscribe = await this.#subscribe((p) => {
+      if (this.push.status === 'loading') this.pushProgress = p;
+    }).catch(() => null);
+    try {
+      await this.push.load(() => this.#api.teamPush());
+    } finally {
+      unsubscribe?.();
+      this.pushProgress = null;
+    }
     void this.status.load(() => this.#api.teamStatus(), { keep: true });
+  }
+
+  /** "Remember in the keyring": the password goes to the OS keyring for the server the form
+   * names, once the server accepted it. Resolves to true when it was kept. */
+  async rememberPassword(password: string): Promise<boolean> {
+    if (!password) return false;
+    this.forget.reset();
+    await this.remember.load(() => this.#api.teamRemember({ ...this.draft }, password));
+    const kept = this.remember.status === 'ready';
+    await this.status.load(() => this.#api.teamStatus(), { keep: true });
+    return kept;
+  }
+
+  /** "Forget": the OS keyring no longer keeps a password for the server the form names. */
+  async forgetPassword(): Promise<void> {
+    this.remember.reset();
+    await this.forget.load(() => this.#api.teamForget({ ...this.draft }));
+    await this.status.load(() => this.#api.teamStatus(), { keep: true });
   }
 
   async search(): Promise<void> {
@@ -131,12 +204,17 @@ export class TeamStore {
     await this.skim.load(() => this.#api.teamSkim(t), { keep: true });
   }
 
+  /** The teammate's session asked for last (open, opening or failed), or null. */
+  shown: { key: string; publisher: string } | null = $state(null);
+
   /** Open a teammate's session (read-only) by its whole key and publisher. */
   async show(sessionKey: string, publisher: string): Promise<void> {
+    this.shown = { key: sessionKey, publisher };
     await this.open.load(() => this.#api.teamShow(sessionKey, publisher));
   }
 
   close(): void {
+    this.shown = null;
     this.open.reset();
   }
 }

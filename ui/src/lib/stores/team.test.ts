@@ -1,13 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TeamConfig, TeamShow, TeamStatus } from '../api';
-import { TeamStore, blankTeam, portOf, starred, teamAddress, teamGap, type TeamApi } from './team.svelte';
+import { TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, type TeamApi } from './team.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
 const setup: TeamConfig = { host: '127.0.0.1', port: 5433, database: 'team', user: 'alice', password_env: 'TEAM_PW' };
 
 function status(extra: Partial<TeamStatus> = {}): TeamStatus {
-  return { setup, env_url_set: false, password_set: true, password_var: 'TEAM_PW', last_push: null, ...extra };
+  return { setup, env_url_set: false, password_set: true, password_var: 'TEAM_PW', keyring: null, last_push: null, ...extra };
 }
 
 function fakeApi(over: Partial<TeamApi> = {}): TeamApi {
@@ -16,6 +16,8 @@ function fakeApi(over: Partial<TeamApi> = {}): TeamApi {
     teamSave: vi.fn(async (s: TeamConfig) => ok(s)),
     teamTest: vi.fn(),
     teamPush: vi.fn(),
+    teamRemember: vi.fn(),
+    teamForget: vi.fn(async () => ok(true)),
     teamSearch: vi.fn(async () => ok([])),
     teamSkim: vi.fn(),
     teamShow: vi.fn(async () => ok({} as TeamShow)),
@@ -38,6 +40,12 @@ describe('team setup', () => {
     expect(teamAddress(setup)).toBe('postgres://alice@127.0.0.1:5433/team');
     expect(teamAddress({ ...setup, port: null })).toBe('postgres://alice@127.0.0.1/team');
     expect([portOf('5432'), portOf(''), portOf('54x'), portOf('1234567')]).toEqual([5432, null, null, null]);
+  });
+
+  it('says where the password came from, never what it is', () => {
+    expect(passwordFrom({ from: 'keyring' })).toBe('the OS keyring');
+    expect(passwordFrom({ from: 'variable', name: 'TEAM_PW' })).toBe('the variable TEAM_PW');
+    expect(passwordFrom({ from: 'none' })).toContain('nowhere');
   });
 
   it('marks the matches of a team snippet as text, never as HTML', () => {
@@ -84,5 +92,57 @@ describe('team setup', () => {
     expect(api.teamShow).toHaveBeenCalledWith('sha256-abc', 'mate');
     team.close();
     expect(team.open.status).toBe('idle');
+  });
+
+  it('shows a push’s progress while it runs and clears it after', async () => {
+    let send: ((p: { done: number; total: number }) => void) | null = null;
+    const unsubscribe = vi.fn();
+    const subscribe = vi.fn(async (h: (p: { done: number; total: number }) => void) => {
+      send = h;
+      return unsubscribe;
+    });
+    let finish: (v: unknown) => void = () => {};
+    const api = fakeApi({
+      teamPush: vi.fn(
+        () =>
+          new Promise((resolve) => {
+            finish = resolve;
+          }),
+      ) as unknown as TeamApi['teamPush'],
+    });
+    const team = new TeamStore(api, subscribe);
+    const pushing = team.pushNow();
+    await vi.waitFor(() => expect(api.teamPush).toHaveBeenCalled());
+    send!({ done: 3, total: 12 });
+    expect(team.pushProgress).toEqual({ done: 3, total: 12 });
+    expect(pushShare(team.pushProgress)).toEqual({ value: 0.25, text: '3 of 12 sessions' });
+    finish(ok({ sessions_pushed: 12 }));
+    await pushing;
+    expect(team.pushProgress).toBeNull();
+    expect(unsubscribe).toHaveBeenCalledOnce();
+    // A late event after the push ended is ignored.
+    send!({ done: 12, total: 12 });
+    expect(team.pushProgress).toBeNull();
+    expect(pushShare({ done: 0, total: 0 })).toEqual({ value: 1, text: 'Nothing to send' });
+    expect(pushShare({ done: 1, total: 1 })?.text).toBe('1 of 1 session');
+  });
+
+  it('hands a typed password to the keyring for the form’s server, and forgets it', async () => {
+    const api = fakeApi({
+      teamRemember: vi.fn(async () => ok({ server: 's', account: 'a', store: 'the Secret Service', replaced: false, checked: true })),
+    });
+    const team = new TeamStore(api);
+    await team.load();
+    expect(await team.rememberPassword('')).toBe(false);
+    expect(api.teamRemember).not.toHaveBeenCalled();
+    expect(await team.rememberPassword('pw-typed')).toBe(true);
+    expect(api.teamRemember).toHaveBeenCalledWith(setup, 'pw-typed');
+    // The status (what the keyring holds) is read again, and the password is kept nowhere.
+    expect(api.teamStatus).toHaveBeenCalledTimes(2);
+    expect(JSON.stringify(team)).not.toContain('pw-typed');
+    await team.forgetPassword();
+    expect(api.teamForget).toHaveBeenCalledWith(setup);
+    expect(team.forget.data).toBe(true);
+    expect(team.remember.status).toBe('idle');
   });
 });
