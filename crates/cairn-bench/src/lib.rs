@@ -5,9 +5,11 @@
 //!   ([`claude`] and [`codex`] learn the shapes from `tests/fixtures/`; [`template`] turns a real
 //!   line into a new one; [`text`] writes the free text);
 //! - [`entries`]: Recall entries and queries;
-//! - [`queries`]: archive search queries.
+//! - [`queries`]: archive search queries;
+//! - [`cli`]: what the benchmark binaries share (flags, load, CPU seconds, percentiles).
 
 pub mod claude;
+pub mod cli;
 pub mod codex;
 pub mod corpus;
 pub mod entries;

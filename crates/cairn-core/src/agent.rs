@@ -50,24 +50,15 @@ impl Agent {
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
     /// What an agent filter accepts.
-    pub const EVERY: [Agent; 16] = [
-        Agent::Claude,
-        Agent::Codex,
-        Agent::Copilot,
-        Agent::Qwen,
-        Agent::Droid,
-        Agent::Kimi,
-        Agent::Gemini,
-        Agent::Cursor,
-        Agent::Aider,
-        Agent::Crush,
-        Agent::Opencode,
-        Agent::Cline,
-        Agent::Roo,
-        Agent::Kilo,
-        Agent::Kiro,
-        Agent::Atif,
-    ];
+    pub const EVERY: [Agent; Agent::ALL.len() + 1] = {
+        let mut every = [Agent::Atif; Agent::ALL.len() + 1];
+        let mut i = 0;
+        while i < Agent::ALL.len() {
+            every[i] = Agent::ALL[i];
+            i += 1;
+        }
+        every
+    };
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -146,6 +137,18 @@ impl std::fmt::Display for Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_is_each_discovered_agent_then_atif_once_and_each_name_parses_back() {
+        assert_eq!(&Agent::EVERY[..Agent::ALL.len()], &Agent::ALL[..]);
+        assert_eq!(Agent::EVERY.last(), Some(&Agent::Atif));
+        let names: std::collections::BTreeSet<&str> =
+            Agent::EVERY.iter().map(|a| a.as_str()).collect();
+        assert_eq!(names.len(), Agent::EVERY.len(), "a name twice");
+        for agent in Agent::EVERY {
+            assert_eq!(Agent::parse(agent.as_str()), Some(agent));
+        }
+    }
 
     #[test]
     fn ran_by_maps_known_agents_keeps_plain_names_and_refuses_the_rest() {

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use cairn_bench::cli::{arg, cpu_secs, flag, loadavg, pct};
 use cairn_bench::{entries, vocab::Vocab};
 use cairn_core::Cairn;
 use cairn_core::archive::store::Store;
@@ -26,44 +27,6 @@ use cairn_core::recall::store::{Filters, NewEntry};
 use cairn_core::recall::{Mode, QueryRequest};
 use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel, ModelSearch};
 use cairn_core::semantic::vectors::{self, VectorStore};
-
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_owned())
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// CPU seconds (user + system) this process has used so far, from /proc/self/stat.
-fn cpu_secs() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // Fields after the command name (which may hold spaces) start after the last ')'.
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-            Some(ticks / 100.0)
-        })
-        .unwrap_or(f64::NAN)
-}
-
-fn pct(times: &mut [f64], p: f64) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
-}
 
 fn main() -> Result<()> {
     // SAFETY: the first statement of `main`, before any other thread exists.

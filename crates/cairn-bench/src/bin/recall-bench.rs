@@ -8,19 +8,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use cairn_bench::cli::arg;
 use cairn_bench::{entries, vocab::Vocab};
 use cairn_core::archive::store::Store;
 use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status};
 use cairn_core::recall::store::{Filters, NewEntry};
-
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_owned())
-}
 
 fn main() -> Result<()> {
     let n: usize = arg("--entries", "100000").parse()?;

@@ -22,51 +22,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use cairn_bench::cli::{arg, cpu_secs, flag, loadavg, pct};
 use cairn_core::Cairn;
 use cairn_core::semantic::Mode;
 use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel, ModelSearch};
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::SearchQuery;
-
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_owned())
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// CPU seconds (user + system) this process has used so far.
-fn cpu_secs() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-            Some(ticks / 100.0)
-        })
-        .unwrap_or(f64::NAN)
-}
-
-fn pct(times: &mut [f64], p: f64) -> f64 {
-    if times.is_empty() {
-        return f64::NAN;
-    }
-    times.sort_by(f64::total_cmp);
-    times[((times.len() as f64 * p) as usize).min(times.len() - 1)]
-}
 
 /// The local model, counting the word pieces of every document it embeds.
 struct Counting {
