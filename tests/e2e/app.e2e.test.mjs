@@ -798,6 +798,9 @@ test('git: pull a teammate’s published sessions in the branch view, see who pu
 });
 
 // ---- e2e-endpoint
+/** Scroll an element to the middle of the window, for a screenshot that shows it. */
+const showTestId = (id) => browser.execute((tid) => document.querySelector(`[data-testid="${tid}"]`)?.scrollIntoView({ block: 'center' }), id);
+
 test('recall through an OpenAI-compatible endpoint: typed into Settings with the name of its key variable, tested, previewed and run; its entries fill the inbox and an accepted one is trusted', async () => {
   // The fake server (tests/e2e/fake-llm.mjs) on loopback; it refuses requests without the key
   // run.sh put in the app's environment, whose NAME is all the form is given.
@@ -834,6 +837,7 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
       ['GET /v1/models', 'POST /v1/chat/completions'],
       'the test sends one model list request and one tiny extraction',
     );
+    await showTestId('extract-test-result');
     await shot('endpoint-01-tested');
 
     // Save: Cairn writes config.toml itself, with the variable's name and never the key.
@@ -854,6 +858,7 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
     assert.ok(planned, `the preview names the work of the new model: ${preview}`);
     const units = Number(planned[2]);
     assert.equal(llm.chats().length, 1, 'saving sent nothing');
+    await showTestId('extract-preview');
     await shot('endpoint-02-preview');
 
     // Run: the fake holds its answers until the running pass is seen in the status bar.
