@@ -6,7 +6,9 @@
 //   Recall: accept an entry in the inbox, find it trusted, follow its evidence → generate a report
 //   with the agent CLI (tests/e2e/bin/claude) and open it by its cairn://recall link →
 //   Recall from the first minute: the branches' offer → Settings → the detected agent CLI → test →
-//   preview → start → progress in the status bar → the inbox badge → accept → trusted.
+//   preview → start → progress in the status bar → the inbox badge → accept → trusted →
+//   the same through an OpenAI-compatible endpoint (tests/e2e/fake-llm.mjs) typed into Settings
+//   with the name of its key variable.
 // Each journey saves a screenshot to test-artifacts/e2e/. Run through tests/e2e/run.sh, which
 // builds, seeds and provides the display.
 import { after, before, test } from 'node:test';
@@ -17,6 +19,7 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readd
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
+import { startFakeLlm } from './fake-llm.mjs';
 
 const app = mustEnv('CAIRN_E2E_APP');
 const dataDir = mustEnv('CAIRN_DATA_DIR');
@@ -792,4 +795,134 @@ test('git: pull a teammate’s published sessions in the branch view, see who pu
   assert.match(await text(await byTestId('session-published-by')), new RegExp(`Published by ${mate.publisher}.*pulled from origin`));
   assert.match(await text(await byTestId('agent-badge')), /Claude/);
   await shot('git-02-teammate-session');
+});
+
+// ---- e2e-endpoint
+/** Scroll an element to the middle of the window, for a screenshot that shows it. */
+const showTestId = (id) => browser.execute((tid) => document.querySelector(`[data-testid="${tid}"]`)?.scrollIntoView({ block: 'center' }), id);
+
+test('recall through an OpenAI-compatible endpoint: typed into Settings with the name of its key variable, tested, previewed and run; its entries fill the inbox and an accepted one is trusted', async () => {
+  // The fake server (tests/e2e/fake-llm.mjs) on loopback; it refuses requests without the key
+  // run.sh put in the app's environment, whose NAME is all the form is given.
+  const keyVar = 'CAIRN_E2E_LLM_KEY';
+  const key = mustEnv(keyVar);
+  const llm = await startFakeLlm({ key });
+  try {
+    await (await browser.$('[data-tab="settings"]')).click();
+    await (await byTestId('extract-panel')).waitForExist({ timeout: 10_000 });
+    await (await byTestId('extract-form')).waitForExist({ timeout: 10_000 });
+    // Whatever an earlier journey chose (the agent CLI found on PATH), switch to the endpoint.
+    await (await byTestId('extract-generator')).selectByAttribute('value', 'endpoint');
+    await (await byTestId('extract-endpoint')).waitForExist({ timeout: 5_000 });
+    await (await byTestId('extract-endpoint')).setValue(llm.url);
+    await (await byTestId('extract-model')).setValue(llm.model);
+    await (await byTestId('extract-key-var')).setValue(keyVar);
+    // Only by hand: no pass starts on its own while the form is saved, so the one the Run
+    // button starts is the one the preview describes.
+    await (await byTestId('extract-schedule')).selectByAttribute('value', 'manual');
+    assert.equal(await (await byTestId('extract-gap')).isExisting(), false, 'the form still lacks something');
+
+    // Test: the model list and one tiny extraction, both through the fake server with the key.
+    await (await byTestId('extract-test')).click();
+    await until(async () => {
+      const result = await byTestId('extract-test-result');
+      return (await result.isExisting()) && (await text(result)).includes(`${llm.model} is served`);
+    }, 'the test of the endpoint gave no result', 30_000);
+    const tested = await text(await byTestId('extract-test-result'));
+    assert.match(tested, /port 4173/, `the request is shown: ${tested}`);
+    assert.match(tested, /Records 0-0: Run the dev server/, `the answer is shown: ${tested}`);
+    assert.doesNotMatch(tested, /Problem/, tested);
+    assert.deepEqual(
+      llm.requests().map((r) => `${r.method} ${r.path}`),
+      ['GET /v1/models', 'POST /v1/chat/completions'],
+      'the test sends one model list request and one tiny extraction',
+    );
+    await showTestId('extract-test-result');
+    await shot('endpoint-01-tested');
+
+    // Save: Cairn writes config.toml itself, with the variable's name and never the key.
+    await (await byTestId('extract-save')).click();
+    await until(
+      async () => (await (await byTestId('extract-preview')).getAttribute('data-model').catch(() => null)) === llm.model,
+      'the preview is not of the saved endpoint',
+      30_000,
+    );
+    const config = readFileSync(join(dataDir, 'config.toml'), 'utf8');
+    assert.ok(config.includes(`endpoint = "${llm.url}"`), config);
+    assert.match(config, new RegExp(`api_key_env = "${keyVar}"`));
+    assert.match(config, /generator = "endpoint"/);
+    assert.match(config, /schedule = "manual"/);
+    assert.ok(!config.includes(key), 'the key reached config.toml');
+    const preview = await text(await byTestId('extract-preview'));
+    const planned = /A pass would read ([1-9]\d*) sessions? in ([1-9]\d*) units?/.exec(preview);
+    assert.ok(planned, `the preview names the work of the new model: ${preview}`);
+    const units = Number(planned[2]);
+    assert.equal(llm.chats().length, 1, 'saving sent nothing');
+    await showTestId('extract-preview');
+    await shot('endpoint-02-preview');
+
+    // Run: the fake holds its answers until the running pass is seen in the status bar.
+    const sentBefore = llm.chats().length;
+    llm.hold();
+    try {
+      const run = (await (await byTestId('extract-start')).isExisting()) ? 'extract-start' : 'extract-run';
+      await (await byTestId(run)).click();
+      await until(async () => (await byTestId('extract-status')).isExisting(), 'the running pass is not in the status bar', 30_000);
+      assert.match(await text(await byTestId('extract-status')), /Extracting/);
+      await until(async () => /^On:/.test((await text(await byTestId('extract-enabled'))).trim()), 'Settings does not say extraction is on');
+      assert.match(await text(await byTestId('extract-enabled')), new RegExp(llm.model));
+      await shot('endpoint-03-running');
+    } finally {
+      llm.release();
+    }
+    await until(async () => !(await (await byTestId('extract-status')).isExisting()), 'the pass did not end', 180_000);
+    assert.equal(llm.chats().length - sentBefore, units, 'the pass asked once per unit the preview named');
+    assert.deepEqual(llm.violations(), [], 'every request carried the key and the strict schema');
+
+    // Settings, opened again, tells the pass's outcome: the endpoint's generation now serves.
+    await (await browser.$('[data-tab="branches"]')).click();
+    await (await browser.$('[data-tab="settings"]')).click();
+    await until(
+      async () => new RegExp(`active\\s*${llm.model}`).test(await text(await byTestId('extract-generations')).catch(() => '')),
+      'the endpoint’s generation is not the active one',
+    );
+    const lastRun = await text(await byTestId('extract-last-run'));
+    const wrote = Number(/(\d+) new entries/.exec(lastRun)?.[1] ?? 0);
+    assert.ok(wrote > 0 && wrote <= llm.entriesServed(), `the pass wrote what the server proposed (${llm.entriesServed()}): ${lastRun}`);
+    assert.doesNotMatch(lastRun, /failed|Stopped/, lastRun);
+
+    // The inbox badge counts the pass's entries; the proposals are the endpoint's.
+    await (await browser.$('[data-tab="recall"]')).click();
+    const badge = await byTestId('inbox-badge');
+    await badge.waitForExist({ timeout: 10_000 });
+    const added = Number(/(\d+) new/.exec(await text(badge))?.[1] ?? 0);
+    assert.ok(added >= wrote, `the badge (${added}) counts the pass's ${wrote} entries`);
+    await shot('endpoint-04-inbox-badge');
+    await (await browser.$('[data-recall-tab="inbox"]')).click();
+    const proposals = () =>
+      browser.execute(() =>
+        [...document.querySelectorAll('[data-testid="inbox-item"]')]
+          .filter((item) => /Records \d+-\d+:/.test(item.textContent ?? ''))
+          .map((item) => item.getAttribute('data-entry-id')),
+      );
+    await until(async () => (await proposals()).length > 0, 'the endpoint’s proposals are not in the inbox');
+    const [id] = await proposals();
+    await (await browser.$(`[data-testid="inbox-item"][data-entry-id="${id}"] .reason`)).click();
+    await until(async () => (await (await byTestId('inbox-review')).getAttribute('data-entry-id').catch(() => null)) === id, 'the proposal did not open for review');
+    await (await (await byTestId('inbox-review')).$('[data-testid="accept"]')).click();
+    await until(async () => !(await rendered('inbox-item', 'data-entry-id')).includes(id), 'the accepted proposal stayed in the inbox');
+
+    // The entry is in Recall, trusted.
+    await (await browser.$('[data-recall-tab="corpus"]')).click();
+    if (!(await (await byTestId('trusted-only')).isSelected())) await (await byTestId('trusted-only')).click();
+    await (await browser.$('#recall-search')).setValue('Records');
+    await until(
+      () => browser.execute((entry) => document.querySelector(`[data-testid="recall-entry"][data-entry-id="${entry}"]`)?.getAttribute('data-trusted') === 'true', id),
+      'the accepted proposal is not found trusted',
+    );
+    await shot('endpoint-05-trusted');
+  } finally {
+    llm.release();
+    await llm.close();
+  }
 });

@@ -52,6 +52,9 @@ export CAIRN_E2E_GIT_SEED="$work/git-seed.json"
 export CAIRN_WEBKIT_DEFAULTS="${CAIRN_WEBKIT_DEFAULTS:-1}"
 # A stand-in `claude` agent CLI for the generated-insights journey: the app finds it on PATH.
 export PATH="$PWD/tests/e2e/bin:$PATH"
+# The endpoint journey types the NAME of this variable into Settings as the API key variable; its
+# fake OpenAI-compatible server (tests/e2e/fake-llm.mjs, on loopback) refuses requests without it.
+export CAIRN_E2E_LLM_KEY="e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 # A private D-Bus session bus: the app's single-instance hand-off (a second launch on the same
 # archive passes its cairn:// link to the open window) goes over it. GTK's accessibility bridge
 # stays off, as it was without a bus.
