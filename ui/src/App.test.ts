@@ -460,6 +460,7 @@ describe('settings', () => {
     await settle();
     const panel = one(target, 'extract-panel')!;
     expect(one(target, 'extract-enabled')!.textContent).toContain('qwen3:8b');
+    expect(one(target, 'extract-enabled')!.textContent).toContain('after syncs');
     // 3 done + 1 partial + 2 not started = 6 eligible.
     expect(one(target, 'extract-coverage')!.textContent).toMatch(/3 of 6 eligible sessions read, 1 partly/);
     const gens = one(target, 'extract-generations')!.textContent!;
@@ -582,6 +583,18 @@ describe('settings', () => {
     await emit('extract-finished', { kind: 'incremental', report: { ...report, entries: 2 }, error: null });
     await settle();
     expect(one(target, 'inbox-badge')).toBeNull();
+  });
+
+  it.each([
+    ['manual', 'only when you press Run now'],
+    ['nightly', 'each night'],
+  ] as const)('says passes run as the saved schedule (%s) says, not after syncs', async (schedule, says) => {
+    const { target, stores } = await render({ extractSchedule: schedule });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const line = one(target, 'extract-enabled')!.textContent!;
+    expect(line).toContain(says);
+    expect(line).not.toContain('after syncs');
   });
 
   it('says how to turn extraction on when it is off, and reloads when a pass finishes', async () => {

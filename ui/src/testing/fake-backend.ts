@@ -29,6 +29,8 @@ export interface FakeOptions {
   recordsPerTurn?: number;
   /** Recall extraction is off in config.toml. */
   extractDisabled?: boolean;
+  /** When extraction passes run, as saved (default after each sync). */
+  extractSchedule?: 'after_sync' | 'nightly' | 'manual';
   /** The agent's proposal in the inbox carries a link that is not a cairn:// one. */
   hostileProposal?: boolean;
   /** Commands that fail once, with this message (or error object, as commands with a kind and a
@@ -426,7 +428,7 @@ export function fakeBackend(options: FakeOptions = {}) {
     endpoint: options.extractDisabled ? '' : 'http://127.0.0.1:11434/v1',
     model: options.extractDisabled ? '' : 'qwen3:8b',
     api_key_env: '',
-    schedule: 'after_sync' as 'after_sync' | 'nightly' | 'manual',
+    schedule: options.extractSchedule ?? ('after_sync' as 'after_sync' | 'nightly' | 'manual'),
     input_price_per_mtok: null as number | null,
     output_price_per_mtok: null as number | null,
   };
