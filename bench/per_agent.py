@@ -14,6 +14,11 @@ one database each holding the fixture's chats or conversations once per copy, id
 Roo Code and Kilo Code task folders (schema samples) are copied under new task ids.
 
     python3 bench/per_agent.py --cairn target/debug/cairn --mb 8 --runs 3 [--only crush,claude]
+
+With --agentsview BINARY (AgentsView's Go binary, see bench/sync-vs-agentsview.sh), each corpus is
+also synced cold by `agentsview sync` (AGENTSVIEW_NO_DAEMON=1, a fresh HOME holding its data dir),
+its folder given through AgentsView's own override variable (AV_ENV), alternating with Cairn; it
+adds AgentsView's sessions and messages (its `Database:` line), MB per CPU-second and peak RSS.
 """
 import argparse
 import json
@@ -101,6 +106,8 @@ CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEX
   time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE INDEX part_message_id_id_idx ON part (message_id, id);
 CREATE INDEX part_session_idx ON part (session_id);
+CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
 """
 
 
@@ -216,7 +223,7 @@ AGENTS = {
         ("droid/session_store_large.jsonl", "droid_large", "p/{i}-a.jsonl"),
         ("droid/stream_json_large.jsonl", None, "p/{i}-b.jsonl"),
     ])),
-    "kimi": ("KIMI_DIR", "sessions", tree_copy("kimi/sessions", "w{i}", [r"session_[0-9a-f-]+"])),
+    "kimi": ("KIMI_DIR", "sessions", tree_copy("kimi/sessions", ".", [r"session_[0-9a-f-]+"])),
     "gemini (legacy .json documents)": ("GEMINI_DIR", "tmp", copies([
         ("gemini/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json", "c330aea9-39d8-4bf1-ac29-5fdb4baaad16",
          "p/chats/session-2025-12-24T06-40-{i:08d}.json"),
@@ -246,6 +253,39 @@ AGENTS = {
 }
 
 
+def crush_projects(root: Path, out: Path) -> Path:
+    """AgentsView finds Crush's databases through Crush's `projects.json` (its global data dir)."""
+    dirs = sorted(root.glob("p*/.crush"))
+    (out / "projects.json").write_text(json.dumps({"projects": [
+        {"path": str(d.parent), "data_dir": str(d), "last_accessed": "2026-01-01T00:00:00Z"} for d in dirs]}))
+    return out
+
+
+# agent: AgentsView 0.46.1's override variable and the folder it names (relative to the corpus root,
+# or a function of it), None where it reads none of the corpus (checked by syncing: 0 sessions):
+# Droid (no Factory source in 0.46.1), Cline's extension task folders (its Cline reader finds none).
+AV_ENV = {
+    "claude": ("CLAUDE_PROJECTS_DIR", ""),
+    "codex": ("CODEX_SESSIONS_DIR", ""),
+    "copilot": ("COPILOT_DIR", ""),
+    "qwen": ("QWEN_PROJECTS_DIR", ""),
+    "droid": None,
+    "kimi": ("KIMI_DIR", "sessions"),
+    "gemini (legacy .json documents)": ("GEMINI_DIR", ""),
+    "gemini (.jsonl)": ("GEMINI_DIR", ""),
+    "cursor": ("CURSOR_PROJECTS_DIR", ""),
+    "cline (task folders)": None,
+    "roo (task folders)": ("ROOCODE_DIR", ""),
+    "kilo (task folders)": ("KILO_LEGACY_DIR", ""),
+    "aider": ("AIDER_DIR", ""),
+    "crush (database)": ("CRUSH_DIR", crush_projects),
+    "opencode (database)": ("OPENCODE_DIR", ""),
+    "cursor ide (database)": ("CURSOR_IDE_DIR", "globalStorage"),
+    "kiro (database)": ("KIRO_SESSIONS_DIR", ""),
+    "opencode (storage tree)": ("OPENCODE_DIR", ""),
+}
+
+
 def build(dest: Path, builder, mb: float) -> int:
     total, i = 0, 0
     while total < mb * 1e6:
@@ -269,32 +309,84 @@ def sync(cairn: str, var: str, src: Path) -> tuple[float, float, int]:
         return wall, usage.ru_utime + usage.ru_stime, records
 
 
+def av_sync(av: str, var: str, src: Path) -> tuple[float, float, float, int, int]:
+    """One cold `agentsview sync`: wall, CPU (user + system), peak RSS in MB, sessions, messages."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "LANG": "C.UTF-8", "NO_COLOR": "1",
+               "AGENTSVIEW_NO_DAEMON": "1", var: str(src)}
+        with open(Path(home) / "out", "w+b") as out, open(Path(home) / "err", "w+b") as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen([av, "sync"], env=env, stdout=out, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+            out.seek(0)
+            err.seek(0)
+            text, errs = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(errs[-2000:])
+        m = re.search(r"Database: (\d+) sessions, (\d+) messages", text)
+        sessions, messages = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, sessions, messages
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cairn", required=True)
+    ap.add_argument("--agentsview", help="AgentsView's Go binary: also time its cold sync of each corpus")
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated prefixes of the agents to run")
     args = ap.parse_args()
     only = [o.strip() for o in args.only.split(",") if o.strip()]
-    print("| agent | MB | files | records | wall (s) | CPU (s) | MB per CPU-s | records per CPU-s | load |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    if args.agentsview:
+        print("| agent | MB | files | Cairn records | Cairn CPU (s) | Cairn MB per CPU-s | Cairn records per CPU-s "
+              "| AgentsView sessions | AgentsView messages | AgentsView wall (s) | AgentsView CPU (s) "
+              "| AgentsView MB per CPU-s | AgentsView peak RSS (MB) | load |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    else:
+        print("| agent | MB | files | records | wall (s) | CPU (s) | MB per CPU-s | records per CPU-s | load |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for agent, (var, sub, builder) in AGENTS.items():
         if only and not any(agent.startswith(o) for o in only):
             continue
-        with tempfile.TemporaryDirectory() as root:
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as side:
             home = Path(root)
             src = home / sub if sub else home
             src.mkdir(parents=True, exist_ok=True)
             size = build(src, builder, args.mb)
             files = sum(1 for p in src.rglob("*") if p.is_file())
-            runs = [sync(args.cairn, var, home) for _ in range(args.runs)]
+            av = AV_ENV.get(agent) if args.agentsview else None
+            if av:
+                av_var, where = av
+                av_dir = where(home, Path(side)) if callable(where) else (home / where if where else home)
+            runs, av_runs, loads = [], [], []
+            for i in range(args.runs):
+                loads.append(os.getloadavg()[0])
+                # alternate which tool reads first (page cache, machine load)
+                if av and i % 2 == 1:
+                    av_runs.append(av_sync(args.agentsview, av_var, av_dir))
+                runs.append(sync(args.cairn, var, home))
+                if av and i % 2 == 0:
+                    av_runs.append(av_sync(args.agentsview, av_var, av_dir))
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
             records = runs[0][2]
-            load = os.getloadavg()[0]
-            print(f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {wall:.2f} | {cpu:.2f} | "
-                  f"{size / 1e6 / cpu:.2f} | {records / cpu:.0f} | {load:.1f} |", flush=True)
+            load = statistics.median(loads)
+            if not args.agentsview:
+                print(f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {wall:.2f} | {cpu:.2f} | "
+                      f"{size / 1e6 / cpu:.2f} | {records / cpu:.0f} | {load:.1f} |", flush=True)
+                continue
+            row = (f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {cpu:.2f} | {size / 1e6 / cpu:.2f} | "
+                   f"{records / cpu:.0f} | ")
+            if av_runs:
+                a_wall = statistics.median(r[0] for r in av_runs)
+                a_cpu = statistics.median(r[1] for r in av_runs)
+                a_rss = max(r[2] for r in av_runs)
+                row += (f"{av_runs[0][3]} | {av_runs[0][4]} | {a_wall:.2f} | {a_cpu:.2f} | {size / 1e6 / a_cpu:.2f} | "
+                        f"{a_rss:.0f} | ")
+            else:
+                row += "not read | | | | | | "
+            print(row + f"{load:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
