@@ -25,6 +25,36 @@ pub enum DirOrigin {
     Default,
 }
 
+/// Which of the platform's per-user application folders an agent keeps its data in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppFolder {
+    /// `$XDG_CONFIG_HOME` or `~/.config` on Linux.
+    Config,
+    /// `$XDG_DATA_HOME` or `~/.local/share` on Linux.
+    Data,
+}
+
+/// The per-user application folder of the platform: `~/Library/Application Support` on macOS
+/// (for both kinds); on Linux the XDG variable when it holds an absolute path (the XDG rule:
+/// a relative one is ignored), else its default under the home folder. `None` without a home.
+pub fn app_folder(
+    env: &impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+    macos: bool,
+    kind: AppFolder,
+) -> Option<PathBuf> {
+    if macos {
+        return home.map(|h| h.join("Library/Application Support"));
+    }
+    let (var, default) = match kind {
+        AppFolder::Config => ("XDG_CONFIG_HOME", ".config"),
+        AppFolder::Data => ("XDG_DATA_HOME", ".local/share"),
+    };
+    env(var)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(default)))
+}
+
 /// One directory to scan for an agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

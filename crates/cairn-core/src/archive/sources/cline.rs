@@ -30,7 +30,7 @@ use super::{
     MAX_TOOL_OUTPUT_BYTES, SessionMeta, UnitParser, cap_json, cap_text, count_unknown,
     exit_code_in, is_system_injected, note_timestamp, outcome_for, set_latest, set_once, str_at,
 };
-use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The source file of a task.
@@ -115,13 +115,7 @@ fn locations_on(
     if let Some(dir) = env(ext.env) {
         return vec![(dir, DirOrigin::Env)];
     }
-    let config = if macos {
-        home.map(|h| h.join("Library/Application Support"))
-    } else {
-        env("XDG_CONFIG_HOME")
-            .filter(|p| p.is_absolute())
-            .or_else(|| home.map(|h| h.join(".config")))
-    };
+    let config = app_folder(env, home, macos, AppFolder::Config);
     let mut out = Vec::new();
     if let Some(config) = config {
         for (i, editor) in EDITORS.iter().enumerate() {

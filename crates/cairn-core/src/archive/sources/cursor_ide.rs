@@ -31,7 +31,7 @@ use super::{
     cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
     outcome_for, set_latest, set_once, str_at,
 };
-use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The database's file name.
@@ -67,17 +67,7 @@ fn user_dir(
     if let Some(dir) = env(ENV_USER_DIR) {
         return Some((dir, DirOrigin::Env));
     }
-    if macos {
-        return home.map(|h| {
-            (
-                h.join("Library/Application Support/Cursor/User"),
-                DirOrigin::Default,
-            )
-        });
-    }
-    let config = env("XDG_CONFIG_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".config")))?;
+    let config = app_folder(env, home, macos, AppFolder::Config)?;
     Some((config.join("Cursor/User"), DirOrigin::Default))
 }
 

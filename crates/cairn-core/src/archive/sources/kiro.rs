@@ -27,7 +27,7 @@ use super::{
     cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
     outcome_for, set_latest, set_once, str_at,
 };
-use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, ToolKind};
 
 /// The database's file name, and the folder holding it.
@@ -57,17 +57,7 @@ fn data_dir(
     if let Some(dir) = env(ENV_DIR) {
         return Some((dir, DirOrigin::Env));
     }
-    if macos {
-        return home.map(|h| {
-            (
-                h.join("Library/Application Support").join(DATA_DIR),
-                DirOrigin::Default,
-            )
-        });
-    }
-    let data = env("XDG_DATA_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/share")))?;
+    let data = app_folder(env, home, macos, AppFolder::Data)?;
     Some((data.join(DATA_DIR), DirOrigin::Default))
 }
 
