@@ -114,6 +114,12 @@ async def main():
                 pages += 1
             check(pages >= 2, "skim never offered a cursor over several sessions")
             # The default target is the branch checked out in the server's cwd.
+            # One agent's sessions: the fixture branch has only Claude's.
+            claude_only = await c.ok("skim", {"target": "master", "include_weak": True, "agent": "claude"})
+            check(claude_only["sessions"] and all(s["agent"] == "claude" for s in claude_only["sessions"]),
+                  "skim agent=claude returned another agent's session")
+            codex_only = await c.ok("skim", {"target": "master", "include_weak": True, "agent": "codex"})
+            check(codex_only["sessions"] == [], "skim agent=codex returned Claude's sessions")
             default = await c.ok("skim", {})
             check(default["target_key"] == "ref:refs/heads/master", f"default skim target {default['target_key']}")
 
@@ -194,6 +200,9 @@ async def main():
             await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")
             await c.error("skim", {"limit": 100000}, "limit")
+            await c.error("skim", {"agent": "nosuch"}, "expected one of claude")
+            await c.error("skim", {"agent": 7}, "invalid type")
+            await c.error("recall_query", {"agent": "x" * 100000}, "`agent`")
             await c.error("show", {}, "missing field `address`")
             await c.error("show", {"address": "cairn://session/sha256-nope"}, "sha256-nope")
             await c.error("show", {"address": f"cairn://session/{key}?record=999999"}, "no record")

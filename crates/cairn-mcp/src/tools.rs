@@ -90,6 +90,10 @@ pub struct SkimArgs {
     /// Also list sessions that only ran while the branch was checked out (weak links).
     #[serde(default)]
     pub include_weak: bool,
+    /// Only this agent's sessions: `claude`, `codex`, `gemini`, `copilot`, `cursor`, … (the names
+    /// `cairn sessions` shows).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// Sessions per page (default 10, at most 50).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -238,6 +242,9 @@ pub struct RecallQueryArgs {
     /// Only entries about this branch.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Only entries whose evidence comes from this agent's sessions (`claude`, `codex`, …).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// Your own session id, so your use of the entries is measured.
     #[serde(default)]
     pub session: Option<String>,
@@ -269,6 +276,9 @@ pub struct RecallBriefArgs {
     /// Only entries about this branch.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Only entries whose evidence comes from this agent's sessions (`claude`, `codex`, …).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// Your own session id, so your use of the entries is measured.
     #[serde(default)]
     pub session: Option<String>,
@@ -363,6 +373,21 @@ fn short(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
             "`{field}` must be one line of at most 512 bytes without control characters"
         ))),
         Some(v) => Ok(Some(v.to_owned())),
+    }
+}
+
+/// Optional agent argument: one of the core's agent names (the list `--agent` takes in the
+/// CLI), else an error naming them all.
+fn agent(v: Option<&str>) -> Result<Option<Agent>, ErrorData> {
+    match short("agent", v)? {
+        None => Ok(None),
+        Some(name) => Agent::parse(&name).map(Some).ok_or_else(|| {
+            invalid(format!(
+                "unknown agent {:?}; expected one of {}",
+                cairn_core::text::one_line(&name, 40),
+                Agent::EVERY.map(Agent::as_str).join(", ")
+            ))
+        }),
     }
 }
 
@@ -488,11 +513,13 @@ impl Server {
         entry_type: Option<TypeArg>,
         repo: Option<&str>,
         branch: Option<&str>,
+        agent_name: Option<&str>,
         limit: usize,
     ) -> Result<recall::store::Filters, ErrorData> {
         Ok(recall::store::Filters {
             project: short("repo", repo)?,
             git_branch: short("branch", branch)?,
+            agent: agent(agent_name)?,
             entry_type: entry_type.map(Into::into),
             trusted_only: !include_untrusted,
             limit: Some(limit as u32),
@@ -507,11 +534,12 @@ impl Server {
 impl Server {
     /// Catch up on a branch, pull request or change.
     #[tool(
-        description = "Catch up on a branch, pull request or change: the past agent sessions related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs. Follow up with `show` on a session or turn address for detail."
+        description = "Catch up on a branch, pull request or change: the past agent sessions related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs; `agent` keeps one agent's sessions. Follow up with `show` on a session or turn address for detail."
     )]
     fn skim(&self, Parameters(a): Parameters<SkimArgs>) -> Res {
         let limit = page_size("skim", a.limit, SKIM_LIMIT)?;
         let offset = offset("skim", a.cursor.as_deref())?;
+        let agent = agent(a.agent.as_deref())?;
         let cairn = &self.session.cairn;
         let target = match a.target.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             Some(t) => address::target(t).map_err(invalid)?,
@@ -526,7 +554,7 @@ impl Server {
                 limit: Some((offset + limit + 1) as u32),
                 repo_root: None,
                 published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
-                agent: None,
+                agent,
             })
             .map_err(|e| self.fail(e))?;
         // The core keeps the most recently active sessions; in that order, a longer list
@@ -591,6 +619,7 @@ impl Server {
         let body = json!({
             "target_kind": view.target_kind.as_str(),
             "target_key": view.target_key,
+            "agent": agent.map(Agent::as_str),
             "weak_sessions_hidden": view.coverage.weak_sessions_hidden,
             "hint": "Abbreviated. `show` an address for a session's turns, a turn's records, or one record.",
         });
@@ -741,16 +770,7 @@ impl Server {
         if a.query.len() > 1_000 {
             return Err(invalid("`query` is longer than 1000 bytes"));
         }
-        let agent = match short("agent", a.agent.as_deref())? {
-            None => None,
-            Some(name) => Some(Agent::parse(&name).ok_or_else(|| {
-                invalid(format!(
-                    "unknown agent {:?}; expected one of {}",
-                    cairn_core::text::one_line(&name, 40),
-                    Agent::EVERY.map(Agent::as_str).join(", ")
-                ))
-            })?),
-        };
+        let agent = agent(a.agent.as_deref())?;
         let hits = self
             .session
             .cairn
@@ -868,6 +888,7 @@ impl Server {
             a.entry_type,
             a.repo.as_deref(),
             a.branch.as_deref(),
+            a.agent.as_deref(),
             offset + limit + 1,
         )?;
         let req = QueryRequest {
@@ -923,6 +944,7 @@ impl Server {
             None,
             a.repo.as_deref(),
             a.branch.as_deref(),
+            a.agent.as_deref(),
             RECALL_LIMIT.1 as usize,
         )?;
         let req = QueryRequest {
@@ -1122,3 +1144,6 @@ impl ServerHandler for Server {
             )
     }
 }
+
+#[cfg(test)]
+mod tests;

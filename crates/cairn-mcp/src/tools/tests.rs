@@ -1,0 +1,303 @@
+//! The tools called as the server calls them: the arguments object deserialized the way rmcp
+//! does (`serde_json::from_value` into the tool's argument struct, a failure being the agent's
+//! invalid-params error), then the tool method, then the text of its answer as JSON.
+//!
+//! The archive is built here: two Claude sessions and one Codex session on `main` of a fresh
+//! repository, captured through the hook like a live agent's, and one reviewed Recall entry
+//! whose evidence is in the Codex session.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use rmcp::ErrorData;
+use rmcp::handler::server::wrapper::Parameters;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+fn capture(cairn: &Cairn, agent: Agent, path: &Path, id: &str, cwd: &Path) {
+    let input =
+        json!({"session_id": id, "transcript_path": path, "cwd": cwd, "hook_event_name": "Stop"});
+    cairn.hook(&input.to_string(), Some(agent), cwd).unwrap();
+}
+
+fn claude_session(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path) {
+    let base = json!({"sessionId": id, "cwd": cwd, "gitBranch": "main", "timestamp": now(), "version": "2.1.39"});
+    let mut text = String::new();
+    for (n, body) in [
+        json!({"type": "user", "message": {"role": "user", "content": format!("tidy the parser {id}")}}),
+        json!({"type": "assistant", "message": {"id": format!("msg_{id}"), "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": "Tidied."}]}}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut line = body.as_object().unwrap().clone();
+        line.extend(base.as_object().unwrap().clone());
+        line.insert("uuid".into(), json!(format!("{id}-{n}")));
+        text.push_str(&format!("{}\n", Value::Object(line)));
+    }
+    let path = dir.join(format!("{id}.jsonl"));
+    std::fs::write(&path, text).unwrap();
+    capture(cairn, Agent::Claude, &path, id, cwd);
+}
+
+fn codex_session(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path) {
+    let t = now();
+    let lines = [
+        json!({"timestamp": t, "type": "session_meta", "payload": {"id": id, "timestamp": t, "cwd": cwd,
+            "originator": "codex_cli_rs", "cli_version": "0.146.0", "source": "cli", "git": {"branch": "main"}}}),
+        json!({"timestamp": t, "type": "event_msg", "payload": {"type": "user_message",
+            "message": "how do we run the migrations"}}),
+        json!({"timestamp": t, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Run the migrations with make migrate."}]}}),
+    ];
+    let path = dir.join(format!("rollout-{id}.jsonl"));
+    std::fs::write(&path, lines.map(|l| format!("{l}\n")).concat()).unwrap();
+    capture(cairn, Agent::Codex, &path, id, cwd);
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    server: Server,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let repo: PathBuf = std::fs::canonicalize(repo).unwrap();
+    let data = tmp.path().join("data");
+    let (claude, codex) = (tmp.path().join("claude"), tmp.path().join("codex"));
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::create_dir_all(&codex).unwrap();
+    {
+        let setup = Cairn::open(&data).unwrap();
+        setup
+            .set_source_dirs(Agent::Claude, vec![claude.display().to_string()])
+            .unwrap();
+        setup
+            .set_source_dirs(Agent::Codex, vec![codex.display().to_string()])
+            .unwrap();
+    }
+    {
+        // Opened again: the hook reads the source dirs from the configuration it opened with.
+        let cairn = Cairn::open(&data).unwrap();
+        claude_session(&cairn, &claude, "c1", &repo);
+        claude_session(&cairn, &claude, "c2", &repo);
+        codex_session(&cairn, &codex, "x1", &repo);
+        let entry = json!({"candidate_id": "m1", "session_id": "x1", "type": "procedure",
+            "scope": "project", "title": "Run the migrations", "body": "Run the migrations with make migrate",
+            "transferable": true, "provenance_ok": true, "label": "correct",
+            "evidence": {"ordinal_start": 0, "ordinal_end": 0, "snippets": ["migrations"]}});
+        let report = cairn.recall_import(&format!("{entry}\n"), false).unwrap();
+        assert_eq!(report.imported, 1, "{report:?}");
+    }
+    let cairn = Cairn::open_for_agents(&data).unwrap();
+    Fixture {
+        server: Server::new(Arc::new(crate::Session::new(cairn, &repo))),
+        _tmp: tmp,
+    }
+}
+
+/// The arguments as rmcp turns them into the tool's struct.
+fn args<T: DeserializeOwned>(v: Value) -> Result<Parameters<T>, ErrorData> {
+    serde_json::from_value(v).map(Parameters).map_err(|e| {
+        ErrorData::invalid_params(format!("failed to deserialize parameters: {e}"), None)
+    })
+}
+
+fn body(res: Res) -> Value {
+    let res = res.unwrap();
+    let text: String = res
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn skim(server: &Server, v: Value) -> Res {
+    server.skim(args(v)?)
+}
+
+fn agents_of(answer: &Value, key: &str) -> Vec<String> {
+    let mut agents: Vec<String> = answer[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["agent"].as_str().unwrap().to_owned())
+        .collect();
+    agents.sort();
+    agents
+}
+
+#[test]
+fn skim_keeps_the_sessions_of_the_agent_asked_for() {
+    let f = fixture();
+    let all = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true}),
+    ));
+    assert_eq!(
+        agents_of(&all, "sessions"),
+        ["claude", "claude", "codex"],
+        "{all}"
+    );
+    assert_eq!(all["agent"], Value::Null);
+
+    let codex = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true, "agent": "codex"}),
+    ));
+    assert_eq!(agents_of(&codex, "sessions"), ["codex"], "{codex}");
+    assert_eq!(codex["agent"], "codex");
+    // The names the CLI takes, spelled as agents spell themselves.
+    let claude = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true, "agent": "Claude-Code"}),
+    ));
+    assert_eq!(
+        agents_of(&claude, "sessions"),
+        ["claude", "claude"],
+        "{claude}"
+    );
+    // An agent with no session on the branch: an empty page, not an error.
+    let none = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true, "agent": "gemini"}),
+    ));
+    assert_eq!(agents_of(&none, "sessions"), Vec::<String>::new(), "{none}");
+    // Blank is no filter.
+    let blank = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true, "agent": "  "}),
+    ));
+    assert_eq!(agents_of(&blank, "sessions").len(), 3, "{blank}");
+}
+
+#[test]
+fn a_hostile_agent_argument_is_refused_with_the_known_names() {
+    let f = fixture();
+    let unknown = skim(&f.server, json!({"agent": "nosuch"})).unwrap_err();
+    assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert!(
+        unknown.message.contains("unknown agent \"nosuch\""),
+        "{}",
+        unknown.message
+    );
+    for name in Agent::EVERY.map(Agent::as_str) {
+        assert!(
+            unknown.message.contains(name),
+            "{name} not named: {}",
+            unknown.message
+        );
+    }
+    // A control character is refused before any lookup; nothing of it comes back.
+    let escape = skim(&f.server, json!({"agent": "claude\u{1b}[2J"})).unwrap_err();
+    assert!(
+        escape.message.contains("control characters"),
+        "{}",
+        escape.message
+    );
+    assert!(!escape.message.contains('\u{1b}'), "{}", escape.message);
+
+    let wrong_type = skim(&f.server, json!({"agent": 42})).unwrap_err();
+    assert!(
+        wrong_type.message.contains("invalid type"),
+        "{}",
+        wrong_type.message
+    );
+    let list = skim(&f.server, json!({"agent": ["claude"]})).unwrap_err();
+    assert!(list.message.contains("invalid type"), "{}", list.message);
+
+    let huge = "claude".repeat(100_000);
+    let long = skim(&f.server, json!({"agent": huge})).unwrap_err();
+    assert!(long.message.contains("`agent`"), "{}", long.message);
+    assert!(
+        long.message.len() < 300,
+        "the error echoes the argument: {} bytes",
+        long.message.len()
+    );
+
+    // The same check guards every tool that takes an agent.
+    let search = f
+        .server
+        .search(args(json!({"query": "parser", "agent": "nosuch"})).unwrap())
+        .unwrap_err();
+    assert!(
+        search.message.contains("expected one of claude"),
+        "{}",
+        search.message
+    );
+    let recall = f
+        .server
+        .recall_query(args(json!({"query": "", "agent": "nosuch"})).unwrap())
+        .unwrap_err();
+    assert!(
+        recall.message.contains("expected one of claude"),
+        "{}",
+        recall.message
+    );
+}
+
+#[test]
+fn recall_keeps_the_entries_of_the_agent_asked_for() {
+    let f = fixture();
+    let ids = |v: Value| -> Vec<String> {
+        let answer = body(f.server.recall_query(args(v).unwrap()));
+        answer["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["title"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(json!({"query": "migrations"})), ["Run the migrations"]);
+    assert_eq!(
+        ids(json!({"query": "migrations", "agent": "codex"})),
+        ["Run the migrations"]
+    );
+    assert_eq!(
+        ids(json!({"query": "migrations", "agent": "claude"})),
+        Vec::<String>::new()
+    );
+    let packed = |agent: &str| {
+        let answer = body(
+            f.server
+                .recall_brief(args(json!({"query": "migrations", "agent": agent})).unwrap()),
+        );
+        answer["entries"].as_array().unwrap().len()
+    };
+    assert_eq!((packed("codex"), packed("claude")), (1, 0));
+}
