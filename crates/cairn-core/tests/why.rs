@@ -20,6 +20,8 @@ use cairn_core::views::why::{WhyAnswer, WhyKind, WhyQuery};
 use serde_json::Value;
 
 const FIXTURE: &str = "claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
+/// The fixture session's own id (Claude Code's session UUID).
+const SESSION_ID: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
 const ORIGINAL_CWD: &str = "/home/USER/projects/spotter-worktrees/spotter-4te";
 const ORIGINAL_DAY: &str = "2026-02-12T";
 /// A line the session's Write of `liveview_otel.ex` created.
@@ -613,6 +615,21 @@ fn notes_written_for_a_range_are_read_back_as_evidence() {
         assert_eq!(d.note.as_deref().map(str::trim_end), Some(note.as_str()));
         // Attribution only: no transcript text leaves by default.
         assert!(note.contains("\"messages\": []"), "{note}");
+        // The prompt record names the session as Claude Code does (its session UUID, hashed
+        // by the standard's rule), and carries Cairn's key beside it.
+        let meta: Value = serde_json::from_str(note.split_once("---\n").unwrap().1).unwrap();
+        let prompts = meta["prompts"].as_object().unwrap();
+        assert_eq!(prompts.len(), 1, "{note}");
+        let (hash, record) = prompts.iter().next().unwrap();
+        assert_eq!(record["agent_id"]["id"], SESSION_ID, "{note}");
+        assert_eq!(
+            hash,
+            &cairn_core::git::notes::session_hash("claude", SESSION_ID)
+        );
+        assert_eq!(
+            record["custom_attributes"]["session_keys"],
+            w.session_key.as_str()
+        );
         golden.push_str(&format!("== {}\n{note}\n", normalised(&w, &c.subject)));
     }
     insta::assert_snapshot!("why_notes_spotter", normalised(&w, &golden));
@@ -633,6 +650,52 @@ fn notes_written_for_a_range_are_read_back_as_evidence() {
     assert_eq!(
         noted(&why(&w, &format!("{path}:{n}"))),
         vec![w.session_key.clone()]
+    );
+
+    // A note Cairn wrote before it wrote agents' ids (its session key as the id, hashed with
+    // it, no keys attribute) still names the session, and a new run replaces it.
+    let first = &written.commits[0].commit;
+    let current = git_at(
+        &w.repo,
+        &["notes", "--ref=refs/notes/ai", "show", first],
+        None,
+    );
+    let new_hash = cairn_core::git::notes::session_hash("claude", SESSION_ID);
+    let old_hash = cairn_core::git::notes::session_hash("claude", &w.session_key);
+    let old_scheme = current
+        .replace(&new_hash, &old_hash)
+        .replace(SESSION_ID, &w.session_key)
+        .replace(
+            &format!(",\n        \"session_keys\": \"{}\"", w.session_key),
+            "",
+        );
+    assert!(
+        !old_scheme.contains(SESSION_ID) && !old_scheme.contains("session_keys"),
+        "{old_scheme}"
+    );
+    git_at(
+        &w.repo,
+        &[
+            "notes",
+            "--ref=refs/notes/ai",
+            "add",
+            "-f",
+            "-m",
+            &old_scheme,
+            first,
+        ],
+        None,
+    );
+    assert_eq!(noted(&why(&w, first)), vec![w.session_key.clone()]);
+    let upgraded = w.cairn.write_notes(&w.repo, &range, false, false).unwrap();
+    assert_eq!(upgraded.commits[0].action, NoteAction::Replaced);
+    assert_eq!(
+        git_at(
+            &w.repo,
+            &["notes", "--ref=refs/notes/ai", "show", first],
+            None
+        ),
+        current
     );
 
     // Again: nothing changes, not even the notes ref.

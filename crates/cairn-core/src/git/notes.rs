@@ -9,10 +9,20 @@
 //! 16 hex digits of SHA-256 of `<tool>:<id>`) to its `agent_id` (`tool`, `id`, `model`), its
 //! `messages` and its line counts. Files with no attributed line are not listed.
 //!
-//! What Cairn writes: `tool` is the agent's name in Cairn, `id` the session key (what `why`
-//! reads back), `messages` empty unless asked for (`--with-messages`: redacted), and
-//! `custom_attributes.recorded_by` = `cairn`, by which a later run knows its own note from
-//! another tool's (which it never replaces).
+//! What Cairn writes: `tool` is the agent's name in Cairn and `id` the agent's own session id
+//! (Claude Code's session UUID, Codex's thread id: what other tools of the standard expect
+//! there; Cairn's session key only for a transcript that had no id), so the hash is the one
+//! the agent's own Git AI integration would write. Sessions that share an id (a sub-agent and
+//! its parent) are one prompt record. `messages` stay empty unless asked for
+//! (`--with-messages`: redacted). The prompt record's `custom_attributes`, the standard's
+//! string map for a tool's own data, carry `recorded_by` = `cairn`, by which a later run knows
+//! its own note from another tool's (which it never replaces), and `session_keys`: Cairn's keys
+//! of the sessions behind the record, comma-separated.
+//!
+//! Reading back ([`crate::archive::store::sessions_of_note`]) finds sessions by the agent's
+//! session id; `session_keys` only chooses among sessions that share it. Notes Cairn wrote
+//! before, with its session key as the `id`, are still read: an id that is no agent's session id
+//! is matched as a key.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -26,6 +36,9 @@ pub const NOTES_REF: &str = "refs/notes/ai";
 pub const SCHEMA_VERSION: &str = "authorship/3.0.0";
 /// `custom_attributes.recorded_by` of every prompt record Cairn writes.
 pub const RECORDED_BY: &str = "cairn";
+/// Session keys read from one prompt record's `custom_attributes.session_keys` at most (a note
+/// is another machine's text: the rest are ignored).
+const MAX_NOTE_KEYS: usize = 64;
 /// A note larger than this is not read (a log lists line ranges and prompt records).
 pub const MAX_NOTE_BYTES: usize = 4 << 20;
 
@@ -45,9 +58,12 @@ pub struct AuthorshipLog {
 pub struct NoteSession {
     pub hash: String,
     pub tool: String,
-    /// The agent's own session id.
+    /// The agent's own session id (in notes Cairn wrote before, its session key).
     pub id: String,
     pub model: Option<String>,
+    /// Cairn's session keys the record carries (`custom_attributes.session_keys`); empty in
+    /// other tools' notes.
+    pub session_keys: Vec<String>,
 }
 
 impl AuthorshipLog {
@@ -107,11 +123,24 @@ pub fn parse(note: &str) -> Option<AuthorshipLog> {
     for (hash, record) in meta.get("prompts")?.as_object()? {
         let agent = record.get("agent_id")?;
         let s = |k: &str| agent.get(k).and_then(Value::as_str).map(str::to_owned);
+        let session_keys = record
+            .pointer("/custom_attributes/session_keys")
+            .and_then(Value::as_str)
+            .map(|keys| {
+                keys.split(',')
+                    .map(str::trim)
+                    .filter(|k| !k.is_empty())
+                    .take(MAX_NOTE_KEYS)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         sessions.push(NoteSession {
             hash: hash.clone(),
             tool: s("tool")?,
             id: s("id")?,
             model: s("model"),
+            session_keys,
         });
     }
     let mut files: Vec<FileLines> = Vec::new();
@@ -145,11 +174,15 @@ pub fn session_hash(tool: &str, id: &str) -> String {
     hex::encode(digest)[..16].to_owned()
 }
 
-/// One session of a log Cairn writes.
+/// One prompt record of a log Cairn writes: one agent session, which may be several of
+/// Cairn's (a sub-agent's work is its parent session's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
     pub tool: String,
+    /// The agent's own session id.
     pub id: String,
+    /// Cairn's keys of the sessions behind it, in the order the note first names them.
+    pub session_keys: Vec<String>,
     pub model: Option<String>,
     /// Git AI messages (`user`, `assistant`, `tool_use`); empty unless asked for.
     pub messages: Vec<Value>,
@@ -197,10 +230,19 @@ pub fn render(log: &NewLog) -> String {
     let mut out = String::new();
     let mut counts = vec![0u32; log.prompts.len()];
     for (path, entries) in &log.files {
-        let entries: Vec<&(usize, Vec<u32>)> = entries
-            .iter()
-            .filter(|(p, lines)| *p < log.prompts.len() && !lines.is_empty())
-            .collect();
+        // One line per prompt record and file, even when two of the sessions behind it wrote
+        // in the file.
+        let mut merged: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (p, lines) in entries {
+            if *p >= log.prompts.len() || lines.is_empty() {
+                continue;
+            }
+            match merged.iter_mut().find(|(q, _)| q == p) {
+                Some((_, all)) => all.extend_from_slice(lines),
+                None => merged.push((*p, lines.clone())),
+            }
+        }
+        let entries = merged;
         if entries.is_empty() {
             continue;
         }
@@ -210,12 +252,11 @@ pub fn render(log: &NewLog) -> String {
             out.push_str(path);
             out.push('\n');
         }
-        for (p, lines) in entries {
-            let prompt = &log.prompts[*p];
-            let mut unique = lines.clone();
+        for (p, mut unique) in entries {
+            let prompt = &log.prompts[p];
             unique.sort_unstable();
             unique.dedup();
-            counts[*p] += u32::try_from(unique.len()).unwrap_or(u32::MAX);
+            counts[p] += u32::try_from(unique.len()).unwrap_or(u32::MAX);
             out.push_str(&format!(
                 "  {} {}\n",
                 session_hash(&prompt.tool, &prompt.id),
@@ -243,7 +284,10 @@ pub fn render(log: &NewLog) -> String {
                 "total_deletions": 0,
                 "accepted_lines": counts[p],
                 "overriden_lines": 0,
-                "custom_attributes": { "recorded_by": RECORDED_BY },
+                "custom_attributes": {
+                    "recorded_by": RECORDED_BY,
+                    "session_keys": prompt.session_keys.join(","),
+                },
             }),
         );
     }
@@ -375,6 +419,7 @@ mod tests {
         Prompt {
             tool: tool.into(),
             id: id.into(),
+            session_keys: vec![format!("sha256-key-of-{id}")],
             model: model.map(str::to_owned),
             messages: Vec::new(),
         }
@@ -391,15 +436,21 @@ mod tests {
                 ("empty.rs".into(), vec![(1, vec![])]),
             ],
             prompts: vec![
-                prompt("claude", "sha256-key-one", Some("claude-opus-4-6")),
-                prompt("codex", "sha256-key-two", None),
+                prompt(
+                    "claude",
+                    "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+                    Some("claude-opus-4-6"),
+                ),
+                prompt("codex", "019a0c1e-thread", None),
                 // Named by no line: left out of the prompts.
-                prompt("gemini", "sha256-key-three", None),
+                prompt("gemini", "g-3", None),
             ],
         };
         let text = render(&log);
-        let one = session_hash("claude", "sha256-key-one");
-        let two = session_hash("codex", "sha256-key-two");
+        // The hash is the standard's over the agent's own session id, as the agent's own Git AI
+        // integration computes it.
+        let one = session_hash("claude", "ae4a77f8-aedd-4bc1-888f-c94edc91af04");
+        let two = session_hash("codex", "019a0c1e-thread");
         assert!(
             text.starts_with(&format!(
                 "src/a.rs\n  {one} 1-3,9\n  {two} 5\n\"docs/my notes.md\"\n  {one} 1\n---\n{{\n"
@@ -421,13 +472,40 @@ mod tests {
             (Some(5), Some(5))
         );
         assert_eq!(meta["prompts"][&two]["agent_id"]["model"], "unknown");
+        assert_eq!(
+            p["agent_id"]["id"], "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+            "agent_id.id is the agent's session id"
+        );
+        assert_eq!(
+            p["custom_attributes"],
+            serde_json::json!({
+                "recorded_by": "cairn",
+                "session_keys": "sha256-key-of-ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+            })
+        );
 
         let back = parse(&text).expect("Cairn's note is a log");
         assert!(back.attributes("docs/my notes.md", 1, &one));
         assert!(back.attributes("src/a.rs", 5, &two));
         assert!(!back.attributes("src/a.rs", 4, &one));
-        let ids: Vec<&str> = back.sessions.iter().map(|s| s.id.as_str()).collect();
-        assert_eq!(ids, ["sha256-key-one", "sha256-key-two"]);
+        let ids: Vec<(&str, &str)> = back
+            .sessions
+            .iter()
+            .map(|s| (s.id.as_str(), s.session_keys[0].as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (
+                    "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+                    "sha256-key-of-ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+                ),
+                ("019a0c1e-thread", "sha256-key-of-019a0c1e-thread")
+            ]
+        );
+        for s in &back.sessions {
+            assert_eq!(s.hash, session_hash(&s.tool, &s.id), "{s:?}");
+        }
 
         assert!(is_cairns(&text));
         // Another tool's log (no recorded_by), a log Cairn shares with another tool's prompt,
@@ -443,6 +521,46 @@ mod tests {
         assert!(!is_cairns(&mixed));
         assert!(!is_cairns("free text"));
         assert!(!is_cairns("---\n{\"prompts\":{}}"));
+    }
+
+    #[test]
+    fn sessions_sharing_an_agent_session_are_one_record() {
+        // A sub-agent and its parent share the agent's session id: one hash, one line per
+        // file, both keys carried, the lines counted once.
+        let mut parent = prompt("claude", "s-1", Some("m"));
+        parent.session_keys = vec!["sha256-parent".into(), "sha256-child".into()];
+        let log = NewLog {
+            base_commit_sha: "abc".into(),
+            files: vec![("src/a.rs".into(), vec![(0, vec![1, 2]), (0, vec![2, 5])])],
+            prompts: vec![parent],
+        };
+        let text = render(&log);
+        let hash = session_hash("claude", "s-1");
+        assert!(
+            text.starts_with(&format!("src/a.rs\n  {hash} 1-2,5\n---\n")),
+            "{text}"
+        );
+        let back = parse(&text).unwrap();
+        assert_eq!(back.sessions.len(), 1);
+        assert_eq!(
+            back.sessions[0].session_keys,
+            ["sha256-parent", "sha256-child"]
+        );
+        assert_eq!(back.line_count(&hash).0, 3);
+        // Another tool's record has no keys; a record whose keys are not a string has none.
+        assert!(
+            parse(&format!("---\n{META}"))
+                .unwrap()
+                .sessions
+                .iter()
+                .all(|s| s.session_keys.is_empty())
+        );
+        let odd = text.replace(
+            "\"session_keys\": \"sha256-parent,sha256-child\"",
+            "\"session_keys\": [1, 2]",
+        );
+        assert_ne!(odd, text);
+        assert!(parse(&odd).unwrap().sessions[0].session_keys.is_empty());
     }
 
     #[test]

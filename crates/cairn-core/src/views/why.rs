@@ -441,8 +441,8 @@ impl<'a> Why<'a> {
         Ok(ids)
     }
 
-    /// The sessions a Git AI authorship log on `commit` names (by their agent's session id), as
-    /// `ai_note` evidence; with `lines`, only the sessions it gives one of those lines
+    /// The sessions a Git AI authorship log on `commit` names (by their agent's session id, or
+    /// in a note Cairn wrote before it wrote agents' ids, by session key), as `ai_note` evidence; with `lines`, only the sessions it gives one of those lines
     /// ((path, line in the commit's version), each with its line as asked).
     fn note_evidence(
         &mut self,
@@ -467,7 +467,10 @@ impl<'a> Why<'a> {
                 continue;
             }
             let (count, paths) = log.line_count(&s.hash);
-            for id in archive::sessions_named(self.conn, &s.id).map_err(db)? {
+            let agent = Agent::parse(&s.tool);
+            for id in
+                archive::sessions_of_note(self.conn, agent, &s.id, &s.session_keys).map_err(db)?
+            {
                 let detail = if asked.is_empty() {
                     format!(
                         "the git-ai note on {short} ({}) gives this session {count} lines of {}",

@@ -550,15 +550,74 @@ pub fn sessions_of_agent(conn: &Connection, agent: Agent) -> rusqlite::Result<Ve
         .collect()
 }
 
-/// Who session `session` (row id) was, as an authorship note names it: its key, its agent and
-/// the model it recorded.
-pub fn session_identity(
-    conn: &Connection,
-    session: i64,
-) -> rusqlite::Result<Option<(String, String, Option<String>)>> {
-    conn.prepare_cached("SELECT session_key, agent, model FROM sessions WHERE id = ?1")?
-        .query_row([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+/// Who a session was, as an authorship note names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteIdentity {
+    pub key: String,
+    pub agent: String,
+    pub model: Option<String>,
+    /// The agent's own session id (a sub-agent's is its parent's), when the transcript had one.
+    pub session_id: Option<String>,
+}
+
+/// Who session `session` (row id) was, as an authorship note names it.
+pub fn session_identity(conn: &Connection, session: i64) -> rusqlite::Result<Option<NoteIdentity>> {
+    conn.prepare_cached("SELECT session_key, agent, model, session_id FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| {
+            Ok(NoteIdentity {
+                key: r.get(0)?,
+                agent: r.get(1)?,
+                model: r.get(2)?,
+                session_id: r.get(3)?,
+            })
+        })
         .optional()
+}
+
+/// The sessions an authorship note's prompt record names: by the agent's own session id `id`
+/// (of `agent` when the note's tool is an agent Cairn knows). Sub-agents share their parent's
+/// id, so among several the ones whose key the note also carries (`keys`, Cairn's own notes)
+/// win, else the sessions that are no sub-agent's. A note that names no session that way may
+/// be one Cairn wrote before it wrote agents' ids: `id` is then matched as a session key.
+pub fn sessions_of_note(
+    conn: &Connection,
+    agent: Option<Agent>,
+    id: &str,
+    keys: &[String],
+) -> rusqlite::Result<Vec<i64>> {
+    let by_id: Vec<(i64, String, bool)> = conn
+        .prepare_cached(
+            "SELECT id, session_key, parent_key IS NOT NULL FROM sessions
+             WHERE session_id = ?1 AND (?2 IS NULL OR agent = ?2) ORDER BY id",
+        )?
+        .query_map(params![id, agent.map(Agent::as_str)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    if by_id.is_empty() {
+        return conn
+            .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
+            .query_map([id], |r| r.get(0))?
+            .collect();
+    }
+    let keyed: Vec<i64> = by_id
+        .iter()
+        .filter(|(_, key, _)| keys.contains(key))
+        .map(|(row, _, _)| *row)
+        .collect();
+    if !keyed.is_empty() {
+        return Ok(keyed);
+    }
+    let top: Vec<i64> = by_id
+        .iter()
+        .filter(|(_, _, child)| !child)
+        .map(|(row, _, _)| *row)
+        .collect();
+    Ok(if top.is_empty() {
+        by_id.into_iter().map(|(row, _, _)| row).collect()
+    } else {
+        top
+    })
 }
 
 /// The key of the session with row id `session`, if the archive holds it.

@@ -6,7 +6,8 @@
 //! Nothing is written unless asked (`--write-notes`); `--dry-run` shows each note instead. A
 //! note another tool wrote is never replaced; Cairn's own is replaced when it changed (so a run
 //! is idempotent). By default a note holds the attribution only (lines, agent, model, the
-//! session key as the prompt id) and no transcript text; `--with-messages` adds each session's
+//! agent's own session id as the prompt id, Cairn's session keys as a custom attribute) and no
+//! transcript text; `--with-messages` adds each session's
 //! messages (prompts, answers and tool calls, never tool output) through the outbound redactor
 //! and the final scan, the same consent as `publish --full`.
 
@@ -145,7 +146,7 @@ pub fn write_notes(
     let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     // Per session row: its identity, and (with messages) its redacted messages or the rule the
     // final scan still found.
-    let mut who: HashMap<i64, Option<(String, String, Option<String>)>> = HashMap::new();
+    let mut who: HashMap<i64, Option<archive::NoteIdentity>> = HashMap::new();
     let mut said: HashMap<i64, std::result::Result<Vec<Value>, &'static str>> = HashMap::new();
     let mut report = NotesReport {
         range: crate::text::printable(range.trim()),
@@ -185,7 +186,10 @@ pub fn write_notes(
             files: Vec::new(),
             prompts: Vec::new(),
         };
-        let mut index: HashMap<i64, usize> = HashMap::new();
+        // Per session row: its prompt record and its place in `outcome.sessions`; per agent
+        // session (agent, id): its prompt record.
+        let mut index: HashMap<i64, (usize, usize)> = HashMap::new();
+        let mut prompt_of: HashMap<(String, String), usize> = HashMap::new();
         let mut refused: Option<String> = None;
         for (path, per) in &found.files {
             let mut entries = Vec::new();
@@ -198,15 +202,16 @@ pub fn write_notes(
                         i
                     }
                 };
-                let Some((key, agent, model)) = identity else {
+                let Some(identity) = identity else {
                     continue;
                 };
-                let p = match index.get(session) {
-                    Some(p) => *p,
+                let (p, n) = match index.get(session) {
+                    Some(pn) => *pn,
                     None => {
+                        let key = &identity.key;
                         let messages = if with_messages {
                             if !said.contains_key(session) {
-                                let m = messages_of(conn, *session, &key, &root, home.as_deref())?;
+                                let m = messages_of(conn, *session, key, &root, home.as_deref())?;
                                 said.insert(*session, m);
                             }
                             match &said[session] {
@@ -221,22 +226,40 @@ pub fn write_notes(
                         } else {
                             Vec::new()
                         };
-                        log.prompts.push(Prompt {
-                            tool: agent.clone(),
-                            id: key.clone(),
-                            model: model.clone().map(|m| crate::text::one_line(&m, 200)),
-                            messages,
-                        });
+                        let agent_session = note_id(&identity);
+                        let slot = (identity.agent.clone(), agent_session.clone());
+                        let p = match prompt_of.get(&slot) {
+                            Some(p) => {
+                                let prompt = &mut log.prompts[*p];
+                                prompt.session_keys.push(key.clone());
+                                prompt.messages.extend(messages);
+                                *p
+                            }
+                            None => {
+                                log.prompts.push(Prompt {
+                                    tool: identity.agent.clone(),
+                                    id: agent_session,
+                                    session_keys: vec![key.clone()],
+                                    model: identity
+                                        .model
+                                        .as_deref()
+                                        .map(|m| crate::text::one_line(m, 200)),
+                                    messages,
+                                });
+                                prompt_of.insert(slot, log.prompts.len() - 1);
+                                log.prompts.len() - 1
+                            }
+                        };
                         outcome.sessions.push(NotedSession {
                             session_key: key.clone(),
-                            agent: agent.clone(),
+                            agent: identity.agent.clone(),
                             lines: 0,
                         });
-                        index.insert(*session, log.prompts.len() - 1);
-                        log.prompts.len() - 1
+                        index.insert(*session, (p, outcome.sessions.len() - 1));
+                        (p, outcome.sessions.len() - 1)
                     }
                 };
-                outcome.sessions[p].lines += u32::try_from(lines.len()).unwrap_or(u32::MAX);
+                outcome.sessions[n].lines += u32::try_from(lines.len()).unwrap_or(u32::MAX);
                 entries.push((p, lines.clone()));
             }
             log.files.push((path.clone(), entries));
@@ -292,6 +315,18 @@ pub fn write_notes(
         report.commits.push(outcome);
     }
     Ok(report)
+}
+
+/// The `agent_id.id` of a session's prompt record: the agent's own session id, what the agent's
+/// own Git AI integration writes there; Cairn's key when the transcript had none, or had one
+/// no reader could take for an id (over 200 bytes, or control characters).
+fn note_id(identity: &archive::NoteIdentity) -> String {
+    match identity.session_id.as_deref().map(str::trim) {
+        Some(id) if !id.is_empty() && id.len() <= 200 && !id.chars().any(char::is_control) => {
+            id.to_owned()
+        }
+        _ => identity.key.clone(),
+    }
 }
 
 /// Session `session`'s messages as the standard lists them (`user` prompts, `assistant`
