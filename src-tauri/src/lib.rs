@@ -948,6 +948,58 @@ mod tests {
         drop(watch);
     }
 
+    /// A source folder that does not exist when the watch starts (an agent installed after the
+    /// window opened, a repository's `.crush` before Crush first runs there) is waited for from
+    /// its parent: when it appears with a transcript already in it, that transcript is
+    /// captured without a sync.
+    #[test]
+    fn the_watcher_captures_from_a_source_folder_that_appears_later() {
+        let (dir, backend) = fixture_archive();
+        let claude = dir.path().join("claude");
+        let later = dir.path().join("later");
+        // A configured folder that is not there yet (the settings page refuses to add one, a
+        // config file may name one, and an agent's default folder often is one).
+        let config = dir.path().join("data/config.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let one = format!("dirs = [{:?}]", claude.display().to_string());
+        let two = format!(
+            "dirs = [{:?}, {:?}]",
+            claude.display().to_string(),
+            later.display().to_string()
+        );
+        assert!(text.contains(&one), "{text}");
+        std::fs::write(&config, text.replace(&one, &two)).unwrap();
+        let app = mock_app(backend);
+        let backend = app.state::<backend::Backend>();
+        let cairn = backend.reopen().unwrap();
+        let before = cairn.sessions(&Default::default()).unwrap().len();
+        let watch = watcher::start(app.handle().clone(), watcher::source_dirs(&cairn)).unwrap();
+        assert_eq!(
+            watch.dirs,
+            [claude],
+            "only folders that exist are source folders watched"
+        );
+
+        // The folder and a transcript in it at once, faster than any watch of the folder.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude");
+        std::fs::create_dir_all(later.join("-home-u-p")).unwrap();
+        std::fs::copy(
+            fixtures.join("small.jsonl"),
+            later.join("-home-u-p/small.jsonl"),
+        )
+        .unwrap();
+
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while cairn.sessions(&Default::default()).unwrap().len() == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the transcript in the folder that appeared was not captured"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        drop(watch);
+    }
+
     #[test]
     fn the_watcher_classifies_changed_transcripts_by_source_dir() {
         use cairn_core::archive::Agent;

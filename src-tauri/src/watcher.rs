@@ -9,19 +9,29 @@
 //! transcript files with the
 //! core's own `transcript_of_change` (a changed OpenCode part file is its session's), captures
 //! only those, and tells the window through
+//! [`ArchiveChanged`].
+//!
 //! What is watched is the core's [`Cairn::watch_dirs`](cairn_core::Cairn::watch_dirs): the source
 //! dirs' trees, and in every repository the archive knows the folder of Aider's history and of
-//! Crush's database (alone, not the repository's tree).
-//! [`ArchiveChanged`]. Dropping the [`Watch`] drops the notify watcher, which closes the
-//! channel and ends the thread.
+//! Crush's database (alone, not the repository's tree), as the core's [`WatchPlan`] lays them
+//! out: a folder that does not exist yet (a repository's `.crush` before Crush first runs
+//! there, an agent installed after the window opened) is waited for from its nearest existing
+//! ancestor, watched alone; when it appears, the plan is made again, the folder is watched,
+//! and what the agent already wrote in it is captured.
+//!
+//! Dropping the [`Watch`] drops the notify watcher (the thread holds it only weakly, for the
+//! moment it adds a folder), which closes the channel and ends the thread.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use cairn_core::archive::capture::Quiet;
-use cairn_core::archive::discover::{FoundFile, WatchDir, holds, transcript_of_change};
+use cairn_core::archive::discover::{
+    FoundFile, WatchDir, WatchPlan, holds, present, transcript_of_change,
+};
 use cairn_core::archive::sources::aider;
 use cairn_core::archive::{Agent, recognise};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
@@ -38,51 +48,85 @@ const MAX_BATCH: Duration = Duration::from_secs(2);
 
 /// A running watch. Dropping it stops watching.
 pub struct Watch {
-    _watcher: RecommendedWatcher,
-    /// The directories actually watched (those that exist).
+    _watcher: Arc<Mutex<RecommendedWatcher>>,
+    /// The source folders watched from the start (those that existed).
     pub dirs: Vec<PathBuf>,
 }
+
+type Events = mpsc::Receiver<notify::Result<notify::Event>>;
 
 /// Watch `dirs` (each with the agent whose transcripts it holds) for the window `app`.
 pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<WatchDir>) -> Result<Watch, String> {
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
-    let mut watcher = notify::recommended_watcher(tx)
+    let watcher = notify::recommended_watcher(tx)
         .map_err(|e| format!("cannot watch the source dirs: {e}"))?;
-    let mut watched = Vec::new();
+    let watcher = Arc::new(Mutex::new(watcher));
+    let plan = WatchPlan::new(&dirs);
+    let watching = apply(&watcher, &WatchPlan::default(), &plan);
+    let mut started: Vec<PathBuf> = Vec::new();
     for dir in &dirs {
-        if !dir.path.is_dir() || watched.contains(&dir.path) {
-            continue;
+        if watching.iter().any(|(p, _)| *p == dir.path) && !started.contains(&dir.path) {
+            started.push(dir.path.clone());
         }
-        let mode = if dir.recursive {
+    }
+    let weak = Arc::downgrade(&watcher);
+    std::thread::Builder::new()
+        .name("cairn-watch".into())
+        .spawn(move || debounce_loop(&app, &weak, &dirs, plan, &rx))
+        .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
+    Ok(Watch {
+        _watcher: watcher,
+        dirs: started,
+    })
+}
+
+/// Move the watches from plan `from` to plan `to`; the watches added (those the system took).
+fn apply(
+    watcher: &Mutex<RecommendedWatcher>,
+    from: &WatchPlan,
+    to: &WatchPlan,
+) -> Vec<(PathBuf, bool)> {
+    let (dropped, added) = from.changes(to);
+    let mut watcher = watcher.lock().unwrap_or_else(PoisonError::into_inner);
+    for path in dropped {
+        // A folder that went away took its watch with it: nothing to undo.
+        let _ = watcher.unwatch(&path);
+    }
+    let mut watching = Vec::new();
+    for (path, recursive) in added {
+        let mode = if recursive {
             RecursiveMode::Recursive
         } else {
             RecursiveMode::NonRecursive
         };
-        match watcher.watch(&dir.path, mode) {
-            Ok(()) => watched.push(dir.path.clone()),
-            Err(e) => eprintln!("cairn-desktop: cannot watch {}: {e}", dir.path.display()),
+        match watcher.watch(&path, mode) {
+            Ok(()) => watching.push((path, recursive)),
+            Err(e) => eprintln!(
+                "cairn-desktop: cannot watch {}: {}",
+                cairn_core::text::printable(&path.display().to_string()),
+                cairn_core::text::printable(&e.to_string())
+            ),
         }
     }
-    let dirs: Vec<(Agent, PathBuf)> = dirs.into_iter().map(|d| (d.agent, d.path)).collect();
-    std::thread::Builder::new()
-        .name("cairn-watch".into())
-        .spawn(move || debounce_loop(&app, &dirs, &rx))
-        .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
-    Ok(Watch {
-        _watcher: watcher,
-        dirs: watched,
-    })
+    watching
 }
 
 fn debounce_loop<R: Runtime>(
     app: &AppHandle<R>,
-    dirs: &[(Agent, PathBuf)],
-    rx: &mpsc::Receiver<notify::Result<notify::Event>>,
+    watcher: &Weak<Mutex<RecommendedWatcher>>,
+    watch_dirs: &[WatchDir],
+    mut plan: WatchPlan,
+    rx: &Events,
 ) {
+    let dirs: Vec<(Agent, PathBuf)> = watch_dirs
+        .iter()
+        .map(|d| (d.agent, d.path.clone()))
+        .collect();
     // Blocks without a timeout while idle: no wake-ups, no polling.
     while let Ok(first) = rx.recv() {
         let mut changed = BTreeSet::new();
-        collect(first, &mut changed);
+        let mut created = BTreeSet::new();
+        collect(first, &mut changed, &mut created);
         let burst = Instant::now();
         loop {
             let left = MAX_BATCH.saturating_sub(burst.elapsed());
@@ -90,22 +134,67 @@ fn debounce_loop<R: Runtime>(
                 break;
             }
             match rx.recv_timeout(QUIET.min(left)) {
-                Ok(event) => collect(event, &mut changed),
+                Ok(event) => collect(event, &mut changed, &mut created),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-        let files = transcripts(dirs, &changed);
+        let mut files = transcripts(&dirs, &changed);
+        if created.iter().any(|p| plan.awaits(p)) {
+            // The watch was dropped meanwhile: the thread ends with the channel.
+            let Some(strong) = watcher.upgrade() else {
+                return;
+            };
+            let next = WatchPlan::new(watch_dirs);
+            let added = apply(&strong, &plan, &next);
+            drop(strong);
+            plan = next;
+            files.extend(appeared(watch_dirs, &added));
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            files.dedup_by(|a, b| a.path == b.path);
+        }
         if !files.is_empty() {
             capture(app, &files);
         }
     }
 }
 
-/// Keep the paths of events that can mean new transcript content. Reads (our own capture
-/// opens the files) and metadata-only changes are ignored, so capturing never triggers itself.
-fn collect(event: notify::Result<notify::Event>, changed: &mut BTreeSet<PathBuf>) {
+/// The transcripts already in the source folders that just began to be watched.
+fn appeared(watch_dirs: &[WatchDir], added: &[(PathBuf, bool)]) -> Vec<FoundFile> {
+    let mut warnings = Vec::new();
+    let files = watch_dirs
+        .iter()
+        .filter(|d| added.iter().any(|(p, _)| *p == d.path))
+        .flat_map(|d| present(d, &mut warnings))
+        .collect();
+    for w in warnings {
+        eprintln!(
+            "cairn-desktop: {}: {}",
+            cairn_core::text::printable(&w.path.display().to_string()),
+            cairn_core::text::printable(&w.message)
+        );
+    }
+    files
+}
+
+/// Keep the paths of events that can mean new transcript content (`changed`), and of every
+/// path that appeared (`created`: a folder the plan waits for may be one). Reads (our own
+/// capture opens the files) and metadata-only changes are ignored, so capturing never triggers
+/// itself.
+fn collect(
+    event: notify::Result<notify::Event>,
+    changed: &mut BTreeSet<PathBuf>,
+    created: &mut BTreeSet<PathBuf>,
+) {
     let Ok(event) = event else { return };
+    if matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Modify(notify::event::ModifyKind::Name(_))
+            | EventKind::Any
+    ) {
+        created.extend(event.paths.iter().cloned());
+    }
     let relevant = matches!(
         event.kind,
         EventKind::Create(_)
@@ -208,7 +297,7 @@ mod tests {
         for p in paths {
             event = event.add_path(PathBuf::from(p));
         }
-        collect(Ok(event), &mut changed);
+        collect(Ok(event), &mut changed, &mut BTreeSet::new());
         changed.into_iter().collect()
     }
 

@@ -400,6 +400,97 @@ pub struct WatchDir {
     pub recursive: bool,
 }
 
+/// What live capture watches for a set of [`WatchDir`]s, now. A folder that exists is watched
+/// as asked. A folder that does not exist yet (a repository's `.crush` before Crush first runs
+/// there, an agent's folder before the agent is installed) is waited for: its nearest existing
+/// ancestor is watched alone, never its tree, so the folder's appearance is an event; then the
+/// plan is made again ([`WatchPlan::awaits`]) and the folder itself is watched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchPlan {
+    /// The folders to watch, each once (recursively when any [`WatchDir`] there asks it).
+    pub watch: Vec<(PathBuf, bool)>,
+    /// The folders waited for, each with the existing ancestor watched for it.
+    pub waiting: Vec<(PathBuf, PathBuf)>,
+}
+
+impl WatchPlan {
+    /// The plan for `dirs` as the file system is now.
+    pub fn new(dirs: &[WatchDir]) -> WatchPlan {
+        let mut plan = WatchPlan::default();
+        for dir in dirs {
+            if dir.path.is_dir() {
+                plan.add(&dir.path, dir.recursive);
+                continue;
+            }
+            // The file system's root is never watched: a folder with no other existing
+            // ancestor has no home to appear in.
+            let ancestor = dir
+                .path
+                .ancestors()
+                .skip(1)
+                .filter(|a| !a.as_os_str().is_empty() && a.parent().is_some())
+                .find(|a| a.is_dir());
+            if let Some(ancestor) = ancestor {
+                plan.add(ancestor, false);
+                if !plan.waiting.iter().any(|(f, _)| *f == dir.path) {
+                    plan.waiting
+                        .push((dir.path.clone(), ancestor.to_path_buf()));
+                }
+            }
+        }
+        plan
+    }
+
+    fn add(&mut self, path: &Path, recursive: bool) {
+        match self.watch.iter_mut().find(|(p, _)| p == path) {
+            Some((_, r)) => *r |= recursive,
+            None => self.watch.push((path.to_path_buf(), recursive)),
+        }
+    }
+
+    /// Whether `created`, a path that just appeared (created or moved in), is a folder this plan
+    /// waits for or one on the way to it: the plan is then due again.
+    pub fn awaits(&self, created: &Path) -> bool {
+        self.waiting
+            .iter()
+            .any(|(folder, ancestor)| folder.starts_with(created) && created.starts_with(ancestor))
+    }
+
+    /// What changes from this plan to `next`: the watches to drop (an ancestor no longer waited
+    /// from, a folder whose mode changed) and the watches to add.
+    pub fn changes(&self, next: &WatchPlan) -> (Vec<PathBuf>, Vec<(PathBuf, bool)>) {
+        let dropped = self
+            .watch
+            .iter()
+            .filter(|w| !next.watch.contains(w))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let added = next
+            .watch
+            .iter()
+            .filter(|w| !self.watch.contains(w))
+            .cloned()
+            .collect();
+        (dropped, added)
+    }
+}
+
+/// The transcripts already in a watched folder (those written before its watch began, as when
+/// an agent creates its folder and its first file at once), as a sync would find them there:
+/// the folder's tree for a recursive [`WatchDir`], else only its own files.
+pub fn present(dir: &WatchDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> {
+    let source = SourceDir {
+        agent: dir.agent,
+        path: dir.path.clone(),
+        origin: DirOrigin::Default,
+    };
+    let mut found = walk(&source, warnings);
+    if !dir.recursive {
+        found.retain(|f| f.path.parent() == Some(dir.path.as_path()));
+    }
+    found
+}
+
 /// Where an agent that keeps its transcript inside the repository it works in keeps it, below
 /// that repository's root: Aider's history, Crush's database. `None` for the other agents.
 pub fn in_repository(agent: Agent, root: &Path) -> Option<PathBuf> {
@@ -521,6 +612,94 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    /// A repository's `.crush` that appears after the watch began: first its repository is
+    /// watched alone for it, then the folder itself, and what Crush wrote there before the
+    /// folder's own watch began is found. An agent's folder two levels down moves the waiting
+    /// ancestor down as each level appears.
+    #[test]
+    fn a_folder_that_does_not_exist_yet_is_waited_for_from_its_nearest_ancestor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let crush = WatchDir {
+            agent: Agent::Crush,
+            path: repo.join(".crush"),
+            recursive: false,
+        };
+        let gemini = WatchDir {
+            agent: Agent::Gemini,
+            path: tmp.path().join("home/.gemini/tmp"),
+            recursive: true,
+        };
+        let claude = WatchDir {
+            agent: Agent::Claude,
+            path: tmp.path().join("claude"),
+            recursive: true,
+        };
+        std::fs::create_dir_all(&claude.path).unwrap();
+        let dirs = [crush.clone(), gemini.clone(), claude.clone()];
+
+        let before = WatchPlan::new(&dirs);
+        assert_eq!(
+            before.watch,
+            [
+                (repo.clone(), false),
+                (tmp.path().to_path_buf(), false),
+                (claude.path.clone(), true)
+            ]
+        );
+        assert_eq!(
+            before.waiting,
+            [
+                (crush.path.clone(), repo.clone()),
+                (gemini.path.clone(), tmp.path().to_path_buf())
+            ]
+        );
+        assert!(before.awaits(&crush.path));
+        assert!(before.awaits(&tmp.path().join("home")));
+        // Anything else that appears beside them is not waited for.
+        assert!(!before.awaits(&repo.join("src")));
+        assert!(!before.awaits(&claude.path.join("p")));
+
+        // Crush starts in the repository: the folder and its database at once.
+        std::fs::create_dir_all(&crush.path).unwrap();
+        std::fs::write(
+            crush.path.join(super::super::sources::crush::FILE_NAME),
+            b"",
+        )
+        .unwrap();
+        let after = WatchPlan::new(&dirs);
+        let (dropped, added) = before.changes(&after);
+        assert_eq!(
+            dropped,
+            std::slice::from_ref(&repo),
+            "the repository is no longer watched for it"
+        );
+        assert_eq!(added, [(crush.path.clone(), false)]);
+        let mut warnings = Vec::new();
+        let found = present(&crush, &mut warnings);
+        assert_eq!(
+            found.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
+            [crush.path.join(super::super::sources::crush::FILE_NAME)]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        // Gemini: `home` appears, then `.gemini`, then `tmp`.
+        std::fs::create_dir_all(tmp.path().join("home/.gemini")).unwrap();
+        let step = WatchPlan::new(&dirs);
+        assert_eq!(
+            step.waiting,
+            [(gemini.path.clone(), tmp.path().join("home/.gemini"))]
+        );
+        assert!(step.awaits(&gemini.path));
+        std::fs::create_dir_all(&gemini.path).unwrap();
+        let done = WatchPlan::new(&dirs);
+        assert!(done.waiting.is_empty());
+        let (dropped, added) = step.changes(&done);
+        assert_eq!(dropped, [tmp.path().join("home/.gemini")]);
+        assert_eq!(added, [(gemini.path.clone(), true)]);
     }
 
     #[test]
