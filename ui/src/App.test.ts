@@ -7,6 +7,7 @@ import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
 import App from './App.svelte';
 import { createStores, type Stores } from './lib/stores';
+import { agentCounts } from './lib/stores/agents.svelte';
 import { fakeBackend, key, type FakeOptions } from './testing/fake-backend';
 
 let component: ReturnType<typeof mount> | undefined;
@@ -148,6 +149,35 @@ describe('branches and skim', () => {
       false,
       true,
     ]);
+  });
+
+  it('keeps a branch the agent filter hides picked, says why, and shows it again in one click', async () => {
+    const { target, stores } = await render();
+    // The window's one list of agents may hold an earlier test's archive.
+    await agentCounts.load();
+    await settle();
+    const drafts = all(target, 'branch-row').find((r) => r.dataset.branchKey === 'ref:refs/heads/drafts');
+    click(drafts);
+    await settle();
+    expect(one(target, 'skim-head')!.textContent).toContain('drafts');
+
+    // Codex did no work on drafts: the list drops it, the timeline says why instead of going blank.
+    click(target.querySelector('[data-agent-filter="codex"] input'));
+    await settle();
+    expect(all(target, 'branch-row').map((r) => r.dataset.branchKey)).toEqual(['ref:refs/heads/feature/login']);
+    const filtered = one(target, 'branch-filtered')!;
+    expect(filtered.textContent).toContain('No Codex sessions on drafts');
+    expect(filtered.textContent).toContain('agent filter hides this branch');
+    expect(one(target, 'skim-head')).toBeNull();
+    expect(stores.router.current).toMatchObject({ view: 'branches', branch: 'ref:refs/heads/drafts' });
+
+    click(filtered.querySelector('button'));
+    await settle();
+    expect(stores.branches.agent).toBe('all');
+    expect(one(target, 'branch-filtered')).toBeNull();
+    expect(all(target, 'branch-row')).toHaveLength(5);
+    expect(stores.branches.selectedRow?.branch.key).toBe('ref:refs/heads/drafts');
+    expect(one(target, 'skim-head')!.textContent).toContain('drafts');
   });
 
   it('explains an empty archive of branches', async () => {

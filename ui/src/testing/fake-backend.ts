@@ -186,7 +186,23 @@ export function fakeRecords(turn: number, count = 4): RecordView[] {
   }));
 }
 
-export function fakeRepos(): Repo[] {
+/** Which agents worked on each fake branch (by repository name and branch name), for the
+ * branch list's agent filter. */
+const branchAgents: Record<string, Agent[]> = {
+  'shop feature/login': ['claude', 'codex'],
+  'shop main': ['claude'],
+  'blog drafts': ['claude'],
+  'scratch main': ['claude'],
+  'notes main': ['claude'],
+};
+
+/** The repositories and branches, only those `agent` worked on when one is given. */
+export function fakeRepos(agent: Agent | null = null): Repo[] {
+  if (agent !== null) {
+    return fakeRepos()
+      .map((repo) => ({ ...repo, branches: repo.branches.filter((b) => branchAgents[`${repo.name} ${b.name}`]?.includes(agent)) }))
+      .filter((repo) => repo.branches.length > 0);
+  }
   return [
     {
       root: '/home/dev/shop',
@@ -513,9 +529,12 @@ export function fakeBackend(options: FakeOptions = {}) {
         return [...counted].map(([agent, n]) => ({ agent, sessions: n })).sort((a, b) => b.sessions - a.sessions);
       }
       case 'list_branches':
-        return sessions === 0 ? [] : fakeRepos();
-      case 'skim_branch':
-        return fakeSkim(args.targetKey as string);
+        return sessions === 0 ? [] : fakeRepos((args.agent as Agent | null | undefined) ?? null);
+      case 'skim_branch': {
+        const view = fakeSkim(args.targetKey as string);
+        const agent = (args.agent as Agent | null | undefined) ?? null;
+        return agent === null ? view : { ...view, sessions: view.sessions.filter((s) => s.agent === agent) };
+      }
       case 'pull_teammates':
         return { remote: 'origin', sessions_imported: 0, unchanged: 0, transcripts_imported: 0, skipped: [], skipped_more: 0 };
       case 'session_detail':

@@ -16,6 +16,9 @@ export class BranchesStore {
   agent: AgentFilter = $state('all');
   #api: Pick<Api, 'listBranches'>;
   #inflight: Promise<void> | null = null;
+  /** The branch last selected, kept while the agent filter hides it from the list, so it is
+   * selected again when the filter lets it back. */
+  #pinned: { root: string | null; key: string } | null = null;
 
   constructor(backend: Pick<Api, 'listBranches'> = api) {
     this.#api = backend;
@@ -54,15 +57,24 @@ export class BranchesStore {
   }
 
   async #load(): Promise<void> {
-    const previous = this.selectedRow;
     const kept = await this.repos.load(() => this.#api.listBranches(this.agent === 'all' ? null : this.agent), { keep: true });
     if (!kept) return;
-    const index = previous
-      ? this.rows.findIndex(
-          (r) => r.type === 'branch' && r.repo.root === previous.repo.root && r.branch.key === previous.branch.key,
-        )
+    const previous = this.#pinned;
+    this.selected = previous
+      ? this.rows.findIndex((r) => r.type === 'branch' && r.repo.root === previous.root && r.branch.key === previous.key)
       : -1;
-    this.selected = index;
+  }
+
+  /** Does the agent filter hide the branch `key` of repository `repo` (`null`: any repository
+   * with it) from the list? False while nothing is filtered or the list is not loaded. */
+  hides(key: string, repo: string | null): boolean {
+    if (this.agent === 'all' || !this.repos.data) return false;
+    return !this.rows.some((r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo));
+  }
+
+  #pin(): void {
+    const row = this.selectedRow;
+    if (row) this.#pinned = { root: row.repo.root, key: row.branch.key };
   }
 
   /** Count only one agent's sessions ('all' for every agent) and reload. */
@@ -77,7 +89,10 @@ export class BranchesStore {
     const rows = this.rows;
     let i = Math.min(Math.max(index, 0), rows.length - 1);
     while (i >= 0 && i < rows.length && rows[i]!.type !== 'branch') i += direction;
-    if (i >= 0 && i < rows.length) this.selected = i;
+    if (i >= 0 && i < rows.length) {
+      this.selected = i;
+      this.#pin();
+    }
   }
 
   /** Select the row showing the branch `key` of repository `repo` (a link, a restored place);
@@ -86,7 +101,10 @@ export class BranchesStore {
     const index = this.rows.findIndex(
       (r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo),
     );
-    if (index >= 0) this.selected = index;
+    if (index >= 0) {
+      this.selected = index;
+      this.#pin();
+    }
   }
 
   move(delta: number): void {
