@@ -212,6 +212,19 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
             .len()
     };
     assert_eq!((listed("claude"), listed("atif")), (1, 0));
+    // It is placed in the repository it was pulled into (its document came through this
+    // repository's refs), so the branch list shows it there, not under "(no repository)".
+    let db = rusqlite::Connection::open(teammate.data().join("cairn.db")).unwrap();
+    let (root, branch): (String, Option<String>) = db
+        .query_row(
+            "SELECT r.root, s.git_branch FROM sessions s JOIN repos r ON r.id = s.repo_id
+             WHERE s.session_key = ?1",
+            [&key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(Path::new(&root), b.as_path());
+    assert_eq!(branch.as_deref(), Some("shared"));
     let md = teammate.ok(&["export", &key, "--format", "md"]);
     assert!(md.contains("zanzibar"), "{md}");
 
