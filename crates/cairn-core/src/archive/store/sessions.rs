@@ -343,13 +343,14 @@ pub struct AgentCount {
     pub sessions: u32,
 }
 
-/// The agents with sessions in the archive, most sessions first (then by name).
+/// The agents with sessions in the archive, most sessions first (then by name). A session
+/// counts for the agent the filters find it under ([`RAN_AS_SQL`]).
 pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT agent, COUNT(*) FROM sessions
-         WHERE record_count > 0 AND (relation IS NULL OR relation = 'fork')
-         GROUP BY agent",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RAN_AS_SQL}, COUNT(*) FROM sessions s
+         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')
+         GROUP BY 1"
+    ))?;
     let mut out: Vec<AgentCount> = stmt
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
         .filter_map(|row| match row {
