@@ -884,10 +884,13 @@ def step_team(args):
         r = run_wait4([str(CAIRN), "--json", "team", "skim", f"#{TEAM_PR}", "--from", url], env)
         skim_times.append(r["wall"] * 1000)
         doc = json.loads(r["out"])
-        seen = {"sessions": len(doc["sessions"]), "publishers": len(doc["publishers"]), "rss_mb": r["rss_mb"]}
+        seen = {"sessions": len(doc["sessions"]), "publishers": len(doc["publishers"]),
+                "publishers_shown": len({s["session"]["publisher"] for s in doc["sessions"]}),
+                "matched": doc.get("matched"), "left_out": doc.get("left_out"), "rss_mb": r["rss_mb"]}
     skim = {"runs": len(skim_times), "p50_ms": pct(skim_times, .5), "p95_ms": pct(skim_times, .95),
             "pr_sessions_per_mate": pr_sessions, "load": la, **(seen or {})}
-    say(f"team skim of #{TEAM_PR}: {skim.get('sessions')} sessions from {skim.get('publishers')} teammates, "
+    say(f"team skim of #{TEAM_PR}: {skim.get('sessions')} of {skim.get('matched')} sessions shown, from "
+        f"{skim.get('publishers_shown')} of {skim.get('publishers')} teammates, "
         f"p50 {skim['p50_ms']:.0f} ms p95 {skim['p95_ms']:.0f} ms")
     shutil.rmtree(work, ignore_errors=True)
     store("team", {"corpus": name, "profile": PROFILE, "archive_mb": archive_mb, "first": first, "nothing": nothing,

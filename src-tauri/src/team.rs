@@ -157,7 +157,8 @@ pub async fn team_search(
     .await
 }
 
-/// A branch or PR (`#123`, a PR URL) across everyone who pushed.
+/// A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions, at
+/// most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier ones were left out.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_skim(
@@ -165,7 +166,11 @@ pub async fn team_skim(
     target: String,
 ) -> Result<TeamSkim, ErrorReport> {
     with_cairn(&backend, move |c| {
-        c.team_skim(&c.team_server(None)?, &target)
+        c.team_skim(
+            &c.team_server(None)?,
+            &target,
+            cairn_core::team::read::MAX_LIMIT,
+        )
     })
     .await
 }

@@ -49,6 +49,7 @@ fn import(env: &Env, file: &Path) -> Result<Value, Value> {
 fn an_atif_export_imports_back_with_the_same_turns_and_once() {
     let env = synced();
     let dir = tempfile::tempdir().unwrap();
+    let mut imported_keys: Vec<Value> = Vec::new();
     for session in [SMALL, STAGE0, CODEX] {
         let file = dir.path().join(format!("{session}.atif.json"));
         export(
@@ -57,6 +58,7 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         );
         let imported = import(&env, &file).unwrap();
         let key = imported["session_key"].as_str().unwrap().to_owned();
+        imported_keys.push(json!(key));
         assert_eq!(imported["session_id"], session);
         assert_eq!(imported["already_imported"], false);
         assert_eq!(turns_of(&env, &key), turns_of(&env, session), "{session}");
@@ -86,14 +88,21 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         assert_eq!(again["already_imported"], true, "{again}");
         assert_eq!(again["records_added"], 0);
     }
-    // `--agent atif` names the imported sessions wherever an agent is chosen.
+    // Every agent filter finds an imported session under the agent that ran it, not under
+    // `atif` (each of these three names an agent Cairn knows).
     let listed = env.json(&["sessions", "--agent", "atif"]);
-    let listed = listed.as_array().unwrap();
-    assert_eq!(listed.len(), 3, "{listed:?}");
-    assert!(listed.iter().all(|s| s["agent"] == "atif"), "{listed:?}");
-    let found = env.json(&["search", "spotter", "--agent", "atif", "--limit", "10000"]);
+    assert_eq!(listed, json!([]), "{listed}");
+    for (agent, imported) in [("claude", 2), ("codex", 1)] {
+        let listed = env.json(&["sessions", "--agent", agent]);
+        let listed = listed.as_array().unwrap();
+        let stored_as_atif: Vec<&Value> = listed.iter().filter(|s| s["agent"] == "atif").collect();
+        assert_eq!(stored_as_atif.len(), imported, "{agent}: {listed:?}");
+        assert!(stored_as_atif.iter().all(|s| s["ran_by"] == agent));
+    }
+    let found = env.json(&["search", "spotter", "--agent", "claude", "--limit", "10000"]);
     let found = found.as_array().unwrap();
-    assert!(!found.is_empty() && found.iter().all(|h| h["agent"] == "atif"));
+    assert!(found.iter().all(|h| h["agent"] == "claude"), "{found:?}");
+    // `forget --agent` chooses by what stored the session (the format it came in): the imports.
     let out = env
         .command()
         .args(["forget", "--agent", "atif"])
@@ -101,15 +110,15 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         .unwrap();
     let listing = String::from_utf8_lossy(&out.stdout);
     assert!(listing.contains("Would forget 3 session(s)"), "{listing}");
-    // Search reads imported sessions like any other.
+    // Search reads imported sessions like any other, under the agent that ran them.
     let hits = env.json(&["search", "spotter", "--limit", "10000"]);
+    let hits = hits.as_array().unwrap();
     assert!(
-        hits.as_array()
-            .unwrap()
-            .iter()
-            .any(|h| h["agent"] == "atif"),
-        "{hits}"
+        hits.iter()
+            .any(|h| imported_keys.contains(&h["session_key"])),
+        "{hits:?}"
     );
+    assert!(hits.iter().all(|h| h["agent"] != "atif"), "{hits:?}");
 }
 
 /// A session's sub-agents travel embedded in its trajectory and come back as sub-agent

@@ -74,6 +74,22 @@ fn clone(env: &Env, remote: &Path) -> PathBuf {
     std::fs::canonicalize(b).unwrap()
 }
 
+/// Every string under key `name`, anywhere in `v`.
+fn strings_at(v: &Value, name: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| strings_at(x, name, out)),
+        Value::Object(o) => o.iter().for_each(|(k, x)| {
+            if k == name
+                && let Some(s) = x.as_str()
+            {
+                out.push(s.to_owned());
+            }
+            strings_at(x, name, out)
+        }),
+        _ => {}
+    }
+}
+
 fn all_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -179,6 +195,36 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         hits.to_string().contains(&key),
         "the pulled session is searchable: {hits:#}"
     );
+    // Search hits and every agent filter take the agent Ann ran, not `atif`.
+    let mut agents = Vec::new();
+    strings_at(&hits, "agent", &mut agents);
+    assert!(!agents.is_empty(), "{hits:#}");
+    assert!(agents.iter().all(|a| a == "claude"), "{hits:#}");
+    let as_claude = teammate.json(&["search", "zanzibar", "--agent", "claude"]);
+    assert!(as_claude.to_string().contains(&key), "{as_claude:#}");
+    let as_atif = teammate.json(&["search", "zanzibar", "--agent", "atif"]);
+    assert!(!as_atif.to_string().contains(&key), "{as_atif:#}");
+    let listed = |agent: &str| {
+        teammate
+            .json(&["sessions", "--agent", agent])
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!((listed("claude"), listed("atif")), (1, 0));
+    // It is placed in the repository it was pulled into (its document came through this
+    // repository's refs), so the branch list shows it there, not under "(no repository)".
+    let db = rusqlite::Connection::open(teammate.data().join("cairn.db")).unwrap();
+    let (root, branch): (String, Option<String>) = db
+        .query_row(
+            "SELECT r.root, s.git_branch FROM sessions s JOIN repos r ON r.id = s.repo_id
+             WHERE s.session_key = ?1",
+            [&key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(Path::new(&root), b.as_path());
+    assert_eq!(branch.as_deref(), Some("shared"));
     let md = teammate.ok(&["export", &key, "--format", "md"]);
     assert!(md.contains("zanzibar"), "{md}");
 

@@ -960,6 +960,109 @@ fn team_skim_of_a_pr_counts_the_sessions_on_its_head_branch() {
     assert_eq!(branch["sessions"].as_array().unwrap().len(), 1, "{branch}");
 }
 
+/// More sessions than the cap are linked to a PR, from ten teammates taking turns over time,
+/// and a hostile one dates a session far in the future: skim keeps the most recent, shows them
+/// in the order they happened with every teammate present, and says how many earlier ones it
+/// left out (JSON and text). Each session's turns stay capped.
+#[test]
+fn team_skim_keeps_the_most_recent_sessions_in_time_order_and_says_what_it_left_out() {
+    let db = TeamDb::new();
+    let rita = synced(&db, "rita");
+    rita.push(&db);
+    // mate0…mate9, 60 sessions each: mate p's i-th starts at minute 10·i + p. (Cut in key
+    // order, as skim once did, the first 500 are mallory's and mate0…mate8's: mate9 is missing.)
+    db.sql(
+        "INSERT INTO cairn.sessions (publisher, session_key, agent, title, started_at, record_count, turn_count)
+           SELECT 'mate' || p, 'sha256-skim-' || p || '-' || lpad(i::text, 3, '0'), 'claude', 'work ' || p || '/' || i,
+                  to_char(timestamp '2026-03-01 09:00:00' + make_interval(mins => i * 10 + p), 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 2, 2
+           FROM generate_series(0, 9) p, generate_series(0, 59) i;
+         INSERT INTO cairn.sessions (publisher, session_key, agent, title, started_at)
+           VALUES ('mallory', 'sha256-skim-future', 'claude', 'from the future', '9999-01-01T00:00:00Z'),
+                  ('mate0', 'sha256-skim-other-pr', 'claude', 'another PR', '2026-03-09T00:00:00Z');
+         INSERT INTO cairn.turns (publisher, session_key, turn_index, turn_key, first_ordinal, last_ordinal, preview)
+           SELECT publisher, session_key, n, 'k' || n, n, n, 'turn ' || n
+           FROM cairn.sessions, generate_series(0, 1) n WHERE session_key LIKE 'sha256-skim-%';
+         INSERT INTO cairn.turns (publisher, session_key, turn_index, turn_key, first_ordinal, last_ordinal, preview)
+           SELECT 'mate3', 'sha256-skim-3-059', n, 'k' || n, n, n, 'turn ' || n FROM generate_series(2, 249) n;
+         INSERT INTO cairn.links (publisher, session_key, target_kind, target_key, pr_number, evidence, strong, confidence)
+           SELECT publisher, session_key, 'review', 'pull-request:#777', 777, 'commit_in_pr', true, 1.0
+           FROM cairn.sessions WHERE session_key LIKE 'sha256-skim-%' AND session_key <> 'sha256-skim-other-pr';
+         INSERT INTO cairn.links (publisher, session_key, target_kind, target_key, pr_number, evidence, strong, confidence)
+           VALUES ('mate0', 'sha256-skim-other-pr', 'review', 'pull-request:#778', 778, 'commit_in_pr', true, 1.0)",
+    );
+    let from = db.url(&rita);
+    let skim = rita.json(&["team", "skim", "#777", "--from", &from]);
+    let sessions = skim["sessions"].as_array().unwrap();
+    let key = |s: &Value| s["session"]["session_key"].as_str().unwrap().to_owned();
+    assert_eq!(sessions.len(), 500, "the cap");
+    assert_eq!(skim["matched"], 601, "600 honest and the future one");
+    assert_eq!(
+        skim["left_out"], 101,
+        "the 100 earliest, and the future one"
+    );
+    // In the order it happened: the 100 earliest (i < 10) left out, the newest last.
+    let starts: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["session"]["started_at"].as_str().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    assert_eq!(key(&sessions[0]), "sha256-skim-0-010");
+    assert_eq!(key(&sessions[499]), "sha256-skim-9-059");
+    assert!(sessions.iter().all(|s| key(s) != "sha256-skim-future"));
+    let shown: std::collections::BTreeSet<&str> = sessions
+        .iter()
+        .map(|s| s["session"]["publisher"].as_str().unwrap())
+        .collect();
+    let mates: std::collections::BTreeSet<String> = (0..10).map(|p| format!("mate{p}")).collect();
+    assert_eq!(
+        shown,
+        mates.iter().map(String::as_str).collect(),
+        "every teammate"
+    );
+    // Everyone who published for the PR, shown or left out.
+    let mut everyone: Vec<String> = mates.iter().cloned().collect();
+    everyone.insert(0, "mallory".into());
+    assert_eq!(skim["publishers"], json!(everyone));
+    // Turns capped per session; each session's own turns and why.
+    for s in sessions {
+        let turns = s["turns"].as_array().unwrap();
+        let want = if key(s) == "sha256-skim-3-059" {
+            200
+        } else {
+            2
+        };
+        assert_eq!(turns.len(), want, "{}", key(s));
+        assert_eq!(turns[0]["turn_index"], 0);
+        assert_eq!(s["why"].as_array().unwrap().len(), 1, "{}", key(s));
+        assert_eq!(s["why"][0]["target_key"], "pull-request:#777");
+    }
+    // The text says it cut.
+    let out = rita.run(&["team", "skim", "#777", "--from", &from]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("601 sessions from"), "{text:.400}");
+    assert!(
+        text.contains("showing the 500 most recent of 601: 101 earlier left out"),
+        "{text:.400}"
+    );
+    // A smaller limit: the 30 most recent, still from every teammate.
+    let few = rita.json(&["team", "skim", "#777", "--from", &from, "--limit", "30"]);
+    let few_sessions = few["sessions"].as_array().unwrap();
+    assert_eq!(few_sessions.len(), 30);
+    assert_eq!(few["left_out"], 571);
+    assert_eq!(key(&few_sessions[0]), "sha256-skim-0-057");
+    let few_shown: std::collections::BTreeSet<&str> = few_sessions
+        .iter()
+        .map(|s| s["session"]["publisher"].as_str().unwrap())
+        .collect();
+    assert_eq!(few_shown.len(), 10, "{few}");
+    // Nothing cut, nothing said.
+    let other = rita.run(&["team", "skim", "#778", "--from", &from]);
+    let other_text = String::from_utf8_lossy(&other.stdout);
+    assert!(other_text.contains("1 sessions from mate0"), "{other_text}");
+    assert!(!other_text.contains("left out"), "{other_text}");
+}
+
 /// The private bus of `scripts/with-keyring.sh`, whose throwaway GNOME Keyring these tests may
 /// write to. Without it the test fails: it never touches a person's own keyring, and never skips.
 fn keyring_bus() -> String {

@@ -498,6 +498,49 @@ fn push_sends_only_the_users_own_documents() {
     assert_eq!(sent, [format!("refs/cairn/sessions/{mine}")]);
     let human = env.ok(&["-C", w, "push", "elsewhere"]);
     assert!(human.contains("Left out 1 ref"), "{human}");
+
+    // A path or a URL, as git takes them, without configuring a remote: only the own ref goes.
+    for (name, url) in [("by-path.git", false), ("by-url.git", true)] {
+        let bare = env.root.path().join(name);
+        git(
+            env.root.path(),
+            &["init", "-q", "--bare", bare.to_str().unwrap()],
+        );
+        let bare = std::fs::canonicalize(bare).unwrap();
+        let place = if url {
+            format!("file://{}", bare.display())
+        } else {
+            bare.display().to_string()
+        };
+        let pushed = env.json(&["-C", w, "push", &place]);
+        assert_eq!(
+            (pushed["pushed"].as_u64(), pushed["not_own"].as_u64()),
+            (Some(1), Some(1)),
+            "{place}: {pushed:#}"
+        );
+        assert_eq!(pushed["remote"], place.as_str());
+        let sent: Vec<String> = refs(&bare, "refs/")
+            .into_iter()
+            .map(|r| r.split(' ').next().unwrap().to_owned())
+            .collect();
+        assert_eq!(sent, [format!("refs/cairn/sessions/{mine}")], "{place}");
+    }
+    // What git would read as an option, or a transport that runs a command: refused, nothing run.
+    let marker = env.root.path().join("pwned");
+    let m = marker.to_str().unwrap();
+    for (place, why) in [
+        (format!("--receive-pack=touch {m}"), "read as an option"),
+        (format!("--exec=touch {m}"), "read as an option"),
+        (format!("ext::sh -c touch% {m}"), "transport `ext::`"),
+        ("nowhere/at/all".to_owned(), "no folder is at that path"),
+    ] {
+        let out = env.run(&["-C", w, "push", "--", &place]);
+        assert!(!out.status.success(), "{place:?} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("cannot push to"), "{place:?}: {stderr}");
+        assert!(stderr.contains(why), "{place:?}: {stderr}");
+        assert!(!marker.exists(), "{place:?} ran a command");
+    }
 }
 
 #[test]

@@ -265,6 +265,9 @@ enum Command {
     /// Push the sessions you published (refs/cairn/sessions/*) to a remote; never a
     /// teammate's, never forced.
     Push {
+        /// A remote of this repository, a URL (https, ssh, git, file) or a path to a
+        /// repository, as `git push` takes them. Transports that run commands (`ext::`) are
+        /// refused.
         #[arg(default_value = "origin")]
         remote: String,
     },

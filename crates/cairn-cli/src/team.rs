@@ -32,10 +32,15 @@ pub enum TeamCommand {
         limit: u32,
     },
     /// A branch or a PR (`#123`, a PR URL) across everyone who pushed, oldest session first.
+    /// When more sessions match than --limit, the most recent are shown and the earlier ones
+    /// counted as left out.
     Skim {
         target: String,
         #[command(flatten)]
         at: At,
+        /// Most sessions shown (at most 500).
+        #[arg(long, default_value_t = cairn_core::team::read::MAX_LIMIT)]
+        limit: u32,
     },
     /// A teammate's session: its key or first 8+ characters.
     Show {
@@ -111,8 +116,8 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
                 search(out, &hits)?;
             }
         }
-        TeamCommand::Skim { target, at } => {
-            let skim = cairn.team_skim(&at.server(cairn)?, &target)?;
+        TeamCommand::Skim { target, at, limit } => {
+            let skim = cairn.team_skim(&at.server(cairn)?, &target, limit)?;
             if json {
                 render::json(out, &skim)?;
             } else {
@@ -267,7 +272,7 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
         out,
         "{}: {} sessions from {}",
         line(&s.target, 200),
-        s.sessions.len(),
+        s.matched,
         if s.publishers.is_empty() {
             "nobody".to_owned()
         } else {
@@ -278,6 +283,16 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
                 .join(", ")
         }
     )?;
+    if s.left_out > 0 {
+        writeln!(
+            out,
+            "showing the {} most recent of {}: {} earlier left out (--limit, at most {})",
+            s.sessions.len(),
+            s.matched,
+            s.left_out,
+            cairn_core::team::read::MAX_LIMIT
+        )?;
+    }
     for k in &s.sessions {
         let x = &k.session;
         writeln!(

@@ -128,6 +128,19 @@ pub fn ran_by(name: &str) -> Option<String> {
     plain.then(|| name.to_ascii_lowercase())
 }
 
+/// The agent a session stored as `agent` is filtered by and badged as: for an `atif` session
+/// whose trajectory names one of Cairn's agents ([`ran_by`] of its `provider`), that agent;
+/// otherwise `agent` itself. A foreign name (`openhands`) stays `atif` here: no filter names it.
+pub fn ran_as(agent: Agent, provider: Option<&str>) -> Agent {
+    if agent != Agent::Atif {
+        return agent;
+    }
+    provider
+        .and_then(ran_by)
+        .and_then(|name| Agent::parse(&name))
+        .unwrap_or(agent)
+}
+
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -148,6 +161,16 @@ mod tests {
         for agent in Agent::EVERY {
             assert_eq!(Agent::parse(agent.as_str()), Some(agent));
         }
+    }
+
+    #[test]
+    fn ran_as_is_the_named_agent_only_for_atif_and_only_when_cairn_knows_it() {
+        assert_eq!(ran_as(Agent::Atif, Some("claude-code")), Agent::Claude);
+        assert_eq!(ran_as(Agent::Atif, Some("Codex")), Agent::Codex);
+        assert_eq!(ran_as(Agent::Atif, Some("openhands")), Agent::Atif);
+        assert_eq!(ran_as(Agent::Atif, Some("atif")), Agent::Atif);
+        assert_eq!(ran_as(Agent::Atif, None), Agent::Atif);
+        assert_eq!(ran_as(Agent::Codex, Some("claude-code")), Agent::Codex);
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(relink_every_session),
     },
     sql(include_str!("team/migrations/0024_team_pushes.sql")),
+    Migration {
+        sql: include_str!("archive/migrations/0025_ran_as.sql"),
+        then: Some(set_ran_as),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -62,6 +66,12 @@ fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Resu
 /// state is gone, so the relink rebuilds its links with what its edits wrote).
 fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))
+}
+
+/// Migration 0025's Rust half: the imported and pulled sessions already here are filtered and
+/// shown as the agent their trajectory names.
+fn set_ran_as(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::set_every_ran_as(tx).map_err(crate::store::err_in(tx))
 }
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

@@ -229,7 +229,10 @@ export const commands = {
 	teamForget: (setup: TeamConfig_Deserialize) => typedError<boolean, ErrorReport_Serialize>(__TAURI_INVOKE("team_forget", { setup })),
 	/**  Records across the team matching `query` (web-search syntax), best first. */
 	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
-	/**  A branch or PR (`#123`, a PR URL) across everyone who pushed. */
+	/**
+	 *  A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions, at
+	 *  most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier ones were left out.
+	 */
 	teamSkim: (target: string) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target })),
 	/**  A teammate's session, read-only, with its publisher. */
 	teamShow: (session: string, publisher: string | null) => typedError<TeamShow_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_show", { session, publisher })),
@@ -3426,7 +3429,10 @@ export type TeamShow_Serialize = {
 	truncated: boolean,
 };
 
-/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+/**
+ *  A branch or PR across everyone who pushed, in the order the sessions started (unknown
+ *  start first). At most the skim's limit of sessions: the most recent ones.
+ */
 export type TeamSkim = TeamSkim_Serialize | TeamSkim_Deserialize;
 
 export type TeamSkimSession = TeamSkimSession_Serialize | TeamSkimSession_Deserialize;
@@ -3443,18 +3449,34 @@ export type TeamSkimSession_Serialize = {
 	turns: TeamTurn_Serialize[],
 };
 
-/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+/**
+ *  A branch or PR across everyone who pushed, in the order the sessions started (unknown
+ *  start first). At most the skim's limit of sessions: the most recent ones.
+ */
 export type TeamSkim_Deserialize = {
 	target: string,
+	/**  Everyone with a session linked to the target, shown or left out. */
 	publishers: string[],
 	sessions: TeamSkimSession_Deserialize[],
+	/**  Sessions linked to the target, shown or not. */
+	matched: number,
+	/**  The earliest sessions not shown because more than the limit matched. */
+	left_out: number,
 };
 
-/**  A branch or PR across everyone who pushed, in the order the sessions started. */
+/**
+ *  A branch or PR across everyone who pushed, in the order the sessions started (unknown
+ *  start first). At most the skim's limit of sessions: the most recent ones.
+ */
 export type TeamSkim_Serialize = {
 	target: string,
+	/**  Everyone with a session linked to the target, shown or left out. */
 	publishers: string[],
 	sessions: TeamSkimSession_Serialize[],
+	/**  Sessions linked to the target, shown or not. */
+	matched: number,
+	/**  The earliest sessions not shown because more than the limit matched. */
+	left_out: number,
 };
 
 /**  What Settings → Team shows besides the form: the last push, and what overrides the form. */

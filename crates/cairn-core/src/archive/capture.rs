@@ -1085,6 +1085,9 @@ fn commit_in<'b>(
             .query_row([session_row], |r| r.get(0))
             .map_err(e)?;
         update_session_meta(tx, session_row, batch).map_err(e)?;
+        if batch.agent == Agent::Atif {
+            super::store::set_ran_as(tx, session_row).map_err(e)?;
+        }
         let source_row = match current {
             Some((id, ..)) => id,
             None => {

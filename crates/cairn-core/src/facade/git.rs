@@ -59,7 +59,8 @@ impl Cairn {
     }
 
     /// Push this machine's own published refs (`refs/cairn/sessions/*` of sessions this
-    /// archive captured) of the repository at `dir` to `remote`.
+    /// archive captured) of the repository at `dir` to `remote`: a configured remote's name, a
+    /// URL or a path, checked as [`Cairn::pull`] checks it.
     pub fn push(&self, dir: &Path, remote: &str) -> Result<git::publish::PushReport> {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
@@ -88,7 +89,13 @@ impl Cairn {
             match admitted {
                 Ok((file_name, by)) => {
                     // A capture that failed (a full disk, say) is tried again by the next pull.
-                    if let Err(e) = self.capture_pulled(&file_name, &t.trajectory, &by) {
+                    let local = crate::keys::session_key(
+                        crate::archive::Agent::Atif,
+                        t.session_key.as_bytes(),
+                    );
+                    if let Err(e) =
+                        self.capture_pulled(&repo, &local, &file_name, &t.trajectory, &by)
+                    {
                         report.skip(&refname, crate::text::one_line(&e.to_string(), 200));
                         continue;
                     }
@@ -104,9 +111,14 @@ impl Cairn {
     }
 
     /// Store a teammate's trajectory as `pulled/<file_name>` under the data dir, record its
-    /// publisher, and capture it like `cairn import` does.
+    /// publisher, and capture it like `cairn import` does; then place it in `repo`, the
+    /// repository the pull ran in, whose refs carried its document (its folder on the
+    /// publisher's machine is not sent, so the session could not be placed otherwise, and the
+    /// branch list showed it under "(no repository)").
     fn capture_pulled(
         &self,
+        repo: &git::repo::Repo,
+        local_key: &str,
         file_name: &str,
         trajectory: &serde_json::Value,
         by: &crate::archive::store::PublishedBy,
@@ -148,7 +160,19 @@ impl Cairn {
                 crate::text::one_line(&w.message, 160)
             )));
         }
-        Ok(())
+        let store = self.store();
+        let conn = store.conn();
+        let placed = (|| -> rusqlite::Result<()> {
+            let Some(row) = crate::archive::store::resolve_session(conn, local_key)? else {
+                return Ok(());
+            };
+            if crate::archive::store::session_repo(conn, row)?.is_none() {
+                let repo_row = git::snapshot::repo_id(conn, repo, &crate::clock::now())?;
+                crate::archive::store::set_session_repo(conn, row, repo_row)?;
+            }
+            Ok(())
+        })();
+        placed.map_err(|e| store.err(e))
     }
 
     /// The target `skim` uses when none is given: the branch checked out in `dir` (the applied

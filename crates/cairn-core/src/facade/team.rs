@@ -35,9 +35,10 @@ impl Cairn {
         team::read::Reader::open(server)?.search(query, limit)
     }
 
-    /// A branch or PR across everyone who pushed.
-    pub fn team_skim(&self, server: &Server, target: &str) -> Result<team::TeamSkim> {
-        team::read::Reader::open(server)?.skim(target)
+    /// A branch or PR across everyone who pushed: the most recent `limit` sessions (at most
+    /// [`team::read::MAX_LIMIT`]), oldest first, and how many earlier ones were left out.
+    pub fn team_skim(&self, server: &Server, target: &str, limit: u32) -> Result<team::TeamSkim> {
+        team::read::Reader::open(server)?.skim(target, limit)
     }
 
     /// A teammate's session.

@@ -308,44 +308,17 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// A remote `push` may name: one configured in the repository (`git remote`), whose
-/// name is one plain ref-name component (it becomes part of `refs/cairn/remotes/<remote>/`).
-fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
-    let plain = !remote.is_empty()
-        && remote.len() <= 100
-        && !remote.starts_with(['-', '.'])
-        && !remote.ends_with(".lock")
-        && !remote.contains("..")
-        && remote
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !plain {
-        return Err(Error::Invalid(format!(
-            "\"{}\" cannot be used as a remote: name a remote of this repository made of letters, digits, '-', '_' and '.' (see `git remote -v`)",
-            crate::text::one_line(remote, 60)
-        )));
-    }
-    let remotes = run_git(&repo.root, &["remote"])?;
-    if !remotes.lines().any(|r| r == remote) {
-        return Err(Error::Invalid(format!(
-            "{} has no remote named \"{remote}\": add it with `git remote add {remote} <url>`",
-            repo.root.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
 /// archive captured) to `remote`, never forced: a teammate's document is never re-sent.
 pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
     let db = crate::store::err_in(conn);
-    check_remote(repo, remote)?;
+    let to = super::pull_from::check_push(repo, remote)?;
     let refs = run_git(
         &repo.root,
         &["for-each-ref", "--format=%(refname)", REF_PREFIX],
     )?;
     let mut report = PushReport {
-        remote: remote.to_owned(),
+        remote: to.shown.clone(),
         pushed: 0,
         not_own: 0,
     };
@@ -360,8 +333,11 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         }
     }
     // Bounded command lines: a long-lived archive can have published thousands.
+    // The place after `--`: whatever it is, git never reads it as an option; and only the
+    // transports a pull may use (a configured remote's URL is checked, not only the argument).
     for chunk in own.chunks(500) {
-        let mut args = vec!["push", "--quiet", remote];
+        let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
+        args.extend(["push", "--quiet", "--", to.git_arg.as_str()]);
         args.extend(chunk.iter().map(String::as_str));
         run_git(&repo.root, &args)?;
     }

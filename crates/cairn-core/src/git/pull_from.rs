@@ -49,9 +49,20 @@ pub struct PullFrom {
 
 /// Check `arg` (a configured remote's name, a URL, or a path) for a pull in `repo`.
 pub fn check(repo: &Repo, arg: &str) -> Result<PullFrom> {
+    check_for(repo, arg, "pull from")
+}
+
+/// Check `arg` as [`check`] does, for `cairn push` to it: the same rules for the same hostile
+/// argument (a push sends only this machine's own published refs, but a place that runs a
+/// command or an option given to git is as bad one way as the other).
+pub fn check_push(repo: &Repo, arg: &str) -> Result<PullFrom> {
+    check_for(repo, arg, "push to")
+}
+
+fn check_for(repo: &Repo, arg: &str, doing: &str) -> Result<PullFrom> {
     let refuse = |why: String| {
         Err(Error::Invalid(format!(
-            "cannot pull from \"{}\": {why}",
+            "cannot {doing} \"{}\": {why}",
             crate::text::one_line(arg, 80)
         )))
     };
@@ -76,7 +87,7 @@ pub fn check(repo: &Repo, arg: &str) -> Result<PullFrom> {
         // A configured remote's own URL passes the same checks: `ext::` there runs a command.
         if !is_plain_name(arg) {
             return refuse(
-                "a remote Cairn pulls from is named with letters, digits, '-', '_' and '.' only"
+                "a remote Cairn reaches is named with letters, digits, '-', '_' and '.' only"
                     .into(),
             );
         }

@@ -23,6 +23,12 @@ const SHORT_CAP: usize = 500;
 pub const MAX_LIMIT: u32 = 500;
 /// Records `show` returns at most.
 pub const SHOW_RECORDS: u32 = 5_000;
+/// Turns `skim` returns per session at most.
+pub const SKIM_TURNS: i64 = 200;
+/// Links `skim` returns per session at most (those that tie it to the target).
+const SKIM_WHY: i64 = 50;
+/// A start time as Cairn stores it (RFC 3339 in UTC); anything else sorts as unknown.
+const RFC3339_UTC: &str = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?Z$";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -85,13 +91,19 @@ pub struct TeamSkimSession {
     pub turns: Vec<TeamTurn>,
 }
 
-/// A branch or PR across everyone who pushed, in the order the sessions started.
+/// A branch or PR across everyone who pushed, in the order the sessions started (unknown
+/// start first). At most the skim's limit of sessions: the most recent ones.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TeamSkim {
     pub target: String,
+    /// Everyone with a session linked to the target, shown or left out.
     pub publishers: Vec<String>,
     pub sessions: Vec<TeamSkimSession>,
+    /// Sessions linked to the target, shown or not.
+    pub matched: u32,
+    /// The earliest sessions not shown because more than the limit matched.
+    pub left_out: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,62 +273,151 @@ impl<'a> Reader<'a> {
             .collect())
     }
 
-    /// The sessions linked to a branch or a PR (`#123`, a PR URL, `review:…`), from everyone.
-    pub fn skim(&mut self, target: &str) -> Result<TeamSkim> {
+    /// The sessions linked to a branch or a PR (`#123`, a PR URL, `review:…`), from everyone,
+    /// oldest first. When more than `limit` (at most [`MAX_LIMIT`]) match, the most recent
+    /// `limit` are kept and the earlier ones counted in [`TeamSkim::left_out`].
+    ///
+    /// A fixed number of statements whatever the number of sessions, in one read-only snapshot:
+    /// the sessions (chosen and ordered on the server), the first [`SKIM_TURNS`] turns of each,
+    /// the links that tie each to the target, and who published.
+    pub fn skim(&mut self, target: &str, limit: u32) -> Result<TeamSkim> {
         let t = parse_target(target)?;
         let pr = t.pr_number.map(i64::from);
         let keys = self.matching_keys(&t)?;
-        let links = self.query(
-            &format!(
-                "SELECT publisher::text, session_key::text, {key}, left(evidence::text, 64), strong::text,
-                        confidence::text, left(commit_id::text, 80)
-                 FROM cairn.links
+        let limit = i64::from(limit.clamp(1, MAX_LIMIT));
+        let server = self.server;
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| server.error(e, "cannot begin"))?;
+        // `picked`: the sessions shown, numbered newest first (`rn`), with how many matched.
+        // A start time that is not RFC 3339 in UTC, or is more than a day ahead of the server's
+        // clock, counts as unknown, which is oldest: a teammate cannot crowd the others out by
+        // dating sessions in the future.
+        let picked = format!(
+            "WITH matched AS (
+                 SELECT DISTINCT publisher, session_key FROM cairn.links
                  WHERE target_key = ANY($1) OR ($2::int8 IS NOT NULL AND pr_number = $2)
-                 ORDER BY publisher, session_key, strong DESC, confidence DESC
-                 LIMIT 5000",
-                key = short("target_key")
-            ),
-            &[&keys, &pr],
-            "cannot read links",
-        )?;
-        let mut order: Vec<(String, String)> = Vec::new();
-        let mut why: std::collections::HashMap<(String, String), Vec<TeamWhy>> = Default::default();
-        for r in &links {
-            let id = (
-                cell(r, 0, SHORT_CAP).unwrap_or_default(),
-                cell(r, 1, SHORT_CAP).unwrap_or_default(),
-            );
-            if !why.contains_key(&id) {
-                order.push(id.clone());
-            }
-            why.entry(id).or_default().push(why_of(r, 2));
-        }
-        let mut sessions = Vec::new();
-        for (publisher, key) in order.into_iter().take(MAX_LIMIT as usize) {
-            let Some(session) = self.session_row(&publisher, &key)? else {
-                continue;
-            };
-            let turns = self.turns(&publisher, &key, 200)?;
-            let w = why.remove(&(publisher, key)).unwrap_or_default();
-            sessions.push(TeamSkimSession {
-                session,
-                why: w,
-                turns,
-            });
-        }
-        sessions.sort_by(|a, b| {
-            (a.session.started_at.as_deref(), &a.session.publisher)
-                .cmp(&(b.session.started_at.as_deref(), &b.session.publisher))
-        });
-        let mut publishers: Vec<String> = sessions
+             ), timed AS (
+                 SELECT s.publisher, s.session_key,
+                        CASE WHEN s.started_at::text ~ '{RFC3339_UTC}'
+                              AND s.started_at::text <= to_char((now() + interval '1 day') AT TIME ZONE 'UTC',
+                                                          'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                             THEN s.started_at::text END AS t
+                 FROM cairn.sessions s
+                 JOIN matched m ON m.publisher = s.publisher AND m.session_key = s.session_key
+             ), picked AS (
+                 SELECT publisher, session_key,
+                        row_number() OVER (ORDER BY t DESC NULLS LAST, publisher DESC, session_key DESC) AS rn,
+                        count(*) OVER () AS matched
+                 FROM timed
+                 ORDER BY t DESC NULLS LAST, publisher DESC, session_key DESC
+                 LIMIT $3
+             )"
+        );
+        let rows = tx
+            .query(
+                &format!(
+                    "{picked}
+                     SELECT p.rn::text, p.matched::text, {cols}
+                     FROM picked p
+                     JOIN cairn.sessions s ON s.publisher = p.publisher AND s.session_key = p.session_key
+                     ORDER BY p.rn",
+                    cols = session_columns()
+                ),
+                &[&keys, &pr, &limit],
+            )
+            .map_err(|e| server.error(e, "cannot read the sessions"))?;
+        let matched = rows.first().and_then(|r| number(r, 1)).unwrap_or(0).max(0);
+        let mut sessions: Vec<TeamSkimSession> = rows
             .iter()
-            .map(|s| s.session.publisher.clone())
+            .map(|r| TeamSkimSession {
+                session: session_of(r, 2),
+                why: Vec::new(),
+                turns: Vec::new(),
+            })
+            .collect();
+        // `rn` as an index into `sessions` (which is in `rn` order).
+        let at = |r: &Row| {
+            number(r, 0)
+                .and_then(|n| usize::try_from(n - 1).ok())
+                .filter(|&i| i < sessions.len())
+        };
+        let turns = tx
+            .query(
+                &format!(
+                    "{picked}
+                     SELECT p.rn::text, {turn_cols}
+                     FROM picked p
+                     CROSS JOIN LATERAL (
+                         SELECT * FROM cairn.turns t
+                         WHERE t.publisher = p.publisher AND t.session_key = p.session_key
+                         ORDER BY t.turn_index LIMIT $4
+                     ) t
+                     ORDER BY p.rn, t.turn_index",
+                    turn_cols = turn_columns()
+                ),
+                &[&keys, &pr, &limit, &SKIM_TURNS],
+            )
+            .map_err(|e| server.error(e, "cannot read turns"))?;
+        let placed: Vec<(usize, TeamTurn)> = turns
+            .iter()
+            .filter_map(|r| Some((at(r)?, turn_of(r, 1))))
+            .collect();
+        let links = tx
+            .query(
+                &format!(
+                    "{picked}
+                     SELECT p.rn::text, {key}, left(l.evidence::text, 64), l.strong::text,
+                            l.confidence::text, left(l.commit_id::text, 80)
+                     FROM picked p
+                     CROSS JOIN LATERAL (
+                         SELECT * FROM cairn.links l
+                         WHERE l.publisher = p.publisher AND l.session_key = p.session_key
+                           AND (l.target_key = ANY($1) OR ($2::int8 IS NOT NULL AND l.pr_number = $2))
+                         ORDER BY l.strong DESC, l.confidence DESC LIMIT $4
+                     ) l
+                     ORDER BY p.rn, l.strong DESC, l.confidence DESC",
+                    key = short("l.target_key")
+                ),
+                &[&keys, &pr, &limit, &SKIM_WHY],
+            )
+            .map_err(|e| server.error(e, "cannot read links"))?;
+        let whys: Vec<(usize, TeamWhy)> = links
+            .iter()
+            .filter_map(|r| Some((at(r)?, why_of(r, 1))))
+            .collect();
+        let everyone = tx
+            .query(
+                "SELECT DISTINCT left(publisher::text, 500) FROM cairn.links
+                 WHERE target_key = ANY($1) OR ($2::int8 IS NOT NULL AND pr_number = $2)
+                 ORDER BY 1 LIMIT 1000",
+                &[&keys, &pr],
+            )
+            .map_err(|e| server.error(e, "cannot read who published"))?;
+        tx.commit().map_err(|e| server.error(e, "cannot end"))?;
+        for (i, turn) in placed {
+            sessions[i].turns.push(turn);
+        }
+        for (i, why) in whys {
+            sessions[i].why.push(why);
+        }
+        sessions.reverse();
+        let mut publishers: Vec<String> = everyone
+            .iter()
+            .filter_map(|r| cell(r, 0, SHORT_CAP))
             .collect();
         publishers.sort();
         publishers.dedup();
+        let shown = sessions.len() as i64;
         Ok(TeamSkim {
             target: t.key,
             publishers,
+            matched: u32::try_from(matched).unwrap_or(u32::MAX),
+            left_out: u32::try_from((matched - shown).max(0)).unwrap_or(u32::MAX),
             sessions,
         })
     }
@@ -507,55 +608,78 @@ impl<'a> Reader<'a> {
     fn session_row(&mut self, publisher: &str, key: &str) -> Result<Option<TeamSession>> {
         let rows = self.query(
             &format!(
-                "SELECT publisher::text, session_key::text, left(agent::text, 40), {title}, {project}, {branch},
-                        {model}, left(started_at::text, 64), left(updated_at::text, 64), turn_count::text,
-                        record_count::text, to_char(pushed_at::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
-                 FROM cairn.sessions WHERE publisher = $1 AND session_key = $2",
-                title = short("title"),
-                project = short("project"),
-                branch = short("git_branch"),
-                model = short("model"),
+                "SELECT {cols} FROM cairn.sessions s WHERE s.publisher = $1 AND s.session_key = $2",
+                cols = session_columns()
             ),
             &[&publisher, &key],
             "cannot read the session",
         )?;
-        Ok(rows.first().map(|r| TeamSession {
-            publisher: cell(r, 0, SHORT_CAP).unwrap_or_default(),
-            session_key: cell(r, 1, SHORT_CAP).unwrap_or_default(),
-            agent: cell(r, 2, SHORT_CAP).unwrap_or_default(),
-            title: cell(r, 3, SHORT_CAP),
-            project: cell(r, 4, SHORT_CAP),
-            git_branch: cell(r, 5, SHORT_CAP),
-            model: cell(r, 6, SHORT_CAP),
-            started_at: time(r, 7),
-            updated_at: time(r, 8),
-            turn_count: number(r, 9),
-            record_count: number(r, 10),
-            pushed_at: time(r, 11),
-        }))
+        Ok(rows.first().map(|r| session_of(r, 0)))
     }
 
     fn turns(&mut self, publisher: &str, key: &str, limit: i64) -> Result<Vec<TeamTurn>> {
         let rows = self.query(
             &format!(
-                "SELECT turn_index::text, left(started_at::text, 64), record_count::text, tool_call_count::text, {preview}
-                 FROM cairn.turns WHERE publisher = $1 AND session_key = $2
-                 ORDER BY turn_index LIMIT $3",
-                preview = short("preview")
+                "SELECT {cols} FROM cairn.turns t WHERE t.publisher = $1 AND t.session_key = $2
+                 ORDER BY t.turn_index LIMIT $3",
+                cols = turn_columns()
             ),
             &[&publisher, &key, &limit],
             "cannot read turns",
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| TeamTurn {
-                turn_index: number(r, 0),
-                started_at: time(r, 1),
-                record_count: number(r, 2),
-                tool_call_count: number(r, 3),
-                preview: cell(r, 4, SHORT_CAP),
-            })
-            .collect())
+        Ok(rows.iter().map(|r| turn_of(r, 0)).collect())
+    }
+}
+
+/// A session's columns (table alias `s`), read back by [`session_of`].
+fn session_columns() -> String {
+    format!(
+        "{publisher}, {key}, left(s.agent::text, 40), {title}, {project}, {branch}, {model},
+         left(s.started_at::text, 64), left(s.updated_at::text, 64), s.turn_count::text, s.record_count::text,
+         to_char(s.pushed_at::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
+        publisher = short("s.publisher"),
+        key = short("s.session_key"),
+        title = short("s.title"),
+        project = short("s.project"),
+        branch = short("s.git_branch"),
+        model = short("s.model"),
+    )
+}
+
+/// The columns of [`session_columns`], from column `at` on.
+fn session_of(r: &Row, at: usize) -> TeamSession {
+    TeamSession {
+        publisher: cell(r, at, SHORT_CAP).unwrap_or_default(),
+        session_key: cell(r, at + 1, SHORT_CAP).unwrap_or_default(),
+        agent: cell(r, at + 2, SHORT_CAP).unwrap_or_default(),
+        title: cell(r, at + 3, SHORT_CAP),
+        project: cell(r, at + 4, SHORT_CAP),
+        git_branch: cell(r, at + 5, SHORT_CAP),
+        model: cell(r, at + 6, SHORT_CAP),
+        started_at: time(r, at + 7),
+        updated_at: time(r, at + 8),
+        turn_count: number(r, at + 9),
+        record_count: number(r, at + 10),
+        pushed_at: time(r, at + 11),
+    }
+}
+
+/// A turn's columns (table alias `t`), read back by [`turn_of`].
+fn turn_columns() -> String {
+    format!(
+        "t.turn_index::text, left(t.started_at::text, 64), t.record_count::text, t.tool_call_count::text, {preview}",
+        preview = short("t.preview")
+    )
+}
+
+/// The columns of [`turn_columns`], from column `at` on.
+fn turn_of(r: &Row, at: usize) -> TeamTurn {
+    TeamTurn {
+        turn_index: number(r, at),
+        started_at: time(r, at + 1),
+        record_count: number(r, at + 2),
+        tool_call_count: number(r, at + 3),
+        preview: cell(r, at + 4, SHORT_CAP),
     }
 }
 

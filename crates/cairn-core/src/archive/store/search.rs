@@ -65,7 +65,7 @@ fn push_record_filter(
     time: &str,
 ) {
     if let Some(agent) = f.agent {
-        sql.push_str(" AND s.agent = ?");
+        sql.push_str(&format!(" AND {} = ?", super::RAN_AS_SQL));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(branch) = f.branch {
@@ -95,7 +95,7 @@ pub fn search_records(
 ) -> rusqlite::Result<Vec<SearchHit>> {
     let mut sql = format!(
         "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
-                s.agent,
+                {},
                 COALESCE(s.title, {}),
                 s.project, COALESCE(r.git_branch, s.git_branch),
                 snippet(records_fts, -1, char(57344), char(57345), '…', 16), r.retracted_at
@@ -104,6 +104,7 @@ pub fn search_records(
          JOIN sessions s ON s.id = r.session_id
          LEFT JOIN turns t ON t.id = r.turn_id
          WHERE records_fts MATCH ?",
+        super::RAN_AS_SQL,
         super::first_request_sql("s.id")
     );
     let mut args = vec![SqlValue::Text(expr.to_owned())];
@@ -148,13 +149,14 @@ pub fn turn_hits(
     let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     let mut sql = format!(
         "SELECT t.id, s.session_key, t.turn_key, t.opening_ordinal, COALESCE(r.kind, 'message'), r.role,
-                r.tool_name, COALESCE(r.timestamp, t.started_at), s.agent, s.title, s.project,
+                r.tool_name, COALESCE(r.timestamp, t.started_at), {ran_as}, s.title, s.project,
                 COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, ''),
                 r.retracted_at
          FROM turns t
          JOIN sessions s ON s.id = t.session_id
          LEFT JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
-         WHERE t.id IN ({list})"
+         WHERE t.id IN ({list})",
+        ran_as = super::RAN_AS_SQL
     );
     let mut args: Vec<SqlValue> = Vec::new();
     push_record_filter(

@@ -296,7 +296,7 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     );
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(agent) = q.agent {
-        sql.push_str(" AND s.agent = ?");
+        sql.push_str(&format!(" AND {RAN_AS_SQL} = ?"));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(branch) = &q.branch {
@@ -343,13 +343,14 @@ pub struct AgentCount {
     pub sessions: u32,
 }
 
-/// The agents with sessions in the archive, most sessions first (then by name).
+/// The agents with sessions in the archive, most sessions first (then by name). A session
+/// counts for the agent the filters find it under ([`RAN_AS_SQL`]).
 pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT agent, COUNT(*) FROM sessions
-         WHERE record_count > 0 AND (relation IS NULL OR relation = 'fork')
-         GROUP BY agent",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RAN_AS_SQL}, COUNT(*) FROM sessions s
+         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')
+         GROUP BY 1"
+    ))?;
     let mut out: Vec<AgentCount> = stmt
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
         .filter_map(|row| match row {
@@ -420,6 +421,39 @@ fn ran_by(agent: &str, provider: Option<String>) -> Option<String> {
         .and_then(|p| crate::agent::ran_by(&p))
 }
 
+/// The SQL for the agent a session (alias `s`) is filtered by and shown as in search hits and
+/// lists: `ran_as` (migration 25, [`crate::agent::ran_as`]) when set, else its `agent`.
+pub const RAN_AS_SQL: &str = "COALESCE(s.ran_as, s.agent)";
+
+/// Keep `ran_as` of the session with row id `id` true to its `agent` and `provider`: capture
+/// calls it for every `atif` session it writes.
+pub fn set_ran_as(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    let row: Option<(String, Option<String>)> = conn
+        .prepare_cached("SELECT agent, provider FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    if let Some((agent, provider)) = row {
+        let stored = Agent::parse(&agent);
+        let ran = stored.map(|a| crate::agent::ran_as(a, provider.as_deref()));
+        let value = ran.filter(|r| Some(*r) != stored).map(|r| r.as_str());
+        conn.prepare_cached("UPDATE sessions SET ran_as = ?2 WHERE id = ?1 AND ran_as IS NOT ?2")?
+            .execute(params![id, value])?;
+    }
+    Ok(())
+}
+
+/// [`set_ran_as`] for every `atif` session (migration 25).
+pub fn set_every_ran_as(conn: &Connection) -> rusqlite::Result<()> {
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM sessions WHERE agent = 'atif' AND provider IS NOT NULL")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in ids {
+        set_ran_as(conn, id)?;
+    }
+    Ok(())
+}
+
 /// The head of the session with row id `id`.
 pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
     conn.prepare_cached(
@@ -486,6 +520,7 @@ pub fn sessions_in_repos(conn: &Connection, repos: &[i64]) -> rusqlite::Result<V
 /// Where a session ran and how active it was, as the branch list counts it.
 #[derive(Debug, Clone)]
 pub struct SessionPlaceRow {
+    /// The agent it ran as ([`RAN_AS_SQL`]): a pulled Claude session is `claude`.
     pub agent: Option<Agent>,
     pub repo_id: Option<i64>,
     pub project: Option<String>,
@@ -500,7 +535,7 @@ pub fn session_places(
 ) -> rusqlite::Result<std::collections::HashMap<i64, SessionPlaceRow>> {
     let mut out = std::collections::HashMap::new();
     let mut stmt = conn.prepare_cached(
-        "SELECT repo_id, project, updated_at, turn_count, agent FROM sessions WHERE id = ?1",
+        "SELECT repo_id, project, updated_at, turn_count, COALESCE(ran_as, agent) FROM sessions WHERE id = ?1",
     )?;
     for &id in ids {
         if out.contains_key(&id) {

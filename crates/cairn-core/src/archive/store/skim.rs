@@ -8,6 +8,7 @@ use crate::archive::Agent;
 #[derive(Debug, Clone)]
 pub struct SessionCard {
     pub key: String,
+    /// The agent it ran as ([`super::RAN_AS_SQL`]): a pulled Claude session is `claude`.
     pub agent: Agent,
     pub title: Option<String>,
     pub project: Option<String>,
@@ -24,7 +25,7 @@ pub struct SessionCard {
 /// The card of the session with row id `id`.
 pub fn session_card(conn: &Connection, id: i64) -> rusqlite::Result<SessionCard> {
     conn.prepare_cached(
-        "SELECT session_key, agent, title, project, started_at, updated_at, turn_count, record_count, published_at,
+        "SELECT session_key, COALESCE(ran_as, agent), title, project, started_at, updated_at, turn_count, record_count, published_at,
                 publisher IS NOT NULL
          FROM sessions WHERE id = ?1",
     )?

@@ -112,7 +112,7 @@ pub fn sessions_in_slice(
         args.push(SqlValue::Text(project.to_owned()));
     }
     if let Some(agent) = slice.agent {
-        sql.push_str(" AND s.agent = ?");
+        sql.push_str(&format!(" AND {} = ?", super::RAN_AS_SQL));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(linked) = slice.linked {
