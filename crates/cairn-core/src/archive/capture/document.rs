@@ -314,11 +314,17 @@ fn key_records(out: &mut LineOutput, unit: &str) {
 /// once for its revision and its retained line alike.
 fn redacted(v: &mut Value, findings: &mut Vec<crate::archive::redact::Finding>) -> String {
     let redactor = Redactor::global();
-    let text = v.to_string();
+    let text = compact(v);
     if !redactor.might_contain_secret(&text) || !redactor.redact_json(v, findings) {
         return text;
     }
-    v.to_string()
+    compact(v)
+}
+
+/// `v` as compact JSON, the text `v.to_string()` gives, written straight into bytes rather than
+/// through the formatter (`Display`), which costs a call per piece of the row.
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
 }
 
 /// A short digest of a redacted value's serialised text.
@@ -360,6 +366,9 @@ mod tests {
             json!({"t": "esc \u{1b}[2J and ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ"}),
             json!({"t": "quote \" slash \\ and é", "null": null, "f": 1.5}),
             json!({"password": "hunter2-but-longer", "x": ["a", {"token": "abc"}]}),
+            // Go's escapes quoted inside a string (a Crush tool's input): `\\u003c` printed.
+            json!({"input": "{\"content\":\"\\u003cfile\\u003e\"}"}),
+            json!({"input": "{\"c\":\"\\u003c ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ\"}"}),
         ];
         for v in values {
             let mut walked = v.clone();
