@@ -934,8 +934,9 @@ def team_table(r):
     f, inc, no, sz, se, sk = t["first"], t["incremental"], t["nothing"], t["sizes"], t["search"], t["skim"]
     rec = sz["records"]
     per_row = (rec["table_bytes"]) / rec["rows"] if rec["rows"] else None
-    idx_per_m = rec["index_bytes"] / rec["rows"] * 1e6 / 1e6 if rec["rows"] else None
-    gin_per_m = rec["gin_bytes"] / rec["rows"] * 1e6 / 1e6 if rec["rows"] else None
+    # bytes a record = MB per million records
+    idx_per_m = rec["index_bytes"] / rec["rows"] if rec["rows"] else None
+    gin_per_m = rec["gin_bytes"] / rec["rows"] if rec["rows"] else None
     L = [f"## The team archive: push, search and skim on a throwaway PostgreSQL ({t['corpus']} corpus, "
          f"{fmt(t['archive_mb'], 0)} MB archive)", "",
          f"`cairn team push` / `team search` / `team skim` ({t.get('profile', 'release')} build) against the cluster of",
@@ -954,8 +955,8 @@ def team_table(r):
          f"{sk['pr_sessions_per_mate']} a teammate) | p50 {fmt(sk['p50_ms'], 0)} ms, p95 {fmt(sk['p95_ms'], 0)} ms "
          f"over {sk['runs']} runs | {sk['load']} |",
          f"| server size | database {fmt(sz['database_bytes'] / 1e6, 0)} MB; records {rec['rows']:,} rows, "
-         f"{fmt(per_row, 0)} bytes a row (table with TOAST), indexes {fmt(idx_per_m / 1e6 if idx_per_m else None, 0)} MB "
-         f"per million records (of which the full-text GIN {fmt(gin_per_m / 1e6 if gin_per_m else None, 0)} MB) | |",
+         f"{fmt(per_row, 0)} bytes a row (table with TOAST), indexes {fmt(idx_per_m, 0)} MB "
+         f"per million records (of which the full-text GIN {fmt(gin_per_m, 0)} MB) | |",
          ""]
     for name in ("sessions", "turns", "links"):
         x = sz[name]
