@@ -149,7 +149,7 @@ impl Cairn {
             let mut turns = query.clone();
             turns.limit = Some(500);
             Some(
-                views::search::semantic(store.conn(), &turns, &matrix, &vector)
+                views::search::semantic_unsnipped(store.conn(), &turns, &matrix, &vector)
                     .map_err(|e| store.err(e))?,
             )
         } else {

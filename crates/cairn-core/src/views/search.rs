@@ -102,6 +102,21 @@ pub fn semantic(
     matrix: &Matrix,
     query: &[f32],
 ) -> rusqlite::Result<Vec<SearchHit>> {
+    let mut hits = semantic_unsnipped(conn, q, matrix, query)?;
+    if let Some(expr) = fts_query(&q.text) {
+        archive::fill_snippets(conn, &expr, &mut hits)?;
+    }
+    Ok(hits)
+}
+
+/// [`semantic`] with the full-text hits' snippets left empty (see
+/// [`archive::ranked_records`]): [`sessions`] fills them for the turns it shows.
+pub fn semantic_unsnipped(
+    conn: &Connection,
+    q: &SearchQuery,
+    matrix: &Matrix,
+    query: &[f32],
+) -> rusqlite::Result<Vec<SearchHit>> {
     let limit = q.limit.unwrap_or(20) as usize;
     if q.mode == Mode::Vector {
         return Ok(vector_hits(conn, q, matrix, query, limit)?
@@ -119,11 +134,13 @@ pub fn semantic(
             .clone()
             .unwrap_or_else(|| format!("{}#{}", h.session_key, h.ordinal))
     };
-    let mut lexical = q.clone();
-    lexical.limit = Some(500);
+    let lexical = match fts_query(&q.text) {
+        Some(expr) => archive::ranked_records(conn, &expr, &filter(q), 500)?,
+        None => Vec::new(),
+    };
     let mut hits: HashMap<String, SearchHit> = HashMap::new();
     let mut lexical_keys = Vec::new();
-    for h in search(conn, &lexical)? {
+    for h in lexical {
         if let std::collections::hash_map::Entry::Vacant(slot) = hits.entry(key(&h)) {
             lexical_keys.push(slot.key().clone());
             slot.insert(h);
@@ -231,6 +248,18 @@ pub fn sessions(
 ) -> rusqlite::Result<Vec<SessionHit>> {
     let terms = session_terms(&q.text);
     let limit = q.limit.unwrap_or(20) as usize;
+    // What the shown turns' snippets mark: the words the full-text leg searched for.
+    let snippet_expr = if semantic.is_some() {
+        fts_query(&q.text)
+    } else {
+        (!terms.is_empty()).then(|| {
+            terms
+                .iter()
+                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        })
+    };
     // Leg 1: turns, each session by the rank of its best turn, with its next best ones.
     let ranked_turns = match semantic {
         Some(hits) => hits,
@@ -241,9 +270,9 @@ pub fn sessions(
                 .iter()
                 .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
                 .collect();
-            let mut hits = archive::search_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
+            let mut hits = archive::ranked_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
             if terms.len() > 1 {
-                hits.extend(archive::search_records(
+                hits.extend(archive::ranked_records(
                     conn,
                     &quoted.join(" OR "),
                     &filter(q),
@@ -349,6 +378,9 @@ pub fn sessions(
     for f in fusion::rrf(&legs).into_iter().take(limit) {
         if let Some(mut hit) = by_session.remove(&f.key) {
             hit.score = f.score;
+            if let Some(expr) = &snippet_expr {
+                archive::fill_snippets(conn, expr, &mut hit.turns)?;
+            }
             if let Some(id) = archive::resolve_session(conn, &hit.session_key)? {
                 let card = archive::session_card(conn, id)?;
                 hit.started_at = card.started_at;

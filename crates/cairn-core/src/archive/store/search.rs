@@ -1,6 +1,6 @@
 //! Search's reads: records by full text, turns by id.
 
-use rusqlite::{Connection, params_from_iter, types::Value as SqlValue};
+use rusqlite::{Connection, OptionalExtension, params_from_iter, types::Value as SqlValue};
 use serde::{Deserialize, Serialize};
 
 use super::count;
@@ -93,24 +93,49 @@ pub fn search_records(
     f: &RecordFilter<'_>,
     limit: u32,
 ) -> rusqlite::Result<Vec<SearchHit>> {
-    let mut sql = format!(
-        "SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
-                {},
-                COALESCE(s.title, {}),
-                s.project, COALESCE(r.git_branch, s.git_branch),
-                snippet(records_fts, -1, char(57344), char(57345), '…', 16), r.retracted_at
+    let mut hits = ranked_records(conn, expr, f, limit)?;
+    fill_snippets(conn, expr, &mut hits)?;
+    Ok(hits)
+}
+
+/// [`search_records`] without the snippets: each hit's `snippet` is left empty, for
+/// [`fill_snippets`] to fill on the few hits that are shown. FTS5 builds a snippet by reading
+/// and tokenising the record's text again, and SQLite computes every selected column of every
+/// matching row before it sorts them, so a snippet in the ranking query costs one per match
+/// (hundreds of thousands for common words in a large archive), not one per hit kept.
+pub fn ranked_records(
+    conn: &Connection,
+    expr: &str,
+    f: &RecordFilter<'_>,
+    limit: u32,
+) -> rusqlite::Result<Vec<SearchHit>> {
+    // The ranking reads only the match, its bm25 and what the filters need; the hit's columns
+    // (and the session's first request, a subquery) are read for the `limit` rows kept.
+    let mut inner = String::from(
+        "SELECT records_fts.rowid AS id, bm25(records_fts) AS score
          FROM records_fts
          JOIN records r ON r.id = records_fts.rowid
          JOIN sessions s ON s.id = r.session_id
-         LEFT JOIN turns t ON t.id = r.turn_id
          WHERE records_fts MATCH ?",
+    );
+    let mut args = vec![SqlValue::Text(expr.to_owned())];
+    push_record_filter(&mut inner, &mut args, f, "r.timestamp");
+    inner.push_str(" ORDER BY score LIMIT ?");
+    args.push(SqlValue::Integer(i64::from(limit)));
+    let sql = format!(
+        "WITH top(id, score) AS MATERIALIZED ({inner})
+         SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
+                {},
+                COALESCE(s.title, {}),
+                s.project, COALESCE(r.git_branch, s.git_branch), r.retracted_at
+         FROM top
+         JOIN records r ON r.id = top.id
+         JOIN sessions s ON s.id = r.session_id
+         LEFT JOIN turns t ON t.id = r.turn_id
+         ORDER BY top.score, top.id",
         super::RAN_AS_SQL,
         super::first_request_sql("s.id")
     );
-    let mut args = vec![SqlValue::Text(expr.to_owned())];
-    push_record_filter(&mut sql, &mut args, f, "r.timestamp");
-    sql.push_str(" ORDER BY bm25(records_fts) LIMIT ?");
-    args.push(SqlValue::Integer(i64::from(limit)));
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args), |r| {
         let agent: String = r.get(7)?;
@@ -126,13 +151,45 @@ pub fn search_records(
             title: r.get(8)?,
             project: r.get(9)?,
             git_branch: r.get(10)?,
-            snippet: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+            snippet: String::new(),
             score: None,
             match_reasons: vec!["keyword".to_owned()],
-            retracted_at: r.get(12)?,
+            retracted_at: r.get(11)?,
         })
     })?;
     rows.collect()
+}
+
+/// Fill the empty snippet of each full-text hit in `hits` (one `keyword` among its reasons,
+/// as [`ranked_records`] leaves it) with its record's matches for `expr` marked. A hit whose
+/// record no longer matches keeps an empty snippet.
+pub fn fill_snippets(
+    conn: &Connection,
+    expr: &str,
+    hits: &mut [SearchHit],
+) -> rusqlite::Result<()> {
+    let mut id_of = conn.prepare_cached(
+        "SELECT r.id FROM records r JOIN sessions s ON s.id = r.session_id
+         WHERE s.session_key = ?1 AND r.ordinal = ?2",
+    )?;
+    let mut snippet_of = conn.prepare_cached(
+        "SELECT snippet(records_fts, -1, char(57344), char(57345), '…', 16)
+         FROM records_fts WHERE records_fts MATCH ?1 AND rowid = ?2",
+    )?;
+    for hit in hits
+        .iter_mut()
+        .filter(|h| h.snippet.is_empty() && h.match_reasons.iter().any(|m| m == "keyword"))
+    {
+        let id: Option<i64> = id_of
+            .query_row(rusqlite::params![hit.session_key, hit.ordinal], |r| r.get(0))
+            .optional()?;
+        let Some(id) = id else { continue };
+        let snippet: Option<Option<String>> = snippet_of
+            .query_row(rusqlite::params![expr, id], |r| r.get(0))
+            .optional()?;
+        hit.snippet = snippet.flatten().unwrap_or_default();
+    }
+    Ok(())
 }
 
 /// The turns among `ids` that pass `f`, each as a hit on its opening record (its prompt as the
