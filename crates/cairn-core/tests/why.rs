@@ -484,6 +484,29 @@ fn why_answers_from_commits_lines_and_descriptions() {
     assert_eq!(a.kind, WhyKind::Description);
     assert_eq!(a.sessions[0].session_key, w.session_key);
     assert!(a.sessions[0].confidence <= 0.5);
+    // The shown turns carry their snippet (filled after ranking, for the shown hits only).
+    let words = [
+        "propagate",
+        "traceparent",
+        "headers",
+        "plugin",
+        "hook",
+        "scripts",
+    ];
+    let search_turns: Vec<_> = a.sessions[0]
+        .turns
+        .iter()
+        .filter(|t| t.evidence == "search")
+        .collect();
+    assert!(!search_turns.is_empty(), "{:?}", a.sessions[0].turns);
+    for t in search_turns {
+        let detail = t.detail.to_lowercase();
+        assert!(
+            words.iter().any(|w| detail.contains(w)),
+            "a snippet shows a matched word: {:?}",
+            t.detail
+        );
+    }
 }
 
 #[test]

@@ -181,7 +181,9 @@ pub fn fill_snippets(
         .filter(|h| h.snippet.is_empty() && h.match_reasons.iter().any(|m| m == "keyword"))
     {
         let id: Option<i64> = id_of
-            .query_row(rusqlite::params![hit.session_key, hit.ordinal], |r| r.get(0))
+            .query_row(rusqlite::params![hit.session_key, hit.ordinal], |r| {
+                r.get(0)
+            })
             .optional()?;
         let Some(id) = id else { continue };
         let snippet: Option<Option<String>> = snippet_of
