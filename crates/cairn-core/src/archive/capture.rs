@@ -546,11 +546,7 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
         } else {
             line_no
         };
-        // Straight into bytes: `to_string` (Display) goes through the formatter, write by write.
-        let tool_input = record
-            .tool_input
-            .as_ref()
-            .map(|v| serde_json::to_string(v).unwrap_or_else(|_| v.to_string()));
+        let tool_input = record.tool_input.as_ref().map(ToString::to_string);
         let file_paths = (!record.file_paths.is_empty())
             .then(|| serde_json::to_string(&record.file_paths).unwrap_or_default());
         let (hash, revision) = match (&record.unit, &record.key) {
@@ -586,55 +582,31 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
 }
 
 /// The revision of a keyed record: a digest of every field the writer stores for it, so a
-/// re-read of an unchanged unit is told apart from an update. The digest is of the JSON array
-/// `[kind, timestamp, role, …, git_branch]`, serialised from the record's fields as they are
-/// (no copy of its text into a JSON value first: the text is most of a record's bytes). Stored
-/// revisions are compared on every re-read, so these bytes must never change.
+/// re-read of an unchanged unit is told apart from an update.
 fn revision_of(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -> String {
-    let fields = RevisionFields {
-        r,
+    let fields = serde_json::json!([
+        r.kind().as_str(),
+        r.timestamp,
+        r.role,
+        r.source_event_kind,
+        r.text,
+        r.tool_name,
+        r.tool_kind.map(ToolKind::as_str),
         tool_input,
+        r.call_id,
+        r.exit_code,
+        r.outcome.map(|o| o.as_str()),
+        r.prompt_source.map(PromptSource::as_str),
         file_paths,
-    };
-    // Serialising these plain fields cannot fail.
-    let text = serde_json::to_vec(&fields).unwrap_or_default();
-    let mut digest = keys::digest_hex(&text);
+        r.is_sidechain,
+        r.is_compaction,
+        r.message_id,
+        r.cwd,
+        r.git_branch,
+    ]);
+    let mut digest = keys::digest_hex(fields.to_string().as_bytes());
     digest.truncate(32);
     digest
-}
-
-/// The fields of a record's revision, in their order (see [`revision_of`]).
-struct RevisionFields<'a> {
-    r: &'a Record,
-    tool_input: Option<&'a str>,
-    file_paths: Option<&'a str>,
-}
-
-impl Serialize for RevisionFields<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeTuple as _;
-        let r = self.r;
-        let mut t = s.serialize_tuple(18)?;
-        t.serialize_element(r.kind().as_str())?;
-        t.serialize_element(&r.timestamp)?;
-        t.serialize_element(&r.role)?;
-        t.serialize_element(&r.source_event_kind)?;
-        t.serialize_element(&r.text)?;
-        t.serialize_element(&r.tool_name)?;
-        t.serialize_element(&r.tool_kind.map(ToolKind::as_str))?;
-        t.serialize_element(&self.tool_input)?;
-        t.serialize_element(&r.call_id)?;
-        t.serialize_element(&r.exit_code)?;
-        t.serialize_element(&r.outcome.map(|o| o.as_str()))?;
-        t.serialize_element(&r.prompt_source.map(PromptSource::as_str))?;
-        t.serialize_element(&self.file_paths)?;
-        t.serialize_element(&r.is_sidechain)?;
-        t.serialize_element(&r.is_compaction)?;
-        t.serialize_element(&r.message_id)?;
-        t.serialize_element(&r.cwd)?;
-        t.serialize_element(&r.git_branch)?;
-        t.end()
-    }
 }
 
 fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {
@@ -1911,80 +1883,4 @@ pub fn capture_many(
     }
     progress.finish();
     Ok(tally.finish(files.len()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::archive::Outcome;
-
-    /// The digest of the JSON array of a record's stored fields, built as a value and printed:
-    /// what revisions were before they were serialised from the fields, and so what every revision
-    /// already stored holds.
-    fn revision_as_value(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -> String {
-        let fields = serde_json::json!([
-            r.kind().as_str(),
-            r.timestamp,
-            r.role,
-            r.source_event_kind,
-            r.text,
-            r.tool_name,
-            r.tool_kind.map(ToolKind::as_str),
-            tool_input,
-            r.call_id,
-            r.exit_code,
-            r.outcome.map(|o| o.as_str()),
-            r.prompt_source.map(PromptSource::as_str),
-            file_paths,
-            r.is_sidechain,
-            r.is_compaction,
-            r.message_id,
-            r.cwd,
-            r.git_branch,
-        ]);
-        let mut digest = keys::digest_hex(fields.to_string().as_bytes());
-        digest.truncate(32);
-        digest
-    }
-
-    /// A revision streamed into its digest is the one stored before: a re-read after an upgrade
-    /// finds every unchanged record unchanged.
-    #[test]
-    fn a_streamed_revision_is_the_stored_one() {
-        let full = Record {
-            kind: Some(RecordKind::ToolResult),
-            timestamp: Some("2025-08-04T18:14:30Z".into()),
-            role: Some("tool".into()),
-            source_event_kind: "crush:tool:tool_result".into(),
-            text: Some("line \"one\"\n\ttab \\ é \u{1b}[2J \u{7f} \u{2028}".into()),
-            tool_name: Some("bash".into()),
-            tool_kind: Some(ToolKind::Exec),
-            call_id: Some("c1".into()),
-            exit_code: Some(-2),
-            outcome: Some(Outcome::Failed),
-            prompt_source: Some(PromptSource::Human),
-            file_paths: vec!["/p/x.rs".into()],
-            is_sidechain: true,
-            is_compaction: true,
-            message_id: Some("m1".into()),
-            cwd: Some("/p".into()),
-            git_branch: Some("main".into()),
-            ..Record::default()
-        };
-        let input = r#"{"command":"ls \"a\""}"#;
-        let paths = r#"["/p/x.rs"]"#;
-        assert_eq!(
-            revision_of(&full, Some(input), Some(paths)),
-            revision_as_value(&full, Some(input), Some(paths))
-        );
-        let empty = Record::default();
-        assert_eq!(
-            revision_of(&empty, None, None),
-            revision_as_value(&empty, None, None)
-        );
-        assert_ne!(
-            revision_of(&full, Some(input), Some(paths)),
-            revision_of(&full, None, Some(paths))
-        );
-    }
 }

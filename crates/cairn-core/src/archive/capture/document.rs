@@ -314,17 +314,11 @@ fn key_records(out: &mut LineOutput, unit: &str) {
 /// once for its revision and its retained line alike.
 fn redacted(v: &mut Value, findings: &mut Vec<crate::archive::redact::Finding>) -> String {
     let redactor = Redactor::global();
-    let text = compact(v);
+    let text = v.to_string();
     if !redactor.might_contain_secret(&text) || !redactor.redact_json(v, findings) {
         return text;
     }
-    compact(v)
-}
-
-/// `v` as compact JSON, the text `v.to_string()` gives, written straight into bytes rather than
-/// through the formatter (`Display`), which costs a call per piece of the row.
-fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
+    v.to_string()
 }
 
 /// A short digest of a redacted value's serialised text.
