@@ -17,7 +17,9 @@
 //! out: a folder that does not exist yet (a repository's `.crush` before Crush first runs
 //! there, an agent installed after the window opened) is waited for from its nearest existing
 //! ancestor, watched alone; when it appears, the plan is made again, the folder is watched,
-//! and what the agent already wrote in it is captured.
+//! and what the agent already wrote in it is captured. A watched folder that is deleted or moved
+//! away (with its watch) makes the plan again too, so it is waited for the same way and watched
+//! again when it comes back.
 //!
 //! Dropping the [`Watch`] drops the notify watcher (the thread holds it only weakly, for the
 //! moment it adds a folder), which closes the channel and ends the thread.
@@ -124,9 +126,8 @@ fn debounce_loop<R: Runtime>(
         .collect();
     // Blocks without a timeout while idle: no wake-ups, no polling.
     while let Ok(first) = rx.recv() {
-        let mut changed = BTreeSet::new();
-        let mut created = BTreeSet::new();
-        collect(first, &mut changed, &mut created);
+        let mut seen = Seen::default();
+        collect(first, &mut seen);
         let burst = Instant::now();
         loop {
             let left = MAX_BATCH.saturating_sub(burst.elapsed());
@@ -134,13 +135,13 @@ fn debounce_loop<R: Runtime>(
                 break;
             }
             match rx.recv_timeout(QUIET.min(left)) {
-                Ok(event) => collect(event, &mut changed, &mut created),
+                Ok(event) => collect(event, &mut seen),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-        let mut files = transcripts(&dirs, &changed);
-        if created.iter().any(|p| plan.awaits(p)) {
+        let mut files = transcripts(&dirs, &seen.changed);
+        if seen.created.iter().any(|p| plan.awaits(p)) || seen.gone.iter().any(|p| plan.lost(p)) {
             // The watch was dropped meanwhile: the thread ends with the channel.
             let Some(strong) = watcher.upgrade() else {
                 return;
@@ -177,15 +178,22 @@ fn appeared(watch_dirs: &[WatchDir], added: &[(PathBuf, bool)]) -> Vec<FoundFile
     files
 }
 
-/// Keep the paths of events that can mean new transcript content (`changed`), and of every
-/// path that appeared (`created`: a folder the plan waits for may be one). Reads (our own
+/// What a burst of events touched.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Paths written: the transcripts among them are captured.
+    changed: BTreeSet<PathBuf>,
+    /// Paths that appeared (created or moved in): a folder the plan waits for may be one.
+    created: BTreeSet<PathBuf>,
+    /// Paths removed or moved away: a watched folder may be one.
+    gone: BTreeSet<PathBuf>,
+}
+
+/// Keep the paths of events that can mean new transcript content (`changed`), of every path
+/// that appeared (`created`) and of every path removed or moved away (`gone`). Reads (our own
 /// capture opens the files) and metadata-only changes are ignored, so capturing never triggers
 /// itself.
-fn collect(
-    event: notify::Result<notify::Event>,
-    changed: &mut BTreeSet<PathBuf>,
-    created: &mut BTreeSet<PathBuf>,
-) {
+fn collect(event: notify::Result<notify::Event>, seen: &mut Seen) {
     let Ok(event) = event else { return };
     if matches!(
         event.kind,
@@ -193,7 +201,18 @@ fn collect(
             | EventKind::Modify(notify::event::ModifyKind::Name(_))
             | EventKind::Any
     ) {
-        created.extend(event.paths.iter().cloned());
+        seen.created.extend(event.paths.iter().cloned());
+    }
+    if matches!(
+        event.kind,
+        EventKind::Remove(_)
+            | EventKind::Modify(notify::event::ModifyKind::Name(
+                notify::event::RenameMode::From
+                    | notify::event::RenameMode::Both
+                    | notify::event::RenameMode::Any
+            ))
+    ) {
+        seen.gone.extend(event.paths.iter().cloned());
     }
     let relevant = matches!(
         event.kind,
@@ -219,15 +238,15 @@ fn collect(
         match path.extension().and_then(|e| e.to_str()) {
             // Cursor's IDE store is `state.vscdb`, kiro-cli's `data.sqlite3`.
             Some("jsonl" | "json" | "db" | "vscdb" | "sqlite3") => {
-                changed.insert(path);
+                seen.changed.insert(path);
             }
             Some("md") if aider::is_history(&path) => {
-                changed.insert(path);
+                seen.changed.insert(path);
             }
             Some("db-wal" | "vscdb-wal" | "sqlite3-wal") if data_write => {
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
                 if let Some(db) = name.as_deref().and_then(|n| n.strip_suffix("-wal")) {
-                    changed.insert(path.with_file_name(db));
+                    seen.changed.insert(path.with_file_name(db));
                 }
             }
             _ => {}
@@ -289,16 +308,51 @@ pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<WatchDir> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{CreateKind, DataChange, ModifyKind};
+    use notify::event::{CreateKind, DataChange, ModifyKind, RemoveKind, RenameMode};
 
-    fn changed_by(kind: EventKind, paths: &[&str]) -> Vec<PathBuf> {
-        let mut changed = BTreeSet::new();
+    fn seen_by(kind: EventKind, paths: &[&str]) -> Seen {
+        let mut seen = Seen::default();
         let mut event = notify::Event::new(kind);
         for p in paths {
             event = event.add_path(PathBuf::from(p));
         }
-        collect(Ok(event), &mut changed, &mut BTreeSet::new());
-        changed.into_iter().collect()
+        collect(Ok(event), &mut seen);
+        seen
+    }
+
+    fn changed_by(kind: EventKind, paths: &[&str]) -> Vec<PathBuf> {
+        seen_by(kind, paths).changed.into_iter().collect()
+    }
+
+    /// A folder deleted, or moved away (both names of a rename within one watch: the old one
+    /// went), is gone; a created one appeared; neither is a transcript change by itself.
+    #[test]
+    fn a_removed_or_moved_folder_is_gone() {
+        let removed = seen_by(
+            EventKind::Remove(RemoveKind::Folder),
+            &["/h/.claude/projects"],
+        );
+        assert_eq!(
+            removed.gone.into_iter().collect::<Vec<_>>(),
+            [PathBuf::from("/h/.claude/projects")]
+        );
+        assert!(removed.changed.is_empty() && removed.created.is_empty());
+        let moved = seen_by(
+            EventKind::Modify(ModifyKind::Name(RenameMode::From)),
+            &["/h/.codex/sessions"],
+        );
+        assert_eq!(
+            moved.gone.into_iter().collect::<Vec<_>>(),
+            [PathBuf::from("/h/.codex/sessions")]
+        );
+        let created = seen_by(EventKind::Create(CreateKind::Folder), &["/h/.claude"]);
+        assert!(created.gone.is_empty());
+        assert_eq!(created.created.len(), 1);
+        let written = seen_by(
+            EventKind::Modify(ModifyKind::Data(DataChange::Content)),
+            &["/h/.claude/projects/p/s.jsonl"],
+        );
+        assert!(written.gone.is_empty() && written.created.is_empty());
     }
 
     /// An agent writes its database through the WAL: that is a change of the database. The

@@ -1059,7 +1059,7 @@ fn team_skim_keeps_the_most_recent_sessions_in_time_order_and_says_what_it_left_
     // Nothing cut, nothing said.
     let other = rita.run(&["team", "skim", "#778", "--from", &from]);
     let other_text = String::from_utf8_lossy(&other.stdout);
-    assert!(other_text.contains("1 sessions from mate0"), "{other_text}");
+    assert!(other_text.contains("1 session from mate0"), "{other_text}");
     assert!(!other_text.contains("left out"), "{other_text}");
 }
 

@@ -26,7 +26,9 @@ pub fn line(text: &str, max: usize) -> String {
     cairn_core::text::one_line(text, max)
 }
 
-fn plural(n: u32, noun: &str) -> String {
+/// `1 session`, `2 sessions`: a count and its noun, which takes an `s` unless the count is one.
+pub fn plural(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
     if n == 1 {
         format!("1 {noun}")
     } else {

@@ -8,7 +8,7 @@ use cairn_core::Cairn;
 use cairn_core::team::{Server, TeamPushReport, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
 use clap::{Args, Subcommand};
 
-use crate::render::{self, clean, line};
+use crate::render::{self, clean, line, plural};
 
 #[derive(Subcommand)]
 pub enum TeamCommand {
@@ -215,11 +215,11 @@ fn read_password(server: &Server) -> Result<String> {
 fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
     writeln!(
         out,
-        "pushed {} sessions ({} turns, {} records, {} links) to {} as {}; {} unchanged",
-        r.sessions_pushed,
-        r.turns_pushed,
-        r.records_pushed,
-        r.links_pushed,
+        "pushed {} ({}, {}, {}) to {} as {}; {} unchanged",
+        plural(r.sessions_pushed, "session"),
+        plural(r.turns_pushed, "turn"),
+        plural(r.records_pushed, "record"),
+        plural(r.links_pushed, "link"),
         clean(&r.server),
         clean(&r.publisher),
         r.sessions_unchanged
@@ -227,8 +227,8 @@ fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
     if r.sessions_withdrawn > 0 {
         writeln!(
             out,
-            "withdrew {} sessions forgotten here since the last push",
-            r.sessions_withdrawn
+            "withdrew {} forgotten here since the last push",
+            plural(r.sessions_withdrawn, "session")
         )?;
     }
     if r.entries_pushed > 0 || r.entries_withdrawn > 0 {
@@ -270,9 +270,9 @@ fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
 fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
     writeln!(
         out,
-        "{}: {} sessions from {}",
+        "{}: {} from {}",
         line(&s.target, 200),
-        s.matched,
+        plural(s.matched, "session"),
         if s.publishers.is_empty() {
             "nobody".to_owned()
         } else {

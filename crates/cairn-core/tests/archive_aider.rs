@@ -3,7 +3,7 @@
 //! that grow line by line stored once and updated in place.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::Path;

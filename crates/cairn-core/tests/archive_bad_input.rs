@@ -1,7 +1,7 @@
 //! Bad input gets a clear warning that names the file and line, and loses nothing else.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 

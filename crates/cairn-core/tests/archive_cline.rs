@@ -4,7 +4,7 @@
 //! folders never fatal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use support::count;

@@ -2,7 +2,7 @@
 //! same time) neither lose nor duplicate a record: the end state equals a one-shot capture.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

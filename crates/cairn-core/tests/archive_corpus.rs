@@ -11,7 +11,7 @@
 //! already knows, and a changed OpenCode message or part file is mapped back to its session.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

@@ -5,7 +5,7 @@
 //! create its `-wal`/`-shm` files, and the fixture stays as it was committed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use support::count;

@@ -3,7 +3,7 @@
 //! their parent, hostile lines never fatal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::Path;

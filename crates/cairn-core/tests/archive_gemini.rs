@@ -9,7 +9,7 @@
 //! here (synthetic: no public sample has them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

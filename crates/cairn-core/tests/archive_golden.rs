@@ -2,7 +2,7 @@
 //! snapshots (sessions, turns, record kinds, tool calls, branches, models, token totals).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;

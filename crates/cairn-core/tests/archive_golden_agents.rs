@@ -5,7 +5,7 @@
 //! up appends; a session links to the branch of its cwd's repository.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::Path;

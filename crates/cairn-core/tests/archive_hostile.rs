@@ -3,7 +3,7 @@
 //! never an error or a crash, and never lose what was stored before.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

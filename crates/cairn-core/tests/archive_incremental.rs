@@ -3,7 +3,7 @@
 //! rewritten file is reconciled without duplicates or losses.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;

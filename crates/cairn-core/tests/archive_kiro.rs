@@ -3,7 +3,7 @@
 //! SOURCES.md), a conversation rewritten with a new turn, and a value that is not JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

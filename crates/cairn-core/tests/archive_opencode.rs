@@ -5,7 +5,7 @@
 //! storage fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use support::count;

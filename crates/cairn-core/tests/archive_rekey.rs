@@ -9,7 +9,7 @@
 //! first and last line hashes, and keys stable when the source is read again.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! recorded as a finding without the secret.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

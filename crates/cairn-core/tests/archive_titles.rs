@@ -2,7 +2,7 @@
 //! message (a `<system-reminder>`, Codex's `<environment_context>`) never titles it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;

@@ -3,7 +3,7 @@
 //! and the links it keeps are exactly the links a rebuild from every record and snapshot gives.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

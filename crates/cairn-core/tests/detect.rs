@@ -3,8 +3,7 @@
 //! versions and model names come back printable; nothing but loopback is contacted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../../tests/support/fake_llm.rs"]
-mod fake_llm;
+use crate::fake_llm;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! vectors it returns serve vector search, and a failing server is named in the error.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -3,7 +3,7 @@
 //! tests/fixtures/embed/SOURCES.md says how the golden file was made.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel};
 use cairn_core::semantic::vectors::dot;

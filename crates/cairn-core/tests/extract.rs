@@ -4,9 +4,8 @@
 //! redirects, the transport policy, and what may leave the machine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../../tests/support/fake_llm.rs"]
-mod fake_llm;
-mod support;
+use crate::fake_llm;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

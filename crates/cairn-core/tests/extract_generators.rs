@@ -4,9 +4,8 @@
 //! agent) stops the pass with a message naming the generator and loses nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../../tests/support/fake_llm.rs"]
-mod fake_llm;
-mod support;
+use crate::fake_llm;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -370,7 +369,7 @@ fn the_doctor_probes_an_agent_cli_with_one_tiny_request() {
 /// once, the stand-in agent printing a canned answer): what Cairn itself costs per model call on
 /// each path (HTTP on loopback vs spawning an isolated agent process), not a model's speed. A
 /// measurement, not a check: run by hand and copied into bench/RESULTS.md.
-/// `cargo test -p cairn-core --test extract_generators -- --ignored --nocapture throughput`
+/// `cargo test -p cairn-core --test integration -- --ignored --nocapture extract_generators::throughput`
 #[test]
 #[ignore = "a measurement for bench/RESULTS.md, run by hand"]
 fn throughput_per_generator_kind() {

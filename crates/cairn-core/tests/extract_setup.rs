@@ -3,8 +3,7 @@
 //! open archive without reopening it, tested with one tiny request, previewed with a cost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../../tests/support/fake_llm.rs"]
-mod fake_llm;
+use crate::fake_llm;
 
 use cairn_core::Cairn;
 use cairn_core::config::{ExtractSetup, Schedule};

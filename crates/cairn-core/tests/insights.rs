@@ -2,7 +2,7 @@
 //! its prompts: slices, material budgets, the cache key, and what reaches the generator.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::cell::RefCell;
 
@@ -176,6 +176,34 @@ fn templates_choose_the_material_and_the_budget_is_kept() {
         "{}",
         small.prompt
     );
+}
+
+/// A trajectory imported as `atif` whose agent is Codex is sliced, counted and headed as Codex in
+/// a report, as every list names it (`ran_as`), never as `atif`.
+#[test]
+fn an_imported_trajectory_is_reported_as_the_agent_it_ran_as() {
+    let (_d, src, cairn) = archive();
+    let file = src.path().join("teammate.atif.json");
+    let trajectory = json!({
+        "schema_version": "ATIF-v1.4",
+        "session_id": "teammate-codex",
+        "agent": {"name": "codex", "version": "1.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "rename the flag", "timestamp": "2026-06-03T10:00:00Z"},
+            {"step_id": 2, "source": "agent", "message": "Renamed.", "timestamp": "2026-06-03T10:00:30Z"}
+        ]
+    });
+    std::fs::write(&file, trajectory.to_string()).unwrap();
+    cairn.import_atif(&file).unwrap();
+    let mut req = request("weekly-summary");
+    req.slice.agent = Some(Agent::Codex);
+    let rec = recorder();
+    let generated = cairn.insight_generate_with(&req, &rec, &|_| {}).unwrap();
+    assert_eq!(generated.insight.sessions_total, 3);
+    let prompt = rec.prompts.borrow()[0].clone();
+    assert!(prompt.contains("by agent: codex 3"), "{prompt}");
+    assert!(prompt.contains("rename the flag"), "{prompt}");
+    assert!(!prompt.contains("atif"), "{prompt}");
 }
 
 #[test]

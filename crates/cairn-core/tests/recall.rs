@@ -2,7 +2,7 @@
 //! ranking): entries anchored to real fixture sessions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;

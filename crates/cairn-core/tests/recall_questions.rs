@@ -3,7 +3,7 @@
 //! retrieval and holds it above a floor, so a ranking change that hurts real questions fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;

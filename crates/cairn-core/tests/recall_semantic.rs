@@ -5,7 +5,7 @@
 //! depends on any of it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! sequences.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

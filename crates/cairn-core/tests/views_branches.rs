@@ -2,7 +2,7 @@
 //! stay apart, and the linked worktrees of one repository are one entry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

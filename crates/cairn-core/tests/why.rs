@@ -8,7 +8,7 @@
 //! create start in a base commit holding what its edits replaced.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

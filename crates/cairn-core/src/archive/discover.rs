@@ -456,6 +456,16 @@ impl WatchPlan {
             .any(|(folder, ancestor)| folder.starts_with(created) && created.starts_with(ancestor))
     }
 
+    /// Whether `gone`, a path that was just removed or moved away, is a folder this plan watches
+    /// or one of its ancestors: the watch went with it (a source folder deleted and made again,
+    /// a repository's `.crush` cleaned), so the plan is due again and waits for the folder
+    /// from its nearest existing ancestor, as for one that never existed.
+    pub fn lost(&self, gone: &Path) -> bool {
+        self.watch
+            .iter()
+            .any(|(watched, _)| watched.starts_with(gone))
+    }
+
     /// What changes from this plan to `next`: the watches to drop (an ancestor no longer waited
     /// from, a folder whose mode changed) and the watches to add.
     pub fn changes(&self, next: &WatchPlan) -> (Vec<PathBuf>, Vec<(PathBuf, bool)>) {
@@ -700,6 +710,27 @@ mod tests {
         let (dropped, added) = step.changes(&done);
         assert_eq!(dropped, [tmp.path().join("home/.gemini")]);
         assert_eq!(added, [(gemini.path.clone(), true)]);
+
+        // A watched folder deleted (or an ancestor of one) is lost; a folder inside a watched
+        // tree, or beside it, is not.
+        assert!(done.lost(&claude.path));
+        assert!(done.lost(&tmp.path().join("home")));
+        assert!(!done.lost(&claude.path.join("p")));
+        assert!(!done.lost(&tmp.path().join("elsewhere")));
+        // Deleted: the new plan waits for it from its parent and drops its watch; made again,
+        // that wait is what brings it back.
+        std::fs::remove_dir_all(&claude.path).unwrap();
+        let gone = WatchPlan::new(&dirs);
+        assert!(
+            gone.waiting
+                .contains(&(claude.path.clone(), tmp.path().to_path_buf()))
+        );
+        let (dropped, _) = done.changes(&gone);
+        assert_eq!(dropped, [claude.path.clone()]);
+        assert!(gone.awaits(&claude.path));
+        std::fs::create_dir_all(&claude.path).unwrap();
+        let back = WatchPlan::new(&dirs);
+        assert_eq!(back, done, "watched as before");
     }
 
     #[test]

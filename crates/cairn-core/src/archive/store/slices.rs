@@ -34,14 +34,15 @@ pub fn slice_totals(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Sli
     );
     let count_by = |col: &str| -> rusqlite::Result<Vec<(String, i64)>> {
         let mut stmt = conn.prepare(&format!(
-            "SELECT COALESCE({col}, '(none)'), COUNT(*) FROM sessions WHERE id IN ({ids}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"
+            "SELECT COALESCE({col}, '(none)'), COUNT(*) FROM sessions s WHERE s.id IN ({ids}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"
         ))?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect()
     };
     let mut totals = SliceTotals {
-        by_agent: count_by("agent")?,
-        by_project: count_by("project")?,
+        // The agent a session ran as, as the slice's agent filter reads it.
+        by_agent: count_by(super::RAN_AS_SQL)?,
+        by_project: count_by("s.project")?,
         ..SliceTotals::default()
     };
     (totals.turns, totals.tool_calls, totals.failures, totals.edits) = conn.query_row(
@@ -141,6 +142,7 @@ pub fn sessions_in_slice(
 #[derive(Debug, Clone)]
 pub struct ReportSession {
     pub key: String,
+    /// The agent it ran as (`ran_as`, else the stored agent), as lists name it.
     pub agent: String,
     /// Its title, else its first turn's preview.
     pub title: Option<String>,
@@ -159,11 +161,12 @@ pub struct ReportSession {
 pub fn report_session(conn: &Connection, id: i64) -> rusqlite::Result<ReportSession> {
     conn.query_row(
         &format!(
-            "SELECT s.session_key, s.agent,
+            "SELECT s.session_key, {ran_as},
                 COALESCE(s.title, {first}),
                 s.project, s.model, s.started_at, s.updated_at,
                 s.turn_count, s.cwd, s.repo_id, {AUTOMATED}
              FROM sessions s WHERE s.id = ?1",
+            ran_as = super::RAN_AS_SQL,
             first = super::first_request_sql("s.id")
         ),
         params![id],
