@@ -97,6 +97,27 @@ pub fn path_fingerprint(repo_relative: &str) -> String {
     hex::encode(&Sha256::digest(repo_relative.as_bytes())[..16])
 }
 
+/// A short digest of a list of fields, each absent or some bytes: every field is framed by
+/// its presence and length, so no two lists share a digest by moving bytes from one field to
+/// the next. Fed to the hash as they are (no serialising, no copying).
+pub fn fields_digest(fields: &[Option<&[u8]>]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"cairn-fields\0");
+    for field in fields {
+        match field {
+            None => hasher.update([0u8]),
+            Some(bytes) => {
+                hasher.update([1u8]);
+                hasher.update((bytes.len() as u64).to_le_bytes());
+                hasher.update(bytes);
+            }
+        }
+    }
+    let mut d = hex::encode(hasher.finalize());
+    d.truncate(32);
+    d
+}
+
 /// Full SHA-256 hex of some bytes, used for content digests.
 pub fn digest_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -123,7 +144,19 @@ fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
+
+    #[test]
+    fn fields_digest_frames_every_field() {
+        let s = |t: &'static str| Some(t.as_bytes());
+        let d = fields_digest;
+        assert_eq!(d(&[s("a"), None]).len(), 32);
+        assert_eq!(d(&[s("x"), None]), d(&[s("x"), None]));
+        assert_ne!(d(&[s("ab"), s("")]), d(&[s("a"), s("b")]));
+        assert_ne!(d(&[None]), d(&[s("")]));
+        assert_ne!(d(&[None, s("x")]), d(&[s("x"), None]));
+    }
 
     // Golden values from agentlog's formulas (reference/agentlog.md §2 and §13).
     #[test]

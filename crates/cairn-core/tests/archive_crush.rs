@@ -322,6 +322,81 @@ fn an_update_in_the_second_of_the_last_read_is_not_missed() {
     );
 }
 
+/// Records stored by a build that digested their fields in another form (each keyed record's
+/// revision changed with it): a re-read stores nothing while no message changed, and a message
+/// the agent rewrites updates its records in place once, each under its key, never twice.
+#[test]
+fn records_under_an_older_revision_form_are_rewritten_in_place_once() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = project_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Crush, src.path());
+    support::capture(&cairn, &files);
+    let all = count(data.path(), "SELECT count(*) FROM records");
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "UPDATE records SET revision = 'older-form:' || revision WHERE revision IS NOT NULL",
+            [],
+        )
+        .unwrap();
+
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+
+    // The agent rewrites one message with records: one part more.
+    let w = agent(&db);
+    let (id, newest): (String, i64) = w
+        .query_row(
+            "SELECT id, (SELECT max(updated_at) FROM messages) FROM messages
+             WHERE session_id = ?1 AND role = 'assistant' AND parts LIKE '%\"text\"%'
+             ORDER BY created_at, rowid LIMIT 1",
+            [MAIN],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let of_it = count(
+        data.path(),
+        &format!("SELECT count(*) FROM records WHERE unit = '{id}'"),
+    );
+    assert!(of_it > 0);
+    w.execute(
+        "UPDATE messages SET parts = json_insert(parts, '$[#]', json(?2)), updated_at = ?3
+         WHERE id = ?1",
+        rusqlite::params![
+            id,
+            r#"{"type":"text","data":{"text":"one more part"}}"#,
+            newest + 10
+        ],
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(
+        (r.records_added, r.records_updated as i64),
+        (1, of_it),
+        "the new part added, the message's records rewritten once"
+    );
+    assert_eq!(count(data.path(), "SELECT count(*) FROM records"), all + 1);
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE revision LIKE 'older-form:%'"
+        ),
+        all - of_it
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE retracted_at IS NOT NULL"
+        ),
+        0
+    );
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0));
+}
+
 /// A new Crush database beside `root/<project>/.crush/` built from `sql`.
 fn database(root: &Path, sql: &str) -> PathBuf {
     let db = root.join("p/.crush/crush.db");

@@ -44,6 +44,11 @@ use crate::store::db_err;
 const BATCH_BYTES: u64 = 4 * 1024 * 1024;
 /// A sync commits what the readers have queued, up to this many bytes of input, at once.
 const GROUP_BYTES: u64 = 32 * 1024 * 1024;
+/// A sync's group holds at least this many bytes of input while the readers still send. Each
+/// commit writes the full-text index's pending terms as a new segment, and segments are merged
+/// as they pile up: committing every small batch on arrival (each session of a database, many
+/// small files) made the index's flushing and merging half of the writer's work.
+const MIN_GROUP_BYTES: u64 = 8 * 1024 * 1024;
 /// Stored turn previews are cut here (agentlog's stored preview length).
 const PREVIEW_CHARS: usize = 320;
 
@@ -582,31 +587,35 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
 }
 
 /// The revision of a keyed record: a digest of every field the writer stores for it, so a
-/// re-read of an unchanged unit is told apart from an update.
+/// re-read of an unchanged unit is told apart from an update. The fields are hashed as they
+/// are: serialising them first (the text escaped again, copied into a JSON value) cost more
+/// than the hash itself.
 fn revision_of(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -> String {
-    let fields = serde_json::json!([
-        r.kind().as_str(),
-        r.timestamp,
-        r.role,
-        r.source_event_kind,
-        r.text,
-        r.tool_name,
-        r.tool_kind.map(ToolKind::as_str),
-        tool_input,
-        r.call_id,
-        r.exit_code,
-        r.outcome.map(|o| o.as_str()),
-        r.prompt_source.map(PromptSource::as_str),
-        file_paths,
-        r.is_sidechain,
-        r.is_compaction,
-        r.message_id,
-        r.cwd,
-        r.git_branch,
-    ]);
-    let mut digest = keys::digest_hex(fields.to_string().as_bytes());
-    digest.truncate(32);
-    digest
+    let exit_code = r.exit_code.map(|c| c.to_string());
+    let flag = |b: bool| Some(if b { &b"1"[..] } else { &b"0"[..] });
+    fn text(s: &Option<String>) -> Option<&[u8]> {
+        s.as_deref().map(str::as_bytes)
+    }
+    keys::fields_digest(&[
+        Some(r.kind().as_str().as_bytes()),
+        text(&r.timestamp),
+        text(&r.role),
+        Some(r.source_event_kind.as_bytes()),
+        text(&r.text),
+        text(&r.tool_name),
+        r.tool_kind.map(|k| k.as_str().as_bytes()),
+        tool_input.map(str::as_bytes),
+        text(&r.call_id),
+        exit_code.as_deref().map(str::as_bytes),
+        r.outcome.map(|o| o.as_str().as_bytes()),
+        r.prompt_source.map(|p| p.as_str().as_bytes()),
+        file_paths.map(str::as_bytes),
+        flag(r.is_sidechain),
+        flag(r.is_compaction),
+        text(&r.message_id),
+        text(&r.cwd),
+        text(&r.git_branch),
+    ])
 }
 
 fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {
@@ -1101,6 +1110,12 @@ fn commit_in<'b>(
         };
         let mut added: u32 = 0;
         let mut keyed = keyed::KeyedWriter::default();
+        // A session holding no record yet holds none of a unit's but those this batch adds:
+        // the first version of each unit read here retracts nothing, so it is not applied (a
+        // statement a unit, about as costly as inserting a record, on every first read).
+        let mut fresh_units: Option<std::collections::HashSet<&str>> = (records_before == 0
+            && !keyed::session_has_records(tx, session_row).map_err(e)?)
+        .then(std::collections::HashSet::new);
         {
             let mut insert = tx
                 .prepare_cached(
@@ -1126,7 +1141,9 @@ fn commit_in<'b>(
             let mut events = batch.unit_events.iter().peekable();
             for (i, lr) in batch.records.iter().enumerate() {
                 while let Some((_, event)) = events.next_if(|(at, _)| *at <= i) {
-                    keyed.apply(tx, session_row, event, now).map_err(e)?;
+                    if !first_version(&mut fresh_units, event) {
+                        keyed.apply(tx, session_row, event, now).map_err(e)?;
+                    }
                 }
                 let r = &lr.record;
                 let opens = turns.opens_turn(r, &lr.hash);
@@ -1191,7 +1208,9 @@ fn commit_in<'b>(
                 added += 1;
             }
             for (_, event) in events {
-                keyed.apply(tx, session_row, event, now).map_err(e)?;
+                if !first_version(&mut fresh_units, event) {
+                    keyed.apply(tx, session_row, event, now).map_err(e)?;
+                }
             }
         }
         turns.flush(tx).map_err(e)?;
@@ -1304,6 +1323,21 @@ fn commit_in<'b>(
             new_warnings,
             capture_id,
         })
+    }
+}
+
+/// Whether `event` is the first version of its unit in a batch of a session that held no
+/// record before it (`fresh`: the units versioned so far, `None` when the session held
+/// records). Such a version can retract nothing: every record of its unit stored so far came
+/// with it. A unit versioned again in the batch (a line source's unit spread over lines) is
+/// applied as always.
+fn first_version<'b>(
+    fresh: &mut Option<std::collections::HashSet<&'b str>>,
+    event: &'b UnitEvent,
+) -> bool {
+    match (fresh, event) {
+        (Some(seen), UnitEvent::Version(unit, _)) => seen.insert(unit.as_str()),
+        _ => false,
     }
 }
 
@@ -1844,9 +1878,16 @@ pub fn capture_many(
                 if bytes >= GROUP_BYTES {
                     break;
                 }
-                match rx.try_recv() {
-                    Ok(next) => pending = Some(next),
-                    Err(_) => break,
+                // Below MIN_GROUP_BYTES the group waits for the readers' next batch (until they
+                // are done): see there.
+                let next = if bytes < MIN_GROUP_BYTES {
+                    rx.recv().ok()
+                } else {
+                    rx.try_recv().ok()
+                };
+                match next {
+                    Some(next) => pending = Some(next),
+                    None => break,
                 }
             }
             if group.is_empty() || first_error.is_some() {

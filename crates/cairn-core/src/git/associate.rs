@@ -193,7 +193,11 @@ impl RepoCache {
     pub fn repo_for(&mut self, dir: &Path) -> Option<Repo> {
         self.by_dir
             .entry(dir.to_owned())
-            .or_insert_with(|| Repo::discover(dir).ok())
+            .or_insert_with(|| {
+                super::repo::may_be_in_worktree(dir)
+                    .then(|| Repo::discover(dir).ok())
+                    .flatten()
+            })
             .clone()
     }
 

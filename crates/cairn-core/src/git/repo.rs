@@ -208,6 +208,13 @@ fn git_output(dir: &Path, verb: &str, out: std::process::Output) -> Result<Strin
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Whether `dir` or a folder above it holds a `.git` (a worktree's folder, or the file of a
+/// linked worktree). Without one no worktree contains `dir`, so no git process is started to
+/// look for it (a sync reads many sessions whose folders are in no repository).
+pub fn may_be_in_worktree(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
 impl Repo {
     /// The repository containing `dir`. A bare repository is refused: Cairn links sessions to
     /// the work in a worktree.

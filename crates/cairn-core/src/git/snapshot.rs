@@ -163,7 +163,7 @@ impl Prefetch {
     /// has a `.git` (no git process is started for a cwd outside every repository) or no thread
     /// can be started; the snapshot then reads what it needs itself.
     pub fn start(dir: &Path) -> Option<Prefetch> {
-        if !dir.ancestors().any(|d| d.join(".git").exists()) {
+        if !super::repo::may_be_in_worktree(dir) {
             return None;
         }
         let owned = dir.to_owned();

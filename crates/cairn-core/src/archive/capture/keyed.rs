@@ -159,3 +159,12 @@ impl KeyedWriter {
         Ok(())
     }
 }
+
+/// Whether the session holds any record (retracted or not).
+pub(super) fn session_has_records(
+    tx: &rusqlite::Connection,
+    session_row: i64,
+) -> rusqlite::Result<bool> {
+    tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM records WHERE session_id = ?1)")?
+        .query_row([session_row], |r| r.get(0))
+}
