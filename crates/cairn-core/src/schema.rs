@@ -54,6 +54,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0025_ran_as.sql"),
         then: Some(set_ran_as),
     },
+    sql(include_str!("archive/migrations/0026_records_vocab.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

@@ -13,6 +13,7 @@ mod slices;
 mod sources;
 mod team;
 mod turns;
+mod vocab;
 
 pub use crate::store::{DB_FILE, Store};
 
@@ -46,6 +47,7 @@ pub use slices::*;
 pub use sources::*;
 pub use team::*;
 pub use turns::*;
+pub use vocab::*;
 
 /// A stored count as a `u32` (negative as 0, too large as `u32::MAX`).
 pub(crate) fn count(v: i64) -> u32 {

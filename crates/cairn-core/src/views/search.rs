@@ -17,6 +17,9 @@ use crate::semantic::Mode;
 use crate::semantic::fusion;
 use crate::semantic::vectors::Matrix;
 
+mod common;
+pub use common::COMMON_SHARE;
+
 /// A search and its filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -237,6 +240,14 @@ const TURN_POOL: u32 = 2000;
 /// Best turns kept per session (the first counts most).
 const TURNS_PER_SESSION: usize = 3;
 
+/// How many sessions `hits` come from.
+fn sessions_among(hits: &[SearchHit]) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    hits.iter()
+        .filter(|h| seen.insert(h.session_key.as_str()))
+        .count()
+}
+
 /// Rank sessions for `q`: by their best turns (full text, or meaning when `semantic` holds
 /// the ranked turn hits of a vector or hybrid search), the paths they edited and the targets
 /// they are linked to; fused by Reciprocal Rank Fusion. Filters apply to the turns; the path
@@ -271,10 +282,18 @@ pub fn sessions(
                 .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
                 .collect();
             let mut hits = archive::ranked_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
-            if terms.len() > 1 {
+            if terms.len() > 1 && sessions_among(&hits) < limit {
+                // Then any word, by the words rare enough to tell records apart: bm25 scores
+                // every match, and a word in a large share of the records brings hundreds of
+                // thousands of them for almost no weight. Skipped when the all-words records
+                // already name `limit` sessions: what it adds would rank after them.
+                let any: Vec<String> = common::ranking_words(conn, &terms)?
+                    .iter()
+                    .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                    .collect();
                 hits.extend(archive::ranked_records(
                     conn,
-                    &quoted.join(" OR "),
+                    &any.join(" OR "),
                     &filter(q),
                     TURN_POOL,
                 )?);
