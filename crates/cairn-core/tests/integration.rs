@@ -44,6 +44,7 @@ mod recall_semantic;
 mod redaction;
 mod redaction_formats;
 mod redaction_props;
+mod search_common_words;
 mod turn_digest;
 mod views_branches;
 mod why;
