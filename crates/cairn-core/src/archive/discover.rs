@@ -726,7 +726,7 @@ mod tests {
                 .contains(&(claude.path.clone(), tmp.path().to_path_buf()))
         );
         let (dropped, _) = done.changes(&gone);
-        assert_eq!(dropped, [claude.path.clone()]);
+        assert_eq!(dropped, std::slice::from_ref(&claude.path));
         assert!(gone.awaits(&claude.path));
         std::fs::create_dir_all(&claude.path).unwrap();
         let back = WatchPlan::new(&dirs);
