@@ -277,10 +277,8 @@ pub fn sessions(
         None if terms.is_empty() => Vec::new(),
         None => {
             // Records holding every word first (what `search` finds), then any word by bm25.
-            let quoted: Vec<String> = terms
-                .iter()
-                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-                .collect();
+            let quote = |t: &String| format!("\"{}\"", t.replace('"', "\"\""));
+            let quoted: Vec<String> = terms.iter().map(quote).collect();
             let mut hits = archive::ranked_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
             if terms.len() > 1 && sessions_among(&hits) < limit {
                 // Then any word, by the words rare enough to tell records apart: bm25 scores
@@ -289,7 +287,7 @@ pub fn sessions(
                 // already name `limit` sessions: what it adds would rank after them.
                 let any: Vec<String> = common::ranking_words(conn, &terms)?
                     .iter()
-                    .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+                    .map(quote)
                     .collect();
                 hits.extend(archive::ranked_records(
                     conn,

@@ -16,15 +16,6 @@ pub const COMMON_SHARE: f64 = 0.05;
 /// identifier with punctuation). When every word is common, the rarest one alone, so a query of
 /// common words still finds records by more than the all-words pass.
 pub(super) fn ranking_words(conn: &Connection, terms: &[String]) -> rusqlite::Result<Vec<String>> {
-    ranking_words_at(conn, terms, COMMON_SHARE)
-}
-
-/// [`ranking_words`] with the share given.
-fn ranking_words_at(
-    conn: &Connection,
-    terms: &[String],
-    common: f64,
-) -> rusqlite::Result<Vec<String>> {
     let mut shares = Vec::with_capacity(terms.len());
     for t in terms {
         shares.push(archive::record_share(conn, t)?);
@@ -32,7 +23,7 @@ fn ranking_words_at(
     let kept: Vec<String> = terms
         .iter()
         .zip(&shares)
-        .filter(|(_, share)| share.is_none_or(|s| s <= common))
+        .filter(|(_, share)| share.is_none_or(|s| s <= COMMON_SHARE))
         .map(|(t, _)| t.clone())
         .collect();
     if !kept.is_empty() {
