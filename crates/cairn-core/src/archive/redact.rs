@@ -295,7 +295,8 @@ impl Redactor {
     /// terminal would show, and no sequence hides a path's start), secrets redacted as
     /// [`Redactor::redact_text`] does, absolute paths under `repo_root` made repo-relative, and
     /// every other absolute path (and anything under `home` or `~`) replaced by
-    /// `[REDACTED:path]`. Findings' ranges refer to the cleaned text.
+    /// `[REDACTED:path]`. Findings' ranges refer to the cleaned text (those a marker brought
+    /// to light, to the text with the first markers in).
     pub fn outbound_text(
         &self,
         s: &str,
@@ -350,7 +351,13 @@ impl Redactor {
             pos = z;
         }
         text.push_str(&s[pos..]);
-        text
+        // A path's marker can complete a secret's context that the path itself hid
+        // (`machine C:\Users\host login x password y` is a netrc line once the path is a
+        // marker), so the result is scanned once more; those findings refer to it.
+        match self.redact_text(&text, "", out) {
+            Cow::Owned(closed) => closed,
+            Cow::Borrowed(_) => text,
+        }
     }
 
     // ---- detection ------------------------------------------------------------------------
@@ -2489,5 +2496,17 @@ mod tests {
             &mut out,
         );
         assert_eq!(text, "cd . && [REDACTED:github-pat]");
+    }
+
+    /// A secret whose context only a path's marker completes (found by the `redact` fuzz
+    /// target): a Windows path where a netrc line names its machine.
+    #[test]
+    fn outbound_text_is_closed_over_its_path_markers() {
+        let s = "machine C:\\Users\\api.example.com login deploy password EXAMPLE-pass-0000";
+        let mut found = Vec::new();
+        let text = r().outbound_text(s, None, None, &mut found);
+        assert!(!text.contains("EXAMPLE-pass"), "{text}");
+        assert!(r().scan_text(&text).iter().all(|f| f.rule == PATH));
+        assert_eq!(r().outbound_text(&text, None, None, &mut Vec::new()), text);
     }
 }
