@@ -1736,8 +1736,10 @@ impl Redactor {
         self.entropy_runs(s, taken, hits, depth, None);
     }
 
-    /// [`Redactor::entropy_hits`]; with `blobs`, a whole run that is the raw JSON value of a
-    /// blob-named key (`"signature":"…"`) is set aside there instead of being judged.
+    /// [`Redactor::entropy_hits`]; with `blobs` (the gate's pass), a whole run that is the raw
+    /// JSON value of a blob-named key (`"signature":"…"`) is set aside there instead of being
+    /// judged, and the pass stops at the first hit: the gate asks only whether there is one,
+    /// and a line with one is scanned again in full by the structural path.
     fn entropy_runs(
         &self,
         s: &str,
@@ -1784,6 +1786,9 @@ impl Redactor {
                 p = p.max(dz);
             }
             self.entropy_run(s, taken, p, z, hits, depth);
+            if blobs.is_some() && !hits.is_empty() {
+                return;
+            }
             i = z;
         }
     }
