@@ -176,7 +176,8 @@ pub fn cline_document(data: &[u8]) {
 /// Kiro's, by the first byte): the rest is JSON lines, the first a session row, each other a unit
 /// (a Crush message row, an OpenCode `{"info", "parts"}`, a Cursor bubble, a Kiro history entry),
 /// each redacted and parsed as the database reader does, the state saved and resumed between
-/// units. Invariants: every record is keyed, a redacted row is still JSON, and a resumed parser
+/// units. Invariants: a row's own text, where `json_text::serde_form` takes it, is its value's
+/// serde_json text; every record is keyed, a redacted row is still JSON, and a resumed parser
 /// knows what the saved one knew.
 pub fn database_units(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
@@ -197,6 +198,13 @@ pub fn database_units(data: &[u8]) {
         let Ok(mut row) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
         };
+        // A row's own text stands for its value only in the value's exact serde_json form.
+        if let Some(text) = std::str::from_utf8(line)
+            .ok()
+            .and_then(|raw| cairn_core::archive::json_text::serde_form(raw, &row))
+        {
+            assert_eq!(text, row.to_string(), "serde_form of {:?}", String::from_utf8_lossy(line));
+        }
         redactor.redact_json(&mut row, &mut Vec::new());
         assert!(serde_json::to_string(&row).is_ok());
         if i == 0 {

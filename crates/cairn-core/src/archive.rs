@@ -13,6 +13,7 @@ pub mod capture;
 pub mod discover;
 pub mod encoded;
 pub mod forget;
+pub mod json_text;
 pub mod jsonl;
 pub mod recognise;
 pub mod redact;

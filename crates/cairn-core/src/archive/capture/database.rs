@@ -280,6 +280,7 @@ impl ReadSession<'_> {
                 &mut *parser,
                 &key,
                 value,
+                unit.text,
                 findings,
                 read.as_deref(),
                 &mut line_no,

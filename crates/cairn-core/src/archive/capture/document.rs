@@ -215,7 +215,7 @@ fn read_units(
         }
         seen.insert(key.clone());
         let known = prior.units.get(&key).map(String::as_str);
-        let rev = take_unit(batch, parser, &key, unit, findings, known, line_no);
+        let rev = take_unit(batch, parser, &key, unit, None, findings, known, line_no);
         next.units.insert(key, rev);
     }
     let gone: Vec<String> = prior
@@ -238,7 +238,7 @@ pub(super) fn take_header(
     line_no: &mut u64,
 ) -> String {
     let mut findings = Vec::new();
-    let text = redacted(&mut header, &mut findings);
+    let text = redacted(&mut header, None, &mut findings);
     let rev = revision(&text);
     if rev != prior {
         retain(batch, None, &rev, &text);
@@ -255,19 +255,22 @@ pub(super) fn take_header(
     rev
 }
 
-/// Redact one unit (its `key` already redacted, with `findings` from that); unless its
-/// redacted revision is `known` (read before), retain it and parse it, its records keyed by
-/// it. Returns its revision.
+/// Redact one unit (its `key` already redacted, with `findings` from that; `unit_text`, when
+/// the source has it, the unit's text as serde_json writes it); unless its redacted revision
+/// is `known` (read before), retain it and parse it, its records keyed by it. Returns its
+/// revision.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn take_unit(
     batch: &mut Batch,
     parser: &mut dyn UnitParser,
     key: &str,
     mut unit: Value,
+    unit_text: Option<String>,
     mut findings: Vec<crate::archive::redact::Finding>,
     known: Option<&str>,
     line_no: &mut u64,
 ) -> String {
-    let text = redacted(&mut unit, &mut findings);
+    let text = redacted(&mut unit, unit_text, &mut findings);
     let rev = revision(&text);
     if known == Some(rev.as_str()) {
         return rev;
@@ -311,10 +314,16 @@ fn key_records(out: &mut LineOutput, unit: &str) {
 /// Redact `v` in place as a line is redacted ([`Redactor::redact_line`]): its serialised text
 /// goes through the one-pass gate, and only a value the gate cannot clear is walked string by
 /// string ([`Redactor::redact_json`]). Returns the redacted value's serialised text, serialised
-/// once for its revision and its retained line alike.
-fn redacted(v: &mut Value, findings: &mut Vec<crate::archive::redact::Finding>) -> String {
+/// once for its revision and its retained line alike; `text`, when the source has it, is `v`'s
+/// text as serde_json writes it (see [`crate::archive::json_text`]), so a value that held no
+/// secret is not serialised at all.
+fn redacted(
+    v: &mut Value,
+    text: Option<String>,
+    findings: &mut Vec<crate::archive::redact::Finding>,
+) -> String {
     let redactor = Redactor::global();
-    let text = v.to_string();
+    let text = text.unwrap_or_else(|| v.to_string());
     if !redactor.might_contain_secret(&text) || !redactor.redact_json(v, findings) {
         return text;
     }
@@ -370,7 +379,14 @@ mod tests {
             Redactor::global().redact_json(&mut walked, &mut want);
             let mut gated = v.clone();
             let mut got = Vec::new();
-            let text = redacted(&mut gated, &mut got);
+            let text = redacted(&mut gated, None, &mut got);
+            // The same from the value's own text.
+            let mut spliced = v.clone();
+            let mut again = Vec::new();
+            let from_text = redacted(&mut spliced, Some(v.to_string()), &mut again);
+            assert_eq!(spliced, walked, "{v}");
+            assert_eq!(from_text, text);
+            assert_eq!(again.len(), want.len(), "{v}");
             assert_eq!(gated, walked, "{v}");
             assert_eq!(text, walked.to_string());
             assert_eq!(got.len(), want.len(), "{v}");

@@ -293,6 +293,7 @@ pub(super) fn read_tree(
             &mut *parser,
             &key,
             value,
+            None,
             findings,
             read.as_deref(),
             &mut line_no,

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::database::{
-    DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, epoch_seconds, epoch_time,
-    int_of, json_column, json_of, require, row_as_json,
+    DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, RowText, UnitParser, epoch_seconds,
+    epoch_time, int_of, json_column, json_of, require, row_as_json,
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
@@ -128,7 +128,7 @@ impl DatabaseSource for Crush {
     }
 
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT s.id, s.updated_at, m.n, m.newest, m.last_row
              FROM sessions s LEFT JOIN (
                 SELECT session_id, count(*) AS n, max(updated_at) AS newest, max(rowid) AS last_row
@@ -180,36 +180,45 @@ impl DatabaseSource for Crush {
             .map(|c| {
                 let q = format!("\"{}\"", c.replace('"', "\"\""));
                 if c == "parts" {
-                    format!("CASE WHEN length(CAST(parts AS BLOB)) > {MAX_COLUMN_BYTES} THEN NULL ELSE parts END AS parts")
+                    format!("CASE WHEN octet_length(parts) > {MAX_COLUMN_BYTES} THEN NULL ELSE parts END AS parts")
                 } else {
                     q
                 }
             })
             .collect();
         let sql = format!(
-            "SELECT {}, length(CAST(parts AS BLOB)) AS \"cairn:len\" FROM messages
+            "SELECT {}, octet_length(parts) AS \"cairn:len\" FROM messages
              WHERE session_id = ?1 AND (?2 IS NULL OR updated_at >= ?2)
              ORDER BY created_at, rowid",
             select.join(", ")
         );
-        let mut stmt = conn.prepare(&sql)?;
+        let mut stmt = conn.prepare_cached(&sql)?;
         let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
         let mut rows = stmt.query(rusqlite::params![session, since])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let mut obj = serde_json::Map::new();
+            let mut text = RowText::new();
             let mut len = 0i64;
             for (i, name) in names.iter().enumerate() {
                 let v = row.get_ref(i)?;
-                match name.as_str() {
-                    "cairn:len" => len = int_of(v),
+                let value = match name.as_str() {
+                    "cairn:len" => {
+                        len = int_of(v);
+                        continue;
+                    }
                     "parts" => {
-                        obj.insert(name.clone(), json_column(v));
+                        let parts = json_column(v);
+                        text.json(name, v, &parts);
+                        parts
                     }
                     _ => {
-                        obj.insert(name.clone(), json_of(v));
+                        let value = json_of(v);
+                        text.value(name, &value);
+                        value
                     }
-                }
+                };
+                obj.insert(name.clone(), value);
             }
             let Some(Value::String(key)) = obj.get("id").cloned() else {
                 continue;
@@ -220,6 +229,7 @@ impl DatabaseSource for Crush {
                 key,
                 updated,
                 value: (!too_long).then_some(Value::Object(obj)),
+                text: (!too_long).then(|| text.finish()),
                 bytes: len.max(0) as u64,
             });
         }
@@ -232,7 +242,7 @@ impl DatabaseSource for Crush {
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
         let session = session.id.as_str();
-        let mut stmt = conn.prepare("SELECT id FROM messages WHERE session_id = ?1")?;
+        let mut stmt = conn.prepare_cached("SELECT id FROM messages WHERE session_id = ?1")?;
         let ids = stmt.query_map([session], |r| Ok(json_of(r.get_ref(0)?)))?;
         let mut out = BTreeSet::new();
         for id in ids {
@@ -513,6 +523,37 @@ mod tests {
         );
         assert_eq!(project_of(Path::new("/w/app/crush.db")), None);
         assert!(classify(Path::new("/w/app/.crush/crush.db-wal")).is_none());
+    }
+
+    /// Each message's row text, put together from its columns' own text, is what serde_json
+    /// writes for its value: the same revision and retained line as before it was put
+    /// together so (no unit of a stored database reads as changed), for every message of the
+    /// real database, Go's `\u003c` escapes and all.
+    #[test]
+    fn a_row_s_text_is_its_value_s_serde_json_text() {
+        // A copy: a reader of a WAL database leaves its `-shm` beside it.
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join(FILE_NAME);
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/crush/Starmel-OpenSuperWhisper/.crush/crush.db"),
+            &db,
+        )
+        .unwrap();
+        let conn = super::super::database::open_read_only(&db).unwrap();
+        let mut units = 0;
+        let mut escaped = 0;
+        for session in Crush.sessions(&conn).unwrap() {
+            for unit in Crush.units(&conn, &session, None).unwrap() {
+                let (value, text) = (unit.value.unwrap(), unit.text.unwrap());
+                assert_eq!(text, value.to_string(), "{}", unit.key);
+                units += 1;
+                escaped += usize::from(value["parts"].to_string().contains('<'));
+            }
+        }
+        assert_eq!(units, 132);
+        // Rows whose Go text held `\u003c` (rewritten, not copied).
+        assert!(escaped > 10, "{escaped}");
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn split_bubble_key(key: &str) -> Option<(&str, &str)> {
 impl CursorIde {
     /// The composer's own value, `None` when it is gone or over the column limit.
     fn composer(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Value>> {
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT length(value), CASE WHEN length(value) <= ?2 THEN value END
              FROM cursorDiskKV WHERE key = ?1",
         )?;
@@ -179,7 +179,7 @@ impl DatabaseSource for CursorIde {
         // Key ranges, not LIKE: the key's unique index serves them, and they are case-exact.
         let mut bubbles: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
         {
-            let mut stmt = conn.prepare(
+            let mut stmt = conn.prepare_cached(
                 "SELECT key, rowid, length(value) FROM cursorDiskKV
                  WHERE key >= 'bubbleId:' AND key < 'bubbleId;'",
             )?;
@@ -199,7 +199,7 @@ impl DatabaseSource for CursorIde {
                     e.2.saturating_add(row.get::<_, Option<i64>>(2)?.unwrap_or(0));
             }
         }
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT key, rowid, length(value),
                     CASE WHEN length(value) <= 16777216 AND json_valid(CAST(value AS TEXT))
                          THEN json_extract(CAST(value AS TEXT), '$.lastUpdatedAt') END
@@ -273,7 +273,7 @@ impl DatabaseSource for CursorIde {
         let composer = self.composer(conn, session)?;
         let order = Self::order(composer.as_ref());
         let prefix = format!("{BUBBLE}{session}:");
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT key, length(value), CASE WHEN length(value) <= ?3 THEN value END, rowid
              FROM cursorDiskKV WHERE key >= ?1 AND key < ?2",
         )?;
@@ -306,6 +306,7 @@ impl DatabaseSource for CursorIde {
                     key: bubble.to_owned(),
                     updated: 0,
                     value,
+                    text: None,
                     bytes: len.max(0) as u64,
                 },
             ));
@@ -313,11 +314,15 @@ impl DatabaseSource for CursorIde {
         if found.is_empty() {
             return Ok(Self::inline(composer.as_ref())
                 .into_iter()
-                .map(|(key, value)| DbUnit {
-                    key,
-                    updated: 0,
-                    bytes: serde_json::to_string(&value).map_or(0, |s| s.len() as u64),
-                    value: Some(value),
+                .map(|(key, value)| {
+                    let text = serde_json::to_string(&value).ok();
+                    DbUnit {
+                        key,
+                        updated: 0,
+                        bytes: text.as_ref().map_or(0, |s| s.len() as u64),
+                        value: Some(value),
+                        text,
+                    }
                 })
                 .collect());
         }
@@ -332,7 +337,8 @@ impl DatabaseSource for CursorIde {
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
         let session = session.id.as_str();
-        let mut stmt = conn.prepare("SELECT key FROM cursorDiskKV WHERE key >= ?1 AND key < ?2")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT key FROM cursorDiskKV WHERE key >= ?1 AND key < ?2")?;
         let keys = stmt.query_map(
             [format!("{BUBBLE}{session}:"), format!("{BUBBLE}{session};")],
             |r| Ok(super::database::json_of(r.get_ref(0)?)),

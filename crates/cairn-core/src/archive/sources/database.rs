@@ -28,6 +28,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 /// The longest JSON column read (a message's parts); a longer one is skipped with a warning.
 pub const MAX_COLUMN_BYTES: i64 = 64 * 1024 * 1024;
 
+/// How much of an agent's database is read through a memory map.
+const MMAP_BYTES: i64 = 256 * 1024 * 1024;
+
 /// The first bytes of every SQLite 3 database file.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
@@ -60,6 +63,9 @@ pub struct DbUnit {
     /// The row as JSON (JSON columns parsed); `None` when a column was over
     /// [`MAX_COLUMN_BYTES`] (its length says how long).
     pub value: Option<Value>,
+    /// `value`'s text as serde_json writes it, when the source could put it together from the
+    /// columns' own text ([`RowText`]); `None` has it serialised.
+    pub text: Option<String>,
     /// The length in bytes of the row's JSON columns.
     pub bytes: u64,
 }
@@ -181,6 +187,12 @@ pub fn open_read_only(path: &Path) -> Result<Connection, OpenError> {
     conn.busy_timeout(BUSY_TIMEOUT).map_err(OpenError::Sqlite)?;
     conn.pragma_update(None, "query_only", true)
         .map_err(OpenError::Sqlite)?;
+    // Pages are read from a mapping rather than one `pread` each (every page of a session's
+    // rows is read twice, by the listing and by the read: ~2 system calls a page otherwise).
+    // SQLite maps only what its locks let it read; what the agent writes meanwhile goes to
+    // its WAL, which is read as before.
+    conn.pragma_update(None, "mmap_size", MMAP_BYTES)
+        .map_err(OpenError::Sqlite)?;
     // Reading the schema is the first touch of the file's pages: a damaged or foreign file
     // fails here rather than halfway through a session.
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
@@ -192,7 +204,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection, OpenError> {
 
 /// The columns of `table` (empty when there is no such table).
 pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<BTreeSet<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let mut stmt = conn.prepare_cached("SELECT name FROM pragma_table_info(?1)")?;
     let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
     names.collect()
 }
@@ -227,7 +239,7 @@ pub fn require(conn: &Connection, table: &str, needed: &[&str]) -> Result<(), St
 /// every column as JSON ([`json_of`]): columns a newer agent added come along.
 pub fn row_as_json(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Value>> {
     let table = table.replace('"', "\"\"");
-    let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" WHERE id = ?1"))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT * FROM \"{table}\" WHERE id = ?1"))?;
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let mut rows = stmt.query([id])?;
     let Some(row) = rows.next()? else {
@@ -259,6 +271,70 @@ pub fn json_column(v: ValueRef<'_>) -> Value {
         ValueRef::Text(t) => serde_json::from_slice(t)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned())),
         other => json_of(other),
+    }
+}
+
+/// A row's JSON text put together beside its value, column by column in the order they are
+/// inserted into the value's object, in the form serde_json writes the object: a JSON column's
+/// own text is taken when it can be written in that form ([`json_text::serde_form`]), so the
+/// largest column of a row is not serialised again.
+pub struct RowText(String);
+
+impl RowText {
+    pub fn new() -> RowText {
+        RowText(String::from("{"))
+    }
+
+    fn key(&mut self, name: &str) {
+        if self.0.len() > 1 {
+            self.0.push(',');
+        }
+        push_serialised(&mut self.0, name);
+        self.0.push(':');
+    }
+
+    /// A column whose value is `v`.
+    pub fn value(&mut self, name: &str, v: &Value) {
+        self.key(name);
+        push_serialised(&mut self.0, v);
+    }
+
+    /// A JSON column read as `raw`, whose value is `v` ([`json_column`] of it).
+    pub fn json(&mut self, name: &str, raw: ValueRef<'_>, v: &Value) {
+        let own = match (raw, v) {
+            // A column that did not parse is a string in the value.
+            (_, Value::String(_)) => None,
+            (ValueRef::Text(t), _) => std::str::from_utf8(t)
+                .ok()
+                .and_then(|raw| crate::archive::json_text::serde_form(raw, v)),
+            _ => None,
+        };
+        match own {
+            Some(text) => {
+                self.key(name);
+                self.0.push_str(&text);
+            }
+            None => self.value(name, v),
+        }
+    }
+
+    /// The row's text.
+    pub fn finish(mut self) -> String {
+        self.0.push('}');
+        self.0
+    }
+}
+
+impl Default for RowText {
+    fn default() -> RowText {
+        RowText::new()
+    }
+}
+
+fn push_serialised<T: serde::Serialize + ?Sized>(out: &mut String, v: &T) {
+    // Writing a string or a value into a String cannot fail.
+    if let Ok(text) = serde_json::to_string(v) {
+        out.push_str(&text);
     }
 }
 

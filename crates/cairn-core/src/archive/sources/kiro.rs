@@ -170,7 +170,7 @@ impl DatabaseSource for Kiro {
     }
 
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT conversation_id, max(updated_at), sum(length(value)), count(*),
                     min(length(value) <= ?1 AND json_valid(value))
              FROM conversations_v2 GROUP BY conversation_id ORDER BY min(rowid)",
@@ -178,7 +178,7 @@ impl DatabaseSource for Kiro {
         // The newest row of each conversation (one, unless it ran under two folders).
         let mut newest: HashMap<String, (i64, i64)> = HashMap::new();
         let mut rows =
-            conn.prepare("SELECT conversation_id, updated_at, rowid FROM conversations_v2")?;
+            conn.prepare_cached("SELECT conversation_id, updated_at, rowid FROM conversations_v2")?;
         let mut rows = rows.query([])?;
         while let Some(row) = rows.next()? {
             if let Value::String(id) = json_of(row.get_ref(0)?) {
@@ -236,11 +236,15 @@ impl DatabaseSource for Kiro {
         let updated = header["updated_at"].as_i64().unwrap_or(0);
         Ok(entries(&v)
             .into_iter()
-            .map(|(key, e)| DbUnit {
-                key,
-                updated,
-                bytes: serde_json::to_string(&e).map_or(0, |s| s.len() as u64),
-                value: Some(e),
+            .map(|(key, e)| {
+                let text = serde_json::to_string(&e).ok();
+                DbUnit {
+                    key,
+                    updated,
+                    bytes: text.as_ref().map_or(0, |s| s.len() as u64),
+                    value: Some(e),
+                    text,
+                }
             })
             .collect())
     }

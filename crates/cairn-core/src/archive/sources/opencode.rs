@@ -229,7 +229,7 @@ impl DatabaseSource for OpencodeDb {
     }
 
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT s.id, s.time_updated, m.n, m.newest, p.n, p.newest
              FROM session s
              LEFT JOIN (SELECT session_id, count(*) AS n, max(time_updated) AS newest
@@ -277,15 +277,15 @@ impl DatabaseSource for OpencodeDb {
     ) -> rusqlite::Result<Vec<DbUnit>> {
         let session = session.id.as_str();
         let guarded = format!(
-            "CASE WHEN length(CAST(data AS BLOB)) > {MAX_COLUMN_BYTES} THEN NULL ELSE data END, length(CAST(data AS BLOB))"
+            "CASE WHEN octet_length(data) > {MAX_COLUMN_BYTES} THEN NULL ELSE data END, octet_length(data)"
         );
-        let mut messages = conn.prepare(&format!(
+        let mut messages = conn.prepare_cached(&format!(
             "SELECT id, time_updated, {guarded} FROM message m
              WHERE session_id = ?1 AND (?2 IS NULL OR time_updated >= ?2 OR EXISTS (
                 SELECT 1 FROM part p WHERE p.message_id = m.id AND p.time_updated >= ?2))
              ORDER BY time_created, id"
         ))?;
-        let mut parts = conn.prepare(&format!(
+        let mut parts = conn.prepare_cached(&format!(
             "SELECT time_updated, {guarded} FROM part WHERE message_id = ?1 ORDER BY id"
         ))?;
         let mut rows = messages.query(rusqlite::params![session, since])?;
@@ -310,6 +310,7 @@ impl DatabaseSource for OpencodeDb {
                 key,
                 updated,
                 value: (!too_long).then(|| serde_json::json!({"info": info, "parts": list})),
+                text: None,
                 bytes,
             });
         }
@@ -322,7 +323,7 @@ impl DatabaseSource for OpencodeDb {
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
         let session = session.id.as_str();
-        let mut stmt = conn.prepare("SELECT id FROM message WHERE session_id = ?1")?;
+        let mut stmt = conn.prepare_cached("SELECT id FROM message WHERE session_id = ?1")?;
         let ids = stmt.query_map([session], |r| Ok(json_of(r.get_ref(0)?)))?;
         let mut out = BTreeSet::new();
         for id in ids {

@@ -1,0 +1,248 @@
+//! JSON text as serde_json writes it, from text an agent wrote, without building a value and
+//! serialising it again.
+//!
+//! A database row's JSON column is parsed once (its parser needs the value), and the row's text
+//! (its revision, its retained line, the redaction gate's input) used to be that value
+//! serialised again: for Crush, the largest single cost of a row after redaction. An agent's
+//! own compact JSON differs from serde_json's only in how it escapes (Go writes `<`, `>`, `&`
+//! as `\u003c`, `\u003e`, `\u0026`), so rewriting its escapes gives the same bytes
+//! [`serde_json::to_string`] would. Anything else that would differ (whitespace between
+//! tokens, a number serde_json would print otherwise, a key written twice, of which the value
+//! keeps one) is refused, and the caller serialises.
+//!
+//! The redaction relies on it: a row whose text the gate cannot clear is redacted by walking
+//! its value, and its text is kept when the walk changed nothing, so the text must never hold
+//! anything the value does not.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// `raw`, the text `value` was parsed from, in the form `serde_json::to_string(value)` gives:
+/// compact, each string escaped as serde_json escapes it (`"`, `\` and control characters
+/// only). `None` when it cannot say so without serialising: whitespace between tokens, a
+/// number that is not a plain integer, an escape that is not well formed, a key written twice
+/// in an object (counted: `value` holds fewer keys than `raw` writes).
+pub fn serde_form<'a>(raw: &'a str, value: &Value) -> Option<Cow<'a, str>> {
+    let b = raw.as_bytes();
+    let mut keys = 0usize;
+    let mut out: Option<String> = None;
+    // Bytes before `copied` are in `out` already (when it exists).
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    let at = i + memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+                    if b[at] == b'"' {
+                        i = at + 1;
+                        keys += usize::from(b.get(i) == Some(&b':'));
+                        break;
+                    }
+                    let (end, rewritten) = escape(b, at)?;
+                    if let Some(new) = rewritten {
+                        let s = out.get_or_insert_with(|| String::with_capacity(raw.len()));
+                        s.push_str(&raw[copied..at]);
+                        s.push_str(&new);
+                        copied = end;
+                    }
+                    i = end;
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = b[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'-' | b'0'..=b'9' | b'.' | b'e' | b'E' | b'+'))
+                    .unwrap_or(b.len() - i);
+                let number = &b[i..i + len];
+                // An integer serde_json keeps as one (not `-0`, which it prints as `0`).
+                let plain = number.iter().skip(1).all(u8::is_ascii_digit)
+                    && number.len() <= 18
+                    && number != b"-0"
+                    && number != b"-";
+                if !plain {
+                    return None;
+                }
+                i += len;
+            }
+            b'{' | b'}' | b'[' | b']' | b':' | b',' => i += 1,
+            b't' if b[i..].starts_with(b"true") => i += 4,
+            b'f' if b[i..].starts_with(b"false") => i += 5,
+            b'n' if b[i..].starts_with(b"null") => i += 4,
+            _ => return None,
+        }
+    }
+    if keys != keys_in(value) {
+        return None;
+    }
+    Some(match out {
+        None => Cow::Borrowed(raw),
+        Some(mut s) => {
+            s.push_str(&raw[copied..]);
+            Cow::Owned(s)
+        }
+    })
+}
+
+/// How many keys the objects in `v` hold.
+fn keys_in(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => m.len() + m.values().map(keys_in).sum::<usize>(),
+        Value::Array(a) => a.iter().map(keys_in).sum(),
+        _ => 0,
+    }
+}
+
+/// The escape starting at `b[at]` (a backslash inside a string): where it ends and, when
+/// serde_json writes it otherwise, what it writes.
+fn escape(b: &[u8], at: usize) -> Option<(usize, Option<String>)> {
+    match *b.get(at + 1)? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some((at + 2, None)),
+        b'/' => Some((at + 2, Some("/".to_owned()))),
+        b'u' => {
+            let unit = hex4(b, at + 2)?;
+            let (c, end) = match unit {
+                0xD800..=0xDBFF => {
+                    // A surrogate pair: serde_json writes the character itself.
+                    if b.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(b, at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code =
+                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                    (char::from_u32(code)?, at + 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                _ => (char::from_u32(u32::from(unit))?, at + 6),
+            };
+            let mut written = String::new();
+            match c {
+                '"' => written.push_str("\\\""),
+                '\\' => written.push_str("\\\\"),
+                '\u{8}' => written.push_str("\\b"),
+                '\u{c}' => written.push_str("\\f"),
+                '\n' => written.push_str("\\n"),
+                '\r' => written.push_str("\\r"),
+                '\t' => written.push_str("\\t"),
+                c if u32::from(c) < 0x20 => written.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c => written.push(c),
+            }
+            // The same escape serde_json would write (a control character in lower-case hex)
+            // stays as it is.
+            let same = written.as_bytes() == &b[at..end];
+            Some((end, (!same).then_some(written)))
+        }
+        _ => None,
+    }
+}
+
+/// The four hex digits at `b[at..]`.
+fn hex4(b: &[u8], at: usize) -> Option<u16> {
+    let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+    if !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u16::from_str_radix(digits, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What serde_json writes for `raw`'s value.
+    fn serde(raw: &str) -> String {
+        serde_json::from_str::<Value>(raw).unwrap().to_string()
+    }
+
+    /// [`serde_form`] of `raw` and the value parsed from it (`null` when it does not parse).
+    fn form(raw: &str) -> Option<String> {
+        let value = serde_json::from_str::<Value>(raw).unwrap_or(Value::Null);
+        serde_form(raw, &value).map(Cow::into_owned)
+    }
+
+    #[test]
+    fn go_escapes_become_serde_json_text() {
+        for raw in [
+            r#"[{"type":"text","data":{"text":"a \u003cb\u003e \u0026 c"}}]"#,
+            r#"{"input":"{\"content\":\"\\u003cfile\\u003e\"}"}"#,
+            r#"{"e":"\u00e9 \ud83d\ude00 \u001b[2J \u001B \u0008\u000c\u000a\u000d\u0009 \u0022 \u005c"}"#,
+            r#"{"s":"a\/b \" \\ \n","n":-12,"z":0,"t":true,"f":false,"x":null,"a":[]}"#,
+            r#""just a string""#,
+            "123",
+            "{}",
+        ] {
+            assert_eq!(form(raw), Some(serde(raw)), "{raw}");
+        }
+    }
+
+    #[test]
+    fn text_already_in_serde_form_is_borrowed() {
+        let raw = r#"{"a":"<b> & \\u003c \"q\" \u001b","n":[1,2]}"#;
+        let value: Value = serde_json::from_str(raw).unwrap();
+        assert!(matches!(serde_form(raw, &value), Some(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn what_serde_json_would_write_otherwise_is_refused() {
+        for raw in [
+            r#"{"a": 1}"#,
+            "[1,\n2]",
+            "1.5",
+            "1e3",
+            "-0",
+            "12345678901234567890",
+            r#""\ud83d""#,
+            r#""\udc00x""#,
+            r#""\u12""#,
+            r#""\x""#,
+            r#""unterminated"#,
+            // The value keeps one of the two: the text would hold what the value does not.
+            r#"{"a":"secret","a":"x"}"#,
+            r#"[{"k":{"a":1,"\u0061":2}}]"#,
+        ] {
+            assert_eq!(form(raw), None, "{raw}");
+        }
+    }
+
+    /// Any value serde_json writes comes back unchanged, and the same value with every string's
+    /// characters written as `\u` escapes (as Go and Python write some) comes back as
+    /// serde_json's text.
+    #[test]
+    fn serde_form_agrees_with_serde_json() {
+        use proptest::prelude::*;
+        let strategy =
+            proptest::collection::vec((any::<String>(), any::<i32>(), any::<bool>()), 0..6);
+        proptest!(|(fields in strategy)| {
+            let v: Value = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (s, n, b))| (format!("{s}{i}"), serde_json::json!([s, n, b, null])))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            let text = v.to_string();
+            prop_assert_eq!(serde_form(&text, &v).map(Cow::into_owned), Some(text.clone()));
+            let escaped: String = text
+                .chars()
+                .map(|c| match c {
+                    '"' | '\\' | '[' | ']' | '{' | '}' | ',' | ':' | '-' => c.to_string(),
+                    c if c.is_ascii_alphanumeric() => c.to_string(),
+                    c => c
+                        .encode_utf16(&mut [0; 2])
+                        .iter()
+                        .map(|u| format!("\\u{u:04X}"))
+                        .collect(),
+                })
+                .collect();
+            // Escaping structural characters' neighbours only inside strings keeps it JSON.
+            if let Ok(parsed) = serde_json::from_str::<Value>(&escaped) {
+                prop_assert_eq!(&parsed, &v);
+                prop_assert_eq!(serde_form(&escaped, &v).map(Cow::into_owned), Some(text.clone()));
+            }
+        });
+    }
+}
