@@ -189,8 +189,9 @@ pub fn open_read_only(path: &Path) -> Result<Connection, OpenError> {
         .map_err(OpenError::Sqlite)?;
     // Pages are read from a mapping rather than one `pread` each (every page of a session's
     // rows is read twice, by the listing and by the read: ~2 system calls a page otherwise).
-    // SQLite maps only what its locks let it read; what the agent writes meanwhile goes to
-    // its WAL, which is read as before.
+    // The locks are the same as without it, and what the agent writes meanwhile goes to its
+    // WAL, read as before. (SQLite's documented cost: a file cut short under the map by
+    // another program, not by SQLite's own locking writers, would fault the process.)
     conn.pragma_update(None, "mmap_size", MMAP_BYTES)
         .map_err(OpenError::Sqlite)?;
     // Reading the schema is the first touch of the file's pages: a damaged or foreign file
@@ -276,8 +277,9 @@ pub fn json_column(v: ValueRef<'_>) -> Value {
 
 /// A row's JSON text put together beside its value, column by column in the order they are
 /// inserted into the value's object, in the form serde_json writes the object: a JSON column's
-/// own text is taken when it can be written in that form ([`json_text::serde_form`]), so the
-/// largest column of a row is not serialised again.
+/// own text is taken when it can be written in that form
+/// ([`crate::archive::json_text::serde_form`]), so the largest column of a row is not
+/// serialised again.
 pub struct RowText(String);
 
 impl RowText {
