@@ -29,22 +29,6 @@ impl Cairn {
         self.semantic.set_embedder(embedder);
     }
 
-    /// The fresh matrix of `store` and the embedding of `text`, or the typed error saying why
-    /// semantic search cannot run (model missing, vectors stale).
-    pub(crate) fn semantic_query(
-        &self,
-        store: &Store,
-        which: VectorStore,
-        text: &str,
-    ) -> Result<(
-        std::sync::Arc<semantic::vectors::Matrix>,
-        std::sync::Arc<[f32]>,
-    )> {
-        let matrix = self.fresh_matrix(store, which)?;
-        let query = self.semantic.embed_query(text)?;
-        Ok((matrix, query))
-    }
-
     /// The fresh matrix of `store`, or the typed error saying why semantic search cannot run.
     pub(crate) fn fresh_matrix(
         &self,

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::archive::Agent;
-use crate::archive::store::Store;
+use crate::archive::store::{self as archive, Store};
 use crate::semantic::vectors::VectorStore;
 use crate::views::search::{SearchHit, SearchQuery};
 use crate::views::sessions::{SessionQuery, SessionSummary};
@@ -123,20 +123,50 @@ impl Cairn {
     /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]).
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         let store = self.store();
-        let found = if query.mode.is_semantic() && !query.text.trim().is_empty() {
-            let (matrix, vector) =
-                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
-            views::search::semantic(store.conn(), query, &matrix, &vector)
+        if query.mode.is_semantic() && !query.text.trim().is_empty() {
+            let mut hits = self.semantic_turns(&store, query)?;
+            if let Some(expr) = views::search::fts_query(&query.text) {
+                archive::fill_snippets(store.conn(), &expr, &mut hits)
+                    .map_err(|e| search_error(&store, query, e))?;
+            }
+            Ok(hits)
         } else {
-            views::search::search(store.conn(), query)
-        };
-        found.map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(_, Some(msg)) if query.text.trim_start().starts_with('"') || msg.contains("fts5") => Error::Invalid(format!(
-                "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
-                query.text
-            )),
-            other => store.err(other),
-        })
+            views::search::search(store.conn(), query).map_err(|e| search_error(&store, query, e))
+        }
+    }
+
+    /// The turns a vector or hybrid search ranks, their snippets left empty
+    /// ([`views::search::fuse`]). The query is embedded and scored against every vector on a
+    /// thread of its own while the full-text leg runs on this one: on two cores that costs no
+    /// wall time while the words take longer.
+    fn semantic_turns(&self, store: &Store, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let matrix = self.fresh_matrix(store, VectorStore::Sessions)?;
+        let (lexical, scores) = std::thread::scope(|s| {
+            let embedding = std::thread::Builder::new()
+                .name("cairn-query-embed".into())
+                .spawn_scoped(s, || {
+                    let vector = self.semantic.embed_query(&query.text)?;
+                    Ok::<_, Error>(matrix.scores(&vector))
+                });
+            let lexical = views::search::lexical_leg(store.conn(), query);
+            let scores = match embedding {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(Error::External(
+                        "the query's embedding failed (the model panicked); try --mode lexical"
+                            .into(),
+                    ))
+                }),
+                // The work went with the thread that could not start.
+                Err(e) => Err(Error::External(format!(
+                    "could not start a thread to embed the query ({e}); try --mode lexical"
+                ))),
+            };
+            (lexical, scores)
+        });
+        let lexical = lexical.map_err(|e| search_error(store, query, e))?;
+        let scores = scores?;
+        views::search::fuse(store.conn(), query, &matrix, &scores, lexical)
+            .map_err(|e| search_error(store, query, e))
     }
 
     /// Rank sessions for a query: by their best turns, the paths they edited and the targets
@@ -144,23 +174,14 @@ impl Cairn {
     pub fn search_sessions(&self, query: &SearchQuery) -> Result<Vec<views::search::SessionHit>> {
         let store = self.store();
         let semantic = if query.mode.is_semantic() && !query.text.trim().is_empty() {
-            let (matrix, vector) =
-                self.semantic_query(&store, VectorStore::Sessions, &query.text)?;
             let mut turns = query.clone();
             turns.limit = Some(500);
-            Some(
-                views::search::semantic_unsnipped(store.conn(), &turns, &matrix, &vector)
-                    .map_err(|e| store.err(e))?,
-            )
+            Some(self.semantic_turns(&store, &turns)?)
         } else {
             None
         };
-        views::search::sessions(store.conn(), query, semantic).map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => {
-                Error::Invalid(format!("cannot search for {:?}: {msg}", query.text))
-            }
-            other => store.err(other),
-        })
+        views::search::sessions(store.conn(), query, semantic)
+            .map_err(|e| search_error(&store, query, e))
     }
 
     /// Why is this here, from a description alone: the whole target is searched as words (no
@@ -286,5 +307,24 @@ impl Cairn {
                 dir.display()
             ))),
         }
+    }
+}
+
+/// A search's database error for a person: FTS5's complaint about the query (a raw expression,
+/// which a leading `"` makes) as an invalid query, saying how to search for plain words instead.
+fn search_error(store: &Store, query: &SearchQuery, e: rusqlite::Error) -> Error {
+    let raw = query.text.trim_start().starts_with('"');
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(msg)) if raw || msg.contains("fts5") => {
+            Error::Invalid(if raw {
+                format!(
+                    "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
+                    query.text
+                )
+            } else {
+                format!("cannot search for {:?}: {msg}", query.text)
+            })
+        }
+        other => store.err(other),
     }
 }

@@ -46,11 +46,13 @@ pub fn fts_query(input: &str) -> Option<String> {
     if trimmed.starts_with('"') && trimmed.len() > 1 {
         return Some(trimmed.to_owned());
     }
-    let terms: Vec<String> = trimmed
-        .split_whitespace()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
+    let terms: Vec<String> = trimmed.split_whitespace().map(quoted).collect();
     (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+/// `word` as an FTS5 string: literal, whatever its punctuation (a `"` doubled).
+fn quoted(word: &str) -> String {
+    format!("\"{}\"", word.replace('"', "\"\""))
 }
 
 pub fn search(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<SearchHit>> {
@@ -71,18 +73,24 @@ fn filter(q: &SearchQuery) -> RecordFilter<'_> {
     }
 }
 
-/// Turns nearest to the query vector that pass the filters, best first, with their cosine.
+/// Turns nearest to the query vector that pass the filters, best first, with their cosine;
+/// `scores` are the matrix's rows scored against it ([`Matrix::scores`]).
 fn vector_hits(
     conn: &Connection,
     q: &SearchQuery,
     matrix: &Matrix,
-    query: &[f32],
+    scores: &[f32],
     limit: usize,
 ) -> rusqlite::Result<Vec<(SearchHit, f64)>> {
-    let mut k = (limit * 4).max(200);
-    let scores = matrix.scores(query);
+    // With no filter every turn passes, so the `limit` nearest are the answer; a filter may drop
+    // turns, so a wider pool is read, and widened again until enough pass.
+    let mut k = if filter(q).is_empty() {
+        limit
+    } else {
+        (limit * 4).max(200)
+    };
     loop {
-        let top = matrix.top_of(&scores, k);
+        let top = matrix.top_of(scores, k);
         let ids: Vec<i64> = top.iter().map(|(id, _)| *id).collect();
         let mut found = archive::turn_hits(conn, &ids, &filter(q))?;
         if found.len() >= limit || k >= matrix.len() {
@@ -97,32 +105,32 @@ fn vector_hits(
     }
 }
 
-/// Vector or hybrid search over turns. `matrix` holds the fresh `sessions` vectors and `query`
-/// the embedding of `q.text`.
-pub fn semantic(
-    conn: &Connection,
-    q: &SearchQuery,
-    matrix: &Matrix,
-    query: &[f32],
-) -> rusqlite::Result<Vec<SearchHit>> {
-    let mut hits = semantic_unsnipped(conn, q, matrix, query)?;
-    if let Some(expr) = fts_query(&q.text) {
-        archive::fill_snippets(conn, &expr, &mut hits)?;
+/// The full-text leg of a hybrid search: the records holding every word typed, ranked as
+/// `search` ranks them, at most 500; none in vector mode. It needs no query vector, so a caller
+/// can run it while the query is embedded.
+pub fn lexical_leg(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<SearchHit>> {
+    match fts_query(&q.text) {
+        Some(expr) if q.mode != Mode::Vector => {
+            archive::ranked_records(conn, &expr, &filter(q), 500)
+        }
+        _ => Ok(Vec::new()),
     }
-    Ok(hits)
 }
 
-/// [`semantic`] with the full-text hits' snippets left empty (see
-/// [`archive::ranked_records`]): [`sessions`] fills them for the turns it shows.
-pub fn semantic_unsnipped(
+/// Vector or hybrid search over turns, best first: `matrix` holds the fresh `sessions` vectors,
+/// `scores` its rows scored against the embedding of `q.text` ([`Matrix::scores`]) and
+/// `lexical` the full-text leg's hits ([`lexical_leg`]). The full-text hits' snippets are left
+/// empty (see [`archive::ranked_records`]): the caller fills them for the turns it shows.
+pub fn fuse(
     conn: &Connection,
     q: &SearchQuery,
     matrix: &Matrix,
-    query: &[f32],
+    scores: &[f32],
+    lexical: Vec<SearchHit>,
 ) -> rusqlite::Result<Vec<SearchHit>> {
     let limit = q.limit.unwrap_or(20) as usize;
     if q.mode == Mode::Vector {
-        return Ok(vector_hits(conn, q, matrix, query, limit)?
+        return Ok(vector_hits(conn, q, matrix, scores, limit)?
             .into_iter()
             .map(|(mut h, cos)| {
                 h.score = Some(cos);
@@ -137,10 +145,6 @@ pub fn semantic_unsnipped(
             .clone()
             .unwrap_or_else(|| format!("{}#{}", h.session_key, h.ordinal))
     };
-    let lexical = match fts_query(&q.text) {
-        Some(expr) => archive::ranked_records(conn, &expr, &filter(q), 500)?,
-        None => Vec::new(),
-    };
     let mut hits: HashMap<String, SearchHit> = HashMap::new();
     let mut lexical_keys = Vec::new();
     for h in lexical {
@@ -150,7 +154,7 @@ pub fn semantic_unsnipped(
         }
     }
     let mut vector_keys = Vec::new();
-    for (h, _) in vector_hits(conn, q, matrix, query, 500)? {
+    for (h, _) in vector_hits(conn, q, matrix, scores, 500)? {
         let k = key(&h);
         vector_keys.push(k.clone());
         hits.entry(k)
@@ -259,17 +263,12 @@ pub fn sessions(
 ) -> rusqlite::Result<Vec<SessionHit>> {
     let terms = session_terms(&q.text);
     let limit = q.limit.unwrap_or(20) as usize;
+    let quoted_terms: Vec<String> = terms.iter().map(|t| quoted(t)).collect();
     // What the shown turns' snippets mark: the words the full-text leg searched for.
     let snippet_expr = if semantic.is_some() {
         fts_query(&q.text)
     } else {
-        (!terms.is_empty()).then(|| {
-            terms
-                .iter()
-                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-                .collect::<Vec<_>>()
-                .join(" OR ")
-        })
+        (!terms.is_empty()).then(|| quoted_terms.join(" OR "))
     };
     // Leg 1: turns, each session by the rank of its best turn, with its next best ones.
     let ranked_turns = match semantic {
@@ -277,9 +276,8 @@ pub fn sessions(
         None if terms.is_empty() => Vec::new(),
         None => {
             // Records holding every word first (what `search` finds), then any word by bm25.
-            let quote = |t: &String| format!("\"{}\"", t.replace('"', "\"\""));
-            let quoted: Vec<String> = terms.iter().map(quote).collect();
-            let mut hits = archive::ranked_records(conn, &quoted.join(" "), &filter(q), TURN_POOL)?;
+            let mut hits =
+                archive::ranked_records(conn, &quoted_terms.join(" "), &filter(q), TURN_POOL)?;
             if terms.len() > 1 && sessions_among(&hits) < limit {
                 // Then any word, by the words rare enough to tell records apart: bm25 scores
                 // every match, and a word in a large share of the records brings hundreds of
@@ -287,7 +285,7 @@ pub fn sessions(
                 // already name `limit` sessions: what it adds would rank after them.
                 let any: Vec<String> = common::ranking_words(conn, &terms)?
                     .iter()
-                    .map(quote)
+                    .map(|w| quoted(w))
                     .collect();
                 hits.extend(archive::ranked_records(
                     conn,
