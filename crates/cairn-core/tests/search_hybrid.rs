@@ -1,0 +1,142 @@
+//! Hybrid search over the archive runs its two legs at once: the query's embedding and the
+//! vector scores on a thread of their own, the full-text leg on the caller's. Both legs' hits
+//! are fused, and what either leg fails with reaches the caller as that leg's error.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use cairn_core::archive::Agent;
+use cairn_core::semantic::Mode;
+use cairn_core::semantic::embed::{Embedder, InputKind, normalize};
+use cairn_core::semantic::vectors::VectorStore;
+use cairn_core::views::search::{MATCH_START, SearchQuery};
+use cairn_core::{Cairn, Error};
+
+use crate::support;
+
+/// Words hashed into 32 dimensions (no model to load); with `refuse_queries`, every query fails
+/// as a model that cannot run would, while documents still embed.
+struct Hashed {
+    refuse_queries: bool,
+}
+
+impl Embedder for Hashed {
+    fn fingerprint(&self) -> &str {
+        "hashed/test"
+    }
+    fn dims(&self) -> usize {
+        32
+    }
+    fn embed(&self, texts: &[&str], kind: InputKind) -> cairn_core::Result<Vec<f32>> {
+        if self.refuse_queries && kind == InputKind::Query {
+            return Err(Error::External("the test embedder refuses queries".into()));
+        }
+        Ok(texts
+            .iter()
+            .flat_map(|t| {
+                let mut v = vec![0.0f32; 32];
+                for w in t.split_whitespace() {
+                    v[w.bytes().map(usize::from).sum::<usize>() % 32] += 1.0;
+                }
+                normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "hashed".into()
+    }
+}
+
+fn query(text: &str, mode: Mode) -> SearchQuery {
+    SearchQuery {
+        text: text.into(),
+        mode,
+        limit: Some(10),
+        ..SearchQuery::default()
+    }
+}
+
+#[test]
+fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let fixture = support::fixtures().join("claude").join("tool_heavy.jsonl");
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &fixture)]);
+    cairn.set_embedder(Arc::new(Hashed {
+        refuse_queries: false,
+    }));
+    cairn
+        .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
+        .unwrap();
+
+    // The words' hits come back marked and snippeted; the vectors' hits join them.
+    let hits = cairn
+        .search(&query("phoenix background", Mode::Hybrid))
+        .unwrap();
+    let keyword: Vec<_> = hits
+        .iter()
+        .filter(|h| h.match_reasons.iter().any(|m| m == "keyword"))
+        .collect();
+    assert!(!keyword.is_empty(), "{hits:?}");
+    assert!(
+        keyword.iter().all(|h| h.snippet.contains(MATCH_START)),
+        "{keyword:?}"
+    );
+    assert!(
+        hits.iter()
+            .any(|h| h.match_reasons.iter().any(|m| m == "semantic")),
+        "{hits:?}"
+    );
+    // Every turn the full-text leg found is in the fused answer when there is room for it.
+    let lexical = cairn
+        .search(&query("phoenix background", Mode::Lexical))
+        .unwrap();
+    let turns = |hs: &[cairn_core::views::search::SearchHit]| {
+        hs.iter()
+            .map(|h| h.turn_key.clone())
+            .collect::<std::collections::HashSet<_>>()
+    };
+    assert!(
+        turns(&hits).is_superset(&turns(&lexical)),
+        "{hits:?}\n{lexical:?}"
+    );
+    let sessions = cairn
+        .search_sessions(&query("phoenix background", Mode::Hybrid))
+        .unwrap();
+    assert_eq!(sessions.len(), 1);
+
+    // The embedding thread's failure, not a hang or a panic. (A new text: a query already
+    // embedded would come from the cache.)
+    cairn.set_embedder(Arc::new(Hashed {
+        refuse_queries: true,
+    }));
+    for search in [
+        cairn
+            .search(&query("start the server", Mode::Hybrid))
+            .map(|_| ()),
+        cairn
+            .search(&query("start the server again", Mode::Vector))
+            .map(|_| ()),
+        cairn
+            .search_sessions(&query("start the server once more", Mode::Hybrid))
+            .map(|_| ()),
+    ] {
+        let err = search.unwrap_err();
+        assert!(err.to_string().contains("refuses queries"), "{err}");
+    }
+
+    // The full-text leg's failure: a raw expression FTS5 cannot read is the person's query to
+    // fix, in hybrid mode as in lexical.
+    cairn.set_embedder(Arc::new(Hashed {
+        refuse_queries: false,
+    }));
+    for mode in [Mode::Hybrid, Mode::Lexical] {
+        let err = cairn.search(&query("\"unterminated", mode)).unwrap_err();
+        assert!(matches!(err, Error::Invalid(_)), "{err:?}");
+        assert!(err.to_string().contains("drop the leading quote"), "{err}");
+    }
+}
