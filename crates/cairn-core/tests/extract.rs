@@ -339,17 +339,7 @@ impl cairn_core::semantic::embed::Embedder for Words {
         texts: &[&str],
         _kind: cairn_core::semantic::embed::InputKind,
     ) -> cairn_core::Result<Vec<f32>> {
-        Ok(texts
-            .iter()
-            .flat_map(|t| {
-                let mut v = vec![0.0f32; 32];
-                for w in t.split_whitespace() {
-                    v[w.bytes().map(usize::from).sum::<usize>() % 32] += 1.0;
-                }
-                cairn_core::semantic::embed::normalize(&mut v);
-                v
-            })
-            .collect())
+        Ok(crate::support::hashed_words(texts, 32))
     }
     fn refresh_on_write(&self) -> bool {
         true

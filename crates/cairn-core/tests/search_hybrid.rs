@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cairn_core::archive::Agent;
 use cairn_core::semantic::Mode;
-use cairn_core::semantic::embed::{Embedder, InputKind, normalize};
+use cairn_core::semantic::embed::{Embedder, InputKind};
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::{MATCH_START, SearchQuery};
 use cairn_core::{Cairn, Error};
@@ -31,17 +31,7 @@ impl Embedder for Hashed {
         if self.refuse_queries && kind == InputKind::Query {
             return Err(Error::External("the test embedder refuses queries".into()));
         }
-        Ok(texts
-            .iter()
-            .flat_map(|t| {
-                let mut v = vec![0.0f32; 32];
-                for w in t.split_whitespace() {
-                    v[w.bytes().map(usize::from).sum::<usize>() % 32] += 1.0;
-                }
-                normalize(&mut v);
-                v
-            })
-            .collect())
+        Ok(support::hashed_words(texts, 32))
     }
     fn refresh_on_write(&self) -> bool {
         false

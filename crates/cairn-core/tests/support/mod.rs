@@ -260,3 +260,19 @@ pub fn read_from(data: &Path, agent: Agent, dir: &Path) {
         .set_source_dirs(agent, vec![dir.display().to_string()])
         .unwrap();
 }
+
+/// Each text's words hashed into `dims` buckets, normalised: vectors for tests that need an
+/// embedder without loading the model (texts sharing words are near).
+pub fn hashed_words(texts: &[&str], dims: usize) -> Vec<f32> {
+    texts
+        .iter()
+        .flat_map(|t| {
+            let mut v = vec![0.0f32; dims];
+            for w in t.split_whitespace() {
+                v[w.bytes().map(usize::from).sum::<usize>() % dims] += 1.0;
+            }
+            cairn_core::semantic::embed::normalize(&mut v);
+            v
+        })
+        .collect()
+}
