@@ -314,16 +314,7 @@ impl DatabaseSource for CursorIde {
         if found.is_empty() {
             return Ok(Self::inline(composer.as_ref())
                 .into_iter()
-                .map(|(key, value)| {
-                    let text = serde_json::to_string(&value).ok();
-                    DbUnit {
-                        key,
-                        updated: 0,
-                        bytes: text.as_ref().map_or(0, |s| s.len() as u64),
-                        value: Some(value),
-                        text,
-                    }
-                })
+                .map(|(key, value)| DbUnit::serialised(key, 0, value))
                 .collect());
         }
         // The composer's order; bubbles it does not list yet come after, oldest row first.

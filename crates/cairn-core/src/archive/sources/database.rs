@@ -70,6 +70,21 @@ pub struct DbUnit {
     pub bytes: u64,
 }
 
+impl DbUnit {
+    /// A unit whose value the source built itself (not a row's columns): serialised once here,
+    /// for its length and as its text.
+    pub fn serialised(key: String, updated: i64, value: Value) -> DbUnit {
+        let text = serde_json::to_string(&value).ok();
+        DbUnit {
+            key,
+            updated,
+            bytes: text.as_ref().map_or(0, |s| s.len() as u64),
+            value: Some(value),
+            text,
+        }
+    }
+}
+
 /// One agent's parser of the units of a session (messages), given one at a time after they
 /// were redacted. The same shape the Document kind's parsers have, without a document to split.
 pub trait UnitParser: Send {

@@ -236,16 +236,7 @@ impl DatabaseSource for Kiro {
         let updated = header["updated_at"].as_i64().unwrap_or(0);
         Ok(entries(&v)
             .into_iter()
-            .map(|(key, e)| {
-                let text = serde_json::to_string(&e).ok();
-                DbUnit {
-                    key,
-                    updated,
-                    bytes: text.as_ref().map_or(0, |s| s.len() as u64),
-                    value: Some(e),
-                    text,
-                }
-            })
+            .map(|(key, e)| DbUnit::serialised(key, updated, e))
             .collect())
     }
 
