@@ -55,6 +55,9 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(set_ran_as),
     },
     sql(include_str!("archive/migrations/0026_records_vocab.sql")),
+    sql(include_str!(
+        "archive/migrations/0027_sessions_by_agent_id.sql"
+    )),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
