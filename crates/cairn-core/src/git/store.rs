@@ -304,39 +304,122 @@ fn like_literal(text: &str) -> String {
         .replace('_', "\\_")
 }
 
-/// Sessions (row ids) with an edited path containing `term` (case-insensitive for ASCII), and
-/// the first such path; at most `limit`.
+/// For each of `terms`, the sessions (row ids, ascending) with an edited path containing it
+/// (ignoring ASCII case, as `LIKE` does), each with the least such path; at most `limit` a
+/// term. One pass over the edits for all the terms.
 pub fn sessions_editing_like(
     conn: &Connection,
-    term: &str,
-    limit: u32,
-) -> rusqlite::Result<Vec<(i64, String)>> {
-    conn.prepare_cached(
-        "SELECT session_id, MIN(path) FROM session_edits
-         WHERE path LIKE '%' || ?1 || '%' ESCAPE '\\' GROUP BY session_id ORDER BY session_id LIMIT ?2",
-    )?
-    .query_map(params![like_literal(term), limit], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?
-    .collect()
+    terms: &[&str],
+    limit: usize,
+) -> rusqlite::Result<Vec<Vec<(i64, String)>>> {
+    let any = any_of(terms.len(), |i| {
+        format!("path LIKE '%' || ?{i} || '%' ESCAPE '\\'")
+    });
+    let mut found = PerTerm::new(terms, limit);
+    if terms.is_empty() {
+        return Ok(found.lists);
+    }
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT session_id, path FROM session_edits WHERE {any} ORDER BY session_id"
+    ))?;
+    let mut rows = stmt.query(params_from_iter(terms.iter().map(|t| like_literal(t))))?;
+    while let Some(r) = rows.next()? {
+        let (session, path): (i64, String) = (r.get(0)?, r.get(1)?);
+        let folded = path.to_ascii_lowercase();
+        if found.add(session, &path, |term| folded.contains(term)) {
+            break;
+        }
+    }
+    Ok(found.lists)
 }
 
-/// Sessions (row ids) strongly linked to a target whose key contains `term`, or to a commit
-/// whose id starts with it; with the target key; at most `limit`.
+/// For each of `terms`, the sessions (row ids, ascending) strongly linked to a target whose
+/// key contains it or to a commit whose id starts with it (ignoring ASCII case, as `LIKE`
+/// does), each with the least such target key; at most `limit` a term. One pass over the links
+/// for all the terms.
 pub fn sessions_linked_like(
     conn: &Connection,
-    term: &str,
-    limit: u32,
-) -> rusqlite::Result<Vec<(i64, String)>> {
-    conn.prepare_cached(
-        "SELECT session_id, MIN(target_key) FROM links
-         WHERE strong = 1 AND (target_key LIKE '%' || ?1 || '%' ESCAPE '\\' OR commit_id LIKE ?1 || '%' ESCAPE '\\')
-         GROUP BY session_id ORDER BY session_id LIMIT ?2",
-    )?
-    .query_map(params![like_literal(term), limit], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?
-    .collect()
+    terms: &[&str],
+    limit: usize,
+) -> rusqlite::Result<Vec<Vec<(i64, String)>>> {
+    let any = any_of(terms.len(), |i| {
+        format!(
+            "target_key LIKE '%' || ?{i} || '%' ESCAPE '\\' OR commit_id LIKE ?{i} || '%' ESCAPE '\\'"
+        )
+    });
+    let mut found = PerTerm::new(terms, limit);
+    if terms.is_empty() {
+        return Ok(found.lists);
+    }
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT session_id, target_key, commit_id FROM links
+         WHERE strong = 1 AND ({any}) ORDER BY session_id"
+    ))?;
+    let mut rows = stmt.query(params_from_iter(terms.iter().map(|t| like_literal(t))))?;
+    while let Some(r) = rows.next()? {
+        let (session, key): (i64, String) = (r.get(0)?, r.get(1)?);
+        let commit = r
+            .get::<_, Option<String>>(2)?
+            .map(|c| c.to_ascii_lowercase());
+        let folded = key.to_ascii_lowercase();
+        let matches = |term: &str| {
+            folded.contains(term) || commit.as_deref().is_some_and(|c| c.starts_with(term))
+        };
+        if found.add(session, &key, matches) {
+            break;
+        }
+    }
+    Ok(found.lists)
+}
+
+/// `n` conditions joined by `OR`, the `i`th (from 1) written by `one(i)`.
+fn any_of(n: usize, one: impl Fn(usize) -> String) -> String {
+    (1..=n).map(one).collect::<Vec<_>>().join(" OR ")
+}
+
+/// What a one-pass `LIKE` over several terms has found so far: per term, its sessions in
+/// ascending order with the least matching text of each, as `GROUP BY session_id` with `MIN`
+/// and `LIMIT` would give for that term alone.
+struct PerTerm {
+    /// The terms, ASCII-lowercased (the rows' text is folded the same way before matching).
+    folded: Vec<String>,
+    lists: Vec<Vec<(i64, String)>>,
+    /// Terms that have their `limit` sessions and have seen a row of a later one.
+    done: Vec<bool>,
+    limit: usize,
+}
+
+impl PerTerm {
+    fn new(terms: &[&str], limit: usize) -> PerTerm {
+        PerTerm {
+            folded: terms.iter().map(|t| t.to_ascii_lowercase()).collect(),
+            lists: vec![Vec::new(); terms.len()],
+            done: vec![limit == 0; terms.len()],
+            limit,
+        }
+    }
+
+    /// Count a row of `session` (rows arrive in ascending session order) whose text is `text`
+    /// for every term `matches`; true once every term is done.
+    fn add(&mut self, session: i64, text: &str, matches: impl Fn(&str) -> bool) -> bool {
+        for (i, term) in self.folded.iter().enumerate() {
+            if self.done[i] || !matches(term) {
+                continue;
+            }
+            let list = &mut self.lists[i];
+            let full = list.len() == self.limit;
+            match list.last_mut() {
+                Some((last, least)) if *last == session => {
+                    if text < least.as_str() {
+                        *least = text.to_owned();
+                    }
+                }
+                _ if full => self.done[i] = true,
+                _ => list.push((session, text.to_owned())),
+            }
+        }
+        self.done.iter().all(|d| *d)
+    }
 }
 
 /// What changes when `session`'s links do (they are rebuilt, so new rows get new ids): the
@@ -346,4 +429,111 @@ pub fn links_mark(conn: &Connection, session: i64) -> rusqlite::Result<String> {
         "SELECT count(*) || ':' || coalesce(max(id), 0) FROM links WHERE session_id = ?1",
     )?
     .query_row([session], |r| r.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The archive's tables, with sessions 1 to 11 and nothing else.
+    fn archive() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for step in crate::schema::MIGRATIONS {
+            conn.execute_batch(step.sql).unwrap();
+        }
+        for id in 1..12 {
+            conn.execute(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (?1, ?2, 'claude', 'now')",
+                params![id, format!("k{id}")],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    /// What one `LIKE` query per term finds (the search's path and link legs before they became
+    /// one pass): the reference the one pass must equal.
+    fn per_term(
+        conn: &Connection,
+        sql: &str,
+        terms: &[&str],
+        limit: usize,
+    ) -> Vec<Vec<(i64, String)>> {
+        terms
+            .iter()
+            .map(|t| {
+                conn.prepare(sql)
+                    .unwrap()
+                    .query_map(params![like_literal(t), limit as i64], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// Text from a few characters that `LIKE` treats specially (`%`, `_`, the escape), that
+    /// differ only in ASCII case, or only in non-ASCII case (which `LIKE` does not fold).
+    fn text(max: usize) -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop::sample::select(vec!['a', 'A', 'b', '_', '%', '\\', '/', '.', 'é', 'É', '1']),
+            1..=max,
+        )
+        .prop_map(|cs| cs.into_iter().collect())
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_finds_what_a_like_per_term_finds(
+            edits in proptest::collection::vec((1i64..12, text(6)), 0..40),
+            links in proptest::collection::vec(
+                (1i64..12, text(6), proptest::option::of(text(4)), any::<bool>()),
+                0..40,
+            ),
+            terms in proptest::collection::vec(text(2), 0..4),
+            limit in 0usize..5,
+        ) {
+            let conn = archive();
+            for (session, path) in &edits {
+                conn.execute(
+                    "INSERT OR IGNORE INTO session_edits (session_id, path, ordinal, turn_index) VALUES (?1, ?2, 0, 0)",
+                    params![session, path],
+                )
+                .unwrap();
+            }
+            for (session, key, commit, strong) in &links {
+                conn.execute(
+                    "INSERT OR IGNORE INTO links (session_id, target_kind, target_key, evidence, strong, confidence, commit_id)
+                     VALUES (?1, 'branch', ?2, 'person', ?3, 1.0, ?4)",
+                    params![session, key, strong, commit],
+                )
+                .unwrap();
+            }
+            let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+            prop_assert_eq!(
+                sessions_editing_like(&conn, &terms, limit).unwrap(),
+                per_term(
+                    &conn,
+                    "SELECT session_id, MIN(path) FROM session_edits
+                     WHERE path LIKE '%' || ?1 || '%' ESCAPE '\\' GROUP BY session_id ORDER BY session_id LIMIT ?2",
+                    &terms,
+                    limit,
+                )
+            );
+            prop_assert_eq!(
+                sessions_linked_like(&conn, &terms, limit).unwrap(),
+                per_term(
+                    &conn,
+                    "SELECT session_id, MIN(target_key) FROM links
+                     WHERE strong = 1 AND (target_key LIKE '%' || ?1 || '%' ESCAPE '\\' OR commit_id LIKE ?1 || '%' ESCAPE '\\')
+                     GROUP BY session_id ORDER BY session_id LIMIT ?2",
+                    &terms,
+                    limit,
+                )
+            );
+        }
+    }
 }

@@ -243,6 +243,8 @@ fn names_something(term: &str) -> bool {
 const TURN_POOL: u32 = 2000;
 /// Best turns kept per session (the first counts most).
 const TURNS_PER_SESSION: usize = 3;
+/// Sessions the path and link legs take per word (the first by row id).
+const TOUCHED_PER_WORD: usize = 500;
 
 /// How many sessions `hits` come from.
 fn sessions_among(hits: &[SearchHit]) -> usize {
@@ -333,17 +335,21 @@ pub fn sessions(
         || q.project.is_some()
         || q.since.as_deref().is_some_and(|s| !s.is_empty())
         || q.until.as_deref().is_some_and(|s| !s.is_empty());
+    let naming: Vec<&str> = terms
+        .iter()
+        .map(String::as_str)
+        .filter(|t| names_something(t))
+        .collect();
     let mut touched: [HashMap<i64, (usize, Vec<String>)>; 2] = Default::default();
-    for term in terms.iter().filter(|t| names_something(t)) {
-        for (id, path) in git::sessions_editing_like(conn, term, 500)? {
-            let e = touched[0].entry(id).or_default();
+    let found = [
+        git::sessions_editing_like(conn, &naming, TOUCHED_PER_WORD)?,
+        git::sessions_linked_like(conn, &naming, TOUCHED_PER_WORD)?,
+    ];
+    for (leg, per_word) in touched.iter_mut().zip(found) {
+        for (id, what) in per_word.into_iter().flatten() {
+            let e = leg.entry(id).or_default();
             e.0 += 1;
-            e.1.push(path);
-        }
-        for (id, key) in git::sessions_linked_like(conn, term, 500)? {
-            let e = touched[1].entry(id).or_default();
-            e.0 += 1;
-            e.1.push(key);
+            e.1.push(what);
         }
     }
     let mut legs = vec![turn_leg];
