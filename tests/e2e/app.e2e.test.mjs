@@ -98,6 +98,22 @@ function instanceNameOwned() {
   return /boolean true/.test(reply);
 }
 
+/** What the desktop does for a clicked link (`cairn-desktop %u`, same archive, same environment)
+ * while the app runs: the second launch hands `link` to the open window and exits cleanly. */
+async function handOver(link) {
+  const second = spawn(app, [link], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  second.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the second launch did not exit: ${stderr}`)), 30_000);
+    second.on('exit', (status) => {
+      clearTimeout(timer);
+      done(status);
+    });
+  });
+  assert.equal(code, 0, `the second launch exits cleanly: ${stderr}`);
+}
+
 /** End the window's session and start the app again with `args`, once the old process is gone
  * and the bus has let go of its name: a new one started while the bus still lists the old one as
  * the archive's single instance would try to hand its arguments over and exit. (The process leaves
@@ -312,19 +328,7 @@ test('a second launch with a cairn:// link hands it to the open window and exits
   const running = appProcesses();
   assert.equal(running.length, 1, `one app runs: ${running}`);
   assert.ok(instanceNameOwned(), `the open window holds ${instanceName}`);
-  const link = `cairn://session/${loginKey}?record=${seed.commitOrdinal}`;
-  // What the desktop does for a clicked link: `cairn-desktop %u`, same archive (same environment).
-  const second = spawn(app, [link], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  second.stderr.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`the second launch did not exit: ${stderr}`)), 30_000);
-    second.on('exit', (status) => {
-      clearTimeout(timer);
-      done(status);
-    });
-  });
-  assert.equal(code, 0, `the second launch exits cleanly: ${stderr}`);
+  await handOver(`cairn://session/${loginKey}?record=${seed.commitOrdinal}`);
   await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the open window did not follow the link', 20_000);
   await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
   assert.deepEqual(appProcesses(), running, 'only the first app runs');
@@ -669,6 +673,32 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   );
   assert.match(await text(await byTestId('team-session')), /quokka migration moves stock counts/);
   await shot('18-team-session');
+});
+
+test('team: a cairn://team link opens a teammate’s session in the open window; a bad one is refused in words', async () => {
+  const session = mustEnv('CAIRN_E2E_TEAM_SESSION');
+  const publisher = mustEnv('CAIRN_E2E_TEAM_PUBLISHER');
+  const teamLink = (params) => `cairn://team?${new URLSearchParams(params)}`;
+  await (await browser.$('[data-tab="branches"]')).click();
+  await until(async () => !(await (await byTestId('team-session')).isExisting()), 'the teammate’s session stayed open');
+
+  await handOver(teamLink({ session, publisher }));
+  await (await byTestId('team-session')).waitForExist({ timeout: 20_000 });
+  assert.match(await text(await byTestId('team-publisher')), new RegExp(`Published by ${publisher}`));
+  assert.match(await text(await byTestId('team-session')), /quokka migration moves stock counts/);
+
+  // Well formed, but nobody pushed it: the team archive's answer, not an empty page.
+  await handOver(teamLink({ session: `sha256-${'0'.repeat(32)}`, publisher }));
+  await until(async () => (await byTestId('team-show-error')).isExisting(), 'a session nobody pushed was not reported');
+  assert.match(await text(await byTestId('team-show-error')), /no session sha256-0{32} in the team archive/);
+
+  // A link comes from outside: a publisher that is no database role (a terminal escape, a space).
+  await handOver(teamLink({ session, publisher: `${publisher}\u001b[31m; DROP` }));
+  await until(async () => (await byTestId('link-error')).isExisting(), 'the bad link was not refused');
+  assert.match(await text(await byTestId('link-error')), /publisher must be a database role/);
+  assert.equal(appProcesses().length, 1, 'the bad link did not start or stop an app');
+  await (await browser.$('[data-testid="link-error"] button')).click();
+  await shot('18b-team-link');
 });
 
 // ---- agents-app

@@ -39,7 +39,10 @@ mate() {
 }
 mate sync >/dev/null
 mate team push --to "postgres://mate@$host:$port/cairn_e2e_team"
+# Its key, for the journey's cairn://team link.
+team_session="$(mate --json sessions | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["session_key"])')"
 
 export CAIRN_E2E_TEAM_HOST="$host" CAIRN_E2E_TEAM_PORT="$port" CAIRN_E2E_TEAM_DB=cairn_e2e_team
 export CAIRN_E2E_TEAM_USER=reviewer CAIRN_E2E_TEAM_PW="$reviewer_pw" CAIRN_E2E_TEAM_PUBLISHER=mate
+export CAIRN_E2E_TEAM_SESSION="$team_session"
 exec "$@"
