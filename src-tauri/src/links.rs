@@ -17,9 +17,10 @@ use crate::events::OpenLink;
 /// The longest link accepted; real ones are under 200 bytes.
 const MAX_LEN: usize = 2048;
 const SCHEME: &str = "cairn://";
-/// The places of the window's router (`parseLink`).
-const PLACES: [&str; 6] = [
-    "session", "branches", "sessions", "search", "recall", "settings",
+/// The places of the window's router (`parseLink` in `ui/src/lib/links.ts`; a test holds the two
+/// lists equal).
+const PLACES: [&str; 7] = [
+    "session", "branches", "sessions", "search", "recall", "settings", "team",
 ];
 
 /// Why an argument is not a link the window may open.
@@ -139,10 +140,32 @@ mod tests {
             "cairn://recall?tab=generated&insight=4",
             "cairn://branches?branch=ref%3Arefs%2Fheads%2Fmain&repo=%2Fhome%2Fme%2Fr",
             "cairn://search?q=%C3%A9t%C3%A9#x",
+            "cairn://team?session=sha256-00112233445566778899aabbccddeeff&publisher=mate",
         ] {
             assert_eq!(validate(ok), Ok(ok));
         }
         let evidence = format!("cairn://session/{KEY}?record=12");
         assert_eq!(validate(&evidence), Ok(evidence.as_str()));
+    }
+
+    /// A place the router opens but the shell does not list is a link no one outside can open
+    /// (`cairn://team` was one): the shell's list is the router's `parseLink` cases.
+    #[test]
+    fn the_shell_lets_through_every_place_the_router_opens() {
+        let router = include_str!("../../ui/src/lib/links.ts");
+        let parse = router
+            .split("export function parseLink")
+            .nth(1)
+            .and_then(|rest| rest.split("\nexport function").next())
+            .expect("ui/src/lib/links.ts has parseLink");
+        let mut cases: Vec<&str> = parse
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("case '"))
+            .filter_map(|l| l.split('\'').next())
+            .collect();
+        cases.sort_unstable();
+        let mut places = PLACES.to_vec();
+        places.sort_unstable();
+        assert_eq!(cases, places);
     }
 }
