@@ -312,13 +312,13 @@ pub fn sessions_editing_like(
     terms: &[&str],
     limit: usize,
 ) -> rusqlite::Result<Vec<Vec<(i64, String)>>> {
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
     let any = any_of(terms.len(), |i| {
         format!("path LIKE '%' || ?{i} || '%' ESCAPE '\\'")
     });
     let mut found = PerTerm::new(terms, limit);
-    if terms.is_empty() {
-        return Ok(found.lists);
-    }
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT session_id, path FROM session_edits WHERE {any} ORDER BY session_id"
     ))?;
@@ -342,15 +342,15 @@ pub fn sessions_linked_like(
     terms: &[&str],
     limit: usize,
 ) -> rusqlite::Result<Vec<Vec<(i64, String)>>> {
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
     let any = any_of(terms.len(), |i| {
         format!(
             "target_key LIKE '%' || ?{i} || '%' ESCAPE '\\' OR commit_id LIKE ?{i} || '%' ESCAPE '\\'"
         )
     });
     let mut found = PerTerm::new(terms, limit);
-    if terms.is_empty() {
-        return Ok(found.lists);
-    }
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT session_id, target_key, commit_id FROM links
          WHERE strong = 1 AND ({any}) ORDER BY session_id"
