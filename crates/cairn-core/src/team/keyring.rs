@@ -6,8 +6,9 @@
 //! keyring"); read when neither the connection string nor a variable gives a password
 //! ([`crate::team::Server`] says the order).
 //!
-//! Never a hang: with no session bus the answer is immediate, every D-Bus call gives up after
-//! 2 s, and an unlock prompt is dismissed after [`PROMPT_SECONDS`]. Never a leak: the password is
+//! Never a hang: with no session bus the answer is immediate, connecting to it (and opening a
+//! session with the Secret Service) gives up after 2 s, so does every D-Bus call, and an unlock
+//! prompt is dismissed after [`PROMPT_SECONDS`]. Never a leak: the password is
 //! not logged, not put in an error, and on the bus it travels encrypted (the Secret Service's
 //! DH session).
 
@@ -109,12 +110,17 @@ const OTHERWISE: &str =
 #[cfg(target_os = "linux")]
 mod imp {
     use std::collections::HashMap;
+    use std::sync::Mutex;
 
     use dbus_secret_service::{EncryptionType, Error as SsError, SecretService};
 
     use super::{OTHERWISE, PROMPT_SECONDS, SERVICE, Unreachable};
 
     pub const NAME: &str = "the Secret Service";
+
+    /// How long connecting to the session bus and opening a session with the Secret Service may
+    /// take (the calls after have the same bound, set by `dbus-secret-service`).
+    const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
     /// The label a keyring manager (Passwords and Keys) shows for the item.
     fn label(account: &str) -> String {
@@ -137,8 +143,61 @@ mod imp {
                 hint: format!("run Cairn in a desktop session that has a keyring (GNOME Keyring, KWallet, KeePassXC), {OTHERWISE}"),
             });
         }
-        SecretService::connect_with_max_prompt_timeout(EncryptionType::Dh, PROMPT_SECONDS)
-            .map_err(describe)
+        // libdbus waits 25 s for the bus to answer its first message, a wait no option shortens:
+        // a bus that never answers would hold Settings or `cairn team login` that long. So the
+        // connection is made on a thread of its own, left to finish alone after 2 s; while it
+        // waits, no other is started (the answer would be the same, and threads would pile up).
+        if *lock(&STUCK) {
+            return Err(no_answer());
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("keyring-connect".into())
+            .spawn(move || {
+                let connected = SecretService::connect_with_max_prompt_timeout(
+                    EncryptionType::Dh,
+                    PROMPT_SECONDS,
+                );
+                // Under the lock, so the caller sees either this answer or a thread still waiting.
+                let mut stuck = lock(&STUCK);
+                *stuck = false;
+                let _ = tx.send(connected);
+            })
+            .map_err(|e| Unreachable {
+                message: format!("the Secret Service could not be asked: {e}"),
+                hint: OTHERWISE.trim_start_matches("or ").to_owned(),
+            })?;
+        let connected = match rx.recv_timeout(CONNECT_TIMEOUT) {
+            Ok(connected) => connected,
+            Err(_) => {
+                let mut stuck = lock(&STUCK);
+                match rx.try_recv() {
+                    Ok(connected) => connected,
+                    Err(_) => {
+                        *stuck = true;
+                        return Err(no_answer());
+                    }
+                }
+            }
+        };
+        connected.map_err(describe)
+    }
+
+    /// A connection still waiting for the bus's first answer, past [`CONNECT_TIMEOUT`].
+    static STUCK: Mutex<bool> = Mutex::new(false);
+
+    fn lock(m: &Mutex<bool>) -> std::sync::MutexGuard<'_, bool> {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn no_answer() -> Unreachable {
+        Unreachable {
+            message: "neither the D-Bus session bus nor a Secret Service on it answered within 2 s"
+                .into(),
+            hint: format!(
+                "check that the session bus and the keyring daemon are not stuck (log in again, or restart the keyring daemon), {OTHERWISE}"
+            ),
+        }
     }
 
     fn describe(e: SsError) -> Unreachable {
