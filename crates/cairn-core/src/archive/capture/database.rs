@@ -18,10 +18,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{retract, take_header, take_unit};
+use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
 use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
-use crate::archive::redact::Redactor;
 use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitParser};
 use crate::keys;
 
@@ -239,7 +238,6 @@ impl ReadSession<'_> {
             units: cursor.units.clone(),
             ..Cursor::default()
         };
-        let redactor = Redactor::global();
         let mut bytes = 0u64;
 
         let Some(header) = self.source.header(conn, self.session)? else {
@@ -257,11 +255,8 @@ impl ReadSession<'_> {
         for unit in self.source.units(conn, self.session, since)? {
             bytes += unit.bytes;
             next.since = Some(next.since.unwrap_or(i64::MIN).max(unit.updated));
-            let mut findings = Vec::new();
-            let key = redactor
-                .redact_text(&unit.key, "unit id", &mut findings)
-                .into_owned();
             let Some(value) = unit.value else {
+                let key = redacted_key(&unit.key, &mut Vec::new());
                 batch.warnings.push((
                     Some(line_no),
                     format!(
@@ -273,15 +268,13 @@ impl ReadSession<'_> {
                 ));
                 continue;
             };
+            let read_unit = ReadUnit::new(&unit.key, value, unit.text);
             // The cursor's own second is read again: a unit read then is skipped here.
-            let read = next.units.get(&key).cloned();
-            let rev = take_unit(
+            let read = next.units.get(&read_unit.key).cloned();
+            let (key, rev) = take_unit(
                 &mut batch,
                 &mut *parser,
-                &key,
-                value,
-                unit.text,
-                findings,
+                read_unit,
                 read.as_deref(),
                 &mut line_no,
             );
@@ -325,11 +318,7 @@ impl ReadSession<'_> {
                 .source
                 .unit_keys(conn, self.session)?
                 .iter()
-                .map(|k| {
-                    redactor
-                        .redact_text(k, "unit id", &mut Vec::new())
-                        .into_owned()
-                })
+                .map(|k| redacted_key(k, &mut Vec::new()))
                 .collect();
             let gone: Vec<String> = next
                 .units

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
 use crate::archive::discover::FoundFile;
-use crate::archive::redact::Redactor;
+use crate::archive::redact::{Finding, Redactor};
 use crate::archive::sources::{
     DocumentParser, LineOutput, UnitParser, document_parser_for_file, with_sidecars,
 };
@@ -197,25 +197,20 @@ fn read_units(
     next: &mut Cursor,
     line_no: &mut u64,
 ) {
-    let redactor = Redactor::global();
     let (header, units) = parser.split(doc);
     next.header = take_header(batch, parser, header, &prior.header, line_no);
     let mut seen = BTreeSet::new();
-    for (key, unit) in units {
-        let mut findings = Vec::new();
-        let key = redactor
-            .redact_text(&key, "unit id", &mut findings)
-            .into_owned();
+    for (key, value) in units {
+        let mut unit = ReadUnit::new(&key, value, None);
         // Two units under one id (a damaged document) are told apart by their order.
-        let mut key = key;
         let mut n = 1;
-        while seen.contains(&key) {
+        while seen.contains(&unit.key) {
             n += 1;
-            key = format!("{key}#{n}");
+            unit.key = format!("{}#{n}", unit.key);
         }
-        seen.insert(key.clone());
-        let known = prior.units.get(&key).map(String::as_str);
-        let rev = take_unit(batch, parser, &key, unit, None, findings, known, line_no);
+        seen.insert(unit.key.clone());
+        let known = prior.units.get(&unit.key).map(String::as_str);
+        let (key, rev) = take_unit(batch, parser, unit, known, line_no);
         next.units.insert(key, rev);
     }
     let gone: Vec<String> = prior
@@ -255,37 +250,68 @@ pub(super) fn take_header(
     rev
 }
 
-/// Redact one unit (its `key` already redacted, with `findings` from that; `unit_text`, when
-/// the source has it, the unit's text as serde_json writes it); unless its redacted revision
-/// is `known` (read before), retain it and parse it, its records keyed by it. Returns its
-/// revision.
-#[allow(clippy::too_many_arguments)]
+/// A unit as its source read it, before redaction of its value: its id redacted already (the
+/// id's findings are reported with the value's).
+pub(super) struct ReadUnit {
+    /// The redacted id, which keys the unit's records.
+    pub key: String,
+    value: Value,
+    /// The value's text as serde_json writes it, when the source has it.
+    text: Option<String>,
+    findings: Vec<Finding>,
+}
+
+impl ReadUnit {
+    pub fn new(key: &str, value: Value, text: Option<String>) -> ReadUnit {
+        let mut findings = Vec::new();
+        let key = redacted_key(key, &mut findings);
+        ReadUnit {
+            key,
+            value,
+            text,
+            findings,
+        }
+    }
+}
+
+/// A unit's id as it may be stored and shown.
+pub(super) fn redacted_key(key: &str, findings: &mut Vec<Finding>) -> String {
+    Redactor::global()
+        .redact_text(key, "unit id", findings)
+        .into_owned()
+}
+
+/// Redact one unit; unless its redacted revision is `known` (read before), retain it and parse
+/// it, its records keyed by its id. Returns its id and revision.
 pub(super) fn take_unit(
     batch: &mut Batch,
     parser: &mut dyn UnitParser,
-    key: &str,
-    mut unit: Value,
-    unit_text: Option<String>,
-    mut findings: Vec<crate::archive::redact::Finding>,
+    unit: ReadUnit,
     known: Option<&str>,
     line_no: &mut u64,
-) -> String {
-    let text = redacted(&mut unit, unit_text, &mut findings);
+) -> (String, String) {
+    let ReadUnit {
+        key,
+        mut value,
+        text,
+        mut findings,
+    } = unit;
+    let text = redacted(&mut value, text, &mut findings);
     let rev = revision(&text);
     if known == Some(rev.as_str()) {
-        return rev;
+        return (key, rev);
     }
-    retain(batch, Some(key), &rev, &text);
+    retain(batch, Some(&key), &rev, &text);
     batch
         .findings
         .extend(findings.into_iter().map(|f| (*line_no, f)));
     let mut out = LineOutput::default();
-    parser.unit(key, &unit, &mut out);
-    key_records(&mut out, key);
+    parser.unit(&key, &value, &mut out);
+    key_records(&mut out, &key);
     let agent = batch.agent;
     take_output(batch, agent, *line_no, "", &mut out);
     *line_no += 1;
-    rev
+    (key, rev)
 }
 
 /// Retract the units a read no longer found.
@@ -317,11 +343,7 @@ fn key_records(out: &mut LineOutput, unit: &str) {
 /// once for its revision and its retained line alike; `text`, when the source has it, is `v`'s
 /// text as serde_json writes it (see [`crate::archive::json_text`]), so a value that held no
 /// secret is not serialised at all.
-fn redacted(
-    v: &mut Value,
-    text: Option<String>,
-    findings: &mut Vec<crate::archive::redact::Finding>,
-) -> String {
+fn redacted(v: &mut Value, text: Option<String>, findings: &mut Vec<Finding>) -> String {
     let redactor = Redactor::global();
     let text = text.unwrap_or_else(|| v.to_string());
     if !redactor.might_contain_secret(&text) || !redactor.redact_json(v, findings) {

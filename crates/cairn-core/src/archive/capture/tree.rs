@@ -15,10 +15,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{retract, take_header, take_unit};
+use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
 use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
-use crate::archive::redact::Redactor;
 use crate::archive::sources::UnitParser;
 use crate::keys;
 
@@ -197,7 +196,6 @@ pub(super) fn read_tree(
         units: cursor.units.clone(),
         ..Cursor::default()
     };
-    let redactor = Redactor::global();
     let mut bytes = 0u64;
 
     next.header = take_header(
@@ -239,11 +237,7 @@ pub(super) fn read_tree(
                     .map(|s| s.to_string_lossy().into_owned())
             })
             .unwrap_or_default();
-        live.insert(
-            redactor
-                .redact_text(&key, "unit id", &mut Vec::new())
-                .into_owned(),
-        );
+        live.insert(redacted_key(&key, &mut Vec::new()));
         let parts = layout.parts(&key, &flat);
         let stamps: Vec<String> = std::iter::once(message)
             .chain(parts.iter())
@@ -283,18 +277,12 @@ pub(super) fn read_tree(
     });
     for (key, value, size) in units {
         bytes += size;
-        let mut findings = Vec::new();
-        let key = redactor
-            .redact_text(&key, "unit id", &mut findings)
-            .into_owned();
-        let read = next.units.get(&key).cloned();
-        let rev = take_unit(
+        let unit = ReadUnit::new(&key, value, None);
+        let read = next.units.get(&unit.key).cloned();
+        let (key, rev) = take_unit(
             &mut batch,
             &mut *parser,
-            &key,
-            value,
-            None,
-            findings,
+            unit,
             read.as_deref(),
             &mut line_no,
         );
