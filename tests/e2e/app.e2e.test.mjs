@@ -701,6 +701,83 @@ test('team: a cairn://team link opens a teammate’s session in the open window;
   await shot('18b-team-link');
 });
 
+// ---- team-keyring
+/** What libsecret's own client (not Cairn's) finds in the keyring under Cairn's item for `account`. */
+function keyringItem(account) {
+  try {
+    return execFileSync('secret-tool', ['lookup', 'application', 'cairn', 'service', 'cairn-team', 'account', account], { encoding: 'utf8' });
+  } catch {
+    return null; // secret-tool exits 1 when nothing matches
+  }
+}
+
+/** Files under `dir` whose bytes contain `needle`. */
+function filesHolding(dir, needle) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    if (readFileSync(path).includes(needle)) found.push(path);
+  }
+  return found;
+}
+
+test('team: the password kept in the OS keyring from Settings, the team archive read with it alone, then forgotten', async () => {
+  const password = mustEnv('CAIRN_E2E_TEAM_PW');
+  const account = `${mustEnv('CAIRN_E2E_TEAM_USER')}@${mustEnv('CAIRN_E2E_TEAM_HOST')}:${mustEnv('CAIRN_E2E_TEAM_PORT')}/${mustEnv('CAIRN_E2E_TEAM_DB')}`;
+  assert.equal(keyringItem(account), null, 'the throwaway keyring starts empty');
+  await (await browser.$('[data-tab="settings"]')).click();
+  const state = await byTestId('team-keyring-state');
+  await state.waitForExist({ timeout: 10_000 });
+  assert.match(await text(state), new RegExp(`the Secret Service keeps no password for ${account}`, 'i'));
+
+  // A wrong password: the server refuses it, so the keyring is not touched.
+  await (await byTestId('team-keyring-password')).setValue(`${password}-wrong`);
+  await (await byTestId('team-keyring-remember')).click();
+  await until(async () => (await byTestId('team-keyring-error')).isExisting(), 'a refused password was not reported', 30_000);
+  assert.ok(!(await text(await byTestId('team-keyring-error'))).includes(password), 'the error shows the password');
+  assert.equal(keyringItem(account), null, 'a refused password was kept');
+
+  // The right one: checked, kept, and read back by another client; the field is emptied.
+  await (await byTestId('team-keyring-password')).setValue(password);
+  await (await byTestId('team-keyring-remember')).click();
+  await until(
+    async () => /The server accepted it; kept it in the Secret Service/.test(await text(await byTestId('team-keyring-result'))),
+    'Remember did not report the password kept',
+    30_000,
+  );
+  assert.equal(keyringItem(account), password);
+  assert.equal(await (await byTestId('team-keyring-password')).getValue(), '');
+  await until(async () => /is kept in the Secret Service/.test(await text(await byTestId('team-keyring-state'))), 'the state did not say it is kept');
+  assert.deepEqual(filesHolding(dataDir, password), [], 'the password reached the data dir');
+  await shot('18c-team-keyring');
+
+  // The form now names a variable Cairn's environment does not have: the keyring's password
+  // alone reads the team archive.
+  await (await byTestId('team-password-env')).setValue('CAIRN_E2E_NO_SUCH_PW');
+  await (await byTestId('team-save')).click();
+  await until(async () => /CAIRN_E2E_NO_SUCH_PW \(not set/.test(await text(await byTestId('team-address'))), 'the form was not saved');
+  const teamSession = `cairn://team?${new URLSearchParams({ session: mustEnv('CAIRN_E2E_TEAM_SESSION'), publisher: mustEnv('CAIRN_E2E_TEAM_PUBLISHER') })}`;
+  await handOver(teamSession);
+  await until(
+    async () => /quokka migration moves stock counts/.test(await text(await byTestId('team-session'))),
+    'the teammate’s session was not read with the keyring’s password',
+    30_000,
+  );
+
+  // Forget: gone from the keyring, and the next read is refused with what to do.
+  await (await browser.$('[data-tab="settings"]')).click();
+  await (await byTestId('team-keyring-forget')).click();
+  await until(
+    async () => /Forgotten: the keyring no longer keeps it/.test(await text(await byTestId('team-keyring-result'))),
+    'Forget did not report the password gone',
+  );
+  assert.equal(keyringItem(account), null, 'the keyring still keeps the password');
+  await handOver(teamSession);
+  await until(async () => (await byTestId('team-show-error')).isExisting(), 'a read without a password was not refused', 30_000);
+  assert.match(await text(await byTestId('team-show-error')), /cairn team login/);
+});
+
 // ---- agents-app
 /** Where each part of the agent filter bar on screen sits, and the window's width. */
 function filterBar() {

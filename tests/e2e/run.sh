@@ -5,7 +5,7 @@
 # test-artifacts/e2e/.
 #
 # Needs what scripts/setup.sh installs (webkit2gtk-driver, xvfb, tauri-driver, node_modules,
-# postgresql for the Team journey).
+# postgresql for the Team journey, gnome-keyring and libsecret-tools for its keyring journey).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -55,14 +55,16 @@ export PATH="$PWD/tests/e2e/bin:$PATH"
 # The endpoint journey types the NAME of this variable into Settings as the API key variable; its
 # fake OpenAI-compatible server (tests/e2e/fake-llm.mjs, on loopback) refuses requests without it.
 export CAIRN_E2E_LLM_KEY="e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-# A private D-Bus session bus: the app's single-instance hand-off (a second launch on the same
-# archive passes its cairn:// link to the open window) goes over it. GTK's accessibility bridge
-# stays off, as it was without a bus.
+# A private D-Bus session bus (scripts/with-keyring.sh) with a throwaway GNOME Keyring on it: the
+# app's single-instance hand-off (a second launch on the same archive passes its cairn:// link to
+# the open window) goes over the bus, and the keyring journey stores the team password in that
+# Secret Service, never the person's own. GTK's accessibility bridge stays off, as it was without
+# a bus.
 export NO_AT_BRIDGE=1
 # The Team journey reads a teammate's archive from a real PostgreSQL: a throwaway cluster for the
 # whole run (scripts/with-postgres.sh), into which tests/e2e/team-seed.sh has a teammate push
 # with the CLI before the journeys start; it exports the address and the reviewer's password.
 echo "e2e: built and seeded in $((SECONDS - started)) s; driving the app under Xvfb"
 bash scripts/with-postgres.sh bash tests/e2e/team-seed.sh "$work/team" \
-  dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
+  bash scripts/with-keyring.sh xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/
 echo "e2e: done in $((SECONDS - started)) s; screenshots in test-artifacts/e2e/"
