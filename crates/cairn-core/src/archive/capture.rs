@@ -1653,7 +1653,7 @@ impl<'b> TurnWriter<'b> {
             && r.kind() == RecordKind::Message
             && let Some(text) = &r.text
         {
-            t.preview = Some(preview_of(&super::sources::display_prompt(text)));
+            t.preview = Some(prompt_preview(text));
         }
     }
 
@@ -1682,6 +1682,11 @@ impl<'b> TurnWriter<'b> {
 /// First line-ish of a text, whitespace collapsed, cut at [`PREVIEW_CHARS`].
 pub fn preview_of(text: &str) -> String {
     crate::text::excerpt(text, PREVIEW_CHARS)
+}
+
+/// A turn's preview of its first message: a slash command as the person typed it.
+fn prompt_preview(text: &str) -> String {
+    preview_of(&super::sources::display_prompt(text))
 }
 
 // ---- orchestration -----------------------------------------------------------------------------

@@ -139,9 +139,11 @@ impl KeyedWriter {
         Ok(())
     }
 
-    /// Recompute the counters of the turns whose records changed, from their live records.
+    /// Recompute the counters and previews of the turns whose records changed, from their live
+    /// records, as a fresh read of the same content would have made them.
     pub(super) fn recount_turns(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
         for turn in &self.turns {
+            recount_previews(tx, *turn)?;
             tx.prepare_cached(
                 "UPDATE turns SET
                     tool_call_count = (SELECT count(*) FROM records
@@ -158,6 +160,41 @@ impl KeyedWriter {
         }
         Ok(())
     }
+}
+
+/// A turn's preview is its first message and its assistant preview its last assistant
+/// message with words (what [`super::TurnWriter`] keeps as records arrive): a message that
+/// grew or was dropped since changes them.
+fn recount_previews(tx: &rusqlite::Connection, turn: i64) -> rusqlite::Result<()> {
+    let first = tx
+        .prepare_cached(
+            "SELECT text FROM records
+             WHERE turn_id = ?1 AND kind = 'message' AND text IS NOT NULL AND retracted_at IS NULL
+             ORDER BY ordinal LIMIT 1",
+        )?
+        .query_row([turn], |r| r.get::<_, String>(0))
+        .optional()?;
+    let mut last = tx.prepare_cached(
+        "SELECT text FROM records
+         WHERE turn_id = ?1 AND kind = 'message' AND role = 'assistant' AND text IS NOT NULL
+           AND retracted_at IS NULL
+         ORDER BY ordinal DESC",
+    )?;
+    let mut assistant = None;
+    for text in last.query_map([turn], |r| r.get::<_, String>(0))? {
+        let text = text?;
+        if !text.trim().is_empty() {
+            assistant = Some(super::preview_of(&text));
+            break;
+        }
+    }
+    tx.prepare_cached("UPDATE turns SET preview = ?2, assistant_preview = ?3 WHERE id = ?1")?
+        .execute(params![
+            turn,
+            first.as_deref().map(super::prompt_preview),
+            assistant
+        ])?;
+    Ok(())
 }
 
 /// Whether the session holds any record (retracted or not).
