@@ -211,7 +211,9 @@ impl Server {
         // cannot be asked is no error here: the server may not want a password; if it does,
         // the hint says why the keyring had none.
         let account = account_of(&config);
-        let mut password_from = format!("{password_from}, or `cairn team login` (the OS keyring)");
+        let mut password_from = format!(
+            "{password_from}, or the OS keyring (`cairn team login`, or Settings → Team's \"Remember in the keyring\")"
+        );
         if source == PasswordSource::None {
             match keyring(&account) {
                 Ok(Some(p)) => {
@@ -580,7 +582,7 @@ mod tests {
         assert_eq!(s.config.get_password(), None);
         assert!(
             s.password_from
-                .starts_with("the variable TEAM_PW, or `cairn team login`"),
+                .starts_with("the variable TEAM_PW, or the OS keyring (`cairn team login`"),
             "{}",
             s.password_from
         );
