@@ -729,7 +729,7 @@ fn render(v: &[(u8, u8)]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// Whatever sequence of rewrites the agent makes, the live records after reading each
     /// version equal those of a fresh archive that read only the last one (as sets: ordinals

@@ -98,7 +98,7 @@ fn resync_adds_nothing() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// Writing a transcript in random pieces (cut anywhere, mid-line included) and capturing
     /// after each piece gives the same archive as capturing the whole file once.
