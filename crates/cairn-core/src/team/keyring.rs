@@ -192,8 +192,10 @@ mod imp {
 
     fn no_answer() -> Unreachable {
         Unreachable {
-            message: "neither the D-Bus session bus nor a Secret Service on it answered within 2 s"
-                .into(),
+            message: format!(
+                "neither the D-Bus session bus nor a Secret Service on it answered within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ),
             hint: format!(
                 "check that the session bus and the keyring daemon are not stuck (log in again, or restart the keyring daemon), {OTHERWISE}"
             ),
