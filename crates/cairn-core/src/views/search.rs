@@ -254,6 +254,35 @@ fn sessions_among(hits: &[SearchHit]) -> usize {
         .count()
 }
 
+/// The session search's full-text turns: the records holding every word first (what `search`
+/// finds), then any word by bm25; with the expression the shown snippets mark.
+fn lexical_turns(
+    conn: &Connection,
+    q: &SearchQuery,
+    terms: &[String],
+    limit: usize,
+) -> rusqlite::Result<(Vec<SearchHit>, Option<String>)> {
+    let quoted_terms: Vec<String> = terms.iter().map(|t| quoted(t)).collect();
+    let mut hits = archive::ranked_records(conn, &quoted_terms.join(" "), &filter(q), TURN_POOL)?;
+    if terms.len() > 1 && sessions_among(&hits) < limit {
+        // Then any word, by the words rare enough to tell records apart: bm25 scores every
+        // match, and a word in a large share of the records brings hundreds of thousands of
+        // them for almost no weight. Skipped when the all-words records already name `limit`
+        // sessions: what it adds would rank after them.
+        let any: Vec<String> = common::ranking_words(conn, terms)?
+            .iter()
+            .map(|w| quoted(w))
+            .collect();
+        hits.extend(archive::ranked_records(
+            conn,
+            &any.join(" OR "),
+            &filter(q),
+            TURN_POOL,
+        )?);
+    }
+    Ok((hits, Some(quoted_terms.join(" OR "))))
+}
+
 /// Rank sessions for `q`: by their best turns (full text, or meaning when `semantic` holds
 /// the ranked turn hits of a vector or hybrid search), the paths they edited and the targets
 /// they are linked to; fused by Reciprocal Rank Fusion. Filters apply to the turns; the path
@@ -265,39 +294,12 @@ pub fn sessions(
 ) -> rusqlite::Result<Vec<SessionHit>> {
     let terms = session_terms(&q.text);
     let limit = q.limit.unwrap_or(20) as usize;
-    let quoted_terms: Vec<String> = terms.iter().map(|t| quoted(t)).collect();
-    // What the shown turns' snippets mark: the words the full-text leg searched for.
-    let snippet_expr = if semantic.is_some() {
-        fts_query(&q.text)
-    } else {
-        (!terms.is_empty()).then(|| quoted_terms.join(" OR "))
-    };
-    // Leg 1: turns, each session by the rank of its best turn, with its next best ones.
-    let ranked_turns = match semantic {
-        Some(hits) => hits,
-        None if terms.is_empty() => Vec::new(),
-        None => {
-            // Records holding every word first (what `search` finds), then any word by bm25.
-            let mut hits =
-                archive::ranked_records(conn, &quoted_terms.join(" "), &filter(q), TURN_POOL)?;
-            if terms.len() > 1 && sessions_among(&hits) < limit {
-                // Then any word, by the words rare enough to tell records apart: bm25 scores
-                // every match, and a word in a large share of the records brings hundreds of
-                // thousands of them for almost no weight. Skipped when the all-words records
-                // already name `limit` sessions: what it adds would rank after them.
-                let any: Vec<String> = common::ranking_words(conn, &terms)?
-                    .iter()
-                    .map(|w| quoted(w))
-                    .collect();
-                hits.extend(archive::ranked_records(
-                    conn,
-                    &any.join(" OR "),
-                    &filter(q),
-                    TURN_POOL,
-                )?);
-            }
-            hits
-        }
+    // Leg 1: turns, each session by the rank of its best turn, with its next best ones; and
+    // what the shown turns' snippets mark: the words the full-text leg searched for.
+    let (ranked_turns, snippet_expr) = match semantic {
+        Some(hits) => (hits, fts_query(&q.text)),
+        None if terms.is_empty() => (Vec::new(), None),
+        None => lexical_turns(conn, q, &terms, limit)?,
     };
     let mut by_session: HashMap<String, SessionHit> = HashMap::new();
     let mut turn_leg: Vec<String> = Vec::new();
