@@ -268,6 +268,24 @@ pub fn row_as_json(conn: &Connection, table: &str, id: &str) -> rusqlite::Result
     Ok(Some(Value::Object(obj)))
 }
 
+/// The text values of the one column `sql` selects for the session id `?1`: the unit ids of
+/// sources whose units are rows keyed by a text id (ids stored as another type are not ids).
+pub fn text_ids(
+    conn: &Connection,
+    sql: &str,
+    session: &DbSession,
+) -> rusqlite::Result<BTreeSet<String>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let ids = stmt.query_map([session.id.as_str()], |r| Ok(json_of(r.get_ref(0)?)))?;
+    let mut out = BTreeSet::new();
+    for id in ids {
+        if let Value::String(s) = id? {
+            out.insert(s);
+        }
+    }
+    Ok(out)
+}
+
 /// A column's value as JSON, whatever type SQLite holds it as (SQLite does not enforce the
 /// declared type): integers and reals as numbers, text as a string (lossy when not UTF-8),
 /// a blob as null.

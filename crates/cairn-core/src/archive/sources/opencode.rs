@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::database::{
     DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, epoch_seconds, epoch_time,
-    int_of, json_column, json_of, require, row_as_json,
+    int_of, json_column, json_of, require, row_as_json, text_ids,
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
@@ -322,16 +322,11 @@ impl DatabaseSource for OpencodeDb {
         conn: &Connection,
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
-        let session = session.id.as_str();
-        let mut stmt = conn.prepare_cached("SELECT id FROM message WHERE session_id = ?1")?;
-        let ids = stmt.query_map([session], |r| Ok(json_of(r.get_ref(0)?)))?;
-        let mut out = BTreeSet::new();
-        for id in ids {
-            if let Value::String(s) = id? {
-                out.insert(s);
-            }
-        }
-        Ok(out)
+        text_ids(
+            conn,
+            "SELECT id FROM message WHERE session_id = ?1",
+            session,
+        )
     }
 
     fn parser(
