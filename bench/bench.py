@@ -7,6 +7,9 @@ Run through scripts/bench.sh (it builds the release binaries first). Steps, in o
   agentsview   install agentsview from PyPI into a private virtualenv in the cache dir
   ingest       cold ingest, both tools, alternating runs: 100 MB, 25k sessions, 1 GB (peak RSS)
   incremental  re-sync after appending one turn to 1% of the files (100 MB corpus), both tools
+  agents       cold ingest per agent (bench/per_agent.py): each agent's real fixtures copied to
+               about --agents-mb MB in its own layout, both tools where AgentsView reads that agent;
+               CPU a record and a byte against Claude's, and a database source's 2× bound (issue 16)
   search       full-text search p50/p95 over the same queries: Cairn in process and through its
                CLI, AgentsView through its running server (its search needs one)
   skim         skim of the branch 500 sessions of the 1 GB corpus committed on
@@ -33,12 +36,14 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import urllib.parse
 import urllib.request
@@ -68,7 +73,7 @@ CORPORA = {
     "25k": (500, 25_000, 0),
     "1gb": (1000, 2_000, 500),
 }
-STEPS = ["corpora", "agentsview", "ingest", "incremental", "search", "skim", "recall", "embed", "hook", "memory", "idle",
+STEPS = ["corpora", "agentsview", "ingest", "incremental", "agents", "search", "skim", "recall", "embed", "hook", "memory", "idle",
          "team"]
 
 
@@ -341,6 +346,19 @@ def step_incremental(args):
                 f"(no change: {nochange['wall']:.2f} s)  load {la}")
             shutil.rmtree(work, ignore_errors=True)
     store("incremental", {"corpus": "100mb", "runs": rows})
+
+
+def step_agents(args):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import per_agent
+    av = str(agentsview())
+    rows = []
+    for m in per_agent.measure(str(CAIRN), args.agents_mb, args.agents_runs, agentsview=av):
+        a = m["agentsview"]
+        say(f"{m['agent']}: {m['records']} records, {m['bytes'] / 1e6:.1f} MB in {m['cpu']:.2f} s CPU"
+            + (f"; agentsview {a['cpu']:.2f} s CPU" if a else "; agentsview does not read it"))
+        rows.append(m)
+    store("agents", {"profile": PROFILE, "mb": args.agents_mb, "runs": args.agents_runs, "rows": rows})
 
 
 def queries(n):
@@ -903,28 +921,105 @@ def fmt(x, nd=1):
     return f"{x:.{nd}f}"
 
 
+def last_report():
+    """What the last RESULTS.md said: its generated sections by name (the lines between their
+    markers) and its budget rows by budget. A section or budget whose figures results.json does not
+    hold (a step never run here, a cache lost with a machine) keeps what it said, rather than
+    vanishing from the report."""
+    try:
+        text = RESULTS_MD.read_text()
+    except OSError:
+        return {}, {}
+    sections = {m.group(1): m.group(2).split("\n")
+                for m in re.finditer(r"<!-- bench:([\w-]+) -->\n(.*?)\n<!-- /bench:\1 -->", text, re.S)}
+    budgets = {}
+    for line in sections.get("budgets", []):
+        if line.startswith("| ") and not line.startswith("| budget |") and not line.startswith("| ---"):
+            budgets[line[2:].split(" | ", 1)[0]] = line
+    return sections, budgets
+
+
 def write_report(r):
     m = r.get("machine", {})
-    L = ["# Benchmarks: Cairn and AgentsView", "",
-         "Written by `make bench` (`scripts/bench.sh` → `bench/bench.py`); every figure can be reproduced",
-         f"from the seed ({m.get('seed')}) and the fixtures. Raw figures: `bench/cache/results.json`.", "",
-         f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_mb')} MB RAM; {m.get('os')}; "
-         f"{m.get('rustc')}; agentsview {m.get('agentsview')} (PyPI wheel, its Go binary timed directly).",
-         "The machine is shared: the 1-minute load average when each figure was taken is given next to it",
-         "(2 cores: a load above 2 means the tools got only part of a core each). Both tools run on the same",
-         "files, one after the other, alternating which goes first; medians are reported.", ""]
-    L += budget_table(r)
-    L += ingest_tables(r)
-    L += incremental_table(r)
-    L += search_table(r)
-    L += hook_table(r)
-    L += idle_table(r)
-    L += team_table(r)
-    L += corpora_section(r)
+    old, old_budgets = last_report()
+    kept = []
+
+    def section(name, lines):
+        if not lines and name in old:
+            kept.append(name)
+            lines = old[name]
+        while lines and lines[-1] == "":
+            lines = lines[:-1]
+        return [f"<!-- bench:{name} -->", *lines, f"<!-- /bench:{name} -->", ""] if lines else []
+
+    body = section("budgets", budget_table(r, old_budgets))
+    body += section("ingest", ingest_tables(r))
+    body += section("incremental", incremental_table(r))
+    body += section("search", search_table(r))
+    body += section("hook", hook_table(r))
+    body += section("idle", idle_table(r))
+    body += section("agents", agents_table(r))
+    body += section("team", team_table(r))
+    body += section("corpora", corpora_section(r))
+    about = section("about", [
+        "Written by `make bench` (`scripts/bench.sh` → `bench/bench.py`); every figure can be reproduced",
+        f"from the seed ({m.get('seed')}) and the fixtures. Raw figures: `bench/cache/results.json`.", "",
+        f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_mb')} MB RAM; {m.get('os')}; "
+        f"{m.get('rustc')}; agentsview {m.get('agentsview')} (PyPI wheel, its Go binary timed directly).",
+        "The machine is shared: the 1-minute load average when each figure was taken is given next to it",
+        "(2 cores: a load above 2 means the tools got only part of a core each). Both tools run on the same",
+        "files, one after the other, alternating which goes first; medians are reported."] if m else [])
+    kept = [k for k in kept if k != "about"]
+    L = ["# Benchmarks: Cairn and AgentsView", ""] + about
+    if kept:
+        L += textwrap.wrap(
+            f"Kept from the last report: the section{'s' if len(kept) > 1 else ''} {', '.join(kept)} and the "
+            "budget rows they measure. This machine's `bench/cache/results.json` holds none of their figures: "
+            "they come from an earlier run (possibly on another machine) and are replaced when their step runs "
+            "again.", 100) + [""]
+    L += body
     extra = ROOT / "bench" / "NOTES.md"
     if extra.exists():
         L += ["", extra.read_text().strip(), ""]
     RESULTS_MD.write_text("\n".join(L) + "\n")
+
+
+def agent_ratios(rows):
+    """Each agent's CPU a record and a byte as multiples of Claude's in the same run."""
+    claude = next((x for x in rows if x["agent"] == "claude"), None)
+    out = {}
+    for x in rows:
+        if claude and x["records"] and x["bytes"] and claude["records"] and claude["bytes"]:
+            out[x["agent"]] = ((x["cpu"] / x["records"]) / (claude["cpu"] / claude["records"]),
+                               (x["cpu"] / x["bytes"]) / (claude["cpu"] / claude["bytes"]))
+    return out
+
+
+def agents_table(r):
+    a = r.get("agents")
+    if not a:
+        return []
+    ratios = agent_ratios(a["rows"])
+    L = [f"## Cold ingest per agent (about {a['mb']:g} MB of each agent's real fixtures)", ""]
+    L += textwrap.wrap(
+        f"`bench/per_agent.py` (the `agents` step, {a.get('profile', 'release')} build): each agent's fixtures "
+        "copied under new ids, in the agent's own layout, to about the size above; one cold `cairn sync` with "
+        f"only that agent's folder set, median of {a['runs']} runs; AgentsView's cold `agentsview sync` of the "
+        "same files where it reads that agent, alternating with Cairn. MB counts the corpus's bytes (Crush: its "
+        "`parts` column). \"vs Claude\": the agent's CPU a record (a byte) as a multiple of Claude's in this "
+        "run; a database source may cost at most 2× a record (issue 16).", 100)
+    L += ["", "| agent | MB | files | records | Cairn CPU (s) | MB per CPU-s | records per CPU-s | a record vs Claude "
+          "| a byte vs Claude | AgentsView MB per CPU-s | AgentsView CPU ÷ Cairn's | load |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for x in a["rows"]:
+        mb = x["bytes"] / 1e6
+        per_record, per_byte = ratios.get(x["agent"], (None, None))
+        av = x.get("agentsview")
+        L.append(f"| {x['agent']} | {fmt(mb)} | {x['files']} | {x['records']:,} | {fmt(x['cpu'], 2)} | "
+                 f"{fmt(mb / x['cpu'], 2)} | {x['records'] / x['cpu']:,.0f} | {fmt(per_record, 2)}× | "
+                 f"{fmt(per_byte, 2)}× | " + (f"{fmt(mb / av['cpu'], 2)} | {fmt(av['cpu'] / x['cpu'], 1)}× | "
+                                              if av else "does not read it | | ") + f"{fmt(x['load'])} |")
+    return L + [""]
 
 
 def team_table(r):
@@ -981,11 +1076,24 @@ def ingest_medians(r, name):
     return out
 
 
-def budget_table(r):
-    L = ["## Budgets (PRODUCT.md §6)", "", "| budget | measured | load | met |", "| --- | --- | ---: | --- |"]
+def budget_key(what):
+    """A budget row's name with its figures left out, so a row measured over another corpus size
+    is still the same budget."""
+    return re.sub(r"[0-9][0-9.,]*", "#", what)
+
+
+def budget_table(r, old=None):
+    """The budget rows measured here; a budget not measured here keeps the last report's row
+    (`old`: rows by their budget), in the last report's order."""
+    old = {budget_key(k): line for k, line in (old or {}).items()}
+    new = {}
 
     def row(what, measured, la, ok):
-        L.append(f"| {what} | {measured} | {fmt(la)} | {'yes' if ok else ('**no**' if ok is not None else '–')} |")
+        key = budget_key(what)
+        if ok is None and key in old:
+            return
+        new[key] = (f"| {what} | {measured} | {fmt(la)} | "
+                    f"{'yes' if ok else ('**no**' if ok is not None else '–')} |")
 
     g = ingest_medians(r, "1gb")
     s = ingest_medians(r, "100mb")
@@ -1051,6 +1159,21 @@ def budget_table(r):
         row("Recall hybrid query: ≤ 30 ms", text, em.get("load"), hy["p95_ms"] <= 30)
     else:
         row("Recall hybrid query: ≤ 30 ms", "not measured: run `bench.py --only embed`", None, None)
+    ag = r.get("agents")
+    worst = None
+    if ag:
+        ratios = agent_ratios(ag["rows"])
+        dbs = sorted((ratios[x["agent"]][0], x["agent"], x["load"]) for x in ag["rows"]
+                     if x["database"] and x["agent"] in ratios)
+        worst = dbs[-1] if dbs else None
+    if worst:
+        others = ", ".join(f"{name} {fmt(x, 2)}×" for x, name, _ in reversed(dbs[:-1]))
+        row("a database source: at most 2× Claude's CPU a record (issue 16)",
+            f"{worst[1]} {fmt(worst[0], 2)}× (the slowest{'; then ' + others if others else ''}; "
+            "\"Cold ingest per agent\" below)", worst[2], worst[0] <= 2)
+    else:
+        row("a database source: at most 2× Claude's CPU a record (issue 16)",
+            "not measured: run `bench.py --only agents`", None, None)
     if g and g["cairn"]:
         row("peak RSS during cold ingest (1 GB): ≤ 300 MB", f"{fmt(g['cairn']['rss_max'], 0)} MB (max of "
             f"{g['cairn']['n']} runs; agentsview {fmt(g['agentsview']['rss_max'], 0) if g['agentsview'] else '–'} MB)",
@@ -1065,7 +1188,9 @@ def budget_table(r):
         row("desktop idle: RSS ≤ 150 MB, CPU ≈ 0", f"not measured: {d['not_measured']}", None, None)
     row("desktop cold start to an interactive window: ≤ 1 s", "measured by `scripts/measure-startup.sh` "
         "(`make measure-startup`), not here: see \"Desktop start-up\" below", None, None)
-    return L + [""]
+    order = list(old) + [k for k in new if k not in old]
+    return (["## Budgets (PRODUCT.md §6)", "", "| budget | measured | load | met |", "| --- | --- | ---: | --- |"]
+            + [new.get(k) or old[k] for k in order] + [""])
 
 
 def ingest_tables(r):
@@ -1201,6 +1326,9 @@ def main():
     ap.add_argument("--runs-large", type=int, default=int(os.environ.get("BENCH_RUNS_LARGE", "3")),
                     help="runs per tool for the 1 GB and 25k-session ingests")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--agents-mb", type=float, default=20,
+                    help="agents: about this many MB of each agent's fixtures (default 20)")
+    ap.add_argument("--agents-runs", type=int, default=3, help="agents: runs a tool and agent (default 3)")
     ap.add_argument("--hook-iters", type=int, default=20)
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--port", type=int, default=18089)

@@ -329,6 +329,57 @@ def av_sync(av: str, var: str, src: Path) -> tuple[float, float, float, int, int
         return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, sessions, messages
 
 
+def is_database(agent: str) -> bool:
+    """Whether the agent's corpus is a database the agent owns (issue 16's 2× per record bound)."""
+    return agent.endswith("(database)")
+
+
+def measure(cairn: str, mb: float, runs: int, only=(), agentsview: str | None = None):
+    """Each agent's figures, one dict an agent as it is measured: the corpus (bytes, files),
+    Cairn's cold sync (median wall and CPU of `runs`, records) and, with `agentsview` where it reads
+    that agent, AgentsView's (alternating with Cairn; `None` where it reads none of the corpus)."""
+    for agent, (var, sub, builder) in AGENTS.items():
+        if only and not any(agent.startswith(o) for o in only):
+            continue
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as side:
+            home = Path(root)
+            src = home / sub if sub else home
+            src.mkdir(parents=True, exist_ok=True)
+            size = build(src, builder, mb)
+            files = sum(1 for p in src.rglob("*") if p.is_file())
+            av = AV_ENV.get(agent) if agentsview else None
+            if av:
+                av_var, where = av
+                av_dir = where(home, Path(side)) if callable(where) else (home / where if where else home)
+            cairn_runs, av_runs, loads = [], [], []
+            for i in range(runs):
+                loads.append(os.getloadavg()[0])
+                # alternate which tool reads first (page cache, machine load)
+                if av and i % 2 == 1:
+                    av_runs.append(av_sync(agentsview, av_var, av_dir))
+                cairn_runs.append(sync(cairn, var, home))
+                if av and i % 2 == 0:
+                    av_runs.append(av_sync(agentsview, av_var, av_dir))
+            yield {
+                "agent": agent,
+                "database": is_database(agent),
+                "bytes": size,
+                "files": files,
+                "records": cairn_runs[0][2],
+                "wall": statistics.median(r[0] for r in cairn_runs),
+                "cpu": statistics.median(r[1] for r in cairn_runs),
+                "runs": runs,
+                "load": statistics.median(loads),
+                "agentsview": {
+                    "sessions": av_runs[0][3],
+                    "messages": av_runs[0][4],
+                    "wall": statistics.median(r[0] for r in av_runs),
+                    "cpu": statistics.median(r[1] for r in av_runs),
+                    "rss_mb": max(r[2] for r in av_runs),
+                } if av_runs else None,
+            }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cairn", required=True)
@@ -346,47 +397,20 @@ def main():
     else:
         print("| agent | MB | files | records | wall (s) | CPU (s) | MB per CPU-s | records per CPU-s | load |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for agent, (var, sub, builder) in AGENTS.items():
-        if only and not any(agent.startswith(o) for o in only):
+    for m in measure(args.cairn, args.mb, args.runs, only, args.agentsview):
+        mb, cpu = m["bytes"] / 1e6, m["cpu"]
+        if not args.agentsview:
+            print(f"| {m['agent']} | {mb:.1f} | {m['files']} | {m['records']} | {m['wall']:.2f} | {cpu:.2f} | "
+                  f"{mb / cpu:.2f} | {m['records'] / cpu:.0f} | {m['load']:.1f} |", flush=True)
             continue
-        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as side:
-            home = Path(root)
-            src = home / sub if sub else home
-            src.mkdir(parents=True, exist_ok=True)
-            size = build(src, builder, args.mb)
-            files = sum(1 for p in src.rglob("*") if p.is_file())
-            av = AV_ENV.get(agent) if args.agentsview else None
-            if av:
-                av_var, where = av
-                av_dir = where(home, Path(side)) if callable(where) else (home / where if where else home)
-            runs, av_runs, loads = [], [], []
-            for i in range(args.runs):
-                loads.append(os.getloadavg()[0])
-                # alternate which tool reads first (page cache, machine load)
-                if av and i % 2 == 1:
-                    av_runs.append(av_sync(args.agentsview, av_var, av_dir))
-                runs.append(sync(args.cairn, var, home))
-                if av and i % 2 == 0:
-                    av_runs.append(av_sync(args.agentsview, av_var, av_dir))
-            wall = statistics.median(r[0] for r in runs)
-            cpu = statistics.median(r[1] for r in runs)
-            records = runs[0][2]
-            load = statistics.median(loads)
-            if not args.agentsview:
-                print(f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {wall:.2f} | {cpu:.2f} | "
-                      f"{size / 1e6 / cpu:.2f} | {records / cpu:.0f} | {load:.1f} |", flush=True)
-                continue
-            row = (f"| {agent} | {size / 1e6:.1f} | {files} | {records} | {cpu:.2f} | {size / 1e6 / cpu:.2f} | "
-                   f"{records / cpu:.0f} | ")
-            if av_runs:
-                a_wall = statistics.median(r[0] for r in av_runs)
-                a_cpu = statistics.median(r[1] for r in av_runs)
-                a_rss = max(r[2] for r in av_runs)
-                row += (f"{av_runs[0][3]} | {av_runs[0][4]} | {a_wall:.2f} | {a_cpu:.2f} | {size / 1e6 / a_cpu:.2f} | "
-                        f"{a_rss:.0f} | ")
-            else:
-                row += "not read | | | | | | "
-            print(row + f"{load:.1f} |", flush=True)
+        row = f"| {m['agent']} | {mb:.1f} | {m['files']} | {m['records']} | {cpu:.2f} | {mb / cpu:.2f} | {m['records'] / cpu:.0f} | "
+        a = m["agentsview"]
+        if a:
+            row += (f"{a['sessions']} | {a['messages']} | {a['wall']:.2f} | {a['cpu']:.2f} | {mb / a['cpu']:.2f} | "
+                    f"{a['rss_mb']:.0f} | ")
+        else:
+            row += "not read | | | | | | "
+        print(row + f"{m['load']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
