@@ -317,13 +317,13 @@ impl Redactor {
             out.push(h.finding(""));
             edits.push((h.start, h.end, Cow::Owned(marker(h.rule))));
         }
-        for (a, z) in absolute_paths(s) {
+        let mut path_edit = |a: usize, z: usize, edits: &mut Vec<_>| {
             let tok = &s[a..z];
             if let Some(root) = repo_root.filter(|r| is_under(tok, r)) {
                 let cut = (a + root.len() + 1).min(z);
                 let rest = if cut == z { "." } else { "" };
                 edits.push((a, cut, Cow::Borrowed(rest)));
-                continue;
+                return;
             }
             let personal = tok.starts_with('~') || home.is_some_and(|h| is_under(tok, h));
             let deep = tok.get(1..).is_some_and(|t| t.contains(['/', '\\']));
@@ -337,6 +337,16 @@ impl Redactor {
                 });
                 edits.push((a, z, Cow::Owned(marker(PATH))));
             }
+        };
+        let paths = absolute_paths(s);
+        for &(a, z) in &paths {
+            path_edit(a, z, &mut edits);
+        }
+        // The home folder glued to what comes before it starts no path token
+        // (`-I/home/ann/include`, `@/home/ann/body.json`, `file:///home/ann/x`), but names the
+        // person all the same (found by the `redact` fuzz target).
+        for (a, z) in home.map(|h| glued_paths(s, h, &paths)).unwrap_or_default() {
+            path_edit(a, z, &mut edits);
         }
         // A path edit may contain a secret edit: keep the wider one.
         edits.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
@@ -2085,6 +2095,32 @@ fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Where `dir` (an absolute folder, no trailing `/`) begins a path inside a longer token: each
+/// occurrence followed by a separator (`/`, `\`, `:`) or the token's end and not already
+/// covered by a path of `tokens` (from [`absolute_paths`]), to the end of its path.
+fn glued_paths(s: &str, dir: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    for (a, _) in s.match_indices(dir) {
+        let mut z = a + dir.len();
+        if b.get(z)
+            .is_some_and(|&c| !matches!(c, b'/' | b'\\' | b':') && is_path_byte(c))
+            || tokens.iter().any(|&(x, y)| x <= a && a < y)
+            || out.last().is_some_and(|&(_, y)| a < y)
+        {
+            continue;
+        }
+        while z < b.len() && is_path_byte(b[z]) {
+            z += 1;
+        }
+        while z > a + dir.len() && matches!(b[z - 1], b'.' | b':' | b',') {
+            z -= 1;
+        }
+        out.push((a, z));
+    }
+    out
+}
+
 fn is_path_byte(c: u8) -> bool {
     !(c.is_ascii_whitespace() || c.is_ascii_control() || b"\"'`<>|()[]{},;*?".contains(&c))
 }
@@ -2501,6 +2537,34 @@ mod tests {
             &mut out,
         );
         assert_eq!(text, "cd . && [REDACTED:github-pat]");
+    }
+
+    /// A home folder glued to a flag, a URL or a word starts no path token, yet names the person
+    /// (found by the `redact` fuzz target: `"sandbox_pol/home/dev/e"` kept `/home/dev/`).
+    #[test]
+    fn outbound_text_removes_a_home_folder_glued_to_what_precedes_it() {
+        let s = "cc -I/home/ann/include -L/home/ann/repo/lib curl -d @/home/ann/body.json \
+                 open file:///home/ann/notes.md key_pol/home/ann/e /home/annex/x -I/home/ann";
+        let mut found = Vec::new();
+        let text = r().outbound_text(s, Some("/home/ann/repo"), Some("/home/ann"), &mut found);
+        assert_eq!(
+            text,
+            "cc -I[REDACTED:path] -Llib curl -d @[REDACTED:path] \
+                 open file://[REDACTED:path] key_pol[REDACTED:path] [REDACTED:path] -I[REDACTED:path]"
+        );
+        assert!(!text.contains("/home/ann"), "{text}");
+        assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 6);
+        let again = r().outbound_text(
+            &text,
+            Some("/home/ann/repo"),
+            Some("/home/ann"),
+            &mut Vec::new(),
+        );
+        assert_eq!(again, text);
+        // Not a home folder: `/home/annex` starts a token of its own (deep, so redacted as any
+        // such path), and a folder whose name only begins with the home's is left alone.
+        let text = r().outbound_text("x/home/annex", None, Some("/home/ann"), &mut Vec::new());
+        assert_eq!(text, "x/home/annex");
     }
 
     /// A secret whose context only a path's marker completes (found by the `redact` fuzz
