@@ -251,6 +251,52 @@ fn the_storage_tree_fixtures_are_pinned() {
     assert_eq!((again.records_added, again.records_updated), (0, 0));
 }
 
+/// The flat layout's `part/` listing is kept between reads (listing it for every session made
+/// a sync quadratic): a part added to the folder after a read is read on the next one, and a
+/// half-written one is read once it is whole, though completing it in place does not move the
+/// folder's mtime.
+#[test]
+fn flat_parts_added_or_completed_after_a_read_are_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    support::capture(&cairn, &files);
+    let part = |id: &str, text: &str| {
+        json!({"messageID": "m_assistant_drift", "id": id, "type": "text", "text": text,
+               "time": {"start": 1730000203200_u64}})
+        .to_string()
+    };
+    let flat = src.path().join("legacy/storage/part");
+    std::fs::write(
+        flat.join("prt_0003.json"),
+        part("prt_text_2", "Then the licence."),
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    let whole = part("prt_text_3", "And the changelog.");
+    std::fs::write(flat.join("prt_0004.json"), &whole[..whole.len() / 2]).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+    let mtime = std::fs::metadata(&flat).unwrap().modified().unwrap();
+    std::fs::write(flat.join("prt_0004.json"), &whole).unwrap();
+    assert_eq!(std::fs::metadata(&flat).unwrap().modified().unwrap(), mtime);
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    let drift: Vec<String> = texts(data.path())
+        .into_iter()
+        .filter(|t| t.0 == "s_stage0_drift")
+        .map(|t| t.2)
+        .collect();
+    assert!(
+        drift.iter().any(|t| t == "Then the licence.")
+            && drift.iter().any(|t| t == "And the changelog."),
+        "{drift:?}"
+    );
+}
+
 /// A part written into a message's folder re-reads that message only; a message file removed
 /// is retracted; a half-written part is read once it is whole.
 #[test]

@@ -8,9 +8,10 @@
 //! one read, retracted when its file is gone. Files are read whole up to
 //! [`MAX_TREE_FILE_BYTES`]; one that does not parse (half-written) is read again next time.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -88,7 +89,7 @@ impl Layout {
     }
 
     /// The part files of a message: its own folder, and the flat layout's files naming it.
-    fn parts(&self, message: &str, flat: &BTreeMap<String, Vec<PathBuf>>) -> Vec<PathBuf> {
+    fn parts(&self, message: &str, flat: &FlatParts) -> Vec<PathBuf> {
         let mut parts = json_files(&self.storage.join("part").join(message));
         if let Some(more) = flat.get(message) {
             parts.extend(more.iter().cloned());
@@ -97,18 +98,63 @@ impl Layout {
     }
 
     /// The flat layout's part files (directly under `part/`), grouped by the message they name.
-    fn flat_parts(&self) -> BTreeMap<String, Vec<PathBuf>> {
-        let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-        for p in json_files(&self.storage.join("part")) {
-            if let Ok(v) = read_json(&p)
-                && let Some(m) = v.get("messageID").and_then(Value::as_str)
-            {
-                out.entry(m.to_owned()).or_default().push(p);
+    ///
+    /// `part/` holds a folder per message of every session, so listing it for each session read
+    /// made a sync quadratic (20 MB of storage tree, 86k files: 55 s of CPU). The listing is
+    /// kept per `part/` folder while the folder's mtime (which any file or folder added,
+    /// removed or renamed in it moves) is unchanged; only when every flat file in it was read
+    /// whole (one still being written is read again next time), and on a file system whose
+    /// clock counts whole seconds only once that mtime is [`SETTLED_NS`] old.
+    fn flat_parts(&self) -> Arc<FlatParts> {
+        type Kept = HashMap<PathBuf, (i64, Arc<FlatParts>)>;
+        static KEPT: OnceLock<Mutex<Kept>> = OnceLock::new();
+        let dir = self.storage.join("part");
+        let meta = fs::metadata(&dir).ok();
+        let mtime = meta.as_ref().map_or(0, super::mtime_ns);
+        // A clock with whole seconds (FAT, HFS+, some network shares) would not move the mtime
+        // for a file added in the same tick as the listing; a finer one would.
+        let fine = mtime % 1_000_000_000 != 0;
+        let settled = meta
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| fine || age.as_nanos() > SETTLED_NS);
+        let mut kept = KEPT
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, parts)) = kept.get(&dir)
+            && *at == mtime
+        {
+            return Arc::clone(parts);
+        }
+        let mut out = FlatParts::new();
+        let mut whole = true;
+        for p in json_files(&dir) {
+            match read_json(&p) {
+                Ok(v) => {
+                    if let Some(m) = v.get("messageID").and_then(Value::as_str) {
+                        out.entry(m.to_owned()).or_default().push(p);
+                    }
+                }
+                Err(_) => whole = false,
             }
+        }
+        let out = Arc::new(out);
+        if whole && settled {
+            kept.insert(dir, (mtime, Arc::clone(&out)));
+        } else {
+            kept.remove(&dir);
         }
         out
     }
 }
+
+/// Flat part files by the message they name.
+type FlatParts = BTreeMap<String, Vec<PathBuf>>;
+
+/// How old a `part/` folder's whole-second mtime must be before its listing is kept (2 s:
+/// FAT's tick).
+const SETTLED_NS: u128 = 2_000_000_000;
 
 /// Read what changed in one session's tree and hand it to `emit` as one batch.
 pub(super) fn read_tree(
