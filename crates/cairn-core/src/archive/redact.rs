@@ -2539,6 +2539,33 @@ mod tests {
         assert_eq!(text, "cd . && [REDACTED:github-pat]");
     }
 
+    /// Every password of one command in one pass (found by the `redact` fuzz target): the rule's
+    /// search resumed after its first match, so each later `-p` took a round of `close`, and the
+    /// sixth of six stayed in the clear.
+    #[test]
+    fn every_password_of_one_command_is_redacted_at_once() {
+        let pw = [
+            "A1b2C3d4", "B2c3D4e5", "C3d4E5f6", "D4e5F6g7", "E5f6G7h8", "F6g7H8i9",
+        ];
+        let s = format!("mysql -u root -p{} -h db.example.com app", pw.join(" -p"));
+        let mut found = Vec::new();
+        let once = redact(&s);
+        assert!(pw.iter().all(|p| !once.contains(p)), "{once}");
+        r().redact_text(&s, "", &mut found);
+        assert_eq!(found.len(), 6, "{found:?}");
+        assert_eq!(redact(&once), once);
+        let curl = "curl -u a:EXAMPLE-pw-1 -u b:EXAMPLE-pw-2 https://example.com";
+        assert_eq!(
+            redact(curl),
+            "curl -u a:[REDACTED:cli-password] -u b:[REDACTED:cli-password] https://example.com"
+        );
+        // The command after sshpass's password is no second password.
+        assert_eq!(
+            redact("sshpass -p EXAMPLE-pass-0000 ssh deploy@example.com"),
+            "sshpass -p [REDACTED:cli-password] ssh deploy@example.com"
+        );
+    }
+
     /// A home folder glued to a flag, a URL or a word starts no path token, yet names the person
     /// (found by the `redact` fuzz target: `"sandbox_pol/home/dev/e"` kept `/home/dev/`).
     #[test]

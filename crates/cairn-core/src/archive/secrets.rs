@@ -711,8 +711,10 @@ fn check_password(m: &RuleMatch<'_>) -> Option<Confidence> {
 /// A command's password flag belongs to it only within one short command line (the pattern
 /// stops at a newline, `|`, `;` or `&`; a bound in the pattern itself makes its automaton
 /// large).
+/// The longest command `cli-password` reads a password from.
+const MAX_COMMAND: usize = 300;
+
 fn check_cli_password(m: &RuleMatch<'_>) -> Option<Confidence> {
-    const MAX_COMMAND: usize = 300;
     if m.whole.len() > MAX_COMMAND {
         return None;
     }
@@ -1040,9 +1042,71 @@ impl Matcher {
                     start: secret.start(),
                     end: secret.end(),
                 });
+                if rule.name == "cli-password" {
+                    more_in_command(
+                        re,
+                        i,
+                        s,
+                        (whole.start(), secret.start(), secret.end()),
+                        hits,
+                    );
+                }
                 at = whole.end().max(retry);
             }
         }
+    }
+}
+
+/// The passwords after the first in one command (`mysql -u u -pA -pB`, found by the `redact`
+/// fuzz target): the search resumes after a match, where the command's name no longer precedes
+/// the next one, so each took a round of `Redactor::close` and a sixth stayed in the clear. Each
+/// password found is blanked out in a copy of the command (at most its 300 bytes) and the command
+/// matched again from its start.
+fn more_in_command(
+    re: &Regex,
+    i: usize,
+    s: &str,
+    (start, mut a, mut z): (usize, usize, usize),
+    hits: &mut Vec<RuleHit>,
+) {
+    let Some(rule) = RULES.get(i) else { return };
+    let mut command = s[start..s.floor_char_boundary(start + MAX_COMMAND)].to_owned();
+    // Each round blanks one more password, so the command's passwords bound the rounds.
+    while z - start <= command.len() {
+        // `(` is in no password, and no command's options stop at it (a space would let
+        // `sshpass -p  ssh host` take `ssh` for the password).
+        command.replace_range(a - start..z - start, &"(".repeat(z - a));
+        let Some(caps) = re.captures(&command) else {
+            return;
+        };
+        let (Some(whole), Some(secret)) = (caps.get(0), caps.name("secret")) else {
+            return;
+        };
+        // A password the copy cuts is no password of a command this short.
+        let cut = secret.end() == command.len() && start + command.len() < s.len();
+        if whole.start() != 0
+            || cut
+            || s.as_bytes()
+                .get(start + secret.end())
+                .is_some_and(|&c| rule.right.blocks(c))
+        {
+            return;
+        }
+        let m = RuleMatch {
+            whole: &s[start..start + whole.end()],
+            secret: &s[start + secret.start()..start + secret.end()],
+        };
+        let Some(confidence) = rule.check.map_or(Some(rule.confidence), |check| check(&m)) else {
+            return;
+        };
+        (a, z) = (start + secret.start(), start + secret.end());
+        hits.push(RuleHit {
+            rule: i,
+            name: rule.name,
+            confidence,
+            start: a,
+            end: z,
+        });
     }
 }
 
