@@ -12,8 +12,10 @@ use support::count;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
+use cairn_core::archive::discover::FoundFile;
 use rusqlite::Connection;
 use serde_json::json;
+use tempfile::TempDir;
 
 use support::opencode_db::{Db, T0};
 
@@ -202,6 +204,18 @@ fn storage_copy(root: &Path) {
     }
 }
 
+/// The storage-tree fixtures copied and read once: their folder, the data dir, the archive and
+/// the session files it reads.
+fn storage_read() -> (TempDir, TempDir, Cairn, Vec<FoundFile>) {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    support::capture(&cairn, &files);
+    (src, data, cairn, files)
+}
+
 fn texts(data: &Path) -> Vec<(String, String, String)> {
     let conn = Connection::open(data.join("cairn.db")).unwrap();
     let mut stmt = conn
@@ -257,12 +271,7 @@ fn the_storage_tree_fixtures_are_pinned() {
 /// folder's mtime.
 #[test]
 fn flat_parts_added_or_completed_after_a_read_are_read() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    storage_copy(src.path());
-    let cairn = Cairn::open(data.path()).unwrap();
-    let files = support::found(Agent::Opencode, src.path());
-    support::capture(&cairn, &files);
+    let (src, data, cairn, files) = storage_read();
     let part = |id: &str, text: &str| {
         json!({"messageID": "m_assistant_drift", "id": id, "type": "text", "text": text,
                "time": {"start": 1730000203200_u64}})
@@ -301,12 +310,7 @@ fn flat_parts_added_or_completed_after_a_read_are_read() {
 /// is retracted; a half-written part is read once it is whole.
 #[test]
 fn the_storage_tree_is_read_per_file() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    storage_copy(src.path());
-    let cairn = Cairn::open(data.path()).unwrap();
-    let files = support::found(Agent::Opencode, src.path());
-    support::capture(&cairn, &files);
+    let (src, data, cairn, files) = storage_read();
     let parts = src.path().join("v2/storage/part/m_assistant_small");
     std::fs::write(parts.join("003.json"), "{\"id\":\"p_text_2\",\"type\":\"te").unwrap();
     let r = support::capture(&cairn, &files);
