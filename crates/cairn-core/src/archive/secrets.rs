@@ -708,12 +708,12 @@ fn check_password(m: &RuleMatch<'_>) -> Option<Confidence> {
     })
 }
 
-/// A command's password flag belongs to it only within one short command line (the pattern
-/// stops at a newline, `|`, `;` or `&`; a bound in the pattern itself makes its automaton
-/// large).
 /// The longest command `cli-password` reads a password from.
 const MAX_COMMAND: usize = 300;
 
+/// A command's password flag belongs to it only within one short command line (the pattern
+/// stops at a newline, `|`, `;` or `&`; a bound in the pattern itself makes its automaton
+/// large).
 fn check_cli_password(m: &RuleMatch<'_>) -> Option<Confidence> {
     if m.whole.len() > MAX_COMMAND {
         return None;
