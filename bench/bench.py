@@ -9,7 +9,8 @@ Run through scripts/bench.sh (it builds the release binaries first). Steps, in o
   incremental  re-sync after appending one turn to 1% of the files (100 MB corpus), both tools
   agents       cold ingest per agent (bench/per_agent.py): each agent's real fixtures copied to
                about --agents-mb MB in its own layout, both tools where AgentsView reads that agent;
-               CPU a record and a byte against Claude's, and a database source's 2× bound (issue 16)
+               CPU a record and a byte against Claude's, and a database source's 2× bound (issue 16);
+               about 35 min on 2 cores, most of it AgentsView's on folders of many small files
   search       full-text search p50/p95 over the same queries: Cairn in process and through its
                CLI, AgentsView through its running server (its search needs one)
   skim         skim of the branch 500 sessions of the 1 GB corpus committed on

@@ -2,7 +2,7 @@
 # `make bench`: build the release binaries, then run bench/bench.py (Cairn side by side with
 # AgentsView, and Cairn against the budgets of docs/PRODUCT §6). Writes bench/RESULTS.md.
 #
-#   scripts/bench.sh                      every step (about an hour on 2 busy cores)
+#   scripts/bench.sh                      every step (an hour and a half on 2 busy cores)
 #   scripts/bench.sh --only hook,skim     some steps; the others keep their last figures
 #   BENCH_RUNS=3 BENCH_RUNS_LARGE=1 scripts/bench.sh   fewer runs
 #
