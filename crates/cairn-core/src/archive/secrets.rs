@@ -1070,7 +1070,8 @@ fn more_in_command(
     hits: &mut Vec<RuleHit>,
 ) {
     let Some(rule) = RULES.get(i) else { return };
-    let mut command = s[start..s.floor_char_boundary(start + MAX_COMMAND)].to_owned();
+    let mut command =
+        s[start..super::sources::floor_char_boundary(s, start + MAX_COMMAND)].to_owned();
     // Each round blanks one more password, so the command's passwords bound the rounds.
     while z - start <= command.len() {
         // `(` is in no password, and no command's options stop at it (a space would let

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::archive::redact::Redactor;
+use crate::archive::sources::floor_char_boundary;
 use crate::archive::store as archive;
 pub(crate) use crate::archive::tool_input;
 use crate::error::{Error, Result};
@@ -518,15 +519,6 @@ fn walk_strings(v: &mut Value, f: &mut impl FnMut(&str) -> String) {
         }
         _ => {}
     }
-}
-
-/// The largest char boundary at or below `at`.
-fn floor_char_boundary(s: &str, at: usize) -> usize {
-    let mut i = at.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]
