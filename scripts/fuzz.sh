@@ -12,13 +12,21 @@
 # if that cannot build, it falls back to the stable driver for the same time.
 # Env: FUZZ_SECONDS (per target; short 3, long 60), FUZZ_SEED (short; default fixed, so CI is
 # reproducible), FUZZ_PROFILE (driver build profile; short dev, long fallback release),
-# FUZZ_SANITIZER (long; address, or none when ASan is unavailable).
+# FUZZ_SANITIZER (long; address, or none when ASan is unavailable), FUZZ_TARGETS (a space-separated
+# subset of the targets below, e.g. "redact database_units"; default all).
+# `long` runs every target even after one fails, then lists each failure and its saved input.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
 TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import)
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  for t in $FUZZ_TARGETS; do
+    [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (FUZZ_TARGETS); targets: ${TARGETS[*]}"; exit 2; }
+  done
+  read -r -a TARGETS <<<"$FUZZ_TARGETS"
+fi
 # Shares the workspace's target dir, so the dependencies cairn-core needs are built once.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 # FUZZ_PROFILE: dev (default) reuses what `cargo test` built, so the short run in `make test`
@@ -49,13 +57,20 @@ long() {
     echo "cargo fuzz could not build (sanitizer $san); using the stable driver"
     cd "$ROOT"; export CARGO_TARGET_DIR=$ROOT/target; FUZZ_SECONDS=$secs short; return
   fi
-  local total=0
+  local total=0 failed=()
   for t in "${TARGETS[@]}"; do
     local log
     log=$(mktemp)
+    # Each target gets its whole time even after another failed: one run lists every failure.
     if ! cargo fuzz run --release --sanitizer "$san" --features libfuzzer "$t" "corpus/$t" \
         -- -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 2>"$log"; then
-      tail -40 "$log"; echo "fuzz $t: FAILED (crash input under fuzz/artifacts/$t)"; exit 1
+      tail -40 "$log"
+      local input
+      input=$(grep -oE "artifacts/$t/[A-Za-z0-9_-]+" "$log" | tail -1 || true)
+      echo "fuzz $t: FAILED (input: fuzz/${input:-artifacts/$t/}; replay: scripts/fuzz.sh replay $t fuzz/${input:-artifacts/$t/<file>})"
+      failed+=("$t: fuzz/${input:-artifacts/$t/}")
+      rm -f "$log"
+      continue
     fi
     local runs
     runs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -1 || echo 0)
@@ -64,6 +79,11 @@ long() {
     rm -f "$log"
   done
   echo "fuzz: $total executions in all"
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: ${#failed[@]} of ${#TARGETS[@]} targets FAILED:"
+    printf '  %s\n' "${failed[@]}"
+    exit 1
+  fi
 }
 
 case "$mode" in
