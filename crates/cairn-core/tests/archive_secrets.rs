@@ -5,8 +5,6 @@
 
 use crate::support;
 
-use std::path::Path;
-
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::redact::Redactor;
@@ -103,34 +101,6 @@ fn codex_lines(secret: &str, i: usize) -> Vec<String> {
     ]
 }
 
-fn every_byte_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in walk(dir) {
-        let bytes = std::fs::read(&entry).unwrap();
-        out.push((entry.display().to_string(), bytes.clone()));
-        if entry.extension().is_some_and(|e| e == "zst") {
-            out.push((
-                format!("{} (decompressed)", entry.display()),
-                zstd::stream::decode_all(&bytes[..]).unwrap(),
-            ));
-        }
-    }
-    out
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p))
-        } else {
-            out.push(p)
-        }
-    }
-    out
-}
-
 #[test]
 fn no_byte_of_a_planted_secret_reaches_the_data_dir() {
     let plants = plants();
@@ -165,7 +135,7 @@ fn no_byte_of_a_planted_secret_reaches_the_data_dir() {
     );
     assert!(report.records_added as usize >= plants.len() * 8);
 
-    let files = every_byte_under(data.path());
+    let files = support::every_byte_under(data.path());
     let mut leaks = Vec::new();
     let checks = plants
         .iter()
@@ -419,7 +389,7 @@ fn a_realistic_corpus_never_reaches_storage_and_look_alikes_stay() {
             support::main_file(Agent::Codex, &codex_path),
         ],
     );
-    let files = every_byte_under(data.path());
+    let files = support::every_byte_under(data.path());
     let mut leaked = Vec::new();
     for (name, _, secret) in CORPUS {
         for (file, bytes) in &files {

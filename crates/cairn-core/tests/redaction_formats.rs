@@ -6,8 +6,6 @@
 
 use crate::support;
 
-use std::path::Path;
-
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::redact::{PATH, Redactor};
@@ -344,25 +342,6 @@ fn look_alikes_are_not_flagged() {
     assert!(flagged.is_empty(), "flagged: {flagged:?}");
 }
 
-fn every_byte_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(dir) {
-        let entry = entry.unwrap();
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let bytes = std::fs::read(entry.path()).unwrap();
-        if entry.path().extension().is_some_and(|e| e == "zst") {
-            out.push((
-                format!("{} (decompressed)", entry.path().display()),
-                zstd::stream::decode_all(&bytes[..]).unwrap(),
-            ));
-        }
-        out.push((entry.path().display().to_string(), bytes));
-    }
-    out
-}
-
 #[test]
 fn formats_never_reach_the_data_dir_and_look_alikes_are_kept_verbatim() {
     let src = tempfile::tempdir().unwrap();
@@ -385,7 +364,7 @@ fn formats_never_reach_the_data_dir_and_look_alikes_are_kept_verbatim() {
     let cairn = Cairn::open(data.path()).unwrap();
     support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
 
-    let files = every_byte_under(data.path());
+    let files = support::every_byte_under(data.path());
     let mut leaked = Vec::new();
     for f in &formats {
         for (name, bytes) in &files {

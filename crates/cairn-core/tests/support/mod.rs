@@ -100,6 +100,27 @@ pub fn capture(cairn: &Cairn, files: &[FoundFile]) -> cairn_core::archive::captu
     cairn.capture_paths(files, &Quiet).unwrap()
 }
 
+/// Every file under `dir` with its bytes, and each zstd file (a retained copy) decompressed too:
+/// what a search for a secret's bytes must find nothing in.
+pub fn every_byte_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(entry.path()).unwrap();
+        if entry.path().extension().is_some_and(|e| e == "zst") {
+            out.push((
+                format!("{} (decompressed)", entry.path().display()),
+                zstd::stream::decode_all(&bytes[..]).unwrap(),
+            ));
+        }
+        out.push((entry.path().display().to_string(), bytes));
+    }
+    out
+}
+
 /// A canonical, order-independent text dump of everything capture wrote: sessions, records
 /// (per source in line order), turns and token usage. Two archives built from the same input
 /// must dump identically.
