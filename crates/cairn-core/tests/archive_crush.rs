@@ -233,6 +233,87 @@ fn messages_added_rewritten_and_deleted_while_the_agent_writes() {
     assert_eq!((r.records_added, r.records_updated), (0, 0));
 }
 
+/// Crush is Go: the JSON of a tool's input, quoted in `parts`, carries `<`, `>` and `&` as
+/// `\u003c`, `\u003e`, `\u0026`, which glue themselves to a secret's edge in the quoted text
+/// (`\u003csk-ant-…`, `\u0026mysql -p…`). A file written with keys in it (an XML config) and a
+/// shell line joined by `&&` leave none of them anywhere under the data dir; the stored input is
+/// the call's JSON as serde_json writes it.
+#[test]
+fn secrets_in_a_go_quoted_tool_input_never_reach_the_data_dir() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = project_copy(src.path());
+    let secrets = [
+        "sk-ant-api03-Q7vX2mL9kR4tW8nB3cD6fH1jK5pS0yZ4aE7gU2iO9qT6wR3eY8uI1oP5aS2dF7gH4jK9lZ0xC3vB6nM1qW-AbCdEfGh",
+        "xoxb-123456789012-1234567890123-Q7vX2mL9kR4tW8nB3cD6fH1j",
+        "AKIAZ7QW3RT5YU8IOP2L",
+        "Hunter2Hunter2",
+    ];
+    let content = format!(
+        "<settings><api_key>{}</api_key><slack>{}</slack></settings>",
+        secrets[0], secrets[1]
+    );
+    let input = json!({"file_path": "settings.xml", "content": content}).to_string();
+    let shell = json!({"command": format!(
+        "cd app&&echo &{}>key.txt&&mysql -u root -p{} appdb<seed.sql",
+        secrets[2], secrets[3]
+    )})
+    .to_string();
+    let go = |t: &str| {
+        t.replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+    };
+    let parts = json!([
+        {"type": "tool_call", "data": {"id": "w1", "name": "write", "input": go(&input)}},
+        {"type": "tool_call", "data": {"id": "b1", "name": "bash", "input": go(&shell)}},
+    ])
+    .to_string();
+    assert!(
+        parts.contains("\\\\u003capi_key\\\\u003esk-ant-"),
+        "{parts}"
+    );
+    add_message(
+        &agent(&db),
+        "go-quoted",
+        MAIN,
+        "assistant",
+        &parts,
+        1_754_400_000,
+    );
+
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &support::found(Agent::Crush, src.path()));
+    let leaked: Vec<String> = support::every_byte_under(data.path())
+        .iter()
+        .flat_map(|(name, bytes)| {
+            secrets
+                .iter()
+                .filter(|s| memchr::memmem::find(bytes, s.as_bytes()).is_some())
+                .map(move |s| format!("{}… in {name}", &s[..8]))
+        })
+        .collect();
+    assert!(leaked.is_empty(), "leaked:\n{}", leaked.join("\n"));
+    let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+    let write: String = conn
+        .query_row(
+            "SELECT tool_input FROM records WHERE call_id = 'w1' AND kind = 'tool_call'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(write.contains("settings.xml"), "{write}");
+    assert!(write.contains("<api_key>[REDACTED:"), "{write}");
+    let bash: String = conn
+        .query_row(
+            "SELECT tool_input FROM records WHERE call_id = 'b1' AND kind = 'tool_call'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(bash.contains("cd app&&echo &"), "{bash}");
+}
+
 /// Reading in pieces (after every message) ends where one read of the whole database ends.
 #[test]
 fn a_database_read_as_it_grows_equals_one_read() {

@@ -646,6 +646,42 @@ proptest! {
         prop_assert!(again.is_empty());
     }
 
+    /// JSON quoted in a string, written as a Go agent writes it (Crush's tool inputs: `<`, `>` and
+    /// `&` as `\u003c`, `\u003e`, `\u0026`), hides no secret: what the parser decodes from the
+    /// redacted line holds none, wherever the secret sits and whatever escaped character is glued
+    /// to it (`<api_key>sk-ant-…`, `a&&xoxb-…`).
+    #[test]
+    fn planted_secrets_never_survive_in_go_quoted_json(
+        mut v in json_with(plain_text().boxed()),
+        rule in 0..rules().len(),
+        k in any::<usize>(),
+        pre in plain_text(),
+        before in prop::sample::select(vec!["<", ">", "&", "&&", "<key>", "\"=", " "]),
+        after in prop::sample::select(vec!["<", ">", "&", "</key>", " ", "&&"]),
+        post in plain_text(),
+    ) {
+        let rule = &rules()[rule];
+        let secret = secret_of(rule);
+        plant(&mut v, k, format!("{pre}{before}{}{after}{post}", rule.test_value));
+        let go = serde_json::to_string(&v)
+            .unwrap()
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026");
+        let line = serde_json::to_string(&json!({"type": "tool_call", "input": go})).unwrap();
+        let red = r().redact_line(&line, &mut Vec::new());
+        let outer: Value = serde_json::from_str(&red).unwrap();
+        let input = outer["input"].as_str().unwrap();
+        let decoded = match serde_json::from_str::<Value>(input) {
+            Ok(inner) => all_text(&inner),
+            Err(_) => input.to_owned(),
+        };
+        prop_assert!(!decoded.contains(&secret), "{} survived in {}", rule.name, red);
+        let mut again = Vec::new();
+        prop_assert!(matches!(r().redact_line(&red, &mut again), Cow::Borrowed(_)), "second pass changed {}", red);
+        prop_assert!(again.is_empty());
+    }
+
     /// The raw-line gate never hides what the structural path would find.
     #[test]
     fn gate_never_misses_a_structural_finding(v in json_value()) {

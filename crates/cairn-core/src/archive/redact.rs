@@ -470,7 +470,10 @@ impl Redactor {
         match v {
             Value::String(s) => match ctx {
                 Ctx::Skip => false,
-                Ctx::Plain => self.redact_string(s, ptr, out),
+                Ctx::Plain => match self.redact_quoted_json(s, ptr, out) {
+                    Some(changed) => changed,
+                    None => self.redact_string(s, ptr, out),
+                },
                 Ctx::Sensitive(key, kind) => self.redact_sensitive(s, key, kind, ptr, out),
             },
             Value::Array(items) => {
@@ -536,6 +539,36 @@ impl Redactor {
             rename_keys(map, renamed);
         }
         changed
+    }
+
+    /// A string that is a JSON object, array or string written with `\u` or `\/` escapes, as a Go
+    /// agent quotes a tool's input (Crush writes `<`, `>` and `&` as `\u003c`, `\u003e`,
+    /// `\u0026`): as written, an escape glues itself to a secret's edge (`\u003csk-ant-…` hides
+    /// the token behind a `c`), yet the parser decodes it. So its text is scanned as serde_json
+    /// writes the same document (those characters as themselves), which is how JSON quoted by
+    /// any other agent is scanned, and the string becomes that redacted text only when something
+    /// was found. `None` when the string is no such document.
+    fn redact_quoted_json(
+        &self,
+        s: &mut String,
+        ptr: &str,
+        out: &mut Vec<Finding>,
+    ) -> Option<bool> {
+        if !s.trim_start().starts_with(['{', '[', '"']) {
+            return None;
+        }
+        let b = s.as_bytes();
+        if self.unicode_escape.find(b).is_none() && self.slash_escape.find(b).is_none() {
+            return None;
+        }
+        let plain = serde_json::from_str::<Value>(s).ok()?.to_string();
+        match self.redact_text(&plain, ptr, out) {
+            Cow::Owned(redacted) => {
+                *s = redacted;
+                Some(true)
+            }
+            Cow::Borrowed(_) => Some(false),
+        }
     }
 
     fn redact_string(&self, s: &mut String, ptr: &str, out: &mut Vec<Finding>) -> bool {
