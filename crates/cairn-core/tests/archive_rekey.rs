@@ -37,30 +37,10 @@ fn transcript_rel() -> String {
     format!("projects/-home-dev-shop/{SESSION}.jsonl")
 }
 
-/// Every file under `dir`, raw, and decompressed when it is a retained copy.
-fn stored_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(dir) {
-        let entry = entry.unwrap();
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let bytes = std::fs::read(entry.path()).unwrap();
-        if entry.path().extension().is_some_and(|e| e == "zst") {
-            out.push((
-                format!("{} (decompressed)", entry.path().display()),
-                zstd::stream::decode_all(&bytes[..]).unwrap(),
-            ));
-        }
-        out.push((entry.path().display().to_string(), bytes));
-    }
-    out
-}
-
 /// Run the dictionary attack on the data dir: every guess that some stored value confirms,
 /// with what confirmed it.
 fn confirmed_guesses(data: &Path) -> Vec<String> {
-    let files = stored_bytes(data);
+    let files = support::every_byte_under(data);
     let redacted_lines: Vec<String> = files
         .iter()
         .filter(|(name, _)| name.ends_with("(decompressed)"))
@@ -114,7 +94,7 @@ fn assert_attack_rebuilds(data: &Path, transcript: &Path) {
         .next()
         .unwrap()
         .to_owned();
-    let copies = stored_bytes(&data.join("retained"));
+    let copies = support::every_byte_under(&data.join("retained"));
     let first_redacted = copies
         .iter()
         .filter(|(n, _)| n.ends_with("(decompressed)"))
