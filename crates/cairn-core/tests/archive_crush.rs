@@ -295,22 +295,18 @@ fn secrets_in_a_go_quoted_tool_input_never_reach_the_data_dir() {
         .collect();
     assert!(leaked.is_empty(), "leaked:\n{}", leaked.join("\n"));
     let conn = Connection::open(data.path().join("cairn.db")).unwrap();
-    let write: String = conn
-        .query_row(
-            "SELECT tool_input FROM records WHERE call_id = 'w1' AND kind = 'tool_call'",
-            [],
+    let input = |call: &str| -> String {
+        conn.query_row(
+            "SELECT tool_input FROM records WHERE call_id = ?1 AND kind = 'tool_call'",
+            [call],
             |r| r.get(0),
         )
-        .unwrap();
+        .unwrap()
+    };
+    let write = input("w1");
     assert!(write.contains("settings.xml"), "{write}");
     assert!(write.contains("<api_key>[REDACTED:"), "{write}");
-    let bash: String = conn
-        .query_row(
-            "SELECT tool_input FROM records WHERE call_id = 'b1' AND kind = 'tool_call'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let bash = input("b1");
     assert!(bash.contains("cd app&&echo &"), "{bash}");
 }
 
