@@ -682,6 +682,60 @@ proptest! {
         prop_assert!(again.is_empty());
     }
 
+    /// The same quoted JSON cut off anywhere after the secret (a tool input or output the agent
+    /// truncated), and with `/` written `\/` too: text that is no document any more is redacted
+    /// where it stands, so the input decoded by hand holds no secret.
+    #[test]
+    fn planted_secrets_never_survive_in_cut_off_escaped_json(
+        mut v in json_with(plain_text().boxed()),
+        rule in 0..rules().len(),
+        k in any::<usize>(),
+        pre in plain_text(),
+        before in prop::sample::select(vec!["<", ">", "&", "&&", "/", "\"=", " "]),
+        after in prop::sample::select(vec!["<", ">", "&", "/", " ", "&&"]),
+        post in plain_text(),
+        slashes in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let rule = &rules()[rule];
+        let secret = secret_of(rule);
+        plant(&mut v, k, format!("{pre}{before}{}{after}{post}", rule.test_value));
+        let escape = |t: &str| {
+            let t = t
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026");
+            if slashes { t.replace('/', "\\/") } else { t }
+        };
+        let unescape = |t: &str| {
+            t.replace("\\u003c", "<")
+                .replace("\\u003e", ">")
+                .replace("\\u0026", "&")
+                .replace("\\/", "/")
+        };
+        let go = escape(&serde_json::to_string(&v).unwrap());
+        // Cut anywhere after the rule's whole example as written (a password is one only with
+        // the `@host` after it), on a char boundary.
+        let quoted = serde_json::to_string(rule.test_value).unwrap();
+        let written = escape(&quoted[1..quoted.len() - 1]);
+        let Some(end) = go.find(&written).map(|a| a + written.len()) else {
+            return Ok(());
+        };
+        let mut at = end + cut.index(go.len() - end + 1);
+        while !go.is_char_boundary(at) {
+            at += 1;
+        }
+        let cut_go = &go[..at];
+        let line = serde_json::to_string(&json!({"type": "tool_result", "output": cut_go})).unwrap();
+        let red = r().redact_line(&line, &mut Vec::new());
+        let outer: Value = serde_json::from_str(&red).unwrap();
+        let output = outer["output"].as_str().unwrap();
+        prop_assert!(!unescape(output).contains(&secret), "{} survived in {}", rule.name, red);
+        let mut again = Vec::new();
+        prop_assert!(matches!(r().redact_line(&red, &mut again), Cow::Borrowed(_)), "second pass changed {}", red);
+        prop_assert!(again.is_empty());
+    }
+
     /// The raw-line gate never hides what the structural path would find.
     #[test]
     fn gate_never_misses_a_structural_finding(v in json_value()) {

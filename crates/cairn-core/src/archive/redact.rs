@@ -27,7 +27,8 @@
 //! `signature`, an inline image's `data`, Codex's `encrypted_content`); the same keys anywhere
 //! else are scanned. Terminal control sequences hide nothing: text with colours or cursor moves
 //! is scanned as a terminal shows it too (`ESC[1mghp_…`), and [`Redactor::outbound_text`]
-//! removes every escape sequence before it looks for paths.
+//! removes every escape sequence before it looks for paths. Nor do JSON escapes left in text
+//! quoted twice (`\u0026`, `\/`): such text is scanned with them decoded too.
 //!
 //! A candidate overlapping a definite finding is dropped, as is a finding inside a longer one.
 //! Redacting is idempotent: markers are never flagged again.
@@ -409,23 +410,36 @@ impl Redactor {
         }
     }
 
+    /// One detection pass over `s`, over what a terminal shows of it when it has control
+    /// sequences, and over its JSON escapes decoded when it has `\u` or `\/` ones (see
+    /// [`View::unescaped`]). Hits in a view map back to ranges of `s` that cover whole
+    /// sequences and escapes.
+    fn one_pass(&self, s: &str) -> Vec<Hit> {
+        let hits = self.one_pass_shown(s);
+        let b = s.as_bytes();
+        if self.unicode_escape.find(b).is_none() && self.slash_escape.find(b).is_none() {
+            return hits;
+        }
+        let Some(view) = View::unescaped(s) else {
+            return hits;
+        };
+        let mut all = hits;
+        all.extend(view.map_hits(self.one_pass_shown(&view.text)));
+        resolve(s, all)
+    }
+
     /// One detection pass over `s` and, when it has terminal control sequences (colours, cursor
     /// moves), over what a terminal shows of it too: `ESC[90m/home/…` hides a path's start and
-    /// `ESC[1mghp_…` a token's edge. Hits in the shown text map back to ranges of `s` (a
-    /// sequence inside a hit is redacted with it).
-    fn one_pass(&self, s: &str) -> Vec<Hit> {
+    /// `ESC[1mghp_…` a token's edge (a sequence inside a hit is redacted with it).
+    fn one_pass_shown(&self, s: &str) -> Vec<Hit> {
         let hits = self.one_pass_plain(s);
         let seqs = crate::text::control_sequences(s);
         if seqs.is_empty() {
             return hits;
         }
-        let shown = Shown::new(s, &seqs);
+        let shown = View::shown(s, &seqs);
         let mut all = hits;
-        all.extend(self.one_pass_plain(&shown.text).into_iter().map(|h| Hit {
-            start: shown.to_original(h.start),
-            end: shown.to_original(h.end - 1) + 1,
-            ..h
-        }));
+        all.extend(shown.map_hits(self.one_pass_plain(&shown.text)));
         resolve(s, all)
     }
 
@@ -547,7 +561,8 @@ impl Redactor {
     /// the token behind a `c`), yet the parser decodes it. So its text is scanned as serde_json
     /// writes the same document (those characters as themselves), which is how JSON quoted by
     /// any other agent is scanned, and the string becomes that redacted text only when something
-    /// was found. `None` when the string is no such document.
+    /// was found. `None` when the string is no such document (escaped text that does not parse,
+    /// such as a cut-off tool output, is redacted where it stands; [`View::unescaped`]).
     fn redact_quoted_json(
         &self,
         s: &mut String,
@@ -671,36 +686,159 @@ fn blob_text(b: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_'))
 }
 
-/// A text without its control sequences, and where each piece of it came from.
-struct Shown {
+/// Another form of a text that detection also runs on, and where each piece of it came from.
+struct View {
     text: String,
-    /// `(start in text, start in the original)` of each piece kept, in order.
-    pieces: Vec<(usize, usize)>,
+    pieces: Vec<Piece>,
 }
 
-impl Shown {
-    fn new(s: &str, seqs: &[(usize, usize)]) -> Shown {
-        let mut text = String::with_capacity(s.len());
-        let mut pieces = Vec::with_capacity(seqs.len() + 1);
-        let mut at = 0;
-        for &(a, z) in seqs.iter().chain(std::iter::once(&(s.len(), s.len()))) {
-            if a > at {
-                pieces.push((text.len(), at));
-                text.push_str(&s[at..a]);
-            }
-            at = z;
+/// A piece of a [`View`]'s text: `orig..orig_end` of the original, copied as it is or replaced
+/// by what it stands for (an escape by its character).
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    /// Where the piece starts in the view's text.
+    at: usize,
+    orig: usize,
+    orig_end: usize,
+    copied: bool,
+}
+
+impl View {
+    fn new(capacity: usize) -> View {
+        View {
+            text: String::with_capacity(capacity),
+            pieces: Vec::new(),
         }
-        Shown { text, pieces }
     }
 
-    /// The original offset of byte `i` of the shown text.
-    fn to_original(&self, i: usize) -> usize {
-        let k = self.pieces.partition_point(|&(start, _)| start <= i);
-        match k.checked_sub(1).and_then(|k| self.pieces.get(k)) {
-            Some(&(start, orig)) => orig + (i - start),
+    fn copy(&mut self, s: &str, a: usize, z: usize) {
+        if a < z {
+            self.pieces.push(Piece {
+                at: self.text.len(),
+                orig: a,
+                orig_end: z,
+                copied: true,
+            });
+            self.text.push_str(&s[a..z]);
+        }
+    }
+
+    fn replace(&mut self, a: usize, z: usize, c: char) {
+        self.pieces.push(Piece {
+            at: self.text.len(),
+            orig: a,
+            orig_end: z,
+            copied: false,
+        });
+        self.text.push(c);
+    }
+
+    /// `s` without the control sequences at `seqs` (what a terminal shows).
+    fn shown(s: &str, seqs: &[(usize, usize)]) -> View {
+        let mut view = View::new(s.len());
+        let mut at = 0;
+        for &(a, z) in seqs {
+            view.copy(s, at, a.max(at));
+            at = at.max(z);
+        }
+        view.copy(s, at, s.len());
+        view
+    }
+
+    /// `s` with its JSON `\uXXXX` and `\/` escapes decoded, `None` when it has none. Text quoted
+    /// twice keeps them after the parser decoded one level: a Go agent writes `<`, `>`, `&` as
+    /// `\u003c`, `\u003e`, `\u0026` in a tool input it quotes, and as written such an escape
+    /// glues itself to what follows (`\u0026\u0026mysql -pX` shows the password rule
+    /// `0026mysql`). `\\` stays as written (the escape after it is a level deeper), as do the
+    /// one-letter escapes, which the rules already read as the whitespace or quote they are,
+    /// and a lone surrogate.
+    fn unescaped(s: &str) -> Option<View> {
+        let b = s.as_bytes();
+        let mut view = View::new(s.len());
+        let mut copied_to = 0;
+        let mut i = 0;
+        let mut decoded = false;
+        while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
+            let a = i + k;
+            let (end, c) = match b.get(a + 1) {
+                Some(b'/') => (a + 2, Some('/')),
+                Some(b'u') => match unicode_escape(b, a) {
+                    Some((end, c)) => (end, Some(c)),
+                    None => (a + 2, None),
+                },
+                Some(_) => (a + 2, None),
+                None => (a + 1, None),
+            };
+            if let Some(c) = c {
+                view.copy(s, copied_to, a);
+                view.replace(a, end, c);
+                copied_to = end;
+                decoded = true;
+            }
+            i = end;
+        }
+        if !decoded {
+            return None;
+        }
+        view.copy(s, copied_to, s.len());
+        Some(view)
+    }
+
+    /// Hits found in the view's text as ranges of the original: a hit that starts or ends in a
+    /// replaced piece takes all of it.
+    fn map_hits(&self, hits: Vec<Hit>) -> impl Iterator<Item = Hit> + '_ {
+        hits.into_iter().filter(|h| h.start < h.end).map(|h| Hit {
+            start: self.start_of(h.start),
+            end: self.end_of(h.end - 1),
+            ..h
+        })
+    }
+
+    fn piece_of(&self, i: usize) -> Option<&Piece> {
+        let k = self.pieces.partition_point(|p| p.at <= i);
+        k.checked_sub(1).and_then(|k| self.pieces.get(k))
+    }
+
+    /// The original offset where byte `i` of the view's text starts.
+    fn start_of(&self, i: usize) -> usize {
+        match self.piece_of(i) {
+            Some(p) if p.copied => p.orig + (i - p.at),
+            Some(p) => p.orig,
             None => i,
         }
     }
+
+    /// The original offset just past byte `i` of the view's text.
+    fn end_of(&self, i: usize) -> usize {
+        match self.piece_of(i) {
+            Some(p) if p.copied => p.orig + (i - p.at) + 1,
+            Some(p) => p.orig_end,
+            None => i + 1,
+        }
+    }
+}
+
+/// The `\uXXXX` escape at `b[a..]` (a surrogate pair as one character): where it ends and what
+/// it stands for; `None` for bad hex or a lone surrogate.
+fn unicode_escape(b: &[u8], a: usize) -> Option<(usize, char)> {
+    let hex4 = |at: usize| -> Option<u32> {
+        let digits = b.get(at..at + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u32::from_str_radix(text, 16).ok()
+    };
+    let hi = hex4(a + 2)?;
+    if (0xD800..0xDC00).contains(&hi) {
+        if b.get(a + 6..a + 8) != Some(b"\\u") {
+            return None;
+        }
+        let lo = hex4(a + 8).filter(|lo| (0xDC00..0xE000).contains(lo))?;
+        let c = char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?;
+        return Some((a + 12, c));
+    }
+    char::from_u32(hi).map(|c| (a + 6, c))
 }
 
 /// The byte ranges (inside the quotes) of the string values of raw JSON text that the
@@ -2637,5 +2775,60 @@ mod tests {
         assert!(!text.contains("EXAMPLE-pass"), "{text}");
         assert!(r().scan_text(&text).iter().all(|f| f.rule == PATH));
         assert_eq!(r().outbound_text(&text, None, None, &mut Vec::new()), text);
+    }
+
+    /// Text still holding JSON escapes that is no whole JSON document (a cut-off tool input or
+    /// output quoted twice): an escape glued to a secret's context hides nothing.
+    #[test]
+    fn json_escapes_left_in_text_hide_no_secret() {
+        for (text, secret) in [
+            (
+                r"cd app\u0026\u0026mysql -u root -pHunter2Hunter2 \u0026\u0026 ls",
+                "Hunter2Hunter2",
+            ),
+            (
+                r#"{"command":"curl https:\/\/ann:Hunter2Hunter2@example.com\/v1"#,
+                "Hunter2Hunter2",
+            ),
+            (
+                r"out\u003e\u001b[1mghp_EXAMPLEexample0000EXAMPLEexample0000",
+                "ghp_EXAMPLE",
+            ),
+        ] {
+            let red = redact(text);
+            assert!(!red.contains(secret), "{text} -> {red}");
+            assert_eq!(redact(&red), red, "not idempotent: {red}");
+        }
+        // The escapes outside a finding are kept as they were written.
+        let red = redact(r"cd app\u0026\u0026mysql -u root -pHunter2Hunter2");
+        assert_eq!(
+            red,
+            r"cd app\u0026\u0026mysql -u root -p[REDACTED:cli-password]"
+        );
+    }
+
+    #[test]
+    fn unescaped_views_map_back_to_whole_escapes() {
+        let s = r"a\u0026b\/c\\u0026\n\ud83d\ude00\ud800x\u12";
+        let view = View::unescaped(s).expect("has escapes");
+        // `\\u0026` is an escaped backslash before `u0026`; `\n`, a lone surrogate and a cut-off
+        // escape stay as written.
+        assert_eq!(view.text, "a&b/c\\\\u0026\\n\u{1f600}\\ud800x\\u12");
+        let amp = view.text.find('&').unwrap();
+        assert_eq!((view.start_of(amp), view.end_of(amp)), (1, 7));
+        let b = view.text.find('b').unwrap();
+        assert_eq!((view.start_of(b), view.end_of(b)), (7, 8));
+        let emoji = view.text.find('\u{1f600}').unwrap();
+        let pair = s.find(r"\ud83d").unwrap();
+        for i in emoji..emoji + 4 {
+            assert_eq!((view.start_of(i), view.end_of(i)), (pair, pair + 12));
+        }
+        for plain in [
+            "no escapes",
+            r"only \n and \\ and \uZZZZ and \ud800",
+            "trailing \\",
+        ] {
+            assert!(View::unescaped(plain).is_none(), "{plain}");
+        }
     }
 }
