@@ -47,6 +47,10 @@ fn filler() -> impl Strategy<Value = String> {
         Just("https://".to_owned()),
         Just("é漢🎉".to_owned()),
         "[0-9a-f]{40}",
+        // JSON escapes left in text quoted twice, and a home folder written with them.
+        Just(r"\u0026".to_owned()),
+        Just(r"\/".to_owned()),
+        Just(r"\/home\/dev\/notes".to_owned()),
     ]
 }
 
@@ -179,6 +183,7 @@ proptest! {
     fn outbound_text_is_idempotent_and_leaves_no_secret(s in text()) {
         let out = r().outbound_text(&s, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
         prop_assert!(r().scan_text(&out).iter().all(|f| f.rule == "path"), "{:?}", out);
+        prop_assert!(!out.replace(r"\/", "/").contains("/home/dev"), "{:?} -> {:?}", s, out);
         let twice = r().outbound_text(&out, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
         prop_assert_eq!(twice, out);
     }

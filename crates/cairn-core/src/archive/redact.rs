@@ -318,43 +318,67 @@ impl Redactor {
             out.push(h.finding(""));
             edits.push((h.start, h.end, Cow::Owned(marker(h.rule))));
         }
-        let mut path_edit = |a: usize, z: usize, edits: &mut Vec<_>| {
-            let tok = &s[a..z];
-            if let Some(root) = repo_root.filter(|r| is_under(tok, r)) {
-                let cut = (a + root.len() + 1).min(z);
-                let rest = if cut == z { "." } else { "" };
-                edits.push((a, cut, Cow::Borrowed(rest)));
-                return;
-            }
-            let personal = tok.starts_with('~') || home.is_some_and(|h| is_under(tok, h));
-            let deep = tok.get(1..).is_some_and(|t| t.contains(['/', '\\']));
-            if personal || deep || tok.as_bytes().get(1) == Some(&b':') {
-                out.push(Finding {
-                    rule: PATH,
-                    confidence: Confidence::Candidate,
-                    field: String::new(),
-                    start: a,
-                    end: z,
-                });
-                edits.push((a, z, Cow::Owned(marker(PATH))));
-            }
-        };
-        let paths = absolute_paths(s);
-        for &(a, z) in &paths {
-            path_edit(a, z, &mut edits);
-        }
+        // A path token `tok` at `a..z` of `s`; `at(k)` is where byte `k` of it starts in `s`
+        // (`a + k`, unless the token was read with escapes decoded).
+        let mut path_edit =
+            |tok: &str, a: usize, z: usize, at: &dyn Fn(usize) -> usize, edits: &mut Vec<_>| {
+                if let Some(root) = repo_root.filter(|r| is_under(tok, r)) {
+                    let (cut, rest) = match root.len() + 1 {
+                        k if k >= tok.len() => (z, "."),
+                        k => (at(k), ""),
+                    };
+                    edits.push((a, cut, Cow::Borrowed(rest)));
+                    return;
+                }
+                let personal = tok.starts_with('~') || home.is_some_and(|h| is_under(tok, h));
+                let deep = tok.get(1..).is_some_and(|t| t.contains(['/', '\\']));
+                if personal || deep || tok.as_bytes().get(1) == Some(&b':') {
+                    out.push(Finding {
+                        rule: PATH,
+                        confidence: Confidence::Candidate,
+                        field: String::new(),
+                        start: a,
+                        end: z,
+                    });
+                    edits.push((a, z, Cow::Owned(marker(PATH))));
+                }
+            };
         // The home folder glued to what comes before it starts no path token
         // (`-I/home/ann/include`, `@/home/ann/body.json`, `file:///home/ann/x`), but names the
         // person all the same (found by the `redact` fuzz target).
-        for (a, z) in home.map(|h| glued_paths(s, h, &paths)).unwrap_or_default() {
-            path_edit(a, z, &mut edits);
+        let found_paths = |t: &str| {
+            let mut paths = absolute_paths(t);
+            paths.extend(home.map(|h| glued_paths(t, h, &paths)).unwrap_or_default());
+            paths
+        };
+        let paths = found_paths(s);
+        for &(a, z) in &paths {
+            path_edit(&s[a..z], a, z, &|k| a + k, &mut edits);
         }
-        // A path edit may contain a secret edit: keep the wider one.
+        // Text quoted twice writes `/` as `\/` (`\/home\/ann\/x`): its paths are found with the
+        // escapes decoded, and replaced as written.
+        if s.contains("\\/")
+            && let Some(view) = View::unescaped(s)
+        {
+            for (a, z) in found_paths(&view.text) {
+                let (oa, oz) = (view.start_of(a), view.end_of(z - 1));
+                // Found as written already (a wider path found here wins, as below).
+                if paths.iter().any(|&(x, y)| x <= oa && oz <= y) {
+                    continue;
+                }
+                let at = |k: usize| view.start_of(a + k);
+                path_edit(&view.text[a..z], oa, oz, &at, &mut edits);
+            }
+        }
+        // A path edit may contain a secret edit: keep the wider one. One that starts inside
+        // another and ends past it goes with it (a random run can swallow a path's start:
+        // found by the outbound property test).
         edits.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
         let mut text = String::with_capacity(s.len());
         let mut pos = 0;
         for (a, z, rep) in edits {
             if a < pos {
+                pos = pos.max(z);
                 continue;
             }
             text.push_str(&s[pos..a]);
@@ -2763,6 +2787,43 @@ mod tests {
         // such path), and a folder whose name only begins with the home's is left alone.
         let text = r().outbound_text("x/home/annex", None, Some("/home/ann"), &mut Vec::new());
         assert_eq!(text, "x/home/annex");
+    }
+
+    /// Text quoted twice (JSON written with `\/`) hides no path: each is found with the escapes
+    /// decoded and replaced where it is written; a repo path still becomes repo-relative.
+    #[test]
+    fn outbound_text_finds_paths_written_with_escaped_slashes() {
+        let s = r#"{"cwd":"\/home\/ann\/repo\/src\/main.rs","log":"\/home\/ann\/notes.txt","cc":"-I\/home\/ann\/inc","tmp":"\/tmp","root":"\/home\/ann\/repo"}"#;
+        let mut found = Vec::new();
+        let text = r().outbound_text(s, Some("/home/ann/repo"), Some("/home/ann"), &mut found);
+        assert_eq!(
+            text,
+            r#"{"cwd":"src\/main.rs","log":"[REDACTED:path]","cc":"-I[REDACTED:path]","tmp":"\/tmp","root":"."}"#
+        );
+        assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 2);
+        let again = r().outbound_text(
+            &text,
+            Some("/home/ann/repo"),
+            Some("/home/ann"),
+            &mut Vec::new(),
+        );
+        assert_eq!(again, text);
+    }
+
+    /// A random run that swallows a path's start takes the rest of the path with it (found by
+    /// the outbound property test): edits that overlap in part merge.
+    #[test]
+    fn outbound_edits_that_overlap_in_part_merge() {
+        for s in [
+            r"0a0aaaaaa00a0a00a011b102162214bc300b0facsk-EXAMPLE0000000000000T3BlbkFJEXAMPLE0000000000000\/home\/dev\/noteshttps://\/home\/dev\/notes",
+            "0a0aaaaaa00a0a00a011b102162214bc300b0facsk-EXAMPLE0000000000000T3BlbkFJEXAMPLE0000000000000/home/dev/noteshttps:///home/dev/notes",
+        ] {
+            let text = r().outbound_text(s, None, Some("/home/dev"), &mut Vec::new());
+            assert!(
+                !text.replace(r"\/", "/").contains("/home/dev"),
+                "{s} -> {text}"
+            );
+        }
     }
 
     /// A secret whose context only a path's marker completes (found by the `redact` fuzz
