@@ -2342,6 +2342,15 @@ mod tests {
         r().scan_text(s).iter().map(|f| f.rule).collect()
     }
 
+    /// `outbound_text` for Ann (repo `/home/ann/repo`, home `/home/ann`), checked idempotent.
+    fn outbound_as_ann(s: &str, found: &mut Vec<Finding>) -> String {
+        let (repo, home) = (Some("/home/ann/repo"), Some("/home/ann"));
+        let text = r().outbound_text(s, repo, home, found);
+        let again = r().outbound_text(&text, repo, home, &mut Vec::new());
+        assert_eq!(again, text, "not idempotent: {s}");
+        text
+    }
+
     #[test]
     fn entropy_worked_values() {
         assert_eq!(rules_in("Nf9K2pLm8QwEr7TyUi4OzXa3Bv6Cn0Md"), [HIGH_ENTROPY]);
@@ -2768,7 +2777,7 @@ mod tests {
         let s = "cc -I/home/ann/include -L/home/ann/repo/lib curl -d @/home/ann/body.json \
                  open file:///home/ann/notes.md key_pol/home/ann/e /home/annex/x -I/home/ann";
         let mut found = Vec::new();
-        let text = r().outbound_text(s, Some("/home/ann/repo"), Some("/home/ann"), &mut found);
+        let text = outbound_as_ann(s, &mut found);
         assert_eq!(
             text,
             "cc -I[REDACTED:path] -Llib curl -d @[REDACTED:path] \
@@ -2776,13 +2785,6 @@ mod tests {
         );
         assert!(!text.contains("/home/ann"), "{text}");
         assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 6);
-        let again = r().outbound_text(
-            &text,
-            Some("/home/ann/repo"),
-            Some("/home/ann"),
-            &mut Vec::new(),
-        );
-        assert_eq!(again, text);
         // Not a home folder: `/home/annex` starts a token of its own (deep, so redacted as any
         // such path), and a folder whose name only begins with the home's is left alone.
         let text = r().outbound_text("x/home/annex", None, Some("/home/ann"), &mut Vec::new());
@@ -2795,19 +2797,12 @@ mod tests {
     fn outbound_text_finds_paths_written_with_escaped_slashes() {
         let s = r#"{"cwd":"\/home\/ann\/repo\/src\/main.rs","log":"\/home\/ann\/notes.txt","cc":"-I\/home\/ann\/inc","tmp":"\/tmp","root":"\/home\/ann\/repo"}"#;
         let mut found = Vec::new();
-        let text = r().outbound_text(s, Some("/home/ann/repo"), Some("/home/ann"), &mut found);
+        let text = outbound_as_ann(s, &mut found);
         assert_eq!(
             text,
             r#"{"cwd":"src\/main.rs","log":"[REDACTED:path]","cc":"-I[REDACTED:path]","tmp":"\/tmp","root":"."}"#
         );
         assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 2);
-        let again = r().outbound_text(
-            &text,
-            Some("/home/ann/repo"),
-            Some("/home/ann"),
-            &mut Vec::new(),
-        );
-        assert_eq!(again, text);
     }
 
     /// A random run that swallows a path's start takes the rest of the path with it (found by
