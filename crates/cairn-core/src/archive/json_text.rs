@@ -102,24 +102,7 @@ fn escape(b: &[u8], at: usize) -> Option<(usize, Option<String>)> {
         b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some((at + 2, None)),
         b'/' => Some((at + 2, Some("/".to_owned()))),
         b'u' => {
-            let unit = hex4(b, at + 2)?;
-            let (c, end) = match unit {
-                0xD800..=0xDBFF => {
-                    // A surrogate pair: serde_json writes the character itself.
-                    if b.get(at + 6..at + 8)? != b"\\u" {
-                        return None;
-                    }
-                    let low = hex4(b, at + 8)?;
-                    if !(0xDC00..=0xDFFF).contains(&low) {
-                        return None;
-                    }
-                    let code =
-                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                    (char::from_u32(code)?, at + 12)
-                }
-                0xDC00..=0xDFFF => return None,
-                _ => (char::from_u32(u32::from(unit))?, at + 6),
-            };
+            let (c, end) = unicode_escape(b, at)?;
             let mut written = String::new();
             match c {
                 '"' => written.push_str("\\\""),
@@ -138,6 +121,28 @@ fn escape(b: &[u8], at: usize) -> Option<(usize, Option<String>)> {
             Some((end, (!same).then_some(written)))
         }
         _ => None,
+    }
+}
+
+/// The `\\uXXXX` escape starting at `b[at]` (a surrogate pair read as one character): what it
+/// stands for and where it ends; `None` for bad hex or a lone surrogate. Shared with the
+/// redactor, which reads text with such escapes decoded.
+pub(crate) fn unicode_escape(b: &[u8], at: usize) -> Option<(char, usize)> {
+    let unit = hex4(b, at + 2)?;
+    match unit {
+        0xD800..=0xDBFF => {
+            if b.get(at + 6..at + 8)? != b"\\u" {
+                return None;
+            }
+            let low = hex4(b, at + 8)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+            Some((char::from_u32(code)?, at + 12))
+        }
+        0xDC00..=0xDFFF => None,
+        _ => Some((char::from_u32(u32::from(unit))?, at + 6)),
     }
 }
 

@@ -786,8 +786,8 @@ impl View {
             let a = i + k;
             let (end, c) = match b.get(a + 1) {
                 Some(b'/') => (a + 2, Some('/')),
-                Some(b'u') => match unicode_escape(b, a) {
-                    Some((end, c)) => (end, Some(c)),
+                Some(b'u') => match super::json_text::unicode_escape(b, a) {
+                    Some((c, end)) => (end, Some(c)),
                     None => (a + 2, None),
                 },
                 Some(_) => (a + 2, None),
@@ -840,29 +840,6 @@ impl View {
             None => i + 1,
         }
     }
-}
-
-/// The `\uXXXX` escape at `b[a..]` (a surrogate pair as one character): where it ends and what
-/// it stands for; `None` for bad hex or a lone surrogate.
-fn unicode_escape(b: &[u8], a: usize) -> Option<(usize, char)> {
-    let hex4 = |at: usize| -> Option<u32> {
-        let digits = b.get(at..at + 4)?;
-        let text = std::str::from_utf8(digits).ok()?;
-        if !digits.iter().all(u8::is_ascii_hexdigit) {
-            return None;
-        }
-        u32::from_str_radix(text, 16).ok()
-    };
-    let hi = hex4(a + 2)?;
-    if (0xD800..0xDC00).contains(&hi) {
-        if b.get(a + 6..a + 8) != Some(b"\\u") {
-            return None;
-        }
-        let lo = hex4(a + 8).filter(|lo| (0xDC00..0xE000).contains(lo))?;
-        let c = char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?;
-        return Some((a + 12, c));
-    }
-    char::from_u32(hi).map(|c| (a + 6, c))
 }
 
 /// The byte ranges (inside the quotes) of the string values of raw JSON text that the
