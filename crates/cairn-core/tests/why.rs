@@ -136,9 +136,11 @@ struct World {
     repo: PathBuf,
     cairn: Cairn,
     session_key: String,
+    /// What the sessions list names the session by (it has no title).
+    first_prompt: Option<String>,
     /// The session's commits by subject.
     commits: BTreeMap<String, String>,
-    /// Each edit's (path, added text) that is still in HEAD as written: path → lines.
+    /// The day the replayed session ran (`YYYY-MM-DDT`: yesterday).
     day: String,
 }
 
@@ -245,18 +247,23 @@ fn world() -> World {
     std::fs::write(&file, &moved).unwrap();
     let cairn = Cairn::open(tmp.path().join("data")).unwrap();
     support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
-    let session_key = cairn
+    let listed = cairn
         .sessions(&Default::default())
         .unwrap()
         .into_iter()
         .next()
-        .unwrap()
-        .session_key;
+        .unwrap();
+    assert_eq!(
+        listed.title, None,
+        "the fixture session has no title of its own"
+    );
+    assert!(listed.first_prompt.is_some());
     World {
         _tmp: tmp,
         repo,
         cairn,
-        session_key,
+        session_key: listed.session_key,
+        first_prompt: listed.first_prompt,
         commits,
         day,
     }
@@ -306,6 +313,8 @@ fn why_answers_from_commits_lines_and_descriptions() {
         assert_eq!(a.commits[0].subject, *subject);
         let top = &a.sessions[0];
         assert_eq!(top.session_key, w.session_key, "{subject}");
+        // Named as the sessions list names it: the session has no title, so its first request.
+        assert_eq!(top.title, w.first_prompt, "{subject}");
         assert!(top.confidence >= 0.9, "{subject}: {top:?}");
         assert!(
             top.evidence.iter().any(|e| e.kind == "wrote_lines"),
@@ -483,6 +492,7 @@ fn why_answers_from_commits_lines_and_descriptions() {
     );
     assert_eq!(a.kind, WhyKind::Description);
     assert_eq!(a.sessions[0].session_key, w.session_key);
+    assert_eq!(a.sessions[0].title, w.first_prompt);
     assert!(a.sessions[0].confidence <= 0.5);
     // The shown turns carry their snippet (filled after ranking, for the shown hits only).
     let words = [

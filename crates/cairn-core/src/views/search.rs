@@ -373,7 +373,7 @@ pub fn sessions(
                     v.insert(SessionHit {
                         session_key: key.clone(),
                         agent: card.agent,
-                        title: card.title,
+                        title: archive::session_heading(conn, id)?,
                         project: card.project,
                         started_at: None,
                         score: 0.0,
@@ -405,10 +405,9 @@ pub fn sessions(
                 archive::fill_snippets(conn, expr, &mut hit.turns)?;
             }
             if let Some(id) = archive::resolve_session(conn, &hit.session_key)? {
-                let card = archive::session_card(conn, id)?;
-                hit.started_at = card.started_at;
+                hit.started_at = archive::session_card(conn, id)?.started_at;
                 if hit.title.is_none() {
-                    hit.title = card.title;
+                    hit.title = archive::session_heading(conn, id)?;
                 }
             }
             out.push(hit);

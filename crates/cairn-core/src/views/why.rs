@@ -877,6 +877,7 @@ impl<'a> Why<'a> {
                 continue;
             }
             let card = archive::session_card(self.conn, id).map_err(db)?;
+            let title = archive::session_heading(self.conn, id).map_err(db)?;
             let confidence = round(
                 1.0 - found
                     .evidence
@@ -902,7 +903,7 @@ impl<'a> Why<'a> {
             sessions.push(WhySession {
                 session_key: card.key,
                 agent: card.agent,
-                title: card.title,
+                title,
                 project: card.project,
                 started_at: card.started_at,
                 confidence,

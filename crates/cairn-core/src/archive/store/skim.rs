@@ -46,6 +46,21 @@ pub fn session_card(conn: &Connection, id: i64) -> rusqlite::Result<SessionCard>
     })
 }
 
+/// What a session is named by where its turns are not listed beside it (search, `why`): its
+/// title, else its first request (most Claude sessions have no title). `None` for a session
+/// with neither, or no session with row id `id`.
+pub fn session_heading(conn: &Connection, id: i64) -> rusqlite::Result<Option<String>> {
+    let sql = format!(
+        "SELECT COALESCE(s.title, {}) FROM sessions s WHERE s.id = ?1",
+        super::first_request_sql("s.id")
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], |r| r.get::<_, Option<String>>(0))
+        .optional()?
+        .flatten())
+}
+
 /// A turn as `skim` abbreviates it.
 #[derive(Debug, Clone)]
 pub struct TurnCard {
