@@ -683,8 +683,9 @@ proptest! {
     }
 
     /// The same quoted JSON cut off anywhere after the secret (a tool input or output the agent
-    /// truncated), and with `/` written `\/` too: text that is no document any more is redacted
-    /// where it stands, so the input decoded by hand holds no secret.
+    /// truncated), with `/` written `\/` too, and quoted once or twice more (each level doubles
+    /// the backslashes): text that is no document any more is redacted where it stands, so the
+    /// input decoded by hand holds no secret.
     #[test]
     fn planted_secrets_never_survive_in_cut_off_escaped_json(
         mut v in json_with(plain_text().boxed()),
@@ -696,6 +697,7 @@ proptest! {
         post in plain_text(),
         slashes in any::<bool>(),
         cut in any::<prop::sample::Index>(),
+        levels in 1..=3usize,
     ) {
         let rule = &rules()[rule];
         let secret = secret_of(rule);
@@ -707,11 +709,17 @@ proptest! {
                 .replace('&', "\\u0026");
             if slashes { t.replace('/', "\\/") } else { t }
         };
+        // By hand, every level at once: a run of backslashes is one.
         let unescape = |t: &str| {
+            let mut t = t.to_owned();
+            while t.contains("\\\\") {
+                t = t.replace("\\\\", "\\");
+            }
             t.replace("\\u003c", "<")
                 .replace("\\u003e", ">")
                 .replace("\\u0026", "&")
                 .replace("\\/", "/")
+                .replace("\\\"", "\"")
         };
         let go = escape(&serde_json::to_string(&v).unwrap());
         // Cut anywhere after the rule's whole example as written (a password is one only with
@@ -725,7 +733,11 @@ proptest! {
         while !go.is_char_boundary(at) {
             at += 1;
         }
-        let cut_go = &go[..at];
+        let mut cut_go = go[..at].to_owned();
+        for _ in 1..levels {
+            let quoted = serde_json::to_string(&cut_go).unwrap();
+            cut_go = quoted[1..quoted.len() - 1].to_owned();
+        }
         let line = serde_json::to_string(&json!({"type": "tool_result", "output": cut_go})).unwrap();
         let red = r().redact_line(&line, &mut Vec::new());
         let outer: Value = serde_json::from_str(&red).unwrap();

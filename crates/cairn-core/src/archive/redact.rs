@@ -773,9 +773,11 @@ impl View {
     /// twice keeps them after the parser decoded one level: a Go agent writes `<`, `>`, `&` as
     /// `\u003c`, `\u003e`, `\u0026` in a tool input it quotes, and as written such an escape
     /// glues itself to what follows (`\u0026\u0026mysql -pX` shows the password rule
-    /// `0026mysql`). `\\` stays as written (the escape after it is a level deeper), as do the
-    /// one-letter escapes, which the rules already read as the whitespace or quote they are,
-    /// and a lone surrogate.
+    /// `0026mysql`). Text quoted once more doubles the backslash (`\\u0026`, `\\/`, then
+    /// `\\\\u0026`), so a run of backslashes before such an escape is read as its level and
+    /// decoded with it. Other escapes stay as written: the one-letter ones, which the rules
+    /// already read as the whitespace or quote they are, `\\` before anything else, and a lone
+    /// surrogate.
     fn unescaped(s: &str) -> Option<View> {
         let b = s.as_bytes();
         let mut view = View::new(s.len());
@@ -784,14 +786,16 @@ impl View {
         let mut decoded = false;
         while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
             let a = i + k;
-            let (end, c) = match b.get(a + 1) {
-                Some(b'/') => (a + 2, Some('/')),
-                Some(b'u') => match super::json_text::unicode_escape(b, a) {
+            // The escape's own backslash is the run's last.
+            let last = a + b[a..].iter().take_while(|&&c| c == b'\\').count() - 1;
+            let (end, c) = match b.get(last + 1) {
+                Some(b'/') => (last + 2, Some('/')),
+                Some(b'u') => match super::json_text::unicode_escape(b, last) {
                     Some((c, end)) => (end, Some(c)),
-                    None => (a + 2, None),
+                    None => (last + 2, None),
                 },
-                Some(_) => (a + 2, None),
-                None => (a + 1, None),
+                Some(_) => (last + 2, None),
+                None => (last + 1, None),
             };
             if let Some(c) = c {
                 view.copy(s, copied_to, a);
@@ -2842,15 +2846,27 @@ mod tests {
 
     #[test]
     fn unescaped_views_map_back_to_whole_escapes() {
-        let s = r"a\u0026b\/c\\u0026\n\ud83d\ude00\ud800x\u12";
+        let s = r"a\u0026b\/c\\u0026\n\ud83d\ude00\ud800x\u12\\\\/\\n";
         let view = View::unescaped(s).expect("has escapes");
-        // `\\u0026` is an escaped backslash before `u0026`; `\n`, a lone surrogate and a cut-off
-        // escape stay as written.
-        assert_eq!(view.text, "a&b/c\\\\u0026\\n\u{1f600}\\ud800x\\u12");
+        // `\\u0026` and `\\\\/` are the same escapes a level or two deeper; `\n`, a lone surrogate,
+        // a cut-off escape and `\\n` stay as written.
+        assert_eq!(view.text, "a&b/c&\\n\u{1f600}\\ud800x\\u12/\\\\n");
         let amp = view.text.find('&').unwrap();
         assert_eq!((view.start_of(amp), view.end_of(amp)), (1, 7));
         let b = view.text.find('b').unwrap();
         assert_eq!((view.start_of(b), view.end_of(b)), (7, 8));
+        let deeper = view.text.rfind('&').unwrap();
+        let written = s.find(r"\\u0026").unwrap();
+        assert_eq!(
+            (view.start_of(deeper), view.end_of(deeper)),
+            (written, written + 7)
+        );
+        let slash = view.text.rfind('/').unwrap();
+        let written = s.find(r"\\\\/").unwrap();
+        assert_eq!(
+            (view.start_of(slash), view.end_of(slash)),
+            (written, written + 5)
+        );
         let emoji = view.text.find('\u{1f600}').unwrap();
         let pair = s.find(r"\ud83d").unwrap();
         for i in emoji..emoji + 4 {
