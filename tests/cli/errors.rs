@@ -22,6 +22,19 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
     let env = Env::new();
     env.ok(&["sync"]);
 
+    // A cause the error already quotes is said once (the io error of a file that is not there).
+    let gone = env.home().join("no-such-trajectory.json");
+    let unread = failed(&env, &["import", gone.to_str().unwrap()], 1);
+    assert!(
+        unread.message.contains("no-such-trajectory.json"),
+        "{unread:?}"
+    );
+    assert_eq!(
+        unread.message.matches("No such file or directory").count(),
+        1,
+        "{unread:?}"
+    );
+
     let missing = failed(&env, &["show", "no-such-session"], 1);
     assert_eq!(missing.kind, ErrorKind::NotFound);
     assert!(missing.message.contains("no-such-session"), "{missing:?}");

@@ -438,13 +438,18 @@ fn main() -> ExitCode {
 
 /// A failure as every front door tells it: the whole chain of context as the message, the kind
 /// and the fix of the core error behind it. The CLI's own refusals (a missing `--yes`, a target
-/// without its value) are input the user can correct.
+/// without its value) are input the user can correct. A cause its error already quotes
+/// (`cannot read F: <the io error>`) is said once.
 fn error_report(err: &anyhow::Error) -> ErrorReport {
-    let message = err
-        .chain()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(": ");
+    let mut message = String::new();
+    for cause in err.chain().map(ToString::to_string) {
+        if message.is_empty() {
+            message = cause;
+        } else if !message.ends_with(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
     let core = err
         .chain()
         .find_map(|c| c.downcast_ref::<cairn_core::Error>());
