@@ -571,8 +571,10 @@ fn hostile_targets_are_refused_before_git_sees_them() {
         a.query
     );
     assert_eq!(kind("README.md\u{1b}[2J:1"), ErrorKind::Invalid);
-    // A commit that does not exist.
+    // A commit that does not exist, by id or by a revision written with steps.
     assert_eq!(kind("0123456789abcdef"), ErrorKind::NotFound);
+    assert_eq!(kind("HEAD~999"), ErrorKind::NotFound);
+    assert_eq!(kind("no-such-branch^"), ErrorKind::NotFound);
     // Outside any repository, a commit or a path cannot be traced; a description still is.
     let plain = tempfile::tempdir().unwrap();
     let elsewhere = |target: &str| {
@@ -588,10 +590,13 @@ fn hostile_targets_are_refused_before_git_sees_them() {
         elsewhere("0123456789abcdef").unwrap_err().kind(),
         ErrorKind::Invalid
     );
-    assert_eq!(
-        elsewhere("src/a.rs:3").unwrap_err().kind(),
-        ErrorKind::Invalid
-    );
+    for target in ["src/a.rs:3", "HEAD", "HEAD~2", "main^"] {
+        assert_eq!(
+            elsewhere(target).unwrap_err().kind(),
+            ErrorKind::Invalid,
+            "{target}"
+        );
+    }
     assert_eq!(
         elsewhere("trace context").unwrap().kind,
         WhyKind::Description

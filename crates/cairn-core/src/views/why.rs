@@ -249,8 +249,9 @@ pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target>
         && (7..=40).contains(&trimmed.len())
         && trimmed.chars().all(|c| c.is_ascii_hexdigit())
         && trimmed.chars().any(|c| c.is_ascii_digit());
+    let looks_like_rev = one_word && looks_like_rev(trimmed);
     let Some(repo) = repo else {
-        if looks_like_path || looks_like_id {
+        if looks_like_path || looks_like_id || looks_like_rev {
             return Err(Error::Invalid(format!(
                 "{} is not in a git repository, so {:?} cannot be traced; use -C to choose one",
                 base.display(),
@@ -266,13 +267,26 @@ pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target>
     if one_word && let Some(id) = repo.resolve_rev(trimmed)? {
         return Ok(Target::Commit(id));
     }
-    if looks_like_id {
+    if looks_like_id || looks_like_rev {
         return Err(Error::NotFound(format!(
-            "commit {trimmed} in {}; list commits with `git log`",
+            "commit {} in {}; list commits with `git log`",
+            crate::text::printable(trimmed),
             repo.root.display()
         )));
     }
     Ok(Target::Description(trimmed.to_owned()))
+}
+
+/// Whether a word is written as a revision rather than searched for: `HEAD` (and git's other
+/// heads, `@`), or a name with `~`/`^` steps (`HEAD~2`, `main^`, `v1.2~3`). Such a word that
+/// names no commit is an error, not a description.
+fn looks_like_rev(word: &str) -> bool {
+    let name = word.trim_end_matches(|c: char| c == '~' || c == '^' || c.is_ascii_digit());
+    let steps = &word[name.len()..];
+    matches!(
+        word,
+        "HEAD" | "@" | "FETCH_HEAD" | "ORIG_HEAD" | "MERGE_HEAD" | "CHERRY_PICK_HEAD"
+    ) || (!name.is_empty() && steps.starts_with(['~', '^']))
 }
 
 /// An edit as `why` uses it: when, which repo-relative paths, which lines.
