@@ -745,3 +745,61 @@ fn hide_toml_secrets(text: &str) -> String {
         .redact_text(&out, "", &mut findings)
         .into_owned()
 }
+
+/// The text edits behind `hooks install` and `mcp install|uninstall`, as pure functions of a
+/// file's text, for the property tests and fuzz targets only (the `internals` feature; the front
+/// doors never enable it). Nothing here touches a file.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    use std::path::Path;
+
+    use crate::archive::Agent;
+    use crate::error::Result;
+
+    pub use crate::hooks::json_text::{
+        Edit, Kind, Node, apply, insert_members, parse, push_element, remove, replace,
+    };
+
+    /// `settings::with_hook`: the settings text with Cairn's hook on `events` and off `drop`.
+    pub fn with_hook(
+        path: &Path,
+        text: &str,
+        agent: Agent,
+        command: &str,
+        events: &[&str],
+        drop: &[&str],
+    ) -> Result<Option<String>> {
+        crate::hooks::settings::with_hook(path, text, agent, command, events, drop)
+    }
+
+    /// `settings::runs`: whether the settings run, on each of `events`, a command `is` accepts.
+    pub fn runs(path: &Path, text: &str, events: &[&str], is: impl Fn(&str) -> bool) -> bool {
+        crate::hooks::settings::runs(path, text, events, is)
+    }
+
+    /// `settings::hide_secrets`: a settings text as a diff shows it.
+    pub fn hide_secrets(text: &str) -> String {
+        crate::hooks::settings::hide_secrets(text)
+    }
+
+    /// The JSON config text with Cairn's server running `command` (`None`: without it).
+    pub fn json_edit(
+        agent: Agent,
+        path: &Path,
+        text: &str,
+        command: Option<&str>,
+    ) -> Result<Option<String>> {
+        super::json_edit(agent, path, text, command)
+    }
+
+    /// Codex's TOML config text with Cairn's server running `command` (`None`: without it).
+    pub fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
+        super::toml_edit(path, text, command)
+    }
+
+    /// A TOML config text as a diff shows it.
+    pub fn hide_toml_secrets(text: &str) -> String {
+        super::hide_toml_secrets(text)
+    }
+}
