@@ -87,6 +87,38 @@ pub(super) fn with_hook(
     events: &[&str],
     drop: &[&str],
 ) -> Result<Option<String>> {
+    // Cairn's hooks come off first, one at a time, each from the text the last removal left:
+    // removals and additions found in one text can overlap (taking off the only event in
+    // `hooks` empties the object the missing events go into), and an event may hold Cairn's
+    // hook twice.
+    let mut current = std::borrow::Cow::Borrowed(text);
+    loop {
+        let Some(root) = parse_settings(path, &current)? else {
+            break;
+        };
+        let Some(hooks) = root.get("hooks").filter(|h| h.is_object()) else {
+            break;
+        };
+        let Some(edit) = drop
+            .iter()
+            .find_map(|event| without_cairn(&current, hooks, event, agent))
+        else {
+            break;
+        };
+        current = json_text::apply(&current, vec![edit]).into();
+    }
+    let added = with_hook_added(path, &current, command, agent, events)?;
+    Ok(added.or_else(|| (current != text).then(|| current.into_owned())))
+}
+
+/// `text` with Cairn's hook (`command`) on each of `events`, or `None` when it is there.
+fn with_hook_added(
+    path: &Path,
+    text: &str,
+    command: &str,
+    agent: Agent,
+    events: &[&str],
+) -> Result<Option<String>> {
     // Every event's hooks, for a file (or a `hooks` object) that has none yet.
     let all_events = || -> Value {
         let hooks: Map<String, Value> = events
@@ -114,11 +146,6 @@ pub(super) fn with_hook(
     }
     let mut edits = Vec::new();
     let mut missing = Vec::new();
-    for event in drop {
-        if let Some(edit) = without_cairn(text, hooks, event, agent) {
-            edits.push(edit);
-        }
-    }
     for event in events {
         let Some(groups) = hooks.get(event) else {
             missing.push((*event, json!([group(command)])));
@@ -241,4 +268,53 @@ pub(super) fn hide_secrets(text: &str) -> String {
     crate::archive::redact::Redactor::global()
         .redact_text(&masked, "", &mut findings)
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CMD: &str = "/usr/bin/cairn hook --agent claude";
+
+    fn settings(hooks: &str) -> String {
+        format!("{{\n  \"hooks\": {{\n{hooks}\n  }}\n}}\n")
+    }
+
+    fn session_start(groups: usize) -> String {
+        let group = format!(r#"{{"hooks": [{{"type": "command", "command": "{CMD}"}}]}}"#);
+        format!("    \"SessionStart\": [{}]", vec![group; groups].join(", "))
+    }
+
+    /// Memory off (`hooks install --no-memory`) where Cairn's `SessionStart` hook is all
+    /// `hooks` holds: its removal emptied the object the capture events were added to, and the
+    /// two edits overlapped (a panic, or `{,"Stop": …}` when nothing stood before the `}`).
+    #[test]
+    fn memory_off_where_it_was_the_only_hook_leaves_json() {
+        let path = Path::new("/h/.claude/settings.json");
+        for text in [
+            settings(&session_start(1)),
+            settings(&session_start(1)).lines().map(str::trim).collect(),
+            // Twice: both come off, else the install refuses (a Cairn hook left on).
+            settings(&session_start(2)),
+        ] {
+            let after = with_hook(
+                path,
+                &text,
+                Agent::Claude,
+                CMD,
+                &["Stop", "SessionEnd"],
+                &["SessionStart"],
+            )
+            .unwrap()
+            .unwrap();
+            let v: Value = serde_json::from_str(&after).unwrap_or_else(|e| panic!("{e}: {after}"));
+            let hooks = v["hooks"].as_object().unwrap();
+            assert_eq!(
+                hooks.keys().collect::<Vec<_>>(),
+                ["Stop", "SessionEnd"],
+                "{after}"
+            );
+            assert!(runs(path, &after, &["Stop", "SessionEnd"], |c| c == CMD));
+        }
+    }
 }
