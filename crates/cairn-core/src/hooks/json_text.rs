@@ -184,7 +184,8 @@ impl Parser<'_> {
         })
     }
 
-    /// Skip a string (the quotes included); escapes are checked when it is decoded.
+    /// Skip a string (the quotes included), its escapes checked against JSON's grammar. A lone
+    /// surrogate (`\ud800`) is JSON, as JavaScript reads it: only a key must decode.
     fn string(&mut self) -> Result<(), String> {
         let start = self.pos;
         self.eat(b'"')?;
@@ -194,7 +195,18 @@ impl Parser<'_> {
                     self.pos += 1;
                     return Ok(());
                 }
-                Some(b'\\') => self.pos += 2,
+                Some(b'\\') => match self.b.get(self.pos + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
+                    Some(b'u')
+                        if self
+                            .b
+                            .get(self.pos + 2..self.pos + 6)
+                            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
+                    {
+                        self.pos += 6;
+                    }
+                    _ => return Err(format!("bad escape in the string at byte {}", self.pos)),
+                },
                 Some(c) if *c < 0x20 => {
                     return Err(format!("control character in the string at byte {start}"));
                 }
@@ -566,6 +578,32 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(parse(&deep).is_err());
+    }
+
+    /// A string's escapes are JSON's: `"\q"` in a value made a settings file that is no JSON
+    /// (agents refuse it) look valid, and an install wrote its hook into it.
+    #[test]
+    fn escapes_are_checked_in_values_too() {
+        for bad in [
+            r#"{"a": "\q"}"#,
+            r#"["\x41"]"#,
+            r#"["\u12"]"#,
+            r#"["\u{0068}"]"#,
+            r#"["\u00g0"]"#,
+            r#"["\"]"#,
+            "[\"\\\u{e9}\"]",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+            assert!(serde_json::from_str::<&serde_json::value::RawValue>(bad).is_err());
+        }
+        for good in [
+            r#"["\"\\\/\b\f\n\r\t\u00e9\uD83C\udf89"]"#,
+            // JSON's grammar and JavaScript take a lone surrogate; only a key must decode.
+            r#"{"a": "\ud800"}"#,
+        ] {
+            assert!(parse(good).is_ok(), "{good}");
+        }
+        assert!(parse(r#"{"\ud800": 1}"#).is_err());
     }
 
     #[test]
