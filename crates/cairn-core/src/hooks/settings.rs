@@ -192,7 +192,8 @@ fn without_cairn(
     let at = members.iter().rposition(|(k, _, _)| k == event)?;
     let groups = &members[at].2;
     for (g, group) in groups.elements()?.iter().enumerate() {
-        let Some(handlers) = group.get("hooks") else {
+        // A group of another shape holds no hook of Cairn's; the next may.
+        let Some(handlers) = group.get("hooks").filter(|h| h.elements().is_some()) else {
             continue;
         };
         let Some(h) = handlers.elements()?.iter().position(|h| {
@@ -316,5 +317,19 @@ mod tests {
             );
             assert!(runs(path, &after, &["Stop", "SessionEnd"], |c| c == CMD));
         }
+    }
+
+    /// A `SessionStart` group whose `hooks` is not a list stopped the search for Cairn's hook
+    /// after it: memory off left the hook on, and the install refused.
+    #[test]
+    fn a_group_of_another_shape_does_not_hide_cairns_hook() {
+        let path = Path::new("/h/.claude/settings.json");
+        let text = format!(
+            r#"{{"hooks": {{"SessionStart": [{{"hooks": null}}, {{"hooks": [{{"type": "command", "command": "{CMD}"}}]}}]}}}}"#
+        );
+        let after = with_hook(path, &text, Agent::Claude, CMD, &[], &["SessionStart"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(after, r#"{"hooks": {"SessionStart": [{"hooks": null}]}}"#);
     }
 }
