@@ -455,9 +455,14 @@ fn json_edit(
                 _ => None,
             };
             let servers = root.get("mcpServers");
+            // A repeated `mcpServers` stays: taking the last off would uncover the one before.
+            let once = matches!(&root.kind, json_text::Kind::Object(m)
+                if m.iter().filter(|(k, _, _)| k == "mcpServers").count() == 1);
             let edit = match servers {
                 // Cairn's was the only server: the whole `mcpServers` goes, as install added it.
-                Some(s) if matches!(&s.kind, json_text::Kind::Object(m) if m.len() == 1) => {
+                Some(s)
+                    if once && matches!(&s.kind, json_text::Kind::Object(m) if m.len() == 1) =>
+                {
                     index(&root, "mcpServers").and_then(|i| json_text::remove(&root, i))
                 }
                 Some(s) => index(s, SERVER).and_then(|i| json_text::remove(s, i)),
@@ -744,6 +749,24 @@ fn hide_toml_secrets(text: &str) -> String {
     crate::archive::redact::Redactor::global()
         .redact_text(&out, "", &mut findings)
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mcpServers` named twice: agents read the last; taking it off whole when Cairn's server
+    /// was its only one made the first (servers the agent did not start) the one read.
+    #[test]
+    fn uninstall_leaves_a_repeated_servers_key() {
+        let path = Path::new("/h/.claude.json");
+        let text = r#"{"mcpServers": {"db": {"command": "pg"}}, "mcpServers": {"cairn": {"command": "/usr/bin/cairn", "args": ["mcp"]}}}"#;
+        let after = json_edit(Agent::Claude, path, text, None).unwrap().unwrap();
+        assert_eq!(
+            after,
+            r#"{"mcpServers": {"db": {"command": "pg"}}, "mcpServers": {}}"#
+        );
+    }
 }
 
 /// The text edits behind `hooks install` and `mcp install|uninstall`, as pure functions of a

@@ -208,8 +208,11 @@ fn without_cairn(
             _ => 0,
         };
         let only_handler = handlers.elements()?.len() == 1 && group_members == 1;
+        // The event goes with its last group, unless its key is repeated: taking this one off
+        // would uncover the one before it, which the agent does not read now.
+        let once = members.iter().filter(|(k, _, _)| k == event).count() == 1;
         return match (only_handler, groups.elements()?.len()) {
-            (true, 1) => json_text::remove(hooks, at),
+            (true, 1) if once => json_text::remove(hooks, at),
             (true, _) => json_text::remove(groups, g),
             (false, _) => json_text::remove(handlers, h),
         };
@@ -331,5 +334,23 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(after, r#"{"hooks": {"SessionStart": [{"hooks": null}]}}"#);
+    }
+
+    /// An event named twice: agents read the last, so taking that one off whole would make the
+    /// first (here the user's own hook) run where it did not.
+    #[test]
+    fn a_repeated_event_is_emptied_not_uncovered() {
+        let path = Path::new("/h/.claude/settings.json");
+        let mine = r#"[{"hooks": [{"type": "command", "command": "echo mine"}]}]"#;
+        let text = format!(
+            r#"{{"hooks": {{"SessionStart": {mine}, "SessionStart": [{{"hooks": [{{"type": "command", "command": "{CMD}"}}]}}]}}}}"#
+        );
+        let after = with_hook(path, &text, Agent::Claude, CMD, &[], &["SessionStart"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            after,
+            format!(r#"{{"hooks": {{"SessionStart": {mine}, "SessionStart": []}}}}"#)
+        );
     }
 }
