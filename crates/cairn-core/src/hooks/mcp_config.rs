@@ -553,36 +553,55 @@ fn header(line: &str) -> Option<Vec<String>> {
     )
 }
 
-/// The lines of `[mcp_servers.cairn]` (its sub-tables included): the range of line indices.
-/// Lines inside multi-line strings are not headers.
-fn toml_block(lines: &[&str]) -> Option<(usize, usize)> {
-    let mut in_string: Option<&str> = None;
-    let mut start = None;
-    for (i, line) in lines.iter().enumerate() {
-        let was_in_string = in_string.is_some();
-        for quote in ["\"\"\"", "'''"] {
-            if in_string.is_none_or(|q| q == quote) && line.matches(quote).count() % 2 == 1 {
-                in_string = if in_string.is_some() {
-                    None
-                } else {
-                    Some(quote)
-                };
+/// Every table header of a TOML document (`[a.b]`, `[[a]]`), in text order: where it lies and
+/// its key path, as TOML's own parser reads them (not lines inside a multi-line string or array,
+/// nor a quoted key holding a dot).
+fn toml_headers(text: &str) -> Option<Vec<(std::ops::Range<usize>, Vec<String>)>> {
+    fn walk(
+        table: &toml_edit::Table,
+        path: &mut Vec<String>,
+        out: &mut Vec<(std::ops::Range<usize>, Vec<String>)>,
+    ) {
+        for (key, item) in table.iter() {
+            path.push(key.to_owned());
+            let tables: Vec<&toml_edit::Table> = match item {
+                toml_edit::Item::Table(t) => vec![t],
+                toml_edit::Item::ArrayOfTables(a) => a.iter().collect(),
+                _ => Vec::new(),
+            };
+            for t in tables {
+                if let Some(span) = t.span().filter(|_| !t.is_implicit() && !t.is_dotted()) {
+                    out.push((span, path.clone()));
+                }
+                walk(t, path, out);
             }
-        }
-        if was_in_string {
-            continue;
-        }
-        let Some(key) = header(line) else {
-            continue;
-        };
-        let ours = key.len() >= 2 && key[0] == "mcp_servers" && key[1] == SERVER;
-        match (start, ours) {
-            (None, true) => start = Some(i),
-            (Some(s), false) => return Some((s, i)),
-            _ => {}
+            path.pop();
         }
     }
-    start.map(|s| (s, lines.len()))
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let mut out = Vec::new();
+    walk(doc.as_table(), &mut Vec::new(), &mut out);
+    out.sort_by_key(|(span, _)| span.start);
+    Some(out)
+}
+
+/// The index of the line holding byte `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count()
+}
+
+/// The lines of `[mcp_servers.cairn]` (its sub-tables included): the range of line indices.
+fn toml_block(text: &str) -> Option<(usize, usize)> {
+    let headers = toml_headers(text)?;
+    let ours = |key: &[String]| key.len() >= 2 && key[0] == "mcp_servers" && key[1] == SERVER;
+    let start = headers.iter().position(|(_, key)| ours(key))?;
+    let end = headers[start..]
+        .iter()
+        .find(|(_, key)| !ours(key))
+        .map_or(text.split_inclusive('\n').count(), |(span, _)| {
+            line_of(text, span.start)
+        });
+    Some((line_of(text, headers[start].0.start), end))
 }
 
 /// `text` without a `[mcp_servers]` header that has nothing left under it (Cairn's table was
@@ -597,15 +616,16 @@ fn without_empty_servers(path: &Path, text: String) -> String {
         return text;
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let Some(at) = lines
-        .iter()
-        .position(|l| header(l).is_some_and(|k| k == ["mcp_servers"]))
-    else {
+    let Some(headers) = toml_headers(&text) else {
         return text;
     };
-    let next = (at + 1..lines.len())
-        .find(|&i| header(lines[i]).is_some())
-        .unwrap_or(lines.len());
+    let Some(i) = headers.iter().position(|(_, k)| k == &["mcp_servers"]) else {
+        return text;
+    };
+    let at = line_of(&text, headers[i].0.start);
+    let next = headers
+        .get(i + 1)
+        .map_or(lines.len(), |(span, _)| line_of(&text, span.start));
     if !lines[at + 1..next].iter().all(|l| l.trim().is_empty()) {
         return text;
     }
@@ -628,15 +648,14 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
         return Ok(None);
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let block = toml_block(&lines);
     let by_hand = || {
         Error::Invalid(format!(
             "could not change [mcp_servers.{SERVER}] in {} without changing the rest of it; edit it by hand",
             path.display()
         ))
     };
-    let after = match (command, block) {
-        (Some(c), None) if present.is_none() => {
+    let after = match command {
+        Some(c) if present.is_none() => {
             let sep = match text {
                 "" => "",
                 t if t.ends_with("\n\n") || t.ends_with("\r\n\r\n") => "",
@@ -648,32 +667,22 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
                 toml_string(c)
             )
         }
-        (Some(c), Some((start, end))) => {
-            // Point the existing entry's `command` at this binary; nothing else in it changes.
-            let at = (start + 1..end)
-                .find(|&i| {
-                    let l = lines[i].trim_start();
-                    l.strip_prefix("command")
-                        .is_some_and(|rest| rest.trim_start().starts_with('='))
-                })
+        Some(c) => {
+            // Point the existing entry's `command` at this binary; nothing else in it changes,
+            // its comment included.
+            let span = toml_edit::Document::parse(text)
+                .ok()
+                .and_then(|doc| doc.get("mcp_servers")?.get(SERVER)?.get("command")?.span())
                 .ok_or_else(by_hand)?;
-            let indent: String = lines[at]
-                .chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .collect();
-            let eol = if lines[at].ends_with("\r\n") {
-                "\r\n"
-            } else if lines[at].ends_with('\n') {
-                "\n"
-            } else {
-                ""
-            };
-            let mut out: String = lines[..at].concat();
-            out.push_str(&format!("{indent}command = {}{eol}", toml_string(c)));
-            out.push_str(&lines[at + 1..].concat());
-            out
+            format!(
+                "{}{}{}",
+                &text[..span.start],
+                toml_string(c),
+                &text[span.end..]
+            )
         }
-        (None, Some((start, end))) => {
+        None => {
+            let (start, end) = toml_block(text).ok_or_else(by_hand)?;
             let mut head: String = lines[..start].concat();
             let tail: String = lines[end..].concat();
             // The blank line install put before the table goes with it.
@@ -682,7 +691,6 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
             }
             without_empty_servers(path, head + &tail)
         }
-        _ => return Err(by_hand()),
     };
     // The result must parse, hold exactly the server wanted, and keep everything else.
     let strip = |t: &str| -> Result<toml::Table> {
@@ -754,6 +762,42 @@ fn hide_toml_secrets(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines that look like `[mcp_servers.cairn]` without being it, or hide it from a reader of
+    /// lines: install and uninstall leave every other byte as it was.
+    #[test]
+    fn codex_tables_are_found_as_toml_reads_them() {
+        let path = Path::new("/h/.codex/config.toml");
+        for before in [
+            // An odd `"""` in a comment made every later line look like part of a string:
+            // install added the table, uninstall then refused to find it.
+            "# use \"\"\" for long text\nmodel = \"x\"\n",
+            "model = 'a \"\"\" b'\n",
+            // A table whose quoted name holds a dot, and an array holding such a name: both
+            // were taken for Cairn's table, and the install refused.
+            "[\"mcp_servers.cairn\"]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n",
+            "list = [\n  [\"mcp_servers.cairn\"]\n]\n",
+            "notes = \"\"\"\n[mcp_servers.cairn]\n\"\"\"\n",
+        ] {
+            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
+                .unwrap_or_else(|e| panic!("{before:?}: {e}"))
+                .unwrap();
+            assert!(after.starts_with(before), "{after}");
+            let back = toml_edit(path, &after, None)
+                .unwrap_or_else(|e| panic!("{after:?}: {e}"))
+                .unwrap();
+            assert_eq!(back, before);
+        }
+        // A moved Cairn is repointed with the command's comment kept.
+        let moved =
+            "[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"  # moved\nargs = [\"mcp\"]\n";
+        assert_eq!(
+            toml_edit(path, moved, Some("/usr/bin/cairn"))
+                .unwrap()
+                .unwrap(),
+            moved.replace("/old/bin/", "/usr/bin/")
+        );
+    }
 
     /// `mcpServers` named twice: agents read the last; taking it off whole when Cairn's server
     /// was its only one made the first (servers the agent did not start) the one read.
