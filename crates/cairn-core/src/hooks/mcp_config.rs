@@ -656,9 +656,10 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
     };
     let after = match command {
         Some(c) if present.is_none() => {
+            // A blank line before the table, even after one the file ends with: an uninstall
+            // takes one off with the table, and gives the file back as it was.
             let sep = match text {
                 "" => "",
-                t if t.ends_with("\n\n") || t.ends_with("\r\n\r\n") => "",
                 t if t.ends_with('\n') => "\n",
                 _ => "\n\n",
             };
@@ -787,6 +788,13 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{after:?}: {e}"))
                 .unwrap();
             assert_eq!(back, before);
+        }
+        // A file ending with a blank line keeps it.
+        for before in ["model = \"x\"\n\n", "model = \"x\"\r\n\r\n", "\n\n"] {
+            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(toml_edit(path, &after, None).unwrap().unwrap(), before);
         }
         // A moved Cairn is repointed with the command's comment kept.
         let moved =
