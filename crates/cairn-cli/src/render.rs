@@ -26,15 +26,7 @@ pub fn line(text: &str, max: usize) -> String {
     cairn_core::text::one_line(text, max)
 }
 
-/// `1 session`, `2 sessions`: a count and its noun, which takes an `s` unless the count is one.
-pub fn plural(n: impl Into<u64>, noun: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub use cairn_core::text::plural;
 
 /// Pretty JSON. serde_json escapes C0 controls; C1 controls and bidi controls are written as
 /// `\u` escapes too, so the document means the same to a program and is inert on a terminal.
@@ -119,15 +111,15 @@ fn time(ts: Option<&str>) -> &str {
 pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
     writeln!(
         out,
-        "Scanned {} files: {} new sessions, {} updated, {} records added ({:.1} MB read).",
-        r.files_scanned,
-        r.sessions_added,
+        "Scanned {}: {}, {} updated, {} added ({:.1} MB read).",
+        plural(r.files_scanned, "file"),
+        plural(r.sessions_added, "new session"),
         r.sessions_updated,
-        r.records_added,
+        plural(r.records_added, "record"),
         r.bytes_read / 1_000_000.0
     )?;
     if !r.warnings.is_empty() {
-        writeln!(out, "{} warnings:", r.warnings.len())?;
+        writeln!(out, "{}:", plural(r.warnings.len() as u64, "warning"))?;
         for w in &r.warnings {
             match w.line {
                 Some(l) => writeln!(out, "  {}:{}: {}", clean(&w.path), l, clean(&w.message))?,

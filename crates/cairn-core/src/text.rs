@@ -125,6 +125,14 @@ pub fn control_sequences(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// `1 session`, `2 sessions`: a count and its noun, which takes an `s` unless the count is one.
+pub fn plural(n: impl Into<i128>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// Text from outside (a model server's reply, an error) as one safe line: [`printable`], then
 /// [`excerpt`] (whitespace collapsed, at most `max` characters).
 pub fn one_line(text: &str, max: usize) -> String {

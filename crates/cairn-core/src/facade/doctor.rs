@@ -34,16 +34,32 @@ impl Cairn {
             let stats = archive::store::counts(store.conn());
             checks.push(match (stats, damage) {
                 (_, Some(problems)) => doctor::damaged(store.path(), &problems),
-                (Ok(archive::store::Counts { sessions, records, warnings, secrets }), None) => Check {
+                (
+                    Ok(archive::store::Counts {
+                        sessions,
+                        records,
+                        warnings,
+                        secrets,
+                    }),
+                    None,
+                ) => Check {
                     name: "archive".into(),
                     status: Status::Ok,
                     detail: format!(
-                        "{} (schema {}): {sessions} sessions, {records} records, {warnings} parse warnings, {secrets} secrets redacted",
+                        "{} (schema {}): {}, {}, {}, {} redacted",
                         store.path().display(),
-                        store.schema_version().unwrap_or(0)
+                        store.schema_version().unwrap_or(0),
+                        crate::text::plural(sessions, "session"),
+                        crate::text::plural(records, "record"),
+                        crate::text::plural(warnings, "parse warning"),
+                        crate::text::plural(secrets, "secret"),
                     ),
                 },
-                (Err(e), None) => Check { name: "archive".into(), status: Status::Fail, detail: store.err(e).to_string() },
+                (Err(e), None) => Check {
+                    name: "archive".into(),
+                    status: Status::Fail,
+                    detail: store.err(e).to_string(),
+                },
             });
         }
         checks.push(doctor::permissions(&self.data_dir));

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use super::publish::PublishReport;
 use crate::archive::Agent;
+use crate::text::plural;
 
 /// The Markdown block.
 pub fn markdown(r: &PublishReport) -> String {
@@ -111,14 +112,6 @@ fn count_label(r: &PublishReport, label: &str) -> u32 {
         .flat_map(|d| &d.session.turns)
         .filter(|t| t.labels.iter().any(|l| l == label))
         .count() as u32
-}
-
-fn plural(n: u32, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 /// One line of text safe in a table cell, a link's text and inline code.
