@@ -718,10 +718,85 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
     Ok(Some(after))
 }
 
-/// What a person may see of a TOML config: the values of keys in `env` tables (and of
-/// secret-sounding keys anywhere) replaced by a marker, then the rest through the redactor.
-/// Lines keep their count.
+/// What a person may see of a TOML config: the values of keys in `env` and `*headers` tables
+/// (and of secret-sounding keys anywhere) replaced by a marker, then the rest through the
+/// redactor. Lines keep their count.
+///
+/// The values are found as TOML's parser reads them, so none hides behind a dotted key
+/// (`env.TOKEN = …`), in an inline table (`db = { env = { … } }`) or on the lines after its key
+/// (a multi-line string, array or inline table); text that is not TOML is read line by line.
 fn hide_toml_secrets(text: &str) -> String {
+    use toml_edit::{Item, Value};
+
+    fn rule(key: &str) -> Option<&'static str> {
+        if key.eq_ignore_ascii_case("env") || key.to_ascii_lowercase().contains("headers") {
+            Some("env")
+        } else if crate::archive::redact::is_sensitive_key(key) {
+            Some(crate::archive::redact::SENSITIVE_KEY)
+        } else {
+            None
+        }
+    }
+    /// Where each hidden value lies, and why it is hidden.
+    type Found = Vec<(std::ops::Range<usize>, &'static str)>;
+    fn value(v: &Value, hidden: Option<&'static str>, out: &mut Found) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|v| value(v, hidden, out)),
+            Value::InlineTable(t) => {
+                for (k, v) in t.iter() {
+                    value(v, hidden.or_else(|| rule(k)), out);
+                }
+            }
+            leaf => {
+                if let (Some(why), Some(span)) = (hidden, leaf.span()) {
+                    out.push((span, why));
+                }
+            }
+        }
+    }
+    fn item(i: &Item, hidden: Option<&'static str>, out: &mut Found) {
+        let tables: Vec<&toml_edit::Table> = match i {
+            Item::Table(t) => vec![t],
+            Item::ArrayOfTables(a) => a.iter().collect(),
+            Item::Value(v) => return value(v, hidden, out),
+            Item::None => Vec::new(),
+        };
+        for t in tables {
+            for (k, i) in t.iter() {
+                item(i, hidden.or_else(|| rule(k)), out);
+            }
+        }
+    }
+    let out = match toml_edit::Document::parse(text) {
+        Ok(doc) => {
+            let mut found = Vec::new();
+            item(doc.as_item(), None, &mut found);
+            let edits = found
+                .into_iter()
+                .map(|(span, why)| json_text::Edit {
+                    // The marker, and the line breaks of a value over several lines after it.
+                    with: format!(
+                        "\"{}\"{}",
+                        crate::archive::redact::marker(why),
+                        "\n".repeat(text[span.clone()].matches('\n').count())
+                    ),
+                    start: span.start,
+                    end: span.end,
+                })
+                .collect();
+            json_text::apply(text, edits)
+        }
+        Err(_) => hide_toml_lines(text),
+    };
+    let mut findings = Vec::new();
+    crate::archive::redact::Redactor::global()
+        .redact_text(&out, "", &mut findings)
+        .into_owned()
+}
+
+/// [`hide_toml_secrets`] for text that is not TOML: keys of `env` tables and secret-sounding
+/// keys, line by line.
+fn hide_toml_lines(text: &str) -> String {
     let mut in_env = false;
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
@@ -754,10 +829,7 @@ fn hide_toml_secrets(text: &str) -> String {
             None => out.push_str(line),
         }
     }
-    let mut findings = Vec::new();
-    crate::archive::redact::Redactor::global()
-        .redact_text(&out, "", &mut findings)
-        .into_owned()
+    out
 }
 
 #[cfg(test)]
@@ -805,6 +877,18 @@ mod tests {
                 .unwrap(),
             moved.replace("/old/bin/", "/usr/bin/")
         );
+    }
+
+    /// What a diff shows of a Codex config hides every env value and secret, however it is
+    /// written: a dotted key, a multi-line inline table, string or array (their later lines were
+    /// shown), an inline table inside another key's value.
+    #[test]
+    fn a_toml_diff_hides_every_env_value_and_secret() {
+        let secrets = "[mcp_servers.a]\nenv.X = \"Zq1\"\n\n[mcp_servers.b]\nenv = {\n  Y = \"Zq2\",\n}\n\n[mcp_servers.c.env]\nPASSWORD = \"\"\"\nZq3\n\"\"\"\nN = [\n  'Zq4',\n]\n\n[mcp_servers.d]\ncommand = \"pg\"\nclient_secret = '''\nZq5'''\nhttp_headers = { Authorization = \"Bearer Zq6\" }\n\n[mcp_servers]\ne = { command = \"x\", env = { Z = \"Zq7\" } }\n";
+        let hidden = hide_toml_secrets(secrets);
+        assert!(!hidden.contains("Zq"), "{hidden}");
+        assert_eq!(hidden.lines().count(), secrets.lines().count());
+        assert!(hidden.contains("command = \"pg\"\n"), "{hidden}");
     }
 
     /// `mcpServers` named twice: agents read the last; taking it off whole when Cairn's server
