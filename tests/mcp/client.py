@@ -148,6 +148,9 @@ async def main():
             check(page2["hits"] and page2["hits"][0]["address"] != hits["hits"][0]["address"], "search page 2")
             # The planted secret's context is searchable, the secret is not in the answer.
             await c.ok("search", {"query": "deploy token"})
+            # A NUL or another control character in the words separates them; no server error.
+            nul = await c.ok("search", {"query": "\u0007phoenix\u0000", "limit": 1})
+            check(len(nul["hits"]) == 1, f"search with a NUL: {nul}")
 
             # why: a description ranks sessions with turn addresses; a commit of the server's
             # repository (no session made it); a path out of the repository is refused.

@@ -129,4 +129,18 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
         assert!(matches!(err, Error::Invalid(_)), "{err:?}");
         assert!(err.to_string().contains("drop the leading quote"), "{err}");
     }
+
+    // A NUL or another control character in the words (an MCP client's argument) separates
+    // them, as the index does; it never ends FTS5's reading of the query.
+    for mode in [Mode::Hybrid, Mode::Lexical] {
+        let plain = cairn.search(&query("phoenix background", mode)).unwrap();
+        let hits = cairn
+            .search(&query("phoenix\0background\u{1b}", mode))
+            .unwrap();
+        assert_eq!(hits.len(), plain.len(), "{mode:?}");
+        let sessions = cairn
+            .search_sessions(&query("phoenix\0background", mode))
+            .unwrap();
+        assert_eq!(sessions.len(), 1, "{mode:?}");
+    }
 }

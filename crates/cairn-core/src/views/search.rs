@@ -40,9 +40,14 @@ pub struct SearchQuery {
 
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
 /// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
-/// is passed through as a raw FTS5 expression (phrases, OR, NEAR).
+/// is passed through as a raw FTS5 expression (phrases, OR, NEAR). Control characters separate
+/// words, as the index's tokenizer reads them (a NUL would end FTS5's reading of the query).
 pub fn fts_query(input: &str) -> Option<String> {
-    let trimmed = input.trim();
+    let spaced: String = input
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let trimmed = spaced.trim();
     if trimmed.starts_with('"') && trimmed.len() > 1 {
         return Some(trimmed.to_owned());
     }
@@ -205,11 +210,12 @@ const STOPWORDS: &[&str] = &[
     "or", "that", "the", "this", "to", "was", "with",
 ];
 
-/// The words of a session query: lowercased, outer punctuation trimmed, stopwords and
-/// one-letter words left out, each once.
+/// The words of a session query (split at whitespace and control characters, as
+/// [`fts_query`] splits them): lowercased, outer punctuation trimmed, stopwords and one-letter
+/// words left out, each once.
 fn session_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    for w in text.split_whitespace() {
+    for w in text.split(|c: char| c.is_whitespace() || c.is_control()) {
         let w = w
             .trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '_' | '/' | '.'))
             .trim_end_matches('.')
@@ -433,6 +439,13 @@ mod tests {
             Some("\"exact phrase\"")
         );
         assert_eq!(fts_query("   "), None);
+        // A NUL or another control character separates words; it never reaches FTS5.
+        assert_eq!(
+            fts_query("mix\0phx\u{1b}[2J").as_deref(),
+            Some("\"mix\" \"phx\" \"[2J\"")
+        );
+        assert_eq!(fts_query("\0\u{7}"), None);
+        assert_eq!(fts_query("\"a\0b\"").as_deref(), Some("\"a b\""));
     }
 
     #[test]
@@ -444,6 +457,10 @@ mod tests {
         assert_eq!(
             session_terms("a \"quoted\" (word) word"),
             ["quoted", "word"]
+        );
+        assert_eq!(
+            session_terms("mix\0phx\u{1b}server"),
+            ["mix", "phx", "server"]
         );
         assert!(names_something("src/auth.rs"));
         assert!(names_something("parse_config"));
