@@ -773,15 +773,18 @@ fn hide_toml_secrets(text: &str) -> String {
             item(doc.as_item(), None, &mut found);
             let edits = found
                 .into_iter()
-                .map(|(span, why)| json_text::Edit {
-                    // The marker, and the line breaks of a value over several lines after it.
-                    with: format!(
-                        "\"{}\"{}",
-                        crate::archive::redact::marker(why),
-                        "\n".repeat(text[span.clone()].matches('\n').count())
-                    ),
-                    start: span.start,
-                    end: span.end,
+                .map(|(span, why)| {
+                    let marker = crate::archive::redact::marker(why);
+                    // A string over several lines stays one, over as many lines.
+                    let breaks = text[span.clone()].matches('\n').count();
+                    json_text::Edit {
+                        with: match breaks {
+                            0 => format!("\"{marker}\""),
+                            n => format!("\"\"\"{marker}{}\"\"\"", "\n".repeat(n)),
+                        },
+                        start: span.start,
+                        end: span.end,
+                    }
                 })
                 .collect();
             json_text::apply(text, edits)
@@ -889,6 +892,8 @@ mod tests {
         assert!(!hidden.contains("Zq"), "{hidden}");
         assert_eq!(hidden.lines().count(), secrets.lines().count());
         assert!(hidden.contains("command = \"pg\"\n"), "{hidden}");
+        let last = "client_secret = '''\nZq5\n'''";
+        assert_eq!(hide_toml_secrets(last).lines().count(), 3);
     }
 
     /// `mcpServers` named twice: agents read the last; taking it off whole when Cairn's server
