@@ -65,6 +65,25 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
             .is_some_and(|h| h.contains("open_question")),
         "{closed:?}"
     );
+    // A time bound that is no date is refused, not compared as text (which found nothing and
+    // said nothing); a day or an RFC 3339 time in any offset is read.
+    for (flag, value) in [("--since", "yesterday"), ("--until", "2026-13-45")] {
+        let bad = failed(&env, &["search", "phoenix", flag, value], 1);
+        assert_eq!(bad.kind, ErrorKind::Invalid);
+        assert!(
+            bad.message.contains(value) && bad.message.contains("YYYY-MM-DD"),
+            "{bad:?}"
+        );
+    }
+    env.ok(&[
+        "search",
+        "phoenix",
+        "--since",
+        "2026-02-10",
+        "--until",
+        "2026-02-11T01:00:00+02:00",
+    ]);
+
     let usage = failed(&env, &["recall", "query", "x", "--mode", "nope"], 2);
     assert_eq!(usage.kind, ErrorKind::Invalid);
     assert!(usage.message.contains("--mode"), "{usage:?}");

@@ -211,6 +211,7 @@ async def main():
             await c.error("show", {"address": f"cairn://session/{key}?record=999999"}, "no record")
             await c.error("show", {"address": f"cairn://session/{secrets[0]}"}, "session")
             await c.error("search", {"query": "x", "cursor": "skim.3"}, "cursor")
+            await c.error("search", {"query": "x", "since": "yesterday"}, "not a date")
             await c.error("recall_feedback", {"entry_id": "nope", "verdict": "meh"}, "expected `helpful` or `wrong`")
             await c.error("recall_feedback", {"entry_id": "nope", "verdict": "wrong"}, "nope")
             await c.error("recall_propose", dict(prop_args, evidence=[]), "evidence")

@@ -197,6 +197,18 @@ pub fn rfc3339(text: &str) -> Option<Cow<'_, str>> {
     }
 }
 
+/// A time bound a person wrote (`--since`, `--until`, `--before`) as stored times compare with
+/// it as text: a day `YYYY-MM-DD` as written (it sorts before every time of that day), an
+/// RFC 3339 time in UTC ([`rfc3339`]). `None` for anything else (`yesterday`, `2026-13-45`), so
+/// a caller can refuse it rather than compare with it.
+pub fn time_bound(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.len() == 10 && t.parse::<jiff::civil::Date>().is_ok() {
+        return Some(t.to_owned());
+    }
+    rfc3339(t).map(Cow::into_owned)
+}
+
 /// A stored timestamp for a person: `2026-02-12 10:31` (UTC), `None` when it is not RFC 3339
 /// (an archive written before timestamps were checked may hold anything).
 pub fn short_time(text: &str) -> Option<String> {
@@ -206,6 +218,29 @@ pub fn short_time(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_bounds_are_days_or_utc_times() {
+        assert_eq!(time_bound(" 2026-02-10 ").as_deref(), Some("2026-02-10"));
+        assert_eq!(
+            time_bound("2026-02-10T10:00:00+02:00").as_deref(),
+            Some("2026-02-10T08:00:00Z")
+        );
+        assert_eq!(
+            time_bound("2026-02-10T10:00:00.5Z").as_deref(),
+            Some("2026-02-10T10:00:00.5Z")
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-45",
+            "2026-2-1",
+            "2026-02-10 10:00",
+            "0",
+        ] {
+            assert_eq!(time_bound(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn excerpts_collapse_and_cut() {

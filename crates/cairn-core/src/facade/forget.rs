@@ -105,18 +105,14 @@ impl Cairn {
             Some(s) => Some(self.session_row(store, s)?),
             None => None,
         };
-        let before = match req.before.as_deref().map(str::trim) {
+        let before = match req.before.as_deref() {
             None => None,
-            Some(b) if crate::text::parse_rfc3339(b).is_some() => Some(b.to_owned()),
-            Some(b) if b.len() == 10 && b.parse::<jiff::civil::Date>().is_ok() => {
-                Some(b.to_owned())
-            }
-            Some(b) => {
-                return Err(Error::Invalid(format!(
+            Some(b) => Some(crate::text::time_bound(b).ok_or_else(|| {
+                Error::Invalid(format!(
                     "--before {:?} is not a date; write YYYY-MM-DD or an RFC 3339 time",
                     crate::text::one_line(b, 40)
-                )));
-            }
+                ))
+            })?),
         };
         Ok(archive::forget::Selector {
             session,

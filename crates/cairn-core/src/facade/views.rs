@@ -122,6 +122,7 @@ impl Cairn {
     /// Search the archive: full text over records (lexical), or by meaning over turns (vector,
     /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]).
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let query = &with_time_bounds(query)?;
         let store = self.store();
         if query.mode.is_semantic() && !query.text.trim().is_empty() {
             let mut hits = self.semantic_turns(&store, query)?;
@@ -172,6 +173,7 @@ impl Cairn {
     /// Rank sessions for a query: by their best turns, the paths they edited and the targets
     /// they are linked to (see [`views::search::sessions`]).
     pub fn search_sessions(&self, query: &SearchQuery) -> Result<Vec<views::search::SessionHit>> {
+        let query = &with_time_bounds(query)?;
         let store = self.store();
         let semantic = if query.mode.is_semantic() && !query.text.trim().is_empty() {
             let mut turns = query.clone();
@@ -308,6 +310,26 @@ impl Cairn {
             ))),
         }
     }
+}
+
+/// `query` with its `since` and `until` as stored times compare with them
+/// ([`crate::text::time_bound`]; blank is none), or an error naming the one that is no date:
+/// compared as written, `yesterday` or `2026-13-45` would find nothing and say nothing.
+fn with_time_bounds(query: &SearchQuery) -> Result<SearchQuery> {
+    let bound = |name: &str, value: &Option<String>| match value.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => crate::text::time_bound(v).map(Some).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{name} {:?} is not a date; write YYYY-MM-DD or an RFC 3339 time",
+                crate::text::one_line(v, 40)
+            ))
+        }),
+    };
+    Ok(SearchQuery {
+        since: bound("since", &query.since)?,
+        until: bound("until", &query.until)?,
+        ..query.clone()
+    })
 }
 
 /// A search's database error for a person: FTS5's complaint about the query (a raw expression,
