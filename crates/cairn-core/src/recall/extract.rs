@@ -52,9 +52,7 @@ impl Scope {
     /// Reject malformed values with a message that says what to write.
     pub fn validate(&self) -> Result<()> {
         if let Some(since) = self.since.as_deref() {
-            let ok = since.parse::<jiff::Timestamp>().is_ok()
-                || since.parse::<jiff::civil::Date>().is_ok();
-            if !ok {
+            if crate::text::time_bound(since).is_none() {
                 return Err(Error::Invalid(format!(
                     "--since {since:?} is not a date; write YYYY-MM-DD or an RFC 3339 time"
                 )));

@@ -248,12 +248,14 @@ pub fn candidates(
     quiet_cutoff: Option<&str>,
 ) -> Result<Vec<Candidate>> {
     let db = crate::store::err_in(conn);
+    // As stored times compare with it ([`super::Scope::validate`] refused any other).
+    let since = scope.since.as_deref().and_then(crate::text::time_bound);
     let rows = archive::story_sessions(
         conn,
         archive::StoryFilter {
             session: scope.session.as_deref().map(str::trim),
             project: scope.project.as_deref(),
-            since: scope.since.as_deref(),
+            since: since.as_deref(),
             idle_since: quiet_cutoff,
         },
     )
