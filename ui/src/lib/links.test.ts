@@ -81,3 +81,81 @@ describe('cairn:// links', () => {
     expect(() => parseLink(link)).toThrow(why);
   });
 });
+
+/** A small seeded generator (mulberry32), so a failure names a link that replays. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('cairn:// links from outside (random)', () => {
+  // What a hostile or broken link is made of: every place with its own parameters and others,
+  // values each parameter takes and values none does (escapes whole and cut off, controls, bidi
+  // overrides, path tricks, numbers out of range, a value too long).
+  const places: Record<string, string[]> = {
+    session: ['record', 'turn'],
+    branches: ['branch', 'repo'],
+    sessions: [],
+    search: ['q', 'why', 'repo', 'session'],
+    recall: ['tab', 'insight'],
+    settings: [],
+    team: ['session', 'publisher'],
+    ledger: [],
+    '': [],
+  };
+  const good: Record<string, string[]> = {
+    path: [KEY],
+    record: ['0', '42'],
+    turn: ['3'],
+    branch: ['ref:refs/heads/main', 'ref:refs/heads/a%20b'],
+    repo: ['%2Fhome%2Fa', '/home/a%20b'],
+    q: ['flaky', '%22x%22+OR+y', ''],
+    why: ['1'],
+    tab: ['generated', 'inbox', 'corpus', 'agents'],
+    insight: ['7'],
+    session: [KEY],
+    publisher: ['alice', 'ren%C3%A9e.o-brien'],
+  };
+  const bad = [
+    KEY.slice(0, 20), KEY.toUpperCase(), 'relative', '-1', '1e3', '99999999999', '01', '%', '%E0%A4%A', '%FF',
+    '%1B%5B2J', '%E2%80%AE', '%00', '..%2F..', '+', ' ', '\u001b[31m', '\u202e', 'é', '\u0000', '#frag', '&', '=',
+    'x'.repeat(600), '',
+  ];
+  const others = ['x', 'record', 'q', 'tab', 'session'];
+
+  it('either open a place or say what is wrong, and the place opened is the link it writes', () => {
+    const next = random(20261204);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
+    const value = (name: string) => (next() < 0.7 && good[name] ? pick(good[name]) : pick(bad));
+    const opened = new Set<string>();
+    for (let i = 0; i < 20000; i++) {
+      const place = pick(Object.keys(places));
+      let link = (next() < 0.95 ? 'cairn://' : pick(['', 'https://', 'cairn:', 'CAIRN://'])) + place;
+      if (place === 'session' || next() < 0.1) link += `/${value('path')}${next() < 0.1 ? value('path') : ''}`;
+      const n = Math.floor(next() * 4);
+      for (let k = 0; k < n; k++) {
+        const name = next() < 0.8 && places[place].length > 0 ? pick(places[place]) : pick(others);
+        link += `${k === 0 ? '?' : '&'}${name}=${value(name)}`;
+      }
+      let route;
+      try {
+        route = parseLink(link);
+      } catch (e) {
+        if (!(e instanceof LinkError)) throw new Error(`${JSON.stringify(link)} threw ${String(e)}`, { cause: e });
+        continue;
+      }
+      // What opened is what its own link opens again.
+      expect(parseLink(toLink(route)), JSON.stringify(link)).toEqual(route);
+      opened.add(route.view === 'session' && route.record !== null && route.turn !== null ? 'session at a turn and record' : route.view);
+    }
+    // The generator reaches every place, so the round trip above is not vacuous.
+    expect([...opened].sort()).toEqual(
+      ['branches', 'recall', 'search', 'session', 'session at a turn and record', 'sessions', 'settings', 'team'].sort(),
+    );
+  });
+});
