@@ -130,7 +130,11 @@ describe('cairn:// links from outside (random)', () => {
 
   it('either open a place or say what is wrong, and the place opened is the link it writes', () => {
     const next = random(20261204);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
+    const pick = <T>(xs: readonly T[]): T => {
+      const x = xs[Math.floor(next() * xs.length)];
+      if (x === undefined) throw new Error('nothing to pick from');
+      return x;
+    };
     const value = (name: string) => (next() < 0.7 && good[name] ? pick(good[name]) : pick(bad));
     const opened = new Set<string>();
     for (let i = 0; i < 20000; i++) {
@@ -138,8 +142,9 @@ describe('cairn:// links from outside (random)', () => {
       let link = (next() < 0.95 ? 'cairn://' : pick(['', 'https://', 'cairn:', 'CAIRN://'])) + place;
       if (place === 'session' || next() < 0.1) link += `/${value('path')}${next() < 0.1 ? value('path') : ''}`;
       const n = Math.floor(next() * 4);
+      const own = places[place] ?? [];
       for (let k = 0; k < n; k++) {
-        const name = next() < 0.8 && places[place].length > 0 ? pick(places[place]) : pick(others);
+        const name = next() < 0.8 && own.length > 0 ? pick(own) : pick(others);
         link += `${k === 0 ? '?' : '&'}${name}=${value(name)}`;
       }
       let route;
