@@ -46,6 +46,7 @@ mod redaction_formats;
 mod redaction_props;
 mod search_common_words;
 mod search_hybrid;
+mod settings_props;
 mod turn_digest;
 mod views_branches;
 mod why;
