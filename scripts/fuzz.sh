@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzz Cairn's input-facing code: the agent adapters (Claude, Codex, Copilot), the redactor, Recall's analyzer
-# and the reviewed-JSONL import (target bodies: fuzz/src/lib.rs, seeds: tests/fixtures).
+# Fuzz Cairn's input-facing code: the agent adapters (Claude, Codex, Copilot), the redactor, Recall's analyzer,
+# the reviewed-JSONL import and the hooks/MCP settings edits (target bodies: fuzz/src/lib.rs, seeds:
+# tests/fixtures and fuzz/src/bin/drive.rs).
 #
 #   scripts/fuzz.sh short              a few seconds per target on stable Rust (make test)
 #   scripts/fuzz.sh long               libFuzzer via cargo-fuzz, FUZZ_SECONDS per target (make fuzz)
@@ -20,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
-TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import)
+TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import settings)
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   for t in $FUZZ_TARGETS; do
     [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (FUZZ_TARGETS); targets: ${TARGETS[*]}"; exit 2; }

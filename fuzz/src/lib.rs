@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("redact", redact),
     ("analyze", analyze),
     ("import", import),
+    ("settings", settings),
 ];
 
 /// The repository's fixtures (seeds, and the archive the import target imports into).
@@ -486,4 +487,259 @@ pub fn import(data: &[u8]) {
         .expect("stats")
         .count;
     assert_eq!(before, after, "a dry run wrote entries");
+}
+
+/// An agent's settings file or MCP config, as `hooks install` and `mcp install|uninstall` edit
+/// it (the pure text edits of `hooks::mcp_config::internals`: nothing is written). The first
+/// byte picks the agents, the memory hook and the `cairn` path; the rest is the file. Invariants:
+/// `json_text::parse` takes only JSON (serde_json's grammar) and every node's span is a JSON
+/// value, a string's decoding serde_json's; each edit refuses with an error naming the file, or
+/// gives JSON (TOML) where Cairn's hook or server runs, that a second edit leaves alone and from
+/// which taking it off again gives back the bytes it started from (where the modules promise
+/// it); what a diff shows keeps the line count.
+pub fn settings(data: &[u8]) {
+    use cairn_core::hooks::mcp_config::internals as edit;
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let cli = [
+        "/usr/bin/cairn",
+        "/home/a b/it's/cairn",
+        "/opt/é 漢/cairn",
+        "/old/bin/cairn",
+    ][usize::from((which >> 2) & 3)];
+
+    if let Ok(root) = edit::parse(&text) {
+        assert!(is_json_grammar(&text), "json_text took what is not JSON");
+        json_spans(&text, &root);
+    }
+    let agent = if which & 1 == 0 {
+        Agent::Claude
+    } else {
+        Agent::Codex
+    };
+    hooks_edit(&text, agent, cli, which & 2 == 0);
+    let mcp_agent =
+        [Agent::Claude, Agent::Copilot, Agent::Gemini, Agent::Kimi][usize::from((which >> 4) & 3)];
+    mcp_json_edit(&text, mcp_agent, cli);
+    mcp_toml_edit(&text, cli);
+    for hidden in [edit::hide_secrets(&text), edit::hide_toml_secrets(&text)] {
+        assert_eq!(
+            hidden.lines().count(),
+            text.lines().count(),
+            "a hidden text lost lines: {hidden:?}"
+        );
+    }
+}
+
+/// JSON as serde_json's grammar has it (any number, a lone surrogate), without its data model.
+fn is_json_grammar(text: &str) -> bool {
+    serde_json::from_str::<&serde_json::value::RawValue>(text).is_ok()
+}
+
+fn json_spans(text: &str, node: &cairn_core::hooks::mcp_config::internals::Node) {
+    use cairn_core::hooks::mcp_config::internals::Kind;
+    let span = &text[node.start..node.end];
+    assert!(
+        is_json_grammar(span) && span.trim() == span,
+        "a span that is not one JSON value: {span:?}"
+    );
+    match &node.kind {
+        Kind::Object(members) => {
+            for (key, key_start, value) in members {
+                let raw = serde_json::Deserializer::from_str(&text[*key_start..])
+                    .into_iter::<&serde_json::value::RawValue>()
+                    .next();
+                let decoded = raw
+                    .and_then(Result::ok)
+                    .and_then(|r| serde_json::from_str::<String>(r.get()).ok());
+                assert_eq!(decoded.as_ref(), Some(key), "a key read otherwise");
+                json_spans(text, value);
+            }
+        }
+        Kind::Array(items) => items.iter().for_each(|i| json_spans(text, i)),
+        Kind::String => assert_eq!(
+            node.as_str(text),
+            serde_json::from_str::<String>(span).ok(),
+            "a string decoded otherwise"
+        ),
+        Kind::Scalar => {}
+    }
+}
+
+/// Whether the text holds an empty container with whitespace inside (an insert replaces it).
+fn blank_empty(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, c)| {
+        matches!(c, b'{' | b'[') && {
+            let rest = &b[i + 1..];
+            let n = rest.iter().take_while(|c| c.is_ascii_whitespace()).count();
+            n > 0 && matches!(rest.get(n), Some(b'}' | b']'))
+        }
+    })
+}
+
+fn hooks_edit(text: &str, agent: Agent, cli: &str, memory: bool) {
+    use cairn_core::hooks::mcp_config::internals as edit;
+    use cairn_core::hooks::{hook_command, is_cairn_hook_command};
+    let path = Path::new("/home/u/.claude/settings.json");
+    let command = hook_command(Path::new(cli), agent);
+    let capture: &[&str] = if agent == Agent::Claude {
+        &["Stop", "SessionEnd"]
+    } else {
+        &["Stop"]
+    };
+    let with = |text: &str, on: bool| {
+        let (mut wanted, mut drop) = (capture.to_vec(), Vec::new());
+        if on {
+            wanted.push("SessionStart");
+        } else {
+            drop.push("SessionStart");
+        }
+        (
+            edit::with_hook(path, text, agent, &command, &wanted, &drop),
+            wanted,
+        )
+    };
+    let (after, wanted) = with(text, memory);
+    let after = match after {
+        Err(e) => {
+            assert!(e.to_string().contains("settings.json"), "{e}");
+            return;
+        }
+        Ok(None) => return,
+        Ok(Some(after)) => after,
+    };
+    assert!(
+        is_json_grammar(&after),
+        "not JSON after the install: {after:?}"
+    );
+    assert!(
+        edit::runs(path, &after, &wanted, |c| c == command),
+        "the hook does not run: {after:?}"
+    );
+    assert!(
+        memory
+            || !edit::runs(path, &after, &["SessionStart"], |c| is_cairn_hook_command(
+                c, agent
+            )),
+        "the memory hook is still on: {after:?}"
+    );
+    assert_eq!(
+        with(&after, memory).0.expect("installed settings"),
+        None,
+        "a second install changed {after:?}"
+    );
+    // Memory on, then off again: the bytes with it off (but for an empty `SessionStart` list,
+    // which goes with Cairn's group).
+    let off = if memory {
+        with(&after, false).0.expect("off").unwrap_or(after)
+    } else {
+        after
+    };
+    let Ok(on) = with(&off, true).0 else {
+        return;
+    };
+    let on = on.unwrap_or(off.clone());
+    let back = with(&on, false).0.expect("off again").unwrap_or(on);
+    let empty_list = edit::parse(&off).ok().is_some_and(|root| {
+        root.get("hooks")
+            .and_then(|h| h.get("SessionStart"))
+            .and_then(|g| g.elements())
+            .is_some_and(<[_]>::is_empty)
+    });
+    if !empty_list {
+        assert_eq!(back, off, "memory on then off changed the settings");
+    }
+}
+
+fn mcp_json_edit(text: &str, agent: Agent, cli: &str) {
+    use cairn_core::hooks::mcp_config::internals::{self as edit, Kind};
+    let path = Path::new("/home/u/.claude.json");
+    let install = edit::json_edit(agent, path, text, Some(cli));
+    let uninstall = edit::json_edit(agent, path, text, None);
+    for result in [&install, &uninstall] {
+        if let Err(e) = result {
+            assert!(e.to_string().contains(".claude.json"), "{e}");
+        }
+    }
+    if let Ok(Some(gone)) = &uninstall {
+        assert!(
+            is_json_grammar(gone),
+            "not JSON after an uninstall: {gone:?}"
+        );
+        assert_eq!(
+            edit::json_edit(agent, path, gone, None).expect("uninstalled"),
+            None
+        );
+    }
+    let Ok(Some(after)) = install else {
+        return;
+    };
+    assert!(
+        is_json_grammar(&after),
+        "not JSON after the install: {after:?}"
+    );
+    assert_eq!(
+        edit::json_edit(agent, path, &after, Some(cli)).expect("installed"),
+        None,
+        "a second install changed {after:?}"
+    );
+    let gone = match edit::json_edit(agent, path, &after, None) {
+        Ok(Some(gone)) => gone,
+        Ok(None) => panic!("the server installed is not found: {after:?}"),
+        // `cairn` named twice: taking the last off would uncover the other.
+        Err(e) => return assert!(e.to_string().contains("by hand"), "{e}"),
+    };
+    assert!(
+        is_json_grammar(&gone),
+        "not JSON after an uninstall: {gone:?}"
+    );
+    // When the install only added the server: the bytes before, but for an emptied
+    // `mcpServers` (it goes) and an empty container's whitespace.
+    let emptied = edit::parse(text).ok().is_some_and(|root| {
+        matches!(root.get("mcpServers").map(|s| &s.kind), Some(Kind::Object(m)) if m.is_empty())
+    });
+    if matches!(uninstall, Ok(None)) && !text.trim().is_empty() && !emptied && !blank_empty(text) {
+        assert_eq!(gone, text, "uninstall after install");
+    }
+}
+
+fn mcp_toml_edit(text: &str, cli: &str) {
+    use cairn_core::hooks::mcp_config::internals as edit;
+    let path = Path::new("/home/u/.codex/config.toml");
+    let install = edit::toml_edit(path, text, Some(cli));
+    let uninstall = edit::toml_edit(path, text, None);
+    for result in [&install, &uninstall] {
+        if let Err(e) = result {
+            assert!(e.to_string().contains("config.toml"), "{e}");
+        }
+    }
+    if let Ok(Some(gone)) = &uninstall {
+        assert_eq!(
+            edit::toml_edit(path, gone, None).expect("uninstalled"),
+            None
+        );
+    }
+    let Ok(Some(after)) = install else {
+        return;
+    };
+    assert_eq!(
+        edit::toml_edit(path, &after, Some(cli)).expect("installed"),
+        None,
+        "a second install changed {after:?}"
+    );
+    let gone = edit::toml_edit(path, &after, None)
+        .unwrap_or_else(|e| panic!("uninstall refused {after:?}: {e}"))
+        .expect("the server installed is not found");
+    assert_eq!(
+        edit::toml_edit(path, &gone, None).expect("uninstalled"),
+        None
+    );
+    // When the install only appended: the bytes before, but for an emptied `[mcp_servers]`
+    // (it goes) and a missing final newline (one is added).
+    if matches!(uninstall, Ok(None)) && text.ends_with('\n') && !text.contains("mcp_servers") {
+        assert_eq!(gone, text, "uninstall after install");
+    }
 }

@@ -82,6 +82,17 @@ const DICTIONARY: &[&[u8]] = &[
     b"\"session_id\":",
     b"\"body\":",
     b"\"title\":",
+    b"\"hooks\":",
+    b"\"SessionStart\":",
+    b"\"mcpServers\":",
+    b"\"cairn\":",
+    b"\"env\":",
+    b"/usr/bin/cairn hook --agent claude",
+    b"18446744073709551617",
+    b"[mcp_servers.cairn]\n",
+    b"\"\"\"",
+    b"'''",
+    b" = {",
 ];
 
 /// SplitMix64: tiny, seedable, good enough to pick mutations.
@@ -251,6 +262,29 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         "import" => {
             for p in files_under(&root.join("recall"), "jsonl") {
                 windows(&read(&p), 2, &mut out);
+            }
+        }
+        "settings" => {
+            // The first byte picks the agents, the memory hook and the `cairn` path.
+            let claude = read(&root.join("retention/claude-settings.json"));
+            let files: &[&[u8]] = &[
+                &claude,
+                // As an install left them: Claude's settings, Codex's hooks.json.
+                b"{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"/usr/bin/cairn hook --agent claude\"\n          }\n        ]\n      }\n    ],\n    \"SessionStart\": [\n      {\n        \"matcher\": \"startup\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"echo hi\"\n          },\n          {\n            \"type\": \"command\",\n            \"command\": \"/old/bin/cairn hook --agent claude\"\n          }\n        ]\n      }\n    ]\n  },\n  \"n\": 18446744073709551617\n}\n",
+                b"{\n  \"hooks\": {\n    \"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"'/home/a b/it'\\\\''s/cairn' hook --agent claude\"}]}]\n  }\n}\n",
+                b"{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"cairn hook --agent codex\"}]}],\"SessionStart\":[]}}",
+                // Claude Code's ~/.claude.json and Gemini CLI's settings: servers with secrets.
+                b"{\n  \"numStartups\": 41,\n  \"userID\": 18446744073709551617,\n  \"mcpServers\": {\n    \"db\": {\"command\": \"pg-mcp\", \"env\": {\"PGPASSWORD\": \"Summer2024!\"}},\n    \"cairn\": {\"type\": \"stdio\", \"command\": \"/old/bin/cairn\", \"args\": [\"mcp\"]}\n  },\n  \"projects\": {}\n}\n",
+                b"{\"theme\": \"GitHub\", \"mcpServers\": {\"gh\": {\"httpUrl\": \"https://x/mcp/\", \"headers\": {\"Authorization\": \"Bearer ghp_x\"}}}, \"k\": \"\\ud800\\u00e9\\/\", \"mcpServers\": {}}",
+                // Codex's config.toml, and lines that look like Cairn's table without being it.
+                b"model = \"gpt-5.1-codex\"\n# my servers\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n\n[mcp_servers.db.env]\nPGPASSWORD = \"Summer2024!\"\n\n[features]\ncodex_hooks = true\n",
+                b"[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\" # moved\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n\n[mcp_servers.cairn.env]\nX = \"y\"\n",
+                b"# a \"\"\" in a comment\nnotes = '''\n[mcp_servers.cairn]\n'''\nlist = [\n  [\"mcp_servers.cairn\"]\n]\n[\"mcp_servers.cairn\"]\ncommand = \"x\"\n[mcp_servers]\ndb = { command = \"x\", env = {\n  TOKEN = \"t\",\n} }\n",
+            ];
+            for file in files {
+                for which in [0u8, 1, 2, 3, 0x14, 0x2d, 0x3e] {
+                    out.push([&[which][..], file].concat());
+                }
             }
         }
         _ => {}
