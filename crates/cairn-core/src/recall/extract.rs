@@ -51,12 +51,12 @@ pub struct Scope {
 impl Scope {
     /// Reject malformed values with a message that says what to write.
     pub fn validate(&self) -> Result<()> {
-        if let Some(since) = self.since.as_deref() {
-            if crate::text::time_bound(since).is_none() {
-                return Err(Error::Invalid(format!(
-                    "--since {since:?} is not a date; write YYYY-MM-DD or an RFC 3339 time"
-                )));
-            }
+        if let Some(since) = self.since.as_deref()
+            && crate::text::time_bound(since).is_none()
+        {
+            return Err(Error::Invalid(format!(
+                "--since {since:?} is not a date; write YYYY-MM-DD or an RFC 3339 time"
+            )));
         }
         Ok(())
     }
