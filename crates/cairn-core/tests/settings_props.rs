@@ -840,15 +840,13 @@ fn all_hidden(v: &Value, hidden: bool) -> bool {
 
 // ---- MCP configs -------------------------------------------------------------------------------
 
-const MCP_JSON_AGENTS: &[Agent] = &[
-    Agent::Claude,
-    Agent::Gemini,
-    Agent::Cursor,
-    Agent::Copilot,
-    Agent::Qwen,
-    Agent::Droid,
-    Agent::Kimi,
-];
+/// The agents whose MCP config is JSON: every one Cairn registers with but Codex (TOML).
+fn mcp_json_agents() -> Vec<Agent> {
+    cairn_core::hooks::mcp_config::MCP_AGENTS
+        .into_iter()
+        .filter(|a| *a != Agent::Codex)
+        .collect()
+}
 
 /// An `mcpServers.cairn` entry: Cairn's (here, moved), someone else's, of the wrong shape.
 fn server_entry() -> impl Strategy<Value = J> {
@@ -1399,7 +1397,7 @@ proptest! {
     #[test]
     fn mcp_json_edits_only_cairns_server(
         text in mcp_text(),
-        agent in prop::sample::select(MCP_JSON_AGENTS),
+        agent in prop::sample::select(mcp_json_agents()),
         cli in prop::sample::select(CLIS),
     ) {
         check_mcp_json(&text, agent, cli)?;

@@ -7,7 +7,8 @@
 //!
 //! These files are the user's (`~/.claude.json` is also Claude Code's own state), so they get
 //! the care the hook settings get: edited as text so nothing else changes (JSON through
-//! [`super::json_text`], TOML by whole lines, both checked by parsing the result), written
+//! [`super::json_text`]; TOML by whole lines, found where toml_edit's parser places the table;
+//! both checked by parsing the result), written
 //! through a symlink with the mode kept ([`crate::atomic::replace`]), a backup beside them, and a
 //! diff that hides secrets. An entry named `cairn` that is not Cairn's server is refused, never
 //! overwritten.
