@@ -65,6 +65,16 @@ class Checker:
         check(expect.lower() in text.lower(), f"{tool}({args}): error {text!r} does not say {expect!r}")
         return text
 
+    async def refused(self, tool, args, expect):
+        """A call the archive cannot serve yet: the tool's own answer marked `isError` (which
+        the model reads), not a JSON-RPC error, saying `expect`."""
+        res = await self.session.call_tool(tool, args)
+        text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
+        check(res.is_error, f"{tool}({args}) was not refused: {text[:300]}")
+        self.no_secret(f"{tool} refusal", text)
+        check(expect.lower() in text.lower(), f"{tool}({args}): {text!r} does not say {expect!r}")
+        return text
+
 
 async def main():
     binary, cwd, *secrets = sys.argv[1:]
@@ -219,6 +229,8 @@ async def main():
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=[f"cairn://session/{key}?record=999990-999991"]), "evidence")
             await c.error("recall_brief", {"max_tokens": 10**6}, "max_tokens")
             await c.error("search", {"query": "x", "extra": 1}, "unknown field")
+            # No vectors in this archive: the agent is told, in the answer, to search by words.
+            await c.refused("search", {"query": "phoenix", "mode": "hybrid"}, "lexical")
 
             still = await c.ok("search", {"query": "phoenix", "limit": 1})
             check(still["hits"], "the server stopped answering after bad input")

@@ -39,6 +39,22 @@ const BRIEF_TOKENS: (u32, u32) = (600, 8_000);
 
 type Res = Result<CallToolResult, ErrorData>;
 
+/// The key of an error's `data` marking it as the tool's answer rather than a JSON-RPC error
+/// ([`Server::fail`] sets it, [`settle`] turns it into an `isError` result).
+const TOOL_ERROR: &str = "cairn_tool_error";
+
+/// A tool's outcome as the client receives it: an error [`Server::fail`] marked as the tool's
+/// answer becomes a result with `isError` whose text is the message; every other error stays a
+/// JSON-RPC error.
+fn settle<T: From<CallToolResult>>(outcome: Result<T, ErrorData>) -> Result<T, ErrorData> {
+    match outcome {
+        Err(e) if e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some() => {
+            Ok(CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]).into())
+        }
+        other => other,
+    }
+}
+
 #[derive(Clone)]
 pub struct Server {
     session: Arc<Session>,
@@ -396,15 +412,26 @@ impl Server {
         &self.session.outbound
     }
 
-    /// A core error as the JSON-RPC error the agent sees (cleaned and redacted like answers).
+    /// A core error as the agent sees it (cleaned and redacted like answers). A wrong address
+    /// or argument is a JSON-RPC error, and so is a fault in Cairn; what the archive's state or
+    /// the machine refuses (no vectors yet, no model, a lock, a failing endpoint) is the tool's
+    /// own answer with `isError` (see [`settle`]), which the MCP spec puts in front of the
+    /// model so it can act on it: the message and its hint say what to do instead.
     fn fail(&self, e: cairn_core::Error) -> ErrorData {
-        let msg = self.out().text(&e.to_string());
-        match e {
-            cairn_core::Error::NotFound(_) => ErrorData::resource_not_found(msg, None),
-            cairn_core::Error::Invalid(_) | cairn_core::Error::ModelMissing { .. } => {
-                ErrorData::invalid_params(msg, None)
+        use cairn_core::error::ErrorKind;
+        let kind = e.kind();
+        let msg = match e.hint() {
+            Some(hint) => format!("{e}; {hint}"),
+            None => e.to_string(),
+        };
+        let msg = self.out().text(&msg);
+        match kind {
+            ErrorKind::NotFound => ErrorData::resource_not_found(msg, None),
+            ErrorKind::Invalid => ErrorData::invalid_params(msg, None),
+            ErrorKind::Internal | ErrorKind::Io | ErrorKind::Corrupt => {
+                ErrorData::internal_error(msg, None)
             }
-            _ => ErrorData::internal_error(msg, None),
+            _ => ErrorData::internal_error(msg, Some(json!({ TOOL_ERROR: kind }))),
         }
     }
 
@@ -1136,6 +1163,15 @@ impl Server {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        settle(self.tool_router.call(call).await)
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))

@@ -301,3 +301,55 @@ fn recall_keeps_the_entries_of_the_agent_asked_for() {
     };
     assert_eq!((packed("codex"), packed("claude")), (1, 0));
 }
+
+/// The outcome as a client receives it: the text and whether it is marked as an error, or the
+/// JSON-RPC error.
+fn settled(res: Res) -> Result<(bool, String), ErrorData> {
+    let res = settle(res)?;
+    let text = res
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    Ok((res.is_error == Some(true), text))
+}
+
+#[test]
+fn what_the_archive_cannot_do_yet_is_the_tools_answer_not_a_protocol_error() {
+    let f = fixture();
+    // No vectors were ever built (and maybe no model is installed): the agent reads why and
+    // what to use instead, in the tool's own answer.
+    for mode in ["hybrid", "vector"] {
+        let res = f
+            .server
+            .search(args(json!({"query": "parser", "mode": mode})).unwrap());
+        let (is_error, text) = settled(res)
+            .unwrap_or_else(|e| panic!("{mode}: a JSON-RPC error ({:?}): {}", e.code, e.message));
+        assert!(is_error, "{mode}: not marked as an error: {text}");
+        assert!(
+            text.contains("cairn embeddings build") || text.contains("--mode lexical"),
+            "{mode}: the answer does not say what to do: {text}"
+        );
+    }
+    // A wrong argument and a missing address stay JSON-RPC errors.
+    let wrong = settled(
+        f.server
+            .search(args(json!({"query": "parser", "agent": "nosuch"})).unwrap()),
+    )
+    .unwrap_err();
+    assert_eq!(wrong.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    let gone = settled(
+        f.server
+            .show(args(json!({"address": "cairn://session/nosuch"})).unwrap()),
+    )
+    .unwrap_err();
+    assert_eq!(gone.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND);
+    // And a successful answer passes through unchanged.
+    let (is_error, text) = settled(
+        f.server
+            .search(args(json!({"query": "parser", "mode": "lexical"})).unwrap()),
+    )
+    .unwrap();
+    assert!(!is_error, "{text}");
+    assert!(text.contains("tidy the parser"), "{text}");
+}
