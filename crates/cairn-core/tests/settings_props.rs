@@ -1208,10 +1208,7 @@ fn check_toml(text: &str, cli: &str) -> Result<(), TestCaseError> {
     // The server is in the document as a `[mcp_servers.cairn]` table of its own, or the
     // document holds it nowhere and takes one (no `mcp_servers` written inline or dotted): then
     // a line edit can do it.
-    // `nan` is no value equal to itself, so the edit's own check (the rest unchanged) refuses a
-    // document holding one: a refusal, never a wrong write.
-    let inline =
-        text.contains("mcp_servers =") || text.contains("\nmcp_servers.") || text.contains("nan");
+    let inline = text.contains("mcp_servers =") || text.contains("\nmcp_servers.");
     let own_table =
         text.contains("[mcp_servers.cairn]") || text.contains("[ mcp_servers . \"cairn\" ]");
     let editable = !inline && (present.is_none() || own_table);

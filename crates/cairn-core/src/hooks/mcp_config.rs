@@ -712,11 +712,31 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
         }
         Ok(doc)
     };
-    let same_rest = matches!((strip(text), strip(&after)), (Ok(a), Ok(b)) if a == b);
+    let same_rest = matches!((strip(text), strip(&after)), (Ok(a), Ok(b)) if same_table(&a, &b));
     if !same_rest || toml_entry(path, &after).ok().flatten().as_deref() != command {
         return Err(by_hand());
     }
     Ok(Some(after))
+}
+
+/// Whether two documents hold the same values, a `nan` being the same as a `nan` (TOML's own
+/// equality, IEEE's, says it is not, which refused every config holding one).
+fn same_table(a: &toml::Table, b: &toml::Table) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
+}
+
+fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
+    use toml::Value::{Array, Float, Table};
+    match (a, b) {
+        (Float(x), Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (Array(x), Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_value(v, w))
+        }
+        (Table(x), Table(y)) => same_table(x, y),
+        _ => a == b,
+    }
 }
 
 /// What a person may see of a TOML config: the values of keys in `env` and `*headers` tables
@@ -855,6 +875,8 @@ mod tests {
             "[\"mcp_servers.cairn\"]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n",
             "list = [\n  [\"mcp_servers.cairn\"]\n]\n",
             "notes = \"\"\"\n[mcp_servers.cairn]\n\"\"\"\n",
+            // A `nan` (no float equal to itself) made the "rest unchanged" check refuse.
+            "temperature = nan\n[tui]\nlimits = [1.5, -nan, { x = +nan }]\n",
         ] {
             let after = toml_edit(path, before, Some("/usr/bin/cairn"))
                 .unwrap_or_else(|e| panic!("{before:?}: {e}"))
