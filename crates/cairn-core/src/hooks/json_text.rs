@@ -374,12 +374,15 @@ struct Layout {
     unit: String,
     /// Between a comma and the next child on one line (`""` or `" "`).
     inline_gap: String,
+    /// The file's line ending.
+    eol: &'static str,
 }
 
 impl Layout {
     fn of(text: &str, container: &Node, children: &[(usize, usize)]) -> Layout {
         let own_indent = line_indent(text, container.start);
         let unit = indent_unit(text);
+        let eol = line_ending(text);
         match children.first() {
             Some(&(first, _)) => {
                 let gap = &text[container.start + 1..first];
@@ -390,6 +393,7 @@ impl Layout {
                         own_indent,
                         unit,
                         inline_gap: String::new(),
+                        eol,
                     },
                     None => Layout {
                         multiline: false,
@@ -405,6 +409,7 @@ impl Layout {
                             }
                             None => gap.to_owned(),
                         },
+                        eol,
                     },
                 }
             }
@@ -417,6 +422,7 @@ impl Layout {
                     own_indent,
                     unit,
                     inline_gap: String::new(),
+                    eol,
                 }
             }
         }
@@ -431,7 +437,7 @@ impl Layout {
         let formatter = serde_json::ser::PrettyFormatter::with_indent(self.unit.as_bytes());
         let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
         serde::Serialize::serialize(value, &mut ser).unwrap_or(());
-        String::from_utf8_lossy(&out).replace('\n', &format!("\n{}", self.child_indent))
+        String::from_utf8_lossy(&out).replace('\n', &format!("{}{}", self.eol, self.child_indent))
     }
 
     fn insert(&self, container: &Node, children: &[(usize, usize)], items: &[String]) -> Edit {
@@ -441,7 +447,7 @@ impl Layout {
                 for item in items {
                     with.push(',');
                     if self.multiline {
-                        with.push('\n');
+                        with.push_str(self.eol);
                         with.push_str(&self.child_indent);
                     } else {
                         with.push_str(&self.inline_gap);
@@ -456,12 +462,13 @@ impl Layout {
             }
             None => {
                 let inner = if self.multiline {
-                    let sep = format!(",\n{}", self.child_indent);
+                    let sep = format!(",{}{}", self.eol, self.child_indent);
                     format!(
-                        "\n{}{}\n{}",
+                        "{eol}{}{}{eol}{}",
                         self.child_indent,
                         items.join(&sep),
-                        self.own_indent
+                        self.own_indent,
+                        eol = self.eol
                     )
                 } else {
                     items.join(",")
@@ -474,6 +481,15 @@ impl Layout {
                 }
             }
         }
+    }
+}
+
+/// The line ending `text` uses, as its first line break is written: `"\r\n"` or `"\n"`, so
+/// lines added to a file written on Windows end like its own.
+pub(super) fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if text[..i].ends_with('\r') => "\r\n",
+        _ => "\n",
     }
 }
 
@@ -613,6 +629,16 @@ mod tests {
         assert_eq!(
             add_member(pretty, "hooks", json!({"Stop": [1]})),
             "{\n  \"model\": \"opus\",\n  \"n\": 18446744073709551617,\n  \"hooks\": {\n    \"Stop\": [\n      1\n    ]\n  }\n}\n"
+        );
+        // Written on Windows: every added line ends in CRLF too (they ended in a bare LF).
+        let crlf = pretty.replace('\n', "\r\n");
+        assert_eq!(
+            add_member(&crlf, "hooks", json!({"Stop": [1]})),
+            add_member(pretty, "hooks", json!({"Stop": [1]})).replace('\n', "\r\n")
+        );
+        assert_eq!(
+            add_member("{\r\n}\r\n", "b", json!(2)),
+            "{\r\n  \"b\": 2\r\n}\r\n"
         );
         // Tabs.
         let tabs = "{\n\t\"a\": 1\n}";

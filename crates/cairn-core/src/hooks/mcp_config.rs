@@ -631,8 +631,9 @@ fn without_empty_servers(path: &Path, text: String) -> String {
         return text;
     }
     let mut out = lines[..at].concat();
-    if next == lines.len() && out.ends_with("\n\n") {
-        out.pop();
+    let eol = super::json_text::line_ending(&text);
+    if next == lines.len() && out.ends_with(&eol.repeat(2)) {
+        out.truncate(out.len() - eol.len());
     }
     out + &lines[next..].concat()
 }
@@ -655,17 +656,19 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
             path.display()
         ))
     };
+    // Lines added end as the file's own do.
+    let eol = super::json_text::line_ending(text);
     let after = match command {
         Some(c) if present.is_none() => {
             // A blank line before the table, even after one the file ends with: an uninstall
             // takes one off with the table, and gives the file back as it was.
             let sep = match text {
-                "" => "",
-                t if t.ends_with('\n') => "\n",
-                _ => "\n\n",
+                "" => String::new(),
+                t if t.ends_with('\n') => eol.to_owned(),
+                _ => eol.repeat(2),
             };
             format!(
-                "{text}{sep}[mcp_servers.{SERVER}]\ncommand = {}\nargs = [\"mcp\"]\n",
+                "{text}{sep}[mcp_servers.{SERVER}]{eol}command = {}{eol}args = [\"mcp\"]{eol}",
                 toml_string(c)
             )
         }
@@ -688,8 +691,8 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
             let mut head: String = lines[..start].concat();
             let tail: String = lines[end..].concat();
             // The blank line install put before the table goes with it.
-            if tail.is_empty() && head.ends_with("\n\n") {
-                head.pop();
+            if tail.is_empty() && head.ends_with(&eol.repeat(2)) {
+                head.truncate(head.len() - eol.len());
             }
             without_empty_servers(path, head + &tail)
         }
@@ -892,6 +895,21 @@ mod tests {
             let after = toml_edit(path, before, Some("/usr/bin/cairn"))
                 .unwrap()
                 .unwrap();
+            assert_eq!(toml_edit(path, &after, None).unwrap().unwrap(), before);
+        }
+        // A file written on Windows gets Cairn's table in CRLF lines, and back byte for byte.
+        for before in [
+            "model = \"x\"\r\n",
+            "model = \"x\"\r\n[tui]\r\nx = 1\r\n",
+            "a = 1\r\n\r\n",
+        ] {
+            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
+                .unwrap()
+                .unwrap();
+            assert!(
+                !after.replace("\r\n", "").contains('\n'),
+                "a bare line feed in {after:?}"
+            );
             assert_eq!(toml_edit(path, &after, None).unwrap().unwrap(), before);
         }
         // A moved Cairn is repointed with the command's comment kept.
