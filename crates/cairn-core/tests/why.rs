@@ -16,7 +16,7 @@ use std::process::Command;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::views::why::{WhyAnswer, WhyKind, WhyQuery};
+use cairn_core::views::why::{EDITED_ELSEWHERE, WhyAnswer, WhyKind, WhyQuery};
 use serde_json::Value;
 
 const FIXTURE: &str = "claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
@@ -517,6 +517,53 @@ fn why_answers_from_commits_lines_and_descriptions() {
             t.detail
         );
     }
+}
+
+/// A file traced on a branch that holds none of the session's edits (the "Why?" of a session's
+/// edited file, with another branch checked out): the session is named at the lowest
+/// confidence by its last edit of the file, never as having written it; a file no session
+/// touched still has no answer.
+#[test]
+fn a_version_no_session_wrote_names_the_sessions_that_edited_the_file_elsewhere() {
+    let w = world();
+    let base = git_at(&w.repo, &["rev-list", "--max-parents=0", "HEAD"], None);
+    git_at(&w.repo, &["checkout", "-q", "-b", "before", &base], None);
+    std::fs::write(w.repo.join("NOTES.txt"), "a person's notes\n").unwrap();
+    git_at(&w.repo, &["add", "NOTES.txt"], None);
+    git_at(&w.repo, &["commit", "-q", "-m", "notes"], None);
+
+    let files = git_at(&w.repo, &["ls-tree", "-r", "--name-only", "HEAD"], None);
+    let mut named = 0;
+    for path in files
+        .lines()
+        .filter(|f| !["README.md", "NOTES.txt"].contains(f))
+    {
+        let a = why(&w, path);
+        assert_eq!(a.kind, WhyKind::Lines);
+        assert_eq!(a.sessions.len(), 1, "{path}: {:?}", a.sessions);
+        let s = &a.sessions[0];
+        assert_eq!(s.session_key, w.session_key);
+        assert!(
+            s.evidence
+                .iter()
+                .all(|e| e.kind == "edited_elsewhere" && e.confidence == EDITED_ELSEWHERE),
+            "{path}: {:?}",
+            s.evidence
+        );
+        assert_eq!(s.confidence, EDITED_ELSEWHERE);
+        let [turn] = s.turns.as_slice() else {
+            panic!("{path}: one turn, the last edit: {:?}", s.turns)
+        };
+        assert!(turn.lines.is_empty(), "no line is given to it");
+        let (_, input) = record(&w, turn.ordinal);
+        assert!(
+            input.contains(path),
+            "{path}: the evidence edits it: {input}"
+        );
+        named += 1;
+    }
+    assert!(named > 0, "the base holds files the session edited");
+    assert!(why(&w, "NOTES.txt").sessions.is_empty());
 }
 
 #[test]

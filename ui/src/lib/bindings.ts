@@ -3759,7 +3759,7 @@ export type WhyEvidence = WhyEvidence_Serialize | WhyEvidence_Deserialize;
 export type WhyEvidence_Deserialize = {
 	/**
 	 *  A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
-	 *  `wrote_line`, `edited_path` or `search`.
+	 *  `wrote_line`, `edited_path`, `edited_elsewhere` or `search`.
 	 */
 	kind: string,
 	commit?: string | null,
@@ -3770,7 +3770,7 @@ export type WhyEvidence_Deserialize = {
 export type WhyEvidence_Serialize = {
 	/**
 	 *  A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
-	 *  `wrote_line`, `edited_path` or `search`.
+	 *  `wrote_line`, `edited_path`, `edited_elsewhere` or `search`.
 	 */
 	kind: string,
 	commit: string | null,
@@ -3850,7 +3850,10 @@ export type WhyTurn_Deserialize = {
 	turn_index?: number | null,
 	/**  The record that is the evidence (`cairn://session/<key>?record=<ordinal>`). */
 	ordinal: number,
-	/**  `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`. */
+	/**
+	 *  `wrote_line`, `wrote_lines`, `edited_path`, `edited_elsewhere`, a link's evidence, or
+	 *  `search`.
+	 */
 	evidence: string,
 	detail: string,
 	confidence: number | null,
@@ -3863,7 +3866,10 @@ export type WhyTurn_Serialize = {
 	turn_index: number | null,
 	/**  The record that is the evidence (`cairn://session/<key>?record=<ordinal>`). */
 	ordinal: number,
-	/**  `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`. */
+	/**
+	 *  `wrote_line`, `wrote_lines`, `edited_path`, `edited_elsewhere`, a link's evidence, or
+	 *  `search`.
+	 */
 	evidence: string,
 	detail: string,
 	confidence: number | null,

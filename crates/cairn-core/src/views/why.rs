@@ -8,14 +8,17 @@
 //! - A **line range** of a file: `git blame` gives each line's commit; per commit as above, and
 //!   per line the last edit before the commit that wrote that text (`wrote_line`); a line no
 //!   edit wrote (a person changed it, or it is too plain to tell: `}`) falls back to the turn
-//!   that last edited the path before the commit (`edited_path`, lower confidence).
+//!   that last edited the path before the commit (`edited_path`, lower confidence). When
+//!   nothing explains the version traced, the sessions that edited the file anyway (another
+//!   branch, undone edits) are named by their last edit of it (`edited_elsewhere`, lowest).
 //! - A **description**: the session-level search (`views::search::sessions`).
 //! - Written down for others: [`Why::attribute`] gives each added line of a commit to the edit
 //!   that wrote it, and [`notes`] records that as Git AI authorship notes (`--write-notes`).
 //!
 //! Evidence kinds and their confidence: a link's own (`commit_by_session` 1.0, `edit_committed`
 //! 0.9, … see `git::associate`), `wrote_lines` 0.6 + 0.35 × the share of the commit's
-//! distinctive added lines the session's edits wrote, `wrote_line` 0.9, `edited_path` 0.45;
+//! distinctive added lines the session's edits wrote, `wrote_line` 0.9, `edited_path` 0.45,
+//! `edited_elsewhere` 0.15;
 //! a session's confidence combines its evidence as independent (1 − Π(1 − c)).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -51,6 +54,9 @@ pub const WROTE_LINE: f64 = 0.9;
 /// A Git AI authorship log on the commit names the session (another tool's word for it).
 pub const AI_NOTE: f64 = 0.95;
 pub const EDITED_PATH: f64 = 0.45;
+/// A session edited the file, but none of its edits is in the version traced (they are on
+/// another branch, or were undone): related, not the answer.
+pub const EDITED_ELSEWHERE: f64 = 0.15;
 
 /// What to explain.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -142,7 +148,7 @@ pub struct WhySession {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct WhyEvidence {
     /// A link's evidence (`commit_by_session`, `edit_committed`, …), `wrote_lines`,
-    /// `wrote_line`, `edited_path` or `search`.
+    /// `wrote_line`, `edited_path`, `edited_elsewhere` or `search`.
     pub kind: String,
     pub commit: Option<String>,
     pub detail: String,
@@ -156,7 +162,8 @@ pub struct WhyTurn {
     pub turn_index: Option<u32>,
     /// The record that is the evidence (`cairn://session/<key>?record=<ordinal>`).
     pub ordinal: u32,
-    /// `wrote_line`, `wrote_lines`, `edited_path`, a link's evidence, or `search`.
+    /// `wrote_line`, `wrote_lines`, `edited_path`, `edited_elsewhere`, a link's evidence, or
+    /// `search`.
     pub evidence: String,
     pub detail: String,
     pub confidence: f64,
@@ -870,7 +877,47 @@ impl<'a> Why<'a> {
                     .push(b.line);
             }
         }
+        if self.found.values().all(|f| f.evidence.is_empty()) {
+            self.edited_elsewhere(path)?;
+        }
         Ok(uncommitted)
+    }
+
+    /// When no session explains the version of `path` traced: the sessions that edited it all
+    /// the same (on a branch not checked out, or in edits undone since), each by its last edit
+    /// of the file, at [`EDITED_ELSEWHERE`]. Asked from a session's edited file, "nothing
+    /// explains it" would read as "no session ever touched it".
+    fn edited_elsewhere(&mut self, path: &str) -> Result<()> {
+        let candidates = self.candidates(None, &[path.to_owned()])?;
+        let db = crate::store::err_in(self.conn);
+        let records = archive::edit_records(self.conn, &candidates).map_err(db)?;
+        let edits = self.edits(&records, None);
+        let mut last: BTreeMap<i64, &Edit> = BTreeMap::new();
+        for e in edits
+            .iter()
+            .filter(|e| e.files.iter().any(|(p, _)| p == path))
+        {
+            last.insert(e.rec.session_id, e);
+        }
+        for (session, e) in last {
+            let detail = format!(
+                "it edited {path}, but the version here holds none of its edits (they are on another branch, or were undone)"
+            );
+            let found = self.found.entry(session).or_default();
+            found.evidence.push(WhyEvidence {
+                kind: "edited_elsewhere".to_owned(),
+                commit: None,
+                detail: detail.clone(),
+                confidence: EDITED_ELSEWHERE,
+            });
+            found.turn(
+                e.rec,
+                "edited_elsewhere",
+                format!("{} of {path}: its last edit of the file", tool(e.rec)),
+                EDITED_ELSEWHERE,
+            );
+        }
+        Ok(())
     }
 
     fn line_count(&self, path: &str) -> Result<u32> {
