@@ -58,6 +58,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!(
         "archive/migrations/0027_sessions_by_agent_id.sql"
     )),
+    Migration {
+        sql: include_str!("archive/migrations/0028_index_escaped_words.sql"),
+        then: Some(reindex_escaped_inputs),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -76,6 +80,14 @@ fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Res
 /// shown as the agent their trajectory names.
 fn set_ran_as(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::set_every_ran_as(tx).map_err(crate::store::err_in(tx))
+}
+
+/// Migration 0028's Rust half: the tool inputs indexed with words glued to JSON escapes are
+/// indexed again as search reads them.
+fn reindex_escaped_inputs(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::reindex_escaped_inputs(tx)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
 }
 
 /// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14

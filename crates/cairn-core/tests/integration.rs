@@ -45,6 +45,7 @@ mod redaction;
 mod redaction_formats;
 mod redaction_props;
 mod search_common_words;
+mod search_escaped_words;
 mod search_hybrid;
 mod settings_props;
 mod turn_digest;

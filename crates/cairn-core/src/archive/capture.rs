@@ -989,13 +989,9 @@ impl<'a> Writer<'a> {
         // writer's time). FTS5 writes its pending index out at every statement savepoint, so
         // these single-row inserts (which open none) must not be interleaved with statements
         // that do.
-        let mut index = tx
-            .prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")
-            .map_err(e)?;
         for (rowid, text, tool_input) in indexed {
-            index.execute(params![rowid, text, tool_input]).map_err(e)?;
+            super::store::index_record(&tx, rowid, text, tool_input).map_err(e)?;
         }
-        drop(index);
         tx.commit().map_err(e)?;
         Ok(results)
     }

@@ -5,6 +5,7 @@
 //! One file per kind of read; every item is re-exported here, so callers name
 //! `archive::store::X` whatever file holds it.
 
+mod fts;
 mod records;
 mod search;
 mod sessions;
@@ -39,6 +40,7 @@ pub(crate) fn first_request_sql(session_id: &str) -> String {
         harness.join(" OR ")
     )
 }
+pub use fts::*;
 pub use records::*;
 pub use search::*;
 pub use sessions::*;

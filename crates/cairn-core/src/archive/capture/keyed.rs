@@ -60,10 +60,12 @@ impl KeyedWriter {
         // holds no index entry: whatever it had was deleted when it was first queued.
         let pending = indexed.iter().rposition(|(rowid, ..)| *rowid == id);
         if pending.is_none() && (old_text.is_some() || old_input.is_some()) {
-            tx.prepare_cached(
-                "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
-            )?
-            .execute(params![id, old_text, old_input])?;
+            crate::archive::store::unindex_record(
+                tx,
+                id,
+                old_text.as_deref(),
+                old_input.as_deref(),
+            )?;
         }
         tx.prepare_cached(
             "UPDATE records SET line_no = ?2, timestamp = ?3, kind = ?4, role = ?5, source_event_kind = ?6,

@@ -206,7 +206,7 @@ pub fn fill_snippets(
         let snippet: Option<Option<String>> = snippet_of
             .query_row(rusqlite::params![expr, id], |r| r.get(0))
             .optional()?;
-        hit.snippet = snippet.flatten().unwrap_or_default();
+        hit.snippet = super::fts::unglued_marks(&snippet.flatten().unwrap_or_default());
     }
     Ok(())
 }

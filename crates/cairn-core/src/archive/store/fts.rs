@@ -1,0 +1,193 @@
+//! What the full-text index (`records_fts`) holds of a record, and the writes that keep it so.
+//!
+//! A tool call's input is stored as JSON, where a line break inside a string is the two
+//! characters `\n`. The index's tokenizer (`unicode61`) splits at the backslash and keeps the
+//! `n` glued to the word after it, so the first word of every line of an edit, a written file
+//! or a multi-line command was indexed as `nword` and no search for `word` found it. The index
+//! is therefore given [`indexed_input`]: the input with each such escape blanked.
+//!
+//! The index reads its snippets back from the `records` table (it is an external-content
+//! index), by token position. So the form indexed must split into exactly as many tokens as
+//! the stored text does, in the same order: an escape is blanked only where its letter is glued
+//! to a word (then it was part of that word's token, and blanking it leaves the word); an
+//! escape standing alone (`\n\n`, `\n"`) stays, a token of its own in both. Every write that
+//! adds a row to the index or takes one out goes through this module, with the same form:
+//! FTS5 takes a row out by the exact values it was given.
+
+use std::borrow::Cow;
+
+use rusqlite::{Connection, params};
+
+/// `input` as the index reads it: each JSON escape `\n`, `\t`, `\r`, `\b`, `\f` or `\uXXXX`
+/// that is glued to an ASCII letter or digit after it replaced by as many spaces (the same
+/// length, so the rest keeps its place). An escaped backslash (`\\n` is a backslash and an
+/// `n`) is not an escape of the letter after it. Words glued to an escape by a non-ASCII
+/// letter stay as they were (whether such a letter is a token character differs between
+/// Unicode's tables and the tokenizer's, and a guess that is wrong would shift the tokens).
+pub fn indexed_input(input: &str) -> Cow<'_, str> {
+    let b = input.as_bytes();
+    let Some(first) = b.iter().position(|&c| c == b'\\') else {
+        return Cow::Borrowed(input);
+    };
+    let glued = |at: usize| b.get(at).is_some_and(u8::is_ascii_alphanumeric);
+    let mut out = b.to_vec();
+    let mut i = first;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let len = match b.get(i + 1) {
+            Some(b'n' | b't' | b'r' | b'b' | b'f') => 2,
+            Some(b'u')
+                if b.get(i + 2..i + 6)
+                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
+            {
+                6
+            }
+            // `\\`, `\"`, `\/`, or a backslash that escapes nothing: not glued to a word.
+            Some(_) => {
+                i += 2;
+                continue;
+            }
+            None => break,
+        };
+        if glued(i + len) {
+            out[i..i + len].fill(b' ');
+        }
+        i += len;
+    }
+    // Only ASCII bytes were replaced, by ASCII spaces: still UTF-8.
+    match String::from_utf8(out) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(input),
+    }
+}
+
+/// A snippet of a stored tool input with each match that starts at a JSON escape glued to the
+/// word (the index's token for `\nword` begins at the `n`) started after the escape, so the
+/// word is marked and the escape reads as it is: `\n` then the marked `word`, not a marked
+/// `nword`.
+pub fn unglued_marks(snippet: &str) -> String {
+    use super::search::MATCH_START;
+    let mut out = String::with_capacity(snippet.len());
+    let mut rest = snippet;
+    while let Some(at) = rest.find(MATCH_START) {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let marked = &after[MATCH_START.len_utf8()..];
+        let escape = match marked.as_bytes() {
+            [b'n' | b't' | b'r' | b'b' | b'f', ..] => 1,
+            [b'u', h @ ..] if h.len() >= 4 && h[..4].iter().all(u8::is_ascii_hexdigit) => 5,
+            _ => 0,
+        };
+        let moved = escape > 0
+            && before.ends_with('\\')
+            && marked[escape..].starts_with(|c: char| c.is_ascii_alphanumeric());
+        if moved {
+            out.push_str(&marked[..escape]);
+            out.push(MATCH_START);
+            rest = &marked[escape..];
+        } else {
+            out.push(MATCH_START);
+            rest = marked;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Add record `rowid` to the index.
+pub fn index_record(
+    conn: &Connection,
+    rowid: i64,
+    text: Option<&str>,
+    tool_input: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")?
+        .execute(params![rowid, text, tool_input.map(indexed_input)])
+        .map(drop)
+}
+
+/// Take record `rowid` out of the index, given the text and input it was stored with.
+pub fn unindex_record(
+    conn: &Connection,
+    rowid: i64,
+    text: Option<&str>,
+    tool_input: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
+    )?
+    .execute(params![rowid, text, tool_input.map(indexed_input)])
+    .map(drop)
+}
+
+/// Migration 28: the records indexed before [`indexed_input`] whose input it changes, taken
+/// out as they were indexed and put back as it reads them. Only inputs holding a backslash can
+/// change; the others are not touched.
+pub fn reindex_escaped_inputs(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut rows =
+        conn.prepare("SELECT id, text, tool_input FROM records WHERE instr(tool_input, '\\') > 0")?;
+    let mut unindex_raw = conn.prepare(
+        "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
+    )?;
+    let mut changed = 0u64;
+    let mut query = rows.query([])?;
+    while let Some(row) = query.next()? {
+        let (id, text, input): (i64, Option<String>, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        if let Cow::Owned(_) = indexed_input(&input) {
+            unindex_raw.execute(params![id, text, input])?;
+            index_record(conn, id, text.as_deref(), Some(&input))?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_glued_to_words_are_blanked_and_the_rest_kept() {
+        for (raw, want) in [
+            (r#"{"s":"alpha\nzebra"}"#, r#"{"s":"alpha  zebra"}"#),
+            (r"a\tb\r\nc", r"a  b\r  c"),
+            (r"x\u001bfoo", r"x      foo"),
+            // Standing alone, an escape is a token of its own and stays.
+            (r"a\n\nb", r"a\n  b"),
+            (r#"a\n""#, r#"a\n""#),
+            (r"end\n", r"end\n"),
+            // An escaped backslash, then a letter: text that held `\n` literally.
+            (r"split(\\nfoo)", r"split(\\nfoo)"),
+            (r"\\\nfoo", r"\\  foo"),
+            // A `\u` without four hex digits, a lone backslash at the end.
+            (r"\u12zz \", r"\u12zz \"),
+            (r"\nÜber", r"\nÜber"),
+        ] {
+            assert_eq!(indexed_input(raw), want, "{raw}");
+            assert_eq!(indexed_input(raw).len(), raw.len());
+        }
+        assert!(matches!(indexed_input("no escapes"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_match_glued_to_an_escape_is_marked_after_it() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        for (snippet, want) in [
+            (
+                format!(r"alpha\{S}nzebra{E} x"),
+                format!(r"alpha\n{S}zebra{E} x"),
+            ),
+            (format!(r"a\{S}u001bfoo{E}"), format!(r"a\u001b{S}foo{E}")),
+            // Not after a backslash, or the escape is all that matched: as it was.
+            (format!("{S}nzebra{E}"), format!("{S}nzebra{E}")),
+            (format!(r"a\{S}n{E}"), format!(r"a\{S}n{E}")),
+            (format!(r"a\{S}u12{E}"), format!(r"a\{S}u12{E}")),
+        ] {
+            assert_eq!(unglued_marks(&snippet), want);
+        }
+    }
+}
