@@ -30,34 +30,34 @@ fn transcript(cwd: &str) -> String {
         json!({"id": format!("m-{id}"), "role": "assistant", "model": "claude-x",
             "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
     };
-    line(0, json!({"role": "user", "content": "tidy the parser"}))
-        + &line(
-            1,
-            call(
-                "t1",
-                "Edit",
-                json!({"file_path": format!("{cwd}/parse.py"),
+    line(
+        0,
+        json!({"role": "user", "content": "tidy the parser in C:\\bin\\nightly"}),
+    ) + &line(
+        1,
+        call(
+            "t1",
+            "Edit",
+            json!({"file_path": format!("{cwd}/parse.py"),
                 "old_string": "def parse(x):\n    return x",
                 "new_string": "def parse(x):\n\tquokkaline = strip(x)\n    return quokkaline"}),
-            ),
-        )
-        + &line(
-            3,
-            call(
-                "t2",
-                "Write",
-                json!({"file_path": format!("{cwd}/NOTES.md"),
+        ),
+    ) + &line(
+        3,
+        call(
+            "t2",
+            "Write",
+            json!({"file_path": format!("{cwd}/NOTES.md"),
                 "content": "# Notes\n\nzanzibarword starts a line\r\nwombatcrlf too\n"}),
-            ),
-        )
-        + &line(
-            5,
-            call(
-                "t3",
-                "Bash",
-                json!({"command": "cd /tmp &&\nnumbatcmd --all", "description": "run it"}),
-            ),
-        )
+        ),
+    ) + &line(
+        5,
+        call(
+            "t3",
+            "Bash",
+            json!({"command": "cd /tmp &&\nnumbatcmd --all", "description": "run it"}),
+        ),
+    )
 }
 
 fn hits(cairn: &Cairn, text: &str) -> Vec<(u32, String)> {
@@ -98,6 +98,13 @@ fn the_first_word_of_each_line_of_a_tool_input_is_found_and_marked() {
             );
         }
     }
+    // In a record's text a backslash is text: the word after it is marked whole.
+    let bin = hits(&cairn, "bin");
+    assert!(
+        bin.iter()
+            .any(|(_, s)| s.contains(&format!(r"C:\{MATCH_START}bin{MATCH_END}\nightly"))),
+        "{bin:?}"
+    );
     // The session search reads the same index.
     let sessions = cairn
         .search_sessions(&SearchQuery {

@@ -64,10 +64,10 @@ pub fn indexed_input(input: &str) -> Cow<'_, str> {
     }
 }
 
-/// A snippet of a stored tool input with each match that starts at a JSON escape glued to the
-/// word (the index's token for `\nword` begins at the `n`) started after the escape, so the
-/// word is marked and the escape reads as it is: `\n` then the marked `word`, not a marked
-/// `nword`.
+/// A snippet of a stored tool input (not of a record's text, where a backslash is text) with
+/// each match that starts at a JSON escape glued to the word (the index's token for `\nword`
+/// begins at the `n`) started after the escape, so the word is marked and the escape reads as
+/// it is: `\n` then the marked `word`, not a marked `nword`.
 pub fn unglued_marks(snippet: &str) -> String {
     use super::search::MATCH_START;
     let mut out = String::with_capacity(snippet.len());
@@ -81,8 +81,11 @@ pub fn unglued_marks(snippet: &str) -> String {
             [b'u', h @ ..] if h.len() >= 4 && h[..4].iter().all(u8::is_ascii_hexdigit) => 5,
             _ => 0,
         };
+        // An odd run of backslashes before the mark: the last one escapes the letter (an even
+        // run is escaped backslashes, and the letter is text).
+        let backslashes = out.chars().rev().take_while(|&c| c == '\\').count();
         let moved = escape > 0
-            && before.ends_with('\\')
+            && backslashes % 2 == 1
             && marked[escape..].starts_with(|c: char| c.is_ascii_alphanumeric());
         if moved {
             out.push_str(&marked[..escape]);
@@ -186,6 +189,9 @@ mod tests {
             (format!("{S}nzebra{E}"), format!("{S}nzebra{E}")),
             (format!(r"a\{S}n{E}"), format!(r"a\{S}n{E}")),
             (format!(r"a\{S}u12{E}"), format!(r"a\{S}u12{E}")),
+            // An escaped backslash, then the letter: text that held `\nfoo`.
+            (format!(r"a\\{S}nfoo{E}"), format!(r"a\\{S}nfoo{E}")),
+            (format!(r"a\\\{S}nfoo{E}"), format!(r"a\\\n{S}foo{E}")),
         ] {
             assert_eq!(unglued_marks(&snippet), want);
         }

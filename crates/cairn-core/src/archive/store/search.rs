@@ -189,8 +189,11 @@ pub fn fill_snippets(
         "SELECT r.id FROM records r JOIN sessions s ON s.id = r.session_id
          WHERE s.session_key = ?1 AND r.ordinal = ?2",
     )?;
+    // The best column's snippet, and the tool input's: when they are the same, the snippet is
+    // of the stored JSON, whose escapes may be glued to a marked word.
     let mut snippet_of = conn.prepare_cached(
-        "SELECT snippet(records_fts, -1, char(57344), char(57345), '…', 16)
+        "SELECT snippet(records_fts, -1, char(57344), char(57345), '…', 16),
+                snippet(records_fts, 1, char(57344), char(57345), '…', 16)
          FROM records_fts WHERE records_fts MATCH ?1 AND rowid = ?2",
     )?;
     for hit in hits
@@ -203,10 +206,16 @@ pub fn fill_snippets(
             })
             .optional()?;
         let Some(id) = id else { continue };
-        let snippet: Option<Option<String>> = snippet_of
-            .query_row(rusqlite::params![expr, id], |r| r.get(0))
+        let snippet: Option<(Option<String>, Option<String>)> = snippet_of
+            .query_row(rusqlite::params![expr, id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        hit.snippet = super::fts::unglued_marks(&snippet.flatten().unwrap_or_default());
+        hit.snippet = match snippet {
+            Some((Some(best), input)) if input.as_ref() == Some(&best) => {
+                super::fts::unglued_marks(&best)
+            }
+            Some((best, _)) => best.unwrap_or_default(),
+            None => String::new(),
+        };
     }
     Ok(())
 }
