@@ -40,6 +40,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("analyze", analyze),
     ("import", import),
     ("settings", settings),
+    ("model_answer", model_answer),
 ];
 
 /// The repository's fixtures (seeds, and the archive the import target imports into).
@@ -742,4 +743,172 @@ fn mcp_toml_edit(text: &str, cli: &str) {
     if matches!(uninstall, Ok(None)) && text.ends_with('\n') && !text.contains("mcp_servers") {
         assert_eq!(gone, text, "uninstall after install");
     }
+}
+
+/// A model's answer to an extraction request (`recall::extract::output`), hostile as any: the
+/// bytes (lossy UTF-8) as an endpoint's reply, and as an agent CLI's once `unfence` took it out of
+/// its code fence. Invariants: `unfence` gives a trimmed piece of its input and is idempotent;
+/// `parse` refuses with a protocol error whose message is one bounded line, or accepts only JSON
+/// whose `entries` it returns one for one (none lost, none invented), each of a known type, with
+/// its ordinals exactly as written (no wrap), a confidence in 0..=1 and text fields that are
+/// printable, trimmed and within their caps (title and body not blank, entities distinct and not
+/// empty); whitespace around the answer changes nothing; `evidence_range` gives, for a unit
+/// `start..=end`, the part of the citation inside it, or the whole unit when the citation misses
+/// it (a reversed unit comes back as given), never a number outside the unit.
+pub fn model_answer(data: &[u8]) {
+    use cairn_core::llm::generator::unfence;
+    let text = String::from_utf8_lossy(data);
+    let inner = unfence(&text);
+    let (at, len) = (inner.as_ptr() as usize, inner.len());
+    let (base, whole) = (text.as_ptr() as usize, text.len());
+    assert!(
+        at >= base && at + len <= base + whole,
+        "unfence gave text that is not the answer's"
+    );
+    assert_eq!(inner.trim(), inner, "unfence left whitespace");
+    assert_eq!(unfence(inner), inner, "unfence is not idempotent");
+    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    model_reply(&text, seed);
+    if inner != text.as_ref() {
+        model_reply(inner, seed);
+    }
+}
+
+fn model_reply(content: &str, seed: u64) {
+    use cairn_core::llm::LlmError;
+    use cairn_core::recall::extract::output;
+    use cairn_core::recall::extract::prompt::MAX_ENTRIES;
+    let parsed = output::parse(content);
+    let padded = output::parse(&format!(" \n\t{content}\r\n "));
+    match (&parsed, &padded) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "whitespace around the answer changed its entries"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("whitespace around the answer changed whether it is taken"),
+    }
+    let entries = match parsed {
+        Err(e) => {
+            assert!(
+                matches!(e, LlmError::Protocol(_)),
+                "not a protocol error: {e:?}"
+            );
+            let m = e.to_string();
+            assert!(
+                !m.is_empty() && m.chars().count() <= 1_000,
+                "an unbounded message: {m:?}"
+            );
+            assert!(
+                !m.chars().any(char::is_control),
+                "a message that is not one printable line: {m:?}"
+            );
+            return;
+        }
+        Ok(entries) => entries,
+    };
+    let reply: serde_json::Value =
+        serde_json::from_str(content.trim()).expect("an accepted answer is JSON");
+    let items = reply["entries"]
+        .as_array()
+        .expect("an accepted answer has entries");
+    assert_eq!(items.len(), entries.len(), "entries lost or invented");
+    assert!(entries.len() <= MAX_ENTRIES);
+    for (i, (e, item)) in entries.iter().zip(items).enumerate() {
+        model_entry(e, item);
+        let h = seed.rotate_left((i as u32 * 7) % 64);
+        let (x, y) = (h as u32, (h >> 32) as u32);
+        let near = |n: i64| u32::try_from(n.clamp(0, i64::from(u32::MAX))).unwrap_or(u32::MAX);
+        let mut units = vec![
+            (0, 0),
+            (0, u32::MAX),
+            (u32::MAX, u32::MAX),
+            (x.min(y), x.max(y)),
+            (x, y),
+            (near(e.first), near(e.last)),
+            (
+                near(e.first.saturating_add(1)),
+                near(e.last.saturating_sub(1)),
+            ),
+        ];
+        units.push((units[5].0.min(units[5].1), units[5].0.max(units[5].1)));
+        for (start, end) in units {
+            cited_range(e, start, end);
+        }
+    }
+}
+
+/// One accepted entry against what the answer held for it.
+fn model_entry(e: &cairn_core::recall::extract::output::RawEntry, item: &serde_json::Value) {
+    use cairn_core::recall::extract::prompt::{
+        MAX_BODY, MAX_ENTITIES, MAX_ENTITY, MAX_TITLE, MAX_TRIGGER, TYPES,
+    };
+    use cairn_core::text::printable;
+    assert!(
+        TYPES.contains(&e.entry_type),
+        "an unknown type {:?}",
+        e.entry_type
+    );
+    assert_eq!(item["type"].as_str(), Some(e.entry_type.as_str()));
+    let field = |value: &str, max: usize, blank_ok: bool, what: &str| {
+        assert!(value.chars().count() <= max, "{what} past its cap");
+        assert!(blank_ok || !value.is_empty(), "a blank {what}");
+        assert_eq!(value.trim(), value, "{what} not trimmed");
+        assert_eq!(
+            printable(value),
+            value,
+            "{what} holds what is not printable: {value:?}"
+        );
+    };
+    field(&e.title, MAX_TITLE, false, "title");
+    field(&e.body, MAX_BODY, false, "body");
+    field(&e.trigger, MAX_TRIGGER, true, "trigger");
+    for (k, v) in [
+        ("title", &e.title),
+        ("body", &e.body),
+        ("trigger", &e.trigger),
+    ] {
+        let written = item[k].as_str().expect("a text field");
+        assert_eq!(printable(written).trim(), v, "{k} is not what was written");
+    }
+    assert!(
+        e.confidence.is_finite() && (0.0..=1.0).contains(&e.confidence),
+        "confidence {}",
+        e.confidence
+    );
+    assert_eq!(item["confidence"].as_f64(), Some(e.confidence));
+    assert!(e.entities.len() <= MAX_ENTITIES);
+    for (j, x) in e.entities.iter().enumerate() {
+        field(x, MAX_ENTITY, false, "entity");
+        assert!(!e.entities[..j].contains(x), "entity {x:?} twice");
+    }
+    assert_eq!(
+        item["evidence"]["first"].as_i64(),
+        Some(e.first),
+        "first is not as written"
+    );
+    assert_eq!(
+        item["evidence"]["last"].as_i64(),
+        Some(e.last),
+        "last is not as written"
+    );
+}
+
+/// `evidence_range` for the unit `start..=end`: the citation's part inside the unit, or the
+/// whole unit when it misses; a reversed unit holds no record, so it comes back as given.
+fn cited_range(e: &cairn_core::recall::extract::output::RawEntry, start: u32, end: u32) {
+    let (a, b) = cairn_core::recall::extract::output::evidence_range(e, start, end);
+    let (lo, hi) = (e.first.min(e.last), e.first.max(e.last));
+    let (s, t) = (i64::from(start), i64::from(end));
+    let want = if start <= end && lo <= t && hi >= s {
+        (lo.max(s), hi.min(t))
+    } else {
+        (s, t)
+    };
+    assert_eq!(
+        (i64::from(a), i64::from(b)),
+        want,
+        "evidence {}..{} in unit {start}..{end}",
+        e.first,
+        e.last
+    );
 }

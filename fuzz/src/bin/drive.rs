@@ -93,6 +93,12 @@ const DICTIONARY: &[&[u8]] = &[
     b"\"\"\"",
     b"'''",
     b" = {",
+    b"\"entries\":",
+    b"\"confidence\":",
+    b"\"first\":",
+    b"```json\n",
+    b"9223372036854775808",
+    b"\\u001b]0;t\\u0007",
 ];
 
 /// SplitMix64: tiny, seedable, good enough to pick mutations.
@@ -286,6 +292,90 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                     out.push([&[which][..], file].concat());
                 }
             }
+        }
+        "model_answer" => {
+            // Answers shaped like a model's (as the fake server in tests/support/fake_llm.rs
+            // gives them), then the ways a model gets them wrong: a code fence, prose around
+            // it, a cut-off tail, terminal escapes, ordinals past u32 and i64, repeated keys,
+            // wrong types, too many entries, deep nesting.
+            let entry = |ty: &str, title: &str, first: &str, last: &str| {
+                format!(
+                    r#"{{"type":"{ty}","title":"{title}","body":"What happened in records 3 to 7.","trigger":"when revisiting record 3","confidence":0.75,"entities":["record-3","cargo test","record-3"],"evidence":{{"first":{first},"last":{last}}}}}"#
+                )
+            };
+            let reply = |entries: &[String]| format!(r#"{{"entries":[{}]}}"#, entries.join(","));
+            let good = reply(&[
+                entry("fact", "Records 3-7: the build needs sqlite3", "3", "7"),
+                entry(
+                    "procedure",
+                    "Run the fuzz targets with scripts/fuzz.sh",
+                    "9",
+                    "9",
+                ),
+                entry(
+                    "open_question",
+                    "Why does the watcher miss renames?",
+                    "12",
+                    "10",
+                ),
+            ]);
+            let pretty = serde_json::from_str::<serde_json::Value>(&good)
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .unwrap_or_default();
+            let every_type: Vec<String> = cairn_core::recall::extract::prompt::TYPES
+                .iter()
+                .map(|t| entry(t.as_str(), "A title", "1", "2"))
+                .collect();
+            let one = |title: &str, first: &str, last: &str| {
+                reply(&[entry("warning", title, first, last)])
+            };
+            let fine = entry("fact", "T", "1", "1");
+            let bad = |from: &str, to: &str| reply(&[fine.replace(from, to)]);
+            let mut answers = vec![
+                r#"{"entries":[]}"#.to_owned(),
+                good.clone(),
+                pretty.clone(),
+                format!("```json\n{good}\n```"),
+                format!("\n```\n{pretty}\n```\n"),
+                format!("Sure! Here are the entries:\n```json\n{good}\n```\nAnything else?"),
+                format!("Here you go: {good}"),
+                good[..good.len() / 2].to_owned(),
+                pretty[..pretty.len() - 2].to_owned(),
+                reply(&every_type),
+                one(
+                    r"\u001b]0;pwned\u0007Title\u001b[31m red\u202e\u0000\u009b2J",
+                    "3",
+                    "4",
+                ),
+                one(r"\u001b[2J \u200b", "3", "4"),
+                one("T", "4294967299", "4294967296"),
+                one("T", "-1", "3"),
+                one("T", "9223372036854775807", "-9223372036854775808"),
+                one("T", "9223372036854775808", "0"),
+                one("T", "3.0", "-0"),
+                one("T", "\"3\"", "1e400"),
+                format!(r#"{{"entries":[{fine}],"entries":[]}}"#),
+                bad(r#""title":"T""#, r#""title":"T","title":"U""#),
+                bad(r#""title":"T""#, r#""title":5"#),
+                bad("0.75", r#""high""#),
+                bad(r#"["record-3","cargo test","record-3"]"#, r#""a""#),
+                bad(r#"{"first":1,"last":1}"#, "[1,1]"),
+                bad(
+                    r#""trigger":"when revisiting record 3""#,
+                    r#""trigger":null"#,
+                ),
+                bad(r#""type":"fact""#, r#""type":"rumour""#),
+                reply(&vec![fine.clone(); 100]),
+                reply(&vec![fine.clone(); 101]),
+                bad(
+                    r#"["record-3""#,
+                    &format!("[{}{}, \"record-3\"", "[".repeat(200), "]".repeat(200)),
+                ),
+                format!("{}{}", "[".repeat(300), "]".repeat(300)),
+            ];
+            answers.push(one(&"x".repeat(500), "1", "2"));
+            answers.push(one(&"x".repeat(501), "1", "2"));
+            out.extend(answers.into_iter().map(String::into_bytes));
         }
         _ => {}
     }
