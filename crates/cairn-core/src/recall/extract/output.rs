@@ -1,9 +1,11 @@
-//! Strict validation of a model's reply against [`super::prompt::schema`]: unknown keys, nulls,
-//! wrong types, blank titles or bodies and out-of-range values are protocol violations, never
-//! silently repaired. Every generator's answer (an endpoint's or an agent CLI's) passes here.
-//! Text fields keep only what is printable ([`crate::text::printable`]: no escape sequences,
-//! control or bidi characters), so an entry never carries a terminal sequence into a listing.
+//! Strict validation of a model's reply against [`super::prompt::schema`]: unknown or repeated
+//! keys, nulls, wrong types, blank titles or bodies and out-of-range values are protocol
+//! violations, never silently repaired. Every generator's answer (an endpoint's or an agent
+//! CLI's) passes here. Text fields keep only what is printable ([`crate::text::printable`]: no
+//! escape sequences, control or bidi characters), so an entry never carries a terminal sequence
+//! into a listing.
 
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::prompt::{
@@ -57,10 +59,78 @@ fn string(v: &Value, at: &str, max: usize, non_blank: bool) -> Result<String, Ll
     Ok(t.to_owned())
 }
 
+/// A reply read as JSON whose objects repeat no key. serde_json keeps the last of a repeated key,
+/// so `{"entries": [...], "entries": []}` would drop the first array unread; a model that writes
+/// a key twice has not said which one it meant.
+struct Distinct(Value);
+
+impl<'de> Deserialize<'de> for Distinct {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DistinctVisitor).map(Distinct)
+    }
+}
+
+struct DistinctVisitor;
+
+impl<'de> Visitor<'de> for DistinctVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Distinct(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "the key {:?} is repeated",
+                    crate::text::one_line(&key, 40)
+                )));
+            }
+            let Distinct(v) = map.next_value()?;
+            members.insert(key, v);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
 /// Parse and validate a reply.
 pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
-    let v: Value =
-        serde_json::from_str(content.trim()).map_err(|e| violation(format!("not JSON ({e})")))?;
+    let Distinct(v) = serde_json::from_str(content.trim()).map_err(|e| {
+        if e.is_data() {
+            violation(e.to_string())
+        } else {
+            violation(format!("not JSON ({e})"))
+        }
+    })?;
     let top = v
         .as_object()
         .ok_or_else(|| violation("the reply is not an object".into()))?;
@@ -199,6 +269,28 @@ mod tests {
             let err = parse(&bad).unwrap_err();
             assert!(matches!(err, LlmError::Protocol(_)), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_repeated_key_refuses_the_reply() {
+        // serde_json alone keeps the last of a repeated key: the first array of entries (or the
+        // first title, or ordinal) would be dropped without a word.
+        let one = entry("");
+        let array = &one["{\"entries\":".len()..one.len() - 1];
+        for bad in [
+            format!(r#"{{"entries":{array},"entries":[]}}"#),
+            entry(r#","title":"U""#),
+            entry("").replace(r#""last":4"#, r#""last":4,"first":9"#),
+        ] {
+            let err = parse(&bad).unwrap_err();
+            assert!(matches!(err, LlmError::Protocol(_)), "{bad}: {err}");
+            assert!(err.to_string().contains("is repeated"), "{bad}: {err}");
+        }
+        // The same keys in other objects are no repetition.
+        assert_eq!(
+            parse(&format!(r#"{{"entries":{array}}}"#)).unwrap().len(),
+            1
+        );
     }
 
     #[test]
