@@ -33,6 +33,7 @@ mod detect;
 mod embed_endpoint;
 mod embed_golden;
 mod extract;
+mod extract_answer_props;
 mod extract_generators;
 mod extract_setup;
 mod floors;
