@@ -225,6 +225,7 @@ async def main():
             await c.error("recall_feedback", {"entry_id": "nope", "verdict": "meh"}, "expected `helpful` or `wrong`")
             await c.error("recall_feedback", {"entry_id": "nope", "verdict": "wrong"}, "nope")
             await c.error("recall_propose", dict(prop_args, evidence=[]), "evidence")
+            await c.error("recall_propose", dict(prop_args, title="\u200b\ufeff \u00ad"), "`title` is empty")
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=["cairn://session/sha256-nope?record=1"]), "not in the archive")
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=[f"cairn://session/{key}?record=999990-999991"]), "evidence")
             await c.error("recall_brief", {"max_tokens": 10**6}, "max_tokens")

@@ -22,6 +22,25 @@ pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether `text` shows nothing: only whitespace and characters drawn as nothing (zero-width
+/// spaces and joiners, the word joiner and invisible operators, the byte-order mark, the soft
+/// hyphen, the plain direction marks). A title of those alone is blank to a reader, however
+/// many characters it has.
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\u{ad}'
+                    | '\u{180e}'
+                    | '\u{200b}'..='\u{200f}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{061c}'
+                    | '\u{feff}'
+            )
+    })
+}
+
 /// Text safe to show on a terminal or in a message. Removed whole: escape sequences, 7-bit
 /// (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …) and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC),
 /// with their parameters and strings. Dropped: every other control character (C0, DEL, C1)

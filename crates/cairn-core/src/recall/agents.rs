@@ -131,13 +131,13 @@ fn session_row(conn: &Connection, key_or_id: &str) -> Result<Option<SessionRow>>
 pub fn propose(conn: &Connection, p: &Proposal, who: &Speaker, now: &str) -> Result<Proposed> {
     let db = crate::store::err_in(conn);
     let title = agent_text("title", &p.title, MAX_TITLE)?;
-    if title.is_empty() {
+    if crate::text::is_blank(&title) {
         return Err(Error::Invalid(
             "`title` is empty; give the entry a title".into(),
         ));
     }
     let body = agent_text("body", &p.body, MAX_BODY)?;
-    if body.is_empty() {
+    if crate::text::is_blank(&body) {
         return Err(Error::Invalid(
             "`body` is empty; say what the entry claims".into(),
         ));

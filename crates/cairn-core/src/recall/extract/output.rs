@@ -50,7 +50,7 @@ fn string(v: &Value, at: &str, max: usize, non_blank: bool) -> Result<String, Ll
         .ok_or_else(|| violation(format!("{at} is not a string")))?;
     let s = crate::text::printable(s);
     let t = s.trim();
-    if non_blank && t.is_empty() {
+    if non_blank && crate::text::is_blank(t) {
         return Err(violation(format!("{at} is blank")));
     }
     if t.chars().count() > max {
@@ -307,6 +307,10 @@ mod tests {
         // A title of nothing but a sequence is blank, so the reply is refused.
         let blank = entry("").replace("\" T \"", "\"\\u001b[2J\"");
         assert!(matches!(parse(&blank), Err(LlmError::Protocol(_))));
+        // So is one of characters drawn as nothing (zero-width, BOM, soft hyphen, marks).
+        let unseen = entry("").replace("\" T \"", "\"\\u200b\\ufeff \\u00ad\\u2060\\u200e\"");
+        let refused = parse(&unseen).unwrap_err().to_string();
+        assert!(refused.contains("blank"), "{refused}");
     }
 
     #[test]
