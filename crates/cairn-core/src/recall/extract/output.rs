@@ -124,7 +124,9 @@ impl<'de> Visitor<'de> for DistinctVisitor {
 
 /// Parse and validate a reply.
 pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
-    let Distinct(v) = serde_json::from_str(content.trim()).map_err(|e| {
+    // A byte-order mark some tools put before their output is no part of the JSON.
+    let content = content.trim_start_matches('\u{feff}').trim();
+    let Distinct(v) = serde_json::from_str(content).map_err(|e| {
         if e.is_data() {
             violation(e.to_string())
         } else {
@@ -311,6 +313,8 @@ mod tests {
         let unseen = entry("").replace("\" T \"", "\"\\u200b\\ufeff \\u00ad\\u2060\\u200e\"");
         let refused = parse(&unseen).unwrap_err().to_string();
         assert!(refused.contains("blank"), "{refused}");
+        // A byte-order mark before the answer is no reason to refuse it.
+        assert_eq!(parse(&format!("\u{feff}{}", entry(""))).unwrap().len(), 1);
     }
 
     #[test]
