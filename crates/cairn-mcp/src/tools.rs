@@ -424,7 +424,10 @@ impl Server {
             Some(hint) => format!("{e}; {hint}"),
             None => e.to_string(),
         };
-        let msg = self.out().text(&msg);
+        // The core names the CLI's flag; an agent passes the tool's argument.
+        let msg = self
+            .out()
+            .text(&msg.replace("--mode lexical", "`\"mode\": \"lexical\"`"));
         match kind {
             ErrorKind::NotFound => ErrorData::resource_not_found(msg, None),
             ErrorKind::Invalid => ErrorData::invalid_params(msg, None),
