@@ -100,6 +100,49 @@ pub fn unglued_marks(snippet: &str) -> String {
     out
 }
 
+/// A snippet of a stored tool input as a person reads it: the JSON escapes decoded (`\"` and
+/// `\\` to the character, a line break, tab or other control character to a space, since a
+/// snippet is one line), so a command reads `git commit -m "fix"`, not `-m \"fix\"`. A cut-off
+/// or unknown escape stays as written; the match marks stay where they are.
+pub fn readable_escapes(snippet: &str) -> String {
+    let mut out = String::with_capacity(snippet.len());
+    let mut chars = snippet.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some(e @ ('"' | '\\' | '/')) => {
+                chars.next();
+                out.push(e);
+            }
+            Some('n' | 'r' | 't' | 'b' | 'f') => {
+                chars.next();
+                out.push(' ');
+            }
+            Some('u') => {
+                let hex: String = chars.clone().skip(1).take(4).collect();
+                match u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)
+                {
+                    Some(code) => {
+                        chars.nth(4);
+                        match char::from_u32(code).filter(|c| !c.is_control()) {
+                            Some(decoded) => out.push(decoded),
+                            None => out.push(' '),
+                        }
+                    }
+                    None => out.push(c),
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Add record `rowid` to the index.
 pub fn index_record(
     conn: &Connection,
@@ -174,6 +217,32 @@ mod tests {
             assert_eq!(indexed_input(raw).len(), raw.len());
         }
         assert!(matches!(indexed_input("no escapes"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_tool_inputs_snippet_reads_with_its_escapes_decoded() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        for (snippet, want) in [
+            (
+                format!(r#"{{"command":"git commit -m \"{S}Login{E} ok\""}}"#),
+                format!(r#"{{"command":"git commit -m "{S}Login{E} ok""}}"#),
+            ),
+            (
+                format!(r"alpha\n{S}zebra{E}\tx"),
+                format!("alpha {S}zebra{E} x"),
+            ),
+            // A control character or a lone surrogate half is a space.
+            (
+                r"C:\\bin \/ caf\u00e9 \u001b \uD83D".into(),
+                r"C:\bin / café    ".into(),
+            ),
+            // Cut off at the end, or no escape at all: as written.
+            (r"end \u12".into(), r"end \u12".into()),
+            (r"end \".into(), r"end \".into()),
+            (r"a \q".into(), r"a \q".into()),
+        ] {
+            assert_eq!(readable_escapes(&snippet), want, "{snippet}");
+        }
     }
 
     #[test]
