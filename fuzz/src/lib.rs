@@ -806,8 +806,9 @@ fn model_reply(content: &str, seed: u64) {
         }
         Ok(entries) => entries,
     };
-    let reply: serde_json::Value =
-        serde_json::from_str(content.trim()).expect("an accepted answer is JSON");
+    // As `parse` reads it: a byte-order mark before the JSON is no part of it.
+    let json = content.trim().trim_start_matches('\u{feff}').trim();
+    let reply: serde_json::Value = serde_json::from_str(json).expect("an accepted answer is JSON");
     let items = reply["entries"]
         .as_array()
         .expect("an accepted answer has entries");

@@ -339,6 +339,8 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 format!("\n```\n{pretty}\n```\n"),
                 format!("Sure! Here are the entries:\n```json\n{good}\n```\nAnything else?"),
                 format!("Here you go: {good}"),
+                format!("\u{feff}{good}"),
+                format!("\n\u{feff}{pretty}"),
                 good[..good.len() / 2].to_owned(),
                 pretty[..pretty.len() - 2].to_owned(),
                 reply(&every_type),

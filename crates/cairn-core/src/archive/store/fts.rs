@@ -162,10 +162,20 @@ pub fn unindex_record(
     text: Option<&str>,
     tool_input: Option<&str>,
 ) -> rusqlite::Result<()> {
+    delete_indexed(conn, rowid, text, tool_input.map(indexed_input).as_deref())
+}
+
+/// Take record `rowid` out of the index given the exact values it was indexed with.
+fn delete_indexed(
+    conn: &Connection,
+    rowid: i64,
+    text: Option<&str>,
+    indexed: Option<&str>,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
     )?
-    .execute(params![rowid, text, tool_input.map(indexed_input)])
+    .execute(params![rowid, text, indexed])
     .map(drop)
 }
 
@@ -175,16 +185,14 @@ pub fn unindex_record(
 pub fn reindex_escaped_inputs(conn: &Connection) -> rusqlite::Result<u64> {
     let mut rows =
         conn.prepare("SELECT id, text, tool_input FROM records WHERE instr(tool_input, '\\') > 0")?;
-    let mut unindex_raw = conn.prepare(
-        "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
-    )?;
     let mut changed = 0u64;
     let mut query = rows.query([])?;
     while let Some(row) = query.next()? {
         let (id, text, input): (i64, Option<String>, String) =
             (row.get(0)?, row.get(1)?, row.get(2)?);
         if let Cow::Owned(_) = indexed_input(&input) {
-            unindex_raw.execute(params![id, text, input])?;
+            // Indexed as stored, before this form existed.
+            delete_indexed(conn, id, text.as_deref(), Some(&input))?;
             index_record(conn, id, text.as_deref(), Some(&input))?;
             changed += 1;
         }

@@ -125,7 +125,7 @@ impl<'de> Visitor<'de> for DistinctVisitor {
 /// Parse and validate a reply.
 pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
     // A byte-order mark some tools put before their output is no part of the JSON.
-    let content = content.trim_start_matches('\u{feff}').trim();
+    let content = content.trim().trim_start_matches('\u{feff}').trim();
     let Distinct(v) = serde_json::from_str(content).map_err(|e| {
         if e.is_data() {
             violation(e.to_string())
@@ -315,6 +315,10 @@ mod tests {
         assert!(refused.contains("blank"), "{refused}");
         // A byte-order mark before the answer is no reason to refuse it.
         assert_eq!(parse(&format!("\u{feff}{}", entry(""))).unwrap().len(), 1);
+        assert_eq!(
+            parse(&format!("\n \u{feff}{}", entry(""))).unwrap().len(),
+            1
+        );
     }
 
     #[test]
