@@ -177,6 +177,12 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 out.push(rule.test_value.as_bytes().to_vec());
                 out.push(format!("{{\"text\":\"run with {} now\"}}", rule.test_value).into_bytes());
             }
+            // Escapes a marker splits (`\/\u0026…` became `\/\[REDACTED:…]`, which the second
+            // outbound pass read as a path; found by the outbound property test).
+            out.push(
+                br"\/\u00261a0aaaa0a8aa010cbbdf1fceb25e3ba44c70db30DISCORD_BOT_TOKEN=MTAwMDAwMDAwMDAwMDAwMDAw.EXAMPL.EXAMPLEEXAMPLEEXAMPLEEXAMPLE00"
+                    .to_vec(),
+            );
             for p in files_under(&root.join("claude"), "jsonl")
                 .into_iter()
                 .take(3)

@@ -331,7 +331,12 @@ impl Redactor {
                     return;
                 }
                 let personal = tok.starts_with('~') || home.is_some_and(|h| is_under(tok, h));
-                let deep = tok.get(1..).is_some_and(|t| t.contains(['/', '\\']));
+                // A separator ending the token makes it no deeper: where a marker took what
+                // followed `/x\`, the `/x\` left must read as `/x` did (found by the outbound
+                // property test: `\/\u0026…` came back as `\/\[REDACTED:…]`).
+                let deep = tok
+                    .get(1..)
+                    .is_some_and(|t| t.trim_end_matches(['/', '\\']).contains(['/', '\\']));
                 if personal || deep || tok.as_bytes().get(1) == Some(&b':') {
                     out.push(Finding {
                         rule: PATH,
@@ -2799,6 +2804,33 @@ mod tests {
                 !text.replace(r"\/", "/").contains("/home/dev"),
                 "{s} -> {text}"
             );
+        }
+    }
+
+    /// What a marker leaves of a path is read as the path was: `\/\u0026<secret>` keeps its
+    /// `\/\` (a root followed by an escape, no folder), and so does the second pass, which sees
+    /// `\/\[REDACTED:…]` (found by the outbound property test on CI). A separator ending a token
+    /// never makes it deep; one inside it still does.
+    #[test]
+    fn a_separator_left_before_a_marker_is_no_deeper_path() {
+        let secret = "1a0aaaa0a8aa010cbbdf1fceb25e3ba44c70db30DISCORD_BOT_TOKEN=\
+                      MTAwMDAwMDAwMDAwMDAwMDAw.EXAMPL.EXAMPLEEXAMPLEEXAMPLEEXAMPLE00";
+        for (s, want) in [
+            (
+                format!(r"\/\u0026{secret}"),
+                r"\/\[REDACTED:high-entropy][REDACTED:discord-token]".to_owned(),
+            ),
+            (
+                format!(r"\/x\u0026{secret}"),
+                r"\/x\[REDACTED:high-entropy][REDACTED:discord-token]".to_owned(),
+            ),
+            ("/tmp/ and /x\\".to_owned(), "/tmp/ and /x\\".to_owned()),
+            (
+                "/tmp/a/ and /x\\y".to_owned(),
+                "[REDACTED:path] and [REDACTED:path]".to_owned(),
+            ),
+        ] {
+            assert_eq!(outbound_as_ann(&s, &mut Vec::new()), want, "{s}");
         }
     }
 
