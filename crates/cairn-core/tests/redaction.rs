@@ -598,7 +598,7 @@ fn plant(v: &mut Value, k: usize, text: String) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(crate::support::proptest_cases(512)))]
 
     #[test]
     fn redact_text_is_idempotent(s in text()) {

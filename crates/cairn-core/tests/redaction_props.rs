@@ -105,7 +105,7 @@ fn same_shape(a: &Value, b: &Value) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(384))]
+    #![proptest_config(ProptestConfig::with_cases(crate::support::proptest_cases(384)))]
 
     #[test]
     fn redaction_replaces_exactly_the_findings_with_markers(s in text()) {

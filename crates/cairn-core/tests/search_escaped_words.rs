@@ -189,7 +189,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(crate::support::proptest_cases(512)))]
 
     /// A string as a tool input stores it (JSON), and any text at all: the indexed form splits
     /// into the same number of tokens, each the stored one's or its tail (the escape's letters

@@ -1273,15 +1273,8 @@ fn toml_secrets(text: &str) -> Vec<&str> {
         .collect()
 }
 
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+    #![proptest_config(ProptestConfig::with_cases(crate::support::proptest_cases(256)))]
 
     #[test]
     fn json_text_reads_exactly_json_and_its_spans_agree_with_serde_json(text in hostile_text()) {

@@ -13,8 +13,8 @@ use cairn_core::archive::capture::Quiet;
 use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::archive::sources::FileRole;
 
-/// Cases a property test over whole fixture transcripts runs: `default` (each case captures a
-/// transcript several times, so they are few), or `PROPTEST_CASES` for a longer hunt.
+/// Cases a property test runs: `default` (over whole fixture transcripts few, since each case
+/// captures a transcript several times), or `PROPTEST_CASES` for a longer hunt.
 pub fn proptest_cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
