@@ -88,7 +88,8 @@ pub fn hand_off<R: Runtime>(app: &AppHandle<R>, argv: Vec<String>) {
         }
         None if given > 0 => {
             eprintln!(
-                "cairn-desktop: a second launch passed {given} argument(s), none a cairn:// link it may open"
+                "cairn-desktop: a second launch passed {}, none a cairn:// link it may open",
+                cairn_core::text::plural(given, "argument")
             );
         }
         None => {}

@@ -273,7 +273,7 @@ fn an_export_carries_no_secret_escape_markup_or_home_and_says_what_it_left_out()
                 "{format}: the trailer names the redaction"
             );
             assert!(
-                text.contains("1 tool output(s) cut at 4096 bytes"),
+                text.contains("1 tool output cut at 4096 bytes ("),
                 "{format}"
             );
         }

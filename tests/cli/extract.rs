@@ -91,9 +91,7 @@ fn preview_then_run_then_status() {
     assert!(fake.requests().is_empty(), "a preview sends nothing");
     let human = ok(&env, &["recall", "extract", "preview"]);
     assert!(
-        human.contains(&format!(
-            "Would read: {sessions} session(s), {units} unit(s)"
-        )),
+        human.contains(&format!("Would read: {sessions} sessions, {units} units")),
         "{human}"
     );
 

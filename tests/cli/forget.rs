@@ -108,13 +108,17 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     let out = env.run(&["forget", "marked-session"]);
     assert_eq!(out.status.code(), Some(1));
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.contains("Would forget 1 session(s)"), "{listed}");
+    assert!(listed.contains("Would forget 1 session:"), "{listed}");
     assert!(
         listed.contains("3 records") || listed.contains("4 records"),
         "{listed}"
     );
     assert!(
         listed.contains("Marker fact (back to the inbox, unreviewed)"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Recall: 1 evidence link revoked in 1 entry:"),
         "{listed}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));

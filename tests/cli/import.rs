@@ -109,7 +109,7 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         .output()
         .unwrap();
     let listing = String::from_utf8_lossy(&out.stdout);
-    assert!(listing.contains("Would forget 3 session(s)"), "{listing}");
+    assert!(listing.contains("Would forget 3 sessions:"), "{listing}");
     // Search reads imported sessions like any other, under the agent that ran them.
     let hits = env.json(&["search", "spotter", "--limit", "10000"]);
     let hits = hits.as_array().unwrap();

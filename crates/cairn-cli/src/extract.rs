@@ -9,6 +9,7 @@ use cairn_core::recall::extract::{Event, ExtractProgress, RunOptions, Scope};
 use clap::{Args, Subcommand};
 
 use crate::render::{self, clean};
+use cairn_core::text::plural;
 
 #[derive(Subcommand)]
 pub enum ExtractCommand {
@@ -100,7 +101,8 @@ impl ExtractProgress for Lines {
             } => {
                 st.1 = *sessions;
                 format!(
-                    "extracting {sessions} session(s) with generation {}",
+                    "extracting {} with generation {}",
+                    plural(*sessions, "session"),
                     short(fingerprint)
                 )
             }
@@ -110,11 +112,12 @@ impl ExtractProgress for Lines {
                 units_todo,
                 ..
             } => format!(
-                "[{}/{}] {} {}: {units_todo} unit(s)",
+                "[{}/{}] {} {}: {}",
                 st.0 + 1,
                 st.1,
                 short(session_key),
-                render::clean(title)
+                render::clean(title),
+                plural(*units_todo, "unit")
             ),
             Event::UnitDone {
                 session_key,
@@ -164,8 +167,9 @@ pub fn run(
             }
             writeln!(
                 out,
-                "Would read: {} session(s), {} unit(s) (model calls before any splitting)",
-                p.sessions, p.units
+                "Would read: {}, {} (model calls before any splitting)",
+                plural(p.sessions, "session"),
+                plural(p.units, "unit")
             )?;
             writeln!(
                 out,

@@ -7,6 +7,7 @@ use cairn_core::{Cairn, ForgetPlan, ForgetRequest};
 
 use crate::AgentArg;
 use crate::render::{self, clean};
+use cairn_core::text::plural;
 
 #[derive(clap::Args)]
 pub struct ForgetArgs {
@@ -30,7 +31,11 @@ pub struct ForgetArgs {
 }
 
 fn describe(out: &mut impl Write, plan: &ForgetPlan) -> std::io::Result<()> {
-    writeln!(out, "Would forget {} session(s):", plan.sessions.len())?;
+    writeln!(
+        out,
+        "Would forget {}:",
+        plural(plan.sessions.len(), "session")
+    )?;
     for s in &plan.sessions {
         writeln!(
             out,
@@ -50,15 +55,19 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "with {} turns, {} records, {} retained copies, {} vectors, {} links.",
-        plan.turns, plan.records, plan.retained_copies, plan.vectors, plan.links
+        "with {}, {}, {}, {}, {}.",
+        plural(plan.turns, "turn"),
+        plural(plan.records, "record"),
+        plural(plan.retained_copies, "retained copy"),
+        plural(plan.vectors, "vector"),
+        plural(plan.links, "link")
     )?;
     if plan.recall_evidence > 0 {
         writeln!(
             out,
-            "Recall: {} evidence link(s) revoked in {} entr(ies):",
-            plan.recall_evidence,
-            plan.recall_entries.len()
+            "Recall: {} revoked in {}:",
+            plural(plan.recall_evidence, "evidence link"),
+            plural(plan.recall_entries.len(), "entry")
         )?;
         for e in &plan.recall_entries {
             let fate = if e.back_to_inbox {
@@ -151,10 +160,10 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         }
         writeln!(
             out,
-            "Forgot {} session(s) and {} records; {} retained file(s) deleted; database {} → {} bytes.",
-            done.removed.sessions.len(),
-            done.removed.records,
-            done.retained_files_deleted,
+            "Forgot {} and {}; {} deleted; database {} → {} bytes.",
+            plural(done.removed.sessions.len(), "session"),
+            plural(done.removed.records, "record"),
+            plural(done.retained_files_deleted, "retained file"),
             done.db_bytes_before,
             done.db_bytes_after
         )?;

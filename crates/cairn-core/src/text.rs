@@ -144,11 +144,15 @@ pub fn control_sequences(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// `1 session`, `2 sessions`: a count and its noun, which takes an `s` unless the count is one.
-pub fn plural(n: impl Into<i128>, noun: &str) -> String {
-    match n.into() {
+/// `1 session`, `2 sessions`, `3 entries`: a count and its noun, which takes an `s` (a `y`
+/// after a consonant becomes `ies`) unless the count is one.
+pub fn plural(n: impl TryInto<i128>, noun: &str) -> String {
+    match n.try_into().unwrap_or(i128::MAX) {
         1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
+        n => match noun.strip_suffix('y') {
+            Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{n} {stem}ies"),
+            _ => format!("{n} {noun}s"),
+        },
     }
 }
 
@@ -237,6 +241,17 @@ pub fn short_time(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plurals_agree_with_their_count() {
+        assert_eq!(plural(1usize, "session"), "1 session");
+        assert_eq!(plural(0u32, "session"), "0 sessions");
+        assert_eq!(plural(2i64, "entry"), "2 entries");
+        assert_eq!(plural(1u8, "entry"), "1 entry");
+        assert_eq!(plural(3usize, "retained copy"), "3 retained copies");
+        assert_eq!(plural(2usize, "key"), "2 keys");
+        assert_eq!(plural(-1i32, "day"), "-1 days");
+    }
 
     #[test]
     fn time_bounds_are_days_or_utc_times() {

@@ -175,7 +175,8 @@ impl Cairn {
                 match git::relink_failed(store.conn()) {
                     Ok(0) => {}
                     Ok(n) => tracing::warn!(
-                        "{n} session(s) failed to relink {} times and are left as they are until they next change",
+                        "{} failed to relink {} times; each is left as it is until it next changes",
+                        crate::text::plural(n, "session"),
                         git::MAX_LINK_ATTEMPTS
                     ),
                     Err(e) => tracing::warn!("counting the failed relink failed: {e}"),

@@ -166,15 +166,17 @@ impl LeftOut {
         }
         if self.outputs_cut > 0 {
             parts.push(format!(
-                "{} tool output(s) cut at {} bytes ({} bytes left out); raise the limit with `--max-output BYTES`.",
-                self.outputs_cut, self.max_output_bytes, self.output_bytes_cut
+                "{} cut at {} bytes ({} left out); raise the limit with `--max-output BYTES`.",
+                crate::text::plural(self.outputs_cut, "tool output"),
+                self.max_output_bytes,
+                crate::text::plural(self.output_bytes_cut, "byte")
             ));
         }
         if self.turns_not_exported > 0 {
-            parts.push(format!(
-                "{} turn(s) of the session are not in this export.",
-                self.turns_not_exported
-            ));
+            parts.push(match self.turns_not_exported {
+                1 => "1 turn of the session is not in this export.".to_owned(),
+                n => format!("{n} turns of the session are not in this export."),
+            });
         }
         if self.home_written_as_tilde {
             parts.push("The home directory is written as `~`.".to_owned());

@@ -594,8 +594,8 @@ pub fn activate(
     let r = readiness(tx, fingerprint, quiet_cutoff)?;
     if r.partial > 0 {
         return Err(Error::Conflict(format!(
-            "generation {short} has {} half-read session(s); finish them with `cairn recall extract run` before activating",
-            r.partial
+            "generation {short} has {} half-read; finish reading with `cairn recall extract run` before activating",
+            crate::text::plural(r.partial, "session")
         )));
     }
     if r.publishable == 0 {
