@@ -1079,6 +1079,7 @@ const TOML_PIECES: &[&str] = &[
     "[mcp_servers.cairn]\nargs = [\"mcp\"]\ncommand = '%'\n\n[mcp_servers.cairn.env]\nX = \"@\"\n",
     "[ mcp_servers . \"cairn\" ]\ncommand = \"%\"\nargs = [ \"mcp\" ]\n",
     "[mcp_servers.cairn]\ncommand = \"npx\"\nargs = [\"mcp\"]\n",
+    "[mcp_servers.cairn.env]\nCAIRN_DATA_DIR = \"/data\"\n",
     "[\"mcp_servers.cairn\"]\ncommand = \"%\"\nargs = [\"mcp\"]\n",
     "notes = \"\"\"\n[mcp_servers.cairn]\ncommand = \"%\"\n\"\"\"\n",
     "notes2 = '''\n[mcp_servers.cairn]\n'''\n",
@@ -1250,7 +1251,20 @@ fn check_toml(text: &str, cli: &str) -> Result<(), TestCaseError> {
         }
     }
     match uninstall {
-        Ok(Some(after)) => check(&after, None)?,
+        Ok(Some(after)) => {
+            check(&after, None)?;
+            // No piece of Cairn's table holds a comment line: every one is a person's.
+            for comment in text.lines().filter(|l| l.trim_start().starts_with('#')) {
+                prop_assert_eq!(
+                    after.lines().filter(|l| *l == comment).count(),
+                    text.lines().filter(|l| *l == comment).count(),
+                    "comment {:?} lost: {:?} -> {:?}",
+                    comment,
+                    text,
+                    after
+                );
+            }
+        }
         Ok(None) => prop_assert!(present.is_none()),
         Err(e) => {
             let e = e.to_string();

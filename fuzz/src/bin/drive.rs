@@ -291,6 +291,9 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 // Codex's config.toml, and lines that look like Cairn's table without being it.
                 b"model = \"gpt-5.1-codex\"\n# my servers\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n\n[mcp_servers.db.env]\nPGPASSWORD = \"Summer2024!\"\n\n[features]\ncodex_hooks = true\n",
                 b"[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\" # moved\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n\n[mcp_servers.cairn.env]\nX = \"y\"\n",
+                // Cairn's sub-table after other tables, and a person's comments around it
+                // (an uninstall left the sub-table, then refused the entry it made).
+                b"[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"\nargs = [\"mcp\"]\n\n# the database\n[mcp_servers.db.env]\nPGPASSWORD = \"Summer2024!\"\n\n[mcp_servers.cairn.env]\nX = \"y\"\n# the end\n",
                 b"# a \"\"\" in a comment\nnotes = '''\n[mcp_servers.cairn]\n'''\nlist = [\n  [\"mcp_servers.cairn\"]\n]\n[\"mcp_servers.cairn\"]\ncommand = \"x\"\n[mcp_servers]\ndb = { command = \"x\", env = {\n  TOKEN = \"t\",\n} }\n",
             ];
             for file in files {

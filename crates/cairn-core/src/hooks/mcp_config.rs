@@ -554,15 +554,26 @@ fn header(line: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Every table header of a TOML document (`[a.b]`, `[[a]]`), in text order: where it lies and
-/// its key path, as TOML's own parser reads them (not lines inside a multi-line string or array,
-/// nor a quoted key holding a dot).
-fn toml_headers(text: &str) -> Option<Vec<(std::ops::Range<usize>, Vec<String>)>> {
-    fn walk(
-        table: &toml_edit::Table,
-        path: &mut Vec<String>,
-        out: &mut Vec<(std::ops::Range<usize>, Vec<String>)>,
-    ) {
+/// A table header of a TOML document as its parser reads it.
+struct Header {
+    /// Where the header lies (`[a.b]`, `[[a]]`).
+    span: std::ops::Range<usize>,
+    /// Its key path, parts unquoted.
+    key: Vec<String>,
+    /// Where the comment lines written above it begin (`span.start` when there are none): they
+    /// belong to it, not to the table before.
+    lead: usize,
+}
+
+/// Every table header of a TOML document, in text order, as TOML's own parser reads them (not
+/// lines inside a multi-line string or array, nor a quoted key holding a dot); and where the
+/// comment lines after the last table begin (the text's end when there are none).
+fn toml_headers(text: &str) -> Option<(Vec<Header>, usize)> {
+    fn lead(text: &str, table: &toml_edit::Table, at: usize) -> usize {
+        let prefix = table.decor().prefix().and_then(toml_edit::RawString::span);
+        prefix.map_or(at, |p| first_comment(text, p))
+    }
+    fn walk(text: &str, table: &toml_edit::Table, path: &mut Vec<String>, out: &mut Vec<Header>) {
         for (key, item) in table.iter() {
             path.push(key.to_owned());
             let tables: Vec<&toml_edit::Table> = match item {
@@ -572,18 +583,39 @@ fn toml_headers(text: &str) -> Option<Vec<(std::ops::Range<usize>, Vec<String>)>
             };
             for t in tables {
                 if let Some(span) = t.span().filter(|_| !t.is_implicit() && !t.is_dotted()) {
-                    out.push((span, path.clone()));
+                    out.push(Header {
+                        lead: lead(text, t, span.start),
+                        span,
+                        key: path.clone(),
+                    });
                 }
-                walk(t, path, out);
+                walk(text, t, path, out);
             }
             path.pop();
         }
     }
     let doc = toml_edit::Document::parse(text).ok()?;
     let mut out = Vec::new();
-    walk(doc.as_table(), &mut Vec::new(), &mut out);
-    out.sort_by_key(|(span, _)| span.start);
-    Some(out)
+    walk(text, doc.as_table(), &mut Vec::new(), &mut out);
+    out.sort_by_key(|h| h.span.start);
+    let tail = doc
+        .trailing()
+        .span()
+        .map_or(text.len(), |t| first_comment(text, t));
+    Some((out, tail))
+}
+
+/// Where the first comment line of the whitespace and comments in `span` begins (blank lines
+/// before it are the space after the table before), or the span's end.
+fn first_comment(text: &str, span: std::ops::Range<usize>) -> usize {
+    let mut start = span.start;
+    for line in text[span.clone()].split_inclusive('\n') {
+        if line.trim_start().starts_with('#') {
+            return start;
+        }
+        start += line.len();
+    }
+    span.end
 }
 
 /// The index of the line holding byte `at`.
@@ -591,18 +623,29 @@ fn line_of(text: &str, at: usize) -> usize {
     text[..at].matches('\n').count()
 }
 
-/// The lines of `[mcp_servers.cairn]` (its sub-tables included): the range of line indices.
-fn toml_block(text: &str) -> Option<(usize, usize)> {
-    let headers = toml_headers(text)?;
+/// How many lines start before byte `at`: the index of the line starting there, or the
+/// number of lines (a last one without its line break counted) for the text's end.
+fn lines_before(text: &str, at: usize) -> usize {
+    text[..at].split_inclusive('\n').count()
+}
+
+/// The lines of `[mcp_servers.cairn]` and its sub-tables, wherever each lies: ranges of line
+/// indices, in order. Each ends where the comment lines above the next table (or at the end of
+/// the file) begin: a person wrote those, not Cairn.
+fn toml_blocks(text: &str) -> Option<Vec<(usize, usize)>> {
+    let (headers, tail) = toml_headers(text)?;
     let ours = |key: &[String]| key.len() >= 2 && key[0] == "mcp_servers" && key[1] == SERVER;
-    let start = headers.iter().position(|(_, key)| ours(key))?;
-    let end = headers[start..]
-        .iter()
-        .find(|(_, key)| !ours(key))
-        .map_or(text.split_inclusive('\n').count(), |(span, _)| {
-            line_of(text, span.start)
-        });
-    Some((line_of(text, headers[start].0.start), end))
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for (i, h) in headers.iter().enumerate().filter(|(_, h)| ours(&h.key)) {
+        let start = line_of(text, h.span.start);
+        let end = lines_before(text, headers.get(i + 1).map_or(tail, |n| n.lead));
+        match blocks.last_mut() {
+            // A sub-table right after: one block.
+            Some(last) if last.1 >= start => last.1 = end,
+            _ => blocks.push((start, end)),
+        }
+    }
+    (!blocks.is_empty()).then_some(blocks)
 }
 
 /// `text` without a `[mcp_servers]` header that has nothing left under it (Cairn's table was
@@ -617,16 +660,14 @@ fn without_empty_servers(path: &Path, text: String) -> String {
         return text;
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let Some(headers) = toml_headers(&text) else {
+    let Some((headers, tail)) = toml_headers(&text) else {
         return text;
     };
-    let Some(i) = headers.iter().position(|(_, k)| k == &["mcp_servers"]) else {
+    let Some(i) = headers.iter().position(|h| h.key == ["mcp_servers"]) else {
         return text;
     };
-    let at = line_of(&text, headers[i].0.start);
-    let next = headers
-        .get(i + 1)
-        .map_or(lines.len(), |(span, _)| line_of(&text, span.start));
+    let at = line_of(&text, headers[i].span.start);
+    let next = lines_before(&text, headers.get(i + 1).map_or(tail, |h| h.lead));
     if !lines[at + 1..next].iter().all(|l| l.trim().is_empty()) {
         return text;
     }
@@ -687,9 +728,14 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
             )
         }
         None => {
-            let (start, end) = toml_block(text).ok_or_else(by_hand)?;
-            let mut head: String = lines[..start].concat();
-            let tail: String = lines[end..].concat();
+            let blocks = toml_blocks(text).ok_or_else(by_hand)?;
+            let mut head = String::new();
+            let mut from = 0;
+            for (start, end) in blocks {
+                head.push_str(&lines[from..start].concat());
+                from = end;
+            }
+            let tail: String = lines[from..].concat();
             // The blank line install put before the table goes with it.
             if tail.is_empty() && head.ends_with(&eol.repeat(2)) {
                 head.truncate(head.len() - eol.len());
@@ -921,6 +967,50 @@ mod tests {
                 .unwrap(),
             moved.replace("/old/bin/", "/usr/bin/")
         );
+    }
+
+    /// The comment a person wrote above the table after Cairn's belongs to that table: an
+    /// uninstall took it away with Cairn's lines. Blank lines between stay with Cairn's table.
+    #[test]
+    fn uninstall_keeps_the_comment_above_the_next_table() {
+        let path = Path::new("/h/.codex/config.toml");
+        let cases = [
+            (
+                "[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n\n# the database, for tests\n# (local only)\n[mcp_servers.db]\ncommand = \"pg\"\n",
+                "# the database, for tests\n# (local only)\n[mcp_servers.db]\ncommand = \"pg\"\n",
+            ),
+            (
+                "model = \"x\"\n\n[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n  # indented, then blank\n\n[tui]\nx = 1\n",
+                "model = \"x\"\n\n  # indented, then blank\n\n[tui]\nx = 1\n",
+            ),
+            // `[mcp_servers]` left empty goes too; the comment above the next table stays.
+            (
+                "[mcp_servers]\n\n[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n\n# settings of the terminal UI\n[tui]\nx = 1\n",
+                "# settings of the terminal UI\n[tui]\nx = 1\n",
+            ),
+            // A sub-table of Cairn's written after other tables goes too (it was left, and the
+            // entry it left was no server).
+            (
+                "[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n\n[features]\nx = true\n\n[mcp_servers.cairn.env]\nX = \"y\"\n\n[tui]\n",
+                "[features]\nx = true\n\n[tui]\n",
+            ),
+            // Comments after Cairn's table at the end of the file are kept too.
+            (
+                "a = 1\n\n[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n# [mcp_servers.old]\n# command = \"x\"",
+                "a = 1\n\n# [mcp_servers.old]\n# command = \"x\"",
+            ),
+            // A comment inside Cairn's table, before a key of it, goes with the table.
+            (
+                "[mcp_servers.cairn]\n# ours\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n[tui]\n",
+                "[tui]\n",
+            ),
+        ];
+        for (before, want) in cases {
+            let after = toml_edit(path, before, None)
+                .unwrap_or_else(|e| panic!("{before:?}: {e}"))
+                .unwrap();
+            assert_eq!(after, want, "{before:?}");
+        }
     }
 
     /// What a diff shows of a Codex config hides every env value and secret, however it is
