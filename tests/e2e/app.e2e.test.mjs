@@ -210,6 +210,22 @@ test('sync: the first import runs with progress and lands on the branches', asyn
   assert.match(status, /Synced: 22 new sessions/, status);
   const repos = await browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent));
   assert.ok(repos.some((r) => r.includes('shop')), `the seeded repository is listed: ${repos}`);
+  // With the distil offer above it, the branch list still ends above the status bar (it ran
+  // under it), and a row's second line fits its width (it was cut at the sidebar's edge).
+  const layout = await browser.execute(() => {
+    const list = document.querySelector('nav [role="listbox"]').getBoundingClientRect();
+    const bar = document.querySelector('[data-testid="sync-status"]').closest('footer').getBoundingClientRect();
+    const metas = [...document.querySelectorAll('[data-testid="branch-row"] .meta')];
+    return {
+      offer: document.querySelector('[data-testid="distil-offer"]') !== null,
+      listBottom: list.bottom,
+      barTop: bar.top,
+      overflowing: metas.filter((m) => m.scrollWidth > m.clientWidth + 1).length,
+    };
+  });
+  assert.ok(layout.offer, 'the distil offer is shown above the list');
+  assert.ok(layout.listBottom <= layout.barTop + 0.5, `the list runs under the status bar: ${JSON.stringify(layout)}`);
+  assert.equal(layout.overflowing, 0, 'every branch row fits the sidebar');
   await shot('02-synced-branches');
 });
 
