@@ -257,6 +257,17 @@ fn push_mirrors_the_archive_redacted_and_a_second_push_sends_nothing() {
         "no redaction marker: {everything:.300}"
     );
     assert!(everything.contains("zanzibarquux"));
+    // An untitled session is headed by its first request, as every local view heads it (it
+    // was its key on a teammate's screen), redacted like the rest.
+    let title = db.sql(
+        "SELECT title FROM cairn.sessions WHERE session_key IN
+           (SELECT session_key FROM cairn.records WHERE body LIKE '%zanzibarquux%')",
+    );
+    assert!(title.starts_with("deploy with token "), "{title}");
+    assert!(
+        !title.contains(secret) && !title.contains('\u{1b}'),
+        "{title}"
+    );
 
     let again = alice.push(&db);
     assert_eq!(

@@ -49,6 +49,8 @@ pub struct TeamSessionRow {
     pub agent: String,
     pub parent_key: Option<String>,
     pub relation: Option<String>,
+    /// The session's title, else its first request (as every local view heads it), so a
+    /// teammate sees what it was about rather than its key.
     pub title: Option<String>,
     pub project: Option<String>,
     pub cwd: Option<String>,
@@ -61,12 +63,13 @@ pub struct TeamSessionRow {
 }
 
 pub fn team_session(conn: &Connection, session: i64) -> rusqlite::Result<TeamSessionRow> {
-    conn.prepare_cached(
-        "SELECT session_key, agent, parent_key, relation, title, project, cwd, git_branch, model,
-                started_at, updated_at, record_count, turn_count
+    let sql = format!(
+        "SELECT session_key, agent, parent_key, relation, COALESCE(title, {}), project, cwd,
+                git_branch, model, started_at, updated_at, record_count, turn_count
          FROM sessions WHERE id = ?1",
-    )?
-    .query_row([session], |r| {
+        super::first_request_sql("sessions.id")
+    );
+    conn.prepare_cached(&sql)?.query_row([session], |r| {
         Ok(TeamSessionRow {
             session_key: r.get(0)?,
             agent: r.get(1)?,
