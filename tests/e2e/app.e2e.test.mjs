@@ -415,7 +415,7 @@ test('recall: an entry accepted in the inbox is found trusted and its evidence o
 test('generated insights: the agent CLI writes a report, which opens by its cairn://recall link', async () => {
   await (await browser.$('[data-tab="recall"]')).click();
   await (await browser.$('[data-recall-tab="generated"]')).click();
-  await until(async () => /\d+ sessions/.test(await text(await byTestId('insight-slice'))), 'the form does not show the slice');
+  await until(async () => /\d+ sessions? \(/.test(await text(await byTestId('insight-slice'))), 'the form does not show the slice');
   await (await byTestId('generate')).click();
   await until(async () => (await byTestId('insight-view')).isExisting(), 'no report was generated', 60_000);
   const id = await (await byTestId('insight-view')).getAttribute('data-insight-id');
@@ -437,6 +437,31 @@ test('generated insights: the agent CLI writes a report, which opens by its cair
   assert.equal(unsafe.scripts, 0);
   assert.notEqual(unsafe.title, 'pwned');
   assert.ok(unsafe.hrefs.every((h) => h === null || h.startsWith('cairn://')), `only cairn:// links stay live: ${unsafe.hrefs}`);
+  // Times read as dates, counts agree with their nouns, and the saved report's title is not
+  // squeezed out by its slice (it read "Weekly su…").
+  const head = await text(await browser.$('[data-testid="insight-view"] .muted'));
+  assert.doesNotMatch(head, /\d{4}-\d\d-\d\dT|\b1 sessions\b/, head);
+  assert.match(head, /\d+ sessions? ·\s/, head);
+  assert.doesNotMatch(await text(await byTestId('insight-slice')), /\d{4}-\d\d-\d\dT|\b1 sessions\b/);
+  // A title cut short keeps at least 40% of its row, and the row does not repeat the slice
+  // the title already names.
+  const rows = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="insight-row"]')].map((row) => {
+      const link = row.querySelector('.link');
+      return {
+        cut: link.scrollWidth > link.clientWidth + 1,
+        share: link.clientWidth / row.clientWidth,
+        meta: [...row.querySelectorAll('.muted')].map((m) => m.textContent).join(' · '),
+        dateCut: row.querySelector('.date').scrollWidth > row.querySelector('.date').clientWidth + 1,
+      };
+    }),
+  );
+  assert.ok(rows.length > 0);
+  for (const r of rows) {
+    assert.ok(!r.cut || r.share >= 0.39, `a saved report's title is squeezed: ${JSON.stringify(r)}`);
+    assert.match(r.meta, /^\d{4}-\d\d-\d\d$/, `the row repeats the slice its title names: ${r.meta}`);
+    assert.ok(!r.dateCut, 'the date is cut');
+  }
   await shot('15-report-by-link');
 
   // The report's session link opens the session.
