@@ -6,7 +6,8 @@
 //!   line into a new one; [`text`] writes the free text);
 //! - [`entries`]: Recall entries and queries;
 //! - [`queries`]: archive search queries;
-//! - [`cli`]: what the benchmark binaries share (flags, load, CPU seconds, percentiles).
+//! - [`cli`]: what the benchmark binaries share (flags, load, CPU seconds, percentiles);
+//! - [`static_embed`]: a static embedder distilled from the local model (`turns-bench --static`).
 
 pub mod claude;
 pub mod cli;
@@ -15,6 +16,7 @@ pub mod corpus;
 pub mod entries;
 pub mod queries;
 pub mod rng;
+pub mod static_embed;
 pub mod template;
 pub mod text;
 pub mod vocab;

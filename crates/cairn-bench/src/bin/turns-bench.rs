@@ -2,7 +2,7 @@
 //! and the session-level search in process with the model warm (latency and retrieval).
 //!
 //! `cargo run --release -p cairn-bench --bin turns-bench -- --data DIR [--cases FILE]
-//!  [--max-tokens N] [--threads T] [--reembed]`
+//!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed]`
 //!
 //! - DIR is a data dir `cairn sync` filled (used in place: `--reembed` drops its session vectors
 //!   and embeds every turn again; without it only what lacks a current vector is embedded).
@@ -15,23 +15,27 @@
 //!   five; latencies p50/p95 per mode.
 //! - `--max-tokens N` embeds with the model reading at most N word pieces of a text (its own
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
+//! - `--static FILE [--center]` embeds with a static table distilled from the model instead
+//!   ([`cairn_bench::static_embed`]; FILE caches the table, distilled when absent).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use cairn_bench::cli::{arg, cpu_secs, flag, loadavg, pct};
+use cairn_bench::static_embed::{self, StaticModel};
 use cairn_core::Cairn;
 use cairn_core::semantic::Mode;
 use cairn_core::semantic::embed::{Embedder, InputKind, LocalModel, ModelSearch};
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::SearchQuery;
 
-/// The local model, counting the word pieces of every document it embeds.
+/// An embedder, counting the word pieces (the local model's) of every document it embeds.
 struct Counting {
-    inner: LocalModel,
+    inner: Arc<dyn Embedder>,
+    local: Arc<LocalModel>,
     pieces: AtomicU64,
     texts: AtomicU64,
 }
@@ -46,7 +50,7 @@ impl Embedder for Counting {
     fn embed(&self, texts: &[&str], kind: InputKind) -> cairn_core::Result<Vec<f32>> {
         if kind == InputKind::Document {
             for t in texts {
-                let n = self.inner.token_ids(t)?.len() as u64;
+                let n = self.local.token_ids(t)?.len() as u64;
                 self.pieces.fetch_add(n, Ordering::Relaxed);
             }
             self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
@@ -101,8 +105,31 @@ fn main() -> Result<()> {
             String::new()
         }
     );
+    let local = Arc::new(model);
+    let inner: Arc<dyn Embedder> = match arg("--static", "").as_str() {
+        "" => local.clone(),
+        path => {
+            let (cpu0, t0) = (cpu_secs(), Instant::now());
+            let mut table = static_embed::load_or_distill(&local, Path::new(path))?;
+            println!(
+                "static table: {} rows in {:.1} s wall, {:.1} s CPU (distilled when {path} was absent)",
+                table.len() / local.dims(),
+                t0.elapsed().as_secs_f64(),
+                cpu_secs() - cpu0
+            );
+            let tag = if flag("--center") {
+                static_embed::center(&mut table, local.dims());
+                "centred"
+            } else {
+                "plain"
+            };
+            Arc::new(StaticModel::new(local.clone(), table, tag))
+        }
+    };
+    println!("embedder: {}", inner.describe());
     let counting = Arc::new(Counting {
-        inner: model,
+        inner,
+        local,
         pieces: AtomicU64::new(0),
         texts: AtomicU64::new(0),
     });

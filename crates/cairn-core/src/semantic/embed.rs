@@ -319,6 +319,32 @@ impl LocalModel {
         Ok(enc.get_ids().to_vec())
     }
 
+    /// The vectors of token-id sequences as given (special tokens the caller's), pooled and
+    /// normalised as [`Embedder::embed`] does, 256 sequences a forward pass: what distilling a
+    /// static table of the vocabulary needs (`cairn_bench::static_embed`).
+    pub fn embed_ids(&self, seqs: &[Vec<u32>]) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; seqs.len() * self.dims];
+        let _one = self
+            .busy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.pool.install(|| -> Result<()> {
+            for (k, chunk) in seqs.chunks(256).enumerate() {
+                let batch: Vec<&[u32]> = chunk.iter().map(Vec::as_slice).collect();
+                let at = k * 256 * self.dims;
+                self.forward(&batch, &mut out[at..at + chunk.len() * self.dims])
+                    .map_err(|e| model_err(&self.dir, e))?;
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The tokenizer's vocabulary size (added tokens included).
+    pub fn vocab_size(&self) -> usize {
+        self.tokenizer.get_vocab_size(true)
+    }
+
     fn forward(&self, batch: &[&[u32]], out: &mut [f32]) -> candle_core::Result<()> {
         let len = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
         let n = batch.len();
