@@ -103,4 +103,15 @@ fn local_model_matches_sentence_transformers() {
     // An empty text has no meaning to embed: a zero vector (never similar to anything).
     let empty = model.embed(&["", "  "], InputKind::Document).unwrap();
     assert!(empty.iter().all(|x| *x == 0.0));
+    // The token-id entry (for distilling a static table) is the same model: the texts' own ids
+    // give their vectors, in one batch of mixed lengths.
+    let ids: Vec<Vec<u32>> = texts.iter().map(|t| model.token_ids(t).unwrap()).collect();
+    let by_ids = model.embed_ids(&ids).unwrap();
+    let drift = by_ids
+        .iter()
+        .zip(&all)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(drift < 1e-4, "embed_ids drifted by {drift}");
+    assert!(model.vocab_size() >= 30_000, "{}", model.vocab_size());
 }
