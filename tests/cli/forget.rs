@@ -109,6 +109,12 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert_eq!(out.status.code(), Some(1));
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("Would forget 1 session:"), "{listed}");
+    // Named by its first request, as every view heads an untitled session.
+    assert!(
+        listed.contains(&format!("remember {MARKER} please")),
+        "{listed}"
+    );
+    assert!(!listed.contains("(untitled)"), "{listed}");
     assert!(
         listed.contains("3 records") || listed.contains("4 records"),
         "{listed}"

@@ -652,8 +652,18 @@ test('forget: the confirmation lists what goes, then the session is gone everywh
   await shot('own3-03-forget-confirmation');
   const listed = (await text(plan)).replace(/\s+/g, ' ');
   assert.match(listed, /Forgetting removes every byte of 1 session/);
-  assert.match(listed, /\d+ turns, \d+ records, \d+ retained copies, \d+ vectors, \d+ links/);
-  assert.equal((await plan.$$('li')).length >= 1, true, 'the session is listed');
+  // Each count agrees with its noun ("1 turns" and "1 retained copies" were printed).
+  const counts = /(\d+) (turns?), (\d+) (records?), (\d+) (retained cop(?:y|ies)), (\d+) (vectors?), (\d+) (links?)\./.exec(listed);
+  assert.ok(counts, listed);
+  for (let i = 1; i < counts.length; i += 2) {
+    const singular = !/(s|ies)$/.test(counts[i + 1]);
+    assert.equal(singular, counts[i] === '1', `${counts[i]} ${counts[i + 1]}`);
+  }
+  const items = await plan.$$('li');
+  assert.equal(items.length >= 1, true, 'the session is listed');
+  // Its start reads as a date, not an RFC 3339 time.
+  const first = await text(items[0]);
+  assert.doesNotMatch(first, /\d{4}-\d\d-\d\dT/, first);
   await (await byTestId('forget-confirm')).click();
   await until(async () => /^Forgot 1 session/.test((await text(await byTestId('forget-result'))).trim()), 'the forget did not report what went');
 

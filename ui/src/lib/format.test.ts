@@ -59,5 +59,8 @@ describe('count', () => {
     expect(count(1, 'turn')).toBe('1 turn');
     expect(count(0, 'turn')).toBe('0 turns');
     expect(count(12345, 'record')).toBe('12,345 records');
+    expect(count(2, 'retained copy')).toBe('2 retained copies');
+    expect(count(1, 'entry')).toBe('1 entry');
+    expect(count(3, 'day')).toBe('3 days');
   });
 });

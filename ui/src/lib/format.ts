@@ -51,9 +51,10 @@ export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Cod
 /** Every agent Cairn reads, in the order the filters and Settings list them. */
 export const agents = Object.keys(agentNames) as Agent[];
 
-/** "1 turn", "12 turns". */
+/** "1 turn", "12 turns", "2 entries" (a consonant and y take -ies). */
 export function count(n: number, noun: string): string {
-  return `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
+  const many = /[^aeiou]y$/.test(noun) ? `${noun.slice(0, -1)}ies` : `${noun}s`;
+  return `${n.toLocaleString('en')} ${n === 1 ? noun : many}`;
 }
 
 /** A branch's sessions in words: those that landed work on it (strong links) and those that only

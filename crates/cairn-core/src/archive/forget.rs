@@ -25,6 +25,7 @@ pub struct Doomed {
     pub id: i64,
     pub key: String,
     pub agent: String,
+    /// Its title, else its first request.
     pub title: Option<String>,
     pub started_at: Option<String>,
 }
@@ -45,8 +46,12 @@ fn placeholders(n: usize) -> String {
 /// The sessions `sel` names, and every session hanging off them (sub-agents, compactions,
 /// forks), oldest first.
 pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>> {
-    let mut sql =
-        String::from("SELECT id, session_key, agent, title, started_at FROM sessions WHERE 1 = 1");
+    // A session is named as every view heads it: its title, else its first request.
+    let columns = format!(
+        "SELECT id, session_key, agent, COALESCE(title, {}), started_at FROM sessions",
+        super::store::first_request_sql("sessions.id")
+    );
+    let mut sql = format!("{columns} WHERE 1 = 1");
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if let Some(id) = sel.session {
         sql.push_str(" AND id = ?");
@@ -79,9 +84,7 @@ pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>
         .collect::<rusqlite::Result<_>>()?;
     // Children, to any depth: a sub-agent's transcript is part of its parent's session.
     let mut i = 0;
-    let mut children = conn.prepare_cached(
-        "SELECT id, session_key, agent, title, started_at FROM sessions WHERE parent_key = ?1",
-    )?;
+    let mut children = conn.prepare_cached(&format!("{columns} WHERE parent_key = ?1"))?;
     while i < found.len() {
         let key = found[i].key.clone();
         for child in children.query_map([&key], row)? {
