@@ -1054,7 +1054,8 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
       'the endpoint’s generation is not the active one',
     );
     const lastRun = await text(await byTestId('extract-last-run'));
-    const wrote = Number(/(\d+) new entries/.exec(lastRun)?.[1] ?? 0);
+    const wrote = Number(/(\d+) new entr(?:y|ies)/.exec(lastRun)?.[1] ?? 0);
+    assert.doesNotMatch(lastRun, /\d{4}-\d\d-\d\dT|\b1 sessions\b/, `the last pass reads as a date: ${lastRun}`);
     assert.ok(wrote > 0 && wrote <= llm.entriesServed(), `the pass wrote what the server proposed (${llm.entriesServed()}): ${lastRun}`);
     assert.doesNotMatch(lastRun, /failed|Stopped/, lastRun);
 
