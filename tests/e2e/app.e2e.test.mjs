@@ -729,7 +729,7 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   // Headed by its first request (the push had no title: it showed the session's key), counted
   // in words that agree, linked to the branch by name with the evidence in words.
   assert.equal(await text(await byTestId('team-session-title')), 'Plan the quokka inventory migration for the shop');
-  assert.match(await text(await byTestId('team-session')), /· 1 turn · 2 records/);
+  assert.match(await text(await byTestId('team-session')), /Claude · shop · feature\/quokka · [^·]+ · 1 turn · 2 records/);
   const why = await text(await byTestId('team-why'));
   assert.equal(why, 'Linked to feature/quokka (ran on branch)');
   await shot('18-team-session');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { branchSessions, count, projectLabel, relativeTime, sessionTitle } from './format';
+import { agentLabel, branchSessions, count, projectLabel, relativeTime, sessionTitle } from './format';
 import { fakeSession } from '../testing/sessions';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -62,5 +62,9 @@ describe('count', () => {
     expect(count(2, 'retained copy')).toBe('2 retained copies');
     expect(count(1, 'entry')).toBe('1 entry');
     expect(count(3, 'day')).toBe('3 days');
+    expect(agentLabel('claude')).toBe('Claude');
+    expect(agentLabel('qwen')).toBe('Qwen Code');
+    expect(agentLabel('toString')).toBe('toString');
+    expect(agentLabel('someday-agent')).toBe('someday-agent');
   });
 });

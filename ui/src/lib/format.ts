@@ -48,6 +48,12 @@ export function projectLabel(session: Session): string {
 
 export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', cline: 'Cline', roo: 'Roo Code', kilo: 'Kilo Code', kiro: 'Kiro', atif: 'ATIF import' };
 
+/** An agent's display name from its id as any source gives it (a teammate's row may name one
+ * this build does not know: shown as it came). */
+export function agentLabel(agent: string): string {
+  return Object.hasOwn(agentNames, agent) ? agentNames[agent as Agent] : agent;
+}
+
 /** Every agent Cairn reads, in the order the filters and Settings list them. */
 export const agents = Object.keys(agentNames) as Agent[];
 
