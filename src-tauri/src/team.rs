@@ -157,19 +157,22 @@ pub async fn team_search(
     .await
 }
 
-/// A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions, at
-/// most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier ones were left out.
+/// A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions after
+/// the `skip` most recent, at most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier
+/// ones were left out.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_skim(
     backend: State<'_, Backend>,
     target: String,
+    skip: Option<u32>,
 ) -> Result<TeamSkim, ErrorReport> {
     with_cairn(&backend, move |c| {
         c.team_skim(
             &c.team_server(None)?,
             &target,
             cairn_core::team::read::MAX_LIMIT,
+            skip.unwrap_or(0),
         )
     })
     .await

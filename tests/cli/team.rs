@@ -1067,6 +1067,56 @@ fn team_skim_keeps_the_most_recent_sessions_in_time_order_and_says_what_it_left_
         .map(|s| s["session"]["publisher"].as_str().unwrap())
         .collect();
     assert_eq!(few_shown.len(), 10, "{few}");
+    // The next page: the 500 before those, then what is left; the pages join without a gap or
+    // an overlap, and past the end nothing is shown and the count stays.
+    let page2 = rita.json(&["team", "skim", "#777", "--from", &from, "--skip", "500"]);
+    let page2_sessions = page2["sessions"].as_array().unwrap();
+    assert_eq!(page2_sessions.len(), 101, "{page2:.300}");
+    assert_eq!(
+        (&page2["matched"], &page2["left_out"]),
+        (&json!(601), &json!(0))
+    );
+    assert_eq!(key(&page2_sessions[0]), "sha256-skim-future");
+    assert_eq!(key(&page2_sessions[100]), "sha256-skim-9-009");
+    let mid = rita.json(&[
+        "team", "skim", "#777", "--from", &from, "--limit", "30", "--skip", "30",
+    ]);
+    let mid_sessions = mid["sessions"].as_array().unwrap();
+    assert_eq!(mid["left_out"], 541);
+    assert_eq!(key(&mid_sessions[29]), "sha256-skim-9-056");
+    assert_eq!(
+        mid_sessions.iter().map(&key).collect::<Vec<_>>()[..],
+        {
+            let all: Vec<String> = sessions.iter().map(&key).collect();
+            all[440..470].to_vec()
+        }[..]
+    );
+    let past = rita.json(&["team", "skim", "#777", "--from", &from, "--skip", "900"]);
+    assert_eq!(past["sessions"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        (&past["matched"], &past["left_out"]),
+        (&json!(601), &json!(0))
+    );
+    let text2 = rita.run(&["team", "skim", "#777", "--from", &from, "--skip", "500"]);
+    let text2 = String::from_utf8_lossy(&text2.stdout);
+    assert!(
+        text2.contains("showing 101 sessions after the 500 most recent of 601\n"),
+        "{text2:.400}"
+    );
+    let text3 = rita.run(&[
+        "team", "skim", "#777", "--from", &from, "--limit", "30", "--skip", "30",
+    ]);
+    let text3 = String::from_utf8_lossy(&text3.stdout);
+    assert!(
+        text3.contains(
+            "showing 30 sessions after the 30 most recent of 601: 541 earlier left out (--skip 60 for the next page)"
+        ),
+        "{text3:.400}"
+    );
+    assert!(
+        text.contains("(--skip 500 for the next page"),
+        "{text:.400}"
+    );
     // Nothing cut, nothing said.
     let other = rita.run(&["team", "skim", "#778", "--from", &from]);
     let other_text = String::from_utf8_lossy(&other.stdout);

@@ -33,7 +33,7 @@ pub enum TeamCommand {
     },
     /// A branch or a PR (`#123`, a PR URL) across everyone who pushed, oldest session first.
     /// When more sessions match than --limit, the most recent are shown and the earlier ones
-    /// counted as left out.
+    /// counted as left out; --skip reads them a page at a time.
     Skim {
         target: String,
         #[command(flatten)]
@@ -41,6 +41,10 @@ pub enum TeamCommand {
         /// Most sessions shown (at most 500).
         #[arg(long, default_value_t = cairn_core::team::read::MAX_LIMIT)]
         limit: u32,
+        /// Pass over this many of the most recent sessions first (the next page: the number
+        /// shown before).
+        #[arg(long, default_value_t = 0)]
+        skip: u32,
     },
     /// A teammate's session: its key or first 8+ characters.
     Show {
@@ -116,12 +120,17 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
                 search(out, &hits)?;
             }
         }
-        TeamCommand::Skim { target, at, limit } => {
-            let skim = cairn.team_skim(&at.server(cairn)?, &target, limit)?;
+        TeamCommand::Skim {
+            target,
+            at,
+            limit,
+            skip,
+        } => {
+            let skim = cairn.team_skim(&at.server(cairn)?, &target, limit, skip)?;
             if json {
                 render::json(out, &skim)?;
             } else {
-                skim_text(out, &skim)?;
+                skim_text(out, &skim, skip)?;
             }
         }
         TeamCommand::Show {
@@ -267,7 +276,7 @@ fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
     Ok(())
 }
 
-fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
+fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
     writeln!(
         out,
         "{}: {} from {}",
@@ -283,13 +292,32 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim) -> Result<()> {
                 .join(", ")
         }
     )?;
-    if s.left_out > 0 {
+    let shown = s.sessions.len() as u64;
+    if skip > 0 {
+        write!(
+            out,
+            "showing {} after the {} most recent of {}",
+            plural(shown, "session"),
+            skip,
+            s.matched
+        )?;
+        if s.left_out > 0 {
+            write!(
+                out,
+                ": {} earlier left out (--skip {} for the next page)",
+                s.left_out,
+                u64::from(skip) + shown
+            )?;
+        }
+        writeln!(out)?;
+    } else if s.left_out > 0 {
         writeln!(
             out,
-            "showing the {} most recent of {}: {} earlier left out (--limit, at most {})",
-            s.sessions.len(),
+            "showing the {} most recent of {}: {} earlier left out (--skip {} for the next page; --limit, at most {})",
+            shown,
             s.matched,
             s.left_out,
+            shown,
             cairn_core::team::read::MAX_LIMIT
         )?;
     }

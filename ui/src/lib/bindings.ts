@@ -230,10 +230,11 @@ export const commands = {
 	/**  Records across the team matching `query` (web-search syntax), best first. */
 	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
 	/**
-	 *  A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions, at
-	 *  most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier ones were left out.
+	 *  A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions after
+	 *  the `skip` most recent, at most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier
+	 *  ones were left out.
 	 */
-	teamSkim: (target: string) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target })),
+	teamSkim: (target: string, skip: number | null) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target, skip })),
 	/**  A teammate's session, read-only, with its publisher. */
 	teamShow: (session: string, publisher: string | null) => typedError<TeamShow_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_show", { session, publisher })),
 };
@@ -3460,7 +3461,7 @@ export type TeamSkim_Deserialize = {
 	sessions: TeamSkimSession_Deserialize[],
 	/**  Sessions linked to the target, shown or not. */
 	matched: number,
-	/**  The earliest sessions not shown because more than the limit matched. */
+	/**  The sessions older than those shown, not shown because more than the limit matched. */
 	left_out: number,
 };
 
@@ -3475,7 +3476,7 @@ export type TeamSkim_Serialize = {
 	sessions: TeamSkimSession_Serialize[],
 	/**  Sessions linked to the target, shown or not. */
 	matched: number,
-	/**  The earliest sessions not shown because more than the limit matched. */
+	/**  The sessions older than those shown, not shown because more than the limit matched. */
 	left_out: number,
 };
 

@@ -36,9 +36,16 @@ impl Cairn {
     }
 
     /// A branch or PR across everyone who pushed: the most recent `limit` sessions (at most
-    /// [`team::read::MAX_LIMIT`]), oldest first, and how many earlier ones were left out.
-    pub fn team_skim(&self, server: &Server, target: &str, limit: u32) -> Result<team::TeamSkim> {
-        team::read::Reader::open(server)?.skim(target, limit)
+    /// [`team::read::MAX_LIMIT`]) after the `skip` most recent, oldest first, and how many earlier
+    /// ones were left out.
+    pub fn team_skim(
+        &self,
+        server: &Server,
+        target: &str,
+        limit: u32,
+        skip: u32,
+    ) -> Result<team::TeamSkim> {
+        team::read::Reader::open(server)?.skim(target, limit, skip)
     }
 
     /// A teammate's session.

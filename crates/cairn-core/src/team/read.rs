@@ -102,7 +102,7 @@ pub struct TeamSkim {
     pub sessions: Vec<TeamSkimSession>,
     /// Sessions linked to the target, shown or not.
     pub matched: u32,
-    /// The earliest sessions not shown because more than the limit matched.
+    /// The sessions older than those shown, not shown because more than the limit matched.
     pub left_out: u32,
 }
 
@@ -275,16 +275,18 @@ impl<'a> Reader<'a> {
 
     /// The sessions linked to a branch or a PR (`#123`, a PR URL, `review:…`), from everyone,
     /// oldest first. When more than `limit` (at most [`MAX_LIMIT`]) match, the most recent
-    /// `limit` are kept and the earlier ones counted in [`TeamSkim::left_out`].
+    /// `limit` are kept and the earlier ones counted in [`TeamSkim::left_out`]; `skip` passes over
+    /// that many of the most recent first, so the earlier ones can be read a page at a time.
     ///
     /// A fixed number of statements whatever the number of sessions, in one read-only snapshot:
     /// the sessions (chosen and ordered on the server), the first [`SKIM_TURNS`] turns of each,
     /// the links that tie each to the target, and who published.
-    pub fn skim(&mut self, target: &str, limit: u32) -> Result<TeamSkim> {
+    pub fn skim(&mut self, target: &str, limit: u32, skip: u32) -> Result<TeamSkim> {
         let t = parse_target(target)?;
         let pr = t.pr_number.map(i64::from);
         let keys = self.matching_keys(&t)?;
         let limit = i64::from(limit.clamp(1, MAX_LIMIT));
+        let skip = i64::from(skip);
         let server = self.server;
         let mut tx = self
             .client
@@ -293,11 +295,13 @@ impl<'a> Reader<'a> {
             .read_only(true)
             .start()
             .map_err(|e| server.error(e, "cannot begin"))?;
-        // `picked`: the sessions shown, numbered newest first (`rn`), with how many matched.
+        // `picked`: the sessions shown, numbered newest first (`rn`, from `skip` + 1), with how
+        // many matched; `$n` is the placeholder of `skip` in the statement it starts.
         // A start time that is not RFC 3339 in UTC, or is more than a day ahead of the server's
         // clock, counts as unknown, which is oldest: a teammate cannot crowd the others out by
         // dating sessions in the future.
-        let picked = format!(
+        let picked = |n: u8| {
+            format!(
             "WITH matched AS (
                  SELECT DISTINCT publisher, session_key FROM cairn.links
                  WHERE target_key = ANY($1) OR ($2::int8 IS NOT NULL AND pr_number = $2)
@@ -315,9 +319,10 @@ impl<'a> Reader<'a> {
                         count(*) OVER () AS matched
                  FROM timed
                  ORDER BY t DESC NULLS LAST, publisher DESC, session_key DESC
-                 LIMIT $3
+                 LIMIT $3 OFFSET ${n}
              )"
-        );
+        )
+        };
         let rows = tx
             .query(
                 &format!(
@@ -326,12 +331,29 @@ impl<'a> Reader<'a> {
                      FROM picked p
                      JOIN cairn.sessions s ON s.publisher = p.publisher AND s.session_key = p.session_key
                      ORDER BY p.rn",
+                    picked = picked(4),
                     cols = session_columns()
                 ),
-                &[&keys, &pr, &limit],
+                &[&keys, &pr, &limit, &skip],
             )
             .map_err(|e| server.error(e, "cannot read the sessions"))?;
-        let matched = rows.first().and_then(|r| number(r, 1)).unwrap_or(0).max(0);
+        let matched = match rows.first() {
+            Some(r) => number(r, 1).unwrap_or(0).max(0),
+            // Skipped past the last: the rows that would count them are gone.
+            None if skip > 0 => tx
+                .query_one(
+                    "SELECT count(*)::text FROM (
+                         SELECT DISTINCT l.publisher, l.session_key FROM cairn.links l
+                         JOIN cairn.sessions s ON s.publisher = l.publisher AND s.session_key = l.session_key
+                         WHERE l.target_key = ANY($1) OR ($2::int8 IS NOT NULL AND l.pr_number = $2)
+                     ) x",
+                    &[&keys, &pr],
+                )
+                .ok()
+                .and_then(|r| number(&r, 0))
+                .unwrap_or(0),
+            None => 0,
+        };
         let mut sessions: Vec<TeamSkimSession> = rows
             .iter()
             .map(|r| TeamSkimSession {
@@ -343,7 +365,7 @@ impl<'a> Reader<'a> {
         // `rn` as an index into `sessions` (which is in `rn` order).
         let at = |r: &Row| {
             number(r, 0)
-                .and_then(|n| usize::try_from(n - 1).ok())
+                .and_then(|n| usize::try_from(n - 1 - skip).ok())
                 .filter(|&i| i < sessions.len())
         };
         let turns = tx
@@ -358,9 +380,10 @@ impl<'a> Reader<'a> {
                          ORDER BY t.turn_index LIMIT $4
                      ) t
                      ORDER BY p.rn, t.turn_index",
+                    picked = picked(5),
                     turn_cols = turn_columns()
                 ),
-                &[&keys, &pr, &limit, &SKIM_TURNS],
+                &[&keys, &pr, &limit, &SKIM_TURNS, &skip],
             )
             .map_err(|e| server.error(e, "cannot read turns"))?;
         let placed: Vec<(usize, TeamTurn)> = turns
@@ -381,9 +404,10 @@ impl<'a> Reader<'a> {
                          ORDER BY l.strong DESC, l.confidence DESC LIMIT $4
                      ) l
                      ORDER BY p.rn, l.strong DESC, l.confidence DESC",
+                    picked = picked(5),
                     key = short("l.target_key")
                 ),
-                &[&keys, &pr, &limit, &SKIM_WHY],
+                &[&keys, &pr, &limit, &SKIM_WHY, &skip],
             )
             .map_err(|e| server.error(e, "cannot read links"))?;
         let whys: Vec<(usize, TeamWhy)> = links
@@ -417,7 +441,7 @@ impl<'a> Reader<'a> {
             target: t.key,
             publishers,
             matched: u32::try_from(matched).unwrap_or(u32::MAX),
-            left_out: u32::try_from((matched - shown).max(0)).unwrap_or(u32::MAX),
+            left_out: u32::try_from((matched - skip - shown).max(0)).unwrap_or(u32::MAX),
             sessions,
         })
     }

@@ -21,6 +21,10 @@ import {
 } from '../api';
 import { Resource } from './resource.svelte';
 
+/** Sessions in a page of the team skim: what the desktop's command asks for (the server's
+ * `team::read::MAX_LIMIT`). */
+export const MAX_SKIM = 500;
+
 export type TeamApi = Pick<
   Api,
   'teamStatus' | 'teamSave' | 'teamTest' | 'teamPush' | 'teamRemember' | 'teamForget' | 'teamSearch' | 'teamSkim' | 'teamShow'
@@ -105,6 +109,10 @@ export class TeamStore {
   tab: 'search' | 'skim' = $state('search');
   hits = new Resource<TeamSearchHit[]>();
   skim = new Resource<TeamSkim>();
+  /** How many of the most recent sessions the skim shown passes over (0: the newest page). */
+  skimSkip = $state(0);
+  /** The target the skim shown was asked for (paging keeps it while the box is edited). */
+  #skimmed = '';
   /** The teammate's session open in the view, if any. */
   open = new Resource<TeamShow>();
   #api: TeamApi;
@@ -201,7 +209,22 @@ export class TeamStore {
       return;
     }
     this.tab = 'skim';
-    await this.skim.load(() => this.#api.teamSkim(t), { keep: true });
+    this.#skimmed = t;
+    this.skimSkip = 0;
+    await this.skim.load(() => this.#api.teamSkim(t, null), { keep: true });
+  }
+
+  /** The page of earlier sessions (`earlier`) or of newer ones, of the skim shown. */
+  async pageSkim(earlier: boolean): Promise<void> {
+    const shown = this.skim.data;
+    if (!shown || !this.#skimmed) return;
+    const size = shown.sessions.length;
+    if (earlier && shown.left_out === 0) return;
+    const skip = earlier ? this.skimSkip + size : Math.max(0, this.skimSkip - MAX_SKIM);
+    if (!earlier && this.skimSkip === 0) return;
+    const t = this.#skimmed;
+    this.skimSkip = skip;
+    await this.skim.load(() => this.#api.teamSkim(t, skip === 0 ? null : skip), { keep: true });
   }
 
   /** The teammate's session asked for last (open, opening or failed), or null. */

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { TeamConfig, TeamShow, TeamStatus } from '../api';
-import { TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, type TeamApi } from './team.svelte';
+import type { TeamConfig, TeamShow, TeamSkim, TeamStatus } from '../api';
+import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, type TeamApi } from './team.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
@@ -144,5 +144,41 @@ describe('team setup', () => {
     expect(api.teamForget).toHaveBeenCalledWith(setup);
     expect(team.forget.data).toBe(true);
     expect(team.remember.status).toBe('idle');
+  });
+
+  it('pages a skim: earlier after the sessions shown, newer back to the most recent, for the target asked', async () => {
+    // 1,200 sessions match: pages of 500, 500 and 200.
+    const page = (skip: number): TeamSkim => {
+      const n = Math.max(0, Math.min(MAX_SKIM, 1200 - skip));
+      return {
+        target: 'ref:refs/heads/main',
+        publishers: ['ann'],
+        sessions: Array.from({ length: n }, () => ({}) as TeamSkim['sessions'][number]),
+        matched: 1200,
+        left_out: 1200 - skip - n,
+      };
+    };
+    const teamSkim = vi.fn(async (_t: string, skip: number | null) => ok(page(skip ?? 0)));
+    const team = new TeamStore(fakeApi({ teamSkim } as Partial<TeamApi>));
+    team.target = 'main';
+    await team.runSkim();
+    expect(teamSkim).toHaveBeenLastCalledWith('main', null);
+    await team.pageSkim(false); // already the newest page: nothing asked
+    expect(teamSkim).toHaveBeenCalledTimes(1);
+    team.target = 'edited, not run';
+    await team.pageSkim(true);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 500);
+    await team.pageSkim(true);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 1000);
+    expect(team.skim.data?.left_out).toBe(0);
+    await team.pageSkim(true); // nothing earlier
+    expect(teamSkim).toHaveBeenCalledTimes(3);
+    await team.pageSkim(false);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 500);
+    await team.pageSkim(false);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', null);
+    expect(team.skimSkip).toBe(0);
+    await team.runSkim(); // a new skim starts at the newest page again
+    expect(teamSkim).toHaveBeenLastCalledWith('edited, not run', null);
   });
 });
