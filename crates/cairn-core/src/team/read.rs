@@ -349,9 +349,8 @@ impl<'a> Reader<'a> {
                      ) x",
                     &[&keys, &pr],
                 )
-                .ok()
-                .and_then(|r| number(&r, 0))
-                .unwrap_or(0),
+                .map_err(|e| server.error(e, "cannot count the sessions"))
+                .map(|r| number(&r, 0).unwrap_or(0))?,
             None => 0,
         };
         let mut sessions: Vec<TeamSkimSession> = rows
