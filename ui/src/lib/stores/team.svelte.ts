@@ -214,17 +214,15 @@ export class TeamStore {
     await this.skim.load(() => this.#api.teamSkim(t, null), { keep: true });
   }
 
-  /** The page of earlier sessions (`earlier`) or of newer ones, of the skim shown. */
+  /** The page of earlier sessions (`earlier`) or of newer ones, of the skim shown. The skip
+   * moves only with a page that loaded. */
   async pageSkim(earlier: boolean): Promise<void> {
     const shown = this.skim.data;
-    if (!shown || !this.#skimmed) return;
-    const size = shown.sessions.length;
-    if (earlier && shown.left_out === 0) return;
-    const skip = earlier ? this.skimSkip + size : Math.max(0, this.skimSkip - MAX_SKIM);
-    if (!earlier && this.skimSkip === 0) return;
+    if (!shown || !this.#skimmed || (earlier ? shown.left_out === 0 : this.skimSkip === 0)) return;
+    const skip = earlier ? this.skimSkip + shown.sessions.length : Math.max(0, this.skimSkip - MAX_SKIM);
     const t = this.#skimmed;
-    this.skimSkip = skip;
-    await this.skim.load(() => this.#api.teamSkim(t, skip === 0 ? null : skip), { keep: true });
+    const kept = await this.skim.load(() => this.#api.teamSkim(t, skip === 0 ? null : skip), { keep: true });
+    if (kept && this.skim.status === 'ready') this.skimSkip = skip;
   }
 
   /** The teammate's session asked for last (open, opening or failed), or null. */

@@ -178,6 +178,11 @@ describe('team setup', () => {
     await team.pageSkim(false);
     expect(teamSkim).toHaveBeenLastCalledWith('main', null);
     expect(team.skimSkip).toBe(0);
+    // A page that fails to load leaves the skip where the sessions shown are.
+    teamSkim.mockImplementationOnce(async () => ({ status: 'error' as const, error: { kind: 'external', message: 'gone' } }) as never);
+    await team.pageSkim(true);
+    expect(team.skim.status).toBe('error');
+    expect(team.skimSkip).toBe(0);
     await team.runSkim(); // a new skim starts at the newest page again
     expect(teamSkim).toHaveBeenLastCalledWith('edited, not run', null);
   });
