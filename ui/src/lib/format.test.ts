@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentLabel, branchSessions, count, projectLabel, relativeTime, sessionTitle } from './format';
+import { agentLabel, branchSessions, timeOrText, count, projectLabel, relativeTime, sessionTitle } from './format';
 import { fakeSession } from '../testing/sessions';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -63,6 +63,9 @@ describe('count', () => {
     expect(count(1, 'entry')).toBe('1 entry');
     expect(count(3, 'day')).toBe('3 days');
     expect(agentLabel('claude')).toBe('Claude');
+    expect(timeOrText('not a time')).toBe('not a time');
+    expect(timeOrText(null)).toBe('');
+    expect(timeOrText('2026-12-04T13:15:34Z')).not.toContain('T13');
     expect(agentLabel('qwen')).toBe('Qwen Code');
     expect(agentLabel('toString')).toBe('toString');
     expect(agentLabel('someday-agent')).toBe('someday-agent');

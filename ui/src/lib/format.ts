@@ -93,6 +93,12 @@ export function dateTime(iso: string | null): string {
   return Number.isNaN(t) ? '' : dateTimeFormat.format(t);
 }
 
+/** `dateTime`, or the text as it came when it is no time ('' for none): for times a reader
+ * must see even when another writer's (a teammate's) format is not one we parse. */
+export function timeOrText(iso: string | null): string {
+  return dateTime(iso) || (iso ?? '');
+}
+
 /** 950 → "950", 12_345 → "12.3k", 4_500_000 → "4.5M". */
 export function compactNumber(n: number): string {
   if (n < 1000) return String(n);
