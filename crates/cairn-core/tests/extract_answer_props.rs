@@ -106,6 +106,7 @@ fn shown_piece() -> impl Strategy<Value = String> {
         6 => "[a-zA-Z0-9 ,.:;!?()'/_#=+-]{1,12}",
         1 => prop::sample::select(vec![
             "é", "漢字", "🎉", "ß", "\"", "\\", "\n", "\t", "  ", "{\"a\":[1]}", "\\u001b", "Ω≈ç",
+            "```", "```rust",
         ])
         .prop_map(str::to_owned),
     ]

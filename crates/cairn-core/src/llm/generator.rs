@@ -217,9 +217,15 @@ pub fn unfence(text: &str) -> &str {
     let Some(body) = rest.strip_suffix("```") else {
         return t;
     };
-    // The info string (`json`) runs to the end of the first line.
+    // The info string (`json`) runs to the end of the first line. Inside, a line opening with
+    // backticks is another fence (two blocks); backticks within a line are the JSON's own text
+    // (an entry about Markdown), as a JSON string never spans lines.
     match body.split_once('\n') {
-        Some((info, inner)) if !info.contains('`') && !inner.contains("```") => inner.trim(),
+        Some((info, inner))
+            if !info.contains('`') && !inner.lines().any(|l| l.trim_start().starts_with("```")) =>
+        {
+            inner.trim()
+        }
         _ => t,
     }
 }
@@ -277,6 +283,9 @@ mod tests {
         );
         let two = "```json\n{}\n```\n```\n{}\n```";
         assert_eq!(unfence(two), two);
+        // Backticks inside the JSON's text are not a fence.
+        let md = "{\"title\":\"Close a ``` block\"}";
+        assert_eq!(unfence(&format!("```json\n{md}\n```")), md);
         assert_eq!(unfence("```"), "```");
     }
 
