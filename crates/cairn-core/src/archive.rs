@@ -230,6 +230,12 @@ pub struct TokenUsage {
 }
 
 impl TokenUsage {
+    /// Whether no count is known: a format without usage (or a trimmed one) leaves every count
+    /// 0, which says nothing about what was used.
+    pub fn is_unknown(&self) -> bool {
+        *self == TokenUsage::default()
+    }
+
     pub fn add(&mut self, other: &TokenUsage) {
         self.input += other.input;
         self.output += other.output;

@@ -195,6 +195,7 @@ fn one(doc: &Document) -> Trajectory {
         });
     }
     let tokens = &s.tokens;
+    let known = !tokens.is_unknown();
     let total_steps = steps.len() as u64;
     Trajectory {
         schema_version: SCHEMA_VERSION.to_owned(),
@@ -220,10 +221,12 @@ fn one(doc: &Document) -> Trajectory {
         },
         steps,
         notes: Some(format!("Exported by Cairn. {}", doc.left_out.sentence())),
+        // Unknown usage is left out, not claimed as 0 tokens.
         final_metrics: Some(FinalMetrics {
-            total_prompt_tokens: Some(tokens.input + tokens.cache_read + tokens.cache_creation),
-            total_completion_tokens: Some(tokens.output),
-            total_cached_tokens: Some(tokens.cache_read),
+            total_prompt_tokens: known
+                .then(|| tokens.input + tokens.cache_read + tokens.cache_creation),
+            total_completion_tokens: known.then_some(tokens.output),
+            total_cached_tokens: known.then_some(tokens.cache_read),
             total_steps: Some(total_steps),
         }),
         extra: Some(json!({
