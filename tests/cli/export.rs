@@ -352,3 +352,37 @@ fn export_to_a_file_never_replaces_one() {
     assert!(b.to_str().unwrap().ends_with(" (2).html"));
     assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
 }
+
+/// A teammate's or imported trajectory is exported as the agent that ran it (what the session
+/// view shows, `agent::ran_by` of the trajectory's name), not as the ATIF format it came in.
+#[test]
+fn an_imported_session_exports_as_the_agent_that_ran_it() {
+    let env = Env::new();
+    let trajectory = json!({
+        "schema_version": "ATIF-v1.4",
+        "session_id": "imported-one",
+        "agent": {"name": "claude-code", "version": "2.0.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "parse the headers",
+             "timestamp": "2026-11-02T10:00:00Z"},
+            {"step_id": 2, "source": "agent", "message": "Done.",
+             "timestamp": "2026-11-02T10:00:30Z"}
+        ]
+    });
+    let path = env.root.path().join("imported.atif.json");
+    std::fs::write(&path, trajectory.to_string()).unwrap();
+    let key = env.json(&["import", path.to_str().unwrap()])["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let md = export(&env, &[&key, "--format", "md"]);
+    assert!(md.contains("**Agent:** claude ·"), "{md}");
+    let html = export(&env, &[&key, "--format", "html"]);
+    assert!(html.contains("agent <b>claude</b>"), "{html}");
+    for doc in [&md, &html] {
+        assert!(!doc.contains("atif"), "{doc}");
+    }
+    let atif: serde_json::Value =
+        serde_json::from_str(&export(&env, &[&key, "--format", "atif"])).unwrap();
+    assert_eq!(atif["agent"]["name"], "claude");
+}

@@ -69,7 +69,8 @@ pub fn render(doc: &Document) -> String {
     let mut fact = |label: &str, v: &str| {
         let _ = write!(out, "<span>{label} <b>{}</b></span>", escape(v));
     };
-    fact("agent", s.agent.as_str());
+    // An imported or pulled session names the agent that ran it, not the format.
+    fact("agent", s.ran_by.as_deref().unwrap_or(s.agent.as_str()));
     if let Some(m) = &s.model {
         fact("model", m);
     }

@@ -98,7 +98,9 @@ pub fn render(doc: &Document) -> String {
     let s = &doc.session;
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", inline(&doc.title()));
-    let mut facts = vec![format!("**Agent:** {}", s.agent)];
+    // An imported or pulled session names the agent that ran it, not the format.
+    let agent = s.ran_by.as_deref().unwrap_or(s.agent.as_str());
+    let mut facts = vec![format!("**Agent:** {}", inline(agent))];
     if let Some(m) = &s.model {
         facts.push(format!("**Model:** {}", inline(m)));
     }
