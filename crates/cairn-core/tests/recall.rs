@@ -919,10 +919,9 @@ fn a_proposal_quotes_its_evidence_says_why_and_names_near_duplicates() {
         p.why
     );
     assert!(
-        p.why
-            .iter()
-            .any(|w| w.starts_with("Extracted by test (turns-v1 segmenter)")
-                && w.contains("confidence 0.70")),
+        p.why.iter().any(|w| w.starts_with(
+            "Extracted by test (turns-v1 segmenter) from “mix phx.server doesnt seem to start”"
+        ) && w.contains("confidence 0.70")),
         "{:?}",
         p.why
     );
@@ -934,6 +933,8 @@ fn a_proposal_quotes_its_evidence_says_why_and_names_near_duplicates() {
         (2, 4, 0)
     );
     assert_eq!(ev.changed, None);
+    // The untitled session is headed by its first request, as every view heads it.
+    assert_eq!(ev.session_title, "mix phx.server doesnt seem to start");
     let records = records_of_small(data.path());
     let quoted: Vec<(u32, String)> = ev
         .records

@@ -121,8 +121,10 @@ pub fn quoted_evidence(conn: &Connection, id: &str) -> Result<Vec<QuotedEvidence
         );
         let last = end.min(start.saturating_add(MAX_QUOTED_RECORDS as u32 - 1));
         let records = archive::record_range(conn, session, start, last).map_err(db)?;
-        let title = super::extract::store::session_info(conn, session)
-            .map(|i| i.title)
+        // Headed as every view heads it: an untitled session by its first request.
+        let title = archive::heading(conn, session)
+            .ok()
+            .flatten()
             .unwrap_or_default();
         out.push(QuotedEvidence {
             session_title: crate::text::one_line(&title, 120),
@@ -197,13 +199,9 @@ fn why(
             .as_deref()
             .and_then(|k| archive::sessions_named(conn, k).ok())
             .and_then(|ids| ids.first().copied())
-            .and_then(|s| super::extract::store::session_info(conn, s).ok())
-            .map(|i| {
-                if i.title.is_empty() {
-                    i.key
-                } else {
-                    format!("“{}”", line(&i.title))
-                }
+            .map(|s| match archive::heading(conn, s).ok().flatten() {
+                Some(title) => format!("“{}”", line(&title)),
+                None => entry.source_session_key.clone().unwrap_or_default(),
             })
             .unwrap_or_else(|| "a session no longer archived".into());
         out.push(format!(
@@ -217,7 +215,7 @@ fn why(
         ));
     } else if entry.review_state != ReviewState::HumanReviewed {
         out.push(format!(
-            "Imported as {} (not reviewed by a person).",
+            "Imported, not reviewed by a person ({}).",
             entry.review_state
         ));
     }
