@@ -98,6 +98,15 @@ fn the_first_word_of_each_line_of_a_tool_input_is_found_and_marked() {
             );
         }
     }
+    // A tool input reads as its members, not as JSON: `command: … · description: …`.
+    let cmd = hits(&cairn, "numbatcmd");
+    assert!(
+        cmd.iter().any(|(_, s)| s
+            == &format!(
+                "command: cd /tmp && {MATCH_START}numbatcmd{MATCH_END} --all · description: run it"
+            )),
+        "{cmd:?}"
+    );
     // In a record's text a backslash is text: the word after it is marked whole.
     let bin = hits(&cairn, "bin");
     assert!(

@@ -100,6 +100,87 @@ pub fn unglued_marks(snippet: &str) -> String {
     out
 }
 
+/// A snippet of a stored tool input (escapes not yet decoded) without the JSON punctuation
+/// around its strings: `{"command":"ls","description":"List"}` reads `command: ls ·
+/// description: List`. Only an unescaped quote is JSON's own (a quote in a string is `\"`), so
+/// those quotes are dropped, a colon or comma next to one becomes `: ` or ` · `, a bracket that
+/// opens before one (after `:`, `,`, a bracket, or at the start) is dropped, and so are closers
+/// after one or after a number or literal, where they end the snippet or the member. Text inside
+/// the strings is left as it is; a snippet that starts or ends inside a string reads the same.
+pub fn without_json_punctuation(snippet: &str) -> String {
+    let c: Vec<char> = snippet.chars().collect();
+    let mut out = String::with_capacity(snippet.len());
+    // Whether the character at `i` is JSON's own quote: not escaped by an odd run before it.
+    let quote = |i: usize| {
+        c.get(i) == Some(&'"') && c[..i].iter().rev().take_while(|&&b| b == '\\').count() % 2 == 0
+    };
+    let opener = |ch: char| matches!(ch, '{' | '[');
+    let closer = |ch: char| matches!(ch, '}' | ']');
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if quote(i) {
+            i += 1;
+            // Closers right after a string, when they end the snippet or the member.
+            let mut j = i;
+            while c.get(j).copied().is_some_and(closer) {
+                j += 1;
+            }
+            if j > i && matches!(c.get(j), None | Some(',' | '…')) {
+                i = j;
+            }
+            match c.get(i) {
+                Some(':') => {
+                    out.push_str(": ");
+                    i += 1;
+                }
+                Some(',') => {
+                    out.push_str(" · ");
+                    i += 1;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let after_structure = i == 0 || matches!(c[i - 1], ':' | ',' | '{' | '[') || quote(i - 1);
+        let mut j = i;
+        while c.get(j).copied().is_some_and(opener) {
+            j += 1;
+        }
+        if j > i && after_structure && quote(j) {
+            i = j;
+            continue;
+        }
+        // Closers after a number, `true`, `false` or `null`, when they end the snippet or the
+        // member.
+        let mut j = i;
+        while c.get(j).copied().is_some_and(closer) {
+            j += 1;
+        }
+        if j > i
+            && i > 0
+            && c[i - 1].is_ascii_alphanumeric()
+            && (j == c.len() || (c[j] == ',' && quote(j + 1)))
+        {
+            i = j;
+            continue;
+        }
+        // A comma after a number, `true`, `false`, `null` or a closer, before the next key.
+        if ch == ','
+            && quote(i + 1)
+            && i > 0
+            && (c[i - 1].is_ascii_alphanumeric() || closer(c[i - 1]))
+        {
+            out.push_str(" · ");
+            i += 1;
+            continue;
+        }
+        out.push(ch);
+        i += 1;
+    }
+    out
+}
+
 /// A snippet of a stored tool input as a person reads it: the JSON escapes decoded (`\"` and
 /// `\\` to the character, a line break, tab or other control character to a space, since a
 /// snippet is one line), so a command reads `git commit -m "fix"`, not `-m \"fix\"`. A cut-off
@@ -232,8 +313,8 @@ mod tests {
         use crate::archive::store::{MATCH_END as E, MATCH_START as S};
         for (snippet, want) in [
             (
-                format!(r#"{{"command":"git commit -m \"{S}Login{E} ok\""}}"#),
-                format!(r#"{{"command":"git commit -m "{S}Login{E} ok""}}"#),
+                format!(r#"command: git commit -m \"{S}Login{E} ok\""#),
+                format!(r#"command: git commit -m "{S}Login{E} ok""#),
             ),
             (
                 format!(r"alpha\n{S}zebra{E}\tx"),
@@ -251,6 +332,46 @@ mod tests {
         ] {
             assert_eq!(readable_escapes(&snippet), want, "{snippet}");
         }
+    }
+
+    #[test]
+    fn a_tool_inputs_snippet_reads_without_json_punctuation() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        for (snippet, want) in [
+            (
+                format!(
+                    r#"{{"command":"git commit -m \"{S}Login{E} known\"","description":"Run git"}}"#
+                ),
+                format!(r#"command: git commit -m \"{S}Login{E} known\" · description: Run git"#),
+            ),
+            // Numbers, booleans, arrays and nested objects.
+            (
+                r#"{"limit":40,"all":true,"paths":["a.rs","b.rs"],"opt":{"x":null}}"#.into(),
+                "limit: 40 · all: true · paths: a.rs · b.rs · opt: x: null".into(),
+            ),
+            // Cut at either end by the snippet, inside a string or between members.
+            (
+                r#"…-m \"fix\"","description":"Run…"#.into(),
+                r#"…-m \"fix\" · description: Run…"#.into(),
+            ),
+            (r#"…"old_string":"a"}…"#.into(), "…old_string: a…".into()),
+            // Brackets, colons and commas inside a string are text.
+            (
+                r#"{"code":"fn main() {","url":"http://x:1/[a]"}"#.into(),
+                "code: fn main() { · url: http://x:1/[a]".into(),
+            ),
+            // An escaped backslash before a quote leaves the quote JSON's own.
+            (r#"{"p":"C:\\","q":1}"#.into(), r#"p: C:\\ · q: 1"#.into()),
+            ("plain words".into(), "plain words".into()),
+        ] {
+            assert_eq!(without_json_punctuation(&snippet), want, "{snippet}");
+        }
+        assert_eq!(
+            readable_escapes(&without_json_punctuation(
+                r#"{"command":"echo \"hi\"\nls"}"#
+            )),
+            r#"command: echo "hi" ls"#
+        );
     }
 
     #[test]
