@@ -221,11 +221,16 @@ test('sync: the first import runs with progress and lands on the branches', asyn
       listBottom: list.bottom,
       barTop: bar.top,
       overflowing: metas.filter((m) => m.scrollWidth > m.clientWidth + 1).length,
+      cut: [...document.querySelectorAll('[data-testid="branch-row"] .sessions')]
+        .filter((s) => s.scrollWidth > s.clientWidth + 1)
+        .map((s) => s.textContent),
     };
   });
   assert.ok(layout.offer, 'the distil offer is shown above the list');
   assert.ok(layout.listBottom <= layout.barTop + 0.5, `the list runs under the status bar: ${JSON.stringify(layout)}`);
   assert.equal(layout.overflowing, 0, 'every branch row fits the sidebar');
+  // The sessions phrase is brief enough to read whole, not cut by the ellipsis.
+  assert.deepEqual(layout.cut, [], 'a branch row cuts its sessions phrase');
   await shot('02-synced-branches');
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentLabel, branchSessions, timeOrText, count, projectLabel, relativeTime, sessionTitle } from './format';
+import { agentLabel, branchSessions, branchSessionsBrief, timeOrText, count, projectLabel, relativeTime, sessionTitle } from './format';
 import { fakeSession } from '../testing/sessions';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -51,6 +51,14 @@ describe('branchSessions', () => {
     expect(branchSessions(2, 1)).toBe('2 sessions landed work, 1 more ran here');
     expect(branchSessions(3, 0)).toBe('3 sessions');
     expect(branchSessions(0, 0)).toBe('0 sessions');
+  });
+
+  it('has a brief form for a row of the branch list', () => {
+    expect(branchSessionsBrief(0, 1)).toBe('1 ran here, none landed');
+    expect(branchSessionsBrief(2, 1)).toBe('2 landed, 1 ran here');
+    expect(branchSessionsBrief(1200, 3)).toBe('1,200 landed, 3 ran here');
+    expect(branchSessionsBrief(3, 0)).toBe('3 sessions');
+    expect(branchSessionsBrief(1, 0)).toBe('1 session');
   });
 });
 

@@ -71,6 +71,14 @@ export function branchSessions(landed: number, ranOnly: number): string {
   return `${count(landed, 'session')} landed work, ${ranOnly} more ran here`;
 }
 
+/** {@link branchSessions} short enough for a row of the branch list, whose tooltip has the
+ * whole phrase: "1 landed, 2 ran here", "2 ran here, none landed", "3 sessions". */
+export function branchSessionsBrief(landed: number, ranOnly: number): string {
+  if (ranOnly === 0) return count(landed, 'session');
+  if (landed === 0) return `${ranOnly.toLocaleString('en')} ran here, none landed`;
+  return `${landed.toLocaleString('en')} landed, ${ranOnly.toLocaleString('en')} ran here`;
+}
+
 const timeFormat = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hour12: false });
 const dateTimeFormat = new Intl.DateTimeFormat('en', {
   day: 'numeric',
