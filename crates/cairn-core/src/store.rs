@@ -17,6 +17,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub(crate) mod rank;
+
 /// One schema step: SQL, then, for the few that need it, Rust code in the same transaction
 /// (given the data dir, for steps that must read the retained copies).
 pub(crate) struct Migration {
@@ -174,6 +176,7 @@ impl Store {
     }
 
     fn configure(&self, read_only: bool) -> Result<()> {
+        rank::register(&self.conn).map_err(|e| self.err(e))?;
         // A busy timeout instead of "database is locked": writers queue behind each other.
         self.conn
             .busy_timeout(Duration::from_secs(30))

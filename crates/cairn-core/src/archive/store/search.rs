@@ -124,17 +124,29 @@ pub fn ranked_records(
     // (and the session's first request, a subquery) are read for the `limit` rows kept. With no
     // filter it reads the index alone: two row lookups a match (its record, its session) cost
     // as much as its bm25 when common words match hundreds of thousands of records.
-    let mut inner = String::from(if f.is_empty() {
-        "SELECT rowid AS id, bm25(records_fts) AS score
-         FROM records_fts
-         WHERE records_fts MATCH ?"
+    //
+    // bm25's scores; for the plain quoted phrases Cairn's own searches build, by the same
+    // function with each phrase's row count kept between queries (`store::rank`).
+    let rank = if crate::store::rank::plain_phrases(expr) {
+        crate::store::rank::NAME
     } else {
-        "SELECT records_fts.rowid AS id, bm25(records_fts) AS score
-         FROM records_fts
-         JOIN records r ON r.id = records_fts.rowid
-         JOIN sessions s ON s.id = r.session_id
-         WHERE records_fts MATCH ?"
-    });
+        "bm25"
+    };
+    let mut inner = if f.is_empty() {
+        format!(
+            "SELECT rowid AS id, {rank}(records_fts) AS score
+             FROM records_fts
+             WHERE records_fts MATCH ?"
+        )
+    } else {
+        format!(
+            "SELECT records_fts.rowid AS id, {rank}(records_fts) AS score
+             FROM records_fts
+             JOIN records r ON r.id = records_fts.rowid
+             JOIN sessions s ON s.id = r.session_id
+             WHERE records_fts MATCH ?"
+        )
+    };
     let mut args = vec![SqlValue::Text(expr.to_owned())];
     push_record_filter(&mut inner, &mut args, f, "r.timestamp");
     inner.push_str(" ORDER BY score LIMIT ?");
