@@ -2,7 +2,7 @@
 //! and the session-level search in process with the model warm (latency and retrieval).
 //!
 //! `cargo run --release -p cairn-bench --bin turns-bench -- --data DIR [--cases FILE]
-//!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed]`
+//!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed] [--modes M,M]`
 //!
 //! - DIR is a data dir `cairn sync` filled (used in place: `--reembed` drops its session vectors
 //!   and embeds every turn again; without it only what lacks a current vector is embedded).
@@ -11,8 +11,8 @@
 //! - FILE holds one JSON object a line, `{"query", "half", "answers": [session keys]}`
 //!   (`bench/why_retrieval.py --dump-cases`): each query is asked through
 //!   `Cairn::search_sessions` (what `cairn search --sessions` and `cairn why "<text>"` rank
-//!   with), lexical then hybrid, and the figure is how often a right session is in the first
-//!   five; latencies p50/p95 per mode.
+//!   with), lexical then hybrid (or the `--modes` given, in their order), and the figure is how
+//!   often a right session is in the first five; latencies p50/p95 per mode.
 //! - `--max-tokens N` embeds with the model reading at most N word pieces of a text (its own
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
 //! - `--static FILE [--center]` embeds with a static table distilled from the model instead
@@ -163,7 +163,18 @@ fn main() -> Result<()> {
         .filter(|l| !l.trim().is_empty())
         .map(serde_json::from_str)
         .collect::<std::result::Result<_, _>>()?;
-    for mode in [Mode::Lexical, Mode::Hybrid] {
+    // The modes in the order asked: the connection keeps each phrase's row count between
+    // queries (`cairn_bm25`), so a mode asked first runs with none counted yet.
+    let modes: Vec<Mode> = arg("--modes", "lexical,hybrid")
+        .split(',')
+        .map(|m| match m.trim() {
+            "lexical" => Ok(Mode::Lexical),
+            "hybrid" => Ok(Mode::Hybrid),
+            "vector" => Ok(Mode::Vector),
+            other => anyhow::bail!("--modes: unknown mode {other:?} (lexical, hybrid, vector)"),
+        })
+        .collect::<Result<_>>()?;
+    for mode in modes {
         let mut times = Vec::new();
         let (mut full, mut half) = (0, 0);
         for c in &cases {
