@@ -66,7 +66,8 @@ thread_local! {
     static COUNTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Register [`NAME`] on `conn` (once per connection; again replaces it and its cache).
+/// Register [`NAME`] on `conn`, once per connection (registering again adds a newer one that
+/// shadows the first, with a cache of its own; both are freed when the connection closes).
 pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     let failed = |rc: c_int, what: &str| {
         rusqlite::Error::SqliteFailure(ffi::Error::new(rc), Some(format!("{NAME}: {what}")))
