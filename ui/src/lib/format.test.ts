@@ -32,7 +32,10 @@ describe('sessionTitle', () => {
       'Add a --json flag',
     );
     const untitled = { ...fakeSession(1), title: null, first_prompt: null };
-    expect(sessionTitle({ ...untitled, session_id: 'abcdef123456' })).toBe('Untitled session abcdef12');
+    expect(sessionTitle({ ...untitled, session_id: 'abcdef12-3456-7890-abcd-ef0123456789' })).toBe('Untitled session abcdef12');
+    // An id that is no UUID is not cut mid-word ("test-rat").
+    expect(sessionTitle({ ...untitled, session_id: 'test-ratelimit-session' })).toBe('Untitled session test-ratelimit-session');
+    expect(sessionTitle({ ...untitled, session_id: 'x'.repeat(40) })).toBe(`Untitled session ${'x'.repeat(23)}…`);
     expect(sessionTitle({ ...untitled, title: '  ', session_id: null })).toBe('Untitled session');
   });
 });

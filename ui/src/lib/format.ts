@@ -31,11 +31,17 @@ function firstLine(text: string | null): string | null {
   );
 }
 
+/** A session with no title and no prompt, told apart by its id: a UUID's first block, another
+ * id whole up to 24 characters ("Untitled session test-ratelimit-session"), else cut with "…". */
+export function untitled(id: string | null | undefined): string {
+  if (!id) return 'Untitled session';
+  const short = /^[0-9a-f]{8}-/i.test(id) ? id.slice(0, 8) : id.length > 24 ? `${id.slice(0, 23)}…` : id;
+  return `Untitled session ${short}`;
+}
+
 /** The title's first line, else the first prompt's, else a stand-in that still tells sessions apart. */
 export function sessionTitle(session: Session): string {
-  const line = firstLine(session.title) ?? firstLine(session.first_prompt);
-  if (line !== null) return line;
-  return session.session_id ? `Untitled session ${session.session_id.slice(0, 8)}` : 'Untitled session';
+  return firstLine(session.title) ?? firstLine(session.first_prompt) ?? untitled(session.session_id);
 }
 
 /** The project name, else the last part of the working directory. */

@@ -43,4 +43,10 @@ describe('SessionHeader', () => {
     head(detail);
     expect(tokens()?.textContent).toContain('42 out');
   });
+
+  it('heads a session with no title and no prompt by its id, not cut mid-word', () => {
+    const detail = { ...fakeDetail('k'), title: null, session_id: 'test-ratelimit-session' };
+    const h = head(detail);
+    expect(h.querySelector('h2')?.textContent).toBe('Untitled session test-ratelimit-session');
+  });
 });
