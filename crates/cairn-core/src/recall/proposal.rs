@@ -95,6 +95,14 @@ fn quoted_record(r: &archive::RangeRecord) -> QuotedRecord {
     }
 }
 
+/// How every view heads session `id` (its title, else its first request), if it has one.
+fn heading(conn: &Connection, id: i64) -> Option<String> {
+    archive::session_heading(conn, id)
+        .ok()
+        .flatten()
+        .filter(|t| !t.trim().is_empty())
+}
+
 /// The cited ranges of entry `id`, quoted, each checked against its transcript now.
 pub fn quoted_evidence(conn: &Connection, id: &str) -> Result<Vec<QuotedEvidence>> {
     let db = crate::store::err_in(conn);
@@ -122,10 +130,7 @@ pub fn quoted_evidence(conn: &Connection, id: &str) -> Result<Vec<QuotedEvidence
         let last = end.min(start.saturating_add(MAX_QUOTED_RECORDS as u32 - 1));
         let records = archive::record_range(conn, session, start, last).map_err(db)?;
         // Headed as every view heads it: an untitled session by its first request.
-        let title = archive::heading(conn, session)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let title = heading(conn, session).unwrap_or_default();
         out.push(QuotedEvidence {
             session_title: crate::text::one_line(&title, 120),
             ordinal_start: start,
@@ -199,7 +204,7 @@ fn why(
             .as_deref()
             .and_then(|k| archive::sessions_named(conn, k).ok())
             .and_then(|ids| ids.first().copied())
-            .map(|s| match archive::heading(conn, s).ok().flatten() {
+            .map(|s| match heading(conn, s) {
                 Some(title) => format!("“{}”", line(&title)),
                 None => entry.source_session_key.clone().unwrap_or_default(),
             })

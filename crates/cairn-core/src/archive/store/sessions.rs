@@ -727,21 +727,6 @@ pub struct StoryHead {
     pub next_ordinal: i64,
 }
 
-/// How every view heads the session with row id `id`: its title, else its first request;
-/// `None` when it has neither (or no such session).
-pub fn heading(conn: &Connection, id: i64) -> rusqlite::Result<Option<String>> {
-    let sql = format!(
-        "SELECT COALESCE(title, {}) FROM sessions WHERE id = ?1",
-        super::first_request_sql("sessions.id")
-    );
-    Ok(conn
-        .prepare_cached(&sql)?
-        .query_row([id], |r| r.get::<_, Option<String>>(0))
-        .optional()?
-        .flatten()
-        .filter(|t| !t.trim().is_empty()))
-}
-
 /// The [`StoryHead`] of the session with row id `id`.
 pub fn story_head(conn: &Connection, id: i64) -> rusqlite::Result<StoryHead> {
     conn.prepare_cached(
