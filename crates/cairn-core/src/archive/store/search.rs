@@ -125,8 +125,9 @@ pub fn ranked_records(
     // filter it reads the index alone: two row lookups a match (its record, its session) cost
     // as much as its bm25 when common words match hundreds of thousands of records.
     //
-    // bm25's scores; for the plain quoted phrases Cairn's own searches build, by the same
-    // function with each phrase's row count kept between queries (`store::rank`).
+    // Ranked by bm25, or, for the plain quoted phrases Cairn's own searches build, by
+    // `cairn_bm25`: the same scores, each phrase's row count kept between queries
+    // (`store::rank`).
     let rank = if crate::store::rank::plain_phrases(expr) {
         crate::store::rank::NAME
     } else {
