@@ -924,11 +924,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         if !g.json {
                             writeln!(
                                 out,
-                                "{}: embedded {} {}, {} vectors stored ({:.1} s)",
+                                "{}: embedded {}, {} stored ({:.1} s)",
                                 s.as_str(),
-                                report.embedded,
-                                s.unit(),
-                                report.vectors,
+                                s.count(report.embedded),
+                                render::plural(report.vectors, "vector"),
                                 report.seconds
                             )?;
                         }

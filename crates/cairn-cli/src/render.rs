@@ -1019,15 +1019,15 @@ pub fn embeddings_status(
     }
     for st in &s.stores {
         let state = if st.fresh { "fresh" } else { "STALE" };
-        let pending = st
-            .pending
-            .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        let pending = st.pending.map_or_else(
+            || format!("unknown {}", st.store.unit()),
+            |p| st.store.count(p),
+        );
         writeln!(
             out,
-            "{:<9} {state:<6} {} vectors, {pending} {} pending, built {}",
+            "{:<9} {state:<6} {}, {pending} pending, built {}",
             st.store.as_str(),
-            st.vectors,
-            st.store.unit(),
+            plural(st.vectors, "vector"),
             st.built_at.as_deref().map_or("never", |t| time(Some(t)))
         )?;
         if !st.fresh {

@@ -130,7 +130,7 @@ fn vectors_from_the_previous_recipe_are_refused_until_rebuilt_resumably() {
     let err = search(cairn_core::semantic::Mode::Hybrid).unwrap_err();
     let msg = err.to_string();
     assert!(
-        msg.contains("older recipe") && msg.contains("1 turns to embed again"),
+        msg.contains("older recipe") && msg.contains("1 turn to embed again"),
         "{msg}"
     );
     assert!(

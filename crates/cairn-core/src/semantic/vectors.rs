@@ -68,6 +68,17 @@ impl VectorStore {
         }
     }
 
+    /// `n` of what it holds, in words: "1 turn", "3 entries".
+    pub fn count(self, n: impl TryInto<i128>) -> String {
+        crate::text::plural(
+            n,
+            match self {
+                VectorStore::Recall => "entry",
+                VectorStore::Sessions => "turn",
+            },
+        )
+    }
+
     /// How documents are made from rows; part of the fingerprint, so changing it invalidates.
     fn doc_scheme(self) -> &'static str {
         match self {
@@ -177,11 +188,11 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
         // The same model, another document recipe (a new release changed what is embedded).
         let n = pending_count(conn, corpus, fingerprint)?;
         format!(
-            "the {} vectors were made from an older recipe of their documents ({}; now {}): {n} {} to embed again (a build resumes where an interrupted one stopped)",
+            "the {} vectors were made from an older recipe of their documents ({}; now {}): {} to embed again (a build resumes where an interrupted one stopped)",
             store.as_str(),
             recipe(&s.fingerprint),
             recipe(fingerprint),
-            store.unit()
+            store.count(n)
         )
     } else if s.fingerprint != fingerprint {
         format!(
@@ -197,8 +208,8 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
     } else {
         let n = pending_count(conn, corpus, fingerprint)?;
         format!(
-            "{n} {} changed since the {} vectors were last built",
-            store.unit(),
+            "{} changed since the {} vectors were last built",
+            store.count(n),
             store.as_str()
         )
     };
@@ -744,6 +755,14 @@ impl MatrixCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_counts_what_it_holds_in_words() {
+        assert_eq!(VectorStore::Sessions.count(1), "1 turn");
+        assert_eq!(VectorStore::Sessions.count(109_284), "109284 turns");
+        assert_eq!(VectorStore::Recall.count(1), "1 entry");
+        assert_eq!(VectorStore::Recall.count(0), "0 entries");
+    }
 
     #[test]
     fn blobs_round_trip_and_dot_matches_the_naive_sum() {
