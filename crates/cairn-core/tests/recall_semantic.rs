@@ -529,7 +529,7 @@ fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     // New turns captured: fail closed again, saying how many turns wait.
     support::capture(&cairn, &[file("short.jsonl")]);
     let err = search(question, Mode::Hybrid).unwrap_err();
-    assert!(err.to_string().contains("turns changed"), "{err}");
+    assert!(err.to_string().contains("1 turn changed since"), "{err}");
     let report = cairn
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
         .unwrap();
