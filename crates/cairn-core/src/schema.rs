@@ -62,6 +62,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0028_index_escaped_words.sql"),
         then: Some(reindex_escaped_inputs),
     },
+    sql(include_str!("archive/migrations/0029_fts_takeouts.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

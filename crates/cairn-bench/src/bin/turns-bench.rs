@@ -2,7 +2,8 @@
 //! and the session-level search in process with the model warm (latency and retrieval).
 //!
 //! `cargo run --release -p cairn-bench --bin turns-bench -- --data DIR [--cases FILE]
-//!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed] [--modes M,M]`
+//!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed] [--modes M,M]
+//!  [--append-every N]`
 //!
 //! - DIR is a data dir `cairn sync` filled (used in place: `--reembed` drops its session vectors
 //!   and embeds every turn again; without it only what lacks a current vector is embedded).
@@ -12,7 +13,9 @@
 //!   (`bench/why_retrieval.py --dump-cases`): each query is asked through
 //!   `Cairn::search_sessions` (what `cairn search --sessions` and `cairn why "<text>"` rank
 //!   with), lexical then hybrid (or the `--modes` given, in their order), and the figure is how
-//!   often a right session is in the first five; latencies p50/p95 per mode.
+//!   often a right session is in the first five; latencies p50/p95 per mode. With
+//!   `--append-every N` a one-turn session is imported and embedded before every Nth query (not
+//!   timed), so the archive changes between queries as while an agent works (it stays in DIR).
 //! - `--max-tokens N` embeds with the model reading at most N word pieces of a text (its own
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
 //! - `--static FILE [--center]` embeds with a static table distilled from the model instead
@@ -174,11 +177,28 @@ fn main() -> Result<()> {
             other => anyhow::bail!("--modes: unknown mode {other:?} (lexical, hybrid, vector)"),
         })
         .collect::<Result<_>>()?;
+    // `--append-every N`: before every Nth query, a one-turn session is imported (an ATIF
+    // trajectory, through the capture writer like a hook's capture): the archive changes
+    // between queries as it does while an agent works.
+    let append_every: usize = arg("--append-every", "0").parse()?;
+    let scratch = data.join("turns-bench-appends");
+    if append_every > 0 {
+        std::fs::create_dir_all(&scratch)?;
+    }
+    let mut asked = 0usize;
     for mode in modes {
         let mut times = Vec::new();
         let (mut full, mut half) = (0, 0);
         for c in &cases {
             for (q, hits) in [(&c.query, &mut full), (&c.half, &mut half)] {
+                asked += 1;
+                if append_every > 0 && asked.is_multiple_of(append_every) {
+                    let file = scratch.join(format!("append-{asked}.json"));
+                    std::fs::write(&file, appended_trajectory(asked))?;
+                    cairn.import_atif(&file)?;
+                    // As the desktop does after a sync: the new turn embedded, so hybrid runs.
+                    cairn.embeddings_build(VectorStore::Sessions, false, &|_, _| {})?;
+                }
                 let t = Instant::now();
                 let found = cairn.search_sessions(&SearchQuery {
                     text: q.clone(),
@@ -205,4 +225,20 @@ fn main() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A one-turn trajectory for `--append-every`: a prompt and an answer of ordinary words.
+fn appended_trajectory(n: usize) -> String {
+    serde_json::json!({
+        "schema_version": "ATIF-v1.4",
+        "session_id": format!("turns-bench-append-{n}"),
+        "agent": {"name": "claude-code", "version": "2.0.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "timestamp": "2026-12-04T10:00:00Z",
+             "message": format!("check the spotter session {n} and fix the failing test")},
+            {"step_id": 2, "source": "agent", "timestamp": "2026-12-04T10:00:30Z",
+             "message": "The test failed because the session id was not passed; fixed and ran it."}
+        ]
+    })
+    .to_string()
 }

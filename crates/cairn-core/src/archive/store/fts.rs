@@ -15,6 +15,8 @@
 //! FTS5 takes a row out by the exact values it was given.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
 
@@ -236,14 +238,116 @@ pub fn index_record(
         .map(drop)
 }
 
-/// Take record `rowid` out of the index, given the text and input it was stored with.
+/// Take record `rowid` out of the index, given the text and input it was stored with; counted
+/// in `fts_takeouts`, so the phrase counts kept for ranking start again ([`phrase_rows`]).
 pub fn unindex_record(
     conn: &Connection,
     rowid: i64,
     text: Option<&str>,
     tool_input: Option<&str>,
 ) -> rusqlite::Result<()> {
-    delete_indexed(conn, rowid, text, tool_input.map(indexed_input).as_deref())
+    delete_indexed(conn, rowid, text, tool_input.map(indexed_input).as_deref())?;
+    conn.prepare_cached("UPDATE fts_takeouts SET count = count + 1 WHERE id = 1")?
+        .execute([])
+        .map(drop)
+}
+
+/// What a phrase's count is kept under: its pieces between ASCII characters that are not
+/// letters or digits, ASCII letters lowercased. The index's tokenizer splits at every such
+/// character and folds ASCII case, so phrases with the same key hold the same tokens (`"Login"`
+/// and `"login:"` share a count); anything else (other scripts, diacritics) is kept as written,
+/// never merged on a guess.
+fn phrase_key(phrase: &str) -> String {
+    phrase
+        .split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric())
+        .filter(|piece| !piece.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The row counts [`phrase_rows`] keeps for one database: the take-outs they were counted
+/// under, and per phrase ([`phrase_key`]) its count and the newest record id it covers.
+#[derive(Default)]
+struct Kept {
+    takeouts: i64,
+    phrases: HashMap<String, (i64, i64)>,
+}
+
+/// Phrases kept per database, and databases kept per process; past either, the counts start again.
+const MAX_KEPT_PHRASES: usize = 8192;
+const MAX_KEPT_DATABASES: usize = 16;
+
+static KEPT: Mutex<BTreeMap<String, Kept>> = Mutex::new(BTreeMap::new());
+
+#[cfg(test)]
+thread_local! {
+    /// Phrases counted over the whole index, on this thread (tests only).
+    static COUNTED_WHOLE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many records hold each of `phrases` (plain quoted FTS5 phrases, as written), the counts
+/// bm25 would take by visiting every such record on every query (`store::rank`).
+///
+/// They are kept per database file between calls, and stay exact: records only join the index
+/// with ids above every id before them, so a kept count adds the records holding the phrase
+/// among those appended since (a `rowid >` range FTS5 seeks to); a record leaving the index
+/// (`unindex_record`, counted in `fts_takeouts`) makes every count start again. An in-memory
+/// database keeps nothing.
+pub fn phrase_rows(conn: &Connection, phrases: &[&str]) -> rusqlite::Result<Vec<i64>> {
+    let (takeouts, newest): (i64, i64) = conn
+        .prepare_cached(
+            "SELECT (SELECT count FROM fts_takeouts WHERE id = 1),
+                    COALESCE((SELECT max(id) FROM records), 0)",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let count = |phrase: &str, after: Option<i64>| -> rusqlite::Result<i64> {
+        match after {
+            None => {
+                #[cfg(test)]
+                COUNTED_WHOLE.with(|c| c.set(c.get() + 1));
+                conn.prepare_cached("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1")?
+                    .query_row([phrase], |r| r.get(0))
+            }
+            Some(after) => conn
+                .prepare_cached(
+                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1 AND rowid > ?2",
+                )?
+                .query_row(params![phrase, after], |r| r.get(0)),
+        }
+    };
+    let Some(db) = conn.path().filter(|p| !p.is_empty()).map(str::to_owned) else {
+        return phrases.iter().map(|p| count(p, None)).collect();
+    };
+    let kept = |key: &str| {
+        let all = KEPT.lock().ok()?;
+        let k = all.get(&db).filter(|k| k.takeouts == takeouts)?;
+        k.phrases.get(key).copied()
+    };
+    let mut out = Vec::with_capacity(phrases.len());
+    for phrase in phrases {
+        let key = phrase_key(phrase);
+        let n = match kept(&key) {
+            Some((n, upto)) if upto == newest => n,
+            // Records appended since: add those holding it.
+            Some((n, upto)) if upto < newest => n + count(phrase, Some(upto))?,
+            // Nothing kept, or kept by a connection that sees newer records than this one.
+            _ => count(phrase, None)?,
+        };
+        if let Ok(mut all) = KEPT.lock() {
+            if !all.contains_key(&db) && all.len() >= MAX_KEPT_DATABASES {
+                all.clear();
+            }
+            let k = all.entry(db.clone()).or_default();
+            if k.takeouts != takeouts || k.phrases.len() >= MAX_KEPT_PHRASES {
+                k.phrases.clear();
+                k.takeouts = takeouts;
+            }
+            k.phrases.insert(key, (n, newest));
+        }
+        out.push(n);
+    }
+    Ok(out)
 }
 
 /// Take record `rowid` out of the index given the exact values it was indexed with.
@@ -284,6 +388,162 @@ pub fn reindex_escaped_inputs(conn: &Connection) -> rusqlite::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file database with the archive's index, as its migrations make it (records reduced to
+    /// the columns the index reads).
+    fn indexed_db(dir: &std::path::Path) -> (Connection, Connection) {
+        let path = dir.join("cairn.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch(&format!(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE records (id INTEGER PRIMARY KEY, text TEXT, tool_input TEXT);
+                 CREATE VIRTUAL TABLE records_fts USING fts5(
+                     text, tool_input, content = 'records', content_rowid = 'id',
+                     tokenize = 'unicode61 remove_diacritics 2');
+                 {}",
+                include_str!("../migrations/0029_fts_takeouts.sql")
+            ))
+            .unwrap();
+        let reader = Connection::open(&path).unwrap();
+        (writer, reader)
+    }
+
+    fn add(conn: &Connection, text: &str, input: &str) -> i64 {
+        conn.execute(
+            "INSERT INTO records (text, tool_input) VALUES (?1, ?2)",
+            [text, input],
+        )
+        .unwrap();
+        let id = conn.last_insert_rowid();
+        index_record(conn, id, Some(text), Some(input)).unwrap();
+        id
+    }
+
+    fn remove(conn: &Connection, id: i64) {
+        let (text, input): (String, String) = conn
+            .query_row(
+                "SELECT text, tool_input FROM records WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        unindex_record(conn, id, Some(&text), Some(&input)).unwrap();
+        conn.execute("DELETE FROM records WHERE id = ?1", [id])
+            .unwrap();
+    }
+
+    fn truth(conn: &Connection, phrases: &[&str]) -> Vec<i64> {
+        phrases
+            .iter()
+            .map(|p| {
+                conn.query_row(
+                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1",
+                    [p],
+                    |r| r.get(0),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn whole() -> u64 {
+        COUNTED_WHOLE.with(std::cell::Cell::get)
+    }
+
+    #[test]
+    fn kept_counts_grow_with_appends_and_start_again_after_a_take_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, reader) = indexed_db(dir.path());
+        add(&writer, "alpha beta", "");
+        let gone = add(&writer, "beta gamma", "{\"command\":\"beta\"}");
+        let phrases = ["\"beta\"", "\"alpha beta\"", "\"zeta\""];
+        assert_eq!(phrase_rows(&reader, &phrases).unwrap(), [2, 1, 0]);
+        // Written otherwise, the same tokens: the same kept count.
+        let before = whole();
+        assert_eq!(
+            phrase_rows(&reader, &["\"Beta:\"", "\"ALPHA-beta\""]).unwrap(),
+            [2, 1]
+        );
+        assert_eq!(whole(), before);
+        // Asked again with nothing written: nothing counted over the whole index.
+        let before = whole();
+        assert_eq!(phrase_rows(&reader, &phrases).unwrap(), [2, 1, 0]);
+        // Another connection appends: only the new records are read.
+        add(&writer, "zeta beta", "alpha beta");
+        assert_eq!(phrase_rows(&reader, &phrases).unwrap(), [3, 2, 1]);
+        assert_eq!(whole(), before);
+        // A record taken out: every count starts again.
+        remove(&writer, gone);
+        assert_eq!(phrase_rows(&reader, &phrases).unwrap(), [2, 2, 1]);
+        assert_eq!(whole(), before + 3);
+        assert_eq!(
+            phrase_rows(&reader, &phrases).unwrap(),
+            truth(&reader, &phrases)
+        );
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Add(String, String),
+        Remove(usize),
+        Count(Vec<&'static str>, bool),
+    }
+
+    /// Words and spellings of them: case, punctuation and diacritics the tokenizer folds or
+    /// splits at, and ones it keeps apart (`é` is folded by the tokenizer but never merged by
+    /// the key).
+    const WORDS: &[&str] = &[
+        "alpha",
+        "Beta",
+        "beta:",
+        "gamma-zeta",
+        "zeta",
+        "x1",
+        "café",
+        "cafe",
+        "CAFÉ",
+    ];
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let text =
+            prop::collection::vec(prop::sample::select(WORDS), 0..8).prop_map(|w| w.join(" "));
+        prop_oneof![
+            4 => (text.clone(), text).prop_map(|(a, b)| Op::Add(a, b)),
+            1 => any::<usize>().prop_map(Op::Remove),
+            3 => (prop::collection::vec(prop::sample::select(WORDS), 1..3), any::<bool>())
+                .prop_map(|(w, by_writer)| Op::Count(w, by_writer)),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Through any mix of appends, take-outs and counts by the writing connection or
+        /// another, every kept count is the number of records holding the phrase.
+        #[test]
+        fn kept_counts_are_always_the_true_counts(ops in proptest::collection::vec(op(), 1..40)) {
+            let dir = tempfile::tempdir().unwrap();
+            let (writer, reader) = indexed_db(dir.path());
+            let mut ids = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Add(a, b) => ids.push(add(&writer, &a, &b)),
+                    Op::Remove(i) if !ids.is_empty() => remove(&writer, ids.remove(i % ids.len())),
+                    Op::Remove(_) => {}
+                    Op::Count(words, by_writer) => {
+                        let conn = if by_writer { &writer } else { &reader };
+                        let phrases: Vec<String> =
+                            words.iter().map(|w| format!("\"{w}\"")).collect();
+                        let phrases: Vec<&str> = phrases.iter().map(String::as_str).collect();
+                        proptest::prop_assert_eq!(
+                            phrase_rows(conn, &phrases).unwrap(),
+                            truth(conn, &phrases)
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn escapes_glued_to_words_are_blanked_and_the_rest_kept() {

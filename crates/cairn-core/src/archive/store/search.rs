@@ -126,29 +126,42 @@ pub fn ranked_records(
     // as much as its bm25 when common words match hundreds of thousands of records.
     //
     // Ranked by bm25, or, for the plain quoted phrases Cairn's own searches build, by
-    // `cairn_bm25`: the same scores, each phrase's row count kept between queries
-    // (`store::rank`).
-    let rank = if crate::store::rank::plain_phrases(expr) {
-        crate::store::rank::NAME
-    } else {
-        "bm25"
+    // `cairn_bm25` given each phrase's record count, kept between queries (`phrase_rows`): the
+    // same scores without bm25 visiting every record of every phrase on every query.
+    // The counts are bound, the first parameters of the statement (its select list comes
+    // first), so one statement serves every query of as many phrases.
+    let mut args: Vec<SqlValue> = Vec::new();
+    let rank = match crate::store::rank::phrases(expr) {
+        Some(phrases) => {
+            args.extend(
+                super::phrase_rows(conn, &phrases)?
+                    .into_iter()
+                    .map(SqlValue::Integer),
+            );
+            format!(
+                "{}(records_fts{})",
+                crate::store::rank::NAME,
+                ", ?".repeat(phrases.len())
+            )
+        }
+        None => "bm25(records_fts)".to_owned(),
     };
     let mut inner = if f.is_empty() {
         format!(
-            "SELECT rowid AS id, {rank}(records_fts) AS score
+            "SELECT rowid AS id, {rank} AS score
              FROM records_fts
              WHERE records_fts MATCH ?"
         )
     } else {
         format!(
-            "SELECT records_fts.rowid AS id, {rank}(records_fts) AS score
+            "SELECT records_fts.rowid AS id, {rank} AS score
              FROM records_fts
              JOIN records r ON r.id = records_fts.rowid
              JOIN sessions s ON s.id = r.session_id
              WHERE records_fts MATCH ?"
         )
     };
-    let mut args = vec![SqlValue::Text(expr.to_owned())];
+    args.push(SqlValue::Text(expr.to_owned()));
     push_record_filter(&mut inner, &mut args, f, "r.timestamp");
     inner.push_str(" ORDER BY score LIMIT ?");
     args.push(SqlValue::Integer(i64::from(limit)));
