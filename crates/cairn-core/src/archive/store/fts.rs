@@ -385,40 +385,53 @@ pub fn reindex_escaped_inputs(conn: &Connection) -> rusqlite::Result<u64> {
     Ok(changed)
 }
 
+/// For tests of the rooms' reads: `cairn.db` in `dir` with the full-text index as the
+/// migrations make it (records reduced to the columns it reads, `records_fts_rows`,
+/// `fts_takeouts`).
+#[cfg(test)]
+pub(crate) fn test_index(dir: &std::path::Path) -> Connection {
+    let conn = Connection::open(dir.join("cairn.db")).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE records (id INTEGER PRIMARY KEY, text TEXT, tool_input TEXT);
+         CREATE VIRTUAL TABLE records_fts USING fts5(
+             text, tool_input, content = 'records', content_rowid = 'id',
+             tokenize = 'unicode61 remove_diacritics 2');
+         {}
+         {}",
+        include_str!("../migrations/0026_records_vocab.sql"),
+        include_str!("../migrations/0029_fts_takeouts.sql")
+    ))
+    .unwrap();
+    conn
+}
+
+/// For tests: a record with `text` and `input`, indexed; its id.
+#[cfg(test)]
+pub(crate) fn test_add(conn: &Connection, text: &str, input: &str) -> i64 {
+    conn.execute(
+        "INSERT INTO records (text, tool_input) VALUES (?1, ?2)",
+        [text, input],
+    )
+    .unwrap();
+    let id = conn.last_insert_rowid();
+    index_record(conn, id, Some(text), Some(input)).unwrap();
+    id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A file database with the archive's index, as its migrations make it (records reduced to
-    /// the columns the index reads).
+    /// the columns the index reads), and a second connection to it.
     fn indexed_db(dir: &std::path::Path) -> (Connection, Connection) {
-        let path = dir.join("cairn.db");
-        let writer = Connection::open(&path).unwrap();
-        writer
-            .execute_batch(&format!(
-                "PRAGMA journal_mode = WAL;
-                 CREATE TABLE records (id INTEGER PRIMARY KEY, text TEXT, tool_input TEXT);
-                 CREATE VIRTUAL TABLE records_fts USING fts5(
-                     text, tool_input, content = 'records', content_rowid = 'id',
-                     tokenize = 'unicode61 remove_diacritics 2');
-                 {}",
-                include_str!("../migrations/0029_fts_takeouts.sql")
-            ))
-            .unwrap();
-        let reader = Connection::open(&path).unwrap();
+        let writer = test_index(dir);
+        let reader = Connection::open(dir.join("cairn.db")).unwrap();
         (writer, reader)
     }
 
-    fn add(conn: &Connection, text: &str, input: &str) -> i64 {
-        conn.execute(
-            "INSERT INTO records (text, tool_input) VALUES (?1, ?2)",
-            [text, input],
-        )
-        .unwrap();
-        let id = conn.last_insert_rowid();
-        index_record(conn, id, Some(text), Some(input)).unwrap();
-        id
-    }
+    use super::test_add as add;
 
     fn remove(conn: &Connection, id: i64) {
         let (text, input): (String, String) = conn

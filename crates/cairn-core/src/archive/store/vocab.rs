@@ -37,26 +37,8 @@ mod tests {
     #[test]
     fn a_share_is_the_index_s_count_of_the_term() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = Connection::open(dir.path().join("cairn.db")).unwrap();
-        conn.execute_batch(&format!(
-            "CREATE TABLE records (id INTEGER PRIMARY KEY, text TEXT, tool_input TEXT);
-             CREATE VIRTUAL TABLE records_fts USING fts5(
-                 text, tool_input, content = 'records', content_rowid = 'id',
-                 tokenize = 'unicode61 remove_diacritics 2');
-             CREATE VIRTUAL TABLE records_fts_rows USING fts5vocab(records_fts, row);
-             {}",
-            include_str!("../migrations/0029_fts_takeouts.sql")
-        ))
-        .unwrap();
-        let add = |text: &str, input: &str| {
-            conn.execute(
-                "INSERT INTO records (text, tool_input) VALUES (?1, ?2)",
-                [text, input],
-            )
-            .unwrap();
-            super::super::index_record(&conn, conn.last_insert_rowid(), Some(text), Some(input))
-                .unwrap();
-        };
+        let conn = super::super::fts::test_index(dir.path());
+        let add = |text: &str, input: &str| super::super::fts::test_add(&conn, text, input);
         let vocab = |term: &str| -> f64 {
             let doc: i64 = conn
                 .query_row(
