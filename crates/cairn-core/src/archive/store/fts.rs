@@ -293,7 +293,9 @@ thread_local! {
 /// with ids above every id before them, so a kept count adds the records holding the phrase
 /// among those appended since (a `rowid >` range FTS5 seeks to); a record leaving the index
 /// (`unindex_record`, counted in `fts_takeouts`) makes every count start again. An in-memory
-/// database keeps nothing.
+/// database keeps nothing. The counts are of the records up to the newest this call saw; the
+/// ranking query that takes them reads the index again, so a commit landing in between makes
+/// that one query's scores those of a moment earlier.
 pub fn phrase_rows(conn: &Connection, phrases: &[&str]) -> rusqlite::Result<Vec<i64>> {
     let (takeouts, newest): (i64, i64) = conn
         .prepare_cached(
@@ -301,20 +303,32 @@ pub fn phrase_rows(conn: &Connection, phrases: &[&str]) -> rusqlite::Result<Vec<
                     COALESCE((SELECT max(id) FROM records), 0)",
         )?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    // Each count stops at `newest`: a record another connection commits between these
+    // statements is left for the next call to add, never counted twice. A whole count is taken
+    // without bounds (a range over the whole list costs a third more) less the records past
+    // `newest`, a seek to the end of the list.
+    let range = |phrase: &str, after: i64| -> rusqlite::Result<i64> {
+        conn.prepare_cached(
+            "SELECT count(*) FROM records_fts
+             WHERE records_fts MATCH ?1 AND rowid > ?2 AND rowid <= ?3",
+        )?
+        .query_row(params![phrase, after, newest], |r| r.get(0))
+    };
     let count = |phrase: &str, after: Option<i64>| -> rusqlite::Result<i64> {
-        match after {
-            None => {
-                #[cfg(test)]
-                COUNTED_WHOLE.with(|c| c.set(c.get() + 1));
-                conn.prepare_cached("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1")?
-                    .query_row([phrase], |r| r.get(0))
-            }
-            Some(after) => conn
-                .prepare_cached(
-                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1 AND rowid > ?2",
-                )?
-                .query_row(params![phrase, after], |r| r.get(0)),
+        if let Some(after) = after {
+            return range(phrase, after);
         }
+        #[cfg(test)]
+        COUNTED_WHOLE.with(|c| c.set(c.get() + 1));
+        let all: i64 = conn
+            .prepare_cached("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1")?
+            .query_row([phrase], |r| r.get(0))?;
+        let past: i64 = conn
+            .prepare_cached(
+                "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?1 AND rowid > ?2",
+            )?
+            .query_row(params![phrase, newest], |r| r.get(0))?;
+        Ok(all - past)
     };
     let Some(db) = conn.path().filter(|p| !p.is_empty()).map(str::to_owned) else {
         return phrases.iter().map(|p| count(p, None)).collect();
@@ -494,6 +508,26 @@ mod tests {
             phrase_rows(&reader, &phrases).unwrap(),
             truth(&reader, &phrases)
         );
+    }
+
+    /// A record indexed above the newest id the call read (as one another connection commits
+    /// between its statements) is not counted then, and is counted once by the next call.
+    #[test]
+    fn a_record_past_the_newest_read_is_counted_once_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, reader) = indexed_db(dir.path());
+        add(&writer, "beta", "");
+        // In the index, not yet in `records`: past the newest id a call reads.
+        index_record(&writer, 50, Some("beta beta"), None).unwrap();
+        assert_eq!(phrase_rows(&reader, &["\"beta\""]).unwrap(), [1]);
+        writer
+            .execute(
+                "INSERT INTO records (id, text) VALUES (50, 'beta beta')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(phrase_rows(&reader, &["\"beta\""]).unwrap(), [2]);
+        assert_eq!(phrase_rows(&reader, &["\"beta\""]).unwrap(), [2]);
     }
 
     #[derive(Debug, Clone)]
