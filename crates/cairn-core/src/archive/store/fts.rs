@@ -275,7 +275,10 @@ struct Kept {
 }
 
 /// Phrases kept per database, and databases kept per process; past either, the counts start again.
+/// A phrase whose key is longer than [`MAX_KEPT_KEY`] bytes is counted every time, never kept
+/// (a pasted paragraph must not hold memory), so the kept keys stay under 2 MiB a database.
 const MAX_KEPT_PHRASES: usize = 8192;
+const MAX_KEPT_KEY: usize = 256;
 const MAX_KEPT_DATABASES: usize = 16;
 
 static KEPT: Mutex<BTreeMap<String, Kept>> = Mutex::new(BTreeMap::new());
@@ -348,6 +351,10 @@ pub fn phrase_rows(conn: &Connection, phrases: &[&str]) -> rusqlite::Result<Vec<
             // Nothing kept, or kept by a connection that sees newer records than this one.
             _ => count(phrase, None)?,
         };
+        if key.len() > MAX_KEPT_KEY {
+            out.push(n);
+            continue;
+        }
         if let Ok(mut all) = KEPT.lock() {
             if !all.contains_key(&db) && all.len() >= MAX_KEPT_DATABASES {
                 all.clear();
@@ -528,6 +535,21 @@ mod tests {
             .unwrap();
         assert_eq!(phrase_rows(&reader, &["\"beta\""]).unwrap(), [2]);
         assert_eq!(phrase_rows(&reader, &["\"beta\""]).unwrap(), [2]);
+    }
+
+    /// A long phrase (a pasted paragraph) is counted right each time and never kept.
+    #[test]
+    fn a_long_phrase_is_counted_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, reader) = indexed_db(dir.path());
+        let long = "beta ".repeat(100);
+        add(&writer, &long, "");
+        let phrase = format!("\"{long}\"");
+        let before = whole();
+        for _ in 0..2 {
+            assert_eq!(phrase_rows(&reader, &[&phrase]).unwrap(), [1]);
+        }
+        assert_eq!(whole(), before + 2);
     }
 
     #[derive(Debug, Clone)]
