@@ -63,6 +63,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(reindex_escaped_inputs),
     },
     sql(include_str!("archive/migrations/0029_fts_takeouts.sql")),
+    sql(include_str!("semantic/migrations/0030_vector_changes.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

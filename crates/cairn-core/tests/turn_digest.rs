@@ -10,7 +10,7 @@ use crate::support;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::archive::store::turn_texts;
+use cairn_core::archive::store::turn_text;
 use cairn_core::semantic::digest::turn_digest;
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::SearchQuery;
@@ -58,9 +58,16 @@ fn archive() -> (tempfile::TempDir, Cairn) {
 fn a_captured_turn_digests_to_request_outcome_files_and_commands_without_secrets() {
     let (dir, _cairn) = archive();
     let conn = rusqlite::Connection::open(dir.path().join("data/cairn.db")).unwrap();
-    let turns = turn_texts(&conn).unwrap();
-    assert_eq!(turns.len(), 1, "{turns:?}");
-    let digest = turn_digest(&turns[0]);
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM turns")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let turn = turn_text(&conn, ids[0]).unwrap().unwrap();
+    let digest = turn_digest(&turn);
     let lines: Vec<&str> = digest.lines().collect();
     assert_eq!(
         lines[0], "Make login accept any known user, with a test",
@@ -80,12 +87,6 @@ fn a_captured_turn_digests_to_request_outcome_files_and_commands_without_secrets
         "the digest is made of redacted columns: {digest}"
     );
     assert!(!digest.contains("R8x2Kq9"), "{digest}");
-    // The single-turn read (a vector build checks each document again before storing it) gives
-    // the same digest as the bulk read.
-    let one = cairn_core::archive::store::turn_text(&conn, turns[0].id)
-        .unwrap()
-        .unwrap();
-    assert_eq!(turn_digest(&one), digest);
 }
 
 #[test]

@@ -186,18 +186,24 @@ fn main() -> Result<()> {
         std::fs::create_dir_all(&scratch)?;
     }
     let mut asked = 0usize;
+    let mut appends = Vec::new();
+    // The query right after each append, timed apart as well.
+    let mut after_append = Vec::new();
     for mode in modes {
         let mut times = Vec::new();
         let (mut full, mut half) = (0, 0);
         for c in &cases {
             for (q, hits) in [(&c.query, &mut full), (&c.half, &mut half)] {
                 asked += 1;
-                if append_every > 0 && asked.is_multiple_of(append_every) {
+                let appended = append_every > 0 && asked.is_multiple_of(append_every);
+                if appended {
                     let file = scratch.join(format!("append-{asked}.json"));
                     std::fs::write(&file, appended_trajectory(asked))?;
+                    let t = Instant::now();
                     cairn.import_atif(&file)?;
-                    // As the desktop does after a sync: the new turn embedded, so hybrid runs.
+                    // As after a sync: the new turn embedded, so hybrid runs.
                     cairn.embeddings_build(VectorStore::Sessions, false, &|_, _| {})?;
+                    appends.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
                 let t = Instant::now();
                 let found = cairn.search_sessions(&SearchQuery {
@@ -207,6 +213,9 @@ fn main() -> Result<()> {
                     ..SearchQuery::default()
                 })?;
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if appended {
+                    after_append.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
                 if found.iter().any(|h| c.answers.contains(&h.session_key)) {
                     *hits += 1;
                 }
@@ -222,6 +231,17 @@ fn main() -> Result<()> {
             pct(&mut times.clone(), 0.5),
             pct(&mut times, 0.95),
             loadavg()
+        );
+    }
+    if !appends.is_empty() {
+        let (loads, updates) = cairn.matrix_counts();
+        println!(
+            "appends: {} (import + build) p50 {:.1} ms, p95 {:.1} ms; the query after each p50 {:.1} ms, p95 {:.1} ms; vector matrix read whole {loads}, updated from the change log {updates}",
+            appends.len(),
+            pct(&mut appends.clone(), 0.5),
+            pct(&mut appends, 0.95),
+            pct(&mut after_append.clone(), 0.5),
+            pct(&mut after_append, 0.95),
         );
     }
     Ok(())

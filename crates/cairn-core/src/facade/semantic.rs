@@ -65,6 +65,12 @@ impl Cairn {
         Ok((std::sync::Arc::new(matrix), pending))
     }
 
+    /// (matrices read whole, kept matrices brought up to date from the change log) since this
+    /// `Cairn` was opened: what a benchmark reports beside its timings.
+    pub fn matrix_counts(&self) -> (u64, u64) {
+        self.semantic.cache.counts()
+    }
+
     /// Forget the cached query embeddings (the next query of each text runs the model again).
     pub fn clear_query_cache(&self) {
         self.semantic.clear_query_cache();

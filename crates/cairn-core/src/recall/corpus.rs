@@ -33,12 +33,6 @@ impl Corpus for Entries {
         Ok(None)
     }
 
-    fn documents(&self, conn: &Connection) -> rusqlite::Result<Vec<Doc>> {
-        conn.prepare("SELECT id, rowid, title, body, trigger FROM recall_entries ORDER BY rowid")?
-            .query_map([], doc)?
-            .collect()
-    }
-
     fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>> {
         conn.prepare_cached("SELECT id, rowid FROM recall_entries ORDER BY rowid")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, 0)))?
@@ -51,5 +45,11 @@ impl Corpus for Entries {
         )?
         .query_row([id], doc)
         .optional()
+    }
+
+    fn current(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<(i64, i64)>> {
+        conn.prepare_cached("SELECT rowid FROM recall_entries WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, 0)))
+            .optional()
     }
 }

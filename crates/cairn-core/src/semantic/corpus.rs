@@ -28,12 +28,12 @@ pub trait Corpus: Sync {
     /// The corpus revision when the corpus keeps it itself (the archive's newest capture);
     /// `None` when the store's state row is kept current by triggers.
     fn revision(&self, conn: &Connection) -> rusqlite::Result<Option<i64>>;
-    /// Every document, with its text.
-    fn documents(&self, conn: &Connection) -> rusqlite::Result<Vec<Doc>>;
     /// Every document's id, key and version, without text (counting what lacks a vector).
     fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>>;
     /// Document `id` as it is now (`None`: gone).
     fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>>;
+    /// Document `id`'s key and version as they are now, without its text (`None`: gone).
+    fn current(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<(i64, i64)>>;
 }
 
 /// The archive's turns: one document per turn, its digest ([`super::digest::turn_digest`]:
@@ -59,13 +59,6 @@ impl Corpus for Turns {
         crate::archive::store::last_capture(conn).map(Some)
     }
 
-    fn documents(&self, conn: &Connection) -> rusqlite::Result<Vec<Doc>> {
-        Ok(crate::archive::store::turn_texts(conn)?
-            .into_iter()
-            .map(turn_doc)
-            .collect())
-    }
-
     fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>> {
         Ok(crate::archive::store::turn_extents(conn)?
             .into_iter()
@@ -78,5 +71,12 @@ impl Corpus for Turns {
             return Ok(None);
         };
         Ok(crate::archive::store::turn_text(conn, id)?.map(turn_doc))
+    }
+
+    fn current(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<(i64, i64)>> {
+        let Ok(id) = id.parse::<i64>() else {
+            return Ok(None);
+        };
+        Ok(crate::archive::store::turn_extent(conn, id)?.map(|last| (id, last)))
     }
 }

@@ -14,6 +14,7 @@
 //! transaction, that nothing is left.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -303,24 +304,30 @@ pub fn vector_count(conn: &Connection, store: VectorStore, fingerprint: &str) ->
         .map_err(db)
 }
 
-/// The documents waiting for their vector, each with the hash of its text.
-fn pending_docs(
-    conn: &Connection,
-    corpus: &dyn Corpus,
-    fingerprint: &str,
-) -> Result<Vec<(Doc, String)>> {
+/// The ids of the documents waiting for their vector, read without their text.
+fn pending_ids(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<Vec<String>> {
     let db = crate::store::err_in(conn);
     let stored = stored_versions(conn, corpus.store(), fingerprint)?;
     Ok(corpus
-        .documents(conn)
+        .index(conn)
         .map_err(db)?
         .into_iter()
-        .filter(|d| stored.get(&d.id) != Some(&d.version))
-        .map(|d| {
-            let hash = content_hash(&d.text);
-            (d, hash)
-        })
+        .filter(|(id, _, version)| stored.get(id) != Some(version))
+        .map(|(id, _, _)| id)
         .collect())
+}
+
+/// Documents `ids` as they are now (those still there), each with the hash of its text.
+fn docs_of(conn: &Connection, corpus: &dyn Corpus, ids: &[String]) -> Result<Vec<(Doc, String)>> {
+    let db = crate::store::err_in(conn);
+    let mut docs = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(d) = corpus.document(conn, id).map_err(db)? {
+            let hash = content_hash(&d.text);
+            docs.push((d, hash));
+        }
+    }
+    Ok(docs)
 }
 
 /// Store the vectors of `docs` whose text is still what was embedded.
@@ -442,11 +449,14 @@ pub fn build(
     }
     let mut embedded = 0u32;
     for _ in 0..ROUNDS {
-        let docs = pending_docs(conn, corpus, &fingerprint)?;
-        let total = docs.len() as u64;
+        // Ids first and each chunk's text when its turn comes: finding nothing to do reads no
+        // document, and a long build holds one chunk's text at a time.
+        let ids = pending_ids(conn, corpus, &fingerprint)?;
+        let total = ids.len() as u64;
         let mut done = 0u64;
-        for chunk in docs.chunks(CHUNK) {
-            embedded += embed_chunk(conn, corpus, embedder, &fingerprint, chunk)?;
+        for chunk in ids.chunks(CHUNK) {
+            let docs = docs_of(conn, corpus, chunk)?;
+            embedded += embed_chunk(conn, corpus, embedder, &fingerprint, &docs)?;
             done += chunk.len() as u64;
             progress(done, total);
         }
@@ -469,6 +479,7 @@ pub fn build(
                 ],
             )
             .map_err(db)?;
+            trim_changes(&tx, store).map_err(db)?;
             let vectors = vector_count(&tx, store, &fingerprint)? as u32;
             tx.commit().map_err(db)?;
             return Ok(BuildReport {
@@ -506,15 +517,8 @@ pub fn embed_docs(
     let fingerprint = store_fingerprint(store, embedder.fingerprint());
     let dims = embedder.dims();
     let stored = stored_versions(conn, store, &fingerprint)?;
-    let mut docs = Vec::new();
-    for id in ids {
-        if let Some(d) = corpus.document(conn, id).map_err(db)?
-            && stored.get(&d.id) != Some(&d.version)
-        {
-            let hash = content_hash(&d.text);
-            docs.push((d, hash));
-        }
-    }
+    let mut docs = docs_of(conn, corpus, ids)?;
+    docs.retain(|(d, _)| stored.get(&d.id) != Some(&d.version));
     let mut written = 0;
     for chunk in docs.chunks(CHUNK) {
         written += embed_chunk(conn, corpus, embedder, &fingerprint, chunk)?;
@@ -580,15 +584,142 @@ pub fn recall_vectors(
 
 /// Every vector of a store under one fingerprint, in one contiguous row-major matrix, for
 /// brute-force cosine search (vectors are unit length, so cosine is a dot product).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Matrix {
     pub dims: usize,
     /// Entry rowid (recall) or turn id (sessions) of each row.
     pub keys: Vec<i64>,
     pub data: Vec<f32>,
+    /// The document id of each row and the row of each document id: a change names its
+    /// document by id, and a forgotten document has no key left to look up.
+    ids: Vec<String>,
+    rows: HashMap<String, usize>,
     fingerprint: String,
     built_revision: Option<i64>,
     generation: i64,
+    /// The newest entry of `vector_changes` this matrix has taken in.
+    seq: i64,
+}
+
+/// The vectors a matrix holds: every vector of a store under a fingerprint (`?1`), or with
+/// `?2`, the vector of one document; with the version each was made from.
+fn vector_sql(store: VectorStore, one: bool) -> &'static str {
+    match (store, one) {
+        (VectorStore::Recall, false) => {
+            "SELECT entry_id, vector, 0 FROM recall_vectors WHERE fingerprint = ?1"
+        }
+        (VectorStore::Recall, true) => {
+            "SELECT entry_id, vector, 0 FROM recall_vectors WHERE fingerprint = ?1 AND entry_id = ?2"
+        }
+        (VectorStore::Sessions, false) => {
+            "SELECT CAST(turn_id AS TEXT), vector, last_ordinal FROM turn_vectors
+             WHERE fingerprint = ?1 AND length(vector) > 0"
+        }
+        (VectorStore::Sessions, true) => {
+            "SELECT CAST(turn_id AS TEXT), vector, last_ordinal FROM turn_vectors
+             WHERE fingerprint = ?1 AND length(vector) > 0 AND turn_id = CAST(?2 AS INTEGER)"
+        }
+    }
+}
+
+/// A stored vector's floats, unit length, after a check that it has `state.dims` of them.
+fn row_of(
+    r: &rusqlite::Row<'_>,
+    state: &State,
+    db: impl Fn(rusqlite::Error) -> Error,
+) -> Result<Vec<f32>> {
+    let blob = r.get_ref(1).map_err(&db)?.as_blob().map_err(|e| {
+        db(rusqlite::Error::FromSqlConversionFailure(
+            1,
+            rusqlite::types::Type::Blob,
+            Box::new(e),
+        ))
+    })?;
+    let dims = state.dims as usize;
+    if blob.len() != dims * 4 {
+        return Err(Error::VectorsStale {
+            store: state.store.as_str().to_owned(),
+            reason: format!(
+                "a stored vector has {} bytes where {dims} dims need {}",
+                blob.len(),
+                dims * 4
+            ),
+            fix: format!("{} --force", state.store.build_command()),
+        });
+    }
+    let mut row = from_blob(blob);
+    // Stored unit length already; normalising again costs nothing next to the read and keeps
+    // cosine = dot even for vectors written by an older or foreign build.
+    super::embed::normalize(&mut row);
+    Ok(row)
+}
+
+/// The newest entry of the change log (0: none yet).
+fn newest_change(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM vector_changes")?
+        .query_row([], |r| r.get(0))
+}
+
+/// Most changes a kept matrix takes in one by one; past that it is loaded whole (each change
+/// costs two point reads, the whole load one pass over the store's vectors). A completed build
+/// also keeps this many entries of the log.
+const KEPT_CHANGES: i64 = 4096;
+
+/// The documents of `store` whose vector changed after log entry `seq`, each once, and the
+/// newest entry read; `None` when the log no longer reaches back to `seq` or holds more than
+/// [`KEPT_CHANGES`] (a whole load is then the cheaper read).
+fn changes_since(
+    conn: &Connection,
+    store: VectorStore,
+    seq: i64,
+) -> Result<Option<(Vec<String>, i64)>> {
+    let db = crate::store::err_in(conn);
+    let trimmed: i64 = conn
+        .prepare_cached("SELECT changes_trimmed FROM embedding_state WHERE store = ?1")
+        .and_then(|mut st| st.query_row([store.as_str()], |r| r.get(0)))
+        .map_err(db)?;
+    if seq < trimmed {
+        return Ok(None);
+    }
+    let mut st = conn
+        .prepare_cached(
+            "SELECT seq, doc_id FROM vector_changes WHERE seq > ?1 AND store = ?2
+             ORDER BY seq LIMIT ?3",
+        )
+        .map_err(db)?;
+    let mut rows = st
+        .query(params![seq, store.as_str(), KEPT_CHANGES + 1])
+        .map_err(db)?;
+    let (mut ids, mut seen, mut newest) = (Vec::new(), std::collections::HashSet::new(), seq);
+    let mut n = 0;
+    while let Some(r) = rows.next().map_err(db)? {
+        n += 1;
+        if n > KEPT_CHANGES {
+            return Ok(None);
+        }
+        newest = r.get(0).map_err(db)?;
+        let id: String = r.get(1).map_err(db)?;
+        if seen.insert(id.clone()) {
+            ids.push(id);
+        }
+    }
+    Ok(Some((ids, newest)))
+}
+
+/// Trim the change log of `store` to the newest [`KEPT_CHANGES`] entries (in the caller's
+/// transaction), recording where it was cut.
+fn trim_changes(conn: &Connection, store: VectorStore) -> rusqlite::Result<()> {
+    let cut = newest_change(conn)? - KEPT_CHANGES;
+    if cut <= 0 {
+        return Ok(());
+    }
+    conn.prepare_cached("DELETE FROM vector_changes WHERE store = ?1 AND seq <= ?2")?
+        .execute(params![store.as_str(), cut])?;
+    conn.prepare_cached(
+        "UPDATE embedding_state SET changes_trimmed = MAX(changes_trimmed, ?2) WHERE store = ?1",
+    )?
+    .execute(params![store.as_str(), cut])?;
+    Ok(())
 }
 
 impl Matrix {
@@ -603,15 +734,9 @@ impl Matrix {
     /// Load the current vectors of a store (see [`check_usable`]); `corpus` keys its documents.
     pub fn load(conn: &Connection, state: &State, corpus: &dyn Corpus) -> Result<Matrix> {
         let db = crate::store::err_in(conn);
-        let sql = match state.store {
-            VectorStore::Recall => {
-                "SELECT entry_id, vector, 0 FROM recall_vectors WHERE fingerprint = ?1"
-            }
-            VectorStore::Sessions => {
-                "SELECT CAST(turn_id AS TEXT), vector, last_ordinal FROM turn_vectors
-                 WHERE fingerprint = ?1 AND length(vector) > 0"
-            }
-        };
+        // Read first: a change landing during the load is taken in again by the next update,
+        // which reads each changed document as it is then.
+        let seq = newest_change(conn).map_err(db)?;
         // A vector whose document is gone has no key, and one made from an older version of its
         // document (a turn that grew since) is stale: both are left out.
         let keys_of: HashMap<String, (i64, i64)> = corpus
@@ -620,10 +745,18 @@ impl Matrix {
             .into_iter()
             .map(|(id, key, version)| (id, (key, version)))
             .collect();
-        let dims = state.dims as usize;
-        let mut keys = Vec::new();
-        let mut data = Vec::new();
-        let mut st = conn.prepare(sql).map_err(db)?;
+        let mut m = Matrix {
+            dims: state.dims as usize,
+            keys: Vec::new(),
+            data: Vec::new(),
+            ids: Vec::new(),
+            rows: HashMap::new(),
+            fingerprint: state.fingerprint.clone(),
+            built_revision: state.built_revision,
+            generation: state.generation,
+            seq,
+        };
+        let mut st = conn.prepare(vector_sql(state.store, false)).map_err(db)?;
         let mut rows = st.query([&state.fingerprint]).map_err(db)?;
         while let Some(r) = rows.next().map_err(db)? {
             let id: String = r.get(0).map_err(db)?;
@@ -631,42 +764,78 @@ impl Matrix {
             let Some(&(key, _)) = keys_of.get(&id).filter(|(_, now)| *now == version) else {
                 continue;
             };
-            let blob = r.get_ref(1).map_err(db)?.as_blob().map_err(|e| {
-                db(rusqlite::Error::FromSqlConversionFailure(
-                    1,
-                    rusqlite::types::Type::Blob,
-                    Box::new(e),
-                ))
-            })?;
-            if blob.len() != dims * 4 {
-                return Err(Error::VectorsStale {
-                    store: state.store.as_str().to_owned(),
-                    reason: format!(
-                        "a stored vector has {} bytes where {dims} dims need {}",
-                        blob.len(),
-                        dims * 4
-                    ),
-                    fix: format!("{} --force", state.store.build_command()),
-                });
-            }
-            keys.push(key);
-            let start = data.len();
-            data.extend(
-                blob.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
-            // Stored unit length already; normalising again costs nothing next to the read and
-            // keeps cosine = dot even for vectors written by an older or foreign build.
-            super::embed::normalize(&mut data[start..]);
+            let row = row_of(r, state, db)?;
+            m.put(id, key, &row);
         }
-        Ok(Matrix {
-            dims,
-            keys,
-            data,
-            fingerprint: state.fingerprint.clone(),
-            built_revision: state.built_revision,
-            generation: state.generation,
-        })
+        Ok(m)
+    }
+
+    /// Set document `id`'s row (key `key`, floats `row`), adding it when new.
+    fn put(&mut self, id: String, key: i64, row: &[f32]) {
+        if let Some(&i) = self.rows.get(&id) {
+            self.keys[i] = key;
+            self.data[i * self.dims..(i + 1) * self.dims].copy_from_slice(row);
+            return;
+        }
+        self.rows.insert(id.clone(), self.keys.len());
+        self.ids.push(id);
+        self.keys.push(key);
+        self.data.extend_from_slice(row);
+    }
+
+    /// Drop document `id`'s row if it has one; the last row takes its place.
+    fn remove(&mut self, id: &str) {
+        let Some(i) = self.rows.remove(id) else {
+            return;
+        };
+        let last = self.keys.len() - 1;
+        if i != last {
+            self.keys.swap(i, last);
+            self.ids.swap(i, last);
+            self.data
+                .copy_within(last * self.dims..(last + 1) * self.dims, i * self.dims);
+            self.rows.insert(self.ids[i].clone(), i);
+        }
+        self.keys.pop();
+        self.ids.pop();
+        self.data.truncate(last * self.dims);
+    }
+
+    /// Take in documents `ids`, whose vectors changed, as they stand now: each row is what
+    /// [`Matrix::load`] would read for it (the current vector under the fingerprint, made from
+    /// the document's present version), or gone. `seq` is the newest log entry read and `state`
+    /// the store's state the matrix now stands for.
+    fn update(
+        &mut self,
+        conn: &Connection,
+        state: &State,
+        corpus: &dyn Corpus,
+        ids: &[String],
+        seq: i64,
+    ) -> Result<()> {
+        let db = crate::store::err_in(conn);
+        let mut st = conn
+            .prepare_cached(vector_sql(state.store, true))
+            .map_err(db)?;
+        for id in ids {
+            let now = corpus.current(conn, id).map_err(db)?;
+            let mut rows = st.query(params![state.fingerprint, id]).map_err(db)?;
+            let stored = match rows.next().map_err(db)? {
+                Some(r) => Some((r.get::<_, i64>(2).map_err(db)?, row_of(r, state, db)?)),
+                None => None,
+            };
+            match (now, stored) {
+                (Some((key, version)), Some((made_from, row))) if version == made_from => {
+                    self.put(id.clone(), key, &row);
+                }
+                _ => self.remove(id),
+            }
+        }
+        self.fingerprint.clone_from(&state.fingerprint);
+        self.built_revision = state.built_revision;
+        self.generation = state.generation;
+        self.seq = seq;
+        Ok(())
     }
 
     fn matches(&self, state: &State) -> bool {
@@ -729,6 +898,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[derive(Default)]
 pub struct MatrixCache {
     slots: Mutex<HashMap<VectorStore, Arc<Matrix>>>,
+    /// Matrices read whole, and kept ones brought up to date from the change log.
+    loads: std::sync::atomic::AtomicU64,
+    updates: std::sync::atomic::AtomicU64,
 }
 
 impl MatrixCache {
@@ -746,9 +918,32 @@ impl MatrixCache {
         if let Some(m) = slots.get(&state.store).filter(|m| m.matches(state)) {
             return Ok(Arc::clone(m));
         }
+        // A build since: the vectors it wrote, replaced or dropped are in the change log, so a
+        // matrix of the same embedder takes in those rows alone (one appended turn, not 109k
+        // vectors read again). Each row is then what a whole load would read, as of the update.
+        if let Some(mut m) = slots
+            .remove(&state.store)
+            .filter(|m| m.fingerprint == state.fingerprint && m.dims == state.dims as usize)
+            && let Some((ids, seq)) = changes_since(conn, state.store, m.seq)?
+        {
+            // Copied only while a query still holds the old one.
+            Arc::make_mut(&mut m).update(conn, state, corpus, &ids, seq)?;
+            slots.insert(state.store, Arc::clone(&m));
+            self.updates.fetch_add(1, Ordering::Relaxed);
+            return Ok(m);
+        }
         let m = Arc::new(Matrix::load(conn, state, corpus)?);
+        self.loads.fetch_add(1, Ordering::Relaxed);
         slots.insert(state.store, Arc::clone(&m));
         Ok(m)
+    }
+
+    /// (matrices read whole, kept matrices updated from the change log) since the cache was made.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.loads.load(Ordering::Relaxed),
+            self.updates.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -775,19 +970,259 @@ mod tests {
 
     #[test]
     fn top_k_orders_by_score_then_key() {
-        let m = Matrix {
+        let mut m = Matrix {
             dims: 2,
-            keys: vec![5, 3, 9, 1],
-            data: vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.6, 0.8],
+            keys: Vec::new(),
+            data: Vec::new(),
+            ids: Vec::new(),
+            rows: HashMap::new(),
             fingerprint: String::new(),
             built_revision: None,
             generation: 0,
+            seq: 0,
         };
+        for (key, row) in [
+            (5, [1.0, 0.0]),
+            (3, [0.0, 1.0]),
+            (9, [1.0, 0.0]),
+            (1, [0.6, 0.8]),
+        ] {
+            m.put(key.to_string(), key, &row);
+        }
         let top = m.top(&[1.0, 0.0], 3);
         let keys: Vec<i64> = top.iter().map(|t| t.0).collect();
         assert_eq!(keys, vec![5, 9, 1]);
         assert_eq!(m.top(&[0.0, 1.0], 10).len(), 4);
         assert_eq!(m.top(&[0.0, 1.0], 1)[0].0, 3);
+    }
+
+    /// Eight dims from the words' byte sums (no model to load), unit length.
+    struct Words;
+
+    impl Embedder for Words {
+        fn fingerprint(&self) -> &str {
+            "words/test"
+        }
+        fn dims(&self) -> usize {
+            8
+        }
+        fn embed(&self, texts: &[&str], _kind: InputKind) -> Result<Vec<f32>> {
+            Ok(texts
+                .iter()
+                .flat_map(|t| {
+                    let mut v = vec![0.0f32; 8];
+                    for w in t.split_whitespace() {
+                        v[w.bytes().map(usize::from).sum::<usize>() % 8] += 1.0;
+                    }
+                    super::super::embed::normalize(&mut v);
+                    v
+                })
+                .collect())
+        }
+        fn refresh_on_write(&self) -> bool {
+            false
+        }
+        fn describe(&self) -> String {
+            "words".into()
+        }
+    }
+
+    /// An archive with one session and its source, migrated like a real one.
+    fn archive() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for step in crate::schema::MIGRATIONS {
+            conn.execute_batch(step.sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 's', 'claude', 'now');
+             INSERT INTO sources (id, source_key, session_id, agent, role, path, updated_at)
+             VALUES (1, 'k', 1, 'claude', 'main', '/t/s.jsonl', 'now');",
+        )
+        .unwrap();
+        conn
+    }
+
+    /// What a capture leaves: turn rows changed and the corpus revision moved on.
+    fn capture(conn: &Connection, sql: &str, params: impl rusqlite::Params) {
+        conn.execute(sql, params).unwrap();
+        conn.execute(
+            "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, records_added)
+             VALUES (1, 1, 'incremental', 'hook', 'now', 1)",
+            [],
+        )
+        .unwrap();
+    }
+
+    /// A matrix's rows by key, bit for bit; and its id index checked against its rows.
+    fn rows(m: &Matrix) -> std::collections::BTreeMap<i64, Vec<u32>> {
+        assert_eq!(m.rows.len(), m.keys.len());
+        assert_eq!(m.ids.len(), m.keys.len());
+        assert_eq!(m.data.len(), m.keys.len() * m.dims);
+        for (i, id) in m.ids.iter().enumerate() {
+            assert_eq!(m.rows[id], i, "{id}");
+        }
+        m.keys
+            .iter()
+            .zip(m.data.chunks_exact(m.dims))
+            .map(|(k, row)| (*k, row.iter().map(|x| x.to_bits()).collect()))
+            .collect()
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Add(String),
+        Grow(usize, String),
+        Forget(usize),
+        EmbedOne(usize),
+        Build { force: bool },
+    }
+
+    const WORDS: &[&str] = &["login", "retry", "cache", "parser", "sync", "export", "ui"];
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let text =
+            prop::collection::vec(prop::sample::select(WORDS), 1..5).prop_map(|w| w.join(" "));
+        prop_oneof![
+            4 => text.clone().prop_map(Op::Add),
+            2 => (any::<usize>(), text).prop_map(|(i, t)| Op::Grow(i, t)),
+            1 => any::<usize>().prop_map(Op::Forget),
+            1 => any::<usize>().prop_map(Op::EmbedOne),
+            3 => Just(Op::Build { force: false }),
+            1 => Just(Op::Build { force: true }),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Through any mix of turns added, grown and forgotten, single embeds and builds, the
+        /// kept matrix of a fresh store holds exactly what a whole load reads, and it is read
+        /// whole only once: every later build reaches it through the change log.
+        #[test]
+        fn a_kept_matrix_takes_in_changes_as_a_whole_load_would(
+            ops in proptest::collection::vec(op(), 1..40)
+        ) {
+            let mut conn = archive();
+            let turns = super::super::corpus::Turns;
+            let fingerprint = store_fingerprint(VectorStore::Sessions, Words.fingerprint());
+            let cache = MatrixCache::default();
+            let mut live: Vec<i64> = Vec::new();
+            let mut next = 0i64;
+            for op in ops {
+                match op {
+                    Op::Add(text) => {
+                        next += 1;
+                        capture(
+                            &conn,
+                            "INSERT INTO turns (id, session_id, turn_index, turn_key, opening_ordinal,
+                                 first_ordinal, last_ordinal, preview)
+                             VALUES (?1, 1, ?1, 't' || ?1, 0, 0, 0, ?2)",
+                            params![next, text],
+                        );
+                        live.push(next);
+                    }
+                    Op::Grow(i, text) if !live.is_empty() => capture(
+                        &conn,
+                        "UPDATE turns SET last_ordinal = last_ordinal + 1, preview = preview || ' ' || ?2
+                         WHERE id = ?1",
+                        params![live[i % live.len()], text],
+                    ),
+                    Op::Forget(i) if !live.is_empty() => {
+                        let id = live.remove(i % live.len());
+                        crate::semantic::forget::delete(&conn, &[id]).unwrap();
+                        capture(&conn, "DELETE FROM turns WHERE id = ?1", [id]);
+                    }
+                    Op::EmbedOne(i) if !live.is_empty() => {
+                        let id = live[i % live.len()].to_string();
+                        embed_docs(&mut conn, &turns, &Words, &[id]).unwrap();
+                    }
+                    Op::Build { force } => {
+                        build(&mut conn, &turns, &Words, force, &|_, _| {}).unwrap();
+                    }
+                    _ => {}
+                }
+                let now = state(&conn, &turns).unwrap();
+                if now.is_fresh(&fingerprint) {
+                    let kept = cache.get(&conn, &now, &turns).unwrap();
+                    let whole = Matrix::load(&conn, &now, &turns).unwrap();
+                    proptest::prop_assert_eq!(rows(&kept), rows(&whole));
+                }
+            }
+            proptest::prop_assert!(cache.counts().0 <= 1, "{:?}", cache.counts());
+        }
+    }
+
+    #[test]
+    fn a_matrix_older_than_the_trimmed_log_is_read_whole() {
+        let mut conn = archive();
+        let turns = super::super::corpus::Turns;
+        capture(
+            &conn,
+            "INSERT INTO turns (id, session_id, turn_index, turn_key, opening_ordinal, first_ordinal,
+                 last_ordinal, preview) VALUES (1, 1, 0, 't1', 0, 0, 0, 'login retry')",
+            [],
+        );
+        build(&mut conn, &turns, &Words, false, &|_, _| {}).unwrap();
+        let cache = MatrixCache::default();
+        cache
+            .get(&conn, &state(&conn, &turns).unwrap(), &turns)
+            .unwrap();
+        capture(
+            &conn,
+            "INSERT INTO turns (id, session_id, turn_index, turn_key, opening_ordinal, first_ordinal,
+                 last_ordinal, preview) VALUES (2, 1, 1, 't2', 0, 0, 0, 'cache parser')",
+            [],
+        );
+        build(&mut conn, &turns, &Words, false, &|_, _| {}).unwrap();
+        // The log was cut past what the kept matrix read.
+        conn.execute(
+            "UPDATE embedding_state SET changes_trimmed = 1000 WHERE store = 'sessions'",
+            [],
+        )
+        .unwrap();
+        let now = state(&conn, &turns).unwrap();
+        let kept = cache.get(&conn, &now, &turns).unwrap();
+        assert_eq!(cache.counts(), (2, 0));
+        assert_eq!(
+            rows(&kept),
+            rows(&Matrix::load(&conn, &now, &turns).unwrap())
+        );
+        assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn a_completed_build_keeps_the_newest_changes_and_records_the_cut() {
+        let conn = archive();
+        let n = KEPT_CHANGES + 100;
+        for i in 0..n {
+            conn.execute(
+                "INSERT INTO vector_changes (store, doc_id) VALUES (?1, ?2)",
+                params![
+                    if i % 2 == 0 { "sessions" } else { "recall" },
+                    i.to_string()
+                ],
+            )
+            .unwrap();
+        }
+        trim_changes(&conn, VectorStore::Sessions).unwrap();
+        let left = |store: &str| -> (i64, i64) {
+            conn.query_row(
+                "SELECT COUNT(*), COALESCE(MIN(seq), 0) FROM vector_changes WHERE store = ?1",
+                [store],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        // Only the sessions' entries at or below newest - KEPT_CHANGES (= 100) went.
+        assert_eq!(left("sessions"), ((KEPT_CHANGES) / 2, 101));
+        assert_eq!(left("recall").0, n / 2);
+        let trimmed: i64 = conn
+            .query_row(
+                "SELECT changes_trimmed FROM embedding_state WHERE store = 'sessions'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(trimmed, 100);
     }
 
     #[test]

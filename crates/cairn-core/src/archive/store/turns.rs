@@ -200,89 +200,50 @@ fn turn_text_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TurnText> {
     })
 }
 
-/// `(turn id, text)` pairs: a turn's files or commands, in record order.
-type TurnFacts = Vec<(i64, String)>;
-
-/// `(turn, path)` of every path a record names, and `(turn, command)` of every exec call, for
-/// one turn (`Some`) or all, in record order. Inputs that are not JSON are skipped.
-fn turn_facts(conn: &Connection, turn: Option<i64>) -> rusqlite::Result<(TurnFacts, TurnFacts)> {
-    let only = if turn.is_some() {
-        "AND r.turn_id = ?1"
-    } else {
-        "AND ?1 IS NULL"
-    };
-    let files = conn
-        .prepare_cached(&format!(
-            "SELECT r.turn_id, j.value FROM records r, json_each(r.file_paths) j
-             WHERE r.file_paths IS NOT NULL AND json_valid(r.file_paths) AND r.turn_id IS NOT NULL
-               AND j.type = 'text' {only}
-             ORDER BY r.turn_id, r.ordinal, j.key"
-        ))?
-        .query_map([turn], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let commands = conn
-        .prepare_cached(&format!(
-            "SELECT r.turn_id, COALESCE(json_extract(r.tool_input, '$.command'),
-                                        json_extract(r.tool_input, '$.cmd'))
-             FROM records r
-             WHERE r.kind = 'tool_call' AND r.tool_kind = 'exec' AND r.turn_id IS NOT NULL
-               AND json_valid(r.tool_input) AND json_type(r.tool_input) = 'object' {only}
-             ORDER BY r.turn_id, r.ordinal"
-        ))?
-        .query_map([turn], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<rusqlite::types::Value>>(1)?,
-            ))
-        })?
-        .filter_map(|row| match row {
-            Ok((t, Some(rusqlite::types::Value::Text(c)))) => Some(Ok((t, c))),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        })
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+/// Every path a record of `turn` names and the command of every exec call it made, in record
+/// order. Inputs that are not JSON are skipped.
+fn turn_facts(conn: &Connection, turn: i64) -> rusqlite::Result<(Vec<String>, Vec<String>)> {
+    let mut files: Vec<String> = Vec::new();
+    let mut st = conn.prepare_cached(
+        "SELECT j.value FROM records r, json_each(r.file_paths) j
+         WHERE r.turn_id = ?1 AND r.file_paths IS NOT NULL AND json_valid(r.file_paths)
+           AND j.type = 'text'
+         ORDER BY r.ordinal, j.key",
+    )?;
+    let mut rows = st.query([turn])?;
+    while let Some(r) = rows.next()? {
+        let path: String = r.get(0)?;
+        if files.len() >= FACTS_PER_TURN {
+            break;
+        }
+        if !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    let mut commands = Vec::new();
+    let mut st = conn.prepare_cached(
+        "SELECT COALESCE(json_extract(r.tool_input, '$.command'),
+                         json_extract(r.tool_input, '$.cmd'))
+         FROM records r
+         WHERE r.turn_id = ?1 AND r.kind = 'tool_call' AND r.tool_kind = 'exec'
+           AND json_valid(r.tool_input) AND json_type(r.tool_input) = 'object'
+         ORDER BY r.ordinal",
+    )?;
+    let mut rows = st.query([turn])?;
+    while let Some(r) = rows.next()? {
+        if commands.len() >= FACTS_PER_TURN {
+            break;
+        }
+        if let Some(rusqlite::types::Value::Text(c)) = r.get(0)? {
+            commands.push(c);
+        }
+    }
     Ok((files, commands))
-}
-
-/// Attach each turn's files and commands (both sorted by turn id, as `texts` is).
-fn with_facts(
-    mut texts: Vec<TurnText>,
-    (files, commands): (TurnFacts, TurnFacts),
-) -> Vec<TurnText> {
-    let mut by_id: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for (i, t) in texts.iter().enumerate() {
-        by_id.insert(t.id, i);
-    }
-    for (turn, path) in files {
-        if let Some(t) = by_id.get(&turn).map(|&i| &mut texts[i])
-            && t.files.len() < FACTS_PER_TURN
-            && !t.files.contains(&path)
-        {
-            t.files.push(path);
-        }
-    }
-    for (turn, command) in commands {
-        if let Some(t) = by_id.get(&turn).map(|&i| &mut texts[i])
-            && t.commands.len() < FACTS_PER_TURN
-        {
-            t.commands.push(command);
-        }
-    }
-    texts
-}
-
-/// Every turn's [`TurnText`], by turn id.
-pub fn turn_texts(conn: &Connection) -> rusqlite::Result<Vec<TurnText>> {
-    let texts = conn
-        .prepare("SELECT id, last_ordinal, preview, assistant_preview FROM turns ORDER BY id")?
-        .query_map([], turn_text_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(with_facts(texts, turn_facts(conn, None)?))
 }
 
 /// The [`TurnText`] of the turn with row id `turn`, if it exists.
 pub fn turn_text(conn: &Connection, turn: i64) -> rusqlite::Result<Option<TurnText>> {
-    let Some(text) = conn
+    let Some(mut text) = conn
         .prepare_cached(
             "SELECT id, last_ordinal, preview, assistant_preview FROM turns WHERE id = ?1",
         )?
@@ -291,7 +252,15 @@ pub fn turn_text(conn: &Connection, turn: i64) -> rusqlite::Result<Option<TurnTe
     else {
         return Ok(None);
     };
-    Ok(with_facts(vec![text], turn_facts(conn, Some(turn))?).pop())
+    (text.files, text.commands) = turn_facts(conn, turn)?;
+    Ok(Some(text))
+}
+
+/// The last ordinal of the turn with row id `turn` (how far it reaches), if it exists.
+pub fn turn_extent(conn: &Connection, turn: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT last_ordinal FROM turns WHERE id = ?1")?
+        .query_row([turn], |r| r.get(0))
+        .optional()
 }
 
 /// Every turn's row id and last ordinal (how far it reaches), by turn id.
