@@ -30,6 +30,8 @@ pub struct Backend {
     /// The recall extraction scheduler; set when the window is ready and extraction is enabled,
     /// replaced when Settings saves a new setup.
     pub(crate) extract: Mutex<Option<crate::extract::Daemon>>,
+    /// The background build of the turns' vectors (search by meaning).
+    pub(crate) meaning: Arc<crate::meaning::Builds>,
 }
 
 impl Backend {
@@ -50,6 +52,7 @@ impl Backend {
                 export_dir: None,
                 resource_dir: OnceLock::new(),
                 extract: Mutex::new(None),
+                meaning: Arc::default(),
             },
         }
     }
@@ -66,6 +69,7 @@ impl Backend {
             export_dir: None,
             resource_dir: OnceLock::new(),
             extract: Mutex::new(None),
+            meaning: Arc::default(),
         }
     }
 
@@ -152,6 +156,10 @@ impl Backend {
         if let Some(daemon) = self.extract_daemon().as_ref() {
             daemon.sync_completed();
         }
+    }
+
+    pub(crate) fn meaning_builds(&self) -> Arc<crate::meaning::Builds> {
+        Arc::clone(&self.meaning)
     }
 
     pub(crate) fn extract_daemon(&self) -> MutexGuard<'_, Option<crate::extract::Daemon>> {

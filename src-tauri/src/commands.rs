@@ -13,6 +13,8 @@ use cairn_core::archive::discover::DirOrigin;
 use cairn_core::doctor::DoctorReport;
 use cairn_core::git::targets::{Target, TargetKind};
 use cairn_core::hooks::{HookInstall, HookStatus};
+use cairn_core::semantic::Mode;
+use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::branches::RepoBranches;
 use cairn_core::views::search::{SearchHit, SearchQuery};
 use cairn_core::views::session::SessionDetail;
@@ -178,7 +180,31 @@ pub async fn search_archive(
     backend: State<'_, Backend>,
     query: SearchQuery,
 ) -> Result<Vec<SearchHit>, ErrorReport> {
-    with_cairn(&backend, move |c| c.search(&query)).await
+    with_cairn(&backend, move |c| {
+        by_meaning_when_ready(c, |mode| {
+            c.search(&SearchQuery {
+                mode,
+                ..query.clone()
+            })
+        })
+    })
+    .await
+}
+
+/// The window's searches run by meaning and words when the turns' vectors are complete (a
+/// person built them in Settings), and by words alone otherwise, or when meaning turns out
+/// unavailable after all (a capture made the vectors stale a moment before).
+fn by_meaning_when_ready<T>(
+    cairn: &Cairn,
+    run: impl Fn(Mode) -> cairn_core::Result<T>,
+) -> cairn_core::Result<T> {
+    if cairn.searches_by_meaning(VectorStore::Sessions) {
+        match run(Mode::Hybrid) {
+            Err(e) if e.kind() == ErrorKind::Unavailable => {}
+            answer => return answer,
+        }
+    }
+    run(Mode::Lexical)
 }
 
 /// Why is this here: the sessions and turns behind a commit, a file's lines or a description,
@@ -192,12 +218,14 @@ pub async fn why(
     place: WhyPlace,
 ) -> Result<WhyAnswer, ErrorReport> {
     with_cairn(&backend, move |c| {
-        let query = WhyQuery {
-            target,
-            limit: Some(20),
-            ..Default::default()
-        };
-        c.why_at(&place, &query)
+        by_meaning_when_ready(c, |mode| {
+            let query = WhyQuery {
+                target: target.clone(),
+                limit: Some(20),
+                mode,
+            };
+            c.why_at(&place, &query)
+        })
     })
     .await
 }
@@ -223,6 +251,7 @@ pub async fn sync_archive<R: Runtime>(
     let report = result?;
     backend.sync_completed();
     if report.changed() {
+        crate::meaning::after_capture(&app);
         let _ = ArchiveChanged {
             cause: ChangeCause::Sync,
             sessions_added: report.sessions_added,

@@ -17,6 +17,7 @@ pub mod forget;
 pub mod insights;
 pub mod links;
 pub mod mcp;
+pub mod meaning;
 pub mod pull;
 pub mod recall;
 pub mod team;
@@ -100,6 +101,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             extract::extract_save::<tauri::Wry>,
             extract::extract_start::<tauri::Wry>,
             extract::extract_stop,
+            meaning::meaning_status,
+            meaning::meaning_build::<tauri::Wry>,
             team::team_status,
             team::team_save,
             team::team_test,
@@ -117,6 +120,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             events::OpenLink,
             extract::ExtractProgress,
             extract::ExtractFinished,
+            meaning::MeaningProgress,
+            meaning::MeaningFinished,
             team::TeamPushProgress
         ])
         .dangerously_cast_bigints_to_number()
@@ -946,6 +951,98 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         drop(watch);
+    }
+
+    /// Search by meaning from the window: nothing until a person builds the vectors in
+    /// Settings; then Search and Why run by meaning and words (a turn found by a word it does not
+    /// contain), and a sync that brings a new turn embeds it by itself.
+    #[test]
+    fn a_built_vector_store_makes_search_find_by_meaning_and_keeps_up_after_syncs() {
+        use tauri::Listener as _;
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+        let sink = finished.clone();
+        app.listen("meaning-finished", move |event| {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::from_str(event.payload()).unwrap());
+        });
+        let wait_for = |n: usize| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while finished.lock().unwrap().len() < n {
+                assert!(std::time::Instant::now() < deadline, "no meaning-finished");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            finished.lock().unwrap()[n - 1].clone()
+        };
+        let status = invoke(&app, "meaning_status", json!({})).unwrap();
+        assert_eq!(status["vectors"], 0, "{status}");
+        assert_eq!(status["ready"], false, "{status}");
+        assert_eq!(status["after_sync"], false, "{status}");
+        assert!(status["waiting"].as_u64().unwrap() > 0, "{status}");
+        let hits = |text: &str| {
+            invoke(
+                &app,
+                "search_archive",
+                json!({ "query": { "text": text, "limit": 10 } }),
+            )
+            .unwrap()
+        };
+        let semantic = |hits: &Value| {
+            hits.as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h["match_reasons"].to_string().contains("semantic"))
+        };
+        assert!(!semantic(&hits("the")), "words only before a build");
+
+        let started = invoke(&app, "meaning_build", json!({})).unwrap();
+        assert!(started.get("building").is_some(), "{started}");
+        let done = wait_for(1);
+        assert_eq!(done["error"], Value::Null, "{done}");
+        assert!(done["embedded"].as_u64().unwrap() > 0, "{done}");
+        let status = invoke(&app, "meaning_status", json!({})).unwrap();
+        assert_eq!(status["ready"], true, "{status}");
+        assert_eq!(status["after_sync"], true, "{status}");
+        assert_eq!(status["waiting"], 0, "{status}");
+        assert_eq!(status["building"], false, "{status}");
+        assert!(semantic(&hits("the")), "by meaning and words once built");
+        let why = invoke(
+            &app,
+            "why",
+            json!({ "target": "the", "place": { "type": "nowhere" } }),
+        )
+        .unwrap();
+        assert!(!why["sessions"].as_array().unwrap().is_empty(), "{why}");
+
+        // A new turn arrives by a sync: it gets its vector without anyone asking.
+        let transcript = dir.path().join("claude/short.jsonl");
+        let first: Value = serde_json::from_str(
+            std::fs::read_to_string(&transcript)
+                .unwrap()
+                .lines()
+                .nth(1)
+                .unwrap(),
+        )
+        .unwrap();
+        let mut line = json!({"type": "user", "uuid": "meaning-1", "timestamp": "2030-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "rename the widget factory"}});
+        for field in ["sessionId", "cwd", "version"] {
+            line[field] = first[field].clone();
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&transcript)
+            .unwrap();
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+        drop(file);
+        invoke(&app, "sync_archive", json!({})).unwrap();
+        let again = wait_for(2);
+        assert_eq!(again["error"], Value::Null, "{again}");
+        assert_eq!(again["embedded"], 1, "{again}");
+        let status = invoke(&app, "meaning_status", json!({})).unwrap();
+        assert_eq!(status["ready"], true, "{status}");
     }
 
     /// A source folder that does not exist when the watch starts (an agent installed after the

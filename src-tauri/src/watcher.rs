@@ -286,6 +286,7 @@ fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
         Ok(report) => {
             if report.changed() {
                 backend.sync_completed();
+                crate::meaning::after_capture(app);
                 let _ = ArchiveChanged {
                     cause: ChangeCause::Watch,
                     sessions_added: report.sessions_added,

@@ -144,3 +144,35 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
         assert_eq!(sessions.len(), 1, "{mode:?}");
     }
 }
+
+/// What the desktop asks before each search and after each capture: meaning runs once the
+/// vectors are complete, and not while a capture's turns wait; an embedder that is not the
+/// local model (an endpoint: text leaves only when a person builds) is never run by a capture.
+#[test]
+fn meaning_is_searched_when_complete_and_an_endpoint_is_never_run_by_a_capture() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let fixture = support::fixtures().join("claude").join("tool_heavy.jsonl");
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &fixture)]);
+    cairn.set_embedder(Arc::new(Hashed {
+        refuse_queries: false,
+    }));
+    assert!(!cairn.searches_by_meaning(VectorStore::Sessions));
+    cairn
+        .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
+        .unwrap();
+    assert!(cairn.searches_by_meaning(VectorStore::Sessions));
+    assert!(!cairn.searches_by_meaning(VectorStore::Recall));
+    assert!(
+        !cairn.embeds_as_captured(VectorStore::Sessions),
+        "the test embedder does not refresh on write"
+    );
+    // Another session captured: its turns wait, so words alone until the next build.
+    let other = support::fixtures().join("claude").join("short.jsonl");
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &other)]);
+    assert!(!cairn.searches_by_meaning(VectorStore::Sessions));
+    cairn
+        .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
+        .unwrap();
+    assert!(cairn.searches_by_meaning(VectorStore::Sessions));
+}

@@ -209,6 +209,14 @@ export const commands = {
 	 *  resumes). The schedule goes on.
 	 */
 	extractStop: () => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("extract_stop")),
+	/**  Search by meaning: whether it runs, the turns with and without vectors, a build under way. */
+	meaningStatus: () => typedError<MeaningStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("meaning_status")),
+	/**
+	 *  Compute the vectors of every turn that lacks one, in the background (progress in
+	 *  `meaning-progress`, the end in `meaning-finished`); returns the status with the build under
+	 *  way. Refused when the model cannot be found, with the fix.
+	 */
+	meaningBuild: () => typedError<MeaningStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("meaning_build")),
 	/**  `[team]` as it is on disk, and the last push. */
 	teamStatus: () => typedError<TeamStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_status")),
 	/**  Write the form into `[team]` of `config.toml` (comments and other keys kept). */
@@ -245,6 +253,8 @@ export const events = {
 	extractFinished: makeEvent<ExtractFinished_Serialize, ExtractFinished_Deserialize>("extract-finished"),
 	extractProgress: makeEvent<ExtractProgress, ExtractProgress>("extract-progress"),
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
+	meaningFinished: makeEvent<MeaningFinished_Serialize, MeaningFinished_Deserialize>("meaning-finished"),
+	meaningProgress: makeEvent<MeaningProgress, MeaningProgress>("meaning-progress"),
 	openLink: makeEvent<OpenLink, OpenLink>("open-link"),
 	syncProgress: makeEvent<SyncProgress, SyncProgress>("sync-progress"),
 	teamPushProgress: makeEvent<TeamPushProgress, TeamPushProgress>("team-push-progress"),
@@ -1664,6 +1674,79 @@ export type McpStatus_Serialize = {
 	command: string | null,
 	/**  Why the config could not be read, when it could not. */
 	problem: string | null,
+};
+
+/**  A build of the turns' vectors ended. Sent as `meaning-finished`. */
+export type MeaningFinished = MeaningFinished_Serialize | MeaningFinished_Deserialize;
+
+/**  A build of the turns' vectors ended. Sent as `meaning-finished`. */
+export type MeaningFinished_Deserialize = {
+	/**  Turns embedded by this build. */
+	embedded: number,
+	/**  Why it stopped short (the model is missing, the disk is full…), with its hint. */
+	error?: ErrorReport_Deserialize | null,
+};
+
+/**  A build of the turns' vectors ended. Sent as `meaning-finished`. */
+export type MeaningFinished_Serialize = {
+	/**  Turns embedded by this build. */
+	embedded: number,
+	/**  Why it stopped short (the model is missing, the disk is full…), with its hint. */
+	error: ErrorReport_Serialize | null,
+};
+
+/**
+ *  Where a running build of the turns' vectors is: `done` of `total` turns embedded. Sent as
+ *  `meaning-progress`.
+ */
+export type MeaningProgress = {
+	done: number,
+	total: number,
+};
+
+/**  Search by meaning, as Settings shows it. */
+export type MeaningStatus = MeaningStatus_Serialize | MeaningStatus_Deserialize;
+
+/**  Search by meaning, as Settings shows it. */
+export type MeaningStatus_Deserialize = {
+	/**  Why it cannot run on this machine (the model is missing), with the fix; `None` when it can. */
+	problem?: string | null,
+	/**  Turns with a vector made by the configured model. */
+	vectors: number,
+	/**  Turns waiting for theirs (`None` while the model cannot be found). */
+	waiting?: number | null,
+	/**  Search and Why use meaning now: every turn has its vector. */
+	ready: boolean,
+	/**
+	 *  New turns get their vectors after each sync (a person built them once, with the local
+	 *  model).
+	 */
+	after_sync: boolean,
+	/**  A build is running. */
+	building: boolean,
+	/**  The last build's failure, until the next one starts. */
+	last_error?: ErrorReport_Deserialize | null,
+};
+
+/**  Search by meaning, as Settings shows it. */
+export type MeaningStatus_Serialize = {
+	/**  Why it cannot run on this machine (the model is missing), with the fix; `None` when it can. */
+	problem: string | null,
+	/**  Turns with a vector made by the configured model. */
+	vectors: number,
+	/**  Turns waiting for theirs (`None` while the model cannot be found). */
+	waiting: number | null,
+	/**  Search and Why use meaning now: every turn has its vector. */
+	ready: boolean,
+	/**
+	 *  New turns get their vectors after each sync (a person built them once, with the local
+	 *  model).
+	 */
+	after_sync: boolean,
+	/**  A build is running. */
+	building: boolean,
+	/**  The last build's failure, until the next one starts. */
+	last_error: ErrorReport_Serialize | null,
 };
 
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */

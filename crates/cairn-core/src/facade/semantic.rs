@@ -177,8 +177,56 @@ impl Cairn {
     ) -> Result<semantic::vectors::BuildReport> {
         self.writable()?;
         let embedder = self.semantic.embedder()?;
-        let mut store = self.store();
+        // A connection of its own: a build of a large archive runs for a long time, and the
+        // shared one must stay free for reads (the desktop builds while a person searches).
+        let mut store = self.writer()?;
         semantic::vectors::build(store.conn_mut(), corpus(which), &*embedder, force, progress)
+    }
+
+    /// The configured embedder's fingerprint, or the typed error saying why it cannot run here
+    /// (the model is missing: where it was looked for and how to install it). Never loads the
+    /// model.
+    pub fn embedder_fingerprint(&self) -> Result<String> {
+        self.semantic.embedder_fingerprint()
+    }
+
+    /// Whether new documents of `which` are embedded as they arrive: the embedder runs on this
+    /// machine (an endpoint is sent text only by an explicit build) and the store holds vectors
+    /// it made, so a person chose to build them once. The desktop then builds after each sync.
+    pub fn embeds_as_captured(&self, which: VectorStore) -> bool {
+        if !self.semantic.refreshes_on_write() {
+            return false;
+        }
+        let built = {
+            let store = self.store();
+            match semantic::vectors::state(store.conn(), corpus(which)) {
+                Ok(s) => s.fingerprint,
+                Err(_) => return false,
+            }
+        };
+        !built.is_empty()
+            && self
+                .semantic
+                .store_fingerprint(which)
+                .is_ok_and(|fp| fp == built)
+    }
+
+    /// Whether a search of `which` runs by meaning now: its vectors are complete for the present
+    /// corpus under the configured embedder. Two single-row reads once the embedder is known;
+    /// the desktop asks before each search and searches by words alone otherwise.
+    pub fn searches_by_meaning(&self, which: VectorStore) -> bool {
+        let state = {
+            let store = self.store();
+            match semantic::vectors::state(store.conn(), corpus(which)) {
+                Ok(s) => s,
+                Err(_) => return false,
+            }
+        };
+        state.built_revision == Some(state.corpus_revision)
+            && self
+                .semantic
+                .store_fingerprint(which)
+                .is_ok_and(|fp| state.is_fresh(&fp))
     }
 
     /// The embedder and the freshness of each vector store. Never loads the model.
