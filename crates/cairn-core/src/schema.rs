@@ -64,6 +64,9 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     sql(include_str!("archive/migrations/0029_fts_takeouts.sql")),
     sql(include_str!("semantic/migrations/0030_vector_changes.sql")),
+    sql(include_str!(
+        "semantic/migrations/0031_turn_vectors_made.sql"
+    )),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

@@ -294,8 +294,10 @@ pub fn vector_count(conn: &Connection, store: VectorStore, fingerprint: &str) ->
     let db = crate::store::err_in(conn);
     let sql = match store {
         VectorStore::Recall => "SELECT COUNT(*) FROM recall_vectors WHERE fingerprint = ?1",
+        // Both counts from the indexes of migration 31, never the blobs.
         VectorStore::Sessions => {
-            "SELECT COUNT(*) FROM turn_vectors WHERE fingerprint = ?1 AND length(vector) > 0"
+            "SELECT (SELECT COUNT(*) FROM turn_vectors WHERE fingerprint = ?1)
+                  - (SELECT COUNT(*) FROM turn_vectors WHERE fingerprint = ?1 AND length(vector) = 0)"
         }
     };
     conn.prepare_cached(sql)
