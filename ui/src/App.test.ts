@@ -1,7 +1,7 @@
 // The window's journeys over a mocked IPC layer (the generated bindings run for real):
 // first run → sync → branch → skim → session → expand a turn → record link → search, plus
 // keyboard, live updates and settings.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
@@ -625,6 +625,31 @@ describe('settings', () => {
     const line = one(target, 'extract-enabled')!.textContent!;
     expect(line).toContain(says);
     expect(line).not.toContain('after syncs');
+  });
+
+  it('computes the turns’ vectors from Settings, following the build to the end', async () => {
+    const { target, stores } = await render({ meaningWaiting: 1200 });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    expect(one(target, 'meaning-status')!.textContent).toContain('No turn has a vector yet');
+    expect(one(target, 'meaning-estimate')!.textContent).toContain('1,200 turns wait');
+    click(one(target, 'meaning-build'));
+    // The build's events come through the IPC layer; its end reads the status again.
+    await vi.waitFor(async () => {
+      await settle();
+      expect(one(target, 'meaning-status')!.textContent).toContain('All 1,200 turns are searchable by meaning.');
+    });
+    expect(one(target, 'meaning-status')!.textContent).toContain('New turns get theirs after each sync.');
+    expect(one(target, 'meaning-build')).toBeNull();
+    expect(calls.filter((c) => c.cmd === 'meaning_build').length).toBe(1);
+  });
+
+  it('says where the missing model was looked for, with no button', async () => {
+    const { target, stores } = await render({ meaningMissing: true });
+    stores.router.go({ view: 'settings' });
+    await settle();
+    expect(one(target, 'meaning-problem')!.textContent).toContain('cairn models install');
+    expect(one(target, 'meaning-build')).toBeNull();
   });
 
   it('says how to turn extraction on when it is off, and reloads when a pass finishes', async () => {

@@ -106,6 +106,9 @@ import type {
   TeamSkim_Serialize,
   TeamShow_Serialize,
   TeamRecord_Serialize,
+  MeaningStatus_Serialize,
+  MeaningProgress,
+  MeaningFinished_Serialize,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -188,6 +191,11 @@ export type TeamSkim = TeamSkim_Serialize;
 export type TeamShow = TeamShow_Serialize;
 export type TeamRecord = TeamRecord_Serialize;
 
+// Search by meaning: the turns' vectors, computed on this machine by the built-in model.
+export type MeaningStatus = MeaningStatus_Serialize;
+export type MeaningFinished = MeaningFinished_Serialize;
+export type { MeaningProgress };
+
 /** Why a command failed: its kind, the message, and the fix when the core knows one. */
 export type ErrorReport = ErrorReport_Serialize;
 export type { ErrorKind };
@@ -222,6 +230,14 @@ export const onInsightProgress: Subscribe<InsightProgress> = (handler) =>
 /** A running "Push now" moved on: sessions done of those to look at. */
 export const onTeamPushProgress: Subscribe<TeamPushProgress> = (handler) =>
   events.teamPushProgress.listen((event) => handler(event.payload));
+
+/** A running build of the turns' vectors moved on: turns embedded so far of this pass. */
+export const onMeaningProgress: Subscribe<MeaningProgress> = (handler) =>
+  events.meaningProgress.listen((event) => handler(event.payload));
+
+/** A build of the turns' vectors ended (its error, when it stopped short). */
+export const onMeaningFinished: Subscribe<MeaningFinished> = (handler) =>
+  events.meaningFinished.listen((event) => handler(event.payload));
 
 /** A second launch of the app handed its `cairn://` link to this window. */
 export type { OpenLink };

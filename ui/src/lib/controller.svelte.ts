@@ -153,6 +153,7 @@ export class WindowController implements KeyHandler {
       void this.#start();
       return () => {
         stopClock();
+        this.#s.meaning.dispose();
         // Unmounted after the event system went away (tests tear the IPC mock down): nothing to stop.
         void following.then((stop) => stop()).catch(() => {});
       };

@@ -275,14 +275,17 @@ describe('settings', () => {
   const place = places.settings;
   const route = { view: 'settings' } as const;
 
-  it('loads everything, refreshes the health and extraction panels, and leaves the keys to the page', async () => {
+  it('loads everything, refreshes the health, meaning and extraction panels, and leaves the keys to the page', async () => {
     const { fake, stores } = fakeStores();
     await place.load(route, stores);
     expect(fake.settings.load).toHaveBeenCalledOnce();
     expect(fake.team.load).toHaveBeenCalledOnce();
+    expect(fake.meaning.load).toHaveBeenCalledOnce();
     place.refresh(route, stores);
     expect(fake.settings.loadDoctor).toHaveBeenCalledOnce();
     expect(fake.settings.loadExtract).toHaveBeenCalledOnce();
+    // A sync may have brought turns without vectors, or started their build.
+    expect(fake.meaning.load).toHaveBeenCalledTimes(2);
     expect(place.move(1, route, stores)).toBe(false);
     expect(place.open(route, stores)).toBe(false);
     expect(place.back(route, stores)).toBe(false);

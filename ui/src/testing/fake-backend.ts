@@ -16,8 +16,9 @@ import type {
   TimelineTurn,
   TurnRecords,
 } from '../lib/api';
-import type { Entry, ExtractStatus, Insight, InsightSummary, ProposedBy, RecallFilters } from '../lib/api';
+import type { Entry, ExtractStatus, Insight, InsightSummary, MeaningStatus, ProposedBy, RecallFilters } from '../lib/api';
 import type { CommandError } from '../lib/errors';
+import { emit } from '@tauri-apps/api/event';
 import { fakeSessions } from './sessions';
 
 export interface FakeOptions {
@@ -44,7 +45,18 @@ export interface FakeOptions {
   noAgentUsage?: boolean;
   /** The first sync finds Claude Code about to delete transcripts Cairn has not captured. */
   expiring?: boolean;
+  /** Search by meaning: the built-in model is missing, so it cannot run (and a build is
+   * refused). */
+  meaningMissing?: boolean;
+  /** Turns waiting for their vector (default 1,200). */
+  meaningWaiting?: number;
+  /** Milliseconds between a build's progress events (default 0: it runs through at once). */
+  meaningStepMs?: number;
 }
+
+/** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
+export const MEANING_MISSING =
+  'the embedding model is not installed: looked in /home/dev/.local/share/cairn/models/bge-small-en-v1.5; install it with `cairn models install`';
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
 export function fakeExtractStatus(): ExtractStatus {
@@ -503,6 +515,36 @@ export function fakeBackend(options: FakeOptions = {}) {
   const failures = { ...options.failOnce };
   let sessions = options.sessions ?? 6;
   let expiring = options.expiring ?? false;
+  // Search by meaning: nothing built yet; a build embeds the waiting turns a chunk at a time,
+  // telling the window as the desktop does (`meaning-progress`, then `meaning-finished`).
+  let meaning: MeaningStatus = {
+    problem: options.meaningMissing ? MEANING_MISSING : null,
+    vectors: 0,
+    waiting: options.meaningMissing ? null : (options.meaningWaiting ?? 1200),
+    ready: false,
+    after_sync: false,
+    building: false,
+    last_error: null,
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const buildMeaning = async () => {
+    const total = meaning.waiting ?? 0;
+    const step = options.meaningStepMs ?? 0;
+    const chunk = Math.max(1, Math.ceil(total / 4));
+    // Torn down mid-build (a test ended): nothing is listening any more.
+    const send = (event: string, payload: unknown) => emit(event, payload).catch(() => {});
+    const before = meaning.vectors;
+    let done = 0;
+    while (done < total) {
+      await pause(step);
+      done = Math.min(done + chunk, total);
+      meaning = { ...meaning, vectors: before + done, waiting: total - done };
+      await send('meaning-progress', { done, total });
+    }
+    await pause(step);
+    meaning = { ...meaning, waiting: 0, ready: true, after_sync: true, building: false };
+    await send('meaning-finished', { embedded: total, error: null });
+  };
   const calls: { cmd: string; args: Record<string, unknown> }[] = [];
   const handler = async (cmd: string, payload: unknown): Promise<unknown> => {
     const args = (payload ?? {}) as Record<string, unknown>;
@@ -907,6 +949,15 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'extract_start':
       case 'extract_stop':
         return null;
+      case 'meaning_status':
+        return meaning;
+      case 'meaning_build':
+        if (meaning.problem) throw { kind: 'unavailable', message: meaning.problem, hint: 'cairn models install' };
+        if (!meaning.building) {
+          meaning = { ...meaning, building: true, last_error: null };
+          void buildMeaning();
+        }
+        return meaning;
       case 'doctor':
         return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
       default:

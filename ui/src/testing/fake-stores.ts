@@ -34,6 +34,7 @@ export function fakeStores() {
     },
     insights: { report: { data: null as { id: number } | null }, load: done(), open: done(), close: vi.fn(), loadPreview: done() },
     settings: { load: done(), loadDoctor: done(), loadExtract: done() },
+    meaning: { load: done(), dispose: vi.fn() },
     team: { load: done(), show: done(), open: { status: 'idle' as string }, shown: null as { key: string; publisher: string } | null, close: vi.fn() },
   };
   return { fake, stores: fake as unknown as Stores };

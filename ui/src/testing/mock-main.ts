@@ -9,6 +9,10 @@ const { handler } = fakeBackend({
   sessions: Number(params.get('n') ?? 1000),
   turns: Number(params.get('turns') ?? 200),
   failOnce: params.has('error') ? { list_branches: 'database /mock/cairn.db: disk I/O error (mocked; Retry succeeds)' } : {},
+  meaningMissing: params.has('nomodel'),
+  meaningWaiting: Number(params.get('waiting') ?? 12345),
+  // A build's progress, a chunk every two seconds, so Settings shows it and its estimate.
+  meaningStepMs: 2000,
 });
 
 mockIPC(

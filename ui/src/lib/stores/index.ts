@@ -4,6 +4,7 @@ import { AppStore, app } from './app.svelte';
 import { BranchesStore, branches } from './branches.svelte';
 import { Clock, clock } from './clock.svelte';
 import { LiveStore, live } from './live.svelte';
+import { MeaningStore, meaning } from './meaning.svelte';
 import { InsightsStore, insights } from './insights.svelte';
 import { RecallStore, recall } from './recall.svelte';
 import { SearchStore, search } from './search.svelte';
@@ -29,10 +30,11 @@ export interface Stores {
   recall: RecallStore;
   insights: InsightsStore;
   team: TeamStore;
+  meaning: MeaningStore;
 }
 
 /** The window's own stores. */
-export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings, recall, insights, team };
+export const stores: Stores = { router, app, sync, live, clock, branches, skim, session, sessions, search, settings, recall, insights, team, meaning };
 
 /** Fresh stores over the real bindings (tests mock the IPC underneath). */
 export function createStores(): Stores {
@@ -51,5 +53,6 @@ export function createStores(): Stores {
     recall: new RecallStore(),
     insights: new InsightsStore(),
     team: new TeamStore(),
+    meaning: new MeaningStore(),
   };
 }
