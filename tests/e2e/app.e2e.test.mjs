@@ -1099,3 +1099,47 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
     await llm.close();
   }
 });
+
+test('search by meaning: vectors computed from Settings, then Search finds the login work by words it never uses', async () => {
+  await (await browser.$('[data-tab="settings"]')).click();
+  const panel = await byTestId('meaning-panel');
+  await panel.waitForExist({ timeout: 10_000 });
+  await panel.scrollIntoView();
+  await until(async () => /No turn has a vector yet/.test(await text(await byTestId('meaning-status'))), 'the panel did not say no turn has a vector');
+  assert.match(await text(await byTestId('meaning-estimate')), /\d+ turns? waits?: computing their vectors takes/);
+  await shot('meaning-01-none');
+
+  // Words alone find nothing: no transcript says any of these.
+  const query = 'sign-in lets recognised accounts through';
+  await (await browser.$('[data-tab="search"]')).click();
+  // The Why journeys left Search asking Why: back to the archive's transcripts.
+  await (await byTestId('search-mode-archive')).click();
+  const input = await browser.$('#search-input');
+  await input.waitForExist({ timeout: 10_000 });
+  await input.setValue(query);
+  await browser.keys('Enter');
+  await (await byTestId('search-empty')).waitForExist({ timeout: 10_000 });
+  assert.deepEqual(await rendered('search-hit', 'data-session-key'), [], 'words alone find no hit');
+
+  await (await browser.$('[data-tab="settings"]')).click();
+  await (await byTestId('meaning-panel')).waitForExist({ timeout: 10_000 });
+  await (await byTestId('meaning-build')).click();
+  await until(
+    async () => /searchable by meaning/.test(await text(await byTestId('meaning-status'))),
+    'the vectors were not computed',
+    120_000,
+  );
+  assert.match(await text(await byTestId('meaning-status')), /New turns get theirs after each sync/);
+  await (await byTestId('meaning-panel')).scrollIntoView();
+  await shot('meaning-02-ready');
+
+  await (await browser.$('[data-tab="search"]')).click();
+  await (await browser.$('#search-input')).setValue(query);
+  await browser.keys('Enter');
+  await until(async () => (await rendered('search-hit', 'data-session-key')).length > 0, 'meaning found nothing', 20_000);
+  const hits = await rendered('search-hit', 'data-session-key');
+  assert.equal(hits[0], loginKey, `the login session comes first: ${hits}`);
+  assert.match(await text(await browser.$('#search-count')), /by meaning and words, closest first/);
+  assert.equal(await (await browser.$('[data-testid="search-hit"] [data-testid="by-meaning"]')).isExisting(), true, 'the hit says it was found by meaning');
+  await shot('meaning-03-search');
+});

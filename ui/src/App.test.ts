@@ -637,7 +637,7 @@ describe('settings', () => {
     // The build's events come through the IPC layer; its end reads the status again.
     await vi.waitFor(async () => {
       await settle();
-      expect(one(target, 'meaning-status')!.textContent).toContain('All 1,200 turns are searchable by meaning.');
+      expect(one(target, 'meaning-status')!.textContent).toContain('Every turn is searchable by meaning.');
     });
     expect(one(target, 'meaning-status')!.textContent).toContain('New turns get theirs after each sync.');
     expect(one(target, 'meaning-build')).toBeNull();

@@ -95,7 +95,7 @@ describe('MeaningPanel', () => {
 
   it('says every turn is searchable, and that new ones follow after each sync', async () => {
     await panel(status({ vectors: 5678, waiting: 0, ready: true, after_sync: true }));
-    expect(text('meaning-status')).toBe('All 5,678 turns are searchable by meaning. New turns get theirs after each sync.');
+    expect(text('meaning-status')).toBe('Every turn is searchable by meaning. New turns get theirs after each sync.');
     expect(one('meaning-build')).toBeNull();
     expect(one('meaning-error')).toBeNull();
   });

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mount, unmount } from 'svelte';
+import type { SearchHit } from '../api';
+import SearchHitRow from './SearchHitRow.svelte';
+
+let component: ReturnType<typeof mount> | undefined;
+
+afterEach(() => {
+  if (component) unmount(component);
+  component = undefined;
+  document.body.innerHTML = '';
+});
+
+function hit(match_reasons: string[]): SearchHit {
+  return {
+    session_key: 'sha256-0123456789abcdef0123456789abcdef',
+    agent: 'claude',
+    title: 'Make login accept any known user',
+    project: 'shop',
+    git_branch: 'feature/login',
+    ordinal: 3,
+    timestamp: '2026-12-04T10:00:00Z',
+    kind: 'message',
+    role: 'user',
+    snippet: 'Make login accept any known user',
+    match_reasons,
+  } as unknown as SearchHit;
+}
+
+function row(h: SearchHit): HTMLElement {
+  component = mount(SearchHitRow, { target: document.body, props: { hit: h, now: Date.parse('2026-12-04T12:00:00Z'), selected: false } });
+  return document.querySelector('[data-testid="search-hit"]') as HTMLElement;
+}
+
+describe('SearchHitRow', () => {
+  it('marks a turn found by meaning alone, and only that', () => {
+    expect(row(hit(['semantic'])).querySelector('[data-testid="by-meaning"]')?.textContent).toBe('by meaning');
+    unmount(component!);
+    component = undefined;
+    for (const reasons of [['keyword'], ['keyword', 'semantic'], []]) {
+      expect(row(hit(reasons)).querySelector('[data-testid="by-meaning"]'), reasons.join()).toBeNull();
+      unmount(component!);
+      component = undefined;
+    }
+  });
+});
