@@ -1045,6 +1045,27 @@ mod tests {
         assert_eq!(status["ready"], true, "{status}");
     }
 
+    /// With an `[embeddings]` endpoint configured, the window never starts a build (it would
+    /// send the turns' text off the machine): it says so and names the command that does.
+    #[test]
+    fn the_window_never_builds_vectors_through_an_endpoint() {
+        let (_dir, backend) = fixture_archive_with(
+            "[embeddings]\nprovider = \"endpoint\"\nendpoint = \"http://192.0.2.1:8080/v1\"\nmodel = \"m\"\n",
+        );
+        let app = mock_app(backend);
+        let refused = invoke(&app, "meaning_build", json!({})).unwrap_err();
+        assert_eq!(refused["kind"], "refused", "{refused}");
+        assert!(
+            refused["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("cairn embeddings build --store sessions")),
+            "{refused}"
+        );
+        let status = invoke(&app, "meaning_status", json!({})).unwrap();
+        assert_eq!(status["building"], false, "{status}");
+        assert_eq!(status["after_sync"], false, "{status}");
+    }
+
     /// A source folder that does not exist when the watch starts (an agent installed after the
     /// window opened, a repository's `.crush` before Crush first runs there) is waited for from
     /// its parent: when it appears with a transcript already in it, that transcript is

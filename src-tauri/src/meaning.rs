@@ -169,8 +169,8 @@ fn start<R: Runtime>(app: &AppHandle<R>, cairn: Arc<Cairn>) -> Result<(), ErrorR
     Ok(())
 }
 
-/// After a sync or live capture that brought records: embed the new turns, when a person built
-/// the vectors once (`Cairn::embeds_as_captured`).
+/// After a sync, live capture or pull that brought records: embed the new turns, when a person
+/// built the vectors once (`Cairn::embeds_as_captured`).
 pub fn after_capture<R: Runtime>(app: &AppHandle<R>) {
     let Ok(cairn) = app.state::<Backend>().cairn() else {
         return;
@@ -199,10 +199,20 @@ pub async fn meaning_build<R: Runtime>(
     app: AppHandle<R>,
     backend: State<'_, Backend>,
 ) -> Result<MeaningStatus, ErrorReport> {
+    let cairn = backend.cairn()?;
+    if !cairn.embeds_locally() {
+        // What the window promises: from here, text never leaves the machine.
+        return Err(ErrorReport::new(
+            ErrorKind::Refused,
+            "search by meaning is set to an [embeddings] endpoint in config.toml, and the window never sends text to one",
+        )
+        .with_hint(
+            "run `cairn embeddings build --store sessions` to send the turns' redacted digests there, or remove the endpoint to use the built-in model",
+        ));
+    }
     // Refused here, with where the model was looked for and how to install it, rather than
     // from the thread a moment later.
     with_cairn(&backend, |c| c.embedder_fingerprint().map(drop)).await?;
-    let cairn = backend.cairn()?;
     start(&app, Arc::clone(&cairn))?;
     let builds = backend.meaning_builds();
     crate::commands::blocking(move || status(&cairn, &builds)).await

@@ -30,6 +30,7 @@ pub async fn pull_teammates<R: Runtime>(
     })
     .await?;
     if report.sessions_imported > 0 || report.transcripts_imported > 0 {
+        crate::meaning::after_capture(&app);
         let _ = ArchiveChanged {
             cause: ChangeCause::Pull,
             sessions_added: report.transcripts_imported,

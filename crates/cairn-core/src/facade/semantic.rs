@@ -190,11 +190,17 @@ impl Cairn {
         self.semantic.embedder_fingerprint()
     }
 
+    /// Whether the configured embedder runs on this machine (the local model); an `[embeddings]`
+    /// endpoint is sent text only by `cairn embeddings build`, never by a window or a write.
+    pub fn embeds_locally(&self) -> bool {
+        self.semantic.refreshes_on_write()
+    }
+
     /// Whether new documents of `which` are embedded as they arrive: the embedder runs on this
-    /// machine (an endpoint is sent text only by an explicit build) and the store holds vectors
-    /// it made, so a person chose to build them once. The desktop then builds after each sync.
+    /// machine ([`Cairn::embeds_locally`]) and the store holds vectors it made, so a person chose
+    /// to build them once. The desktop then builds after each sync.
     pub fn embeds_as_captured(&self, which: VectorStore) -> bool {
-        if !self.semantic.refreshes_on_write() {
+        if !self.embeds_locally() {
             return false;
         }
         let built = {
