@@ -635,6 +635,30 @@ mod tests {
         (dir, backend)
     }
 
+    /// Append a person's prompt (`uuid`, `text`) to the fixture archive's transcript, as the
+    /// agent would, in the session of its first record.
+    fn append_prompt(dir: &Path, uuid: &str, text: &str) {
+        let transcript = dir.join("claude/short.jsonl");
+        let first: Value = serde_json::from_str(
+            std::fs::read_to_string(&transcript)
+                .unwrap()
+                .lines()
+                .nth(1)
+                .unwrap(),
+        )
+        .unwrap();
+        let mut line = json!({"type": "user", "uuid": uuid, "timestamp": "2030-01-01T00:00:00Z",
+            "message": {"role": "user", "content": text}});
+        for field in ["sessionId", "cwd", "version"] {
+            line[field] = first[field].clone();
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&transcript)
+            .unwrap();
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    }
+
     #[test]
     fn a_session_opens_from_list_to_timeline_to_turn_to_record_anchor() {
         let (_dir, backend) = fixture_archive();
@@ -917,26 +941,7 @@ mod tests {
         let watch = watcher::start(app.handle().clone(), watcher::source_dirs(&cairn)).unwrap();
         assert_eq!(watch.dirs, [dir.path().join("claude")]);
 
-        let transcript = dir.path().join("claude/short.jsonl");
-        let first: Value = serde_json::from_str(
-            std::fs::read_to_string(&transcript)
-                .unwrap()
-                .lines()
-                .nth(1)
-                .unwrap(),
-        )
-        .unwrap();
-        let mut line = json!({"type": "user", "uuid": "live-1", "timestamp": "2030-01-01T00:00:00Z",
-            "message": {"role": "user", "content": "one more thing"}});
-        for field in ["sessionId", "cwd", "version"] {
-            line[field] = first[field].clone();
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&transcript)
-            .unwrap();
-        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
-        drop(file);
+        append_prompt(dir.path(), "live-1", "one more thing");
 
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
@@ -1017,26 +1022,7 @@ mod tests {
         assert!(!why["sessions"].as_array().unwrap().is_empty(), "{why}");
 
         // A new turn arrives by a sync: it gets its vector without anyone asking.
-        let transcript = dir.path().join("claude/short.jsonl");
-        let first: Value = serde_json::from_str(
-            std::fs::read_to_string(&transcript)
-                .unwrap()
-                .lines()
-                .nth(1)
-                .unwrap(),
-        )
-        .unwrap();
-        let mut line = json!({"type": "user", "uuid": "meaning-1", "timestamp": "2030-01-01T00:00:00Z",
-            "message": {"role": "user", "content": "rename the widget factory"}});
-        for field in ["sessionId", "cwd", "version"] {
-            line[field] = first[field].clone();
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&transcript)
-            .unwrap();
-        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
-        drop(file);
+        append_prompt(dir.path(), "meaning-1", "rename the widget factory");
         invoke(&app, "sync_archive", json!({})).unwrap();
         let again = wait_for(2);
         assert_eq!(again["error"], Value::Null, "{again}");

@@ -50,8 +50,8 @@ fn query(text: &str, mode: Mode) -> SearchQuery {
     }
 }
 
-#[test]
-fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
+/// An archive of one real Claude Code session with the hashed embedder.
+fn archive() -> (tempfile::TempDir, Cairn) {
     let data = tempfile::tempdir().unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
     let fixture = support::fixtures().join("claude").join("tool_heavy.jsonl");
@@ -59,6 +59,12 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
     cairn.set_embedder(Arc::new(Hashed {
         refuse_queries: false,
     }));
+    (data, cairn)
+}
+
+#[test]
+fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
+    let (_data, cairn) = archive();
     cairn
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
         .unwrap();
@@ -150,13 +156,7 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
 /// local model (an endpoint: text leaves only when a person builds) is never run by a capture.
 #[test]
 fn meaning_is_searched_when_complete_and_an_endpoint_is_never_run_by_a_capture() {
-    let data = tempfile::tempdir().unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    let fixture = support::fixtures().join("claude").join("tool_heavy.jsonl");
-    support::capture(&cairn, &[support::main_file(Agent::Claude, &fixture)]);
-    cairn.set_embedder(Arc::new(Hashed {
-        refuse_queries: false,
-    }));
+    let (_data, cairn) = archive();
     assert!(!cairn.searches_by_meaning(VectorStore::Sessions));
     cairn
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
