@@ -228,6 +228,8 @@ impl Cairn {
                 Err(_) => return false,
             }
         };
+        // The revisions first: while they differ there is no fingerprint to work out (before
+        // the model is loaded that reads its files).
         state.built_revision == Some(state.corpus_revision)
             && self
                 .semantic
