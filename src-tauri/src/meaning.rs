@@ -1,6 +1,8 @@
 //! Search by meaning over the archive's turns, from the window: what Settings shows
 //! ([`meaning_status`]), the build a person starts there ([`meaning_build`]), and the catch-up
-//! after each sync or live capture ([`after_capture`]) once a person has built the vectors.
+//! after each sync, live capture or pull ([`after_capture`]) once a person has built the
+//! vectors. With an `[embeddings]` endpoint configured the window never builds: that would send
+//! the turns' text off the machine, which only `cairn embeddings build` may do.
 //!
 //! A build runs on a thread of its own with a connection of its own (the core's
 //! `embeddings_build`), in committed chunks, so the window keeps reading meanwhile and a build
