@@ -618,7 +618,11 @@ export function fakeBackend(options: FakeOptions = {}) {
               project: 'shop',
               started_at: at(10),
               confidence: traced ? 0.97 : 0.5,
-              evidence: [{ kind: traced ? 'commit_by_session' : 'search', commit: traced ? target : null, detail: 'committed it in turn #1', confidence: traced ? 1 : 0.5 }],
+              evidence: [
+                traced
+                  ? { kind: 'commit_by_session', commit: target, detail: 'committed it in turn #1', confidence: 1 }
+                  : { kind: 'search', commit: null, detail: 'found by turns', confidence: 0.5 },
+              ],
               turns: [{ turn_key: 'sha256-turn-1', turn_index: 1, ordinal: 7, evidence: 'wrote_lines', detail: 'wrote 3 of 3 added lines', confidence: 0.95, lines: [] }],
             },
           ],
