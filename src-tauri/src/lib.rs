@@ -1031,6 +1031,66 @@ mod tests {
         assert_eq!(status["ready"], true, "{status}");
     }
 
+    /// A model that panics ends the build with an error the window shows, and the next build
+    /// may start: the build is not left marked as running.
+    #[test]
+    fn a_panicking_model_ends_the_build_with_an_error() {
+        use cairn_core::semantic::embed::{Embedder, InputKind};
+        use tauri::Listener as _;
+        struct Panics;
+        impl Embedder for Panics {
+            fn fingerprint(&self) -> &str {
+                "panics/test"
+            }
+            fn dims(&self) -> usize {
+                4
+            }
+            fn embed(&self, _: &[&str], _: InputKind) -> cairn_core::Result<Vec<f32>> {
+                panic!("the test model panics")
+            }
+            fn refresh_on_write(&self) -> bool {
+                true
+            }
+            fn describe(&self) -> String {
+                "panics".into()
+            }
+        }
+        let (_dir, backend) = fixture_archive();
+        backend
+            .cairn()
+            .unwrap()
+            .set_embedder(std::sync::Arc::new(Panics));
+        let app = mock_app(backend);
+        let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+        let sink = finished.clone();
+        app.listen("meaning-finished", move |event| {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::from_str(event.payload()).unwrap());
+        });
+        for round in 1..=2 {
+            invoke(&app, "meaning_build", json!({})).unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while finished.lock().unwrap().len() < round {
+                assert!(std::time::Instant::now() < deadline, "no meaning-finished");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let done = finished.lock().unwrap()[round - 1].clone();
+            assert_eq!(done["error"]["kind"], "internal", "{done}");
+            // The thread marks the build over just after it sends the event.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let status = invoke(&app, "meaning_status", json!({})).unwrap();
+                if status["building"] == false {
+                    assert_eq!(status["last_error"]["kind"], "internal", "{status}");
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "{status}");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+
     /// With an `[embeddings]` endpoint configured, the window never starts a build (it would
     /// send the turns' text off the machine): it says so and names the command that does.
     #[test]

@@ -149,11 +149,22 @@ fn start<R: Runtime>(app: &AppHandle<R>, cairn: Arc<Cairn>) -> Result<(), ErrorR
                     }
                     .emit(&app);
                 };
-                let (embedded, error) =
-                    match cairn.embeddings_build(VectorStore::Sessions, false, &progress) {
-                        Ok(report) => (report.embedded, None),
-                        Err(e) => (0, Some(ErrorReport::from(e))),
-                    };
+                // A panic in the model would leave the build marked running for good: it ends
+                // this pass with an error instead.
+                let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    cairn.embeddings_build(VectorStore::Sessions, false, &progress)
+                }));
+                let (embedded, error) = match built {
+                    Ok(Ok(report)) => (report.embedded, None),
+                    Ok(Err(e)) => (0, Some(ErrorReport::from(e))),
+                    Err(_) => (
+                        0,
+                        Some(ErrorReport::new(
+                            ErrorKind::Internal,
+                            "computing the vectors failed (the model panicked); what was stored is kept",
+                        )),
+                    ),
+                };
                 builds.set_last_error(error.clone());
                 let _ = MeaningFinished { embedded, error }.emit(&app);
                 if !builds.end() {
