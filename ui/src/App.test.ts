@@ -651,7 +651,7 @@ describe('settings', () => {
     const { target, stores } = await render({ meaningMissing: true });
     stores.router.go({ view: 'settings' });
     await settle();
-    expect(one(target, 'meaning-problem')!.textContent).toContain('cairn models install');
+    expect(one(target, 'meaning-problem')!.textContent).toContain('scripts/fetch-model.sh');
     expect(one(target, 'meaning-build')).toBeNull();
   });
 

@@ -56,7 +56,9 @@ export interface FakeOptions {
 
 /** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
 export const MEANING_MISSING =
-  'the embedding model is not installed: looked in /home/dev/.local/share/cairn/models/bge-small-en-v1.5; install it with `cairn models install`';
+  'the embedding model (all-MiniLM-L6-v2) is not installed; looked in: /home/dev/.local/share/cairn/models/all-MiniLM-L6-v2. ' +
+  'Fetch it with `scripts/fetch-model.sh` (or `make app`) in a source checkout, or point CAIRN_MODEL_DIR at a folder ' +
+  'holding config.json, tokenizer.json and model.safetensors. Lexical search (--mode lexical) works without it';
 
 /** Extraction on, with qwen3:8b half-way through the archive and one retired generation. */
 export function fakeExtractStatus(): ExtractStatus {
@@ -956,7 +958,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'meaning_status':
         return meaning;
       case 'meaning_build':
-        if (meaning.problem) throw { kind: 'unavailable', message: meaning.problem, hint: 'cairn models install' };
+        if (meaning.problem) throw { kind: 'unavailable', message: meaning.problem, hint: 'set CAIRN_MODEL_DIR to the folder holding the model' };
         if (!meaning.building) {
           meaning = { ...meaning, building: true, last_error: null };
           void buildMeaning();

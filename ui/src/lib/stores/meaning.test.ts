@@ -10,8 +10,8 @@ function status(extra: Partial<MeaningStatus> = {}): MeaningStatus {
 
 const MISSING: ErrorReport = {
   kind: 'unavailable',
-  message: 'the embedding model is not installed: looked in /models/bge-small',
-  hint: 'cairn models install',
+  message: 'the embedding model (all-MiniLM-L6-v2) is not installed; looked in: /models/all-MiniLM-L6-v2',
+  hint: 'set CAIRN_MODEL_DIR to the folder holding the model',
 };
 
 /** A store over fake commands, events sent by hand and a clock set by hand. */
@@ -159,7 +159,7 @@ describe('MeaningStore', () => {
     await t.store.load();
     expect(await t.store.build()).toBe(false);
     expect(t.store.request.status).toBe('error');
-    expect(t.store.request.problem).toEqual({ kind: 'unavailable', message: MISSING.message, hint: 'cairn models install' });
+    expect(t.store.request.problem).toEqual({ kind: 'unavailable', message: MISSING.message, hint: 'set CAIRN_MODEL_DIR to the folder holding the model' });
     expect(t.store.building).toBe(false);
     expect(t.api.meaningStatus).toHaveBeenCalledTimes(2);
   });

@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
-const MISSING = 'the embedding model is not installed: looked in /models/bge-small; install it with `cairn models install`';
+const MISSING = 'the embedding model (all-MiniLM-L6-v2) is not installed; looked in: /models/all-MiniLM-L6-v2. Fetch it with `scripts/fetch-model.sh`';
 
 function status(extra: Partial<MeaningStatus> = {}): MeaningStatus {
   return { problem: null, vectors: 0, waiting: 12345, ready: false, after_sync: false, building: false, last_error: null, ...extra };
@@ -101,12 +101,12 @@ describe('MeaningPanel', () => {
   });
 
   it('shows a refused build’s message and hint', async () => {
-    const refusal = { kind: 'unavailable', message: 'the embedding model is not installed', hint: 'cairn models install' };
+    const refusal = { kind: 'unavailable', message: 'the embedding model is not installed', hint: 'set CAIRN_MODEL_DIR to the folder holding the model' };
     await panel(status(), async () => ({ status: 'error', error: refusal }));
     (one('meaning-build') as HTMLButtonElement).click();
     await vi.waitFor(() => expect(one('meaning-error')).not.toBeNull());
     expect(one('meaning-error')!.querySelector('.message')!.textContent).toBe('the embedding model is not installed');
-    expect(text('error-hint')).toBe('cairn models install');
+    expect(text('error-hint')).toBe('set CAIRN_MODEL_DIR to the folder holding the model');
   });
 
   it('shows the last build’s failure from the status', async () => {
