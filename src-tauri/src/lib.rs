@@ -958,14 +958,10 @@ mod tests {
         drop(watch);
     }
 
-    /// Search by meaning from the window: nothing until a person builds the vectors in
-    /// Settings; then Search and Why run by meaning and words (a turn found by a word it does not
-    /// contain), and a sync that brings a new turn embeds it by itself.
-    #[test]
-    fn a_built_vector_store_makes_search_find_by_meaning_and_keeps_up_after_syncs() {
+    /// Listen to `meaning-finished`; the returned wait gives the `n`th event (from 1), failing
+    /// after two minutes without it.
+    fn meaning_finished(app: &tauri::App<MockRuntime>) -> impl Fn(usize) -> Value {
         use tauri::Listener as _;
-        let (dir, backend) = fixture_archive();
-        let app = mock_app(backend);
         let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
         let sink = finished.clone();
         app.listen("meaning-finished", move |event| {
@@ -973,14 +969,27 @@ mod tests {
                 .unwrap()
                 .push(serde_json::from_str(event.payload()).unwrap());
         });
-        let wait_for = |n: usize| {
+        move |n| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
             while finished.lock().unwrap().len() < n {
-                assert!(std::time::Instant::now() < deadline, "no meaning-finished");
-                std::thread::sleep(std::time::Duration::from_millis(50));
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no meaning-finished #{n}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
             }
             finished.lock().unwrap()[n - 1].clone()
-        };
+        }
+    }
+
+    /// Search by meaning from the window: nothing until a person builds the vectors in
+    /// Settings; then Search and Why run by meaning and words (a turn found by a word it does not
+    /// contain), and a sync that brings a new turn embeds it by itself.
+    #[test]
+    fn a_built_vector_store_makes_search_find_by_meaning_and_keeps_up_after_syncs() {
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let wait_for = meaning_finished(&app);
         let status = invoke(&app, "meaning_status", json!({})).unwrap();
         assert_eq!(status["vectors"], 0, "{status}");
         assert_eq!(status["ready"], false, "{status}");
@@ -1036,7 +1045,6 @@ mod tests {
     #[test]
     fn a_panicking_model_ends_the_build_with_an_error() {
         use cairn_core::semantic::embed::{Embedder, InputKind};
-        use tauri::Listener as _;
         struct Panics;
         impl Embedder for Panics {
             fn fingerprint(&self) -> &str {
@@ -1061,21 +1069,10 @@ mod tests {
             .unwrap()
             .set_embedder(std::sync::Arc::new(Panics));
         let app = mock_app(backend);
-        let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
-        let sink = finished.clone();
-        app.listen("meaning-finished", move |event| {
-            sink.lock()
-                .unwrap()
-                .push(serde_json::from_str(event.payload()).unwrap());
-        });
+        let wait_for = meaning_finished(&app);
         for round in 1..=2 {
             invoke(&app, "meaning_build", json!({})).unwrap();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            while finished.lock().unwrap().len() < round {
-                assert!(std::time::Instant::now() < deadline, "no meaning-finished");
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            let done = finished.lock().unwrap()[round - 1].clone();
+            let done = wait_for(round);
             assert_eq!(done["error"]["kind"], "internal", "{done}");
             // The thread marks the build over just after it sends the event.
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
