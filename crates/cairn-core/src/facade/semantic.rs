@@ -196,6 +196,13 @@ impl Cairn {
         self.semantic.refreshes_on_write()
     }
 
+    /// The state row of `which` against the present corpus, with the shared connection released
+    /// before a caller works out a fingerprint; `None` when it cannot be read (a yes/no question
+    /// then answers no).
+    fn store_state(&self, which: VectorStore) -> Option<semantic::vectors::State> {
+        semantic::vectors::state(self.store().conn(), corpus(which)).ok()
+    }
+
     /// Whether new documents of `which` are embedded as they arrive: the embedder runs on this
     /// machine ([`Cairn::embeds_locally`]) and the store holds vectors it made, so a person chose
     /// to build them once. The desktop then builds after each sync.
@@ -203,12 +210,8 @@ impl Cairn {
         if !self.embeds_locally() {
             return false;
         }
-        let built = {
-            let store = self.store();
-            match semantic::vectors::state(store.conn(), corpus(which)) {
-                Ok(s) => s.fingerprint,
-                Err(_) => return false,
-            }
+        let Some(built) = self.store_state(which).map(|s| s.fingerprint) else {
+            return false;
         };
         !built.is_empty()
             && self
@@ -221,12 +224,8 @@ impl Cairn {
     /// corpus under the configured embedder. Two single-row reads once the embedder is known;
     /// the desktop asks before each search and searches by words alone otherwise.
     pub fn searches_by_meaning(&self, which: VectorStore) -> bool {
-        let state = {
-            let store = self.store();
-            match semantic::vectors::state(store.conn(), corpus(which)) {
-                Ok(s) => s,
-                Err(_) => return false,
-            }
+        let Some(state) = self.store_state(which) else {
+            return false;
         };
         // The revisions first: while they differ there is no fingerprint to work out (before
         // the model is loaded that reads its files).
