@@ -1142,4 +1142,11 @@ test('search by meaning: vectors computed from Settings, then Search finds the l
   assert.match(await text(await browser.$('#search-count')), /by meaning and words, closest first/);
   assert.equal(await (await browser.$('[data-testid="search-hit"] [data-testid="by-meaning"]')).isExisting(), true, 'the hit says it was found by meaning');
   await shot('meaning-03-search');
+
+  // A question about nothing here finds nothing: no turn is close enough in meaning, though
+  // every turn is nearest to something.
+  await (await browser.$('#search-input')).setValue('what is the capital of France');
+  await browser.keys('Enter');
+  await (await byTestId('search-empty')).waitForExist({ timeout: 20_000 });
+  assert.deepEqual(await rendered('search-hit', 'data-session-key'), [], 'an off-topic question lists no turn');
 });

@@ -48,6 +48,7 @@ mod redaction_props;
 mod search_common_words;
 mod search_escaped_words;
 mod search_hybrid;
+mod search_meaning;
 mod settings_props;
 mod turn_digest;
 mod views_branches;

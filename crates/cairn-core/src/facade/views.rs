@@ -166,7 +166,8 @@ impl Cairn {
         });
         let lexical = lexical.map_err(|e| search_error(store, query, e))?;
         let scores = scores?;
-        views::search::fuse(store.conn(), query, &matrix, &scores, lexical)
+        let floor = self.semantic.embedder()?.similarity_floor();
+        views::search::fuse(store.conn(), query, &matrix, &scores, lexical, floor)
             .map_err(|e| search_error(store, query, e))
     }
 

@@ -27,6 +27,12 @@ use crate::error::{Error, Result};
 pub const LOCAL_MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// sentence-transformers' `max_seq_length` for this model (tokens, special tokens included).
 pub const LOCAL_MAX_TOKENS: usize = 256;
+/// The built-in model's [`Embedder::similarity_floor`]. Measured on the real fixtures' 64 turns
+/// with 15 questions worded apart from their transcripts and 15 off-topic ones
+/// (`tests/fixtures/meaning/`, bench/RESULTS.md): at 0.2 the best right turn of 14 of the 15
+/// questions stays, other turns kept fall from 44 to 4 a question, and an off-topic question
+/// finds 0.7 turns instead of 43.
+pub const LOCAL_SIMILARITY_FLOOR: f32 = 0.2;
 /// Files a model dir must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 /// Token budget of one forward pass (batch × padded length): bounds memory on long inputs.
@@ -84,6 +90,12 @@ pub trait Embedder: Send + Sync {
     fn refresh_on_write(&self) -> bool;
     /// One line for status output: what runs and where it came from.
     fn describe(&self) -> String;
+    /// The least cosine at which a turn counts as found by its meaning (search and `why`; not
+    /// Recall, whose ranking keeps AgentsView's). A model's cosines have a scale of their own, so
+    /// only a model measured for one has a floor; any other keeps every nearest turn.
+    fn similarity_floor(&self) -> f32 {
+        f32::NEG_INFINITY
+    }
 }
 
 /// Where the model was looked for, for the error that says it is missing.
@@ -442,6 +454,10 @@ impl Embedder for LocalModel {
 
     fn refresh_on_write(&self) -> bool {
         true
+    }
+
+    fn similarity_floor(&self) -> f32 {
+        LOCAL_SIMILARITY_FLOOR
     }
 
     fn describe(&self) -> String {

@@ -78,14 +78,16 @@ fn filter(q: &SearchQuery) -> RecordFilter<'_> {
     }
 }
 
-/// Turns nearest to the query vector that pass the filters, best first, with their cosine;
-/// `scores` are the matrix's rows scored against it ([`Matrix::scores`]).
+/// Turns nearest to the query vector that pass the filters and whose cosine is at least
+/// `floor`, best first, with their cosine; `scores` are the matrix's rows scored against it
+/// ([`Matrix::scores`]).
 fn vector_hits(
     conn: &Connection,
     q: &SearchQuery,
     matrix: &Matrix,
     scores: &[f32],
     limit: usize,
+    floor: f32,
 ) -> rusqlite::Result<Vec<(SearchHit, f64)>> {
     // With no filter every turn passes, so the `limit` nearest are the answer; a filter may drop
     // turns, so a wider pool is read, and widened again until enough pass.
@@ -95,10 +97,14 @@ fn vector_hits(
         (limit * 4).max(200)
     };
     loop {
-        let top = matrix.top_of(scores, k);
+        let mut top = matrix.top_of(scores, k);
+        // Best first: once one falls under the floor, so does every turn a wider pool adds.
+        let close = top.iter().take_while(|(_, cos)| *cos >= floor).count();
+        let exhausted = close < top.len() || k >= matrix.len();
+        top.truncate(close);
         let ids: Vec<i64> = top.iter().map(|(id, _)| *id).collect();
         let mut found = archive::turn_hits(conn, &ids, &filter(q))?;
-        if found.len() >= limit || k >= matrix.len() {
+        if found.len() >= limit || exhausted {
             let mut out: Vec<(SearchHit, f64)> = top
                 .into_iter()
                 .filter_map(|(id, cos)| found.remove(&id).map(|h| (h, f64::from(cos))))
@@ -124,18 +130,23 @@ pub fn lexical_leg(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<S
 
 /// Vector or hybrid search over turns, best first: `matrix` holds the fresh `sessions` vectors,
 /// `scores` its rows scored against the embedding of `q.text` ([`Matrix::scores`]) and
-/// `lexical` the full-text leg's hits ([`lexical_leg`]). The full-text hits' snippets are left
-/// empty (see [`archive::ranked_records`]): the caller fills them for the turns it shows.
+/// `lexical` the full-text leg's hits ([`lexical_leg`]). A turn is found by meaning only when
+/// its cosine is at least `floor` (the embedder's [`Embedder::similarity_floor`]); the words'
+/// hits have no floor. The full-text hits' snippets are left empty (see
+/// [`archive::ranked_records`]): the caller fills them for the turns it shows.
+///
+/// [`Embedder::similarity_floor`]: crate::semantic::embed::Embedder::similarity_floor
 pub fn fuse(
     conn: &Connection,
     q: &SearchQuery,
     matrix: &Matrix,
     scores: &[f32],
     lexical: Vec<SearchHit>,
+    floor: f32,
 ) -> rusqlite::Result<Vec<SearchHit>> {
     let limit = q.limit.unwrap_or(20) as usize;
     if q.mode == Mode::Vector {
-        return Ok(vector_hits(conn, q, matrix, scores, limit)?
+        return Ok(vector_hits(conn, q, matrix, scores, limit, floor)?
             .into_iter()
             .map(|(mut h, cos)| {
                 h.score = Some(cos);
@@ -159,7 +170,7 @@ pub fn fuse(
         }
     }
     let mut vector_keys = Vec::new();
-    for (h, _) in vector_hits(conn, q, matrix, scores, 500)? {
+    for (h, _) in vector_hits(conn, q, matrix, scores, 500, floor)? {
         let k = key(&h);
         vector_keys.push(k.clone());
         hits.entry(k)
