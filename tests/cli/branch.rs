@@ -680,6 +680,17 @@ fn why_traces_a_line_and_a_commit_to_the_turn_that_wrote_them() {
     let v = env.json(&["why", "-C", dir, "remember-me box"]);
     assert_eq!(v["kind"], "description");
     assert_eq!(v["sessions"][0]["session_key"], key.as_str());
+    // Ranked without figures: relative search scores are no confidence (JSON keeps them).
+    assert!(
+        v["sessions"][0]["confidence"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+    let text = env.ok(&["why", "-C", dir, "remember-me box"]);
+    assert!(text.starts_with(" 1.  "), "{text}");
+    assert!(text.contains("search: found by"), "{text}");
+    assert!(!text.contains("0.50"), "{text}");
+    // A commit's answer keeps its confidence.
+    assert!(env.ok(&["why", "-C", dir, "HEAD"]).contains(" 1. 1.00"));
     let v = env.json(&["search", "--sessions", "login.txt"]);
     assert_eq!(v[0]["session_key"], key.as_str());
     assert!(

@@ -269,6 +269,16 @@ pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bo
         )?;
         return Ok(());
     }
+    // A description is searched, not traced: its figures are the search's scores relative to
+    // the best, which read as a confidence they do not carry. The order says what they would.
+    let searched = a.kind == cairn_core::views::why::WhyKind::Description;
+    let figure = |c: f64| {
+        if searched {
+            String::new()
+        } else {
+            format!(" {c:.2}")
+        }
+    };
     for (i, s) in a.sessions.iter().enumerate() {
         let title = s
             .title
@@ -277,9 +287,9 @@ pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bo
             .unwrap_or("untitled session");
         writeln!(
             out,
-            "{:>2}. {:.2}  {}  {} {}",
+            "{:>2}.{}  {}  {} {}",
             i + 1,
-            s.confidence,
+            figure(s.confidence),
             short_time(s.started_at.as_deref()),
             s.agent,
             line(title, 70)
@@ -287,9 +297,9 @@ pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bo
         for e in &s.evidence {
             writeln!(
                 out,
-                "    {} {:.2}: {}",
+                "    {}{}: {}",
                 clean(&e.kind),
-                e.confidence,
+                figure(e.confidence),
                 line(&e.detail, 120)
             )?;
         }
@@ -299,10 +309,10 @@ pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bo
                 .map_or_else(String::new, |i| format!("turn {i}, "));
             writeln!(
                 out,
-                "    → {at}record #{} ({} {:.2}): {}",
+                "    → {at}record #{} ({}{}): {}",
                 t.ordinal,
                 clean(&t.evidence),
-                t.confidence,
+                figure(t.confidence),
                 line(&t.detail, 110)
             )?;
         }
