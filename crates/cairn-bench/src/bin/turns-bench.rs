@@ -20,6 +20,10 @@
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
 //! - `--static FILE [--center]` embeds with a static table distilled from the model instead
 //!   ([`cairn_bench::static_embed`]; FILE caches the table, distilled when absent).
+//! - `--questions DIR` asks the questions of `tests/fixtures/meaning` (DIR) by meaning over
+//!   turns, with no similarity floor, of an archive holding the fixtures its SOURCES.md names:
+//!   how often a right turn is in the first five, and what each floor would keep (the table of
+//!   bench/RESULTS.md "A floor for what meaning finds").
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -154,6 +158,11 @@ fn main() -> Result<()> {
         loadavg()
     );
 
+    let questions_dir = arg("--questions", "");
+    if !questions_dir.is_empty() {
+        floors(&cairn, &data, Path::new(&questions_dir))?;
+    }
+
     // 2. The session-level search, in process, the model warm.
     let cases_file = arg("--cases", "");
     if cases_file.is_empty() {
@@ -242,6 +251,107 @@ fn main() -> Result<()> {
             pct(&mut appends, 0.95),
             pct(&mut after_append.clone(), 0.5),
             pct(&mut after_append, 0.95),
+        );
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct Question {
+    question: String,
+    /// `<session>#<turn index>`: the agent's session id, or `aider` for the one Aider history.
+    right: Vec<String>,
+}
+
+/// `--questions DIR`: the turns each question finds by meaning (every turn, nearest first, no
+/// floor: the bench's embedder has none), then what each floor keeps of them.
+fn floors(cairn: &Cairn, data: &Path, dir: &Path) -> Result<()> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db"))?;
+    let key_of = |name: &str| -> Result<String> {
+        let (session, index) = name
+            .rsplit_once('#')
+            .with_context(|| format!("{name}: not <session>#<turn index>"))?;
+        conn.query_row(
+            "SELECT t.turn_key FROM turns t JOIN sessions s ON s.id = t.session_id
+             WHERE coalesce(s.session_id, s.agent) = ?1 AND t.turn_index = ?2",
+            rusqlite::params![session, index.parse::<i64>()?],
+            |r| r.get(0),
+        )
+        .with_context(|| format!("{name}: no such turn in {}", data.display()))
+    };
+    // Every turn with its cosine, nearest first.
+    let ask = |text: &str| -> Result<Vec<(String, f64)>> {
+        Ok(cairn
+            .search(&SearchQuery {
+                text: text.to_owned(),
+                mode: Mode::Vector,
+                limit: Some(10_000),
+                ..SearchQuery::default()
+            })?
+            .into_iter()
+            .filter_map(|h| Some((h.turn_key?, h.score?)))
+            .collect())
+    };
+    let mut asked = Vec::new();
+    for line in std::fs::read_to_string(dir.join("questions.jsonl"))?.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: Question = serde_json::from_str(line)?;
+        let right: Vec<String> = q.right.iter().map(|n| key_of(n)).collect::<Result<_>>()?;
+        asked.push((ask(&q.question)?, right));
+    }
+    let mut off = Vec::new();
+    for line in std::fs::read_to_string(dir.join("off_topic.txt"))?.lines() {
+        if !line.trim().is_empty() {
+            off.push(ask(line.trim())?);
+        }
+    }
+    let top5 = asked
+        .iter()
+        .filter(|(hits, right)| hits.iter().take(5).any(|(k, _)| right.contains(k)))
+        .count();
+    println!(
+        "questions: {} asked, a right turn in the first five for {top5}; {} off-topic",
+        asked.len(),
+        off.len()
+    );
+    println!(
+        "| floor | questions whose best right turn stays | right turns kept | other turns a question | turns an off-topic question finds (mean, most) |"
+    );
+    println!("| ---: | ---: | ---: | ---: | ---: |");
+    let n = asked.len().max(1) as f64;
+    for floor in [f64::NEG_INFINITY, 0.1, 0.15, 0.18, 0.2, 0.25, 0.3] {
+        let kept = |hits: &[(String, f64)]| hits.iter().filter(|(_, c)| *c >= floor).count();
+        let mut answered = 0;
+        let (mut right_kept, mut right_all, mut others) = (0, 0, 0);
+        for (hits, right) in &asked {
+            let is_right = |k: &String| right.contains(k);
+            if hits.iter().any(|(k, c)| is_right(k) && *c >= floor) {
+                answered += 1;
+            }
+            right_all += hits.iter().filter(|(k, _)| is_right(k)).count();
+            right_kept += hits
+                .iter()
+                .filter(|(k, c)| is_right(k) && *c >= floor)
+                .count();
+            others += hits
+                .iter()
+                .filter(|(k, c)| !is_right(k) && *c >= floor)
+                .count();
+        }
+        let off_found: Vec<usize> = off.iter().map(|h| kept(h)).collect();
+        println!(
+            "| {} | {answered}/{} | {right_kept}/{right_all} | {:.1} | {:.1}, {} |",
+            if floor.is_finite() {
+                format!("{floor:.2}")
+            } else {
+                "none".into()
+            },
+            asked.len(),
+            others as f64 / n,
+            off_found.iter().sum::<usize>() as f64 / off.len().max(1) as f64,
+            off_found.iter().max().unwrap_or(&0)
         );
     }
     Ok(())
