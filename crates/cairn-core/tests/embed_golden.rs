@@ -115,3 +115,55 @@ fn local_model_matches_sentence_transformers() {
     assert!(drift < 1e-4, "embed_ids drifted by {drift}");
     assert!(model.vocab_size() >= 30_000, "{}", model.vocab_size());
 }
+
+/// The name and nice value of each of this process's threads whose name starts with `prefix`
+/// (Linux's `/proc/self/task/<tid>/comm` and `stat`, field 19).
+#[cfg(target_os = "linux")]
+fn threads_nice(prefix: &str) -> Vec<(String, i32)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        // A thread may end between the listing and the reads.
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue;
+        };
+        if !comm.starts_with(prefix) {
+            continue;
+        }
+        // Fields from 3 (the state) on follow the name's closing parenthesis.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .collect();
+        out.push((comm.trim().to_owned(), fields[19 - 3].parse().unwrap()));
+    }
+    out
+}
+
+/// Embedding batches is background work: the batch threads run at nice 10 at least, so a long
+/// build yields the CPU to a person's own work, while a query's thread keeps the priority of the
+/// thread that loaded the model.
+#[cfg(target_os = "linux")]
+#[test]
+fn batches_run_at_a_lower_priority_than_queries() {
+    let mine = rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap();
+    assert!(
+        mine < 10,
+        "this test needs a priority above nice 10, not {mine}"
+    );
+    let model = LocalModel::load(&support::ensure_model(), 2).unwrap();
+    model
+        .embed(&["one text", "and another"], InputKind::Document)
+        .unwrap();
+    model.embed(&["a query"], InputKind::Query).unwrap();
+    // Every model this test binary loaded so far (tests run side by side) is counted.
+    let threads = threads_nice("cairn-embed-");
+    let (query, batch): (Vec<_>, Vec<_>) = threads
+        .iter()
+        .partition(|(name, _)| name.as_str() == "cairn-embed-que");
+    assert!(!query.is_empty() && batch.len() >= 2, "{threads:?}");
+    assert!(batch.iter().all(|(_, nice)| *nice >= 10), "{threads:?}");
+    assert!(query.iter().all(|(_, nice)| *nice < 10), "{threads:?}");
+}

@@ -38,6 +38,24 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 /// Token budget of one forward pass (batch × padded length): bounds memory on long inputs.
 const BATCH_TOKENS: usize = 8192;
 const MAX_BATCH: usize = 64;
+/// The nice value of the threads that embed batches (a build, a backlog of entries): background
+/// work that can keep every core busy for hours, so it yields to the person's own work. A
+/// query's thread keeps its priority.
+const BATCH_NICE: i32 = 10;
+
+/// Lower the calling thread's priority to [`BATCH_NICE`], never raising it. Linux gives each
+/// thread a nice value of its own, so only this thread changes; elsewhere it does nothing (the
+/// same call would lower the whole process). A refusal only leaves the priority as it was.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let me = Some(rustix::thread::gettid());
+        if getpriority_process(me).is_ok_and(|nice| nice < BATCH_NICE) {
+            let _ = setpriority_process(me, BATCH_NICE);
+        }
+    }
+}
 
 /// Whether a text is a query or a stored document (some endpoint models prefix them differently;
 /// the local model treats both alike).
@@ -279,6 +297,7 @@ impl LocalModel {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("cairn-embed-{i}"))
+            .start_handler(|_| lower_priority())
             .build()
             .map_err(|e| model_err(dir, format!("cannot start inference threads: {e}")))?;
         let single = rayon::ThreadPoolBuilder::new()
