@@ -212,6 +212,8 @@ async def main():
             await c.error("search", {"query": 42}, "invalid type")
             await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")
+            await c.error("search", {"query": "x", "limit": 2.5}, "expected a whole number")
+            await c.error("skim", {"limit": -1}, "expected a whole number")
             await c.error("skim", {"limit": 100000}, "limit")
             await c.error("skim", {"agent": "nosuch"}, "expected one of claude")
             await c.error("skim", {"agent": 7}, "invalid type")
@@ -235,6 +237,9 @@ async def main():
 
             still = await c.ok("search", {"query": "phoenix", "limit": 1})
             check(still["hits"], "the server stopped answering after bad input")
+            # JSON Schema's integer: a number without a fraction, however written.
+            as_float = await c.ok("search", {"query": "phoenix", "limit": 1.0})
+            check(len(as_float["hits"]) == 1, f"limit 1.0 is not 1: {as_float}")
 
             check(set(c.seen) == TOOLS, f"not every tool was called: {sorted(set(c.seen))}")
             print(json.dumps({"tools": sorted(tools), "proposal": p["entry_id"], "helpful_entry": entry["id"]}))

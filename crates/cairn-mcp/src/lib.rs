@@ -13,6 +13,7 @@
 pub mod address;
 pub mod bound;
 mod tools;
+mod whole;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use crate::Session;
 use crate::address::{self, Address};
 use crate::bound;
+use crate::whole;
 
 /// Proposals one server session may make (an agent that proposes more is looping).
 pub const MAX_PROPOSALS: u32 = 20;
@@ -111,7 +112,7 @@ pub struct SkimArgs {
     #[serde(default)]
     pub agent: Option<String>,
     /// Sessions per page (default 10, at most 50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -129,7 +130,7 @@ pub struct ShowArgs {
     #[serde(default)]
     pub turn: Option<String>,
     /// Items per page: turns of a session, records of a turn (default 20, at most 100).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page (pages go back in time).
     #[serde(default)]
@@ -161,7 +162,7 @@ pub struct SearchArgs {
     #[serde(default)]
     pub until: Option<String>,
     /// Hits per page (default 20, at most 100).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -178,7 +179,7 @@ pub struct WhyArgs {
     #[serde(default)]
     pub mode: ModeArg,
     /// Sessions to return (default 5, at most 20).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub limit: Option<u32>,
 }
 
@@ -265,7 +266,7 @@ pub struct RecallQueryArgs {
     #[serde(default)]
     pub session: Option<String>,
     /// Entries per page (default 10, at most 50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -279,7 +280,7 @@ pub struct RecallBriefArgs {
     #[serde(default)]
     pub query: String,
     /// The brief's budget in tokens (default 600, at most 8000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::opt_u32")]
     pub max_tokens: Option<u32>,
     #[serde(default)]
     pub mode: ModeArg,
