@@ -168,4 +168,9 @@ fn meaning_finds_what_a_question_is_about_and_next_to_nothing_else() {
         Some(&q.right[0])
     );
     assert_eq!(hits[0].match_reasons, ["semantic"]);
+    // Headed as a hit by words is: the session has no title, so by its first request.
+    assert_eq!(
+        hits[0].title.as_deref(),
+        Some("start phoenix in background")
+    );
 }

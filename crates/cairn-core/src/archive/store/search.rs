@@ -262,14 +262,16 @@ pub fn turn_hits(
     let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     let mut sql = format!(
         "SELECT t.id, s.session_key, t.turn_key, t.opening_ordinal, COALESCE(r.kind, 'message'), r.role,
-                r.tool_name, COALESCE(r.timestamp, t.started_at), {ran_as}, s.title, s.project,
+                r.tool_name, COALESCE(r.timestamp, t.started_at), {ran_as},
+                COALESCE(s.title, {first_request}), s.project,
                 COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, ''),
                 r.retracted_at
          FROM turns t
          JOIN sessions s ON s.id = t.session_id
          LEFT JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
          WHERE t.id IN ({list})",
-        ran_as = super::RAN_AS_SQL
+        ran_as = super::RAN_AS_SQL,
+        first_request = super::first_request_sql("s.id")
     );
     let mut args: Vec<SqlValue> = Vec::new();
     push_record_filter(
