@@ -44,15 +44,27 @@ type Res = Result<CallToolResult, ErrorData>;
 /// ([`Server::fail`] sets it, [`settle`] turns it into an `isError` result).
 const TOOL_ERROR: &str = "cairn_tool_error";
 
+/// The longest error message a client receives, in characters.
+const MAX_ERROR: usize = 600;
+
 /// A tool's outcome as the client receives it: an error [`Server::fail`] marked as the tool's
 /// answer becomes a result with `isError` whose text is the message; every other error stays a
-/// JSON-RPC error.
+/// JSON-RPC error. Either message is one clean line of at most [`MAX_ERROR`] characters: serde
+/// and rmcp quote what the agent sent (`unknown variant`, `unknown field`) raw and whole, escape
+/// sequences included.
 fn settle<T: From<CallToolResult>>(outcome: Result<T, ErrorData>) -> Result<T, ErrorData> {
     match outcome {
-        Err(e) if e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some() => {
-            Ok(CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]).into())
+        Err(e) if e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some() => Ok(
+            CallToolResult::error(vec![ContentBlock::text(cairn_core::text::one_line(
+                &e.message, MAX_ERROR,
+            ))])
+            .into(),
+        ),
+        Err(mut e) => {
+            e.message = cairn_core::text::one_line(&e.message, MAX_ERROR).into();
+            Err(e)
         }
-        other => other,
+        ok => ok,
     }
 }
 

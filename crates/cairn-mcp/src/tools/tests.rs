@@ -353,3 +353,275 @@ fn what_the_archive_cannot_do_yet_is_the_tools_answer_not_a_protocol_error() {
     assert!(!is_error, "{text}");
     assert!(text.contains("tidy the parser"), "{text}");
 }
+
+/// The JSON schema a tool announces for its arguments.
+fn schema<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap()
+}
+
+/// What a generated argument is made from: a value of the property's own type, drawn from
+/// these, or any value at all.
+#[derive(Debug, Clone)]
+struct Seed {
+    typed: bool,
+    text: String,
+    n: u32,
+    as_float: bool,
+    b: bool,
+    pick: proptest::sample::Index,
+    any: Value,
+}
+
+/// A value for the property `prop` of `schema`: of its type (one of its enum's values, a
+/// string, a count, a flag, a list of strings) when `seed.typed`, else the seed's any value.
+fn fitting(schema: &Value, prop: &Value, seed: &Seed) -> Value {
+    if !seed.typed {
+        return seed.any.clone();
+    }
+    // Enum values and types, through `$ref`, `anyOf` and `oneOf`.
+    fn walk(schema: &Value, s: &Value, values: &mut Vec<Value>, types: &mut Vec<String>) {
+        if let Some(r) = s["$ref"].as_str() {
+            let name = r.trim_start_matches("#/$defs/");
+            walk(schema, &schema["$defs"][name], values, types);
+        }
+        for key in ["anyOf", "oneOf"] {
+            for alt in s[key].as_array().into_iter().flatten() {
+                walk(schema, alt, values, types);
+            }
+        }
+        values.extend(s["enum"].as_array().into_iter().flatten().cloned());
+        if let Some(c) = s.get("const") {
+            values.push(c.clone());
+        }
+        match &s["type"] {
+            Value::String(t) => types.push(t.clone()),
+            Value::Array(ts) => {
+                types.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned)))
+            }
+            _ => {}
+        }
+    }
+    let (mut values, mut types) = (Vec::new(), Vec::new());
+    walk(schema, prop, &mut values, &mut types);
+    if !values.is_empty() {
+        return seed.pick.get(&values).clone();
+    }
+    match types
+        .iter()
+        .find(|t| t.as_str() != "null")
+        .map(String::as_str)
+    {
+        Some("string") => Value::from(seed.text.clone()),
+        Some("integer") if seed.as_float => Value::from(f64::from(seed.n)),
+        Some("integer") => Value::from(seed.n),
+        Some("boolean") => Value::from(seed.b),
+        Some("array") => Value::from(vec![seed.text.clone()]),
+        _ => seed.any.clone(),
+    }
+}
+
+/// Whether `s` holds a character a terminal or a log could act on.
+fn controls(s: &str) -> bool {
+    s.chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t' || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+/// Every string in `v` (keys too) that holds a control character.
+fn dirty_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if controls(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| dirty_strings(i, out)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                if controls(k) {
+                    out.push(k.clone());
+                }
+                dirty_strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What an agent (or what it read) may put in an argument: words and addresses of this
+/// archive, control sequences, long text, numbers of every kind, and nested values.
+fn hostile_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        (0u32..200).prop_map(|n| Value::from(f64::from(n))),
+        hostile_text().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(2, 12, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Text an agent may send: words and addresses of this archive, control sequences, long text.
+fn hostile_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just("main".to_owned()),
+        Just("parser".to_owned()),
+        Just("migrations".to_owned()),
+        Just("c1".to_owned()),
+        Just("x1".to_owned()),
+        Just("hybrid".to_owned()),
+        Just("codex".to_owned()),
+        Just("2026-01-01".to_owned()),
+        Just("cairn://session/c1?record=0".to_owned()),
+        Just("cairn://session/c1?turn=0".to_owned()),
+        Just("skim.3".to_owned()),
+        "\\PC{0,24}",
+        "[a-z \u{1b}\u{7}\u{9b}\u{0}\r\n\\[\\];]{0,24}",
+        (1usize..200_000).prop_map(|n| "\u{1b}]0;x".repeat(n / 5 + 1)),
+    ]
+}
+
+/// Any arguments an agent may send to any tool that reads, as the client receives the outcome
+/// ([`settle`]): never a panic; the answer is JSON within the byte budget with no control
+/// character in any string, or a refusal of one clean line of at most [`MAX_ERROR`]
+/// characters. Each tool's own property names are used with any values (a name no tool has
+/// only now and then: it is refused before anything runs).
+#[test]
+fn any_arguments_get_a_clean_answer_or_a_clean_refusal() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let f = fixture();
+    type Call = fn(&Server, Value) -> Res;
+    let tools: Vec<(&str, Value, Call)> = vec![
+        ("skim", schema::<SkimArgs>(), |s, v| s.skim(args(v)?)),
+        ("show", schema::<ShowArgs>(), |s, v| s.show(args(v)?)),
+        ("search", schema::<SearchArgs>(), |s, v| s.search(args(v)?)),
+        ("why", schema::<WhyArgs>(), |s, v| s.why(args(v)?)),
+        ("recall_query", schema::<RecallQueryArgs>(), |s, v| {
+            s.recall_query(args(v)?)
+        }),
+        ("recall_brief", schema::<RecallBriefArgs>(), |s, v| {
+            s.recall_brief(args(v)?)
+        }),
+    ];
+    let names: Vec<Vec<String>> = tools
+        .iter()
+        .map(|(_, schema, _)| {
+            schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        })
+        .collect();
+    assert!(names.iter().all(|n| !n.is_empty()));
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        0..tools.len(),
+        proptest::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                (
+                    proptest::bool::weighted(0.75),
+                    hostile_text(),
+                    0u32..300,
+                    any::<bool>(),
+                    any::<bool>(),
+                    any::<prop::sample::Index>(),
+                    hostile_value(),
+                )
+                    .prop_map(|(typed, text, n, as_float, b, pick, any)| Seed {
+                        typed,
+                        text,
+                        n,
+                        as_float,
+                        b,
+                        pick,
+                        any,
+                    }),
+            ),
+            0..5,
+        ),
+        // Now and then a property no tool has, named with control sequences or at length.
+        proptest::option::weighted(
+            0.2,
+            (
+                prop_oneof![
+                    "[a-z\u{1b}\u{9b}\u{7}\\[\\];0-9]{1,12}",
+                    (1usize..100_000).prop_map(|n| "k".repeat(n)),
+                ],
+                hostile_value(),
+            ),
+        ),
+    );
+    // How many calls were answered, not refused: the property must reach the tools' work.
+    let answered = std::sync::atomic::AtomicU32::new(0);
+    runner
+        .run(&strategy, |(tool, fields, stranger)| {
+            let (name, schema, call) = &tools[tool];
+            let mut arguments: serde_json::Map<String, Value> = fields
+                .into_iter()
+                .map(|(i, seed)| {
+                    let prop = i.get(&names[tool]);
+                    let value = fitting(schema, &schema["properties"][prop], &seed);
+                    (prop.clone(), value)
+                })
+                .collect();
+            if let Some((key, value)) = stranger {
+                arguments.insert(key, value);
+            }
+            let asked = Value::Object(arguments);
+            match settle(call(&f.server, asked.clone())) {
+                Ok(res) => {
+                    answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    for c in &res.content {
+                        let text = &c.as_text().expect("answers are text").text;
+                        prop_assert!(
+                            text.len() <= crate::bound::MAX_BYTES + 4096,
+                            "{name}({asked}): {} bytes",
+                            text.len()
+                        );
+                        // A tool's own refusal (`is_error`) may be prose; an answer is JSON.
+                        let mut dirty = Vec::new();
+                        match serde_json::from_str::<Value>(text) {
+                            Ok(v) => dirty_strings(&v, &mut dirty),
+                            Err(_) => prop_assert!(
+                                res.is_error == Some(true),
+                                "{name}({asked}): an answer that is no JSON: {text}"
+                            ),
+                        }
+                        prop_assert!(
+                            dirty.is_empty() && !controls(text),
+                            "{name}({asked}): control characters in {dirty:?}"
+                        );
+                    }
+                }
+                Err(e) => prop_assert!(
+                    !controls(&e.message) && e.message.chars().count() <= MAX_ERROR + 1,
+                    "{name}({asked}): the refusal {:?}",
+                    e.message
+                ),
+            }
+            Ok(())
+        })
+        .unwrap();
+    let answered = answered.into_inner();
+    assert!(
+        answered >= cases / 10,
+        "{answered} of {cases} calls answered"
+    );
+}
