@@ -20,6 +20,9 @@
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
 //! - `--static FILE [--center]` embeds with a static table distilled from the model instead
 //!   ([`cairn_bench::static_embed`]; FILE caches the table, distilled when absent).
+//! - `--query-every MS`: while the build runs, a query's embedding is asked every MS ms on
+//!   another thread (a new text each time, as a person typing into the desktop's search would
+//!   ask), and its latency reported (p50, p95, the longest).
 //! - `--questions DIR` asks the questions of `tests/fixtures/meaning` (DIR) by meaning over
 //!   turns, with no similarity floor, of an archive holding the fixtures its SOURCES.md names:
 //!   how often a right turn is in the first five, and what each floor would keep (the table of
@@ -143,8 +146,33 @@ fn main() -> Result<()> {
     cairn.set_embedder(counting.clone());
 
     // 1. Embedding throughput over the turn digests.
+    let query_every: u64 = arg("--query-every", "0").parse()?;
+    let building = std::sync::atomic::AtomicBool::new(true);
     let (cpu0, t0) = (cpu_secs(), Instant::now());
-    let report = cairn.embeddings_build(VectorStore::Sessions, flag("--reembed"), &|_, _| {})?;
+    let (report, mut query_ms) = std::thread::scope(|s| {
+        let asker = (query_every > 0).then(|| {
+            s.spawn(|| {
+                let mut times = Vec::new();
+                while building.load(Ordering::Relaxed) {
+                    let text = format!("why did the build of module {} fail", times.len());
+                    let t = Instant::now();
+                    if counting.embed(&[&text], InputKind::Query).is_err() {
+                        break;
+                    }
+                    times.push(t.elapsed().as_secs_f64() * 1000.0);
+                    std::thread::sleep(std::time::Duration::from_millis(query_every));
+                }
+                times
+            })
+        });
+        let report = cairn.embeddings_build(VectorStore::Sessions, flag("--reembed"), &|_, _| {});
+        building.store(false, Ordering::Relaxed);
+        let times = asker
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (report, times)
+    });
+    let report = report?;
     let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_secs() - cpu0);
     let turns = counting.texts.load(Ordering::Relaxed);
     let pieces = counting.pieces.load(Ordering::Relaxed);
@@ -157,6 +185,15 @@ fn main() -> Result<()> {
         pieces as f64 / cpu.max(1e-9),
         loadavg()
     );
+    if !query_ms.is_empty() {
+        let longest = query_ms.iter().copied().fold(0.0, f64::max);
+        println!(
+            "queries during the build: {}, embedding p50 {:.1} ms, p95 {:.1} ms, longest {longest:.1} ms",
+            query_ms.len(),
+            pct(&mut query_ms.clone(), 0.5),
+            pct(&mut query_ms, 0.95),
+        );
+    }
 
     let questions_dir = arg("--questions", "");
     if !questions_dir.is_empty() {

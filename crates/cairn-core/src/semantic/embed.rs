@@ -241,7 +241,8 @@ pub struct LocalModel {
     /// One thread, for single texts (queries).
     single: rayon::ThreadPool,
     threads: usize,
-    /// One forward pass at a time: a batch already uses every thread of the pool.
+    /// One batch at a time: a batch already uses every thread of the pool. A single text never
+    /// takes it (see [`Embedder::embed`]).
     busy: Mutex<()>,
 }
 
@@ -424,13 +425,17 @@ impl Embedder for LocalModel {
         if texts.is_empty() {
             return Ok(out);
         }
-        let _one = self
-            .busy
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // A single short text (a query) gains nothing from a second thread: its products are
-        // too small to split. It runs on the calling thread's pool of one, leaving the other
-        // cores to what runs beside it (hybrid's lexical leg). Measured: bench/NOTES.md.
+        // too small to split. It runs on the pool of one, leaving the other cores to what runs
+        // beside it (hybrid's lexical leg; measured: bench/NOTES.md). It never waits for a
+        // batch either: a build's chunk holds the batch pool for many seconds, longer still at
+        // its lowered priority when the machine is busy, and a query beside it would wait all
+        // that time. The query's thread keeps the priority the batch threads gave up.
+        let _one = (texts.len() > 1).then(|| {
+            self.busy
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
         let pool = if texts.len() == 1 {
             &self.single
         } else {
