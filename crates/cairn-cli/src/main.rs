@@ -143,7 +143,8 @@ enum Command {
     /// turns with --mode vector|hybrid (needs `cairn embeddings build --store sessions`).
     Search {
         /// Words to find (lexical: all must match; start with a quote for a raw FTS5
-        /// expression), or a question (vector, hybrid).
+        /// expression), or a question (vector, hybrid: a turn is found by meaning only when
+        /// close enough to it, a cosine of at least 0.2 with the built-in model).
         query: String,
         #[arg(long, default_value_t = 20)]
         limit: u32,
