@@ -153,7 +153,8 @@ pub struct ShowArgs {
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words to find in what agents and people wrote and ran (lexical: every word must match),
-    /// or a question (hybrid, vector).
+    /// or a question (hybrid, vector: only turns close to it in meaning come back, so a
+    /// question about nothing in the archive finds nothing).
     pub query: String,
     #[serde(default)]
     pub mode: ModeArg,
