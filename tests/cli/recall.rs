@@ -495,6 +495,17 @@ fn semantic_modes_refresh_on_import_and_say_what_waits_for_its_vector() {
             .unwrap()
             .contains(&json!("semantic"))
     }));
+    // A question about nothing here: no words, and nothing close enough in meaning.
+    let none = env.ok(&[
+        "search",
+        "cheap flights to Lisbon in spring",
+        "--mode",
+        "hybrid",
+    ]);
+    assert_eq!(
+        none.trim(),
+        "No matches: no record holds every word, and no turn is close enough in meaning."
+    );
 }
 
 #[test]

@@ -731,7 +731,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if g.json {
                     render::json(out, &hits)?;
                 } else {
-                    render::search(out, &hits, g.keys)?;
+                    render::search(out, &hits, q.mode, g.keys)?;
                 }
             }
         }

@@ -351,9 +351,22 @@ fn line_list(lines: &[u32]) -> String {
     parts.join(", ")
 }
 
-pub fn search(out: &mut impl Write, hits: &[SearchHit], keys: bool) -> Result<()> {
+pub fn search(
+    out: &mut impl Write,
+    hits: &[SearchHit],
+    mode: cairn_core::semantic::Mode,
+    keys: bool,
+) -> Result<()> {
+    use cairn_core::semantic::Mode;
     if hits.is_empty() {
-        writeln!(out, "No matches.")?;
+        let why = match mode {
+            Mode::Lexical => "No matches.",
+            Mode::Hybrid => {
+                "No matches: no record holds every word, and no turn is close enough in meaning."
+            }
+            Mode::Vector => "No turn is close enough in meaning.",
+        };
+        writeln!(out, "{why}")?;
         return Ok(());
     }
     for h in hits {
