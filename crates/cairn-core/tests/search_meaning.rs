@@ -108,8 +108,8 @@ fn meaning_finds_what_a_question_is_about_and_next_to_nothing_else() {
         .collect();
     assert_eq!(questions.len(), 15);
 
-    // Each question's right turns are found among the first five, bar one: "break the work
-    // into tickets with an epic" names the beads session's request ("create the beads") at a
+    // Every question has a right turn among the first five, bar one: "break the work into
+    // tickets with an epic" is about the beads session's request ("create the beads"), at a
     // cosine of 0.19, under the floor.
     let mut answered = 0;
     let mut others = 0;
