@@ -462,6 +462,47 @@ impl Embedder for Other {
     }
 }
 
+/// A new archive: no entry and no turn to embed, so searches by meaning answer (nothing)
+/// instead of asking for a build that has nothing to do; the first turn makes the store stale.
+#[test]
+fn an_empty_corpus_is_searched_by_meaning_without_a_build() {
+    use cairn_core::archive::Agent;
+    use cairn_core::views::search::SearchQuery;
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.set_embedder(Arc::new(Other));
+    assert_eq!(
+        ask(&cairn, "dev server port", Mode::Hybrid).unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ask(&cairn, "dev server port", Mode::Vector).unwrap(),
+        Vec::<String>::new()
+    );
+    let search = |mode: Mode| {
+        cairn.search(&SearchQuery {
+            text: "start the web server".into(),
+            mode,
+            ..Default::default()
+        })
+    };
+    assert_eq!(search(Mode::Hybrid).unwrap(), Vec::new());
+    assert_eq!(search(Mode::Vector).unwrap(), Vec::new());
+
+    let fixture = support::fixtures().join("claude").join("short.jsonl");
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &fixture)]);
+    let err = search(Mode::Hybrid).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cairn embeddings build --store sessions"),
+        "{err}"
+    );
+    cairn
+        .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
+        .unwrap();
+    assert!(!search(Mode::Vector).unwrap().is_empty());
+}
+
 #[test]
 fn archive_search_by_meaning_over_turns_fails_closed_until_built() {
     use cairn_core::archive::Agent;

@@ -246,8 +246,15 @@ impl Cairn {
             let (fresh, vectors, pending) = match &fingerprint {
                 Ok(fp) => {
                     let sfp = semantic::vectors::store_fingerprint(which, fp);
+                    // As a query judges it: an empty store never built is complete too.
+                    let fresh =
+                        match semantic::vectors::check_fresh(store.conn(), corpus(which), &sfp) {
+                            Ok(_) => true,
+                            Err(Error::VectorsStale { .. }) => false,
+                            Err(e) => return Err(e),
+                        };
                     (
-                        state.is_fresh(&sfp),
+                        fresh,
                         semantic::vectors::vector_count(store.conn(), which, &sfp)?,
                         Some(semantic::vectors::pending_count(
                             store.conn(),

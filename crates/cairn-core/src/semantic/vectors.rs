@@ -183,7 +183,23 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
         return Ok(s);
     }
     let store = corpus.store();
-    let reason = if s.built_revision.is_none() && s.fingerprint.is_empty() {
+    let never_built = s.built_revision.is_none() && s.fingerprint.is_empty();
+    if never_built
+        && corpus
+            .index(conn)
+            .map_err(crate::store::err_in(conn))?
+            .is_empty()
+    {
+        // Nothing to embed: an empty corpus is complete under any embedder, and a search by
+        // meaning over it finds nothing, as one by words does. Its first document makes it
+        // stale (or, written with the local model, takes its vector at once).
+        return Ok(State {
+            built_revision: Some(s.corpus_revision),
+            fingerprint: fingerprint.to_owned(),
+            ..s
+        });
+    }
+    let reason = if never_built {
         format!("no {} vectors have been built yet", store.as_str())
     } else if s.fingerprint != fingerprint && same_embedder(&s.fingerprint, fingerprint) {
         // The same model, another document recipe (a new release changed what is embedded).
