@@ -612,11 +612,16 @@ pub struct Matrix {
     /// document by id, and a forgotten document has no key left to look up.
     ids: Vec<String>,
     rows: HashMap<String, usize>,
+    /// The document version each row was made from (a turn's last ordinal).
+    versions: Vec<i64>,
     fingerprint: String,
     built_revision: Option<i64>,
     generation: i64,
     /// The newest entry of `vector_changes` this matrix has taken in.
     seq: i64,
+    /// The corpus revision its rows were last checked against the corpus's documents: a row
+    /// whose document grew after that may be stale (see [`MatrixCache::get_catching_up`]).
+    checked_revision: i64,
 }
 
 /// The vectors a matrix holds: every vector of a store under a fingerprint (`?1`), or with
@@ -769,10 +774,12 @@ impl Matrix {
             data: Vec::new(),
             ids: Vec::new(),
             rows: HashMap::new(),
+            versions: Vec::new(),
             fingerprint: state.fingerprint.clone(),
             built_revision: state.built_revision,
             generation: state.generation,
             seq,
+            checked_revision: state.corpus_revision,
         };
         let mut st = conn.prepare(vector_sql(state.store, false)).map_err(db)?;
         let mut rows = st.query([&state.fingerprint]).map_err(db)?;
@@ -783,21 +790,23 @@ impl Matrix {
                 continue;
             };
             let row = row_of(r, state, db)?;
-            m.put(id, key, &row);
+            m.put(id, key, version, &row);
         }
         Ok(m)
     }
 
-    /// Set document `id`'s row (key `key`, floats `row`), adding it when new.
-    fn put(&mut self, id: String, key: i64, row: &[f32]) {
+    /// Set document `id`'s row (key `key`, made from `version`, floats `row`), adding it when new.
+    fn put(&mut self, id: String, key: i64, version: i64, row: &[f32]) {
         if let Some(&i) = self.rows.get(&id) {
             self.keys[i] = key;
+            self.versions[i] = version;
             self.data[i * self.dims..(i + 1) * self.dims].copy_from_slice(row);
             return;
         }
         self.rows.insert(id.clone(), self.keys.len());
         self.ids.push(id);
         self.keys.push(key);
+        self.versions.push(version);
         self.data.extend_from_slice(row);
     }
 
@@ -810,13 +819,34 @@ impl Matrix {
         if i != last {
             self.keys.swap(i, last);
             self.ids.swap(i, last);
+            self.versions.swap(i, last);
             self.data
                 .copy_within(last * self.dims..(last + 1) * self.dims, i * self.dims);
             self.rows.insert(self.ids[i].clone(), i);
         }
         self.keys.pop();
         self.ids.pop();
+        self.versions.pop();
         self.data.truncate(last * self.dims);
+    }
+
+    /// Drop every row whose document is gone or has moved on from the version the row was made
+    /// from (`index`: the corpus's documents as they are now, see [`Corpus::index`]).
+    fn keep_current(&mut self, index: &[(String, i64, i64)]) {
+        let now: HashMap<&str, i64> = index
+            .iter()
+            .map(|(id, _, version)| (id.as_str(), *version))
+            .collect();
+        let stale: Vec<String> = self
+            .ids
+            .iter()
+            .zip(&self.versions)
+            .filter(|(id, made_from)| now.get(id.as_str()) != Some(made_from))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in stale {
+            self.remove(&id);
+        }
     }
 
     /// Take in documents `ids`, whose vectors changed, as they stand now: each row is what
@@ -844,7 +874,7 @@ impl Matrix {
             };
             match (now, stored) {
                 (Some((key, version)), Some((made_from, row))) if version == made_from => {
-                    self.put(id.clone(), key, &row);
+                    self.put(id.clone(), key, version, &row);
                 }
                 _ => self.remove(id),
             }
@@ -929,30 +959,92 @@ impl MatrixCache {
         state: &State,
         corpus: &dyn Corpus,
     ) -> Result<Arc<Matrix>> {
-        let mut slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slots = self.slots();
         if let Some(m) = slots.get(&state.store).filter(|m| m.matches(state)) {
             return Ok(Arc::clone(m));
         }
-        // A build since: the vectors it wrote, replaced or dropped are in the change log, so a
-        // matrix of the same embedder takes in those rows alone (one appended turn, not 109k
-        // vectors read again). Each row is then what a whole load would read, as of the update.
-        if let Some(mut m) = slots
-            .remove(&state.store)
-            .filter(|m| m.fingerprint == state.fingerprint && m.dims == state.dims as usize)
-            && let Some((ids, seq)) = changes_since(conn, state.store, m.seq)?
-        {
-            // Copied only while a query still holds the old one.
-            Arc::make_mut(&mut m).update(conn, state, corpus, &ids, seq)?;
-            slots.insert(state.store, Arc::clone(&m));
-            self.updates.fetch_add(1, Ordering::Relaxed);
-            return Ok(m);
+        let m = match self.updated(&mut slots, conn, state, corpus)? {
+            Some(m) => m,
+            None => self.loaded(conn, state, corpus)?,
+        };
+        slots.insert(state.store, Arc::clone(&m));
+        Ok(m)
+    }
+
+    /// The matrix for a store whose vectors are catching up with its corpus (usable, not
+    /// complete: see [`check_usable`]), as [`Matrix::load`] would read it now: the kept one
+    /// brought up to date from the change log and, when a capture moved the corpus on since its
+    /// rows were last checked, rid of every row whose turn grew or went (one read of the
+    /// corpus's index, not of its vectors).
+    pub fn get_catching_up(
+        &self,
+        conn: &Connection,
+        state: &State,
+        corpus: &dyn Corpus,
+    ) -> Result<Arc<Matrix>> {
+        let mut slots = self.slots();
+        let mut m = match self.updated(&mut slots, conn, state, corpus)? {
+            Some(m) => m,
+            None => self.loaded(conn, state, corpus)?,
+        };
+        if m.checked_revision != state.corpus_revision || m.built_revision.is_some() {
+            let index = if m.checked_revision == state.corpus_revision {
+                None
+            } else {
+                Some(corpus.index(conn).map_err(crate::store::err_in(conn))?)
+            };
+            let kept = Arc::make_mut(&mut m);
+            if let Some(index) = index {
+                kept.keep_current(&index);
+                kept.checked_revision = state.corpus_revision;
+            }
+            // Complete for no revision: [`MatrixCache::get`] takes it up through the change
+            // log, never as it stands.
+            kept.built_revision = None;
         }
+        slots.insert(state.store, Arc::clone(&m));
+        Ok(m)
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<VectorStore, Arc<Matrix>>> {
+        self.slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The kept matrix of `state.store` with the changes a build (or a writer) logged since it
+    /// was read, each row then what a whole load would read as of the update; `None` when none
+    /// of this embedder is kept or the log no longer reaches back to it.
+    fn updated(
+        &self,
+        slots: &mut HashMap<VectorStore, Arc<Matrix>>,
+        conn: &Connection,
+        state: &State,
+        corpus: &dyn Corpus,
+    ) -> Result<Option<Arc<Matrix>>> {
+        // One appended turn is one row taken in, not 109k vectors read again. A matrix without
+        // rows (an empty archive's, before its first build set the dims) takes any dims.
+        let dims = state.dims as usize;
+        let Some(mut m) = slots
+            .remove(&state.store)
+            .filter(|m| m.fingerprint == state.fingerprint && (m.dims == dims || m.is_empty()))
+        else {
+            return Ok(None);
+        };
+        let Some((ids, seq)) = changes_since(conn, state.store, m.seq)? else {
+            return Ok(None);
+        };
+        // Copied only while a query still holds the old one.
+        let kept = Arc::make_mut(&mut m);
+        kept.dims = dims;
+        kept.update(conn, state, corpus, &ids, seq)?;
+        self.updates.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(m))
+    }
+
+    fn loaded(&self, conn: &Connection, state: &State, corpus: &dyn Corpus) -> Result<Arc<Matrix>> {
         let m = Arc::new(Matrix::load(conn, state, corpus)?);
         self.loads.fetch_add(1, Ordering::Relaxed);
-        slots.insert(state.store, Arc::clone(&m));
         Ok(m)
     }
 
@@ -994,10 +1086,12 @@ mod tests {
             data: Vec::new(),
             ids: Vec::new(),
             rows: HashMap::new(),
+            versions: Vec::new(),
             fingerprint: String::new(),
             built_revision: None,
             generation: 0,
             seq: 0,
+            checked_revision: 0,
         };
         for (key, row) in [
             (5, [1.0, 0.0]),
@@ -1005,7 +1099,7 @@ mod tests {
             (9, [1.0, 0.0]),
             (1, [0.6, 0.8]),
         ] {
-            m.put(key.to_string(), key, &row);
+            m.put(key.to_string(), key, 0, &row);
         }
         let top = m.top(&[1.0, 0.0], 3);
         let keys: Vec<i64> = top.iter().map(|t| t.0).collect();
@@ -1079,6 +1173,11 @@ mod tests {
         for (i, id) in m.ids.iter().enumerate() {
             assert_eq!(m.rows[id], i, "{id}");
         }
+        if m.dims == 0 {
+            // An empty store never built: nothing to score.
+            assert!(m.keys.is_empty());
+            return std::collections::BTreeMap::new();
+        }
         m.keys
             .iter()
             .zip(m.data.chunks_exact(m.dims))
@@ -1113,8 +1212,10 @@ mod tests {
 
     proptest::proptest! {
         /// Through any mix of turns added, grown and forgotten, single embeds and builds, the
-        /// kept matrix of a fresh store holds exactly what a whole load reads, and it is read
-        /// whole only once: every later build reaches it through the change log.
+        /// kept matrix holds exactly what a whole load reads, whether the store is fresh or its
+        /// vectors are catching up with captures (no row of a turn that grew since its vector
+        /// was made), and it is read whole only once: every later change reaches it through the
+        /// change log or the corpus's index.
         #[test]
         fn a_kept_matrix_takes_in_changes_as_a_whole_load_would(
             ops in proptest::collection::vec(op(), 1..40)
@@ -1158,12 +1259,28 @@ mod tests {
                     }
                     _ => {}
                 }
-                let now = state(&conn, &turns).unwrap();
-                if now.is_fresh(&fingerprint) {
-                    let kept = cache.get(&conn, &now, &turns).unwrap();
-                    let whole = Matrix::load(&conn, &now, &turns).unwrap();
-                    proptest::prop_assert_eq!(rows(&kept), rows(&whole));
-                }
+                let Ok((now, pending)) = check_usable(&conn, &turns, &fingerprint) else {
+                    continue;
+                };
+                let kept = if now.is_fresh(&fingerprint) {
+                    cache.get(&conn, &now, &turns).unwrap()
+                } else {
+                    cache.get_catching_up(&conn, &now, &turns).unwrap()
+                };
+                let whole = Matrix::load(&conn, &now, &turns).unwrap();
+                proptest::prop_assert_eq!(rows(&kept), rows(&whole));
+                // Each turn is scored by its vector, or has an empty one (nothing to embed),
+                // or waits for one: never two of these.
+                let empty: i64 = conn
+                    .query_row(
+                        "SELECT COUNT(*) FROM turn_vectors v JOIN turns t ON t.id = v.turn_id
+                         WHERE length(v.vector) = 0 AND v.last_ordinal = t.last_ordinal
+                           AND v.fingerprint = ?1",
+                        [&fingerprint],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                proptest::prop_assert_eq!(kept.len() as u64 + empty as u64 + pending, live.len() as u64);
             }
             proptest::prop_assert!(cache.counts().0 <= 1, "{:?}", cache.counts());
         }
