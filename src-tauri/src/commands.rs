@@ -16,7 +16,7 @@ use cairn_core::hooks::{HookInstall, HookStatus};
 use cairn_core::semantic::Mode;
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::branches::RepoBranches;
-use cairn_core::views::search::{SearchHit, SearchQuery};
+use cairn_core::views::search::{SearchAnswer, SearchQuery};
 use cairn_core::views::session::SessionDetail;
 use cairn_core::views::sessions::{AgentCount, SessionQuery, SessionSummary};
 use cairn_core::views::show::{SessionTimeline, TurnRecords};
@@ -173,16 +173,17 @@ pub async fn record_turn(
     with_cairn(&backend, move |c| c.turn_of_record(&session_key, ordinal)).await
 }
 
-/// Full-text search over the archive.
+/// Search the archive: by meaning and words once the turns' vectors are built, else by words;
+/// the answer says which ran and how many turns wait for their vector.
 #[tauri::command]
 #[specta::specta]
 pub async fn search_archive(
     backend: State<'_, Backend>,
     query: SearchQuery,
-) -> Result<Vec<SearchHit>, ErrorReport> {
+) -> Result<SearchAnswer, ErrorReport> {
     with_cairn(&backend, move |c| {
         by_meaning_when_ready(c, |mode| {
-            c.search(&SearchQuery {
+            c.search_answer(&SearchQuery {
                 mode,
                 ..query.clone()
             })
@@ -191,9 +192,10 @@ pub async fn search_archive(
     .await
 }
 
-/// The window's searches run by meaning and words when the turns' vectors are complete (a
-/// person built them in Settings), and by words alone otherwise, or when meaning turns out
-/// unavailable after all (a capture made the vectors stale a moment before).
+/// The window's searches run by meaning and words once the turns' vectors are built (a person
+/// built them in Settings; turns captured since are found by words until the catch-up embeds
+/// them), and by words alone otherwise, or when meaning turns out unavailable after all (the
+/// model went missing).
 fn by_meaning_when_ready<T>(
     cairn: &Cairn,
     run: impl Fn(Mode) -> cairn_core::Result<T>,

@@ -776,13 +776,16 @@ mod tests {
     fn search_finds_fixture_text_and_reports_bad_queries() {
         let (_dir, backend) = fixture_archive();
         let app = mock_app(backend);
-        let hits = invoke(
+        let answer = invoke(
             &app,
             "search_archive",
             json!({ "query": { "text": "the", "limit": 5 } }),
         )
         .unwrap();
-        assert!(!hits.as_array().unwrap().is_empty());
+        assert!(!answer["hits"].as_array().unwrap().is_empty(), "{answer}");
+        // No vectors built: by words, with nothing said to wait.
+        assert_eq!(answer["mode"], "lexical", "{answer}");
+        assert_eq!(answer["vectors_pending"], 0, "{answer}");
         let bad = invoke(
             &app,
             "search_archive",
@@ -995,7 +998,7 @@ mod tests {
         assert_eq!(status["ready"], false, "{status}");
         assert_eq!(status["after_sync"], false, "{status}");
         assert!(status["waiting"].as_u64().unwrap() > 0, "{status}");
-        let hits = |text: &str| {
+        let search = |text: &str| {
             invoke(
                 &app,
                 "search_archive",
@@ -1003,6 +1006,7 @@ mod tests {
             )
             .unwrap()
         };
+        let hits = |text: &str| search(text)["hits"].clone();
         let semantic = |hits: &Value| {
             hits.as_array()
                 .unwrap()
@@ -1014,6 +1018,7 @@ mod tests {
         let question = "run the Elixir web app server as a background process";
         assert_eq!(hits(question), json!([]), "words only before a build");
         assert!(!semantic(&hits("the")), "words only before a build");
+        assert_eq!(search("the")["mode"], "lexical");
 
         let started = invoke(&app, "meaning_build", json!({})).unwrap();
         assert!(started.get("building").is_some(), "{started}");
@@ -1028,6 +1033,7 @@ mod tests {
         let found = hits(question);
         assert!(semantic(&found), "by meaning and words once built: {found}");
         assert_eq!(found[0]["match_reasons"], json!(["semantic"]), "{found}");
+        assert_eq!(search(question)["mode"], "hybrid");
         let why = invoke(
             &app,
             "why",
@@ -1044,6 +1050,9 @@ mod tests {
         assert_eq!(again["embedded"], 1, "{again}");
         let status = invoke(&app, "meaning_status", json!({})).unwrap();
         assert_eq!(status["ready"], true, "{status}");
+        let caught_up = search("rename the widget factory");
+        assert_eq!(caught_up["vectors_pending"], 0, "{caught_up}");
+        assert!(semantic(&caught_up["hits"]), "{caught_up}");
     }
 
     /// A model that panics ends the build with an error the window shows, and the next build

@@ -8,8 +8,9 @@
 //! `embeddings_build`), in committed chunks, so the window keeps reading meanwhile and a build
 //! stopped by quitting resumes where it stopped. One build at a time: a capture arriving during
 //! one asks for another pass when it ends. [`MeaningProgress`] and [`MeaningFinished`] tell the
-//! window. Search and Why use meaning whenever the vectors are complete
-//! (`Cairn::searches_by_meaning`), and words alone otherwise.
+//! window. Search and Why use meaning once the vectors are built (`Cairn::searches_by_meaning`;
+//! turns captured since wait for the catch-up and are found by words meanwhile), and words
+//! alone otherwise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

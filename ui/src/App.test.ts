@@ -365,6 +365,37 @@ describe('search', () => {
     expect(stores.router.current).toEqual({ view: 'session', key: key(1), record: 5, turn: null });
   });
 
+  it('says when meaning was searched too, and counts the turns still waiting for a vector', async () => {
+    const { target } = await render();
+    press('/');
+    await settle();
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    const ask = async (text: string) => {
+      input.value = text;
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      await settle();
+    };
+
+    await ask('nothing here');
+    expect(one(target, 'search-empty')!.textContent).toContain('Nothing captured matches');
+    expect(one(target, 'search-pending')).toBeNull();
+
+    await ask('meaning nothing waiting');
+    expect(one(target, 'search-empty')!.textContent!.replace(/\s+/g, ' ')).toContain('no turn is close enough in meaning');
+    expect(one(target, 'search-pending')!.textContent).toBe(
+      '4 turns captured since the last build wait for their vector and are found by words only until then.',
+    );
+
+    await ask('meaning waiting');
+    expect(target.querySelector('#search-count')!.textContent).toContain('3 turns by meaning and words');
+    expect(one(target, 'search-pending')!.textContent).toContain('4 turns captured since the last build');
+
+    await ask('meaning built');
+    expect(target.querySelector('#search-count')!.textContent).toContain('by meaning and words');
+    expect(one(target, 'search-pending')).toBeNull();
+  });
+
   it('reports a query the backend rejects', async () => {
     const { target } = await render({ failOnce: { search_archive: 'cannot search for "\\"x": unterminated string; drop the leading quote' } });
     press('/');
@@ -442,6 +473,15 @@ describe('why', () => {
     expect(first).toContain('found by');
     expect(first).not.toMatch(/\d+%/);
     expect(stores.search.whyFrom).toEqual({ repo: null, session: null });
+    expect(one(target, 'search-pending')).toBeNull();
+
+    input.value = 'why does login retry while waiting';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    await settle();
+    expect(one(target, 'search-pending')!.textContent).toBe(
+      '1 turn captured since the last build waits for its vector and is found by words only until then.',
+    );
   });
 });
 

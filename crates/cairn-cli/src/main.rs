@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use cairn_core::archive::{Agent, recognise};
+use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::SearchQuery;
 use cairn_core::views::sessions::SessionQuery;
 use cairn_core::{Cairn, ErrorKind, ErrorReport};
@@ -720,18 +721,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 mode: mode.into(),
             };
             if sessions {
-                let hits = cairn.search_sessions(&q)?;
+                let found = cairn.search_sessions(&q)?;
                 if g.json {
-                    render::json(out, &hits)?;
+                    render::json(out, &found.sessions)?;
                 } else {
-                    render::session_hits(out, &hits, g.keys)?;
+                    render::vectors_pending(
+                        out,
+                        VectorStore::Sessions,
+                        found.vectors_pending,
+                        q.mode,
+                    )?;
+                    render::session_hits(out, &found.sessions, g.keys)?;
                 }
             } else {
-                let hits = cairn.search(&q)?;
+                let answer = cairn.search_answer(&q)?;
                 if g.json {
-                    render::json(out, &hits)?;
+                    render::json(out, &answer.hits)?;
                 } else {
-                    render::search(out, &hits, q.mode, g.keys)?;
+                    render::search(out, &answer, g.keys)?;
                 }
             }
         }
@@ -757,17 +764,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             ..
         } => {
             let cairn = open(g)?;
+            let mode = mode.into();
             let answer = cairn.why(
                 &g.dir,
                 &cairn_core::views::why::WhyQuery {
                     target,
                     limit: Some(limit),
-                    mode: mode.into(),
+                    mode,
                 },
             )?;
             if g.json {
                 render::json(out, &answer)?;
             } else {
+                render::vectors_pending(out, VectorStore::Sessions, answer.vectors_pending, mode)?;
                 render::why(out, &answer, g.keys)?;
             }
         }
@@ -908,7 +917,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     force,
                     progress,
                 } => {
-                    use cairn_core::semantic::vectors::VectorStore;
                     let stores = if store.trim() == "all" {
                         VectorStore::ALL.to_vec()
                     } else {

@@ -11,6 +11,7 @@ use cairn_core::recall::rank::Ranked;
 use cairn_core::recall::review::{Edit, ReviewChange};
 use cairn_core::recall::store::{Filters, Here};
 use cairn_core::recall::{Mode, QueryRequest, QueryResponse};
+use cairn_core::semantic::vectors::VectorStore;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -664,26 +665,7 @@ fn render_results(
     evidence: bool,
 ) -> Result<()> {
     writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
-    if resp.vectors_pending > 0 {
-        let n = resp.vectors_pending;
-        writeln!(
-            out,
-            "{} for {} vector, so {} searched by words only{}: `cairn embeddings build --store recall` computes {}.",
-            if n == 1 {
-                "1 entry waits".to_owned()
-            } else {
-                format!("{n} entries wait")
-            },
-            if n == 1 { "its" } else { "their" },
-            if n == 1 { "it is" } else { "they are" },
-            if resp.mode == Mode::Vector {
-                " in hybrid mode and not at all here"
-            } else {
-                ""
-            },
-            if n == 1 { "it" } else { "them" },
-        )?;
-    }
+    crate::render::vectors_pending(out, VectorStore::Recall, resp.vectors_pending, resp.mode)?;
     if resp.results.is_empty() {
         writeln!(out, "No recall entries match.")?;
     }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use anyhow::Result;
 use cairn_core::archive::capture::{Progress, SyncReport};
 use cairn_core::doctor::{DoctorReport, Status};
-use cairn_core::views::search::SearchHit;
+use cairn_core::views::search::SearchAnswer;
 use cairn_core::views::sessions::SessionSummary;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -351,13 +351,45 @@ fn line_list(lines: &[u32]) -> String {
     parts.join(", ")
 }
 
-pub fn search(
+/// The line a search by meaning prints when `n` documents of `store` still wait for their
+/// vectors: how `mode` treated them and the command that computes them. Nothing when none wait.
+pub fn vectors_pending(
     out: &mut impl Write,
-    hits: &[SearchHit],
+    store: cairn_core::semantic::vectors::VectorStore,
+    n: u32,
     mode: cairn_core::semantic::Mode,
-    keys: bool,
 ) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let one = n == 1;
+    writeln!(
+        out,
+        "{} {} for {} vector, so {} searched by words only{}: `{}` computes {}.",
+        store.count(n),
+        if one { "waits" } else { "wait" },
+        if one { "its" } else { "their" },
+        if one { "it is" } else { "they are" },
+        if mode == cairn_core::semantic::Mode::Vector {
+            " in hybrid mode and not at all here"
+        } else {
+            ""
+        },
+        store.build_command(),
+        if one { "it" } else { "them" },
+    )?;
+    Ok(())
+}
+
+pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result<()> {
     use cairn_core::semantic::Mode;
+    let (hits, mode) = (&answer.hits, answer.mode);
+    vectors_pending(
+        out,
+        cairn_core::semantic::vectors::VectorStore::Sessions,
+        answer.vectors_pending,
+        mode,
+    )?;
     if hits.is_empty() {
         let why = match mode {
             Mode::Lexical => "No matches.",

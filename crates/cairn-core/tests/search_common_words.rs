@@ -71,7 +71,8 @@ fn found(cairn: &Cairn, text: &str) -> Vec<String> {
             limit: Some(50),
             ..SearchQuery::default()
         })
-        .unwrap();
+        .unwrap()
+        .sessions;
     let mut ids: Vec<String> = hits
         .iter()
         .map(|h| {

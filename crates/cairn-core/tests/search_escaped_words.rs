@@ -120,7 +120,8 @@ fn the_first_word_of_each_line_of_a_tool_input_is_found_and_marked() {
             text: "zanzibarword".into(),
             ..SearchQuery::default()
         })
-        .unwrap();
+        .unwrap()
+        .sessions;
     assert_eq!(sessions.len(), 1);
 
     // Taking the session out takes its rows out of the index as they were put in: FTS5's own

@@ -102,7 +102,8 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
     );
     let sessions = cairn
         .search_sessions(&query("phoenix background", Mode::Hybrid))
-        .unwrap();
+        .unwrap()
+        .sessions;
     assert_eq!(sessions.len(), 1);
 
     // The embedding thread's failure, not a hang or a panic. (A new text: a query already
@@ -146,16 +147,18 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
         assert_eq!(hits.len(), plain.len(), "{mode:?}");
         let sessions = cairn
             .search_sessions(&query("phoenix\0background", mode))
-            .unwrap();
+            .unwrap()
+            .sessions;
         assert_eq!(sessions.len(), 1, "{mode:?}");
     }
 }
 
 /// What the desktop asks before each search and after each capture: meaning runs once the
-/// vectors are complete, and not while a capture's turns wait; an embedder that is not the
-/// local model (an endpoint: text leaves only when a person builds) is never run by a capture.
+/// vectors are built, and goes on running while a capture's turns wait for theirs; an embedder
+/// that is not the local model (an endpoint: text leaves only when a person builds) is never
+/// run by a capture.
 #[test]
-fn meaning_is_searched_when_complete_and_an_endpoint_is_never_run_by_a_capture() {
+fn meaning_is_searched_once_built_and_an_endpoint_is_never_run_by_a_capture() {
     let (_data, cairn) = archive();
     assert!(!cairn.searches_by_meaning(VectorStore::Sessions));
     cairn
@@ -167,12 +170,66 @@ fn meaning_is_searched_when_complete_and_an_endpoint_is_never_run_by_a_capture()
         !cairn.embeds_as_captured(VectorStore::Sessions),
         "the test embedder does not refresh on write"
     );
-    // Another session captured: its turns wait, so words alone until the next build.
     let other = support::fixtures().join("claude").join("short.jsonl");
     support::capture(&cairn, &[support::main_file(Agent::Claude, &other)]);
-    assert!(!cairn.searches_by_meaning(VectorStore::Sessions));
+    assert!(cairn.searches_by_meaning(VectorStore::Sessions));
+}
+
+/// A capture after the last build leaves its turns without vectors. A search by meaning still
+/// answers, over the turns that have theirs (never a vector made from less of a turn than is
+/// there now), finds the new turns by words in hybrid, and says how many wait.
+#[test]
+fn turns_captured_since_the_build_are_found_by_words_and_counted_until_built() {
+    let (_data, cairn) = archive();
     cairn
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
         .unwrap();
-    assert!(cairn.searches_by_meaning(VectorStore::Sessions));
+    let fresh = cairn
+        .search_answer(&query("phoenix background", Mode::Hybrid))
+        .unwrap();
+    assert_eq!((fresh.mode, fresh.vectors_pending), (Mode::Hybrid, 0));
+    assert!(!fresh.hits.is_empty());
+
+    let other = support::fixtures().join("claude").join("short.jsonl");
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &other)]);
+    let added = cairn
+        .embeddings_status()
+        .unwrap()
+        .stores
+        .iter()
+        .find(|s| s.store == VectorStore::Sessions)
+        .and_then(|s| s.pending)
+        .unwrap();
+    assert!(added > 0);
+    // short.jsonl's session, titled by its first request.
+    let new_session = |h: &cairn_core::views::search::SearchHit| {
+        h.title.as_deref() == Some("mix phx.server doesnt seem to start")
+    };
+    let words = "phx server start";
+
+    let hybrid = cairn.search_answer(&query(words, Mode::Hybrid)).unwrap();
+    assert_eq!((hybrid.mode, hybrid.vectors_pending), (Mode::Hybrid, added));
+    let found: Vec<_> = hybrid.hits.iter().filter(|h| new_session(h)).collect();
+    assert!(!found.is_empty(), "{:?}", hybrid.hits);
+    assert!(
+        found.iter().all(|h| h.match_reasons == ["keyword"]),
+        "a waiting turn is found by its words alone: {found:?}"
+    );
+    // The turns built before still answer by meaning.
+    let old = cairn
+        .search_answer(&query("phoenix background", Mode::Vector))
+        .unwrap();
+    assert_eq!(old.vectors_pending, added);
+    assert!(!old.hits.is_empty());
+    let vector = cairn.search_answer(&query(words, Mode::Vector)).unwrap();
+    assert!(!vector.hits.iter().any(new_session), "{:?}", vector.hits);
+    let lexical = cairn.search_answer(&query(words, Mode::Lexical)).unwrap();
+    assert_eq!((lexical.mode, lexical.vectors_pending), (Mode::Lexical, 0));
+
+    cairn
+        .embeddings_build(VectorStore::Sessions, false, &|_, _| {})
+        .unwrap();
+    let built = cairn.search_answer(&query(words, Mode::Vector)).unwrap();
+    assert_eq!(built.vectors_pending, 0);
+    assert!(built.hits.iter().any(new_session), "{:?}", built.hits);
 }

@@ -803,7 +803,7 @@ impl Server {
 
     /// Search the archive.
     #[tool(
-        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built). Filter by agent, repo, branch and dates. Each hit has an address to `show`."
+        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built; turns captured since the last build are found by words only, counted in `vectors_pending`). Filter by agent, repo, branch and dates. Each hit has an address to `show`."
     )]
     fn search(&self, Parameters(a): Parameters<SearchArgs>) -> Res {
         let limit = page_size("search", a.limit, SEARCH_LIMIT)?;
@@ -815,10 +815,10 @@ impl Server {
             return Err(invalid("`query` is longer than 1000 bytes"));
         }
         let agent = agent(a.agent.as_deref())?;
-        let hits = self
+        let answer = self
             .session
             .cairn
-            .search(&SearchQuery {
+            .search_answer(&SearchQuery {
                 text: a.query.clone(),
                 agent,
                 branch: short("branch", a.branch.as_deref())?,
@@ -829,8 +829,9 @@ impl Server {
                 mode: a.mode.into(),
             })
             .map_err(|e| self.fail(e))?;
-        let more = hits.len() > offset + limit;
-        let items: Vec<Value> = hits
+        let more = answer.hits.len() > offset + limit;
+        let items: Vec<Value> = answer
+            .hits
             .iter()
             .skip(offset)
             .take(limit)
@@ -850,7 +851,10 @@ impl Server {
                 })
             })
             .collect();
-        let body = json!({ "mode": Mode::from(a.mode).as_str() });
+        let body = json!({
+            "mode": answer.mode.as_str(),
+            "vectors_pending": answer.vectors_pending,
+        });
         self.answer("search", body, "hits", items, offset, more)
     }
 
@@ -913,6 +917,7 @@ impl Server {
             "lines": answer.lines,
             "commits": answer.commits,
             "uncommitted_lines": answer.uncommitted_lines,
+            "vectors_pending": answer.vectors_pending,
         });
         self.answer("why", body, "sessions", items, 0, false)
     }

@@ -26,6 +26,7 @@ import type {
   OutboundPreview,
   RecordView_Serialize,
   RepoBranches_Serialize,
+  SearchAnswer_Serialize,
   SearchHit_Serialize,
   SearchQuery_Deserialize,
   SessionDetail_Serialize,
@@ -132,6 +133,7 @@ export type SessionTimeline = SessionTimeline_Serialize;
 export type TimelineTurn = TimelineTurn_Serialize;
 export type TurnRecords = TurnRecords_Serialize;
 export type RecordView = RecordView_Serialize;
+export type SearchAnswer = SearchAnswer_Serialize;
 export type SearchHit = SearchHit_Serialize;
 export type SyncReport = SyncReport_Serialize;
 export type HooksOverview = HooksOverview_Serialize;

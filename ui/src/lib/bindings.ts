@@ -47,8 +47,11 @@ export const commands = {
 	 *  session has no such record.
 	 */
 	recordTurn: (sessionKey: string, ordinal: number) => typedError<number | null, ErrorReport_Serialize>(__TAURI_INVOKE("record_turn", { sessionKey, ordinal })),
-	/**  Full-text search over the archive. */
-	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("search_archive", { query })),
+	/**
+	 *  Search the archive: by meaning and words once the turns' vectors are built, else by words;
+	 *  the answer says which ran and how many turns wait for their vector.
+	 */
+	searchArchive: (query: SearchQuery_Deserialize) => typedError<SearchAnswer_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("search_archive", { query })),
 	/**
 	 *  Why is this here: the sessions and turns behind a commit, a file's lines or a description,
 	 *  ranked, with their evidence, traced at `place` (git runs only in a repository the archive
@@ -2578,6 +2581,33 @@ export type ScoreBreakdown_Serialize = {
 	vector_rank: number | null,
 };
 
+/**  A search's hits and how they were found. */
+export type SearchAnswer = SearchAnswer_Serialize | SearchAnswer_Deserialize;
+
+/**  A search's hits and how they were found. */
+export type SearchAnswer_Deserialize = {
+	hits: SearchHit_Deserialize[],
+	/**  The mode that ran: the one asked for (an empty query is searched by words). */
+	mode: Mode,
+	/**
+	 *  Turns that wait for their vector (captured since the last build): a vector search did
+	 *  not consider them, a hybrid one found them by words alone. 0 by words.
+	 */
+	vectors_pending: number,
+};
+
+/**  A search's hits and how they were found. */
+export type SearchAnswer_Serialize = {
+	hits: SearchHit_Serialize[],
+	/**  The mode that ran: the one asked for (an empty query is searched by words). */
+	mode: Mode,
+	/**
+	 *  Turns that wait for their vector (captured since the last build): a vector search did
+	 *  not consider them, a hybrid one found them by words alone. 0 by words.
+	 */
+	vectors_pending: number,
+};
+
 /**  One matching record. */
 export type SearchHit = SearchHit_Serialize | SearchHit_Deserialize;
 
@@ -3801,6 +3831,11 @@ export type WhyAnswer_Deserialize = {
 	sessions: WhySession_Deserialize[],
 	/**  Lines not committed yet (explained from every session that edited the file). */
 	uncommitted_lines?: number[],
+	/**
+	 *  A description searched by meaning: turns that wait for their vector (captured since the
+	 *  last build), found by words alone. 0 otherwise.
+	 */
+	vectors_pending?: number,
 };
 
 /**  The answer: the commits involved and the sessions, most confident first. */
@@ -3816,6 +3851,11 @@ export type WhyAnswer_Serialize = {
 	sessions: WhySession_Serialize[],
 	/**  Lines not committed yet (explained from every session that edited the file). */
 	uncommitted_lines?: number[],
+	/**
+	 *  A description searched by meaning: turns that wait for their vector (captured since the
+	 *  last build), found by words alone. 0 otherwise.
+	 */
+	vectors_pending: number,
 };
 
 export type WhyCommit = WhyCommit_Serialize | WhyCommit_Deserialize;

@@ -4,6 +4,7 @@ import type {
   Agent,
   RecordView,
   Repo,
+  SearchAnswer,
   SearchHit,
   SearchQuery,
   SessionDetail,
@@ -341,8 +342,15 @@ export function fakeTimeline(sessionKey: string, turns: number, recordsPerTurn: 
   };
 }
 
-export function fakeHits(query: SearchQuery): SearchHit[] {
-  if (query.text.includes('nothing')) return [];
+/** The answer to a search: three hits by words; none for a query with `nothing`; by meaning
+ * and words for one with `meaning`, where `waiting` also leaves 4 turns without a vector. */
+export function fakeSearch(query: SearchQuery): SearchAnswer {
+  const meaning = query.text.includes('meaning');
+  const hits = query.text.includes('nothing') ? [] : fakeHits(query, meaning);
+  return { hits, mode: meaning ? 'hybrid' : 'lexical', vectors_pending: meaning && query.text.includes('waiting') ? 4 : 0 };
+}
+
+function fakeHits(query: SearchQuery, meaning: boolean): SearchHit[] {
   return Array.from({ length: 3 }, (_, i) => ({
     session_key: key(1),
     turn_key: `sha256-turn-${i}`,
@@ -356,6 +364,7 @@ export function fakeHits(query: SearchQuery): SearchHit[] {
     project: query.project ?? 'shop',
     git_branch: query.branch ?? 'feature/login',
     snippet: `ran \u{E000}${query.text}\u{E001} [not a match] <script>alert(1)</script> again`,
+    match_reasons: meaning ? ['semantic'] : [],
   }));
 }
 
@@ -628,10 +637,12 @@ export function fakeBackend(options: FakeOptions = {}) {
               turns: [{ turn_key: 'sha256-turn-1', turn_index: 1, ordinal: 7, evidence: 'wrote_lines', detail: 'wrote 3 of 3 added lines', confidence: 0.95, lines: [] }],
             },
           ],
+          // A description searched while a capture's turns wait for their vectors.
+          vectors_pending: !traced && target.includes('waiting') ? 1 : 0,
         };
       }
       case 'search_archive':
-        return fakeHits(args.query as SearchQuery);
+        return fakeSearch(args.query as SearchQuery);
       case 'sync_archive': {
         const retention = [
           {

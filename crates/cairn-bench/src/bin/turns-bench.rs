@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p cairn-bench --bin turns-bench -- --data DIR [--cases FILE]
 //!  [--max-tokens N] [--static FILE [--center]] [--threads T] [--reembed] [--modes M,M]
-//!  [--append-every N]`
+//!  [--append-every N [--append-unbuilt]]`
 //!
 //! - DIR is a data dir `cairn sync` filled (used in place: `--reembed` drops its session vectors
 //!   and embeds every turn again; without it only what lacks a current vector is embedded).
@@ -16,6 +16,8 @@
 //!   often a right session is in the first five; latencies p50/p95 per mode. With
 //!   `--append-every N` a one-turn session is imported and embedded before every Nth query (not
 //!   timed), so the archive changes between queries as while an agent works (it stays in DIR).
+//!   With `--append-unbuilt` the new turns are not embedded: the queries run while the vectors
+//!   catch up (a hook's capture before the next build), each new turn found by words alone.
 //! - `--max-tokens N` embeds with the model reading at most N word pieces of a text (its own
 //!   fingerprint: the store is embedded again under it). `CAIRN_MODEL_DIR` picks another model.
 //! - `--static FILE [--center]` embeds with a static table distilled from the model instead
@@ -227,6 +229,7 @@ fn main() -> Result<()> {
     // trajectory, through the capture writer like a hook's capture): the archive changes
     // between queries as it does while an agent works.
     let append_every: usize = arg("--append-every", "0").parse()?;
+    let build_appends = !flag("--append-unbuilt");
     let scratch = data.join("turns-bench-appends");
     if append_every > 0 {
         std::fs::create_dir_all(&scratch)?;
@@ -235,6 +238,8 @@ fn main() -> Result<()> {
     let mut appends = Vec::new();
     // The query right after each append, timed apart as well.
     let mut after_append = Vec::new();
+    // Turns the last query found waiting for their vector.
+    let mut waiting = 0u32;
     for mode in modes {
         let mut times = Vec::new();
         let (mut full, mut half) = (0, 0);
@@ -247,8 +252,10 @@ fn main() -> Result<()> {
                     std::fs::write(&file, appended_trajectory(asked))?;
                     let t = Instant::now();
                     cairn.import_atif(&file)?;
-                    // As after a sync: the new turn embedded, so hybrid runs.
-                    cairn.embeddings_build(VectorStore::Sessions, false, &|_, _| {})?;
+                    if build_appends {
+                        // As after a sync: the new turn embedded.
+                        cairn.embeddings_build(VectorStore::Sessions, false, &|_, _| {})?;
+                    }
                     appends.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
                 let t = Instant::now();
@@ -262,7 +269,12 @@ fn main() -> Result<()> {
                 if appended {
                     after_append.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
-                if found.iter().any(|h| c.answers.contains(&h.session_key)) {
+                waiting = found.vectors_pending;
+                if found
+                    .sessions
+                    .iter()
+                    .any(|h| c.answers.contains(&h.session_key))
+                {
                     *hits += 1;
                 }
             }
@@ -282,8 +294,13 @@ fn main() -> Result<()> {
     if !appends.is_empty() {
         let (loads, updates) = cairn.matrix_counts();
         println!(
-            "appends: {} (import + build) p50 {:.1} ms, p95 {:.1} ms; the query after each p50 {:.1} ms, p95 {:.1} ms; vector matrix read whole {loads}, updated from the change log {updates}",
+            "appends: {} ({}) p50 {:.1} ms, p95 {:.1} ms; the query after each p50 {:.1} ms, p95 {:.1} ms; vector matrix read whole {loads}, updated from the change log {updates}; turns waiting for a vector at the last query {waiting}",
             appends.len(),
+            if build_appends {
+                "import + build"
+            } else {
+                "import alone, the vectors left to catch up"
+            },
             pct(&mut appends.clone(), 0.5),
             pct(&mut appends, 0.95),
             pct(&mut after_append.clone(), 0.5),

@@ -29,22 +29,11 @@ impl Cairn {
         self.semantic.set_embedder(embedder);
     }
 
-    /// The fresh matrix of `store`, or the typed error saying why semantic search cannot run.
-    pub(crate) fn fresh_matrix(
-        &self,
-        store: &Store,
-        which: VectorStore,
-    ) -> Result<std::sync::Arc<semantic::vectors::Matrix>> {
-        let fingerprint = self.semantic.store_fingerprint(which)?;
-        let state = semantic::vectors::check_fresh(store.conn(), corpus(which), &fingerprint)?;
-        self.semantic.cache.get(store.conn(), &state, corpus(which))
-    }
-
     /// The matrix a query of `store` scores against and how many documents still wait for their
-    /// vector: the fresh matrix (cached), or while vectors catch up, the current ones read anew
-    /// (never cached: the cache keys a matrix by the build that completed it, which a partial one
-    /// has not). The typed error when there is nothing to score against (see
-    /// [`semantic::vectors::check_usable`]).
+    /// vector: the fresh matrix, or while vectors catch up (a capture or a Recall write since the
+    /// last build), the current ones, the pending documents left to the lexical leg; kept in
+    /// memory either way and brought up to date from the change log. The typed error when there
+    /// is nothing to score against (see [`semantic::vectors::check_usable`]).
     pub(crate) fn usable_matrix(
         &self,
         store: &Store,
@@ -53,16 +42,12 @@ impl Cairn {
         let fingerprint = self.semantic.store_fingerprint(which)?;
         let (state, pending) =
             semantic::vectors::check_usable(store.conn(), corpus(which), &fingerprint)?;
+        let cache = &self.semantic.cache;
         if state.is_fresh(&fingerprint) {
-            return Ok((
-                self.semantic
-                    .cache
-                    .get(store.conn(), &state, corpus(which))?,
-                0,
-            ));
+            return Ok((cache.get(store.conn(), &state, corpus(which))?, 0));
         }
-        let matrix = semantic::vectors::Matrix::load(store.conn(), &state, corpus(which))?;
-        Ok((std::sync::Arc::new(matrix), pending))
+        let matrix = cache.get_catching_up(store.conn(), &state, corpus(which))?;
+        Ok((matrix, pending))
     }
 
     /// (matrices read whole, kept matrices brought up to date from the change log) since this
@@ -207,33 +192,26 @@ impl Cairn {
     /// machine ([`Cairn::embeds_locally`]) and the store holds vectors it made, so a person chose
     /// to build them once. The desktop then builds after each sync.
     pub fn embeds_as_captured(&self, which: VectorStore) -> bool {
-        if !self.embeds_locally() {
-            return false;
-        }
-        let Some(built) = self.store_state(which).map(|s| s.fingerprint) else {
-            return false;
-        };
-        !built.is_empty()
-            && self
-                .semantic
-                .store_fingerprint(which)
-                .is_ok_and(|fp| fp == built)
+        self.embeds_locally() && self.searches_by_meaning(which)
     }
 
-    /// Whether a search of `which` runs by meaning now: its vectors are complete for the present
-    /// corpus under the configured embedder. Two single-row reads once the embedder is known;
-    /// the desktop asks before each search and searches by words alone otherwise.
+    /// Whether a search of `which` runs by meaning now: the configured embedder made its vectors,
+    /// complete for the present corpus or catching up with it (what a capture added since the
+    /// last build waits for its vectors and is found by words meanwhile: see
+    /// [`Cairn::search_answer`]). One single-row read once the embedder is known; the desktop
+    /// asks before each search and searches by words alone otherwise.
     pub fn searches_by_meaning(&self, which: VectorStore) -> bool {
         let Some(state) = self.store_state(which) else {
             return false;
         };
-        // The revisions first: while they differ there is no fingerprint to work out (before
-        // the model is loaded that reads its files).
-        state.built_revision == Some(state.corpus_revision)
+        // Never built: no fingerprint to work out (before the model is loaded that reads its
+        // files).
+        state.dims > 0
+            && !state.fingerprint.is_empty()
             && self
                 .semantic
                 .store_fingerprint(which)
-                .is_ok_and(|fp| state.is_fresh(&fp))
+                .is_ok_and(|fp| fp == state.fingerprint)
     }
 
     /// The embedder and the freshness of each vector store. Never loads the model.

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use crate::archive::Agent;
 use crate::archive::store::{self as archive, Store};
+use crate::semantic::Mode;
 use crate::semantic::vectors::VectorStore;
 use crate::views::search::{SearchHit, SearchQuery};
 use crate::views::sessions::{SessionQuery, SessionSummary};
@@ -120,28 +121,45 @@ impl Cairn {
     }
 
     /// Search the archive: full text over records (lexical), or by meaning over turns (vector,
-    /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]).
+    /// hybrid; needs the `sessions` vectors, see [`Cairn::embeddings_build`]). The hits alone;
+    /// [`Cairn::search_answer`] says how they were found.
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        self.search_answer(query).map(|a| a.hits)
+    }
+
+    /// [`Cairn::search`], with the mode that ran and how many turns wait for their vector.
+    pub fn search_answer(&self, query: &SearchQuery) -> Result<views::search::SearchAnswer> {
         let query = &with_time_bounds(query)?;
         let store = self.store();
         if query.mode.is_semantic() && !query.text.trim().is_empty() {
-            let mut hits = self.semantic_turns(&store, query)?;
+            let (mut hits, pending) = self.semantic_turns(&store, query)?;
             if let Some(expr) = views::search::fts_query(&query.text) {
                 archive::fill_snippets(store.conn(), &expr, &mut hits)
                     .map_err(|e| search_error(&store, query, e))?;
             }
-            Ok(hits)
+            Ok(views::search::SearchAnswer {
+                hits,
+                mode: query.mode,
+                vectors_pending: u32::try_from(pending).unwrap_or(u32::MAX),
+            })
         } else {
-            views::search::search(store.conn(), query).map_err(|e| search_error(&store, query, e))
+            let hits = views::search::search(store.conn(), query)
+                .map_err(|e| search_error(&store, query, e))?;
+            Ok(views::search::SearchAnswer {
+                hits,
+                mode: Mode::Lexical,
+                vectors_pending: 0,
+            })
         }
     }
 
     /// The turns a vector or hybrid search ranks, their snippets left empty
-    /// ([`views::search::fuse`]). The query is embedded and scored against every vector on a
-    /// thread of its own while the full-text leg runs on this one: on two cores that costs no
-    /// wall time while the words take longer.
-    fn semantic_turns(&self, store: &Store, query: &SearchQuery) -> Result<Vec<SearchHit>> {
-        let matrix = self.fresh_matrix(store, VectorStore::Sessions)?;
+    /// ([`views::search::fuse`]), and how many turns wait for their vector (left to the words).
+    /// The query is embedded and scored against every vector on a thread of its own while the
+    /// full-text leg runs on this one: on two cores that costs no wall time while the words
+    /// take longer.
+    fn semantic_turns(&self, store: &Store, query: &SearchQuery) -> Result<(Vec<SearchHit>, u64)> {
+        let (matrix, pending) = self.usable_matrix(store, VectorStore::Sessions)?;
         let (lexical, scores) = std::thread::scope(|s| {
             let embedding = std::thread::Builder::new()
                 .name("cairn-query-embed".into())
@@ -167,24 +185,30 @@ impl Cairn {
         let lexical = lexical.map_err(|e| search_error(store, query, e))?;
         let scores = scores?;
         let floor = self.semantic.embedder()?.similarity_floor();
-        views::search::fuse(store.conn(), query, &matrix, &scores, lexical, floor)
-            .map_err(|e| search_error(store, query, e))
+        let hits = views::search::fuse(store.conn(), query, &matrix, &scores, lexical, floor)
+            .map_err(|e| search_error(store, query, e))?;
+        Ok((hits, pending))
     }
 
     /// Rank sessions for a query: by their best turns, the paths they edited and the targets
     /// they are linked to (see [`views::search::sessions`]).
-    pub fn search_sessions(&self, query: &SearchQuery) -> Result<Vec<views::search::SessionHit>> {
+    pub fn search_sessions(&self, query: &SearchQuery) -> Result<views::search::SessionSearch> {
         let query = &with_time_bounds(query)?;
         let store = self.store();
-        let semantic = if query.mode.is_semantic() && !query.text.trim().is_empty() {
+        let (semantic, pending) = if query.mode.is_semantic() && !query.text.trim().is_empty() {
             let mut turns = query.clone();
             turns.limit = Some(500);
-            Some(self.semantic_turns(&store, &turns)?)
+            let (hits, pending) = self.semantic_turns(&store, &turns)?;
+            (Some(hits), pending)
         } else {
-            None
+            (None, 0)
         };
-        views::search::sessions(store.conn(), query, semantic)
-            .map_err(|e| search_error(&store, query, e))
+        let sessions = views::search::sessions(store.conn(), query, semantic)
+            .map_err(|e| search_error(&store, query, e))?;
+        Ok(views::search::SessionSearch {
+            sessions,
+            vectors_pending: u32::try_from(pending).unwrap_or(u32::MAX),
+        })
     }
 
     /// Why is this here, from a description alone: the whole target is searched as words (no
@@ -200,7 +224,7 @@ impl Cairn {
             ));
         }
         let limit = query.limit.unwrap_or(10).clamp(1, 200);
-        let hits = self.search_sessions(&SearchQuery {
+        let found = self.search_sessions(&SearchQuery {
             text: text.to_owned(),
             limit: Some(limit),
             mode: query.mode,
@@ -212,8 +236,9 @@ impl Cairn {
             path: None,
             lines: None,
             commits: Vec::new(),
-            sessions: views::why::from_search(hits),
+            sessions: views::why::from_search(found.sessions),
             uncommitted_lines: Vec::new(),
+            vectors_pending: found.vectors_pending,
         })
     }
 
@@ -288,6 +313,7 @@ impl Cairn {
                     commits,
                     sessions,
                     uncommitted_lines: Vec::new(),
+                    vectors_pending: 0,
                 })
             }
             (Target::Lines { path, range }, Some(repo)) => {
@@ -302,6 +328,7 @@ impl Cairn {
                     commits,
                     sessions,
                     uncommitted_lines: uncommitted,
+                    vectors_pending: 0,
                 })
             }
             // A description was answered above.

@@ -38,6 +38,26 @@ pub struct SearchQuery {
     pub mode: Mode,
 }
 
+/// A search's hits and how they were found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SearchAnswer {
+    pub hits: Vec<SearchHit>,
+    /// The mode that ran: the one asked for (an empty query is searched by words).
+    pub mode: Mode,
+    /// Turns that wait for their vector (captured since the last build): a vector search did
+    /// not consider them, a hybrid one found them by words alone. 0 by words.
+    pub vectors_pending: u32,
+}
+
+/// A session-level search's sessions and how many turns wait for their vector (see
+/// [`SearchAnswer::vectors_pending`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSearch {
+    pub sessions: Vec<SessionHit>,
+    pub vectors_pending: u32,
+}
+
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
 /// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
 /// is passed through as a raw FTS5 expression (phrases, OR, NEAR). Control characters separate

@@ -108,6 +108,10 @@ pub struct WhyAnswer {
     /// Lines not committed yet (explained from every session that edited the file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncommitted_lines: Vec<u32>,
+    /// A description searched by meaning: turns that wait for their vector (captured since the
+    /// last build), found by words alone. 0 otherwise.
+    #[serde(default)]
+    pub vectors_pending: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

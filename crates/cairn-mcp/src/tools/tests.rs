@@ -625,3 +625,80 @@ fn any_arguments_get_a_clean_answer_or_a_clean_refusal() {
         "{answered} of {cases} calls answered"
     );
 }
+
+/// Words hashed into 16 dimensions: vectors without a model to load.
+struct Hashed;
+
+impl cairn_core::semantic::embed::Embedder for Hashed {
+    fn fingerprint(&self) -> &str {
+        "hashed/mcp-test"
+    }
+    fn dims(&self) -> usize {
+        16
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        _kind: cairn_core::semantic::embed::InputKind,
+    ) -> cairn_core::Result<Vec<f32>> {
+        Ok(texts
+            .iter()
+            .flat_map(|t| {
+                let mut v = vec![0.0f32; 16];
+                for w in t.split_whitespace() {
+                    v[w.bytes().map(usize::from).sum::<usize>() % 16] += 1.0;
+                }
+                cairn_core::semantic::embed::normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+    fn refresh_on_write(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "hashed".into()
+    }
+}
+
+#[test]
+fn a_search_by_meaning_after_a_hook_capture_answers_and_counts_the_turns_waiting() {
+    let f = fixture();
+    let cairn = &f.server.session.cairn;
+    cairn.set_embedder(Arc::new(Hashed));
+    cairn
+        .embeddings_build(
+            cairn_core::semantic::vectors::VectorStore::Sessions,
+            false,
+            &|_, _| {},
+        )
+        .unwrap();
+    let ask = |mode: &str| -> Value {
+        let (is_error, text) = settled(
+            f.server
+                .search(args(json!({"query": "tidy the parser", "mode": mode})).unwrap()),
+        )
+        .unwrap();
+        assert!(!is_error, "{mode}: {text}");
+        serde_json::from_str(&text).unwrap()
+    };
+    assert_eq!(ask("hybrid")["vectors_pending"], 0);
+    // An agent's Stop hook (another process) captures one more session; no build runs.
+    let repo = std::fs::canonicalize(f._tmp.path().join("repo")).unwrap();
+    let hook = Cairn::open(f._tmp.path().join("data")).unwrap();
+    claude_session(&hook, &f._tmp.path().join("claude"), "c3", &repo);
+    let hybrid = ask("hybrid");
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert_eq!(hybrid["vectors_pending"], 1, "{hybrid}");
+    let titles: Vec<&str> = hybrid["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["title"].as_str())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.contains("c3")),
+        "the new session is found by words: {hybrid}"
+    );
+    assert_eq!(ask("lexical")["vectors_pending"], 0);
+}

@@ -1,6 +1,6 @@
 // Full-text search over the archive: the query and its filters, the hits, and the selection.
 // Typing searches after a short pause; Enter searches at once.
-import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchHit, type SearchQuery, type WhyAnswer } from '../api';
+import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchAnswer, type SearchHit, type SearchQuery, type WhyAnswer } from '../api';
 import type { WhyFrom } from '../links';
 import { nextDay } from '../format';
 import { Resource } from './resource.svelte';
@@ -16,7 +16,7 @@ export class SearchStore {
   /** `YYYY-MM-DD`, or empty for no bound. */
   since = $state('');
   until = $state('');
-  results = new Resource<SearchHit[]>();
+  results = new Resource<SearchAnswer>();
   /** `archive`: full text over transcripts; `recall`: a ranked query over Recall entries; `why`:
    * the sessions behind a commit, a file's lines or a description. */
   mode: SearchMode = $state('archive');
@@ -47,7 +47,21 @@ export class SearchStore {
   }
 
   get hits(): SearchHit[] {
-    return this.results.data ?? [];
+    return this.results.data?.hits ?? [];
+  }
+
+  /** The answer on screen was searched by meaning as well as words (the turns' vectors are
+   * built), which the backend decides. */
+  get byMeaning(): boolean {
+    const mode = this.results.data?.mode;
+    return mode !== undefined && mode !== 'lexical';
+  }
+
+  /** Turns captured since the vectors were last built: found by words only until the catch-up
+   * embeds them (a search, or Why from a description). */
+  get vectorsPending(): number {
+    const answer = this.mode === 'why' ? this.whyResults.data : this.mode === 'archive' ? this.results.data : null;
+    return answer?.vectors_pending ?? 0;
   }
 
   /** Search after the person stops typing. */

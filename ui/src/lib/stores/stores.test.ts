@@ -346,7 +346,7 @@ describe('SearchStore', () => {
   it('searches once the typing pauses, and a blank query clears', async () => {
     vi.useFakeTimers();
     try {
-      const searchArchive = vi.fn(async () => ok([]));
+      const searchArchive = vi.fn(async () => ok({ hits: [], mode: 'lexical', vectors_pending: 0 }));
       const store = new SearchStore({ searchArchive } as unknown as Api);
       store.text = 'a';
       store.schedule();
