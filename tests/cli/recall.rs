@@ -506,6 +506,51 @@ fn semantic_modes_refresh_on_import_and_say_what_waits_for_its_vector() {
         none.trim(),
         "No matches: no record holds every word, and no turn is close enough in meaning."
     );
+
+    // A session captured after the build: its turn waits for its vector, is found by words,
+    // and the answer says so (the JSON stays the array of hits).
+    let at = "2026-08-04T10:00:00.000Z";
+    let lines = [
+        json!({"type": "user", "sessionId": "late-1", "uuid": "late-u", "timestamp": at,
+            "cwd": "/home/USER/projects/spotter", "gitBranch": "main",
+            "message": {"role": "user", "content": "warm the nightly cache before the demo"}}),
+        json!({"type": "assistant", "sessionId": "late-1", "uuid": "late-a", "parentUuid": "late-u",
+            "timestamp": at, "cwd": "/home/USER/projects/spotter", "gitBranch": "main",
+            "message": {"id": "msg_late", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "Warmed."}]}}),
+    ];
+    std::fs::write(
+        env.claude()
+            .join("-home-USER-projects-spotter")
+            .join("late-1.jsonl"),
+        lines.map(|l| format!("{l}\n")).concat(),
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let human = env.ok(&["search", "nightly cache demo", "--mode", "hybrid"]);
+    assert!(
+        human.starts_with(
+            "1 turn waits for its vector, so it is searched by words only: `cairn embeddings build --store sessions` computes it."
+        ) && human.contains("warm the nightly cache"),
+        "{human}"
+    );
+    let hits = env.json(&["search", "nightly cache demo", "--mode", "hybrid"]);
+    assert!(hits.as_array().is_some_and(|h| !h.is_empty()), "{hits}");
+    assert!(
+        env.ok(&[
+            "search",
+            "nightly cache demo",
+            "--sessions",
+            "--mode",
+            "hybrid"
+        ])
+        .starts_with("1 turn waits for its vector")
+    );
+    env.json(&["embeddings", "build", "--store", "sessions"]);
+    assert!(
+        !env.ok(&["search", "nightly cache demo", "--mode", "hybrid"])
+            .contains("waits for")
+    );
 }
 
 #[test]
