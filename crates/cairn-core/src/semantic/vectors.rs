@@ -851,8 +851,8 @@ impl Matrix {
 
     /// Take in documents `ids`, whose vectors changed, as they stand now: each row is what
     /// [`Matrix::load`] would read for it (the current vector under the fingerprint, made from
-    /// the document's present version), or gone. `seq` is the newest log entry read and `state`
-    /// the store's state the matrix now stands for.
+    /// the document's present version), or gone. `seq` is the newest log entry read; `state`
+    /// gives the fingerprint and dims (which build it stands for is the caller's to record).
     fn update(
         &mut self,
         conn: &Connection,
@@ -879,11 +879,17 @@ impl Matrix {
                 _ => self.remove(id),
             }
         }
-        self.fingerprint.clone_from(&state.fingerprint);
-        self.built_revision = state.built_revision;
-        self.generation = state.generation;
         self.seq = seq;
         Ok(())
+    }
+
+    /// Record that the rows are those of the build `state` describes, complete or not (`None`:
+    /// a store catching up, which [`Matrix::matches`] never takes for a complete one).
+    fn stand_for(&mut self, state: &State, built_revision: Option<i64>) {
+        self.fingerprint.clone_from(&state.fingerprint);
+        self.dims = state.dims as usize;
+        self.built_revision = built_revision;
+        self.generation = state.generation;
     }
 
     fn matches(&self, state: &State) -> bool {
@@ -963,10 +969,13 @@ impl MatrixCache {
         if let Some(m) = slots.get(&state.store).filter(|m| m.matches(state)) {
             return Ok(Arc::clone(m));
         }
-        let m = match self.updated(&mut slots, conn, state, corpus)? {
+        let mut m = match self.updated(&mut slots, conn, state, corpus)? {
             Some(m) => m,
             None => self.loaded(conn, state, corpus)?,
         };
+        if !m.matches(state) {
+            Arc::make_mut(&mut m).stand_for(state, state.built_revision);
+        }
         slots.insert(state.store, Arc::clone(&m));
         Ok(m)
     }
@@ -987,20 +996,18 @@ impl MatrixCache {
             Some(m) => m,
             None => self.loaded(conn, state, corpus)?,
         };
-        if m.checked_revision != state.corpus_revision || m.built_revision.is_some() {
-            let index = if m.checked_revision == state.corpus_revision {
-                None
-            } else {
-                Some(corpus.index(conn).map_err(crate::store::err_in(conn))?)
-            };
+        // Matrices are copied only while a query still holds the old one, and touched only when
+        // something changed: a query while nothing moves costs one read of the log.
+        if m.checked_revision != state.corpus_revision {
+            let index = corpus.index(conn).map_err(crate::store::err_in(conn))?;
             let kept = Arc::make_mut(&mut m);
-            if let Some(index) = index {
-                kept.keep_current(&index);
-                kept.checked_revision = state.corpus_revision;
-            }
+            kept.keep_current(&index);
+            kept.checked_revision = state.corpus_revision;
+        }
+        if m.built_revision.is_some() {
             // Complete for no revision: [`MatrixCache::get`] takes it up through the change
             // log, never as it stands.
-            kept.built_revision = None;
+            Arc::make_mut(&mut m).stand_for(state, None);
         }
         slots.insert(state.store, Arc::clone(&m));
         Ok(m)
@@ -1034,11 +1041,13 @@ impl MatrixCache {
         let Some((ids, seq)) = changes_since(conn, state.store, m.seq)? else {
             return Ok(None);
         };
-        // Copied only while a query still holds the old one.
-        let kept = Arc::make_mut(&mut m);
-        kept.dims = dims;
-        kept.update(conn, state, corpus, &ids, seq)?;
-        self.updates.fetch_add(1, Ordering::Relaxed);
+        if !ids.is_empty() || seq != m.seq || m.dims != dims {
+            // Copied only while a query still holds the old one.
+            let kept = Arc::make_mut(&mut m);
+            kept.dims = dims;
+            kept.update(conn, state, corpus, &ids, seq)?;
+            self.updates.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(Some(m))
     }
 
