@@ -71,6 +71,7 @@ describe('MeaningPanel', () => {
     expect(text('meaning-status')).toBe('Computing vectors for 5,678 turns…');
     expect((one('meaning-build') as HTMLButtonElement).disabled).toBe(true);
     expect(one('meaning-build')!.textContent?.trim()).toBe('Computing…');
+    expect(text('meaning-meanwhile')).toBe('The window keeps working meanwhile; search finds words only until every turn has its vector.');
 
     clock.now += 1000;
     send({ done: 1234, total: 5678 });
@@ -91,6 +92,17 @@ describe('MeaningPanel', () => {
     document.body.innerHTML = '';
     await panel(status({ vectors: 4000, waiting: 1 }));
     expect(text('meaning-status')).toBe('4,000 turns have vectors; 1 turn waits.');
+  });
+
+  it('says what search does with the turns a sync brought once the vectors are built', async () => {
+    const { api } = await panel(status({ vectors: 4000, waiting: 3, after_sync: true }));
+    expect(text('meaning-status')).toBe('4,000 turns have vectors; 3 turns wait, found by words only until theirs are computed.');
+    (one('meaning-build') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(api.meaningBuild).toHaveBeenCalledOnce());
+    flushSync();
+    expect(text('meaning-meanwhile')).toBe(
+      'The window keeps working meanwhile; turns without a vector are found by words only until theirs is computed.',
+    );
   });
 
   it('says every turn is searchable, and that new ones follow after each sync', async () => {
