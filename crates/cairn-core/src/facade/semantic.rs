@@ -40,14 +40,12 @@ impl Cairn {
         which: VectorStore,
     ) -> Result<(std::sync::Arc<semantic::vectors::Matrix>, u64)> {
         let fingerprint = self.semantic.store_fingerprint(which)?;
-        let (state, pending) =
-            semantic::vectors::check_usable(store.conn(), corpus(which), &fingerprint)?;
+        let state = semantic::vectors::check_usable(store.conn(), corpus(which), &fingerprint)?;
         let cache = &self.semantic.cache;
         if state.is_fresh(&fingerprint) {
             return Ok((cache.get(store.conn(), &state, corpus(which))?, 0));
         }
-        let matrix = cache.get_catching_up(store.conn(), &state, corpus(which))?;
-        Ok((matrix, pending))
+        cache.get_catching_up(store.conn(), &state, corpus(which))
     }
 
     /// (matrices read whole, kept matrices brought up to date from the change log) since this

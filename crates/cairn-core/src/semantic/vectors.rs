@@ -237,27 +237,22 @@ pub fn check_fresh(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) ->
     })
 }
 
-/// What a query may score against while the vectors catch up with the corpus: the store's state
-/// and how many documents still wait for their vector (0 when it is fresh). Usable when the
-/// configured embedder made the store's vectors, complete or not: each stored vector under that
-/// fingerprint is current (a Recall entry's is deleted when its text changes; a turn's carries
-/// the extent it was made from, which [`Matrix::load`] checks), so a search over them scores no
-/// stale vector and leaves the pending documents to the lexical leg. Never built, or built by
-/// another embedder: the error of [`check_fresh`].
-pub fn check_usable(
-    conn: &Connection,
-    corpus: &dyn Corpus,
-    fingerprint: &str,
-) -> Result<(State, u64)> {
+/// What a query may score against while the vectors catch up with the corpus: the store's
+/// state. Usable when the configured embedder made the store's vectors, complete or not: each
+/// stored vector under that fingerprint is current (a Recall entry's is deleted when its text
+/// changes; a turn's carries the extent it was made from, which [`Matrix::load`] checks), so a
+/// search over them scores no stale vector and leaves the pending documents to the lexical leg
+/// ([`MatrixCache::get_catching_up`] counts them). Never built, or built by another embedder:
+/// the error of [`check_fresh`].
+pub fn check_usable(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<State> {
     let s = state(conn, corpus)?;
     if s.is_fresh(fingerprint) {
-        return Ok((s, 0));
+        return Ok(s);
     }
     if s.fingerprint != fingerprint || s.dims == 0 {
-        return check_fresh(conn, corpus, fingerprint).map(|s| (s, 0));
+        return check_fresh(conn, corpus, fingerprint);
     }
-    let pending = pending_count(conn, corpus, fingerprint)?;
-    Ok((s, pending))
+    Ok(s)
 }
 
 /// The document recipe part of a store fingerprint (see [`store_fingerprint`]).
@@ -622,6 +617,9 @@ pub struct Matrix {
     /// The corpus revision its rows were last checked against the corpus's documents: a row
     /// whose document grew after that may be stale (see [`MatrixCache::get_catching_up`]).
     checked_revision: i64,
+    /// While the store catches up: how many documents wait for their vector, counted at the
+    /// corpus revision and change log entry given (both unmoved, the count holds).
+    pending: Option<(u64, i64, i64)>,
 }
 
 /// The vectors a matrix holds: every vector of a store under a fingerprint (`?1`), or with
@@ -780,6 +778,7 @@ impl Matrix {
             generation: state.generation,
             seq,
             checked_revision: state.corpus_revision,
+            pending: None,
         };
         let mut st = conn.prepare(vector_sql(state.store, false)).map_err(db)?;
         let mut rows = st.query([&state.fingerprint]).map_err(db)?;
@@ -981,16 +980,17 @@ impl MatrixCache {
     }
 
     /// The matrix for a store whose vectors are catching up with its corpus (usable, not
-    /// complete: see [`check_usable`]), as [`Matrix::load`] would read it now: the kept one
-    /// brought up to date from the change log and, when a capture moved the corpus on since its
-    /// rows were last checked, rid of every row whose turn grew or went (one read of the
-    /// corpus's index, not of its vectors).
+    /// complete: see [`check_usable`]), as [`Matrix::load`] would read it now, and how many
+    /// documents wait for their vector: the kept one brought up to date from the change log and,
+    /// when a capture moved the corpus on since its rows were last checked, rid of every row
+    /// whose turn grew or went (one read of the corpus's index, not of its vectors). The count
+    /// is taken again only when the corpus or the log moved.
     pub fn get_catching_up(
         &self,
         conn: &Connection,
         state: &State,
         corpus: &dyn Corpus,
-    ) -> Result<Arc<Matrix>> {
+    ) -> Result<(Arc<Matrix>, u64)> {
         let mut slots = self.slots();
         let mut m = match self.updated(&mut slots, conn, state, corpus)? {
             Some(m) => m,
@@ -1009,8 +1009,17 @@ impl MatrixCache {
             // log, never as it stands.
             Arc::make_mut(&mut m).stand_for(state, None);
         }
+        let pending = match m.pending {
+            Some((n, revision, seq)) if revision == state.corpus_revision && seq == m.seq => n,
+            _ => {
+                let n = pending_count(conn, corpus, &state.fingerprint)?;
+                let kept = Arc::make_mut(&mut m);
+                kept.pending = Some((n, state.corpus_revision, kept.seq));
+                n
+            }
+        };
         slots.insert(state.store, Arc::clone(&m));
-        Ok(m)
+        Ok((m, pending))
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<VectorStore, Arc<Matrix>>> {
@@ -1101,6 +1110,7 @@ mod tests {
             generation: 0,
             seq: 0,
             checked_revision: 0,
+            pending: None,
         };
         for (key, row) in [
             (5, [1.0, 0.0]),
@@ -1268,14 +1278,15 @@ mod tests {
                     }
                     _ => {}
                 }
-                let Ok((now, pending)) = check_usable(&conn, &turns, &fingerprint) else {
+                let Ok(now) = check_usable(&conn, &turns, &fingerprint) else {
                     continue;
                 };
-                let kept = if now.is_fresh(&fingerprint) {
-                    cache.get(&conn, &now, &turns).unwrap()
+                let (kept, pending) = if now.is_fresh(&fingerprint) {
+                    (cache.get(&conn, &now, &turns).unwrap(), 0)
                 } else {
                     cache.get_catching_up(&conn, &now, &turns).unwrap()
                 };
+                proptest::prop_assert_eq!(pending, pending_count(&conn, &turns, &fingerprint).unwrap());
                 let whole = Matrix::load(&conn, &now, &turns).unwrap();
                 proptest::prop_assert_eq!(rows(&kept), rows(&whole));
                 // Each turn is scored by its vector, or has an empty one (nothing to embed),
