@@ -291,9 +291,18 @@ fn stored_versions(
 
 /// How many documents lack a current vector.
 pub fn pending_count(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<u64> {
-    let db = crate::store::err_in(conn);
-    let stored = stored_versions(conn, corpus.store(), fingerprint)?;
-    let index = corpus.index(conn).map_err(db)?;
+    let index = corpus.index(conn).map_err(crate::store::err_in(conn))?;
+    pending_among(conn, corpus.store(), fingerprint, &index)
+}
+
+/// How many of the documents `index` lists ([`Corpus::index`]) lack a current vector.
+fn pending_among(
+    conn: &Connection,
+    store: VectorStore,
+    fingerprint: &str,
+    index: &[(String, i64, i64)],
+) -> Result<u64> {
+    let stored = stored_versions(conn, store, fingerprint)?;
     Ok(index
         .iter()
         .filter(|(id, _, version)| stored.get(id) != Some(version))
@@ -998,11 +1007,13 @@ impl MatrixCache {
         };
         // Matrices are copied only while a query still holds the old one, and touched only when
         // something changed: a query while nothing moves costs one read of the log.
+        let mut index = None;
         if m.checked_revision != state.corpus_revision {
-            let index = corpus.index(conn).map_err(crate::store::err_in(conn))?;
+            let now = corpus.index(conn).map_err(crate::store::err_in(conn))?;
             let kept = Arc::make_mut(&mut m);
-            kept.keep_current(&index);
+            kept.keep_current(&now);
             kept.checked_revision = state.corpus_revision;
+            index = Some(now);
         }
         if m.built_revision.is_some() {
             // Complete for no revision: [`MatrixCache::get`] takes it up through the change
@@ -1012,7 +1023,10 @@ impl MatrixCache {
         let pending = match m.pending {
             Some((n, revision, seq)) if revision == state.corpus_revision && seq == m.seq => n,
             _ => {
-                let n = pending_count(conn, corpus, &state.fingerprint)?;
+                let n = match &index {
+                    Some(index) => pending_among(conn, state.store, &state.fingerprint, index)?,
+                    None => pending_count(conn, corpus, &state.fingerprint)?,
+                };
                 let kept = Arc::make_mut(&mut m);
                 kept.pending = Some((n, state.corpus_revision, kept.seq));
                 n
