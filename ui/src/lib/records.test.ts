@@ -9,6 +9,7 @@ import {
   recordHeading,
   snippetParts,
   toolInput,
+  toolInputText,
 } from './records';
 import { fakeRecords } from '../testing/fake-backend';
 
@@ -17,6 +18,28 @@ const call = (tool_name: string, input: unknown, tool_kind = 'other'): RecordVie
   tool_name,
   tool_kind,
   tool_input: typeof input === 'string' ? input : JSON.stringify(input),
+});
+
+describe('tool input as text', () => {
+  // A teammate's published record: the input, without the files or kind the archive adds.
+  const published = (input: unknown) => ({ tool_input: JSON.stringify(input) });
+
+  it('reads a command as typed, under what it was for', () => {
+    expect(toolInputText(toolInput(published({ command: 'npm test -- login', description: 'Run the login tests' })))).toBe(
+      'Run the login tests\n$ npm test -- login',
+    );
+    expect(toolInputText(toolInput(published({ command: ['bash', '-lc', 'ls'] })))).toBe('$ bash -lc ls');
+  });
+
+  it('reads an edit as signed lines under its path', () => {
+    const edit = published({ file_path: 'src/login.ts', old_string: 'return false;', new_string: 'return user !== null;\n' });
+    expect(toolInputText(toolInput(edit))).toBe('src/login.ts\n-return false;\n+return user !== null;');
+  });
+
+  it('keeps anything else as indented JSON, and nothing for no input', () => {
+    expect(toolInputText(toolInput(published({ query: 'flaky test' })))).toBe('{\n  "query": "flaky test"\n}');
+    expect(toolInputText(toolInput({ tool_input: null }))).toBe('');
+  });
 });
 
 describe('tool input', () => {

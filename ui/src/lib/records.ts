@@ -93,15 +93,19 @@ function patchLines(patch: string): DiffLine[] {
 
 const looksLikePatch = (text: string) => /^(\*\*\* Begin Patch|--- |diff --git|@@)/m.test(text);
 
+/** What [`toolInput`] reads of a record: its input, and where the archive has them (a
+ * teammate's published record does not), the files it names and its kind. */
+export type ToolCall = Pick<RecordView, 'tool_input'> & Partial<Pick<RecordView, 'file_paths' | 'tool_kind'>>;
+
 /** A tool call's input, for display. */
-export function toolInput(record: RecordView): ToolInput {
+export function toolInput(record: ToolCall): ToolInput {
   const input = parse(record.tool_input);
   if (input === null || input === undefined) return { type: 'none' };
   if (typeof input === 'string') {
     return looksLikePatch(input) ? { type: 'diff', path: null, lines: patchLines(input) } : { type: 'json', text: input };
   }
   const fields = (typeof input === 'object' ? input : {}) as Record<string, unknown>;
-  const path = str(fields.file_path) ?? str(fields.path) ?? record.file_paths[0] ?? null;
+  const path = str(fields.file_path) ?? str(fields.path) ?? record.file_paths?.[0] ?? null;
 
   // Edits: Claude's Edit / MultiEdit / Write, Codex's apply_patch (in its several shapes).
   if (str(fields.old_string) !== null || str(fields.new_string) !== null) {
@@ -138,6 +142,23 @@ export function toolInput(record: RecordView): ToolInput {
     return { type: 'command', command: line, description: str(fields.description) };
   }
   return { type: 'json', text: JSON.stringify(input, null, 2) };
+}
+
+/** A tool call's input as plain text, where it is one line among others (a teammate's record):
+ * a command as typed, a diff as signed lines under its path, anything else as indented JSON. */
+export function toolInputText(input: ToolInput): string {
+  switch (input.type) {
+    case 'none':
+      return '';
+    case 'command':
+      return [input.description, `$ ${input.command}`].filter(Boolean).join('\n');
+    case 'diff':
+      return [input.path, ...input.lines.map((l) => (l.sign === '@' ? l.text : `${l.sign}${l.text}`))]
+        .filter((line) => line !== null)
+        .join('\n');
+    case 'json':
+      return input.text;
+  }
 }
 
 /** Lines of a diff shown while folded. */
