@@ -383,6 +383,42 @@ fn an_incremental_push_sends_only_the_new_records() {
     assert_eq!(none, json!([]), "{none}");
 }
 
+/// A tool call found by a teammate reads as the local search reads it: its input's fields and
+/// values, not the JSON it was pushed as.
+#[test]
+fn a_teammate_s_tool_call_is_found_as_its_input_reads() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let hits = alice.json(&[
+        "team",
+        "search",
+        "phoenix background",
+        "--from",
+        &db.url(&alice),
+    ]);
+    let calls: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == "tool_call")
+        .map(|h| h["snippet"].as_str().unwrap())
+        .collect();
+    assert!(!calls.is_empty(), "{hits}");
+    for snippet in &calls {
+        assert!(
+            !snippet.contains("\":") && !snippet.contains("{\""),
+            "JSON punctuation in {snippet:?}"
+        );
+    }
+    assert!(
+        calls
+            .iter()
+            .any(|s| s.contains("command: mix phx.server · description: Start **Phoenix**")),
+        "{calls:?}"
+    );
+}
+
 #[test]
 fn a_push_killed_mid_way_resumes_where_it_stopped_and_ends_as_a_clean_push() {
     let db = TeamDb::new();

@@ -247,7 +247,8 @@ impl<'a> Reader<'a> {
             "SELECT r.publisher::text, r.session_key::text, {title}, r.ordinal::text, r.turn_index::text,
                     left(r.kind::text, 40), left(r.role::text, 40), left(r.ts::text, 64),
                     left(ts_headline('simple', left(coalesce(r.body::text, '') || ' ' || coalesce(r.tool_input::text, ''), 20000), q,
-                        'StartSel=**, StopSel=**, MaxWords=30, MinWords=12, MaxFragments=1'), 2000)
+                        'StartSel=**, StopSel=**, MaxWords=30, MinWords=12, MaxFragments=1'), 2000),
+                    (coalesce(r.body, '') = '' AND r.tool_input IS NOT NULL)::text
              FROM cairn.records r
              JOIN cairn.sessions s ON s.publisher = r.publisher AND s.session_key = r.session_key,
                   websearch_to_tsquery('simple', $1) q
@@ -268,7 +269,17 @@ impl<'a> Reader<'a> {
                 kind: cell(r, 5, SHORT_CAP).unwrap_or_default(),
                 role: cell(r, 6, SHORT_CAP),
                 timestamp: time(r, 7),
-                snippet: crate::text::excerpt(&cell(r, 8, 4000).unwrap_or_default(), 400),
+                snippet: {
+                    let snippet = cell(r, 8, 4000).unwrap_or_default();
+                    // A tool call's passage is of its stored JSON: read as the local search
+                    // reads it (`command: ls · description: List`), not as punctuation.
+                    let snippet = if cell(r, 9, 8).as_deref() == Some("true") {
+                        crate::archive::store::readable_input(snippet.trim())
+                    } else {
+                        snippet
+                    };
+                    crate::text::excerpt(&snippet, 400)
+                },
             })
             .collect())
     }

@@ -183,6 +183,12 @@ pub fn without_json_punctuation(snippet: &str) -> String {
     out
 }
 
+/// A snippet of a stored tool input as a person reads it: its JSON punctuation dropped
+/// ([`without_json_punctuation`]), then its escapes decoded ([`readable_escapes`]).
+pub fn readable_input(snippet: &str) -> String {
+    readable_escapes(&without_json_punctuation(snippet))
+}
+
 /// A snippet of a stored tool input as a person reads it: the JSON escapes decoded (`\"` and
 /// `\\` to the character, a line break, tab or other control character to a space, since a
 /// snippet is one line), so a command reads `git commit -m "fix"`, not `-m \"fix\"`. A cut-off

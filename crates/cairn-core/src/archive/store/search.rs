@@ -237,9 +237,7 @@ pub fn fill_snippets(
             .optional()?;
         hit.snippet = match snippet {
             Some((Some(best), input)) if input.as_ref() == Some(&best) => {
-                super::fts::readable_escapes(&super::fts::without_json_punctuation(
-                    &super::fts::unglued_marks(&best),
-                ))
+                super::fts::readable_input(&super::fts::unglued_marks(&best))
             }
             Some((best, _)) => best.unwrap_or_default(),
             None => String::new(),
