@@ -396,6 +396,31 @@ describe('search', () => {
     expect(one(target, 'search-pending')).toBeNull();
   });
 
+  it('asks a search again when the build its waiting turns waited for ends', async () => {
+    await render();
+    press('/');
+    await settle();
+    const searches = () => calls.filter((c) => c.cmd === 'search_archive').length;
+    const input = document.querySelector<HTMLInputElement>('#search-input')!;
+    const ask = async (text: string) => {
+      input.value = text;
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      await settle();
+    };
+    await ask('meaning built');
+    const before = searches();
+    await emit('meaning-finished', { embedded: 3, error: null });
+    await settle();
+    expect(searches()).toBe(before);
+
+    await ask('meaning waiting');
+    const waiting = searches();
+    await emit('meaning-finished', { embedded: 4, error: null });
+    await settle();
+    expect(searches()).toBe(waiting + 1);
+  });
+
   it('reports a query the backend rejects', async () => {
     const { target } = await render({ failOnce: { search_archive: 'cannot search for "\\"x": unterminated string; drop the leading quote' } });
     press('/');

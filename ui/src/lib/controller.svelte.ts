@@ -145,9 +145,19 @@ export class WindowController implements KeyHandler {
       if (live.version === 0) return;
       untrack(() => this.refresh());
     });
+    $effect(() => {
+      if (this.#s.meaning.ended === 0) return;
+      // A build of the turns' vectors ended: a search that found waiting turns by words alone
+      // is asked again, by meaning now.
+      untrack(() => {
+        if (this.route.view === 'search' && this.#s.search.vectorsPending > 0) this.refresh();
+      });
+    });
     onMount(() => {
       const stopClock = clock.start();
       void live.start();
+      // The end of a catch-up build reaches Search even when Settings was never opened.
+      void this.#s.meaning.listen();
       // A second launch (`cairn-desktop 'cairn://…'` while this window is open) opens its link here.
       const following = app.followLinks((link) => router.open(link));
       void this.#start();

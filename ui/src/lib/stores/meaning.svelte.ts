@@ -63,8 +63,9 @@ export class MeaningStore {
   #samples = 0;
   /** When the last progress event came. */
   #lastAt = 0;
-  /** Builds that ended since this store started listening. */
-  #finished = 0;
+  /** Builds that ended since this store started listening: what shows the results of a
+   * search by meaning anew (the turns it found by words alone may have their vectors now). */
+  ended = $state(0);
   #listening: Promise<void> | null = null;
   #stops: (() => void)[] = [];
   /** Bumped by `dispose`, so a subscription that resolves after it is undone at once. */
@@ -130,7 +131,7 @@ export class MeaningStore {
   async build(): Promise<boolean> {
     if (this.building) return false;
     await this.listen();
-    const finished = this.#finished;
+    const finished = this.ended;
     // Measured from now: the first chunk's event comes after a whole chunk.
     this.#since = { at: this.#now(), done: 0 };
     this.#samples = 0;
@@ -143,7 +144,7 @@ export class MeaningStore {
       return false;
     }
     // A build so short it ended before its answer came: the status it returned is stale.
-    if (this.#finished !== finished) await this.status.load(() => this.#api.meaningStatus(), { keep: true });
+    if (this.ended !== finished) await this.status.load(() => this.#api.meaningStatus(), { keep: true });
     else await this.status.load(() => Promise.resolve<Outcome<MeaningStatus>>({ status: 'ok', data: started }), { keep: true });
     return true;
   }
@@ -172,7 +173,7 @@ export class MeaningStore {
   /** One `meaning-finished` event: the build ended (its error, if any, is the status'
    * `last_error` until the next build starts). */
   finished(): void {
-    this.#finished++;
+    this.ended++;
     this.#reset();
     void this.status.load(() => this.#api.meaningStatus(), { keep: true });
   }
