@@ -503,13 +503,18 @@ test('why: from a file the session edited, and a description typed in Search', a
   assert.match(await text(edited), /login\.js/);
   await (await edited.$('[data-testid="why-path"]')).click();
   // The session's folder has main checked out, whose login.js no session wrote (the edit is on
-  // feature/login): the session that edited it is named all the same, at low confidence.
+  // feature/login): the session that edited it is named all the same, at low confidence. The
+  // previous answer (the commit's, which names the same session) stays on screen until this one
+  // comes, so the wait is for this answer's words.
   await until(
-    async () => (await rendered('why-session', 'data-session-key')).includes(loginKey) || (await (await byTestId('why-error')).isExisting()),
+    async () =>
+      /another branch/.test(await text(await byTestId('why-results')).catch(() => '')) ||
+      (await (await byTestId('why-error')).isExisting()),
     'Why on the edited file did not name the session that edited it',
     20_000,
   );
   assert.equal(await (await byTestId('why-error')).isExisting(), false, 'Why on the edited file failed');
+  assert.ok((await rendered('why-session', 'data-session-key')).includes(loginKey), 'the session that edited it is not named');
   assert.match(await text(await byTestId('why-results')), /another branch/);
   assert.equal(await (await byTestId('why-session-place')).isExisting(), true, 'it is traced in the session folder');
   await shot('why-03-path');
