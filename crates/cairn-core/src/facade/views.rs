@@ -140,7 +140,7 @@ impl Cairn {
             Ok(views::search::SearchAnswer {
                 hits,
                 mode: query.mode,
-                vectors_pending: u32::try_from(pending).unwrap_or(u32::MAX),
+                vectors_pending: pending,
             })
         } else {
             let hits = views::search::search(store.conn(), query)
@@ -158,8 +158,9 @@ impl Cairn {
     /// The query is embedded and scored against every vector on a thread of its own while the
     /// full-text leg runs on this one: on two cores that costs no wall time while the words
     /// take longer.
-    fn semantic_turns(&self, store: &Store, query: &SearchQuery) -> Result<(Vec<SearchHit>, u64)> {
+    fn semantic_turns(&self, store: &Store, query: &SearchQuery) -> Result<(Vec<SearchHit>, u32)> {
         let (matrix, pending) = self.usable_matrix(store, VectorStore::Sessions)?;
+        let pending = u32::try_from(pending).unwrap_or(u32::MAX);
         let (lexical, scores) = std::thread::scope(|s| {
             let embedding = std::thread::Builder::new()
                 .name("cairn-query-embed".into())
@@ -207,7 +208,7 @@ impl Cairn {
             .map_err(|e| search_error(&store, query, e))?;
         Ok(views::search::SessionSearch {
             sessions,
-            vectors_pending: u32::try_from(pending).unwrap_or(u32::MAX),
+            vectors_pending: pending,
         })
     }
 
