@@ -337,6 +337,15 @@ describe('keyboard', () => {
   });
 });
 
+/** Type `text` into the search box and submit it. */
+async function ask(text: string): Promise<void> {
+  const input = document.querySelector<HTMLInputElement>('#search-input')!;
+  input.value = text;
+  input.dispatchEvent(new Event('input', { bubbles: true }));
+  input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+  await settle();
+}
+
 describe('search', () => {
   it('finds records with filters, marks matches as text, and opens the record', async () => {
     const { target, stores } = await render();
@@ -369,14 +378,6 @@ describe('search', () => {
     const { target } = await render();
     press('/');
     await settle();
-    const input = target.querySelector<HTMLInputElement>('#search-input')!;
-    const ask = async (text: string) => {
-      input.value = text;
-      input.dispatchEvent(new Event('input', { bubbles: true }));
-      input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-      await settle();
-    };
-
     await ask('nothing here');
     expect(one(target, 'search-empty')!.textContent).toContain('Nothing captured matches');
     expect(one(target, 'search-pending')).toBeNull();
@@ -401,13 +402,6 @@ describe('search', () => {
     press('/');
     await settle();
     const searches = () => calls.filter((c) => c.cmd === 'search_archive').length;
-    const input = document.querySelector<HTMLInputElement>('#search-input')!;
-    const ask = async (text: string) => {
-      input.value = text;
-      input.dispatchEvent(new Event('input', { bubbles: true }));
-      input.form!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-      await settle();
-    };
     await ask('meaning built');
     const before = searches();
     await emit('meaning-finished', { embedded: 3, error: null });
