@@ -738,6 +738,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if g.json {
                     render::json(out, &answer.hits)?;
                 } else {
+                    render::vectors_pending(
+                        out,
+                        VectorStore::Sessions,
+                        answer.vectors_pending,
+                        answer.mode,
+                    )?;
                     render::search(out, &answer, g.keys)?;
                 }
             }

@@ -384,12 +384,6 @@ pub fn vectors_pending(
 pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result<()> {
     use cairn_core::semantic::Mode;
     let (hits, mode) = (&answer.hits, answer.mode);
-    vectors_pending(
-        out,
-        cairn_core::semantic::vectors::VectorStore::Sessions,
-        answer.vectors_pending,
-        mode,
-    )?;
     if hits.is_empty() {
         let why = match mode {
             Mode::Lexical => "No matches.",

@@ -148,9 +148,10 @@ pub fn lexical_leg(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Vec<S
     }
 }
 
-/// Vector or hybrid search over turns, best first: `matrix` holds the fresh `sessions` vectors,
-/// `scores` its rows scored against the embedding of `q.text` ([`Matrix::scores`]) and
-/// `lexical` the full-text leg's hits ([`lexical_leg`]). A turn is found by meaning only when
+/// Vector or hybrid search over turns, best first: `matrix` holds the current `sessions`
+/// vectors (every turn's, or while a capture's turns wait, the others'), `scores` its rows
+/// scored against the embedding of `q.text` ([`Matrix::scores`]) and `lexical` the full-text
+/// leg's hits ([`lexical_leg`]). A turn is found by meaning only when
 /// its cosine is at least `floor` (the embedder's [`Embedder::similarity_floor`]); the words'
 /// hits have no floor. The full-text hits' snippets are left empty (see
 /// [`archive::ranked_records`]): the caller fills them for the turns it shows.
