@@ -32,10 +32,26 @@ async function settle() {
   flushSync();
 }
 
+/** Answers to `held` commands wait until `release()`; everything else answers at once. */
+const held = new Set<string>();
+let waiting: (() => void)[] = [];
+function release() {
+  for (const go of waiting) go();
+  waiting = [];
+}
+
 async function render(options: FakeOptions = {}): Promise<{ target: HTMLElement; stores: Stores }> {
   const fake = fakeBackend(options);
   calls = fake.calls;
-  mockIPC(fake.handler, { shouldMockEvents: true });
+  held.clear();
+  waiting = [];
+  mockIPC(
+    (cmd, args) =>
+      held.has(cmd)
+        ? new Promise<void>((go) => waiting.push(go)).then(() => fake.handler(cmd, args))
+        : fake.handler(cmd, args),
+    { shouldMockEvents: true },
+  );
   const target = document.createElement('div');
   document.body.append(target);
   const stores = createStores();
@@ -395,6 +411,33 @@ describe('search', () => {
     await ask('meaning built');
     expect(target.querySelector('#search-count')!.textContent).toContain('by meaning and words');
     expect(one(target, 'search-pending')).toBeNull();
+  });
+
+  it('keeps the last answer while a newer search runs, marked as out of date', async () => {
+    const { target } = await render();
+    press('/');
+    await settle();
+    await ask('flaky');
+    const before = all(target, 'search-hit').length;
+    expect(before).toBeGreaterThan(0);
+    expect(one(target, 'search-stale')).toBeNull();
+
+    held.add('search_archive');
+    await ask('nothing here');
+    expect(all(target, 'search-hit')).toHaveLength(before);
+    expect(one(target, 'search-stale')!.textContent).toBe('Searching…');
+    expect(target.querySelector('.results [aria-busy]')!.getAttribute('aria-busy')).toBe('true');
+
+    release();
+    await settle();
+    expect(one(target, 'search-stale')).toBeNull();
+    expect(target.querySelector('.results [aria-busy]')!.getAttribute('aria-busy')).toBe('false');
+    // The empty state names the words it answered, not what the box holds since.
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    input.value = 'typed after';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    expect(one(target, 'search-empty')!.textContent).toContain('Nothing captured matches nothing here');
   });
 
   it('asks a search again when the build its waiting turns waited for ends', async () => {

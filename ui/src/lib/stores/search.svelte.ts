@@ -25,6 +25,8 @@ export class SearchStore {
   whyFrom: WhyFrom = $state({ repo: null, session: null });
   whyResults = new Resource<WhyAnswer>();
   selected = $state(-1);
+  /** The words the transcripts' answer on screen was asked with (the box may hold newer ones). */
+  answered = $state('');
   /** Bumped to ask the search box to take the keyboard focus (`/`). */
   focusToken = $state(0);
   #api: SearchBackend;
@@ -88,7 +90,19 @@ export class SearchStore {
       return;
     }
     const kept = await this.results.load(() => this.#api.searchArchive(query), { keep: true });
-    if (kept) this.selected = this.hits.length > 0 ? 0 : -1;
+    if (kept) {
+      this.answered = query.text;
+      this.selected = this.hits.length > 0 ? 0 : -1;
+    }
+  }
+
+  /** Rows of an earlier question's answer are on screen while the newer one is asked: the view
+   * marks them as out of date rather than blanking them or passing them off as current. (An
+   * empty earlier answer is not kept: the view says it is searching instead.) */
+  get stale(): boolean {
+    if (this.mode === 'why') return this.whyResults.status === 'loading' && this.whySessions.length > 0;
+    if (this.mode === 'recall') return this.recallResults.status === 'loading' && (this.recallResults.data ?? []).length > 0;
+    return this.results.status === 'loading' && this.hits.length > 0;
   }
 
   /** Recall mode: the words as a ranked query over every accepted entry (trusted or not), with

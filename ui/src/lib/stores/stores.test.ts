@@ -1,6 +1,6 @@
 // The stores behind the views, over small fake backends.
 import { describe, expect, it, vi } from 'vitest';
-import type { ErrorReport, Outcome, SkimView } from '../api';
+import type { ErrorReport, Outcome, SearchAnswer, SearchHit, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
 import { SessionStore, type SessionApi } from './session.svelte';
@@ -361,6 +361,37 @@ describe('SearchStore', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('marks the last answer out of date while a newer question is asked, and keeps the words it answered', async () => {
+    const hit = { session_key: 'k', ordinal: 1 } as unknown as SearchHit;
+    let answer: (o: Outcome<SearchAnswer>) => void = () => {};
+    const searchArchive = vi
+      .fn()
+      .mockResolvedValueOnce(ok({ hits: [hit], mode: 'lexical', vectors_pending: 0 }))
+      .mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)))
+      .mockResolvedValueOnce(ok({ hits: [], mode: 'lexical', vectors_pending: 0 }));
+    const store = new SearchStore({ searchArchive } as unknown as Api);
+    store.text = 'flaky';
+    await store.run();
+    expect(store.stale).toBe(false);
+    expect(store.answered).toBe('flaky');
+
+    store.text = 'flaky test';
+    const asked = store.run();
+    expect(store.stale).toBe(true);
+    expect(store.hits).toEqual([hit]);
+    expect(store.answered).toBe('flaky');
+    answer(ok({ hits: [], mode: 'lexical', vectors_pending: 0 }));
+    await asked;
+    expect(store.stale).toBe(false);
+    expect(store.answered).toBe('flaky test');
+
+    // An empty answer on screen is not "out of date": the view says it is searching instead.
+    store.text = 'flaky tests';
+    const again = store.run();
+    expect(store.stale).toBe(false);
+    await again;
   });
 });
 
