@@ -53,6 +53,9 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
                "message": {"role": kind, "content": content}})
         .to_string()
     };
+    // An AWS key id split by an invisible bidi override, with control sequences and a window
+    // title around it: what a terminal or a reader joins must not leave whole.
+    let hidden = format!("AKIA{}", ["Q3EG", "RTJ5", "XW7P", "LM2N"].concat());
     let planted = [
         line(
             "u1",
@@ -65,6 +68,16 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
             Some("u1"),
             "assistant",
             json!([{"type": "text", "text": format!("Deploy token noted: {secret}")}]),
+        ),
+        line(
+            "a2",
+            Some("a1"),
+            "assistant",
+            json!([{"type": "text", "text": format!(
+                "Release key \u{1b}[31m{}\u{202d}{}\u{1b}[0m \u{1b}]0;pwned\u{7} \u{202e}done\u{202c}",
+                &hidden[..4],
+                &hidden[4..]
+            )}]),
         ),
     ]
     .join("\n");
@@ -100,6 +113,7 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
         .arg(env!("CARGO_BIN_EXE_cairn"))
         .arg(&repo)
         .arg(&secret)
+        .arg(&hidden)
         .env("CAIRN_DATA_DIR", env.data())
         .env("HOME", env.home())
         .output()

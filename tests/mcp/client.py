@@ -14,6 +14,9 @@ import sys
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
+# Bidi embeddings, overrides and isolates: they reorder (or hide inside a word) what a reader sees.
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
 TOOLS = {"skim", "show", "search", "why", "recall_query", "recall_brief", "recall_propose", "recall_feedback"}
 
 
@@ -36,7 +39,8 @@ class Checker:
     def no_secret(self, where, text):
         for s in self.secrets:
             check(s not in text, f"{where}: a planted secret appears in the answer")
-        check("\x1b" not in text, f"{where}: an escape character appears in the answer")
+        hidden = [c for c in text if c in "\x1b\x07\x7f" or "\x80" <= c <= "\x9f" or c in BIDI]
+        check(not hidden, f"{where}: control or bidi characters appear in the answer: {hidden!r}")
 
     async def ok(self, tool, args):
         res = await self.session.call_tool(tool, args)
@@ -56,6 +60,7 @@ class Checker:
             msg = str(e.error.message if hasattr(e, "error") else e)
             self.no_secret(f"{tool} error", msg)
             check(expect.lower() in msg.lower(), f"{tool}({args}): error {msg!r} does not say {expect!r}")
+            check(len(msg) <= 601 and "\n" not in msg, f"{tool}: the error is not one line of at most 600 characters")
             return msg
         text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
         # rmcp reports arguments that do not deserialize (wrong types) as a tool error result
@@ -63,6 +68,7 @@ class Checker:
         check(res.is_error, f"{tool}({args}) was not refused: {text[:300]}")
         self.no_secret(f"{tool} error", text)
         check(expect.lower() in text.lower(), f"{tool}({args}): error {text!r} does not say {expect!r}")
+        check(len(text) <= 601 and "\n" not in text, f"{tool}: the refusal is not one line of at most 600 characters")
         return text
 
     async def refused(self, tool, args, expect):
@@ -156,8 +162,12 @@ async def main():
             check(hits["next_cursor"], "search: no cursor")
             page2 = await c.ok("search", {"query": "phoenix", "limit": 1, "cursor": hits["next_cursor"]})
             check(page2["hits"] and page2["hits"][0]["address"] != hits["hits"][0]["address"], "search page 2")
-            # The planted secret's context is searchable, the secret is not in the answer.
+            # The planted secret's context is searchable, the secret is not in the answer; nor is
+            # the key an invisible character split, in the hit or the record it leads to.
             await c.ok("search", {"query": "deploy token"})
+            release = await c.ok("search", {"query": "release key"})
+            check(release["hits"], "search: the record with the hidden key was not found")
+            await c.ok("show", {"address": release["hits"][0]["address"]})
             # A NUL or another control character in the words separates them; no server error.
             nul = await c.ok("search", {"query": "\u0007phoenix\u0000", "limit": 1})
             check(len(nul["hits"]) == 1, f"search with a NUL: {nul}")
@@ -203,6 +213,9 @@ async def main():
             found = [e for e in untrusted["entries"] if e["id"] == p["entry_id"]]
             check(found and not found[0]["trusted"], "include_untrusted did not return the proposal, untrusted")
 
+            # Feedback refused (no such entry) does not use up the session's allowance of 100.
+            for n in range(101):
+                await c.error("recall_feedback", {"entry_id": f"missing-{n}", "verdict": "helpful"}, f"missing-{n}")
             fb = await c.ok("recall_feedback", {"entry_id": entry["id"], "verdict": "helpful",
                                                 "query_id": q["query_id"], "note": "it worked"})
             check(fb["helpful"] == 1, f"feedback: {fb}")
@@ -232,6 +245,8 @@ async def main():
             await c.error("recall_propose", dict(prop_args, title="Other", evidence=[f"cairn://session/{key}?record=999990-999991"]), "evidence")
             await c.error("recall_brief", {"max_tokens": 10**6}, "max_tokens")
             await c.error("search", {"query": "x", "extra": 1}, "unknown field")
+            # rmcp quotes a field it does not know whole; the client gets one clean line.
+            await c.error("skim", {"\x1b]0;owned\x07" + "k" * 5000: 1}, "unknown field")
             # No vectors in this archive: the agent is told, in the answer, to search by words.
             await c.refused("search", {"query": "phoenix", "mode": "hybrid"}, "lexical")
 

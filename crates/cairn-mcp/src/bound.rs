@@ -56,22 +56,21 @@ impl Outbound {
 }
 
 /// A page of items: as many of `items` as fit in `budget` bytes beside the rest of the
-/// answer, in order. Returns the kept items and whether any were left out for the budget.
-pub fn fit(items: Vec<Value>, budget: usize) -> (Vec<Value>, bool) {
+/// answer, in order (at least one, so a page always moves on). Items are taken one by one, so
+/// each is cleaned only when it is reached. Returns the kept items and whether any
+/// were left out for the budget.
+pub fn fit(items: impl IntoIterator<Item = Value>, budget: usize) -> (Vec<Value>, bool) {
     let mut used = 0;
-    let mut kept = Vec::with_capacity(items.len());
-    let total = items.len();
+    let mut kept = Vec::new();
     for item in items {
         let size = serde_json::to_string(&item).map_or(usize::MAX, |s| s.len() + 1);
-        // At least one item, so a page always makes progress.
         if !kept.is_empty() && used + size > budget {
-            break;
+            return (kept, true);
         }
         used = used.saturating_add(size);
         kept.push(item);
     }
-    let cut = kept.len() < total;
-    (kept, cut)
+    (kept, false)
 }
 
 #[cfg(test)]

@@ -51,8 +51,11 @@ const MAX_ERROR: usize = 600;
 /// answer becomes a result with `isError` whose text is the message; every other error stays a
 /// JSON-RPC error. Either message is one clean line of at most [`MAX_ERROR`] characters: serde
 /// and rmcp quote what the agent sent (`unknown variant`, `unknown field`) raw and whole, escape
-/// sequences included.
-fn settle<T: From<CallToolResult>>(outcome: Result<T, ErrorData>) -> Result<T, ErrorData> {
+/// sequences included, and rmcp hands arguments that do not deserialize back as an `isError`
+/// result of its own, which is cut the same way.
+fn settle<T: From<CallToolResult> + Refusal>(
+    outcome: Result<T, ErrorData>,
+) -> Result<T, ErrorData> {
     match outcome {
         Err(e) if e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some() => Ok(
             CallToolResult::error(vec![ContentBlock::text(cairn_core::text::one_line(
@@ -64,7 +67,40 @@ fn settle<T: From<CallToolResult>>(outcome: Result<T, ErrorData>) -> Result<T, E
             e.message = cairn_core::text::one_line(&e.message, MAX_ERROR).into();
             Err(e)
         }
-        ok => ok,
+        Ok(mut answer) => {
+            if let Some(refusal) = answer.refusal() {
+                let text: String = refusal
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                refusal.content = vec![ContentBlock::text(cairn_core::text::one_line(
+                    &text, MAX_ERROR,
+                ))];
+            }
+            Ok(answer)
+        }
+    }
+}
+
+/// A tool call's answer as far as [`settle`] reads it: the result, when it is a refusal.
+trait Refusal {
+    fn refusal(&mut self) -> Option<&mut CallToolResult>;
+}
+
+impl Refusal for CallToolResult {
+    fn refusal(&mut self) -> Option<&mut CallToolResult> {
+        (self.is_error == Some(true)).then_some(self)
+    }
+}
+
+impl Refusal for rmcp::model::CallToolResponse {
+    fn refusal(&mut self) -> Option<&mut CallToolResult> {
+        match self {
+            rmcp::model::CallToolResponse::Complete(result) => result.refusal(),
+            _ => None,
+        }
     }
 }
 
@@ -452,8 +488,9 @@ impl Server {
         }
     }
 
-    /// The answer: `body` cleaned, then `items` under `key` cut to the byte budget, with
-    /// `next_cursor` when more remain (`more`: the source had more than this page).
+    /// The answer: `body` and each of `items` cleaned, redacted and cut as [`bound::Outbound`]
+    /// does, the items under `key` cut to the byte budget, with `next_cursor` when more remain
+    /// (`more`: the source had more than this page; `offset`: where this page starts).
     fn answer(
         &self,
         tool: &str,
@@ -465,7 +502,11 @@ impl Server {
     ) -> Res {
         body = self.out().value(body);
         let head = serde_json::to_string(&body).map_or(0, |s| s.len());
-        let (kept, cut) = bound::fit(items, bound::MAX_BYTES.saturating_sub(head + 64));
+        // Each item leaves as the body does: cleaned, redacted, its strings cut; then measured.
+        let (kept, cut) = bound::fit(
+            items.into_iter().map(|item| self.out().value(item)),
+            bound::MAX_BYTES.saturating_sub(head + 64),
+        );
         let next = (cut || more).then(|| address::cursor(tool, offset + kept.len()));
         if let Value::Object(map) = &mut body {
             map.insert(key.to_owned(), Value::Array(kept));
@@ -712,8 +753,10 @@ impl Server {
                 .turn_of_record(&addr.session, from)
                 .map_err(|e| self.fail(e))?;
             let key = detail.session_key.clone();
+            // A range the byte budget cut goes on from the cursor's record, to its end.
             let items: Vec<Value> = records
                 .iter()
+                .skip(offset)
                 .map(|r| {
                     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
                     if let Value::Object(m) = &mut v {
@@ -729,7 +772,7 @@ impl Server {
                 "session_address": address::session_link(&key),
                 "turn_address": turn_index.map(|t| address::turn_link(&key, t)),
             });
-            return self.answer("show", body, "records", items, 0, false);
+            return self.answer("show", body, "records", items, offset, false);
         }
         if let Some(turn) = turn {
             let view = cairn
@@ -1154,6 +1197,8 @@ impl Server {
                     None,
                 ));
             }
+            // Taken before the write, so calls at once cannot pass the cap together; given back
+            // below when the feedback is refused.
             counts.feedback += 1;
         }
         let verdict = match a.verdict {
@@ -1173,7 +1218,15 @@ impl Server {
                     &who,
                 )
             })
-            .map_err(|e| self.fail(e))?;
+            .map_err(|e| {
+                let mut counts = self
+                    .session
+                    .counts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                counts.feedback = counts.feedback.saturating_sub(1);
+                self.fail(e)
+            })?;
         self.single(json!({
             "entry_id": entry_id,
             "recorded": verdict.as_str(),

@@ -49,16 +49,38 @@ fn capture(cairn: &Cairn, agent: Agent, path: &Path, id: &str, cwd: &Path) {
     cairn.hook(&input.to_string(), Some(agent), cwd).unwrap();
 }
 
+/// The tail of an AWS access key id ("AKIA" and 16 more) that a transcript hides behind an
+/// invisible character (built here so no key-shaped literal is committed).
+fn hidden_key_tail() -> String {
+    ["Q3EG", "RTJ5", "XW7P", "LM2N"].concat()
+}
+
+/// What a terminal or a reader would act on, and a key split by a bidi override: the reply of
+/// every Claude session in the fixture carries them, and long text a page must cut.
+fn dirty_reply() -> String {
+    format!(
+        "Tidied. \u{1b}[31mred\u{1b}[0m \u{1b}]0;pwned\u{7} \u{202e}txet\u{202c} \u{9b}2J key AKIA\u{202d}{} {}",
+        hidden_key_tail(),
+        "and then some more words ".repeat(200)
+    )
+}
+
 fn claude_session(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path) {
+    claude_session_with(cairn, dir, id, cwd, 1);
+}
+
+/// A Claude session of one prompt and `replies` assistant records, each [`dirty_reply`].
+fn claude_session_with(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path, replies: usize) {
     let base = json!({"sessionId": id, "cwd": cwd, "gitBranch": "main", "timestamp": now(), "version": "2.1.39"});
     let mut text = String::new();
-    for (n, body) in [
-        json!({"type": "user", "message": {"role": "user", "content": format!("tidy the parser {id}")}}),
-        json!({"type": "assistant", "message": {"id": format!("msg_{id}"), "role": "assistant", "model": "m",
-            "content": [{"type": "text", "text": "Tidied."}]}}),
-    ]
-    .into_iter()
-    .enumerate()
+    let prompt = json!({"type": "user", "message": {"role": "user", "content": format!("tidy the parser {id}")}});
+    let reply = |n: usize| {
+        json!({"type": "assistant", "message": {"id": format!("msg_{id}_{n}"), "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": dirty_reply()}]}})
+    };
+    for (n, body) in std::iter::once(prompt)
+        .chain((0..replies).map(reply))
+        .enumerate()
     {
         let mut line = body.as_object().unwrap().clone();
         line.extend(base.as_object().unwrap().clone());
@@ -422,8 +444,11 @@ fn fitting(schema: &Value, prop: &Value, seed: &Seed) -> Value {
 
 /// Whether `s` holds a character a terminal or a log could act on.
 fn controls(s: &str) -> bool {
-    s.chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t' || ('\u{80}'..='\u{9f}').contains(&c))
+    s.chars().any(|c| {
+        c.is_control() && c != '\n' && c != '\t'
+            || ('\u{80}'..='\u{9f}').contains(&c)
+            || cairn_core::text::is_bidi_control(c)
+    })
 }
 
 /// Every string in `v` (keys too) that holds a control character.
@@ -701,4 +726,138 @@ fn a_search_by_meaning_after_a_hook_capture_answers_and_counts_the_turns_waiting
         "the new session is found by words: {hybrid}"
     );
     assert_eq!(ask("lexical")["vectors_pending"], 0);
+}
+
+/// Every string an answer carries, the items of its list too.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The items of every list tool leave as its body does: no control sequence, no bidi
+/// override, no key a hidden character split, no string longer than the cut.
+#[test]
+fn every_item_of_an_answer_is_cleaned_redacted_and_cut() {
+    let f = fixture();
+    let key = format!("AKIA{}", hidden_key_tail());
+    let hits = body(
+        f.server
+            .search(args(json!({"query": "tidied", "limit": 5})).unwrap()),
+    );
+    let record = hits["hits"][0]["address"].as_str().unwrap().to_owned();
+    let session = record.split('?').next().unwrap().to_owned();
+    let answers = [
+        ("search", hits),
+        (
+            "show record",
+            body(f.server.show(args(json!({"address": record})).unwrap())),
+        ),
+        (
+            "show turn",
+            body(
+                f.server
+                    .show(args(json!({"address": format!("{session}?turn=0")})).unwrap()),
+            ),
+        ),
+        (
+            "show session",
+            body(f.server.show(args(json!({"address": session})).unwrap())),
+        ),
+        (
+            "skim",
+            body(skim(
+                &f.server,
+                json!({"target": "main", "include_weak": true}),
+            )),
+        ),
+    ];
+    for (what, answer) in answers {
+        let mut all = Vec::new();
+        strings(&answer, &mut all);
+        let mut dirty = Vec::new();
+        dirty_strings(&answer, &mut dirty);
+        assert!(dirty.is_empty(), "{what}: control characters in {dirty:?}");
+        for s in &all {
+            assert!(!s.contains(&key), "{what}: the hidden key left: {s}");
+            assert!(
+                s.chars().count() <= crate::bound::MAX_STRING + 1,
+                "{what}: a string of {} characters",
+                s.chars().count()
+            );
+        }
+    }
+}
+
+/// A record range the byte budget cuts goes on from the cursor to its end, each record once.
+#[test]
+fn a_cut_record_range_pages_to_its_end() {
+    let f = fixture();
+    let repo = std::fs::canonicalize(f._tmp.path().join("repo")).unwrap();
+    let hook = Cairn::open(f._tmp.path().join("data")).unwrap();
+    claude_session_with(&hook, &f._tmp.path().join("claude"), "long", &repo, 60);
+    let hits = body(
+        f.server
+            .search(args(json!({"query": "tidy the parser long"})).unwrap()),
+    );
+    let session = hits["hits"][0]["address"].as_str().unwrap();
+    let session = session.split('?').next().unwrap();
+    let range = format!("{session}?record=0-60");
+    let mut ordinals = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        assert!(pages <= 20, "the pages never end: {ordinals:?}");
+        let mut asked = json!({"address": range, "limit": 100});
+        if let Some(c) = &cursor {
+            asked["cursor"] = json!(c);
+        }
+        let page = body(f.server.show(args(asked).unwrap()));
+        ordinals.extend(
+            page["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["ordinal"].as_u64().unwrap()),
+        );
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert!(pages > 1, "60 long records fit one page");
+    let expected: Vec<u64> = (0..=60).collect();
+    assert_eq!(ordinals, expected);
+}
+
+/// rmcp answers arguments that do not deserialize with an `isError` result quoting what the
+/// agent sent; the client receives it as one clean line.
+#[test]
+fn a_refusal_rmcp_makes_is_one_clean_line() {
+    let quoted = format!(
+        "failed to deserialize parameters: unknown field `\u{1b}]0;owned\u{7}{}`",
+        "k".repeat(100_000)
+    );
+    let (is_error, text) =
+        settled(Ok(CallToolResult::error(vec![ContentBlock::text(quoted)]))).unwrap();
+    assert!(is_error);
+    assert!(!controls(&text), "{text:?}");
+    assert!(
+        text.chars().count() <= MAX_ERROR + 1,
+        "{} characters",
+        text.chars().count()
+    );
+    assert!(
+        text.starts_with("failed to deserialize parameters: unknown field"),
+        "{text}"
+    );
 }
