@@ -67,6 +67,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!(
         "semantic/migrations/0031_turn_vectors_made.sql"
     )),
+    sql(include_str!("archive/migrations/0032_turn_extents.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

@@ -30,6 +30,18 @@ pub trait Corpus: Sync {
     fn revision(&self, conn: &Connection) -> rusqlite::Result<Option<i64>>;
     /// Every document's id, key and version, without text (counting what lacks a vector).
     fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>>;
+    /// Every document's key and version, sorted by key: [`Corpus::index`] without the ids, which
+    /// a kept matrix checks its rows against after each capture (a corpus whose keys are its
+    /// ids reads them as integers, not text).
+    fn extents(&self, conn: &Connection) -> rusqlite::Result<Vec<(i64, i64)>> {
+        let mut all: Vec<(i64, i64)> = self
+            .index(conn)?
+            .into_iter()
+            .map(|(_, key, version)| (key, version))
+            .collect();
+        all.sort_unstable();
+        Ok(all)
+    }
     /// Document `id` as it is now (`None`: gone).
     fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>>;
     /// Document `id`'s key and version as they are now, without its text (`None`: gone).
@@ -64,6 +76,11 @@ impl Corpus for Turns {
             .into_iter()
             .map(|(id, last)| (id.to_string(), id, last))
             .collect())
+    }
+
+    fn extents(&self, conn: &Connection) -> rusqlite::Result<Vec<(i64, i64)>> {
+        // By turn id, which is also the key.
+        crate::archive::store::turn_extents(conn)
     }
 
     fn document(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Doc>> {

@@ -300,19 +300,20 @@ pub fn pending_count(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) 
         .count() as u64)
 }
 
-/// The version each empty vector under `fingerprint` (a document with nothing to embed) was
-/// made from, by id: few, read through migration 0031's partial index.
-fn empty_versions(
+/// The key of each document with an empty vector under `fingerprint` (nothing to embed) and the
+/// version it was made from: few, read through migration 0031's partial index.
+fn empty_extents(
     conn: &Connection,
     store: VectorStore,
     fingerprint: &str,
-) -> Result<HashMap<String, i64>> {
+) -> Result<Vec<(i64, i64)>> {
     let sql = match store {
         VectorStore::Recall => {
-            "SELECT entry_id, 0 FROM recall_vectors WHERE fingerprint = ?1 AND length(vector) = 0"
+            "SELECT e.rowid, 0 FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
+             WHERE v.fingerprint = ?1 AND length(v.vector) = 0"
         }
         VectorStore::Sessions => {
-            "SELECT CAST(turn_id AS TEXT), last_ordinal FROM turn_vectors
+            "SELECT turn_id, last_ordinal FROM turn_vectors
              WHERE fingerprint = ?1 AND length(vector) = 0"
         }
     };
@@ -322,6 +323,14 @@ fn empty_versions(
                 .collect()
         })
         .map_err(crate::store::err_in(conn))
+}
+
+/// The version of document `key` in `extents` (sorted by key, see [`Corpus::extents`]).
+fn version_in(extents: &[(i64, i64)], key: i64) -> Option<i64> {
+    extents
+        .binary_search_by_key(&key, |&(k, _)| k)
+        .ok()
+        .map(|i| extents[i].1)
 }
 
 /// Vectors stored under `fingerprint`.
@@ -854,35 +863,30 @@ impl Matrix {
     }
 
     /// Drop every row whose document is gone or has moved on from the version the row was made
-    /// from (`index`: the corpus's documents as they are now, see [`Corpus::index`]).
-    fn keep_current(&mut self, index: &[(String, i64, i64)]) {
-        let now: HashMap<&str, i64> = index
-            .iter()
-            .map(|(id, _, version)| (id.as_str(), *version))
-            .collect();
-        let stale: Vec<String> = self
-            .ids
-            .iter()
-            .zip(&self.versions)
-            .filter(|(id, made_from)| now.get(id.as_str()) != Some(made_from))
-            .map(|(id, _)| id.clone())
+    /// from (`extents`: the corpus's documents as they are now, see [`Corpus::extents`]). A key
+    /// names one document while it exists; a document that went took its row with it through
+    /// the change log (its vector's deletion is logged), so a key reused since keeps no row.
+    fn keep_current(&mut self, extents: &[(i64, i64)]) {
+        let stale: Vec<String> = (0..self.len())
+            .filter(|&i| version_in(extents, self.keys[i]) != Some(self.versions[i]))
+            .map(|i| self.ids[i].clone())
             .collect();
         for id in stale {
             self.remove(&id);
         }
     }
 
-    /// How many of the documents `index` lists wait for their vector: those with no row here
-    /// and no current empty vector (`empty`, see [`empty_versions`]). Exact when the rows are
-    /// the store's current vectors, as [`MatrixCache::get_catching_up`] keeps them; no read of
-    /// the stored vectors' ids.
-    fn waiting(&self, index: &[(String, i64, i64)], empty: &HashMap<String, i64>) -> u64 {
-        index
+    /// How many of the documents `extents` lists wait for their vector: every document but
+    /// those with a row here and those whose empty vector (`empty`, see [`empty_extents`]) is
+    /// current. Exact when the rows are the store's current vectors, as
+    /// [`MatrixCache::get_catching_up`] keeps them (each row a present document, one per
+    /// document, which has one vector: a row or an empty one); nothing is read by id.
+    fn waiting(&self, extents: &[(i64, i64)], empty: &[(i64, i64)]) -> u64 {
+        let empty_current = empty
             .iter()
-            .filter(|(id, _, version)| {
-                !self.rows.contains_key(id) && empty.get(id) != Some(version)
-            })
-            .count() as u64
+            .filter(|&&(key, version)| version_in(extents, key) == Some(version))
+            .count();
+        extents.len().saturating_sub(self.len() + empty_current) as u64
     }
 
     /// Take in documents `ids`, whose vectors changed, as they stand now: each row is what
@@ -1020,8 +1024,8 @@ impl MatrixCache {
     /// complete: see [`check_usable`]), as [`Matrix::load`] would read it now, and how many
     /// documents wait for their vector: the kept one brought up to date from the change log and,
     /// when a capture moved the corpus on since its rows were last checked, rid of every row
-    /// whose turn grew or went (one read of the corpus's index, not of its vectors). The count
-    /// is taken again only when the corpus or the log moved.
+    /// whose turn grew or went (one read of the corpus's keys and versions, not of its vectors or
+    /// ids). The count is taken again only when the corpus or the log moved.
     pub fn get_catching_up(
         &self,
         conn: &Connection,
@@ -1035,13 +1039,13 @@ impl MatrixCache {
         };
         // Matrices are copied only while a query still holds the old one, and touched only when
         // something changed: a query while nothing moves costs one read of the log.
-        let mut index = None;
+        let mut extents = None;
         if m.checked_revision != state.corpus_revision {
-            let now = corpus.index(conn).map_err(crate::store::err_in(conn))?;
+            let now = corpus.extents(conn).map_err(crate::store::err_in(conn))?;
             let kept = Arc::make_mut(&mut m);
             kept.keep_current(&now);
             kept.checked_revision = state.corpus_revision;
-            index = Some(now);
+            extents = Some(now);
         }
         if m.built_revision.is_some() {
             // Complete for no revision: [`MatrixCache::get`] takes it up through the change
@@ -1051,12 +1055,12 @@ impl MatrixCache {
         let pending = match m.pending {
             Some((n, revision, seq)) if revision == state.corpus_revision && seq == m.seq => n,
             _ => {
-                let index = match index {
-                    Some(index) => index,
-                    None => corpus.index(conn).map_err(crate::store::err_in(conn))?,
+                let extents = match extents {
+                    Some(extents) => extents,
+                    None => corpus.extents(conn).map_err(crate::store::err_in(conn))?,
                 };
-                let empty = empty_versions(conn, state.store, &state.fingerprint)?;
-                let n = m.waiting(&index, &empty);
+                let empty = empty_extents(conn, state.store, &state.fingerprint)?;
+                let n = m.waiting(&extents, &empty);
                 let kept = Arc::make_mut(&mut m);
                 kept.pending = Some((n, state.corpus_revision, kept.seq));
                 n
