@@ -300,29 +300,38 @@ pub fn pending_count(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) 
         .count() as u64)
 }
 
-/// The key of each document with an empty vector under `fingerprint` (nothing to embed) and the
-/// version it was made from: few, read through migration 0031's partial index.
-fn empty_extents(
-    conn: &Connection,
-    store: VectorStore,
-    fingerprint: &str,
-) -> Result<Vec<(i64, i64)>> {
-    let sql = match store {
+/// How many documents have an empty vector under `fingerprint` (nothing to embed) made from
+/// the version they are at now: few, read through migration 0031's partial index, each checked
+/// through [`Corpus::current`] (the corpus's table is its room's to read).
+fn current_empties(conn: &Connection, corpus: &dyn Corpus, fingerprint: &str) -> Result<u64> {
+    let db = crate::store::err_in(conn);
+    let sql = match corpus.store() {
         VectorStore::Recall => {
-            "SELECT e.rowid, 0 FROM recall_vectors v JOIN recall_entries e ON e.id = v.entry_id
-             WHERE v.fingerprint = ?1 AND length(v.vector) = 0"
+            "SELECT entry_id, 0 FROM recall_vectors WHERE fingerprint = ?1 AND length(vector) = 0"
         }
         VectorStore::Sessions => {
-            "SELECT turn_id, last_ordinal FROM turn_vectors
+            "SELECT CAST(turn_id AS TEXT), last_ordinal FROM turn_vectors
              WHERE fingerprint = ?1 AND length(vector) = 0"
         }
     };
-    conn.prepare_cached(sql)
+    let empty: Vec<(String, i64)> = conn
+        .prepare_cached(sql)
         .and_then(|mut s| {
             s.query_map([fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect()
         })
-        .map_err(crate::store::err_in(conn))
+        .map_err(db)?;
+    let mut current = 0;
+    for (id, made_from) in empty {
+        if corpus
+            .current(conn, &id)
+            .map_err(db)?
+            .is_some_and(|(_, now)| now == made_from)
+        {
+            current += 1;
+        }
+    }
+    Ok(current)
 }
 
 /// The version of document `key` in `extents` (sorted by key, see [`Corpus::extents`]).
@@ -876,17 +885,12 @@ impl Matrix {
         }
     }
 
-    /// How many of the documents `extents` lists wait for their vector: every document but
-    /// those with a row here and those whose empty vector (`empty`, see [`empty_extents`]) is
-    /// current. Exact when the rows are the store's current vectors, as
-    /// [`MatrixCache::get_catching_up`] keeps them (each row a present document, one per
-    /// document, which has one vector: a row or an empty one); nothing is read by id.
-    fn waiting(&self, extents: &[(i64, i64)], empty: &[(i64, i64)]) -> u64 {
-        let empty_current = empty
-            .iter()
-            .filter(|&&(key, version)| version_in(extents, key) == Some(version))
-            .count();
-        extents.len().saturating_sub(self.len() + empty_current) as u64
+    /// How many of the `documents` of the corpus wait for their vector: all but those with a
+    /// row here and the `current_empty` ones (see [`current_empties`]). Exact when the rows are
+    /// the store's current vectors, as [`MatrixCache::get_catching_up`] keeps them (each row a
+    /// present document, one per document, which has one vector: a row or an empty one).
+    fn waiting(&self, documents: usize, current_empty: u64) -> u64 {
+        (documents as u64).saturating_sub(self.len() as u64 + current_empty)
     }
 
     /// Take in documents `ids`, whose vectors changed, as they stand now: each row is what
@@ -1059,8 +1063,8 @@ impl MatrixCache {
                     Some(extents) => extents,
                     None => corpus.extents(conn).map_err(crate::store::err_in(conn))?,
                 };
-                let empty = empty_extents(conn, state.store, &state.fingerprint)?;
-                let n = m.waiting(&extents, &empty);
+                let empty = current_empties(conn, corpus, &state.fingerprint)?;
+                let n = m.waiting(extents.len(), empty);
                 let kept = Arc::make_mut(&mut m);
                 kept.pending = Some((n, state.corpus_revision, kept.seq));
                 n
