@@ -41,16 +41,39 @@ pub fn is_blank(text: &str) -> bool {
     })
 }
 
-/// Text safe to show on a terminal or in a message. Removed whole: escape sequences, 7-bit
-/// (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …) and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC),
-/// with their parameters and strings. Dropped: every other control character (C0, DEL, C1)
-/// except newline and tab, and the bidi controls of [`is_bidi_control`].
+/// Text safe to show on a terminal or in a message: `text` without what [`hidden`] finds.
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut at = 0;
+    for (a, z) in hidden(text) {
+        out.push_str(&text[at..a]);
+        at = z;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The byte ranges of `text` a reader must not be handed, in order and disjoint (neighbours
+/// joined): escape sequences whole, 7-bit (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …)
+/// and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC) with their parameters and strings; every other
+/// control character (C0, DEL, C1) but newline and tab; the bidi controls of
+/// [`is_bidi_control`]. [`printable`] cuts them out, and the redactor reads text as that too
+/// (a key with a bidi override inside is whole to a reader).
+pub fn hidden(text: &str) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // Most text has none: no C0 but newline and tab, no DEL (one pass that vectorises), and
+    // no lead byte of a C1 or bidi control.
+    let b = text.as_bytes();
+    if !b.iter().fold(false, |any, &c| {
+        any | ((c < 0x20 && c != b'\n' && c != b'\t') || c == 0x7f)
+    }) && memchr::memchr2(0xc2, 0xe2, b).is_none()
+    {
+        return out;
+    }
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         match c {
-            '\u{1b}' => match chars.peek().copied() {
+            '\u{1b}' => match chars.peek().map(|&(_, c)| c) {
                 Some('[') => {
                     chars.next();
                     skip_csi(&mut chars);
@@ -61,8 +84,8 @@ pub fn printable(text: &str) -> String {
                 }
                 // nF: intermediates, then one final byte (`ESC ( B` selects a character set).
                 Some(' '..='/') => {
-                    while chars.next_if(|c| matches!(c, ' '..='/')).is_some() {}
-                    chars.next_if(|c| matches!(c, '0'..='~'));
+                    while chars.next_if(|&(_, c)| matches!(c, ' '..='/')).is_some() {}
+                    chars.next_if(|&(_, c)| matches!(c, '0'..='~'));
                 }
                 // Fp, Fe, Fs: one final byte (`ESC 7`, `ESC M`, `ESC c`).
                 Some('0'..='~') => {
@@ -73,75 +96,41 @@ pub fn printable(text: &str) -> String {
             },
             '\u{9b}' => skip_csi(&mut chars),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            '\n' | '\t' => out.push(c),
+            '\n' | '\t' => continue,
             c if c.is_control() || is_bidi_control(c) => {}
-            c => out.push(c),
+            _ => continue,
+        }
+        let end = chars.peek().map_or(text.len(), |&(i, _)| i);
+        match out.last_mut() {
+            Some(last) if last.1 == at => last.1 = end,
+            _ => out.push((at, end)),
         }
     }
     out
 }
 
+type Chars<'a> = std::iter::Peekable<std::str::CharIndices<'a>>;
+
 /// A control sequence's parameters and intermediates (0x20–0x3F), then its final byte
 /// (0x40–0x7E). Anything else ends it and is read as text again.
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while chars.next_if(|c| matches!(c, ' '..='?')).is_some() {}
-    chars.next_if(|c| matches!(c, '@'..='~'));
+fn skip_csi(chars: &mut Chars<'_>) {
+    while chars.next_if(|&(_, c)| matches!(c, ' '..='?')).is_some() {}
+    chars.next_if(|&(_, c)| matches!(c, '@'..='~'));
 }
 
 /// A control string (OSC, DCS, SOS, PM, APC) up to BEL or a string terminator (`ESC \` or
 /// C1 ST); an unterminated one runs to the end of the text, as a terminal would read it.
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(c) = chars.next() {
+fn skip_string(chars: &mut Chars<'_>) {
+    while let Some((_, c)) = chars.next() {
         match c {
             '\u{7}' | '\u{9c}' => break,
-            '\u{1b}' if chars.peek() == Some(&'\\') => {
+            '\u{1b}' if chars.peek().map(|&(_, c)| c) == Some('\\') => {
                 chars.next();
                 break;
             }
             _ => {}
         }
     }
-}
-
-/// Byte ranges of the terminal escape sequences in `text` that carry no text of their own: CSI
-/// (`ESC [` or U+009B, then parameter and intermediate bytes and one final byte: colours, cursor
-/// moves) and two-byte `ESC x` sequences. OSC, DCS and other string sequences are left out:
-/// their payload (a title, a hyperlink's URL) is text. What remains once these ranges are cut
-/// out is what a terminal shows, so the redactor finds `ESC[90m/home/…ESC[39m` as a path.
-pub fn control_sequences(text: &str) -> Vec<(usize, usize)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(k) = memchr::memchr2(0x1b, 0xc2, &b[i..]) {
-        let at = i + k;
-        match (b[at], b.get(at + 1)) {
-            (0x1b, Some(b'[')) | (0xc2, Some(0x9b)) => {}
-            // OSC, DCS, SOS, PM, APC: kept whole (the ESC stays a boundary).
-            (0x1b, Some(b']' | b'P' | b'X' | b'^' | b'_')) => {
-                i = at + 1;
-                continue;
-            }
-            (0x1b, Some(c)) if c.is_ascii() => {
-                out.push((at, at + 2));
-                i = at + 2;
-                continue;
-            }
-            _ => {
-                i = at + 1;
-                continue;
-            }
-        }
-        let mut z = at + 2;
-        while z < b.len() && (0x20..=0x3f).contains(&b[z]) {
-            z += 1;
-        }
-        if z < b.len() && (0x40..=0x7e).contains(&b[z]) {
-            z += 1;
-        }
-        out.push((at, z));
-        i = z;
-    }
-    out
 }
 
 /// `1 session`, `2 sessions`, `3 entries`: a count and its noun, which takes an `s` (a `y`
@@ -402,28 +391,20 @@ mod tests {
     }
 
     #[test]
-    fn control_sequences_are_csi_and_two_byte_escapes_only() {
-        let cut = |s: &str| {
-            let mut out = String::new();
-            let mut at = 0;
-            for (a, z) in control_sequences(s) {
-                out.push_str(&s[at..a]);
-                at = z;
-            }
-            out + &s[at..]
-        };
-        assert_eq!(
-            cut("\u{1b}[90m/home/USER/projects/x\u{1b}[39m ok"),
-            "/home/USER/projects/x ok"
-        );
-        assert_eq!(cut("a\u{9b}1;2Hb\u{1b}7c\u{1b}(Bd"), "abcBd");
-        // string sequences keep their payload (text the redactor must still see)
-        let osc = "\u{1b}]8;;https://x.invalid/?t=1\u{7}link";
-        assert_eq!(cut(osc), osc);
-        // cut off and odd cases never panic or reach past the text
-        assert_eq!(cut("x\u{1b}"), "x\u{1b}");
-        assert_eq!(cut("x\u{1b}[12;"), "x");
-        assert_eq!(cut("é\u{1b}é"), "é\u{1b}é");
+    fn hidden_ranges_are_what_printable_cuts_out() {
+        let ranges = |s: &str| hidden(s);
+        assert_eq!(ranges("plain text\n\tok"), []);
+        assert_eq!(ranges("\u{1b}[90m/home/x\u{1b}[39m"), [(0, 5), (12, 17)]);
+        // Neighbours join; an OSC goes whole with its payload (printable drops it).
+        assert_eq!(ranges("a\u{7}\u{202e}b"), [(1, 5)]);
+        assert_eq!(ranges("x\u{1b}]8;;https://x.invalid\u{7}y"), [(1, 24)]);
+        // A key split by a bidi override or a carriage return reads whole once they go.
+        assert_eq!(printable("AKIA\u{202d}QRST"), "AKIAQRST");
+        assert_eq!(printable("AKIA\rQRST\u{7f}"), "AKIAQRST");
+        // Cut off and odd cases never panic or reach past the text.
+        assert_eq!(ranges("x\u{1b}"), [(1, 2)]);
+        assert_eq!(ranges("x\u{1b}[12;"), [(1, 6)]);
+        assert_eq!(printable("é\u{1b}é"), "éé");
     }
 
     #[test]

@@ -112,14 +112,61 @@ pub struct Redactor {
     matcher: Matcher,
     unicode_escape: memmem::Finder<'static>,
     slash_escape: memmem::Finder<'static>,
-    /// U+009B, the 8-bit CSI (an ESC byte is looked for with memchr).
-    c1_csi: memmem::Finder<'static>,
 }
 
 impl Default for Redactor {
     fn default() -> Self {
         Redactor::new()
     }
+}
+
+/// Whether raw text (a JSON line as written, or plain text) holds something a reader is not
+/// shown (see [`crate::text::hidden`]) that could split a secret for the rules while the
+/// reader sees it whole: a C1 or bidi control written raw, anywhere (rare in any text), or a
+/// control character inside a word (between two bytes that are not whitespace), written raw or
+/// as a JSON one-letter escape (`\r`, `\b`, `\f`). A `\r\n` or a line's last `\r` splits
+/// no word, so CRLF text stays on the fast path; ESC and `\u` escapes the gate finds itself.
+fn hides_text(b: &[u8]) -> bool {
+    let control = |c: u8| (c < 0x20 && c != b'\n' && c != b'\t') || c == 0x7f;
+    let word = |c: Option<&u8>| c.is_some_and(|c| !c.is_ascii_whitespace());
+    // Raw C0 and DEL are rare (JSON escapes C0): one pass that vectorises decides whether to
+    // look for them.
+    if b.iter().fold(false, |any, &c| any | control(c)) {
+        let mut i = 0;
+        while i < b.len() {
+            if !control(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && control(b[i]) {
+                i += 1;
+            }
+            if start > 0 && word(b.get(start - 1)) && word(b.get(i)) {
+                return true;
+            }
+        }
+    }
+    let c1_or_bidi = memchr::memchr2_iter(0xc2, 0xe2, b).any(|at| {
+        matches!(
+            (b[at], b.get(at + 1), b.get(at + 2)),
+            (0xc2, Some(0x80..=0x9f), _)
+                | (0xe2, Some(0x80), Some(0xaa..=0xae))
+                | (0xe2, Some(0x81), Some(0xa6..=0xa9))
+        )
+    });
+    if c1_or_bidi {
+        return true;
+    }
+    [&b"\\r"[..], b"\\b", b"\\f"].iter().any(|escape| {
+        memmem::find_iter(b, escape).any(|at| {
+            let before = at.checked_sub(1).map(|k| b[k]);
+            let after = b.get(at + 2);
+            before.is_some_and(|c| !c.is_ascii_whitespace() && c != b'\\')
+                && word(after)
+                && after != Some(&b'\\')
+        })
+    })
 }
 
 /// How a blob key's value starts in compact raw JSON (see [`is_provider_blob`]).
@@ -182,7 +229,6 @@ impl Redactor {
             matcher: Matcher::new(KEY_ANCHORS),
             unicode_escape: memmem::Finder::new(b"\\u"),
             slash_escape: memmem::Finder::new(b"\\/"),
-            c1_csi: memmem::Finder::new("\u{9b}".as_bytes()),
         }
     }
 
@@ -250,7 +296,8 @@ impl Redactor {
     /// The cheap gate of [`Redactor::redact_line`], on raw bytes: false only when no layer can
     /// find anything in the line once decoded. `\u` and `\/` escapes could hide or split a
     /// secret in the raw form, so lines with them always go to the structural path; so do lines
-    /// with a raw ESC or 8-bit CSI (detection also runs on what a terminal shows).
+    /// with a raw ESC or anything else a reader is not shown inside a word ([`hides_text`]:
+    /// detection also runs on what a reader is shown).
     pub fn might_contain_secret(&self, raw: &str) -> bool {
         match self.gate(raw) {
             Gate::Clean => false,
@@ -264,7 +311,7 @@ impl Redactor {
         if self.unicode_escape.find(b).is_some()
             || self.slash_escape.find(b).is_some()
             || memchr::memchr(0x1b, b).is_some()
-            || self.c1_csi.find(b).is_some()
+            || hides_text(b)
             || !self.rule_and_key_hits(raw).is_empty()
         {
             return Gate::Dirty;
@@ -457,12 +504,15 @@ impl Redactor {
         resolve(s, all)
     }
 
-    /// One detection pass over `s` and, when it has terminal control sequences (colours, cursor
-    /// moves), over what a terminal shows of it too: `ESC[90m/home/…` hides a path's start and
-    /// `ESC[1mghp_…` a token's edge (a sequence inside a hit is redacted with it).
+    /// One detection pass over `s` and, when it has what a reader is never shown (escape
+    /// sequences, other control characters, bidi controls: [`crate::text::hidden`]), over what
+    /// they are shown of it too: `ESC[90m/home/…` hides a path's start, `ESC[1mghp_…` a token's
+    /// edge, and a bidi override or a carriage return inside a key splits it for the rules
+    /// while a reader sees it whole (what is hidden inside a hit is redacted with it). The pass
+    /// over `s` itself still reads the text of a control string (a hyperlink's URL).
     fn one_pass_shown(&self, s: &str) -> Vec<Hit> {
         let hits = self.one_pass_plain(s);
-        let seqs = crate::text::control_sequences(s);
+        let seqs = crate::text::hidden(s);
         if seqs.is_empty() {
             return hits;
         }
@@ -762,7 +812,7 @@ impl View {
         self.text.push(c);
     }
 
-    /// `s` without the control sequences at `seqs` (what a terminal shows).
+    /// `s` without the ranges at `seqs` (what a reader is shown, see [`crate::text::hidden`]).
     fn shown(s: &str, seqs: &[(usize, usize)]) -> View {
         let mut view = View::new(s.len());
         let mut at = 0;
@@ -2874,6 +2924,86 @@ mod tests {
             red,
             r"cd app\u0026\u0026mysql -u root -p[REDACTED:cli-password]"
         );
+    }
+
+    /// Keys split by what a reader is never shown: a bidi override, a carriage return, a BEL,
+    /// DEL, a C1 control, an escape sequence. Each line as an agent writes it (JSON, which
+    /// writes C0 as escapes and the rest raw) and as plain text: once redacted, what the one
+    /// cleaning function shows of it holds no key.
+    fn split_keys() -> Vec<String> {
+        vec![
+            "AKIAIOSFODNN7EXAMPLE".to_owned(),
+            format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+            format!(
+                "sk-ant-api03-{}",
+                "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa-_ZyXwVuTs"
+            ),
+        ]
+    }
+
+    const SPLITTERS: [&str; 9] = [
+        "\u{202d}",
+        "\u{202e}\u{202c}",
+        "\u{2066}",
+        "\r",
+        "\u{7}",
+        "\u{7f}",
+        "\u{85}",
+        "\u{1b}[0m",
+        "\u{1b}]0;title\u{7}",
+    ];
+
+    /// What a reader is shown of a redacted line: its `text` when it is JSON.
+    fn shown_of(line: &str) -> String {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => crate::text::printable(v["text"].as_str().unwrap_or_default()),
+            Err(_) => crate::text::printable(line),
+        }
+    }
+
+    #[test]
+    fn a_key_split_by_what_a_reader_is_not_shown_is_redacted() {
+        for key in split_keys() {
+            for splitter in SPLITTERS {
+                for at in [4, key.len() / 2, key.len() - 3] {
+                    let split = format!("{}{splitter}{}", &key[..at], &key[at..]);
+                    let text = format!("the release key {split} is set");
+                    let json = serde_json::json!({"type": "user", "text": text}).to_string();
+                    for line in [json.as_str(), text.as_str()] {
+                        let out = r().redact_line(line, &mut Vec::new());
+                        let shown = shown_of(&out);
+                        assert!(!shown.contains(&key), "{line:?} -> {out:?} shows {shown:?}");
+                        assert!(shown.contains("the release key"), "{shown:?}");
+                        assert_eq!(
+                            r().redact_line(&out, &mut Vec::new()),
+                            out,
+                            "not idempotent"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The same over any split, splitter and surrounding words.
+        #[test]
+        fn no_split_key_is_shown_whole(
+            pick in 0usize..3,
+            splitter in 0usize..SPLITTERS.len(),
+            at in 1usize..20,
+            before in "[a-z ]{0,12}",
+            after in "[a-z ]{0,12}",
+        ) {
+            let key = &split_keys()[pick];
+            let at = at.min(key.len() - 1);
+            let text = format!("{before} {}{}{} {after}", &key[..at], SPLITTERS[splitter], &key[at..]);
+            let json = serde_json::json!({"type": "user", "text": text}).to_string();
+            for line in [json.as_str(), text.as_str()] {
+                let out = r().redact_line(line, &mut Vec::new());
+                proptest::prop_assert!(!shown_of(&out).contains(key.as_str()), "{:?} -> {:?}", line, out);
+            }
+        }
     }
 
     #[test]
