@@ -225,7 +225,10 @@ fn plant_hostile(env: &Env) -> String {
             "a1",
             Some("u1"),
             "assistant",
-            json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat big.log"}}]),
+            // A clipboard write and a colour in the command: JSON text in the archive, where
+            // they are escapes until a writer decodes the input.
+            json!([{"type": "tool_use", "id": "t1", "name": "Bash",
+                    "input": {"command": "cat big.log \u{1b}]52;c;SGVsbG8=\u{7}\u{1b}[31mRED"}}]),
         ),
         line(
             "r1",

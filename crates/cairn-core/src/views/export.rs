@@ -515,7 +515,21 @@ fn walk_strings(v: &mut Value, f: &mut impl FnMut(&str) -> String) {
         Value::Object(map) => {
             let old = std::mem::take(map);
             for (k, mut val) in old {
-                walk_strings(&mut val, f);
+                match &mut val {
+                    // A tool's input is JSON held as text, whose escapes (`\u001b`) decode to
+                    // what cleaning removes once the Markdown and HTML writers read it: its
+                    // strings are cleaned as the JSON it holds.
+                    Value::String(text) if k == "tool_input" => {
+                        match serde_json::from_str::<Value>(text) {
+                            Ok(mut input) => {
+                                walk_strings(&mut input, f);
+                                *text = input.to_string();
+                            }
+                            Err(_) => *text = f(text),
+                        }
+                    }
+                    _ => walk_strings(&mut val, f),
+                }
                 map.insert(f(&k), val);
             }
         }
