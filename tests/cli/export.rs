@@ -317,14 +317,20 @@ fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
     assert_eq!(turns, [2, 3]);
     assert_eq!(doc["left_out"]["turns_not_exported"], 4);
     for (bad, says) in [
-        ("7..3", "ends before it starts"),
-        ("x", "is not A..B"),
-        ("40..50", "no turn 40..50"),
+        ("7..3", "ends before it starts".to_owned()),
+        ("x", "is not A..B".to_owned()),
+        // Its hint names the session as the person can type it: its agent's id.
+        (
+            "40..50",
+            format!(
+                "no turn 40..50 in this session (it has 6); list its turns with `cairn show {STAGE0}`"
+            ),
+        ),
     ] {
         let out = env.run(&["export", STAGE0, "--turns", bad]);
         assert_eq!(out.status.code(), Some(1), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says), "{bad}: {err}");
+        assert!(err.contains(&says), "{bad}: {err}");
     }
     let out = env.run(&["export", STAGE0, "--format", "pdf"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("use md, html, json or atif"));

@@ -87,6 +87,19 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
         assert_eq!(again["session_key"], key.as_str());
         assert_eq!(again["already_imported"], true, "{again}");
         assert_eq!(again["records_added"], 0);
+        // A person is told how to read it, by a name that leads to it (the trajectory's id is
+        // shared with the session it came from, so here that is the key).
+        let told = env.ok(&["import", file.to_str().unwrap()]);
+        let handle = told
+            .split("cairn show ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("{told}"));
+        assert_eq!(
+            env.json(&["show", handle])["session_key"],
+            key.as_str(),
+            "{told}"
+        );
     }
     // Every agent filter finds an imported session under the agent that ran it, not under
     // `atif` (each of these three names an agent Cairn knows).

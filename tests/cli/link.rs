@@ -147,7 +147,13 @@ fn a_persons_link_and_unlink_survive_hooks_syncs_and_full_relinks() {
 
     // The person changes their mind: a link replaces the unlink, and relinks add the
     // automatic evidence back beside it.
-    as_ana(&env, &["link", "s-work", "--to", "feature"]).unwrap();
+    let said = env.ok(&["link", "s-work", "--to", "feature"]);
+    // Named as the person named it, never by its internal key.
+    assert!(
+        said.starts_with("Linked session s-work to ref:refs/heads/feature")
+            && !said.contains("sha256-"),
+        "{said}"
+    );
     force_rebuild(&env);
     work.say("later");
     work.hook(&env);

@@ -68,7 +68,15 @@ fn import_needs_yes_or_dry_run_and_reports_the_contract_fields() {
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["errors"][0]["line"], 2);
+    // The report says nothing was written, as it was (not the good line as imported).
+    assert_eq!(report["imported"], 0, "{report}");
+    assert_eq!(report["items"], serde_json::json!([]), "{report}");
     assert_eq!(env.run(&["recall", "get", "p2"]).status.code(), Some(1));
+    let human = String::from_utf8(env.run(&["recall", "import", &bad, "--yes"]).stdout).unwrap();
+    assert!(
+        human.starts_with("Imported: 0\n") && !human.contains("imported p2"),
+        "{human}"
+    );
 }
 
 #[test]

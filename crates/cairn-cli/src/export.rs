@@ -79,27 +79,23 @@ pub fn import(args: ImportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
     if json_out {
         return render::json(out, &imported);
     }
+    let handle = clean(&cairn.session_handle(&imported.session_key)?);
     if imported.already_imported {
         writeln!(
             out,
             "Already imported: {} ({} turns); nothing new.",
-            clean(&imported.session_key),
+            clean(&args.file.display().to_string()),
             imported.turns
         )?;
     } else {
         writeln!(
             out,
-            "Imported {} as atif session {}: {} turns, {} records.",
+            "Imported {} as an atif session: {} turns, {} records.",
             clean(&args.file.display().to_string()),
-            clean(&imported.session_key),
             imported.turns,
             imported.records_added + imported.records_updated
         )?;
     }
-    writeln!(
-        out,
-        "Read it with `cairn show {}`.",
-        clean(&imported.session_key)
-    )?;
+    writeln!(out, "Read it with `cairn show {handle}`.")?;
     Ok(())
 }

@@ -35,11 +35,12 @@ pub fn run(
     if json {
         return render::json(out, &serde_json::json!({ "link": correction }));
     }
-    human(out, &correction)
+    // The session as the person named it: its key only when that is what they typed.
+    human(out, &args.session, &correction)
 }
 
-fn human(out: &mut impl Write, c: &LinkCorrection) -> Result<()> {
-    let session = clean(&c.session_key);
+fn human(out: &mut impl Write, named: &str, c: &LinkCorrection) -> Result<()> {
+    let session = format!("session {}", clean(named.trim()));
     let target = clean(&c.target_key);
     match c.action {
         CorrectionAction::Link => {

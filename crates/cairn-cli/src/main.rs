@@ -425,10 +425,14 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // A closed pipe (`cairn search x | head`) is not an error.
+            // A closed pipe (`cairn search x | head`) is not an error, written as text or as
+            // JSON (serde_json's error keeps the io error's kind, not the io error).
             if err.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+                    || c.downcast_ref::<serde_json::Error>()
+                        .and_then(serde_json::Error::io_error_kind)
+                        == Some(std::io::ErrorKind::BrokenPipe)
             }) {
                 return ExitCode::SUCCESS;
             }

@@ -210,6 +210,15 @@ impl Error {
                 ErrorKind::Busy => {
                     Some("another Cairn is writing to the archive; try again in a moment".into())
                 }
+                // No check can open it: say the way back, not `cairn doctor`.
+                ErrorKind::Corrupt
+                    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) =>
+                {
+                    Some(format!(
+                        "{} is no SQLite database: move it (with its -wal and -shm files) aside and run `cairn sync` to index the transcripts still on disk again (Recall reviews lived only in it)",
+                        path.display()
+                    ))
+                }
                 ErrorKind::Corrupt => Some(format!(
                     "run `cairn doctor` to see what is damaged in {}",
                     path.display()

@@ -134,9 +134,14 @@ impl Cairn {
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::store::db_err(&path, e))?;
-        let report = recall::import::apply(&tx, text, dry_run, &crate::clock::now())?;
+        let mut report = recall::import::apply(&tx, text, dry_run, &crate::clock::now())?;
         if dry_run || !report.errors.is_empty() {
             tx.rollback().map_err(|e| crate::store::db_err(&path, e))?;
+            if !dry_run {
+                // All or nothing: a report of what was written says nothing was.
+                report.imported = 0;
+                report.items.clear();
+            }
         } else {
             tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
             self.refresh_on_write(&mut store);

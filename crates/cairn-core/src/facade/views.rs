@@ -38,6 +38,14 @@ impl Cairn {
         views::session::detail(store.conn(), id).map_err(|e| store.err(e))
     }
 
+    /// What a person types to name session `key_or_id` again (see
+    /// [`crate::archive::store::session_handle`]): its agent's id when that names it alone.
+    pub fn session_handle(&self, key_or_id: &str) -> Result<String> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        crate::archive::store::session_handle(store.conn(), row).map_err(|e| store.err(e))
+    }
+
     /// The command that continues session `key_or_id` in its agent, in its folder, and what
     /// stands in its way (`cairn resume`, the session page's "Resume" line).
     pub fn resume_command(&self, key_or_id: &str) -> Result<views::resume::ResumeCommand> {

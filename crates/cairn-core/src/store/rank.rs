@@ -59,6 +59,10 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             ptr::null_mut(),
         );
         if rc != ffi::SQLITE_OK {
+            // A file that is no database (or a damaged one) fails here first: say that.
+            if matches!(rc & 0xff, ffi::SQLITE_NOTADB | ffi::SQLITE_CORRUPT) {
+                return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None));
+            }
             return Err(failed(rc, "FTS5 is not available"));
         }
         let mut api: *mut ffi::fts5_api = ptr::null_mut();

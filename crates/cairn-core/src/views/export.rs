@@ -267,7 +267,9 @@ impl Document {
         if options.turns.is_some() && turns.is_empty() {
             return Err(Error::NotFound(format!(
                 "no turn {}..{} in this session (it has {total}); list its turns with `cairn show {}`",
-                range.from, range.to, detail.session_key
+                range.from,
+                range.to,
+                archive::session_handle(conn, session).map_err(db)?
             )));
         }
         left_out.turns_not_exported = total.saturating_sub(turns.len() as u32);

@@ -126,6 +126,32 @@ pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<O
     .optional()
 }
 
+/// What a person types to name session `id` in `cairn show`: the agent's own session id when it
+/// is one plain word a shell passes as is and names this session ([`resolve_session`] takes the
+/// newest of those sharing it: an import shares its id with the session it came from), else
+/// the session key, which always does.
+pub fn session_handle(conn: &Connection, id: i64) -> rusqlite::Result<String> {
+    let (key, agent_id): (String, Option<String>) = conn.query_row(
+        "SELECT session_key, session_id FROM sessions WHERE id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let Some(agent_id) = agent_id.filter(|s| {
+        !s.is_empty()
+            && s.len() <= 128
+            && !s.starts_with('-')
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+    }) else {
+        return Ok(key);
+    };
+    Ok(if resolve_session(conn, &agent_id)? == Some(id) {
+        agent_id
+    } else {
+        key
+    })
+}
+
 /// Everything the archive knows of the session with row id `id`.
 pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDetail> {
     let mut d = conn.query_row(
