@@ -556,3 +556,27 @@ fn retention_warns_of_uncaptured_transcripts_that_expire_within_a_week() {
         .unwrap();
     assert_eq!(retention(&env.json(&["doctor"]))["status"], "warn");
 }
+
+/// Filters that match nothing say so, not that the archive is empty.
+#[test]
+fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    for args in [
+        &["sessions", "--branch", "refs/heads/no-such-branch"][..],
+        &["sessions", "--limit", "0"],
+    ] {
+        let said = env.ok(args);
+        assert!(
+            said.starts_with("No session matches these filters"),
+            "{args:?}: {said}"
+        );
+    }
+    let empty = Env::new();
+    assert!(
+        empty
+            .ok(&["sessions", "--agent", "codex"])
+            .starts_with("No session matches")
+    );
+    assert!(empty.ok(&["sessions"]).starts_with("No sessions yet"));
+}

@@ -690,6 +690,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             limit,
         } => {
             let cairn = open(g)?;
+            let filtered = agent.is_some() || branch.is_some() || limit == Some(0);
             let q = SessionQuery {
                 agent: agent.map(Agent::from),
                 branch,
@@ -698,6 +699,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let sessions = cairn.sessions(&q)?;
             if g.json {
                 render::json(out, &sessions)?;
+            } else if sessions.is_empty() && filtered {
+                writeln!(
+                    out,
+                    "No session matches these filters; `cairn sessions` lists them all."
+                )?;
             } else {
                 render::sessions(out, &sessions, g.keys)?;
             }
