@@ -580,3 +580,42 @@ fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
     );
     assert!(empty.ok(&["sessions"]).starts_with("No sessions yet"));
 }
+
+/// A transcript that opens with the assistant speaking: its words are never shown as the
+/// person's prompt.
+#[test]
+fn an_assistant_speaking_first_is_not_shown_as_the_prompt() {
+    let env = Env::new();
+    let dir = env.claude().join("-tmp-first");
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |uuid: &str, role: &str, content: serde_json::Value| {
+        serde_json::json!({"type": role, "uuid": uuid, "sessionId": "assistant-first",
+            "timestamp": "2026-03-01T10:00:00Z", "cwd": "/tmp/first",
+            "message": {"role": role, "content": content}})
+        .to_string()
+    };
+    let lines = [
+        line(
+            "a0",
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "I am the assistant speaking first"}]),
+        ),
+        line("u1", "user", serde_json::json!("please tidy the parser")),
+        line(
+            "a1",
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "Tidied."}]),
+        ),
+    ];
+    std::fs::write(dir.join("assistant-first.jsonl"), lines.join("\n") + "\n").unwrap();
+    env.ok(&["sync"]);
+    let shown = env.ok(&["show", "assistant-first"]);
+    assert!(!shown.contains("user: I am the assistant"), "{shown}");
+    let turns = env.json(&["show", "assistant-first"]);
+    for t in turns["turns"].as_array().unwrap() {
+        assert_ne!(
+            t["user_preview"], "I am the assistant speaking first",
+            "{t}"
+        );
+    }
+}

@@ -1645,8 +1645,11 @@ impl<'b> TurnWriter<'b> {
             self.last_assistant = Some(text);
         }
         let human = r.prompt_source == Some(PromptSource::Human);
+        // The turn's prompt, as every view labels it: never the agent's own words (a
+        // transcript may open with the assistant speaking).
         if (t.preview.is_none() || (human && ordinal == t.first_ordinal))
             && r.kind() == RecordKind::Message
+            && r.role.as_deref() != Some("assistant")
             && let Some(text) = &r.text
         {
             t.preview = Some(prompt_preview(text));
