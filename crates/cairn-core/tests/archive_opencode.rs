@@ -336,3 +336,66 @@ fn the_storage_tree_is_read_per_file() {
     let r = support::capture(&cairn, &files);
     assert_eq!((r.records_added, r.records_updated), (0, 0));
 }
+
+/// A part OpenCode is writing (it does not parse yet) holds back its message and every message
+/// after it, as a half-written last line does; read once whole, the session is what a read of
+/// the finished tree gives, in the order it was written. A part broken for good (unchanged for
+/// over a minute) is left out with a warning naming it, and the rest of its message is read.
+#[test]
+fn a_part_being_written_holds_back_its_message_and_the_ones_after() {
+    let small = |data: &Path| -> Vec<(String, String, String)> {
+        texts(data)
+            .into_iter()
+            .filter(|t| t.0 == "s_stage0_small")
+            .collect()
+    };
+    let whole = {
+        let (_src, data, _cairn, _files) = storage_read();
+        small(data.path())
+    };
+    assert!(whole.len() > 2 && whole[0].2 == "Hello", "{whole:?}");
+
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let part = src.path().join("v2/storage/part/m_user_small/001.json");
+    let finished = std::fs::read(&part).unwrap();
+    std::fs::write(&part, "{\"id\":").unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    let r = support::capture(&cairn, &files);
+    assert_eq!(
+        small(data.path()),
+        [],
+        "read before its first message was whole"
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    std::fs::write(&part, &finished).unwrap();
+    support::capture(&cairn, &files);
+    assert_eq!(small(data.path()), whole);
+
+    // Broken for good: an hour old.
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let part = src.path().join("v2/storage/part/m_user_small/001.json");
+    std::fs::write(&part, "{\"id\":").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&part)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    let r = support::capture(&cairn, &files);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("001.json") && w.message.contains("read without it")),
+        "{:?}",
+        r.warnings
+    );
+    let read = small(data.path());
+    assert_eq!(read, whole[1..].to_vec(), "all but the broken part");
+}

@@ -6,7 +6,10 @@
 //! is a message with its parts (`{"info", "parts"}`, what the Database kind gives OpenCode's
 //! parser too), redacted as JSON before it is parsed, skipped when its redacted revision is the
 //! one read, retracted when its file is gone. Files are read whole up to
-//! [`MAX_TREE_FILE_BYTES`]; one that does not parse (half-written) is read again next time.
+//! [`MAX_TREE_FILE_BYTES`]. A part that does not parse and changed within the last minute is
+//! still being written: its message, and every message after it, wait for the next read (as a
+//! half-written last line does), so none takes ordinals out of the order it was written. One
+//! unchanged for longer is broken for good: its message is read without it, with a warning.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -152,6 +155,29 @@ impl Layout {
 /// Flat part files by the message they name.
 type FlatParts = BTreeMap<String, Vec<PathBuf>>;
 
+/// A message of the tree as read: its unit, its files' size, their stamp when every part
+/// parsed, and whether a part that did not is still being written.
+struct TreeUnit {
+    key: String,
+    value: Value,
+    size: u64,
+    stamp: Option<String>,
+    being_written: bool,
+}
+
+/// How long after its last change a file that does not parse is taken as still being written
+/// (OpenCode writes a part in milliseconds; a minute is generous), not as broken for good.
+const WRITING_NS: u128 = 60_000_000_000;
+
+/// Whether `path` changed within [`WRITING_NS`] (or its age cannot be told).
+fn written_lately(path: &Path) -> bool {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age.as_nanos() < WRITING_NS)
+}
+
 /// How old a `part/` folder's whole-second mtime must be before its listing is kept (2 s:
 /// FAT's tick).
 const SETTLED_NS: u128 = 2_000_000_000;
@@ -252,7 +278,7 @@ pub(super) fn read_tree(
         &mut line_no,
     );
 
-    let mut units: Vec<(String, Value, u64)> = Vec::new();
+    let mut units: Vec<TreeUnit> = Vec::new();
     let mut live = std::collections::BTreeSet::new();
     for message in &message_files {
         // Message files are small and name their id (which names their parts' folder): each is
@@ -296,32 +322,71 @@ pub(super) fn read_tree(
         }
         let mut list = Vec::new();
         let mut whole = true;
+        let mut being_written = false;
         for p in &parts {
             match read_json(p) {
                 Ok(v) => list.push(v),
-                Err(_) => whole = false, // half-written: read again next time
+                // Still being written: the message waits for it (read again next time).
+                Err(_) if written_lately(p) => {
+                    whole = false;
+                    being_written = true;
+                }
+                // Broken for good: the message is read with the parts that are whole.
+                Err(e) => {
+                    whole = false;
+                    batch.warnings.push((
+                        None,
+                        format!(
+                            "{}: {e}; its message is read without it",
+                            p.file_name()
+                                .map(|n| n.to_string_lossy())
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
             }
-        }
-        if whole {
-            next.stamps.insert(key.clone(), stamp);
         }
         let size: u64 = std::iter::once(message)
             .chain(parts.iter())
             .filter_map(|p| fs::metadata(p).ok())
             .map(|m| m.len())
             .sum();
-        units.push((key, serde_json::json!({"info": info, "parts": list}), size));
+        let stamp = whole.then_some(stamp);
+        units.push(TreeUnit {
+            key,
+            value: serde_json::json!({"info": info, "parts": list}),
+            size,
+            stamp,
+            being_written,
+        });
     }
     // Messages in the order OpenCode wrote them (their creation time, then their id).
-    units.sort_by_key(|(key, v, _)| {
+    units.sort_by_key(|u| {
         (
-            v.pointer("/info/time/created")
+            u.value
+                .pointer("/info/time/created")
                 .and_then(Value::as_i64)
                 .unwrap_or(i64::MAX),
-            key.clone(),
+            u.key.clone(),
         )
     });
-    for (key, value, size) in units {
+    // A message with a part still being written ends what is read now, as a half-written
+    // last line does: read later, it and every message after it would take ordinals after
+    // theirs, out of the order they were written.
+    if let Some(first) = units.iter().position(|u| u.being_written) {
+        units.truncate(first);
+    }
+    for TreeUnit {
+        key,
+        value,
+        size,
+        stamp,
+        ..
+    } in units
+    {
+        if let Some(stamp) = stamp {
+            next.stamps.insert(key.clone(), stamp);
+        }
         bytes += size;
         let unit = ReadUnit::new(&key, value, None);
         let read = next.units.get(&unit.key).cloned();
