@@ -762,3 +762,44 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+/// A document of another shape (what a change of Gemini's format would give) is no session and
+/// no failure, but never silent: a warning names the file and what was not read. One with no
+/// messages yet is passed over quietly, as before.
+#[test]
+fn a_document_of_another_shape_is_a_warning() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let dir = session_dir(src.path());
+    for (name, text, says) in [
+        ("a", "[]", Some("document-not-an-object")),
+        (
+            "b",
+            r#"{"sessionId": 5, "messages": "x"}"#,
+            Some("messages-not-a-list"),
+        ),
+        (
+            "c",
+            r#"{"sessionId": "s", "messages": [null, 5]}"#,
+            Some("message-not-an-object ×2"),
+        ),
+        ("d", r#"{"sessionId": "s", "messages": []}"#, None),
+    ] {
+        let path = dir.join(format!("session-2026-01-01T00-00-{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        let report = support::capture(&cairn, &[file(&path)]);
+        assert_eq!(report.sessions_added, 0, "{name}");
+        match says {
+            Some(kind) => assert!(
+                report.warnings.len() == 1
+                    && report.warnings[0].message.starts_with("nothing read")
+                    && report.warnings[0].message.contains(kind)
+                    && report.warnings[0].path.ends_with(&format!("-{name}.json")),
+                "{name}: {:?}",
+                report.warnings
+            ),
+            None => assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings),
+        }
+    }
+}

@@ -167,7 +167,21 @@ pub(super) fn read_document(
     }
     if prior.is_none() && batch.records.is_empty() {
         // Nothing to keep yet (a document without messages): no empty session; it is read
-        // again when it changes.
+        // again when it changes. What the parser could not read is said: a document of
+        // another shape (the agent changed its format) would otherwise be passed over in
+        // silence, sync after sync.
+        let unread = &parser.meta().unknown_types;
+        if !unread.is_empty() {
+            let kinds: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            emit(Msg::Warning(Warning {
+                path: file.path.display().to_string(),
+                line: None,
+                message: format!(
+                    "nothing read: not the shape Cairn reads ({}); read again when it changes",
+                    kinds.join(", ")
+                ),
+            }));
+        }
         return;
     }
     next.parser = parser.save();

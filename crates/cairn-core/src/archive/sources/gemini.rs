@@ -460,8 +460,14 @@ impl SourceParser for GeminiParser {
 
 impl DocumentParser for GeminiParser {
     fn split(&self, mut doc: Value) -> (Value, Vec<(String, Value)>) {
-        let messages = match doc.as_object_mut().and_then(|o| o.remove("messages")) {
-            Some(Value::Array(items)) => items,
+        // `messages` of another type stays in the header, which counts it as unknown.
+        let messages = match doc.as_object_mut() {
+            Some(o) if o.get("messages").is_some_and(Value::is_array) => {
+                match o.remove("messages") {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                }
+            }
             _ => Vec::new(),
         };
         let units = messages
@@ -476,6 +482,9 @@ impl DocumentParser for GeminiParser {
 impl super::UnitParser for GeminiParser {
     fn header(&mut self, header: &Value, out: &mut LineOutput) {
         if header.is_object() {
+            if header.get("messages").is_some() {
+                count_unknown(&mut self.meta, "gemini:messages-not-a-list");
+            }
             self.read_header(header, out);
         } else {
             count_unknown(&mut self.meta, "gemini:document-not-an-object");
