@@ -173,6 +173,57 @@ fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
     assert_eq!(retained.len(), 2, "{retained:?}");
 }
 
+/// A line changed in place, the file no longer or shorter than before (what an edit or a tool
+/// rewriting it gives), is read: the first and last lines alone would not show it.
+#[test]
+fn a_line_changed_in_place_at_the_same_size_is_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("t.jsonl");
+    let content = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
+    std::fs::write(&path, &content).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Claude, &path);
+    support::capture(&cairn, std::slice::from_ref(&file));
+    let lines: Vec<&str> = content.lines().collect();
+    let middle = lines.len() / 2;
+    let (at, word) = lines
+        .iter()
+        .enumerate()
+        .skip(middle)
+        .find_map(|(i, l)| l.contains("the").then_some((i, "the")))
+        .expect("a middle line with a word to change");
+    let changed: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == at {
+                format!("{}\n", l.replacen(word, "xyz", 1))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_eq!(changed.len(), content.len());
+    std::fs::write(&path, changed).unwrap();
+    // A clock of whole seconds would not move the mtime within the test.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    let again = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(again.records_added, 1, "{again:?}");
+    // Read once: the next sync finds nothing new.
+    let still = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(
+        (still.records_added, still.sessions_updated),
+        (0, 0),
+        "{still:?}"
+    );
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {

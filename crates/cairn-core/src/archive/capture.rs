@@ -722,6 +722,12 @@ fn plan(
     if size == p.size && mtime_ns == p.mtime_ns && size == p.byte_offset {
         return Ok(Plan::Unchanged);
     }
+    // Written since, yet not a byte longer: a line was changed in place (an edit, a tool
+    // rewriting the file), which the first and last lines' keys need not show. Read again
+    // (rare: agents append, which moves the size).
+    if size == p.size && size == p.byte_offset && mtime_ns != p.mtime_ns {
+        return Ok(reread);
+    }
     if p.byte_offset > 0 {
         let mut file = BufReader::new(File::open(path)?);
         let same_first = match &p.first_line_hash {
