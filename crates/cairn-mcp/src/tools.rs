@@ -846,7 +846,7 @@ impl Server {
 
     /// Search the archive.
     #[tool(
-        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built; turns captured since the last build are found by words only, counted in `vectors_pending`). Filter by agent, repo, branch and dates. Each hit has an address to `show`."
+        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built; turns captured since the last build are found by words only, counted in `vectors_pending`). Filter by agent, repo, branch and dates. A hit's snippet marks the words that matched **like this**; each hit has an address to `show`."
     )]
     fn search(&self, Parameters(a): Parameters<SearchArgs>) -> Res {
         let limit = page_size("search", a.limit, SEARCH_LIMIT)?;
@@ -889,7 +889,11 @@ impl Server {
                     "kind": h.kind,
                     "role": h.role,
                     "tool_name": h.tool_name,
-                    "snippet": h.snippet,
+                    // The core's private-use match marks, as a model reads emphasis.
+                    "snippet": h
+                        .snippet
+                        .replace(cairn_core::views::search::MATCH_START, "**")
+                        .replace(cairn_core::views::search::MATCH_END, "**"),
                     "score": h.score,
                 })
             })

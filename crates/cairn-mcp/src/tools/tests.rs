@@ -755,6 +755,10 @@ fn every_item_of_an_answer_is_cleaned_redacted_and_cut() {
     );
     let record = hits["hits"][0]["address"].as_str().unwrap().to_owned();
     let session = record.split('?').next().unwrap().to_owned();
+    // Matches are marked as a model reads emphasis, not with the core's private-use marks.
+    let snippet = hits["hits"][0]["snippet"].as_str().unwrap();
+    assert!(snippet.contains("**Tidied**"), "{snippet}");
+    assert!(!snippet.contains(['\u{e000}', '\u{e001}']), "{snippet}");
     let answers = [
         ("search", hits),
         (
