@@ -133,8 +133,17 @@ proptest! {
     }
 }
 
-#[test]
-fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
+/// A copy of the small Claude fixture and an archive that read it once.
+struct Copied {
+    _src: tempfile::TempDir,
+    data: tempfile::TempDir,
+    path: std::path::PathBuf,
+    content: String,
+    cairn: Cairn,
+    file: FoundFile,
+}
+
+fn small_claude_read() -> (Copied, cairn_core::archive::capture::SyncReport) {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let path = src.path().join("t.jsonl");
@@ -143,6 +152,30 @@ fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
     let cairn = Cairn::open(data.path()).unwrap();
     let file = support::main_file(Agent::Claude, &path);
     let first = support::capture(&cairn, std::slice::from_ref(&file));
+    let copied = Copied {
+        _src: src,
+        data,
+        path,
+        content,
+        cairn,
+        file,
+    };
+    (copied, first)
+}
+
+#[test]
+fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
+    let (
+        Copied {
+            _src,
+            data,
+            path,
+            content,
+            cairn,
+            file,
+        },
+        first,
+    ) = small_claude_read();
 
     // The agent rewrites the file: drops the first ten lines and changes nothing else.
     let rewritten: String = content.lines().skip(10).map(|l| format!("{l}\n")).collect();
@@ -177,14 +210,18 @@ fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
 /// rewriting it gives), is read: the first and last lines alone would not show it.
 #[test]
 fn a_line_changed_in_place_at_the_same_size_is_read() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let path = src.path().join("t.jsonl");
-    let content = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
-    std::fs::write(&path, &content).unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    let file = support::main_file(Agent::Claude, &path);
-    support::capture(&cairn, std::slice::from_ref(&file));
+    // Bound, not `..`: the temporary folders live as long as the test.
+    let (
+        Copied {
+            _src,
+            data: _data,
+            path,
+            content,
+            cairn,
+            file,
+        },
+        _,
+    ) = small_claude_read();
     let lines: Vec<&str> = content.lines().collect();
     let middle = lines.len() / 2;
     let (at, word) = lines
