@@ -572,6 +572,21 @@ fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
         (dry["dry_run"].as_bool(), dry["sessions"].as_u64()),
         (Some(true), Some(1))
     );
+    // Another repository with a branch of the same name publishes none of this one's sessions
+    // (`shared` of every repository is one branch key).
+    let other = std::fs::canonicalize(root).unwrap().join("other");
+    git(
+        root,
+        &["init", "-q", "-b", "shared", other.to_str().unwrap()],
+    );
+    let elsewhere = env.json(&[
+        "-C",
+        other.to_str().unwrap(),
+        "publish",
+        "shared",
+        "--dry-run",
+    ]);
+    assert_eq!(elsewhere["sessions"], 0, "{elsewhere}");
     assert_eq!(
         git(&a, &["for-each-ref", "refs/cairn/"]),
         "",

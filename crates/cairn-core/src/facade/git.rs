@@ -20,7 +20,9 @@ impl Cairn {
         let repo = git::repo::Repo::discover(dir)?;
         let store = self.store();
         let now = crate::clock::now();
-        let sessions = views::skim::publishable(store.conn(), target).map_err(|e| store.err(e))?;
+        // `main` of every repository is one branch key: only this repository's sessions.
+        let sessions = views::skim::publishable(store.conn(), target, &repo.root.to_string_lossy())
+            .map_err(|e| store.err(e))?;
         let full = match full {
             false => None,
             true => {

@@ -300,12 +300,15 @@ pub fn skim(
     })
 }
 
-/// The sessions `publish` writes for `target`: this machine's own captures related to it (never
-/// a teammate's session pulled here), each as the fields a document may carry and the target
-/// keys it is related to.
+/// The sessions `publish` writes for `target` in the repository whose worktree root is
+/// `repo_root`: this machine's own captures that ran in it (any of its worktrees) and are
+/// related to the target (never a teammate's session pulled here, never one of another
+/// repository's branch of the same name), each as the fields a document may carry and the
+/// target keys it is related to.
 pub fn publishable(
     conn: &Connection,
     target: &Target,
+    repo_root: &str,
 ) -> rusqlite::Result<Vec<(DocSession, Vec<String>)>> {
     let view = skim(
         conn,
@@ -313,7 +316,7 @@ pub fn publishable(
             target: target.clone(),
             include_weak: false,
             limit: None,
-            repo_root: None,
+            repo_root: Some(repo_root.to_owned()),
             published_in: None,
             agent: None,
         },
