@@ -445,6 +445,65 @@ fn inert(text: &str) {
     }
 }
 
+/// A teammate's document and transcript may hold secrets (a hand-made ref, another tool's):
+/// nothing pulled stores one under the data dir, in the database or in the kept trajectory, and
+/// no view shows one.
+#[test]
+fn a_teammates_secrets_are_redacted_before_anything_is_stored_or_shown() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote.git");
+    git(
+        root.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let puller = Env::new();
+    let b = clone(&puller, &remote);
+    let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let k = key(21);
+    let mut d = doc(&k);
+    d["session"]["title"] = json!(format!("deploy with {secret}"));
+    d["session"]["previews"] = json!([format!("user: the token is {secret}")]);
+    plant(
+        &remote,
+        &k,
+        &d,
+        Some(&zst(&envelope(
+            &k,
+            "Ann",
+            &format!("use {secret} for the deploy"),
+        ))),
+    );
+    let b_str = b.to_str().unwrap();
+    let pulled = puller.json(&["-C", b_str, "pull"]);
+    assert_eq!(pulled["transcripts_imported"], 1, "{pulled:#}");
+    for f in all_files(&puller.data()) {
+        let bytes = std::fs::read(&f).unwrap();
+        let plain = zstd::decode_all(&bytes[..]).unwrap_or(bytes);
+        assert!(
+            !String::from_utf8_lossy(&plain).contains(&secret),
+            "the secret is in {}",
+            f.display()
+        );
+    }
+    for args in [
+        &["-C", b_str, "skim", "branch", "feat"][..],
+        &["sessions"],
+        &["--json", "sessions"],
+    ] {
+        let out = puller.ok(args);
+        assert!(!out.contains(&secret), "{args:?}: {out}");
+    }
+    let skim = puller.ok(&["-C", b_str, "skim", "branch", "feat"]);
+    assert!(skim.contains("[REDACTED:github-pat]"), "{skim}");
+}
+
 #[test]
 fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     let root = tempfile::tempdir().unwrap();

@@ -112,7 +112,7 @@ impl Cairn {
         Ok(report)
     }
 
-    /// Store a teammate's trajectory as `pulled/<file_name>` under the data dir, record its
+    /// Store a teammate's trajectory, redacted, as `pulled/<file_name>` under the data dir, record its
     /// publisher, and capture it like `cairn import` does; then place it in `repo`, the
     /// repository the pull ran in, whose refs carried its document (its folder on the
     /// publisher's machine is not sent, so the session could not be placed otherwise, and the
@@ -133,7 +133,11 @@ impl Cairn {
             source: e,
         })?;
         let path = dir.join(file_name);
-        let bytes = serde_json::to_vec(trajectory).unwrap_or_default();
+        // Kept under the data dir, where no secret is written: redacted before it lands (the
+        // capture below redacts what it reads again, which changes nothing then).
+        let mut trajectory = trajectory.clone();
+        crate::archive::redact::Redactor::global().redact_json(&mut trajectory, &mut Vec::new());
+        let bytes = serde_json::to_vec(&trajectory).unwrap_or_default();
         crate::atomic::replace(&path, &bytes, 0o600).map_err(|f| Error::Write {
             path: f.path,
             source: f.source,

@@ -263,7 +263,9 @@ impl PublishedSession {
     }
 
     /// The document as stored after [`check`](Self::check): times in the form Cairn stores
-    /// ([`crate::text::rfc3339`]), every text cleaned, `status` as Cairn writes it.
+    /// ([`crate::text::rfc3339`]), every text cleaned and redacted (a teammate's Cairn redacted
+    /// what it published, but what arrives is anyone's text: no secret is stored or shown
+    /// here), `status` as Cairn writes it.
     pub fn normalised(mut self) -> PublishedSession {
         let time = |t: &mut Option<String>| {
             *t = t
@@ -278,7 +280,12 @@ impl PublishedSession {
         s.status = "published".to_owned();
         time(&mut s.started_at);
         time(&mut s.updated_at);
-        let clean = |t: &mut String| *t = printable(t);
+        let clean = |t: &mut String| {
+            let shown = printable(t);
+            *t = crate::archive::redact::Redactor::global()
+                .redact_text(&shown, "", &mut Vec::new())
+                .into_owned();
+        };
         for t in [&mut s.title, &mut s.project].into_iter().flatten() {
             clean(t);
         }
