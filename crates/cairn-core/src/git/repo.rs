@@ -599,6 +599,8 @@ impl Repo {
     /// The lines each path gained in commit `id` (no external diff or text conversion runs).
     pub fn added_lines(&self, id: &str) -> Result<AddedLines> {
         let out = self.git(&[
+            "-c",
+            "core.quotePath=false",
             "show",
             "--format=",
             "--no-color",
@@ -647,6 +649,8 @@ impl Repo {
             return Ok(out);
         }
         let mut args: Vec<String> = [
+            "-c",
+            "core.quotePath=false",
             "log",
             "--no-walk=unsorted",
             "--stdin",
@@ -692,7 +696,16 @@ impl Repo {
             )));
         }
         let range = format!("{start},{end}");
-        let mut args = vec!["blame", "--no-textconv", "--line-porcelain", "-L", &range];
+        // Unquoted names, so a non-ASCII one matches the path an edit wrote.
+        let mut args = vec![
+            "-c",
+            "core.quotePath=false",
+            "blame",
+            "--no-textconv",
+            "--line-porcelain",
+            "-L",
+            &range,
+        ];
         if let Some(rev) = rev {
             args.push(rev);
         }
@@ -702,21 +715,15 @@ impl Repo {
     }
 }
 
-/// `git show --unified=0` output as the lines each path gained.
+/// `git show --unified=0` (or `git log --patch --unified=0`) output as the lines each path
+/// gained, read as [`parse_numbered`] reads it (a name with a space, a content line that reads
+/// `+++ x`); a path the commit only took lines from is listed with none.
 fn parse_added(diff: &str) -> AddedLines {
-    let mut out: AddedLines = Vec::new();
-    for line in diff.lines() {
-        if let Some(path) = line.strip_prefix("+++ ") {
-            let path = path.strip_prefix("b/").unwrap_or(path);
-            out.push((path.to_owned(), Vec::new()));
-        } else if let Some(text) = line.strip_prefix('+')
-            && let Some((_, lines)) = out.last_mut()
-        {
-            lines.push(text.to_owned());
-        }
-    }
-    out.retain(|(p, _)| p != "/dev/null");
-    out
+    read_diff(diff)
+        .files
+        .into_iter()
+        .map(|(path, lines)| (path, lines.into_iter().map(|(_, text)| text).collect()))
+        .collect()
 }
 
 /// What a commit added, numbered ([`Repo::added_lines_numbered`]).
@@ -732,6 +739,13 @@ pub struct NumberedDiff {
 
 /// `git show --unified=0` output as numbered added lines.
 fn parse_numbered(diff: &str) -> NumberedDiff {
+    let mut out = read_diff(diff);
+    out.files.retain(|(_, lines)| !lines.is_empty());
+    out
+}
+
+/// A `--unified=0` diff as each file's numbered added lines, files that gained none included.
+fn read_diff(diff: &str) -> NumberedDiff {
     let mut out = NumberedDiff::default();
     // The file being read (None: deleted, quoted or binary) and the next new-side line.
     let mut current: Option<usize> = None;
@@ -769,7 +783,6 @@ fn parse_numbered(diff: &str) -> NumberedDiff {
             next += 1;
         }
     }
-    out.files.retain(|(_, lines)| !lines.is_empty());
     out
 }
 
@@ -897,6 +910,63 @@ diff --git a/gone.rs b/gone.rs\n\
             ]
         );
         assert_eq!((n.binary, n.unusual), (1, 1));
+        // The unnumbered reading is the same.
+        assert_eq!(
+            parse_added(diff),
+            vec![
+                (
+                    "src/a.rs".to_owned(),
+                    vec![
+                        "let a = 1;".to_owned(),
+                        "++ not a header".to_owned(),
+                        "new".to_owned()
+                    ]
+                ),
+                ("my file.rs".to_owned(), vec!["x".to_owned()]),
+            ]
+        );
+        // A path that only lost lines is listed with none.
+        let shrunk = "diff --git a/s.rs b/s.rs\n--- a/s.rs\n+++ b/s.rs\n@@ -2 +1,0 @@\n-gone\n";
+        assert_eq!(parse_added(shrunk), vec![("s.rs".to_owned(), vec![])]);
+    }
+
+    /// Names with a space or beyond ASCII are read as the edits wrote them, by the lines a
+    /// commit added and by blame.
+    #[test]
+    fn names_with_spaces_and_accents_are_read_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"], None);
+        std::fs::write(root.join("my file.txt"), "one\n").unwrap();
+        std::fs::write(root.join("café.txt"), "deux\n").unwrap();
+        git(&root, &["add", "."], None);
+        git(
+            &root,
+            &[
+                "-c",
+                "user.name=T",
+                "-c",
+                "user.email=t@example.invalid",
+                "commit",
+                "-q",
+                "-m",
+                "x",
+            ],
+            None,
+        );
+        let repo = Repo::discover(&root).unwrap();
+        let mut added = repo.added_lines("HEAD").unwrap();
+        added.sort();
+        assert_eq!(
+            added,
+            vec![
+                ("café.txt".to_owned(), vec!["deux".to_owned()]),
+                ("my file.txt".to_owned(), vec!["one".to_owned()]),
+            ]
+        );
+        let blamed = repo.blame(None, "café.txt", 1, 1).unwrap();
+        assert_eq!(blamed[0].path, "café.txt");
     }
 
     #[test]
