@@ -930,3 +930,50 @@ fn write_notes_refuses_hostile_ranges() {
         err.1
     );
 }
+
+/// In a shallow clone blame names the cut's commit for every line written at or before it,
+/// whoever wrote it: such lines are explained by no one (never by the cut commit's sessions),
+/// and a question about them alone says to fetch the rest. Lines written after the cut are
+/// answered as in a full clone.
+#[test]
+fn lines_from_before_a_shallow_clone_s_cut_are_not_pinned_on_it() {
+    let w = world();
+    let file = git_at(&w.repo, &["ls-files"], None)
+        .lines()
+        .find(|p| {
+            std::fs::read_to_string(w.repo.join(p))
+                .is_ok_and(|t| !t.is_empty() && t.ends_with('\n'))
+        })
+        .expect("a tracked text file")
+        .to_owned();
+    let mut text = std::fs::read_to_string(w.repo.join(&file)).unwrap();
+    text.push_str("a line a person added later\n");
+    std::fs::write(w.repo.join(&file), &text).unwrap();
+    git_at(&w.repo, &["commit", "-q", "-am", "later"], None);
+    let late = u32::try_from(text.lines().count()).unwrap();
+
+    let clone = w._tmp.path().join("shallow");
+    let url = format!("file://{}", w.repo.display());
+    git_at(
+        w._tmp.path(),
+        &["clone", "-q", "--depth", "2", &url, clone.to_str().unwrap()],
+        None,
+    );
+    let ask = |target: String| {
+        w.cairn.why(
+            &clone,
+            &WhyQuery {
+                target,
+                ..WhyQuery::default()
+            },
+        )
+    };
+    let refused = ask(format!("{file}:1")).unwrap_err().to_string();
+    assert!(
+        refused.contains("shallow") && refused.contains("--unshallow"),
+        "{refused}"
+    );
+    let answered = ask(format!("{file}:{late}")).unwrap();
+    assert_eq!(answered.commits.len(), 1, "{answered:?}");
+    assert_eq!(answered.commits[0].subject, "later");
+}

@@ -588,6 +588,14 @@ impl Repo {
         Ok(rel)
     }
 
+    /// The commits where a shallow clone's history is cut (`<common dir>/shallow`): blame
+    /// names one for every line written at or before it, by whoever wrote it.
+    pub fn shallow_commits(&self) -> std::collections::HashSet<String> {
+        std::fs::read_to_string(self.common_dir.join("shallow"))
+            .map(|text| text.lines().map(|l| l.trim().to_owned()).collect())
+            .unwrap_or_default()
+    }
+
     /// One commit with its subject, time and paths.
     pub fn commit_info(&self, id: &str) -> Result<CommitInfo> {
         self.commits(&[id], &[], None, Some(1))?

@@ -775,8 +775,19 @@ impl<'a> Why<'a> {
             ),
         };
         let blamed = self.repo.blame(None, path, start, end)?;
+        // In a shallow clone, a line written before the cut is blamed on the cut's commit: who
+        // wrote it is not known here, so it is explained by no one rather than wrongly.
+        let cut = self.repo.shallow_commits();
+        let (blamed, before_cut): (Vec<&BlameLine>, Vec<&BlameLine>) = blamed
+            .iter()
+            .partition(|b| b.commit.as_ref().is_none_or(|c| !cut.contains(c)));
+        if blamed.is_empty() && !before_cut.is_empty() {
+            return Err(Error::Invalid(format!(
+                "the lines of {path} asked about were written before the history this clone has (it is shallow); fetch the rest with `git fetch --unshallow` and ask again"
+            )));
+        }
         let mut by_commit: BTreeMap<Option<String>, Vec<&BlameLine>> = BTreeMap::new();
-        for b in &blamed {
+        for b in blamed {
             by_commit.entry(b.commit.clone()).or_default().push(b);
         }
         let mut uncommitted = Vec::new();
