@@ -1026,6 +1026,12 @@ fn why_write_notes_records_attribution_and_redacted_messages_only_when_asked() {
     // A dry run prints the note and writes nothing.
     let text = env.ok(&["why", "-C", dir, "--write-notes", "--dry-run", "main..HEAD"]);
     assert!(text.contains("would write: 2 of 2 added lines"), "{text}");
+    // The summary names the session's agent, not its internal key (`--keys` for that).
+    let summary = text.lines().find(|l| l.contains("would write:")).unwrap();
+    assert!(
+        summary.contains("by claude session (2 lines)") && !summary.contains("sha256-"),
+        "{summary}"
+    );
     assert!(text.contains("    | login.txt\n"), "{text}");
     assert!(text.contains("1 note would be written"), "{text}");
     assert_eq!(notes(&repo), "");

@@ -770,7 +770,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if g.json {
                 render::json(out, &report)?;
             } else {
-                render::notes(out, &report)?;
+                render::notes(out, &report, g.keys)?;
             }
         }
         Command::Why {

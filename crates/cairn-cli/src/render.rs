@@ -763,7 +763,11 @@ pub fn turn_records(
 }
 
 /// `cairn why --write-notes`: one line a commit, each note in full with --dry-run, a summary.
-pub fn notes(out: &mut impl Write, r: &cairn_core::views::why::notes::NotesReport) -> Result<()> {
+pub fn notes(
+    out: &mut impl Write,
+    r: &cairn_core::views::why::notes::NotesReport,
+    keys: bool,
+) -> Result<()> {
     use cairn_core::views::why::notes::NoteAction;
     for c in &r.commits {
         let action = match (c.action, r.dry_run) {
@@ -779,12 +783,13 @@ pub fn notes(out: &mut impl Write, r: &cairn_core::views::why::notes::NotesRepor
             .sessions
             .iter()
             .map(|s| {
-                format!(
-                    "{} {} ({} lines)",
-                    clean(&s.agent),
-                    line(&s.session_key, 60),
-                    s.lines
-                )
+                // The session's key only when asked (`--keys`), as everywhere a person reads.
+                let key = if keys {
+                    format!(" {}", line(&s.session_key, 60))
+                } else {
+                    " session".to_owned()
+                };
+                format!("{}{key} ({} lines)", clean(&s.agent), s.lines)
             })
             .collect::<Vec<_>>()
             .join(", ");

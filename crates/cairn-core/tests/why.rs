@@ -977,3 +977,26 @@ fn lines_from_before_a_shallow_clone_s_cut_are_not_pinned_on_it() {
     assert_eq!(answered.commits.len(), 1, "{answered:?}");
     assert_eq!(answered.commits[0].subject, "later");
 }
+
+/// A file not committed yet (a session just wrote it) is explained as uncommitted lines are,
+/// not refused with git blame's own error; a line past its end is refused saying so.
+#[test]
+fn a_file_not_committed_yet_is_explained_not_refused() {
+    let w = world();
+    std::fs::write(w.repo.join("fresh.txt"), "one\ntwo\n").unwrap();
+    let ask = |target: &str| {
+        w.cairn.why(
+            &w.repo,
+            &WhyQuery {
+                target: target.into(),
+                ..WhyQuery::default()
+            },
+        )
+    };
+    for target in ["fresh.txt", "fresh.txt:2"] {
+        let answer = ask(target).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(answer.commits.is_empty(), "{target}: {answer:?}");
+    }
+    let past = ask("fresh.txt:9").unwrap_err().to_string();
+    assert!(past.contains("has no line 9 (it has 2 lines)"), "{past}");
+}

@@ -588,6 +588,12 @@ impl Repo {
         Ok(rel)
     }
 
+    /// Whether the repo-relative `path` (taken literally) is tracked: in the index.
+    pub fn is_tracked(&self, path: &str) -> Result<bool> {
+        let out = self.git(&["ls-files", "-z", "--", &format!(":(literal){path}")])?;
+        Ok(!out.is_empty())
+    }
+
     /// The commits where a shallow clone's history is cut (`<common dir>/shallow`): blame
     /// names one for every line written at or before it, by whoever wrote it.
     pub fn shallow_commits(&self) -> std::collections::HashSet<String> {

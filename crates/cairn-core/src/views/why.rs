@@ -774,7 +774,13 @@ impl<'a> Why<'a> {
                     .clamp(1, crate::git::repo::MAX_BLAME_LINES),
             ),
         };
-        let blamed = self.repo.blame(None, path, start, end)?;
+        let blamed = if self.repo.is_tracked(path)? {
+            self.repo.blame(None, path, start, end)?
+        } else {
+            // Not committed yet (a file a session just wrote): blame knows nothing of it, and
+            // every line is explained as an uncommitted one.
+            self.worktree_lines(path, start, end)?
+        };
         // In a shallow clone, a line written before the cut is blamed on the cut's commit: who
         // wrote it is not known here, so it is explained by no one rather than wrongly.
         let cut = self.repo.shallow_commits();
@@ -933,6 +939,36 @@ impl<'a> Why<'a> {
             );
         }
         Ok(())
+    }
+
+    /// Lines `start..=end` of the worktree's `path` as blame gives an uncommitted line.
+    fn worktree_lines(&self, path: &str, start: u32, end: u32) -> Result<Vec<BlameLine>> {
+        let full = self.repo.root.join(path);
+        let text = std::fs::read(&full).map_err(|e| Error::Read {
+            path: full.clone(),
+            source: e,
+        })?;
+        let text = String::from_utf8_lossy(&text);
+        let has = text.lines().count();
+        let lines: Vec<BlameLine> = text
+            .lines()
+            .zip(1u32..)
+            .filter(|(_, n)| (start..=end).contains(n))
+            .map(|(t, n)| BlameLine {
+                line: n,
+                commit: None,
+                orig_line: n,
+                path: path.to_owned(),
+                text: t.to_owned(),
+            })
+            .collect();
+        if lines.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{path} has no line {start} (it has {}); ask about a line it has",
+                crate::text::plural(has, "line")
+            )));
+        }
+        Ok(lines)
     }
 
     fn line_count(&self, path: &str) -> Result<u32> {
