@@ -994,3 +994,53 @@ fn insights_leave_teammates_sessions_out_unless_asked() {
         "{human}"
     );
 }
+
+/// More refs than one pull takes, most of them refused every time: a teammate's new document
+/// still arrives (refs not fetched before go first), and no pull keeps saying "pull again".
+#[test]
+fn refs_refused_every_time_never_hold_back_a_new_document() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote.git");
+    git(
+        root.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let puller = Env::new();
+    let b = clone(&puller, &remote);
+    // One document whose key is not its ref's, under 2,100 refs (each refused: not its key).
+    plant(&remote, &key(1), &doc(&key(1)), None);
+    let junk = git(
+        &remote,
+        &["rev-parse", &format!("refs/cairn/sessions/{}", key(1))],
+    );
+    let refs: String = (1_000..3_100u32)
+        .map(|n| format!("update refs/cairn/sessions/{} {}\n", key(n), junk.trim()))
+        .collect();
+    git_with(&remote, &["update-ref", "--stdin"], Some(refs.as_bytes()));
+    let good = key(9_999_999);
+    plant(&remote, &good, &doc(&good), None);
+
+    let b_str = b.to_str().unwrap();
+    let mut imported = false;
+    for _ in 0..3 {
+        puller.json(&["-C", b_str, "pull"]);
+        let list = puller.json(&["-C", b_str, "skim", "branch", "feat"]);
+        if list.to_string().contains(&good) {
+            imported = true;
+            break;
+        }
+    }
+    assert!(imported, "the new document never arrived");
+    let last = puller.json(&["-C", b_str, "pull"]);
+    assert!(
+        !last.to_string().contains("pull again for the rest"),
+        "{last:#}"
+    );
+}

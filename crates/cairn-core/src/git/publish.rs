@@ -417,20 +417,29 @@ pub fn pull(
         report.unchanged += u32::from(same);
         !same
     });
+    let local_oids = local_refs(repo, local_prefix)?;
     if wanted.len() > limits::DOCUMENTS_PER_PULL {
-        let left = wanted.len() - limits::DOCUMENTS_PER_PULL;
-        let keep: BTreeMap<String, String> = wanted
+        // Refs fetched before at this commit and still not imported were refused (or their
+        // pull was cut short): the ones this machine has not seen go first, so refs that are
+        // refused every time can never hold back a teammate's new work.
+        let (fresh, seen): (Vec<_>, Vec<_>) = std::mem::take(&mut wanted)
             .into_iter()
+            .partition(|(k, oid)| local_oids.get(k) != Some(oid));
+        let left = fresh.len().saturating_sub(limits::DOCUMENTS_PER_PULL);
+        wanted = fresh
+            .into_iter()
+            .chain(seen)
             .take(limits::DOCUMENTS_PER_PULL)
             .collect();
-        wanted = keep;
-        report.skip(
-            &format!("{REF_PREFIX}*"),
-            format!(
-                "{left} more new or changed documents than the {} one pull imports: pull again for the rest",
-                limits::DOCUMENTS_PER_PULL
-            ),
-        );
+        if left > 0 {
+            report.skip(
+                &format!("{REF_PREFIX}*"),
+                format!(
+                    "{left} more new or changed documents than the {} one pull imports: pull again for the rest",
+                    limits::DOCUMENTS_PER_PULL
+                ),
+            );
+        }
     }
     if wanted.is_empty() {
         return Ok((report, Vec::new()));
@@ -438,7 +447,6 @@ pub fn pull(
 
     // Fetch without force into the remote's own namespace; `--refmap=` keeps configured fetch
     // refspecs (say a `+refs/cairn/*:refs/cairn/*` someone added) from updating anything else.
-    let local_oids = local_refs(repo, local_prefix)?;
     let refspecs: String = wanted
         .keys()
         .filter(|k| local_oids.get(*k) != wanted.get(*k))
