@@ -246,7 +246,9 @@ pub fn render(log: &NewLog) -> String {
         if entries.is_empty() {
             continue;
         }
-        if path.contains([' ', '\t']) {
+        // Quoted when it holds a space or a tab, and when written bare it would read as the
+        // section's end (`---`) or as an entry (a leading space).
+        if path.contains([' ', '\t']) || path == "---" {
             out.push_str(&format!("\"{path}\"\n"));
         } else {
             out.push_str(path);
@@ -423,6 +425,23 @@ mod tests {
             model: model.map(str::to_owned),
             messages: Vec::new(),
         }
+    }
+
+    /// A file named `---` is written so the note still reads back whole.
+    #[test]
+    fn a_file_named_like_the_section_end_reads_back() {
+        let log = NewLog {
+            base_commit_sha: "abc123".into(),
+            files: vec![
+                ("+a.txt".into(), vec![(0, vec![1])]),
+                ("---".into(), vec![(0, vec![1])]),
+            ],
+            prompts: vec![prompt("claude", "s-1", None)],
+        };
+        let back = parse(&render(&log)).expect("reads back");
+        let paths: Vec<&str> = back.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["+a.txt", "---"]);
+        assert_eq!(back.sessions.len(), 1);
     }
 
     #[test]
