@@ -1000,3 +1000,39 @@ fn a_file_not_committed_yet_is_explained_not_refused() {
     let past = ask("fresh.txt:9").unwrap_err().to_string();
     assert!(past.contains("has no line 9 (it has 2 lines)"), "{past}");
 }
+
+/// Another tool's note that names a session but gives it no line is no evidence for it.
+#[test]
+fn a_note_giving_a_session_no_line_is_no_evidence() {
+    let w = world();
+    let note = serde_json::json!({
+        "schema_version": "authorship/3.0.0",
+        "base_commit_sha": "x",
+        "prompts": {"0123456789abcdef": {
+            "agent_id": {"tool": "claude", "id": w.session_key},
+            "messages": [],
+            "custom_attributes": {"session_keys": w.session_key}
+        }}
+    });
+    git_at(
+        &w.repo,
+        &[
+            "notes",
+            "--ref=ai",
+            "add",
+            "-f",
+            "-m",
+            &format!("---\n{note}"),
+            "HEAD",
+        ],
+        None,
+    );
+    let answer = why(&w, "HEAD");
+    let notes: Vec<_> = answer
+        .sessions
+        .iter()
+        .flat_map(|s| &s.evidence)
+        .filter(|e| e.kind == "ai_note")
+        .collect();
+    assert!(notes.is_empty(), "{notes:?}");
+}

@@ -492,6 +492,10 @@ impl<'a> Why<'a> {
                 continue;
             }
             let (count, paths) = log.line_count(&s.hash);
+            // A prompt record with no line in the note attests nothing about the commit.
+            if count == 0 {
+                continue;
+            }
             let agent = Agent::parse(&s.tool);
             for id in
                 archive::sessions_of_note(self.conn, agent, &s.id, &s.session_keys).map_err(db)?
