@@ -999,6 +999,11 @@ fn a_file_not_committed_yet_is_explained_not_refused() {
     }
     let past = ask("fresh.txt:9").unwrap_err().to_string();
     assert!(past.contains("has no line 9 (it has 2 lines)"), "{past}");
+    // A name with a space is a path when it names a file, not words to search for.
+    std::fs::write(w.repo.join("my notes.txt"), "one\n").unwrap();
+    let spaced = ask("my notes.txt:1").unwrap();
+    assert_eq!(spaced.kind, WhyKind::Lines, "{spaced:?}");
+    assert_eq!(ask("my notes about it").unwrap().kind, WhyKind::Description);
 }
 
 /// Another tool's note that names a session but gives it no line is no evidence for it.

@@ -250,11 +250,10 @@ pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target>
     }
     let one_word = !trimmed.chars().any(char::is_whitespace);
     let (path, range) = split_range(trimmed)?;
-    let looks_like_path = one_word
-        && (range.is_some()
-            || path.contains('/')
-            || Path::new(path).is_absolute()
-            || base.join(path).exists());
+    // Several words name a path only when they name a file there (`my notes.md:3`).
+    let looks_like_path = (one_word
+        && (range.is_some() || path.contains('/') || Path::new(path).is_absolute()))
+        || base.join(path).exists();
     // A commit id: 7 to 40 hex digits with a digit among them (`deadbeef`, `cafe` are words).
     let looks_like_id = one_word
         && (7..=40).contains(&trimmed.len())
