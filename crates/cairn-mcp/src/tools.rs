@@ -890,10 +890,13 @@ impl Server {
                     "role": h.role,
                     "tool_name": h.tool_name,
                     // The core's private-use match marks, as a model reads emphasis.
-                    "snippet": h
-                        .snippet
-                        .replace(cairn_core::views::search::MATCH_START, "**")
-                        .replace(cairn_core::views::search::MATCH_END, "**"),
+                    "snippet": h.snippet.replace(
+                        [
+                            cairn_core::views::search::MATCH_START,
+                            cairn_core::views::search::MATCH_END,
+                        ],
+                        "**",
+                    ),
                     "score": h.score,
                 })
             })
