@@ -22,6 +22,14 @@ pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// True for the characters drawn as nothing that join nothing either: the zero-width space,
+/// the word joiner and invisible operators, a byte-order mark inside text. A reader sees the
+/// word around one whole (a key with one inside looks like the key), so they are cut like
+/// controls. The joiners that shape a script or an emoji (ZWJ, ZWNJ) and the soft hyphen stay.
+pub fn is_invisible_break(c: char) -> bool {
+    matches!(c, '\u{200b}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
 /// Whether `text` shows nothing: only whitespace and characters drawn as nothing (zero-width
 /// spaces and joiners, the word joiner and invisible operators, the byte-order mark, the soft
 /// hyphen, the plain direction marks). A title of those alone is blank to a reader, however
@@ -57,7 +65,7 @@ pub fn printable(text: &str) -> String {
 /// joined): escape sequences whole, 7-bit (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …)
 /// and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC) with their parameters and strings; every other
 /// control character (C0, DEL, C1) but newline and tab; the bidi controls of
-/// [`is_bidi_control`]. [`printable`] cuts them out, and the redactor reads text as that too
+/// [`is_bidi_control`] and the invisible characters of [`is_invisible_break`]. [`printable`] cuts them out, and the redactor reads text as that too
 /// (a key with a bidi override inside is whole to a reader).
 pub fn hidden(text: &str) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
@@ -66,7 +74,7 @@ pub fn hidden(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     if !b.iter().fold(false, |any, &c| {
         any | ((c < 0x20 && c != b'\n' && c != b'\t') || c == 0x7f)
-    }) && memchr::memchr2(0xc2, 0xe2, b).is_none()
+    }) && memchr::memchr3(0xc2, 0xe2, 0xef, b).is_none()
     {
         return out;
     }
@@ -97,7 +105,7 @@ pub fn hidden(text: &str) -> Vec<(usize, usize)> {
             '\u{9b}' => skip_csi(&mut chars),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
             '\n' | '\t' => continue,
-            c if c.is_control() || is_bidi_control(c) => {}
+            c if c.is_control() || is_bidi_control(c) || is_invisible_break(c) => {}
             _ => continue,
         }
         let end = chars.peek().map_or(text.len(), |&(i, _)| i);
@@ -400,6 +408,9 @@ mod tests {
         // A key split by a bidi override or a carriage return reads whole once they go.
         assert_eq!(printable("AKIA\u{202d}QRST"), "AKIAQRST");
         assert_eq!(printable("AKIA\rQRST\u{7f}"), "AKIAQRST");
+        assert_eq!(printable("AKIA\u{200b}QR\u{feff}ST\u{2060}"), "AKIAQRST");
+        // Joiners that shape an emoji or a script stay.
+        assert_eq!(printable("👩\u{200d}💻 \u{200c}"), "👩\u{200d}💻 \u{200c}");
         // Cut off and odd cases never panic or reach past the text.
         assert_eq!(hidden("x\u{1b}"), [(1, 2)]);
         assert_eq!(hidden("x\u{1b}[12;"), [(1, 6)]);

@@ -122,7 +122,8 @@ impl Default for Redactor {
 
 /// Whether raw text (a JSON line as written, or plain text) holds something a reader is not
 /// shown (see [`crate::text::hidden`]) that could split a secret for the rules while the
-/// reader sees it whole: a C1 or bidi control written raw, anywhere (rare in any text), or a
+/// reader sees it whole: a C1 or bidi control or an invisible break (a zero-width space, a
+/// word joiner, a byte-order mark) written raw, anywhere (rare in any text), or a
 /// control character inside a word (between two bytes that are not whitespace), written raw or
 /// as a JSON one-letter escape (`\r`, `\b`, `\f`). A `\r\n` or a line's last `\r` splits
 /// no word, so CRLF text stays on the fast path; ESC and `\u` escapes the gate finds itself.
@@ -147,15 +148,16 @@ fn hides_text(b: &[u8]) -> bool {
             }
         }
     }
-    let c1_or_bidi = memchr::memchr2_iter(0xc2, 0xe2, b).any(|at| {
+    let raw_hidden = memchr::memchr3_iter(0xc2, 0xe2, 0xef, b).any(|at| {
         matches!(
             (b[at], b.get(at + 1), b.get(at + 2)),
             (0xc2, Some(0x80..=0x9f), _)
-                | (0xe2, Some(0x80), Some(0xaa..=0xae))
-                | (0xe2, Some(0x81), Some(0xa6..=0xa9))
+                | (0xe2, Some(0x80), Some(0x8b | 0xaa..=0xae))
+                | (0xe2, Some(0x81), Some(0xa0..=0xa4 | 0xa6..=0xa9))
+                | (0xef, Some(0xbb), Some(0xbf))
         )
     });
-    if c1_or_bidi {
+    if raw_hidden {
         return true;
     }
     [&b"\\r"[..], b"\\b", b"\\f"].iter().any(|escape| {
@@ -2941,7 +2943,10 @@ mod tests {
         ]
     }
 
-    const SPLITTERS: [&str; 9] = [
+    const SPLITTERS: [&str; 12] = [
+        "\u{200b}",
+        "\u{2060}",
+        "\u{feff}",
         "\u{202d}",
         "\u{202e}\u{202c}",
         "\u{2066}",
