@@ -17,18 +17,7 @@ const SECRET: &str = "ghp_EXAMPLEq7Xr9Kd2Lm4Np6Qs8Tv0Wy2Za4Bc6";
 
 /// A bare remote with `main`, and the publisher's clone of it with a git identity.
 fn team(root: &Path) -> (PathBuf, PathBuf) {
-    let remote = root.join("remote.git");
-    git(
-        root,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root);
     let a = root.join("a");
     git(
         root,
@@ -274,18 +263,7 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
 #[test]
 fn skim_of_a_pr_shows_every_teammates_work_in_time_order() {
     let root = tempfile::tempdir().unwrap();
-    let remote = root.path().join("remote.git");
-    git(
-        root.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root.path());
     // Two teammates' documents for pull request 123, planted as a publisher's Cairn writes them.
     let doc = |n: u32, started: &str, title: &str| {
         let key = format!("sha256-{n:032x}");
@@ -394,6 +372,31 @@ fn plant(repo: &Path, key: &str, doc: &Value, transcript: Option<&[u8]>) {
     );
 }
 
+/// A bare repository on `main` at `<root>/remote.git`: the team's remote.
+fn bare_remote(root: &Path) -> PathBuf {
+    let remote = root.join("remote.git");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    remote
+}
+
+/// A bare remote on `main` under `root`, and a puller with a clone of it.
+fn remote_and_puller(root: &Path) -> (PathBuf, Env, PathBuf) {
+    let remote = bare_remote(root);
+    let puller = Env::new();
+    let b = clone(&puller, &remote);
+    (remote, puller, b)
+}
+
 /// A metadata document for `key` on branch `feat`.
 fn doc(key: &str) -> Value {
     json!({
@@ -451,20 +454,7 @@ fn inert(text: &str) {
 #[test]
 fn a_teammates_secrets_are_redacted_before_anything_is_stored_or_shown() {
     let root = tempfile::tempdir().unwrap();
-    let remote = root.path().join("remote.git");
-    git(
-        root.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    let puller = Env::new();
-    let b = clone(&puller, &remote);
+    let (remote, puller, b) = remote_and_puller(root.path());
     let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
     let k = key(21);
     let mut d = doc(&k);
@@ -507,21 +497,8 @@ fn a_teammates_secrets_are_redacted_before_anything_is_stored_or_shown() {
 #[test]
 fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
     let root = tempfile::tempdir().unwrap();
-    let remote = root.path().join("remote.git");
-    git(
-        root.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let (remote, puller, b) = remote_and_puller(root.path());
     // The puller has a session of their own; a teammate's ref claims its key.
-    let puller = Env::new();
-    let b = clone(&puller, &remote);
     git(&b, &["config", "user.name", "Bea"]);
     let mut t = Transcript::new(&puller, "s-mine", &b, "main");
     t.user("my own private work");
@@ -692,18 +669,7 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
 
 /// A bare repository holding one teammate's full session.
 fn published_remote(root: &Path) -> (PathBuf, String) {
-    let remote = root.join("remote.git");
-    git(
-        root,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root);
     let k = key(1);
     plant(
         &remote,
@@ -920,18 +886,7 @@ fn pull_killed_at_random_points_completes_on_the_next_pull() {
 #[test]
 fn insights_leave_teammates_sessions_out_unless_asked() {
     let root = tempfile::tempdir().unwrap();
-    let remote = root.path().join("remote.git");
-    git(
-        root.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root.path());
     let k = key(1);
     plant(
         &remote,
@@ -1000,20 +955,7 @@ fn insights_leave_teammates_sessions_out_unless_asked() {
 #[test]
 fn refs_refused_every_time_never_hold_back_a_new_document() {
     let root = tempfile::tempdir().unwrap();
-    let remote = root.path().join("remote.git");
-    git(
-        root.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    let puller = Env::new();
-    let b = clone(&puller, &remote);
+    let (remote, puller, b) = remote_and_puller(root.path());
     // One document whose key is not its ref's, under 2,100 refs (each refused: not its key).
     plant(&remote, &key(1), &doc(&key(1)), None);
     let junk = git(
