@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, git};
+use crate::support::{Env, bare_remote, git};
 
 /// A repository with one commit on `main`.
 pub(crate) fn repo(root: &Path) -> PathBuf {
@@ -519,18 +519,7 @@ fn regex_replace(s: &str, pattern: &str, with: &str) -> String {
 fn publish_in_one_clone_pull_in_another_without_paths_or_secrets() {
     let env = Env::new();
     let root = env.root.path();
-    let remote = root.join("remote.git");
-    git(
-        root,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root);
     let a = root.join("a");
     git(
         root,

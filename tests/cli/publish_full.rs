@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::branch::{Transcript, key_of};
-use crate::support::{Env, git, git_with};
+use crate::support::{Env, bare_remote, git, git_with};
 
 const SECRET: &str = "ghp_EXAMPLEq7Xr9Kd2Lm4Np6Qs8Tv0Wy2Za4Bc6";
 
@@ -370,23 +370,6 @@ fn plant(repo: &Path, key: &str, doc: &Value, transcript: Option<&[u8]>) {
             commit.trim(),
         ],
     );
-}
-
-/// A bare repository on `main` at `<root>/remote.git`: the team's remote.
-fn bare_remote(root: &Path) -> PathBuf {
-    let remote = root.join("remote.git");
-    git(
-        root,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    remote
 }
 
 /// A bare remote on `main` under `root`, and a puller with a clone of it.

@@ -108,6 +108,23 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     git_with(dir, args, None)
 }
 
+/// A bare repository on `main` at `<root>/remote.git`: a team's remote.
+pub fn bare_remote(root: &Path) -> PathBuf {
+    let remote = root.join("remote.git");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    remote
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }

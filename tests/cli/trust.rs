@@ -12,7 +12,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::Env;
+use crate::support::{Env, bare_remote};
 
 /// Each hostile sequence planted, by name. Every one is concatenated into every hostile text.
 const SEQUENCES: [(&str, &str); 12] = [
@@ -67,18 +67,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A bare "team" remote with one commit on `main`, and the user's clone of it (`origin`).
 fn team(root: &Path) -> (PathBuf, PathBuf) {
-    let remote = root.join("remote.git");
-    git(
-        root,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = bare_remote(root);
     let work = root.join("work");
     git(
         root,
