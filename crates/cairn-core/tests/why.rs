@@ -270,15 +270,18 @@ fn world() -> World {
 }
 
 fn why(w: &World, target: &str) -> WhyAnswer {
-    w.cairn
-        .why(
-            &w.repo,
-            &WhyQuery {
-                target: target.into(),
-                ..WhyQuery::default()
-            },
-        )
-        .unwrap_or_else(|e| panic!("why {target}: {e}"))
+    ask(w, target).unwrap_or_else(|e| panic!("why {target}: {e}"))
+}
+
+/// `why` on `target` in the world's repository, refused or answered.
+fn ask(w: &World, target: &str) -> cairn_core::Result<WhyAnswer> {
+    w.cairn.why(
+        &w.repo,
+        &WhyQuery {
+            target: target.into(),
+            ..WhyQuery::default()
+        },
+    )
 }
 
 /// The line number of the first line of `path` equal to `text`.
@@ -569,15 +572,7 @@ fn a_version_no_session_wrote_names_the_sessions_that_edited_the_file_elsewhere(
 #[test]
 fn hostile_targets_are_refused_before_git_sees_them() {
     let w = world();
-    let ask = |target: &str| {
-        w.cairn.why(
-            &w.repo,
-            &WhyQuery {
-                target: target.into(),
-                ..WhyQuery::default()
-            },
-        )
-    };
+    let ask = |target: &str| ask(&w, target);
     let kind = |target: &str| ask(target).unwrap_err().kind();
     use cairn_core::ErrorKind;
     // Paths out of the repository, by `..`, absolute or through a symlink.
@@ -984,15 +979,7 @@ fn lines_from_before_a_shallow_clone_s_cut_are_not_pinned_on_it() {
 fn a_file_not_committed_yet_is_explained_not_refused() {
     let w = world();
     std::fs::write(w.repo.join("fresh.txt"), "one\ntwo\n").unwrap();
-    let ask = |target: &str| {
-        w.cairn.why(
-            &w.repo,
-            &WhyQuery {
-                target: target.into(),
-                ..WhyQuery::default()
-            },
-        )
-    };
+    let ask = |target: &str| ask(&w, target);
     for target in ["fresh.txt", "fresh.txt:2"] {
         let answer = ask(target).unwrap_or_else(|e| panic!("{target}: {e}"));
         assert!(answer.commits.is_empty(), "{target}: {answer:?}");
