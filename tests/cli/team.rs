@@ -669,17 +669,19 @@ fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
     let mallory = db.mate("mallory");
     let m_url = format!("postgres://{}@{}/{}", mallory.role, db.at, db.name);
     let esc = HOSTILE.replace('\'', "''");
+    // A secret in rows no Cairn pushed (its push redacts): never shown on a read.
+    let secret = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
     psql(
         &m_url,
         Some(&mallory.password),
         &format!(
             "INSERT INTO cairn.sessions (session_key, agent, title, started_at, record_count, turn_count)
-               VALUES ('sha256-mallory0000000000000000000000000', 'claude{esc}', 'title {esc} wombatword', 'not a time {esc}', -5, 1);
+               VALUES ('sha256-mallory0000000000000000000000000', 'claude{esc}', 'title {esc} wombatword {secret}', 'not a time {esc}', -5, 1);
              INSERT INTO cairn.turns (session_key, turn_index, turn_key, first_ordinal, last_ordinal, preview)
                VALUES ('sha256-mallory0000000000000000000000000', 0, 'k', 0, 1, 'preview {esc}');
              INSERT INTO cairn.records (session_key, ordinal, turn_index, ts, kind, role, body, tool_input)
                VALUES ('sha256-mallory0000000000000000000000000', 0, 0, '2026-13-45T99:00:00Z', 'bogus{esc}', 'user{esc}', 'wombatword {esc} ' || repeat('A', 4194304), '{esc}'),
-                      ('sha256-mallory0000000000000000000000000', 1, 0, '2026-05-01T10:00:00Z', 'message', 'assistant', 'plain wombatword', NULL);
+                      ('sha256-mallory0000000000000000000000000', 1, 0, '2026-05-01T10:00:00Z', 'message', 'assistant', 'plain wombatword {secret}', NULL);
              INSERT INTO cairn.links (session_key, target_kind, target_key, pr_number, evidence, strong, confidence, commit_id)
                VALUES ('sha256-mallory0000000000000000000000000', 'review', 'pull-request:#42{esc}', 42, 'pr_created{esc}', true, 'NaN', 'c0ffee{esc}');
              INSERT INTO cairn.recall_entries (entry_id, entry_type, scope, title, body, updated_at)
@@ -709,6 +711,7 @@ fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
             );
             let text = String::from_utf8(out.stdout).unwrap();
             inert(&text);
+            assert!(!text.contains(&secret), "{args:?}: the secret was shown");
             if json {
                 // JSON escapes controls; what a program decodes must be clean too.
                 strings(&serde_json::from_str(&text).unwrap(), &mut |s| inert(s));

@@ -4,8 +4,8 @@
 //! Every row is a teammate's and so hostile: any column may hold control sequences, megabytes,
 //! or (if the tables' owner altered them) another type. So every column is selected as text,
 //! cut on the server (`left(…, n)`: a huge field never crosses the wire whole), then read here
-//! through [`cell`] — [`crate::text::printable`], the one cleaning function — numbers parsed from
-//! that text (anything else is `None`), timestamps kept only when RFC 3339.
+//! through [`cell`] — [`crate::text::printable`], the one cleaning function, then the redactor —
+//! numbers parsed from that text (anything else is `None`), timestamps kept only when RFC 3339.
 
 use postgres::{Client, Row};
 use serde::{Deserialize, Serialize};
@@ -744,12 +744,16 @@ fn why_of(r: &Row, at: usize) -> TeamWhy {
     }
 }
 
-/// Column `i` as clean text: [`crate::text::printable`], at most `max` bytes. Anything that
-/// is not text (the query casts every column) is `None`.
+/// Column `i` as clean text: [`crate::text::printable`], redacted (a teammate's Cairn redacted
+/// what it pushed, but a row is anyone's text who can write the tables), at most `max` bytes.
+/// Anything that is not text (the query casts every column) is `None`.
 pub fn cell(r: &Row, i: usize, max: usize) -> Option<String> {
     let raw: Option<String> = r.try_get(i).ok().flatten();
     raw.map(|s| {
-        let mut s = crate::text::printable(&s);
+        let shown = crate::text::printable(&s);
+        let mut s = crate::archive::redact::Redactor::global()
+            .redact_text(&shown, "", &mut Vec::new())
+            .into_owned();
         if s.len() > max {
             let mut end = max;
             while !s.is_char_boundary(end) {
