@@ -409,11 +409,13 @@ impl Redactor {
         for &(a, z) in &paths {
             path_edit(&s[a..z], a, z, &|k| a + k, &mut edits);
         }
-        // Text quoted twice writes `/` as `\/` (`\/home\/ann\/x`): its paths are found with the
-        // escapes decoded, and replaced as written.
-        if s.contains("\\/")
-            && let Some(view) = View::unescaped(s)
-        {
+        // Text quoted twice writes `/` as `\/` (`\/home\/ann\/x`), and a URL as `%2F`: their
+        // paths are found with the escapes decoded, and replaced as written.
+        let views = [
+            s.contains("\\/").then(|| View::unescaped(s)).flatten(),
+            s.contains('%').then(|| View::percent_decoded(s)).flatten(),
+        ];
+        for view in views.iter().flatten() {
             for (a, z) in found_paths(&view.text) {
                 let (oa, oz) = (view.start_of(a), view.end_of(z - 1));
                 // Found as written already (a wider path found here wins, as below).
@@ -824,6 +826,36 @@ impl View {
         }
         view.copy(s, at, s.len());
         view
+    }
+
+    /// `s` with its URL escapes of separators decoded (`%2F`, `%5C`, `%7E`, either case), `None`
+    /// when it has none: a path written into a URL (`?path=%2Fhome%2Fann%2Fx`) is a path all
+    /// the same.
+    fn percent_decoded(s: &str) -> Option<View> {
+        let b = s.as_bytes();
+        let mut view = View::new(s.len());
+        let mut copied_to = 0;
+        let mut decoded = false;
+        for at in memchr::memchr_iter(b'%', b) {
+            if at < copied_to {
+                continue;
+            }
+            let c = match b.get(at + 1..at + 3) {
+                Some([b'2', b'F' | b'f']) => '/',
+                Some([b'5', b'C' | b'c']) => '\\',
+                Some([b'7', b'E' | b'e']) => '~',
+                _ => continue,
+            };
+            view.copy(s, copied_to, at);
+            view.replace(at, at + 3, c);
+            copied_to = at + 3;
+            decoded = true;
+        }
+        if !decoded {
+            return None;
+        }
+        view.copy(s, copied_to, s.len());
+        Some(view)
     }
 
     /// `s` with its JSON `\uXXXX` and `\/` escapes decoded, `None` when it has none. Text quoted
@@ -2841,6 +2873,18 @@ mod tests {
             r#"{"cwd":"src\/main.rs","log":"[REDACTED:path]","cc":"-I[REDACTED:path]","tmp":"\/tmp","root":"."}"#
         );
         assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 2);
+    }
+
+    /// A path written into a URL (`%2F` for `/`, either case) is a path too; other escapes
+    /// and a lone `%` stay as written.
+    #[test]
+    fn outbound_text_finds_paths_written_in_a_url() {
+        let s = "open http://x.invalid/?p=%2Fhome%2Fann%2Fnotes.txt then %2fhome%2fann%2frepo%2Fsrc%2Fa.rs q=a%20b 100% sure";
+        let text = outbound_as_ann(s, &mut Vec::new());
+        assert_eq!(
+            text,
+            "open http://x.invalid/?p=[REDACTED:path] then src%2Fa.rs q=a%20b 100% sure"
+        );
     }
 
     /// A random run that swallows a path's start takes the rest of the path with it (found by
