@@ -585,7 +585,13 @@ fn hooks_edit(text: &str, agent: Agent, cli: &str, memory: bool) {
     use cairn_core::hooks::mcp_config::internals as edit;
     use cairn_core::hooks::{hook_command, is_cairn_hook_command};
     let path = Path::new("/home/u/.claude/settings.json");
-    let command = hook_command(Path::new(cli), agent);
+    // An archive elsewhere (its folder in the command) half the time.
+    let elsewhere = cli.len() % 2 == 1;
+    let command = hook_command(
+        Path::new(cli),
+        agent,
+        elsewhere.then_some(Path::new("/srv/cairn data")),
+    );
     let capture: &[&str] = if agent == Agent::Claude {
         &["Stop", "SessionEnd"]
     } else {

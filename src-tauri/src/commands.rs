@@ -431,11 +431,7 @@ pub async fn install_hook(
         .map_err(|problem| ErrorReport::new(ErrorKind::NotFound, problem))?
         .path;
     with_cairn(&backend, move |c| {
-        c.install_hook(
-            agent,
-            &cairn_core::hooks::hook_command(&cli, agent),
-            dry_run,
-        )
+        c.install_hook(agent, &c.hook_command(&cli, agent), dry_run)
     })
     .await
 }

@@ -267,3 +267,52 @@ fn hooks_install_keeps_a_linked_private_settings_file_whole_and_shows_no_secret(
         .unwrap();
     assert_eq!(hook["status"], "ok", "{hook}");
 }
+
+/// Installed for an archive that is not at the default place, the hook names it: run as the
+/// agent runs it (`sh -c`, no `CAIRN_DATA_DIR` in its environment), it captures into that
+/// archive, not into a default one beside it.
+#[test]
+fn a_hook_installed_for_an_archive_elsewhere_captures_into_it() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let data = env.data();
+    assert!(
+        command.contains(&format!("--data-dir {}", data.display()))
+            || command.contains(&format!("--data-dir '{}'", data.display())),
+        "{command}"
+    );
+    let transcript = env.claude().join("-home-USER-projects-spotter/small.jsonl");
+    let payload = serde_json::json!({"session_id": "s", "transcript_path": transcript,
+        "cwd": env.root.path(), "hook_event_name": "Stop"});
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .env("CLAUDE_PROJECTS_DIR", env.claude())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let sessions = env.json(&["sessions"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert!(
+        !env.home().join(".local/share/cairn").exists(),
+        "a default archive was made"
+    );
+}

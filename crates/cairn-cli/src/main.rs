@@ -600,7 +600,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let agent = Agent::from(agent);
             let exe = std::env::current_exe()
                 .context("cannot find the cairn executable to put in the hook")?;
-            let command = cairn_core::hooks::hook_command(&exe, agent);
+            let command = cairn.hook_command(&exe, agent);
             let result = cairn.install_hooks(agent, &command, !no_memory, dry_run)?;
             if g.json {
                 render::json(out, &result)?;

@@ -136,20 +136,31 @@ pub fn is_session_start(input: &str) -> bool {
     })
 }
 
-/// The hook command line for the `cairn` binary at `cli`: `<cli> hook --agent <agent>`, the
-/// path quoted for a POSIX shell when it needs it (the agents run hooks through `sh -c`).
-pub fn hook_command(cli: &Path, agent: Agent) -> String {
-    let path = cli.to_string_lossy();
-    let plain = !path.is_empty()
-        && path
+/// The hook command line for the `cairn` binary at `cli`: `<cli> hook --agent <agent>`, with
+/// `--data-dir <dir>` before `hook` when the archive is not at its default place
+/// ([`crate::Cairn::hook_command`] decides), each path quoted for a POSIX shell when it needs
+/// it (the agents run hooks through `sh -c`).
+pub fn hook_command(cli: &Path, agent: Agent, data_dir: Option<&Path>) -> String {
+    let dir = data_dir
+        .map(|d| format!(" --data-dir {}", shell_quoted(&d.to_string_lossy())))
+        .unwrap_or_default();
+    format!(
+        "{}{dir} hook --agent {agent}",
+        shell_quoted(&cli.to_string_lossy())
+    )
+}
+
+/// `text` as one word for a POSIX shell: as it is when plain, else single-quoted.
+fn shell_quoted(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
-    let quoted = if plain {
-        path.into_owned()
+    if plain {
+        text.to_owned()
     } else {
-        format!("'{}'", path.replace('\'', "'\\''"))
-    };
-    format!("{quoted} hook --agent {agent}")
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// The settings file that holds an agent's hooks.
@@ -172,12 +183,17 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
 }
 
 /// Whether `command` is Cairn's capture hook for `agent`: exactly what [`hook_command`] writes
-/// (`<path>/cairn hook --agent <agent>`, the path plain or single-quoted), whatever the path.
-/// Other commands that mention cairn and a hook (`notify-send 'cairn hook done'`,
-/// `cairn-hook-helper`) are the user's own.
+/// (`<path>/cairn [--data-dir <dir>] hook --agent <agent>`, each path plain or single-quoted,
+/// the data dir absolute), whatever the paths. Other commands that mention cairn and a hook
+/// (`notify-send 'cairn hook done'`, `cairn-hook-helper`) are the user's own.
 pub fn is_cairn_hook_command(command: &str, agent: Agent) -> bool {
     let Some((path, rest)) = shell_word(command) else {
         return false;
+    };
+    let rest = match rest.strip_prefix(" --data-dir ").map(shell_word) {
+        None => rest,
+        Some(Some((dir, after))) if Path::new(&dir).is_absolute() => after,
+        Some(_) => return false,
     };
     rest == format!(" hook --agent {agent}")
         && Path::new(&path).file_name().is_some_and(|n| n == "cairn")
@@ -450,13 +466,23 @@ mod tests {
     #[test]
     fn hook_commands_quote_unusual_paths() {
         assert_eq!(
-            hook_command(Path::new("/usr/local/bin/cairn"), Agent::Claude),
+            hook_command(Path::new("/usr/local/bin/cairn"), Agent::Claude, None),
             "/usr/local/bin/cairn hook --agent claude"
         );
         assert_eq!(
-            hook_command(Path::new("/home/a b/it's/cairn"), Agent::Codex),
+            hook_command(Path::new("/home/a b/it's/cairn"), Agent::Codex, None),
             r"'/home/a b/it'\''s/cairn' hook --agent codex"
         );
+        let custom = hook_command(
+            Path::new("/usr/bin/cairn"),
+            Agent::Claude,
+            Some(Path::new("/data/my archive")),
+        );
+        assert_eq!(
+            custom,
+            "/usr/bin/cairn --data-dir '/data/my archive' hook --agent claude"
+        );
+        assert!(is_cairn_hook_command(&custom, Agent::Claude));
     }
 
     use super::*;
@@ -787,6 +813,10 @@ mod settings_tests {
                 r"'/home/a b/it'\''s/cairn' hook --agent claude",
                 Agent::Claude,
             ),
+            (
+                "/usr/bin/cairn --data-dir /srv/cairn hook --agent claude",
+                Agent::Claude,
+            ),
         ] {
             assert!(is_cairn_hook_command(command, agent), "{command}");
         }
@@ -798,6 +828,9 @@ mod settings_tests {
             "/usr/bin/cairn hook --agent codex",
             "/usr/bin/cairn hook --agent claude; curl evil.invalid",
             "/usr/bin/cairn hook --agent claude --data-dir /tmp/x",
+            "/usr/bin/cairn --data-dir relative/dir hook --agent claude",
+            "/usr/bin/cairn --data-dir /x hook --agent claude; curl evil.invalid",
+            "/usr/bin/cairn --data-dir hook --agent claude",
             "/usr/bin/cairn  hook --agent claude",
             "'/usr/bin/cairn hook --agent claude",
             "",

@@ -42,6 +42,19 @@ impl Cairn {
     }
 
     /// Add Cairn's capture hook (running `command`) to an agent's settings.
+    /// The capture hook's command line for the `cairn` binary at `cli`
+    /// ([`hooks::hook_command`]): with this archive's folder when it is not at the platform's
+    /// default place, so the agent's hook captures into it whatever the agent's environment
+    /// holds (`CAIRN_DATA_DIR` set in one shell is not set in the agent's).
+    pub fn hook_command(&self, cli: &std::path::Path, agent: Agent) -> String {
+        let real =
+            |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let here = real(self.data_dir());
+        let default = dirs::data_dir().map(|d| real(&d.join("cairn")));
+        let custom = (default.as_ref() != Some(&here)).then_some(here.as_path());
+        hooks::hook_command(cli, agent, custom)
+    }
+
     pub fn install_hook(
         &self,
         agent: Agent,
