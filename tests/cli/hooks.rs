@@ -18,6 +18,11 @@ fn hook(env: &Env, agent: Option<&str>, payload: &Value) -> Output {
     if let Some(agent) = agent {
         cmd.args(["--agent", agent]);
     }
+    fed(cmd, payload)
+}
+
+/// Run `cmd` with `payload` on its stdin, as an agent runs its hook.
+fn fed(mut cmd: std::process::Command, payload: &Value) -> Output {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -292,23 +297,19 @@ fn a_hook_installed_for_an_archive_elsewhere_captures_into_it() {
     let transcript = env.claude().join("-home-USER-projects-spotter/small.jsonl");
     let payload = serde_json::json!({"session_id": "s", "transcript_path": transcript,
         "cwd": env.root.path(), "hook_event_name": "Stop"});
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
         .arg(&command)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", env.home())
-        .env("CLAUDE_PROJECTS_DIR", env.claude())
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+        .env("CLAUDE_PROJECTS_DIR", env.claude());
+    let ran = fed(sh, &payload);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
     let sessions = env.json(&["sessions"]);
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert!(
