@@ -59,6 +59,13 @@ impl Session {
         }
     }
 
+    /// What this session has proposed and said so far (a poisoned lock still counts).
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Run `f` with the writer, opening it on first use.
     fn with_writer<T>(
         &self,

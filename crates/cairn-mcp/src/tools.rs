@@ -1141,11 +1141,7 @@ impl Server {
             evidence,
         };
         {
-            let counts = self
-                .session
-                .counts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let counts = self.session.counts();
             if counts.proposals >= MAX_PROPOSALS {
                 return Err(ErrorData::invalid_request(
                     format!(
@@ -1161,11 +1157,7 @@ impl Server {
             .with_writer(|w| cairn.agent_propose(w, &proposal, &who))
             .map_err(|e| self.fail(e))?;
         if !out.duplicate {
-            let mut counts = self
-                .session
-                .counts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut counts = self.session.counts();
             counts.proposals += 1;
         }
         self.single(json!({
@@ -1191,11 +1183,7 @@ impl Server {
         let query_id = short("query_id", a.query_id.as_deref())?;
         let who = self.speaker(&peer, None, short("session", a.session.as_deref())?, None);
         {
-            let mut counts = self
-                .session
-                .counts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut counts = self.session.counts();
             if counts.feedback >= MAX_FEEDBACK {
                 return Err(ErrorData::invalid_request(
                     format!(
@@ -1226,11 +1214,7 @@ impl Server {
                 )
             })
             .map_err(|e| {
-                let mut counts = self
-                    .session
-                    .counts
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut counts = self.session.counts();
                 counts.feedback = counts.feedback.saturating_sub(1);
                 self.fail(e)
             })?;
