@@ -1,6 +1,7 @@
 //! `cairn mcp install|uninstall` (issue 15): the agents' MCP configs are the user's files, and
 //! get the care `hooks install` gives settings files.
 
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,17 @@ fn cairn_path() -> String {
         .unwrap()
         .to_string_lossy()
         .into_owned()
+}
+
+/// The arguments the server is registered with: the tests' archive is not at the default
+/// place, so the agent must be told where it is.
+fn server_args(env: &Env) -> Vec<String> {
+    let data = std::fs::canonicalize(env.data()).unwrap();
+    vec![
+        "--data-dir".to_owned(),
+        data.to_string_lossy().into_owned(),
+        "mcp".to_owned(),
+    ]
 }
 
 fn mode(p: &Path) -> u32 {
@@ -104,7 +116,7 @@ fn install_and_uninstall_round_trip_for_every_agent() {
                 .is_symlink()
         );
         assert_eq!(mode(&real), 0o640);
-        // What the agent reads: the server runs this binary with `mcp`.
+        // What the agent reads: the server runs this binary with `mcp` on this archive.
         let (command, args) = match agent {
             "codex" => {
                 let v: toml::Table = after.parse().unwrap();
@@ -136,7 +148,10 @@ fn install_and_uninstall_round_trip_for_every_agent() {
                 (s["command"].as_str().unwrap().to_owned(), s["args"].clone())
             }
         };
-        assert_eq!((command, args), (cairn_path(), serde_json::json!(["mcp"])));
+        assert_eq!(
+            (command, args),
+            (cairn_path(), serde_json::json!(server_args(&env)))
+        );
         // Only lines were added.
         for line in before.lines() {
             assert!(after.contains(line), "{line} lost from\n{after}");
@@ -303,10 +318,13 @@ fn a_moved_cairn_is_repointed_and_someone_elses_cairn_is_refused() {
         "[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n",
     );
     env.ok(&["mcp", "install", "--agent", "codex"]);
+    let [flag, data, mcp] = &server_args(&env)[..] else {
+        unreachable!()
+    };
     assert_eq!(
         read(&real),
         format!(
-            "[mcp_servers.cairn]\ncommand = \"{}\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n",
+            "[mcp_servers.cairn]\ncommand = \"{}\"\nargs = [\"{flag}\", \"{data}\", \"{mcp}\"]\nstartup_timeout_sec = 20\n",
             cairn_path()
         )
     );
@@ -461,4 +479,90 @@ fn doctor_sees_every_agents_mcp_config_and_nothing_is_written_unasked() {
         "{check}"
     );
     assert!(read(&real).contains(&cairn_path()));
+}
+
+/// Installed for an archive away from its default place, the server the agent starts (from the
+/// entry alone: no `CAIRN_DATA_DIR` in the agent's environment) serves that archive, not an
+/// empty default one. It did: the entry ran `cairn mcp`, and every answer came back empty.
+#[test]
+fn the_server_an_agent_starts_serves_the_archive_it_was_installed_for() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    env.ok(&["mcp", "install", "--agent", "claude"]);
+    let config: Value = serde_json::from_str(&read(&env.home().join(".claude.json"))).unwrap();
+    let entry = &config["mcpServers"]["cairn"];
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "phoenix"}}}),
+    ];
+    let mut server = std::process::Command::new(entry["command"].as_str().unwrap())
+        .args(&args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    for m in &messages {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    // Read until the search is answered, then close stdin (the server stops at its end); a
+    // server that never answers fails the test rather than hanging it.
+    let stdout = server.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(m) = serde_json::from_str::<Value>(&line)
+                && m["id"] == 2
+            {
+                let _ = tx.send(m);
+                return;
+            }
+        }
+    });
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(120));
+    drop(stdin);
+    let _ = server.kill();
+    let _ = server.wait();
+    let answer = answer.expect("no answer to the search");
+    let body: Value = answer["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_else(|| panic!("{answer}"));
+    let hits = body["hits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(!hits.is_empty(), "{answer}");
+    // Nothing was made at the default place.
+    assert!(!env.home().join(".local/share/cairn").exists());
+
+    // Doctor on another archive says the server is not its own, and how to point it there.
+    let other = env.root.path().join("other archive");
+    let doctor = env
+        .command()
+        .env("CAIRN_DATA_DIR", &other)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let check = mcp_check(&report, "claude");
+    assert_eq!(check["status"], "warn", "{check}");
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("not this one") && detail.contains("cairn mcp install --agent claude"),
+        "{detail}"
+    );
 }

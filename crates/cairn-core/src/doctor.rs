@@ -52,7 +52,12 @@ fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> 
 }
 
 /// Checks that need no database: source dirs, hooks, MCP registrations.
-pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Check> {
+/// `archive`: the data dir doctor checks when it is not at its default place.
+pub(crate) fn environment_checks(
+    config: &Config,
+    home: Option<&Path>,
+    archive: Option<&Path>,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     for agent in Agent::ALL {
         if !config.agent_enabled(agent) {
@@ -118,9 +123,10 @@ pub(crate) fn environment_checks(config: &Config, home: Option<&Path>) -> Vec<Ch
             checks.push(hook_check(&crate::hooks::status(agent, home)));
         }
         for agent in crate::hooks::mcp_config::MCP_AGENTS {
-            checks.push(mcp_check(&crate::hooks::mcp_config::status(
-                agent, home, None,
-            )));
+            checks.push(mcp_check(
+                &crate::hooks::mcp_config::status(agent, home, None, archive),
+                archive,
+            ));
         }
     }
     checks
@@ -163,16 +169,33 @@ pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> 
     )
 }
 
-/// Whether the agent's user config registers Cairn's MCP server (`cairn mcp install`).
-fn mcp_check(status: &crate::hooks::mcp_config::McpStatus) -> Check {
+/// Whether the agent's user config registers Cairn's MCP server (`cairn mcp install`), and
+/// for this archive (`archive`: its data dir when not at the default place).
+fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path>) -> Check {
     let agent = status.agent;
     let path = status.path.display();
+    let named = |dir: Option<&Path>| match dir {
+        Some(dir) => format!("the archive in {}", dir.display()),
+        None => "the archive at the default place".to_owned(),
+    };
     match (&status.problem, &status.command) {
         (Some(problem), _) => check(format!("{agent} mcp"), Status::Warn, problem.clone()),
+        (None, Some(_)) if status.other_archive => check(
+            format!("{agent} mcp"),
+            Status::Warn,
+            format!(
+                "the `cairn` server in {path} serves {}, not this one ({}); run `cairn mcp install --agent {agent}` with this archive to point it here",
+                named(status.data_dir.as_deref()),
+                named(archive)
+            ),
+        ),
         (None, Some(command)) => check(
             format!("{agent} mcp"),
             Status::Ok,
-            format!("the `cairn` server in {path} runs {command} mcp"),
+            format!(
+                "the `cairn` server in {path} runs {command} on {}",
+                named(archive)
+            ),
         ),
         (None, None) => check(
             format!("{agent} mcp"),
@@ -294,7 +317,7 @@ mod tests {
         if std::env::var_os(crate::archive::sources::aider::ENV_DIRS).is_some() {
             return; // the machine names its own; nothing to check
         }
-        let checks = environment_checks(&config, None);
+        let checks = environment_checks(&config, None, None);
         let aider = checks
             .iter()
             .find(|c| c.name == "aider sources")

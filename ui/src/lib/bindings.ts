@@ -1664,6 +1664,13 @@ export type McpStatus_Deserialize = {
 	installed: boolean,
 	/**  The `cairn` the entry runs, when installed. */
 	command?: string | null,
+	/**  The archive the entry names (`--data-dir`); `None` for the default place. */
+	data_dir?: string | null,
+	/**
+	 *  Installed, but for another archive than the one asked about: the agent's queries
+	 *  would not reach this one.
+	 */
+	other_archive: boolean,
 	/**  Why the config could not be read, when it could not. */
 	problem?: string | null,
 };
@@ -1675,6 +1682,13 @@ export type McpStatus_Serialize = {
 	installed: boolean,
 	/**  The `cairn` the entry runs, when installed. */
 	command: string | null,
+	/**  The archive the entry names (`--data-dir`); `None` for the default place. */
+	data_dir: string | null,
+	/**
+	 *  Installed, but for another archive than the one asked about: the agent's queries
+	 *  would not reach this one.
+	 */
+	other_archive: boolean,
 	/**  Why the config could not be read, when it could not. */
 	problem: string | null,
 };

@@ -682,8 +682,9 @@ export function fakeBackend(options: FakeOptions = {}) {
         return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', capture: 'added', memory: 'added', notes: [] };
       case 'mcp_overview':
         return [
-          { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, problem: null },
-          { agent: 'codex', path: '/home/dev/.codex/config.toml', installed: true, command: '/usr/local/bin/cairn', problem: null },
+          { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, data_dir: null, other_archive: false, problem: null },
+          { agent: 'codex', path: '/home/dev/.codex/config.toml', installed: true, command: '/usr/local/bin/cairn', data_dir: null, other_archive: false, problem: null },
+          { agent: 'gemini', path: '/home/dev/.gemini/settings.json', installed: true, command: '/usr/local/bin/cairn', data_dir: '/mnt/old-archive', other_archive: true, problem: null },
         ];
       case 'install_mcp':
       case 'uninstall_mcp': {

@@ -66,6 +66,7 @@ impl Cairn {
         checks.extend(doctor::environment_checks(
             &self.config,
             dirs::home_dir().as_deref(),
+            self.data_dir_elsewhere().as_deref(),
         ));
         checks.extend(self.retention().iter().map(doctor::retention_check));
         DoctorReport { checks }

@@ -47,12 +47,18 @@ impl Cairn {
     /// default place, so the agent's hook captures into it whatever the agent's environment
     /// holds (`CAIRN_DATA_DIR` set in one shell is not set in the agent's).
     pub fn hook_command(&self, cli: &std::path::Path, agent: Agent) -> String {
+        hooks::hook_command(cli, agent, self.data_dir_elsewhere().as_deref())
+    }
+
+    /// This archive's data dir (its real path) when it is not the platform's default: a hook
+    /// or MCP server an agent starts, without this process's flags and environment, must be
+    /// told where it is.
+    pub(crate) fn data_dir_elsewhere(&self) -> Option<std::path::PathBuf> {
         let real =
             |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let here = real(self.data_dir());
         let default = dirs::data_dir().map(|d| real(&d.join("cairn")));
-        let custom = (default.as_ref() != Some(&here)).then_some(here.as_path());
-        hooks::hook_command(cli, agent, custom)
+        (default.as_ref() != Some(&here)).then_some(here)
     }
 
     pub fn install_hook(

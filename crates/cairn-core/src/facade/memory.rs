@@ -44,8 +44,8 @@ impl SessionStartBrief {
 
 impl Cairn {
     /// Register `cli mcp` as the `cairn` MCP server of `agent`: in the user's config, or with
-    /// `project` (a directory in a repository) in that repository's. See
-    /// [`crate::hooks::mcp_config`].
+    /// `project` (a directory in a repository) in that repository's; with `--data-dir` when
+    /// this archive is not at its default place. See [`crate::hooks::mcp_config`].
     pub fn mcp_install(
         &self,
         agent: crate::archive::Agent,
@@ -54,7 +54,15 @@ impl Cairn {
         dry_run: bool,
     ) -> Result<McpInstall> {
         let project = project.map(project_root).transpose()?;
-        mcp_config::install(agent, &home()?, project.as_deref(), cli, dry_run)
+        let data_dir = self.data_dir_elsewhere();
+        mcp_config::install(
+            agent,
+            &home()?,
+            project.as_deref(),
+            cli,
+            data_dir.as_deref(),
+            dry_run,
+        )
     }
 
     /// Take Cairn's MCP server out of `agent`'s config (the user's, or `project`'s).
@@ -68,13 +76,14 @@ impl Cairn {
         mcp_config::uninstall(agent, &home()?, project.as_deref(), dry_run)
     }
 
-    /// Whether each agent's user config registers Cairn's MCP server.
+    /// Whether each agent's user config registers Cairn's MCP server, and for this archive.
     pub fn mcp_status(&self) -> Vec<McpStatus> {
+        let archive = self.data_dir_elsewhere();
         dirs::home_dir()
             .map(|home| {
                 mcp_config::MCP_AGENTS
                     .iter()
-                    .map(|a| mcp_config::status(*a, &home, None))
+                    .map(|a| mcp_config::status(*a, &home, None, archive.as_deref()))
                     .collect()
             })
             .unwrap_or_default()

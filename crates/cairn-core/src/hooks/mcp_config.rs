@@ -3,7 +3,8 @@
 //! Codex keeps its servers under `[mcp_servers.<name>]` in `~/.codex/config.toml`
 //! (`$CODEX_HOME`) or a project's `.codex/config.toml`; Claude Code, Copilot CLI, Qwen Code,
 //! Factory Droid and Kimi CLI under `mcpServers` in a JSON file ([`config_path`] names each).
-//! Cairn's entry is named `cairn` and runs `<absolute path>/cairn mcp`.
+//! Cairn's entry is named `cairn` and runs `<absolute path>/cairn mcp`, or
+//! `<absolute path>/cairn --data-dir <dir> mcp` for an archive away from its default place.
 //!
 //! These files are the user's (`~/.claude.json` is also Claude Code's own state), so they get
 //! the care the hook settings get: edited as text so nothing else changes (JSON through
@@ -55,6 +56,11 @@ pub struct McpStatus {
     pub installed: bool,
     /// The `cairn` the entry runs, when installed.
     pub command: Option<String>,
+    /// The archive the entry names (`--data-dir`); `None` for the default place.
+    pub data_dir: Option<PathBuf>,
+    /// Installed, but for another archive than the one asked about: the agent's queries
+    /// would not reach this one.
+    pub other_archive: bool,
     /// Why the config could not be read, when it could not.
     pub problem: Option<String>,
 }
@@ -139,11 +145,51 @@ fn is_toml(agent: Agent) -> bool {
     agent == Agent::Codex
 }
 
-/// Whether `command` and `args` are Cairn's server: a program named `cairn` (any path) run
-/// with exactly `mcp`.
-fn is_ours(command: Option<&str>, args: Option<&[String]>) -> bool {
-    command.is_some_and(|c| Path::new(c).file_name().is_some_and(|n| n == "cairn"))
-        && args.is_some_and(|a| a == ["mcp"])
+/// How an agent starts Cairn's server: the program and its arguments, `mcp` alone or
+/// `--data-dir <dir> mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Launch {
+    command: String,
+    args: Vec<String>,
+}
+
+impl Launch {
+    /// `cli mcp`, with `--data-dir <dir>` first when `data_dir` is given.
+    fn new(cli: &str, data_dir: Option<&str>) -> Self {
+        let mut args = Vec::new();
+        if let Some(dir) = data_dir {
+            args.extend(["--data-dir".to_owned(), dir.to_owned()]);
+        }
+        args.push("mcp".to_owned());
+        Launch {
+            command: cli.to_owned(),
+            args,
+        }
+    }
+
+    /// The archive it names, when not the default one.
+    fn data_dir(&self) -> Option<&str> {
+        match self.args.as_slice() {
+            [_, dir, _] => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// The entry's launch when it is Cairn's server: a program named `cairn` (any path) run
+    /// with exactly `mcp`, or `--data-dir <dir> mcp`.
+    fn ours(command: Option<&str>, args: Option<Vec<String>>) -> Option<Self> {
+        let command = command.filter(|c| Path::new(c).file_name().is_some_and(|n| n == "cairn"))?;
+        let args = args?;
+        let shape = match args.as_slice() {
+            [mcp] => mcp == "mcp",
+            [flag, dir, mcp] => flag == "--data-dir" && !dir.is_empty() && mcp == "mcp",
+            _ => false,
+        };
+        shape.then(|| Launch {
+            command: command.to_owned(),
+            args,
+        })
+    }
 }
 
 /// The config's text ("" when there is none), refused when too large.
@@ -174,16 +220,20 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// Register `cli mcp` as the `cairn` server in the agent's config (`project`: a repository
-/// root, for the project's config). Idempotent; a `cairn` entry pointing at a moved binary is
-/// pointed at `cli`.
+/// root, for the project's config), `cli --data-dir <data_dir> mcp` when the archive is not at
+/// its default place. Idempotent; a `cairn` entry pointing at a moved binary or another archive
+/// is pointed at `cli` and `data_dir`.
 pub fn install(
     agent: Agent,
     home: &Path,
     project: Option<&Path>,
     cli: &Path,
+    data_dir: Option<&Path>,
     dry_run: bool,
 ) -> Result<McpInstall> {
-    change(agent, home, project, Some(cli), dry_run)
+    let dir = data_dir.map(|d| d.to_string_lossy());
+    let launch = Launch::new(&cli.to_string_lossy(), dir.as_deref());
+    change(agent, home, project, Some(&launch), dry_run)
 }
 
 /// Take Cairn's server out of the agent's config; what is left is the file as it was before
@@ -211,16 +261,15 @@ fn change(
     agent: Agent,
     home: &Path,
     project: Option<&Path>,
-    cli: Option<&Path>,
+    cli: Option<&Launch>,
     dry_run: bool,
 ) -> Result<McpInstall> {
     let path = config_path(agent, home, project)?;
     let before = read_text(&path)?;
-    let command = cli.map(|c| c.to_string_lossy().into_owned());
     let after = if is_toml(agent) {
-        toml_edit(&path, &before, command.as_deref())?
+        toml_edit(&path, &before, cli)?
     } else {
-        json_edit(agent, &path, &before, command.as_deref())?
+        json_edit(agent, &path, &before, cli)?
     };
     let hide = |text: &str| {
         if is_toml(agent) {
@@ -308,14 +357,20 @@ fn empty_document(text: &str) -> bool {
             .is_ok_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
 }
 
-/// The entry in an agent's user config, as [`McpStatus`].
-pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
+/// The entry in an agent's user config, as [`McpStatus`], against the archive in `archive`
+/// (its real path when not at its default place, as `Cairn::data_dir_elsewhere` gives it).
+pub fn status(
+    agent: Agent,
+    home: &Path,
+    project: Option<&Path>,
+    archive: Option<&Path>,
+) -> McpStatus {
     let entry = |path: &Path| {
         let text = read_text(path)?;
         if is_toml(agent) {
             toml_entry(path, &text)
         } else {
-            json_entry(path, &text).map(|e| e.map(|(_, command)| command))
+            json_entry(path, &text).map(|e| e.map(|(_, launch)| launch))
         }
     };
     let (path, found) = match config_path(agent, home, project) {
@@ -325,25 +380,35 @@ pub fn status(agent: Agent, home: &Path, project: Option<&Path>) -> McpStatus {
         }
         Err(e) => (PathBuf::new(), Err(e)),
     };
-    let (command, problem) = match found {
-        Ok(command) => (command, None),
+    let (launch, problem) = match found {
+        Ok(launch) => (launch, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    let data_dir = launch
+        .as_ref()
+        .and_then(Launch::data_dir)
+        .map(PathBuf::from);
+    // A path a person wrote by hand may name the same dir another way.
+    let served = data_dir
+        .as_deref()
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_owned()));
     McpStatus {
         agent,
         path,
-        installed: command.is_some(),
-        command,
+        installed: launch.is_some(),
+        other_archive: launch.is_some() && served.as_deref() != archive,
+        data_dir,
+        command: launch.map(|l| l.command),
         problem,
     }
 }
 
 // ---- JSON: `mcpServers` (every agent but Codex) --------------------------------------------
 
-/// `mcpServers.cairn` in the JSON config `text`: `None` when absent, its node and the command
-/// it runs when it is Cairn's, an error naming the file when it is someone else's or the file
-/// is not a JSON object of the right shape.
-fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, String)>> {
+/// `mcpServers.cairn` in the JSON config `text`: `None` when absent, its node and how it starts
+/// the server when it is Cairn's, an error naming the file when it is someone else's or the
+/// file is not a JSON object of the right shape.
+fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, Launch)>> {
     let Some(root) = super::settings::parse_settings(path, text)? else {
         return Ok(None);
     };
@@ -368,9 +433,9 @@ fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, String
         .as_ref()
         .and_then(|v| v.get("args"))
         .and_then(|a| serde_json::from_value(a.clone()).ok());
-    match command {
-        Some(c) if is_ours(Some(c), args.as_deref()) => Ok(Some((entry.clone(), c.to_owned()))),
-        _ => Err(Error::Invalid(format!(
+    match Launch::ours(command, args) {
+        Some(launch) => Ok(Some((entry.clone(), launch))),
+        None => Err(Error::Invalid(format!(
             "`mcpServers.{SERVER}` in {} is not Cairn's server (it does not run `cairn mcp`); rename or remove it, then run the command again",
             path.display()
         ))),
@@ -378,49 +443,79 @@ fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, String
 }
 
 /// Cairn's entry in `agent`'s `mcpServers`, in the shape its makers document.
-fn json_server(agent: Agent, command: &str) -> Value {
+fn json_server(agent: Agent, launch: &Launch) -> Value {
+    let (command, args) = (&launch.command, &launch.args);
     match agent {
         Agent::Claude | Agent::Droid => {
-            json!({"type": "stdio", "command": command, "args": ["mcp"]})
+            json!({"type": "stdio", "command": command, "args": args})
         }
         // Copilot CLI names stdio `local` and loads only the tools an entry lists.
         Agent::Copilot => {
-            json!({"type": "local", "command": command, "args": ["mcp"], "tools": ["*"]})
+            json!({"type": "local", "command": command, "args": args, "tools": ["*"]})
         }
-        _ => json!({"command": command, "args": ["mcp"]}),
+        _ => json!({"command": command, "args": args}),
     }
 }
 
-/// `text` with the server running `command` (or, for `None`, without Cairn's server), or `None`
-/// when it is that way already.
+/// `text` with the server started by `launch` (or, for `None`, without Cairn's server), or
+/// `None` when it is that way already.
 fn json_edit(
     agent: Agent,
     path: &Path,
     text: &str,
-    command: Option<&str>,
+    launch: Option<&Launch>,
 ) -> Result<Option<String>> {
     let entry = json_entry(path, text)?;
-    let after = match (command, entry) {
-        (Some(c), Some((_, present))) if present == c => return Ok(None),
+    let after = match (launch, entry) {
+        (Some(c), Some((_, present))) if present == *c => return Ok(None),
         (None, None) => return Ok(None),
-        (Some(c), Some((node, _))) => {
-            let command_node = json_text::parse(&text[node.start..node.end])
-                .ok()
-                .and_then(|n| n.get("command").map(|c| (c.start, c.end)));
-            let Some((start, end)) = command_node else {
+        (Some(c), Some((node, present))) => {
+            // Only the values that differ are rewritten; the rest of the entry, its layout
+            // and any keys a person added, stays.
+            let entry = json_text::parse(&text[node.start..node.end]).ok();
+            let field = |key: &str| entry.as_ref().and_then(|n| n.get(key));
+            let (Some(command_node), Some(args_node)) = (field("command"), field("args")) else {
                 return Err(Error::Invalid(format!(
                     "cannot find the command of `mcpServers.{SERVER}` in {}",
                     path.display()
                 )));
             };
-            json_text::apply(
-                text,
-                vec![json_text::Edit {
-                    start: node.start + start,
-                    end: node.start + end,
-                    with: Value::String(c.to_owned()).to_string(),
-                }],
-            )
+            let string = |s: &str| Value::String(s.to_owned()).to_string();
+            let mut edits = Vec::new();
+            if present.command != c.command {
+                edits.push(json_text::Edit {
+                    start: node.start + command_node.start,
+                    end: node.start + command_node.end,
+                    with: string(&c.command),
+                });
+            }
+            match &args_node.kind {
+                // As many arguments: only those that differ, so the array keeps its layout.
+                json_text::Kind::Array(items) if items.len() == c.args.len() => {
+                    for ((item, was), want) in items.iter().zip(&present.args).zip(&c.args) {
+                        if was != want {
+                            edits.push(json_text::Edit {
+                                start: node.start + item.start,
+                                end: node.start + item.end,
+                                with: string(want),
+                            });
+                        }
+                    }
+                }
+                _ => edits.push(json_text::Edit {
+                    start: node.start + args_node.start,
+                    end: node.start + args_node.end,
+                    with: format!(
+                        "[{}]",
+                        c.args
+                            .iter()
+                            .map(|a| string(a))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
+            }
+            json_text::apply(text, edits)
         }
         (Some(c), None) => {
             let servers = || {
@@ -477,8 +572,8 @@ fn json_edit(
     };
     // The result must parse and hold exactly the server wanted, or nothing is written.
     let check = json_entry(path, &after);
-    let ok = match (command, check) {
-        (Some(c), Ok(Some((_, present)))) => present == c,
+    let ok = match (launch, check) {
+        (Some(c), Ok(Some((_, present)))) => present == *c,
         (None, Ok(None)) => true,
         _ => false,
     };
@@ -504,9 +599,9 @@ fn parse_toml(path: &Path, text: &str) -> Result<toml::Table> {
     })
 }
 
-/// `[mcp_servers.cairn]`'s command when it is Cairn's server; an error when the entry is
+/// How `[mcp_servers.cairn]` starts the server when it is Cairn's; an error when the entry is
 /// someone else's or the tables have the wrong types.
-fn toml_entry(path: &Path, text: &str) -> Result<Option<String>> {
+fn toml_entry(path: &Path, text: &str) -> Result<Option<Launch>> {
     let doc = parse_toml(path, text)?;
     let Some(servers) = doc.get("mcp_servers") else {
         return Ok(None);
@@ -527,13 +622,12 @@ fn toml_entry(path: &Path, text: &str) -> Result<Option<String>> {
             .map(|v| v.as_str().map(str::to_owned))
             .collect()
     });
-    if is_ours(command, args.as_deref()) {
-        Ok(command.map(str::to_owned))
-    } else {
-        Err(Error::Invalid(format!(
+    match Launch::ours(command, args) {
+        Some(launch) => Ok(Some(launch)),
+        None => Err(Error::Invalid(format!(
             "[mcp_servers.{SERVER}] in {} is not Cairn's server (it does not run `cairn mcp`); rename or remove it, then run the command again",
             path.display()
-        )))
+        ))),
     }
 }
 
@@ -683,11 +777,15 @@ fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
-/// `text` with the server running `command` (or, for `None`, without it), or `None` when it is
-/// that way already.
-fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
+fn toml_strings(items: &[String]) -> String {
+    toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect()).to_string()
+}
+
+/// `text` with the server started by `launch` (or, for `None`, without it), or `None` when it
+/// is that way already.
+fn toml_edit(path: &Path, text: &str, launch: Option<&Launch>) -> Result<Option<String>> {
     let present = toml_entry(path, text)?;
-    if present.as_deref() == command {
+    if present.as_ref() == launch {
         return Ok(None);
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -699,7 +797,7 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
     };
     // Lines added end as the file's own do.
     let eol = super::json_text::line_ending(text);
-    let after = match command {
+    let after = match launch {
         Some(c) if present.is_none() => {
             // A blank line before the table, even after one the file ends with: an uninstall
             // takes one off with the table, and gives the file back as it was.
@@ -709,23 +807,33 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
                 _ => eol.repeat(2),
             };
             format!(
-                "{text}{sep}[mcp_servers.{SERVER}]{eol}command = {}{eol}args = [\"mcp\"]{eol}",
-                toml_string(c)
+                "{text}{sep}[mcp_servers.{SERVER}]{eol}command = {}{eol}args = {}{eol}",
+                toml_string(&c.command),
+                toml_strings(&c.args)
             )
         }
         Some(c) => {
-            // Point the existing entry's `command` at this binary; nothing else in it changes,
-            // its comment included.
-            let span = toml_edit::Document::parse(text)
-                .ok()
-                .and_then(|doc| doc.get("mcp_servers")?.get(SERVER)?.get("command")?.span())
-                .ok_or_else(by_hand)?;
-            format!(
-                "{}{}{}",
-                &text[..span.start],
-                toml_string(c),
-                &text[span.end..]
-            )
+            // Point the existing entry's `command` and `args` at this binary and archive;
+            // nothing else in it changes, their comments included.
+            let doc = toml_edit::Document::parse(text).map_err(|_| by_hand())?;
+            let span = |key: &str| doc.get("mcp_servers")?.get(SERVER)?.get(key)?.span();
+            let present = present.as_ref().ok_or_else(by_hand)?;
+            let mut edits = Vec::new();
+            if present.command != c.command {
+                edits.push((
+                    span("command").ok_or_else(by_hand)?,
+                    toml_string(&c.command),
+                ));
+            }
+            if present.args != c.args {
+                edits.push((span("args").ok_or_else(by_hand)?, toml_strings(&c.args)));
+            }
+            edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+            let mut after = text.to_owned();
+            for (span, with) in edits {
+                after.replace_range(span, &with);
+            }
+            after
         }
         None => {
             let blocks = toml_blocks(text).ok_or_else(by_hand)?;
@@ -762,7 +870,7 @@ fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<St
         Ok(doc)
     };
     let same_rest = matches!((strip(text), strip(&after)), (Ok(a), Ok(b)) if same_table(&a, &b));
-    if !same_rest || toml_entry(path, &after).ok().flatten().as_deref() != command {
+    if !same_rest || toml_entry(path, &after).ok().flatten().as_ref() != launch {
         return Err(by_hand());
     }
     Ok(Some(after))
@@ -909,6 +1017,79 @@ fn hide_toml_lines(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn usr_bin() -> Launch {
+        Launch::new("/usr/bin/cairn", None)
+    }
+
+    /// An archive away from its default place is named in the entry (`--data-dir <dir> mcp`):
+    /// the agent starts the server without the person's environment, so without it the server
+    /// read the default archive. Moving the archive or the binary rewrites only what changed.
+    #[test]
+    fn an_archive_elsewhere_is_named_in_the_entry() {
+        let elsewhere = Launch::new("/usr/bin/cairn", Some("/data/my archive"));
+        let moved = Launch::new("/usr/bin/cairn", Some("/data/other"));
+        let json = Path::new("/h/.claude.json");
+        let before = "{\n  \"theme\": \"dark\"\n}\n";
+        let on = json_edit(Agent::Claude, json, before, Some(&elsewhere))
+            .unwrap()
+            .unwrap();
+        let args: Value = serde_json::from_str(&on).unwrap();
+        assert_eq!(
+            args["mcpServers"]["cairn"]["args"],
+            json!(["--data-dir", "/data/my archive", "mcp"])
+        );
+        assert_eq!(json_entry(json, &on).unwrap().unwrap().1, elsewhere);
+        assert_eq!(
+            json_edit(Agent::Claude, json, &on, Some(&elsewhere)).unwrap(),
+            None
+        );
+        let again = json_edit(Agent::Claude, json, &on, Some(&moved))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            again,
+            on.replace(r#""/data/my archive""#, r#""/data/other""#)
+        );
+        // Back at the default place: the flag goes; the uninstall gives the file back.
+        let home = json_edit(Agent::Claude, json, &again, Some(&usr_bin()))
+            .unwrap()
+            .unwrap();
+        assert!(home.contains(r#""args": ["mcp"]"#), "{home}");
+        assert_eq!(
+            json_edit(Agent::Claude, json, &again, None)
+                .unwrap()
+                .unwrap(),
+            before
+        );
+
+        let toml = Path::new("/h/.codex/config.toml");
+        let before = "model = \"x\"\n";
+        let on = toml_edit(toml, before, Some(&elsewhere)).unwrap().unwrap();
+        assert!(
+            on.ends_with("args = [\"--data-dir\", \"/data/my archive\", \"mcp\"]\n"),
+            "{on}"
+        );
+        let again = toml_edit(toml, &on, Some(&moved)).unwrap().unwrap();
+        assert_eq!(again, on.replace("/data/my archive", "/data/other"));
+        let both = Launch::new("/opt/cairn", Some("/data/my archive"));
+        let back = toml_edit(toml, &again, Some(&both)).unwrap().unwrap();
+        assert_eq!(back, on.replace("\"/usr/bin/cairn\"", "\"/opt/cairn\""));
+        assert_eq!(toml_edit(toml, &back, None).unwrap().unwrap(), before);
+
+        // Anything else after `cairn` is still someone else's entry.
+        for args in [
+            r#"["--data-dir", "", "mcp"]"#,
+            r#"["--verbose", "x", "mcp"]"#,
+            r#"["mcp", "x"]"#,
+        ] {
+            let text = format!(
+                r#"{{"mcpServers": {{"cairn": {{"command": "/usr/bin/cairn", "args": {args}}}}}}}"#
+            );
+            let e = json_edit(Agent::Claude, json, &text, None).unwrap_err();
+            assert!(e.to_string().contains("not Cairn's server"), "{args}: {e}");
+        }
+    }
+
     /// Lines that look like `[mcp_servers.cairn]` without being it, or hide it from a reader of
     /// lines: install and uninstall leave every other byte as it was.
     #[test]
@@ -927,7 +1108,7 @@ mod tests {
             // A `nan` (no float equal to itself) made the "rest unchanged" check refuse.
             "temperature = nan\n[tui]\nlimits = [1.5, -nan, { x = +nan }]\n",
         ] {
-            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
+            let after = toml_edit(path, before, Some(&usr_bin()))
                 .unwrap_or_else(|e| panic!("{before:?}: {e}"))
                 .unwrap();
             assert!(after.starts_with(before), "{after}");
@@ -938,9 +1119,7 @@ mod tests {
         }
         // A file ending with a blank line keeps it.
         for before in ["model = \"x\"\n\n", "model = \"x\"\r\n\r\n", "\n\n"] {
-            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
-                .unwrap()
-                .unwrap();
+            let after = toml_edit(path, before, Some(&usr_bin())).unwrap().unwrap();
             assert_eq!(toml_edit(path, &after, None).unwrap().unwrap(), before);
         }
         // A file written on Windows gets Cairn's table in CRLF lines, and back byte for byte.
@@ -949,9 +1128,7 @@ mod tests {
             "model = \"x\"\r\n[tui]\r\nx = 1\r\n",
             "a = 1\r\n\r\n",
         ] {
-            let after = toml_edit(path, before, Some("/usr/bin/cairn"))
-                .unwrap()
-                .unwrap();
+            let after = toml_edit(path, before, Some(&usr_bin())).unwrap().unwrap();
             assert!(
                 !after.replace("\r\n", "").contains('\n'),
                 "a bare line feed in {after:?}"
@@ -962,9 +1139,7 @@ mod tests {
         let moved =
             "[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"  # moved\nargs = [\"mcp\"]\n";
         assert_eq!(
-            toml_edit(path, moved, Some("/usr/bin/cairn"))
-                .unwrap()
-                .unwrap(),
+            toml_edit(path, moved, Some(&usr_bin())).unwrap().unwrap(),
             moved.replace("/old/bin/", "/usr/bin/")
         );
     }
@@ -1085,12 +1260,14 @@ pub mod internals {
         text: &str,
         command: Option<&str>,
     ) -> Result<Option<String>> {
-        super::json_edit(agent, path, text, command)
+        let launch = command.map(|c| super::Launch::new(c, None));
+        super::json_edit(agent, path, text, launch.as_ref())
     }
 
     /// Codex's TOML config text with Cairn's server running `command` (`None`: without it).
     pub fn toml_edit(path: &Path, text: &str, command: Option<&str>) -> Result<Option<String>> {
-        super::toml_edit(path, text, command)
+        let launch = command.map(|c| super::Launch::new(c, None));
+        super::toml_edit(path, text, launch.as_ref())
     }
 
     /// A TOML config text as a diff shows it.

@@ -454,7 +454,7 @@ describe('SettingsStore', () => {
   it('shows the MCP config change before making it, and removes the same way', async () => {
     const store = new SettingsStore(api());
     await store.load();
-    expect(store.mcp.data?.map((m) => m.installed)).toEqual([false, true]);
+    expect(store.mcp.data?.map((m) => m.installed)).toEqual([false, true, true]);
     await store.previewMcp('claude', false);
     expect([store.mcpPreview.claude.data?.dry_run, store.mcpPreview.claude.data?.removed]).toEqual([true, false]);
     expect(store.mcpChange.claude.status).toBe('idle');
