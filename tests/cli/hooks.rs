@@ -316,4 +316,61 @@ fn a_hook_installed_for_an_archive_elsewhere_captures_into_it() {
         !env.home().join(".local/share/cairn").exists(),
         "a default archive was made"
     );
+
+    // Asked from another archive, doctor says the hook captures elsewhere and how to fix it;
+    // installing from there points the hook at it.
+    let other = env.root.path().join("other archive");
+    let on_other = |args: &[&str]| {
+        env.command()
+            .env("CAIRN_DATA_DIR", &other)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let hook_check = |report: &[u8]| {
+        let report: serde_json::Value = serde_json::from_slice(report).unwrap();
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "claude hook")
+            .cloned()
+            .unwrap()
+    };
+    let check = hook_check(&on_other(&["doctor", "--json"]).stdout);
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .contains("captures into another archive"),
+        "{check}"
+    );
+    assert!(
+        on_other(&["hooks", "install", "--agent", "claude"])
+            .status
+            .success()
+    );
+    let settings = std::fs::read_to_string(env.home().join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("other archive")
+            && !settings.contains(&format!("{}'", data.display()))
+            && !settings.contains(&format!("{} ", data.display())),
+        "{settings}"
+    );
+    assert_eq!(
+        hook_check(&on_other(&["doctor", "--json"]).stdout)["status"],
+        "ok"
+    );
+    // And from the first archive it is now the other way round.
+    assert_eq!(
+        hook_check(
+            &env.command()
+                .args(["doctor", "--json"])
+                .output()
+                .unwrap()
+                .stdout
+        )["status"],
+        "warn"
+    );
 }

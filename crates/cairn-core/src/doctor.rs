@@ -120,7 +120,7 @@ pub(crate) fn environment_checks(
     }
     if let Some(home) = home {
         for agent in crate::hooks::HOOKED {
-            checks.push(hook_check(&crate::hooks::status(agent, home)));
+            checks.push(hook_check(&crate::hooks::status(agent, home, archive)));
         }
         for agent in crate::hooks::mcp_config::MCP_AGENTS {
             checks.push(mcp_check(
@@ -209,6 +209,16 @@ fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path
 
 fn hook_check(status: &crate::hooks::HookStatus) -> Check {
     let agent = status.agent;
+    if status.other_archive {
+        return check(
+            format!("{agent} hook"),
+            Status::Warn,
+            format!(
+                "installed in {}, but it captures into another archive than this one; run `cairn hooks install --agent {agent}` with this archive to capture here",
+                status.path.display()
+            ),
+        );
+    }
     if status.installed {
         let memory = if status.memory {
             "with memory at session start"

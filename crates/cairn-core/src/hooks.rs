@@ -98,6 +98,8 @@ pub struct HookStatus {
     pub installed: bool,
     /// The session-start hook (memory) runs too.
     pub memory: bool,
+    /// Installed, but capturing into another archive than the one asked about.
+    pub other_archive: bool,
 }
 
 /// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
@@ -187,16 +189,21 @@ pub fn settings_path(agent: Agent, home: &Path) -> PathBuf {
 /// the data dir absolute), whatever the paths. Other commands that mention cairn and a hook
 /// (`notify-send 'cairn hook done'`, `cairn-hook-helper`) are the user's own.
 pub fn is_cairn_hook_command(command: &str, agent: Agent) -> bool {
-    let Some((path, rest)) = shell_word(command) else {
-        return false;
+    hook_archive(command, agent).is_some()
+}
+
+/// The archive Cairn's hook `command` captures into: `Some(None)` for the default place,
+/// `Some(Some(dir))` for `--data-dir <dir>`; `None` when it is not Cairn's hook for `agent`.
+fn hook_archive(command: &str, agent: Agent) -> Option<Option<PathBuf>> {
+    let (path, rest) = shell_word(command)?;
+    let (dir, rest) = match rest.strip_prefix(" --data-dir ").map(shell_word) {
+        None => (None, rest),
+        Some(Some((dir, after))) if Path::new(&dir).is_absolute() => (Some(dir.into()), after),
+        Some(_) => return None,
     };
-    let rest = match rest.strip_prefix(" --data-dir ").map(shell_word) {
-        None => rest,
-        Some(Some((dir, after))) if Path::new(&dir).is_absolute() => after,
-        Some(_) => return false,
-    };
-    rest == format!(" hook --agent {agent}")
-        && Path::new(&path).file_name().is_some_and(|n| n == "cairn")
+    (rest == format!(" hook --agent {agent}")
+        && Path::new(&path).file_name().is_some_and(|n| n == "cairn"))
+    .then_some(dir)
 }
 
 /// The first word of a command line as [`hook_command`] writes it (plain, or single-quoted with
@@ -221,14 +228,25 @@ fn shell_word(command: &str) -> Option<(String, &str)> {
     }
 }
 
-pub fn status(agent: Agent, home: &Path) -> HookStatus {
+/// Whether `agent`'s settings under `home` run Cairn's hook, and into the archive in `archive`
+/// (its real path when not at its default place, as `Cairn::data_dir_elsewhere` gives it).
+pub fn status(agent: Agent, home: &Path, archive: Option<&Path>) -> HookStatus {
     let path = settings_path(agent, home);
     let text = settings::read_text(&path).unwrap_or_default();
     let ours = |c: &str| is_cairn_hook_command(c, agent);
+    let here = |c: &str| {
+        hook_archive(c, agent).is_some_and(|dir| {
+            // A path a person wrote by hand may name the same dir another way.
+            let dir = dir.map(|d| std::fs::canonicalize(&d).unwrap_or(d));
+            dir.as_deref() == archive
+        })
+    };
+    let installed = settings::runs(&path, &text, events(agent), ours);
     HookStatus {
         agent,
-        installed: settings::runs(&path, &text, events(agent), ours),
+        installed,
         memory: settings::runs(&path, &text, &[SESSION_START], ours),
+        other_archive: installed && !settings::runs(&path, &text, events(agent), here),
         path,
     }
 }
@@ -527,7 +545,7 @@ mod tests {
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(after["model"], "opus");
         assert_eq!(after["hooks"]["Stop"].as_array().unwrap().len(), 2);
-        assert!(status(Agent::Claude, home.path()).installed);
+        assert!(status(Agent::Claude, home.path(), None).installed);
 
         let second = install(
             Agent::Claude,
@@ -588,12 +606,12 @@ mod tests {
         std::fs::write(&path, user).unwrap();
         install(Agent::Claude, home.path(), cmd, false, false).unwrap();
         let capture_only = std::fs::read_to_string(&path).unwrap();
-        let s = status(Agent::Claude, home.path());
+        let s = status(Agent::Claude, home.path(), None);
         assert!(s.installed && !s.memory);
 
         let r = install(Agent::Claude, home.path(), cmd, true, false).unwrap();
         assert!(r.changed && r.diff.contains("SessionStart"), "{}", r.diff);
-        let s = status(Agent::Claude, home.path());
+        let s = status(Agent::Claude, home.path(), None);
         assert!(s.installed && s.memory);
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 2);
@@ -610,7 +628,7 @@ mod tests {
         let r = install(Agent::Claude, home.path(), cmd, false, false).unwrap();
         assert!(r.changed);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), capture_only);
-        let s = status(Agent::Claude, home.path());
+        let s = status(Agent::Claude, home.path(), None);
         assert!(s.installed && !s.memory);
 
         // A file where SessionStart was Cairn's alone loses the event, and nothing else.
@@ -635,7 +653,7 @@ mod tests {
             false,
         )
         .unwrap();
-        assert!(status(Agent::Codex, home.path()).memory);
+        assert!(status(Agent::Codex, home.path(), None).memory);
         install(
             Agent::Codex,
             home.path(),
@@ -707,7 +725,7 @@ mod settings_tests {
             handler("    ")
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
-        assert!(status(Agent::Claude, home.path()).installed);
+        assert!(status(Agent::Claude, home.path(), None).installed);
         assert!(
             !install(Agent::Claude, home.path(), CMD, false, false)
                 .unwrap()
@@ -765,7 +783,7 @@ mod settings_tests {
                 .collect();
             assert!(temps.is_empty(), "{temps:?}");
         }
-        assert!(status(Agent::Claude, &home).installed);
+        assert!(status(Agent::Claude, &home, None).installed);
     }
 
     #[test]
@@ -844,7 +862,7 @@ mod settings_tests {
             home.path(),
             r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send 'cairn hook done'"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"/usr/bin/cairn-hook-helper"}]}]}}"#,
         );
-        assert!(!status(Agent::Claude, home.path()).installed);
+        assert!(!status(Agent::Claude, home.path(), None).installed);
         assert!(
             install(Agent::Claude, home.path(), CMD, true, false)
                 .unwrap()
@@ -853,7 +871,7 @@ mod settings_tests {
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(after["hooks"]["Stop"].as_array().unwrap().len(), 2);
         assert_eq!(after["hooks"]["SessionEnd"].as_array().unwrap().len(), 2);
-        assert!(status(Agent::Claude, home.path()).installed);
+        assert!(status(Agent::Claude, home.path(), None).installed);
     }
 
     #[test]

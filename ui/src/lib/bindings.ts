@@ -1324,6 +1324,8 @@ export type HookStatus = {
 	installed: boolean,
 	/**  The session-start hook (memory) runs too. */
 	memory: boolean,
+	/**  Installed, but capturing into another archive than the one asked about. */
+	other_archive: boolean,
 };
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */

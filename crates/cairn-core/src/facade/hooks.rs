@@ -77,13 +77,14 @@ impl Cairn {
         hooks::install_skill(agent, &home, dry_run)
     }
 
-    /// Whether each agent's settings run Cairn's hook.
+    /// Whether each agent's settings run Cairn's hook, and into this archive.
     pub fn hook_status(&self) -> Vec<hooks::HookStatus> {
+        let archive = self.data_dir_elsewhere();
         dirs::home_dir()
             .map(|home| {
                 hooks::HOOKED
                     .iter()
-                    .map(|a| hooks::status(*a, &home))
+                    .map(|a| hooks::status(*a, &home, archive.as_deref()))
                     .collect()
             })
             .unwrap_or_default()
