@@ -104,6 +104,10 @@ pub async fn skim_branch(
 ) -> Result<SkimView, ErrorReport> {
     with_cairn(&backend, move |c| {
         let target = Target::parse(TargetKind::Branch, &target_key)?;
+        // The root may come from a cairn:// link: git runs only where agents worked.
+        if let Some(root) = &repo_root {
+            c.known_repo(root)?;
+        }
         c.skim(&SkimQuery {
             target,
             include_weak,

@@ -354,6 +354,16 @@ test('a second launch with a cairn:// link hands it to the open window and exits
   await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');
   assert.deepEqual(appProcesses(), running, 'only the first app runs');
   await shot('10b-second-launch-link');
+
+  // A link naming a folder no agent worked in: refused in words, and no git runs there.
+  const elsewhere = mkdtempSync(join(tmpdir(), 'cairn-e2e-unknown-'));
+  await handOver(`cairn://branches?${new URLSearchParams({ branch: 'ref:refs/heads/main', repo: elsewhere })}`);
+  await until(
+    async () => (await text(await browser.$('body'))).includes(`no repository with agent sessions at ${elsewhere}`),
+    'a link to a repository the archive does not know was not refused',
+    20_000,
+  );
+  await (await browser.$('[data-tab="sessions"]')).click();
 });
 
 test('a cairn:// link on the command line opens the app at that record', async () => {
