@@ -30,6 +30,64 @@ pub fn is_invisible_break(c: char) -> bool {
     matches!(c, '\u{200b}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
 }
 
+/// True for the characters a reader sees nothing of that [`printable`] keeps, because they
+/// shape text when they stand between letters: the joiners (ZWJ, ZWNJ) and the combining
+/// grapheme joiner, the soft hyphen, the direction marks (LRM, RLM, ALM), variation selectors,
+/// the Mongolian free variation selectors and vowel separator, the Hangul fillers, Khmer's
+/// inherent vowels and the tag characters. Inside a key they split it for a pattern while the
+/// reader still sees it whole, so the redactor reads text without them ([`unseen`]).
+pub fn is_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200c}'..='\u{200f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{ffa0}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
+/// The ranges of [`hidden`], joined with those of the characters of [`is_ignorable`]: what a
+/// reader does not see of `text`, for the redactor to read it as the reader does.
+pub fn unseen(text: &str) -> Vec<(usize, usize)> {
+    let hidden = hidden(text);
+    if text.is_ascii() {
+        return hidden;
+    }
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(hidden.len());
+    let mut push = |a: usize, z: usize| match out.last_mut() {
+        Some(last) if last.1 >= a => last.1 = last.1.max(z),
+        _ => out.push((a, z)),
+    };
+    let mut ignorable = text
+        .char_indices()
+        .filter(|&(_, c)| is_ignorable(c))
+        .map(|(at, c)| (at, at + c.len_utf8()))
+        .peekable();
+    let mut hidden = hidden.into_iter().peekable();
+    loop {
+        let next = match (hidden.peek(), ignorable.peek()) {
+            (Some(h), Some(i)) if i.0 < h.0 => ignorable.next(),
+            (Some(_), _) => hidden.next(),
+            (None, Some(_)) => ignorable.next(),
+            (None, None) => break,
+        };
+        if let Some((a, z)) = next {
+            push(a, z);
+        }
+    }
+    out
+}
+
 /// Whether `text` shows nothing: only whitespace and characters drawn as nothing (zero-width
 /// spaces and joiners, the word joiner and invisible operators, the byte-order mark, the soft
 /// hyphen, the plain direction marks). A title of those alone is blank to a reader, however
@@ -238,6 +296,26 @@ pub fn short_time(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unseen` is `hidden` joined with the ignorable characters, in order and disjoint;
+    /// `printable` keeps the ignorable ones.
+    #[test]
+    fn unseen_adds_what_printable_keeps_but_no_reader_sees() {
+        let text = "a\u{200c}b\u{1b}[0m\u{ad}c\u{200b}d\u{e0020}";
+        let at = |needle: &str| text.find(needle).unwrap();
+        assert_eq!(
+            unseen(text),
+            vec![
+                (at("\u{200c}"), at("b")),
+                (at("\u{1b}"), at("c")),
+                (at("\u{200b}"), at("d")),
+                (at("\u{e0020}"), text.len()),
+            ]
+        );
+        assert_eq!(printable(text), "a\u{200c}b\u{ad}cd\u{e0020}");
+        assert_eq!(unseen("plain ascii"), vec![]);
+        assert_eq!(unseen("é\u{1b}[0m"), hidden("é\u{1b}[0m"));
+    }
 
     #[test]
     fn plurals_agree_with_their_count() {
