@@ -207,6 +207,56 @@ fn both_generator_kinds_make_the_same_entries_from_the_same_answer() {
     );
 }
 
+/// An answer that names secrets and the home folder in every text field: what a model that
+/// decodes what it was shown (or repeats a planted secret) writes.
+fn leaky_answer(home: &str) -> Value {
+    let token = "ghp_EXAMPLE00000000000000000000000000000";
+    json!({"entries": [{"type": "fact", "title": format!("Use token {token}"),
+        "body": format!("AWS key AKIAIOSFODNN7EXAMPLE; read {home}/.ssh/id_rsa\n\
+            -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7Hq2vN9pLzKjW3mR8tYbQ4cF6sD1eA0uG5hJ2kL9oP3iX7n\n\
+            -----END RSA PRIVATE KEY-----"),
+        "trigger": format!("export GITHUB_TOKEN={token}"), "confidence": 0.9,
+        "entities": [token, format!("{home}/projects/shop")], "evidence": {"first": 0, "last": 1}}]})
+}
+
+#[test]
+fn what_the_model_writes_is_redacted_before_it_is_stored() {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/home/someone".into());
+    let leaks = [
+        "ghp_EXAMPLE",
+        "AKIAIOSFODNN7EXAMPLE",
+        "MIIEowIBAAKCAQEA",
+        &format!("{home}/"),
+    ];
+    let check = |cairn: &Cairn| {
+        let stored = entries(cairn);
+        assert!(!stored.is_empty());
+        let all = format!("{stored:?}");
+        for leak in leaks {
+            assert!(!all.contains(leak), "{leak} stored: {all}");
+        }
+        assert!(all.contains("[REDACTED:"), "{all}");
+    };
+    let fake = FakeLlm::start(None);
+    for _ in 0..8 {
+        fake.push(Reply::chat(&leaky_answer(&home).to_string(), "stop"));
+    }
+    let by_endpoint = Env::new();
+    by_endpoint.endpoint(&fake.url());
+    let cairn = by_endpoint.open();
+    by_endpoint.session(&cairn);
+    assert!(run(&cairn).aborted.is_none());
+    check(&cairn);
+
+    let by_agent = Env::new();
+    let bin = by_agent.stub(&claude_says(&leaky_answer(&home).to_string()), 0);
+    by_agent.agent(&bin, "");
+    let cairn = by_agent.open();
+    by_agent.session(&cairn);
+    assert!(run(&cairn).aborted.is_none());
+    check(&cairn);
+}
+
 #[test]
 fn hostile_agent_answers_stop_the_pass_with_a_message_and_lose_nothing() {
     let many = |n: usize| {

@@ -46,6 +46,20 @@ impl Outbound {
         Ok(out)
     }
 
+    /// Text coming back from a model, redacted as outgoing text is (secrets, and absolute
+    /// paths but those under the session's repository): the model was only ever shown text
+    /// this redactor had passed, so a secret or a home path in its answer was decoded or made
+    /// up, and is no more fit to be stored or shown than one in a transcript would be sent.
+    /// Never refuses: the answer is kept, with markers where the redactor found something.
+    pub fn redact_answer(&self, text: &str) -> String {
+        Redactor::global().outbound_text(
+            text,
+            self.repo_root.as_deref(),
+            self.home.as_deref(),
+            &mut Vec::new(),
+        )
+    }
+
     /// The final check on text about to leave: it must come back from the outbound redactor
     /// unchanged, with no finding.
     pub fn rescan(&self, text: &str) -> Result<(), LlmError> {
@@ -115,6 +129,17 @@ mod tests {
             "edit src/a.rs with key [REDACTED:github-pat] then cat [REDACTED:path]"
         );
         ob().rescan(&out).unwrap();
+    }
+
+    #[test]
+    fn an_answer_is_redacted_as_a_request_is() {
+        let out = ob().redact_answer(
+            "use ghp_EXAMPLE00000000000000000000000000000 from /home/ann/.aws/x, see /home/ann/repo/src/a.rs",
+        );
+        assert_eq!(
+            out,
+            "use [REDACTED:github-pat] from [REDACTED:path], see src/a.rs"
+        );
     }
 
     #[test]

@@ -393,16 +393,16 @@ pub fn doctor(
         extra_body: Some(&settings.extra_body),
     };
     let started = std::time::Instant::now();
-    let probe = generator
-        .ask(&ask, &crate::llm::Outbound::for_root(None))
-        .and_then(|answer| {
-            d.usage = answer.usage;
-            d.probe_answer = Some(crate::text::excerpt(
-                &crate::text::printable(&answer.content),
-                2_000,
-            ));
-            output::parse(&answer.content)
-        });
+    let ob = crate::llm::Outbound::for_root(None);
+    let probe = generator.ask(&ask, &ob).and_then(|answer| {
+        d.usage = answer.usage;
+        // Shown as the doctor's answer: cleaned and redacted as a stored entry is.
+        d.probe_answer = Some(crate::text::excerpt(
+            &ob.redact_answer(&answer.content),
+            2_000,
+        ));
+        output::parse(&answer.content)
+    });
     d.probe_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
     d.checks.push(match probe {
         Ok(entries) => {

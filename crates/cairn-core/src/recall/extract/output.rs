@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::prompt::{
     MAX_BODY, MAX_ENTITIES, MAX_ENTITY, MAX_ENTRIES, MAX_TITLE, MAX_TRIGGER, TYPES,
 };
-use crate::llm::LlmError;
+use crate::llm::{LlmError, Outbound};
 use crate::recall::model::EntryType;
 
 /// One entry as the model returned it.
@@ -217,6 +217,29 @@ pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
     Ok(out)
 }
 
+impl RawEntry {
+    /// The entry with every text field redacted ([`Outbound::redact_answer`]) before it is
+    /// stored: the model may decode what the outbound redactor hid (a percent-encoded token, a
+    /// path) or echo a secret planted in the transcript, and Recall shows entries to people and
+    /// agents alike. Entities made equal by redaction are kept once.
+    pub fn redacted(self, ob: &Outbound) -> RawEntry {
+        let mut entities: Vec<String> = Vec::with_capacity(self.entities.len());
+        for e in &self.entities {
+            let e = ob.redact_answer(e);
+            if !entities.contains(&e) {
+                entities.push(e);
+            }
+        }
+        RawEntry {
+            title: ob.redact_answer(&self.title),
+            body: ob.redact_answer(&self.body),
+            trigger: ob.redact_answer(&self.trigger),
+            entities,
+            ..self
+        }
+    }
+}
+
 /// The entry's evidence range: what the model cited, clamped into the unit's range; the whole
 /// unit when the citation misses it entirely.
 pub fn evidence_range(e: &RawEntry, start: u32, end: u32) -> (u32, u32) {
@@ -319,6 +342,48 @@ mod tests {
             parse(&format!("\n \u{feff}{}", entry(""))).unwrap().len(),
             1
         );
+    }
+
+    #[test]
+    fn every_text_field_is_redacted_before_it_is_stored() {
+        let ob = Outbound {
+            repo_root: Some("/home/ann/repo".into()),
+            home: Some("/home/ann".into()),
+        };
+        let token = "ghp_EXAMPLE00000000000000000000000000000";
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx7Hq2vN9pLzKjW3mR8tYbQ4cF6sD1eA0uG5hJ2kL9oP3iX7n\\n-----END RSA PRIVATE KEY-----";
+        let hostile = entry("")
+            .replace("\" T \"", &format!("\"Use token {token}\""))
+            .replace(
+                "\"B\"",
+                &format!("\"AWS key AKIAIOSFODNN7EXAMPLE; read /home/ann/.ssh/id_rsa\\n{pem}\""),
+            )
+            .replace(
+                "\"trigger\":\"\"",
+                &format!("\"trigger\":\"export GITHUB_TOKEN={token}\""),
+            )
+            .replace(
+                "\"a\",\"a\",\"\"",
+                &format!("\"{token}\",\"/home/ann/projects/shop\",\"/home/ann/repo/src\""),
+            );
+        let e = parse(&hostile).unwrap().remove(0).redacted(&ob);
+        let all = format!(
+            "{}|{}|{}|{}",
+            e.title,
+            e.body,
+            e.trigger,
+            e.entities.join("|")
+        );
+        for leaked in [
+            token,
+            "AKIAIOSFODNN7EXAMPLE",
+            "MIIEowIBAAKCAQEA",
+            "/home/ann",
+        ] {
+            assert!(!all.contains(leaked), "{leaked} in {all}");
+        }
+        assert!(e.title.starts_with("Use token [REDACTED:"), "{}", e.title);
+        assert!(e.entities.contains(&"src".to_owned()), "{:?}", e.entities);
     }
 
     #[test]

@@ -375,8 +375,9 @@ impl Pass<'_> {
                 r.calls += calls;
                 r.usage += usage;
             }
-            let raw = match raw {
-                Ok(r) => r,
+            let raw: Vec<RawEntry> = match raw {
+                // What the model wrote is redacted before anything of it is stored.
+                Ok(r) => r.into_iter().map(|e| e.redacted(&ob)).collect(),
                 Err(e) if e.scope() == crate::llm::Scope::Endpoint => {
                     let mut a = abort.lock().unwrap_or_else(PoisonError::into_inner);
                     if a.is_none() {
