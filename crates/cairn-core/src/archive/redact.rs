@@ -396,6 +396,15 @@ impl Redactor {
             out.push(h.finding(""));
             edits.push((h.start, h.end, Cow::Owned(marker(h.rule))));
         }
+        // A secret written for its reader to decode (every character URL-escaped, or in
+        // fullwidth forms) leaves as one all the same: it is found with those decoded.
+        let folded = View::folded(s);
+        if let Some(view) = &folded {
+            for h in view.map_hits(self.resolved_hits(&view.text)) {
+                out.push(h.finding(""));
+                edits.push((h.start, h.end, Cow::Owned(marker(h.rule))));
+            }
+        }
         // A path token `tok` at `a..z` of `s`; `at(k)` is where byte `k` of it starts in `s`
         // (`a + k`, unless the token was read with escapes decoded).
         let mut path_edit =
@@ -442,7 +451,7 @@ impl Redactor {
         // paths are found with the escapes decoded, and replaced as written.
         let views = [
             s.contains("\\/").then(|| View::unescaped(s)).flatten(),
-            s.contains('%').then(|| View::percent_decoded(s)).flatten(),
+            folded,
         ];
         for view in views.iter().flatten() {
             for (a, z) in found_paths(&view.text) {
@@ -857,27 +866,44 @@ impl View {
         view
     }
 
-    /// `s` with its URL escapes of separators decoded (`%2F`, `%5C`, `%7E`, either case), `None`
-    /// when it has none: a path written into a URL (`?path=%2Fhome%2Fann%2Fx`) is a path all
-    /// the same.
-    fn percent_decoded(s: &str) -> Option<View> {
+    /// `s` as its reader decodes it, `None` when nothing in it is written another way: URL
+    /// escapes of printable ASCII (`%2F`, `%67%68%70`, either case) and the fullwidth forms of
+    /// ASCII (`ｇｈｐ＿`, U+FF01–U+FF5E) read as the characters they stand for. A path written
+    /// into a URL (`?path=%2Fhome%2Fann%2Fx`) is a path, and a token spelled so a model or a
+    /// browser restores it is a token.
+    fn folded(s: &str) -> Option<View> {
+        if !s.contains('%') && s.is_ascii() {
+            return None;
+        }
         let b = s.as_bytes();
+        let hex = |c: u8| (c as char).to_digit(16);
         let mut view = View::new(s.len());
         let mut copied_to = 0;
         let mut decoded = false;
-        for at in memchr::memchr_iter(b'%', b) {
+        for (at, c) in s.char_indices() {
+            let (end, with) = match c {
+                '%' => {
+                    let byte = match (b.get(at + 1), b.get(at + 2)) {
+                        (Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| h * 16 + l),
+                        _ => None,
+                    };
+                    match byte.and_then(char::from_u32) {
+                        Some(c @ '!'..='~') => (at + 3, c),
+                        _ => continue,
+                    }
+                }
+                '\u{ff01}'..='\u{ff5e}' => (
+                    at + c.len_utf8(),
+                    char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                ),
+                _ => continue,
+            };
             if at < copied_to {
                 continue;
             }
-            let c = match b.get(at + 1..at + 3) {
-                Some([b'2', b'F' | b'f']) => '/',
-                Some([b'5', b'C' | b'c']) => '\\',
-                Some([b'7', b'E' | b'e']) => '~',
-                _ => continue,
-            };
             view.copy(s, copied_to, at);
-            view.replace(at, at + 3, c);
-            copied_to = at + 3;
+            view.replace(at, end, with);
+            copied_to = end;
             decoded = true;
         }
         if !decoded {
@@ -2361,10 +2387,21 @@ fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let starts = i == 0 || b[i - 1].is_ascii_whitespace() || b"\"'`([{<=,:".contains(&b[i - 1]);
+        // A `file:///home/ann/x` URL holds a path after its `//`.
+        let starts = i == 0
+            || b[i - 1].is_ascii_whitespace()
+            || b"\"'`([{<=,:".contains(&b[i - 1])
+            || (i >= 3 && &b[i - 3..i] == b"://");
         let abs = match b[i] {
             b'/' => b.get(i + 1).is_some_and(|&c| c != b'/' && is_path_byte(c)),
-            b'~' => b.get(i + 1) == Some(&b'/'),
+            // `~/x`, and `~ann/x`: another person's home.
+            b'~' => {
+                let name = b[i + 1..]
+                    .iter()
+                    .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+                    .count();
+                b.get(i + 1 + name) == Some(&b'/')
+            }
             c if c.is_ascii_alphabetic() => {
                 b.get(i + 1) == Some(&b':')
                     && matches!(b.get(i + 2), Some(b'\\' | b'/'))
@@ -2914,6 +2951,43 @@ mod tests {
             text,
             "open http://x.invalid/?p=[REDACTED:path] then src%2Fa.rs q=a%20b 100% sure"
         );
+    }
+
+    /// A token spelled for its reader to decode, and another person's home, leave as nothing
+    /// (found by a hostile run against a model endpoint: each reached the model whole).
+    #[test]
+    fn outbound_text_finds_secrets_written_encoded_and_other_homes() {
+        let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
+        let aws = format!("AKIA{}", "Q3EGRTJ5XW7PLM2N");
+        let escaped = |t: &str| t.bytes().map(|c| format!("%{c:02X}")).collect::<String>();
+        let fullwidth = |t: &str| {
+            t.chars()
+                .map(|c| char::from_u32(c as u32 + 0xfee0).unwrap())
+                .collect::<String>()
+        };
+        for (written, key) in [
+            (escaped(&token), &token),
+            (escaped(&token).to_lowercase(), &token),
+            (escaped(&aws), &aws),
+            (fullwidth(&token), &token),
+        ] {
+            let s = format!("the token is {written} now");
+            let text = outbound_as_ann(&s, &mut Vec::new());
+            assert!(text.contains("[REDACTED:"), "{s} -> {text}");
+            let decoded = View::folded(&text).map_or(text.clone(), |v| v.text);
+            assert!(!decoded.contains(key.as_str()), "{s} -> {text}");
+            assert!(text.starts_with("the token is ") && text.ends_with(" now"), "{text}");
+        }
+        for s in [
+            "see ~alice/notes/plan.md",
+            "open file:///home/alice/projects/shop/a.rs",
+        ] {
+            let text = outbound_as_ann(s, &mut Vec::new());
+            assert!(!text.contains("alice"), "{s} -> {text}");
+        }
+        // Escapes of nothing printable, and plain percentages, stay as written.
+        let plain = "q=a%20b 100% sure %zz %";
+        assert_eq!(outbound_as_ann(plain, &mut Vec::new()), plain);
     }
 
     /// A random run that swallows a path's start takes the rest of the path with it (found by
