@@ -144,7 +144,8 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             return Ok(());
         }
     }
-    let done = cairn.forget(&req)?;
+    // Only what was listed goes, whatever a sync added meanwhile.
+    let done = cairn.forget_planned(&req, &plan)?;
     if json_out {
         render::json(
             out,

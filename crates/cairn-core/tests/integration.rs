@@ -39,6 +39,7 @@ mod extract_setup;
 mod floors;
 mod insights;
 mod private;
+mod forget;
 mod recall;
 mod recall_questions;
 mod recall_semantic;

@@ -173,8 +173,32 @@ impl Cairn {
     /// the retained copies, then the freed pages (zeroed by `secure_delete`, given back by
     /// `VACUUM`) and the write-ahead log.
     pub fn forget(&self, req: &ForgetRequest) -> Result<Forgotten> {
+        self.forget_within(req, None)
+    }
+
+    /// [`Cairn::forget`] of what `plan` (from [`Cairn::forget_preview`] of `req`, shown to the
+    /// person) lists and nothing else: a session a sync added since, which the selection now
+    /// matches too, stays, as no one was asked about it.
+    pub fn forget_planned(&self, req: &ForgetRequest, plan: &ForgetPlan) -> Result<Forgotten> {
+        self.forget_within(req, Some(plan))
+    }
+
+    /// What `req` selects (only the sessions `confirmed` lists, when given), removed.
+    fn forget_within(
+        &self,
+        req: &ForgetRequest,
+        confirmed: Option<&ForgetPlan>,
+    ) -> Result<Forgotten> {
         self.writable()?;
-        let plan = self.forget_preview(req)?;
+        let plan = match confirmed {
+            Some(plan) => plan.clone(),
+            None => self.forget_preview(req)?,
+        };
+        let keys: Vec<&str> = plan
+            .sessions
+            .iter()
+            .map(|s| s.session_key.as_str())
+            .collect();
         let db_path = self.data_dir.join(crate::store::DB_FILE);
         let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64);
         let db_bytes_before = size(&db_path);
@@ -185,7 +209,8 @@ impl Cairn {
             let conn = store.conn_mut();
             conn.pragma_update(None, "secure_delete", "ON")?;
             let tx = conn.transaction()?;
-            let doomed = archive::forget::select(&tx, &sel)?;
+            let mut doomed = archive::forget::select(&tx, &sel)?;
+            doomed.retain(|d| keys.contains(&d.key.as_str()));
             let ids: Vec<i64> = doomed.iter().map(|d| d.id).collect();
             let keys: Vec<String> = doomed.iter().map(|d| d.key.clone()).collect();
             let turns = archive::forget::turn_ids(&tx, &ids)?;
