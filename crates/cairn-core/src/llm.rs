@@ -84,9 +84,15 @@ pub enum LlmError {
     Overflow(String),
     #[error("the model's reply was cut off at max_tokens")]
     Truncated,
-    /// A 200 that does not follow the protocol or the requested schema.
+    /// A 200 that does not follow the protocol (no choices, a body that is not JSON): the
+    /// server is at fault, not this input.
     #[error("model server broke the protocol: {0}")]
     Protocol(String),
+    /// The model answered, but not as the requested schema says (prose, a wrong type, a key
+    /// twice): this input's answer is unusable, the generator is not broken, so only the unit
+    /// asked about fails (another unit, or the same one later, may be answered well).
+    #[error("the answer does not follow the schema: {0}")]
+    Schema(String),
     /// A usable HTTP reply with an unusable answer (empty, odd finish reason).
     #[error("{0}")]
     Reply(String),
@@ -111,6 +117,7 @@ impl LlmError {
             LlmError::Overflow(_) | LlmError::Truncated => Scope::Split,
             LlmError::Refused(_)
             | LlmError::BadRequest { .. }
+            | LlmError::Schema(_)
             | LlmError::Reply(_)
             | LlmError::TooLarge { .. } => Scope::Input,
         }

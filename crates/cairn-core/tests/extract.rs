@@ -880,6 +880,37 @@ fn transient_errors_are_retried_through_a_pass() {
     assert_eq!(fake.chats().len(), 4, "two retried, two answered");
 }
 
+/// A model that answers one unit with prose: that unit's session fails (named, with the reason),
+/// the pass goes on to the other sessions, the generation activates, and the next pass is not
+/// held up by the failed session (it waits out its back-off).
+#[test]
+fn an_answer_that_is_not_json_fails_its_session_not_the_pass() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "concurrency = 1");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    fake.push(Reply::chat("I cannot comply with that request.", "stop"));
+    let r = run(&cairn);
+    assert!(r.aborted.is_none(), "{r:?}");
+    assert_eq!((r.failed, r.sessions), (1, 1), "{r:?}");
+    assert!(r.activated, "{r:?}");
+    let failure = &r.failures[0];
+    assert!(
+        failure.session_key.starts_with("sha256-") && failure.error.contains("not JSON"),
+        "{failure:?}"
+    );
+    assert!(!machine_entries(&cairn, Status::Accepted).is_empty());
+    let st = cairn.recall_extract_status().unwrap();
+    assert_eq!((st.sessions_failed, st.sessions_done), (1, 1), "{st:?}");
+    assert!(st.last_run.unwrap().aborted.is_none());
+    // The next pass neither stops on it nor asks about it again before its back-off.
+    fake.clear();
+    let again = run(&cairn);
+    assert!(again.aborted.is_none() && again.failed == 0, "{again:?}");
+    assert!(fake.chats().is_empty());
+}
+
 fn client(fake: &FakeLlm) -> Client {
     let server = cairn_core::llm::ServerConfig {
         endpoint: fake.url(),

@@ -339,20 +339,20 @@ fn answer(gens: &[Gen], s: &Style) -> String {
 
 // ---- checks -----------------------------------------------------------------------------------
 
-/// A refusal: a protocol error, its message one printable line of bounded length.
+/// A refusal: a schema error, its message one printable line of bounded length.
 fn refused(content: &str, got: Result<Vec<RawEntry>, LlmError>) -> Result<String, TestCaseError> {
     match got {
         Ok(entries) => Err(TestCaseError::fail(format!(
             "taken ({} entries): {content:?}",
             entries.len()
         ))),
-        Err(LlmError::Protocol(m)) => {
+        Err(LlmError::Schema(m)) => {
             prop_assert!(!m.is_empty() && m.chars().count() <= 1_000, "{m:?}");
             prop_assert!(!m.chars().any(char::is_control), "{m:?}");
             Ok(m)
         }
         Err(e) => Err(TestCaseError::fail(format!(
-            "not a protocol error: {e:?} for {content:?}"
+            "not a schema error: {e:?} for {content:?}"
         ))),
     }
 }

@@ -1,7 +1,7 @@
 //! Extraction through either generator kind: an OpenAI-compatible server on loopback
 //! (`tests/support/fake_llm.rs`) and a stand-in `claude` script on disk. The same answer makes
-//! the same entries either way; a hostile answer (not JSON, prose, huge, a failing or silent
-//! agent) stops the pass with a message naming the generator and loses nothing.
+//! the same entries either way; a hostile answer (not JSON, prose, too many entries) fails its
+//! session, a failing or silent agent stops the pass, each with a message, and nothing is lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::fake_llm;
@@ -257,48 +257,90 @@ fn what_the_model_writes_is_redacted_before_it_is_stored() {
     check(&cairn);
 }
 
+/// One pass over `sess-g` by name (a session that failed is not left to its back-off).
+fn run_named(cairn: &Cairn) -> RunReport {
+    cairn
+        .recall_extract_run(
+            &RunOptions {
+                scope: cairn_core::recall::extract::Scope {
+                    session: Some("sess-g".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            &Silent,
+        )
+        .unwrap()
+}
+
+/// What a pass said went wrong: why it stopped, else why its first session failed.
+fn said(report: &RunReport) -> String {
+    report
+        .aborted
+        .clone()
+        .or_else(|| report.failures.first().map(|f| f.error.clone()))
+        .unwrap_or_default()
+}
+
+/// An answer the schema refuses fails its session (the agent works; another unit may be
+/// answered well); an agent that cannot answer at all stops the pass.
 #[test]
-fn hostile_agent_answers_stop_the_pass_with_a_message_and_lose_nothing() {
+fn hostile_agent_answers_fail_the_session_or_stop_the_pass_and_lose_nothing() {
     let many = |n: usize| {
         format!(
             "{{\"entries\": [{}]}}",
             vec![answer()["entries"][0].to_string(); n].join(",")
         )
     };
-    let cases: Vec<(Vec<u8>, i32, &str)> = vec![
-        (claude_says("not json at all"), 0, "not JSON"),
+    // (agent's stdout, its exit code, what the report says, whether the pass stopped)
+    let cases: Vec<(Vec<u8>, i32, &str, bool)> = vec![
+        (claude_says("not json at all"), 0, "not JSON", false),
         (
             claude_says("Sure! Here are the entries:\n{\"entries\": []}"),
             0,
             "not JSON",
+            false,
         ),
         (
             claude_says("{\"entries\": {\"type\": \"fact\"}}"),
             0,
             "not an array",
+            false,
         ),
-        (claude_says(&many(101)), 0, "more than"),
+        (claude_says(&many(101)), 0, "more than", false),
         // Past the 4 MiB output cap: cut, so not one JSON object.
-        (claude_says(&many(20_000)), 0, "expected one JSON object"),
-        (b"{\"truncated\": ".to_vec(), 0, "expected one JSON object"),
-        (claude_says(""), 0, "answered with no text"),
-        (claude_says("{}"), 3, "exited with code 3"),
+        (
+            claude_says(&many(20_000)),
+            0,
+            "expected one JSON object",
+            true,
+        ),
+        (
+            b"{\"truncated\": ".to_vec(),
+            0,
+            "expected one JSON object",
+            true,
+        ),
+        (claude_says(""), 0, "answered with no text", true),
+        (claude_says("{}"), 3, "exited with code 3", true),
     ];
-    for (stdout, code, want) in cases {
+    for (stdout, code, want, stops) in cases {
         let env = Env::new();
         let bin = env.stub(&stdout, code);
         env.agent(&bin, "");
         let cairn = env.open();
         env.session(&cairn);
         let report = run(&cairn);
-        let aborted = report.aborted.clone().unwrap_or_default();
-        assert!(aborted.contains(want), "want {want:?}, got {report:?}");
-        assert!(!aborted.contains('\u{1b}'));
+        let said = said(&report);
+        assert!(said.contains(want), "want {want:?}, got {report:?}");
+        assert_eq!(report.aborted.is_some(), stops, "{want}: {report:?}");
+        assert_eq!(report.failed, u32::from(!stops), "{want}: {report:?}");
+        assert!(!said.contains('\u{1b}'));
         assert_eq!((report.units, report.entries), (0, 0), "{report:?}");
         assert!(entries(&cairn).is_empty());
         // Nothing is lost: the same session is read in full once the agent answers well.
         env.stub(&claude_says(&answer().to_string()), 0);
-        let report = run(&cairn);
+        let report = run_named(&cairn);
         assert!(
             report.aborted.is_none() && report.sessions == 1,
             "{report:?}"
@@ -345,29 +387,14 @@ fn hostile_endpoint_answers_stop_the_pass_with_a_message_and_lose_nothing() {
         let report = run(&cairn);
         fake.release();
         fake.fail_after(0, None);
-        let said = report
-            .aborted
-            .clone()
-            .or_else(|| report.failures.first().map(|f| f.error.clone()))
-            .unwrap_or_default();
+        let said = said(&report);
         assert!(said.contains(want), "{case}: want {want:?}, got {report:?}");
         assert!(!said.contains('\u{1b}'), "{case}");
         assert_eq!((report.units, report.entries), (0, 0), "{case}: {report:?}");
         assert!(entries(&cairn).is_empty(), "{case}");
         // Nothing is lost: the session is read in full once the server answers (named, so a
         // session that failed is not left to its back-off).
-        let again = cairn
-            .recall_extract_run(
-                &RunOptions {
-                    scope: cairn_core::recall::extract::Scope {
-                        session: Some("sess-g".into()),
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                },
-                &Silent,
-            )
-            .unwrap();
+        let again = run_named(&cairn);
         assert!(
             again.aborted.is_none() && again.failed == 0 && again.sessions == 1,
             "{case}: {again:?}"

@@ -1,9 +1,10 @@
 //! Strict validation of a model's reply against [`super::prompt::schema`]: unknown or repeated
-//! keys, nulls, wrong types, blank titles or bodies and out-of-range values are protocol
-//! violations, never silently repaired. Every generator's answer (an endpoint's or an agent
-//! CLI's) passes here. Text fields keep only what is printable ([`crate::text::printable`]: no
-//! escape sequences, control or bidi characters), so an entry never carries a terminal sequence
-//! into a listing.
+//! keys, nulls, wrong types, blank titles or bodies and out-of-range values are schema
+//! violations ([`LlmError::Schema`]: the unit fails, not the pass), never silently repaired.
+//! Every generator's answer (an endpoint's or an agent CLI's) passes here. Text fields keep only
+//! what is printable ([`crate::text::printable`]: no escape sequences, control or bidi
+//! characters), so an entry never carries a terminal sequence into a listing, and are redacted
+//! before they are stored ([`RawEntry::redacted`]).
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -28,7 +29,7 @@ pub struct RawEntry {
 }
 
 fn violation(m: String) -> LlmError {
-    LlmError::Protocol(format!("the reply does not follow the schema: {m}"))
+    LlmError::Schema(m)
 }
 
 fn exact_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), LlmError> {
@@ -292,7 +293,7 @@ mod tests {
             ),
         ] {
             let err = parse(&bad).unwrap_err();
-            assert!(matches!(err, LlmError::Protocol(_)), "{bad}: {err}");
+            assert!(matches!(err, LlmError::Schema(_)), "{bad}: {err}");
         }
     }
 
@@ -308,7 +309,7 @@ mod tests {
             entry("").replace(r#""last":4"#, r#""last":4,"first":9"#),
         ] {
             let err = parse(&bad).unwrap_err();
-            assert!(matches!(err, LlmError::Protocol(_)), "{bad}: {err}");
+            assert!(matches!(err, LlmError::Schema(_)), "{bad}: {err}");
             assert!(err.to_string().contains("is repeated"), "{bad}: {err}");
         }
         // The same keys in other objects are no repetition.
@@ -331,7 +332,7 @@ mod tests {
         assert_eq!(e.body, "line one\nline two");
         // A title of nothing but a sequence is blank, so the reply is refused.
         let blank = entry("").replace("\" T \"", "\"\\u001b[2J\"");
-        assert!(matches!(parse(&blank), Err(LlmError::Protocol(_))));
+        assert!(matches!(parse(&blank), Err(LlmError::Schema(_))));
         // So is one of characters drawn as nothing (zero-width, BOM, soft hyphen, marks).
         let unseen = entry("").replace("\" T \"", "\"\\u200b\\ufeff \\u00ad\\u2060\\u200e\"");
         let refused = parse(&unseen).unwrap_err().to_string();
