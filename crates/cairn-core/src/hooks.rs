@@ -366,7 +366,9 @@ pub fn install(
 }
 
 /// Keep `text` (the settings before an install) in a new file beside `path`,
-/// `<name>.cairn-backup-<time>`, with the settings file's mode: it holds the same secrets.
+/// `<name>.cairn-backup-<time>`, with the settings file's mode: it holds the same secrets. The
+/// text is written and synced under a temporary name first, so a backup by its own name is
+/// always whole (a kill mid-write left a cut one that looked like any other).
 fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
     use std::io::Write;
     let name = path
@@ -384,6 +386,23 @@ fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
         });
         options.mode(mode);
     }
+    let tmp = path.with_file_name(format!(".{name}.cairn-backup-{}.tmp", std::process::id()));
+    let write_err = |at: &Path| {
+        let at = at.to_owned();
+        move |e| Error::Write {
+            path: at,
+            source: e,
+        }
+    };
+    let _ = std::fs::remove_file(&tmp);
+    let written = options.open(&tmp).and_then(|mut file| {
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(write_err(&tmp)(e));
+    }
     let mut n = 1;
     loop {
         let suffix = if n == 1 {
@@ -392,19 +411,27 @@ fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
             format!("-{n}")
         };
         let backup = path.with_file_name(format!("{name}.cairn-backup-{stamp}{suffix}"));
-        let write_err = |e| Error::Write {
-            path: backup.clone(),
-            source: e,
-        };
-        match options.open(&backup) {
-            Ok(mut file) => {
-                file.write_all(text.as_bytes())
-                    .and_then(|_| file.sync_all())
-                    .map_err(write_err)?;
+        // A link takes the name only if it is free; the temporary name then goes.
+        match std::fs::hard_link(&tmp, &backup) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&tmp);
                 return Ok(backup);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
-            Err(e) => return Err(write_err(e)),
+            // A file system without hard links: the name checked, then taken by a rename.
+            Err(_) if !backup.exists() => {
+                return match std::fs::rename(&tmp, &backup) {
+                    Ok(()) => Ok(backup),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&tmp);
+                        Err(write_err(&backup)(e))
+                    }
+                };
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(write_err(&backup)(e));
+            }
         }
     }
 }
@@ -420,6 +447,8 @@ pub struct SkillInstall {
     pub path: PathBuf,
     pub changed: bool,
     pub dry_run: bool,
+    /// Where the file it replaced was kept, when there was one.
+    pub backup: Option<PathBuf>,
 }
 
 /// Where an agent looks for skills.
@@ -443,13 +472,19 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
 pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
     require_hook(agent)?;
     let path = skill_path(agent, home);
-    let changed = std::fs::read_to_string(&path).map_or(true, |existing| existing != SKILL);
+    let existing = settings::read_text(&path)?;
+    let changed = existing != SKILL;
+    let mut backup = None;
     if changed && !dry_run {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::Write {
                 path: dir.to_owned(),
                 source: e,
             })?;
+        }
+        // A skill the person edited (or an older Cairn's) is kept beside the new one.
+        if !existing.is_empty() {
+            backup = Some(write_backup(&path, &existing)?);
         }
         crate::atomic::replace(&path, SKILL.as_bytes(), 0o644).map_err(|e| Error::Write {
             path: e.path,
@@ -461,12 +496,73 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
         path,
         changed,
         dry_run,
+        backup,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
+
+    /// A FIFO or a device where a settings file, an MCP config or the skill should be is
+    /// refused at once with its name: reading one hung `doctor` waiting for a writer, and
+    /// `/dev/zero` filled the memory.
+    #[test]
+    fn a_settings_path_that_is_no_regular_file_is_refused_not_read() {
+        let home = tempfile::tempdir().unwrap();
+        let settings = settings_path(Agent::Claude, home.path());
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&settings)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let s = status(Agent::Claude, home.path(), None);
+        assert!(!s.installed);
+        let err = install(
+            Agent::Claude,
+            home.path(),
+            "/usr/bin/cairn hook --agent claude",
+            true,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let claude_json = home.path().join(".claude.json");
+        std::os::unix::fs::symlink("/dev/zero", &claude_json).unwrap();
+        let mcp = mcp_config::status(Agent::Claude, home.path(), None, None);
+        assert!(
+            mcp.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("not a regular file")),
+            "{mcp:?}"
+        );
+        let skill = skill_path(Agent::Claude, home.path());
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &skill).unwrap();
+        assert!(install_skill(Agent::Claude, home.path(), false).is_err());
+    }
+
+    /// A skill the person edited is kept in a backup, whole, before Cairn's replaces it; no
+    /// temporary file stays behind.
+    #[test]
+    fn an_edited_skill_is_backed_up_before_it_is_replaced() {
+        let home = tempfile::tempdir().unwrap();
+        let skill = skill_path(Agent::Claude, home.path());
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        std::fs::write(&skill, "my own notes\n").unwrap();
+        let done = install_skill(Agent::Claude, home.path(), false).unwrap();
+        let backup = done.backup.expect("a backup");
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), "my own notes\n");
+        assert_eq!(std::fs::read_to_string(&skill).unwrap(), SKILL);
+        let names: Vec<String> = std::fs::read_dir(skill.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let again = install_skill(Agent::Claude, home.path(), false).unwrap();
+        assert!(!again.changed && again.backup.is_none());
+    }
 
     /// Agents without a verified hook spec get an error that says how they are captured, and
     /// nothing is written under the home dir.

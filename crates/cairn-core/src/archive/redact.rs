@@ -2976,7 +2976,10 @@ mod tests {
             assert!(text.contains("[REDACTED:"), "{s} -> {text}");
             let decoded = View::folded(&text).map_or(text.clone(), |v| v.text);
             assert!(!decoded.contains(key.as_str()), "{s} -> {text}");
-            assert!(text.starts_with("the token is ") && text.ends_with(" now"), "{text}");
+            assert!(
+                text.starts_with("the token is ") && text.ends_with(" now"),
+                "{text}"
+            );
         }
         for s in [
             "see ~alice/notes/plan.md",

@@ -26,10 +26,6 @@ use crate::error::{Error, Result};
 /// The server's name in every agent's config.
 pub const SERVER: &str = "cairn";
 
-/// Config files larger than this are refused (Claude Code's own `~/.claude.json` stays far
-/// below it): reading and rewriting one is not something a hook install should do.
-const MAX_CONFIG_BYTES: u64 = 32 << 20;
-
 /// What an install or uninstall did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -192,33 +188,6 @@ impl Launch {
     }
 }
 
-/// The config's text ("" when there is none), refused when too large.
-fn read_text(path: &Path) -> Result<String> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > MAX_CONFIG_BYTES => {
-            return Err(Error::Invalid(format!(
-                "{} is {} MB, more than Cairn will edit ({} MB); add the `{SERVER}` server by hand",
-                path.display(),
-                meta.len() >> 20,
-                MAX_CONFIG_BYTES >> 20
-            )));
-        }
-        _ => {}
-    }
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(Error::Invalid(format!(
-            "{} is not UTF-8 text; fix it or move it aside, then run the command again",
-            path.display()
-        ))),
-        Err(e) => Err(Error::Read {
-            path: path.to_owned(),
-            source: e,
-        }),
-    }
-}
-
 /// Register `cli mcp` as the `cairn` server in the agent's config (`project`: a repository
 /// root, for the project's config), `cli --data-dir <data_dir> mcp` when the archive is not at
 /// its default place. Idempotent; a `cairn` entry pointing at a moved binary or another archive
@@ -265,7 +234,7 @@ fn change(
     dry_run: bool,
 ) -> Result<McpInstall> {
     let path = config_path(agent, home, project)?;
-    let before = read_text(&path)?;
+    let before = super::settings::read_text(&path)?;
     let after = if is_toml(agent) {
         toml_edit(&path, &before, cli)?
     } else {
@@ -366,7 +335,7 @@ pub fn status(
     archive: Option<&Path>,
 ) -> McpStatus {
     let entry = |path: &Path| {
-        let text = read_text(path)?;
+        let text = super::settings::read_text(path)?;
         if is_toml(agent) {
             toml_entry(path, &text)
         } else {
