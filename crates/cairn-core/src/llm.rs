@@ -35,6 +35,23 @@ pub use endpoint::{Endpoint, Server, ServerConfig, parse_duration};
 pub use generator::{AgentGenerator, Answer, Ask, EndpointGenerator, Generator, GeneratorIdentity};
 pub use outbound::Outbound;
 
+/// Text a server or an agent CLI wrote (an error body, stderr, a reported error), as Cairn
+/// shows and stores it: printable, secrets redacted, several lines kept. A server echoing the
+/// request or an agent printing its environment can hand back a token, and this text reaches
+/// the terminal and `recall_extract_runs`. Redacted whole, before any cut, so a secret is never
+/// cut into a piece the redactor no longer recognises.
+pub(crate) fn redacted(text: &str) -> String {
+    let clean = crate::text::printable(text);
+    crate::archive::redact::Redactor::global()
+        .redact_text(&clean, "", &mut Vec::new())
+        .into_owned()
+}
+
+/// [`redacted`], then one line of at most `max` characters.
+pub(crate) fn told(text: &str, max: usize) -> String {
+    crate::text::excerpt(&redacted(text), max)
+}
+
 /// How far a failure reaches: what the caller should stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {

@@ -911,6 +911,43 @@ fn an_answer_that_is_not_json_fails_its_session_not_the_pass() {
     assert!(fake.chats().is_empty());
 }
 
+/// A server whose error body quotes a token (echoing the request, or its own configuration):
+/// the token reaches neither the report nor `recall extract status`.
+#[test]
+fn a_token_in_a_servers_error_is_redacted_before_it_is_shown_or_stored() {
+    let token = "ghp_EXAMPLE00000000000000000000000000000";
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    for status in [429, 401] {
+        fake.fail_after(
+            0,
+            Some(
+                Reply::json(
+                    status,
+                    json!({"error": {"message": format!("slow down, holder of {token}")}}),
+                )
+                .with_header("Retry-After", "0"),
+            ),
+        );
+        let r = run(&cairn);
+        let aborted = r.aborted.clone().unwrap_or_default();
+        assert!(aborted.contains(&format!("HTTP {status}")), "{r:?}");
+        assert!(
+            aborted.contains("slow down") && !aborted.contains(token),
+            "{aborted}"
+        );
+        let stored = cairn.recall_extract_status().unwrap().last_run.unwrap();
+        let stored = stored.aborted.unwrap_or_default();
+        assert!(
+            stored.contains("[REDACTED:") && !stored.contains(token),
+            "{stored}"
+        );
+    }
+}
+
 fn client(fake: &FakeLlm) -> Client {
     let server = cairn_core::llm::ServerConfig {
         endpoint: fake.url(),

@@ -419,6 +419,47 @@ fn an_agent_that_never_answers_is_killed_at_its_timeout() {
     assert!(entries(&cairn).is_empty());
 }
 
+/// An agent that prints a token on stderr as it fails, or reports an error quoting one: the
+/// token reaches neither the report nor `recall extract status`.
+#[test]
+fn a_token_an_agent_prints_as_it_fails_is_redacted() {
+    let token = "ghp_EXAMPLE00000000000000000000000000000";
+    for (stdout, code) in [
+        (b"".to_vec(), 3),
+        (
+            json!({"type": "result", "is_error": true, "result": format!("bad key {token}")})
+                .to_string()
+                .into_bytes(),
+            0,
+        ),
+    ] {
+        let env = Env::new();
+        let bin = env.dir.path().join("bin/claude");
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(env.dir.path().join("bin/answer"), &stdout).unwrap();
+        std::fs::write(
+            &bin,
+            format!(
+                "#!/bin/sh\ncat > /dev/null\ncat '{}'\necho 'GITHUB_TOKEN={token}' >&2\necho 'giving up' >&2\nexit {code}\n",
+                env.dir.path().join("bin/answer").display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        env.agent(&bin, "");
+        let cairn = env.open();
+        env.session(&cairn);
+        let aborted = run(&cairn).aborted.unwrap_or_default();
+        assert!(!aborted.is_empty() && !aborted.contains(token), "{aborted}");
+        let stored = cairn.recall_extract_status().unwrap().last_run.unwrap();
+        let stored = stored.aborted.unwrap_or_default();
+        assert!(
+            stored.contains("[REDACTED:") && !stored.contains(token),
+            "{stored}"
+        );
+    }
+}
+
 #[test]
 fn a_missing_agent_is_named_with_the_fix() {
     let env = Env::new();

@@ -413,10 +413,10 @@ fn spawn_and_wait(
     Ok((status, stdout, stderr))
 }
 
-/// The end of stderr, printable (no control sequences), for error messages.
+/// The end of stderr, printable (no control sequences) and redacted, for error messages.
 fn last_lines(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
-    let clean = crate::text::printable(&text);
+    let clean = super::redacted(&text);
     let lines: Vec<&str> = clean.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
     if tail.is_empty() {
@@ -433,10 +433,11 @@ fn parse_claude(stdout: &str) -> std::result::Result<AgentOutput, String> {
     if v.get("is_error").and_then(serde_json::Value::as_bool) == Some(true) {
         return Err(format!(
             "reported an error: {}",
-            crate::text::printable(
+            super::told(
                 v.get("result")
                     .and_then(|r| r.as_str())
-                    .unwrap_or("(no detail)")
+                    .unwrap_or("(no detail)"),
+                600
             )
         ));
     }

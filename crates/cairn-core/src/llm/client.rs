@@ -339,7 +339,7 @@ impl Client {
                     .map(|a| {
                         a.iter()
                             .filter_map(|m| m.get("id").and_then(Value::as_str))
-                            .map(|s| crate::text::one_line(s, 200))
+                            .map(|s| super::told(s, 200))
                             .collect()
                     })
                     .unwrap_or_default();
@@ -487,7 +487,7 @@ impl Client {
         let detail = if self.endpoint.carries_credentials() {
             "(server text withheld: the endpoint URL may carry credentials)".to_owned()
         } else {
-            crate::text::one_line(&error_text(&raw), 200)
+            super::told(&error_text(&raw), 200)
         };
         match status {
             408 | 429 => Attempt::Retry(

@@ -267,7 +267,7 @@ fn version(bin: &Path, path: &OsString) -> Result<String, String> {
     }
     let text = String::from_utf8_lossy(&out);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let line = crate::text::one_line(first, 80);
+    let line = super::told(first, 80);
     if line.is_empty() {
         Err("`--version` printed nothing".into())
     } else {
