@@ -888,7 +888,14 @@ fn hide_toml_secrets(text: &str) -> String {
     type Found = Vec<(std::ops::Range<usize>, &'static str)>;
     fn value(v: &Value, hidden: Option<&'static str>, out: &mut Found) {
         match v {
-            Value::Array(items) => items.iter().for_each(|v| value(v, hidden, out)),
+            Value::Array(items) => {
+                let mut after_flag = false;
+                for v in items.iter() {
+                    let why = hidden.or(after_flag.then_some(super::settings::SECRET_ARGUMENT));
+                    value(v, why, out);
+                    after_flag = v.as_str().is_some_and(super::settings::names_a_secret);
+                }
+            }
             Value::InlineTable(t) => {
                 for (k, v) in t.iter() {
                     value(v, hidden.or_else(|| rule(k)), out);
@@ -1155,6 +1162,17 @@ mod tests {
                 .unwrap();
             assert_eq!(after, want, "{before:?}");
         }
+    }
+
+    /// The argument after a secret's flag is hidden in a Codex config's diff too.
+    #[test]
+    fn a_toml_diff_hides_a_flags_secret_argument() {
+        let toml = "[mcp_servers.db]\ncommand = \"pg\"\nargs = [\"--password\", \"Zq1plain\", \"-v\", \"kept\"]\n";
+        let hidden = hide_toml_secrets(toml);
+        assert!(
+            !hidden.contains("Zq1") && hidden.contains("\"kept\""),
+            "{hidden}"
+        );
     }
 
     /// What a diff shows of a Codex config hides every env value and secret, however it is

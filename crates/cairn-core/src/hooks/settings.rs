@@ -10,6 +10,17 @@ use super::json_text;
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
+/// Why the argument after a flag such as `--password` or `--api-key` is hidden.
+pub(super) const SECRET_ARGUMENT: &str = "secret-argument";
+
+/// Whether a command-line argument is a flag whose value is a secret (`--password`,
+/// `--api-key`, `--token`; not `--token=x`, whose value the redactor reads in the word).
+pub(super) fn names_a_secret(arg: &str) -> bool {
+    arg.starts_with('-')
+        && !arg.contains('=')
+        && crate::archive::redact::is_sensitive_key(arg.trim_start_matches('-'))
+}
+
 /// Settings and MCP configs larger than this are refused (Claude Code's own `~/.claude.json`
 /// stays far below it): reading and rewriting one is not something an install should do.
 const MAX_CONFIG_BYTES: u64 = 32 << 20;
@@ -258,6 +269,7 @@ fn without_cairn(
 /// redactor. Lines keep their count, so a diff of two hidden texts lines up as the texts do.
 pub(super) fn hide_secrets(text: &str) -> String {
     fn values(
+        text: &str,
         node: &json_text::Node,
         hidden: Option<&'static str>,
         out: &mut Vec<json_text::Edit>,
@@ -266,7 +278,11 @@ pub(super) fn hide_secrets(text: &str) -> String {
             json_text::Kind::Object(members) => {
                 for (key, _, value) in members {
                     let why = hidden.or_else(|| {
-                        if key.eq_ignore_ascii_case("env") {
+                        // Every value of `env` and of a server's `headers` (an API key under
+                        // a custom name) is hidden, like a secret-sounding key's.
+                        if key.eq_ignore_ascii_case("env")
+                            || key.to_ascii_lowercase().contains("headers")
+                        {
                             Some("env")
                         } else if crate::archive::redact::is_sensitive_key(key) {
                             Some(crate::archive::redact::SENSITIVE_KEY)
@@ -274,12 +290,17 @@ pub(super) fn hide_secrets(text: &str) -> String {
                             None
                         }
                     });
-                    values(value, why, out);
+                    values(text, value, why, out);
                 }
             }
             json_text::Kind::Array(items) => {
+                let mut after_flag = false;
                 for item in items {
-                    values(item, hidden, out);
+                    let why = hidden.or(after_flag.then_some(SECRET_ARGUMENT));
+                    values(text, item, why, out);
+                    after_flag = matches!(item.kind, json_text::Kind::String)
+                        && serde_json::from_str::<String>(&text[item.start..item.end])
+                            .is_ok_and(|flag| names_a_secret(&flag));
                 }
             }
             json_text::Kind::String | json_text::Kind::Scalar => {
@@ -295,7 +316,7 @@ pub(super) fn hide_secrets(text: &str) -> String {
     let masked = match json_text::parse(text) {
         Ok(root) => {
             let mut edits = Vec::new();
-            values(&root, None, &mut edits);
+            values(text, &root, None, &mut edits);
             json_text::apply(text, edits)
         }
         Err(_) => text.to_owned(),
@@ -311,6 +332,23 @@ mod tests {
     use super::*;
 
     const CMD: &str = "/usr/bin/cairn hook --agent claude";
+
+    /// A password passed as the argument after its flag, and an API key in a server's
+    /// `headers` under a name of its own, are hidden in a diff (both were shown).
+    #[test]
+    fn a_diff_hides_a_flags_secret_argument_and_every_header() {
+        let text = r#"{"mcpServers": {"db": {"command": "pg", "args": ["--password", "Zq1plain", "--api-key", "Zq2", "--verbose", "kept", "--token=Zq3abcdefghijklmnopqrstuvwxyz012345"]},
+  "web": {"url": "http://127.0.0.1:1", "headers": {"X-Custom-Auth": "Zq4"}}}}"#;
+        let hidden = hide_secrets(text);
+        assert!(
+            !hidden.contains("Zq1") && !hidden.contains("Zq2") && !hidden.contains("Zq4"),
+            "{hidden}"
+        );
+        assert!(
+            hidden.contains("\"kept\"") && hidden.contains("\"--password\""),
+            "{hidden}"
+        );
+    }
 
     fn settings(hooks: &str) -> String {
         format!("{{\n  \"hooks\": {{\n{hooks}\n  }}\n}}\n")
