@@ -426,6 +426,21 @@ fn last_lines(stderr: &[u8]) -> String {
     }
 }
 
+/// Longest model name taken from an agent's output; a longer one is no model's name.
+const MAX_MODEL_NAME: usize = 200;
+
+/// The model an agent says answered, as it is stored with a report and shown: printable, one
+/// line, redacted (it is whatever the agent's JSON holds: a hostile or broken agent can put an
+/// escape sequence or a token there). `None` when empty or absurdly long (the configured model
+/// then stands).
+fn model_name(raw: &str) -> Option<String> {
+    let one = crate::text::one_line(raw, MAX_MODEL_NAME + 1);
+    if one.is_empty() || one.chars().count() > MAX_MODEL_NAME {
+        return None;
+    }
+    Some(super::redacted(&one))
+}
+
 /// `claude -p --output-format json`: one object with `result` (and `is_error`).
 fn parse_claude(stdout: &str) -> std::result::Result<AgentOutput, String> {
     let v: serde_json::Value = serde_json::from_str(stdout.trim())
@@ -449,7 +464,8 @@ fn parse_claude(stdout: &str) -> std::result::Result<AgentOutput, String> {
         .get("modelUsage")
         .and_then(|m| m.as_object())
         .and_then(|m| m.keys().next().cloned())
-        .or_else(|| v.get("model").and_then(|m| m.as_str()).map(str::to_owned));
+        .or_else(|| v.get("model").and_then(|m| m.as_str()).map(str::to_owned))
+        .and_then(|m| model_name(&m));
     Ok(AgentOutput {
         text: text.to_owned(),
         model,
@@ -466,7 +482,7 @@ fn parse_codex(stdout: &str, last: Option<String>) -> std::result::Result<AgentO
             continue;
         };
         if let Some(m) = v.get("model").and_then(|m| m.as_str()) {
-            model = Some(m.to_owned());
+            model = model_name(m);
         }
         let item = v.get("item").unwrap_or(&serde_json::Value::Null);
         if v.get("type").and_then(|t| t.as_str()) == Some("item.completed")
@@ -522,5 +538,27 @@ mod tests {
         );
         assert!(parse_codex("{}", None).is_err());
         assert_eq!(parse_gemini(r#"{"response":"hi"}"#).unwrap().text, "hi");
+    }
+
+    #[test]
+    fn a_model_name_is_cleaned_redacted_and_bounded() {
+        let claude = |model: &str| {
+            let v = serde_json::json!({"result": "# R", "modelUsage": {model: {}}});
+            parse_claude(&v.to_string()).unwrap().model
+        };
+        assert_eq!(
+            claude("\u{1b}]0;pwned\u{7}claude-x\u{1b}[31m").as_deref(),
+            Some("claude-x")
+        );
+        let token = "ghp_EXAMPLE00000000000000000000000000000";
+        let named = claude(&format!("claude {token}")).unwrap();
+        assert!(
+            !named.contains(token) && named.contains("[REDACTED:"),
+            "{named}"
+        );
+        assert_eq!(claude(&"m".repeat(MAX_MODEL_NAME + 1)), None);
+        assert_eq!(claude("\u{1b}[2J"), None);
+        let codex = format!("{{\"model\":\"{}\"}}\n", "m".repeat(5_000));
+        assert_eq!(parse_codex(&codex, Some("# R".into())).unwrap().model, None);
     }
 }
