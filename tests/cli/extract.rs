@@ -222,13 +222,17 @@ fn a_failing_server_stops_the_run_with_exit_1() {
     );
     let out = cairn(&env, &["recall", "extract", "run"]);
     assert_eq!(out.status.code(), Some(1));
+    // The report on stdout, the reason on stderr as every error is.
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("Sessions: 0 done"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stdout.contains("Stopped early:")
-            && stdout.contains("HTTP 404")
-            && stdout.contains("model not found"),
-        "{stdout}"
+        stderr.starts_with("cairn: extraction stopped early:")
+            && stderr.contains("HTTP 404")
+            && stderr.contains("model not found"),
+        "{stderr}"
     );
+    assert!(!stdout.contains("HTTP 404"), "{stdout}");
     let status = json(&env, &["recall", "extract", "status"]);
     assert_eq!(status["state"], "building");
     assert!(
@@ -236,6 +240,69 @@ fn a_failing_server_stops_the_run_with_exit_1() {
             .as_str()
             .unwrap()
             .contains("404")
+    );
+}
+
+/// A pass that failed a session (here: the model answered its first unit with prose) says so
+/// on stderr and exits 1, after its report; the other sessions were read.
+#[test]
+fn a_failed_session_fails_the_run_with_exit_1_and_names_it() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "concurrency = 1");
+    fake.push(Reply::chat("I cannot comply with that request.", "stop"));
+    let out = cairn(&env, &["recall", "extract", "run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(" done, 1 failed\n"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("cairn: 1 session failed, the first sha256-")
+            && stderr.contains("not JSON")
+            && stderr.contains("--session"),
+        "{stderr}"
+    );
+    // With --json: the report on stdout, the error as a document on stderr; nothing is left,
+    // so the next run succeeds (the failed session waits out its back-off).
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "concurrency = 1");
+    fake.push(Reply::chat("I cannot comply with that request.", "stop"));
+    let out = cairn(&env, &["--json", "recall", "extract", "run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["failed"], 1, "{report}");
+    assert!(report["sessions"].as_u64().unwrap() >= 1, "{report}");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["kind"], "external", "{err}");
+    let again = json(&env, &["recall", "extract", "run"]);
+    assert_eq!(again["failed"], 0, "{again}");
+}
+
+/// A server whose probe answer the schema refuses: the doctor says FAIL and exits 1, in either
+/// form.
+#[test]
+fn a_failing_doctor_check_exits_1() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = Env::new();
+    configure(&env, &fake, "");
+    // `/models` first, then the probe.
+    fake.push(Reply::json(200, serde_json::json!({"data": []})));
+    fake.push(Reply::chat("I cannot comply with that request.", "stop"));
+    let out = cairn(&env, &["recall", "extract", "doctor"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL probe"));
+    // `/models` first, then the probe.
+    fake.push(Reply::json(200, serde_json::json!({"data": []})));
+    fake.push(Reply::chat("I cannot comply with that request.", "stop"));
+    let out = cairn(&env, &["--json", "recall", "extract", "doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["ok"] == false),
+        "{v}"
     );
 }
 

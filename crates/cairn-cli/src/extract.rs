@@ -226,14 +226,12 @@ pub fn run(
                 for f in &r.failures {
                     writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
                 }
-                if let Some(e) = &r.aborted {
-                    writeln!(out, "Stopped early: {}", clean(e))?;
-                }
                 if r.entries > 0 {
                     writeln!(out, "Review the new entries with `cairn recall review`.")?;
                 }
             }
-            return Ok(r.aborted.is_none());
+            out.flush()?;
+            unfinished(&r)?;
         }
         ExtractCommand::Status => {
             let s = cairn.recall_extract_status()?;
@@ -363,6 +361,28 @@ pub fn run(
         ExtractCommand::Doctor => return doctor(Ok(cairn), &cairn.config_path(), json_out, out),
     }
     Ok(true)
+}
+
+/// A pass that stopped early or failed sessions fails the command (exit 1, the reason on stderr
+/// as every error is), after its report: a script or a scheduler must not take it for a
+/// complete run.
+fn unfinished(r: &cairn_core::recall::extract::RunReport) -> Result<()> {
+    if let Some(e) = &r.aborted {
+        return Err(cairn_core::Error::External(format!(
+            "extraction stopped early: {e}; what was read is kept, and the next run goes on from there"
+        ))
+        .into());
+    }
+    if let Some(first) = r.failures.first() {
+        return Err(cairn_core::Error::External(format!(
+            "{} failed, the first {}: {}; `cairn recall extract status` lists them; each is tried again after `failure_backoff`, or at once with --session <key>",
+            plural(r.failed, "session"),
+            first.session_key,
+            first.error
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// `cairn recall extract doctor`: the generators at hand first (detection needs no
