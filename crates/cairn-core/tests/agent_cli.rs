@@ -246,3 +246,18 @@ fn an_agent_refusing_a_flag_is_told_to_update() {
         "{err}"
     );
 }
+
+/// `timeout_secs = 9223372036854775807` (or any wait past a day) is a day: the deadline it makes
+/// no longer overflows the clock and panics.
+#[test]
+fn an_absurd_timeout_is_a_day_not_a_panic() {
+    let seen = run_isolated(
+        AgentKind::Claude,
+        r##"printf '%s' '{"type":"result","is_error":false,"result":"# Answer"}'"##,
+        AgentCliConfig {
+            timeout_secs: Some(u64::MAX),
+            ..AgentCliConfig::default()
+        },
+    );
+    assert!(!seen.args.is_empty());
+}

@@ -47,6 +47,12 @@ pub fn from_config(
     };
     let timeout = match config.timeout_secs {
         Some(0) => return Err(bad("insights.timeout_secs must be more than zero".into())),
+        Some(s) if s > crate::llm::endpoint::MAX_TIMEOUT.as_secs() => {
+            return Err(bad(format!(
+                "insights.timeout_secs is {s}; at most {} (a day) is allowed",
+                crate::llm::endpoint::MAX_TIMEOUT.as_secs()
+            )));
+        }
         Some(s) => Duration::from_secs(s),
         None => DEFAULT_TIMEOUT,
     };
@@ -61,4 +67,32 @@ pub fn from_config(
     let generator =
         EndpointGenerator::new(&server, model).map_err(|e| bad(format!("[insights]: {e}")))?;
     Ok(Some(generator))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_past_a_day_is_refused_with_the_file_and_key() {
+        let with = |secs: u64| {
+            from_config(
+                &InsightsConfig {
+                    endpoint: Some("http://127.0.0.1:8080/v1".into()),
+                    model: Some("m".into()),
+                    timeout_secs: Some(secs),
+                    ..Default::default()
+                },
+                Path::new("/d/config.toml"),
+            )
+        };
+        assert!(with(86_400).is_ok());
+        for long in [86_401, 9_223_372_036_854_775_807, u64::MAX] {
+            let err = with(long).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                err.contains("/d/config.toml") && err.contains("insights.timeout_secs"),
+                "{long}: {err}"
+            );
+        }
+    }
 }

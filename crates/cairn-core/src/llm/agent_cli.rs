@@ -143,7 +143,10 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
     }
     let timeout = config
         .timeout_secs
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+        // At most a day: a larger value (u64::MAX) would overflow the deadline and panic.
+        .map_or(DEFAULT_TIMEOUT, |s| {
+            Duration::from_secs(s).min(super::endpoint::MAX_TIMEOUT)
+        });
     let (status, stdout, stderr) = spawn_and_wait(&mut cmd, &binary, prompt, timeout)?;
     if !status.success() {
         return Err(Error::Generator {

@@ -17,6 +17,11 @@ pub use crate::config::ServerConfig;
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The longest a configuration may have Cairn wait for one answer: a day. Anything longer is a
+/// typo (or `u64::MAX`), and a wait long enough overflows the clock it is added to (a panic,
+/// found by the hostile-testing run with `timeout_secs = 9223372036854775807`).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
 /// A validated server: what [`super::Client::new`] takes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Server {
@@ -62,7 +67,17 @@ impl ServerConfig {
         let timeout = match self.timeout.as_deref() {
             None => DEFAULT_TIMEOUT,
             Some(t) => match parse_duration(t) {
-                Ok(d) if d > 0 => Duration::from_millis(d as u64),
+                Ok(d) if d > 0 && Duration::from_millis(d as u64) <= MAX_TIMEOUT => {
+                    Duration::from_millis(d as u64)
+                }
+                Ok(d) if d > 0 => {
+                    return Err(bad(
+                        "timeout",
+                        format!(
+                            "{t:?} is longer than a day (\"1d\"), the most Cairn waits for one answer"
+                        ),
+                    ));
+                }
                 Ok(_) => return Err(bad("timeout", format!("{t:?} must be more than zero"))),
                 Err(m) => return Err(bad("timeout", m)),
             },
@@ -372,6 +387,23 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("k.api_key_env"), "{err}");
+    }
+
+    #[test]
+    fn a_timeout_past_a_day_is_refused() {
+        let with = |t: &str| {
+            ServerConfig {
+                endpoint: "http://localhost/v1".into(),
+                timeout: Some(t.into()),
+                ..Default::default()
+            }
+            .resolve(Path::new("c.toml"), "k")
+        };
+        assert_eq!(with("1d").unwrap().timeout, MAX_TIMEOUT);
+        for long in ["1d1ms", "106751991167d"] {
+            let err = with(long).unwrap_err().to_string();
+            assert!(err.contains("k.timeout") && err.contains("a day"), "{err}");
+        }
     }
 
     #[test]
