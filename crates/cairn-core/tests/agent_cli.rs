@@ -261,3 +261,67 @@ fn an_absurd_timeout_is_a_day_not_a_panic() {
     );
     assert!(!seen.args.is_empty());
 }
+
+/// Whether process `pid` is gone (or a zombie nobody reaped: it runs no more).
+fn gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+/// A wrapper script that runs the real agent as its child (no `exec`, as installers write
+/// them): at the timeout the whole process group is killed, the agent under the wrapper too.
+#[test]
+fn a_timeout_kills_what_the_agent_started_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("grandchild.pid");
+    let (bin, _) = stub(
+        dir.path(),
+        "claude",
+        &format!("sh -c 'echo $$ > {}; exec sleep 60'", pid_file.display()),
+    );
+    let config = AgentCliConfig {
+        binary: Some(bin.display().to_string()),
+        timeout_secs: Some(1),
+        ..AgentCliConfig::default()
+    };
+    let started = std::time::Instant::now();
+    let err = run(AgentKind::Claude, Some(&config), "hi")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no answer within 1 s"), "{err}");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    for _ in 0..40 {
+        if gone(pid) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the agent's child {pid} outlived the timeout");
+}
+
+/// An agent that answers and exits, leaving a process that holds its output open: the call
+/// returns the answer at the timeout (the leftover killed), not when the leftover ends.
+#[test]
+fn a_leftover_process_holding_the_output_does_not_hold_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, _) = stub(
+        dir.path(),
+        "claude",
+        r##"printf '%s' '{"type":"result","is_error":false,"result":"# Answer"}'; sleep 60 &"##,
+    );
+    let config = AgentCliConfig {
+        binary: Some(bin.display().to_string()),
+        timeout_secs: Some(2),
+        ..AgentCliConfig::default()
+    };
+    let started = std::time::Instant::now();
+    let out = run(AgentKind::Claude, Some(&config), "hi").unwrap();
+    assert_eq!(out.text, "# Answer");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}

@@ -12,7 +12,8 @@
 //!   (`PATH`, `HOME`, locale, temp dir, and the variables that agent needs to authenticate, plus
 //!   any listed under `[agent.<name>] env`), so nothing of Cairn's own environment (such as
 //!   `CAIRN_DATA_DIR`) leaks into it;
-//! - a timeout kills it, and its output is captured (bounded).
+//! - it leads its own process group, and a timeout kills the group (a wrapper script's real
+//!   agent too); its output is captured (bounded), and waited for no longer than the timeout.
 //!
 //! What each agent can still reach is listed in docs/SECURITY.md ("Generators"). The unit is
 //! [`run`]: a prompt in, the agent's answer out.
@@ -21,6 +22,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use crate::config::AgentCliConfig;
@@ -345,6 +347,13 @@ fn spawn_and_wait(
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Its own process group: what it starts (a wrapper script's real agent, a helper) is
+    // killed with it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn().map_err(|e| Error::Generator {
         what: binary.to_owned(),
         message: if e.kind() == std::io::ErrorKind::NotFound {
@@ -363,44 +372,37 @@ fn spawn_and_wait(
             let _ = pipe.write_all(text.as_bytes());
         })
     });
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = pipe {
-                let _ = p.take(MAX_OUTPUT as u64).read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = read(
+    let out = read_bounded(
         child
             .stdout
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let err = read(
+    let err = read_bounded(
         child
             .stderr
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
     let start = Instant::now();
+    let timed_out = || Error::Generator {
+        what: binary.to_owned(),
+        message: format!(
+            "no answer within {} s: killed (raise `[agent.<name>] timeout_secs` for long reports)",
+            timeout.as_secs()
+        ),
+    };
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
+                kill_tree(&mut child);
                 let _ = child.wait();
-                return Err(Error::Generator {
-                    what: binary.to_owned(),
-                    message: format!(
-                        "no answer within {} s: killed (raise `[agent.<name>] timeout_secs` for long reports)",
-                        timeout.as_secs()
-                    ),
-                });
+                return Err(timed_out());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => {
+                kill_tree(&mut child);
                 return Err(Error::Generator {
                     what: binary.to_owned(),
                     message: format!("waiting for it failed: {e}"),
@@ -408,12 +410,63 @@ fn spawn_and_wait(
             }
         }
     };
-    if let Some(w) = writer {
-        let _ = w.join();
+    // The agent has exited, but something it started may still hold its output open: wait for
+    // the output only until the deadline, then kill what is left of its group (a group with a
+    // process left keeps the agent's id, so no other group is hit).
+    let by_deadline = |rx: &Receiver<Vec<u8>>| {
+        rx.recv_timeout(timeout.saturating_sub(start.elapsed()))
+            .ok()
+    };
+    let (mut stdout, mut stderr) = (by_deadline(&out), by_deadline(&err));
+    if stdout.is_none() || stderr.is_none() {
+        kill_group(child.id());
+        stdout = stdout.or_else(|| out.recv_timeout(AFTER_KILL).ok());
+        stderr = stderr.or_else(|| err.recv_timeout(AFTER_KILL).ok());
     }
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let (Some(stdout), Some(stderr)) = (stdout, stderr) else {
+        return Err(timed_out());
+    };
+    // The writer is not waited for: the agent has exited, and a process that escaped its group
+    // could hold the prompt's pipe open forever; the thread ends when the pipe closes.
+    drop(writer);
     Ok((status, stdout, stderr))
+}
+
+/// How long output may take to close once the agent's group was killed.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// Read `pipe` to its end (at most [`MAX_OUTPUT`]) on a thread; the bytes arrive on the
+/// receiver once it closes, so a caller can stop waiting for a pipe something keeps open.
+fn read_bounded(pipe: Option<Box<dyn Read + Send>>) -> Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(p) = pipe {
+            let _ = p.take(MAX_OUTPUT as u64).read_to_end(&mut buf);
+        }
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Kill the agent and every process of its group (it leads one: see [`spawn_and_wait`]), before
+/// it is reaped, so the group id is still its own.
+fn kill_tree(child: &mut std::process::Child) {
+    kill_group(child.id());
+    let _ = child.kill();
+}
+
+/// SIGKILL to the process group `leader` leads. A group with no process left is no error.
+fn kill_group(leader: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(leader)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = leader;
 }
 
 /// The end of stderr, printable (no control sequences) and redacted, for error messages.
