@@ -307,6 +307,56 @@ fn project_configs_land_in_the_repository_root() {
         assert!(err.contains("without --project"), "{err}");
     }
     assert!(!env.home().join(".copilot").exists() && !env.home().join(".kimi").exists());
+
+    // A second install over an existing project config keeps its backup in the git dir, where
+    // `git add -A` does not pick it up.
+    std::fs::write(repo.join(".cursor/mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
+    let r = env.json(&project_install(&deep, "cursor"));
+    let backup = PathBuf::from(r["backup"].as_str().unwrap());
+    assert!(
+        backup.starts_with(
+            std::fs::canonicalize(&repo)
+                .unwrap()
+                .join(".git/cairn-backups")
+        ),
+        "{backup:?}"
+    );
+    assert_eq!(read(&backup), "{\"mcpServers\": {}}\n");
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&status.stdout).contains("cairn-backup"),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}
+
+/// A project config committed as a link out of the repository (to the user's own config,
+/// which holds tokens) is refused: `--project` edited the user's file and copied it into the
+/// work tree as a backup.
+#[test]
+fn a_project_config_linked_out_of_the_repository_is_refused() {
+    let env = Env::new();
+    let repo = env.root.path().join("shop");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let user = env.home().join(".claude.json");
+    let secret = "{\"oauthAccount\": {\"accessToken\": \"sk-ant-oat01-planted\"}}\n";
+    std::fs::write(&user, secret).unwrap();
+    std::os::unix::fs::symlink("../home/.claude.json", repo.join(".mcp.json")).unwrap();
+    let out = env.run(&project_install(&repo, "claude"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("leads outside the repository"), "{err}");
+    assert_eq!(read(&user), secret);
+    let files: Vec<_> = std::fs::read_dir(&repo)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!files.iter().any(|f| f.contains("backup")), "{files:?}");
 }
 
 #[test]

@@ -370,7 +370,22 @@ pub fn install(
 /// text is written and synced under a temporary name first, so a backup by its own name is
 /// always whole (a kill mid-write left a cut one that looked like any other).
 fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
+    write_backup_in(path, text, None)
+}
+
+/// [`write_backup`], in the folder `into` instead of beside `path` when given.
+fn write_backup_in(original: &Path, text: &str, into: Option<&Path>) -> Result<PathBuf> {
     use std::io::Write;
+    let path = &into.map_or_else(
+        || original.to_owned(),
+        |dir| dir.join(original.file_name().unwrap_or_default()),
+    );
+    if let Some(dir) = into {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+            path: dir.to_owned(),
+            source: e,
+        })?;
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -381,7 +396,7 @@ fn write_backup(path: &Path, text: &str) -> Result<PathBuf> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        let mode = std::fs::metadata(path).map_or(crate::private::FILE_MODE, |m| {
+        let mode = std::fs::metadata(original).map_or(crate::private::FILE_MODE, |m| {
             m.permissions().mode() & 0o777
         });
         options.mode(mode);

@@ -216,6 +216,33 @@ pub fn uninstall(
     change(agent, home, project, None, dry_run)
 }
 
+/// Refuse a project config that leads out of the repository at `root`: a link committed in
+/// the repository (`.mcp.json -> ~/.claude.json`) made `--project` edit the user's own config
+/// and copy it, secrets and all, into the work tree as a backup.
+fn inside_project(path: &Path, root: &Path) -> Result<()> {
+    let target = crate::atomic::resolve(path).map_err(|e| Error::Read {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    // The file may not exist yet; its folder, as far as it exists, says where it lies.
+    let mut dir = target.parent().map(Path::to_path_buf);
+    while let Some(d) = &dir {
+        if let Ok(real) = std::fs::canonicalize(d) {
+            let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+            if real.starts_with(&root) {
+                return Ok(());
+            }
+            break;
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    Err(Error::Invalid(format!(
+        "{} leads outside the repository (to {}); Cairn edits a project's config only inside it: remove the link, or run without --project",
+        path.display(),
+        target.display()
+    )))
+}
+
 /// An error for an agent outside [`MCP_AGENTS`].
 fn supported(agent: Agent) -> Result<()> {
     if MCP_AGENTS.contains(&agent) {
@@ -234,6 +261,9 @@ fn change(
     dry_run: bool,
 ) -> Result<McpInstall> {
     let path = config_path(agent, home, project)?;
+    if let Some(root) = project {
+        inside_project(&path, root)?;
+    }
     let before = super::settings::read_text(&path)?;
     let after = if is_toml(agent) {
         toml_edit(&path, &before, cli)?
@@ -285,7 +315,11 @@ fn change(
             })?;
         }
         if !before.is_empty() {
-            backup = Some(super::write_backup(&path, &before)?);
+            // A project's backup goes where `git add -A` does not see it: in the repository's
+            // git dir, not in its work tree.
+            let into = project.map(|root| root.join(".git")).filter(|g| g.is_dir());
+            let into = into.map(|git| git.join("cairn-backups"));
+            backup = Some(super::write_backup_in(&path, &before, into.as_deref())?);
         }
         // A project's config is shared with the team and holds no secret; the user's may.
         let mode = if project.is_some() {
