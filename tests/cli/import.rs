@@ -426,3 +426,61 @@ fn an_imported_session_shows_the_agent_that_ran_it() {
     assert!(human.contains("openhands"), "{human}");
     assert!(human.contains("gemini"), "{human}");
 }
+
+/// A trajectory whose `session_id` is a session of this machine (anyone can write any id into
+/// a file) does not take that id over: `show`, `export`, `resume` and `forget` by the id still
+/// name the captured session; the import is reached by its key. The newest took it: `forget
+/// <id>` listed the stranger's trajectory, and `resume <id>` said it could not be resumed.
+#[test]
+fn an_import_naming_a_captured_sessions_id_does_not_take_it_over() {
+    let env = synced();
+    let captured = env.json(&["show", SMALL])["session_key"].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let steps = json!([{"step_id": 1, "source": "user", "message": "impostor says hi",
+                         "timestamp": "2999-01-01T00:00:00Z"}]);
+    let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
+    doc["session_id"] = json!(SMALL);
+    let file = write(dir.path(), "impostor.atif.json", &doc.to_string());
+    let imported = import(&env, &file).unwrap();
+    assert_ne!(imported["session_key"], captured);
+    assert_eq!(env.json(&["show", SMALL])["session_key"], captured);
+    let resume = env.json(&["resume", SMALL]);
+    assert_eq!(resume["agent"], "claude", "{resume}");
+    let listed = env.run(&["--json", "forget", SMALL]);
+    let plan: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        plan["would_remove"]["sessions"][0]["session_key"], captured,
+        "{plan}"
+    );
+    let by_key = env.json(&["show", imported["session_key"].as_str().unwrap()]);
+    assert_eq!(by_key["agent"], "atif");
+}
+
+/// A trajectory whose id holds a secret is stored under the redacted id and reported as
+/// imported (it was stored, then reported as "capture stored no session", exit 1); a file that
+/// was forgotten is refused with that reason and a way forward.
+#[test]
+fn an_id_holding_a_secret_imports_and_a_forgotten_file_says_so() {
+    let env = synced();
+    let dir = tempfile::tempdir().unwrap();
+    let key = format!("AKIA{}", "Q3EGRTJ5XW7PLM2N");
+    let steps = json!([{"step_id": 1, "source": "user", "message": "hello"}]);
+    let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
+    doc["session_id"] = json!(format!("sec-{key}"));
+    let file = write(dir.path(), "secret-id.atif.json", &doc.to_string());
+    let imported = import(&env, &file).unwrap();
+    let id = imported["session_id"].as_str().unwrap();
+    assert!(
+        !id.contains(&key) && id.starts_with("sec-[REDACTED"),
+        "{imported}"
+    );
+    assert_eq!(imported["turns"], 1, "{imported}");
+
+    env.ok(&["forget", imported["session_key"].as_str().unwrap(), "--yes"]);
+    let again = import(&env, &file).unwrap_err();
+    let message = again.to_string();
+    assert!(
+        message.contains("was forgotten") && message.contains("copy it"),
+        "{message}"
+    );
+}

@@ -44,23 +44,38 @@ impl Cairn {
             parent_hint: None,
             agent_id: None,
         };
+        // The session is keyed by its id as stored: redacted, like every byte of the file (an
+        // id holding a key was stored, then reported as not imported).
+        let stored_id = crate::archive::redact::Redactor::global()
+            .redact_text(&checked.session_id, "session_id", &mut Vec::new())
+            .into_owned();
         let mut report = self.capture_paths(&[file], &Quiet)?;
         let mut subagents = Vec::new();
         if !checked.subagents.is_empty() {
-            let (sub_report, keys) = self.import_subagents(&checked)?;
+            let (sub_report, keys) = self.import_subagents(&checked, &stored_id)?;
             report.records_added += sub_report.records_added;
             report.records_updated += sub_report.records_updated;
             report.sessions_added += sub_report.sessions_added;
             report.sessions_updated += sub_report.sessions_updated;
             subagents = keys;
         }
-        let session_key = keys::session_key(Agent::Atif, checked.session_id.as_bytes());
+        let session_key = keys::session_key(Agent::Atif, stored_id.as_bytes());
         let detail = self.session(&session_key).map_err(|_| {
-            let why = report
-                .warnings
-                .first()
-                .map(|w| crate::text::one_line(&w.message, 200))
-                .unwrap_or_else(|| "capture stored no session".to_owned());
+            let forgotten = {
+                let store = self.store();
+                let path = std::fs::canonicalize(&checked.path).unwrap_or(checked.path.clone());
+                let source = keys::source_key(Agent::Atif, &path);
+                crate::archive::forget::is_forgotten(store.conn(), &source).unwrap_or(false)
+            };
+            let why = if forgotten {
+                "it was forgotten (`cairn forget`), and a forgotten file is not read again; to import it anyway, copy it to another name first".to_owned()
+            } else {
+                report
+                    .warnings
+                    .first()
+                    .map(|w| crate::text::one_line(&w.message, 200))
+                    .unwrap_or_else(|| "capture stored no session".to_owned())
+            };
             Error::Invalid(format!(
                 "cannot import {}: {why}",
                 crate::text::one_line(&path.display().to_string(), 200)
@@ -68,7 +83,7 @@ impl Cairn {
         })?;
         Ok(Imported {
             session_key,
-            session_id: checked.session_id,
+            session_id: stored_id,
             turns: detail.turn_count,
             records_added: report.records_added,
             records_updated: report.records_updated,
@@ -84,6 +99,7 @@ impl Cairn {
     fn import_subagents(
         &self,
         checked: &atif::Checked,
+        stored_id: &str,
     ) -> Result<(crate::archive::capture::SyncReport, Vec<String>)> {
         use sha2::{Digest, Sha256};
         let short = |text: &[u8]| hex::encode(&Sha256::digest(text)[..8]);
@@ -113,13 +129,13 @@ impl Cairn {
                 path: path.clone(),
                 source: e,
             })?;
-            let identity = format!("{}/subagents/agent-{id}", checked.session_id);
+            let identity = format!("{stored_id}/subagents/agent-{id}");
             keys.push(keys::session_key(Agent::Atif, identity.as_bytes()));
             files.push(FoundFile {
                 agent: Agent::Atif,
                 role: FileRole::Subagent,
                 path,
-                parent_hint: Some(checked.session_id.clone()),
+                parent_hint: Some(stored_id.to_owned()),
                 agent_id: Some(id.clone()),
             });
         }

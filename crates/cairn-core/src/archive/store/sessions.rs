@@ -37,11 +37,12 @@ pub struct SessionPlace {
     pub agent: String,
 }
 
-/// The session `label` names (its key, else the agent's session id: the latest of those).
+/// The session `label` names (its key, else the agent's session id: a captured session before
+/// an imported one, then the latest; see [`resolve_session`]).
 pub fn session_by_label(conn: &Connection, label: &str) -> rusqlite::Result<Option<SessionPlace>> {
     conn.query_row(
         "SELECT id, project, cwd, git_branch, agent FROM sessions WHERE session_key = ?1 OR session_id = ?1
-             ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+             ORDER BY (session_key = ?1) DESC, (agent = 'atif') ASC, updated_at DESC LIMIT 1",
         [label],
         |r| {
             Ok(SessionPlace {
@@ -112,13 +113,16 @@ pub struct SubagentSummary {
     pub first_prompt: Option<String>,
 }
 
-/// Find a session by `session_key` or by the agent's own session id (newest match wins).
+/// Find a session by `session_key` or by the agent's own session id: a captured session wins
+/// over an imported trajectory that names the same id (an ATIF file's `session_id` is whatever
+/// its writer put there, so an import never takes `show`, `export`, `resume` or `forget` of a
+/// session of this machine), then the newest.
 pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
     conn.query_row(
         "SELECT id FROM sessions WHERE session_key = ?1
          UNION ALL
          SELECT id FROM (SELECT id FROM sessions WHERE session_id = ?1 AND (relation IS NULL OR relation = 'fork')
-                         ORDER BY updated_at DESC LIMIT 1)
+                         ORDER BY (agent = 'atif') ASC, updated_at DESC LIMIT 1)
          LIMIT 1",
         [key_or_id],
         |r| r.get(0),
@@ -127,8 +131,9 @@ pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<O
 }
 
 /// What a person types to name session `id` in `cairn show`: the agent's own session id when it
-/// is one plain word a shell passes as is and names this session ([`resolve_session`] takes the
-/// newest of those sharing it: an import shares its id with the session it came from), else
+/// is one plain word a shell passes as is and names this session ([`resolve_session`] prefers
+/// the captured one of those sharing it: an import shares its id with the session it came
+/// from), else
 /// the session key, which always does.
 pub fn session_handle(conn: &Connection, id: i64) -> rusqlite::Result<String> {
     let (key, agent_id): (String, Option<String>) = conn.query_row(
