@@ -66,7 +66,7 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
         (Agent::Aider, _) => argv(&["aider", "--restore-chat-history"]),
         (_, None) => {
             problem = Some(match &s.session_id {
-                Some(_) => "its session id does not look like one (control characters, white space, a leading '-' or over 256 characters), so Cairn will not pass it to the agent".to_owned(),
+                Some(_) => "its session id does not look like one (control or invisible characters, white space, a leading '-' or over 256 characters), so Cairn will not pass it to the agent".to_owned(),
                 None => "the transcript names no session id to resume".to_owned(),
             });
             Vec::new()
@@ -82,6 +82,18 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
                 .to_owned(),
         );
     }
+    // The printed line must be what `--run` runs: a folder whose name holds what a reader does
+    // not see (a zero-width space, a line break) would print as another folder's name, and a
+    // relative one (`-P`) as an option of `cd`.
+    let carried = cwd.as_deref().is_none_or(|c| {
+        c.starts_with('/') && crate::text::unseen(c).is_empty() && !c.contains(['\n', '\t'])
+    });
+    if problem.is_none() && !argv.is_empty() && cwd_exists && !carried {
+        problem = Some(format!(
+            "the name of the folder it ran in, {}, holds characters a command line cannot show; open that folder yourself",
+            crate::text::one_line(cwd.as_deref().unwrap_or_default(), 200)
+        ));
+    }
     if problem.is_none() && !argv.is_empty() && !cwd_exists {
         problem = Some(match &cwd {
             Some(c) => format!(
@@ -91,7 +103,7 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
             None => "the transcript names no folder it ran in".to_owned(),
         });
     }
-    let shell = (!argv.is_empty()).then(|| {
+    let shell = (!argv.is_empty() && carried).then(|| {
         let command = argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
         match &cwd {
             Some(c) => format!("cd {} && {command}", quote(c)),
@@ -187,9 +199,9 @@ fn usable_id(id: &str) -> bool {
     !id.is_empty()
         && !id.starts_with('-')
         && id.chars().count() <= 256
-        && !id
-            .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || crate::text::is_bidi_control(c))
+        && !id.chars().any(|c| c.is_control() || c.is_whitespace())
+        // Nothing a reader does not see: the id printed is the id passed.
+        && crate::text::unseen(id).is_empty()
 }
 
 /// `text` as one POSIX shell word: single-quoted unless it is plainly safe, control characters
@@ -229,11 +241,45 @@ mod tests {
             "a b",
             "a\nb",
             "x\u{202e}y",
+            // Printed without it, passed with it (found by a hostile run).
+            "rm-id\u{200b}",
+            "a\u{200d}b",
         ] {
             assert!(!usable_id(bad), "{bad:?}");
         }
         assert!(!usable_id(&"a".repeat(257)));
         assert!(usable_id("55604662-cf2a-4331-851a-ec234028f8ca"));
+    }
+
+    /// The line printed is the line `--run` runs: a folder whose name a reader cannot see whole
+    /// (a zero-width space, a line break) or that reads as an option (`-P`) gets no line, and
+    /// says why (`cd '…/nl b'` was printed for `…/nl\nb`, another folder).
+    #[test]
+    fn a_folder_a_command_line_cannot_carry_gets_no_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["nl\nb", "zw\u{200b}dir", "tab\tdir"] {
+            let dir = tmp.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut s = session(Agent::Claude, None);
+            s.cwd = Some(dir.to_string_lossy().into_owned());
+            let r = resume_command(&s);
+            assert_eq!(r.shell, None, "{name:?}");
+            assert!(
+                r.problem
+                    .as_deref()
+                    .is_some_and(|p| p.contains("cannot show")),
+                "{name:?}: {r:?}"
+            );
+        }
+        for relative in ["-P", "-"] {
+            let mut s = session(Agent::Claude, None);
+            s.cwd = Some(relative.into());
+            let r = resume_command(&s);
+            assert_eq!(r.shell, None, "{relative}");
+            assert!(r.problem.is_some());
+        }
+        let r = resume_command(&session(Agent::Claude, None));
+        assert_eq!(r.shell.as_deref(), Some("cd / && claude --resume abc-123"));
     }
 
     fn session(agent: Agent, thread_source: Option<&str>) -> SessionDetail {
