@@ -360,6 +360,32 @@ fn export_to_a_file_never_replaces_one() {
     );
     assert!(b.to_str().unwrap().ends_with(" (2).html"));
     assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+
+    // `-o -` is stdout; a device or FIFO is refused (`-o /dev/null` made `/dev/null (2)`), and
+    // so is a name with a control character (printed as another name).
+    let stdout = env.run(&["export", SMALL, "--format", "md", "-o", "-"]);
+    assert!(stdout.status.success());
+    assert!(String::from_utf8_lossy(&stdout.stdout).starts_with('#'));
+    assert!(!env.root.path().join("-").exists());
+    let fifo = dir.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    for bad in [fifo.to_str().unwrap(), &format!("{dir_arg}/a\nb.md")] {
+        let out = env.run(&["export", SMALL, "-o", bad]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {err}");
+        assert!(
+            err.contains("not a regular file") || err.contains("control character"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before.len());
 }
 
 /// A teammate's or imported trajectory is exported as the agent that ran it (what the session

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use cairn_core::Cairn;
 use cairn_core::views::export::{ExportOptions, SessionExportFormat, TurnRange};
 
@@ -25,8 +25,9 @@ pub struct ExportArgs {
     /// 16384 of each).
     #[arg(long, value_name = "BYTES")]
     max_output: Option<u32>,
-    /// The file to write (default: stdout; `-o .` picks a name in the current directory). An
-    /// existing file is never replaced: the export goes beside it as `name (2).html`.
+    /// The file to write (default, and `-o -`: stdout; `-o .` picks a name in the current
+    /// directory). An existing file is never replaced: the export goes beside it as
+    /// `name (2).html`.
     #[arg(long, short)]
     output: Option<PathBuf>,
 }
@@ -37,7 +38,7 @@ pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
         turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
         max_output_bytes: args.max_output.unwrap_or(0),
     };
-    let Some(target) = args.output else {
+    let Some(target) = args.output.filter(|o| o.as_os_str() != "-") else {
         // stdout is the document itself, also under --json (CLI.md).
         let export = cairn.export_session(&args.session, &options)?;
         out.write_all(export.text.as_bytes())?;
@@ -46,6 +47,20 @@ pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
         }
         return Ok(());
     };
+    // A device, a FIFO or a socket is no file to write beside (`-o /dev/null` made
+    // `/dev/null (2)`), and a name with a control character would be shown as another name.
+    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        bail!(
+            "{} is not a regular file or a folder; name a file to write, or leave out -o for stdout",
+            clean(&target.display().to_string())
+        );
+    }
+    if target.to_string_lossy().chars().any(char::is_control) {
+        bail!(
+            "the file name {} holds a control character; pick another name",
+            clean(&target.display().to_string())
+        );
+    }
     let (dir, name) = match target.file_name() {
         Some(name) if !target.is_dir() => (
             target.parent().filter(|p| !p.as_os_str().is_empty()),
