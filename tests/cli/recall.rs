@@ -626,3 +626,52 @@ fn review_show_quotes_the_evidence_and_names_the_near_duplicate_to_merge_into() 
     let out = env.run(&["recall", "review", "--show", "nope"]);
     assert_ne!(out.status.code(), Some(0));
 }
+
+#[test]
+fn import_reads_only_a_bounded_regular_file() {
+    let env = synced();
+    let fifo = env.root.path().join("fifo.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = env.root.path().join("big.jsonl");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(64 * 1024 * 1024 + 1)
+        .unwrap();
+    let dir = env.root.path().to_string_lossy().into_owned();
+    for (file, why) in [
+        ("/dev/zero", "not a regular file"),
+        (fifo.to_str().unwrap(), "not a regular file"),
+        (dir.as_str(), "not a regular file"),
+        (big.to_str().unwrap(), "64 MiB"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = env.run(&["recall", "import", file, "--dry-run"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {err}");
+        assert!(err.contains(why), "{file}: {err}");
+        assert!(started.elapsed().as_secs() < 20, "{file} took long");
+    }
+    // A secret in an imported entry is not what the terminal shows back.
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let file = write(
+        &env,
+        "s.jsonl",
+        &[entry("s1", SMALL, 0, 1, &format!("use {token}"), "body")],
+    );
+    let shown = [
+        env.run(&["recall", "import", &file, "--yes"]),
+        env.run(&["recall", "list"]),
+        env.run(&["recall", "brief", "use"]),
+    ]
+    .iter()
+    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    .collect::<String>();
+    assert!(shown.contains("[REDACTED:github-pat]"), "{shown}");
+    assert!(!shown.contains(token), "{shown}");
+}

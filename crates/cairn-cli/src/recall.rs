@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use cairn_core::Cairn;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::output::{BriefDocument, Detail, QueryDocument};
@@ -235,9 +235,7 @@ pub fn run(
                     "importing writes to the archive: pass --yes, or --dry-run to see what would happen"
                 );
             }
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let report = cairn.recall_import(&text, dry_run)?;
+            let report = cairn.recall_import_file(&file, dry_run)?;
             if json_out {
                 render::json(out, &report)?;
             } else {

@@ -176,7 +176,119 @@ fn import_rejects_host_fields_and_skips_non_keepers() {
     assert!(bad("scope", json!("galaxy")).contains("unknown scope"));
     assert!(bad("confidence", json!(1.5)).contains("between 0 and 1"));
     assert!(bad("session_id", json!("no-such-session")).contains("not in the archive"));
-    assert!(bad("candidate_id", json!("x\u{7}y")).contains("control characters"));
+    assert!(bad("candidate_id", json!("x\u{7}y")).contains("`candidate_id` may hold only"));
+}
+
+/// Every text of the database, one string: what `cairn.db` holds of Recall.
+fn recall_tables(data: &std::path::Path) -> String {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let mut all = String::new();
+    for sql in [
+        "SELECT title || '|' || body || '|' || trigger || '|' || uncertainty || '|' || project \
+         || '|' || cwd || '|' || git_branch || '|' || agent || '|' || model FROM recall_entries",
+        "SELECT snippet FROM recall_evidence",
+        "SELECT title || '|' || body || '|' || trigger || '|' || evidence FROM recall_terms",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        for row in rows {
+            all.push_str(&row.unwrap());
+            all.push('\n');
+        }
+    }
+    all
+}
+
+#[test]
+fn an_import_is_redacted_before_it_is_stored_or_shown() {
+    let (data, cairn) = archive();
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/home/someone".into());
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let ghp = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let mut v: serde_json::Value = serde_json::from_str(&line(
+        "sec1",
+        SMALL,
+        0,
+        3,
+        &format!("key {aws}"),
+        &format!("token {ghp} home {home}/.ssh/id_rsa"),
+    ))
+    .unwrap();
+    v["trigger"] = json!(format!("when {ghp}"));
+    v["uncertainty"] = json!(format!("maybe {aws}"));
+    v["model"] = json!(format!("m-{ghp}"));
+    v["evidence"]["snippets"] = json!([format!("snip {aws}"), format!("{home}/.aws/credentials")]);
+    let report = cairn.recall_import(&v.to_string(), false).unwrap();
+    assert_eq!((report.imported, report.errors.len()), (1, 0), "{report:?}");
+    let shown = format!(
+        "{report:?}{:?}{:?}",
+        cairn.recall_get("sec1").unwrap(),
+        cairn.recall_list(&Filters::default()).unwrap()
+    );
+    let stored = recall_tables(data.path());
+    for leak in [aws, ghp, &format!("{home}/")] {
+        assert!(!shown.contains(leak), "{leak} shown: {shown}");
+        assert!(!stored.contains(leak), "{leak} stored: {stored}");
+    }
+    let e = cairn.recall_get("sec1").unwrap();
+    assert_eq!(e.title, "key [REDACTED:aws-access-key]");
+    assert!(e.evidence[0].snippet.contains("[REDACTED:"), "{e:?}");
+    assert!(query(&cairn, aws, Filters::default()).is_empty());
+}
+
+#[test]
+fn an_import_refuses_ids_a_reader_cannot_type_back_and_oversized_fields() {
+    let (_d, cairn) = archive();
+    let with = |id: &str, field: &str, value: serde_json::Value| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&line(id, SMALL, 0, 1, "T", "B")).unwrap();
+        if !field.is_empty() {
+            v[field] = value;
+        }
+        v.to_string()
+    };
+    let text = [
+        with("abc\u{202e}evil", "", json!(null)),
+        with("abc\u{200b}def", "", json!(null)),
+        with(&"C".repeat(100_000), "", json!(null)),
+        with("big", "body", json!("word ".repeat(5_000))),
+        with("blank", "title", json!("\u{200b}\u{200b} \u{ad}")),
+        with("ok-1", "", json!(null)),
+        with("sup", "supersedes_entry_id", json!("old\u{202e}x")),
+    ]
+    .join("\n");
+    let report = cairn.recall_import(&text, false).unwrap();
+    let errors: Vec<(u32, &str)> = report
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.as_str()))
+        .collect();
+    assert_eq!(
+        errors.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 5, 7],
+        "{errors:?}"
+    );
+    assert!(
+        errors[0].1.contains("`candidate_id` may hold only"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].1.contains("`candidate_id` may hold only"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2]
+            .1
+            .contains("`candidate_id` is longer than the 200"),
+        "{errors:?}"
+    );
+    assert!(errors[3].1.contains("`body` is longer"), "{errors:?}");
+    assert!(errors[4].1.contains("`title` is required"), "{errors:?}");
+    assert!(
+        errors[5].1.contains("`supersedes_entry_id` may hold only"),
+        "{errors:?}"
+    );
+    assert!(cairn.recall_list(&Filters::default()).unwrap().is_empty());
 }
 
 #[test]

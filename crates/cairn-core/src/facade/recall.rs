@@ -124,6 +124,18 @@ impl Cairn {
         )
     }
 
+    /// Import the reviewed JSONL file at `path`, read by [`recall::import::read_file`] (a
+    /// regular file of at most 64 MiB), as [`Cairn::recall_import`] does.
+    pub fn recall_import_file(
+        &self,
+        path: &std::path::Path,
+        dry_run: bool,
+    ) -> Result<recall::import::ImportReport> {
+        self.writable()?;
+        let text = recall::import::read_file(path)?;
+        self.recall_import(&text, dry_run)
+    }
+
     /// Import reviewed JSONL. Atomic: nothing is written when any line has an error, or in a
     /// dry run.
     pub fn recall_import(&self, text: &str, dry_run: bool) -> Result<recall::import::ImportReport> {

@@ -6,6 +6,12 @@
 //! skipped as a duplicate). Fields only Cairn may set (`review_state`, digests, record ids) are
 //! rejected. `session_id` is the agent's own id or a Cairn `session_key`; evidence ordinals are
 //! record ordinals of that session.
+//!
+//! What a line says is outside input: every text field is bounded, cleaned and redacted before
+//! it is stored (title, body, trigger, uncertainty and the quoted snippets through the outbound
+//! redactor, as extraction's entries are: secrets and absolute paths outside the session's
+//! repository become markers; the other fields lose their secrets), and an id that a reader
+//! could not type back (hidden characters, anything outside [`is_id_char`]) is refused.
 
 use std::collections::HashSet;
 
@@ -17,6 +23,72 @@ use super::evidence;
 use super::model::{EntryType, ReviewState, Scope, Status};
 use super::store::{self, NewEntry};
 use crate::error::{Error, Result};
+
+/// The largest JSONL file `cairn recall import` reads (the ATIF import's limit).
+pub const MAX_IMPORT_BYTES: u64 = 64 * 1024 * 1024;
+/// The longest `candidate_id` (and `supersedes_entry_id`), in characters.
+pub const MAX_ID_CHARS: usize = 200;
+/// The longest title and trigger, in characters (extraction's).
+pub const MAX_TITLE_CHARS: usize = 500;
+/// The longest body, and the longest the quoted snippets may be together, in characters.
+pub const MAX_BODY_CHARS: usize = 20_000;
+/// The longest of every other text field (uncertainty, project, cwd, branch, model, …).
+pub const MAX_FIELD_CHARS: usize = 2_000;
+
+/// The characters an id may hold: ASCII letters and digits and `-_.:/@+#=~`. An id is typed
+/// back (`recall review --reject ID`), so it must show as it is stored.
+pub fn is_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_.:/@+#=~".contains(c)
+}
+
+/// Read the JSONL file at `path` for [`apply`]: a regular file (not a FIFO, a device or a
+/// directory) of at most [`MAX_IMPORT_BYTES`], in UTF-8. The open does not wait on a FIFO, and
+/// the size is checked on the opened file and again while reading, so a file swapped or
+/// growing after the check is still read no further than the limit.
+pub fn read_file(path: &std::path::Path) -> Result<String> {
+    use std::io::Read;
+    let shown = crate::text::one_line(&path.display().to_string(), 200);
+    let refuse = |why: String| Error::Invalid(format!("cannot import {shown}: {why}"));
+    let read_err = |e: std::io::Error| Error::Read {
+        path: path.to_owned(),
+        source: e,
+    };
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO with no writer would block the open; a regular file ignores the flag.
+        open.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = open.open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".to_owned()));
+    }
+    let too_big = |n: u64| {
+        refuse(format!(
+            "{n} bytes or more is more than the {} MiB a Recall import may have",
+            MAX_IMPORT_BYTES / (1024 * 1024)
+        ))
+    };
+    if meta.len() > MAX_IMPORT_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_IMPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
 
 /// Labels a reviewer gives to entries worth keeping (AgentsView's keepers).
 const KEEPER_LABELS: [&str; 3] = ["correct", "useful-but-uncertain", "genuine-tradeoff"];
@@ -106,16 +178,48 @@ enum Outcome {
     Skipped(Option<String>, String),
 }
 
+/// The string field `key`, trimmed; refused when it is not a string or longer than
+/// [`MAX_FIELD_CHARS`] (see [`bounded`]).
 fn string(v: &Value, key: &str) -> Result<Option<String>> {
+    bounded(v, key, MAX_FIELD_CHARS)
+}
+
+/// The string field `key`, trimmed, of at most `max` characters.
+fn bounded(v: &Value, key: &str, max: usize) -> Result<Option<String>> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            too_long(key, s, max)?;
+            Ok(Some(s.to_owned()))
+        }
         Some(_) => Err(Error::Invalid(format!("`{key}` must be a string"))),
     }
 }
 
-fn required(v: &Value, key: &str) -> Result<String> {
-    string(v, key)?
+fn too_long(key: &str, s: &str, max: usize) -> Result<()> {
+    if s.chars().nth(max).is_some() {
+        return Err(Error::Invalid(format!(
+            "`{key}` is longer than the {max} characters Cairn stores"
+        )));
+    }
+    Ok(())
+}
+
+/// An id a person can type back: 1 to [`MAX_ID_CHARS`] characters, each an [`is_id_char`]
+/// (no hidden character, no space, nothing a terminal would show otherwise).
+fn id(key: &str, s: &str) -> Result<()> {
+    too_long(key, s, MAX_ID_CHARS)?;
+    if !crate::text::unseen(s).is_empty() || !s.chars().all(is_id_char) {
+        return Err(Error::Invalid(format!(
+            "`{key}` may hold only ASCII letters, digits and -_.:/@+#=~"
+        )));
+    }
+    Ok(())
+}
+
+fn required(v: &Value, key: &str, max: usize) -> Result<String> {
+    bounded(v, key, max)?
         .filter(|s| !s.is_empty())
         .ok_or_else(|| Error::Invalid(format!("`{key}` is required")))
 }
@@ -143,8 +247,8 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
             )));
         }
     }
-    let candidate_id = required(&v, "candidate_id")?;
-    no_control("candidate_id", &candidate_id)?;
+    let candidate_id = required(&v, "candidate_id", MAX_ID_CHARS)?;
+    id("candidate_id", &candidate_id)?;
     let flag = |key: &str| v.get(key).and_then(Value::as_bool);
     if flag("transferable") == Some(false) {
         return Ok(Outcome::Skipped(
@@ -169,7 +273,7 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
     if !seen.insert(candidate_id.clone()) || store::exists(tx, &candidate_id).map_err(db)? {
         return Ok(Outcome::Skipped(Some(candidate_id), "duplicate".into()));
     }
-    let session_label = required(&v, "session_id")?;
+    let session_label = required(&v, "session_id", MAX_FIELD_CHARS)?;
     no_control("session_id", &session_label)?;
     let session = crate::archive::store::session_by_label(tx, &session_label).map_err(db)?;
     let Some(crate::archive::store::SessionPlace {
@@ -186,8 +290,9 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
     };
     let entry_type = EntryType::parse(&string(&v, "type")?.unwrap_or_else(|| "fact".into()))?;
     let scope = Scope::parse(&string(&v, "scope")?.unwrap_or_else(|| "project".into()))?;
-    let title = required(&v, "title")?;
-    let body = required(&v, "body")?;
+    let title = bounded(&v, "title", MAX_TITLE_CHARS)?.unwrap_or_default();
+    let body = bounded(&v, "body", MAX_BODY_CHARS)?.unwrap_or_default();
+    let trigger = bounded(&v, "trigger", MAX_TITLE_CHARS)?.unwrap_or_default();
     let confidence = match v.get("confidence") {
         None | Some(Value::Null) => None,
         Some(c) => match c.as_f64() {
@@ -243,6 +348,31 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
             .collect(),
         _ => Vec::new(),
     };
+    let snippet = snippets.join("\n");
+    too_long("evidence.snippets", &snippet, MAX_BODY_CHARS)?;
+    // What the line says is redacted as a model's answer is (secrets, and absolute paths but
+    // those under the session's repository), before anything of it is stored or shown.
+    let root = super::extract::store::session_info(tx, session_row)?.root;
+    let ob = crate::llm::Outbound::for_root(root.as_deref());
+    let title = ob.redact_answer(&title).trim().to_owned();
+    let body = ob.redact_answer(&body).trim().to_owned();
+    let trigger = ob.redact_answer(&trigger).trim().to_owned();
+    let snippet = ob.redact_answer(&snippet);
+    for (key, s) in [("title", &title), ("body", &body)] {
+        if crate::text::is_blank(s) {
+            return Err(Error::Invalid(format!("`{key}` is required")));
+        }
+    }
+    // The other fields name a place or a tool: cleaned, their secrets redacted, paths kept.
+    let meta = |key: &str| -> Result<Option<String>> {
+        Ok(string(&v, key)?.map(|s| {
+            let s = crate::text::printable(&s);
+            crate::archive::redact::Redactor::global()
+                .redact_text(&s, key, &mut Vec::new())
+                .trim()
+                .to_owned()
+        }))
+    };
     let bound = evidence::bind(
         tx,
         session_row,
@@ -250,9 +380,12 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
         start,
         end,
         &tool_ids,
-        &snippets.join("\n"),
+        &snippet,
     )?;
     let supersedes = string(&v, "supersedes_entry_id")?.filter(|s| !s.is_empty());
+    if let Some(old) = &supersedes {
+        id("supersedes_entry_id", old)?;
+    }
     let entry = NewEntry {
         id: candidate_id.clone(),
         entry_type,
@@ -261,18 +394,20 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
         review_state: ReviewState::HumanReviewed,
         title: title.clone(),
         body,
-        trigger: string(&v, "trigger")?.unwrap_or_default(),
+        trigger,
         confidence,
-        uncertainty: string(&v, "uncertainty")?.unwrap_or_default(),
-        project: string(&v, "project")?.or(project).unwrap_or_default(),
-        cwd: string(&v, "cwd")?.or(cwd).unwrap_or_default(),
-        git_branch: string(&v, "git_branch")?.or(branch).unwrap_or_default(),
-        agent: string(&v, "agent")?.unwrap_or(agent),
+        uncertainty: string(&v, "uncertainty")?
+            .map(|u| ob.redact_answer(&u).trim().to_owned())
+            .unwrap_or_default(),
+        project: meta("project")?.or(project).unwrap_or_default(),
+        cwd: meta("cwd")?.or(cwd).unwrap_or_default(),
+        git_branch: meta("git_branch")?.or(branch).unwrap_or_default(),
+        agent: meta("agent")?.unwrap_or(agent),
         source_session_id: Some(session_row),
-        source_episode_id: string(&v, "episode_id")?.unwrap_or_default(),
-        source_run_id: string(&v, "run_id")?.unwrap_or_default(),
-        extractor_method: string(&v, "extractor_method")?.unwrap_or_default(),
-        model: string(&v, "model")?.unwrap_or_default(),
+        source_episode_id: meta("episode_id")?.unwrap_or_default(),
+        source_run_id: meta("run_id")?.unwrap_or_default(),
+        extractor_method: meta("extractor_method")?.unwrap_or_default(),
+        model: meta("model")?.unwrap_or_default(),
         label: string(&v, "label")?.unwrap_or_default(),
         transferable: true,
         provenance_ok: true,
