@@ -271,6 +271,43 @@ pub fn install(
 ) -> Result<HookInstall> {
     require_hook(agent)?;
     let path = settings_path(agent, home);
+    unraced(&path, || {
+        install_once(agent, &path, command, memory, dry_run)
+    })
+}
+
+/// At most this many tries of an edit whose file changed between Cairn's read and its write.
+const TRIES: usize = 5;
+
+/// `edit` (which reads the file at `path`, and gives `None` when it changed before the write,
+/// see [`unchanged_since`]) again until it finds the file still, [`TRIES`] times at most.
+fn unraced<T>(path: &Path, mut edit: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    for _ in 0..TRIES {
+        if let Some(done) = edit()? {
+            return Ok(done);
+        }
+    }
+    Err(Error::Invalid(format!(
+        "{} kept changing while Cairn edited it (an agent writing it?); run the command again, or close the agent first",
+        path.display()
+    )))
+}
+
+/// Whether the file at `path` still holds `before`. An agent rewrites its own config between
+/// Cairn's read and its write (Claude Code writes `~/.claude.json` often): writing then would
+/// undo the agent's change, so the edit is done again on what is there now.
+fn unchanged_since(path: &Path, before: &str) -> Result<bool> {
+    Ok(settings::read_text(path)? == before)
+}
+
+fn install_once(
+    agent: Agent,
+    path: &Path,
+    command: &str,
+    memory: bool,
+    dry_run: bool,
+) -> Result<Option<HookInstall>> {
+    let path = path.to_owned();
     let before = settings::read_text(&path)?;
     let mut wanted = events(agent).to_vec();
     let mut drop = Vec::new();
@@ -345,6 +382,12 @@ pub fn install(
         if !before.is_empty() {
             backup = Some(write_backup(&path, &before)?);
         }
+        if !unchanged_since(&path, &before)? {
+            if let Some(b) = &backup {
+                let _ = std::fs::remove_file(b);
+            }
+            return Ok(None);
+        }
         crate::atomic::replace(&path, after.as_bytes(), crate::private::FILE_MODE).map_err(
             |e| Error::Write {
                 path: e.path,
@@ -352,7 +395,7 @@ pub fn install(
             },
         )?;
     }
-    Ok(HookInstall {
+    Ok(Some(HookInstall {
         agent,
         changed: after.is_some(),
         path,
@@ -362,7 +405,7 @@ pub fn install(
         capture,
         memory,
         notes,
-    })
+    }))
 }
 
 /// Keep `text` (the settings before an install) in a new file beside `path`,
@@ -518,6 +561,33 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
+
+    /// An edit that finds its file changed before the write (an agent rewrote it) is done
+    /// again on what is there now, and gives up after a few tries naming the file; an edit
+    /// written over an agent's change undid it (a hostile run saw 32 of 152 installs do so).
+    #[test]
+    fn an_edit_raced_by_another_writer_is_done_again_or_refused() {
+        let path = Path::new("/h/.claude.json");
+        let mut tries = 0;
+        let done = unraced(path, || {
+            tries += 1;
+            Ok((tries == 3).then_some("written"))
+        })
+        .unwrap();
+        assert_eq!((done, tries), ("written", 3));
+        let err = unraced(path, || Ok(None::<()>)).unwrap_err();
+        assert!(
+            err.to_string().contains("/h/.claude.json kept changing"),
+            "{err}"
+        );
+
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("settings.json");
+        std::fs::write(&file, "{}").unwrap();
+        assert!(unchanged_since(&file, "{}").unwrap());
+        std::fs::write(&file, "{\"numStartups\": 2}").unwrap();
+        assert!(!unchanged_since(&file, "{}").unwrap());
+    }
 
     /// A FIFO or a device where a settings file, an MCP config or the skill should be is
     /// refused at once with its name: reading one hung `doctor` waiting for a writer, and

@@ -264,6 +264,18 @@ fn change(
     if let Some(root) = project {
         inside_project(&path, root)?;
     }
+    super::unraced(&path, || change_once(agent, &path, project, cli, dry_run))
+}
+
+/// One try of [`change`]: `None` when the file changed between the read and the write.
+fn change_once(
+    agent: Agent,
+    path: &Path,
+    project: Option<&Path>,
+    cli: Option<&Launch>,
+    dry_run: bool,
+) -> Result<Option<McpInstall>> {
+    let path = path.to_owned();
     let before = super::settings::read_text(&path)?;
     let after = if is_toml(agent) {
         toml_edit(&path, &before, cli)?
@@ -321,6 +333,12 @@ fn change(
             let into = into.map(|git| git.join("cairn-backups"));
             backup = Some(super::write_backup_in(&path, &before, into.as_deref())?);
         }
+        if !super::unchanged_since(&path, &before)? {
+            if let Some(b) = &backup {
+                let _ = std::fs::remove_file(b);
+            }
+            return Ok(None);
+        }
         // A project's config is shared with the team and holds no secret; the user's may.
         let mode = if project.is_some() {
             0o644
@@ -339,7 +357,7 @@ fn change(
             })?;
         }
     }
-    Ok(McpInstall {
+    Ok(Some(McpInstall {
         agent,
         removed: cli.is_none(),
         changed: after.is_some(),
@@ -348,7 +366,7 @@ fn change(
         dry_run,
         diff,
         notes,
-    })
+    }))
 }
 
 /// Whether a config's text holds nothing: blank, or a JSON object without members (and
