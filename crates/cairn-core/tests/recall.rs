@@ -458,6 +458,34 @@ fn accepting_a_revoked_entry_checks_its_evidence_again_clearing_or_refusing() {
 }
 
 #[test]
+fn a_forgotten_session_s_snippet_no_longer_finds_the_entry() {
+    let (data, cairn) = archive();
+    let mut v: serde_json::Value = serde_json::from_str(&line(
+        "fs1",
+        SMALL,
+        0,
+        3,
+        "Deploy secrets live in vault",
+        "Read them from vault",
+    ))
+    .unwrap();
+    v["evidence"]["snippets"] = json!(["the deploy password is kept in vault path qqsnipword"]);
+    cairn.recall_import(&v.to_string(), false).unwrap();
+    assert_eq!(query(&cairn, "qqsnipword", Filters::default()), vec!["fs1"]);
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(SMALL.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(query(&cairn, "qqsnipword", Filters::default()).is_empty());
+    let stored = recall_tables(data.path());
+    assert!(!stored.contains("qqsnipword"), "{stored}");
+    // The entry's own words still find it.
+    assert_eq!(query(&cairn, "vault", Filters::default()), vec!["fs1"]);
+}
+
+#[test]
 fn an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust() {
     let (_data, cairn) = archive();
     cairn

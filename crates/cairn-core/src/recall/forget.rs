@@ -1,6 +1,8 @@
 //! Forgetting, Recall's part: evidence that cites a forgotten session is revoked (its snippet
 //! quoted the transcript). An entry left with no evidence goes back to the review inbox,
-//! never silently trusted: unreviewed, provenance unchecked, with a note saying why.
+//! never silently trusted: unreviewed, provenance unchecked, with a note saying why. Each
+//! entry that cited a forgotten session is indexed again without the revoked snippets, so no
+//! word only they held still finds it.
 
 use rusqlite::{Connection, params};
 
@@ -55,8 +57,9 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
     Ok((rows, entries))
 }
 
-/// Revoke the evidence citing `sessions` and send the entries left without evidence back to
-/// the inbox (in the caller's transaction). Returns the evidence rows removed.
+/// Revoke the evidence citing `sessions`, re-index every entry that cited them (the index held
+/// the revoked snippets' words) and send the entries left without evidence back to the inbox
+/// (in the caller's transaction). Returns the evidence rows removed.
 pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Result<u64> {
     let (_, touched) = evidence_of(conn, sessions)?;
     let mut removed = 0u64;
@@ -69,6 +72,9 @@ pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Resul
         for table in ["recall_extract_progress", "recall_extract_entries"] {
             conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
         }
+    }
+    for t in &touched {
+        super::store::reindex(conn, &t.id)?;
     }
     for t in touched.iter().filter(|t| t.to_inbox) {
         conn.execute(
