@@ -675,3 +675,39 @@ fn import_reads_only_a_bounded_regular_file() {
     assert!(shown.contains("[REDACTED:github-pat]"), "{shown}");
     assert!(!shown.contains(token), "{shown}");
 }
+
+#[test]
+fn the_review_inbox_says_its_size_not_the_page_s() {
+    let env = synced();
+    let lines: Vec<String> = (1..=3)
+        .map(|i| entry(&format!("q{i}"), SMALL, 0, 1, &format!("Entry {i}"), "body"))
+        .collect();
+    let file = write(&env, "q.jsonl", &lines);
+    env.ok(&["recall", "import", &file, "--yes"]);
+    assert_eq!(
+        env.ok(&["recall", "review"]).lines().next(),
+        Some("The review inbox is empty.")
+    );
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let first = |args: &[&str]| env.ok(args).lines().next().unwrap_or("").to_owned();
+    assert_eq!(first(&["recall", "review"]), "3 entries to review:");
+    assert_eq!(
+        first(&["recall", "review", "--limit", "2"]),
+        "2 of 3 entries to review (--limit N lists more):"
+    );
+    assert_eq!(
+        first(&["recall", "review", "--limit", "0"]),
+        "0 of 3 entries to review (--limit N lists more):"
+    );
+    let v = env.json(&["recall", "review", "--limit", "1"]);
+    assert_eq!(
+        (v["queue"].as_array().map(Vec::len), v["total"].as_u64()),
+        (Some(1), Some(3))
+    );
+}

@@ -493,12 +493,23 @@ pub fn run(
             }
             if changed.is_empty() {
                 let queue = cairn.recall_inbox(limit)?;
+                // The inbox's size, not the page's: --limit only says how many are listed.
+                let total = cairn.recall_inbox_len()?.max(queue.len() as u64);
                 if json_out {
-                    render::json(out, &json!({ "queue": queue }))?;
-                } else if queue.is_empty() {
+                    render::json(out, &json!({ "queue": queue, "total": total }))?;
+                } else if total == 0 {
                     writeln!(out, "The review inbox is empty.")?;
                 } else {
-                    writeln!(out, "{} entries to review:", queue.len())?;
+                    let entries = cairn_core::text::plural(total, "entry");
+                    if queue.len() as u64 == total {
+                        writeln!(out, "{entries} to review:")?;
+                    } else {
+                        writeln!(
+                            out,
+                            "{} of {entries} to review (--limit N lists more):",
+                            queue.len()
+                        )?;
+                    }
                     for item in &queue {
                         let why = match item.reason {
                             cairn_core::recall::review::InboxReason::Unreviewed => "unreviewed",

@@ -185,6 +185,11 @@ impl Cairn {
         recall::review::queue(store.conn(), limit)
     }
 
+    /// How many entries the review inbox holds, whatever [`Cairn::recall_inbox`]'s limit.
+    pub fn recall_inbox_len(&self) -> Result<u64> {
+        recall::review::queue_len(self.store().conn())
+    }
+
     /// One entry laid out for review: why it is in the inbox, its evidence quoted from the
     /// archive and checked now, and near-duplicates among the accepted entries (by vectors too,
     /// when the entry has one from the configured embedder; the model is never loaded for it).

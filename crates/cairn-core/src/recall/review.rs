@@ -101,13 +101,16 @@ pub struct InboxItem {
     pub proposed_by: Option<super::agents::ProposedBy>,
 }
 
+/// The entries in the review inbox (what [`reason_of`] says is there), as SQL over `e`.
+const IN_INBOX: &str =
+    "e.status = 'accepted' AND (e.review_state != 'human_reviewed' OR e.stale = 1 OR
+               (e.provenance_ok = 0 AND e.review_state = 'human_reviewed'))";
+
 /// The review queue, newest first.
 pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
     let db = crate::store::err_in(conn);
     let sql = format!(
-        "SELECT {ENTRY_COLUMNS} FROM recall_entries e
-         WHERE e.status = 'accepted' AND (e.review_state != 'human_reviewed' OR e.stale = 1 OR
-               (e.provenance_ok = 0 AND e.review_state = 'human_reviewed'))
+        "SELECT {ENTRY_COLUMNS} FROM recall_entries e WHERE {IN_INBOX}
          ORDER BY e.stale DESC, e.updated_at DESC, e.id LIMIT ?1"
     );
     let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
@@ -126,6 +129,17 @@ pub fn queue(conn: &Connection, limit: u32) -> Result<Vec<InboxItem>> {
         });
     }
     Ok(out)
+}
+
+/// How many entries the review inbox holds ([`queue`] shows at most its limit of them).
+pub fn queue_len(conn: &Connection) -> Result<u64> {
+    let db = crate::store::err_in(conn);
+    conn.prepare_cached(&format!(
+        "SELECT COUNT(*) FROM recall_entries e WHERE {IN_INBOX}"
+    ))
+    .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, i64>(0)))
+    .map(|n| u64::try_from(n).unwrap_or(0))
+    .map_err(db)
 }
 
 /// Why `entry` is in the inbox; `None` when it is not (archived, or reviewed and sound).
