@@ -209,6 +209,13 @@ fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path
 
 fn hook_check(status: &crate::hooks::HookStatus) -> Check {
     let agent = status.agent;
+    if let Some(problem) = &status.problem {
+        return check(
+            format!("{agent} hook"),
+            Status::Warn,
+            crate::text::one_line(problem, 600),
+        );
+    }
     if status.other_archive {
         return check(
             format!("{agent} hook"),

@@ -100,6 +100,9 @@ pub struct HookStatus {
     pub memory: bool,
     /// Installed, but capturing into another archive than the one asked about.
     pub other_archive: bool,
+    /// Why the settings file could not be read (not JSON, not UTF-8, not a file), when it
+    /// could not: an install would fail the same way.
+    pub problem: Option<String>,
 }
 
 /// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
@@ -232,7 +235,12 @@ fn shell_word(command: &str) -> Option<(String, &str)> {
 /// (its real path when not at its default place, as `Cairn::data_dir_elsewhere` gives it).
 pub fn status(agent: Agent, home: &Path, archive: Option<&Path>) -> HookStatus {
     let path = settings_path(agent, home);
-    let text = settings::read_text(&path).unwrap_or_default();
+    let read = settings::read_text(&path)
+        .and_then(|text| settings::parse_settings(&path, &text).map(|_| text));
+    let (text, problem) = match read {
+        Ok(text) => (text, None),
+        Err(e) => (String::new(), Some(e.to_string())),
+    };
     let ours = |c: &str| is_cairn_hook_command(c, agent);
     let here = |c: &str| {
         hook_archive(c, agent).is_some_and(|dir| {
@@ -248,6 +256,7 @@ pub fn status(agent: Agent, home: &Path, archive: Option<&Path>) -> HookStatus {
         memory: settings::runs(&path, &text, &[SESSION_START], ours),
         other_archive: installed && !settings::runs(&path, &text, events(agent), here),
         path,
+        problem,
     }
 }
 
@@ -604,6 +613,23 @@ mod tests {
         assert!(made.success());
         let s = status(Agent::Claude, home.path(), None);
         assert!(!s.installed);
+        // The status says why, not "run hooks install", which would fail the same way.
+        assert!(
+            s.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("not a regular file")),
+            "{s:?}"
+        );
+        let codex = settings_path(Agent::Codex, home.path());
+        std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+        std::fs::write(&codex, "{\"hooks\": {},}").unwrap();
+        let s = status(Agent::Codex, home.path(), None);
+        assert!(
+            s.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("is not valid JSON")),
+            "{s:?}"
+        );
         let err = install(
             Agent::Claude,
             home.path(),

@@ -1317,7 +1317,10 @@ export type HookInstall_Serialize = {
 };
 
 /**  Whether an agent's settings already run Cairn's hook. */
-export type HookStatus = {
+export type HookStatus = HookStatus_Serialize | HookStatus_Deserialize;
+
+/**  Whether an agent's settings already run Cairn's hook. */
+export type HookStatus_Deserialize = {
 	agent: Agent,
 	path: string,
 	/**  The capture hook runs on every event it needs. */
@@ -1326,6 +1329,28 @@ export type HookStatus = {
 	memory: boolean,
 	/**  Installed, but capturing into another archive than the one asked about. */
 	other_archive: boolean,
+	/**
+	 *  Why the settings file could not be read (not JSON, not UTF-8, not a file), when it
+	 *  could not: an install would fail the same way.
+	 */
+	problem?: string | null,
+};
+
+/**  Whether an agent's settings already run Cairn's hook. */
+export type HookStatus_Serialize = {
+	agent: Agent,
+	path: string,
+	/**  The capture hook runs on every event it needs. */
+	installed: boolean,
+	/**  The session-start hook (memory) runs too. */
+	memory: boolean,
+	/**  Installed, but capturing into another archive than the one asked about. */
+	other_archive: boolean,
+	/**
+	 *  Why the settings file could not be read (not JSON, not UTF-8, not a file), when it
+	 *  could not: an install would fail the same way.
+	 */
+	problem: string | null,
 };
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
@@ -1333,7 +1358,7 @@ export type HooksOverview = HooksOverview_Serialize | HooksOverview_Deserialize;
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
 export type HooksOverview_Deserialize = {
-	hooks: HookStatus[],
+	hooks: HookStatus_Deserialize[],
 	/**  The `cairn` executable the hook would run: an absolute, canonical path. */
 	cli?: string | null,
 	/**  Where it was found: next to cairn-desktop, or in which `PATH` directory. */
@@ -1344,7 +1369,7 @@ export type HooksOverview_Deserialize = {
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */
 export type HooksOverview_Serialize = {
-	hooks: HookStatus[],
+	hooks: HookStatus_Serialize[],
 	/**  The `cairn` executable the hook would run: an absolute, canonical path. */
 	cli: string | null,
 	/**  Where it was found: next to cairn-desktop, or in which `PATH` directory. */
