@@ -39,3 +39,57 @@ fn a_session_added_after_the_list_was_shown_is_not_forgotten() {
     assert_eq!(left.len(), 1);
     assert_ne!(left[0].session_key, shown.sessions[0].session_key);
 }
+
+/// Every file under `dir`.
+fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A forget killed after its commit leaves the retained copies of what it forgot; the next
+/// sync deletes them (they stayed, readable, until the next forget, and doctor said nothing).
+#[test]
+fn a_sync_sweeps_the_copies_a_killed_forget_left() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &[file("short.jsonl")]);
+    let retained = data.path().join("retained");
+    let copies: Vec<(std::path::PathBuf, Vec<u8>)> = files(&retained)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    assert!(!copies.is_empty());
+    let req = ForgetRequest {
+        agent: Some(Agent::Claude),
+        ..Default::default()
+    };
+    cairn.forget(&req).unwrap();
+    // What a kill between the commit and the sweep leaves.
+    for (path, bytes) in &copies {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    // A sync of an empty folder: nothing of this machine's home is read.
+    let empty = tempfile::tempdir().unwrap();
+    cairn
+        .set_source_dirs(Agent::Claude, vec![empty.path().display().to_string()])
+        .unwrap();
+    let only_claude = cairn_core::SyncOptions {
+        agents: vec![Agent::Claude],
+    };
+    cairn
+        .sync(&only_claude, &cairn_core::archive::capture::Quiet)
+        .unwrap();
+    assert!(files(&retained).is_empty(), "{:?}", files(&retained));
+}

@@ -117,6 +117,10 @@ impl Cairn {
         let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
         self.link(&mut store, &touched, None);
+        // A forget killed after its commit left retained copies of what it forgot.
+        if let Err(e) = self.sweep_forgotten_copies(&store) {
+            tracing::warn!("sweeping the copies of forgotten transcripts failed: {e}");
+        }
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
         drop(store);

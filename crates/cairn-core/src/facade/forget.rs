@@ -87,6 +87,25 @@ fn small(n: u64) -> u32 {
 }
 
 impl Cairn {
+    /// Delete the retained copies of every tombstoned file the archive does not hold: a
+    /// forget's own, and any a forget killed after its commit left behind (every sync sweeps
+    /// too, so such a copy does not wait for the next forget). How many files went.
+    pub(crate) fn sweep_forgotten_copies(&self, store: &crate::store::Store) -> Result<u64> {
+        let orphans =
+            archive::forget::tombstones_without_source(store.conn()).map_err(|e| store.err(e))?;
+        let mut deleted = 0;
+        for (agent, key) in orphans {
+            deleted +=
+                archive::forget::remove_retained(&self.data_dir, &agent, &key).map_err(|e| {
+                    Error::Write {
+                        path: self.data_dir.join("retained"),
+                        source: e,
+                    }
+                })?;
+        }
+        Ok(deleted)
+    }
+
     fn forget_selector(
         &self,
         store: &crate::store::Store,
@@ -229,18 +248,7 @@ impl Cairn {
         result.map_err(|e| store.err(e))?;
         // After the commit: the retained copies of every tombstoned file not held again
         // (this forget's, and any a killed forget left behind).
-        let mut retained_files_deleted = 0u64;
-        let orphans =
-            archive::forget::tombstones_without_source(store.conn()).map_err(|e| store.err(e))?;
-        for (agent, key) in orphans {
-            retained_files_deleted +=
-                archive::forget::remove_retained(&self.data_dir, &agent, &key).map_err(|e| {
-                    Error::Write {
-                        path: self.data_dir.join("retained"),
-                        source: e,
-                    }
-                })?;
-        }
+        let retained_files_deleted = self.sweep_forgotten_copies(&store)?;
         // Give the zeroed pages back and empty the log, so no copy of a page survives in either
         // (skipped when nothing matched: the sweep above was all there was to do).
         let tidy = (|| -> rusqlite::Result<()> {
