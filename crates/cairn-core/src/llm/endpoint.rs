@@ -56,11 +56,27 @@ impl ServerConfig {
             ));
         }
         let env = self.api_key_env.trim();
-        if !env.is_empty() && !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        // A key pasted where its variable's name goes is never repeated in the message (a
+        // `ghp_…` token passed the name check and came back as "$ghp_… is not set").
+        let looks_like_a_key = {
+            let mut found = Vec::new();
+            let _ = crate::archive::redact::Redactor::global().redact_text(env, "", &mut found);
+            !found.is_empty() || env.len() > 64
+        };
+        let name_chars = env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !env.is_empty() && (looks_like_a_key || !name_chars) {
+            let what = if looks_like_a_key {
+                "looks like a key, not the name of an environment variable".to_owned()
+            } else {
+                format!(
+                    "{:?} is not an environment variable name",
+                    crate::text::one_line(env, 40)
+                )
+            };
             return Err(bad(
                 "api_key_env",
                 format!(
-                    "{env:?} is not an environment variable name; give the variable's name (e.g. \"OPENAI_API_KEY\"), never the key itself"
+                    "{what}; give the variable's name (e.g. \"OPENAI_API_KEY\") and export the key in it, never the key itself"
                 ),
             ));
         }
@@ -329,6 +345,36 @@ mod tests {
             ..Default::default()
         }
         .resolve(Path::new("/d/config.toml"), "recall.extract.servers.main")
+    }
+
+    /// A key pasted where its variable's name goes is refused and never repeated.
+    #[test]
+    fn a_key_given_as_api_key_env_is_refused_without_being_shown() {
+        let with_env = |env: &str| {
+            ServerConfig {
+                endpoint: "http://127.0.0.1:1/v1".into(),
+                api_key_env: env.into(),
+                ..Default::default()
+            }
+            .resolve(Path::new("/d/config.toml"), "recall.extract.servers.main")
+        };
+        let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+        let project = format!("sk-proj-{}", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa");
+        for key in [token.as_str(), project.as_str()] {
+            let err = with_env(key).unwrap_err().to_string();
+            assert!(
+                err.contains("looks like a key") && err.contains("api_key_env"),
+                "{err}"
+            );
+            assert!(!err.contains(&key[8..]), "{err}");
+        }
+        assert!(with_env("OPENAI_API_KEY").is_ok());
+        assert!(
+            with_env("MY KEY")
+                .unwrap_err()
+                .to_string()
+                .contains("not an environment variable name")
+        );
     }
 
     #[test]
