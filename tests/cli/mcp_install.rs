@@ -367,7 +367,8 @@ fn a_moved_cairn_is_repointed_and_someone_elses_cairn_is_refused() {
         "codex",
         "[mcp_servers.cairn]\ncommand = \"/old/bin/cairn\"\nargs = [\"mcp\"]\nstartup_timeout_sec = 20\n",
     );
-    env.ok(&["mcp", "install", "--agent", "codex"]);
+    let said = env.ok(&["mcp", "install", "--agent", "codex"]);
+    assert!(said.starts_with("Updated Cairn's MCP server in"), "{said}");
     let [flag, data, mcp] = &server_args(&env)[..] else {
         unreachable!()
     };

@@ -86,7 +86,11 @@ fn render_change(out: &mut impl Write, r: &McpInstall) -> Result<()> {
         (false, _, false) => writeln!(out, "Cairn's MCP server is already in {path} ({agent}).")?,
         (false, _, true) => writeln!(out, "Cairn's MCP server is not in {path} ({agent}).")?,
         (true, true, removed) => {
-            let what = if removed { "remove" } else { "add" };
+            let what = match (removed, r.replaced) {
+                (true, _) => "remove",
+                (false, true) => "update",
+                (false, false) => "add",
+            };
             writeln!(
                 out,
                 "Would {what} Cairn's MCP server in {path} ({agent}; dry run, nothing written):"
@@ -94,7 +98,11 @@ fn render_change(out: &mut impl Write, r: &McpInstall) -> Result<()> {
             write!(out, "{}", clean(&r.diff))?;
         }
         (true, false, removed) => {
-            let what = if removed { "Removed" } else { "Added" };
+            let what = match (removed, r.replaced) {
+                (true, _) => "Removed",
+                (false, true) => "Updated",
+                (false, false) => "Added",
+            };
             writeln!(out, "{what} Cairn's MCP server in {path} ({agent}).")?;
             if let Some(b) = &r.backup {
                 writeln!(

@@ -1657,6 +1657,8 @@ export type McpInstall_Deserialize = {
 	/**  True for an uninstall. */
 	removed: boolean,
 	changed: boolean,
+	/**  An install that pointed Cairn's existing entry at this binary or archive. */
+	replaced: boolean,
 	path: string,
 	backup?: string | null,
 	dry_run: boolean,
@@ -1672,6 +1674,8 @@ export type McpInstall_Serialize = {
 	/**  True for an uninstall. */
 	removed: boolean,
 	changed: boolean,
+	/**  An install that pointed Cairn's existing entry at this binary or archive. */
+	replaced: boolean,
 	path: string,
 	backup: string | null,
 	dry_run: boolean,

@@ -690,7 +690,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'uninstall_mcp': {
         const removed = cmd === 'uninstall_mcp';
         const path = args.agent === 'claude' ? '/home/dev/.claude.json' : '/home/dev/.codex/config.toml';
-        return { agent: args.agent, removed, changed: true, path, backup: args.dryRun ? null : `${path}.bak`, dry_run: args.dryRun, diff: removed ? '- [mcp_servers.cairn]' : '+ "cairn": {…}', notes: [] };
+        return { agent: args.agent, removed, changed: true, replaced: false, path, backup: args.dryRun ? null : `${path}.bak`, dry_run: args.dryRun, diff: removed ? '- [mcp_servers.cairn]' : '+ "cairn": {…}', notes: [] };
       }
       case 'privacy_preview':
         return { text: String(args.text).replace(/ghp_\w+/g, '[REDACTED]'), removed: [{ rule: 'github-token', start: 0, end: 1 }] };

@@ -34,6 +34,8 @@ pub struct McpInstall {
     /// True for an uninstall.
     pub removed: bool,
     pub changed: bool,
+    /// An install that pointed Cairn's existing entry at this binary or archive.
+    pub replaced: bool,
     pub path: PathBuf,
     pub backup: Option<PathBuf>,
     pub dry_run: bool,
@@ -357,10 +359,16 @@ fn change_once(
             })?;
         }
     }
+    let present = if is_toml(agent) {
+        toml_entry(&path, &before)?.is_some()
+    } else {
+        json_entry(&path, &before)?.is_some()
+    };
     Ok(Some(McpInstall {
         agent,
         removed: cli.is_none(),
         changed: after.is_some(),
+        replaced: cli.is_some() && after.is_some() && present,
         path,
         backup,
         dry_run,

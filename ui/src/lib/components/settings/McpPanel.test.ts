@@ -19,7 +19,7 @@ function status(extra: Partial<McpStatus> = {}): McpStatus {
 }
 
 function change(extra: Partial<McpInstall> = {}): McpInstall {
-  return { agent: 'claude', removed: false, changed: true, path: '/home/dev/.claude.json', backup: null, dry_run: true, diff: '-  "args": ["mcp"]\n+  "args": ["--data-dir", "/data/cairn", "mcp"]\n', notes: [], ...extra };
+  return { agent: 'claude', removed: false, changed: true, replaced: false, path: '/home/dev/.claude.json', backup: null, dry_run: true, diff: '-  "args": ["mcp"]\n+  "args": ["--data-dir", "/data/cairn", "mcp"]\n', notes: [], ...extra };
 }
 
 /** The panel over a store whose MCP overview is `shown`. */
@@ -27,7 +27,7 @@ async function panel(shown: McpStatus[]) {
   const api = {
     mcpOverview: vi.fn(async () => ok(shown)),
     hookOverview: vi.fn(async () => ok({ agents: [], cli: '/usr/bin/cairn', cli_origin: 'on PATH', cli_problem: null })),
-    installMcp: vi.fn(async (_agent: string, dryRun: boolean) => ok(change({ dry_run: dryRun }))),
+    installMcp: vi.fn(async (_agent: string, dryRun: boolean) => ok(change({ dry_run: dryRun, replaced: true }))),
     uninstallMcp: vi.fn(async () => ok(change({ removed: true }))),
   } as unknown as SettingsApi;
   const settings = new SettingsStore(api);
@@ -59,6 +59,7 @@ describe('McpPanel', () => {
       flushSync();
       expect(one('mcp-claude')!.querySelector('pre.diff')?.textContent).toContain('--data-dir');
     });
+    expect(buttons('mcp-claude')).toContain('Update the server');
   });
 
   it('names the default place when the entry names no archive', async () => {
