@@ -218,7 +218,7 @@ fn plant_hostile(env: &Env) -> String {
             None,
             "user",
             json!(format!(
-                "use {secret} \u{1b}]8;;http://evil\u{7}here\u{1b}]8;;\u{7} <script>alert(1)</script> in /home/marco/.ssh"
+                "use {secret} \u{1b}]8;;http://evil\u{7}here\u{1b}]8;;\u{7} <script>alert(1)</script> in /home/marco/.ssh ![img](http://evil.example/p.png) [click](javascript:alert(1))"
             )),
         ),
         line(
@@ -294,6 +294,18 @@ fn an_export_carries_no_secret_escape_markup_or_home_and_says_what_it_left_out()
     let md = export(&env, &["hostile-export", "--format", "md"]);
     assert!(!md.contains("<script"));
     assert!(md.contains("&lt;script>alert(1)&lt;/script>"));
+    // An image would load when the file is opened, a `javascript:` link runs when clicked:
+    // the alt text and the link's text are kept, never the address.
+    // (The title line escapes every mark, so it shows them as text.)
+    let message = md
+        .lines()
+        .find(|l| l.starts_with("use "))
+        .unwrap_or_default();
+    for gone in ["![", "evil.example", "javascript:"] {
+        assert!(!message.contains(gone), "{gone} in {md}");
+    }
+    assert!(message.ends_with("~/.ssh img click"), "{md}");
+    assert!(!md.contains("](javascript:"), "{md}");
     // The limit can be raised: nothing is cut then.
     let all = export(&env, &["hostile-export", "--max-output", "100000"]);
     assert!(all.contains(&"x".repeat(10_000)));

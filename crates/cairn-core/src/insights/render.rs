@@ -1,10 +1,11 @@
 //! Reports out: Markdown rendered to safe HTML (for the report view and the HTML export), and
 //! the three export formats.
 //!
-//! A report is model output, and the model read transcripts: treat it as hostile. Raw HTML in
-//! the Markdown is shown as text, links keep only `http`, `https`, `mailto`, `cairn` and
-//! in-page addresses, and images become their alt text (an image would fetch from the network
-//! when the report is opened). The HTML export is one standalone file: styles inlined, and a
+//! A report is model output, and the model read transcripts: treat it as hostile. In the HTML,
+//! raw HTML in the Markdown is shown as text, links keep only `http`, `https`, `mailto`, `cairn`
+//! and in-page addresses, and images become their alt text (an image would fetch from the
+//! network when the report is opened). The Markdown export is made inert the same way, and
+//! stricter on links: only `http(s)` and `cairn://session/` addresses of the report's sessions. The HTML export is one standalone file: styles inlined, and a
 //! Content-Security-Policy that allows no script and no remote load.
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
@@ -85,13 +86,21 @@ fn title_of(url: &str) -> String {
     crate::text::excerpt(&crate::text::printable(url), 60)
 }
 
-/// The Markdown export: a title, a line saying what made it, then the report.
+/// The Markdown export: a title, a line saying what made it, then the report, made inert for
+/// any viewer (`views::export::markdown::neutralise`): raw HTML shown as text, images as their
+/// alt text, and links keeping their address only when it is `http(s)` or a `cairn://session/`
+/// address of a session the report read (a model may invent one).
 pub fn markdown(insight: &Insight) -> String {
-    format!(
-        "# {}\n\n> {}\n\n{}\n",
-        insight.title.trim(),
-        provenance_line(insight),
-        insight.content.trim()
+    use crate::views::export::markdown::{link_allowed, neutralise};
+    let allowed = |url: &str| link_allowed(url, &insight.session_keys);
+    neutralise(
+        &format!(
+            "# {}\n\n> {}\n\n{}\n",
+            crate::text::one_line(&insight.title, 300),
+            provenance_line(insight),
+            insight.content.trim()
+        ),
+        &allowed,
     )
 }
 
@@ -287,6 +296,67 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("href=\"https://example.org\""), "{html}");
+    }
+
+    #[test]
+    fn the_markdown_export_is_inert_and_links_only_the_report_s_sessions() {
+        let insight = Insight {
+            id: 1,
+            title: "Week <script>t()</script>".into(),
+            template_id: "t".into(),
+            template_title: "T".into(),
+            template_version: "1".into(),
+            slice: super::super::slice::Slice {
+                since: None,
+                until: None,
+                project: None,
+                agent: None,
+                branch: None,
+                automation: Default::default(),
+                teammates: false,
+            },
+            focus: None,
+            generator: "endpoint".into(),
+            model: None,
+            endpoint_hash: None,
+            cache_key: String::new(),
+            material_hash: String::new(),
+            sessions_total: 1,
+            sessions_included: 1,
+            prompt_chars: 0,
+            content: "<script>alert(1)</script>\n\n<img src=x onerror=alert(3)>\n\n\
+                      [x](javascript:alert(1)) ![tracker](http://evil.invalid/p.png)\n\n\
+                      [read](cairn://session/sha256-in?record=3) [made up](cairn://session/sha256-out) \
+                      [w](https://example.org) `<b>` stays"
+                .into(),
+            starred: false,
+            created_at: "2026-08-01T00:00:00Z".into(),
+            elapsed_ms: 0,
+            session_keys: vec!["sha256-in".into()],
+            link: String::new(),
+        };
+        let md = export(&insight, ExportFormat::Md).unwrap();
+        for gone in [
+            "<script",
+            "<img",
+            "javascript:",
+            "http://evil.invalid",
+            "sha256-out",
+            "![",
+        ] {
+            assert!(!md.contains(gone), "{gone} in {md}");
+        }
+        for kept in [
+            "# Week &lt;script>",
+            "&lt;img src=x",
+            "tracker",
+            "made up",
+            "[read](cairn://session/sha256-in?record=3)",
+            "[w](https://example.org)",
+            "`<b>` stays",
+        ] {
+            assert!(md.contains(kept), "{kept} not in {md}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 mod atif;
 mod html;
-mod markdown;
+pub(crate) mod markdown;
 
 use std::collections::BTreeMap;
 

@@ -46,51 +46,148 @@ fn inline(text: &str) -> String {
     out
 }
 
-/// Markdown as an agent or a person wrote it, with every raw HTML tag outside code made
-/// literal (`<x` → `&lt;x`): a viewer that renders HTML in Markdown runs none from a transcript.
-/// Fenced blocks and inline code spans are left alone (they show `<` as it is).
-fn defang(text: &str) -> String {
+/// Whether a link may keep its address in exported Markdown: `http(s)`, or a `cairn://session/`
+/// address of one of `sessions` (by key). Anything else (`javascript:`, `data:`, `file:`, a
+/// relative path, another session, another `cairn://` place) loses its address.
+pub(crate) fn link_allowed(url: &str, sessions: &[String]) -> bool {
+    let url = url.trim();
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        return true;
+    }
+    const SESSION: &str = "cairn://session/";
+    if !lower.starts_with(SESSION) {
+        return false;
+    }
+    // ASCII lowercasing keeps every byte where it was.
+    let key = url[SESSION.len()..]
+        .split(['?', '#', '/'])
+        .next()
+        .unwrap_or("");
+    sessions.iter().any(|s| s == key)
+}
+
+/// Text for Markdown that shows as itself: every character Markdown or HTML gives a meaning
+/// to is escaped.
+fn literal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut fence: Option<&str> = None;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => {
-                fence = Some(m);
-                out.push_str(line);
-                continue;
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '#' | '|' | '~' | '>' => {
+                out.push('\\');
+                out.push(c);
             }
-            (Some(f), Some(m)) if f == m => {
-                fence = None;
-                out.push_str(line);
-                continue;
-            }
-            (Some(_), _) => {
-                out.push_str(line);
-                continue;
-            }
-            (None, None) => {}
-        }
-        let mut in_code = false;
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '`' => {
-                    in_code = !in_code;
-                    out.push(c);
-                }
-                '<' if !in_code
-                    && chars.peek().is_some_and(|n| {
-                        n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')
-                    }) =>
-                {
-                    out.push_str("&lt;");
-                }
-                c => out.push(c),
-            }
+            '\n' => out.push(' '),
+            c => out.push(c),
         }
     }
+    out
+}
+
+/// A link or an image being read, with the source range of what it encloses so far.
+enum Open {
+    Link {
+        keep: bool,
+        inner: Option<(usize, usize)>,
+    },
+    Image {
+        alt: String,
+    },
+}
+
+/// Markdown from outside (a transcript's message, a model's report) made inert for whatever
+/// viewer renders it, the rest kept as written: raw HTML outside code is made literal (`<x` →
+/// `&lt;x`), an image becomes its alt text (opening the file must fetch nothing), and a link
+/// whose address `allowed` refuses keeps its text without the address (as does a reference
+/// definition's). Code spans and fenced or indented blocks are left alone (they show `<` as it
+/// is). Parsed with pulldown-cmark (CommonMark, as GitHub reads it); edits apply to the source.
+pub(crate) fn neutralise(text: &str, allowed: &dyn Fn(&str) -> bool) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    let mut in_code = false;
+    let parser = Parser::new_ext(text, options).into_offset_iter();
+    for (_, def) in parser.reference_definitions().iter() {
+        if !allowed(&def.dest) {
+            edits.push((def.span.start, def.span.end, String::new()));
+        }
+    }
+    for (event, range) in parser {
+        let ends_link = matches!(event, Event::End(TagEnd::Link));
+        if !ends_link && let Some(Open::Link { inner, .. }) = open.last_mut() {
+            *inner = Some(match *inner {
+                Some((a, z)) => (a.min(range.start), z.max(range.end)),
+                None => (range.start, range.end),
+            });
+        }
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Start(Tag::Link { dest_url, .. }) => open.push(Open::Link {
+                keep: allowed(&dest_url),
+                inner: None,
+            }),
+            Event::Start(Tag::Image { .. }) => open.push(Open::Image { alt: String::new() }),
+            Event::End(TagEnd::Link) => {
+                if let Some(Open::Link { keep: false, inner }) = open.pop() {
+                    match inner {
+                        Some((a, z)) => {
+                            edits.push((range.start, a, String::new()));
+                            edits.push((z, range.end, String::new()));
+                        }
+                        None => edits.push((range.start, range.end, String::new())),
+                    }
+                }
+            }
+            Event::End(TagEnd::Image) => {
+                if let Some(Open::Image { alt }) = open.pop() {
+                    edits.push((range.start, range.end, literal(alt.trim())));
+                }
+            }
+            Event::Text(t) | Event::Code(t) if matches!(open.last(), Some(Open::Image { .. })) => {
+                if let Some(Open::Image { alt }) = open.last_mut() {
+                    alt.push_str(&t);
+                }
+            }
+            Event::Html(_) | Event::InlineHtml(_) => {
+                edits.push((range.start, range.end, text[range].replace('<', "&lt;")));
+            }
+            // A `<` another renderer might take for a tag: not HTML to pulldown-cmark, made
+            // literal all the same (unless escaped already).
+            Event::Text(_) if !in_code && text[range.clone()].contains('<') => {
+                let src = &text[range.clone()];
+                let mut out = String::with_capacity(src.len() + 8);
+                let mut prev = ' ';
+                for c in src.chars() {
+                    if c == '<' && prev != '\\' {
+                        out.push_str("&lt;");
+                    } else {
+                        out.push(c);
+                    }
+                    prev = c;
+                }
+                edits.push((range.start, range.end, out));
+            }
+            _ => {}
+        }
+    }
+    // Apply in order; an edit inside one already applied (an image's own text) is dropped.
+    edits.sort_by_key(|e| (e.0, std::cmp::Reverse(e.1)));
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut at = 0;
+    for (a, z, with) in edits {
+        if a < at {
+            continue;
+        }
+        out.push_str(&text[at..a]);
+        out.push_str(&with);
+        at = z;
+    }
+    out.push_str(&text[at..]);
     out
 }
 
@@ -121,7 +218,7 @@ pub fn render(doc: &Document) -> String {
     for t in &doc.turns {
         let _ = writeln!(out, "## Turn {}\n", t.turn.turn_index);
         for r in &t.records {
-            record(&mut out, r);
+            record(&mut out, r, &s.session_key);
         }
     }
     let _ = writeln!(
@@ -132,13 +229,17 @@ pub fn render(doc: &Document) -> String {
     out
 }
 
-fn record(out: &mut String, r: &RecordView) {
+/// One record; `doc_key` is the exported session's key, the one `cairn://` address a message's
+/// link may keep.
+fn record(out: &mut String, r: &RecordView, doc_key: &str) {
     let heading = inline(&tool_input::heading(r));
     let text = r.text.as_deref().unwrap_or("");
     match r.kind.as_str() {
         "message" if !text.trim().is_empty() => {
             let _ = writeln!(out, "**{heading}**\n");
-            let _ = writeln!(out, "{}\n", defang(text.trim_end()));
+            let keep = [doc_key.to_owned()];
+            let allowed = |url: &str| link_allowed(url, &keep);
+            let _ = writeln!(out, "{}\n", neutralise(text.trim_end(), &allowed));
         }
         "tool_call" => {
             let input = tool_input::read(r);
@@ -190,12 +291,58 @@ mod tests {
         assert!(out.ends_with("\n````\n"));
     }
 
+    fn inert(text: &str) -> String {
+        neutralise(text, &|u: &str| link_allowed(u, &["sha256-ok".to_owned()]))
+    }
+
     #[test]
     fn raw_tags_outside_code_become_text() {
         assert_eq!(
-            defang("a <b>x</b> `Vec<u8>` <!-- c --> 1 < 2\n```\n<div>\n```\n<i>"),
-            "a &lt;b>x&lt;/b> `Vec<u8>` &lt;!-- c --> 1 < 2\n```\n<div>\n```\n&lt;i>"
+            inert("a <b>x</b> `Vec<u8>` <!-- c --> 1 < 2\n```\n<div>\n```\n<i>"),
+            "a &lt;b>x&lt;/b> `Vec<u8>` &lt;!-- c --> 1 &lt; 2\n```\n<div>\n```\n&lt;i>"
         );
+        assert_eq!(
+            inert("<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>"),
+            "&lt;script>alert(1)&lt;/script>\n\n&lt;img src=x onerror=alert(2)>"
+        );
+    }
+
+    #[test]
+    fn images_become_their_alt_text_and_unsafe_links_lose_their_address() {
+        assert_eq!(
+            inert("see ![img *x*](http://evil.example/p.png) and ![](https://t/p.gif)"),
+            "see img x and "
+        );
+        assert_eq!(
+            inert(
+                "[click](javascript:alert(1)) [c2](JaVaScRiPt:x) [d](data:text/html,hi) [f](file:///etc/passwd)"
+            ),
+            "click c2 d f"
+        );
+        assert_eq!(
+            inert(
+                "[ok](https://example.org) <https://example.org/a> [s](cairn://session/sha256-ok?record=3)"
+            ),
+            "[ok](https://example.org) <https://example.org/a> [s](cairn://session/sha256-ok?record=3)"
+        );
+        assert_eq!(
+            inert(
+                "[other](cairn://session/sha256-bad?record=1) [r](cairn://recall?tab=inbox) [rel](../x)"
+            ),
+            "other r rel"
+        );
+        assert_eq!(
+            inert("[**bold** ![i](http://e/x.png)](javascript:x)"),
+            "**bold** i"
+        );
+        // Reference-style links and images: the same rules, the bad definitions gone.
+        let out =
+            inert("[a][r] ![b][i]\n\n[r]: javascript:alert(1)\n[i]: http://evil.example/p.png\n");
+        assert!(
+            !out.contains("javascript") && !out.contains("](") && out.starts_with("a b"),
+            "{out}"
+        );
+        assert!(!out.contains("!["), "{out}");
     }
 
     #[test]
