@@ -151,9 +151,29 @@ impl Slice {
     }
 
     /// One line for titles and headers: `2026-11-23 – 2026-11-30 · project shop · claude`.
+    /// The days are local ([`Slice::label_in`] the system's time zone).
     pub fn label(&self) -> String {
-        let day = |s: &Option<String>| s.as_deref().map(|t| t.get(..10).unwrap_or(t).to_owned());
-        let mut parts = vec![match (day(&self.since), day(&self.until)) {
+        self.label_in(&TimeZone::system())
+    }
+
+    /// [`Slice::label`] with the days read in `tz`: the first day the slice covers and the
+    /// last (`until` is exclusive, so the day of the instant before it), as `--since` and
+    /// `--until` were given.
+    pub fn label_in(&self, tz: &TimeZone) -> String {
+        let day = |s: &Option<String>, before: bool| {
+            s.as_deref().map(|t| match crate::text::parse_rfc3339(t) {
+                Some(at) => {
+                    let at = if before {
+                        at - SignedDuration::from_nanos(1)
+                    } else {
+                        at
+                    };
+                    tz.to_datetime(at).date().to_string()
+                }
+                None => t.get(..10).unwrap_or(t).to_owned(),
+            })
+        };
+        let mut parts = vec![match (day(&self.since, false), day(&self.until, true)) {
             (Some(a), Some(b)) if a == b => a,
             (Some(a), Some(b)) => format!("{a} – {b}"),
             (Some(a), None) => format!("since {a}"),
@@ -305,7 +325,18 @@ mod tests {
         let s = resolve(Some("2026-11-23"), Some("2026-11-29")).unwrap();
         assert_eq!(s.since.as_deref(), Some("2026-11-22T23:00:00.000Z"));
         assert_eq!(s.until.as_deref(), Some("2026-11-29T23:00:00.000Z"));
-        assert_eq!(s.label(), "2026-11-22 – 2026-11-29 · all projects");
+        assert_eq!(
+            s.label_in(now().time_zone()),
+            "2026-11-23 – 2026-11-29 · all projects"
+        );
+        // One day, given as both bounds, is that day.
+        let s = resolve(Some("2026-08-01"), Some("2026-08-01")).unwrap();
+        assert_eq!(s.label_in(now().time_zone()), "2026-08-01 · all projects");
+        assert_eq!(
+            s.label_in(&TimeZone::UTC),
+            "2026-07-31 – 2026-08-01 · all projects",
+            "the days are read in the zone asked for (in UTC, Paris's day spans two)"
+        );
     }
 
     #[test]
