@@ -184,12 +184,18 @@ impl Target {
         if self.key.chars().count() > TARGET_MAX_CHARS {
             return bad(&format!("is longer than {TARGET_MAX_CHARS} characters"));
         }
+        // Nor anything a reader does not see (`br<ZWSP>zw` was linked, then shown as `brzw`,
+        // which names another branch).
         if self
             .key
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || crate::text::is_bidi_control(c))
+            .any(|c| c.is_control() || c.is_whitespace())
+            || !crate::text::unseen(&self.key).is_empty()
         {
-            return bad("has white space or control characters");
+            return bad("has white space, control or invisible characters");
+        }
+        if self.pr_number == Some(0) {
+            return bad("names pull request 0, which no forge numbers");
         }
         let prefix = match self.kind {
             TargetKind::Branch => "ref:refs/",
@@ -199,7 +205,8 @@ impl Target {
         let Some(name) = self.key.strip_prefix(prefix) else {
             return bad("is not a target key of its kind");
         };
-        let git_refuses = name.ends_with('.')
+        let git_refuses = name == "heads/HEAD"
+            || name.ends_with('.')
             || name.contains("..")
             || name.contains("@{")
             || name.contains(['~', '^', ':', '?', '*', '[', '\\'])
@@ -280,6 +287,23 @@ pub fn checked_out(repo: &super::repo::Repo) -> Result<Target> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cairn link --to` refuses what names no target a repository could have: an invisible
+    /// character (linked, then shown as another branch's name), `HEAD`, pull request 0.
+    #[test]
+    fn link_targets_no_repository_could_have_are_refused() {
+        for bad in ["br\u{200b}zw", "fix\u{200d}x", "HEAD", "#0", "a\u{ad}b"] {
+            assert!(Target::parse_to(bad).is_err(), "{bad:?}");
+        }
+        for good in [
+            "main",
+            "feature/login",
+            "#12",
+            "https://github.com/o/r/pull/5",
+        ] {
+            assert!(Target::parse_to(good).is_ok(), "{good}");
+        }
+    }
 
     #[test]
     fn branch_forms_normalise_alike() {
