@@ -769,9 +769,10 @@ fn every_view_is_inert_whatever_a_transcript_a_ref_or_a_model_planted() {
         "evidence": {"ordinal_start": 0, "ordinal_end": 1, "snippets": [evil("snippet")]}});
     let file = env.root.path().join("evil.jsonl");
     std::fs::write(&file, format!("{entry}\n")).unwrap();
-    // One the import refuses, whose error names its hostile tool id.
+    // One the import refuses, whose error names its hostile tool id (its own id is plain: a
+    // hostile one is refused first, and then the tool id would go unread).
     let mut refused = entry.clone();
-    refused["candidate_id"] = json!(evil("refused"));
+    refused["candidate_id"] = json!("refused-1");
     refused["evidence"]["tool_use_ids"] = json!(["tool\u{202e}\u{2066}x\u{2069}"]);
     let refused_file = env.root.path().join("refused.jsonl");
     std::fs::write(&refused_file, format!("{refused}\n")).unwrap();
