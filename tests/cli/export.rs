@@ -380,13 +380,7 @@ fn export_to_a_file_never_replaces_one() {
     assert!(String::from_utf8_lossy(&stdout.stdout).starts_with('#'));
     assert!(!env.root.path().join("-").exists());
     let fifo = dir.join("pipe");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::support::mkfifo(&fifo);
     let before: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     for bad in [fifo.to_str().unwrap(), &format!("{dir_arg}/a\nb.md")] {
         let out = env.run(&["export", SMALL, "-o", bad]);

@@ -81,13 +81,7 @@ fn the_hook_reads_only_regular_files_inside_the_agents_source_dirs() {
     std::os::unix::fs::symlink("/dev/zero", project.join("zero.jsonl")).unwrap();
     std::fs::create_dir_all(project.join("dir.jsonl")).unwrap();
     let fifo = project.join("fifo.jsonl");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::support::mkfifo(&fifo);
     let inside = project.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
     std::fs::copy(&outside, &inside).unwrap();
 

@@ -154,3 +154,12 @@ pub fn ensure_model() {
         assert!(status.success(), "scripts/fetch-model.sh failed");
     });
 }
+
+/// A FIFO at `path` (`mkfifo`): what a reader must never wait on.
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
