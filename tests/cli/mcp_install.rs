@@ -308,6 +308,15 @@ fn project_configs_land_in_the_repository_root() {
     }
     assert!(!env.home().join(".copilot").exists() && !env.home().join(".kimi").exists());
 
+    // Outside a repository there is no project: refused, nothing written where it ran.
+    let loose = env.root.path().join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    let out = env.run(&project_install(&loose, "claude"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not in a git repository"), "{err}");
+    assert_eq!(std::fs::read_dir(&loose).unwrap().count(), 0);
+
     // A second install over an existing project config keeps its backup in the git dir, where
     // `git add -A` does not pick it up.
     std::fs::write(repo.join(".cursor/mcp.json"), "{\"mcpServers\": {}}\n").unwrap();

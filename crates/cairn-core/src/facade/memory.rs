@@ -169,5 +169,12 @@ fn project_root(dir: &Path) -> Result<std::path::PathBuf> {
         path: dir.to_owned(),
         source: e,
     })?;
-    Ok(memory::place(&dir).map_or(dir, |p| p.root))
+    // Outside a repository there is no project to configure: the config was written into
+    // whatever folder the command ran in.
+    memory::place(&dir).map(|p| p.root).ok_or_else(|| {
+        crate::Error::Invalid(format!(
+            "{} is not in a git repository, and --project writes the repository's own config; run it inside the repository (or -C <repo>), or leave out --project for your user's config",
+            dir.display()
+        ))
+    })
 }
