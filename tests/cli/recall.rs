@@ -364,8 +364,12 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
         ),
         (Some("port"), Some("stale"))
     );
-    // Re-review clears it.
-    env.ok(&["recall", "review", "--accept", "port"]);
+    // Re-review clears it, and says so in words (it printed a JSON line).
+    let said = env.ok(&["recall", "review", "--accept", "port"]);
+    assert_eq!(
+        said,
+        "Accepted port: reviewed by you, trusted from now on.\n"
+    );
     assert_eq!(env.json(&["recall", "get", "port"])["stale"], false);
 }
 

@@ -531,12 +531,37 @@ pub fn run(
                 render::json(out, &json!({ "changed": changed }))?;
             } else {
                 for c in &changed {
-                    writeln!(out, "{}", clean(&serde_json::to_string(c)?))?;
+                    writeln!(out, "{}", clean(&said(c)))?;
                 }
             }
         }
     }
     Ok(true)
+}
+
+/// What a review action did, as a sentence (the JSON is for `--json`).
+fn said(change: &ReviewChange) -> String {
+    match change {
+        ReviewChange::CheckStale { flagged } => format!(
+            "Checked the evidence of accepted entries: {} flagged stale, back in the review inbox.",
+            cairn_core::text::plural(*flagged, "entry")
+        ),
+        ReviewChange::Accept { id, .. } => {
+            format!("Accepted {id}: reviewed by you, trusted from now on.")
+        }
+        ReviewChange::Edit { id, .. } => {
+            format!("Edited and accepted {id}: trusted from now on.")
+        }
+        ReviewChange::Reject { id, .. } => {
+            format!("Rejected {id}: archived, never offered as Recall again.")
+        }
+        ReviewChange::Supersede { old, new } => {
+            format!("{new} supersedes {old}, which is archived.")
+        }
+        ReviewChange::Merge { duplicate, kept } => {
+            format!("Merged {duplicate} into {kept}: its evidence added, {duplicate} archived.")
+        }
+    }
 }
 
 const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID, --supersede OLD --with NEW, --merge DUP --into KEEP.";
