@@ -373,6 +373,11 @@ fn export_to_a_file_never_replaces_one() {
     assert!(b.to_str().unwrap().ends_with(" (2).html"));
     assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
 
+    // No output at all is not a cut: 0 is refused (it was taken as the default, 4096).
+    let zero = env.run(&["export", SMALL, "--max-output", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--max-output"));
+
     // `-o -` is stdout; a device or FIFO is refused (`-o /dev/null` made `/dev/null (2)`), and
     // so is a name with a control character (printed as another name).
     let stdout = env.run(&["export", SMALL, "--format", "md", "-o", "-"]);

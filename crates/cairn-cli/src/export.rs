@@ -23,7 +23,7 @@ pub struct ExportArgs {
     turns: Option<String>,
     /// Cut each tool output after this many bytes (default 4096; the archive keeps up to
     /// 16384 of each).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
     max_output: Option<u32>,
     /// The file to write (default, and `-o -`: stdout; `-o .` picks a name in the current
     /// directory). An existing file is never replaced: the export goes beside it as
