@@ -484,3 +484,17 @@ fn an_id_holding_a_secret_imports_and_a_forgotten_file_says_so() {
         "{message}"
     );
 }
+
+/// A trajectory saved by a Windows editor starts with a byte-order mark; it imports like any
+/// other (it was refused as "not JSON").
+#[test]
+fn a_trajectory_with_a_byte_order_mark_imports() {
+    let env = synced();
+    let dir = tempfile::tempdir().unwrap();
+    let steps = json!([{"step_id": 1, "source": "user", "message": "hello from windows"}]);
+    let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
+    doc["session_id"] = json!("bom-1");
+    let file = write(dir.path(), "bom.atif.json", &format!("\u{feff}{doc}"));
+    let imported = import(&env, &file).unwrap();
+    assert_eq!(imported["turns"], 1, "{imported}");
+}

@@ -114,7 +114,7 @@ pub(super) fn read_document(
     };
     let line_start = prior.filter(|_| !force).map_or(0, |p| p.line_count);
     let digest = keys::digest_hex(&bytes);
-    let doc: Value = match serde_json::from_slice(&bytes) {
+    let doc: Value = match serde_json::from_slice(crate::text::without_bom(&bytes)) {
         Ok(v) => v,
         Err(e) => {
             emit(warn(format!(
