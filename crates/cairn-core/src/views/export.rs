@@ -98,8 +98,15 @@ impl TurnRange {
             let t = t.trim();
             if t.is_empty() {
                 Ok(default)
+            } else if t.bytes().all(|b| b.is_ascii_digit()) {
+                t.parse().map_err(|_| {
+                    Error::Invalid(format!(
+                        "turn {} is past any session's last turn; `cairn show` lists a session's turns",
+                        crate::text::one_line(t, 40)
+                    ))
+                })
             } else {
-                t.parse().map_err(|_| bad())
+                Err(bad())
             }
         };
         let range = match s.split_once("..") {
@@ -567,6 +574,10 @@ mod tests {
         );
         for bad in ["7..3", "a..b", "", "-1..2", "1..2..3", "\u{1b}[31m1"] {
             assert!(TurnRange::parse(bad).is_err(), "{bad:?}");
+        }
+        for huge in ["99999999999", "3..99999999999"] {
+            let e = TurnRange::parse(huge).unwrap_err().to_string();
+            assert!(e.contains("past any session's last turn"), "{e}");
         }
     }
 
