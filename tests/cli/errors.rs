@@ -130,6 +130,22 @@ fn help_is_not_an_error_under_json() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("Usage"));
 }
 
+/// An error told to a stderr nobody reads any more (`cairn … 2>&1 | head -1`) exits 1 like any
+/// error; it panicked (exit 101) on the broken pipe.
+#[test]
+fn an_error_on_a_closed_stderr_exits_1_not_in_a_panic() {
+    let env = Env::new();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = env
+        .command()
+        .args(["show", "no-such-session"])
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// A reader that stops early (`cairn --json sessions | head -c 5`) is no failure, in JSON as in
 /// text: exit 0, nothing on stderr.
 #[test]

@@ -43,7 +43,7 @@ pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
         let export = cairn.export_session(&args.session, &options)?;
         out.write_all(export.text.as_bytes())?;
         if !export.left_out.redactions.is_empty() || export.left_out.outputs_cut > 0 {
-            eprintln!("cairn: {}", clean(&export.left_out.sentence()));
+            say_err!("cairn: {}", clean(&export.left_out.sentence()));
         }
         return Ok(());
     };

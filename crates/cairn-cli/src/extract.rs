@@ -141,7 +141,7 @@ impl ExtractProgress for Lines {
                 format!("generation {} activated", short(fingerprint))
             }
         };
-        eprintln!("{line}");
+        say_err!("{line}");
     }
 }
 

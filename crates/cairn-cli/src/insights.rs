@@ -174,7 +174,7 @@ pub fn run(
                         Phase::Generating => "Writing the report (this can take minutes)…",
                         Phase::Saving => "Saving…",
                     };
-                    eprintln!("{what}");
+                    say_err!("{what}");
                 }
             };
             let generated = cairn.insight_generate(&req, &progress)?;

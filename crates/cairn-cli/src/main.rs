@@ -1,6 +1,15 @@
 //! `cairn`: the command-line front door. Parses flags, calls `cairn_core::Cairn`, renders the
 //! result for a person (default) or a program (`--json`). No business logic lives here.
 
+/// A line on stderr; a closed stderr (`2>&1 | head`) is not worth a panic, as `eprintln!`
+/// makes it.
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod export;
 mod extract;
 mod forget;
@@ -476,9 +485,9 @@ fn print_error(report: &ErrorReport, json: bool) {
         // Nothing is left to tell if stderr itself is gone.
         let _ = render::json(&mut err, report);
     } else {
-        eprintln!("cairn: {}", render::clean(&report.message));
+        say_err!("cairn: {}", render::clean(&report.message));
         if let Some(hint) = &report.hint {
-            eprintln!("hint: {}", render::clean(hint));
+            say_err!("hint: {}", render::clean(hint));
         }
     }
 }
@@ -581,7 +590,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 // A path Cairn will not read is the payload's problem, not the agent's: say why
                 // and let the agent go on (a non-zero exit shows as a failed hook).
                 Err(refused @ cairn_core::Error::HookRefused { .. }) => {
-                    eprintln!("cairn: {}", render::clean(&refused.to_string()));
+                    say_err!("cairn: {}", render::clean(&refused.to_string()));
                 }
                 other => {
                     other?;
@@ -1012,7 +1021,7 @@ fn session_start(g: &Global, input: &str, out: &mut impl Write) -> Result<()> {
     match brief {
         Ok(Some(brief)) => writeln!(out, "{}", brief.hook_output())?,
         Ok(None) => {}
-        Err(e) => eprintln!(
+        Err(e) => say_err!(
             "cairn: no memory brief for this session: {}",
             render::clean(&e.to_string())
         ),
