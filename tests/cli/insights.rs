@@ -263,11 +263,14 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
     for text in [&md, &html, &json.to_string()] {
         assert!(!text.contains(PLANTED) && !text.contains(&home));
     }
-    // Stdout export too.
-    assert!(
-        env.ok(&["insights", "export", &id.to_string()])
-            .contains("Why the tests flake")
-    );
+    // Stdout export too, and `-o -` is stdout (it wrote files named `-`, `- (2)`, …).
+    for args in [&[][..], &["-o", "-"][..]] {
+        let mut all = vec!["insights", "export"];
+        let id = id.to_string();
+        all.push(&id);
+        all.extend(args);
+        assert!(env.ok(&all).contains("Why the tests flake"), "{args:?}");
+    }
     // An export never replaces a file, named or not (the desktop's rule): the user's own file
     // stays, and the report goes beside it.
     let mine = env.root.path().join("mine.md");

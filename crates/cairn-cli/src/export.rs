@@ -32,23 +32,14 @@ pub struct ExportArgs {
     output: Option<PathBuf>,
 }
 
-pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
-    let options = ExportOptions {
-        format: SessionExportFormat::parse(&args.format)?,
-        turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
-        max_output_bytes: args.max_output.unwrap_or(0),
+/// Where `-o` writes: `None` for stdout (no `-o`, or `-o -`), else the folder and the file
+/// name asked for (`None` for a folder: the export picks one). A device, a FIFO or a socket is
+/// no file to write beside (`-o /dev/null` made `/dev/null (2)`), and a name with a control
+/// character would be shown as another name: both are refused.
+pub(crate) fn output_place(output: Option<PathBuf>) -> Result<Option<(PathBuf, Option<String>)>> {
+    let Some(target) = output.filter(|o| o.as_os_str() != "-") else {
+        return Ok(None);
     };
-    let Some(target) = args.output.filter(|o| o.as_os_str() != "-") else {
-        // stdout is the document itself, also under --json (CLI.md).
-        let export = cairn.export_session(&args.session, &options)?;
-        out.write_all(export.text.as_bytes())?;
-        if !export.left_out.redactions.is_empty() || export.left_out.outputs_cut > 0 {
-            say_err!("cairn: {}", clean(&export.left_out.sentence()));
-        }
-        return Ok(());
-    };
-    // A device, a FIFO or a socket is no file to write beside (`-o /dev/null` made
-    // `/dev/null (2)`), and a name with a control character would be shown as another name.
     if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         bail!(
             "{} is not a regular file or a folder; name a file to write, or leave out -o for stdout",
@@ -61,16 +52,36 @@ pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
             clean(&target.display().to_string())
         );
     }
-    let (dir, name) = match target.file_name() {
+    Ok(Some(match target.file_name() {
         Some(name) if !target.is_dir() => (
-            target.parent().filter(|p| !p.as_os_str().is_empty()),
+            target
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_owned(),
             Some(name.to_string_lossy().into_owned()),
         ),
-        _ => (Some(target.as_path()), None),
+        _ => (target, None),
+    }))
+}
+
+pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let options = ExportOptions {
+        format: SessionExportFormat::parse(&args.format)?,
+        turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
+        max_output_bytes: args.max_output.unwrap_or(0),
     };
-    let dir = dir.unwrap_or(Path::new("."));
+    let Some((dir, name)) = output_place(args.output)? else {
+        // stdout is the document itself, also under --json (CLI.md).
+        let export = cairn.export_session(&args.session, &options)?;
+        out.write_all(export.text.as_bytes())?;
+        if !export.left_out.redactions.is_empty() || export.left_out.outputs_cut > 0 {
+            say_err!("cairn: {}", clean(&export.left_out.sentence()));
+        }
+        return Ok(());
+    };
     let (path, export) =
-        cairn.export_session_into(&args.session, &options, dir, name.as_deref())?;
+        cairn.export_session_into(&args.session, &options, &dir, name.as_deref())?;
     if json_out {
         render::json(
             out,

@@ -77,8 +77,9 @@ pub enum InsightsCommand {
         id: i64,
         #[arg(long, default_value = "md")]
         format: String,
-        /// The file to write (default: stdout; `-o .` picks a name in the current directory). An
-        /// existing file is never replaced: the export goes beside it as `name (2).md`.
+        /// The file to write (default, and `-o -`: stdout; `-o .` picks a name in the current
+        /// directory). An existing file is never replaced: the export goes beside it as
+        /// `name (2).md`.
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
@@ -236,19 +237,11 @@ pub fn run(
         }
         InsightsCommand::Export { id, format, output } => {
             let format = ExportFormat::parse(&format)?;
-            match output {
+            match crate::export::output_place(output)? {
                 None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
-                Some(target) => {
+                Some((dir, name)) => {
                     // Never over a file: an existing name gets ` (2)` (the desktop's rule).
-                    let (dir, name) = match target.file_name() {
-                        Some(name) if !target.is_dir() => (
-                            target.parent().filter(|p| !p.as_os_str().is_empty()),
-                            Some(name.to_string_lossy().into_owned()),
-                        ),
-                        _ => (Some(target.as_path()), None),
-                    };
-                    let dir = dir.unwrap_or(std::path::Path::new("."));
-                    let (path, _) = cairn.insight_export_into(id, format, dir, name.as_deref())?;
+                    let (path, _) = cairn.insight_export_into(id, format, &dir, name.as_deref())?;
                     if json_out {
                         render::json(out, &serde_json::json!({"id": id, "path": path}))?;
                     } else {
