@@ -202,6 +202,15 @@ pub fn install(
     data_dir: Option<&Path>,
     dry_run: bool,
 ) -> Result<McpInstall> {
+    // Cairn knows its entry by a program named `cairn`: one registered under another name
+    // could never be found again (the install refused with "could not change … without
+    // changing the rest of it", an uninstall with "not Cairn's server").
+    if cli.file_name().is_none_or(|n| n != "cairn") {
+        return Err(Error::Invalid(format!(
+            "{} is not named `cairn`, the name Cairn knows its MCP server by; run the install from a binary named `cairn`",
+            cli.display()
+        )));
+    }
     let dir = data_dir.map(|d| d.to_string_lossy());
     let launch = Launch::new(&cli.to_string_lossy(), dir.as_deref());
     change(agent, home, project, Some(&launch), dry_run)
@@ -1055,6 +1064,24 @@ mod tests {
 
     fn usr_bin() -> Launch {
         Launch::new("/usr/bin/cairn", None)
+    }
+
+    /// A binary not named `cairn` is refused before anything is read or written: the entry it
+    /// would write is one Cairn cannot recognise as its own again.
+    #[test]
+    fn a_binary_not_named_cairn_is_refused() {
+        let home = tempfile::tempdir().unwrap();
+        let err = install(
+            Agent::Claude,
+            home.path(),
+            None,
+            Path::new("/opt/cairn-dev"),
+            None,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not named `cairn`"), "{err}");
+        assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
     }
 
     /// An archive away from its default place is named in the entry (`--data-dir <dir> mcp`):
