@@ -87,7 +87,41 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> Result<PathBuf, Fail
     if let Ok(d) = fs::File::open(&dir) {
         let _ = d.sync_all();
     }
+    sweep_stale(&dir, &target);
     Ok(target)
+}
+
+/// How old a temp file of ours must be before a later write takes it for a killed write's.
+const STALE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Remove what killed writes of `target` left beside it: `.<name>.cairn-….tmp` files (this
+/// module's, and the settings backups' written the same way) older than [`STALE`]. They hold
+/// the file's content, secrets included, and nothing else would ever remove them.
+fn sweep_stale(dir: &Path, target: &Path) {
+    let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let prefix = format!(".{name}.cairn-");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        if !(file_name.starts_with(&prefix) && file_name.ends_with(".tmp")) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE);
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A fresh temp file beside `target`: `.<name>.cairn-<pid>-<n>.tmp`, created with `create_new`
@@ -142,8 +176,35 @@ fn set_mode(_: &fs::File, _: u32) -> io::Result<()> {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A write sweeps what killed writes of the same file left beside it (their content is the
+    /// file's, secrets included), once they are old enough to be no live write's; nothing else.
+    #[test]
+    fn a_write_sweeps_a_killed_writes_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("settings.json");
+        fs::write(&target, "{}").unwrap();
+        let leftover = |name: &str, age: std::time::Duration| {
+            let path = dir.path().join(name);
+            let file = fs::File::create(&path).unwrap();
+            file.set_modified(std::time::SystemTime::now() - age)
+                .unwrap();
+            path
+        };
+        let hour = std::time::Duration::from_secs(3600);
+        let old_write = leftover(".settings.json.cairn-4242-0.tmp", hour);
+        let old_backup = leftover(".settings.json.cairn-backup-4242.tmp", hour);
+        let live = leftover(".settings.json.cairn-4343-0.tmp", std::time::Duration::ZERO);
+        let other = leftover(".other.json.cairn-4242-0.tmp", hour);
+        let mine = leftover("notes.tmp", hour);
+        replace(&target, b"{\"a\": 1}", 0o600).unwrap();
+        assert!(!old_write.exists() && !old_backup.exists());
+        assert!(live.exists() && other.exists() && mine.exists());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "{\"a\": 1}");
+    }
 
     fn mode_of(path: &Path) -> u32 {
         fs::metadata(path).unwrap().permissions().mode() & 0o7777
