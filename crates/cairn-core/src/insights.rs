@@ -375,9 +375,10 @@ fn clean_report(text: &str) -> String {
         let body = rest.split_once('\n').map_or("", |(_, b)| b);
         t = body.trim_end().strip_suffix("```").unwrap_or(body).trim();
     }
-    let mut out = Redactor::global()
-        .redact_text(t, "report", &mut Vec::new())
-        .into_owned();
+    // Read as the outbound pass reads text: a secret the model wrote encoded (`%67%68%70…`) or
+    // a person's home path is as much a leak in a stored report as in a prompt.
+    let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
+    let mut out = Redactor::global().outbound_text(t, None, home.as_deref(), &mut Vec::new());
     if out.len() > MAX_REPORT_BYTES {
         let mut cut = MAX_REPORT_BYTES;
         while !out.is_char_boundary(cut) {
@@ -456,5 +457,21 @@ mod tests {
         assert_eq!(clean_report("\u{1b}[31m# Hi\u{1b}[0m"), "# Hi");
         let leaked = clean_report("key AKIAIOSFODNN7EXAMPLE here");
         assert!(!leaked.contains("AKIAIOSFODNN7EXAMPLE"), "{leaked}");
+        // Encoded, and a home path: the same (both were stored as the model wrote them).
+        let encoded: String = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6")
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect();
+        let leaked = clean_report(&format!(
+            "pct {encoded} and /home/alice/.ssh/id_rsa, [turn 3](cairn://session/sha256-ab?record=3)"
+        ));
+        assert!(
+            !leaked.contains("%67%68") && !leaked.contains("alice"),
+            "{leaked}"
+        );
+        assert!(
+            leaked.contains("(cairn://session/sha256-ab?record=3)"),
+            "{leaked}"
+        );
     }
 }
