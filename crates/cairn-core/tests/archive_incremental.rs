@@ -202,7 +202,7 @@ fn a_rewritten_file_is_reconciled_without_duplicates_or_losses() {
     let third = support::capture(&cairn, std::slice::from_ref(&file));
     assert_eq!(third.records_added, 1);
     // The retained copies hold both generations.
-    let retained: Vec<_> = walk(&data.path().join("retained"));
+    let retained: Vec<_> = support::files_under(&data.path().join("retained"));
     assert_eq!(retained.len(), 2, "{retained:?}");
 }
 
@@ -259,19 +259,6 @@ fn a_line_changed_in_place_at_the_same_size_is_read() {
         (0, 0),
         "{still:?}"
     );
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

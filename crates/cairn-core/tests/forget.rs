@@ -40,20 +40,6 @@ fn a_session_added_after_the_list_was_shown_is_not_forgotten() {
     assert_ne!(left[0].session_key, shown.sessions[0].session_key);
 }
 
-/// Every file under `dir`.
-fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// A forget killed after its commit leaves the retained copies of what it forgot; the next
 /// sync deletes them (they stayed, readable, until the next forget, and doctor said nothing).
 #[test]
@@ -62,7 +48,7 @@ fn a_sync_sweeps_the_copies_a_killed_forget_left() {
     let cairn = Cairn::open(data.path()).unwrap();
     support::capture(&cairn, &[file("short.jsonl")]);
     let retained = data.path().join("retained");
-    let copies: Vec<(std::path::PathBuf, Vec<u8>)> = files(&retained)
+    let copies: Vec<(std::path::PathBuf, Vec<u8>)> = support::files_under(&retained)
         .into_iter()
         .map(|p| {
             let bytes = std::fs::read(&p).unwrap();
@@ -91,5 +77,9 @@ fn a_sync_sweeps_the_copies_a_killed_forget_left() {
     cairn
         .sync(&only_claude, &cairn_core::archive::capture::Quiet)
         .unwrap();
-    assert!(files(&retained).is_empty(), "{:?}", files(&retained));
+    assert!(
+        support::files_under(&retained).is_empty(),
+        "{:?}",
+        support::files_under(&retained)
+    );
 }

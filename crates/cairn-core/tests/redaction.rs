@@ -405,7 +405,7 @@ fn look_alikes_are_not_flagged() {
 fn bundled_real_transcripts_have_no_findings() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     let mut lines = 0;
-    for file in walk(&root) {
+    for file in crate::support::files_under(&root) {
         // archive-v11 is synthetic, with a password planted on purpose.
         if file.extension().is_none_or(|e| e != "jsonl")
             || file.starts_with(root.join("archive-v11"))
@@ -422,19 +422,6 @@ fn bundled_real_transcripts_have_no_findings() {
         }
     }
     assert!(lines > 1000, "fixtures not found under {}", root.display());
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 // ---- property tests -------------------------------------------------------------------------

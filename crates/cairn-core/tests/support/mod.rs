@@ -100,6 +100,16 @@ pub fn capture(cairn: &Cairn, files: &[FoundFile]) -> cairn_core::archive::captu
     cairn.capture_paths(files, &Quiet).unwrap()
 }
 
+/// Every file under `dir`, at any depth (none when it does not exist).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
 /// Every file under `dir` with its bytes, and each zstd file (a retained copy) decompressed too:
 /// what a search for a secret's bytes must find nothing in.
 pub fn every_byte_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
