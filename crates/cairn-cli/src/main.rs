@@ -410,7 +410,8 @@ enum HooksCommand {
 
 #[derive(Subcommand)]
 enum SkillsCommand {
-    /// Write the Cairn skill where the agent looks for skills (idempotent).
+    /// Write the Cairn skill where the agent looks for skills (idempotent; a skill file there
+    /// that differs, one you edited, is kept in a backup beside it).
     Install {
         /// Which agents (default: Claude Code and Codex, the agents Cairn has a skill for).
         #[arg(long, value_enum)]

@@ -15,14 +15,16 @@ use crate::render::{self, clean};
 
 #[derive(Subcommand)]
 pub enum McpCommand {
-    /// Register `cairn mcp` (this binary, by its absolute path) as the `cairn` MCP server in the
-    /// agent's config: Claude Code's ~/.claude.json, Codex's ~/.codex/config.toml, Gemini CLI's
+    /// Register `cairn mcp` (this binary, by its absolute path; with `--data-dir <dir>` when the
+    /// archive is not at its default place) as the `cairn` MCP server in the agent's config:
+    /// Claude Code's ~/.claude.json, Codex's ~/.codex/config.toml, Gemini CLI's
     /// ~/.gemini/settings.json, Cursor's ~/.cursor/mcp.json, Copilot CLI's
     /// ~/.copilot/mcp-config.json, Qwen Code's ~/.qwen/settings.json, Factory Droid's
     /// ~/.factory/mcp.json, Kimi CLI's ~/.kimi/mcp.json; with --project, the repository's
     /// .mcp.json, .codex/config.toml, .gemini/settings.json, .cursor/mcp.json,
-    /// .qwen/settings.json or .factory/mcp.json. Idempotent;
-    /// keeps a backup; changes nothing else in the file, follows its symlink, keeps its mode.
+    /// .qwen/settings.json or .factory/mcp.json (one that links out of the repository is
+    /// refused). Idempotent; keeps a backup (a project's in .git/cairn-backups/); changes
+    /// nothing else in the file, follows its symlink, keeps its mode.
     Install {
         #[arg(long, value_enum)]
         agent: AgentArg,

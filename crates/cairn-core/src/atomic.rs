@@ -1,6 +1,7 @@
-//! Replacing a file the user owns (an agent's settings, Cairn's `config.toml`) so that a crash,
-//! a full disk or a second writer never leaves half of it, and nothing about it but its content
-//! changes.
+//! Reading a file from outside ([`read_capped`]: a regular file only, never more than a cap)
+//! and replacing a file the user owns (an agent's settings, Cairn's `config.toml`) so that a
+//! crash, a full disk or a second writer never leaves half of it, and nothing about it but its
+//! content changes.
 //!
 //! A symlink is resolved and its target written (a settings file kept in a dotfiles repository
 //! stays a link), the file keeps its mode, and the new content goes through a temp file created
@@ -11,6 +12,52 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// Why [`read_capped`] read nothing.
+#[derive(Debug)]
+pub enum Unread {
+    Missing,
+    /// A FIFO, a device, a socket or a folder.
+    NotRegular,
+    /// At least this many bytes, more than the cap.
+    TooLarge(u64),
+    Io(io::Error),
+}
+
+/// The bytes of the regular file at `path` (through its symlinks), at most `max`. The open
+/// does not wait on a FIFO, the file is checked once open (a swap after a check of the path is
+/// no way around it), and no more than `max + 1` bytes are ever read (`/dev/zero` behind a
+/// link, a file growing while it is read).
+pub fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    use std::io::Read;
+    let mut open = fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO with no writer would block the open; a regular file ignores the flag.
+        open.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = open.open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Unread::Missing,
+        _ => Unread::Io(e),
+    })?;
+    let meta = file.metadata().map_err(Unread::Io)?;
+    if !meta.is_file() {
+        return Err(Unread::NotRegular);
+    }
+    if meta.len() > max {
+        return Err(Unread::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Unread::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(Unread::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
 
 /// How many symlinks [`resolve`] follows before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;

@@ -162,23 +162,20 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
         path: path.to_owned(),
         source: e,
     })?;
-    let meta = std::fs::metadata(&real).map_err(|e| Error::Read {
-        path: path.to_owned(),
-        source: e,
-    })?;
-    if !meta.is_file() {
-        return Err(refuse("not a regular file".to_owned()));
-    }
-    if meta.len() > MAX_IMPORT_BYTES {
-        return Err(refuse(format!(
-            "{} bytes is more than the {} MiB an ATIF trajectory may have",
-            meta.len(),
+    let bytes = crate::atomic::read_capped(&real, MAX_IMPORT_BYTES).map_err(|e| match e {
+        crate::atomic::Unread::NotRegular => refuse("not a regular file".to_owned()),
+        crate::atomic::Unread::TooLarge(n) => refuse(format!(
+            "{n} bytes is more than the {} MiB an ATIF trajectory may have",
             MAX_IMPORT_BYTES / (1024 * 1024)
-        )));
-    }
-    let bytes = std::fs::read(&real).map_err(|e| Error::Read {
-        path: path.to_owned(),
-        source: e,
+        )),
+        crate::atomic::Unread::Missing => Error::Read {
+            path: path.to_owned(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        crate::atomic::Unread::Io(source) => Error::Read {
+            path: path.to_owned(),
+            source,
+        },
     })?;
     // serde_json refuses nesting deeper than 128 levels, so a hostile document cannot exhaust
     // the stack.

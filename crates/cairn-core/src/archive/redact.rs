@@ -844,6 +844,15 @@ impl View {
         }
     }
 
+    /// The view, with the rest of `s` from `copied_to` copied, when anything was `decoded`.
+    fn finish(mut self, s: &str, copied_to: usize, decoded: bool) -> Option<View> {
+        if !decoded {
+            return None;
+        }
+        self.copy(s, copied_to, s.len());
+        Some(self)
+    }
+
     fn replace(&mut self, a: usize, z: usize, c: char) {
         self.pieces.push(Piece {
             at: self.text.len(),
@@ -906,11 +915,7 @@ impl View {
             copied_to = end;
             decoded = true;
         }
-        if !decoded {
-            return None;
-        }
-        view.copy(s, copied_to, s.len());
-        Some(view)
+        view.finish(s, copied_to, decoded)
     }
 
     /// `s` with its JSON `\uXXXX` and `\/` escapes decoded, `None` when it has none. Text quoted
@@ -949,11 +954,7 @@ impl View {
             }
             i = end;
         }
-        if !decoded {
-            return None;
-        }
-        view.copy(s, copied_to, s.len());
-        Some(view)
+        view.finish(s, copied_to, decoded)
     }
 
     /// Hits found in the view's text as ranges of the original: a hit that starts or ends in a

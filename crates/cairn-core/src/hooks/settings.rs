@@ -29,34 +29,30 @@ const MAX_CONFIG_BYTES: u64 = 32 << 20;
 /// read, and no more than [`MAX_CONFIG_BYTES`] of it: a FIFO would hang `doctor` and the
 /// desktop's Settings waiting for a writer, and `/dev/zero` would fill the memory.
 pub(super) fn read_text(path: &Path) -> Result<String> {
-    use std::io::Read as _;
-    let read_err = |e| Error::Read {
-        path: path.to_owned(),
-        source: e,
-    };
-    // Checked before opening: opening a FIFO waits for a writer.
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => {
+    use crate::atomic::Unread;
+    let bytes = match crate::atomic::read_capped(path, MAX_CONFIG_BYTES) {
+        Ok(bytes) => bytes,
+        Err(Unread::Missing) => return Ok(String::new()),
+        Err(Unread::NotRegular) => {
             return Err(Error::Invalid(format!(
                 "{} is not a regular file; move it aside, then run the command again",
                 path.display()
             )));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(e) => return Err(read_err(e)),
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::Invalid(format!(
-            "{} is larger than {} MB, more than Cairn will edit; make the change by hand",
-            path.display(),
-            MAX_CONFIG_BYTES >> 20
-        )));
-    }
+        Err(Unread::TooLarge(_)) => {
+            return Err(Error::Invalid(format!(
+                "{} is larger than {} MB, more than Cairn will edit; make the change by hand",
+                path.display(),
+                MAX_CONFIG_BYTES >> 20
+            )));
+        }
+        Err(Unread::Io(source)) => {
+            return Err(Error::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
     String::from_utf8(bytes).map_err(|_| {
         Error::Invalid(format!(
             "{} is not UTF-8 text; fix it or move it aside, then run the command again",

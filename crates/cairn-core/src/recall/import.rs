@@ -46,42 +46,24 @@ pub fn is_id_char(c: char) -> bool {
 /// the size is checked on the opened file and again while reading, so a file swapped or
 /// growing after the check is still read no further than the limit.
 pub fn read_file(path: &std::path::Path) -> Result<String> {
-    use std::io::Read;
+    use crate::atomic::Unread;
     let shown = crate::text::one_line(&path.display().to_string(), 200);
     let refuse = |why: String| Error::Invalid(format!("cannot import {shown}: {why}"));
-    let read_err = |e: std::io::Error| Error::Read {
-        path: path.to_owned(),
-        source: e,
-    };
-    let mut open = std::fs::OpenOptions::new();
-    open.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A FIFO with no writer would block the open; a regular file ignores the flag.
-        open.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
-    let file = open.open(path).map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(refuse("not a regular file".to_owned()));
-    }
-    let too_big = |n: u64| {
-        refuse(format!(
+    let bytes = crate::atomic::read_capped(path, MAX_IMPORT_BYTES).map_err(|e| match e {
+        Unread::NotRegular => refuse("not a regular file".to_owned()),
+        Unread::TooLarge(n) => refuse(format!(
             "{n} bytes or more is more than the {} MiB a Recall import may have",
             MAX_IMPORT_BYTES / (1024 * 1024)
-        ))
-    };
-    if meta.len() > MAX_IMPORT_BYTES {
-        return Err(too_big(meta.len()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_IMPORT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_IMPORT_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
+        )),
+        Unread::Missing => Error::Read {
+            path: path.to_owned(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        Unread::Io(source) => Error::Read {
+            path: path.to_owned(),
+            source,
+        },
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         refuse(format!(
             "not UTF-8 text (byte {})",
