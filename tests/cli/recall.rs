@@ -635,13 +635,7 @@ fn review_show_quotes_the_evidence_and_names_the_near_duplicate_to_merge_into() 
 fn import_reads_only_a_bounded_regular_file() {
     let env = synced();
     let fifo = env.root.path().join("fifo.jsonl");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::support::mkfifo(&fifo);
     let big = env.root.path().join("big.jsonl");
     std::fs::File::create(&big)
         .unwrap()
@@ -654,12 +648,11 @@ fn import_reads_only_a_bounded_regular_file() {
         (dir.as_str(), "not a regular file"),
         (big.to_str().unwrap(), "64 MiB"),
     ] {
-        let started = std::time::Instant::now();
+        // Read, the FIFO would hang the command and /dev/zero fill the memory.
         let out = env.run(&["recall", "import", file, "--dry-run"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{file}: {err}");
         assert!(err.contains(why), "{file}: {err}");
-        assert!(started.elapsed().as_secs() < 20, "{file} took long");
     }
     // A secret in an imported entry is not what the terminal shows back.
     let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
