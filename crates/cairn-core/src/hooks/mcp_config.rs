@@ -435,8 +435,9 @@ pub fn status(
         path,
         installed: launch.is_some(),
         other_archive: launch.is_some() && served.as_deref() != archive,
-        data_dir,
-        command: launch.map(|l| l.command),
+        // Shown as they are read from a file anyone may have written: cleaned.
+        data_dir: data_dir.map(|d| crate::text::printable(&d.to_string_lossy()).into()),
+        command: launch.map(|l| crate::text::printable(&l.command)),
         problem,
     }
 }
@@ -1064,6 +1065,18 @@ mod tests {
 
     fn usr_bin() -> Launch {
         Launch::new("/usr/bin/cairn", None)
+    }
+
+    /// What the status reads from a config (a file anyone may have written) is shown cleaned.
+    #[test]
+    fn a_status_shows_the_entry_cleaned() {
+        let home = tempfile::tempdir().unwrap();
+        let text = r#"{"mcpServers": {"cairn": {"command": "/opt/\u202ex/cairn", "args": ["--data-dir", "/d/\u001b]0;pwned\u0007a", "mcp"]}}}"#;
+        std::fs::write(home.path().join(".claude.json"), text).unwrap();
+        let s = status(Agent::Claude, home.path(), None, None);
+        assert_eq!(s.command.as_deref(), Some("/opt/x/cairn"));
+        assert_eq!(s.data_dir.as_deref(), Some(Path::new("/d/a")));
+        assert!(s.other_archive);
     }
 
     /// A binary not named `cairn` is refused before anything is read or written: the entry it
