@@ -113,7 +113,7 @@ pub enum LlmError {
     /// A usable HTTP reply with an unusable answer (empty, odd finish reason).
     #[error("{0}")]
     Reply(String),
-    #[error("the model server's reply is larger than {limit} bytes")]
+    #[error("the model's reply is larger than {limit} bytes")]
     TooLarge { limit: u64 },
     /// A local agent CLI could not answer (not found, exited non-zero, timed out, said
     /// nothing); `what` names it.

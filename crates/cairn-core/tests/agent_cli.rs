@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use cairn_core::config::AgentCliConfig;
 use cairn_core::insights::agent_cli::{AgentKind, run};
+use cairn_core::llm::{LlmError, Scope};
 
 /// In every line of the prompt, so any argument carrying part of it is found.
 const MARKER: &str = "PROMPT-MARKER-7f3a";
@@ -337,4 +338,42 @@ fn a_leftover_process_holding_the_output_does_not_hold_the_call() {
         }),
         "the leftover {pid} outlived the call"
     );
+}
+
+/// An agent that writes more than Cairn reads (4 MiB) fails the question it was asked, not the
+/// agent: a pass goes on with the next session instead of stopping for the back-off. The agent
+/// may die of the closed pipe or exit cleanly; either way the answer is too long.
+#[test]
+fn an_answer_past_the_cap_fails_the_question_not_the_agent() {
+    for tail in ["", "; exit 3"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, _) = stub(
+            dir.path(),
+            "claude",
+            &format!("head -c 5000000 /dev/zero | tr '\\0' a{tail}"),
+        );
+        let config = AgentCliConfig {
+            binary: Some(bin.display().to_string()),
+            ..AgentCliConfig::default()
+        };
+        let err = run(AgentKind::Claude, Some(&config), "hi").unwrap_err();
+        assert!(
+            matches!(err, LlmError::TooLarge { limit } if limit == 4 << 20),
+            "{err:?}"
+        );
+        assert_eq!(err.scope(), Scope::Input);
+    }
+    // Just under the cap is read (and then judged as an answer: here, not Claude's JSON).
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, _) = stub(
+        dir.path(),
+        "claude",
+        "head -c 4000000 /dev/zero | tr '\\0' a",
+    );
+    let config = AgentCliConfig {
+        binary: Some(bin.display().to_string()),
+        ..AgentCliConfig::default()
+    };
+    let err = run(AgentKind::Claude, Some(&config), "hi").unwrap_err();
+    assert!(matches!(err, LlmError::Generator { .. }), "{err:?}");
 }

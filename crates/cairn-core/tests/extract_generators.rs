@@ -282,8 +282,8 @@ fn said(report: &RunReport) -> String {
         .unwrap_or_default()
 }
 
-/// An answer the schema refuses fails its session (the agent works; another unit may be
-/// answered well); an agent that cannot answer at all stops the pass.
+/// An answer the schema refuses, or one too long to read, fails its session (the agent works;
+/// another unit may be answered well); an agent that cannot answer at all stops the pass.
 #[test]
 fn hostile_agent_answers_fail_the_session_or_stop_the_pass_and_lose_nothing() {
     let many = |n: usize| {
@@ -308,12 +308,12 @@ fn hostile_agent_answers_fail_the_session_or_stop_the_pass_and_lose_nothing() {
             false,
         ),
         (claude_says(&many(101)), 0, "more than", false),
-        // Past the 4 MiB output cap: cut, so not one JSON object.
+        // Past the 4 MiB output cap: this unit's answer is unusable, the agent is not broken.
         (
             claude_says(&many(20_000)),
             0,
-            "expected one JSON object",
-            true,
+            "reply is larger than 4194304 bytes",
+            false,
         ),
         (
             b"{\"truncated\": ".to_vec(),

@@ -25,6 +25,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
+use super::LlmError;
 use crate::config::AgentCliConfig;
 use crate::error::{Error, Result};
 
@@ -110,8 +111,15 @@ pub struct AgentOutput {
     pub model: Option<String>,
 }
 
-/// Run `kind` on `prompt` (sent on stdin) and return its answer.
-pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Result<AgentOutput> {
+/// Run `kind` on `prompt` (sent on stdin) and return its answer. An answer longer than
+/// [`MAX_OUTPUT`] fails this prompt ([`LlmError::TooLarge`]: another may be answered well);
+/// anything else that goes wrong fails the agent ([`LlmError::Generator`], or
+/// [`LlmError::Config`] for a setting Cairn refuses).
+pub fn run(
+    kind: AgentKind,
+    config: Option<&AgentCliConfig>,
+    prompt: &str,
+) -> std::result::Result<AgentOutput, LlmError> {
     let default = AgentCliConfig::default();
     let config = config.unwrap_or(&default);
     let binary = config
@@ -120,11 +128,21 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
         .unwrap_or_else(|| kind.as_str().to_owned());
     let what = format!("{} ({binary})", kind.as_str());
     // tempfile makes the directory 0700; it and everything in it go when `workdir` drops.
-    let workdir = tempfile::tempdir().map_err(|e| Error::Write {
-        path: std::env::temp_dir(),
-        source: e,
-    })?;
-    let invocation = isolation(kind, config, workdir.path())?;
+    let failed = |e: Error| match e {
+        Error::Generator { what, message } => LlmError::Generator { what, message },
+        Error::Invalid(m) => LlmError::Config(m),
+        other => LlmError::Generator {
+            what: what.clone(),
+            message: other.to_string(),
+        },
+    };
+    let workdir = tempfile::tempdir()
+        .map_err(|e| Error::Write {
+            path: std::env::temp_dir(),
+            source: e,
+        })
+        .map_err(failed)?;
+    let invocation = isolation(kind, config, workdir.path()).map_err(failed)?;
     let mut cmd = Command::new(&binary);
     cmd.current_dir(workdir.path())
         .env_clear()
@@ -149,9 +167,16 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
         .map_or(DEFAULT_TIMEOUT, |s| {
             Duration::from_secs(s).min(super::endpoint::MAX_TIMEOUT)
         });
-    let (status, stdout, stderr) = spawn_and_wait(&mut cmd, &binary, prompt, timeout)?;
+    let (status, stdout, stderr) =
+        spawn_and_wait(&mut cmd, &binary, prompt, timeout).map_err(failed)?;
+    // Checked before the exit status: an agent whose output was cut may die writing the rest.
+    if stdout.len() >= MAX_OUTPUT {
+        return Err(LlmError::TooLarge {
+            limit: MAX_OUTPUT as u64,
+        });
+    }
     if !status.success() {
-        return Err(Error::Generator {
+        return Err(LlmError::Generator {
             what,
             message: format!(
                 "exited with {}: {}{}",
@@ -176,12 +201,12 @@ pub fn run(kind: AgentKind, config: Option<&AgentCliConfig>, prompt: &str) -> Re
             model: None,
         }),
     }
-    .map_err(|message| Error::Generator {
+    .map_err(|message| LlmError::Generator {
         what: what.clone(),
         message,
     })?;
     if parsed.text.trim().is_empty() {
-        return Err(Error::Generator {
+        return Err(LlmError::Generator {
             what,
             message: format!("answered with no text; stderr: {}", last_lines(&stderr)),
         });

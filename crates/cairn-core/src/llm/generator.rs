@@ -13,7 +13,8 @@
 //!   `recall::extract::output::parse`).
 //! * Failures are [`LlmError`]s with a [`super::Scope`]: an agent that cannot start, exits
 //!   non-zero, times out or answers nothing is [`LlmError::Generator`] (scope: the generator), so
-//!   a pass stops instead of failing every session in turn.
+//!   a pass stops instead of failing every session in turn; an answer too long to read
+//!   ([`LlmError::TooLarge`]) fails only the question asked, as a server's does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -245,15 +246,7 @@ impl Generator for AgentGenerator {
 
     fn ask(&self, ask: &Ask<'_>, outbound: &Outbound) -> std::result::Result<Answer, LlmError> {
         let prompt = outbound.clean(&agent_prompt(ask))?;
-        let out =
-            agent_cli::run(self.kind, self.config.as_ref(), &prompt).map_err(|e| match e {
-                Error::Generator { what, message } => LlmError::Generator { what, message },
-                Error::Invalid(m) => LlmError::Config(m),
-                other => LlmError::Generator {
-                    what: self.describe(),
-                    message: other.to_string(),
-                },
-            })?;
+        let out = agent_cli::run(self.kind, self.config.as_ref(), &prompt)?;
         let content = if ask.schema.is_some() {
             unfence(&out.text).to_owned()
         } else {
