@@ -909,6 +909,33 @@ fn an_answer_that_is_not_json_fails_its_session_not_the_pass() {
     let again = run(&cairn);
     assert!(again.aborted.is_none() && again.failed == 0, "{again:?}");
     assert!(fake.chats().is_empty());
+
+    // Failed 90 minutes ago, once: past the hour, it is asked again, and fails again.
+    let failed_ago = |minutes: i64| {
+        let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+        let at = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(minutes);
+        conn.execute(
+            "UPDATE recall_extract_progress SET updated_at = ?1 WHERE state = 'failed'",
+            [at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()],
+        )
+        .unwrap()
+    };
+    assert_eq!(failed_ago(90), 1);
+    fake.push(Reply::chat("Still prose.", "stop"));
+    let r = run(&cairn);
+    assert_eq!((r.failed, fake.chats().len()), (1, 1), "{r:?}");
+    // Twice in a row: an hour and a half is not enough, it waits two.
+    fake.clear();
+    failed_ago(90);
+    let r = run(&cairn);
+    assert_eq!((r.failed, r.sessions), (0, 0), "{r:?}");
+    assert!(fake.chats().is_empty());
+    failed_ago(121);
+    let r = run(&cairn);
+    assert_eq!((r.failed, r.sessions), (0, 1), "{r:?}");
+    assert!(!fake.chats().is_empty());
+    let st = cairn.recall_extract_status().unwrap();
+    assert_eq!((st.sessions_failed, st.sessions_done), (0, 2), "{st:?}");
 }
 
 /// A server whose error body quotes a token (echoing the request, or its own configuration):

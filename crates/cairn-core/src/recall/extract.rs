@@ -129,7 +129,6 @@ pub fn preview(
     let fingerprint = settings.fingerprint();
     let explicit = scope.session.is_some();
     let quiet_cutoff = ts_minus(now, settings.quiet_period_ms);
-    let backoff_cutoff = ts_minus(now, settings.failure_backoff_ms);
     let cands = store::candidates(
         conn,
         fingerprint.as_deref(),
@@ -152,7 +151,7 @@ pub fn preview(
     };
     for c in cands
         .iter()
-        .filter(|c| run::needs_work(c, &backoff_cutoff, explicit))
+        .filter(|c| run::needs_work(c, now, settings.failure_backoff_ms, explicit))
     {
         if scope.limit > 0 && out.sessions >= scope.limit {
             break;

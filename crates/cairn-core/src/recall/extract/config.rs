@@ -15,7 +15,8 @@
 //! max_tokens = 0                 # 0: the profile's default (4096)
 //! quiet_period = "30m"           # a session must be idle this long before it is extracted
 //! backstop_interval = "1h"       # full pass at least this often when scheduled; negative disables
-//! failure_backoff = "1h"         # a failed session (or endpoint) waits this long before a retry
+//! failure_backoff = "1h"         # a failed session (or endpoint) waits this long before a retry;
+//!                                # a session failing again waits twice as long, at most a week
 //! concurrency = 2                # sessions in flight at once
 //!
 //! [recall.extract.servers.local]

@@ -127,14 +127,30 @@ fn lock(db: &Mutex<Store>) -> MutexGuard<'_, Store> {
     db.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether a session needs work: never read, grown since it was read, or failed long enough
-/// ago (an explicit `--session` skips the failure wait).
-pub(crate) fn needs_work(c: &Candidate, backoff_cutoff: &str, explicit: bool) -> bool {
+/// The longest a failed session waits, unless `failure_backoff` itself is longer.
+const MAX_BACKOFF_MS: i64 = 7 * 24 * 3_600_000;
+
+/// How long a session that failed `failures` times in a row waits: `failure_backoff`, then twice
+/// as long after each further failure, at most a week. A session whose answers are always
+/// refused costs a call a week, not one an hour, and a pass over it still comes round.
+pub(crate) fn backoff_ms(failure_backoff_ms: i64, failures: u32) -> i64 {
+    let doublings = failures.saturating_sub(1).min(30);
+    failure_backoff_ms
+        .saturating_mul(1 << doublings)
+        .min(MAX_BACKOFF_MS.max(failure_backoff_ms))
+}
+
+/// Whether a session needs work at `now`: never read, grown since it was read, or failed long
+/// enough ago (an explicit `--session` skips the failure wait).
+pub(crate) fn needs_work(c: &Candidate, now: &str, failure_backoff_ms: i64, explicit: bool) -> bool {
     match &c.progress {
         None => true,
         Some(p) if p.covered_ordinal != c.next_ordinal => true,
         Some(p) if p.state == "done" => false,
-        Some(p) if p.state == "failed" => explicit || p.updated_at.as_str() <= backoff_cutoff,
+        Some(p) if p.state == "failed" => {
+            explicit
+                || p.updated_at <= ts_minus(now, backoff_ms(failure_backoff_ms, p.failures))
+        }
         Some(_) => true,
     }
 }
@@ -181,10 +197,9 @@ impl Pass<'_> {
                     opts.scope.session.as_deref().unwrap_or_default()
                 )));
             }
-            let backoff_cutoff = ts_minus(&self.now, s.failure_backoff_ms);
             let mut todo: Vec<Candidate> = cands
                 .into_iter()
-                .filter(|c| needs_work(c, &backoff_cutoff, explicit))
+                .filter(|c| needs_work(c, &self.now, s.failure_backoff_ms, explicit))
                 .collect();
             if opts.scope.limit > 0 {
                 todo.truncate(opts.scope.limit as usize);
@@ -616,5 +631,55 @@ mod tests {
         assert_ne!(entry_id("f", "s", "d", 0), entry_id("f", "s", "d", 1));
         assert_ne!(entry_id("f", "s", "d", 0), entry_id("f", "s", "e", 0));
         assert_eq!(entry_id("f", "s", "d", 0).len(), 32);
+    }
+
+    const HOUR: i64 = 3_600_000;
+
+    #[test]
+    fn the_wait_doubles_with_each_failure_up_to_a_week() {
+        assert_eq!(backoff_ms(HOUR, 0), HOUR);
+        assert_eq!(backoff_ms(HOUR, 1), HOUR);
+        assert_eq!(backoff_ms(HOUR, 2), 2 * HOUR);
+        assert_eq!(backoff_ms(HOUR, 4), 8 * HOUR);
+        assert_eq!(backoff_ms(HOUR, 9), MAX_BACKOFF_MS);
+        assert_eq!(backoff_ms(HOUR, u32::MAX), MAX_BACKOFF_MS);
+        // A back-off set longer than a week is kept, never shortened.
+        assert_eq!(backoff_ms(30 * 24 * HOUR, 3), 30 * 24 * HOUR);
+        assert_eq!(backoff_ms(i64::MAX, 5), i64::MAX);
+    }
+
+    fn failed(failures: u32, at: &str) -> Candidate {
+        Candidate {
+            id: 1,
+            key: "k".into(),
+            next_ordinal: 10,
+            progress: Some(Progress {
+                state: "failed".into(),
+                cursor: 0,
+                total: 1,
+                digests: Vec::new(),
+                content_digest: String::new(),
+                covered_ordinal: 10,
+                last_error: Some("prose".into()),
+                failures,
+                updated_at: at.into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_failed_session_waits_out_its_own_back_off() {
+        let at = "2026-12-01T10:00:00.000Z";
+        let later = |h: &str| format!("2026-12-01T{h}:00:00.001Z");
+        // Once: an hour. Three times in a row: four hours.
+        assert!(!needs_work(&failed(1, at), &later("10"), HOUR, false));
+        assert!(needs_work(&failed(1, at), &later("11"), HOUR, false));
+        assert!(!needs_work(&failed(3, at), &later("13"), HOUR, false));
+        assert!(needs_work(&failed(3, at), &later("14"), HOUR, false));
+        // Asked for by name, it does not wait; grown since, it is new input.
+        assert!(needs_work(&failed(3, at), &later("10"), HOUR, true));
+        let mut grown = failed(3, at);
+        grown.next_ordinal = 11;
+        assert!(needs_work(&grown, &later("10"), HOUR, false));
     }
 }

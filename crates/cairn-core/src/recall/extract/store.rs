@@ -202,13 +202,16 @@ pub struct Progress {
     pub content_digest: String,
     pub covered_ordinal: i64,
     pub last_error: Option<String>,
+    /// Failures since the session last moved on (a unit read resets it).
+    pub failures: u32,
     pub updated_at: String,
 }
 
 pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Option<Progress>> {
     let db = crate::store::err_in(conn);
     conn.prepare_cached(
-        "SELECT state, unit_cursor, units_total, unit_digests, content_digest, covered_ordinal, last_error, updated_at
+        "SELECT state, unit_cursor, units_total, unit_digests, content_digest, covered_ordinal, last_error, updated_at,
+                failures
          FROM recall_extract_progress WHERE session_id = ?1 AND fingerprint = ?2",
     )
     .and_then(|mut s| {
@@ -222,6 +225,7 @@ pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Op
                 content_digest: r.get(4)?,
                 covered_ordinal: r.get(5)?,
                 last_error: r.get(6)?,
+                failures: r.get(8)?,
                 updated_at: r.get(7)?,
             })
         })
@@ -419,7 +423,7 @@ pub fn commit_unit(
     let cursor = unit + 1;
     let done = cursor == p.total;
     tx.prepare_cached(
-        "UPDATE recall_extract_progress SET unit_cursor = ?3, state = ?4, last_error = NULL, updated_at = ?5
+        "UPDATE recall_extract_progress SET unit_cursor = ?3, state = ?4, last_error = NULL, failures = 0, updated_at = ?5
          WHERE session_id = ?1 AND fingerprint = ?2",
     )
     .and_then(|mut s| {
@@ -441,8 +445,8 @@ pub fn commit_unit(
     })
 }
 
-/// Record a session-scoped failure (bounded, sanitised text); the session waits
-/// `failure_backoff` before the next try and resumes from its cursor.
+/// Record a session-scoped failure (bounded, sanitised text); the session waits out its
+/// back-off ([`super::run::backoff_ms`]) before the next try and resumes from its cursor.
 pub fn fail(
     conn: &Connection,
     fingerprint: &str,
