@@ -130,10 +130,16 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
     assert!(!files_containing(&env.data(), MARKER.as_bytes()).is_empty());
 
+    // Nothing matching and something removed read alike: `removed` is the plan either way.
+    let none = env.json(&["forget", "--before", "2000-01-01"]);
+    assert_eq!(none["removed"]["sessions"], serde_json::json!([]));
+    assert_eq!((&none["sessions"], &none["retained_files_deleted"]), (&0.into(), &0.into()));
     let done = env.json(&["forget", "marked-session", "--yes"]);
     assert_eq!(done["sessions"], 1);
-    assert_eq!(done["removed"]["retained_files_deleted"], 1);
-    assert_eq!(done["removed"]["removed"]["recall_evidence"], 1);
+    assert_eq!(done["retained_files_deleted"], 1);
+    assert_eq!(done["removed"]["recall_evidence"], 1);
+    assert_eq!(done["removed"]["sessions"].as_array().unwrap().len(), 1);
+    assert!(done["db_bytes_after"].as_f64().unwrap() > 0.0);
     assert_eq!(
         files_containing(&env.data(), MARKER.as_bytes()),
         Vec::<String>::new(),

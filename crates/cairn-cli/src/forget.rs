@@ -117,7 +117,12 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         if json_out {
             render::json(
                 out,
-                &serde_json::json!({"sessions": 0, "records": 0, "removed": plan}),
+                &serde_json::json!({
+                    "sessions": 0,
+                    "records": 0,
+                    "removed": plan,
+                    "retained_files_deleted": 0,
+                }),
             )?;
         } else {
             writeln!(out, "No session matches: nothing to forget.")?;
@@ -149,10 +154,14 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
     if json_out {
         render::json(
             out,
+            // `removed` is the plan as carried out, whether or not anything matched.
             &serde_json::json!({
                 "sessions": done.removed.sessions.len(),
                 "records": done.removed.records,
-                "removed": done,
+                "removed": done.removed,
+                "retained_files_deleted": done.retained_files_deleted,
+                "db_bytes_before": done.db_bytes_before,
+                "db_bytes_after": done.db_bytes_after,
             }),
         )?;
     } else {
