@@ -255,6 +255,58 @@ fn with_subs(subs: Value) -> String {
     .to_string()
 }
 
+/// A sub-agent trajectory `depth` levels deep: `n1` embeds `n2`, and so on.
+fn nested(depth: usize) -> Value {
+    let mut sub = Value::Null;
+    for level in (1..=depth).rev() {
+        let mut t = json!({"trajectory_id": format!("n{level}"), "agent": {"name": "x", "version": "1"},
+                           "steps": [{"step_id": 1, "source": "agent", "message": format!("level {level} at work")}]});
+        if !sub.is_null() {
+            t["subagent_trajectories"] = json!([sub]);
+        }
+        sub = t;
+    }
+    sub
+}
+
+/// A sub-agent's own sub-agents are not dropped: every one in the file is a sub-agent session
+/// of the imported one, under an id qualified by its parent's, with its own steps.
+#[test]
+fn nested_subagent_trajectories_are_all_imported() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "nested.atif.json", &with_subs(json!([nested(3)])));
+    let imported = import(&env, &file).unwrap();
+    let subs = imported["subagents"].as_array().unwrap();
+    assert_eq!(subs.len(), 3, "{imported}");
+    for (sub, level) in subs.iter().zip(1..) {
+        let turn = env.json(&["show", sub.as_str().unwrap(), "--turn", "0"]);
+        assert_eq!(
+            turn["records"][0]["text"],
+            format!("level {level} at work"),
+            "{turn}"
+        );
+    }
+    let detail = |session: &str| -> Value {
+        let doc: Value =
+            serde_json::from_str(&export(&env, &[session, "--format", "json"])).unwrap();
+        doc["session"].clone()
+    };
+    let key = imported["session_key"].as_str().unwrap();
+    let parent = detail(key);
+    let mut ids: Vec<&str> = parent["subagents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["agent_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["n1", "n1/n2", "n1/n2/n3"], "{parent}");
+    assert_eq!(detail(subs[2].as_str().unwrap())["parent_key"], key);
+    // Again: nothing new.
+    assert_eq!(import(&env, &file).unwrap()["already_imported"], true);
+}
+
 #[test]
 fn hostile_trajectories_are_refused_whole_or_read_safely() {
     let env = Env::new();
@@ -319,6 +371,28 @@ fn hostile_trajectories_are_refused_whole_or_read_safely() {
             "sub-agent step without source",
             write(d, "k7.json", &with_subs(json!([{"trajectory_id": "a", "steps": [{"message": "x"}]}]))),
         ),
+        (
+            "nested sub-agent without an id",
+            write(
+                d,
+                "k8.json",
+                &with_subs(json!([{"trajectory_id": "a", "steps": [{"source": "user"}],
+                    "subagent_trajectories": [{"steps": [{"source": "user"}]}]}])),
+            ),
+        ),
+        (
+            "a nested id that another sub-agent takes",
+            write(
+                d,
+                "k9.json",
+                &with_subs(json!([
+                    {"trajectory_id": "a/b", "steps": [{"source": "user"}]},
+                    {"trajectory_id": "a", "steps": [{"source": "user"}],
+                     "subagent_trajectories": [{"trajectory_id": "b", "steps": [{"source": "user"}]}]}
+                ])),
+            ),
+        ),
+        ("sub-agents nested 17 deep", write(d, "k10.json", &with_subs(json!([nested(17)])))),
         ("a directory", d.to_path_buf()),
     ];
     for (what, path) in &refused {

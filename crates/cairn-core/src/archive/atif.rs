@@ -145,7 +145,8 @@ pub struct Checked {
     pub path: std::path::PathBuf,
     pub session_id: String,
     pub steps: usize,
-    /// The embedded sub-agent trajectories: each one's `trajectory_id` and document.
+    /// The embedded sub-agent trajectories, nested ones too: each one's id (a nested one's
+    /// qualified by its parent's) and its document without its own sub-agents.
     pub subagents: Vec<(String, Value)>,
 }
 
@@ -207,45 +208,83 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
     };
     let steps = check_steps(obj, &refuse, "")?;
     let mut subagents = Vec::new();
-    if let Some(subs) = obj.get("subagent_trajectories").filter(|v| !v.is_null()) {
-        let Some(subs) = subs.as_array() else {
-            return Err(refuse(
-                "its subagent_trajectories is not an array".to_owned(),
-            ));
-        };
-        if subs.len() > MAX_SUBAGENTS {
-            return Err(refuse(format!(
-                "{} sub-agent trajectories is more than the {MAX_SUBAGENTS} Cairn reads",
-                subs.len()
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        for (i, sub) in subs.iter().enumerate() {
-            let at = format!("subagent_trajectories[{i}]: ");
-            let Some(sub_obj) = sub.as_object() else {
-                return Err(refuse(format!("{at}not an object")));
-            };
-            let id = match sub_obj.get("trajectory_id").and_then(Value::as_str) {
-                Some(id) if printable_id(id) => id.to_owned(),
-                _ => {
-                    return Err(refuse(format!(
-                        "{at}no trajectory_id that is a printable id of at most 256 characters"
-                    )));
-                }
-            };
-            if !seen.insert(id.clone()) {
-                return Err(refuse(format!("{at}its trajectory_id is not unique")));
-            }
-            check_steps(sub_obj, &refuse, &at)?;
-            subagents.push((id, sub.clone()));
-        }
-    }
+    embedded(obj, "", 0, &refuse, &mut subagents)?;
     Ok(Checked {
         path: real,
         session_id,
         steps,
         subagents,
     })
+}
+
+/// How deep sub-agents may nest in one file (a sub-agent's sub-agent is depth 2).
+const MAX_NESTING: usize = 16;
+
+/// Check the sub-agent trajectories `obj` embeds, and theirs in turn, and add each to `out` as
+/// (id, document). A nested one's id is its parent's, a slash, then its own, so every sub-agent
+/// of the file is imported (each a sub-agent of the file's session) under an id no other takes.
+fn embedded(
+    obj: &Map<String, Value>,
+    parent: &str,
+    depth: usize,
+    refuse: &dyn Fn(String) -> crate::error::Error,
+    out: &mut Vec<(String, Value)>,
+) -> crate::error::Result<()> {
+    let Some(subs) = obj.get("subagent_trajectories").filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    let within = if parent.is_empty() {
+        String::new()
+    } else {
+        format!("sub-agent {parent:?}: ")
+    };
+    let Some(subs) = subs.as_array() else {
+        return Err(refuse(format!(
+            "{within}its subagent_trajectories is not an array"
+        )));
+    };
+    if depth == MAX_NESTING && !subs.is_empty() {
+        return Err(refuse(format!(
+            "{within}sub-agents nest deeper than the {MAX_NESTING} levels Cairn reads"
+        )));
+    }
+    if out.len() + subs.len() > MAX_SUBAGENTS {
+        return Err(refuse(format!(
+            "more than the {MAX_SUBAGENTS} sub-agent trajectories Cairn reads"
+        )));
+    }
+    for (i, sub) in subs.iter().enumerate() {
+        let at = format!("{within}subagent_trajectories[{i}]: ");
+        let Some(sub_obj) = sub.as_object() else {
+            return Err(refuse(format!("{at}not an object")));
+        };
+        let id = match sub_obj.get("trajectory_id").and_then(Value::as_str) {
+            Some(id) if printable_id(id) => id,
+            _ => {
+                return Err(refuse(format!(
+                    "{at}no trajectory_id that is a printable id of at most 256 characters"
+                )));
+            }
+        };
+        let id = if parent.is_empty() {
+            id.to_owned()
+        } else {
+            format!("{parent}/{id}")
+        };
+        if out.iter().any(|(seen, _)| *seen == id) {
+            return Err(refuse(format!("{at}its trajectory_id is not unique")));
+        }
+        check_steps(sub_obj, refuse, &at)?;
+        // Its own sub-agents are entries of their own, not copied into it once per level.
+        let own = sub_obj
+            .iter()
+            .filter(|(k, _)| *k != "subagent_trajectories")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        out.push((id.clone(), Value::Object(own)));
+        embedded(sub_obj, &id, depth + 1, refuse, out)?;
+    }
+    Ok(())
 }
 
 fn printable_id(id: &str) -> bool {

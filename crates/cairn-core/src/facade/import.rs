@@ -92,7 +92,8 @@ impl Cairn {
         })
     }
 
-    /// Capture each embedded sub-agent trajectory as a sub-agent session of the imported one:
+    /// Capture each embedded sub-agent trajectory (nested ones too) as a sub-agent session of the
+    /// imported one:
     /// written (with the parent's `session_id`, so it is keyed under it) to a scratch file in
     /// the data dir at a path that stays the same for the same file, captured like the
     /// parent, then removed (capture keeps its redacted copy).
@@ -120,7 +121,6 @@ impl Cairn {
                     "session_id".into(),
                     serde_json::Value::String(checked.session_id.clone()),
                 );
-                o.remove("subagent_trajectories");
             }
             let path = dir.join(format!("{}.atif.json", short(id.as_bytes())));
             let text = serde_json::to_vec(&doc)
