@@ -307,6 +307,38 @@ fn nested_subagent_trajectories_are_all_imported() {
     assert_eq!(import(&env, &file).unwrap()["already_imported"], true);
 }
 
+/// Two files holding one session's trajectory (a teammate's export downloaded twice, edited
+/// apart) are not mixed step by step into one session: the second is refused, naming the
+/// first, while that one is there; the same file again is an update, and a file taking the
+/// place of one gone since is read.
+#[test]
+fn a_second_file_with_the_same_session_is_refused_not_mixed_in() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |text: &str| {
+        json!({"schema_version": "ATIF-v1.4", "session_id": "twice", "agent": {"name": "x", "version": "1"},
+               "steps": [{"step_id": 1, "source": "user", "message": text}]})
+        .to_string()
+    };
+    let first = write(dir.path(), "first.atif.json", &doc("the first file's words"));
+    let second = write(dir.path(), "second.atif.json", &doc("the second file's words"));
+    let key = import(&env, &first).unwrap()["session_key"].clone();
+    let err = import(&env, &second).unwrap_err();
+    assert_eq!(err["kind"], "conflict", "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("first.atif.json") && message.contains("cairn forget twice"),
+        "{message}"
+    );
+    let text = |env: &Env| env.json(&["show", "twice", "--turn", "0"])["records"][0]["text"].clone();
+    assert_eq!(text(&env), "the first file's words");
+    assert_eq!(import(&env, &first).unwrap()["already_imported"], true);
+    // The first file gone (moved, cleaned up): the second is its successor.
+    std::fs::remove_file(&first).unwrap();
+    assert_eq!(import(&env, &second).unwrap()["session_key"], key);
+    assert_eq!(text(&env), "the second file's words");
+}
+
 #[test]
 fn hostile_trajectories_are_refused_whole_or_read_safely() {
     let env = Env::new();

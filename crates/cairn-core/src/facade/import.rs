@@ -49,6 +49,8 @@ impl Cairn {
         let stored_id = crate::archive::redact::Redactor::global()
             .redact_text(&checked.session_id, "session_id", &mut Vec::new())
             .into_owned();
+        let session_key = keys::session_key(Agent::Atif, stored_id.as_bytes());
+        self.one_file_per_trajectory(&checked, &stored_id, &session_key)?;
         let mut report = self.capture_paths(&[file], &Quiet)?;
         let mut subagents = Vec::new();
         if !checked.subagents.is_empty() {
@@ -59,7 +61,6 @@ impl Cairn {
             report.sessions_updated += sub_report.sessions_updated;
             subagents = keys;
         }
-        let session_key = keys::session_key(Agent::Atif, stored_id.as_bytes());
         let detail = self.session(&session_key).map_err(|_| {
             let forgotten = {
                 let store = self.store();
@@ -90,6 +91,38 @@ impl Cairn {
             already_imported: !report.changed(),
             subagents,
         })
+    }
+
+    /// Refuse a second file holding a trajectory already imported from another file that is
+    /// still there: both keyed by step under one session, their steps would mix (the same step
+    /// number rewritten by the other file's). Importing the same file again, or one that took
+    /// the place of a file gone since, reads as an update.
+    fn one_file_per_trajectory(
+        &self,
+        checked: &atif::Checked,
+        stored_id: &str,
+        session_key: &str,
+    ) -> Result<()> {
+        let paths = {
+            let store = self.store();
+            crate::archive::store::main_source_paths(store.conn(), session_key)
+                .map_err(|e| store.err(e))?
+        };
+        let Some(other) = paths
+            .iter()
+            .map(Path::new)
+            .find(|p| *p != checked.path && p.exists())
+        else {
+            return Ok(());
+        };
+        let shown = |p: &Path| crate::text::one_line(&p.display().to_string(), 200);
+        Err(Error::Conflict(format!(
+            "cannot import {}: session {} was imported from {}, and two files of one session would mix their steps; import that file again, or forget the session first (`cairn forget {}`)",
+            shown(&checked.path),
+            crate::text::one_line(stored_id, 100),
+            shown(other),
+            crate::text::one_line(stored_id, 100),
+        )))
     }
 
     /// Capture each embedded sub-agent trajectory (nested ones too) as a sub-agent session of the

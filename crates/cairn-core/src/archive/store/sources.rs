@@ -50,6 +50,16 @@ pub fn captured(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> 
         .map(|found| found.is_some())
 }
 
+/// The files the session keyed `session_key` was read from as its main transcript.
+pub fn main_source_paths(conn: &Connection, session_key: &str) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached(
+        "SELECT s.path FROM sources s JOIN sessions x ON x.id = s.session_id
+         WHERE x.session_key = ?1 AND s.role = 'main' ORDER BY s.id",
+    )?
+    .query_map([session_key], |r| r.get(0))?
+    .collect()
+}
+
 /// Mark the session keyed `session_key` published at `now` (what `publish` wrote to its ref).
 pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("UPDATE sessions SET published_at = ?2 WHERE session_key = ?1")?
