@@ -562,6 +562,45 @@ fn an_import_naming_a_captured_sessions_id_does_not_take_it_over() {
     assert_eq!(by_key["agent"], "atif");
 }
 
+/// A trajectory dated in the year 2999 (a machine with a wrong clock, or a file made to stay on
+/// top) does not sort above every session for centuries, nor look busy for ever: the session
+/// counts as captured now. A step dated a few hours ahead (clocks disagree) keeps its time.
+#[test]
+fn a_session_dated_far_ahead_counts_as_captured_now() {
+    let env = synced();
+    let dir = tempfile::tempdir().unwrap();
+    let ahead = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(3))
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    for (id, when) in [("far-ahead", "2999-01-01T00:00:00Z"), ("a-bit-ahead", ahead.as_str())] {
+        let steps = json!([{"step_id": 1, "source": "user", "message": "hi", "timestamp": when}]);
+        let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
+        doc["session_id"] = json!(id);
+        import(&env, &write(dir.path(), &format!("{id}.atif.json"), &doc.to_string())).unwrap();
+    }
+    let before = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let sessions = env.json(&["sessions"]);
+    let of = |id: &str| {
+        sessions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let far = of("far-ahead");
+    for field in ["started_at", "updated_at"] {
+        let t = far[field].as_str().unwrap();
+        assert!(t.starts_with("20") && t < before.as_str() && !t.starts_with("2999"), "{far}");
+    }
+    assert_eq!(of("a-bit-ahead")["updated_at"], ahead.as_str());
+    // The newest is the one a bit ahead, then the one captured now; its step keeps its date.
+    assert_eq!(sessions[0]["session_id"], "a-bit-ahead", "{sessions}");
+    let turn = env.json(&["show", "far-ahead", "--turn", "0"]);
+    assert!(turn.to_string().contains("2999-01-01"), "{turn}");
+}
+
 /// A trajectory whose id holds a secret is stored under the redacted id and reported as
 /// imported (it was stored, then reported as "capture stored no session", exit 1); a file that
 /// was forgotten is refused with that reason and a way forward.

@@ -1067,7 +1067,7 @@ fn commit_in<'b>(
             .map_err(e)?
             .query_row([session_row], |r| r.get(0))
             .map_err(e)?;
-        update_session_meta(tx, session_row, batch).map_err(e)?;
+        update_session_meta(tx, session_row, batch, now).map_err(e)?;
         if batch.agent == Agent::Atif {
             super::store::set_ran_as(tx, session_row).map_err(e)?;
         }
@@ -1425,11 +1425,30 @@ fn adopt_named_identity(
     Ok(holder)
 }
 
+/// How far past the capture a session's time may be (clocks disagree a little).
+const CLOCK_SLACK: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
+
+/// A time the session row may hold, captured at `now`: a time more than [`CLOCK_SLACK`] ahead
+/// (a machine with a wrong clock, a hostile file dated 2999) would sort the session above
+/// every other for years and keep it from ever looking idle, so it counts as `now`. Its
+/// records keep what they say.
+fn not_ahead<'t>(ts: Option<&'t str>, now: &'t str) -> Option<&'t str> {
+    let latest = now
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .and_then(|t| t.checked_add(CLOCK_SLACK).ok());
+    ts.map(|t| match (t.parse::<jiff::Timestamp>(), latest) {
+        (Ok(at), Some(latest)) if at > latest => now,
+        _ => t,
+    })
+}
+
 /// Fold what the batch learned about the session into its row.
 fn update_session_meta(
     tx: &rusqlite::Connection,
     session_row: i64,
     batch: &Batch,
+    now: &str,
 ) -> rusqlite::Result<()> {
     let m = &batch.meta;
     // Sub-agent files carry the parent's metadata too; their own title stays empty.
@@ -1468,8 +1487,8 @@ fn update_session_meta(
             m.provider,
             m.tool_version,
             m.thread_source,
-            m.started_at,
-            m.updated_at,
+            not_ahead(m.started_at.as_deref(), now),
+            not_ahead(m.updated_at.as_deref(), now),
             serde_json::to_string(&m.unknown_types).unwrap_or_else(|_| "{}".to_owned()),
             usage,
         ])?;
