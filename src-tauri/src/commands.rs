@@ -435,9 +435,20 @@ pub async fn install_hook(
         .map_err(|problem| ErrorReport::new(ErrorKind::NotFound, problem))?
         .path;
     with_cairn(&backend, move |c| {
-        c.install_hook(agent, &c.hook_command(&cli, agent), dry_run)
+        c.install_hooks(agent, &c.hook_command(&cli, agent), true, dry_run)
     })
     .await
+}
+
+/// Take Cairn's hooks out of an agent's settings (`dry_run`: only show the diff).
+#[tauri::command]
+#[specta::specta]
+pub async fn uninstall_hook(
+    backend: State<'_, Backend>,
+    agent: Agent,
+    dry_run: bool,
+) -> Result<HookInstall, ErrorReport> {
+    with_cairn(&backend, move |c| c.uninstall_hooks(agent, dry_run)).await
 }
 
 /// What the outbound redactor lets leave this machine for `text`.

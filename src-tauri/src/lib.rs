@@ -59,6 +59,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::set_source_dirs::<tauri::Wry>,
             commands::hook_overview,
             commands::install_hook,
+            commands::uninstall_hook,
             mcp::mcp_overview,
             mcp::install_mcp,
             mcp::uninstall_mcp,

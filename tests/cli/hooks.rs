@@ -265,6 +265,44 @@ fn hooks_install_keeps_a_linked_private_settings_file_whole_and_shows_no_secret(
         .find(|c| c["name"] == "claude hook")
         .unwrap();
     assert_eq!(hook["status"], "ok", "{hook}");
+
+    // Uninstalled: first as a dry run (nothing written), then for real, the file is what it
+    // was before the install, through the same symlink with the same mode; the user's own
+    // hook stays. A second uninstall has nothing to do.
+    let dry = env.json(&["hooks", "uninstall", "--agent", "claude", "--dry-run"]);
+    assert_eq!((&dry["changed"], &dry["capture"]), (&json!(true), &json!("removed")), "{dry}");
+    assert!(!dry["diff"].as_str().unwrap().contains(secret), "{dry}");
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), after, "a dry run wrote");
+    let said = env.ok(&["hooks", "uninstall", "--agent", "claude"]);
+    assert!(said.contains("Removed Cairn's claude hooks"), "{said}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), before);
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    let again = env.json(&["hooks", "uninstall", "--agent", "claude"]);
+    assert_eq!(again["changed"], false, "{again}");
+}
+
+/// Uninstalling where nothing was installed writes nothing (no settings file is made), and
+/// Cairn's hook for the other agent stays.
+#[test]
+fn uninstalling_a_hook_that_is_not_there_changes_nothing() {
+    let env = Env::new();
+    let said = env.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    assert!(said.contains("nothing to remove"), "{said}");
+    assert!(!env.home().join(".codex/hooks.json").exists());
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let settings = env.home().join(".claude/settings.json");
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    let r = env.json(&["hooks", "uninstall", "--agent", "codex"]);
+    assert_eq!(r["changed"], false, "{r}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed);
+    let usage = env.run(&["hooks", "uninstall", "--agent", "gemini"]);
+    assert!(!usage.status.success());
 }
 
 /// Installed for an archive that is not at the default place, the hook names it: run as the

@@ -589,6 +589,24 @@ describe('settings', () => {
     expect(one(target, 'hook-claude')!.textContent).toContain('backup');
   });
 
+  it('removes an installed hook after showing the diff', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const hook = one(target, 'hook-codex')!;
+    expect(hook.textContent).toContain('installed');
+    // Not installed, nothing to remove.
+    expect([...one(target, 'hook-claude')!.querySelectorAll('button')].some((b) => b.textContent?.includes('Remove…'))).toBe(false);
+    click([...hook.querySelectorAll('button')].find((b) => b.textContent?.includes('Remove…')));
+    await settle();
+    expect(one(target, 'hook-codex')!.textContent).toContain('- "Stop"');
+    click([...one(target, 'hook-codex')!.querySelectorAll('button')].find((b) => b.textContent?.includes('Remove the hooks')));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'uninstall_hook').map((c) => c.args.dryRun)).toEqual([true, false]);
+    expect(calls.some((c) => c.cmd === 'install_hook')).toBe(false);
+    expect(one(target, 'hook-codex')!.textContent).toContain('Removed from /home/dev/.codex/hooks.json');
+  });
+
   it('shows recall extraction coverage, generations and the last pass, and checks the endpoint', async () => {
     const { target, stores } = await render();
     stores.router.go({ view: 'settings' });

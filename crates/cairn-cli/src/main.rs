@@ -406,6 +406,16 @@ enum HooksCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Take Cairn's hooks (capture and the brief at session start) out of the agent's settings,
+    /// keeping a backup; other hooks and the rest of the file stay as they are. Sessions
+    /// already captured stay in the archive, and `cairn sync` still reads new ones.
+    Uninstall {
+        #[arg(long, value_enum)]
+        agent: AgentArg,
+        /// Show the change without writing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -616,6 +626,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(out, &result)?;
             } else {
                 render::hook_install(out, &result, !no_memory)?;
+            }
+        }
+        Command::Hooks {
+            command: HooksCommand::Uninstall { agent, dry_run },
+        } => {
+            let cairn = open(g)?;
+            let result = cairn.uninstall_hooks(Agent::from(agent), dry_run)?;
+            if g.json {
+                render::json(out, &result)?;
+            } else {
+                render::hook_uninstall(out, &result)?;
             }
         }
         Command::Mcp {

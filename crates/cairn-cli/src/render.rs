@@ -441,6 +441,37 @@ pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result
     Ok(())
 }
 
+/// What `hooks uninstall` did (or would do).
+pub fn hook_uninstall(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) -> Result<()> {
+    let path = clean(&r.path.display().to_string());
+    let agent = r.agent;
+    match (r.changed, r.dry_run) {
+        (false, _) => writeln!(out, "No Cairn hook for {agent} in {path}: nothing to remove.")?,
+        (true, true) => {
+            writeln!(
+                out,
+                "Would remove Cairn's {agent} hooks from {path} (dry run). Nothing written; the change:"
+            )?;
+            write!(out, "{}", clean(&r.diff))?;
+        }
+        (true, false) => {
+            writeln!(out, "Removed Cairn's {agent} hooks from {path}.")?;
+            if let Some(b) = &r.backup {
+                writeln!(
+                    out,
+                    "Backup of the previous file: {}",
+                    clean(&b.display().to_string())
+                )?;
+            }
+            writeln!(
+                out,
+                "Sessions already captured stay; `cairn sync` still reads new ones."
+            )?;
+        }
+    }
+    Ok(())
+}
+
 pub fn hook_install(
     out: &mut impl Write,
     r: &cairn_core::hooks::HookInstall,

@@ -309,6 +309,34 @@ fn unchanged_since(path: &Path, before: &str) -> Result<bool> {
     Ok(settings::read_text(path)? == before)
 }
 
+/// Take Cairn's hooks (capture and the session-start brief) out of `agent`'s settings: what
+/// [`install`] added, with the same backup, diff and retry when the agent writes the file
+/// meanwhile. Other hooks, and Cairn's hook for another agent, stay; settings without Cairn's
+/// hooks (or no settings file) are left as they are.
+pub fn uninstall(agent: Agent, home: &Path, dry_run: bool) -> Result<HookInstall> {
+    require_hook(agent)?;
+    let path = settings_path(agent, home);
+    unraced(&path, || {
+        let before = settings::read_text(&path)?;
+        let mut all = events(agent).to_vec();
+        all.push(SESSION_START);
+        let after = settings::without_hooks(&path, &before, agent, &all)?;
+        let after = (after != before).then(|| after.into_owned());
+        if let Some(after) = &after {
+            let left = all.iter().any(|event| {
+                settings::runs(&path, after, &[event], |c| is_cairn_hook_command(c, agent))
+            });
+            if left {
+                return Err(Error::Invalid(format!(
+                    "could not take Cairn's hook out of {} without changing the rest of it; remove the `hook --agent {agent}` commands from its hooks by hand",
+                    path.display()
+                )));
+            }
+        }
+        settle(agent, &path, before, after, |_| false, Vec::new(), dry_run)
+    })
+}
+
 fn install_once(
     agent: Agent,
     path: &Path,
@@ -316,8 +344,7 @@ fn install_once(
     memory: bool,
     dry_run: bool,
 ) -> Result<Option<HookInstall>> {
-    let path = path.to_owned();
-    let before = settings::read_text(&path)?;
+    let before = settings::read_text(path)?;
     let mut wanted = events(agent).to_vec();
     let mut drop = Vec::new();
     if memory {
@@ -325,13 +352,13 @@ fn install_once(
     } else {
         drop.push(SESSION_START);
     }
-    let after = settings::with_hook(&path, &before, agent, command, &wanted, &drop)?;
+    let after = settings::with_hook(path, &before, agent, command, &wanted, &drop)?;
     if let Some(after) = &after {
         // The edit must leave valid JSON that runs the hook where wanted and nowhere else, or
         // nothing is written.
-        let check = settings::runs(&path, after, &wanted, |c| c == command)
+        let check = settings::runs(path, after, &wanted, |c| c == command)
             && (memory
-                || !settings::runs(&path, after, &drop, |c| is_cairn_hook_command(c, agent)));
+                || !settings::runs(path, after, &drop, |c| is_cairn_hook_command(c, agent)));
         if !check {
             return Err(Error::Invalid(format!(
                 "could not change the hooks in {} without changing the rest of it; add `{command}` to hooks.{} by hand",
@@ -340,30 +367,6 @@ fn install_once(
             )));
         }
     }
-    let diff = match &after {
-        Some(after) => similar::TextDiff::from_lines(
-            &settings::hide_secrets(&before),
-            &settings::hide_secrets(after),
-        )
-        .unified_diff()
-        .header(
-            &format!("{} (before)", path.display()),
-            &format!("{} (after)", path.display()),
-        )
-        .to_string(),
-        None => String::new(),
-    };
-    let ours = |c: &str| is_cairn_hook_command(c, agent);
-    let this = |c: &str| c == command;
-    let capture = HookChange::between(&path, &before, after.as_deref(), events(agent), ours, this);
-    let memory = HookChange::between(
-        &path,
-        &before,
-        after.as_deref(),
-        &[SESSION_START],
-        ours,
-        this,
-    );
     let mut notes = Vec::new();
     if agent == Agent::Codex {
         let config = path.with_file_name("config.toml");
@@ -380,6 +383,54 @@ fn install_once(
             ));
         }
     }
+    settle(
+        agent,
+        path,
+        before,
+        after,
+        |c| c == command,
+        notes,
+        dry_run,
+    )
+}
+
+/// Report the change from `before` to `after` (`None`: no change) to `agent`'s settings at
+/// `path`, and unless `dry_run` write it, after a backup of `before`. `this` recognises the
+/// hook command being installed (none when uninstalling). `None` when the file changed since
+/// `before` was read: the caller reads it again ([`unraced`]).
+fn settle(
+    agent: Agent,
+    path: &Path,
+    before: String,
+    after: Option<String>,
+    this: impl Fn(&str) -> bool + Copy,
+    notes: Vec<String>,
+    dry_run: bool,
+) -> Result<Option<HookInstall>> {
+    let path = path.to_owned();
+    let diff = match &after {
+        Some(after) => similar::TextDiff::from_lines(
+            &settings::hide_secrets(&before),
+            &settings::hide_secrets(after),
+        )
+        .unified_diff()
+        .header(
+            &format!("{} (before)", path.display()),
+            &format!("{} (after)", path.display()),
+        )
+        .to_string(),
+        None => String::new(),
+    };
+    let ours = |c: &str| is_cairn_hook_command(c, agent);
+    let capture = HookChange::between(&path, &before, after.as_deref(), events(agent), ours, this);
+    let memory = HookChange::between(
+        &path,
+        &before,
+        after.as_deref(),
+        &[SESSION_START],
+        ours,
+        this,
+    );
     let mut backup = None;
     if let Some(after) = after.as_deref().filter(|_| !dry_run) {
         if let Some(dir) = path.parent() {

@@ -41,7 +41,6 @@ impl Cairn {
         Ok(Some(report))
     }
 
-    /// Add Cairn's capture hook (running `command`) to an agent's settings.
     /// The capture hook's command line for the `cairn` binary at `cli`
     /// ([`hooks::hook_command`]): with this archive's folder when it is not at the platform's
     /// default place, so the agent's hook captures into it whatever the agent's environment
@@ -61,14 +60,23 @@ impl Cairn {
         (default.as_ref() != Some(&here)).then_some(here)
     }
 
-    pub fn install_hook(
+    /// Add Cairn's capture hook (running `command`) to an agent's settings, and its
+    /// session-start hook when `memory` (taken off when not): see [`hooks::install`].
+    pub fn install_hooks(
         &self,
         agent: Agent,
         command: &str,
+        memory: bool,
         dry_run: bool,
     ) -> Result<hooks::HookInstall> {
         let home = dirs::home_dir().ok_or(Error::NoHome)?;
-        hooks::install(agent, &home, command, true, dry_run)
+        hooks::install(agent, &home, command, memory, dry_run)
+    }
+
+    /// Take Cairn's hooks out of an agent's settings: see [`hooks::uninstall`].
+    pub fn uninstall_hooks(&self, agent: Agent, dry_run: bool) -> Result<hooks::HookInstall> {
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        hooks::uninstall(agent, &home, dry_run)
     }
 
     /// Install Cairn's skill (how to catch up: skim, then show) for an agent.

@@ -89,18 +89,6 @@ impl Cairn {
             .unwrap_or_default()
     }
 
-    /// Add Cairn's capture hook (running `command`) to an agent's settings, and its
-    /// session-start hook when `memory` (taken off when not): see [`crate::hooks::install`].
-    pub fn install_hooks(
-        &self,
-        agent: crate::archive::Agent,
-        command: &str,
-        memory: bool,
-        dry_run: bool,
-    ) -> Result<crate::hooks::HookInstall> {
-        crate::hooks::install(agent, &home()?, command, memory, dry_run)
-    }
-
     /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
     /// where; `base_dir` when it does not): the trusted entries of that repository and branch
     /// ([`memory::entries`]) packed into `[recall] session_start_tokens` (default

@@ -126,10 +126,22 @@ pub(super) fn with_hook(
     events: &[&str],
     drop: &[&str],
 ) -> Result<Option<String>> {
-    // Cairn's hooks come off first, one at a time, each from the text the last removal left:
-    // removals and additions found in one text can overlap (taking off the only event in
-    // `hooks` empties the object the missing events go into), and an event may hold Cairn's
-    // hook twice.
+    // Cairn's hooks come off first: removals and additions found in one text can overlap
+    // (taking off the only event in `hooks` empties the object the missing events go into).
+    let current = without_hooks(path, text, agent, drop)?;
+    let added = with_hook_added(path, &current, command, agent, events)?;
+    Ok(added.or_else(|| (current != text).then(|| current.into_owned())))
+}
+
+/// `text` with every Cairn hook for `agent` taken off each of `events`, the rest of the file
+/// byte for byte as it was. They come off one at a time, each from the text the last removal
+/// left, as an event may hold Cairn's hook twice.
+pub(super) fn without_hooks<'t>(
+    path: &Path,
+    text: &'t str,
+    agent: Agent,
+    events: &[&str],
+) -> Result<std::borrow::Cow<'t, str>> {
     let mut current = std::borrow::Cow::Borrowed(text);
     loop {
         let Some(root) = parse_settings(path, &current)? else {
@@ -138,7 +150,7 @@ pub(super) fn with_hook(
         let Some(hooks) = root.get("hooks").filter(|h| h.is_object()) else {
             break;
         };
-        let Some(edit) = drop
+        let Some(edit) = events
             .iter()
             .find_map(|event| without_cairn(&current, hooks, event, agent))
         else {
@@ -146,8 +158,7 @@ pub(super) fn with_hook(
         };
         current = json_text::apply(&current, vec![edit]).into();
     }
-    let added = with_hook_added(path, &current, command, agent, events)?;
-    Ok(added.or_else(|| (current != text).then(|| current.into_owned())))
+    Ok(current)
 }
 
 /// `text` with Cairn's hook (`command`) on each of `events`, or `None` when it is there.

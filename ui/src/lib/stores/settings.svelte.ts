@@ -19,7 +19,7 @@ import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
-  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
+  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'uninstallHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
 >;
 
 /** The agents whose transcripts are read from folders: every one but ATIF, which only comes in
@@ -40,9 +40,11 @@ export class SettingsStore {
   drafts: Record<Agent, string> = $state(perAgent(() => ''));
   saving: Record<Agent, Resource<SourceDirStatus[]>> = perAgent(() => new Resource());
   hooks = new Resource<HooksOverview>();
-  /** Per agent: the dry run shown before installing, then the install itself. */
+  /** Per agent: the dry run shown before installing (or removing), then the change itself. */
   hookPreview: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
   hookInstall: Record<Agent, Resource<HookInstall>> = perAgent(() => new Resource());
+  /** Per agent: whether the preview shown is of taking the hooks out. */
+  hookRemoving: Record<Agent, boolean> = $state(perAgent(() => false));
   /** Cairn's MCP server per agent; the dry run shown first, then the change itself. */
   mcp = new Resource<McpStatus[]>();
   mcpPreview: Record<Agent, Resource<McpInstall>> = perAgent(() => new Resource());
@@ -114,14 +116,18 @@ export class SettingsStore {
     return this.saveDirs(agent);
   }
 
-  /** Show what installing the hook would change (a diff), without writing. */
-  previewHook(agent: Agent): Promise<boolean> {
+  /** Show what installing (or, with `remove`, taking out) the hooks would change (a diff),
+   * without writing. */
+  previewHook(agent: Agent, remove = false): Promise<boolean> {
     this.hookInstall[agent].reset();
-    return this.hookPreview[agent].load(() => this.#api.installHook(agent, true));
+    this.hookRemoving[agent] = remove;
+    return this.hookPreview[agent].load(() => (remove ? this.#api.uninstallHook(agent, true) : this.#api.installHook(agent, true)));
   }
 
+  /** Make the change the preview showed. */
   async installHook(agent: Agent): Promise<void> {
-    await this.hookInstall[agent].load(() => this.#api.installHook(agent, false));
+    const remove = this.hookRemoving[agent];
+    await this.hookInstall[agent].load(() => (remove ? this.#api.uninstallHook(agent, false) : this.#api.installHook(agent, false)));
     if (this.hookInstall[agent].status === 'ready') {
       this.hookPreview[agent].reset();
       await this.hooks.load(() => this.#api.hookOverview(), { keep: true });

@@ -35,6 +35,7 @@ function api(options = {}): Api {
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
     hookOverview: () => call('hook_overview', {}),
     installHook: (agent: string, dryRun: boolean) => call('install_hook', { agent, dryRun }),
+    uninstallHook: (agent: string, dryRun: boolean) => call('uninstall_hook', { agent, dryRun }),
     mcpOverview: () => call('mcp_overview', {}),
     installMcp: (agent: string, dryRun: boolean) => call('install_mcp', { agent, dryRun }),
     uninstallMcp: (agent: string, dryRun: boolean) => call('uninstall_mcp', { agent, dryRun }),
@@ -449,6 +450,19 @@ describe('SettingsStore', () => {
     await store.installHook('claude');
     expect(store.hookInstall.claude.data?.backup).toContain('.bak');
     expect(store.hookPreview.claude.status).toBe('idle');
+  });
+
+  it('takes the hooks out the same way: the preview first, then the removal it showed', async () => {
+    const store = new SettingsStore(api());
+    await store.load();
+    await store.previewHook('codex', true);
+    expect([store.hookPreview.codex.data?.dry_run, store.hookPreview.codex.data?.capture]).toEqual([true, 'removed']);
+    expect(store.hookInstall.codex.status).toBe('idle');
+    await store.installHook('codex');
+    expect([store.hookInstall.codex.data?.dry_run, store.hookInstall.codex.data?.capture]).toEqual([false, 'removed']);
+    // An install previewed afterwards installs, not removes.
+    await store.previewHook('codex');
+    expect(store.hookPreview.codex.data?.capture).toBe('added');
   });
 
   it('shows the MCP config change before making it, and removes the same way', async () => {
