@@ -133,7 +133,10 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     // Nothing matching and something removed read alike: `removed` is the plan either way.
     let none = env.json(&["forget", "--before", "2000-01-01"]);
     assert_eq!(none["removed"]["sessions"], serde_json::json!([]));
-    assert_eq!((&none["sessions"], &none["retained_files_deleted"]), (&0.into(), &0.into()));
+    assert_eq!(
+        (&none["sessions"], &none["retained_files_deleted"]),
+        (&0.into(), &0.into())
+    );
     let done = env.json(&["forget", "marked-session", "--yes"]);
     assert_eq!(done["sessions"], 1);
     assert_eq!(done["retained_files_deleted"], 1);

@@ -270,9 +270,17 @@ fn hooks_install_keeps_a_linked_private_settings_file_whole_and_shows_no_secret(
     // was before the install, through the same symlink with the same mode; the user's own
     // hook stays. A second uninstall has nothing to do.
     let dry = env.json(&["hooks", "uninstall", "--agent", "claude", "--dry-run"]);
-    assert_eq!((&dry["changed"], &dry["capture"]), (&json!(true), &json!("removed")), "{dry}");
+    assert_eq!(
+        (&dry["changed"], &dry["capture"]),
+        (&json!(true), &json!("removed")),
+        "{dry}"
+    );
     assert!(!dry["diff"].as_str().unwrap().contains(secret), "{dry}");
-    assert_eq!(std::fs::read_to_string(&real).unwrap(), after, "a dry run wrote");
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        after,
+        "a dry run wrote"
+    );
     let said = env.ok(&["hooks", "uninstall", "--agent", "claude"]);
     assert!(said.contains("Removed Cairn's claude hooks"), "{said}");
     assert!(
@@ -282,7 +290,10 @@ fn hooks_install_keeps_a_linked_private_settings_file_whole_and_shows_no_secret(
             .is_symlink()
     );
     assert_eq!(std::fs::read_to_string(&real).unwrap(), before);
-    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     let again = env.json(&["hooks", "uninstall", "--agent", "claude"]);
     assert_eq!(again["changed"], false, "{again}");
 }

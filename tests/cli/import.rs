@@ -275,7 +275,11 @@ fn nested(depth: usize) -> Value {
 fn nested_subagent_trajectories_are_all_imported() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "nested.atif.json", &with_subs(json!([nested(3)])));
+    let file = write(
+        dir.path(),
+        "nested.atif.json",
+        &with_subs(json!([nested(3)])),
+    );
     let imported = import(&env, &file).unwrap();
     let subs = imported["subagents"].as_array().unwrap();
     assert_eq!(subs.len(), 3, "{imported}");
@@ -320,8 +324,16 @@ fn a_second_file_with_the_same_session_is_refused_not_mixed_in() {
                "steps": [{"step_id": 1, "source": "user", "message": text}]})
         .to_string()
     };
-    let first = write(dir.path(), "first.atif.json", &doc("the first file's words"));
-    let second = write(dir.path(), "second.atif.json", &doc("the second file's words"));
+    let first = write(
+        dir.path(),
+        "first.atif.json",
+        &doc("the first file's words"),
+    );
+    let second = write(
+        dir.path(),
+        "second.atif.json",
+        &doc("the second file's words"),
+    );
     let key = import(&env, &first).unwrap()["session_key"].clone();
     let err = import(&env, &second).unwrap_err();
     assert_eq!(err["kind"], "conflict", "{err}");
@@ -330,7 +342,8 @@ fn a_second_file_with_the_same_session_is_refused_not_mixed_in() {
         message.contains("first.atif.json") && message.contains("cairn forget twice"),
         "{message}"
     );
-    let text = |env: &Env| env.json(&["show", "twice", "--turn", "0"])["records"][0]["text"].clone();
+    let text =
+        |env: &Env| env.json(&["show", "twice", "--turn", "0"])["records"][0]["text"].clone();
     assert_eq!(text(&env), "the first file's words");
     assert_eq!(import(&env, &first).unwrap()["already_imported"], true);
     // The first file gone (moved, cleaned up): the second is its successor.
@@ -572,13 +585,22 @@ fn a_session_dated_far_ahead_counts_as_captured_now() {
     let ahead = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(3))
         .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string();
-    for (id, when) in [("far-ahead", "2999-01-01T00:00:00Z"), ("a-bit-ahead", ahead.as_str())] {
+    for (id, when) in [
+        ("far-ahead", "2999-01-01T00:00:00Z"),
+        ("a-bit-ahead", ahead.as_str()),
+    ] {
         let steps = json!([{"step_id": 1, "source": "user", "message": "hi", "timestamp": when}]);
         let mut doc: Value = serde_json::from_str(&trajectory(steps)).unwrap();
         doc["session_id"] = json!(id);
-        import(&env, &write(dir.path(), &format!("{id}.atif.json"), &doc.to_string())).unwrap();
+        import(
+            &env,
+            &write(dir.path(), &format!("{id}.atif.json"), &doc.to_string()),
+        )
+        .unwrap();
     }
-    let before = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let before = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
     let sessions = env.json(&["sessions"]);
     let of = |id: &str| {
         sessions
@@ -592,7 +614,10 @@ fn a_session_dated_far_ahead_counts_as_captured_now() {
     let far = of("far-ahead");
     for field in ["started_at", "updated_at"] {
         let t = far[field].as_str().unwrap();
-        assert!(t.starts_with("20") && t < before.as_str() && !t.starts_with("2999"), "{far}");
+        assert!(
+            t.starts_with("20") && t < before.as_str() && !t.starts_with("2999"),
+            "{far}"
+        );
     }
     assert_eq!(of("a-bit-ahead")["updated_at"], ahead.as_str());
     // The newest is the one a bit ahead, then the one captured now; its step keeps its date.

@@ -446,7 +446,10 @@ pub fn hook_uninstall(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) 
     let path = clean(&r.path.display().to_string());
     let agent = r.agent;
     match (r.changed, r.dry_run) {
-        (false, _) => writeln!(out, "No Cairn hook for {agent} in {path}: nothing to remove.")?,
+        (false, _) => writeln!(
+            out,
+            "No Cairn hook for {agent} in {path}: nothing to remove."
+        )?,
         (true, true) => {
             writeln!(
                 out,

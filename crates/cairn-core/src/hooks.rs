@@ -357,8 +357,7 @@ fn install_once(
         // The edit must leave valid JSON that runs the hook where wanted and nowhere else, or
         // nothing is written.
         let check = settings::runs(path, after, &wanted, |c| c == command)
-            && (memory
-                || !settings::runs(path, after, &drop, |c| is_cairn_hook_command(c, agent)));
+            && (memory || !settings::runs(path, after, &drop, |c| is_cairn_hook_command(c, agent)));
         if !check {
             return Err(Error::Invalid(format!(
                 "could not change the hooks in {} without changing the rest of it; add `{command}` to hooks.{} by hand",
@@ -383,15 +382,7 @@ fn install_once(
             ));
         }
     }
-    settle(
-        agent,
-        path,
-        before,
-        after,
-        |c| c == command,
-        notes,
-        dry_run,
-    )
+    settle(agent, path, before, after, |c| c == command, notes, dry_run)
 }
 
 /// Report the change from `before` to `after` (`None`: no change) to `agent`'s settings at

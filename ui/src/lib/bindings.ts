@@ -74,6 +74,8 @@ export const commands = {
 	hookOverview: () => typedError<HooksOverview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("hook_overview")),
 	/**  Add the capture hook to an agent's settings (`dry_run`: only show the diff). */
 	installHook: (agent: Agent, dryRun: boolean) => typedError<HookInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("install_hook", { agent, dryRun })),
+	/**  Take Cairn's hooks out of an agent's settings (`dry_run`: only show the diff). */
+	uninstallHook: (agent: Agent, dryRun: boolean) => typedError<HookInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("uninstall_hook", { agent, dryRun })),
 	/**  Whether each agent's user config registers Cairn's MCP server. */
 	mcpOverview: () => typedError<McpStatus_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("mcp_overview")),
 	/**

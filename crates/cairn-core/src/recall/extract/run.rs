@@ -142,14 +142,18 @@ pub(crate) fn backoff_ms(failure_backoff_ms: i64, failures: u32) -> i64 {
 
 /// Whether a session needs work at `now`: never read, grown since it was read, or failed long
 /// enough ago (an explicit `--session` skips the failure wait).
-pub(crate) fn needs_work(c: &Candidate, now: &str, failure_backoff_ms: i64, explicit: bool) -> bool {
+pub(crate) fn needs_work(
+    c: &Candidate,
+    now: &str,
+    failure_backoff_ms: i64,
+    explicit: bool,
+) -> bool {
     match &c.progress {
         None => true,
         Some(p) if p.covered_ordinal != c.next_ordinal => true,
         Some(p) if p.state == "done" => false,
         Some(p) if p.state == "failed" => {
-            explicit
-                || p.updated_at <= ts_minus(now, backoff_ms(failure_backoff_ms, p.failures))
+            explicit || p.updated_at <= ts_minus(now, backoff_ms(failure_backoff_ms, p.failures))
         }
         Some(_) => true,
     }
