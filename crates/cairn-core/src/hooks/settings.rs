@@ -72,7 +72,7 @@ pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text
             .err()
             .map_or(e, |e| e.to_string());
         Error::Invalid(format!(
-            "{} is not valid JSON ({why}); fix it or move it aside, then install again",
+            "{} is not valid JSON ({why}); fix it or move it aside, then run the command again",
             path.display()
         ))
     })?;
