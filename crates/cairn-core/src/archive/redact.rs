@@ -2418,6 +2418,9 @@ fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
         while z < b.len() && is_path_byte(b[z]) {
             z += 1;
         }
+        if let Some(close) = quoted_path_end(b, i, z) {
+            z = close;
+        }
         while z > i + 1 && matches!(b[z - 1], b'.' | b':' | b',') {
             z -= 1;
         }
@@ -2425,6 +2428,26 @@ fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
         i = z.max(i + 1);
     }
     out
+}
+
+/// Where a quoted path with a space in it ends (`"/Users/ann/My Drive/plan.md"`): the path token
+/// at `i..z` opens right after a quote and stops at a space, its closing quote is on the same
+/// line, and what lies between still names folders (holds a `/` or `\`). A quote escaped for
+/// JSON (`\"`) closes it before its backslash. `None` for anything else, so a quote that only
+/// starts with a path (`"/usr/bin is where it lives"`) keeps its words.
+fn quoted_path_end(b: &[u8], i: usize, z: usize) -> Option<usize> {
+    let quote = *b.get(i.checked_sub(1)?)?;
+    if !matches!(quote, b'"' | b'\'' | b'`') || b.get(z) != Some(&b' ') {
+        return None;
+    }
+    let rest = &b[z..];
+    let close = z + rest.iter().position(|&c| c == quote || c == b'\n')?;
+    if b[close] != quote || b[z..close].iter().any(u8::is_ascii_control) {
+        return None;
+    }
+    let close = if b[close - 1] == b'\\' { close - 1 } else { close };
+    let between = &b[z..close];
+    between.iter().any(|&c| c == b'/' || c == b'\\').then_some(close)
 }
 
 /// Where `dir` (an absolute folder, no trailing `/`) begins a path inside a longer token: each
@@ -2878,6 +2901,33 @@ mod tests {
             &mut out,
         );
         assert_eq!(text, "cd . && [REDACTED:github-pat]");
+    }
+
+    /// A quoted path with a space in it goes whole: it left its tail (`Drive/clients/acme.md`)
+    /// after the marker. A quote that only opens with a path keeps its words, and a quote
+    /// escaped for JSON stays escaped.
+    #[test]
+    fn outbound_text_takes_a_quoted_path_with_spaces_whole() {
+        let mut found = Vec::new();
+        let s = "open \"/home/ann/My Drive/clients/acme plan.md\" and '/home/ann/Library/Application Support/x' \
+                 then \"/usr/bin is where it lives\" and {\"cmd\": \"cat \\\"/home/ann/My Drive/a.md\\\"\"}";
+        let text = outbound_as_ann(s, &mut found);
+        assert_eq!(
+            text,
+            "open \"[REDACTED:path]\" and '[REDACTED:path]' \
+                 then \"[REDACTED:path] is where it lives\" and {\"cmd\": \"cat \\\"[REDACTED:path]\\\"\"}"
+        );
+        // In a repository, a quoted path with a space becomes repo-relative whole.
+        let text = r().outbound_text(
+            "edit \"/home/ann/repo/docs/release notes/v2.md\"",
+            Some("/home/ann/repo"),
+            Some("/home/ann"),
+            &mut Vec::new(),
+        );
+        assert_eq!(text, "edit \"docs/release notes/v2.md\"");
+        // Unclosed on its line, or closed past a line break: the token ends at the space.
+        let text = outbound_as_ann("\"/home/ann/My Drive/a\nb/c\"", &mut Vec::new());
+        assert_eq!(text, "\"[REDACTED:path] Drive/a\nb/c\"");
     }
 
     /// Every password of one command in one pass (found by the `redact` fuzz target): the rule's
