@@ -673,13 +673,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         r.agent,
                         render::clean(&r.path.display().to_string())
                     )?;
-                    if let Some(b) = &r.backup {
-                        writeln!(
-                            out,
-                            "Backup of the previous file: {}",
-                            render::clean(&b.display().to_string())
-                        )?;
-                    }
+                    render::backup(out, r.backup.as_deref())?;
                 }
             }
         }

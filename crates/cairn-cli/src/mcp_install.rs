@@ -106,13 +106,7 @@ fn render_change(out: &mut impl Write, r: &McpInstall) -> Result<()> {
                 (false, false) => "Added",
             };
             writeln!(out, "{what} Cairn's MCP server in {path} ({agent}).")?;
-            if let Some(b) = &r.backup {
-                writeln!(
-                    out,
-                    "Backup of the previous file: {}",
-                    clean(&b.display().to_string())
-                )?;
-            }
+            render::backup(out, r.backup.as_deref())?;
         }
     }
     for note in &r.notes {

@@ -441,6 +441,18 @@ pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result
     Ok(())
 }
 
+/// Where the file an edit replaced was kept, if it was.
+pub fn backup(out: &mut impl Write, backup: Option<&std::path::Path>) -> Result<()> {
+    if let Some(b) = backup {
+        writeln!(
+            out,
+            "Backup of the previous file: {}",
+            clean(&b.display().to_string())
+        )?;
+    }
+    Ok(())
+}
+
 /// What `hooks uninstall` did (or would do).
 pub fn hook_uninstall(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) -> Result<()> {
     let path = clean(&r.path.display().to_string());
@@ -459,13 +471,7 @@ pub fn hook_uninstall(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) 
         }
         (true, false) => {
             writeln!(out, "Removed Cairn's {agent} hooks from {path}.")?;
-            if let Some(b) = &r.backup {
-                writeln!(
-                    out,
-                    "Backup of the previous file: {}",
-                    clean(&b.display().to_string())
-                )?;
-            }
+            backup(out, r.backup.as_deref())?;
             writeln!(
                 out,
                 "Sessions already captured stay; `cairn sync` still reads new ones."
@@ -512,12 +518,8 @@ pub fn hook_install(
         if r.dry_run {
             writeln!(out, "Nothing written; the change:")?;
             write!(out, "{}", clean(&r.diff))?;
-        } else if let Some(b) = &r.backup {
-            writeln!(
-                out,
-                "Backup of the previous file: {}",
-                clean(&b.display().to_string())
-            )?;
+        } else {
+            backup(out, r.backup.as_deref())?;
         }
     }
     for note in &r.notes {
