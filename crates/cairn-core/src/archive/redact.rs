@@ -2445,9 +2445,16 @@ fn quoted_path_end(b: &[u8], i: usize, z: usize) -> Option<usize> {
     if b[close] != quote || b[z..close].iter().any(u8::is_ascii_control) {
         return None;
     }
-    let close = if b[close - 1] == b'\\' { close - 1 } else { close };
+    let close = if b[close - 1] == b'\\' {
+        close - 1
+    } else {
+        close
+    };
     let between = &b[z..close];
-    between.iter().any(|&c| c == b'/' || c == b'\\').then_some(close)
+    between
+        .iter()
+        .any(|&c| c == b'/' || c == b'\\')
+        .then_some(close)
 }
 
 /// Where `dir` (an absolute folder, no trailing `/`) begins a path inside a longer token: each
