@@ -417,3 +417,24 @@ fn a_hook_installed_for_an_archive_elsewhere_captures_into_it() {
         "warn"
     );
 }
+
+/// `skills uninstall` takes away what `skills install` wrote, for both agents by default, and
+/// says so; a second time there is nothing to remove.
+#[test]
+fn skills_uninstall_takes_back_what_install_wrote() {
+    let env = Env::new();
+    env.ok(&["skills", "install"]);
+    let skills = [
+        ".claude/skills/cairn/SKILL.md",
+        ".codex/skills/cairn/SKILL.md",
+    ];
+    assert!(skills.iter().all(|s| env.home().join(s).exists()));
+    let dry = env.json(&["skills", "uninstall", "--dry-run"]);
+    assert_eq!(dry[0]["changed"], true, "{dry}");
+    assert!(skills.iter().all(|s| env.home().join(s).exists()));
+    let said = env.ok(&["skills", "uninstall"]);
+    assert_eq!(said.matches("skill removed").count(), 2, "{said}");
+    assert!(skills.iter().all(|s| !env.home().join(s).exists()));
+    let again = env.ok(&["skills", "uninstall", "--agent", "claude"]);
+    assert!(again.contains("nothing to remove"), "{again}");
+}

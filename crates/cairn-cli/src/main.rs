@@ -429,6 +429,15 @@ enum SkillsCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Take the Cairn skill away from the agents (a skill you edited is kept in a backup
+    /// beside where it was).
+    Uninstall {
+        /// Which agents (default: Claude Code and Codex).
+        #[arg(long, value_enum)]
+        agent: Vec<AgentArg>,
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -645,10 +654,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let cairn = open(g)?;
             mcp_install::run(command, &cairn, g.json, &g.dir, out)?;
         }
-        Command::Skills {
-            command: SkillsCommand::Install { agent, dry_run },
-        } => {
+        Command::Skills { command } => {
             let cairn = open(g)?;
+            let (agent, dry_run, remove) = match command {
+                SkillsCommand::Install { agent, dry_run } => (agent, dry_run, false),
+                SkillsCommand::Uninstall { agent, dry_run } => (agent, dry_run, true),
+            };
             let agents: Vec<Agent> = if agent.is_empty() {
                 cairn_core::hooks::HOOKED.to_vec()
             } else {
@@ -656,16 +667,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let mut results = Vec::new();
             for a in agents {
-                results.push(cairn.install_skill(a, dry_run)?);
+                results.push(if remove {
+                    cairn.uninstall_skill(a, dry_run)?
+                } else {
+                    cairn.install_skill(a, dry_run)?
+                });
             }
             if g.json {
                 render::json(out, &results)?;
             } else {
                 for r in &results {
-                    let what = match (r.changed, r.dry_run) {
-                        (false, _) => "already up to date",
-                        (true, true) => "would be written",
-                        (true, false) => "written",
+                    let what = match (r.changed, r.dry_run, remove) {
+                        (false, _, false) => "already up to date",
+                        (true, true, false) => "would be written",
+                        (true, false, false) => "written",
+                        (false, _, true) => "not there: nothing to remove",
+                        (true, true, true) => "would be removed",
+                        (true, false, true) => "removed",
                     };
                     writeln!(
                         out,

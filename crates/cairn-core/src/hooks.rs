@@ -609,6 +609,38 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
     })
 }
 
+/// Take Cairn's skill away from where `agent` looks for skills: the file goes (a link, not
+/// what it points at), a copy kept beside it first when it is not the text Cairn writes (the
+/// person edited it), and its folder too when that is left empty. No skill there: no change.
+pub fn uninstall_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
+    require_hook(agent)?;
+    let path = skill_path(agent, home);
+    let there = std::fs::symlink_metadata(&path).is_ok();
+    let mut backup = None;
+    if there && !dry_run {
+        // Read first: a FIFO or a device in its place is refused, not removed.
+        let existing = settings::read_text(&path)?;
+        if existing != SKILL && !existing.is_empty() {
+            backup = Some(write_backup(&path, &existing)?);
+        }
+        std::fs::remove_file(&path).map_err(|e| Error::Write {
+            path: path.clone(),
+            source: e,
+        })?;
+        if let Some(dir) = path.parent() {
+            // Fails, as it should, when anything else is in it.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    Ok(SkillInstall {
+        agent,
+        path,
+        changed: there,
+        dry_run,
+        backup,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
@@ -715,6 +747,34 @@ mod tests {
         assert_eq!(names.len(), 2, "{names:?}");
         let again = install_skill(Agent::Claude, home.path(), false).unwrap();
         assert!(!again.changed && again.backup.is_none());
+    }
+
+    /// An uninstall takes the skill Cairn wrote and its folder; an edited one is kept in a copy
+    /// first (and the folder, holding it, stays); none there is no change.
+    #[test]
+    fn a_skill_uninstall_removes_what_cairn_wrote_and_keeps_edits() {
+        let home = tempfile::tempdir().unwrap();
+        let skill = skill_path(Agent::Codex, home.path());
+        assert!(
+            !uninstall_skill(Agent::Codex, home.path(), false)
+                .unwrap()
+                .changed
+        );
+        install_skill(Agent::Codex, home.path(), false).unwrap();
+        let dry = uninstall_skill(Agent::Codex, home.path(), true).unwrap();
+        assert!(dry.changed && skill.exists());
+        let done = uninstall_skill(Agent::Codex, home.path(), false).unwrap();
+        assert!(done.changed && done.backup.is_none());
+        assert!(!skill.exists() && !skill.parent().unwrap().exists());
+        assert!(skill.parent().unwrap().parent().unwrap().exists());
+
+        install_skill(Agent::Codex, home.path(), false).unwrap();
+        std::fs::write(&skill, "my own notes\n").unwrap();
+        let done = uninstall_skill(Agent::Codex, home.path(), false).unwrap();
+        let backup = done.backup.expect("a copy of the edited skill");
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), "my own notes\n");
+        assert!(!skill.exists() && backup.starts_with(skill.parent().unwrap()));
+        assert!(uninstall_skill(Agent::Gemini, home.path(), false).is_err());
     }
 
     /// Agents without a verified hook spec get an error that says how they are captured, and

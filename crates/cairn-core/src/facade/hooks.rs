@@ -85,6 +85,12 @@ impl Cairn {
         hooks::install_skill(agent, &home, dry_run)
     }
 
+    /// Take Cairn's skill away from an agent: see [`hooks::uninstall_skill`].
+    pub fn uninstall_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
+        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        hooks::uninstall_skill(agent, &home, dry_run)
+    }
+
     /// Whether each agent's settings run Cairn's hook, and into this archive.
     pub fn hook_status(&self) -> Vec<hooks::HookStatus> {
         let archive = self.data_dir_elsewhere();
