@@ -154,3 +154,53 @@ fn empty_files_huge_lines_and_unreadable_paths_are_warnings() {
     // The 10 MB line is under the limit: stored (text capped in the index), nothing lost.
     assert_eq!(report.records_added, 3);
 }
+
+/// Claude Code cuts long tool output inside an emoji's surrogate pair and writes the half it
+/// kept as `\ud83d` (known upstream; other readers of these files met it too). serde_json
+/// refuses such a line, so the record was kept only in the retained copy: a user's prompt or a
+/// tool's output lost from search and show. The half reads as U+FFFD; the line is stored as
+/// written, so a re-sync finds nothing new; a secret beside it is redacted as anywhere.
+#[test]
+fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let secret = "ghp_EXAMPLE00000000000000000000000000000";
+    let lines = [
+        claude_line(0, "first"),
+        claude_line(1, &format!("cut at HIGH, key {secret}")),
+        claude_line(2, "ends LOW"),
+        claude_line(3, "escaped \\ud83d stays text"),
+    ];
+    // As a JavaScript writer escapes the half of a pair it kept.
+    let text = format!("{}\n", lines.join("\n"))
+        .replace("HIGH", "\\ud83d")
+        .replace("LOW", "\\ude00");
+    std::fs::write(&path, &text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Claude, &path);
+    let report = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(
+        (report.records_added, report.warnings.len()),
+        (4, 0),
+        "{report:?}"
+    );
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let texts: Vec<String> = conn
+        .prepare("SELECT text FROM records ORDER BY ordinal")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        texts[1..],
+        [
+            "cut at \u{fffd}, key [REDACTED:github-pat]".to_owned(),
+            "ends \u{fffd}".to_owned(),
+            "escaped \\ud83d stays text".to_owned()
+        ]
+    );
+    let again = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}

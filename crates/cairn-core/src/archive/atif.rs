@@ -180,7 +180,8 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
     })?;
     // serde_json refuses nesting deeper than 128 levels, so a hostile document cannot exhaust
     // the stack.
-    let doc: Value = serde_json::from_slice(crate::text::without_bom(&bytes)).map_err(|e| {
+    let readable = super::json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    let doc: Value = serde_json::from_slice(&readable).map_err(|e| {
         refuse(format!(
             "not JSON ({})",
             crate::text::one_line(&e.to_string(), 120)

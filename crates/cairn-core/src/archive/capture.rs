@@ -456,7 +456,10 @@ fn read_file(
                 batch
                     .findings
                     .extend(findings.into_iter().map(|f| (line_no, f)));
-                match parser.parse_line(&clean, &mut out) {
+                // The retained copy keeps the line as written; the parser reads a lone
+                // surrogate's escape as the replacement character.
+                let readable = super::json_text::without_lone_surrogates_str(&clean);
+                match parser.parse_line(&readable, &mut out) {
                     Ok(()) => {
                         let record_hash = match line_identity {
                             LineIdentity::Content => Cow::Borrowed(hash.as_str()),
@@ -468,12 +471,12 @@ fn read_file(
                     }
                     Err(e) => {
                         out.clear();
-                        let what = if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok()
-                        {
-                            "record of an unexpected shape kept only in the retained copy"
-                        } else {
-                            "malformed JSON skipped"
-                        };
+                        let what =
+                            if serde_json::from_str::<serde::de::IgnoredAny>(&readable).is_ok() {
+                                "record of an unexpected shape kept only in the retained copy"
+                            } else {
+                                "malformed JSON skipped"
+                            };
                         batch.warnings.push((Some(line_no), format!("{what}: {e}")));
                     }
                 }

@@ -146,6 +146,52 @@ pub(crate) fn unicode_escape(b: &[u8], at: usize) -> Option<(char, usize)> {
     }
 }
 
+/// `json` with each escaped lone surrogate (`\ud83d` with no low half after it, or a low half
+/// with no high half before it) written `\ufffd`, the replacement character, so that a strict
+/// parser reads it. JavaScript writes such escapes for a string cut inside a surrogate pair
+/// (Claude Code's truncated tool outputs hold them), and serde_json refuses the whole line or
+/// document for one, which lost the record. The escape keeps its length, so every byte offset
+/// holds; a pair, and `\\ud83d` (an escaped backslash, then text), are left as written.
+pub fn without_lone_surrogates(json: &[u8]) -> Cow<'_, [u8]> {
+    let finder = |needle: &[u8]| memchr::memmem::find(json, needle).is_some();
+    if !finder(b"\\ud") && !finder(b"\\uD") {
+        return Cow::Borrowed(json);
+    }
+    let surrogate = |at: usize, range: std::ops::RangeInclusive<u16>| {
+        json.get(at..at + 2) == Some(b"\\u")
+            && hex4(json, at + 2).is_some_and(|u| range.contains(&u))
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < json.len() {
+        if json[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if surrogate(i, 0xD800..=0xDBFF) && surrogate(i + 6, 0xDC00..=0xDFFF) {
+            i += 12;
+        } else if surrogate(i, 0xD800..=0xDFFF) {
+            out.get_or_insert_with(|| json.to_vec())[i + 2..i + 6].copy_from_slice(b"fffd");
+            i += 6;
+        } else {
+            // Any other escape, `\\` included, is two bytes (a `\u`'s digits are no escape).
+            i += 2;
+        }
+    }
+    out.map_or(Cow::Borrowed(json), Cow::Owned)
+}
+
+/// [`without_lone_surrogates`] of a text: only ASCII hex digits change, so it stays UTF-8.
+pub fn without_lone_surrogates_str(json: &str) -> Cow<'_, str> {
+    match without_lone_surrogates(json.as_bytes()) {
+        Cow::Borrowed(_) => Cow::Borrowed(json),
+        Cow::Owned(bytes) => Cow::Owned(
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        ),
+    }
+}
+
 /// The four hex digits at `b[at..]`.
 fn hex4(b: &[u8], at: usize) -> Option<u16> {
     let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
@@ -158,6 +204,34 @@ fn hex4(b: &[u8], at: usize) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character_and_nothing_else_moves() {
+        let fixed = |s: &str| without_lone_surrogates_str(s).into_owned();
+        // Cut after the high half, at the end, or a low half alone; either case of hex.
+        assert_eq!(fixed(r#"{"t":"a \ud83d b"}"#), r#"{"t":"a \ufffd b"}"#);
+        assert_eq!(fixed(r#"{"t":"\uD83D"}"#), r#"{"t":"\ufffd"}"#);
+        assert_eq!(fixed(r#"{"t":"\ude00x"}"#), r#"{"t":"\ufffdx"}"#);
+        assert_eq!(
+            fixed(r#"["\ud83d\ud83d\ude00"]"#),
+            r#"["\ufffd\ud83d\ude00"]"#
+        );
+        // A pair, an escaped backslash before `ud83d`, other escapes: as written.
+        for kept in [
+            r#"{"t":"\ud83d\ude00"}"#,
+            r#"{"t":"\\ud83d"}"#,
+            r#"{"t":"\\\u0041\n"}"#,
+            r#"{"t":"\u12"}"#,
+            "no escape at all",
+        ] {
+            assert!(
+                matches!(without_lone_surrogates_str(kept), Cow::Borrowed(_)),
+                "{kept}"
+            );
+        }
+        let v: Value = serde_json::from_str(&fixed(r#"{"t":"a \ud83d b"}"#)).unwrap();
+        assert_eq!(v["t"], "a \u{fffd} b");
+    }
 
     /// What serde_json writes for `raw`'s value.
     fn serde(raw: &str) -> String {

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
 use crate::archive::discover::FoundFile;
+use crate::archive::json_text;
 use crate::archive::redact::{Finding, Redactor};
 use crate::archive::sources::{
     DocumentParser, LineOutput, UnitParser, document_parser_for_file, with_sidecars,
@@ -114,7 +115,8 @@ pub(super) fn read_document(
     };
     let line_start = prior.filter(|_| !force).map_or(0, |p| p.line_count);
     let digest = keys::digest_hex(&bytes);
-    let doc: Value = match serde_json::from_slice(crate::text::without_bom(&bytes)) {
+    let readable = json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    let doc: Value = match serde_json::from_slice(&readable) {
         Ok(v) => v,
         Err(e) => {
             emit(warn(format!(

@@ -115,7 +115,10 @@ fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Val
         return Ok(None);
     };
     let parsed = match row.get_ref(1)? {
-        rusqlite::types::ValueRef::Text(t) => serde_json::from_slice(t).unwrap_or(Value::Null),
+        rusqlite::types::ValueRef::Text(t) => {
+            serde_json::from_slice(&crate::archive::json_text::without_lone_surrogates(t))
+                .unwrap_or(Value::Null)
+        }
         _ => Value::Null,
     };
     let header = serde_json::json!({
