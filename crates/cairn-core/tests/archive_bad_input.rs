@@ -204,3 +204,45 @@ fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
     let again = support::capture(&cairn, std::slice::from_ref(&file));
     assert_eq!((again.records_added, again.records_updated), (0, 0));
 }
+
+/// A write cut off by a crash leaves a line without its end, and the agent's next append goes
+/// on the same line (or after NUL bytes the crash left): the whole record after the cut was
+/// skipped with it. It is read now, with a warning naming the line; the cut one stays in the
+/// retained copy only, and a re-sync reads nothing twice.
+#[test]
+fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let cut = claude_line(1, "this one was cut");
+    let text = format!(
+        "{}\n{}{}\n{}{}\n",
+        claude_line(0, "first"),
+        &cut[..cut.len() / 2],
+        claude_line(2, "after the cut"),
+        "\0".repeat(512),
+        claude_line(3, "after the zeros"),
+    );
+    std::fs::write(&path, &text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = support::main_file(Agent::Claude, &path);
+    let report = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!(report.records_added, 3, "{report:?}");
+    let lines: Vec<_> = report.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, [Some(2), Some(3)], "{report:?}");
+    assert!(
+        report.warnings[1].message.contains("512 bytes"),
+        "{report:?}"
+    );
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let texts: Vec<String> = conn
+        .prepare("SELECT text FROM records ORDER BY ordinal")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(texts, ["first", "after the cut", "after the zeros"]);
+    let again = support::capture(&cairn, std::slice::from_ref(&file));
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}

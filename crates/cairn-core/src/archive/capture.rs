@@ -459,7 +459,23 @@ fn read_file(
                 // The retained copy keeps the line as written; the parser reads a lone
                 // surrogate's escape as the replacement character.
                 let readable = super::json_text::without_lone_surrogates_str(&clean);
-                match parser.parse_line(&readable, &mut out) {
+                let mut parsed = parser.parse_line(&readable, &mut out);
+                if parsed.is_err()
+                    && let Some(whole) = super::json_text::record_after_cut(&readable)
+                {
+                    out.clear();
+                    parsed = parser.parse_line(whole, &mut out);
+                    if parsed.is_ok() {
+                        batch.warnings.push((
+                            Some(line_no),
+                            format!(
+                                "a record cut off by an interrupted write ({} bytes, kept only in the retained copy), then a whole one, which was read",
+                                readable.len() - whole.len()
+                            ),
+                        ));
+                    }
+                }
+                match parsed {
                     Ok(()) => {
                         let record_hash = match line_identity {
                             LineIdentity::Content => Cow::Borrowed(hash.as_str()),

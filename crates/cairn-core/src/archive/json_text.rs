@@ -181,6 +181,23 @@ pub fn without_lone_surrogates(json: &[u8]) -> Cow<'_, [u8]> {
     out.map_or(Cow::Borrowed(json), Cow::Owned)
 }
 
+/// The whole JSON object that ends `line` after a record an interrupted write cut off: the
+/// agent's next append went on after the cut, on the same line (`{"type":"user","mess{"type":…}`),
+/// or after the NUL bytes a crash left in the file. It opens where no JSON value may (`{"`
+/// right after a byte other than `[`, `,`, `:` or whitespace: in valid JSON an unescaped `{"`
+/// is always an object's start), and the rest of the line parses. The first such place of the
+/// first eight, `None` when none.
+pub fn record_after_cut(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    memchr::memmem::find_iter(b, b"{\"")
+        .filter(|&p| {
+            p > 0 && !matches!(b[p - 1], b'[' | b',' | b':' | b' ' | b'\t' | b'\r' | b'\n')
+        })
+        .take(8)
+        .find(|&p| serde_json::from_slice::<serde::de::IgnoredAny>(&b[p..]).is_ok())
+        .map(|p| &line[p..])
+}
+
 /// [`without_lone_surrogates`] of a text: only ASCII hex digits change, so it stays UTF-8.
 pub fn without_lone_surrogates_str(json: &str) -> Cow<'_, str> {
     match without_lone_surrogates(json.as_bytes()) {
@@ -204,6 +221,29 @@ fn hex4(b: &[u8], at: usize) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_record_after_a_cut_one_is_found_and_nothing_else() {
+        let whole = r#"{"type":"user","message":{"content":"b"}}"#;
+        let cut = r#"{"type":"user","message":{"content":"a tool's outp"#;
+        assert_eq!(record_after_cut(&format!("{cut}{whole}")), Some(whole));
+        assert_eq!(record_after_cut(&format!("\0\0\0{whole}")), Some(whole));
+        // Cut right after a string's end, or inside a number.
+        assert_eq!(
+            record_after_cut(&format!(r#"{{"a":"x"{whole}"#)),
+            Some(whole)
+        );
+        assert_eq!(
+            record_after_cut(&format!(r#"{{"a":12{whole}"#)),
+            Some(whole)
+        );
+        // A valid line, a line cut with nothing after it, or a cut after a comma: none.
+        assert_eq!(record_after_cut(whole), None);
+        assert_eq!(record_after_cut(cut), None);
+        assert_eq!(record_after_cut(&format!(r#"{{"a":1,{whole}"#)), None);
+        // `{"` inside a string is escaped in JSON: `{\"` never starts one.
+        assert_eq!(record_after_cut(r#"{"t":"x{\"a\":1}"#), None);
+    }
 
     #[test]
     fn lone_surrogates_become_the_replacement_character_and_nothing_else_moves() {
