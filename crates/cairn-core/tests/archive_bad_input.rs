@@ -246,3 +246,25 @@ fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
     let again = support::capture(&cairn, std::slice::from_ref(&file));
     assert_eq!((again.records_added, again.records_updated), (0, 0));
 }
+
+/// A transcript saved with a byte-order mark (an editor's save, files joined) has each line
+/// read whole: the first one was skipped as malformed, or read with a warning of a cut.
+#[test]
+fn a_byte_order_mark_before_a_line_is_no_warning() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let text = format!(
+        "\u{feff}{}\n\u{feff}{}\n",
+        claude_line(0, "first"),
+        claude_line(1, "joined")
+    );
+    std::fs::write(&path, text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let report = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    assert_eq!(
+        (report.records_added, report.warnings.len()),
+        (2, 0),
+        "{report:?}"
+    );
+}
