@@ -345,6 +345,46 @@ test('settings: folders, hooks, health and the privacy preview', async () => {
   await shot('10-settings');
 });
 
+/** Click the enabled button whose label starts with `label` inside `[data-testid=id]`, once
+ * it is there. */
+async function clickIn(id, label) {
+  await until(
+    () =>
+      browser.execute(
+        (id, label) => {
+          const button = [...document.querySelectorAll(`[data-testid="${id}"] button`)].find(
+            (b) => b.textContent.trim().startsWith(label) && !b.disabled,
+          );
+          button?.click();
+          return Boolean(button);
+        },
+        id,
+        label,
+      ),
+    `no "${label}" button in ${id}`,
+  );
+}
+
+test('settings: the capture hook is installed, then removed, each after its diff', async () => {
+  await (await browser.$('[data-tab="settings"]')).click();
+  const file = join(mustEnv('HOME'), '.claude', 'settings.json');
+  const hooked = () => existsSync(file) && readFileSync(file, 'utf8').includes('hook --agent claude');
+  await (await byTestId('hook-claude')).waitForExist({ timeout: 10_000 });
+  assert.equal(hooked(), false, 'no hook before the install');
+  await clickIn('hook-claude', 'Install…');
+  await until(async () => (await text(await byTestId('hook-claude'))).includes('hook --agent claude'), 'the install diff was not shown');
+  assert.equal(hooked(), false, 'the preview wrote nothing');
+  await clickIn('hook-claude', 'Install the hook');
+  await until(async () => hooked(), 'the hook was not written');
+  await clickIn('hook-claude', 'Remove…');
+  await until(async () => /Remove the hooks/.test(await text(await byTestId('hook-claude'))), 'the removal diff was not shown');
+  assert.equal(hooked(), true, 'the preview removed nothing');
+  await clickIn('hook-claude', 'Remove the hooks');
+  await until(async () => /Removed from/.test(await text(await byTestId('hook-claude'))), 'the removal was not confirmed');
+  assert.equal(hooked(), false, 'the hook is gone from the settings file');
+  await shot('10a-hook-removed');
+});
+
 test('a second launch with a cairn:// link hands it to the open window and exits', async () => {
   const running = appProcesses();
   assert.equal(running.length, 1, `one app runs: ${running}`);
