@@ -71,8 +71,7 @@ pub fn policies(env: impl Fn(&str) -> Option<PathBuf>, home: Option<&Path>) -> V
     if let Some(dir) = claude_dir {
         out.push(claude(&dir.join("settings.json")));
     }
-    let gemini_dir =
-        env(crate::archive::sources::gemini::ENV_DIR).or_else(|| home.map(|h| h.join(".gemini")));
+    let gemini_dir = crate::archive::sources::gemini::folder(&env, home).map(|(dir, _)| dir);
     if let Some(dir) = gemini_dir
         && let Some(policy) = gemini(&dir.join("settings.json"))
     {

@@ -82,7 +82,8 @@ pub const MCP_AGENTS: [Agent; 8] = [
 ///
 /// - Claude Code: `~/.claude.json` (`$CLAUDE_CONFIG_DIR`), a project's `.mcp.json`;
 /// - Codex: `~/.codex/config.toml` (`$CODEX_HOME`), a project's `.codex/config.toml`;
-/// - Gemini CLI: `~/.gemini/settings.json`, a project's `.gemini/settings.json`;
+/// - Gemini CLI: `~/.gemini/settings.json` (`$GEMINI_CLI_HOME/.gemini/…` when set), a
+///   project's `.gemini/settings.json`;
 /// - Cursor: `~/.cursor/mcp.json`, a project's `.cursor/mcp.json`;
 /// - Copilot CLI: `~/.copilot/mcp-config.json`;
 /// - Qwen Code: `~/.qwen/settings.json`, a project's `.qwen/settings.json`;
@@ -105,7 +106,11 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             .unwrap_or_else(|| home.join(".codex"))
             .join("config.toml"),
         (Agent::Gemini, Some(dir)) => dir.join(".gemini").join("settings.json"),
-        (Agent::Gemini, None) => home.join(".gemini").join("settings.json"),
+        // Where the CLI reads it: under `$GEMINI_CLI_HOME` when a profile sets it.
+        (Agent::Gemini, None) => env(crate::archive::sources::gemini::ENV_HOME)
+            .unwrap_or_else(|| home.to_owned())
+            .join(".gemini")
+            .join("settings.json"),
         (Agent::Cursor, Some(dir)) => dir.join(".cursor").join("mcp.json"),
         (Agent::Cursor, None) => home.join(".cursor").join("mcp.json"),
         (Agent::Copilot, None) => home.join(".copilot").join("mcp-config.json"),

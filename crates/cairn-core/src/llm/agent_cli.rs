@@ -98,6 +98,8 @@ impl AgentKind {
                 "GOOGLE_API_KEY",
                 "GOOGLE_CLOUD_PROJECT",
                 "GOOGLE_APPLICATION_CREDENTIALS",
+                // The profile (home) the CLI keeps its login in, when one is chosen.
+                "GEMINI_CLI_HOME",
             ],
             AgentKind::Copilot => &["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"],
         }

@@ -31,17 +31,35 @@ use super::{
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
-/// The variable naming Gemini CLI's home folder (AgentsView's name); sessions are under its
-/// `tmp/`.
+/// The variable naming Gemini CLI's folder (`.gemini`: AgentsView's name); sessions are under
+/// its `tmp/`.
 pub const ENV_DIR: &str = "GEMINI_DIR";
 
-/// Where Gemini CLI keeps its sessions (the same on Linux and macOS): `$GEMINI_DIR/tmp` when
-/// set, else `~/.gemini/tmp`.
+/// The variable Gemini CLI itself reads in place of the home directory (one profile per
+/// account): its folder is then `$GEMINI_CLI_HOME/.gemini`.
+pub const ENV_HOME: &str = "GEMINI_CLI_HOME";
+
+/// Gemini CLI's folder: `$GEMINI_DIR`, else `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+pub fn folder(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+) -> Option<(PathBuf, DirOrigin)> {
+    env(ENV_DIR)
+        .map(|d| (d, DirOrigin::Env))
+        .or_else(|| env(ENV_HOME).map(|h| (h.join(".gemini"), DirOrigin::Env)))
+        .or_else(|| home.map(|h| (h.join(".gemini"), DirOrigin::Default)))
+}
+
+/// Where Gemini CLI keeps its sessions (the same on Linux and macOS): the `tmp/` of its
+/// [`folder`].
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(env, ENV_DIR, "tmp", home, &[".gemini/tmp"])
+    folder(env, home)
+        .map(|(dir, origin)| (dir.join("tmp"), origin))
+        .into_iter()
+        .collect()
 }
 
 /// A session file: `<project>/chats/session-*.json`, `<project>/chats/*.jsonl`, or a
@@ -511,6 +529,34 @@ impl super::UnitParser for GeminiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `GEMINI_DIR` names the folder; Gemini CLI's own `GEMINI_CLI_HOME` (a profile per account)
+    /// names the home it sits in; otherwise it is under the home directory.
+    #[test]
+    fn the_folder_follows_gemini_dir_then_the_clis_own_home_variable() {
+        let home = Path::new("/home/ann");
+        let vars = |dir: Option<&str>, cli_home: Option<&str>| {
+            let (dir, cli_home) = (dir.map(PathBuf::from), cli_home.map(PathBuf::from));
+            move |name: &str| match name {
+                ENV_DIR => dir.clone(),
+                ENV_HOME => cli_home.clone(),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            locations(vars(None, None), Some(home)),
+            [(PathBuf::from("/home/ann/.gemini/tmp"), DirOrigin::Default)]
+        );
+        assert_eq!(
+            locations(vars(None, Some("/p/work")), Some(home)),
+            [(PathBuf::from("/p/work/.gemini/tmp"), DirOrigin::Env)]
+        );
+        assert_eq!(
+            locations(vars(Some("/g"), Some("/p/work")), Some(home)),
+            [(PathBuf::from("/g/tmp"), DirOrigin::Env)]
+        );
+        assert!(locations(vars(None, None), None).is_empty());
+    }
 
     #[test]
     fn only_session_files_under_chats_are_transcripts() {
