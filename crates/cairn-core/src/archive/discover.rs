@@ -593,9 +593,86 @@ pub(crate) fn env_or_home(
     }
 }
 
+/// [`env_or_home`] for an agent whose own variable moves its folder: each default
+/// `(under home, the agent's variable, under that)` is `$variable/…` when the agent's variable
+/// is set (`COPILOT_HOME` for `~/.copilot`), else `~/…`.
+pub(crate) fn env_or_agent_home(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    var: &str,
+    sub: &str,
+    home: Option<&Path>,
+    defaults: &[(&str, &str, &str)],
+) -> Vec<(PathBuf, DirOrigin)> {
+    if env(var).is_some() {
+        return env_or_home(env, var, sub, home, &[]);
+    }
+    defaults
+        .iter()
+        .filter_map(|(rel, own, under)| match env(own) {
+            Some(dir) => Some((dir.join(under), DirOrigin::Env)),
+            None => home.map(|h| (h.join(rel), DirOrigin::Default)),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The agents' own variables for their folders move where Cairn looks, after Cairn's
+    /// (AgentsView's) variable and before the home directory.
+    #[test]
+    fn an_agents_own_folder_variable_moves_its_sessions() {
+        use crate::archive::sources::{copilot, kimi, qwen};
+        let home = Some(Path::new("/home/ann"));
+        let with = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| PathBuf::from(v))
+            }
+        };
+        let places = |found: Vec<(PathBuf, DirOrigin)>| -> Vec<String> {
+            found
+                .into_iter()
+                .map(|(p, o)| format!("{} {o:?}", p.display()))
+                .collect()
+        };
+        assert_eq!(
+            places(copilot::locations(with(&[]), home)),
+            ["/home/ann/.copilot/session-state Default"]
+        );
+        assert_eq!(
+            places(copilot::locations(with(&[("COPILOT_HOME", "/c")]), home)),
+            ["/c/session-state Env"]
+        );
+        assert_eq!(
+            places(copilot::locations(
+                with(&[("COPILOT_HOME", "/c"), ("COPILOT_DIR", "/d")]),
+                home
+            )),
+            ["/d/session-state Env"]
+        );
+        assert_eq!(
+            places(kimi::locations(with(&[("KIMI_SHARE_DIR", "/k")]), home)),
+            ["/home/ann/.kimi-code/sessions Default", "/k/sessions Env"]
+        );
+        assert_eq!(
+            places(qwen::locations(with(&[("QWEN_HOME", "/q")]), home)),
+            ["/q/projects Env"]
+        );
+        assert_eq!(
+            places(qwen::locations(
+                with(&[("QWEN_HOME", "/q"), ("QWEN_RUNTIME_DIR", "/r")]),
+                home
+            )),
+            ["/r/projects Env"]
+        );
+        assert_eq!(
+            places(qwen::locations(with(&[]), home)),
+            ["/home/ann/.qwen/projects Default"]
+        );
+    }
 
     #[test]
     fn classifies_claude_layout() {

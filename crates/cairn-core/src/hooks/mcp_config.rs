@@ -85,10 +85,11 @@ pub const MCP_AGENTS: [Agent; 8] = [
 /// - Gemini CLI: `~/.gemini/settings.json` (`$GEMINI_CLI_HOME/.gemini/…` when set), a
 ///   project's `.gemini/settings.json`;
 /// - Cursor: `~/.cursor/mcp.json`, a project's `.cursor/mcp.json`;
-/// - Copilot CLI: `~/.copilot/mcp-config.json`;
-/// - Qwen Code: `~/.qwen/settings.json`, a project's `.qwen/settings.json`;
+/// - Copilot CLI: `~/.copilot/mcp-config.json` (`$COPILOT_HOME/…` when set);
+/// - Qwen Code: `~/.qwen/settings.json` (`$QWEN_HOME/…` when set), a project's
+///   `.qwen/settings.json`;
 /// - Factory Droid: `~/.factory/mcp.json`, a project's `.factory/mcp.json`;
-/// - Kimi CLI: `~/.kimi/mcp.json`.
+/// - Kimi CLI: `~/.kimi/mcp.json` (`$KIMI_SHARE_DIR/…` when set).
 pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<PathBuf> {
     supported(agent)?;
     let env = |name: &str| {
@@ -113,12 +114,19 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             .join("settings.json"),
         (Agent::Cursor, Some(dir)) => dir.join(".cursor").join("mcp.json"),
         (Agent::Cursor, None) => home.join(".cursor").join("mcp.json"),
-        (Agent::Copilot, None) => home.join(".copilot").join("mcp-config.json"),
+        // Each under the folder the agent's own variable names, when set.
+        (Agent::Copilot, None) => env("COPILOT_HOME")
+            .unwrap_or_else(|| home.join(".copilot"))
+            .join("mcp-config.json"),
         (Agent::Qwen, Some(dir)) => dir.join(".qwen").join("settings.json"),
-        (Agent::Qwen, None) => home.join(".qwen").join("settings.json"),
+        (Agent::Qwen, None) => env("QWEN_HOME")
+            .unwrap_or_else(|| home.join(".qwen"))
+            .join("settings.json"),
         (Agent::Droid, Some(dir)) => dir.join(".factory").join("mcp.json"),
         (Agent::Droid, None) => home.join(".factory").join("mcp.json"),
-        (Agent::Kimi, None) => home.join(".kimi").join("mcp.json"),
+        (Agent::Kimi, None) => env("KIMI_SHARE_DIR")
+            .unwrap_or_else(|| home.join(".kimi"))
+            .join("mcp.json"),
         (Agent::Copilot | Agent::Kimi, Some(_)) => {
             return Err(Error::Invalid(format!(
                 "{agent} has no project MCP config Cairn knows; run the command without --project to register the server for your user"

@@ -26,17 +26,18 @@ use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsag
 pub const ENV_DIR: &str = "COPILOT_DIR";
 
 /// Where Copilot CLI keeps its sessions (the same on Linux and macOS): `$COPILOT_DIR/session-state`
-/// when set, else `~/.copilot/session-state`.
+/// when set, else under Copilot's own `$COPILOT_HOME` (which stands for `~/.copilot`), else
+/// `~/.copilot/session-state`.
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(
+    crate::archive::discover::env_or_agent_home(
         env,
         ENV_DIR,
         "session-state",
         home,
-        &[".copilot/session-state"],
+        &[(".copilot/session-state", "COPILOT_HOME", "session-state")],
     )
 }
 

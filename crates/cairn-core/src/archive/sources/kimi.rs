@@ -30,17 +30,21 @@ use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsag
 pub const ENV_DIR: &str = "KIMI_DIR";
 
 /// Where Kimi Code keeps its sessions (the same on Linux and macOS): `$KIMI_DIR/sessions` when
-/// set, else `~/.kimi-code/sessions` and the older `~/.kimi/sessions`.
+/// set, else `~/.kimi-code/sessions` and the older `~/.kimi/sessions`, each moved by Kimi's own
+/// variable for it (`KIMI_CODE_HOME`, `KIMI_SHARE_DIR`).
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(
+    crate::archive::discover::env_or_agent_home(
         env,
         ENV_DIR,
         "sessions",
         home,
-        &[".kimi-code/sessions", ".kimi/sessions"],
+        &[
+            (".kimi-code/sessions", "KIMI_CODE_HOME", "sessions"),
+            (".kimi/sessions", "KIMI_SHARE_DIR", "sessions"),
+        ],
     )
 }
 

@@ -26,12 +26,24 @@ use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsag
 pub const ENV_DIR: &str = "QWEN_PROJECTS_DIR";
 
 /// Where Qwen Code keeps its sessions (the same on Linux and macOS): `$QWEN_PROJECTS_DIR` when
-/// set, else `~/.qwen/projects`.
+/// set, else the `projects` of Qwen's own runtime folder (`$QWEN_RUNTIME_DIR`, else
+/// `$QWEN_HOME`, which stands for `~/.qwen`), else `~/.qwen/projects`.
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(env, ENV_DIR, "", home, &[".qwen/projects"])
+    let runtime = if env("QWEN_RUNTIME_DIR").is_some() {
+        "QWEN_RUNTIME_DIR"
+    } else {
+        "QWEN_HOME"
+    };
+    crate::archive::discover::env_or_agent_home(
+        env,
+        ENV_DIR,
+        "",
+        home,
+        &[(".qwen/projects", runtime, "projects")],
+    )
 }
 
 /// A `.jsonl` under a Qwen projects folder is a session (`<project>/chats/<id>.jsonl`, archived
