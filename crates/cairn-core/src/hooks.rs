@@ -72,11 +72,22 @@ impl HookChange {
         let Some(after) = after else {
             return Self::Unchanged;
         };
-        let was = settings::runs(path, before, events, ours);
-        let is = settings::runs(path, after, events, ours);
+        // On every event (installed), or on any (a removal takes a half-installed hook too).
+        let on = |text: &str, every: bool| {
+            let one = |e: &&str| settings::runs(path, text, std::slice::from_ref(e), ours);
+            if every {
+                events.iter().all(one)
+            } else {
+                events.iter().any(one)
+            }
+        };
+        if on(before, false) && !on(after, false) {
+            return Self::Removed;
+        }
+        let was = on(before, true);
+        let is = on(after, true);
         match (was, is) {
             (false, true) => Self::Added,
-            (true, false) => Self::Removed,
             (true, true)
                 if !settings::runs(path, before, events, this)
                     && settings::runs(path, after, events, this) =>
@@ -998,6 +1009,30 @@ mod settings_tests {
     use serde_json::Value;
 
     const CMD: &str = "/usr/bin/cairn hook --agent claude";
+
+    /// A hook on only some of its events (a hand edit, an older Cairn) is taken off whole, and
+    /// the change says it was removed; the user's own hook on the same event stays.
+    #[test]
+    fn an_uninstall_takes_a_half_installed_hook_and_says_so() {
+        let home = tempfile::tempdir().unwrap();
+        let text = format!(
+            r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "{CMD}"}}, {{"type": "command", "command": "say done"}}]}}]}}}}"#
+        );
+        let path = claude_settings(home.path(), &text);
+        let done = uninstall(Agent::Claude, home.path(), false).unwrap();
+        assert!(done.changed);
+        assert_eq!(
+            (done.capture, done.memory),
+            (HookChange::Removed, HookChange::Unchanged)
+        );
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !after.contains(CMD) && after.contains("say done"),
+            "{after}"
+        );
+        let again = uninstall(Agent::Claude, home.path(), false).unwrap();
+        assert!(!again.changed && again.backup.is_none());
+    }
 
     fn claude_settings(home: &Path, text: &str) -> PathBuf {
         let path = home.join(".claude/settings.json");
