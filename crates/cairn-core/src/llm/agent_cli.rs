@@ -129,7 +129,6 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| kind.as_str().to_owned());
     let what = format!("{} ({binary})", kind.as_str());
-    // tempfile makes the directory 0700; it and everything in it go when `workdir` drops.
     let failed = |e: Error| match e {
         Error::Generator { what, message } => LlmError::Generator { what, message },
         Error::Invalid(m) => LlmError::Config(m),
@@ -138,6 +137,7 @@ pub fn run(
             message: other.to_string(),
         },
     };
+    // tempfile makes the directory 0700; it and everything in it go when `workdir` drops.
     let workdir = tempfile::tempdir()
         .map_err(|e| Error::Write {
             path: std::env::temp_dir(),
