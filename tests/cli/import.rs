@@ -573,6 +573,22 @@ fn an_import_naming_a_captured_sessions_id_does_not_take_it_over() {
     );
     let by_key = env.json(&["show", imported["session_key"].as_str().unwrap()]);
     assert_eq!(by_key["agent"], "atif");
+    // A second file of the impostor's session is refused; the way out names it by its key, as
+    // `forget` by the id would list the captured session.
+    let second = write(
+        dir.path(),
+        "impostor-2.atif.json",
+        &doc.to_string().replace("impostor says hi", "again"),
+    );
+    let err = import(&env, &second).unwrap_err();
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "`cairn forget {}`",
+            imported["session_key"].as_str().unwrap()
+        )),
+        "{message}"
+    );
 }
 
 /// A trajectory dated in the year 2999 (a machine with a wrong clock, or a file made to stay on

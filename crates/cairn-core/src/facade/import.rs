@@ -116,12 +116,17 @@ impl Cairn {
             return Ok(());
         };
         let shown = |p: &Path| crate::text::one_line(&p.display().to_string(), 200);
+        // By its id unless a captured session answers to that id first (then `forget` by the
+        // id would list that one): by its key.
+        let name = match self.session(stored_id) {
+            Ok(s) if s.session_key == session_key => crate::text::one_line(stored_id, 100),
+            _ => session_key.to_owned(),
+        };
         Err(Error::Conflict(format!(
-            "cannot import {}: session {} was imported from {}, and two files of one session would mix their steps; import that file again, or forget the session first (`cairn forget {}`)",
+            "cannot import {}: session {} was imported from {}, and two files of one session would mix their steps; import that file again, or forget the session first (`cairn forget {name}`)",
             shown(&checked.path),
             crate::text::one_line(stored_id, 100),
             shown(other),
-            crate::text::one_line(stored_id, 100),
         )))
     }
 
