@@ -619,3 +619,79 @@ fn an_assistant_speaking_first_is_not_shown_as_the_prompt() {
         );
     }
 }
+
+/// Codex compresses a rollout idle for a week to `rollout-….jsonl.zst` and deletes the plain
+/// file. Such a file is found and read whole: a session first met compressed is captured as the
+/// plain file would be; one captured before it was compressed gains nothing twice; an unchanged
+/// one is not read again; a damaged one is a warning, not a crash.
+#[test]
+fn a_compressed_codex_rollout_is_read_like_the_plain_one() {
+    let name = "rollout-2026-08-03T10-48-56-019fc8be-3658-7ca3-9e29-000000000000.jsonl";
+    let plain = std::fs::read(fixtures().join("codex/small.jsonl")).unwrap();
+    let compress = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        let zst = dir.join(format!("{name}.zst"));
+        std::fs::write(&zst, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+        zst
+    };
+    let sessions = |env: &Env| -> Vec<(String, u64)> {
+        env.json(&["sessions", "--agent", "codex"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["session_key"].as_str().unwrap().to_owned(),
+                    s["record_count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+
+    // The plain file, as a reference.
+    let reference = Env::new();
+    let day = reference.codex().join("2026/08/03");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::write(day.join(name), &plain).unwrap();
+    let plain_sync = reference.json(&["sync", "--agent", "codex"]);
+    let want = sessions(&reference);
+    assert_eq!(want.len(), 1);
+    assert!(want[0].1 > 0);
+
+    // First met compressed: the same session, the same records.
+    let env = Env::new();
+    compress(&env.codex().join("2026/08/03"));
+    let first = env.json(&["sync", "--agent", "codex"]);
+    let messages = |r: &serde_json::Value| -> Vec<String> {
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| format!("{} {}", w["line"], w["message"]))
+            .collect()
+    };
+    assert_eq!(messages(&first), messages(&plain_sync), "{first}");
+    assert_eq!(sessions(&env), want);
+    let again = env.json(&["sync", "--agent", "codex"]);
+    assert_eq!(
+        (&again["files_scanned"], &again["records_added"]),
+        (&1.into(), &0.into()),
+        "{again}"
+    );
+
+    // Captured plain, then compressed by Codex (the plain file deleted): nothing twice.
+    std::fs::remove_file(day.join(name)).unwrap();
+    compress(&day);
+    let after = reference.json(&["sync", "--agent", "codex"]);
+    assert_eq!(after["records_added"], 0, "{after}");
+    assert_eq!(sessions(&reference), want);
+
+    // Damaged: cut in the middle of its frame.
+    let broken = Env::new();
+    let zst = compress(&broken.codex().join("2026/08/03"));
+    let bytes = std::fs::read(&zst).unwrap();
+    std::fs::write(&zst, &bytes[..bytes.len() / 2]).unwrap();
+    let report = broken.json(&["sync", "--agent", "codex"]);
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("read stopped"), "{report}");
+}

@@ -21,7 +21,7 @@ mod tree;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -318,8 +318,12 @@ fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, Sourc
         .collect())
 }
 
+/// The most of a compressed rollout read (Codex's are far smaller; the rest is warned of).
+const MAX_DECOMPRESSED: u64 = 4 << 30;
+
 /// Read the new part of a line file and hand its batches to `emit` (which returns `false` to
-/// stop).
+/// stop). A compressed one (`.jsonl.zst`: Codex compresses a rollout a week old) is read whole
+/// through its decoder.
 fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
@@ -348,6 +352,15 @@ fn read_file(
             return;
         }
     };
+    // A compressed rollout is written once, whole: read it whole when it is new or changed.
+    let compressed = super::sources::is_compressed(&canonical);
+    if compressed
+        && !force_reread
+        && prior.is_some_and(|p| p.size == size && p.mtime_ns == mtime_ns)
+    {
+        return;
+    }
+    let force_reread = force_reread || (compressed && prior.is_some());
     let plan = match plan(&canonical, prior, size, mtime_ns, force_reread) {
         Ok(p) => p,
         Err(e) => {
@@ -377,8 +390,15 @@ fn read_file(
             return read_file(file, prior, true, emit);
         }
     };
-    let handle =
-        File::open(&canonical).and_then(|mut f| f.seek(SeekFrom::Start(offset)).map(|_| f));
+    let handle = File::open(&canonical).and_then(|mut f| -> std::io::Result<Box<dyn Read>> {
+        if compressed {
+            // Bounded: a few bytes of zstd can stand for terabytes.
+            let decoder = zstd::stream::read::Decoder::new(f)?;
+            return Ok(Box::new(decoder.take(MAX_DECOMPRESSED)));
+        }
+        f.seek(SeekFrom::Start(offset))?;
+        Ok(Box::new(f))
+    });
     let handle = match handle {
         Ok(h) => h,
         Err(e) => {
@@ -413,6 +433,13 @@ fn read_file(
         let line = match reader.next_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
+            Err(e) if compressed => {
+                // Said of the file: a damaged one may hold no session to say it of.
+                emit(warn(format!(
+                    "read stopped: the compressed file is damaged ({e}); what came before is kept"
+                )));
+                break;
+            }
             Err(e) => {
                 batch.warnings.push((None, format!("read stopped: {e}")));
                 break;
@@ -527,6 +554,13 @@ fn read_file(
             batch_start = reader.offset();
             batch = new_batch(file, &path_str, &source_key, base, generation);
         }
+    }
+    // The cap may fall inside a line, which is then not read: within a line of it.
+    if compressed && reader.offset() + super::jsonl::MAX_LINE_BYTES as u64 >= MAX_DECOMPRESSED {
+        emit(warn(format!(
+            "read stopped after {} GiB of the compressed file's content, the most Cairn reads of one",
+            MAX_DECOMPRESSED >> 30
+        )));
     }
     if !base.existed && reader.offset() == 0 {
         // Nothing complete to read yet (an empty file, or a first line still being written).
@@ -827,8 +861,6 @@ fn raw_line_key(line: &[u8]) -> String {
     let redacted = Redactor::global().redact_line(&text, &mut Vec::new());
     record_key(line, &redacted)
 }
-
-use std::io::Read as _;
 
 pub(crate) fn mtime_ns(m: &fs::Metadata) -> i64 {
     m.modified()

@@ -293,6 +293,7 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,
         Some("json") => agent == Agent::Gemini,
+        Some("zst") => agent == Agent::Codex && super::sources::is_compressed(path),
         _ => false,
     }
 }

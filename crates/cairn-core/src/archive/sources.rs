@@ -213,6 +213,14 @@ pub fn lines_are_json(agent: Agent) -> bool {
     agent != Agent::Aider
 }
 
+/// Whether a line file is stored compressed: a Codex rollout a week old, which Codex rewrites
+/// as `rollout-….jsonl.zst` and deletes the plain file.
+pub fn is_compressed(path: &std::path::Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".jsonl.zst"))
+}
+
 /// How `file` is read: by its agent and, for agents with two formats, its name.
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
