@@ -25,6 +25,17 @@ fn records(data: &std::path::Path) -> i64 {
         .unwrap()
 }
 
+/// Every record's text, in order.
+fn record_texts(data: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    conn.prepare("SELECT text FROM records ORDER BY ordinal")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 #[test]
 fn a_malformed_middle_line_is_a_warning_and_the_rest_is_kept() {
     let src = tempfile::tempdir().unwrap();
@@ -185,14 +196,7 @@ fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
         (4, 0),
         "{report:?}"
     );
-    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
-    let texts: Vec<String> = conn
-        .prepare("SELECT text FROM records ORDER BY ordinal")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let texts = record_texts(data.path());
     assert_eq!(
         texts[1..],
         [
@@ -234,14 +238,7 @@ fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
         report.warnings[1].message.contains("512 bytes"),
         "{report:?}"
     );
-    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
-    let texts: Vec<String> = conn
-        .prepare("SELECT text FROM records ORDER BY ordinal")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let texts = record_texts(data.path());
     assert_eq!(texts, ["first", "after the cut", "after the zeros"]);
     let again = support::capture(&cairn, std::slice::from_ref(&file));
     assert_eq!((again.records_added, again.records_updated), (0, 0));
