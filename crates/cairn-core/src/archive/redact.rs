@@ -299,14 +299,19 @@ impl Redactor {
     /// without allocating. A line with a hit that parses as JSON is redacted structurally and
     /// re-serialised on one line (key order kept); any other line is redacted as text.
     pub fn redact_line<'a>(&self, raw: &'a str, out: &mut Vec<Finding>) -> Cow<'a, str> {
-        match self.gate(raw) {
-            Gate::Clean => return Cow::Borrowed(raw),
-            // The structural walk would skip exactly those blobs: no need to build the value,
-            // only to know the line is JSON (else it is redacted as text).
-            Gate::ProviderBlobsOnly if is_json(raw) => return Cow::Borrowed(raw),
-            Gate::ProviderBlobsOnly | Gate::Dirty => {}
+        let gate = self.gate(raw);
+        if matches!(gate, Gate::Clean) {
+            return Cow::Borrowed(raw);
         }
-        match serde_json::from_str::<Value>(raw) {
+        // JSON with a lone surrogate's escape (a JavaScript writer's cut string) is walked as
+        // the parsers read it, with U+FFFD there, not handed to the text rules alone.
+        let readable = super::json_text::without_lone_surrogates_str(raw);
+        // The structural walk would skip exactly those blobs: no need to build the value, only
+        // to know the line is JSON (else it is redacted as text).
+        if matches!(gate, Gate::ProviderBlobsOnly) && is_json(&readable) {
+            return Cow::Borrowed(raw);
+        }
+        match serde_json::from_str::<Value>(&readable) {
             Ok(mut v) => {
                 let mut found = Vec::new();
                 if !self.redact_json(&mut v, &mut found) {
@@ -2935,6 +2940,24 @@ mod tests {
         // Unclosed on its line, or closed past a line break: the token ends at the space.
         let text = outbound_as_ann("\"/home/ann/My Drive/a\nb/c\"", &mut Vec::new());
         assert_eq!(text, "\"[REDACTED:path] Drive/a\nb/c\"");
+    }
+
+    /// A JSON line holding a lone surrogate's escape is redacted by the same structural walk as
+    /// one without (it went to the text rules alone, which found less by key name).
+    #[test]
+    fn a_line_with_a_lone_surrogate_is_walked_as_json() {
+        let line = |text: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"{text}"}},{{"type":"tool_use","input":{{"db_password":"Tr0ub4dor&3xyzzy"}}}}]}}}}"#
+            )
+        };
+        let rules = |text: &str| {
+            let mut found = Vec::new();
+            let out = r().redact_line(&line(text), &mut found).into_owned();
+            assert!(!out.contains("Tr0ub4dor"), "{out}");
+            found.iter().map(|f| f.rule).collect::<Vec<_>>()
+        };
+        assert_eq!(rules("cut \\ud83d here"), rules("cut here"));
     }
 
     /// Every password of one command in one pass (found by the `redact` fuzz target): the rule's
