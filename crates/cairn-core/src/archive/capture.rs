@@ -496,12 +496,18 @@ fn read_file(
                     out.clear();
                     parsed = parser.parse_line(whole, &mut out);
                     if parsed.is_ok() {
+                        let cut = &readable.as_bytes()[..readable.len() - whole.len()];
+                        let what = if cut.iter().all(|&b| b == 0) {
+                            format!("{} NUL bytes a crash left", cut.len())
+                        } else {
+                            format!(
+                                "a record cut off by an interrupted write ({} bytes, kept only in the retained copy)",
+                                cut.len()
+                            )
+                        };
                         batch.warnings.push((
                             Some(line_no),
-                            format!(
-                                "a record cut off by an interrupted write ({} bytes, kept only in the retained copy), then a whole one, which was read",
-                                readable.len() - whole.len()
-                            ),
+                            format!("{what}, then a whole record, which was read"),
                         ));
                     }
                 }
