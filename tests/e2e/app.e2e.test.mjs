@@ -382,6 +382,7 @@ test('settings: the capture hook is installed, then removed, each after its diff
   await clickIn('hook-claude', 'Remove the hooks');
   await until(async () => /Removed from/.test(await text(await byTestId('hook-claude'))), 'the removal was not confirmed');
   assert.equal(hooked(), false, 'the hook is gone from the settings file');
+  await (await byTestId('hook-claude')).scrollIntoView();
   await shot('10a-hook-removed');
 });
 
