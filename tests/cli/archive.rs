@@ -695,3 +695,52 @@ fn a_compressed_codex_rollout_is_read_like_the_plain_one() {
     let warnings = report["warnings"].to_string();
     assert!(warnings.contains("read stopped"), "{report}");
 }
+
+/// A sub-agent written as `agent-<id>.jsonl` beside the session files (some 2.0-era Claude Code
+/// builds) is the same sub-agent session as one under `<session>/subagents/`: it was read as
+/// a main file whose lines name the parent's id, so its records were folded into the parent
+/// and its task prompt counted as one of the person's turns.
+#[test]
+fn a_claude_sub_agent_beside_the_session_files_is_a_sub_agent() {
+    let parent = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+    /// Each session: key, relation, agent id, records, turns.
+    type Row = (String, Option<String>, Option<String>, i64, i64);
+    let layout = |nested: bool| -> Vec<Row> {
+        let env = Env::new();
+        let dir = env.claude().join("-home-USER-projects-spotter");
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixtures = fixtures().join("claude");
+        std::fs::copy(
+            fixtures.join(format!("{parent}.jsonl")),
+            dir.join(format!("{parent}.jsonl")),
+        )
+        .unwrap();
+        let sub = fixtures.join(format!("{parent}/subagents/agent-aac57f5.jsonl"));
+        let place = if nested {
+            dir.join(format!("{parent}/subagents"))
+        } else {
+            dir.clone()
+        };
+        std::fs::create_dir_all(&place).unwrap();
+        std::fs::copy(sub, place.join("agent-aac57f5.jsonl")).unwrap();
+        env.ok(&["sync", "--agent", "claude"]);
+        let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+        conn.prepare(
+            "SELECT session_key, relation, agent_id, record_count, turn_count FROM sessions ORDER BY session_key",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    let beside = layout(false);
+    assert_eq!(beside, layout(true));
+    assert_eq!(beside.len(), 2, "{beside:?}");
+    assert!(
+        beside
+            .iter()
+            .any(|s| s.1.as_deref() == Some("subagent") && s.2.as_deref() == Some("aac57f5")),
+        "{beside:?}"
+    );
+}

@@ -337,6 +337,19 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
             if matches!(stem, "history" | "journal") {
                 return None;
             }
+            // Some 2.0-era builds wrote a sub-agent as `agent-<id>.jsonl` beside the session
+            // files; its lines name the parent's `sessionId`, which keys it as the nested
+            // layout does (read as a main file, it was folded into its parent, its prompt
+            // counted as the person's).
+            if let Some(agent_id) = stem.strip_prefix("agent-").filter(|id| !id.is_empty()) {
+                return Some(FoundFile {
+                    agent,
+                    role: FileRole::Subagent,
+                    path: path.to_owned(),
+                    parent_hint: None,
+                    agent_id: Some(agent_id.to_owned()),
+                });
+            }
             Some(FoundFile {
                 agent,
                 role: FileRole::Main,
@@ -699,6 +712,12 @@ mod tests {
                 Path::new("/p/x/abc/subagents/workflows/w/journal.jsonl")
             )
             .is_none()
+        );
+        // Beside the session files (2.0-era builds): its parent comes from its lines.
+        let beside = classify(Agent::Claude, Path::new("/p/-home-x/agent-c2.jsonl")).unwrap();
+        assert_eq!(
+            (beside.role, beside.agent_id.as_deref(), beside.parent_hint),
+            (FileRole::Subagent, Some("c2"), None)
         );
     }
 
