@@ -698,8 +698,8 @@ fn a_compressed_codex_rollout_is_read_like_the_plain_one() {
 
 /// A sub-agent written as `agent-<id>.jsonl` beside the session files (some 2.0-era Claude Code
 /// builds) is the same sub-agent session as one under `<session>/subagents/`: it was read as
-/// a main file whose lines name the parent's id, so its records were folded into the parent
-/// and its task prompt counted as one of the person's turns.
+/// a main file whose lines name the parent's id, so its records and its turn were folded into
+/// the parent and no sub-agent session existed.
 #[test]
 fn a_claude_sub_agent_beside_the_session_files_is_a_sub_agent() {
     let parent = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";

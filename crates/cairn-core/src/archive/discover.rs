@@ -339,8 +339,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
             }
             // Some 2.0-era builds wrote a sub-agent as `agent-<id>.jsonl` beside the session
             // files; its lines name the parent's `sessionId`, which keys it as the nested
-            // layout does (read as a main file, it was folded into its parent, its prompt
-            // counted as the person's).
+            // layout does (read as a main file, its records and turn were folded into its
+            // parent).
             if let Some(agent_id) = stem.strip_prefix("agent-").filter(|id| !id.is_empty()) {
                 return Some(FoundFile {
                     agent,
