@@ -18,3 +18,10 @@ mod semantic;
 #[cfg(feature = "team")]
 mod team;
 mod views;
+
+/// The home directory, under which the agents keep the settings, configs and skills the
+/// facade edits; [`crate::Error::NoHome`] (with its hint) when neither `$HOME` nor the
+/// platform knows it.
+fn home() -> crate::Result<std::path::PathBuf> {
+    dirs::home_dir().ok_or(crate::Error::NoHome)
+}

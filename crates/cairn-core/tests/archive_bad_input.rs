@@ -25,6 +25,40 @@ fn records(data: &std::path::Path) -> i64 {
         .unwrap()
 }
 
+/// `text` written as a Claude transcript and captured once.
+struct Captured {
+    _src: tempfile::TempDir,
+    data: tempfile::TempDir,
+    cairn: Cairn,
+    file: cairn_core::archive::discover::FoundFile,
+    report: cairn_core::archive::capture::SyncReport,
+}
+
+impl Captured {
+    fn new(text: &str) -> Captured {
+        let src = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let path = src.path().join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let cairn = Cairn::open(data.path()).unwrap();
+        let file = support::main_file(Agent::Claude, &path);
+        let report = support::capture(&cairn, std::slice::from_ref(&file));
+        Captured {
+            _src: src,
+            data,
+            cairn,
+            file,
+            report,
+        }
+    }
+
+    /// Capture the file again: nothing new must come of it.
+    fn again_adds_nothing(&self) {
+        let again = support::capture(&self.cairn, std::slice::from_ref(&self.file));
+        assert_eq!((again.records_added, again.records_updated), (0, 0));
+    }
+}
+
 /// Every record's text, in order.
 fn record_texts(data: &std::path::Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
@@ -173,9 +207,6 @@ fn empty_files_huge_lines_and_unreadable_paths_are_warnings() {
 /// written, so a re-sync finds nothing new; a secret beside it is redacted as anywhere.
 #[test]
 fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let path = src.path().join("s.jsonl");
     let secret = "ghp_EXAMPLE00000000000000000000000000000";
     let lines = [
         claude_line(0, "first"),
@@ -187,16 +218,14 @@ fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
     let text = format!("{}\n", lines.join("\n"))
         .replace("HIGH", "\\ud83d")
         .replace("LOW", "\\ude00");
-    std::fs::write(&path, &text).unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    let file = support::main_file(Agent::Claude, &path);
-    let report = support::capture(&cairn, std::slice::from_ref(&file));
+    let c = Captured::new(&text);
     assert_eq!(
-        (report.records_added, report.warnings.len()),
+        (c.report.records_added, c.report.warnings.len()),
         (4, 0),
-        "{report:?}"
+        "{:?}",
+        c.report
     );
-    let texts = record_texts(data.path());
+    let texts = record_texts(c.data.path());
     assert_eq!(
         texts[1..],
         [
@@ -205,8 +234,7 @@ fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
             "escaped \\ud83d stays text".to_owned()
         ]
     );
-    let again = support::capture(&cairn, std::slice::from_ref(&file));
-    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    c.again_adds_nothing();
 }
 
 /// A write cut off by a crash leaves a line without its end, and the agent's next append goes
@@ -215,9 +243,6 @@ fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
 /// retained copy only, and a re-sync reads nothing twice.
 #[test]
 fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let path = src.path().join("s.jsonl");
     let cut = claude_line(1, "this one was cut");
     let text = format!(
         "{}\n{}{}\n{}{}\n",
@@ -227,10 +252,8 @@ fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
         "\0".repeat(512),
         claude_line(3, "after the zeros"),
     );
-    std::fs::write(&path, &text).unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    let file = support::main_file(Agent::Claude, &path);
-    let report = support::capture(&cairn, std::slice::from_ref(&file));
+    let c = Captured::new(&text);
+    let report = &c.report;
     assert_eq!(report.records_added, 3, "{report:?}");
     let lines: Vec<_> = report.warnings.iter().map(|w| w.line).collect();
     assert_eq!(lines, [Some(2), Some(3)], "{report:?}");
@@ -241,27 +264,21 @@ fn a_whole_record_after_one_an_interrupted_write_cut_is_read() {
             && report.warnings[1].message.contains("512 NUL bytes"),
         "{report:?}"
     );
-    let texts = record_texts(data.path());
+    let texts = record_texts(c.data.path());
     assert_eq!(texts, ["first", "after the cut", "after the zeros"]);
-    let again = support::capture(&cairn, std::slice::from_ref(&file));
-    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    c.again_adds_nothing();
 }
 
 /// A transcript saved with a byte-order mark (an editor's save, files joined) has each line
 /// read whole: the first one was skipped as malformed, or read with a warning of a cut.
 #[test]
 fn a_byte_order_mark_before_a_line_is_no_warning() {
-    let src = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let path = src.path().join("s.jsonl");
-    let text = format!(
+    let c = Captured::new(&format!(
         "\u{feff}{}\n\u{feff}{}\n",
         claude_line(0, "first"),
         claude_line(1, "joined")
-    );
-    std::fs::write(&path, text).unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    let report = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    ));
+    let report = &c.report;
     assert_eq!(
         (report.records_added, report.warnings.len()),
         (2, 0),

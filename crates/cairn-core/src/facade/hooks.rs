@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::archive::Agent;
 use crate::archive::capture::{self, SyncReport, Trigger};
 use crate::hooks;
-use crate::{Cairn, Error, Result};
+use crate::{Cairn, Result};
 
 impl Cairn {
     /// The agent hook: `input` is the hook JSON the agent wrote on stdin. Relative transcript
@@ -69,25 +69,25 @@ impl Cairn {
         memory: bool,
         dry_run: bool,
     ) -> Result<hooks::HookInstall> {
-        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        let home = super::home()?;
         hooks::install(agent, &home, command, memory, dry_run)
     }
 
     /// Take Cairn's hooks out of an agent's settings: see [`hooks::uninstall`].
     pub fn uninstall_hooks(&self, agent: Agent, dry_run: bool) -> Result<hooks::HookInstall> {
-        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        let home = super::home()?;
         hooks::uninstall(agent, &home, dry_run)
     }
 
     /// Install Cairn's skill (how to catch up: skim, then show) for an agent.
     pub fn install_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
-        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        let home = super::home()?;
         hooks::install_skill(agent, &home, dry_run)
     }
 
     /// Take Cairn's skill away from an agent: see [`hooks::uninstall_skill`].
     pub fn uninstall_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
-        let home = dirs::home_dir().ok_or(Error::NoHome)?;
+        let home = super::home()?;
         hooks::uninstall_skill(agent, &home, dry_run)
     }
 

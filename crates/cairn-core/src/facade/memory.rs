@@ -57,7 +57,7 @@ impl Cairn {
         let data_dir = self.data_dir_elsewhere();
         mcp_config::install(
             agent,
-            &home()?,
+            &super::home()?,
             project.as_deref(),
             cli,
             data_dir.as_deref(),
@@ -73,7 +73,7 @@ impl Cairn {
         dry_run: bool,
     ) -> Result<McpInstall> {
         let project = project.map(project_root).transpose()?;
-        mcp_config::uninstall(agent, &home()?, project.as_deref(), dry_run)
+        mcp_config::uninstall(agent, &super::home()?, project.as_deref(), dry_run)
     }
 
     /// Whether each agent's user config registers Cairn's MCP server, and for this archive.
@@ -143,11 +143,6 @@ impl Cairn {
             entry_ids: packed.entry_ids,
         }))
     }
-}
-
-fn home() -> Result<std::path::PathBuf> {
-    dirs::home_dir()
-        .ok_or_else(|| crate::Error::Invalid("cannot find the home directory (set HOME)".into()))
 }
 
 /// The repository around `dir` (its worktree root), else `dir` itself: where a project's agent
