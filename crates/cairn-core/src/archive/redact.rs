@@ -3261,6 +3261,118 @@ mod tests {
         }
     }
 
+    /// Pieces of the strings the gate's property is tried on: words, what escapes and hides
+    /// (Go's HTML escapes, controls, a zero-width space, quotes, backslashes), secrets whole and
+    /// in halves (an escape may fall between them), a blob at no provider's path.
+    const GATE_PIECES: [&str; 24] = [
+        "plain words ",
+        " ",
+        "a && b",
+        "<file>",
+        "->",
+        "é",
+        "\u{200b}",
+        "\u{7}",
+        "\u{1b}[0m",
+        "\n",
+        "\"",
+        "\\",
+        "/",
+        "AKIAZ7QW3RT5YU8IOP2L",
+        "AKIAZ7QW3",
+        "RT5YU8IOP2L",
+        "ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ",
+        "ghp_R7sT2vX9kL4mN8q",
+        "P1wZ5yB3cD6fH0jK2aE4gQ",
+        "password=hunter2-but-longer",
+        "mysql -pTr0ub4dor3xyzzy",
+        "export DB_PASS=",
+        "x9Qm2Lr7Tz4Kp8Wn3Vb6Yc1Hd5Jf0GsAq",
+        "EqoBCkYIBxgCKkCzZ0aQ9pX7mR2wT5vL8nK3jH6gF1dS4aP0oI9uY2tR5eW8qZ3xC6",
+    ];
+
+    /// Keys of the property's objects: plain, secret-named, and named only once decoded.
+    const GATE_KEYS: [&str; 5] = ["text", "input", "password", "api_key", "content"];
+
+    /// `s` as a JSON string, written as the writers Cairn reads write it: each character
+    /// `\uXXXX` where `escape` says so (a Go writer's `<>&`, a Python writer's non-ASCII, or a
+    /// hostile one's anything), `/` as `\/` where `slash` does.
+    fn json_string_escaped(s: &str, escape: &[bool], slash: bool) -> String {
+        let mut out = String::from("\"");
+        for (i, c) in s.chars().enumerate() {
+            let mut units = [0u16; 2];
+            if escape
+                .get(i % escape.len().max(1))
+                .copied()
+                .unwrap_or(false)
+                || matches!(c, '<' | '>' | '&')
+            {
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+                continue;
+            }
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '/' if slash => out.push_str("\\/"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest::proptest! {
+        /// The gate never clears a JSON line the structural walk would change, whatever its
+        /// escapes: a secret behind `\u` escapes at any level of quoting (a tool input quoted
+        /// as a string inside the row, as Crush writes it), split by an escape, or named by a
+        /// key that is escaped.
+        #[test]
+        fn the_gate_clears_no_line_the_walk_changes(
+            fields in proptest::collection::vec(
+                (
+                    0usize..GATE_KEYS.len(),
+                    proptest::collection::vec(0usize..GATE_PIECES.len(), 0..6),
+                    proptest::option::of(0usize..GATE_KEYS.len()),
+                ),
+                1..4,
+            ),
+            escape in proptest::collection::vec(proptest::bool::weighted(0.15), 1..9),
+            slash in proptest::bool::ANY,
+            key_escape in proptest::collection::vec(proptest::bool::weighted(0.2), 1..5),
+        ) {
+            let mut members = Vec::new();
+            for (key, pieces, quoted) in &fields {
+                let text: String = pieces.iter().map(|&p| GATE_PIECES[p]).collect();
+                // A quoted document: the text under a key as a JSON document written by the
+                // same writer, then quoted as a string (its escapes doubled).
+                let value = match quoted {
+                    Some(inner_key) => {
+                        let inner = format!(
+                            "{{{}:{}}}",
+                            json_string_escaped(GATE_KEYS[*inner_key], &key_escape, false),
+                            json_string_escaped(&text, &escape, slash)
+                        );
+                        json_string_escaped(&inner, &[false], slash)
+                    }
+                    None => json_string_escaped(&text, &escape, slash),
+                };
+                members.push(format!("{}:{value}", json_string_escaped(GATE_KEYS[*key], &key_escape, false)));
+            }
+            let line = format!("{{{}}}", members.join(","));
+            let Ok(mut v) = serde_json::from_str::<Value>(&line) else {
+                return Err(proptest::test_runner::TestCaseError::fail(format!("not JSON: {line}")));
+            };
+            let walked = r().redact_json(&mut v, &mut Vec::new());
+            if walked {
+                proptest::prop_assert_eq!(r().gate(&line), Gate::Dirty, "{} -> {}", line, v);
+                proptest::prop_assert!(matches!(r().redact_line(&line, &mut Vec::new()), Cow::Owned(_)));
+            }
+        }
+    }
+
     #[test]
     fn unescaped_views_map_back_to_whole_escapes() {
         let s = r"a\u0026b\/c\\u0026\n\ud83d\ude00\ud800x\u12\\\\/\\n";
