@@ -321,13 +321,58 @@ fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, Sourc
 /// The most of a compressed rollout read (Codex's are far smaller; the rest is warned of).
 const MAX_DECOMPRESSED: u64 = 4 << 30;
 
+/// A reader that gives at most `left` bytes of `inner`, and marks `cut` when `inner` held more
+/// (a few bytes of zstd can stand for terabytes).
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    cut: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            if !self.cut.get() && self.inner.read(&mut [0u8])? > 0 {
+                self.cut.set(true);
+            }
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// `bytes` for a person: whole GiB or MiB when it is one, else bytes.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b => crate::text::plural(b, "byte"),
+    }
+}
+
 /// Read the new part of a line file and hand its batches to `emit` (which returns `false` to
 /// stop). A compressed one (`.jsonl.zst`: Codex compresses a rollout a week old) is read whole
-/// through its decoder.
+/// through its decoder, at most [`MAX_DECOMPRESSED`] of it.
 fn read_file(
     file: &FoundFile,
     prior: Option<&SourceState>,
     force_reread: bool,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    read_lines(file, prior, force_reread, MAX_DECOMPRESSED, emit);
+}
+
+/// [`read_file`] reading at most `cap` bytes of a compressed file's content.
+fn read_lines(
+    file: &FoundFile,
+    prior: Option<&SourceState>,
+    force_reread: bool,
+    cap: u64,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
     let warn = |message: String| {
@@ -387,14 +432,17 @@ fn read_file(
         Ok(p) => p,
         // A state written by an incompatible build: read the file again from the start.
         Err(_) => {
-            return read_file(file, prior, true, emit);
+            return read_lines(file, prior, true, cap, emit);
         }
     };
+    let cut = std::rc::Rc::new(std::cell::Cell::new(false));
     let handle = File::open(&canonical).and_then(|mut f| -> std::io::Result<Box<dyn Read>> {
         if compressed {
-            // Bounded: a few bytes of zstd can stand for terabytes.
-            let decoder = zstd::stream::read::Decoder::new(f)?;
-            return Ok(Box::new(decoder.take(MAX_DECOMPRESSED)));
+            return Ok(Box::new(Capped {
+                inner: zstd::stream::read::Decoder::new(f)?,
+                left: cap,
+                cut: cut.clone(),
+            }));
         }
         f.seek(SeekFrom::Start(offset))?;
         Ok(Box::new(f))
@@ -561,11 +609,11 @@ fn read_file(
             batch = new_batch(file, &path_str, &source_key, base, generation);
         }
     }
-    // The cap may fall inside a line, which is then not read: within a line of it.
-    if compressed && reader.offset() + super::jsonl::MAX_LINE_BYTES as u64 >= MAX_DECOMPRESSED {
+    if cut.get() {
         emit(warn(format!(
-            "read stopped after {} GiB of the compressed file's content, the most Cairn reads of one",
-            MAX_DECOMPRESSED >> 30
+            "read stopped after {} of the compressed file's content, the most Cairn reads of one; \
+             the rest is not read",
+            size_text(cap)
         )));
     }
     if !base.existed && reader.offset() == 0 {
@@ -2013,4 +2061,64 @@ pub fn capture_many(
     }
     progress.finish();
     Ok(tally.finish(files.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compressed rollout read under a cap: cut past the cap with a warning naming it, read
+    /// whole and without one when its content is exactly the cap.
+    #[test]
+    fn a_compressed_file_is_read_up_to_the_cap_and_the_cut_is_said() {
+        let plain = fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/codex/small.jsonl"),
+        )
+        .expect("fixture");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir
+            .path()
+            .join("rollout-2026-08-03T10-48-56-019fc8be-3658-7ca3-9e29-000000000000.jsonl.zst");
+        fs::write(&path, zstd::encode_all(&plain[..], 3).expect("compress")).expect("write");
+        let file = FoundFile::main(Agent::Codex, &path);
+        let read = |cap: u64| {
+            let (mut records, mut warnings, mut offset) = (0, Vec::new(), 0);
+            read_lines(&file, None, false, cap, &mut |msg| {
+                match msg {
+                    Msg::Batch(b) => {
+                        records += b.records.len();
+                        offset = b.byte_offset;
+                    }
+                    Msg::Warning(w) => warnings.push(w.message),
+                }
+                true
+            });
+            (records, warnings, offset)
+        };
+        let len = plain.len() as u64;
+        let (whole, warned, offset) = read(len);
+        assert!(warned.is_empty(), "{warned:?}");
+        assert!(whole > 0);
+        assert_eq!(offset, len);
+        let (cut, warned, offset) = read(len / 2);
+        assert!(cut > 0 && cut < whole, "{cut} of {whole}");
+        assert!(offset <= len / 2, "{offset}");
+        assert_eq!(
+            warned,
+            [format!(
+                "read stopped after {} of the compressed file's content, the most Cairn reads \
+                 of one; the rest is not read",
+                crate::text::plural(len / 2, "byte")
+            )]
+        );
+        assert_eq!(read(len - 1).1.len(), 1, "one byte past the cap is a cut");
+    }
+
+    #[test]
+    fn sizes_are_said_in_the_largest_whole_unit() {
+        assert_eq!(size_text(MAX_DECOMPRESSED), "4 GiB");
+        assert_eq!(size_text(3 << 20), "3 MiB");
+        assert_eq!(size_text((1 << 20) + 1), "1048577 bytes");
+        assert_eq!(size_text(1), "1 byte");
+    }
 }
