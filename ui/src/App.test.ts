@@ -589,6 +589,80 @@ describe('settings', () => {
     expect(one(target, 'hook-claude')!.textContent).toContain('backup');
   });
 
+  it('lists each agent’s folders on one line and edits them behind Change…', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'settings' });
+    await settle();
+    expect(one(target, 'sources-found')!.textContent).toMatch(/^Found for 1 of \d+ agents\.$/);
+    const row = () => one(target, 'sources-claude')!;
+    const button = (label: string) => [...row().querySelectorAll('button')].find((b) => b.textContent?.trim() === label);
+    expect(row().querySelector('textarea')).toBeNull();
+
+    // Opened, edited, given up with Esc: nothing saved, the list as it was, the focus on Change….
+    click(button('Change…'));
+    await settle();
+    const editor = row().querySelector('textarea')!;
+    expect(document.activeElement).toBe(editor);
+    expect(editor.value).toBe('/home/dev/.claude/projects');
+    editor.value = '/elsewhere';
+    editor.dispatchEvent(new Event('input', { bubbles: true }));
+    await settle();
+    press('Escape', editor);
+    await settle();
+    expect(row().querySelector('textarea')).toBeNull();
+    expect(document.activeElement).toBe(button('Change…'));
+    expect(stores.settings.drafts.claude).toBe('/home/dev/.claude/projects');
+    expect(stores.router.current.view).toBe('settings');
+
+    // Saved: the editor closes and says what to do next.
+    click(button('Change…'));
+    await settle();
+    const again = row().querySelector('textarea')!;
+    again.value = '/data/claude';
+    again.dispatchEvent(new Event('input', { bubbles: true }));
+    await settle();
+    click(button('Save'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'set_source_dirs').map((c) => c.args)).toEqual([{ agent: 'claude', dirs: ['/data/claude'] }]);
+    expect(row().querySelector('textarea')).toBeNull();
+    expect(row().textContent).toContain('/data/claude');
+    expect(row().textContent).toContain('Saved. Sync to import from the new folders.');
+  });
+
+  it('jumps to a section from the bar at the top of the page', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const scrolled: Element[] = [];
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this);
+    };
+    try {
+      const bar = one(target, 'settings-jump')!;
+      expect([...bar.querySelectorAll('button')].map((b) => b.textContent)).toEqual([
+        'Folders',
+        'Hooks',
+        'MCP',
+        'Data',
+        'Meaning',
+        'Extraction',
+        'Team',
+        'Privacy',
+      ]);
+      click([...bar.querySelectorAll('button')].find((b) => b.textContent === 'Team'));
+      const heading = target.querySelector('#team-title');
+      expect(heading?.textContent).toBe('Team');
+      expect(scrolled).toEqual([heading]);
+      expect(document.activeElement).toBe(heading);
+      // Every button has its section.
+      for (const b of bar.querySelectorAll('button')) click(b);
+      expect(scrolled.map((h) => h.tagName)).toEqual(Array(9).fill('H3'));
+    } finally {
+      Element.prototype.scrollIntoView = original;
+    }
+  });
+
   it('removes an installed hook after showing the diff', async () => {
     const { target, stores } = await render();
     stores.router.go({ view: 'settings' });

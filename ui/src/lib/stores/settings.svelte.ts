@@ -110,6 +110,13 @@ export class SettingsStore {
     }
   }
 
+  /** Put an agent's folder list back as it is saved (an edit given up). */
+  discardDraft(agent: Agent): void {
+    this.drafts[agent] = this.dirsOf(agent)
+      .map((d) => d.path)
+      .join('\n');
+  }
+
   /** Use the default folders again. */
   resetDirs(agent: Agent): Promise<void> {
     this.drafts[agent] = '';
@@ -156,7 +163,7 @@ export class SettingsStore {
   }
 
   #resetDrafts(): void {
-    for (const agent of AGENTS) this.drafts[agent] = this.dirsOf(agent).map((d) => d.path).join('\n');
+    for (const agent of AGENTS) this.discardDraft(agent);
   }
 }
 
