@@ -597,6 +597,11 @@ describe('settings', () => {
     const row = () => one(target, 'sources-claude')!;
     const button = (label: string) => [...row().querySelectorAll('button')].find((b) => b.textContent?.trim() === label);
     expect(row().querySelector('textarea')).toBeNull();
+    // An agent with no folder says so; Aider's histories are found in the repositories.
+    expect(one(target, 'sources-gemini')!.textContent).toContain('No folder set.');
+    expect(one(target, 'sources-aider-repositories')!.textContent!.trim()).toBe(
+      'Read from every repository a captured session ran in.',
+    );
 
     // Opened, edited, given up with Esc: nothing saved, the list as it was, the focus on Change….
     click(button('Change…'));
