@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { agentLabel, branchSessions, branchSessionsBrief, timeOrText, count, projectLabel, relativeTime, sessionTitle } from './format';
+import {
+  agentLabel,
+  branchSessions,
+  branchSessionsBrief,
+  timeOrText,
+  count,
+  projectLabel,
+  relativeTime,
+  sentenceStart,
+  sessionTitle,
+} from './format';
 import { fakeSession } from '../testing/sessions';
 
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -80,5 +90,13 @@ describe('count', () => {
     expect(agentLabel('qwen')).toBe('Qwen Code');
     expect(agentLabel('toString')).toBe('toString');
     expect(agentLabel('someday-agent')).toBe('someday-agent');
+  });
+});
+
+describe('sentenceStart', () => {
+  it('capitalises the first letter only', () => {
+    expect(sentenceStart('the Secret Service')).toBe('The Secret Service');
+    expect(sentenceStart('the macOS keychain')).toBe('The macOS keychain');
+    expect(sentenceStart('')).toBe('');
   });
 });

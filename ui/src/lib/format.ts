@@ -140,6 +140,11 @@ export function splitPreview(preview: string): { who: 'user' | 'assistant' | nul
   return match ? { who: match[1] as 'user' | 'assistant', text: preview.slice(match[0].length) } : { who: null, text: preview };
 }
 
+/** `text` to open a sentence with: its first letter a capital ("the Secret Service" → "The …"). */
+export function sentenceStart(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** The last part of a path. */
 export function baseName(path: string): string {
   return path.split(/[/\\]/).filter((p) => p.length > 0).at(-1) ?? path;
