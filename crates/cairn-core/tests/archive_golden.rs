@@ -220,6 +220,14 @@ fn search_finds_records_by_words_and_tool_input() {
             .any(|h| h.kind == "tool_call" && h.tool_name.as_deref() == Some("Bash"))
     );
     assert!(cairn.search(&q("zzzznotaword")).unwrap().is_empty());
+    // A blank query is refused with what to give, not answered "no matches".
+    for blank in ["", "   ", "\t\n"] {
+        let err = cairn.search(&q(blank)).unwrap_err();
+        assert_eq!(err.kind(), cairn_core::ErrorKind::Invalid, "{blank:?}");
+        assert!(err.to_string().contains("nothing to search for"), "{err}");
+        let err = cairn.search_sessions(&q(blank)).unwrap_err();
+        assert!(err.to_string().contains("nothing to search for"), "{err}");
+    }
     // A malformed raw expression is a clear error, not a panic.
     let err = cairn.search(&q("\"unbalanced")).unwrap_err().to_string();
     assert!(err.contains("cannot search"), "{err}");

@@ -138,6 +138,7 @@ impl Cairn {
     /// [`Cairn::search`], with the mode that ran and how many turns wait for their vector.
     pub fn search_answer(&self, query: &SearchQuery) -> Result<views::search::SearchAnswer> {
         let query = &with_time_bounds(query)?;
+        something_to_find(query)?;
         let store = self.store();
         if query.mode.is_semantic() && !query.text.trim().is_empty() {
             let (mut hits, pending) = self.semantic_turns(&store, query)?;
@@ -203,6 +204,7 @@ impl Cairn {
     /// they are linked to (see [`views::search::sessions`]).
     pub fn search_sessions(&self, query: &SearchQuery) -> Result<views::search::SessionSearch> {
         let query = &with_time_bounds(query)?;
+        something_to_find(query)?;
         let store = self.store();
         let (semantic, pending) = if query.mode.is_semantic() && !query.text.trim().is_empty() {
             let mut turns = query.clone();
@@ -371,6 +373,17 @@ fn with_time_bounds(query: &SearchQuery) -> Result<SearchQuery> {
 
 /// A search's database error for a person: FTS5's complaint about the query (a raw expression,
 /// which a leading `"` makes) as an invalid query, saying how to search for plain words instead.
+/// A blank query finds nothing by definition: said as such, not answered "no matches" (the
+/// MCP tool and `why` already refused one).
+fn something_to_find(query: &SearchQuery) -> Result<()> {
+    if query.text.trim().is_empty() {
+        return Err(Error::Invalid(
+            "nothing to search for: give words to find (`cairn search \"login retry\"`)".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn search_error(store: &Store, query: &SearchQuery, e: rusqlite::Error) -> Error {
     let raw = query.text.trim_start().starts_with('"');
     match e {
