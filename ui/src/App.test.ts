@@ -233,6 +233,23 @@ describe('branches and skim', () => {
 });
 
 describe('session', () => {
+  it('offers to resume in the agent by its name, and says a problem as a sentence', async () => {
+    for (const gone of [false, true]) {
+      const { target, stores } = await render({ resumeFolderGone: gone });
+      stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+      await settle();
+      expect(target.textContent).toContain('Resume in Claude');
+      expect(target.textContent).toContain('cd /home/dev/shop && claude --resume fake-id');
+      const problem = one(target, 'resume-problem');
+      if (gone) expect(problem!.textContent).toBe('The folder it ran in, /home/dev/shop, is gone from this machine');
+      else expect(problem).toBeNull();
+      if (component) unmount(component);
+      component = undefined;
+      clearMocks();
+      document.body.innerHTML = '';
+    }
+  });
+
   it('opens from the skim timeline at a turn, expands turns into records', async () => {
     const { target, stores } = await render();
     click(all(target, 'branch-row')[0]);

@@ -53,6 +53,8 @@ export interface FakeOptions {
   meaningWaiting?: number;
   /** Milliseconds between a build's progress events (default 0: it runs through at once). */
   meaningStepMs?: number;
+  /** The folder the sessions ran in is gone: resume shows its command with that problem. */
+  resumeFolderGone?: boolean;
 }
 
 /** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
@@ -835,9 +837,9 @@ export function fakeBackend(options: FakeOptions = {}) {
           agent: 'claude',
           argv: ['claude', '--resume', 'fake-id'],
           cwd: '/home/dev/shop',
-          cwd_exists: true,
+          cwd_exists: !options.resumeFolderGone,
           shell: 'cd /home/dev/shop && claude --resume fake-id',
-          problem: null,
+          problem: options.resumeFolderGone ? 'the folder it ran in, /home/dev/shop, is gone from this machine' : null,
         };
       case 'correct_link': {
         const target = args.target as { kind: string; key: string; pr_number: number | null };
