@@ -199,6 +199,13 @@ test('first run: the window explains where transcripts come from and offers the 
   assert.ok(shown.includes(seed.codexDir), 'the Codex folder is listed');
   // The footer names the data dir tauri-driver passed down, not the default.
   assert.equal(await text(await browser.$('.data-dir')), dataDir);
+  // One line a folder: a global style once made each row 70 px tall (the list ran off the
+  // window and the import button with it).
+  const heights = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid=welcome-found] li')].map((li) => li.getBoundingClientRect().height),
+  );
+  assert.ok(heights.length >= 2, `folders listed: ${heights}`);
+  assert.ok(heights.every((h) => h < 30), `each folder on one line: ${heights}`);
   await shot('01-first-run');
 });
 
