@@ -140,7 +140,7 @@ impl Cairn {
         let query = &with_time_bounds(query)?;
         something_to_find(query)?;
         let store = self.store();
-        if query.mode.is_semantic() && !query.text.trim().is_empty() {
+        if query.mode.is_semantic() {
             let (mut hits, pending) = self.semantic_turns(&store, query)?;
             if let Some(expr) = views::search::fts_query(&query.text) {
                 archive::fill_snippets(store.conn(), &expr, &mut hits)
@@ -206,7 +206,7 @@ impl Cairn {
         let query = &with_time_bounds(query)?;
         something_to_find(query)?;
         let store = self.store();
-        let (semantic, pending) = if query.mode.is_semantic() && !query.text.trim().is_empty() {
+        let (semantic, pending) = if query.mode.is_semantic() {
             let mut turns = query.clone();
             turns.limit = Some(500);
             let (hits, pending) = self.semantic_turns(&store, &turns)?;
@@ -371,8 +371,6 @@ fn with_time_bounds(query: &SearchQuery) -> Result<SearchQuery> {
     })
 }
 
-/// A search's database error for a person: FTS5's complaint about the query (a raw expression,
-/// which a leading `"` makes) as an invalid query, saying how to search for plain words instead.
 /// A blank query finds nothing by definition: said as such, not answered "no matches" (the
 /// MCP tool and `why` already refused one).
 fn something_to_find(query: &SearchQuery) -> Result<()> {
@@ -384,6 +382,8 @@ fn something_to_find(query: &SearchQuery) -> Result<()> {
     Ok(())
 }
 
+/// A search's database error for a person: FTS5's complaint about the query (a raw expression,
+/// which a leading `"` makes) as an invalid query, saying how to search for plain words instead.
 fn search_error(store: &Store, query: &SearchQuery, e: rusqlite::Error) -> Error {
     let raw = query.text.trim_start().starts_with('"');
     match e {
