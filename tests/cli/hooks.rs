@@ -438,3 +438,40 @@ fn skills_uninstall_takes_back_what_install_wrote() {
     let again = env.ok(&["skills", "uninstall", "--agent", "claude"]);
     assert!(again.contains("nothing to remove"), "{again}");
 }
+
+/// A hook not installed is a warning for an agent used here, and no warning for one whose
+/// transcripts are nowhere on this machine (the desktop showed a warning for Codex to people
+/// who never ran it).
+#[test]
+fn doctor_warns_of_a_missing_hook_only_for_an_agent_used_here() {
+    let env = Env::new();
+    std::fs::remove_dir_all(env.codex()).unwrap();
+    let doctor = env.json(&["doctor"]);
+    let hook = |agent: &str| {
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == format!("{agent} hook"))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {agent} hook check: {doctor}"))
+    };
+    let claude = hook("claude");
+    assert_eq!(claude["status"], "warn", "{claude}");
+    assert!(
+        claude["detail"]
+            .as_str()
+            .unwrap()
+            .contains("cairn hooks install --agent claude"),
+        "{claude}"
+    );
+    let codex = hook("codex");
+    assert_eq!(codex["status"], "ok", "{codex}");
+    assert!(
+        codex["detail"]
+            .as_str()
+            .unwrap()
+            .contains("codex is not used on this machine"),
+        "{codex}"
+    );
+}

@@ -59,6 +59,8 @@ pub(crate) fn environment_checks(
     archive: Option<&Path>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
+    // Agents with a transcript folder here: a hook missing for any other is no warning.
+    let mut used = std::collections::BTreeSet::new();
     for agent in Agent::ALL {
         if !config.agent_enabled(agent) {
             checks.push(check(
@@ -97,6 +99,7 @@ pub(crate) fn environment_checks(
             };
             let (status, detail) =
                 if dir.path.is_dir() || (in_repositories.is_some() && dir.path.is_file()) {
+                    used.insert(agent);
                     (Status::Ok, format!("{} ({origin})", dir.path.display()))
                 } else if dir.origin == DirOrigin::Default {
                     (
@@ -120,7 +123,10 @@ pub(crate) fn environment_checks(
     }
     if let Some(home) = home {
         for agent in crate::hooks::HOOKED {
-            checks.push(hook_check(&crate::hooks::status(agent, home, archive)));
+            checks.push(hook_check(
+                &crate::hooks::status(agent, home, archive),
+                used.contains(&agent),
+            ));
         }
         for agent in crate::hooks::mcp_config::MCP_AGENTS {
             checks.push(mcp_check(
@@ -207,7 +213,9 @@ fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path
     }
 }
 
-fn hook_check(status: &crate::hooks::HookStatus) -> Check {
+/// A hook's state; one not installed is a warning only for an agent used here (`used`: a
+/// transcript folder of it was found), since only then are its sessions captured late.
+fn hook_check(status: &crate::hooks::HookStatus, used: bool) -> Check {
     let agent = status.agent;
     if let Some(problem) = &status.problem {
         return check(
@@ -236,6 +244,15 @@ fn hook_check(status: &crate::hooks::HookStatus) -> Check {
             format!("{agent} hook"),
             Status::Ok,
             format!("installed in {}; {memory}", status.path.display()),
+        )
+    } else if !used {
+        check(
+            format!("{agent} hook"),
+            Status::Ok,
+            format!(
+                "not installed in {}; {agent} is not used on this machine (no transcript folder of it found)",
+                status.path.display()
+            ),
         )
     } else {
         check(
