@@ -344,6 +344,15 @@ pub fn redact(data: &[u8]) {
     let mut line_again = Vec::new();
     let line_twice = r.redact_line(&line, &mut line_again);
     assert_eq!(line_twice, line, "redact_line is not idempotent");
+    // The line's cheap gate never clears a JSON line the structural walk would change.
+    if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&s)
+        && r.redact_json(&mut v, &mut Vec::new())
+    {
+        assert!(
+            matches!(line, Cow::Owned(_)),
+            "the gate cleared a line the walk changes: {s}"
+        );
+    }
 
     let out = r.outbound_text(&s, Some("/work/repo"), Some("/home/dev"), &mut Vec::new());
     let left: Vec<_> = r
