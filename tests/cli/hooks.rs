@@ -471,7 +471,30 @@ fn doctor_warns_of_a_missing_hook_only_for_an_agent_used_here() {
         codex["detail"]
             .as_str()
             .unwrap()
-            .contains("codex is not used on this machine"),
+            .contains("no transcript folder of it was found on this machine"),
         "{codex}"
+    );
+
+    // Claude turned off in config.toml: its missing hook is no warning either, and says why.
+    std::fs::write(
+        env.data().join("config.toml"),
+        "[sources.claude]\nenabled = false\n",
+    )
+    .unwrap();
+    let doctor = env.json(&["doctor"]);
+    let claude = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claude hook")
+        .cloned()
+        .unwrap();
+    assert_eq!(claude["status"], "ok", "{claude}");
+    assert!(
+        claude["detail"]
+            .as_str()
+            .unwrap()
+            .contains("disabled in config.toml"),
+        "{claude}"
     );
 }

@@ -123,9 +123,16 @@ pub(crate) fn environment_checks(
     }
     if let Some(home) = home {
         for agent in crate::hooks::HOOKED {
+            let unused = if !config.agent_enabled(agent) {
+                Some("Cairn does not read it (disabled in config.toml)")
+            } else if !used.contains(&agent) {
+                Some("no transcript folder of it was found on this machine")
+            } else {
+                None
+            };
             checks.push(hook_check(
                 &crate::hooks::status(agent, home, archive),
-                used.contains(&agent),
+                unused,
             ));
         }
         for agent in crate::hooks::mcp_config::MCP_AGENTS {
@@ -213,9 +220,10 @@ fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path
     }
 }
 
-/// A hook's state; one not installed is a warning only for an agent used here (`used`: a
-/// transcript folder of it was found), since only then are its sessions captured late.
-fn hook_check(status: &crate::hooks::HookStatus, used: bool) -> Check {
+/// A hook's state; one not installed is a warning only for an agent used here (`unused` says
+/// why one is not: no transcript folder of it found, or disabled), since only then are its
+/// sessions captured late.
+fn hook_check(status: &crate::hooks::HookStatus, unused: Option<&str>) -> Check {
     let agent = status.agent;
     if let Some(problem) = &status.problem {
         return check(
@@ -245,14 +253,11 @@ fn hook_check(status: &crate::hooks::HookStatus, used: bool) -> Check {
             Status::Ok,
             format!("installed in {}; {memory}", status.path.display()),
         )
-    } else if !used {
+    } else if let Some(why) = unused {
         check(
             format!("{agent} hook"),
             Status::Ok,
-            format!(
-                "not installed in {}; {agent} is not used on this machine (no transcript folder of it found)",
-                status.path.display()
-            ),
+            format!("not installed in {}; {why}", status.path.display()),
         )
     } else {
         check(
