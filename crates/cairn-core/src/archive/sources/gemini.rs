@@ -56,13 +56,10 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_agent_home(
-        env,
-        ENV_DIR,
-        "tmp",
-        home,
-        &[(".gemini/tmp", ENV_HOME, ".gemini/tmp")],
-    )
+    folder(env, home)
+        .map(|(dir, origin)| (dir.join("tmp"), origin))
+        .into_iter()
+        .collect()
 }
 
 /// A session file: `<project>/chats/session-*.json`, `<project>/chats/*.jsonl`, or a
