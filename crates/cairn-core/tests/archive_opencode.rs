@@ -306,6 +306,30 @@ fn flat_parts_added_or_completed_after_a_read_are_read() {
     );
 }
 
+/// A part whose text OpenCode cut inside an emoji holds the kept half as a lone `\ud83d`
+/// escape (JavaScript writes it so), which serde_json refuses: the part was held back as one
+/// being written, then dropped with a warning a minute later. It reads as U+FFFD, as the
+/// same escape in a line file or a document does.
+#[test]
+fn a_part_with_a_lone_surrogate_escape_is_read() {
+    let (src, data, cairn, files) = storage_read();
+    let parts = src.path().join("v2/storage/part/m_assistant_small");
+    std::fs::write(
+        parts.join("003.json"),
+        r#"{"id":"p_text_2","type":"text","text":"cut at \ud83d here"}"#,
+    )
+    .unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.warnings.len()), (1, 0), "{r:?}");
+    assert!(
+        texts(data.path())
+            .iter()
+            .any(|t| t.2 == "cut at \u{fffd} here"),
+        "{:?}",
+        texts(data.path())
+    );
+}
+
 /// A part written into a message's folder re-reads that message only; a message file removed
 /// is retracted; a half-written part is read once it is whole.
 #[test]

@@ -71,8 +71,11 @@ fn read_json(path: &Path) -> Result<Value, String> {
     fs::File::open(path)
         .and_then(|f| f.take(MAX_TREE_FILE_BYTES).read_to_end(&mut bytes))
         .map_err(|e| e.to_string())?;
-    serde_json::from_slice(crate::text::without_bom(&bytes))
-        .map_err(|e| format!("not complete JSON: {e}"))
+    // A lone surrogate's escape (a JavaScript writer's cut string) reads as U+FFFD, as in the
+    // other kinds' files.
+    let readable =
+        crate::archive::json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    serde_json::from_slice(&readable).map_err(|e| format!("not complete JSON: {e}"))
 }
 
 /// OpenCode's layout around a session file: `<storage>/session/<project>/<id>.json`.
