@@ -88,12 +88,6 @@ pub fn unseen(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// `bytes` without a leading UTF-8 byte-order mark: a JSON document saved by a Windows editor
-/// starts with one, and JSON parsers refuse it.
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
-}
-
 /// Whether `text` shows nothing: only whitespace and characters drawn as nothing (zero-width
 /// spaces and joiners, the word joiner and invisible operators, the byte-order mark, the soft
 /// hyphen, the plain direction marks). A title of those alone is blank to a reader, however

@@ -159,7 +159,8 @@ fn write(log: &Path, entries: &[Value]) {
 }
 
 /// Roo rewrites a task's `history_item.json` (its title, here) without touching the task log:
-/// the next sync reads the task again, and the watcher maps the sidecar to its log.
+/// the next sync reads the task again, and the watcher maps the sidecar to its log. The new
+/// sidecar starts with a byte-order mark (as a Windows editor saves it), read like a log's.
 #[test]
 fn a_sidecar_changed_without_its_log_is_read() {
     let src = tempfile::tempdir().unwrap();
@@ -195,7 +196,9 @@ fn a_sidecar_changed_without_its_log_is_read() {
 
     let mut v: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
     v["task"] = json!("Split the exporter, then add an XLSX writer.");
-    std::fs::write(&item, serde_json::to_vec(&v).unwrap()).unwrap();
+    let mut with_bom = b"\xef\xbb\xbf".to_vec();
+    with_bom.extend(serde_json::to_vec(&v).unwrap());
+    std::fs::write(&item, with_bom).unwrap();
     let later =
         std::fs::metadata(&log).unwrap().modified().unwrap() + std::time::Duration::from_secs(5);
     std::fs::File::options()

@@ -180,7 +180,7 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
     })?;
     // serde_json refuses nesting deeper than 128 levels, so a hostile document cannot exhaust
     // the stack.
-    let readable = super::json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    let readable = super::json_text::readable(&bytes);
     let doc: Value = serde_json::from_slice(&readable).map_err(|e| {
         refuse(format!(
             "not JSON ({})",

@@ -534,9 +534,7 @@ fn read_lines(
                 // The retained copy keeps the line as written; the parser reads it without a
                 // byte-order mark (an editor's save, or files joined), and a lone surrogate's
                 // escape as the replacement character.
-                let readable = super::json_text::without_lone_surrogates_str(
-                    clean.strip_prefix('\u{feff}').unwrap_or(&clean),
-                );
+                let readable = super::json_text::readable_str(&clean);
                 let mut parsed = parser.parse_line(&readable, &mut out);
                 if parsed.is_err()
                     && let Some(whole) = super::json_text::record_after_cut(&readable)

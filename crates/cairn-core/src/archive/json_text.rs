@@ -146,6 +146,19 @@ pub(crate) fn unicode_escape(b: &[u8], at: usize) -> Option<(char, usize)> {
     }
 }
 
+/// JSON an agent wrote, as every reader of it parses it: without a leading byte-order mark (a
+/// Windows editor's save, or files joined) and with each lone surrogate's escape written as the
+/// replacement character ([`without_lone_surrogates`]). A parser refuses either, and one
+/// refusal lost a whole line, document or row.
+pub fn readable(json: &[u8]) -> Cow<'_, [u8]> {
+    without_lone_surrogates(json.strip_prefix(b"\xef\xbb\xbf").unwrap_or(json))
+}
+
+/// [`readable`] of a text.
+pub fn readable_str(json: &str) -> Cow<'_, str> {
+    without_lone_surrogates_str(json.strip_prefix('\u{feff}').unwrap_or(json))
+}
+
 /// `json` with each escaped lone surrogate (`\ud83d` with no low half after it, or a low half
 /// with no high half before it) written `\ufffd`, the replacement character, so that a strict
 /// parser reads it. JavaScript writes such escapes for a string cut inside a surrogate pair
@@ -271,6 +284,22 @@ mod tests {
         }
         let v: Value = serde_json::from_str(&fixed(r#"{"t":"a \ud83d b"}"#)).unwrap();
         assert_eq!(v["t"], "a \u{fffd} b");
+    }
+
+    #[test]
+    fn readable_json_has_no_byte_order_mark_and_no_lone_surrogate() {
+        let doc = "\u{feff}{\"t\":\"a \\ud83d\"}";
+        let want = r#"{"t":"a \ufffd"}"#;
+        assert_eq!(readable_str(doc), want);
+        assert_eq!(readable(doc.as_bytes()).as_ref(), want.as_bytes());
+        // One mark is the file's; a second is text and left for the parser to refuse.
+        assert_eq!(readable_str("\u{feff}\u{feff}[]"), "\u{feff}[]");
+        // Nothing to change: borrowed.
+        assert!(matches!(readable(b"[1]"), Cow::Borrowed(_)));
+        assert!(matches!(
+            readable(b"\xef\xbb\xbf[1]"),
+            Cow::Borrowed(b"[1]")
+        ));
     }
 
     /// What serde_json writes for `raw`'s value.

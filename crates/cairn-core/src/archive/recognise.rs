@@ -99,10 +99,8 @@ pub fn by_first_line(path: &Path) -> Option<Agent> {
         .take(1 << 20)
         .read_line(&mut first)
         .ok()?;
-    let v: serde_json::Value = serde_json::from_str(
-        &super::json_text::without_lone_surrogates_str(first.trim().trim_start_matches('\u{feff}')),
-    )
-    .ok()?;
+    let v: serde_json::Value =
+        serde_json::from_str(&super::json_text::readable_str(first.trim())).ok()?;
     if v.get("payload").is_some() || v.get("record_type").is_some() {
         Some(Agent::Codex)
     } else if super::sources::gemini::sniff(&v) {

@@ -303,9 +303,9 @@ impl Redactor {
         if matches!(gate, Gate::Clean) {
             return Cow::Borrowed(raw);
         }
-        // JSON with a lone surrogate's escape (a JavaScript writer's cut string) is walked as
-        // the parsers read it, with U+FFFD there, not handed to the text rules alone.
-        let readable = super::json_text::without_lone_surrogates_str(raw);
+        // JSON with a lone surrogate's escape (a JavaScript writer's cut string) or after a
+        // byte-order mark is walked as the parsers read it, not handed to the text rules alone.
+        let readable = super::json_text::readable_str(raw);
         // The structural walk would skip exactly those blobs: no need to build the value, only
         // to know the line is JSON (else it is redacted as text).
         if matches!(gate, Gate::ProviderBlobsOnly) && is_json(&readable) {
@@ -2805,6 +2805,21 @@ mod tests {
             r().redact_line("plain AKIAIOSFODNN7EXAMPLE", &mut Vec::new()),
             "plain [REDACTED:aws-access-key]"
         );
+    }
+
+    /// The first line of a file can carry a byte-order mark; the line is JSON to its readers, so
+    /// it is walked (a secret-named key's value found as such), not read as text.
+    #[test]
+    fn redact_line_walks_json_after_a_byte_order_mark() {
+        let line = r#"{"type":"user","env":{"DB_PASSWORD":"hunter2hunter2"}}"#;
+        let mut plain = Vec::new();
+        let want = r().redact_line(line, &mut plain).into_owned();
+        let mut marked = Vec::new();
+        let marked_line = format!("\u{feff}{line}");
+        let got = r().redact_line(&marked_line, &mut marked);
+        assert_eq!(got, want);
+        assert_eq!(marked, plain);
+        assert_eq!(plain[0].field, "/env/DB_PASSWORD");
     }
 
     #[test]

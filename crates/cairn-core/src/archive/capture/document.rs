@@ -115,7 +115,7 @@ pub(super) fn read_document(
     };
     let line_start = prior.filter(|_| !force).map_or(0, |p| p.line_count);
     let digest = keys::digest_hex(&bytes);
-    let readable = json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    let readable = json_text::readable(&bytes);
     let doc: Value = match serde_json::from_slice(&readable) {
         Ok(v) => v,
         Err(e) => {

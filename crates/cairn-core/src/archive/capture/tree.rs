@@ -71,10 +71,9 @@ fn read_json(path: &Path) -> Result<Value, String> {
     fs::File::open(path)
         .and_then(|f| f.take(MAX_TREE_FILE_BYTES).read_to_end(&mut bytes))
         .map_err(|e| e.to_string())?;
-    // A lone surrogate's escape (a JavaScript writer's cut string) reads as U+FFFD, as in the
-    // other kinds' files.
-    let readable =
-        crate::archive::json_text::without_lone_surrogates(crate::text::without_bom(&bytes));
+    // A byte-order mark, or a lone surrogate's escape (a JavaScript writer's cut string), is
+    // read as in the other kinds' files.
+    let readable = crate::archive::json_text::readable(&bytes);
     serde_json::from_slice(&readable).map_err(|e| format!("not complete JSON: {e}"))
 }
 

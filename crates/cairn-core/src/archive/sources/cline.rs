@@ -199,9 +199,8 @@ pub fn with_sidecars(log: &Path, doc: Value) -> Value {
             .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut bytes));
         if read.is_ok()
             && bytes.len() as u64 <= MAX_SIDECAR_BYTES
-            && let Ok(v) = serde_json::from_slice::<Value>(
-                &crate::archive::json_text::without_lone_surrogates(&bytes),
-            )
+            && let Ok(v) =
+                serde_json::from_slice::<Value>(&crate::archive::json_text::readable(&bytes))
         {
             out.insert(name.to_owned(), v);
         }

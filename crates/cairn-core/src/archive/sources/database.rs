@@ -302,10 +302,8 @@ pub fn json_of(v: ValueRef<'_>) -> Value {
 /// it as an unknown shape), anything else is null.
 pub fn json_column(v: ValueRef<'_>) -> Value {
     match v {
-        ValueRef::Text(t) => {
-            serde_json::from_slice(&crate::archive::json_text::without_lone_surrogates(t))
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned()))
-        }
+        ValueRef::Text(t) => serde_json::from_slice(&crate::archive::json_text::readable(t))
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned())),
         other => json_of(other),
     }
 }

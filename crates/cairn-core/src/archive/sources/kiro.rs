@@ -116,8 +116,7 @@ fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Val
     };
     let parsed = match row.get_ref(1)? {
         rusqlite::types::ValueRef::Text(t) => {
-            serde_json::from_slice(&crate::archive::json_text::without_lone_surrogates(t))
-                .unwrap_or(Value::Null)
+            serde_json::from_slice(&crate::archive::json_text::readable(t)).unwrap_or(Value::Null)
         }
         _ => Value::Null,
     };

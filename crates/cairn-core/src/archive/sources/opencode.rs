@@ -140,7 +140,7 @@ fn read_small_json(path: &Path) -> Option<Value> {
     if bytes.len() as u64 > MAX_LOOKUP_BYTES {
         return None;
     }
-    serde_json::from_slice(&crate::archive::json_text::without_lone_surrogates(&bytes)).ok()
+    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
 }
 
 /// The folders directly in `dir` (symlinks to folders are not followed), by name.
