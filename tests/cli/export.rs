@@ -327,7 +327,7 @@ fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
         .map(|t| t["turn"]["turn_index"].as_u64().unwrap())
         .collect();
     assert_eq!(turns, [2, 3]);
-    assert_eq!(doc["left_out"]["turns_not_exported"], 4);
+    assert_eq!(doc["left_out"]["turns_not_exported"], 5);
     for (bad, says) in [
         ("7..3", "ends before it starts".to_owned()),
         ("x", "is not A..B".to_owned()),
@@ -335,7 +335,7 @@ fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
         (
             "40..50",
             format!(
-                "no turn 40..50 in this session (it has 6); list its turns with `cairn show {STAGE0}`"
+                "no turn 40..50 in this session (it has 7); list its turns with `cairn show {STAGE0}`"
             ),
         ),
     ] {

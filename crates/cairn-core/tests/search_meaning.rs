@@ -66,7 +66,7 @@ fn archive() -> (tempfile::TempDir, tempfile::TempDir, Cairn) {
     support::capture(&cairn, &files);
     assert_eq!(
         support::count(data.path(), "SELECT count(*) FROM turns"),
-        64
+        65
     );
     cairn
         .embeddings_build(VectorStore::Sessions, false, &|_, _| {})

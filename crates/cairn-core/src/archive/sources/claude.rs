@@ -21,11 +21,10 @@ use super::{
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// Line types that carry no record but are known (bookkeeping, UI state, progress streams).
-const KNOWN_SILENT_TYPES: [&str; 16] = [
+const KNOWN_SILENT_TYPES: [&str; 15] = [
     "file-history-snapshot",
     "queue-operation",
     "progress",
-    "attachment",
     "permission-mode",
     "mode",
     "agent-name",
@@ -190,6 +189,32 @@ impl ClaudeParser {
         }
     }
 
+    /// A `queued_command` attachment in prompt mode, as the user message it is: the person's
+    /// when its origin says so or says nothing (Claude Code before origins), else injected (a
+    /// peer session's message, an automatic continuation). Other modes (task notifications)
+    /// and other attachments carry no record.
+    fn queued_prompt(&self, a: Attachment<'_>, base: Record) -> Option<Record> {
+        if a.kind.as_deref() != Some("queued_command")
+            || a.command_mode.as_deref().is_some_and(|m| m != "prompt")
+        {
+            return None;
+        }
+        let text = a.prompt.as_ref().and_then(text_value)?;
+        if text.trim().is_empty() {
+            return None;
+        }
+        let typed = a.origin.and_then(|o| o.kind).is_none_or(|k| k == "human");
+        let mut rec = Record {
+            kind: Some(RecordKind::Message),
+            role: Some("user".to_owned()),
+            source_event_kind: "claude:attachment:queued_command".to_owned(),
+            text: Some(cap_text(text, MAX_TEXT_BYTES)),
+            ..base
+        };
+        rec.prompt_source = self.prompt_source(&rec, a.is_meta.unwrap_or(false) || !typed);
+        Some(rec)
+    }
+
     fn prompt_source(&self, rec: &Record, meta_line: bool) -> Option<PromptSource> {
         if rec.role.as_deref() != Some("user") {
             return None;
@@ -293,6 +318,14 @@ impl SourceParser for ClaudeParser {
                     ..base
                 });
             }
+            // Hook results, reminders, memory files: the harness's own context, not a record.
+            // A message typed while the agent worked is one, though: Claude Code writes it only
+            // as a `queued_command` attachment, never as a user line.
+            "attachment" => {
+                if let Some(rec) = line.attachment.and_then(|a| self.queued_prompt(a, base)) {
+                    out.records.push(rec);
+                }
+            }
             other if KNOWN_SILENT_TYPES.contains(&other) => {}
             other => count_unknown(&mut self.meta, other),
         }
@@ -365,6 +398,35 @@ struct RawLine<'a> {
     pr_url: Option<Cow<'a, str>>,
     #[serde(rename = "prNumber", default, deserialize_with = "lenient::u64")]
     pr_number: Option<u64>,
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
+    attachment: Option<Attachment<'a>>,
+}
+
+/// An `attachment` line's payload; only a queued prompt's fields are named.
+#[derive(Deserialize, Default)]
+struct Attachment<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "commandMode",
+        borrow,
+        default,
+        deserialize_with = "lenient::str"
+    )]
+    command_mode: Option<Cow<'a, str>>,
+    /// A string, or content blocks (text beside pasted images).
+    #[serde(default)]
+    prompt: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
+    origin: Option<Origin<'a>>,
+    #[serde(rename = "isMeta", default, deserialize_with = "lenient::bool")]
+    is_meta: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+struct Origin<'a> {
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -563,6 +625,65 @@ mod tests {
             sub.records[0].prompt_source,
             Some(PromptSource::SpawnedAgent)
         );
+    }
+
+    /// A message typed while the agent worked is only a `queued_command` attachment; it is the
+    /// person's prompt, text beside a pasted image included. A peer's, a meta one, a task
+    /// notification, other attachments and payloads of the wrong type are not.
+    #[test]
+    fn a_prompt_queued_while_the_agent_worked_is_read() {
+        let queued = |attachment: Value| json!({"type":"attachment","timestamp":"2026-08-01T10:00:00Z","attachment":attachment});
+        let (parser, out) = parse(
+            &[
+                queued(
+                    json!({"type":"queued_command","commandMode":"prompt","origin":{"kind":"human"},"prompt":"also run the linter"}),
+                ),
+                queued(
+                    json!({"type":"queued_command","commandMode":"prompt","prompt":[{"type":"image","source":{"type":"base64","data":"iVBOR"}},{"type":"text","text":"this screen"}]}),
+                ),
+                queued(
+                    json!({"type":"queued_command","commandMode":"prompt","origin":{"kind":"peer","from":"s2"},"prompt":"from another session"}),
+                ),
+                queued(
+                    json!({"type":"queued_command","commandMode":"prompt","isMeta":true,"prompt":"meta"}),
+                ),
+                queued(
+                    json!({"type":"queued_command","commandMode":"prompt","prompt":"<task-notification><status>completed</status></task-notification>"}),
+                ),
+                queued(
+                    json!({"type":"queued_command","commandMode":"task-notification","prompt":"done"}),
+                ),
+                queued(json!({"type":"queued_command","commandMode":"prompt","prompt":"  "})),
+                queued(json!({"type":"nested_memory","content":"CLAUDE.md text"})),
+                queued(json!("not an object")),
+                queued(json!({"type":"queued_command","prompt":5,"origin":[1],"commandMode":{}})),
+            ],
+            FileRole::Main,
+        );
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.text.as_deref().unwrap_or(""), r.prompt_source))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("also run the linter", Some(PromptSource::Human)),
+                ("this screen", Some(PromptSource::Human)),
+                ("from another session", Some(PromptSource::SystemInjected)),
+                ("meta", Some(PromptSource::SystemInjected)),
+                (
+                    "<task-notification><status>completed</status></task-notification>",
+                    Some(PromptSource::SystemInjected)
+                ),
+            ]
+        );
+        let r = &out.records[0];
+        assert_eq!(r.kind(), RecordKind::Message);
+        assert_eq!(r.role.as_deref(), Some("user"));
+        assert_eq!(r.timestamp.as_deref(), Some("2026-08-01T10:00:00Z"));
+        assert_eq!(r.source_event_kind, "claude:attachment:queued_command");
+        assert!(parser.meta.unknown_types.is_empty());
     }
 
     #[test]
