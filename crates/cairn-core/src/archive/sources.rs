@@ -350,10 +350,11 @@ pub(crate) fn set_latest(slot: &mut Option<String>, value: Option<&str>) {
 }
 
 /// The exit code in a tool's output text: the first of `exited with code `, `exit code `,
-/// `exit status ` (case-insensitive) followed by an integer.
+/// `exit code:` (Gemini CLI's and Qwen Code's shell output), `exit status ` (case-insensitive)
+/// followed by an integer.
 pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
     let lower = text.to_ascii_lowercase();
-    for marker in ["exited with code ", "exit code ", "exit status "] {
+    for marker in ["exited with code ", "exit code ", "exit code:", "exit status "] {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(marker) {
             let rest = lower[from + pos + marker.len()..].trim_start();
@@ -755,6 +756,10 @@ mod tests {
         assert_eq!(exit_code_in("exit status -2"), Some(-2));
         assert_eq!(exit_code_in("exit code abc then exit status 3"), Some(3));
         assert_eq!(exit_code_in("no marker"), None);
+        // Gemini CLI's shell tool reports the code on a line of its own, after a colon.
+        let gemini = "Command: ls nope\nStdout: (empty)\nExit Code: 2\nSignal: 0";
+        assert_eq!(exit_code_in(gemini), Some(2));
+        assert_eq!(exit_code_in("Exit Code: (none)"), None);
     }
 
     #[test]
