@@ -139,7 +139,7 @@ pub fn parser_for(
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
         Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
-        Agent::Cursor => Box::new(cursor::CursorParser::resume(saved)?),
+        Agent::Cursor => Box::new(cursor::CursorParser::resume(role, saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
         Agent::Crush | Agent::Opencode | Agent::Kiro => {
             return Err(serde::de::Error::custom(format!(
@@ -354,7 +354,12 @@ pub(crate) fn set_latest(slot: &mut Option<String>, value: Option<&str>) {
 /// followed by an integer.
 pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
     let lower = text.to_ascii_lowercase();
-    for marker in ["exited with code ", "exit code ", "exit code:", "exit status "] {
+    for marker in [
+        "exited with code ",
+        "exit code ",
+        "exit code:",
+        "exit status ",
+    ] {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(marker) {
             let rest = lower[from + pos + marker.len()..].trim_start();
@@ -424,7 +429,7 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
 
 /// How a user text the agent injected rather than a person typed begins (agentlog's markers plus
 /// the ones Claude Code and Codex use for meta messages): harness text, never a session's title.
-pub(crate) const HARNESS_PREFIXES: [&str; 14] = [
+pub(crate) const HARNESS_PREFIXES: [&str; 15] = [
     "# AGENTS.md instructions",
     "<INSTRUCTIONS>",
     "<environment_context>",
@@ -435,6 +440,8 @@ pub(crate) const HARNESS_PREFIXES: [&str; 14] = [
     "<local-command-",
     "<task-notification>",
     "<system-reminder>",
+    // Cursor's tool context, sent as a user line of its own.
+    "<dynamic_tools>",
     "[Request interrupted",
     "Caveat: The messages below",
     "Stop hook feedback:",

@@ -5,7 +5,9 @@
 //! prompt wrapped in `<user_query>`), `thinking`, `tool_use` (no id), and user lines of
 //! `tool_result` blocks whose `tool_use_id` matches no call. Drift seen in samples: `tool_call`,
 //! `tool-result` and `custom_block` blocks, and lines that are not messages (`{"type":
-//! "turn_ended"}`). No timestamps, model or cwd are written.
+//! "turn_ended"}`). No model or cwd is written, and no timestamp but the one newer versions put
+//! before a prompt (`<timestamp>Tuesday, Jul 21, 2026, 6:56 PM (UTC+8)</timestamp>`), read when
+//! it names its offset. A sub-agent's file opens with its parent agent's prompt.
 //!
 //! Lines repeat verbatim (two `"Thanks."` prompts are the same bytes), so records are identified
 //! by **position** (the line's number with its content), never by content alone
@@ -22,7 +24,7 @@ use serde_json::Value;
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
     SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    outcome_for, str_at, text_value,
+    note_timestamp, outcome_for, patch_paths, str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
@@ -80,14 +82,12 @@ pub fn owns_path(path: &Path) -> bool {
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "Shell" | "Bash" | "run_terminal_cmd" => ToolKind::Exec,
-        "StrReplace" | "Write" | "Edit" | "MultiEdit" | "Delete" | "edit_file" => {
-            ToolKind::FileEdit
-        }
-        "Agent" | "Task" => ToolKind::SubAgent,
+        "StrReplace" | "Write" | "Edit" | "MultiEdit" | "Delete" | "edit_file" | "ApplyPatch"
+        | "EditNotebook" => ToolKind::FileEdit,
+        "Agent" | "Task" | "Subagent" => ToolKind::SubAgent,
         "WebSearch" | "WebFetch" | "web_search" => ToolKind::WebSearch,
-        "Read" | "read_file" | "Glob" | "Grep" | "LS" | "list_dir" | "TodoWrite" => {
-            ToolKind::Housekeeping
-        }
+        "Read" | "read_file" | "ReadFile" | "Glob" | "Grep" | "LS" | "list_dir" | "ListDir"
+        | "SemanticSearch" | "AwaitShell" | "TodoWrite" => ToolKind::Housekeeping,
         other => ToolKind::of(other),
     }
 }
@@ -103,6 +103,8 @@ struct Pending {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct CursorParser {
+    #[serde(skip)]
+    role: FileRole,
     meta: SessionMeta,
     /// Lines parsed so far (names calls that have no id).
     lines: u64,
@@ -113,11 +115,13 @@ pub struct CursorParser {
 const MAX_PENDING: usize = 256;
 
 impl CursorParser {
-    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
-        match saved {
-            Some(state) => serde_json::from_value(state.clone()),
-            None => Ok(CursorParser::default()),
-        }
+    pub fn resume(role: FileRole, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        let mut parser = match saved {
+            Some(state) => serde_json::from_value(state.clone())?,
+            None => CursorParser::default(),
+        };
+        parser.role = role;
+        Ok(parser)
     }
 
     fn block(&mut self, role: &str, block: &Value, n: usize, out: &mut LineOutput) {
@@ -132,21 +136,25 @@ impl CursorParser {
                 let Some(raw) = str_at(block, &["text"]) else {
                     return;
                 };
-                let (text, wrapped) = unwrap_query(raw);
-                if text.is_empty() {
+                let prompt = unwrap_query(raw);
+                if prompt.text.is_empty() {
                     return;
                 }
-                let source = if !wrapped && is_system_injected(&text) {
+                let source = if !prompt.wrapped && is_system_injected(&prompt.text) {
                     PromptSource::SystemInjected
+                } else if self.role == FileRole::Subagent {
+                    PromptSource::SpawnedAgent
                 } else {
                     PromptSource::Human
                 };
+                note_timestamp(&mut self.meta, prompt.at.as_deref());
                 out.records.push(Record {
                     kind: Some(RecordKind::Message),
                     source_event_kind: "cursor:user".to_owned(),
                     role: Some("user".to_owned()),
                     prompt_source: Some(source),
-                    text: Some(cap_text(text, MAX_TEXT_BYTES)),
+                    text: Some(cap_text(prompt.text, MAX_TEXT_BYTES)),
+                    timestamp: prompt.at,
                     ..base
                 });
             }
@@ -185,19 +193,17 @@ impl CursorParser {
                     .unwrap_or_else(|| format!("L{}.{n}", self.lines));
                 let class = tool_kind(&name);
                 let mut input = block.get("input").cloned().filter(|v| !v.is_null());
-                let paths = if class == ToolKind::FileEdit {
-                    input
-                        .as_ref()
-                        .and_then(|i| {
-                            ["path", "file_path", "target_file"]
-                                .iter()
-                                .find_map(|k| i.get(k).and_then(Value::as_str))
-                        })
-                        .map(str::to_owned)
-                        .into_iter()
-                        .collect()
-                } else {
-                    Vec::new()
+                let paths = match (class, input.as_ref()) {
+                    (ToolKind::FileEdit, Some(i)) => match str_at(i, &["patch"]) {
+                        Some(patch) => patch_paths(patch),
+                        None => ["path", "file_path", "target_file", "target_notebook"]
+                            .iter()
+                            .find_map(|k| i.get(k).and_then(Value::as_str))
+                            .map(str::to_owned)
+                            .into_iter()
+                            .collect(),
+                    },
+                    _ => Vec::new(),
                 };
                 if let Some(v) = input.as_mut() {
                     cap_json(v, MAX_INPUT_STRING_BYTES);
@@ -273,16 +279,76 @@ impl CursorParser {
     }
 }
 
-/// A prompt without Cursor's `<user_query>` wrapper, and whether it had one.
-fn unwrap_query(raw: &str) -> (String, bool) {
-    let t = raw.trim();
-    match t
-        .strip_prefix("<user_query>")
-        .and_then(|r| r.strip_suffix("</user_query>"))
+/// A prompt as a person wrote it.
+struct Prompt {
+    text: String,
+    /// It came in Cursor's `<user_query>` wrapper: typed, whatever it starts with.
+    wrapped: bool,
+    /// When it was sent (RFC 3339, UTC), from the `<timestamp>` before it.
+    at: Option<String>,
+}
+
+/// A prompt without Cursor's `<timestamp>` and `<user_query>` wrappers. What follows the query
+/// (`[Image]`, `[File: spec.pdf]`: the attachments' labels) stays, on lines of its own.
+fn unwrap_query(raw: &str) -> Prompt {
+    let mut t = raw.trim();
+    let mut at = None;
+    if let Some(rest) = t.strip_prefix("<timestamp>")
+        && let Some((stamp, after)) = rest.split_once("</timestamp>")
     {
-        Some(inner) => (inner.trim().to_owned(), true),
-        None => (t.to_owned(), false),
+        at = prompt_time(stamp);
+        t = after.trim_start();
     }
+    let Some((inner, after)) = t
+        .strip_prefix("<user_query>")
+        .and_then(|r| r.rsplit_once("</user_query>"))
+    else {
+        return Prompt {
+            text: t.to_owned(),
+            wrapped: false,
+            at,
+        };
+    };
+    let mut text = inner.trim().to_owned();
+    let after = after.trim();
+    if !after.is_empty() {
+        text.push('\n');
+        text.push_str(after);
+    }
+    Prompt {
+        text,
+        wrapped: true,
+        at,
+    }
+}
+
+/// A prompt's `<timestamp>` (`Tuesday, Jul 21, 2026, 6:56 PM (UTC+8)`) in RFC 3339, UTC. `None`
+/// without the offset: a local time in an unknown zone is not a time.
+fn prompt_time(stamp: &str) -> Option<String> {
+    let (local, zone) = stamp.trim().strip_suffix(')')?.rsplit_once(" (UTC")?;
+    let offset = if zone.is_empty() {
+        0
+    } else {
+        let sign = match zone.as_bytes()[0] {
+            b'+' => 1,
+            b'-' => -1,
+            _ => return None,
+        };
+        let (h, m) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
+        let (h, m) = (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?);
+        if h > 14 || m > 59 {
+            return None;
+        }
+        sign * (h * 3600 + m * 60)
+    };
+    // The weekday is left out: it says nothing the date does not.
+    let (_, date) = local.split_once(", ")?;
+    let civil = jiff::fmt::strtime::parse("%b %d, %Y, %I:%M %p", date)
+        .ok()?
+        .to_datetime()
+        .ok()?;
+    let offset = jiff::tz::Offset::from_seconds(offset).ok()?;
+    Some(offset.to_timestamp(civil).ok()?.to_string())
 }
 
 impl SourceParser for CursorParser {
@@ -310,10 +376,15 @@ impl SourceParser for CursorParser {
             }
             _ => match str_at(&v, &["type"]) {
                 Some(kind) => {
+                    // `turn_ended`'s status, and its error when the turn failed.
+                    let text = match (str_at(&v, &["status"]), str_at(&v, &["error"])) {
+                        (Some(status), Some(error)) => Some(format!("{status}: {error}")),
+                        (status, error) => status.or(error).map(str::to_owned),
+                    };
                     out.records.push(Record {
                         kind: Some(RecordKind::Event),
                         source_event_kind: format!("cursor:{kind}"),
-                        text: str_at(&v, &["status"]).map(str::to_owned),
+                        text: text.map(|t| cap_text(t, MAX_TEXT_BYTES)),
                         ..Record::default()
                     });
                 }
@@ -335,6 +406,7 @@ impl SourceParser for CursorParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn layouts_under_agent_transcripts_are_sessions_or_subagents() {
@@ -364,6 +436,145 @@ mod tests {
             (FileRole::Subagent, Some("a1"), Some("b2"))
         );
         assert!(classify(Path::new("/h/.cursor/projects/-tmp-r/other/a1.jsonl")).is_none());
+    }
+
+    fn parse(role: FileRole, lines: &[Value]) -> (CursorParser, LineOutput) {
+        let mut p = CursorParser::resume(role, None).unwrap();
+        let mut out = LineOutput::default();
+        for l in lines {
+            p.parse_line(&l.to_string(), &mut out).unwrap();
+        }
+        (p, out)
+    }
+
+    #[test]
+    fn a_prompt_s_timestamp_is_its_time_when_it_names_its_offset() {
+        for (stamp, want) in [
+            (
+                "Tuesday, Jul 21, 2026, 6:56 PM (UTC+8)",
+                Some("2026-07-21T10:56:00Z"),
+            ),
+            (
+                "Wednesday, Jun 3, 2026, 7:30 PM (UTC-7)",
+                Some("2026-06-04T02:30:00Z"),
+            ),
+            (
+                "Thu, Dec 31, 2026, 11:59 PM (UTC+5:30)",
+                Some("2026-12-31T18:29:00Z"),
+            ),
+            (
+                "Friday, Sep 4, 2026, 12:05 AM (UTC)",
+                Some("2026-09-04T00:05:00Z"),
+            ),
+            // A local time in a zone nobody named; not a time; out of range; crafted.
+            ("Sunday, Sep 27, 2026, 9:00 AM", None),
+            ("now", None),
+            ("Monday, Feb 30, 2026, 9:00 AM (UTC+1)", None),
+            ("Monday, Feb 2, 2026, 9:00 AM (UTC+99)", None),
+            ("Monday, Feb 2, 2026, 9:00 AM (UTC+1:xx)", None),
+            ("Monday, Feb 2, 2026, 9:00 AM (UTC\u{1b}[0m)", None),
+            ("(UTC+1)", None),
+        ] {
+            assert_eq!(prompt_time(stamp).as_deref(), want, "{stamp}");
+        }
+    }
+
+    /// Cursor 3.x wraps a prompt in a timestamp and the query, with attachment labels after;
+    /// its tool context is a user line of its own; a sub-agent's file opens with its parent's
+    /// prompt.
+    #[test]
+    fn prompts_are_unwrapped_and_told_from_tool_context_and_a_parent_agent() {
+        let user =
+            |text: &str| json!({"role":"user","message":{"content":[{"type":"text","text":text}]}});
+        let (p, out) = parse(
+            FileRole::Main,
+            &[
+                user("<dynamic_tools><tool>Context for the model</tool></dynamic_tools>"),
+                user(
+                    "<timestamp>Sunday, Sep 27, 2026, 9:00 AM (UTC+2)</timestamp>\n<user_query>\nCompare the screenshot.\n</user_query>\n[Image]\n[File: spec.pdf]",
+                ),
+                user("<user_query>ship it</user_query>"),
+            ],
+        );
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| {
+                (
+                    r.text.as_deref().unwrap_or(""),
+                    r.prompt_source,
+                    r.timestamp.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "<dynamic_tools><tool>Context for the model</tool></dynamic_tools>",
+                    Some(PromptSource::SystemInjected),
+                    None
+                ),
+                (
+                    "Compare the screenshot.\n[Image]\n[File: spec.pdf]",
+                    Some(PromptSource::Human),
+                    Some("2026-09-27T07:00:00Z")
+                ),
+                ("ship it", Some(PromptSource::Human), None),
+            ]
+        );
+        assert_eq!(p.meta.started_at.as_deref(), Some("2026-09-27T07:00:00Z"));
+
+        let (_, sub) = parse(
+            FileRole::Subagent,
+            &[user("<user_query>\nAudit the parser.\n</user_query>")],
+        );
+        assert_eq!(
+            sub.records[0].prompt_source,
+            Some(PromptSource::SpawnedAgent)
+        );
+    }
+
+    #[test]
+    fn newer_tools_are_classed_and_a_patch_names_its_files() {
+        let call = |name: &str, input: Value| json!({"role":"assistant","message":{"content":[{"type":"tool_use","name":name,"input":input}]}});
+        let (_, out) = parse(
+            FileRole::Main,
+            &[
+                call(
+                    "ApplyPatch",
+                    json!({"patch":"*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: src/b.rs\n+z\n*** End Patch"}),
+                ),
+                call(
+                    "Subagent",
+                    json!({"subagent_type":"explore","prompt":"look"}),
+                ),
+                call("ReadFile", json!({"path":"src/a.rs"})),
+                json!({"type":"turn_ended","status":"error","error":"The provider could not finish."}),
+            ],
+        );
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.tool_kind, r.file_paths.clone(), r.text.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Some(ToolKind::FileEdit),
+                    vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()],
+                    None
+                ),
+                (Some(ToolKind::SubAgent), vec![], None),
+                (Some(ToolKind::Housekeeping), vec![], None),
+                (
+                    None,
+                    vec![],
+                    Some("error: The provider could not finish.".to_owned())
+                ),
+            ]
+        );
     }
 
     #[test]
