@@ -136,13 +136,16 @@ impl ToolKind {
     pub fn of(name: &str) -> ToolKind {
         match name {
             "exec_command" | "Bash" | "bash" | "shell" | "shell_command" | "local_shell"
-            | "local_shell_call" | "run_command" | "container.exec" => ToolKind::Exec,
+            | "local_shell_call" | "run_command" | "container.exec" | "PowerShell" => {
+                ToolKind::Exec
+            }
             "apply_patch" | "edit_file" | "write_file" | "str_replace" | "Edit" | "MultiEdit"
             | "Write" | "NotebookEdit" => ToolKind::FileEdit,
             "spawn_agent" | "Task" | "Agent" => ToolKind::SubAgent,
             "write_stdin" | "wait_agent" | "close_agent" | "kill_agent" | "update_plan"
             | "Read" | "Glob" | "Grep" | "LS" | "TodoWrite" | "BashOutput" | "KillBash"
-            | "KillShell" | "TaskOutput" | "view_image" => ToolKind::Housekeeping,
+            | "KillShell" | "TaskOutput" | "TaskCreate" | "TaskUpdate" | "TaskList" | "TaskGet"
+            | "TaskStop" | "view_image" => ToolKind::Housekeeping,
             "web_search" | "web_search_call" | "WebSearch" | "WebFetch" => ToolKind::WebSearch,
             _ => ToolKind::Other,
         }

@@ -585,6 +585,18 @@ mod tests {
         assert_eq!(parser.meta.model.as_deref(), Some("claude-opus-4-5"));
     }
 
+    /// Claude Code's shell on Windows, and the task list that replaced TodoWrite.
+    #[test]
+    fn powershell_is_a_shell_and_the_task_list_is_housekeeping() {
+        let line = json!({"type":"assistant","message":{"role":"assistant","content":[
+            {"type":"tool_use","id":"t1","name":"PowerShell","input":{"command":"Get-ChildItem"}},
+            {"type":"tool_use","id":"t2","name":"TaskCreate","input":{"subject":"tests"}}
+        ]}});
+        let (_, out) = parse(&[line], FileRole::Main);
+        let kinds: Vec<_> = out.records.iter().map(|r| r.tool_kind).collect();
+        assert_eq!(kinds, [Some(ToolKind::Exec), Some(ToolKind::Housekeeping)]);
+    }
+
     #[test]
     fn tool_results_take_the_name_of_their_call_and_an_outcome() {
         let call = json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"false"}}]}});

@@ -93,7 +93,7 @@ fn project_of(db: &Path) -> Option<String> {
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "bash" => ToolKind::Exec,
-        "edit" | "multiedit" | "write" => ToolKind::FileEdit,
+        "edit" | "multiedit" | "write" | "lsp_replace_symbol" => ToolKind::FileEdit,
         "agent" | "agentic_fetch" => ToolKind::SubAgent,
         "fetch" | "web_fetch" | "web_search" | "sourcegraph" | "download" => ToolKind::WebSearch,
         "view" | "ls" | "glob" | "grep" | "diagnostics" | "todos" | "job_output" | "job_kill" => {
@@ -507,6 +507,13 @@ impl UnitParser for CrushParser {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `lsp_replace_symbol` (Crush 0.86) rewrites a symbol in a file: an edit.
+    #[test]
+    fn a_symbol_replaced_through_the_language_server_is_an_edit() {
+        assert_eq!(tool_kind("lsp_replace_symbol"), ToolKind::FileEdit);
+        assert_eq!(tool_kind("lsp_diagnostics"), ToolKind::Other);
+    }
 
     #[test]
     fn a_database_under_dot_crush_is_a_project_s() {

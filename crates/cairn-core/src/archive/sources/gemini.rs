@@ -408,6 +408,7 @@ fn tool_kind(name: &str) -> ToolKind {
     match name {
         "replace" | "write_file" | "edit" | "smart_edit" => ToolKind::FileEdit,
         "run_shell_command" => ToolKind::Exec,
+        "invoke_agent" => ToolKind::SubAgent,
         "read_file"
         | "read_many_files"
         | "list_directory"
@@ -529,6 +530,13 @@ impl super::UnitParser for GeminiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sub_agent_call_is_classed_as_one() {
+        assert_eq!(tool_kind("invoke_agent"), ToolKind::SubAgent);
+        assert_eq!(tool_kind("run_shell_command"), ToolKind::Exec);
+        assert_eq!(tool_kind("codebase_investigator"), ToolKind::Other);
+    }
 
     /// `GEMINI_DIR` names the folder; Gemini CLI's own `GEMINI_CLI_HOME` (a profile per account)
     /// names the home it sits in; otherwise it is under the home directory.

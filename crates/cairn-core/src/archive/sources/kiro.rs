@@ -80,12 +80,12 @@ pub fn owns_path(path: &Path) -> bool {
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "execute_bash" | "execute_cmd" | "shell" => ToolKind::Exec,
-        "fs_write" => ToolKind::FileEdit,
+        // kiro-cli 2.x names its file tools `write`, `edit` and `read`.
+        "fs_write" | "write" | "edit" => ToolKind::FileEdit,
         "use_subagent" | "delegate" => ToolKind::SubAgent,
         "web_search" | "web_fetch" => ToolKind::WebSearch,
-        "fs_read" | "glob" | "grep" | "todo_list" | "introspect" | "knowledge" | "thinking" => {
-            ToolKind::Housekeeping
-        }
+        "fs_read" | "read" | "glob" | "grep" | "todo_list" | "introspect" | "knowledge"
+        | "thinking" => ToolKind::Housekeeping,
         other => ToolKind::of(other),
     }
 }
@@ -481,6 +481,21 @@ impl UnitParser for KiroParser {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// kiro-cli 2.x's file tools (`write`, `edit`, `read`) beside the older `fs_*` ones.
+    #[test]
+    fn file_tools_of_both_generations_are_classed() {
+        for (name, kind) in [
+            ("fs_write", ToolKind::FileEdit),
+            ("write", ToolKind::FileEdit),
+            ("edit", ToolKind::FileEdit),
+            ("fs_read", ToolKind::Housekeeping),
+            ("read", ToolKind::Housekeeping),
+            ("execute_bash", ToolKind::Exec),
+        ] {
+            assert_eq!(tool_kind(name), kind, "{name}");
+        }
+    }
 
     /// A conversation is read by the rowid `sessions` found, not by scanning the table for its
     /// id once per conversation (the table's key is folder and id, so no index serves the id);
