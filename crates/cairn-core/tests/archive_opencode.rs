@@ -187,6 +187,319 @@ fn an_opencode_database_of_another_shape_is_a_warning() {
         "{:?}",
         r.warnings
     );
+
+    // 2.x tables half there: what is missing of them is named.
+    let src = tempfile::tempdir().unwrap();
+    Connection::open(src.path().join("opencode.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE session_v2 (id TEXT, time_created INTEGER, time_updated INTEGER);
+             CREATE TABLE session_message (id TEXT, session_id TEXT, type TEXT, time_updated INTEGER, data TEXT);",
+        )
+        .unwrap();
+    let r = support::capture(&cairn, &support::found(Agent::Opencode, src.path()));
+    assert_eq!(r.sessions_added, 0);
+    assert!(
+        r.warnings.iter().any(|w| w
+            .message
+            .contains("table `session_message` has no column `seq`")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// An OpenCode 2.x session as its writer's schema shapes it (`session_message` rows: the type
+/// in its column, the content inline, tool output in `state.content`), and a sub-agent's.
+fn build_v2(db: &Db) {
+    db.session_v2("ses_v2", None, "Fix the flaky test");
+    db.session_v2("ses_v2_child", Some("ses_v2"), "Look for other flakes");
+    db.message_v2(
+        "msg_1",
+        "ses_v2",
+        1,
+        "user",
+        T0 + 1000,
+        &json!({"time": {"created": T0 + 1000}, "text": "Fix the flaky login test",
+        "files": [{"uri": "file:///work/app/shot.png", "mime": "image/png"}]}),
+    );
+    db.message_v2("msg_2", "ses_v2", 2, "synthetic", T0 + 1001,
+        &json!({"time": {"created": T0 + 1001}, "text": "<system-reminder>Plan mode is off.</system-reminder>"}));
+    db.message_v2("msg_3", "ses_v2", 4, "assistant", T0 + 2000, &json!({
+        "time": {"created": T0 + 2000, "completed": T0 + 3000}, "agent": "build",
+        "model": {"id": "gpt-5", "providerID": "openai"}, "finish": "tool-calls",
+        "tokens": {"input": 200, "output": 20, "reasoning": 5, "cache": {"read": 40, "write": 0}},
+        "content": [
+            {"type": "reasoning", "text": "run the test first"},
+            {"type": "text", "text": "Running the test."},
+            {"type": "tool", "id": "call_1", "name": "shell",
+             "state": {"status": "completed", "input": {"command": "npm test"},
+                       "content": [{"type": "text", "text": "1 failing"}], "metadata": {"exit": 1}},
+             "time": {"created": T0 + 2100, "completed": T0 + 2500}},
+            {"type": "tool", "id": "call_2", "name": "edit",
+             "state": {"status": "completed", "input": {"path": "/work/app/login.test.js", "oldString": "a", "newString": "b"},
+                       "content": [{"type": "text", "text": "Edited."}]},
+             "time": {"created": T0 + 2600, "completed": T0 + 2700}},
+            {"type": "tool", "id": "call_3", "name": "patch",
+             "state": {"status": "error", "input": {"patchText": "*** Begin Patch\n*** Update File: src/login.js\n@@\n-a\n+b\n*** End Patch"},
+                       "error": {"type": "invalid", "message": "patch did not apply"}},
+             "time": {"created": T0 + 2800, "completed": T0 + 2850}},
+            {"type": "tool", "id": "call_4", "name": "subagent",
+             "state": {"status": "running", "input": {"agent": "explore", "description": "Look for other flakes", "prompt": "look"}},
+             "time": {"created": T0 + 2900}},
+            {"type": "hologram", "text": "?"}
+        ]}));
+    db.message_v2("msg_4", "ses_v2", 7, "shell", T0 + 4000, &json!({
+        "time": {"created": T0 + 4000, "completed": T0 + 4100}, "shellID": "sh_1", "command": "git status",
+        "status": "exited", "exit": 0, "output": {"output": "clean", "cursor": 5, "size": 5, "truncated": false}}));
+    db.message_v2("msg_5", "ses_v2", 8, "compaction", T0 + 5000, &json!({
+        "time": {"created": T0 + 5000}, "status": "completed", "reason": "auto", "summary": "Fixed the login test."}));
+    db.message_v2(
+        "msg_6",
+        "ses_v2",
+        9,
+        "idle",
+        T0 + 5001,
+        &json!({"time": {"created": T0 + 5001}, "outcome": "succeeded"}),
+    );
+    db.message_v2(
+        "msg_7",
+        "ses_v2",
+        10,
+        "teleported",
+        T0 + 5002,
+        &json!({"time": {"created": T0 + 5002}}),
+    );
+    db.message_v2(
+        "msg_c1",
+        "ses_v2_child",
+        1,
+        "user",
+        T0 + 2901,
+        &json!({"time": {"created": T0 + 2901}, "text": "look"}),
+    );
+}
+
+/// (kind, tool name, text, exit code, file paths) of every record of `session`, in order.
+fn records_of(data: &Path, session: &str) -> Vec<(String, String, String, Option<i64>, String)> {
+    let conn = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.kind, coalesce(r.tool_name, ''), coalesce(r.text, ''), r.exit_code,
+                    coalesce(r.file_paths, '')
+             FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = ?1 AND r.retracted_at IS NULL ORDER BY r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([session], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// A fresh OpenCode 2.x install has no `message` or `part` table: its sessions are read from
+/// `session_v2` and `session_message`, a row written again while it streams is read again, and
+/// a message type Cairn does not know is counted.
+#[test]
+fn an_opencode_2_database_is_read_and_follows_its_rows() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = Db::create_v2(&src.path().join("opencode.db"));
+    build_v2(&db);
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.sessions_added, 2, "{r:?}");
+    let row = |kind: &str, tool: &str, text: &str, exit: Option<i64>, paths: &str| {
+        (
+            kind.to_owned(),
+            tool.to_owned(),
+            text.to_owned(),
+            exit,
+            paths.to_owned(),
+        )
+    };
+    assert_eq!(
+        records_of(data.path(), "ses_v2"),
+        vec![
+            row("message", "", "Fix the flaky login test", None, ""),
+            row(
+                "message",
+                "",
+                "<system-reminder>Plan mode is off.</system-reminder>",
+                None,
+                ""
+            ),
+            row("reasoning", "", "run the test first", None, ""),
+            row("message", "", "Running the test.", None, ""),
+            row("tool_call", "shell", "", None, ""),
+            row("tool_result", "shell", "1 failing", Some(1), ""),
+            row(
+                "tool_call",
+                "edit",
+                "",
+                None,
+                r#"["/work/app/login.test.js"]"#
+            ),
+            row(
+                "tool_result",
+                "edit",
+                "Edited.",
+                None,
+                r#"["/work/app/login.test.js"]"#
+            ),
+            row("tool_call", "patch", "", None, r#"["src/login.js"]"#),
+            row(
+                "tool_result",
+                "patch",
+                "patch did not apply",
+                None,
+                r#"["src/login.js"]"#
+            ),
+            row("tool_call", "subagent", "", None, ""),
+            row("tool_call", "shell", "", None, ""),
+            row("tool_result", "shell", "clean", Some(0), ""),
+            row("event", "", "Fixed the login test.", None, ""),
+        ]
+    );
+    let (model, cwd, title, human, injected): (String, String, String, i64, i64) =
+        Connection::open(data.path().join("cairn.db"))
+            .unwrap()
+            .query_row(
+                "SELECT s.model, s.cwd, s.title,
+                    (SELECT count(*) FROM records r WHERE r.session_id = s.id AND r.prompt_source = 'human'),
+                    (SELECT count(*) FROM records r WHERE r.session_id = s.id AND r.prompt_source = 'system_injected')
+                 FROM sessions s WHERE s.session_id = 'ses_v2'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .unwrap();
+    assert_eq!(
+        (
+            model.as_str(),
+            cwd.as_str(),
+            title.as_str(),
+            human,
+            injected
+        ),
+        ("gpt-5", "/work/app", "Fix the flaky test", 1, 1)
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT input + output + reasoning + cache_read FROM token_usage WHERE message_id = 'msg_3'"
+        ),
+        265
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM sessions WHERE relation = 'subagent' AND parent_key IS NOT NULL"
+        ),
+        1
+    );
+    let unknown: String = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT unknown_types FROM sessions WHERE session_id = 'ses_v2'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        unknown.contains("opencode:message:teleported")
+            && unknown.contains("opencode:content:hologram"),
+        "{unknown}"
+    );
+
+    // The sub-agent ends: OpenCode writes its message row again. Its result is added; its call
+    // and everything else in the row read the same, so nothing is rewritten.
+    let mut done: serde_json::Value = serde_json::from_str(
+        &db.conn
+            .query_row(
+                "SELECT data FROM session_message WHERE id = 'msg_3'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .unwrap(),
+    )
+    .unwrap();
+    done["content"][5]["state"] = json!({"status": "completed",
+        "input": {"agent": "explore", "description": "Look for other flakes", "prompt": "look"},
+        "content": [{"type": "text", "text": "no other flakes"}], "metadata": {"sessionID": "ses_v2_child"}});
+    done["content"][5]["time"]["completed"] = json!(T0 + 6000);
+    db.message_v2("msg_3", "ses_v2", 4, "assistant", T0 + 6000, &done);
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE call_id = 'call_4' AND kind = 'tool_result' AND text = 'no other flakes'"
+        ),
+        1
+    );
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+}
+
+/// An upgraded install keeps its 1.x tables frozen and copies their sessions into `session_v2`
+/// under the same ids: a copied session is read once, from the 2.x tables; one only the 1.x
+/// tables hold is read from them.
+#[test]
+fn an_upgraded_opencode_database_reads_each_session_once() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (_, db) = build(src.path());
+    db.upgrade();
+    db.session_v2("ses_main", None, "OpenCode Large");
+    db.message_v2(
+        "evt_legacy_backfill_m_1",
+        "ses_main",
+        1,
+        "user",
+        T0 + 1000,
+        &json!({"time": {"created": T0 + 1000}, "text": "Run ls and fix the log"}),
+    );
+    db.message_v2(
+        "msg_new",
+        "ses_main",
+        2,
+        "user",
+        T0 + 9000,
+        &json!({"time": {"created": T0 + 9000}, "text": "and now in 2.x"}),
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = support::capture(&cairn, &support::found(Agent::Opencode, src.path()));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(
+        r.sessions_added, 2,
+        "ses_main once, ses_child from 1.x: {r:?}"
+    );
+    let texts: Vec<String> = records_of(data.path(), "ses_main")
+        .into_iter()
+        .map(|r| r.2)
+        .collect();
+    assert_eq!(texts, ["Run ls and fix the log", "and now in 2.x"]);
+    assert_eq!(records_of(data.path(), "ses_child").len(), 1);
+}
+
+#[test]
+fn a_build_outside_the_release_channels_names_its_database_by_channel() {
+    use cairn_core::archive::sources::opencode::is_database;
+    for (name, is) in [
+        ("opencode.db", true),
+        ("opencode-local.db", true),
+        ("opencode-dev_2.1.db", true),
+        ("opencode-.db", false),
+        ("opencode-a b.db", false),
+        ("opencode-local.db-wal", false),
+        ("not-opencode-local.db", false),
+    ] {
+        assert_eq!(is_database(Path::new(name)), is, "{name}");
+    }
 }
 
 /// A copy of the storage-tree fixtures (`v2` per-message part folders, `legacy` flat parts) in

@@ -67,3 +67,58 @@ impl Db {
             .unwrap();
     }
 }
+
+/// The tables OpenCode 2.x writes sessions to (its migration `loose_psylocke` and the 2.0.26
+/// schema: the columns Cairn reads and a few it does not). A fresh 2.x install has these and
+/// no `message` or `part` table.
+pub const SCHEMA_V2: &str = "
+    CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, name TEXT,
+        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, sandboxes TEXT NOT NULL);
+    CREATE TABLE session_v2 (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, workspace_id TEXT,
+        parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT, title TEXT,
+        version TEXT NOT NULL, cost REAL DEFAULT 0 NOT NULL, tokens_input INTEGER DEFAULT 0 NOT NULL,
+        tokens_output INTEGER DEFAULT 0 NOT NULL, agent TEXT, model TEXT,
+        time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, time_idle INTEGER);
+    CREATE TABLE session_message (id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES session_v2(id) ON DELETE CASCADE,
+        type TEXT NOT NULL, seq INTEGER NOT NULL, time_created INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE UNIQUE INDEX session_message_session_seq_idx ON session_message (session_id, seq);
+    PRAGMA journal_mode = WAL;";
+
+impl Db {
+    /// A fresh OpenCode 2.x database: the 2.x tables only.
+    pub fn create_v2(path: &Path) -> Db {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(SCHEMA_V2).unwrap();
+        Db { conn }
+    }
+
+    /// A 1.x database upgraded in place: the 2.x tables beside the frozen 1.x ones.
+    pub fn upgrade(&self) {
+        self.conn.execute_batch(SCHEMA_V2).unwrap();
+    }
+
+    pub fn session_v2(&self, id: &str, parent: Option<&str>, title: &str) {
+        self.conn
+            .execute(
+                "INSERT INTO session_v2 (id, project_id, parent_id, slug, directory, title, version, model, time_created, time_updated)
+                 VALUES (?1, 'proj', ?2, 'slug', '/work/app', ?3, '2.0.26', '{\"id\":\"gpt-5\",\"providerID\":\"openai\"}', ?4, ?4)",
+                params![id, parent, title, T0],
+            )
+            .unwrap();
+    }
+
+    /// A message row, written again (as OpenCode does while it streams) when its id exists.
+    pub fn message_v2(&self, id: &str, session: &str, seq: i64, kind: &str, at: i64, data: &Value) {
+        self.conn
+            .execute(
+                "INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
+                 ON CONFLICT (id) DO UPDATE SET data = excluded.data, time_updated = excluded.time_updated",
+                params![id, session, kind, seq, at, data.to_string()],
+            )
+            .unwrap();
+    }
+}

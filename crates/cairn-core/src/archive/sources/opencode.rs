@@ -12,6 +12,15 @@
 //! parts (`{"info": …, "parts": […]}`): OpenCode rewrites both while it streams, so a unit is
 //! read again when the message or any of its parts moved, and its records are keyed by part.
 //! The same message and part shapes are what the older JSON storage tree holds.
+//!
+//! OpenCode 2.x writes sessions to `session_v2` (the same session columns, `model` as JSON) and
+//! each message, its content inline, to one `session_message` row (`id`, `session_id`, `type`:
+//! `user`, `assistant`, `shell`, `compaction`, `synthetic`, …, `seq` for order, `data` JSON
+//! without the id and type). A fresh 2.x install has no `message` or `part` table; an upgraded
+//! one keeps them frozen and copies their sessions into `session_v2` under the same ids, so a
+//! session is read from `session_v2` when it is there, from the 1.x tables otherwise. A unit of
+//! a 2.x session is a row (`{"type", "seq", "data"}`); its content items are keyed by position
+//! (OpenCode only appends to them while it streams), its tool calls by their ids.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,13 +30,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::database::{
-    DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, epoch_seconds, epoch_time,
-    int_of, json_column, json_of, require, row_as_json, text_ids,
+    DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, columns, epoch_seconds,
+    epoch_time, int_of, json_column, json_of, require, row_as_json, text_ids,
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
-    outcome_for, set_latest, set_once, str_at, u64_at,
+    outcome_for, patch_paths, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -54,9 +63,21 @@ pub fn locations(
         .unwrap_or_default()
 }
 
-/// Whether `path` is OpenCode's database by its name.
+/// Whether `path` is OpenCode's database by its name: `opencode.db`, or `opencode-<channel>.db`
+/// for a build outside the release channels.
 pub fn is_database(path: &Path) -> bool {
     super::database::is_named(path, FILE_NAME, None)
+        || path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("opencode-"))
+            .and_then(|n| n.strip_suffix(".db"))
+            .is_some_and(|channel| {
+                !channel.is_empty()
+                    && channel
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            })
 }
 
 /// Whether `path` is a session file of the legacy storage tree:
@@ -195,9 +216,9 @@ pub fn owns_path(path: &Path) -> bool {
 /// OpenCode's tool names in Cairn's kinds.
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
-        "bash" => ToolKind::Exec,
+        "bash" | "shell" => ToolKind::Exec,
         "edit" | "write" | "patch" | "multiedit" | "apply_patch" => ToolKind::FileEdit,
-        "task" => ToolKind::SubAgent,
+        "task" | "subagent" => ToolKind::SubAgent,
         "webfetch" | "websearch" | "codesearch" => ToolKind::WebSearch,
         "read" | "glob" | "grep" | "list" | "todowrite" | "todoread" | "lsp" | "skill" => {
             ToolKind::Housekeeping
@@ -215,29 +236,36 @@ impl DatabaseSource for OpencodeDb {
     }
 
     fn check(&self, conn: &Connection) -> Result<(), String> {
-        require(conn, "session", &["id", "time_updated"])?;
-        require(
-            conn,
-            "message",
-            &["id", "session_id", "time_created", "time_updated", "data"],
-        )?;
-        require(
-            conn,
-            "part",
-            &["id", "message_id", "session_id", "time_updated", "data"],
-        )
+        match (check_v2(conn), check_v1(conn)) {
+            (Ok(()), _) | (_, Ok(())) => Ok(()),
+            // The 2.x tables half there say more than the 1.x ones missing.
+            (Err(v2), _) if !columns(conn, V2_SESSIONS).unwrap_or_default().is_empty() => Err(v2),
+            (_, Err(v1)) => Err(v1),
+        }
     }
 
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
-        let mut stmt = conn.prepare_cached(
+        let v2 = check_v2(conn).is_ok();
+        let mut out = if v2 { sessions_v2(conn)? } else { Vec::new() };
+        if check_v1(conn).is_err() {
+            return Ok(out);
+        }
+        // A 1.x session an upgrade copied into `session_v2` is read from there.
+        let copied = if v2 {
+            "WHERE s.id NOT IN (SELECT id FROM session_v2)"
+        } else {
+            ""
+        };
+        let mut stmt = conn.prepare_cached(&format!(
             "SELECT s.id, s.time_updated, m.n, m.newest, p.n, p.newest
              FROM session s
              LEFT JOIN (SELECT session_id, count(*) AS n, max(time_updated) AS newest
                         FROM message GROUP BY session_id) m ON m.session_id = s.id
              LEFT JOIN (SELECT session_id, count(*) AS n, max(time_updated) AS newest
                         FROM part GROUP BY session_id) p ON p.session_id = s.id
-             ORDER BY s.time_created, s.rowid",
-        )?;
+             {copied}
+             ORDER BY s.time_created, s.rowid"
+        ))?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 json_of(r.get_ref(0)?),
@@ -248,7 +276,6 @@ impl DatabaseSource for OpencodeDb {
                 int_of(r.get_ref(5)?),
             ))
         })?;
-        let mut out = Vec::new();
         for row in rows {
             let (id, touched, messages, newest_message, parts, newest_part) = row?;
             let Value::String(id) = id else { continue };
@@ -265,8 +292,12 @@ impl DatabaseSource for OpencodeDb {
     }
 
     fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
-        let session = session.id.as_str();
-        row_as_json(conn, "session", session)
+        let table = if is_v2(conn, session)? {
+            V2_SESSIONS
+        } else {
+            "session"
+        };
+        row_as_json(conn, table, &session.id)
     }
 
     fn units(
@@ -275,10 +306,11 @@ impl DatabaseSource for OpencodeDb {
         session: &DbSession,
         since: Option<i64>,
     ) -> rusqlite::Result<Vec<DbUnit>> {
+        if is_v2(conn, session)? {
+            return units_v2(conn, session, since);
+        }
         let session = session.id.as_str();
-        let guarded = format!(
-            "CASE WHEN octet_length(data) > {MAX_COLUMN_BYTES} THEN NULL ELSE data END, octet_length(data)"
-        );
+        let guarded = guarded_data();
         let mut messages = conn.prepare_cached(&format!(
             "SELECT id, time_updated, {guarded} FROM message m
              WHERE session_id = ?1 AND (?2 IS NULL OR time_updated >= ?2 OR EXISTS (
@@ -322,11 +354,12 @@ impl DatabaseSource for OpencodeDb {
         conn: &Connection,
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
-        text_ids(
-            conn,
-            "SELECT id FROM message WHERE session_id = ?1",
-            session,
-        )
+        let sql = if is_v2(conn, session)? {
+            "SELECT id FROM session_message WHERE session_id = ?1"
+        } else {
+            "SELECT id FROM message WHERE session_id = ?1"
+        };
+        text_ids(conn, sql, session)
     }
 
     fn parser(
@@ -339,6 +372,115 @@ impl DatabaseSource for OpencodeDb {
             None => OpencodeParser::default(),
         }))
     }
+}
+
+/// OpenCode 2.x's session table and its message table.
+const V2_SESSIONS: &str = "session_v2";
+const V2_MESSAGES: &str = "session_message";
+
+fn check_v1(conn: &Connection) -> Result<(), String> {
+    require(conn, "session", &["id", "time_updated"])?;
+    require(
+        conn,
+        "message",
+        &["id", "session_id", "time_created", "time_updated", "data"],
+    )?;
+    require(
+        conn,
+        "part",
+        &["id", "message_id", "session_id", "time_updated", "data"],
+    )
+}
+
+fn check_v2(conn: &Connection) -> Result<(), String> {
+    require(conn, V2_SESSIONS, &["id", "time_created", "time_updated"])?;
+    require(
+        conn,
+        V2_MESSAGES,
+        &["id", "session_id", "type", "seq", "time_updated", "data"],
+    )
+}
+
+/// Whether `session` is read from the 2.x tables.
+fn is_v2(conn: &Connection, session: &DbSession) -> rusqlite::Result<bool> {
+    if check_v2(conn).is_err() {
+        return Ok(false);
+    }
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM session_v2 WHERE id = ?1")?;
+    stmt.exists([session.id.as_str()])
+}
+
+/// A JSON `data` column and its length; the column is NULL past [`MAX_COLUMN_BYTES`].
+fn guarded_data() -> String {
+    format!(
+        "CASE WHEN octet_length(data) > {MAX_COLUMN_BYTES} THEN NULL ELSE data END, octet_length(data)"
+    )
+}
+
+fn sessions_v2(conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.time_updated, m.n, m.newest
+         FROM session_v2 s
+         LEFT JOIN (SELECT session_id, count(*) AS n, max(time_updated) AS newest
+                    FROM session_message GROUP BY session_id) m ON m.session_id = s.id
+         ORDER BY s.time_created, s.rowid",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            json_of(r.get_ref(0)?),
+            int_of(r.get_ref(1)?),
+            int_of(r.get_ref(2)?),
+            int_of(r.get_ref(3)?),
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, touched, messages, newest) = row?;
+        let Value::String(id) = id else { continue };
+        out.push(DbSession {
+            id,
+            marker: format!("v2/{touched}/{messages}/{newest}"),
+            newest: epoch_seconds(newest.max(touched)),
+            count: messages.max(0) as u64,
+            row: None,
+        });
+    }
+    Ok(out)
+}
+
+/// A 2.x session's message rows updated at or after `since`, in their order.
+fn units_v2(
+    conn: &Connection,
+    session: &DbSession,
+    since: Option<i64>,
+) -> rusqlite::Result<Vec<DbUnit>> {
+    let guarded = guarded_data();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, time_updated, type, seq, {guarded} FROM session_message
+         WHERE session_id = ?1 AND (?2 IS NULL OR time_updated >= ?2)
+         ORDER BY seq, id"
+    ))?;
+    let mut rows = stmt.query(rusqlite::params![session.id.as_str(), since])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let Value::String(key) = json_of(row.get_ref(0)?) else {
+            continue;
+        };
+        let too_long = row.get_ref(4)?.data_type() == rusqlite::types::Type::Null;
+        let value = serde_json::json!({
+            "type": json_of(row.get_ref(2)?),
+            "seq": json_of(row.get_ref(3)?),
+            "data": json_column(row.get_ref(4)?),
+        });
+        out.push(DbUnit {
+            key,
+            updated: int_of(row.get_ref(1)?),
+            value: (!too_long).then_some(value),
+            text: None,
+            bytes: int_of(row.get_ref(5)?).max(0) as u64,
+        });
+    }
+    Ok(out)
 }
 
 /// What the parser keeps between reads.
@@ -356,28 +498,271 @@ fn i64_at(v: &Value, path: &[&str]) -> Option<i64> {
     cur.as_i64()
 }
 
-impl OpencodeParser {
-    fn tool(&mut self, part: &Value, base: &Record, out: &mut LineOutput) {
-        let id = str_at(part, &["callID"])
-            .or_else(|| str_at(part, &["id"]))
-            .unwrap_or("")
-            .to_owned();
-        let name = str_at(part, &["tool"]).unwrap_or("unknown").to_owned();
-        let kind = tool_kind(&name);
+/// A message's `tokens` (both generations write the same shape).
+fn usage_of(tokens: &Value) -> TokenUsage {
+    TokenUsage {
+        input: u64_at(tokens, "input"),
+        output: u64_at(tokens, "output"),
+        reasoning: u64_at(tokens, "reasoning"),
+        cache_read: tokens.get("cache").map_or(0, |c| u64_at(c, "read")),
+        cache_creation: tokens.get("cache").map_or(0, |c| u64_at(c, "write")),
+    }
+}
+
+/// A tool call as either generation writes it, with its result when it has ended.
+struct ToolPart<'a> {
+    id: String,
+    name: String,
+    state: &'a Value,
+    /// When it started and ended (epoch milliseconds).
+    start: Option<i64>,
+    end: Option<i64>,
+    /// Its output (1.x: `state.output`; 2.x: the text of `state.content`) or error.
+    text: String,
+}
+
+impl<'a> ToolPart<'a> {
+    /// A 1.x `tool` part.
+    fn v1(part: &'a Value) -> ToolPart<'a> {
         let state = part.get("state").unwrap_or(&Value::Null);
-        let mut input = state.get("input").cloned().filter(|i| !i.is_null());
-        let mut paths = Vec::new();
-        if kind == ToolKind::FileEdit
-            && let Some(p) = input
-                .as_ref()
-                .and_then(|i| str_at(i, &["filePath"]).or_else(|| str_at(i, &["file_path"])))
-        {
-            paths.push(p.to_owned());
+        ToolPart {
+            id: str_at(part, &["callID"])
+                .or_else(|| str_at(part, &["id"]))
+                .unwrap_or("")
+                .to_owned(),
+            name: str_at(part, &["tool"]).unwrap_or("unknown").to_owned(),
+            state,
+            start: i64_at(state, &["time", "start"]),
+            end: i64_at(state, &["time", "end"]),
+            text: str_at(state, &["output"])
+                .or_else(|| str_at(state, &["error"]))
+                .unwrap_or("")
+                .to_owned(),
         }
+    }
+
+    /// A 2.x `tool` content item of an assistant message.
+    fn v2(item: &'a Value) -> ToolPart<'a> {
+        let state = item.get("state").unwrap_or(&Value::Null);
+        ToolPart {
+            id: str_at(item, &["id"]).unwrap_or("").to_owned(),
+            name: str_at(item, &["name"]).unwrap_or("unknown").to_owned(),
+            state,
+            start: i64_at(item, &["time", "created"]),
+            end: i64_at(item, &["time", "completed"]),
+            text: state
+                .get("content")
+                .and_then(text_value)
+                .or_else(|| str_at(state, &["error", "message"]).map(str::to_owned))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The files an edit tool's input names: `filePath` (1.x), `path` (2.x), or a patch's.
+fn edited_paths(input: &Value) -> Vec<String> {
+    if let Some(patch) = str_at(input, &["patchText"]) {
+        return patch_paths(patch);
+    }
+    ["filePath", "file_path", "path"]
+        .iter()
+        .find_map(|k| str_at(input, &[k]))
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .into_iter()
+        .collect()
+}
+
+impl OpencodeParser {
+    /// One 2.x `session_message` row: its `type` and its `data`.
+    fn message_v2(&mut self, key: &str, kind: &str, data: &Value, out: &mut LineOutput) {
+        if !data.is_object() {
+            count_unknown(&mut self.meta, "opencode:message-not-an-object");
+            return;
+        }
+        let ts = i64_at(data, &["time", "created"]).and_then(epoch_time);
+        note_timestamp(&mut self.meta, ts.as_deref());
+        let base = Record {
+            timestamp: ts,
+            message_id: Some(key.to_owned()),
+            unit: Some(key.to_owned()),
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        let text = str_at(data, &["text"]).filter(|t| !t.is_empty());
+        match kind {
+            // What the person wrote, and what OpenCode put in the conversation in their place
+            // (reminders, instructions, a skill's text).
+            "user" | "synthetic" | "system" | "skill" => {
+                let Some(text) = text else { return };
+                let source = if kind != "user" || is_system_injected(text) {
+                    PromptSource::SystemInjected
+                } else {
+                    PromptSource::Human
+                };
+                out.records.push(Record {
+                    kind: Some(RecordKind::Message),
+                    key: Some("text".to_owned()),
+                    source_event_kind: format!("opencode:{kind}"),
+                    role: Some("user".to_owned()),
+                    prompt_source: Some(source),
+                    text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                    ..base
+                });
+            }
+            "assistant" => self.assistant_v2(key, data, &base, out),
+            // A command the person ran with `!`.
+            "shell" => {
+                let id = str_at(data, &["shellID"]).unwrap_or(key).to_owned();
+                let command = str_at(data, &["command"]).unwrap_or("");
+                out.records.push(Record {
+                    kind: Some(RecordKind::ToolCall),
+                    key: Some(format!("call:{id}")),
+                    source_event_kind: "opencode:shell".to_owned(),
+                    role: Some("user".to_owned()),
+                    tool_name: Some("shell".to_owned()),
+                    tool_kind: Some(ToolKind::Exec),
+                    tool_input: Some(serde_json::json!({
+                        "command": cap_text(command.to_owned(), MAX_INPUT_STRING_BYTES)
+                    })),
+                    call_id: Some(id.clone()),
+                    ..base.clone()
+                });
+                let status = str_at(data, &["status"]).unwrap_or("");
+                if status == "running" {
+                    return;
+                }
+                let output = str_at(data, &["output", "output"])
+                    .or_else(|| str_at(data, &["output"]))
+                    .unwrap_or("");
+                let exit_code = i64_at(data, &["exit"]).and_then(|c| i32::try_from(c).ok());
+                out.records.push(Record {
+                    kind: Some(RecordKind::ToolResult),
+                    key: Some(format!("result:{id}")),
+                    source_event_kind: format!("opencode:shell:{status}"),
+                    role: Some("tool".to_owned()),
+                    tool_name: Some("shell".to_owned()),
+                    tool_kind: Some(ToolKind::Exec),
+                    call_id: Some(id),
+                    text: (!output.is_empty())
+                        .then(|| cap_text(output.to_owned(), MAX_TOOL_OUTPUT_BYTES)),
+                    exit_code,
+                    outcome: Some(match exit_code {
+                        Some(code) => outcome_for(code, output),
+                        None => Outcome::Failed, // a timeout or a kill
+                    }),
+                    timestamp: i64_at(data, &["time", "completed"])
+                        .and_then(epoch_time)
+                        .or_else(|| base.timestamp.clone()),
+                    ..base
+                });
+            }
+            "compaction" => {
+                if str_at(data, &["status"]) == Some("running") {
+                    return;
+                }
+                out.records.push(Record {
+                    kind: Some(RecordKind::Event),
+                    key: Some("compaction".to_owned()),
+                    source_event_kind: "opencode:compaction".to_owned(),
+                    text: str_at(data, &["summary"])
+                        .or_else(|| str_at(data, &["error", "message"]))
+                        .map(|t| cap_text(t.to_owned(), MAX_TEXT_BYTES)),
+                    is_compaction: true,
+                    ..base
+                });
+            }
+            "model-switched" => {
+                set_latest(&mut self.meta.model, str_at(data, &["model", "id"]));
+            }
+            // The agent or place changed, a turn went idle: nothing a person reads back.
+            "agent-switched" | "location-switched" | "idle" => {}
+            other => count_unknown(&mut self.meta, &format!("opencode:message:{other}")),
+        }
+    }
+
+    /// A 2.x assistant message: its model and tokens, and its content items in order.
+    fn assistant_v2(&mut self, key: &str, data: &Value, base: &Record, out: &mut LineOutput) {
+        set_latest(&mut self.meta.model, str_at(data, &["model", "id"]));
+        set_once(
+            &mut self.meta.provider,
+            str_at(data, &["model", "providerID"]),
+        );
+        if let Some(tokens) = data.get("tokens").filter(|t| t.is_object()) {
+            out.usage.push((key.to_owned(), usage_of(tokens)));
+        }
+        let items = match data.get("content") {
+            Some(Value::Array(items)) => items.as_slice(),
+            None | Some(Value::Null) => &[],
+            Some(_) => {
+                count_unknown(&mut self.meta, "opencode:content-not-an-array");
+                &[]
+            }
+        };
+        for (i, item) in items.iter().enumerate() {
+            let text = str_at(item, &["text"]).filter(|t| !t.is_empty());
+            match (str_at(item, &["type"]).unwrap_or(""), text) {
+                ("text", Some(text)) => out.records.push(Record {
+                    kind: Some(RecordKind::Message),
+                    key: Some(format!("text:{i}")),
+                    source_event_kind: "opencode:assistant".to_owned(),
+                    role: Some("assistant".to_owned()),
+                    text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                    ..base.clone()
+                }),
+                ("reasoning", Some(text)) => out.records.push(Record {
+                    kind: Some(RecordKind::Reasoning),
+                    key: Some(format!("reasoning:{i}")),
+                    source_event_kind: "opencode:assistant:reasoning".to_owned(),
+                    role: Some("assistant".to_owned()),
+                    text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                    ..base.clone()
+                }),
+                ("tool", _) => {
+                    let mut tool = ToolPart::v2(item);
+                    if tool.id.is_empty() {
+                        tool.id = format!("{key}#{i}");
+                    }
+                    self.tool(tool, base, out);
+                }
+                ("text" | "reasoning", None) => {}
+                (other, _) => count_unknown(&mut self.meta, &format!("opencode:content:{other}")),
+            }
+        }
+        if let Some(err) = data.get("error").filter(|e| e.is_object()) {
+            let kind = str_at(err, &["type"]).unwrap_or("error");
+            out.records.push(Record {
+                kind: Some(RecordKind::Event),
+                key: Some("error".to_owned()),
+                source_event_kind: format!("opencode:error:{kind}"),
+                text: Some(cap_text(
+                    str_at(err, &["message"]).unwrap_or(kind).to_owned(),
+                    MAX_TEXT_BYTES,
+                )),
+                ..base.clone()
+            });
+        }
+    }
+
+    fn tool(&mut self, part: ToolPart<'_>, base: &Record, out: &mut LineOutput) {
+        let ToolPart {
+            id,
+            name,
+            state,
+            start,
+            end,
+            text,
+        } = part;
+        let kind = tool_kind(&name);
+        let mut input = state.get("input").cloned().filter(|i| !i.is_null());
+        let paths = match (kind, input.as_ref()) {
+            (ToolKind::FileEdit, Some(i)) => edited_paths(i),
+            _ => Vec::new(),
+        };
         if let Some(v) = input.as_mut() {
             cap_json(v, MAX_INPUT_STRING_BYTES);
         }
-        let ts = i64_at(state, &["time", "start"])
+        let ts = start
             .and_then(epoch_time)
             .or_else(|| base.timestamp.clone());
         out.records.push(Record {
@@ -396,12 +781,8 @@ impl OpencodeParser {
         });
         let status = str_at(state, &["status"]).unwrap_or("");
         if !matches!(status, "completed" | "success" | "error") {
-            return; // pending or running: OpenCode rewrites the part when it ends
+            return; // pending, running or streaming: OpenCode rewrites the part when it ends
         }
-        let text = str_at(state, &["output"])
-            .or_else(|| str_at(state, &["error"]))
-            .unwrap_or("")
-            .to_owned();
         let exit_code = i64_at(state, &["metadata", "exit"])
             .and_then(|c| i32::try_from(c).ok())
             .or_else(|| {
@@ -426,9 +807,7 @@ impl OpencodeParser {
             exit_code,
             outcome: Some(outcome),
             file_paths: paths,
-            timestamp: i64_at(state, &["time", "end"])
-                .and_then(epoch_time)
-                .or_else(|| base.timestamp.clone()),
+            timestamp: end.and_then(epoch_time).or_else(|| base.timestamp.clone()),
             cwd: self.meta.cwd.clone(),
             ..base.clone()
         });
@@ -459,6 +838,11 @@ impl UnitParser for OpencodeParser {
     }
 
     fn unit(&mut self, key: &str, unit: &Value, out: &mut LineOutput) {
+        if unit.get("info").is_none()
+            && let Some(kind) = str_at(unit, &["type"])
+        {
+            return self.message_v2(key, kind, unit.get("data").unwrap_or(&Value::Null), out);
+        }
         let info = unit.get("info").unwrap_or(&Value::Null);
         if !info.is_object() {
             count_unknown(&mut self.meta, "opencode:message-not-an-object");
@@ -479,16 +863,7 @@ impl UnitParser for OpencodeParser {
         if role == "assistant"
             && let Some(tokens) = info.get("tokens").filter(|t| t.is_object())
         {
-            out.usage.push((
-                key.to_owned(),
-                TokenUsage {
-                    input: u64_at(tokens, "input"),
-                    output: u64_at(tokens, "output"),
-                    reasoning: u64_at(tokens, "reasoning"),
-                    cache_read: tokens.get("cache").map_or(0, |c| u64_at(c, "read")),
-                    cache_creation: tokens.get("cache").map_or(0, |c| u64_at(c, "write")),
-                },
-            ));
+            out.usage.push((key.to_owned(), usage_of(tokens)));
         }
         let base = Record {
             timestamp: ts,
@@ -547,7 +922,7 @@ impl UnitParser for OpencodeParser {
                         ..base.clone()
                     });
                 }
-                "tool" => self.tool(part, &base, out),
+                "tool" => self.tool(ToolPart::v1(part), &base, out),
                 "compaction" => out.records.push(Record {
                     kind: Some(RecordKind::Event),
                     key: Some(format!("compaction:{pkey}")),
