@@ -112,7 +112,7 @@ impl CodexParser {
             ..base
         };
         match item_type {
-            "message" | "agent_message" => {
+            "message" => {
                 let role = str_at(p, &["role"]).unwrap_or("assistant");
                 if matches!(role, "developer" | "system") {
                     return;
@@ -123,6 +123,22 @@ impl CodexParser {
                 rec.kind = Some(RecordKind::Message);
                 rec.prompt_source = (role == "user").then(|| self.prompt_source(&text));
                 rec.role = Some(role.to_owned());
+                rec.text = Some(cap_text(text, MAX_TEXT_BYTES));
+            }
+            // Another agent's message to this one (multi-agent Codex: `author` → `recipient`),
+            // a task from its parent or a child's report: input, never this agent's words. The
+            // part in `encrypted_content` stays unread.
+            "agent_message" => {
+                let Some(text) = p.get("content").and_then(text_value) else {
+                    return;
+                };
+                rec.kind = Some(RecordKind::Message);
+                rec.role = Some("user".to_owned());
+                rec.prompt_source = Some(if is_system_injected(&text) {
+                    PromptSource::SystemInjected
+                } else {
+                    PromptSource::SpawnedAgent
+                });
                 rec.text = Some(cap_text(text, MAX_TEXT_BYTES));
             }
             "reasoning" => {
@@ -573,6 +589,41 @@ mod tests {
                 None,
                 Some(PromptSource::SpawnedAgent),
                 Some(PromptSource::Human),
+            ]
+        );
+    }
+
+    /// Multi-agent Codex hands a task to a child, and a child's report to its parent, as an
+    /// `agent_message` item: the receiving agent's input, not its own words.
+    #[test]
+    fn messages_between_agents_are_input_from_another_agent() {
+        let (_, out) = parse(&[
+            item(
+                json!({"type":"agent_message","author":"/root","recipient":"/root/worker","content":[{"type":"input_text","text":"Task received from parent."},{"type":"encrypted_content","encrypted_content":"c2VhbGVk"}]}),
+            ),
+            item(
+                json!({"type":"agent_message","author":"/root/worker","recipient":"/root","content":[{"type":"input_text","text":"Message Type: FINAL_ANSWER\nPayload:\nFound one allocation issue."}]}),
+            ),
+            item(json!({"type":"agent_message","author":"/root","content":[]})),
+        ]);
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.role.as_deref(), r.prompt_source, r.text.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Some("user"),
+                    Some(PromptSource::SpawnedAgent),
+                    Some("Task received from parent.")
+                ),
+                (
+                    Some("user"),
+                    Some(PromptSource::SpawnedAgent),
+                    Some("Message Type: FINAL_ANSWER\nPayload:\nFound one allocation issue.")
+                ),
             ]
         );
     }
