@@ -101,8 +101,13 @@ impl QwenParser {
             }
         };
         let Some(text) = text else { return };
+        // A `mid_turn_user_message` is typed while the agent works; `provenance`, when written,
+        // says whether a person typed it at all.
+        let typed = str_at(line, &["provenance"]).is_none_or(|p| p == "real_user");
         let source = match subtype {
-            None | Some("slash_command" | "at_command") if !is_system_injected(&text) => {
+            None | Some("slash_command" | "at_command" | "mid_turn_user_message")
+                if typed && !is_system_injected(&text) =>
+            {
                 PromptSource::Human
             }
             _ => PromptSource::SystemInjected,
@@ -480,5 +485,29 @@ mod tests {
             Some(PromptSource::SystemInjected)
         );
         assert!(out.records[1].is_compaction);
+    }
+
+    /// What a person types while the agent works is theirs; a record whose provenance says no
+    /// person wrote it is not.
+    #[test]
+    fn a_message_typed_mid_turn_is_a_person_s() {
+        let (_, out) = parse(&[
+            rec(
+                "user",
+                json!({"subtype":"mid_turn_user_message","systemPayload":{"displayText":"also update the docs"},"message":{"parts":[{"text":"also update the docs"}]}}),
+            ),
+            rec(
+                "user",
+                json!({"provenance":"subagent","message":{"parts":[{"text":"scan the repo"}]}}),
+            ),
+        ]);
+        let sources: Vec<_> = out.records.iter().map(|r| r.prompt_source).collect();
+        assert_eq!(
+            sources,
+            [
+                Some(PromptSource::Human),
+                Some(PromptSource::SystemInjected)
+            ]
+        );
     }
 }
