@@ -4,9 +4,12 @@
 //! Every line is an event `{type, data, id, timestamp, parentId}`. `session.start` names the
 //! session, its cwd, branch and model; `session.resume` moves the cwd and branch. A person's
 //! prompt is `user.message`; `assistant.message` holds the reply text and its tool requests
-//! (arguments an object or a JSON string); `tool.execution_complete` the result. Events with a
-//! `parentToolCallId` belong to an inline sub-agent and are side-chain records. Tokens: each
-//! assistant message reports its output tokens; `session.shutdown` the session's totals.
+//! (arguments an object or a JSON string); `tool.execution_complete` the result;
+//! `tool.user_requested` a tool the person ran. Events with an `agentId` (Copilot CLI 1.0.32+)
+//! or a `parentToolCallId` in their data (before) belong to an inline sub-agent and are
+//! side-chain records. `session.context_changed` moves the cwd and branch. Tokens: each
+//! assistant message reports its output tokens; `session.shutdown` the session's totals
+//! (`tokenDetails`, else each model's `modelMetrics` usage).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -284,12 +287,46 @@ impl CopilotParser {
                 let what = kind.strip_prefix("subagent.").unwrap_or(kind);
                 push(out, event_text(format!("{who} {what}")));
             }
-            "session.truncation" | "session.compaction_complete" => {
+            "session.truncation" => {
                 let removed = u64_at(data, "messagesRemovedDuringTruncation");
                 let mut rec = event_text(format!(
                     "Conversation truncated ({removed} messages removed)"
                 ));
                 rec.is_compaction = true;
+                push(out, rec);
+            }
+            "session.compaction_complete" => {
+                if data.get("success").and_then(Value::as_bool) == Some(false) {
+                    let why = str_at(data, &["error"]).unwrap_or("unknown error");
+                    push(out, event_text(format!("compaction failed: {why}")));
+                    return;
+                }
+                let removed = u64_at(data, "messagesRemoved");
+                let mut rec = event_text(match str_at(data, &["summaryContent"]) {
+                    Some(summary) if !summary.is_empty() => summary.to_owned(),
+                    _ => format!("Conversation compacted ({removed} messages removed)"),
+                });
+                rec.is_compaction = true;
+                push(out, rec);
+            }
+            // The working directory or branch moved during the session.
+            "session.context_changed" => self.context(Some(data)),
+            // The agent's closing summary of what it did.
+            "session.task_complete" => {
+                if let Some(summary) = str_at(data, &["summary"]).filter(|s| !s.is_empty()) {
+                    push(out, event_text(summary.to_owned()));
+                }
+            }
+            // A tool the person ran themselves; its `tool.execution_complete` follows.
+            "tool.user_requested" => {
+                let req = serde_json::json!({
+                    "name": data.get("toolName"),
+                    "arguments": data.get("arguments"),
+                    "toolCallId": data.get("toolCallId"),
+                });
+                let mut rec = self.tool_call(&req, &base);
+                rec.role = Some("user".to_owned());
+                rec.source_event_kind = "copilot:tool.user_requested".to_owned();
                 push(out, rec);
             }
             "session.error" => {
@@ -328,6 +365,18 @@ impl CopilotParser {
                         cache_read: count("cache_read"),
                         reasoning: 0,
                     });
+                    self.refresh_usage();
+                } else if let Some(models) = data.get("modelMetrics").and_then(Value::as_object) {
+                    // Before `tokenDetails` (Copilot CLI 1.0.4x), each model's usage.
+                    let mut total = TokenUsage::default();
+                    for usage in models.values().filter_map(|m| m.get("usage")) {
+                        total.input += u64_at(usage, "inputTokens");
+                        total.output += u64_at(usage, "outputTokens");
+                        total.cache_read += u64_at(usage, "cacheReadTokens");
+                        total.cache_creation += u64_at(usage, "cacheWriteTokens");
+                        total.reasoning += u64_at(usage, "reasoningTokens");
+                    }
+                    self.shutdown_usage = Some(total);
                     self.refresh_usage();
                 }
                 set_latest(&mut self.meta.model, str_at(data, &["currentModel"]));
@@ -369,7 +418,8 @@ impl SourceParser for CopilotParser {
                 .current_branch
                 .clone()
                 .or_else(|| self.meta.git_branch.clone()),
-            is_sidechain: str_at(data, &["parentToolCallId"]).is_some(),
+            is_sidechain: str_at(&line, &["agentId"]).is_some()
+                || str_at(data, &["parentToolCallId"]).is_some(),
             ..Record::default()
         };
         self.event(kind, data, base, out);
@@ -489,6 +539,84 @@ mod tests {
         // Only the result stands (no text, no outcome): nothing invented.
         assert_eq!(out.records.len(), 1);
         assert_eq!(out.records[0].outcome, None);
+    }
+
+    /// Events of Copilot CLI's schema that carry the conversation: a compaction's summary, a
+    /// failed one, the closing summary, a tool the person ran, a move of the working directory,
+    /// a sub-agent's event marked by `agentId`, and totals before `tokenDetails`.
+    #[test]
+    fn newer_events_are_read() {
+        let (parser, out) = parse(&[
+            ev(
+                "session.start",
+                json!({"sessionId":"s","context":{"cwd":"/r","branch":"main"}}),
+            ),
+            ev(
+                "session.compaction_complete",
+                json!({"success":true,"messagesRemoved":12,"summaryContent":"Fixed the parser; tests pass."}),
+            ),
+            ev(
+                "session.compaction_complete",
+                json!({"success":false,"error":"context too small"}),
+            ),
+            ev(
+                "session.task_complete",
+                json!({"summary":"Renamed the module.","success":true}),
+            ),
+            ev(
+                "tool.user_requested",
+                json!({"toolCallId":"u1","toolName":"bash","arguments":{"command":"make"}}),
+            ),
+            ev(
+                "tool.execution_complete",
+                json!({"toolCallId":"u1","success":true,"result":{"content":"ok"}}),
+            ),
+            ev(
+                "session.context_changed",
+                json!({"cwd":"/r/sub","branch":"feat/x"}),
+            ),
+            json!({"type":"user.message","agentId":"a1","timestamp":"2026-08-01T10:00:00Z","data":{"content":"look around"}}),
+            ev(
+                "session.shutdown",
+                json!({"modelMetrics":{"gpt-5":{"usage":{"inputTokens":100,"outputTokens":10,"cacheReadTokens":40,"cacheWriteTokens":2}},"claude":{"usage":{"inputTokens":5,"outputTokens":1,"cacheReadTokens":0,"cacheWriteTokens":0}}}}),
+            ),
+        ]);
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.kind, r.text.as_deref().unwrap_or(""), r.is_compaction))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some(RecordKind::Event),
+                    "Fixed the parser; tests pass.",
+                    true
+                ),
+                (
+                    Some(RecordKind::Event),
+                    "compaction failed: context too small",
+                    false
+                ),
+                (Some(RecordKind::Event), "Renamed the module.", false),
+                (Some(RecordKind::ToolCall), "", false),
+                (Some(RecordKind::ToolResult), "ok", false),
+                (Some(RecordKind::Message), "look around", false),
+            ]
+        );
+        assert_eq!(out.records[3].role.as_deref(), Some("user"));
+        assert_eq!(out.records[3].tool_kind, Some(ToolKind::Exec));
+        assert_eq!(out.records[4].tool_name.as_deref(), Some("bash"));
+        assert!(out.records[5].is_sidechain);
+        assert_eq!(out.records[5].cwd.as_deref(), Some("/r/sub"));
+        assert_eq!(out.records[5].git_branch.as_deref(), Some("feat/x"));
+        let u = parser.meta().cumulative_usage.unwrap();
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.cache_creation),
+            (105, 11, 40, 2)
+        );
+        assert!(parser.meta().unknown_types.is_empty());
     }
 
     #[test]
