@@ -426,7 +426,9 @@ impl UnitParser for CrushParser {
                     let Some(text) = str_at(data, &["text"]).filter(|t| !t.is_empty()) else {
                         continue;
                     };
-                    let source = if is_system_injected(text) {
+                    // `hidden`: a continuation Crush wrote in the person's place.
+                    let hidden = data.get("hidden").and_then(Value::as_bool) == Some(true);
+                    let source = if hidden || is_system_injected(text) {
                         PromptSource::SystemInjected
                     } else {
                         PromptSource::Human
@@ -466,6 +468,43 @@ impl UnitParser for CrushParser {
                         role: Some("assistant".to_owned()),
                         text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
                         ..base.clone()
+                    });
+                }
+                // A command the person ran in bang mode (`!make`), with its output (Crush 0.78+).
+                ("shell_command", _) => {
+                    let command = str_at(data, &["command"]).unwrap_or("");
+                    let output = str_at(data, &["output"]).unwrap_or("");
+                    let exit_code = data
+                        .get("exit_code")
+                        .and_then(Value::as_i64)
+                        .and_then(|c| i32::try_from(c).ok());
+                    let call = Record {
+                        key: Some(format!("shell:{i}")),
+                        role: Some("user".to_owned()),
+                        tool_name: Some("shell".to_owned()),
+                        tool_kind: Some(ToolKind::Exec),
+                        call_id: Some(format!("{key}#{i}")),
+                        cwd: self.meta.cwd.clone(),
+                        ..base.clone()
+                    };
+                    out.records.push(Record {
+                        kind: Some(RecordKind::ToolCall),
+                        source_event_kind: "crush:user:shell_command".to_owned(),
+                        tool_input: Some(serde_json::json!({
+                            "command": cap_text(command.to_owned(), MAX_INPUT_STRING_BYTES)
+                        })),
+                        ..call.clone()
+                    });
+                    out.records.push(Record {
+                        kind: Some(RecordKind::ToolResult),
+                        key: Some(format!("shell-result:{i}")),
+                        source_event_kind: "crush:user:shell_command:result".to_owned(),
+                        role: Some("tool".to_owned()),
+                        text: (!output.is_empty())
+                            .then(|| cap_text(output.to_owned(), MAX_TOOL_OUTPUT_BYTES)),
+                        exit_code,
+                        outcome: exit_code.map(|c| outcome_for(c, output)),
+                        ..call
                     });
                 }
                 ("tool_call", _) => self.tool_call(i, data, &base, out),
@@ -576,6 +615,53 @@ mod tests {
         assert_eq!(unknown.get("crush:part:video"), Some(&1));
         assert_eq!(unknown.get("crush:part:"), Some(&1));
         assert_eq!(unknown.get("crush:message-not-an-object"), Some(&1));
+    }
+
+    /// A command run in bang mode is the person's call with its result; a continuation Crush
+    /// wrote in the person's place is injected.
+    #[test]
+    fn a_bang_command_is_a_call_and_a_hidden_continuation_is_injected() {
+        let mut p = CrushParser::default();
+        let mut out = LineOutput::default();
+        p.unit(
+            "u",
+            &json!({"role": "user", "created_at": 1754331270, "parts": [
+                {"type": "shell_command", "data": {"command": "make test", "output": "1 failed", "exit_code": 2}},
+                {"type": "text", "data": {"text": "Continue.", "hidden": true}}
+            ]}),
+            &mut out,
+        );
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.kind, r.tool_kind, r.exit_code, r.prompt_source))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(RecordKind::ToolCall), Some(ToolKind::Exec), None, None),
+                (
+                    Some(RecordKind::ToolResult),
+                    Some(ToolKind::Exec),
+                    Some(2),
+                    None
+                ),
+                (
+                    Some(RecordKind::Message),
+                    None,
+                    None,
+                    Some(PromptSource::SystemInjected)
+                ),
+            ]
+        );
+        assert_eq!(
+            out.records[0].tool_input,
+            Some(json!({"command": "make test"}))
+        );
+        assert_eq!(out.records[1].text.as_deref(), Some("1 failed"));
+        assert_eq!(out.records[1].outcome, Some(Outcome::Failed));
+        assert_eq!(out.records[0].call_id, out.records[1].call_id);
+        assert!(p.meta().unknown_types.is_empty());
     }
 
     #[test]
