@@ -23,6 +23,7 @@ mod archive_golden;
 mod archive_golden_agents;
 mod archive_hostile;
 mod archive_incremental;
+mod archive_kimi;
 mod archive_kiro;
 mod archive_opencode;
 mod archive_rekey;

@@ -137,7 +137,7 @@ pub fn parser_for(
         Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
         Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),
-        Agent::Kimi => Box::new(kimi::KimiParser::resume(saved)?),
+        Agent::Kimi => Box::new(kimi::KimiParser::resume(role, saved)?),
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(role, saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
@@ -168,6 +168,7 @@ pub fn parser_for_file(
 ) -> Result<Box<dyn SourceParser>, serde_json::Error> {
     match (file.agent, saved) {
         (Agent::Aider, None) => Ok(Box::new(aider::AiderParser::for_file(&file.path))),
+        (Agent::Kimi, None) => Ok(Box::new(kimi::KimiParser::for_file(file))),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
