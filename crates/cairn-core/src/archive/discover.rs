@@ -167,7 +167,14 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Aider => located(super::sources::aider::locations(env, home().as_deref())),
         Agent::Crush => located(super::sources::crush::locations(env, home().as_deref())),
         Agent::Opencode => located(super::sources::opencode::locations(env, home().as_deref())),
-        Agent::Kiro => located(super::sources::kiro::locations(env, home().as_deref())),
+        Agent::Kiro => {
+            let mut dirs = super::sources::kiro::locations(env, home().as_deref());
+            dirs.extend(super::sources::kiro_sessions::locations(
+                env,
+                home().as_deref(),
+            ));
+            located(dirs)
+        }
         Agent::Cline | Agent::Roo | Agent::Kilo => located(super::sources::cline::locations(
             agent,
             env,
@@ -281,7 +288,8 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
             .is_some_and(|n| n == super::sources::cline::UI_MESSAGES);
     }
     if agent == Agent::Kiro {
-        return super::sources::kiro::is_database(path);
+        return super::sources::kiro::is_database(path)
+            || super::sources::kiro_sessions::is_session_file(path);
     }
     if agent == Agent::Cursor && super::sources::cursor_ide::is_database(path) {
         return true;
@@ -381,7 +389,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),
         Agent::Cline | Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
-        Agent::Kiro => super::sources::kiro::classify(path),
+        Agent::Kiro => super::sources::kiro::classify(path)
+            .or_else(|| super::sources::kiro_sessions::classify(path)),
         Agent::Atif => None,
     }
 }

@@ -83,7 +83,9 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Crush)
     } else if super::sources::opencode::owns_path(path) {
         Some(Agent::Opencode)
-    } else if super::sources::kiro::owns_path(path) {
+    } else if super::sources::kiro::owns_path(path)
+        || super::sources::kiro_sessions::owns_path(path)
+    {
         Some(Agent::Kiro)
     } else {
         super::sources::cline::owner(path)

@@ -2022,6 +2022,8 @@ static RUN_BYTE: [bool; 256] = {
 const ID_PREFIXES: &[&str] = &[
     "toolu_",
     "srvtoolu_",
+    // Amazon Bedrock's tool-use ids (kiro-cli's `toolUseId`).
+    "tooluse_",
     "msg_",
     "req_",
     "call_",
@@ -2535,6 +2537,7 @@ mod tests {
             "019fc8be-3658-7ca3-9e29-000000000000",
             "src/archive/sources/claude.rs",
             "toolu_01ABCdefGHIjklMNOpqrST",
+            "tooluse_lLf5zWFfiILD4WdhBzm6GE",
             "msg_01XFDUDYJgAACzvnptvVoYEL",
             "sha512-Kq5sNclPz7QV2+lfQIuDuRb6rmE0FoLd0rChUAhsmN5E6RMbYPcmCmOS91sYg7R7kbk3A1jBzrKjYqjdJcVyQ==",
             "MyComponent2Props",

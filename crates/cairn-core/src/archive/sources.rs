@@ -19,6 +19,7 @@ pub mod droid;
 pub mod gemini;
 pub mod kimi;
 pub mod kiro;
+pub mod kiro_sessions;
 pub mod opencode;
 pub mod qwen;
 
@@ -141,7 +142,9 @@ pub fn parser_for(
         Agent::Gemini => Box::new(gemini::GeminiParser::resume(saved)?),
         Agent::Cursor => Box::new(cursor::CursorParser::resume(role, saved)?),
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
-        Agent::Crush | Agent::Opencode | Agent::Kiro => {
+        // kiro-cli 2.x's session logs; its older database is read as a database.
+        Agent::Kiro => Box::new(kiro_sessions::KiroSessionParser::resume(saved)?),
+        Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
             )));
@@ -161,7 +164,8 @@ pub fn parser_for(
 
 /// The parser for `file`, resumed from a saved state if one is given. A fresh parser of an
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
-/// at the root of its repository).
+/// at the root of its repository); a kiro-cli session's, from the metadata beside its log, read
+/// again at every read (its title and model change).
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -169,6 +173,9 @@ pub fn parser_for_file(
     match (file.agent, saved) {
         (Agent::Aider, None) => Ok(Box::new(aider::AiderParser::for_file(&file.path))),
         (Agent::Kimi, None) => Ok(Box::new(kimi::KimiParser::for_file(file))),
+        (Agent::Kiro, _) => Ok(Box::new(kiro_sessions::KiroSessionParser::for_file(
+            file, saved,
+        )?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
@@ -226,6 +233,7 @@ pub fn is_compressed(path: &std::path::Path) -> bool {
 pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
+        Agent::Kiro if kiro_sessions::is_session_file(&file.path) => ReadKind::Lines,
         Agent::Crush | Agent::Kiro => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
@@ -351,8 +359,8 @@ pub(crate) fn set_latest(slot: &mut Option<String>, value: Option<&str>) {
 }
 
 /// The exit code in a tool's output text: the first of `exited with code `, `exit code `,
-/// `exit code:` (Gemini CLI's and Qwen Code's shell output), `exit status ` (case-insensitive)
-/// followed by an integer.
+/// `exit code:` (Gemini CLI's and Qwen Code's shell output), `exit status `, `exit status:`
+/// (kiro-cli's) (case-insensitive) followed by an integer.
 pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
     let lower = text.to_ascii_lowercase();
     for marker in [
@@ -360,6 +368,7 @@ pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
         "exit code ",
         "exit code:",
         "exit status ",
+        "exit status:",
     ] {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(marker) {

@@ -82,7 +82,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "execute_bash" | "execute_cmd" | "shell" => ToolKind::Exec,
         // kiro-cli 2.x names its file tools `write`, `edit` and `read`.
         "fs_write" | "write" | "edit" => ToolKind::FileEdit,
-        "use_subagent" | "delegate" => ToolKind::SubAgent,
+        "use_subagent" | "delegate" | "subagent" => ToolKind::SubAgent,
         "web_search" | "web_fetch" => ToolKind::WebSearch,
         "fs_read" | "read" | "glob" | "grep" | "todo_list" | "introspect" | "knowledge"
         | "thinking" => ToolKind::Housekeeping,
