@@ -375,3 +375,129 @@ fn hostile_task_folders_are_read_or_counted() {
     }
     assert_eq!(model, None, "the oversized sidecar is not read");
 }
+
+/// Cline 4.x and the Cline CLI keep a session in `~/.cline/data/sessions/<id>/`: its messages
+/// (rewritten whole after every model round), its manifest, a sub-agent's messages beside them
+/// (`tests/fixtures/cline/sdk`, a schema sample). Read with the manifest's cwd and model; a
+/// rewrite adds only its new message; a torn write is left for the next sync.
+#[test]
+fn a_cline_sdk_session_and_its_sub_agent_are_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = "1784094124598_rruoq";
+    let from = fixtures().join("sdk/sessions").join(dir);
+    for name in [
+        format!("{dir}.json"),
+        format!("{dir}.messages.json"),
+        "agent_7.messages.json".to_owned(),
+    ] {
+        support::copy_into(
+            &from.join(&name),
+            src.path(),
+            &format!(".cline/data/sessions/{dir}/{name}"),
+        );
+    }
+    let files = support::found(Agent::Cline, &src.path().join(".cline/data"));
+    assert_eq!(
+        files.len(),
+        2,
+        "the two messages files, not the manifest: {files:?}"
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.sessions_added, 2, "{r:?}");
+
+    let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+    let rows = |relation: &str| -> Vec<String> {
+        conn.prepare(
+            "SELECT r.kind || ' ' || coalesce(r.prompt_source, r.tool_name, '') || ' '
+                    || coalesce(r.exit_code, '') || ' ' || coalesce(r.outcome, '') || ' '
+                    || coalesce(r.text, '') || coalesce(r.file_paths, '')
+             FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE coalesce(s.relation, 'main') = ?1 AND r.retracted_at IS NULL ORDER BY r.ordinal",
+        )
+        .unwrap()
+        .query_map([relation], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    assert_eq!(
+        rows("main"),
+        [
+            "message human   Make the login test pass",
+            "reasoning    Run the test first.",
+            "message    Running the test.",
+            "tool_call run_commands   ",
+            "tool_result run_commands 1 failed 1 failing\nexit code 1",
+            "tool_call editor   [\"/work/shop/login.js\"]",
+            "tool_call spawn_agent   ",
+            "tool_result editor  succeeded Edited /work/shop/login.js",
+            "tool_result spawn_agent  succeeded The other login tests pass.",
+            "event    Summary: the login check was fixed and the tests pass.",
+            "message    The login test passes now.",
+        ]
+    );
+    assert_eq!(
+        rows("subagent"),
+        [
+            "message spawned_agent   Check the other login tests",
+            "tool_call read_files   ",
+            "tool_result read_files  succeeded test('login', ...)",
+            "message    The other login tests pass.",
+        ]
+    );
+    let main: (String, String, String, String) = conn
+        .query_row(
+            "SELECT cwd, model, title, started_at FROM sessions WHERE relation IS NULL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        main,
+        (
+            "/work/shop".into(),
+            "claude-sonnet-4-5".into(),
+            "Make the login test pass".into(),
+            "2026-07-15T05:41:08.600Z".into()
+        )
+    );
+    // Cline counts cached tokens in its input: 35912 - 34332 - 100.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT input FROM token_usage WHERE message_id = 'msg_a1'"
+        ),
+        1480
+    );
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM sessions WHERE relation = 'subagent' AND parent_key IS NOT NULL"
+        ),
+        1
+    );
+
+    // A model round later Cline rewrites the whole file with one more message.
+    let path = src
+        .path()
+        .join(format!(".cline/data/sessions/{dir}/{dir}.messages.json"));
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    doc["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "msg_u2", "role": "user",
+        "ts": 1784094200000_i64, "content": "Thanks, commit it."}));
+    let whole = serde_json::to_vec(&doc).unwrap();
+    // Caught mid-write (Cline writes in place, not atomically): nothing read, nothing lost.
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+    std::fs::write(&path, &whole).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (1, 0), "{r:?}");
+    let r = support::capture(&cairn, &files);
+    assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
+}

@@ -285,7 +285,8 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if super::sources::cline::is_cline_family(agent) {
         return path
             .file_name()
-            .is_some_and(|n| n == super::sources::cline::UI_MESSAGES);
+            .is_some_and(|n| n == super::sources::cline::UI_MESSAGES)
+            || (agent == Agent::Cline && super::sources::cline_sdk::is_messages_file(path));
     }
     if agent == Agent::Kiro {
         return super::sources::kiro::is_database(path)
@@ -388,7 +389,9 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Aider => super::sources::aider::classify(path),
         Agent::Crush => super::sources::crush::classify(path),
         Agent::Opencode => super::sources::opencode::classify(path),
-        Agent::Cline | Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
+        Agent::Cline => super::sources::cline::classify(agent, path)
+            .or_else(|| super::sources::cline_sdk::classify(path)),
+        Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
         Agent::Kiro => super::sources::kiro::classify(path)
             .or_else(|| super::sources::kiro_sessions::classify(path)),
         Agent::Atif => None,

@@ -9,6 +9,7 @@ pub mod aider;
 pub mod atif;
 pub mod claude;
 pub mod cline;
+pub mod cline_sdk;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
@@ -277,6 +278,11 @@ pub fn document_parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
 ) -> Result<Box<dyn DocumentParser>, serde_json::Error> {
+    if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
+        return Ok(Box::new(cline_sdk::ClineSdkParser::resume(
+            file.role, saved,
+        )?));
+    }
     match saved {
         None if cline::is_cline_family(file.agent) => Ok(Box::new(cline::ClineParser::for_file(
             file.agent, &file.path,
@@ -288,7 +294,9 @@ pub fn document_parser_for_file(
 /// The document to split: the file's JSON, with the files read beside it for agents that keep
 /// a session in several (a Cline-family task folder).
 pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
-    if cline::is_cline_family(file.agent) {
+    if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
+        cline_sdk::with_manifest(&file.path, doc)
+    } else if cline::is_cline_family(file.agent) {
         cline::with_sidecars(&file.path, doc)
     } else {
         doc
@@ -298,7 +306,9 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
 /// The files read beside `file` (a Cline-family task's sidecars): a change to one is a change
 /// of the document, so a sync re-reads it.
 pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
-    if cline::is_cline_family(file.agent) {
+    if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
+        cline_sdk::manifest_of(&file.path).into_iter().collect()
+    } else if cline::is_cline_family(file.agent) {
         cline::sidecars_of(&file.path)
     } else {
         Vec::new()

@@ -127,7 +127,13 @@ fn locations_on(
             }
         }
     }
-    if let (Some(cli), Some(home)) = (ext.cli, home) {
+    // Its command line and 4.x editions: Cline's own `CLINE_DATA_DIR`, else `~/.cline/data`
+    // (`tasks/` of the 3.x CLI, `sessions/` of the SDK).
+    if agent == Agent::Cline
+        && let Some(dir) = env(super::cline_sdk::ENV_DATA)
+    {
+        out.push((dir, DirOrigin::Env));
+    } else if let (Some(cli), Some(home)) = (ext.cli, home) {
         let dir = home.join(cli);
         if exists(&dir) {
             out.push((dir, DirOrigin::Default));
@@ -155,8 +161,11 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
 }
 
 /// The agent whose task log `path` is, by the extension folder it lies in (for the hook and
-/// the watcher, given only a path).
+/// the watcher, given only a path); a Cline SDK session's messages under `.cline/`.
 pub fn owner(path: &Path) -> Option<Agent> {
+    if super::cline_sdk::is_messages_file(path) && path.to_string_lossy().contains("/.cline/") {
+        return Some(Agent::Cline);
+    }
     if path.file_name()? != UI_MESSAGES {
         return None;
     }
@@ -175,37 +184,48 @@ pub fn sidecars_of(log: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// The task log a changed sidecar belongs to (for the watcher).
+/// The task log a changed sidecar belongs to (for the watcher): a task's, or a Cline SDK
+/// session's messages for its manifest (`<id>/<id>.json`).
 pub fn log_of_sidecar(path: &Path) -> Option<PathBuf> {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| SIDECARS.contains(n))
-        .map(|_| path.with_file_name(UI_MESSAGES))
+    let name = path.file_name()?.to_str()?;
+    if SIDECARS.contains(&name) {
+        return Some(path.with_file_name(UI_MESSAGES));
+    }
+    let folder = path.parent()?.file_name()?.to_str()?;
+    let messages = path.with_file_name(format!("{folder}.messages.json"));
+    (name == format!("{folder}.json") && super::cline_sdk::is_messages_file(&messages))
+        .then_some(messages)
 }
 
 /// The task files beside the log, read (bounded) and added to the document as
 /// `{"ui_messages": <the log>, "<sidecar name>": <its JSON>}`; a sidecar missing, too long or not
 /// JSON is left out. Everything is redacted with the document.
 pub fn with_sidecars(log: &Path, doc: Value) -> Value {
-    use std::io::Read as _;
     let mut out = serde_json::Map::new();
     out.insert("ui_messages".to_owned(), doc);
     let Some(dir) = log.parent() else {
         return Value::Object(out);
     };
     for name in SIDECARS {
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(dir.join(name))
-            .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut bytes));
-        if read.is_ok()
-            && bytes.len() as u64 <= MAX_SIDECAR_BYTES
-            && let Ok(v) =
-                serde_json::from_slice::<Value>(&crate::archive::json_text::readable(&bytes))
-        {
+        if let Some(v) = read_small(&dir.join(name)) {
             out.insert(name.to_owned(), v);
         }
     }
     Value::Object(out)
+}
+
+/// A small JSON file beside a session's log, parsed; `None` when missing, over
+/// `MAX_SIDECAR_BYTES` or not JSON.
+pub fn read_small(path: &Path) -> Option<Value> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut bytes))
+        .ok()?;
+    if bytes.len() as u64 > MAX_SIDECAR_BYTES {
+        return None;
+    }
+    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
 }
 
 /// The lineage's tool names (the `tool` of a `say|ask:"tool"` entry) in Cairn's kinds.
