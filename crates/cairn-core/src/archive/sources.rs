@@ -449,7 +449,7 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
 
 /// How a user text the agent injected rather than a person typed begins (agentlog's markers plus
 /// the ones Claude Code and Codex use for meta messages): harness text, never a session's title.
-pub(crate) const HARNESS_PREFIXES: [&str; 15] = [
+pub(crate) const HARNESS_PREFIXES: [&str; 18] = [
     "# AGENTS.md instructions",
     "<INSTRUCTIONS>",
     "<environment_context>",
@@ -462,6 +462,10 @@ pub(crate) const HARNESS_PREFIXES: [&str; 15] = [
     "<system-reminder>",
     // Cursor's tool context, sent as a user line of its own.
     "<dynamic_tools>",
+    // Claude Code: a `!` command's output, and another agent's message to this session.
+    "<bash-stdout>",
+    "<teammate-message",
+    "<cross-session-message",
     "[Request interrupted",
     "Caveat: The messages below",
     "Stop hook feedback:",

@@ -220,13 +220,38 @@ impl ClaudeParser {
             return None;
         }
         let text = rec.text.as_deref().unwrap_or("");
-        Some(if meta_line || is_system_injected(text) {
-            PromptSource::SystemInjected
-        } else if rec.is_sidechain || self.is_subagent_file() {
-            PromptSource::SpawnedAgent
-        } else {
-            PromptSource::Human
-        })
+        Some(
+            if meta_line || is_system_injected(text) || ide_context_only(text) {
+                PromptSource::SystemInjected
+            } else if rec.is_sidechain || self.is_subagent_file() {
+                PromptSource::SpawnedAgent
+            } else {
+                PromptSource::Human
+            },
+        )
+    }
+}
+
+/// Whether a text is only the editor's context Claude Code's IDE extensions put before a
+/// prompt (`<ide_opened_file>…</ide_opened_file>`, `<ide_selection>…</ide_selection>`, as a
+/// block of its own or at the head of the prompt): nothing the person typed.
+fn ide_context_only(text: &str) -> bool {
+    let mut rest = text.trim_start();
+    let mut any = false;
+    loop {
+        let Some(tag) = ["ide_opened_file", "ide_selection"]
+            .into_iter()
+            .find(|t| rest.starts_with(&format!("<{t}>")))
+        else {
+            return any && rest.trim().is_empty();
+        };
+        any = true;
+        let close = format!("</{tag}>");
+        match rest.find(&close) {
+            Some(at) => rest = rest[at + close.len()..].trim_start(),
+            // Cut before its end: all of it is context.
+            None => return true,
+        }
     }
 }
 
@@ -696,6 +721,36 @@ mod tests {
         assert_eq!(r.timestamp.as_deref(), Some("2026-08-01T10:00:00Z"));
         assert_eq!(r.source_event_kind, "claude:attachment:queued_command");
         assert!(parser.meta.unknown_types.is_empty());
+    }
+
+    /// The IDE extensions put the open file and the selection before a prompt, in blocks of
+    /// their own (or at the head of a string prompt): context, not what the person typed. A
+    /// `!` command's output and another agent's message are not the person's either.
+    #[test]
+    fn editor_context_and_command_output_are_not_prompts() {
+        let blocks = json!({"type":"user","message":{"role":"user","content":[
+            {"type":"text","text":"<ide_opened_file>The user opened the file /r/a.rs in the IDE.</ide_opened_file>"},
+            {"type":"text","text":"<ide_selection>The user selected lines 1 to 2:\nfn a()</ide_selection>"},
+            {"type":"text","text":"why does this fail"}]}});
+        let headed = json!({"type":"user","message":{"role":"user","content":
+            "<ide_opened_file>The user opened /r/b.rs</ide_opened_file>\nand this one?"}});
+        let cut = json!({"type":"user","message":{"role":"user","content":"<ide_selection>The user selected"}});
+        let out_line = json!({"type":"user","message":{"role":"user","content":"<bash-stdout>ok</bash-stdout><bash-stderr></bash-stderr>"}});
+        let peer = json!({"type":"user","message":{"role":"user","content":"<teammate-message teammate_id=\"t1\">done</teammate-message>"}});
+        let (_, out) = parse(&[blocks, headed, cut, out_line, peer], FileRole::Main);
+        let sources: Vec<_> = out.records.iter().map(|r| r.prompt_source).collect();
+        assert_eq!(
+            sources,
+            [
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::Human),
+                Some(PromptSource::Human),
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::SystemInjected),
+            ]
+        );
     }
 
     #[test]
