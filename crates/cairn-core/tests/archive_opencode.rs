@@ -736,3 +736,47 @@ fn a_part_being_written_holds_back_its_message_and_the_ones_after() {
     let read = small(data.path());
     assert_eq!(read, whole[1..].to_vec(), "all but the broken part");
 }
+
+/// Kilo Code rebuilt on OpenCode keeps its sessions in `kilo.db`, OpenCode's schema: read by
+/// the same reader, as Kilo's sessions.
+#[test]
+fn kilo_s_database_is_read_as_kilo_s() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = Db::create(&src.path().join("kilo/kilo.db"));
+    db.session("ses_k", None, "Kilo task");
+    db.message(
+        "msg_k1",
+        "ses_k",
+        T0 + 1000,
+        &json!({"role": "user", "time": {"created": T0 + 1000}}),
+    );
+    db.part(
+        "prt_k1",
+        "msg_k1",
+        "ses_k",
+        T0 + 1000,
+        &json!({"type": "text", "text": "tidy the imports"}),
+    );
+    // OpenCode's own database is not Kilo's.
+    Db::create(&src.path().join("kilo/opencode.db"));
+    let files = support::found(Agent::Kilo, &src.path().join("kilo"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].agent, Agent::Kilo);
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!((r.sessions_added, r.records_added), (1, 1), "{r:?}");
+    let (agent, title): (String, String) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row("SELECT agent, title FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((agent.as_str(), title.as_str()), ("kilo", "Kilo task"));
+    let env = |k: &str| (k == "KILO_DIR").then(|| PathBuf::from("/k"));
+    assert_eq!(
+        cairn_core::archive::sources::opencode::kilo_locations(env, None)[0].0,
+        Path::new("/k")
+    );
+}

@@ -175,7 +175,15 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
             ));
             located(dirs)
         }
-        Agent::Cline | Agent::Roo | Agent::Kilo => located(super::sources::cline::locations(
+        Agent::Kilo => {
+            let mut dirs = super::sources::cline::locations(agent, env, home().as_deref());
+            dirs.extend(super::sources::opencode::kilo_locations(
+                env,
+                home().as_deref(),
+            ));
+            located(dirs)
+        }
+        Agent::Cline | Agent::Roo => located(super::sources::cline::locations(
             agent,
             env,
             home().as_deref(),
@@ -286,7 +294,8 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
         return path
             .file_name()
             .is_some_and(|n| n == super::sources::cline::UI_MESSAGES)
-            || (agent == Agent::Cline && super::sources::cline_sdk::is_messages_file(path));
+            || (agent == Agent::Cline && super::sources::cline_sdk::is_messages_file(path))
+            || (agent == Agent::Kilo && super::sources::opencode::is_kilo_database(path));
     }
     if agent == Agent::Kiro {
         return super::sources::kiro::is_database(path)
@@ -391,7 +400,11 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Opencode => super::sources::opencode::classify(path),
         Agent::Cline => super::sources::cline::classify(agent, path)
             .or_else(|| super::sources::cline_sdk::classify(path)),
-        Agent::Roo | Agent::Kilo => super::sources::cline::classify(agent, path),
+        Agent::Roo => super::sources::cline::classify(agent, path),
+        Agent::Kilo => super::sources::cline::classify(agent, path).or_else(|| {
+            super::sources::opencode::is_kilo_database(path)
+                .then(|| FoundFile::main(Agent::Kilo, path))
+        }),
         Agent::Kiro => super::sources::kiro::classify(path)
             .or_else(|| super::sources::kiro_sessions::classify(path)),
         Agent::Atif => None,

@@ -235,6 +235,7 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
     match file.agent {
         Agent::Gemini => gemini::read_kind(&file.path),
         Agent::Kiro if kiro_sessions::is_session_file(&file.path) => ReadKind::Lines,
+        Agent::Kilo if opencode::is_kilo_database(&file.path) => ReadKind::Database,
         Agent::Crush | Agent::Kiro => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),

@@ -1,4 +1,5 @@
-//! Cline, Roo Code and Kilo Code (before its OpenCode rewrite): three VS Code extensions of one
+//! Cline, Roo Code and Kilo Code (before its OpenCode rewrite, whose `kilo.db` the OpenCode reader
+//! reads: [`super::opencode::KILO`]): three VS Code extensions of one
 //! lineage that keep each task in a folder of JSON documents rewritten in place, read as the
 //! [`ReadKind::Document`](super::ReadKind::Document) kind. One parser serves the three; each has
 //! its own agent name, extension folder and override variable.

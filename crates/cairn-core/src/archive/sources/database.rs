@@ -146,7 +146,8 @@ pub fn is_named(path: &Path, file: &str, folder: Option<&str>) -> bool {
 pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
     match agent {
         Agent::Crush => Some(&super::crush::Crush),
-        Agent::Opencode => Some(&super::opencode::OpencodeDb),
+        Agent::Opencode => Some(&super::opencode::OPENCODE),
+        Agent::Kilo => Some(&super::opencode::KILO),
         Agent::Cursor => Some(&super::cursor_ide::CursorIde),
         Agent::Kiro => Some(&super::kiro::Kiro),
         _ => None,

@@ -63,6 +63,34 @@ pub fn locations(
         .unwrap_or_default()
 }
 
+/// Kilo Code's database since it was rebuilt on OpenCode (its editor extension and its CLI
+/// share it).
+pub const KILO_FILE: &str = "kilo.db";
+
+/// The variable naming Kilo's data folder (AgentsView's name).
+pub const KILO_ENV_DIR: &str = "KILO_DIR";
+
+/// Where Kilo keeps `kilo.db`: `$KILO_DIR`, else `$XDG_DATA_HOME/kilo`, else
+/// `~/.local/share/kilo` (on macOS too, as OpenCode does).
+pub fn kilo_locations(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, DirOrigin)> {
+    if let Some(dir) = env(KILO_ENV_DIR) {
+        return vec![(dir, DirOrigin::Env)];
+    }
+    if let Some(xdg) = env("XDG_DATA_HOME") {
+        return vec![(xdg.join("kilo"), DirOrigin::Env)];
+    }
+    home.map(|h| vec![(h.join(".local/share/kilo"), DirOrigin::Default)])
+        .unwrap_or_default()
+}
+
+/// Whether `path` is Kilo's database by its name.
+pub fn is_kilo_database(path: &Path) -> bool {
+    super::database::is_named(path, KILO_FILE, None)
+}
+
 /// Whether `path` is OpenCode's database by its name: `opencode.db`, or `opencode-<channel>.db`
 /// for a build outside the release channels.
 pub fn is_database(path: &Path) -> bool {
@@ -199,7 +227,7 @@ pub fn read_kind(path: &Path) -> super::ReadKind {
 
 /// A parser of the storage tree's messages (the database's parser: the shapes are the same).
 pub fn tree_parser(saved: Option<&Value>) -> Result<Box<dyn UnitParser>, serde_json::Error> {
-    OpencodeDb.parser(Path::new(""), saved)
+    OPENCODE.parser(Path::new(""), saved)
 }
 
 /// The database is one source holding every session; a session file of the storage tree is
@@ -228,11 +256,21 @@ pub fn tool_kind(name: &str) -> ToolKind {
 }
 
 /// The reader of OpenCode's database.
-pub struct OpencodeDb;
+pub struct OpencodeDb {
+    agent: Agent,
+}
+
+/// OpenCode's database reader.
+pub const OPENCODE: OpencodeDb = OpencodeDb {
+    agent: Agent::Opencode,
+};
+
+/// Kilo Code's since its rebuild on OpenCode (2026): `kilo.db`, OpenCode's schema.
+pub const KILO: OpencodeDb = OpencodeDb { agent: Agent::Kilo };
 
 impl DatabaseSource for OpencodeDb {
     fn agent(&self) -> Agent {
-        Agent::Opencode
+        self.agent
     }
 
     fn check(&self, conn: &Connection) -> Result<(), String> {
