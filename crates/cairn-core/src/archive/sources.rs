@@ -165,8 +165,8 @@ pub fn parser_for(
 
 /// The parser for `file`, resumed from a saved state if one is given. A fresh parser of an
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
-/// at the root of its repository); a kiro-cli session's, from the metadata beside its log, read
-/// again at every read (its title and model change).
+/// at the root of its repository); a kiro-cli session's, from the metadata beside its log, and a
+/// Droid session's model and tokens, from its settings beside it, read again at every read.
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -177,6 +177,7 @@ pub fn parser_for_file(
         (Agent::Kiro, _) => Ok(Box::new(kiro_sessions::KiroSessionParser::for_file(
             file, saved,
         )?)),
+        (Agent::Droid, _) => Ok(Box::new(droid::DroidParser::for_file(file, saved)?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
@@ -317,6 +318,21 @@ pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
 }
 
 // ---- helpers shared by the adapters ----------------------------------------------------------
+
+/// A small JSON file an agent keeps beside its transcript (a task's sidecar, a session's
+/// metadata or settings, a lookup file), parsed; `None` when it is missing, over `max` bytes or
+/// not JSON.
+pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .ok()?;
+    if bytes.len() as u64 > max {
+        return None;
+    }
+    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
+}
 
 /// First string at a path of object keys.
 pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {

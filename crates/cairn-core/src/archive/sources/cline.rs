@@ -208,25 +208,11 @@ pub fn with_sidecars(log: &Path, doc: Value) -> Value {
         return Value::Object(out);
     };
     for name in SIDECARS {
-        if let Some(v) = read_small(&dir.join(name)) {
+        if let Some(v) = super::read_small_json(&dir.join(name), MAX_SIDECAR_BYTES) {
             out.insert(name.to_owned(), v);
         }
     }
     Value::Object(out)
-}
-
-/// A small JSON file beside a session's log, parsed; `None` when missing, over
-/// `MAX_SIDECAR_BYTES` or not JSON.
-pub fn read_small(path: &Path) -> Option<Value> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut bytes))
-        .ok()?;
-    if bytes.len() as u64 > MAX_SIDECAR_BYTES {
-        return None;
-    }
-    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
 }
 
 /// The lineage's tool names (the `tool` of a `say|ask:"tool"` entry) in Cairn's kinds.

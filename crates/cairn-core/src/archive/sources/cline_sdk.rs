@@ -38,6 +38,9 @@ pub const ENV_DATA: &str = "CLINE_DATA_DIR";
 
 const SUFFIX: &str = ".messages.json";
 
+/// The most of a manifest read.
+const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
+
 /// The session id a messages file names (`<id>.messages.json`).
 fn stem(path: &Path) -> Option<&str> {
     path.file_name()?
@@ -475,7 +478,7 @@ impl DocumentParser for ClineSdkParser {
 /// under `manifest` (left out when missing, too long or not JSON).
 pub fn with_manifest(messages: &Path, doc: Value) -> Value {
     let manifest = manifest_of(messages)
-        .and_then(|p| super::cline::read_small(&p))
+        .and_then(|p| super::read_small_json(&p, MAX_MANIFEST_BYTES))
         .unwrap_or(Value::Null);
     serde_json::json!({"messages_file": doc, "manifest": manifest})
 }

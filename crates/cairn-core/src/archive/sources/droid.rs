@@ -10,6 +10,10 @@
 //! `session_id` or `sessionId` and timestamps as RFC 3339 text or epoch milliseconds. The two
 //! share no record type but `message`, which each shapes differently, so every line is read by
 //! its own shape.
+//!
+//! An interactive session's model and token totals are in neither: Droid keeps them in
+//! `<sessionId>.settings.json` beside the log (`model`, `providerLock`, `tokenUsage` running
+//! totals), rewritten as it spends tokens and read whenever the log is.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,6 +29,9 @@ use super::{
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+
+/// The most of a session's settings read.
+const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The variable naming Droid's sessions folder.
 pub const ENV_DIR: &str = "FACTORY_SESSIONS_DIR";
@@ -67,6 +74,38 @@ impl DroidParser {
             .provider
             .get_or_insert_with(|| "factory".to_owned());
         Ok(parser)
+    }
+
+    /// The parser of `file`, resumed, with what the session's settings say now.
+    pub fn for_file(file: &FoundFile, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        let mut parser = Self::resume(saved)?;
+        let settings = file
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(|stem| file.path.with_file_name(format!("{stem}.settings.json")))
+            .and_then(|p| super::read_small_json(&p, MAX_SETTINGS_BYTES));
+        if let Some(s) = settings {
+            parser.settings(&s);
+        }
+        Ok(parser)
+    }
+
+    fn settings(&mut self, s: &Value) {
+        set_latest(&mut self.meta.model, str_at(s, &["model"]));
+        set_latest(&mut self.meta.provider, str_at(s, &["providerLock"]));
+        if let Some(u) = s.get("tokenUsage").filter(|u| u.is_object()) {
+            let usage = TokenUsage {
+                input: u64_at(u, "inputTokens"),
+                output: u64_at(u, "outputTokens"),
+                cache_creation: u64_at(u, "cacheCreationTokens"),
+                cache_read: u64_at(u, "cacheReadTokens"),
+                reasoning: u64_at(u, "thinkingTokens"),
+            };
+            if usage != TokenUsage::default() {
+                self.meta.cumulative_usage = Some(usage);
+            }
+        }
     }
 
     fn session_start(&mut self, line: &Value) {
@@ -475,6 +514,50 @@ mod tests {
         assert_eq!(out.records[1].tool_kind, Some(ToolKind::Exec));
         assert_eq!(out.records[2].text.as_deref(), Some("Done"));
         assert_eq!((out.usage[0].1.input, out.usage[0].1.output), (10, 5));
+    }
+
+    /// An interactive session's model and token totals come from its settings beside the log
+    /// (read again at every read: Droid rewrites them as it spends tokens).
+    #[test]
+    fn the_settings_beside_a_session_give_its_model_and_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("-work-app/5b1a.jsonl");
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        std::fs::write(&log, "").unwrap();
+        let file = FoundFile::main(Agent::Droid, &log);
+        let fresh = DroidParser::for_file(&file, None).unwrap();
+        assert_eq!(
+            (fresh.meta.model.clone(), fresh.meta.cumulative_usage),
+            (None, None)
+        );
+        std::fs::write(
+            log.with_file_name("5b1a.settings.json"),
+            r#"{"model":"custom:Claude-Opus-4.5-Thinking-[Anthropic]-0","providerLock":"anthropic",
+                "tokenUsage":{"inputTokens":1234,"outputTokens":567,"cacheCreationTokens":89,
+                "cacheReadTokens":12,"thinkingTokens":34}}"#,
+        )
+        .unwrap();
+        let saved = fresh.save();
+        let p = DroidParser::for_file(&file, Some(&saved)).unwrap();
+        assert_eq!(
+            p.meta.model.as_deref(),
+            Some("custom:Claude-Opus-4.5-Thinking-[Anthropic]-0")
+        );
+        assert_eq!(p.meta.provider.as_deref(), Some("anthropic"));
+        let u = p.meta.cumulative_usage.unwrap();
+        assert_eq!(
+            (
+                u.input,
+                u.output,
+                u.cache_creation,
+                u.cache_read,
+                u.reasoning
+            ),
+            (1234, 567, 89, 12, 34)
+        );
+        std::fs::write(log.with_file_name("5b1a.settings.json"), "{torn").unwrap();
+        let p = DroidParser::for_file(&file, Some(&saved)).unwrap();
+        assert_eq!(p.meta.model, None, "a torn file says nothing");
     }
 
     #[test]

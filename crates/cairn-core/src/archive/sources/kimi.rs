@@ -196,14 +196,8 @@ fn work_dir_of(wire: &Path) -> Option<String> {
         return None;
     }
     let index = hash_dir.parent()?.parent()?.join("kimi.json");
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::fs::File::open(index).ok()?, MAX_INDEX_BYTES),
-        &mut bytes,
-    )
-    .ok()?;
-    let v: Value = serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()?;
-    v.get("work_dirs")?
+    super::read_small_json(&index, MAX_INDEX_BYTES)?
+        .get("work_dirs")?
         .as_array()?
         .iter()
         .filter_map(|d| str_at(d, &["path"]))

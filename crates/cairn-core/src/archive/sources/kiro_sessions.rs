@@ -108,7 +108,9 @@ impl KiroSessionParser {
     /// The parser of `file`, resumed, with what the session's metadata says now.
     pub fn for_file(file: &FoundFile, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
         let mut parser = Self::resume(saved)?;
-        if let Some(m) = read_metadata(&file.path.with_extension("json")) {
+        if let Some(m) =
+            super::read_small_json(&file.path.with_extension("json"), MAX_METADATA_BYTES)
+        {
             parser.metadata(&m);
         }
         Ok(parser)
@@ -313,21 +315,6 @@ fn result_text(d: &Value) -> String {
         }
     }
     parts.join("\n")
-}
-
-/// A session's metadata, parsed; `None` when missing, too large or not JSON.
-fn read_metadata(path: &Path) -> Option<Value> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_METADATA_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_METADATA_BYTES {
-        return None;
-    }
-    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
 }
 
 impl SourceParser for KiroSessionParser {

@@ -137,7 +137,7 @@ pub fn session_file_of(path: &Path) -> Option<PathBuf> {
         (grand.parent()?, name(parent)?)
     } else {
         let (storage, message) = if name(parent)? == "part" {
-            let part = read_small_json(path)?;
+            let part = super::read_small_json(path, MAX_LOOKUP_BYTES)?;
             (grand, part.get("messageID")?.as_str()?.to_owned())
         } else if name(grand)? == "part" {
             (grand.parent()?, name(parent)?)
@@ -169,28 +169,13 @@ fn named_or_with_id(dirs: &[PathBuf], id: &str) -> Option<PathBuf> {
         .map(|e| e.path())
         .filter(|f| f.extension().is_some_and(|x| x == "json"))
         .find(|f| {
-            read_small_json(f).is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(id))
+            super::read_small_json(f, MAX_LOOKUP_BYTES)
+                .is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(id))
         })
 }
 
 /// The largest file [`session_file_of`] reads to find an id in it.
 pub const MAX_LOOKUP_BYTES: u64 = 1024 * 1024;
-
-/// A small JSON file of the storage tree, parsed; `None` when it is missing, larger than
-/// [`MAX_LOOKUP_BYTES`] or not JSON.
-fn read_small_json(path: &Path) -> Option<Value> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_LOOKUP_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_LOOKUP_BYTES {
-        return None;
-    }
-    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
-}
 
 /// The folders directly in `dir` (symlinks to folders are not followed), by name.
 fn child_dirs(dir: &Path) -> Vec<PathBuf> {
