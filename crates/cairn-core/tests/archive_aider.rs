@@ -146,7 +146,8 @@ fn hostile_lines_are_never_fatal() {
     body.extend_from_slice(b"> \xff\xfe not utf-8\n");
     body.extend_from_slice(b"> Tokens: 99999999999999999999k sent, -5 received\n");
     body.extend_from_slice(b"> Applied edit to \n");
-    body.extend_from_slice(b"####\n>\n");
+    // Aider ends every quoted message with two spaces; the reply after it is the model's.
+    body.extend_from_slice(b"####\n>  \n");
     body.extend_from_slice(format!("{}\n", "x".repeat(3 << 20)).as_bytes());
     body.extend_from_slice(format!("> {}\n", "y".repeat(1 << 20)).as_bytes());
     body.extend_from_slice(b"# aider chat started at 2025-06-02 11:4");
@@ -260,7 +261,7 @@ fn a_cut_line_that_looks_like_json_waits_for_its_newline() {
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let path = src.path().join(".aider.chat.history.md");
-    std::fs::write(&path, "> done\n42").unwrap();
+    std::fs::write(&path, "> done  \n42").unwrap();
     let cairn = Cairn::open(data.path()).unwrap();
     let file = support::main_file(Agent::Aider, &path);
     support::capture(&cairn, std::slice::from_ref(&file));

@@ -121,6 +121,11 @@ pub struct AiderParser {
     /// `aider chat started` headers seen.
     chats: u64,
     block: Option<Block>,
+    /// An output message of several lines is open: Aider quotes only its first line (`> `) and
+    /// ends only its last with the two spaces it ends every quoted message with, so the lines
+    /// between are the output's, not a reply.
+    #[serde(default)]
+    output_open: bool,
 }
 
 /// Edits kept per output block at most.
@@ -323,6 +328,7 @@ impl SourceParser for AiderParser {
         if let Some(at) = header_time(line) {
             self.emit_if_dirty(n, out);
             self.block = None;
+            self.output_open = false;
             self.chats += 1;
             out.records.push(Record {
                 kind: Some(RecordKind::Event),
@@ -335,7 +341,16 @@ impl SourceParser for AiderParser {
             });
             return Ok(());
         }
-        let (kind, content) = kind_of(line);
+        let (mut kind, content) = kind_of(line);
+        let ends_message = line.ends_with("  ");
+        match kind {
+            Kind::Output => self.output_open = !ends_message,
+            Kind::Reply if self.output_open => {
+                kind = Kind::Output;
+                self.output_open = !ends_message;
+            }
+            Kind::Prompt | Kind::Reply => self.output_open = false,
+        }
         let content = content.trim_end();
         let cap = match kind {
             Kind::Output => MAX_TOOL_OUTPUT_BYTES,
@@ -444,6 +459,53 @@ mod tests {
         );
         assert!(tokens("lots sent").is_none());
         assert!(tokens("1e400 sent").is_none());
+    }
+
+    /// A message of several lines (a failed edit's explanation) is quoted on its first line
+    /// only and ends with Aider's two spaces on its last: every line between is the output's,
+    /// and the reply after it is the model's.
+    #[test]
+    fn a_message_of_several_lines_is_output_to_its_last_line() {
+        let (_, out) = parse(&[
+            "#### fix it",
+            "> # 1 SEARCH/REPLACE block failed to match!",
+            "",
+            "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.rs",
+            "<<<<<<< SEARCH",
+            "fn a() {}",
+            "The SEARCH section must exactly match an existing block of lines  ",
+            "",
+            "You are right; here is the corrected block.",
+            "> Tokens: 1k sent, 20 received.  ",
+        ]);
+        let kinds: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| {
+                (
+                    r.role.as_deref(),
+                    r.text.as_deref().unwrap_or("").lines().count(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (Some("user"), 1),
+                (None, 6),
+                (Some("assistant"), 1),
+                (None, 1),
+            ],
+            "{:?}",
+            out.records
+        );
+        assert!(
+            out.records[1]
+                .text
+                .as_deref()
+                .unwrap()
+                .ends_with("existing block of lines")
+        );
     }
 
     #[test]
