@@ -501,3 +501,86 @@ fn a_cline_sdk_session_and_its_sub_agent_are_read() {
     let r = support::capture(&cairn, &files);
     assert_eq!((r.records_added, r.records_updated), (0, 0), "{r:?}");
 }
+
+/// Cline 3.6x's sub-agents in a task log: the prompts it hands them (a call), the status entry
+/// it rewrites until they end (partial entries skipped; the final one's results are the
+/// call's result), their summed tokens; and entry kinds of 2026 that carry nothing to keep.
+#[test]
+fn sub_agents_of_a_cline_task_are_a_call_and_its_result() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let log = src.path().join(CLINE_TASK).join("ui_messages.json");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let status = |state: &str, partial: bool| {
+        json!({"ts": 1754331003000_i64, "type": "say", "say": "subagent", "partial": partial,
+            "text": json!({"status": state, "total": 2, "items": [
+                {"index": 1, "prompt": "Find auth code", "status": state, "result": "Auth is in src/auth.ts"},
+                {"index": 2, "prompt": "List tests", "status": state, "error": "no tests found"}]}).to_string()})
+    };
+    let entries = |last: Value| {
+        json!([
+            {"ts": 1754331000000_i64, "type": "say", "say": "task", "text": "Audit the auth code"},
+            {"ts": 1754331001000_i64, "type": "say", "say": "use_subagents",
+             "text": "{\"prompts\":[\"Find auth code\",\"List tests\"]}"},
+            {"ts": 1754331002000_i64, "type": "say", "say": "hook_output_stream", "text": "[global stdout x/hook.sh] ok"},
+            last,
+            {"ts": 1754331004000_i64, "type": "say", "say": "subagent_usage",
+             "text": "{\"source\":\"subagents\",\"tokensIn\":900,\"tokensOut\":80,\"cacheWrites\":0,\"cacheReads\":10,\"cost\":0.02}"}
+        ])
+    };
+    std::fs::write(&log, entries(status("running", true)).to_string()).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Cline, &src.path().join("saoudrizwan.claude-dev"));
+    let r = support::capture(&cairn, &files);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let kinds = |data: &Path| -> Vec<String> {
+        records(data, "1754331000000")
+            .into_iter()
+            .map(|(_, kind, text)| format!("{kind} {text}"))
+            .collect()
+    };
+    assert_eq!(
+        kinds(data.path()),
+        ["message Audit the auth code", "tool_call "],
+        "still running: no result yet"
+    );
+    std::fs::write(&log, entries(status("completed", false)).to_string()).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    support::capture(&cairn, &files);
+    assert_eq!(
+        kinds(data.path()),
+        [
+            "message Audit the auth code",
+            "tool_call ",
+            "tool_result Auth is in src/auth.ts\n\nno tests found",
+        ]
+    );
+    let (call_kind, paired): (String, i64) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT c.tool_kind, (SELECT count(*) FROM records r WHERE r.kind = 'tool_result' AND r.call_id = c.call_id)
+             FROM records c WHERE c.kind = 'tool_call'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((call_kind.as_str(), paired), ("sub_agent", 1));
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT input + output + cache_read FROM token_usage"
+        ),
+        990
+    );
+    let unknown: String = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row("SELECT unknown_types FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(unknown, "{}");
+}

@@ -221,7 +221,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "execute_command" => ToolKind::Exec,
         "editedExistingFile" | "appliedDiff" | "newFileCreated" | "fileDeleted"
         | "searchAndReplace" | "insertContent" | "writeToFile" | "applyDiff" => ToolKind::FileEdit,
-        "newTask" => ToolKind::SubAgent,
+        "newTask" | "use_subagents" => ToolKind::SubAgent,
         "webFetch" | "webSearch" | "browser_action" => ToolKind::WebSearch,
         "readFile"
         | "listFilesTopLevel"
@@ -233,13 +233,14 @@ pub fn tool_kind(name: &str) -> ToolKind {
         | "updateTodoList"
         | "switchMode"
         | "finishTask"
-        | "summarizeTask" => ToolKind::Housekeeping,
+        | "summarizeTask"
+        | "useSkill" => ToolKind::Housekeeping,
         other => ToolKind::of(other),
     }
 }
 
 /// Entry kinds known to carry nothing to keep as a record (progress, retries, checkpoints).
-const QUIET: [&str; 16] = [
+const QUIET: [&str; 18] = [
     "api_req_finished",
     "api_req_retried",
     "api_req_retry_delayed",
@@ -256,6 +257,8 @@ const QUIET: [&str; 16] = [
     "codebase_search_result",
     "browser_action_launch_result",
     "hook_status",
+    "hook_output_stream",
+    "conditional_rules_applied",
 ];
 
 /// Where a command or MCP result entry finds its call: the key of the entry that made the call
@@ -574,6 +577,36 @@ impl ClineParser {
                 self.tool_result("browser_action", call, shown, &base, out);
             }
             ("say", "subtask_result") => self.tool_result("newTask", call, text, &base, out),
+            // Cline's sub-agents (3.6x): their prompts, then one status entry rewritten until
+            // they end (its items' results), then their tokens.
+            (_, "use_subagents") => {
+                let input = serde_json::from_str::<Value>(text)
+                    .unwrap_or_else(|_| serde_json::json!({ "prompts": [text] }));
+                self.tool_call(
+                    "use_subagents".to_owned(),
+                    Some(input),
+                    Vec::new(),
+                    &base,
+                    out,
+                );
+            }
+            ("say", "subagent") => {
+                let v = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+                if !matches!(str_at(&v, &["status"]), Some("completed" | "failed")) {
+                    return;
+                }
+                let results: Vec<&str> = v
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| str_at(i, &["result"]).or_else(|| str_at(i, &["error"])))
+                    .filter(|r| !r.trim().is_empty())
+                    .collect();
+                self.tool_result("use_subagents", call, &results.join("\n\n"), &base, out);
+            }
+            ("say", "subagent_usage") => self.api_request(key, text, &base, out),
+            ("say", "command_permission_denied") => self.event(what, text, &base, out),
             ("say", "api_req_started") => self.api_request(key, text, &base, out),
             ("say", "condense_context" | "condense") | ("ask", "condense") => {
                 out.records.push(Record {
@@ -618,9 +651,10 @@ impl DocumentParser for ClineParser {
         };
         let mut units: Vec<(String, Value)> = Vec::with_capacity(entries.len());
         let mut seen: std::collections::BTreeMap<String, u32> = Default::default();
-        // The last command, MCP use, browser action and sub-task started: where a result
-        // entry that follows finds its call.
-        let (mut command, mut mcp, mut browser, mut task) = (None, None, None, None);
+        // The last command, MCP use, browser action, sub-task and sub-agents started: where a
+        // result entry that follows finds its call.
+        let (mut command, mut mcp, mut browser, mut task, mut subagents) =
+            (None, None, None, None, None);
         for (i, mut entry) in entries.into_iter().enumerate() {
             // Still streaming: the rewrite that completes it comes later.
             if entry.get("partial").and_then(Value::as_bool) == Some(true) {
@@ -654,6 +688,11 @@ impl DocumentParser for ClineParser {
                     task = Some(key.clone());
                     None
                 }
+                "use_subagents" => {
+                    subagents = Some(key.clone());
+                    None
+                }
+                "subagent" => subagents.clone(),
                 "command_output" => command.clone(),
                 "mcp_server_response" => mcp.clone(),
                 "browser_action_result" => browser.clone(),
