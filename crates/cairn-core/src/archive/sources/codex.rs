@@ -196,10 +196,12 @@ impl CodexParser {
                 }
                 rec.kind = Some(RecordKind::ToolCall);
                 rec.role = Some("assistant".to_owned());
-                rec.tool_kind = Some(if rec.file_paths.is_empty() {
-                    ToolKind::of(&name)
-                } else {
+                rec.tool_kind = Some(if !rec.file_paths.is_empty() {
                     ToolKind::FileEdit
+                } else if is_code_mode_command(&name, input.as_ref()) {
+                    ToolKind::Exec
+                } else {
+                    ToolKind::of(&name)
                 });
                 rec.tool_name = Some(name);
                 rec.tool_input = input;
@@ -468,6 +470,13 @@ fn output_text(output: Option<&Value>) -> (Option<String>, Option<i32>) {
 }
 
 /// Paths an `apply_patch` writes, in whichever of its three forms it came.
+/// A code-mode program (Codex 0.144+: one `exec` tool whose input is JavaScript calling the
+/// other tools) that runs a command.
+fn is_code_mode_command(tool: &str, input: Option<&Value>) -> bool {
+    tool == "exec"
+        && matches!(input, Some(Value::String(js)) if js.contains("exec_command(") || js.contains("shell_command("))
+}
+
 fn edited_paths(tool: &str, input: &Value) -> Vec<String> {
     let patch = match (tool, input) {
         ("apply_patch", Value::String(s)) => Some(s.as_str()),
@@ -476,6 +485,13 @@ fn edited_paths(tool: &str, input: &Value) -> Vec<String> {
     };
     if let Some(patch) = patch {
         return patch_paths(patch);
+    }
+    // Code mode: a JavaScript program calling `tools.apply_patch(…)`, its patch a string
+    // literal (line breaks escaped) or a template literal.
+    if let ("exec", Value::String(js)) = (tool, input)
+        && js.contains("apply_patch(")
+    {
+        return patch_paths(&js.replace("\\n", "\n"));
     }
     // A heredoc inside a shell command: `bash -lc "apply_patch <<'PATCH' ..."`.
     if matches!(ToolKind::of(tool), ToolKind::Exec) {
@@ -624,6 +640,42 @@ mod tests {
                     Some(PromptSource::SpawnedAgent),
                     Some("Message Type: FINAL_ANSWER\nPayload:\nFound one allocation issue.")
                 ),
+            ]
+        );
+    }
+
+    /// Code mode (Codex 0.144+) wraps the tools in one `exec` whose input is JavaScript: a patch
+    /// inside it names its files, a command inside it makes it a command.
+    #[test]
+    fn code_mode_programs_are_edits_and_commands() {
+        let exec = |js: &str| {
+            item(json!({"type":"custom_tool_call","call_id":"c","name":"exec","input":js}))
+        };
+        let (_, out) = parse(&[
+            exec(
+                "await tools.apply_patch(\"*** Begin Patch\\n*** Update File: src/a.rs\\n@@\\n-a\\n+b\\n*** Add File: src/b.rs\\n+c\\n*** End Patch\\n\");",
+            ),
+            exec(
+                "await tools.apply_patch(`*** Begin Patch\n*** Delete File: old.rs\n*** End Patch`);",
+            ),
+            exec("const r = await tools.exec_command({cmd: \"cargo test\"}); text(r);"),
+            exec("text(1 + 1);"),
+        ]);
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.tool_kind, r.file_paths.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some(ToolKind::FileEdit),
+                    vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()]
+                ),
+                (Some(ToolKind::FileEdit), vec!["old.rs".to_owned()]),
+                (Some(ToolKind::Exec), vec![]),
+                (Some(ToolKind::Other), vec![]),
             ]
         );
     }
