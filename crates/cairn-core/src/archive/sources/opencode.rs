@@ -53,13 +53,24 @@ pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    if let Some(dir) = env(ENV_DIR) {
+    data_folder(env, ENV_DIR, "opencode", home)
+}
+
+/// `$<var>`, else `$XDG_DATA_HOME/<name>`, else `~/.local/share/<name>`: where OpenCode and
+/// the agents built on it keep their data, on macOS too.
+fn data_folder(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    var: &str,
+    name: &str,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, DirOrigin)> {
+    if let Some(dir) = env(var) {
         return vec![(dir, DirOrigin::Env)];
     }
     if let Some(xdg) = env("XDG_DATA_HOME") {
-        return vec![(xdg.join("opencode"), DirOrigin::Env)];
+        return vec![(xdg.join(name), DirOrigin::Env)];
     }
-    home.map(|h| vec![(h.join(".local/share/opencode"), DirOrigin::Default)])
+    home.map(|h| vec![(h.join(".local/share").join(name), DirOrigin::Default)])
         .unwrap_or_default()
 }
 
@@ -76,14 +87,7 @@ pub fn kilo_locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    if let Some(dir) = env(KILO_ENV_DIR) {
-        return vec![(dir, DirOrigin::Env)];
-    }
-    if let Some(xdg) = env("XDG_DATA_HOME") {
-        return vec![(xdg.join("kilo"), DirOrigin::Env)];
-    }
-    home.map(|h| vec![(h.join(".local/share/kilo"), DirOrigin::Default)])
-        .unwrap_or_default()
+    data_folder(env, KILO_ENV_DIR, "kilo", home)
 }
 
 /// Whether `path` is Kilo's database by its name.
