@@ -165,8 +165,9 @@ pub fn parser_for(
 
 /// The parser for `file`, resumed from a saved state if one is given. A fresh parser of an
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
-/// at the root of its repository); a kiro-cli session's, from the metadata beside its log, and a
-/// Droid session's model and tokens, from its settings beside it, read again at every read.
+/// at the root of its repository; a kimi-cli journal's is the work dir `kimi.json` lists for its
+/// folder's md5); a kiro-cli session's, from the metadata beside its log, and a Droid session's
+/// model and tokens, from its settings beside it, read again at every read.
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -294,7 +295,7 @@ pub fn document_parser_for_file(
 }
 
 /// The document to split: the file's JSON, with the files read beside it for agents that keep
-/// a session in several (a Cline-family task folder).
+/// a session in several (a Cline-family task folder, a Cline SDK session's manifest).
 pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
     if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
         cline_sdk::with_manifest(&file.path, doc)
@@ -305,8 +306,8 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
     }
 }
 
-/// The files read beside `file` (a Cline-family task's sidecars): a change to one is a change
-/// of the document, so a sync re-reads it.
+/// The files read beside `file` (a Cline-family task's sidecars, a Cline SDK session's
+/// manifest): a change to one is a change of the document, so a sync re-reads it.
 pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
     if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
         cline_sdk::manifest_of(&file.path).into_iter().collect()
