@@ -142,10 +142,13 @@ impl ToolKind {
             "apply_patch" | "edit_file" | "write_file" | "str_replace" | "Edit" | "MultiEdit"
             | "Write" | "NotebookEdit" => ToolKind::FileEdit,
             "spawn_agent" | "Task" | "Agent" => ToolKind::SubAgent,
-            "write_stdin" | "wait_agent" | "close_agent" | "kill_agent" | "update_plan"
-            | "Read" | "Glob" | "Grep" | "LS" | "TodoWrite" | "BashOutput" | "KillBash"
-            | "KillShell" | "TaskOutput" | "TaskCreate" | "TaskUpdate" | "TaskList" | "TaskGet"
-            | "TaskStop" | "view_image" => ToolKind::Housekeeping,
+            "write_stdin" | "wait_agent" | "close_agent" | "kill_agent" | "send_input"
+            | "resume_agent" | "interrupt_agent" | "list_agents" | "send_message"
+            | "followup_task" | "update_plan" | "Read" | "Glob" | "Grep" | "LS" | "TodoWrite"
+            | "BashOutput" | "KillBash" | "KillShell" | "TaskOutput" | "TaskCreate"
+            | "TaskUpdate" | "TaskList" | "TaskGet" | "TaskStop" | "view_image" => {
+                ToolKind::Housekeeping
+            }
             "web_search" | "web_search_call" | "WebSearch" | "WebFetch" => ToolKind::WebSearch,
             _ => ToolKind::Other,
         }

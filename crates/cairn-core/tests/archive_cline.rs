@@ -123,6 +123,14 @@ fn cline_roo_and_kilo_tasks_are_pinned() {
         ),
         1
     );
+    // Roo's condensation keeps the summary that replaced the context.
+    assert_eq!(
+        count(
+            data.path(),
+            "SELECT count(*) FROM records WHERE is_compaction = 1 AND text = 'Flush fix applied.'"
+        ),
+        1
+    );
     support::assert_ordinals_dense(data.path());
     insta::assert_json_snapshot!("cline", json!({"sessions": sessions}));
 

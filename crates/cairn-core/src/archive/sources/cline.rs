@@ -609,11 +609,15 @@ impl ClineParser {
             ("say", "command_permission_denied") => self.event(what, text, &base, out),
             ("say", "api_req_started") => self.api_request(key, text, &base, out),
             ("say", "condense_context" | "condense") | ("ask", "condense") => {
+                // Roo keeps the summary that replaced the context in `contextCondense`.
+                let summary = str_at(m, &["contextCondense", "summary"])
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or("context condensed");
                 out.records.push(Record {
                     kind: Some(RecordKind::Event),
                     key: Some("event".to_owned()),
                     source_event_kind: format!("{}:{what}", self.prefix()),
-                    text: Some("context condensed".to_owned()),
+                    text: Some(cap_text(summary.to_owned(), MAX_TEXT_BYTES)),
                     is_compaction: true,
                     ..base
                 });

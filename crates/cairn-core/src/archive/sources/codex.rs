@@ -644,6 +644,24 @@ mod tests {
         );
     }
 
+    /// Multi-agent Codex's verbs that talk to agents already running are housekeeping; only
+    /// spawning one is a sub-agent.
+    #[test]
+    fn talking_to_running_agents_is_housekeeping() {
+        for name in [
+            "send_input",
+            "resume_agent",
+            "interrupt_agent",
+            "list_agents",
+            "send_message",
+            "followup_task",
+            "wait_agent",
+        ] {
+            assert_eq!(ToolKind::of(name), ToolKind::Housekeeping, "{name}");
+        }
+        assert_eq!(ToolKind::of("spawn_agent"), ToolKind::SubAgent);
+    }
+
     /// Code mode (Codex 0.144+) wraps the tools in one `exec` whose input is JavaScript: a patch
     /// inside it names its files, a command inside it makes it a command.
     #[test]

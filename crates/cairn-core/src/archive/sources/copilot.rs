@@ -187,9 +187,16 @@ impl CopilotParser {
                 let Some(text) = data.get("content").and_then(text_value) else {
                     return;
                 };
-                let source = if base.is_sidechain {
+                // `source` names a message no person typed: `skill-…` a hidden skill injection,
+                // `agent-…` another agent's prompt; autopilot writes its own continuations.
+                let origin = str_at(data, &["source"]).unwrap_or("");
+                let autopilot = data.get("isAutopilotContinuation").and_then(Value::as_bool);
+                let source = if base.is_sidechain || origin.starts_with("agent-") {
                     PromptSource::SpawnedAgent
-                } else if is_system_injected(&text) {
+                } else if is_system_injected(&text)
+                    || origin.starts_with("skill-")
+                    || autopilot == Some(true)
+                {
                     PromptSource::SystemInjected
                 } else {
                     PromptSource::Human
@@ -617,6 +624,39 @@ mod tests {
             (105, 11, 40, 2)
         );
         assert!(parser.meta().unknown_types.is_empty());
+    }
+
+    /// A user message's `source` says when no person typed it.
+    #[test]
+    fn injected_and_agent_prompts_are_told_by_their_source() {
+        let (_, out) = parse(&[
+            ev(
+                "user.message",
+                json!({"content":"fix the build","source":"user"}),
+            ),
+            ev(
+                "user.message",
+                json!({"content":"Use the pdf skill.","source":"skill-pdf"}),
+            ),
+            ev(
+                "user.message",
+                json!({"content":"review this","source":"agent-7"}),
+            ),
+            ev(
+                "user.message",
+                json!({"content":"continue","isAutopilotContinuation":true}),
+            ),
+        ]);
+        let sources: Vec<_> = out.records.iter().map(|r| r.prompt_source).collect();
+        assert_eq!(
+            sources,
+            [
+                Some(PromptSource::Human),
+                Some(PromptSource::SystemInjected),
+                Some(PromptSource::SpawnedAgent),
+                Some(PromptSource::SystemInjected),
+            ]
+        );
     }
 
     #[test]
