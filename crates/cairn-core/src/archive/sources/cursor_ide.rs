@@ -540,6 +540,11 @@ impl UnitParser for CursorIdeParser {
                 });
             }
             Some(2) => {
+                // The model that answered: the composer's says "default" when Cursor chose.
+                set_latest(
+                    &mut self.meta.model,
+                    str_at(b, &["modelInfo", "modelName"]).filter(|m| *m != "default"),
+                );
                 if let Some(thinking) = str_at(b, &["thinking", "text"]).filter(|t| !t.is_empty()) {
                     out.records.push(Record {
                         kind: Some(RecordKind::Reasoning),
@@ -700,5 +705,33 @@ mod tests {
         assert_eq!(r[1].text.as_deref(), Some("1 failed"));
         assert_eq!(p.meta().cwd.as_deref(), Some("/w/app"));
         assert_eq!(out.usage[0].1.input, 10);
+    }
+
+    /// With the composer on Cursor's automatic choice, each answer names its model.
+    #[test]
+    fn an_answer_names_the_model_the_composer_left_to_cursor() {
+        let mut p = CursorIdeParser::default();
+        let mut out = LineOutput::default();
+        p.header(
+            &json!({"composerId": "c", "modelConfig": {"modelName": "default"}}),
+            &mut out,
+        );
+        assert_eq!(p.meta().model, None);
+        p.unit(
+            "a1",
+            &json!({"type": 2, "text": "hi", "modelInfo": {"modelName": "composer-2.5"}}),
+            &mut out,
+        );
+        p.unit(
+            "a2",
+            &json!({"type": 2, "text": "ok", "modelInfo": {"modelName": "default"}}),
+            &mut out,
+        );
+        p.unit(
+            "a3",
+            &json!({"type": 2, "text": "ok", "modelInfo": null}),
+            &mut out,
+        );
+        assert_eq!(p.meta().model.as_deref(), Some("composer-2.5"));
     }
 }
