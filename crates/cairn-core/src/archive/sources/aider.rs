@@ -274,6 +274,9 @@ fn tokens(rest: &str) -> Option<TokenUsage> {
         *slot = count(num)?;
         seen = true;
     }
+    // Aider's "sent" already counts the cache writes it reports beside it (`base_coder.py`:
+    // sent += prompt + cache write): the input is what is left.
+    usage.input = usage.input.saturating_sub(usage.cache_creation);
     seen.then_some(usage)
 }
 
@@ -455,7 +458,7 @@ mod tests {
         let u = tokens("12k sent, 3.1k cache write, 9k cache hit, 250 received.").unwrap();
         assert_eq!(
             (u.input, u.cache_creation, u.cache_read, u.output),
-            (12000, 3100, 9000, 250)
+            (8900, 3100, 9000, 250)
         );
         assert!(tokens("lots sent").is_none());
         assert!(tokens("1e400 sent").is_none());
