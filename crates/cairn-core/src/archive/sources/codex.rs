@@ -352,6 +352,20 @@ impl SourceParser for CodexParser {
                     ..base
                 });
             }
+            // Another agent's message to this one, as multi-agent Codex persists it: the
+            // receiving agent's input, read as an `agent_message` item is.
+            (Some("inter_agent_communication"), Some(p)) => {
+                let message: Value = serde_json::from_str(p.get())?;
+                let item = serde_json::json!({
+                    "type": "agent_message",
+                    "content": message.get("content").cloned().unwrap_or(Value::Null),
+                });
+                let before = out.records.len();
+                self.response_item(&item, base, out);
+                for r in &mut out.records[before..] {
+                    r.source_event_kind = "codex:inter_agent_communication".to_owned();
+                }
+            }
             // Early Rust rollouts: bare response items after a header line.
             (Some(t), None) if is_response_item_type(t) => {
                 let item: Value = serde_json::from_str(raw)?;
@@ -621,6 +635,9 @@ mod tests {
                 json!({"type":"agent_message","author":"/root/worker","recipient":"/root","content":[{"type":"input_text","text":"Message Type: FINAL_ANSWER\nPayload:\nFound one allocation issue."}]}),
             ),
             item(json!({"type":"agent_message","author":"/root","content":[]})),
+            json!({"timestamp":"2026-05-07T09:00:05Z","type":"inter_agent_communication","payload":{
+                "author":"/root","recipient":"/root/worker","other_recipients":[],
+                "content":"Also check the migrations.","trigger_turn":true}}),
         ]);
         let got: Vec<_> = out
             .records
@@ -639,6 +656,11 @@ mod tests {
                     Some("user"),
                     Some(PromptSource::SpawnedAgent),
                     Some("Message Type: FINAL_ANSWER\nPayload:\nFound one allocation issue.")
+                ),
+                (
+                    Some("user"),
+                    Some(PromptSource::SpawnedAgent),
+                    Some("Also check the migrations.")
                 ),
             ]
         );
