@@ -414,6 +414,25 @@ pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
     None
 }
 
+/// A tool result's exit code (read from its text when the tool is a shell) and its outcome: the
+/// exit code's ([`outcome_for`]), else the agent's error flag, else none.
+pub(crate) fn result_outcome(
+    kind: Option<crate::archive::ToolKind>,
+    text: &str,
+    failed: Option<bool>,
+) -> (Option<i32>, Option<Outcome>) {
+    let exit_code = (kind == Some(crate::archive::ToolKind::Exec))
+        .then(|| exit_code_in(text))
+        .flatten();
+    let outcome = match (exit_code, failed) {
+        (Some(code), _) => Some(outcome_for(code, text)),
+        (None, Some(true)) => Some(Outcome::Failed),
+        (None, Some(false)) => Some(Outcome::Succeeded),
+        (None, None) => None,
+    };
+    (exit_code, outcome)
+}
+
 /// agentlog's outcome rules for an exit code.
 pub(crate) fn outcome_for(code: i32, text: &str) -> Outcome {
     match code {

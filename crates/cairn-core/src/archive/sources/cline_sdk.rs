@@ -27,11 +27,11 @@ use super::database::epoch_time;
 use super::{
     DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
     MAX_TOOL_OUTPUT_BYTES, SessionMeta, UnitParser, cap_json, cap_text, count_unknown,
-    exit_code_in, is_system_injected, note_timestamp, outcome_for, patch_paths, set_latest,
-    set_once, str_at, text_value, u64_at,
+    is_system_injected, note_timestamp, patch_paths, set_latest, set_once, str_at, text_value,
+    u64_at,
 };
 use crate::archive::discover::FoundFile;
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// Cline's own variable for its data folder (`sessions/` and `tasks/` lie in it).
 pub const ENV_DATA: &str = "CLINE_DATA_DIR";
@@ -248,15 +248,7 @@ impl ClineSdkParser {
                         .get("is_error")
                         .and_then(Value::as_bool)
                         .or_else(|| block.get("content").and_then(any_failed));
-                    let exit_code = (kind == Some(ToolKind::Exec))
-                        .then(|| exit_code_in(&text))
-                        .flatten();
-                    let outcome = match (exit_code, failed) {
-                        (Some(code), _) => Some(outcome_for(code, &text)),
-                        (None, Some(true)) => Some(Outcome::Failed),
-                        (None, Some(false)) => Some(Outcome::Succeeded),
-                        (None, None) => None,
-                    };
+                    let (exit_code, outcome) = super::result_outcome(kind, &text, failed);
                     out.records.push(Record {
                         kind: Some(RecordKind::ToolResult),
                         key: Some(format!("result:{i}")),

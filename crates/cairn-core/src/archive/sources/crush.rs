@@ -25,11 +25,11 @@ use super::database::{
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
-    outcome_for, set_latest, set_once, str_at,
+    cap_json, cap_text, count_unknown, is_system_injected, note_timestamp, outcome_for, set_latest,
+    set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The database's file name.
 pub const FILE_NAME: &str = "crush.db";
@@ -337,15 +337,7 @@ impl CrushParser {
         }
         let text = str_at(data, &["content"]).unwrap_or("").to_owned();
         let is_error = data.get("is_error").and_then(Value::as_bool);
-        let exit_code = (kind == Some(ToolKind::Exec))
-            .then(|| exit_code_in(&text))
-            .flatten();
-        let outcome = match (exit_code, is_error) {
-            (Some(code), _) => Some(outcome_for(code, &text)),
-            (None, Some(true)) => Some(Outcome::Failed),
-            (None, Some(false)) => Some(Outcome::Succeeded),
-            (None, None) => None,
-        };
+        let (exit_code, outcome) = super::result_outcome(kind, &text, is_error);
         out.records.push(Record {
             kind: Some(RecordKind::ToolResult),
             key: Some(format!("result:{id}")),
@@ -545,6 +537,7 @@ impl UnitParser for CrushParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::Outcome;
     use serde_json::json;
 
     /// `lsp_replace_symbol` (Crush 0.86) rewrites a symbol in a file: an edit.

@@ -25,11 +25,11 @@ use serde_json::Value;
 use super::database::epoch_time;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at,
+    SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
+    note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
 
 /// kiro-cli's own variable for its home (`~/.kiro`), where `sessions/cli` lies.
 pub const ENV_HOME: &str = "KIRO_HOME";
@@ -242,16 +242,13 @@ impl KiroSessionParser {
             let name = id.as_ref().and_then(|id| self.pending.remove(id));
             let kind = name.as_deref().map(super::kiro::tool_kind);
             let text = result_text(d);
-            // A shell's `exit status: N`; `status` says "success" of a command that failed.
-            let exit_code = (kind == Some(ToolKind::Exec))
-                .then(|| exit_code_in(&text))
-                .flatten();
-            let outcome = match (exit_code, str_at(d, &["status"])) {
-                (Some(code), _) => Some(outcome_for(code, &text)),
-                (None, Some("error")) => Some(Outcome::Failed),
-                (None, Some("success")) => Some(Outcome::Succeeded),
-                (None, _) => None,
+            // A shell's `exit status: N` wins: `status` says "success" of a command that failed.
+            let failed = match str_at(d, &["status"]) {
+                Some("error") => Some(true),
+                Some("success") => Some(false),
+                _ => None,
             };
+            let (exit_code, outcome) = super::result_outcome(kind, &text, failed);
             out.records.push(Record {
                 kind: Some(RecordKind::ToolResult),
                 block: u32::try_from(i).unwrap_or(u32::MAX),
