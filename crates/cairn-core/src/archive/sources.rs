@@ -695,10 +695,36 @@ pub(crate) mod lenient {
     }
 }
 
+/// What follows the editor's context Claude Code's IDE extensions put at the head of a prompt
+/// (`<ide_opened_file>…</ide_opened_file>`, `<ide_selection>…</ide_selection>`, as a block of
+/// its own or before the typed text); `None` when the text does not open with it, empty when it
+/// is all context (one cut before its end included).
+pub(crate) fn after_ide_context(text: &str) -> Option<&str> {
+    let mut rest = text.trim_start();
+    let mut any = false;
+    loop {
+        let Some(tag) = ["ide_opened_file", "ide_selection"]
+            .into_iter()
+            .find(|t| rest.starts_with(&format!("<{t}>")))
+        else {
+            return any.then_some(rest);
+        };
+        any = true;
+        let close = format!("</{tag}>");
+        match rest.find(&close) {
+            Some(at) => rest = rest[at + close.len()..].trim_start(),
+            None => return Some(""),
+        }
+    }
+}
+
 /// How a prompt reads to a person. Claude Code records a slash command a person typed as
 /// `<command-message>…</command-message><command-name>/init</command-name><command-args>x</command-args>`;
-/// that shows as `/init x`.
+/// that shows as `/init x`. The editor's context before a typed prompt is left out.
 pub fn display_prompt(text: &str) -> std::borrow::Cow<'_, str> {
+    let text = after_ide_context(text)
+        .filter(|rest| !rest.trim().is_empty())
+        .unwrap_or(text);
     let tag = |name: &str| {
         let open = format!("<{name}>");
         let close = format!("</{name}>");
@@ -870,6 +896,15 @@ mod tests {
             "/clear"
         );
         assert_eq!(display_prompt("plain"), "plain");
+        // The editor's context before a typed prompt is not what the person asked.
+        assert_eq!(
+            display_prompt(
+                "<ide_opened_file>The user opened /r/a.rs</ide_opened_file>\nwhy does this fail"
+            ),
+            "why does this fail"
+        );
+        let only = "<ide_selection>The user selected lines 1 to 2</ide_selection>";
+        assert_eq!(display_prompt(only), only);
     }
 
     #[test]

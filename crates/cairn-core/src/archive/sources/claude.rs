@@ -232,27 +232,10 @@ impl ClaudeParser {
     }
 }
 
-/// Whether a text is only the editor's context Claude Code's IDE extensions put before a
-/// prompt (`<ide_opened_file>…</ide_opened_file>`, `<ide_selection>…</ide_selection>`, as a
-/// block of its own or at the head of the prompt): nothing the person typed.
+/// Whether a text is only the editor's context the IDE extensions put before a prompt:
+/// nothing the person typed.
 fn ide_context_only(text: &str) -> bool {
-    let mut rest = text.trim_start();
-    let mut any = false;
-    loop {
-        let Some(tag) = ["ide_opened_file", "ide_selection"]
-            .into_iter()
-            .find(|t| rest.starts_with(&format!("<{t}>")))
-        else {
-            return any && rest.trim().is_empty();
-        };
-        any = true;
-        let close = format!("</{tag}>");
-        match rest.find(&close) {
-            Some(at) => rest = rest[at + close.len()..].trim_start(),
-            // Cut before its end: all of it is context.
-            None => return true,
-        }
-    }
+    super::after_ide_context(text).is_some_and(|rest| rest.trim().is_empty())
 }
 
 impl SourceParser for ClaudeParser {
