@@ -508,6 +508,46 @@ mod tests {
         }
     }
 
+    /// Messages of every wrong shape: counted or skipped, never fatal, nothing invented.
+    #[test]
+    fn messages_of_unexpected_shapes_are_counted_never_fatal() {
+        let mut p = ClineSdkParser::resume(FileRole::Main, None).unwrap();
+        let mut out = LineOutput::default();
+        let (header, units) = p.split(json!({"messages_file": {"sessionId": 7,
+            "messages": [5, {"id": 9, "role": "user", "content": 3},
+                {"id": "m", "role": "robot"}, {"role": "assistant", "ts": "soon",
+                 "content": [{"type": "tool_use"}, {"type": "hologram"}, {"type": "text", "text": 4}],
+                 "metrics": "many", "modelInfo": []},
+                {"id": "r", "role": "user", "content": [{"type": "tool_result", "content": {"x": 1}, "is_error": "yes"}]}]},
+            "manifest": "not an object"}));
+        p.header(&header, &mut out);
+        for (key, unit) in &units {
+            p.unit(key, unit, &mut out);
+        }
+        assert_eq!(units.len(), 5);
+        let unknown = &p.meta().unknown_types;
+        assert_eq!(unknown.get("cline:message-not-an-object"), Some(&1));
+        assert_eq!(unknown.get("cline:role:robot"), Some(&1));
+        assert_eq!(unknown.get("cline:assistant:hologram"), Some(&1));
+        let kinds: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.kind(), r.tool_name.clone()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (RecordKind::ToolCall, Some("unknown".to_owned())),
+                (RecordKind::ToolResult, None),
+            ]
+        );
+        assert_eq!(
+            (out.records[1].text.as_deref(), out.records[1].outcome),
+            (None, None)
+        );
+        assert_eq!(p.meta().session_id, None);
+    }
+
     #[test]
     fn results_read_as_text_in_every_shape() {
         assert_eq!(result_text(&json!("done")).as_deref(), Some("done"));

@@ -674,10 +674,11 @@ impl OpencodeParser {
                     text: (!output.is_empty())
                         .then(|| cap_text(output.to_owned(), MAX_TOOL_OUTPUT_BYTES)),
                     exit_code,
-                    outcome: Some(match exit_code {
-                        Some(code) => outcome_for(code, output),
-                        None => Outcome::Failed, // a timeout or a kill
-                    }),
+                    outcome: match (exit_code, status) {
+                        (Some(code), _) => Some(outcome_for(code, output)),
+                        (None, "timeout" | "killed") => Some(Outcome::Failed),
+                        (None, _) => None,
+                    },
                     timestamp: i64_at(data, &["time", "completed"])
                         .and_then(epoch_time)
                         .or_else(|| base.timestamp.clone()),
@@ -1037,5 +1038,62 @@ mod tests {
         // The tool part without a state is still a call, never a result.
         assert_eq!(out.records.len(), 1);
         assert_eq!(out.records[0].kind, Some(RecordKind::ToolCall));
+    }
+
+    /// 2.x rows of every wrong shape: counted, never fatal, nothing invented.
+    #[test]
+    fn rows_of_unexpected_shapes_are_counted_never_fatal() {
+        let mut p = OpencodeParser::default();
+        let mut out = LineOutput::default();
+        for (key, row) in [
+            (
+                "r1",
+                json!({"type": "user", "seq": 1, "data": "not an object"}),
+            ),
+            (
+                "r2",
+                json!({"type": "user", "seq": 2, "data": {"text": 5, "time": {"created": "x"}}}),
+            ),
+            (
+                "r3",
+                json!({"type": "assistant", "seq": 3, "data": {"content": {"a": 1}, "tokens": [1], "model": "m"}}),
+            ),
+            (
+                "r4",
+                json!({"type": "assistant", "seq": 4, "data": {"content": [3, {"type": "tool", "state": "done"}],
+                "error": "boom"}}),
+            ),
+            (
+                "r5",
+                json!({"type": "shell", "seq": 5, "data": {"command": ["ls"], "exit": "zero", "status": "exited"}}),
+            ),
+            (
+                "r6",
+                json!({"type": "compaction", "seq": 6, "data": {"summary": 7}}),
+            ),
+        ] {
+            p.unit(key, &row, &mut out);
+        }
+        let unknown = &p.meta().unknown_types;
+        assert_eq!(unknown.get("opencode:message-not-an-object"), Some(&1));
+        assert_eq!(unknown.get("opencode:content-not-an-array"), Some(&1));
+        assert_eq!(unknown.get("opencode:content:"), Some(&1));
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.kind(), r.exit_code, r.outcome, r.text.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                // The tool item without a state: a call, never a result.
+                (RecordKind::ToolCall, None, None, None),
+                // The shell row: its call, and a result with no code to read: no outcome guessed.
+                (RecordKind::ToolCall, None, None, None),
+                (RecordKind::ToolResult, None, None, None),
+                (RecordKind::Event, None, None, None),
+            ]
+        );
+        assert_eq!(p.meta().model, None);
     }
 }
