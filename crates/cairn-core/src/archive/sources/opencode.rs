@@ -1071,6 +1071,10 @@ mod tests {
                 "r6",
                 json!({"type": "compaction", "seq": 6, "data": {"summary": 7}}),
             ),
+            (
+                "r7",
+                json!({"type": "shell", "seq": 7, "data": {"command": "sleep 999", "status": "killed"}}),
+            ),
         ] {
             p.unit(key, &row, &mut out);
         }
@@ -1092,6 +1096,9 @@ mod tests {
                 (RecordKind::ToolCall, None, None, None),
                 (RecordKind::ToolResult, None, None, None),
                 (RecordKind::Event, None, None, None),
+                // A command killed or timed out failed, with no code.
+                (RecordKind::ToolCall, None, None, None),
+                (RecordKind::ToolResult, None, Some(Outcome::Failed), None),
             ]
         );
         assert_eq!(p.meta().model, None);
