@@ -142,7 +142,7 @@ const KNOWN_SILENT_TYPES: [&str; 14] = [
 /// kimi-cli's wire messages that carry nothing Cairn keeps: step and turn bounds, a call's
 /// argument chunk, approvals, notices, hooks, the UI's own messages. A sub-agent's events
 /// inside the main journal (`SubagentEvent`, before sub-agents had files) are not read.
-const CLI_SILENT_TYPES: [&str; 22] = [
+const CLI_SILENT_TYPES: [&str; 20] = [
     "StepBegin",
     "StepRetry",
     "StepInterrupted",
@@ -163,8 +163,6 @@ const CLI_SILENT_TYPES: [&str; 22] = [
     "MCPLoadingBegin",
     "MCPLoadingEnd",
     "SubagentEvent",
-    "StatusUpdateDelta",
-    "Interrupt",
 ];
 
 /// The text inside `<tag>…</tag>` in `text`.
