@@ -17,6 +17,7 @@ mod insights;
 mod link;
 mod mcp_install;
 mod recall;
+mod reindex;
 mod render;
 mod resume;
 mod team;
@@ -322,6 +323,11 @@ enum Command {
     /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks
     /// first (--yes for scripts).
     Forget(forget::ForgetArgs),
+    /// Read sessions again from their retained copies with this build's parsers, so what an
+    /// older Cairn misread (a prompt taken for the model's words, an exit code missed, lines
+    /// it skipped) is put right, even after the agent deleted the transcript. Recall entries
+    /// whose cited records changed go back to unverified; links are rebuilt.
+    Reindex(reindex::ReindexArgs),
     /// Say a session belongs to a branch, PR or change: a link with evidence "person" (who,
     /// when, why) that ranks first and survives every sync and relink.
     #[command(
@@ -698,6 +704,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Forget(args) => {
             let cairn = open(g)?;
             forget::run(args, &cairn, g.json, out)?;
+        }
+        Command::Reindex(args) => {
+            let cairn = open(g)?;
+            reindex::run(args, &cairn, g.json, out)?;
         }
         Command::Link(args) => {
             let cairn = open(g)?;

@@ -14,6 +14,7 @@ pub(crate) mod mcp;
 pub(crate) mod memory;
 mod open;
 mod recall;
+pub(crate) mod reindex;
 mod semantic;
 #[cfg(feature = "team")]
 mod team;

@@ -68,6 +68,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         "semantic/migrations/0031_turn_vectors_made.sql"
     )),
     sql(include_str!("archive/migrations/0032_turn_extents.sql")),
+    sql(include_str!("archive/migrations/0033_reindexes.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

@@ -47,6 +47,7 @@ mod recall_semantic;
 mod redaction;
 mod redaction_formats;
 mod redaction_props;
+mod reindex;
 mod search_common_words;
 mod search_escaped_words;
 mod search_hybrid;

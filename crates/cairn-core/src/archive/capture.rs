@@ -16,6 +16,7 @@
 mod database;
 mod document;
 mod keyed;
+pub(crate) mod reindex;
 mod tree;
 
 use std::borrow::Cow;
@@ -57,13 +58,17 @@ const PREVIEW_CHARS: usize = 320;
 pub enum Trigger {
     Hook,
     Sync,
+    /// A reindex stores again, from the retained copies, what captures stored before: it
+    /// records no capture batch of its own (a batch is what an environment snapshot is
+    /// attached to, and none was taken when those lines were written).
+    Reindex,
 }
 
 impl Trigger {
     fn as_str(self) -> &'static str {
         match self {
             Trigger::Hook => "hook",
-            Trigger::Sync => "sync",
+            Trigger::Sync | Trigger::Reindex => "sync",
         }
     }
 }
@@ -535,49 +540,15 @@ fn read_lines(
                 // byte-order mark (an editor's save, or files joined), and a lone surrogate's
                 // escape as the replacement character.
                 let readable = super::json_text::readable_str(&clean);
-                let mut parsed = parser.parse_line(&readable, &mut out);
-                if parsed.is_err()
-                    && let Some(whole) = super::json_text::record_after_cut(&readable)
-                {
-                    out.clear();
-                    parsed = parser.parse_line(whole, &mut out);
-                    if parsed.is_ok() {
-                        let cut = &readable.as_bytes()[..readable.len() - whole.len()];
-                        let what = if cut.iter().all(|&b| b == 0) {
-                            format!("{} NUL bytes a crash left", cut.len())
-                        } else {
-                            format!(
-                                "a record cut off by an interrupted write ({} bytes, kept only in the retained copy)",
-                                cut.len()
-                            )
-                        };
-                        batch.warnings.push((
-                            Some(line_no),
-                            format!("{what}, then a whole record, which was read"),
-                        ));
-                    }
-                }
-                match parsed {
-                    Ok(()) => {
-                        let record_hash = match line_identity {
-                            LineIdentity::Content => Cow::Borrowed(hash.as_str()),
-                            LineIdentity::Position => {
-                                Cow::Owned(keys::record_hash_at(&hash, line_no))
-                            }
-                        };
-                        take_output(&mut batch, file.agent, line_no, &record_hash, &mut out);
-                    }
-                    Err(e) => {
-                        out.clear();
-                        let what =
-                            if serde_json::from_str::<serde::de::IgnoredAny>(&readable).is_ok() {
-                                "record of an unexpected shape kept only in the retained copy"
-                            } else {
-                                "malformed JSON skipped"
-                            };
-                        batch.warnings.push((Some(line_no), format!("{what}: {e}")));
-                    }
-                }
+                parse_into(
+                    &mut *parser,
+                    &mut batch,
+                    line_identity,
+                    line_no,
+                    &hash,
+                    &readable,
+                    &mut out,
+                );
                 line_no += 1;
             }
         }
@@ -639,6 +610,63 @@ fn read_lines(
         batch_start,
     );
     emit(Msg::Batch(Box::new(last)));
+}
+
+/// Parse one redacted line (`readable`: without a byte-order mark, see
+/// [`super::json_text::readable_str`]) keyed `hash` into `batch`: a line a crash or an
+/// interrupted write cut in front of a whole record is read from that record, a line that does
+/// not parse is a warning. What capture and a reindex both do with a line.
+#[allow(clippy::too_many_arguments)]
+fn parse_into(
+    parser: &mut dyn super::sources::SourceParser,
+    batch: &mut Batch,
+    line_identity: LineIdentity,
+    line_no: u64,
+    hash: &str,
+    readable: &str,
+    out: &mut LineOutput,
+) {
+    let mut parsed = parser.parse_line(readable, out);
+    if parsed.is_err()
+        && let Some(whole) = super::json_text::record_after_cut(readable)
+    {
+        out.clear();
+        parsed = parser.parse_line(whole, out);
+        if parsed.is_ok() {
+            let cut = &readable.as_bytes()[..readable.len() - whole.len()];
+            let what = if cut.iter().all(|&b| b == 0) {
+                format!("{} NUL bytes a crash left", cut.len())
+            } else {
+                format!(
+                    "a record cut off by an interrupted write ({} bytes, kept only in the retained copy)",
+                    cut.len()
+                )
+            };
+            batch.warnings.push((
+                Some(line_no),
+                format!("{what}, then a whole record, which was read"),
+            ));
+        }
+    }
+    match parsed {
+        Ok(()) => {
+            let record_hash = match line_identity {
+                LineIdentity::Content => Cow::Borrowed(hash),
+                LineIdentity::Position => Cow::Owned(keys::record_hash_at(hash, line_no)),
+            };
+            let agent = batch.agent;
+            take_output(batch, agent, line_no, &record_hash, out);
+        }
+        Err(e) => {
+            out.clear();
+            let what = if serde_json::from_str::<serde::de::IgnoredAny>(readable).is_ok() {
+                "record of an unexpected shape kept only in the retained copy"
+            } else {
+                "malformed JSON skipped"
+            };
+            batch.warnings.push((Some(line_no), format!("{what}: {e}")));
+        }
+    }
 }
 
 /// Move what the parser made of one line (or one document unit) into the batch. A record the
@@ -1375,7 +1403,7 @@ fn commit_in<'b>(
         .execute(params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64])
         .map_err(e)?;
         let mut capture_id = None;
-        if added > 0 {
+        if added > 0 && trigger != Trigger::Reindex {
             tx.prepare_cached(
                 "INSERT INTO captures (session_id, source_id, capture_kind, trigger, captured_at, first_ordinal, last_ordinal, records_added)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -1396,7 +1424,7 @@ fn commit_in<'b>(
             // Relinked after this transaction; named here so that a process that dies before
             // then leaves the session for the next relink (migration 0011).
             crate::archive::store::queue_link(tx, session_row).map_err(e)?;
-        } else if keyed.updated > 0 {
+        } else if keyed.updated > 0 || (added > 0 && trigger == Trigger::Reindex) {
             // Rewritten records can name other files or commands: relink the session too.
             crate::archive::store::queue_link(tx, session_row).map_err(e)?;
         }

@@ -146,10 +146,6 @@ pub fn delete(
     now: &str,
 ) -> rusqlite::Result<u64> {
     let mut records = 0u64;
-    let mut indexed = conn.prepare_cached(
-        "SELECT id, text, tool_input FROM records
-         WHERE session_id = ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-    )?;
     let mut tombstone = conn.prepare_cached(
         "INSERT INTO forgotten_sources (source_key, agent, allow_reimport, forgotten_at)
          SELECT source_key, agent, ?2, ?3 FROM sources WHERE session_id = ?1
@@ -157,13 +153,7 @@ pub fn delete(
              forgotten_at = excluded.forgotten_at",
     )?;
     for &id in sessions {
-        let mut rows = indexed.query([id])?;
-        while let Some(row) = rows.next()? {
-            let (rowid, text, input): (i64, Option<String>, Option<String>) =
-                (row.get(0)?, row.get(1)?, row.get(2)?);
-            super::store::unindex_record(conn, rowid, text.as_deref(), input.as_deref())?;
-        }
-        drop(rows);
+        super::store::unindex_session(conn, id)?;
         tombstone.execute(params![id, i64::from(allow_reimport), now])?;
         for table in [
             "secret_findings",

@@ -68,7 +68,7 @@ impl Corpus for Turns {
     }
 
     fn revision(&self, conn: &Connection) -> rusqlite::Result<Option<i64>> {
-        crate::archive::store::last_capture(conn).map(Some)
+        crate::archive::store::revision(conn).map(Some)
     }
 
     fn index(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64, i64)>> {

@@ -344,7 +344,7 @@ pub(super) fn retract(batch: &mut Batch, gone: Vec<String>, line_no: u64) {
 }
 
 /// Key every record of a unit by it, whatever the parser filled in.
-fn key_records(out: &mut LineOutput, unit: &str) {
+pub(super) fn key_records(out: &mut LineOutput, unit: &str) {
     for (i, r) in out.records.iter_mut().enumerate() {
         r.unit = Some(unit.to_owned());
         if r.key.is_none() {

@@ -258,6 +258,22 @@ pub fn unindex_record(
         .map(drop)
 }
 
+/// Take every record of `session` out of the index (only those with a text or a tool input
+/// were indexed: unindexing another would corrupt it), before its records are deleted.
+pub fn unindex_session(conn: &Connection, session: i64) -> rusqlite::Result<()> {
+    let mut indexed = conn.prepare_cached(
+        "SELECT id, text, tool_input FROM records
+         WHERE session_id = ?1 AND (text IS NOT NULL OR tool_input IS NOT NULL)",
+    )?;
+    let mut rows = indexed.query([session])?;
+    while let Some(row) = rows.next()? {
+        let (rowid, text, input): (i64, Option<String>, Option<String>) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        unindex_record(conn, rowid, text.as_deref(), input.as_deref())?;
+    }
+    Ok(())
+}
+
 /// What a phrase's count is kept under: its pieces between ASCII characters that are not
 /// letters or digits, ASCII letters lowercased. The index's tokenizer splits at every such
 /// character and folds ASCII case, so phrases with the same key hold the same tokens (`"Login"`

@@ -398,6 +398,23 @@ pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     Ok(out)
 }
 
+/// The sessions a reindex reads (`session` alone, or `agent`'s, or every one), with their
+/// keys, in the order they were first captured.
+pub fn reindex_selection(
+    conn: &Connection,
+    session: Option<i64>,
+    agent: Option<Agent>,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    conn.prepare_cached(
+        "SELECT id, session_key FROM sessions
+         WHERE (?1 IS NULL OR id = ?1) AND (?2 IS NULL OR agent = ?2) ORDER BY id",
+    )?
+    .query_map(params![session, agent.map(Agent::as_str)], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?
+    .collect()
+}
+
 /// The directory `session` ran in (an error when there is no such session).
 pub fn session_cwd(conn: &Connection, session: i64) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT cwd FROM sessions WHERE id = ?1")?

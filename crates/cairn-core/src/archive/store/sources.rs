@@ -67,7 +67,7 @@ pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqli
     Ok(())
 }
 
-const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
+pub(crate) const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
      line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
      retained_len";
 
@@ -91,7 +91,7 @@ pub struct SourceState {
 }
 
 impl SourceState {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceState> {
+    pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceState> {
         Ok(SourceState {
             id: r.get(0)?,
             source_key: r.get(1)?,
@@ -256,9 +256,33 @@ pub fn link_failed(conn: &Connection, max_attempts: i64) -> rusqlite::Result<usi
         .execute([max_attempts])
 }
 
-/// The newest capture's id (0 before the first): the archive's revision, which moves whenever
-/// capture stores anything.
-pub fn last_capture(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
-        .query_row([], |r| r.get(0))
+/// The archive's revision, which moves whenever capture stores anything and at each reindex:
+/// the newest capture batch's id (0 before the first) plus the reindexes run.
+pub fn revision(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM captures) + (SELECT COUNT(*) FROM reindexes)",
+    )?
+    .query_row([], |r| r.get(0))
+}
+
+/// Record a reindex run (migration 0033), which moves the archive's [`revision`].
+pub fn log_reindex(
+    conn: &Connection,
+    now: &str,
+    sessions: u64,
+    records_before: u64,
+    records_after: u64,
+) -> rusqlite::Result<()> {
+    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO reindexes (reindexed_at, sessions, records_before, records_after)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        now,
+        n(sessions),
+        n(records_before),
+        n(records_after)
+    ])
+    .map(drop)
 }

@@ -1,0 +1,82 @@
+//! `cairn reindex`: sessions read again from their retained copies by this build's parsers.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+use cairn_core::text::plural;
+use cairn_core::{Cairn, ReindexReport, ReindexRequest};
+
+use crate::AgentArg;
+use crate::render::{self, clean};
+
+#[derive(clap::Args)]
+pub struct ReindexArgs {
+    /// A session key (`sha256-…`) or the agent's own session id; every session without one.
+    session: Option<String>,
+    /// Only this agent's sessions.
+    #[arg(long, value_enum)]
+    agent: Option<AgentArg>,
+    /// Read and compare, change nothing: what a reindex would change.
+    #[arg(long)]
+    dry_run: bool,
+    /// Show a progress bar even when stderr is not a terminal.
+    #[arg(long)]
+    progress: bool,
+}
+
+pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<()> {
+    let req = ReindexRequest {
+        session: args.session,
+        agent: args.agent.map(Into::into),
+        dry_run: args.dry_run,
+    };
+    let bar = render::Bar::new(args.progress || (std::io::stderr().is_terminal() && !json));
+    let report = cairn.reindex(&req, &bar)?;
+    bar.done();
+    if json {
+        render::json(out, &report)?;
+    } else {
+        describe(out, &report)?;
+    }
+    Ok(())
+}
+
+fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
+    let verb = if r.dry_run { "Would read" } else { "Read" };
+    writeln!(
+        out,
+        "{verb} {} again from the retained copies: {} read differently now ({} changed, new or gone).",
+        plural(r.sessions, "session"),
+        r.sessions_changed,
+        plural(r.records_changed, "record"),
+    )?;
+    if r.sessions > 0 {
+        writeln!(
+            out,
+            "Records {} → {}, turns {} → {}.",
+            r.records_before, r.records_after, r.turns_before, r.turns_after
+        )?;
+    }
+    if r.evidence_revoked > 0 {
+        writeln!(
+            out,
+            "Recall: {} cite records that read differently now{} unverified until reviewed again.",
+            plural(r.evidence_revoked, "entry"),
+            if r.dry_run {
+                "; they would be"
+            } else {
+                "; they are"
+            }
+        )?;
+    }
+    if !r.skipped.is_empty() {
+        writeln!(out, "Not read again ({}):", r.skipped.len())?;
+        for s in &r.skipped {
+            writeln!(out, "  {}: {}", clean(&s.session_key), clean(&s.reason))?;
+        }
+    }
+    if r.dry_run {
+        writeln!(out, "Nothing was changed (--dry-run).")?;
+    }
+    Ok(())
+}

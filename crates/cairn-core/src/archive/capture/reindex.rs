@@ -1,0 +1,551 @@
+//! Reindex: a session's records stored again from its retained copies, read by today's
+//! parsers, so what a since-fixed parser misread (a prompt taken for the model's words, a
+//! failed command recorded as succeeded, lines it skipped) is put right in an archive
+//! captured before the fix, even after the agent deleted the transcript.
+//!
+//! The copies are the authority: each holds the redacted lines capture read, generation by
+//! generation, with the key of every line redaction changed ([`Retained::read`]). Those lines
+//! are redacted again with today's rules (what the rules find now stays out of the new records;
+//! the copy itself is not rewritten), parsed with a fresh parser, and committed through the
+//! capture writer ([`commit_in`]) into the emptied session, in one transaction with the
+//! deletion of its old records, turns, token counts and branches: a reindex killed at any point
+//! leaves the session as it was, or rebuilt whole. Record keys come from the copy, so a record
+//! read the same way keeps its key, and every room that cites records by key (Recall's
+//! evidence) finds it again; the session row, its sources and their reading positions stay.
+//!
+//! A line file's copy is read line by line as capture read the file. A document's, a
+//! database session's or a tree's copy holds each unit as the parser got it, every time it
+//! changed (`{"u","r","v"}` lines, `u` null for the header): replayed in order through the
+//! agent's unit parser, a unit read again updates its records in place, as at capture; the
+//! units the last read no longer found (its stored cursor lists those it did) are retracted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use super::{
+    BATCH_BYTES, Base, Batch, Commit, Identity, LineOutput, Retained, Trigger, commit_in, document,
+    new_batch, parse_into, project_of, take_output,
+};
+use crate::archive::discover::FoundFile;
+use crate::archive::redact::Redactor;
+use crate::archive::sources::{self, FileRole, ReadKind, SessionMeta, UnitParser, database};
+use crate::archive::store::SourceState;
+use crate::archive::{Agent, store};
+use crate::error::{Error, Result};
+use crate::keys;
+
+/// One source of a session, with the retained copies it can be read again from.
+#[derive(Debug)]
+struct Copied {
+    file: FoundFile,
+    kind: ReadKind,
+    state: SourceState,
+    /// The copies of its generations that exist, oldest first.
+    copies: Vec<PathBuf>,
+}
+
+/// A session that can be read again, ready for [`read`].
+#[derive(Debug)]
+pub struct Plan {
+    row: i64,
+    identity: Identity,
+    sources: Vec<Copied>,
+    /// Bytes of retained copy to read.
+    pub bytes: u64,
+}
+
+impl Plan {
+    /// The session's row.
+    pub fn row(&self) -> i64 {
+        self.row
+    }
+}
+
+/// What the records of a session were, and are after a reindex.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rebuilt {
+    pub records_before: u64,
+    pub records_after: u64,
+    pub turns_before: u64,
+    pub turns_after: u64,
+    /// Records that read differently now, or are new, or are gone.
+    pub records_changed: u64,
+}
+
+/// How a session's sources can be read again: `Ok` with the plan, or `Err` with why not (a
+/// session pulled from a teammate has no copy; a document's or database's is not replayed).
+pub fn plan(
+    conn: &Connection,
+    data_dir: &Path,
+    row: i64,
+) -> Result<std::result::Result<Plan, String>> {
+    let db = crate::store::err_in(conn);
+    let identity = conn
+        .prepare_cached(
+            "SELECT session_key, session_id, parent_key, relation, agent_id FROM sessions WHERE id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row([row], |r| {
+                Ok(Identity {
+                    session_key: r.get(0)?,
+                    session_id: r.get(1)?,
+                    parent_key: r.get(2)?,
+                    relation: r.get(3)?,
+                    agent_id: r.get(4)?,
+                })
+            })
+        })
+        .map_err(db)?;
+    let rows: Vec<(String, String, SourceState)> = conn
+        .prepare_cached(&format!(
+            "SELECT {}, agent, role FROM sources WHERE session_id = ?1 ORDER BY id",
+            store::SOURCE_COLUMNS
+        ))
+        .and_then(|mut s| {
+            s.query_map([row], |r| {
+                Ok((r.get(14)?, r.get(15)?, SourceState::from_row(r)?))
+            })?
+            .collect()
+        })
+        .map_err(db)?;
+    if rows.is_empty() {
+        return Ok(Err(
+            "no transcript of it was read here (pulled from a teammate's archive)".to_owned(),
+        ));
+    }
+    let retained = Retained::new(data_dir);
+    let mut sources_read = Vec::with_capacity(rows.len());
+    let mut bytes = 0;
+    for (agent, role, state) in rows {
+        let Some(agent) = Agent::parse(&agent) else {
+            return Ok(Err(format!(
+                "read by an agent this build does not know ({agent})"
+            )));
+        };
+        let file = FoundFile {
+            role: if role == "subagent" {
+                FileRole::Subagent
+            } else {
+                FileRole::Main
+            },
+            ..FoundFile::main(agent, Path::new(&state.path))
+        };
+        let kind = kind_of(&file);
+        let mut copies = Vec::new();
+        let mut source_bytes = 0;
+        for generation in 0..=state.generation {
+            let path = retained.path(agent, &state.source_key, generation);
+            match std::fs::metadata(&path) {
+                Ok(m) => {
+                    source_bytes += m.len();
+                    copies.push(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(Error::Read { path, source }),
+            }
+        }
+        let current = retained.path(agent, &state.source_key, state.generation);
+        if retained.is_short(&current, state.retained_len) {
+            return Ok(Err(format!(
+                "its retained copy {} is missing or shorter than the archive recorded; the next sync reads {} again whole",
+                current.display(),
+                state.path
+            )));
+        }
+        bytes += source_bytes;
+        sources_read.push(Copied {
+            file,
+            kind,
+            state,
+            copies,
+        });
+    }
+    Ok(Ok(Plan {
+        row,
+        identity,
+        sources: sources_read,
+        bytes,
+    }))
+}
+
+/// How a source was read: a database session's path is its database's, `#` and the session.
+fn kind_of(file: &FoundFile) -> ReadKind {
+    match file.path.to_str().and_then(|p| p.rsplit_once('#')) {
+        Some((db, _)) if database::source_for(file.agent).is_some() => {
+            let db = FoundFile {
+                path: PathBuf::from(db),
+                ..file.clone()
+            };
+            sources::read_kind(&db)
+        }
+        _ => sources::read_kind(file),
+    }
+}
+
+/// Read every copy of the plan's sources with today's redaction and parsers, into batches for
+/// [`rebuild`]. Touches no row: it can run beside other readers.
+pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
+    let retained = Retained::new(data_dir);
+    let redactor = Redactor::global();
+    let mut batches = Vec::new();
+    for source in &plan.sources {
+        let file = &source.file;
+        let state = &source.state;
+        let base = Base {
+            existed: true,
+            byte_offset: state.byte_offset,
+            generation: state.generation,
+        };
+        if source.kind != ReadKind::Lines {
+            batches.push(replay(&retained, plan, source, base)?);
+            continue;
+        }
+        let line_identity = sources::line_identity(file.agent);
+        for copy in &source.copies {
+            let lines = retained.read(copy, 0)?;
+            let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
+                path: copy.clone(),
+                what: format!("no parser for it: {e}"),
+            })?;
+            let mut out = LineOutput::default();
+            let mut batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
+            let mut batch_bytes = 0u64;
+            let mut last_hash = String::new();
+            let mut line_no = 0;
+            for line in &lines {
+                line_no = line.line_no;
+                let text = String::from_utf8_lossy(&line.text);
+                let mut findings = Vec::new();
+                let clean = redactor.redact_line(&text, &mut findings);
+                batch
+                    .findings
+                    .extend(findings.into_iter().map(|f| (line.line_no, f)));
+                let hash = match &line.record_hash {
+                    Some(h) => h.clone(),
+                    None => keys::record_hash(&line.text),
+                };
+                let readable = crate::archive::json_text::readable_str(&clean);
+                parse_into(
+                    &mut *parser,
+                    &mut batch,
+                    line_identity,
+                    line.line_no,
+                    &hash,
+                    &readable,
+                    &mut out,
+                );
+                last_hash = hash;
+                line_no += 1;
+                batch_bytes += line.text.len() as u64 + 1;
+                if batch_bytes >= BATCH_BYTES {
+                    batches.push(finish(
+                        batch,
+                        plan,
+                        source,
+                        parser.meta().clone(),
+                        parser.save(),
+                    ));
+                    batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
+                    batch_bytes = 0;
+                }
+            }
+            // A unit the parser still holds open, as at the end of every capture's read.
+            parser.flush(&mut out);
+            let agent = batch.agent;
+            take_output(&mut batch, agent, line_no, &last_hash, &mut out);
+            batches.push(finish(
+                batch,
+                plan,
+                source,
+                parser.meta().clone(),
+                parser.save(),
+            ));
+        }
+    }
+    Ok(batches)
+}
+
+/// The parser of a source read by units, fresh.
+fn unit_parser(source: &Copied) -> std::result::Result<Box<dyn UnitParser>, serde_json::Error> {
+    let file = &source.file;
+    match source.kind {
+        ReadKind::Database => {
+            let db = source.state.path.rsplit_once('#').map_or("", |(db, _)| db);
+            match database::source_for(file.agent) {
+                Some(s) => s.parser(Path::new(db), None),
+                None => Err(serde::de::Error::custom(format!(
+                    "{} keeps no database",
+                    file.agent
+                ))),
+            }
+        }
+        ReadKind::Tree => sources::opencode::tree_parser(None),
+        _ => sources::document_parser_for_file(file, None).map(|p| -> Box<dyn UnitParser> { p }),
+    }
+}
+
+/// Replay the units of a document's, database session's or tree's copies, all generations in
+/// order, into one batch.
+fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Result<Batch> {
+    let state = &source.state;
+    let corrupt = |path: &Path, what: String| Error::Corrupt {
+        path: path.to_owned(),
+        what,
+    };
+    let current = source.copies.last().map_or_else(PathBuf::new, Clone::clone);
+    let mut parser =
+        unit_parser(source).map_err(|e| corrupt(&current, format!("no parser for it: {e}")))?;
+    let mut batch = new_batch(
+        &source.file,
+        &state.path,
+        &state.source_key,
+        base,
+        state.generation,
+    );
+    let redactor = Redactor::global();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut line_no = 0;
+    for copy in &source.copies {
+        for line in retained.read(copy, 0)? {
+            line_no = line.line_no;
+            let mut held: serde_json::Map<String, Value> = serde_json::from_slice(&line.text)
+                .map_err(|e| {
+                    corrupt(
+                        copy,
+                        format!("line {} is not a unit: {e}", line.line_no + 1),
+                    )
+                })?;
+            let unit = match held.remove("u") {
+                Some(Value::String(u)) => Some(u),
+                Some(Value::Null) | None => None,
+                Some(_) => {
+                    return Err(corrupt(
+                        copy,
+                        format!("line {} names no unit", line.line_no + 1),
+                    ));
+                }
+            };
+            let mut value = held.remove("v").unwrap_or(Value::Null);
+            let mut findings = Vec::new();
+            redactor.redact_json(&mut value, &mut findings);
+            batch
+                .findings
+                .extend(findings.into_iter().map(|f| (line.line_no, f)));
+            let mut out = LineOutput::default();
+            match &unit {
+                Some(key) => parser.unit(key, &value, &mut out),
+                None => parser.header(&value, &mut out),
+            }
+            let key = unit.unwrap_or_default();
+            document::key_records(&mut out, &key);
+            let agent = batch.agent;
+            take_output(&mut batch, agent, line.line_no, "", &mut out);
+            seen.insert(key);
+            line_no += 1;
+        }
+    }
+    // What the last read found: the units its cursor lists (and the header, keyed "").
+    let cursor: Value = state
+        .parser_state
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(Value::Null);
+    if let Some(live) = cursor.get("units").and_then(Value::as_object) {
+        let gone: Vec<String> = seen
+            .into_iter()
+            .filter(|k| !k.is_empty() && !live.contains_key(k))
+            .collect();
+        document::retract(&mut batch, gone, line_no);
+    }
+    let mut batch = finish(batch, plan, source, parser.meta().clone(), Value::Null);
+    let mut cursor = cursor;
+    if let Some(c) = cursor.as_object_mut() {
+        c.insert("parser".to_owned(), parser.save());
+    }
+    batch.parser_state = cursor.to_string();
+    Ok(batch)
+}
+
+/// A batch of re-read records that leaves its source's stored position as it is (only the
+/// parser's state is today's: the one a capture resuming after the same lines would hold).
+fn finish(
+    mut batch: Batch,
+    plan: &Plan,
+    source: &Copied,
+    meta: SessionMeta,
+    saved: Value,
+) -> Batch {
+    let state = &source.state;
+    batch.identity = plan.identity.clone();
+    batch.project = meta.cwd.as_deref().map(project_of);
+    batch.meta = meta;
+    batch.parser_state = saved.to_string();
+    batch.size = state.size;
+    batch.mtime_ns = state.mtime_ns;
+    batch.byte_offset = state.byte_offset;
+    batch.line_count = state.line_count;
+    batch.first_line_hash = state.first_line_hash.clone();
+    batch.last_line_start = state.last_line_start;
+    batch.last_line_hash = state.last_line_hash.clone();
+    batch
+}
+
+/// Each record's place by its key: `(record_hash, block)` to ordinal.
+fn places(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64), i64>> {
+    conn.prepare_cached("SELECT record_hash, block, ordinal FROM records WHERE session_id = ?1")?
+        .query_map([row], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+        .collect()
+}
+
+/// What a record holds that a parser decides, to tell a record read differently.
+fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64), String>> {
+    conn.prepare_cached(
+        "SELECT record_hash, block, json_array(kind, role, source_event_kind, text, tool_name,
+                tool_kind, tool_input, call_id, exit_code, outcome, prompt_source, file_paths,
+                is_sidechain, is_compaction, message_id, timestamp, retracted_at IS NULL)
+         FROM records WHERE session_id = ?1",
+    )?
+    .query_map([row], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+    .collect()
+}
+
+/// Replace the session's records with `batches` (from [`read`]) in the caller's transaction:
+/// its full-text entries, records, turns, token counts, branches and warnings go, the batches
+/// are committed as a capture would, and the capture batches' ordinal ranges follow their
+/// records to their new places. The rooms above (links, vectors, evidence) are the caller's.
+pub(crate) fn rebuild(
+    tx: &Connection,
+    data_dir: &Path,
+    plan: &Plan,
+    batches: &[Batch],
+    now: &str,
+) -> Result<Rebuilt> {
+    let path = crate::store::path_of(tx);
+    let e = crate::store::err_at(&path);
+    let row = plan.row;
+    let (records_before, turns_before): (i64, i64) = tx
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM records WHERE session_id = ?1),
+                    (SELECT COUNT(*) FROM turns WHERE session_id = ?1)",
+            [row],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(e)?;
+    let old_places = places(tx, row).map_err(e)?;
+    let old_contents = contents(tx, row).map_err(e)?;
+    (|| -> rusqlite::Result<()> {
+        store::unindex_session(tx, row)?;
+        for table in ["token_usage", "session_branches", "warnings"] {
+            tx.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [row])?;
+        }
+        tx.execute("DELETE FROM records WHERE session_id = ?1", [row])?;
+        tx.execute("DELETE FROM turns WHERE session_id = ?1", [row])?;
+        tx.execute(
+            "UPDATE sessions SET record_count = 0, next_ordinal = 0, turn_count = 0, warning_count = 0
+             WHERE id = ?1",
+            [row],
+        )?;
+        Ok(())
+    })()
+    .map_err(e)?;
+    let retained = Retained::new(data_dir);
+    let mut indexed = Vec::new();
+    for batch in batches {
+        match commit_in(
+            tx,
+            &retained,
+            Trigger::Reindex,
+            now,
+            batch,
+            &path,
+            &mut indexed,
+        )? {
+            Commit::Done { .. } => {}
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "{} changed while it was reindexed; run the reindex again",
+                    batch.path
+                )));
+            }
+        }
+    }
+    for (rowid, text, tool_input) in indexed {
+        store::index_record(tx, rowid, text, tool_input).map_err(e)?;
+    }
+    let new_places = places(tx, row).map_err(e)?;
+    let new_contents = contents(tx, row).map_err(e)?;
+    let mut changed = old_contents
+        .iter()
+        .filter(|(k, v)| new_contents.get(*k) != Some(*v))
+        .count() as u64;
+    changed += new_contents
+        .keys()
+        .filter(|k| !old_contents.contains_key(*k))
+        .count() as u64;
+    follow_captures(tx, row, &old_places, &new_places).map_err(e)?;
+    let (records_after, turns_after): (i64, i64) = tx
+        .query_row(
+            "SELECT record_count, turn_count FROM sessions WHERE id = ?1",
+            [row],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(e)?;
+    Ok(Rebuilt {
+        records_before: records_before.max(0) as u64,
+        records_after: records_after.max(0) as u64,
+        turns_before: turns_before.max(0) as u64,
+        turns_after: turns_after.max(0) as u64,
+        records_changed: changed,
+    })
+}
+
+/// Move each capture batch's ordinal range to where its records are now. A record kept by the
+/// reindex belongs to the batch it was in; a new one (a line the old parser skipped) to the
+/// batch of the kept record before it. A batch whose records are all gone keeps no range.
+fn follow_captures(
+    tx: &Connection,
+    row: i64,
+    old: &HashMap<(String, i64), i64>,
+    new: &HashMap<(String, i64), i64>,
+) -> rusqlite::Result<()> {
+    // For each new ordinal, the old ordinal it stands for.
+    let mut order: Vec<(i64, Option<i64>)> = new
+        .iter()
+        .map(|(key, &ordinal)| (ordinal, old.get(key).copied()))
+        .collect();
+    order.sort_unstable();
+    let mut stands_for = Vec::with_capacity(order.len());
+    let mut last = -1;
+    for (ordinal, was) in order {
+        if let Some(was) = was {
+            last = was;
+        }
+        stands_for.push((ordinal, last));
+    }
+    let captures: Vec<(i64, Option<i64>, Option<i64>)> = tx
+        .prepare_cached(
+            "SELECT id, first_ordinal, last_ordinal FROM captures WHERE session_id = ?1 ORDER BY id",
+        )?
+        .query_map([row], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare_cached(
+        "UPDATE captures SET first_ordinal = ?2, last_ordinal = ?3 WHERE id = ?1",
+    )?;
+    for (id, first, last) in captures {
+        let (Some(first), Some(last)) = (first, last) else {
+            continue;
+        };
+        let mut inside = stands_for
+            .iter()
+            .filter(|(_, was)| (first..=last).contains(was))
+            .map(|(ordinal, _)| *ordinal);
+        let range = inside
+            .next()
+            .map(|lo| (lo, inside.next_back().unwrap_or(lo)));
+        update.execute(params![id, range.map(|r| r.0), range.map(|r| r.1)])?;
+    }
+    Ok(())
+}

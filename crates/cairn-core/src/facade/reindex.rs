@@ -1,0 +1,145 @@
+//! The [`Cairn`] facade's reindex: sessions read again from their retained copies by today's
+//! parsers ([`archive::capture::reindex`]), one transaction a session in which each room
+//! brings its own rows along (vectors of the replaced turns dropped, association started over,
+//! Recall's evidence found again by its anchor records), then the sessions relinked.
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::capture::{self, CaptureLock, Progress, reindex};
+use crate::archive::{self, Agent};
+use crate::error::Result;
+use crate::{Cairn, clock, git, recall, semantic};
+
+/// Which sessions to read again: one, an agent's, or every one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ReindexRequest {
+    /// A session key or the agent's own session id.
+    pub session: Option<String>,
+    pub agent: Option<Agent>,
+    /// Read and rebuild, then roll back: what a reindex would change, changing nothing.
+    pub dry_run: bool,
+}
+
+/// A session a reindex could not read again, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ReindexSkip {
+    pub session_key: String,
+    pub reason: String,
+}
+
+/// What a reindex did (or, dry, would do).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ReindexReport {
+    /// Sessions read again.
+    pub sessions: u32,
+    /// Of those, sessions whose records read differently now.
+    pub sessions_changed: u32,
+    pub records_before: u32,
+    pub records_after: u32,
+    /// Records that read differently now, are new (lines the old parser skipped) or are gone.
+    pub records_changed: u32,
+    pub turns_before: u32,
+    pub turns_after: u32,
+    /// Recall entries whose cited records no longer say what they said: back to unverified.
+    pub evidence_revoked: u32,
+    pub skipped: Vec<ReindexSkip>,
+    pub dry_run: bool,
+}
+
+fn small(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Cairn {
+    /// Read the sessions `req` names again from their retained copies and store what today's
+    /// parsers make of them. `progress` counts the copies' bytes.
+    pub fn reindex(&self, req: &ReindexRequest, progress: &dyn Progress) -> Result<ReindexReport> {
+        if !req.dry_run {
+            self.writable()?;
+        }
+        let mut store = self.writer()?;
+        let rows = {
+            let session = match req.session.as_deref() {
+                Some(s) => Some(self.session_row(&store, s)?),
+                None => None,
+            };
+            archive::store::reindex_selection(store.conn(), session, req.agent)
+                .map_err(|e| store.err(e))?
+        };
+        let lock = CaptureLock::open(&self.data_dir)?;
+        let _held = lock.lock()?;
+        let mut report = ReindexReport {
+            dry_run: req.dry_run,
+            ..ReindexReport::default()
+        };
+        let mut plans = Vec::new();
+        for (row, key) in rows {
+            match reindex::plan(store.conn(), &self.data_dir, row)? {
+                Ok(plan) => plans.push(plan),
+                Err(reason) => report.skipped.push(ReindexSkip {
+                    session_key: key,
+                    reason,
+                }),
+            }
+        }
+        progress.start(
+            plans.len() as u64,
+            plans.iter().map(|p| p.bytes).sum::<u64>(),
+        );
+        let now = clock::now();
+        let mut touched = capture::Touched::default();
+        let (mut before, mut after, mut changed) = (0u64, 0u64, 0u64);
+        for plan in &plans {
+            let batches = reindex::read(plan, &self.data_dir)?;
+            let tx = store
+                .conn_mut()
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| crate::store::db_err(&self.data_dir, e))?;
+            let path = crate::store::path_of(&tx);
+            let db = crate::store::err_at(&path);
+            let turns = archive::forget::turn_ids(&tx, &[plan.row()]).map_err(db)?;
+            semantic::forget::delete(&tx, &turns).map_err(db)?;
+            let rebuilt = reindex::rebuild(&tx, &self.data_dir, plan, &batches, &now)?;
+            git::associate::reset(&tx, plan.row()).map_err(db)?;
+            archive::store::queue_link(&tx, plan.row()).map_err(db)?;
+            let revoked = recall::evidence::verify_session(&tx, plan.row(), &now)?;
+            if req.dry_run {
+                tx.rollback().map_err(db)?;
+            } else {
+                tx.commit().map_err(db)?;
+                touched.sessions.push(plan.row());
+            }
+            report.sessions += 1;
+            report.sessions_changed += u32::from(rebuilt.records_changed > 0);
+            report.turns_before += small(rebuilt.turns_before);
+            report.turns_after += small(rebuilt.turns_after);
+            report.evidence_revoked += revoked;
+            before += rebuilt.records_before;
+            after += rebuilt.records_after;
+            changed += rebuilt.records_changed;
+            progress.advance(plan.bytes);
+        }
+        report.records_before = small(before);
+        report.records_after = small(after);
+        report.records_changed = small(changed);
+        if !touched.sessions.is_empty() {
+            archive::store::log_reindex(
+                store.conn(),
+                &now,
+                touched.sessions.len() as u64,
+                before,
+                after,
+            )
+            .map_err(|e| store.err(e))?;
+        }
+        drop(_held);
+        // Association starts over for each session; what it derives is rebuildable, so a
+        // failure is logged by `link` and the sessions stay queued for the next relink.
+        self.link(&mut store, &touched, None);
+        progress.finish();
+        Ok(report)
+    }
+}

@@ -1,0 +1,390 @@
+//! `reindex`: an archive an older Cairn captured, read again from its retained copies after
+//! the transcripts are gone, is the archive this build captures from those transcripts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use cairn_core::{Cairn, ReindexRequest};
+use rusqlite::Connection;
+
+use crate::support;
+
+/// Line transcripts of every agent that writes them (a document's or database's copy is not
+/// replayed yet): the fixture folder, and where it goes in the folder discovery walks
+/// (kiro-cli's logs are known by their place).
+const LINE_AGENTS: &[(Agent, &str, &str)] = &[
+    (Agent::Claude, "claude", ""),
+    (Agent::Codex, "codex", ""),
+    (Agent::Copilot, "copilot", ""),
+    (Agent::Qwen, "qwen", ""),
+    (Agent::Droid, "droid", ""),
+    (Agent::Kimi, "kimi", ""),
+    (Agent::Cursor, "cursor", ""),
+    (Agent::Aider, "aider", ""),
+    (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
+];
+
+fn copy_tree(from: &Path, to: &Path) {
+    for file in support::files_under(from) {
+        let rel = file.strip_prefix(from).unwrap();
+        support::copy_into(&file, to, rel.to_str().unwrap());
+    }
+}
+
+/// What an older parser left in an archive: prompts it took for injected text, results whose
+/// exit code it missed, lines it skipped (their records and index entries gone, their turns'
+/// counters as they were). Returns how many records were touched.
+fn age(data: &Path) -> usize {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let mut n = db
+        .execute(
+            "UPDATE records SET prompt_source = 'system_injected'
+             WHERE prompt_source = 'human' AND ordinal % 2 = 1",
+            [],
+        )
+        .unwrap();
+    n += db
+        .execute(
+            "UPDATE records SET exit_code = NULL, outcome = NULL
+             WHERE kind = 'tool_result' AND outcome IS NOT NULL AND ordinal % 3 = 0",
+            [],
+        )
+        .unwrap();
+    let skipped: Vec<(i64, String)> = db
+        .prepare(
+            "SELECT id, text FROM records
+             WHERE text IS NOT NULL AND tool_input IS NULL AND ordinal % 5 = 4",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    db.execute_batch("CREATE TEMP TABLE gone (session_id INTEGER, ordinal INTEGER)")
+        .unwrap();
+    for (id, text) in &skipped {
+        db.execute(
+            "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, NULL)",
+            rusqlite::params![id, text],
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO gone SELECT session_id, ordinal FROM records WHERE id = ?1",
+            [id],
+        )
+        .unwrap();
+        db.execute("DELETE FROM records WHERE id = ?1", [id])
+            .unwrap();
+    }
+    // Without those lines the older capture numbered every record after them one less, and
+    // its capture batches' ranges with them.
+    db.execute_batch(
+        "UPDATE records SET ordinal = -1 - ordinal + (SELECT COUNT(*) FROM gone g
+             WHERE g.session_id = records.session_id AND g.ordinal < records.ordinal);
+         UPDATE records SET ordinal = -1 - ordinal;
+         UPDATE captures SET
+             first_ordinal = first_ordinal - (SELECT COUNT(*) FROM gone g
+                 WHERE g.session_id = captures.session_id AND g.ordinal < captures.first_ordinal),
+             last_ordinal = last_ordinal - (SELECT COUNT(*) FROM gone g
+                 WHERE g.session_id = captures.session_id AND g.ordinal <= captures.last_ordinal);
+         UPDATE sessions SET next_ordinal = next_ordinal - (SELECT COUNT(*) FROM gone g
+             WHERE g.session_id = sessions.id);",
+    )
+    .unwrap();
+    n + skipped.len()
+}
+
+/// Sources read by units: documents (Gemini's JSON, Cline-family task logs, Cline SDK
+/// sessions), databases (Crush's real one, Cursor's IDE store, kiro-cli's), OpenCode's storage
+/// tree. Each lays its files out under a folder and says what discovery finds there.
+type Layout = fn(&Path) -> Vec<cairn_core::archive::discover::FoundFile>;
+const UNIT_SOURCES: &[(&str, Layout)] = &[
+    ("gemini", |root| {
+        copy_tree(&support::fixtures().join("gemini"), root);
+        support::found(Agent::Gemini, root)
+    }),
+    ("cline", |root| {
+        copy_tree(&support::fixtures().join("cline"), root);
+        let mut files = Vec::new();
+        for (agent, ext) in [
+            (Agent::Cline, "saoudrizwan.claude-dev"),
+            (Agent::Roo, "rooveterinaryinc.roo-cline"),
+            (Agent::Kilo, "kilocode.kilo-code"),
+        ] {
+            files.extend(support::found(agent, &root.join(ext)));
+        }
+        files.extend(support::found(Agent::Cline, &root.join("sdk")));
+        files
+    }),
+    ("crush", |root| {
+        copy_tree(&support::fixtures().join("crush"), root);
+        support::found(Agent::Crush, root)
+    }),
+    ("cursor ide", |root| {
+        support::agent_dbs::cursor_ide_store(root);
+        support::found(Agent::Cursor, &root.join("User/globalStorage"))
+    }),
+    ("kiro database", |root| {
+        support::agent_dbs::kiro_database(root);
+        support::found(Agent::Kiro, &root.join("kiro-cli"))
+    }),
+    ("opencode tree", |root| {
+        copy_tree(&support::fixtures().join("opencode"), root);
+        support::found(Agent::Opencode, root)
+    }),
+];
+
+/// Every record's place: its session, ordinal and key, and whether it is live.
+fn placed(data: &Path) -> String {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT s.session_key, r.ordinal, r.record_hash, r.block, r.retracted_at IS NULL
+             FROM records r JOIN sessions s ON s.id = r.session_id ORDER BY 1, 2",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(format!(
+            "{} {} {}#{} {}\n",
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, bool>(4)?
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Each capture batch's range of ordinals, in order.
+fn capture_ranges(data: &Path) -> String {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT s.session_key, c.first_ordinal, c.last_ordinal, c.records_added
+             FROM captures c JOIN sessions s ON s.id = c.session_id ORDER BY c.id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(format!(
+            "{} {:?}..{:?} ({})\n",
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<i64>>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+            r.get::<_, i64>(3)?
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Two archive texts are the same; else the first line where they part, not both whole.
+fn same(got: &str, want: &str, what: &str) {
+    if got == want {
+        return;
+    }
+    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+    let at = g
+        .iter()
+        .zip(&w)
+        .position(|(a, b)| a != b)
+        .unwrap_or(g.len().min(w.len()));
+    let cut = |l: Option<&&str>| l.map_or("(none)".to_owned(), |l| l.chars().take(400).collect());
+    panic!(
+        "{what}: line {at} of {} differs (want {} lines)\n got: {}\nwant: {}",
+        g.len(),
+        w.len(),
+        cut(g.get(at)),
+        cut(w.get(at))
+    );
+}
+
+fn index_is_whole(data: &Path) {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let ok: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    db.execute(
+        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
+        [],
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_aged_archive_reindexed_from_its_copies_is_what_a_fresh_capture_makes() {
+    for &(agent, dir, place) in LINE_AGENTS {
+        let src = tempfile::tempdir().unwrap();
+        let root = src.path().join(place);
+        copy_tree(&support::fixtures().join(dir), &root);
+        let files = support::found(agent, &root);
+        assert!(!files.is_empty(), "{dir}: no transcript found");
+
+        let old = tempfile::tempdir().unwrap();
+        let aged = Cairn::open(old.path()).unwrap();
+        aged.capture_paths(&files, &Quiet).unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        Cairn::open(fresh.path())
+            .unwrap()
+            .capture_paths(&files, &Quiet)
+            .unwrap();
+        let want = support::dump(fresh.path());
+
+        // The agent cleaned its transcripts up: only the retained copies are left.
+        drop(src);
+        let touched = age(old.path());
+        assert!(touched > 0, "{dir}: nothing to put right");
+        assert!(
+            support::dump(old.path()) != want,
+            "{dir}: the ageing changed nothing"
+        );
+
+        let report = aged
+            .reindex(&ReindexRequest::default(), &Quiet)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        assert!(report.sessions > 0, "{dir}: {report:?}");
+        assert!(report.records_changed > 0, "{dir}: {report:?}");
+        assert!(report.skipped.is_empty(), "{dir}: {report:?}");
+        same(&support::dump(old.path()), &want, dir);
+        same(&placed(old.path()), &placed(fresh.path()), dir);
+        support::assert_ordinals_dense(old.path());
+        index_is_whole(old.path());
+
+        // A second reindex finds nothing to change.
+        let again = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+        assert_eq!(again.records_changed, 0, "{dir}: {again:?}");
+        same(&support::dump(old.path()), &want, dir);
+    }
+}
+
+#[test]
+fn sources_read_by_units_are_replayed_from_their_copies() {
+    for &(name, layout) in UNIT_SOURCES {
+        let src = tempfile::tempdir().unwrap();
+        let files = layout(src.path());
+        assert!(!files.is_empty(), "{name}: no source found");
+
+        let old = tempfile::tempdir().unwrap();
+        let aged = Cairn::open(old.path()).unwrap();
+        aged.capture_paths(&files, &Quiet).unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        Cairn::open(fresh.path())
+            .unwrap()
+            .capture_paths(&files, &Quiet)
+            .unwrap();
+        let want = support::dump(fresh.path());
+
+        drop(src);
+        assert!(age(old.path()) > 0, "{name}: nothing to put right");
+        assert!(
+            support::dump(old.path()) != want,
+            "{name}: the ageing changed nothing"
+        );
+        let report = aged
+            .reindex(&ReindexRequest::default(), &Quiet)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(report.skipped.is_empty(), "{name}: {report:?}");
+        assert!(report.records_changed > 0, "{name}: {report:?}");
+        same(&support::dump(old.path()), &want, name);
+        same(&placed(old.path()), &placed(fresh.path()), name);
+        support::assert_ordinals_dense(old.path());
+        index_is_whole(old.path());
+        let again = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+        assert_eq!(again.records_changed, 0, "{name}: {again:?}");
+    }
+}
+
+/// Capture `files` into every archive of `into`.
+fn capture_all(into: &[&Cairn], files: &[cairn_core::archive::discover::FoundFile]) {
+    for cairn in into {
+        cairn.capture_paths(files, &Quiet).unwrap();
+    }
+}
+
+fn gemini_message(id: &str, kind: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({"id": id, "timestamp": "2026-01-01T00:00:01Z", "type": kind, "content": text})
+}
+
+fn gemini_doc(messages: &[serde_json::Value]) -> String {
+    serde_json::json!({"sessionId": "doc-1", "projectHash": "00", "startTime": "2026-01-01T00:00:00Z",
+        "lastUpdated": "2026-01-01T00:10:00Z", "messages": messages})
+    .to_string()
+}
+
+/// A history of reads (a transcript read as it grew, then rewritten shorter, which starts a
+/// new generation of its copy; a document whose messages were edited, added and deleted
+/// between reads) is replayed to the archive the same reads make: records read again update
+/// in place, records of a unit deleted stay retracted, nothing is stored twice.
+#[test]
+fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
+    let src = tempfile::tempdir().unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let clean = tempfile::tempdir().unwrap();
+    let (aged, kept) = (
+        Cairn::open(old.path()).unwrap(),
+        Cairn::open(clean.path()).unwrap(),
+    );
+    let both = [&aged, &kept];
+
+    let full = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let log = src
+        .path()
+        .join("proj/3f1c0c1e-0000-4000-8000-000000000001.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let claude = [support::main_file(Agent::Claude, &log)];
+    for upto in [10, 30, lines.len()] {
+        std::fs::write(&log, lines[..upto].join("\n") + "\n").unwrap();
+        capture_all(&both, &claude);
+    }
+    // Rewritten shorter, then grown again: a new generation.
+    std::fs::write(&log, lines[..15].join("\n") + "\n").unwrap();
+    capture_all(&both, &claude);
+    std::fs::write(&log, lines[..20].join("\n") + "\n").unwrap();
+    capture_all(&both, &claude);
+
+    let chats = src.path().join("g/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
+    let gemini = [support::main_file(Agent::Gemini, &doc)];
+    let a = gemini_message("m1", "user", "run the tests");
+    let b = gemini_message("m2", "gemini", "running them");
+    let c = gemini_message("m3", "user", "and the lints");
+    std::fs::write(&doc, gemini_doc(&[a.clone(), b])).unwrap();
+    capture_all(&both, &gemini);
+    let b2 = gemini_message("m2", "gemini", "they pass");
+    std::fs::write(&doc, gemini_doc(&[a.clone(), b2, c.clone()])).unwrap();
+    capture_all(&both, &gemini);
+    std::fs::write(&doc, gemini_doc(&[a, c])).unwrap();
+    capture_all(&both, &gemini);
+
+    let want = support::dump(clean.path());
+    let want_placed = placed(clean.path());
+    let want_ranges = capture_ranges(clean.path());
+    assert!(
+        want_placed.contains(" false\n"),
+        "the history retracts a message"
+    );
+    // Reading an archive again with the parsers that wrote it changes nothing.
+    let r = kept.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!((r.sessions, r.records_changed), (2, 0), "{r:?}");
+    same(&support::dump(clean.path()), &want, "unchanged");
+    same(&placed(clean.path()), &want_placed, "unchanged");
+    same(&capture_ranges(clean.path()), &want_ranges, "unchanged");
+
+    drop(src);
+    assert!(age(old.path()) > 0);
+    let r = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert!(r.records_changed > 0, "{r:?}");
+    same(&support::dump(old.path()), &want, "history");
+    same(&placed(old.path()), &want_placed, "history");
+    // Each capture batch (what a git snapshot is attached to) holds its own records again.
+    same(&capture_ranges(old.path()), &want_ranges, "captures");
+    index_is_whole(old.path());
+}
