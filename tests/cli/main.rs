@@ -22,6 +22,7 @@ mod memory;
 mod private;
 mod publish_full;
 mod recall;
+mod reindex;
 mod resume;
 mod shared_db;
 mod support;

@@ -388,3 +388,271 @@ fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
     same(&capture_ranges(old.path()), &want_ranges, "captures");
     index_is_whole(old.path());
 }
+
+/// The big Claude fixture's session, captured from a copy that is then deleted.
+const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+
+/// What an older parser did to one session: record `skipped` never read (every record after
+/// it one ordinal lower) and the record at `misread` given another role. Returns the
+/// session's row.
+fn misread_session(data: &Path, session: &str, skipped: i64, misread: i64) -> i64 {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let row: i64 = db
+        .query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    db.execute(
+        "UPDATE records SET role = 'user' WHERE session_id = ?1 AND ordinal = ?2 AND role = 'assistant'",
+        [row, misread],
+    )
+    .unwrap();
+    let (id, text): (i64, String) = db
+        .query_row(
+            "SELECT id, text FROM records WHERE session_id = ?1 AND ordinal = ?2
+             AND text IS NOT NULL AND tool_input IS NULL",
+            [row, skipped],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    db.execute(
+        "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, NULL)",
+        rusqlite::params![id, text],
+    )
+    .unwrap();
+    db.execute("DELETE FROM records WHERE id = ?1", [id])
+        .unwrap();
+    db.execute(
+        "UPDATE records SET ordinal = -ordinal WHERE session_id = ?1 AND ordinal > ?2",
+        [row, skipped],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE records SET ordinal = -ordinal - 1 WHERE session_id = ?1 AND ordinal < 0",
+        [row],
+    )
+    .unwrap();
+    row
+}
+
+fn evidence_line(id: &str, start: u32, end: u32) -> String {
+    serde_json::json!({
+        "candidate_id": id, "session_id": BIG, "type": "fact", "scope": "project",
+        "title": format!("entry {id}"), "body": "what the records say", "transferable": true,
+        "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": start, "ordinal_end": end, "snippets": ["what the records say"]}
+    })
+    .to_string()
+}
+
+/// Recall's evidence finds its records again by their keys: a range the reindex left as it was
+/// follows its records to their new ordinals and stays trusted; a range holding a record that
+/// reads differently now, or a line the old parser skipped, no longer says what it said and
+/// is revoked. A dry run says so and changes nothing.
+#[test]
+fn evidence_follows_its_records_and_is_revoked_where_they_changed() {
+    let src = tempfile::tempdir().unwrap();
+    let log = support::copy_into(
+        &support::fixtures().join(format!("claude/{BIG}.jsonl")),
+        src.path(),
+        &format!("proj/{BIG}.jsonl"),
+    );
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .capture_paths(&[support::main_file(Agent::Claude, &log)], &Quiet)
+        .unwrap();
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    let assistant: i64 = db
+        .query_row(
+            "SELECT r.ordinal FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = ?1 AND r.role = 'assistant' AND r.kind = 'message'
+             AND r.ordinal > 100 ORDER BY r.ordinal LIMIT 1",
+            [BIG],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let skipped: i64 = db
+        .query_row(
+            "SELECT r.ordinal FROM records r JOIN sessions s ON s.id = r.session_id
+             WHERE s.session_id = ?1 AND r.text IS NOT NULL AND r.tool_input IS NULL
+             AND r.ordinal > 10 AND r.ordinal < 50 ORDER BY r.ordinal LIMIT 1",
+            [BIG],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(src);
+    misread_session(data.path(), BIG, skipped, assistant);
+    // In the aged archive's numbering (one less after the skipped line).
+    let misread = u32::try_from(assistant - 1).unwrap();
+    let after = misread + 20;
+    let across = u32::try_from(skipped).unwrap();
+    let text = [
+        evidence_line("kept", after, after + 2),
+        evidence_line("misread", misread - 1, misread + 1),
+        evidence_line("skipped", across - 1, across),
+    ]
+    .join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let trusted = |id: &str| cairn.recall_get(id).unwrap().provenance_ok;
+    let range = |id: &str| {
+        let e = cairn.recall_get(id).unwrap();
+        (e.evidence[0].ordinal_start, e.evidence[0].ordinal_end)
+    };
+    assert!(trusted("kept") && trusted("misread") && trusted("skipped"));
+
+    let dry = cairn
+        .reindex(
+            &ReindexRequest {
+                session: Some(BIG.to_owned()),
+                dry_run: true,
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap();
+    assert_eq!((dry.sessions, dry.evidence_revoked), (1, 2), "{dry:?}");
+    assert!(dry.records_changed >= 2, "{dry:?}");
+    assert!(
+        trusted("misread") && trusted("skipped"),
+        "a dry run changed trust"
+    );
+    assert_eq!(
+        range("kept"),
+        (after, after + 2),
+        "a dry run moved evidence"
+    );
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM reindexes"),
+        0
+    );
+
+    let done = cairn
+        .reindex(
+            &ReindexRequest {
+                session: Some(BIG.to_owned()),
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap();
+    assert_eq!(done.evidence_revoked, 2, "{done:?}");
+    assert!(trusted("kept"));
+    assert_eq!(range("kept"), (after + 1, after + 3));
+    assert!(!trusted("misread") && !trusted("skipped"));
+    let why = cairn.recall_get("skipped").unwrap().provenance_note;
+    assert!(
+        why.is_some_and(|w| w.contains("revoked")),
+        "no reason given"
+    );
+}
+
+/// A session with nothing to read again is named with the reason, and the others are read: a
+/// retained copy deleted by hand (or lost in a restore), a session pulled from a teammate
+/// (no transcript was read here). Nothing of either changes.
+#[test]
+fn sessions_without_a_copy_are_named_and_left_as_they_are() {
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(&support::fixtures().join("claude"), src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .capture_paths(&support::found(Agent::Claude, src.path()), &Quiet)
+        .unwrap();
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    let (lost_key, agent, source_key, generation): (String, String, String, i64) = db
+        .query_row(
+            "SELECT s.session_key, src.agent, src.source_key, src.generation
+             FROM sources src JOIN sessions s ON s.id = src.session_id
+             WHERE s.session_id = ?1 AND src.role = 'main'",
+            [BIG],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    let copy = data.path().join(format!(
+        "retained/{agent}/{source_key}.g{generation}.jsonl.zst"
+    ));
+    std::fs::remove_file(&copy).unwrap();
+    db.execute(
+        "INSERT INTO sessions (session_key, agent, session_id, captured_at, pulled_from)
+         VALUES ('sha256-0000000000000000000000000000feed', 'claude', 'theirs', '2026-12-01T00:00:00Z', 'origin')",
+        [],
+    )
+    .unwrap();
+    let before = support::dump(data.path());
+
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    let sessions = support::count(data.path(), "SELECT COUNT(*) FROM sessions");
+    assert_eq!(i64::from(r.sessions) + 2, sessions, "{r:?}");
+    let reasons: Vec<(&str, &str)> = r
+        .skipped
+        .iter()
+        .map(|s| (s.session_key.as_str(), s.reason.as_str()))
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        reasons.iter().any(|(k, why)| *k == lost_key
+            && why.contains(copy.to_str().unwrap())
+            && why.contains("missing or shorter")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|(k, why)| k.ends_with("feed") && why.contains("teammate")),
+        "{reasons:?}"
+    );
+    same(&support::dump(data.path()), &before, "skipped");
+
+    // Asked for by name, an unknown session is an error that says so.
+    let err = cairn
+        .reindex(
+            &ReindexRequest {
+                session: Some("no-such-session".to_owned()),
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no-such-session"), "{err}");
+}
+
+/// A copy of an older generation gone (a transcript rewritten once, its first copy deleted):
+/// the records read from it could not be stored again, so the session is left whole.
+#[test]
+fn a_lost_older_generation_leaves_the_session_as_it_is() {
+    let src = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let log = src
+        .path()
+        .join("proj/3f1c0c1e-0000-4000-8000-000000000002.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let file = [support::main_file(Agent::Claude, &log)];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    cairn.capture_paths(&file, &Quiet).unwrap();
+    std::fs::write(&log, lines[..5].join("\n") + "\n").unwrap();
+    cairn.capture_paths(&file, &Quiet).unwrap();
+    let copies = support::files_under(&data.path().join("retained"));
+    let first = copies
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    assert!(
+        copies
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".g1.jsonl.zst"))
+    );
+    std::fs::remove_file(first).unwrap();
+    let before = support::dump(data.path());
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.sessions, 0, "{r:?}");
+    assert_eq!(r.skipped.len(), 1, "{r:?}");
+    assert!(r.skipped[0].reason.contains(".g0.jsonl.zst"), "{r:?}");
+    same(&support::dump(data.path()), &before, "lost generation");
+}

@@ -136,24 +136,22 @@ pub fn plan(
         let kind = kind_of(&file);
         let mut copies = Vec::new();
         let mut source_bytes = 0;
+        // Every generation's copy: a record read from one that is gone could not be stored
+        // again, so such a session is left as it is rather than rebuilt without it.
         for generation in 0..=state.generation {
             let path = retained.path(agent, &state.source_key, generation);
-            match std::fs::metadata(&path) {
-                Ok(m) => {
-                    source_bytes += m.len();
-                    copies.push(path);
+            let len = match std::fs::metadata(&path) {
+                Ok(m) => m.len(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(Err(lacking(&path, &state.path)));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(source) => return Err(Error::Read { path, source }),
+            };
+            if generation == state.generation && retained.is_short(&path, state.retained_len) {
+                return Ok(Err(lacking(&path, &state.path)));
             }
-        }
-        let current = retained.path(agent, &state.source_key, state.generation);
-        if retained.is_short(&current, state.retained_len) {
-            return Ok(Err(format!(
-                "its retained copy {} is missing or shorter than the archive recorded; the next sync reads {} again whole",
-                current.display(),
-                state.path
-            )));
+            source_bytes += len;
+            copies.push(path);
         }
         bytes += source_bytes;
         sources_read.push(Copied {
@@ -183,6 +181,16 @@ fn kind_of(file: &FoundFile) -> ReadKind {
         }
         _ => sources::read_kind(file),
     }
+}
+
+/// Why a session is not read again when its copy `copy` of the transcript `path` is missing or
+/// cut (deleted by hand, lost in a restore): a rebuild would lose what only the copy held.
+fn lacking(copy: &Path, path: &str) -> String {
+    format!(
+        "the retained copy {} of {path} is missing or shorter than the archive recorded; \
+         its records are left as they are",
+        copy.display()
+    )
 }
 
 /// Read every copy of the plan's sources with today's redaction and parsers, into batches for

@@ -1,0 +1,170 @@
+//! `cairn reindex`: what the branch views say survives a reindex after the transcripts are
+//! gone, the command says what it did (and what it would do), and a reindex killed at any
+//! point leaves every session as it was or rebuilt whole.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::branch::{Transcript, key_of, repo, skim};
+use crate::support::{Env, fixtures, git};
+
+/// Links from records and from the snapshots taken at each capture, and a person's link, are
+/// what they were; the transcript itself is gone.
+#[test]
+fn links_survive_a_reindex_from_the_copies_alone() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    let mut t = Transcript::new(&env, "s-reindex", &repo, "feature");
+    t.user("add a login page");
+    t.edit("login.txt", "login form\n");
+    t.say("I added login.txt.");
+    t.hook(&env);
+    t.user("commit it");
+    t.run_git(&["add", "login.txt"]);
+    t.run_git(&["commit", "-m", "Add login page"]);
+    t.say("Committed.");
+    t.hook(&env);
+    let key = key_of(&env, "s-reindex");
+    env.ok(&["link", &key, "--to", "main", "--reason", "started there"]);
+    let feature = skim(&env, &["branch", "feature"]);
+    let main = skim(&env, &["branch", "main"]);
+    assert!(!feature["sessions"].as_array().unwrap().is_empty());
+    assert!(!main["sessions"].as_array().unwrap().is_empty());
+    std::fs::remove_file(env.claude().join("-repo/s-reindex.jsonl")).unwrap();
+
+    let r = env.json(&["reindex"]);
+    for field in [
+        "sessions",
+        "sessions_changed",
+        "records_before",
+        "records_after",
+        "records_changed",
+        "turns_before",
+        "turns_after",
+        "evidence_revoked",
+        "skipped",
+        "dry_run",
+    ] {
+        assert!(r.get(field).is_some(), "no {field} in {r}");
+    }
+    assert_eq!(r["sessions"], 1, "{r}");
+    assert_eq!(r["records_changed"], 0, "{r}");
+    assert_eq!(r["records_before"], r["records_after"], "{r}");
+    assert_eq!(skim(&env, &["branch", "feature"]), feature);
+    assert_eq!(skim(&env, &["branch", "main"]), main);
+}
+
+#[test]
+fn it_says_what_it_did_and_what_it_would_do() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let dry = env.ok(&["reindex", "--dry-run", "--agent", "codex"]);
+    assert!(dry.starts_with("Would read 2 sessions again"), "{dry}");
+    assert!(dry.contains("Nothing was changed (--dry-run)."), "{dry}");
+    let done = env.ok(&["reindex", "55604662-cf2a-4331-851a-ec234028f8ca"]);
+    assert!(done.starts_with("Read 1 session again"), "{done}");
+    assert!(done.contains("0 read differently now"), "{done}");
+
+    // An unknown session: one line on stderr naming it, exit 1, nothing read.
+    let out = env.run(&["reindex", "no-such-\u{1b}[31msession"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+}
+
+/// The records' words as an older build stored them: every other prompt taken for text the
+/// agent injected (which also merged its turn into the one before).
+fn age(data: &Path) {
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE records SET prompt_source = 'system_injected'
+         WHERE prompt_source = 'human' AND ordinal % 2 = 1",
+        [],
+    )
+    .unwrap();
+}
+
+/// Per session, how many of its records an older build misread, with the index's agreement.
+fn misread(data: &Path) -> Vec<(String, i64)> {
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let ok: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    db.execute(
+        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
+        [],
+    )
+    .unwrap();
+    db.prepare(
+        "SELECT s.session_key, (SELECT COUNT(*) FROM records r WHERE r.session_id = s.id
+             AND r.prompt_source = 'system_injected' AND r.ordinal % 2 = 1)
+         FROM sessions s ORDER BY s.session_key",
+    )
+    .unwrap()
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// A reindex killed at random points: each session is as the older build left it or rebuilt
+/// whole, never half; the index agrees with the records; a rerun ends where a clean run does.
+#[test]
+fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
+    let env = Env::new();
+    let big = std::fs::read_to_string(
+        fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+    )
+    .unwrap();
+    for i in 0..4 {
+        let dir = env.claude().join(format!("-p{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
+        std::fs::write(
+            dir.join(format!("{id}.jsonl")),
+            big.replace("ae4a77f8-aedd-4bc1-888f-c94edc91af04", &id),
+        )
+        .unwrap();
+    }
+    env.ok(&["sync"]);
+    let clean = misread(&env.data());
+    age(&env.data());
+    let aged = misread(&env.data());
+    assert_ne!(aged, clean);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut kills = 0;
+    for _ in 0..10 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = std::time::Duration::from_millis(seed % 600);
+        let mut child = env
+            .command()
+            .args(["reindex"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        let now = misread(&env.data());
+        for ((key, n), ((_, was), (_, fresh))) in now.iter().zip(aged.iter().zip(&clean)) {
+            assert!(
+                n == was || n == fresh,
+                "{key}: {n} (aged {was}, clean {fresh})"
+            );
+        }
+        age(&env.data());
+    }
+    assert!(kills > 0, "no run was killed mid-way");
+    env.ok(&["reindex"]);
+    assert_eq!(misread(&env.data()), clean);
+}
