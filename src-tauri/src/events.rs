@@ -29,7 +29,7 @@ pub enum SyncPhase {
 }
 
 /// The archive changed (a sync or the watcher brought records, a forget removed sessions, a
-/// person corrected a link): open views reload. Sent as `archive-changed`.
+/// person corrected a link, a reindex read sessions differently): open views reload. Sent as `archive-changed`.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct ArchiveChanged {
     pub cause: ChangeCause,
@@ -49,6 +49,9 @@ pub enum ChangeCause {
     Correct,
     /// Teammates' published sessions were pulled (`pull_teammates`).
     Pull,
+    /// Sessions were read again from their retained copies (`sessions_updated` of them read
+    /// differently).
+    Reindex,
 }
 
 /// A report generation moved to a new phase (reading the sessions, a saved report answers it,

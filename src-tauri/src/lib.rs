@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod meaning;
 pub mod pull;
 pub mod recall;
+pub mod reindex;
 pub mod team;
 pub mod watcher;
 
@@ -91,6 +92,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             export::session_export,
             forget::forget_preview,
             forget::forget_sessions::<tauri::Wry>,
+            reindex::reindex_archive::<tauri::Wry>,
             correct::correct_link::<tauri::Wry>,
             pull::pull_teammates::<tauri::Wry>,
             extract::extract_status,
@@ -751,6 +753,72 @@ mod tests {
         let request = json!({ "session": key, "project": null, "before": null, "agent": null, "allow_reimport": false });
         invoke(&app, "forget_sessions", json!({ "request": request })).unwrap();
         assert_eq!(*causes.lock().unwrap(), ["correct", "correct", "forget"]);
+    }
+
+    /// Reading the archive again from Settings: a dry run says what would change and changes
+    /// nothing; the real one puts the misread prompt right, reports its progress as a sync's,
+    /// and tells the window the archive changed; one with nothing to change tells it nothing.
+    #[test]
+    fn reading_the_archive_again_says_what_changed_and_tells_the_window() {
+        use tauri::Listener as _;
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let causes = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let seen = causes.clone();
+        app.listen("archive-changed", move |event| {
+            let v: Value = serde_json::from_str(event.payload()).unwrap();
+            seen.lock()
+                .unwrap()
+                .push(v["cause"].as_str().unwrap().to_owned());
+        });
+        let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let heard = phases.clone();
+        app.listen("sync-progress", move |event| {
+            let v: Value = serde_json::from_str(event.payload()).unwrap();
+            heard
+                .lock()
+                .unwrap()
+                .push(v["phase"].as_str().unwrap().to_owned());
+        });
+        // What an older build stored: the person's prompts taken for injected text.
+        let db = rusqlite::Connection::open(dir.path().join("data/cairn.db")).unwrap();
+        let misread = db
+            .execute(
+                "UPDATE records SET prompt_source = 'system_injected' WHERE prompt_source = 'human'",
+                [],
+            )
+            .unwrap();
+        assert!(misread > 0);
+        let request =
+            |dry: bool| json!({ "request": { "session": null, "agent": null, "dry_run": dry } });
+        let dry = invoke(&app, "reindex_archive", request(true)).unwrap();
+        assert_eq!(dry["dry_run"], true);
+        assert!(
+            dry["records_changed"].as_u64().unwrap() >= misread as u64,
+            "{dry}"
+        );
+        let human = |db: &rusqlite::Connection| -> i64 {
+            db.query_row(
+                "SELECT COUNT(*) FROM records WHERE prompt_source = 'human'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(human(&db), 0, "a dry run changed the archive");
+        assert!(causes.lock().unwrap().is_empty());
+
+        let done = invoke(&app, "reindex_archive", request(false)).unwrap();
+        assert_eq!(done["sessions_changed"], 1, "{done}");
+        assert_eq!(human(&db), misread as i64);
+        assert_eq!(*causes.lock().unwrap(), ["reindex"]);
+        assert!(phases.lock().unwrap().contains(&"finish".to_owned()));
+        invoke(&app, "reindex_archive", request(false)).unwrap();
+        assert_eq!(
+            *causes.lock().unwrap(),
+            ["reindex"],
+            "nothing changed the second time"
+        );
     }
 
     #[test]

@@ -60,13 +60,9 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
     if r.evidence_revoked > 0 {
         writeln!(
             out,
-            "Recall: {} cite records that read differently now{} unverified until reviewed again.",
+            "Recall: {} {} back to unverified (records they cite read differently now).",
             plural(r.evidence_revoked, "entry"),
-            if r.dry_run {
-                "; they would be"
-            } else {
-                "; they are"
-            }
+            if r.dry_run { "would go" } else { "went" }
         )?;
     }
     if !r.skipped.is_empty() {

@@ -25,6 +25,7 @@ import type {
   LiveStatus_Serialize,
   OutboundPreview,
   RecordView_Serialize,
+  ReindexReport,
   RepoBranches_Serialize,
   SearchAnswer_Serialize,
   SearchHit_Serialize,
@@ -148,6 +149,7 @@ export type SearchQuery = SearchQuery_Deserialize;
 export type { EntryType, Scope, ReviewState, RecallStatus, InboxReason, RecallStats, Automation, Phase, AgentUsage };
 export type { ExportFormat, ExportedReport, ExportedSession, InsightProgress, SessionExportFormat };
 export type ForgetPlan = ForgetPlan_Serialize;
+export type { ReindexReport };
 export type { CorrectionAction };
 export type PullReport = PullReport_Serialize;
 export type ResumeCommand = ResumeCommand_Serialize;

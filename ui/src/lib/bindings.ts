@@ -177,6 +177,12 @@ export const commands = {
 	 */
 	forgetSessions: (request: ForgetRequest_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request })),
 	/**
+	 *  Read the sessions `request` names again from their retained copies (`dry_run`: say what
+	 *  would change, change nothing). Sends `sync-progress` while it reads and, when records
+	 *  changed, `archive-changed` so open views reload.
+	 */
+	reindexArchive: (request: ReindexRequest_Deserialize) => typedError<ReindexReport, ErrorReport_Serialize>(__TAURI_INVOKE("reindex_archive", { request })),
+	/**
 	 *  A person's word on session `session_key` and `target`; the core checks the target (it
 	 *  arrives from the webview) and keeps the correction across every relink.
 	 */
@@ -352,7 +358,7 @@ export type AppInfo_Serialize = {
 
 /**
  *  The archive changed (a sync or the watcher brought records, a forget removed sessions, a
- *  person corrected a link): open views reload. Sent as `archive-changed`.
+ *  person corrected a link, a reindex read sessions differently): open views reload. Sent as `archive-changed`.
  */
 export type ArchiveChanged = {
 	cause: ChangeCause,
@@ -402,7 +408,12 @@ export type ChangeCause = "sync" | "watch" |
 /**  A person linked or unlinked a session. */
 "correct" | 
 /**  Teammates' published sessions were pulled (`pull_teammates`). */
-"pull";
+"pull" | 
+/**
+ *  Sessions were read again from their retained copies (`sessions_updated` of them read
+ *  differently).
+ */
+"reindex";
 
 export type Check = {
 	name: string,
@@ -2345,6 +2356,51 @@ export type RecordView_Serialize = {
 	 *  marked, never silently part of the conversation. Absent otherwise.
 	 */
 	retracted_at?: string,
+};
+
+/**  What a reindex did (or, dry, would do). */
+export type ReindexReport = {
+	/**  Sessions read again. */
+	sessions: number,
+	/**  Of those, sessions whose records read differently now. */
+	sessions_changed: number,
+	records_before: number,
+	records_after: number,
+	/**  Records that read differently now, are new (lines the old parser skipped) or are gone. */
+	records_changed: number,
+	turns_before: number,
+	turns_after: number,
+	/**  Recall entries whose cited records no longer say what they said: back to unverified. */
+	evidence_revoked: number,
+	skipped: ReindexSkip[],
+	dry_run: boolean,
+};
+
+/**  Which sessions to read again: one, an agent's, or every one. */
+export type ReindexRequest = ReindexRequest_Serialize | ReindexRequest_Deserialize;
+
+/**  Which sessions to read again: one, an agent's, or every one. */
+export type ReindexRequest_Deserialize = {
+	/**  A session key or the agent's own session id. */
+	session?: string | null,
+	agent?: Agent | null,
+	/**  Read and rebuild, then roll back: what a reindex would change, changing nothing. */
+	dry_run: boolean,
+};
+
+/**  Which sessions to read again: one, an agent's, or every one. */
+export type ReindexRequest_Serialize = {
+	/**  A session key or the agent's own session id. */
+	session: string | null,
+	agent: Agent | null,
+	/**  Read and rebuild, then roll back: what a reindex would change, changing nothing. */
+	dry_run: boolean,
+};
+
+/**  A session a reindex could not read again, and why. */
+export type ReindexSkip = {
+	session_key: string,
+	reason: string,
 };
 
 export type Removed = {

@@ -1,7 +1,9 @@
 // Settings: where transcripts are read from (editable), the capture hooks (status, preview,
-// install), health checks (retention among them) and the outbound privacy preview.
+// install), health checks (retention among them), reading the archive again, and the outbound
+// privacy preview.
 import {
   api,
+  onSyncProgress,
   type Agent,
   type Api,
   type DoctorReport,
@@ -12,14 +14,29 @@ import {
   type McpInstall,
   type McpStatus,
   type OutboundPreview,
+  type ReindexReport,
   type SourceDirStatus,
+  type Subscribe,
+  type SyncProgress,
 } from '../api';
 import { Resource } from './resource.svelte';
 import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
-  'sourceDirs' | 'setSourceDirs' | 'hookOverview' | 'installHook' | 'uninstallHook' | 'mcpOverview' | 'installMcp' | 'uninstallMcp' | 'doctor' | 'privacyPreview' | 'extractStatus' | 'extractDoctor'
+    | 'sourceDirs'
+  | 'setSourceDirs'
+  | 'hookOverview'
+  | 'installHook'
+  | 'uninstallHook'
+  | 'mcpOverview'
+  | 'installMcp'
+  | 'uninstallMcp'
+  | 'doctor'
+  | 'privacyPreview'
+  | 'extractStatus'
+  | 'extractDoctor'
+  | 'reindexArchive'
 >;
 
 /** The agents whose transcripts are read from folders: every one but ATIF, which only comes in
@@ -55,10 +72,19 @@ export class SettingsStore {
   /** Recall extraction: coverage, generations, the last pass; and the endpoint check. */
   extract = new Resource<ExtractStatus>();
   extractDoctor = new Resource<ExtractDoctor>();
+  /** Reading the archive again from its retained copies: a dry run (what would change) or the
+   * real one; `reindexDry` says which is running or was last. */
+  reindexing = new Resource<ReindexReport>();
+  reindexDry = $state(true);
+  /** How far the running one has read (the sync's progress events). */
+  reindexProgress: SyncProgress | null = $state(null);
   #api: SettingsApi;
+  #subscribe: Subscribe<SyncProgress>;
+  #listening: Promise<unknown> | null = null;
 
-  constructor(backend: SettingsApi = api) {
+  constructor(backend: SettingsApi = api, subscribe: Subscribe<SyncProgress> = onSyncProgress) {
     this.#api = backend;
+    this.#subscribe = subscribe;
   }
 
   load(): Promise<unknown> {
@@ -160,6 +186,28 @@ export class SettingsStore {
   preview(): Promise<boolean> {
     const text = this.privacyText;
     return this.privacy.load(() => this.#api.privacyPreview(text), { keep: true });
+  }
+
+  /** Read every session again (`dry`: only say what would change). Does nothing while one runs. */
+  async readAgain(dry: boolean): Promise<boolean> {
+    if (this.reindexing.status === 'loading') return false;
+    this.#listening ??= this.#subscribe((progress) => {
+      if (this.reindexing.status === 'loading') this.reindexProgress = progress;
+    }).catch(() => {
+      // Without events the bar stays indeterminate; the reading itself still runs.
+      this.#listening = null;
+    });
+    await this.#listening;
+    this.reindexDry = dry;
+    this.reindexProgress = null;
+    return this.reindexing.load(() => this.#api.reindexArchive({ session: null, agent: null, dry_run: dry }));
+  }
+
+  /** Share of the retained copies read so far, 0–1; null before it is known. */
+  get reindexFraction(): number | null {
+    const p = this.reindexProgress;
+    if (p === null || p.bytes_total === null || p.bytes_total <= 0) return null;
+    return Math.min(1, (p.bytes_done ?? 0) / p.bytes_total);
   }
 
   #resetDrafts(): void {

@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import HealthPanel from './HealthPanel.svelte';
+import { SettingsStore, type SettingsApi } from '../../stores/settings.svelte';
+import type { Outcome, ReindexReport, Subscribe, SyncProgress } from '../../api';
+
+let component: ReturnType<typeof mount> | undefined;
+
+afterEach(() => {
+  if (component) unmount(component);
+  component = undefined;
+  document.body.innerHTML = '';
+});
+
+const ok = <T>(data: T) => ({ status: 'ok' as const, data });
+
+function report(extra: Partial<ReindexReport> = {}): ReindexReport {
+  return {
+    sessions: 40,
+    sessions_changed: 12,
+    records_before: 9000,
+    records_after: 9004,
+    records_changed: 231,
+    turns_before: 800,
+    turns_after: 803,
+    evidence_revoked: 2,
+    skipped: [],
+    dry_run: true,
+    ...extra,
+  };
+}
+
+/** The panel over a store whose `reindexArchive` answers with `answer` (dry or not). */
+function panel(answer: (dry: boolean) => Promise<Outcome<ReindexReport>>) {
+  let send: ((p: SyncProgress) => void) | null = null;
+  const api = {
+    doctor: vi.fn(async () => ok({ checks: [] })),
+    reindexArchive: vi.fn(async (request: { dry_run: boolean }) => answer(request.dry_run)),
+  } as unknown as SettingsApi;
+  const subscribe: Subscribe<SyncProgress> = async (h) => {
+    send = h;
+    return () => {};
+  };
+  const settings = new SettingsStore(api, subscribe);
+  component = mount(HealthPanel, { target: document.body, props: { settings, dataDir: '/data' } });
+  flushSync();
+  return { settings, api, send: (p: SyncProgress) => (send!(p), flushSync()) };
+}
+
+const one = (testid: string) => document.querySelector<HTMLElement>(`[data-testid="${testid}"]`);
+const text = (testid: string) => one(testid)?.textContent?.replace(/\s+/g, ' ').trim();
+const settle = async () => {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  flushSync();
+};
+
+describe('HealthPanel: read again', () => {
+  it('checks first, showing progress, then says what would change', async () => {
+    let finish: (r: Outcome<ReindexReport>) => void = () => {};
+    const { api, send } = panel((dry) => (dry ? new Promise((resolve) => (finish = resolve)) : Promise.resolve(ok(report({ dry_run: false })))));
+    (one('reindex-check') as HTMLButtonElement).click();
+    await settle();
+    expect(text('reindex-check')).toBe('Checking…');
+    expect((one('reindex-run') as HTMLButtonElement).disabled).toBe(true);
+    send({ phase: 'advance', files: 40, bytes_total: 1000, bytes_done: 250 });
+    expect((one('reindex-progress') as HTMLProgressElement).value).toBe(0.25);
+    finish(ok(report()));
+    await settle();
+    expect(one('reindex-progress')).toBeNull();
+    expect(text('reindex-result')).toBe(
+      '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified.',
+    );
+    expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, dry_run: true });
+
+    (one('reindex-run') as HTMLButtonElement).click();
+    await settle();
+    expect(api.reindexArchive).toHaveBeenLastCalledWith({ session: null, agent: null, dry_run: false });
+    expect(text('reindex-result')).toBe(
+      'Read again: 12 of 40 sessions read differently (231 records changed, new or gone); 2 Recall entries went back to unverified.',
+    );
+  });
+
+  it('offers nothing to run when a check found nothing to change, and names what it could not read', async () => {
+    const skipped = Array.from({ length: 7 }, (_, i) => ({
+      session_key: `sha256-${i}`,
+      reason: 'no transcript of it was read here (pulled from a teammate\u2019s archive)',
+    }));
+    panel(async () => ok(report({ sessions_changed: 0, records_changed: 0, evidence_revoked: 0, skipped })));
+    (one('reindex-check') as HTMLButtonElement).click();
+    await settle();
+    expect(text('reindex-result')).toBe('All 40 sessions read as they were archived: nothing would change.');
+    expect((one('reindex-run') as HTMLButtonElement).disabled).toBe(true);
+    expect(text('reindex-skipped')).toBe('7 sessions not read again:');
+    const items = document.querySelectorAll('.skipped li');
+    expect(items).toHaveLength(6);
+    expect(items[5]?.textContent).toContain('and 2 more');
+  });
+
+  it('says why it failed, and the buttons work again', async () => {
+    panel(async () => ({ status: 'error', error: { kind: 'busy', message: 'a sync is running', hint: 'wait for it to finish' } }) as never);
+    (one('reindex-run') as HTMLButtonElement).click();
+    await settle();
+    expect(document.querySelector('[role="alert"]')?.textContent).toContain('a sync is running');
+    expect((one('reindex-check') as HTMLButtonElement).disabled).toBe(false);
+  });
+});
