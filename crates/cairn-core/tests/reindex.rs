@@ -656,3 +656,115 @@ fn a_lost_older_generation_leaves_the_session_as_it_is() {
     assert!(r.skipped[0].reason.contains(".g0.jsonl.zst"), "{r:?}");
     same(&support::dump(data.path()), &before, "lost generation");
 }
+
+/// A secret an older build's rules let through (planted here: its copy line, record and index
+/// entry hold it raw) is redacted when the session is read again: today's rules run on every
+/// copy line before the parser, so it leaves the records and the search index.
+#[test]
+fn a_secret_older_rules_missed_leaves_the_records_on_reindex() {
+    use cairn_core::archive::retain::Retained;
+    const KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
+    let src = tempfile::tempdir().unwrap();
+    let log = src
+        .path()
+        .join("proj/3f1c0c1e-0000-4000-8000-000000000003.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let line = |uuid: &str, text: &str| {
+        serde_json::json!({"type": "user", "uuid": uuid, "sessionId": "3f1c0c1e-0000-4000-8000-000000000003",
+            "timestamp": "2026-03-01T10:00:00Z", "cwd": "/tmp/proj", "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n",
+            line("u1", "hello"),
+            line("u2", &format!("use key {KEY} for deploys"))
+        ),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .capture_paths(&[support::main_file(Agent::Claude, &log)], &Quiet)
+        .unwrap();
+    drop(src);
+
+    // What the older rules left: the raw key in the copy, the record and the index.
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    let (agent, source_key, id, text): (String, String, i64, String) = db
+        .query_row(
+            "SELECT src.agent, src.source_key, r.id, r.text FROM records r JOIN sources src ON src.id = r.source_id
+             WHERE r.text LIKE 'use key %'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    let marker = text
+        .trim_start_matches("use key ")
+        .trim_end_matches(" for deploys")
+        .to_owned();
+    let retained = Retained::new(data.path());
+    let copy = retained.path(Agent::parse(&agent).unwrap(), &source_key, 0);
+    let lines = retained.read(&copy, 0).unwrap();
+    let mut plain = Vec::new();
+    let mut keys = Vec::new();
+    for l in &lines {
+        let t = String::from_utf8(l.text.clone())
+            .unwrap()
+            .replace(&marker, KEY);
+        plain.extend_from_slice(t.as_bytes());
+        plain.push(b'\n');
+        if let Some(h) = &l.record_hash {
+            keys.push((l.line_no, h.clone()));
+        }
+    }
+    let bytes = Retained::encode(&plain, &keys).unwrap();
+    std::fs::write(&copy, &bytes).unwrap();
+    db.execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
+        .unwrap();
+    let raw = text.replace(&marker, KEY);
+    db.execute(
+        "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, NULL)",
+        rusqlite::params![id, text],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE records SET text = ?2 WHERE id = ?1",
+        rusqlite::params![id, raw],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, NULL)",
+        rusqlite::params![id, raw],
+    )
+    .unwrap();
+    let hits = |db: &Connection| -> i64 {
+        db.query_row(
+            "SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?1",
+            [format!("\"{KEY}\"")],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(hits(&db), 1);
+    let findings = support::count(data.path(), "SELECT COUNT(*) FROM secret_findings");
+
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.records_changed, 1, "{r:?}");
+    assert_eq!(hits(&db), 0);
+    let stored: String = db
+        .query_row(
+            "SELECT group_concat(coalesce(text, ''), ' ') FROM records",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        !stored.contains(KEY) && stored.contains(&marker),
+        "{stored}"
+    );
+    assert!(support::count(data.path(), "SELECT COUNT(*) FROM secret_findings") >= findings);
+    index_is_whole(data.path());
+}
