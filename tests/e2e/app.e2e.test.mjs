@@ -349,6 +349,19 @@ test('settings: folders, hooks, health and the privacy preview', async () => {
   await until(async () => /REDACTED|\[/.test(await text(await byTestId('privacy-output'))), 'no privacy preview');
   const preview = await text(await byTestId('privacy-output'));
   assert.ok(!preview.includes('ghp_abcdefghijklmnopqrstuvwxyz0123456789'), `the token is removed: ${preview}`);
+  // Reading the archive again, checked first: this build archived it, so nothing would change.
+  await clickIn('reindex', 'Check what would change');
+  await until(async () => (await byTestId('reindex-result')).isExisting(), 'the check never answered', 30_000);
+  const checked = await text(await byTestId('reindex-result'));
+  assert.match(
+    checked,
+    /^(All [\d,]+ sessions read as they were archived|The session reads as it was archived): nothing would change\.$/,
+    checked,
+  );
+  assert.equal(await (await byTestId('reindex-run')).isEnabled(), false, 'nothing to read again, yet Read again is offered');
+  await browser.execute(() => document.querySelector('[data-testid="reindex"]')?.scrollIntoView({ block: 'center' }));
+  await shot('10-settings-read-again');
+  await browser.execute(() => document.querySelector('[data-testid="settings-view"]')?.scrollTo(0, 0));
   await shot('10-settings');
 });
 

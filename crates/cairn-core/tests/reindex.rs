@@ -24,6 +24,8 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Cursor, "cursor", ""),
     (Agent::Aider, "aider", ""),
     (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
+    // A `#` in a folder's name (kiro-cli keeps a database too) is no database session's mark.
+    (Agent::Kiro, "kiro/sessions/cli", "me#2/.kiro/sessions/cli"),
 ];
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -133,6 +135,12 @@ const UNIT_SOURCES: &[(&str, Layout)] = &[
     ("opencode tree", |root| {
         copy_tree(&support::fixtures().join("opencode"), root);
         support::found(Agent::Opencode, root)
+    }),
+    // A `#` in a folder's name is no database session's mark.
+    ("opencode tree under a # folder", |root| {
+        let root = root.join("notes#2");
+        copy_tree(&support::fixtures().join("opencode"), &root);
+        support::found(Agent::Opencode, &root)
     }),
 ];
 
@@ -601,7 +609,7 @@ fn sessions_without_a_copy_are_named_and_left_as_they_are() {
     assert!(
         reasons
             .iter()
-            .any(|(k, why)| k.ends_with("feed") && why.contains("teammate")),
+            .any(|(k, why)| k.ends_with("feed") && why.contains("no copy to read again")),
         "{reasons:?}"
     );
     same(&support::dump(data.path()), &before, "skipped");
@@ -766,5 +774,35 @@ fn a_secret_older_rules_missed_leaves_the_records_on_reindex() {
         "{stored}"
     );
     assert!(support::count(data.path(), "SELECT COUNT(*) FROM secret_findings") >= findings);
+    index_is_whole(data.path());
+}
+
+/// A copy damaged on disk (its bytes overwritten, its length as recorded) leaves its session
+/// as it is, named with what is wrong; the other sessions are read again.
+#[test]
+fn a_damaged_copy_is_named_and_the_others_are_read() {
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(&support::fixtures().join("codex"), src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .capture_paths(&support::found(Agent::Codex, src.path()), &Quiet)
+        .unwrap();
+    let copies = support::files_under(&data.path().join("retained"));
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    let len = std::fs::metadata(&copies[0]).unwrap().len() as usize;
+    std::fs::write(&copies[0], vec![0x5a; len]).unwrap();
+    let before = support::dump(data.path());
+    assert!(age(data.path()) > 0);
+    let aged = support::dump(data.path());
+    assert_ne!(aged, before);
+
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!((r.sessions, r.skipped.len()), (1, 1), "{r:?}");
+    let why = &r.skipped[0].reason;
+    assert!(
+        why.contains(copies[0].to_str().unwrap()) && why.contains("left as they are"),
+        "{why}"
+    );
     index_is_whole(data.path());
 }

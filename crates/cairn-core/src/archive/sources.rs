@@ -246,6 +246,23 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
     }
 }
 
+/// The database `path` names a session of, when it is one of `agent`'s (`<database>#<session>`,
+/// see `capture`'s `session_path`); `None` for any other path, one with a `#` in a folder's
+/// name among them.
+pub fn database_of_session(agent: Agent, path: &std::path::Path) -> Option<&std::path::Path> {
+    let (db, _) = path.to_str()?.rsplit_once('#')?;
+    let db = std::path::Path::new(db);
+    let is_database = match agent {
+        Agent::Crush => crush::is_database(db),
+        Agent::Kiro => kiro::is_database(db),
+        Agent::Cursor => cursor_ide::is_database(db),
+        Agent::Opencode => opencode::is_database(db),
+        Agent::Kilo => opencode::is_kilo_database(db),
+        _ => false,
+    };
+    is_database.then_some(db)
+}
+
 /// One agent's parser for a document it rewrites in place. The reader splits the parsed
 /// document into a header and keyed units, redacts each, and gives the parser the header on
 /// every read and only the units that changed. Every record a unit yields is keyed by the

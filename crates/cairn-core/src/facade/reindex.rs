@@ -93,7 +93,19 @@ impl Cairn {
         let mut touched = capture::Touched::default();
         let (mut before, mut after, mut changed) = (0u64, 0u64, 0u64);
         for plan in &plans {
-            let batches = reindex::read(plan, &self.data_dir)?;
+            // A copy that cannot be read (damaged on disk) leaves its session as it is; the
+            // others are still read.
+            let batches = match reindex::read(plan, &self.data_dir) {
+                Ok(batches) => batches,
+                Err(e) => {
+                    report.skipped.push(ReindexSkip {
+                        session_key: plan.session_key().to_owned(),
+                        reason: format!("{e}; its records are left as they are"),
+                    });
+                    progress.advance(plan.bytes);
+                    continue;
+                }
+            };
             let tx = store
                 .conn_mut()
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

@@ -43,7 +43,7 @@ struct Copied {
     file: FoundFile,
     kind: ReadKind,
     state: SourceState,
-    /// The copies of its generations that exist, oldest first.
+    /// The copy of each of its generations, oldest first.
     copies: Vec<PathBuf>,
 }
 
@@ -62,6 +62,10 @@ impl Plan {
     pub fn row(&self) -> i64 {
         self.row
     }
+
+    pub fn session_key(&self) -> &str {
+        &self.identity.session_key
+    }
 }
 
 /// What the records of a session were, and are after a reindex.
@@ -75,8 +79,8 @@ pub struct Rebuilt {
     pub records_changed: u64,
 }
 
-/// How a session's sources can be read again: `Ok` with the plan, or `Err` with why not (a
-/// session pulled from a teammate has no copy; a document's or database's is not replayed).
+/// How a session's sources can be read again: `Ok` with the plan, or `Err` with why not (no
+/// transcript of it was read here; a copy is missing or cut; an agent this build does not know).
 pub fn plan(
     conn: &Connection,
     data_dir: &Path,
@@ -113,7 +117,7 @@ pub fn plan(
         .map_err(db)?;
     if rows.is_empty() {
         return Ok(Err(
-            "no transcript of it was read here (pulled from a teammate's archive)".to_owned(),
+            "no transcript of it was read here, so there is no copy to read again".to_owned(),
         ));
     }
     let retained = Retained::new(data_dir);
@@ -169,17 +173,13 @@ pub fn plan(
     }))
 }
 
-/// How a source was read: a database session's path is its database's, `#` and the session.
+/// How a source was read: a database's session (its path the database's, `#` and the
+/// session's id) by units, else as [`sources::read_kind`] says of its file.
 fn kind_of(file: &FoundFile) -> ReadKind {
-    match file.path.to_str().and_then(|p| p.rsplit_once('#')) {
-        Some((db, _)) if database::source_for(file.agent).is_some() => {
-            let db = FoundFile {
-                path: PathBuf::from(db),
-                ..file.clone()
-            };
-            sources::read_kind(&db)
-        }
-        _ => sources::read_kind(file),
+    if sources::database_of_session(file.agent, &file.path).is_some() {
+        ReadKind::Database
+    } else {
+        sources::read_kind(file)
     }
 }
 
@@ -281,11 +281,12 @@ fn unit_parser(source: &Copied) -> std::result::Result<Box<dyn UnitParser>, serd
     let file = &source.file;
     match source.kind {
         ReadKind::Database => {
-            let db = source.state.path.rsplit_once('#').map_or("", |(db, _)| db);
-            match database::source_for(file.agent) {
-                Some(s) => s.parser(Path::new(db), None),
-                None => Err(serde::de::Error::custom(format!(
-                    "{} keeps no database",
+            let db = sources::database_of_session(file.agent, &file.path);
+            match (database::source_for(file.agent), db) {
+                (Some(s), Some(db)) => s.parser(db, None),
+                _ => Err(serde::de::Error::custom(format!(
+                    "{} is no session of a {} database",
+                    file.path.display(),
                     file.agent
                 ))),
             }
