@@ -95,3 +95,90 @@ fn concurrent_hooks_and_a_sync_neither_lose_nor_duplicate() {
     assert_eq!(got, expected);
     support::assert_ordinals_dense(data.path());
 }
+
+/// Reindexes running while the agent writes and hooks capture (each its own connection): no
+/// record is lost or duplicated; the end state equals a one-shot capture.
+#[test]
+fn reindexes_while_hooks_capture_neither_lose_nor_duplicate() {
+    let content =
+        std::fs::read_to_string(support::fixtures().join("claude/subagent.jsonl")).unwrap();
+    let lines: Vec<&str> = content.lines().collect();
+    let ref_src = tempfile::tempdir().unwrap();
+    let ref_data = tempfile::tempdir().unwrap();
+    let ref_path = ref_src.path().join("projects/p/sess.jsonl");
+    std::fs::create_dir_all(ref_path.parent().unwrap()).unwrap();
+    std::fs::write(&ref_path, &content).unwrap();
+    support::capture(
+        &Cairn::open(ref_data.path()).unwrap(),
+        &[support::main_file(Agent::Claude, &ref_path)],
+    );
+    let canonical =
+        |dir: &std::path::Path| std::fs::canonicalize(dir).unwrap().display().to_string();
+    let expected = support::dump(ref_data.path()).replace(&canonical(ref_src.path()), "<src>");
+
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("projects/p/sess.jsonl");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    support::read_from(data.path(), Agent::Claude, src.path());
+    // A first part captured, so the reindexes have a session to read from the start.
+    std::fs::write(&path, lines[..5].join("\n") + "\n").unwrap();
+    let hook_input = serde_json::json!({"transcript_path": path, "cwd": src.path()}).to_string();
+    Cairn::open(data.path())
+        .unwrap()
+        .hook(&hook_input, Some(Agent::Claude), src.path())
+        .unwrap();
+    let writing = AtomicBool::new(true);
+    let reindexes = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            for line in &lines[5..] {
+                writeln!(f, "{line}").unwrap();
+                f.flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
+            writing.store(false, Ordering::SeqCst);
+        });
+        for _ in 0..2 {
+            s.spawn(|| {
+                let cairn = Cairn::open(data.path()).unwrap();
+                while writing.load(Ordering::SeqCst) {
+                    cairn
+                        .hook(&hook_input, Some(Agent::Claude), src.path())
+                        .unwrap();
+                }
+            });
+        }
+        for _ in 0..2 {
+            s.spawn(|| {
+                let cairn = Cairn::open(data.path()).unwrap();
+                while writing.load(Ordering::SeqCst) {
+                    let r = cairn
+                        .reindex(&cairn_core::ReindexRequest::default(), &Quiet)
+                        .unwrap();
+                    assert!(r.skipped.is_empty(), "{r:?}");
+                    reindexes.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert!(
+        reindexes.load(Ordering::SeqCst) > 0,
+        "no reindex ran meanwhile"
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .hook(&hook_input, Some(Agent::Claude), src.path())
+        .unwrap();
+    // And one more after the last line: the copies hold every line the hooks read.
+    cairn
+        .reindex(&cairn_core::ReindexRequest::default(), &Quiet)
+        .unwrap();
+    let got = support::dump(data.path()).replace(&canonical(src.path()), "<src>");
+    assert_eq!(got, expected);
+    support::assert_ordinals_dense(data.path());
+}

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::archive::capture::{self, CaptureLock, Progress, reindex};
+use crate::archive::store::Store;
 use crate::archive::{self, Agent};
 use crate::error::Result;
 use crate::{Cairn, clock, git, recall, semantic};
@@ -69,12 +70,13 @@ impl Cairn {
             archive::store::reindex_selection(store.conn(), session, req.agent)
                 .map_err(|e| store.err(e))?
         };
-        let lock = CaptureLock::open(&self.data_dir)?;
-        let _held = lock.lock()?;
         let mut report = ReindexReport {
             dry_run: req.dry_run,
             ..ReindexReport::default()
         };
+        // Planned first for the totals the progress shows, then again for each session under
+        // the capture lock, held only while that session is rebuilt: a hook waits for one
+        // session at most, and what a capture stores meanwhile is in the copy read next.
         let mut plans = Vec::new();
         for (row, key) in rows {
             match reindex::plan(store.conn(), &self.data_dir, row)? {
@@ -89,40 +91,27 @@ impl Cairn {
             plans.len() as u64,
             plans.iter().map(|p| p.bytes).sum::<u64>(),
         );
+        let lock = CaptureLock::open(&self.data_dir)?;
         let now = clock::now();
         let mut touched = capture::Touched::default();
         let (mut before, mut after, mut changed) = (0u64, 0u64, 0u64);
-        for plan in &plans {
-            // A copy that cannot be read (damaged on disk) leaves its session as it is; the
-            // others are still read.
-            let batches = match reindex::read(plan, &self.data_dir) {
-                Ok(batches) => batches,
-                Err(e) => {
+        for planned in &plans {
+            let held = lock.lock()?;
+            let outcome = self.reindex_session(&mut store, planned, req.dry_run, &now)?;
+            drop(held);
+            progress.advance(planned.bytes);
+            let (rebuilt, revoked) = match outcome {
+                Ok(done) => done,
+                Err(reason) => {
                     report.skipped.push(ReindexSkip {
-                        session_key: plan.session_key().to_owned(),
-                        reason: format!("{e}; its records are left as they are"),
+                        session_key: planned.session_key().to_owned(),
+                        reason,
                     });
-                    progress.advance(plan.bytes);
                     continue;
                 }
             };
-            let tx = store
-                .conn_mut()
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(|e| crate::store::db_err(&self.data_dir, e))?;
-            let path = crate::store::path_of(&tx);
-            let db = crate::store::err_at(&path);
-            let turns = archive::forget::turn_ids(&tx, &[plan.row()]).map_err(db)?;
-            semantic::forget::delete(&tx, &turns).map_err(db)?;
-            let rebuilt = reindex::rebuild(&tx, &self.data_dir, plan, &batches, &now)?;
-            git::associate::reset(&tx, plan.row()).map_err(db)?;
-            archive::store::queue_link(&tx, plan.row()).map_err(db)?;
-            let revoked = recall::evidence::verify_session(&tx, plan.row(), &now)?;
-            if req.dry_run {
-                tx.rollback().map_err(db)?;
-            } else {
-                tx.commit().map_err(db)?;
-                touched.sessions.push(plan.row());
+            if !req.dry_run {
+                touched.sessions.push(planned.row());
             }
             report.sessions += 1;
             report.sessions_changed += u32::from(rebuilt.records_changed > 0);
@@ -132,7 +121,6 @@ impl Cairn {
             before += rebuilt.records_before;
             after += rebuilt.records_after;
             changed += rebuilt.records_changed;
-            progress.advance(plan.bytes);
         }
         report.records_before = small(before);
         report.records_after = small(after);
@@ -147,11 +135,49 @@ impl Cairn {
             )
             .map_err(|e| store.err(e))?;
         }
-        drop(_held);
         // Association starts over for each session; what it derives is rebuildable, so a
         // failure is logged by `link` and the sessions stay queued for the next relink.
         self.link(&mut store, &touched, None);
         progress.finish();
         Ok(report)
+    }
+
+    /// Read one session again and rebuild it in its own transaction (rolled back when `dry`),
+    /// the caller holding the capture lock. `Ok(Err(why))`: it is left as it is (its copy
+    /// went or cannot be read since it was planned).
+    fn reindex_session(
+        &self,
+        store: &mut Store,
+        planned: &reindex::Plan,
+        dry: bool,
+        now: &str,
+    ) -> Result<std::result::Result<(reindex::Rebuilt, u32), String>> {
+        let plan = match reindex::plan(store.conn(), &self.data_dir, planned.row())? {
+            Ok(plan) => plan,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let batches = match reindex::read(&plan, &self.data_dir) {
+            Ok(batches) => batches,
+            Err(e) => return Ok(Err(format!("{e}; its records are left as they are"))),
+        };
+        let path = store.path().to_owned();
+        let db = crate::store::err_at(&path);
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let row = plan.row();
+        let turns = archive::forget::turn_ids(&tx, &[row]).map_err(db)?;
+        semantic::forget::delete(&tx, &turns).map_err(db)?;
+        let rebuilt = reindex::rebuild(&tx, &self.data_dir, &plan, &batches, now)?;
+        git::associate::reset(&tx, row).map_err(db)?;
+        archive::store::queue_link(&tx, row).map_err(db)?;
+        let revoked = recall::evidence::verify_session(&tx, row, now)?;
+        if dry {
+            tx.rollback().map_err(db)?;
+        } else {
+            tx.commit().map_err(db)?;
+        }
+        Ok(Ok((rebuilt, revoked)))
     }
 }
