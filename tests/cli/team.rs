@@ -383,6 +383,65 @@ fn an_incremental_push_sends_only_the_new_records() {
     assert_eq!(none, json!([]), "{none}");
 }
 
+/// A session read again (`cairn reindex`) that ends sooner than it did (an older parser
+/// made a record and opened a turn of a line that is the agent's housekeeping) is mirrored as
+/// it is now: the next push leaves no turn or record of it past its end on the server.
+#[test]
+fn a_session_read_again_shorter_is_mirrored_without_its_old_tail() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let key = alice.session_keys()[0].clone();
+    {
+        let conn = rusqlite::Connection::open(alice.env.data().join("cairn.db")).unwrap();
+        let (row, next, turns, source): (i64, i64, i64, i64) = conn
+            .query_row(
+                "SELECT s.id, s.next_ordinal, s.turn_count, (SELECT id FROM sources WHERE session_id = s.id LIMIT 1)
+                 FROM sessions s WHERE s.session_key = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        conn.execute(
+            "INSERT INTO turns (session_id, turn_index, turn_key, opening_ordinal, first_ordinal, last_ordinal, record_count)
+             VALUES (?1, ?2, 'sha256-0000000000000000000000000000beef', ?3, ?3, ?3, 1)",
+            rusqlite::params![row, turns, next],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO records (session_id, ordinal, turn_id, source_id, line_no, block, record_hash, kind, role, source_event_kind, prompt_source)
+             VALUES (?1, ?2, last_insert_rowid(), ?3, 999999, 0, 'sha256:00', 'message', 'user', 'user', 'human')",
+            rusqlite::params![row, next, source],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE sessions SET next_ordinal = next_ordinal + 1, record_count = record_count + 1, turn_count = turn_count + 1
+             WHERE id = ?1",
+            [row],
+        )
+        .unwrap();
+    }
+    alice.push(&db);
+    let on_server = |table: &str| {
+        db.count(&format!(
+            "SELECT count(*) FROM cairn.{table} WHERE session_key = '{key}'"
+        ))
+    };
+    let (records, turns) = (on_server("records"), on_server("turns"));
+    alice.env.ok(&["reindex", &key]);
+    let pushed = alice.push(&db);
+    assert_eq!(pushed["sessions_pushed"], 1, "{pushed}");
+    assert_eq!(on_server("records"), records - 1);
+    assert_eq!(on_server("turns"), turns - 1);
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.records"),
+        alice.local_count("records")
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.turns"),
+        alice.local_count("turns")
+    );
+}
+
 /// A tool call found by a teammate reads as the local search reads it: its input's fields and
 /// values, not the JSON it was pushed as.
 #[test]

@@ -544,6 +544,20 @@ impl SessionBatch {
             at = end;
         }
         report.records_pushed += r.ordinal.len() as u64;
+        // A session read again (`cairn reindex`) can end sooner than it did: the mirror keeps
+        // no turn or record past its end.
+        tx.execute(
+            "DELETE FROM cairn.turns WHERE publisher = current_user AND session_key = $1
+                 AND turn_index >= $2",
+            &[key, &s.turn_count],
+        )
+        .map_err(err)?;
+        tx.execute(
+            "DELETE FROM cairn.records WHERE publisher = current_user AND session_key = $1
+                 AND ordinal >= $2",
+            &[key, &s.next_ordinal],
+        )
+        .map_err(err)?;
 
         tx.execute(
             "DELETE FROM cairn.links WHERE publisher = current_user AND session_key = $1",

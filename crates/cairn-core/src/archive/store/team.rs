@@ -60,12 +60,14 @@ pub struct TeamSessionRow {
     pub updated_at: Option<String>,
     pub record_count: i64,
     pub turn_count: i64,
+    /// The ordinal after the session's last record: a mirror's rows of the session end there.
+    pub next_ordinal: i64,
 }
 
 pub fn team_session(conn: &Connection, session: i64) -> rusqlite::Result<TeamSessionRow> {
     let sql = format!(
         "SELECT session_key, agent, parent_key, relation, COALESCE(title, {}), project, cwd,
-                git_branch, model, started_at, updated_at, record_count, turn_count
+                git_branch, model, started_at, updated_at, record_count, turn_count, next_ordinal
          FROM sessions WHERE id = ?1",
         super::first_request_sql("sessions.id")
     );
@@ -84,6 +86,7 @@ pub fn team_session(conn: &Connection, session: i64) -> rusqlite::Result<TeamSes
             updated_at: r.get(10)?,
             record_count: r.get(11)?,
             turn_count: r.get(12)?,
+            next_ordinal: r.get(13)?,
         })
     })
 }
