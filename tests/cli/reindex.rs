@@ -168,3 +168,58 @@ fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
     env.ok(&["reindex"]);
     assert_eq!(misread(&env.data()), clean);
 }
+
+/// `cairn doctor` says whether the archive can be rebuilt from its copies, and names a
+/// session's copy that went missing.
+#[test]
+fn doctor_says_which_copy_cannot_be_read_again() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let check = |doctor: &serde_json::Value| {
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "retained copies")
+            .cloned()
+            .unwrap_or_else(|| panic!("no retained copies check in {doctor}"))
+    };
+    let ok = check(&env.json(&["doctor"]));
+    assert_eq!(ok["status"], "ok", "{ok}");
+    // Every session read from a transcript, sub-agents' too (the session list shows those
+    // under their parents).
+    let listed = env.json(&["sessions"]).as_array().unwrap().len();
+    let detail = ok["detail"].as_str().unwrap();
+    let sessions: usize = detail.split(' ').next().unwrap().parse().unwrap();
+    assert!(sessions >= listed, "{detail}");
+    assert!(
+        detail.ends_with("sessions can be read again from their copies (`cairn reindex`)"),
+        "{detail}"
+    );
+    let copy = walk(&env.data().join("retained"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let warn = check(&env.json(&["doctor"]));
+    assert_eq!(warn["status"], "warn", "{warn}");
+    let detail = warn["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(&format!("1 of {sessions} sessions cannot be read again")),
+        "{detail}"
+    );
+    assert!(detail.contains(copy.to_str().unwrap()), "{detail}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -307,6 +307,38 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
     )
 }
 
+/// Whether the archive can be rebuilt from its retained copies (`cairn reindex`): every
+/// session read from a transcript has each generation's copy, whole. `lacking`: how many
+/// sessions were looked at, and those that cannot be read again with why.
+pub(crate) fn retained_copies(lacking: crate::Result<(u64, Vec<(i64, String)>)>) -> Check {
+    match lacking {
+        Ok((sessions, lacking)) if lacking.is_empty() => check(
+            "retained copies",
+            Status::Ok,
+            format!(
+                "{} can be read again from {} (`cairn reindex`)",
+                crate::text::plural(sessions, "session"),
+                if sessions == 1 {
+                    "its copy"
+                } else {
+                    "their copies"
+                }
+            ),
+        ),
+        Ok((sessions, lacking)) => check(
+            "retained copies",
+            Status::Warn,
+            format!(
+                "{} of {} cannot be read again (their records stay as they are): {}",
+                lacking.len(),
+                crate::text::plural(sessions, "session"),
+                lacking.first().map_or("", |(_, why)| why.as_str())
+            ),
+        ),
+        Err(e) => check("retained copies", Status::Fail, e.to_string()),
+    }
+}
+
 /// Files and directories under the data dir that group or others can read: the archive holds
 /// every transcript Cairn captured. A writable open tightens them; what is left is what could
 /// not be (owned by someone else, a read-only data dir).

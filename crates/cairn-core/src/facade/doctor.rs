@@ -61,6 +61,9 @@ impl Cairn {
                     detail: store.err(e).to_string(),
                 },
             });
+            checks.push(doctor::retained_copies(
+                archive::capture::reindex::lacking_copies(store.conn(), &self.data_dir),
+            ));
         }
         checks.push(doctor::permissions(&self.data_dir));
         checks.extend(doctor::environment_checks(

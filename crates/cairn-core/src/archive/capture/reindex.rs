@@ -173,6 +173,23 @@ pub fn plan(
     }))
 }
 
+/// Every session a transcript was read for whose retained copies could not be read again
+/// (one missing or cut), with why, and how many such sessions were looked at: `cairn doctor`'s
+/// check that the archive can still be rebuilt from its copies.
+pub fn lacking_copies(conn: &Connection, data_dir: &Path) -> Result<(u64, Vec<(i64, String)>)> {
+    let rows: Vec<i64> = conn
+        .prepare_cached("SELECT DISTINCT session_id FROM sources ORDER BY session_id")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(crate::store::err_in(conn))?;
+    let mut lacking = Vec::new();
+    for &row in &rows {
+        if let Err(why) = plan(conn, data_dir, row)? {
+            lacking.push((row, why));
+        }
+    }
+    Ok((rows.len() as u64, lacking))
+}
+
 /// How a source was read: a database's session (its path the database's, `#` and the
 /// session's id) by units, else as [`sources::read_kind`] says of its file.
 fn kind_of(file: &FoundFile) -> ReadKind {
