@@ -144,7 +144,7 @@ impl Cairn {
 
     /// Read one session again and rebuild it in its own transaction (rolled back when `dry`),
     /// the caller holding the capture lock. `Ok(Err(why))`: it is left as it is (its copy
-    /// went or cannot be read since it was planned).
+    /// went or cannot be read, or its source changed, since it was planned).
     fn reindex_session(
         &self,
         store: &mut Store,
@@ -169,7 +169,10 @@ impl Cairn {
         let row = plan.row();
         let turns = archive::forget::turn_ids(&tx, &[row]).map_err(db)?;
         semantic::forget::delete(&tx, &turns).map_err(db)?;
-        let rebuilt = reindex::rebuild(&tx, &self.data_dir, &plan, &batches, now)?;
+        let rebuilt = match reindex::rebuild(&tx, &self.data_dir, &plan, &batches, now)? {
+            Ok(rebuilt) => rebuilt,
+            Err(why) => return Ok(Err(why)),
+        };
         git::associate::reset(&tx, row).map_err(db)?;
         archive::store::queue_link(&tx, row).map_err(db)?;
         let revoked = recall::evidence::verify_session(&tx, row, now)?;

@@ -438,7 +438,8 @@ fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i6
     .collect()
 }
 
-/// Replace the session's records with `batches` (from [`read`]) in the caller's transaction:
+/// Replace the session's records with `batches` (from [`read`]) in the caller's transaction
+/// (`Ok(Err(why))`: a source changed since it was planned, and the caller rolls back):
 /// its full-text entries, records, turns, token counts, branches and warnings go, the batches
 /// are committed as a capture would, and the capture batches' ordinal ranges follow their
 /// records to their new places. The rooms above (links, vectors, evidence) are the caller's.
@@ -448,7 +449,7 @@ pub(crate) fn rebuild(
     plan: &Plan,
     batches: &[Batch],
     now: &str,
-) -> Result<Rebuilt> {
+) -> Result<std::result::Result<Rebuilt, String>> {
     let path = crate::store::path_of(tx);
     let e = crate::store::err_at(&path);
     let row = plan.row;
@@ -490,9 +491,11 @@ pub(crate) fn rebuild(
             &mut indexed,
         )? {
             Commit::Done { .. } => {}
+            // Its source went or moved meanwhile (a forget, which takes no capture lock): the
+            // caller rolls the rebuild back.
             _ => {
-                return Err(Error::Invalid(format!(
-                    "{} changed while it was reindexed; run the reindex again",
+                return Ok(Err(format!(
+                    "{} changed while it was read again; its records are left as they are",
                     batch.path
                 )));
             }
@@ -519,13 +522,13 @@ pub(crate) fn rebuild(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(e)?;
-    Ok(Rebuilt {
+    Ok(Ok(Rebuilt {
         records_before: records_before.max(0) as u64,
         records_after: records_after.max(0) as u64,
         turns_before: turns_before.max(0) as u64,
         turns_after: turns_after.max(0) as u64,
         records_changed: changed,
-    })
+    }))
 }
 
 /// Move each capture batch's ordinal range to where its records are now. A record kept by the
