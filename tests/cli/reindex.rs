@@ -223,3 +223,41 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// After an upgrade whose parsers read transcripts differently, `cairn doctor` says which
+/// sessions an older Cairn read and what to run; once read again, it says they are current.
+#[test]
+fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let parsers = || {
+        env.json(&["doctor"])["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "parsers")
+            .cloned()
+            .unwrap()
+    };
+    let now = parsers();
+    assert_eq!(now["status"], "ok", "{now}");
+    assert!(
+        now["detail"]
+            .as_str()
+            .unwrap()
+            .contains("read by this build's parsers"),
+        "{now}"
+    );
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let older = db
+        .execute("UPDATE sessions SET read_by = 0 WHERE agent = 'codex'", [])
+        .unwrap();
+    assert!(older > 0);
+    let then = parsers();
+    assert_eq!(then["status"], "warn", "{then}");
+    let detail = then["detail"].as_str().unwrap();
+    assert!(detail.starts_with(&format!("{older} of ")), "{detail}");
+    assert!(detail.contains("cairn reindex --dry-run"), "{detail}");
+    env.ok(&["reindex", "--agent", "codex"]);
+    assert_eq!(parsers()["status"], "ok");
+}

@@ -307,6 +307,37 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
     )
 }
 
+/// Whether every session was read by this build's parsers; those an older Cairn read may read
+/// differently now, which a reindex shows and puts right. `read`: (read by an older revision,
+/// sessions read from a transcript).
+pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> Check {
+    match read {
+        Ok((0, sessions)) => check(
+            "parsers",
+            Status::Ok,
+            format!(
+                "{} read by this build's parsers (revision {revision})",
+                if sessions == 1 {
+                    "the session was".to_owned()
+                } else {
+                    format!("all {sessions} sessions were")
+                }
+            ),
+        ),
+        Ok((older, sessions)) => check(
+            "parsers",
+            Status::Warn,
+            format!(
+                "{older} of {} were read by an older Cairn, whose parsers may have misread them; \
+                 `cairn reindex --dry-run` says what reading them again would change, \
+                 `cairn reindex` does it (Settings › Data and retention › Read again)",
+                crate::text::plural(sessions, "session")
+            ),
+        ),
+        Err(e) => check("parsers", Status::Fail, e.to_string()),
+    }
+}
+
 /// Whether the archive can be rebuilt from its retained copies (`cairn reindex`): every
 /// session read from a transcript has each generation's copy, whole. `lacking`: how many
 /// sessions were looked at, and those that cannot be read again with why.

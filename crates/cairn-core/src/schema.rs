@@ -69,6 +69,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     )),
     sql(include_str!("archive/migrations/0032_turn_extents.sql")),
     sql(include_str!("archive/migrations/0033_reindexes.sql")),
+    sql(include_str!("archive/migrations/0034_read_by.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

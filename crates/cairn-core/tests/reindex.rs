@@ -806,3 +806,55 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
     );
     index_is_whole(data.path());
 }
+
+/// The archive goldens (what the parsers make of every fixture), pinned with the parsers'
+/// revision that makes them: a change that moves them must say whether transcripts read
+/// differently now, by bumping the revision, which offers archives read before a reindex.
+const GOLDENS: (i64, &str) = (
+    1,
+    "7ffb9d7a42158f0e3d2305b13324ebad41fd30ffdc25dc596423c0159eb1ab36",
+);
+
+/// The digest of the archive goldens' bodies (their headers name the test, not the reading).
+fn goldens_digest() -> String {
+    use sha2::{Digest, Sha256};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("integration__archive_") && name.ends_with(".snap")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    let mut hash = Sha256::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let body = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split_once("\n---\n"))
+            .map_or(text.as_str(), |(_, body)| body);
+        hash.update(file.file_name().unwrap().as_encoded_bytes());
+        hash.update([0]);
+        hash.update(body.as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(hash.finalize())
+}
+
+#[test]
+fn the_parsers_revision_moves_with_the_archive_goldens() {
+    let digest = goldens_digest();
+    let revision = cairn_core::archive::sources::PARSERS_REVISION;
+    assert_eq!(
+        (revision, digest.as_str()),
+        GOLDENS,
+        "the archive goldens changed: if a transcript reads differently now, bump \
+         archive::sources::PARSERS_REVISION to {} (sessions read before are offered a reindex); \
+         then pin ({}, \"{digest}\") in tests/reindex.rs",
+        GOLDENS.0 + 1,
+        revision.max(GOLDENS.0 + 1),
+    );
+}

@@ -1493,10 +1493,11 @@ fn upsert_session(
     let id = &batch.identity;
     let inserted = tx
         .prepare_cached(
-            "INSERT OR IGNORE INTO sessions (session_key, agent, session_id, parent_key, relation, agent_id, captured_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR IGNORE INTO sessions (session_key, agent, session_id, parent_key, relation, agent_id, captured_at, read_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
-        .execute(params![id.session_key, batch.agent.as_str(), id.session_id, id.parent_key, id.relation, id.agent_id, now])?;
+        .execute(params![id.session_key, batch.agent.as_str(), id.session_id, id.parent_key, id.relation, id.agent_id, now,
+            super::sources::PARSERS_REVISION])?;
     let row = tx
         .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
         .query_row([&id.session_key], |r| r.get(0))?;

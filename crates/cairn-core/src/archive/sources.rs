@@ -127,6 +127,12 @@ pub trait SourceParser: Send {
     fn flush(&mut self, _out: &mut LineOutput) {}
 }
 
+/// The revision of what the parsers make of a transcript. Bumped when a change reads some
+/// transcript differently (the archive goldens move: `tests/reindex.rs` pins their digest to
+/// this number); a session records the revision that read it (`sessions.read_by`), and those
+/// read by an older one are offered a reindex (`cairn doctor`, Settings).
+pub const PARSERS_REVISION: i64 = 1;
+
 /// A parser for `agent`, resumed from a saved state if one is given.
 pub fn parser_for(
     agent: Agent,

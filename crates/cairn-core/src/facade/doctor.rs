@@ -61,6 +61,10 @@ impl Cairn {
                     detail: store.err(e).to_string(),
                 },
             });
+            checks.push(doctor::older_reads(
+                archive::store::read_before(store.conn(), archive::sources::PARSERS_REVISION),
+                archive::sources::PARSERS_REVISION,
+            ));
             checks.push(doctor::retained_copies(
                 archive::capture::reindex::lacking_copies(store.conn(), &self.data_dir),
             ));

@@ -471,9 +471,10 @@ pub(crate) fn rebuild(
         tx.execute("DELETE FROM records WHERE session_id = ?1", [row])?;
         tx.execute("DELETE FROM turns WHERE session_id = ?1", [row])?;
         tx.execute(
-            "UPDATE sessions SET record_count = 0, next_ordinal = 0, turn_count = 0, warning_count = 0
+            "UPDATE sessions SET record_count = 0, next_ordinal = 0, turn_count = 0, warning_count = 0,
+                read_by = ?2
              WHERE id = ?1",
-            [row],
+            [row, sources::PARSERS_REVISION],
         )?;
         Ok(())
     })()

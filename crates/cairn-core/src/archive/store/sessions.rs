@@ -398,6 +398,21 @@ pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     Ok(out)
 }
 
+/// Of the sessions read from a transcript here, how many an older revision of the parsers
+/// read (`read_by` below `revision`), and how many there are.
+pub fn read_before(conn: &Connection, revision: i64) -> rusqlite::Result<(u64, u64)> {
+    conn.prepare_cached(
+        "SELECT COUNT(*) FILTER (WHERE read_by < ?1), COUNT(*) FROM sessions
+         WHERE EXISTS (SELECT 1 FROM sources WHERE sources.session_id = sessions.id)",
+    )?
+    .query_row([revision], |r| {
+        Ok((
+            r.get::<_, i64>(0)?.max(0) as u64,
+            r.get::<_, i64>(1)?.max(0) as u64,
+        ))
+    })
+}
+
 /// The sessions a reindex reads (`session` alone, or `agent`'s, or every one), with their
 /// keys, in the order they were first captured.
 pub fn reindex_selection(
