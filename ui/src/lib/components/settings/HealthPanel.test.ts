@@ -31,10 +31,10 @@ function report(extra: Partial<ReindexReport> = {}): ReindexReport {
 }
 
 /** The panel over a store whose `reindexArchive` answers with `answer` (dry or not). */
-function panel(answer: (dry: boolean) => Promise<Outcome<ReindexReport>>) {
+function panel(answer: (dry: boolean) => Promise<Outcome<ReindexReport>>, checks: { name: string; status: string; detail: string }[] = []) {
   let send: ((p: SyncProgress) => void) | null = null;
   const api = {
-    doctor: vi.fn(async () => ok({ checks: [] })),
+    doctor: vi.fn(async () => ok({ checks })),
     reindexArchive: vi.fn(async (request: { dry_run: boolean }) => answer(request.dry_run)),
   } as unknown as SettingsApi;
   const subscribe: Subscribe<SyncProgress> = async (h) => {
@@ -42,6 +42,7 @@ function panel(answer: (dry: boolean) => Promise<Outcome<ReindexReport>>) {
     return () => {};
   };
   const settings = new SettingsStore(api, subscribe);
+  void settings.loadDoctor();
   component = mount(HealthPanel, { target: document.body, props: { settings, dataDir: '/data' } });
   flushSync();
   return { settings, api, send: (p: SyncProgress) => (send!(p), flushSync()) };
@@ -102,5 +103,19 @@ describe('HealthPanel: read again', () => {
     await settle();
     expect(document.querySelector('[role="alert"]')?.textContent).toContain('a sync is running');
     expect((one('reindex-check') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('says when an older Cairn read sessions, until they are checked', async () => {
+    const detail =
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them; `cairn reindex --dry-run` says what reading them again would change';
+    panel(async () => ok(report()), [{ name: 'parsers', status: 'warn', detail }]);
+    await settle();
+    expect(text('reindex-older')).toBe(
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them: check what reading them again would change.',
+    );
+    (one('reindex-check') as HTMLButtonElement).click();
+    await settle();
+    expect(one('reindex-older')).toBeNull();
+    expect(text('reindex-result')).toContain('12 of 40 sessions would read differently');
   });
 });
