@@ -11,29 +11,33 @@ use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
 
+/// The reference: a Claude transcript of `content` captured once, dumped.
+fn one_shot(content: &str) -> String {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("projects/p/sess.jsonl");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, content).unwrap();
+    support::capture(
+        &Cairn::open(data.path()).unwrap(),
+        &[support::main_file(Agent::Claude, &path)],
+    );
+    dumped(data.path(), src.path())
+}
+
+/// The archive in `data` dumped, the transcripts' folder `src` written `<src>`.
+fn dumped(data: &std::path::Path, src: &std::path::Path) -> String {
+    let src = std::fs::canonicalize(src).unwrap();
+    support::dump(data).replace(&src.display().to_string(), "<src>")
+}
+
 #[test]
 fn concurrent_hooks_and_a_sync_neither_lose_nor_duplicate() {
     let content =
         std::fs::read_to_string(support::fixtures().join("claude/subagent.jsonl")).unwrap();
     let lines: Vec<&str> = content.lines().collect();
 
-    // The reference: the whole file captured once.
-    let ref_src = tempfile::tempdir().unwrap();
-    let ref_data = tempfile::tempdir().unwrap();
-    let ref_path = ref_src.path().join("projects/p/sess.jsonl");
-    std::fs::create_dir_all(ref_path.parent().unwrap()).unwrap();
-    std::fs::write(&ref_path, &content).unwrap();
-    support::capture(
-        &Cairn::open(ref_data.path()).unwrap(),
-        &[support::main_file(Agent::Claude, &ref_path)],
-    );
-    let expected = support::dump(ref_data.path()).replace(
-        &std::fs::canonicalize(ref_src.path())
-            .unwrap()
-            .display()
-            .to_string(),
-        "<src>",
-    );
+    let expected = one_shot(&content);
 
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
@@ -85,13 +89,7 @@ fn concurrent_hooks_and_a_sync_neither_lose_nor_duplicate() {
     cairn
         .hook(&hook_input, Some(Agent::Claude), src.path())
         .unwrap();
-    let got = support::dump(data.path()).replace(
-        &std::fs::canonicalize(src.path())
-            .unwrap()
-            .display()
-            .to_string(),
-        "<src>",
-    );
+    let got = dumped(data.path(), src.path());
     assert_eq!(got, expected);
     support::assert_ordinals_dense(data.path());
 }
@@ -103,18 +101,7 @@ fn reindexes_while_hooks_capture_neither_lose_nor_duplicate() {
     let content =
         std::fs::read_to_string(support::fixtures().join("claude/subagent.jsonl")).unwrap();
     let lines: Vec<&str> = content.lines().collect();
-    let ref_src = tempfile::tempdir().unwrap();
-    let ref_data = tempfile::tempdir().unwrap();
-    let ref_path = ref_src.path().join("projects/p/sess.jsonl");
-    std::fs::create_dir_all(ref_path.parent().unwrap()).unwrap();
-    std::fs::write(&ref_path, &content).unwrap();
-    support::capture(
-        &Cairn::open(ref_data.path()).unwrap(),
-        &[support::main_file(Agent::Claude, &ref_path)],
-    );
-    let canonical =
-        |dir: &std::path::Path| std::fs::canonicalize(dir).unwrap().display().to_string();
-    let expected = support::dump(ref_data.path()).replace(&canonical(ref_src.path()), "<src>");
+    let expected = one_shot(&content);
 
     let src = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
@@ -178,7 +165,7 @@ fn reindexes_while_hooks_capture_neither_lose_nor_duplicate() {
     cairn
         .reindex(&cairn_core::ReindexRequest::default(), &Quiet)
         .unwrap();
-    let got = support::dump(data.path()).replace(&canonical(src.path()), "<src>");
+    let got = dumped(data.path(), src.path());
     assert_eq!(got, expected);
     support::assert_ordinals_dense(data.path());
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::discover::FoundFile;
 use cairn_core::{Cairn, ReindexRequest};
 use rusqlite::Connection;
 
@@ -101,7 +102,7 @@ fn age(data: &Path) -> usize {
 /// Sources read by units: documents (Gemini's JSON, Cline-family task logs, Cline SDK
 /// sessions), databases (Crush's real one, Cursor's IDE store, kiro-cli's), OpenCode's storage
 /// tree. Each lays its files out under a folder and says what discovery finds there.
-type Layout = fn(&Path) -> Vec<cairn_core::archive::discover::FoundFile>;
+type Layout = fn(&Path) -> Vec<FoundFile>;
 const UNIT_SOURCES: &[(&str, Layout)] = &[
     ("gemini", |root| {
         copy_tree(&support::fixtures().join("gemini"), root);
@@ -225,6 +226,44 @@ fn index_is_whole(data: &Path) {
     .unwrap();
 }
 
+/// `files` (laid out in `src`) captured twice, one archive aged as an older parser would
+/// have left it; the transcripts go, and the aged archive read again from its copies must be
+/// the fresh one, and a second reindex must find nothing to change.
+fn reindexed_is_fresh(what: &str, src: tempfile::TempDir, files: &[FoundFile]) {
+    assert!(!files.is_empty(), "{what}: no transcript found");
+    let old = tempfile::tempdir().unwrap();
+    let aged = Cairn::open(old.path()).unwrap();
+    aged.capture_paths(files, &Quiet).unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    Cairn::open(fresh.path())
+        .unwrap()
+        .capture_paths(files, &Quiet)
+        .unwrap();
+    let want = support::dump(fresh.path());
+
+    // The agent cleaned its transcripts up: only the retained copies are left.
+    drop(src);
+    assert!(age(old.path()) > 0, "{what}: nothing to put right");
+    assert!(
+        support::dump(old.path()) != want,
+        "{what}: the ageing changed nothing"
+    );
+    let report = aged
+        .reindex(&ReindexRequest::default(), &Quiet)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(report.sessions > 0, "{what}: {report:?}");
+    assert!(report.records_changed > 0, "{what}: {report:?}");
+    assert!(report.skipped.is_empty(), "{what}: {report:?}");
+    same(&support::dump(old.path()), &want, what);
+    same(&placed(old.path()), &placed(fresh.path()), what);
+    support::assert_ordinals_dense(old.path());
+    index_is_whole(old.path());
+
+    let again = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(again.records_changed, 0, "{what}: {again:?}");
+    same(&support::dump(old.path()), &want, what);
+}
+
 #[test]
 fn an_aged_archive_reindexed_from_its_copies_is_what_a_fresh_capture_makes() {
     for &(agent, dir, place) in LINE_AGENTS {
@@ -232,42 +271,7 @@ fn an_aged_archive_reindexed_from_its_copies_is_what_a_fresh_capture_makes() {
         let root = src.path().join(place);
         copy_tree(&support::fixtures().join(dir), &root);
         let files = support::found(agent, &root);
-        assert!(!files.is_empty(), "{dir}: no transcript found");
-
-        let old = tempfile::tempdir().unwrap();
-        let aged = Cairn::open(old.path()).unwrap();
-        aged.capture_paths(&files, &Quiet).unwrap();
-        let fresh = tempfile::tempdir().unwrap();
-        Cairn::open(fresh.path())
-            .unwrap()
-            .capture_paths(&files, &Quiet)
-            .unwrap();
-        let want = support::dump(fresh.path());
-
-        // The agent cleaned its transcripts up: only the retained copies are left.
-        drop(src);
-        let touched = age(old.path());
-        assert!(touched > 0, "{dir}: nothing to put right");
-        assert!(
-            support::dump(old.path()) != want,
-            "{dir}: the ageing changed nothing"
-        );
-
-        let report = aged
-            .reindex(&ReindexRequest::default(), &Quiet)
-            .unwrap_or_else(|e| panic!("{dir}: {e}"));
-        assert!(report.sessions > 0, "{dir}: {report:?}");
-        assert!(report.records_changed > 0, "{dir}: {report:?}");
-        assert!(report.skipped.is_empty(), "{dir}: {report:?}");
-        same(&support::dump(old.path()), &want, dir);
-        same(&placed(old.path()), &placed(fresh.path()), dir);
-        support::assert_ordinals_dense(old.path());
-        index_is_whole(old.path());
-
-        // A second reindex finds nothing to change.
-        let again = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
-        assert_eq!(again.records_changed, 0, "{dir}: {again:?}");
-        same(&support::dump(old.path()), &want, dir);
+        reindexed_is_fresh(dir, src, &files);
     }
 }
 
@@ -276,40 +280,12 @@ fn sources_read_by_units_are_replayed_from_their_copies() {
     for &(name, layout) in UNIT_SOURCES {
         let src = tempfile::tempdir().unwrap();
         let files = layout(src.path());
-        assert!(!files.is_empty(), "{name}: no source found");
-
-        let old = tempfile::tempdir().unwrap();
-        let aged = Cairn::open(old.path()).unwrap();
-        aged.capture_paths(&files, &Quiet).unwrap();
-        let fresh = tempfile::tempdir().unwrap();
-        Cairn::open(fresh.path())
-            .unwrap()
-            .capture_paths(&files, &Quiet)
-            .unwrap();
-        let want = support::dump(fresh.path());
-
-        drop(src);
-        assert!(age(old.path()) > 0, "{name}: nothing to put right");
-        assert!(
-            support::dump(old.path()) != want,
-            "{name}: the ageing changed nothing"
-        );
-        let report = aged
-            .reindex(&ReindexRequest::default(), &Quiet)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(report.skipped.is_empty(), "{name}: {report:?}");
-        assert!(report.records_changed > 0, "{name}: {report:?}");
-        same(&support::dump(old.path()), &want, name);
-        same(&placed(old.path()), &placed(fresh.path()), name);
-        support::assert_ordinals_dense(old.path());
-        index_is_whole(old.path());
-        let again = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
-        assert_eq!(again.records_changed, 0, "{name}: {again:?}");
+        reindexed_is_fresh(name, src, &files);
     }
 }
 
 /// Capture `files` into every archive of `into`.
-fn capture_all(into: &[&Cairn], files: &[cairn_core::archive::discover::FoundFile]) {
+fn capture_all(into: &[&Cairn], files: &[FoundFile]) {
     for cairn in into {
         cairn.capture_paths(files, &Quiet).unwrap();
     }
