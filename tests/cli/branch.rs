@@ -176,21 +176,27 @@ pub(crate) fn key_of(env: &Env, session: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn edit_then_commit_across_turns_is_related_with_its_evidence() {
-    let env = Env::new();
-    let repo = repo(env.root.path());
-    git(&repo, &["checkout", "-q", "-b", "feature"]);
-    let mut t = Transcript::new(&env, "s-edit-commit", &repo, "feature");
+/// On a new branch `feature` of `repo`, session `id` edits a file in one turn and commits it
+/// in the next, a hook capturing after each.
+pub(crate) fn edit_then_commit(env: &Env, repo: &Path, id: &str) {
+    git(repo, &["checkout", "-q", "-b", "feature"]);
+    let mut t = Transcript::new(env, id, repo, "feature");
     t.user("add a login page");
     t.edit("login.txt", "login form\n");
     t.say("I added login.txt.");
-    t.hook(&env);
+    t.hook(env);
     t.user("commit it");
     t.run_git(&["add", "login.txt"]);
     t.run_git(&["commit", "-m", "Add login page"]);
     t.say("Committed.");
-    t.hook(&env);
+    t.hook(env);
+}
+
+#[test]
+fn edit_then_commit_across_turns_is_related_with_its_evidence() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    edit_then_commit(&env, &repo, "s-edit-commit");
 
     let key = key_of(&env, "s-edit-commit");
     let v = skim(&env, &["branch", "feature"]);

@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use serde_json::json;
 
-use crate::support::{Env, fixtures};
+use crate::support::Env;
 
 const MARKER: &str = "zebrafjordquux7781";
 const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
@@ -226,20 +226,7 @@ fn forget_needs_a_selector_and_refuses_bad_dates() {
 #[test]
 fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
     let env = Env::new();
-    let big = std::fs::read_to_string(
-        fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
-    )
-    .unwrap();
-    for i in 0..4 {
-        let dir = env.claude().join(format!("-p{i}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let id = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
-        std::fs::write(
-            dir.join(format!("{id}.jsonl")),
-            big.replace("ae4a77f8-aedd-4bc1-888f-c94edc91af04", &id),
-        )
-        .unwrap();
-    }
+    env.with_big_sessions(4);
     env.ok(&["sync"]);
     let project = env.json(&["sessions"])[0]["project"]
         .as_str()

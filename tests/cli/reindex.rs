@@ -3,28 +3,17 @@
 //! point leaves every session as it was or rebuilt whole.
 
 use std::path::Path;
-use std::process::Stdio;
 
-use crate::branch::{Transcript, key_of, repo, skim};
-use crate::support::{Env, fixtures, git};
+use crate::branch::{edit_then_commit, key_of, repo, skim};
+use crate::harden::{kill_after, quiet};
+use crate::support::Env;
 
 /// Links from records and from the snapshots taken at each capture, and a person's link, are
 /// what they were; the transcript itself is gone.
 #[test]
 fn links_survive_a_reindex_from_the_copies_alone() {
     let env = Env::new();
-    let repo = repo(env.root.path());
-    git(&repo, &["checkout", "-q", "-b", "feature"]);
-    let mut t = Transcript::new(&env, "s-reindex", &repo, "feature");
-    t.user("add a login page");
-    t.edit("login.txt", "login form\n");
-    t.say("I added login.txt.");
-    t.hook(&env);
-    t.user("commit it");
-    t.run_git(&["add", "login.txt"]);
-    t.run_git(&["commit", "-m", "Add login page"]);
-    t.say("Committed.");
-    t.hook(&env);
+    edit_then_commit(&env, &repo(env.root.path()), "s-reindex");
     let key = key_of(&env, "s-reindex");
     env.ok(&["link", &key, "--to", "main", "--reason", "started there"]);
     let feature = skim(&env, &["branch", "feature"]);
@@ -116,20 +105,7 @@ fn misread(data: &Path) -> Vec<(String, i64)> {
 #[test]
 fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
     let env = Env::new();
-    let big = std::fs::read_to_string(
-        fixtures().join("claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
-    )
-    .unwrap();
-    for i in 0..4 {
-        let dir = env.claude().join(format!("-p{i}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let id = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
-        std::fs::write(
-            dir.join(format!("{id}.jsonl")),
-            big.replace("ae4a77f8-aedd-4bc1-888f-c94edc91af04", &id),
-        )
-        .unwrap();
-    }
+    env.with_big_sessions(4);
     env.ok(&["sync"]);
     let clean = misread(&env.data());
     age(&env.data());
@@ -142,19 +118,7 @@ fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let at = std::time::Duration::from_millis(seed % 600);
-        let mut child = env
-            .command()
-            .args(["reindex"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(at);
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap();
-            kills += 1;
-        }
-        child.wait().unwrap();
+        kills += usize::from(kill_after(quiet(&env, &["reindex"]), at));
         let now = misread(&env.data());
         for ((key, n), ((_, was), (_, fresh))) in now.iter().zip(aged.iter().zip(&clean)) {
             assert!(

@@ -41,6 +41,19 @@ impl Env {
         self
     }
 
+    /// `n` copies of the big Claude fixture session under new ids, each in a project folder
+    /// of its own (what the kill tests run their commands over).
+    pub fn with_big_sessions(&self, n: usize) {
+        let id = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+        let big = std::fs::read_to_string(fixtures().join(format!("claude/{id}.jsonl"))).unwrap();
+        for i in 0..n {
+            let dir = self.claude().join(format!("-p{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let copy = format!("ae4a77f8-aedd-4bc1-888f-{i:012}");
+            std::fs::write(dir.join(format!("{copy}.jsonl")), big.replace(id, &copy)).unwrap();
+        }
+    }
+
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
         cmd.env_clear()
