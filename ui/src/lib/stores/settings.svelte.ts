@@ -200,7 +200,10 @@ export class SettingsStore {
     await this.#listening;
     this.reindexDry = dry;
     this.reindexProgress = null;
-    return this.reindexing.load(() => this.#api.reindexArchive({ session: null, agent: null, dry_run: dry }));
+    const kept = await this.reindexing.load(() => this.#api.reindexArchive({ session: null, agent: null, dry_run: dry }));
+    // What doctor says of the archive (the parsers that read it) moved with it.
+    if (kept && !dry && this.reindexing.status === 'ready') void this.loadDoctor();
+    return kept;
   }
 
   /** Share of the retained copies read so far, 0–1; null before it is known. */

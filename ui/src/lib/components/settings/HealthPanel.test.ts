@@ -73,9 +73,12 @@ describe('HealthPanel: read again', () => {
     );
     expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, dry_run: true });
 
+    expect(api.doctor).toHaveBeenCalledTimes(1);
     (one('reindex-run') as HTMLButtonElement).click();
     await settle();
     expect(api.reindexArchive).toHaveBeenLastCalledWith({ session: null, agent: null, dry_run: false });
+    // Doctor is asked again: which parsers read the archive moved with it.
+    expect(api.doctor).toHaveBeenCalledTimes(2);
     expect(text('reindex-result')).toBe(
       'Read again: 12 of 40 sessions read differently (231 records changed, new or gone); 2 Recall entries went back to unverified.',
     );
