@@ -1424,7 +1424,7 @@ fn commit_in<'b>(
             // Relinked after this transaction; named here so that a process that dies before
             // then leaves the session for the next relink (migration 0011).
             crate::archive::store::queue_link(tx, session_row).map_err(e)?;
-        } else if keyed.updated > 0 || (added > 0 && trigger == Trigger::Reindex) {
+        } else if keyed.updated > 0 {
             // Rewritten records can name other files or commands: relink the session too.
             crate::archive::store::queue_link(tx, session_row).map_err(e)?;
         }
