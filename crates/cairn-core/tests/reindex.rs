@@ -487,6 +487,13 @@ fn evidence_follows_its_records_and_is_revoked_where_they_changed() {
     };
     assert!(trusted("kept") && trusted("misread") && trusted("skipped"));
 
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO link_pending (session_id) SELECT id FROM sessions",
+            [],
+        )
+        .unwrap();
     let dry = cairn
         .reindex(
             &ReindexRequest {
@@ -511,6 +518,11 @@ fn evidence_follows_its_records_and_is_revoked_where_they_changed() {
     assert_eq!(
         support::count(data.path(), "SELECT COUNT(*) FROM reindexes"),
         0
+    );
+    // Nor does it relink a session a capture left queued (its process died first).
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM link_pending"),
+        1
     );
 
     let done = cairn

@@ -136,8 +136,11 @@ impl Cairn {
             .map_err(|e| store.err(e))?;
         }
         // Association starts over for each session; what it derives is rebuildable, so a
-        // failure is logged by `link` and the sessions stay queued for the next relink.
-        self.link(&mut store, &touched, None);
+        // failure is logged by `link` and the sessions stay queued for the next relink. (A dry
+        // run touched none, and relinks nothing another capture left queued either.)
+        if !touched.sessions.is_empty() {
+            self.link(&mut store, &touched, None);
+        }
         progress.finish();
         Ok(report)
     }
