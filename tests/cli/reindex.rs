@@ -54,6 +54,36 @@ fn it_says_what_it_did_and_what_it_would_do() {
     let done = env.ok(&["reindex", "55604662-cf2a-4331-851a-ec234028f8ca"]);
     assert!(done.starts_with("Read 1 session again"), "{done}");
     assert!(done.contains("0 read differently now"), "{done}");
+    assert!(!done.contains("Read differently:"), "{done}");
+
+    // A session an older build misread is listed by the name a person types, with its title.
+    rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "UPDATE records SET prompt_source = 'system_injected' WHERE prompt_source = 'human'",
+            [],
+        )
+        .unwrap();
+    let dry = env.ok(&[
+        "reindex",
+        "--dry-run",
+        "55604662-cf2a-4331-851a-ec234028f8ca",
+    ]);
+    let listed: Vec<&str> = dry
+        .lines()
+        .skip_while(|l| *l != "Would read differently:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(listed.len(), 1, "{dry}");
+    assert!(
+        listed[0].starts_with("  55604662-cf2a-4331-851a-ec234028f8ca"),
+        "{dry}"
+    );
+    assert!(
+        listed[0].ends_with(" record") || listed[0].ends_with(" records"),
+        "{dry}"
+    );
 
     // An unknown session: one line on stderr naming it, exit 1, nothing read.
     let out = env.run(&["reindex", "no-such-\u{1b}[31msession"]);

@@ -41,6 +41,9 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
     Ok(())
 }
 
+/// The sessions that read differently listed at most (`--json` has every one).
+const CHANGED_SHOWN: usize = 20;
+
 fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
     let verb = if r.dry_run { "Would read" } else { "Read" };
     writeln!(
@@ -64,6 +67,37 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             plural(r.evidence_revoked, "entry"),
             if r.dry_run { "would go" } else { "went" }
         )?;
+    }
+    if !r.changed.is_empty() {
+        writeln!(
+            out,
+            "{}:",
+            if r.dry_run {
+                "Would read differently"
+            } else {
+                "Read differently"
+            }
+        )?;
+        for c in r.changed.iter().take(CHANGED_SHOWN) {
+            let title = c
+                .title
+                .as_deref()
+                .map(|t| format!("  {}", render::line(t, 60)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  {}{title}: {}",
+                clean(&c.handle),
+                plural(c.records_changed, "record")
+            )?;
+        }
+        if r.changed.len() > CHANGED_SHOWN {
+            writeln!(
+                out,
+                "  and {} more (--json lists each)",
+                r.changed.len() - CHANGED_SHOWN
+            )?;
+        }
     }
     if !r.skipped.is_empty() {
         writeln!(out, "Not read again ({}):", r.skipped.len())?;

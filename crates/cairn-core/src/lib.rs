@@ -38,7 +38,7 @@ pub use facade::forget::{
 pub use facade::import::Imported;
 pub use facade::mcp::AgentWriter;
 pub use facade::memory::SessionStartBrief;
-pub use facade::reindex::{ReindexReport, ReindexRequest, ReindexSkip};
+pub use facade::reindex::{ReindexChange, ReindexReport, ReindexRequest, ReindexSkip};
 
 use std::path::PathBuf;
 use std::sync::Mutex;

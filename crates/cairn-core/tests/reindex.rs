@@ -505,6 +505,15 @@ fn evidence_follows_its_records_and_is_revoked_where_they_changed() {
         )
         .unwrap();
     assert_eq!((dry.sessions, dry.evidence_revoked), (1, 2), "{dry:?}");
+    assert_eq!(dry.changed.len(), 1, "{dry:?}");
+    assert_eq!(dry.changed[0].handle, BIG);
+    assert_eq!(
+        (
+            dry.changed[0].records_changed,
+            dry.changed[0].evidence_revoked
+        ),
+        (dry.records_changed, 2)
+    );
     assert!(dry.records_changed >= 2, "{dry:?}");
     assert!(
         trusted("misread") && trusted("skipped"),

@@ -181,7 +181,7 @@ export const commands = {
 	 *  would change, change nothing). Sends `sync-progress` while it reads and, when records
 	 *  changed, `archive-changed` so open views reload.
 	 */
-	reindexArchive: (request: ReindexRequest_Deserialize) => typedError<ReindexReport, ErrorReport_Serialize>(__TAURI_INVOKE("reindex_archive", { request })),
+	reindexArchive: (request: ReindexRequest_Deserialize) => typedError<ReindexReport_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("reindex_archive", { request })),
 	/**
 	 *  A person's word on session `session_key` and `target`; the core checks the target (it
 	 *  arrives from the webview) and keeps the correction across every relink.
@@ -2358,8 +2358,38 @@ export type RecordView_Serialize = {
 	retracted_at?: string,
 };
 
+/**  A session that reads differently now. */
+export type ReindexChange = ReindexChange_Serialize | ReindexChange_Deserialize;
+
+/**  A session that reads differently now. */
+export type ReindexChange_Deserialize = {
+	session_key: string,
+	/**  What a person types to name it (the agent's own id when it names it alone). */
+	handle: string,
+	title?: string | null,
+	/**  Its records that read differently now, are new or are gone. */
+	records_changed: number,
+	/**  Recall entries citing it that went (or would go) back to unverified. */
+	evidence_revoked: number,
+};
+
+/**  A session that reads differently now. */
+export type ReindexChange_Serialize = {
+	session_key: string,
+	/**  What a person types to name it (the agent's own id when it names it alone). */
+	handle: string,
+	title: string | null,
+	/**  Its records that read differently now, are new or are gone. */
+	records_changed: number,
+	/**  Recall entries citing it that went (or would go) back to unverified. */
+	evidence_revoked: number,
+};
+
 /**  What a reindex did (or, dry, would do). */
-export type ReindexReport = {
+export type ReindexReport = ReindexReport_Serialize | ReindexReport_Deserialize;
+
+/**  What a reindex did (or, dry, would do). */
+export type ReindexReport_Deserialize = {
 	/**  Sessions read again. */
 	sessions: number,
 	/**  Of those, sessions whose records read differently now. */
@@ -2372,6 +2402,28 @@ export type ReindexReport = {
 	turns_after: number,
 	/**  Recall entries whose cited records no longer say what they said: back to unverified. */
 	evidence_revoked: number,
+	/**  The sessions that read differently now, in the order they were first captured. */
+	changed: ReindexChange_Deserialize[],
+	skipped: ReindexSkip[],
+	dry_run: boolean,
+};
+
+/**  What a reindex did (or, dry, would do). */
+export type ReindexReport_Serialize = {
+	/**  Sessions read again. */
+	sessions: number,
+	/**  Of those, sessions whose records read differently now. */
+	sessions_changed: number,
+	records_before: number,
+	records_after: number,
+	/**  Records that read differently now, are new (lines the old parser skipped) or are gone. */
+	records_changed: number,
+	turns_before: number,
+	turns_after: number,
+	/**  Recall entries whose cited records no longer say what they said: back to unverified. */
+	evidence_revoked: number,
+	/**  The sessions that read differently now, in the order they were first captured. */
+	changed: ReindexChange_Serialize[],
 	skipped: ReindexSkip[],
 	dry_run: boolean,
 };

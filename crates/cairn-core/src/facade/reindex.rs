@@ -30,6 +30,20 @@ pub struct ReindexSkip {
     pub reason: String,
 }
 
+/// A session that reads differently now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ReindexChange {
+    pub session_key: String,
+    /// What a person types to name it (the agent's own id when it names it alone).
+    pub handle: String,
+    pub title: Option<String>,
+    /// Its records that read differently now, are new or are gone.
+    pub records_changed: u32,
+    /// Recall entries citing it that went (or would go) back to unverified.
+    pub evidence_revoked: u32,
+}
+
 /// What a reindex did (or, dry, would do).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -46,6 +60,8 @@ pub struct ReindexReport {
     pub turns_after: u32,
     /// Recall entries whose cited records no longer say what they said: back to unverified.
     pub evidence_revoked: u32,
+    /// The sessions that read differently now, in the order they were first captured.
+    pub changed: Vec<ReindexChange>,
     pub skipped: Vec<ReindexSkip>,
     pub dry_run: bool,
 }
@@ -112,6 +128,19 @@ impl Cairn {
             };
             if !req.dry_run {
                 touched.sessions.push(planned.row());
+            }
+            if rebuilt.records_changed > 0 {
+                let conn = store.conn();
+                let named = archive::store::session_handle(conn, planned.row())
+                    .and_then(|h| Ok((h, archive::store::session_head(conn, planned.row())?)));
+                let (handle, head) = named.map_err(|e| store.err(e))?;
+                report.changed.push(ReindexChange {
+                    session_key: planned.session_key().to_owned(),
+                    handle,
+                    title: head.title,
+                    records_changed: small(rebuilt.records_changed),
+                    evidence_revoked: revoked,
+                });
             }
             report.sessions += 1;
             report.sessions_changed += u32::from(rebuilt.records_changed > 0);

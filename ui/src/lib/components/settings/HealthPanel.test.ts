@@ -24,6 +24,13 @@ function report(extra: Partial<ReindexReport> = {}): ReindexReport {
     turns_before: 800,
     turns_after: 803,
     evidence_revoked: 2,
+    changed: Array.from({ length: 12 }, (_, i) => ({
+      session_key: `sha256-c${i}`,
+      handle: `session-${i}`,
+      title: i === 0 ? 'Fix the login page' : null,
+      records_changed: i === 0 ? 1 : 20,
+      evidence_revoked: 0,
+    })),
     skipped: [],
     dry_run: true,
     ...extra,
@@ -72,6 +79,11 @@ describe('HealthPanel: read again', () => {
       '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified.',
     );
     expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, dry_run: true });
+    const changed = [...document.querySelectorAll('[data-testid="reindex-changed"] li')].map((li) => li.textContent?.replace(/\s+/g, ' ').trim());
+    expect(changed).toHaveLength(6);
+    expect(changed[0]).toBe('session-0 Fix the login page: 1 record');
+    expect(changed[1]).toBe('session-1: 20 records');
+    expect(changed[5]).toContain('and 7 more');
 
     expect(api.doctor).toHaveBeenCalledTimes(1);
     (one('reindex-run') as HTMLButtonElement).click();
@@ -89,7 +101,7 @@ describe('HealthPanel: read again', () => {
       session_key: `sha256-${i}`,
       reason: 'no transcript of it was read here (pulled from a teammate\u2019s archive)',
     }));
-    panel(async () => ok(report({ sessions_changed: 0, records_changed: 0, evidence_revoked: 0, skipped })));
+    panel(async () => ok(report({ sessions_changed: 0, records_changed: 0, evidence_revoked: 0, changed: [], skipped })));
     (one('reindex-check') as HTMLButtonElement).click();
     await settle();
     expect(text('reindex-result')).toBe('All 40 sessions read as they were archived: nothing would change.');
