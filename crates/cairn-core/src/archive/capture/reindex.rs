@@ -426,7 +426,9 @@ fn places(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64)
         .collect()
 }
 
-/// What a record holds that a parser decides, to tell a record read differently.
+/// A digest of what each record holds that a parser decides, to tell a record read
+/// differently (digests, not the texts: a session's whole text twice over is what a large one
+/// would otherwise hold in memory).
 fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64), String>> {
     conn.prepare_cached(
         "SELECT record_hash, block, json_array(kind, role, source_event_kind, text, tool_name,
@@ -434,7 +436,10 @@ fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i6
                 is_sidechain, is_compaction, message_id, timestamp, retracted_at IS NULL)
          FROM records WHERE session_id = ?1",
     )?
-    .query_map([row], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+    .query_map([row], |r| {
+        let held: String = r.get(2)?;
+        Ok(((r.get(0)?, r.get(1)?), keys::digest_hex(held.as_bytes())))
+    })?
     .collect()
 }
 
