@@ -480,6 +480,9 @@ pub struct AppInfo {
     /// The `cairn://` link to open first: the one the app was started with, or the last one a
     /// second launch handed over.
     pub launch_link: Option<String>,
+    /// Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
+    /// (Settings › Data and retention) may put right what those parsers misread.
+    pub sessions_read_before: u32,
 }
 
 /// Which data directory and version this window runs with.
@@ -494,6 +497,11 @@ pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         read_only: backend.cairn().is_ok_and(|c| c.is_read_only()),
         launch_link: backend.launch_link(),
+        sessions_read_before: backend
+            .cairn()
+            .ok()
+            .and_then(|c| c.sessions_read_before().ok())
+            .unwrap_or(0),
     }
 }
 

@@ -789,6 +789,11 @@ mod tests {
             )
             .unwrap();
         assert!(misread > 0);
+        // Read by this build: nothing to offer. Read by an older one: the window is told.
+        let older = || invoke(&app, "app_info", json!({})).unwrap()["sessions_read_before"].clone();
+        assert_eq!(older(), 0);
+        db.execute("UPDATE sessions SET read_by = 0", []).unwrap();
+        assert_eq!(older(), 1);
         let request =
             |dry: bool| json!({ "request": { "session": null, "agent": null, "dry_run": dry } });
         let dry = invoke(&app, "reindex_archive", request(true)).unwrap();
@@ -813,6 +818,7 @@ mod tests {
         assert_eq!(human(&db), misread as i64);
         assert_eq!(*causes.lock().unwrap(), ["reindex"]);
         assert!(phases.lock().unwrap().contains(&"finish".to_owned()));
+        assert_eq!(older(), 0, "read again by this build");
         invoke(&app, "reindex_archive", request(false)).unwrap();
         assert_eq!(
             *causes.lock().unwrap(),

@@ -584,6 +584,29 @@ describe('live updates', () => {
 });
 
 describe('settings', () => {
+  it('offers to read again what an older Cairn read, checks first, and stops offering once read', async () => {
+    const { target } = await render({ readBefore: 3 });
+    const offer = () => one(target, 'read-again-offer');
+    expect(offer()?.textContent?.trim()).toBe('3 sessions can be read again');
+    click(offer());
+    await settle();
+    expect(one(target, 'settings-view')).not.toBeNull();
+    expect(document.activeElement?.getAttribute('data-testid')).toBe('reindex-check');
+    click(one(target, 'reindex-check'));
+    await settle();
+    expect(one(target, 'reindex-result')!.textContent).toBe(
+      '2 of 6 sessions would read differently (6 records changed, new or gone).',
+    );
+    expect(one(target, 'reindex-changed')!.textContent).toContain('session-1');
+    expect(offer()).not.toBeNull();
+    click(one(target, 'reindex-run'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'reindex_archive').map((c) => (c.args.request as { dry_run: boolean }).dry_run)).toEqual([true, false]);
+    expect(one(target, 'reindex-result')!.textContent).toMatch(/^Read again: 2 of 6 sessions read differently/);
+    // The reindex told the window; the footer asked again and has nothing more to offer.
+    expect(offer()).toBeNull();
+  });
+
   it('shows sources, installs a hook after showing the diff, and previews redaction', async () => {
     const { target, stores } = await render();
     stores.router.go({ view: 'settings' });

@@ -339,6 +339,11 @@ export type AppInfo_Deserialize = {
 	 *  second launch handed over.
 	 */
 	launch_link?: string | null,
+	/**
+	 *  Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
+	 *  (Settings › Data and retention) may put right what those parsers misread.
+	 */
+	sessions_read_before: number,
 };
 
 /**  Facts about the running app, for the window's footer and for bug reports. */
@@ -354,6 +359,11 @@ export type AppInfo_Serialize = {
 	 *  second launch handed over.
 	 */
 	launch_link: string | null,
+	/**
+	 *  Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
+	 *  (Settings › Data and retention) may put right what those parsers misread.
+	 */
+	sessions_read_before: number,
 };
 
 /**

@@ -36,6 +36,8 @@ export class WindowController implements KeyHandler {
   /** Reload what is on screen after the archive changed. */
   refresh(): void {
     void this.#s.app.checkArchive();
+    // Read again: which parsers read the archive moved (the status bar's offer).
+    if (this.#s.live.last?.cause === 'reindex') void this.#s.app.loadInfo();
     // A sync may have brought a new agent: the filter bars offer it.
     if (agentCounts.counts.status !== 'idle') void agentCounts.load();
     placeOf(this.route).refresh(this.route, this.#s);
@@ -99,6 +101,16 @@ export class WindowController implements KeyHandler {
     await app.checkArchive();
     const nowEmpty: boolean | null = app.empty;
     if (wasEmpty && nowEmpty === false) untrack(() => this.show(router.current));
+  }
+
+  /** Settings, at Read again, its first button focused (the status bar's offer to read what
+   * an older Cairn read). */
+  async openReadAgain(): Promise<void> {
+    this.#s.router.go({ view: 'settings' });
+    await tick();
+    const section = document.querySelector<HTMLElement>('[data-testid="reindex"]');
+    section?.scrollIntoView({ block: 'center' });
+    section?.querySelector<HTMLButtonElement>('[data-testid="reindex-check"]')?.focus({ preventScroll: true });
   }
 
   /** Open the archive again after it failed, then what the window was showing. */

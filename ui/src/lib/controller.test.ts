@@ -1,7 +1,7 @@
 // The window's controller over stand-in stores: keys reach the place on screen, Esc steps back
 // inside a place before the history, tabs lead where each place says, and a refresh reloads the
 // place on screen. The same paths over the real stores are App.test.ts' journeys.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WindowController } from './controller.svelte';
 import { fakeStores } from '../testing/fake-stores';
 
@@ -135,6 +135,31 @@ describe('tabs and refresh', () => {
     expect(fake.app.checkArchive).toHaveBeenCalledOnce();
     expect(fake.recall.loadInbox).toHaveBeenCalledOnce();
     expect(fake.sessions.load).not.toHaveBeenCalled();
+  });
+
+  it('asks again which parsers read the archive after a reindex, and only then', () => {
+    const { fake, stores } = fakeStores();
+    const controller = new WindowController(stores);
+    fake.live.last = { cause: 'sync' };
+    controller.refresh();
+    expect(fake.app.loadInfo).not.toHaveBeenCalled();
+    fake.live.last = { cause: 'reindex' };
+    controller.refresh();
+    expect(fake.app.loadInfo).toHaveBeenCalledOnce();
+  });
+
+  it('opens Read again in Settings with its first button focused', async () => {
+    const { fake, stores } = fakeStores();
+    const controller = new WindowController(stores);
+    document.body.innerHTML =
+      '<section data-testid="reindex"><button type="button" data-testid="reindex-check">Check what would change</button></section>';
+    const section = document.querySelector<HTMLElement>('[data-testid="reindex"]')!;
+    section.scrollIntoView = vi.fn();
+    await controller.openReadAgain();
+    expect(fake.router.current).toEqual({ view: 'settings' });
+    expect(section.scrollIntoView).toHaveBeenCalled();
+    expect(document.activeElement?.getAttribute('data-testid')).toBe('reindex-check');
+    document.body.innerHTML = '';
   });
 
   it('shows a route by loading its place', async () => {

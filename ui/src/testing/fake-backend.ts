@@ -55,6 +55,8 @@ export interface FakeOptions {
   meaningStepMs?: number;
   /** The folder the sessions ran in is gone: resume shows its command with that problem. */
   resumeFolderGone?: boolean;
+  /** Sessions an older Cairn read (Read again is offered until a reindex runs). */
+  readBefore?: number;
 }
 
 /** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
@@ -528,6 +530,7 @@ export function fakeBackend(options: FakeOptions = {}) {
   const failures = { ...options.failOnce };
   let sessions = options.sessions ?? 6;
   let expiring = options.expiring ?? false;
+  let readBefore = options.readBefore ?? 0;
   // Search by meaning: nothing built yet; a build embeds the waiting turns a chunk at a time,
   // telling the window as the desktop does (`meaning-progress`, then `meaning-finished`).
   let meaning: MeaningStatus = {
@@ -569,7 +572,31 @@ export function fakeBackend(options: FakeOptions = {}) {
     }
     switch (cmd) {
       case 'app_info':
-        return { data_dir: '/tmp/cairn-test', version: '0.1.0', read_only: false, launch_link: null };
+        return { data_dir: '/tmp/cairn-test', version: '0.1.0', read_only: false, launch_link: null, sessions_read_before: readBefore };
+      case 'reindex_archive': {
+        const dry = (args.request as { dry_run: boolean }).dry_run;
+        const changed = Math.min(readBefore, 2);
+        const report = {
+          sessions,
+          sessions_changed: changed,
+          records_before: sessions * 20,
+          records_after: sessions * 20 + changed,
+          records_changed: changed * 3,
+          turns_before: sessions * turns,
+          turns_after: sessions * turns,
+          evidence_revoked: 0,
+          changed: fakeSessions(sessions)
+            .slice(0, changed)
+            .map((s) => ({ session_key: s.session_key, handle: s.session_id ?? s.session_key, title: s.title, records_changed: 3, evidence_revoked: 0 })),
+          skipped: [],
+          dry_run: dry,
+        };
+        if (!dry) {
+          readBefore = 0;
+          if (changed > 0) await emit('archive-changed', { cause: 'reindex', sessions_added: 0, sessions_updated: changed, records_added: 0 });
+        }
+        return report;
+      }
       case 'app_ready':
         return { watching: ['/home/dev/.claude/projects'], problem: null };
       case 'list_sessions': {

@@ -9,8 +9,8 @@ const done = () => vi.fn(() => Promise.resolve());
 export function fakeStores() {
   const fake = {
     router: new Router(),
-    app: { empty: false as boolean | null, checkArchive: done() },
-    live: { seenInbox: vi.fn() },
+    app: { empty: false as boolean | null, checkArchive: done(), loadInfo: done() },
+    live: { seenInbox: vi.fn(), last: null as { cause: string } | null },
     branches: { pane: 'list' as 'list' | 'timeline', selectedRow: null as unknown, load: done(), reload: done(), selectKey: vi.fn(), move: vi.fn() },
     skim: { target: null as string | null, repo: null as string | null, selectedRow: null as unknown, load: done(), refresh: done(), clear: vi.fn(), move: vi.fn(), toggleWeak: vi.fn() },
     sessions: { selectedSession: null as unknown, load: done(), move: vi.fn() },

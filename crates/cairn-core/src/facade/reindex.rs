@@ -71,6 +71,16 @@ fn small(n: u64) -> u32 {
 }
 
 impl Cairn {
+    /// How many sessions read from a transcript here an older revision of the parsers read:
+    /// those a reindex may put right.
+    pub fn sessions_read_before(&self) -> Result<u32> {
+        let store = self.store();
+        let (older, _) =
+            archive::store::read_before(store.conn(), archive::sources::PARSERS_REVISION)
+                .map_err(|e| store.err(e))?;
+        Ok(small(older))
+    }
+
     /// Read the sessions `req` names again from their retained copies and store what today's
     /// parsers make of them. `progress` counts the copies' bytes.
     pub fn reindex(&self, req: &ReindexRequest, progress: &dyn Progress) -> Result<ReindexReport> {
