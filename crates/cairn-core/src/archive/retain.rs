@@ -159,8 +159,22 @@ impl Retained {
             path: path.to_owned(),
             what: what.to_owned(),
         };
-        let mut text = Vec::new();
         let mut hashes: Vec<(u64, String)> = Vec::new();
+        // Each frame is split into lines as it is decoded (a batch's frame ends at a line's
+        // end; a line running on into the next frame is joined), so the copy's text is held
+        // once, as its lines, never also whole.
+        let mut lines: Vec<RetainedLine> = Vec::new();
+        let mut frame = Vec::new();
+        let mut tail: Vec<u8> = Vec::new();
+        let push = |lines: &mut Vec<RetainedLine>, text: &[u8]| {
+            if !text.is_empty() {
+                lines.push(RetainedLine {
+                    line_no: first_line_no + lines.len() as u64,
+                    text: text.to_vec(),
+                    record_hash: None,
+                });
+            }
+        };
         let mut pos = 0usize;
         while pos < raw.len() {
             let rest = &raw[pos..];
@@ -189,22 +203,27 @@ impl Retained {
                     source: e,
                 })?
                 .single_frame();
-            decoder.read_to_end(&mut text).map_err(|e| Error::Read {
+            frame.clear();
+            decoder.read_to_end(&mut frame).map_err(|e| Error::Read {
                 path: path.to_owned(),
                 source: e,
             })?;
+            let mut pieces = frame.split(|b| *b == b'\n').peekable();
+            while let Some(piece) = pieces.next() {
+                if pieces.peek().is_none() {
+                    // No line end after it (yet): it runs on into the next frame, or ends the copy.
+                    tail.extend_from_slice(piece);
+                } else if tail.is_empty() {
+                    push(&mut lines, piece);
+                } else {
+                    tail.extend_from_slice(piece);
+                    push(&mut lines, &tail);
+                    tail.clear();
+                }
+            }
             pos += frame_len;
         }
-        let mut lines: Vec<RetainedLine> = text
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .enumerate()
-            .map(|(i, l)| RetainedLine {
-                line_no: first_line_no + i as u64,
-                text: l.to_vec(),
-                record_hash: None,
-            })
-            .collect();
+        push(&mut lines, &tail);
         for (line_no, hash) in hashes {
             if let Some(line) = line_no
                 .checked_sub(first_line_no)
@@ -347,6 +366,30 @@ mod tests {
         // Plain zstd tools see the JSONL (skippable frames are ignored).
         let plain = zstd::stream::decode_all(std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(plain, b"{\"a\":1}\n{\"b\":\"[REDACTED:x]\"}\n");
+    }
+
+    /// Lines are read frame by frame: blank lines are no lines, and a line a frame ends
+    /// without its line end (which the writer never leaves) is joined with the next frame's
+    /// first, numbered as a whole copy would number it.
+    #[test]
+    fn lines_are_read_frame_by_frame_as_one_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-abc", 0);
+        let mut len = 0;
+        for frame in [&b"one\n\ntw"[..], b"o\nthree\n", b"", b"four"] {
+            let encoded = Retained::encode(frame, &[]).unwrap();
+            let Appended::Ok(next) = r.append(&path, len, &encoded).unwrap() else {
+                panic!()
+            };
+            len = next;
+        }
+        let lines = r.read(&path, 7).unwrap();
+        let got: Vec<(u64, &[u8])> = lines.iter().map(|l| (l.line_no, &l.text[..])).collect();
+        assert_eq!(
+            got,
+            [(7, &b"one"[..]), (8, b"two"), (9, b"three"), (10, b"four")]
+        );
     }
 
     #[test]
