@@ -107,6 +107,9 @@ describe('record text', () => {
     expect(outcomeLabel({ ...result, exit_code: 2 })).toBe('exit 2');
     expect(outcomeLabel({ ...result, exit_code: 0 })).toBeNull();
     expect(outcomeLabel({ ...result, exit_code: null, outcome: 'failed' })).toBe('failed');
+    // What the archive stores for a result that went well is no problem to show.
+    expect(outcomeLabel({ ...result, exit_code: null, outcome: 'succeeded' })).toBeNull();
+    expect(outcomeLabel({ ...result, exit_code: 0, outcome: 'succeeded' })).toBeNull();
   });
 
   it('splits a search snippet into marked and plain text', () => {

@@ -173,10 +173,11 @@ export function inputFolds(input: ToolInput): boolean {
   return false;
 }
 
-/** "exit 1", "failed", or null when nothing went wrong. */
+/** "exit 1", "failed", or null when nothing went wrong (a result that succeeded, or one
+ * without an outcome). */
 export function outcomeLabel(record: RecordView): string | null {
   if (record.exit_code !== null && record.exit_code !== 0) return `exit ${record.exit_code}`;
-  if (record.outcome !== null && record.outcome !== 'ok' && record.outcome !== 'success') return record.outcome;
+  if (record.outcome !== null && record.outcome !== 'succeeded') return record.outcome;
   return null;
 }
 

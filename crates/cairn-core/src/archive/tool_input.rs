@@ -196,11 +196,12 @@ pub fn heading(r: &RecordView) -> String {
     }
 }
 
-/// "exit 1", "failed", or None when nothing went wrong.
+/// "exit 1", "failed", or None when nothing went wrong (a result that succeeded, or one
+/// without an outcome).
 pub fn outcome(r: &RecordView) -> Option<String> {
     match (r.exit_code, r.outcome.as_deref()) {
         (Some(code), _) if code != 0 => Some(format!("exit {code}")),
-        (_, Some(o)) if o != "ok" && o != "success" => Some(o.to_owned()),
+        (_, Some(o)) if o != crate::archive::Outcome::Succeeded.as_str() => Some(o.to_owned()),
         _ => None,
     }
 }
