@@ -131,7 +131,7 @@ pub trait SourceParser: Send {
 /// transcript differently (the archive goldens move: `tests/reindex.rs` pins their digest to
 /// this number); a session records the revision that read it (`sessions.read_by`), and those
 /// read by an older one are offered a reindex (`cairn doctor`, Settings).
-pub const PARSERS_REVISION: i64 = 1;
+pub const PARSERS_REVISION: i64 = 2;
 
 /// A parser for `agent`, resumed from a saved state if one is given.
 pub fn parser_for(

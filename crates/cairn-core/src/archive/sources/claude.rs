@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    lenient, line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value,
+    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, is_system_injected, lenient,
+    line_timestamp, note_timestamp, set_latest, set_once, str_at, text_value,
 };
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
@@ -167,15 +167,19 @@ impl ClaudeParser {
                                 .and_then(text_value)
                                 .or_else(|| block.text.map(Cow::into_owned));
                             rec.kind = Some(RecordKind::ToolResult);
-                            rec.exit_code = text.as_deref().and_then(exit_code_in);
-                            rec.outcome = match rec.exit_code {
-                                Some(code) => {
-                                    Some(outcome_for(code, text.as_deref().unwrap_or("")))
-                                }
-                                None if block.is_error.unwrap_or(false) => Some(Outcome::Failed),
-                                None => None,
-                            };
                             rec.tool_kind = name.as_deref().map(ToolKind::of);
+                            // Claude Code flags a failed call (a shell's output then opens with
+                            // `Exit code N`); a result it flags as no error is a success whatever
+                            // its text says, and only a shell's output gives an exit code: a file
+                            // read, a search or a sub-agent's report that mentions one is none.
+                            (rec.exit_code, rec.outcome) = match block.is_error {
+                                Some(false) => (None, Some(Outcome::Succeeded)),
+                                flag => super::result_outcome(
+                                    rec.tool_kind,
+                                    text.as_deref().unwrap_or(""),
+                                    flag,
+                                ),
+                            };
                             rec.tool_name = name;
                             rec.text = text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES));
                             rec.call_id = id;
@@ -617,6 +621,39 @@ mod tests {
         assert_eq!(r.outcome, Some(Outcome::Failed));
         assert_eq!(r.role, None);
         assert_eq!(r.prompt_source, None);
+    }
+
+    /// A result Claude Code flags as no error succeeded, whatever its text says (a file read, a
+    /// search, a sub-agent's report or a shell's output that mentions an exit code).
+    #[test]
+    fn an_exit_code_in_a_file_or_a_report_is_no_failure() {
+        let mut lines = Vec::new();
+        for (id, name) in [("r", "Read"), ("g", "Grep"), ("a", "Task"), ("b", "Bash")] {
+            lines.push(json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":id,"name":name,"input":{}}]}}));
+            lines.push(json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":id,
+                "content":"  2\u{2192}echo 'failed: exit code 2'","is_error":false}]}}));
+        }
+        // Unflagged (an older Claude Code): only a shell's output gives an exit code.
+        lines.push(json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"u","name":"Read","input":{}}]}}));
+        lines.push(json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"u",
+            "content":"exit code 2"}]}}));
+        let (_, out) = parse(&lines, FileRole::Main);
+        let results: Vec<_> = out
+            .records
+            .iter()
+            .filter(|r| r.kind() == RecordKind::ToolResult)
+            .map(|r| (r.tool_name.as_deref().unwrap_or(""), r.exit_code, r.outcome))
+            .collect();
+        assert_eq!(
+            results,
+            [
+                ("Read", None, Some(Outcome::Succeeded)),
+                ("Grep", None, Some(Outcome::Succeeded)),
+                ("Task", None, Some(Outcome::Succeeded)),
+                ("Bash", None, Some(Outcome::Succeeded)),
+                ("Read", None, None),
+            ]
+        );
     }
 
     #[test]
