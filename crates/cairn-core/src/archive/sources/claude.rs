@@ -112,6 +112,12 @@ impl ClaudeParser {
                 out.records.push(rec);
             }
             Some(Content::Blocks(blocks)) => {
+                // What the person attached (an image, a file) is part of their request: noted
+                // after what they typed in the same message, or, with nothing typed, the
+                // request itself (a pasted screenshot alone opens its turn). One record either
+                // way, as a message is one request.
+                let first = out.records.len();
+                let mut attached: Vec<(u32, String)> = Vec::new();
                 for (i, block) in blocks.into_iter().enumerate() {
                     let block_type = block.kind.as_deref().unwrap_or("unknown");
                     let mut rec = Record {
@@ -129,6 +135,19 @@ impl ClaudeParser {
                             rec.role = Some(role.clone());
                             rec.text = Some(cap_text(text.into_owned(), MAX_TEXT_BYTES));
                             rec.prompt_source = self.prompt_source(&rec, injected);
+                        }
+                        // An image or a file the person pasted or dropped is part of their
+                        // request, or all of it: a prompt of a screenshot alone opens its turn.
+                        "image" | "document" if role == "user" => {
+                            let text = block
+                                .source
+                                .as_ref()
+                                .filter(|s| str_at(s, &["type"]) == Some("text"))
+                                .and_then(|s| str_at(s, &["data"]))
+                                .filter(|t| !t.trim().is_empty())
+                                .map_or_else(|| format!("[{block_type}]"), str::to_owned);
+                            attached.push((i as u32, text));
+                            continue;
                         }
                         "thinking" => {
                             let Some(text) = block.thinking.filter(|t| !t.is_empty()) else {
@@ -187,6 +206,32 @@ impl ClaudeParser {
                         _ => continue,
                     }
                     out.records.push(rec);
+                }
+                if let Some(&(block, _)) = attached.first() {
+                    let note: Vec<&str> = attached.iter().map(|(_, t)| t.as_str()).collect();
+                    let note = note.join("\n\n");
+                    let typed = out.records[first..].iter_mut().rev().find(|r| {
+                        r.kind() == RecordKind::Message && r.role.as_deref() == Some("user")
+                    });
+                    match typed {
+                        Some(typed) => {
+                            let text = typed.text.take().unwrap_or_default();
+                            typed.text =
+                                Some(cap_text(format!("{text}\n\n{note}"), MAX_TEXT_BYTES));
+                        }
+                        None => {
+                            let mut rec = Record {
+                                block,
+                                kind: Some(RecordKind::Message),
+                                role: Some(role.clone()),
+                                source_event_kind: format!("claude:{kind}:attachment"),
+                                text: Some(cap_text(note, MAX_TEXT_BYTES)),
+                                ..base.clone()
+                            };
+                            rec.prompt_source = self.prompt_source(&rec, injected);
+                            out.records.push(rec);
+                        }
+                    }
                 }
             }
             None => {}
@@ -516,6 +561,9 @@ struct Block<'a> {
     content: Option<Value>,
     #[serde(default, deserialize_with = "lenient::bool")]
     is_error: Option<bool>,
+    /// An image's or a document's data (`{"type": "base64" | "text", "data", …}`).
+    #[serde(default)]
+    source: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -621,6 +669,37 @@ mod tests {
         assert_eq!(r.outcome, Some(Outcome::Failed));
         assert_eq!(r.role, None);
         assert_eq!(r.prompt_source, None);
+    }
+
+    /// A prompt of a pasted screenshot alone is the person's request and opens its turn; what is
+    /// attached beside typed words is noted after them, a text document by its words.
+    #[test]
+    fn an_image_or_a_document_is_part_of_the_persons_request() {
+        let image = json!({"type":"user","message":{"role":"user","content":[
+            {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}});
+        let answer = json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"I see the error dialog."}]}});
+        let both = json!({"type":"user","message":{"role":"user","content":[
+            {"type":"document","source":{"type":"text","media_type":"text/plain","data":"TODO: fix the parser"}},
+            {"type":"text","text":"and this file"},
+            {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}});
+        let (_, out) = parse(&[image, answer, both], FileRole::Main);
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.block, r.text.as_deref().unwrap_or(""), r.prompt_source))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, "[image]", Some(PromptSource::Human)),
+                (0, "I see the error dialog.", None),
+                (
+                    1,
+                    "and this file\n\nTODO: fix the parser\n\n[image]",
+                    Some(PromptSource::Human)
+                ),
+            ]
+        );
     }
 
     /// A result Claude Code flags as no error succeeded, whatever its text says (a file read, a
