@@ -92,6 +92,34 @@ impl ClaudeParser {
         {
             out.usage.push((id.clone(), usage.into()));
         }
+        if kind == "assistant" && line.is_api_error_message.unwrap_or(false) {
+            // Claude Code's own words for a failed request, not the model's: an event, so it
+            // neither answers the turn nor heads its preview.
+            let text = match message.content {
+                Some(Content::Text(t)) => t.into_owned(),
+                Some(Content::Blocks(blocks)) => blocks
+                    .into_iter()
+                    .filter_map(|b| b.text.map(Cow::into_owned))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => String::new(),
+            };
+            out.records.push(Record {
+                kind: Some(RecordKind::Event),
+                source_event_kind: "claude:assistant:api_error".to_owned(),
+                text: Some(cap_text(
+                    if text.trim().is_empty() {
+                        "API error".to_owned()
+                    } else {
+                        text
+                    },
+                    MAX_TEXT_BYTES,
+                )),
+                message_id,
+                ..base
+            });
+            return;
+        }
         let injected = line.is_meta.unwrap_or(false) || line.is_compact_summary.unwrap_or(false);
         let base = Record {
             message_id,
@@ -281,6 +309,31 @@ impl ClaudeParser {
     }
 }
 
+/// What a `system` `api_error` line says: the API's message (or its status), and which retry
+/// it was.
+fn api_error_text(line: &RawLine<'_>) -> String {
+    let error = line.error.as_ref();
+    let said = error.and_then(|e| {
+        str_at(e, &["message"])
+            .or_else(|| str_at(e, &["error", "message"]))
+            .or_else(|| str_at(e, &["error", "error", "message"]))
+    });
+    let status = error
+        .and_then(|e| e.get("status"))
+        .and_then(Value::as_u64)
+        .filter(|s| *s > 0);
+    let mut text = match (said, status) {
+        (Some(m), Some(s)) => format!("API error {s}: {m}"),
+        (Some(m), None) => format!("API error: {m}"),
+        (None, Some(s)) => format!("API error {s}"),
+        (None, None) => "API error".to_owned(),
+    };
+    if let Some(n) = line.retry_attempt.filter(|n| *n > 0) {
+        text.push_str(&format!(" (retry {n})"));
+    }
+    text
+}
+
 /// Whether a text is only the editor's context the IDE extensions put before a prompt:
 /// nothing the person typed.
 fn ide_context_only(text: &str) -> bool {
@@ -338,7 +391,8 @@ impl SourceParser for ClaudeParser {
                     .content
                     .as_ref()
                     .and_then(text_value)
-                    .or_else(|| compaction.then(|| "Conversation compacted".to_owned()));
+                    .or_else(|| compaction.then(|| "Conversation compacted".to_owned()))
+                    .or_else(|| (subtype == "api_error").then(|| api_error_text(&line)));
                 if let Some(text) = text {
                     out.records.push(Record {
                         kind: Some(RecordKind::Event),
@@ -457,6 +511,18 @@ struct RawLine<'a> {
     pr_number: Option<u64>,
     #[serde(borrow, default, deserialize_with = "lenient::object")]
     attachment: Option<Attachment<'a>>,
+    /// An assistant line Claude Code wrote for a failed API call (the model said nothing).
+    #[serde(
+        rename = "isApiErrorMessage",
+        default,
+        deserialize_with = "lenient::bool"
+    )]
+    is_api_error_message: Option<bool>,
+    /// A `system` line's `api_error`: the error the API answered.
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(rename = "retryAttempt", default, deserialize_with = "lenient::u64")]
+    retry_attempt: Option<u64>,
 }
 
 /// An `attachment` line's payload; only a queued prompt's fields are named.
@@ -669,6 +735,34 @@ mod tests {
         assert_eq!(r.outcome, Some(Outcome::Failed));
         assert_eq!(r.role, None);
         assert_eq!(r.prompt_source, None);
+    }
+
+    /// A failed API call is an event, not the model's answer: Claude Code's assistant line for
+    /// it, and its `system` `api_error` line (no content, the error and the retry).
+    #[test]
+    fn api_errors_are_events_not_answers() {
+        let prompt = json!({"type":"user","message":{"role":"user","content":"deploy it"}});
+        let synthetic = json!({"type":"assistant","isApiErrorMessage":true,"message":{"id":"m1","model":"<synthetic>","role":"assistant",
+            "content":[{"type":"text","text":"API Error: 529 overloaded"}],"usage":{"input_tokens":0,"output_tokens":0}}});
+        let system = json!({"type":"system","subtype":"api_error","level":"error",
+            "error":{"status":529,"error":{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}},"retryAttempt":2});
+        let bare = json!({"type":"system","subtype":"api_error","error":"not an object"});
+        let (parser, out) = parse(&[prompt, synthetic, system, bare], FileRole::Main);
+        let got: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| (r.kind(), r.text.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (RecordKind::Message, "deploy it"),
+                (RecordKind::Event, "API Error: 529 overloaded"),
+                (RecordKind::Event, "API error 529: Overloaded (retry 2)"),
+                (RecordKind::Event, "API error"),
+            ]
+        );
+        assert_eq!(parser.meta.model, None, "<synthetic> is no model");
     }
 
     /// A prompt of a pasted screenshot alone is the person's request and opens its turn; what is
