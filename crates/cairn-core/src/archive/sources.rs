@@ -447,13 +447,22 @@ pub(crate) fn result_outcome(
     let exit_code = (kind == Some(crate::archive::ToolKind::Exec))
         .then(|| exit_code_in(text))
         .flatten();
-    let outcome = match (exit_code, failed) {
+    (exit_code, outcome_of(exit_code, text, failed))
+}
+
+/// A tool result's outcome: its exit code's ([`outcome_for`]), else the agent's error flag
+/// (`Some(false)`: it said the call went well), else none.
+pub(crate) fn outcome_of(
+    exit_code: Option<i32>,
+    text: &str,
+    failed: Option<bool>,
+) -> Option<Outcome> {
+    match (exit_code, failed) {
         (Some(code), _) => Some(outcome_for(code, text)),
         (None, Some(true)) => Some(Outcome::Failed),
         (None, Some(false)) => Some(Outcome::Succeeded),
         (None, None) => None,
-    };
-    (exit_code, outcome)
+    }
 }
 
 /// agentlog's outcome rules for an exit code.

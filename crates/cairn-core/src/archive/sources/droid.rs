@@ -25,10 +25,10 @@ use serde_json::Value;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value, u64_at,
+    line_timestamp, note_timestamp, outcome_of, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The most of a session's settings read.
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
@@ -259,11 +259,11 @@ impl DroidParser {
     ) -> Record {
         let name = call_id.and_then(|id| self.pending_calls.remove(id));
         let exit_code = exit_code.or_else(|| text.as_deref().and_then(failed_exit_code));
-        let outcome = match exit_code {
-            Some(code) => Some(outcome_for(code, text.as_deref().unwrap_or(""))),
-            None if failed => Some(Outcome::Failed),
-            None => None,
-        };
+        let outcome = outcome_of(
+            exit_code,
+            text.as_deref().unwrap_or(""),
+            failed.then_some(true),
+        );
         Record {
             kind: Some(RecordKind::ToolResult),
             source_event_kind: kind.to_owned(),
@@ -460,6 +460,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::Outcome;
     use serde_json::json;
 
     fn parse(lines: &[Value]) -> (DroidParser, LineOutput) {

@@ -32,7 +32,7 @@ use serde_json::Value;
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
     SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at, text_value, u64_at,
+    line_timestamp, note_timestamp, outcome_of, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -329,12 +329,7 @@ impl KimiParser {
                     .and_then(exit_code_text)
                     .or_else(|| output.as_deref().and_then(exit_code_text));
                 let text = output.or_else(|| message.map(str::to_owned));
-                let outcome = match (exit_code, failed) {
-                    (Some(code), _) => Some(outcome_for(code, text.as_deref().unwrap_or(""))),
-                    (None, Some(true)) => Some(Outcome::Failed),
-                    (None, Some(false)) => Some(Outcome::Succeeded),
-                    (None, None) => None,
-                };
+                let outcome = outcome_of(exit_code, text.as_deref().unwrap_or(""), failed);
                 out.records.push(Record {
                     kind: Some(RecordKind::ToolResult),
                     source_event_kind: "kimi:ToolResult".to_owned(),
@@ -545,14 +540,10 @@ impl KimiParser {
                     .and_then(|id| self.pending_calls.remove(id));
                 let result = ev.get("result").unwrap_or(&Value::Null);
                 let text = result.get("output").and_then(text_value);
-                let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+                // Any `isError` but `true` says the call went well.
+                let failed = result.get("isError").map(|v| v.as_bool() == Some(true));
                 let exit_code = text.as_deref().and_then(exit_code_text);
-                let outcome = match exit_code {
-                    Some(code) => Some(outcome_for(code, text.as_deref().unwrap_or(""))),
-                    None if failed => Some(Outcome::Failed),
-                    None if result.get("isError").is_some() => Some(Outcome::Succeeded),
-                    None => None,
-                };
+                let outcome = outcome_of(exit_code, text.as_deref().unwrap_or(""), failed);
                 out.records.push(Record {
                     kind: Some(RecordKind::ToolResult),
                     source_event_kind: "kimi:tool.result".to_owned(),
