@@ -94,6 +94,73 @@ fn it_says_what_it_did_and_what_it_would_do() {
     assert!(!err.contains('\u{1b}'), "{err}");
 }
 
+/// The lines of the only retained copy under `data`, decoded.
+fn copy_text(data: &Path) -> (std::path::PathBuf, String) {
+    let dir = data.join("retained/claude");
+    let path = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    let text = zstd::stream::decode_all(std::fs::File::open(&path).unwrap()).unwrap();
+    (path, String::from_utf8(text).unwrap())
+}
+
+/// A secret in a retained copy that an older build's rules let through: the dry run counts the
+/// lines, the reindex writes them again redacted and says so, and a second finds none.
+#[test]
+fn it_says_which_copy_lines_it_redacted() {
+    const KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
+    let env = Env::new();
+    let dir = env.claude().join("-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |uuid: &str, role: &str, text: &str| {
+        serde_json::json!({"type": role, "uuid": uuid, "sessionId": "s-secret",
+            "timestamp": "2026-03-01T10:00:00Z", "cwd": "/tmp/proj",
+            "message": {"role": role, "content": text}})
+        .to_string()
+    };
+    std::fs::write(
+        dir.join("s-secret.jsonl"),
+        format!(
+            "{}\n{}\n",
+            line("u1", "user", &format!("deploy with {KEY}")),
+            line("a1", "assistant", "done")
+        ),
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    // As a build without the rule wrote it: the key raw in the copy.
+    let (copy, text) = copy_text(&env.data());
+    let at = text.find("[REDACTED:").unwrap();
+    let end = at + text[at..].find(']').unwrap() + 1;
+    let aged = format!("{}{KEY}{}", &text[..at], &text[end..]);
+    let bytes = zstd::stream::encode_all(aged.as_bytes(), 1).unwrap();
+    std::fs::write(&copy, &bytes).unwrap();
+    rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
+        .unwrap();
+
+    let dry = env.ok(&["reindex", "--dry-run"]);
+    assert!(
+        dry.contains(
+            "Secrets: 1 line of the retained copies holds what today's redaction rules remove \
+             (a reindex writes them again redacted)."
+        ),
+        "{dry}"
+    );
+    assert!(copy_text(&env.data()).1.contains(KEY), "a dry run wrote");
+    let done = env.json(&["reindex"]);
+    assert_eq!(done["copy_lines_redacted"], 1, "{done}");
+    assert_eq!(done["changed"][0]["handle"], "s-secret", "{done}");
+    assert_eq!(done["changed"][0]["copy_lines_redacted"], 1, "{done}");
+    let (_, now) = copy_text(&env.data());
+    assert!(!now.contains(KEY) && now.contains("[REDACTED:"), "{now}");
+    let again = env.ok(&["reindex"]);
+    assert!(!again.contains("Secrets:"), "{again}");
+}
+
 /// The records' words as an older build stored them: every other prompt taken for text the
 /// agent injected (which also merged its turn into the one before).
 fn age(data: &Path) {

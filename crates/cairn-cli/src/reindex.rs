@@ -68,6 +68,23 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             if r.dry_run { "would go" } else { "went" }
         )?;
     }
+    if r.copy_lines_redacted > 0 {
+        writeln!(
+            out,
+            "Secrets: {} of the retained copies {} what today's redaction rules remove ({}).",
+            plural(r.copy_lines_redacted, "line"),
+            if r.copy_lines_redacted == 1 {
+                "holds"
+            } else {
+                "hold"
+            },
+            if r.dry_run {
+                "a reindex writes them again redacted"
+            } else {
+                "written again redacted, their records too"
+            }
+        )?;
+    }
     if !r.changed.is_empty() {
         writeln!(
             out,
@@ -84,9 +101,14 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
                 .as_deref()
                 .map(|t| format!("  {}", render::line(t, 60)))
                 .unwrap_or_default();
+            let redacted = if c.copy_lines_redacted > 0 {
+                format!(", {} redacted", plural(c.copy_lines_redacted, "line"))
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "  {}{title}: {}",
+                "  {}{title}: {}{redacted}",
                 clean(&c.handle),
                 plural(c.records_changed, "record")
             )?;

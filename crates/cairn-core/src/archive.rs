@@ -23,6 +23,7 @@ pub mod retention;
 pub mod secrets;
 pub mod sources;
 pub mod store;
+pub(crate) mod swaps;
 pub mod tool_input;
 
 use serde::{Deserialize, Serialize};

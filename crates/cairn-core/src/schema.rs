@@ -70,6 +70,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0032_turn_extents.sql")),
     sql(include_str!("archive/migrations/0033_reindexes.sql")),
     sql(include_str!("archive/migrations/0034_read_by.sql")),
+    sql(include_str!("archive/migrations/0035_retained_swaps.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -98,12 +99,19 @@ fn reindex_escaped_inputs(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> R
         .map_err(crate::store::err_in(tx))
 }
 
-/// Cairn's schema: the migrations, then the retained copies' re-keying a killed migration 14
-/// may have left unfinished.
+/// Cairn's schema: the migrations, then what a killed writer of the retained copies may have
+/// left unfinished.
 const SCHEMA: Schema = Schema {
     steps: MIGRATIONS,
-    after_open: rekey::finish,
+    after_open,
 };
+
+/// At every writable open: the copies' re-keying a killed migration 14 left, and the copies a
+/// reindex rewrote and was stopped before putting in place.
+fn after_open(conn: &mut rusqlite::Connection, data_dir: &Path) -> Result<()> {
+    rekey::finish(conn, data_dir)?;
+    crate::archive::swaps::finish(conn, data_dir)
+}
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = SCHEMA.version();

@@ -422,8 +422,12 @@ fn misread_session(data: &Path, session: &str, skipped: i64, misread: i64) -> i6
 }
 
 fn evidence_line(id: &str, start: u32, end: u32) -> String {
+    evidence_entry(id, BIG, start, end)
+}
+
+fn evidence_entry(id: &str, session: &str, start: u32, end: u32) -> String {
     serde_json::json!({
-        "candidate_id": id, "session_id": BIG, "type": "fact", "scope": "project",
+        "candidate_id": id, "session_id": session, "type": "fact", "scope": "project",
         "title": format!("entry {id}"), "body": "what the records say", "transferable": true,
         "provenance_ok": true, "label": "correct",
         "evidence": {"ordinal_start": start, "ordinal_end": end, "snippets": ["what the records say"]}
@@ -662,116 +666,453 @@ fn a_lost_older_generation_leaves_the_session_as_it_is() {
     same(&support::dump(data.path()), &before, "lost generation");
 }
 
-/// A secret an older build's rules let through (planted here: its copy line, record and index
-/// entry hold it raw) is redacted when the session is read again: today's rules run on every
-/// copy line before the parser, so it leaves the records and the search index.
-#[test]
-fn a_secret_older_rules_missed_leaves_the_records_on_reindex() {
-    use cairn_core::archive::retain::Retained;
-    const KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
-    let src = tempfile::tempdir().unwrap();
-    let log = src
-        .path()
-        .join("proj/3f1c0c1e-0000-4000-8000-000000000003.jsonl");
-    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-    let line = |uuid: &str, text: &str| {
-        serde_json::json!({"type": "user", "uuid": uuid, "sessionId": "3f1c0c1e-0000-4000-8000-000000000003",
-            "timestamp": "2026-03-01T10:00:00Z", "cwd": "/tmp/proj", "message": {"role": "user", "content": text}})
-        .to_string()
-    };
-    std::fs::write(
-        &log,
-        format!(
-            "{}\n{}\n",
-            line("u1", "hello"),
-            line("u2", &format!("use key {KEY} for deploys"))
-        ),
-    )
-    .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    cairn
-        .capture_paths(&[support::main_file(Agent::Claude, &log)], &Quiet)
-        .unwrap();
-    drop(src);
+/// Two secrets an older build's rules let through, as that build left them: the raw lines in
+/// the copy without a key-frame row (nothing was found), the records keyed by the raw lines'
+/// hashes with the secrets in their text and index entries, the turn one of them opened keyed
+/// from that, no findings; a Recall entry citing them, and one citing lines before them.
+const AWS_KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
+const GH_TOKEN: &str = "ghp_R7sT2vX9kL4mN8qP1wZ5yB3cD6fH0jK2aE4gQ";
+const MISSED: &str = "3f1c0c1e-0000-4000-8000-000000000003";
 
-    // What the older rules left: the raw key in the copy, the record and the index.
-    let db = Connection::open(data.path().join("cairn.db")).unwrap();
-    let (agent, source_key, id, text): (String, String, i64, String) = db
+fn missed_line(uuid: &str, role: &str, text: &str) -> String {
+    serde_json::json!({"type": role, "uuid": uuid, "sessionId": MISSED,
+        "timestamp": "2026-03-01T10:00:00Z", "cwd": "/tmp/proj",
+        "message": {"role": role, "content": text}})
+    .to_string()
+}
+
+/// A text with each `[REDACTED:<rule>]` marker put back to the secret it stands for.
+fn unmark(text: &str) -> String {
+    let secret = if text.contains("use key") {
+        AWS_KEY
+    } else {
+        GH_TOKEN
+    };
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("[REDACTED:") {
+        out.push_str(&rest[..at]);
+        out.push_str(secret);
+        let end = rest[at..].find(']').unwrap();
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Age `data` (captured by this build from `log`) to what a build without the two rules left.
+/// Returns the old keys of the two lines.
+fn age_rules(data: &Path, log: &Path) -> Vec<String> {
+    use cairn_core::archive::retain::Retained;
+    let raw: Vec<String> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let (agent, source_key, session, session_key): (String, String, i64, String) = db
         .query_row(
-            "SELECT src.agent, src.source_key, r.id, r.text FROM records r JOIN sources src ON src.id = r.source_id
-             WHERE r.text LIKE 'use key %'",
+            "SELECT src.agent, src.source_key, s.id, s.session_key FROM sources src
+             JOIN sessions s ON s.id = src.session_id",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap();
-    assert!(!text.contains(KEY), "{text}");
-    let marker = text
-        .trim_start_matches("use key ")
-        .trim_end_matches(" for deploys")
-        .to_owned();
-    let retained = Retained::new(data.path());
+    let retained = Retained::new(data);
     let copy = retained.path(Agent::parse(&agent).unwrap(), &source_key, 0);
     let lines = retained.read(&copy, 0).unwrap();
     let mut plain = Vec::new();
     let mut keys = Vec::new();
+    let mut old_keys = Vec::new();
     for l in &lines {
-        let t = String::from_utf8(l.text.clone())
-            .unwrap()
-            .replace(&marker, KEY);
-        plain.extend_from_slice(t.as_bytes());
-        plain.push(b'\n');
-        if let Some(h) = &l.record_hash {
-            keys.push((l.line_no, h.clone()));
+        let n = l.line_no as usize;
+        let text = String::from_utf8(l.text.clone()).unwrap();
+        if text.contains("[REDACTED:") {
+            // The line as the agent wrote it, keyed by its hash, as capture keys a clean line.
+            let new = l.record_hash.clone().unwrap();
+            let old = cairn_core::keys::record_hash(raw[n].as_bytes());
+            let records: Vec<(i64, Option<String>, Option<String>)> = db
+                .prepare("SELECT id, text, tool_input FROM records WHERE session_id = ?1 AND record_hash = ?2")
+                .unwrap()
+                .query_map(rusqlite::params![session, new], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert!(!records.is_empty());
+            for (id, text, input) in records {
+                let unredact = |t: &Option<String>| t.as_deref().map(unmark);
+                db.execute(
+                    "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
+                    rusqlite::params![id, text, input],
+                )
+                .unwrap();
+                let (text, input) = (unredact(&text), unredact(&input));
+                assert!(
+                    text.as_ref().is_some_and(|t| !t.contains("[REDACTED")),
+                    "{text:?}"
+                );
+                db.execute(
+                    "UPDATE records SET text = ?2, tool_input = ?3, record_hash = ?4 WHERE id = ?1",
+                    rusqlite::params![id, text, input, old],
+                )
+                .unwrap();
+                db.execute(
+                    "INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)",
+                    rusqlite::params![id, text, input],
+                )
+                .unwrap();
+            }
+            let turns: Vec<(i64, Option<String>)> = db
+                .prepare("SELECT id, preview FROM turns WHERE session_id = ?1 AND turn_key = ?2")
+                .unwrap()
+                .query_map(
+                    rusqlite::params![session, cairn_core::keys::turn_key(&session_key, &new)],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for (id, preview) in turns {
+                db.execute(
+                    "UPDATE turns SET turn_key = ?2, preview = ?3 WHERE id = ?1",
+                    rusqlite::params![
+                        id,
+                        cairn_core::keys::turn_key(&session_key, &old),
+                        preview.as_deref().map(unmark)
+                    ],
+                )
+                .unwrap();
+            }
+            for column in ["first_line_hash", "last_line_hash"] {
+                db.execute(
+                    &format!("UPDATE sources SET {column} = ?2 WHERE {column} = ?1"),
+                    [&new, &old],
+                )
+                .unwrap();
+            }
+            db.execute("DELETE FROM secret_findings WHERE line_no = ?1", [n as i64])
+                .unwrap();
+            plain.extend_from_slice(raw[n].as_bytes());
+            old_keys.push(old);
+        } else {
+            plain.extend_from_slice(&l.text);
+            if let Some(h) = &l.record_hash {
+                keys.push((l.line_no, h.clone()));
+            }
         }
+        plain.push(b'\n');
     }
     let bytes = Retained::encode(&plain, &keys).unwrap();
     std::fs::write(&copy, &bytes).unwrap();
     db.execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
         .unwrap();
-    let raw = text.replace(&marker, KEY);
+    db.execute(
+        "UPDATE sessions SET secret_count = (SELECT COUNT(*) FROM secret_findings)",
+        [],
+    )
+    .unwrap();
+    assert_eq!(old_keys.len(), 2, "the two secrets' lines");
+    old_keys
+}
+
+/// Every file under `dir`, retained copies decoded, as bytes.
+fn data_bytes(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    support::files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let raw = std::fs::read(&p).unwrap();
+            let bytes = if p.to_string_lossy().ends_with(".zst") {
+                zstd::stream::decode_all(&raw[..]).unwrap()
+            } else {
+                raw
+            };
+            (p, bytes)
+        })
+        .collect()
+}
+
+/// Where any of `needles` (case-blind: the full-text index folds case) is in a file under `dir`.
+fn found_in(dir: &Path, needles: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, bytes) in data_bytes(dir) {
+        let lower = bytes.to_ascii_lowercase();
+        for n in needles {
+            if memchr::memmem::find(&lower, n.to_ascii_lowercase().as_bytes()).is_some() {
+                found.push(format!("{n} in {}", path.display()));
+            }
+        }
+    }
+    found
+}
+
+/// A copy's lines with their keys.
+fn copy_lines(data: &Path) -> Vec<(u64, String, Option<String>)> {
+    use cairn_core::archive::retain::Retained;
+    let copy = support::files_under(&data.join("retained"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    Retained::new(data)
+        .read(&copy, 0)
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.line_no, String::from_utf8(l.text).unwrap(), l.record_hash))
+        .collect()
+}
+
+fn line_keys(data: &Path) -> String {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    db.query_row(
+        "SELECT first_line_hash || ' ' || last_line_hash || ' ' || retained_len || ' ' || generation
+         FROM sources",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// A secret an older build's rules let through leaves the archive when it is read again: the
+/// retained copy is written again without it, and its lines are keyed as this build keys
+/// them (the old keys were hashes of the secret-bearing lines, which would let a guess be
+/// checked), in the records, the turn keys, the sources' line keys and Recall's anchors; the
+/// database's freed pages and log keep none of it. The archive is then what this build
+/// captures from the transcript, and the agent's next append is read on from where it was.
+#[test]
+fn a_secret_older_rules_missed_leaves_copies_keys_and_pages_on_reindex() {
+    let src = tempfile::tempdir().unwrap();
+    let log = src.path().join(format!("proj/{MISSED}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let text = [
+        missed_line("u1", "user", "hello"),
+        missed_line("a1", "assistant", "hi, what shall we deploy?"),
+        missed_line("u2", "user", &format!("use key {AWS_KEY} for deploys")),
+        missed_line("a2", "assistant", &format!("stored {GH_TOKEN} as well")),
+    ]
+    .join("\n");
+    std::fs::write(&log, format!("{text}\n")).unwrap();
+    let files = [support::main_file(Agent::Claude, &log)];
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_cairn = Cairn::open(fresh.path()).unwrap();
+    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    let old_keys = age_rules(data.path(), &log);
+    let entries = [
+        evidence_entry("before", MISSED, 0, 1),
+        evidence_entry("secrets", MISSED, 1, 3),
+    ]
+    .join("\n");
+    cairn.recall_import(&entries, false).unwrap();
+    let digest = |id: &str| -> String {
+        Connection::open(data.path().join("cairn.db"))
+            .unwrap()
+            .query_row(
+                "SELECT content_digest FROM recall_evidence WHERE entry_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let old_digest = digest("secrets");
+    let trusted = |id: &str| cairn.recall_get(id).unwrap().provenance_ok;
+    assert!(trusted("before") && trusted("secrets"));
+    let mut needles = vec![AWS_KEY, GH_TOKEN, old_digest.as_str()];
+    needles.extend(old_keys.iter().map(String::as_str));
+    // The ageing is what it claims: both secrets and both old keys are in the archive.
+    for n in [AWS_KEY, GH_TOKEN, &old_keys[0], &old_keys[1]] {
+        assert!(!found_in(data.path(), &[n]).is_empty(), "{n} not planted");
+    }
+    // The agent's cleanup took the transcript.
+    let away = log.with_extension("away");
+    std::fs::rename(&log, &away).unwrap();
+
+    let dry = cairn
+        .reindex(
+            &ReindexRequest {
+                dry_run: true,
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap();
+    assert_eq!(dry.copy_lines_redacted, 2, "{dry:?}");
+    assert!(
+        !found_in(data.path(), &[AWS_KEY]).is_empty(),
+        "a dry run wrote"
+    );
+    assert!(trusted("secrets"), "a dry run changed trust");
+
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.copy_lines_redacted, 2, "{r:?}");
+    assert_eq!(r.changed.len(), 1, "{r:?}");
+    assert_eq!(r.changed[0].copy_lines_redacted, 2, "{r:?}");
+    assert_eq!(r.evidence_revoked, 1, "{r:?}");
+    let left = found_in(data.path(), &needles);
+    assert!(left.is_empty(), "still in the archive: {left:?}");
+    assert!(trusted("before") && !trusted("secrets"));
+    assert_ne!(digest("secrets"), old_digest);
+
+    // What this build captures from the transcript, copy and keys alike.
+    same(
+        &support::dump(data.path()),
+        &support::dump(fresh.path()),
+        "reindexed",
+    );
+    same(&placed(data.path()), &placed(fresh.path()), "reindexed");
+    assert_eq!(copy_lines(data.path()), copy_lines(fresh.path()));
+    assert_eq!(line_keys(data.path()), line_keys(fresh.path()));
+    index_is_whole(data.path());
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM retained_swaps"),
+        0
+    );
+
+    // The transcript back with a line more: read on from where the copy ends, as the
+    // archive that never missed the secrets reads it.
+    std::fs::rename(&away, &log).unwrap();
+    let more = missed_line("u3", "user", "and now ship it");
+    std::fs::write(&log, format!("{text}\n{more}\n")).unwrap();
+    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    same(
+        &support::dump(data.path()),
+        &support::dump(fresh.path()),
+        "appended",
+    );
+    assert_eq!(copy_lines(data.path()), copy_lines(fresh.path()));
+    assert_eq!(line_keys(data.path()), line_keys(fresh.path()));
+
+    let again = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(
+        (again.copy_lines_redacted, again.records_changed),
+        (0, 0),
+        "{again:?}"
+    );
+}
+
+/// The revisions the stored cursor keeps of a source's units (and its header).
+fn cursor_revisions(data: &Path) -> (serde_json::Value, serde_json::Value) {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let state: String = db
+        .query_row("SELECT parser_state FROM sources", [], |r| r.get(0))
+        .unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    (state["units"].clone(), state["header"].clone())
+}
+
+/// A unit's copy line (a document's message) holding a secret an older build let through is
+/// written again with the value redacted and the revision of that, which the stored cursor
+/// takes too (the old revision digested the secret): the document read again stores nothing,
+/// as for an archive that never held it.
+#[test]
+fn a_secret_in_a_units_copy_leaves_it_and_its_revision() {
+    let src = tempfile::tempdir().unwrap();
+    let chats = src.path().join("g/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
+    let text = gemini_doc(&[
+        gemini_message("m1", "user", &format!("use key {AWS_KEY} for deploys")),
+        gemini_message("m2", "gemini", "done"),
+    ]);
+    std::fs::write(&doc, &text).unwrap();
+    let files = [support::main_file(Agent::Gemini, &doc)];
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_cairn = Cairn::open(fresh.path()).unwrap();
+    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+
+    // As a build without the rule left it: the message's copy line, revision, record and
+    // index entry hold the key; no finding.
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    let mut copy = copy_lines(data.path());
+    let mut old_revision = String::new();
+    for (_, line, _) in &mut copy {
+        if !line.contains("[REDACTED:") {
+            continue;
+        }
+        let held: serde_json::Value = serde_json::from_str(line).unwrap();
+        let value = unmark(&held["v"].to_string());
+        let digest = cairn_core::keys::digest_hex(value.as_bytes());
+        old_revision = digest[..32].to_owned();
+        *line = format!(
+            "{{\"u\":{},\"r\":\"{old_revision}\",\"v\":{value}}}",
+            held["u"]
+        );
+        let (mut units, _) = cursor_revisions(data.path());
+        let unit = held["u"].as_str().unwrap();
+        units[unit] = serde_json::Value::String(old_revision.clone());
+        db.execute(
+            "UPDATE sources SET parser_state = json_set(parser_state, '$.units', json(?1))",
+            [units.to_string()],
+        )
+        .unwrap();
+    }
+    assert!(!old_revision.is_empty(), "no redacted unit in the copy");
+    let plain: String = copy.iter().map(|(_, l, _)| format!("{l}\n")).collect();
+    let bytes = cairn_core::archive::retain::Retained::encode(plain.as_bytes(), &[]).unwrap();
+    let path = support::files_under(&data.path().join("retained"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    db.execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
+        .unwrap();
+    let (id, marked): (i64, String) = db
+        .query_row(
+            "SELECT id, text FROM records WHERE text LIKE '%[REDACTED:%'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
     db.execute(
         "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, NULL)",
-        rusqlite::params![id, text],
+        rusqlite::params![id, marked],
     )
     .unwrap();
     db.execute(
         "UPDATE records SET text = ?2 WHERE id = ?1",
-        rusqlite::params![id, raw],
+        rusqlite::params![id, unmark(&marked)],
     )
     .unwrap();
     db.execute(
         "INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, NULL)",
-        rusqlite::params![id, raw],
+        rusqlite::params![id, unmark(&marked)],
     )
     .unwrap();
-    let hits = |db: &Connection| -> i64 {
-        db.query_row(
-            "SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?1",
-            [format!("\"{KEY}\"")],
-            |r| r.get(0),
-        )
-        .unwrap()
-    };
-    assert_eq!(hits(&db), 1);
-    let findings = support::count(data.path(), "SELECT COUNT(*) FROM secret_findings");
+    db.execute_batch("DELETE FROM secret_findings; UPDATE sessions SET secret_count = 0;")
+        .unwrap();
+    drop(db);
+    assert!(!found_in(data.path(), &[AWS_KEY, &old_revision]).is_empty());
 
     let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
-    assert_eq!(r.records_changed, 1, "{r:?}");
-    assert_eq!(hits(&db), 0);
-    let stored: String = db
-        .query_row(
-            "SELECT group_concat(coalesce(text, ''), ' ') FROM records",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(
-        !stored.contains(KEY) && stored.contains(&marker),
-        "{stored}"
+    assert_eq!(r.copy_lines_redacted, 1, "{r:?}");
+    let left = found_in(data.path(), &[AWS_KEY, &old_revision]);
+    assert!(left.is_empty(), "still in the archive: {left:?}");
+    same(
+        &support::dump(data.path()),
+        &support::dump(fresh.path()),
+        "reindexed",
     );
-    assert!(support::count(data.path(), "SELECT COUNT(*) FROM secret_findings") >= findings);
-    index_is_whole(data.path());
+    assert_eq!(copy_lines(data.path()), copy_lines(fresh.path()));
+    assert_eq!(
+        cursor_revisions(data.path()),
+        cursor_revisions(fresh.path())
+    );
+
+    // The document saved again as it was: nothing changed in it, nothing is stored.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&doc, format!("{text}\n")).unwrap();
+    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!(copy_lines(data.path()), copy_lines(fresh.path()));
+    same(
+        &support::dump(data.path()),
+        &support::dump(fresh.path()),
+        "read again",
+    );
 }
 
 /// A copy damaged on disk (its bytes overwritten, its length as recorded) leaves its session

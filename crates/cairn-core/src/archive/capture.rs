@@ -1184,6 +1184,17 @@ fn commit_in<'b>(
             _ => 0,
         };
         let retained_path = retained.path(batch.agent, &batch.source_key, batch.generation);
+        if let Some((source_row, .., generation, _)) = current
+            && generation as u32 == batch.generation
+        {
+            super::swaps::finish_source(
+                tx,
+                retained,
+                &retained_path,
+                source_row,
+                batch.generation,
+            )?;
+        }
         if retained.is_short(&retained_path, expected_len) {
             return Ok(Commit::Reread);
         }

@@ -165,10 +165,14 @@ pub fn delete(
         ] {
             conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
         }
-        conn.execute(
-            "DELETE FROM retained_rekey WHERE source_id IN (SELECT id FROM sources WHERE session_id = ?1)",
-            [id],
-        )?;
+        for table in ["retained_rekey", "retained_swaps"] {
+            conn.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE source_id IN (SELECT id FROM sources WHERE session_id = ?1)"
+                ),
+                [id],
+            )?;
+        }
         records += conn.execute("DELETE FROM records WHERE session_id = ?1", [id])? as u64;
         conn.execute("DELETE FROM turns WHERE session_id = ?1", [id])?;
         conn.execute("DELETE FROM sources WHERE session_id = ?1", [id])?;

@@ -148,6 +148,17 @@ impl Retained {
 
     /// Read a retained copy back: every line, with its record key where the frame lists one.
     pub fn read(&self, path: &Path, first_line_no: u64) -> Result<Vec<RetainedLine>> {
+        self.read_committed(path, first_line_no, 0)
+    }
+
+    /// [`Retained::read`] of the copy's first `committed` bytes (what the store recorded; 0:
+    /// the whole file), so a batch written but never committed is not read as the copy's.
+    pub fn read_committed(
+        &self,
+        path: &Path,
+        first_line_no: u64,
+        committed: u64,
+    ) -> Result<Vec<RetainedLine>> {
         let mut raw = Vec::new();
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut raw))
@@ -155,6 +166,9 @@ impl Retained {
                 path: path.to_owned(),
                 source: e,
             })?;
+        if committed > 0 && (raw.len() as u64) > committed {
+            raw.truncate(committed as usize);
+        }
         let corrupt = |what: &str| Error::Corrupt {
             path: path.to_owned(),
             what: what.to_owned(),
@@ -236,7 +250,82 @@ impl Retained {
     }
 }
 
+/// How much of a rewritten copy's text goes into one zstd frame (a capture batch's size), so it
+/// is read back frame by frame as an appended one is.
+const REWRITE_FRAME_BYTES: usize = 4 * 1024 * 1024;
+
 impl Retained {
+    /// Where the rewrite of the copy at `path` is written before it takes the copy's place.
+    pub fn scrub_path(path: &Path) -> PathBuf {
+        path.with_extension("zst.scrub")
+    }
+
+    /// Write `lines` (a whole copy, its lines in order with the keys of those it does not hold
+    /// byte for byte) as the copy that is to replace the one at `path`, beside it
+    /// ([`Retained::scrub_path`]), synced to disk. Returns its length. Nothing takes the copy's
+    /// place until [`Retained::swap_in`].
+    pub fn write_scrubbed(&self, path: &Path, lines: &[RetainedLine]) -> Result<u64> {
+        let tmp = Retained::scrub_path(path);
+        let mut out = Vec::new();
+        let mut text = Vec::new();
+        let mut keys = Vec::new();
+        let mut flush = |text: &mut Vec<u8>, keys: &mut Vec<(u64, String)>| -> Result<()> {
+            let encoded = Retained::encode(text, keys).map_err(|e| self.write_err(&tmp, e))?;
+            out.extend_from_slice(&encoded);
+            text.clear();
+            keys.clear();
+            Ok(())
+        };
+        for line in lines {
+            text.extend_from_slice(&line.text);
+            text.push(b'\n');
+            if let Some(key) = &line.record_hash {
+                keys.push((line.line_no, key.clone()));
+            }
+            if text.len() >= REWRITE_FRAME_BYTES {
+                flush(&mut text, &mut keys)?;
+            }
+        }
+        flush(&mut text, &mut keys)?;
+        if let Some(dir) = tmp.parent() {
+            crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
+        }
+        let written = crate::private::open_options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&out).and_then(|()| f.sync_all()));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(self.write_err(&tmp, e));
+        }
+        Ok(out.len() as u64)
+    }
+
+    /// Put the rewrite of the copy at `path` in its place. `false`: there was none (already
+    /// put in place, or removed with its copy by a forget).
+    pub fn swap_in(&self, path: &Path) -> Result<bool> {
+        let tmp = Retained::scrub_path(path);
+        match fs::rename(&tmp, path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(self.write_err(path, e)),
+        }
+        // The rename itself made durable, so a power cut cannot bring the old copy back.
+        if let Some(dir) = path.parent() {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| self.write_err(dir, e))?;
+        }
+        Ok(true)
+    }
+
+    /// Remove the rewrite of the copy at `path` that will not take its place.
+    pub fn discard_scrubbed(&self, path: &Path) {
+        let _ = fs::remove_file(Retained::scrub_path(path));
+    }
+
     /// Set the record keys the skippable frames of the copy at `path` list for some lines
     /// (`keys`: line number to key). Rows of the same length are rewritten in place; otherwise
     /// the copy is written anew beside and renamed over. Returns the copy's length when it
@@ -421,6 +510,68 @@ mod tests {
             r.set_keys(&dir.path().join("missing.zst"), &keys).unwrap(),
             None
         );
+    }
+
+    /// A copy written again reads back line for line with its keys, in frames of a batch's
+    /// size (read one at a time, as an appended copy is); plain zstd tools still see the JSONL.
+    #[test]
+    fn a_rewritten_copy_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-w", 0);
+        let lines: Vec<RetainedLine> = (0..40u64)
+            .map(|n| RetainedLine {
+                line_no: n,
+                text: format!("{{\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(300_000)).into_bytes(),
+                record_hash: (n % 7 == 3).then(|| format!("sha256:{n:064x}")),
+            })
+            .collect();
+        let len = r.write_scrubbed(&path, &lines).unwrap();
+        let tmp = Retained::scrub_path(&path);
+        assert_eq!(std::fs::metadata(&tmp).unwrap().len(), len);
+        assert!(!path.exists(), "written beside the copy only");
+        assert!(r.swap_in(&path).unwrap());
+        assert!(!r.swap_in(&path).unwrap(), "nothing left to put in place");
+        assert_eq!(r.read(&path, 0).unwrap(), lines);
+        let raw = std::fs::read(&path).unwrap();
+        let mut frames = 0;
+        let mut pos = 0;
+        while pos < raw.len() {
+            let magic = u32::from_le_bytes(raw[pos..pos + 4].try_into().unwrap());
+            if magic == HASH_FRAME_MAGIC {
+                let n = u32::from_le_bytes(raw[pos + 4..pos + 8].try_into().unwrap()) as usize;
+                pos += 8 + n;
+            } else {
+                frames += 1;
+                pos += zstd::zstd_safe::find_frame_compressed_size(&raw[pos..]).unwrap();
+            }
+        }
+        assert!(frames >= 3, "{frames} frames");
+        let plain = zstd::stream::decode_all(&raw[..]).unwrap();
+        assert_eq!(plain.iter().filter(|b| **b == b'\n').count(), 40);
+    }
+
+    /// Bytes past the length the store committed (a batch whose transaction never committed)
+    /// are not the copy's.
+    #[test]
+    fn only_committed_bytes_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-c", 0);
+        let enc = |lines: &[u8]| Retained::encode(lines, &[]).unwrap();
+        let Appended::Ok(len) = r.append(&path, 0, &enc(b"one\n")).unwrap() else {
+            panic!()
+        };
+        r.append(&path, len, &enc(b"ghost\n")).unwrap();
+        let texts = |committed| -> Vec<Vec<u8>> {
+            r.read_committed(&path, 0, committed)
+                .unwrap()
+                .into_iter()
+                .map(|l| l.text)
+                .collect()
+        };
+        assert_eq!(texts(len), vec![b"one".to_vec()]);
+        assert_eq!(texts(0), vec![b"one".to_vec(), b"ghost".to_vec()]);
     }
 
     #[test]

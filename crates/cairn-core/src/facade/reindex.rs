@@ -42,6 +42,9 @@ pub struct ReindexChange {
     pub records_changed: u32,
     /// Recall entries citing it that went (or would go) back to unverified.
     pub evidence_revoked: u32,
+    /// Lines of its retained copies today's rules redact further (a secret an older build let
+    /// through): written again without it.
+    pub copy_lines_redacted: u32,
 }
 
 /// What a reindex did (or, dry, would do).
@@ -60,6 +63,9 @@ pub struct ReindexReport {
     pub turns_after: u32,
     /// Recall entries whose cited records no longer say what they said: back to unverified.
     pub evidence_revoked: u32,
+    /// Lines of the retained copies today's rules redact further (secrets older builds let
+    /// through), written again without them (a dry run writes nothing).
+    pub copy_lines_redacted: u32,
     /// The sessions that read differently now, in the order they were first captured.
     pub changed: Vec<ReindexChange>,
     pub skipped: Vec<ReindexSkip>,
@@ -68,6 +74,22 @@ pub struct ReindexReport {
 
 fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// After secrets left records: the full-text index's segments rewritten (a deleted entry's
+/// words stay in an old segment until then) over zeroed pages, and the write-ahead log
+/// emptied, so no old page holding them survives in either file.
+fn erase_freed(store: &mut Store) -> rusqlite::Result<()> {
+    let conn = store.conn_mut();
+    conn.pragma_update(None, "secure_delete", true)?;
+    let compacted = conn.transaction().and_then(|tx| {
+        archive::forget::compact_index(&tx)?;
+        tx.commit()
+    });
+    let checkpointed =
+        compacted.and_then(|()| conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())));
+    conn.pragma_update(None, "secure_delete", false)?;
+    checkpointed
 }
 
 impl Cairn {
@@ -126,7 +148,7 @@ impl Cairn {
             let outcome = self.reindex_session(&mut store, planned, req.dry_run, &now)?;
             drop(held);
             progress.advance(planned.bytes);
-            let (rebuilt, revoked) = match outcome {
+            let (rebuilt, revoked, redacted) = match outcome {
                 Ok(done) => done,
                 Err(reason) => {
                     report.skipped.push(ReindexSkip {
@@ -139,7 +161,7 @@ impl Cairn {
             if !req.dry_run {
                 touched.sessions.push(planned.row());
             }
-            if rebuilt.records_changed > 0 {
+            if rebuilt.records_changed > 0 || redacted > 0 {
                 let conn = store.conn();
                 let named = archive::store::session_handle(conn, planned.row())
                     .and_then(|h| Ok((h, archive::store::session_head(conn, planned.row())?)));
@@ -150,10 +172,12 @@ impl Cairn {
                     title: head.title,
                     records_changed: small(rebuilt.records_changed),
                     evidence_revoked: revoked,
+                    copy_lines_redacted: small(redacted),
                 });
             }
             report.sessions += 1;
-            report.sessions_changed += u32::from(rebuilt.records_changed > 0);
+            report.sessions_changed += u32::from(rebuilt.records_changed > 0 || redacted > 0);
+            report.copy_lines_redacted = report.copy_lines_redacted.saturating_add(small(redacted));
             report.turns_before += small(rebuilt.turns_before);
             report.turns_after += small(rebuilt.turns_after);
             report.evidence_revoked += revoked;
@@ -174,6 +198,9 @@ impl Cairn {
             )
             .map_err(|e| store.err(e))?;
         }
+        if !req.dry_run && report.copy_lines_redacted > 0 {
+            erase_freed(&mut store).map_err(|e| store.err(e))?;
+        }
         // Association starts over for each session; what it derives is rebuildable, so a
         // failure is logged by `link` and the sessions stay queued for the next relink. (A dry
         // run touched none, and relinks nothing another capture left queued either.)
@@ -186,22 +213,84 @@ impl Cairn {
 
     /// Read one session again and rebuild it in its own transaction (rolled back when `dry`),
     /// the caller holding the capture lock. `Ok(Err(why))`: it is left as it is (its copy
-    /// went or cannot be read, or its source changed, since it was planned).
+    /// went or cannot be read, or its source changed, since it was planned). Also says how
+    /// many copy lines today's rules redact further: their copies are written again beside
+    /// the old ones first, and take their place once the rebuild has committed.
     fn reindex_session(
         &self,
         store: &mut Store,
         planned: &reindex::Plan,
         dry: bool,
         now: &str,
-    ) -> Result<std::result::Result<(reindex::Rebuilt, u32), String>> {
+    ) -> Result<std::result::Result<(reindex::Rebuilt, u32, u64), String>> {
         let plan = match reindex::plan(store.conn(), &self.data_dir, planned.row())? {
             Ok(plan) => plan,
             Err(reason) => return Ok(Err(reason)),
         };
-        let batches = match reindex::read(&plan, &self.data_dir) {
-            Ok(batches) => batches,
+        let reread = match reindex::read(&plan, &self.data_dir) {
+            Ok(reread) => reread,
             Err(e) => return Ok(Err(format!("{e}; its records are left as they are"))),
         };
+        // Under the capture lock no other reindex is between writing a copy and its commit:
+        // an unready rewrite is one a stopped reindex left.
+        archive::swaps::abandon(store.conn(), &self.data_dir)?;
+        let written = if dry {
+            Ok(Vec::new())
+        } else {
+            self.write_scrubbed(store, &reread)
+        };
+        // What the rewritten lines held leaves the database's pages too: freed pages are
+        // zeroed while this session's old records are deleted.
+        let scrubbing = !dry && !reread.scrubs.is_empty();
+        let secure_delete = |store: &Store, on: bool| {
+            store
+                .conn()
+                .pragma_update(None, "secure_delete", on)
+                .map_err(|e| store.err(e))
+        };
+        if scrubbing {
+            secure_delete(store, true)?;
+        }
+        let outcome = match written {
+            Ok(lengths) => self.rebuild_session(store, &plan, &reread, &lengths, dry, now),
+            Err(e) => Err(e),
+        };
+        if scrubbing {
+            secure_delete(store, false)?;
+        }
+        if !dry && matches!(outcome, Ok(Ok(_))) {
+            archive::swaps::finish(store.conn_mut(), &self.data_dir)?;
+        } else {
+            archive::swaps::abandon(store.conn(), &self.data_dir)?;
+        }
+        let redacted = reread.rewritten();
+        Ok(outcome?.map(|(rebuilt, revoked)| (rebuilt, revoked, redacted)))
+    }
+
+    /// Write each copy that holds lines today's rules redact further again, beside the old
+    /// one, listed first as a rewrite not yet ready. Returns their lengths.
+    fn write_scrubbed(&self, store: &Store, reread: &reindex::Reread) -> Result<Vec<u64>> {
+        let retained = archive::retain::Retained::new(&self.data_dir);
+        let mut lengths = Vec::with_capacity(reread.scrubs.len());
+        for scrub in &reread.scrubs {
+            archive::swaps::begin(store.conn(), scrub.source_id, scrub.generation)
+                .map_err(|e| store.err(e))?;
+            lengths.push(retained.write_scrubbed(&scrub.copy, &scrub.lines)?);
+        }
+        Ok(lengths)
+    }
+
+    /// The rebuild's transaction: the session's records replaced, each room bringing its rows
+    /// along, the rewritten copies (`lengths`, from [`Cairn::write_scrubbed`]) made ready.
+    fn rebuild_session(
+        &self,
+        store: &mut Store,
+        plan: &reindex::Plan,
+        reread: &reindex::Reread,
+        lengths: &[u64],
+        dry: bool,
+        now: &str,
+    ) -> Result<std::result::Result<(reindex::Rebuilt, u32), String>> {
         let path = store.path().to_owned();
         let db = crate::store::err_at(&path);
         let tx = store
@@ -211,13 +300,25 @@ impl Cairn {
         let row = plan.row();
         let turns = archive::forget::turn_ids(&tx, &[row]).map_err(db)?;
         semantic::forget::delete(&tx, &turns).map_err(db)?;
-        let rebuilt = match reindex::rebuild(&tx, &self.data_dir, &plan, &batches, now)? {
+        let rebuilt = match reindex::rebuild(&tx, &self.data_dir, plan, &reread.batches, now)? {
             Ok(rebuilt) => rebuilt,
             Err(why) => return Ok(Err(why)),
         };
+        for (scrub, &len) in reread.scrubs.iter().zip(lengths) {
+            let current = scrub.current.then_some(len);
+            archive::swaps::ready(&tx, scrub.source_id, scrub.generation, current).map_err(db)?;
+        }
         git::associate::reset(&tx, row).map_err(db)?;
         archive::store::queue_link(&tx, row).map_err(db)?;
+        // Evidence cites records by key: the keys of rewritten lines change first, then each
+        // range is found again (a range over a redacted record reads differently: revoked).
+        for (old, new) in &reread.rekeyed {
+            recall::store::rekey_evidence(&tx, row, old, new).map_err(db)?;
+        }
         let revoked = recall::evidence::verify_session(&tx, row, now)?;
+        if !reread.scrubs.is_empty() {
+            recall::evidence::forget_digests(&tx, row)?;
+        }
         if dry {
             tx.rollback().map_err(db)?;
         } else {

@@ -191,6 +191,51 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
     Ok(revoked)
 }
 
+/// A reindex's part in Recall after it redacted lines of `session` further (secrets an older
+/// build let through): a range that reads differently now may have been digested over what the
+/// redaction removed, and that digest would let a guess of it be checked, so it is replaced by
+/// one nothing can match. Such a range was revoked already ([`verify_session`]; revocation is
+/// sticky, so nothing is lost). Returns how many ranges changed.
+pub fn forget_digests(conn: &Connection, session: i64) -> Result<u32> {
+    let db = crate::store::err_in(conn);
+    let ranges: Vec<(i64, u32, u32, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT id, ordinal_start, ordinal_end, start_record, end_record, content_digest
+             FROM recall_evidence WHERE session_id = ?1",
+        )
+        .map_err(db)?
+        .query_map([session], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .map_err(db)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db)?;
+    let mut changed = 0;
+    for (row, start, end, start_id, end_id, stored) in ranges {
+        if let Anchored::Changed(_) =
+            anchors(conn, session, &start_id, &end_id, start, end, &stored)?
+        {
+            let unmatchable = format!(
+                "sha256:{}",
+                hex::encode(Sha256::digest(uuid::Uuid::new_v4().as_bytes()))
+            );
+            changed += conn
+                .prepare_cached("UPDATE recall_evidence SET content_digest = ?2 WHERE id = ?1")
+                .map_err(db)?
+                .execute(params![row, unmatchable])
+                .map_err(db)? as u32;
+        }
+    }
+    Ok(changed)
+}
+
 /// Where a cited range stands now.
 enum Anchored {
     /// Unchanged, at these ordinals now.

@@ -369,7 +369,7 @@ fn redacted(v: &mut Value, text: Option<String>, findings: &mut Vec<Finding>) ->
 }
 
 /// A short digest of a redacted value's serialised text.
-fn revision(text: &str) -> String {
+pub(super) fn revision(text: &str) -> String {
     let mut d = keys::digest_hex(text.as_bytes());
     d.truncate(32);
     d
@@ -379,16 +379,22 @@ fn revision(text: &str) -> String {
 /// reindex replays it), `{"u": unit, "r": revision, "v": value}` with the value's text as
 /// serialised already.
 fn retain(batch: &mut Batch, unit: Option<&str>, rev: &str, text: &str) {
+    unit_line(&mut batch.retained, unit, rev, text);
+    batch.retained.push(b'\n');
+}
+
+/// The retained line of a unit, without its line end (what [`retain`] writes, and a reindex
+/// writes again when today's rules redact more of the value).
+pub(super) fn unit_line(out: &mut Vec<u8>, unit: Option<&str>, rev: &str, text: &str) {
     let unit = serde_json::to_string(&unit).unwrap_or_else(|_| "null".to_owned());
     let rev = serde_json::to_string(rev).unwrap_or_else(|_| "\"\"".to_owned());
-    let out = &mut batch.retained;
     out.extend_from_slice(b"{\"u\":");
     out.extend_from_slice(unit.as_bytes());
     out.extend_from_slice(b",\"r\":");
     out.extend_from_slice(rev.as_bytes());
     out.extend_from_slice(b",\"v\":");
     out.extend_from_slice(text.as_bytes());
-    out.extend_from_slice(b"}\n");
+    out.push(b'}');
 }
 
 #[cfg(test)]

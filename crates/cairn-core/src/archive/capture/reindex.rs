@@ -5,13 +5,19 @@
 //!
 //! The copies are the authority: each holds the redacted lines capture read, generation by
 //! generation, with the key of every line redaction changed ([`Retained::read`]). Those lines
-//! are redacted again with today's rules (what the rules find now stays out of the new records;
-//! the copy itself is not rewritten), parsed with a fresh parser, and committed through the
+//! are redacted again with today's rules, parsed with a fresh parser, and committed through the
 //! capture writer ([`commit_in`]) into the emptied session, in one transaction with the
 //! deletion of its old records, turns, token counts and branches: a reindex killed at any point
 //! leaves the session as it was, or rebuilt whole. Record keys come from the copy, so a record
 //! read the same way keeps its key, and every room that cites records by key (Recall's
 //! evidence) finds it again; the session row, its sources and their reading positions stay.
+//!
+//! A line today's rules redact further (a secret an older build let through) is rewritten in
+//! the copy too ([`Scrub`]), and keyed as a capture keys a line redaction changed, by its
+//! redacted form: the old key, a hash of the line with the secret in it, would let a guess of
+//! the secret be checked. The records, the turns they open and the sources' line keys take the
+//! new key in the rebuild; the rooms above re-key what they cite ([`Reread::rekeyed`]); the
+//! rewritten copy takes the old one's place after the commit (`archive::swaps`).
 //!
 //! A line file's copy is read line by line as capture read the file. A document's, a
 //! database session's or a tree's copy holds each unit as the parser got it, every time it
@@ -19,6 +25,7 @@
 //! agent's unit parser, a unit read again updates its records in place, as at capture; the
 //! units the last read no longer found (its stored cursor lists those it did) are retracted.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +38,10 @@ use super::{
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::Redactor;
-use crate::archive::sources::{self, FileRole, ReadKind, SessionMeta, UnitParser, database};
+use crate::archive::retain::RetainedLine;
+use crate::archive::sources::{
+    self, FileRole, LineIdentity, ReadKind, SessionMeta, UnitParser, database,
+};
 use crate::archive::store::SourceState;
 use crate::archive::{Agent, store};
 use crate::error::{Error, Result};
@@ -210,12 +220,44 @@ fn lacking(copy: &Path, path: &str) -> String {
     )
 }
 
+/// A retained copy holding lines today's rules redact further, as it is to be written again.
+#[derive(Debug)]
+pub(crate) struct Scrub {
+    pub source_id: i64,
+    pub generation: u32,
+    pub copy: PathBuf,
+    /// The source's current generation, whose copy's length the store records.
+    pub current: bool,
+    /// The whole copy, the rewritten lines with their new keys.
+    pub lines: Vec<RetainedLine>,
+    /// How many of its lines were rewritten.
+    pub rewritten: u64,
+}
+
+/// What reading a session's copies again gives: the batches for [`rebuild`], and the copies to
+/// write again with the record keys that changed with their lines.
+#[derive(Debug, Default)]
+pub(crate) struct Reread {
+    pub batches: Vec<Batch>,
+    pub scrubs: Vec<Scrub>,
+    /// `(old, new)` record keys of the records read from rewritten lines, for the rooms that
+    /// cite records by key.
+    pub rekeyed: Vec<(String, String)>,
+}
+
+impl Reread {
+    /// Copy lines rewritten.
+    pub fn rewritten(&self) -> u64 {
+        self.scrubs.iter().map(|s| s.rewritten).sum()
+    }
+}
+
 /// Read every copy of the plan's sources with today's redaction and parsers, into batches for
-/// [`rebuild`]. Touches no row: it can run beside other readers.
-pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
+/// [`rebuild`]. Touches no row and no file: it can run beside other readers.
+pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
     let retained = Retained::new(data_dir);
     let redactor = Redactor::global();
-    let mut batches = Vec::new();
+    let mut reread = Reread::default();
     for source in &plan.sources {
         let file = &source.file;
         let state = &source.state;
@@ -225,12 +267,18 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
             generation: state.generation,
         };
         if source.kind != ReadKind::Lines {
-            batches.push(replay(&retained, plan, source, base)?);
+            let batch = replay(&retained, plan, source, base, &mut reread.scrubs)?;
+            reread.batches.push(batch);
             continue;
         }
         let line_identity = sources::line_identity(file.agent);
-        for copy in &source.copies {
-            let lines = retained.read(copy, 0)?;
+        let first_batch = reread.batches.len();
+        // Old line key to new, for the source's first and last line keys.
+        let mut line_keys: HashMap<String, String> = HashMap::new();
+        for (generation, copy) in source.copies.iter().enumerate() {
+            let current = generation as u32 == state.generation;
+            let committed = if current { state.retained_len } else { 0 };
+            let mut lines = retained.read_committed(copy, 0, committed)?;
             let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
                 path: copy.clone(),
                 what: format!("no parser for it: {e}"),
@@ -240,17 +288,29 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
             let mut batch_bytes = 0u64;
             let mut last_hash = String::new();
             let mut line_no = 0;
-            for line in &lines {
+            let mut rewritten = 0;
+            for line in &mut lines {
                 line_no = line.line_no;
+                batch_bytes += line.text.len() as u64 + 1;
                 let text = String::from_utf8_lossy(&line.text);
                 let mut findings = Vec::new();
                 let clean = redactor.redact_line(&text, &mut findings);
                 batch
                     .findings
                     .extend(findings.into_iter().map(|f| (line.line_no, f)));
-                let hash = match &line.record_hash {
+                let old = match &line.record_hash {
                     Some(h) => h.clone(),
                     None => keys::record_hash(&line.text),
+                };
+                // Redaction is idempotent: a line it changes now held something the rules
+                // that wrote the copy let through.
+                let scrubbed = match &clean {
+                    Cow::Owned(new) => Some(new.clone()),
+                    Cow::Borrowed(_) => None,
+                };
+                let hash = match &scrubbed {
+                    Some(new) => keys::redacted_record_hash(new.as_bytes()),
+                    None => old.clone(),
                 };
                 let readable = crate::archive::json_text::readable_str(&clean);
                 parse_into(
@@ -262,11 +322,23 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
                     &readable,
                     &mut out,
                 );
+                if let Some(new) = scrubbed {
+                    reread.rekeyed.push(match line_identity {
+                        LineIdentity::Content => (old.clone(), hash.clone()),
+                        LineIdentity::Position => (
+                            keys::record_hash_at(&old, line.line_no),
+                            keys::record_hash_at(&hash, line.line_no),
+                        ),
+                    });
+                    line_keys.insert(old, hash.clone());
+                    line.text = new.into_bytes();
+                    line.record_hash = Some(hash.clone());
+                    rewritten += 1;
+                }
                 last_hash = hash;
                 line_no += 1;
-                batch_bytes += line.text.len() as u64 + 1;
                 if batch_bytes >= BATCH_BYTES {
-                    batches.push(finish(
+                    reread.batches.push(finish(
                         batch,
                         plan,
                         source,
@@ -281,16 +353,34 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Vec<Batch>> {
             parser.flush(&mut out);
             let agent = batch.agent;
             take_output(&mut batch, agent, line_no, &last_hash, &mut out);
-            batches.push(finish(
+            reread.batches.push(finish(
                 batch,
                 plan,
                 source,
                 parser.meta().clone(),
                 parser.save(),
             ));
+            if rewritten > 0 {
+                reread.scrubs.push(Scrub {
+                    source_id: state.id,
+                    generation: generation as u32,
+                    copy: copy.clone(),
+                    current,
+                    lines,
+                    rewritten,
+                });
+            }
+        }
+        // The next capture compares the file's first and last lines with these, keyed as today.
+        for batch in &mut reread.batches[first_batch..] {
+            for key in [&mut batch.first_line_hash, &mut batch.last_line_hash] {
+                if let Some(new) = key.as_ref().and_then(|k| line_keys.get(k)) {
+                    *key = Some(new.clone());
+                }
+            }
         }
     }
-    Ok(batches)
+    Ok(reread)
 }
 
 /// The parser of a source read by units, fresh.
@@ -314,8 +404,16 @@ fn unit_parser(source: &Copied) -> std::result::Result<Box<dyn UnitParser>, serd
 }
 
 /// Replay the units of a document's, database session's or tree's copies, all generations in
-/// order, into one batch.
-fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Result<Batch> {
+/// order, into one batch. A unit today's rules redact further is written again in `scrubs`
+/// with its new revision, which the stored cursor takes too (the next capture compares the
+/// unit's revision with it).
+fn replay(
+    retained: &Retained,
+    plan: &Plan,
+    source: &Copied,
+    base: Base,
+    scrubs: &mut Vec<Scrub>,
+) -> Result<Batch> {
     let state = &source.state;
     let corrupt = |path: &Path, what: String| Error::Corrupt {
         path: path.to_owned(),
@@ -333,9 +431,15 @@ fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Resu
     );
     let redactor = Redactor::global();
     let mut seen = std::collections::BTreeSet::new();
+    // (unit key, old revision) to the new revision, for the cursor.
+    let mut revisions: HashMap<(String, String), String> = HashMap::new();
     let mut line_no = 0;
-    for copy in &source.copies {
-        for line in retained.read(copy, 0)? {
+    for (generation, copy) in source.copies.iter().enumerate() {
+        let current = generation as u32 == state.generation;
+        let committed = if current { state.retained_len } else { 0 };
+        let mut lines = retained.read_committed(copy, 0, committed)?;
+        let mut rewritten = 0;
+        for line in &mut lines {
             line_no = line.line_no;
             let mut held: serde_json::Map<String, Value> = serde_json::from_slice(&line.text)
                 .map_err(|e| {
@@ -356,7 +460,17 @@ fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Resu
             };
             let mut value = held.remove("v").unwrap_or(Value::Null);
             let mut findings = Vec::new();
-            redactor.redact_json(&mut value, &mut findings);
+            if redactor.redact_json(&mut value, &mut findings) {
+                let text = value.to_string();
+                let revision = document::revision(&text);
+                if let Some(Value::String(old)) = held.remove("r") {
+                    let key = unit.clone().unwrap_or_default();
+                    revisions.insert((key, old), revision.clone());
+                }
+                line.text.clear();
+                document::unit_line(&mut line.text, unit.as_deref(), &revision, &text);
+                rewritten += 1;
+            }
             batch
                 .findings
                 .extend(findings.into_iter().map(|f| (line.line_no, f)));
@@ -371,6 +485,16 @@ fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Resu
             take_output(&mut batch, agent, line.line_no, "", &mut out);
             seen.insert(key);
             line_no += 1;
+        }
+        if rewritten > 0 {
+            scrubs.push(Scrub {
+                source_id: state.id,
+                generation: generation as u32,
+                copy: copy.clone(),
+                current,
+                lines,
+                rewritten,
+            });
         }
     }
     // What the last read found: the units its cursor lists (and the header, keyed "").
@@ -390,6 +514,20 @@ fn replay(retained: &Retained, plan: &Plan, source: &Copied, base: Base) -> Resu
     let mut cursor = cursor;
     if let Some(c) = cursor.as_object_mut() {
         c.insert("parser".to_owned(), parser.save());
+        if let Some(Value::String(rev)) = c.get_mut("header")
+            && let Some(new) = revisions.get(&(String::new(), rev.clone()))
+        {
+            *rev = new.clone();
+        }
+        if let Some(Value::Object(units)) = c.get_mut("units") {
+            for (key, rev) in units.iter_mut() {
+                if let Value::String(old) = rev
+                    && let Some(new) = revisions.get(&(key.clone(), old.clone()))
+                {
+                    *rev = Value::String(new.clone());
+                }
+            }
+        }
     }
     batch.parser_state = cursor.to_string();
     Ok(batch)
