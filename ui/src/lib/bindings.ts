@@ -2381,6 +2381,11 @@ export type ReindexChange_Deserialize = {
 	records_changed: number,
 	/**  Recall entries citing it that went (or would go) back to unverified. */
 	evidence_revoked: number,
+	/**
+	 *  Lines of its retained copies today's rules redact further (a secret an older build let
+	 *  through): written again without it.
+	 */
+	copy_lines_redacted: number,
 };
 
 /**  A session that reads differently now. */
@@ -2393,6 +2398,11 @@ export type ReindexChange_Serialize = {
 	records_changed: number,
 	/**  Recall entries citing it that went (or would go) back to unverified. */
 	evidence_revoked: number,
+	/**
+	 *  Lines of its retained copies today's rules redact further (a secret an older build let
+	 *  through): written again without it.
+	 */
+	copy_lines_redacted: number,
 };
 
 /**  What a reindex did (or, dry, would do). */
@@ -2412,6 +2422,11 @@ export type ReindexReport_Deserialize = {
 	turns_after: number,
 	/**  Recall entries whose cited records no longer say what they said: back to unverified. */
 	evidence_revoked: number,
+	/**
+	 *  Lines of the retained copies today's rules redact further (secrets older builds let
+	 *  through), written again without them (a dry run writes nothing).
+	 */
+	copy_lines_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Deserialize[],
 	skipped: ReindexSkip[],
@@ -2432,6 +2447,11 @@ export type ReindexReport_Serialize = {
 	turns_after: number,
 	/**  Recall entries whose cited records no longer say what they said: back to unverified. */
 	evidence_revoked: number,
+	/**
+	 *  Lines of the retained copies today's rules redact further (secrets older builds let
+	 *  through), written again without them (a dry run writes nothing).
+	 */
+	copy_lines_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Serialize[],
 	skipped: ReindexSkip[],

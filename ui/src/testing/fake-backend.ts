@@ -585,9 +585,17 @@ export function fakeBackend(options: FakeOptions = {}) {
           turns_before: sessions * turns,
           turns_after: sessions * turns,
           evidence_revoked: 0,
+          copy_lines_redacted: 0,
           changed: fakeSessions(sessions)
             .slice(0, changed)
-            .map((s) => ({ session_key: s.session_key, handle: s.session_id ?? s.session_key, title: s.title, records_changed: 3, evidence_revoked: 0 })),
+            .map((s) => ({
+              session_key: s.session_key,
+              handle: s.session_id ?? s.session_key,
+              title: s.title,
+              records_changed: 3,
+              evidence_revoked: 0,
+              copy_lines_redacted: 0,
+            })),
           skipped: [],
           dry_run: dry,
         };

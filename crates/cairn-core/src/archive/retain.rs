@@ -8,7 +8,9 @@
 //! identity keys reproducible from the copy alone. A redacted line's key is the hash of its
 //! redacted form ([`crate::keys::redacted_record_hash`]); no hash of a raw line that held a
 //! secret is written (archives from before are re-keyed by [`super::rekey`]).
-//! A rewritten source file starts a new generation file; nothing is ever overwritten.
+//! A rewritten source file starts a new generation file; appends never overwrite. Only a
+//! reindex that finds lines today's rules redact further writes a copy again, whole, beside it,
+//! and renames it over the old one ([`Retained::write_scrubbed`], `archive::swaps`).
 //!
 //! The directories are created 0700 and the copies 0600 ([`crate::private`]).
 //!

@@ -24,12 +24,14 @@ function report(extra: Partial<ReindexReport> = {}): ReindexReport {
     turns_before: 800,
     turns_after: 803,
     evidence_revoked: 2,
+    copy_lines_redacted: 0,
     changed: Array.from({ length: 12 }, (_, i) => ({
       session_key: `sha256-c${i}`,
       handle: `session-${i}`,
       title: i === 0 ? 'Fix the login page' : null,
       records_changed: i === 0 ? 1 : 20,
       evidence_revoked: 0,
+      copy_lines_redacted: 0,
     })),
     skipped: [],
     dry_run: true,
@@ -110,6 +112,27 @@ describe('HealthPanel: read again', () => {
     const items = document.querySelectorAll('.skipped li');
     expect(items).toHaveLength(6);
     expect(items[5]?.textContent).toContain('and 2 more');
+  });
+
+  it('says which lines of the copies held a secret today’s rules remove', async () => {
+    const secrets = report({
+      copy_lines_redacted: 3,
+      changed: [
+        { session_key: 'sha256-s', handle: 'deploy', title: null, records_changed: 2, evidence_revoked: 0, copy_lines_redacted: 3 },
+      ],
+    });
+    panel(async (dry) => ok({ ...secrets, dry_run: dry }));
+    (one('reindex-check') as HTMLButtonElement).click();
+    await settle();
+    expect(text('reindex-result')).toBe(
+      '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified; 3 lines of the copies hold a secret today’s rules remove.',
+    );
+    expect(document.querySelector('[data-testid="reindex-changed"] li')?.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      'deploy: 2 records, 3 lines redacted',
+    );
+    (one('reindex-run') as HTMLButtonElement).click();
+    await settle();
+    expect(text('reindex-result')).toContain('; 3 lines of the copies held a secret today’s rules remove, written again redacted.');
   });
 
   it('says why it failed, and the buttons work again', async () => {
