@@ -322,3 +322,234 @@ fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
     env.ok(&["reindex", "--agent", "codex"]);
     assert_eq!(parsers()["status"], "ok");
 }
+
+const PLANTED: &str = "AKIAZ7QW3RT5YU8IOP2L";
+
+/// One source's copy as the store knows it.
+struct Source {
+    id: i64,
+    session_key: String,
+    copy: std::path::PathBuf,
+    retained_len: u64,
+}
+
+fn sources(env: &Env) -> Vec<Source> {
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let retained = cairn_core::archive::retain::Retained::new(&env.data());
+    db.prepare(
+        "SELECT src.id, s.session_key, src.source_key, src.generation, src.retained_len
+         FROM sources src JOIN sessions s ON s.id = src.session_id ORDER BY src.id",
+    )
+    .unwrap()
+    .query_map([], |r| {
+        let key: String = r.get(2)?;
+        let generation: u32 = r.get(3)?;
+        Ok(Source {
+            id: r.get(0)?,
+            session_key: r.get(1)?,
+            copy: retained.path(cairn_core::archive::Agent::Claude, &key, generation),
+            retained_len: r.get::<_, i64>(4)? as u64,
+        })
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Each copy line's key: the one its frame lists, else its own hash.
+fn keys_of(lines: &[cairn_core::archive::retain::RetainedLine]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| {
+            l.record_hash
+                .clone()
+                .unwrap_or_else(|| cairn_core::keys::record_hash(&l.text))
+        })
+        .collect()
+}
+
+/// What a build whose rules missed the key left: in some lines of every copy (those `pick`
+/// chooses among the lines redaction did not change), a field the parser does not read holds
+/// the key raw; those lines' records, the turns they open and the source's line keys are keyed
+/// by the lines' raw hashes, as capture keys a clean line. Returns how many lines.
+fn plant(env: &Env, pick: u64) -> usize {
+    use cairn_core::archive::retain::Retained;
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let mut planted = 0;
+    for source in sources(env) {
+        let mut lines = Retained::new(&env.data()).read(&source.copy, 0).unwrap();
+        let keys = keys_of(&lines);
+        for (line, old) in lines.iter_mut().zip(&keys) {
+            if line.record_hash.is_some() || line.line_no % 61 != pick {
+                continue;
+            }
+            let Ok(serde_json::Value::Object(mut obj)) = serde_json::from_slice(&line.text) else {
+                continue;
+            };
+            obj.insert("deployKey".into(), PLANTED.into());
+            line.text = serde_json::to_vec(&obj).unwrap();
+            let new = cairn_core::keys::record_hash(&line.text);
+            let turns: Vec<i64> = db
+                .prepare(
+                    "SELECT t.id FROM turns t JOIN records r
+                     ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
+                     WHERE r.source_id = ?1 AND r.record_hash = ?2",
+                )
+                .unwrap()
+                .query_map(rusqlite::params![source.id, old], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for turn in turns {
+                db.execute(
+                    "UPDATE turns SET turn_key = ?2 WHERE id = ?1",
+                    rusqlite::params![turn, cairn_core::keys::turn_key(&source.session_key, &new)],
+                )
+                .unwrap();
+            }
+            db.execute(
+                "UPDATE records SET record_hash = ?3 WHERE source_id = ?1 AND record_hash = ?2",
+                rusqlite::params![source.id, old, new],
+            )
+            .unwrap();
+            for column in ["first_line_hash", "last_line_hash"] {
+                db.execute(
+                    &format!("UPDATE sources SET {column} = ?3 WHERE id = ?1 AND {column} = ?2"),
+                    rusqlite::params![source.id, old, new],
+                )
+                .unwrap();
+            }
+            planted += 1;
+        }
+        let mut text = Vec::new();
+        let mut frame = Vec::new();
+        for l in &lines {
+            text.extend_from_slice(&l.text);
+            text.push(b'\n');
+            if let Some(k) = &l.record_hash {
+                frame.push((l.line_no, k.clone()));
+            }
+        }
+        let bytes = Retained::encode(&text, &frame).unwrap();
+        std::fs::write(&source.copy, &bytes).unwrap();
+        db.execute(
+            "UPDATE sources SET retained_len = ?2 WHERE id = ?1",
+            rusqlite::params![source.id, bytes.len() as i64],
+        )
+        .unwrap();
+    }
+    planted
+}
+
+/// After any open (which finishes a rewrite a killed reindex committed): the database is whole,
+/// no committed rewrite waits, and each copy is what its store says: its recorded length, and
+/// a line for every record key. Returns, per source, how many of its copy's lines hold the key.
+fn copies_agree(env: &Env) -> Vec<usize> {
+    use cairn_core::archive::retain::Retained;
+    let out = env.run(&["doctor"]);
+    assert!(out.status.code().is_some(), "doctor died");
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let ok: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    let waiting: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM retained_swaps WHERE ready = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(waiting, 0, "a committed rewrite left waiting after an open");
+    sources(env)
+        .into_iter()
+        .map(|source| {
+            let len = std::fs::metadata(&source.copy).unwrap().len();
+            assert_eq!(len, source.retained_len, "{}", source.copy.display());
+            let lines = Retained::new(&env.data()).read(&source.copy, 0).unwrap();
+            let keys: std::collections::HashSet<String> = keys_of(&lines).into_iter().collect();
+            let stored: Vec<String> = db
+                .prepare("SELECT DISTINCT record_hash FROM records WHERE source_id = ?1")
+                .unwrap()
+                .query_map([source.id], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for key in &stored {
+                assert!(
+                    keys.contains(key),
+                    "{}: record key {key} is no line's",
+                    source.session_key
+                );
+            }
+            lines.iter().filter(|l| memchr_in(&l.text, PLANTED)).count()
+        })
+        .collect()
+}
+
+fn memchr_in(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// A reindex that writes copies again, killed at random points: after the next open each copy
+/// is the one its store describes (length and keys), each session's copy holds all of the
+/// secrets an older build let through or none, and a last reindex leaves none anywhere.
+#[test]
+fn a_reindex_rewriting_copies_killed_at_random_points_leaves_each_copy_whole() {
+    let env = Env::new();
+    env.with_big_sessions(3);
+    env.ok(&["sync"]);
+    // Kills land anywhere in a whole run: before, inside and after each session's rewrite.
+    plant(&env, 60);
+    let started = std::time::Instant::now();
+    env.ok(&["reindex"]);
+    let whole = started.elapsed().as_millis().max(1) as u64;
+    let mut planted = vec![0; 3];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut kills = 0;
+    for round in 0..10u64 {
+        assert!(plant(&env, round) > 0, "nothing planted");
+        let before = copies_agree(&env);
+        for (p, b) in planted.iter_mut().zip(&before) {
+            *p = *b;
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = std::time::Duration::from_millis(seed % (whole + whole / 4));
+        kills += usize::from(kill_after(quiet(&env, &["reindex"]), at));
+        for (now, was) in copies_agree(&env).iter().zip(&planted) {
+            assert!(
+                *now == 0 || now == was,
+                "{now} of {was} lines still hold the key"
+            );
+        }
+    }
+    assert!(kills > 0, "no run was killed mid-way");
+    env.ok(&["reindex"]);
+    assert!(copies_agree(&env).iter().all(|n| *n == 0));
+    // Nothing of a stopped run's rewrites is left either.
+    let swaps: i64 = rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM retained_swaps", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(swaps, 0);
+    for file in walk(&env.data()) {
+        assert!(
+            !file.to_string_lossy().ends_with(".scrub"),
+            "{} left",
+            file.display()
+        );
+        let raw = std::fs::read(&file).unwrap();
+        let bytes = if file.to_string_lossy().ends_with(".zst") {
+            zstd::stream::decode_all(&raw[..]).unwrap()
+        } else {
+            raw
+        };
+        assert!(
+            !memchr_in(&bytes.to_ascii_lowercase(), &PLANTED.to_ascii_lowercase()),
+            "{} still holds the key",
+            file.display()
+        );
+    }
+}
