@@ -328,7 +328,8 @@ pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> 
             "parsers",
             Status::Warn,
             format!(
-                "{older} of {} were read by an older Cairn, whose parsers may have misread them; \
+                "{older} of {} were read by an older Cairn, whose parsers may have misread them \
+                 or its redaction rules missed a secret; \
                  `cairn reindex --dry-run` says what reading them again would change, \
                  `cairn reindex` does it (Settings › Data and retention › Read again)",
                 crate::text::plural(sessions, "session")

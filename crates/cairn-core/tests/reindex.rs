@@ -1196,3 +1196,68 @@ fn the_parsers_revision_moves_with_the_archive_goldens() {
         revision.max(GOLDENS.0 + 1),
     );
 }
+
+/// The redaction rules at [`PARSERS_REVISION`](cairn_core::archive::sources::PARSERS_REVISION)
+/// `.0`: a digest of the rule table and of what the redactor makes of each rule's test value
+/// and of a few texts for its other layers (key names, entropy, paths, command passwords).
+const REDACTION: (i64, &str) = (
+    2,
+    "aec0e571883a0b727bb20d20cf86be0261b7de4766151fe39dfef93fed15bf19",
+);
+
+fn redaction_digest() -> String {
+    use cairn_core::archive::redact::Redactor;
+    use sha2::{Digest, Sha256};
+    let redactor = Redactor::global();
+    let mut hash = Sha256::new();
+    let mut add = |part: &str| {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    };
+    let probes = [
+        r#"{"password":"hunter2-but-longer","api_key":"k3y-9f8e7d6c5b4a","note":"plain words"}"#,
+        "export GITHUB_TOKEN=abc123def456ghi789jkl012mno345",
+        "a blob zQ9xV2mK7pL4tR8wB3nY6cH1jD5fG0sA here",
+        "mysql -u root -pS3cretPass db; psql postgres://app:pw0rd-x@db.internal/app",
+        "edit /home/ann/repo/src/main.rs and C:\\Users\\ann\\x.txt",
+        "commit 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 and uuid 3f1c0c1e-0000-4000-8000-000000000003",
+    ];
+    for rule in cairn_core::archive::secrets::rules() {
+        add(rule.name);
+        add(&format!("{:?}", rule.confidence));
+        add(&rule.anchors.join("\u{1}"));
+        add(&format!(
+            "{} {:?} {:?} {}",
+            rule.anchors_ignore_case,
+            rule.left,
+            rule.right,
+            rule.check.is_some()
+        ));
+        add(rule.pattern);
+        add(rule.test_value);
+        add(&redactor.redact_text(rule.test_value, "", &mut Vec::new()));
+    }
+    for probe in probes {
+        add(&redactor.redact_line(probe, &mut Vec::new()));
+    }
+    hex::encode(hash.finalize())
+}
+
+/// A change to the redaction rules says whether they now find what they did not: if so, the
+/// parsers' revision moves, and every session read before is offered a reindex, which takes what
+/// they find out of the retained copies too.
+#[test]
+fn the_parsers_revision_moves_with_the_redaction_rules() {
+    let digest = redaction_digest();
+    let revision = cairn_core::archive::sources::PARSERS_REVISION;
+    assert_eq!(
+        (revision, digest.as_str()),
+        REDACTION,
+        "the redaction rules changed: if they find what they did not (a secret an older build \
+         let through), bump archive::sources::PARSERS_REVISION to {} (sessions read before are \
+         offered a reindex, which redacts their retained copies too); then pin ({}, \"{digest}\") \
+         in tests/reindex.rs",
+        REDACTION.0 + 1,
+        revision.max(REDACTION.0 + 1),
+    );
+}

@@ -129,8 +129,10 @@ pub trait SourceParser: Send {
 
 /// The revision of what the parsers make of a transcript. Bumped when a change reads some
 /// transcript differently (the archive goldens move: `tests/reindex.rs` pins their digest to
-/// this number); a session records the revision that read it (`sessions.read_by`), and those
-/// read by an older one are offered a reindex (`cairn doctor`, Settings).
+/// this number), or when the redaction rules find what they did not (pinned there too: a
+/// reindex then takes it out of the records and the retained copies); a session records the
+/// revision that read it (`sessions.read_by`), and those read by an older one are offered a
+/// reindex (`cairn doctor`, Settings).
 pub const PARSERS_REVISION: i64 = 2;
 
 /// A parser for `agent`, resumed from a saved state if one is given.

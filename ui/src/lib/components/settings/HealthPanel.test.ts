@@ -145,11 +145,11 @@ describe('HealthPanel: read again', () => {
 
   it('says when an older Cairn read sessions, until they are checked', async () => {
     const detail =
-      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them; `cairn reindex --dry-run` says what reading them again would change';
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret; `cairn reindex --dry-run` says what reading them again would change';
     panel(async () => ok(report()), [{ name: 'parsers', status: 'warn', detail }]);
     await settle();
     expect(text('reindex-older')).toBe(
-      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them: check what reading them again would change.',
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret: check what reading them again would change.',
     );
     (one('reindex-check') as HTMLButtonElement).click();
     await settle();
