@@ -1115,6 +1115,58 @@ fn a_secret_in_a_units_copy_leaves_it_and_its_revision() {
     );
 }
 
+/// A rewritten copy whose rename keeps failing (here: a directory in its way) leaves the store
+/// describing a copy that is not in place: every open tries again without failing, and until
+/// one succeeds the session is named as one that cannot be read again, not rebuilt from the
+/// old copy.
+#[test]
+fn a_rewrite_that_cannot_be_put_in_place_is_named_and_tried_again() {
+    let src = tempfile::tempdir().unwrap();
+    let log = src.path().join(format!("proj/{MISSED}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, format!("{}\n", missed_line("u1", "user", "hello"))).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    Cairn::open(data.path())
+        .unwrap()
+        .capture_paths(&[support::main_file(Agent::Claude, &log)], &Quiet)
+        .unwrap();
+    let copy = support::files_under(&data.path().join("retained"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    let blocker = cairn_core::archive::retain::Retained::scrub_path(&copy);
+    std::fs::create_dir_all(blocker.join("in-the-way")).unwrap();
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO retained_swaps (source_id, generation, ready) SELECT id, 0, 1 FROM sources",
+            [],
+        )
+        .unwrap();
+
+    let cairn = Cairn::open(data.path()).unwrap();
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!((r.sessions, r.skipped.len()), (0, 1), "{r:?}");
+    assert!(
+        r.skipped[0].reason.contains("could not be put in place"),
+        "{r:?}"
+    );
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM retained_swaps"),
+        1
+    );
+    drop(cairn);
+
+    std::fs::remove_dir_all(&blocker).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM retained_swaps"),
+        0
+    );
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!((r.sessions, r.skipped.len()), (1, 0), "{r:?}");
+}
+
 /// A copy damaged on disk (its bytes overwritten, its length as recorded) leaves its session
 /// as it is, named with what is wrong; the other sessions are read again.
 #[test]

@@ -144,6 +144,15 @@ pub(crate) fn finish_source(
     Ok(())
 }
 
+/// Whether a rewrite of a copy of the source is ready but not in place: its rename failed at
+/// every try so far (the copy on disk is the old one, the store already describes the new).
+pub(crate) fn waiting(conn: &Connection, source_id: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM retained_swaps WHERE source_id = ?1 AND ready = 1)",
+    )?
+    .query_row([source_id], |r| r.get(0))
+}
+
 /// Remove the rewrites no transaction made ready (a reindex stopped before its commit). Only
 /// under the capture lock, which every reindex holds while its rewrites are unready.
 pub(crate) fn abandon(conn: &Connection, data_dir: &Path) -> Result<()> {

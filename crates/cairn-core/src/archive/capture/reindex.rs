@@ -148,6 +148,13 @@ pub fn plan(
             ..FoundFile::main(agent, Path::new(&state.path))
         };
         let kind = kind_of(&file);
+        if crate::archive::swaps::waiting(conn, state.id).map_err(db)? {
+            return Ok(Err(format!(
+                "a copy of {} written again without a secret could not be put in place yet \
+                 (it is tried at every start; the log says why); its records are left as they are",
+                state.path
+            )));
+        }
         let mut copies = Vec::new();
         let mut source_bytes = 0;
         // Every generation's copy: a record read from one that is gone could not be stored
