@@ -1234,18 +1234,35 @@ fn goldens_digest() -> String {
     hex::encode(hash.finalize())
 }
 
+/// `digest` (of `what`) pinned as `name` with the parsers' revision it was taken at: when it
+/// moves, its author says whether archives read before should be offered a reindex (`if`).
+fn assert_pinned(name: &str, pin: (i64, &str), digest: &str, what: &str, reason: &str) {
+    let revision = cairn_core::archive::sources::PARSERS_REVISION;
+    if (revision, digest) == pin {
+        return;
+    }
+    if digest == pin.1 {
+        panic!(
+            "the parsers' revision is {revision} now: pin {name} = ({revision}, \"{digest}\") in tests/reindex.rs"
+        );
+    }
+    panic!(
+        "{what} changed: if {reason}, bump archive::sources::PARSERS_REVISION to {} (sessions \
+         read before are offered a reindex); then pin {name} = ({}, \"{digest}\") in \
+         tests/reindex.rs",
+        pin.0 + 1,
+        revision.max(pin.0 + 1),
+    );
+}
+
 #[test]
 fn the_parsers_revision_moves_with_the_archive_goldens() {
-    let digest = goldens_digest();
-    let revision = cairn_core::archive::sources::PARSERS_REVISION;
-    assert_eq!(
-        (revision, digest.as_str()),
+    assert_pinned(
+        "GOLDENS",
         GOLDENS,
-        "the archive goldens changed: if a transcript reads differently now, bump \
-         archive::sources::PARSERS_REVISION to {} (sessions read before are offered a reindex); \
-         then pin ({}, \"{digest}\") in tests/reindex.rs",
-        GOLDENS.0 + 1,
-        revision.max(GOLDENS.0 + 1),
+        &goldens_digest(),
+        "the archive goldens",
+        "a transcript reads differently now",
     );
 }
 
@@ -1300,16 +1317,12 @@ fn redaction_digest() -> String {
 /// they find out of the retained copies too.
 #[test]
 fn the_parsers_revision_moves_with_the_redaction_rules() {
-    let digest = redaction_digest();
-    let revision = cairn_core::archive::sources::PARSERS_REVISION;
-    assert_eq!(
-        (revision, digest.as_str()),
+    assert_pinned(
+        "REDACTION",
         REDACTION,
-        "the redaction rules changed: if they find what they did not (a secret an older build \
-         let through), bump archive::sources::PARSERS_REVISION to {} (sessions read before are \
-         offered a reindex, which redacts their retained copies too); then pin ({}, \"{digest}\") \
-         in tests/reindex.rs",
-        REDACTION.0 + 1,
-        revision.max(REDACTION.0 + 1),
+        &redaction_digest(),
+        "the redaction rules",
+        "they find what they did not (a secret an older build let through: a reindex redacts \
+         the retained copies too)",
     );
 }

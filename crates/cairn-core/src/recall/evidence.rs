@@ -137,40 +137,73 @@ fn cited_files(conn: &Connection, session: i64, records: &[RangeRecord]) -> Vec<
     files
 }
 
+/// One cited range, as stored.
+struct Cited {
+    id: i64,
+    entry: String,
+    session: i64,
+    start: u32,
+    end: u32,
+    start_record: String,
+    end_record: String,
+    digest: String,
+}
+
+impl Cited {
+    /// Where it stands now ([`anchors`]).
+    fn anchored(&self, conn: &Connection) -> Result<Anchored> {
+        anchors(
+            conn,
+            self.session,
+            &self.start_record,
+            &self.end_record,
+            self.start,
+            self.end,
+            &self.digest,
+        )
+    }
+}
+
+/// The cited ranges `filter` (a condition on `recall_evidence v` and `recall_entries e`, its
+/// one parameter `key`) selects, in the order they were cited.
+fn cited(conn: &Connection, filter: &str, key: &dyn rusqlite::ToSql) -> Result<Vec<Cited>> {
+    let db = crate::store::err_in(conn);
+    conn.prepare_cached(&format!(
+        "SELECT v.id, v.entry_id, v.session_id, v.ordinal_start, v.ordinal_end, v.start_record,
+                v.end_record, v.content_digest
+         FROM recall_evidence v JOIN recall_entries e ON e.id = v.entry_id
+         WHERE {filter} ORDER BY v.id"
+    ))
+    .map_err(db)?
+    .query_map([key], |r| {
+        Ok(Cited {
+            id: r.get(0)?,
+            entry: r.get(1)?,
+            session: r.get(2)?,
+            start: r.get(3)?,
+            end: r.get(4)?,
+            start_record: r.get(5)?,
+            end_record: r.get(6)?,
+            digest: r.get(7)?,
+        })
+    })
+    .map_err(db)?
+    .collect::<rusqlite::Result<_>>()
+    .map_err(db)
+}
+
 /// Check every evidence row of trusted-provenance entries from `session`; remap ordinals that
 /// moved, revoke entries whose anchors vanished or changed. Returns how many were revoked.
 pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32> {
     let db = crate::store::err_in(conn);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT v.id, v.entry_id, v.ordinal_start, v.ordinal_end, v.start_record, v.end_record, v.content_digest
-             FROM recall_evidence v JOIN recall_entries e ON e.id = v.entry_id
-             WHERE v.session_id = ?1 AND e.provenance_ok = 1",
-        )
-        .map_err(db)?;
-    let rows: Vec<(i64, String, u32, u32, String, String, String)> = stmt
-        .query_map([session], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .map_err(db)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(db)?;
     let mut revoked = 0;
-    for (row, entry, start, end, start_id, end_id, stored) in rows {
-        let problem = match anchors(conn, session, &start_id, &end_id, start, end, &stored)? {
+    for range in cited(conn, "v.session_id = ?1 AND e.provenance_ok = 1", &session)? {
+        let problem = match range.anchored(conn)? {
             Anchored::Same(s, e) => {
-                if (s, e) != (start, end) {
+                if (s, e) != (range.start, range.end) {
                     conn.prepare_cached("UPDATE recall_evidence SET ordinal_start = ?2, ordinal_end = ?3 WHERE id = ?1")
                         .map_err(db)?
-                        .execute(params![row, s, e])
+                        .execute(params![range.id, s, e])
                         .map_err(db)?;
                 }
                 None
@@ -184,7 +217,7 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
                      WHERE id = ?1 AND provenance_ok = 1",
                 )
                 .map_err(db)?
-                .execute(params![entry, format!("provenance revoked: {why}"), now])
+                .execute(params![range.entry, format!("provenance revoked: {why}"), now])
                 .map_err(db)? as u32;
         }
     }
@@ -198,30 +231,9 @@ pub fn verify_session(conn: &Connection, session: i64, now: &str) -> Result<u32>
 /// sticky, so nothing is lost). Returns how many ranges changed.
 pub fn forget_digests(conn: &Connection, session: i64) -> Result<u32> {
     let db = crate::store::err_in(conn);
-    let ranges: Vec<(i64, u32, u32, String, String, String)> = conn
-        .prepare_cached(
-            "SELECT id, ordinal_start, ordinal_end, start_record, end_record, content_digest
-             FROM recall_evidence WHERE session_id = ?1",
-        )
-        .map_err(db)?
-        .query_map([session], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })
-        .map_err(db)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(db)?;
     let mut changed = 0;
-    for (row, start, end, start_id, end_id, stored) in ranges {
-        if let Anchored::Changed(_) =
-            anchors(conn, session, &start_id, &end_id, start, end, &stored)?
-        {
+    for range in cited(conn, "v.session_id = ?1", &session)? {
+        if let Anchored::Changed(_) = range.anchored(conn)? {
             let unmatchable = format!(
                 "sha256:{}",
                 hex::encode(Sha256::digest(uuid::Uuid::new_v4().as_bytes()))
@@ -229,7 +241,7 @@ pub fn forget_digests(conn: &Connection, session: i64) -> Result<u32> {
             changed += conn
                 .prepare_cached("UPDATE recall_evidence SET content_digest = ?2 WHERE id = ?1")
                 .map_err(db)?
-                .execute(params![row, unmatchable])
+                .execute(params![range.id, unmatchable])
                 .map_err(db)? as u32;
         }
     }
@@ -297,33 +309,13 @@ pub struct EvidenceState {
 /// sticky revocation is [`verify_session`]'s, after a capture).
 pub fn check_entry(conn: &Connection, entry_id: &str) -> Result<Vec<EvidenceState>> {
     let db = crate::store::err_in(conn);
-    let rows: Vec<(i64, u32, u32, String, String, String)> = conn
-        .prepare_cached(
-            "SELECT session_id, ordinal_start, ordinal_end, start_record, end_record, content_digest
-             FROM recall_evidence WHERE entry_id = ?1 ORDER BY id",
-        )
-        .map_err(db)?
-        .query_map([entry_id], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })
-        .map_err(db)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(db)?;
-    let mut out = Vec::with_capacity(rows.len());
-    for (session, start, end, start_id, end_id, stored) in rows {
-        let key = archive::session_key(conn, session).map_err(db)?;
-        let (ordinal_start, ordinal_end, changed) =
-            match anchors(conn, session, &start_id, &end_id, start, end, &stored)? {
-                Anchored::Same(s, e) => (s, e, None),
-                Anchored::Changed(why) => (start, end, Some(why)),
-            };
+    let mut out = Vec::new();
+    for range in cited(conn, "v.entry_id = ?1", &entry_id)? {
+        let key = archive::session_key(conn, range.session).map_err(db)?;
+        let (ordinal_start, ordinal_end, changed) = match range.anchored(conn)? {
+            Anchored::Same(s, e) => (s, e, None),
+            Anchored::Changed(why) => (range.start, range.end, Some(why)),
+        };
         out.push(EvidenceState {
             session_key: key,
             ordinal_start,

@@ -241,6 +241,37 @@ pub(crate) struct Scrub {
     pub rewritten: u64,
 }
 
+impl Scrub {
+    /// The copy of `state`'s `generation` at `copy`, read as `lines`, when any was rewritten.
+    fn of(
+        state: &SourceState,
+        generation: usize,
+        copy: &Path,
+        lines: Vec<RetainedLine>,
+        rewritten: u64,
+    ) -> Option<Scrub> {
+        let generation = u32::try_from(generation).ok()?;
+        (rewritten > 0).then(|| Scrub {
+            source_id: state.id,
+            generation,
+            copy: copy.to_owned(),
+            current: generation == state.generation,
+            lines,
+            rewritten,
+        })
+    }
+}
+
+/// How much of the copy of `state`'s `generation` the store committed (0: all of it; only the
+/// current generation's length is recorded).
+fn committed_len(state: &SourceState, generation: usize) -> u64 {
+    if generation as u64 == u64::from(state.generation) {
+        state.retained_len
+    } else {
+        0
+    }
+}
+
 /// What reading a session's copies again gives: the batches for [`rebuild`], and the copies to
 /// write again with the record keys that changed with their lines.
 #[derive(Debug, Default)]
@@ -283,8 +314,7 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
         // Old line key to new, for the source's first and last line keys.
         let mut line_keys: HashMap<String, String> = HashMap::new();
         for (generation, copy) in source.copies.iter().enumerate() {
-            let current = generation as u32 == state.generation;
-            let committed = if current { state.retained_len } else { 0 };
+            let committed = committed_len(state, generation);
             let mut lines = retained.read_committed(copy, 0, committed)?;
             let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
                 path: copy.clone(),
@@ -367,16 +397,9 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
                 parser.meta().clone(),
                 parser.save(),
             ));
-            if rewritten > 0 {
-                reread.scrubs.push(Scrub {
-                    source_id: state.id,
-                    generation: generation as u32,
-                    copy: copy.clone(),
-                    current,
-                    lines,
-                    rewritten,
-                });
-            }
+            reread
+                .scrubs
+                .extend(Scrub::of(state, generation, copy, lines, rewritten));
         }
         // The next capture compares the file's first and last lines with these, keyed as today.
         for batch in &mut reread.batches[first_batch..] {
@@ -442,8 +465,7 @@ fn replay(
     let mut revisions: HashMap<(String, String), String> = HashMap::new();
     let mut line_no = 0;
     for (generation, copy) in source.copies.iter().enumerate() {
-        let current = generation as u32 == state.generation;
-        let committed = if current { state.retained_len } else { 0 };
+        let committed = committed_len(state, generation);
         let mut lines = retained.read_committed(copy, 0, committed)?;
         let mut rewritten = 0;
         for line in &mut lines {
@@ -493,16 +515,7 @@ fn replay(
             seen.insert(key);
             line_no += 1;
         }
-        if rewritten > 0 {
-            scrubs.push(Scrub {
-                source_id: state.id,
-                generation: generation as u32,
-                copy: copy.clone(),
-                current,
-                lines,
-                rewritten,
-            });
-        }
+        scrubs.extend(Scrub::of(state, generation, copy, lines, rewritten));
     }
     // What the last read found: the units its cursor lists (and the header, keyed "").
     let cursor: Value = state
