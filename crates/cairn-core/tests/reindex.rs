@@ -815,6 +815,16 @@ fn age_rules(data: &Path, log: &Path) -> Vec<String> {
     old_keys
 }
 
+/// `files` captured into two archives: the one to compare with, and the one to age.
+fn captured_twice(files: &[FoundFile]) -> [(tempfile::TempDir, Cairn); 2] {
+    [(), ()].map(|()| {
+        let dir = tempfile::tempdir().unwrap();
+        let cairn = Cairn::open(dir.path()).unwrap();
+        cairn.capture_paths(files, &Quiet).unwrap();
+        (dir, cairn)
+    })
+}
+
 /// Every file under `dir`, retained copies decoded, as bytes.
 fn data_bytes(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     support::files_under(dir)
@@ -891,12 +901,7 @@ fn a_secret_older_rules_missed_leaves_copies_keys_and_pages_on_reindex() {
     .join("\n");
     std::fs::write(&log, format!("{text}\n")).unwrap();
     let files = [support::main_file(Agent::Claude, &log)];
-    let fresh = tempfile::tempdir().unwrap();
-    let fresh_cairn = Cairn::open(fresh.path()).unwrap();
-    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    cairn.capture_paths(&files, &Quiet).unwrap();
+    let [(fresh, fresh_cairn), (data, cairn)] = captured_twice(&files);
     let old_keys = age_rules(data.path(), &log);
     let entries = [
         evidence_entry("before", MISSED, 0, 1),
@@ -1017,12 +1022,7 @@ fn a_secret_in_a_units_copy_leaves_it_and_its_revision() {
     ]);
     std::fs::write(&doc, &text).unwrap();
     let files = [support::main_file(Agent::Gemini, &doc)];
-    let fresh = tempfile::tempdir().unwrap();
-    let fresh_cairn = Cairn::open(fresh.path()).unwrap();
-    fresh_cairn.capture_paths(&files, &Quiet).unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let cairn = Cairn::open(data.path()).unwrap();
-    cairn.capture_paths(&files, &Quiet).unwrap();
+    let [(fresh, fresh_cairn), (data, cairn)] = captured_twice(&files);
 
     // As a build without the rule left it: the message's copy line, revision, record and
     // index entry hold the key; no finding.
