@@ -137,12 +137,27 @@ fn it_says_which_copy_lines_it_redacted() {
     let aged = format!("{}{KEY}{}", &text[..at], &text[end..]);
     let bytes = zstd::stream::encode_all(aged.as_bytes(), 1).unwrap();
     std::fs::write(&copy, &bytes).unwrap();
-    rusqlite::Connection::open(env.data().join("cairn.db"))
-        .unwrap()
-        .execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    db.execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
         .unwrap();
+    // And a report an older build stored with it.
+    db.execute(
+        "INSERT INTO insights (title, template_id, template_version, slice, generator, cache_key,
+             material_hash, sessions_total, sessions_included, prompt_chars, content, created_at, elapsed_ms)
+         VALUES ('Deploys', 't', '1', '{}', 'claude', 'c', 'm', 1, 1, 10, ?1, '2026-03-01T10:00:00Z', 5)",
+        [format!("They deploy with {KEY}.")],
+    )
+    .unwrap();
+    drop(db);
 
     let dry = env.ok(&["reindex", "--dry-run"]);
+    assert!(
+        dry.contains(
+            "Secrets: 1 generated report holds what today's redaction rules remove \
+             (a reindex redacts them)."
+        ),
+        "{dry}"
+    );
     assert!(
         dry.contains(
             "Secrets: 1 line of the retained copies holds what today's redaction rules remove \
@@ -155,6 +170,11 @@ fn it_says_which_copy_lines_it_redacted() {
     assert_eq!(done["copy_lines_redacted"], 1, "{done}");
     assert_eq!(done["changed"][0]["handle"], "s-secret", "{done}");
     assert_eq!(done["changed"][0]["copy_lines_redacted"], 1, "{done}");
+    assert_eq!(
+        (&done["reports_redacted"], &done["recall_entries_redacted"]),
+        (&serde_json::json!(1), &serde_json::json!(0)),
+        "{done}"
+    );
     let (_, now) = copy_text(&env.data());
     assert!(!now.contains(KEY) && now.contains("[REDACTED:"), "{now}");
     let again = env.ok(&["reindex"]);

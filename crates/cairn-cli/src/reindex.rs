@@ -85,6 +85,34 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             }
         )?;
     }
+    let stored: Vec<String> = [
+        (r.recall_entries_redacted, "Recall entry"),
+        (r.reports_redacted, "generated report"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| plural(n, what))
+    .collect();
+    if !stored.is_empty() {
+        writeln!(
+            out,
+            "Secrets: {} {} what today's redaction rules remove ({}).",
+            stored.join(" and "),
+            match (
+                r.dry_run,
+                r.recall_entries_redacted.saturating_add(r.reports_redacted)
+            ) {
+                (false, _) => "held",
+                (true, 1) => "holds",
+                (true, _) => "hold",
+            },
+            if r.dry_run {
+                "a reindex redacts them"
+            } else {
+                "redacted"
+            }
+        )?;
+    }
     if !r.changed.is_empty() {
         writeln!(
             out,

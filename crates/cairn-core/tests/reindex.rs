@@ -1167,6 +1167,94 @@ fn a_rewrite_that_cannot_be_put_in_place_is_named_and_tried_again() {
     assert_eq!((r.sessions, r.skipped.len()), (1, 0), "{r:?}");
 }
 
+/// What Recall and Insights stored from transcripts and model answers under an older build's
+/// rules (an entry's body, an evidence snippet, a report) is redacted again by a reindex: the
+/// dry run counts it, the run takes it out of every byte under the data dir, a second finds
+/// nothing.
+#[test]
+fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
+    let src = tempfile::tempdir().unwrap();
+    let log = src.path().join(format!("proj/{MISSED}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let text = [
+        missed_line("u1", "user", "how do we deploy?"),
+        missed_line("a1", "assistant", "with the deploy key in the vault"),
+    ]
+    .join("\n");
+    std::fs::write(&log, format!("{text}\n")).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .capture_paths(&[support::main_file(Agent::Claude, &log)], &Quiet)
+        .unwrap();
+    cairn
+        .recall_import(&evidence_entry("deploy", MISSED, 0, 1), false)
+        .unwrap();
+    // As an older build stored them: the key raw in the entry (and so in Recall's index), its
+    // snippet and a report.
+    let edit = cairn_core::recall::review::Edit {
+        body: Some(format!("deploys use the key {AWS_KEY}")),
+        ..Default::default()
+    };
+    cairn.recall_accept("deploy", Some(&edit)).unwrap();
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE recall_evidence SET snippet = snippet || ' ' || ?1",
+        [AWS_KEY],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO insights (title, template_id, template_version, slice, generator, cache_key,
+             material_hash, sessions_total, sessions_included, prompt_chars, content, created_at, elapsed_ms)
+         VALUES ('Deploys', 't', '1', '{}', 'claude', 'c', 'm', 1, 1, 10, ?1, '2026-03-01T10:00:00Z', 5)",
+        [format!("# Deploys\n\nThey use {AWS_KEY}.")],
+    )
+    .unwrap();
+    drop(db);
+    assert!(!found_in(data.path(), &[AWS_KEY]).is_empty());
+
+    let dry = cairn
+        .reindex(
+            &ReindexRequest {
+                dry_run: true,
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap();
+    assert_eq!(
+        (dry.recall_entries_redacted, dry.reports_redacted),
+        (1, 1),
+        "{dry:?}"
+    );
+    assert!(
+        !found_in(data.path(), &[AWS_KEY]).is_empty(),
+        "a dry run wrote"
+    );
+
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(
+        (r.recall_entries_redacted, r.reports_redacted),
+        (1, 1),
+        "{r:?}"
+    );
+    let left = found_in(data.path(), &[AWS_KEY]);
+    assert!(left.is_empty(), "still in the archive: {left:?}");
+    let entry = cairn.recall_get("deploy").unwrap();
+    assert!(entry.body.contains("[REDACTED:"), "{}", entry.body);
+    assert!(
+        entry.evidence[0].snippet.contains("[REDACTED:"),
+        "{entry:?}"
+    );
+
+    let again = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(
+        (again.recall_entries_redacted, again.reports_redacted),
+        (0, 0),
+        "{again:?}"
+    );
+}
+
 /// A copy damaged on disk (its bytes overwritten, its length as recorded) leaves its session
 /// as it is, named with what is wrong; the other sessions are read again.
 #[test]

@@ -2427,6 +2427,10 @@ export type ReindexReport_Deserialize = {
 	 *  through), written again without them (a dry run writes nothing).
 	 */
 	copy_lines_redacted: number,
+	/**  Recall entries whose stored text (or evidence snippet) held such a secret: redacted. */
+	recall_entries_redacted: number,
+	/**  Generated reports whose text held such a secret: redacted. */
+	reports_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Deserialize[],
 	skipped: ReindexSkip[],
@@ -2452,6 +2456,10 @@ export type ReindexReport_Serialize = {
 	 *  through), written again without them (a dry run writes nothing).
 	 */
 	copy_lines_redacted: number,
+	/**  Recall entries whose stored text (or evidence snippet) held such a secret: redacted. */
+	recall_entries_redacted: number,
+	/**  Generated reports whose text held such a secret: redacted. */
+	reports_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Serialize[],
 	skipped: ReindexSkip[],

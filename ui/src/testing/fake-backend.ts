@@ -586,6 +586,8 @@ export function fakeBackend(options: FakeOptions = {}) {
           turns_after: sessions * turns,
           evidence_revoked: 0,
           copy_lines_redacted: 0,
+          recall_entries_redacted: 0,
+          reports_redacted: 0,
           changed: fakeSessions(sessions)
             .slice(0, changed)
             .map((s) => ({

@@ -9,7 +9,7 @@ use crate::archive::capture::{self, CaptureLock, Progress, reindex};
 use crate::archive::store::Store;
 use crate::archive::{self, Agent};
 use crate::error::Result;
-use crate::{Cairn, clock, git, recall, semantic};
+use crate::{Cairn, clock, git, insights, recall, semantic};
 
 /// Which sessions to read again: one, an agent's, or every one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,10 @@ pub struct ReindexReport {
     /// Lines of the retained copies today's rules redact further (secrets older builds let
     /// through), written again without them (a dry run writes nothing).
     pub copy_lines_redacted: u32,
+    /// Recall entries whose stored text (or evidence snippet) held such a secret: redacted.
+    pub recall_entries_redacted: u32,
+    /// Generated reports whose text held such a secret: redacted.
+    pub reports_redacted: u32,
     /// The sessions that read differently now, in the order they were first captured.
     pub changed: Vec<ReindexChange>,
     pub skipped: Vec<ReindexSkip>,
@@ -74,6 +78,22 @@ pub struct ReindexReport {
 
 fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Recall's and Insights' stored text redacted again with today's rules (counted only when
+/// `dry`), the rows it changes rewritten over zeroed pages. Returns the entries and the reports
+/// changed.
+fn redact_stored(store: &mut Store, dry: bool) -> rusqlite::Result<(u32, u32)> {
+    let conn = store.conn_mut();
+    conn.pragma_update(None, "secure_delete", true)?;
+    let redacted = conn.transaction().and_then(|tx| {
+        let entries = recall::store::redact_stored(&tx, !dry)?;
+        let reports = insights::store::redact_stored(&tx, !dry)?;
+        tx.commit()?;
+        Ok((entries, reports))
+    });
+    conn.pragma_update(None, "secure_delete", false)?;
+    redacted
 }
 
 /// After secrets left records: the full-text index's segments rewritten (a deleted entry's
@@ -198,7 +218,12 @@ impl Cairn {
             )
             .map_err(|e| store.err(e))?;
         }
-        if !req.dry_run && report.copy_lines_redacted > 0 {
+        // Text the rooms stored from transcripts and model answers, redacted again as well.
+        let (entries, reports) =
+            redact_stored(&mut store, req.dry_run).map_err(|e| store.err(e))?;
+        report.recall_entries_redacted = entries;
+        report.reports_redacted = reports;
+        if !req.dry_run && (report.copy_lines_redacted > 0 || entries > 0 || reports > 0) {
             erase_freed(&mut store).map_err(|e| store.err(e))?;
         }
         // Association starts over for each session; what it derives is rebuildable, so a

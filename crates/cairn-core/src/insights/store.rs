@@ -175,3 +175,17 @@ pub fn rename(conn: &Connection, id: i64, title: &str) -> rusqlite::Result<bool>
 pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
     Ok(conn.execute("DELETE FROM insights WHERE id = ?1", params![id])? == 1)
 }
+
+/// A reindex's part in Insights when it found secrets older rules let through: the reports'
+/// text (written by a model from transcripts) redacted again with today's rules. `apply` false
+/// counts only. Returns how many reports changed.
+pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
+    let changed = crate::store::redact_columns(
+        conn,
+        "insights",
+        "id",
+        &["title", "focus", "content"],
+        apply,
+    )?;
+    Ok(u32::try_from(changed.len()).unwrap_or(u32::MAX))
+}

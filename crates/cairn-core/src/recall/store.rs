@@ -521,6 +521,51 @@ pub(crate) fn rekey_evidence(
     Ok(())
 }
 
+/// A reindex's part in Recall when it found secrets older rules let through: the text Recall
+/// stored from transcripts and model answers (entries' text and context fields, evidence
+/// snippets and files) redacted again with today's rules, each changed entry re-indexed (the
+/// text trigger drops its vector). `apply` false counts only. Returns how many entries changed.
+pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
+    let mut entries: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let text = |v: rusqlite::types::Value| match v {
+        SqlValue::Text(s) => Some(s),
+        _ => None,
+    };
+    let own = crate::store::redact_columns(
+        conn,
+        "recall_entries",
+        "id",
+        &[
+            "title",
+            "body",
+            "trigger",
+            "uncertainty",
+            "project",
+            "cwd",
+            "git_branch",
+        ],
+        apply,
+    )?;
+    entries.extend(own.into_iter().filter_map(text));
+    for row in
+        crate::store::redact_columns(conn, "recall_evidence", "id", &["snippet", "files"], apply)?
+    {
+        if let SqlValue::Integer(id) = row {
+            let entry: Option<String> = conn
+                .prepare_cached("SELECT entry_id FROM recall_evidence WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            entries.extend(entry);
+        }
+    }
+    if apply {
+        for id in &entries {
+            reindex(conn, id)?;
+        }
+    }
+    Ok(u32::try_from(entries.len()).unwrap_or(u32::MAX))
+}
+
 /// The trusted entries' ids and when each last changed, for the team push (which sends only
 /// trusted entries, and takes back those no longer trusted).
 pub fn trusted_marks(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {

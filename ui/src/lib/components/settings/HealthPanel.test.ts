@@ -25,6 +25,8 @@ function report(extra: Partial<ReindexReport> = {}): ReindexReport {
     turns_after: 803,
     evidence_revoked: 2,
     copy_lines_redacted: 0,
+    recall_entries_redacted: 0,
+    reports_redacted: 0,
     changed: Array.from({ length: 12 }, (_, i) => ({
       session_key: `sha256-c${i}`,
       handle: `session-${i}`,
@@ -117,6 +119,7 @@ describe('HealthPanel: read again', () => {
   it('says which lines of the copies held a secret today’s rules remove', async () => {
     const secrets = report({
       copy_lines_redacted: 3,
+      reports_redacted: 1,
       changed: [
         { session_key: 'sha256-s', handle: 'deploy', title: null, records_changed: 2, evidence_revoked: 0, copy_lines_redacted: 3 },
       ],
@@ -125,14 +128,21 @@ describe('HealthPanel: read again', () => {
     (one('reindex-check') as HTMLButtonElement).click();
     await settle();
     expect(text('reindex-result')).toBe(
-      '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified; 3 lines of the copies hold a secret today’s rules remove.',
+      '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified; 3 lines of the copies hold a secret today’s rules remove; 1 report holds one too.',
     );
     expect(document.querySelector('[data-testid="reindex-changed"] li')?.textContent?.replace(/\s+/g, ' ').trim()).toBe(
       'deploy: 2 records, 3 lines redacted',
     );
     (one('reindex-run') as HTMLButtonElement).click();
     await settle();
-    expect(text('reindex-result')).toContain('; 3 lines of the copies held a secret today’s rules remove, written again redacted.');
+    expect(text('reindex-result')).toContain('; 3 lines of the copies held a secret today’s rules remove, written again redacted; 1 report held one too, redacted.');
+  });
+
+  it('says which stored entries and reports it redacted when no copy held a secret', async () => {
+    panel(async (dry) => ok(report({ dry_run: dry, recall_entries_redacted: 2, reports_redacted: 1 })));
+    (one('reindex-check') as HTMLButtonElement).click();
+    await settle();
+    expect(text('reindex-result')).toContain('; 2 Recall entries and 1 report hold a secret today’s rules remove.');
   });
 
   it('says why it failed, and the buttons work again', async () => {
