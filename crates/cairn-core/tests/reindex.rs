@@ -1232,12 +1232,15 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
         "a dry run wrote"
     );
 
+    let changed_at = cairn.recall_get("deploy").unwrap().updated_at;
     let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
     assert_eq!(
         (r.recall_entries_redacted, r.reports_redacted),
         (1, 1),
         "{r:?}"
     );
+    // Changed now, so a team push sends the entry again.
+    assert_ne!(cairn.recall_get("deploy").unwrap().updated_at, changed_at);
     let left = found_in(data.path(), &[AWS_KEY]);
     assert!(left.is_empty(), "still in the archive: {left:?}");
     let entry = cairn.recall_get("deploy").unwrap();

@@ -7,6 +7,7 @@
 
 mod fts;
 mod records;
+mod redacted;
 mod search;
 mod sessions;
 mod skim;
@@ -42,6 +43,7 @@ pub(crate) fn first_request_sql(session_id: &str) -> String {
 }
 pub use fts::*;
 pub use records::*;
+pub(crate) use redacted::*;
 pub use search::*;
 pub use sessions::*;
 pub use skim::*;

@@ -83,11 +83,11 @@ fn small(n: u64) -> u32 {
 /// Recall's and Insights' stored text redacted again with today's rules (counted only when
 /// `dry`), the rows it changes rewritten over zeroed pages. Returns the entries and the reports
 /// changed.
-fn redact_stored(store: &mut Store, dry: bool) -> rusqlite::Result<(u32, u32)> {
+fn redact_stored(store: &mut Store, dry: bool, now: &str) -> rusqlite::Result<(u32, u32)> {
     let conn = store.conn_mut();
     conn.pragma_update(None, "secure_delete", true)?;
     let redacted = conn.transaction().and_then(|tx| {
-        let entries = recall::store::redact_stored(&tx, !dry)?;
+        let entries = recall::store::redact_stored(&tx, !dry, now)?;
         let reports = insights::store::redact_stored(&tx, !dry)?;
         tx.commit()?;
         Ok((entries, reports))
@@ -220,7 +220,7 @@ impl Cairn {
         }
         // Text the rooms stored from transcripts and model answers, redacted again as well.
         let (entries, reports) =
-            redact_stored(&mut store, req.dry_run).map_err(|e| store.err(e))?;
+            redact_stored(&mut store, req.dry_run, &now).map_err(|e| store.err(e))?;
         report.recall_entries_redacted = entries;
         report.reports_redacted = reports;
         if !req.dry_run && (report.copy_lines_redacted > 0 || entries > 0 || reports > 0) {

@@ -180,7 +180,7 @@ pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
 /// text (written by a model from transcripts) redacted again with today's rules. `apply` false
 /// counts only. Returns how many reports changed.
 pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
-    let changed = crate::store::redact_columns(
+    let changed = crate::archive::store::redact_columns(
         conn,
         "insights",
         "id",

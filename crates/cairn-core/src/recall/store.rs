@@ -524,14 +524,15 @@ pub(crate) fn rekey_evidence(
 /// A reindex's part in Recall when it found secrets older rules let through: the text Recall
 /// stored from transcripts and model answers (entries' text and context fields, evidence
 /// snippets and files) redacted again with today's rules, each changed entry re-indexed (the
-/// text trigger drops its vector). `apply` false counts only. Returns how many entries changed.
-pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
+/// text trigger drops its vector) and marked changed at `now` (so a team push sends it again).
+/// `apply` false counts only. Returns how many entries changed.
+pub(crate) fn redact_stored(conn: &Connection, apply: bool, now: &str) -> rusqlite::Result<u32> {
     let mut entries: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let text = |v: rusqlite::types::Value| match v {
         SqlValue::Text(s) => Some(s),
         _ => None,
     };
-    let own = crate::store::redact_columns(
+    let own = crate::archive::store::redact_columns(
         conn,
         "recall_entries",
         "id",
@@ -547,9 +548,13 @@ pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<
         apply,
     )?;
     entries.extend(own.into_iter().filter_map(text));
-    for row in
-        crate::store::redact_columns(conn, "recall_evidence", "id", &["snippet", "files"], apply)?
-    {
+    for row in crate::archive::store::redact_columns(
+        conn,
+        "recall_evidence",
+        "id",
+        &["snippet", "files"],
+        apply,
+    )? {
         if let SqlValue::Integer(id) = row {
             let entry: Option<String> = conn
                 .prepare_cached("SELECT entry_id FROM recall_evidence WHERE id = ?1")?
@@ -560,6 +565,8 @@ pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<
     }
     if apply {
         for id in &entries {
+            conn.prepare_cached("UPDATE recall_entries SET updated_at = ?2 WHERE id = ?1")?
+                .execute(params![id, now])?;
             reindex(conn, id)?;
         }
     }
