@@ -442,6 +442,52 @@ fn a_session_read_again_shorter_is_mirrored_without_its_old_tail() {
     );
 }
 
+/// What an older build mirrored with a secret its rules let through (a record's text, a trusted
+/// entry's body) is replaced at the first push after a reindex: the reindex gives every record a
+/// new id (so all are sent again) and marks the entry it redacted changed.
+#[test]
+fn a_secret_a_reindex_redacted_leaves_the_team_archive_at_the_next_push() {
+    const KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let entry = json!({"candidate_id": "k1", "session_id": "55604662-cf2a-4331-851a-ec234028f8ca", "type": "fact",
+        "scope": "project", "title": "Deploy key", "body": "Deploys use the vault key",
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["mix phx.server"]}});
+    let file = alice.env.root.path().join("e.jsonl");
+    std::fs::write(&file, format!("{entry}\n")).unwrap();
+    alice
+        .env
+        .ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    // As the older build stored and pushed it: the key in the entry's body, here and there, and
+    // in a record's text on the server.
+    rusqlite::Connection::open(alice.env.data().join("cairn.db"))
+        .unwrap()
+        .execute("UPDATE recall_entries SET body = body || ' ' || ?1", [KEY])
+        .unwrap();
+    alice.push(&db);
+    db.sql(&format!(
+        "UPDATE cairn.records SET body = body || ' {KEY}'
+         WHERE ordinal = 0 AND publisher = '{}'",
+        alice.role
+    ));
+    let mirrored = format!(
+        "SELECT (SELECT count(*) FROM cairn.records WHERE body LIKE '%{KEY}%')
+              + (SELECT count(*) FROM cairn.recall_entries WHERE body LIKE '%{KEY}%')"
+    );
+    assert!(db.count(&mirrored) >= 2);
+
+    let r = alice.json(&["reindex"]);
+    assert_eq!(r["recall_entries_redacted"], 1, "{r}");
+    let pushed = alice.push(&db);
+    assert_eq!(pushed["entries_pushed"], 1, "{pushed}");
+    assert_eq!(db.count(&mirrored), 0);
+    assert_eq!(
+        db.count("SELECT count(*) FROM cairn.records"),
+        alice.local_count("records")
+    );
+}
+
 /// A tool call found by a teammate reads as the local search reads it: its input's fields and
 /// values, not the JSON it was pushed as.
 #[test]
