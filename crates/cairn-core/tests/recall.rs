@@ -236,6 +236,31 @@ fn an_import_is_redacted_before_it_is_stored_or_shown() {
     assert!(query(&cairn, aws, Filters::default()).is_empty());
 }
 
+/// A reviewer's edit is stored as every other text is: a token pasted into it is redacted
+/// before it reaches the entry or Recall's index.
+#[test]
+fn a_reviewers_edit_is_redacted_before_it_is_stored() {
+    let (data, cairn) = archive();
+    auto_entry(data.path(), "e1", "Deploys", "how deploys work");
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let edit = Edit {
+        title: Some(format!("Deploy with {aws}")),
+        body: Some(format!("the key is {aws}")),
+        trigger: Some(format!("when {aws} is asked for")),
+        ..Default::default()
+    };
+    let e = cairn.recall_accept("e1", Some(&edit)).unwrap();
+    assert_eq!(e.title, "Deploy with [REDACTED:aws-access-key]");
+    assert_eq!(e.body, "the key is [REDACTED:aws-access-key]");
+    let stored = recall_tables(data.path());
+    assert!(!stored.contains(aws), "{stored}");
+    assert!(
+        !stored.to_lowercase().contains(&aws.to_lowercase()),
+        "{stored}"
+    );
+    assert!(query(&cairn, aws, Filters::default()).is_empty());
+}
+
 #[test]
 fn an_import_refuses_ids_a_reader_cannot_type_back_and_oversized_fields() {
     let (_d, cairn) = archive();

@@ -1192,12 +1192,13 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
         .unwrap();
     // As an older build stored them: the key raw in the entry (and so in Recall's index), its
     // snippet and a report.
-    let edit = cairn_core::recall::review::Edit {
-        body: Some(format!("deploys use the key {AWS_KEY}")),
-        ..Default::default()
-    };
-    cairn.recall_accept("deploy", Some(&edit)).unwrap();
     let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE recall_entries SET body = 'deploys use the key ' || ?1",
+        [AWS_KEY],
+    )
+    .unwrap();
+    cairn_core::recall::store::reindex(&db, "deploy").unwrap();
     db.execute(
         "UPDATE recall_evidence SET snippet = snippet || ' ' || ?1",
         [AWS_KEY],

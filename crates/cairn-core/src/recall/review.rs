@@ -227,7 +227,19 @@ fn reverify(conn: &Connection, entry: &Entry) -> Result<()> {
 
 fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {
     let db = crate::store::err_in(conn);
-    let title = edit.title.as_deref().map(str::trim).unwrap_or(&entry.title);
+    // A reviewer's words are stored as every other text is: no secret reaches the database
+    // (a token pasted into an edit by mistake is stored redacted).
+    let redact = |field: &str, text: &str| {
+        crate::archive::redact::Redactor::global()
+            .redact_text(text, field, &mut Vec::new())
+            .into_owned()
+    };
+    let title = redact(
+        "title",
+        edit.title.as_deref().map(str::trim).unwrap_or(&entry.title),
+    );
+    let body = redact("body", edit.body.as_deref().unwrap_or(&entry.body));
+    let trigger = redact("trigger", edit.trigger.as_deref().unwrap_or(&entry.trigger));
     if title.is_empty() {
         return Err(Error::Invalid(format!(
             "recall entry {}: the title cannot be empty",
@@ -242,8 +254,8 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
     .execute(params![
         entry.id,
         title,
-        edit.body.as_deref().unwrap_or(&entry.body),
-        edit.trigger.as_deref().unwrap_or(&entry.trigger),
+        body,
+        trigger,
         edit.entry_type.unwrap_or(entry.entry_type).as_str(),
         edit.scope.unwrap_or(entry.scope).as_str(),
         now
