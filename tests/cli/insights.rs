@@ -191,6 +191,19 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
             .len(),
         1
     );
+    // A title pasted with a key in it is stored redacted, as every text is.
+    env.ok(&[
+        "insights",
+        "rename",
+        &id.to_string(),
+        "Flakes (key AKIAZ7QW3RT5YU8IOP2L)",
+    ]);
+    let renamed = env.json(&["insights", "list", "--starred"]);
+    assert_eq!(
+        renamed[0]["title"], "Flakes (key [REDACTED:aws-access-key])",
+        "{renamed}"
+    );
+    env.ok(&["insights", "rename", &id.to_string(), "Why the tests flake"]);
     env.ok(&["insights", "star", &id.to_string(), "--off"]);
     assert!(
         env.json(&["insights", "list", "--starred"])

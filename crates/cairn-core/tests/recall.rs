@@ -841,6 +841,32 @@ fn ranking_prefers_rare_terms_title_matches_and_reports_its_breakdown() {
     );
 }
 
+/// A query holding a secret (an agent asking through MCP about what it read) is recorded in the
+/// ledger redacted.
+#[test]
+fn the_ledger_records_a_query_redacted() {
+    let (data, cairn) = archive();
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let req = QueryRequest {
+        text: format!("what is {aws} for"),
+        ..Default::default()
+    };
+    let id = cairn
+        .recall_query(&req, Surface::Query)
+        .unwrap()
+        .query_id
+        .unwrap();
+    let stored: String = rusqlite::Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT query_text FROM recall_query_events WHERE id = ?1",
+            [&id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "what is [REDACTED:aws-access-key] for");
+}
+
 #[test]
 fn briefs_pack_within_budget_and_skip_what_does_not_fit() {
     let (_d, cairn) = archive();

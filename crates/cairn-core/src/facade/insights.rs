@@ -185,8 +185,14 @@ impl Cairn {
             return Err(Error::Invalid("a report title cannot be empty".to_owned()));
         }
         let store = self.store();
-        let done = insights::store::rename(store.conn(), id, &crate::text::excerpt(title, 200))
-            .map_err(|e| store.err(e))?;
+        // A person's words, stored as every text is: a secret in them redacted.
+        let title = crate::text::excerpt(title, 200);
+        let title = crate::archive::redact::Redactor::global().redact_text(
+            &title,
+            "title",
+            &mut Vec::new(),
+        );
+        let done = insights::store::rename(store.conn(), id, &title).map_err(|e| store.err(e))?;
         if done { Ok(()) } else { Err(not_found(id)) }
     }
 

@@ -87,10 +87,15 @@ pub fn person() -> String {
 }
 
 /// What a person typed as a reason, as stored: one printable line of at most
-/// [`REASON_MAX_CHARS`] characters; empty is none.
+/// [`REASON_MAX_CHARS`] characters, a secret in it redacted; empty is none.
 pub fn clean_reason(reason: Option<&str>) -> Option<String> {
     reason
-        .map(|r| crate::text::one_line(r, REASON_MAX_CHARS))
+        .map(|r| {
+            let line = crate::text::one_line(r, REASON_MAX_CHARS);
+            crate::archive::redact::Redactor::global()
+                .redact_text(&line, "reason", &mut Vec::new())
+                .into_owned()
+        })
         .filter(|r| !r.is_empty())
 }
 
@@ -236,4 +241,24 @@ pub fn hidden(
         .query_row(params![session, key, pr_number], |_| Ok(()))
         .optional()?
         .is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reason is one printable line, cut to its limit, with a secret in it redacted.
+    #[test]
+    fn a_reason_is_one_clean_redacted_line() {
+        assert_eq!(clean_reason(None), None);
+        assert_eq!(clean_reason(Some("  ")), None);
+        assert_eq!(
+            clean_reason(Some("started there\nwith AKIAZ7QW3RT5YU8IOP2L")).as_deref(),
+            Some("started there with [REDACTED:aws-access-key]")
+        );
+        let long = "x".repeat(REASON_MAX_CHARS * 2);
+        let cut = clean_reason(Some(&long)).unwrap();
+        assert!(cut.ends_with('…'), "{cut}");
+        assert!(cut.chars().count() <= REASON_MAX_CHARS + 1, "{cut}");
+    }
 }

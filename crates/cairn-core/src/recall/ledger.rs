@@ -24,10 +24,13 @@ pub struct Event<'a> {
     pub via: &'a str,
 }
 
-/// Record an event with its exposures; returns the query id.
+/// Record an event with its exposures; returns the query id. The query's text is stored
+/// redacted: an agent asking through MCP may send what it read in a transcript, secret and all.
 pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
     let db = crate::store::err_in(conn);
     let id = uuid::Uuid::new_v4().to_string();
+    let query =
+        crate::archive::redact::Redactor::global().redact_text(e.query, "query", &mut Vec::new());
     conn.prepare_cached(
         "INSERT INTO recall_query_events (id, query_text, surface, filters_json, mode, trusted_only,
             score_policy_version, result_count, packed_count, top_score, miss_reason, session_key, created_at, via)
@@ -36,7 +39,7 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
     .map_err(db)?
     .execute(params![
         id,
-        e.query,
+        query,
         e.surface.as_str(),
         e.filters_json,
         e.mode,
