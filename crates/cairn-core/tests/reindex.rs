@@ -1199,6 +1199,26 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
     )
     .unwrap();
     cairn_core::recall::store::reindex(&db, "deploy").unwrap();
+    // And what persons and agents typed before such text was redacted: a Recall query in the
+    // ledger, a correction's reason.
+    let query = cairn_core::recall::QueryRequest {
+        text: "deploy key".into(),
+        ..Default::default()
+    };
+    cairn
+        .recall_query(&query, cairn_core::recall::model::Surface::Query)
+        .unwrap();
+    db.execute(
+        "UPDATE recall_query_events SET query_text = 'what is ' || ?1",
+        [AWS_KEY],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO link_corrections (session_id, target_kind, target_key, action, made_by, made_at, reason)
+         SELECT id, 'branch', 'main', 'link', 'me', '2026-03-01T10:00:00Z', 'it used ' || ?1 FROM sessions",
+        [AWS_KEY],
+    )
+    .unwrap();
     db.execute(
         "UPDATE recall_evidence SET snippet = snippet || ' ' || ?1",
         [AWS_KEY],

@@ -80,17 +80,23 @@ fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Recall's and Insights' stored text redacted again with today's rules (counted only when
-/// `dry`), the rows it changes rewritten over zeroed pages. Returns the entries and the reports
-/// changed.
-fn redact_stored(store: &mut Store, dry: bool, now: &str) -> rusqlite::Result<(u32, u32)> {
+/// The rooms' stored text redacted again with today's rules (counted only when `dry`), the
+/// rows it changes rewritten over zeroed pages: Recall's entries and the reports, counted, and
+/// what persons and agents typed (queries, notes, reasons). Returns the entries and the
+/// reports changed, and whether anything was.
+fn redact_stored(store: &mut Store, dry: bool, now: &str) -> rusqlite::Result<(u32, u32, bool)> {
     let conn = store.conn_mut();
     conn.pragma_update(None, "secure_delete", true)?;
     let redacted = conn.transaction().and_then(|tx| {
-        let entries = recall::store::redact_stored(&tx, !dry, now)?;
+        let (entries, typed) = recall::store::redact_stored(&tx, !dry, now)?;
         let reports = insights::store::redact_stored(&tx, !dry)?;
+        let reasons = git::correct::redact_stored(&tx, !dry)?;
         tx.commit()?;
-        Ok((entries, reports))
+        Ok((
+            entries,
+            reports,
+            entries > 0 || reports > 0 || typed > 0 || reasons > 0,
+        ))
     });
     conn.pragma_update(None, "secure_delete", false)?;
     redacted
@@ -219,11 +225,11 @@ impl Cairn {
             .map_err(|e| store.err(e))?;
         }
         // Text the rooms stored from transcripts and model answers, redacted again as well.
-        let (entries, reports) =
+        let (entries, reports, any) =
             redact_stored(&mut store, req.dry_run, &now).map_err(|e| store.err(e))?;
         report.recall_entries_redacted = entries;
         report.reports_redacted = reports;
-        if !req.dry_run && (report.copy_lines_redacted > 0 || entries > 0 || reports > 0) {
+        if !req.dry_run && (report.copy_lines_redacted > 0 || any) {
             erase_freed(&mut store).map_err(|e| store.err(e))?;
         }
         // Association starts over for each session; what it derives is rebuildable, so a

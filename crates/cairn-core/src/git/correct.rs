@@ -99,6 +99,20 @@ pub fn clean_reason(reason: Option<&str>) -> Option<String> {
         .filter(|r| !r.is_empty())
 }
 
+/// A reindex's part in the git room when it found secrets older rules let through: the reasons
+/// persons gave for their corrections, redacted again (stored before reasons were). `apply`
+/// false counts only. Returns how many changed.
+pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
+    let changed = crate::archive::store::redact_columns(
+        conn,
+        "link_corrections",
+        "session_id || char(0) || target_key",
+        &["reason"],
+        apply,
+    )?;
+    Ok(u32::try_from(changed.len()).unwrap_or(u32::MAX))
+}
+
 /// Record a person's word that `session` belongs to `target` ([`CorrectionAction::Link`]: a
 /// strong link with evidence `person` that relinks keep) or is not related to it
 /// ([`CorrectionAction::Unlink`]: its links to the target go, and association adds none

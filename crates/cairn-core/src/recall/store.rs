@@ -524,15 +524,20 @@ pub(crate) fn rekey_evidence(
 /// A reindex's part in Recall when it found secrets older rules let through: the text Recall
 /// stored from transcripts and model answers (entries' text and context fields, evidence
 /// snippets and files) redacted again with today's rules, each changed entry re-indexed (the
-/// text trigger drops its vector) and marked changed at `now` (so a team push sends it again).
-/// `apply` false counts only. Returns how many entries changed.
-pub(crate) fn redact_stored(conn: &Connection, apply: bool, now: &str) -> rusqlite::Result<u32> {
+/// text trigger drops its vector) and marked changed at `now` (so a team push sends it again);
+/// and what agents and persons typed (the ledger's query texts, feedback notes). `apply` false
+/// counts only. Returns how many entries changed, and how many other rows.
+pub(crate) fn redact_stored(
+    conn: &Connection,
+    apply: bool,
+    now: &str,
+) -> rusqlite::Result<(u32, u32)> {
     let mut entries: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let text = |v: rusqlite::types::Value| match v {
         SqlValue::Text(s) => Some(s),
         _ => None,
     };
-    let own = crate::archive::store::redact_columns(
+    let own = archive::redact_columns(
         conn,
         "recall_entries",
         "id",
@@ -548,13 +553,8 @@ pub(crate) fn redact_stored(conn: &Connection, apply: bool, now: &str) -> rusqli
         apply,
     )?;
     entries.extend(own.into_iter().filter_map(text));
-    for row in crate::archive::store::redact_columns(
-        conn,
-        "recall_evidence",
-        "id",
-        &["snippet", "files"],
-        apply,
-    )? {
+    for row in archive::redact_columns(conn, "recall_evidence", "id", &["snippet", "files"], apply)?
+    {
         if let SqlValue::Integer(id) = row {
             let entry: Option<String> = conn
                 .prepare_cached("SELECT entry_id FROM recall_evidence WHERE id = ?1")?
@@ -570,7 +570,15 @@ pub(crate) fn redact_stored(conn: &Connection, apply: bool, now: &str) -> rusqli
             reindex(conn, id)?;
         }
     }
-    Ok(u32::try_from(entries.len()).unwrap_or(u32::MAX))
+    let mut other = 0;
+    for (table, key, column) in [
+        ("recall_query_events", "id", "query_text"),
+        ("recall_feedback", "id", "note"),
+    ] {
+        other += archive::redact_columns(conn, table, key, &[column], apply)?.len();
+    }
+    let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    Ok((small(entries.len()), small(other)))
 }
 
 /// The trusted entries' ids and when each last changed, for the team push (which sends only
