@@ -88,6 +88,7 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
     let stored: Vec<String> = [
         (r.recall_entries_redacted, "Recall entry"),
         (r.reports_redacted, "generated report"),
+        (r.pulled_files_redacted, "pulled trajectory"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)
@@ -97,10 +98,12 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
         writeln!(
             out,
             "Secrets: {} {} what today's redaction rules remove ({}).",
-            stored.join(" and "),
+            in_words(&stored),
             match (
                 r.dry_run,
-                r.recall_entries_redacted.saturating_add(r.reports_redacted)
+                r.recall_entries_redacted
+                    .saturating_add(r.reports_redacted)
+                    .saturating_add(r.pulled_files_redacted)
             ) {
                 (false, _) => "held",
                 (true, 1) => "holds",
@@ -159,4 +162,13 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
         writeln!(out, "Nothing was changed (--dry-run).")?;
     }
     Ok(())
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn in_words(items: &[String]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }

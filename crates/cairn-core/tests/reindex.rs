@@ -1232,6 +1232,12 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
     )
     .unwrap();
     drop(db);
+    // And a teammate's trajectory an older pull kept under `pulled/`.
+    let pulled = data.path().join("pulled");
+    std::fs::create_dir_all(&pulled).unwrap();
+    let trajectory = serde_json::json!({"steps": [{"message": format!("deploy with {AWS_KEY}")}]});
+    std::fs::write(pulled.join("t.atif.json"), trajectory.to_string()).unwrap();
+    std::fs::write(pulled.join("notes.txt"), "not a trajectory").unwrap();
     assert!(!found_in(data.path(), &[AWS_KEY]).is_empty());
 
     let dry = cairn
@@ -1244,8 +1250,12 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
         )
         .unwrap();
     assert_eq!(
-        (dry.recall_entries_redacted, dry.reports_redacted),
-        (1, 1),
+        (
+            dry.recall_entries_redacted,
+            dry.reports_redacted,
+            dry.pulled_files_redacted
+        ),
+        (1, 1, 1),
         "{dry:?}"
     );
     assert!(
@@ -1256,8 +1266,12 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
     let changed_at = cairn.recall_get("deploy").unwrap().updated_at;
     let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
     assert_eq!(
-        (r.recall_entries_redacted, r.reports_redacted),
-        (1, 1),
+        (
+            r.recall_entries_redacted,
+            r.reports_redacted,
+            r.pulled_files_redacted
+        ),
+        (1, 1, 1),
         "{r:?}"
     );
     // Changed now, so a team push sends the entry again.
@@ -1273,8 +1287,12 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
 
     let again = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
     assert_eq!(
-        (again.recall_entries_redacted, again.reports_redacted),
-        (0, 0),
+        (
+            again.recall_entries_redacted,
+            again.reports_redacted,
+            again.pulled_files_redacted
+        ),
+        (0, 0, 0),
         "{again:?}"
     );
 }

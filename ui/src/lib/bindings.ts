@@ -2431,6 +2431,8 @@ export type ReindexReport_Deserialize = {
 	recall_entries_redacted: number,
 	/**  Generated reports whose text held such a secret: redacted. */
 	reports_redacted: number,
+	/**  Teammates' trajectories kept under `pulled/` that held such a secret: written again. */
+	pulled_files_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Deserialize[],
 	skipped: ReindexSkip[],
@@ -2460,6 +2462,8 @@ export type ReindexReport_Serialize = {
 	recall_entries_redacted: number,
 	/**  Generated reports whose text held such a secret: redacted. */
 	reports_redacted: number,
+	/**  Teammates' trajectories kept under `pulled/` that held such a secret: written again. */
+	pulled_files_redacted: number,
 	/**  The sessions that read differently now, in the order they were first captured. */
 	changed: ReindexChange_Serialize[],
 	skipped: ReindexSkip[],

@@ -588,6 +588,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           copy_lines_redacted: 0,
           recall_entries_redacted: 0,
           reports_redacted: 0,
+          pulled_files_redacted: 0,
           changed: fakeSessions(sessions)
             .slice(0, changed)
             .map((s) => ({

@@ -112,6 +112,41 @@ impl Cairn {
         Ok(report)
     }
 
+    /// The teammates' trajectories kept under `pulled/`, redacted again with today's rules (a
+    /// reindex's sweep: a pull by an older build redacted them with its rules). Each that changes
+    /// is replaced whole, atomically, unless `dry`. Returns how many held something.
+    pub(crate) fn redact_pulled(&self, dry: bool) -> Result<u32> {
+        let dir = self.data_dir.join(PULLED_DIR);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(source) => return Err(Error::Read { path: dir, source }),
+        };
+        let mut changed = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            // Written by `capture_pulled` after its checks; one that no longer parses is left
+            // for its capture to report.
+            let read = std::fs::read(&path).ok();
+            let Some(mut trajectory) =
+                read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            else {
+                continue;
+            };
+            if !redact_trajectory(&mut trajectory) {
+                continue;
+            }
+            changed += 1;
+            if !dry {
+                write_pulled(&path, &trajectory)?;
+            }
+        }
+        Ok(changed)
+    }
+
     /// Store a teammate's trajectory, redacted, as `pulled/<file_name>` under the data dir, record its
     /// publisher, and capture it like `cairn import` does; then place it in `repo`, the
     /// repository the pull ran in, whose refs carried its document (its folder on the
@@ -127,7 +162,7 @@ impl Cairn {
     ) -> Result<()> {
         use crate::archive::capture::Quiet;
         use crate::archive::discover::FoundFile;
-        let dir = self.data_dir.join("pulled");
+        let dir = self.data_dir.join(PULLED_DIR);
         std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
             path: dir.clone(),
             source: e,
@@ -136,12 +171,8 @@ impl Cairn {
         // Kept under the data dir, where no secret is written: redacted before it lands (the
         // capture below redacts what it reads again, which changes nothing then).
         let mut trajectory = trajectory.clone();
-        crate::archive::redact::Redactor::global().redact_json(&mut trajectory, &mut Vec::new());
-        let bytes = serde_json::to_vec(&trajectory).unwrap_or_default();
-        crate::atomic::replace(&path, &bytes, 0o600).map_err(|f| Error::Write {
-            path: f.path,
-            source: f.source,
-        })?;
+        redact_trajectory(&mut trajectory);
+        write_pulled(&path, &trajectory)?;
         let checked = crate::archive::atif::check_file(&path)?;
         {
             let store = self.store();
@@ -232,4 +263,23 @@ impl Cairn {
             repo.map(|r| r.root.to_string_lossy().into_owned()),
         ))
     }
+}
+
+/// Where teammates' trajectories are kept under the data dir.
+const PULLED_DIR: &str = "pulled";
+
+/// A teammate's trajectory redacted in place; whether anything changed.
+fn redact_trajectory(trajectory: &mut serde_json::Value) -> bool {
+    crate::archive::redact::Redactor::global().redact_json(trajectory, &mut Vec::new())
+}
+
+/// A teammate's trajectory written whole, owner-only, replacing what was there atomically.
+fn write_pulled(path: &std::path::Path, trajectory: &serde_json::Value) -> Result<()> {
+    let bytes = serde_json::to_vec(trajectory).unwrap_or_default();
+    crate::atomic::replace(path, &bytes, 0o600)
+        .map(drop)
+        .map_err(|f| Error::Write {
+            path: f.path,
+            source: f.source,
+        })
 }

@@ -70,6 +70,8 @@ pub struct ReindexReport {
     pub recall_entries_redacted: u32,
     /// Generated reports whose text held such a secret: redacted.
     pub reports_redacted: u32,
+    /// Teammates' trajectories kept under `pulled/` that held such a secret: written again.
+    pub pulled_files_redacted: u32,
     /// The sessions that read differently now, in the order they were first captured.
     pub changed: Vec<ReindexChange>,
     pub skipped: Vec<ReindexSkip>,
@@ -227,6 +229,8 @@ impl Cairn {
         // Text the rooms stored from transcripts and model answers, redacted again as well.
         let (entries, reports, any) =
             redact_stored(&mut store, req.dry_run, &now).map_err(|e| store.err(e))?;
+        let pulled = self.redact_pulled(req.dry_run)?;
+        report.pulled_files_redacted = pulled;
         report.recall_entries_redacted = entries;
         report.reports_redacted = reports;
         if !req.dry_run && (report.copy_lines_redacted > 0 || any) {

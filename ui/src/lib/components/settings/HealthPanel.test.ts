@@ -27,6 +27,7 @@ function report(extra: Partial<ReindexReport> = {}): ReindexReport {
     copy_lines_redacted: 0,
     recall_entries_redacted: 0,
     reports_redacted: 0,
+    pulled_files_redacted: 0,
     changed: Array.from({ length: 12 }, (_, i) => ({
       session_key: `sha256-c${i}`,
       handle: `session-${i}`,
@@ -139,10 +140,12 @@ describe('HealthPanel: read again', () => {
   });
 
   it('says which stored entries and reports it redacted when no copy held a secret', async () => {
-    panel(async (dry) => ok(report({ dry_run: dry, recall_entries_redacted: 2, reports_redacted: 1 })));
+    panel(async (dry) => ok(report({ dry_run: dry, recall_entries_redacted: 2, reports_redacted: 1, pulled_files_redacted: 3 })));
     (one('reindex-check') as HTMLButtonElement).click();
     await settle();
-    expect(text('reindex-result')).toContain('; 2 Recall entries and 1 report hold a secret today’s rules remove.');
+    expect(text('reindex-result')).toContain(
+      '; 2 Recall entries, 1 report and 3 pulled trajectories hold a secret today’s rules remove.',
+    );
   });
 
   it('says why it failed, and the buttons work again', async () => {
