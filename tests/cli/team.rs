@@ -166,6 +166,19 @@ impl Mate {
             .unwrap()
     }
 
+    /// A reviewed entry (imported entries are human-reviewed and trusted) citing the first
+    /// records of a fixture session.
+    fn import_entry(&self, id: &str, kind: &str, title: &str, body: &str) {
+        let entry = json!({"candidate_id": id, "session_id": "55604662-cf2a-4331-851a-ec234028f8ca",
+            "type": kind, "scope": "project", "title": title, "body": body,
+            "transferable": true, "provenance_ok": true, "label": "correct",
+            "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["mix phx.server"]}});
+        let file = self.env.root.path().join(format!("{id}.jsonl"));
+        std::fs::write(&file, format!("{entry}\n")).unwrap();
+        self.env
+            .ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    }
+
     fn local_count(&self, table: &str) -> i64 {
         let conn = rusqlite::Connection::open(self.env.data().join("cairn.db")).unwrap();
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
@@ -450,15 +463,7 @@ fn a_secret_a_reindex_redacted_leaves_the_team_archive_at_the_next_push() {
     const KEY: &str = "AKIAZ7QW3RT5YU8IOP2L";
     let db = TeamDb::new();
     let alice = synced(&db, "alice");
-    let entry = json!({"candidate_id": "k1", "session_id": "55604662-cf2a-4331-851a-ec234028f8ca", "type": "fact",
-        "scope": "project", "title": "Deploy key", "body": "Deploys use the vault key",
-        "transferable": true, "provenance_ok": true, "label": "correct",
-        "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["mix phx.server"]}});
-    let file = alice.env.root.path().join("e.jsonl");
-    std::fs::write(&file, format!("{entry}\n")).unwrap();
-    alice
-        .env
-        .ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    alice.import_entry("k1", "fact", "Deploy key", "Deploys use the vault key");
     // As the older build stored and pushed it: the key in the entry's body, here and there, and
     // in a record's text on the server.
     rusqlite::Connection::open(alice.env.data().join("cairn.db"))
@@ -862,15 +867,12 @@ fn the_read_paths_see_every_teammate_and_recall_only_trusted_entries() {
     let alice = synced(&db, "alice");
     let bob = synced(&db, "bob");
     // Alice reviewed an entry (imported entries are human-reviewed and trusted).
-    let entry = json!({"candidate_id": "p1", "session_id": "55604662-cf2a-4331-851a-ec234028f8ca", "type": "procedure",
-        "scope": "project", "title": "Start the Phoenix server", "body": "Run mix phx.server from the project root",
-        "transferable": true, "provenance_ok": true, "label": "correct",
-        "evidence": {"ordinal_start": 0, "ordinal_end": 3, "snippets": ["mix phx.server"]}});
-    let file = alice.env.root.path().join("e.jsonl");
-    std::fs::write(&file, format!("{entry}\n")).unwrap();
-    alice
-        .env
-        .ok(&["recall", "import", file.to_str().unwrap(), "--yes"]);
+    alice.import_entry(
+        "p1",
+        "procedure",
+        "Start the Phoenix server",
+        "Run mix phx.server from the project root",
+    );
     let pushed = alice.push(&db);
     assert_eq!(pushed["entries_pushed"], 1, "{pushed}");
     bob.push(&db);

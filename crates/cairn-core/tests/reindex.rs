@@ -815,6 +815,15 @@ fn age_rules(data: &Path, log: &Path) -> Vec<String> {
     old_keys
 }
 
+/// What a reindex of every session would do, changing nothing.
+fn dry_run(cairn: &Cairn) -> cairn_core::ReindexReport {
+    let req = ReindexRequest {
+        dry_run: true,
+        ..Default::default()
+    };
+    cairn.reindex(&req, &Quiet).unwrap()
+}
+
 /// `files` captured into two archives: the one to compare with, and the one to age.
 fn captured_twice(files: &[FoundFile]) -> [(tempfile::TempDir, Cairn); 2] {
     [(), ()].map(|()| {
@@ -932,15 +941,7 @@ fn a_secret_older_rules_missed_leaves_copies_keys_and_pages_on_reindex() {
     let away = log.with_extension("away");
     std::fs::rename(&log, &away).unwrap();
 
-    let dry = cairn
-        .reindex(
-            &ReindexRequest {
-                dry_run: true,
-                ..Default::default()
-            },
-            &Quiet,
-        )
-        .unwrap();
+    let dry = dry_run(&cairn);
     assert_eq!(dry.copy_lines_redacted, 2, "{dry:?}");
     assert!(
         !found_in(data.path(), &[AWS_KEY]).is_empty(),
@@ -1240,15 +1241,7 @@ fn a_secret_in_stored_entries_and_reports_leaves_them_on_reindex() {
     std::fs::write(pulled.join("notes.txt"), "not a trajectory").unwrap();
     assert!(!found_in(data.path(), &[AWS_KEY]).is_empty());
 
-    let dry = cairn
-        .reindex(
-            &ReindexRequest {
-                dry_run: true,
-                ..Default::default()
-            },
-            &Quiet,
-        )
-        .unwrap();
+    let dry = dry_run(&cairn);
     assert_eq!(
         (
             dry.recall_entries_redacted,
