@@ -504,6 +504,9 @@ fn read_lines(
                     Some(line_no),
                     format!("line of {len} bytes skipped (longer than the 64 MiB limit)"),
                 ));
+                // An empty line in the copy holds its place, so the lines after it keep their
+                // numbers when the copy is read again.
+                batch.retained.push(b'\n');
                 line_no += 1;
             }
             Line::Complete { bytes, start } => {

@@ -46,6 +46,7 @@ pub enum Appended {
 }
 
 /// One line of a retained copy, with its record key when the copy does not hold the raw line.
+/// An empty line holds the place of a line capture skipped (longer than the limit).
 #[derive(Debug, PartialEq, Eq)]
 pub struct RetainedLine {
     pub line_no: u64,
@@ -182,14 +183,14 @@ impl Retained {
         let mut lines: Vec<RetainedLine> = Vec::new();
         let mut frame = Vec::new();
         let mut tail: Vec<u8> = Vec::new();
+        // Every line ended by a line end is one, an empty one too: capture writes an empty line
+        // where it skipped one (longer than the limit), so the lines after keep their numbers.
         let push = |lines: &mut Vec<RetainedLine>, text: &[u8]| {
-            if !text.is_empty() {
-                lines.push(RetainedLine {
-                    line_no: first_line_no + lines.len() as u64,
-                    text: text.to_vec(),
-                    record_hash: None,
-                });
-            }
+            lines.push(RetainedLine {
+                line_no: first_line_no + lines.len() as u64,
+                text: text.to_vec(),
+                record_hash: None,
+            });
         };
         let mut pos = 0usize;
         while pos < raw.len() {
@@ -239,7 +240,9 @@ impl Retained {
             }
             pos += frame_len;
         }
-        push(&mut lines, &tail);
+        if !tail.is_empty() {
+            push(&mut lines, &tail);
+        }
         for (line_no, hash) in hashes {
             if let Some(line) = line_no
                 .checked_sub(first_line_no)
@@ -459,9 +462,9 @@ mod tests {
         assert_eq!(plain, b"{\"a\":1}\n{\"b\":\"[REDACTED:x]\"}\n");
     }
 
-    /// Lines are read frame by frame: blank lines are no lines, and a line a frame ends
-    /// without its line end (which the writer never leaves) is joined with the next frame's
-    /// first, numbered as a whole copy would number it.
+    /// Lines are read frame by frame: an empty line is a numbered place (of a line capture
+    /// skipped), and a line a frame ends without its line end (which the writer never leaves)
+    /// is joined with the next frame's first, numbered as a whole copy would number it.
     #[test]
     fn lines_are_read_frame_by_frame_as_one_text() {
         let dir = tempfile::tempdir().unwrap();
@@ -479,7 +482,13 @@ mod tests {
         let got: Vec<(u64, &[u8])> = lines.iter().map(|l| (l.line_no, &l.text[..])).collect();
         assert_eq!(
             got,
-            [(7, &b"one"[..]), (8, b"two"), (9, b"three"), (10, b"four")]
+            [
+                (7, &b"one"[..]),
+                (8, b""),
+                (9, b"two"),
+                (10, b"three"),
+                (11, b"four")
+            ]
         );
     }
 

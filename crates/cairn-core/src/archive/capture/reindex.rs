@@ -227,6 +227,10 @@ fn lacking(copy: &Path, path: &str) -> String {
     )
 }
 
+/// What a reindex says of the place a skipped line holds in a copy.
+const SKIPPED_WHEN_CAPTURED: &str =
+    "a line longer than the 64 MiB limit was skipped when it was captured";
+
 /// A retained copy holding lines today's rules redact further, as it is to be written again.
 #[derive(Debug)]
 pub(crate) struct Scrub {
@@ -329,6 +333,14 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
             for line in &mut lines {
                 line_no = line.line_no;
                 batch_bytes += line.text.len() as u64 + 1;
+                if line.text.is_empty() {
+                    // The place of a line capture skipped, as it said then.
+                    batch
+                        .warnings
+                        .push((Some(line.line_no), SKIPPED_WHEN_CAPTURED.to_owned()));
+                    line_no += 1;
+                    continue;
+                }
                 let text = String::from_utf8_lossy(&line.text);
                 let mut findings = Vec::new();
                 let clean = redactor.redact_line(&text, &mut findings);
@@ -470,6 +482,9 @@ fn replay(
         let mut rewritten = 0;
         for line in &mut lines {
             line_no = line.line_no;
+            if line.text.is_empty() {
+                continue;
+            }
             let mut held: serde_json::Map<String, Value> = serde_json::from_slice(&line.text)
                 .map_err(|e| {
                     corrupt(
