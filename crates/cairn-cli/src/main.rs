@@ -326,7 +326,10 @@ enum Command {
     /// Read sessions again from their retained copies with this build's parsers, so what an
     /// older Cairn misread (a prompt taken for the model's words, an exit code missed, lines
     /// it skipped) is put right, even after the agent deleted the transcript. Recall entries
-    /// whose cited records changed go back to unverified; links are rebuilt.
+    /// whose cited records changed go back to unverified; links are rebuilt. A secret this
+    /// build's redaction rules find that an older one let through is taken out of the copies,
+    /// and out of what Recall, reports and pulled trajectories stored (all of them, whichever
+    /// sessions are named).
     Reindex(reindex::ReindexArgs),
     /// Say a session belongs to a branch, PR or change: a link with evidence "person" (who,
     /// when, why) that ranks first and survives every sync and relink.
