@@ -327,6 +327,22 @@ mod tests {
         app
     }
 
+    /// The causes of the `archive-changed` events the window hears, as they arrive.
+    fn archive_changes(
+        app: &tauri::App<MockRuntime>,
+    ) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+        use tauri::Listener as _;
+        let causes = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let seen = causes.clone();
+        app.listen("archive-changed", move |event| {
+            let v: Value = serde_json::from_str(event.payload()).unwrap();
+            seen.lock()
+                .unwrap()
+                .push(v["cause"].as_str().unwrap().to_owned());
+        });
+        causes
+    }
+
     fn invoke(app: &tauri::App<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
         let webview = app.get_webview_window("main").expect("the main window");
         tauri::test::get_ipc_response(
@@ -704,17 +720,9 @@ mod tests {
     /// webview, and forgetting: each change of the archive is told to the window.
     #[test]
     fn correcting_a_link_and_forgetting_tell_the_window_the_archive_changed() {
-        use tauri::Listener as _;
         let (_dir, backend) = fixture_archive();
         let app = mock_app(backend);
-        let causes = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let seen = causes.clone();
-        app.listen("archive-changed", move |event| {
-            let v: Value = serde_json::from_str(event.payload()).unwrap();
-            seen.lock()
-                .unwrap()
-                .push(v["cause"].as_str().unwrap().to_owned());
-        });
+        let causes = archive_changes(&app);
         let sessions = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap();
         let key = sessions[0]["session_key"].as_str().unwrap().to_owned();
         let target =
@@ -763,14 +771,7 @@ mod tests {
         use tauri::Listener as _;
         let (dir, backend) = fixture_archive();
         let app = mock_app(backend);
-        let causes = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let seen = causes.clone();
-        app.listen("archive-changed", move |event| {
-            let v: Value = serde_json::from_str(event.payload()).unwrap();
-            seen.lock()
-                .unwrap()
-                .push(v["cause"].as_str().unwrap().to_owned());
-        });
+        let causes = archive_changes(&app);
         let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
         let heard = phases.clone();
         app.listen("sync-progress", move |event| {

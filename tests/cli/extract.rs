@@ -487,11 +487,7 @@ fn spawn_run(env: &Env) -> std::process::Child {
 /// What a pass decided, independent of entry ids and clocks: generations, per-session
 /// progress, and every entry it wrote with its unit, state and evidence.
 fn extraction_dump(env: &Env) -> String {
-    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
+    let conn = env.whole_db();
     let mut out = String::new();
     let mut rows = |sql: &str, n: usize| {
         let mut stmt = conn.prepare(sql).unwrap();

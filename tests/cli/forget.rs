@@ -232,18 +232,8 @@ fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
         .as_str()
         .unwrap()
         .to_owned();
-    let counts = |data: &Path| -> (i64, i64, i64) {
-        let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
-        let ok: String = db
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(ok, "ok");
-        // The full-text index agrees with the records it indexes.
-        db.execute(
-            "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
-            [],
-        )
-        .unwrap();
+    let counts = |env: &Env| -> (i64, i64, i64) {
+        let db = env.whole_db();
         let n = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
         // No orphan: every record's session and every FTS row's record exist.
         assert_eq!(
@@ -258,7 +248,7 @@ fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
             n("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH 'bead'"),
         )
     };
-    let before = counts(&env.data());
+    let before = counts(&env);
     assert!(before.0 >= 4 && before.2 > 0);
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut kills = 0;
@@ -280,7 +270,7 @@ fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
             kills += 1;
         }
         child.wait().unwrap();
-        let now = counts(&env.data());
+        let now = counts(&env);
         // All or nothing: either everything is still there, or the project is gone whole.
         assert!(
             now == before || now.0 < before.0 && now.2 == 0,
@@ -294,7 +284,7 @@ fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
     // A rerun (or the first complete run) leaves nothing of the project, and no retained copy
     // of a tombstoned file survives even if a kill came after the commit.
     env.ok(&["forget", "--project", &project, "--yes"]);
-    let after = counts(&env.data());
+    let after = counts(&env);
     assert_eq!(after.2, 0);
     assert_eq!(retained_files(&env.data()), 0);
 }

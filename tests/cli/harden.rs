@@ -65,11 +65,7 @@ pub(crate) fn rounds(default: u64) -> u64 {
 /// (offsets, generations), records with their hashes and text, findings, warnings, and the
 /// decompressed retained copies (their compressed length depends on how captures were batched).
 fn dump(env: &Env) -> String {
-    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
+    let conn = env.whole_db();
     let mut out = String::new();
     for sql in [
         "SELECT session_key, agent, session_id, relation, parent_key, title, cwd, git_branch, model,
@@ -630,11 +626,7 @@ fn copy_all(from: &Path, to: &Path) {
 
 /// The stored records (session, line, block, hash, text): what a failed write must never lose.
 fn stored_records(env: &Env) -> std::collections::BTreeSet<String> {
-    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
+    let conn = env.whole_db();
     let mut stmt = conn
         .prepare(
             "SELECT s.session_key, r.line_no, r.block, r.record_hash, r.text, r.tool_input

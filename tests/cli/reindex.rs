@@ -194,17 +194,8 @@ fn age(data: &Path) {
 }
 
 /// Per session, how many of its records an older build misread, with the index's agreement.
-fn misread(data: &Path) -> Vec<(String, i64)> {
-    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
-    let ok: String = db
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(ok, "ok");
-    db.execute(
-        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
-        [],
-    )
-    .unwrap();
+fn misread(env: &Env) -> Vec<(String, i64)> {
+    let db = env.whole_db();
     db.prepare(
         "SELECT s.session_key, (SELECT COUNT(*) FROM records r WHERE r.session_id = s.id
              AND r.prompt_source = 'system_injected' AND r.ordinal % 2 = 1)
@@ -224,9 +215,9 @@ fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
     let env = Env::new();
     env.with_big_sessions(4);
     env.ok(&["sync"]);
-    let clean = misread(&env.data());
+    let clean = misread(&env);
     age(&env.data());
-    let aged = misread(&env.data());
+    let aged = misread(&env);
     assert_ne!(aged, clean);
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut kills = 0;
@@ -236,7 +227,7 @@ fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
         seed ^= seed << 17;
         let at = std::time::Duration::from_millis(seed % 600);
         kills += usize::from(kill_after(quiet(&env, &["reindex"]), at));
-        let now = misread(&env.data());
+        let now = misread(&env);
         for ((key, n), ((_, was), (_, fresh))) in now.iter().zip(aged.iter().zip(&clean)) {
             assert!(
                 n == was || n == fresh,
@@ -247,7 +238,7 @@ fn a_reindex_killed_at_random_points_leaves_each_session_whole() {
     }
     assert!(kills > 0, "no run was killed mid-way");
     env.ok(&["reindex"]);
-    assert_eq!(misread(&env.data()), clean);
+    assert_eq!(misread(&env), clean);
 }
 
 /// `cairn doctor` says whether the archive can be rebuilt from its copies, and names a
@@ -468,11 +459,7 @@ fn copies_agree(env: &Env) -> Vec<usize> {
     use cairn_core::archive::retain::Retained;
     let out = env.run(&["doctor"]);
     assert!(out.status.code().is_some(), "doctor died");
-    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
-    let ok: String = db
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(ok, "ok");
+    let db = env.whole_db();
     let waiting: i64 = db
         .query_row(
             "SELECT COUNT(*) FROM retained_swaps WHERE ready = 1",

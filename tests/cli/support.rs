@@ -21,6 +21,21 @@ impl Env {
     pub fn data(&self) -> PathBuf {
         self.root.path().join("data")
     }
+    /// The archive's database, checked whole first: SQLite's integrity check and the
+    /// full-text index's agreement with the records it indexes.
+    pub fn whole_db(&self) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open(self.data().join("cairn.db")).unwrap();
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+        conn.execute(
+            "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
+            [],
+        )
+        .unwrap();
+        conn
+    }
     pub fn home(&self) -> PathBuf {
         self.root.path().join("home")
     }

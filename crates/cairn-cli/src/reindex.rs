@@ -73,11 +73,7 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             out,
             "Secrets: {} of the retained copies {} what today's redaction rules remove ({}).",
             plural(r.copy_lines_redacted, "line"),
-            if r.copy_lines_redacted == 1 {
-                "holds"
-            } else {
-                "hold"
-            },
+            held(r.dry_run, r.copy_lines_redacted),
             if r.dry_run {
                 "a reindex writes them again redacted"
             } else {
@@ -99,16 +95,12 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             out,
             "Secrets: {} {} what today's redaction rules remove ({}).",
             in_words(&stored),
-            match (
+            held(
                 r.dry_run,
                 r.recall_entries_redacted
                     .saturating_add(r.reports_redacted)
                     .saturating_add(r.pulled_files_redacted)
-            ) {
-                (false, _) => "held",
-                (true, 1) => "holds",
-                (true, _) => "hold",
-            },
+            ),
             if r.dry_run {
                 "a reindex redacts them"
             } else {
@@ -170,5 +162,14 @@ fn in_words(items: &[String]) -> String {
         None => String::new(),
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// What `n` things hold (a dry run: now) or held (before the run redacted them).
+fn held(dry_run: bool, n: u32) -> &'static str {
+    match (dry_run, n) {
+        (false, _) => "held",
+        (true, 1) => "holds",
+        (true, _) => "hold",
     }
 }
