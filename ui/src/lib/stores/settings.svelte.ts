@@ -24,7 +24,7 @@ import { agents } from '../format';
 
 export type SettingsApi = Pick<
   Api,
-    | 'sourceDirs'
+  | 'sourceDirs'
   | 'setSourceDirs'
   | 'hookOverview'
   | 'installHook'
