@@ -133,7 +133,7 @@ pub trait SourceParser: Send {
 /// reindex then takes it out of the records and the retained copies); a session records the
 /// revision that read it (`sessions.read_by`), and those read by an older one are offered a
 /// reindex (`cairn doctor`, Settings).
-pub const PARSERS_REVISION: i64 = 2;
+pub const PARSERS_REVISION: i64 = 3;
 
 /// A parser for `agent`, resumed from a saved state if one is given.
 pub fn parser_for(

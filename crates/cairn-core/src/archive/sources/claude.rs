@@ -6,7 +6,7 @@
 //! Sub-agent files (`<session>/subagents/agent-<id>.jsonl`) are their own sessions, attached to
 //! the parent; their prompts come from the parent agent, so they never open turns.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use std::borrow::Cow;
 
@@ -49,8 +49,23 @@ pub struct ClaudeParser {
     /// Title sources in order of preference: custom > ai > summary.
     custom_title: Option<String>,
     ai_title: Option<String>,
+    /// A `summary` line's text once its `leafUuid` is known to be a line of this file: Claude
+    /// Code also writes summaries of other sessions into a file, which must not title it.
     summary_title: Option<String>,
+    /// Summaries whose leaf has not been read yet, oldest first (a resumed session's file opens
+    /// with them), at most [`MAX_PENDING_SUMMARIES`].
+    #[serde(default)]
+    pending_summaries: VecDeque<(String, String)>,
+    /// The last [`RECENT_UUIDS`] line ids, for a summary written after the conversation it
+    /// names (its leaf is that conversation's last line).
+    #[serde(default)]
+    recent_uuids: VecDeque<String>,
 }
+
+/// Summaries kept waiting for their leaf.
+const MAX_PENDING_SUMMARIES: usize = 32;
+/// Line ids kept for a summary that follows its leaf.
+const RECENT_UUIDS: usize = 16;
 
 impl ClaudeParser {
     pub fn resume(role: FileRole, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
@@ -76,6 +91,42 @@ impl ClaudeParser {
             .clone()
             .or_else(|| self.ai_title.clone())
             .or_else(|| self.summary_title.clone());
+    }
+
+    /// A line of this file: a summary waiting for it as its leaf titles the session now.
+    fn saw_line(&mut self, uuid: &str) {
+        if let Some(i) = self
+            .pending_summaries
+            .iter()
+            .position(|(leaf, _)| leaf == uuid)
+        {
+            if let Some((_, text)) = self.pending_summaries.remove(i) {
+                self.summary_title = Some(text);
+                self.refresh_title();
+            }
+        }
+        if self.recent_uuids.len() == RECENT_UUIDS {
+            self.recent_uuids.pop_front();
+        }
+        self.recent_uuids.push_back(uuid.to_owned());
+    }
+
+    /// A `summary` line: trusted once its leaf is a line of this file (before it, among the
+    /// last few; or later); one without a leaf is never trusted.
+    fn summary(&mut self, text: Option<&str>, leaf: Option<&str>) {
+        let (Some(text), Some(leaf)) = (text.filter(|t| !t.trim().is_empty()), leaf) else {
+            return;
+        };
+        if self.recent_uuids.iter().any(|u| u == leaf) {
+            self.summary_title = Some(text.to_owned());
+            self.refresh_title();
+            return;
+        }
+        if self.pending_summaries.len() == MAX_PENDING_SUMMARIES {
+            self.pending_summaries.pop_front();
+        }
+        self.pending_summaries
+            .push_back((leaf.to_owned(), text.to_owned()));
     }
 
     fn message_line(&mut self, line: RawLine<'_>, kind: &str, base: Record, out: &mut LineOutput) {
@@ -369,6 +420,9 @@ impl SourceParser for ClaudeParser {
         set_once(&mut self.meta.agent_id, line.agent_id.as_deref());
         // How the session was started: `cli` when typed, `sdk-…` for `claude -p` and the SDKs.
         set_once(&mut self.meta.thread_source, line.entrypoint.as_deref());
+        if let Some(uuid) = line.uuid.as_deref() {
+            self.saw_line(uuid);
+        }
 
         let base = Record {
             timestamp: timestamp.map(str::to_owned),
@@ -403,10 +457,7 @@ impl SourceParser for ClaudeParser {
                     });
                 }
             }
-            "summary" => {
-                set_latest(&mut self.summary_title, line.summary.as_deref());
-                self.refresh_title();
-            }
+            "summary" => self.summary(line.summary.as_deref(), line.leaf_uuid.as_deref()),
             "custom-title" => {
                 set_latest(&mut self.custom_title, line.custom_title.as_deref());
                 self.refresh_title();
@@ -496,6 +547,15 @@ struct RawLine<'a> {
     content: Option<Value>,
     #[serde(borrow, default, deserialize_with = "lenient::str")]
     summary: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::str")]
+    uuid: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "leafUuid",
+        borrow,
+        default,
+        deserialize_with = "lenient::str"
+    )]
+    leaf_uuid: Option<Cow<'a, str>>,
     #[serde(
         rename = "customTitle",
         borrow,
@@ -956,6 +1016,50 @@ mod tests {
         assert_eq!(out.usage.len(), 2);
         assert_eq!(out.usage[1].1.output, 9);
         assert_eq!(parser.meta.title.as_deref(), Some("Custom"));
+    }
+
+    #[test]
+    fn a_summary_titles_only_the_file_holding_its_leaf() {
+        let line = |uuid: &str| json!({"type":"user","uuid":uuid,"message":{"role":"user","content":"hi"}});
+        let summary =
+            |text: &str, leaf: &str| json!({"type":"summary","summary":text,"leafUuid":leaf});
+        let title = |lines: &[Value]| parse(lines, FileRole::Main).0.meta.title;
+        // Written first, its leaf read later: a resumed session's file opens so.
+        assert_eq!(
+            title(&[summary("Ahead", "u2"), line("u1"), line("u2")]).as_deref(),
+            Some("Ahead")
+        );
+        // Written after its conversation ended.
+        assert_eq!(
+            title(&[line("u1"), line("u2"), summary("After", "u2")]).as_deref(),
+            Some("After")
+        );
+        // Another session's, or without a leaf: no title from it.
+        assert_eq!(title(&[line("u1"), summary("Other", "elsewhere")]), None);
+        assert_eq!(
+            title(&[line("u1"), json!({"type":"summary","summary":"No leaf"})]),
+            None
+        );
+        // Among several, one of another session's does not displace this file's.
+        assert_eq!(
+            title(&[
+                summary("Mine", "u1"),
+                summary("Theirs", "x9"),
+                line("u1"),
+                line("u2"),
+            ])
+            .as_deref(),
+            Some("Mine")
+        );
+        // The wait survives a capture's end: the leaf comes in the next read.
+        let (first, _) = parse(&[summary("Later", "u3"), line("u1")], FileRole::Main);
+        assert_eq!(first.meta.title, None);
+        let mut resumed = ClaudeParser::resume(FileRole::Main, Some(&first.save())).unwrap();
+        let mut out = LineOutput::default();
+        resumed
+            .parse_line(&line("u3").to_string(), &mut out)
+            .unwrap();
+        assert_eq!(resumed.meta.title.as_deref(), Some("Later"));
     }
 
     #[test]
