@@ -95,15 +95,13 @@ impl ClaudeParser {
 
     /// A line of this file: a summary waiting for it as its leaf titles the session now.
     fn saw_line(&mut self, uuid: &str) {
-        if let Some(i) = self
+        let waiting = self
             .pending_summaries
             .iter()
-            .position(|(leaf, _)| leaf == uuid)
-        {
-            if let Some((_, text)) = self.pending_summaries.remove(i) {
-                self.summary_title = Some(text);
-                self.refresh_title();
-            }
+            .position(|(leaf, _)| leaf == uuid);
+        if let Some((_, text)) = waiting.and_then(|i| self.pending_summaries.remove(i)) {
+            self.summary_title = Some(text);
+            self.refresh_title();
         }
         if self.recent_uuids.len() == RECENT_UUIDS {
             self.recent_uuids.pop_front();
