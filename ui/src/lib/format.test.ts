@@ -3,6 +3,7 @@ import {
   agentLabel,
   branchSessions,
   branchSessionsBrief,
+  codePieces,
   timeOrText,
   count,
   projectLabel,
@@ -98,5 +99,40 @@ describe('sentenceStart', () => {
     expect(sentenceStart('the Secret Service')).toBe('The Secret Service');
     expect(sentenceStart('the macOS keychain')).toBe('The macOS keychain');
     expect(sentenceStart('')).toBe('');
+  });
+});
+
+describe('codePieces', () => {
+  it('takes the quoted commands out of their backticks', () => {
+    expect(codePieces('not installed; run `cairn hooks install --agent claude` first')).toEqual([
+      { text: 'not installed; run ', code: false },
+      { text: 'cairn hooks install --agent claude', code: true },
+      { text: ' first', code: false },
+    ]);
+    expect(codePieces('`cairn sync` or `cairn skim`')).toEqual([
+      { text: 'cairn sync', code: true },
+      { text: ' or ', code: false },
+      { text: 'cairn skim', code: true },
+    ]);
+  });
+
+  it('leaves a lone or empty pair of backticks as text', () => {
+    expect(codePieces('a ` alone')).toEqual([{ text: 'a ` alone', code: false }]);
+    expect(codePieces('x `a` y ` z')).toEqual([
+      { text: 'x ', code: false },
+      { text: 'a', code: true },
+      { text: ' y ` z', code: false },
+    ]);
+    expect(codePieces('empty `` pair')).toEqual([{ text: 'empty `` pair', code: false }]);
+    expect(codePieces('')).toEqual([]);
+  });
+
+  it('keeps every character of the message', () => {
+    for (const message of ['`a`b`c`', '```', 'plain', '<b>`x`</b>', '`\u001b[31m`']) {
+      const joined = codePieces(message)
+        .map((p) => (p.code ? `\`${p.text}\`` : p.text))
+        .join('');
+      expect(joined).toBe(message);
+    }
   });
 });

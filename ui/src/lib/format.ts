@@ -171,3 +171,36 @@ export function nextDay(day: string): string {
   date.setUTCDate(date.getUTCDate() + 1);
   return date.toISOString().slice(0, 10);
 }
+
+/** A piece of a backend message: plain text, or a command or name it quotes in backticks. */
+export interface TextPiece {
+  text: string;
+  code: boolean;
+}
+
+/**
+ * A message from the backend in pieces, so the commands it quotes (`cairn sync`) show as code,
+ * not between backticks. A backtick left without its pair stays as it is, in the text.
+ */
+export function codePieces(message: string): TextPiece[] {
+  const pieces: TextPiece[] = [];
+  const push = (text: string, code: boolean) => {
+    if (text.length === 0) return;
+    const last = pieces.at(-1);
+    if (last && !last.code && !code) last.text += text;
+    else pieces.push({ text, code });
+  };
+  let rest = message;
+  for (;;) {
+    const open = rest.indexOf('`');
+    const close = open < 0 ? -1 : rest.indexOf('`', open + 1);
+    if (close < 0) break;
+    push(rest.slice(0, open), false);
+    const quoted = rest.slice(open + 1, close);
+    // An empty pair is no quotation: its two backticks stay text.
+    push(quoted.length > 0 ? quoted : '``', quoted.length > 0);
+    rest = rest.slice(close + 1);
+  }
+  push(rest, false);
+  return pieces;
+}

@@ -170,3 +170,15 @@ describe('HealthPanel: read again', () => {
     expect(text('reindex-result')).toContain('12 of 40 sessions would read differently');
   });
 });
+
+describe('HealthPanel: checks', () => {
+  it('shows the commands a check quotes as code, not between backticks, and no markup', async () => {
+    const detail = 'not installed in /h/.claude/settings.json; run `cairn hooks install --agent claude` (<b>now</b>)';
+    panel(async () => ok(report()), [{ name: 'claude hook', status: 'warn', detail }]);
+    await settle();
+    const shown = document.querySelector('[data-testid="health-checks"] .detail');
+    expect(shown?.textContent).toBe('not installed in /h/.claude/settings.json; run cairn hooks install --agent claude (<b>now</b>)');
+    expect([...(shown?.querySelectorAll('code') ?? [])].map((c) => c.textContent)).toEqual(['cairn hooks install --agent claude']);
+    expect(shown?.querySelector('b')).toBeNull();
+  });
+});
