@@ -132,6 +132,15 @@ const shot = (name) => browser.saveScreenshot(join(artifacts, `${name}.png`));
 const byTestId = (id) => browser.$(`[data-testid="${id}"]`);
 /** textContent, not getText(): WebKitWebDriver's getText() answers '' for ellipsised text. */
 const text = async (element) => (await element.getProperty('textContent')) ?? '';
+/** Type `value` into the field `[data-testid=id]`, in place of what it holds, once a person
+ * could: scrolled to the middle of the window (out from under Settings' sticky bar) and
+ * clickable. WebKitWebDriver refuses to clear a field that is not. */
+async function fill(id, value) {
+  const field = await byTestId(id);
+  await field.scrollIntoView({ block: 'center' });
+  await field.waitForClickable({ timeout: 10_000 });
+  await field.setValue(value);
+}
 
 let failures = 0;
 async function until(check, message, timeout = 15_000) {
@@ -771,12 +780,12 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   };
   await (await browser.$('[data-tab="settings"]')).click();
   await (await byTestId('team-form')).waitForExist({ timeout: 10_000 });
-  await (await byTestId('team-host')).setValue(team.host);
-  await (await byTestId('team-port')).setValue(team.port);
-  await (await byTestId('team-database')).setValue(team.db);
-  await (await byTestId('team-user')).setValue(team.user);
+  await fill('team-host', team.host);
+  await fill('team-port', team.port);
+  await fill('team-database', team.db);
+  await fill('team-user', team.user);
   // The form takes the variable's name; the password stays in the environment.
-  await (await byTestId('team-password-env')).setValue('CAIRN_E2E_TEAM_PW');
+  await fill('team-password-env', 'CAIRN_E2E_TEAM_PW');
   await (await byTestId('team-test')).click();
   await until(async () => (await byTestId('team-test-result')).isExisting(), 'Test connection did not answer', 30_000);
   const result = await text(await byTestId('team-test-result'));
@@ -794,7 +803,7 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   await shot('17-team-settings');
 
   await (await browser.$('[data-tab="team"]')).click();
-  await (await byTestId('team-search-input')).setValue('quokka');
+  await fill('team-search-input', 'quokka');
   await (await byTestId('team-search')).click();
   await until(async () => (await byTestId('team-hit')).isExisting(), 'the team search found nothing', 30_000);
   assert.match(await text(await byTestId('team-hit')), new RegExp(team.publisher));
@@ -873,14 +882,14 @@ test('team: the password kept in the OS keyring from Settings, the team archive 
   assert.match(await text(state), new RegExp(`the Secret Service keeps no password for ${account}`, 'i'));
 
   // A wrong password: the server refuses it, so the keyring is not touched.
-  await (await byTestId('team-keyring-password')).setValue(`${password}-wrong`);
+  await fill('team-keyring-password', `${password}-wrong`);
   await (await byTestId('team-keyring-remember')).click();
   await until(async () => (await byTestId('team-keyring-error')).isExisting(), 'a refused password was not reported', 30_000);
   assert.ok(!(await text(await byTestId('team-keyring-error'))).includes(password), 'the error shows the password');
   assert.equal(keyringItem(account), null, 'a refused password was kept');
 
   // The right one: checked, kept, and read back by another client; the field is emptied.
-  await (await byTestId('team-keyring-password')).setValue(password);
+  await fill('team-keyring-password', password);
   await (await byTestId('team-keyring-remember')).click();
   await until(
     async () => /The server accepted it; kept it in the Secret Service/.test(await text(await byTestId('team-keyring-result'))),
@@ -895,7 +904,7 @@ test('team: the password kept in the OS keyring from Settings, the team archive 
 
   // The form now names a variable Cairn's environment does not have: the keyring's password
   // alone reads the team archive.
-  await (await byTestId('team-password-env')).setValue('CAIRN_E2E_NO_SUCH_PW');
+  await fill('team-password-env', 'CAIRN_E2E_NO_SUCH_PW');
   await (await byTestId('team-save')).click();
   await until(async () => /CAIRN_E2E_NO_SUCH_PW \(not set/.test(await text(await byTestId('team-address'))), 'the form was not saved');
   const teamSession = `cairn://team?${new URLSearchParams({ session: mustEnv('CAIRN_E2E_TEAM_SESSION'), publisher: mustEnv('CAIRN_E2E_TEAM_PUBLISHER') })}`;
@@ -1062,9 +1071,9 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
     // Whatever an earlier journey chose (the agent CLI found on PATH), switch to the endpoint.
     await (await byTestId('extract-generator')).selectByAttribute('value', 'endpoint');
     await (await byTestId('extract-endpoint')).waitForExist({ timeout: 5_000 });
-    await (await byTestId('extract-endpoint')).setValue(llm.url);
-    await (await byTestId('extract-model')).setValue(llm.model);
-    await (await byTestId('extract-key-var')).setValue(keyVar);
+    await fill('extract-endpoint', llm.url);
+    await fill('extract-model', llm.model);
+    await fill('extract-key-var', keyVar);
     // Only by hand: no pass starts on its own while the form is saved, so the one the Run
     // button starts is the one the preview describes.
     await (await byTestId('extract-schedule')).selectByAttribute('value', 'manual');
