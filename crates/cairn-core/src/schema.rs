@@ -71,6 +71,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0033_reindexes.sql")),
     sql(include_str!("archive/migrations/0034_read_by.sql")),
     sql(include_str!("archive/migrations/0035_retained_swaps.sql")),
+    sql(include_str!("archive/migrations/0036_call_pairs.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

@@ -285,3 +285,105 @@ fn a_byte_order_mark_before_a_line_is_no_warning() {
         "{report:?}"
     );
 }
+
+/// Ids that repeat in a session (an agent numbering its calls per message or per run, or a
+/// transcript written to mislead): a result is its own call's, the call of its id stored last
+/// before it. A failed result takes only its own call's edit out of `why`, and names only its
+/// own call's input.
+#[test]
+fn a_repeated_call_id_pairs_each_result_with_its_own_call() {
+    use cairn_core::archive::store as archive;
+    let line = |i: usize, role: &str, content: serde_json::Value| {
+        serde_json::json!({
+            "type": role, "sessionId": "repeated-ids", "uuid": format!("u{i}"),
+            "timestamp": format!("2026-01-01T00:00:{i:02}.000Z"), "cwd": "/work/repo",
+            "message": {"role": role, "content": content}
+        })
+        .to_string()
+    };
+    let call = |i: usize, name: &str, input: serde_json::Value| {
+        line(
+            i,
+            "assistant",
+            serde_json::json!([{"type": "tool_use", "id": "call_0", "name": name, "input": input}]),
+        )
+    };
+    let result = |i: usize, text: &str, failed: bool| {
+        line(
+            i,
+            "user",
+            serde_json::json!([{"type": "tool_result", "tool_use_id": "call_0", "content": text, "is_error": failed}]),
+        )
+    };
+    let edit =
+        |path: &str| serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"});
+    let text = [
+        line(0, "user", serde_json::json!("fix both files")),
+        call(1, "Edit", edit("/work/repo/kept.rs")),
+        result(2, "The file has been updated.", false),
+        call(3, "Bash", serde_json::json!({"command": "cargo test"})),
+        result(4, "test failed", true),
+        call(5, "Edit", edit("/work/repo/refused.rs")),
+        result(6, "File has not been read yet.", true),
+    ]
+    .join("\n");
+    let c = Captured::new(&text);
+    let conn = rusqlite::Connection::open(c.data.path().join("cairn.db")).unwrap();
+    let session: i64 = conn
+        .query_row("SELECT id FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let ordinal = |kind: &str, nth: i64| -> i64 {
+        conn.query_row(
+            "SELECT ordinal FROM records WHERE kind = ?1 ORDER BY ordinal LIMIT 1 OFFSET ?2",
+            rusqlite::params![kind, nth],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+
+    let edits: Vec<String> = archive::edit_records(&conn, &[session])
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.record.file_paths)
+        .collect();
+    assert_eq!(edits, ["/work/repo/kept.rs"]);
+
+    let failed: Vec<(String, String)> = archive::failed_results(&conn, session)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.tool_input.unwrap_or_default(), f.text.unwrap_or_default()))
+        .collect();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(
+        failed[0].0.contains("cargo test") && failed[0].1 == "test failed",
+        "{failed:?}"
+    );
+    assert!(
+        failed[1].0.contains("refused.rs") && failed[1].1.contains("not been read"),
+        "{failed:?}"
+    );
+
+    // Each call's results, as association reads them: its own, whichever window it is asked.
+    let texts = |call: i64, after: i64| -> Vec<String> {
+        archive::tool_results(&conn, session, "call_0", call, after, i64::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.text.unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(
+        texts(ordinal("tool_call", 0), i64::MIN),
+        ["The file has been updated."]
+    );
+    assert_eq!(texts(ordinal("tool_call", 1), i64::MIN), ["test failed"]);
+    assert_eq!(
+        texts(ordinal("tool_call", 2), i64::MIN),
+        ["File has not been read yet."]
+    );
+    // A call read before `after` (waiting for its result then): the results since, up to the
+    // next call of its id.
+    assert_eq!(
+        texts(ordinal("tool_call", 1), ordinal("tool_call", 1)),
+        ["test failed"]
+    );
+}

@@ -393,6 +393,62 @@ fn stale_links_go_at_the_next_relink() {
     assert!(after.len() > before.len());
 }
 
+/// An agent that numbers its calls per message or per run repeats ids in a session: a result
+/// is its own call's (the call of its id stored last before it), so what a later call with the
+/// id of a `git commit` printed is no evidence of a commit.
+#[test]
+fn a_result_is_its_own_calls_when_an_id_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(&dir.path().join("repo"));
+    // A commit on another branch, which the session never made.
+    git(&repo, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(repo.join("other.txt"), "x\n").unwrap();
+    git(&repo, &["add", "other.txt"]);
+    git(&repo, &["commit", "-q", "-m", "not the session's"]);
+    let foreign = git(&repo, &["rev-parse", "--short", "HEAD"])
+        .trim()
+        .to_owned();
+    git(&repo, &["checkout", "-q", "main"]);
+    let data = dir.path().join("data");
+    let transcripts = dir.path().join("projects");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    support::read_from(&data, Agent::Claude, &transcripts);
+    let cairn = Cairn::open(&data).unwrap();
+    let mut s = Session::new(&transcripts, "s-repeat", &repo);
+    s.user("commit the readme");
+    s.edit("README", "changed\n");
+    git(&repo, &["add", "README"]);
+    let call = |s: &mut Session, command: &str| {
+        s.line(json!({"type": "assistant", "message": {"id": format!("msg_{}", s.n), "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_0", "name": "Bash", "input": {"command": command}}]}}));
+    };
+    call(&mut s, "git commit -m readme");
+    let committed = git(&repo, &["commit", "-m", "readme"]);
+    s.result("call_0", &committed);
+    // The next call reuses the id; its output only looks like a commit's.
+    call(&mut s, "cat NOTES");
+    s.result("call_0", &format!("[other {foreign}] not the session's"));
+    s.say("committed");
+    s.hook(&cairn);
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let links = links(&db);
+    assert!(
+        links
+            .iter()
+            .any(|l| l.contains("refs/heads/main") && l.contains("commit_by_session")),
+        "{links:#?}"
+    );
+    assert!(
+        !links
+            .iter()
+            .any(|l| l.contains("other") || l.contains(&foreign)),
+        "{links:#?}"
+    );
+    // The rebuild from every record agrees.
+    rebuild(&data, Vec::new());
+    assert_eq!(self::links(&db), links);
+}
+
 /// A capture that committed its records and then died before relinking (killed between the
 /// two transactions) leaves its session on `link_pending`; the next capture, with nothing new
 /// to read, links it as a clean capture would have.

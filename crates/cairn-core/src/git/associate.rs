@@ -548,7 +548,8 @@ fn load_records(
     // Only the records evidence can come from: edits, git/gh commands and their results, PR
     // links, and the first record of each recorded branch. Each is found through an index
     // (`records_evidence`, `records_call`, `session_branches`) from `after` on, so the cost
-    // follows what was captured since the last relink, not the length of the session.
+    // follows what was captured since the last relink, not the length of the session. A call's
+    // results are its own, not every result of its id (`archive::tool_results`).
     let last = archive::last_ordinal(conn, row)?;
     let candidates = archive::evidence_candidates(conn, row, after, last)?;
     // Exec calls count when they run git, gh or glab (as `LIKE`, ignoring ASCII case).
@@ -561,7 +562,9 @@ fn load_records(
     // Results of calls scanned before that were still waiting for theirs.
     for (call_id, _) in pending {
         let before = records.len();
-        records.extend(archive::tool_results(conn, row, call_id, after, last)?);
+        records.extend(archive::tool_results(
+            conn, row, call_id, after, after, last,
+        )?);
         if records.len() == before {
             waiting.push(call_id.clone());
         }
@@ -575,7 +578,14 @@ fn load_records(
                 continue;
             }
             let before = records.len();
-            records.extend(archive::tool_results(conn, row, &call_id, i64::MIN, last)?);
+            records.extend(archive::tool_results(
+                conn,
+                row,
+                &call_id,
+                r.ordinal,
+                i64::MIN,
+                last,
+            )?);
             if records.len() == before {
                 waiting.push(call_id);
             }

@@ -115,22 +115,37 @@ pub fn evidence_candidates(
     .collect()
 }
 
-/// The results of call `call_id` of `session` stored in `(after, last]` (through `records_call`).
+/// The results of the call of id `call_id` at `ordinal` of `session` stored in `(after, last]`:
+/// a result belongs to the call of its id stored last before it, or to the first of them when
+/// it comes before them all (ids can repeat in a session: an agent numbering its calls per
+/// message or per run). So the results of this call lie before the next call of its id and,
+/// when an earlier call has its id, after this one. `ordinal` may be `after` for a call read
+/// before `after`: its results are then those before the next call of its id. Ranges of the
+/// `records_call` index (migration 36), named: the planner would take the session's ordinal
+/// range instead, a scan of the session for each call.
 pub fn tool_results(
     conn: &Connection,
     session: i64,
     call_id: &str,
+    ordinal: i64,
     after: i64,
     last: i64,
 ) -> rusqlite::Result<Vec<EvidenceRecord>> {
     conn.prepare_cached(
         "SELECT r.ordinal, COALESCE(t.turn_index, 0), r.kind, r.tool_name, r.tool_kind, r.call_id, r.text,
                 r.tool_input, r.file_paths, r.cwd, r.timestamp, r.source_event_kind
-         FROM records r LEFT JOIN turns t ON t.id = r.turn_id
+         FROM records r INDEXED BY records_call LEFT JOIN turns t ON t.id = r.turn_id
          WHERE r.session_id = ?1 AND r.call_id = ?2 AND r.kind = 'tool_result'
-           AND r.ordinal > ?3 AND r.ordinal <= ?4",
+           AND r.ordinal > ?4 AND r.ordinal <= ?5
+           AND r.ordinal > (CASE WHEN EXISTS (
+                 SELECT 1 FROM records c WHERE c.session_id = ?1 AND c.call_id = ?2
+                   AND c.kind = 'tool_call' AND c.ordinal < ?3) THEN ?3 ELSE ?4 END)
+           AND r.ordinal < COALESCE((
+                 SELECT MIN(c.ordinal) FROM records c WHERE c.session_id = ?1 AND c.call_id = ?2
+                   AND c.kind = 'tool_call' AND c.ordinal > ?3), ?5 + 1)
+         ORDER BY r.ordinal",
     )?
-    .query_map(params![session, call_id, after, last], evidence_record)?
+    .query_map(params![session, call_id, ordinal, after, last], evidence_record)?
     .collect()
 }
 
@@ -185,12 +200,18 @@ pub struct FailedResult {
     pub exit_code: Option<i64>,
 }
 
-/// The failed tool results of `session`, in order.
+/// The failed tool results of `session`, in order, each with its call (the call of its id
+/// stored last before it, as [`tool_results`] pairs them).
 pub fn failed_results(conn: &Connection, session: i64) -> rusqlite::Result<Vec<FailedResult>> {
     let mut stmt = conn.prepare_cached(
         "SELECT r.ordinal, COALESCE(r.tool_name, c.tool_name), c.tool_input, r.text, r.exit_code
          FROM records r
          LEFT JOIN records c ON c.session_id = r.session_id AND c.call_id = r.call_id AND c.kind = 'tool_call'
+           AND c.ordinal = COALESCE(
+             (SELECT MAX(p.ordinal) FROM records p WHERE p.session_id = r.session_id
+                AND p.call_id = r.call_id AND p.kind = 'tool_call' AND p.ordinal < r.ordinal),
+             (SELECT MIN(p.ordinal) FROM records p WHERE p.session_id = r.session_id
+                AND p.call_id = r.call_id AND p.kind = 'tool_call' AND p.ordinal > r.ordinal))
          WHERE r.session_id = ?1 AND r.kind = 'tool_result' AND r.outcome = 'failed'
          ORDER BY r.ordinal",
     )?;
@@ -416,7 +437,8 @@ pub struct EditRecord {
     pub record: RecordView,
 }
 
-/// Every file edit of the sessions `ids` whose call did not fail, in session and record order.
+/// Every file edit of the sessions `ids` whose call did not fail (no failed result of its own,
+/// as [`tool_results`] pairs them), in session and record order.
 pub fn edit_records(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<EditRecord>> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -429,8 +451,17 @@ pub fn edit_records(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<Edit
          FROM records r LEFT JOIN turns t ON t.id = r.turn_id
          WHERE r.session_id IN (SELECT value FROM json_each(?1))
            AND r.kind = 'tool_call' AND r.tool_kind = 'file_edit' AND r.retracted_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM records x WHERE x.session_id = r.session_id
-                           AND x.call_id = r.call_id AND x.kind = 'tool_result' AND x.outcome = 'failed')
+           AND NOT EXISTS (
+             SELECT 1 FROM records x WHERE x.session_id = r.session_id AND x.call_id = r.call_id
+               AND x.kind = 'tool_result' AND x.outcome = 'failed'
+               AND x.ordinal > (CASE WHEN EXISTS (
+                     SELECT 1 FROM records p WHERE p.session_id = r.session_id
+                       AND p.call_id = r.call_id AND p.kind = 'tool_call' AND p.ordinal < r.ordinal)
+                   THEN r.ordinal ELSE -1 END)
+               AND x.ordinal < COALESCE((
+                     SELECT MIN(p.ordinal) FROM records p WHERE p.session_id = r.session_id
+                       AND p.call_id = r.call_id AND p.kind = 'tool_call' AND p.ordinal > r.ordinal),
+                   9223372036854775807))
          ORDER BY r.session_id, r.ordinal",
     )?;
     stmt.query_map([ids], |r| {
