@@ -3,9 +3,10 @@
 rules missed it would have written them, to time a reindex that writes the copies again.
 
 Every `--every`-th line of every copy that is a JSON object gets a field holding an AWS
-access key id raw; the copy is written again (one zstd frame) and the store's recorded length
-follows. The copies' key frames are dropped, so lines capture had redacted read as changed
-too: the figure is an upper bound on the rewrite's cost, not a record count to compare.
+access key id raw; the copy is written again, in zstd frames of about 4 MiB as capture writes
+its batches, and the store's recorded length follows. The copies' key frames are dropped, so
+lines capture had redacted read as changed too: the figure is an upper bound on the rewrite's
+cost, not a record count to compare.
 Needs the `zstd` command. Only for bench data dirs: it edits the archive in place.
 """
 import argparse
@@ -15,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 KEY = "AKIAZ7QW3RT5YU8IOP2L"
+FRAME_BYTES = 4 * 1024 * 1024
 
 
 def main() -> None:
@@ -39,9 +41,17 @@ def main() -> None:
             obj["deployKey"] = KEY
             lines[n] = json.dumps(obj, separators=(",", ":")).encode()
             planted += 1
-        packed = subprocess.run(
-            ["zstd", "-1", "-cq"], input=b"\n".join(lines), check=True, capture_output=True
-        ).stdout
+        # In frames of about a capture batch's size, as capture and a reindex write them.
+        packed, frame, size = b"", [], 0
+        for n, line in enumerate(lines):
+            frame.append(line)
+            size += len(line) + 1
+            if size >= FRAME_BYTES or n == len(lines) - 1:
+                text = b"\n".join(frame) + (b"\n" if n < len(lines) - 1 else b"")
+                packed += subprocess.run(
+                    ["zstd", "-1", "-cq"], input=text, check=True, capture_output=True
+                ).stdout
+                frame, size = [], 0
         copy.write_bytes(packed)
         db.execute("UPDATE sources SET retained_len = ? WHERE id = ?", (len(packed), source))
     db.commit()

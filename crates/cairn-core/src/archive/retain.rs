@@ -17,6 +17,7 @@
 //! Crash safety: the store records the copy's length after each committed batch. Bytes past that
 //! length are a batch whose transaction never committed; they are cut off before the next append.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ pub enum Appended {
 
 /// One line of a retained copy, with its record key when the copy does not hold the raw line.
 /// An empty line holds the place of a line capture skipped (longer than the limit).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetainedLine {
     pub line_no: u64,
     pub text: Vec<u8>,
@@ -162,6 +163,12 @@ impl Retained {
         first_line_no: u64,
         committed: u64,
     ) -> Result<Vec<RetainedLine>> {
+        self.lines(path, first_line_no, committed)?.collect()
+    }
+
+    /// The lines of [`Retained::read_committed`] one data frame at a time, so a reader holds
+    /// a frame's text, not the copy's (the copy stays in memory compressed).
+    pub fn lines(&self, path: &Path, first_line_no: u64, committed: u64) -> Result<CopyLines> {
         let mut raw = Vec::new();
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut raw))
@@ -172,86 +179,154 @@ impl Retained {
         if committed > 0 && (raw.len() as u64) > committed {
             raw.truncate(committed as usize);
         }
-        let corrupt = |what: &str| Error::Corrupt {
-            path: path.to_owned(),
-            what: what.to_owned(),
-        };
-        let mut hashes: Vec<(u64, String)> = Vec::new();
-        // Each frame is split into lines as it is decoded (a batch's frame ends at a line's
-        // end; a line running on into the next frame is joined), so the copy's text is held
-        // once, as its lines, never also whole.
-        let mut lines: Vec<RetainedLine> = Vec::new();
-        let mut frame = Vec::new();
-        let mut tail: Vec<u8> = Vec::new();
-        // Every line ended by a line end is one, an empty one too: capture writes an empty line
-        // where it skipped one (longer than the limit), so the lines after keep their numbers.
-        let push = |lines: &mut Vec<RetainedLine>, text: &[u8]| {
-            lines.push(RetainedLine {
-                line_no: first_line_no + lines.len() as u64,
-                text: text.to_vec(),
-                record_hash: None,
-            });
-        };
+        // The keys first: a key frame follows the data frame whose lines it lists.
+        let mut keys = HashMap::new();
         let mut pos = 0usize;
         while pos < raw.len() {
             let rest = &raw[pos..];
-            if rest.len() >= 8
-                && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC
-            {
-                let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
-                let payload = rest
-                    .get(8..8 + len)
-                    .ok_or_else(|| corrupt("truncated hash frame"))?;
+            if let Some(payload) = hash_frame(rest) {
+                let payload = payload.ok_or_else(|| corrupt(path, "truncated hash frame"))?;
                 for row in String::from_utf8_lossy(payload).lines() {
                     if let Some((n, h)) = row.split_once(' ')
-                        && let Ok(n) = n.parse()
+                        && let Ok(n) = n.parse::<u64>()
                     {
-                        hashes.push((n, h.to_owned()));
+                        keys.insert(n, h.to_owned());
                     }
                 }
-                pos += 8 + len;
+                pos += 8 + payload.len();
+                continue;
+            }
+            pos += zstd::zstd_safe::find_frame_compressed_size(rest)
+                .map_err(|_| corrupt(path, "damaged zstd frame"))?;
+        }
+        Ok(CopyLines {
+            path: path.to_owned(),
+            raw,
+            pos: 0,
+            keys,
+            next_line: first_line_no,
+            tail: Vec::new(),
+            ready: std::collections::VecDeque::new(),
+            done: false,
+        })
+    }
+}
+
+/// The payload of the skippable frame at the start of `rest` (`None` inside: it is cut short),
+/// or `None` when `rest` does not start with one.
+fn hash_frame(rest: &[u8]) -> Option<Option<&[u8]>> {
+    if rest.len() < 8
+        || u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) != HASH_FRAME_MAGIC
+    {
+        return None;
+    }
+    let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+    Some(rest.get(8..8 + len))
+}
+
+fn corrupt(path: &Path, what: &str) -> Error {
+    Error::Corrupt {
+        path: path.to_owned(),
+        what: what.to_owned(),
+    }
+}
+
+/// A retained copy's lines in order, decoded one data frame at a time ([`Retained::lines`]).
+/// Every line ended by a line end is one, an empty one too: capture writes an empty line where
+/// it skipped one (longer than the limit), so the lines after keep their numbers. After an
+/// error it yields nothing more.
+pub struct CopyLines {
+    path: PathBuf,
+    raw: Vec<u8>,
+    pos: usize,
+    /// Line number to the key its frame lists, taken as the line is read.
+    keys: HashMap<u64, String>,
+    next_line: u64,
+    /// The start of a line a frame ended without its line end.
+    tail: Vec<u8>,
+    ready: std::collections::VecDeque<RetainedLine>,
+    done: bool,
+}
+
+impl CopyLines {
+    fn push(&mut self, text: Vec<u8>) {
+        let line_no = self.next_line;
+        self.next_line += 1;
+        self.ready.push_back(RetainedLine {
+            line_no,
+            record_hash: self.keys.remove(&line_no),
+            text,
+        });
+    }
+
+    /// Decode the next data frame into `ready`; `false` at the end of the copy.
+    fn decode_next(&mut self) -> Result<bool> {
+        loop {
+            let rest = &self.raw[self.pos..];
+            if rest.is_empty() {
+                if !self.tail.is_empty() {
+                    let tail = std::mem::take(&mut self.tail);
+                    self.push(tail);
+                    return Ok(true);
+                }
+                return Ok(false);
+            }
+            if let Some(payload) = hash_frame(rest) {
+                self.pos += 8 + payload.map_or(0, <[u8]>::len);
                 continue;
             }
             let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
-                .map_err(|_| corrupt("damaged zstd frame"))?;
-            let mut decoder = zstd::stream::read::Decoder::new(&rest[..frame_len])
+                .map_err(|_| corrupt(&self.path, "damaged zstd frame"))?;
+            let mut frame = Vec::new();
+            zstd::stream::read::Decoder::new(&rest[..frame_len])
+                .map(zstd::stream::read::Decoder::single_frame)
+                .and_then(|mut d| d.read_to_end(&mut frame))
                 .map_err(|e| Error::Read {
-                    path: path.to_owned(),
+                    path: self.path.clone(),
                     source: e,
-                })?
-                .single_frame();
-            frame.clear();
-            decoder.read_to_end(&mut frame).map_err(|e| Error::Read {
-                path: path.to_owned(),
-                source: e,
-            })?;
+                })?;
+            self.pos += frame_len;
             let mut pieces = frame.split(|b| *b == b'\n').peekable();
             while let Some(piece) = pieces.next() {
                 if pieces.peek().is_none() {
                     // No line end after it (yet): it runs on into the next frame, or ends the copy.
-                    tail.extend_from_slice(piece);
-                } else if tail.is_empty() {
-                    push(&mut lines, piece);
+                    self.tail.extend_from_slice(piece);
+                } else if self.tail.is_empty() {
+                    self.push(piece.to_vec());
                 } else {
-                    tail.extend_from_slice(piece);
-                    push(&mut lines, &tail);
-                    tail.clear();
+                    let mut line = std::mem::take(&mut self.tail);
+                    line.extend_from_slice(piece);
+                    self.push(line);
                 }
             }
-            pos += frame_len;
-        }
-        if !tail.is_empty() {
-            push(&mut lines, &tail);
-        }
-        for (line_no, hash) in hashes {
-            if let Some(line) = line_no
-                .checked_sub(first_line_no)
-                .and_then(|i| lines.get_mut(i as usize))
-            {
-                line.record_hash = Some(hash);
+            if !self.ready.is_empty() {
+                return Ok(true);
             }
         }
-        Ok(lines)
+    }
+}
+
+impl Iterator for CopyLines {
+    type Item = Result<RetainedLine>;
+
+    fn next(&mut self) -> Option<Result<RetainedLine>> {
+        if let Some(line) = self.ready.pop_front() {
+            return Some(Ok(line));
+        }
+        if self.done {
+            return None;
+        }
+        match self.decode_next() {
+            Ok(true) => self.ready.pop_front().map(Ok),
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
     }
 }
 
@@ -267,45 +342,56 @@ impl Retained {
 
     /// Write `lines` (a whole copy, its lines in order with the keys of those it does not hold
     /// byte for byte) as the copy that is to replace the one at `path`, beside it
-    /// ([`Retained::scrub_path`]), synced to disk. Returns its length. Nothing takes the copy's
+    /// ([`Retained::scrub_path`]), frame by frame as they come, synced to disk. Returns its
+    /// length. A line that cannot be read leaves nothing written. Nothing takes the copy's
     /// place until [`Retained::swap_in`].
-    pub fn write_scrubbed(&self, path: &Path, lines: &[RetainedLine]) -> Result<u64> {
+    pub fn write_scrubbed(
+        &self,
+        path: &Path,
+        lines: impl IntoIterator<Item = Result<RetainedLine>>,
+    ) -> Result<u64> {
         let tmp = Retained::scrub_path(path);
-        let mut out = Vec::new();
-        let mut text = Vec::new();
-        let mut keys = Vec::new();
-        let mut flush = |text: &mut Vec<u8>, keys: &mut Vec<(u64, String)>| -> Result<()> {
-            let encoded = Retained::encode(text, keys).map_err(|e| self.write_err(&tmp, e))?;
-            out.extend_from_slice(&encoded);
-            text.clear();
-            keys.clear();
-            Ok(())
-        };
-        for line in lines {
-            text.extend_from_slice(&line.text);
-            text.push(b'\n');
-            if let Some(key) = &line.record_hash {
-                keys.push((line.line_no, key.clone()));
-            }
-            if text.len() >= REWRITE_FRAME_BYTES {
-                flush(&mut text, &mut keys)?;
-            }
-        }
-        flush(&mut text, &mut keys)?;
         if let Some(dir) = tmp.parent() {
             crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
-        let written = crate::private::open_options()
+        let mut file = crate::private::open_options()
             .create(true)
             .truncate(true)
             .write(true)
             .open(&tmp)
-            .and_then(|mut f| f.write_all(&out).and_then(|()| f.sync_all()));
-        if let Err(e) = written {
+            .map_err(|e| self.write_err(&tmp, e))?;
+        let mut len = 0u64;
+        let mut flush = |text: &mut Vec<u8>, keys: &mut Vec<(u64, String)>| -> Result<()> {
+            let encoded = Retained::encode(text, keys).map_err(|e| self.write_err(&tmp, e))?;
+            file.write_all(&encoded)
+                .map_err(|e| self.write_err(&tmp, e))?;
+            len += encoded.len() as u64;
+            text.clear();
+            keys.clear();
+            Ok(())
+        };
+        let mut text = Vec::new();
+        let mut keys = Vec::new();
+        let written = (|| -> Result<()> {
+            for line in lines {
+                let line = line?;
+                text.extend_from_slice(&line.text);
+                text.push(b'\n');
+                if let Some(key) = line.record_hash {
+                    keys.push((line.line_no, key));
+                }
+                if text.len() >= REWRITE_FRAME_BYTES {
+                    flush(&mut text, &mut keys)?;
+                }
+            }
+            flush(&mut text, &mut keys)
+        })();
+        let synced = written.and_then(|()| file.sync_all().map_err(|e| self.write_err(&tmp, e)));
+        if let Err(e) = synced {
             let _ = fs::remove_file(&tmp);
-            return Err(self.write_err(&tmp, e));
+            return Err(e);
         }
-        Ok(out.len() as u64)
+        Ok(len)
     }
 
     /// Put the rewrite of the copy at `path` in its place. `false`: there was none (already
@@ -537,7 +623,9 @@ mod tests {
                 record_hash: (n % 7 == 3).then(|| format!("sha256:{n:064x}")),
             })
             .collect();
-        let len = r.write_scrubbed(&path, &lines).unwrap();
+        let len = r
+            .write_scrubbed(&path, lines.iter().cloned().map(Ok))
+            .unwrap();
         let tmp = Retained::scrub_path(&path);
         assert_eq!(std::fs::metadata(&tmp).unwrap().len(), len);
         assert!(!path.exists(), "written beside the copy only");

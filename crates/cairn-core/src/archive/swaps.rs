@@ -193,7 +193,7 @@ mod tests {
             record_hash: Some("sha256:n".into()),
         };
         begin(&conn, 1, 0).unwrap();
-        retained.write_scrubbed(&copy, &[line]).unwrap();
+        retained.write_scrubbed(&copy, [Ok(line)]).unwrap();
         (conn, copy)
     }
 

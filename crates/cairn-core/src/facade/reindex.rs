@@ -310,7 +310,7 @@ impl Cairn {
         for scrub in &reread.scrubs {
             archive::swaps::begin(store.conn(), scrub.source_id, scrub.generation)
                 .map_err(|e| store.err(e))?;
-            lengths.push(retained.write_scrubbed(&scrub.copy, &scrub.lines)?);
+            lengths.push(retained.write_scrubbed(&scrub.copy, scrub.lines(&retained)?)?);
         }
         Ok(lengths)
     }

@@ -239,30 +239,74 @@ pub(crate) struct Scrub {
     pub copy: PathBuf,
     /// The source's current generation, whose copy's length the store records.
     pub current: bool,
-    /// The whole copy, the rewritten lines with their new keys.
-    pub lines: Vec<RetainedLine>,
+    /// How much of the copy the store committed (0: all of it), as it was read.
+    committed: u64,
+    /// The rewritten lines with their new keys, in order; the copy's other lines stay.
+    rewrites: Vec<RetainedLine>,
     /// How many of its lines were rewritten.
     pub rewritten: u64,
 }
 
 impl Scrub {
-    /// The copy of `state`'s `generation` at `copy`, read as `lines`, when any was rewritten.
+    /// The copy of `state`'s `generation` at `copy`, when any line of it was rewritten.
     fn of(
         state: &SourceState,
         generation: usize,
         copy: &Path,
-        lines: Vec<RetainedLine>,
-        rewritten: u64,
+        committed: u64,
+        rewrites: Vec<RetainedLine>,
     ) -> Option<Scrub> {
         let generation = u32::try_from(generation).ok()?;
-        (rewritten > 0).then(|| Scrub {
+        (!rewrites.is_empty()).then(|| Scrub {
             source_id: state.id,
             generation,
             copy: copy.to_owned(),
             current: generation == state.generation,
-            lines,
-            rewritten,
+            committed,
+            rewritten: rewrites.len() as u64,
+            rewrites,
         })
+    }
+
+    /// The copy as it is to be written again: read once more, frame by frame (the capture
+    /// lock is still held: it is the copy read before), each rewritten line in its place. A
+    /// rewritten line the copy no longer holds is an error, so no old line is written again.
+    pub fn lines<'a>(&'a self, retained: &Retained) -> Result<Scrubbed<'a>> {
+        Ok(Scrubbed {
+            copy: &self.copy,
+            lines: retained.lines(&self.copy, 0, self.committed)?,
+            rewrites: self.rewrites.iter().peekable(),
+        })
+    }
+}
+
+/// The lines of a [`Scrub`]'s copy as they are to be written ([`Scrub::lines`]).
+pub(crate) struct Scrubbed<'a> {
+    copy: &'a Path,
+    lines: crate::archive::retain::CopyLines,
+    rewrites: std::iter::Peekable<std::slice::Iter<'a, RetainedLine>>,
+}
+
+impl Iterator for Scrubbed<'_> {
+    type Item = Result<RetainedLine>;
+
+    fn next(&mut self) -> Option<Result<RetainedLine>> {
+        let Some(line) = self.lines.next() else {
+            let missed = self.rewrites.next()?;
+            return Some(Err(Error::Corrupt {
+                path: self.copy.to_owned(),
+                what: format!(
+                    "line {} changed while it was read again",
+                    missed.line_no + 1
+                ),
+            }));
+        };
+        Some(line.map(
+            |line| match self.rewrites.next_if(|r| r.line_no == line.line_no) {
+                Some(rewrite) => rewrite.clone(),
+                None => line,
+            },
+        ))
     }
 }
 
@@ -319,7 +363,6 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
         let mut line_keys: HashMap<String, String> = HashMap::new();
         for (generation, copy) in source.copies.iter().enumerate() {
             let committed = committed_len(state, generation);
-            let mut lines = retained.read_committed(copy, 0, committed)?;
             let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
                 path: copy.clone(),
                 what: format!("no parser for it: {e}"),
@@ -329,8 +372,9 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
             let mut batch_bytes = 0u64;
             let mut last_hash = String::new();
             let mut line_no = 0;
-            let mut rewritten = 0;
-            for line in &mut lines {
+            let mut rewrites = Vec::new();
+            for line in retained.lines(copy, 0, committed)? {
+                let line = line?;
                 line_no = line.line_no;
                 batch_bytes += line.text.len() as u64 + 1;
                 if line.text.is_empty() {
@@ -380,9 +424,11 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
                         ),
                     });
                     line_keys.insert(old, hash.clone());
-                    line.text = new.into_bytes();
-                    line.record_hash = Some(hash.clone());
-                    rewritten += 1;
+                    rewrites.push(RetainedLine {
+                        line_no: line.line_no,
+                        text: new.into_bytes(),
+                        record_hash: Some(hash.clone()),
+                    });
                 }
                 last_hash = hash;
                 line_no += 1;
@@ -411,7 +457,7 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
             ));
             reread
                 .scrubs
-                .extend(Scrub::of(state, generation, copy, lines, rewritten));
+                .extend(Scrub::of(state, generation, copy, committed, rewrites));
         }
         // The next capture compares the file's first and last lines with these, keyed as today.
         for batch in &mut reread.batches[first_batch..] {
@@ -478,9 +524,9 @@ fn replay(
     let mut line_no = 0;
     for (generation, copy) in source.copies.iter().enumerate() {
         let committed = committed_len(state, generation);
-        let mut lines = retained.read_committed(copy, 0, committed)?;
-        let mut rewritten = 0;
-        for line in &mut lines {
+        let mut rewrites = Vec::new();
+        for line in retained.lines(copy, 0, committed)? {
+            let line = line?;
             line_no = line.line_no;
             if line.text.is_empty() {
                 continue;
@@ -511,9 +557,13 @@ fn replay(
                     let key = unit.clone().unwrap_or_default();
                     revisions.insert((key, old), revision.clone());
                 }
-                line.text.clear();
-                document::unit_line(&mut line.text, unit.as_deref(), &revision, &text);
-                rewritten += 1;
+                let mut rewritten = Vec::new();
+                document::unit_line(&mut rewritten, unit.as_deref(), &revision, &text);
+                rewrites.push(RetainedLine {
+                    line_no: line.line_no,
+                    text: rewritten,
+                    record_hash: line.record_hash.clone(),
+                });
             }
             batch
                 .findings
@@ -530,7 +580,7 @@ fn replay(
             seen.insert(key);
             line_no += 1;
         }
-        scrubs.extend(Scrub::of(state, generation, copy, lines, rewritten));
+        scrubs.extend(Scrub::of(state, generation, copy, committed, rewrites));
     }
     // What the last read found: the units its cursor lists (and the header, keyed "").
     let cursor: Value = state
@@ -756,4 +806,73 @@ fn follow_captures(
         update.execute(params![id, range.map(|r| r.0), range.map(|r| r.1)])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::Agent;
+
+    /// A copy of three lines, the middle one keyed, and a scrub of it rewriting `rewrites`.
+    fn scrub_of(dir: &Path, rewrites: &[u64]) -> (Retained, Scrub) {
+        let retained = Retained::new(dir);
+        let copy = retained.path(Agent::Claude, "sha256-s", 0);
+        let encoded = Retained::encode(b"a\nb\nc\n", &[(1, "sha256:b".into())]).unwrap();
+        retained.append(&copy, 0, &encoded).unwrap();
+        let rewrites = rewrites
+            .iter()
+            .map(|&n| RetainedLine {
+                line_no: n,
+                text: format!("new {n}").into_bytes(),
+                record_hash: Some(format!("sha256:new{n}")),
+            })
+            .collect();
+        let scrub = Scrub {
+            source_id: 1,
+            generation: 0,
+            copy,
+            current: true,
+            committed: 0,
+            rewritten: 1,
+            rewrites,
+        };
+        (retained, scrub)
+    }
+
+    #[test]
+    fn a_scrub_writes_the_copy_with_its_rewritten_lines_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let (retained, scrub) = scrub_of(dir.path(), &[1]);
+        retained
+            .write_scrubbed(&scrub.copy, scrub.lines(&retained).unwrap())
+            .unwrap();
+        assert!(retained.swap_in(&scrub.copy).unwrap());
+        let lines: Vec<_> = retained
+            .read(&scrub.copy, 0)
+            .unwrap()
+            .into_iter()
+            .map(|l| (String::from_utf8(l.text).unwrap(), l.record_hash))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("a".to_owned(), None),
+                ("new 1".to_owned(), Some("sha256:new1".to_owned())),
+                ("c".to_owned(), None),
+            ]
+        );
+    }
+
+    /// A rewritten line the copy does not hold (it changed since it was read) writes nothing,
+    /// rather than a copy that keeps the line it was to replace.
+    #[test]
+    fn a_rewrite_the_copy_no_longer_holds_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (retained, scrub) = scrub_of(dir.path(), &[1, 5]);
+        let err = retained
+            .write_scrubbed(&scrub.copy, scrub.lines(&retained).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("line 6 changed"), "{err}");
+        assert!(!Retained::scrub_path(&scrub.copy).exists());
+    }
 }
