@@ -997,6 +997,33 @@ fn a_secret_older_rules_missed_leaves_copies_keys_and_pages_on_reindex() {
     );
 }
 
+/// The first line of a transcript held the secret: the source's first line key, which the next
+/// capture compares the file's first line with, is the redacted line's too.
+#[test]
+fn a_secret_in_the_first_line_moves_the_source_s_first_line_key() {
+    let src = tempfile::tempdir().unwrap();
+    let log = src.path().join(format!("proj/{MISSED}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let text = [
+        missed_line("u1", "user", &format!("use key {AWS_KEY} for deploys")),
+        missed_line("a1", "assistant", &format!("stored {GH_TOKEN} as well")),
+        missed_line("u2", "user", "thanks"),
+    ]
+    .join("\n");
+    std::fs::write(&log, format!("{text}\n")).unwrap();
+    let files = [support::main_file(Agent::Claude, &log)];
+    let [(fresh, _fresh_cairn), (data, cairn)] = captured_twice(&files);
+    age_rules(data.path(), &log);
+    assert_ne!(line_keys(data.path()), line_keys(fresh.path()), "not aged");
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.copy_lines_redacted, 2, "{r:?}");
+    assert_eq!(line_keys(data.path()), line_keys(fresh.path()));
+    assert_eq!(copy_lines(data.path()), copy_lines(fresh.path()));
+    // Read on from the transcript: nothing new, nothing read again.
+    let again = cairn.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}
+
 /// The revisions the stored cursor keeps of a source's units (and its header).
 fn cursor_revisions(data: &Path) -> (serde_json::Value, serde_json::Value) {
     let db = Connection::open(data.join("cairn.db")).unwrap();

@@ -262,7 +262,7 @@ impl Cairn {
             Ok(plan) => plan,
             Err(reason) => return Ok(Err(reason)),
         };
-        let reread = match reindex::read(&plan, &self.data_dir) {
+        let reread = match reindex::scan(&plan, &self.data_dir) {
             Ok(reread) => reread,
             Err(e) => return Ok(Err(format!("{e}; its records are left as they are"))),
         };
@@ -335,7 +335,7 @@ impl Cairn {
         let row = plan.row();
         let turns = archive::forget::turn_ids(&tx, &[row]).map_err(db)?;
         semantic::forget::delete(&tx, &turns).map_err(db)?;
-        let rebuilt = match reindex::rebuild(&tx, &self.data_dir, plan, &reread.batches, now)? {
+        let rebuilt = match reindex::rebuild(&tx, &self.data_dir, plan, reread, now)? {
             Ok(rebuilt) => rebuilt,
             Err(why) => return Ok(Err(why)),
         };

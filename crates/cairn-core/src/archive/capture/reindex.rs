@@ -5,10 +5,12 @@
 //!
 //! The copies are the authority: each holds the redacted lines capture read, generation by
 //! generation, with the key of every line redaction changed ([`Retained::read`]). Those lines
-//! are redacted again with today's rules, parsed with a fresh parser, and committed through the
-//! capture writer ([`commit_in`]) into the emptied session, in one transaction with the
-//! deletion of its old records, turns, token counts and branches: a reindex killed at any point
-//! leaves the session as it was, or rebuilt whole. Record keys come from the copy, so a record
+//! are redacted again with today's rules ([`scan`], before anything is written), then read once
+//! more, parsed with a fresh parser, and committed batch by batch through the capture writer
+//! ([`commit_in`]) into the emptied session ([`batches`], [`rebuild`]), in one transaction with
+//! the deletion of its old records, turns, token counts and branches: a reindex killed at any
+//! point leaves the session as it was, or rebuilt whole. A copy's text is held a frame at a
+//! time and a session's records a batch at a time. Record keys come from the copy, so a record
 //! read the same way keeps its key, and every room that cites records by key (Recall's
 //! evidence) finds it again; the session row, its sources and their reading positions stay.
 //!
@@ -37,7 +39,7 @@ use super::{
     new_batch, parse_into, project_of, take_output,
 };
 use crate::archive::discover::FoundFile;
-use crate::archive::redact::Redactor;
+use crate::archive::redact::{Finding, Redactor};
 use crate::archive::retain::RetainedLine;
 use crate::archive::sources::{
     self, FileRole, LineIdentity, ReadKind, SessionMeta, UnitParser, database,
@@ -57,7 +59,7 @@ struct Copied {
     copies: Vec<PathBuf>,
 }
 
-/// A session that can be read again, ready for [`read`].
+/// A session that can be read again, ready for [`scan`] and [`rebuild`].
 #[derive(Debug)]
 pub struct Plan {
     row: i64,
@@ -243,6 +245,10 @@ pub(crate) struct Scrub {
     committed: u64,
     /// The rewritten lines with their new keys, in order; the copy's other lines stay.
     rewrites: Vec<RetainedLine>,
+    /// What today's rules found in the rewritten lines, by line number, in order.
+    findings: Vec<(u64, Finding)>,
+    /// A rewritten unit's `(unit key, old revision)` and its new revision, for the cursor.
+    revisions: Vec<((String, String), String)>,
     /// How many of its lines were rewritten.
     pub rewritten: u64,
 }
@@ -255,6 +261,8 @@ impl Scrub {
         copy: &Path,
         committed: u64,
         rewrites: Vec<RetainedLine>,
+        findings: Vec<(u64, Finding)>,
+        revisions: Vec<((String, String), String)>,
     ) -> Option<Scrub> {
         let generation = u32::try_from(generation).ok()?;
         (!rewrites.is_empty()).then(|| Scrub {
@@ -265,6 +273,8 @@ impl Scrub {
             committed,
             rewritten: rewrites.len() as u64,
             rewrites,
+            findings,
+            revisions,
         })
     }
 
@@ -320,15 +330,17 @@ fn committed_len(state: &SourceState, generation: usize) -> u64 {
     }
 }
 
-/// What reading a session's copies again gives: the batches for [`rebuild`], and the copies to
-/// write again with the record keys that changed with their lines.
+/// What reading a session's copies again finds before anything is written: the copies to
+/// write again, the record keys that change with their lines, and the line keys of the
+/// sources that follow. [`batches`] then reads the copies once more into records.
 #[derive(Debug, Default)]
 pub(crate) struct Reread {
-    pub batches: Vec<Batch>,
     pub scrubs: Vec<Scrub>,
     /// `(old, new)` record keys of the records read from rewritten lines, for the rooms that
     /// cite records by key.
     pub rekeyed: Vec<(String, String)>,
+    /// Old line key to new, for the sources' first and last line keys.
+    line_keys: HashMap<String, String>,
 }
 
 impl Reread {
@@ -336,86 +348,69 @@ impl Reread {
     pub fn rewritten(&self) -> u64 {
         self.scrubs.iter().map(|s| s.rewritten).sum()
     }
+
+    /// The scrub of `state`'s copy of `generation`, when a line of it was rewritten.
+    fn scrub(&self, state: &SourceState, generation: usize) -> Option<&Scrub> {
+        self.scrubs
+            .iter()
+            .find(|s| s.source_id == state.id && s.generation as usize == generation)
+    }
 }
 
-/// Read every copy of the plan's sources with today's redaction and parsers, into batches for
-/// [`rebuild`]. Touches no row and no file: it can run beside other readers.
-pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
+/// Redact every line of the plan's copies again with today's rules, keeping only what they
+/// change ([`Reread`]): the lines of a copy are held a frame at a time. Touches no row and no
+/// file: it can run beside other readers.
+pub(crate) fn scan(plan: &Plan, data_dir: &Path) -> Result<Reread> {
     let retained = Retained::new(data_dir);
     let redactor = Redactor::global();
     let mut reread = Reread::default();
     for source in &plan.sources {
-        let file = &source.file;
         let state = &source.state;
-        let base = Base {
-            existed: true,
-            byte_offset: state.byte_offset,
-            generation: state.generation,
-        };
-        if source.kind != ReadKind::Lines {
-            let batch = replay(&retained, plan, source, base, &mut reread.scrubs)?;
-            reread.batches.push(batch);
-            continue;
-        }
-        let line_identity = sources::line_identity(file.agent);
-        let first_batch = reread.batches.len();
-        // Old line key to new, for the source's first and last line keys.
-        let mut line_keys: HashMap<String, String> = HashMap::new();
+        let units = source.kind != ReadKind::Lines;
+        let line_identity = sources::line_identity(source.file.agent);
         for (generation, copy) in source.copies.iter().enumerate() {
             let committed = committed_len(state, generation);
-            let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
-                path: copy.clone(),
-                what: format!("no parser for it: {e}"),
-            })?;
-            let mut out = LineOutput::default();
-            let mut batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
-            let mut batch_bytes = 0u64;
-            let mut last_hash = String::new();
-            let mut line_no = 0;
             let mut rewrites = Vec::new();
+            let mut findings = Vec::new();
+            let mut revisions = Vec::new();
             for line in retained.lines(copy, 0, committed)? {
                 let line = line?;
-                line_no = line.line_no;
-                batch_bytes += line.text.len() as u64 + 1;
                 if line.text.is_empty() {
-                    // The place of a line capture skipped, as it said then.
-                    batch
-                        .warnings
-                        .push((Some(line.line_no), SKIPPED_WHEN_CAPTURED.to_owned()));
-                    line_no += 1;
                     continue;
                 }
-                let text = String::from_utf8_lossy(&line.text);
-                let mut findings = Vec::new();
-                let clean = redactor.redact_line(&text, &mut findings);
-                batch
-                    .findings
-                    .extend(findings.into_iter().map(|f| (line.line_no, f)));
-                let old = match &line.record_hash {
-                    Some(h) => h.clone(),
-                    None => keys::record_hash(&line.text),
-                };
-                // Redaction is idempotent: a line it changes now held something the rules
-                // that wrote the copy let through.
-                let scrubbed = match &clean {
-                    Cow::Owned(new) => Some(new.clone()),
-                    Cow::Borrowed(_) => None,
-                };
-                let hash = match &scrubbed {
-                    Some(new) => keys::redacted_record_hash(new.as_bytes()),
-                    None => old.clone(),
-                };
-                let readable = crate::archive::json_text::readable_str(&clean);
-                parse_into(
-                    &mut *parser,
-                    &mut batch,
-                    line_identity,
-                    line.line_no,
-                    &hash,
-                    &readable,
-                    &mut out,
-                );
-                if let Some(new) = scrubbed {
+                let mut found = Vec::new();
+                let rewrite = if units {
+                    let mut unit = Unit::of(copy, &line)?;
+                    if !redactor.redact_json(&mut unit.value, &mut found) {
+                        continue;
+                    }
+                    let text = unit.value.to_string();
+                    let revision = document::revision(&text);
+                    if let Some(old) = unit.revision {
+                        revisions.push((
+                            (unit.key.clone().unwrap_or_default(), old),
+                            revision.clone(),
+                        ));
+                    }
+                    let mut rewritten = Vec::new();
+                    document::unit_line(&mut rewritten, unit.key.as_deref(), &revision, &text);
+                    RetainedLine {
+                        line_no: line.line_no,
+                        text: rewritten,
+                        record_hash: line.record_hash.clone(),
+                    }
+                } else {
+                    let text = String::from_utf8_lossy(&line.text);
+                    // Redaction is idempotent: a line it changes now held something the rules
+                    // that wrote the copy let through.
+                    let Cow::Owned(clean) = redactor.redact_line(&text, &mut found) else {
+                        continue;
+                    };
+                    let old = match &line.record_hash {
+                        Some(h) => h.clone(),
+                        None => keys::record_hash(&line.text),
+                    };
+                    let hash = keys::redacted_record_hash(clean.as_bytes());
                     reread.rekeyed.push(match line_identity {
                         LineIdentity::Content => (old.clone(), hash.clone()),
                         LineIdentity::Position => (
@@ -423,52 +418,216 @@ pub(crate) fn read(plan: &Plan, data_dir: &Path) -> Result<Reread> {
                             keys::record_hash_at(&hash, line.line_no),
                         ),
                     });
-                    line_keys.insert(old, hash.clone());
-                    rewrites.push(RetainedLine {
+                    reread.line_keys.insert(old, hash.clone());
+                    RetainedLine {
                         line_no: line.line_no,
-                        text: new.into_bytes(),
-                        record_hash: Some(hash.clone()),
-                    });
-                }
-                last_hash = hash;
-                line_no += 1;
-                if batch_bytes >= BATCH_BYTES {
-                    reread.batches.push(finish(
-                        batch,
-                        plan,
-                        source,
-                        parser.meta().clone(),
-                        parser.save(),
-                    ));
-                    batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
-                    batch_bytes = 0;
-                }
+                        text: clean.into_bytes(),
+                        record_hash: Some(hash),
+                    }
+                };
+                findings.extend(found.into_iter().map(|f| (line.line_no, f)));
+                rewrites.push(rewrite);
             }
-            // A unit the parser still holds open, as at the end of every capture's read.
-            parser.flush(&mut out);
-            let agent = batch.agent;
-            take_output(&mut batch, agent, line_no, &last_hash, &mut out);
-            reread.batches.push(finish(
-                batch,
-                plan,
-                source,
-                parser.meta().clone(),
-                parser.save(),
+            reread.scrubs.extend(Scrub::of(
+                state, generation, copy, committed, rewrites, findings, revisions,
             ));
-            reread
-                .scrubs
-                .extend(Scrub::of(state, generation, copy, committed, rewrites));
-        }
-        // The next capture compares the file's first and last lines with these, keyed as today.
-        for batch in &mut reread.batches[first_batch..] {
-            for key in [&mut batch.first_line_hash, &mut batch.last_line_hash] {
-                if let Some(new) = key.as_ref().and_then(|k| line_keys.get(k)) {
-                    *key = Some(new.clone());
-                }
-            }
         }
     }
     Ok(reread)
+}
+
+/// A unit line of a document's, database session's or tree's copy: `{"u","r","v"}`.
+struct Unit {
+    /// `None` for the header.
+    key: Option<String>,
+    revision: Option<String>,
+    value: Value,
+}
+
+impl Unit {
+    fn of(copy: &Path, line: &RetainedLine) -> Result<Unit> {
+        let corrupt = |what: String| Error::Corrupt {
+            path: copy.to_owned(),
+            what,
+        };
+        let mut held: serde_json::Map<String, Value> = serde_json::from_slice(&line.text)
+            .map_err(|e| corrupt(format!("line {} is not a unit: {e}", line.line_no + 1)))?;
+        let key = match held.remove("u") {
+            Some(Value::String(u)) => Some(u),
+            Some(Value::Null) | None => None,
+            Some(_) => return Err(corrupt(format!("line {} names no unit", line.line_no + 1))),
+        };
+        let revision = match held.remove("r") {
+            Some(Value::String(r)) => Some(r),
+            _ => None,
+        };
+        Ok(Unit {
+            key,
+            revision,
+            value: held.remove("v").unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// Each copy line as it reads today: its rewrite when [`scan`] rewrote it (with what the rules
+/// found in it), else as the copy holds it (today's rules change nothing in it, so it is not
+/// redacted a second time).
+struct Today<'a> {
+    lines: crate::archive::retain::CopyLines,
+    rewrites: std::iter::Peekable<std::slice::Iter<'a, RetainedLine>>,
+    findings: std::iter::Peekable<std::slice::Iter<'a, (u64, Finding)>>,
+}
+
+impl<'a> Today<'a> {
+    fn of(
+        retained: &Retained,
+        copy: &Path,
+        committed: u64,
+        scrub: Option<&'a Scrub>,
+    ) -> Result<Self> {
+        let (rewrites, findings) = match scrub {
+            Some(s) => (&s.rewrites[..], &s.findings[..]),
+            None => (&[][..], &[][..]),
+        };
+        Ok(Today {
+            lines: retained.lines(copy, 0, committed)?,
+            rewrites: rewrites.iter().peekable(),
+            findings: findings.iter().peekable(),
+        })
+    }
+
+    /// The next line as it reads today, and what the rules found in it.
+    fn next(&mut self) -> Option<Result<(RetainedLine, Vec<Finding>)>> {
+        Some(self.lines.next()?.map(|line| {
+            let mut found = Vec::new();
+            while let Some((_, f)) = self.findings.next_if(|(n, _)| *n == line.line_no) {
+                found.push(f.clone());
+            }
+            match self.rewrites.next_if(|r| r.line_no == line.line_no) {
+                Some(rewrite) => (rewrite.clone(), found),
+                None => (line, found),
+            }
+        }))
+    }
+}
+
+/// Read every copy of the plan's sources again with today's parsers, as [`scan`] found them,
+/// handing each batch to `commit` as it is made (a line file's in batches of a capture's
+/// size; a document's, database session's or tree's units in one). `commit` answers whether
+/// to go on.
+pub(crate) fn batches(
+    plan: &Plan,
+    data_dir: &Path,
+    reread: &Reread,
+    commit: &mut dyn FnMut(Batch) -> Result<bool>,
+) -> Result<()> {
+    let retained = Retained::new(data_dir);
+    for source in &plan.sources {
+        let state = &source.state;
+        let base = Base {
+            existed: true,
+            byte_offset: state.byte_offset,
+            generation: state.generation,
+        };
+        let go_on = if source.kind == ReadKind::Lines {
+            read_lines(&retained, plan, source, base, reread, commit)?
+        } else {
+            commit(replay(&retained, plan, source, base, reread)?)?
+        };
+        if !go_on {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// [`batches`] of a line file.
+fn read_lines(
+    retained: &Retained,
+    plan: &Plan,
+    source: &Copied,
+    base: Base,
+    reread: &Reread,
+    commit: &mut dyn FnMut(Batch) -> Result<bool>,
+) -> Result<bool> {
+    let file = &source.file;
+    let state = &source.state;
+    let line_identity = sources::line_identity(file.agent);
+    // The next capture compares the file's first and last lines with these, keyed as today.
+    let today = |key: &Option<String>| {
+        key.as_ref()
+            .map(|k| reread.line_keys.get(k).unwrap_or(k).clone())
+    };
+    let mut finished = |batch: Batch, parser: &dyn sources::SourceParser| {
+        let mut batch = finish(batch, plan, source, parser.meta().clone(), parser.save());
+        batch.first_line_hash = today(&batch.first_line_hash);
+        batch.last_line_hash = today(&batch.last_line_hash);
+        commit(batch)
+    };
+    for (generation, copy) in source.copies.iter().enumerate() {
+        let committed = committed_len(state, generation);
+        let mut lines = Today::of(retained, copy, committed, reread.scrub(state, generation))?;
+        let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
+            path: copy.clone(),
+            what: format!("no parser for it: {e}"),
+        })?;
+        let mut out = LineOutput::default();
+        let mut batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
+        let mut batch_bytes = 0u64;
+        let mut last_hash = String::new();
+        let mut line_no = 0;
+        while let Some(line) = lines.next() {
+            let (line, found) = line?;
+            line_no = line.line_no;
+            batch_bytes += line.text.len() as u64 + 1;
+            if line.text.is_empty() {
+                // The place of a line capture skipped, as it said then.
+                batch
+                    .warnings
+                    .push((Some(line.line_no), SKIPPED_WHEN_CAPTURED.to_owned()));
+                line_no += 1;
+                continue;
+            }
+            batch
+                .findings
+                .extend(found.into_iter().map(|f| (line.line_no, f)));
+            let hash = line
+                .record_hash
+                .clone()
+                .unwrap_or_else(|| keys::record_hash(&line.text));
+            let text = String::from_utf8_lossy(&line.text);
+            let readable = crate::archive::json_text::readable_str(&text);
+            parse_into(
+                &mut *parser,
+                &mut batch,
+                line_identity,
+                line.line_no,
+                &hash,
+                &readable,
+                &mut out,
+            );
+            last_hash = hash;
+            line_no += 1;
+            if batch_bytes >= BATCH_BYTES {
+                let full = std::mem::replace(
+                    &mut batch,
+                    new_batch(file, &state.path, &state.source_key, base, state.generation),
+                );
+                batch_bytes = 0;
+                if !finished(full, &*parser)? {
+                    return Ok(false);
+                }
+            }
+        }
+        // A unit the parser still holds open, as at the end of every capture's read.
+        parser.flush(&mut out);
+        let agent = batch.agent;
+        take_output(&mut batch, agent, line_no, &last_hash, &mut out);
+        if !finished(batch, &*parser)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The parser of a source read by units, fresh.
@@ -492,24 +651,21 @@ fn unit_parser(source: &Copied) -> std::result::Result<Box<dyn UnitParser>, serd
 }
 
 /// Replay the units of a document's, database session's or tree's copies, all generations in
-/// order, into one batch. A unit today's rules redact further is written again in `scrubs`
-/// with its new revision, which the stored cursor takes too (the next capture compares the
-/// unit's revision with it).
+/// order, into one batch, as [`scan`] found them. A unit it rewrote has a new revision, which
+/// the stored cursor takes too (the next capture compares the unit's revision with it).
 fn replay(
     retained: &Retained,
     plan: &Plan,
     source: &Copied,
     base: Base,
-    scrubs: &mut Vec<Scrub>,
+    reread: &Reread,
 ) -> Result<Batch> {
     let state = &source.state;
-    let corrupt = |path: &Path, what: String| Error::Corrupt {
-        path: path.to_owned(),
-        what,
-    };
     let current = source.copies.last().map_or_else(PathBuf::new, Clone::clone);
-    let mut parser =
-        unit_parser(source).map_err(|e| corrupt(&current, format!("no parser for it: {e}")))?;
+    let mut parser = unit_parser(source).map_err(|e| Error::Corrupt {
+        path: current.clone(),
+        what: format!("no parser for it: {e}"),
+    })?;
     let mut batch = new_batch(
         &source.file,
         &state.path,
@@ -517,70 +673,39 @@ fn replay(
         base,
         state.generation,
     );
-    let redactor = Redactor::global();
     let mut seen = std::collections::BTreeSet::new();
     // (unit key, old revision) to the new revision, for the cursor.
     let mut revisions: HashMap<(String, String), String> = HashMap::new();
     let mut line_no = 0;
     for (generation, copy) in source.copies.iter().enumerate() {
         let committed = committed_len(state, generation);
-        let mut rewrites = Vec::new();
-        for line in retained.lines(copy, 0, committed)? {
-            let line = line?;
+        let scrub = reread.scrub(state, generation);
+        if let Some(scrub) = scrub {
+            revisions.extend(scrub.revisions.iter().cloned());
+        }
+        let mut lines = Today::of(retained, copy, committed, scrub)?;
+        while let Some(line) = lines.next() {
+            let (line, found) = line?;
             line_no = line.line_no;
             if line.text.is_empty() {
                 continue;
             }
-            let mut held: serde_json::Map<String, Value> = serde_json::from_slice(&line.text)
-                .map_err(|e| {
-                    corrupt(
-                        copy,
-                        format!("line {} is not a unit: {e}", line.line_no + 1),
-                    )
-                })?;
-            let unit = match held.remove("u") {
-                Some(Value::String(u)) => Some(u),
-                Some(Value::Null) | None => None,
-                Some(_) => {
-                    return Err(corrupt(
-                        copy,
-                        format!("line {} names no unit", line.line_no + 1),
-                    ));
-                }
-            };
-            let mut value = held.remove("v").unwrap_or(Value::Null);
-            let mut findings = Vec::new();
-            if redactor.redact_json(&mut value, &mut findings) {
-                let text = value.to_string();
-                let revision = document::revision(&text);
-                if let Some(Value::String(old)) = held.remove("r") {
-                    let key = unit.clone().unwrap_or_default();
-                    revisions.insert((key, old), revision.clone());
-                }
-                let mut rewritten = Vec::new();
-                document::unit_line(&mut rewritten, unit.as_deref(), &revision, &text);
-                rewrites.push(RetainedLine {
-                    line_no: line.line_no,
-                    text: rewritten,
-                    record_hash: line.record_hash.clone(),
-                });
-            }
+            let unit = Unit::of(copy, &line)?;
             batch
                 .findings
-                .extend(findings.into_iter().map(|f| (line.line_no, f)));
+                .extend(found.into_iter().map(|f| (line.line_no, f)));
             let mut out = LineOutput::default();
-            match &unit {
-                Some(key) => parser.unit(key, &value, &mut out),
-                None => parser.header(&value, &mut out),
+            match &unit.key {
+                Some(key) => parser.unit(key, &unit.value, &mut out),
+                None => parser.header(&unit.value, &mut out),
             }
-            let key = unit.unwrap_or_default();
+            let key = unit.key.unwrap_or_default();
             document::key_records(&mut out, &key);
             let agent = batch.agent;
             take_output(&mut batch, agent, line.line_no, "", &mut out);
             seen.insert(key);
             line_no += 1;
         }
-        scrubs.extend(Scrub::of(state, generation, copy, committed, rewrites));
     }
     // What the last read found: the units its cursor lists (and the header, keyed "").
     let cursor: Value = state
@@ -666,7 +791,7 @@ fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i6
     .collect()
 }
 
-/// Replace the session's records with `batches` (from [`read`]) in the caller's transaction
+/// Replace the session's records with what [`batches`] reads (after [`scan`]) in the caller's transaction
 /// (`Ok(Err(why))`: a source changed since it was planned, and the caller rolls back):
 /// its full-text entries, records, turns, token counts, branches and warnings go, the batches
 /// are committed as a capture would, and the capture batches' ordinal ranges follow their
@@ -675,7 +800,7 @@ pub(crate) fn rebuild(
     tx: &Connection,
     data_dir: &Path,
     plan: &Plan,
-    batches: &[Batch],
+    reread: &Reread,
     now: &str,
 ) -> Result<std::result::Result<Rebuilt, String>> {
     let path = crate::store::path_of(tx);
@@ -708,14 +833,17 @@ pub(crate) fn rebuild(
     })()
     .map_err(e)?;
     let retained = Retained::new(data_dir);
-    let mut indexed = Vec::new();
-    for batch in batches {
+    let mut stopped = None;
+    // Each batch is committed, and its records indexed, as it is read: a session's records are
+    // never all in memory at once.
+    let read = batches(plan, data_dir, reread, &mut |batch| {
+        let mut indexed = Vec::new();
         match commit_in(
             tx,
             &retained,
             Trigger::Reindex,
             now,
-            batch,
+            &batch,
             &path,
             &mut indexed,
         )? {
@@ -723,15 +851,29 @@ pub(crate) fn rebuild(
             // Its source went or moved meanwhile (a forget, which takes no capture lock): the
             // caller rolls the rebuild back.
             _ => {
-                return Ok(Err(format!(
+                stopped = Some(format!(
                     "{} changed while it was read again; its records are left as they are",
                     batch.path
-                )));
+                ));
+                return Ok(false);
             }
         }
+        for (rowid, text, tool_input) in indexed {
+            store::index_record(tx, rowid, text, tool_input).map_err(e)?;
+        }
+        Ok(true)
+    });
+    match read {
+        Ok(()) => {}
+        // A copy that cannot be read leaves the session as it is (the caller rolls back); a
+        // failed write is the caller's error.
+        Err(err @ (Error::Read { .. } | Error::Corrupt { .. })) => {
+            return Ok(Err(format!("{err}; its records are left as they are")));
+        }
+        Err(err) => return Err(err),
     }
-    for (rowid, text, tool_input) in indexed {
-        store::index_record(tx, rowid, text, tool_input).map_err(e)?;
+    if let Some(why) = stopped {
+        return Ok(Err(why));
     }
     let new_places = places(tx, row).map_err(e)?;
     let new_contents = contents(tx, row).map_err(e)?;
@@ -835,6 +977,8 @@ mod tests {
             committed: 0,
             rewritten: 1,
             rewrites,
+            findings: Vec::new(),
+            revisions: Vec::new(),
         };
         (retained, scrub)
     }
