@@ -791,11 +791,12 @@ fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i6
     .collect()
 }
 
-/// Replace the session's records with what [`batches`] reads (after [`scan`]) in the caller's transaction
-/// (`Ok(Err(why))`: a source changed since it was planned, and the caller rolls back):
-/// its full-text entries, records, turns, token counts, branches and warnings go, the batches
-/// are committed as a capture would, and the capture batches' ordinal ranges follow their
-/// records to their new places. The rooms above (links, vectors, evidence) are the caller's.
+/// Replace the session's records with what [`batches`] reads (after [`scan`]) in the caller's
+/// transaction (`Ok(Err(why))`: a source changed since it was planned, or a copy cannot be
+/// read, and the caller rolls back): its full-text entries, records, turns, token counts,
+/// branches and warnings go, the batches are committed as a capture would, and the capture
+/// batches' ordinal ranges follow their records to their new places. The rooms above (links,
+/// vectors, evidence) are the caller's.
 pub(crate) fn rebuild(
     tx: &Connection,
     data_dir: &Path,
