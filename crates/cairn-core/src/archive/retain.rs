@@ -578,6 +578,75 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// However a copy's text is cut into frames (a line running on into the next frame, empty
+        /// frames, key frames anywhere after their lines), it reads back as its lines, each with
+        /// the key listed for it, whole or one frame at a time.
+        #[test]
+        fn any_cut_of_a_copy_into_frames_reads_back_as_its_lines(
+            lines in proptest::collection::vec(
+                ("[a-z{}\":, ]{0,40}", proptest::option::of("[0-9a-f]{8}")), 0..30),
+            cuts in proptest::collection::vec(0usize..2000, 0..8),
+            first in 0u64..5,
+            ends_with_newline in proptest::bool::ANY,
+        ) {
+            let mut text = Vec::new();
+            let mut ends = Vec::new();
+            for (i, (line, _)) in lines.iter().enumerate() {
+                text.extend_from_slice(line.as_bytes());
+                if i + 1 < lines.len() || ends_with_newline {
+                    text.push(b'\n');
+                }
+                ends.push(text.len());
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (text.len() + 1)).collect();
+            cuts.push(text.len());
+            cuts.sort_unstable();
+            let dir = tempfile::tempdir().unwrap();
+            let r = Retained::new(dir.path());
+            let path = r.path(Agent::Claude, "sha256-p", 0);
+            let (mut len, mut start, mut listed) = (0, 0, 0);
+            for cut in cuts {
+                // The keys of the lines this frame ends go in its key frame.
+                let mut keys = Vec::new();
+                while listed < lines.len() && ends[listed] <= cut {
+                    if let Some(key) = &lines[listed].1 {
+                        keys.push((first + listed as u64, key.clone()));
+                    }
+                    listed += 1;
+                }
+                let encoded = Retained::encode(&text[start..cut], &keys).unwrap();
+                let Appended::Ok(next) = r.append(&path, len, &encoded).unwrap() else {
+                    panic!("short copy")
+                };
+                len = next;
+                start = cut;
+            }
+            // A last line without its line end is read as a line; without lines, nothing.
+            let want: Vec<RetainedLine> = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, (line, _))| ends_with_newline || *i + 1 < lines.len() || !line.is_empty())
+                .map(|(i, (line, key))| RetainedLine {
+                    line_no: first + i as u64,
+                    text: line.as_bytes().to_vec(),
+                    record_hash: key.clone(),
+                })
+                .collect();
+            if len == 0 {
+                proptest::prop_assert!(lines.is_empty() || want.is_empty());
+                return Ok(());
+            }
+            proptest::prop_assert_eq!(&r.read(&path, first).unwrap(), &want);
+            let streamed: Vec<RetainedLine> = r
+                .lines(&path, first, 0)
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            proptest::prop_assert_eq!(streamed, want);
+        }
+    }
+
     #[test]
     fn keys_are_set_in_place_or_by_a_rewrite() {
         let dir = tempfile::tempdir().unwrap();
