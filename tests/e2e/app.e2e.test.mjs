@@ -153,6 +153,12 @@ async function until(check, message, timeout = 15_000) {
   }
 }
 
+/** The text of the first `[data-testid=id]` now, read in one round trip: a wait on an element
+ * the window renders again meanwhile never holds a stale reference to it. */
+function liveText(testid) {
+  return browser.execute((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? '', testid);
+}
+
 /** Rows of a kind currently rendered, read in one round trip. */
 function rendered(testid, attribute) {
   return browser.execute(
@@ -1190,7 +1196,7 @@ test('search by meaning: vectors computed from Settings, then Search finds the l
   const panel = await byTestId('meaning-panel');
   await panel.waitForExist({ timeout: 10_000 });
   await panel.scrollIntoView();
-  await until(async () => /No turn has a vector yet/.test(await text(await byTestId('meaning-status'))), 'the panel did not say no turn has a vector');
+  await until(async () => /No turn has a vector yet/.test(await liveText('meaning-status')), 'the panel did not say no turn has a vector');
   assert.match(await text(await byTestId('meaning-estimate')), /\d+ turns? waits?: computing their vectors takes/);
   await shot('meaning-01-none');
 
@@ -1210,7 +1216,7 @@ test('search by meaning: vectors computed from Settings, then Search finds the l
   await (await byTestId('meaning-panel')).waitForExist({ timeout: 10_000 });
   await (await byTestId('meaning-build')).click();
   await until(
-    async () => /searchable by meaning/.test(await text(await byTestId('meaning-status'))),
+    async () => /searchable by meaning/.test(await liveText('meaning-status')),
     'the vectors were not computed',
     120_000,
   );
