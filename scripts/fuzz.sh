@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz Cairn's input-facing code: the agent adapters (Claude, Codex, Copilot), the redactor, Recall's analyzer,
-# the reviewed-JSONL import, the hooks/MCP settings edits and the parser of a model's extraction
-# answer (target bodies: fuzz/src/lib.rs, seeds:
+# the reviewed-JSONL import, the hooks/MCP settings edits, the parser of a model's extraction
+# answer and the reader of the retained copies (target bodies: fuzz/src/lib.rs, seeds:
 # tests/fixtures and fuzz/src/bin/drive.rs).
 #
 #   scripts/fuzz.sh short              a few seconds per target on stable Rust (make test)
@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
-TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import settings model_answer)
+TARGETS=(claude codex copilot qwen droid kimi gemini gemini_document cline_document cursor aider database_units redact analyze import settings model_answer retained_copy)
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   for t in $FUZZ_TARGETS; do
     [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (FUZZ_TARGETS); targets: ${TARGETS[*]}"; exit 2; }

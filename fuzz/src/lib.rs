@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("import", import),
     ("settings", settings),
     ("model_answer", model_answer),
+    ("retained_copy", retained_copy),
 ];
 
 /// The repository's fixtures (seeds, and the archive the import target imports into).
@@ -937,4 +938,57 @@ fn cited_range(e: &cairn_core::recall::extract::output::RawEntry, start: u32, en
         e.first,
         e.last
     );
+}
+
+/// A retained copy's bytes as a reindex reads them (`Retained::lines`): a copy damaged on disk
+/// is an error naming it, never a panic. The first byte picks the first line number and a
+/// committed length (a share of the rest). Invariants: the lines are numbered one after
+/// another from the first; read whole and streamed they are the same lines, or both fail; a
+/// committed length reads the copy's first bytes only, so it never gives more lines; and a
+/// copy this reader could read gives back, written again whole, the same lines.
+pub fn retained_copy(data: &[u8]) {
+    use cairn_core::archive::retain::{Retained, RetainedLine};
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let Some((&which, copy)) = data.split_first() else {
+        return;
+    };
+    let dir = DIR
+        .get_or_init(|| tempfile::tempdir().expect("a temporary dir"))
+        .path();
+    let retained = Retained::new(dir);
+    let path = dir.join("copy.jsonl.zst");
+    std::fs::write(&path, copy).expect("the copy written");
+    let first = u64::from(which & 0x0f);
+    let committed = (copy.len() as u64 * u64::from(which >> 4)) / 16;
+    let whole = retained.read_committed(&path, first, 0);
+    let streamed: Option<Vec<RetainedLine>> = retained
+        .lines(&path, first, 0)
+        .ok()
+        .and_then(|lines| lines.collect::<Result<_, _>>().ok());
+    assert_eq!(
+        whole.as_ref().ok(),
+        streamed.as_ref(),
+        "whole and streamed differ"
+    );
+    let Ok(lines) = whole else {
+        return;
+    };
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line.line_no, first + i as u64, "lines out of order");
+    }
+    if committed > 0
+        && let Ok(cut) = retained.read_committed(&path, first, committed)
+    {
+        assert!(
+            cut.len() <= lines.len(),
+            "a committed length gave more lines"
+        );
+    }
+    let len = retained
+        .write_scrubbed(&path, lines.iter().cloned().map(Ok))
+        .expect("a copy written again");
+    assert!(retained.swap_in(&path).expect("put in place"));
+    assert_eq!(std::fs::metadata(&path).map(|m| m.len()).ok(), Some(len));
+    let again = retained.read(&path, first).expect("a rewritten copy reads");
+    assert_eq!(again, lines, "a rewritten copy reads differently");
 }

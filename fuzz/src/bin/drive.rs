@@ -302,6 +302,33 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 }
             }
         }
+        "retained_copy" => {
+            // Copies as capture and a reindex write them: frames of lines (a line running on
+            // into the next frame, an empty line holding a skipped one's place), each with the
+            // skippable frame of its keys, and a copy cut short inside a frame.
+            use cairn_core::archive::retain::Retained;
+            let frame = |text: &[u8], keys: &[(u64, String)]| {
+                Retained::encode(text, keys).expect("a frame encoded")
+            };
+            let key = |n: u64| (n, format!("sha256:{n:064x}"));
+            let lines = [
+                frame(b"{\"type\":\"user\"}\n\n{\"a\":", &[key(0)]),
+                frame(b"1}\nlast\n", &[key(2)]),
+                frame(b"", &[]),
+                frame(b"no end", &[key(9)]),
+            ];
+            for which in [0u8, 0x13, 0x80, 0xff] {
+                let copy = lines.concat();
+                out.push([&[which][..], &copy].concat());
+                out.push([&[which][..], &copy[..copy.len() / 2]].concat());
+            }
+            for p in files_under(&root.join("claude"), "jsonl")
+                .into_iter()
+                .take(2)
+            {
+                out.push([&[0x40][..], &frame(&read(&p), &[key(1)])].concat());
+            }
+        }
         "model_answer" => {
             // Answers shaped like a model's (as the fake server in tests/support/fake_llm.rs
             // gives them), then the ways a model gets them wrong: a code fence, prose around
