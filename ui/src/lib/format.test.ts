@@ -4,6 +4,7 @@ import {
   branchSessions,
   branchSessionsBrief,
   codePieces,
+  inWords,
   timeOrText,
   count,
   projectLabel,
@@ -134,5 +135,14 @@ describe('codePieces', () => {
         .join('');
       expect(joined).toBe(message);
     }
+  });
+});
+
+describe('inWords', () => {
+  it('joins a list as a sentence does', () => {
+    expect(inWords([])).toBe('');
+    expect(inWords(['1 report'])).toBe('1 report');
+    expect(inWords(['1 entry', '2 reports'])).toBe('1 entry and 2 reports');
+    expect(inWords(['a', 'b', 'c'])).toBe('a, b and c');
   });
 });

@@ -145,6 +145,11 @@ export function sentenceStart(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** A list in words: `a`, `a and b`, `a, b and c`. */
+export function inWords(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : (items[0] ?? '');
+}
+
 /** The last part of a path. */
 export function baseName(path: string): string {
   return path.split(/[/\\]/).filter((p) => p.length > 0).at(-1) ?? path;

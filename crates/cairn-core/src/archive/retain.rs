@@ -437,23 +437,15 @@ impl Retained {
                 });
             }
         };
-        let corrupt = |what: &str| Error::Corrupt {
-            path: path.to_owned(),
-            what: what.to_owned(),
-        };
         let mut out = Vec::with_capacity(raw.len());
         let mut patches: Vec<(usize, Vec<u8>)> = Vec::new();
         let mut resized = false;
         let mut pos = 0usize;
         while pos < raw.len() {
             let rest = &raw[pos..];
-            if rest.len() >= 8
-                && u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) == HASH_FRAME_MAGIC
-            {
-                let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
-                let payload = rest
-                    .get(8..8 + len)
-                    .ok_or_else(|| corrupt("truncated hash frame"))?;
+            if let Some(payload) = hash_frame(rest) {
+                let payload = payload.ok_or_else(|| corrupt(path, "truncated hash frame"))?;
+                let len = payload.len();
                 let mut new = String::with_capacity(len);
                 for row in String::from_utf8_lossy(payload).lines() {
                     let key = row
@@ -481,7 +473,7 @@ impl Retained {
                 continue;
             }
             let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
-                .map_err(|_| corrupt("damaged zstd frame"))?;
+                .map_err(|_| corrupt(path, "damaged zstd frame"))?;
             out.extend_from_slice(&rest[..frame_len]);
             pos += frame_len;
         }
