@@ -10,22 +10,73 @@ what a call's results are paired by (`archive::store::tool_results`).
 
     python3 bench/one_big_session.py --mb 300 --home /tmp/big300
     HOME=/tmp/big300 /usr/bin/time -v target/release/cairn --data-dir /tmp/big300/data sync
+
+`--agent opencode` writes the session into an OpenCode database instead
+(`~/.local/share/opencode/opencode.db`, `per_agent.py`'s schema, in WAL mode as OpenCode keeps
+it; `--journal delete` for a rollback-journal file): the storage fixture's messages and their
+parts inserted again and again under new ids, all in one session, until their JSON reaches N MB.
 """
 import argparse
+import json
 import re
+import sqlite3
 import uuid
 from pathlib import Path
+
+from per_agent import FIX, OPENCODE_SCHEMA
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests/fixtures/claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 LINE_IDS = re.compile(r'"(uuid|parentUuid)":"([0-9a-f-]{36})"')
 
 
+def opencode(mb: int, home: Path, journal: str) -> None:
+    db = home / ".local/share/opencode/opencode.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.unlink(missing_ok=True)
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA journal_mode = {journal}")
+    conn.executescript(OPENCODE_SCHEMA)
+    storage = FIX / "opencode/v2/storage"
+    messages = []
+    for mfile in sorted((storage / "message").rglob("*.json")):
+        m = json.loads(mfile.read_text())
+        parts = [json.loads(p.read_text()) for p in sorted((storage / "part" / m["id"]).glob("*.json"))]
+        messages.append((m, parts))
+    sid = f"ses_big_{mb}"
+    conn.execute("INSERT INTO project VALUES ('p', '/tmp/p', 'git', 'p', 0, 0)")
+    conn.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
+                 (sid, "p", None, "big", "/tmp/p", f"one session of {mb} MB", "1", 1, 1))
+    size, rep, rows, t = 0, 0, 0, 1_700_000_000_000
+    while size < mb * 1024 * 1024:
+        for m, parts in messages:
+            t += 1
+            mid = f"msg_{rep:06d}_{m['id']}"
+            data = json.dumps({**m, "id": mid, "sessionID": sid})
+            conn.execute("INSERT INTO message VALUES (?,?,?,?,?)", (mid, sid, t, t, data))
+            size += len(data)
+            for i, p in enumerate(parts):
+                data = json.dumps({**p, "messageID": mid, "sessionID": sid})
+                conn.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (f"prt_{rep:06d}_{mid}_{i:03d}", mid, sid, t, t, data))
+                size += len(data)
+            rows += 1 + len(parts)
+        rep += 1
+    conn.execute("UPDATE session SET time_updated = ?1", (t,))
+    conn.commit()
+    conn.close()
+    print(f"{db}: {size} bytes of JSON in {rows} rows, {rep} repetitions, journal {journal}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=100, help="the session's size in megabytes")
-    ap.add_argument("--home", type=Path, required=True, help="the HOME to write ~/.claude/projects/p/ under")
+    ap.add_argument("--home", type=Path, required=True, help="the HOME to write the agent's folder under")
+    ap.add_argument("--agent", choices=["claude", "opencode"], default="claude")
+    ap.add_argument("--journal", choices=["wal", "delete"], default="wal", help="OpenCode's journal mode")
     args = ap.parse_args()
+    if args.agent == "opencode":
+        opencode(args.mb, args.home, args.journal)
+        return
     lines = FIXTURE.read_text(encoding="utf-8").splitlines()
     session = str(uuid.UUID(int=args.mb))
     out = args.home / ".claude/projects/p" / f"{session}.jsonl"

@@ -10,6 +10,12 @@
 //! the one already read is skipped, so a re-read stores nothing twice and a message the agent
 //! rewrote updates its records in place. Units the agent deleted are retracted. The retained
 //! copy holds the rows Cairn read (redacted, compressed), never the database file.
+//!
+//! Units are read one at a time (`DatabaseSource::units` hands each over as it steps its rows)
+//! and go to the writer in batches: while the read goes on in a WAL database (a reader holds no
+//! writer up there), after it ends in a rollback-journal one (where a reader's lock keeps the
+//! agent from committing). So a long session's first read holds a batch of it, not all of it,
+//! where the agent keeps its database in WAL mode, as Crush does.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -25,7 +31,7 @@ use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitPar
 use crate::keys;
 
 /// What the store keeps of one session between reads (`sources.parser_state`).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Cursor {
     /// The session's change marker at the last read.
     marker: String,
@@ -71,12 +77,21 @@ pub(super) fn read_database<'s>(
     force: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    read_database_in(file, prior_of, force, BATCH_RECORDS, emit);
+    let Some(source) = database::source_for(file.agent) else {
+        emit(Msg::Warning(Warning {
+            path: file.path.display().to_string(),
+            line: None,
+            message: format!("{} keeps no database", file.agent),
+        }));
+        return;
+    };
+    read_database_in(file, source, prior_of, force, BATCH_RECORDS, emit);
 }
 
-/// [`read_database`] with batches of `batch_records` records.
+/// [`read_database`] through `source`, with batches of `batch_records` records.
 fn read_database_in<'s>(
     file: &FoundFile,
+    source: &dyn DatabaseSource,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
     force: bool,
     batch_records: usize,
@@ -88,10 +103,6 @@ fn read_database_in<'s>(
             line: None,
             message,
         })
-    };
-    let Some(source) = database::source_for(file.agent) else {
-        emit(warn(format!("{} keeps no database", file.agent)));
-        return;
     };
     let canonical = match fs::canonicalize(&file.path) {
         Ok(p) => p,
@@ -128,6 +139,13 @@ fn read_database_in<'s>(
             return;
         }
     };
+    // In a WAL database a reader holds no writer up, so a session's batches go to the writer
+    // while its read goes on and a long session is never held whole. A rollback-journal
+    // database is locked against its agent's writes while it is read: there each session's
+    // batches wait for its read to end.
+    let wal = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+        .is_ok_and(|mode| mode.eq_ignore_ascii_case("wal"));
     let db = canonical.to_string_lossy().into_owned();
     for session in &sessions {
         let path = session_path(&db, &session.id);
@@ -145,18 +163,28 @@ fn read_database_in<'s>(
         };
         // One read transaction per session: its header and units are one snapshot, and the
         // agent's checkpoints wait at most for one session's read.
-        // Its batches are handed over after the read ends, so the agent is never held up by
-        // Cairn's writer.
-        let result = conn
-            .execute_batch("BEGIN")
-            .and_then(|()| read.run(&conn, batch_records))
-            .and_then(|batches| conn.execute_batch("COMMIT").map(|()| batches));
+        let mut held = Vec::new();
+        let mut going = true;
+        let result = conn.execute_batch("BEGIN").and_then(|()| {
+            read.run(&conn, batch_records, &mut |batch| {
+                if wal {
+                    going = emit(Msg::Batch(Box::new(batch)));
+                } else {
+                    held.push(batch);
+                }
+                going
+            })?;
+            conn.execute_batch("COMMIT")
+        });
         match result {
-            Ok(batches) => {
-                for batch in batches {
+            Ok(()) => {
+                for batch in held {
                     if !emit(Msg::Batch(Box::new(batch))) {
                         return;
                     }
+                }
+                if !going {
+                    return;
                 }
             }
             Err(e) => {
@@ -173,7 +201,7 @@ fn read_database_in<'s>(
 }
 
 struct ReadSession<'a> {
-    source: &'static dyn DatabaseSource,
+    source: &'a dyn DatabaseSource,
     file: &'a FoundFile,
     db: &'a Path,
     path: &'a str,
@@ -185,16 +213,21 @@ struct ReadSession<'a> {
 }
 
 impl ReadSession<'_> {
-    /// The batches of what changed in the session (none when nothing did), each ending after
-    /// the unit that brings it to `batch_records` records. Every batch but the last carries a
-    /// cursor that reads the session again from where this read started (its marker empty),
-    /// skipping the units already taken by their revision: a read cut short after any batch
-    /// resumes where it stopped, nothing twice and nothing lost.
+    /// Hand `hand` the batches of what changed in the session (none when nothing did), each
+    /// ending after the unit that brings it to `batch_records` records, until it returns
+    /// `false`. Every batch but the last carries the cursor this read started from, its marker
+    /// emptied: a read cut short after any batch is made again from where it started, so
+    /// nothing is lost, and the units it takes again are stored as they were (a unit's records
+    /// are keyed by it and carry its revision: the same revision changes nothing). That cursor
+    /// is written once a read; one listing every unit taken so far, as each batch used to
+    /// carry, made a long session's first read quadratic (half its CPU at 70 MB) and held a
+    /// copy of it in every batch on its way to the writer.
     fn run(
         &self,
         conn: &rusqlite::Connection,
         batch_records: usize,
-    ) -> rusqlite::Result<Vec<super::Batch>> {
+        hand: &mut dyn FnMut(super::Batch) -> bool,
+    ) -> rusqlite::Result<()> {
         let (prior, force) = (self.prior, self.force);
         let cursor: Cursor = prior
             .filter(|_| !force)
@@ -203,7 +236,7 @@ impl ReadSession<'_> {
             .unwrap_or_default();
         let known = prior.is_some() && !force && !cursor.marker.is_empty();
         if known && cursor.marker == self.session.marker && cursor.read_at > self.session.newest {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let read_at = jiff::Timestamp::now().as_second();
         let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
@@ -229,7 +262,8 @@ impl ReadSession<'_> {
             .map(|p| p.source_key.clone())
             .unwrap_or_else(|| keys::source_key(self.file.agent, Path::new(self.path)));
         let mut batch = new_batch(self.file, self.path, &source_key, base, generation);
-        let mut batches = Vec::new();
+        let mut handed = 0usize;
+        let mut going = true;
         let mut line_no = prior.filter(|_| !force).map_or(0, |p| p.line_count);
         let mut next = Cursor {
             marker: self.session.marker.clone(),
@@ -239,9 +273,15 @@ impl ReadSession<'_> {
             ..Cursor::default()
         };
         let mut bytes = 0u64;
+        let restart = serde_json::to_string(&Cursor {
+            marker: String::new(),
+            read_at,
+            ..cursor.clone()
+        })
+        .unwrap_or_default();
 
         let Some(header) = self.source.header(conn, self.session)? else {
-            return Ok(Vec::new()); // deleted since it was listed
+            return Ok(()); // deleted since it was listed
         };
         next.header = take_header(
             &mut batch,
@@ -252,7 +292,7 @@ impl ReadSession<'_> {
         );
 
         let since = if known { cursor.since } else { None };
-        for unit in self.source.units(conn, self.session, since)? {
+        self.source.units(conn, self.session, since, &mut |unit| {
             bytes += unit.bytes;
             next.since = Some(next.since.unwrap_or(i64::MIN).max(unit.updated));
             let Some(value) = unit.value else {
@@ -266,7 +306,7 @@ impl ReadSession<'_> {
                         database::MAX_COLUMN_BYTES >> 20
                     ),
                 ));
-                continue;
+                return true;
             };
             let read_unit = ReadUnit::new(&unit.key, value, unit.text);
             // The cursor's own second is read again: a unit read then is skipped here.
@@ -279,38 +319,37 @@ impl ReadSession<'_> {
                 &mut line_no,
             );
             next.units.insert(key, rev);
-            if batch.records.len() >= batch_records {
-                let partial = Cursor {
-                    marker: String::new(),
-                    since: cursor.since,
-                    read_at,
-                    header: next.header.clone(),
-                    units: next.units.clone(),
-                    parser: parser.save(),
-                };
-                let offset = next.units.len() as u64;
-                let full = std::mem::replace(
-                    &mut batch,
-                    new_batch(
-                        self.file,
-                        self.path,
-                        &source_key,
-                        Base {
-                            existed: true,
-                            byte_offset: offset,
-                            generation,
-                        },
-                        generation,
-                    ),
-                );
-                batches.push(self.finish(
-                    full,
-                    &*parser,
-                    &partial,
-                    line_no,
-                    std::mem::take(&mut bytes),
-                ));
+            if batch.records.len() < batch_records {
+                return true;
             }
+            let offset = next.units.len() as u64;
+            let full = std::mem::replace(
+                &mut batch,
+                new_batch(
+                    self.file,
+                    self.path,
+                    &source_key,
+                    Base {
+                        existed: true,
+                        byte_offset: offset,
+                        generation,
+                    },
+                    generation,
+                ),
+            );
+            handed += 1;
+            going = hand(self.finish(
+                full,
+                &*parser,
+                restart.clone(),
+                offset,
+                line_no,
+                std::mem::take(&mut bytes),
+            ));
+            going
+        })?;
+        if !going {
+            return Ok(());
         }
         // Units the agent deleted (a count that no longer adds up).
         if self.session.count != next.units.len() as u64 {
@@ -331,26 +370,28 @@ impl ReadSession<'_> {
             }
             retract(&mut batch, gone, line_no);
         }
-        if prior.is_none() && batches.is_empty() && batch.records.is_empty() {
+        if prior.is_none() && handed == 0 && batch.records.is_empty() {
             // A session without messages yet: no empty session; read again when it changes.
-            return Ok(Vec::new());
+            return Ok(());
         }
         next.parser = parser.save();
-        batches.push(self.finish(batch, &*parser, &next, line_no, bytes));
-        Ok(batches)
+        let state = serde_json::to_string(&next).unwrap_or_default();
+        let offset = next.units.len() as u64;
+        hand(self.finish(batch, &*parser, state, offset, line_no, bytes));
+        Ok(())
     }
 
-    /// Close `batch` with the reading position `cursor` (the units it counts are the offset).
+    /// Close `batch` with the reading position `state` (a [`Cursor`]'s text) after `offset`
+    /// units.
     fn finish(
         &self,
         batch: super::Batch,
         parser: &dyn UnitParser,
-        cursor: &Cursor,
+        state: String,
+        offset: u64,
         line_no: u64,
         bytes: u64,
     ) -> super::Batch {
-        let state = serde_json::to_string(cursor).unwrap_or_default();
-        let offset = cursor.units.len() as u64;
         let mut done = finish_batch(
             batch,
             self.file,
@@ -379,7 +420,8 @@ mod tests {
     /// Every batch a read of `file` hands over, with `prior` as the stored positions.
     fn batches(file: &FoundFile, prior: &HashMap<String, SourceState>, bound: usize) -> Vec<Batch> {
         let mut out = Vec::new();
-        read_database_in(file, &|p| prior.get(p), false, bound, &mut |m| {
+        let source = database::source_for(file.agent).unwrap();
+        read_database_in(file, source, &|p| prior.get(p), false, bound, &mut |m| {
             if let Msg::Batch(b) = m {
                 out.push(*b);
             }
@@ -455,22 +497,182 @@ mod tests {
         }
         assert!(parts[0].byte_offset < parts[parts.len() - 1].byte_offset);
 
-        // Killed after the first batch was committed: the next read takes up the rest.
+        // Killed after the first batch was committed: the next read is made again from where
+        // the killed one started, chained to what was stored, and hands over the whole session.
         let prior = HashMap::from([(main.clone(), state_after(parts[0]))]);
         let resumed = batches(&file, &prior, 20);
         let rest = of(&resumed, &main);
-        assert_eq!(rest[0].base.byte_offset, parts[0].byte_offset);
-        let mut all = hashes([parts[0]]);
-        all.extend(hashes(rest.iter().copied()));
         assert_eq!(
-            all,
-            hashes(of(&whole, &main)),
-            "nothing twice, nothing lost"
+            (rest[0].base.existed, rest[0].base.byte_offset),
+            (true, parts[0].byte_offset)
         );
+        let keyed = |bs: &[&Batch]| -> Vec<String> {
+            bs.iter()
+                .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
+                .collect()
+        };
+        assert_eq!(keyed(&rest), keyed(&of(&whole, &main)), "nothing lost");
+        // Stored, the first batch and the remade read are the session one read stores: the
+        // units taken again change nothing.
+        let stored = |bs: &[&Batch]| {
+            let data = tempfile::tempdir().unwrap();
+            let mut store = crate::store::Store::open(&data.path().join("cairn.db")).unwrap();
+            let mut writer =
+                super::super::Writer::new(&mut store, data.path(), super::super::Trigger::Sync);
+            for b in bs {
+                assert!(matches!(
+                    writer.commit(b).unwrap(),
+                    super::super::Commit::Done { .. }
+                ));
+            }
+            let mut stmt = store
+                .conn()
+                .prepare("SELECT record_hash, revision FROM records ORDER BY record_hash")
+                .unwrap();
+            let rows: Vec<(String, Option<String>)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            rows
+        };
+        let mut killed = vec![parts[0]];
+        killed.extend(rest.iter().copied());
+        let once = stored(&of(&whole, &main));
+        assert!(once.len() > 40, "{}", once.len());
+        assert_eq!(stored(&killed), once, "nothing twice");
 
         // Once the last batch is stored, nothing is read again.
         let done = HashMap::from([(main.clone(), state_after(parts[parts.len() - 1]))]);
         assert!(of(&batches(&file, &done, 20), &main).is_empty());
+    }
+
+    /// Crush's source, counting the units it has handed over of the session read last.
+    struct Counting {
+        read: std::sync::atomic::AtomicUsize,
+    }
+
+    impl DatabaseSource for Counting {
+        fn agent(&self) -> crate::archive::Agent {
+            crate::archive::sources::crush::Crush.agent()
+        }
+        fn check(&self, conn: &rusqlite::Connection) -> Result<(), String> {
+            crate::archive::sources::crush::Crush.check(conn)
+        }
+        fn sessions(&self, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<DbSession>> {
+            crate::archive::sources::crush::Crush.sessions(conn)
+        }
+        fn header(
+            &self,
+            conn: &rusqlite::Connection,
+            session: &DbSession,
+        ) -> rusqlite::Result<Option<Value>> {
+            crate::archive::sources::crush::Crush.header(conn, session)
+        }
+        fn units(
+            &self,
+            conn: &rusqlite::Connection,
+            session: &DbSession,
+            since: Option<i64>,
+            each: &mut dyn FnMut(database::DbUnit) -> bool,
+        ) -> rusqlite::Result<()> {
+            self.read.store(0, std::sync::atomic::Ordering::SeqCst);
+            crate::archive::sources::crush::Crush.units(conn, session, since, &mut |u| {
+                self.read.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                each(u)
+            })
+        }
+        fn unit_keys(
+            &self,
+            conn: &rusqlite::Connection,
+            session: &DbSession,
+        ) -> rusqlite::Result<std::collections::BTreeSet<String>> {
+            crate::archive::sources::crush::Crush.unit_keys(conn, session)
+        }
+        fn parser(
+            &self,
+            path: &Path,
+            saved: Option<&Value>,
+        ) -> Result<Box<dyn UnitParser>, serde_json::Error> {
+            crate::archive::sources::crush::Crush.parser(path, saved)
+        }
+    }
+
+    /// The fixture database copied to a folder of its own, in the journal mode `mode`.
+    fn crush_copy(dir: &Path, mode: &str) -> FoundFile {
+        let db = dir.join("p/.crush/crush.db");
+        fs::create_dir_all(db.parent().unwrap()).unwrap();
+        fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/crush/Starmel-OpenSuperWhisper/.crush/crush.db"),
+            &db,
+        )
+        .unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let set: String = conn
+            .query_row(&format!("PRAGMA journal_mode = {mode}"), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(set, mode);
+        crate::archive::sources::crush::classify(&db).unwrap()
+    }
+
+    /// Whether another connection can write the database now, without waiting (the agent
+    /// saving a message while Cairn's writer stores a batch).
+    fn agent_can_write(db: &Path) -> bool {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+        conn.execute_batch(
+            "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS t (x); INSERT INTO t VALUES (1); COMMIT",
+        )
+        .is_ok()
+    }
+
+    /// In a WAL database a long session's batches reach the writer while its read goes on:
+    /// when the first is handed over, only its own units have been read (a session is never
+    /// held whole), and the agent can write meanwhile. In a rollback-journal database, where
+    /// a reader locks the agent's writes out, the batches wait for the read to end, so the
+    /// agent can write while Cairn's writer stores them. Stopped after the first batch, the
+    /// read goes no further in either.
+    #[test]
+    fn a_wal_session_is_handed_over_while_it_is_read() {
+        for (mode, streamed) in [("wal", true), ("delete", false)] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = crush_copy(dir.path(), mode);
+            let whole = batches(&file, &HashMap::new(), usize::MAX);
+            let longest = whole.iter().map(|b| b.records.len()).max().unwrap();
+            let units_of = |b: &Batch| {
+                b.records
+                    .iter()
+                    .filter_map(|r| r.record.unit.clone())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            };
+            let source = Counting {
+                read: Default::default(),
+            };
+            let mut first: Option<(usize, usize, bool)> = None;
+            read_database_in(&file, &source, &|_| None, false, 20, &mut |m| {
+                let Msg::Batch(b) = m else { return true };
+                if b.records.len() < 20 {
+                    return true; // a short session, whole in one batch
+                }
+                let read = source.read.load(std::sync::atomic::Ordering::SeqCst);
+                first = Some((read, units_of(&b), agent_can_write(&file.path)));
+                false
+            });
+            let (read, taken, writable) = first.expect("a session of more than 20 records");
+            assert!(longest > 40, "{longest}");
+            let all: usize = whole.iter().map(units_of).sum();
+            if streamed {
+                assert!(
+                    read <= taken + 1 && read < all,
+                    "{mode}: {read} read, {taken} taken"
+                );
+            } else {
+                assert!(read > taken, "{mode}: {read} read, {taken} taken");
+            }
+            assert!(writable, "{mode}: the agent is locked out");
+        }
     }
 
     #[test]

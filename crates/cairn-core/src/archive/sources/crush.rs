@@ -170,7 +170,8 @@ impl DatabaseSource for Crush {
         conn: &Connection,
         session: &DbSession,
         since: Option<i64>,
-    ) -> rusqlite::Result<Vec<DbUnit>> {
+        each: &mut dyn FnMut(DbUnit) -> bool,
+    ) -> rusqlite::Result<()> {
         let session = session.id.as_str();
         let have = super::database::columns(conn, "messages")?;
         // Every column the table has (a newer Crush may add some), `parts` only when it is not
@@ -195,7 +196,6 @@ impl DatabaseSource for Crush {
         let mut stmt = conn.prepare_cached(&sql)?;
         let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
         let mut rows = stmt.query(rusqlite::params![session, since])?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let mut obj = serde_json::Map::new();
             let mut text = RowText::new();
@@ -225,15 +225,18 @@ impl DatabaseSource for Crush {
             };
             let updated = obj.get("updated_at").and_then(Value::as_i64).unwrap_or(0);
             let too_long = len > MAX_COLUMN_BYTES;
-            out.push(DbUnit {
+            let unit = DbUnit {
                 key,
                 updated,
                 value: (!too_long).then_some(Value::Object(obj)),
                 text: (!too_long).then(|| text.finish()),
                 bytes: len.max(0) as u64,
-            });
+            };
+            if !each(unit) {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn unit_keys(
@@ -578,12 +581,15 @@ mod tests {
         let mut units = 0;
         let mut escaped = 0;
         for session in Crush.sessions(&conn).unwrap() {
-            for unit in Crush.units(&conn, &session, None).unwrap() {
-                let (value, text) = (unit.value.unwrap(), unit.text.unwrap());
-                assert_eq!(text, value.to_string(), "{}", unit.key);
-                units += 1;
-                escaped += usize::from(value["parts"].to_string().contains('<'));
-            }
+            Crush
+                .units(&conn, &session, None, &mut |unit| {
+                    let (value, text) = (unit.value.unwrap(), unit.text.unwrap());
+                    assert_eq!(text, value.to_string(), "{}", unit.key);
+                    units += 1;
+                    escaped += usize::from(value["parts"].to_string().contains('<'));
+                    true
+                })
+                .unwrap();
         }
         assert_eq!(units, 132);
         // Rows whose Go text held `\u003c` (rewritten, not copied).

@@ -268,20 +268,22 @@ impl DatabaseSource for CursorIde {
         conn: &Connection,
         session: &DbSession,
         _since: Option<i64>,
-    ) -> rusqlite::Result<Vec<DbUnit>> {
+        each: &mut dyn FnMut(DbUnit) -> bool,
+    ) -> rusqlite::Result<()> {
         let session = session.id.as_str();
         let composer = self.composer(conn, session)?;
         let order = Self::order(composer.as_ref());
         let prefix = format!("{BUBBLE}{session}:");
         let mut stmt = conn.prepare_cached(
-            "SELECT key, length(value), CASE WHEN length(value) <= ?3 THEN value END, rowid
-             FROM cursorDiskKV WHERE key >= ?1 AND key < ?2",
+            "SELECT key, length(value), rowid FROM cursorDiskKV WHERE key >= ?1 AND key < ?2",
         )?;
         // The keys of this composer: the prefix up to the same prefix with its last byte, `:`,
         // moved one up (`;`).
         let end = format!("{BUBBLE}{session};");
-        let mut rows = stmt.query(rusqlite::params![prefix, end, MAX_COLUMN_BYTES])?;
-        let mut found: Vec<(usize, i64, DbUnit)> = Vec::new();
+        let mut rows = stmt.query(rusqlite::params![prefix, end])?;
+        // Where each bubble goes, without its value: the values are read one at a time in
+        // that order, so a long chat is never held whole.
+        let mut found: Vec<(usize, i64, String, i64)> = Vec::new();
         while let Some(row) = rows.next()? {
             let ValueRef::Text(key) = row.get_ref(0)? else {
                 continue;
@@ -291,35 +293,51 @@ impl DatabaseSource for CursorIde {
                 continue;
             };
             let len: i64 = row.get::<_, Option<i64>>(1)?.unwrap_or(0);
-            let rowid: i64 = row.get(3)?;
-            let too_long = len > MAX_COLUMN_BYTES;
-            // A value that is not JSON is handed over as a string: the parser counts it.
-            let value = (!too_long).then(|| {
-                json_value(row.get_ref(2).unwrap_or(ValueRef::Null))
-                    .unwrap_or_else(|| Value::String("(not JSON)".to_owned()))
-            });
+            let rowid: i64 = row.get(2)?;
             let place = order.get(bubble).copied().unwrap_or(usize::MAX);
-            found.push((
-                place,
-                rowid,
-                DbUnit {
-                    key: bubble.to_owned(),
-                    updated: 0,
-                    value,
-                    text: None,
-                    bytes: len.max(0) as u64,
-                },
-            ));
+            found.push((place, rowid, bubble.to_owned(), len));
         }
+        drop(rows);
         if found.is_empty() {
-            return Ok(Self::inline(composer.as_ref())
-                .into_iter()
-                .map(|(key, value)| DbUnit::serialised(key, 0, value))
-                .collect());
+            for (key, value) in Self::inline(composer.as_ref()) {
+                if !each(DbUnit::serialised(key, 0, value)) {
+                    break;
+                }
+            }
+            return Ok(());
         }
         // The composer's order; bubbles it does not list yet come after, oldest row first.
-        found.sort_by_key(|(place, rowid, _)| (*place, *rowid));
-        Ok(found.into_iter().map(|(_, _, u)| u).collect())
+        found.sort_by_key(|(place, rowid, ..)| (*place, *rowid));
+        let mut value_of = conn.prepare_cached(
+            "SELECT CASE WHEN length(value) <= ?2 THEN value END FROM cursorDiskKV WHERE rowid = ?1",
+        )?;
+        for (_, rowid, key, len) in found {
+            let too_long = len > MAX_COLUMN_BYTES;
+            // A value that is not JSON is handed over as a string: the parser counts it.
+            let value = if too_long {
+                None
+            } else {
+                let mut rows = value_of.query(rusqlite::params![rowid, MAX_COLUMN_BYTES])?;
+                let Some(row) = rows.next()? else {
+                    continue; // gone since it was listed (not in this read's snapshot)
+                };
+                Some(
+                    json_value(row.get_ref(0)?)
+                        .unwrap_or_else(|| Value::String("(not JSON)".to_owned())),
+                )
+            };
+            let unit = DbUnit {
+                key,
+                updated: 0,
+                value,
+                text: None,
+                bytes: len.max(0) as u64,
+            };
+            if !each(unit) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn unit_keys(

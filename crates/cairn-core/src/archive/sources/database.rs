@@ -109,13 +109,15 @@ pub trait DatabaseSource: Sync {
     /// The session's own row as JSON (`None`: gone since it was listed).
     fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>>;
     /// The units of a session updated at or after `since` (all of them for `None`), oldest
-    /// first.
+    /// first, each handed to `each` as it is read, so a long session is never held whole;
+    /// `each` returning `false` ends the read there.
     fn units(
         &self,
         conn: &Connection,
         session: &DbSession,
         since: Option<i64>,
-    ) -> rusqlite::Result<Vec<DbUnit>>;
+        each: &mut dyn FnMut(DbUnit) -> bool,
+    ) -> rusqlite::Result<()>;
     /// The ids of every unit of a session (to notice units the agent deleted).
     fn unit_keys(
         &self,

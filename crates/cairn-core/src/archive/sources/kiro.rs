@@ -231,15 +231,18 @@ impl DatabaseSource for Kiro {
         conn: &Connection,
         session: &DbSession,
         _since: Option<i64>,
-    ) -> rusqlite::Result<Vec<DbUnit>> {
+        each: &mut dyn FnMut(DbUnit) -> bool,
+    ) -> rusqlite::Result<()> {
         let Some((header, v)) = value(conn, session)? else {
-            return Ok(Vec::new());
+            return Ok(());
         };
         let updated = header["updated_at"].as_i64().unwrap_or(0);
-        Ok(entries(&v)
-            .into_iter()
-            .map(|(key, e)| DbUnit::serialised(key, updated, e))
-            .collect())
+        for (key, e) in entries(&v) {
+            if !each(DbUnit::serialised(key, updated, e)) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn unit_keys(

@@ -332,9 +332,10 @@ impl DatabaseSource for OpencodeDb {
         conn: &Connection,
         session: &DbSession,
         since: Option<i64>,
-    ) -> rusqlite::Result<Vec<DbUnit>> {
+        each: &mut dyn FnMut(DbUnit) -> bool,
+    ) -> rusqlite::Result<()> {
         if is_v2(conn, session)? {
-            return units_v2(conn, session, since);
+            return units_v2(conn, session, since, each);
         }
         let session = session.id.as_str();
         let guarded = guarded_data();
@@ -348,7 +349,6 @@ impl DatabaseSource for OpencodeDb {
             "SELECT time_updated, {guarded} FROM part WHERE message_id = ?1 ORDER BY id"
         ))?;
         let mut rows = messages.query(rusqlite::params![session, since])?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let Value::String(key) = json_of(row.get_ref(0)?) else {
                 continue;
@@ -365,15 +365,18 @@ impl DatabaseSource for OpencodeDb {
                 too_long |= p.get_ref(1)?.data_type() == rusqlite::types::Type::Null;
                 list.push(json_column(p.get_ref(1)?));
             }
-            out.push(DbUnit {
+            let unit = DbUnit {
                 key,
                 updated,
                 value: (!too_long).then(|| serde_json::json!({"info": info, "parts": list})),
                 text: None,
                 bytes,
-            });
+            };
+            if !each(unit) {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn unit_keys(
@@ -480,7 +483,8 @@ fn units_v2(
     conn: &Connection,
     session: &DbSession,
     since: Option<i64>,
-) -> rusqlite::Result<Vec<DbUnit>> {
+    each: &mut dyn FnMut(DbUnit) -> bool,
+) -> rusqlite::Result<()> {
     let guarded = guarded_data();
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, time_updated, type, seq, {guarded} FROM session_message
@@ -488,7 +492,6 @@ fn units_v2(
          ORDER BY seq, id"
     ))?;
     let mut rows = stmt.query(rusqlite::params![session.id.as_str(), since])?;
-    let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let Value::String(key) = json_of(row.get_ref(0)?) else {
             continue;
@@ -499,15 +502,18 @@ fn units_v2(
             "seq": json_of(row.get_ref(3)?),
             "data": json_column(row.get_ref(4)?),
         });
-        out.push(DbUnit {
+        let unit = DbUnit {
             key,
             updated: int_of(row.get_ref(1)?),
             value: (!too_long).then_some(value),
             text: None,
             bytes: int_of(row.get_ref(5)?).max(0) as u64,
-        });
+        };
+        if !each(unit) {
+            break;
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// What the parser keeps between reads.
