@@ -373,6 +373,75 @@ fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
     index_is_whole(old.path());
 }
 
+/// A document whose copy outgrows a capture batch is replayed in batches of that size: a
+/// unit versioned again in a later batch, units deleted long after their first read, and the
+/// cursor stored last come out as the reads made them.
+#[test]
+fn a_long_document_history_is_replayed_in_batches() {
+    let src = tempfile::tempdir().unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let clean = tempfile::tempdir().unwrap();
+    let (aged, kept) = (
+        Cairn::open(old.path()).unwrap(),
+        Cairn::open(clean.path()).unwrap(),
+    );
+    let both = [&aged, &kept];
+    let chats = src.path().join("g/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
+    let gemini = [support::main_file(Agent::Gemini, &doc)];
+    // Two messages of 2.5 MB each: the copy passes the 4 MiB batch between them.
+    let long = |id: &str, word: &str| {
+        gemini_message(
+            id,
+            "gemini",
+            &format!("{word} ").repeat(2_500_000 / (word.len() + 1)),
+        )
+    };
+    let a = gemini_message("m1", "user", "run the tests");
+    let b = gemini_message("m2", "gemini", "running them");
+    let c = gemini_message("m3", "user", "and the lints");
+    let d = gemini_message("m4", "gemini", "clean");
+    std::fs::write(&doc, gemini_doc(&[a.clone(), long("m5", "alpha"), b])).unwrap();
+    capture_all(&both, &gemini);
+    let b2 = gemini_message("m2", "gemini", "they pass");
+    let reads = [
+        vec![
+            a.clone(),
+            long("m5", "alpha"),
+            b2,
+            c.clone(),
+            long("m6", "omega"),
+        ],
+        vec![a.clone(), c.clone(), long("m6", "omega"), d.clone()],
+        vec![
+            a,
+            c,
+            long("m6", "omega"),
+            gemini_message("m4", "gemini", "clean, twice"),
+        ],
+    ];
+    for messages in reads {
+        std::fs::write(&doc, gemini_doc(&messages)).unwrap();
+        capture_all(&both, &gemini);
+    }
+    let want = support::dump(clean.path());
+    let want_placed = placed(clean.path());
+    assert!(want_placed.contains(" false\n"), "the history retracts");
+    drop(src);
+    assert!(age(old.path()) > 0);
+    let r = aged.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert!(r.records_changed > 0, "{r:?}");
+    same(&support::dump(old.path()), &want, "long history");
+    same(&placed(old.path()), &want_placed, "long history");
+    index_is_whole(old.path());
+    let r = kept.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.records_changed, 0, "{r:?}");
+    same(&support::dump(clean.path()), &want, "unchanged");
+    let (units, _) = cursor_revisions(clean.path());
+    assert_eq!(units.as_object().map(|u| u.len()), Some(4), "{units}");
+}
+
 /// The big Claude fixture's session, captured from a copy that is then deleted.
 const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
 

@@ -512,9 +512,9 @@ impl<'a> Today<'a> {
 }
 
 /// Read every copy of the plan's sources again with today's parsers, as [`scan`] found them,
-/// handing each batch to `commit` as it is made (a line file's in batches of a capture's
-/// size; a document's, database session's or tree's units in one). `commit` answers whether
-/// to go on.
+/// handing each batch to `commit` as it is made (a line file's lines, or a document's,
+/// database session's or tree's units, in batches of a capture's size). `commit` answers
+/// whether to go on.
 pub(crate) fn batches(
     plan: &Plan,
     data_dir: &Path,
@@ -532,7 +532,7 @@ pub(crate) fn batches(
         let go_on = if source.kind == ReadKind::Lines {
             read_lines(&retained, plan, source, base, reread, commit)?
         } else {
-            commit(replay(&retained, plan, source, base, reread)?)?
+            replay(&retained, plan, source, base, reread, commit)?
         };
         if !go_on {
             break;
@@ -651,15 +651,18 @@ fn unit_parser(source: &Copied) -> std::result::Result<Box<dyn UnitParser>, serd
 }
 
 /// Replay the units of a document's, database session's or tree's copies, all generations in
-/// order, into one batch, as [`scan`] found them. A unit it rewrote has a new revision, which
-/// the stored cursor takes too (the next capture compares the unit's revision with it).
+/// order, as [`scan`] found them, into batches of a capture's size handed to `commit` (the
+/// last retracts the units the stored cursor no longer lists and stores that cursor). A unit
+/// it rewrote has a new revision, which the stored cursor takes too (the next capture compares
+/// the unit's revision with it).
 fn replay(
     retained: &Retained,
     plan: &Plan,
     source: &Copied,
     base: Base,
     reread: &Reread,
-) -> Result<Batch> {
+    commit: &mut dyn FnMut(Batch) -> Result<bool>,
+) -> Result<bool> {
     let state = &source.state;
     let current = source.copies.last().map_or_else(PathBuf::new, Clone::clone);
     let mut parser = unit_parser(source).map_err(|e| Error::Corrupt {
@@ -677,6 +680,7 @@ fn replay(
     // (unit key, old revision) to the new revision, for the cursor.
     let mut revisions: HashMap<(String, String), String> = HashMap::new();
     let mut line_no = 0;
+    let mut batch_bytes = 0u64;
     for (generation, copy) in source.copies.iter().enumerate() {
         let committed = committed_len(state, generation);
         let scrub = reread.scrub(state, generation);
@@ -705,6 +709,24 @@ fn replay(
             take_output(&mut batch, agent, line.line_no, "", &mut out);
             seen.insert(key);
             line_no += 1;
+            batch_bytes += line.text.len() as u64 + 1;
+            if batch_bytes >= BATCH_BYTES {
+                let full = std::mem::replace(
+                    &mut batch,
+                    new_batch(
+                        &source.file,
+                        &state.path,
+                        &state.source_key,
+                        base,
+                        state.generation,
+                    ),
+                );
+                batch_bytes = 0;
+                let meta = parser.meta().clone();
+                if !commit(finish(full, plan, source, meta, parser.save()))? {
+                    return Ok(false);
+                }
+            }
         }
     }
     // What the last read found: the units its cursor lists (and the header, keyed "").
@@ -740,7 +762,7 @@ fn replay(
         }
     }
     batch.parser_state = cursor.to_string();
-    Ok(batch)
+    commit(batch)
 }
 
 /// A batch of re-read records that leaves its source's stored position as it is (only the
