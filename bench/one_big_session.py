@@ -15,6 +15,9 @@ what a call's results are paired by (`archive::store::tool_results`).
 (`~/.local/share/opencode/opencode.db`, `per_agent.py`'s schema, in WAL mode as OpenCode keeps
 it; `--journal delete` for a rollback-journal file): the storage fixture's messages and their
 parts inserted again and again under new ids, all in one session, until their JSON reaches N MB.
+`--agent gemini` writes one legacy Gemini CLI document (`~/.gemini/tmp/p/chats/session-….json`,
+rewritten whole by the agent on every turn): the M-Gemini fixture's messages repeated under new
+ids until the document reaches N MB.
 """
 import argparse
 import json
@@ -67,15 +70,37 @@ def opencode(mb: int, home: Path, journal: str) -> None:
     print(f"{db}: {size} bytes of JSON in {rows} rows, {rep} repetitions, journal {journal}")
 
 
+def gemini(mb: int, home: Path) -> None:
+    src = FIX / "gemini/m-gemini/chats/session-2026-01-10T01-55-ac6d3016.json"
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    messages = doc["messages"]
+    out = home / ".gemini/tmp/p/chats" / f"session-2026-01-10T01-55-big{mb:05d}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc["sessionId"] = f"big-{mb}"
+    doc["messages"] = []
+    size, rep = 0, 0
+    while size < mb * 1024 * 1024:
+        for m in messages:
+            copy = {**m, "id": f"{m['id']}-{rep}"}
+            doc["messages"].append(copy)
+            size += len(json.dumps(copy)) + 1
+        rep += 1
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    print(f"{out}: {out.stat().st_size} bytes, {len(doc['messages'])} messages, {rep} repetitions")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=100, help="the session's size in megabytes")
     ap.add_argument("--home", type=Path, required=True, help="the HOME to write the agent's folder under")
-    ap.add_argument("--agent", choices=["claude", "opencode"], default="claude")
+    ap.add_argument("--agent", choices=["claude", "opencode", "gemini"], default="claude")
     ap.add_argument("--journal", choices=["wal", "delete"], default="wal", help="OpenCode's journal mode")
     args = ap.parse_args()
     if args.agent == "opencode":
         opencode(args.mb, args.home, args.journal)
+        return
+    if args.agent == "gemini":
+        gemini(args.mb, args.home)
         return
     lines = FIXTURE.read_text(encoding="utf-8").splitlines()
     session = str(uuid.UUID(int=args.mb))

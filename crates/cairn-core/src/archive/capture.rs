@@ -17,6 +17,8 @@ mod database;
 mod document;
 mod keyed;
 pub(crate) mod reindex;
+#[cfg(test)]
+mod testing;
 mod tree;
 
 use std::borrow::Cow;

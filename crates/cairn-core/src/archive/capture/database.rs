@@ -416,6 +416,7 @@ mod tests {
 
     use super::*;
     use crate::archive::capture::Batch;
+    use crate::archive::capture::testing::{state_after, stored};
 
     /// Every batch a read of `file` hands over, with `prior` as the stored positions.
     fn batches(file: &FoundFile, prior: &HashMap<String, SourceState>, bound: usize) -> Vec<Batch> {
@@ -428,26 +429,6 @@ mod tests {
             true
         });
         out
-    }
-
-    /// The stored position a committed batch leaves.
-    fn state_after(b: &Batch) -> SourceState {
-        SourceState {
-            id: 1,
-            source_key: b.source_key.clone(),
-            session_id: 1,
-            path: b.path.clone(),
-            size: b.size,
-            mtime_ns: b.mtime_ns,
-            byte_offset: b.byte_offset,
-            line_count: b.line_count,
-            first_line_hash: None,
-            last_line_start: None,
-            last_line_hash: None,
-            parser_state: Some(b.parser_state.clone()),
-            generation: b.generation,
-            retained_len: 0,
-        }
     }
 
     fn of<'a>(bs: &'a [Batch], path: &str) -> Vec<&'a Batch> {
@@ -514,28 +495,6 @@ mod tests {
         assert_eq!(keyed(&rest), keyed(&of(&whole, &main)), "nothing lost");
         // Stored, the first batch and the remade read are the session one read stores: the
         // units taken again change nothing.
-        let stored = |bs: &[&Batch]| {
-            let data = tempfile::tempdir().unwrap();
-            let mut store = crate::store::Store::open(&data.path().join("cairn.db")).unwrap();
-            let mut writer =
-                super::super::Writer::new(&mut store, data.path(), super::super::Trigger::Sync);
-            for b in bs {
-                assert!(matches!(
-                    writer.commit(b).unwrap(),
-                    super::super::Commit::Done { .. }
-                ));
-            }
-            let mut stmt = store
-                .conn()
-                .prepare("SELECT record_hash, revision FROM records ORDER BY record_hash")
-                .unwrap();
-            let rows: Vec<(String, Option<String>)> = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
-            rows
-        };
         let mut killed = vec![parts[0]];
         killed.extend(rest.iter().copied());
         let once = stored(&of(&whole, &main));

@@ -30,7 +30,7 @@ use crate::keys;
 pub(crate) const MAX_DOCUMENT_BYTES: u64 = 128 * 1024 * 1024;
 
 /// What the store keeps of a document between reads (`sources.parser_state`).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Cursor {
     /// SHA-256 of the document's bytes at the last read.
     doc: String,
@@ -42,7 +42,11 @@ struct Cursor {
     parser: Value,
 }
 
-/// Read the changed units of one document and hand them to `emit` as one batch.
+/// Read the changed units of one document and hand them to `emit` in batches of about a
+/// capture's size (2,000 records or 4 MiB of retained rows: [`is_full`]). Every batch
+/// but the last stores the cursor the read started from with its document digest emptied, and
+/// no size or mtime a file has: a read cut short after any batch is made again whole (the
+/// units it takes again are stored as they were).
 pub(super) fn read_document(
     file: &FoundFile,
     prior: Option<&SourceState>,
@@ -90,7 +94,9 @@ pub(super) fn read_document(
         )));
         return;
     }
-    let mut bytes = Vec::new();
+    // Its size (at most the limit, checked above) reserved at once: grown by doubling, the
+    // buffer of a long document would reach twice its length.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
     let read = fs::File::open(&canonical)
         .and_then(|f| f.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes));
     if let Err(e) = read {
@@ -153,21 +159,58 @@ pub(super) fn read_document(
         ..Cursor::default()
     };
     let mut line_no = line_start;
+    let mut handed = 0usize;
     if next.doc != cursor.doc || prior.is_none() {
-        read_units(
+        let restart = serde_json::to_string(&Cursor {
+            doc: String::new(),
+            ..cursor.clone()
+        })
+        .unwrap_or_default();
+        // A full batch goes to the writer as the units are read; the next one chains on to
+        // it by the count of units it leaves read.
+        let mut hand = |batch: &mut Batch, parser: &dyn DocumentParser, taken: u64, line_no| {
+            let chained = Base {
+                existed: true,
+                byte_offset: taken,
+                generation,
+            };
+            let full = std::mem::replace(
+                batch,
+                new_batch(file, &path_str, &source_key, chained, generation),
+            );
+            handed += 1;
+            emit(Msg::Batch(Box::new(finish_batch(
+                full,
+                file,
+                &canonical,
+                (parser.meta().clone(), restart.clone()),
+                0,
+                UNREAD_MTIME,
+                taken,
+                line_no,
+                &None,
+                &None,
+                taken,
+            ))))
+        };
+        let going = read_units(
             &mut batch,
             &mut *parser,
             doc,
             &cursor,
             &mut next,
             &mut line_no,
+            &mut hand,
         );
+        if !going {
+            return;
+        }
     } else {
         // Touched but not changed (the same bytes written again).
         next.header = cursor.header.clone();
         next.units = cursor.units.clone();
     }
-    if prior.is_none() && batch.records.is_empty() {
+    if prior.is_none() && handed == 0 && batch.records.is_empty() {
         // Nothing to keep yet (a document without messages): no empty session; it is read
         // again when it changes. What the parser could not read is said: a document of
         // another shape (the agent changed its format) would otherwise be passed over in
@@ -204,7 +247,19 @@ pub(super) fn read_document(
     emit(Msg::Batch(Box::new(last)));
 }
 
-/// Redact the document's header and units, and parse those that changed since `prior`.
+/// The mtime a document's reading position says while a read of it is under way (no file
+/// has it, so the next sync reads the document again).
+const UNREAD_MTIME: i64 = i64::MIN;
+
+/// Whether `batch` is as large as a capture's batch gets.
+fn is_full(batch: &Batch) -> bool {
+    batch.records.len() >= super::database::BATCH_RECORDS
+        || batch.retained.len() as u64 >= super::BATCH_BYTES
+}
+
+/// Redact the document's header and units, and parse those that changed since `prior`, giving
+/// `hand` each batch that fills up (with the units taken so far and the line number reached);
+/// `false` when `hand` said to stop.
 fn read_units(
     batch: &mut Batch,
     parser: &mut dyn DocumentParser,
@@ -212,7 +267,8 @@ fn read_units(
     prior: &Cursor,
     next: &mut Cursor,
     line_no: &mut u64,
-) {
+    hand: &mut dyn FnMut(&mut Batch, &dyn DocumentParser, u64, u64) -> bool,
+) -> bool {
     let (header, units) = parser.split(doc);
     next.header = take_header(batch, parser, header, &prior.header, line_no);
     let mut seen = BTreeSet::new();
@@ -228,6 +284,9 @@ fn read_units(
         let known = prior.units.get(&unit.key).map(String::as_str);
         let (key, rev) = take_unit(batch, parser, unit, known, line_no);
         next.units.insert(key, rev);
+        if is_full(batch) && !hand(batch, parser, next.units.len() as u64, *line_no) {
+            return false;
+        }
     }
     let gone: Vec<String> = prior
         .units
@@ -236,6 +295,7 @@ fn read_units(
         .cloned()
         .collect();
     retract(batch, gone, *line_no);
+    true
 }
 
 /// Redact a header (a document without its units, a session row), retain it when its revision
@@ -400,7 +460,91 @@ pub(super) fn unit_line(out: &mut Vec<u8>, unit: Option<&str>, rev: &str, text: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::capture::testing::{state_after, stored};
     use serde_json::json;
+
+    /// Every batch a read of `file` hands over, with `prior` as its stored position.
+    fn batches(file: &FoundFile, prior: Option<&SourceState>) -> Vec<Batch> {
+        let mut out = Vec::new();
+        read_document(file, prior, false, &mut |m| {
+            if let Msg::Batch(b) = m {
+                out.push(*b);
+            }
+            true
+        });
+        out
+    }
+
+    fn hashes(bs: &[&Batch]) -> Vec<String> {
+        bs.iter()
+            .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
+            .collect()
+    }
+
+    /// A long document is handed over in batches of a capture's size, each chained to the one
+    /// before; until the last is stored, its position matches no file (read again next
+    /// time). Killed after the first batch, the next read is the first made again, and the
+    /// two store what one read stores.
+    #[test]
+    fn a_long_document_is_read_in_batches_that_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let chats = dir.path().join(".gemini/tmp/p/chats");
+        fs::create_dir_all(&chats).unwrap();
+        let path = chats.join("session-2026-01-01T00-00-long.json");
+        let messages: Vec<Value> = (0..4_500)
+            .map(|i| {
+                let kind = if i % 2 == 0 { "user" } else { "gemini" };
+                json!({"id": format!("m{i}"), "timestamp": "2026-01-01T00:00:01Z",
+                    "type": kind, "content": format!("message {i}")})
+            })
+            .collect();
+        let doc = json!({"sessionId": "long-1", "projectHash": "00",
+            "startTime": "2026-01-01T00:00:00Z", "lastUpdated": "2026-01-01T00:10:00Z",
+            "messages": messages});
+        fs::write(&path, doc.to_string()).unwrap();
+        let file = crate::archive::sources::gemini::classify(&path).unwrap();
+        let size = fs::metadata(&path).unwrap().len();
+
+        let whole = batches(&file, None);
+        assert!(whole.len() >= 3, "{} batches", whole.len());
+        let (last, partial) = whole.split_last().unwrap();
+        for pair in whole.windows(2) {
+            assert!(pair[0].records.len() >= crate::archive::capture::database::BATCH_RECORDS);
+            assert_eq!(
+                (pair[1].base.existed, pair[1].base.byte_offset),
+                (true, pair[0].byte_offset),
+                "each batch starts where the one before ends"
+            );
+        }
+        for b in partial {
+            assert_eq!(
+                (b.size, b.mtime_ns),
+                (0, UNREAD_MTIME),
+                "no file's position"
+            );
+        }
+        assert_eq!((last.size, last.byte_offset), (size, size));
+
+        // Killed after the first batch was stored: read again, whole.
+        let resumed = batches(&file, Some(&state_after(&whole[0])));
+        assert!(!resumed.is_empty(), "a read under way is made again");
+        assert_eq!(
+            (resumed[0].base.existed, resumed[0].base.byte_offset),
+            (true, whole[0].byte_offset)
+        );
+        let all: Vec<&Batch> = whole.iter().collect();
+        assert_eq!(
+            hashes(&resumed.iter().collect::<Vec<_>>()),
+            hashes(&all),
+            "nothing lost"
+        );
+        let mut killed = vec![&whole[0]];
+        killed.extend(resumed.iter());
+        assert_eq!(stored(&killed), stored(&all), "nothing twice");
+
+        // Once the last batch is stored, the same document is not read again.
+        assert!(batches(&file, Some(&state_after(last))).is_empty());
+    }
 
     /// The gated redaction gives what walking every string gives, whether the secret is in a
     /// nested string, an object key, behind a `\u` escape or a control character, or absent.
