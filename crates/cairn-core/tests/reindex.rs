@@ -301,6 +301,33 @@ fn gemini_doc(messages: &[serde_json::Value]) -> String {
     .to_string()
 }
 
+/// An archive in a folder of its own.
+struct Archive {
+    dir: tempfile::TempDir,
+    cairn: Cairn,
+}
+
+impl Archive {
+    fn new() -> Archive {
+        let dir = tempfile::tempdir().unwrap();
+        let cairn = Cairn::open(dir.path()).unwrap();
+        Archive { dir, cairn }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Where a legacy Gemini document of one session goes under `src`, and it as a found file.
+fn gemini_doc_in(src: &Path) -> (std::path::PathBuf, [FoundFile; 1]) {
+    let chats = src.join("g/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
+    let found = [support::main_file(Agent::Gemini, &doc)];
+    (doc, found)
+}
+
 /// A history of reads (a transcript read as it grew, then rewritten shorter, which starts a
 /// new generation of its copy; a document whose messages were edited, added and deleted
 /// between reads) is replayed to the archive the same reads make: records read again update
@@ -308,13 +335,9 @@ fn gemini_doc(messages: &[serde_json::Value]) -> String {
 #[test]
 fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
     let src = tempfile::tempdir().unwrap();
-    let old = tempfile::tempdir().unwrap();
-    let clean = tempfile::tempdir().unwrap();
-    let (aged, kept) = (
-        Cairn::open(old.path()).unwrap(),
-        Cairn::open(clean.path()).unwrap(),
-    );
-    let both = [&aged, &kept];
+    let (old, clean) = (Archive::new(), Archive::new());
+    let (aged, kept) = (&old.cairn, &clean.cairn);
+    let both = [aged, kept];
 
     let full = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
     let lines: Vec<&str> = full.lines().collect();
@@ -333,10 +356,7 @@ fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
     std::fs::write(&log, lines[..20].join("\n") + "\n").unwrap();
     capture_all(&both, &claude);
 
-    let chats = src.path().join("g/chats");
-    std::fs::create_dir_all(&chats).unwrap();
-    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
-    let gemini = [support::main_file(Agent::Gemini, &doc)];
+    let (doc, gemini) = gemini_doc_in(src.path());
     let a = gemini_message("m1", "user", "run the tests");
     let b = gemini_message("m2", "gemini", "running them");
     let c = gemini_message("m3", "user", "and the lints");
@@ -379,17 +399,10 @@ fn a_history_of_reads_is_replayed_to_the_archive_it_made() {
 #[test]
 fn a_long_document_history_is_replayed_in_batches() {
     let src = tempfile::tempdir().unwrap();
-    let old = tempfile::tempdir().unwrap();
-    let clean = tempfile::tempdir().unwrap();
-    let (aged, kept) = (
-        Cairn::open(old.path()).unwrap(),
-        Cairn::open(clean.path()).unwrap(),
-    );
-    let both = [&aged, &kept];
-    let chats = src.path().join("g/chats");
-    std::fs::create_dir_all(&chats).unwrap();
-    let doc = chats.join("session-2026-01-01T00-00-doc1.json");
-    let gemini = [support::main_file(Agent::Gemini, &doc)];
+    let (old, clean) = (Archive::new(), Archive::new());
+    let (aged, kept) = (&old.cairn, &clean.cairn);
+    let both = [aged, kept];
+    let (doc, gemini) = gemini_doc_in(src.path());
     // Two messages of 2.5 MB each: the copy passes the 4 MiB batch between them.
     let long = |id: &str, word: &str| {
         gemini_message(

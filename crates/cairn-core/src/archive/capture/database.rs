@@ -442,20 +442,12 @@ mod tests {
     }
 
     /// A long session is handed over in batches of the bound (each ends after the unit that
-    /// reaches it), chained base to base; cut short after its first batch, the next read
-    /// resumes from that batch's cursor and adds exactly the rest.
+    /// reaches it), chained base to base; cut short after its first batch, the next read makes
+    /// the cut read again from its start, and the two store what one read stores.
     #[test]
     fn a_long_session_is_read_in_bounded_batches_that_resume() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("p/.crush/crush.db");
-        fs::create_dir_all(db.parent().unwrap()).unwrap();
-        fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures/crush/Starmel-OpenSuperWhisper/.crush/crush.db"),
-            &db,
-        )
-        .unwrap();
-        let file = crate::archive::sources::crush::classify(&db).unwrap();
+        let file = crush_copy(dir.path(), "wal");
         let whole = batches(&file, &HashMap::new(), usize::MAX);
         let bounded = batches(&file, &HashMap::new(), 20);
         let main = whole
