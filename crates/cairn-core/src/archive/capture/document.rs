@@ -252,7 +252,7 @@ pub(super) fn read_document(
 const UNREAD_MTIME: i64 = i64::MIN;
 
 /// Whether `batch` is as large as a capture's batch gets.
-fn is_full(batch: &Batch) -> bool {
+pub(super) fn is_full(batch: &Batch) -> bool {
     batch.records.len() >= super::database::BATCH_RECORDS
         || batch.retained.len() as u64 >= super::BATCH_BYTES
 }

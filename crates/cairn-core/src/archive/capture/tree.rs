@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
+use super::document::{ReadUnit, is_full, redacted_key, retract, take_header, take_unit};
 use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
@@ -29,7 +29,7 @@ use crate::keys;
 pub(crate) const MAX_TREE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What the store keeps of a session's tree between reads (`sources.parser_state`).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Cursor {
     /// The stamp (size and mtime) of every file of each message, by message key.
     stamps: BTreeMap<String, String>,
@@ -185,7 +185,9 @@ fn written_lately(path: &Path) -> bool {
 /// FAT's tick).
 const SETTLED_NS: u128 = 2_000_000_000;
 
-/// Read what changed in one session's tree and hand it to `emit` as one batch.
+/// Read what changed in one session's tree and hand it to `emit` in batches of a capture's
+/// size. Every batch but the last stores the cursor the read started from: a read cut short
+/// after any batch is made again (the units it takes again are stored as they were).
 pub(super) fn read_tree(
     file: &FoundFile,
     prior: Option<&SourceState>,
@@ -272,6 +274,8 @@ pub(super) fn read_tree(
         ..Cursor::default()
     };
     let mut bytes = 0u64;
+    let restart = serde_json::to_string(&cursor).unwrap_or_default();
+    let mut handed = 0usize;
 
     next.header = take_header(
         &mut batch,
@@ -401,6 +405,37 @@ pub(super) fn read_tree(
             &mut line_no,
         );
         next.units.insert(key, rev);
+        if is_full(&batch) {
+            // Chained to the next batch by the count of units it leaves read.
+            let taken = next.units.len() as u64;
+            let chained = Base {
+                existed: true,
+                byte_offset: taken,
+                generation,
+            };
+            let full = std::mem::replace(
+                &mut batch,
+                new_batch(file, &path_str, &source_key, chained, generation),
+            );
+            handed += 1;
+            let mut part = finish_batch(
+                full,
+                file,
+                &canonical,
+                (parser.meta().clone(), restart.clone()),
+                size,
+                mtime_ns,
+                taken,
+                line_no,
+                &None,
+                &None,
+                taken,
+            );
+            part.bytes = std::mem::take(&mut bytes);
+            if !emit(Msg::Batch(Box::new(part))) {
+                return;
+            }
+        }
     }
     // Messages whose file is gone.
     let gone: Vec<String> = next
@@ -417,13 +452,14 @@ pub(super) fn read_tree(
         !batch.records.is_empty() || !batch.unit_events.is_empty() || next.header != cursor.header;
     if prior.is_some()
         && !force
+        && handed == 0
         && !changed
         && next.stamps == cursor.stamps
         && batch.warnings.is_empty()
     {
         return; // nothing moved
     }
-    if prior.is_none() && batch.records.is_empty() {
+    if prior.is_none() && handed == 0 && batch.records.is_empty() {
         if !batch.warnings.is_empty() {
             for (_, w) in batch.warnings {
                 emit(warn(w));
@@ -449,4 +485,90 @@ pub(super) fn read_tree(
     );
     last.bytes = bytes;
     emit(Msg::Batch(Box::new(last)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::capture::Batch;
+    use crate::archive::capture::testing::{state_after, stored};
+
+    /// Every batch a read of `file` hands over, with `prior` as its stored position.
+    fn batches(file: &FoundFile, prior: Option<&SourceState>) -> Vec<Batch> {
+        let mut out = Vec::new();
+        read_tree(file, prior, false, &mut |m| {
+            if let Msg::Batch(b) = m {
+                out.push(*b);
+            }
+            true
+        });
+        out
+    }
+
+    fn hashes(bs: &[&Batch]) -> Vec<String> {
+        bs.iter()
+            .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
+            .collect()
+    }
+
+    /// A session of more messages than a batch holds is handed over in batches chained base
+    /// to base; killed after the first, the next read makes the cut read again, and the two
+    /// store what one read stores; after the last, nothing is read again.
+    #[test]
+    fn a_long_tree_is_read_in_batches_that_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = dir.path().join("storage");
+        let session = storage.join("session/proj/ses_long.json");
+        fs::create_dir_all(session.parent().unwrap()).unwrap();
+        fs::write(
+            &session,
+            r#"{"id":"ses_long","projectID":"proj","directory":"/tmp/long","title":"Long","time":{"created":1730000000000,"updated":1730000999000}}"#,
+        )
+        .unwrap();
+        let messages = storage.join("message/ses_long");
+        fs::create_dir_all(&messages).unwrap();
+        for i in 0..2_300u64 {
+            let id = format!("msg_{i:05}");
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            fs::write(
+                messages.join(format!("{id}.json")),
+                format!(
+                    r#"{{"id":"{id}","sessionID":"ses_long","role":"{role}","time":{{"created":{}}}}}"#,
+                    1_730_000_000_000 + i
+                ),
+            )
+            .unwrap();
+            let parts = storage.join("part").join(&id);
+            fs::create_dir_all(&parts).unwrap();
+            fs::write(
+                parts.join("001.json"),
+                format!(r#"{{"id":"p{i}","type":"text","text":"message {i}"}}"#),
+            )
+            .unwrap();
+        }
+        let file = FoundFile::main(crate::archive::Agent::Opencode, &session);
+
+        let whole = batches(&file, None);
+        assert!(whole.len() >= 2, "{} batches", whole.len());
+        for pair in whole.windows(2) {
+            assert_eq!(
+                (pair[1].base.existed, pair[1].base.byte_offset),
+                (true, pair[0].byte_offset),
+                "each batch starts where the one before ends"
+            );
+        }
+        let all: Vec<&Batch> = whole.iter().collect();
+        let resumed = batches(&file, Some(&state_after(&whole[0])));
+        assert!(!resumed.is_empty(), "a read under way is made again");
+        assert_eq!(
+            hashes(&resumed.iter().collect::<Vec<_>>()),
+            hashes(&all),
+            "nothing lost"
+        );
+        let mut killed = vec![&whole[0]];
+        killed.extend(resumed.iter());
+        assert_eq!(stored(&killed), stored(&all), "nothing twice");
+        let last = whole.last().unwrap();
+        assert!(batches(&file, Some(&state_after(last))).is_empty());
+    }
 }
