@@ -45,6 +45,10 @@ use crate::store::db_err;
 
 /// A batch is committed once it holds this many bytes of input.
 const BATCH_BYTES: u64 = 4 * 1024 * 1024;
+/// A read by units (a database session, a document, a tree) hands a batch to the writer after
+/// the unit that brings it to this many records or [`BATCH_BYTES`] of retained rows, so one
+/// long session is never one unbounded commit.
+const BATCH_RECORDS: usize = 2_000;
 /// A sync commits what the readers have queued, up to this many bytes of input, at once.
 const GROUP_BYTES: u64 = 32 * 1024 * 1024;
 /// A sync's group holds at least this many bytes of input while the readers still send. Each
@@ -757,6 +761,12 @@ fn revision_of(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -
         text(&r.cwd),
         text(&r.git_branch),
     ])
+}
+
+/// Whether a batch read by units is as large as a capture's batch gets ([`BATCH_RECORDS`]
+/// records or [`BATCH_BYTES`] of retained rows).
+fn is_full(batch: &Batch) -> bool {
+    batch.records.len() >= BATCH_RECORDS || batch.retained.len() as u64 >= BATCH_BYTES
 }
 
 fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {

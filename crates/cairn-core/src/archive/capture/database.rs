@@ -65,12 +65,8 @@ pub(crate) fn session_path(db: &str, session: &str) -> String {
     }
 }
 
-/// A session's read is handed to the writer in batches of about this many records (a batch
-/// ends after the unit that reaches it), so one long session is never one unbounded commit.
-pub(crate) const BATCH_RECORDS: usize = 2_000;
-
 /// Read the changed sessions of one database and hand each to `emit` in batches of at most
-/// [`BATCH_RECORDS`] records (plus the last unit's).
+/// [`super::BATCH_RECORDS`] records (plus the last unit's).
 pub(super) fn read_database<'s>(
     file: &FoundFile,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
@@ -85,7 +81,7 @@ pub(super) fn read_database<'s>(
         }));
         return;
     };
-    read_database_in(file, source, prior_of, force, BATCH_RECORDS, emit);
+    read_database_in(file, source, prior_of, force, super::BATCH_RECORDS, emit);
 }
 
 /// [`read_database`] through `source`, with batches of `batch_records` records.
@@ -416,7 +412,7 @@ mod tests {
 
     use super::*;
     use crate::archive::capture::Batch;
-    use crate::archive::capture::testing::{state_after, stored};
+    use crate::archive::capture::testing::{record_hashes, state_after, stored};
 
     /// Every batch a read of `file` hands over, with `prior` as the stored positions.
     fn batches(file: &FoundFile, prior: &HashMap<String, SourceState>, bound: usize) -> Vec<Batch> {
@@ -479,12 +475,11 @@ mod tests {
             (rest[0].base.existed, rest[0].base.byte_offset),
             (true, parts[0].byte_offset)
         );
-        let keyed = |bs: &[&Batch]| -> Vec<String> {
-            bs.iter()
-                .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
-                .collect()
-        };
-        assert_eq!(keyed(&rest), keyed(&of(&whole, &main)), "nothing lost");
+        assert_eq!(
+            record_hashes(&rest),
+            record_hashes(&of(&whole, &main)),
+            "nothing lost"
+        );
         // Stored, the first batch and the remade read are the session one read stores: the
         // units taken again change nothing.
         let mut killed = vec![parts[0]];

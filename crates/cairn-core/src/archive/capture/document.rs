@@ -17,7 +17,9 @@ use std::io::Read as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Base, Batch, Msg, SourceState, Warning, finish_batch, new_batch, take_output};
+use super::{
+    Base, Batch, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_output,
+};
 use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
 use crate::archive::redact::{Finding, Redactor};
@@ -43,7 +45,7 @@ struct Cursor {
 }
 
 /// Read the changed units of one document and hand them to `emit` in batches of about a
-/// capture's size (2,000 records or 4 MiB of retained rows: [`is_full`]). Every batch
+/// capture's size (2,000 records or 4 MiB of retained rows: [`super::is_full`]). Every batch
 /// but the last stores the cursor the read started from with its document digest emptied, and
 /// no size or mtime a file has: a read cut short after any batch is made again whole (the
 /// units it takes again are stored as they were).
@@ -251,12 +253,6 @@ pub(super) fn read_document(
 /// has it, so the next sync reads the document again).
 const UNREAD_MTIME: i64 = i64::MIN;
 
-/// Whether `batch` is as large as a capture's batch gets.
-pub(super) fn is_full(batch: &Batch) -> bool {
-    batch.records.len() >= super::database::BATCH_RECORDS
-        || batch.retained.len() as u64 >= super::BATCH_BYTES
-}
-
 /// Redact the document's header and units, and parse those that changed since `prior`, giving
 /// `hand` each batch that fills up (with the units taken so far and the line number reached);
 /// `false` when `hand` said to stop.
@@ -460,7 +456,7 @@ pub(super) fn unit_line(out: &mut Vec<u8>, unit: Option<&str>, rev: &str, text: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::capture::testing::{state_after, stored};
+    use crate::archive::capture::testing::{record_hashes as hashes, state_after, stored};
     use serde_json::json;
 
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
@@ -473,12 +469,6 @@ mod tests {
             true
         });
         out
-    }
-
-    fn hashes(bs: &[&Batch]) -> Vec<String> {
-        bs.iter()
-            .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
-            .collect()
     }
 
     /// A long document is handed over in batches of a capture's size, each chained to the one
@@ -509,7 +499,7 @@ mod tests {
         assert!(whole.len() >= 3, "{} batches", whole.len());
         let (last, partial) = whole.split_last().unwrap();
         for pair in whole.windows(2) {
-            assert!(pair[0].records.len() >= crate::archive::capture::database::BATCH_RECORDS);
+            assert!(pair[0].records.len() >= crate::archive::capture::BATCH_RECORDS);
             assert_eq!(
                 (pair[1].base.existed, pair[1].base.byte_offset),
                 (true, pair[0].byte_offset),

@@ -23,6 +23,14 @@ pub(super) fn state_after(b: &Batch) -> SourceState {
     }
 }
 
+/// The keys of the records of `batches`, in order.
+pub(super) fn record_hashes(batches: &[&Batch]) -> Vec<String> {
+    batches
+        .iter()
+        .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
+        .collect()
+}
+
 /// Every record `batches` store, committed one after the other into a fresh archive, as
 /// `(record hash, revision)` in hash order. Each must be stored (none refused as out of turn).
 pub(super) fn stored(batches: &[&Batch]) -> Vec<(String, Option<String>)> {

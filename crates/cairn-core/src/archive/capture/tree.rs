@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::document::{ReadUnit, is_full, redacted_key, retract, take_header, take_unit};
-use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
+use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
+use super::{Base, Msg, SourceState, Warning, finish_batch, is_full, new_batch};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
 use crate::keys;
@@ -491,7 +491,7 @@ pub(super) fn read_tree(
 mod tests {
     use super::*;
     use crate::archive::capture::Batch;
-    use crate::archive::capture::testing::{state_after, stored};
+    use crate::archive::capture::testing::{record_hashes as hashes, state_after, stored};
 
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
     fn batches(file: &FoundFile, prior: Option<&SourceState>) -> Vec<Batch> {
@@ -503,12 +503,6 @@ mod tests {
             true
         });
         out
-    }
-
-    fn hashes(bs: &[&Batch]) -> Vec<String> {
-        bs.iter()
-            .flat_map(|b| b.records.iter().map(|r| r.hash.clone()))
-            .collect()
     }
 
     /// A session of more messages than a batch holds is handed over in batches chained base
