@@ -789,26 +789,44 @@ fn finish(
     batch
 }
 
-/// Each record's place by its key: `(record_hash, block)` to ordinal.
-fn places(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64), i64>> {
-    conn.prepare_cached("SELECT record_hash, block, ordinal FROM records WHERE session_id = ?1")?
-        .query_map([row], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
-        .collect()
+/// A record's identity in its session, compact: the first half of a SHA-256 of its key and
+/// block (a session of 800k records holds two maps of these, before and after).
+type Place = [u8; 16];
+
+/// What a stored record is: its ordinal, and a digest of what it holds that a parser decides
+/// (digests, not the texts: a session's whole text twice over is what a large one would
+/// otherwise hold in memory), to tell a record read differently.
+#[derive(Clone, Copy)]
+struct Held {
+    ordinal: i64,
+    content: [u8; 32],
 }
 
-/// A digest of what each record holds that a parser decides, to tell a record read
-/// differently (digests, not the texts: a session's whole text twice over is what a large one
-/// would otherwise hold in memory).
-fn contents(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<(String, i64), String>> {
+/// Every record of the session by its place.
+fn held(conn: &Connection, row: i64) -> rusqlite::Result<HashMap<Place, Held>> {
+    use sha2::{Digest as _, Sha256};
     conn.prepare_cached(
-        "SELECT record_hash, block, json_array(kind, role, source_event_kind, text, tool_name,
-                tool_kind, tool_input, call_id, exit_code, outcome, prompt_source, file_paths,
-                is_sidechain, is_compaction, message_id, timestamp, retracted_at IS NULL)
+        "SELECT record_hash, block, ordinal, json_array(kind, role, source_event_kind, text,
+                tool_name, tool_kind, tool_input, call_id, exit_code, outcome, prompt_source,
+                file_paths, is_sidechain, is_compaction, message_id, timestamp,
+                retracted_at IS NULL)
          FROM records WHERE session_id = ?1",
     )?
     .query_map([row], |r| {
-        let held: String = r.get(2)?;
-        Ok(((r.get(0)?, r.get(1)?), keys::digest_hex(held.as_bytes())))
+        let key = Sha256::new()
+            .chain_update(r.get_ref(0)?.as_bytes()?)
+            .chain_update(r.get::<_, i64>(1)?.to_le_bytes())
+            .finalize();
+        let mut place = [0u8; 16];
+        place.copy_from_slice(&key[..16]);
+        let content = Sha256::digest(r.get_ref(3)?.as_bytes()?).into();
+        Ok((
+            place,
+            Held {
+                ordinal: r.get(2)?,
+                content,
+            },
+        ))
     })?
     .collect()
 }
@@ -837,8 +855,7 @@ pub(crate) fn rebuild(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(e)?;
-    let old_places = places(tx, row).map_err(e)?;
-    let old_contents = contents(tx, row).map_err(e)?;
+    let before = held(tx, row).map_err(e)?;
     (|| -> rusqlite::Result<()> {
         store::unindex_session(tx, row)?;
         for table in ["token_usage", "session_branches", "warnings"] {
@@ -898,17 +915,13 @@ pub(crate) fn rebuild(
     if let Some(why) = stopped {
         return Ok(Err(why));
     }
-    let new_places = places(tx, row).map_err(e)?;
-    let new_contents = contents(tx, row).map_err(e)?;
-    let mut changed = old_contents
+    let after = held(tx, row).map_err(e)?;
+    let mut changed = before
         .iter()
-        .filter(|(k, v)| new_contents.get(*k) != Some(*v))
+        .filter(|(k, v)| after.get(*k).map(|a| a.content) != Some(v.content))
         .count() as u64;
-    changed += new_contents
-        .keys()
-        .filter(|k| !old_contents.contains_key(*k))
-        .count() as u64;
-    follow_captures(tx, row, &old_places, &new_places).map_err(e)?;
+    changed += after.keys().filter(|k| !before.contains_key(*k)).count() as u64;
+    follow_captures(tx, row, &before, &after).map_err(e)?;
     let (records_after, turns_after): (i64, i64) = tx
         .query_row(
             "SELECT record_count, turn_count FROM sessions WHERE id = ?1",
@@ -931,13 +944,13 @@ pub(crate) fn rebuild(
 fn follow_captures(
     tx: &Connection,
     row: i64,
-    old: &HashMap<(String, i64), i64>,
-    new: &HashMap<(String, i64), i64>,
+    old: &HashMap<Place, Held>,
+    new: &HashMap<Place, Held>,
 ) -> rusqlite::Result<()> {
     // For each new ordinal, the old ordinal it stands for.
     let mut order: Vec<(i64, Option<i64>)> = new
         .iter()
-        .map(|(key, &ordinal)| (ordinal, old.get(key).copied()))
+        .map(|(key, h)| (h.ordinal, old.get(key).map(|o| o.ordinal)))
         .collect();
     order.sort_unstable();
     let mut stands_for = Vec::with_capacity(order.len());
