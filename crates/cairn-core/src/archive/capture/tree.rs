@@ -491,18 +491,11 @@ pub(super) fn read_tree(
 mod tests {
     use super::*;
     use crate::archive::capture::Batch;
-    use crate::archive::capture::testing::{record_hashes as hashes, state_after, stored};
+    use crate::archive::capture::testing::{assert_resumes, batches_of, state_after};
 
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
     fn batches(file: &FoundFile, prior: Option<&SourceState>) -> Vec<Batch> {
-        let mut out = Vec::new();
-        read_tree(file, prior, false, &mut |m| {
-            if let Msg::Batch(b) = m {
-                out.push(*b);
-            }
-            true
-        });
-        out
+        batches_of(|emit| read_tree(file, prior, false, emit))
     }
 
     /// A session of more messages than a batch holds is handed over in batches chained base
@@ -543,25 +536,11 @@ mod tests {
         let file = FoundFile::main(crate::archive::Agent::Opencode, &session);
 
         let whole = batches(&file, None);
-        assert!(whole.len() >= 2, "{} batches", whole.len());
-        for pair in whole.windows(2) {
-            assert_eq!(
-                (pair[1].base.existed, pair[1].base.byte_offset),
-                (true, pair[0].byte_offset),
-                "each batch starts where the one before ends"
-            );
-        }
-        let all: Vec<&Batch> = whole.iter().collect();
         let resumed = batches(&file, Some(&state_after(&whole[0])));
-        assert!(!resumed.is_empty(), "a read under way is made again");
-        assert_eq!(
-            hashes(&resumed.iter().collect::<Vec<_>>()),
-            hashes(&all),
-            "nothing lost"
+        assert_resumes(
+            &whole.iter().collect::<Vec<_>>(),
+            &resumed.iter().collect::<Vec<_>>(),
         );
-        let mut killed = vec![&whole[0]];
-        killed.extend(resumed.iter());
-        assert_eq!(stored(&killed), stored(&all), "nothing twice");
         let last = whole.last().unwrap();
         assert!(batches(&file, Some(&state_after(last))).is_empty());
     }
