@@ -319,7 +319,7 @@ impl DatabaseSource for CursorIde {
             } else {
                 let mut rows = value_of.query(rusqlite::params![rowid, MAX_COLUMN_BYTES])?;
                 let Some(row) = rows.next()? else {
-                    continue; // gone since it was listed (not in this read's snapshot)
+                    continue; // listed, yet not found by its rowid in the same snapshot: damaged
                 };
                 Some(
                     json_value(row.get_ref(0)?)
