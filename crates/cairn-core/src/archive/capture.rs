@@ -763,6 +763,25 @@ fn revision_of(r: &Record, tool_input: Option<&str>, file_paths: Option<&str>) -
     ])
 }
 
+/// Take `batch` whole for the writer, leaving in its place an empty batch of the same source
+/// that chains on to it after `taken` units (what the taken batch stores as its position).
+fn take_full(batch: &mut Batch, taken: u64) -> Batch {
+    let chained = Base {
+        existed: true,
+        byte_offset: taken,
+        generation: batch.generation,
+    };
+    let next = empty_batch(
+        batch.agent,
+        batch.role,
+        &batch.path,
+        &batch.source_key,
+        chained,
+        batch.generation,
+    );
+    std::mem::replace(batch, next)
+}
+
 /// Whether a batch read by units is as large as a capture's batch gets ([`BATCH_RECORDS`]
 /// records or [`BATCH_BYTES`] of retained rows).
 fn is_full(batch: &Batch) -> bool {
@@ -770,9 +789,20 @@ fn is_full(batch: &Batch) -> bool {
 }
 
 fn new_batch(file: &FoundFile, path: &str, source_key: &str, base: Base, generation: u32) -> Batch {
+    empty_batch(file.agent, file.role, path, source_key, base, generation)
+}
+
+fn empty_batch(
+    agent: Agent,
+    role: FileRole,
+    path: &str,
+    source_key: &str,
+    base: Base,
+    generation: u32,
+) -> Batch {
     Batch {
-        agent: file.agent,
-        role: file.role,
+        agent,
+        role,
         path: path.to_owned(),
         source_key: source_key.to_owned(),
         base,

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
-use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch};
+use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch, take_full};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitParser};
 use crate::keys;
@@ -319,20 +319,7 @@ impl ReadSession<'_> {
                 return true;
             }
             let offset = next.units.len() as u64;
-            let full = std::mem::replace(
-                &mut batch,
-                new_batch(
-                    self.file,
-                    self.path,
-                    &source_key,
-                    Base {
-                        existed: true,
-                        byte_offset: offset,
-                        generation,
-                    },
-                    generation,
-                ),
-            );
+            let full = take_full(&mut batch, offset);
             handed += 1;
             going = hand(self.finish(
                 full,

@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Base, Batch, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_output,
+    Base, Batch, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_full,
+    take_output,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
@@ -171,15 +172,7 @@ pub(super) fn read_document(
         // A full batch goes to the writer as the units are read; the next one chains on to
         // it by the count of units it leaves read.
         let mut hand = |batch: &mut Batch, parser: &dyn DocumentParser, taken: u64, line_no| {
-            let chained = Base {
-                existed: true,
-                byte_offset: taken,
-                generation,
-            };
-            let full = std::mem::replace(
-                batch,
-                new_batch(file, &path_str, &source_key, chained, generation),
-            );
+            let full = take_full(batch, taken);
             handed += 1;
             emit(Msg::Batch(Box::new(finish_batch(
                 full,

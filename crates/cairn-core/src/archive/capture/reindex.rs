@@ -249,8 +249,6 @@ pub(crate) struct Scrub {
     findings: Vec<(u64, Finding)>,
     /// A rewritten unit's `(unit key, old revision)` and its new revision, for the cursor.
     revisions: Vec<((String, String), String)>,
-    /// How many of its lines were rewritten.
-    pub rewritten: u64,
 }
 
 impl Scrub {
@@ -271,7 +269,6 @@ impl Scrub {
             copy: copy.to_owned(),
             current: generation == state.generation,
             committed,
-            rewritten: rewrites.len() as u64,
             rewrites,
             findings,
             revisions,
@@ -346,7 +343,7 @@ pub(crate) struct Reread {
 impl Reread {
     /// Copy lines rewritten.
     pub fn rewritten(&self) -> u64 {
-        self.scrubs.iter().map(|s| s.rewritten).sum()
+        self.scrubs.iter().map(|s| s.rewrites.len() as u64).sum()
     }
 
     /// The scrub of `state`'s copy of `generation`, when a line of it was rewritten.
@@ -572,7 +569,7 @@ fn read_lines(
             what: format!("no parser for it: {e}"),
         })?;
         let mut out = LineOutput::default();
-        let mut batch = new_batch(file, &state.path, &state.source_key, base, state.generation);
+        let mut batch = fresh(source, base);
         let mut batch_bytes = 0u64;
         let mut last_hash = String::new();
         let mut line_no = 0;
@@ -609,10 +606,7 @@ fn read_lines(
             last_hash = hash;
             line_no += 1;
             if batch_bytes >= BATCH_BYTES {
-                let full = std::mem::replace(
-                    &mut batch,
-                    new_batch(file, &state.path, &state.source_key, base, state.generation),
-                );
+                let full = std::mem::replace(&mut batch, fresh(source, base));
                 batch_bytes = 0;
                 if !finished(full, &*parser)? {
                     return Ok(false);
@@ -628,6 +622,18 @@ fn read_lines(
         }
     }
     Ok(true)
+}
+
+/// An empty batch of `source`'s records, read again from `base`.
+fn fresh(source: &Copied, base: Base) -> Batch {
+    let state = &source.state;
+    new_batch(
+        &source.file,
+        &state.path,
+        &state.source_key,
+        base,
+        state.generation,
+    )
 }
 
 /// The parser of a source read by units, fresh.
@@ -669,13 +675,7 @@ fn replay(
         path: current.clone(),
         what: format!("no parser for it: {e}"),
     })?;
-    let mut batch = new_batch(
-        &source.file,
-        &state.path,
-        &state.source_key,
-        base,
-        state.generation,
-    );
+    let mut batch = fresh(source, base);
     let mut seen = std::collections::BTreeSet::new();
     // (unit key, old revision) to the new revision, for the cursor.
     let mut revisions: HashMap<(String, String), String> = HashMap::new();
@@ -711,16 +711,7 @@ fn replay(
             line_no += 1;
             batch_bytes += line.text.len() as u64 + 1;
             if batch_bytes >= BATCH_BYTES {
-                let full = std::mem::replace(
-                    &mut batch,
-                    new_batch(
-                        &source.file,
-                        &state.path,
-                        &state.source_key,
-                        base,
-                        state.generation,
-                    ),
-                );
+                let full = std::mem::replace(&mut batch, fresh(source, base));
                 batch_bytes = 0;
                 let meta = parser.meta().clone();
                 if !commit(finish(full, plan, source, meta, parser.save()))? {
@@ -1011,7 +1002,6 @@ mod tests {
             copy,
             current: true,
             committed: 0,
-            rewritten: 1,
             rewrites,
             findings: Vec::new(),
             revisions: Vec::new(),

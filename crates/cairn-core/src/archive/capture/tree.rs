@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
-use super::{Base, Msg, SourceState, Warning, finish_batch, is_full, new_batch};
+use super::{Base, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_full};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
 use crate::keys;
@@ -408,15 +408,7 @@ pub(super) fn read_tree(
         if is_full(&batch) {
             // Chained to the next batch by the count of units it leaves read.
             let taken = next.units.len() as u64;
-            let chained = Base {
-                existed: true,
-                byte_offset: taken,
-                generation,
-            };
-            let full = std::mem::replace(
-                &mut batch,
-                new_batch(file, &path_str, &source_key, chained, generation),
-            );
+            let full = take_full(&mut batch, taken);
             handed += 1;
             let mut part = finish_batch(
                 full,
