@@ -1038,15 +1038,22 @@ mod tests {
     }
 
     /// Listen to `meaning-finished`; the returned wait gives the `n`th event (from 1), failing
-    /// after two minutes without it.
+    /// after two minutes without it. Each event is checked as it is sent: a status the window
+    /// reads on it must no longer say a build runs (unless another pass was asked for, which
+    /// sends its own event), or the window would show "Computing vectors" for good.
     fn meaning_finished(app: &tauri::App<MockRuntime>) -> impl Fn(usize) -> Value {
         use tauri::Listener as _;
         let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
         let sink = finished.clone();
+        let handle = app.handle().clone();
         app.listen("meaning-finished", move |event| {
-            sink.lock()
-                .unwrap()
-                .push(serde_json::from_str(event.payload()).unwrap());
+            let mut payload: Value = serde_json::from_str(event.payload()).unwrap();
+            payload["running_when_sent"] = handle
+                .state::<crate::backend::Backend>()
+                .meaning
+                .running()
+                .into();
+            sink.lock().unwrap().push(payload);
         });
         move |n| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
@@ -1099,6 +1106,7 @@ mod tests {
         let started = invoke(&app, "meaning_build", json!({})).unwrap();
         assert!(started.get("building").is_some(), "{started}");
         let done = wait_for(1);
+        assert_eq!(done["running_when_sent"], false, "{done}");
         assert_eq!(done["error"], Value::Null, "{done}");
         assert!(done["embedded"].as_u64().unwrap() > 0, "{done}");
         let status = invoke(&app, "meaning_status", json!({})).unwrap();
@@ -1122,6 +1130,7 @@ mod tests {
         append_prompt(dir.path(), "meaning-1", "rename the widget factory");
         invoke(&app, "sync_archive", json!({})).unwrap();
         let again = wait_for(2);
+        assert_eq!(again["running_when_sent"], false, "{again}");
         assert_eq!(again["error"], Value::Null, "{again}");
         assert_eq!(again["embedded"], 1, "{again}");
         let status = invoke(&app, "meaning_status", json!({})).unwrap();

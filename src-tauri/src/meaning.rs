@@ -167,8 +167,12 @@ fn start<R: Runtime>(app: &AppHandle<R>, cairn: Arc<Cairn>) -> Result<(), ErrorR
                     ),
                 };
                 builds.set_last_error(error.clone());
+                // Ended before it is said: the window reads the status on this event, and a
+                // status still saying "building" would keep its panel on "Computing vectors"
+                // with no event left to move it. Another pass sends an event of its own.
+                let again = builds.end();
                 let _ = MeaningFinished { embedded, error }.emit(&app);
-                if !builds.end() {
+                if !again {
                     break;
                 }
             }
