@@ -15,7 +15,7 @@ use cairn_core::archive::discover::FoundFile;
 use cairn_core::archive::jsonl::{Line, LineReader};
 use cairn_core::archive::redact::{PATH, Redactor};
 use cairn_core::archive::sources::{
-    FileRole, LineOutput, document_parser_for, lines_are_json, parser_for,
+    FileRole, LineOutput, Shallow, document_parser_for, lines_are_json, parser_for,
 };
 use cairn_core::recall::analyze::{self, Analyzer, MAX_QUERY_TERMS};
 
@@ -96,16 +96,45 @@ pub fn aider(data: &[u8]) {
     transcript(Agent::Aider, data);
 }
 
+/// `data` read as the document reader reads it, down to the list of units at `path` (`None`
+/// when it is not one JSON value). A document that parses whole reads shallowly as the same
+/// value: its other members as they are, its units the list's elements.
+fn shallow<'d>(data: &'d [u8], path: &[&str]) -> Option<Shallow<'d>> {
+    let read = std::str::from_utf8(data)
+        .ok()
+        .and_then(|text| Shallow::read(text, path).ok());
+    if let Ok(mut whole) = serde_json::from_slice::<serde_json::Value>(data) {
+        let read = read
+            .as_ref()
+            .expect("a document that parses whole reads shallowly");
+        let pointer: String = path
+            .iter()
+            .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
+            .collect();
+        let list = match whole.pointer_mut(&pointer) {
+            Some(list @ serde_json::Value::Array(_)) => Some(list.take()),
+            _ => None,
+        };
+        assert_eq!(read.doc, whole, "the document around its units");
+        let units = read
+            .units
+            .clone()
+            .map(|u| serde_json::Value::from(u.collect::<Vec<_>>()));
+        assert_eq!(units, list, "the units");
+    }
+    read
+}
+
 /// A Gemini CLI legacy session document: split into header and keyed units, each redacted and
 /// parsed as the document reader does, the state saved and resumed between units. Invariants:
 /// every record of a unit is keyed, a resumed parser knows what the saved one knew, and a
 /// redacted unit is still JSON.
 pub fn gemini_document(data: &[u8]) {
-    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+    let mut parser = document_parser_for(Agent::Gemini, None).expect("a fresh parser");
+    let Some(doc) = shallow(data, parser.units_at()) else {
         return;
     };
     let redactor = Redactor::global();
-    let mut parser = document_parser_for(Agent::Gemini, None).expect("a fresh parser");
     let (mut header, units) = parser.split(doc);
     redactor.redact_json(&mut header, &mut Vec::new());
     let mut out = LineOutput::default();
@@ -134,19 +163,20 @@ pub fn gemini_document(data: &[u8]) {
 /// result's call names one of them), every record is keyed, a resumed parser knows what the
 /// saved one knew, and a redacted entry is still JSON.
 pub fn cline_document(data: &[u8]) {
-    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+    // Shaped like a task folder: the log, or an object already holding it with its sidecars.
+    let holds_log = serde_json::from_slice::<serde_json::Value>(data)
+        .is_ok_and(|doc| doc.get("ui_messages").is_some());
+    let Some(mut doc) = shallow(data, if holds_log { &["ui_messages"] } else { &[] }) else {
         return;
     };
-    // Shaped like a task folder: the log, or an object already holding it with its sidecars.
-    let doc = if doc.get("ui_messages").is_some() {
-        doc
-    } else {
-        serde_json::json!({ "ui_messages": doc })
-    };
+    if !holds_log {
+        doc.doc = serde_json::json!({ "ui_messages": doc.doc });
+    }
     let redactor = Redactor::global();
     let agent = Agent::Roo;
     let mut parser = document_parser_for(agent, None).expect("a fresh parser");
     let (mut header, units) = parser.split(doc);
+    let units: Vec<_> = units.collect();
     let keys: std::collections::BTreeSet<&str> = units.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys.len(), units.len(), "two entries under one key");
     for (_, unit) in &units {

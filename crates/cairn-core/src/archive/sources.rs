@@ -16,6 +16,7 @@ pub mod crush;
 pub mod cursor;
 pub mod cursor_ide;
 pub mod database;
+pub mod document;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
@@ -271,17 +272,8 @@ pub fn database_of_session(agent: Agent, path: &std::path::Path) -> Option<&std:
     is_database.then_some(db)
 }
 
-/// One agent's parser for a document it rewrites in place. The reader splits the parsed
-/// document into a header and keyed units, redacts each, and gives the parser the header on
-/// every read and only the units that changed. Every record a unit yields is keyed by the
-/// unit (the reader sets [`Record::unit`]); the parser names which record of the unit it is
-/// in [`Record::key`] so an updated unit updates its records in place.
-pub trait DocumentParser: UnitParser {
-    /// The document without its units, and its units with their stable ids, in order.
-    fn split(&self, doc: Value) -> (Value, Vec<(String, Value)>);
-}
-
 pub use database::UnitParser;
+pub use document::{DocumentParser, Shallow, Units};
 
 /// A document parser for `agent`, resumed from a saved state if one is given.
 pub fn document_parser_for(

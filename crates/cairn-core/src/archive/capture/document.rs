@@ -1,9 +1,10 @@
 //! The Document read kind: a JSON document the agent rewrites in place (Gemini CLI's legacy
-//! `session-*.json`). It is read whole when its size or mtime moved, and only when its bytes
-//! changed; its units (messages) are keyed by the agent's own ids, and only units whose
-//! redacted content changed since the last read go to the parser and to the retained copy. A
-//! unit gone from the document is retracted. So reading the same document twice stores nothing
-//! twice, and a rewrite stores exactly what changed.
+//! `session-*.json`). It is read when its size or mtime moved, and only when its bytes changed,
+//! one level deep ([`Shallow`]: each unit parsed as it is taken); its units (messages) are keyed
+//! by the agent's own ids, and only units whose redacted content changed since the last read go
+//! to the parser and to the retained copy. A unit gone from the document is retracted. So
+//! reading the same document twice stores nothing twice, and a rewrite stores exactly what
+//! changed.
 //!
 //! Redaction comes before parsing, as for lines: the header and every unit are walked with
 //! [`Redactor::redact_json`] first. A document that does not parse (half-written by an agent
@@ -25,7 +26,7 @@ use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
 use crate::archive::redact::{Finding, Redactor};
 use crate::archive::sources::{
-    DocumentParser, LineOutput, UnitParser, document_parser_for_file, with_sidecars,
+    DocumentParser, LineOutput, Shallow, UnitParser, document_parser_for_file, with_sidecars,
 };
 use crate::keys;
 
@@ -123,10 +124,24 @@ pub(super) fn read_document(
         generation: prior.map_or(0, |p| p.generation),
     };
     let line_start = prior.filter(|_| !force).map_or(0, |p| p.line_count);
+    let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
+    let mut parser = match document_parser_for_file(file, saved) {
+        Ok(p) => p,
+        // A state written by an incompatible build: read the document again from scratch.
+        Err(_) if !force => return read_document(file, prior, true, emit),
+        Err(e) => {
+            emit(warn(format!("cannot read: {e}")));
+            return;
+        }
+    };
     let digest = keys::digest_hex(&bytes);
     let readable = json_text::readable(&bytes);
-    let doc: Value = match serde_json::from_slice(&readable) {
-        Ok(v) => v,
+    // Read down to its units only: each is parsed as it is taken.
+    let doc = std::str::from_utf8(&readable)
+        .map_err(|e| e.to_string())
+        .and_then(|text| Shallow::read(text, parser.units_at()).map_err(|e| e.to_string()));
+    let Shallow { doc, units } = match doc {
+        Ok(doc) => doc,
         Err(e) => {
             emit(warn(format!(
                 "not a complete JSON document (the agent may be rewriting it); read again on the next sync: {e}"
@@ -140,18 +155,9 @@ pub(super) fn read_document(
     let digest = if crate::archive::sources::sidecars(file).is_empty() {
         digest
     } else {
-        keys::digest_hex(doc.to_string().as_bytes())
+        keys::digest_hex(format!("{digest} {doc}").as_bytes())
     };
-    let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
-    let mut parser = match document_parser_for_file(file, saved) {
-        Ok(p) => p,
-        // A state written by an incompatible build: read the document again from scratch.
-        Err(_) if !force => return read_document(file, prior, true, emit),
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
-    };
+    let doc = Shallow { doc, units };
     let path_str = canonical.to_string_lossy().into_owned();
     let source_key = prior
         .map(|p| p.source_key.clone())
@@ -252,7 +258,7 @@ const UNREAD_MTIME: i64 = i64::MIN;
 fn read_units(
     batch: &mut Batch,
     parser: &mut dyn DocumentParser,
-    doc: Value,
+    doc: Shallow<'_>,
     prior: &Cursor,
     next: &mut Cursor,
     line_no: &mut u64,
@@ -502,6 +508,42 @@ mod tests {
 
         // Once the last batch is stored, the same document is not read again.
         assert!(batches(&file, Some(&state_after(last))).is_empty());
+    }
+
+    /// A message whose text is JSON but no value holds (a number past `f64`'s range) costs
+    /// that message only: read whole, the document was refused on every sync.
+    #[test]
+    fn a_message_no_value_holds_costs_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let chats = dir.path().join(".gemini/tmp/p/chats");
+        fs::create_dir_all(&chats).unwrap();
+        let path = chats.join("session-2026-01-01T00-00-big.json");
+        let message = |id: &str, content: &str| {
+            format!(
+                r#"{{"id": "{id}", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": {content}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"sessionId": "big-1", "projectHash": "00", "startTime": "2026-01-01T00:00:00Z", "messages": [{}, {}, {}]}}"#,
+            message("a", r#""before""#),
+            message("b", "1e400"),
+            message("c", r#""after""#),
+        );
+        assert!(serde_json::from_str::<Value>(&text).is_err());
+        fs::write(&path, text).unwrap();
+        let file = crate::archive::sources::gemini::classify(&path).unwrap();
+        let read = batches(&file, None);
+        let texts: Vec<&str> = read
+            .iter()
+            .flat_map(|b| &b.records)
+            .filter_map(|r| r.record.text.as_deref())
+            .collect();
+        assert_eq!(texts, ["before", "after"]);
+        let last = read.last().unwrap();
+        assert_eq!(
+            last.meta.unknown_types.get("gemini:message-not-an-object"),
+            Some(&1)
+        );
     }
 
     /// The gated redaction gives what walking every string gives, whether the secret is in a

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::{
     DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
+    SessionMeta, Shallow, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
     note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::atif::text_of;
@@ -280,17 +280,23 @@ fn with_ours(mut r: Record, ours: Option<&Value>) -> Record {
 }
 
 impl DocumentParser for AtifParser {
-    fn split(&self, mut doc: Value) -> (Value, Vec<(String, Value)>) {
-        let steps = match doc.as_object_mut().and_then(|o| o.remove("steps")) {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        };
-        // Embedded sub-agents are sessions of their own (`cairn import` reads each one).
+    fn units_at(&self) -> &'static [&'static str] {
+        &["steps"]
+    }
+
+    fn split<'d>(
+        &self,
+        doc: Shallow<'d>,
+    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+        let Shallow { mut doc, units } = doc;
         if let Some(o) = doc.as_object_mut() {
+            o.remove("steps");
+            // Embedded sub-agents are sessions of their own (`cairn import` reads each one).
             o.remove("subagent_trajectories");
         }
-        let units = steps
+        let units = units
             .into_iter()
+            .flatten()
             .take(MAX_STEPS)
             .enumerate()
             .map(|(i, s)| {
@@ -302,9 +308,8 @@ impl DocumentParser for AtifParser {
                     _ => format!("index:{i}"),
                 };
                 (key, s)
-            })
-            .collect();
-        (doc, units)
+            });
+        (doc, Box::new(units))
     }
 }
 

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::database::epoch_time;
 use super::{
     DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, UnitParser, cap_json, cap_text, count_unknown,
+    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
     exit_code_in, is_system_injected, note_timestamp, outcome_for, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
@@ -634,13 +634,22 @@ impl ClineParser {
 }
 
 impl DocumentParser for ClineParser {
-    fn split(&self, doc: Value) -> (Value, Vec<(String, Value)>) {
-        let (mut header, log) = match doc {
+    /// The task log is the list itself; [`with_sidecars`] files it under `ui_messages`.
+    fn units_at(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn split<'d>(
+        &self,
+        doc: Shallow<'d>,
+    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+        let Shallow { doc, units } = doc;
+        let mut header = match doc {
             Value::Object(mut map) => {
-                let log = map.remove("ui_messages").unwrap_or(Value::Null);
-                (map, log)
+                map.remove("ui_messages");
+                map
             }
-            other => (serde_json::Map::new(), other),
+            _ => serde_json::Map::new(),
         };
         header.insert(
             "taskId".to_owned(),
@@ -649,20 +658,19 @@ impl DocumentParser for ClineParser {
                 .clone()
                 .map_or(Value::Null, Value::String),
         );
-        let Value::Array(entries) = log else {
+        let Some(entries) = units else {
             header.insert("cairn:log".to_owned(), Value::from("not an array"));
-            return (Value::Object(header), Vec::new());
+            return (Value::Object(header), Box::new(std::iter::empty()));
         };
-        let mut units: Vec<(String, Value)> = Vec::with_capacity(entries.len());
         let mut seen: std::collections::BTreeMap<String, u32> = Default::default();
         // The last command, MCP use, browser action, sub-task and sub-agents started: where a
         // result entry that follows finds its call.
         let (mut command, mut mcp, mut browser, mut task, mut subagents) =
             (None, None, None, None, None);
-        for (i, mut entry) in entries.into_iter().enumerate() {
+        let units = entries.enumerate().filter_map(move |(i, mut entry)| {
             // Still streaming: the rewrite that completes it comes later.
             if entry.get("partial").and_then(Value::as_bool) == Some(true) {
-                continue;
+                return None;
             }
             let ts = match entry.get("ts") {
                 Some(Value::Number(n)) => n.to_string(),
@@ -706,9 +714,9 @@ impl DocumentParser for ClineParser {
             if let (Some(call), Value::Object(map)) = (call, &mut entry) {
                 map.insert(CALL_OF.to_owned(), Value::String(call));
             }
-            units.push((key, entry));
-        }
-        (Value::Object(header), units)
+            Some((key, entry))
+        });
+        (Value::Object(header), Box::new(units))
     }
 }
 
@@ -763,6 +771,7 @@ impl UnitParser for ClineParser {
 mod tests {
     use super::*;
     use crate::archive::Outcome;
+    use crate::archive::sources::document::split_value;
     use serde_json::json;
 
     #[test]
@@ -816,7 +825,7 @@ mod tests {
             {"ts": 2, "type": "say", "say": "text", "text": "same ts"},
             {"ts": 3, "type": "say", "say": "text", "text": "stream", "partial": true}
         ]});
-        let (header, units) = p.split(doc);
+        let (header, units) = split_value(&p, &doc, &["ui_messages"]);
         assert_eq!(header["taskId"], json!("17"));
         let keys: Vec<&str> = units.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["1", "2", "2#2"]);
@@ -827,7 +836,11 @@ mod tests {
     fn entries_of_unexpected_shapes_are_counted_never_fatal() {
         let mut p = ClineParser::resume(Agent::Roo, None).unwrap();
         let mut out = LineOutput::default();
-        let (h, units) = p.split(json!({"ui_messages": {"not": "an array"}}));
+        let (h, units) = split_value(
+            &p,
+            &json!({"ui_messages": {"not": "an array"}}),
+            &["ui_messages"],
+        );
         assert!(units.is_empty());
         p.header(&h, &mut out);
         p.unit("a", &json!([1]), &mut out);

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::database::epoch_time;
 use super::{
     DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, UnitParser, cap_json, cap_text, count_unknown,
+    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
     is_system_injected, note_timestamp, patch_paths, set_latest, set_once, str_at, text_value,
     u64_at,
 };
@@ -435,34 +435,37 @@ impl UnitParser for ClineSdkParser {
 }
 
 impl DocumentParser for ClineSdkParser {
-    /// The header is the document without its messages, with the manifest (a sidecar) under
-    /// `manifest`; the units are the messages under their ids (their place when they have none).
-    fn split(&self, doc: Value) -> (Value, Vec<(String, Value)>) {
+    /// The messages file's list; [`with_manifest`] files the rest under `messages_file`.
+    fn units_at(&self) -> &'static [&'static str] {
+        &["messages"]
+    }
+
+    fn split<'d>(
+        &self,
+        doc: Shallow<'d>,
+    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+        let Shallow { doc, units } = doc;
         let Value::Object(mut outer) = doc else {
-            return (Value::Null, Vec::new());
+            return (Value::Null, Box::new(std::iter::empty()));
         };
         let manifest = outer.remove("manifest").unwrap_or(Value::Null);
         let mut header = match outer.remove("messages_file") {
             Some(Value::Object(map)) => map,
             _ => serde_json::Map::new(),
         };
-        let messages = header.remove("messages").unwrap_or(Value::Null);
+        header.remove("messages");
         header.insert("manifest".to_owned(), manifest);
-        let Value::Array(messages) = messages else {
-            return (Value::Object(header), Vec::new());
+        let Some(messages) = units else {
+            return (Value::Object(header), Box::new(std::iter::empty()));
         };
         let mut seen = std::collections::BTreeSet::new();
-        let units = messages
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let id = str_at(&m, &["id"])
-                    .filter(|id| seen.insert((*id).to_owned()))
-                    .map_or_else(|| format!("#{i}"), str::to_owned);
-                (id, m)
-            })
-            .collect();
-        (Value::Object(header), units)
+        let units = messages.enumerate().map(move |(i, m)| {
+            let id = str_at(&m, &["id"])
+                .filter(|id| seen.insert((*id).to_owned()))
+                .map_or_else(|| format!("#{i}"), str::to_owned);
+            (id, m)
+        });
+        (Value::Object(header), Box::new(units))
     }
 }
 
@@ -478,6 +481,7 @@ pub fn with_manifest(messages: &Path, doc: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::sources::document::split_value;
     use serde_json::json;
 
     #[test]
@@ -513,13 +517,14 @@ mod tests {
     fn messages_of_unexpected_shapes_are_counted_never_fatal() {
         let mut p = ClineSdkParser::resume(FileRole::Main, None).unwrap();
         let mut out = LineOutput::default();
-        let (header, units) = p.split(json!({"messages_file": {"sessionId": 7,
+        let doc = json!({"messages_file": {"sessionId": 7,
             "messages": [5, {"id": 9, "role": "user", "content": 3},
                 {"id": "m", "role": "robot"}, {"role": "assistant", "ts": "soon",
                  "content": [{"type": "tool_use"}, {"type": "hologram"}, {"type": "text", "text": 4}],
                  "metrics": "many", "modelInfo": []},
                 {"id": "r", "role": "user", "content": [{"type": "tool_result", "content": {"x": 1}, "is_error": "yes"}]}]},
-            "manifest": "not an object"}));
+            "manifest": "not an object"});
+        let (header, units) = split_value(&p, &doc, &["messages_file", "messages"]);
         p.header(&header, &mut out);
         for (key, unit) in &units {
             p.unit(key, unit, &mut out);

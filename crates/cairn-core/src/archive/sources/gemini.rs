@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    ReadKind, SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in,
+    ReadKind, SessionMeta, Shallow, SourceParser, cap_json, cap_text, count_unknown, exit_code_in,
     is_system_injected, line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at,
     text_value, u64_at,
 };
@@ -478,23 +478,24 @@ impl SourceParser for GeminiParser {
 }
 
 impl DocumentParser for GeminiParser {
-    fn split(&self, mut doc: Value) -> (Value, Vec<(String, Value)>) {
+    fn units_at(&self) -> &'static [&'static str] {
+        &["messages"]
+    }
+
+    fn split<'d>(
+        &self,
+        doc: Shallow<'d>,
+    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+        let Shallow { mut doc, units } = doc;
         // `messages` of another type stays in the header, which counts it as unknown.
-        let messages = match doc.as_object_mut() {
-            Some(o) if o.get("messages").is_some_and(Value::is_array) => {
-                match o.remove("messages") {
-                    Some(Value::Array(items)) => items,
-                    _ => Vec::new(),
-                }
-            }
-            _ => Vec::new(),
+        let Some(messages) = units else {
+            return (doc, Box::new(std::iter::empty()));
         };
-        let units = messages
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| (message_id(&m, i), m))
-            .collect();
-        (doc, units)
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("messages");
+        }
+        let units = messages.enumerate().map(|(i, m)| (message_id(&m, i), m));
+        (doc, Box::new(units))
     }
 }
 
