@@ -49,6 +49,10 @@ const BATCH_BYTES: u64 = 4 * 1024 * 1024;
 /// the unit that brings it to this many records or [`BATCH_BYTES`] of retained rows, so one
 /// long session is never one unbounded commit.
 const BATCH_RECORDS: usize = 2_000;
+/// The mtime the reading position of a document or a tree session says while a read of it is
+/// under way (a batch but the last stores it, with size 0): no file has it, so the next sync
+/// reads the source again and retention does not count the file as captured.
+const UNREAD_MTIME: i64 = i64::MIN;
 /// A sync commits what the readers have queued, up to this many bytes of input, at once.
 const GROUP_BYTES: u64 = 32 * 1024 * 1024;
 /// A sync's group holds at least this many bytes of input while the readers still send. Each

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Base, Batch, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_full,
-    take_output,
+    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, finish_batch, is_full, new_batch,
+    take_full, take_output,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
@@ -247,10 +247,6 @@ pub(super) fn read_document(
     );
     emit(Msg::Batch(Box::new(last)));
 }
-
-/// The mtime a document's reading position says while a read of it is under way (no file
-/// has it, so the next sync reads the document again).
-const UNREAD_MTIME: i64 = i64::MIN;
 
 /// Redact the document's header and units, and parse those that changed since `prior`, giving
 /// `hand` each batch that fills up (with the units taken so far and the line number reached);

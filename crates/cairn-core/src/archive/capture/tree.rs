@@ -20,7 +20,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
-use super::{Base, Msg, SourceState, Warning, finish_batch, is_full, new_batch, take_full};
+use super::{
+    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, finish_batch, is_full, new_batch,
+    take_full,
+};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
 use crate::keys;
@@ -158,14 +161,41 @@ impl Layout {
 /// Flat part files by the message they name.
 type FlatParts = BTreeMap<String, Vec<PathBuf>>;
 
-/// A message of the tree as read: its unit, its files' size, their stamp when every part
-/// parsed, and whether a part that did not is still being written.
+/// A changed message of the tree, listed: its id, its message file's value, its parts' files
+/// (read when it is taken) and the stamp of all its files.
 struct TreeUnit {
     key: String,
-    value: Value,
-    size: u64,
-    stamp: Option<String>,
-    being_written: bool,
+    info: Value,
+    parts: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+    stamp: String,
+}
+
+/// A message's parts as read, and their files' size: `None` when one of them is still being
+/// written. A part broken for good is a warning in `batch`, and the message is read without it
+/// (and not stamped, so it is read again).
+fn read_parts(batch: &mut Batch, parts: &[PathBuf]) -> Option<(Vec<Value>, bool)> {
+    let mut list = Vec::with_capacity(parts.len());
+    let mut whole = true;
+    for p in parts {
+        match read_json(p) {
+            Ok(v) => list.push(v),
+            Err(_) if written_lately(p) => return None,
+            Err(e) => {
+                whole = false;
+                batch.warnings.push((
+                    None,
+                    format!(
+                        "{}: {e}; its message is read without it",
+                        p.file_name()
+                            .map(|n| n.to_string_lossy())
+                            .unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+    Some((list, whole))
 }
 
 /// How long after its last change a file that does not parse is taken as still being written
@@ -327,74 +357,50 @@ pub(super) fn read_tree(
             next.stamps.insert(key, stamp);
             continue;
         }
-        let mut list = Vec::new();
-        let mut whole = true;
-        let mut being_written = false;
-        for p in &parts {
-            match read_json(p) {
-                Ok(v) => list.push(v),
-                // Still being written: the message waits for it (read again next time).
-                Err(_) if written_lately(p) => {
-                    whole = false;
-                    being_written = true;
-                }
-                // Broken for good: the message is read with the parts that are whole.
-                Err(e) => {
-                    whole = false;
-                    batch.warnings.push((
-                        None,
-                        format!(
-                            "{}: {e}; its message is read without it",
-                            p.file_name()
-                                .map(|n| n.to_string_lossy())
-                                .unwrap_or_default()
-                        ),
-                    ));
-                }
-            }
-        }
-        let size: u64 = std::iter::once(message)
-            .chain(parts.iter())
-            .filter_map(|p| fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        let stamp = whole.then_some(stamp);
         units.push(TreeUnit {
             key,
-            value: serde_json::json!({"info": info, "parts": list}),
-            size,
+            info,
+            files: std::iter::once(message.clone())
+                .chain(parts.iter().cloned())
+                .collect(),
+            parts,
             stamp,
-            being_written,
         });
     }
-    // Messages in the order OpenCode wrote them (their creation time, then their id).
+    // Messages in the order OpenCode wrote them (their creation time, then their id), their
+    // parts read as each is taken.
     units.sort_by_key(|u| {
         (
-            u.value
-                .pointer("/info/time/created")
+            u.info
+                .pointer("/time/created")
                 .and_then(Value::as_i64)
                 .unwrap_or(i64::MAX),
             u.key.clone(),
         )
     });
-    // A message with a part still being written ends what is read now, as a half-written
-    // last line does: read later, it and every message after it would take ordinals after
-    // theirs, out of the order they were written.
-    if let Some(first) = units.iter().position(|u| u.being_written) {
-        units.truncate(first);
-    }
     for TreeUnit {
         key,
-        value,
-        size,
+        info,
+        parts,
+        files,
         stamp,
-        ..
     } in units
     {
-        if let Some(stamp) = stamp {
+        // A message with a part still being written ends what is read now, as a half-written
+        // last line does: read later, it and every message after it would take ordinals
+        // after theirs, out of the order they were written.
+        let Some((list, whole)) = read_parts(&mut batch, &parts) else {
+            break;
+        };
+        if whole {
             next.stamps.insert(key.clone(), stamp);
         }
-        bytes += size;
+        bytes += files
+            .iter()
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum::<u64>();
+        let value = serde_json::json!({"info": info, "parts": list});
         let unit = ReadUnit::new(&key, value, None);
         let read = next.units.get(&unit.key).cloned();
         let (key, rev) = take_unit(
@@ -415,8 +421,8 @@ pub(super) fn read_tree(
                 file,
                 &canonical,
                 (parser.meta().clone(), restart.clone()),
-                size,
-                mtime_ns,
+                0,
+                UNREAD_MTIME,
                 taken,
                 line_no,
                 &None,
@@ -528,12 +534,22 @@ mod tests {
         let file = FoundFile::main(crate::archive::Agent::Opencode, &session);
 
         let whole = batches(&file, None);
+        let (last, partial) = whole.split_last().unwrap();
+        assert!(!partial.is_empty());
+        for b in partial {
+            assert_eq!(
+                (b.size, b.mtime_ns),
+                (0, UNREAD_MTIME),
+                "no file's position"
+            );
+        }
+        let session_size = fs::metadata(&session).unwrap().len();
+        assert_eq!(last.size, session_size);
         let resumed = batches(&file, Some(&state_after(&whole[0])));
         assert_resumes(
             &whole.iter().collect::<Vec<_>>(),
             &resumed.iter().collect::<Vec<_>>(),
         );
-        let last = whole.last().unwrap();
         assert!(batches(&file, Some(&state_after(last))).is_empty());
     }
 }
