@@ -273,7 +273,7 @@ pub fn database_of_session(agent: Agent, path: &std::path::Path) -> Option<&std:
 }
 
 pub use database::UnitParser;
-pub use document::{DocumentParser, Shallow, Units};
+pub use document::{DocumentParser, KeyedUnits, Shallow, Units};
 
 /// A document parser for `agent`, resumed from a saved state if one is given.
 pub fn document_parser_for(

@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, Shallow, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
-    note_timestamp, set_latest, set_once, str_at,
+    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
+    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, count_unknown,
+    is_system_injected, line_timestamp, note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::atif::text_of;
 use crate::archive::{Outcome, PromptSource, Record, RecordKind, ToolKind};
@@ -284,10 +284,7 @@ impl DocumentParser for AtifParser {
         &["steps"]
     }
 
-    fn split<'d>(
-        &self,
-        doc: Shallow<'d>,
-    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>) {
         let Shallow { mut doc, units } = doc;
         if let Some(o) = doc.as_object_mut() {
             o.remove("steps");

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::database::epoch_time;
 use super::{
-    DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
+    DocumentParser, FileRole, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
     MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
     exit_code_in, is_system_injected, note_timestamp, outcome_for, set_latest, set_once, str_at,
 };
@@ -639,10 +639,7 @@ impl DocumentParser for ClineParser {
         &[]
     }
 
-    fn split<'d>(
-        &self,
-        doc: Shallow<'d>,
-    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>) {
         let Shallow { doc, units } = doc;
         let mut header = match doc {
             Value::Object(mut map) => {

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::database::epoch_time;
 use super::{
-    DocumentParser, FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
+    DocumentParser, FileRole, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
     MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
     is_system_injected, note_timestamp, patch_paths, set_latest, set_once, str_at, text_value,
     u64_at,
@@ -440,10 +440,7 @@ impl DocumentParser for ClineSdkParser {
         &["messages"]
     }
 
-    fn split<'d>(
-        &self,
-        doc: Shallow<'d>,
-    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>) {
         let Shallow { doc, units } = doc;
         let Value::Object(mut outer) = doc else {
             return (Value::Null, Box::new(std::iter::empty()));

@@ -22,11 +22,11 @@ pub trait DocumentParser: UnitParser {
 
     /// The document without its units, and its units with their stable ids, in order, each
     /// parsed as it is taken.
-    fn split<'d>(
-        &self,
-        doc: Shallow<'d>,
-    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>);
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>);
 }
+
+/// A document's units with their stable ids, in order, each parsed as it is taken.
+pub type KeyedUnits<'d> = Box<dyn Iterator<Item = (String, Value)> + 'd>;
 
 /// A document read down to its list of units: everything else parsed, the list kept as the text
 /// of each unit.

@@ -23,10 +23,10 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{
-    DocumentParser, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    ReadKind, SessionMeta, Shallow, SourceParser, cap_json, cap_text, count_unknown, exit_code_in,
-    is_system_injected, line_timestamp, note_timestamp, outcome_for, set_latest, set_once, str_at,
-    text_value, u64_at,
+    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
+    MAX_TOOL_OUTPUT_BYTES, ReadKind, SessionMeta, Shallow, SourceParser, cap_json, cap_text,
+    count_unknown, exit_code_in, is_system_injected, line_timestamp, note_timestamp, outcome_for,
+    set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -482,10 +482,7 @@ impl DocumentParser for GeminiParser {
         &["messages"]
     }
 
-    fn split<'d>(
-        &self,
-        doc: Shallow<'d>,
-    ) -> (Value, Box<dyn Iterator<Item = (String, Value)> + 'd>) {
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>) {
         let Shallow { mut doc, units } = doc;
         // `messages` of another type stays in the header, which counts it as unknown.
         let Some(messages) = units else {
