@@ -15,6 +15,9 @@ what a call's results are paired by (`archive::store::tool_results`).
 (`~/.local/share/opencode/opencode.db`, `per_agent.py`'s schema, in WAL mode as OpenCode keeps
 it; `--journal delete` for a rollback-journal file): the storage fixture's messages and their
 parts inserted again and again under new ids, all in one session, until their JSON reaches N MB.
+`--agent opencode-tree` writes the same messages and parts as OpenCode's legacy storage tree
+(`~/.local/share/opencode/storage/`: a session file, a file a message, a file a part), one
+session, each message created a millisecond after the last.
 `--agent gemini` writes one legacy Gemini CLI document (`~/.gemini/tmp/p/chats/session-….json`,
 rewritten whole by the agent on every turn): the M-Gemini fixture's messages repeated under new
 ids until the document reaches N MB.
@@ -22,6 +25,7 @@ ids until the document reaches N MB.
 import argparse
 import json
 import re
+import shutil
 import sqlite3
 import uuid
 from pathlib import Path
@@ -70,6 +74,39 @@ def opencode(mb: int, home: Path, journal: str) -> None:
     print(f"{db}: {size} bytes of JSON in {rows} rows, {rep} repetitions, journal {journal}")
 
 
+def opencode_tree(mb: int, home: Path) -> None:
+    storage = FIX / "opencode/v2/storage"
+    out = home / ".local/share/opencode/storage"
+    shutil.rmtree(out, ignore_errors=True)
+    session = json.loads(next((storage / "session").rglob("*.json")).read_text())
+    sid = f"ses_big_{mb}"
+    project = session["projectID"]
+    (out / "session" / project).mkdir(parents=True)
+    (out / "session" / project / f"{sid}.json").write_text(json.dumps({**session, "id": sid}))
+    messages = []
+    for mfile in sorted((storage / "message").rglob("*.json")):
+        m = json.loads(mfile.read_text())
+        parts = [json.loads(p.read_text()) for p in sorted((storage / "part" / m["id"]).glob("*.json"))]
+        messages.append((m, parts))
+    (out / "message" / sid).mkdir(parents=True)
+    size, rep, files, t = 0, 0, 0, 1_700_000_000_000
+    while size < mb * 1024 * 1024:
+        for m, parts in messages:
+            t += 1
+            mid = f"msg_{rep:06d}_{m['id']}"
+            data = json.dumps({**m, "id": mid, "sessionID": sid, "time": {**m.get("time", {}), "created": t}})
+            (out / "message" / sid / f"{mid}.json").write_text(data)
+            (out / "part" / mid).mkdir(parents=True)
+            size += len(data)
+            for i, p in enumerate(parts):
+                data = json.dumps({**p, "id": f"prt_{i:03d}", "messageID": mid, "sessionID": sid})
+                (out / "part" / mid / f"prt_{i:03d}.json").write_text(data)
+                size += len(data)
+            files += 1 + len(parts)
+        rep += 1
+    print(f"{out}: {size} bytes of JSON in {files} files, {rep} repetitions")
+
+
 def gemini(mb: int, home: Path) -> None:
     src = FIX / "gemini/m-gemini/chats/session-2026-01-10T01-55-ac6d3016.json"
     doc = json.loads(src.read_text(encoding="utf-8"))
@@ -93,11 +130,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=100, help="the session's size in megabytes")
     ap.add_argument("--home", type=Path, required=True, help="the HOME to write the agent's folder under")
-    ap.add_argument("--agent", choices=["claude", "opencode", "gemini"], default="claude")
+    ap.add_argument("--agent", choices=["claude", "opencode", "opencode-tree", "gemini"], default="claude")
     ap.add_argument("--journal", choices=["wal", "delete"], default="wal", help="OpenCode's journal mode")
     args = ap.parse_args()
     if args.agent == "opencode":
         opencode(args.mb, args.home, args.journal)
+        return
+    if args.agent == "opencode-tree":
+        opencode_tree(args.mb, args.home)
         return
     if args.agent == "gemini":
         gemini(args.mb, args.home)
