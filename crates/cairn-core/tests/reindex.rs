@@ -1558,3 +1558,42 @@ fn the_parsers_revision_moves_with_the_redaction_rules() {
          the retained copies too)",
     );
 }
+
+/// A secret in a long session leaves the pages its rebuild frees: the session's old records
+/// are deleted over zeroed pages. Here the rebuilt session is smaller than the old one (400
+/// tokens of 40 characters each become a marker of 23), so some pages it frees are not written
+/// again: with `secure_delete` off while the session is rebuilt they keep whole tokens.
+#[test]
+fn a_long_session_s_secret_leaves_the_pages_its_rebuild_frees() {
+    let src = tempfile::tempdir().unwrap();
+    let log = src.path().join(format!("proj/{MISSED}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let filler = |i: usize| format!("step {i}: ").repeat(300);
+    let text: Vec<String> = (0..60)
+        .map(|i| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            let body = if i == 21 || i == 41 {
+                format!(
+                    "{} stored {}",
+                    filler(i),
+                    format!("{GH_TOKEN} ").repeat(200)
+                )
+            } else {
+                filler(i)
+            };
+            missed_line(&format!("m{i}"), role, &body)
+        })
+        .collect();
+    std::fs::write(&log, format!("{}\n", text.join("\n"))).unwrap();
+    let files = [support::main_file(Agent::Claude, &log)];
+    let [_, (data, cairn)] = captured_twice(&files);
+    age_rules(data.path(), &log);
+    assert!(
+        !found_in(data.path(), &[GH_TOKEN]).is_empty(),
+        "not planted"
+    );
+    let r = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(r.copy_lines_redacted, 2, "{r:?}");
+    let left = found_in(data.path(), &[GH_TOKEN]);
+    assert!(left.is_empty(), "still in the archive: {left:?}");
+}
