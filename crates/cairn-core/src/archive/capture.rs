@@ -390,28 +390,11 @@ fn read_lines(
     cap: u64,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let warn = |message: String| {
-        Msg::Warning(Warning {
-            path: file.path.display().to_string(),
-            line: None,
-            message,
-        })
-    };
-    let canonical = match fs::canonicalize(&file.path) {
-        Ok(p) => p,
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
+    let warn = |message: String| file_warning(file, message);
+    let Some((canonical, size, mtime_ns)) = locate(file, emit) else {
+        return;
     };
     let path_str = canonical.to_string_lossy().into_owned();
-    let (size, mtime_ns) = match fs::metadata(&canonical) {
-        Ok(m) => (m.len(), mtime_ns(&m)),
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
-    };
     // A compressed rollout is written once, whole: read it whole when it is new or changed.
     let compressed = super::sources::is_compressed(&canonical);
     if compressed
@@ -989,6 +972,31 @@ fn raw_line_key(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let redacted = Redactor::global().redact_line(&text, &mut Vec::new());
     record_key(line, &redacted)
+}
+
+/// A warning about `file` as a whole (no line).
+fn file_warning(file: &FoundFile, message: String) -> Msg {
+    Msg::Warning(Warning {
+        path: file.path.display().to_string(),
+        line: None,
+        message,
+    })
+}
+
+/// Where `file` is (its canonical path), with its size and mtime; `None`, after a warning
+/// naming it, when it is gone or cannot be read.
+fn locate(file: &FoundFile, emit: &mut dyn FnMut(Msg) -> bool) -> Option<(PathBuf, u64, i64)> {
+    let found = fs::canonicalize(&file.path).and_then(|p| {
+        let m = fs::metadata(&p)?;
+        Ok((p, m.len(), mtime_ns(&m)))
+    });
+    match found {
+        Ok(found) => Some(found),
+        Err(e) => {
+            emit(file_warning(file, format!("cannot read: {e}")));
+            None
+        }
+    }
 }
 
 pub(crate) fn mtime_ns(m: &fs::Metadata) -> i64 {

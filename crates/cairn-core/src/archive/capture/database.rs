@@ -18,14 +18,15 @@
 //! where the agent keeps its database in WAL mode, as Crush does.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
-use super::{Base, Msg, SourceState, Warning, finish_batch, new_batch, take_full};
+use super::{
+    Base, Msg, SourceState, Warning, file_warning, finish_batch, locate, new_batch, take_full,
+};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitParser};
 use crate::keys;
@@ -93,26 +94,9 @@ fn read_database_in<'s>(
     batch_records: usize,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let warn = |message: String| {
-        Msg::Warning(Warning {
-            path: file.path.display().to_string(),
-            line: None,
-            message,
-        })
-    };
-    let canonical = match fs::canonicalize(&file.path) {
-        Ok(p) => p,
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
-    };
-    let (size, mtime_ns) = match fs::metadata(&canonical) {
-        Ok(m) => (m.len(), super::mtime_ns(&m)),
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
+    let warn = |message: String| file_warning(file, message);
+    let Some((canonical, size, mtime_ns)) = locate(file, emit) else {
+        return;
     };
     let conn = match database::open_read_only(&canonical) {
         Ok(c) => c,
@@ -396,6 +380,7 @@ impl ReadSession<'_> {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+    use std::fs;
 
     use super::*;
     use crate::archive::capture::Batch;

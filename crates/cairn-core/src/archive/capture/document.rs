@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, finish_batch, is_full, new_batch,
-    take_full, take_output,
+    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, file_warning, finish_batch, is_full,
+    locate, new_batch, take_full, take_output,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
@@ -57,26 +57,9 @@ pub(super) fn read_document(
     force: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let warn = |message: String| {
-        Msg::Warning(Warning {
-            path: file.path.display().to_string(),
-            line: None,
-            message,
-        })
-    };
-    let canonical = match fs::canonicalize(&file.path) {
-        Ok(p) => p,
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
-    };
-    let (size, mtime_ns) = match fs::metadata(&canonical) {
-        Ok(m) => (m.len(), super::mtime_ns(&m)),
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
+    let warn = |message: String| file_warning(file, message);
+    let Some((canonical, size, mtime_ns)) = locate(file, emit) else {
+        return;
     };
     // A file read beside it that changed (a Cline task's metadata) changes the document: its
     // newest time is the document's.

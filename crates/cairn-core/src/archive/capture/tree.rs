@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
 use super::{
-    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, finish_batch, is_full, new_batch,
-    take_full,
+    Base, Batch, Msg, SourceState, UNREAD_MTIME, file_warning, finish_batch, is_full, locate,
+    new_batch, take_full,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
@@ -224,32 +224,15 @@ pub(super) fn read_tree(
     force: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let warn = |message: String| {
-        Msg::Warning(Warning {
-            path: file.path.display().to_string(),
-            line: None,
-            message,
-        })
-    };
-    let canonical = match fs::canonicalize(&file.path) {
-        Ok(p) => p,
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
+    let warn = |message: String| file_warning(file, message);
+    let Some((canonical, size, mtime_ns)) = locate(file, emit) else {
+        return;
     };
     let Some(layout) = Layout::of(&canonical) else {
         emit(warn(
             "not in a storage/session/<project>/ folder: not read".to_owned(),
         ));
         return;
-    };
-    let (size, mtime_ns) = match fs::metadata(&canonical) {
-        Ok(m) => (m.len(), super::mtime_ns(&m)),
-        Err(e) => {
-            emit(warn(format!("cannot read: {e}")));
-            return;
-        }
     };
     let header = match read_json(&canonical) {
         Ok(v) => v,
@@ -488,7 +471,6 @@ pub(super) fn read_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::capture::Batch;
     use crate::archive::capture::testing::{assert_resumes, batches_of, state_after};
 
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
