@@ -161,18 +161,18 @@ impl Layout {
 /// Flat part files by the message they name.
 type FlatParts = BTreeMap<String, Vec<PathBuf>>;
 
-/// A changed message of the tree, listed: its id, its message file's value, its parts' files
-/// (read when it is taken) and the stamp of all its files.
+/// A changed message of the tree, listed: its id, its message file and that file's value, its
+/// parts' files (read when it is taken) and the stamp of all its files.
 struct TreeUnit {
     key: String,
+    message: PathBuf,
     info: Value,
     parts: Vec<PathBuf>,
-    files: Vec<PathBuf>,
     stamp: String,
 }
 
-/// A message's parts as read, and their files' size: `None` when one of them is still being
-/// written. A part broken for good is a warning in `batch`, and the message is read without it
+/// A message's parts as read, and whether every one of them was: `None` when one is still
+/// being written. A part broken for good is a warning in `batch`, and the message is read without it
 /// (and not stamped, so it is read again).
 fn read_parts(batch: &mut Batch, parts: &[PathBuf]) -> Option<(Vec<Value>, bool)> {
     let mut list = Vec::with_capacity(parts.len());
@@ -342,10 +342,8 @@ pub(super) fn read_tree(
         }
         units.push(TreeUnit {
             key,
+            message: message.clone(),
             info,
-            files: std::iter::once(message.clone())
-                .chain(parts.iter().cloned())
-                .collect(),
             parts,
             stamp,
         });
@@ -363,9 +361,9 @@ pub(super) fn read_tree(
     });
     for TreeUnit {
         key,
+        message,
         info,
         parts,
-        files,
         stamp,
     } in units
     {
@@ -378,8 +376,8 @@ pub(super) fn read_tree(
         if whole {
             next.stamps.insert(key.clone(), stamp);
         }
-        bytes += files
-            .iter()
+        bytes += std::iter::once(&message)
+            .chain(&parts)
             .filter_map(|p| fs::metadata(p).ok())
             .map(|m| m.len())
             .sum::<u64>();
