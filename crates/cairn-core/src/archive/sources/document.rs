@@ -221,6 +221,23 @@ mod tests {
         }
     }
 
+    /// A unit nested past what a value may hold (serde_json's 128 levels) is read as `null`, and
+    /// the units around it as they are; nesting far deeper does not exhaust the stack.
+    #[test]
+    fn a_unit_nested_too_deep_is_null_and_the_others_are_read() {
+        for depth in [200, 100_000] {
+            let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let text = format!(r#"{{"messages": [{{"a": 1}}, {deep}, 3]}}"#);
+            let read = Shallow::read(&text, &["messages"]).expect("read");
+            let units: Vec<Value> = read.units.unwrap().collect();
+            assert_eq!(
+                units,
+                vec![json!({"a": 1}), Value::Null, json!(3)],
+                "{depth}"
+            );
+        }
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
