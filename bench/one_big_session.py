@@ -14,7 +14,8 @@ what a call's results are paired by (`archive::store::tool_results`).
 `--agent opencode` writes the session into an OpenCode database instead
 (`~/.local/share/opencode/opencode.db`, `per_agent.py`'s schema, in WAL mode as OpenCode keeps
 it; `--journal delete` for a rollback-journal file): the storage fixture's messages and their
-parts inserted again and again under new ids, all in one session, until their JSON reaches N MB.
+parts inserted again and again under new ids, all in one session (or taking turns over
+`--sessions N`), until their JSON reaches N MB.
 `--agent opencode-tree` writes the same messages and parts as OpenCode's legacy storage tree
 (`~/.local/share/opencode/storage/`: a session file, a file a message, a file a part), one
 session, each message created a millisecond after the last.
@@ -37,7 +38,7 @@ SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 LINE_IDS = re.compile(r'"(uuid|parentUuid)":"([0-9a-f-]{36})"')
 
 
-def opencode(mb: int, home: Path, journal: str) -> None:
+def opencode(mb: int, home: Path, journal: str, sessions: int = 1) -> None:
     db = home / ".local/share/opencode/opencode.db"
     db.parent.mkdir(parents=True, exist_ok=True)
     db.unlink(missing_ok=True)
@@ -50,12 +51,14 @@ def opencode(mb: int, home: Path, journal: str) -> None:
         m = json.loads(mfile.read_text())
         parts = [json.loads(p.read_text()) for p in sorted((storage / "part" / m["id"]).glob("*.json"))]
         messages.append((m, parts))
-    sid = f"ses_big_{mb}"
+    sids = [f"ses_big_{mb}" + (f"_{n}" if sessions > 1 else "") for n in range(sessions)]
     conn.execute("INSERT INTO project VALUES ('p', '/tmp/p', 'git', 'p', 0, 0)")
-    conn.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
-                 (sid, "p", None, "big", "/tmp/p", f"one session of {mb} MB", "1", 1, 1))
+    for sid in sids:
+        conn.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
+                     (sid, "p", None, sid, "/tmp/p", f"a session of {mb // sessions} MB", "1", 1, 1))
     size, rep, rows, t = 0, 0, 0, 1_700_000_000_000
     while size < mb * 1024 * 1024:
+        sid = sids[rep % sessions]
         for m, parts in messages:
             t += 1
             mid = f"msg_{rep:06d}_{m['id']}"
@@ -71,7 +74,7 @@ def opencode(mb: int, home: Path, journal: str) -> None:
     conn.execute("UPDATE session SET time_updated = ?1", (t,))
     conn.commit()
     conn.close()
-    print(f"{db}: {size} bytes of JSON in {rows} rows, {rep} repetitions, journal {journal}")
+    print(f"{db}: {size} bytes of JSON in {rows} rows, {rep} repetitions, {sessions} session(s), journal {journal}")
 
 
 def opencode_tree(mb: int, home: Path) -> None:
@@ -132,9 +135,10 @@ def main() -> None:
     ap.add_argument("--home", type=Path, required=True, help="the HOME to write the agent's folder under")
     ap.add_argument("--agent", choices=["claude", "opencode", "opencode-tree", "gemini"], default="claude")
     ap.add_argument("--journal", choices=["wal", "delete"], default="wal", help="OpenCode's journal mode")
+    ap.add_argument("--sessions", type=int, default=1, help="OpenCode's database: spread the messages over N sessions")
     args = ap.parse_args()
     if args.agent == "opencode":
-        opencode(args.mb, args.home, args.journal)
+        opencode(args.mb, args.home, args.journal, max(1, args.sessions))
         return
     if args.agent == "opencode-tree":
         opencode_tree(args.mb, args.home)

@@ -318,11 +318,9 @@ fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, Sourc
     };
     let key = canonical.to_string_lossy().into_owned();
     if super::sources::read_kind(file) == super::sources::ReadKind::Database {
-        let prefix = format!("{key}#");
         return Ok(store
-            .all_source_states()?
+            .database_source_states(&key)?
             .into_iter()
-            .filter(|s| s.path.starts_with(&prefix))
             .map(|s| (s.path.clone(), s))
             .collect());
     }

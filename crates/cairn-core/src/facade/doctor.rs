@@ -98,7 +98,7 @@ impl Cairn {
         let (files, _) = self.discover(&SyncOptions {
             agents: policies.iter().map(|p| p.agent).collect(),
         });
-        let captured: HashMap<String, SourceState> = match self.store().all_source_states() {
+        let captured: HashMap<String, SourceState> = match self.store().all_source_positions() {
             Ok(states) => states.into_iter().map(|s| (s.path.clone(), s)).collect(),
             Err(e) => {
                 tracing::warn!("reading the sources' reading positions failed: {e}");

@@ -49,6 +49,13 @@ struct Cursor {
     parser: Value,
 }
 
+/// The part of a stored [`Cursor`] that says whether its session changed since.
+#[derive(Deserialize)]
+struct CursorHead {
+    marker: String,
+    read_at: i64,
+}
+
 /// The source path of one session of a database. A session id that is not a plain token (it
 /// could hold anything) is replaced by its digest, so the path stays printable.
 pub(crate) fn session_path(db: &str, session: &str) -> String {
@@ -209,15 +216,23 @@ impl ReadSession<'_> {
         hand: &mut dyn FnMut(super::Batch) -> bool,
     ) -> rusqlite::Result<()> {
         let (prior, force) = (self.prior, self.force);
-        let cursor: Cursor = prior
+        let state = prior
             .filter(|_| !force)
-            .and_then(|p| p.parser_state.as_deref())
+            .and_then(|p| p.parser_state.as_deref());
+        // Unchanged since it was read: told from the cursor's head alone, its map of unit
+        // revisions (a long session's is megabytes) skipped over, not built.
+        let head = state.and_then(|s| serde_json::from_str::<CursorHead>(s).ok());
+        if head.is_some_and(|h| {
+            !h.marker.is_empty()
+                && h.marker == self.session.marker
+                && h.read_at > self.session.newest
+        }) {
+            return Ok(());
+        }
+        let cursor: Cursor = state
             .and_then(|s| serde_json::from_str(s).ok())
             .unwrap_or_default();
         let known = prior.is_some() && !force && !cursor.marker.is_empty();
-        if known && cursor.marker == self.session.marker && cursor.read_at > self.session.newest {
-            return Ok(());
-        }
         let read_at = jiff::Timestamp::now().as_second();
         let saved = (!cursor.parser.is_null()).then_some(&cursor.parser);
         let mut parser = match self.source.parser(self.db, saved) {

@@ -19,14 +19,34 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Every source's reading position, keyed by path (a sync plans all files from one read).
+    /// Every source's reading position, keyed by path (a sync plans and reads all files from
+    /// one read).
     pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
-        let mut stmt = self
-            .conn()
-            .prepare(&format!("SELECT {SOURCE_COLUMNS} FROM sources"))
-            .map_err(|e| self.err(e))?;
+        self.source_states(&format!("SELECT {SOURCE_COLUMNS} FROM sources"), [])
+    }
+
+    /// Every source's reading position without its parser's state (`parser_state` is `None`):
+    /// what the retention check compares files with. The state is left where it is: a long
+    /// database session's holds a revision of every unit.
+    pub fn all_source_positions(&self) -> Result<Vec<SourceState>> {
+        let columns = SOURCE_COLUMNS.replace("parser_state", "NULL");
+        self.source_states(&format!("SELECT {columns} FROM sources"), [])
+    }
+
+    /// The reading positions, parser state and all, of the sessions read from the database at
+    /// `db` (each source's path is `<db>#<session>`).
+    pub fn database_source_states(&self, db: &str) -> Result<Vec<SourceState>> {
+        // The paths from `<db>#` up to, not including, `<db>$`: those that begin `<db>#`.
+        self.source_states(
+            &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path >= ?1 AND path < ?2"),
+            [format!("{db}#"), format!("{db}$")],
+        )
+    }
+
+    fn source_states(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<SourceState>> {
+        let mut stmt = self.conn().prepare(sql).map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], SourceState::from_row)
+            .query_map(params, SourceState::from_row)
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
@@ -285,4 +305,64 @@ pub fn log_reindex(
         n(records_after)
     ])
     .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Store;
+
+    /// A database's sessions are the sources under `<db>#`, not those of a database whose name
+    /// begins with its name, nor the database file's own; positions come without the state.
+    #[test]
+    fn a_database_s_sessions_are_its_own_and_positions_leave_the_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let paths = [
+            "/a/x.db#s1",
+            "/a/x.db#s2",
+            "/a/x.db",
+            "/a/x.db2#s3",
+            "/a/x.db$#s4",
+            "/a/x.dbz",
+            "/a/w.db#s5",
+        ];
+        store
+            .conn()
+            .execute(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'opencode', 'now')",
+                [],
+            )
+            .unwrap();
+        for (i, path) in paths.iter().enumerate() {
+            store
+                .conn()
+                .execute(
+                    "INSERT INTO sources (source_key, session_id, agent, role, path, updated_at, parser_state)
+                     VALUES (?1, 1, 'opencode', 'main', ?2, 'now', '{}')",
+                    rusqlite::params![format!("k{i}"), path],
+                )
+                .unwrap();
+        }
+        let mut found: Vec<String> = store
+            .database_source_states("/a/x.db")
+            .unwrap()
+            .into_iter()
+            .map(|s| {
+                assert_eq!(s.parser_state.as_deref(), Some("{}"));
+                s.path
+            })
+            .collect();
+        found.sort();
+        assert_eq!(found, ["/a/x.db#s1", "/a/x.db#s2"]);
+        let all = store.all_source_positions().unwrap();
+        assert_eq!(all.len(), paths.len());
+        assert!(all.iter().all(|s| s.parser_state.is_none()));
+        assert!(
+            store
+                .all_source_states()
+                .unwrap()
+                .iter()
+                .all(|s| s.parser_state.is_some())
+        );
+    }
 }
