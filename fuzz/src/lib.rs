@@ -96,13 +96,12 @@ pub fn aider(data: &[u8]) {
     transcript(Agent::Aider, data);
 }
 
-/// `data` read as the document reader reads it, down to the list of units at `path` (`None`
-/// when it is not one JSON value). A document that parses whole reads shallowly as the same
-/// value: its other members as they are, its units the list's elements.
-fn shallow<'d>(data: &'d [u8], path: &[&str]) -> Option<Shallow<'d>> {
-    let read = std::str::from_utf8(data)
-        .ok()
-        .and_then(|text| Shallow::read(text, path).ok());
+/// `text` (`data` with what is not UTF-8 read as U+FFFD) read as the document reader reads it,
+/// down to the list of units at `path` (`None` when it is not one JSON value). A document that
+/// parses whole reads shallowly as the same value: its other members as they are, its units
+/// the list's elements.
+fn shallow<'d>(text: &'d str, data: &[u8], path: &[&str]) -> Option<Shallow<'d>> {
+    let read = Shallow::read(text, path).ok();
     if let Ok(mut whole) = serde_json::from_slice::<serde_json::Value>(data) {
         let read = read
             .as_ref()
@@ -131,7 +130,8 @@ fn shallow<'d>(data: &'d [u8], path: &[&str]) -> Option<Shallow<'d>> {
 /// redacted unit is still JSON.
 pub fn gemini_document(data: &[u8]) {
     let mut parser = document_parser_for(Agent::Gemini, None).expect("a fresh parser");
-    let Some(doc) = shallow(data, parser.units_at()) else {
+    let text = String::from_utf8_lossy(data);
+    let Some(doc) = shallow(&text, data, parser.units_at()) else {
         return;
     };
     let redactor = Redactor::global();
@@ -166,7 +166,9 @@ pub fn cline_document(data: &[u8]) {
     // Shaped like a task folder: the log, or an object already holding it with its sidecars.
     let holds_log = serde_json::from_slice::<serde_json::Value>(data)
         .is_ok_and(|doc| doc.get("ui_messages").is_some());
-    let Some(mut doc) = shallow(data, if holds_log { &["ui_messages"] } else { &[] }) else {
+    let text = String::from_utf8_lossy(data);
+    let path: &[&str] = if holds_log { &["ui_messages"] } else { &[] };
+    let Some(mut doc) = shallow(&text, data, path) else {
         return;
     };
     if !holds_log {

@@ -119,11 +119,13 @@ pub(super) fn read_document(
     };
     let digest = keys::digest_hex(&bytes);
     let readable = json_text::readable(&bytes);
+    // As in a line, what is not UTF-8 is read as U+FFFD (and said).
+    let (text, lossy) = match std::str::from_utf8(&readable) {
+        Ok(text) => (std::borrow::Cow::Borrowed(text), false),
+        Err(_) => (String::from_utf8_lossy(&readable), true),
+    };
     // Read down to its units only: each is parsed as it is taken.
-    let doc = std::str::from_utf8(&readable)
-        .map_err(|e| e.to_string())
-        .and_then(|text| Shallow::read(text, parser.units_at()).map_err(|e| e.to_string()));
-    let Shallow { doc, units } = match doc {
+    let Shallow { doc, units } = match Shallow::read(&text, parser.units_at()) {
         Ok(doc) => doc,
         Err(e) => {
             emit(warn(format!(
@@ -132,6 +134,9 @@ pub(super) fn read_document(
             return;
         }
     };
+    if lossy && !emit(warn("invalid UTF-8 replaced with U+FFFD".to_owned())) {
+        return;
+    }
     // The files kept beside it (small; read with it, redacted with it), and then part of what
     // tells a changed document from a touched one.
     let doc = with_sidecars(file, doc);
@@ -523,6 +528,36 @@ mod tests {
             last.meta.unknown_types.get("gemini:message-not-an-object"),
             Some(&1)
         );
+    }
+
+    /// A byte that is not UTF-8 is read as U+FFFD, as in a line, with a warning: read whole,
+    /// the document was refused on every sync.
+    #[test]
+    fn a_byte_that_is_not_utf8_is_read_as_a_replacement() {
+        let dir = tempfile::tempdir().unwrap();
+        let chats = dir.path().join(".gemini/tmp/p/chats");
+        fs::create_dir_all(&chats).unwrap();
+        let path = chats.join("session-2026-01-01T00-00-bytes.json");
+        let mut bytes = br#"{"sessionId": "bytes-1", "projectHash": "00", "startTime": "2026-01-01T00:00:00Z", "messages": [{"id": "a", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": "caf"#.to_vec();
+        bytes.extend_from_slice(b"\xe9 au lait\"}]}".as_slice());
+        fs::write(&path, &bytes).unwrap();
+        let file = crate::archive::sources::gemini::classify(&path).unwrap();
+        let mut warnings = Vec::new();
+        let mut read = Vec::new();
+        read_document(&file, None, false, &mut |msg| {
+            match msg {
+                Msg::Batch(b) => read.push(*b),
+                Msg::Warning(w) => warnings.push(w.message),
+            }
+            true
+        });
+        let texts: Vec<&str> = read
+            .iter()
+            .flat_map(|b| &b.records)
+            .filter_map(|r| r.record.text.as_deref())
+            .collect();
+        assert_eq!(texts, ["caf\u{fffd} au lait"]);
+        assert_eq!(warnings, ["invalid UTF-8 replaced with U+FFFD"]);
     }
 
     /// The gated redaction gives what walking every string gives, whether the secret is in a
