@@ -674,6 +674,37 @@ fn the_storage_tree_is_read_per_file() {
     assert_eq!((r.records_added, r.records_updated), (0, 0));
 }
 
+/// A byte that is not UTF-8 in a part is read as U+FFFD, as in a line, with a warning naming
+/// the file (it was left out of its message as broken); the next sync, with nothing moved,
+/// says nothing again.
+#[test]
+fn a_byte_that_is_not_utf8_in_a_part_is_read_as_a_replacement() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    storage_copy(src.path());
+    let part = src.path().join("v2/storage/part/m_user_small/001.json");
+    let text = std::fs::read(&part).unwrap();
+    let at = memchr::memmem::find(&text, b"Hello").unwrap();
+    let mut bytes = text[..at].to_vec();
+    bytes.extend_from_slice(b"Hel\xfflo");
+    bytes.extend_from_slice(&text[at + 5..]);
+    std::fs::write(&part, bytes).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Opencode, src.path());
+    let r = support::capture(&cairn, &files);
+    let said: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(said, ["001.json: invalid UTF-8 replaced with U+FFFD"]);
+    let small: Vec<String> = texts(data.path())
+        .into_iter()
+        .filter(|t| t.0 == "s_stage0_small")
+        .map(|t| t.2)
+        .collect();
+    assert_eq!(small[0], "Hel\u{fffd}lo");
+    let again = support::capture(&cairn, &files);
+    assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+}
+
 /// A part OpenCode is writing (it does not parse yet) holds back its message and every message
 /// after it, as a half-written last line does; read once whole, the session is what a read of
 /// the finished tree gives, in the order it was written. A part broken for good (unchanged for

@@ -63,8 +63,9 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A JSON file of the tree, bounded; `Err` says why it was not read.
-fn read_json(path: &Path) -> Result<Value, String> {
+/// A JSON file of the tree, bounded, with the warning to give when a byte of it was not UTF-8
+/// (read as U+FFFD, as in a line); `Err` says why it was not read.
+fn read_json(path: &Path) -> Result<(Value, Option<String>), String> {
     use std::io::Read as _;
     let size = fs::metadata(path).map_err(|e| e.to_string())?.len();
     if size > MAX_TREE_FILE_BYTES {
@@ -77,7 +78,17 @@ fn read_json(path: &Path) -> Result<Value, String> {
     // A byte-order mark, or a lone surrogate's escape (a JavaScript writer's cut string), is
     // read as in the other kinds' files.
     let readable = crate::archive::json_text::readable(&bytes);
-    serde_json::from_slice(&readable).map_err(|e| format!("not complete JSON: {e}"))
+    let text = String::from_utf8_lossy(&readable);
+    let value = serde_json::from_str(&text).map_err(|e| format!("not complete JSON: {e}"))?;
+    let lossy = matches!(text, std::borrow::Cow::Owned(_)).then(|| {
+        format!(
+            "{}: invalid UTF-8 replaced with U+FFFD",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        )
+    });
+    Ok((value, lossy))
 }
 
 /// OpenCode's layout around a session file: `<storage>/session/<project>/<id>.json`.
@@ -140,7 +151,7 @@ impl Layout {
         let mut whole = true;
         for p in json_files(&dir) {
             match read_json(&p) {
-                Ok(v) => {
+                Ok((v, _)) => {
                     if let Some(m) = v.get("messageID").and_then(Value::as_str) {
                         out.entry(m.to_owned()).or_default().push(p);
                     }
@@ -167,6 +178,8 @@ struct TreeUnit {
     key: String,
     message: PathBuf,
     info: Value,
+    /// The warning its message file's bytes call for (not UTF-8), given when it is taken.
+    lossy: Option<String>,
     parts: Vec<PathBuf>,
     stamp: String,
 }
@@ -179,7 +192,10 @@ fn read_parts(batch: &mut Batch, parts: &[PathBuf]) -> Option<(Vec<Value>, bool)
     let mut whole = true;
     for p in parts {
         match read_json(p) {
-            Ok(v) => list.push(v),
+            Ok((v, lossy)) => {
+                list.push(v);
+                batch.warnings.extend(lossy.map(|w| (None, w)));
+            }
             Err(_) if written_lately(p) => return None,
             Err(e) => {
                 whole = false;
@@ -234,8 +250,8 @@ pub(super) fn read_tree(
         ));
         return;
     };
-    let header = match read_json(&canonical) {
-        Ok(v) => v,
+    let (header, header_lossy) = match read_json(&canonical) {
+        Ok(read) => read,
         Err(e) => {
             emit(warn(format!("read again on the next sync: {e}")));
             return;
@@ -297,14 +313,17 @@ pub(super) fn read_tree(
         &cursor.header,
         &mut line_no,
     );
+    if next.header != cursor.header {
+        batch.warnings.extend(header_lossy.map(|w| (None, w)));
+    }
 
     let mut units: Vec<TreeUnit> = Vec::new();
     let mut live = std::collections::BTreeSet::new();
     for message in &message_files {
         // Message files are small and name their id (which names their parts' folder): each is
         // read; parts only when a file of the message moved.
-        let info = match read_json(message) {
-            Ok(v) => v,
+        let (info, lossy) = match read_json(message) {
+            Ok(read) => read,
             Err(e) => {
                 batch.warnings.push((
                     None,
@@ -344,6 +363,7 @@ pub(super) fn read_tree(
             key,
             message: message.clone(),
             info,
+            lossy,
             parts,
             stamp,
         });
@@ -363,6 +383,7 @@ pub(super) fn read_tree(
         key,
         message,
         info,
+        lossy,
         parts,
         stamp,
     } in units
@@ -373,6 +394,7 @@ pub(super) fn read_tree(
         let Some((list, whole)) = read_parts(&mut batch, &parts) else {
             break;
         };
+        batch.warnings.extend(lossy.map(|w| (None, w)));
         if whole {
             next.stamps.insert(key.clone(), stamp);
         }
