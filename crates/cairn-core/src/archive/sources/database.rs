@@ -301,14 +301,20 @@ pub fn json_of(v: ValueRef<'_>) -> Value {
     }
 }
 
-/// A column holding JSON text, parsed; text that is not JSON stays a string (the parser counts
-/// it as an unknown shape), anything else is null.
+/// A column holding JSON text, parsed (a byte that is not UTF-8 read as U+FFFD, as in a line);
+/// text that is not JSON stays a string (the parser counts it as an unknown shape), anything
+/// else is null.
 pub fn json_column(v: ValueRef<'_>) -> Value {
-    match v {
-        ValueRef::Text(t) => serde_json::from_slice(&crate::archive::json_text::readable(t))
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned())),
-        other => json_of(other),
-    }
+    let ValueRef::Text(t) = v else {
+        return json_of(v);
+    };
+    let readable = crate::archive::json_text::readable(t);
+    serde_json::from_slice(&readable)
+        .or_else(|e| match String::from_utf8_lossy(&readable) {
+            std::borrow::Cow::Owned(text) => serde_json::from_str(&text),
+            std::borrow::Cow::Borrowed(_) => Err(e),
+        })
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned()))
 }
 
 /// A row's JSON text put together beside its value, column by column in the order they are
@@ -469,6 +475,10 @@ mod tests {
         assert_eq!(
             json_column(ValueRef::Text(b"[1")),
             Value::String("[1".into())
+        );
+        assert_eq!(
+            json_column(ValueRef::Text(b"{\"t\": \"caf\xe9\"}")),
+            serde_json::json!({"t": "caf\u{fffd}"})
         );
         assert_eq!(json_of(ValueRef::Blob(b"x")), Value::Null);
     }
