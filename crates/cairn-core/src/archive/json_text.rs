@@ -154,6 +154,20 @@ pub fn readable(json: &[u8]) -> Cow<'_, [u8]> {
     without_lone_surrogates(json.strip_prefix(b"\xef\xbb\xbf").unwrap_or(json))
 }
 
+/// `json` parsed as [`readable`] makes it, a byte that is not UTF-8 read as U+FFFD (as a line's
+/// are, where one such byte lost the whole value); with whether one was. Valid text is parsed
+/// once.
+pub fn parse_lossy(json: &[u8]) -> serde_json::Result<(Value, bool)> {
+    let readable = readable(json);
+    match serde_json::from_slice(&readable) {
+        Ok(v) => Ok((v, false)),
+        Err(e) => match String::from_utf8_lossy(&readable) {
+            Cow::Owned(text) => serde_json::from_str(&text).map(|v| (v, true)),
+            Cow::Borrowed(_) => Err(e),
+        },
+    }
+}
+
 /// [`readable`] of a text.
 pub fn readable_str(json: &str) -> Cow<'_, str> {
     without_lone_surrogates_str(json.strip_prefix('\u{feff}').unwrap_or(json))
@@ -234,6 +248,23 @@ fn hex4(b: &[u8], at: usize) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Valid JSON parses as it is; a byte that is not UTF-8 becomes U+FFFD (said), after a
+    /// byte-order mark and beside a lone surrogate's escape; what is not JSON stays refused.
+    #[test]
+    fn bytes_that_are_not_utf8_are_read_as_replacements() {
+        let parse = |b: &[u8]| parse_lossy(b).ok();
+        assert_eq!(
+            parse(br#"{"a":"caf\u00e9"}"#),
+            Some((serde_json::json!({"a": "caf\u{e9}"}), false))
+        );
+        assert_eq!(
+            parse(b"\xef\xbb\xbf{\"a\":\"caf\xe9 \\ud83d\"}"),
+            Some((serde_json::json!({"a": "caf\u{fffd} \u{fffd}"}), true))
+        );
+        assert_eq!(parse(b"{\"a\":\"caf\xe9\""), None);
+        assert_eq!(parse(b"\xff"), None);
+    }
 
     #[test]
     fn a_whole_record_after_a_cut_one_is_found_and_nothing_else() {

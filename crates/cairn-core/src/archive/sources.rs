@@ -338,8 +338,8 @@ pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
 // ---- helpers shared by the adapters ----------------------------------------------------------
 
 /// A small JSON file an agent keeps beside its transcript (a task's sidecar, a session's
-/// metadata or settings, a lookup file), parsed; `None` when it is missing, over `max` bytes or
-/// not JSON.
+/// metadata or settings, a lookup file), parsed (a byte that is not UTF-8 read as U+FFFD);
+/// `None` when it is missing, over `max` bytes or not JSON.
 pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
@@ -349,7 +349,9 @@ pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value>
     if bytes.len() as u64 > max {
         return None;
     }
-    serde_json::from_slice(&crate::archive::json_text::readable(&bytes)).ok()
+    crate::archive::json_text::parse_lossy(&bytes)
+        .ok()
+        .map(|(v, _)| v)
 }
 
 /// First string at a path of object keys.

@@ -77,10 +77,9 @@ fn read_json(path: &Path) -> Result<(Value, Option<String>), String> {
         .map_err(|e| e.to_string())?;
     // A byte-order mark, or a lone surrogate's escape (a JavaScript writer's cut string), is
     // read as in the other kinds' files.
-    let readable = crate::archive::json_text::readable(&bytes);
-    let text = String::from_utf8_lossy(&readable);
-    let value = serde_json::from_str(&text).map_err(|e| format!("not complete JSON: {e}"))?;
-    let lossy = matches!(text, std::borrow::Cow::Owned(_)).then(|| {
+    let (value, lossy) = crate::archive::json_text::parse_lossy(&bytes)
+        .map_err(|e| format!("not complete JSON: {e}"))?;
+    let lossy = lossy.then(|| {
         format!(
             "{}: invalid UTF-8 replaced with U+FFFD",
             path.file_name()

@@ -308,13 +308,10 @@ pub fn json_column(v: ValueRef<'_>) -> Value {
     let ValueRef::Text(t) = v else {
         return json_of(v);
     };
-    let readable = crate::archive::json_text::readable(t);
-    serde_json::from_slice(&readable)
-        .or_else(|e| match String::from_utf8_lossy(&readable) {
-            std::borrow::Cow::Owned(text) => serde_json::from_str(&text),
-            std::borrow::Cow::Borrowed(_) => Err(e),
-        })
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(t).into_owned()))
+    crate::archive::json_text::parse_lossy(t).map_or_else(
+        |_| Value::String(String::from_utf8_lossy(t).into_owned()),
+        |(v, _)| v,
+    )
 }
 
 /// A row's JSON text put together beside its value, column by column in the order they are
