@@ -119,7 +119,7 @@ pub(super) fn read_document(
     };
     let digest = keys::digest_hex(&bytes);
     let readable = json_text::readable(&bytes);
-    // As in a line, what is not UTF-8 is read as U+FFFD (and said).
+    // As in a line, what is not UTF-8 is read as U+FFFD (and said, below).
     let (text, lossy) = match std::str::from_utf8(&readable) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), false),
         Err(_) => (String::from_utf8_lossy(&readable), true),
@@ -134,9 +134,6 @@ pub(super) fn read_document(
             return;
         }
     };
-    if lossy && !emit(warn("invalid UTF-8 replaced with U+FFFD".to_owned())) {
-        return;
-    }
     // The files kept beside it (small; read with it, redacted with it), and then part of what
     // tells a changed document from a touched one.
     let doc = with_sidecars(file, doc);
@@ -158,6 +155,10 @@ pub(super) fn read_document(
     let mut line_no = line_start;
     let mut handed = 0usize;
     if next.doc != cursor.doc || prior.is_none() {
+        // Said when its bytes changed, not when it was only touched.
+        if lossy && !emit(warn("invalid UTF-8 replaced with U+FFFD".to_owned())) {
+            return;
+        }
         let restart = serde_json::to_string(&Cursor {
             doc: String::new(),
             ..cursor.clone()
@@ -542,15 +543,18 @@ mod tests {
         bytes.extend_from_slice(b"\xe9 au lait\"}]}".as_slice());
         fs::write(&path, &bytes).unwrap();
         let file = crate::archive::sources::gemini::classify(&path).unwrap();
-        let mut warnings = Vec::new();
-        let mut read = Vec::new();
-        read_document(&file, None, false, &mut |msg| {
-            match msg {
-                Msg::Batch(b) => read.push(*b),
-                Msg::Warning(w) => warnings.push(w.message),
-            }
-            true
-        });
+        let read_with = |prior: Option<&SourceState>| {
+            let (mut batches, mut warnings) = (Vec::new(), Vec::new());
+            read_document(&file, prior, false, &mut |msg| {
+                match msg {
+                    Msg::Batch(b) => batches.push(*b),
+                    Msg::Warning(w) => warnings.push(w.message),
+                }
+                true
+            });
+            (batches, warnings)
+        };
+        let (read, warnings) = read_with(None);
         let texts: Vec<&str> = read
             .iter()
             .flat_map(|b| &b.records)
@@ -558,6 +562,16 @@ mod tests {
             .collect();
         assert_eq!(texts, ["caf\u{fffd} au lait"]);
         assert_eq!(warnings, ["invalid UTF-8 replaced with U+FFFD"]);
+        // Touched, the same bytes: nothing said again.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let (_, warnings) = read_with(Some(&state_after(read.last().unwrap())));
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     /// The gated redaction gives what walking every string gives, whether the secret is in a
