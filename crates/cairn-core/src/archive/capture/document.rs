@@ -443,6 +443,13 @@ mod tests {
     use crate::archive::capture::testing::{assert_resumes, batches_of, state_after};
     use serde_json::json;
 
+    /// Where a legacy Gemini session named `name` goes under `home` (its folder made).
+    fn gemini_document(home: &std::path::Path, name: &str) -> std::path::PathBuf {
+        let chats = home.join(".gemini/tmp/p/chats");
+        fs::create_dir_all(&chats).unwrap();
+        chats.join(format!("session-2026-01-01T00-00-{name}.json"))
+    }
+
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
     fn batches(file: &FoundFile, prior: Option<&SourceState>) -> Vec<Batch> {
         batches_of(|emit| read_document(file, prior, false, emit))
@@ -455,9 +462,7 @@ mod tests {
     #[test]
     fn a_long_document_is_read_in_batches_that_resume() {
         let dir = tempfile::tempdir().unwrap();
-        let chats = dir.path().join(".gemini/tmp/p/chats");
-        fs::create_dir_all(&chats).unwrap();
-        let path = chats.join("session-2026-01-01T00-00-long.json");
+        let path = gemini_document(dir.path(), "long");
         let messages: Vec<Value> = (0..4_500)
             .map(|i| {
                 let kind = if i % 2 == 0 { "user" } else { "gemini" };
@@ -500,9 +505,7 @@ mod tests {
     #[test]
     fn a_message_no_value_holds_costs_only_itself() {
         let dir = tempfile::tempdir().unwrap();
-        let chats = dir.path().join(".gemini/tmp/p/chats");
-        fs::create_dir_all(&chats).unwrap();
-        let path = chats.join("session-2026-01-01T00-00-big.json");
+        let path = gemini_document(dir.path(), "big");
         let message = |id: &str, content: &str| {
             format!(
                 r#"{{"id": "{id}", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": {content}}}"#
@@ -536,9 +539,7 @@ mod tests {
     #[test]
     fn a_byte_that_is_not_utf8_is_read_as_a_replacement() {
         let dir = tempfile::tempdir().unwrap();
-        let chats = dir.path().join(".gemini/tmp/p/chats");
-        fs::create_dir_all(&chats).unwrap();
-        let path = chats.join("session-2026-01-01T00-00-bytes.json");
+        let path = gemini_document(dir.path(), "bytes");
         let mut bytes = br#"{"sessionId": "bytes-1", "projectHash": "00", "startTime": "2026-01-01T00:00:00Z", "messages": [{"id": "a", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": "caf"#.to_vec();
         bytes.extend_from_slice(b"\xe9 au lait\"}]}".as_slice());
         fs::write(&path, &bytes).unwrap();

@@ -63,6 +63,13 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The name of a file of the tree, for a warning.
+fn file_name(path: &Path) -> std::borrow::Cow<'_, str> {
+    path.file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default()
+}
+
 /// A JSON file of the tree, bounded, with the warning to give when a byte of it was not UTF-8
 /// (read as U+FFFD, as in a line); `Err` says why it was not read.
 fn read_json(path: &Path) -> Result<(Value, Option<String>), String> {
@@ -79,14 +86,7 @@ fn read_json(path: &Path) -> Result<(Value, Option<String>), String> {
     // read as in the other kinds' files.
     let (value, lossy) = crate::archive::json_text::parse_lossy(&bytes)
         .map_err(|e| format!("not complete JSON: {e}"))?;
-    let lossy = lossy.then(|| {
-        format!(
-            "{}: invalid UTF-8 replaced with U+FFFD",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        )
-    });
+    let lossy = lossy.then(|| format!("{}: invalid UTF-8 replaced with U+FFFD", file_name(path)));
     Ok((value, lossy))
 }
 
@@ -200,12 +200,7 @@ fn read_parts(batch: &mut Batch, parts: &[PathBuf]) -> Option<(Vec<Value>, bool)
                 whole = false;
                 batch.warnings.push((
                     None,
-                    format!(
-                        "{}: {e}; its message is read without it",
-                        p.file_name()
-                            .map(|n| n.to_string_lossy())
-                            .unwrap_or_default()
-                    ),
+                    format!("{}: {e}; its message is read without it", file_name(p)),
                 ));
             }
         }
@@ -326,13 +321,7 @@ pub(super) fn read_tree(
             Err(e) => {
                 batch.warnings.push((
                     None,
-                    format!(
-                        "{}: {e}; read again on the next sync",
-                        message
-                            .file_name()
-                            .map(|n| n.to_string_lossy())
-                            .unwrap_or_default()
-                    ),
+                    format!("{}: {e}; read again on the next sync", file_name(message)),
                 ));
                 continue;
             }
