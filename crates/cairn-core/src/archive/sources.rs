@@ -311,8 +311,9 @@ pub fn document_parser_for_file(
     }
 }
 
-/// The document to split: the file's JSON, with the files read beside it for agents that keep
-/// a session in several (a Cline-family task folder, a Cline SDK session's manifest).
+/// The document to split: the file's JSON read down to its units ([`Shallow::doc`], `null` where
+/// its list of units stood), with the files read beside it for agents that keep a session in
+/// several (a Cline-family task folder, a Cline SDK session's manifest).
 pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
     if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
         cline_sdk::with_manifest(&file.path, doc)

@@ -199,8 +199,9 @@ pub fn log_of_sidecar(path: &Path) -> Option<PathBuf> {
 }
 
 /// The task files beside the log, read (bounded) and added to the document as
-/// `{"ui_messages": <the log>, "<sidecar name>": <its JSON>}`; a sidecar missing, too long or not
-/// JSON is left out. Everything is redacted with the document.
+/// `{"ui_messages": <the log>, "<sidecar name>": <its JSON>}` (the log is `null` there when it
+/// is a list: its entries are read one at a time, [`super::Shallow`]); a sidecar missing, too
+/// long or not JSON is left out. Everything is redacted with the document.
 pub fn with_sidecars(log: &Path, doc: Value) -> Value {
     let mut out = serde_json::Map::new();
     out.insert("ui_messages".to_owned(), doc);
