@@ -767,6 +767,33 @@ fn take_full(batch: &mut Batch, taken: u64) -> Batch {
     std::mem::replace(batch, next)
 }
 
+/// Take the full `batch` of a document or tree read still under way, `taken` units and
+/// `line_no` lines in: it stores `restart` (the cursor the read started from) and no file's
+/// position (size 0, [`UNREAD_MTIME`]), so a sync cut short after it reads the source again.
+fn take_unread(
+    batch: &mut Batch,
+    file: &FoundFile,
+    canonical: &Path,
+    (meta, restart): (SessionMeta, String),
+    taken: u64,
+    line_no: u64,
+) -> Batch {
+    let full = take_full(batch, taken);
+    finish_batch(
+        full,
+        file,
+        canonical,
+        (meta, restart),
+        0,
+        UNREAD_MTIME,
+        taken,
+        line_no,
+        &None,
+        &None,
+        taken,
+    )
+}
+
 /// Whether a batch read by units is as large as a capture's batch gets ([`BATCH_RECORDS`]
 /// records or [`BATCH_BYTES`] of retained rows).
 fn is_full(batch: &Batch) -> bool {

@@ -24,9 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
-use super::{
-    Base, Msg, SourceState, Warning, file_warning, finish_batch, locate, new_batch, take_full,
-};
+use super::{Base, Msg, SourceState, file_warning, finish_batch, locate, new_batch, take_full};
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::database::{self, DatabaseSource, DbSession, UnitParser};
 use crate::keys;
@@ -82,11 +80,10 @@ pub(super) fn read_database<'s>(
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
     let Some(source) = database::source_for(file.agent) else {
-        emit(Msg::Warning(Warning {
-            path: file.path.display().to_string(),
-            line: None,
-            message: format!("{} keeps no database", file.agent),
-        }));
+        emit(file_warning(
+            file,
+            format!("{} keeps no database", file.agent),
+        ));
         return;
     };
     read_database_in(file, source, prior_of, force, super::BATCH_RECORDS, emit);

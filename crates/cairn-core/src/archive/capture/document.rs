@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Base, Batch, Msg, SourceState, UNREAD_MTIME, Warning, file_warning, finish_batch, is_full,
-    locate, new_batch, take_full, take_output,
+    Base, Batch, Msg, SourceState, Warning, file_warning, finish_batch, is_full, locate, new_batch,
+    take_output, take_unread,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::json_text;
@@ -167,21 +167,10 @@ pub(super) fn read_document(
         // A full batch goes to the writer as the units are read; the next one chains on to
         // it by the count of units it leaves read.
         let mut hand = |batch: &mut Batch, parser: &dyn DocumentParser, taken: u64, line_no| {
-            let full = take_full(batch, taken);
             handed += 1;
-            emit(Msg::Batch(Box::new(finish_batch(
-                full,
-                file,
-                &canonical,
-                (parser.meta().clone(), restart.clone()),
-                0,
-                UNREAD_MTIME,
-                taken,
-                line_no,
-                &None,
-                &None,
-                taken,
-            ))))
+            let meta = (parser.meta().clone(), restart.clone());
+            let full = take_unread(batch, file, &canonical, meta, taken, line_no);
+            emit(Msg::Batch(Box::new(full)))
         };
         let going = read_units(
             &mut batch,
@@ -440,6 +429,7 @@ pub(super) fn unit_line(out: &mut Vec<u8>, unit: Option<&str>, rev: &str, text: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::capture::UNREAD_MTIME;
     use crate::archive::capture::testing::{assert_resumes, batches_of, state_after};
     use serde_json::json;
 

@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::document::{ReadUnit, redacted_key, retract, take_header, take_unit};
 use super::{
-    Base, Batch, Msg, SourceState, UNREAD_MTIME, file_warning, finish_batch, is_full, locate,
-    new_batch, take_full,
+    Base, Batch, Msg, SourceState, file_warning, finish_batch, is_full, locate, new_batch,
+    take_unread,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::sources::UnitParser;
@@ -405,21 +405,9 @@ pub(super) fn read_tree(
         if is_full(&batch) {
             // Chained to the next batch by the count of units it leaves read.
             let taken = next.units.len() as u64;
-            let full = take_full(&mut batch, taken);
             handed += 1;
-            let mut part = finish_batch(
-                full,
-                file,
-                &canonical,
-                (parser.meta().clone(), restart.clone()),
-                0,
-                UNREAD_MTIME,
-                taken,
-                line_no,
-                &None,
-                &None,
-                taken,
-            );
+            let meta = (parser.meta().clone(), restart.clone());
+            let mut part = take_unread(&mut batch, file, &canonical, meta, taken, line_no);
             part.bytes = std::mem::take(&mut bytes);
             if !emit(Msg::Batch(Box::new(part))) {
                 return;
@@ -479,6 +467,7 @@ pub(super) fn read_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::capture::UNREAD_MTIME;
     use crate::archive::capture::testing::{assert_resumes, batches_of, state_after};
 
     /// Every batch a read of `file` hands over, with `prior` as its stored position.
