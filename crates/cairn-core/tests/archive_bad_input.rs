@@ -387,3 +387,172 @@ fn a_repeated_call_id_pairs_each_result_with_its_own_call() {
         ["test failed"]
     );
 }
+
+/// Turn the first byte of `word` in column `col` of the row of `table` that `filter` picks into
+/// 0xFF, as an agent's writer that stores bytes unchecked would. SQLite keeps such text as text
+/// (and its `json_valid` passes it).
+fn spoil(db: &std::path::Path, table: &str, col: &str, filter: &str, word: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let (rowid, mut bytes): (i64, Vec<u8>) = conn
+        .query_row(
+            &format!(
+                "SELECT rowid, CAST({col} AS BLOB) FROM {table} WHERE {filter} AND instr({col}, ?1)"
+            ),
+            [word],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let at = memchr::memmem::find(&bytes, word.as_bytes()).unwrap();
+    bytes[at] = 0xff;
+    let changed = conn
+        .execute(
+            &format!("UPDATE {table} SET {col} = CAST(?1 AS TEXT) WHERE rowid = ?2"),
+            rusqlite::params![bytes, rowid],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+}
+
+/// A byte that is not UTF-8 in an agent's database column is read as U+FFFD, as in a line,
+/// with a warning naming the message; the next sync, with nothing moved, says nothing again.
+/// Before, OpenCode and Crush read it without a word, Cursor's editor read its message as not
+/// JSON (its text lost) and kiro-cli never read a new turn of the conversation again.
+#[test]
+fn a_byte_that_is_not_utf8_in_a_database_column_is_read_as_a_replacement() {
+    use support::agent_dbs::{cursor_ide_store, kiro_database};
+    use support::opencode_db::{Db, T0};
+    struct Case {
+        agent: Agent,
+        /// Builds the agent's database under the folder and spoils one column; gives the
+        /// folder discovery looks in.
+        build: fn(&std::path::Path) -> std::path::PathBuf,
+        /// The unit the warning names, and the text its record reads as.
+        unit: &'static str,
+        text: &'static str,
+    }
+    let cases = [
+        Case {
+            agent: Agent::Opencode,
+            build: |root| {
+                let db = Db::create(&root.join("opencode.db"));
+                db.session("ses_1", None, "One");
+                db.message("msg_1", "ses_1", T0, &serde_json::json!({"role": "user"}));
+                db.part(
+                    "prt_1",
+                    "msg_1",
+                    "ses_1",
+                    T0,
+                    &serde_json::json!({"type": "text", "text": "fix the log"}),
+                );
+                spoil(&root.join("opencode.db"), "part", "data", "1", "log");
+                root.to_owned()
+            },
+            unit: "msg_1",
+            text: "fix the \u{fffd}og",
+        },
+        Case {
+            agent: Agent::Opencode,
+            build: |root| {
+                let db = Db::create_v2(&root.join("opencode.db"));
+                db.session_v2("ses_2", None, "Two");
+                db.message_v2(
+                    "msg_2",
+                    "ses_2",
+                    1,
+                    "user",
+                    T0,
+                    &serde_json::json!({"text": "fix the test"}),
+                );
+                spoil(
+                    &root.join("opencode.db"),
+                    "session_message",
+                    "data",
+                    "1",
+                    "test",
+                );
+                root.to_owned()
+            },
+            unit: "msg_2",
+            text: "fix the \u{fffd}est",
+        },
+        Case {
+            agent: Agent::Crush,
+            build: |root| {
+                let db = support::copy_into(
+                    &support::fixtures().join("crush/Starmel-OpenSuperWhisper/.crush/crush.db"),
+                    root,
+                    "p/.crush/crush.db",
+                );
+                spoil(
+                    &db,
+                    "messages",
+                    "parts",
+                    "id = '22598f50-f263-40dc-97ea-1990f0339cd4'",
+                    "analyze",
+                );
+                root.to_owned()
+            },
+            unit: "22598f50-f263-40dc-97ea-1990f0339cd4",
+            text: "Please \u{fffd}nalyze this codebase",
+        },
+        Case {
+            agent: Agent::Kiro,
+            build: |root| {
+                let db = kiro_database(root);
+                spoil(
+                    &db,
+                    "conversations_v2",
+                    "value",
+                    "conversation_id = 'overlap-session'",
+                    "should win",
+                );
+                root.join("kiro-cli")
+            },
+            unit: "assistant-overlap",
+            text: "Current store \u{fffd}hould win",
+        },
+        Case {
+            agent: Agent::Cursor,
+            build: |root| {
+                let db = cursor_ide_store(root);
+                spoil(
+                    &db,
+                    "cursorDiskKV",
+                    "value",
+                    "key LIKE 'bubbleId:c-agent:%'",
+                    "parser test fails",
+                );
+                root.join("User/globalStorage")
+            },
+            unit: "b1",
+            text: "The \u{fffd}arser test fails",
+        },
+    ];
+    for case in cases {
+        let src = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let dir = (case.build)(src.path());
+        let cairn = Cairn::open(data.path()).unwrap();
+        let files = support::found(case.agent, &dir);
+        let r = support::capture(&cairn, &files);
+        let said: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(said.len(), 1, "{}: {said:?}", case.agent);
+        assert!(
+            said[0].starts_with(&format!("message {}", case.unit))
+                && said[0].ends_with(": invalid UTF-8 replaced with U+FFFD"),
+            "{}: {said:?}",
+            case.agent
+        );
+        assert!(
+            support::live_records(data.path())
+                .iter()
+                .any(|r| r.3.contains(case.text)),
+            "{}: no record reads {:?}",
+            case.agent,
+            case.text
+        );
+        let again = support::capture(&cairn, &files);
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        assert_eq!((again.records_added, again.records_updated), (0, 0));
+    }
+}

@@ -303,6 +303,7 @@ impl ReadSession<'_> {
             let read_unit = ReadUnit::new(&unit.key, value, unit.text);
             // The cursor's own second is read again: a unit read then is skipped here.
             let read = next.units.get(&read_unit.key).cloned();
+            let at = line_no;
             let (key, rev) = take_unit(
                 &mut batch,
                 &mut *parser,
@@ -310,6 +311,16 @@ impl ReadSession<'_> {
                 read.as_deref(),
                 &mut line_no,
             );
+            // Said when the unit is taken (a new revision), as a line's is when it is read.
+            if unit.lossy && line_no != at {
+                batch.warnings.push((
+                    Some(at),
+                    format!(
+                        "message {}: invalid UTF-8 replaced with U+FFFD",
+                        crate::text::one_line(&key, 80)
+                    ),
+                ));
+            }
             next.units.insert(key, rev);
             if batch.records.len() < batch_records {
                 return true;

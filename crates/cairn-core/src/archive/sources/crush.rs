@@ -200,6 +200,7 @@ impl DatabaseSource for Crush {
             let mut obj = serde_json::Map::new();
             let mut text = RowText::new();
             let mut len = 0i64;
+            let mut lossy = false;
             for (i, name) in names.iter().enumerate() {
                 let v = row.get_ref(i)?;
                 let value = match name.as_str() {
@@ -208,7 +209,8 @@ impl DatabaseSource for Crush {
                         continue;
                     }
                     "parts" => {
-                        let parts = json_column(v);
+                        let (parts, parts_lossy) = json_column(v);
+                        lossy |= parts_lossy;
                         text.json(name, v, &parts);
                         parts
                     }
@@ -231,6 +233,7 @@ impl DatabaseSource for Crush {
                 value: (!too_long).then_some(Value::Object(obj)),
                 text: (!too_long).then(|| text.finish()),
                 bytes: len.max(0) as u64,
+                lossy,
             };
             if !each(unit) {
                 break;

@@ -106,11 +106,12 @@ pub fn tool_kind(name: &str) -> ToolKind {
 /// The reader of Cursor's chat store.
 pub struct CursorIde;
 
-/// A value column as JSON: text, or a blob holding UTF-8 JSON (the column is declared BLOB).
-/// Anything that is not JSON is `None`.
-fn json_value(v: ValueRef<'_>) -> Option<Value> {
+/// A value column as JSON: text, or a blob holding JSON (the column is declared BLOB), a byte
+/// that is not UTF-8 read as U+FFFD as in any column, with whether one was. Anything that is
+/// not JSON is `None`.
+fn json_value(v: ValueRef<'_>) -> Option<(Value, bool)> {
     match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => serde_json::from_slice(t).ok(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => crate::archive::json_text::parse_lossy(t).ok(),
         _ => None,
     }
 }
@@ -121,8 +122,9 @@ fn split_bubble_key(key: &str) -> Option<(&str, &str)> {
 }
 
 impl CursorIde {
-    /// The composer's own value, `None` when it is gone or over the column limit.
-    fn composer(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<Value>> {
+    /// The composer's own value, `None` when it is gone, not JSON or over the column limit;
+    /// with whether a byte of it was not UTF-8.
+    fn composer(&self, conn: &Connection, id: &str) -> rusqlite::Result<Option<(Value, bool)>> {
         let mut stmt = conn.prepare_cached(
             "SELECT length(value), CASE WHEN length(value) <= ?2 THEN value END
              FROM cursorDiskKV WHERE key = ?1",
@@ -248,7 +250,7 @@ impl DatabaseSource for CursorIde {
             return Ok(None);
         };
         let mut header = match self.composer(conn, session)? {
-            Some(Value::Object(map)) => map,
+            Some((Value::Object(map), _)) => map,
             // Not JSON, not an object or over the limit: the chat is still listed by its id.
             _ => {
                 let mut map = serde_json::Map::new();
@@ -271,7 +273,7 @@ impl DatabaseSource for CursorIde {
         each: &mut dyn FnMut(DbUnit) -> bool,
     ) -> rusqlite::Result<()> {
         let session = session.id.as_str();
-        let composer = self.composer(conn, session)?;
+        let (composer, composer_lossy) = self.composer(conn, session)?.unzip();
         let order = Self::order(composer.as_ref());
         let prefix = format!("{BUBBLE}{session}:");
         let mut stmt = conn.prepare_cached(
@@ -300,7 +302,8 @@ impl DatabaseSource for CursorIde {
         drop(rows);
         if found.is_empty() {
             for (key, value) in Self::inline(composer.as_ref()) {
-                if !each(DbUnit::serialised(key, 0, value)) {
+                let lossy = composer_lossy.unwrap_or(false);
+                if !each(DbUnit::serialised(key, 0, value, lossy)) {
                     break;
                 }
             }
@@ -323,15 +326,17 @@ impl DatabaseSource for CursorIde {
                 };
                 Some(
                     json_value(row.get_ref(0)?)
-                        .unwrap_or_else(|| Value::String("(not JSON)".to_owned())),
+                        .unwrap_or_else(|| (Value::String("(not JSON)".to_owned()), false)),
                 )
             };
+            let (value, lossy) = value.unzip();
             let unit = DbUnit {
                 key,
                 updated: 0,
                 value,
                 text: None,
                 bytes: len.max(0) as u64,
+                lossy: lossy.unwrap_or(false),
             };
             if !each(unit) {
                 break;
@@ -361,7 +366,7 @@ impl DatabaseSource for CursorIde {
             }
         }
         if out.is_empty() {
-            let composer = self.composer(conn, session)?;
+            let composer = self.composer(conn, session)?.map(|(c, _)| c);
             out.extend(Self::inline(composer.as_ref()).into_iter().map(|(k, _)| k));
         }
         Ok(out)

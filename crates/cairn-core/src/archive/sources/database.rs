@@ -68,17 +68,21 @@ pub struct DbUnit {
     pub text: Option<String>,
     /// The length in bytes of the row's JSON columns.
     pub bytes: u64,
+    /// Whether a byte of it that is not UTF-8 was read as U+FFFD (the read says so).
+    pub lossy: bool,
 }
 
 impl DbUnit {
-    /// A unit whose value the source built itself (not a row's columns): serialised once here,
-    /// for its length and as its text.
-    pub fn serialised(key: String, updated: i64, value: Value) -> DbUnit {
+    /// A unit whose value the source took out of a row it parsed (not a row's columns):
+    /// serialised once here, for its length and as its text. `row_lossy` says a byte of that
+    /// row was not UTF-8: the units of it holding a U+FFFD are the ones that may have had it.
+    pub fn serialised(key: String, updated: i64, value: Value, row_lossy: bool) -> DbUnit {
         let text = serde_json::to_string(&value).ok();
         DbUnit {
             key,
             updated,
             bytes: text.as_ref().map_or(0, |s| s.len() as u64),
+            lossy: row_lossy && text.as_ref().is_some_and(|t| t.contains('\u{fffd}')),
             value: Some(value),
             text,
         }
@@ -301,17 +305,18 @@ pub fn json_of(v: ValueRef<'_>) -> Value {
     }
 }
 
-/// A column holding JSON text, parsed (a byte that is not UTF-8 read as U+FFFD, as in a line);
-/// text that is not JSON stays a string (the parser counts it as an unknown shape), anything
-/// else is null.
-pub fn json_column(v: ValueRef<'_>) -> Value {
+/// A column holding JSON text, parsed (a byte that is not UTF-8 read as U+FFFD, as in a line),
+/// with whether one was (the unit's [`DbUnit::lossy`]); text that is not JSON stays a string
+/// (the parser counts it as an unknown shape), anything else is null.
+pub fn json_column(v: ValueRef<'_>) -> (Value, bool) {
     let ValueRef::Text(t) = v else {
-        return json_of(v);
+        return (json_of(v), false);
     };
-    crate::archive::json_text::parse_lossy(t).map_or_else(
-        |_| Value::String(String::from_utf8_lossy(t).into_owned()),
-        |(v, _)| v,
-    )
+    crate::archive::json_text::parse_lossy(t).unwrap_or_else(|_| {
+        let text = String::from_utf8_lossy(t);
+        let lossy = matches!(text, std::borrow::Cow::Owned(_));
+        (Value::String(text.into_owned()), lossy)
+    })
 }
 
 /// A row's JSON text put together beside its value, column by column in the order they are
@@ -468,15 +473,23 @@ mod tests {
         assert_eq!(int_of(ValueRef::Text(b" 42 ")), 42);
         assert_eq!(int_of(ValueRef::Real(3.9)), 3);
         assert_eq!(int_of(ValueRef::Blob(b"x")), 0);
-        assert_eq!(json_column(ValueRef::Text(b"[1]")), serde_json::json!([1]));
+        assert_eq!(
+            json_column(ValueRef::Text(b"[1]")),
+            (serde_json::json!([1]), false)
+        );
         assert_eq!(
             json_column(ValueRef::Text(b"[1")),
-            Value::String("[1".into())
+            (Value::String("[1".into()), false)
         );
         assert_eq!(
             json_column(ValueRef::Text(b"{\"t\": \"caf\xe9\"}")),
-            serde_json::json!({"t": "caf\u{fffd}"})
+            (serde_json::json!({"t": "caf\u{fffd}"}), true)
         );
+        assert_eq!(
+            json_column(ValueRef::Text(b"[1, \xff")),
+            (Value::String("[1, \u{fffd}".into()), true)
+        );
+        assert_eq!(json_column(ValueRef::Blob(b"[1]")), (Value::Null, false));
         assert_eq!(json_of(ValueRef::Blob(b"x")), Value::Null);
     }
 }

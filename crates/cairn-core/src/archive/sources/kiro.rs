@@ -95,10 +95,18 @@ pub struct Kiro;
 
 const TABLE: &str = "conversations_v2";
 
+/// A conversation's row: its header columns, its value (null when over the column limit or
+/// not JSON), and whether a byte of the value was not UTF-8.
+struct Conversation {
+    header: Value,
+    value: Value,
+    lossy: bool,
+}
+
 /// The conversation's value, parsed, when not over the column limit. Read by the rowid
 /// [`Kiro::sessions`] found (the table has no index on `conversation_id` alone: a lookup by id
 /// scans it, once per conversation), checked to still be the conversation's.
-fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Value, Value)>> {
+fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Conversation>> {
     let id = session.id.as_str();
     let columns = "SELECT key, CASE WHEN length(value) <= ?2 THEN value END, created_at, updated_at
          FROM conversations_v2";
@@ -114,11 +122,13 @@ fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Val
     let Some(row) = rows.next()? else {
         return Ok(None);
     };
-    let parsed = match row.get_ref(1)? {
+    // As in any other column, a byte that is not UTF-8 is read as U+FFFD (SQLite's `json_valid`
+    // passes such text, and a strict parse of it read the whole conversation as empty).
+    let (parsed, lossy) = match row.get_ref(1)? {
         rusqlite::types::ValueRef::Text(t) => {
-            serde_json::from_slice(&crate::archive::json_text::readable(t)).unwrap_or(Value::Null)
+            crate::archive::json_text::parse_lossy(t).unwrap_or((Value::Null, false))
         }
-        _ => Value::Null,
+        _ => (Value::Null, false),
     };
     let header = serde_json::json!({
         "conversation_id": id,
@@ -126,7 +136,11 @@ fn value(conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<(Val
         "created_at": int_of(row.get_ref(2)?),
         "updated_at": int_of(row.get_ref(3)?),
     });
-    Ok(Some((header, parsed)))
+    Ok(Some(Conversation {
+        header,
+        value: parsed,
+        lossy,
+    }))
 }
 
 /// The key of a history entry: its assistant message id, else its place.
@@ -218,11 +232,11 @@ impl DatabaseSource for Kiro {
     }
 
     fn header(&self, conn: &Connection, session: &DbSession) -> rusqlite::Result<Option<Value>> {
-        Ok(value(conn, session)?.map(|(mut header, v)| {
-            if let Some(model) = v.get("model_info") {
-                header["model_info"] = model.clone();
+        Ok(value(conn, session)?.map(|mut c| {
+            if let Some(model) = c.value.get("model_info") {
+                c.header["model_info"] = model.clone();
             }
-            header
+            c.header
         }))
     }
 
@@ -233,12 +247,12 @@ impl DatabaseSource for Kiro {
         _since: Option<i64>,
         each: &mut dyn FnMut(DbUnit) -> bool,
     ) -> rusqlite::Result<()> {
-        let Some((header, v)) = value(conn, session)? else {
+        let Some(conversation) = value(conn, session)? else {
             return Ok(());
         };
-        let updated = header["updated_at"].as_i64().unwrap_or(0);
-        for (key, e) in entries(&v) {
-            if !each(DbUnit::serialised(key, updated, e)) {
+        let updated = conversation.header["updated_at"].as_i64().unwrap_or(0);
+        for (key, e) in entries(&conversation.value) {
+            if !each(DbUnit::serialised(key, updated, e, conversation.lossy)) {
                 break;
             }
         }
@@ -251,7 +265,7 @@ impl DatabaseSource for Kiro {
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
         Ok(value(conn, session)?
-            .map(|(_, v)| entries(&v).into_iter().map(|(k, _)| k).collect())
+            .map(|c| entries(&c.value).into_iter().map(|(k, _)| k).collect())
             .unwrap_or_default())
     }
 
@@ -520,10 +534,10 @@ mod tests {
         let rows: Vec<(&str, Option<i64>)> =
             sessions.iter().map(|s| (s.id.as_str(), s.row)).collect();
         assert_eq!(rows, [("c1", Some(2)), ("c2", Some(3))]);
-        let (header, v) = value(&conn, &sessions[0]).unwrap().unwrap();
+        let c = value(&conn, &sessions[0]).unwrap().unwrap();
         assert_eq!(
-            (header["key"].clone(), v["n"].clone()),
-            (json!("/b"), json!(2))
+            (c.header["key"].clone(), c.value["n"].clone(), c.lossy),
+            (json!("/b"), json!(2), false)
         );
 
         let moved = DbSession {

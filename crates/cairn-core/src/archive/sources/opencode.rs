@@ -356,14 +356,16 @@ impl DatabaseSource for OpencodeDb {
             let mut updated = int_of(row.get_ref(1)?);
             let mut bytes = int_of(row.get_ref(3)?).max(0) as u64;
             let mut too_long = row.get_ref(2)?.data_type() == rusqlite::types::Type::Null;
-            let info = json_column(row.get_ref(2)?);
+            let (info, mut lossy) = json_column(row.get_ref(2)?);
             let mut list = Vec::new();
             let mut part_rows = parts.query([&key])?;
             while let Some(p) = part_rows.next()? {
                 updated = updated.max(int_of(p.get_ref(0)?));
                 bytes += int_of(p.get_ref(2)?).max(0) as u64;
                 too_long |= p.get_ref(1)?.data_type() == rusqlite::types::Type::Null;
-                list.push(json_column(p.get_ref(1)?));
+                let (part, part_lossy) = json_column(p.get_ref(1)?);
+                lossy |= part_lossy;
+                list.push(part);
             }
             let unit = DbUnit {
                 key,
@@ -371,6 +373,7 @@ impl DatabaseSource for OpencodeDb {
                 value: (!too_long).then(|| serde_json::json!({"info": info, "parts": list})),
                 text: None,
                 bytes,
+                lossy,
             };
             if !each(unit) {
                 break;
@@ -497,10 +500,11 @@ fn units_v2(
             continue;
         };
         let too_long = row.get_ref(4)?.data_type() == rusqlite::types::Type::Null;
+        let (data, lossy) = json_column(row.get_ref(4)?);
         let value = serde_json::json!({
             "type": json_of(row.get_ref(2)?),
             "seq": json_of(row.get_ref(3)?),
-            "data": json_column(row.get_ref(4)?),
+            "data": data,
         });
         let unit = DbUnit {
             key,
@@ -508,6 +512,7 @@ fn units_v2(
             value: (!too_long).then_some(value),
             text: None,
             bytes: int_of(row.get_ref(5)?).max(0) as u64,
+            lossy,
         };
         if !each(unit) {
             break;
