@@ -224,6 +224,14 @@ AGENTS = {
         ("droid/stream_json_large.jsonl", None, "p/{i}-b.jsonl"),
     ])),
     "kimi": ("KIMI_DIR", "sessions", tree_copy("kimi/sessions", ".", [r"session_[0-9a-f-]+"])),
+    "pi": ("PI_CODING_AGENT_DIR", "sessions", copies([
+        ("pi/session.jsonl", "pi-test-session-uuid", "--p--/{i}-a.jsonl"),
+        ("pi/small.jsonl", "019e19b4-eb48-746a-aa6b-8dfcfa37954b", "--p--/{i}-b.jsonl"),
+    ])),
+    "openclaw": ("OPENCLAW_STATE_DIR", "agents", copies([
+        ("openclaw/large.jsonl", "openclaw-stage0-large", "main/sessions/{i}-a.jsonl"),
+        ("openclaw/small.jsonl", "openclaw-stage0-small", "main/sessions/{i}-b.jsonl"),
+    ])),
     "gemini (legacy .json documents)": ("GEMINI_DIR", "tmp", copies([
         ("gemini/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json", "c330aea9-39d8-4bf1-ac29-5fdb4baaad16",
          "p/chats/session-2025-12-24T06-40-{i:08d}.json"),

@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("qwen", qwen),
     ("droid", droid),
     ("kimi", kimi),
+    ("pi", pi),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
@@ -77,6 +78,12 @@ pub fn droid(data: &[u8]) {
 /// A Kimi session, read and parsed as capture does it.
 pub fn kimi(data: &[u8]) {
     transcript(Agent::Kimi, data);
+}
+
+/// A session in Pi's format (Pi's, or OpenClaw's: the same parser), read and parsed as capture
+/// does it.
+pub fn pi(data: &[u8]) {
+    transcript(Agent::Pi, data);
 }
 
 /// A Gemini CLI JSONL session (keyed lines, `$set`, `$rewindTo`), read and parsed as capture

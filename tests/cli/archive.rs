@@ -440,6 +440,13 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("kimi", "KIMI_DIR", "kimi-home", ""),
         ("gemini", "GEMINI_DIR", "gemini-home", "tmp"),
         ("cursor", "CURSOR_PROJECTS_DIR", "cursor-projects", ""),
+        ("pi", "PI_CODING_AGENT_DIR", "pi-agent", "sessions/--w--"),
+        (
+            "openclaw",
+            "OPENCLAW_STATE_DIR",
+            "openclaw-state",
+            "agents/main/sessions",
+        ),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -487,7 +494,9 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
     seen.dedup();
     assert_eq!(
         seen,
-        ["copilot", "cursor", "droid", "gemini", "kimi", "qwen"]
+        [
+            "copilot", "cursor", "droid", "gemini", "kimi", "openclaw", "pi", "qwen"
+        ]
     );
     let again = run(&["sync"]);
     assert_eq!(again["records_added"], 0, "{again}");

@@ -23,6 +23,8 @@ pub enum Agent {
     Roo,
     Kilo,
     Kiro,
+    Pi,
+    Openclaw,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -30,7 +32,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 15] = [
+    pub const ALL: [Agent; 17] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -46,6 +48,8 @@ impl Agent {
         Agent::Roo,
         Agent::Kilo,
         Agent::Kiro,
+        Agent::Pi,
+        Agent::Openclaw,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -77,6 +81,8 @@ impl Agent {
             Agent::Roo => "roo",
             Agent::Kilo => "kilo",
             Agent::Kiro => "kiro",
+            Agent::Pi => "pi",
+            Agent::Openclaw => "openclaw",
             Agent::Atif => "atif",
         }
     }
@@ -98,6 +104,8 @@ impl Agent {
             "roo" | "roo-code" | "roocode" | "roo-cline" => Some(Agent::Roo),
             "kilo" | "kilo-code" | "kilocode" => Some(Agent::Kilo),
             "kiro" | "kiro-cli" => Some(Agent::Kiro),
+            "pi" | "pi-coding-agent" | "pi-agent" => Some(Agent::Pi),
+            "openclaw" | "clawdbot" | "moltbot" => Some(Agent::Openclaw),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -25,6 +25,8 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Qwen, "qwen"),
     (Agent::Droid, "droid"),
     (Agent::Kimi, "kimi"),
+    (Agent::Pi, "pi"),
+    (Agent::Openclaw, "openclaw"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -146,6 +148,20 @@ fn kimi_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("kimi", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn pi_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Pi, "pi");
+    assert_eq!(report.files_scanned, 2);
+    insta::assert_json_snapshot!("pi", pinned(data.path(), &cairn, &report));
+}
+
+#[test]
+fn openclaw_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Openclaw, "openclaw");
+    assert_eq!(report.files_scanned, 3);
+    insta::assert_json_snapshot!("openclaw", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -229,6 +245,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         }
         Agent::Kimi => {
             json!({"type":"turn.prompt","input":[{"type":"text","text":text}],"origin":{"kind":"user"},"time":1785613809972_i64})
+        }
+        Agent::Pi | Agent::Openclaw => {
+            json!({"type":"message","id":"n-new","parentId":null,"timestamp":"2026-06-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
         }
         other => unreachable!("no prompt line for {other}"),
     }
@@ -422,6 +441,22 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"type":"config.update","cwd":cwd,"modelAlias":"kimi-k2","time":1785613809000_i64}),
                 json!({"type":"turn.prompt","input":[{"type":"text","text":"look around"}],"origin":{"kind":"user"},"time":1785613809001_i64}),
+            ],
+        ),
+        (
+            Agent::Pi,
+            "--tmp--/2026-06-01T00-00-00-000Z_pi-branch.jsonl",
+            vec![
+                json!({"type":"session","version":3,"id":"pi-branch","timestamp":now,"cwd":cwd}),
+                json!({"type":"message","id":"e1","parentId":null,"timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
+            ],
+        ),
+        (
+            Agent::Openclaw,
+            "main/sessions/oc-branch.jsonl",
+            vec![
+                json!({"type":"session","version":3,"id":"oc-branch","timestamp":now,"cwd":cwd}),
+                json!({"type":"message","id":"e1","parentId":"oc-branch","timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
             ],
         ),
     ]

@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 11] = [
+const FILES: [(Agent, &str); 13] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -31,6 +31,8 @@ const FILES: [(Agent, &str); 11] = [
         "qwen/019f0000-0000-7000-8000-000000000001.jsonl",
     ),
     (Agent::Droid, "droid/session_store_large.jsonl"),
+    (Agent::Pi, "pi/small.jsonl"),
+    (Agent::Openclaw, "openclaw/large.jsonl"),
     (
         Agent::Kimi,
         "kimi/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0/agents/main/wire.jsonl",

@@ -167,6 +167,14 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 out.push(read(&p));
             }
         }
+        // Pi's format, as Pi and OpenClaw write it.
+        "pi" => {
+            for dir in ["pi", "openclaw"] {
+                for p in files_under(&root.join(dir), "jsonl") {
+                    windows(&read(&p), 6, &mut out);
+                }
+            }
+        }
         "aider" => {
             for p in files_under(&root.join("aider"), "md") {
                 windows(&read(&p), 12, &mut out);

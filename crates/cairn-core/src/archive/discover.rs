@@ -155,6 +155,8 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Qwen => located(super::sources::qwen::locations(env, home().as_deref())),
         Agent::Droid => located(super::sources::droid::locations(env, home().as_deref())),
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
+        Agent::Pi => located(super::sources::pi::locations(env, home().as_deref())),
+        Agent::Openclaw => located(super::sources::openclaw::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => {
             let mut dirs = super::sources::cursor::locations(env, home().as_deref());
@@ -392,6 +394,8 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Qwen => super::sources::qwen::classify(path),
         Agent::Droid => super::sources::droid::classify(path),
         Agent::Kimi => super::sources::kimi::classify(path),
+        Agent::Pi => super::sources::pi::classify(path),
+        Agent::Openclaw => super::sources::openclaw::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

@@ -72,6 +72,10 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Droid)
     } else if super::sources::kimi::owns_path(path) {
         Some(Agent::Kimi)
+    } else if super::sources::pi::owns_path(path) {
+        Some(Agent::Pi)
+    } else if super::sources::openclaw::owns_path(path) {
+        Some(Agent::Openclaw)
     } else if super::sources::gemini::owns_path(path) {
         Some(Agent::Gemini)
     } else if super::sources::cursor::owns_path(path) || super::sources::cursor_ide::owns_path(path)

@@ -22,7 +22,9 @@ pub mod gemini;
 pub mod kimi;
 pub mod kiro;
 pub mod kiro_sessions;
+pub mod openclaw;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 
 use std::borrow::Cow;
@@ -154,6 +156,8 @@ pub fn parser_for(
         Agent::Aider => Box::new(aider::AiderParser::resume(saved)?),
         // kiro-cli 2.x's session logs; its older database is read as a database.
         Agent::Kiro => Box::new(kiro_sessions::KiroSessionParser::resume(saved)?),
+        // OpenClaw writes Pi's session format.
+        Agent::Pi | Agent::Openclaw => Box::new(pi::PiParser::resume(agent, saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"

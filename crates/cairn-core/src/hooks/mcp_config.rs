@@ -141,7 +141,9 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Cline
             | Agent::Roo
             | Agent::Kilo
-            | Agent::Kiro,
+            | Agent::Kiro
+            | Agent::Pi
+            | Agent::Openclaw,
             _,
         ) => {
             return Err(Error::Invalid(format!(

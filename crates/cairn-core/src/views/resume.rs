@@ -152,6 +152,14 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "kiro-cli reopens only a folder's most recent conversation, not one by id: {} to continue that one",
             run_in(s, "kiro-cli chat --resume")
         ),
+        Agent::Pi => format!(
+            "Pi reopens a session from its picker, not by id: {} and pick this one",
+            run_in(s, "pi --resume")
+        ),
+        Agent::Openclaw => {
+            "an OpenClaw session goes on in the chat or channel it belongs to: continue it there"
+                .to_owned()
+        }
         _ => return None,
     })
 }
@@ -189,7 +197,9 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Cline
         | Agent::Roo
         | Agent::Kilo
-        | Agent::Kiro => return None,
+        | Agent::Kiro
+        | Agent::Pi
+        | Agent::Openclaw => return None,
     })
 }
 
@@ -336,6 +346,8 @@ mod tests {
                 | Agent::Roo
                 | Agent::Kilo
                 | Agent::Kiro
+                | Agent::Pi
+                | Agent::Openclaw
                 | Agent::Atif => None,
             };
             match expected {
@@ -354,6 +366,8 @@ mod tests {
                         Agent::Roo => "Roo Code's task history",
                         Agent::Kilo => "Kilo Code's task history",
                         Agent::Kiro => "`kiro-cli chat --resume` in /",
+                        Agent::Pi => "`pi --resume` in /",
+                        Agent::Openclaw => "the chat or channel it belongs to",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
