@@ -228,6 +228,12 @@ AGENTS = {
         ("pi/session.jsonl", "pi-test-session-uuid", "--p--/{i}-a.jsonl"),
         ("pi/small.jsonl", "019e19b4-eb48-746a-aa6b-8dfcfa37954b", "--p--/{i}-b.jsonl"),
     ])),
+    "grok": ("GROK_HOME", "sessions", copies([
+        ("grok/%2Ftmp%2Fas-agent-lab%2Fgrok%2Fproject/019f6851-7ec4-7ef0-97d3-03f3eee38755/chat_history.jsonl",
+         None, "%2Fp/g-{i}-a/chat_history.jsonl"),
+        ("grok/%2Fworkspace%2Fgrok-worktrees%2Fparser-audit/019f6000-0000-7000-8000-000000000001/chat_history.jsonl",
+         None, "%2Fp/g-{i}-b/chat_history.jsonl"),
+    ])),
     "openclaw": ("OPENCLAW_STATE_DIR", "agents", copies([
         ("openclaw/large.jsonl", "openclaw-stage0-large", "main/sessions/{i}-a.jsonl"),
         ("openclaw/small.jsonl", "openclaw-stage0-small", "main/sessions/{i}-b.jsonl"),

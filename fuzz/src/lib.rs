@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("droid", droid),
     ("kimi", kimi),
     ("pi", pi),
+    ("grok", grok),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
@@ -84,6 +85,11 @@ pub fn kimi(data: &[u8]) {
 /// does it.
 pub fn pi(data: &[u8]) {
     transcript(Agent::Pi, data);
+}
+
+/// A Grok Build conversation (either of its line formats), read and parsed as capture does it.
+pub fn grok(data: &[u8]) {
+    transcript(Agent::Grok, data);
 }
 
 /// A Gemini CLI JSONL session (keyed lines, `$set`, `$rewindTo`), read and parsed as capture

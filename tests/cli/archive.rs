@@ -447,6 +447,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "openclaw-state",
             "agents/main/sessions",
         ),
+        ("grok", "GROK_HOME", "grok-home", "sessions"),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -495,7 +496,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
     assert_eq!(
         seen,
         [
-            "copilot", "cursor", "droid", "gemini", "kimi", "openclaw", "pi", "qwen"
+            "copilot", "cursor", "droid", "gemini", "grok", "kimi", "openclaw", "pi", "qwen"
         ]
     );
     let again = run(&["sync"]);

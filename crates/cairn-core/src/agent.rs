@@ -25,6 +25,7 @@ pub enum Agent {
     Kiro,
     Pi,
     Openclaw,
+    Grok,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -32,7 +33,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 17] = [
+    pub const ALL: [Agent; 18] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -50,6 +51,7 @@ impl Agent {
         Agent::Kiro,
         Agent::Pi,
         Agent::Openclaw,
+        Agent::Grok,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -83,6 +85,7 @@ impl Agent {
             Agent::Kiro => "kiro",
             Agent::Pi => "pi",
             Agent::Openclaw => "openclaw",
+            Agent::Grok => "grok",
             Agent::Atif => "atif",
         }
     }
@@ -106,6 +109,7 @@ impl Agent {
             "kiro" | "kiro-cli" => Some(Agent::Kiro),
             "pi" | "pi-coding-agent" | "pi-agent" => Some(Agent::Pi),
             "openclaw" | "clawdbot" | "moltbot" => Some(Agent::Openclaw),
+            "grok" | "grok-build" | "grok-cli" => Some(Agent::Grok),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

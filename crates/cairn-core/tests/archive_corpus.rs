@@ -133,6 +133,12 @@ const CORPUS: &[Layout] = &[
         at: ".openclaw/agents/main/sessions",
         root: ".openclaw/agents",
     },
+    Layout {
+        agent: Agent::Grok,
+        fixture: "grok",
+        at: ".grok/sessions",
+        root: ".grok/sessions",
+    },
     // The storage tree beside the database, and the older flat layout in a folder of its own.
     Layout {
         agent: Agent::Opencode,
@@ -203,6 +209,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Kiro, (3, 4)),
         (Agent::Pi, (2, 4)),
         (Agent::Openclaw, (3, 4)),
+        (Agent::Grok, (4, 8)),
     ])
 }
 
@@ -236,6 +243,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"type":"message","id":"m-new","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":prompt}]}}).to_string()), 1),
         (Agent::Pi, Change::Append(".pi/agent/sessions/--tmp-as-agent-fixture-project--/small.jsonl",
             json!({"type":"message","id":"n-new","parentId":"2c19d326","timestamp":"2026-05-12T01:03:00.000Z","message":{"role":"user","content":[{"type":"text","text":prompt}]}}).to_string()), 1),
+        (Agent::Grok, Change::Append(".grok/sessions/%2Fworkspace%2Fagentsview/019f6000-0000-7000-8000-000000000002/chat_history.jsonl",
+            json!({"role":"user","content":prompt}).to_string()), 1),
         (Agent::Openclaw, Change::Append(".openclaw/agents/main/sessions/small.jsonl",
             json!({"type":"message","id":"m-new","parentId":"m3","timestamp":"2026-02-24T09:01:00Z","message":{"role":"user","content":[{"type":"text","text":prompt}]}}).to_string()), 1),
         (Agent::Kimi, Change::Append(".kimi/sessions/wd_project_ac3bb318f98e/session_9eb1bf57-c1af-48a5-b658-0e8d9fe794f5/agents/main/wire.jsonl",
@@ -522,6 +531,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Kiro => "Kiro CLI",
             Agent::Pi => "Pi",
             Agent::Openclaw => "OpenClaw",
+            Agent::Grok => "Grok Build",
             Agent::Atif => "ATIF",
         };
         assert!(

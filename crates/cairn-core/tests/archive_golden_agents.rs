@@ -27,6 +27,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Kimi, "kimi"),
     (Agent::Pi, "pi"),
     (Agent::Openclaw, "openclaw"),
+    (Agent::Grok, "grok"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -162,6 +163,15 @@ fn openclaw_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("openclaw", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn grok_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Grok, "grok");
+    // Two real sessions (a sub-agent's beside its parent's) and AgentsView's two formats; the
+    // journals beside them are not sessions.
+    assert_eq!(report.files_scanned, 4);
+    insta::assert_json_snapshot!("grok", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -249,6 +259,7 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         Agent::Pi | Agent::Openclaw => {
             json!({"type":"message","id":"n-new","parentId":null,"timestamp":"2026-06-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
         }
+        Agent::Grok => json!({"type":"user","content":[{"type":"text","text":text}]}),
         other => unreachable!("no prompt line for {other}"),
     }
 }
@@ -457,6 +468,15 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"type":"session","version":3,"id":"oc-branch","timestamp":now,"cwd":cwd}),
                 json!({"type":"message","id":"e1","parentId":"oc-branch","timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
+            ],
+        ),
+        // Grok's lines carry no cwd but in the environment it writes first.
+        (
+            Agent::Grok,
+            "%2Frepo/gk-branch/chat_history.jsonl",
+            vec![
+                json!({"type":"user","content":[{"type":"text","text":format!("<user_info>\nWorkspace Path: {}\n</user_info>", cwd.display())}],"synthetic_reason":"environment_context"}),
+                json!({"type":"user","content":[{"type":"text","text":"look around"}],"prompt_index":0}),
             ],
         ),
     ]

@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 13] = [
+const FILES: [(Agent, &str); 14] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -33,6 +33,10 @@ const FILES: [(Agent, &str); 13] = [
     (Agent::Droid, "droid/session_store_large.jsonl"),
     (Agent::Pi, "pi/small.jsonl"),
     (Agent::Openclaw, "openclaw/large.jsonl"),
+    (
+        Agent::Grok,
+        "grok/%2Ftmp%2Fas-agent-lab%2Fgrok%2Fproject/019f6851-7ec4-7ef0-97d3-03f3eee38755/chat_history.jsonl",
+    ),
     (
         Agent::Kimi,
         "kimi/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0/agents/main/wire.jsonl",
@@ -58,15 +62,18 @@ fn one_shot(agent: Agent, content: &[u8]) -> String {
     normalised(data.path(), src.path())
 }
 
-/// The file as discovery hands it over. Kimi, Cursor and Aider name a session only by its path
-/// (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`, the history's own
-/// path), which a file written
+/// The file as discovery hands it over. Kimi, Cursor, Aider and Grok name a session only by its
+/// path (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`, the history's own
+/// path, `<id>/chat_history.jsonl`), which a file written
 /// to a temporary path lacks, so the test names it; the others name their sessions inside the
 /// file.
 fn found(agent: Agent, path: &Path) -> FoundFile {
     FoundFile {
-        parent_hint: matches!(agent, Agent::Kimi | Agent::Cursor | Agent::Aider)
-            .then(|| "path-named".to_owned()),
+        parent_hint: matches!(
+            agent,
+            Agent::Kimi | Agent::Cursor | Agent::Aider | Agent::Grok
+        )
+        .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)
     }
 }

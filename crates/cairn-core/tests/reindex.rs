@@ -24,6 +24,7 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Kimi, "kimi", ""),
     (Agent::Pi, "pi", ""),
     (Agent::Openclaw, "openclaw", ""),
+    (Agent::Grok, "grok", ""),
     (Agent::Cursor, "cursor", ""),
     (Agent::Aider, "aider", ""),
     (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
@@ -1436,7 +1437,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "7368595123b262c7d4d754049f5161bde8d1a8c394400100219386434cdcfbfc",
+    "bfc058d963db7367a22856c28ce7c080dae082aab670695aa42f44cb4a854371",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).

@@ -159,7 +159,8 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     match target {
-        "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" => {
+        "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor"
+        | "grok" => {
             for p in files_under(&root.join(target), "jsonl") {
                 windows(&read(&p), 6, &mut out);
             }

@@ -157,6 +157,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Kimi => located(super::sources::kimi::locations(env, home().as_deref())),
         Agent::Pi => located(super::sources::pi::locations(env, home().as_deref())),
         Agent::Openclaw => located(super::sources::openclaw::locations(env, home().as_deref())),
+        Agent::Grok => located(super::sources::grok::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => {
             let mut dirs = super::sources::cursor::locations(env, home().as_deref());
@@ -396,6 +397,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Kimi => super::sources::kimi::classify(path),
         Agent::Pi => super::sources::pi::classify(path),
         Agent::Openclaw => super::sources::openclaw::classify(path),
+        Agent::Grok => super::sources::grok::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

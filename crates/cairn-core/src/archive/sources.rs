@@ -19,6 +19,7 @@ pub mod database;
 pub mod document;
 pub mod droid;
 pub mod gemini;
+pub mod grok;
 pub mod kimi;
 pub mod kiro;
 pub mod kiro_sessions;
@@ -158,6 +159,7 @@ pub fn parser_for(
         Agent::Kiro => Box::new(kiro_sessions::KiroSessionParser::resume(saved)?),
         // OpenClaw writes Pi's session format.
         Agent::Pi | Agent::Openclaw => Box::new(pi::PiParser::resume(agent, saved)?),
+        Agent::Grok => Box::new(grok::GrokParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
@@ -192,6 +194,7 @@ pub fn parser_for_file(
             file, saved,
         )?)),
         (Agent::Droid, _) => Ok(Box::new(droid::DroidParser::for_file(file, saved)?)),
+        (Agent::Grok, _) => Ok(Box::new(grok::GrokParser::for_file(file, saved)?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
@@ -226,7 +229,7 @@ pub enum LineIdentity {
 /// How the records of `agent`'s line files are identified.
 pub fn line_identity(agent: Agent) -> LineIdentity {
     match agent {
-        Agent::Cursor => LineIdentity::Position,
+        Agent::Cursor | Agent::Grok => LineIdentity::Position,
         _ => LineIdentity::Content,
     }
 }

@@ -143,7 +143,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Kilo
             | Agent::Kiro
             | Agent::Pi
-            | Agent::Openclaw,
+            | Agent::Openclaw
+            | Agent::Grok,
             _,
         ) => {
             return Err(Error::Invalid(format!(

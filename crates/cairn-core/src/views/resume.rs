@@ -156,6 +156,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Pi reopens a session from its picker, not by id: {} and pick this one",
             run_in(s, "pi --resume")
         ),
+        Agent::Grok => format!(
+            "Cairn knows no Grok command that reopens one session by id: {} and pick this one from its sessions",
+            run_in(s, "grok")
+        ),
         Agent::Openclaw => {
             "an OpenClaw session goes on in the chat or channel it belongs to: continue it there"
                 .to_owned()
@@ -199,7 +203,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Kilo
         | Agent::Kiro
         | Agent::Pi
-        | Agent::Openclaw => return None,
+        | Agent::Openclaw
+        | Agent::Grok => return None,
     })
 }
 
@@ -348,6 +353,7 @@ mod tests {
                 | Agent::Kiro
                 | Agent::Pi
                 | Agent::Openclaw
+                | Agent::Grok
                 | Agent::Atif => None,
             };
             match expected {
@@ -368,6 +374,7 @@ mod tests {
                         Agent::Kiro => "`kiro-cli chat --resume` in /",
                         Agent::Pi => "`pi --resume` in /",
                         Agent::Openclaw => "the chat or channel it belongs to",
+                        Agent::Grok => "run `grok` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
