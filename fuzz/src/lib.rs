@@ -35,6 +35,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
+    ("hermes_document", hermes_document),
     ("cursor", cursor),
     ("aider", aider),
     ("database_units", database_units),
@@ -137,12 +138,22 @@ fn shallow<'d>(text: &'d str, data: &[u8], path: &[&str]) -> Option<Shallow<'d>>
     read
 }
 
-/// A Gemini CLI legacy session document: split into header and keyed units, each redacted and
-/// parsed as the document reader does, the state saved and resumed between units. Invariants:
-/// every record of a unit is keyed, a resumed parser knows what the saved one knew, and a
-/// redacted unit is still JSON.
+/// A Gemini CLI legacy session document, read as [`document`] reads one.
 pub fn gemini_document(data: &[u8]) {
-    let mut parser = document_parser_for(Agent::Gemini, None).expect("a fresh parser");
+    document(Agent::Gemini, data);
+}
+
+/// A Hermes Agent session document, read as [`document`] reads one.
+pub fn hermes_document(data: &[u8]) {
+    document(Agent::Hermes, data);
+}
+
+/// A session document of `agent`: split into header and keyed units, each redacted and parsed
+/// as the document reader does, the state saved and resumed between units. Invariants: every
+/// record of a unit is keyed, a resumed parser knows what the saved one knew, and a redacted
+/// unit is still JSON.
+fn document(agent: Agent, data: &[u8]) {
+    let mut parser = document_parser_for(agent, None).expect("a fresh parser");
     let text = String::from_utf8_lossy(data);
     let Some(doc) = shallow(&text, data, parser.units_at()) else {
         return;
@@ -163,7 +174,7 @@ pub fn gemini_document(data: &[u8]) {
         out.usage.clear();
         if i % 2 == 1 {
             let saved = parser.save();
-            let resumed = document_parser_for(Agent::Gemini, Some(&saved)).expect("resumes");
+            let resumed = document_parser_for(agent, Some(&saved)).expect("resumes");
             assert_eq!(resumed.meta(), parser.meta(), "state lost across resume");
             parser = resumed;
         }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use crate::support::{Env, copy_tree, fixtures};
+use crate::support::{Env, copy_all, fixtures};
 
 fn keys_of(v: &serde_json::Value) -> Vec<String> {
     let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
@@ -448,10 +448,11 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "agents/main/sessions",
         ),
         ("grok", "GROK_HOME", "grok-home", "sessions"),
+        ("hermes", "HERMES_HOME", "hermes-home", "sessions"),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
-        copy_tree(&fixtures().join(agent), &root.join(dir).join(sub));
+        copy_all(&fixtures().join(agent), &root.join(dir).join(sub));
     }
     let run = |args: &[&str]| {
         let mut cmd = env.command();
@@ -496,7 +497,8 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
     assert_eq!(
         seen,
         [
-            "copilot", "cursor", "droid", "gemini", "grok", "kimi", "openclaw", "pi", "qwen"
+            "copilot", "cursor", "droid", "gemini", "grok", "hermes", "kimi", "openclaw", "pi",
+            "qwen"
         ]
     );
     let again = run(&["sync"]);

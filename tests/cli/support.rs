@@ -170,6 +170,21 @@ pub fn copy_tree(src: &Path, dst: &Path) {
     }
 }
 
+/// Copy every file of `src` (its SOURCES.md aside) into `dst`: an agent's fixtures as it
+/// keeps them, documents and the files beside its transcripts included.
+pub fn copy_all(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_all(&entry.path(), &to);
+        } else if entry.file_name() != "SOURCES.md" {
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+}
+
 /// Make sure the built-in embedding model is installed (scripts/fetch-model.sh, once).
 pub fn ensure_model() {
     static FETCH: std::sync::Once = std::sync::Once::new();

@@ -26,6 +26,7 @@ pub enum Agent {
     Pi,
     Openclaw,
     Grok,
+    Hermes,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -33,7 +34,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 18] = [
+    pub const ALL: [Agent; 19] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -52,6 +53,7 @@ impl Agent {
         Agent::Pi,
         Agent::Openclaw,
         Agent::Grok,
+        Agent::Hermes,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -86,6 +88,7 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Openclaw => "openclaw",
             Agent::Grok => "grok",
+            Agent::Hermes => "hermes",
             Agent::Atif => "atif",
         }
     }
@@ -110,6 +113,7 @@ impl Agent {
             "pi" | "pi-coding-agent" | "pi-agent" => Some(Agent::Pi),
             "openclaw" | "clawdbot" | "moltbot" => Some(Agent::Openclaw),
             "grok" | "grok-build" | "grok-cli" => Some(Agent::Grok),
+            "hermes" | "hermes-agent" => Some(Agent::Hermes),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

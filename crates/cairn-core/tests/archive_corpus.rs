@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Hermes,
+        fixture: "hermes",
+        at: ".hermes/sessions",
+        root: ".hermes/sessions",
+    },
+    Layout {
         agent: Agent::Grok,
         fixture: "grok",
         at: ".grok/sessions",
@@ -210,6 +216,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Pi, (2, 4)),
         (Agent::Openclaw, (3, 4)),
         (Agent::Grok, (4, 8)),
+        (Agent::Hermes, (3, 3)),
     ])
 }
 
@@ -253,6 +260,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"g-user-new","timestamp":"2026-04-29T22:00:00.000Z","type":"user","content":[{"text":prompt}]}).to_string()), 1),
         (Agent::Gemini, Change::Rewrite(".gemini/tmp/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
+        (Agent::Hermes, Change::Rewrite(".hermes/sessions/session_20260429_hermes_small.json",
+            json!({"role":"user","content":prompt})), 1),
         (Agent::Cline, Change::Rewrite(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754331000000/ui_messages.json",
             json!({"ts":1_754_331_100_000_i64,"type":"say","say":"user_feedback","text":prompt})), 1),
         (Agent::Cursor, Change::Append(".cursor/projects/-tmp-repo/agent-transcripts/small.jsonl",
@@ -532,6 +541,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Pi => "Pi",
             Agent::Openclaw => "OpenClaw",
             Agent::Grok => "Grok Build",
+            Agent::Hermes => "Hermes Agent",
             Agent::Atif => "ATIF",
         };
         assert!(

@@ -39,9 +39,9 @@ fn synced(agent: Agent, dir: &str) -> (tempfile::TempDir, Cairn, SyncReport) {
     (data, cairn, report)
 }
 
-/// Everything the golden snapshot pins for an archive: each session (with its sub-agents),
-/// its turns, and the warnings of the sync (file name and line).
-fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
+/// Everything the golden snapshot pins for an archive (here and in Hermes's own test): each
+/// session (with its sub-agents), its turns, and the warnings of the sync (file name and line).
+pub(crate) fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
     let sessions = cairn.sessions(&SessionQuery::default()).unwrap();
     let mut all = Vec::new();
     for s in &sessions {

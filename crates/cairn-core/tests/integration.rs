@@ -21,6 +21,7 @@ mod archive_cursor_ide;
 mod archive_gemini;
 mod archive_golden;
 mod archive_golden_agents;
+mod archive_hermes;
 mod archive_hostile;
 mod archive_incremental;
 mod archive_kimi;

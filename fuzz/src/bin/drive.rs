@@ -252,6 +252,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 }
             }
         }
+        "hermes_document" => {
+            for p in files_under(&root.join("hermes"), "json") {
+                out.push(read(&p));
+            }
+        }
         "cline_document" => {
             for p in files_under(&root.join("cline"), "json") {
                 if p.file_name().is_some_and(|n| n == "ui_messages.json") {

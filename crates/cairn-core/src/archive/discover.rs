@@ -158,6 +158,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Pi => located(super::sources::pi::locations(env, home().as_deref())),
         Agent::Openclaw => located(super::sources::openclaw::locations(env, home().as_deref())),
         Agent::Grok => located(super::sources::grok::locations(env, home().as_deref())),
+        Agent::Hermes => located(super::sources::hermes::locations(env, home().as_deref())),
         Agent::Gemini => located(super::sources::gemini::locations(env, home().as_deref())),
         Agent::Cursor => {
             let mut dirs = super::sources::cursor::locations(env, home().as_deref());
@@ -300,6 +301,9 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
             || (agent == Agent::Cline && super::sources::cline_sdk::is_messages_file(path))
             || (agent == Agent::Kilo && super::sources::opencode::is_kilo_database(path));
     }
+    if agent == Agent::Hermes {
+        return super::sources::hermes::is_session_file(path);
+    }
     if agent == Agent::Kiro {
         return super::sources::kiro::is_database(path)
             || super::sources::kiro_sessions::is_session_file(path);
@@ -398,6 +402,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Pi => super::sources::pi::classify(path),
         Agent::Openclaw => super::sources::openclaw::classify(path),
         Agent::Grok => super::sources::grok::classify(path),
+        Agent::Hermes => super::sources::hermes::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

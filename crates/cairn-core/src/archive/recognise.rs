@@ -78,6 +78,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Openclaw)
     } else if super::sources::grok::owns_path(path) {
         Some(Agent::Grok)
+    } else if super::sources::hermes::owns_path(path) {
+        Some(Agent::Hermes)
     } else if super::sources::gemini::owns_path(path) {
         Some(Agent::Gemini)
     } else if super::sources::cursor::owns_path(path) || super::sources::cursor_ide::owns_path(path)

@@ -20,6 +20,7 @@ pub mod document;
 pub mod droid;
 pub mod gemini;
 pub mod grok;
+pub mod hermes;
 pub mod kimi;
 pub mod kiro;
 pub mod kiro_sessions;
@@ -165,9 +166,9 @@ pub fn parser_for(
                 "{agent} keeps a database, not lines"
             )));
         }
-        Agent::Cline | Agent::Roo | Agent::Kilo => {
+        Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes => {
             return Err(serde::de::Error::custom(format!(
-                "{agent} keeps task documents, not lines"
+                "{agent} keeps documents, not lines"
             )));
         }
         Agent::Atif => {
@@ -257,7 +258,7 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
         Agent::Crush | Agent::Kiro => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
-        Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo => ReadKind::Document,
+        Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes => ReadKind::Document,
         _ => ReadKind::Lines,
     }
 }
@@ -290,6 +291,7 @@ pub fn document_parser_for(
     match agent {
         Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
         Agent::Atif => Ok(Box::new(atif::AtifParser::resume(saved)?)),
+        Agent::Hermes => Ok(Box::new(hermes::HermesParser::resume(saved)?)),
         Agent::Cline | Agent::Roo | Agent::Kilo => {
             Ok(Box::new(cline::ClineParser::resume(agent, saved)?))
         }

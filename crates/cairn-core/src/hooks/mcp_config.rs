@@ -144,7 +144,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Kiro
             | Agent::Pi
             | Agent::Openclaw
-            | Agent::Grok,
+            | Agent::Grok
+            | Agent::Hermes,
             _,
         ) => {
             return Err(Error::Invalid(format!(

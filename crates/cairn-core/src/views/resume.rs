@@ -156,6 +156,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Pi reopens a session from its picker, not by id: {} and pick this one",
             run_in(s, "pi --resume")
         ),
+        Agent::Hermes => format!(
+            "Cairn knows no Hermes command that reopens one session by id: {} and pick this one from its sessions",
+            run_in(s, "hermes")
+        ),
         Agent::Grok => format!(
             "Cairn knows no Grok command that reopens one session by id: {} and pick this one from its sessions",
             run_in(s, "grok")
@@ -204,7 +208,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Kiro
         | Agent::Pi
         | Agent::Openclaw
-        | Agent::Grok => return None,
+        | Agent::Grok
+        | Agent::Hermes => return None,
     })
 }
 
@@ -354,6 +359,7 @@ mod tests {
                 | Agent::Pi
                 | Agent::Openclaw
                 | Agent::Grok
+                | Agent::Hermes
                 | Agent::Atif => None,
             };
             match expected {
@@ -375,6 +381,7 @@ mod tests {
                         Agent::Pi => "`pi --resume` in /",
                         Agent::Openclaw => "the chat or channel it belongs to",
                         Agent::Grok => "run `grok` in /",
+                        Agent::Hermes => "run `hermes` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");

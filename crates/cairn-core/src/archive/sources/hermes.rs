@@ -1,0 +1,348 @@
+//! Hermes Agent (Nous Research's `hermes`): one JSON document a session,
+//! `~/.hermes/sessions/session_<id>.json` (`$HERMES_HOME` moves `~/.hermes`), rewritten as the
+//! session goes on, read as the [`ReadKind::Document`](super::ReadKind::Document) kind.
+//!
+//! The document: `session_id`, `model`, `platform` (`cli`, or the chat it came from:
+//! `telegram`, …), `session_start` and `last_updated`, `cwd` (or `model_config.cwd`), the
+//! system prompt and tool schemas, and `messages[]` in OpenAI's chat shape: `user`,
+//! `assistant` (`content`, `reasoning_content` or `reasoning`, `tool_calls[{id, function{name,
+//! arguments}}]` with the arguments as JSON text), `tool` (`tool_call_id`, `tool_name`,
+//! `content`, `finish_reason` `error` for a call that failed), and a closing `session_meta`.
+//! Messages carry no ids or times: each is a unit keyed by its place in the list (the session's
+//! times are the document's).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
+    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, count_unknown,
+    is_system_injected, line_timestamp, note_timestamp, result_outcome, set_latest, set_once,
+    str_at, text_value,
+};
+use crate::archive::discover::{DirOrigin, FoundFile};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
+
+/// The variable naming Hermes's home folder (`~/.hermes`), which holds `sessions/`.
+pub const ENV_DIR: &str = "HERMES_HOME";
+
+/// At most this many messages are read from one session; the rest are counted as unknown.
+const MAX_MESSAGES: usize = 100_000;
+
+/// Where Hermes keeps its sessions (the same on Linux and macOS): `$HERMES_HOME/sessions` when
+/// set, else `~/.hermes/sessions`.
+pub fn locations(
+    env: impl Fn(&str) -> Option<PathBuf>,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, DirOrigin)> {
+    crate::archive::discover::env_or_home(env, ENV_DIR, "sessions", home, &[".hermes/sessions"])
+}
+
+/// Whether `path` is a session document by its name: `session_<id>.json`.
+pub fn is_session_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("session_"))
+        .and_then(|n| n.strip_suffix(".json"))
+        .is_some_and(|id| !id.is_empty())
+}
+
+/// A session document; anything else in the folder is not one.
+pub fn classify(path: &Path) -> Option<FoundFile> {
+    is_session_file(path).then(|| FoundFile::main(Agent::Hermes, path))
+}
+
+/// Whether a transcript's path is Hermes's (for the hook, given only a path).
+pub fn owns_path(path: &Path) -> bool {
+    path.to_string_lossy().contains("/.hermes/sessions/") && is_session_file(path)
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct HermesParser {
+    meta: SessionMeta,
+}
+
+impl HermesParser {
+    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        match saved {
+            Some(state) => serde_json::from_value(state.clone()),
+            None => Ok(HermesParser::default()),
+        }
+    }
+
+    fn session(&mut self, h: &Value, out: &mut LineOutput) {
+        let m = &mut self.meta;
+        set_once(&mut m.session_id, str_at(h, &["session_id"]));
+        set_latest(&mut m.model, str_at(h, &["model"]));
+        set_once(&mut m.thread_source, str_at(h, &["platform"]));
+        // A folder Hermes names from the home (`~/…`) is not one this reader can place.
+        let cwd = str_at(h, &["cwd"])
+            .or_else(|| str_at(h, &["model_config", "cwd"]))
+            .filter(|c| c.starts_with('/'));
+        set_once(&mut m.cwd, cwd);
+        for key in ["session_start", "last_updated"] {
+            let at = line_timestamp(m, str_at(h, &[key]), out).map(|t| t.into_owned());
+            note_timestamp(m, at.as_deref());
+        }
+    }
+
+    fn message(&mut self, msg: &Value, out: &mut LineOutput) {
+        let base = Record {
+            cwd: self.meta.cwd.clone(),
+            ..Record::default()
+        };
+        match str_at(msg, &["role"]).unwrap_or("") {
+            "user" => {
+                if let Some(text) = msg.get("content").and_then(text_value) {
+                    let source = if is_system_injected(&text) {
+                        PromptSource::SystemInjected
+                    } else {
+                        PromptSource::Human
+                    };
+                    out.records.push(Record {
+                        kind: Some(RecordKind::Message),
+                        key: Some("text".to_owned()),
+                        source_event_kind: "hermes:user".to_owned(),
+                        role: Some("user".to_owned()),
+                        prompt_source: Some(source),
+                        text: Some(cap_text(text, MAX_TEXT_BYTES)),
+                        ..base
+                    });
+                }
+            }
+            "assistant" => self.assistant(msg, base, out),
+            "tool" => {
+                let call_id = str_at(msg, &["tool_call_id"]);
+                let name = str_at(msg, &["tool_name"]).map(str::to_owned);
+                let kind = name.as_deref().map(tool_kind);
+                let text = msg.get("content").and_then(text_value);
+                let failed = str_at(msg, &["finish_reason"]).map(|r| r == "error");
+                let (exit_code, outcome) =
+                    result_outcome(kind, text.as_deref().unwrap_or(""), failed);
+                out.records.push(Record {
+                    kind: Some(RecordKind::ToolResult),
+                    key: Some("result".to_owned()),
+                    source_event_kind: "hermes:tool".to_owned(),
+                    role: Some("tool".to_owned()),
+                    tool_kind: kind,
+                    tool_name: name,
+                    text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+                    call_id: call_id.map(str::to_owned),
+                    exit_code,
+                    outcome,
+                    ..base
+                });
+            }
+            // The session's closing marker: nothing said.
+            "session_meta" => {}
+            "" => count_unknown(&mut self.meta, "message:<no role>"),
+            other => count_unknown(&mut self.meta, &format!("message:{other}")),
+        }
+    }
+
+    fn assistant(&mut self, msg: &Value, base: Record, out: &mut LineOutput) {
+        let base = Record {
+            role: Some("assistant".to_owned()),
+            ..base
+        };
+        let reasoning = str_at(msg, &["reasoning_content"]).or_else(|| str_at(msg, &["reasoning"]));
+        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+            out.records.push(Record {
+                kind: Some(RecordKind::Reasoning),
+                key: Some("reasoning".to_owned()),
+                source_event_kind: "hermes:assistant:reasoning".to_owned(),
+                text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
+                ..base.clone()
+            });
+        }
+        if let Some(text) = msg.get("content").and_then(text_value) {
+            out.records.push(Record {
+                kind: Some(RecordKind::Message),
+                key: Some("text".to_owned()),
+                source_event_kind: "hermes:assistant".to_owned(),
+                text: Some(cap_text(text, MAX_TEXT_BYTES)),
+                ..base.clone()
+            });
+        }
+        let calls = msg.get("tool_calls").and_then(Value::as_array);
+        for (i, call) in calls.into_iter().flatten().enumerate() {
+            let f = call.get("function").unwrap_or(call);
+            let name = str_at(f, &["name"]).unwrap_or("unknown").to_owned();
+            let mut input = match f.get("arguments") {
+                Some(Value::String(s)) => {
+                    Some(serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())))
+                }
+                Some(Value::Null) | None => None,
+                Some(other) => Some(other.clone()),
+            };
+            let kind = tool_kind(&name);
+            let file_paths = match (kind, &input) {
+                (ToolKind::FileEdit, Some(i)) => ["path", "file_path"]
+                    .iter()
+                    .find_map(|k| str_at(i, &[k]))
+                    .map(|p| vec![p.to_owned()])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            if let Some(i) = input.as_mut() {
+                cap_json(i, MAX_INPUT_STRING_BYTES);
+            }
+            out.records.push(Record {
+                kind: Some(RecordKind::ToolCall),
+                key: Some(format!("call:{i}")),
+                source_event_kind: "hermes:assistant:tool_call".to_owned(),
+                tool_kind: Some(kind),
+                tool_name: Some(name),
+                tool_input: input,
+                call_id: str_at(call, &["id"]).map(str::to_owned),
+                file_paths,
+                ..base.clone()
+            });
+        }
+    }
+}
+
+impl DocumentParser for HermesParser {
+    fn units_at(&self) -> &'static [&'static str] {
+        &["messages"]
+    }
+
+    fn split<'d>(&self, doc: Shallow<'d>) -> (Value, KeyedUnits<'d>) {
+        let Shallow { mut doc, units } = doc;
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("messages");
+        }
+        let units = units
+            .into_iter()
+            .flatten()
+            .take(MAX_MESSAGES)
+            .enumerate()
+            .map(|(i, m)| (format!("#{i}"), m));
+        (doc, Box::new(units))
+    }
+}
+
+impl super::UnitParser for HermesParser {
+    fn header(&mut self, header: &Value, out: &mut LineOutput) {
+        if header.is_object() {
+            self.session(header, out);
+        } else {
+            count_unknown(&mut self.meta, "document-not-an-object");
+        }
+    }
+
+    fn unit(&mut self, _key: &str, unit: &Value, out: &mut LineOutput) {
+        if unit.is_object() {
+            self.message(unit, out);
+        } else {
+            count_unknown(&mut self.meta, "message-not-an-object");
+        }
+    }
+
+    fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn save(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Hermes's tool names in Cairn's kinds: `terminal` runs commands, `patch` and `write_file`
+/// edit, `delegate_task` starts a sub-agent, reads, searches and its memory are housekeeping.
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "terminal" | "shell" | "execute_code" => ToolKind::Exec,
+        "patch" | "write_file" => ToolKind::FileEdit,
+        "delegate_task" => ToolKind::SubAgent,
+        "web_search" | "web_extract" => ToolKind::WebSearch,
+        "read_file" | "search_files" | "memory" | "todo" | "session_search" | "skill_view"
+        | "skills_list" => ToolKind::Housekeeping,
+        other => ToolKind::of(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::Outcome;
+    use crate::archive::sources::UnitParser;
+    use serde_json::json;
+
+    #[test]
+    fn a_session_document_reads_as_keyed_messages() {
+        let text = json!({
+            "session_id": "20260429_x", "model": "m", "platform": "cli", "cwd": "/w",
+            "session_start": "2026-04-29T20:00:00Z", "last_updated": "2026-04-29T20:00:04Z",
+            "messages": [
+                {"role": "user", "content": "Fix it"},
+                {"role": "assistant", "content": "", "reasoning": "look first", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "patch", "arguments": "{\"path\":\"/w/a.py\"}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{\"command\":\"pytest\"}"}}]},
+                {"role": "tool", "tool_call_id": "c2", "tool_name": "terminal", "content": "exit code 1", "finish_reason": "stop"},
+                {"role": "tool", "tool_call_id": "c9", "tool_name": "memory", "content": "none", "finish_reason": "error"},
+                {"role": "session_meta"},
+                {"role": "narrator"}
+            ]
+        })
+        .to_string();
+        let mut parser = HermesParser::default();
+        let (header, units) = parser.split(Shallow::read(&text, parser.units_at()).unwrap());
+        let mut out = LineOutput::default();
+        parser.header(&header, &mut out);
+        let units: Vec<(String, Value)> = units.collect();
+        assert_eq!(units[0].0, "#0");
+        for (key, unit) in &units {
+            parser.unit(key, unit, &mut out);
+        }
+        let m = parser.meta();
+        assert_eq!(
+            (
+                m.session_id.as_deref(),
+                m.cwd.as_deref(),
+                m.thread_source.as_deref()
+            ),
+            (Some("20260429_x"), Some("/w"), Some("cli"))
+        );
+        assert_eq!(m.updated_at.as_deref(), Some("2026-04-29T20:00:04Z"));
+        let kinds: Vec<_> = out.records.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(RecordKind::Message),
+                Some(RecordKind::Reasoning),
+                Some(RecordKind::ToolCall),
+                Some(RecordKind::ToolCall),
+                Some(RecordKind::ToolResult),
+                Some(RecordKind::ToolResult)
+            ]
+        );
+        assert_eq!(out.records[2].file_paths, ["/w/a.py"]);
+        let (exec, memory) = (&out.records[4], &out.records[5]);
+        assert_eq!(
+            (exec.exit_code, exec.outcome),
+            (Some(1), Some(Outcome::Failed))
+        );
+        assert_eq!(memory.outcome, Some(Outcome::Failed));
+        assert_eq!(
+            m.unknown_types.keys().collect::<Vec<_>>(),
+            ["message:narrator"]
+        );
+    }
+
+    #[test]
+    fn only_session_documents_are_sessions() {
+        assert!(is_session_file(Path::new(
+            "/h/.hermes/sessions/session_2026.json"
+        )));
+        assert!(!is_session_file(Path::new(
+            "/h/.hermes/sessions/session_.json"
+        )));
+        assert!(!is_session_file(Path::new(
+            "/h/.hermes/sessions/index.json"
+        )));
+        assert!(owns_path(Path::new("/h/.hermes/sessions/session_1.json")));
+    }
+}

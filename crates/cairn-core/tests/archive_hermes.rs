@@ -1,0 +1,78 @@
+//! Hermes Agent's session documents (`~/.hermes/sessions/session_<id>.json`, the Document read
+//! kind): golden over the real fixtures (`tests/fixtures/hermes/`, see SOURCES.md), a session
+//! rewritten with more messages, and one caught half-written.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::Quiet;
+use serde_json::{Value, json};
+
+#[test]
+fn hermes_fixture_sessions_are_pinned() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Hermes, &support::fixtures().join("hermes"));
+    assert_eq!(files.len(), 3, "{files:?}");
+    let report = cairn.capture_paths(&files, &Quiet).unwrap();
+    insta::assert_json_snapshot!(
+        "hermes",
+        crate::archive_golden_agents::pinned(data.path(), &cairn, &report)
+    );
+    let again = support::capture(&cairn, &files);
+    assert_eq!((again.records_added, again.records_updated), (0, 0));
+    assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+}
+
+/// Hermes rewrites the whole document as the session goes on: a rewrite with a new exchange
+/// adds its records alone; one caught half-written is a warning, nothing read or lost, and the
+/// finished document is read once it is whole.
+#[test]
+fn a_session_rewritten_and_one_caught_half_written() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = support::copy_into(
+        &support::fixtures().join("hermes/session_20260429_hermes_small.json"),
+        src.path(),
+        "session_20260429_hermes_small.json",
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Hermes, src.path());
+    let first = support::capture(&cairn, &files);
+    assert_eq!(first.records_added, 2, "{first:?}");
+
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let messages = doc["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "user", "content": "And the tests?"}));
+    messages.push(
+        json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "terminal", "arguments": "{\"command\":\"pytest\"}"}}]}),
+    );
+    doc["last_updated"] = json!("2026-04-29T20:01:00Z");
+    let whole = serde_json::to_string_pretty(&doc).unwrap();
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let before = support::dump(data.path());
+    let torn = support::capture(&cairn, &files);
+    assert_eq!(torn.warnings.len(), 1, "{:?}", torn.warnings);
+    assert_eq!(
+        support::dump(data.path()),
+        before,
+        "nothing read, nothing lost"
+    );
+
+    std::fs::write(&path, &whole).unwrap();
+    let grown = support::capture(&cairn, &files);
+    assert_eq!(
+        (grown.records_added, grown.records_updated),
+        (2, 0),
+        "{grown:?}"
+    );
+    assert!(grown.warnings.is_empty(), "{:?}", grown.warnings);
+    let calls = support::count(
+        data.path(),
+        "SELECT count(*) FROM records WHERE kind = 'tool_call' AND tool_kind = 'exec'",
+    );
+    assert_eq!(calls, 1);
+}
