@@ -234,6 +234,13 @@ AGENTS = {
         ("grok/%2Fworkspace%2Fgrok-worktrees%2Fparser-audit/019f6000-0000-7000-8000-000000000001/chat_history.jsonl",
          None, "%2Fp/g-{i}-b/chat_history.jsonl"),
     ])),
+    "antigravity": ("ANTIGRAVITY_CLI_DIR", "brain", copies([
+        ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
+         "c-{i}/.system_generated/logs/transcript.jsonl"),
+    ])),
+    "hermes": ("HERMES_HOME", "sessions", copies([
+        ("hermes/session_20260429_hermes_large.json", "20260429_hermes_large", "session_{i}.json"),
+    ])),
     "openclaw": ("OPENCLAW_STATE_DIR", "agents", copies([
         ("openclaw/large.jsonl", "openclaw-stage0-large", "main/sessions/{i}-a.jsonl"),
         ("openclaw/small.jsonl", "openclaw-stage0-small", "main/sessions/{i}-b.jsonl"),

@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("kimi", kimi),
     ("pi", pi),
     ("grok", grok),
+    ("antigravity", antigravity),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
@@ -86,6 +87,11 @@ pub fn kimi(data: &[u8]) {
 /// does it.
 pub fn pi(data: &[u8]) {
     transcript(Agent::Pi, data);
+}
+
+/// An Antigravity CLI step transcript, read and parsed as capture does it.
+pub fn antigravity(data: &[u8]) {
+    transcript(Agent::Antigravity, data);
 }
 
 /// A Grok Build conversation (either of its line formats), read and parsed as capture does it.

@@ -449,6 +449,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ),
         ("grok", "GROK_HOME", "grok-home", "sessions"),
         ("hermes", "HERMES_HOME", "hermes-home", "sessions"),
+        ("antigravity", "ANTIGRAVITY_CLI_DIR", "agy-home", "brain"),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -497,7 +498,16 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
     assert_eq!(
         seen,
         [
-            "copilot", "cursor", "droid", "gemini", "grok", "hermes", "kimi", "openclaw", "pi",
+            "antigravity",
+            "copilot",
+            "cursor",
+            "droid",
+            "gemini",
+            "grok",
+            "hermes",
+            "kimi",
+            "openclaw",
+            "pi",
             "qwen"
         ]
     );

@@ -27,6 +27,7 @@ pub enum Agent {
     Openclaw,
     Grok,
     Hermes,
+    Antigravity,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -34,7 +35,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 19] = [
+    pub const ALL: [Agent; 20] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -54,6 +55,7 @@ impl Agent {
         Agent::Openclaw,
         Agent::Grok,
         Agent::Hermes,
+        Agent::Antigravity,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -89,6 +91,7 @@ impl Agent {
             Agent::Openclaw => "openclaw",
             Agent::Grok => "grok",
             Agent::Hermes => "hermes",
+            Agent::Antigravity => "antigravity",
             Agent::Atif => "atif",
         }
     }
@@ -114,6 +117,7 @@ impl Agent {
             "openclaw" | "clawdbot" | "moltbot" => Some(Agent::Openclaw),
             "grok" | "grok-build" | "grok-cli" => Some(Agent::Grok),
             "hermes" | "hermes-agent" => Some(Agent::Hermes),
+            "antigravity" | "antigravity-cli" | "agy" => Some(Agent::Antigravity),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Antigravity,
+        fixture: "antigravity",
+        at: ".gemini/antigravity-cli/brain",
+        root: ".gemini/antigravity-cli/brain",
+    },
+    Layout {
         agent: Agent::Hermes,
         fixture: "hermes",
         at: ".hermes/sessions",
@@ -217,6 +223,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Openclaw, (3, 4)),
         (Agent::Grok, (4, 8)),
         (Agent::Hermes, (3, 3)),
+        (Agent::Antigravity, (2, 3)),
     ])
 }
 
@@ -260,6 +267,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"g-user-new","timestamp":"2026-04-29T22:00:00.000Z","type":"user","content":[{"text":prompt}]}).to_string()), 1),
         (Agent::Gemini, Change::Rewrite(".gemini/tmp/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
+        (Agent::Antigravity, Change::Append(".gemini/antigravity-cli/brain/cli-schema-drift/.system_generated/logs/transcript.jsonl",
+            json!({"step_index":3,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T21:17:00Z","content":format!("<USER_REQUEST>\n{prompt}\n</USER_REQUEST>")}).to_string()), 1),
         (Agent::Hermes, Change::Rewrite(".hermes/sessions/session_20260429_hermes_small.json",
             json!({"role":"user","content":prompt})), 1),
         (Agent::Cline, Change::Rewrite(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754331000000/ui_messages.json",
@@ -542,6 +551,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Openclaw => "OpenClaw",
             Agent::Grok => "Grok Build",
             Agent::Hermes => "Hermes Agent",
+            Agent::Antigravity => "Antigravity",
             Agent::Atif => "ATIF",
         };
         assert!(

@@ -28,6 +28,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Pi, "pi"),
     (Agent::Openclaw, "openclaw"),
     (Agent::Grok, "grok"),
+    (Agent::Antigravity, "antigravity"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -172,6 +173,13 @@ fn grok_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("grok", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn antigravity_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Antigravity, "antigravity");
+    assert_eq!(report.files_scanned, 2);
+    insta::assert_json_snapshot!("antigravity", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -260,6 +268,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
             json!({"type":"message","id":"n-new","parentId":null,"timestamp":"2026-06-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
         }
         Agent::Grok => json!({"type":"user","content":[{"type":"text","text":text}]}),
+        Agent::Antigravity => {
+            json!({"step_index":90,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T22:00:00Z","content":format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")})
+        }
         other => unreachable!("no prompt line for {other}"),
     }
 }
@@ -375,6 +386,9 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// The agents whose transcripts name no working directory: their sessions link to no branch.
+const NO_CWD: &[Agent] = &[Agent::Antigravity];
+
 /// A session of each agent, synced (not hooked), is found on the branch its transcript names
 /// in the repository of its cwd.
 #[test]
@@ -391,6 +405,9 @@ fn sessions_link_to_the_branch_of_their_cwd() {
     let data = tmp.path().join("data");
     let cairn = Cairn::open(&data).unwrap();
     for (agent, file, lines) in branch_sessions(&repo) {
+        if NO_CWD.contains(&agent) {
+            continue;
+        }
         let folder = tmp.path().join(agent.as_str());
         let path = folder.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -468,6 +485,15 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"type":"session","version":3,"id":"oc-branch","timestamp":now,"cwd":cwd}),
                 json!({"type":"message","id":"e1","parentId":"oc-branch","timestamp":now,"message":{"role":"user","content":[{"type":"text","text":"look around"}]}}),
+            ],
+        ),
+        // Antigravity's transcript names no folder: it is here for the hostile lines, and
+        // links to no branch (see `NO_CWD`).
+        (
+            Agent::Antigravity,
+            "c-branch/.system_generated/logs/transcript.jsonl",
+            vec![
+                json!({"step_index":0,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":now,"content":"<USER_REQUEST>\nlook around\n</USER_REQUEST>"}),
             ],
         ),
         // Grok's lines carry no cwd but in the environment it writes first.

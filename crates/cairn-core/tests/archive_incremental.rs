@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 14] = [
+const FILES: [(Agent, &str); 15] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -33,6 +33,10 @@ const FILES: [(Agent, &str); 14] = [
     (Agent::Droid, "droid/session_store_large.jsonl"),
     (Agent::Pi, "pi/small.jsonl"),
     (Agent::Openclaw, "openclaw/large.jsonl"),
+    (
+        Agent::Antigravity,
+        "antigravity/cli-small/.system_generated/logs/transcript.jsonl",
+    ),
     (
         Agent::Grok,
         "grok/%2Ftmp%2Fas-agent-lab%2Fgrok%2Fproject/019f6851-7ec4-7ef0-97d3-03f3eee38755/chat_history.jsonl",
@@ -71,7 +75,7 @@ fn found(agent: Agent, path: &Path) -> FoundFile {
     FoundFile {
         parent_hint: matches!(
             agent,
-            Agent::Kimi | Agent::Cursor | Agent::Aider | Agent::Grok
+            Agent::Kimi | Agent::Cursor | Agent::Aider | Agent::Grok | Agent::Antigravity
         )
         .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)

@@ -25,6 +25,7 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Pi, "pi", ""),
     (Agent::Openclaw, "openclaw", ""),
     (Agent::Grok, "grok", ""),
+    (Agent::Antigravity, "antigravity", ""),
     (Agent::Cursor, "cursor", ""),
     (Agent::Aider, "aider", ""),
     (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
@@ -1437,7 +1438,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "5441cac7c9785619f3721e1c752c9c5865b18bb956a9ec062c4ed88047ab6a26",
+    "61bcf3e1c2d389e631fe4ca76663d59c41f750a24ad2e6c66801fe23ea37e60e",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).

@@ -6,6 +6,7 @@
 //! Discovery (which files belong to which agent) lives in [`super::discover`].
 
 pub mod aider;
+pub mod antigravity;
 pub mod atif;
 pub mod claude;
 pub mod cline;
@@ -161,6 +162,7 @@ pub fn parser_for(
         // OpenClaw writes Pi's session format.
         Agent::Pi | Agent::Openclaw => Box::new(pi::PiParser::resume(agent, saved)?),
         Agent::Grok => Box::new(grok::GrokParser::resume(saved)?),
+        Agent::Antigravity => Box::new(antigravity::AntigravityParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
@@ -230,7 +232,7 @@ pub enum LineIdentity {
 /// How the records of `agent`'s line files are identified.
 pub fn line_identity(agent: Agent) -> LineIdentity {
     match agent {
-        Agent::Cursor | Agent::Grok => LineIdentity::Position,
+        Agent::Cursor | Agent::Grok | Agent::Antigravity => LineIdentity::Position,
         _ => LineIdentity::Content,
     }
 }

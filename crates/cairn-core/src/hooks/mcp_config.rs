@@ -145,7 +145,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Pi
             | Agent::Openclaw
             | Agent::Grok
-            | Agent::Hermes,
+            | Agent::Hermes
+            | Agent::Antigravity,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -156,6 +156,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Pi reopens a session from its picker, not by id: {} and pick this one",
             run_in(s, "pi --resume")
         ),
+        Agent::Antigravity => format!(
+            "Cairn knows no Antigravity command that reopens one conversation by id: {} and pick this one from its conversations",
+            run_in(s, "agy")
+        ),
         Agent::Hermes => format!(
             "Cairn knows no Hermes command that reopens one session by id: {} and pick this one from its sessions",
             run_in(s, "hermes")
@@ -209,7 +213,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Pi
         | Agent::Openclaw
         | Agent::Grok
-        | Agent::Hermes => return None,
+        | Agent::Hermes
+        | Agent::Antigravity => return None,
     })
 }
 
@@ -360,6 +365,7 @@ mod tests {
                 | Agent::Openclaw
                 | Agent::Grok
                 | Agent::Hermes
+                | Agent::Antigravity
                 | Agent::Atif => None,
             };
             match expected {
@@ -382,6 +388,7 @@ mod tests {
                         Agent::Openclaw => "the chat or channel it belongs to",
                         Agent::Grok => "run `grok` in /",
                         Agent::Hermes => "run `hermes` in /",
+                        Agent::Antigravity => "run `agy` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
