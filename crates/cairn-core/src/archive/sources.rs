@@ -8,6 +8,7 @@
 pub mod aider;
 pub mod antigravity;
 pub mod atif;
+mod chat;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::chat::Chat;
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, note_timestamp, result_outcome, set_latest,
-    set_once, str_at, text_value,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, cap_json,
+    cap_text, count_unknown, note_timestamp, set_latest, set_once, str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
@@ -161,86 +161,22 @@ impl GrokParser {
         });
     }
 
-    fn assistant(&mut self, line: &Value, format: &str, out: &mut LineOutput) {
+    fn assistant(&mut self, line: &Value, out: &mut LineOutput) {
         set_latest(&mut self.meta.model, str_at(line, &["model_id"]));
         let base = Record {
             cwd: self.meta.cwd.clone(),
-            role: Some("assistant".to_owned()),
             ..Record::default()
         };
-        // Each record of the line its own block: the reasoning (format 0 keeps it on the
-        // message), the text, then each call.
-        if let Some(text) = str_at(line, &["reasoning_content"]).filter(|t| !t.is_empty()) {
-            out.records.push(Record {
-                kind: Some(RecordKind::Reasoning),
-                source_event_kind: format!("grok:{format}:reasoning"),
-                text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
-                ..base.clone()
-            });
-        }
-        if let Some(text) = line.get("content").and_then(text_value) {
-            out.records.push(Record {
-                block: 1,
-                kind: Some(RecordKind::Message),
-                source_event_kind: format!("grok:{format}:assistant"),
-                text: Some(cap_text(text, MAX_TEXT_BYTES)),
-                ..base.clone()
-            });
-        }
-        let calls = line.get("tool_calls").and_then(Value::as_array);
-        for (i, call) in calls.into_iter().flatten().enumerate() {
-            // Format 0 nests the name and arguments under `function`.
-            let f = call.get("function").unwrap_or(call);
-            let name = str_at(f, &["name"]).unwrap_or("unknown").to_owned();
-            let id = str_at(call, &["id"]);
-            if let Some(id) = id {
-                self.pending_calls.insert(id.to_owned(), name.clone());
-            }
-            let mut input = arguments(f.get("arguments"));
-            let kind = tool_kind(&name);
-            let file_paths = match (kind, &input) {
-                (ToolKind::FileEdit, Some(i)) => ["target_file", "file_path", "path"]
-                    .iter()
-                    .find_map(|k| str_at(i, &[k]))
-                    .map(|p| vec![p.to_owned()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            if let Some(i) = input.as_mut() {
-                cap_json(i, MAX_INPUT_STRING_BYTES);
-            }
-            out.records.push(Record {
-                block: u32::try_from(i + 2).unwrap_or(u32::MAX),
-                kind: Some(RecordKind::ToolCall),
-                source_event_kind: format!("grok:{format}:tool_call"),
-                tool_kind: Some(kind),
-                tool_name: Some(name),
-                tool_input: input,
-                call_id: id.map(str::to_owned),
-                file_paths,
-                ..base.clone()
-            });
-        }
+        CHAT.assistant(line, &mut self.pending_calls, base, &mut out.records);
     }
 
-    fn tool_result(&mut self, line: &Value, format: &str, out: &mut LineOutput) {
-        let call_id = str_at(line, &["tool_call_id"]);
-        let name = call_id.and_then(|id| self.pending_calls.remove(id));
-        let kind = name.as_deref().map(tool_kind);
-        let text = line.get("content").and_then(text_value);
-        let (exit_code, outcome) = result_outcome(kind, text.as_deref().unwrap_or(""), None);
-        out.records.push(Record {
-            kind: Some(RecordKind::ToolResult),
-            source_event_kind: format!("grok:{format}:tool_result"),
-            tool_kind: kind,
-            tool_name: name,
-            text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
-            call_id: call_id.map(str::to_owned),
-            exit_code,
-            outcome,
+    fn tool_result(&mut self, line: &Value, out: &mut LineOutput) {
+        let base = Record {
             cwd: self.meta.cwd.clone(),
             ..Record::default()
-        });
+        };
+        let result = CHAT.tool(line, &mut self.pending_calls, None, base);
+        out.records.push(result);
     }
 
     /// A tool xAI's side ran (a web search): its call, with what it searched for.
@@ -305,8 +241,8 @@ impl SourceParser for GrokParser {
                     });
                 }
             }
-            "assistant" => self.assistant(&line, format, out),
-            "tool_result" | "tool" => self.tool_result(&line, format, out),
+            "assistant" => self.assistant(&line, out),
+            "tool_result" | "tool" => self.tool_result(&line, out),
             "backend_tool_call" => self.backend_call(&line, out),
             other => count_unknown(&mut self.meta, other),
         }
@@ -314,16 +250,11 @@ impl SourceParser for GrokParser {
     }
 }
 
-/// A call's arguments: JSON text parsed (the text itself when it is not JSON), or a value.
-fn arguments(v: Option<&Value>) -> Option<Value> {
-    match v? {
-        Value::String(s) => {
-            Some(serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())))
-        }
-        Value::Null => None,
-        other => Some(other.clone()),
-    }
-}
+/// How Grok's assistant and tool lines read (both formats: OpenAI's chat shape).
+const CHAT: Chat = Chat {
+    agent: Agent::Grok,
+    tool_kind,
+};
 
 /// Grok's tool names in Cairn's kinds: it names its tools as Cursor's editor does
 /// (`read_file`, `run_terminal_cmd`, `edit_file`, `search_replace`, …).

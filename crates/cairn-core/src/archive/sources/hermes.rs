@@ -11,15 +11,16 @@
 //! Messages carry no ids or times: each is a unit keyed by its place in the list (the session's
 //! times are the document's).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::chat::Chat;
 use super::{
-    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, count_unknown,
-    is_system_injected, line_timestamp, note_timestamp, result_outcome, set_latest, set_once,
+    DocumentParser, KeyedUnits, LineOutput, MAX_TEXT_BYTES, SessionMeta, Shallow, cap_text,
+    count_unknown, is_system_injected, line_timestamp, note_timestamp, set_latest, set_once,
     str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
@@ -88,11 +89,13 @@ impl HermesParser {
         }
     }
 
+    /// One message's records, each keyed by its block (a unit is one message).
     fn message(&mut self, msg: &Value, out: &mut LineOutput) {
         let base = Record {
             cwd: self.meta.cwd.clone(),
             ..Record::default()
         };
+        let from = out.records.len();
         match str_at(msg, &["role"]).unwrap_or("") {
             "user" => {
                 if let Some(text) = msg.get("content").and_then(text_value) {
@@ -103,7 +106,6 @@ impl HermesParser {
                     };
                     out.records.push(Record {
                         kind: Some(RecordKind::Message),
-                        key: Some("text".to_owned()),
                         source_event_kind: "hermes:user".to_owned(),
                         role: Some("user".to_owned()),
                         prompt_source: Some(source),
@@ -112,97 +114,29 @@ impl HermesParser {
                     });
                 }
             }
-            "assistant" => self.assistant(msg, base, out),
+            // Calls are answered in the same document: nothing waits across units.
+            "assistant" => CHAT.assistant(msg, &mut BTreeMap::new(), base, &mut out.records),
             "tool" => {
-                let call_id = str_at(msg, &["tool_call_id"]);
-                let name = str_at(msg, &["tool_name"]).map(str::to_owned);
-                let kind = name.as_deref().map(tool_kind);
-                let text = msg.get("content").and_then(text_value);
                 let failed = str_at(msg, &["finish_reason"]).map(|r| r == "error");
-                let (exit_code, outcome) =
-                    result_outcome(kind, text.as_deref().unwrap_or(""), failed);
-                out.records.push(Record {
-                    kind: Some(RecordKind::ToolResult),
-                    key: Some("result".to_owned()),
-                    source_event_kind: "hermes:tool".to_owned(),
-                    role: Some("tool".to_owned()),
-                    tool_kind: kind,
-                    tool_name: name,
-                    text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
-                    call_id: call_id.map(str::to_owned),
-                    exit_code,
-                    outcome,
-                    ..base
-                });
+                let result = CHAT.tool(msg, &mut BTreeMap::new(), failed, base);
+                out.records.push(result);
             }
             // The session's closing marker: nothing said.
             "session_meta" => {}
             "" => count_unknown(&mut self.meta, "message:<no role>"),
             other => count_unknown(&mut self.meta, &format!("message:{other}")),
         }
-    }
-
-    fn assistant(&mut self, msg: &Value, base: Record, out: &mut LineOutput) {
-        let base = Record {
-            role: Some("assistant".to_owned()),
-            ..base
-        };
-        let reasoning = str_at(msg, &["reasoning_content"]).or_else(|| str_at(msg, &["reasoning"]));
-        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
-            out.records.push(Record {
-                kind: Some(RecordKind::Reasoning),
-                key: Some("reasoning".to_owned()),
-                source_event_kind: "hermes:assistant:reasoning".to_owned(),
-                text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
-                ..base.clone()
-            });
-        }
-        if let Some(text) = msg.get("content").and_then(text_value) {
-            out.records.push(Record {
-                kind: Some(RecordKind::Message),
-                key: Some("text".to_owned()),
-                source_event_kind: "hermes:assistant".to_owned(),
-                text: Some(cap_text(text, MAX_TEXT_BYTES)),
-                ..base.clone()
-            });
-        }
-        let calls = msg.get("tool_calls").and_then(Value::as_array);
-        for (i, call) in calls.into_iter().flatten().enumerate() {
-            let f = call.get("function").unwrap_or(call);
-            let name = str_at(f, &["name"]).unwrap_or("unknown").to_owned();
-            let mut input = match f.get("arguments") {
-                Some(Value::String(s)) => {
-                    Some(serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())))
-                }
-                Some(Value::Null) | None => None,
-                Some(other) => Some(other.clone()),
-            };
-            let kind = tool_kind(&name);
-            let file_paths = match (kind, &input) {
-                (ToolKind::FileEdit, Some(i)) => ["path", "file_path"]
-                    .iter()
-                    .find_map(|k| str_at(i, &[k]))
-                    .map(|p| vec![p.to_owned()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            if let Some(i) = input.as_mut() {
-                cap_json(i, MAX_INPUT_STRING_BYTES);
-            }
-            out.records.push(Record {
-                kind: Some(RecordKind::ToolCall),
-                key: Some(format!("call:{i}")),
-                source_event_kind: "hermes:assistant:tool_call".to_owned(),
-                tool_kind: Some(kind),
-                tool_name: Some(name),
-                tool_input: input,
-                call_id: str_at(call, &["id"]).map(str::to_owned),
-                file_paths,
-                ..base.clone()
-            });
+        for r in &mut out.records[from..] {
+            r.key = Some(format!("b{}", r.block));
         }
     }
 }
+
+/// How Hermes's assistant and tool messages read (OpenAI's chat shape).
+const CHAT: Chat = Chat {
+    agent: Agent::Hermes,
+    tool_kind,
+};
 
 impl DocumentParser for HermesParser {
     fn units_at(&self) -> &'static [&'static str] {
