@@ -238,6 +238,10 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "vibe": ("VIBE_HOME", "logs/session", copies([
+        ("vibe/session_with_tools/messages.jsonl", None, "session_{i}_a/messages.jsonl"),
+        ("vibe/session_with_tools/meta.json", "def456ghi-0000-0000-0000-000000000000", "session_{i}_a/meta.json"),
+    ])),
     "hermes": ("HERMES_HOME", "sessions", copies([
         ("hermes/session_20260429_hermes_large.json", "20260429_hermes_large", "session_{i}.json"),
     ])),

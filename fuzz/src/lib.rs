@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("pi", pi),
     ("grok", grok),
     ("antigravity", antigravity),
+    ("vibe", vibe),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
@@ -87,6 +88,11 @@ pub fn kimi(data: &[u8]) {
 /// does it.
 pub fn pi(data: &[u8]) {
     transcript(Agent::Pi, data);
+}
+
+/// A Mistral Vibe conversation, read and parsed as capture does it.
+pub fn vibe(data: &[u8]) {
+    transcript(Agent::Vibe, data);
 }
 
 /// An Antigravity CLI step transcript, read and parsed as capture does it.

@@ -450,6 +450,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("grok", "GROK_HOME", "grok-home", "sessions"),
         ("hermes", "HERMES_HOME", "hermes-home", "sessions"),
         ("antigravity", "ANTIGRAVITY_CLI_DIR", "agy-home", "brain"),
+        ("vibe", "VIBE_HOME", "vibe-home", "logs/session"),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -508,7 +509,8 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "kimi",
             "openclaw",
             "pi",
-            "qwen"
+            "qwen",
+            "vibe"
         ]
     );
     let again = run(&["sync"]);

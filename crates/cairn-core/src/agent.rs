@@ -28,6 +28,7 @@ pub enum Agent {
     Grok,
     Hermes,
     Antigravity,
+    Vibe,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -35,7 +36,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 20] = [
+    pub const ALL: [Agent; 21] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -56,6 +57,7 @@ impl Agent {
         Agent::Grok,
         Agent::Hermes,
         Agent::Antigravity,
+        Agent::Vibe,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -92,6 +94,7 @@ impl Agent {
             Agent::Grok => "grok",
             Agent::Hermes => "hermes",
             Agent::Antigravity => "antigravity",
+            Agent::Vibe => "vibe",
             Agent::Atif => "atif",
         }
     }
@@ -118,6 +121,7 @@ impl Agent {
             "grok" | "grok-build" | "grok-cli" => Some(Agent::Grok),
             "hermes" | "hermes-agent" => Some(Agent::Hermes),
             "antigravity" | "antigravity-cli" | "agy" => Some(Agent::Antigravity),
+            "vibe" | "mistral-vibe" => Some(Agent::Vibe),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

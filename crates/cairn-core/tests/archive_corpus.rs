@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Vibe,
+        fixture: "vibe",
+        at: ".vibe/logs/session",
+        root: ".vibe/logs/session",
+    },
+    Layout {
         agent: Agent::Antigravity,
         fixture: "antigravity",
         at: ".gemini/antigravity-cli/brain",
@@ -224,6 +230,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Grok, (4, 8)),
         (Agent::Hermes, (3, 3)),
         (Agent::Antigravity, (2, 3)),
+        (Agent::Vibe, (2, 3)),
     ])
 }
 
@@ -267,6 +274,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"g-user-new","timestamp":"2026-04-29T22:00:00.000Z","type":"user","content":[{"text":prompt}]}).to_string()), 1),
         (Agent::Gemini, Change::Rewrite(".gemini/tmp/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
+        (Agent::Vibe, Change::Append(".vibe/logs/session/session_basic/messages.jsonl",
+            json!({"role":"user","content":prompt,"message_id":"msg_new"}).to_string()), 1),
         (Agent::Antigravity, Change::Append(".gemini/antigravity-cli/brain/cli-schema-drift/.system_generated/logs/transcript.jsonl",
             json!({"step_index":3,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T21:17:00Z","content":format!("<USER_REQUEST>\n{prompt}\n</USER_REQUEST>")}).to_string()), 1),
         (Agent::Hermes, Change::Rewrite(".hermes/sessions/session_20260429_hermes_small.json",
@@ -402,13 +411,16 @@ fn open_on(home: &Path, data: &Path) -> Cairn {
 fn sync(cairn: &Cairn) -> SyncReport {
     let report = cairn.sync(&SyncOptions::default(), &Quiet).unwrap();
     // Some fixtures had their timestamps trimmed by their source (see their SOURCES.md), and
-    // AgentsView's Pi session holds a line that is not JSON on purpose.
+    // AgentsView's Pi session holds a line that is not JSON, its Vibe sessions an empty one, on
+    // purpose.
     assert!(
         report.warnings.iter().all(|w| {
             w.message.contains("is not RFC 3339")
                 || (w.path.ends_with(
                     "/.pi/agent/sessions/--tmp-as-agent-fixture-project--/session.jsonl",
                 ) && w.message.starts_with("malformed JSON skipped"))
+                || (w.path.ends_with("/session_empty/messages.jsonl")
+                    && w.message == "empty file skipped")
         }),
         "{:?}",
         report.warnings
@@ -552,6 +564,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Grok => "Grok Build",
             Agent::Hermes => "Hermes Agent",
             Agent::Antigravity => "Antigravity",
+            Agent::Vibe => "Mistral Vibe",
             Agent::Atif => "ATIF",
         };
         assert!(

@@ -29,6 +29,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Openclaw, "openclaw"),
     (Agent::Grok, "grok"),
     (Agent::Antigravity, "antigravity"),
+    (Agent::Vibe, "vibe"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -180,6 +181,14 @@ fn antigravity_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("antigravity", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn vibe_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Vibe, "vibe");
+    // The empty conversation is read and makes no session.
+    assert_eq!(report.files_scanned, 3);
+    insta::assert_json_snapshot!("vibe", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -268,6 +277,7 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
             json!({"type":"message","id":"n-new","parentId":null,"timestamp":"2026-06-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":text}]}})
         }
         Agent::Grok => json!({"type":"user","content":[{"type":"text","text":text}]}),
+        Agent::Vibe => json!({"role":"user","content":text,"message_id":"msg_new"}),
         Agent::Antigravity => {
             json!({"step_index":90,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T22:00:00Z","content":format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")})
         }
@@ -413,6 +423,9 @@ fn sessions_link_to_the_branch_of_their_cwd() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&path, text).unwrap();
+        for (name, value) in sidecars(agent, &repo) {
+            std::fs::write(path.with_file_name(name), value.to_string()).unwrap();
+        }
         support::capture(&cairn, &support::found(agent, &folder));
         let skim = cairn
             .skim(&SkimQuery {
@@ -429,6 +442,17 @@ fn sessions_link_to_the_branch_of_their_cwd() {
             "{agent}: {:?}",
             skim.sessions
         );
+    }
+}
+
+/// The files an agent keeps beside a session of [`branch_sessions`] that name its folder.
+fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, Value)> {
+    match agent {
+        Agent::Vibe => vec![(
+            "meta.json",
+            json!({"session_id": "vb-branch", "environment": {"working_directory": cwd}}),
+        )],
+        _ => Vec::new(),
     }
 }
 
@@ -495,6 +519,12 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"step_index":0,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":now,"content":"<USER_REQUEST>\nlook around\n</USER_REQUEST>"}),
             ],
+        ),
+        // Vibe's folder is described by the metadata beside it.
+        (
+            Agent::Vibe,
+            "session_1/messages.jsonl",
+            vec![json!({"role":"user","content":"look around","message_id":"m1"})],
         ),
         // Grok's lines carry no cwd but in the environment it writes first.
         (

@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 15] = [
+const FILES: [(Agent, &str); 16] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -33,6 +33,7 @@ const FILES: [(Agent, &str); 15] = [
     (Agent::Droid, "droid/session_store_large.jsonl"),
     (Agent::Pi, "pi/small.jsonl"),
     (Agent::Openclaw, "openclaw/large.jsonl"),
+    (Agent::Vibe, "vibe/session_with_tools/messages.jsonl"),
     (
         Agent::Antigravity,
         "antigravity/cli-small/.system_generated/logs/transcript.jsonl",
@@ -75,7 +76,12 @@ fn found(agent: Agent, path: &Path) -> FoundFile {
     FoundFile {
         parent_hint: matches!(
             agent,
-            Agent::Kimi | Agent::Cursor | Agent::Aider | Agent::Grok | Agent::Antigravity
+            Agent::Kimi
+                | Agent::Cursor
+                | Agent::Aider
+                | Agent::Grok
+                | Agent::Antigravity
+                | Agent::Vibe
         )
         .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)

@@ -30,6 +30,7 @@ pub mod openclaw;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+pub mod vibe;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -164,6 +165,7 @@ pub fn parser_for(
         Agent::Pi | Agent::Openclaw => Box::new(pi::PiParser::resume(agent, saved)?),
         Agent::Grok => Box::new(grok::GrokParser::resume(saved)?),
         Agent::Antigravity => Box::new(antigravity::AntigravityParser::resume(saved)?),
+        Agent::Vibe => Box::new(vibe::VibeParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
@@ -199,6 +201,7 @@ pub fn parser_for_file(
         )?)),
         (Agent::Droid, _) => Ok(Box::new(droid::DroidParser::for_file(file, saved)?)),
         (Agent::Grok, _) => Ok(Box::new(grok::GrokParser::for_file(file, saved)?)),
+        (Agent::Vibe, _) => Ok(Box::new(vibe::VibeParser::for_file(file, saved)?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }

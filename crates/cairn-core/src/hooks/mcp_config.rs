@@ -146,7 +146,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Openclaw
             | Agent::Grok
             | Agent::Hermes
-            | Agent::Antigravity,
+            | Agent::Antigravity
+            | Agent::Vibe,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -156,6 +156,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Pi reopens a session from its picker, not by id: {} and pick this one",
             run_in(s, "pi --resume")
         ),
+        Agent::Vibe => format!(
+            "Cairn knows no Vibe command that reopens one session by id: {} and pick this one from its sessions",
+            run_in(s, "vibe")
+        ),
         Agent::Antigravity => format!(
             "Cairn knows no Antigravity command that reopens one conversation by id: {} and pick this one from its conversations",
             run_in(s, "agy")
@@ -214,7 +218,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Openclaw
         | Agent::Grok
         | Agent::Hermes
-        | Agent::Antigravity => return None,
+        | Agent::Antigravity
+        | Agent::Vibe => return None,
     })
 }
 
@@ -366,6 +371,7 @@ mod tests {
                 | Agent::Grok
                 | Agent::Hermes
                 | Agent::Antigravity
+                | Agent::Vibe
                 | Agent::Atif => None,
             };
             match expected {
@@ -389,6 +395,7 @@ mod tests {
                         Agent::Grok => "run `grok` in /",
                         Agent::Hermes => "run `hermes` in /",
                         Agent::Antigravity => "run `agy` in /",
+                        Agent::Vibe => "run `vibe` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
