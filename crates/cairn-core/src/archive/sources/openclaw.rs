@@ -10,22 +10,30 @@ use std::path::{Path, PathBuf};
 use crate::archive::Agent;
 use crate::archive::discover::{DirOrigin, FoundFile};
 
-/// The variable naming OpenClaw's state folder (`~/.openclaw`), which holds `agents/`.
-pub const ENV_DIR: &str = "OPENCLAW_STATE_DIR";
+/// The variable naming OpenClaw's agents folder (AgentsView's name).
+pub const ENV_DIR: &str = "OPENCLAW_DIR";
 
-/// Where OpenClaw's agents keep their sessions (the same on Linux and macOS):
-/// `$OPENCLAW_STATE_DIR/agents` when set, else `~/.openclaw/agents` and the older
-/// `~/.clawdbot/agents`.
+/// OpenClaw's own variable for its state folder (`~/.openclaw`), which holds `agents/`; and
+/// Clawdbot's, from before the rename.
+pub const STATE_DIR: &str = "OPENCLAW_STATE_DIR";
+const CLAWDBOT_STATE_DIR: &str = "CLAWDBOT_STATE_DIR";
+
+/// Where OpenClaw's agents keep their sessions (the same on Linux and macOS): `$OPENCLAW_DIR`
+/// when set, else `$OPENCLAW_STATE_DIR/agents` or `~/.openclaw/agents`, and the older
+/// `$CLAWDBOT_STATE_DIR/agents` or `~/.clawdbot/agents`.
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(
+    crate::archive::discover::env_or_agent_home(
         env,
         ENV_DIR,
-        "agents",
+        "",
         home,
-        &[".openclaw/agents", ".clawdbot/agents"],
+        &[
+            (".openclaw/agents", STATE_DIR, "agents"),
+            (".clawdbot/agents", CLAWDBOT_STATE_DIR, "agents"),
+        ],
     )
 }
 
@@ -57,10 +65,18 @@ mod tests {
                 (PathBuf::from("/h/.clawdbot/agents"), DirOrigin::Default)
             ]
         );
-        let set = |v: &str| (v == ENV_DIR).then(|| PathBuf::from("/s"));
+        let state = |v: &str| (v == STATE_DIR).then(|| PathBuf::from("/s"));
         assert_eq!(
-            locations(set, Some(home)),
-            [(PathBuf::from("/s/agents"), DirOrigin::Env)]
+            locations(state, Some(home)),
+            [
+                (PathBuf::from("/s/agents"), DirOrigin::Env),
+                (PathBuf::from("/h/.clawdbot/agents"), DirOrigin::Default)
+            ]
+        );
+        let named = |v: &str| (v == ENV_DIR || v == STATE_DIR).then(|| PathBuf::from("/a"));
+        assert_eq!(
+            locations(named, Some(home)),
+            [(PathBuf::from("/a"), DirOrigin::Env)]
         );
         let session = Path::new("/h/.openclaw/agents/main/sessions/abc.jsonl");
         assert_eq!(classify(session).map(|f| f.agent), Some(Agent::Openclaw));

@@ -31,16 +31,25 @@ use super::{
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
-/// The variable naming Pi's agent folder (`~/.pi/agent`), which holds `sessions/`.
-pub const ENV_DIR: &str = "PI_CODING_AGENT_DIR";
+/// The variable naming Pi's sessions folder (AgentsView's name).
+pub const ENV_DIR: &str = "PI_DIR";
 
-/// Where Pi keeps its sessions (the same on Linux and macOS): `$PI_CODING_AGENT_DIR/sessions`
-/// when set, else `~/.pi/agent/sessions`.
+/// Pi's own variable for its agent folder (`~/.pi/agent`), which holds `sessions/`.
+pub const AGENT_DIR: &str = "PI_CODING_AGENT_DIR";
+
+/// Where Pi keeps its sessions (the same on Linux and macOS): `$PI_DIR` when set, else
+/// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
 pub fn locations(
     env: impl Fn(&str) -> Option<PathBuf>,
     home: Option<&Path>,
 ) -> Vec<(PathBuf, DirOrigin)> {
-    crate::archive::discover::env_or_home(env, ENV_DIR, "sessions", home, &[".pi/agent/sessions"])
+    crate::archive::discover::env_or_agent_home(
+        env,
+        ENV_DIR,
+        "",
+        home,
+        &[(".pi/agent/sessions", AGENT_DIR, "sessions")],
+    )
 }
 
 /// A `.jsonl` under Pi's sessions folder is a session (a folder per working directory).
@@ -507,6 +516,34 @@ mod tests {
             m.unknown_types.keys().collect::<Vec<_>>(),
             ["compact", "message:bashExecution"]
         );
+    }
+
+    #[test]
+    fn sessions_are_found_by_either_variable_or_in_the_home() {
+        let home = Some(Path::new("/h"));
+        let none = |_: &str| None;
+        let own = |v: &str| (v == AGENT_DIR).then(|| PathBuf::from("/p"));
+        let named = |v: &str| (v == ENV_DIR || v == AGENT_DIR).then(|| PathBuf::from("/s"));
+        let first = |l: Vec<(PathBuf, DirOrigin)>| l.into_iter().next();
+        assert_eq!(
+            first(locations(none, home)),
+            Some((PathBuf::from("/h/.pi/agent/sessions"), DirOrigin::Default))
+        );
+        assert_eq!(
+            first(locations(own, home)),
+            Some((PathBuf::from("/p/sessions"), DirOrigin::Env))
+        );
+        assert_eq!(
+            first(locations(named, home)),
+            Some((PathBuf::from("/s"), DirOrigin::Env))
+        );
+        assert_eq!(
+            classify(Path::new("/h/.pi/agent/sessions/--w--/t_id.jsonl")).map(|f| f.agent),
+            Some(Agent::Pi)
+        );
+        assert!(owns_path(Path::new(
+            "/h/.pi/agent/sessions/--w--/t_id.jsonl"
+        )));
     }
 
     #[test]
