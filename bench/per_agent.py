@@ -238,6 +238,10 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "iflow": ("IFLOW_DIR", "", copies([
+        ("iflow/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+         "5de701fc-7454-4858-a249-95cac4fd3b51", "-p/session-{i}.jsonl"),
+    ])),
     "vibe": ("VIBE_HOME", "logs/session", copies([
         ("vibe/session_with_tools/messages.jsonl", None, "session_{i}_a/messages.jsonl"),
         ("vibe/session_with_tools/meta.json", "def456ghi-0000-0000-0000-000000000000", "session_{i}_a/meta.json"),

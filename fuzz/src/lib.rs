@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("grok", grok),
     ("antigravity", antigravity),
     ("vibe", vibe),
+    ("iflow", iflow),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
@@ -88,6 +89,11 @@ pub fn kimi(data: &[u8]) {
 /// does it.
 pub fn pi(data: &[u8]) {
     transcript(Agent::Pi, data);
+}
+
+/// An iFlow CLI session, read and parsed as capture does it.
+pub fn iflow(data: &[u8]) {
+    transcript(Agent::Iflow, data);
 }
 
 /// A Mistral Vibe conversation, read and parsed as capture does it.

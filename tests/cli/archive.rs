@@ -451,6 +451,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("hermes", "HERMES_HOME", "hermes-home", "sessions"),
         ("antigravity", "ANTIGRAVITY_CLI_DIR", "agy-home", "brain"),
         ("vibe", "VIBE_HOME", "vibe-home", "logs/session"),
+        ("iflow", "IFLOW_DIR", "iflow-projects", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -506,6 +507,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "gemini",
             "grok",
             "hermes",
+            "iflow",
             "kimi",
             "openclaw",
             "pi",

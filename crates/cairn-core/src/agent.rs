@@ -29,6 +29,7 @@ pub enum Agent {
     Hermes,
     Antigravity,
     Vibe,
+    Iflow,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -36,7 +37,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 21] = [
+    pub const ALL: [Agent; 22] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -58,6 +59,7 @@ impl Agent {
         Agent::Hermes,
         Agent::Antigravity,
         Agent::Vibe,
+        Agent::Iflow,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -95,6 +97,7 @@ impl Agent {
             Agent::Hermes => "hermes",
             Agent::Antigravity => "antigravity",
             Agent::Vibe => "vibe",
+            Agent::Iflow => "iflow",
             Agent::Atif => "atif",
         }
     }
@@ -122,6 +125,7 @@ impl Agent {
             "hermes" | "hermes-agent" => Some(Agent::Hermes),
             "antigravity" | "antigravity-cli" | "agy" => Some(Agent::Antigravity),
             "vibe" | "mistral-vibe" => Some(Agent::Vibe),
+            "iflow" | "iflow-cli" => Some(Agent::Iflow),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Iflow,
+        fixture: "iflow",
+        at: ".iflow/projects",
+        root: ".iflow/projects",
+    },
+    Layout {
         agent: Agent::Vibe,
         fixture: "vibe",
         at: ".vibe/logs/session",
@@ -231,6 +237,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Hermes, (3, 3)),
         (Agent::Antigravity, (2, 3)),
         (Agent::Vibe, (2, 3)),
+        (Agent::Iflow, (1, 1)),
     ])
 }
 
@@ -274,6 +281,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"g-user-new","timestamp":"2026-04-29T22:00:00.000Z","type":"user","content":[{"text":prompt}]}).to_string()), 1),
         (Agent::Gemini, Change::Rewrite(".gemini/tmp/m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
+        (Agent::Iflow, Change::Append(".iflow/projects/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+            json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-5de701fc-7454-4858-a249-95cac4fd3b51","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":prompt}}).to_string()), 1),
         (Agent::Vibe, Change::Append(".vibe/logs/session/session_basic/messages.jsonl",
             json!({"role":"user","content":prompt,"message_id":"msg_new"}).to_string()), 1),
         (Agent::Antigravity, Change::Append(".gemini/antigravity-cli/brain/cli-schema-drift/.system_generated/logs/transcript.jsonl",
@@ -565,6 +574,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Hermes => "Hermes Agent",
             Agent::Antigravity => "Antigravity",
             Agent::Vibe => "Mistral Vibe",
+            Agent::Iflow => "iFlow CLI",
             Agent::Atif => "ATIF",
         };
         assert!(

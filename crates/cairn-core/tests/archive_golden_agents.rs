@@ -30,6 +30,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Grok, "grok"),
     (Agent::Antigravity, "antigravity"),
     (Agent::Vibe, "vibe"),
+    (Agent::Iflow, "iflow"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -189,6 +190,13 @@ fn vibe_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("vibe", pinned(data.path(), &cairn, &report));
 }
 
+#[test]
+fn iflow_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Iflow, "iflow");
+    assert_eq!(report.files_scanned, 1);
+    insta::assert_json_snapshot!("iflow", pinned(data.path(), &cairn, &report));
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -278,6 +286,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         }
         Agent::Grok => json!({"type":"user","content":[{"type":"text","text":text}]}),
         Agent::Vibe => json!({"role":"user","content":text,"message_id":"msg_new"}),
+        Agent::Iflow => {
+            json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-new","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":text}})
+        }
         Agent::Antigravity => {
             json!({"step_index":90,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T22:00:00Z","content":format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")})
         }
@@ -518,6 +529,13 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             "c-branch/.system_generated/logs/transcript.jsonl",
             vec![
                 json!({"step_index":0,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":now,"content":"<USER_REQUEST>\nlook around\n</USER_REQUEST>"}),
+            ],
+        ),
+        (
+            Agent::Iflow,
+            "-repo/session-if-branch.jsonl",
+            vec![
+                json!({"uuid":"u1","parentUuid":null,"sessionId":"session-if-branch","timestamp":now,"type":"user","cwd":cwd,"message":{"role":"user","content":"look around"}}),
             ],
         ),
         // Vibe's folder is described by the metadata beside it.

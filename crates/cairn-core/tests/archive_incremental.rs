@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 16] = [
+const FILES: [(Agent, &str); 17] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -34,6 +34,10 @@ const FILES: [(Agent, &str); 16] = [
     (Agent::Pi, "pi/small.jsonl"),
     (Agent::Openclaw, "openclaw/large.jsonl"),
     (Agent::Vibe, "vibe/session_with_tools/messages.jsonl"),
+    (
+        Agent::Iflow,
+        "iflow/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+    ),
     (
         Agent::Antigravity,
         "antigravity/cli-small/.system_generated/logs/transcript.jsonl",

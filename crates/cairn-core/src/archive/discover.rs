@@ -160,6 +160,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Grok => located(super::sources::grok::locations(env, home().as_deref())),
         Agent::Hermes => located(super::sources::hermes::locations(env, home().as_deref())),
         Agent::Vibe => located(super::sources::vibe::locations(env, home().as_deref())),
+        Agent::Iflow => located(super::sources::iflow::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -410,6 +411,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Hermes => super::sources::hermes::classify(path),
         Agent::Antigravity => super::sources::antigravity::classify(path),
         Agent::Vibe => super::sources::vibe::classify(path),
+        Agent::Iflow => super::sources::iflow::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

@@ -23,6 +23,7 @@ pub mod droid;
 pub mod gemini;
 pub mod grok;
 pub mod hermes;
+pub mod iflow;
 pub mod kimi;
 pub mod kiro;
 pub mod kiro_sessions;
@@ -166,6 +167,7 @@ pub fn parser_for(
         Agent::Grok => Box::new(grok::GrokParser::resume(saved)?),
         Agent::Antigravity => Box::new(antigravity::AntigravityParser::resume(saved)?),
         Agent::Vibe => Box::new(vibe::VibeParser::resume(saved)?),
+        Agent::Iflow => Box::new(iflow::IflowParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"

@@ -147,7 +147,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Grok
             | Agent::Hermes
             | Agent::Antigravity
-            | Agent::Vibe,
+            | Agent::Vibe
+            | Agent::Iflow,
             _,
         ) => {
             return Err(Error::Invalid(format!(

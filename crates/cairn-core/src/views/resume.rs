@@ -156,6 +156,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Pi reopens a session from its picker, not by id: {} and pick this one",
             run_in(s, "pi --resume")
         ),
+        Agent::Iflow => format!(
+            "Cairn knows no iFlow command that reopens one session by id: {} and pick this one",
+            run_in(s, "iflow --resume")
+        ),
         Agent::Vibe => format!(
             "Cairn knows no Vibe command that reopens one session by id: {} and pick this one from its sessions",
             run_in(s, "vibe")
@@ -219,7 +223,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Grok
         | Agent::Hermes
         | Agent::Antigravity
-        | Agent::Vibe => return None,
+        | Agent::Vibe
+        | Agent::Iflow => return None,
     })
 }
 
@@ -372,6 +377,7 @@ mod tests {
                 | Agent::Hermes
                 | Agent::Antigravity
                 | Agent::Vibe
+                | Agent::Iflow
                 | Agent::Atif => None,
             };
             match expected {
@@ -396,6 +402,7 @@ mod tests {
                         Agent::Hermes => "run `hermes` in /",
                         Agent::Antigravity => "run `agy` in /",
                         Agent::Vibe => "run `vibe` in /",
+                        Agent::Iflow => "`iflow --resume` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
