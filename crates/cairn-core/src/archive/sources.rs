@@ -881,6 +881,45 @@ pub(crate) fn note_timestamp(meta: &mut SessionMeta, ts: Option<&str>) {
     }
 }
 
+/// A prompt in the user's turn: `human`, or `system_injected` when the usual markers say a
+/// harness wrote it ([`is_system_injected`]).
+pub(crate) fn prompt(
+    text: String,
+    source_event_kind: &str,
+    base: crate::archive::Record,
+) -> crate::archive::Record {
+    let source = if is_system_injected(&text) {
+        crate::archive::PromptSource::SystemInjected
+    } else {
+        crate::archive::PromptSource::Human
+    };
+    crate::archive::Record {
+        kind: Some(crate::archive::RecordKind::Message),
+        source_event_kind: source_event_kind.to_owned(),
+        role: Some("user".to_owned()),
+        prompt_source: Some(source),
+        text: Some(cap_text(text, MAX_TEXT_BYTES)),
+        ..base
+    }
+}
+
+/// The file an edit writes: the first of `keys` its input names, for a call of the file-edit
+/// kind (none for any other).
+pub(crate) fn edited_path(
+    kind: crate::archive::ToolKind,
+    input: Option<&Value>,
+    keys: &[&str],
+) -> Vec<String> {
+    match (kind, input) {
+        (crate::archive::ToolKind::FileEdit, Some(i)) => keys
+            .iter()
+            .find_map(|k| str_at(i, &[k]))
+            .map(|p| vec![p.to_owned()])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 pub(crate) fn u64_at(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }

@@ -152,36 +152,27 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "kiro-cli reopens only a folder's most recent conversation, not one by id: {} to continue that one",
             run_in(s, "kiro-cli chat --resume")
         ),
-        Agent::Pi => format!(
-            "Pi reopens a session from its picker, not by id: {} and pick this one",
-            run_in(s, "pi --resume")
-        ),
-        Agent::Iflow => format!(
-            "Cairn knows no iFlow command that reopens one session by id: {} and pick this one",
-            run_in(s, "iflow --resume")
-        ),
-        Agent::Vibe => format!(
-            "Cairn knows no Vibe command that reopens one session by id: {} and pick this one from its sessions",
-            run_in(s, "vibe")
-        ),
-        Agent::Antigravity => format!(
-            "Cairn knows no Antigravity command that reopens one conversation by id: {} and pick this one from its conversations",
-            run_in(s, "agy")
-        ),
-        Agent::Hermes => format!(
-            "Cairn knows no Hermes command that reopens one session by id: {} and pick this one from its sessions",
-            run_in(s, "hermes")
-        ),
-        Agent::Grok => format!(
-            "Cairn knows no Grok command that reopens one session by id: {} and pick this one from its sessions",
-            run_in(s, "grok")
-        ),
+        // Agents that reopen a session from their own list of them, which Cairn cannot name.
+        Agent::Pi => from_picker(s, "Pi", "pi --resume"),
+        Agent::Iflow => from_picker(s, "iFlow", "iflow --resume"),
+        Agent::Vibe => from_picker(s, "Vibe", "vibe"),
+        Agent::Antigravity => from_picker(s, "Antigravity", "agy"),
+        Agent::Hermes => from_picker(s, "Hermes", "hermes"),
+        Agent::Grok => from_picker(s, "Grok", "grok"),
         Agent::Openclaw => {
             "an OpenClaw session goes on in the chat or channel it belongs to: continue it there"
                 .to_owned()
         }
         _ => return None,
     })
+}
+
+/// What to do for an agent that reopens a session only from its own list of them.
+fn from_picker(s: &SessionDetail, agent: &str, command: &str) -> String {
+    format!(
+        "{agent} has no command Cairn knows that reopens one session by its id: {} and pick this one from its sessions",
+        run_in(s, command)
+    )
 }
 
 /// "run `<command>` in <folder>" (or "in its folder" when the transcript names none).

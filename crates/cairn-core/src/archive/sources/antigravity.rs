@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::edited_path;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     SourceParser, cap_json, cap_text, count_unknown, line_timestamp, note_timestamp,
@@ -146,14 +147,11 @@ impl AntigravityParser {
             let name = str_at(call, &["name"]).unwrap_or("unknown").to_owned();
             let mut input = call.get("args").map(decoded_args);
             let kind = tool_kind(&name);
-            let file_paths = match (kind, &input) {
-                (ToolKind::FileEdit, Some(i)) => ["TargetFile", "AbsolutePath", "FilePath"]
-                    .iter()
-                    .find_map(|k| str_at(i, &[k]))
-                    .map(|p| vec![p.to_owned()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let file_paths = edited_path(
+                kind,
+                input.as_ref(),
+                &["TargetFile", "AbsolutePath", "FilePath"],
+            );
             if let Some(i) = input.as_mut() {
                 cap_json(i, MAX_INPUT_STRING_BYTES);
             }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::edited_path;
 use super::{
     MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, cap_json, cap_text,
     result_outcome, str_at, text_value,
@@ -67,14 +68,7 @@ impl Chat {
             }
             let mut input = arguments(f.get("arguments"));
             let kind = (self.tool_kind)(&name);
-            let file_paths = match (kind, &input) {
-                (ToolKind::FileEdit, Some(i)) => PATH_KEYS
-                    .iter()
-                    .find_map(|k| str_at(i, &[k]))
-                    .map(|p| vec![p.to_owned()])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let file_paths = edited_path(kind, input.as_ref(), &PATH_KEYS);
             if let Some(i) = input.as_mut() {
                 cap_json(i, MAX_INPUT_STRING_BYTES);
             }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::edited_path;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
@@ -134,14 +135,7 @@ impl CopilotParser {
             self.pending_calls.insert(id.clone(), name.clone());
         }
         let kind = tool_kind(&name);
-        let file_paths = match (kind, &input) {
-            (ToolKind::FileEdit, Some(i)) => ["path", "file_path", "filePath"]
-                .iter()
-                .find_map(|k| str_at(i, &[k]))
-                .map(|p| vec![p.to_owned()])
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let file_paths = edited_path(kind, input.as_ref(), &["path", "file_path", "filePath"]);
         if let Some(i) = input.as_mut() {
             cap_json(i, MAX_INPUT_STRING_BYTES);
         }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::edited_path;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
     SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
@@ -224,14 +225,11 @@ impl DroidParser {
         }
         let mut input = input.filter(|i| !i.is_null()).cloned();
         let tool_kind = tool_kind(&name);
-        let file_paths = match (tool_kind, &input) {
-            (ToolKind::FileEdit, Some(i)) => ["file_path", "path", "filePath"]
-                .iter()
-                .find_map(|k| str_at(i, &[k]))
-                .map(|p| vec![p.to_owned()])
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let file_paths = edited_path(
+            tool_kind,
+            input.as_ref(),
+            &["file_path", "path", "filePath"],
+        );
         if let Some(i) = input.as_mut() {
             cap_json(i, MAX_INPUT_STRING_BYTES);
         }

@@ -18,13 +18,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chat::Chat;
+use super::prompt;
 use super::{
-    DocumentParser, KeyedUnits, LineOutput, MAX_TEXT_BYTES, SessionMeta, Shallow, cap_text,
-    count_unknown, is_system_injected, line_timestamp, note_timestamp, set_latest, set_once,
-    str_at, text_value,
+    DocumentParser, KeyedUnits, LineOutput, SessionMeta, Shallow, count_unknown, line_timestamp,
+    note_timestamp, set_latest, set_once, str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
+use crate::archive::{Agent, Record, ToolKind};
 
 /// The variable naming Hermes's home folder (`~/.hermes`), which holds `sessions/`.
 pub const ENV_DIR: &str = "HERMES_HOME";
@@ -99,19 +99,7 @@ impl HermesParser {
         match str_at(msg, &["role"]).unwrap_or("") {
             "user" => {
                 if let Some(text) = msg.get("content").and_then(text_value) {
-                    let source = if is_system_injected(&text) {
-                        PromptSource::SystemInjected
-                    } else {
-                        PromptSource::Human
-                    };
-                    out.records.push(Record {
-                        kind: Some(RecordKind::Message),
-                        source_event_kind: "hermes:user".to_owned(),
-                        role: Some("user".to_owned()),
-                        prompt_source: Some(source),
-                        text: Some(cap_text(text, MAX_TEXT_BYTES)),
-                        ..base
-                    });
+                    out.records.push(prompt(text, "hermes:user", base));
                 }
             }
             // Calls are answered in the same document: nothing waits across units.
@@ -201,7 +189,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::Outcome;
+    use crate::archive::{Outcome, RecordKind};
     use crate::archive::sources::UnitParser;
     use serde_json::json;
 

@@ -14,13 +14,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::edited_path;
+use super::prompt;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
-    note_timestamp, result_outcome, set_latest, set_once, str_at, text_value, u64_at,
+    SourceParser, cap_json, cap_text, count_unknown, line_timestamp, note_timestamp,
+    result_outcome, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The variable naming iFlow's projects folder (AgentsView's name).
 pub const ENV_DIR: &str = "IFLOW_DIR";
@@ -84,19 +86,8 @@ impl IflowParser {
                     else {
                         continue;
                     };
-                    let source = if is_system_injected(text) {
-                        PromptSource::SystemInjected
-                    } else {
-                        PromptSource::Human
-                    };
-                    out.records.push(Record {
-                        kind: Some(RecordKind::Message),
-                        source_event_kind: "iflow:user:text".to_owned(),
-                        role: Some("user".to_owned()),
-                        prompt_source: Some(source),
-                        text: Some(cap_text(text.to_owned(), MAX_TEXT_BYTES)),
-                        ..base
-                    });
+                    out.records
+                        .push(prompt(text.to_owned(), "iflow:user:text", base));
                 }
                 Some("tool_result") => {
                     let call_id = str_at(block, &["tool_use_id"]);
@@ -208,14 +199,11 @@ impl IflowParser {
         }
         let mut input = block.get("input").filter(|i| !i.is_null()).cloned();
         let kind = tool_kind(&name);
-        let file_paths = match (kind, &input) {
-            (ToolKind::FileEdit, Some(i)) => ["file_path", "absolute_path", "path"]
-                .iter()
-                .find_map(|k| str_at(i, &[k]))
-                .map(|p| vec![p.to_owned()])
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let file_paths = edited_path(
+            kind,
+            input.as_ref(),
+            &["file_path", "absolute_path", "path"],
+        );
         if let Some(i) = input.as_mut() {
             cap_json(i, MAX_INPUT_STRING_BYTES);
         }

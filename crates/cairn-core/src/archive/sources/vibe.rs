@@ -15,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chat::Chat;
+use super::prompt;
 use super::{
-    LineOutput, MAX_TEXT_BYTES, SessionMeta, SourceParser, cap_text, count_unknown,
-    is_system_injected, line_timestamp, note_timestamp, set_latest, set_once, str_at, text_value,
-    u64_at,
+    LineOutput, SessionMeta, SourceParser, count_unknown, line_timestamp, note_timestamp,
+    set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, Record, TokenUsage, ToolKind};
 
 /// The variable naming Vibe's home folder (`~/.vibe`), which holds `logs/session/`.
 pub const ENV_DIR: &str = "VIBE_HOME";
@@ -163,19 +163,7 @@ impl SourceParser for VibeParser {
             "system" => {}
             "user" => {
                 if let Some(text) = msg.get("content").and_then(text_value) {
-                    let source = if is_system_injected(&text) {
-                        PromptSource::SystemInjected
-                    } else {
-                        PromptSource::Human
-                    };
-                    out.records.push(Record {
-                        kind: Some(RecordKind::Message),
-                        source_event_kind: "vibe:user".to_owned(),
-                        role: Some("user".to_owned()),
-                        prompt_source: Some(source),
-                        text: Some(cap_text(text, MAX_TEXT_BYTES)),
-                        ..base
-                    });
+                    out.records.push(prompt(text, "vibe:user", base));
                 }
             }
             "assistant" => CHAT.assistant(&msg, &mut self.pending_calls, base, &mut out.records),
