@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::discover::FoundFile;
-use super::{Agent, Outcome, Record, TokenUsage};
+use super::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// How a file relates to its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -189,8 +189,9 @@ pub fn parser_for(
 /// The parser for `file`, resumed from a saved state if one is given. A fresh parser of an
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
 /// at the root of its repository; a kimi-cli journal's is the work dir `kimi.json` lists for its
-/// folder's md5); a kiro-cli session's, from the metadata beside its log, and a Droid session's
-/// model and tokens, from its settings beside it, read again at every read.
+/// folder's md5); a kiro-cli session's, from the metadata beside its log, a Droid session's
+/// model and tokens, from its settings beside it, and a Grok or Vibe session's description
+/// (`summary.json`, `meta.json`), read again at every read.
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -883,18 +884,14 @@ pub(crate) fn note_timestamp(meta: &mut SessionMeta, ts: Option<&str>) {
 
 /// A prompt in the user's turn: `human`, or `system_injected` when the usual markers say a
 /// harness wrote it ([`is_system_injected`]).
-pub(crate) fn prompt(
-    text: String,
-    source_event_kind: &str,
-    base: crate::archive::Record,
-) -> crate::archive::Record {
+pub(crate) fn prompt(text: String, source_event_kind: &str, base: Record) -> Record {
     let source = if is_system_injected(&text) {
-        crate::archive::PromptSource::SystemInjected
+        PromptSource::SystemInjected
     } else {
-        crate::archive::PromptSource::Human
+        PromptSource::Human
     };
-    crate::archive::Record {
-        kind: Some(crate::archive::RecordKind::Message),
+    Record {
+        kind: Some(RecordKind::Message),
         source_event_kind: source_event_kind.to_owned(),
         role: Some("user".to_owned()),
         prompt_source: Some(source),
@@ -905,13 +902,9 @@ pub(crate) fn prompt(
 
 /// The file an edit writes: the first of `keys` its input names, for a call of the file-edit
 /// kind (none for any other).
-pub(crate) fn edited_path(
-    kind: crate::archive::ToolKind,
-    input: Option<&Value>,
-    keys: &[&str],
-) -> Vec<String> {
+pub(crate) fn edited_path(kind: ToolKind, input: Option<&Value>, keys: &[&str]) -> Vec<String> {
     match (kind, input) {
-        (crate::archive::ToolKind::FileEdit, Some(i)) => keys
+        (ToolKind::FileEdit, Some(i)) => keys
             .iter()
             .find_map(|k| str_at(i, &[k]))
             .map(|p| vec![p.to_owned()])

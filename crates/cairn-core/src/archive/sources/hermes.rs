@@ -189,8 +189,8 @@ pub fn tool_kind(name: &str) -> ToolKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::{Outcome, RecordKind};
     use crate::archive::sources::UnitParser;
+    use crate::archive::{Outcome, RecordKind};
     use serde_json::json;
 
     #[test]
