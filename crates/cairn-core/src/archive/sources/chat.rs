@@ -3,7 +3,8 @@
 //! (`reasoning_content`, or `reasoning`) and `tool_calls[{id, function{name, arguments}}]` (the
 //! arguments JSON text or a value; Grok's newer lines put `name` and `arguments` on the call
 //! itself), and a `tool` message answering one call by `tool_call_id`. One reading of it; each
-//! agent names its tools' kinds and how it marks a prompt it did not take from a person.
+//! agent names its tools' kinds, and reads its own prompts (each marks the ones it wrote itself
+//! its own way).
 
 use std::collections::BTreeMap;
 

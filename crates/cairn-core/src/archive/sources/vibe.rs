@@ -6,7 +6,7 @@
 //!
 //! A line is one message in OpenAI's chat shape with a `message_id`: `system` (the system
 //! prompt), `user`, `assistant` (`content`, `tool_calls[{id, function{name, arguments}}]`) and
-//! `tool` (`name`, `tool_call_id`, `content`); see [`chat`](super::chat).
+//! `tool` (`name`, `tool_call_id`, `content`), read by `sources::chat`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
