@@ -998,13 +998,25 @@ pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> R
 }
 
 pub fn doctor(out: &mut impl Write, r: &DoctorReport) -> Result<()> {
+    // The details start in one column, after the longest check's name.
+    let width = r
+        .checks
+        .iter()
+        .map(|c| clean(&c.name).chars().count())
+        .max()
+        .unwrap_or(0);
     for c in &r.checks {
         let mark = match c.status {
             Status::Ok => "ok  ",
             Status::Warn => "warn",
             Status::Fail => "FAIL",
         };
-        writeln!(out, "{mark}  {:<20} {}", clean(&c.name), clean(&c.detail))?;
+        writeln!(
+            out,
+            "{mark}  {:<width$} {}",
+            clean(&c.name),
+            clean(&c.detail)
+        )?;
     }
     Ok(())
 }
@@ -1130,6 +1142,25 @@ pub fn embeddings_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn doctor_details_start_in_one_column() {
+        use cairn_core::doctor::Check;
+        let check = |name: &str| Check {
+            name: name.to_owned(),
+            status: Status::Ok,
+            detail: "d".to_owned(),
+        };
+        let report = DoctorReport {
+            checks: vec![check("pi source dir"), check("antigravity source dir")],
+        };
+        let mut out = Vec::new();
+        doctor(&mut out, &report).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let columns: Vec<usize> = text.lines().map(|l| l.rfind('d').unwrap()).collect();
+        assert_eq!(columns, [29, 29], "{text}");
+    }
 
     #[test]
     fn clean_strips_escape_sequences() {
