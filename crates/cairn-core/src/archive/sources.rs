@@ -845,8 +845,25 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
 
 /// Count a type the adapter does not know.
 pub(crate) fn count_unknown(meta: &mut SessionMeta, kind: &str) {
-    *meta.unknown_types.entry(kind.to_owned()).or_insert(0) += 1;
+    // The name comes from the transcript: one printable line, of bounded length, and a bounded
+    // number of names, so a hostile file cannot grow a session's row or its saved parser state
+    // without end; the rest are counted together.
+    let kind = crate::text::one_line(kind, MAX_UNKNOWN_KIND_CHARS);
+    let key = if meta.unknown_types.len() >= MAX_UNKNOWN_KINDS
+        && !meta.unknown_types.contains_key(&kind)
+    {
+        OTHER_UNKNOWN_KINDS.to_owned()
+    } else {
+        kind
+    };
+    *meta.unknown_types.entry(key).or_insert(0) += 1;
 }
+
+/// How long an unknown record type's name may be (a longer one is cut, with an ellipsis), and how
+/// many names a session keeps before it counts the rest under [`OTHER_UNKNOWN_KINDS`].
+const MAX_UNKNOWN_KIND_CHARS: usize = 64;
+const MAX_UNKNOWN_KINDS: usize = 256;
+const OTHER_UNKNOWN_KINDS: &str = "<other>";
 
 /// A line's timestamp as Cairn stores it ([`crate::text::rfc3339`]: RFC 3339, in UTC). One that
 /// is not RFC 3339 (a placeholder, a date alone, anything crafted) is unknown, never guessed or
@@ -920,6 +937,28 @@ pub(crate) fn u64_at(v: &Value, key: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transcript full of record types no parser knows, each a different long name with
+    /// control characters in it, costs a bounded count: short printable names, 256 of them, and
+    /// the rest together.
+    #[test]
+    fn unknown_record_types_are_counted_in_bounded_names() {
+        let mut meta = SessionMeta::default();
+        for i in 0..1000 {
+            count_unknown(
+                &mut meta,
+                &format!("\u{1b}[2Jtype-{i}-{}", "x".repeat(10_000)),
+            );
+        }
+        count_unknown(&mut meta, "type-0");
+        let m = &meta.unknown_types;
+        assert_eq!(m.len(), MAX_UNKNOWN_KINDS + 1);
+        assert_eq!(m.get(OTHER_UNKNOWN_KINDS), Some(&(1000 - 256 + 1)));
+        assert!(m.keys().all(|k| {
+            k.chars().count() <= MAX_UNKNOWN_KIND_CHARS + 1 && !k.chars().any(char::is_control)
+        }));
+        assert_eq!(m.values().sum::<u64>(), 1001);
+    }
 
     #[test]
     fn exit_codes_follow_agentlog_markers() {

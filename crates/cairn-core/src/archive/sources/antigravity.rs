@@ -244,7 +244,7 @@ impl SourceParser for AntigravityParser {
                 let kind = crate::text::one_line(other, 40);
                 self.tool_step(&kind, &step, base, out);
             }
-            (other, _) => count_unknown(&mut self.meta, &crate::text::one_line(other, 40)),
+            (other, _) => count_unknown(&mut self.meta, other),
         }
         Ok(())
     }
