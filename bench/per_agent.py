@@ -238,6 +238,10 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "traex": ("TRAEX_SESSIONS_DIR", "", copies([
+        ("traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
+         "019fbcca-9fd4-7d20-83dc-0762b2f839b3", "2026/08/01/rollout-{i}.jsonl"),
+    ])),
     "iflow": ("IFLOW_DIR", "", copies([
         ("iflow/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
          "5de701fc-7454-4858-a249-95cac4fd3b51", "-p/session-{i}.jsonl"),

@@ -452,6 +452,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("antigravity", "ANTIGRAVITY_CLI_DIR", "agy-home", "brain"),
         ("vibe", "VIBE_HOME", "vibe-home", "logs/session"),
         ("iflow", "IFLOW_DIR", "iflow-projects", ""),
+        ("traex", "TRAEX_SESSIONS_DIR", "traex-sessions", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -512,6 +513,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "openclaw",
             "pi",
             "qwen",
+            "traex",
             "vibe"
         ]
     );

@@ -30,6 +30,7 @@ pub enum Agent {
     Antigravity,
     Vibe,
     Iflow,
+    Traex,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -37,7 +38,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 22] = [
+    pub const ALL: [Agent; 23] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -60,6 +61,7 @@ impl Agent {
         Agent::Antigravity,
         Agent::Vibe,
         Agent::Iflow,
+        Agent::Traex,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -98,6 +100,7 @@ impl Agent {
             Agent::Antigravity => "antigravity",
             Agent::Vibe => "vibe",
             Agent::Iflow => "iflow",
+            Agent::Traex => "traex",
             Agent::Atif => "atif",
         }
     }
@@ -126,6 +129,7 @@ impl Agent {
             "antigravity" | "antigravity-cli" | "agy" => Some(Agent::Antigravity),
             "vibe" | "mistral-vibe" => Some(Agent::Vibe),
             "iflow" | "iflow-cli" => Some(Agent::Iflow),
+            "traex" | "trae-cli" => Some(Agent::Traex),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Traex,
+        fixture: "traex",
+        at: ".trae/cli",
+        root: ".trae/cli/sessions",
+    },
+    Layout {
         agent: Agent::Iflow,
         fixture: "iflow",
         at: ".iflow/projects",
@@ -238,6 +244,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Antigravity, (2, 3)),
         (Agent::Vibe, (2, 3)),
         (Agent::Iflow, (1, 1)),
+        (Agent::Traex, (1, 1)),
     ])
 }
 
@@ -283,6 +290,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
         (Agent::Iflow, Change::Append(".iflow/projects/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
             json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-5de701fc-7454-4858-a249-95cac4fd3b51","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":prompt}}).to_string()), 1),
+        (Agent::Traex, Change::Append(".trae/cli/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
+            json!({"timestamp":"2026-08-01T19:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":prompt}]}}).to_string()), 1),
         (Agent::Vibe, Change::Append(".vibe/logs/session/session_basic/messages.jsonl",
             json!({"role":"user","content":prompt,"message_id":"msg_new"}).to_string()), 1),
         (Agent::Antigravity, Change::Append(".gemini/antigravity-cli/brain/cli-schema-drift/.system_generated/logs/transcript.jsonl",
@@ -575,6 +584,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Antigravity => "Antigravity",
             Agent::Vibe => "Mistral Vibe",
             Agent::Iflow => "iFlow CLI",
+            Agent::Traex => "TRAE CLI",
             Agent::Atif => "ATIF",
         };
         assert!(

@@ -31,6 +31,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Antigravity, "antigravity"),
     (Agent::Vibe, "vibe"),
     (Agent::Iflow, "iflow"),
+    (Agent::Traex, "traex"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -197,6 +198,69 @@ fn iflow_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("iflow", pinned(data.path(), &cairn, &report));
 }
 
+/// TRAE CLI's rollouts are Codex's: read by Codex's parser, named TRAE CLI's sessions, a
+/// sub-agent's spawn, wait and shell calls in Cairn's kinds.
+#[test]
+fn traex_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Traex, "traex");
+    assert_eq!(report.files_scanned, 1);
+    insta::assert_json_snapshot!("traex", pinned(data.path(), &cairn, &report));
+}
+
+/// A sub-agent's rollout kept where its parent's is not (TRAE CLI's fixture is one) is listed,
+/// counted and found by its id on its own, and goes under its parent once the parent is read.
+#[test]
+fn a_sub_agent_whose_parent_was_never_read_is_listed_until_it_is() {
+    let src = tempfile::tempdir().unwrap();
+    copy_dir(&support::fixtures().join("traex"), src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &support::found(Agent::Traex, src.path()));
+    let child = "019fbcca-9fd4-7d20-83dc-0762b2f839b3";
+    let listed = cairn.sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|s| s.session_id.as_deref())
+            .collect::<Vec<_>>(),
+        [Some(child)]
+    );
+    let counts = cairn.agent_counts().unwrap();
+    assert_eq!(
+        counts
+            .iter()
+            .map(|c| (c.agent, c.sessions))
+            .collect::<Vec<_>>(),
+        [(Agent::Traex, 1)]
+    );
+    assert_eq!(
+        cairn.session(child).unwrap().session_id.as_deref(),
+        Some(child)
+    );
+
+    let now = "2026-08-01T18:00:00.000Z";
+    let parent = "019fbc4a-48b9-7472-a0da-6d92901383db";
+    let lines = [
+        json!({"timestamp":now,"type":"session_meta","payload":{"id":parent,"timestamp":now,"cwd":"/home/user/code/api","cli_version":"0.200.19"}}),
+        json!({"timestamp":now,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"map the parser"}]}}),
+    ];
+    let path = src.path().join(format!(
+        "sessions/2026/08/01/rollout-2026-08-01T18-00-00-{parent}.jsonl"
+    ));
+    std::fs::write(&path, lines.map(|l| format!("{l}\n")).concat()).unwrap();
+    support::capture(&cairn, &support::found(Agent::Traex, src.path()));
+    let listed = cairn.sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|s| (s.session_id.as_deref(), s.subagent_count))
+            .collect::<Vec<_>>(),
+        [(Some(parent), 1)]
+    );
+    assert_eq!(cairn.agent_counts().unwrap()[0].sessions, 1);
+    assert_eq!(cairn.session(parent).unwrap().subagents.len(), 1);
+}
+
 /// Every fixture of every agent in one archive: a second sync adds nothing, and a line
 /// appended to each agent's transcript is picked up as exactly its new records.
 #[test]
@@ -288,6 +352,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         Agent::Vibe => json!({"role":"user","content":text,"message_id":"msg_new"}),
         Agent::Iflow => {
             json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-new","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":text}})
+        }
+        Agent::Traex => {
+            json!({"timestamp":"2026-08-01T19:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":text}]}})
         }
         Agent::Antigravity => {
             json!({"step_index":90,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T22:00:00Z","content":format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")})
@@ -536,6 +603,14 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             "-repo/session-if-branch.jsonl",
             vec![
                 json!({"uuid":"u1","parentUuid":null,"sessionId":"session-if-branch","timestamp":now,"type":"user","cwd":cwd,"message":{"role":"user","content":"look around"}}),
+            ],
+        ),
+        (
+            Agent::Traex,
+            "2026/08/01/rollout-2026-08-01T00-00-00-tx-branch.jsonl",
+            vec![
+                json!({"timestamp":now,"type":"session_meta","payload":{"id":"tx-branch","timestamp":now,"cwd":cwd,"originator":"codex-tui","cli_version":"0.200.19"}}),
+                json!({"timestamp":now,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"look around"}]}}),
             ],
         ),
         // Vibe's folder is described by the metadata beside it.

@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 17] = [
+const FILES: [(Agent, &str); 18] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -25,6 +25,10 @@ const FILES: [(Agent, &str); 17] = [
     (Agent::Claude, "claude/small.jsonl"),
     (Agent::Claude, "claude/subagent.jsonl"),
     (Agent::Codex, "codex/small.jsonl"),
+    (
+        Agent::Traex,
+        "traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
+    ),
     (Agent::Copilot, "copilot/small.jsonl"),
     (
         Agent::Qwen,

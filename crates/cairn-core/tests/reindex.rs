@@ -28,6 +28,7 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Antigravity, "antigravity", ""),
     (Agent::Vibe, "vibe", ""),
     (Agent::Iflow, "iflow", ""),
+    (Agent::Traex, "traex", ""),
     (Agent::Cursor, "cursor", ""),
     (Agent::Aider, "aider", ""),
     (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
@@ -1440,7 +1441,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "229686e2104fb6ed780cc200fbf36135b99e9a0237e411481417c03556d48176",
+    "b4aab57ea12414c0206f69bd5d08f9aab3ae731f2b47c08d98a5406d63b4dcb9",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).

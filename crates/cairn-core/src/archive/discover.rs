@@ -161,6 +161,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Hermes => located(super::sources::hermes::locations(env, home().as_deref())),
         Agent::Vibe => located(super::sources::vibe::locations(env, home().as_deref())),
         Agent::Iflow => located(super::sources::iflow::locations(env, home().as_deref())),
+        Agent::Traex => located(super::sources::traex::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -324,7 +325,9 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     match path.extension().and_then(|e| e.to_str()) {
         Some("jsonl") => true,
         Some("json") => agent == Agent::Gemini,
-        Some("zst") => agent == Agent::Codex && super::sources::is_compressed(path),
+        Some("zst") => {
+            matches!(agent, Agent::Codex | Agent::Traex) && super::sources::is_compressed(path)
+        }
         _ => false,
     }
 }
@@ -412,6 +415,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Antigravity => super::sources::antigravity::classify(path),
         Agent::Vibe => super::sources::vibe::classify(path),
         Agent::Iflow => super::sources::iflow::classify(path),
+        Agent::Traex => super::sources::traex::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

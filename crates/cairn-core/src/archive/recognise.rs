@@ -58,6 +58,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
     let s = path.to_string_lossy();
     if s.contains("/.claude/") || s.contains("/subagents/") {
         Some(Agent::Claude)
+    } else if super::sources::traex::owns_path(path) {
+        Some(Agent::Traex)
     } else if s.contains("/.codex/")
         || path
             .file_name()

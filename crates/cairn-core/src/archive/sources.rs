@@ -31,6 +31,7 @@ pub mod openclaw;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+pub mod traex;
 pub mod vibe;
 
 use std::borrow::Cow;
@@ -152,7 +153,8 @@ pub fn parser_for(
 ) -> Result<Box<dyn SourceParser>, serde_json::Error> {
     Ok(match agent {
         Agent::Claude => Box::new(claude::ClaudeParser::resume(role, saved)?),
-        Agent::Codex => Box::new(codex::CodexParser::resume(saved)?),
+        // TRAE CLI writes Codex's rollouts.
+        Agent::Codex | Agent::Traex => Box::new(codex::CodexParser::resume(agent, saved)?),
         Agent::Copilot => Box::new(copilot::CopilotParser::resume(saved)?),
         Agent::Qwen => Box::new(qwen::QwenParser::resume(saved)?),
         Agent::Droid => Box::new(droid::DroidParser::resume(saved)?),

@@ -148,7 +148,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Hermes
             | Agent::Antigravity
             | Agent::Vibe
-            | Agent::Iflow,
+            | Agent::Iflow
+            | Agent::Traex,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | claude | `claude --resume <id>` | Claude Code CLI reference |
 //! | codex | `codex resume <id>` | Codex CLI |
+//! | traex | `traex resume <id>` | TRAE CLI, a Codex fork (as AgentsView resumes it) |
 //! | gemini | `gemini --resume <id>` | Gemini CLI, session management |
 //! | copilot | `copilot --resume <id>` | Copilot CLI |
 //! | qwen | `qwen --resume <id>` | Qwen Code, `--resume` |
@@ -192,6 +193,7 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
     Some(match agent {
         Agent::Claude => ("claude", "--resume"),
         Agent::Codex => ("codex", "resume"),
+        Agent::Traex => ("traex", "resume"),
         Agent::Gemini => ("gemini", "--resume"),
         Agent::Copilot => ("copilot", "--resume"),
         Agent::Qwen => ("qwen", "--resume"),
@@ -349,6 +351,7 @@ mod tests {
             let expected = match agent {
                 Agent::Claude => by_id("claude", "--resume"),
                 Agent::Codex => by_id("codex", "resume"),
+                Agent::Traex => by_id("traex", "resume"),
                 Agent::Gemini => by_id("gemini", "--resume"),
                 Agent::Copilot => by_id("copilot", "--resume"),
                 Agent::Qwen => by_id("qwen", "--resume"),

@@ -1,5 +1,8 @@
 //! Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
 //!
+//! TRAE CLI (`traex`), a fork of Codex, writes the same rollouts (see [`traex`](super::traex)):
+//! this parser reads both, under the agent it is made for.
+//!
 //! Current rollouts wrap every line as `{timestamp, type, payload}`; early Rust builds wrote bare
 //! response items after a `{id, timestamp, instructions, git}` header. Both are read. User and
 //! assistant text appears twice (a `response_item` message and an `event_msg`); only the
@@ -22,7 +25,7 @@ use super::{
 };
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
-const KNOWN_SILENT_EVENTS: [&str; 12] = [
+const KNOWN_SILENT_EVENTS: [&str; 13] = [
     "user_message",
     "agent_message",
     "agent_reasoning",
@@ -35,10 +38,15 @@ const KNOWN_SILENT_EVENTS: [&str; 12] = [
     "exec_command_end",
     "patch_apply_end",
     "item_completed",
+    // A sub-agent spawned: the child's own rollout names its parent.
+    "collab_agent_spawn_end",
 ];
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CodexParser {
+    /// The agent whose rollouts these are (Codex or TRAE CLI): set at every resume, never saved.
+    #[serde(skip, default = "codex")]
+    agent: Agent,
     meta: SessionMeta,
     /// call id → tool name, for calls whose output has not been seen yet.
     pending_calls: BTreeMap<String, String>,
@@ -48,12 +56,30 @@ pub struct CodexParser {
     current_cwd: Option<String>,
 }
 
+fn codex() -> Agent {
+    Agent::Codex
+}
+
 impl CodexParser {
-    pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
-        match saved {
-            Some(state) => serde_json::from_value(state.clone()),
-            None => Ok(CodexParser::default()),
-        }
+    /// A parser of `agent`'s rollouts, resumed from its saved state.
+    pub fn resume(agent: Agent, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
+        let mut parser = match saved {
+            Some(state) => serde_json::from_value(state.clone())?,
+            None => CodexParser {
+                agent,
+                meta: SessionMeta::default(),
+                pending_calls: BTreeMap::new(),
+                spawn_prompts: BTreeSet::new(),
+                current_cwd: None,
+            },
+        };
+        parser.agent = agent;
+        Ok(parser)
+    }
+
+    /// The `<agent>:<kind>` every record of this parser names as its source.
+    fn kind(&self, kind: &str) -> String {
+        format!("{}:{kind}", self.agent)
     }
 
     fn is_subagent_thread(&self) -> bool {
@@ -108,7 +134,7 @@ impl CodexParser {
     fn response_item(&mut self, p: &Value, base: Record, out: &mut LineOutput) {
         let item_type = str_at(p, &["type"]).unwrap_or("unknown");
         let mut rec = Record {
-            source_event_kind: format!("codex:response_item:{item_type}"),
+            source_event_kind: self.kind(&format!("response_item:{item_type}")),
             ..base
         };
         match item_type {
@@ -268,7 +294,7 @@ impl CodexParser {
         if let Some(text) = text {
             out.records.push(Record {
                 kind: Some(RecordKind::Event),
-                source_event_kind: format!("codex:event_msg:{event}"),
+                source_event_kind: self.kind(&format!("event_msg:{event}")),
                 text: Some(cap_text(text, MAX_TEXT_BYTES)),
                 ..base
             });
@@ -288,7 +314,7 @@ impl CodexParser {
 
 impl SourceParser for CodexParser {
     fn agent(&self) -> Agent {
-        Agent::Codex
+        self.agent
     }
 
     fn meta(&self) -> &SessionMeta {
@@ -343,7 +369,7 @@ impl SourceParser for CodexParser {
                     .filter(|m| !m.is_empty());
                 out.records.push(Record {
                     kind: Some(RecordKind::Event),
-                    source_event_kind: "codex:compacted".to_owned(),
+                    source_event_kind: self.kind("compacted"),
                     text: Some(cap_text(
                         text.unwrap_or("Conversation compacted").to_owned(),
                         MAX_TEXT_BYTES,
@@ -362,8 +388,9 @@ impl SourceParser for CodexParser {
                 });
                 let before = out.records.len();
                 self.response_item(&item, base, out);
+                let kind = self.kind("inter_agent_communication");
                 for r in &mut out.records[before..] {
-                    r.source_event_kind = "codex:inter_agent_communication".to_owned();
+                    r.source_event_kind.clone_from(&kind);
                 }
             }
             // Early Rust rollouts: bare response items after a header line.
@@ -531,7 +558,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(lines: &[Value]) -> (CodexParser, LineOutput) {
-        let mut parser = CodexParser::resume(None).unwrap();
+        let mut parser = CodexParser::resume(Agent::Codex, None).unwrap();
         let mut out = LineOutput::default();
         for line in lines {
             parser.parse_line(&line.to_string(), &mut out).unwrap();

@@ -119,11 +119,14 @@ pub struct SubagentSummary {
 /// session of this machine), then the newest.
 pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
     conn.query_row(
-        "SELECT id FROM sessions WHERE session_key = ?1
+        &format!(
+            "SELECT id FROM sessions WHERE session_key = ?1
          UNION ALL
-         SELECT id FROM (SELECT id FROM sessions WHERE session_id = ?1 AND (relation IS NULL OR relation = 'fork')
-                         ORDER BY (agent = 'atif') ASC, updated_at DESC LIMIT 1)
+         SELECT id FROM (SELECT s.id FROM sessions s WHERE s.session_id = ?1 AND {}
+                         ORDER BY (s.agent = 'atif') ASC, s.updated_at DESC LIMIT 1)
          LIMIT 1",
+            top_level_sql()
+        ),
         [key_or_id],
         |r| r.get(0),
     )
@@ -312,7 +315,8 @@ pub struct SessionSummary {
 }
 
 /// Top-level sessions with at least one record, newest first. Sub-agent and compaction
-/// sessions are counted on their parent instead of listed.
+/// sessions are counted on their parent instead of listed, unless Cairn holds no records of the
+/// parent ([`ORPHANED_SQL`]).
 pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Vec<SessionSummary>> {
     let mut sql = format!(
         "SELECT s.session_key, s.agent, s.session_id, s.project, s.cwd, s.git_branch, s.title, s.model,
@@ -322,8 +326,9 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
                 {},
                 s.publisher, s.provider
          FROM sessions s
-         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')",
-        super::first_request_sql("s.id")
+         WHERE s.record_count > 0 AND {}",
+        super::first_request_sql("s.id"),
+        top_level_sql()
     );
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(agent) = q.agent {
@@ -379,8 +384,9 @@ pub struct AgentCount {
 pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {RAN_AS_SQL}, COUNT(*) FROM sessions s
-         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork')
-         GROUP BY 1"
+         WHERE s.record_count > 0 AND {}
+         GROUP BY 1",
+        top_level_sql()
     ))?;
     let mut out: Vec<AgentCount> = stmt
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
@@ -487,6 +493,17 @@ fn ran_by(agent: &str, provider: Option<String>) -> Option<String> {
 /// The SQL for the agent a session (alias `s`) is filtered by and shown as in search hits and
 /// lists: `ran_as` (migration 25, [`crate::agent::ran_as`]) when set, else its `agent`.
 pub const RAN_AS_SQL: &str = "COALESCE(s.ran_as, s.agent)";
+
+/// The SQL for a session (alias `s`) whose parent Cairn holds no records of (never read, or
+/// forgotten): a sub-agent's rollout kept where its parent's is not. Such a session is listed
+/// on its own, not lost under a parent nobody can open, until its parent is read.
+pub const ORPHANED_SQL: &str = "NOT EXISTS (SELECT 1 FROM sessions p WHERE p.session_key = s.parent_key AND p.record_count > 0)";
+
+/// A session (alias `s`) listed on its own: neither a sub-agent nor a compaction of a session
+/// Cairn holds (a fork stands on its own).
+fn top_level_sql() -> String {
+    format!("(s.relation IS NULL OR s.relation = 'fork' OR {ORPHANED_SQL})")
+}
 
 /// Keep `ran_as` of the session with row id `id` true to its `agent` and `provider`: capture
 /// calls it for every `atif` session it writes.
@@ -754,16 +771,17 @@ pub fn story_sessions(
     conn: &Connection,
     f: StoryFilter<'_>,
 ) -> rusqlite::Result<Vec<StorySession>> {
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "SELECT s.id, s.session_key, COALESCE(s.project, ''), s.next_ordinal FROM sessions s
-         WHERE s.record_count > 0 AND (s.relation IS NULL OR s.relation != 'subagent')
+         WHERE s.record_count > 0
+           AND (s.relation IS NULL OR s.relation != 'subagent' OR {ORPHANED_SQL})
            AND s.publisher IS NULL
            AND (?1 IS NULL OR s.session_key = ?1 OR s.session_id = ?1)
            AND (?2 IS NULL OR s.project = ?2)
            AND (?3 IS NULL OR s.updated_at >= ?3)
            AND (?4 IS NULL OR s.updated_at IS NULL OR s.updated_at <= ?4)
-         ORDER BY s.updated_at DESC, s.id DESC",
-    )?
+         ORDER BY s.updated_at DESC, s.id DESC"
+    ))?
     .query_map(params![f.session, f.project, f.since, f.idle_since], |r| {
         Ok(StorySession {
             id: r.get(0)?,

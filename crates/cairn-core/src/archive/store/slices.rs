@@ -92,13 +92,17 @@ pub struct SessionSlice<'a> {
     pub teammates: bool,
 }
 
-/// The top-level sessions in `slice` (sub-agents count as part of their parent), oldest
-/// first: row ids.
+/// The top-level sessions in `slice` (sub-agents count as part of their parent, unless Cairn
+/// holds no records of it: [`ORPHANED_SQL`](super::sessions::ORPHANED_SQL)), oldest first: row
+/// ids.
 pub fn sessions_in_slice(
     conn: &Connection,
     slice: &SessionSlice<'_>,
 ) -> rusqlite::Result<Vec<i64>> {
-    let mut sql = String::from("SELECT s.id FROM sessions s WHERE s.parent_key IS NULL");
+    let mut sql = format!(
+        "SELECT s.id FROM sessions s WHERE (s.parent_key IS NULL OR {})",
+        super::sessions::ORPHANED_SQL
+    );
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(until) = slice.until {
         sql.push_str(" AND COALESCE(s.started_at, s.updated_at) < ?");
