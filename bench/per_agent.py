@@ -238,6 +238,9 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "gptme": ("GPTME_DIR", "", copies([
+        ("gptme/2026-06-13-write-hello-world/conversation.jsonl", None, "c-{i}/conversation.jsonl"),
+    ])),
     "traex": ("TRAEX_SESSIONS_DIR", "", copies([
         ("traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
          "019fbcca-9fd4-7d20-83dc-0762b2f839b3", "2026/08/01/rollout-{i}.jsonl"),

@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("grok", grok),
     ("antigravity", antigravity),
     ("vibe", vibe),
+    ("gptme", gptme),
     ("iflow", iflow),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
@@ -94,6 +95,12 @@ pub fn pi(data: &[u8]) {
 /// An iFlow CLI session, read and parsed as capture does it.
 pub fn iflow(data: &[u8]) {
     transcript(Agent::Iflow, data);
+}
+
+/// A gptme conversation (its answers' code blocks and native call lines read as calls), read
+/// and parsed as capture does it.
+pub fn gptme(data: &[u8]) {
+    transcript(Agent::Gptme, data);
 }
 
 /// A Mistral Vibe conversation, read and parsed as capture does it.

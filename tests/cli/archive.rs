@@ -453,6 +453,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("vibe", "VIBE_HOME", "vibe-home", "logs/session"),
         ("iflow", "IFLOW_DIR", "iflow-projects", ""),
         ("traex", "TRAEX_SESSIONS_DIR", "traex-sessions", ""),
+        ("gptme", "GPTME_LOGS_HOME", "gptme-logs", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -506,6 +507,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "cursor",
             "droid",
             "gemini",
+            "gptme",
             "grok",
             "hermes",
             "iflow",

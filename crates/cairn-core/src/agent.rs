@@ -31,6 +31,7 @@ pub enum Agent {
     Vibe,
     Iflow,
     Traex,
+    Gptme,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -38,7 +39,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 23] = [
+    pub const ALL: [Agent; 24] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -62,6 +63,7 @@ impl Agent {
         Agent::Vibe,
         Agent::Iflow,
         Agent::Traex,
+        Agent::Gptme,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -101,6 +103,7 @@ impl Agent {
             Agent::Vibe => "vibe",
             Agent::Iflow => "iflow",
             Agent::Traex => "traex",
+            Agent::Gptme => "gptme",
             Agent::Atif => "atif",
         }
     }
@@ -130,6 +133,7 @@ impl Agent {
             "vibe" | "mistral-vibe" => Some(Agent::Vibe),
             "iflow" | "iflow-cli" => Some(Agent::Iflow),
             "traex" | "trae-cli" => Some(Agent::Traex),
+            "gptme" => Some(Agent::Gptme),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -275,6 +275,21 @@ pub fn rfc3339(text: &str) -> Option<Cow<'_, str>> {
     }
 }
 
+/// A timestamp written without a zone (`2026-06-13T10:00:01.000000`, Python's `isoformat()` of
+/// a local time) read as a time in `zone` (the machine's, for an agent that writes its local
+/// time), in the form [`rfc3339`] stores; a time with a zone is read as [`rfc3339`] reads it.
+/// `None` for anything else. A local time a clock change makes twice is the earlier; one it
+/// skips is read as if the clock had not moved yet (jiff's "compatible" choice, as a wall clock
+/// reads it).
+pub fn local_rfc3339<'t>(text: &'t str, zone: &jiff::tz::TimeZone) -> Option<Cow<'t, str>> {
+    if let Some(ts) = rfc3339(text) {
+        return Some(ts);
+    }
+    let civil: jiff::civil::DateTime = text.trim().parse().ok()?;
+    let ts = zone.to_ambiguous_timestamp(civil).compatible().ok()?;
+    Some(Cow::Owned(ts.to_string()))
+}
+
 /// A time bound a person wrote (`--since`, `--until`, `--before`) as stored times compare with
 /// it as text: a day `YYYY-MM-DD` as written (it sorts before every time of that day), an
 /// RFC 3339 time in UTC ([`rfc3339`]). `None` for anything else (`yesterday`, `2026-13-45`), so
@@ -296,6 +311,27 @@ pub fn short_time(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_without_a_zone_is_read_in_the_zone_given() {
+        let paris = jiff::tz::TimeZone::get("Europe/Paris")
+            .unwrap_or_else(|_| jiff::tz::TimeZone::fixed(jiff::tz::offset(2)));
+        assert_eq!(
+            local_rfc3339("2026-06-13T10:00:01.000000", &paris).as_deref(),
+            Some("2026-06-13T08:00:01Z")
+        );
+        assert_eq!(
+            local_rfc3339("2026-06-13T10:00:01Z", &paris).as_deref(),
+            Some("2026-06-13T10:00:01Z")
+        );
+        assert_eq!(
+            local_rfc3339("2026-06-13T10:00:01+01:00", &paris).as_deref(),
+            Some("2026-06-13T09:00:01Z")
+        );
+        assert_eq!(local_rfc3339("yesterday", &paris), None);
+        assert_eq!(local_rfc3339("2026-13-45T10:00:00", &paris), None);
+        assert_eq!(local_rfc3339("", &paris), None);
+    }
 
     /// `unseen` is `hidden` joined with the ignorable characters, in order and disjoint;
     /// `printable` keeps the ignorable ones.

@@ -32,6 +32,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Vibe, "vibe"),
     (Agent::Iflow, "iflow"),
     (Agent::Traex, "traex"),
+    (Agent::Gptme, "gptme"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -207,6 +208,27 @@ fn traex_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("traex", pinned(data.path(), &cairn, &report));
 }
 
+/// gptme writes its local time without a zone: read as this machine's, so the snapshot pins the
+/// times as UTC would read them and the test checks they are this machine's zone's reading.
+#[test]
+fn gptme_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Gptme, "gptme");
+    assert_eq!(report.files_scanned, 1);
+    let mut pinned = pinned(data.path(), &cairn, &report);
+    let zone = jiff::tz::TimeZone::system();
+    let local = |t: &str| {
+        cairn_core::text::local_rfc3339(t, &zone)
+            .unwrap()
+            .into_owned()
+    };
+    let session = &mut pinned["sessions"][0];
+    assert_eq!(session["started_at"], local("2026-06-13T10:00:00.000000"));
+    assert_eq!(session["updated_at"], local("2026-06-13T10:00:13.000000"));
+    session["started_at"] = json!("2026-06-13T10:00:00Z");
+    session["updated_at"] = json!("2026-06-13T10:00:13Z");
+    insta::assert_json_snapshot!("gptme", pinned);
+}
+
 /// A sub-agent's rollout kept where its parent's is not (TRAE CLI's fixture is one) is listed,
 /// counted and found by its id on its own, and goes under its parent once the parent is read.
 #[test]
@@ -352,6 +374,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         Agent::Vibe => json!({"role":"user","content":text,"message_id":"msg_new"}),
         Agent::Iflow => {
             json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-new","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":text}})
+        }
+        Agent::Gptme => {
+            json!({"role":"user","content":text,"timestamp":"2026-06-13T11:00:00.000000"})
         }
         Agent::Traex => {
             json!({"timestamp":"2026-08-01T19:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":text}]}})
@@ -502,7 +527,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&path, text).unwrap();
         for (name, value) in sidecars(agent, &repo) {
-            std::fs::write(path.with_file_name(name), value.to_string()).unwrap();
+            std::fs::write(path.with_file_name(name), value).unwrap();
         }
         support::capture(&cairn, &support::found(agent, &folder));
         let skim = cairn
@@ -524,11 +549,16 @@ fn sessions_link_to_the_branch_of_their_cwd() {
 }
 
 /// The files an agent keeps beside a session of [`branch_sessions`] that name its folder.
-fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, Value)> {
+fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, String)> {
     match agent {
         Agent::Vibe => vec![(
             "meta.json",
-            json!({"session_id": "vb-branch", "environment": {"working_directory": cwd}}),
+            json!({"session_id": "vb-branch", "environment": {"working_directory": cwd}})
+                .to_string(),
+        )],
+        Agent::Gptme => vec![(
+            "config.toml",
+            format!("[chat]\nworkspace = \"{}\"\n", cwd.display()),
         )],
         _ => Vec::new(),
     }
@@ -611,6 +641,14 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             vec![
                 json!({"timestamp":now,"type":"session_meta","payload":{"id":"tx-branch","timestamp":now,"cwd":cwd,"originator":"codex-tui","cli_version":"0.200.19"}}),
                 json!({"timestamp":now,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"look around"}]}}),
+            ],
+        ),
+        // gptme's folder is in the settings beside its conversation; its times have no zone.
+        (
+            Agent::Gptme,
+            "2026-06-13-branch/conversation.jsonl",
+            vec![
+                json!({"role":"user","content":"look around","timestamp":jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6f").to_string()}),
             ],
         ),
         // Vibe's folder is described by the metadata beside it.

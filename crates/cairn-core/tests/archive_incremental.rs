@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 18] = [
+const FILES: [(Agent, &str); 19] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -25,6 +25,10 @@ const FILES: [(Agent, &str); 18] = [
     (Agent::Claude, "claude/small.jsonl"),
     (Agent::Claude, "claude/subagent.jsonl"),
     (Agent::Codex, "codex/small.jsonl"),
+    (
+        Agent::Gptme,
+        "gptme/2026-06-13-write-hello-world/conversation.jsonl",
+    ),
     (
         Agent::Traex,
         "traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
@@ -75,9 +79,9 @@ fn one_shot(agent: Agent, content: &[u8]) -> String {
     normalised(data.path(), src.path())
 }
 
-/// The file as discovery hands it over. Kimi, Cursor, Aider and Grok name a session only by its
-/// path (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`, the history's own
-/// path, `<id>/chat_history.jsonl`), which a file written
+/// The file as discovery hands it over. Kimi, Cursor, Aider, Grok and gptme (among others) name a
+/// session only by its path (`session_<id>/agents/main/wire.jsonl`, `agent-transcripts/<id>.jsonl`,
+/// the history's own path, `<id>/chat_history.jsonl`, `<id>/conversation.jsonl`), which a file written
 /// to a temporary path lacks, so the test names it; the others name their sessions inside the
 /// file.
 fn found(agent: Agent, path: &Path) -> FoundFile {
@@ -90,6 +94,7 @@ fn found(agent: Agent, path: &Path) -> FoundFile {
                 | Agent::Grok
                 | Agent::Antigravity
                 | Agent::Vibe
+                | Agent::Gptme
         )
         .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)

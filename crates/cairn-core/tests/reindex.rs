@@ -29,6 +29,7 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Vibe, "vibe", ""),
     (Agent::Iflow, "iflow", ""),
     (Agent::Traex, "traex", ""),
+    (Agent::Gptme, "gptme", ""),
     (Agent::Cursor, "cursor", ""),
     (Agent::Aider, "aider", ""),
     (Agent::Kiro, "kiro/sessions/cli", ".kiro/sessions/cli"),
@@ -1441,7 +1442,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "b4aab57ea12414c0206f69bd5d08f9aab3ae731f2b47c08d98a5406d63b4dcb9",
+    "acaae0ce83f5a6387bc23ebf2fc0963712d83e65d492344821f6d9f2d2d2472d",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).

@@ -162,6 +162,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Vibe => located(super::sources::vibe::locations(env, home().as_deref())),
         Agent::Iflow => located(super::sources::iflow::locations(env, home().as_deref())),
         Agent::Traex => located(super::sources::traex::locations(env, home().as_deref())),
+        Agent::Gptme => located(super::sources::gptme::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -416,6 +417,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Vibe => super::sources::vibe::classify(path),
         Agent::Iflow => super::sources::iflow::classify(path),
         Agent::Traex => super::sources::traex::classify(path),
+        Agent::Gptme => super::sources::gptme::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

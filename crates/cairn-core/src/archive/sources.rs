@@ -21,6 +21,7 @@ pub mod database;
 pub mod document;
 pub mod droid;
 pub mod gemini;
+pub mod gptme;
 pub mod grok;
 pub mod hermes;
 pub mod iflow;
@@ -170,6 +171,7 @@ pub fn parser_for(
         Agent::Antigravity => Box::new(antigravity::AntigravityParser::resume(saved)?),
         Agent::Vibe => Box::new(vibe::VibeParser::resume(saved)?),
         Agent::Iflow => Box::new(iflow::IflowParser::resume(saved)?),
+        Agent::Gptme => Box::new(gptme::GptmeParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
@@ -192,8 +194,8 @@ pub fn parser_for(
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
 /// at the root of its repository; a kimi-cli journal's is the work dir `kimi.json` lists for its
 /// folder's md5); a kiro-cli session's, from the metadata beside its log, a Droid session's
-/// model and tokens, from its settings beside it, and a Grok or Vibe session's description
-/// (`summary.json`, `meta.json`), read again at every read.
+/// model and tokens, from its settings beside it, and a Grok, Vibe or gptme session's
+/// description (`summary.json`, `meta.json`, `config.toml`), read again at every read.
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -207,6 +209,7 @@ pub fn parser_for_file(
         (Agent::Droid, _) => Ok(Box::new(droid::DroidParser::for_file(file, saved)?)),
         (Agent::Grok, _) => Ok(Box::new(grok::GrokParser::for_file(file, saved)?)),
         (Agent::Vibe, _) => Ok(Box::new(vibe::VibeParser::for_file(file, saved)?)),
+        (Agent::Gptme, _) => Ok(Box::new(gptme::GptmeParser::for_file(file, saved)?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
@@ -875,8 +878,19 @@ pub(crate) fn line_timestamp<'a>(
     raw: Option<&'a str>,
     out: &mut LineOutput,
 ) -> Option<Cow<'a, str>> {
+    checked_timestamp(meta, raw, out, crate::text::rfc3339)
+}
+
+/// [`line_timestamp`] for an agent whose times are read by `read` (gptme's, written without a
+/// zone): what `read` cannot read is counted and reported the same way.
+pub(crate) fn checked_timestamp<'a>(
+    meta: &mut SessionMeta,
+    raw: Option<&'a str>,
+    out: &mut LineOutput,
+    read: impl FnOnce(&'a str) -> Option<Cow<'a, str>>,
+) -> Option<Cow<'a, str>> {
     let raw = raw.filter(|t| !t.is_empty())?;
-    let ts = crate::text::rfc3339(raw);
+    let ts = read(raw);
     if ts.is_none() {
         meta.unparsed_timestamps += 1;
         if meta.unparsed_timestamps == 1 {

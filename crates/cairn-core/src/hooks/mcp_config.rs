@@ -149,7 +149,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Antigravity
             | Agent::Vibe
             | Agent::Iflow
-            | Agent::Traex,
+            | Agent::Traex
+            | Agent::Gptme,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -160,6 +160,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
         Agent::Antigravity => from_picker(s, "Antigravity", "agy"),
         Agent::Hermes => from_picker(s, "Hermes", "hermes"),
         Agent::Grok => from_picker(s, "Grok", "grok"),
+        Agent::Gptme => format!(
+            "Cairn knows no gptme command that reopens one conversation by its id: {} and continue it from gptme's own list of conversations",
+            run_in(s, "gptme")
+        ),
         Agent::Openclaw => {
             "an OpenClaw session goes on in the chat or channel it belongs to: continue it there"
                 .to_owned()
@@ -217,7 +221,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Hermes
         | Agent::Antigravity
         | Agent::Vibe
-        | Agent::Iflow => return None,
+        | Agent::Iflow
+        | Agent::Gptme => return None,
     })
 }
 
@@ -372,6 +377,7 @@ mod tests {
                 | Agent::Antigravity
                 | Agent::Vibe
                 | Agent::Iflow
+                | Agent::Gptme
                 | Agent::Atif => None,
             };
             match expected {
@@ -397,6 +403,7 @@ mod tests {
                         Agent::Antigravity => "run `agy` in /",
                         Agent::Vibe => "run `vibe` in /",
                         Agent::Iflow => "`iflow --resume` in /",
+                        Agent::Gptme => "run `gptme` in /",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
