@@ -238,6 +238,11 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "posit": ("POSIT_ASSISTANT_DIR", "", copies([
+        ("posit/a1b2c3d4/11111111/lm-messages.jsonl", None, "w/c{i}/lm-messages.jsonl"),
+        ("posit/a1b2c3d4/11111111/conversation.json", None, "w/c{i}/conversation.json"),
+        ("posit/a1b2c3d4/workspace.json", None, "w/workspace.json"),
+    ])),
     "gptme": ("GPTME_DIR", "", copies([
         ("gptme/2026-06-13-write-hello-world/conversation.jsonl", None, "c-{i}/conversation.jsonl"),
     ])),

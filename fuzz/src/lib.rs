@@ -35,6 +35,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("antigravity", antigravity),
     ("vibe", vibe),
     ("gptme", gptme),
+    ("posit", posit),
     ("iflow", iflow),
     ("gemini", gemini),
     ("gemini_document", gemini_document),
@@ -101,6 +102,11 @@ pub fn iflow(data: &[u8]) {
 /// and parsed as capture does it.
 pub fn gptme(data: &[u8]) {
     transcript(Agent::Gptme, data);
+}
+
+/// A Posit Assistant conversation's model messages, read and parsed as capture does it.
+pub fn posit(data: &[u8]) {
+    transcript(Agent::Posit, data);
 }
 
 /// A Mistral Vibe conversation, read and parsed as capture does it.

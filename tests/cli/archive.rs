@@ -454,6 +454,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("iflow", "IFLOW_DIR", "iflow-projects", ""),
         ("traex", "TRAEX_SESSIONS_DIR", "traex-sessions", ""),
         ("gptme", "GPTME_LOGS_HOME", "gptme-logs", ""),
+        ("posit", "POSIT_ASSISTANT_DIR", "posit-workspaces", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -514,6 +515,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "kimi",
             "openclaw",
             "pi",
+            "posit",
             "qwen",
             "traex",
             "vibe"

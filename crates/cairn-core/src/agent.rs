@@ -32,6 +32,7 @@ pub enum Agent {
     Iflow,
     Traex,
     Gptme,
+    Posit,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -39,7 +40,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 24] = [
+    pub const ALL: [Agent; 25] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -64,6 +65,7 @@ impl Agent {
         Agent::Iflow,
         Agent::Traex,
         Agent::Gptme,
+        Agent::Posit,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -104,6 +106,7 @@ impl Agent {
             Agent::Iflow => "iflow",
             Agent::Traex => "traex",
             Agent::Gptme => "gptme",
+            Agent::Posit => "posit",
             Agent::Atif => "atif",
         }
     }
@@ -134,6 +137,7 @@ impl Agent {
             "iflow" | "iflow-cli" => Some(Agent::Iflow),
             "traex" | "trae-cli" => Some(Agent::Traex),
             "gptme" => Some(Agent::Gptme),
+            "posit" | "posit-assistant" => Some(Agent::Posit),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Posit,
+        fixture: "posit",
+        at: ".posit/assistant/workspaces",
+        root: ".posit/assistant/workspaces",
+    },
+    Layout {
         agent: Agent::Gptme,
         fixture: "gptme",
         at: ".local/share/gptme/logs",
@@ -252,6 +258,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Iflow, (1, 1)),
         (Agent::Traex, (1, 1)),
         (Agent::Gptme, (1, 2)),
+        (Agent::Posit, (3, 4)),
     ])
 }
 
@@ -297,6 +304,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"id":"c330-new","timestamp":"2025-12-24T08:00:00.000Z","type":"user","content":prompt})), 1),
         (Agent::Iflow, Change::Append(".iflow/projects/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
             json!({"uuid":"u-new","parentUuid":null,"sessionId":"session-5de701fc-7454-4858-a249-95cac4fd3b51","timestamp":"2026-01-21T07:00:00.000Z","type":"user","message":{"role":"user","content":prompt}}).to_string()), 1),
+        (Agent::Posit, Change::Append(".posit/assistant/workspaces/default/33333333/lm-messages.jsonl",
+            json!({"id":2,"message":{"role":"user","content":prompt,"providerOptions":{"providerMetadata":{"positai":{"timestamp":1735776002000_i64}}}}}).to_string()), 1),
         (Agent::Gptme, Change::Append(".local/share/gptme/logs/2026-06-13-write-hello-world/conversation.jsonl",
             json!({"role":"user","content":prompt,"timestamp":"2026-06-13T11:00:00.000000"}).to_string()), 1),
         (Agent::Traex, Change::Append(".trae/cli/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
@@ -595,6 +604,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Iflow => "iFlow CLI",
             Agent::Traex => "TRAE CLI",
             Agent::Gptme => "gptme",
+            Agent::Posit => "Posit Assistant",
             Agent::Atif => "ATIF",
         };
         assert!(

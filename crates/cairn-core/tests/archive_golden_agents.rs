@@ -33,6 +33,7 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Iflow, "iflow"),
     (Agent::Traex, "traex"),
     (Agent::Gptme, "gptme"),
+    (Agent::Posit, "posit"),
 ];
 
 /// Sync one agent's fixture folder into a new archive.
@@ -229,6 +230,15 @@ fn gptme_fixture_sessions_are_pinned() {
     insta::assert_json_snapshot!("gptme", pinned);
 }
 
+/// Posit Assistant's conversations: the workspace's folder, the tree's title and branch, the
+/// abandoned branch left out, the sub-agent run under its parent.
+#[test]
+fn posit_fixture_sessions_are_pinned() {
+    let (data, cairn, report) = synced(Agent::Posit, "posit");
+    assert_eq!(report.files_scanned, 3);
+    insta::assert_json_snapshot!("posit", pinned(data.path(), &cairn, &report));
+}
+
 /// A sub-agent's rollout kept where its parent's is not (TRAE CLI's fixture is one) is listed,
 /// counted and found by its id on its own, and goes under its parent once the parent is read.
 #[test]
@@ -377,6 +387,9 @@ fn prompt_line(agent: Agent, text: &str) -> Value {
         }
         Agent::Gptme => {
             json!({"role":"user","content":text,"timestamp":"2026-06-13T11:00:00.000000"})
+        }
+        Agent::Posit => {
+            json!({"id":90,"message":{"role":"user","content":text,"providerOptions":{"providerMetadata":{"positai":{"timestamp":1735690000000_i64}}}}})
         }
         Agent::Traex => {
             json!({"timestamp":"2026-08-01T19:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":text}]}})
@@ -556,6 +569,7 @@ fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, String)> {
             json!({"session_id": "vb-branch", "environment": {"working_directory": cwd}})
                 .to_string(),
         )],
+        Agent::Posit => vec![("../workspace.json", json!({"path": cwd}).to_string())],
         Agent::Gptme => vec![(
             "config.toml",
             format!("[chat]\nworkspace = \"{}\"\n", cwd.display()),
@@ -649,6 +663,14 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             "2026-06-13-branch/conversation.jsonl",
             vec![
                 json!({"role":"user","content":"look around","timestamp":jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6f").to_string()}),
+            ],
+        ),
+        // Posit Assistant's folder is its workspace's, described above the conversation.
+        (
+            Agent::Posit,
+            "ws/c-branch/lm-messages.jsonl",
+            vec![
+                json!({"id":0,"message":{"role":"user","content":"look around","providerOptions":{"providerMetadata":{"positai":{"timestamp":jiff::Timestamp::now().as_millisecond()}}}}}),
             ],
         ),
         // Vibe's folder is described by the metadata beside it.

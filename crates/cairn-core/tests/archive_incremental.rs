@@ -13,7 +13,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::discover::FoundFile;
 use proptest::prelude::*;
 
-const FILES: [(Agent, &str); 19] = [
+const FILES: [(Agent, &str); 20] = [
     (
         Agent::Aider,
         "aider/Aquaticat-Monochromatic/.aider.chat.history.md",
@@ -29,6 +29,7 @@ const FILES: [(Agent, &str); 19] = [
         Agent::Gptme,
         "gptme/2026-06-13-write-hello-world/conversation.jsonl",
     ),
+    (Agent::Posit, "posit/a1b2c3d4/11111111/lm-messages.jsonl"),
     (
         Agent::Traex,
         "traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
@@ -95,6 +96,7 @@ fn found(agent: Agent, path: &Path) -> FoundFile {
                 | Agent::Antigravity
                 | Agent::Vibe
                 | Agent::Gptme
+                | Agent::Posit
         )
         .then(|| "path-named".to_owned()),
         ..support::main_file(agent, path)

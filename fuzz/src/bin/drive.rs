@@ -160,7 +160,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     let read = |p: &Path| std::fs::read(p).unwrap_or_default();
     match target {
         "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor"
-        | "grok" | "antigravity" | "vibe" | "iflow" | "gptme" => {
+        | "grok" | "antigravity" | "vibe" | "iflow" | "gptme" | "posit" => {
             for p in files_under(&root.join(target), "jsonl") {
                 windows(&read(&p), 6, &mut out);
             }

@@ -163,6 +163,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Iflow => located(super::sources::iflow::locations(env, home().as_deref())),
         Agent::Traex => located(super::sources::traex::locations(env, home().as_deref())),
         Agent::Gptme => located(super::sources::gptme::locations(env, home().as_deref())),
+        Agent::Posit => located(super::sources::posit::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -418,6 +419,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Iflow => super::sources::iflow::classify(path),
         Agent::Traex => super::sources::traex::classify(path),
         Agent::Gptme => super::sources::gptme::classify(path),
+        Agent::Posit => super::sources::posit::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

@@ -31,6 +31,7 @@ pub mod kiro_sessions;
 pub mod openclaw;
 pub mod opencode;
 pub mod pi;
+pub mod posit;
 pub mod qwen;
 pub mod traex;
 pub mod vibe;
@@ -172,6 +173,7 @@ pub fn parser_for(
         Agent::Vibe => Box::new(vibe::VibeParser::resume(saved)?),
         Agent::Iflow => Box::new(iflow::IflowParser::resume(saved)?),
         Agent::Gptme => Box::new(gptme::GptmeParser::resume(saved)?),
+        Agent::Posit => Box::new(posit::PositParser::resume(saved)?),
         Agent::Crush | Agent::Opencode => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
@@ -194,8 +196,9 @@ pub fn parser_for(
 /// agent whose transcript names no cwd learns it from where the file lies (Aider's history sits
 /// at the root of its repository; a kimi-cli journal's is the work dir `kimi.json` lists for its
 /// folder's md5); a kiro-cli session's, from the metadata beside its log, a Droid session's
-/// model and tokens, from its settings beside it, and a Grok, Vibe or gptme session's
-/// description (`summary.json`, `meta.json`, `config.toml`), read again at every read.
+/// model and tokens, from its settings beside it, and a Grok, Vibe, gptme or Posit Assistant
+/// session's description (`summary.json`, `meta.json`, `config.toml`, `conversation.json`),
+/// read again at every read.
 pub fn parser_for_file(
     file: &FoundFile,
     saved: Option<&Value>,
@@ -210,6 +213,7 @@ pub fn parser_for_file(
         (Agent::Grok, _) => Ok(Box::new(grok::GrokParser::for_file(file, saved)?)),
         (Agent::Vibe, _) => Ok(Box::new(vibe::VibeParser::for_file(file, saved)?)),
         (Agent::Gptme, _) => Ok(Box::new(gptme::GptmeParser::for_file(file, saved)?)),
+        (Agent::Posit, _) => Ok(Box::new(posit::PositParser::for_file(file, saved)?)),
         _ => parser_for(file.agent, file.role, saved),
     }
 }
@@ -385,6 +389,12 @@ pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
         cur = cur.get(key)?;
     }
     cur.as_str()
+}
+
+/// Epoch milliseconds as RFC 3339 (UTC, milliseconds); `None` when out of range.
+pub(crate) fn ms_to_rfc3339(ms: i64) -> Option<String> {
+    let ts = jiff::Timestamp::from_millisecond(ms).ok()?;
+    Some(ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
 }
 
 /// A "text value": a string, or the `text` fields of an array of blocks joined by `\n`.

@@ -150,7 +150,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Vibe
             | Agent::Iflow
             | Agent::Traex
-            | Agent::Gptme,
+            | Agent::Gptme
+            | Agent::Posit,
             _,
         ) => {
             return Err(Error::Invalid(format!(

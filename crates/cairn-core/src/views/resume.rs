@@ -160,6 +160,13 @@ fn no_command(s: &SessionDetail) -> Option<String> {
         Agent::Antigravity => from_picker(s, "Antigravity", "agy"),
         Agent::Hermes => from_picker(s, "Hermes", "hermes"),
         Agent::Grok => from_picker(s, "Grok", "grok"),
+        Agent::Posit => format!(
+            "Posit Assistant runs inside RStudio or Positron and has no command that reopens a conversation: {} there and pick the conversation from the assistant's history",
+            match s.cwd.as_deref().filter(|c| !c.is_empty()) {
+                Some(c) => format!("open {}", crate::text::one_line(c, 200)),
+                None => "open the project it worked in".to_owned(),
+            }
+        ),
         Agent::Gptme => format!(
             "Cairn knows no gptme command that reopens one conversation by its id: {} and continue it from gptme's own list of conversations",
             run_in(s, "gptme")
@@ -222,7 +229,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Antigravity
         | Agent::Vibe
         | Agent::Iflow
-        | Agent::Gptme => return None,
+        | Agent::Gptme
+        | Agent::Posit => return None,
     })
 }
 
@@ -378,6 +386,7 @@ mod tests {
                 | Agent::Vibe
                 | Agent::Iflow
                 | Agent::Gptme
+                | Agent::Posit
                 | Agent::Atif => None,
             };
             match expected {
@@ -404,6 +413,7 @@ mod tests {
                         Agent::Vibe => "run `vibe` in /",
                         Agent::Iflow => "`iflow --resume` in /",
                         Agent::Gptme => "run `gptme` in /",
+                        Agent::Posit => "open / there",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");

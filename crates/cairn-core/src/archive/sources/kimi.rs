@@ -33,7 +33,8 @@ use super::edited_path;
 use super::{
     FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
     SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    line_timestamp, note_timestamp, outcome_of, set_latest, set_once, str_at, text_value, u64_at,
+    line_timestamp, ms_to_rfc3339, note_timestamp, outcome_of, set_latest, set_once, str_at,
+    text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -677,12 +678,6 @@ impl SourceParser for KimiParser {
         }
         Ok(())
     }
-}
-
-/// Epoch milliseconds as RFC 3339 (UTC, milliseconds); `None` when out of range.
-fn ms_to_rfc3339(ms: i64) -> Option<String> {
-    let ts = jiff::Timestamp::from_millisecond(ms).ok()?;
-    Some(ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
 }
 
 /// The exit code in a result's text: Kimi's `Command failed with exit code: N.`, else the
