@@ -238,6 +238,10 @@ AGENTS = {
         ("antigravity/cli-small/.system_generated/logs/transcript.jsonl", None,
          "c-{i}/.system_generated/logs/transcript.jsonl"),
     ])),
+    "qwenpaw": ("QWENPAW_DIR", "", copies([
+        ("qwenpaw/default/sessions/main_main.json", None, "a{i}/sessions/main_main.json"),
+        ("qwenpaw/default/sessions/default_1700000000000.json", None, "a{i}/sessions/default.json"),
+    ])),
     "posit": ("POSIT_ASSISTANT_DIR", "", copies([
         ("posit/a1b2c3d4/11111111/lm-messages.jsonl", None, "w/c{i}/lm-messages.jsonl"),
         ("posit/a1b2c3d4/11111111/conversation.json", None, "w/c{i}/conversation.json"),

@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("gemini_document", gemini_document),
     ("cline_document", cline_document),
     ("hermes_document", hermes_document),
+    ("qwenpaw_document", qwenpaw_document),
     ("cursor", cursor),
     ("aider", aider),
     ("database_units", database_units),
@@ -177,6 +178,11 @@ pub fn gemini_document(data: &[u8]) {
 /// A Hermes Agent session document, read as [`document`] reads one.
 pub fn hermes_document(data: &[u8]) {
     document(Agent::Hermes, data);
+}
+
+/// A QwenPaw agent's saved state: its memory's messages as units.
+pub fn qwenpaw_document(data: &[u8]) {
+    document(Agent::Qwenpaw, data);
 }
 
 /// A session document of `agent`: split into header and keyed units, each redacted and parsed

@@ -455,6 +455,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
         ("traex", "TRAEX_SESSIONS_DIR", "traex-sessions", ""),
         ("gptme", "GPTME_LOGS_HOME", "gptme-logs", ""),
         ("posit", "POSIT_ASSISTANT_DIR", "posit-workspaces", ""),
+        ("qwenpaw", "QWENPAW_DIR", "copaw-workspaces", ""),
     ];
     for (agent, _, dir, sub) in agents {
         // Kimi's fixtures already sit in its `sessions/` layout.
@@ -517,6 +518,7 @@ fn sync_and_doctor_find_every_agent_through_its_variable() {
             "pi",
             "posit",
             "qwen",
+            "qwenpaw",
             "traex",
             "vibe"
         ]

@@ -33,6 +33,7 @@ pub enum Agent {
     Traex,
     Gptme,
     Posit,
+    Qwenpaw,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -40,7 +41,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 25] = [
+    pub const ALL: [Agent; 26] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -66,6 +67,7 @@ impl Agent {
         Agent::Traex,
         Agent::Gptme,
         Agent::Posit,
+        Agent::Qwenpaw,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -107,6 +109,7 @@ impl Agent {
             Agent::Traex => "traex",
             Agent::Gptme => "gptme",
             Agent::Posit => "posit",
+            Agent::Qwenpaw => "qwenpaw",
             Agent::Atif => "atif",
         }
     }
@@ -138,6 +141,7 @@ impl Agent {
             "traex" | "trae-cli" => Some(Agent::Traex),
             "gptme" => Some(Agent::Gptme),
             "posit" | "posit-assistant" => Some(Agent::Posit),
+            "qwenpaw" | "copaw" => Some(Agent::Qwenpaw),
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Qwenpaw,
+        fixture: "qwenpaw",
+        at: ".copaw/workspaces",
+        root: ".copaw/workspaces",
+    },
+    Layout {
         agent: Agent::Posit,
         fixture: "posit",
         at: ".posit/assistant/workspaces",
@@ -259,6 +265,7 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Traex, (1, 1)),
         (Agent::Gptme, (1, 2)),
         (Agent::Posit, (3, 4)),
+        (Agent::Qwenpaw, (4, 4)),
     ])
 }
 
@@ -314,6 +321,8 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"role":"user","content":prompt,"message_id":"msg_new"}).to_string()), 1),
         (Agent::Antigravity, Change::Append(".gemini/antigravity-cli/brain/cli-schema-drift/.system_generated/logs/transcript.jsonl",
             json!({"step_index":3,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T21:17:00Z","content":format!("<USER_REQUEST>\n{prompt}\n</USER_REQUEST>")}).to_string()), 1),
+        (Agent::Qwenpaw, Change::Rewrite(".copaw/workspaces/default/sessions/default_1700000000000.json",
+            json!([{"id":"msg_new","role":"user","content":[{"type":"text","text":prompt}],"timestamp":"2026-03-15 11:00:00.000"},[]])), 1),
         (Agent::Hermes, Change::Rewrite(".hermes/sessions/session_20260429_hermes_small.json",
             json!({"role":"user","content":prompt})), 1),
         (Agent::Cline, Change::Rewrite(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754331000000/ui_messages.json",
@@ -521,9 +530,12 @@ fn every_agent_in_one_corpus_syncs_resyncs_to_nothing_and_takes_each_change_once
                 let path = home.path().join(rel);
                 let mut doc: serde_json::Value =
                     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-                // Gemini's session document holds `messages`; a Cline task log is the array.
+                // Gemini's session document holds `messages`; a Cline task log is the array;
+                // QwenPaw's agent state holds its messages in its memory.
                 if let Some(log) = doc.as_array_mut() {
                     log.push(message);
+                } else if let Some(memory) = doc.pointer_mut("/agent/memory/content") {
+                    memory.as_array_mut().unwrap().push(message);
                 } else {
                     doc["messages"].as_array_mut().unwrap().push(message);
                     doc["lastUpdated"] = json!("2025-12-24T08:00:00.000Z");
@@ -605,6 +617,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Traex => "TRAE CLI",
             Agent::Gptme => "gptme",
             Agent::Posit => "Posit Assistant",
+            Agent::Qwenpaw => "QwenPaw",
             Agent::Atif => "ATIF",
         };
         assert!(

@@ -27,6 +27,7 @@ mod archive_incremental;
 mod archive_kimi;
 mod archive_kiro;
 mod archive_opencode;
+mod archive_qwenpaw;
 mod archive_rekey;
 mod archive_secrets;
 mod archive_titles;

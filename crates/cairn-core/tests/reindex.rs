@@ -130,6 +130,26 @@ const UNIT_SOURCES: &[(&str, Layout)] = &[
         files.extend(support::found(Agent::Cline, &root.join("sdk")));
         files
     }),
+    ("hermes", |root| {
+        copy_tree(&support::fixtures().join("hermes"), root);
+        support::found(Agent::Hermes, root)
+    }),
+    // The fixtures' sessions are too short for the ageing to touch: one goes on a while.
+    ("qwenpaw", |root| {
+        copy_tree(&support::fixtures().join("qwenpaw"), root);
+        let path = root.join("default/sessions/main_main.json");
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let memory = doc["agent"]["memory"]["content"].as_array_mut().unwrap();
+        for (i, text) in ["And the tests?", "Run them", "Thanks"].iter().enumerate() {
+            memory.push(serde_json::json!([{"id": format!("more{i}"), "role": "user",
+                "content": [{"type": "text", "text": text}], "timestamp": "2026-03-16 09:05:00.000"}, []]));
+            memory.push(serde_json::json!([{"id": format!("answer{i}"), "role": "assistant",
+                "content": [{"type": "text", "text": format!("On it ({i})")}], "timestamp": "2026-03-16 09:05:01.000"}, []]));
+        }
+        std::fs::write(&path, doc.to_string()).unwrap();
+        support::found(Agent::Qwenpaw, root)
+    }),
     ("crush", |root| {
         copy_tree(&support::fixtures().join("crush"), root);
         support::found(Agent::Crush, root)
@@ -1443,7 +1463,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "7a9cc2c4299160744c70a9cf65ffd0269e71a132d334fda8f1a30cef881f5cb2",
+    "771500e3aad2e07c17385dabab3f6de3af241e742f0b8b67486bc22c956f6160",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).

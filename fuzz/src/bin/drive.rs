@@ -257,6 +257,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 out.push(read(&p));
             }
         }
+        "qwenpaw_document" => {
+            for p in files_under(&root.join("qwenpaw"), "json") {
+                out.push(read(&p));
+            }
+        }
         "cline_document" => {
             for p in files_under(&root.join("cline"), "json") {
                 if p.file_name().is_some_and(|n| n == "ui_messages.json") {

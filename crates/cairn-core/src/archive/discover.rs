@@ -164,6 +164,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Traex => located(super::sources::traex::locations(env, home().as_deref())),
         Agent::Gptme => located(super::sources::gptme::locations(env, home().as_deref())),
         Agent::Posit => located(super::sources::posit::locations(env, home().as_deref())),
+        Agent::Qwenpaw => located(super::sources::qwenpaw::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -313,6 +314,9 @@ pub fn is_transcript_name(agent: Agent, path: &Path) -> bool {
     if agent == Agent::Hermes {
         return super::sources::hermes::is_session_file(path);
     }
+    if agent == Agent::Qwenpaw {
+        return super::sources::qwenpaw::is_session_file(path);
+    }
     if agent == Agent::Kiro {
         return super::sources::kiro::is_database(path)
             || super::sources::kiro_sessions::is_session_file(path);
@@ -420,6 +424,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Traex => super::sources::traex::classify(path),
         Agent::Gptme => super::sources::gptme::classify(path),
         Agent::Posit => super::sources::posit::classify(path),
+        Agent::Qwenpaw => super::sources::qwenpaw::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

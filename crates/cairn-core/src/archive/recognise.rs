@@ -92,6 +92,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Gptme)
     } else if super::sources::posit::owns_path(path) {
         Some(Agent::Posit)
+    } else if super::sources::qwenpaw::owns_path(path) {
+        Some(Agent::Qwenpaw)
     } else if super::sources::gemini::owns_path(path) {
         Some(Agent::Gemini)
     } else if super::sources::cursor::owns_path(path) || super::sources::cursor_ide::owns_path(path)

@@ -33,6 +33,7 @@ pub mod opencode;
 pub mod pi;
 pub mod posit;
 pub mod qwen;
+pub mod qwenpaw;
 pub mod traex;
 pub mod vibe;
 
@@ -179,7 +180,7 @@ pub fn parser_for(
                 "{agent} keeps a database, not lines"
             )));
         }
-        Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes => {
+        Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes | Agent::Qwenpaw => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps documents, not lines"
             )));
@@ -276,7 +277,9 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
         Agent::Crush | Agent::Kiro => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
-        Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes => ReadKind::Document,
+        Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes | Agent::Qwenpaw => {
+            ReadKind::Document
+        }
         _ => ReadKind::Lines,
     }
 }
@@ -310,6 +313,7 @@ pub fn document_parser_for(
         Agent::Gemini => Ok(Box::new(gemini::GeminiParser::resume(saved)?)),
         Agent::Atif => Ok(Box::new(atif::AtifParser::resume(saved)?)),
         Agent::Hermes => Ok(Box::new(hermes::HermesParser::resume(saved)?)),
+        Agent::Qwenpaw => Ok(Box::new(qwenpaw::QwenpawParser::resume(saved)?)),
         Agent::Cline | Agent::Roo | Agent::Kilo => {
             Ok(Box::new(cline::ClineParser::resume(agent, saved)?))
         }

@@ -151,7 +151,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Iflow
             | Agent::Traex
             | Agent::Gptme
-            | Agent::Posit,
+            | Agent::Posit
+            | Agent::Qwenpaw,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -171,6 +171,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Cairn knows no gptme command that reopens one conversation by its id: {} and continue it from gptme's own list of conversations",
             run_in(s, "gptme")
         ),
+        Agent::Qwenpaw => {
+            "a QwenPaw session goes on in the console or chat channel it belongs to: continue it there"
+                .to_owned()
+        }
         Agent::Openclaw => {
             "an OpenClaw session goes on in the chat or channel it belongs to: continue it there"
                 .to_owned()
@@ -230,7 +234,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Vibe
         | Agent::Iflow
         | Agent::Gptme
-        | Agent::Posit => return None,
+        | Agent::Posit
+        | Agent::Qwenpaw => return None,
     })
 }
 
@@ -387,6 +392,7 @@ mod tests {
                 | Agent::Iflow
                 | Agent::Gptme
                 | Agent::Posit
+                | Agent::Qwenpaw
                 | Agent::Atif => None,
             };
             match expected {
@@ -414,6 +420,7 @@ mod tests {
                         Agent::Iflow => "`iflow --resume` in /",
                         Agent::Gptme => "run `gptme` in /",
                         Agent::Posit => "open / there",
+                        Agent::Qwenpaw => "the console or chat channel it belongs to",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");
