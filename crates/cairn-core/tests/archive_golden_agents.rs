@@ -61,6 +61,21 @@ pub(crate) fn pinned(data: &Path, cairn: &Cairn, report: &SyncReport) -> Value {
             "first_prompt": s.first_prompt,
         }));
     }
+    // The list's order (newest first), sessions of the same time by their key: the list breaks
+    // such a tie by the order the sessions were stored in, which parallel reads do not fix.
+    let newest = |v: &Value| v["updated_at"].as_str().map(str::to_owned);
+    all.sort_by(|a, b| {
+        (
+            newest(a).is_none(),
+            std::cmp::Reverse(newest(a)),
+            a["session_key"].as_str(),
+        )
+            .cmp(&(
+                newest(b).is_none(),
+                std::cmp::Reverse(newest(b)),
+                b["session_key"].as_str(),
+            ))
+    });
     let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
     let mut stmt = conn
         .prepare(

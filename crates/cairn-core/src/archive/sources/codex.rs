@@ -25,7 +25,7 @@ use super::{
 };
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
-const KNOWN_SILENT_EVENTS: [&str; 13] = [
+const KNOWN_SILENT_EVENTS: [&str; 12] = [
     "user_message",
     "agent_message",
     "agent_reasoning",
@@ -38,8 +38,6 @@ const KNOWN_SILENT_EVENTS: [&str; 13] = [
     "exec_command_end",
     "patch_apply_end",
     "item_completed",
-    // A sub-agent spawned: the child's own rollout names its parent.
-    "collab_agent_spawn_end",
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
