@@ -70,6 +70,56 @@ fn record_texts(data: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// A tool's name is the transcript's: a huge one, or one with control characters, is stored as
+/// one printable line of at most 128 characters (then an ellipsis), in the record, the turn's
+/// tools and the session's tally; a short one as it is.
+#[test]
+fn a_tool_name_is_stored_as_one_bounded_printable_line() {
+    let call = |i: usize, name: &str| {
+        serde_json::json!({
+            "type": "assistant", "sessionId": "bad-input-session", "uuid": format!("a{i}"),
+            "timestamp": "2026-01-01T00:00:01.000Z", "cwd": "/work/repo",
+            "message": {"id": format!("m{i}"), "role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("t{i}"), "name": name, "input": {}}]}
+        })
+        .to_string()
+    };
+    let huge = "n".repeat(100_000);
+    let text = [
+        claude_line(0, "go"),
+        call(1, &huge),
+        call(2, "evil\u{1b}[2J\nname"),
+        call(3, "mcp__server__tool"),
+    ]
+    .join("\n")
+        + "\n";
+    let c = Captured::new(&text);
+    let conn = rusqlite::Connection::open(c.data.path().join("cairn.db")).unwrap();
+    let names: Vec<String> = conn
+        .prepare("SELECT tool_name FROM records WHERE tool_name IS NOT NULL ORDER BY ordinal")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names[0], format!("{}…", "n".repeat(128)));
+    assert!(!names[1].chars().any(char::is_control), "{:?}", names[1]);
+    assert_eq!(names[2], "mcp__server__tool");
+    let tools: String = conn
+        .query_row("SELECT tool_names FROM turns", [], |r| r.get(0))
+        .unwrap();
+    assert!(tools.len() < 1_000, "{tools}");
+    let session = c.cairn.sessions(&SessionQuery::default()).unwrap();
+    let detail = c.cairn.session(&session[0].session_key).unwrap();
+    assert!(
+        detail.tools.keys().all(|k| k.chars().count() <= 129),
+        "{:?}",
+        detail.tools.keys()
+    );
+    c.again_adds_nothing();
+}
+
 #[test]
 fn a_malformed_middle_line_is_a_warning_and_the_rest_is_kept() {
     let src = tempfile::tempdir().unwrap();

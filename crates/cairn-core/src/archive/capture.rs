@@ -675,7 +675,8 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
     }
     let closing = std::mem::take(&mut out.closing);
     let back = std::mem::take(&mut out.closing_back);
-    for (i, record) in out.records.drain(..).enumerate() {
+    for (i, mut record) in out.records.drain(..).enumerate() {
+        bound_tool_name(&mut record);
         let line_no = if i < closing {
             line_no.saturating_sub(back)
         } else {
@@ -714,6 +715,26 @@ fn take_output(batch: &mut Batch, agent: Agent, line_no: u64, hash: &str, out: &
     batch
         .warnings
         .extend(out.warnings.drain(..).map(|w| (Some(line_no), w)));
+}
+
+/// How long a tool's name may be: longer ones are cut, with an ellipsis.
+const MAX_TOOL_NAME_CHARS: usize = 128;
+
+/// A tool's name as every reader takes it from the transcript, made one printable line of bounded
+/// length, so a hostile file cannot grow a turn's list of tools or a session's tally of them
+/// without end (real names are short: `Bash`, `mcp__server__tool`).
+fn bound_tool_name(record: &mut Record) {
+    if let Some(name) = record.tool_name.as_mut()
+        && (name.chars().count() > MAX_TOOL_NAME_CHARS
+            || name.chars().any(|c| {
+                c.is_control()
+                    || (c.is_whitespace() && c != ' ')
+                    || crate::text::is_bidi_control(c)
+                    || crate::text::is_invisible_break(c)
+            }))
+    {
+        *name = crate::text::one_line(name, MAX_TOOL_NAME_CHARS);
+    }
 }
 
 /// The revision of a keyed record: a digest of every field the writer stores for it, so a
