@@ -51,25 +51,7 @@ fn a_session_rewritten_and_one_caught_half_written() {
         "function": {"name": "terminal", "arguments": "{\"command\":\"pytest\"}"}}]}),
     );
     doc["last_updated"] = json!("2026-04-29T20:01:00Z");
-    let whole = serde_json::to_string_pretty(&doc).unwrap();
-    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
-    let before = support::dump(data.path());
-    let torn = support::capture(&cairn, &files);
-    assert_eq!(torn.warnings.len(), 1, "{:?}", torn.warnings);
-    assert_eq!(
-        support::dump(data.path()),
-        before,
-        "nothing read, nothing lost"
-    );
-
-    std::fs::write(&path, &whole).unwrap();
-    let grown = support::capture(&cairn, &files);
-    assert_eq!(
-        (grown.records_added, grown.records_updated),
-        (2, 0),
-        "{grown:?}"
-    );
-    assert!(grown.warnings.is_empty(), "{:?}", grown.warnings);
+    support::torn_then_whole(&cairn, data.path(), &files, &path, &doc, 2);
     let calls = support::count(
         data.path(),
         "SELECT count(*) FROM records WHERE kind = 'tool_call' AND tool_kind = 'exec'",

@@ -895,6 +895,21 @@ pub(crate) fn line_timestamp<'a>(
     checked_timestamp(meta, raw, out, crate::text::rfc3339)
 }
 
+/// A line's (or message's) time an agent writes as its local time without a zone (gptme's,
+/// QwenPaw's), read in `zone` ([`crate::text::local_rfc3339`]), checked and reported as
+/// [`line_timestamp`] does, and noted as the session's first or last.
+pub(crate) fn local_timestamp(
+    meta: &mut SessionMeta,
+    raw: Option<&str>,
+    out: &mut LineOutput,
+    zone: &jiff::tz::TimeZone,
+) -> Option<String> {
+    let at = checked_timestamp(meta, raw, out, |t| crate::text::local_rfc3339(t, zone))
+        .map(Cow::into_owned);
+    note_timestamp(meta, at.as_deref());
+    at
+}
+
 /// [`line_timestamp`] for an agent whose times are read by `read` (gptme's, written without a
 /// zone): what `read` cannot read is counted and reported the same way.
 pub(crate) fn checked_timestamp<'a>(

@@ -44,6 +44,32 @@ pub fn main_file(agent: Agent, path: &Path) -> FoundFile {
     }
 }
 
+/// A session document rewritten as `doc`, first caught half-written (a warning, nothing read or
+/// lost), then whole: read once it is, adding `added` records and updating none.
+pub fn torn_then_whole(
+    cairn: &Cairn,
+    data: &Path,
+    files: &[FoundFile],
+    path: &Path,
+    doc: &serde_json::Value,
+    added: u32,
+) {
+    let whole = serde_json::to_string_pretty(doc).unwrap();
+    std::fs::write(path, &whole[..whole.len() / 2]).unwrap();
+    let before = dump(data);
+    let torn = capture(cairn, files);
+    assert_eq!(torn.warnings.len(), 1, "{:?}", torn.warnings);
+    assert_eq!(dump(data), before, "nothing read, nothing lost");
+    std::fs::write(path, &whole).unwrap();
+    let grown = capture(cairn, files);
+    assert_eq!(
+        (grown.records_added, grown.records_updated),
+        (added, 0),
+        "{grown:?}"
+    );
+    assert!(grown.warnings.is_empty(), "{:?}", grown.warnings);
+}
+
 /// What discovery finds for `agent` in the configured folder `dir` (no warnings allowed).
 pub fn found(agent: Agent, dir: &Path) -> Vec<FoundFile> {
     let sd = SourceDir {

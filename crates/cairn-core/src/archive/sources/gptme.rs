@@ -22,8 +22,7 @@ use serde_json::{Value, json};
 use super::prompt;
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, checked_timestamp, count_unknown, note_timestamp, set_latest,
-    str_at, u64_at,
+    SourceParser, cap_json, cap_text, count_unknown, local_timestamp, set_latest, str_at, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -265,12 +264,12 @@ impl SourceParser for GptmeParser {
 
     fn parse_line(&mut self, raw: &str, out: &mut LineOutput) -> Result<(), serde_json::Error> {
         let msg: Value = serde_json::from_str(raw)?;
-        let zone = &self.zone;
-        let timestamp = checked_timestamp(&mut self.meta, str_at(&msg, &["timestamp"]), out, |t| {
-            crate::text::local_rfc3339(t, zone)
-        })
-        .map(|t| t.into_owned());
-        note_timestamp(&mut self.meta, timestamp.as_deref());
+        let timestamp = local_timestamp(
+            &mut self.meta,
+            str_at(&msg, &["timestamp"]),
+            out,
+            &self.zone,
+        );
         let base = Record {
             timestamp,
             ..Record::default()

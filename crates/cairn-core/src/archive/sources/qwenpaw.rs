@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::prompt;
 use super::{
     DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, checked_timestamp,
-    count_unknown, edited_path, note_timestamp, result_outcome, set_once, str_at, text_value,
+    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, count_unknown, edited_path,
+    local_timestamp, result_outcome, set_once, str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Record, RecordKind, ToolKind};
@@ -105,12 +105,8 @@ impl QwenpawParser {
 
     /// One message's records, each keyed by its block (a unit is one message).
     fn message(&mut self, msg: &Value, out: &mut LineOutput) {
-        let zone = &self.zone;
-        let timestamp = checked_timestamp(&mut self.meta, str_at(msg, &["timestamp"]), out, |t| {
-            crate::text::local_rfc3339(t, zone)
-        })
-        .map(|t| t.into_owned());
-        note_timestamp(&mut self.meta, timestamp.as_deref());
+        let timestamp =
+            local_timestamp(&mut self.meta, str_at(msg, &["timestamp"]), out, &self.zone);
         let base = Record {
             timestamp,
             ..Record::default()
