@@ -190,6 +190,26 @@ mod tests {
             Some(Agent::Codex)
         );
         assert_eq!(by_path(Path::new("/x/rollout-1.jsonl")), Some(Agent::Codex));
+        // TRAE CLI's rollouts carry Codex's name: its folder is asked first.
+        assert_eq!(
+            by_path(Path::new(
+                "/h/.trae/cli/sessions/2026/08/01/rollout-1.jsonl"
+            )),
+            Some(Agent::Traex)
+        );
+        for (path, agent) in [
+            (
+                "/h/.local/share/gptme/logs/c/conversation.jsonl",
+                Agent::Gptme,
+            ),
+            (
+                "/h/.posit/assistant/workspaces/w/c/lm-messages.jsonl",
+                Agent::Posit,
+            ),
+            ("/h/.copaw/workspaces/a/sessions/s.json", Agent::Qwenpaw),
+        ] {
+            assert_eq!(by_path(Path::new(path)), Some(agent), "{path}");
+        }
         assert_eq!(
             by_path(Path::new("/x/s/subagents/a.jsonl")),
             Some(Agent::Claude)
