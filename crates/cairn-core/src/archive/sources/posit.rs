@@ -306,18 +306,32 @@ fn workspace_of(folder: &Path) -> Option<Value> {
     super::read_small_json(&at.join(WORKSPACE), MAX_WORKSPACE_BYTES)
 }
 
-/// The text without the assistant's bookkeeping tags and what they hold.
+/// The text without the assistant's bookkeeping tags and what they hold (a tag left open runs
+/// to the end). One pass over the text, however many tags it holds.
 fn without_bookkeeping(text: &str) -> String {
-    let mut out = text.to_owned();
-    for tag in ["MESSAGESUMMARY", "CONVERSATIONSUMMARY"] {
-        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-        while let Some(start) = out.find(&open) {
-            let end = out[start..]
-                .find(&close)
-                .map_or(out.len(), |e| start + e + close.len());
-            out.replace_range(start..end, "");
+    const TAGS: [(&str, &str); 2] = [
+        ("<MESSAGESUMMARY>", "</MESSAGESUMMARY>"),
+        ("<CONVERSATIONSUMMARY>", "</CONVERSATIONSUMMARY>"),
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        match TAGS.iter().find(|(open, _)| from.starts_with(open)) {
+            Some((open, close)) => {
+                let inside = &from[open.len()..];
+                rest = inside
+                    .find(close)
+                    .map_or("", |end| &inside[end + close.len()..]);
+            }
+            None => {
+                out.push('<');
+                rest = &from[1..];
+            }
         }
     }
+    out.push_str(rest);
     out.trim().to_owned()
 }
 
@@ -407,6 +421,19 @@ mod tests {
             parser.meta().unknown_types.keys().collect::<Vec<_>>(),
             ["tool:image"]
         );
+    }
+
+    #[test]
+    fn bookkeeping_tags_are_taken_out_in_one_pass() {
+        assert_eq!(
+            without_bookkeeping("a <b> <MESSAGESUMMARY>x</MESSAGESUMMARY>c<CONVERSATIONSUMMARY>y"),
+            "a <b> c"
+        );
+        assert_eq!(without_bookkeeping("<MESSAGESUMMARY></MESSAGESUMMARY>"), "");
+        assert_eq!(without_bookkeeping("1 < 2, é"), "1 < 2, é");
+        // Many tags cost one pass (removing them one by one moved the rest of the text each time).
+        let many = "w <MESSAGESUMMARY>s</MESSAGESUMMARY>".repeat(200_000);
+        assert_eq!(without_bookkeeping(&many), "w ".repeat(200_000).trim());
     }
 
     #[test]
