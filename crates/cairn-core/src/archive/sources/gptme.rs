@@ -340,11 +340,22 @@ fn calls(text: &str) -> Vec<Call> {
             let mut words = info.trim().splitn(2, char::is_whitespace);
             let tag = words.next().unwrap_or("");
             let rest = words.next().unwrap_or("").trim();
-            // The block's body, to its closing fence (or the answer's end).
+            // The block's body, to its closing fence (or the answer's end); a fence with a
+            // language inside it opens a block of its own (a Markdown file being saved), closed
+            // by the next bare fence.
             let mut body = Vec::new();
+            let mut nested = 0usize;
             for (_, inner) in lines.by_ref() {
                 if inner.trim_end() == "```" {
-                    break;
+                    if nested == 0 {
+                        break;
+                    }
+                    nested -= 1;
+                } else if inner
+                    .strip_prefix("```")
+                    .is_some_and(|t| !t.trim().is_empty())
+                {
+                    nested += 1;
                 }
                 body.push(inner);
             }
@@ -514,6 +525,20 @@ mod tests {
         );
         assert_eq!((out.usage[0].1.input, out.usage[0].1.cache_read), (120, 80));
         assert_eq!(m.unknown_types.keys().collect::<Vec<_>>(), ["narrator"]);
+    }
+
+    /// A Markdown file saved with code blocks in it is one call, its blocks its content.
+    #[test]
+    fn a_block_inside_a_saved_file_stays_in_it() {
+        let text =
+            "Saving.\n```save README.md\n# Use\n```sh\nmake\n```\nDone.\n```\n```shell\nls\n```";
+        let found = calls(text);
+        let names: Vec<_> = found.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["save", "shell"]);
+        assert_eq!(
+            found[0].input,
+            json!({"path": "README.md", "content": "# Use\n```sh\nmake\n```\nDone."})
+        );
     }
 
     #[test]
