@@ -141,6 +141,14 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
         )?;
         return Ok(());
     }
+    // The agent column is as wide as the longest name listed (`antigravity`, a teammate's
+    // agent), so what follows starts in one column.
+    let width = sessions
+        .iter()
+        .map(|s| ran_by(s.agent, s.ran_by.as_deref()).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     for s in sessions {
         let place = match (&s.project, &s.git_branch) {
             (Some(p), Some(b)) => format!("{p} · {b}"),
@@ -165,7 +173,7 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
         }
         writeln!(
             out,
-            "{}  {:<6}  {}  {}, {}{}",
+            "{}  {:<width$}  {}  {}, {}{}",
             short_time(s.updated_at.as_deref()),
             ran_by(s.agent, s.ran_by.as_deref()),
             line(&place, 40),
@@ -1159,6 +1167,29 @@ mod tests {
         doctor(&mut out, &report).unwrap();
         let text = String::from_utf8(out).unwrap();
         let columns: Vec<usize> = text.lines().map(|l| l.rfind('d').unwrap()).collect();
+        assert_eq!(columns, [29, 29], "{text}");
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn session_rows_start_their_place_in_one_column() {
+        let session = |agent: &str| -> SessionSummary {
+            serde_json::from_value(serde_json::json!({
+                "session_key": "k", "agent": agent, "session_id": null, "project": "p",
+                "cwd": null, "git_branch": null, "title": "t", "model": null, "started_at": null,
+                "updated_at": "2026-01-01T00:00:00Z", "turn_count": 1, "record_count": 2,
+                "warnings": 0, "subagent_count": 0, "first_prompt": null
+            }))
+            .unwrap()
+        };
+        let mut out = Vec::new();
+        sessions(&mut out, &[session("pi"), session("antigravity")], false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let columns: Vec<usize> = text
+            .lines()
+            .filter(|l| !l.starts_with(' '))
+            .map(|l| l.find("  p  ").unwrap())
+            .collect();
         assert_eq!(columns, [29, 29], "{text}");
     }
 
