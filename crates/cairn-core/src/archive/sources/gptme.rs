@@ -99,6 +99,10 @@ struct Open {
     id: Option<String>,
 }
 
+/// Calls kept waiting for a result at most (a transcript of calls never answered stays small:
+/// the state is saved after every batch).
+const MAX_OPEN_CALLS: usize = 256;
+
 #[derive(Debug, Serialize, Deserialize)]
 pub struct GptmeParser {
     meta: SessionMeta,
@@ -187,6 +191,9 @@ impl GptmeParser {
             };
             let mut input = call.input;
             cap_json(&mut input, MAX_INPUT_STRING_BYTES);
+            if self.pending.len() >= MAX_OPEN_CALLS {
+                self.pending.pop_front();
+            }
             self.pending.push_back(Open {
                 name: call.name.clone(),
                 id: call.id.clone(),
@@ -579,6 +586,14 @@ mod tests {
                 (Some("call_a"), Some("shell"), Some(0))
             ]
         );
+    }
+
+    #[test]
+    fn calls_never_answered_are_kept_to_a_bound() {
+        let answer = "```shell\nls\n```\n".repeat(1_000);
+        let (parser, out) = parse(&[json!({"role":"assistant","content":answer})]);
+        assert_eq!(out.records.len(), 1_001);
+        assert_eq!(parser.pending.len(), MAX_OPEN_CALLS);
     }
 
     #[test]
