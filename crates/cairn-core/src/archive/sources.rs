@@ -862,6 +862,20 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// How many calls waiting for their result a parser keeps by id at most: its state is saved after
+/// every batch, so a transcript of calls never answered must not grow it without end. Agents run
+/// a handful at once; a result whose call was let go is still stored, named by itself.
+const MAX_OPEN_CALLS: usize = 1024;
+
+/// Remember call `id` (of tool `name`) until its result comes; at [`MAX_OPEN_CALLS`], one call
+/// waiting is let go first.
+pub(crate) fn remember_call(pending: &mut BTreeMap<String, String>, id: String, name: String) {
+    if pending.len() >= MAX_OPEN_CALLS && !pending.contains_key(&id) {
+        pending.pop_first();
+    }
+    pending.insert(id, name);
+}
+
 /// Count a type the adapter does not know.
 pub(crate) fn count_unknown(meta: &mut SessionMeta, kind: &str) {
     // The name comes from the transcript: one printable line, of bounded length, and a bounded
@@ -982,6 +996,21 @@ pub(crate) fn u64_at(v: &Value, key: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transcript of calls never answered keeps at most [`MAX_OPEN_CALLS`] waiting; a call
+    /// remembered again stays one.
+    #[test]
+    fn calls_waiting_for_a_result_are_kept_to_a_bound() {
+        let mut pending = BTreeMap::new();
+        for i in 0..5_000 {
+            remember_call(&mut pending, format!("c{i:05}"), "Bash".to_owned());
+        }
+        assert_eq!(pending.len(), MAX_OPEN_CALLS);
+        assert!(pending.contains_key("c04999"));
+        remember_call(&mut pending, "c04999".to_owned(), "Edit".to_owned());
+        assert_eq!(pending.len(), MAX_OPEN_CALLS);
+        assert_eq!(pending["c04999"], "Edit");
+    }
 
     /// A transcript full of record types no parser knows, each a different long name with
     /// control characters in it, costs a bounded count: short printable names, 256 of them, and

@@ -65,7 +65,7 @@ impl Chat {
             let name = str_at(f, &["name"]).unwrap_or("unknown").to_owned();
             let id = str_at(call, &["id"]);
             if let Some(id) = id {
-                pending.insert(id.to_owned(), name.clone());
+                super::remember_call(pending, id.to_owned(), name.clone());
             }
             let mut input = arguments(f.get("arguments"));
             let kind = (self.tool_kind)(&name);

@@ -240,7 +240,11 @@ impl ClaudeParser {
                                 .map_or_else(|| "unknown".to_owned(), Cow::into_owned);
                             let id = block.id.map(Cow::into_owned);
                             if let Some(id) = &id {
-                                self.pending_tools.insert(id.clone(), name.clone());
+                                super::remember_call(
+                                    &mut self.pending_tools,
+                                    id.clone(),
+                                    name.clone(),
+                                );
                             }
                             let mut input = block.input;
                             rec.file_paths = edited_paths(&name, input.as_ref());

@@ -200,7 +200,7 @@ impl CodexParser {
                     .or_else(|| str_at(p, &["id"]))
                     .map(str::to_owned);
                 if let Some(id) = &call_id {
-                    self.pending_calls.insert(id.clone(), name.clone());
+                    super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
                 }
                 if name == "spawn_agent"
                     && let Some(prompt) = input.as_ref().and_then(|i| {

@@ -132,7 +132,7 @@ impl CopilotParser {
         });
         let call_id = str_at(req, &["toolCallId"]).map(str::to_owned);
         if let Some(id) = &call_id {
-            self.pending_calls.insert(id.clone(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
         }
         let kind = tool_kind(&name);
         let file_paths = edited_path(kind, input.as_ref(), &["path", "file_path", "filePath"]);

@@ -308,7 +308,7 @@ impl CrushParser {
             cap_json(v, MAX_INPUT_STRING_BYTES);
         }
         if self.calls.len() < 100_000 {
-            self.calls.insert(id.clone(), name.clone());
+            super::remember_call(&mut self.calls, id.clone(), name.clone());
         }
         out.records.push(Record {
             kind: Some(RecordKind::ToolCall),

@@ -222,7 +222,7 @@ impl DroidParser {
     ) -> Record {
         let name = name.unwrap_or("unknown").to_owned();
         if let Some(id) = call_id {
-            self.pending_calls.insert(id.to_owned(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.to_owned(), name.clone());
         }
         let mut input = input.filter(|i| !i.is_null()).cloned();
         let tool_kind = tool_kind(&name);

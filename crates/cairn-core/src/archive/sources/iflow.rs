@@ -195,7 +195,7 @@ impl IflowParser {
         }
         let name = str_at(block, &["name"]).unwrap_or("unknown").to_owned();
         if let Some(id) = id {
-            self.pending_calls.insert(id.to_owned(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.to_owned(), name.clone());
         }
         let mut input = block.get("input").filter(|i| !i.is_null()).cloned();
         let kind = tool_kind(&name);

@@ -299,7 +299,7 @@ impl KimiParser {
                     .to_owned();
                 let call_id = str_at(p, &["id"]).map(str::to_owned);
                 if let Some(id) = &call_id {
-                    self.pending_calls.insert(id.clone(), name.clone());
+                    super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
                 }
                 let input = p.get("function").and_then(|f| f.get("arguments"));
                 let input = match input {
@@ -514,7 +514,7 @@ impl KimiParser {
                 let name = str_at(ev, &["name"]).unwrap_or("unknown").to_owned();
                 let call_id = str_at(ev, &["toolCallId"]).map(str::to_owned);
                 if let Some(id) = &call_id {
-                    self.pending_calls.insert(id.clone(), name.clone());
+                    super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
                 }
                 let display_cwd = str_at(ev, &["display", "cwd"]);
                 set_once(&mut self.meta.cwd, display_cwd);

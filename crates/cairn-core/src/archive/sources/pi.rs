@@ -234,7 +234,7 @@ impl PiParser {
         let name = str_at(block, &["name"]).unwrap_or("unknown").to_owned();
         let call_id = str_at(block, &["id"]);
         if let Some(id) = call_id {
-            self.pending_calls.insert(id.to_owned(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.to_owned(), name.clone());
         }
         let mut input = block.get("arguments").filter(|a| !a.is_null()).cloned();
         let tool_kind = tool_kind(&name);

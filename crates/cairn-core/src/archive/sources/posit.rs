@@ -194,7 +194,7 @@ impl PositParser {
         }
         let call_id = str_at(part, &["toolCallId"]).map(str::to_owned);
         if let Some(id) = &call_id {
-            self.pending_calls.insert(id.clone(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
         }
         Record {
             kind: Some(RecordKind::ToolCall),

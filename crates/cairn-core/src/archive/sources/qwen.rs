@@ -175,7 +175,7 @@ impl QwenParser {
         let name = str_at(call, &["name"]).unwrap_or("unknown").to_owned();
         let call_id = str_at(call, &["id"]).map(str::to_owned);
         if let Some(id) = &call_id {
-            self.pending_calls.insert(id.clone(), name.clone());
+            super::remember_call(&mut self.pending_calls, id.clone(), name.clone());
         }
         let mut input = call.get("args").filter(|a| !a.is_null()).cloned();
         let kind = tool_kind(&name);
