@@ -88,6 +88,19 @@ impl FoundFile {
             agent_id: None,
         }
     }
+
+    /// A session of `agent` that is the file `name` in a folder of its own, the session named
+    /// by that folder (Grok's, Vibe's, gptme's, Posit Assistant's); `None` for any other file.
+    pub fn named_by_folder(agent: Agent, path: &Path, name: &str) -> Option<FoundFile> {
+        if path.file_name()? != name {
+            return None;
+        }
+        let folder = path.parent()?.file_name()?.to_str()?;
+        Some(FoundFile {
+            parent_hint: Some(folder.to_owned()),
+            ..FoundFile::main(agent, path)
+        })
+    }
 }
 
 /// A problem met while walking a source dir.

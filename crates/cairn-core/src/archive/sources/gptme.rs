@@ -75,14 +75,7 @@ fn locations_on(
 
 /// A conversation's `conversation.jsonl`, named by its folder.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    if path.file_name()? != CONVERSATION {
-        return None;
-    }
-    let folder = path.parent()?.file_name()?.to_str()?;
-    Some(FoundFile {
-        parent_hint: Some(folder.to_owned()),
-        ..FoundFile::main(Agent::Gptme, path)
-    })
+    FoundFile::named_by_folder(Agent::Gptme, path, CONVERSATION)
 }
 
 /// Whether a transcript's path is gptme's (for the hook, given only a path).

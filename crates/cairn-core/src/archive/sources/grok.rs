@@ -53,14 +53,7 @@ pub fn locations(
 /// A session's `chat_history.jsonl`, named by its folder (its lines name no session); the other
 /// journals of the folder are not sessions.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    if path.file_name()? != CHAT_HISTORY {
-        return None;
-    }
-    let folder = path.parent()?.file_name()?.to_str()?;
-    Some(FoundFile {
-        parent_hint: Some(folder.to_owned()),
-        ..FoundFile::main(Agent::Grok, path)
-    })
+    FoundFile::named_by_folder(Agent::Grok, path, CHAT_HISTORY)
 }
 
 /// Whether a transcript's path is Grok's (for the hook, given only a path).

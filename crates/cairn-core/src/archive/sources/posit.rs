@@ -55,14 +55,7 @@ pub fn locations(
 
 /// A conversation's (or a sub-agent run's) `lm-messages.jsonl`, named by its folder.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    if path.file_name()? != MESSAGES {
-        return None;
-    }
-    let folder = path.parent()?.file_name()?.to_str()?;
-    Some(FoundFile {
-        parent_hint: Some(folder.to_owned()),
-        ..FoundFile::main(Agent::Posit, path)
-    })
+    FoundFile::named_by_folder(Agent::Posit, path, MESSAGES)
 }
 
 /// Whether a transcript's path is Posit Assistant's (for the hook, given only a path).

@@ -50,14 +50,7 @@ pub fn locations(
 
 /// A session's `messages.jsonl`, named by its folder until its metadata names it.
 pub fn classify(path: &Path) -> Option<FoundFile> {
-    if path.file_name()? != MESSAGES {
-        return None;
-    }
-    let folder = path.parent()?.file_name()?.to_str()?;
-    Some(FoundFile {
-        parent_hint: Some(folder.to_owned()),
-        ..FoundFile::main(Agent::Vibe, path)
-    })
+    FoundFile::named_by_folder(Agent::Vibe, path, MESSAGES)
 }
 
 /// Whether a transcript's path is Vibe's (for the hook, given only a path).
