@@ -210,9 +210,11 @@ fn git_output(dir: &Path, verb: &str, out: std::process::Output) -> Result<Strin
 
 /// Whether `dir` or a folder above it holds a `.git` (a worktree's folder, or the file of a
 /// linked worktree). Without one no worktree contains `dir`, so no git process is started to
-/// look for it (a sync reads many sessions whose folders are in no repository).
+/// look for it (a sync reads many sessions whose folders are in no repository). A relative
+/// `dir` is in none: a session's folder comes from its transcript, and `.` or `../x` there
+/// would name the folder Cairn happens to run in, not one the agent worked in.
 pub fn may_be_in_worktree(dir: &Path) -> bool {
-    dir.ancestors().any(|d| d.join(".git").exists())
+    dir.is_absolute() && dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 impl Repo {
@@ -873,6 +875,17 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::git;
     use super::*;
+
+    /// A transcript's relative folder names no repository, even run inside one (the tests run
+    /// in this project's worktree).
+    #[test]
+    fn a_relative_folder_is_in_no_worktree() {
+        let here = std::env::current_dir().unwrap();
+        assert!(may_be_in_worktree(&here), "the tests run in a worktree");
+        for relative in [".", "..", "src", "../.."] {
+            assert!(!may_be_in_worktree(Path::new(relative)), "{relative}");
+        }
+    }
 
     /// A repository's own config may name a program for `core.fsmonitor`, which `git status`
     /// would run; Cairn reads repositories that transcripts name, so it never lets it run.
