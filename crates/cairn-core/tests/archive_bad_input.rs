@@ -250,6 +250,65 @@ fn empty_files_huge_lines_and_unreadable_paths_are_warnings() {
     assert_eq!(report.records_added, 3);
 }
 
+/// An empty transcript (an agent opened a session and wrote nothing) is said at the sync that
+/// first finds it, not at every sync after: nothing in it can be read or mended. It is said
+/// again when it is made anew after it was gone, and read as any file once it has content.
+#[test]
+fn an_empty_file_is_said_once_until_it_is_gone_or_read() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let empty = src.path().join("empty.jsonl");
+    let later = src.path().join("later.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    std::fs::write(&later, "").unwrap();
+    let files = |paths: &[&std::path::PathBuf]| -> Vec<_> {
+        paths
+            .iter()
+            .map(|p| support::main_file(Agent::Claude, p))
+            .collect()
+    };
+    let said = |report: &cairn_core::archive::capture::SyncReport| -> Vec<String> {
+        report
+            .warnings
+            .iter()
+            .map(|w| format!("{} {}", w.path.rsplit('/').next().unwrap(), w.message))
+            .collect()
+    };
+    let both = files(&[&empty, &later]);
+    let first = support::capture(&cairn, &both);
+    assert_eq!(
+        said(&first),
+        [
+            "empty.jsonl empty file skipped",
+            "later.jsonl empty file skipped"
+        ]
+    );
+    assert!(said(&support::capture(&cairn, &both)).is_empty());
+    assert!(said(&support::capture(&cairn, &both)).is_empty());
+
+    // One gets its first line; the other goes and comes back empty.
+    std::fs::write(&later, format!("{}\n", claude_line(0, "now it speaks"))).unwrap();
+    std::fs::remove_file(&empty).unwrap();
+    let filled = support::capture(&cairn, &files(&[&later]));
+    assert!(said(&filled).is_empty(), "{:?}", said(&filled));
+    assert_eq!(filled.records_added, 1);
+    std::fs::write(&empty, "").unwrap();
+    assert_eq!(
+        said(&support::capture(&cairn, &both)),
+        ["empty.jsonl empty file skipped"]
+    );
+    assert!(said(&support::capture(&cairn, &both)).is_empty());
+    // Remembered without a session, it is not counted among the sessions' parse warnings.
+    let doctor = cairn.doctor();
+    let archive = doctor.checks.iter().find(|c| c.name == "archive").unwrap();
+    assert!(
+        archive.detail.contains("0 parse warnings"),
+        "{}",
+        archive.detail
+    );
+}
+
 /// Claude Code cuts long tool output inside an emoji's surrogate pair and writes the half it
 /// kept as `\ud83d` (known upstream; other readers of these files met it too). serde_json
 /// refuses such a line, so the record was kept only in the retained copy: a user's prompt or a

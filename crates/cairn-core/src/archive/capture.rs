@@ -582,7 +582,7 @@ fn read_lines(
     if !base.existed && reader.offset() == 0 {
         // Nothing complete to read yet (an empty file, or a first line still being written).
         if size == 0 {
-            emit(warn("empty file skipped".to_owned()));
+            emit(warn(super::store::EMPTY_FILE.to_owned()));
         }
         return;
     }
@@ -1149,6 +1149,18 @@ impl<'a> Writer<'a> {
             trigger,
             now: crate::clock::now(),
         }
+    }
+
+    /// Whether a reader's warning about a whole file belongs in this report: all do but one
+    /// said at an earlier sync of a file still empty ([`Store::note_empty_file`]). When the
+    /// archive cannot tell, it is said.
+    fn is_news(&self, w: &Warning) -> bool {
+        w.message != super::store::EMPTY_FILE
+            || w.line.is_some()
+            || self
+                .store
+                .note_empty_file(&w.path, &self.now)
+                .unwrap_or(true)
     }
 
     /// Commit one batch in its own transaction.
@@ -2017,6 +2029,10 @@ impl Tally {
         self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
         self.report.sessions_added = self.added.len() as u32;
         self.report.sessions_updated = self.updated.len() as u32;
+        // In the files' order, not the parallel readers' (a stable sort keeps a file's own).
+        self.report
+            .warnings
+            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
         (self.report, self.touched)
     }
 }
@@ -2053,7 +2069,9 @@ fn capture_one_locked(
         let mut outcome: Result<Option<Commit>> = Ok(None);
         read_source(file, &|p| states.get(p), force, &mut |msg| match msg {
             Msg::Warning(w) => {
-                tally.report.warnings.push(w);
+                if writer.is_news(&w) {
+                    tally.report.warnings.push(w);
+                }
                 true
             }
             Msg::Batch(batch) => match writer.commit(&batch) {
@@ -2112,6 +2130,7 @@ pub fn capture_many(
         .sum();
     progress.start(files.len() as u64, total_bytes);
 
+    store.forget_filled_empty_files()?;
     let lock = CaptureLock::open(data_dir)?;
     let mut tally = Tally::default();
     let mut retry: Vec<FoundFile> = Vec::new();
@@ -2143,7 +2162,10 @@ pub fn capture_many(
             let mut bytes = 0u64;
             loop {
                 match pending.take() {
-                    Some((_, Msg::Warning(w))) => tally.report.warnings.push(w),
+                    Some((_, Msg::Warning(w))) if writer.is_news(&w) => {
+                        tally.report.warnings.push(w);
+                    }
+                    Some((_, Msg::Warning(_))) | None => {}
                     Some((i, Msg::Batch(batch))) => {
                         progress.advance(batch.bytes);
                         bytes += batch.bytes;
@@ -2151,7 +2173,6 @@ pub fn capture_many(
                             group.push((i, batch));
                         }
                     }
-                    None => {}
                 }
                 if bytes >= GROUP_BYTES {
                     break;

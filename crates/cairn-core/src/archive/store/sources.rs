@@ -52,6 +52,61 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Remember that the file at `path` was found empty; `true` when it was not remembered
+    /// already. An empty file is said once, not at every sync: there is nothing in it to read or
+    /// to mend, and no session to hang the warning on, so it is kept without one (until
+    /// [`Store::forget_filled_empty_files`]).
+    pub(crate) fn note_empty_file(&self, path: &str, now: &str) -> Result<bool> {
+        let e = |e| self.err(e);
+        let known: bool = self
+            .conn()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM warnings WHERE session_id IS NULL AND path = ?1 \
+                 AND line IS NULL AND message = ?2)",
+                params![path, EMPTY_FILE],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        if !known {
+            self.conn()
+                .execute(
+                    "INSERT INTO warnings (session_id, path, line, message, created_at) \
+                     VALUES (NULL, ?1, NULL, ?2, ?3)",
+                    params![path, EMPTY_FILE, now],
+                )
+                .map_err(e)?;
+        }
+        Ok(!known)
+    }
+
+    /// Forget the empty files remembered whose file is gone or has content now: one that is
+    /// empty again later (made anew) is said again.
+    pub(crate) fn forget_filled_empty_files(&self) -> Result<()> {
+        let e = |e| self.err(e);
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT id, path FROM warnings WHERE session_id IS NULL AND line IS NULL \
+                 AND message = ?1",
+            )
+            .map_err(e)?;
+        let noted = stmt
+            .query_map([EMPTY_FILE], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        for (id, path) in noted {
+            if std::fs::metadata(&path).map_or(true, |m| m.len() > 0) {
+                self.conn()
+                    .execute("DELETE FROM warnings WHERE id = ?1", [id])
+                    .map_err(e)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Map none of the file (a writer reads only the pages its inserts walk, which its page
     /// cache holds), keeping the page cache as it is.
     pub(crate) fn unmapped(&self) -> Result<()> {
@@ -86,6 +141,9 @@ pub fn mark_published(conn: &Connection, session_key: &str, now: &str) -> rusqli
         .execute(params![session_key, now])?;
     Ok(())
 }
+
+/// The warning about a file found empty (nothing to read yet).
+pub(crate) const EMPTY_FILE: &str = "empty file skipped";
 
 pub(crate) const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
      line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
@@ -150,7 +208,7 @@ pub(crate) struct Counts {
 pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
     conn.query_row(
         "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM records),
-                (SELECT COUNT(*) FROM warnings), (SELECT COUNT(*) FROM secret_findings)",
+                (SELECT COUNT(*) FROM warnings WHERE session_id IS NOT NULL), (SELECT COUNT(*) FROM secret_findings)",
         [],
         |r| {
             Ok(Counts {
