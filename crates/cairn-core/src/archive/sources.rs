@@ -471,6 +471,57 @@ pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
     None
 }
 
+/// A tool's output as a reader found it in a transcript, before it is a record
+/// ([`ToolOutput::record`]): the rules every reader's result shares live there once.
+#[derive(Debug, Default)]
+pub(crate) struct ToolOutput {
+    /// The tool's name, as its call gave it.
+    pub name: Option<String>,
+    /// The call it answers.
+    pub call_id: Option<String>,
+    /// What the tool printed; `None` when the agent kept nothing (a reader that keeps an empty
+    /// output as none filters it out itself).
+    pub text: Option<String>,
+    /// The agent's own verdict: `Some(true)` it failed, `Some(false)` it went well.
+    pub failed: Option<bool>,
+    /// The exit code the agent recorded beside the output, when it did; else a shell's is read
+    /// from the text.
+    pub exit_code: Option<i32>,
+}
+
+impl ToolOutput {
+    /// The result record of `source_event_kind` over `base` (which brings its role, key, block
+    /// and the rest): its tool kind is `kind_of` the name, a shell's exit code the recorded one
+    /// or else the one its text states ([`exit_code_in`]), the outcome the exit code's or else
+    /// the agent's verdict ([`outcome_of`]), the text capped at [`MAX_TOOL_OUTPUT_BYTES`].
+    pub(crate) fn record(
+        self,
+        source_event_kind: String,
+        kind_of: fn(&str) -> ToolKind,
+        base: Record,
+    ) -> Record {
+        let tool_kind = self.name.as_deref().map(kind_of);
+        let text = self.text.as_deref().unwrap_or("");
+        let exit_code = self.exit_code.or_else(|| {
+            (tool_kind == Some(ToolKind::Exec))
+                .then(|| exit_code_in(text))
+                .flatten()
+        });
+        let outcome = outcome_of(exit_code, text, self.failed);
+        Record {
+            kind: Some(RecordKind::ToolResult),
+            source_event_kind,
+            tool_kind,
+            tool_name: self.name,
+            call_id: self.call_id,
+            text: self.text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+            exit_code,
+            outcome,
+            ..base
+        }
+    }
+}
+
 /// A tool result's exit code (read from its text when the tool is a shell) and its outcome: the
 /// exit code's ([`outcome_for`]), else the agent's error flag, else none.
 pub(crate) fn result_outcome(
@@ -1057,6 +1108,73 @@ mod tests {
         );
         assert_eq!(outcome_for(101, "test failed"), Outcome::Failed);
         assert_eq!(outcome_for(2, ""), Outcome::Failed);
+    }
+
+    /// The rules a reader's tool result gets from [`ToolOutput::record`]: a shell's exit code
+    /// as recorded or else as its text states, read from no other tool's text; the code's
+    /// outcome before the agent's verdict; the text capped; the caller's fields kept.
+    #[test]
+    fn a_tool_output_becomes_its_result_record() {
+        let kind_of = |name: &str| {
+            if name == "bash" {
+                ToolKind::Exec
+            } else {
+                ToolKind::Other
+            }
+        };
+        let base = || Record {
+            role: Some("tool".to_owned()),
+            key: Some("result:7".to_owned()),
+            ..Record::default()
+        };
+        let output = |name: &str, text: &str, failed, exit_code| ToolOutput {
+            name: Some(name.to_owned()),
+            call_id: Some("c1".to_owned()),
+            text: Some(text.to_owned()),
+            failed,
+            exit_code,
+        };
+        let of = |o: ToolOutput| {
+            let r = o.record("x:tool_result".to_owned(), kind_of, base());
+            (r.tool_kind, r.exit_code, r.outcome)
+        };
+        let shell = Some(ToolKind::Exec);
+        // A shell's text states its code, and the code decides over the agent's word.
+        assert_eq!(
+            of(output("bash", "Exit code 2", Some(false), None)),
+            (shell, Some(2), Some(Outcome::Failed))
+        );
+        // A code the agent recorded wins over what the text says.
+        assert_eq!(
+            of(output("bash", "Exit code 2", None, Some(0))),
+            (shell, Some(0), Some(Outcome::Succeeded))
+        );
+        // Another tool's text is not read for a code: its outcome is the agent's verdict.
+        assert_eq!(
+            of(output("read", "exit code 1", Some(false), None)),
+            (Some(ToolKind::Other), None, Some(Outcome::Succeeded))
+        );
+        assert_eq!(of(output("read", "", None, None)).2, None);
+        let unnamed = ToolOutput {
+            failed: Some(true),
+            ..ToolOutput::default()
+        };
+        assert_eq!(of(unnamed), (None, None, Some(Outcome::Failed)));
+
+        let long = "y".repeat(MAX_TOOL_OUTPUT_BYTES * 2);
+        let r =
+            output("bash", &long, None, None).record("x:tool_result".to_owned(), kind_of, base());
+        assert!(r.text.as_ref().unwrap().len() <= MAX_TOOL_OUTPUT_BYTES);
+        assert_eq!(r.kind, Some(RecordKind::ToolResult));
+        assert_eq!(r.source_event_kind, "x:tool_result");
+        assert_eq!(
+            (r.tool_name.as_deref(), r.call_id.as_deref()),
+            (Some("bash"), Some("c1"))
+        );
+        assert_eq!(
+            (r.role.as_deref(), r.key.as_deref()),
+            (Some("tool"), Some("result:7"))
+        );
     }
 
     #[test]

@@ -23,9 +23,8 @@ use serde_json::Value;
 
 use super::edited_path;
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, line_timestamp, note_timestamp,
-    result_outcome, set_latest, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, ToolOutput,
+    cap_json, cap_text, count_unknown, line_timestamp, note_timestamp, set_latest, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
@@ -176,21 +175,14 @@ impl AntigravityParser {
             .pending
             .pop_front()
             .unwrap_or_else(|| kind.to_ascii_lowercase());
-        let tool_kind = tool_kind(&name);
-        let text = str_at(step, &["content"]).map(str::to_owned);
-        let failed = str_at(step, &["status"]).map(|s| s == "ERROR" || s == "FAILED");
-        let (exit_code, outcome) =
-            result_outcome(Some(tool_kind), text.as_deref().unwrap_or(""), failed);
-        out.records.push(Record {
-            kind: Some(RecordKind::ToolResult),
-            source_event_kind: format!("antigravity:{kind}"),
-            tool_kind: Some(tool_kind),
-            tool_name: Some(name),
-            text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
-            exit_code,
-            outcome,
-            ..base
-        });
+        let output = ToolOutput {
+            name: Some(name),
+            text: str_at(step, &["content"]).map(str::to_owned),
+            failed: str_at(step, &["status"]).map(|s| s == "ERROR" || s == "FAILED"),
+            ..ToolOutput::default()
+        };
+        out.records
+            .push(output.record(format!("antigravity:{kind}"), tool_kind, base));
     }
 }
 

@@ -12,8 +12,7 @@ use serde_json::Value;
 
 use super::edited_path;
 use super::{
-    MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, cap_json, cap_text,
-    result_outcome, str_at, text_value,
+    MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, ToolOutput, cap_json, cap_text, str_at, text_value,
 };
 use crate::archive::{Agent, Record, RecordKind, ToolKind};
 
@@ -102,21 +101,21 @@ impl Chat {
                 .or_else(|| str_at(msg, &["name"]))
                 .map(str::to_owned)
         });
-        let kind = name.as_deref().map(self.tool_kind);
-        let text = msg.get("content").and_then(text_value);
-        let (exit_code, outcome) = result_outcome(kind, text.as_deref().unwrap_or(""), failed);
-        Record {
-            kind: Some(RecordKind::ToolResult),
-            source_event_kind: format!("{}:tool", self.agent),
-            role: Some("tool".to_owned()),
-            tool_kind: kind,
-            tool_name: name,
-            text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+        let output = ToolOutput {
+            name,
             call_id: call_id.map(str::to_owned),
-            exit_code,
-            outcome,
-            ..base
-        }
+            text: msg.get("content").and_then(text_value),
+            failed,
+            ..ToolOutput::default()
+        };
+        output.record(
+            format!("{}:tool", self.agent),
+            self.tool_kind,
+            Record {
+                role: Some("tool".to_owned()),
+                ..base
+            },
+        )
     }
 }
 

@@ -28,8 +28,8 @@ use serde_json::Value;
 use super::database::epoch_time;
 use super::{
     DocumentParser, FileRole, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
-    exit_code_in, is_system_injected, note_timestamp, outcome_for, set_latest, set_once, str_at,
+    SessionMeta, Shallow, ToolOutput, UnitParser, cap_json, cap_text, count_unknown,
+    is_system_injected, note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -341,23 +341,21 @@ impl ClineParser {
         base: &Record,
         out: &mut LineOutput,
     ) {
-        let kind = tool_kind(name);
-        let exit_code = (kind == ToolKind::Exec)
-            .then(|| exit_code_in(text))
-            .flatten();
-        out.records.push(Record {
-            kind: Some(RecordKind::ToolResult),
-            key: Some("result".to_owned()),
-            source_event_kind: format!("{}:tool_result", self.prefix()),
-            role: Some("tool".to_owned()),
-            tool_name: Some(name.to_owned()),
-            tool_kind: Some(kind),
+        let output = ToolOutput {
+            name: Some(name.to_owned()),
             call_id: call.map(str::to_owned),
-            text: (!text.is_empty()).then(|| cap_text(text.to_owned(), MAX_TOOL_OUTPUT_BYTES)),
-            exit_code,
-            outcome: exit_code.map(|c| outcome_for(c, text)),
-            ..base.clone()
-        });
+            text: (!text.is_empty()).then(|| text.to_owned()),
+            ..ToolOutput::default()
+        };
+        out.records.push(output.record(
+            format!("{}:tool_result", self.prefix()),
+            tool_kind,
+            Record {
+                key: Some("result".to_owned()),
+                role: Some("tool".to_owned()),
+                ..base.clone()
+            },
+        ));
     }
 
     fn message(&self, role: &str, what: &str, text: &str, base: &Record, out: &mut LineOutput) {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::database::epoch_time;
 use super::{
     DocumentParser, FileRole, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, UnitParser, cap_json, cap_text, count_unknown,
+    SessionMeta, Shallow, ToolOutput, UnitParser, cap_json, cap_text, count_unknown,
     is_system_injected, note_timestamp, patch_paths, set_latest, set_once, str_at, text_value,
     u64_at,
 };
@@ -237,31 +237,28 @@ impl ClineSdkParser {
                     });
                 }
                 (Some("tool_result"), _) => {
-                    let id = str_at(block, &["tool_use_id"]).map(str::to_owned);
-                    let name = str_at(block, &["name"]).map(str::to_owned);
-                    let kind = name.as_deref().map(tool_kind);
-                    let text = block
-                        .get("content")
-                        .and_then(result_text)
-                        .unwrap_or_default();
-                    let failed = block
-                        .get("is_error")
-                        .and_then(Value::as_bool)
-                        .or_else(|| block.get("content").and_then(any_failed));
-                    let (exit_code, outcome) = super::result_outcome(kind, &text, failed);
-                    out.records.push(Record {
-                        kind: Some(RecordKind::ToolResult),
-                        key: Some(format!("result:{i}")),
-                        source_event_kind: "cline:tool_result".to_owned(),
-                        role: Some("tool".to_owned()),
-                        tool_name: name,
-                        tool_kind: kind,
-                        call_id: id,
-                        text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-                        exit_code,
-                        outcome,
-                        ..base.clone()
-                    });
+                    let output = ToolOutput {
+                        name: str_at(block, &["name"]).map(str::to_owned),
+                        call_id: str_at(block, &["tool_use_id"]).map(str::to_owned),
+                        text: block
+                            .get("content")
+                            .and_then(result_text)
+                            .filter(|t| !t.is_empty()),
+                        failed: block
+                            .get("is_error")
+                            .and_then(Value::as_bool)
+                            .or_else(|| block.get("content").and_then(any_failed)),
+                        ..ToolOutput::default()
+                    };
+                    out.records.push(output.record(
+                        "cline:tool_result".to_owned(),
+                        tool_kind,
+                        Record {
+                            key: Some(format!("result:{i}")),
+                            role: Some("tool".to_owned()),
+                            ..base.clone()
+                        },
+                    ));
                 }
                 // Attachments: the file's or image's bytes are the person's, not the session's.
                 (Some("image" | "file" | "media"), _) => {}

@@ -25,8 +25,8 @@ use super::database::{
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    cap_json, cap_text, count_unknown, is_system_injected, note_timestamp, outcome_for, set_latest,
-    set_once, str_at,
+    ToolOutput, cap_json, cap_text, count_unknown, is_system_injected, note_timestamp, outcome_for,
+    set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -334,30 +334,31 @@ impl CrushParser {
                 .filter(|n| !n.is_empty())
                 .map(str::to_owned)
         });
-        let kind = name.as_deref().map(tool_kind);
         // Crush's bash result says where it ran.
         if let Some(Value::String(meta)) = data.get("metadata")
             && let Ok(m) = serde_json::from_str::<Value>(meta)
         {
             set_once(&mut self.meta.cwd, str_at(&m, &["working_directory"]));
         }
-        let text = str_at(data, &["content"]).unwrap_or("").to_owned();
-        let is_error = data.get("is_error").and_then(Value::as_bool);
-        let (exit_code, outcome) = super::result_outcome(kind, &text, is_error);
-        out.records.push(Record {
-            kind: Some(RecordKind::ToolResult),
-            key: Some(format!("result:{id}")),
-            source_event_kind: "crush:tool:tool_result".to_owned(),
-            role: Some("tool".to_owned()),
-            tool_name: name,
-            tool_kind: kind,
-            call_id: Some(id),
-            text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-            exit_code,
-            outcome,
-            cwd: self.meta.cwd.clone(),
-            ..base.clone()
-        });
+        let output = ToolOutput {
+            name,
+            call_id: Some(id.clone()),
+            text: str_at(data, &["content"])
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned),
+            failed: data.get("is_error").and_then(Value::as_bool),
+            ..ToolOutput::default()
+        };
+        out.records.push(output.record(
+            "crush:tool:tool_result".to_owned(),
+            tool_kind,
+            Record {
+                key: Some(format!("result:{id}")),
+                role: Some("tool".to_owned()),
+                cwd: self.meta.cwd.clone(),
+                ..base.clone()
+            },
+        ));
     }
 }
 

@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES,
-    SessionMeta, SourceParser, cap_json, cap_text, count_unknown, exit_code_in, is_system_injected,
-    note_timestamp, outcome_for, patch_paths, str_at, text_value,
+    FileRole, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser,
+    ToolOutput, cap_json, cap_text, count_unknown, is_system_injected, note_timestamp, patch_paths,
+    str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
@@ -234,35 +234,31 @@ impl CursorParser {
                     })
                     .or_else(|| (!self.pending.is_empty()).then_some(0));
                 let call = at.and_then(|i| self.pending.remove(i));
-                let text = block
-                    .get("content")
-                    .and_then(text_value)
-                    .unwrap_or_default();
-                let name = call
-                    .as_ref()
-                    .map(|c| c.name.clone())
-                    .or_else(|| str_at(block, &["name"]).map(str::to_owned));
-                let class = name.as_deref().map(tool_kind);
-                let exit_code = (class == Some(ToolKind::Exec))
-                    .then(|| exit_code_in(&text))
-                    .flatten();
-                let failed = block.get("is_error").and_then(Value::as_bool) == Some(true);
-                out.records.push(Record {
-                    kind: Some(RecordKind::ToolResult),
-                    source_event_kind: format!("cursor:user:{kind}"),
-                    role: Some("tool".to_owned()),
+                let output = ToolOutput {
+                    name: call
+                        .as_ref()
+                        .map(|c| c.name.clone())
+                        .or_else(|| str_at(block, &["name"]).map(str::to_owned)),
                     call_id: call.map(|c| c.id).or_else(|| named.map(str::to_owned)),
-                    tool_name: name,
-                    tool_kind: class,
-                    exit_code,
-                    outcome: match exit_code {
-                        Some(code) => Some(outcome_for(code, &text)),
-                        None if failed => Some(crate::archive::Outcome::Failed),
-                        None => None,
+                    text: block
+                        .get("content")
+                        .and_then(text_value)
+                        .filter(|t| !t.is_empty()),
+                    // Cursor marks a failure; a result without the mark says nothing either way.
+                    failed: block
+                        .get("is_error")
+                        .and_then(Value::as_bool)
+                        .filter(|&failed| failed),
+                    ..ToolOutput::default()
+                };
+                out.records.push(output.record(
+                    format!("cursor:user:{kind}"),
+                    tool_kind,
+                    Record {
+                        role: Some("tool".to_owned()),
+                        ..base
                     },
-                    text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-                    ..base
-                });
+                ));
             }
             (_, other) => {
                 count_unknown(&mut self.meta, &format!("cursor:block:{other}"));

@@ -27,12 +27,11 @@ use serde_json::Value;
 
 use super::database::{DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, UnitParser, require};
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    cap_json, cap_text, count_unknown, exit_code_in, is_system_injected, note_timestamp,
-    outcome_for, set_latest, set_once, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, ToolOutput, cap_json,
+    cap_text, count_unknown, is_system_injected, note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::discover::{AppFolder, DirOrigin, FoundFile, app_folder};
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The database's file name.
 pub const FILE_NAME: &str = "state.vscdb";
@@ -477,35 +476,32 @@ impl CursorIdeParser {
                 ),
             None => String::new(),
         };
-        let exit_code = (kind == ToolKind::Exec)
-            .then(|| {
-                result
-                    .as_ref()
-                    .and_then(|r| r.get("exitCode").or_else(|| r.get("exit_code")))
-                    .and_then(Value::as_i64)
-                    .and_then(|c| i32::try_from(c).ok())
-                    .or_else(|| exit_code_in(&text))
-            })
-            .flatten();
-        let outcome = match (exit_code, status) {
-            (Some(code), _) => Some(outcome_for(code, &text)),
-            (None, "error" | "cancelled") => Some(Outcome::Failed),
-            (None, "completed") => Some(Outcome::Succeeded),
-            _ => None,
-        };
-        out.records.push(Record {
-            kind: Some(RecordKind::ToolResult),
-            key: Some("result".to_owned()),
-            source_event_kind: "cursor:ide:tool_result".to_owned(),
-            role: Some("tool".to_owned()),
-            tool_name: Some(name),
-            tool_kind: Some(kind),
+        let output = ToolOutput {
+            name: Some(name),
             call_id: Some(id),
-            text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-            exit_code,
-            outcome,
-            ..base.clone()
-        });
+            text: (!text.is_empty()).then_some(text),
+            failed: match status {
+                "error" | "cancelled" => Some(true),
+                "completed" => Some(false),
+                _ => None,
+            },
+            // A shell's code as the editor recorded it (else read from its output).
+            exit_code: result
+                .as_ref()
+                .filter(|_| kind == ToolKind::Exec)
+                .and_then(|r| r.get("exitCode").or_else(|| r.get("exit_code")))
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok()),
+        };
+        out.records.push(output.record(
+            "cursor:ide:tool_result".to_owned(),
+            tool_kind,
+            Record {
+                key: Some("result".to_owned()),
+                role: Some("tool".to_owned()),
+                ..base.clone()
+            },
+        ));
     }
 }
 
@@ -625,6 +621,7 @@ impl UnitParser for CursorIdeParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::Outcome;
     use serde_json::json;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<PathBuf> {

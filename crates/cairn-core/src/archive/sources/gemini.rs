@@ -23,13 +23,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{
-    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, ReadKind, SessionMeta, Shallow, SourceParser, cap_json, cap_text,
-    count_unknown, exit_code_in, is_system_injected, line_timestamp, note_timestamp, outcome_for,
-    set_latest, set_once, str_at, text_value, u64_at,
+    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, ReadKind,
+    SessionMeta, Shallow, SourceParser, ToolOutput, cap_json, cap_text, count_unknown,
+    is_system_injected, line_timestamp, note_timestamp, set_latest, set_once, str_at, text_value,
+    u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
-use crate::archive::{Agent, Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
+use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// The variable naming Gemini CLI's folder (`.gemini`: AgentsView's name); sessions are under
 /// its `tmp/`.
@@ -279,35 +279,32 @@ impl GeminiParser {
             if status.is_none() && output.is_none() {
                 continue; // not run yet: the CLI rewrites the message when it is
             }
-            let text = output.unwrap_or_default();
-            let exit_code = (class == ToolKind::Exec)
-                .then(|| exit_code_in(&text))
-                .flatten();
-            let outcome = match (status, exit_code) {
-                (_, Some(code)) => Some(outcome_for(code, &text)),
-                (Some("success"), None) => Some(Outcome::Succeeded),
-                (Some("error"), None) => Some(Outcome::Failed),
-                _ => None,
+            let result = ToolOutput {
+                name: Some(name),
+                call_id: Some(id.clone()),
+                text: output.filter(|t| !t.is_empty()),
+                failed: match status {
+                    Some("success") => Some(false),
+                    Some("error") => Some(true),
+                    _ => None,
+                },
+                ..ToolOutput::default()
             };
-            out.records.push(Record {
-                kind: Some(RecordKind::ToolResult),
-                key: Some(format!("result:{id}")),
-                source_event_kind: match status {
+            out.records.push(result.record(
+                match status {
                     Some(s) => format!("gemini:gemini:tool_result:{s}"),
                     None => "gemini:gemini:tool_result".to_owned(),
                 },
-                role: Some("tool".to_owned()),
-                tool_name: Some(name),
-                tool_kind: Some(class),
-                call_id: Some(id),
-                text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-                exit_code,
-                outcome,
-                file_paths: paths,
-                timestamp: call_ts,
-                cwd: self.meta.cwd.clone(),
-                ..base.clone()
-            });
+                tool_kind,
+                Record {
+                    key: Some(format!("result:{id}")),
+                    role: Some("tool".to_owned()),
+                    file_paths: paths,
+                    timestamp: call_ts,
+                    cwd: self.meta.cwd.clone(),
+                    ..base.clone()
+                },
+            ));
         }
     }
 

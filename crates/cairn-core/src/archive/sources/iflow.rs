@@ -17,9 +17,9 @@ use serde_json::Value;
 use super::edited_path;
 use super::prompt;
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, line_timestamp, note_timestamp,
-    result_outcome, set_latest, set_once, str_at, text_value, u64_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, ToolOutput,
+    cap_json, cap_text, count_unknown, line_timestamp, note_timestamp, set_latest, set_once,
+    str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Record, RecordKind, TokenUsage, ToolKind};
@@ -92,7 +92,6 @@ impl IflowParser {
                 Some("tool_result") => {
                     let call_id = str_at(block, &["tool_use_id"]);
                     let name = call_id.and_then(|id| self.pending_calls.remove(id));
-                    let kind = name.as_deref().map(tool_kind);
                     let response = ["responseParts", "functionResponse", "response"];
                     let text = block.get("content").and_then(|c| {
                         text_value(c).or_else(|| {
@@ -105,19 +104,18 @@ impl IflowParser {
                     let failed = block.get("is_error").and_then(Value::as_bool).or_else(|| {
                         str_at(line, &["toolUseResult", "status"]).map(|s| s != "success")
                     });
-                    let (exit_code, outcome) =
-                        result_outcome(kind, text.as_deref().unwrap_or(""), failed);
-                    out.records.push(Record {
-                        kind: Some(RecordKind::ToolResult),
-                        source_event_kind: "iflow:user:tool_result".to_owned(),
-                        tool_kind: kind,
-                        tool_name: name,
-                        text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+                    let output = ToolOutput {
+                        name,
                         call_id: call_id.map(str::to_owned),
-                        exit_code,
-                        outcome,
-                        ..base
-                    });
+                        text,
+                        failed,
+                        ..ToolOutput::default()
+                    };
+                    out.records.push(output.record(
+                        "iflow:user:tool_result".to_owned(),
+                        tool_kind,
+                        base,
+                    ));
                 }
                 // A picture pasted into the prompt: nothing to read.
                 Some("image") => {}

@@ -24,9 +24,9 @@ use serde_json::Value;
 
 use super::database::epoch_time;
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
-    note_timestamp, set_latest, set_once, str_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, ToolOutput,
+    cap_json, cap_text, count_unknown, is_system_injected, line_timestamp, note_timestamp,
+    set_latest, set_once, str_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, ToolKind};
@@ -238,30 +238,29 @@ impl KiroSessionParser {
                 continue;
             }
             let d = block.get("data").unwrap_or(&Value::Null);
-            let id = str_at(d, &["toolUseId"]).map(str::to_owned);
-            let name = id.as_ref().and_then(|id| self.pending.remove(id));
-            let kind = name.as_deref().map(super::kiro::tool_kind);
-            let text = result_text(d);
-            // A shell's `exit status: N` wins: `status` says "success" of a command that failed.
-            let failed = match str_at(d, &["status"]) {
-                Some("error") => Some(true),
-                Some("success") => Some(false),
-                _ => None,
+            let call_id = str_at(d, &["toolUseId"]).map(str::to_owned);
+            let output = ToolOutput {
+                name: call_id.as_ref().and_then(|id| self.pending.remove(id)),
+                call_id,
+                text: Some(result_text(d)).filter(|t| !t.is_empty()),
+                // A shell's `exit status: N` wins: `status` says "success" of a command that
+                // failed.
+                failed: match str_at(d, &["status"]) {
+                    Some("error") => Some(true),
+                    Some("success") => Some(false),
+                    _ => None,
+                },
+                ..ToolOutput::default()
             };
-            let (exit_code, outcome) = super::result_outcome(kind, &text, failed);
-            out.records.push(Record {
-                kind: Some(RecordKind::ToolResult),
-                block: u32::try_from(i).unwrap_or(u32::MAX),
-                source_event_kind: "kiro:ToolResults".to_owned(),
-                role: Some("tool".to_owned()),
-                tool_kind: kind,
-                tool_name: name,
-                text: (!text.is_empty()).then(|| cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-                call_id: id,
-                exit_code,
-                outcome,
-                ..base.clone()
-            });
+            out.records.push(output.record(
+                "kiro:ToolResults".to_owned(),
+                super::kiro::tool_kind,
+                Record {
+                    block: u32::try_from(i).unwrap_or(u32::MAX),
+                    role: Some("tool".to_owned()),
+                    ..base.clone()
+                },
+            ));
         }
     }
 }

@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, is_system_injected, line_timestamp,
-    note_timestamp, patch_paths, result_outcome, set_latest, set_once, str_at, text_value, u64_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, ToolOutput,
+    cap_json, cap_text, count_unknown, is_system_injected, line_timestamp, note_timestamp,
+    patch_paths, set_latest, set_once, str_at, text_value, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -260,24 +260,16 @@ impl PiParser {
 
     fn tool_result(&mut self, msg: &Value, base: Record) -> Record {
         let call_id = str_at(msg, &["toolCallId"]);
-        let name = call_id
-            .and_then(|id| self.pending_calls.remove(id))
-            .or_else(|| str_at(msg, &["toolName"]).map(str::to_owned));
-        let text = msg.get("content").and_then(text_value);
-        let failed = msg.get("isError").and_then(Value::as_bool);
-        let kind = name.as_deref().map(tool_kind);
-        let (exit_code, outcome) = result_outcome(kind, text.as_deref().unwrap_or(""), failed);
-        Record {
-            kind: Some(RecordKind::ToolResult),
-            source_event_kind: self.kind("message:toolResult"),
-            tool_kind: kind,
-            tool_name: name,
-            text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
+        let output = ToolOutput {
+            name: call_id
+                .and_then(|id| self.pending_calls.remove(id))
+                .or_else(|| str_at(msg, &["toolName"]).map(str::to_owned)),
             call_id: call_id.map(str::to_owned),
-            exit_code,
-            outcome,
-            ..base
-        }
+            text: msg.get("content").and_then(text_value),
+            failed: msg.get("isError").and_then(Value::as_bool),
+            ..ToolOutput::default()
+        };
+        output.record(self.kind("message:toolResult"), tool_kind, base)
     }
 
     /// A summary that stands in for what came before it (`compaction`) or for a branch left

@@ -24,9 +24,9 @@ use serde_json::Value;
 
 use super::prompt;
 use super::{
-    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, MAX_TOOL_OUTPUT_BYTES, SessionMeta,
-    SourceParser, cap_json, cap_text, count_unknown, edited_path, ms_to_rfc3339, note_timestamp,
-    result_outcome, set_latest, set_once, str_at, u64_at,
+    LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, SourceParser, ToolOutput,
+    cap_json, cap_text, count_unknown, edited_path, ms_to_rfc3339, note_timestamp, set_latest,
+    set_once, str_at, u64_at,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
@@ -209,26 +209,19 @@ impl PositParser {
             .and_then(|id| self.pending_calls.remove(id))
             .or_else(|| str_at(part, &["toolName"]).map(str::to_owned))
             .unwrap_or_else(|| "unknown".to_owned());
-        let kind = tool_kind(&name);
         let output = part.get("output").unwrap_or(&Value::Null);
-        let failed = str_at(output, &["type"]).map(|t| t.starts_with("error"));
-        let text = match output.get("value") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => String::new(),
-        };
-        let (exit_code, outcome) = result_outcome(Some(kind), &text, failed);
-        Record {
-            kind: Some(RecordKind::ToolResult),
-            source_event_kind: "posit:tool-result".to_owned(),
-            tool_kind: Some(kind),
-            tool_name: Some(name),
+        let result = ToolOutput {
+            name: Some(name),
             call_id,
-            text: Some(cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-            exit_code,
-            outcome,
-            ..base
-        }
+            text: Some(match output.get("value") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            }),
+            failed: str_at(output, &["type"]).map(|t| t.starts_with("error")),
+            ..ToolOutput::default()
+        };
+        result.record("posit:tool-result".to_owned(), tool_kind, base)
     }
 }
 

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use super::prompt;
 use super::{
-    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES,
-    MAX_TOOL_OUTPUT_BYTES, SessionMeta, Shallow, cap_json, cap_text, count_unknown, edited_path,
-    local_timestamp, result_outcome, set_once, str_at, text_value,
+    DocumentParser, KeyedUnits, LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta,
+    Shallow, ToolOutput, cap_json, cap_text, count_unknown, edited_path, local_timestamp, set_once,
+    str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Record, RecordKind, ToolKind};
@@ -196,21 +196,13 @@ fn call(block: &Value, base: Record) -> Record {
 /// A `tool_result` block as a result (calls are answered in the same document, so the result
 /// names its tool itself).
 fn result(block: &Value, base: Record) -> Record {
-    let name = str_at(block, &["name"]).unwrap_or("unknown").to_owned();
-    let kind = tool_kind(&name);
-    let text = block.get("output").and_then(text_value).unwrap_or_default();
-    let (exit_code, outcome) = result_outcome(Some(kind), &text, None);
-    Record {
-        kind: Some(RecordKind::ToolResult),
-        source_event_kind: "qwenpaw:tool_result".to_owned(),
-        tool_kind: Some(kind),
-        tool_name: Some(name),
+    let output = ToolOutput {
+        name: Some(str_at(block, &["name"]).unwrap_or("unknown").to_owned()),
         call_id: str_at(block, &["id"]).map(str::to_owned),
-        text: Some(cap_text(text, MAX_TOOL_OUTPUT_BYTES)),
-        exit_code,
-        outcome,
-        ..base
-    }
+        text: Some(block.get("output").and_then(text_value).unwrap_or_default()),
+        ..ToolOutput::default()
+    };
+    output.record("qwenpaw:tool_result".to_owned(), tool_kind, base)
 }
 
 impl DocumentParser for QwenpawParser {
