@@ -72,6 +72,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0034_read_by.sql")),
     sql(include_str!("archive/migrations/0035_retained_swaps.sql")),
     sql(include_str!("archive/migrations/0036_call_pairs.sql")),
+    sql(include_str!("archive/migrations/0037_sidecar_stamps.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

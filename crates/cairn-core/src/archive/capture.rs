@@ -253,6 +253,9 @@ pub(crate) struct Batch {
     project: Option<String>,
     size: u64,
     mtime_ns: i64,
+    /// The newest mtime of the files read beside a line transcript ([`SourceState`]'s), when
+    /// this read looked at them; `None` keeps the stored one.
+    sidecar_mtime_ns: Option<i64>,
     byte_offset: u64,
     line_count: u64,
     first_line_hash: Option<String>,
@@ -402,7 +405,15 @@ fn read_lines(
         return;
     }
     let force_reread = force_reread || (compressed && prior.is_some());
-    let plan = match plan(&canonical, prior, size, mtime_ns, force_reread) {
+    let sidecar_mtime_ns = sidecar_stamp(file);
+    let sidecars_moved =
+        sidecar_mtime_ns.is_some_and(|s| prior.is_some_and(|p| p.sidecar_mtime_ns != s));
+    let plan = match plan(
+        &canonical,
+        prior,
+        (size, mtime_ns, sidecars_moved),
+        force_reread,
+    ) {
         Ok(p) => p,
         Err(e) => {
             emit(warn(format!("cannot read: {e}")));
@@ -547,7 +558,7 @@ fn read_lines(
             }
         }
         if reader.offset() - batch_start >= BATCH_BYTES {
-            let next = finish_batch(
+            let mut next = finish_batch(
                 batch,
                 file,
                 &canonical,
@@ -560,6 +571,7 @@ fn read_lines(
                 &last_line,
                 batch_start,
             );
+            next.sidecar_mtime_ns = sidecar_mtime_ns;
             if !emit(Msg::Batch(Box::new(next))) {
                 return;
             }
@@ -590,7 +602,7 @@ fn read_lines(
     parser.flush(&mut out);
     let last_hash = last_line.as_ref().map_or("", |(_, h)| h.as_str());
     take_output(&mut batch, file.agent, line_no, last_hash, &mut out);
-    let last = finish_batch(
+    let mut last = finish_batch(
         batch,
         file,
         &canonical,
@@ -603,6 +615,7 @@ fn read_lines(
         &last_line,
         batch_start,
     );
+    last.sidecar_mtime_ns = sidecar_mtime_ns;
     emit(Msg::Batch(Box::new(last)));
 }
 
@@ -859,6 +872,7 @@ fn empty_batch(
         project: None,
         size: 0,
         mtime_ns: 0,
+        sidecar_mtime_ns: None,
         byte_offset: 0,
         line_count: 0,
         first_line_hash: None,
@@ -909,11 +923,13 @@ fn finish_batch(
 }
 
 /// Decide how much of a file to read, checking that a known file is still the same file.
+/// How much of the line file at `path` must be read, given its stored position: from the
+/// start (new, shorter, or changed where it was read), from where the last read stopped
+/// (grown, or the files read beside it moved: `sidecars_moved`), or nothing.
 fn plan(
     path: &Path,
     prior: Option<&SourceState>,
-    size: u64,
-    mtime_ns: i64,
+    (size, mtime_ns, sidecars_moved): (u64, i64, bool),
     force: bool,
 ) -> std::io::Result<Plan> {
     let Some(p) = prior else {
@@ -934,7 +950,17 @@ fn plan(
         return Ok(reread);
     }
     if size == p.size && mtime_ns == p.mtime_ns && size == p.byte_offset {
-        return Ok(Plan::Unchanged);
+        if !sidecars_moved {
+            return Ok(Plan::Unchanged);
+        }
+        // Only what describes the session changed: its lines are not read again; the read
+        // takes up where it stopped and the parser, made anew, reads the files beside it.
+        return Ok(Plan::From {
+            offset: p.byte_offset,
+            line_count: p.line_count,
+            state: p.parser_state.clone(),
+            generation: p.generation,
+        });
     }
     // Written since, yet not a byte longer: a line was changed in place (an edit, a tool
     // rewriting the file), which the first and last lines' keys need not show. Read again
@@ -1026,6 +1052,21 @@ fn file_warning(file: &FoundFile, message: String) -> Msg {
         path: file.path.display().to_string(),
         line: None,
         message,
+    })
+}
+
+/// The newest mtime of the files read beside a line transcript ([`sources::sidecars`]; 0 when
+/// none is there yet), `None` for an agent that keeps none.
+///
+/// [`sources::sidecars`]: super::sources::sidecars
+fn sidecar_stamp(file: &FoundFile) -> Option<i64> {
+    let sidecars = super::sources::sidecars(file);
+    (!sidecars.is_empty()).then(|| {
+        sidecars
+            .iter()
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| mtime_ns(&m))
+            .fold(0, i64::max)
     })
 }
 
@@ -1557,7 +1598,7 @@ fn commit_in<'b>(
         tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,
                 last_line_start = ?7, last_line_hash = ?8, parser_state = ?9, generation = ?10, retained_len = ?11,
-                missing_since = NULL, updated_at = ?12
+                missing_since = NULL, updated_at = ?12, sidecar_mtime_ns = COALESCE(?13, sidecar_mtime_ns)
              WHERE id = ?1",
         )
         .map_err(e)?
@@ -1573,7 +1614,8 @@ fn commit_in<'b>(
                 batch.parser_state,
                 batch.generation,
                 retained_len as i64,
-                now
+                now,
+                batch.sidecar_mtime_ns
             ])
         .map_err(e)?;
         Ok(Commit::Done {

@@ -460,7 +460,9 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
 /// The transcript a changed file is part of, for the watcher: the file itself when it is one
 /// ([`classify`]), else, for OpenCode's storage tree, the session file its message or part
 /// file belongs to ([`opencode::session_file_of`](super::sources::opencode::session_file_of)),
-/// and for a Cline-family task's sidecar, the task's log.
+/// for a Cline-family task's sidecar, the task's log, and for the file beside a line transcript
+/// that describes its session, that transcript
+/// ([`transcript_of_sidecar`](super::sources::transcript_of_sidecar)).
 pub fn transcript_of_change(agent: Agent, path: &Path) -> Option<FoundFile> {
     classify(agent, path).or_else(|| match agent {
         Agent::Opencode => super::sources::opencode::session_file_of(path)
@@ -471,7 +473,10 @@ pub fn transcript_of_change(agent: Agent, path: &Path) -> Option<FoundFile> {
                 .filter(|log| log.is_file())
                 .and_then(|log| classify(agent, &log))
         }
-        _ => None,
+        // A file that describes a line transcript's session (its title, folder).
+        _ => super::sources::transcript_of_sidecar(agent, path)
+            .filter(|t| t.is_file())
+            .and_then(|t| classify(agent, &t)),
     })
 }
 

@@ -548,6 +548,7 @@ mod tests {
                 parser_state: None,
                 generation: 0,
                 retained_len: 0,
+                sidecar_mtime_ns: 0,
             };
             (key, s)
         };

@@ -355,15 +355,34 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
     }
 }
 
-/// The files read beside `file` (a Cline-family task's sidecars, a Cline SDK session's
-/// manifest): a change to one is a change of the document, so a sync re-reads it.
+/// The files read beside `file`: a change to one alone is a change of the session, so a sync
+/// reads it. A Cline-family task's sidecars and a Cline SDK session's manifest are part of the
+/// document; a line transcript's (Grok's `summary.json`, Vibe's `meta.json`, gptme's
+/// `config.toml`, Posit Assistant's `conversation.json` and `workspace.json`) describe its
+/// session (title, folder, model), read again without the transcript's lines.
 pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
-    if file.agent == Agent::Cline && cline_sdk::is_messages_file(&file.path) {
-        cline_sdk::manifest_of(&file.path).into_iter().collect()
-    } else if cline::is_cline_family(file.agent) {
-        cline::sidecars_of(&file.path)
-    } else {
-        Vec::new()
+    match file.agent {
+        Agent::Cline if cline_sdk::is_messages_file(&file.path) => {
+            cline_sdk::manifest_of(&file.path).into_iter().collect()
+        }
+        agent if cline::is_cline_family(agent) => cline::sidecars_of(&file.path),
+        Agent::Grok => grok::sidecars_of(&file.path),
+        Agent::Vibe => vibe::sidecars_of(&file.path),
+        Agent::Gptme => gptme::sidecars_of(&file.path),
+        Agent::Posit => posit::sidecars_of(&file.path),
+        _ => Vec::new(),
+    }
+}
+
+/// The line transcript the sidecar at `path` describes ([`sidecars`]), for the watcher: `None`
+/// when `path` is no such sidecar of `agent`'s.
+pub fn transcript_of_sidecar(agent: Agent, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    match agent {
+        Agent::Grok => grok::transcript_of_sidecar(path),
+        Agent::Vibe => vibe::transcript_of_sidecar(path),
+        Agent::Gptme => gptme::transcript_of_sidecar(path),
+        Agent::Posit => posit::transcript_of_sidecar(path),
+        _ => None,
     }
 }
 

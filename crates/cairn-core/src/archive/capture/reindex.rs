@@ -122,7 +122,8 @@ pub fn plan(
         ))
         .and_then(|mut s| {
             s.query_map([row], |r| {
-                Ok((r.get(14)?, r.get(15)?, SourceState::from_row(r)?))
+                let after = store::SOURCE_COLUMN_COUNT;
+                Ok((r.get(after)?, r.get(after + 1)?, SourceState::from_row(r)?))
             })?
             .collect()
         })

@@ -33,6 +33,7 @@ pub(super) fn state_after(b: &Batch) -> SourceState {
         parser_state: Some(b.parser_state.clone()),
         generation: b.generation,
         retained_len: 0,
+        sidecar_mtime_ns: b.sidecar_mtime_ns.unwrap_or(0),
     }
 }
 

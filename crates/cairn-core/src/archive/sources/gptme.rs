@@ -78,6 +78,16 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Gptme, path, CONVERSATION)
 }
 
+/// The file read beside a session's transcript: its `config.toml`.
+pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
+    vec![transcript.with_file_name(CONFIG)]
+}
+
+/// The transcript a `config.toml` describes.
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    (path.file_name()? == CONFIG).then(|| path.with_file_name(CONVERSATION))
+}
+
 /// Whether a transcript's path is gptme's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     path.to_string_lossy().contains("/gptme/logs/")

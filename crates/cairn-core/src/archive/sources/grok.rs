@@ -56,6 +56,16 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Grok, path, CHAT_HISTORY)
 }
 
+/// The file read beside a session's transcript: its `summary.json`.
+pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
+    vec![transcript.with_file_name(SUMMARY)]
+}
+
+/// The transcript a `summary.json` describes.
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    (path.file_name()? == SUMMARY).then(|| path.with_file_name(CHAT_HISTORY))
+}
+
 /// Whether a transcript's path is Grok's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     path.to_string_lossy().contains("/.grok/sessions/")

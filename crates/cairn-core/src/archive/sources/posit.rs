@@ -58,6 +58,21 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Posit, path, MESSAGES)
 }
 
+/// The files read beside a conversation's transcript: its `conversation.json` and its
+/// workspace's `workspace.json`.
+pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
+    let folder = transcript.parent().unwrap_or(Path::new(""));
+    let mut files = vec![folder.join(CONVERSATION)];
+    files.extend(workspace_file(folder));
+    files
+}
+
+/// The transcript a `conversation.json` describes (a `workspace.json` describes every
+/// conversation of its workspace, and is read with the next of them that is read).
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    (path.file_name()? == CONVERSATION).then(|| path.with_file_name(MESSAGES))
+}
+
 /// Whether a transcript's path is Posit Assistant's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     path.to_string_lossy().contains("/.posit/assistant/")
@@ -278,9 +293,14 @@ impl SourceParser for PositParser {
     }
 }
 
-/// The `workspace.json` of the workspace a conversation folder belongs to: in the folder's
-/// parent, or for a sub-agent's run, above the `subagents/` folders it sits in.
+/// The `workspace.json` of the workspace a conversation folder belongs to, read.
 fn workspace_of(folder: &Path) -> Option<Value> {
+    super::read_small_json(&workspace_file(folder)?, MAX_WORKSPACE_BYTES)
+}
+
+/// Where the `workspace.json` of a conversation folder's workspace is: in the folder's parent,
+/// or for a sub-agent's run, above the `subagents/` folders it sits in.
+fn workspace_file(folder: &Path) -> Option<PathBuf> {
     let mut at = folder.parent()?;
     // `<workspace>/<conversation>/subagents/<id>/…`: climb out of each `subagents/<id>`.
     for _ in 0..16 {
@@ -289,7 +309,7 @@ fn workspace_of(folder: &Path) -> Option<Value> {
         }
         at = at.parent()?.parent()?;
     }
-    super::read_small_json(&at.join(WORKSPACE), MAX_WORKSPACE_BYTES)
+    Some(at.join(WORKSPACE))
 }
 
 /// The text without the assistant's bookkeeping tags and what they hold (a tag left open runs

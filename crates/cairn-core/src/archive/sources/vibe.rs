@@ -53,6 +53,16 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Vibe, path, MESSAGES)
 }
 
+/// The file read beside a session's transcript: its `meta.json`.
+pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
+    vec![transcript.with_file_name(META)]
+}
+
+/// The transcript a `meta.json` describes.
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    (path.file_name()? == META).then(|| path.with_file_name(MESSAGES))
+}
+
 /// Whether a transcript's path is Vibe's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     path.to_string_lossy().contains("/.vibe/logs/session/")

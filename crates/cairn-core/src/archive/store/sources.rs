@@ -147,7 +147,11 @@ pub(crate) const EMPTY_FILE: &str = "empty file skipped";
 
 pub(crate) const SOURCE_COLUMNS: &str = "id, source_key, session_id, path, size, mtime_ns, byte_offset, \
      line_count, first_line_hash, last_line_start, last_line_hash, parser_state, generation, \
-     retained_len";
+     retained_len, sidecar_mtime_ns";
+
+/// How many columns [`SOURCE_COLUMNS`] names: a query that selects more after them reads those
+/// from this index on.
+pub(crate) const SOURCE_COLUMN_COUNT: usize = 15;
 
 /// Where reading a source file stopped, and how to check the file is still the same file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +170,9 @@ pub struct SourceState {
     pub parser_state: Option<String>,
     pub generation: u32,
     pub retained_len: u64,
+    /// The newest mtime of the files read beside a line transcript when it was last read
+    /// ([`crate::archive::sources::sidecars`]); 0 for a source without them.
+    pub sidecar_mtime_ns: i64,
 }
 
 impl SourceState {
@@ -185,6 +192,7 @@ impl SourceState {
             parser_state: r.get(11)?,
             generation: r.get::<_, i64>(12)?.clamp(0, u32::MAX as i64) as u32,
             retained_len: r.get::<_, i64>(13)?.max(0) as u64,
+            sidecar_mtime_ns: r.get(14)?,
         })
     }
 }
@@ -368,6 +376,14 @@ pub fn log_reindex(
 #[cfg(test)]
 mod tests {
     use crate::store::Store;
+
+    #[test]
+    fn the_source_columns_are_as_many_as_counted() {
+        assert_eq!(
+            super::SOURCE_COLUMNS.split(',').count(),
+            super::SOURCE_COLUMN_COUNT
+        );
+    }
 
     /// A database's sessions are the sources under `<db>#`, not those of a database whose name
     /// begins with its name, nor the database file's own; positions come without the state.
