@@ -254,8 +254,13 @@ pub async fn sync_archive<R: Runtime>(
     let progress = Emitter::new(app.clone());
     let result = blocking(move || cairn.sync(&SyncOptions::default(), &progress)).await;
     backend.end_sync();
-    let report = result?;
+    let mut report = result?;
     backend.sync_completed();
+    // Paths and messages come from file names and transcripts: shown as the CLI prints them.
+    for w in &mut report.warnings {
+        w.path = cairn_core::text::printable(&w.path);
+        w.message = cairn_core::text::printable(&w.message);
+    }
     if report.changed() {
         crate::meaning::after_capture(&app);
         let _ = ArchiveChanged {

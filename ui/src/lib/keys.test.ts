@@ -68,9 +68,10 @@ describe('the keyboard map', () => {
     expect(keyAction(key('j', {}, element('input', { type: 'checkbox' })))).toEqual({ type: 'move', delta: 1 });
   });
 
-  it('lets buttons and links take their own Enter', () => {
+  it('lets buttons, links and a disclosure take their own Enter', () => {
     expect(keyAction(key('Enter', {}, element('button')))).toBeNull();
     expect(keyAction(key('Enter', {}, element('a', { href: '#' })))).toBeNull();
+    expect(keyAction(key('Enter', {}, element('summary')))).toBeNull();
     expect(keyAction(key('j', {}, element('button')))).toEqual({ type: 'move', delta: 1 });
   });
 });

@@ -31,8 +31,11 @@ export function keyAction(event: KeyboardEvent): KeyAction | null {
   const typing = isTextEntry(event.target);
   if (event.key === 'Escape') return typing ? { type: 'leave-field' } : { type: 'back' };
   if (typing) return null;
-  // Buttons and links handle their own Enter.
-  const onControl = event.target instanceof HTMLButtonElement || event.target instanceof HTMLAnchorElement;
+  // Buttons, links and a disclosure's summary (it opens and closes its list) handle their own Enter.
+  const onControl =
+    event.target instanceof HTMLButtonElement ||
+    event.target instanceof HTMLAnchorElement ||
+    (event.target instanceof HTMLElement && event.target.tagName === 'SUMMARY');
   switch (event.key) {
     case 'j':
     case 'ArrowDown':
