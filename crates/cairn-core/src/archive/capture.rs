@@ -922,10 +922,10 @@ fn finish_batch(
     batch
 }
 
-/// Decide how much of a file to read, checking that a known file is still the same file.
-/// How much of the line file at `path` must be read, given its stored position: from the
-/// start (new, shorter, or changed where it was read), from where the last read stopped
-/// (grown, or the files read beside it moved: `sidecars_moved`), or nothing.
+/// How much of the line file at `path` must be read, given its stored position (a known file is
+/// checked to be still the same file): from the start (new, shorter, or changed where it was
+/// read), from where the last read stopped (grown, or only the files read beside it moved:
+/// `sidecars_moved`), or nothing.
 fn plan(
     path: &Path,
     prior: Option<&SourceState>,
