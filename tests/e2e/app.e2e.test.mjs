@@ -230,6 +230,29 @@ test('sync: the first import runs with progress and lands on the branches', asyn
   await until(async () => (await rendered('branch-row', 'data-branch-key')).includes(LOGIN), 'feature/login is not listed');
   const status = await text(await byTestId('sync-status'));
   assert.match(status, /Synced: 22 new sessions/, status);
+  // What the sync could not read is in the status bar: Enter on the count opens the list, which
+  // names the empty transcript the seed left. The next sync says it no more.
+  const warnings = await byTestId('sync-warnings');
+  assert.ok(await warnings.isExisting(), `the status bar names what the sync could not read: ${status}`);
+  await browser.execute(() => document.querySelector('[data-testid="sync-warnings"] summary').focus());
+  await browser.keys('Enter');
+  const opened = await browser.execute(() => {
+    const details = document.querySelector('[data-testid="sync-warnings"]');
+    return { open: details.open, items: [...details.querySelectorAll('li')].map((li) => li.textContent) };
+  });
+  assert.ok(opened.open, 'Enter on the count opens the list');
+  assert.ok(
+    opened.items.some((t) => t.includes('5a1d0c3e-4444-4aaa-8bbb-000000000004.jsonl') && t.includes('empty file skipped')),
+    `the empty transcript is named: ${JSON.stringify(opened.items)}`,
+  );
+  await shot('02-sync-warnings');
+  await browser.keys('Enter');
+  await (await browser.$('button[title="Import new transcripts now"]')).click();
+  await until(
+    async () => (await (await byTestId('sync-status')).getAttribute('data-status')) === 'done' && !(await (await byTestId('sync-warnings')).isExisting()),
+    'the next sync still lists the warnings the first one gave',
+    60_000,
+  );
   const repos = await browser.execute(() => [...document.querySelectorAll('[data-testid="repo-row"]')].map((r) => r.textContent));
   assert.ok(repos.some((r) => r.includes('shop')), `the seeded repository is listed: ${repos}`);
   // With the distil offer above it, the branch list still ends above the status bar (it ran

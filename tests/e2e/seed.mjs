@@ -116,6 +116,9 @@ three.edit('README.md', '# shop', '# Shop');
 three.run('git commit -qam "README: title case" && git log --oneline -1');
 three.say('Done: the README title is fixed and committed.');
 
+// A session an agent opened and wrote nothing to: the first sync says so, once.
+writeFileSync(join(project, '5a1d0c3e-4444-4aaa-8bbb-000000000004.jsonl'), '');
+
 // The real fixture transcripts, as the agents lay them out.
 cpSync(join(fixtures, 'claude'), join(claudeDir, '-home-USER-projects-spotter'), { recursive: true });
 mkdirSync(join(codexDir, '2026/08/03'), { recursive: true });
