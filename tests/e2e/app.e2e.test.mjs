@@ -231,7 +231,7 @@ test('sync: the first import runs with progress and lands on the branches', asyn
   const status = await text(await byTestId('sync-status'));
   assert.match(status, /Synced: 22 new sessions/, status);
   // What the sync could not read is in the status bar: Enter on the count opens the list, which
-  // names the empty transcript the seed left. The next sync says it no more.
+  // names the empty transcript the seed left, and Esc closes it. The next sync says it no more.
   const warnings = await byTestId('sync-warnings');
   assert.ok(await warnings.isExisting(), `the status bar names what the sync could not read: ${status}`);
   await browser.execute(() => document.querySelector('[data-testid="sync-warnings"] summary').focus());
@@ -246,7 +246,8 @@ test('sync: the first import runs with progress and lands on the branches', asyn
     `the empty transcript is named: ${JSON.stringify(opened.items)}`,
   );
   await shot('02-sync-warnings');
-  await browser.keys('Enter');
+  await browser.keys('Escape');
+  assert.equal(await browser.execute(() => document.querySelector('[data-testid="sync-warnings"]').open), false, 'Esc closes the list');
   await (await browser.$('button[title="Import new transcripts now"]')).click();
   await until(
     async () => (await (await byTestId('sync-status')).getAttribute('data-status')) === 'done' && !(await (await byTestId('sync-warnings')).isExisting()),

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mount, unmount } from 'svelte';
+import { mount, tick, unmount } from 'svelte';
 import SyncWarnings from './SyncWarnings.svelte';
 import type { SyncReport } from '../api';
 
@@ -41,5 +41,36 @@ describe('SyncWarnings', () => {
     const items = el?.querySelectorAll('li') ?? [];
     expect(items.length).toBe(51);
     expect(items[50]?.textContent).toContain('3 more warnings');
+  });
+
+  it('closes on Esc, which is then not the window\'s "back", and on a click elsewhere', async () => {
+    const el = shown([{ path: '/t/a.jsonl', line: null, message: 'empty file skipped' }]) as HTMLDetailsElement;
+    const summary = el.querySelector('summary') as HTMLElement;
+    summary.click();
+    await tick();
+    expect(el.open).toBe(true);
+    const esc = new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true });
+    summary.dispatchEvent(esc);
+    await tick();
+    expect(el.open).toBe(false);
+    expect(esc.defaultPrevented).toBe(true);
+    expect(document.activeElement).toBe(summary);
+
+    summary.click();
+    await tick();
+    expect(el.open).toBe(true);
+    el.querySelector('li')?.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    await tick();
+    expect(el.open).toBe(true);
+    const elsewhere = document.createElement('button');
+    document.body.append(elsewhere);
+    elsewhere.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    await tick();
+    expect(el.open).toBe(false);
+
+    // Closed, Esc is left to the window.
+    const later = new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true });
+    summary.dispatchEvent(later);
+    expect(later.defaultPrevented).toBe(false);
   });
 });
