@@ -521,12 +521,10 @@ impl ToolOutput {
     ) -> Record {
         let tool_kind = self.name.as_deref().map(kind_of);
         let text = self.text.as_deref().unwrap_or("");
-        let exit_code = self.exit_code.or_else(|| {
-            (tool_kind == Some(ToolKind::Exec))
-                .then(|| exit_code_in(text))
-                .flatten()
-        });
-        let outcome = outcome_of(exit_code, text, self.failed);
+        let (exit_code, outcome) = match self.exit_code {
+            Some(code) => (Some(code), outcome_of(Some(code), text, self.failed)),
+            None => result_outcome(tool_kind, text, self.failed),
+        };
         Record {
             kind: Some(RecordKind::ToolResult),
             source_event_kind,
