@@ -104,6 +104,7 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
     let grok_rel =
         "grok/%2Ftmp%2Fas-agent-lab%2Fgrok%2Fproject/019f6851-7ec4-7ef0-97d3-03f3eee38755";
     let gptme_rel = "gptme/2026-06-13-write-hello-world";
+    let kiro_rel = "kiro/sessions/cli/4ee402eb-0bbe-44ef-92da-923291ef2206";
     // (agent, transcript, the file beside it, its fixture files)
     let cases = [
         (
@@ -126,6 +127,16 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
             "posit/a1b2c3d4/11111111/lm-messages.jsonl".to_owned(),
             "posit/a1b2c3d4/11111111/conversation.json".to_owned(),
         ),
+        (
+            Agent::Kiro,
+            format!("{kiro_rel}.jsonl"),
+            format!("{kiro_rel}.json"),
+        ),
+        (
+            Agent::Droid,
+            "droid/session_store_small.jsonl".to_owned(),
+            "droid/session_store_small.settings.json".to_owned(),
+        ),
     ];
     for (_, transcript, beside) in &cases {
         support::copy_into(&fixtures.join(transcript), src.path(), transcript);
@@ -143,17 +154,22 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
         .collect();
     let cairn = Cairn::open(data.path()).unwrap();
     assert!(capture(&cairn, &files).records_added > 0);
+    // Each session's title, or for Droid (whose settings name no title) its model.
     let titles = |cairn: &Cairn| -> Vec<(Agent, Option<String>)> {
         let mut t: Vec<_> = cairn
             .sessions(&SessionQuery::default())
             .unwrap()
             .into_iter()
-            .map(|s| (s.agent, s.title))
+            .map(|s| match s.agent {
+                Agent::Droid => (s.agent, s.model),
+                _ => (s.agent, s.title),
+            })
             .collect();
         t.sort();
         t
     };
     let before = titles(&cairn);
+    assert_eq!(before.len(), cases.len(), "{before:?}");
     assert!(
         before.iter().all(|(_, t)| t.as_deref() != Some("Renamed")),
         "{before:?}"
@@ -161,7 +177,7 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
     let records = support::count(data.path(), "SELECT COUNT(*) FROM records");
 
     // Each agent names the session again, in the file beside the transcript alone (gptme's
-    // `config.toml` appears only now).
+    // `config.toml` and Droid's settings appear only now).
     set_json(
         &src.path().join(&cases[0].2),
         &["generated_title"],
@@ -170,6 +186,8 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
     set_json(&src.path().join(&cases[1].2), &["title"], "Renamed");
     std::fs::write(src.path().join(&cases[2].2), "[chat]\nname = \"Renamed\"\n").unwrap();
     set_json(&src.path().join(&cases[3].2), &["root", "title"], "Renamed");
+    set_json(&src.path().join(&cases[4].2), &["title"], "Renamed");
+    std::fs::write(src.path().join(&cases[5].2), r#"{"model": "Renamed"}"#).unwrap();
     for (_, _, beside) in &cases {
         touch_ahead(&src.path().join(beside), 5);
     }
@@ -191,7 +209,7 @@ fn a_title_written_beside_a_transcript_alone_is_read() {
     );
     // Read once: the next sync finds nothing to do, and the titles stay.
     let stamps = "SELECT SUM(sidecar_mtime_ns > 0) FROM sources";
-    assert_eq!(support::count(data.path(), stamps), 4);
+    assert_eq!(support::count(data.path(), stamps), cases.len() as i64);
     capture(&cairn, &files);
     assert_eq!(titles(&cairn), after);
 

@@ -357,15 +357,20 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
 
 /// The files read beside `file`: a change to one alone is a change of the session, so a sync
 /// reads it. A Cline-family task's sidecars and a Cline SDK session's manifest are part of the
-/// document; a line transcript's (Grok's `summary.json`, Vibe's `meta.json`, gptme's
-/// `config.toml`, Posit Assistant's `conversation.json` and `workspace.json`) describe its
-/// session (title, folder, model), read again without the transcript's lines.
+/// document; a line transcript's (Droid's `<session>.settings.json`, kiro-cli's
+/// `<session>.json`, Grok's `summary.json`, Vibe's `meta.json`, gptme's `config.toml`, Posit
+/// Assistant's `conversation.json` and `workspace.json`) describe its session (title, model,
+/// folder, token totals), read again without the transcript's lines.
 pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
     match file.agent {
         Agent::Cline if cline_sdk::is_messages_file(&file.path) => {
             cline_sdk::manifest_of(&file.path).into_iter().collect()
         }
         agent if cline::is_cline_family(agent) => cline::sidecars_of(&file.path),
+        Agent::Droid => droid::sidecars_of(&file.path),
+        Agent::Kiro if kiro_sessions::is_session_file(&file.path) => {
+            kiro_sessions::sidecars_of(&file.path)
+        }
         Agent::Grok => grok::sidecars_of(&file.path),
         Agent::Vibe => vibe::sidecars_of(&file.path),
         Agent::Gptme => gptme::sidecars_of(&file.path),
@@ -378,6 +383,8 @@ pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
 /// when `path` is no such sidecar of `agent`'s.
 pub fn transcript_of_sidecar(agent: Agent, path: &std::path::Path) -> Option<std::path::PathBuf> {
     match agent {
+        Agent::Droid => droid::transcript_of_sidecar(path),
+        Agent::Kiro => kiro_sessions::transcript_of_sidecar(path),
         Agent::Grok => grok::transcript_of_sidecar(path),
         Agent::Vibe => vibe::transcript_of_sidecar(path),
         Agent::Gptme => gptme::transcript_of_sidecar(path),

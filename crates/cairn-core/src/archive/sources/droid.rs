@@ -35,6 +35,9 @@ use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKi
 /// The most of a session's settings read.
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 
+/// What a session's settings file is named: `<session>.settings.json` beside `<session>.jsonl`.
+const SETTINGS_SUFFIX: &str = ".settings.json";
+
 /// The variable naming Droid's sessions folder.
 pub const ENV_DIR: &str = "FACTORY_SESSIONS_DIR";
 
@@ -51,6 +54,27 @@ pub fn locations(
 pub fn classify(path: &Path) -> Option<FoundFile> {
     path.file_stem()?.to_str()?;
     Some(FoundFile::main(Agent::Droid, path))
+}
+
+/// The file read beside a session's transcript: its `<session>.settings.json` (model, provider,
+/// the session's token totals).
+pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
+    settings_of(transcript).into_iter().collect()
+}
+
+/// The transcript a `<session>.settings.json` describes.
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name
+        .strip_suffix(SETTINGS_SUFFIX)
+        .filter(|s| !s.is_empty())?;
+    Some(path.with_file_name(format!("{stem}.jsonl")))
+}
+
+/// Where the settings of the session at `transcript` are.
+fn settings_of(transcript: &Path) -> Option<PathBuf> {
+    let stem = transcript.file_stem()?.to_str()?;
+    Some(transcript.with_file_name(format!("{stem}{SETTINGS_SUFFIX}")))
 }
 
 /// Whether a transcript's path is Droid's (for the hook, given only a path).
@@ -81,12 +105,8 @@ impl DroidParser {
     /// The parser of `file`, resumed, with what the session's settings say now.
     pub fn for_file(file: &FoundFile, saved: Option<&Value>) -> Result<Self, serde_json::Error> {
         let mut parser = Self::resume(saved)?;
-        let settings = file
-            .path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(|stem| file.path.with_file_name(format!("{stem}.settings.json")))
-            .and_then(|p| super::read_small_json(&p, MAX_SETTINGS_BYTES));
+        let settings =
+            settings_of(&file.path).and_then(|p| super::read_small_json(&p, MAX_SETTINGS_BYTES));
         if let Some(s) = settings {
             parser.settings(&s);
         }

@@ -80,6 +80,17 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     })
 }
 
+/// The file read beside a session's log: its `<session>.json` metadata (title, model, parent).
+pub(crate) fn sidecars_of(log: &Path) -> Vec<PathBuf> {
+    vec![log.with_extension("json")]
+}
+
+/// The session log a `<session>.json` describes.
+pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
+    let log = path.with_extension("jsonl");
+    (path.extension()? == "json" && is_session_file(&log)).then_some(log)
+}
+
 /// Whether a path is a kiro-cli session log (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     is_session_file(path) && path.to_string_lossy().contains("/.kiro/")
