@@ -125,9 +125,11 @@ impl Default for Redactor {
 /// reader sees it whole: a C1 or bidi control, an invisible break (a zero-width space, a
 /// word joiner, a byte-order mark) or a character of [`crate::text::is_ignorable`] (a joiner,
 /// a soft hyphen, a variation selector, …) written raw, anywhere (rare in any text), or a
-/// control character inside a word (between two bytes that are not whitespace), written raw or
-/// as a JSON one-letter escape (`\r`, `\b`, `\f`). A `\r\n` or a line's last `\r` splits
-/// no word, so CRLF text stays on the fast path; ESC and `\u` escapes the gate finds itself.
+/// control character before a word, written raw or as a JSON one-letter escape (`\r`, `\b`,
+/// `\f`): a reader is not shown it, so what stands before it joins the word (inside a word it
+/// splits a secret; after `Authorization: ` it hides where the value starts from rules that
+/// read the text as written). A `\r\n` is followed by no word, so CRLF text stays on the fast
+/// path; ESC and `\u` escapes the gate finds itself.
 fn hides_text(b: &[u8]) -> bool {
     let control = |c: u8| (c < 0x20 && c != b'\n' && c != b'\t') || c == 0x7f;
     let word = |c: Option<&u8>| c.is_some_and(|c| !c.is_ascii_whitespace());
@@ -144,7 +146,7 @@ fn hides_text(b: &[u8]) -> bool {
             while i < b.len() && control(b[i]) {
                 i += 1;
             }
-            if start > 0 && word(b.get(start - 1)) && word(b.get(i)) {
+            if start > 0 && word(b.get(i)) {
                 return true;
             }
         }
@@ -165,9 +167,8 @@ fn hides_text(b: &[u8]) -> bool {
         memmem::find_iter(b, escape).any(|at| {
             let before = at.checked_sub(1).map(|k| b[k]);
             let after = b.get(at + 2);
-            before.is_some_and(|c| !c.is_ascii_whitespace() && c != b'\\')
-                && word(after)
-                && after != Some(&b'\\')
+            // After an escaped backslash, `r` is a letter, not a carriage return.
+            before.is_some_and(|c| c != b'\\') && word(after) && after != Some(&b'\\')
         })
     })
 }
@@ -2976,6 +2977,22 @@ mod tests {
             found.iter().map(|f| f.rule).collect::<Vec<_>>()
         };
         assert_eq!(rules("cut \\ud83d here"), rules("cut here"));
+    }
+
+    /// A carriage return between a header's name and its value is not shown, so a reader sees
+    /// `Authorization: <token>`; the gate read the escape where the value starts and cleared the
+    /// line the walk redacts (found by `gate_never_misses_a_structural_finding`). CRLF text,
+    /// whose `\r` no word follows, stays on the fast path.
+    #[test]
+    fn a_carriage_return_before_a_value_does_not_clear_the_line() {
+        let line = r#"{"type":"tool_result","content":"Authorization: \rZx9_Qw3-Lp7+Rt5"}"#;
+        assert!(r().might_contain_secret(line));
+        let mut found = Vec::new();
+        let out = r().redact_line(line, &mut found);
+        assert!(!out.contains("Zx9_Qw3-Lp7+Rt5"), "{out}");
+        assert!(found.iter().any(|f| f.rule == NAMED_SECRET), "{found:?}");
+        let crlf = r#"{"type":"tool_result","content":"build ok\r\nall 12 tests passed\r\n"}"#;
+        assert!(!r().might_contain_secret(crlf));
     }
 
     /// Every password of one command in one pass (found by the `redact` fuzz target): the rule's
