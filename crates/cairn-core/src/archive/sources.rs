@@ -362,6 +362,9 @@ pub fn with_sidecars(file: &FoundFile, doc: Value) -> Value {
 /// Assistant's `conversation.json` and `workspace.json`) describe its session (title, model,
 /// folder, token totals), read again without the transcript's lines.
 pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
+    if let Some((sidecar, _)) = sibling_sidecar(file.agent) {
+        return vec![file.path.with_file_name(sidecar)];
+    }
     match file.agent {
         Agent::Cline if cline_sdk::is_messages_file(&file.path) => {
             cline_sdk::manifest_of(&file.path).into_iter().collect()
@@ -371,9 +374,6 @@ pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
         Agent::Kiro if kiro_sessions::is_session_file(&file.path) => {
             kiro_sessions::sidecars_of(&file.path)
         }
-        Agent::Grok => grok::sidecars_of(&file.path),
-        Agent::Vibe => vibe::sidecars_of(&file.path),
-        Agent::Gptme => gptme::sidecars_of(&file.path),
         Agent::Posit => posit::sidecars_of(&file.path),
         _ => Vec::new(),
     }
@@ -382,13 +382,26 @@ pub fn sidecars(file: &FoundFile) -> Vec<std::path::PathBuf> {
 /// The line transcript the sidecar at `path` describes ([`sidecars`]), for the watcher: `None`
 /// when `path` is no such sidecar of `agent`'s.
 pub fn transcript_of_sidecar(agent: Agent, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    if let Some((sidecar, transcript)) = sibling_sidecar(agent) {
+        return (path.file_name()? == sidecar).then(|| path.with_file_name(transcript));
+    }
     match agent {
         Agent::Droid => droid::transcript_of_sidecar(path),
         Agent::Kiro => kiro_sessions::transcript_of_sidecar(path),
-        Agent::Grok => grok::transcript_of_sidecar(path),
-        Agent::Vibe => vibe::transcript_of_sidecar(path),
-        Agent::Gptme => gptme::transcript_of_sidecar(path),
         Agent::Posit => posit::transcript_of_sidecar(path),
+        _ => None,
+    }
+}
+
+/// For an agent whose session is described by one file of a fixed name in its transcript's
+/// folder (the transcript's name fixed too): the two names, sidecar first. Grok's
+/// `summary.json` beside `chat_history.jsonl`, Vibe's `meta.json` beside `messages.jsonl`,
+/// gptme's `config.toml` beside `conversation.jsonl`.
+fn sibling_sidecar(agent: Agent) -> Option<(&'static str, &'static str)> {
+    match agent {
+        Agent::Grok => Some((grok::SUMMARY, grok::CHAT_HISTORY)),
+        Agent::Vibe => Some((vibe::META, vibe::MESSAGES)),
+        Agent::Gptme => Some((gptme::CONFIG, gptme::CONVERSATION)),
         _ => None,
     }
 }

@@ -32,10 +32,10 @@ pub const ENV_DIR: &str = "GPTME_DIR";
 pub const LOGS_HOME: &str = "GPTME_LOGS_HOME";
 
 /// A conversation's messages, in its folder.
-const CONVERSATION: &str = "conversation.jsonl";
+pub(crate) const CONVERSATION: &str = "conversation.jsonl";
 
 /// The conversation's settings beside it, and the most of them read.
-const CONFIG: &str = "config.toml";
+pub(crate) const CONFIG: &str = "config.toml";
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Where gptme keeps its conversations: `$GPTME_DIR`, else `$GPTME_LOGS_HOME`, else
@@ -76,16 +76,6 @@ fn locations_on(
 /// A conversation's `conversation.jsonl`, named by its folder.
 pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Gptme, path, CONVERSATION)
-}
-
-/// The file read beside a session's transcript: its `config.toml`.
-pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
-    vec![transcript.with_file_name(CONFIG)]
-}
-
-/// The transcript a `config.toml` describes.
-pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
-    (path.file_name()? == CONFIG).then(|| path.with_file_name(CONVERSATION))
 }
 
 /// Whether a transcript's path is gptme's (for the hook, given only a path).

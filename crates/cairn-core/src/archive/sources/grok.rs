@@ -36,7 +36,7 @@ pub const ENV_DIR: &str = "GROK_HOME";
 pub const CHAT_HISTORY: &str = "chat_history.jsonl";
 
 /// The session's summary beside its conversation.
-const SUMMARY: &str = "summary.json";
+pub(crate) const SUMMARY: &str = "summary.json";
 
 /// The most of a summary read.
 const MAX_SUMMARY_BYTES: u64 = 4 * 1024 * 1024;
@@ -54,16 +54,6 @@ pub fn locations(
 /// journals of the folder are not sessions.
 pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Grok, path, CHAT_HISTORY)
-}
-
-/// The file read beside a session's transcript: its `summary.json`.
-pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
-    vec![transcript.with_file_name(SUMMARY)]
-}
-
-/// The transcript a `summary.json` describes.
-pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
-    (path.file_name()? == SUMMARY).then(|| path.with_file_name(CHAT_HISTORY))
 }
 
 /// Whether a transcript's path is Grok's (for the hook, given only a path).

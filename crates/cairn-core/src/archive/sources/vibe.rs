@@ -27,10 +27,10 @@ use crate::archive::{Agent, Record, TokenUsage, ToolKind};
 pub const ENV_DIR: &str = "VIBE_HOME";
 
 /// A session's conversation, in its folder.
-const MESSAGES: &str = "messages.jsonl";
+pub(crate) const MESSAGES: &str = "messages.jsonl";
 
 /// The session's metadata beside its conversation, and the most of it read.
-const META: &str = "meta.json";
+pub(crate) const META: &str = "meta.json";
 const MAX_META_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Where Vibe keeps its sessions (the same on Linux and macOS): `$VIBE_HOME/logs/session`
@@ -51,16 +51,6 @@ pub fn locations(
 /// A session's `messages.jsonl`, named by its folder until its metadata names it.
 pub fn classify(path: &Path) -> Option<FoundFile> {
     FoundFile::named_by_folder(Agent::Vibe, path, MESSAGES)
-}
-
-/// The file read beside a session's transcript: its `meta.json`.
-pub(crate) fn sidecars_of(transcript: &Path) -> Vec<PathBuf> {
-    vec![transcript.with_file_name(META)]
-}
-
-/// The transcript a `meta.json` describes.
-pub(crate) fn transcript_of_sidecar(path: &Path) -> Option<PathBuf> {
-    (path.file_name()? == META).then(|| path.with_file_name(MESSAGES))
 }
 
 /// Whether a transcript's path is Vibe's (for the hook, given only a path).
