@@ -42,6 +42,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("cline_document", cline_document),
     ("hermes_document", hermes_document),
     ("qwenpaw_document", qwenpaw_document),
+    ("vscopilot_traces", vscopilot_traces),
     ("cursor", cursor),
     ("aider", aider),
     ("database_units", database_units),
@@ -268,10 +269,54 @@ pub fn cline_document(data: &[u8]) {
     }
 }
 
-/// The rows a database source hands its parser (Crush's, OpenCode's, Cursor's IDE store or
-/// Kiro's, by the first byte): the rest is JSON lines, the first a session row, each other a unit
-/// (a Crush message row, an OpenCode `{"info", "parts"}`, a Cursor bubble, a Kiro history entry),
-/// each redacted and parsed as the database reader does, the state saved and resumed between
+/// Visual Studio's trace file: any bytes, loaded as the reader loads one (into a database in
+/// memory), then every conversation listed, its header and its units read and parsed: nothing
+/// panics, every unit read is one `unit_keys` names, and a conversation counts its spans once.
+pub fn vscopilot_traces(data: &[u8]) {
+    use cairn_core::archive::sources::database::DatabaseSource as _;
+    use cairn_core::archive::sources::vscopilot::VsCopilot;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("x_VSGitHubCopilot_traces.jsonl");
+    std::fs::write(&path, data).expect("written");
+    let Ok(conn) = VsCopilot.open(&path) else {
+        return;
+    };
+    VsCopilot
+        .check(&conn)
+        .expect("the loaded file has the tables it is read by");
+    let sessions = VsCopilot.sessions(&conn).expect("listed");
+    let redactor = Redactor::global();
+    for session in &sessions {
+        let mut parser = VsCopilot.parser(&path, None).expect("a fresh parser");
+        let mut out = LineOutput::default();
+        if let Some(mut header) = VsCopilot.header(&conn, session).expect("a header") {
+            redactor.redact_json(&mut header, &mut Vec::new());
+            parser.header(&header, &mut out);
+        }
+        let keys = VsCopilot.unit_keys(&conn, session).expect("keys");
+        assert_eq!(keys.len() as u64, session.count);
+        VsCopilot
+            .units(&conn, session, None, &mut |unit| {
+                assert!(keys.contains(&unit.key), "{} not listed", unit.key);
+                if let Some(mut v) = unit.value {
+                    redactor.redact_json(&mut v, &mut Vec::new());
+                    parser.unit(&unit.key, &v, &mut out);
+                }
+                for r in out.records.drain(..) {
+                    assert!(r.key.is_some(), "an unkeyed record from a span");
+                }
+                true
+            })
+            .expect("read");
+        let saved = parser.save();
+        VsCopilot.parser(&path, Some(&saved)).expect("resumes");
+    }
+}
+
+/// The rows a database source hands its parser (Crush's, OpenCode's, Cursor's IDE store, Kiro's or
+/// Visual Studio's, by the first byte): the rest is JSON lines, the first a session row, each other
+/// a unit (a Crush message row, an OpenCode `{"info", "parts"}`, a Cursor bubble, a Kiro history
+/// entry, a span), each redacted and parsed as the database reader does, the state saved and resumed between
 /// units. Invariants: a row's own text, where `json_text::serde_form` takes it, is its value's
 /// serde_json text; every record is keyed, a redacted row is still JSON, and a resumed parser
 /// knows what the saved one knew.
@@ -279,11 +324,12 @@ pub fn database_units(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let agent = match which % 4 {
+    let agent = match which % 5 {
         0 => Agent::Crush,
         1 => Agent::Opencode,
         2 => Agent::Cursor,
-        _ => Agent::Kiro,
+        3 => Agent::Kiro,
+        _ => Agent::Vscopilot,
     };
     let source = cairn_core::archive::sources::database::source_for(agent).expect("a database");
     let path = Path::new("/p/.crush/crush.db");

@@ -34,6 +34,8 @@ pub enum Agent {
     Gptme,
     Posit,
     Qwenpaw,
+    /// GitHub Copilot in Visual Studio (its OpenTelemetry trace files).
+    Vscopilot,
     /// A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
     /// (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
     Atif,
@@ -41,7 +43,7 @@ pub enum Agent {
 
 impl Agent {
     /// The agents whose transcripts Cairn discovers in source dirs.
-    pub const ALL: [Agent; 26] = [
+    pub const ALL: [Agent; 27] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -68,6 +70,7 @@ impl Agent {
         Agent::Gptme,
         Agent::Posit,
         Agent::Qwenpaw,
+        Agent::Vscopilot,
     ];
 
     /// Every agent a session in the archive may name: the discovered ones and [`Agent::Atif`].
@@ -110,6 +113,7 @@ impl Agent {
             Agent::Gptme => "gptme",
             Agent::Posit => "posit",
             Agent::Qwenpaw => "qwenpaw",
+            Agent::Vscopilot => "vscopilot",
             Agent::Atif => "atif",
         }
     }
@@ -142,6 +146,9 @@ impl Agent {
             "gptme" => Some(Agent::Gptme),
             "posit" | "posit-assistant" => Some(Agent::Posit),
             "qwenpaw" | "copaw" => Some(Agent::Qwenpaw),
+            "vscopilot" | "vs-copilot" | "visualstudio-copilot" | "visual-studio-copilot" => {
+                Some(Agent::Vscopilot)
+            }
             "atif" => Some(Agent::Atif),
             _ => None,
         }

@@ -134,6 +134,12 @@ const CORPUS: &[Layout] = &[
         root: ".openclaw/agents",
     },
     Layout {
+        agent: Agent::Vscopilot,
+        fixture: "vscopilot",
+        at: ".cache/VSGitHubCopilotLogs/traces",
+        root: ".cache/VSGitHubCopilotLogs/traces",
+    },
+    Layout {
         agent: Agent::Qwenpaw,
         fixture: "qwenpaw",
         at: ".copaw/workspaces",
@@ -266,6 +272,8 @@ fn expected() -> BTreeMap<Agent, (i64, i64)> {
         (Agent::Gptme, (1, 2)),
         (Agent::Posit, (3, 4)),
         (Agent::Qwenpaw, (4, 4)),
+        // One conversation over four files, one sharing the fourth.
+        (Agent::Vscopilot, (2, 5)),
     ])
 }
 
@@ -323,6 +331,11 @@ fn changes() -> Vec<(Agent, Change, i64)> {
             json!({"step_index":3,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","created_at":"2026-06-26T21:17:00Z","content":format!("<USER_REQUEST>\n{prompt}\n</USER_REQUEST>")}).to_string()), 1),
         (Agent::Qwenpaw, Change::Rewrite(".copaw/workspaces/default/sessions/default_1700000000000.json",
             json!([{"id":"msg_new","role":"user","content":[{"type":"text","text":prompt}],"timestamp":"2026-03-15 11:00:00.000"},[]])), 1),
+        (Agent::Vscopilot, Change::Append(".cache/VSGitHubCopilotLogs/traces/sample-4_VSGitHubCopilot_traces.jsonl",
+            json!({"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{},"spans":[{"traceId":"ee","spanId":"e5e5e5e5e5e5e5e5","parentSpanId":"","name":"invoke_agent GitHub Copilot","startTimeUnixNano":"1781296800000000000","endTimeUnixNano":"1781296810000000000","attributes":[
+                {"key":"gen_ai.conversation.id","value":{"stringValue":"c0aca2e3-d1f2-4d28-bd5e-5dab29e2be28"}},
+                {"key":"gen_ai.operation.name","value":{"stringValue":"invoke_agent"}},
+                {"key":"gen_ai.input.messages","value":{"stringValue":json!([{"role":"user","parts":[{"type":"text","content":prompt}]}]).to_string()}}]}]}]}]}).to_string()), 1),
         (Agent::Hermes, Change::Rewrite(".hermes/sessions/session_20260429_hermes_small.json",
             json!({"role":"user","content":prompt})), 1),
         (Agent::Cline, Change::Rewrite(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754331000000/ui_messages.json",
@@ -618,6 +631,7 @@ fn every_agent_is_in_the_corpus_and_named_in_the_readme() {
             Agent::Gptme => "gptme",
             Agent::Posit => "Posit Assistant",
             Agent::Qwenpaw => "QwenPaw",
+            Agent::Vscopilot => "Visual Studio",
             Agent::Atif => "ATIF",
         };
         assert!(

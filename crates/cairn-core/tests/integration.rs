@@ -31,6 +31,7 @@ mod archive_qwenpaw;
 mod archive_rekey;
 mod archive_secrets;
 mod archive_titles;
+mod archive_vscopilot;
 mod association_incremental;
 mod detect;
 mod embed_endpoint;

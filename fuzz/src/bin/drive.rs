@@ -257,6 +257,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
                 out.push(read(&p));
             }
         }
+        "vscopilot_traces" => {
+            for p in files_under(&root.join("vscopilot"), "jsonl") {
+                out.push(read(&p));
+            }
+        }
         "qwenpaw_document" => {
             for p in files_under(&root.join("qwenpaw"), "json") {
                 out.push(read(&p));

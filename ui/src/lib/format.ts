@@ -52,7 +52,7 @@ export function projectLabel(session: Session): string {
   return parts.at(-1) ?? session.cwd;
 }
 
-export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', cline: 'Cline', roo: 'Roo Code', kilo: 'Kilo Code', kiro: 'Kiro', pi: 'Pi', openclaw: 'OpenClaw', grok: 'Grok', hermes: 'Hermes', antigravity: 'Antigravity', vibe: 'Vibe', iflow: 'iFlow', traex: 'TRAE CLI', gptme: 'gptme', posit: 'Posit Assistant', qwenpaw: 'QwenPaw', atif: 'ATIF import' };
+export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', cline: 'Cline', roo: 'Roo Code', kilo: 'Kilo Code', kiro: 'Kiro', pi: 'Pi', openclaw: 'OpenClaw', grok: 'Grok', hermes: 'Hermes', antigravity: 'Antigravity', vibe: 'Vibe', iflow: 'iFlow', traex: 'TRAE CLI', gptme: 'gptme', posit: 'Posit Assistant', qwenpaw: 'QwenPaw', vscopilot: 'Visual Studio Copilot', atif: 'ATIF import' };
 
 /** An agent's display name from its id as any source gives it (a teammate's row may name one
  * this build does not know: shown as it came). */

@@ -22,7 +22,7 @@ mod testing;
 mod tree;
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -297,6 +297,7 @@ enum Plan {
 pub(crate) fn read_source<'s>(
     file: &FoundFile,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
+    sessions_of: &dyn Fn(&str) -> Vec<&'s SourceState>,
     force_reread: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
@@ -310,7 +311,9 @@ pub(crate) fn read_source<'s>(
         ReadKind::Lines => read_file(file, own(), force_reread, emit),
         ReadKind::Document => document::read_document(file, own(), force_reread, emit),
         ReadKind::Tree => tree::read_tree(file, own(), force_reread, emit),
-        ReadKind::Database => database::read_database(file, prior_of, force_reread, emit),
+        ReadKind::Database => {
+            database::read_database(file, prior_of, sessions_of, force_reread, emit)
+        }
     }
 }
 
@@ -2109,28 +2112,36 @@ fn capture_one_locked(
         let states = prior_states(store, file)?;
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut outcome: Result<Option<Commit>> = Ok(None);
-        read_source(file, &|p| states.get(p), force, &mut |msg| match msg {
-            Msg::Warning(w) => {
-                if writer.is_news(&w) {
-                    tally.report.warnings.push(w);
-                }
-                true
-            }
-            Msg::Batch(batch) => match writer.commit(&batch) {
-                Ok(c @ (Commit::Conflict | Commit::Reread)) => {
-                    outcome = Ok(Some(c));
-                    false
-                }
-                Ok(done) => {
-                    tally.commit(done, batch.bytes);
+        // `states` holds this file's positions alone (every session's, for a database).
+        let sessions_of = |_: &str| states.values().collect::<Vec<_>>();
+        read_source(
+            file,
+            &|p| states.get(p),
+            &sessions_of,
+            force,
+            &mut |msg| match msg {
+                Msg::Warning(w) => {
+                    if writer.is_news(&w) {
+                        tally.report.warnings.push(w);
+                    }
                     true
                 }
-                Err(err) => {
-                    outcome = Err(err);
-                    false
-                }
+                Msg::Batch(batch) => match writer.commit(&batch) {
+                    Ok(c @ (Commit::Conflict | Commit::Reread)) => {
+                        outcome = Ok(Some(c));
+                        false
+                    }
+                    Ok(done) => {
+                        tally.commit(done, batch.bytes);
+                        true
+                    }
+                    Err(err) => {
+                        outcome = Err(err);
+                        false
+                    }
+                },
             },
-        });
+        );
         match outcome? {
             None => return Ok(()),
             Some(Commit::Reread) => force = true,
@@ -2138,6 +2149,31 @@ fn capture_one_locked(
         }
     }
     Ok(())
+}
+
+/// The files of a sync as the readers take them, each job read by one reader in its order: a
+/// file alone, except the files of an agent whose conversation goes on from one file into the
+/// next (a source that loads its file whole: Visual Studio's traces, one file per run of the
+/// IDE), read one after the other in the order of their names (which begin with the run's time),
+/// so a conversation's records are stored in the order it had them.
+fn reading_jobs(files: &[FoundFile]) -> Vec<Vec<usize>> {
+    let mut chained: BTreeMap<Agent, Vec<usize>> = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let loaded = super::sources::read_kind(file) == super::sources::ReadKind::Database
+            && super::sources::database::source_for(file.agent).is_some_and(|s| s.loaded());
+        if loaded {
+            chained.entry(file.agent).or_default().push(i);
+        } else {
+            jobs.push(vec![i]);
+        }
+    }
+    for mut job in chained.into_values() {
+        job.sort_by(|a, b| files[*a].path.cmp(&files[*b].path));
+        // First, so the longest job does not start last.
+        jobs.insert(0, job);
+    }
+    jobs
 }
 
 /// Capture many files: parsed in parallel, committed by this thread in file order per file.
@@ -2178,17 +2214,41 @@ pub fn capture_many(
     let mut retry: Vec<FoundFile> = Vec::new();
     let (tx, rx) = mpsc::sync_channel::<(usize, Msg)>(16);
     let mut first_error: Option<Error> = None;
+    // The positions of a database's sessions (`<database>#<session>`), asked for by a source
+    // that loads its file whole; a scan, made once per such file.
+    let sessions_of = |db: &str| {
+        states
+            .iter()
+            .filter(|(path, _)| {
+                path.strip_prefix(db)
+                    .is_some_and(|rest| rest.starts_with('#'))
+            })
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+    };
     std::thread::scope(|scope| {
         let states = &states;
+        let sessions_of = &sessions_of;
+        let jobs = reading_jobs(files);
         scope.spawn(move || {
-            files
-                .par_iter()
-                .enumerate()
-                .for_each_with(tx, |tx, (i, file)| {
-                    read_source(file, &|p| states.get(p), false, &mut |msg| {
-                        tx.send((i, msg)).is_ok()
-                    });
-                });
+            jobs.par_iter().for_each_with(tx, |tx, job| {
+                for &i in job {
+                    let mut going = true;
+                    read_source(
+                        &files[i],
+                        &|p| states.get(p),
+                        sessions_of,
+                        false,
+                        &mut |msg| {
+                            going = tx.send((i, msg)).is_ok();
+                            going
+                        },
+                    );
+                    if !going {
+                        return;
+                    }
+                }
+            });
         });
         // Freeing a committed group (its records, its retained bytes) is left to a thread of its
         // own: the writer bounds the sync's wall time, the other cores do not.

@@ -178,6 +178,7 @@ pub fn source_dirs(config: &Config, agent: Agent) -> Vec<SourceDir> {
         Agent::Gptme => located(super::sources::gptme::locations(env, home().as_deref())),
         Agent::Posit => located(super::sources::posit::locations(env, home().as_deref())),
         Agent::Qwenpaw => located(super::sources::qwenpaw::locations(env, home().as_deref())),
+        Agent::Vscopilot => located(super::sources::vscopilot::locations(env, home().as_deref())),
         Agent::Antigravity => located(super::sources::antigravity::locations(
             env,
             home().as_deref(),
@@ -438,6 +439,7 @@ pub fn classify(agent: Agent, path: &Path) -> Option<FoundFile> {
         Agent::Gptme => super::sources::gptme::classify(path),
         Agent::Posit => super::sources::posit::classify(path),
         Agent::Qwenpaw => super::sources::qwenpaw::classify(path),
+        Agent::Vscopilot => super::sources::vscopilot::classify(path),
         Agent::Gemini => super::sources::gemini::classify(path),
         Agent::Cursor => super::sources::cursor_ide::classify(path)
             .or_else(|| super::sources::cursor::classify(path)),

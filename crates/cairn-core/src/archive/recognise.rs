@@ -94,6 +94,8 @@ pub fn by_path(path: &Path) -> Option<Agent> {
         Some(Agent::Posit)
     } else if super::sources::qwenpaw::owns_path(path) {
         Some(Agent::Qwenpaw)
+    } else if super::sources::vscopilot::owns_path(path) {
+        Some(Agent::Vscopilot)
     } else if super::sources::gemini::owns_path(path) {
         Some(Agent::Gemini)
     } else if super::sources::cursor::owns_path(path) || super::sources::cursor_ide::owns_path(path)
@@ -207,6 +209,10 @@ mod tests {
                 Agent::Posit,
             ),
             ("/h/.copaw/workspaces/a/sessions/s.json", Agent::Qwenpaw),
+            (
+                "/h/.cache/VSGitHubCopilotLogs/traces/20260611T145205_ab12_VSGitHubCopilot_traces.jsonl",
+                Agent::Vscopilot,
+            ),
         ] {
             assert_eq!(by_path(Path::new(path)), Some(agent), "{path}");
         }

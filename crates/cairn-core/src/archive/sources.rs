@@ -36,6 +36,7 @@ pub mod qwen;
 pub mod qwenpaw;
 pub mod traex;
 pub mod vibe;
+pub mod vscopilot;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -175,7 +176,7 @@ pub fn parser_for(
         Agent::Iflow => Box::new(iflow::IflowParser::resume(saved)?),
         Agent::Gptme => Box::new(gptme::GptmeParser::resume(saved)?),
         Agent::Posit => Box::new(posit::PositParser::resume(saved)?),
-        Agent::Crush | Agent::Opencode => {
+        Agent::Crush | Agent::Opencode | Agent::Vscopilot => {
             return Err(serde::de::Error::custom(format!(
                 "{agent} keeps a database, not lines"
             )));
@@ -274,7 +275,7 @@ pub fn read_kind(file: &FoundFile) -> ReadKind {
         Agent::Gemini => gemini::read_kind(&file.path),
         Agent::Kiro if kiro_sessions::is_session_file(&file.path) => ReadKind::Lines,
         Agent::Kilo if opencode::is_kilo_database(&file.path) => ReadKind::Database,
-        Agent::Crush | Agent::Kiro => ReadKind::Database,
+        Agent::Crush | Agent::Kiro | Agent::Vscopilot => ReadKind::Database,
         Agent::Cursor if cursor_ide::is_database(&file.path) => ReadKind::Database,
         Agent::Opencode => opencode::read_kind(&file.path),
         Agent::Atif | Agent::Cline | Agent::Roo | Agent::Kilo | Agent::Hermes | Agent::Qwenpaw => {
@@ -293,6 +294,7 @@ pub fn database_of_session(agent: Agent, path: &std::path::Path) -> Option<&std:
     let is_database = match agent {
         Agent::Crush => crush::is_database(db),
         Agent::Kiro => kiro::is_database(db),
+        Agent::Vscopilot => vscopilot::is_trace_file(db),
         Agent::Cursor => cursor_ide::is_database(db),
         Agent::Opencode => opencode::is_database(db),
         Agent::Kilo => opencode::is_kilo_database(db),

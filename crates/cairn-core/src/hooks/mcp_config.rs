@@ -152,7 +152,8 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
             | Agent::Traex
             | Agent::Gptme
             | Agent::Posit
-            | Agent::Qwenpaw,
+            | Agent::Qwenpaw
+            | Agent::Vscopilot,
             _,
         ) => {
             return Err(Error::Invalid(format!(

@@ -171,6 +171,10 @@ fn no_command(s: &SessionDetail) -> Option<String> {
             "Cairn knows no gptme command that reopens one conversation by its id: {} and continue it from gptme's own list of conversations",
             run_in(s, "gptme")
         ),
+        Agent::Vscopilot => {
+            "a Copilot conversation in Visual Studio has no command that reopens it: open the solution in Visual Studio and pick the thread from Copilot Chat's history"
+                .to_owned()
+        }
         Agent::Qwenpaw => {
             "a QwenPaw session goes on in the console or chat channel it belongs to: continue it there"
                 .to_owned()
@@ -235,7 +239,8 @@ fn recipe(agent: Agent) -> Option<(&'static str, &'static str)> {
         | Agent::Iflow
         | Agent::Gptme
         | Agent::Posit
-        | Agent::Qwenpaw => return None,
+        | Agent::Qwenpaw
+        | Agent::Vscopilot => return None,
     })
 }
 
@@ -393,6 +398,7 @@ mod tests {
                 | Agent::Gptme
                 | Agent::Posit
                 | Agent::Qwenpaw
+                | Agent::Vscopilot
                 | Agent::Atif => None,
             };
             match expected {
@@ -421,6 +427,7 @@ mod tests {
                         Agent::Gptme => "run `gptme` in /",
                         Agent::Posit => "open / there",
                         Agent::Qwenpaw => "the console or chat channel it belongs to",
+                        Agent::Vscopilot => "Copilot Chat's history",
                         _ => "imported",
                     };
                     assert!(why.contains(hint), "{agent}: {why}");

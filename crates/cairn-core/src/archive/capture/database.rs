@@ -76,6 +76,7 @@ pub(crate) fn session_path(db: &str, session: &str) -> String {
 pub(super) fn read_database<'s>(
     file: &FoundFile,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
+    sessions_of: &dyn Fn(&str) -> Vec<&'s SourceState>,
     force: bool,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
@@ -86,15 +87,25 @@ pub(super) fn read_database<'s>(
         ));
         return;
     };
-    read_database_in(file, source, prior_of, force, super::BATCH_RECORDS, emit);
+    read_database_in(
+        file,
+        source,
+        prior_of,
+        sessions_of,
+        force,
+        super::BATCH_RECORDS,
+        emit,
+    );
 }
 
 /// [`read_database`] through `source`, with batches of `batch_records` records.
+#[allow(clippy::too_many_arguments)]
 fn read_database_in<'s>(
     file: &FoundFile,
     source: &dyn DatabaseSource,
     prior_of: &dyn Fn(&str) -> Option<&'s SourceState>,
-    force: bool,
+    sessions_of: &dyn Fn(&str) -> Vec<&'s SourceState>,
+    mut force: bool,
     batch_records: usize,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
@@ -102,7 +113,20 @@ fn read_database_in<'s>(
     let Some((canonical, size, mtime_ns)) = locate(file, emit) else {
         return;
     };
-    let conn = match database::open_read_only(&canonical) {
+    // A file loaded whole is loaded only when it moved since each of its sessions was read
+    // (every read stamps them all, below), and read anew when it grew shorter (rewritten).
+    if source.loaded() && !force {
+        let known = sessions_of(&canonical.to_string_lossy());
+        if !known.is_empty()
+            && known
+                .iter()
+                .all(|s| s.size == size && s.mtime_ns == mtime_ns)
+        {
+            return;
+        }
+        force = known.iter().any(|s| s.size > size);
+    }
+    let conn = match source.open(&canonical) {
         Ok(c) => c,
         Err(e) => {
             emit(warn(format!("cannot read: {e}")));
@@ -144,6 +168,7 @@ fn read_database_in<'s>(
             force,
             size,
             mtime_ns,
+            stamp_all: source.loaded(),
         };
         // One read transaction per session: its header and units are one snapshot, and the
         // agent's checkpoints wait at most for one session's read.
@@ -194,6 +219,9 @@ struct ReadSession<'a> {
     force: bool,
     size: u64,
     mtime_ns: i64,
+    /// Whether an unchanged session is stamped with the file's size and mtime all the same (a
+    /// loaded file: see [`DatabaseSource::loaded`]).
+    stamp_all: bool,
 }
 
 impl ReadSession<'_> {
@@ -224,6 +252,7 @@ impl ReadSession<'_> {
                 && h.marker == self.session.marker
                 && h.read_at > self.session.newest
         }) {
+            self.stamp(prior, hand);
             return Ok(());
         }
         let cursor: Cursor = state
@@ -371,6 +400,34 @@ impl ReadSession<'_> {
         Ok(())
     }
 
+    /// Hand a batch that only stamps an unchanged session with the file's size and mtime, when
+    /// the file is loaded whole and the stamp moved: a file is loaded again only when one of its
+    /// sessions' stamps is not the file's.
+    fn stamp(&self, prior: Option<&SourceState>, hand: &mut dyn FnMut(super::Batch) -> bool) {
+        let Some(p) =
+            prior.filter(|p| self.stamp_all && (p.size, p.mtime_ns) != (self.size, self.mtime_ns))
+        else {
+            return;
+        };
+        let Some(state) = p.parser_state.clone() else {
+            return;
+        };
+        let saved = serde_json::from_str::<Cursor>(&state)
+            .ok()
+            .map(|c| c.parser)
+            .filter(|v| !v.is_null());
+        let Ok(parser) = self.source.parser(self.db, saved.as_ref()) else {
+            return;
+        };
+        let base = Base {
+            existed: true,
+            byte_offset: p.byte_offset,
+            generation: p.generation,
+        };
+        let batch = new_batch(self.file, self.path, &p.source_key, base, p.generation);
+        hand(self.finish(batch, &*parser, state, p.byte_offset, p.line_count, 0));
+    }
+
     /// Close `batch` with the reading position `state` (a [`Cursor`]'s text) after `offset`
     /// units.
     fn finish(
@@ -412,7 +469,17 @@ mod tests {
     /// Every batch a read of `file` hands over, with `prior` as the stored positions.
     fn batches(file: &FoundFile, prior: &HashMap<String, SourceState>, bound: usize) -> Vec<Batch> {
         let source = database::source_for(file.agent).unwrap();
-        batches_of(|emit| read_database_in(file, source, &|p| prior.get(p), false, bound, emit))
+        batches_of(|emit| {
+            read_database_in(
+                file,
+                source,
+                &|p| prior.get(p),
+                &|_| Vec::new(),
+                false,
+                bound,
+                emit,
+            )
+        })
     }
 
     fn of<'a>(bs: &'a [Batch], path: &str) -> Vec<&'a Batch> {
@@ -565,15 +632,23 @@ mod tests {
                 read: Default::default(),
             };
             let mut first: Option<(usize, usize, bool)> = None;
-            read_database_in(&file, &source, &|_| None, false, 20, &mut |m| {
-                let Msg::Batch(b) = m else { return true };
-                if b.records.len() < 20 {
-                    return true; // a short session, whole in one batch
-                }
-                let read = source.read.load(std::sync::atomic::Ordering::SeqCst);
-                first = Some((read, units_of(&b), agent_can_write(&file.path)));
-                false
-            });
+            read_database_in(
+                &file,
+                &source,
+                &|_| None,
+                &|_| Vec::new(),
+                false,
+                20,
+                &mut |m| {
+                    let Msg::Batch(b) = m else { return true };
+                    if b.records.len() < 20 {
+                        return true; // a short session, whole in one batch
+                    }
+                    let read = source.read.load(std::sync::atomic::Ordering::SeqCst);
+                    first = Some((read, units_of(&b), agent_can_write(&file.path)));
+                    false
+                },
+            );
             let (read, taken, writable) = first.expect("a session of more than 20 records");
             assert!(longest > 40, "{longest}");
             let all: usize = whole.iter().map(units_of).sum();

@@ -105,6 +105,17 @@ pub trait UnitParser: Send {
 /// its units changed since a cursor.
 pub trait DatabaseSource: Sync {
     fn agent(&self) -> Agent;
+    /// Open the database at `path` for reading: the agent's own SQLite file, read-only
+    /// ([`open_read_only`]). A source whose sessions are kept in another form (Visual Studio's
+    /// trace files) loads the file into a database in memory instead ([`Self::loaded`]).
+    fn open(&self, path: &Path) -> Result<Connection, OpenError> {
+        open_read_only(path)
+    }
+    /// Whether [`Self::open`] loads the whole file: such a file is loaded only when its size or
+    /// mtime moved since each of its sessions was last read, and one grown shorter is read anew.
+    fn loaded(&self) -> bool {
+        false
+    }
     /// Whether the database holds the tables and columns this source reads; the error says
     /// what is missing.
     fn check(&self, conn: &Connection) -> Result<(), String>;
@@ -156,6 +167,7 @@ pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
         Agent::Kilo => Some(&super::opencode::KILO),
         Agent::Cursor => Some(&super::cursor_ide::CursorIde),
         Agent::Kiro => Some(&super::kiro::Kiro),
+        Agent::Vscopilot => Some(&super::vscopilot::VsCopilot),
         _ => None,
     }
 }
@@ -165,6 +177,11 @@ pub fn source_for(agent: Agent) -> Option<&'static dyn DatabaseSource> {
 pub enum OpenError {
     /// The file is not a SQLite database (its first bytes say so).
     NotSqlite,
+    /// A file loaded whole ([`DatabaseSource::loaded`]) longer than the source reads.
+    TooLong {
+        size: u64,
+        limit: u64,
+    },
     Io(std::io::Error),
     Sqlite(rusqlite::Error),
 }
@@ -173,6 +190,11 @@ impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OpenError::NotSqlite => f.write_str("not a SQLite database"),
+            OpenError::TooLong { size, limit } => write!(
+                f,
+                "{size} bytes, longer than the {} MiB this source reads",
+                limit >> 20
+            ),
             OpenError::Io(e) => write!(f, "{e}"),
             OpenError::Sqlite(e) => write!(f, "{}", describe(e)),
         }
