@@ -109,8 +109,8 @@ fn age(data: &Path) -> usize {
 }
 
 /// Sources read by units: documents (Gemini's JSON, Cline-family task logs, Cline SDK
-/// sessions), databases (Crush's real one, Cursor's IDE store, kiro-cli's), OpenCode's storage
-/// tree. Each lays its files out under a folder and says what discovery finds there.
+/// sessions), databases (Crush's real one, Cursor's IDE store, kiro-cli's, Visual Studio's trace
+/// files loaded whole), OpenCode's storage tree. Each lays its files out under a folder and says what discovery finds there.
 type Layout = fn(&Path) -> Vec<FoundFile>;
 const UNIT_SOURCES: &[(&str, Layout)] = &[
     ("gemini", |root| {
@@ -157,6 +157,11 @@ const UNIT_SOURCES: &[(&str, Layout)] = &[
     ("cursor ide", |root| {
         support::agent_dbs::cursor_ide_store(root);
         support::found(Agent::Cursor, &root.join("User/globalStorage"))
+    }),
+    // A trace file loaded whole; one conversation carried over four files.
+    ("vscopilot traces", |root| {
+        copy_tree(&support::fixtures().join("vscopilot"), root);
+        support::found(Agent::Vscopilot, root)
     }),
     ("kiro database", |root| {
         support::agent_dbs::kiro_database(root);
@@ -1463,7 +1468,7 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 /// differently now, by bumping the revision, which offers archives read before a reindex.
 const GOLDENS: (i64, &str) = (
     3,
-    "e2b5c608c1060bbe3f402958d233da16dfbca853f5eff969e8ec8802fcb47807",
+    "9bbdc8cf0f5057f2e3c295612b3db82c0a5392473383f3d0a316bce3d6b4bfd9",
 );
 
 /// The digest of the archive goldens' bodies (their headers name the test, not the reading).
