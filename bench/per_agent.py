@@ -202,6 +202,29 @@ def tasks(extension: str):
     return build
 
 
+def vs_traces(requests: int = 200, per_conversation: int = 20):
+    """A builder of Visual Studio trace files, one a run of the IDE as it writes them: the four
+    real samples' lines over and over (`requests` of them), every span id made unique and a new
+    conversation every `per_conversation` requests (the samples are one file a request)."""
+    samples = sorted((FIX / "vscopilot").glob("*_VSGitHubCopilot_traces.jsonl"))
+    lines = [line for p in samples for line in p.read_text().splitlines() if line.strip()]
+    conversations = sorted(set(re.findall(r'"stringValue":"([0-9a-f]{8}-[0-9a-f-]{27})"', "\n".join(lines))))
+
+    def build(dest: Path, i: int) -> int:
+        out = dest / f"20261201T{i:06d}_{i:04x}_VSGitHubCopilot_traces.jsonl"
+        body = []
+        for rep in range(requests // len(samples)):
+            for line in lines:
+                line = re.sub(r'"([0-9a-f]{16})"', lambda m: f'"{i:06x}{rep:04x}{m.group(1)[10:]}"', line)
+                for c in conversations:
+                    line = line.replace(c, f"{c[:9]}{i:04x}-{rep // per_conversation:04x}{c[18:]}")
+                body.append(line)
+        text = "\n".join(body) + "\n"
+        out.write_text(text)
+        return len(text.encode())
+    return build
+
+
 # agent: (override variable, sub-folder the variable's dir needs, builder)
 AGENTS = {
     "claude": ("CLAUDE_PROJECTS_DIR", "", copies([
@@ -293,6 +316,7 @@ AGENTS = {
     "opencode (database)": ("OPENCODE_DATA_DIR", "", opencode_db),
     "cursor ide (database)": ("CURSOR_USER_DIR", "", cursor_ide),
     "kiro (database)": ("KIRO_CLI_DIR", "", kiro),
+    "vscopilot (trace files)": ("VISUALSTUDIO_COPILOT_DIR", "", vs_traces()),
     "opencode (storage tree)": ("OPENCODE_DATA_DIR", "", tree_copy(
         "opencode/v2/storage", "storage", [r"s_stage0_\w+", r"\bm_(user|assistant)_\w+"])),
 }

@@ -138,7 +138,8 @@ pub fn tool_kind(name: &str) -> ToolKind {
 /// The reader of Visual Studio's trace files.
 pub struct VsCopilot;
 
-/// One span as it is kept in memory: what the listing and the order need, and the span itself.
+/// One span of a line: what the listing and the order need, and the span itself (its body
+/// goes to the database in memory as it is read; only the first part stays in [`Tree`]).
 struct Span {
     conversation: Option<String>,
     id: String,
@@ -146,7 +147,6 @@ struct Span {
     operation: String,
     start: i64,
     end: i64,
-    line: i64,
     body: Map<String, Value>,
 }
 
@@ -269,7 +269,6 @@ fn spans_of(export: &Value, line: i64, out: &mut Vec<Span>) {
                     operation,
                     start,
                     end,
-                    line,
                     body,
                 });
             }
@@ -277,10 +276,21 @@ fn spans_of(export: &Value, line: i64, out: &mut Vec<Span>) {
     }
 }
 
+/// Where a span sits in its file's trees, kept for every span while the file is loaded (its body
+/// is in the database already).
+struct Node {
+    row: i64,
+    parent: Option<String>,
+    invoke: bool,
+    conversation: Option<String>,
+    start: i64,
+}
+
 /// Load a trace file into a database in memory: one row per span, with its conversation (its
 /// own, else its nearest ancestor's), the request it belongs to (its topmost `invoke_agent`
 /// ancestor, or the topmost span it names when that was not written yet), the request's start,
-/// and how many agents it runs under (a sub-agent's spans run under two).
+/// and how many agents it runs under (a sub-agent's spans run under two). Each line's spans go to
+/// the database as they are read: the file is never held parsed.
 pub fn load(path: &Path) -> Result<Connection, OpenError> {
     let file = std::fs::File::open(path).map_err(OpenError::Io)?;
     let size = file.metadata().map_err(OpenError::Io)?.len();
@@ -290,15 +300,45 @@ pub fn load(path: &Path) -> Result<Connection, OpenError> {
             limit: MAX_TRACE_BYTES,
         });
     }
-    let mut reader = BufReader::new(file.take(MAX_TRACE_BYTES));
-    let mut spans = Vec::new();
+    let conn = Connection::open_in_memory().map_err(OpenError::Sqlite)?;
+    let reader = BufReader::new(file.take(MAX_TRACE_BYTES));
+    fill(&conn, reader).map_err(|e| match e {
+        Loaded::Io(e) => OpenError::Io(e),
+        Loaded::Sqlite(e) => OpenError::Sqlite(e),
+    })?;
+    Ok(conn)
+}
+
+enum Loaded {
+    Io(std::io::Error),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Loaded {
+    fn from(e: rusqlite::Error) -> Loaded {
+        Loaded::Sqlite(e)
+    }
+}
+
+fn fill(conn: &Connection, mut reader: impl BufRead) -> Result<(), Loaded> {
+    conn.execute_batch(
+        "CREATE TABLE spans (conversation TEXT, span TEXT NOT NULL, request TEXT,
+            request_start INTEGER, start INTEGER NOT NULL, end INTEGER NOT NULL,
+            line INTEGER NOT NULL, agents INTEGER, body TEXT NOT NULL);
+         CREATE TABLE file (unreadable TEXT NOT NULL, unreadable_count INTEGER NOT NULL);
+         BEGIN",
+    )?;
+    let mut insert = conn
+        .prepare("INSERT INTO spans (span, start, end, line, body) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut nodes: Vec<(String, Node)> = Vec::new();
     let mut unreadable: Vec<i64> = Vec::new();
     let mut unreadable_count = 0u64;
     let mut buf = Vec::new();
+    let mut spans = Vec::new();
     let mut line = 0i64;
     loop {
         buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(OpenError::Io)? == 0 {
+        if reader.read_until(b'\n', &mut buf).map_err(Loaded::Io)? == 0 {
             break;
         }
         line += 1;
@@ -317,105 +357,100 @@ pub fn load(path: &Path) -> Result<Connection, OpenError> {
                 }
             }
         }
+        for span in spans.drain(..) {
+            let body = serde_json::to_string(&span.body).unwrap_or_default();
+            insert.execute(params![span.id, span.start, span.end, line, body])?;
+            let node = Node {
+                row: conn.last_insert_rowid(),
+                parent: span.parent,
+                invoke: span.operation == "invoke_agent",
+                conversation: span.conversation,
+                start: span.start,
+            };
+            nodes.push((span.id, node));
+        }
     }
-    let conn = Connection::open_in_memory().map_err(OpenError::Sqlite)?;
-    fill(&conn, &spans, &unreadable, unreadable_count).map_err(OpenError::Sqlite)?;
-    Ok(conn)
+    drop(insert);
+    place(conn, &nodes)?;
+    conn.execute(
+        "INSERT INTO file (unreadable, unreadable_count) VALUES (?1, ?2)",
+        params![
+            serde_json::to_string(&unreadable).unwrap_or_default(),
+            unreadable_count as i64
+        ],
+    )?;
+    conn.execute_batch(
+        "DELETE FROM spans WHERE conversation IS NULL;
+         CREATE INDEX spans_conversation ON spans(conversation);
+         COMMIT",
+    )?;
+    Ok(())
 }
 
-fn fill(
-    conn: &Connection,
-    spans: &[Span],
-    unreadable: &[i64],
-    unreadable_count: u64,
-) -> rusqlite::Result<()> {
-    let by_id: HashMap<&str, &Span> = spans.iter().map(|s| (s.id.as_str(), s)).collect();
-    conn.execute_batch(
-        "CREATE TABLE spans (conversation TEXT NOT NULL, span TEXT NOT NULL, request TEXT NOT NULL,
-            request_start INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
-            line INTEGER NOT NULL, agents INTEGER NOT NULL, body TEXT NOT NULL);
-         CREATE INDEX spans_conversation ON spans(conversation);
-         CREATE TABLE file (unreadable TEXT NOT NULL, unreadable_count INTEGER NOT NULL);
-         BEGIN",
-    )?;
-    let mut insert = conn.prepare(
-        "INSERT INTO spans (conversation, span, request, request_start, start, end, line, agents, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
-    let mut placed = Vec::with_capacity(spans.len());
-    for span in spans {
-        // Up the parents written so far (a bounded walk: a hostile file may make a cycle).
-        let mut conversation = span.conversation.clone();
-        let mut request = span.id.clone();
-        let mut agents = i64::from(span.operation == "invoke_agent");
-        let mut next = span.parent.clone();
+/// Give every span its conversation, request, the request's start and the agents above it, by
+/// walking up the parents written (a bounded walk: a hostile file may make a cycle). A span
+/// whose ancestors name no conversation keeps none, and is dropped: it is not one of Copilot's
+/// chat spans.
+fn place(conn: &Connection, nodes: &[(String, Node)]) -> rusqlite::Result<()> {
+    let by_id: HashMap<&str, &Node> = nodes.iter().map(|(id, n)| (id.as_str(), n)).collect();
+    let mut placed = Vec::with_capacity(nodes.len());
+    for (id, node) in nodes {
+        let mut conversation = node.conversation.as_deref();
+        let mut request = id.as_str();
+        let mut agents = i64::from(node.invoke);
+        let mut next = node.parent.as_deref();
         let mut steps = 0;
-        while let Some(id) = next.take() {
+        while let Some(up_id) = next.take() {
             steps += 1;
-            if steps > 64 || id == span.id {
+            if steps > 64 || up_id == id {
                 break;
             }
-            match by_id.get(id.as_str()) {
+            match by_id.get(up_id) {
                 Some(up) => {
-                    if conversation.is_none() {
-                        conversation = up.conversation.clone();
-                    }
-                    if up.operation == "invoke_agent" {
+                    conversation = conversation.or(up.conversation.as_deref());
+                    if up.invoke {
                         agents += 1;
-                        request = up.id.clone();
+                        request = up_id;
                     }
-                    next = up.parent.clone();
+                    next = up.parent.as_deref();
                 }
                 // Not written yet: the top of every tree Copilot writes is a request's
                 // `invoke_agent`, written when the request ends.
                 None => {
                     agents += 1;
-                    request = id;
+                    request = up_id;
                 }
             }
         }
-        // A span of no conversation is not one of Copilot's chat spans.
-        let Some(conversation) = conversation else {
-            continue;
-        };
-        placed.push((span, conversation, request, agents));
+        placed.push((node, conversation, request, agents));
     }
     // A request starts when its `invoke_agent` does; one not written yet, with its first span.
     let mut request_starts: HashMap<&str, i64> = HashMap::new();
-    for (span, _, request, _) in &placed {
-        let start = match by_id.get(request.as_str()) {
-            Some(r) if r.operation == "invoke_agent" => r.start,
-            _ => span.start,
+    for (node, _, request, _) in &placed {
+        let start = match by_id.get(request) {
+            Some(r) if r.invoke => r.start,
+            _ => node.start,
         };
-        let slot = request_starts.entry(request.as_str()).or_insert(start);
+        let slot = request_starts.entry(request).or_insert(start);
         *slot = (*slot).min(start);
     }
-    for (span, conversation, request, agents) in &placed {
-        let body = serde_json::to_string(&span.body).unwrap_or_default();
-        insert.execute(params![
+    let mut update = conn.prepare(
+        "UPDATE spans SET conversation = ?2, request = ?3, request_start = ?4, agents = ?5
+         WHERE rowid = ?1",
+    )?;
+    for (node, conversation, request, agents) in placed {
+        let Some(conversation) = conversation else {
+            continue;
+        };
+        update.execute(params![
+            node.row,
             conversation,
-            span.id,
             request,
-            request_starts
-                .get(request.as_str())
-                .copied()
-                .unwrap_or(span.start),
-            span.start,
-            span.end,
-            span.line,
+            request_starts.get(request).copied().unwrap_or(node.start),
             agents,
-            body,
         ])?;
     }
-    drop(insert);
-    conn.execute(
-        "INSERT INTO file (unreadable, unreadable_count) VALUES (?1, ?2)",
-        params![
-            serde_json::to_string(unreadable).unwrap_or_default(),
-            unreadable_count as i64
-        ],
-    )?;
-    conn.execute_batch("COMMIT")
+    Ok(())
 }
 
 impl DatabaseSource for VsCopilot {
@@ -665,9 +700,6 @@ impl VsCopilotParser {
             let request = str_at(span, &["request"]).unwrap_or_default().to_owned();
             let opened = self.open(&request);
             if !opened || prompt.is_some() {
-                if self.meta.title.is_none() {
-                    set_once(&mut self.meta.title, prompt.as_deref());
-                }
                 out.records.push(Record {
                     kind: Some(RecordKind::Message),
                     key: Some("prompt".to_owned()),
@@ -877,5 +909,128 @@ impl UnitParser for VsCopilotParser {
 
     fn save(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One export line of spans `(id, parent, operation, conversation)`, started one second apart.
+    fn line(spans: &[(&str, &str, &str, Option<&str>)]) -> String {
+        let spans: Vec<Value> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, (id, parent, op, conv))| {
+                let mut attrs = vec![serde_json::json!({"key": "gen_ai.operation.name",
+                    "value": {"stringValue": op}})];
+                if let Some(c) = conv {
+                    attrs.push(serde_json::json!({"key": "gen_ai.conversation.id",
+                        "value": {"stringValue": c}}));
+                }
+                serde_json::json!({"spanId": id, "parentSpanId": parent, "name": op,
+                    "startTimeUnixNano": format!("{}", (1_790_000_000 + i as i64) * 1_000_000_000),
+                    "endTimeUnixNano": "1790000100000000000", "attributes": attrs})
+            })
+            .collect();
+        format!(
+            "{}\n",
+            serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+        )
+    }
+
+    /// (span, conversation, request, agents) of every row, by span.
+    fn rows(text: &str) -> Vec<(String, String, String, i64)> {
+        let conn = Connection::open_in_memory().unwrap();
+        assert!(fill(&conn, text.as_bytes()).is_ok());
+        let mut stmt = conn
+            .prepare("SELECT span, conversation, request, agents FROM spans ORDER BY span")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    fn row(span: &str, conv: &str, request: &str, agents: i64) -> (String, String, String, i64) {
+        (span.into(), conv.into(), request.into(), agents)
+    }
+
+    /// A sub-agent's spans run under two agents and belong to the main request; a span without a
+    /// conversation takes its parent's; a child whose request is not written yet names it.
+    #[test]
+    fn spans_are_placed_in_their_request_and_conversation() {
+        let text = line(&[
+            ("c1", "a1", "execute_tool", Some("conv")),
+            ("s1", "c1", "invoke_agent", Some("conv")),
+            ("s2", "s1", "chat", None),
+            ("a1", "", "invoke_agent", Some("conv")),
+            ("b1", "zz", "execute_tool", Some("conv")),
+        ]);
+        assert_eq!(
+            rows(&text),
+            [
+                row("a1", "conv", "a1", 1),
+                row("b1", "conv", "zz", 1),
+                row("c1", "conv", "a1", 1),
+                row("s1", "conv", "a1", 2),
+                row("s2", "conv", "a1", 2),
+            ]
+        );
+    }
+
+    /// Parents that make a cycle end the walk; spans of no conversation anywhere above are
+    /// dropped; a line that is not JSON is counted, a torn last line is not.
+    #[test]
+    fn cycles_orphans_and_bad_lines() {
+        let text = line(&[
+            ("x1", "x2", "execute_tool", Some("c")),
+            ("x2", "x1", "execute_tool", None),
+            ("n1", "", "chat", None),
+        ]) + "not json\n{\"resourceSpans\":";
+        let conn = Connection::open_in_memory().unwrap();
+        assert!(fill(&conn, text.as_bytes()).is_ok());
+        let spans: Vec<String> = conn
+            .prepare("SELECT span FROM spans ORDER BY span")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(spans, ["x1", "x2"]);
+        let (lines, count): (String, i64) = conn
+            .query_row("SELECT unreadable, unreadable_count FROM file", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((lines.as_str(), count), ("[2]", 1));
+    }
+
+    #[test]
+    fn otlp_values_become_plain_json() {
+        let attrs = attributes(Some(&serde_json::json!([
+            {"key": "n", "value": {"intValue": "42"}},
+            {"key": "big", "value": {"intValue": "99999999999999999999"}},
+            {"key": "l", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {"boolValue": true}]}}},
+            {"key": "m", "value": {"kvlistValue": {"values": [{"key": "k", "value": {"doubleValue": 1.5}}]}}},
+            {"key": 7, "value": {"stringValue": "no key"}},
+            {"key": "empty", "value": {}},
+        ])));
+        assert_eq!(
+            Value::Object(attrs),
+            serde_json::json!({"n": 42, "big": "99999999999999999999", "l": ["a", true],
+                "m": {"k": 1.5}, "empty": null})
+        );
+    }
+
+    #[test]
+    fn trace_files_are_named_so() {
+        assert!(is_trace_file(Path::new(
+            "/t/20260611T145205_ab_VSGitHubCopilot_traces.jsonl"
+        )));
+        assert!(!is_trace_file(Path::new(
+            "/t/_VSGitHubCopilot_traces.jsonl"
+        )));
+        assert!(!is_trace_file(Path::new("/t/x_VSGitHubCopilot.chat.log")));
     }
 }
