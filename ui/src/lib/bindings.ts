@@ -273,7 +273,9 @@ export const events = {
 
 /* Types */
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
-export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode" | "cline" | "roo" | "kilo" | "kiro" | "pi" | "openclaw" | "grok" | "hermes" | "antigravity" | "vibe" | "iflow" | "traex" | "gptme" | "posit" | "qwenpaw" | "vscopilot" | 
+export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode" | "cline" | "roo" | "kilo" | "kiro" | "pi" | "openclaw" | "grok" | "hermes" | "antigravity" | "vibe" | "iflow" | "traex" | "gptme" | "posit" | "qwenpaw" | 
+/**  GitHub Copilot in Visual Studio (its OpenTelemetry trace files). */
+"vscopilot" | 
 /**
  *  A trajectory in the Agent Trajectory Interchange Format brought in with `cairn import`
  *  (a teammate's export, another tool's run): never discovered, so not in [`Agent::ALL`].
