@@ -47,6 +47,14 @@ struct Cursor {
     parser: Value,
 }
 
+/// The part of a stored [`Cursor`] that holds the parser's state (its map of unit revisions
+/// skipped over, not built).
+#[derive(Deserialize)]
+struct CursorParser {
+    #[serde(default)]
+    parser: Value,
+}
+
 /// The part of a stored [`Cursor`] that says whether its session changed since.
 #[derive(Deserialize)]
 struct CursorHead {
@@ -412,7 +420,7 @@ impl ReadSession<'_> {
         let Some(state) = p.parser_state.clone() else {
             return;
         };
-        let saved = serde_json::from_str::<Cursor>(&state)
+        let saved = serde_json::from_str::<CursorParser>(&state)
             .ok()
             .map(|c| c.parser)
             .filter(|v| !v.is_null());
