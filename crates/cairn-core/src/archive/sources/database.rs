@@ -429,7 +429,12 @@ pub fn epoch_time(n: i64) -> Option<String> {
     } else {
         jiff::Timestamp::from_second(n).ok()?
     };
-    // Before 2001 or after 2100: not a time an agent wrote.
+    of_this_era(ts)
+}
+
+/// A time as Cairn stores it, when it falls in this era: one before 2001 or after 2100 is not a
+/// time an agent wrote.
+pub fn of_this_era(ts: jiff::Timestamp) -> Option<String> {
     (978_307_200..4_102_444_800)
         .contains(&ts.as_second())
         .then(|| ts.to_string())

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 
 use super::database::{
     DatabaseSource, DbSession, DbUnit, MAX_COLUMN_BYTES, OpenError, UnitParser, int_of, json_of,
-    require,
+    of_this_era, require, text_ids,
 };
 use super::{
     LineOutput, MAX_INPUT_STRING_BYTES, MAX_TEXT_BYTES, SessionMeta, ToolOutput, cap_json,
@@ -572,10 +572,11 @@ impl DatabaseSource for VsCopilot {
         conn: &Connection,
         session: &DbSession,
     ) -> rusqlite::Result<BTreeSet<String>> {
-        let mut stmt =
-            conn.prepare_cached("SELECT DISTINCT span FROM spans WHERE conversation = ?1")?;
-        let keys = stmt.query_map([session.id.as_str()], |r| r.get::<_, String>(0))?;
-        keys.collect()
+        text_ids(
+            conn,
+            "SELECT DISTINCT span FROM spans WHERE conversation = ?1",
+            session,
+        )
     }
 
     fn parser(
@@ -606,10 +607,7 @@ pub struct VsCopilotParser {
 /// A time in nanoseconds since the epoch as Cairn stores times (one before 2001 or after 2100 is
 /// no time an IDE wrote).
 fn ns_time(ns: i64) -> Option<String> {
-    let ts = jiff::Timestamp::from_nanosecond(i128::from(ns)).ok()?;
-    (978_307_200..4_102_444_800)
-        .contains(&ts.as_second())
-        .then(|| ts.to_string())
+    of_this_era(jiff::Timestamp::from_nanosecond(i128::from(ns)).ok()?)
 }
 
 /// The text parts of the last message of `role` in a GenAI messages attribute (a JSON list, or
