@@ -237,3 +237,94 @@ fn doctor_reports_every_agent_cairn_reads_found_or_not() {
         }
     }
 }
+
+/// A data dir shared with a newer Cairn (the desktop app and the CLI built at different times)
+/// may hold a session of an agent this build does not know. It is shown by that agent's name in
+/// every list and never as Claude's (whose badge, filter and `claude --resume` would be wrong),
+/// and resume says why it offers no command. Before, every such row read as a Claude session.
+#[test]
+fn a_session_of_an_agent_a_newer_cairn_reads_is_shown_by_its_name_never_as_claude() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let mut t = Transcript::new(&env, "s-newer-agent", &repo, "main");
+    t.user("tidy the readme");
+    t.say("tidied");
+    t.hook(&env);
+    env.ok(&["sync"]);
+    let key = crate::branch::key_of(&env, "s-newer-agent");
+    let changed = env
+        .whole_db()
+        .execute(
+            "UPDATE sessions SET agent = 'zed', ran_as = NULL WHERE session_key = ?1",
+            [&key],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+
+    let row = |v: &Value| -> Value {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_key"] == key.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} not in {v}"))
+    };
+    let listed = row(&env.json(&["sessions"]));
+    assert_eq!(
+        (&listed["agent"], &listed["ran_by"]),
+        (&json!("atif"), &json!("zed"))
+    );
+    let shown = env.json(&["show", &key]);
+    assert_eq!(
+        (&shown["agent"], &shown["ran_by"]),
+        (&json!("atif"), &json!("zed"))
+    );
+    let first = env.ok(&["show", &key]);
+    assert!(
+        first
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("of zed session"),
+        "{first}"
+    );
+    let human = env.ok(&["sessions"]);
+    let line = human
+        .lines()
+        .find(|l| l.contains("zed"))
+        .unwrap_or_default();
+    assert!(!line.contains("claude"), "{human}");
+
+    let dir = repo.to_str().unwrap();
+    let skimmed = skim(&env, &["-C", dir, "branch", "main", "--include-weak"]);
+    let card = row(&skimmed["sessions"]);
+    assert_eq!(
+        (&card["agent"], &card["ran_by"]),
+        (&json!("atif"), &json!("zed"))
+    );
+    let human = env.ok(&["-C", dir, "skim", "branch", "main", "--include-weak"]);
+    assert!(human.contains("zed session"), "{human}");
+    // No filter names it as Claude's.
+    let claude = skim(
+        &env,
+        &[
+            "-C",
+            dir,
+            "branch",
+            "main",
+            "--include-weak",
+            "--agent",
+            "claude",
+        ],
+    );
+    assert_eq!(sessions_of(&claude), Vec::<String>::new(), "{claude}");
+
+    let v = env.json(&["resume", &key]);
+    assert_eq!(v["argv"], json!([]), "{v}");
+    let problem = v["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("no command for zed") && problem.contains("newer Cairn"),
+        "{problem}"
+    );
+    assert!(!problem.contains("claude"), "{problem}");
+}

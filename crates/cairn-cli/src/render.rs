@@ -607,7 +607,7 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             out,
             "Session #{}: {} · {}, {}, latest {}",
             i + 1,
-            session_name(s.agent.as_str(), s.title.as_deref()),
+            session_name(&ran_by(s.agent, s.ran_by.as_deref()), s.title.as_deref()),
             plural(s.turn_count, "turn"),
             plural(s.record_count, "record"),
             short_time(s.updated_at.as_deref())

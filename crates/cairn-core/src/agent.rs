@@ -192,6 +192,21 @@ pub fn ran_as(agent: Agent, provider: Option<&str>) -> Agent {
         .unwrap_or(agent)
 }
 
+/// A session's agent as the archive or a document names it, and the agent that ran it when that
+/// is not the agent itself ([`ran_by`]). A name this build does not know was written by a newer
+/// Cairn (the desktop app and the CLI built at different times share a data dir; a teammate's
+/// build reads more agents): it is read as [`Agent::Atif`], a session Cairn cannot resume or
+/// read again, shown by its own name when that is a plain one. Never as another agent, whose
+/// badge, filter and resume command would be wrong. For an `atif` session, `provider` is the name
+/// its trajectory gives the agent that ran it.
+pub fn stored(name: &str, provider: Option<&str>) -> (Agent, Option<String>) {
+    match Agent::parse(name) {
+        Some(Agent::Atif) => (Agent::Atif, provider.and_then(ran_by)),
+        Some(agent) => (agent, None),
+        None => (Agent::Atif, ran_by(name)),
+    }
+}
+
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -222,6 +237,36 @@ mod tests {
         assert_eq!(ran_as(Agent::Atif, Some("atif")), Agent::Atif);
         assert_eq!(ran_as(Agent::Atif, None), Agent::Atif);
         assert_eq!(ran_as(Agent::Codex, Some("claude-code")), Agent::Codex);
+    }
+
+    #[test]
+    fn a_stored_name_this_build_does_not_know_is_shown_by_its_name_never_as_another_agent() {
+        assert_eq!(stored("codex", Some("claude-code")), (Agent::Codex, None));
+        assert_eq!(
+            stored("atif", Some("claude-code")),
+            (Agent::Atif, Some("claude".to_owned()))
+        );
+        assert_eq!(
+            stored("atif", Some("OpenHands")),
+            (Agent::Atif, Some("openhands".to_owned()))
+        );
+        assert_eq!(stored("atif", None), (Agent::Atif, None));
+        // A newer build's agent: its own name, whatever provider the row holds.
+        assert_eq!(
+            stored("zed", Some("claude-code")),
+            (Agent::Atif, Some("zed".to_owned()))
+        );
+        assert_eq!(
+            stored("Zed-Agent", None),
+            (Agent::Atif, Some("zed-agent".to_owned()))
+        );
+        for hostile in ["", "zed\u{1b}[2J", "evil\u{202e}edoc", "<b>x</b>"] {
+            assert_eq!(
+                stored(hostile, Some("claude")),
+                (Agent::Atif, None),
+                "{hostile:?}"
+            );
+        }
     }
 
     #[test]

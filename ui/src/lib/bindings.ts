@@ -3215,6 +3215,12 @@ export type SkimSession_Deserialize = {
 	 */
 	archive_key?: string | null,
 	agent: Agent,
+	/**
+	 *  The agent that ran it when that is not `agent`, by its name: an imported trajectory's,
+	 *  or an agent a newer Cairn reads and this build does not (then `agent` is `atif`), from
+	 *  this archive or a teammate's document ([`crate::agent::stored`]).
+	 */
+	ran_by?: string | null,
 	title?: string | null,
 	project?: string | null,
 	started_at?: string | null,
@@ -3258,6 +3264,12 @@ export type SkimSession_Serialize = {
 	 */
 	archive_key: string | null,
 	agent: Agent,
+	/**
+	 *  The agent that ran it when that is not `agent`, by its name: an imported trajectory's,
+	 *  or an agent a newer Cairn reads and this build does not (then `agent` is `atif`), from
+	 *  this archive or a teammate's document ([`crate::agent::stored`]).
+	 */
+	ran_by: string | null,
 	title: string | null,
 	project: string | null,
 	started_at: string | null,

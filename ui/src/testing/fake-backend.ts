@@ -261,6 +261,7 @@ function skimSession(n: number, weak: boolean, turns: number): SkimSession {
     published_by: null,
     published_at: null,
     archive_key: null,
+    ran_by: null,
     agent: (n % 2 === 0 ? 'codex' : 'claude') as Agent,
     title: `Session number ${n}`,
     project: 'shop',

@@ -68,6 +68,64 @@ pub struct PublishedSession {
     pub session: DocSession,
 }
 
+/// The agent a published document names: one this build knows, or the plain name of one it
+/// does not (a teammate's newer Cairn reads more agents), kept so the session is shown by that
+/// name ([`crate::agent::stored`]) rather than refused. A name that is not plain (control or
+/// bidi characters, markup, over [`crate::agent::MAX_RAN_BY_CHARS`]) still refuses the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocAgent {
+    Known(Agent),
+    Named(String),
+}
+
+impl DocAgent {
+    /// The agent the session is read as: `atif` for a name this build does not know.
+    pub fn agent(&self) -> Agent {
+        match self {
+            DocAgent::Known(agent) => *agent,
+            DocAgent::Named(_) => Agent::Atif,
+        }
+    }
+
+    /// The name the document gives it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DocAgent::Known(agent) => agent.as_str(),
+            DocAgent::Named(name) => name,
+        }
+    }
+
+    /// The name it is shown by when that is not [`DocAgent::agent`]'s.
+    pub fn ran_by(&self) -> Option<String> {
+        match self {
+            DocAgent::Known(_) => None,
+            DocAgent::Named(name) => Some(name.clone()),
+        }
+    }
+}
+
+impl Serialize for DocAgent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for DocAgent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DocAgent, D::Error> {
+        let name = String::deserialize(d)?;
+        // Exactly an agent's own name: aliases are the agents' spellings, not Cairn's.
+        if let Some(agent) = Agent::EVERY.into_iter().find(|a| a.as_str() == name) {
+            return Ok(DocAgent::Known(agent));
+        }
+        match crate::agent::stored(&name, None) {
+            (_, Some(shown)) if shown == name => Ok(DocAgent::Named(shown)),
+            _ => Err(serde::de::Error::custom(
+                "agent is not a plain lower-case name",
+            )),
+        }
+    }
+}
+
 /// A session as published: the fields of a skim session that may leave the machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -78,7 +136,8 @@ pub struct DocSession {
     /// imported session's status is set on import.
     #[serde(default)]
     pub status: String,
-    pub agent: Agent,
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub agent: DocAgent,
     pub title: Option<String>,
     pub project: Option<String>,
     pub started_at: Option<String>,
@@ -487,6 +546,32 @@ mod tests {
     }
 
     /// Each hostile change is refused whole, with a reason that holds none of its text.
+    /// A teammate's newer build reads an agent this one does not: the document is read, the
+    /// session shown by that agent's name as a trajectory is (never as Claude's or refused), and
+    /// a document written again names it as it was.
+    #[test]
+    fn a_document_naming_an_agent_this_build_does_not_know_is_read_by_its_name() {
+        let mut v = doc();
+        v["session"]["agent"] = json!("zed");
+        let read = read_value(&v).expect("read");
+        assert_eq!(read.session.agent, DocAgent::Named("zed".to_owned()));
+        assert_eq!(
+            serde_json::to_value(&read.session).unwrap()["agent"],
+            json!("zed")
+        );
+        let shown = SkimSession::from_published(read, "origin");
+        assert_eq!(shown.agent, Agent::Atif);
+        assert_eq!(shown.ran_by.as_deref(), Some("zed"));
+        // An agent this build knows is read as itself, with no other name.
+        let shown = SkimSession::from_published(read_value(&doc()).expect("read"), "origin");
+        assert_eq!((shown.agent, shown.ran_by), (Agent::Claude, None));
+        v["session"]["agent"] = json!("atif");
+        assert_eq!(
+            read_value(&v).expect("read").session.agent,
+            DocAgent::Known(Agent::Atif)
+        );
+    }
+
     #[test]
     fn hostile_documents_are_refused_whole() {
         let long = "x".repeat(limits::TEXT_CHARS + 1);
@@ -620,9 +705,36 @@ mod tests {
                 Box::new(|v| v["session"]["why_related"][0]["evidence"] = json!("trust_me")),
             ),
             (
-                "agent",
-                "unknown variant `vim`",
-                Box::new(|v| v["session"]["agent"] = json!("vim")),
+                "agent with escapes",
+                "agent is not a plain lower-case name",
+                Box::new(|v| v["session"]["agent"] = json!("vim\u{1b}]52;c;eA==\u{7}")),
+            ),
+            (
+                "agent with bidi",
+                "agent is not a plain lower-case name",
+                Box::new(|v| v["session"]["agent"] = json!("vim\u{202e}edoc")),
+            ),
+            (
+                "agent as markup",
+                "agent is not a plain lower-case name",
+                Box::new(|v| v["session"]["agent"] = json!("<b>vim</b>")),
+            ),
+            (
+                "agent too long",
+                "agent is not a plain lower-case name",
+                Box::new(|v| {
+                    v["session"]["agent"] = json!("v".repeat(crate::agent::MAX_RAN_BY_CHARS + 1))
+                }),
+            ),
+            (
+                "agent by an alias",
+                "agent is not a plain lower-case name",
+                Box::new(|v| v["session"]["agent"] = json!("claude-code")),
+            ),
+            (
+                "agent type",
+                "expected a string",
+                Box::new(|v| v["session"]["agent"] = json!(7)),
             ),
             (
                 "count type",

@@ -129,6 +129,14 @@ fn no_command(s: &SessionDetail) -> Option<String> {
         None => "open the project in".to_owned(),
     };
     Some(match s.agent {
+        // A name no agent of this build has: a newer Cairn's agent, or a foreign trajectory's.
+        Agent::Atif
+            if let Some(name) = s.ran_by.as_deref().filter(|n| Agent::parse(n).is_none()) =>
+        {
+            format!(
+                "this build of Cairn has no command for {name}: the session was imported as a trajectory, or captured by a newer Cairn that reads {name} (update Cairn to resume it there)"
+            )
+        }
         Agent::Atif => {
             "an imported ATIF trajectory has no agent on this machine to continue it".to_owned()
         }

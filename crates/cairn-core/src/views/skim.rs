@@ -17,7 +17,7 @@ use crate::archive::Agent;
 use crate::archive::store as archive;
 use crate::git::associate::Evidence;
 pub use crate::git::document::LABELS;
-use crate::git::document::{DocSession, DocTurn, DocWhy, PublishedSession};
+use crate::git::document::{DocAgent, DocSession, DocTurn, DocWhy, PublishedSession};
 use crate::git::store as git;
 use crate::git::targets::{self, Target, TargetKind};
 
@@ -89,6 +89,11 @@ pub struct SkimSession {
     #[serde(default)]
     pub archive_key: Option<String>,
     pub agent: Agent,
+    /// The agent that ran it when that is not `agent`, by its name: an imported trajectory's,
+    /// or an agent a newer Cairn reads and this build does not (then `agent` is `atif`), from
+    /// this archive or a teammate's document ([`crate::agent::stored`]).
+    #[serde(default)]
+    pub ran_by: Option<String>,
     pub title: Option<String>,
     pub project: Option<String>,
     pub started_at: Option<String>,
@@ -350,7 +355,8 @@ impl SkimSession {
             published_by: None,
             published_at: Some(doc.published_at),
             archive_key: None,
-            agent: s.agent,
+            agent: s.agent.agent(),
+            ran_by: s.agent.ran_by(),
             title: s.title,
             project: s.project,
             started_at: s.started_at,
@@ -398,7 +404,7 @@ impl SkimSession {
         DocSession {
             session_key: self.session_key,
             status: "published".to_owned(),
-            agent: self.agent,
+            agent: DocAgent::Known(self.agent),
             title: self.title,
             project: self.project,
             started_at: self.started_at,
@@ -467,6 +473,7 @@ fn session_row(
         published_at: None,
         archive_key: None,
         agent: card.agent,
+        ran_by: card.ran_by,
         title: card.title,
         project: card.project,
         started_at: card.started_at,

@@ -31,7 +31,9 @@ describe('AgentBadge', () => {
   });
 
   it('shows a foreign agent by its plain name, and the format when none is named', () => {
-    expect(badge({ agent: 'atif', ranBy: 'openhands' }).textContent).toBe('openhands');
+    const foreign = badge({ agent: 'atif', ranBy: 'openhands' });
+    expect(foreign.textContent).toBe('openhands');
+    expect(foreign.title).toContain('newer Cairn');
     unmount(component!);
     component = undefined;
     expect(badge({ agent: 'atif', ranBy: null }).textContent).toBe('ATIF import');

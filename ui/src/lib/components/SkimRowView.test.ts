@@ -20,6 +20,7 @@ const session = (extra: Partial<SkimSession> = {}): SkimSession => ({
   published_at: null,
   archive_key: null,
   agent: 'claude',
+  ran_by: null,
   title: 'Add login',
   project: 'shop',
   started_at: '2026-03-01T09:00:00Z',
@@ -80,6 +81,13 @@ describe('SkimRowView', () => {
     expect(el.querySelector('button.open')).toBeNull();
     expect(el.querySelector('[data-testid="published-by"]')).toBeNull();
     expect(el.textContent).toContain('published by a teammate');
+  });
+
+  it('badges a teammate’s session of an agent this build does not know by that agent’s name', () => {
+    const el = render(session({ status: 'published', untrusted: true, pulled_from: 'origin', agent: 'atif', ran_by: 'zed' }));
+    const badge = el.querySelector<HTMLElement>('[data-testid="agent-badge"]')!;
+    expect(badge.textContent).toBe('zed');
+    expect(badge.classList.contains('claude')).toBe(false);
   });
 
   it('shows this machine’s own session as before', () => {

@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::V
 use serde::{Deserialize, Serialize};
 
 use super::count;
+use crate::agent::stored;
 use crate::archive::capture::Warning;
 use crate::archive::{Agent, TokenUsage};
 
@@ -170,12 +171,13 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
         [id],
         |r| {
             let agent: String = r.get(1)?;
+            let (agent, ran_by) = stored(&agent, r.get::<_, Option<String>>(11)?.as_deref());
             let unknown: String = r.get(17)?;
             let cumulative: Option<String> = r.get(18)?;
             Ok(SessionDetail {
                 session_key: r.get(0)?,
-                agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
-                ran_by: ran_by(&agent, r.get(11)?),
+                agent,
+                ran_by,
                 session_id: r.get(2)?,
                 relation: r.get(3)?,
                 parent_key: r.get(4)?,
@@ -347,10 +349,11 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args), |r| {
         let agent: String = r.get(1)?;
+        let (agent, ran_by) = stored(&agent, r.get::<_, Option<String>>(16)?.as_deref());
         Ok(SessionSummary {
             session_key: r.get(0)?,
-            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
-            ran_by: ran_by(&agent, r.get(16)?),
+            agent,
+            ran_by,
             session_id: r.get(2)?,
             project: r.get(3)?,
             cwd: r.get(4)?,
@@ -481,15 +484,6 @@ pub struct SessionHead {
     pub started_at: Option<String>,
 }
 
-/// The agent that ran a session read as `agent`: for an ATIF trajectory (`atif`), the name its
-/// `agent.name` gave, which the ATIF reader keeps as the session's `provider`; `None` otherwise.
-fn ran_by(agent: &str, provider: Option<String>) -> Option<String> {
-    (agent == Agent::Atif.as_str())
-        .then_some(provider)
-        .flatten()
-        .and_then(|p| crate::agent::ran_by(&p))
-}
-
 /// The SQL for the agent a session (alias `s`) is filtered by and shown as in search hits and
 /// lists: `ran_as` (migration 25, [`crate::agent::ran_as`]) when set, else its `agent`.
 pub const RAN_AS_SQL: &str = "COALESCE(s.ran_as, s.agent)";
@@ -541,11 +535,12 @@ pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead>
     )?
     .query_row([id], |r| {
         let agent: String = r.get(1)?;
+        let (agent, ran_by) = stored(&agent, r.get::<_, Option<String>>(4)?.as_deref());
         Ok(SessionHead {
             id,
             key: r.get(0)?,
-            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
-            ran_by: ran_by(&agent, r.get(4)?),
+            agent,
+            ran_by,
             title: r.get(2)?,
             started_at: r.get(3)?,
         })

@@ -2,6 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
+use crate::agent::stored;
 use crate::archive::Agent;
 
 /// A session as `skim` heads it.
@@ -10,6 +11,9 @@ pub struct SessionCard {
     pub key: String,
     /// The agent it ran as ([`super::RAN_AS_SQL`]): a pulled Claude session is `claude`.
     pub agent: Agent,
+    /// The agent that ran it when that is not `agent` ([`crate::agent::stored`]): an imported
+    /// trajectory's, or a newer Cairn's agent this build does not know.
+    pub ran_by: Option<String>,
     pub title: Option<String>,
     pub project: Option<String>,
     pub started_at: Option<String>,
@@ -26,14 +30,17 @@ pub struct SessionCard {
 pub fn session_card(conn: &Connection, id: i64) -> rusqlite::Result<SessionCard> {
     conn.prepare_cached(
         "SELECT session_key, COALESCE(ran_as, agent), title, project, started_at, updated_at, turn_count, record_count, published_at,
-                publisher IS NOT NULL
+                publisher IS NOT NULL, agent, provider
          FROM sessions WHERE id = ?1",
     )?
     .query_row([id], |r| {
-        let agent: String = r.get(1)?;
+        let ran_as: String = r.get(1)?;
+        let agent: String = r.get(10)?;
+        let provider: Option<String> = r.get(11)?;
         Ok(SessionCard {
             key: r.get(0)?,
-            agent: Agent::parse(&agent).unwrap_or(Agent::Claude),
+            agent: stored(&ran_as, None).0,
+            ran_by: stored(&agent, provider.as_deref()).1,
             title: r.get(2)?,
             project: r.get(3)?,
             started_at: r.get(4)?,
