@@ -73,7 +73,9 @@ impl AuthorshipLog {
         let mut paths = Vec::new();
         for (path, entries) in &self.files {
             for (_, ranges) in entries.iter().filter(|(h, _)| h == hash) {
-                n = n.saturating_add(ranges.iter().map(|(a, b)| b - a + 1).sum::<u32>());
+                n = ranges
+                    .iter()
+                    .fold(n, |n, (a, b)| n.saturating_add(b - a + 1));
                 if !paths.contains(path) {
                     paths.push(path.clone());
                 }
@@ -580,6 +582,20 @@ mod tests {
         );
         assert_ne!(odd, text);
         assert!(parse(&odd).unwrap().sessions[0].session_keys.is_empty());
+    }
+
+    /// A note is another machine's text: ranges that together count more lines than a `u32`
+    /// holds are counted up to its most, never past it (an overflow panicked in debug builds
+    /// and wrapped to a small count in release ones).
+    #[test]
+    fn line_counts_of_huge_ranges_stop_at_the_most_a_count_holds() {
+        let max = u32::MAX;
+        let note = format!(
+            "a.rs\n  d9978a8723e02b52 1-{max},1-{max}\nb.rs\n  d9978a8723e02b52 1-{max}\n---\n{META}\n"
+        );
+        let log = parse(&note).unwrap();
+        assert_eq!(log.line_count("d9978a8723e02b52").0, max);
+        assert!(log.attributes("b.rs", max, "d9978a8723e02b52"));
     }
 
     #[test]
