@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-short}
-TARGETS=(claude codex copilot qwen droid kimi pi grok antigravity vibe iflow gptme posit gemini gemini_document cline_document hermes_document qwenpaw_document vscopilot_traces cursor aider database_units redact analyze import settings model_answer retained_copy)
+TARGETS=(claude codex copilot qwen droid kimi pi grok antigravity vibe iflow gptme posit gemini gemini_document cline_document hermes_document qwenpaw_document vscopilot_traces cursor aider database_units redact analyze import settings model_answer retained_copy published_document ai_note)
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   for t in $FUZZ_TARGETS; do
     [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (FUZZ_TARGETS); targets: ${TARGETS[*]}"; exit 2; }

@@ -52,6 +52,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("settings", settings),
     ("model_answer", model_answer),
     ("retained_copy", retained_copy),
+    ("published_document", published_document),
+    ("ai_note", ai_note),
 ];
 
 /// The repository's fixtures (seeds, and the archive the import target imports into).
@@ -1130,4 +1132,152 @@ pub fn retained_copy(data: &[u8]) {
     assert_eq!(std::fs::metadata(&path).map(|m| m.len()).ok(), Some(len));
     let again = retained.read(&path, first).expect("a rewritten copy reads");
     assert_eq!(again, lines, "a rewritten copy reads differently");
+}
+
+/// The session key of the published documents the `published_document` seeds hold.
+pub const DOC_KEY: &str = "sha256-0123456789abcdef0123456789abcdef";
+
+/// Text a reader is handed: no control character but newline and tab, no bidi control.
+fn shown(what: &str, text: &str) {
+    assert!(
+        !text
+            .chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t')
+                || cairn_core::text::is_bidi_control(c)),
+        "{what} holds a control character: {text:?}"
+    );
+}
+
+/// A teammate's published `session.json` (`git::document::read`, what `cairn pull` checks each
+/// fetched document with), under its own ref key or another (the first byte's low bit): a
+/// refusal is one printable line of bounded length; a document read passes its checks again,
+/// is its own cleaning (cleaning it again changes nothing), writes out and parses back as
+/// itself, holds no control character in any text, and shows as a skim session whose agent is
+/// one of Cairn's, or `atif` with a plain name it was published under.
+pub fn published_document(data: &[u8]) {
+    use cairn_core::git::document::{self, DocAgent, PublishedSession};
+    use cairn_core::views::skim::SkimSession;
+    let Some((&which, bytes)) = data.split_first() else {
+        return;
+    };
+    let key = if which & 1 == 0 {
+        DOC_KEY
+    } else {
+        "sha256-ffffffffffffffffffffffffffffffff"
+    };
+    let doc = match document::read(bytes, key) {
+        Err(refusal) => {
+            assert!(
+                !refusal.is_empty() && refusal.chars().count() <= 1_000,
+                "an unbounded refusal: {refusal:?}"
+            );
+            assert!(!refusal.contains('\n'), "a refusal of more than one line");
+            shown("a refusal", &refusal);
+            return;
+        }
+        Ok(doc) => doc,
+    };
+    assert_eq!(doc.session.session_key, key, "a document under another key");
+    assert!(
+        doc.check(key).is_ok(),
+        "a document read fails its own checks"
+    );
+    assert_eq!(
+        doc.clone().normalised(),
+        doc,
+        "cleaning a clean document changed it"
+    );
+    let written = serde_json::to_vec(&doc).expect("a document writes");
+    let mut back: PublishedSession =
+        serde_json::from_slice(&written).expect("a written document parses");
+    // serde_json reads some decimals back one unit in the last place away (without its
+    // `float_roundtrip` feature): a confidence may move that much, nothing else.
+    for (b, d) in back
+        .session
+        .why_related
+        .iter_mut()
+        .zip(&doc.session.why_related)
+    {
+        assert!(
+            (b.confidence - d.confidence).abs() <= 1e-12,
+            "a confidence moved"
+        );
+        b.confidence = d.confidence;
+    }
+    assert_eq!(back, doc, "a document does not read back as itself");
+    let s = &doc.session;
+    for text in [&s.title, &s.project].into_iter().flatten() {
+        shown("a title or project", text);
+    }
+    for t in s
+        .previews
+        .iter()
+        .chain(s.why_related.iter().map(|w| &w.reason))
+    {
+        shown("a preview or reason", t);
+    }
+    for t in &s.turns {
+        t.tool_names
+            .iter()
+            .chain(&t.previews)
+            .for_each(|x| shown("a turn's text", x));
+    }
+    let agent = s.agent.clone();
+    let card = SkimSession::from_published(doc, "origin");
+    match (&agent, card.ran_by.as_deref()) {
+        (DocAgent::Known(a), None) => assert_eq!(card.agent, *a),
+        (DocAgent::Named(name), Some(by)) => {
+            assert_eq!(card.agent, Agent::Atif);
+            assert_eq!(by, name);
+            assert!(Agent::parse(by).is_none(), "{by} is one of Cairn's agents");
+            assert!(
+                // `agent::MAX_RAN_BY_CHARS`.
+                by.len() <= 40
+                    && by.bytes().all(|b| b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || b" -_./".contains(&b)),
+                "{by:?} is not a plain name"
+            );
+        }
+        other => panic!("a skim card that disagrees with its document: {other:?}"),
+    }
+}
+
+/// A Git AI authorship log (`git::notes::parse`, what `why` reads from `refs/notes/ai`, another
+/// machine's text): read or not, never a panic; a log read names each file's sessions by 7 to 16
+/// hex digits with ascending ranges from line 1, and counting a session's lines or asking for
+/// any line stays in bounds (counts stop at `u32::MAX`).
+pub fn ai_note(data: &[u8]) {
+    use cairn_core::git::notes;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Some(log) = notes::parse(text) else {
+        return;
+    };
+    for (path, entries) in &log.files {
+        for (hash, ranges) in entries {
+            assert!(
+                (7..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{hash:?} is not a session hash"
+            );
+            for &(a, b) in ranges {
+                assert!(a >= 1 && b >= a, "range {a}-{b}");
+                assert!(log.attributes(path, a, hash) && log.attributes(path, b, hash));
+            }
+            let (count, paths) = log.line_count(hash);
+            assert!(
+                paths.contains(path),
+                "{path:?} not among the files of {hash}"
+            );
+            let least = ranges.iter().map(|(a, b)| b - a + 1).max().unwrap_or(0);
+            assert!(
+                count >= least,
+                "{hash} counted {count} lines, fewer than one range's {least}"
+            );
+        }
+    }
+    for s in &log.sessions {
+        let _ = log.line_count(&s.hash);
+    }
 }

@@ -154,6 +154,12 @@ fn windows(data: &[u8], lines: usize, out: &mut Vec<Vec<u8>>) {
 }
 
 /// The seeds of one target, all from the repository's fixtures.
+/// The first seed of `out` without its leading byte (a document to put under another key).
+fn docs_first(out: &[Vec<u8>]) -> &[u8] {
+    out.first()
+        .map_or(&[][..], |d| d.get(1..).unwrap_or_default())
+}
+
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let root = fixtures();
     let mut out = Vec::new();
@@ -438,6 +444,81 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             answers.push(one(&"x".repeat(500), "1", "2"));
             answers.push(one(&"x".repeat(501), "1", "2"));
             out.extend(answers.into_iter().map(String::into_bytes));
+        }
+        "published_document" => {
+            // A document as `publish` writes it (the shape of git/document.rs's tests), then a
+            // newer build's agent, a teammate's hostile texts, a secret, odd times; the first
+            // byte picks the ref key (0: the document's own).
+            let doc = |agent: &str, title: &str, preview: &str, at: &str| {
+                format!(
+                    r#"{{"schema":"cairn.published-session.v1","published_at":"{at}","target_keys":["ref:refs/heads/feat"],"session":{{"session_key":"{key}","status":"published","agent":"{agent}","title":"{title}","project":"app","started_at":"2026-03-01T09:00:00Z","updated_at":"2026-03-01T09:30:00+02:00","turn_count":1,"record_count":4,"related_turn_count":1,"weak":false,"why_related":[{{"evidence":"commit_by_session","confidence":0.95,"target_key":"ref:refs/heads/feat","turn_key":"sha256-fedcba9876543210fedcba9876543210","turn_index":0,"ordinal":3,"commit":"1a2b3c4","reason":"committed 1a2b3c4"}}],"previews":["user: {preview}","assistant: done"],"turns":[{{"turn_key":"sha256-fedcba9876543210fedcba9876543210","turn_index":0,"started_at":"2026-03-01T09:00:00Z","related":true,"record_count":4,"tool_call_count":1,"tool_names":["Edit"],"labels":["implemented","committed"],"previews":["user: {preview}"]}}]}}}}"#,
+                    key = cairn_fuzz::DOC_KEY
+                )
+            };
+            let docs = [
+                doc(
+                    "claude",
+                    "Add login",
+                    "add login",
+                    "2026-03-01T10:00:00.000Z",
+                ),
+                doc("zed", "Add login", "add login", "2026-03-01T10:00:00Z"),
+                doc("atif", "Add login", "add login", "2026-03-01T10:00:00Z"),
+                doc(
+                    "claude",
+                    "\\u001b]52;c;eA==\\u0007Add \\u202elogin",
+                    "password=hunter2 and ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+                    "2026-03-01 10:00:00",
+                ),
+                doc("vim\\u001b[2J", "t", "p", "2026-03-01T10:00:00Z"),
+                doc("Zed", "t", "p", "2026-03-01T10:00:00Z"),
+            ];
+            for d in docs {
+                out.push([b"\0".as_slice(), d.as_bytes()].concat());
+            }
+            out.push([b"\x01".as_slice(), docs_first(&out)].concat());
+        }
+        "ai_note" => {
+            use cairn_core::git::notes::{NewLog, Prompt, render};
+            let meta = r#"{"schema_version":"authorship/3.0.0","base_commit_sha":"abc","prompts":{"d9978a8723e02b52":{"agent_id":{"tool":"claude","id":"s-1","model":"m"},"messages":[],"custom_attributes":{"recorded_by":"cairn","session_keys":"k1, k2"}},"866dabf":{"agent_id":{"tool":"cursor","id":"s-2"},"messages":[]}}}"#;
+            let max = u32::MAX;
+            for note in [
+                format!(
+                    "src/a.rs\n  d9978a8723e02b52 1-4,9\n\"src/my file.rs\"\n  866dabf 2\n---\n{meta}\n"
+                ),
+                format!("---\n{meta}"),
+                format!("a.rs\n  d9978a8723e02b52 1-{max},1-{max}\n---\n{meta}\n"),
+                format!("\"---\"\n  866dabf 3-3\n---\n{meta}"),
+            ] {
+                out.push(note.into_bytes());
+            }
+            let log = NewLog {
+                base_commit_sha: "0123456789abcdef0123456789abcdef01234567".to_owned(),
+                files: vec![
+                    (
+                        "src/lib.rs".to_owned(),
+                        vec![(0, vec![3, 1, 2, 9]), (1, vec![5])],
+                    ),
+                    ("a b.rs".to_owned(), vec![(0, vec![1])]),
+                ],
+                prompts: vec![
+                    Prompt {
+                        tool: "claude".to_owned(),
+                        id: "s-1".to_owned(),
+                        session_keys: vec!["sha256-0123456789abcdef0123456789abcdef".to_owned()],
+                        model: Some("m".to_owned()),
+                        messages: Vec::new(),
+                    },
+                    Prompt {
+                        tool: "codex".to_owned(),
+                        id: "t-2".to_owned(),
+                        session_keys: Vec::new(),
+                        model: None,
+                        messages: Vec::new(),
+                    },
+                ],
+            };
+            out.push(render(&log).into_bytes());
         }
         _ => {}
     }
