@@ -232,10 +232,14 @@ impl Repo {
             ],
         )
         .map_err(|_| {
-            git_error(
-                dir,
-                "no git repository found here; use -C to choose a repository".to_owned(),
-            )
+            // Named as a person finds it: `.` says nothing when the command ran elsewhere.
+            let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+            let why = if dir.is_dir() {
+                "no git repository found here; use -C to choose a repository"
+            } else {
+                "no such folder; use -C to choose a repository"
+            };
+            git_error(&shown, why)
         })?;
         let mut lines = out.lines();
         let bare = lines.next() == Some("true");
@@ -885,6 +889,34 @@ mod tests {
         for relative in [".", "..", "src", "../.."] {
             assert!(!may_be_in_worktree(Path::new(relative)), "{relative}");
         }
+    }
+
+    /// Outside a repository the error names the folder in full (not `.`), and says when the
+    /// folder itself does not exist (a mistyped `-C`).
+    #[test]
+    fn no_repository_names_the_folder_looked_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let inside = dir.path().join("plain");
+        std::fs::create_dir(&inside).unwrap();
+        let msg = Repo::discover(&inside).err().unwrap().to_string();
+        assert!(msg.contains(&*inside.to_string_lossy()), "{msg}");
+        assert!(msg.contains("no git repository found here"), "{msg}");
+        let missing = inside.join("nope");
+        let msg = Repo::discover(&missing).err().unwrap().to_string();
+        assert!(
+            msg.contains(&*missing.to_string_lossy()) && msg.contains("no such folder"),
+            "{msg}"
+        );
+        // A relative folder is named from where the command ran.
+        let here = std::env::current_dir().unwrap();
+        let msg = Repo::discover(Path::new("no-such-folder-here"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            msg.contains(&*here.join("no-such-folder-here").to_string_lossy()),
+            "{msg}"
+        );
     }
 
     /// A repository's own config may name a program for `core.fsmonitor`, which `git status`

@@ -128,15 +128,15 @@ fn no_command(s: &SessionDetail) -> Option<String> {
         Some(c) => format!("open {} in", crate::text::one_line(c, 200)),
         None => "open the project in".to_owned(),
     };
+    // A name no agent of this build has: a newer Cairn's agent, or a foreign trajectory's.
+    if s.agent == Agent::Atif
+        && let Some(name) = s.ran_by.as_deref().filter(|n| Agent::parse(n).is_none())
+    {
+        return Some(format!(
+            "this build of Cairn has no command for {name}: the session was imported as a trajectory, or captured by a newer Cairn that reads {name} (update Cairn to resume it there)"
+        ));
+    }
     Some(match s.agent {
-        // A name no agent of this build has: a newer Cairn's agent, or a foreign trajectory's.
-        Agent::Atif
-            if let Some(name) = s.ran_by.as_deref().filter(|n| Agent::parse(n).is_none()) =>
-        {
-            format!(
-                "this build of Cairn has no command for {name}: the session was imported as a trajectory, or captured by a newer Cairn that reads {name} (update Cairn to resume it there)"
-            )
-        }
         Agent::Atif => {
             "an imported ATIF trajectory has no agent on this machine to continue it".to_owned()
         }
