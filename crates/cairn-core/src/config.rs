@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 
 mod extract;
 mod server;
+mod sources;
 mod team;
 
 pub use extract::{
@@ -36,6 +37,7 @@ pub use extract::{
     write_extract_setup,
 };
 pub use server::ServerConfig;
+pub use sources::write_source_dirs;
 pub use team::{DEFAULT_PASSWORD_ENV, TeamConfig, write_team_setup};
 
 pub const CONFIG_FILE: &str = "config.toml";
@@ -275,32 +277,6 @@ impl Config {
         Ok(config)
     }
 
-    /// Write the config back to `data_dir/config.toml` (comments are not preserved), atomically
-    /// ([`crate::atomic::replace`]: a crash or a full disk leaves the old file whole), 0600 when
-    /// new.
-    pub fn save(&self, data_dir: &Path) -> Result<()> {
-        let path = data_dir.join(CONFIG_FILE);
-        let text = toml::to_string_pretty(self).map_err(|e| Error::Config {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        crate::atomic::replace(&path, text.as_bytes(), crate::private::FILE_MODE)
-            .map(|_| ())
-            .map_err(|e| Error::write_in(data_dir, &e.path, e.source))
-    }
-
-    /// Set (or, with an empty list, clear) the source dirs of an agent.
-    pub fn set_source_dirs(&mut self, agent: Agent, dirs: Vec<String>) {
-        let entry = self
-            .sources
-            .entry(agent.as_str().to_owned())
-            .or_insert_with(|| SourceConfig {
-                dirs: Vec::new(),
-                enabled: true,
-            });
-        entry.dirs = dirs;
-    }
-
     fn source(&self, agent: Agent) -> Option<&SourceConfig> {
         self.sources
             .iter()
@@ -443,6 +419,73 @@ mod tests {
         cairn.set_source_dirs(Agent::Claude, Vec::new()).unwrap();
     }
 
+    /// Settings → Folders keeps what a person wrote in `config.toml` (it rewrote the file from
+    /// its parsed form, comments gone).
+    #[test]
+    fn changing_an_agents_folders_keeps_the_files_comments() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let dir = root.path().join("claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        let cairn = crate::Cairn::open(&data).unwrap();
+        let mine = "# my setup, see the README
+[recall]
+session_start_tokens = 200 # short briefs
+";
+        std::fs::write(data.join(CONFIG_FILE), mine).unwrap();
+        cairn
+            .set_source_dirs(Agent::Claude, vec![dir.display().to_string()])
+            .unwrap();
+        let text = std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap();
+        assert!(text.starts_with(mine), "{text}");
+        assert_eq!(Config::load(&data).unwrap().source_dirs(Agent::Claude), [dir]);
+        cairn.set_source_dirs(Agent::Claude, Vec::new()).unwrap();
+        assert_eq!(std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap(), mine);
+    }
+
+    /// The desktop's Settings and a CLI command write `config.toml` at the same time, each its
+    /// own table: neither change is lost (each edit reads, changes and renames under
+    /// `config.lock`; without it one writer's rename dropped what the other had just written).
+    #[test]
+    fn two_writers_of_the_config_never_lose_each_others_change() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        crate::Cairn::open(&data).unwrap();
+        let agents = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Kimi];
+        let dirs: Vec<PathBuf> = agents
+            .iter()
+            .map(|a| {
+                let d = root.path().join(a.as_str());
+                std::fs::create_dir_all(&d).unwrap();
+                d
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for (agent, dir) in agents.iter().zip(&dirs) {
+                let data = &data;
+                s.spawn(move || {
+                    let cairn = crate::Cairn::open(data).unwrap();
+                    for round in 0..25 {
+                        let dirs = if round % 2 == 0 {
+                            vec![dir.display().to_string()]
+                        } else {
+                            Vec::new()
+                        };
+                        cairn.set_source_dirs(*agent, dirs).unwrap();
+                    }
+                    // The last word: this agent's folder set.
+                    cairn
+                        .set_source_dirs(*agent, vec![dir.display().to_string()])
+                        .unwrap();
+                });
+            }
+        });
+        let config = Config::load(&data).unwrap();
+        for (agent, dir) in agents.iter().zip(&dirs) {
+            assert_eq!(config.source_dirs(*agent), [dir.clone()], "{agent}");
+        }
+    }
+
     #[test]
     fn parses_sources() {
         let c = Config::parse(
@@ -535,22 +578,5 @@ mod tests {
             err.contains("/d/config.toml") && err.contains("modle"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn saving_keeps_the_extract_table() {
-        let dir = tempfile::tempdir().unwrap();
-        let text = "[recall.extract]\nmodel = \"m\"\n[recall.extract.servers.a]\nendpoint = \"http://127.0.0.1:1/v1\"\n";
-        let mut c = Config::parse(text, Path::new("c.toml")).unwrap();
-        c.set_source_dirs(Agent::Claude, vec!["/x".into()]);
-        c.save(dir.path()).unwrap();
-        let back = Config::load(dir.path()).unwrap();
-        assert_eq!(back.recall.extract.model, "m");
-        assert_eq!(
-            back.recall.extract.servers["a"].endpoint,
-            "http://127.0.0.1:1/v1"
-        );
-        let empty = toml::to_string(&Config::default()).unwrap();
-        assert!(!empty.contains("recall"), "{empty}");
     }
 }

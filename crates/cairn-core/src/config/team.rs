@@ -198,14 +198,6 @@ mod tests {
             !none.contains("[team]") && none.contains("# here"),
             "{none}"
         );
-        // `Config::save` (the source dirs' writer) keeps a table without a port.
-        let config = crate::config::Config {
-            team: cleared.clone(),
-            ..Default::default()
-        };
-        let saved = toml::to_string_pretty(&config).unwrap();
-        let back: crate::config::Config = toml::from_str(&saved).unwrap();
-        assert_eq!(back.team, cleared);
     }
 
     #[test]

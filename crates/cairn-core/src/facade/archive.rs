@@ -5,7 +5,7 @@ use crate::archive::Agent;
 use crate::archive::capture::{self, Progress, SyncReport, Trigger};
 use crate::archive::discover::{self, FoundFile};
 use crate::archive::store::Store;
-use crate::config::{self, Config};
+use crate::config;
 use crate::{Cairn, OutboundPreview, Removed, Result, SyncOptions};
 use crate::{archive, git, recall};
 
@@ -201,18 +201,21 @@ impl Cairn {
             .collect()
     }
 
-    /// Set the source dirs of an agent in `config.toml` (an empty list restores the default).
-    /// Each must be an existing absolute directory outside the data dir, without control
-    /// characters ([`config::check_source_dir`]); nothing is saved when one is not.
-    /// Takes effect the next time the archive is opened.
+    /// Set the source dirs of an agent in `config.toml` (an empty list restores the default),
+    /// comments and every other key kept ([`Cairn::edit_config`]). Each must be an existing
+    /// absolute directory outside the data dir, without control characters
+    /// ([`config::check_source_dir`]); nothing is saved when one is not. Takes effect the next
+    /// time the archive is opened.
     pub fn set_source_dirs(&self, agent: Agent, dirs: Vec<String>) -> Result<()> {
         self.writable()?;
         for dir in &dirs {
             config::check_source_dir(dir, &self.data_dir)?;
         }
-        let mut config = Config::load(&self.data_dir)?;
-        config.set_source_dirs(agent, dirs);
-        config.save(&self.data_dir)
+        self.edit_config(
+            |text| config::write_source_dirs(text, agent, &dirs),
+            |_| Ok(()),
+        )
+        .map(|_| ())
     }
 
     /// What the outbound redactor makes of `text` (the privacy preview): the text as it would

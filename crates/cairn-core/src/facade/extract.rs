@@ -206,36 +206,31 @@ impl Cairn {
     }
 
     /// `config.toml` with `setup` written into it, checked (not saved).
-    fn config_with(&self, setup: &ExtractSetup) -> Result<(String, Config)> {
+    fn config_with(&self, setup: &ExtractSetup) -> Result<Config> {
         check_setup(setup)?;
         let path = self.config_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::Read { path, source: e }),
-        };
         let edited =
-            crate::config::write_extract_setup(&text, setup).map_err(|message| Error::Config {
-                path: path.clone(),
-                message,
+            crate::config::write_extract_setup(&self.config_text()?, setup).map_err(|message| {
+                Error::Config {
+                    path: path.clone(),
+                    message,
+                }
             })?;
         let config = Config::parse(&edited, &path)?;
         config.recall.extract.resolve(&path)?;
-        Ok((edited, config))
+        Ok(config)
     }
 
     /// Write `setup` into `config.toml` (atomically; comments and every other key kept). A
     /// setup that would not load is refused and the file is left as it was. The next pass,
     /// preview or status reads it: no restart.
     pub fn save_recall_extract_setup(&self, setup: &ExtractSetup) -> Result<ExtractSetup> {
-        self.writable()?;
-        let (text, config) = self.config_with(setup)?;
-        crate::atomic::replace(
-            &self.config_path(),
-            text.as_bytes(),
-            crate::private::FILE_MODE,
-        )
-        .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        check_setup(setup)?;
+        let path = self.config_path();
+        let config = self.edit_config(
+            |text| crate::config::write_extract_setup(text, setup),
+            |config| config.recall.extract.resolve(&path).map(|_| ()),
+        )?;
         Ok(config.recall.extract.setup())
     }
 
@@ -245,7 +240,7 @@ impl Cairn {
         &self,
         setup: &ExtractSetup,
     ) -> Result<recall::extract::ExtractDoctor> {
-        let (_, config) = self.config_with(setup)?;
+        let config = self.config_with(setup)?;
         self.doctor_of(&config)
     }
 

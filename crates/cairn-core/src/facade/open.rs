@@ -77,6 +77,42 @@ impl Cairn {
         self.data_dir.join(config::CONFIG_FILE)
     }
 
+    /// `config.toml` as it is on disk now (empty when there is none).
+    pub(crate) fn config_text(&self) -> Result<String> {
+        let path = self.config_path();
+        match std::fs::read_to_string(&path) {
+            Ok(t) => Ok(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(Error::Read { path, source: e }),
+        }
+    }
+
+    /// Edit `config.toml` as text: `edit` gets the file (empty when there is none) and gives
+    /// it back changed, keeping comments, order and every key it does not set; the result
+    /// must load ([`Config::parse`]) and pass `check`, or nothing is written. Done under the
+    /// data dir's `config.lock` from read to rename, so two writers (the desktop's Settings and
+    /// a CLI command, each setting its own table) never lose each other's change; the file is
+    /// replaced atomically ([`crate::atomic::replace`]), 0600 when new.
+    pub(crate) fn edit_config(
+        &self,
+        edit: impl FnOnce(&str) -> std::result::Result<String, String>,
+        check: impl FnOnce(&Config) -> Result<()>,
+    ) -> Result<Config> {
+        self.writable()?;
+        let lock = crate::archive::capture::CaptureLock::open_named(&self.data_dir, "config.lock")?;
+        let _held = lock.lock()?;
+        let path = self.config_path();
+        let edited = edit(&self.config_text()?).map_err(|message| Error::Config {
+            path: path.clone(),
+            message,
+        })?;
+        let config = Config::parse(&edited, &path)?;
+        check(&config)?;
+        crate::atomic::replace(&path, edited.as_bytes(), crate::private::FILE_MODE)
+            .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        Ok(config)
+    }
+
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }

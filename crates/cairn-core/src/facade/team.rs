@@ -116,20 +116,10 @@ impl Cairn {
         if !setup.is_empty() {
             setup.check().map_err(Error::Invalid)?;
         }
-        let path = self.config_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::Read { path, source: e }),
-        };
-        let edited =
-            crate::config::write_team_setup(&text, setup).map_err(|message| Error::Config {
-                path: path.clone(),
-                message,
-            })?;
-        let config = Config::parse(&edited, &path)?;
-        crate::atomic::replace(&path, edited.as_bytes(), crate::private::FILE_MODE)
-            .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        let config = self.edit_config(
+            |text| crate::config::write_team_setup(text, setup),
+            |_| Ok(()),
+        )?;
         Ok(config.team)
     }
 
