@@ -438,9 +438,15 @@ session_start_tokens = 200 # short briefs
             .unwrap();
         let text = std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap();
         assert!(text.starts_with(mine), "{text}");
-        assert_eq!(Config::load(&data).unwrap().source_dirs(Agent::Claude), [dir]);
+        assert_eq!(
+            Config::load(&data).unwrap().source_dirs(Agent::Claude),
+            [dir]
+        );
         cairn.set_source_dirs(Agent::Claude, Vec::new()).unwrap();
-        assert_eq!(std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap(), mine);
+        assert_eq!(
+            std::fs::read_to_string(data.join(CONFIG_FILE)).unwrap(),
+            mine
+        );
     }
 
     /// The desktop's Settings and a CLI command write `config.toml` at the same time, each its
@@ -482,7 +488,11 @@ session_start_tokens = 200 # short briefs
         });
         let config = Config::load(&data).unwrap();
         for (agent, dir) in agents.iter().zip(&dirs) {
-            assert_eq!(config.source_dirs(*agent), [dir.clone()], "{agent}");
+            assert_eq!(
+                config.source_dirs(*agent),
+                std::slice::from_ref(dir),
+                "{agent}"
+            );
         }
     }
 
