@@ -778,3 +778,43 @@ fn a_claude_sub_agent_beside_the_session_files_is_a_sub_agent() {
         "{beside:?}"
     );
 }
+
+/// `doctor` is what a person runs when something is wrong, so a `config.toml` that does not
+/// load does not stop it (every other command refuses, naming the file): its first check fails
+/// with the file, the line and what is wrong there, the others still run, and it exits 1.
+#[test]
+fn doctor_runs_with_a_broken_config_and_names_it_first() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    std::fs::write(
+        env.data().join("config.toml"),
+        "# mine\n[sources.claude]\ndirs = \"/x\"\n",
+    )
+    .unwrap();
+    let out = env.run(&["sessions"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml"));
+
+    let out = env.run(&["--json", "doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = doctor["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["name"], "config");
+    assert_eq!(checks[0]["status"], "fail");
+    let detail = checks[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("config.toml") && detail.contains("line 3") && !detail.contains('\n'),
+        "{detail}"
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["name"] == "archive" && c["status"] == "ok"),
+        "{doctor}"
+    );
+    let human = String::from_utf8(env.run(&["doctor"]).stdout).unwrap();
+    assert!(
+        human.lines().next().unwrap_or_default().starts_with("FAIL"),
+        "{human}"
+    );
+}

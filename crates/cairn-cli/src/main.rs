@@ -1038,8 +1038,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         // Served above, before stdout is locked.
         Command::Mcp { command: None } => {}
         Command::Doctor => {
-            let cairn = open(g)?;
-            let report = cairn.doctor();
+            let dir = data_dir(g)?;
+            let report = Cairn::doctor_at(&dir)
+                .with_context(|| format!("cannot open the archive in {}", dir.display()))?;
             if g.json {
                 render::json(out, &report)?;
             } else {

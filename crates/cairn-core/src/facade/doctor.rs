@@ -8,6 +8,29 @@ use crate::doctor::{self, Check, DoctorReport, Status};
 use crate::{Cairn, SyncOptions, archive};
 
 impl Cairn {
+    /// `doctor` on `data_dir`, which runs even when `config.toml` does not load (the tool a
+    /// person reaches for when something is wrong): its first check then fails with the
+    /// config's error (the file, the line, what is wrong there) and the rest run on the default
+    /// settings, which they say.
+    pub fn doctor_at(data_dir: impl Into<std::path::PathBuf>) -> crate::Result<DoctorReport> {
+        let (cairn, config_error) = Cairn::open_despite_config(data_dir)?;
+        let mut report = cairn.doctor();
+        if let Some(e) = config_error {
+            report.checks.insert(
+                0,
+                Check {
+                    name: "config".into(),
+                    status: Status::Fail,
+                    detail: format!(
+                        "{}; the checks below use the default settings until it is fixed",
+                        crate::text::one_line(&e.to_string(), 600)
+                    ),
+                },
+            );
+        }
+        Ok(report)
+    }
+
     /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
     /// dir, source dirs, retention, hooks.
     pub fn doctor(&self) -> DoctorReport {

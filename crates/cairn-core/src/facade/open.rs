@@ -19,6 +19,24 @@ impl Cairn {
     pub fn open(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
         let data_dir = data_dir.into();
         let config = Config::load(&data_dir)?;
+        Cairn::open_with(data_dir, config)
+    }
+
+    /// [`Cairn::open`] even when `config.toml` does not load: then on the default settings,
+    /// with the config's error beside it (what `doctor` reports first). Any other failure to
+    /// open is an error as with `open`.
+    pub fn open_despite_config(data_dir: impl Into<PathBuf>) -> Result<(Cairn, Option<Error>)> {
+        let data_dir = data_dir.into();
+        match Config::load(&data_dir) {
+            Ok(config) => Ok((Cairn::open_with(data_dir, config)?, None)),
+            Err(e @ Error::Config { .. }) => {
+                Ok((Cairn::open_with(data_dir, Config::default())?, Some(e)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_with(data_dir: PathBuf, config: Config) -> Result<Cairn> {
         let db = data_dir.join(DB_FILE);
         let real = private::resolved(&data_dir);
         let loose = private::is_open(&real) || private::is_open(&real.join(DB_FILE));
