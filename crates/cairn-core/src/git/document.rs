@@ -545,7 +545,6 @@ mod tests {
         );
     }
 
-    /// Each hostile change is refused whole, with a reason that holds none of its text.
     /// A teammate's newer build reads an agent this one does not: the document is read, the
     /// session shown by that agent's name as a trajectory is (never as Claude's or refused), and
     /// a document written again names it as it was.
@@ -572,6 +571,7 @@ mod tests {
         );
     }
 
+    /// Each hostile change is refused whole, with a reason that holds none of its text.
     #[test]
     fn hostile_documents_are_refused_whole() {
         let long = "x".repeat(limits::TEXT_CHARS + 1);
