@@ -2,7 +2,7 @@
 //! `config.toml` as a text edit (Settings → Folders' "Change…"), so a person's comments, order
 //! and every other key stay.
 
-use toml_edit::{Array, DocumentMut, Item, Table, value};
+use toml_edit::{Array, DocumentMut, Item, Table, Value};
 
 use crate::agent::Agent;
 
@@ -45,7 +45,19 @@ pub fn write_source_dirs(text: &str, agent: Agent, dirs: &[String]) -> Result<St
     if dirs.is_empty() {
         entry.remove("dirs");
     } else {
-        entry.insert("dirs", value(dirs.iter().collect::<Array>()));
+        let mut list = Value::Array(dirs.iter().collect::<Array>());
+        match entry.get_mut("dirs") {
+            // In place: the line's comments (before it, or after the value) stay.
+            Some(item) => {
+                if let Some(old) = item.as_value() {
+                    *list.decor_mut() = old.decor().clone();
+                }
+                *item = Item::Value(list);
+            }
+            None => {
+                entry.insert("dirs", Item::Value(list));
+            }
+        }
     }
     if entry.is_empty() {
         sources.remove(&key);
@@ -91,9 +103,12 @@ mod tests {
 
     #[test]
     fn the_agents_own_table_is_edited_under_whichever_name_it_has() {
-        let before = "[sources.claude-code] # the work laptop\ndirs = [\"/old\"]\n";
+        let before =
+            "[sources.claude-code] # the work laptop\n# mounted\ndirs = [\"/old\"] # for now\n";
         let after = write_source_dirs(before, Agent::Claude, &dirs(&["/new"])).unwrap();
-        assert!(after.contains("# the work laptop"), "{after}");
+        for kept in ["# the work laptop", "# mounted", "# for now"] {
+            assert!(after.contains(kept), "{kept} lost:\n{after}");
+        }
         let c = loaded(&after);
         assert_eq!(c.sources.len(), 1, "{after}");
         assert_eq!(c.source_dirs(Agent::Claude), [Path::new("/new")]);
@@ -101,9 +116,16 @@ mod tests {
         let inline = "sources = { codex = { dirs = [\"/a\"], enabled = true } }\n";
         let err = write_source_dirs(inline, Agent::Codex, &dirs(&["/b"])).unwrap_err();
         assert!(err.contains("[sources.<agent>]"), "{err}");
-        let dotted = "[sources]\ncodex = { dirs = [\"/a\"] }\n";
-        let after = write_source_dirs(dotted, Agent::Codex, &dirs(&["/b"])).unwrap();
+        let inner = "[sources]\ncodex = { dirs = [\"/a\"] }\n";
+        let after = write_source_dirs(inner, Agent::Codex, &dirs(&["/b"])).unwrap();
         assert_eq!(loaded(&after).source_dirs(Agent::Codex), [Path::new("/b")]);
+        // Dotted keys at the top level are the same table.
+        let dotted = "# laptop\nsources.codex.dirs = [\"/a\"]\nsources.codex.enabled = true\n";
+        let after = write_source_dirs(dotted, Agent::Codex, &dirs(&["/b"])).unwrap();
+        assert!(after.starts_with("# laptop"), "{after}");
+        let c = loaded(&after);
+        assert_eq!(c.source_dirs(Agent::Codex), [Path::new("/b")]);
+        assert!(c.agent_enabled(Agent::Codex));
     }
 
     #[test]
