@@ -42,6 +42,24 @@ pub use team::{DEFAULT_PASSWORD_ENV, TeamConfig, write_team_setup};
 
 pub const CONFIG_FILE: &str = "config.toml";
 
+/// Set `key` of a table being edited in `config.toml` to `v`, in place: an entry already there
+/// keeps its key, the comments before its line and the one after its value (`host = "x" # lab`);
+/// a new one is added. What Cairn's own writers of the file set values with.
+fn set_kept(table: &mut dyn toml_edit::TableLike, key: &str, v: impl Into<toml_edit::Value>) {
+    let mut v = v.into();
+    match table.get_mut(key) {
+        Some(item) => {
+            if let Some(old) = item.as_value() {
+                *v.decor_mut() = old.decor().clone();
+            }
+            *item = toml_edit::Item::Value(v);
+        }
+        None => {
+            table.insert(key, toml_edit::Item::Value(v));
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {

@@ -88,7 +88,7 @@ impl ExtractConfig {
 /// `text` (a `config.toml`) with `[recall.extract]` set as `setup` says. Comments, order and
 /// every other key stay as they were. Errors say which part of the file is in the way.
 pub fn write_extract_setup(text: &str, setup: &ExtractSetup) -> Result<String, String> {
-    use toml_edit::{DocumentMut, Item, Table, value};
+    use toml_edit::{DocumentMut, Item, Table};
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string().replace('\n', " ").trim().to_owned())?;
@@ -112,20 +112,20 @@ pub fn write_extract_setup(text: &str, setup: &ExtractSetup) -> Result<String, S
         if v.trim().is_empty() {
             t.remove(key);
         } else {
-            t[key] = value(v.trim());
+            super::set_kept(t, key, v.trim());
         }
     };
-    extract["enabled"] = value(setup.enabled);
+    super::set_kept(extract, "enabled", setup.enabled);
     let agent = setup.generator.trim() != "endpoint";
     set_str(extract, "generator", &setup.generator);
     set_str(extract, "model", &setup.model);
-    extract["schedule"] = value(setup.schedule.as_str());
+    super::set_kept(extract, "schedule", setup.schedule.as_str());
     for (key, v) in [
         ("input_price_per_mtok", setup.input_price_per_mtok),
         ("output_price_per_mtok", setup.output_price_per_mtok),
     ] {
         match v {
-            Some(p) => extract[key] = value(p),
+            Some(p) => super::set_kept(extract, key, p),
             None => {
                 extract.remove(key);
             }
@@ -149,7 +149,7 @@ pub fn write_extract_setup(text: &str, setup: &ExtractSetup) -> Result<String, S
         set_str(server, "endpoint", &setup.endpoint);
         set_str(server, "api_key_env", &setup.api_key_env);
         if several {
-            extract["server"] = value(name);
+            super::set_kept(extract, "server", name);
         }
     }
     Ok(doc.to_string())

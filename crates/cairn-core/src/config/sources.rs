@@ -2,7 +2,7 @@
 //! `config.toml` as a text edit (Settings → Folders' "Change…"), so a person's comments, order
 //! and every other key stay.
 
-use toml_edit::{Array, DocumentMut, Item, Table, Value};
+use toml_edit::{Array, DocumentMut, Item, Table};
 
 use crate::agent::Agent;
 
@@ -45,19 +45,7 @@ pub fn write_source_dirs(text: &str, agent: Agent, dirs: &[String]) -> Result<St
     if dirs.is_empty() {
         entry.remove("dirs");
     } else {
-        let mut list = Value::Array(dirs.iter().collect::<Array>());
-        match entry.get_mut("dirs") {
-            // In place: the line's comments (before it, or after the value) stay.
-            Some(item) => {
-                if let Some(old) = item.as_value() {
-                    *list.decor_mut() = old.decor().clone();
-                }
-                *item = Item::Value(list);
-            }
-            None => {
-                entry.insert("dirs", Item::Value(list));
-            }
-        }
+        super::set_kept(entry, "dirs", dirs.iter().collect::<Array>());
     }
     if entry.is_empty() {
         sources.remove(&key);

@@ -121,7 +121,7 @@ fn is_env_name(s: &str) -> bool {
 /// `text` (a `config.toml`) with `[team]` set as `setup` says (an empty setup removes the
 /// table). Comments, order and every other key stay as they were.
 pub fn write_team_setup(text: &str, setup: &TeamConfig) -> Result<String, String> {
-    use toml_edit::{DocumentMut, Item, Table, value};
+    use toml_edit::{DocumentMut, Item, Table};
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string().replace('\n', " ").trim().to_owned())?;
@@ -147,11 +147,11 @@ pub fn write_team_setup(text: &str, setup: &TeamConfig) -> Result<String, String
         if v.trim().is_empty() {
             team.remove(key);
         } else {
-            team[key] = value(v.trim());
+            super::set_kept(team, key, v.trim());
         }
     }
     match setup.port {
-        Some(p) => team["port"] = value(i64::from(p)),
+        Some(p) => super::set_kept(team, "port", i64::from(p)),
         None => {
             team.remove("port");
         }
@@ -175,9 +175,15 @@ mod tests {
 
     #[test]
     fn keeps_comments_and_other_tables_and_reads_back() {
-        let before = "# mine\n[sources.claude]\ndirs = [\"/x\"] # here\n\n[team]\n# the team db\nhost = \"old\"\n";
+        let before = "# mine\n[sources.claude]\ndirs = [\"/x\"] # here\n\n[team]\n# the team db\nhost = \"old\" # the lab box\n";
         let after = write_team_setup(before, &setup()).unwrap();
-        for kept in ["# mine", "# here", "# the team db", "dirs = [\"/x\"]"] {
+        for kept in [
+            "# mine",
+            "# here",
+            "# the team db",
+            "# the lab box",
+            "dirs = [\"/x\"]",
+        ] {
             assert!(after.contains(kept), "{kept} lost:\n{after}");
         }
         let c: crate::config::Config = toml::from_str(&after).unwrap();
