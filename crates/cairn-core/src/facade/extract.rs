@@ -205,20 +205,16 @@ impl Cairn {
         Ok(self.config_now()?.recall.extract.setup())
     }
 
-    /// `config.toml` with `setup` written into it, checked (not saved).
+    /// `config.toml` with `setup` written into it, and the config it loads as, checked (not
+    /// saved): the extraction table must resolve.
     fn config_with(&self, setup: &ExtractSetup) -> Result<Config> {
         check_setup(setup)?;
         let path = self.config_path();
-        let edited =
-            crate::config::write_extract_setup(&self.config_text()?, setup).map_err(|message| {
-                Error::Config {
-                    path: path.clone(),
-                    message,
-                }
-            })?;
-        let config = Config::parse(&edited, &path)?;
-        config.recall.extract.resolve(&path)?;
-        Ok(config)
+        self.edited_config(
+            |text| crate::config::write_extract_setup(text, setup),
+            |config| config.recall.extract.resolve(&path).map(|_| ()),
+        )
+        .map(|(_, config)| config)
     }
 
     /// Write `setup` into `config.toml` (atomically; comments and every other key kept). A

@@ -95,16 +95,6 @@ impl Cairn {
         self.data_dir.join(config::CONFIG_FILE)
     }
 
-    /// `config.toml` as it is on disk now (empty when there is none).
-    pub(crate) fn config_text(&self) -> Result<String> {
-        let path = self.config_path();
-        match std::fs::read_to_string(&path) {
-            Ok(t) => Ok(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-            Err(e) => Err(Error::Read { path, source: e }),
-        }
-    }
-
     /// Edit `config.toml` as text: `edit` gets the file (empty when there is none) and gives
     /// it back changed, keeping comments, order and every key it does not set; the result
     /// must load ([`Config::parse`]) and pass `check`, or nothing is written. Done under the
@@ -119,16 +109,36 @@ impl Cairn {
         self.writable()?;
         let lock = crate::archive::capture::CaptureLock::open_named(&self.data_dir, "config.lock")?;
         let _held = lock.lock()?;
+        let (edited, config) = self.edited_config(edit, check)?;
+        crate::atomic::replace(
+            &self.config_path(),
+            edited.as_bytes(),
+            crate::private::FILE_MODE,
+        )
+        .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
+        Ok(config)
+    }
+
+    /// What [`Cairn::edit_config`] would write, and the config it loads as, without writing it
+    /// (a form's "Test" reads the setup it holds this way).
+    pub(crate) fn edited_config(
+        &self,
+        edit: impl FnOnce(&str) -> std::result::Result<String, String>,
+        check: impl FnOnce(&Config) -> Result<()>,
+    ) -> Result<(String, Config)> {
         let path = self.config_path();
-        let edited = edit(&self.config_text()?).map_err(|message| Error::Config {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::Read { path, source: e }),
+        };
+        let edited = edit(&text).map_err(|message| Error::Config {
             path: path.clone(),
             message,
         })?;
         let config = Config::parse(&edited, &path)?;
         check(&config)?;
-        crate::atomic::replace(&path, edited.as_bytes(), crate::private::FILE_MODE)
-            .map_err(|e| Error::write_in(&self.data_dir, &e.path, e.source))?;
-        Ok(config)
+        Ok((edited, config))
     }
 
     pub fn is_read_only(&self) -> bool {
