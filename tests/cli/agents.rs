@@ -318,6 +318,39 @@ fn a_session_of_an_agent_a_newer_cairn_reads_is_shown_by_its_name_never_as_claud
         ],
     );
     assert_eq!(sessions_of(&claude), Vec::<String>::new(), "{claude}");
+    // Every `--agent atif` finds it where it is badged; no other agent's filter does.
+    let atif = skim(
+        &env,
+        &[
+            "-C",
+            dir,
+            "branch",
+            "main",
+            "--include-weak",
+            "--agent",
+            "atif",
+        ],
+    );
+    assert_eq!(sessions_of(&atif), [key.clone()], "{atif}");
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_key"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        keys(&env.json(&["sessions", "--agent", "atif"])),
+        [key.clone()]
+    );
+    assert_eq!(
+        keys(&env.json(&["sessions", "--agent", "claude"])),
+        Vec::<String>::new()
+    );
+    let found = env.json(&["search", "readme", "--agent", "atif"]);
+    assert!(keys(&found).iter().any(|k| *k == key), "{found}");
+    let found = env.json(&["search", "readme", "--agent", "claude"]);
+    assert_eq!(keys(&found), Vec::<String>::new(), "{found}");
 
     let v = env.json(&["resume", &key]);
     assert_eq!(v["argv"], json!([]), "{v}");

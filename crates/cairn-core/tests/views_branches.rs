@@ -267,4 +267,26 @@ fn the_branch_list_and_the_agent_counts_follow_one_agent() {
         ]
     );
     assert!(shape(Some(Agent::Gemini)).is_empty());
+
+    // A newer Cairn sharing the data dir wrote a session of an agent this build does not know:
+    // it is counted and filtered under `atif`, where the lists badge it, and under no other.
+    rusqlite::Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .execute(
+            "UPDATE sessions SET agent = 'zed' WHERE agent = 'codex'",
+            [],
+        )
+        .unwrap();
+    let counts: Vec<(Agent, u32)> = cairn
+        .agent_counts()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.agent, c.sessions))
+        .collect();
+    assert_eq!(counts, vec![(Agent::Claude, 3), (Agent::Atif, 1)]);
+    assert_eq!(
+        shape(Some(Agent::Atif)),
+        vec![("alpha".into(), 1, s(&["main"]))]
+    );
+    assert!(shape(Some(Agent::Codex)).is_empty());
 }

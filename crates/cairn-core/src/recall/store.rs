@@ -380,7 +380,7 @@ pub fn evidence_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Evidence
     for (session, mut evidence) in rows {
         if let Some((key, agent)) = archive::session_key_and_agent(conn, session)? {
             evidence.session_key = key;
-            evidence.agent = agent;
+            evidence.agent = Some(agent);
             out.push(evidence);
         }
     }

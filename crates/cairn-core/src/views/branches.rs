@@ -72,7 +72,7 @@ pub fn list(conn: &Connection, agent: Option<Agent>) -> rusqlite::Result<Vec<Rep
     for link in &branch_links {
         let Some(session) = sessions
             .get(&link.session_id)
-            .filter(|s| agent.is_none() || s.agent == agent)
+            .filter(|s| agent.is_none_or(|a| s.agent == a))
         else {
             continue;
         };

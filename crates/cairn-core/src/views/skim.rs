@@ -221,7 +221,7 @@ pub fn skim(
     if let Some(agent) = q.agent {
         let ids: Vec<i64> = by_session.keys().copied().collect();
         let places = archive::session_places(conn, &ids)?;
-        by_session.retain(|id, _| places.get(id).is_some_and(|p| p.agent == Some(agent)));
+        by_session.retain(|id, _| places.get(id).is_some_and(|p| p.agent == agent));
     }
     let mut coverage = SkimCoverage::default();
     // Each session's row first, its turns only once the limit has kept it: an agent asking

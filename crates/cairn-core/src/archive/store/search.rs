@@ -76,7 +76,7 @@ fn push_record_filter(
     time: &str,
 ) {
     if let Some(agent) = f.agent {
-        sql.push_str(&format!(" AND {} = ?", super::RAN_AS_SQL));
+        sql.push_str(&format!(" AND {} = ?", super::agent_filter_sql()));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(branch) = f.branch {

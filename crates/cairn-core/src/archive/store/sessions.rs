@@ -334,7 +334,7 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     );
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(agent) = q.agent {
-        sql.push_str(&format!(" AND {RAN_AS_SQL} = ?"));
+        sql.push_str(&format!(" AND {} = ?", agent_filter_sql()));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(branch) = &q.branch {
@@ -383,12 +383,13 @@ pub struct AgentCount {
 }
 
 /// The agents with sessions in the archive, most sessions first (then by name). A session
-/// counts for the agent the filters find it under ([`RAN_AS_SQL`]).
+/// counts for the agent the filters find it under ([`agent_filter_sql`]).
 pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {RAN_AS_SQL}, COUNT(*) FROM sessions s
+        "SELECT {}, COUNT(*) FROM sessions s
          WHERE s.record_count > 0 AND {}
          GROUP BY 1",
+        agent_filter_sql(),
         top_level_sql()
     ))?;
     let mut out: Vec<AgentCount> = stmt
@@ -487,6 +488,24 @@ pub struct SessionHead {
 /// The SQL for the agent a session (alias `s`) is filtered by and shown as in search hits and
 /// lists: `ran_as` (migration 25, [`crate::agent::ran_as`]) when set, else its `agent`.
 pub const RAN_AS_SQL: &str = "COALESCE(s.ran_as, s.agent)";
+
+/// The SQL for the agent a session (alias `s`) is filtered and counted under: [`RAN_AS_SQL`]
+/// when this build knows that agent, else `atif`. A name this build does not know was written
+/// by a newer Cairn sharing the data dir; lists show such a session as `atif` run by that name
+/// ([`crate::agent::stored`]), so `--agent atif` and the agent counts find it there.
+pub fn agent_filter_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let known: Vec<String> = Agent::EVERY
+            .iter()
+            .map(|a| format!("'{}'", a.as_str()))
+            .collect();
+        format!(
+            "(CASE WHEN {RAN_AS_SQL} IN ({}) THEN {RAN_AS_SQL} ELSE 'atif' END)",
+            known.join(", ")
+        )
+    });
+    &SQL
+}
 
 /// The SQL for a session (alias `s`) whose parent Cairn holds no records of (never read, or
 /// forgotten): a sub-agent's rollout kept where its parent's is not. Such a session is listed
@@ -595,8 +614,9 @@ pub fn sessions_in_repos(conn: &Connection, repos: &[i64]) -> rusqlite::Result<V
 /// Where a session ran and how active it was, as the branch list counts it.
 #[derive(Debug, Clone)]
 pub struct SessionPlaceRow {
-    /// The agent it ran as ([`RAN_AS_SQL`]): a pulled Claude session is `claude`.
-    pub agent: Option<Agent>,
+    /// The agent it ran as ([`RAN_AS_SQL`]): a pulled Claude session is `claude`, a newer
+    /// build's agent `atif` ([`crate::agent::stored`]), as the agent filters find it.
+    pub agent: Agent,
     pub repo_id: Option<i64>,
     pub project: Option<String>,
     pub updated_at: Option<String>,
@@ -623,7 +643,7 @@ pub fn session_places(
                     project: r.get(1)?,
                     updated_at: r.get(2)?,
                     turn_count: r.get(3)?,
-                    agent: Agent::parse(&r.get::<_, String>(4)?),
+                    agent: stored(&r.get::<_, String>(4)?, None).0,
                 })
             })
             .optional()?;
@@ -641,23 +661,30 @@ pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Ve
         .collect()
 }
 
-/// The key and agent of the session with row id `session`, if the archive holds it.
+/// The key of the session with row id `session` and the agent lists badge it as (an imported
+/// Claude trajectory is `claude`; a newer build's agent `atif`), if the archive holds it.
 pub fn session_key_and_agent(
     conn: &Connection,
     session: i64,
-) -> rusqlite::Result<Option<(String, Option<Agent>)>> {
-    conn.prepare_cached("SELECT session_key, agent FROM sessions WHERE id = ?1")?
-        .query_row([session], |r| {
-            Ok((r.get(0)?, Agent::parse(&r.get::<_, String>(1)?)))
-        })
-        .optional()
+) -> rusqlite::Result<Option<(String, Agent)>> {
+    conn.prepare_cached(&format!(
+        "SELECT s.session_key, {RAN_AS_SQL} FROM sessions s WHERE s.id = ?1"
+    ))?
+    .query_row([session], |r| {
+        Ok((r.get(0)?, stored(&r.get::<_, String>(1)?, None).0))
+    })
+    .optional()
 }
 
-/// The row ids of every session of `agent` (sub-agent sessions included).
+/// The row ids of every session the `agent` filter finds ([`agent_filter_sql`]), sub-agent
+/// sessions included.
 pub fn sessions_of_agent(conn: &Connection, agent: Agent) -> rusqlite::Result<Vec<i64>> {
-    conn.prepare_cached("SELECT id FROM sessions WHERE agent = ?1 ORDER BY id")?
-        .query_map([agent.as_str()], |r| r.get(0))?
-        .collect()
+    conn.prepare_cached(&format!(
+        "SELECT s.id FROM sessions s WHERE {} = ?1 ORDER BY s.id",
+        agent_filter_sql()
+    ))?
+    .query_map([agent.as_str()], |r| r.get(0))?
+    .collect()
 }
 
 /// Who a session was, as an authorship note names it.

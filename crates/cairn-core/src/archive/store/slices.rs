@@ -41,7 +41,7 @@ pub fn slice_totals(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Sli
     };
     let mut totals = SliceTotals {
         // The agent a session ran as, as the slice's agent filter reads it.
-        by_agent: count_by(super::RAN_AS_SQL)?,
+        by_agent: count_by(super::agent_filter_sql())?,
         by_project: count_by("s.project")?,
         ..SliceTotals::default()
     };
@@ -117,7 +117,7 @@ pub fn sessions_in_slice(
         args.push(SqlValue::Text(project.to_owned()));
     }
     if let Some(agent) = slice.agent {
-        sql.push_str(&format!(" AND {} = ?", super::RAN_AS_SQL));
+        sql.push_str(&format!(" AND {} = ?", super::agent_filter_sql()));
         args.push(SqlValue::Text(agent.as_str().to_owned()));
     }
     if let Some(linked) = slice.linked {
