@@ -570,14 +570,36 @@ pub async fn app_ready<R: Runtime>(
     }
     crate::startup_trace("ready");
     let cairn: Arc<Cairn> = backend.cairn()?;
-    crate::extract::start(&app, &backend);
+    Ok(go_live(&app, &backend, &cairn))
+}
+
+/// Try again to open an archive that could not be opened (the person has corrected
+/// `config.toml`, freed the disk, closed what held the lock), and go live as [`app_ready`] does
+/// once it opens. An archive that is open is kept as it is: only its live status is returned.
+#[tauri::command]
+#[specta::specta]
+pub async fn reopen_archive<R: Runtime>(
+    app: AppHandle<R>,
+    backend: State<'_, Backend>,
+) -> Result<LiveStatus, ErrorReport> {
+    let cairn = match backend.cairn() {
+        Ok(cairn) => cairn,
+        Err(_) => backend.reopen()?,
+    };
+    Ok(go_live(&app, &backend, &cairn))
+}
+
+/// Start what runs beside an open archive (the extraction scheduler, the source-dir watcher),
+/// once: a watch already running is kept and reported.
+fn go_live<R: Runtime>(app: &AppHandle<R>, backend: &Backend, cairn: &Cairn) -> LiveStatus {
+    crate::extract::start(app, backend);
     if let Some(watch) = backend.watch().as_ref() {
-        return Ok(LiveStatus {
+        return LiveStatus {
             watching: watch.dirs.iter().map(|d| d.display().to_string()).collect(),
             problem: None,
-        });
+        };
     }
-    Ok(restart_watch(&app, &backend, &cairn))
+    restart_watch(app, backend, cairn)
 }
 
 #[cfg(test)]

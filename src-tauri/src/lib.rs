@@ -44,6 +44,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
         .commands(tauri_specta::collect_commands![
             commands::app_info,
             commands::app_ready::<tauri::Wry>,
+            commands::reopen_archive::<tauri::Wry>,
             commands::list_sessions,
             commands::agent_counts,
             commands::list_branches,
@@ -358,6 +359,53 @@ mod tests {
             },
         )
         .map(|body| body.deserialize::<Value>().unwrap())
+    }
+
+    /// A `config.toml` that does not load keeps the archive shut (the window would otherwise
+    /// sync on defaults, reading agents the person turned off); once the person corrects it,
+    /// Retry opens the archive without restarting the app, and goes live.
+    #[test]
+    fn a_corrected_config_opens_the_archive_on_retry() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let config = data.join("config.toml");
+        std::fs::write(&config, "[sources.claude]\ndirs = 3\n").unwrap();
+        let app = mock_app(backend::Backend::open(data.clone()));
+        let refused = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap_err();
+        assert_eq!(refused["kind"], "config", "{refused}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .unwrap()
+                .contains(&*config.to_string_lossy()),
+            "{refused}"
+        );
+        // Still broken: Retry says so again.
+        let again = invoke(&app, "reopen_archive", json!({})).unwrap_err();
+        assert_eq!(again["kind"], "config", "{again}");
+
+        let claude = dir.path().join("claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        let corrected = format!(
+            "[sources.claude]\ndirs = [{:?}]\n",
+            claude.to_string_lossy()
+        );
+        std::fs::write(&config, corrected).unwrap();
+        let live = invoke(&app, "reopen_archive", json!({})).unwrap();
+        let watching = live["watching"].as_array().unwrap();
+        assert!(
+            watching.contains(&json!(claude.to_string_lossy())),
+            "{live}"
+        );
+        let sessions = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap();
+        assert_eq!(sessions, json!([]));
+        // An open archive is kept: a second Retry changes nothing.
+        invoke(&app, "reopen_archive", json!({})).unwrap();
+        assert_eq!(
+            invoke(&app, "list_sessions", json!({ "query": {} })).unwrap(),
+            json!([])
+        );
     }
 
     #[test]

@@ -225,6 +225,54 @@ describe('branches and skim', () => {
     expect(error.textContent).not.toContain('[object Object]');
   });
 
+  it('opens the archive on Retry once its config.toml is corrected, and catches up', async () => {
+    const fake = fakeBackend();
+    calls = fake.calls;
+    let corrected = false;
+    let open = false;
+    let retries = 0;
+    const broken = {
+      kind: 'config',
+      message: 'config /home/dev/.local/share/cairn/config.toml: TOML parse error at line 2, column 8',
+      hint: null,
+    };
+    mockIPC(
+      async (cmd, args) => {
+        if (cmd === 'reopen_archive') {
+          retries += 1;
+          if (!corrected) throw broken;
+          open = true;
+        }
+        if (!open && cmd !== 'app_info' && cmd !== 'reopen_archive') throw broken;
+        return fake.handler(cmd, args);
+      },
+      { shouldMockEvents: true },
+    );
+    const target = document.createElement('div');
+    document.body.append(target);
+    component = mount(App, { target, props: { stores: createStores() } });
+    await settle();
+    const error = one(target, 'error-state')!;
+    expect(error.textContent).toContain('Couldn’t open the archive');
+    expect(error.textContent).toContain('config.toml: TOML parse error at line 2');
+    expect(one(error, 'config-advice')!.textContent).toContain('Retry');
+    expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(false);
+
+    // Still broken: Retry says so again, and nothing is synced.
+    click(error.querySelector('button'));
+    await settle();
+    expect(one(target, 'config-advice')).not.toBeNull();
+    expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(false);
+
+    corrected = true;
+    click(one(target, 'error-state')!.querySelector('button'));
+    await settle();
+    expect(one(target, 'error-state')).toBeNull();
+    expect(all(target, 'branch-row').length).toBe(5);
+    expect(retries).toBe(2);
+    expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(true);
+  });
+
   it('shows no hint for a plain message', async () => {
     const { target } = await render({ failOnce: { list_branches: 'database /x/cairn.db: locked' } });
     expect(one(target, 'error-state')).not.toBeNull();

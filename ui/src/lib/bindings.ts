@@ -14,6 +14,12 @@ export const commands = {
 	 *  this call on stderr, for `scripts/measure-startup.sh`.
 	 */
 	appReady: (milestones: UiMilestone[]) => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("app_ready", { milestones })),
+	/**
+	 *  Try again to open an archive that could not be opened (the person has corrected
+	 *  `config.toml`, freed the disk, closed what held the lock), and go live as [`app_ready`] does
+	 *  once it opens. An archive that is open is kept as it is: only its live status is returned.
+	 */
+	reopenArchive: () => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("reopen_archive")),
 	/**  Sessions in the archive, newest first, filtered by `query`. */
 	listSessions: (query: SessionQuery_Deserialize) => typedError<SessionSummary_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("list_sessions", { query })),
 	/**  The agents with sessions in the archive, most sessions first: the agent filters offer these. */

@@ -113,14 +113,25 @@ export class WindowController implements KeyHandler {
     section?.querySelector<HTMLButtonElement>('[data-testid="reindex-check"]')?.focus({ preventScroll: true });
   }
 
-  /** Open the archive again after it failed, then what the window was showing. */
+  /** Open the archive again after it failed (a corrected `config.toml` is read again), then
+   * what the window was showing, and catch up with the agents as at start-up. */
   async retryArchive(): Promise<void> {
-    await this.#s.app.checkArchive();
-    await this.show(this.#s.router.current);
+    const { app, settings, router } = this.#s;
+    const opened = await app.reopen();
+    await this.show(router.current);
+    if (!opened) return;
+    if (app.empty) void settings.loadSources();
+    this.#catchUp();
+  }
+
+  /** Capture what agents wrote while the window could not: it was closed, or its archive shut. */
+  #catchUp(): void {
+    const { app, sync } = this.#s;
+    if (app.empty === false && !app.info?.read_only) void sync.run();
   }
 
   async #start(): Promise<void> {
-    const { app, router, branches, settings, sync } = this.#s;
+    const { app, router, branches, settings } = this.#s;
     app.mark('mounted');
     await app.loadInfo();
     const link = app.info?.launch_link;
@@ -136,10 +147,7 @@ export class WindowController implements KeyHandler {
     // and prints the time for scripts/measure-startup.sh).
     requestAnimationFrame(() => {
       document.documentElement.dataset.ready = 'true';
-      void app.ready().then(() => {
-        // Catch up with what agents wrote while the window was closed.
-        if (app.empty === false && !app.info?.read_only) void sync.run();
-      });
+      void app.ready().then(() => this.#catchUp());
     });
   }
 

@@ -610,6 +610,7 @@ export function fakeBackend(options: FakeOptions = {}) {
         return report;
       }
       case 'app_ready':
+      case 'reopen_archive':
         return { watching: ['/home/dev/.claude/projects'], problem: null };
       case 'list_sessions': {
         const query = args.query as SessionQuery;

@@ -5,7 +5,7 @@ import { api, onOpenLink, type Api, type AppInfo, type LiveStatus, type OpenLink
 import { textOf } from '../errors';
 import { Resource } from './resource.svelte';
 
-export type AppApi = Pick<Api, 'appInfo' | 'appReady' | 'listSessions'>;
+export type AppApi = Pick<Api, 'appInfo' | 'appReady' | 'reopenArchive' | 'listSessions'>;
 
 export class AppStore {
   info: AppInfo | null = $state(null);
@@ -67,6 +67,19 @@ export class AppStore {
       },
       { keep: true },
     );
+  }
+
+  /** Try again to open an archive that could not be opened (the shell keeps one that is open),
+   * then re-read what the window knows of it; when it opens, the shell goes live as after
+   * `ready`. True when the archive is open now; else `archive` holds why not. */
+  async reopen(): Promise<boolean> {
+    const outcome = await this.#api.reopenArchive();
+    if (outcome.status === 'ok') {
+      this.live = outcome.data;
+      this.liveError = null;
+    }
+    await this.load();
+    return outcome.status === 'ok';
   }
 
   /** Note a start-up moment, reported with `ready()` (for scripts/measure-startup.sh). */
