@@ -217,8 +217,9 @@ enum Command {
         #[command(subcommand)]
         command: EmbeddingsCommand,
     },
-    /// Check source dirs, the data dir (who can read it; every database page), agents'
-    /// retention settings and hooks.
+    /// Check config.toml (first: doctor runs even when it does not load, and names the line),
+    /// source dirs, the data dir (who can read it; every database page), agents' retention
+    /// settings and hooks.
     Doctor,
     /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
     /// (skim, show, search, why, recall_query, recall_brief, recall_propose, recall_feedback).
