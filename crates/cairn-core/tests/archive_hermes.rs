@@ -10,6 +10,9 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::capture::Quiet;
 use serde_json::{Value, json};
 
+/// The schema-drift session's times are Python's `isoformat()` of a local time, without a zone:
+/// read as this machine's. The test checks that reading and pins them as the wall clock wrote
+/// them, so it holds in any zone.
 #[test]
 fn hermes_fixture_sessions_are_pinned() {
     let data = tempfile::tempdir().unwrap();
@@ -17,10 +20,33 @@ fn hermes_fixture_sessions_are_pinned() {
     let files = support::found(Agent::Hermes, &support::fixtures().join("hermes"));
     assert_eq!(files.len(), 3, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
-    insta::assert_json_snapshot!(
-        "hermes",
-        crate::archive_golden_agents::pinned(data.path(), &cairn, &report)
-    );
+    let mut pinned = crate::archive_golden_agents::pinned(data.path(), &cairn, &report);
+    let zone = jiff::tz::TimeZone::system();
+    let drift = pinned["sessions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["session_id"] == "20260429_hermes_schema_drift")
+        .unwrap();
+    for (key, wrote) in [
+        ("started_at", "2026-04-29T20:10:00"),
+        ("updated_at", "2026-04-29T20:10:08"),
+    ] {
+        let read = drift[key].as_str().unwrap();
+        assert_eq!(
+            Some(read),
+            cairn_core::text::local_rfc3339(wrote, &zone).as_deref()
+        );
+        let wall = zone.to_datetime(read.parse().unwrap());
+        drift[key] = json!(wall.strftime("%Y-%m-%dT%H:%M:%S (wall clock)").to_string());
+    }
+    // In the order of their ids: where the drift session falls among the others depends on
+    // the zone.
+    pinned["sessions"]
+        .as_array_mut()
+        .unwrap()
+        .sort_by_key(|s| s["session_id"].to_string());
+    insta::assert_json_snapshot!("hermes", pinned);
     let again = support::capture(&cairn, &files);
     assert_eq!((again.records_added, again.records_updated), (0, 0));
     assert!(again.warnings.is_empty(), "{:?}", again.warnings);

@@ -9,7 +9,8 @@
 //! arguments}}]` with the arguments as JSON text), `tool` (`tool_call_id`, `tool_name`,
 //! `content`, `finish_reason` `error` for a call that failed), and a closing `session_meta`.
 //! Messages carry no ids or times: each is a unit keyed by its place in the list (the session's
-//! times are the document's).
+//! times are the document's: with a zone, or Python's `isoformat()` of a local time without one,
+//! read as this machine's).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,8 +21,8 @@ use serde_json::Value;
 use super::chat::Chat;
 use super::prompt;
 use super::{
-    DocumentParser, KeyedUnits, LineOutput, SessionMeta, Shallow, count_unknown, line_timestamp,
-    note_timestamp, set_latest, set_once, str_at, text_value,
+    DocumentParser, KeyedUnits, LineOutput, SessionMeta, Shallow, count_unknown, local_timestamp,
+    set_latest, set_once, str_at, text_value,
 };
 use crate::archive::discover::{DirOrigin, FoundFile};
 use crate::archive::{Agent, Record, ToolKind};
@@ -60,16 +61,22 @@ pub fn owns_path(path: &Path) -> bool {
     path.to_string_lossy().contains("/.hermes/sessions/") && is_session_file(path)
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct HermesParser {
     meta: SessionMeta,
+    /// The zone a time written without one is read in: this machine's (set at every resume).
+    #[serde(skip, default = "jiff::tz::TimeZone::system")]
+    zone: jiff::tz::TimeZone,
 }
 
 impl HermesParser {
     pub fn resume(saved: Option<&Value>) -> Result<Self, serde_json::Error> {
         match saved {
             Some(state) => serde_json::from_value(state.clone()),
-            None => Ok(HermesParser::default()),
+            None => Ok(HermesParser {
+                meta: SessionMeta::default(),
+                zone: jiff::tz::TimeZone::system(),
+            }),
         }
     }
 
@@ -84,8 +91,7 @@ impl HermesParser {
             .filter(|c| c.starts_with('/'));
         set_once(&mut m.cwd, cwd);
         for key in ["session_start", "last_updated"] {
-            let at = line_timestamp(m, str_at(h, &[key]), out).map(|t| t.into_owned());
-            note_timestamp(m, at.as_deref());
+            local_timestamp(m, str_at(h, &[key]), out, &self.zone);
         }
     }
 
@@ -210,7 +216,7 @@ mod tests {
             ]
         })
         .to_string();
-        let mut parser = HermesParser::default();
+        let mut parser = HermesParser::resume(None).unwrap();
         let (header, units) = parser.split(Shallow::read(&text, parser.units_at()).unwrap());
         let mut out = LineOutput::default();
         parser.header(&header, &mut out);
@@ -252,6 +258,23 @@ mod tests {
             m.unknown_types.keys().collect::<Vec<_>>(),
             ["message:narrator"]
         );
+    }
+
+    /// Hermes's `isoformat()` of a local time has no zone: read in the machine's (UTC here),
+    /// never left unknown; a time that is no time at all still is, with its warning.
+    #[test]
+    fn a_time_written_without_a_zone_is_read_as_the_machines() {
+        let mut parser = HermesParser::resume(None).unwrap();
+        parser.zone = jiff::tz::TimeZone::fixed(jiff::tz::offset(2));
+        let mut out = LineOutput::default();
+        parser.header(
+            &json!({"session_start": "2026-04-29T20:10:00", "last_updated": "yesterday"}),
+            &mut out,
+        );
+        let m = parser.meta();
+        assert_eq!(m.started_at.as_deref(), Some("2026-04-29T18:10:00Z"));
+        assert_eq!(m.updated_at.as_deref(), Some("2026-04-29T18:10:00Z"));
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
     }
 
     #[test]
