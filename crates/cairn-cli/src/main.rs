@@ -78,9 +78,10 @@ impl ValueEnum for AgentArg {
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let value = clap::builder::PossibleValue::new(self.0.as_str());
         Some(match self.0 {
-            Agent::Atif => {
-                value.help("Trajectories read by `cairn import` (never discovered by a sync)")
-            }
+            Agent::Atif => value.help(
+                "Sessions of agents this build has no reader for: trajectories brought in by \
+                 `cairn import` or `cairn pull`, agents only a newer Cairn reads",
+            ),
             _ => value,
         })
     }
