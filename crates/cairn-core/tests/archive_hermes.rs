@@ -11,8 +11,9 @@ use cairn_core::archive::capture::Quiet;
 use serde_json::{Value, json};
 
 /// The schema-drift session's times are Python's `isoformat()` of a local time, without a zone:
-/// read as this machine's. The test checks that reading and pins them as the wall clock wrote
-/// them, so it holds in any zone.
+/// read as this machine's, and the gateway session's folder is written from the home (`~/…`):
+/// under this machine's. The test checks both readings and pins them as written, so it holds on
+/// any machine.
 #[test]
 fn hermes_fixture_sessions_are_pinned() {
     let data = tempfile::tempdir().unwrap();
@@ -40,6 +41,17 @@ fn hermes_fixture_sessions_are_pinned() {
         let wall = zone.to_datetime(read.parse().unwrap());
         drift[key] = json!(wall.strftime("%Y-%m-%dT%H:%M:%S (wall clock)").to_string());
     }
+    // The gateway session names its folder from the home: it is this machine's, pinned as `~`.
+    let home = dirs::home_dir().unwrap();
+    let large = pinned["sessions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["session_id"] == "20260429_hermes_large")
+        .unwrap();
+    let cwd = large["cwd"].as_str().unwrap();
+    assert_eq!(cwd, home.join("Repository/Codex-History").to_str().unwrap());
+    large["cwd"] = json!("~/Repository/Codex-History (under this machine's home)");
     // In the order of their ids: where the drift session falls among the others depends on
     // the zone.
     pinned["sessions"]

@@ -67,6 +67,9 @@ pub struct HermesParser {
     /// The zone a time written without one is read in: this machine's (set at every resume).
     #[serde(skip, default = "jiff::tz::TimeZone::system")]
     zone: jiff::tz::TimeZone,
+    /// The home a folder written from `~` is under: this machine's (set at every resume).
+    #[serde(skip, default = "dirs::home_dir")]
+    home: Option<PathBuf>,
 }
 
 impl HermesParser {
@@ -76,6 +79,7 @@ impl HermesParser {
             None => Ok(HermesParser {
                 meta: SessionMeta::default(),
                 zone: jiff::tz::TimeZone::system(),
+                home: dirs::home_dir(),
             }),
         }
     }
@@ -85,11 +89,12 @@ impl HermesParser {
         set_once(&mut m.session_id, str_at(h, &["session_id"]));
         set_latest(&mut m.model, str_at(h, &["model"]));
         set_once(&mut m.thread_source, str_at(h, &["platform"]));
-        // A folder Hermes names from the home (`~/…`) is not one this reader can place.
+        // Its gateway sessions name the folder from the home (`~/…`): Hermes runs here, so
+        // that is this machine's home.
         let cwd = str_at(h, &["cwd"])
             .or_else(|| str_at(h, &["model_config", "cwd"]))
-            .filter(|c| c.starts_with('/'));
-        set_once(&mut m.cwd, cwd);
+            .and_then(|c| absolute(c, self.home.as_deref()));
+        set_once(&mut m.cwd, cwd.as_deref());
         for key in ["session_start", "last_updated"] {
             local_timestamp(m, str_at(h, &[key]), out, &self.zone);
         }
@@ -124,6 +129,25 @@ impl HermesParser {
             r.key = Some(format!("b{}", r.block));
         }
     }
+}
+
+/// The folder `cwd` names, absolute: as written, or under `home` when written from it (`~`,
+/// `~/…`). `None` for anything else (a relative folder, another user's `~name`, no home).
+fn absolute(cwd: &str, home: Option<&Path>) -> Option<String> {
+    if cwd.starts_with('/') {
+        return Some(cwd.to_owned());
+    }
+    let tail = match cwd.strip_prefix('~')? {
+        "" => "",
+        rest => rest.strip_prefix('/')?.trim_start_matches('/'),
+    };
+    let home = home.filter(|h| h.is_absolute())?;
+    let path = if tail.is_empty() {
+        home.to_path_buf()
+    } else {
+        home.join(tail)
+    };
+    path.to_str().map(str::to_owned)
 }
 
 /// How Hermes's assistant and tool messages read (OpenAI's chat shape).
@@ -275,6 +299,25 @@ mod tests {
         assert_eq!(m.started_at.as_deref(), Some("2026-04-29T18:10:00Z"));
         assert_eq!(m.updated_at.as_deref(), Some("2026-04-29T18:10:00Z"));
         assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    }
+
+    #[test]
+    fn a_folder_written_from_the_home_is_under_this_machines() {
+        let home = Some(Path::new("/home/ann"));
+        for (cwd, read) in [
+            ("/srv/app", Some("/srv/app")),
+            ("~/Repository/api", Some("/home/ann/Repository/api")),
+            ("~//api", Some("/home/ann/api")),
+            ("~", Some("/home/ann")),
+            ("~/", Some("/home/ann")),
+            ("~bob/api", None),
+            ("api", None),
+            ("", None),
+        ] {
+            assert_eq!(absolute(cwd, home).as_deref(), read, "{cwd}");
+        }
+        assert_eq!(absolute("~/api", None), None);
+        assert_eq!(absolute("~/api", Some(Path::new("rel"))), None);
     }
 
     #[test]
