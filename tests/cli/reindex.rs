@@ -317,7 +317,7 @@ fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
         now["detail"]
             .as_str()
             .unwrap()
-            .contains("read by this build's parsers"),
+            .contains("read as this build's parsers"),
         "{now}"
     );
     let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
@@ -329,8 +329,13 @@ fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
     assert_eq!(then["status"], "warn", "{then}");
     let detail = then["detail"].as_str().unwrap();
     assert!(detail.starts_with(&format!("{older} of ")), "{detail}");
-    assert!(detail.contains("cairn reindex --dry-run"), "{detail}");
-    env.ok(&["reindex", "--agent", "codex"]);
+    assert!(
+        detail.contains("cairn reindex --outdated --dry-run"),
+        "{detail}"
+    );
+    // `--outdated` reads those sessions alone.
+    let done = env.json(&["reindex", "--outdated"]);
+    assert_eq!(done["sessions"], older, "{done}");
     assert_eq!(parsers()["status"], "ok");
 }
 

@@ -16,6 +16,10 @@ pub struct ReindexArgs {
     /// Only this agent's sessions.
     #[arg(long, value_enum)]
     agent: Option<AgentArg>,
+    /// Only the sessions read before their agent's transcripts last changed, the ones `doctor`
+    /// counts: reading again may change them, the others read as they were archived.
+    #[arg(long)]
+    outdated: bool,
     /// Read and compare, change nothing: what a reindex would change.
     #[arg(long)]
     dry_run: bool,
@@ -28,6 +32,7 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
     let req = ReindexRequest {
         session: args.session,
         agent: args.agent.map(Into::into),
+        outdated: args.outdated,
         dry_run: args.dry_run,
     };
     let bar = render::Bar::new(args.progress || (std::io::stderr().is_terminal() && !json));

@@ -307,22 +307,21 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
     )
 }
 
-/// Whether every session was read by this build's parsers; those an older Cairn read may read
-/// differently now, which a reindex shows and puts right. `read`: (read by an older revision,
-/// sessions read from a transcript).
+/// Whether every session reads as this build's parsers read it; those read before their
+/// agent's transcripts last changed may read differently now, which a reindex shows and puts
+/// right. `read`: (read before, sessions read from a transcript).
 pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> Check {
     match read {
         Ok((0, sessions)) => check(
             "parsers",
             Status::Ok,
-            format!(
-                "{} read by this build's parsers (revision {revision})",
-                if sessions == 1 {
-                    "the session was".to_owned()
-                } else {
-                    format!("all {sessions} sessions were")
-                }
-            ),
+            if sessions == 1 {
+                format!("the session reads as this build's parsers (revision {revision}) read it")
+            } else {
+                format!(
+                    "all {sessions} sessions read as this build's parsers (revision {revision}) read them"
+                )
+            },
         ),
         Ok((older, sessions)) => check(
             "parsers",
@@ -330,8 +329,8 @@ pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> 
             format!(
                 "{older} of {} were read by an older Cairn, whose parsers may have misread them \
                  or its redaction rules missed a secret; \
-                 `cairn reindex --dry-run` says what reading them again would change, \
-                 `cairn reindex` does it (Settings › Data and retention › Read again)",
+                 `cairn reindex --outdated --dry-run` says what reading them again would change, \
+                 `cairn reindex --outdated` does it (Settings › Data and retention › Read again)",
                 crate::text::plural(sessions, "session")
             ),
         ),

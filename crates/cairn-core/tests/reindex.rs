@@ -12,8 +12,8 @@ use rusqlite::Connection;
 
 use crate::support;
 
-/// Line transcripts of every agent that writes them (a document's or database's copy is not
-/// replayed yet): the fixture folder, and where it goes in the folder discovery walks
+/// Line transcripts of every agent that writes them (documents, databases and trees are
+/// `UNIT_SOURCES` below): the fixture folder, and where it goes in the folder discovery walks
 /// (kiro-cli's logs are known by their place).
 const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Claude, "claude", ""),
@@ -316,6 +316,79 @@ fn sources_read_by_units_are_replayed_from_their_copies() {
         let files = layout(src.path());
         reindexed_is_fresh(name, src, &files);
     }
+}
+
+/// A change to one agent's reader offers only that agent's sessions a reindex, and
+/// `outdated` reads those alone: here Hermes's (zoneless times, a folder from the home), read
+/// by revision 3 beside Claude's, whose transcripts read as they did.
+#[test]
+fn only_the_sessions_of_an_agent_whose_reader_changed_are_outdated() {
+    use cairn_core::archive::sources::{PARSERS_REVISION, unchanged_since};
+    assert!(unchanged_since(Agent::Hermes) > unchanged_since(Agent::Claude));
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(
+        &support::fixtures().join("hermes"),
+        &src.path().join("hermes"),
+    );
+    copy_tree(
+        &support::fixtures().join("claude"),
+        &src.path().join("claude"),
+    );
+    let mut files = support::found(Agent::Hermes, &src.path().join("hermes"));
+    files.extend(support::found(Agent::Claude, &src.path().join("claude")));
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!(cairn.sessions_read_before().unwrap(), 0);
+
+    // What revision 3 left: every session read by it, Hermes's drift session without times.
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    let before = unchanged_since(Agent::Hermes) - 1;
+    db.execute("UPDATE sessions SET read_by = ?1", [before])
+        .unwrap();
+    db.execute(
+        "UPDATE sessions SET started_at = NULL, updated_at = NULL
+         WHERE session_id = '20260429_hermes_schema_drift'",
+        [],
+    )
+    .unwrap();
+    let hermes = support::count(
+        data.path(),
+        "SELECT COUNT(*) FROM sessions WHERE agent = 'hermes'",
+    );
+    let claude = support::count(
+        data.path(),
+        "SELECT COUNT(*) FROM sessions WHERE agent = 'claude'",
+    );
+    assert!(hermes == 3 && claude > 0, "{hermes} {claude}");
+    assert_eq!(i64::from(cairn.sessions_read_before().unwrap()), hermes);
+
+    let req = ReindexRequest {
+        outdated: true,
+        ..Default::default()
+    };
+    let report = cairn.reindex(&req, &Quiet).unwrap();
+    assert_eq!(i64::from(report.sessions), hermes, "{report:?}");
+    assert_eq!(cairn.sessions_read_before().unwrap(), 0);
+    let read_by = |agent: &str| {
+        support::count(
+            data.path(),
+            &format!("SELECT MIN(read_by) FROM sessions WHERE agent = '{agent}'"),
+        )
+    };
+    assert_eq!(
+        (read_by("hermes"), read_by("claude")),
+        (PARSERS_REVISION, before)
+    );
+    let timed = support::count(
+        data.path(),
+        "SELECT COUNT(*) FROM sessions WHERE session_id = '20260429_hermes_schema_drift'
+         AND started_at IS NOT NULL AND updated_at IS NOT NULL",
+    );
+    assert_eq!(timed, 1, "the reindex gave the drift session its times");
+    // Without `outdated`, every session is read again.
+    let all = cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    assert_eq!(i64::from(all.sessions), hermes + claude);
 }
 
 /// Capture `files` into every archive of `into`.
@@ -1465,9 +1538,10 @@ fn a_damaged_copy_is_named_and_the_others_are_read() {
 
 /// The archive goldens (what the parsers make of every fixture), pinned with the parsers'
 /// revision that makes them: a change that moves them must say whether transcripts read
-/// differently now, by bumping the revision, which offers archives read before a reindex.
+/// differently now, by bumping the revision for the agents whose do, which offers their
+/// sessions read before a reindex.
 const GOLDENS: (i64, &str) = (
-    3,
+    4,
     "2d6c041e22ed8c0eb33b212dc3917f23009aab53fce9a3adb22e72295ef689d3",
 );
 
@@ -1500,40 +1574,66 @@ fn goldens_digest() -> String {
     hex::encode(hash.finalize())
 }
 
-/// `digest` (of `what`) pinned as `name` with the parsers' revision it was taken at: when it
-/// moves, its author says whether archives read before should be offered a reindex (`if`).
-fn assert_pinned(name: &str, pin: (i64, &str), digest: &str, what: &str, reason: &str) {
-    let revision = cairn_core::archive::sources::PARSERS_REVISION;
+/// `digest` (of `what`) pinned as `name` with the revision it was taken at (`revision`, the
+/// constant `constant` names): when it moves, its author says whether archives read before
+/// should be offered a reindex (`if`), and `bump` says how.
+struct Pin<'a> {
+    name: &'a str,
+    pin: (i64, &'a str),
+    revision: i64,
+    constant: &'a str,
+    what: &'a str,
+    reason: &'a str,
+    bump: &'a str,
+}
+
+fn assert_pinned(p: Pin<'_>, digest: &str) {
+    let Pin {
+        name,
+        pin,
+        revision,
+        constant,
+        ..
+    } = p;
     if (revision, digest) == pin {
         return;
     }
     if digest == pin.1 {
         panic!(
-            "the parsers' revision is {revision} now: pin {name} = ({revision}, \"{digest}\") in tests/reindex.rs"
+            "{constant} is {revision} now: pin {name} = ({revision}, \"{digest}\") in tests/reindex.rs"
         );
     }
+    let next = cairn_core::archive::sources::PARSERS_REVISION + 1;
     panic!(
-        "{what} changed: if {reason}, bump archive::sources::PARSERS_REVISION to {} (sessions \
-         read before are offered a reindex); then pin {name} = ({}, \"{digest}\") in \
-         tests/reindex.rs",
-        pin.0 + 1,
-        revision.max(pin.0 + 1),
+        "{} changed: if {}, {} (sessions read before are offered a reindex); then pin {name} = \
+         ({}, \"{digest}\") in tests/reindex.rs",
+        p.what,
+        p.reason,
+        p.bump.replace("{next}", &next.to_string()),
+        revision.max(next),
     );
 }
 
 #[test]
 fn the_parsers_revision_moves_with_the_archive_goldens() {
     assert_pinned(
-        "GOLDENS",
-        GOLDENS,
+        Pin {
+            name: "GOLDENS",
+            pin: GOLDENS,
+            revision: cairn_core::archive::sources::PARSERS_REVISION,
+            constant: "archive::sources::PARSERS_REVISION",
+            what: "the archive goldens",
+            reason: "a transcript reads differently now",
+            bump: "bump archive::sources::PARSERS_REVISION to {next} and name the agents whose \
+                   transcripts read differently in `unchanged_since` with it (every agent: raise \
+                   ALL_AGENTS_UNCHANGED_SINCE)",
+        },
         &goldens_digest(),
-        "the archive goldens",
-        "a transcript reads differently now",
     );
 }
 
-/// The redaction rules at [`PARSERS_REVISION`](cairn_core::archive::sources::PARSERS_REVISION)
-/// `.0`: a digest of the rule table and of what the redactor makes of each rule's test value
+/// The redaction rules at revision `.0` (every agent's:
+/// [`ALL_AGENTS_UNCHANGED_SINCE`](cairn_core::archive::sources::ALL_AGENTS_UNCHANGED_SINCE)): a digest of the rule table and of what the redactor makes of each rule's test value
 /// and of a few texts for its other layers (key names, entropy, paths, command passwords).
 const REDACTION: (i64, &str) = (
     3,
@@ -1579,17 +1679,23 @@ fn redaction_digest() -> String {
 }
 
 /// A change to the redaction rules says whether they now find what they did not: if so, the
-/// parsers' revision moves, and every session read before is offered a reindex, which takes what
-/// they find out of the retained copies too.
+/// revision every agent's transcripts read alike since moves, and every session read before is
+/// offered a reindex, which takes what they find out of the retained copies too.
 #[test]
 fn the_parsers_revision_moves_with_the_redaction_rules() {
     assert_pinned(
-        "REDACTION",
-        REDACTION,
+        Pin {
+            name: "REDACTION",
+            pin: REDACTION,
+            revision: cairn_core::archive::sources::ALL_AGENTS_UNCHANGED_SINCE,
+            constant: "archive::sources::ALL_AGENTS_UNCHANGED_SINCE",
+            what: "the redaction rules",
+            reason: "they find what they did not (a secret an older build let through: a \
+                     reindex redacts the retained copies too)",
+            bump: "bump archive::sources::PARSERS_REVISION to {next} and raise \
+                   ALL_AGENTS_UNCHANGED_SINCE to it (every agent's sessions)",
+        },
         &redaction_digest(),
-        "the redaction rules",
-        "they find what they did not (a secret an older build let through: a reindex redacts \
-         the retained copies too)",
     );
 }
 

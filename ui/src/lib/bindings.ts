@@ -2486,6 +2486,11 @@ export type ReindexRequest_Deserialize = {
 	/**  A session key or the agent's own session id. */
 	session?: string | null,
 	agent?: Agent | null,
+	/**
+	 *  Of those, only the sessions read before their agent's transcripts last changed (what
+	 *  `doctor` and Settings count): the ones reading again may change.
+	 */
+	outdated?: boolean,
 	/**  Read and rebuild, then roll back: what a reindex would change, changing nothing. */
 	dry_run: boolean,
 };
@@ -2495,6 +2500,11 @@ export type ReindexRequest_Serialize = {
 	/**  A session key or the agent's own session id. */
 	session: string | null,
 	agent: Agent | null,
+	/**
+	 *  Of those, only the sessions read before their agent's transcripts last changed (what
+	 *  `doctor` and Settings count): the ones reading again may change.
+	 */
+	outdated: boolean,
 	/**  Read and rebuild, then roll back: what a reindex would change, changing nothing. */
 	dry_run: boolean,
 };

@@ -144,10 +144,27 @@ pub trait SourceParser: Send {
 /// The revision of what the parsers make of a transcript. Bumped when a change reads some
 /// transcript differently (the archive goldens move: `tests/reindex.rs` pins their digest to
 /// this number), or when the redaction rules find what they did not (pinned there too: a
-/// reindex then takes it out of the records and the retained copies); a session records the
-/// revision that read it (`sessions.read_by`), and those read by an older one are offered a
-/// reindex (`cairn doctor`, Settings).
-pub const PARSERS_REVISION: i64 = 3;
+/// reindex then takes it out of the records and the retained copies). A session records the
+/// revision that read it (`sessions.read_by`); those read before their agent's transcripts
+/// last changed ([`unchanged_since`]) are offered a reindex (`cairn doctor`, Settings).
+pub const PARSERS_REVISION: i64 = 4;
+
+/// The revision that last changed how every agent's transcripts read: the redaction rules (the
+/// redaction digest in `tests/reindex.rs` is pinned to it), or a change to what all readers
+/// share. Raised to [`PARSERS_REVISION`] with such a change.
+pub const ALL_AGENTS_UNCHANGED_SINCE: i64 = 3;
+
+/// The revision since which `agent`'s transcripts read as this build reads them: a session of
+/// it read by an older one may read differently now, and is offered a reindex. A change to one
+/// agent's reader bumps [`PARSERS_REVISION`] and names that agent here, so only its sessions
+/// are read again.
+pub fn unchanged_since(agent: Agent) -> i64 {
+    match agent {
+        // Times written without a zone, and a folder written from the home.
+        Agent::Hermes => 4,
+        _ => ALL_AGENTS_UNCHANGED_SINCE,
+    }
+}
 
 /// A parser for `agent`, resumed from a saved state if one is given.
 pub fn parser_for(

@@ -85,7 +85,7 @@ impl Cairn {
                 },
             });
             checks.push(doctor::older_reads(
-                archive::store::read_before(store.conn(), archive::sources::PARSERS_REVISION),
+                archive::store::read_before(store.conn()),
                 archive::sources::PARSERS_REVISION,
             ));
             checks.push(doctor::retained_copies(

@@ -18,6 +18,10 @@ pub struct ReindexRequest {
     /// A session key or the agent's own session id.
     pub session: Option<String>,
     pub agent: Option<Agent>,
+    /// Of those, only the sessions read before their agent's transcripts last changed (what
+    /// `doctor` and Settings count): the ones reading again may change.
+    #[serde(default)]
+    pub outdated: bool,
     /// Read and rebuild, then roll back: what a reindex would change, changing nothing.
     pub dry_run: bool,
 }
@@ -121,13 +125,11 @@ fn erase_freed(store: &mut Store) -> rusqlite::Result<()> {
 }
 
 impl Cairn {
-    /// How many sessions read from a transcript here an older revision of the parsers read:
-    /// those a reindex may put right.
+    /// How many sessions read from a transcript here were read before their agent's
+    /// transcripts last changed: those a reindex may put right.
     pub fn sessions_read_before(&self) -> Result<u32> {
         let store = self.store();
-        let (older, _) =
-            archive::store::read_before(store.conn(), archive::sources::PARSERS_REVISION)
-                .map_err(|e| store.err(e))?;
+        let (older, _) = archive::store::read_before(store.conn()).map_err(|e| store.err(e))?;
         Ok(small(older))
     }
 
@@ -143,7 +145,7 @@ impl Cairn {
                 Some(s) => Some(self.session_row(&store, s)?),
                 None => None,
             };
-            archive::store::reindex_selection(store.conn(), session, req.agent)
+            archive::store::reindex_selection(store.conn(), session, req.agent, req.outdated)
                 .map_err(|e| store.err(e))?
         };
         let mut report = ReindexReport {

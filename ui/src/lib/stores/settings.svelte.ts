@@ -188,7 +188,14 @@ export class SettingsStore {
     return this.privacy.load(() => this.#api.privacyPreview(text), { keep: true });
   }
 
-  /** Read every session again (`dry`: only say what would change). Does nothing while one runs. */
+  /** Doctor's word that some sessions were read before their agent's transcripts last changed
+   * (an older Cairn read them): the reason to read them again; null when none was. */
+  get olderReads(): DoctorReport['checks'][number] | null {
+    return this.doctor.data?.checks.find((c) => c.name === 'parsers' && c.status === 'warn') ?? null;
+  }
+
+  /** Read sessions again (`dry`: only say what would change): those doctor says an older Cairn
+   * read, else every one. Does nothing while one runs. */
   async readAgain(dry: boolean): Promise<boolean> {
     if (this.reindexing.status === 'loading') return false;
     this.#listening ??= this.#subscribe((progress) => {
@@ -200,7 +207,8 @@ export class SettingsStore {
     await this.#listening;
     this.reindexDry = dry;
     this.reindexProgress = null;
-    const kept = await this.reindexing.load(() => this.#api.reindexArchive({ session: null, agent: null, dry_run: dry }));
+    const outdated = this.olderReads !== null;
+    const kept = await this.reindexing.load(() => this.#api.reindexArchive({ session: null, agent: null, outdated, dry_run: dry }));
     // What doctor says of the archive (the parsers that read it) moved with it.
     if (kept && !dry && this.reindexing.status === 'ready') void this.loadDoctor();
     return kept;

@@ -408,14 +408,32 @@ pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     Ok(out)
 }
 
-/// Of the sessions read from a transcript here, how many an older revision of the parsers
-/// read (`read_by` below `revision`), and how many there are.
-pub fn read_before(conn: &Connection, revision: i64) -> rusqlite::Result<(u64, u64)> {
-    conn.prepare_cached(
-        "SELECT COUNT(*) FILTER (WHERE read_by < ?1), COUNT(*) FROM sessions
+/// The SQL for a session (of `sessions`, unaliased) read before its agent's transcripts last
+/// changed ([`crate::archive::sources::unchanged_since`]): reading it again may change it. A
+/// name this build does not know is a newer Cairn's agent, which it cannot read again.
+fn outdated_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let arms: String = Agent::EVERY
+            .iter()
+            .map(|a| {
+                let since = crate::archive::sources::unchanged_since(*a);
+                format!(" WHEN '{}' THEN {since}", a.as_str())
+            })
+            .collect();
+        format!("read_by < (CASE agent{arms} ELSE 0 END)")
+    });
+    &SQL
+}
+
+/// Of the sessions read from a transcript here, how many were read before their agent's
+/// transcripts last changed (a reindex may put them right), and how many there are.
+pub fn read_before(conn: &Connection) -> rusqlite::Result<(u64, u64)> {
+    conn.prepare_cached(&format!(
+        "SELECT COUNT(*) FILTER (WHERE {}), COUNT(*) FROM sessions
          WHERE EXISTS (SELECT 1 FROM sources WHERE sources.session_id = sessions.id)",
-    )?
-    .query_row([revision], |r| {
+        outdated_sql()
+    ))?
+    .query_row([], |r| {
         Ok((
             r.get::<_, i64>(0)?.max(0) as u64,
             r.get::<_, i64>(1)?.max(0) as u64,
@@ -423,17 +441,24 @@ pub fn read_before(conn: &Connection, revision: i64) -> rusqlite::Result<(u64, u
     })
 }
 
-/// The sessions a reindex reads (`session` alone, or `agent`'s, or every one), with their
-/// keys, in the order they were first captured.
+/// The sessions a reindex reads (`session` alone, or `agent`'s, or every one; with `outdated`,
+/// of those only the ones [`read_before`] counts), with their keys, in the order they were
+/// first captured.
 pub fn reindex_selection(
     conn: &Connection,
     session: Option<i64>,
     agent: Option<Agent>,
+    outdated: bool,
 ) -> rusqlite::Result<Vec<(i64, String)>> {
-    conn.prepare_cached(
+    let only = if outdated {
+        format!(" AND {}", outdated_sql())
+    } else {
+        String::new()
+    };
+    conn.prepare_cached(&format!(
         "SELECT id, session_key FROM sessions
-         WHERE (?1 IS NULL OR id = ?1) AND (?2 IS NULL OR agent = ?2) ORDER BY id",
-    )?
+         WHERE (?1 IS NULL OR id = ?1) AND (?2 IS NULL OR agent = ?2){only} ORDER BY id"
+    ))?
     .query_map(params![session, agent.map(Agent::as_str)], |r| {
         Ok((r.get(0)?, r.get(1)?))
     })?

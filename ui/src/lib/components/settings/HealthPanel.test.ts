@@ -83,7 +83,7 @@ describe('HealthPanel: read again', () => {
     expect(text('reindex-result')).toBe(
       '12 of 40 sessions would read differently (231 records changed, new or gone); 2 Recall entries would go back to unverified.',
     );
-    expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, dry_run: true });
+    expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, outdated: false, dry_run: true });
     const changed = [...document.querySelectorAll('[data-testid="reindex-changed"] li')].map((li) => li.textContent?.replace(/\s+/g, ' ').trim());
     expect(changed).toHaveLength(6);
     expect(changed[0]).toBe('session-0 Fix the login page: 1 record');
@@ -93,7 +93,7 @@ describe('HealthPanel: read again', () => {
     expect(api.doctor).toHaveBeenCalledTimes(1);
     (one('reindex-run') as HTMLButtonElement).click();
     await settle();
-    expect(api.reindexArchive).toHaveBeenLastCalledWith({ session: null, agent: null, dry_run: false });
+    expect(api.reindexArchive).toHaveBeenLastCalledWith({ session: null, agent: null, outdated: false, dry_run: false });
     // Doctor is asked again: which parsers read the archive moved with it.
     expect(api.doctor).toHaveBeenCalledTimes(2);
     expect(text('reindex-result')).toBe(
@@ -156,10 +156,10 @@ describe('HealthPanel: read again', () => {
     expect((one('reindex-check') as HTMLButtonElement).disabled).toBe(false);
   });
 
-  it('says when an older Cairn read sessions, until they are checked', async () => {
+  it('says when an older Cairn read sessions, until they are checked, and reads only those', async () => {
     const detail =
-      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret; `cairn reindex --dry-run` says what reading them again would change';
-    panel(async () => ok(report()), [{ name: 'parsers', status: 'warn', detail }]);
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret; `cairn reindex --outdated --dry-run` says what reading them again would change';
+    const { api } = panel(async () => ok(report()), [{ name: 'parsers', status: 'warn', detail }]);
     await settle();
     expect(text('reindex-older')).toBe(
       '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret: check what reading them again would change.',
@@ -168,6 +168,7 @@ describe('HealthPanel: read again', () => {
     await settle();
     expect(one('reindex-older')).toBeNull();
     expect(text('reindex-result')).toContain('12 of 40 sessions would read differently');
+    expect(api.reindexArchive).toHaveBeenCalledWith({ session: null, agent: null, outdated: true, dry_run: true });
   });
 });
 
