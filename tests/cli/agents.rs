@@ -331,7 +331,7 @@ fn a_session_of_an_agent_a_newer_cairn_reads_is_shown_by_its_name_never_as_claud
             "atif",
         ],
     );
-    assert_eq!(sessions_of(&atif), [key.clone()], "{atif}");
+    assert_eq!(sessions_of(&atif), std::slice::from_ref(&key), "{atif}");
     let keys = |v: &Value| -> Vec<String> {
         v.as_array()
             .unwrap()
@@ -341,14 +341,14 @@ fn a_session_of_an_agent_a_newer_cairn_reads_is_shown_by_its_name_never_as_claud
     };
     assert_eq!(
         keys(&env.json(&["sessions", "--agent", "atif"])),
-        [key.clone()]
+        std::slice::from_ref(&key)
     );
     assert_eq!(
         keys(&env.json(&["sessions", "--agent", "claude"])),
         Vec::<String>::new()
     );
     let found = env.json(&["search", "readme", "--agent", "atif"]);
-    assert!(keys(&found).iter().any(|k| *k == key), "{found}");
+    assert!(keys(&found).contains(&key), "{found}");
     let found = env.json(&["search", "readme", "--agent", "claude"]);
     assert_eq!(keys(&found), Vec::<String>::new(), "{found}");
 
