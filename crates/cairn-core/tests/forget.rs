@@ -83,3 +83,75 @@ fn a_sync_sweeps_the_copies_a_killed_forget_left() {
         support::files_under(&retained)
     );
 }
+
+/// `forget --agent` removes the sessions the lists show under that agent: an imported Claude
+/// trajectory with Claude's (it is badged and filtered as Claude's), a session of an agent only
+/// a newer Cairn reads with `atif`'s. Before, it compared the stored agent, so `--agent claude`
+/// left the trajectory listed under Claude and `--agent atif` missed the newer agent's session.
+#[test]
+fn an_agent_names_the_sessions_the_lists_show_under_it() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(
+        &cairn,
+        &[
+            file("short.jsonl"),
+            file("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"),
+        ],
+    );
+    let keys = support::session_keys(data.path(), "id");
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    let db = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    // The first as `cairn import` stores a Claude Code trajectory, the second as a newer build
+    // stores an agent this one does not know.
+    db.execute(
+        "UPDATE sessions SET agent = 'atif', provider = 'claude-code', ran_as = 'claude'
+         WHERE session_key = ?1",
+        [&keys[0]],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE sessions SET agent = 'zed', ran_as = NULL WHERE session_key = ?1",
+        [&keys[1]],
+    )
+    .unwrap();
+    let listed = |agent| {
+        cairn
+            .sessions(&cairn_core::views::sessions::SessionQuery {
+                agent: Some(agent),
+                ..Default::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|s| s.session_key)
+            .collect::<Vec<_>>()
+    };
+    let doomed = |agent| {
+        cairn
+            .forget_preview(&ForgetRequest {
+                agent: Some(agent),
+                ..Default::default()
+            })
+            .unwrap()
+            .sessions
+            .into_iter()
+            .map(|s| (s.session_key, s.agent))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(Agent::Claude), [keys[0].clone()]);
+    assert_eq!(
+        doomed(Agent::Claude),
+        [(keys[0].clone(), "claude".to_owned())]
+    );
+    assert_eq!(listed(Agent::Atif), [keys[1].clone()]);
+    assert_eq!(doomed(Agent::Atif), [(keys[1].clone(), "zed".to_owned())]);
+
+    cairn
+        .forget(&ForgetRequest {
+            agent: Some(Agent::Claude),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(listed(Agent::Claude).is_empty());
+    assert_eq!(listed(Agent::Atif), [keys[1].clone()]);
+}

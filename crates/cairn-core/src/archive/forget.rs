@@ -44,29 +44,32 @@ fn placeholders(n: usize) -> String {
 }
 
 /// The sessions `sel` names, and every session hanging off them (sub-agents, compactions,
-/// forks), oldest first.
+/// forks), oldest first. An agent names the sessions the lists show under it (an imported
+/// Claude trajectory is Claude's; a newer build's agent is `atif`'s).
 pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>> {
-    // A session is named as every view heads it: its title, else its first request.
+    // A session is named as every view heads it: its title, else its first request; and its
+    // agent as the lists name it.
     let columns = format!(
-        "SELECT id, session_key, agent, COALESCE(title, {}), started_at FROM sessions",
-        super::store::first_request_sql("sessions.id")
+        "SELECT s.id, s.session_key, {}, COALESCE(s.title, {}), s.started_at FROM sessions s",
+        super::store::RAN_AS_SQL,
+        super::store::first_request_sql("s.id")
     );
     let mut sql = format!("{columns} WHERE 1 = 1");
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if let Some(id) = sel.session {
-        sql.push_str(" AND id = ?");
+        sql.push_str(" AND s.id = ?");
         args.push(id.into());
     }
     if let Some(p) = &sel.project {
-        sql.push_str(" AND project = ?");
+        sql.push_str(" AND s.project = ?");
         args.push(p.clone().into());
     }
     if let Some(b) = &sel.before {
-        sql.push_str(" AND COALESCE(updated_at, started_at, captured_at) < ?");
+        sql.push_str(" AND COALESCE(s.updated_at, s.started_at, s.captured_at) < ?");
         args.push(b.clone().into());
     }
     if let Some(a) = sel.agent {
-        sql.push_str(" AND agent = ?");
+        sql.push_str(&format!(" AND {} = ?", super::store::agent_filter_sql()));
         args.push(a.as_str().to_owned().into());
     }
     let row = |r: &rusqlite::Row<'_>| {
@@ -84,7 +87,7 @@ pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>
         .collect::<rusqlite::Result<_>>()?;
     // Children, to any depth: a sub-agent's transcript is part of its parent's session.
     let mut i = 0;
-    let mut children = conn.prepare_cached(&format!("{columns} WHERE parent_key = ?1"))?;
+    let mut children = conn.prepare_cached(&format!("{columns} WHERE s.parent_key = ?1"))?;
     while i < found.len() {
         let key = found[i].key.clone();
         for child in children.query_map([&key], row)? {
