@@ -9,8 +9,9 @@
 //! arguments}}]` with the arguments as JSON text), `tool` (`tool_call_id`, `tool_name`,
 //! `content`, `finish_reason` `error` for a call that failed), and a closing `session_meta`.
 //! Messages carry no ids or times: each is a unit keyed by its place in the list (the session's
-//! times are the document's: with a zone, or Python's `isoformat()` of a local time without one,
-//! read as this machine's).
+//! times are the document's: Hermes writes `session_start` and `last_updated` as Python's
+//! `datetime.now().isoformat()`, the local time without a zone, read as this machine's; a time
+//! with a zone, as some copies have, is read as written).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
