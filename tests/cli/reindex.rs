@@ -329,6 +329,8 @@ fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
     assert_eq!(then["status"], "warn", "{then}");
     let detail = then["detail"].as_str().unwrap();
     assert!(detail.starts_with(&format!("{older} of ")), "{detail}");
+    // Whose sessions they are.
+    assert!(detail.contains(&format!("(codex {older})")), "{detail}");
     assert!(
         detail.contains("cairn reindex --outdated --dry-run"),
         "{detail}"

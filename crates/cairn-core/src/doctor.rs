@@ -309,10 +309,21 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
 
 /// Whether every session reads as this build's parsers read it; those read before their
 /// agent's transcripts last changed may read differently now, which a reindex shows and puts
-/// right. `read`: (read before, sessions read from a transcript).
-pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> Check {
+/// right. `read`: (read before, by agent; sessions read from a transcript).
+pub(crate) fn older_reads(
+    read: rusqlite::Result<(Vec<(String, u64)>, u64)>,
+    revision: i64,
+) -> Check {
+    let read = read.map(|(by_agent, sessions)| {
+        let older: u64 = by_agent.iter().map(|(_, n)| n).sum();
+        let agents: Vec<String> = by_agent
+            .iter()
+            .map(|(agent, n)| format!("{} {n}", crate::text::one_line(agent, 40)))
+            .collect();
+        (older, agents.join(", "), sessions)
+    });
     match read {
-        Ok((0, sessions)) => check(
+        Ok((0, _, sessions)) => check(
             "parsers",
             Status::Ok,
             if sessions == 1 {
@@ -323,11 +334,11 @@ pub(crate) fn older_reads(read: rusqlite::Result<(u64, u64)>, revision: i64) -> 
                 )
             },
         ),
-        Ok((older, sessions)) => check(
+        Ok((older, agents, sessions)) => check(
             "parsers",
             Status::Warn,
             format!(
-                "{older} of {} were read by an older Cairn, whose parsers may have misread them \
+                "{older} of {} ({agents}) were read by an older Cairn, whose parsers may have misread them \
                  or its redaction rules missed a secret; \
                  `cairn reindex --outdated --dry-run` says what reading them again would change, \
                  `cairn reindex --outdated` does it (Settings › Data and retention › Read again)",

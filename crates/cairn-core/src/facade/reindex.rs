@@ -130,7 +130,7 @@ impl Cairn {
     pub fn sessions_read_before(&self) -> Result<u32> {
         let store = self.store();
         let (older, _) = archive::store::read_before(store.conn()).map_err(|e| store.err(e))?;
-        Ok(small(older))
+        Ok(small(older.iter().map(|(_, n)| n).sum()))
     }
 
     /// Read the sessions `req` names again from their retained copies and store what today's

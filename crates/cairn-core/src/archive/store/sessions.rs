@@ -425,20 +425,33 @@ fn outdated_sql() -> &'static str {
     &SQL
 }
 
-/// Of the sessions read from a transcript here, how many were read before their agent's
-/// transcripts last changed (a reindex may put them right), and how many there are.
-pub fn read_before(conn: &Connection) -> rusqlite::Result<(u64, u64)> {
-    conn.prepare_cached(&format!(
-        "SELECT COUNT(*) FILTER (WHERE {}), COUNT(*) FROM sessions
-         WHERE EXISTS (SELECT 1 FROM sources WHERE sources.session_id = sessions.id)",
+/// Of the sessions read from a transcript here, those read before their agent's transcripts
+/// last changed (a reindex may put them right), counted by agent, most first; and how many
+/// sessions there are.
+pub fn read_before(conn: &Connection) -> rusqlite::Result<(Vec<(String, u64)>, u64)> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT agent, COUNT(*) FILTER (WHERE {}), COUNT(*) FROM sessions
+         WHERE EXISTS (SELECT 1 FROM sources WHERE sources.session_id = sessions.id)
+         GROUP BY agent",
         outdated_sql()
-    ))?
-    .query_row([], |r| {
+    ))?;
+    let rows = stmt.query_map([], |r| {
         Ok((
-            r.get::<_, i64>(0)?.max(0) as u64,
+            r.get::<_, String>(0)?,
             r.get::<_, i64>(1)?.max(0) as u64,
+            r.get::<_, i64>(2)?.max(0) as u64,
         ))
-    })
+    })?;
+    let (mut older, mut sessions) = (Vec::new(), 0);
+    for row in rows {
+        let (agent, outdated, all) = row?;
+        sessions += all;
+        if outdated > 0 {
+            older.push((agent, outdated));
+        }
+    }
+    older.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok((older, sessions))
 }
 
 /// The sessions a reindex reads (`session` alone, or `agent`'s, or every one; with `outdated`,
