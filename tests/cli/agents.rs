@@ -29,6 +29,22 @@ fn codex_session(env: &Env, id: &str, cwd: &std::path::Path, branch: &str) {
     std::fs::write(dir.join(format!("rollout-{id}.jsonl")), text).unwrap();
 }
 
+/// `skim branch main --include-weak --agent <agent>` in `dir`, as JSON.
+fn skim_main_of(env: &Env, dir: &str, agent: &str) -> Value {
+    skim(
+        env,
+        &[
+            "-C",
+            dir,
+            "branch",
+            "main",
+            "--include-weak",
+            "--agent",
+            agent,
+        ],
+    )
+}
+
 fn agents_of(v: &Value) -> Vec<String> {
     let mut out: Vec<String> = v["sessions"]
         .as_array()
@@ -54,32 +70,10 @@ fn skim_agent_keeps_only_that_agents_sessions_on_the_branch() {
     let dir = repo.to_str().unwrap();
     let all = skim(&env, &["-C", dir, "branch", "main", "--include-weak"]);
     assert_eq!(agents_of(&all), ["claude", "codex"], "{all}");
-    let codex = skim(
-        &env,
-        &[
-            "-C",
-            dir,
-            "branch",
-            "main",
-            "--include-weak",
-            "--agent",
-            "codex",
-        ],
-    );
+    let codex = skim_main_of(&env, dir, "codex");
     assert_eq!(agents_of(&codex), ["codex"], "{codex}");
     assert_eq!(codex["coverage"]["showing_sessions"], 1);
-    let claude = skim(
-        &env,
-        &[
-            "-C",
-            dir,
-            "branch",
-            "main",
-            "--include-weak",
-            "--agent",
-            "claude",
-        ],
-    );
+    let claude = skim_main_of(&env, dir, "claude");
     assert_eq!(sessions_of(&claude).len(), 1);
     assert_eq!(agents_of(&claude), ["claude"]);
     // An agent with nothing here: an empty skim, and hidden weak sessions of other agents are
@@ -305,32 +299,10 @@ fn a_session_of_an_agent_a_newer_cairn_reads_is_shown_by_its_name_never_as_claud
     let human = env.ok(&["-C", dir, "skim", "branch", "main", "--include-weak"]);
     assert!(human.contains("zed session"), "{human}");
     // No filter names it as Claude's.
-    let claude = skim(
-        &env,
-        &[
-            "-C",
-            dir,
-            "branch",
-            "main",
-            "--include-weak",
-            "--agent",
-            "claude",
-        ],
-    );
+    let claude = skim_main_of(&env, dir, "claude");
     assert_eq!(sessions_of(&claude), Vec::<String>::new(), "{claude}");
     // Every `--agent atif` finds it where it is badged; no other agent's filter does.
-    let atif = skim(
-        &env,
-        &[
-            "-C",
-            dir,
-            "branch",
-            "main",
-            "--include-weak",
-            "--agent",
-            "atif",
-        ],
-    );
+    let atif = skim_main_of(&env, dir, "atif");
     assert_eq!(sessions_of(&atif), std::slice::from_ref(&key), "{atif}");
     let keys = |v: &Value| -> Vec<String> {
         v.as_array()

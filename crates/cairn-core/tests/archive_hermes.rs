@@ -23,12 +23,7 @@ fn hermes_fixture_sessions_are_pinned() {
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     let mut pinned = crate::archive_golden_agents::pinned(data.path(), &cairn, &report);
     let zone = jiff::tz::TimeZone::system();
-    let drift = pinned["sessions"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|s| s["session_id"] == "20260429_hermes_schema_drift")
-        .unwrap();
+    let drift = session(&mut pinned, "20260429_hermes_schema_drift");
     for (key, wrote) in [
         ("started_at", "2026-04-29T20:10:00"),
         ("updated_at", "2026-04-29T20:10:08"),
@@ -43,12 +38,7 @@ fn hermes_fixture_sessions_are_pinned() {
     }
     // The gateway session names its folder from the home: it is this machine's, pinned as `~`.
     let home = dirs::home_dir().unwrap();
-    let large = pinned["sessions"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|s| s["session_id"] == "20260429_hermes_large")
-        .unwrap();
+    let large = session(&mut pinned, "20260429_hermes_large");
     let cwd = large["cwd"].as_str().unwrap();
     assert_eq!(cwd, home.join("Repository/Codex-History").to_str().unwrap());
     large["cwd"] = json!("~/Repository/Codex-History (under this machine's home)");
@@ -62,6 +52,16 @@ fn hermes_fixture_sessions_are_pinned() {
     let again = support::capture(&cairn, &files);
     assert_eq!((again.records_added, again.records_updated), (0, 0));
     assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+}
+
+/// The pinned session whose agent id is `id`.
+fn session<'a>(pinned: &'a mut Value, id: &str) -> &'a mut Value {
+    pinned["sessions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["session_id"] == id)
+        .unwrap()
 }
 
 /// Hermes rewrites the whole document as the session goes on: a rewrite with a new exchange

@@ -224,13 +224,15 @@ fn the_branch_list_and_the_agent_counts_follow_one_agent() {
     session(&cairn, &claude, "b1", &beta, "main");
     codex_session(&cairn, &codex, "x1", &alpha, "main");
 
-    let counts: Vec<(Agent, u32)> = cairn
-        .agent_counts()
-        .unwrap()
-        .into_iter()
-        .map(|c| (c.agent, c.sessions))
-        .collect();
-    assert_eq!(counts, vec![(Agent::Claude, 3), (Agent::Codex, 1)]);
+    let counts = || -> Vec<(Agent, u32)> {
+        cairn
+            .agent_counts()
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.agent, c.sessions))
+            .collect()
+    };
+    assert_eq!(counts(), vec![(Agent::Claude, 3), (Agent::Codex, 1)]);
 
     let shape = |agent| {
         let mut out: Vec<(String, u32, Vec<String>)> = cairn
@@ -277,13 +279,7 @@ fn the_branch_list_and_the_agent_counts_follow_one_agent() {
             [],
         )
         .unwrap();
-    let counts: Vec<(Agent, u32)> = cairn
-        .agent_counts()
-        .unwrap()
-        .into_iter()
-        .map(|c| (c.agent, c.sessions))
-        .collect();
-    assert_eq!(counts, vec![(Agent::Claude, 3), (Agent::Atif, 1)]);
+    assert_eq!(counts(), vec![(Agent::Claude, 3), (Agent::Atif, 1)]);
     assert_eq!(
         shape(Some(Agent::Atif)),
         vec![("alpha".into(), 1, s(&["main"]))]
