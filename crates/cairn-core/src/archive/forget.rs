@@ -44,14 +44,12 @@ fn placeholders(n: usize) -> String {
 }
 
 /// The sessions `sel` names, and every session hanging off them (sub-agents, compactions,
-/// forks), oldest first. An agent names the sessions the lists show under it (an imported
-/// Claude trajectory is Claude's; a newer build's agent is `atif`'s).
+/// forks), oldest first. An agent names the sessions by what stored them, the format they came
+/// in (`atif`: every import, whichever agent ran it), a newer build's agent under `atif` too.
 pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>> {
-    // A session is named as every view heads it: its title, else its first request; and its
-    // agent as the lists name it.
+    // A session is named as every view heads it: its title, else its first request.
     let columns = format!(
-        "SELECT s.id, s.session_key, {}, COALESCE(s.title, {}), s.started_at FROM sessions s",
-        super::store::RAN_AS_SQL,
+        "SELECT s.id, s.session_key, s.agent, COALESCE(s.title, {}), s.started_at FROM sessions s",
         super::store::first_request_sql("s.id")
     );
     let mut sql = format!("{columns} WHERE 1 = 1");
@@ -69,7 +67,10 @@ pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>
         args.push(b.clone().into());
     }
     if let Some(a) = sel.agent {
-        sql.push_str(&format!(" AND {} = ?", super::store::agent_filter_sql()));
+        sql.push_str(&format!(
+            " AND {} = ?",
+            super::store::known_agent_sql("s.agent")
+        ));
         args.push(a.as_str().to_owned().into());
     }
     let row = |r: &rusqlite::Row<'_>| {

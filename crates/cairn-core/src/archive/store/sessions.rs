@@ -532,17 +532,22 @@ pub const RAN_AS_SQL: &str = "COALESCE(s.ran_as, s.agent)";
 /// by a newer Cairn sharing the data dir; lists show such a session as `atif` run by that name
 /// ([`crate::agent::stored`]), so `--agent atif` and the agent counts find it there.
 pub fn agent_filter_sql() -> &'static str {
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let known: Vec<String> = Agent::EVERY
-            .iter()
-            .map(|a| format!("'{}'", a.as_str()))
-            .collect();
-        format!(
-            "(CASE WHEN {RAN_AS_SQL} IN ({}) THEN {RAN_AS_SQL} ELSE 'atif' END)",
-            known.join(", ")
-        )
-    });
+    static SQL: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| known_agent_sql(RAN_AS_SQL));
     &SQL
+}
+
+/// The SQL for the agent name `expr` as this build knows it: itself when it names one of this
+/// build's agents, else `atif` (a newer Cairn's agent, which this build reads as `atif`).
+pub fn known_agent_sql(expr: &str) -> String {
+    let known: Vec<String> = Agent::EVERY
+        .iter()
+        .map(|a| format!("'{}'", a.as_str()))
+        .collect();
+    format!(
+        "(CASE WHEN {expr} IN ({}) THEN {expr} ELSE 'atif' END)",
+        known.join(", ")
+    )
 }
 
 /// The SQL for a session (alias `s`) whose parent Cairn holds no records of (never read, or
