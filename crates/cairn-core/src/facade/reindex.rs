@@ -129,8 +129,8 @@ impl Cairn {
     /// transcripts last changed: those a reindex may put right.
     pub fn sessions_read_before(&self) -> Result<u32> {
         let store = self.store();
-        let (older, _) = archive::store::read_before(store.conn()).map_err(|e| store.err(e))?;
-        Ok(small(older.iter().map(|(_, n)| n).sum()))
+        let older = archive::store::outdated_count(store.conn()).map_err(|e| store.err(e))?;
+        Ok(small(older))
     }
 
     /// Read the sessions `req` names again from their retained copies and store what today's
