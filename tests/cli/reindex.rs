@@ -339,6 +339,12 @@ fn doctor_offers_a_reindex_for_sessions_an_older_cairn_read() {
     let done = env.json(&["reindex", "--outdated"]);
     assert_eq!(done["sessions"], older, "{done}");
     assert_eq!(parsers()["status"], "ok");
+    // Then none is outdated, and it says so rather than "Read 0 sessions again".
+    let again = env.ok(&["reindex", "--outdated"]);
+    assert!(
+        again.starts_with("No session was read before its agent's transcripts last changed"),
+        "{again}"
+    );
 }
 
 const PLANTED: &str = "AKIAZ7QW3RT5YU8IOP2L";

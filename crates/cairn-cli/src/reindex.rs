@@ -40,6 +40,16 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
     bar.done();
     if json {
         render::json(out, &report)?;
+    } else if req.outdated && report.sessions == 0 && report.skipped.is_empty() {
+        // Stored text is still redacted again with today's rules; say so when it was.
+        writeln!(
+            out,
+            "No session was read before its agent's transcripts last changed: none to read again."
+        )?;
+        describe_stored(out, &report)?;
+        if report.dry_run {
+            writeln!(out, "Nothing was changed (--dry-run).")?;
+        }
     } else {
         describe(out, &report)?;
     }
@@ -86,33 +96,7 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
             }
         )?;
     }
-    let stored: Vec<String> = [
-        (r.recall_entries_redacted, "Recall entry"),
-        (r.reports_redacted, "generated report"),
-        (r.pulled_files_redacted, "pulled trajectory"),
-    ]
-    .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| plural(n, what))
-    .collect();
-    if !stored.is_empty() {
-        writeln!(
-            out,
-            "Secrets: {} {} what today's redaction rules remove ({}).",
-            in_words(&stored),
-            held(
-                r.dry_run,
-                r.recall_entries_redacted
-                    .saturating_add(r.reports_redacted)
-                    .saturating_add(r.pulled_files_redacted)
-            ),
-            if r.dry_run {
-                "a reindex redacts them"
-            } else {
-                "redacted"
-            }
-        )?;
-    }
+    describe_stored(out, r)?;
     if !r.changed.is_empty() {
         writeln!(
             out,
@@ -157,6 +141,39 @@ fn describe(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
     }
     if r.dry_run {
         writeln!(out, "Nothing was changed (--dry-run).")?;
+    }
+    Ok(())
+}
+
+/// The rooms' stored text today's rules redact (Recall entries, reports, pulled trajectories):
+/// a reindex redacts it whichever sessions it reads.
+fn describe_stored(out: &mut impl Write, r: &ReindexReport) -> std::io::Result<()> {
+    let stored: Vec<String> = [
+        (r.recall_entries_redacted, "Recall entry"),
+        (r.reports_redacted, "generated report"),
+        (r.pulled_files_redacted, "pulled trajectory"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| plural(n, what))
+    .collect();
+    if !stored.is_empty() {
+        writeln!(
+            out,
+            "Secrets: {} {} what today's redaction rules remove ({}).",
+            in_words(&stored),
+            held(
+                r.dry_run,
+                r.recall_entries_redacted
+                    .saturating_add(r.reports_redacted)
+                    .saturating_add(r.pulled_files_redacted)
+            ),
+            if r.dry_run {
+                "a reindex redacts them"
+            } else {
+                "redacted"
+            }
+        )?;
     }
     Ok(())
 }

@@ -334,17 +334,25 @@ pub(crate) fn older_reads(
                 )
             },
         ),
-        Ok((older, agents, sessions)) => check(
-            "parsers",
-            Status::Warn,
-            format!(
-                "{older} of {} ({agents}) were read by an older Cairn, whose parsers may have misread them \
-                 or its redaction rules missed a secret; \
-                 `cairn reindex --outdated --dry-run` says what reading them again would change, \
-                 `cairn reindex --outdated` does it (Settings › Data and retention › Read again)",
-                crate::text::plural(sessions, "session")
-            ),
-        ),
+        Ok((older, agents, sessions)) => {
+            let (were, them) = if older == 1 {
+                ("was", "it")
+            } else {
+                ("were", "them")
+            };
+            check(
+                "parsers",
+                Status::Warn,
+                format!(
+                    "{older} of {} ({agents}) {were} read by an older Cairn, whose parsers may \
+                     have misread {them} or its redaction rules missed a secret; \
+                     `cairn reindex --outdated --dry-run` says what reading {them} again would \
+                     change, `cairn reindex --outdated` does it (Settings › Data and retention › \
+                     Read again)",
+                    crate::text::plural(sessions, "session"),
+                ),
+            )
+        }
         Err(e) => check("parsers", Status::Fail, e.to_string()),
     }
 }

@@ -162,7 +162,7 @@ describe('HealthPanel: read again', () => {
     const { api } = panel(async () => ok(report()), [{ name: 'parsers', status: 'warn', detail }]);
     await settle();
     expect(text('reindex-older')).toBe(
-      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret: check what reading them again would change.',
+      '3 of 40 sessions were read by an older Cairn, whose parsers may have misread them or its redaction rules missed a secret: check what reading again would change.',
     );
     (one('reindex-check') as HTMLButtonElement).click();
     await settle();
