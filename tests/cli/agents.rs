@@ -232,6 +232,45 @@ fn doctor_reports_every_agent_cairn_reads_found_or_not() {
     }
 }
 
+/// Hermes also keeps its sessions in `~/.hermes/state.db`, which Cairn does not read: doctor
+/// counts the sessions there that no session document holds (those are not captured) and says
+/// so, and is quiet about a database whose every session has a document.
+#[test]
+fn doctor_counts_the_hermes_sessions_only_its_state_db_holds() {
+    let env = Env::new();
+    let hermes = env.home().join(".hermes");
+    let sessions = hermes.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let db = rusqlite::Connection::open(hermes.join("state.db")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);
+         INSERT INTO sessions VALUES ('20260301_100000_aa', 'cli', 1772359200.5),
+           ('20260301_110000_bb', 'telegram', 1772362800.0);",
+    )
+    .unwrap();
+    std::fs::write(sessions.join("session_20260301_100000_aa.json"), "{}").unwrap();
+    let state_db = || -> Value {
+        env.json(&["doctor"])["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "hermes state.db")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let warned = state_db();
+    assert_eq!(warned["status"], "warn", "{warned}");
+    let detail = warned["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("state.db: 1 of 2 sessions has no session document")
+            && detail.contains("not captured"),
+        "{detail}"
+    );
+    std::fs::write(sessions.join("session_20260301_110000_bb.json"), "{}").unwrap();
+    let quiet = state_db();
+    assert_eq!(quiet["status"], "ok", "{quiet}");
+}
+
 /// A data dir shared with a newer Cairn (the desktop app and the CLI built at different times)
 /// may hold a session of an agent this build does not know. It is shown by that agent's name in
 /// every list and never as Claude's (whose badge, filter and `claude --resume` would be wrong),

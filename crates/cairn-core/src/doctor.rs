@@ -119,6 +119,11 @@ pub(crate) fn environment_checks(
                     )
                 };
             checks.push(check(format!("{agent} source dir"), status, detail));
+            if agent == Agent::Hermes
+                && let Some(survey) = crate::archive::sources::hermes::state_db_survey(&dir.path)
+            {
+                checks.push(hermes_state_db(survey));
+            }
         }
     }
     if let Some(home) = home {
@@ -305,6 +310,57 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
             quoted(db),
         ),
     )
+}
+
+/// What Hermes's `state.db` holds that Cairn does not read: the sessions no session document
+/// holds (a Hermes that writes the database alone), which are not captured.
+fn hermes_state_db(
+    survey: Result<crate::archive::sources::hermes::StateDbSurvey, String>,
+) -> Check {
+    match survey {
+        Ok(s) if s.without_document == 0 => check(
+            "hermes state.db",
+            Status::Ok,
+            format!(
+                "{}: {} also in the session documents Cairn reads",
+                s.db.display(),
+                if s.sessions == 1 {
+                    "its session is".to_owned()
+                } else {
+                    format!("all {} sessions are", s.sessions)
+                }
+            ),
+        ),
+        Ok(s) => check(
+            "hermes state.db",
+            Status::Warn,
+            format!(
+                "{}: {} of {} {} no session document, and Cairn does not read this database yet, \
+                 so {} not captured",
+                s.db.display(),
+                s.without_document,
+                crate::text::plural(s.sessions, "session"),
+                if s.without_document == 1 {
+                    "has"
+                } else {
+                    "have"
+                },
+                if s.without_document == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
+            ),
+        ),
+        Err(e) => check(
+            "hermes state.db",
+            Status::Warn,
+            format!(
+                "{} (Hermes's session database: only counted, to say what Cairn does not read)",
+                crate::text::one_line(&e, 300)
+            ),
+        ),
+    }
 }
 
 /// Whether every session reads as this build's parsers read it; those read before their

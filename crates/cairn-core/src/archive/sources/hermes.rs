@@ -52,6 +52,65 @@ pub fn is_session_file(path: &Path) -> bool {
         .is_some_and(|id| !id.is_empty())
 }
 
+/// The database newer Hermes builds keep their sessions in, beside `sessions/`.
+pub const STATE_DB: &str = "state.db";
+
+/// At most this many sessions of `state.db` are looked at by [`state_db_survey`].
+const MAX_SURVEYED: i64 = 1_000_000;
+
+/// What `state.db` holds that the session documents do not: Hermes (since about March 2026)
+/// also keeps every session in `$HERMES_HOME/state.db` (SQLite: `sessions`, `messages`), and a
+/// build may write a session there alone. Cairn reads only the documents, so `doctor` says how
+/// many sessions of the database have none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDbSurvey {
+    pub db: PathBuf,
+    /// Sessions in the database.
+    pub sessions: u64,
+    /// Of those, the ones with no `session_<id>.json` in the sessions folder.
+    pub without_document: u64,
+}
+
+/// The survey of the `state.db` beside the sessions folder `sessions_dir`, when there is one;
+/// the error says why it could not be read (not a database, no `sessions` table, locked).
+pub fn state_db_survey(sessions_dir: &Path) -> Option<Result<StateDbSurvey, String>> {
+    let db = sessions_dir.parent()?.join(STATE_DB);
+    if !db.is_file() {
+        return None;
+    }
+    let survey = || -> Result<StateDbSurvey, String> {
+        let conn = super::database::open_read_only(&db).map_err(|e| e.to_string())?;
+        super::database::require(&conn, "sessions", &["id"])?;
+        let mut stmt = conn
+            .prepare("SELECT id FROM sessions LIMIT ?1")
+            .map_err(|e| super::database::describe(&e))?;
+        let ids = stmt
+            .query_map([MAX_SURVEYED], |r| {
+                Ok(super::database::json_of(r.get_ref(0)?))
+            })
+            .map_err(|e| super::database::describe(&e))?;
+        let (mut sessions, mut without_document) = (0, 0);
+        for id in ids {
+            let id = id.map_err(|e| super::database::describe(&e))?;
+            sessions += 1;
+            // An id a document's name cannot hold (not text, a path) has no document.
+            let documented = id.as_str().is_some_and(|id| {
+                !id.is_empty()
+                    && !id.contains(['/', '\\', '\0'])
+                    && id != ".."
+                    && sessions_dir.join(format!("session_{id}.json")).is_file()
+            });
+            without_document += u64::from(!documented);
+        }
+        Ok(StateDbSurvey {
+            db: db.clone(),
+            sessions,
+            without_document,
+        })
+    };
+    Some(survey().map_err(|e| format!("{}: {e}", db.display())))
+}
+
 /// A session document; anything else in the folder is not one.
 pub fn classify(path: &Path) -> Option<FoundFile> {
     is_session_file(path).then(|| FoundFile::main(Agent::Hermes, path))
@@ -319,6 +378,45 @@ mod tests {
         }
         assert_eq!(absolute("~/api", None), None);
         assert_eq!(absolute("~/api", Some(Path::new("rel"))), None);
+    }
+
+    /// The sessions of a `state.db` (Hermes's schema 5, the columns the survey reads) that no
+    /// session document holds are counted; hostile ids never name a file outside the folder.
+    #[test]
+    fn a_state_db_is_surveyed_for_sessions_no_document_holds() {
+        let home = tempfile::tempdir().unwrap();
+        let sessions = home.path().join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        assert!(state_db_survey(&sessions).is_none());
+
+        let db = home.path().join(STATE_DB);
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);
+             INSERT INTO sessions VALUES ('20260301_100000_aa', 'cli', 1772359200.5),
+               ('20260301_110000_bb', 'telegram', 1772362800.0),
+               ('../escape', 'cli', 1), (42, 'cli', 2);",
+        )
+        .unwrap();
+        drop(conn);
+        std::fs::write(sessions.join("session_20260301_100000_aa.json"), "{}").unwrap();
+        std::fs::write(home.path().join("session_escape.json"), "{}").unwrap();
+        let survey = state_db_survey(&sessions).unwrap().unwrap();
+        assert_eq!(
+            (survey.sessions, survey.without_document, survey.db),
+            (4, 3, db.clone())
+        );
+
+        // A file of that name that is not Hermes's database is named so.
+        std::fs::write(&db, "not a database").unwrap();
+        let err = state_db_survey(&sessions).unwrap().unwrap_err();
+        assert!(err.contains("not a SQLite database"), "{err}");
+        let conn = rusqlite::Connection::open(home.path().join("other.db")).unwrap();
+        conn.execute_batch("CREATE TABLE notes (id TEXT)").unwrap();
+        drop(conn);
+        std::fs::rename(home.path().join("other.db"), &db).unwrap();
+        let err = state_db_survey(&sessions).unwrap().unwrap_err();
+        assert!(err.contains("no `sessions` table"), "{err}");
     }
 
     #[test]
