@@ -786,6 +786,24 @@ fn a_claude_sub_agent_beside_the_session_files_is_a_sub_agent() {
 fn doctor_runs_with_a_broken_config_and_names_it_first() {
     let env = Env::new().with_fixtures();
     env.ok(&["sync"]);
+    // A config that loads is the first check too, and says which file (or the defaults).
+    let config_checks = || -> Vec<serde_json::Value> {
+        let out = env.run(&["--json", "doctor"]);
+        let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"] == "config")
+            .cloned()
+            .collect()
+    };
+    let first = env.json(&["doctor"])["checks"][0].clone();
+    assert_eq!(
+        (&first["name"], &first["status"]),
+        (&serde_json::json!("config"), &serde_json::json!("ok")),
+        "{first}"
+    );
     std::fs::write(
         env.data().join("config.toml"),
         "# mine\n[sources.claude]\ndirs = \"/x\"\n",
@@ -816,5 +834,18 @@ fn doctor_runs_with_a_broken_config_and_names_it_first() {
     assert!(
         human.lines().next().unwrap_or_default().starts_with("FAIL"),
         "{human}"
+    );
+    // One config check, failed or not.
+    assert_eq!(config_checks().len(), 1);
+    std::fs::write(env.data().join("config.toml"), "# mine\n").unwrap();
+    let fixed = config_checks();
+    assert_eq!(fixed.len(), 1, "{fixed:?}");
+    assert_eq!(fixed[0]["status"], "ok");
+    assert!(
+        fixed[0]["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("config.toml"),
+        "{fixed:?}"
     );
 }

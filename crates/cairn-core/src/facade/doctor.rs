@@ -16,17 +16,19 @@ impl Cairn {
         let (cairn, config_error) = Cairn::open_despite_config(data_dir)?;
         let mut report = cairn.doctor();
         if let Some(e) = config_error {
-            report.checks.insert(
-                0,
-                Check {
-                    name: "config".into(),
-                    status: Status::Fail,
-                    detail: format!(
-                        "{}; the checks below use the default settings until it is fixed",
-                        crate::text::one_line(&e.to_string(), 600)
-                    ),
-                },
-            );
+            // The first check is the config's: it did not load.
+            let failed = Check {
+                name: "config".into(),
+                status: Status::Fail,
+                detail: format!(
+                    "{}; the checks below use the default settings until it is fixed",
+                    crate::text::one_line(&e.to_string(), 600)
+                ),
+            };
+            match report.checks.first_mut() {
+                Some(first) if first.name == "config" => *first = failed,
+                _ => report.checks.insert(0, failed),
+            }
         }
         Ok(report)
     }
@@ -34,7 +36,21 @@ impl Cairn {
     /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
     /// dir, source dirs, retention, hooks.
     pub fn doctor(&self) -> DoctorReport {
+        let config = self.data_dir.join(crate::config::CONFIG_FILE);
         let mut checks = vec![Check {
+            name: "config".into(),
+            status: Status::Ok,
+            // It loaded: the archive is open (`doctor_at` names one that did not).
+            detail: if config.is_file() {
+                config.display().to_string()
+            } else {
+                format!(
+                    "{} not present: the default settings (Cairn writes it when a setting changes)",
+                    config.display()
+                )
+            },
+        }];
+        checks.push(Check {
             name: "data dir".into(),
             status: if self.read_only {
                 Status::Warn
@@ -49,7 +65,7 @@ impl Cairn {
             } else {
                 self.data_dir.display().to_string()
             },
-        }];
+        });
         // Checked on a connection of its own, before the shared one is taken: reads go on.
         let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {
