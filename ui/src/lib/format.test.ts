@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  agentFilterName,
   agentLabel,
   branchSessions,
   branchSessionsBrief,
@@ -92,6 +93,10 @@ describe('count', () => {
     expect(agentLabel('qwen')).toBe('Qwen Code');
     expect(agentLabel('toString')).toBe('toString');
     expect(agentLabel('someday-agent')).toBe('someday-agent');
+    // A filter's `atif` holds every session this build has no reader for; its badge keeps the format's name.
+    expect(agentFilterName('atif')).toBe('Imported and other agents');
+    expect(agentFilterName('claude')).toBe('Claude');
+    expect(agentLabel('atif')).toBe('ATIF import');
   });
 });
 

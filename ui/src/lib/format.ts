@@ -54,6 +54,13 @@ export function projectLabel(session: Session): string {
 
 export const agentNames: Record<Agent, string> = { claude: 'Claude', codex: 'Codex', copilot: 'Copilot', qwen: 'Qwen Code', droid: 'Droid', kimi: 'Kimi', gemini: 'Gemini', cursor: 'Cursor', aider: 'Aider', crush: 'Crush', opencode: 'OpenCode', cline: 'Cline', roo: 'Roo Code', kilo: 'Kilo Code', kiro: 'Kiro', pi: 'Pi', openclaw: 'OpenClaw', grok: 'Grok', hermes: 'Hermes', antigravity: 'Antigravity', vibe: 'Vibe', iflow: 'iFlow', traex: 'TRAE CLI', gptme: 'gptme', posit: 'Posit Assistant', qwenpaw: 'QwenPaw', vscopilot: 'Visual Studio Copilot', atif: 'ATIF import' };
 
+/** An agent as a filter offers it: `atif` gathers every session this build has no reader for
+ * (imported and pulled trajectories, agents only a newer Cairn reads, each badged by its own
+ * name), so its choice says so rather than naming one format. */
+export function agentFilterName(agent: Agent): string {
+  return agent === 'atif' ? 'Imported and other agents' : agentNames[agent];
+}
+
 /** An agent's display name from its id as any source gives it (a teammate's row may name one
  * this build does not know: shown as it came). */
 export function agentLabel(agent: string): string {

@@ -97,7 +97,6 @@ pub fn state_db_survey(sessions_dir: &Path) -> Option<Result<StateDbSurvey, Stri
             let documented = id.as_str().is_some_and(|id| {
                 !id.is_empty()
                     && !id.contains(['/', '\\', '\0'])
-                    && id != ".."
                     && sessions_dir.join(format!("session_{id}.json")).is_file()
             });
             without_document += u64::from(!documented);
