@@ -114,6 +114,8 @@ pub async fn skim_branch(
             limit: None,
             published_in: repo_root.clone(),
             repo_root,
+            // Listed under their project in the branch list, not under every repository.
+            unplaced: false,
             agent,
         })
     })

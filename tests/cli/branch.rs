@@ -234,6 +234,68 @@ fn edit_then_commit_across_turns_is_related_with_its_evidence() {
 }
 
 #[test]
+fn a_skim_in_a_repository_lists_its_own_sessions_not_another_repositorys_branch_of_that_name() {
+    let env = Env::new();
+    let one = repo(&env.root.path().join("one"));
+    let two = repo(&env.root.path().join("two"));
+    edit_then_commit(&env, &one, "s-one");
+    edit_then_commit(&env, &two, "s-two");
+    let (k1, k2) = (key_of(&env, "s-one"), key_of(&env, "s-two"));
+    let sorted = |v: &Value| {
+        let mut keys = sessions_of(v);
+        keys.sort();
+        keys
+    };
+    let mut both = vec![k1.clone(), k2.clone()];
+    both.sort();
+    let at = |dir: &Path, args: &[&str]| {
+        let mut all = vec!["-C", dir.to_str().unwrap(), "skim"];
+        all.extend_from_slice(args);
+        env.json(&all)
+    };
+
+    // Outside any repository, every repository's `feature`.
+    assert_eq!(sorted(&skim(&env, &["branch", "feature"])), both);
+    // In one: its own, by name, by default target and from a folder inside it.
+    assert_eq!(
+        sessions_of(&at(&one, &["branch", "feature"])),
+        vec![k1.clone()]
+    );
+    assert_eq!(sessions_of(&at(&one, &[])), vec![k1.clone()]);
+    std::fs::create_dir_all(two.join("src")).unwrap();
+    assert_eq!(sessions_of(&at(&two.join("src"), &[])), vec![k2.clone()]);
+    // --all-repos lifts it.
+    assert_eq!(
+        sorted(&at(&one, &["branch", "feature", "--all-repos"])),
+        both
+    );
+    // A worktree of `one` no session ran in yet finds its sibling's session.
+    let wt = env.root.path().join("one-wt");
+    git(
+        &one,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "main"],
+    );
+    assert_eq!(sessions_of(&at(&wt, &["branch", "feature"])), vec![k1]);
+    // A repository no session ran in lists none.
+    let three = repo(&env.root.path().join("three"));
+    assert!(sessions_of(&at(&three, &["branch", "feature"])).is_empty());
+    // A session Cairn could not place in any repository (its folder is gone) may have run in
+    // any: every repository's skim lists it, as the agent said its branch.
+    let gone = env.root.path().join("gone");
+    let mut t = Transcript::new(&env, "s-gone", &gone, "feature");
+    t.user("tidy the readme");
+    t.say("Tidied.");
+    env.ok(&["sync"]);
+    let k3 = key_of(&env, "s-gone");
+    let weak = |dir: &Path| at(dir, &["branch", "feature", "--include-weak"]);
+    assert!(sessions_of(&weak(&three)).contains(&k3));
+    assert!(sessions_of(&weak(&one)).contains(&k3));
+    // The human layout too.
+    let human = env.ok(&["-C", two.to_str().unwrap(), "skim", "branch", "feature"]);
+    assert!(human.contains("showing 1 related session"), "{human}");
+}
+
+#[test]
 fn edits_committed_by_a_person_after_the_session_count_without_hooks() {
     let env = Env::new();
     let repo = repo(env.root.path());

@@ -71,7 +71,10 @@ impl Env {
 
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.env_clear()
+        // Run outside any repository: `-C .` must not be this checkout (a skim would be
+        // scoped to it).
+        cmd.current_dir(self.root.path())
+            .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("CAIRN_DATA_DIR", self.data())

@@ -231,9 +231,10 @@ enum Command {
         #[command(subcommand)]
         command: Option<mcp_install::McpCommand>,
     },
-    /// Every session related to a branch, review (PR) or change, and every turn, abbreviated;
-    /// in a repository (-C), also what teammates published there and `cairn pull` fetched, in
-    /// the order it happened. Without a target: the branch checked out in -C.
+    /// Every session related to a branch, review (PR) or change, and every turn, abbreviated,
+    /// in the order it happened. In a repository (-C): the sessions that ran in it (any of its
+    /// worktrees; `main` of another repository is not this one's), and what teammates
+    /// published there and `cairn pull` fetched. Without a target: the branch checked out in -C.
     #[command(
         after_help = "Examples: cairn skim, cairn skim '#123', cairn skim https://github.com/o/r/pull/123, cairn skim branch main, cairn skim review 42"
     )]
@@ -252,6 +253,10 @@ enum Command {
         /// Only this agent's sessions.
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
+        /// Sessions of every repository with a target of this name, not only -C's (what a
+        /// skim outside any repository lists).
+        #[arg(long)]
+        all_repos: bool,
     },
     /// Share the redacted metadata of the sessions related to a target under refs/cairn/; with
     /// --full, their redacted transcripts too, for teammates to `cairn pull`.
@@ -867,17 +872,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             include_weak,
             limit,
             agent,
+            all_repos,
         } => {
             let cairn = open(g)?;
             let target = match kind {
                 Some(kind) => target_of("skim", &kind, value)?,
                 None => cairn.default_target(&g.dir)?,
             };
+            // Outside a repository, every repository's sessions (as with --all-repos).
+            let repo_root = (!all_repos)
+                .then(|| cairn_core::git::repo::Repo::discover(&g.dir).ok())
+                .flatten()
+                .map(|r| r.root.to_string_lossy().into_owned());
             let view = cairn.skim(&cairn_core::views::skim::SkimQuery {
                 target,
                 include_weak,
                 limit,
-                repo_root: None,
+                repo_root,
+                unplaced: true,
                 // Teammates' sessions only from the repository of -C.
                 published_in: Some(g.dir.to_string_lossy().into_owned()),
                 agent: agent.map(Agent::from),

@@ -564,6 +564,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
                 include_weak: true,
                 limit: None,
                 repo_root: None,
+                unplaced: false,
                 published_in: None,
                 agent: None,
             })

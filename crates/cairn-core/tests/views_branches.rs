@@ -78,6 +78,7 @@ fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
             include_weak: true,
             limit: None,
             repo_root: root.map(|r| r.to_string_lossy().into_owned()),
+            unplaced: false,
             published_in: None,
             agent: None,
         })
@@ -157,6 +158,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
                 include_weak: true,
                 limit,
                 repo_root: None,
+                unplaced: false,
                 published_in: None,
                 agent: None,
             })

@@ -619,7 +619,7 @@ impl Server {
 impl Server {
     /// Catch up on a branch, pull request or change.
     #[tool(
-        description = "Catch up on a branch, pull request or change: the past agent sessions related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs; `agent` keeps one agent's sessions. Follow up with `show` on a session or turn address for detail."
+        description = "Catch up on a branch, pull request or change: the past agent sessions in this repository related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs; `agent` keeps one agent's sessions. Follow up with `show` on a session or turn address for detail."
     )]
     fn skim(&self, Parameters(a): Parameters<SkimArgs>) -> Res {
         let limit = page_size("skim", a.limit, SKIM_LIMIT)?;
@@ -637,7 +637,9 @@ impl Server {
                 target,
                 include_weak: a.include_weak,
                 limit: Some((offset + limit + 1) as u32),
-                repo_root: None,
+                // `main` of another repository is not this one's.
+                repo_root: self.session.outbound.repo_root.clone(),
+                unplaced: true,
                 published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
                 agent,
             })

@@ -178,6 +178,7 @@ fn main() -> Result<()> {
                 include_weak: false,
                 limit: None,
                 repo_root: None,
+                unplaced: false,
                 published_in: None,
                 agent: None,
             };

@@ -21,8 +21,8 @@ impl Cairn {
         let store = self.store();
         let now = crate::clock::now();
         // `main` of every repository is one branch key: only this repository's sessions.
-        let sessions = views::skim::publishable(store.conn(), target, &repo.root.to_string_lossy())
-            .map_err(|e| store.err(e))?;
+        let sessions =
+            views::skim::publishable(store.conn(), target, &repo).map_err(|e| store.err(e))?;
         let full = match full {
             false => None,
             true => {

@@ -63,16 +63,32 @@ impl Cairn {
     }
 
     /// Every session related to a target, and every turn, abbreviated.
-    /// With `published_in`, sessions teammates published in that directory's repository are
-    /// listed too (a directory outside any repository lists none).
+    /// With `repo_root`, only the sessions that ran in that folder's repository (a worktree
+    /// removed since is found by the root it had; any other folder outside a repository finds
+    /// none). With `published_in`, sessions teammates published in that folder's repository
+    /// are listed too (a folder outside any repository lists none).
     pub fn skim(&self, query: &views::skim::SkimQuery) -> Result<views::skim::SkimView> {
-        let published = query
-            .published_in
-            .as_deref()
-            .and_then(|d| git::repo::Repo::discover(Path::new(d)).ok())
-            .map(|r| r.common_dir.to_string_lossy().into_owned());
+        let discover = |d: &str| git::repo::Repo::discover(Path::new(d)).ok();
+        let own = query.repo_root.as_deref().map(|d| (d, discover(d)));
+        let published = match (&query.published_in, &own) {
+            (Some(p), Some((d, repo))) if p == d => repo.clone(),
+            (Some(p), _) => discover(p),
+            (None, _) => None,
+        }
+        .map(|r| r.common_dir.to_string_lossy().into_owned());
         let store = self.store();
-        views::skim::skim(store.conn(), query, published.as_deref()).map_err(|e| store.err(e))
+        let err = |e| store.err(e);
+        let repos = match &own {
+            Some((_, Some(repo))) => Some(git::store::family_of(store.conn(), repo).map_err(err)?),
+            Some((root, None)) => Some(git::store::repo_family(store.conn(), root).map_err(err)?),
+            None => None,
+        };
+        let scope = views::skim::Scope {
+            repos: repos.as_deref(),
+            unplaced: query.unplaced,
+            published: published.as_deref(),
+        };
+        views::skim::skim(store.conn(), query, &scope).map_err(err)
     }
 
     /// A session's last `limit` turns.

@@ -73,12 +73,33 @@ pub fn pr_target_keys(conn: &Connection, number: u32) -> rusqlite::Result<Vec<St
 }
 
 /// The repositories (row ids) sharing a git common dir with the worktree at `root`: one
-/// repository and all its worktrees.
+/// repository and all its worktrees. A root no session ran in finds none: see [`family_of`]
+/// for a repository on disk.
 pub fn repo_family(conn: &Connection, root: &str) -> rusqlite::Result<Vec<i64>> {
     conn.prepare_cached(
         "SELECT id FROM repos WHERE common_dir IN (SELECT common_dir FROM repos WHERE root = ?1) ORDER BY id",
     )?
     .query_map([root], |r| r.get(0))?
+    .collect()
+}
+
+/// The repositories (row ids) of `repo` as it is on disk: every worktree sharing its git
+/// common dir, found by that dir or by the worktree's root (as git names it or resolved), so
+/// a worktree no session ran in yet still finds its siblings'.
+pub fn family_of(conn: &Connection, repo: &crate::git::repo::Repo) -> rusqlite::Result<Vec<i64>> {
+    let root = repo.root.to_string_lossy();
+    let resolved = std::fs::canonicalize(&repo.root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| root.clone().into_owned());
+    conn.prepare_cached(
+        "SELECT id FROM repos
+         WHERE common_dir = ?1 OR common_dir IN (SELECT common_dir FROM repos WHERE root IN (?2, ?3))
+         ORDER BY id",
+    )?
+    .query_map(
+        params![repo.common_dir.to_string_lossy(), root, resolved],
+        |r| r.get(0),
+    )?
     .collect()
 }
 
@@ -96,13 +117,11 @@ pub struct TargetLink {
     pub detail: String,
 }
 
-/// The links to any of `keys` (or to pull request `pr_number`), most confident first; only
-/// those of `sessions` when given.
+/// The links to any of `keys` (or to pull request `pr_number`), most confident first.
 pub fn target_links(
     conn: &Connection,
     keys: &[String],
     pr_number: Option<u32>,
-    sessions: Option<&[i64]>,
 ) -> rusqlite::Result<Vec<TargetLink>> {
     let placeholders = vec!["?"; keys.len()].join(", ");
     let mut sql = format!(
@@ -115,10 +134,6 @@ pub fn target_links(
         args.push(SqlValue::Integer(i64::from(n)));
     }
     sql.push(')');
-    if let Some(ids) = sessions {
-        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-        sql.push_str(&format!(" AND session_id IN ({list})"));
-    }
     sql.push_str(" ORDER BY confidence DESC, ordinal");
     let mut stmt = conn.prepare(&sql)?;
     stmt.query_map(params_from_iter(args), |r| {

@@ -29,11 +29,19 @@ pub struct SkimQuery {
     pub include_weak: bool,
     /// At most this many sessions (the most recently active).
     pub limit: Option<u32>,
-    /// Only sessions that ran in this repository: a worktree root (as `branches` lists them);
-    /// sessions in any worktree of the same repository count. `main` of two repositories is
-    /// one branch key, and the desktop shows each repository's own.
+    /// Only sessions that ran in this repository: a worktree root (as `branches` lists them,
+    /// one since removed too) or any folder in a worktree; sessions in any worktree of the
+    /// same repository count. `main` of two repositories is one branch key: the desktop shows
+    /// each repository's own, the CLI and MCP server the one they run in. None: every
+    /// repository's.
     #[serde(default)]
     pub repo_root: Option<String>,
+    /// With `repo_root`, also the sessions Cairn could not place in any repository (their
+    /// folder gone or never one, an import from another machine): they may have run in this
+    /// one, and a skim that left them out would hide them from every repository's. The
+    /// desktop lists them under their project instead.
+    #[serde(default)]
+    pub unplaced: bool,
     /// A directory in a git repository: also list the sessions teammates published there
     /// (fetched with `cairn pull` in any of its worktrees), and only those. Without it no
     /// teammate's session is listed.
@@ -174,22 +182,35 @@ struct LinkRow {
     detail: String,
 }
 
-/// `published_repo`: the git common dir of the repository whose teammates' sessions to add
-/// (what [`SkimQuery::published_in`] names, resolved by the caller), or none.
-pub fn skim(
-    conn: &Connection,
-    q: &SkimQuery,
-    published_repo: Option<&str>,
-) -> rusqlite::Result<SkimView> {
+/// The repositories a skim reads, resolved by the caller from the query's folders.
+#[derive(Debug, Default)]
+pub struct Scope<'a> {
+    /// Only the sessions that ran in these repositories (row ids, what
+    /// [`SkimQuery::repo_root`] names); none: every repository's.
+    pub repos: Option<&'a [i64]>,
+    /// With `repos`, also the sessions no repository is recorded for ([`SkimQuery::unplaced`]).
+    pub unplaced: bool,
+    /// The git common dir of the repository whose teammates' sessions to add (what
+    /// [`SkimQuery::published_in`] names), or none.
+    pub published: Option<&'a str>,
+}
+
+pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
-    let in_repo = match &q.repo_root {
-        Some(root) => Some(archive::sessions_in_repos(
-            conn,
-            &git::repo_family(conn, root)?,
-        )?),
-        None => None,
-    };
-    let links = git::target_links(conn, &keys, pr_number, in_repo.as_deref())?;
+    let mut links = git::target_links(conn, &keys, pr_number)?;
+    if scope.repos.is_some() || q.agent.is_some() {
+        let ids: BTreeSet<i64> = links.iter().map(|l| l.session_id).collect();
+        let places = archive::session_places(conn, &ids.into_iter().collect::<Vec<_>>())?;
+        links.retain(|l| {
+            places.get(&l.session_id).is_some_and(|p| {
+                q.agent.is_none_or(|a| p.agent == a)
+                    && scope.repos.is_none_or(|repos| match p.repo_id {
+                        Some(repo) => repos.contains(&repo),
+                        None => scope.unplaced,
+                    })
+            })
+        });
+    }
     let places = archive::turn_places(
         conn,
         &links.iter().filter_map(|l| l.turn_id).collect::<Vec<_>>(),
@@ -218,11 +239,6 @@ pub fn skim(
     for row in rows {
         by_session.entry(row.session_id).or_default().push(row);
     }
-    if let Some(agent) = q.agent {
-        let ids: Vec<i64> = by_session.keys().copied().collect();
-        let places = archive::session_places(conn, &ids)?;
-        by_session.retain(|id, _| places.get(id).is_some_and(|p| p.agent == agent));
-    }
     let mut coverage = SkimCoverage::default();
     // Each session's row first, its turns only once the limit has kept it: an agent asking
     // for a page of ten should not pay for the turns of all 500 related sessions.
@@ -245,7 +261,7 @@ pub fn skim(
     }
     // Sessions teammates published in this repository (pulled from refs/cairn) that this
     // machine never captured.
-    let published = match published_repo {
+    let published = match scope.published {
         Some(repo) => crate::git::publish::published_for(conn, &keys, repo)?
             .into_iter()
             .map(|(doc, remote)| {
@@ -305,27 +321,32 @@ pub fn skim(
     })
 }
 
-/// The sessions `publish` writes for `target` in the repository whose worktree root is
-/// `repo_root`: this machine's own captures that ran in it (any of its worktrees) and are
+/// The sessions `publish` writes for `target` in `repo`: this machine's own captures that ran in it (any of its worktrees) and are
 /// related to the target (never a teammate's session pulled here, never one of another
 /// repository's branch of the same name), each as the fields a document may carry and the
 /// target keys it is related to.
 pub fn publishable(
     conn: &Connection,
     target: &Target,
-    repo_root: &str,
+    repo: &crate::git::repo::Repo,
 ) -> rusqlite::Result<Vec<(DocSession, Vec<String>)>> {
+    let family = git::family_of(conn, repo)?;
     let view = skim(
         conn,
         &SkimQuery {
             target: target.clone(),
             include_weak: false,
             limit: None,
-            repo_root: Some(repo_root.to_owned()),
+            repo_root: Some(repo.root.to_string_lossy().into_owned()),
+            unplaced: false,
             published_in: None,
             agent: None,
         },
-        None,
+        &Scope {
+            repos: Some(&family),
+            unplaced: false,
+            published: None,
+        },
     )?;
     Ok(view
         .sessions

@@ -380,13 +380,7 @@ impl<'a> Why<'a> {
         if let Ok(c) = std::fs::canonicalize(&repo.root) {
             roots.push(c);
         }
-        let root = repo.root.to_string_lossy();
-        let mut family = git::repo_family(conn, &root)?;
-        if family.is_empty()
-            && let Ok(c) = std::fs::canonicalize(&repo.root)
-        {
-            family = git::repo_family(conn, &c.to_string_lossy())?;
-        }
+        let family = git::family_of(conn, repo)?;
         let places = git::repo_places(conn)?;
         for id in &family {
             if let Some(p) = places.get(id) {

@@ -229,6 +229,49 @@ fn skim_keeps_the_sessions_of_the_agent_asked_for() {
 }
 
 #[test]
+fn skim_lists_the_sessions_of_the_repository_the_server_runs_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repos: Vec<PathBuf> = ["one", "two"]
+        .iter()
+        .map(|name| {
+            let repo = tmp.path().join(name);
+            std::fs::create_dir_all(&repo).unwrap();
+            git(&repo, &["init", "-q", "-b", "main"]);
+            git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+            std::fs::canonicalize(repo).unwrap()
+        })
+        .collect();
+    let (data, claude) = (tmp.path().join("data"), tmp.path().join("claude"));
+    std::fs::create_dir_all(&claude).unwrap();
+    Cairn::open(&data)
+        .unwrap()
+        .set_source_dirs(Agent::Claude, vec![claude.display().to_string()])
+        .unwrap();
+    {
+        let cairn = Cairn::open(&data).unwrap();
+        claude_session(&cairn, &claude, "in-one", &repos[0]);
+        claude_session(&cairn, &claude, "in-two", &repos[1]);
+    }
+    for (repo, (id, other)) in repos
+        .iter()
+        .zip([("in-one", "in-two"), ("in-two", "in-one")])
+    {
+        let cairn = Cairn::open_for_agents(&data).unwrap();
+        let server = Server::new(Arc::new(crate::Session::new(cairn, repo)));
+        // `main` of both repositories is one branch name; each server sees its own.
+        let page = body(skim(
+            &server,
+            json!({"target": "main", "include_weak": true}),
+        ));
+        let sessions = page["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), 1, "{page}");
+        let text = page.to_string();
+        assert!(text.contains(&format!("tidy the parser {id}")), "{page}");
+        assert!(!text.contains(other), "{page}");
+    }
+}
+
+#[test]
 fn a_hostile_agent_argument_is_refused_with_the_known_names() {
     let f = fixture();
     let unknown = skim(&f.server, json!({"agent": "nosuch"})).unwrap_err();

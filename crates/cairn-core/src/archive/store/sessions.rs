@@ -655,18 +655,6 @@ pub fn session_facts(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Opt
     .optional()
 }
 
-/// The sessions (row ids) captured in any of the repositories `repos` (row ids).
-pub fn sessions_in_repos(conn: &Connection, repos: &[i64]) -> rusqlite::Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE repo_id = ?1 ORDER BY id")?;
-    let mut out = Vec::new();
-    for &repo in repos {
-        for id in stmt.query_map([repo], |r| r.get(0))? {
-            out.push(id?);
-        }
-    }
-    Ok(out)
-}
-
 /// Where a session ran and how active it was, as the branch list counts it.
 #[derive(Debug, Clone)]
 pub struct SessionPlaceRow {
