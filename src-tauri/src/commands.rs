@@ -92,7 +92,9 @@ pub async fn list_branches(
 /// `include_weak`, sessions that only ran while the branch was checked out come last. With
 /// `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 /// repositories is one branch key; and the sessions teammates published there that `cairn pull`
-/// fetched (marked untrusted, with their publisher). With `agent`, only that agent's sessions.
+/// fetched (marked untrusted, with their publisher). Without it, with `project` (a group of
+/// `list_branches` without a root), only the sessions of no repository of that project. With
+/// `agent`, only that agent's sessions.
 #[tauri::command]
 #[specta::specta]
 pub async fn skim_branch(
@@ -100,6 +102,7 @@ pub async fn skim_branch(
     target_key: String,
     include_weak: bool,
     repo_root: Option<String>,
+    project: Option<String>,
     agent: Option<Agent>,
 ) -> Result<SkimView, ErrorReport> {
     with_cairn(&backend, move |c| {
@@ -116,6 +119,7 @@ pub async fn skim_branch(
             repo_root,
             // Listed under their project in the branch list, not under every repository.
             unplaced: false,
+            project,
             agent,
         })
     })

@@ -1056,6 +1056,36 @@ mod tests {
         assert_eq!(skim["target_key"], json!("ref:refs/heads/nowhere"));
     }
 
+    #[test]
+    fn a_branch_of_a_group_without_a_repository_skims_only_that_groups_sessions() {
+        let (_dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let repos = invoke(&app, "list_branches", json!({})).unwrap();
+        let group = repos
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["root"].is_null() && r["project"].is_string())
+            .expect("the fixtures ran in no repository on this machine");
+        let branch = &group["branches"][0];
+        let listed =
+            branch["sessions"].as_u64().unwrap() + branch["weak_sessions"].as_u64().unwrap();
+        let skim = |project: Value| {
+            invoke(
+                &app,
+                "skim_branch",
+                json!({ "targetKey": branch["key"], "includeWeak": true, "project": project }),
+            )
+            .unwrap()["sessions"]
+                .as_array()
+                .unwrap()
+                .len() as u64
+        };
+        // What the row counts is what its timeline shows.
+        assert_eq!(skim(group["project"].clone()), listed, "{group}");
+        assert_eq!(skim(json!("no such project")), 0);
+    }
+
     /// Live capture without a window: the watcher sees lines appended to a transcript and
     /// captures them into the archive.
     #[test]

@@ -890,6 +890,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 limit,
                 repo_root,
                 unplaced: true,
+                project: None,
                 // Teammates' sessions only from the repository of -C.
                 published_in: Some(g.dir.to_string_lossy().into_owned()),
                 agent: agent.map(Agent::from),

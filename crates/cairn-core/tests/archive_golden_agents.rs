@@ -565,6 +565,7 @@ fn sessions_link_to_the_branch_of_their_cwd() {
                 limit: None,
                 repo_root: None,
                 unplaced: false,
+                project: None,
                 published_in: None,
                 agent: None,
             })

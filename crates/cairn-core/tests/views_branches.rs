@@ -72,13 +72,19 @@ fn session(cairn: &Cairn, transcripts: &Path, id: &str, cwd: &Path, branch: &str
 }
 
 fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
+    skim_main(cairn, root, false, None)
+}
+
+/// How many sessions a skim of `main` lists in `root` (with `unplaced`), or of `project`.
+fn skim_main(cairn: &Cairn, root: Option<&Path>, unplaced: bool, project: Option<&str>) -> usize {
     cairn
         .skim(&SkimQuery {
             target: Target::branch("main"),
             include_weak: true,
             limit: None,
             repo_root: root.map(|r| r.to_string_lossy().into_owned()),
-            unplaced: false,
+            unplaced,
+            project: project.map(str::to_owned),
             published_in: None,
             agent: None,
         })
@@ -159,6 +165,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
                 limit,
                 repo_root: None,
                 unplaced: false,
+                project: None,
                 published_in: None,
                 agent: None,
             })
@@ -181,6 +188,43 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
             expected.iter().map(|s| s.turns.len() as u32).sum::<u32>()
         );
     }
+}
+
+#[test]
+fn a_branch_of_sessions_in_no_repository_lists_only_those_of_its_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    let notes = tmp.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let transcripts = tmp.path().join("claude");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let data = tmp.path().join("data");
+    support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
+    let cairn = Cairn::open(&data).unwrap();
+    session(&cairn, &transcripts, "a1", &alpha, "main");
+    // The agent says `main`, but its folder is no repository.
+    session(&cairn, &transcripts, "n1", &notes, "main");
+
+    let repos = cairn.branches(None).unwrap();
+    let loose = repos
+        .iter()
+        .find(|r| r.root.is_none())
+        .expect("a group without a root");
+    assert_eq!(loose.project.as_deref(), Some("notes"), "{repos:#?}");
+    assert_eq!(loose.session_count, 1);
+    let placed = repos.iter().find(|r| r.root.is_some()).unwrap();
+    assert_eq!(
+        placed.project, None,
+        "a repository's group is named by its root"
+    );
+
+    // The row says one session; its skim shows that one, not alpha's `main` too.
+    assert_eq!(skim_main(&cairn, None, false, Some("notes")), 1);
+    assert_eq!(skim_main(&cairn, None, false, Some("other")), 0);
+    assert_eq!(skim_main(&cairn, None, false, None), 2);
+    // A repository's skim keeps it only when asked (the CLI's rule), never a root's group.
+    assert_eq!(skim_main(&cairn, Some(&alpha), false, None), 1);
+    assert_eq!(skim_main(&cairn, Some(&alpha), true, None), 2);
 }
 
 /// A Codex rollout of one exchange in `cwd` on `branch`, captured through the hook.

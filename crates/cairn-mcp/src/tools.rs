@@ -640,6 +640,7 @@ impl Server {
                 // `main` of another repository is not this one's.
                 repo_root: self.session.outbound.repo_root.clone(),
                 unplaced: true,
+                project: None,
                 published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
                 agent,
             })

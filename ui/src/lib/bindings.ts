@@ -34,9 +34,11 @@ export const commands = {
 	 *  `include_weak`, sessions that only ran while the branch was checked out come last. With
 	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 	 *  repositories is one branch key; and the sessions teammates published there that `cairn pull`
-	 *  fetched (marked untrusted, with their publisher). With `agent`, only that agent's sessions.
+	 *  fetched (marked untrusted, with their publisher). Without it, with `project` (a group of
+	 *  `list_branches` without a root), only the sessions of no repository of that project. With
+	 *  `agent`, only that agent's sessions.
 	 */
-	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null, agent: Agent | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot, agent })),
+	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null, project: string | null, agent: Agent | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot, project, agent })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
 	sessionDetail: (sessionKey: string) => typedError<SessionDetail_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_detail", { sessionKey })),
 	/**  Every turn of a session, in order. */
@@ -2532,6 +2534,11 @@ export type RepoBranches_Deserialize = {
 	root?: string | null,
 	/**  A short name: the root's last component, or the project name. */
 	name: string,
+	/**
+	 *  For a group without a root: the project its sessions share (none when they have none
+	 *  either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+	 */
+	project?: string | null,
 	session_count: number,
 	last_activity?: string | null,
 	branches: BranchActivity_Deserialize[],
@@ -2546,6 +2553,11 @@ export type RepoBranches_Serialize = {
 	root: string | null,
 	/**  A short name: the root's last component, or the project name. */
 	name: string,
+	/**
+	 *  For a group without a root: the project its sessions share (none when they have none
+	 *  either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+	 */
+	project: string | null,
 	session_count: number,
 	last_activity: string | null,
 	branches: BranchActivity_Serialize[],

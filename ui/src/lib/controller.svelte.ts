@@ -58,8 +58,8 @@ export class WindowController implements KeyHandler {
     this.#s.router.go({ view: 'search', q: target, why: from });
   }
 
-  pickBranch(key: string, repo: string | null): void {
-    pickBranch(this.#s, key, repo);
+  pickBranch(key: string, repo: string | null, project: string | null = null): void {
+    pickBranch(this.#s, key, repo, project);
   }
 
   move(delta: number): boolean {

@@ -5,7 +5,9 @@
 // so parsing validates every part and refuses anything else with a message that says why.
 
 export type Route =
-  | { view: 'branches'; branch: string | null; repo: string | null }
+  /** `repo`: the repository's root; without one, `project` names a group of sessions that ran in
+   * no repository (none: every repository with the branch). */
+  | { view: 'branches'; branch: string | null; repo: string | null; project?: string | null }
   | { view: 'sessions' }
   | { view: 'session'; key: string; record: number | null; turn: number | null }
   | { view: 'search'; q: string; why?: WhyFrom }
@@ -45,6 +47,8 @@ const MAX_INDEX = 4_294_967_295;
 const BRANCH_KEY = /^ref:refs\/[^\s\p{Cc}]{1,500}$/u;
 /** A repository root: an absolute path without control characters (a branch name is per repository). */
 const REPO_ROOT = /^\/[^\p{Cc}]{0,4095}$/u;
+/** A project's name as the archive keeps it: printable, no bidi controls. */
+const PROJECT = /^[^\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]{1,200}$/u;
 /** A publisher: a PostgreSQL role name as the team archive gives it, printable, no spaces, at
  * most 63 bytes (PostgreSQL's limit). */
 const PUBLISHER = /^[^\s\p{C}]{1,63}$/u;
@@ -96,7 +100,10 @@ export function parseLink(link: string): Route {
       if (branch !== null && !BRANCH_KEY.test(branch)) throw new LinkError(`"${branch}" is not a branch key`);
       const repo = param('repo');
       if (repo !== null && !REPO_ROOT.test(repo)) throw new LinkError('repo must be an absolute path');
-      return { view: 'branches', branch, repo: branch === null ? null : repo };
+      const project = repo === null ? param('project') : null;
+      if (project !== null && !PROJECT.test(project)) throw new LinkError('project must be a name of at most 200 printable characters');
+      if (branch === null) return { view: 'branches', branch, repo: null };
+      return project === null ? { view: 'branches', branch, repo } : { view: 'branches', branch, repo: null, project };
     }
     case 'sessions':
       return { view: 'sessions' };
@@ -153,7 +160,11 @@ export function toLink(route: Route): string {
     case 'branches':
       if (route.branch === null) return 'cairn://branches';
       return `cairn://branches?${new URLSearchParams(
-        route.repo === null ? { branch: route.branch } : { branch: route.branch, repo: route.repo },
+        route.repo !== null
+          ? { branch: route.branch, repo: route.repo }
+          : route.project
+            ? { branch: route.branch, project: route.project }
+            : { branch: route.branch },
       )}`;
     case 'search': {
       const params = new URLSearchParams();

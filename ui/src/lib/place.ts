@@ -33,7 +33,8 @@ export function openSession(s: Stores, key: string, target: { record?: number | 
   s.router.go({ view: 'session', key, record: target.record ?? null, turn: target.turn ?? null });
 }
 
-/** Show branch `key` of repository `repo` (picking a branch replaces the place: no way back). */
-export function pickBranch(s: Stores, key: string, repo: string | null): void {
-  s.router.replace({ view: 'branches', branch: key, repo });
+/** Show branch `key` of repository `repo`, or of the sessions of `project` that ran in no
+ * repository (picking a branch replaces the place: no way back). */
+export function pickBranch(s: Stores, key: string, repo: string | null, project: string | null = null): void {
+  s.router.replace(repo === null && project !== null ? { view: 'branches', branch: key, repo, project } : { view: 'branches', branch: key, repo });
 }

@@ -40,9 +40,12 @@ describe('branches', () => {
   it('loads a picked branch’s timeline beside the list and selects it there', async () => {
     const { fake, stores } = fakeStores();
     await place.load({ view: 'branches', branch: BRANCH, repo: '/src/app' }, stores);
-    expect(fake.skim.load).toHaveBeenCalledWith(BRANCH, '/src/app');
-    expect(fake.branches.selectKey).toHaveBeenCalledWith(BRANCH, '/src/app');
+    expect(fake.skim.load).toHaveBeenCalledWith(BRANCH, '/src/app', null);
+    expect(fake.branches.selectKey).toHaveBeenCalledWith(BRANCH, '/src/app', null);
     expect(fake.branches.pane).toBe('timeline');
+    await place.load({ view: 'branches', branch: BRANCH, repo: null, project: 'notes' }, stores);
+    expect(fake.skim.load).toHaveBeenLastCalledWith(BRANCH, null, 'notes');
+    expect(fake.branches.selectKey).toHaveBeenLastCalledWith(BRANCH, null, 'notes');
   });
 
   it('refreshes both panes', () => {
@@ -75,6 +78,11 @@ describe('branches', () => {
     expect(fake.router.current).toEqual({ view: 'branches', branch: BRANCH, repo: '/src/app' });
     expect(fake.router.canGoBack).toBe(false);
     expect(fake.branches.pane).toBe('timeline');
+    // A group of sessions in no repository is named by its project.
+    fake.branches.selectedRow = { branch: { key: BRANCH }, repo: { root: null, project: 'notes' } };
+    place.open(route, stores);
+    expect(fake.router.current).toEqual({ view: 'branches', branch: BRANCH, repo: null, project: 'notes' });
+    fake.branches.selectedRow = { branch: { key: BRANCH }, repo: { root: '/src/app' } };
 
     fake.skim.target = BRANCH;
     fake.skim.selectedRow = { type: 'weak-group', count: 2, open: false };

@@ -226,6 +226,7 @@ export function fakeRepos(agent: Agent | null = null): Repo[] {
     {
       root: '/home/dev/shop',
       name: 'shop',
+      project: null,
       session_count: 3,
       last_activity: at(90),
       branches: [
@@ -236,6 +237,7 @@ export function fakeRepos(agent: Agent | null = null): Repo[] {
     {
       root: '/home/dev/blog',
       name: 'blog',
+      project: null,
       session_count: 1,
       last_activity: at(5),
       branches: [{ name: 'drafts', key: 'ref:refs/heads/drafts', sessions: 1, weak_sessions: 0, turns: 2, last_activity: at(5) }],
@@ -245,6 +247,7 @@ export function fakeRepos(agent: Agent | null = null): Repo[] {
     ...['scratch', 'notes'].map((name) => ({
       root: null,
       name,
+      project: name,
       session_count: 1,
       last_activity: at(1),
       branches: [{ name: 'main', key: 'ref:refs/heads/main', sessions: 0, weak_sessions: 1, turns: 1, last_activity: at(1) }],

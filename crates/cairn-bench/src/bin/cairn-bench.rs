@@ -179,6 +179,7 @@ fn main() -> Result<()> {
                 limit: None,
                 repo_root: None,
                 unplaced: false,
+                project: None,
                 published_in: None,
                 agent: None,
             };

@@ -65,8 +65,9 @@ impl Cairn {
     /// Every session related to a target, and every turn, abbreviated.
     /// With `repo_root`, only the sessions that ran in that folder's repository (a worktree
     /// removed since is found by the root it had; any other folder outside a repository finds
-    /// none). With `published_in`, sessions teammates published in that folder's repository
-    /// are listed too (a folder outside any repository lists none).
+    /// none); without it, with `project`, only the sessions of no repository of that project.
+    /// With `published_in`, sessions teammates published in that folder's repository are listed
+    /// too (a folder outside any repository lists none).
     pub fn skim(&self, query: &views::skim::SkimQuery) -> Result<views::skim::SkimView> {
         let discover = |d: &str| git::repo::Repo::discover(Path::new(d)).ok();
         let own = query.repo_root.as_deref().map(|d| (d, discover(d)));
@@ -83,9 +84,16 @@ impl Cairn {
             Some((root, None)) => Some(git::store::repo_family(store.conn(), root).map_err(err)?),
             None => None,
         };
+        let within = match (&repos, &query.project) {
+            (Some(repos), _) => views::skim::Within::Repos {
+                repos,
+                unplaced: query.unplaced,
+            },
+            (None, Some(project)) => views::skim::Within::Unplaced { project },
+            (None, None) => views::skim::Within::Anywhere,
+        };
         let scope = views::skim::Scope {
-            repos: repos.as_deref(),
-            unplaced: query.unplaced,
+            within,
             published: published.as_deref(),
         };
         views::skim::skim(store.conn(), query, &scope).map_err(err)

@@ -23,6 +23,9 @@ pub struct RepoBranches {
     pub root: Option<String>,
     /// A short name: the root's last component, or the project name.
     pub name: String,
+    /// For a group without a root: the project its sessions share (none when they have none
+    /// either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+    pub project: Option<String>,
     pub session_count: u32,
     pub last_activity: Option<String>,
     pub branches: Vec<BranchActivity>,
@@ -107,6 +110,7 @@ pub fn list(conn: &Connection, agent: Option<Agent>) -> rusqlite::Result<Vec<Rep
             last,
             turns,
         } = row;
+        let unplaced_project = group.1.clone();
         let repo = repos.entry(group).or_insert_with(|| RepoBranches {
             name: root
                 .as_deref()
@@ -114,6 +118,7 @@ pub fn list(conn: &Connection, agent: Option<Agent>) -> rusqlite::Result<Vec<Rep
                 .map(str::to_owned)
                 .or_else(|| project.clone())
                 .unwrap_or_else(|| "(no repository)".to_owned()),
+            project: unplaced_project,
             root: root.clone(),
             session_count: 0,
             last_activity: None,

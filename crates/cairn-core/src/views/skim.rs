@@ -42,6 +42,10 @@ pub struct SkimQuery {
     /// desktop lists them under their project instead.
     #[serde(default)]
     pub unplaced: bool,
+    /// Without `repo_root`: only the sessions no repository is recorded for, of this project
+    /// (a group of the branch list without a root, [`crate::views::branches::RepoBranches::project`]).
+    #[serde(default)]
+    pub project: Option<String>,
     /// A directory in a git repository: also list the sessions teammates published there
     /// (fetched with `cairn pull` in any of its worktrees), and only those. Without it no
     /// teammate's session is listed.
@@ -182,14 +186,38 @@ struct LinkRow {
     detail: String,
 }
 
+/// Where the sessions a skim lists ran.
+#[derive(Debug, Default, Clone, Copy)]
+pub enum Within<'a> {
+    /// Every repository, and sessions of none.
+    #[default]
+    Anywhere,
+    /// These repositories (row ids, what [`SkimQuery::repo_root`] names), and with `unplaced`
+    /// the sessions no repository is recorded for ([`SkimQuery::unplaced`]).
+    Repos { repos: &'a [i64], unplaced: bool },
+    /// Only the sessions no repository is recorded for, of this project ([`SkimQuery::project`]).
+    Unplaced { project: &'a str },
+}
+
+impl Within<'_> {
+    fn holds(&self, place: &archive::SessionPlaceRow) -> bool {
+        match *self {
+            Within::Anywhere => true,
+            Within::Repos { repos, unplaced } => match place.repo_id {
+                Some(repo) => repos.contains(&repo),
+                None => unplaced,
+            },
+            Within::Unplaced { project } => {
+                place.repo_id.is_none() && place.project.as_deref() == Some(project)
+            }
+        }
+    }
+}
+
 /// The repositories a skim reads, resolved by the caller from the query's folders.
 #[derive(Debug, Default)]
 pub struct Scope<'a> {
-    /// Only the sessions that ran in these repositories (row ids, what
-    /// [`SkimQuery::repo_root`] names); none: every repository's.
-    pub repos: Option<&'a [i64]>,
-    /// With `repos`, also the sessions no repository is recorded for ([`SkimQuery::unplaced`]).
-    pub unplaced: bool,
+    pub within: Within<'a>,
     /// The git common dir of the repository whose teammates' sessions to add (what
     /// [`SkimQuery::published_in`] names), or none.
     pub published: Option<&'a str>,
@@ -198,17 +226,13 @@ pub struct Scope<'a> {
 pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
     let mut links = git::target_links(conn, &keys, pr_number)?;
-    if scope.repos.is_some() || q.agent.is_some() {
+    if !matches!(scope.within, Within::Anywhere) || q.agent.is_some() {
         let ids: BTreeSet<i64> = links.iter().map(|l| l.session_id).collect();
         let places = archive::session_places(conn, &ids.into_iter().collect::<Vec<_>>())?;
         links.retain(|l| {
-            places.get(&l.session_id).is_some_and(|p| {
-                q.agent.is_none_or(|a| p.agent == a)
-                    && scope.repos.is_none_or(|repos| match p.repo_id {
-                        Some(repo) => repos.contains(&repo),
-                        None => scope.unplaced,
-                    })
-            })
+            places
+                .get(&l.session_id)
+                .is_some_and(|p| q.agent.is_none_or(|a| p.agent == a) && scope.within.holds(p))
         });
     }
     let places = archive::turn_places(
@@ -339,12 +363,15 @@ pub fn publishable(
             limit: None,
             repo_root: Some(repo.root.to_string_lossy().into_owned()),
             unplaced: false,
+            project: None,
             published_in: None,
             agent: None,
         },
         &Scope {
-            repos: Some(&family),
-            unplaced: false,
+            within: Within::Repos {
+                repos: &family,
+                unplaced: false,
+            },
             published: None,
         },
     )?;

@@ -62,7 +62,7 @@ describe('agent filters reach the core', () => {
       sessions: [],
     };
     const skim = new SkimStore({
-      skimBranch: async (_t: string, _w: boolean, _r: string | null, agent: Agent | null) => (skimmed.push(agent), ok(view)),
+      skimBranch: async (_t: string, _w: boolean, _r: string | null, _p: string | null, agent: Agent | null) => (skimmed.push(agent), ok(view)),
     } as unknown as Api);
     await skim.setAgent('codex'); // nothing on screen yet: nothing to reload
     await skim.load('ref:refs/heads/main');

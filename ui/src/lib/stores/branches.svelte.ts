@@ -18,7 +18,7 @@ export class BranchesStore {
   #inflight: Promise<void> | null = null;
   /** The branch last selected, kept while the agent filter hides it from the list, so it is
    * selected again when the filter lets it back. */
-  #pinned: { root: string | null; key: string } | null = null;
+  #pinned: { root: string | null; project: string | null; key: string } | null = null;
 
   constructor(backend: Pick<Api, 'listBranches'> = api) {
     this.#api = backend;
@@ -61,20 +61,38 @@ export class BranchesStore {
     if (!kept) return;
     const previous = this.#pinned;
     this.selected = previous
-      ? this.rows.findIndex((r) => r.type === 'branch' && r.repo.root === previous.root && r.branch.key === previous.key)
+      ? this.rows.findIndex(
+          (r) =>
+            r.type === 'branch' &&
+            r.repo.root === previous.root &&
+            (r.repo.project ?? null) === previous.project &&
+            r.branch.key === previous.key,
+        )
       : -1;
   }
 
   /** Does the agent filter hide the branch `key` of repository `repo` (`null`: any repository
-   * with it) from the list? False while nothing is filtered or the list is not loaded. */
-  hides(key: string, repo: string | null): boolean {
+   * with it, or the group of `project`) from the list? False while nothing is filtered or the
+   * list is not loaded. */
+  hides(key: string, repo: string | null, project: string | null = null): boolean {
     if (this.agent === 'all' || !this.repos.data) return false;
-    return !this.rows.some((r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo));
+    return this.#find(key, repo, project) < 0;
+  }
+
+  /** The row of branch `key` in repository `repo`; without one, in the group of `project` (sessions
+   * in no repository), else in any group; -1 when none. */
+  #find(key: string, repo: string | null, project: string | null): number {
+    return this.rows.findIndex(
+      (r) =>
+        r.type === 'branch' &&
+        r.branch.key === key &&
+        (repo !== null ? r.repo.root === repo : project === null || (r.repo.root === null && r.repo.project === project)),
+    );
   }
 
   #pin(): void {
     const row = this.selectedRow;
-    if (row) this.#pinned = { root: row.repo.root, key: row.branch.key };
+    if (row) this.#pinned = { root: row.repo.root, project: row.repo.project ?? null, key: row.branch.key };
   }
 
   /** Count only one agent's sessions ('all' for every agent) and reload. */
@@ -96,11 +114,9 @@ export class BranchesStore {
   }
 
   /** Select the row showing the branch `key` of repository `repo` (a link, a restored place);
-   * without a repository, the first row with that branch. */
-  selectKey(key: string, repo: string | null = null): void {
-    const index = this.rows.findIndex(
-      (r) => r.type === 'branch' && r.branch.key === key && (repo === null || r.repo.root === repo),
-    );
+   * without a repository, of the group of `project`, else the first row with that branch. */
+  selectKey(key: string, repo: string | null = null, project: string | null = null): void {
+    const index = this.#find(key, repo, project);
     if (index >= 0) {
       this.selected = index;
       this.#pin();

@@ -14,8 +14,10 @@ export type SkimRow =
 export class SkimStore {
   /** The branch target key (`ref:refs/heads/<name>`) on screen. */
   target: string | null = $state(null);
-  /** The repository the branch belongs to (its root); `null` = every repository with the branch. */
+  /** The repository the branch belongs to (its root); `null` = every repository with the branch,
+   * or with `project` the sessions of that project that ran in no repository. */
   repo: string | null = $state(null);
+  project: string | null = $state(null);
   view = new Resource<SkimView>();
   /** Only this agent's sessions ('all': every agent's). */
   agent: AgentFilter = $state('all');
@@ -54,18 +56,21 @@ export class SkimStore {
     return (this.view.data?.sessions ?? []).filter((s) => !s.weak).length;
   }
 
-  /** Show `target`'s timeline in `repo` (weak sessions are fetched too, for the collapsed group). */
-  async load(target: string, repo: string | null = null): Promise<void> {
-    if (target !== this.target || repo !== this.repo) {
+  /** Show `target`'s timeline in `repo`, or of `project`'s sessions in no repository (weak
+   * sessions are fetched too, for the collapsed group). */
+  async load(target: string, repo: string | null = null, project: string | null = null): Promise<void> {
+    if (repo !== null) project = null;
+    if (target !== this.target || repo !== this.repo || project !== this.project) {
       this.target = target;
       this.repo = repo;
+      this.project = project;
       this.weakOpen = false;
       this.selected = -1;
       this.corrected = null;
       this.pulled = null;
       this.view.reset();
     }
-    await this.view.load(() => this.#api.skimBranch(target, true, repo, this.agent === 'all' ? null : this.agent), { keep: true });
+    await this.view.load(() => this.#api.skimBranch(target, true, repo, project, this.agent === 'all' ? null : this.agent), { keep: true });
     if (this.selected >= this.rows.length) this.selected = this.rows.length - 1;
     if (this.selected < 0 && this.rows.length > 0) this.selected = 0;
   }
@@ -79,12 +84,13 @@ export class SkimStore {
   }
 
   refresh(): Promise<void> {
-    return this.target === null ? Promise.resolve() : this.load(this.target, this.repo);
+    return this.target === null ? Promise.resolve() : this.load(this.target, this.repo, this.project);
   }
 
   clear(): void {
     this.target = null;
     this.repo = null;
+    this.project = null;
     this.selected = -1;
     this.view.reset();
   }

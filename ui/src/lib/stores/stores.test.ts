@@ -21,8 +21,8 @@ function api(options = {}): Api {
     handler(cmd, args).then(ok, (error: ErrorReport): Outcome<never> => ({ status: 'error', error }));
   return {
     listBranches: () => call('list_branches', {}),
-    skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null) =>
-      call('skim_branch', { targetKey, includeWeak, repoRoot }),
+    skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null, project: string | null) =>
+      call('skim_branch', { targetKey, includeWeak, repoRoot, project }),
     sessionDetail: (sessionKey: string) => call('session_detail', { sessionKey }),
     sessionTimeline: (sessionKey: string) => call('session_timeline', { sessionKey }),
     turnRecords: (sessionKey: string, turnIndex: number) => call('turn_records', { sessionKey, turnIndex }),
@@ -252,6 +252,33 @@ describe('SkimStore', () => {
     expect(store.selected).toBe(0);
     expect(asked).toEqual(['/home/dev/shop', '/home/dev/shop', '/home/dev/blog']);
   });
+
+  it('asks for the sessions of one project that ran in no repository, not every repository\'s branch', async () => {
+    const asked: [string | null, string | null][] = [];
+    const store = new SkimStore({
+      skimBranch: async (_target: string, _weak: boolean, repo: string | null, project: string | null) => {
+        asked.push([repo, project]);
+        return ok(fakeSkim('ref:refs/heads/feature/login'));
+      },
+    } as unknown as Api);
+    await store.load('ref:refs/heads/main', null, 'notes');
+    store.select(2);
+    await store.refresh();
+    expect(store.selected).toBe(2);
+    // Another project's `main` is another timeline; a repository's root wins over a project.
+    await store.load('ref:refs/heads/main', null, 'scratch');
+    expect(store.selected).toBe(0);
+    await store.load('ref:refs/heads/main', '/home/dev/shop', 'scratch');
+    expect(store.project).toBeNull();
+    store.clear();
+    expect(store.project).toBeNull();
+    expect(asked).toEqual([
+      [null, 'notes'],
+      [null, 'notes'],
+      [null, 'scratch'],
+      ['/home/dev/shop', null],
+    ]);
+  });
 });
 
 describe('SkimStore pull', () => {
@@ -308,6 +335,23 @@ describe('BranchesStore', () => {
     expect(store.selectedRow?.branch.name).toBe('drafts');
     store.selectKey('ref:refs/heads/main');
     expect(store.selectedRow?.repo.name).toBe('shop');
+  });
+
+  it('tells apart the groups of sessions in no repository by their project', async () => {
+    const store = new BranchesStore(api());
+    await store.load();
+    store.selectKey('ref:refs/heads/main', null, 'notes');
+    expect(store.selectedRow?.repo.name).toBe('notes');
+    // Kept across a reload: `scratch` lists the same branch with no root either.
+    await store.load();
+    expect(store.selectedRow?.repo.name).toBe('notes');
+    store.selectKey('ref:refs/heads/main', null, 'scratch');
+    expect(store.selectedRow?.repo.name).toBe('scratch');
+    // Under an agent filter, a group the list does not show hides the branch.
+    expect(store.hides('ref:refs/heads/main', null, 'elsewhere')).toBe(false);
+    await store.setAgent('codex');
+    expect(store.hides('ref:refs/heads/main', null, 'notes')).toBe(false);
+    expect(store.hides('ref:refs/heads/main', null, 'elsewhere')).toBe(true);
   });
 });
 

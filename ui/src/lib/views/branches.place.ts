@@ -6,7 +6,7 @@ import { openSession, pickBranch, type Place } from '../place';
 export const branchesPlace: Place<'branches'> = {
   load(route, s) {
     const list = s.branches.load().then(() => {
-      if (route.branch !== null) s.branches.selectKey(route.branch, route.repo);
+      if (route.branch !== null) s.branches.selectKey(route.branch, route.repo, route.project ?? null);
     });
     if (route.branch === null) {
       s.skim.clear();
@@ -14,7 +14,7 @@ export const branchesPlace: Place<'branches'> = {
       return list;
     }
     s.branches.pane = 'timeline';
-    return Promise.all([list, s.skim.load(route.branch, route.repo)]);
+    return Promise.all([list, s.skim.load(route.branch, route.repo, route.project ?? null)]);
   },
 
   refresh(_route, s) {
@@ -32,7 +32,7 @@ export const branchesPlace: Place<'branches'> = {
     if (!onTimeline(s)) {
       const row = s.branches.selectedRow;
       if (row) {
-        pickBranch(s, row.branch.key, row.repo.root);
+        pickBranch(s, row.branch.key, row.repo.root, row.repo.project ?? null);
         s.branches.pane = 'timeline';
       }
       return true;
@@ -49,7 +49,10 @@ export const branchesPlace: Place<'branches'> = {
     return true;
   },
 
-  tab: (s) => ({ view: 'branches', branch: s.skim.target, repo: s.skim.repo }),
+  tab: (s) =>
+    s.skim.repo === null && s.skim.project !== null
+      ? { view: 'branches', branch: s.skim.target, repo: null, project: s.skim.project }
+      : { view: 'branches', branch: s.skim.target, repo: s.skim.repo },
 };
 
 /** Is the keyboard on an open branch's timeline (rather than the branch list)? */
