@@ -880,19 +880,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 None => cairn.default_target(&g.dir)?,
             };
             // Outside a repository, every repository's sessions (as with --all-repos).
-            let repo_root = (!all_repos)
-                .then(|| cairn_core::git::repo::Repo::discover(&g.dir).ok())
-                .flatten()
+            let root = cairn_core::git::repo::Repo::discover(&g.dir)
+                .ok()
                 .map(|r| r.root.to_string_lossy().into_owned());
             let view = cairn.skim(&cairn_core::views::skim::SkimQuery {
                 target,
                 include_weak,
                 limit,
-                repo_root,
+                repo_root: root.clone().filter(|_| !all_repos),
                 unplaced: true,
                 project: None,
-                // Teammates' sessions only from the repository of -C.
-                published_in: Some(g.dir.to_string_lossy().into_owned()),
+                // Teammates' sessions only from the repository of -C (the same folder as
+                // `repo_root`: found once).
+                published_in: Some(root.unwrap_or_else(|| g.dir.to_string_lossy().into_owned())),
                 agent: agent.map(Agent::from),
             })?;
             if g.json {

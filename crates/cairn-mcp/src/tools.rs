@@ -641,7 +641,14 @@ impl Server {
                 repo_root: self.session.outbound.repo_root.clone(),
                 unplaced: true,
                 project: None,
-                published_in: Some(self.session.cwd.to_string_lossy().into_owned()),
+                // The same folder as `repo_root` when there is one: found once.
+                published_in: Some(
+                    self.session
+                        .outbound
+                        .repo_root
+                        .clone()
+                        .unwrap_or_else(|| self.session.cwd.to_string_lossy().into_owned()),
+                ),
                 agent,
             })
             .map_err(|e| self.fail(e))?;

@@ -172,13 +172,16 @@ fn main() -> Result<()> {
             let data = PathBuf::from(a.req("--data")?);
             let branch = a.req("--branch")?;
             let runs: usize = a.num("--runs", 30)?;
+            // `--repo DIR`: scoped to DIR's repository as the CLI and MCP skim are (sessions of
+            // no repository kept).
+            let repo = a.get("--repo").map(str::to_owned);
             let cairn = cairn_core::Cairn::open(&data)?;
             let q = cairn_core::views::skim::SkimQuery {
                 target: cairn_core::git::targets::Target::branch(branch),
                 include_weak: false,
                 limit: None,
-                repo_root: None,
-                unplaced: false,
+                unplaced: repo.is_some(),
+                repo_root: repo.clone(),
                 project: None,
                 published_in: None,
                 agent: None,
@@ -196,7 +199,7 @@ fn main() -> Result<()> {
             cpu.sort_by(f64::total_cmp);
             println!(
                 "{}",
-                json!({"bench": "skim", "branch": branch, "sessions": first.coverage.showing_sessions,
+                json!({"bench": "skim", "branch": branch, "repo": repo, "sessions": first.coverage.showing_sessions,
                        "turns": first.coverage.showing_turns, "runs": runs,
                        "p50_ms": percentile(&wall, 0.5), "p95_ms": percentile(&wall, 0.95),
                        "cpu_p50_ms": percentile(&cpu, 0.5), "cpu_p95_ms": percentile(&cpu, 0.95)})
