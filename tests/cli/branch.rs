@@ -264,11 +264,12 @@ fn a_skim_in_a_repository_lists_its_own_sessions_not_another_repositorys_branch_
     assert_eq!(sessions_of(&at(&one, &[])), vec![k1.clone()]);
     std::fs::create_dir_all(two.join("src")).unwrap();
     assert_eq!(sessions_of(&at(&two.join("src"), &[])), vec![k2.clone()]);
-    // --all-repos lifts it.
-    assert_eq!(
-        sorted(&at(&one, &["branch", "feature", "--all-repos"])),
-        both
-    );
+    // It says how many it left out, and --all-repos lifts it.
+    let hidden = |v: &Value| v["coverage"]["other_repo_sessions_hidden"].clone();
+    assert_eq!(hidden(&at(&one, &["branch", "feature"])), 1);
+    let all = at(&one, &["branch", "feature", "--all-repos"]);
+    assert_eq!(sorted(&all), both);
+    assert_eq!(hidden(&all), 0);
     // A worktree of `one` no session ran in yet finds its sibling's session.
     let wt = env.root.path().join("one-wt");
     git(
@@ -276,9 +277,16 @@ fn a_skim_in_a_repository_lists_its_own_sessions_not_another_repositorys_branch_
         &["worktree", "add", "-q", wt.to_str().unwrap(), "main"],
     );
     assert_eq!(sessions_of(&at(&wt, &["branch", "feature"])), vec![k1]);
-    // A repository no session ran in lists none.
+    // A repository no session ran in lists none, and says where they are.
     let three = repo(&env.root.path().join("three"));
     assert!(sessions_of(&at(&three, &["branch", "feature"])).is_empty());
+    let human = env.ok(&["-C", three.to_str().unwrap(), "skim", "branch", "feature"]);
+    assert!(
+        human.contains(
+            "2 sessions of other repositories have a target of this name: add --all-repos to see them."
+        ),
+        "{human}"
+    );
     // A session Cairn could not place in any repository (its folder is gone) may have run in
     // any: every repository's skim lists it, as the agent said its branch.
     let gone = env.root.path().join("gone");

@@ -582,6 +582,7 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
                 plural(v.coverage.weak_sessions_hidden, "session")
             )?;
         }
+        other_repos(out, &v.coverage)?;
         return Ok(());
     }
     let c = &v.coverage;
@@ -674,11 +675,33 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             }
         )?;
     }
+    if c.other_repo_sessions_hidden > 0 {
+        writeln!(out)?;
+        other_repos(out, c)?;
+    }
     writeln!(out)?;
     writeln!(
         out,
         "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys from `cairn --json skim`."
     )?;
+    Ok(())
+}
+
+/// The sessions of other repositories a scoped skim left out, and how to see them.
+fn other_repos(out: &mut impl Write, c: &cairn_core::views::skim::SkimCoverage) -> Result<()> {
+    let n = c.other_repo_sessions_hidden;
+    if n > 0 {
+        let (has, it) = if n == 1 {
+            ("has", "it")
+        } else {
+            ("have", "them")
+        };
+        writeln!(
+            out,
+            "{} of other repositories {has} a target of this name: add --all-repos to see {it}.",
+            plural(n, "session"),
+        )?;
+    }
     Ok(())
 }
 

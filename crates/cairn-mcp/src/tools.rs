@@ -716,6 +716,8 @@ impl Server {
             "target_key": view.target_key,
             "agent": agent.map(Agent::as_str),
             "weak_sessions_hidden": view.coverage.weak_sessions_hidden,
+            // Related sessions of other repositories with a target of that name.
+            "other_repo_sessions_hidden": view.coverage.other_repo_sessions_hidden,
             "hint": "Abbreviated. `show` an address for a session's turns, a turn's records, or one record.",
         });
         self.answer("skim", body, "sessions", sessions, offset, more)

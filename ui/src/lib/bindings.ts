@@ -3212,6 +3212,12 @@ export type SkimCoverage = {
 	related_turn_count: number,
 	/**  Sessions left out because they only have weak links (shown with `include_weak`). */
 	weak_sessions_hidden: number,
+	/**
+	 *  Sessions related to the target that ran in another repository than the one asked
+	 *  for (`SkimQuery::repo_root`; the CLI lists them with `--all-repos`), counted as
+	 *  `weak_sessions_hidden` counts: weak ones only with `include_weak`.
+	 */
+	other_repo_sessions_hidden: number,
 };
 
 export type SkimSession = SkimSession_Serialize | SkimSession_Deserialize;

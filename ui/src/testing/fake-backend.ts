@@ -297,7 +297,7 @@ export function fakeSkim(target: string, turns = 3): SkimView {
   return {
     target_kind: 'branch',
     target_key: target,
-    coverage: { showing_sessions: sessions.length, showing_turns: sessions.length * turns, related_turn_count: 2, weak_sessions_hidden: 0 },
+    coverage: { showing_sessions: sessions.length, showing_turns: sessions.length * turns, related_turn_count: 2, weak_sessions_hidden: 0, other_repo_sessions_hidden: 0 },
     sessions,
   };
 }

@@ -73,6 +73,10 @@ pub struct SkimCoverage {
     pub related_turn_count: u32,
     /// Sessions left out because they only have weak links (shown with `include_weak`).
     pub weak_sessions_hidden: u32,
+    /// Sessions related to the target that ran in another repository than the one asked
+    /// for (`SkimQuery::repo_root`; the CLI lists them with `--all-repos`), counted as
+    /// `weak_sessions_hidden` counts: weak ones only with `include_weak`.
+    pub other_repo_sessions_hidden: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,13 +230,23 @@ pub struct Scope<'a> {
 pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
     let mut links = git::target_links(conn, &keys, pr_number)?;
+    // Sessions of another repository with a link skim would show: strong, or weak when asked.
+    let mut elsewhere: BTreeSet<i64> = BTreeSet::new();
     if !matches!(scope.within, Within::Anywhere) || q.agent.is_some() {
         let ids: BTreeSet<i64> = links.iter().map(|l| l.session_id).collect();
         let places = archive::session_places(conn, &ids.into_iter().collect::<Vec<_>>())?;
         links.retain(|l| {
-            places
-                .get(&l.session_id)
-                .is_some_and(|p| q.agent.is_none_or(|a| p.agent == a) && scope.within.holds(p))
+            let Some(p) = places.get(&l.session_id) else {
+                return false;
+            };
+            if q.agent.is_some_and(|a| p.agent != a) {
+                return false;
+            }
+            let here = scope.within.holds(p);
+            if !here && (l.strong || q.include_weak) {
+                elsewhere.insert(l.session_id);
+            }
+            here
         });
     }
     let places = archive::turn_places(
@@ -263,7 +277,10 @@ pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result
     for row in rows {
         by_session.entry(row.session_id).or_default().push(row);
     }
-    let mut coverage = SkimCoverage::default();
+    let mut coverage = SkimCoverage {
+        other_repo_sessions_hidden: u32::try_from(elsewhere.len()).unwrap_or(u32::MAX),
+        ..SkimCoverage::default()
+    };
     // Each session's row first, its turns only once the limit has kept it: an agent asking
     // for a page of ten should not pay for the turns of all 500 related sessions.
     let mut sessions = Vec::new();

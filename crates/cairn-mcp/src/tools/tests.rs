@@ -268,6 +268,7 @@ fn skim_lists_the_sessions_of_the_repository_the_server_runs_in() {
         let text = page.to_string();
         assert!(text.contains(&format!("tidy the parser {id}")), "{page}");
         assert!(!text.contains(other), "{page}");
+        assert_eq!(page["other_repo_sessions_hidden"], 1, "{page}");
     }
 }
 

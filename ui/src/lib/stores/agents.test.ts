@@ -58,7 +58,7 @@ describe('agent filters reach the core', () => {
     const view: SkimView = {
       target_kind: 'branch',
       target_key: 'ref:refs/heads/main',
-      coverage: { showing_sessions: 0, showing_turns: 0, related_turn_count: 0, weak_sessions_hidden: 0 },
+      coverage: { showing_sessions: 0, showing_turns: 0, related_turn_count: 0, weak_sessions_hidden: 0, other_repo_sessions_hidden: 0 },
       sessions: [],
     };
     const skim = new SkimStore({
