@@ -8,13 +8,13 @@ SHELL := /bin/bash
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 DESKTOP := $(TARGET_DIR)/release/cairn-desktop
 
-.PHONY: help setup app desktop dev test test-ui test-rust test-e2e fmt-check ui-checks svelte-check lint vitest rust-checks clippy rust-tests bindings-check e2e bench measure-startup
+.PHONY: help setup app desktop dev test test-ui test-rust test-e2e fmt-check ui-checks svelte-check lint vitest rust-checks clippy rust-tests bindings-check bench-notes-check e2e bench measure-startup
 # Order matters (the bindings check reads what cargo test wrote).
 .NOTPARALLEL:
 
 help:
 	@echo "make app      build the desktop app (release, UI embedded) and open it"
-	@echo "make test     every check CI runs: fmt, clippy, cargo test, bindings drift, svelte-check, eslint, vitest, short fuzz, e2e"
+	@echo "make test     every check CI runs: fmt, bench notes, clippy, cargo test, bindings drift, svelte-check, eslint, vitest, short fuzz, e2e"
 	@echo "make desktop  build $(DESKTOP) only"
 	@echo "make dev      tauri dev: the window over the Vite dev server, with hot reload"
 	@echo "make test-ui  svelte-check, eslint, vitest"
@@ -47,7 +47,7 @@ dev: setup
 
 # The checks run in this order, cheapest first. `make -k test` runs every one and reports all failures.
 test: setup
-	@$(MAKE) --no-print-directory fmt-check ui-checks rust-checks bindings-check fuzz-short e2e
+	@$(MAKE) --no-print-directory fmt-check bench-notes-check ui-checks rust-checks bindings-check fuzz-short e2e
 
 test-ui: setup
 	@$(MAKE) --no-print-directory ui-checks
@@ -93,6 +93,11 @@ bindings-check:
 	  git diff --exit-code -- ui/src/lib/bindings.ts \
 	    || { echo "ui/src/lib/bindings.ts is out of date: commit the regenerated file"; exit 1; }; \
 	fi
+
+# `make bench` rewrites bench/RESULTS.md as its tables followed by bench/NOTES.md: a hand-run
+# section written into RESULTS.md alone would be lost.
+bench-notes-check:
+	python3 bench/bench.py --check-notes
 
 e2e:
 	bash tests/e2e/run.sh

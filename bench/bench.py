@@ -985,6 +985,24 @@ def write_report(r):
     RESULTS_MD.write_text("\n".join(L) + "\n")
 
 
+def check_notes():
+    """RESULTS.md is rewritten as the generated tables followed by NOTES.md: a hand-run section
+    written into RESULTS.md alone would be lost at the next `make bench`. None when they agree,
+    else what to do."""
+    notes = (ROOT / "bench" / "NOTES.md").read_text().strip()
+    results = RESULTS_MD.read_text().rstrip()
+    if results.endswith(notes):
+        return None
+    # Name the first heading of RESULTS.md's tail that NOTES.md does not hold.
+    headings = [l for l in results.splitlines() if l.startswith("#") and l not in notes.splitlines()]
+    start = notes.splitlines()[0] if notes else ""
+    after = results.split(start, 1)[-1] if start and start in results else ""
+    missing = next((h for h in headings if h in after), None)
+    where = f" (first: {missing!r})" if missing else ""
+    return (f"bench/RESULTS.md does not end with bench/NOTES.md{where}: `make bench` rewrites RESULTS.md "
+            "from its tables and NOTES.md, so a hand-run section must be written in NOTES.md too")
+
+
 def agent_ratios(rows):
     """Each agent's CPU a record and a byte as multiples of Claude's in the same run."""
     claude = next((x for x in rows if x["agent"] == "claude"), None)
@@ -1337,7 +1355,11 @@ def main():
                     help="team: the corpus whose archive is pushed (default 1gb)")
     ap.add_argument("--team-skim-runs", type=int, default=20)
     ap.add_argument("--report", action="store_true", help="only rewrite bench/RESULTS.md")
+    ap.add_argument("--check-notes", action="store_true",
+                    help="only check that bench/RESULTS.md ends with bench/NOTES.md (make test runs it)")
     args = ap.parse_args()
+    if args.check_notes:
+        raise SystemExit(check_notes())
     if args.report:
         write_report(read_results())
         return
