@@ -71,6 +71,15 @@ fn session(cairn: &Cairn, transcripts: &Path, id: &str, cwd: &Path, branch: &str
         .unwrap();
 }
 
+/// An archive under `root` that reads Claude transcripts from `root/claude`, and that folder.
+fn claude_archive(root: &Path) -> (Cairn, PathBuf) {
+    let transcripts = root.join("claude");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let data = root.join("data");
+    support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
+    (Cairn::open(&data).unwrap(), transcripts)
+}
+
 fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
     skim_main(cairn, root, false, None)
 }
@@ -112,11 +121,7 @@ fn repositories_stay_apart_and_worktrees_fold_into_their_repository() {
     );
     let wt = std::fs::canonicalize(wt).unwrap();
 
-    let transcripts = tmp.path().join("claude");
-    std::fs::create_dir_all(&transcripts).unwrap();
-    let data = tmp.path().join("data");
-    support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
-    let cairn = Cairn::open(&data).unwrap();
+    let (cairn, transcripts) = claude_archive(tmp.path());
     session(&cairn, &transcripts, "a1", &alpha, "main");
     session(&cairn, &transcripts, "a2", &wt, "feature");
     session(&cairn, &transcripts, "b1", &beta, "main");
@@ -196,11 +201,7 @@ fn a_branch_of_sessions_in_no_repository_lists_only_those_of_its_project() {
     let alpha = repo(&tmp.path().join("alpha"));
     let notes = tmp.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
-    let transcripts = tmp.path().join("claude");
-    std::fs::create_dir_all(&transcripts).unwrap();
-    let data = tmp.path().join("data");
-    support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
-    let cairn = Cairn::open(&data).unwrap();
+    let (cairn, transcripts) = claude_archive(tmp.path());
     session(&cairn, &transcripts, "a1", &alpha, "main");
     // The agent says `main`, but its folder is no repository.
     session(&cairn, &transcripts, "n1", &notes, "main");
