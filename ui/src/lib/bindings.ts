@@ -3213,9 +3213,10 @@ export type SkimCoverage = {
 	/**  Sessions left out because they only have weak links (shown with `include_weak`). */
 	weak_sessions_hidden: number,
 	/**
-	 *  Sessions related to the target that ran in another repository than the one asked
-	 *  for (`SkimQuery::repo_root`; the CLI lists them with `--all-repos`), counted as
-	 *  `weak_sessions_hidden` counts: weak ones only with `include_weak`.
+	 *  Sessions related to the target that ran outside the scope asked for: in another
+	 *  repository than `SkimQuery::repo_root`'s (the CLI lists them with `--all-repos`), or,
+	 *  for `SkimQuery::project`, anywhere but that project's folders of no repository. Counted
+	 *  as `weak_sessions_hidden` counts: weak ones only with `include_weak`.
 	 */
 	other_repo_sessions_hidden: number,
 };

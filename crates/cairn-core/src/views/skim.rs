@@ -73,9 +73,10 @@ pub struct SkimCoverage {
     pub related_turn_count: u32,
     /// Sessions left out because they only have weak links (shown with `include_weak`).
     pub weak_sessions_hidden: u32,
-    /// Sessions related to the target that ran in another repository than the one asked
-    /// for (`SkimQuery::repo_root`; the CLI lists them with `--all-repos`), counted as
-    /// `weak_sessions_hidden` counts: weak ones only with `include_weak`.
+    /// Sessions related to the target that ran outside the scope asked for: in another
+    /// repository than `SkimQuery::repo_root`'s (the CLI lists them with `--all-repos`), or,
+    /// for `SkimQuery::project`, anywhere but that project's folders of no repository. Counted
+    /// as `weak_sessions_hidden` counts: weak ones only with `include_weak`.
     pub other_repo_sessions_hidden: u32,
 }
 
@@ -227,6 +228,7 @@ pub struct Scope<'a> {
     pub published: Option<&'a str>,
 }
 
+/// Every session related to `q.target` that ran where `scope` says, with its turns.
 pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result<SkimView> {
     let (keys, pr_number) = matching_keys(conn, &q.target)?;
     let mut links = git::target_links(conn, &keys, pr_number)?;
