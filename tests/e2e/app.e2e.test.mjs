@@ -587,6 +587,21 @@ test('generated insights: the agent CLI writes a report, which opens by its cair
 });
 
 // ---- why2
+test('a branch of sessions in no repository: its timeline shows that group\'s sessions, not every repository\'s', async () => {
+  await (await browser.$('[data-tab="branches"]')).click();
+  // `main` of the group `repo` (Codex and Copilot fixtures whose folder is no repository here):
+  // two sessions that only ran on it. The shop repository's `main` has a commit on it, which
+  // this timeline must not show.
+  const row = await browser.$('[data-testid="branch-row"][data-branch-key="ref:refs/heads/main"][data-group="repo"]');
+  await row.waitForExist({ timeout: 10_000 });
+  assert.match(await text(row), /2/, 'the row counts two sessions');
+  await row.click();
+  const group = await byTestId('weak-group');
+  await until(async () => /Also ran on this branch \(2\)/.test(await text(group).catch(() => '')), 'the group\'s two sessions are not the timeline');
+  assert.equal((await browser.$$('[data-testid="skim-session"]')).length, 0, 'no session with work landing on main of another repository');
+  await shot('16a-branch-outside-a-repository');
+});
+
 test('why: from a commit of the branch timeline to the session and turn that made it', async () => {
   await (await browser.$('[data-tab="branches"]')).click();
   await (await browser.$(`[data-testid="branch-row"][data-branch-key="${LOGIN}"]`)).click();
