@@ -1129,8 +1129,9 @@ fn team_skim_keeps_the_most_recent_sessions_in_time_order_and_says_what_it_left_
     // mate0…mate9, 60 sessions each: mate p's i-th starts at minute 10·i + p. (Cut in key
     // order, as skim once did, the first 500 are mallory's and mate0…mate8's: mate9 is missing.)
     db.sql(
-        "INSERT INTO cairn.sessions (publisher, session_key, agent, title, started_at, record_count, turn_count)
+        "INSERT INTO cairn.sessions (publisher, session_key, agent, title, project, started_at, record_count, turn_count)
            SELECT 'mate' || p, 'sha256-skim-' || p || '-' || lpad(i::text, 3, '0'), 'claude', 'work ' || p || '/' || i,
+                  'shop' || (p % 2),
                   to_char(timestamp '2026-03-01 09:00:00' + make_interval(mins => i * 10 + p), 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 2, 2
            FROM generate_series(0, 9) p, generate_series(0, 59) i;
          INSERT INTO cairn.sessions (publisher, session_key, agent, title, started_at)
@@ -1202,6 +1203,12 @@ fn team_skim_keeps_the_most_recent_sessions_in_time_order_and_says_what_it_left_
         text.contains("showing the 500 most recent of 601: 101 earlier left out"),
         "{text:.400}"
     );
+    // Each session says its project: a PR number is shared by every repository.
+    let newest = text
+        .lines()
+        .find(|l| l.contains("sha256-skim-9-059"))
+        .expect("the newest session is listed");
+    assert!(newest.ends_with("work 9/59  (shop1)"), "{newest}");
     // A smaller limit: the 30 most recent, still from every teammate.
     let few = rita.json(&["team", "skim", "#777", "--from", &from, "--limit", "30"]);
     let few_sessions = few["sessions"].as_array().unwrap();

@@ -323,9 +323,16 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
     }
     for k in &s.sessions {
         let x = &k.session;
+        // A branch or PR names no repository: the project tells two teams' `main` apart.
+        let project = x
+            .project
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("  ({})", line(p, 60)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "\n{}  {}  {}  {}",
+            "\n{}  {}  {}  {}{project}",
             line(x.started_at.as_deref().unwrap_or("-"), 40),
             line(&x.publisher, 40),
             line(&x.session_key, 80),
