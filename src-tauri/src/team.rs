@@ -173,6 +173,8 @@ pub async fn team_skim(
             &target,
             cairn_core::team::read::MAX_LIMIT,
             skip.unwrap_or(0),
+            // The Team view reads across repositories; each session shows its project.
+            None,
         )
     })
     .await

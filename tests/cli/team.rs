@@ -1543,3 +1543,141 @@ fn without_a_secret_service_the_keyring_says_what_to_do() {
         let _ = child.wait();
     }
 }
+
+/// A repository under `root` whose first commit is its own (`name` is its content), so no two
+/// share a root commit.
+fn own_repo(root: &Path, name: &str) -> std::path::PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::support::git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("README.md"), format!("{name}\n")).unwrap();
+    crate::support::git(&dir, &["add", "."]);
+    crate::support::git(&dir, &["commit", "-q", "-m", name]);
+    std::fs::canonicalize(dir).unwrap()
+}
+
+fn team_keys(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"]["session_key"].as_str().unwrap().to_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_team_skim_in_a_repository_lists_its_clones_sessions_not_another_repositorys_branch() {
+    let db = TeamDb::new();
+    // Alice's first push makes the schema, so she owns it and her push adds the column.
+    let alice = db.mate("alice");
+    let one = own_repo(alice.env.root.path(), "one");
+    let two = own_repo(alice.env.root.path(), "two");
+    crate::branch::edit_then_commit(&alice.env, &one, "t-one");
+    crate::branch::edit_then_commit(&alice.env, &two, "t-two");
+    alice.push(&db);
+    let k1 = crate::branch::key_of(&alice.env, "t-one");
+    let k2 = crate::branch::key_of(&alice.env, "t-two");
+    let mut both = vec![k1.clone(), k2.clone()];
+    both.sort();
+    // What the server keeps of where: the repository's root commit, no path.
+    let root_of_one = crate::support::git(&one, &["rev-list", "--max-parents=0", "HEAD"]);
+    assert_eq!(
+        db.sql(&format!(
+            "SELECT repo FROM cairn.sessions WHERE session_key = '{k1}'"
+        )),
+        root_of_one.trim()
+    );
+
+    // Bob has a clone of `one` and no session of his own.
+    let bob = db.mate("bob");
+    let clone = bob.env.root.path().join("clone");
+    crate::support::git(
+        bob.env.root.path(),
+        &[
+            "clone",
+            "-q",
+            one.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let from = db.url(&bob);
+    let skim = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["team", "skim", "feature", "--from", &from]);
+        team_keys(&bob.json(&all))
+    };
+    let clone_dir = clone.to_str().unwrap();
+    assert_eq!(skim(&[]), both, "outside a repository: every repository's");
+    assert_eq!(
+        skim(&["-C", clone_dir]),
+        vec![k1.clone()],
+        "in a clone of one: one's"
+    );
+    assert_eq!(
+        bob.json(&[
+            "-C",
+            clone_dir,
+            "team",
+            "skim",
+            "feature",
+            "--from",
+            &from,
+            "--all-repos"
+        ])["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // A session pushed with no repository known (an older build, a shallow clone) may be this
+    // repository's: it is listed.
+    db.sql(&format!(
+        "UPDATE cairn.sessions SET repo = NULL WHERE session_key = '{k2}'"
+    ));
+    assert_eq!(skim(&["-C", clone_dir]), both);
+}
+
+#[test]
+fn a_role_that_may_not_add_the_repository_column_pushes_without_it_until_the_owner_does() {
+    let db = TeamDb::new();
+    let owner = db.mate("owner");
+    owner.push(&db);
+    // A schema made by a build before the column: only its owner can add it.
+    db.sql("ALTER TABLE cairn.sessions DROP COLUMN repo");
+    let carol = db.mate("carol");
+    let repo = own_repo(carol.env.root.path(), "shop");
+    crate::branch::edit_then_commit(&carol.env, &repo, "c-1");
+    let key = crate::branch::key_of(&carol.env, "c-1");
+    let first = carol.push(&db);
+    assert_eq!(first["sessions_pushed"], 1, "{first}");
+    // Reads work without it, unscoped.
+    let dir = repo.to_str().unwrap();
+    let from = db.url(&carol);
+    let skim = || team_keys(&carol.json(&["-C", dir, "team", "skim", "feature", "--from", &from]));
+    assert_eq!(skim(), vec![key.clone()]);
+    // The owner's next push adds it; Carol's next push sends her session's repository once.
+    owner.push(&db);
+    assert_eq!(
+        db.sql(&format!(
+            "SELECT coalesce(repo, 'none') FROM cairn.sessions WHERE session_key = '{key}'"
+        )),
+        "none"
+    );
+    let again = carol.push(&db);
+    assert_eq!(again["sessions_pushed"], 1, "{again}");
+    assert_eq!(
+        again["records_pushed"], 0,
+        "only the row: its records were sent"
+    );
+    let root = crate::support::git(&repo, &["rev-list", "--max-parents=0", "HEAD"]);
+    assert_eq!(
+        db.sql(&format!(
+            "SELECT repo FROM cairn.sessions WHERE session_key = '{key}'"
+        )),
+        root.trim()
+    );
+    assert_eq!(skim(), vec![key]);
+    assert_eq!(carol.push(&db)["sessions_pushed"], 0, "and then nothing");
+}

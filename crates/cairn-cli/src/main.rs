@@ -994,7 +994,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Team { command } => {
             let cairn = open(g)?;
-            team::run(command, &cairn, g.json, out)?;
+            team::run(command, &cairn, &g.dir, g.json, out)?;
         }
         Command::Recall { command } => {
             let cairn = open(g)?;

@@ -32,8 +32,10 @@ pub enum TeamCommand {
         limit: u32,
     },
     /// A branch or a PR (`#123`, a PR URL) across everyone who pushed, oldest session first.
-    /// When more sessions match than --limit, the most recent are shown and the earlier ones
-    /// counted as left out; --skip reads them a page at a time.
+    /// In a repository (-C), the sessions pushed from its clones (and those pushed with no
+    /// repository known); --all-repos: every repository's. When more sessions match than
+    /// --limit, the most recent are shown and the earlier ones counted as left out; --skip
+    /// reads them a page at a time.
     Skim {
         target: String,
         #[command(flatten)]
@@ -45,6 +47,10 @@ pub enum TeamCommand {
         /// shown before).
         #[arg(long, default_value_t = 0)]
         skip: u32,
+        /// Sessions of every repository with a target of this name, not only -C's clones'
+        /// (what a skim outside any repository lists).
+        #[arg(long)]
+        all_repos: bool,
     },
     /// A teammate's session: its key or first 8+ characters.
     Show {
@@ -97,7 +103,14 @@ impl At {
     }
 }
 
-pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<()> {
+/// `dir`: the folder of `-C`, whose repository a team skim reads.
+pub fn run(
+    command: TeamCommand,
+    cairn: &Cairn,
+    dir: &std::path::Path,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
     match command {
         TeamCommand::Push { at, progress } => {
             let server = at.server(cairn)?;
@@ -125,8 +138,10 @@ pub fn run(command: TeamCommand, cairn: &Cairn, json: bool, out: &mut impl Write
             at,
             limit,
             skip,
+            all_repos,
         } => {
-            let skim = cairn.team_skim(&at.server(cairn)?, &target, limit, skip)?;
+            let repo = (!all_repos).then_some(dir);
+            let skim = cairn.team_skim(&at.server(cairn)?, &target, limit, skip, repo)?;
             if json {
                 render::json(out, &skim)?;
             } else {

@@ -1,5 +1,7 @@
 //! The team archive (PostgreSQL): push this archive to it, and its read-only views.
 
+use std::path::Path;
+
 use crate::Cairn;
 use crate::config::{Config, TeamConfig};
 use crate::error::{Error, Result};
@@ -37,15 +39,21 @@ impl Cairn {
 
     /// A branch or PR across everyone who pushed: the most recent `limit` sessions (at most
     /// [`team::read::MAX_LIMIT`]) after the `skip` most recent, oldest first, and how many earlier
-    /// ones were left out.
+    /// ones were left out. With `repo` (a folder in a repository), only the sessions pushed from
+    /// that repository (any clone of it) or from none known; a folder outside any repository, or
+    /// a clone with no identity (shallow), reads every repository's.
     pub fn team_skim(
         &self,
         server: &Server,
         target: &str,
         limit: u32,
         skip: u32,
+        repo: Option<&Path>,
     ) -> Result<team::TeamSkim> {
-        team::read::Reader::open(server)?.skim(target, limit, skip)
+        let identity = repo
+            .and_then(|dir| crate::git::repo::Repo::discover(dir).ok())
+            .and_then(|r| r.identity());
+        team::read::Reader::open(server)?.skim(target, limit, skip, identity.as_deref())
     }
 
     /// A teammate's session.

@@ -608,6 +608,23 @@ impl Repo {
             .unwrap_or_default()
     }
 
+    /// What names this repository the same in every clone of it, for a team archive: the
+    /// smallest root commit of `HEAD`'s history (a clone, a fork and every worktree share it).
+    /// `None` for a shallow clone (its cut-off commit looks like a root, but another clone's
+    /// differs), a history with no commit yet, or git failing.
+    pub fn identity(&self) -> Option<String> {
+        if !self.shallow_commits().is_empty() {
+            return None;
+        }
+        self.git(&["rev-list", "--max-parents=0", "HEAD"])
+            .ok()?
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.len() >= 40 && l.bytes().all(|b| b.is_ascii_hexdigit()))
+            .min()
+            .map(str::to_owned)
+    }
+
     /// One commit with its subject, time and paths.
     pub fn commit_info(&self, id: &str) -> Result<CommitInfo> {
         self.commits(&[id], &[], None, Some(1))?
@@ -889,6 +906,71 @@ mod tests {
         for relative in [".", "..", "src", "../.."] {
             assert!(!may_be_in_worktree(Path::new(relative)), "{relative}");
         }
+    }
+
+    /// A repository's identity is its root commit, the same in a clone and a worktree, another
+    /// in another repository; a shallow clone and a repository with no commit have none.
+    #[test]
+    fn a_clone_shares_the_identity_a_shallow_clone_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, text: &str| {
+            let repo = dir.path().join(name);
+            std::fs::create_dir(&repo).unwrap();
+            git(&repo, &["init", "-q", "-b", "main"], None);
+            std::fs::write(repo.join("a"), text).unwrap();
+            git(&repo, &["add", "a"], None);
+            git(&repo, &["commit", "-q", "-m", "first"], None);
+            std::fs::write(repo.join("a"), format!("{text} more")).unwrap();
+            git(&repo, &["commit", "-qam", "second"], None);
+            repo
+        };
+        let one = make("one", "one");
+        let two = make("two", "two");
+        let id = |p: &Path| Repo::discover(p).unwrap().identity();
+        let root = git(&one, &["rev-list", "--max-parents=0", "HEAD"], None);
+        assert_eq!(id(&one), Some(root.clone()));
+        assert_ne!(id(&two), id(&one));
+
+        let clone = dir.path().join("clone");
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                one.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(id(&clone), Some(root.clone()));
+        let wt = dir.path().join("wt");
+        git(
+            &one,
+            &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(id(&wt), Some(root));
+
+        let shallow = dir.path().join("shallow");
+        let url = format!("file://{}", one.display());
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--depth",
+                "1",
+                &url,
+                shallow.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(id(&shallow), None, "its cut-off commit is no root");
+
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        git(&empty, &["init", "-q"], None);
+        assert_eq!(id(&empty), None);
     }
 
     /// Outside a repository the error names the folder in full (not `.`), and says when the

@@ -83,6 +83,17 @@ pub fn repo_family(conn: &Connection, root: &str) -> rusqlite::Result<Vec<i64>> 
     .collect()
 }
 
+/// The worktree roots of the repository of row `repo` (its own and its siblings'), the
+/// shortest (usually the main worktree) first.
+pub fn family_roots(conn: &Connection, repo: i64) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached(
+        "SELECT root FROM repos WHERE common_dir = (SELECT common_dir FROM repos WHERE id = ?1)
+         ORDER BY length(root), root",
+    )?
+    .query_map([repo], |r| r.get(0))?
+    .collect()
+}
+
 /// The repositories (row ids) of `repo` as it is on disk: every worktree sharing its git
 /// common dir, found by that dir or by the worktree's root (as git names it or resolved), so
 /// a worktree no session ran in yet still finds its siblings'.

@@ -96,6 +96,10 @@ pub fn push(
         archive: meta.archive_id,
         publisher,
     };
+    // Where the server can hold a session's repository, each is sent (and a session pushed
+    // before the column came is sent again once, its signature moved).
+    let with_repo = schema::repo_column(server, &mut client, true)?;
+    let mut identities = Identities::default();
     let db = crate::store::err_in(conn);
 
     // Which sessions moved since the last push, and which are gone from here.
@@ -118,7 +122,11 @@ pub fn push(
     let mut todo = Vec::new();
     for mark in marks {
         let links = git::links_mark(conn, mark.id).map_err(db)?;
-        let signature = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
+        let mut signature = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
+        if with_repo {
+            let repo = identities.of(conn, mark.repo_id).map_err(db)?;
+            signature.push_str(&format!("|repo:{}", repo.unwrap_or("-")));
+        }
         match cursor.session(conn, &mark.session_key).map_err(db)? {
             Some((sig, _)) if sig == signature => report.sessions_unchanged += 1,
             last => todo.push((mark, signature, last.map_or(0, |(_, id)| id))),
@@ -133,7 +141,15 @@ pub fn push(
             None => None,
         };
         let mut out = Outbound::new(redactor, root.as_deref(), home);
-        let batch = SessionBatch::read(conn, &mut out, mark.id, after).map_err(db)?;
+        let mut batch = SessionBatch::read(conn, &mut out, mark.id, after).map_err(db)?;
+        if with_repo {
+            batch.repo = Some(
+                identities
+                    .of(conn, mark.repo_id)
+                    .map_err(db)?
+                    .map(str::to_owned),
+            );
+        }
         if let Some(rule) = out.leftover() {
             tracing::warn!(
                 "team push: session {} not sent: the final scan still finds a {rule}",
@@ -364,9 +380,36 @@ impl<'a> Outbound<'a> {
     }
 }
 
+/// Each repository's identity ([`crate::git::repo::Repo::identity`]), found once a push: by
+/// the first of its worktrees still on disk; `None` when none is, or it has none.
+#[derive(Default)]
+struct Identities(std::collections::HashMap<i64, Option<String>>);
+
+impl Identities {
+    fn of(&mut self, conn: &Connection, repo: Option<i64>) -> rusqlite::Result<Option<&str>> {
+        let Some(repo) = repo else {
+            return Ok(None);
+        };
+        let found = match self.0.entry(repo) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                git::family_roots(conn, repo)?
+                    .iter()
+                    .map(std::path::Path::new)
+                    .filter(|root| root.is_dir())
+                    .find_map(|root| crate::git::repo::Repo::discover(root).ok())
+                    .and_then(|r| r.identity()),
+            ),
+        };
+        Ok(found.as_deref())
+    }
+}
+
 /// One session's rows, redacted, ready to send.
 struct SessionBatch {
     session: archive::TeamSessionRow,
+    /// The session's repository, when the server has the column: `Some(None)` sends none.
+    repo: Option<Option<String>>,
     turns: Vec<archive::TeamTurnRow>,
     records: Records,
     links: Vec<git::TeamLink>,
@@ -435,6 +478,7 @@ impl SessionBatch {
         }
         Ok(SessionBatch {
             session: s,
+            repo: None,
             turns,
             records,
             links,
@@ -470,6 +514,13 @@ impl SessionBatch {
             ],
         )
         .map_err(err)?;
+        if let Some(repo) = &self.repo {
+            tx.execute(
+                "UPDATE cairn.sessions SET repo = $2 WHERE publisher = current_user AND session_key = $1",
+                &[key, repo],
+            )
+            .map_err(err)?;
+        }
 
         let t = &self.turns;
         let col = |f: fn(&archive::TeamTurnRow) -> i64| t.iter().map(f).collect::<Vec<i64>>();

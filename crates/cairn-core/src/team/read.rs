@@ -289,13 +289,35 @@ impl<'a> Reader<'a> {
     /// `limit` are kept and the earlier ones counted in [`TeamSkim::left_out`]; `skip` passes over
     /// that many of the most recent first, so the earlier ones can be read a page at a time.
     ///
+    /// With `repo` (a repository's identity, [`crate::git::repo::Repo::identity`]), only the
+    /// sessions pushed with that repository or with none (pushed before the server kept it, or
+    /// from no repository): a branch or PR number names no repository.
+    ///
     /// A fixed number of statements whatever the number of sessions, in one read-only snapshot:
     /// the sessions (chosen and ordered on the server), the first [`SKIM_TURNS`] turns of each,
     /// the links that tie each to the target, and who published.
-    pub fn skim(&mut self, target: &str, limit: u32, skip: u32) -> Result<TeamSkim> {
+    pub fn skim(
+        &mut self,
+        target: &str,
+        limit: u32,
+        skip: u32,
+        repo: Option<&str>,
+    ) -> Result<TeamSkim> {
         let t = parse_target(target)?;
         let pr = t.pr_number.map(i64::from);
         let keys = self.matching_keys(&t)?;
+        // A server without the column holds no session's repository: nothing to leave out.
+        let scoped =
+            repo.is_some() && super::schema::repo_column(self.server, &mut self.client, false)?;
+        let repo = repo.filter(|_| scoped);
+        // The session `s`'s repository is `$p`'s, or unknown.
+        let in_repo = |p: u8| {
+            if scoped {
+                format!("(${p}::text IS NULL OR s.repo IS NULL OR s.repo = ${p})")
+            } else {
+                format!("(${p}::text IS NULL OR TRUE)")
+            }
+        };
         let limit = i64::from(limit.clamp(1, MAX_LIMIT));
         let skip = i64::from(skip);
         let server = self.server;
@@ -311,7 +333,7 @@ impl<'a> Reader<'a> {
         // A start time that is not RFC 3339 in UTC, or is more than a day ahead of the server's
         // clock, counts as unknown, which is oldest: a teammate cannot crowd the others out by
         // dating sessions in the future.
-        let picked = |n: u8| {
+        let picked = |n: u8, r: u8| {
             format!(
             "WITH matched AS (
                  SELECT DISTINCT publisher, session_key FROM cairn.links
@@ -324,6 +346,7 @@ impl<'a> Reader<'a> {
                              THEN s.started_at::text END AS t
                  FROM cairn.sessions s
                  JOIN matched m ON m.publisher = s.publisher AND m.session_key = s.session_key
+                 WHERE {scope}
              ), picked AS (
                  SELECT publisher, session_key,
                         row_number() OVER (ORDER BY t DESC NULLS LAST, publisher DESC, session_key DESC) AS rn,
@@ -331,7 +354,8 @@ impl<'a> Reader<'a> {
                  FROM timed
                  ORDER BY t DESC NULLS LAST, publisher DESC, session_key DESC
                  LIMIT $3 OFFSET ${n}
-             )"
+             )",
+            scope = in_repo(r)
         )
         };
         let rows = tx
@@ -342,10 +366,10 @@ impl<'a> Reader<'a> {
                      FROM picked p
                      JOIN cairn.sessions s ON s.publisher = p.publisher AND s.session_key = p.session_key
                      ORDER BY p.rn",
-                    picked = picked(4),
+                    picked = picked(4, 5),
                     cols = session_columns()
                 ),
-                &[&keys, &pr, &limit, &skip],
+                &[&keys, &pr, &limit, &skip, &repo],
             )
             .map_err(|e| server.error(e, "cannot read the sessions"))?;
         let matched = match rows.first() {
@@ -353,12 +377,16 @@ impl<'a> Reader<'a> {
             // Skipped past the last: the rows that would count them are gone.
             None if skip > 0 => tx
                 .query_one(
-                    "SELECT count(*)::text FROM (
+                    &format!(
+                        "SELECT count(*)::text FROM (
                          SELECT DISTINCT l.publisher, l.session_key FROM cairn.links l
                          JOIN cairn.sessions s ON s.publisher = l.publisher AND s.session_key = l.session_key
-                         WHERE l.target_key = ANY($1) OR ($2::int8 IS NOT NULL AND l.pr_number = $2)
+                         WHERE (l.target_key = ANY($1) OR ($2::int8 IS NOT NULL AND l.pr_number = $2))
+                           AND {scope}
                      ) x",
-                    &[&keys, &pr],
+                        scope = in_repo(3)
+                    ),
+                    &[&keys, &pr, &repo],
                 )
                 .map_err(|e| server.error(e, "cannot count the sessions"))
                 .map(|r| number(&r, 0).unwrap_or(0))?,
@@ -390,10 +418,10 @@ impl<'a> Reader<'a> {
                          ORDER BY t.turn_index LIMIT $4
                      ) t
                      ORDER BY p.rn, t.turn_index",
-                    picked = picked(5),
+                    picked = picked(5, 6),
                     turn_cols = turn_columns()
                 ),
-                &[&keys, &pr, &limit, &SKIM_TURNS, &skip],
+                &[&keys, &pr, &limit, &SKIM_TURNS, &skip, &repo],
             )
             .map_err(|e| server.error(e, "cannot read turns"))?;
         let placed: Vec<(usize, TeamTurn)> = turns
@@ -414,10 +442,10 @@ impl<'a> Reader<'a> {
                          ORDER BY l.strong DESC, l.confidence DESC LIMIT $4
                      ) l
                      ORDER BY p.rn, l.strong DESC, l.confidence DESC",
-                    picked = picked(5),
+                    picked = picked(5, 6),
                     key = short("l.target_key")
                 ),
-                &[&keys, &pr, &limit, &SKIM_WHY, &skip],
+                &[&keys, &pr, &limit, &SKIM_WHY, &skip, &repo],
             )
             .map_err(|e| server.error(e, "cannot read links"))?;
         let whys: Vec<(usize, TeamWhy)> = links
@@ -426,10 +454,15 @@ impl<'a> Reader<'a> {
             .collect();
         let everyone = tx
             .query(
-                "SELECT DISTINCT left(publisher::text, 500) FROM cairn.links
-                 WHERE target_key = ANY($1) OR ($2::int8 IS NOT NULL AND pr_number = $2)
-                 ORDER BY 1 LIMIT 1000",
-                &[&keys, &pr],
+                &format!(
+                    "SELECT DISTINCT left(l.publisher::text, 500) FROM cairn.links l
+                     JOIN cairn.sessions s ON s.publisher = l.publisher AND s.session_key = l.session_key
+                     WHERE (l.target_key = ANY($1) OR ($2::int8 IS NOT NULL AND l.pr_number = $2))
+                       AND {scope}
+                     ORDER BY 1 LIMIT 1000",
+                    scope = in_repo(3)
+                ),
+                &[&keys, &pr, &repo],
             )
             .map_err(|e| server.error(e, "cannot read who published"))?;
         tx.commit().map_err(|e| server.error(e, "cannot end"))?;

@@ -242,6 +242,45 @@ fn apply(server: &Server, client: &mut Client) -> Result<()> {
         .map_err(|e| server.error(e, "cannot commit the schema"))
 }
 
+/// Additions to the schema that every build reads and writes as before: a build that knows
+/// one uses it when the server has it, one that does not never names it. They are not steps
+/// of [`VERSION`] (a version above a teammate's build locks them out until they update), and
+/// only the tables' owner (the role whose push created the schema) can make them: another
+/// role's push goes on without, and the owner's next push adds them.
+///
+/// `cairn.sessions.repo`: the repository a session ran in, as every clone names it
+/// ([`crate::git::repo::Repo::identity`]); a team skim in a repository lists its sessions
+/// (and those with none).
+const REPO_COLUMN: &str = "ALTER TABLE cairn.sessions ADD COLUMN IF NOT EXISTS repo text";
+
+/// Whether `cairn.sessions` has the `repo` column ([`REPO_COLUMN`]); with `add`, it is added
+/// first when this role may (a role that may not is told so in the log, not failed).
+pub fn repo_column(server: &Server, client: &mut Client, add: bool) -> Result<bool> {
+    let has = |client: &mut Client| -> Result<bool> {
+        client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = 'cairn' AND table_name = 'sessions' AND column_name = 'repo')",
+                &[],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| server.error(e, "cannot read the schema"))
+    };
+    if has(client)? || !add {
+        return has(client);
+    }
+    match client.batch_execute(REPO_COLUMN) {
+        Ok(()) => Ok(true),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+            tracing::warn!(
+                "team archive: sessions are pushed without their repository until the schema's owner pushes once (this role may not add the column)"
+            );
+            Ok(false)
+        }
+        Err(e) => Err(server.error(e, "cannot add the sessions' repository column")),
+    }
+}
+
 /// Refuse a server whose schema is newer than this binary.
 pub fn check_not_newer(server: &Server, version: i32) -> Result<()> {
     if version > VERSION {
