@@ -120,17 +120,38 @@ pub fn push(
         report.sessions_withdrawn += 1;
     }
     let mut todo = Vec::new();
+    // Sessions of which only the repository is new (the column came since their last push):
+    // one statement per thousand, not a transaction each.
+    let mut moved = Vec::new();
     for mark in marks {
         let links = git::links_mark(conn, mark.id).map_err(db)?;
-        let mut signature = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
-        if with_repo {
-            let repo = identities.of(conn, mark.repo_id).map_err(db)?;
-            signature.push_str(&format!("|repo:{}", repo.unwrap_or("-")));
-        }
+        let base = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
+        let (signature, repo) = match with_repo {
+            true => {
+                let repo = identities.of(conn, mark.repo_id).map_err(db)?;
+                (
+                    format!("repo:{}|{base}", repo.unwrap_or("-")),
+                    repo.map(str::to_owned),
+                )
+            }
+            false => (base.clone(), None),
+        };
         match cursor.session(conn, &mark.session_key).map_err(db)? {
             Some((sig, _)) if sig == signature => report.sessions_unchanged += 1,
+            Some((sig, after)) if with_repo && only_repo_differs(&sig, &base) => {
+                moved.push((mark.session_key, repo, signature, after));
+            }
             last => todo.push((mark, signature, last.map_or(0, |(_, id)| id))),
         }
+    }
+    for chunk in moved.chunks(BATCH) {
+        send_repos(server, &mut client, chunk)?;
+        for (key, _, signature, after) in chunk {
+            cursor
+                .sent_session(conn, key, signature, *after, now)
+                .map_err(db)?;
+        }
+        report.sessions_pushed += u32::try_from(chunk.len()).unwrap_or(u32::MAX);
     }
     let total = u32::try_from(todo.len()).unwrap_or(u32::MAX);
     let redactor = Redactor::global();
@@ -378,6 +399,37 @@ impl<'a> Outbound<'a> {
     fn leftover(&self) -> Option<&'static str> {
         self.leftover
     }
+}
+
+/// Whether a session's last pushed signature `sig` is its signature now but for the
+/// repository in front (`repo:<id or ->|`, or none before the column came).
+fn only_repo_differs(sig: &str, base: &str) -> bool {
+    sig.strip_suffix(base).is_some_and(|front| {
+        front.is_empty()
+            || front
+                .strip_prefix("repo:")
+                .and_then(|f| f.strip_suffix('|'))
+                .is_some_and(|id| id == "-" || id.bytes().all(|b| b.is_ascii_hexdigit()))
+    })
+}
+
+/// Set the repository of sessions pushed before (key, repository) in one transaction.
+fn send_repos(
+    server: &Server,
+    client: &mut Client,
+    moved: &[(String, Option<String>, String, i64)],
+) -> Result<()> {
+    let keys: Vec<&str> = moved.iter().map(|(k, ..)| k.as_str()).collect();
+    let repos: Vec<Option<&str>> = moved.iter().map(|(_, r, ..)| r.as_deref()).collect();
+    client
+        .execute(
+            "UPDATE cairn.sessions s SET repo = u.repo
+             FROM unnest($1::text[], $2::text[]) AS u(key, repo)
+             WHERE s.publisher = current_user AND s.session_key = u.key",
+            &[&keys, &repos],
+        )
+        .map_err(|e| server.error(e, "cannot set the sessions' repository"))?;
+    Ok(())
 }
 
 /// Each repository's identity ([`crate::git::repo::Repo::identity`]), found once a push: by
@@ -710,4 +762,25 @@ fn push_entries(
         report.entries_withdrawn += 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_repo_differs;
+
+    /// Only a repository in front, or none, counts as "only the repository moved": a title
+    /// that happens to hold `repo:` changes the base, never the front.
+    #[test]
+    fn only_a_repository_in_front_is_a_repository_change() {
+        let base = "title|2026-01-01|main|4|2|9|0";
+        assert!(only_repo_differs(base, base), "pushed before the column");
+        assert!(only_repo_differs(&format!("repo:-|{base}"), base));
+        assert!(only_repo_differs(&format!("repo:0a1b2c|{base}"), base));
+        assert!(!only_repo_differs("title|2026-01-02|main|4|2|9|0", base));
+        assert!(!only_repo_differs(&format!("x{base}"), base));
+        assert!(!only_repo_differs(&format!("repo:zz|{base}"), base));
+        assert!(!only_repo_differs(&format!("repo:a|b|{base}"), base));
+        let titled = "repo:ab|x|2026|main|4|2|9|0";
+        assert!(!only_repo_differs(titled, "x|2026|main|4|2|9|0|more"));
+    }
 }
