@@ -1056,6 +1056,27 @@ mod tests {
         assert_eq!(skim["target_key"], json!("ref:refs/heads/nowhere"));
     }
 
+    /// The Team view's repository comes from the webview: a folder the archive has no sessions
+    /// in is refused before any server is asked (or git run there).
+    #[test]
+    fn a_team_skim_in_a_repository_the_archive_does_not_know_is_refused() {
+        let (dir, backend) = fixture_archive();
+        let app = mock_app(backend);
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let refused = invoke(
+            &app,
+            "team_skim",
+            json!({ "target": "#12", "repoRoot": elsewhere.to_string_lossy() }),
+        )
+        .unwrap_err();
+        let message = refused["message"].as_str().unwrap();
+        assert!(
+            message.contains("no repository with agent sessions"),
+            "{message}"
+        );
+    }
+
     #[test]
     fn a_branch_of_a_group_without_a_repository_skims_only_that_groups_sessions() {
         let (_dir, backend) = fixture_archive();

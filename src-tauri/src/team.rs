@@ -159,22 +159,27 @@ pub async fn team_search(
 
 /// A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions after
 /// the `skip` most recent, at most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier
-/// ones were left out.
+/// ones were left out. With `repo_root` (a root from `list_branches`), only the sessions pushed
+/// from that repository's clones and those with none known; without, every repository's.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_skim(
     backend: State<'_, Backend>,
     target: String,
     skip: Option<u32>,
+    repo_root: Option<String>,
 ) -> Result<TeamSkim, ErrorReport> {
     with_cairn(&backend, move |c| {
+        // The root may come from the webview: git runs only where agents worked.
+        if let Some(root) = &repo_root {
+            c.known_repo(root)?;
+        }
         c.team_skim(
             &c.team_server(None)?,
             &target,
             cairn_core::team::read::MAX_LIMIT,
             skip.unwrap_or(0),
-            // The Team view reads across repositories; each session shows its project.
-            None,
+            repo_root.as_deref().map(std::path::Path::new),
         )
     })
     .await

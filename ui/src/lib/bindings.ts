@@ -259,9 +259,10 @@ export const commands = {
 	/**
 	 *  A branch or PR (`#123`, a PR URL) across everyone who pushed: the most recent sessions after
 	 *  the `skip` most recent, at most [`cairn_core::team::read::MAX_LIMIT`], and how many earlier
-	 *  ones were left out.
+	 *  ones were left out. With `repo_root` (a root from `list_branches`), only the sessions pushed
+	 *  from that repository's clones and those with none known; without, every repository's.
 	 */
-	teamSkim: (target: string, skip: number | null) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target, skip })),
+	teamSkim: (target: string, skip: number | null, repoRoot: string | null) => typedError<TeamSkim_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_skim", { target, skip, repoRoot })),
 	/**  A teammate's session, read-only, with its publisher. */
 	teamShow: (session: string, publisher: string | null) => typedError<TeamShow_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_show", { session, publisher })),
 };

@@ -113,6 +113,9 @@ export class TeamStore {
   skimSkip = $state(0);
   /** The target the skim shown was asked for (paging keeps it while the box is edited). */
   #skimmed = '';
+  /** Skim only the sessions pushed from this repository's clones (a root of the branch list)
+   * and those with none known; null: every repository's (a PR number is shared by all). */
+  repo: string | null = $state(null);
   /** The teammate's session open in the view, if any. */
   open = new Resource<TeamShow>();
   #api: TeamApi;
@@ -211,7 +214,17 @@ export class TeamStore {
     this.tab = 'skim';
     this.#skimmed = t;
     this.skimSkip = 0;
-    await this.skim.load(() => this.#api.teamSkim(t, null), { keep: true });
+    const repo = this.repo;
+    await this.skim.load(() => this.#api.teamSkim(t, null, repo), { keep: true });
+  }
+
+  /** Skim in `repo` (null: every repository), again for the target shown. */
+  setRepo(repo: string | null): Promise<void> {
+    if (repo === this.repo) return Promise.resolve();
+    this.repo = repo;
+    if (!this.#skimmed) return Promise.resolve();
+    this.target = this.#skimmed;
+    return this.runSkim();
   }
 
   /** The page of earlier sessions (`earlier`) or of newer ones, of the skim shown. The skip
@@ -221,7 +234,8 @@ export class TeamStore {
     if (!shown || !this.#skimmed || (earlier ? shown.left_out === 0 : this.skimSkip === 0)) return;
     const skip = earlier ? this.skimSkip + shown.sessions.length : Math.max(0, this.skimSkip - MAX_SKIM);
     const t = this.#skimmed;
-    const kept = await this.skim.load(() => this.#api.teamSkim(t, skip === 0 ? null : skip), { keep: true });
+    const repo = this.repo;
+    const kept = await this.skim.load(() => this.#api.teamSkim(t, skip === 0 ? null : skip, repo), { keep: true });
     if (kept && this.skim.status === 'ready') this.skimSkip = skip;
   }
 

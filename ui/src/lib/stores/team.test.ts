@@ -162,21 +162,21 @@ describe('team setup', () => {
     const team = new TeamStore(fakeApi({ teamSkim } as Partial<TeamApi>));
     team.target = 'main';
     await team.runSkim();
-    expect(teamSkim).toHaveBeenLastCalledWith('main', null);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', null, null);
     await team.pageSkim(false); // already the newest page: nothing asked
     expect(teamSkim).toHaveBeenCalledTimes(1);
     team.target = 'edited, not run';
     await team.pageSkim(true);
-    expect(teamSkim).toHaveBeenLastCalledWith('main', 500);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 500, null);
     await team.pageSkim(true);
-    expect(teamSkim).toHaveBeenLastCalledWith('main', 1000);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 1000, null);
     expect(team.skim.data?.left_out).toBe(0);
     await team.pageSkim(true); // nothing earlier
     expect(teamSkim).toHaveBeenCalledTimes(3);
     await team.pageSkim(false);
-    expect(teamSkim).toHaveBeenLastCalledWith('main', 500);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', 500, null);
     await team.pageSkim(false);
-    expect(teamSkim).toHaveBeenLastCalledWith('main', null);
+    expect(teamSkim).toHaveBeenLastCalledWith('main', null, null);
     expect(team.skimSkip).toBe(0);
     // A page that fails to load leaves the skip where the sessions shown are.
     teamSkim.mockImplementationOnce(async () => ({ status: 'error' as const, error: { kind: 'external', message: 'gone' } }) as never);
@@ -184,6 +184,28 @@ describe('team setup', () => {
     expect(team.skim.status).toBe('error');
     expect(team.skimSkip).toBe(0);
     await team.runSkim(); // a new skim starts at the newest page again
-    expect(teamSkim).toHaveBeenLastCalledWith('edited, not run', null);
+    expect(teamSkim).toHaveBeenLastCalledWith('edited, not run', null, null);
+  });
+
+  it('keeps a skim to one repository, its pages too, and skims again when the repository changes', async () => {
+    const teamSkim = vi.fn(async (_t: string, skip: number | null) => ok({
+      target: 'pull-request:#12', publishers: ['ann'], matched: 600, left_out: 600 - (skip ?? 0) - 500,
+      sessions: Array.from({ length: 500 }, () => ({}) as TeamSkim['sessions'][number]),
+    } as TeamSkim));
+    const team = new TeamStore(fakeApi({ teamSkim } as Partial<TeamApi>));
+    await team.setRepo('/home/dev/shop'); // nothing skimmed yet: nothing asked
+    expect(teamSkim).not.toHaveBeenCalled();
+    team.target = '#12';
+    await team.runSkim();
+    expect(teamSkim).toHaveBeenLastCalledWith('#12', null, '/home/dev/shop');
+    await team.pageSkim(true);
+    expect(teamSkim).toHaveBeenLastCalledWith('#12', 500, '/home/dev/shop');
+    // Another repository skims the target shown again from its newest page, whatever the box holds.
+    team.target = 'typed, not run';
+    await team.setRepo(null);
+    expect(teamSkim).toHaveBeenLastCalledWith('#12', null, null);
+    expect(team.skimSkip).toBe(0);
+    await team.setRepo(null); // the same: nothing asked
+    expect(teamSkim).toHaveBeenCalledTimes(3);
   });
 });
