@@ -96,8 +96,8 @@ pub fn push(
         archive: meta.archive_id,
         publisher,
     };
-    // Where the server can hold a session's repository, each is sent (and a session pushed
-    // before the column came is sent again once, its signature moved).
+    // Where the server can hold a session's repository, each is sent; a session pushed before
+    // the column came gets it below, with no other row sent again.
     let with_repo = schema::repo_column(server, &mut client, true)?;
     let mut identities = Identities::default();
     let db = crate::store::err_in(conn);
@@ -141,7 +141,7 @@ pub fn push(
             Some((sig, after)) if with_repo && only_repo_differs(&sig, &base) => {
                 moved.push((mark.session_key, repo, signature, after));
             }
-            last => todo.push((mark, signature, last.map_or(0, |(_, id)| id))),
+            last => todo.push((mark, signature, last.map_or(0, |(_, id)| id), repo)),
         }
     }
     for chunk in moved.chunks(BATCH) {
@@ -155,7 +155,7 @@ pub fn push(
     }
     let total = u32::try_from(todo.len()).unwrap_or(u32::MAX);
     let redactor = Redactor::global();
-    for (done, (mark, signature, after)) in todo.into_iter().enumerate() {
+    for (done, (mark, signature, after, repo)) in todo.into_iter().enumerate() {
         progress(u32::try_from(done).unwrap_or(u32::MAX), total);
         let root = match mark.repo_id {
             Some(repo) => git::repo_root(conn, repo).map_err(db)?,
@@ -163,14 +163,7 @@ pub fn push(
         };
         let mut out = Outbound::new(redactor, root.as_deref(), home);
         let mut batch = SessionBatch::read(conn, &mut out, mark.id, after).map_err(db)?;
-        if with_repo {
-            batch.repo = Some(
-                identities
-                    .of(conn, mark.repo_id)
-                    .map_err(db)?
-                    .map(str::to_owned),
-            );
-        }
+        batch.repo = with_repo.then_some(repo);
         if let Some(rule) = out.leftover() {
             tracing::warn!(
                 "team push: session {} not sent: the final scan still finds a {rule}",
