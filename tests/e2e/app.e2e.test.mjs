@@ -870,6 +870,29 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   await shot('18-team-session');
 });
 
+test('team: a skim kept to one of this archive’s repositories leaves out another repository’s branch', async () => {
+  await (await browser.$('[data-tab="team"]')).click();
+  // The teammate's session the journey before opened: back to the view's search and skim.
+  const back = await browser.$('[data-testid="team-back"]');
+  if (await back.isExisting()) await back.click();
+  await (await byTestId('team-skim-input')).waitForExist({ timeout: 10_000 });
+  const sessions = async () => (await browser.$$('[data-testid="team-skim-session"]')).length;
+  await fill('team-skim-input', 'feature/quokka');
+  await (await byTestId('team-skim')).click();
+  await until(async () => (await sessions()) === 1, 'the teammate’s session is not in the skim of every repository', 30_000);
+  // The shop repository of this machine: the teammate's session was pushed from another one.
+  const repo = await byTestId('team-skim-repo');
+  await repo.selectByVisibleText('shop');
+  await until(
+    async () => /No teammate’s session is linked/.test(await text(await browser.$('[data-testid="team-view"]'))),
+    'a skim kept to shop still lists another repository’s session',
+    30_000,
+  );
+  await shot('18a-team-skim-one-repository');
+  await repo.selectByVisibleText('Every repository');
+  await until(async () => (await sessions()) === 1, 'every repository’s skim did not come back', 30_000);
+});
+
 test('team: a cairn://team link opens a teammate’s session in the open window; a bad one is refused in words', async () => {
   const session = mustEnv('CAIRN_E2E_TEAM_SESSION');
   const publisher = mustEnv('CAIRN_E2E_TEAM_PUBLISHER');
