@@ -1615,6 +1615,43 @@ fn a_team_skim_in_a_repository_lists_its_clones_sessions_not_another_repositorys
         vec![k1.clone()],
         "in a clone of one: one's"
     );
+    let scope = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["team", "skim", "feature", "--from", &from]);
+        bob.json(&all)["repo_scope"].clone()
+    };
+    assert_eq!(scope(&[]), "every");
+    assert_eq!(scope(&["-C", clone_dir]), "one");
+    // A shallow clone's first commit is cut off: its repository has no name, and the skim says
+    // it read every repository's.
+    let shallow = bob.env.root.path().join("shallow");
+    crate::support::git(
+        bob.env.root.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", one.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let shallow_dir = shallow.to_str().unwrap();
+    assert_eq!(skim(&["-C", shallow_dir]), both);
+    assert_eq!(scope(&["-C", shallow_dir]), "unnamed");
+    let text = bob.run(&[
+        "-C",
+        shallow_dir,
+        "team",
+        "skim",
+        "feature",
+        "--from",
+        &from,
+    ]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("this clone is shallow"),
+        "{text:?}"
+    );
     assert_eq!(
         bob.json(&[
             "-C",
@@ -1655,8 +1692,15 @@ fn a_role_that_may_not_add_the_repository_column_pushes_without_it_until_the_own
     // Reads work without it, unscoped.
     let dir = repo.to_str().unwrap();
     let from = db.url(&carol);
-    let skim = || team_keys(&carol.json(&["-C", dir, "team", "skim", "feature", "--from", &from]));
-    assert_eq!(skim(), vec![key.clone()]);
+    let skim = || carol.json(&["-C", dir, "team", "skim", "feature", "--from", &from]);
+    assert_eq!(team_keys(&skim()), vec![key.clone()]);
+    // And say so.
+    assert_eq!(skim()["repo_scope"], "server_keeps_none");
+    let text = carol.run(&["-C", dir, "team", "skim", "feature", "--from", &from]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("keeps no session's repository yet"),
+        "{text:?}"
+    );
     // The owner's next push adds it; Carol's next push sends her session's repository once.
     owner.push(&db);
     assert_eq!(
@@ -1678,6 +1722,7 @@ fn a_role_that_may_not_add_the_repository_column_pushes_without_it_until_the_own
         )),
         root.trim()
     );
-    assert_eq!(skim(), vec![key]);
+    assert_eq!(team_keys(&skim()), vec![key]);
+    assert_eq!(skim()["repo_scope"], "one");
     assert_eq!(carol.push(&db)["sessions_pushed"], 0, "and then nothing");
 }

@@ -5,7 +5,9 @@ use std::io::Write;
 
 use anyhow::Result;
 use cairn_core::Cairn;
-use cairn_core::team::{Server, TeamPushReport, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
+use cairn_core::team::{
+    Server, TeamPushReport, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow, TeamSkim,
+};
 use clap::{Args, Subcommand};
 
 use crate::render::{self, clean, line, plural};
@@ -307,6 +309,19 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
                 .join(", ")
         }
     )?;
+    match s.repo_scope {
+        TeamRepoScope::Every | TeamRepoScope::One => {}
+        TeamRepoScope::ServerKeepsNone => writeln!(
+            out,
+            "every repository's sessions: the team archive keeps no session's repository yet \
+             (the next `cairn team push` by the schema's owner adds it)"
+        )?,
+        TeamRepoScope::Unnamed => writeln!(
+            out,
+            "every repository's sessions: this clone is shallow or has no commit, so its \
+             repository has no name to keep to (`git fetch --unshallow` gives it one)"
+        )?,
+    }
     let shown = s.sessions.len() as u64;
     if skip > 0 {
         write!(

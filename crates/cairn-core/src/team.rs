@@ -17,5 +17,5 @@ pub mod server;
 
 pub use keyring::{KeyringState, TeamRemembered};
 pub use push::{LastPush, TeamPushReport};
-pub use read::{TeamCheck, TeamRecallHit, TeamSearchHit, TeamShow, TeamSkim};
+pub use read::{TeamCheck, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow, TeamSkim};
 pub use server::{PasswordSource, Server};

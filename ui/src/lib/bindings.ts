@@ -3708,6 +3708,26 @@ export type TeamRemembered = {
 	checked: boolean,
 };
 
+/**  Which repositories' sessions a team skim lists: a branch or PR number names no repository. */
+export type TeamRepoScope = 
+/**  Every repository's: none was asked for. */
+"every" | 
+/**
+ *  The repository asked for, and the sessions pushed with no repository known (which may
+ *  be its own).
+ */
+"one" | 
+/**
+ *  Every repository's although one was asked for: the server keeps no session's repository
+ *  yet (its schema's owner's next push adds the column).
+ */
+"server_keeps_none" | 
+/**
+ *  Every repository's although one was asked for: it cannot be named (a shallow clone, whose
+ *  first commit is cut off, or a repository with no commit yet).
+ */
+"unnamed";
+
 export type TeamSearchHit = TeamSearchHit_Serialize | TeamSearchHit_Deserialize;
 
 export type TeamSearchHit_Deserialize = {
@@ -3823,6 +3843,8 @@ export type TeamSkim_Deserialize = {
 	matched: number,
 	/**  The sessions older than those shown, not shown because more than the limit matched. */
 	left_out: number,
+	/**  Whose repository's sessions these are. */
+	repo_scope: TeamRepoScope,
 };
 
 /**
@@ -3838,6 +3860,8 @@ export type TeamSkim_Serialize = {
 	matched: number,
 	/**  The sessions older than those shown, not shown because more than the limit matched. */
 	left_out: number,
+	/**  Whose repository's sessions these are. */
+	repo_scope: TeamRepoScope,
 };
 
 /**  What Settings → Team shows besides the form: the last push, and what overrides the form. */

@@ -41,7 +41,8 @@ impl Cairn {
     /// [`team::read::MAX_LIMIT`]) after the `skip` most recent, oldest first, and how many earlier
     /// ones were left out. With `repo` (a folder in a repository), only the sessions pushed from
     /// that repository (any clone of it) or from none known; a folder outside any repository, or
-    /// a clone with no identity (shallow), reads every repository's.
+    /// a clone with no identity (shallow), reads every repository's, and
+    /// [`team::TeamSkim::repo_scope`] says which was read.
     pub fn team_skim(
         &self,
         server: &Server,
@@ -50,10 +51,14 @@ impl Cairn {
         skip: u32,
         repo: Option<&Path>,
     ) -> Result<team::TeamSkim> {
-        let identity = repo
-            .and_then(|dir| crate::git::repo::Repo::discover(dir).ok())
-            .and_then(|r| r.identity());
-        team::read::Reader::open(server)?.skim(target, limit, skip, identity.as_deref())
+        let repo = repo.and_then(|dir| crate::git::repo::Repo::discover(dir).ok());
+        let identity = repo.as_ref().and_then(|r| r.identity());
+        let mut skim =
+            team::read::Reader::open(server)?.skim(target, limit, skip, identity.as_deref())?;
+        if repo.is_some() && identity.is_none() {
+            skim.repo_scope = team::TeamRepoScope::Unnamed;
+        }
+        Ok(skim)
     }
 
     /// A teammate's session.

@@ -104,6 +104,26 @@ pub struct TeamSkim {
     pub matched: u32,
     /// The sessions older than those shown, not shown because more than the limit matched.
     pub left_out: u32,
+    /// Whose repository's sessions these are.
+    pub repo_scope: TeamRepoScope,
+}
+
+/// Which repositories' sessions a team skim lists: a branch or PR number names no repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum TeamRepoScope {
+    /// Every repository's: none was asked for.
+    Every,
+    /// The repository asked for, and the sessions pushed with no repository known (which may
+    /// be its own).
+    One,
+    /// Every repository's although one was asked for: the server keeps no session's repository
+    /// yet (its schema's owner's next push adds the column).
+    ServerKeepsNone,
+    /// Every repository's although one was asked for: it cannot be named (a shallow clone, whose
+    /// first commit is cut off, or a repository with no commit yet).
+    Unnamed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -309,6 +329,11 @@ impl<'a> Reader<'a> {
         // A server without the column holds no session's repository: nothing to leave out.
         let scoped =
             repo.is_some() && super::schema::repo_column(self.server, &mut self.client, false)?;
+        let repo_scope = match (repo, scoped) {
+            (None, _) => TeamRepoScope::Every,
+            (Some(_), true) => TeamRepoScope::One,
+            (Some(_), false) => TeamRepoScope::ServerKeepsNone,
+        };
         let repo = repo.filter(|_| scoped);
         // The session `s`'s repository is `$p`'s, or unknown.
         let in_repo = |p: u8| {
@@ -486,6 +511,7 @@ impl<'a> Reader<'a> {
             matched: u32::try_from(matched).unwrap_or(u32::MAX),
             left_out: u32::try_from((matched - skip - shown).max(0)).unwrap_or(u32::MAX),
             sessions,
+            repo_scope,
         })
     }
 

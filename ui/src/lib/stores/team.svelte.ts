@@ -91,6 +91,19 @@ export function starred(snippet: string): { text: string; match: boolean }[] {
     .filter((p) => p.text !== '');
 }
 
+/** What a team skim in one repository says when it read every repository's instead; nothing when
+ * it read what was asked. */
+export function unscopedNote(scope: TeamSkim['repo_scope']): string | null {
+  switch (scope) {
+    case 'server_keeps_none':
+      return "Every repository's sessions: the team archive keeps no session's repository yet (the next push by its schema's owner adds it).";
+    case 'unnamed':
+      return "Every repository's sessions: this repository is a shallow clone or has no commit, so it has no name to keep to (git fetch --unshallow gives it one).";
+    default:
+      return null;
+  }
+}
+
 export class TeamStore {
   status = new Resource<TeamStatus>();
   /** The form, as edited. */

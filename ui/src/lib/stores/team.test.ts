@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TeamConfig, TeamShow, TeamSkim, TeamStatus } from '../api';
-import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, type TeamApi } from './team.svelte';
+import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, unscopedNote, type TeamApi } from './team.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
@@ -46,6 +46,13 @@ describe('team setup', () => {
     expect(passwordFrom({ from: 'keyring' })).toBe('the OS keyring');
     expect(passwordFrom({ from: 'variable', name: 'TEAM_PW' })).toBe('the variable TEAM_PW');
     expect(passwordFrom({ from: 'none' })).toContain('nowhere');
+  });
+
+  it('says when a skim in one repository read every repository’s, and why', () => {
+    expect(unscopedNote('every')).toBeNull();
+    expect(unscopedNote('one')).toBeNull();
+    expect(unscopedNote('server_keeps_none')).toMatch(/keeps no session's repository yet/);
+    expect(unscopedNote('unnamed')).toMatch(/shallow clone/);
   });
 
   it('marks the matches of a team snippet as text, never as HTML', () => {
@@ -156,6 +163,7 @@ describe('team setup', () => {
         sessions: Array.from({ length: n }, () => ({}) as TeamSkim['sessions'][number]),
         matched: 1200,
         left_out: 1200 - skip - n,
+        repo_scope: 'every',
       };
     };
     const teamSkim = vi.fn(async (_t: string, skip: number | null) => ok(page(skip ?? 0)));
@@ -189,7 +197,7 @@ describe('team setup', () => {
 
   it('keeps a skim to one repository, its pages too, and skims again when the repository changes', async () => {
     const teamSkim = vi.fn(async (_t: string, skip: number | null) => ok({
-      target: 'pull-request:#12', publishers: ['ann'], matched: 600, left_out: 600 - (skip ?? 0) - 500,
+      target: 'pull-request:#12', publishers: ['ann'], matched: 600, left_out: 600 - (skip ?? 0) - 500, repo_scope: 'one',
       sessions: Array.from({ length: 500 }, () => ({}) as TeamSkim['sessions'][number]),
     } as TeamSkim));
     const team = new TeamStore(fakeApi({ teamSkim } as Partial<TeamApi>));
