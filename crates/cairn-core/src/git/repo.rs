@@ -608,21 +608,25 @@ impl Repo {
             .unwrap_or_default()
     }
 
-    /// What names this repository the same in every clone of it, for a team archive: the
-    /// smallest root commit of `HEAD`'s history (a clone, a fork and every worktree share it).
-    /// `None` for a shallow clone (its cut-off commit looks like a root, but another clone's
-    /// differs), a history with no commit yet, or git failing.
+    /// What names this repository the same in every clone of it, for a team archive: the root
+    /// commit its default branch's first parents lead to. The default branch is the one a clone
+    /// names (`origin/HEAD`), else the branch checked out: a worktree on an orphan branch (a
+    /// site's `gh-pages`) of a clone still names the repository as its siblings do, and so does
+    /// a branch cut before another project's history was merged in (that merge adds a root, on
+    /// a second parent). `None` for a shallow clone (its cut-off commit looks like a root, but
+    /// another clone's differs), a history with no commit yet, or git failing.
     pub fn identity(&self) -> Option<String> {
         if !self.shallow_commits().is_empty() {
             return None;
         }
-        self.git(&["rev-list", "--max-parents=0", "HEAD"])
-            .ok()?
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.len() >= 40 && l.bytes().all(|b| b.is_ascii_hexdigit()))
-            .min()
-            .map(str::to_owned)
+        ["refs/remotes/origin/HEAD", "HEAD"].iter().find_map(|tip| {
+            let out = self
+                .git(&["rev-list", "--first-parent", "--max-parents=0", tip, "--"])
+                .ok()?;
+            let root = out.lines().next()?.trim();
+            (root.len() >= 40 && root.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| root.to_owned())
+        })
     }
 
     /// One commit with its subject, time and paths.
@@ -949,7 +953,62 @@ mod tests {
             &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
             None,
         );
-        assert_eq!(id(&wt), Some(root));
+        assert_eq!(id(&wt), Some(root.clone()));
+
+        // Another project's history merged in adds a root on a second parent (whichever is
+        // smaller), and a branch cut before the merge does not see it: both name `one`.
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        git(&other, &["init", "-q", "-b", "main"], None);
+        std::fs::write(other.join("b"), "other").unwrap();
+        git(&other, &["add", "b"], None);
+        git(&other, &["commit", "-q", "-m", "other"], None);
+        git(&one, &["checkout", "-q", "-b", "release"], None);
+        git(&one, &["checkout", "-q", "main"], None);
+        git(
+            &one,
+            &["fetch", "-q", other.to_str().unwrap(), "main:imported"],
+            None,
+        );
+        git(
+            &one,
+            &[
+                "merge",
+                "-q",
+                "--allow-unrelated-histories",
+                "-m",
+                "import other",
+                "imported",
+            ],
+            None,
+        );
+        assert_eq!(id(&one), Some(root.clone()));
+        git(&one, &["checkout", "-q", "release"], None);
+        assert_eq!(id(&one), Some(root.clone()));
+        git(&one, &["checkout", "-q", "main"], None);
+        // A clone's worktree on an orphan branch names the repository by the default branch.
+        let clone2 = dir.path().join("clone2");
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                one.to_str().unwrap(),
+                clone2.to_str().unwrap(),
+            ],
+            None,
+        );
+        let pages = dir.path().join("pages");
+        git(
+            &clone2,
+            &["worktree", "add", "-q", "--detach", pages.to_str().unwrap()],
+            None,
+        );
+        git(&pages, &["checkout", "-q", "--orphan", "gh-pages"], None);
+        std::fs::write(pages.join("index.html"), "site").unwrap();
+        git(&pages, &["add", "index.html"], None);
+        git(&pages, &["commit", "-q", "-m", "site"], None);
+        assert_eq!(id(&pages), Some(root));
 
         let shallow = dir.path().join("shallow");
         let url = format!("file://{}", one.display());
