@@ -1674,6 +1674,17 @@ fn a_team_skim_in_a_repository_lists_its_clones_sessions_not_another_repositorys
         "UPDATE cairn.sessions SET repo = NULL WHERE session_key = '{k2}'"
     ));
     assert_eq!(skim(&["-C", clone_dir]), both);
+
+    // Alice deletes `one`: the sessions that ran there keep the repository the server has.
+    std::fs::remove_dir_all(&one).unwrap();
+    let again = alice.push(&db);
+    assert_eq!(again["sessions_pushed"], 0, "{again}");
+    assert_eq!(
+        db.sql(&format!(
+            "SELECT coalesce(repo, 'none') FROM cairn.sessions WHERE session_key = '{k1}'"
+        )),
+        root_of_one.trim()
+    );
 }
 
 #[test]
@@ -1725,4 +1736,52 @@ fn a_role_that_may_not_add_the_repository_column_pushes_without_it_until_the_own
     assert_eq!(team_keys(&skim()), vec![key]);
     assert_eq!(skim()["repo_scope"], "one");
     assert_eq!(carol.push(&db)["sessions_pushed"], 0, "and then nothing");
+}
+
+#[test]
+fn the_owner_adding_the_repository_column_does_not_wait_behind_a_teammates_long_read() {
+    let db = TeamDb::new();
+    let owner = db.mate("owner");
+    owner.push(&db);
+    db.sql("ALTER TABLE cairn.sessions DROP COLUMN repo");
+    // A teammate's long read holds the table: an `ALTER` waiting for it would queue every
+    // statement after it, theirs included.
+    let mut reader = Command::new("psql")
+        .args([
+            db.admin_url().as_str(),
+            "-X",
+            "-q",
+            "-c",
+            "BEGIN; LOCK TABLE cairn.sessions IN ACCESS SHARE MODE; SELECT pg_sleep(60); COMMIT;",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &db,
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+         WHERE c.relname = 'sessions' AND l.mode = 'AccessShareLock' AND l.granted \
+         AND l.pid <> pg_backend_pid()",
+    );
+    let out = owner.run(&["--json", "team", "push", "--to", &db.url(&owner)]);
+    // End the read on the server (a client gone leaves its backend asleep, holding the lock).
+    db.sql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = '{}' AND query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()",
+        db.name
+    ));
+    let _ = reader.wait();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'cairn' AND table_name = 'sessions' AND column_name = 'repo'"),
+        0,
+        "given up, not waited for"
+    );
+    // Once the read is over, the next push adds it.
+    owner.push(&db);
+    assert_eq!(
+        db.count("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'cairn' AND table_name = 'sessions' AND column_name = 'repo'"),
+        1
+    );
 }

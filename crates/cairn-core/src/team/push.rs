@@ -126,17 +126,24 @@ pub fn push(
     for mark in marks {
         let links = git::links_mark(conn, mark.id).map_err(db)?;
         let base = format!("{}|{}|{links}", mark.signature, mark.max_record_id);
+        let last = cursor.session(conn, &mark.session_key).map_err(db)?;
         let (signature, repo) = match with_repo {
             true => {
-                let repo = identities.of(conn, mark.repo_id).map_err(db)?;
+                // A repository none of whose worktrees is on disk now (or a clone made
+                // shallow since) keeps the one sent: unknown is not "none".
+                let repo = identities
+                    .of(conn, mark.repo_id)
+                    .map_err(db)?
+                    .or_else(|| last.as_ref().and_then(|(sig, _)| sent_repo(sig)))
+                    .map(str::to_owned);
                 (
-                    format!("repo:{}|{base}", repo.unwrap_or("-")),
-                    repo.map(str::to_owned),
+                    format!("repo:{}|{base}", repo.as_deref().unwrap_or("-")),
+                    repo,
                 )
             }
             false => (base.clone(), None),
         };
-        match cursor.session(conn, &mark.session_key).map_err(db)? {
+        match last {
             Some((sig, _)) if sig == signature => report.sessions_unchanged += 1,
             Some((sig, after)) if with_repo && only_repo_differs(&sig, &base) => {
                 moved.push((mark.session_key, repo, signature, after));
@@ -406,6 +413,12 @@ fn only_repo_differs(sig: &str, base: &str) -> bool {
     })
 }
 
+/// The repository a session's last signature sent (`repo:<id>|…`), if it named one.
+fn sent_repo(sig: &str) -> Option<&str> {
+    let (id, _) = sig.strip_prefix("repo:")?.split_once('|')?;
+    (id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(id)
+}
+
 /// Set the repository of sessions pushed before (key, repository) in one transaction.
 fn send_repos(
     server: &Server,
@@ -442,12 +455,26 @@ impl Identities {
                     .iter()
                     .map(std::path::Path::new)
                     .filter(|root| root.is_dir())
-                    .find_map(|root| crate::git::repo::Repo::discover(root).ok())
+                    .find_map(|root| {
+                        // Still this worktree: a folder whose `.git` went finds the
+                        // repository around it (a home's dotfiles), which is another.
+                        crate::git::repo::Repo::discover(root)
+                            .ok()
+                            .filter(|r| same_dir(&r.root, root))
+                    })
                     .and_then(|r| r.identity()),
             ),
         };
         Ok(found.as_deref())
     }
+}
+
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// One session's rows, redacted, ready to send.
@@ -759,7 +786,7 @@ fn push_entries(
 
 #[cfg(test)]
 mod tests {
-    use super::only_repo_differs;
+    use super::{only_repo_differs, sent_repo};
 
     /// Only a repository in front, or none, counts as "only the repository moved": a title
     /// that happens to hold `repo:` changes the base, never the front.
@@ -775,5 +802,16 @@ mod tests {
         assert!(!only_repo_differs(&format!("repo:a|b|{base}"), base));
         let titled = "repo:ab|x|2026|main|4|2|9|0";
         assert!(!only_repo_differs(titled, "x|2026|main|4|2|9|0|more"));
+    }
+
+    /// What a signature sent: a full commit id, never `-` or a title that starts like one.
+    #[test]
+    fn the_repository_a_signature_sent() {
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(sent_repo(&format!("repo:{id}|t|1")), Some(id));
+        assert_eq!(sent_repo("repo:-|t|1"), None);
+        assert_eq!(sent_repo("repo:abc|t|1"), None);
+        assert_eq!(sent_repo(&format!("t|repo:{id}|1")), None);
+        assert_eq!(sent_repo(&format!("repo:{id}")), None);
     }
 }

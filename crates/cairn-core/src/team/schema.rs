@@ -251,7 +251,12 @@ fn apply(server: &Server, client: &mut Client) -> Result<()> {
 /// `cairn.sessions.repo`: the repository a session ran in, as every clone names it
 /// ([`crate::git::repo::Repo::identity`]); a team skim in a repository lists its sessions
 /// (and those with none).
-const REPO_COLUMN: &str = "ALTER TABLE cairn.sessions ADD COLUMN IF NOT EXISTS repo text";
+/// Added in a transaction that waits at most a few seconds for the table's lock: a teammate's
+/// long read holds it, and every statement after a waiting `ALTER` would queue behind it.
+const REPO_COLUMN: &str = "BEGIN;
+     SET LOCAL lock_timeout = '3s';
+     ALTER TABLE cairn.sessions ADD COLUMN IF NOT EXISTS repo text;
+     COMMIT;";
 
 /// Whether `cairn.sessions` has the `repo` column ([`REPO_COLUMN`]); with `add`, it is added
 /// first when this role may (a role that may not is told so in the log, not failed).
@@ -266,14 +271,26 @@ pub fn repo_column(server: &Server, client: &mut Client, add: bool) -> Result<bo
             .and_then(|r| r.try_get(0))
             .map_err(|e| server.error(e, "cannot read the schema"))
     };
-    if has(client)? || !add {
-        return has(client);
+    let present = has(client)?;
+    if present || !add {
+        return Ok(present);
     }
-    match client.batch_execute(REPO_COLUMN) {
+    let added = client.batch_execute(REPO_COLUMN);
+    if added.is_err() {
+        // The failed transaction is still open on this connection.
+        let _ = client.batch_execute("ROLLBACK");
+    }
+    match added {
         Ok(()) => Ok(true),
         Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
             tracing::warn!(
                 "team archive: sessions are pushed without their repository until the schema's owner pushes once (this role may not add the column)"
+            );
+            Ok(false)
+        }
+        Err(e) if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+            tracing::warn!(
+                "team archive: sessions are pushed without their repository this time (a teammate's read held the table; the next push adds the column)"
             );
             Ok(false)
         }
