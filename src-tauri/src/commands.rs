@@ -93,8 +93,8 @@ pub async fn list_branches(
 /// `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 /// repositories is one branch key; and the sessions teammates published there that `cairn pull`
 /// fetched (marked untrusted, with their publisher). Without it, with `project` (a group of
-/// `list_branches` without a root), only the sessions of no repository of that project. With
-/// `agent`, only that agent's sessions.
+/// `list_branches` without a root), only the sessions of no repository of that project (empty:
+/// of no project either). With `agent`, only that agent's sessions.
 #[tauri::command]
 #[specta::specta]
 pub async fn skim_branch(

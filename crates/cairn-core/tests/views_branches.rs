@@ -226,6 +226,24 @@ fn a_branch_of_sessions_in_no_repository_lists_only_those_of_its_project() {
     // A repository's skim keeps it only when asked (the CLI's rule), never a root's group.
     assert_eq!(skim_main(&cairn, Some(&alpha), false, None), 1);
     assert_eq!(skim_main(&cairn, Some(&alpha), true, None), 2);
+
+    // A session of no repository and no project (an import whose folder was dropped) is a group
+    // of its own, and an empty project skims that group alone.
+    let db = rusqlite::Connection::open(tmp.path().join("data").join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE sessions SET project = NULL WHERE id = \
+         (SELECT id FROM sessions WHERE project = 'notes')",
+        [],
+    )
+    .unwrap();
+    let repos = cairn.branches(None).unwrap();
+    let bare = repos
+        .iter()
+        .find(|r| r.root.is_none())
+        .expect("a group without a root");
+    assert_eq!((bare.project.as_deref(), bare.session_count), (None, 1));
+    assert_eq!(skim_main(&cairn, None, false, Some("")), 1);
+    assert_eq!(skim_main(&cairn, None, false, Some("notes")), 0);
 }
 
 /// A Codex rollout of one exchange in `cwd` on `branch`, captured through the hook.

@@ -35,8 +35,8 @@ export const commands = {
 	 *  `repo_root` (a root from `list_branches`), only that repository's sessions: `main` of two
 	 *  repositories is one branch key; and the sessions teammates published there that `cairn pull`
 	 *  fetched (marked untrusted, with their publisher). Without it, with `project` (a group of
-	 *  `list_branches` without a root), only the sessions of no repository of that project. With
-	 *  `agent`, only that agent's sessions.
+	 *  `list_branches` without a root), only the sessions of no repository of that project (empty:
+	 *  of no project either). With `agent`, only that agent's sessions.
 	 */
 	skimBranch: (targetKey: string, includeWeak: boolean, repoRoot: string | null, project: string | null, agent: Agent | null) => typedError<SkimView_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("skim_branch", { targetKey, includeWeak, repoRoot, project, agent })),
 	/**  One session's metadata, token usage, model, sub-agents and parse warnings. */
@@ -2537,7 +2537,8 @@ export type RepoBranches_Deserialize = {
 	name: string,
 	/**
 	 *  For a group without a root: the project its sessions share (none when they have none
-	 *  either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+	 *  either); pass it as `SkimQuery::project` (empty for none), or the skim would list every
+	 *  repository's.
 	 */
 	project?: string | null,
 	session_count: number,
@@ -2556,7 +2557,8 @@ export type RepoBranches_Serialize = {
 	name: string,
 	/**
 	 *  For a group without a root: the project its sessions share (none when they have none
-	 *  either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+	 *  either); pass it as `SkimQuery::project` (empty for none), or the skim would list every
+	 *  repository's.
 	 */
 	project: string | null,
 	session_count: number,

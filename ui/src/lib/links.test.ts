@@ -27,6 +27,7 @@ describe('cairn:// links', () => {
       { view: 'branches', branch: 'ref:refs/heads/feature/a-b', repo: null },
       { view: 'branches', branch: 'ref:refs/heads/main', repo: '/home/a b/repo' },
       { view: 'branches', branch: 'ref:refs/heads/main', repo: null, project: 'my notes' },
+      { view: 'branches', branch: 'ref:refs/heads/main', repo: null, project: '' },
       { view: 'branches', branch: null, repo: null },
       { view: 'search', q: 'flaky "test"' },
       { view: 'search', q: 'src/login.ts:3-9', why: { repo: '/home/a b/shop', session: null } },

@@ -47,8 +47,9 @@ const MAX_INDEX = 4_294_967_295;
 const BRANCH_KEY = /^ref:refs\/[^\s\p{Cc}]{1,500}$/u;
 /** A repository root: an absolute path without control characters (a branch name is per repository). */
 const REPO_ROOT = /^\/[^\p{Cc}]{0,4095}$/u;
-/** A project's name as the archive keeps it: printable, no bidi controls. */
-const PROJECT = /^[^\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]{1,200}$/u;
+/** A project's name as the archive keeps it: printable, no bidi controls; empty for the group
+ * of sessions of no project. */
+const PROJECT = /^[^\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]{0,200}$/u;
 /** A publisher: a PostgreSQL role name as the team archive gives it, printable, no spaces, at
  * most 63 bytes (PostgreSQL's limit). */
 const PUBLISHER = /^[^\s\p{C}]{1,63}$/u;
@@ -162,7 +163,7 @@ export function toLink(route: Route): string {
       return `cairn://branches?${new URLSearchParams(
         route.repo !== null
           ? { branch: route.branch, repo: route.repo }
-          : route.project
+          : route.project !== null && route.project !== undefined
             ? { branch: route.branch, project: route.project }
             : { branch: route.branch },
       )}`;

@@ -89,7 +89,9 @@ impl Cairn {
                 repos,
                 unplaced: query.unplaced,
             },
-            (None, Some(project)) => views::skim::Within::Unplaced { project },
+            (None, Some(project)) => views::skim::Within::Unplaced {
+                project: Some(project.as_str()).filter(|p| !p.is_empty()),
+            },
             (None, None) => views::skim::Within::Anywhere,
         };
         let scope = views::skim::Scope {

@@ -24,7 +24,8 @@ pub struct RepoBranches {
     /// A short name: the root's last component, or the project name.
     pub name: String,
     /// For a group without a root: the project its sessions share (none when they have none
-    /// either); pass it as `SkimQuery::project`, or the skim would list every repository's.
+    /// either); pass it as `SkimQuery::project` (empty for none), or the skim would list every
+    /// repository's.
     pub project: Option<String>,
     pub session_count: u32,
     pub last_activity: Option<String>,
@@ -82,7 +83,10 @@ pub fn list(conn: &Connection, agent: Option<Agent>) -> rusqlite::Result<Vec<Rep
         let place = session.repo_id.and_then(|id| repo_places.get(&id));
         let group = match place {
             Some(p) => (p.common_dir.clone(), None),
-            None => (String::new(), session.project.clone()),
+            None => (
+                String::new(),
+                session.project.clone().filter(|p| !p.is_empty()),
+            ),
         };
         distinct
             .entry(group.clone())

@@ -43,7 +43,8 @@ pub struct SkimQuery {
     #[serde(default)]
     pub unplaced: bool,
     /// Without `repo_root`: only the sessions no repository is recorded for, of this project
-    /// (a group of the branch list without a root, [`crate::views::branches::RepoBranches::project`]).
+    /// (a group of the branch list without a root, [`crate::views::branches::RepoBranches::project`]);
+    /// empty: of no project either (the group whose `project` is none).
     #[serde(default)]
     pub project: Option<String>,
     /// A directory in a git repository: also list the sessions teammates published there
@@ -200,8 +201,9 @@ pub enum Within<'a> {
     /// These repositories (row ids, what [`SkimQuery::repo_root`] names), and with `unplaced`
     /// the sessions no repository is recorded for ([`SkimQuery::unplaced`]).
     Repos { repos: &'a [i64], unplaced: bool },
-    /// Only the sessions no repository is recorded for, of this project ([`SkimQuery::project`]).
-    Unplaced { project: &'a str },
+    /// Only the sessions no repository is recorded for, of this project, or of none
+    /// ([`SkimQuery::project`]).
+    Unplaced { project: Option<&'a str> },
 }
 
 impl Within<'_> {
@@ -213,7 +215,8 @@ impl Within<'_> {
                 None => unplaced,
             },
             Within::Unplaced { project } => {
-                place.repo_id.is_none() && place.project.as_deref() == Some(project)
+                place.repo_id.is_none()
+                    && place.project.as_deref().filter(|p| !p.is_empty()) == project
             }
         }
     }

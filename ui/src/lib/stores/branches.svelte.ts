@@ -6,6 +6,13 @@ import type { AgentFilter } from './agents.svelte';
 
 export type BranchRow = { type: 'repo'; repo: Repo } | { type: 'branch'; repo: Repo; branch: Branch };
 
+/** The project a skim of `repo`'s branch passes: none for a repository (its root says where),
+ * else its group's project, empty for the group of sessions of no project either (a skim
+ * with neither a root nor a project would read every repository's). */
+export function groupProject(repo: Repo): string | null {
+  return repo.root !== null ? null : (repo.project ?? '');
+}
+
 export class BranchesStore {
   repos = new Resource<Repo[]>();
   /** Index of the selected branch row, -1 for none. */
@@ -65,7 +72,7 @@ export class BranchesStore {
           (r) =>
             r.type === 'branch' &&
             r.repo.root === previous.root &&
-            (r.repo.project ?? null) === previous.project &&
+            groupProject(r.repo) === previous.project &&
             r.branch.key === previous.key,
         )
       : -1;
@@ -86,13 +93,13 @@ export class BranchesStore {
       (r) =>
         r.type === 'branch' &&
         r.branch.key === key &&
-        (repo !== null ? r.repo.root === repo : project === null || (r.repo.root === null && r.repo.project === project)),
+        (repo !== null ? r.repo.root === repo : project === null || (r.repo.root === null && groupProject(r.repo) === project)),
     );
   }
 
   #pin(): void {
     const row = this.selectedRow;
-    if (row) this.#pinned = { root: row.repo.root, project: row.repo.project ?? null, key: row.branch.key };
+    if (row) this.#pinned = { root: row.repo.root, project: groupProject(row.repo), key: row.branch.key };
   }
 
   /** Count only one agent's sessions ('all' for every agent) and reload. */

@@ -7,7 +7,7 @@ import { SessionStore, type SessionApi } from './session.svelte';
 import { SkimStore, pulledText } from './skim.svelte';
 import { SearchStore, SEARCH_DELAY_MS } from './search.svelte';
 import { SyncStore } from './sync.svelte';
-import { BranchesStore } from './branches.svelte';
+import { BranchesStore, groupProject } from './branches.svelte';
 import { SettingsStore, parseDirs } from './settings.svelte';
 import type { Api } from '../api';
 
@@ -352,6 +352,14 @@ describe('BranchesStore', () => {
     await store.setAgent('codex');
     expect(store.hides('ref:refs/heads/main', null, 'notes')).toBe(false);
     expect(store.hides('ref:refs/heads/main', null, 'elsewhere')).toBe(true);
+  });
+
+  it('skims the group of sessions in no repository and no project with an empty project, never with none', () => {
+    const repo = { name: 'x', branches: [], session_count: 1, last_activity: null };
+    expect(groupProject({ ...repo, root: '/src/shop', project: null })).toBeNull();
+    expect(groupProject({ ...repo, root: null, project: 'notes' })).toBe('notes');
+    // Neither a root nor a project would read every repository's branch of that name.
+    expect(groupProject({ ...repo, root: null, project: null })).toBe('');
   });
 });
 

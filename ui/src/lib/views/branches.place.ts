@@ -2,6 +2,7 @@
 // keyboard drives one pane at a time (`branches.pane`); Esc on the timeline goes back to the list.
 import type { Stores } from '../stores';
 import { openSession, pickBranch, type Place } from '../place';
+import { groupProject } from '../stores/branches.svelte';
 
 export const branchesPlace: Place<'branches'> = {
   load(route, s) {
@@ -32,7 +33,7 @@ export const branchesPlace: Place<'branches'> = {
     if (!onTimeline(s)) {
       const row = s.branches.selectedRow;
       if (row) {
-        pickBranch(s, row.branch.key, row.repo.root, row.repo.project ?? null);
+        pickBranch(s, row.branch.key, row.repo.root, groupProject(row.repo));
         s.branches.pane = 'timeline';
       }
       return true;
