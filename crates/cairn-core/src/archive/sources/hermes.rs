@@ -394,12 +394,15 @@ mod tests {
             "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);
              INSERT INTO sessions VALUES ('20260301_100000_aa', 'cli', 1772359200.5),
                ('20260301_110000_bb', 'telegram', 1772362800.0),
-               ('../escape', 'cli', 1), (42, 'cli', 2);",
+               ('x/../../session_escape', 'cli', 1), (42, 'cli', 2);",
         )
         .unwrap();
         drop(conn);
         std::fs::write(sessions.join("session_20260301_100000_aa.json"), "{}").unwrap();
+        // What the hostile id would name, were it joined as it is: a file outside the folder.
+        std::fs::create_dir(sessions.join("session_x")).unwrap();
         std::fs::write(home.path().join("session_escape.json"), "{}").unwrap();
+        assert!(sessions.join("session_x/../../session_escape.json").is_file());
         let survey = state_db_survey(&sessions).unwrap().unwrap();
         assert_eq!(
             (survey.sessions, survey.without_document, survey.db),
