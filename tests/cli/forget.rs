@@ -219,6 +219,27 @@ fn forget_needs_a_selector_and_refuses_bad_dates() {
         plan["would_remove"]["sessions"].as_array().unwrap().len(),
         3
     );
+    // Without --yes a listing exits 1 (nothing was removed); --dry-run is a listing that
+    // succeeds, and removes nothing either.
+    let before = env.json(&["sessions"]).as_array().unwrap().len();
+    let dry = env.run(&[
+        "--json",
+        "forget",
+        "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+        "--dry-run",
+    ]);
+    assert!(dry.status.success(), "{dry:?}");
+    let dry: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(dry["would_remove"], plan["would_remove"]);
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), before);
+    let text = env.run(&["forget", "--project", "no-such-project", "--dry-run"]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("nothing to forget"));
+    assert!(
+        !env.run(&["forget", "--yes", "--dry-run", "--agent", "codex"])
+            .status
+            .success()
+    );
 }
 
 /// A forget killed at any moment leaves a consistent archive: every session of the project

@@ -115,14 +115,42 @@ fn an_atif_export_imports_back_with_the_same_turns_and_once() {
     let found = env.json(&["search", "spotter", "--agent", "claude", "--limit", "10000"]);
     let found = found.as_array().unwrap();
     assert!(found.iter().all(|h| h["agent"] == "claude"), "{found:?}");
-    // `forget --agent` chooses by what stored the session (the format it came in): the imports.
-    let out = env
-        .command()
-        .args(["forget", "--agent", "atif"])
-        .output()
-        .unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
-    assert!(listing.contains("Would forget 3 sessions:"), "{listing}");
+    // `forget --agent` names what `sessions --agent` lists: the imports under the agent that
+    // ran them.
+    let forgets = |agent: &str| {
+        let out = env
+            .command()
+            .args(["--json", "forget", "--agent", agent, "--dry-run"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let plan: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+        let mut keys: Vec<String> = plan["would_remove"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_key"].as_str().unwrap().to_owned())
+            .collect();
+        keys.sort();
+        keys
+    };
+    for agent in ["claude", "codex", "atif"] {
+        let mut listed: Vec<String> = env
+            .json(&["sessions", "--agent", agent])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_key"].as_str().unwrap().to_owned())
+            .collect();
+        listed.sort();
+        let forgotten = forgets(agent);
+        assert!(
+            listed.iter().all(|k| forgotten.contains(k)),
+            "{agent}: listed {listed:?}, would forget {forgotten:?}"
+        );
+    }
+    assert!(forgets("atif").is_empty());
     // Search reads imported sessions like any other, under the agent that ran them.
     let hits = env.json(&["search", "spotter", "--limit", "10000"]);
     let hits = hits.as_array().unwrap();

@@ -19,12 +19,17 @@ pub struct ForgetArgs {
     /// Every session last active before this day (YYYY-MM-DD) or RFC 3339 time.
     #[arg(long)]
     before: Option<String>,
-    /// Every session of this agent.
+    /// Every session this agent ran, as `cairn sessions --agent` lists them (an imported
+    /// trajectory under the agent that ran it).
     #[arg(long, value_enum)]
     agent: Option<AgentArg>,
     /// Do not ask (for scripts). Without it, the list is shown and a terminal is asked.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dry_run")]
     yes: bool,
+    /// Only list what would go, and exit 0 (without it and --yes, a listing that is not
+    /// answered in a terminal exits 1, since nothing was removed).
+    #[arg(long)]
+    dry_run: bool,
     /// Let the next sync import the same transcript files again (no tombstone).
     #[arg(long)]
     allow_reimport: bool,
@@ -113,6 +118,16 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         allow_reimport: args.allow_reimport,
     };
     let plan = cairn.forget_preview(&req)?;
+    if args.dry_run {
+        if json_out {
+            render::json(out, &serde_json::json!({"would_remove": plan}))?;
+        } else if plan.sessions.is_empty() {
+            writeln!(out, "No session matches: nothing to forget.")?;
+        } else {
+            describe(out, &plan)?;
+        }
+        return Ok(());
+    }
     if plan.sessions.is_empty() && !args.yes {
         if json_out {
             render::json(

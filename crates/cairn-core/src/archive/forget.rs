@@ -44,8 +44,9 @@ fn placeholders(n: usize) -> String {
 }
 
 /// The sessions `sel` names, and every session hanging off them (sub-agents, compactions,
-/// forks), oldest first. An agent names the sessions by what stored them, the format they came
-/// in (`atif`: every import, whichever agent ran it), a newer build's agent under `atif` too.
+/// forks), oldest first. An agent names the sessions it ran, as `cairn sessions --agent` lists
+/// them ([`super::store::agent_filter_sql`]): an imported trajectory under the agent that ran
+/// it, `atif` only when that agent is unknown (or a newer build's).
 pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>> {
     // A session is named as every view heads it: its title, else its first request.
     let columns = format!(
@@ -67,10 +68,7 @@ pub fn select(conn: &Connection, sel: &Selector) -> rusqlite::Result<Vec<Doomed>
         args.push(b.clone().into());
     }
     if let Some(a) = sel.agent {
-        sql.push_str(&format!(
-            " AND {} = ?",
-            super::store::known_agent_sql("s.agent")
-        ));
+        sql.push_str(&format!(" AND {} = ?", super::store::agent_filter_sql()));
         args.push(a.as_str().to_owned().into());
     }
     let row = |r: &rusqlite::Row<'_>| {

@@ -402,7 +402,11 @@ mod tests {
         // What the hostile id would name, were it joined as it is: a file outside the folder.
         std::fs::create_dir(sessions.join("session_x")).unwrap();
         std::fs::write(home.path().join("session_escape.json"), "{}").unwrap();
-        assert!(sessions.join("session_x/../../session_escape.json").is_file());
+        assert!(
+            sessions
+                .join("session_x/../../session_escape.json")
+                .is_file()
+        );
         let survey = state_db_survey(&sessions).unwrap().unwrap();
         assert_eq!(
             (survey.sessions, survey.without_document, survey.db),
