@@ -13,7 +13,8 @@ use crate::render::{self, clean};
 pub struct ReindexArgs {
     /// A session key (`sha256-…`) or the agent's own session id; every session without one.
     session: Option<String>,
-    /// Only this agent's sessions.
+    /// Only the sessions read with this agent's parser: the transcripts it wrote (an imported
+    /// trajectory is read as `atif`, whichever agent ran it).
     #[arg(long, value_enum)]
     agent: Option<AgentArg>,
     /// Only the sessions read before their agent's transcripts last changed, the ones `doctor`
