@@ -1388,3 +1388,53 @@ fn near_duplicates_by_vectors_use_only_vectors_of_the_present_text() {
         p.duplicates
     );
 }
+
+/// An agent naming its session by its own id (a proposal, a brief) means the session, not a
+/// sub-agent or a compaction that carries the same id and was active later.
+#[test]
+fn a_session_named_by_its_agents_id_is_the_session_not_a_later_subagent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let projects = tmp.path().join("projects");
+    let fixture = support::fixtures().join("claude");
+    for rel in [
+        format!("{BIG}.jsonl"),
+        format!("{BIG}/subagents/agent-aac57f5.jsonl"),
+        format!("{BIG}/subagents/agent-acompact-946d2b.jsonl"),
+    ] {
+        support::copy_into(&fixture.join(&rel), &projects.join("-p"), &rel);
+    }
+    let data = tmp.path().join("data");
+    support::read_from(&data, Agent::Claude, &projects);
+    Cairn::open(&data)
+        .unwrap()
+        .sync(
+            &cairn_core::SyncOptions::default(),
+            &cairn_core::archive::capture::Quiet,
+        )
+        .unwrap();
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let sharing: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sessions WHERE session_id = ?1",
+            [BIG],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sharing, 3, "the session, its sub-agent and its compaction");
+    db.execute(
+        "UPDATE sessions SET updated_at = '2099-01-01T00:00:00Z' WHERE session_id = ?1 AND relation IS NOT NULL",
+        [BIG],
+    )
+    .unwrap();
+    let main: String = db
+        .query_row(
+            "SELECT session_key FROM sessions WHERE session_id = ?1 AND relation IS NULL",
+            [BIG],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let facts = cairn_core::archive::store::session_facts(&db, BIG)
+        .unwrap()
+        .unwrap();
+    assert_eq!(facts.key, main);
+}

@@ -634,15 +634,17 @@ pub struct SessionFacts {
     pub agent: String,
 }
 
-/// The session named by its key or its agent's session id (the key wins; of several with the
-/// same agent id, the newest).
+/// The session named by its key or its agent's session id, as [`resolve_session`] finds it (a
+/// sub-agent or an import sharing the id never stands for it).
 pub fn session_facts(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<SessionFacts>> {
+    let Some(id) = resolve_session(conn, key_or_id)? else {
+        return Ok(None);
+    };
     conn.prepare_cached(
         "SELECT id, session_key, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(git_branch, ''), agent
-         FROM sessions WHERE session_key = ?1 OR session_id = ?1
-         ORDER BY (session_key = ?1) DESC, updated_at DESC LIMIT 1",
+         FROM sessions WHERE id = ?1",
     )?
-    .query_row([key_or_id], |r| {
+    .query_row([id], |r| {
         Ok(SessionFacts {
             id: r.get(0)?,
             key: r.get(1)?,
