@@ -73,6 +73,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!("archive/migrations/0035_retained_swaps.sql")),
     sql(include_str!("archive/migrations/0036_call_pairs.sql")),
     sql(include_str!("archive/migrations/0037_sidecar_stamps.sql")),
+    Migration {
+        sql: include_str!("git/migrations/0038_live_snapshots.sql"),
+        then: Some(relink_every_session),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -81,8 +85,8 @@ fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Resu
     rekey::migrate(tx, data_dir, &[crate::recall::store::rekey_evidence])
 }
 
-/// Migration 0023's Rust half: every session is relinked at the next capture (its association
-/// state is gone, so the relink rebuilds its links with what its edits wrote).
+/// Migrations 0023's and 0038's Rust half: every session is relinked at the next capture (its
+/// association state is gone, so the relink rebuilds its links by today's rules).
 fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))
 }

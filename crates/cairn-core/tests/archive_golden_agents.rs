@@ -597,6 +597,8 @@ fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, String)> {
 
 /// A short session per agent in `cwd` on `feat/agents`, and where in its source dir it lives.
 fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
+    // Every record written just now: a capture tells what a session ran on only while it runs.
+    let now_ms = jiff::Timestamp::now().as_millisecond();
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string();
@@ -630,8 +632,8 @@ fn branch_sessions(cwd: &Path) -> Vec<(Agent, &'static str, Vec<Value>)> {
             Agent::Kimi,
             "session_kb/agents/main/wire.jsonl",
             vec![
-                json!({"type":"config.update","cwd":cwd,"modelAlias":"kimi-k2","time":1785613809000_i64}),
-                json!({"type":"turn.prompt","input":[{"type":"text","text":"look around"}],"origin":{"kind":"user"},"time":1785613809001_i64}),
+                json!({"type":"config.update","cwd":cwd,"modelAlias":"kimi-k2","time":now_ms}),
+                json!({"type":"turn.prompt","input":[{"type":"text","text":"look around"}],"origin":{"kind":"user"},"time":now_ms + 1}),
             ],
         ),
         (

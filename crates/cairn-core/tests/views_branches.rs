@@ -41,10 +41,20 @@ fn repo(path: &Path) -> PathBuf {
 
 /// A read-only Claude session in `cwd` on `branch`, captured through the hook.
 fn session(cairn: &Cairn, transcripts: &Path, id: &str, cwd: &Path, branch: &str) {
+    session_at(cairn, transcripts, id, cwd, branch, jiff::Timestamp::now());
+}
+
+/// [`session`], its records written at `at`.
+fn session_at(
+    cairn: &Cairn,
+    transcripts: &Path,
+    id: &str,
+    cwd: &Path,
+    branch: &str,
+    at: jiff::Timestamp,
+) {
     let path = transcripts.join(format!("{id}.jsonl"));
-    let now = jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string();
+    let now = at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
     let common = json!({"sessionId": id, "cwd": cwd, "gitBranch": branch, "timestamp": now, "version": "2.1.39"});
     let mut lines = String::new();
     for (n, mut v) in [
@@ -350,4 +360,40 @@ fn the_branch_list_and_the_agent_counts_follow_one_agent() {
         vec![("alpha".into(), 1, s(&["main"]))]
     );
     assert!(shape(Some(Agent::Codex)).is_empty());
+}
+
+/// What is checked out when a session long over is first read says nothing of it: it is not
+/// "ran while feat/x was checked out". A session read while it runs is.
+#[test]
+fn a_session_long_over_is_not_linked_to_the_branch_checked_out_when_it_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    git(&alpha, &["checkout", "-q", "-b", "feat/x"]);
+    let (cairn, transcripts) = claude_archive(tmp.path());
+    let march = "2026-03-01T10:00:00Z".parse().unwrap();
+    // Both say they ran on `main` (Claude records it); only the live one ran on feat/x.
+    session_at(&cairn, &transcripts, "old", &alpha, "main", march);
+    session(&cairn, &transcripts, "live", &alpha, "main");
+    let skim = |branch: &str| {
+        cairn
+            .skim(&SkimQuery {
+                target: Target::branch(branch),
+                include_weak: true,
+                limit: None,
+                repo_root: Some(alpha.to_string_lossy().into_owned()),
+                unplaced: false,
+                project: None,
+                published_in: None,
+                agent: None,
+            })
+            .unwrap()
+            .sessions
+            .iter()
+            .map(|s| s.previews.concat())
+            .collect::<Vec<_>>()
+    };
+    let on_x = skim("feat/x");
+    assert_eq!(on_x.len(), 1, "{on_x:?}");
+    assert!(on_x[0].contains("look around live"), "{on_x:?}");
+    assert_eq!(skim("main").len(), 2, "what each agent recorded stays");
 }

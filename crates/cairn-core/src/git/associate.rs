@@ -13,11 +13,15 @@
 //! | `change_committed` | yes | 0.9 | such a commit carries a change id (`Change-Id:` trailer, jj/GitButler header) |
 //! | `direct_transition` | yes | 0.8 | the session switched to the branch (`git checkout -b`, or HEAD moved between captures) |
 //! | `branch_recorded` | no | 0.5 | the agent recorded the branch on its records (Claude `gitBranch`, Codex `session_meta.git`) |
-//! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran |
+//! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran, within an hour of the last record it read |
 //!
 //! A person's word stands above all of these (`git/correct.rs`): a link they made has evidence
 //! `person` (strong, confidence 1.0, listed first) and no relink removes it; a target they
 //! unlinked gets no link from association again.
+//!
+//! A capture's snapshot (the branch checked out, a switch, dirty files promoted into a commit)
+//! is evidence only when the capture ran while its session did ([`LIVE_CAPTURE_SECS`]): a first
+//! `cairn sync` of a session long over says what is checked out today, not what it ran on.
 //!
 //! Weak links only mean "ran while the branch was checked out"; skim shows them only when
 //! asked. Links are derived from stored records, snapshots and the repository, incrementally (see
@@ -46,6 +50,10 @@ use crate::error::Result;
 const COMMIT_WINDOW_SECS: i64 = 2 * 24 * 3600;
 /// Clock skew allowed between a transcript and git.
 const SKEW_SECS: i64 = 3600;
+/// How long after a session's last record a capture's snapshot still tells what it ran on (the
+/// branch checked out, a switch, files promoted into a commit): a hook's or the watcher's
+/// capture comes within seconds; a later `cairn sync` of a session long over is not evidence.
+const LIVE_CAPTURE_SECS: i64 = 3600;
 /// How much later than a commit an edit may be timestamped and still count as part of it. Transcript and git
 /// clocks are the same machine's, so this only absorbs write-order jitter; an edit made after the commit
 /// was not committed in it.
@@ -1086,6 +1094,19 @@ fn edit_history<'c>(
     })
 }
 
+/// Whether capture `c` ran while its session was active: within [`LIVE_CAPTURE_SECS`] of the
+/// last record it read (a hook's or the watcher's capture), not a first read of a session long
+/// over. A session whose agent writes no times cannot tell, and counts as active.
+fn while_active(c: &archive::SnapshotCapture) -> bool {
+    match (
+        c.last_record_at.as_deref().and_then(epoch),
+        epoch(&c.captured_at),
+    ) {
+        (Some(last), Some(captured)) => captured - last <= LIVE_CAPTURE_SECS,
+        _ => true,
+    }
+}
+
 /// A capture's snapshot: (snapshot id, turn index, last ordinal, repository row, capture id).
 type CaptureSnapshot = (i64, Option<i64>, Option<i64>, i64, i64);
 
@@ -1104,6 +1125,11 @@ fn snapshot_links(
     let mut rows: Vec<CaptureSnapshot> = Vec::new();
     let mut repo_of: BTreeMap<i64, Option<i64>> = BTreeMap::new();
     for c in archive::snapshot_captures(conn, row, state.last_capture_id).map_err(db)? {
+        state.last_capture_id = state.last_capture_id.max(c.id);
+        if !while_active(&c) {
+            // What was checked out when a session long over was first read says nothing of it.
+            continue;
+        }
         let repo = match repo_of.get(&c.snapshot_id) {
             Some(repo) => *repo,
             None => {

@@ -278,6 +278,9 @@ pub struct SnapshotCapture {
     /// The turn the capture ended in (the last turn starting at or before its last record).
     pub turn_index: Option<i64>,
     pub last_ordinal: Option<i64>,
+    pub captured_at: String,
+    /// The time of the last record it read that has one (none: it read none with a time).
+    pub last_record_at: Option<String>,
 }
 
 /// The captures of `session` after capture `after` that recorded a snapshot, in order.
@@ -289,7 +292,11 @@ pub fn snapshot_captures(
     conn.prepare_cached(
         "SELECT c.id, c.snapshot_id, (SELECT t.turn_index FROM turns t WHERE t.session_id = c.session_id
                                 AND t.first_ordinal <= c.last_ordinal ORDER BY t.turn_index DESC LIMIT 1),
-                c.last_ordinal
+                c.last_ordinal, c.captured_at,
+                (SELECT r.timestamp FROM records r WHERE r.session_id = c.session_id
+                   AND r.ordinal BETWEEN c.first_ordinal AND c.last_ordinal
+                   AND r.timestamp IS NOT NULL
+                 ORDER BY r.ordinal DESC LIMIT 1)
          FROM captures c WHERE c.session_id = ?1 AND c.id > ?2 AND c.snapshot_id IS NOT NULL ORDER BY c.id",
     )?
     .query_map(params![session, after], |r| {
@@ -298,6 +305,8 @@ pub fn snapshot_captures(
             snapshot_id: r.get(1)?,
             turn_index: r.get(2)?,
             last_ordinal: r.get(3)?,
+            captured_at: r.get(4)?,
+            last_record_at: r.get(5)?,
         })
     })?
     .collect()

@@ -1,0 +1,11 @@
+-- Migration: a capture's snapshot is evidence only while its session runs.
+--
+-- Every capture's snapshot gave its session a `ran_on_branch` link to the branch checked out
+-- then, so a session long over, first read by a later `cairn sync`, was said to have "run while
+-- feat/x was checked out" for whatever feat/x was checked out that day (and its dirty files
+-- and branch switches were compared as the session's own). Association now skips a capture
+-- made more than an hour after the last record it read (`git::associate::while_active`).
+--
+-- Every session's association state is dropped so its next relink rebuilds its links without
+-- them (a person's links stay), and the migration's Rust half queues every session for it.
+DELETE FROM association_state;
