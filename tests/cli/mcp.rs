@@ -127,7 +127,7 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert_eq!(seen["tools"].as_array().unwrap().len(), 8);
 
-    // Reads wrote nothing; bad calls wrote nothing; one proposal (sent twice) and one
+    // Reads wrote nothing; bad calls wrote nothing; two proposals (one sent twice) and one
     // feedback were written.
     let after = [
         count(&db, "sessions"),
@@ -135,7 +135,17 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
         count(&db, "recall_entries"),
         count(&db, "recall_feedback"),
     ];
-    assert_eq!(after, [before[0], before[1], before[2] + 1, before[3] + 1]);
+    assert_eq!(after, [before[0], before[1], before[2] + 2, before[3] + 1]);
+    // Not one entry holds the secret, in any field (a control character after it included).
+    let holding: i64 = db
+        .query_row(
+            "SELECT count(*) FROM recall_entries
+             WHERE instr(title || body || trigger, ?1) > 0 OR instr(title || body || trigger, ?2) > 0",
+            [secret.as_str(), &format!("AKIA{}{}", "IOSFODNN7", "EXAMPLE")],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(holding, 0);
     let (state, body): (String, String) = db
         .query_row(
             "SELECT review_state, body FROM recall_entries WHERE id = ?1",

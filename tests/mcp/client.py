@@ -212,6 +212,16 @@ async def main():
             untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True})
             found = [e for e in untrusted["entries"] if e["id"] == p["entry_id"]]
             check(found and not found[0]["trusted"], "include_untrusted did not return the proposal, untrusted")
+            # A secret a control character ends (which cleaning would glue to the next word) is
+            # stored redacted: `ok` checks no answer carries it.
+            aws = "AKIA" + "IOSFODNN7" + "EXAMPLE"  # AWS documentation example key, built, not written
+            c.secrets.append(aws)
+            glued = await c.ok("recall_propose", dict(prop_args, title="Glued secret",
+                                                      body=f"the key {aws}\u0000nul and {secrets[0]}\u0000nul stay out",
+                                                      trigger=f"trig {aws}\u0007abc"))
+            await c.ok("recall_query", {"query": "glued secret", "include_untrusted": True})
+            await c.ok("recall_brief", {"query": "glued secret", "include_untrusted": True})
+            check(not glued["duplicate"], f"propose: {glued}")
 
             # Feedback refused (no such entry) does not use up the session's allowance of 100.
             for n in range(101):

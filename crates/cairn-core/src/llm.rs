@@ -41,10 +41,7 @@ pub use outbound::Outbound;
 /// the terminal and `recall_extract_runs`. Redacted whole, before any cut, so a secret is never
 /// cut into a piece the redactor no longer recognises.
 pub(crate) fn redacted(text: &str) -> String {
-    let clean = crate::text::printable(text);
-    crate::archive::redact::Redactor::global()
-        .redact_text(&clean, "", &mut Vec::new())
-        .into_owned()
+    crate::archive::redact::Redactor::global().redact_printable(text, "", &mut Vec::new())
 }
 
 /// [`redacted`], then one line of at most `max` characters.

@@ -299,6 +299,14 @@ impl Redactor {
         Cow::Owned(apply(s, &hits))
     }
 
+    /// `s` as a reader is shown it ([`crate::text::printable`]), its secrets redacted: read as
+    /// written first, since a control character a reader is not shown can end a key that the
+    /// cleaned text glues to the next word (`AKIA…\0abc` shows as `AKIA…abc`, which no rule
+    /// reads as a key). Every text that is cleaned and redacted goes through here.
+    pub fn redact_printable(&self, s: &str, field: &str, out: &mut Vec<Finding>) -> String {
+        crate::text::printable(&self.redact_text(s, field, out))
+    }
+
     /// Redact every string (and object key) in `v` in place. Findings carry the JSON pointer of
     /// their string. Returns whether anything changed.
     pub fn redact_json(&self, v: &mut Value, out: &mut Vec<Finding>) -> bool {
@@ -399,7 +407,7 @@ impl Redactor {
         home: Option<&str>,
         out: &mut Vec<Finding>,
     ) -> String {
-        let cleaned = crate::text::printable(s);
+        let cleaned = self.redact_printable(s, "", out);
         let s = cleaned.as_str();
         let repo_root = repo_root
             .map(|r| r.trim_end_matches('/'))
@@ -1282,6 +1290,34 @@ mod tests {
 
     fn rules_in(s: &str) -> Vec<&'static str> {
         r().scan_text(s).iter().map(|f| f.rule).collect()
+    }
+
+    /// A control character a reader is not shown ends a key where it stands; cleaned first, the
+    /// key would run into the next word and no rule would read it.
+    #[test]
+    fn a_key_a_hidden_control_ends_is_redacted_before_the_text_is_cleaned() {
+        for raw in [
+            "trig AKIAIOSFODNN7EXAMPLE\u{0}nul",
+            "trig AKIAIOSFODNN7EXAMPLE\u{7}nul",
+            "trig AKIAIOSFODNN7EXAMPLE\u{1b}[0mnul",
+            "t ghp_0123456789abcdefghijklmnopqrstuvwxyz\u{85}xyz",
+        ] {
+            let shown = crate::text::printable(raw);
+            let mut found = Vec::new();
+            let out = r().redact_printable(raw, "f", &mut found);
+            assert!(out.contains("[REDACTED:"), "{raw:?} -> {out:?}");
+            assert!(!found.is_empty());
+            assert!(!out.contains("AKIAIOSFODNN7EXAMPLE") && !out.contains("ghp_0123"));
+            assert_eq!(out, crate::text::printable(&out), "cleaned");
+            // Cleaned first, the rules miss it: the case this order is for.
+            assert!(!redact(&shown).contains("[REDACTED:"), "{shown:?}");
+            let mut found = Vec::new();
+            let leaving = r().outbound_text(raw, None, None, &mut found);
+            assert!(
+                leaving.contains("[REDACTED:"),
+                "outbound {raw:?} -> {leaving:?}"
+            );
+        }
     }
 
     /// `outbound_text` for Ann (repo `/home/ann/repo`, home `/home/ann`), checked idempotent.

@@ -91,10 +91,13 @@ pub fn person() -> String {
 pub fn clean_reason(reason: Option<&str>) -> Option<String> {
     reason
         .map(|r| {
-            let line = crate::text::one_line(r, REASON_MAX_CHARS);
-            crate::archive::redact::Redactor::global()
-                .redact_text(&line, "reason", &mut Vec::new())
-                .into_owned()
+            // Redacted whole before the cut, so no piece of a secret is left unrecognised.
+            let redacted = crate::archive::redact::Redactor::global().redact_printable(
+                r,
+                "reason",
+                &mut Vec::new(),
+            );
+            crate::text::one_line(&redacted, REASON_MAX_CHARS)
         })
         .filter(|r| !r.is_empty())
 }

@@ -340,10 +340,8 @@ impl PublishedSession {
         time(&mut s.started_at);
         time(&mut s.updated_at);
         let clean = |t: &mut String| {
-            let shown = printable(t);
-            *t = crate::archive::redact::Redactor::global()
-                .redact_text(&shown, "", &mut Vec::new())
-                .into_owned();
+            *t =
+                crate::archive::redact::Redactor::global().redact_printable(t, "", &mut Vec::new());
         };
         for t in [&mut s.title, &mut s.project].into_iter().flatten() {
             clean(t);

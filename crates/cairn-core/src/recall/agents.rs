@@ -86,9 +86,7 @@ pub struct ProposedBy {
 
 /// Cleaned, redacted, length-checked text from an agent. Empty stays empty.
 fn agent_text(field: &str, text: &str, max: usize) -> Result<String> {
-    let cleaned = crate::text::printable(text);
-    let cleaned = cleaned.trim();
-    let chars = cleaned.chars().count();
+    let chars = crate::text::printable(text).trim().chars().count();
     if chars > max {
         return Err(Error::Invalid(format!(
             "`{field}` is {chars} characters; at most {max} are accepted"
@@ -96,8 +94,9 @@ fn agent_text(field: &str, text: &str, max: usize) -> Result<String> {
     }
     let mut findings = Vec::new();
     Ok(Redactor::global()
-        .redact_text(cleaned, field, &mut findings)
-        .into_owned())
+        .redact_printable(text, field, &mut findings)
+        .trim()
+        .to_owned())
 }
 
 /// An agent-given identifier (session, turn, client): one line, printable, at most 200 chars.

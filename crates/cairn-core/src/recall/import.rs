@@ -348,9 +348,8 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
     // The other fields name a place or a tool: cleaned, their secrets redacted, paths kept.
     let meta = |key: &str| -> Result<Option<String>> {
         Ok(string(&v, key)?.map(|s| {
-            let s = crate::text::printable(&s);
             crate::archive::redact::Redactor::global()
-                .redact_text(&s, key, &mut Vec::new())
+                .redact_printable(&s, key, &mut Vec::new())
                 .trim()
                 .to_owned()
         }))

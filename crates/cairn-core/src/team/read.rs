@@ -809,10 +809,8 @@ fn why_of(r: &Row, at: usize) -> TeamWhy {
 pub fn cell(r: &Row, i: usize, max: usize) -> Option<String> {
     let raw: Option<String> = r.try_get(i).ok().flatten();
     raw.map(|s| {
-        let shown = crate::text::printable(&s);
-        let mut s = crate::archive::redact::Redactor::global()
-            .redact_text(&shown, "", &mut Vec::new())
-            .into_owned();
+        let mut s =
+            crate::archive::redact::Redactor::global().redact_printable(&s, "", &mut Vec::new());
         if s.len() > max {
             let mut end = max;
             while !s.is_char_boundary(end) {

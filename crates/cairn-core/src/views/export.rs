@@ -456,11 +456,8 @@ pub fn trajectory_value(
 /// ([`crate::text::printable`]), secrets redacted, the home directory written as `~` where it
 /// starts a path. Returns whether the home directory was seen.
 pub fn clean_text(s: &str, home: Option<&str>) -> (String, bool) {
-    let printable = crate::text::printable(s);
     let mut found = Vec::new();
-    let redacted = Redactor::global()
-        .redact_text(&printable, "", &mut found)
-        .into_owned();
+    let redacted = Redactor::global().redact_printable(s, "", &mut found);
     match home
         .map(|h| h.trim_end_matches('/'))
         .filter(|h| h.len() > 1)
