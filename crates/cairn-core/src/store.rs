@@ -13,6 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// How long a statement waits for another writer's lock before it fails: writers queue.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
@@ -175,11 +178,20 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Run `f` on this connection waiting at most `wait` for another writer's lock (a write
+    /// that may be skipped, such as a ledger line, need not queue behind a long sync).
+    pub fn waiting_at_most<T>(&self, wait: Duration, f: impl FnOnce(&Connection) -> T) -> T {
+        let _ = self.conn.busy_timeout(wait);
+        let out = f(&self.conn);
+        let _ = self.conn.busy_timeout(BUSY_TIMEOUT);
+        out
+    }
+
     fn configure(&self, read_only: bool) -> Result<()> {
         rank::register(&self.conn).map_err(|e| self.err(e))?;
         // A busy timeout instead of "database is locked": writers queue behind each other.
         self.conn
-            .busy_timeout(Duration::from_secs(30))
+            .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.err(e))?;
         let pragmas = if read_only {
             "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"

@@ -47,6 +47,9 @@ impl Cairn {
         })
     }
 
+    /// How long an agent's Recall answer waits to be written in the ledger.
+    const LEDGER_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
     /// A Recall query or brief asked by an agent: answered from the read connection, recorded
     /// in the ledger (marked `via = 'mcp'`) through `writer` when there is one.
     pub fn agent_recall_query(
@@ -60,14 +63,19 @@ impl Cairn {
             self.recall_answer(&store, req)?
         };
         if let Some(w) = writer {
-            match recall::ledger::record_response(
-                w.store.conn(),
-                req,
-                &resp,
-                surface,
-                "mcp",
-                &crate::clock::now(),
-            ) {
+            // The answer does not wait on the ledger: while a sync holds the write lock the
+            // line is skipped (no `query_id`), not queued for up to the writers' 30 s.
+            let recorded = w.store.waiting_at_most(Self::LEDGER_WAIT, |conn| {
+                recall::ledger::record_response(
+                    conn,
+                    req,
+                    &resp,
+                    surface,
+                    "mcp",
+                    &crate::clock::now(),
+                )
+            });
+            match recorded {
                 Ok(id) => resp.query_id = Some(id),
                 Err(e) => tracing::warn!("recall ledger: {e}"),
             }
