@@ -75,6 +75,39 @@ fn a_payload_the_hook_cannot_read_is_said_and_the_agent_goes_on() {
     }
 }
 
+/// While another process holds the capture (a long sync), the hook does not keep the agent
+/// waiting: it says so and exits 0, and the next hook captures the turn.
+#[test]
+fn a_hook_does_not_wait_for_a_long_capture_and_the_next_one_reads_the_turn() {
+    let env = Env::new();
+    let outside = transcript_outside(&env);
+    let project = env.claude().join("-home-USER-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let inside = project.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    std::fs::copy(&outside, &inside).unwrap();
+    std::fs::create_dir_all(env.data()).unwrap();
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.data().join("capture.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    let payload = json!({"transcript_path": inside, "cwd": env.root.path()});
+    let out = hook(&env, None, &payload);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("captured by the next hook or sync"),
+        "{stderr}"
+    );
+    assert_eq!(env.json(&["sessions"]), json!([]));
+    held.unlock().unwrap();
+    let out = hook(&env, None, &payload);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
+}
+
 /// Every file under `dir` (none when it does not exist).
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -640,6 +640,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Err(refused @ cairn_core::Error::HookRefused { .. }) => {
                     say_err!("cairn: {}", render::clean(&refused.to_string()));
                 }
+                // A long sync holds the capture: the agent does not wait for it, and the next
+                // hook or sync reads what this turn wrote.
+                Err(busy @ cairn_core::Error::Locked { .. }) => {
+                    say_err!(
+                        "cairn: {}; this turn is captured by the next hook or sync",
+                        render::clean(&busy.to_string())
+                    );
+                }
                 other => {
                     other?;
                 }

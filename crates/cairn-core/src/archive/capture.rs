@@ -179,6 +179,25 @@ impl CaptureLock {
         Ok(LockGuard { file: &self.file })
     }
 
+    /// Take the lock, waiting at most `wait` for another process to release it, else
+    /// [`Error::Locked`] saying `what` is running there.
+    pub(crate) fn lock_within(
+        &self,
+        data_dir: &Path,
+        what: &str,
+        wait: std::time::Duration,
+    ) -> Result<LockGuard<'_>> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match self.try_lock(data_dir, what) {
+                Err(Error::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                taken => return taken,
+            }
+        }
+    }
+
     /// Take the lock if no other process holds it, else [`Error::Locked`] saying `what` is
     /// running there.
     pub(crate) fn try_lock(&self, data_dir: &Path, what: &str) -> Result<LockGuard<'_>> {
@@ -401,7 +420,12 @@ impl Tally {
     }
 }
 
-/// Capture a few files in this thread, holding the lock throughout (the hook path).
+/// How long a hook waits for another capture (a sync) to release the lock: an agent waits on
+/// its hook. A capture the hook gives up is made by the next hook or sync (the file stays).
+const HOOK_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Capture a few files in this thread, holding the lock throughout (the hook path, which
+/// waits at most [`HOOK_LOCK_WAIT`] for it: [`Error::Locked`] after that).
 pub(crate) fn capture_files(
     store: &mut Store,
     data_dir: &Path,
@@ -409,7 +433,10 @@ pub(crate) fn capture_files(
     trigger: Trigger,
 ) -> Result<(SyncReport, Touched)> {
     let lock = CaptureLock::open(data_dir)?;
-    let _guard = lock.lock()?;
+    let _guard = match trigger {
+        Trigger::Hook => lock.lock_within(data_dir, "another capture", HOOK_LOCK_WAIT)?,
+        Trigger::Sync | Trigger::Reindex => lock.lock()?,
+    };
     let mut tally = Tally::default();
     let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
     for file in &kept {
