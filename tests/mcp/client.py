@@ -260,6 +260,18 @@ async def main():
             # No vectors in this archive: the agent is told, in the answer, to search by words.
             await c.refused("search", {"query": "phoenix", "mode": "hybrid"}, "lexical")
 
+            # A session proposes at most 20 entries, even sent all at once (two were made above,
+            # and the refused ones above took none).
+            async def attempt(n):
+                try:
+                    res = await c.session.call_tool("recall_propose", dict(
+                        prop_args, title=f"Parallel proposal {n}", body=f"Parallel body number {n}"))
+                    return not res.is_error
+                except MCPError:
+                    return False
+            made = await asyncio.gather(*(attempt(n) for n in range(30)))
+            check(sum(made) == 18, f"{sum(made)} of 30 proposals sent at once were kept; the cap leaves 18")
+
             still = await c.ok("search", {"query": "phoenix", "limit": 1})
             check(still["hits"], "the server stopped answering after bad input")
             # JSON Schema's integer: a number without a fraction, however written.

@@ -1153,7 +1153,7 @@ impl Server {
             evidence,
         };
         {
-            let counts = self.session.counts();
+            let mut counts = self.session.counts();
             if counts.proposals >= MAX_PROPOSALS {
                 return Err(ErrorData::invalid_request(
                     format!(
@@ -1162,15 +1162,24 @@ impl Server {
                     None,
                 ));
             }
+            // Taken before the write, so proposals sent at once cannot pass the cap together;
+            // given back when the proposal is refused or was one already made.
+            counts.proposals += 1;
         }
+        let give_back = || {
+            let mut counts = self.session.counts();
+            counts.proposals = counts.proposals.saturating_sub(1);
+        };
         let cairn = &self.session.cairn;
         let out = self
             .session
             .with_writer(|w| cairn.agent_propose(w, &proposal, &who))
-            .map_err(|e| self.fail(e))?;
-        if !out.duplicate {
-            let mut counts = self.session.counts();
-            counts.proposals += 1;
+            .map_err(|e| {
+                give_back();
+                self.fail(e)
+            })?;
+        if out.duplicate {
+            give_back();
         }
         self.single(json!({
             "entry_id": out.entry_id,
