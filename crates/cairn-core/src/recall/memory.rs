@@ -32,8 +32,10 @@ pub struct Place {
 }
 
 /// The repository around `cwd` (the nearest ancestor holding `.git`) and its branch, read from
-/// `HEAD` without running git. `None` outside a repository.
+/// `HEAD` without running git. `None` outside a repository. A relative `cwd` (`.`, the hook's
+/// `-C` default) or one with `..` in it is read from the current folder, `..` taken off by name.
 pub fn place(cwd: &Path) -> Option<Place> {
+    let cwd = lexical(&std::path::absolute(cwd).ok()?);
     let root = cwd.ancestors().find(|a| a.join(".git").exists())?;
     let project = root.file_name()?.to_string_lossy().into_owned();
     Some(Place {
@@ -41,6 +43,21 @@ pub fn place(cwd: &Path) -> Option<Place> {
         root: root.to_owned(),
         branch: head_branch(root),
     })
+}
+
+/// `path` (absolute) with its `.` and `..` components resolved by name, as a shell's `cd` does.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// A small file's text (`HEAD`, a `.git` file): at most 4 KiB, so a hostile one cannot make
@@ -157,6 +174,12 @@ mod tests {
         let p = place(&repo.join("src/deep")).unwrap();
         assert_eq!(p.project, "shop");
         assert_eq!(p.branch.as_deref(), Some("feat/cart"));
+        // A folder named through `..` is the folder it names (its name is not `..`).
+        let p = place(&repo.join("src/..")).unwrap();
+        assert_eq!(
+            (p.project.as_str(), p.root.as_path()),
+            ("shop", repo.as_path())
+        );
 
         let wt = dir.path().join("shop-wt");
         std::fs::create_dir_all(repo.join(".git/worktrees/wt")).unwrap();
