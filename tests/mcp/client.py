@@ -181,7 +181,7 @@ async def main():
             check(head["kind"] == "commit" and head["commits"][0]["subject"] == "init" and head["sessions"] == [],
                   f"why HEAD: {head}")
             await c.error("why", {"target": "../../../../../../etc/passwd:1"}, "outside the repository")
-            await c.error("why", {"target": "x\u001b[2J"}, "control characters")
+            await c.error("why", {"target": "x\u001b[2J"}, "control or invisible characters")
             await c.error("why", {"target": "x", "limit": 100}, "limit")
 
             # Recall: trusted only by default; the proposal.

@@ -29,8 +29,8 @@ pub fn parse(text: &str) -> Result<Address, String> {
             text.len()
         ));
     }
-    if text.chars().any(char::is_control) {
-        return Err("the address contains control characters".into());
+    if unseen(text) {
+        return Err("the address contains control or invisible characters".into());
     }
     let rest = match text.strip_prefix("cairn://") {
         Some(rest) => rest.strip_prefix("session/").ok_or_else(|| {
@@ -101,12 +101,19 @@ pub fn turn_link(session_key: &str, turn_index: u32) -> String {
     format!("cairn://session/{session_key}?turn={turn_index}")
 }
 
+/// Whether an agent's argument holds what a reader is not shown: a control character, a bidi
+/// control or an invisible break ([`cairn_core::text::hidden`]). `ma\u{202e}in` reads as a
+/// branch name it is not; refused rather than cleaned into another one.
+pub fn unseen(text: &str) -> bool {
+    text.chars().any(char::is_control) || !cairn_core::text::hidden(text).is_empty()
+}
+
 /// A skim target from what an agent wrote: a PR (`#123`, `123`, a PR URL), a change
 /// (`change:<id>`), a review (`review:<id>`), or else a branch (`branch:` optional).
 pub fn target(text: &str) -> Result<Target, String> {
     let t = text.trim();
-    if t.len() > MAX_ADDRESS || t.chars().any(char::is_control) {
-        return Err("the target is too long or contains control characters".into());
+    if t.len() > MAX_ADDRESS || unseen(t) {
+        return Err("the target is too long or contains control or invisible characters".into());
     }
     let parsed = if pr_number_of(t).is_some() {
         Target::parse(TargetKind::Review, t)

@@ -302,7 +302,7 @@ pub struct RecallQueryArgs {
     /// Only entries of this type.
     #[serde(rename = "type", default)]
     pub entry_type: Option<TypeArg>,
-    /// Only entries of this project (repository directory name).
+    /// Only entries of this project (the repository directory name or path).
     #[serde(default)]
     pub repo: Option<String>,
     /// Only entries about this branch.
@@ -336,7 +336,7 @@ pub struct RecallBriefArgs {
     /// Also pack entries no person has reviewed yet. Default: only trusted entries.
     #[serde(default)]
     pub include_untrusted: bool,
-    /// Only entries of this project (repository directory name).
+    /// Only entries of this project (the repository directory name or path).
     #[serde(default)]
     pub repo: Option<String>,
     /// Only entries about this branch.
@@ -435,11 +435,23 @@ fn offset(tool: &str, cursor: Option<&str>) -> Result<usize, ErrorData> {
 fn short(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
     match v.map(str::trim).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(v) if v.len() > 512 || v.chars().any(char::is_control) => Err(invalid(format!(
-            "`{field}` must be one line of at most 512 bytes without control characters"
+        Some(v) if v.len() > 512 || address::unseen(v) => Err(invalid(format!(
+            "`{field}` must be one line of at most 512 bytes without control or invisible characters"
         ))),
         Some(v) => Ok(Some(v.to_owned())),
     }
+}
+
+/// Optional project argument: a repository's directory name, or its path (a session's project
+/// is its repository's directory name, so a path is read as its last folder).
+fn project(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
+    Ok(short(field, v)?.map(|p| {
+        let name = p.trim_end_matches('/');
+        match name.rsplit_once('/') {
+            Some((_, last)) if !last.is_empty() => last.to_owned(),
+            _ => p,
+        }
+    }))
 }
 
 /// Optional agent argument: one of the core's agent names (the list `--agent` takes in the
@@ -602,7 +614,7 @@ impl Server {
         limit: usize,
     ) -> Result<recall::store::Filters, ErrorData> {
         Ok(recall::store::Filters {
-            project: short("repo", repo)?,
+            project: project("repo", repo)?,
             git_branch: short("branch", branch)?,
             agent: agent(agent_name)?,
             entry_type: entry_type.map(Into::into),
@@ -877,7 +889,7 @@ impl Server {
                 text: a.query.clone(),
                 agent,
                 branch: short("branch", a.branch.as_deref())?,
-                project: short("repo", a.repo.as_deref())?,
+                project: project("repo", a.repo.as_deref())?,
                 since: short("since", a.since.as_deref())?,
                 until: short("until", a.until.as_deref())?,
                 limit: Some((offset + limit + 1) as u32),
@@ -932,9 +944,9 @@ impl Server {
                 "`target` is empty; give a commit, a path with lines, or a description",
             ));
         }
-        if target.len() > 1_000 || target.chars().any(char::is_control) {
+        if target.len() > 1_000 || address::unseen(target) {
             return Err(invalid(
-                "`target` must be one line of at most 1000 bytes without control characters",
+                "`target` must be one line of at most 1000 bytes without control or invisible characters",
             ));
         }
         let answer = self

@@ -272,6 +272,53 @@ fn skim_lists_the_sessions_of_the_repository_the_server_runs_in() {
     }
 }
 
+/// What a reader is not shown (a bidi override, a zero-width space) in a target or a filter
+/// would make it read as a name it is not: refused, never cleaned into another name.
+#[test]
+fn an_argument_with_invisible_characters_is_refused() {
+    let f = fixture();
+    for target in ["ma\u{202e}in", "ma\u{200b}in", "main\u{2066}"] {
+        let refused = skim(&f.server, json!({"target": target})).unwrap_err();
+        assert!(
+            refused.message.contains("invisible characters"),
+            "{target:?}: {}",
+            refused.message
+        );
+    }
+    let branch = f
+        .server
+        .search(args(json!({"query": "parser", "branch": "ma\u{202e}in"})).unwrap())
+        .unwrap_err();
+    assert!(branch.message.contains("`branch`"), "{}", branch.message);
+    let why = f
+        .server
+        .why(args(json!({"target": "src/lib.rs\u{202e}"})).unwrap())
+        .unwrap_err();
+    assert!(why.message.contains("invisible"), "{}", why.message);
+}
+
+/// A repository given by its path finds what its directory name finds (a session's project is
+/// that name).
+#[test]
+fn search_takes_a_repository_by_name_or_by_path() {
+    let f = fixture();
+    let hits = |repo: &str| {
+        body(
+            f.server
+                .search(args(json!({"query": "tidied", "repo": repo})).unwrap()),
+        )["hits"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let repo = f._tmp.path().join("repo");
+    let by_name = hits("repo");
+    assert!(by_name > 0);
+    assert_eq!(hits(&repo.to_string_lossy()), by_name);
+    assert_eq!(hits(&format!("{}/", repo.display())), by_name);
+    assert_eq!(hits("elsewhere"), 0);
+}
+
 #[test]
 fn a_hostile_agent_argument_is_refused_with_the_known_names() {
     let f = fixture();
@@ -292,7 +339,7 @@ fn a_hostile_agent_argument_is_refused_with_the_known_names() {
     // A control character is refused before any lookup; nothing of it comes back.
     let escape = skim(&f.server, json!({"agent": "claude\u{1b}[2J"})).unwrap_err();
     assert!(
-        escape.message.contains("control characters"),
+        escape.message.contains("control or invisible characters"),
         "{}",
         escape.message
     );
