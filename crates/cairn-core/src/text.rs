@@ -388,7 +388,10 @@ mod tests {
             .collect();
         assert_eq!(printable(&format!("ok{smuggled} done")), "ok done");
         let scotland = "\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}";
-        assert_eq!(printable(&format!("a {scotland} b")), format!("a {scotland} b"));
+        assert_eq!(
+            printable(&format!("a {scotland} b")),
+            format!("a {scotland} b")
+        );
         // Not after the flag, or without the cancel tag: cut.
         assert_eq!(printable("x\u{e0067}\u{e0062}\u{e007f}y"), "xy");
         assert_eq!(printable("\u{1f3f4}\u{e0067}\u{e0062}z"), "\u{1f3f4}z");

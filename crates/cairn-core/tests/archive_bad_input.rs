@@ -148,6 +148,56 @@ fn a_malformed_middle_line_is_a_warning_and_the_rest_is_kept() {
     assert_eq!(cairn.session(&s.session_key).unwrap().warnings.len(), 1);
 }
 
+/// A line that is JSON but no record (an array serde would read as a record field by field,
+/// a user line whose message is null or a list) is a warning that says what it was, and the
+/// lines around it are read.
+#[test]
+fn a_line_of_another_json_shape_is_a_warning_that_says_so() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = src.path().join("s.jsonl");
+    let user = |message: &str| {
+        format!(
+            "{{\"type\":\"user\",\"uuid\":\"m{}\",\"sessionId\":\"bad-shapes\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{message}}}",
+            message.len()
+        )
+    };
+    let text = [
+        claude_line(0, "first"),
+        r#"["user","2026-01-01T00:00:00Z"]"#.to_owned(),
+        "42".to_owned(),
+        user("null"),
+        user(r#"["user","hello"]"#),
+        claude_line(5, "last"),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&path, text).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let report = support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    assert_eq!(report.records_added, 2, "{:?}", report.warnings);
+    let said: Vec<(Option<u32>, &str)> = report
+        .warnings
+        .iter()
+        .map(|w| (w.line, w.message.as_str()))
+        .collect();
+    assert_eq!(said.len(), 4, "{said:?}");
+    assert!(
+        said[0].1.contains("a JSON array, not an object"),
+        "{said:?}"
+    );
+    assert!(
+        said[1].1.contains("a JSON number, not an object"),
+        "{said:?}"
+    );
+    assert!(said[2].1.contains("without a message object"), "{said:?}");
+    assert!(said[3].1.contains("without a message object"), "{said:?}");
+    assert!(
+        said.iter().all(|(_, m)| !m.contains("RFC 3339")),
+        "{said:?}"
+    );
+}
+
 #[test]
 fn a_truncated_last_line_is_skipped_now_and_ingested_when_complete() {
     let src = tempfile::tempdir().unwrap();

@@ -329,7 +329,14 @@ pub(super) fn parse_into(
     readable: &str,
     out: &mut LineOutput,
 ) {
-    let mut parsed = parser.parse_line(readable, out);
+    // A JSON value that is not an object would be read by a parser's struct positionally (an
+    // array's first string taken for the record's type): it is no record.
+    let mut parsed = match not_an_object(batch.agent, readable) {
+        Some(kind) => Err(<serde_json::Error as serde::de::Error>::custom(format!(
+            "the line is a JSON {kind}, not an object"
+        ))),
+        None => parser.parse_line(readable, out),
+    };
     if parsed.is_err()
         && let Some(whole) = json_text::record_after_cut(readable)
     {
@@ -369,6 +376,25 @@ pub(super) fn parse_into(
             };
             batch.warnings.push((Some(line_no), format!("{what}: {e}")));
         }
+    }
+}
+
+/// What JSON value a line of an agent that writes JSON objects holds when it is not an object
+/// (`None` for an object, a line that is not JSON, or an agent whose lines are not JSON).
+fn not_an_object(agent: Agent, line: &str) -> Option<&'static str> {
+    if !sources::lines_are_json(agent) || line.trim_start().starts_with('{') {
+        return None;
+    }
+    // Not JSON at all is the parser's "malformed JSON" (rare: only such lines parse twice).
+    serde_json::from_str::<serde::de::IgnoredAny>(line).ok()?;
+    match line.trim_start().bytes().next()? {
+        b'{' => None,
+        b'[' => Some("array"),
+        b'"' => Some("string"),
+        b'-' | b'0'..=b'9' => Some("number"),
+        b't' | b'f' => Some("boolean"),
+        b'n' => Some("null"),
+        _ => None,
     }
 }
 

@@ -128,6 +128,11 @@ impl ClaudeParser {
     }
 
     fn message_line(&mut self, line: RawLine<'_>, kind: &str, base: Record, out: &mut LineOutput) {
+        if line.message.is_none() {
+            out.warnings.push(format!(
+                "a {kind} line without a message object: nothing read from it"
+            ));
+        }
         let message = line.message.unwrap_or_default();
         let role = message.role.as_deref().unwrap_or(kind).to_owned();
         if kind == "assistant"
@@ -541,7 +546,7 @@ struct RawLine<'a> {
         deserialize_with = "lenient::bool"
     )]
     is_compact_summary: Option<bool>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
     message: Option<Message<'a>>,
     #[serde(borrow, default, deserialize_with = "lenient::str")]
     subtype: Option<Cow<'a, str>>,
