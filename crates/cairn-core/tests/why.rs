@@ -599,8 +599,22 @@ fn hostile_targets_are_refused_before_git_sees_them() {
     ] {
         assert_eq!(kind(bad), ErrorKind::Invalid, "{bad}");
     }
+    // A line past the end says how many the file has, not git's "fatal: …"; a range that runs
+    // past it is the lines it has; a number past any file's says so.
     let past = ask("README.md:4000-4001").unwrap_err().to_string();
-    assert!(past.contains("only"), "{past}");
+    assert!(
+        past.contains("README.md has no line 4000 (it has"),
+        "{past}"
+    );
+    assert!(!past.contains("fatal"), "{past}");
+    let has = std::fs::read_to_string(w.repo.join("README.md"))
+        .unwrap()
+        .lines()
+        .count();
+    let runs_past = ask(&format!("README.md:1-{}", has + 50)).unwrap();
+    assert_eq!(runs_past.kind, WhyKind::Lines);
+    let huge = ask("README.md:99999999999").unwrap_err().to_string();
+    assert!(huge.contains("past the end of any file"), "{huge}");
     // Options and control sequences never reach git as options; a description is cleaned.
     assert_eq!(kind("--output=/tmp/x"), ErrorKind::NotFound);
     assert_eq!(ask("--help").unwrap().kind, WhyKind::Description);
@@ -986,6 +1000,16 @@ fn a_file_not_committed_yet_is_explained_not_refused() {
     }
     let past = ask("fresh.txt:9").unwrap_err().to_string();
     assert!(past.contains("has no line 9 (it has 2 lines)"), "{past}");
+    // A last line without its newline is a line.
+    std::fs::write(
+        w.repo.join("unended.txt"),
+        "one
+two",
+    )
+    .unwrap();
+    assert!(ask("unended.txt:2").is_ok());
+    let past = ask("unended.txt:3").unwrap_err().to_string();
+    assert!(past.contains("(it has 2 lines)"), "{past}");
     // A name with a space is a path when it names a file, not words to search for.
     std::fs::write(w.repo.join("my notes.txt"), "one\n").unwrap();
     let spaced = ask("my notes.txt:1").unwrap();

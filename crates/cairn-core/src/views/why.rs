@@ -204,6 +204,14 @@ pub enum Target {
     Description(String),
 }
 
+/// A line asked about that `path`, of `has` lines, does not have.
+fn no_line(path: &str, line: u32, has: impl TryInto<i128>) -> Error {
+    Error::Invalid(format!(
+        "{path} has no line {line} (it has {}); ask about a line it has",
+        crate::text::plural(has, "line")
+    ))
+}
+
 /// `<path>:<a>` or `<path>:<a>-<b>` split into the path and the range; a range that does not
 /// read as one is an error (not a description), so a typo is not searched for.
 pub fn split_range(input: &str) -> Result<(&str, Option<(u32, u32)>)> {
@@ -223,8 +231,16 @@ pub fn split_range(input: &str) -> Result<(&str, Option<(u32, u32)>)> {
         Some((a, b)) => (a, b),
         None => (spec, spec),
     };
-    let a: u32 = a.parse().map_err(|_| bad())?;
-    let b: u32 = b.parse().map_err(|_| bad())?;
+    let number = |n: &str| -> Result<u32> {
+        n.parse().map_err(|_| match n.parse::<u128>() {
+            Ok(_) => Error::Invalid(format!(
+                "line {n} is past the end of any file (at most {})",
+                u32::MAX
+            )),
+            Err(_) => bad(),
+        })
+    };
+    let (a, b) = (number(a)?, number(b)?);
     if a == 0 || b < a {
         return Err(bad());
     }
@@ -764,7 +780,15 @@ impl<'a> Why<'a> {
     /// wrote it.
     pub fn lines(&mut self, path: &str, range: Option<(u32, u32)>) -> Result<Vec<u32>> {
         let (start, end) = match range {
-            Some(r) => r,
+            // A range past the file's end is the file's lines in it; one starting past the end
+            // has none (git's own refusal names no fix).
+            Some((start, end)) => {
+                let has = self.line_count(path)?;
+                if start > has {
+                    return Err(no_line(path, start, has));
+                }
+                (start, end.min(has))
+            }
             None => (
                 1,
                 self.line_count(path)?
@@ -960,10 +984,7 @@ impl<'a> Why<'a> {
             })
             .collect();
         if lines.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{path} has no line {start} (it has {}); ask about a line it has",
-                crate::text::plural(has, "line")
-            )));
+            return Err(no_line(path, start, has));
         }
         Ok(lines)
     }
@@ -974,7 +995,10 @@ impl<'a> Why<'a> {
             path: full.clone(),
             source: e,
         })?;
-        Ok(u32::try_from(text.iter().filter(|b| **b == b'\n').count().max(1)).unwrap_or(u32::MAX))
+        // A last line without its newline is a line too.
+        let lines = text.iter().filter(|b| **b == b'\n').count()
+            + usize::from(text.last().is_some_and(|b| *b != b'\n'));
+        Ok(u32::try_from(lines.max(1)).unwrap_or(u32::MAX))
     }
 
     /// The sessions found, most confident first, at most `limit`.
