@@ -442,6 +442,32 @@ fn short(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
     }
 }
 
+/// A core error's message as an agent can act on it: the core names the CLI's commands and
+/// flags (`cairn sessions`, `cairn show <key>`, `-C`, `--mode lexical`), an agent has tools and
+/// their arguments.
+fn for_agents(msg: &str) -> String {
+    const FIND: &str = "find sessions with the `skim` or `search` tool";
+    const REPO: &str = "the server reads the repository it was started in (`cairn mcp -C <dir>`)";
+    let mut m = msg
+        .replace("--mode lexical", "`\"mode\": \"lexical\"`")
+        .replace("find sessions with `cairn sessions` or `cairn skim`", FIND)
+        .replace("list sessions with `cairn sessions`", FIND)
+        .replace("find sessions with `cairn sessions`", FIND)
+        .replace("use -C to choose a repository", REPO)
+        .replace("use -C to choose one", REPO);
+    // `cairn show <key> [--turn <n>]`: the `show` tool on the session's address.
+    while let Some(at) = m.find("`cairn show") {
+        let Some(len) = m[at + 1..].find('`') else {
+            break;
+        };
+        m.replace_range(
+            at..at + len + 2,
+            "`show` on the session's address (`cairn://session/<key>?turn=<n>`)",
+        );
+    }
+    m
+}
+
 /// Optional project argument: a repository's directory name, or its path (a session's project
 /// is its repository's directory name, so a path is read as its last folder).
 fn project(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
@@ -486,10 +512,7 @@ impl Server {
             Some(hint) => format!("{e}; {hint}"),
             None => e.to_string(),
         };
-        // The core names the CLI's flag; an agent passes the tool's argument.
-        let msg = self
-            .out()
-            .text(&msg.replace("--mode lexical", "`\"mode\": \"lexical\"`"));
+        let msg = self.out().text(&for_agents(&msg));
         match kind {
             ErrorKind::NotFound => ErrorData::resource_not_found(msg, None),
             ErrorKind::Invalid => ErrorData::invalid_params(msg, None),

@@ -297,6 +297,47 @@ fn an_argument_with_invisible_characters_is_refused() {
     assert!(why.message.contains("invisible"), "{}", why.message);
 }
 
+/// A refusal tells an agent what to do with its tools, not with the CLI's commands.
+#[test]
+fn a_refusal_names_tools_not_cli_commands() {
+    let f = fixture();
+    let missing = f
+        .server
+        .show(
+            args(json!({"address": "cairn://session/sha256-00000000000000000000000000000000"}))
+                .unwrap(),
+        )
+        .unwrap_err();
+    assert!(
+        !missing.message.contains("cairn sessions"),
+        "{}",
+        missing.message
+    );
+    assert!(
+        missing.message.contains("`skim` or `search` tool"),
+        "{}",
+        missing.message
+    );
+    for (core, agent) in [
+        (
+            "evidence range 9-10 is not in session abc (it has 3 of those records); list them with `cairn show abc --turn <n>`",
+            "list them with `show` on the session's address (`cairn://session/<key>?turn=<n>`)",
+        ),
+        (
+            "no git repository found here; use -C to choose a repository",
+            "the server reads the repository it was started in",
+        ),
+        ("no vectors; use --mode lexical", "`\"mode\": \"lexical\"`"),
+    ] {
+        let said = super::for_agents(core);
+        assert!(said.contains(agent), "{said}");
+        assert!(
+            !said.contains("cairn show") && !said.contains("-C to"),
+            "{said}"
+        );
+    }
+}
+
 /// A repository given by its path finds what its directory name finds (a session's project is
 /// that name).
 #[test]
