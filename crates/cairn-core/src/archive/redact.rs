@@ -585,6 +585,14 @@ impl Redactor {
         let shown = View::shown(s, &seqs);
         let mut all = hits;
         all.extend(shown.map_hits(self.one_pass_plain(&shown.text)));
+        // A sequence between two letters or digits ends a word for its reader (`ESC[1mghp_…
+        // ESC[0mxyz` shows a coloured token, then `xyz`) but joins the two in the shown text
+        // and sits inside a word of its own in `s` (a CSI ends with a letter): read once more
+        // with each such sequence as a space.
+        if seqs.iter().any(|&(a, z)| between_words(s, a, z)) {
+            let separated = View::separated(s, &seqs);
+            all.extend(separated.map_hits(self.one_pass_plain(&separated.text)));
+        }
         resolve(s, all)
     }
 
@@ -837,6 +845,15 @@ struct View {
     pieces: Vec<Piece>,
 }
 
+/// Whether `s[a..z]` stands between two letters or digits.
+fn between_words(s: &str, a: usize, z: usize) -> bool {
+    s[..a]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric)
+        && s[z..].chars().next().is_some_and(char::is_alphanumeric)
+}
+
 /// A piece of a [`View`]'s text: `orig..orig_end` of the original, copied as it is or replaced
 /// by what it stands for (an escape by its character).
 #[derive(Debug, Clone, Copy)]
@@ -893,6 +910,21 @@ impl View {
         let mut at = 0;
         for &(a, z) in seqs {
             view.copy(s, at, a.max(at));
+            at = at.max(z);
+        }
+        view.copy(s, at, s.len());
+        view
+    }
+
+    /// `s` with each range at `seqs` read as one space: where the reader sees a word end.
+    fn separated(s: &str, seqs: &[(usize, usize)]) -> View {
+        let mut view = View::new(s.len());
+        let mut at = 0;
+        for &(a, z) in seqs {
+            view.copy(s, at, a.max(at));
+            if z > at {
+                view.replace(a.max(at), z, ' ');
+            }
             at = at.max(z);
         }
         view.copy(s, at, s.len());
@@ -1316,6 +1348,27 @@ mod tests {
             assert!(
                 leaving.contains("[REDACTED:"),
                 "outbound {raw:?} -> {leaving:?}"
+            );
+        }
+    }
+
+    /// A coloured key glued to the word after its colour ends: the reader sees the key end
+    /// where the colour does, so it is redacted, and nothing of a sequence is left over.
+    #[test]
+    fn a_coloured_key_followed_by_a_word_is_redacted() {
+        for raw in [
+            "config:\u{1b}[01;31m\u{1b}[KAKIAIOSFODNN7EXAMPLE\u{1b}[m\u{1b}[Kabc",
+            "token=\u{1b}[1mghp_0123456789abcdefghijklmnopqrstuvwxyz\u{1b}[0mxyz",
+        ] {
+            let out = r().redact_printable(raw, "", &mut Vec::new());
+            assert!(out.contains("[REDACTED:"), "{raw:?} -> {out:?}");
+            assert!(
+                !out.contains("IOSFODNN7") && !out.contains("ghp_0123"),
+                "{raw:?} -> {out:?}"
+            );
+            assert!(
+                !out.contains("]]") && !out.contains('\u{1b}'),
+                "{raw:?} -> {out:?}"
             );
         }
     }
