@@ -124,8 +124,8 @@ enum Command {
         progress: bool,
     },
     /// Capture the transcript named by an agent hook's JSON on stdin. Silent on success; a path
-    /// that is not a regular file inside the agent's source dirs, or a payload that cannot be
-    /// read, is refused (a line on stderr, exit 0). On a SessionStart payload it captures nothing and prints the brief of trusted
+    /// that is not a regular file inside the agent's source dirs is refused (a line on stderr,
+    /// exit 0). On a SessionStart payload it captures nothing and prints the brief of trusted
     /// Recall entries for the session's repository and branch (nothing when none; exit 0 even
     /// when the archive is missing or broken).
     Hook {
@@ -607,29 +607,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Hook { agent } => {
-            let mut raw = Vec::new();
+            let mut input = String::new();
             std::io::stdin()
-                .read_to_end(&mut raw)
+                .read_to_string(&mut input)
                 .context("cannot read the hook input on stdin")?;
-            // A payload Cairn cannot read is the agent's problem, not a failed hook: say why
-            // and let the agent go on, as for a path it will not read (below).
-            let Ok(input) = String::from_utf8(raw) else {
-                say_err!("cairn: the hook input on stdin is not UTF-8 text; nothing captured");
-                return Ok(ExitCode::SUCCESS);
-            };
             if cairn_core::hooks::is_session_start(&input) {
                 session_start(g, &input, out)?;
                 out.flush()?;
                 return Ok(ExitCode::SUCCESS);
             }
             // Parsed before the archive opens: its git reads start now.
-            let input = match cairn_core::hooks::HookInput::parse(&input) {
-                Ok(input) => input,
-                Err(e) => {
-                    say_err!("cairn: {}; nothing captured", render::clean(&e.to_string()));
-                    return Ok(ExitCode::SUCCESS);
-                }
-            };
+            let input = cairn_core::hooks::HookInput::parse(&input)?;
             let cairn = open(g)?;
             let agent = agent
                 .map(Agent::from)
