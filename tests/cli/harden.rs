@@ -392,8 +392,10 @@ fn concurrent_hook_processes_and_a_sync_lose_and_duplicate_nothing() {
     for out in &finished {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            out.status.success() && !stderr.to_lowercase().contains("locked"),
-            "a hook failed: {stderr}"
+            out.status.success()
+                && !stderr.to_lowercase().contains("locked")
+                && !stderr.contains("captured by the next"),
+            "a hook failed or gave up: {stderr}"
         );
     }
     eprintln!("concurrency: {hooks} hook processes (up to 9 in flight) and {syncs} syncs");

@@ -38,10 +38,10 @@ fn fed(mut cmd: std::process::Command, payload: &Value) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// While another process holds the capture (a long sync), the hook does not keep the agent
-/// waiting: it says so and exits 0, and the next hook captures the turn.
+/// While another process holds the capture past the hook's wait, the hook does not keep the
+/// agent waiting: it says so and exits 0, and the next hook captures the turn.
 #[test]
-fn a_hook_does_not_wait_for_a_long_capture_and_the_next_one_reads_the_turn() {
+fn a_hook_does_not_wait_without_end_and_the_next_one_reads_the_turn() {
     let env = Env::new();
     let outside = transcript_outside(&env);
     let project = env.claude().join("-home-USER-p");

@@ -628,8 +628,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Err(refused @ cairn_core::Error::HookRefused { .. }) => {
                     say_err!("cairn: {}", render::clean(&refused.to_string()));
                 }
-                // A long sync holds the capture: the agent does not wait for it, and the next
-                // hook or sync reads what this turn wrote.
+                // Another capture held the lock past the hook's wait: the agent goes on, and
+                // the next hook or sync reads what this turn wrote.
                 Err(busy @ cairn_core::Error::Locked { .. }) => {
                     say_err!(
                         "cairn: {}; this turn is captured by the next hook or sync",

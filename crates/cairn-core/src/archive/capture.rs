@@ -180,21 +180,39 @@ impl CaptureLock {
     }
 
     /// Take the lock, waiting at most `wait` for another process to release it, else
-    /// [`Error::Locked`] saying `what` is running there.
+    /// [`Error::Locked`] saying `what` is running there. The wait is the kernel's (a thread
+    /// blocks on a second handle of the file), so waiters take turns as with [`Self::lock`]; a
+    /// lock that thread gets after the wait ended is let go at once.
     pub(crate) fn lock_within(
         &self,
         data_dir: &Path,
         what: &str,
         wait: std::time::Duration,
     ) -> Result<LockGuard<'_>> {
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            match self.try_lock(data_dir, what) {
-                Err(Error::Locked { .. }) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                taken => return taken,
+        let write_err = |e| Error::Write {
+            path: self.path.clone(),
+            source: e,
+        };
+        let handle = self.file.try_clone().map_err(write_err)?;
+        // A rendezvous: the lock is handed over only to a waiter still there.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<()>>(0);
+        std::thread::spawn(move || {
+            let taken = handle.lock();
+            let ok = taken.is_ok();
+            if tx.send(taken).is_err() && ok {
+                let _ = handle.unlock();
             }
+        });
+        match rx.recv_timeout(wait) {
+            Ok(taken) => {
+                taken.map_err(write_err)?;
+                Ok(LockGuard { file: &self.file })
+            }
+            Err(_) => Err(Error::Locked {
+                what: what.to_owned(),
+                dir: data_dir.to_owned(),
+                path: self.path.clone(),
+            }),
         }
     }
 
@@ -420,9 +438,10 @@ impl Tally {
     }
 }
 
-/// How long a hook waits for another capture (a sync) to release the lock: an agent waits on
-/// its hook. A capture the hook gives up is made by the next hook or sync (the file stays).
-const HOOK_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a hook waits for other captures (hooks of other sessions, a sync's commits) to
+/// let it have the lock: the agent waits on its hook. A capture the hook gives up is made by
+/// the next hook or sync (the file stays).
+const HOOK_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Capture a few files in this thread, holding the lock throughout (the hook path, which
 /// waits at most [`HOOK_LOCK_WAIT`] for it: [`Error::Locked`] after that).
