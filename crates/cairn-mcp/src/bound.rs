@@ -36,10 +36,12 @@ impl Outbound {
         }
     }
 
-    /// A value with every string (keys too) cleaned and redacted.
+    /// A value with every string (keys too) cleaned and redacted. A string that holds JSON
+    /// (a tool call's stored input) is cleaned inside: its escapes (`\u001b]0;…`) would give an
+    /// agent that parses it the sequence itself.
     pub fn value(&self, v: Value) -> Value {
         match v {
-            Value::String(s) => Value::String(self.text(&s)),
+            Value::String(s) => Value::String(self.json_text(&s).unwrap_or_else(|| self.text(&s))),
             Value::Array(items) => Value::Array(items.into_iter().map(|i| self.value(i)).collect()),
             Value::Object(map) => Value::Object(
                 map.into_iter()
@@ -48,6 +50,20 @@ impl Outbound {
             ),
             other => other,
         }
+    }
+
+    /// `s` cleaned as the JSON object or array it holds, re-serialised and cut as
+    /// [`Self::text`] cuts; `None` when it holds none.
+    fn json_text(&self, s: &str) -> Option<String> {
+        if !s.trim_start().starts_with(['{', '[']) {
+            return None;
+        }
+        let inner: Value = serde_json::from_str(s).ok()?;
+        let out = serde_json::to_string(&self.value(inner)).ok()?;
+        Some(match out.char_indices().nth(MAX_STRING) {
+            Some((cut, _)) => format!("{}…", &out[..cut]),
+            None => out,
+        })
     }
 
     pub fn serialize<T: Serialize>(&self, v: &T) -> Value {
@@ -90,6 +106,25 @@ mod tests {
         assert!(!s.contains(&key), "{s}");
         assert!(s.contains("red"));
         assert!(v["b"][0].as_str().unwrap().chars().count() <= MAX_STRING + 1);
+    }
+
+    /// A tool call's input is stored JSON: the sequences its escapes spell are cleaned inside,
+    /// so an agent parsing it gets none, and the string stays JSON.
+    #[test]
+    fn a_string_holding_json_is_cleaned_inside() {
+        let o = Outbound::default();
+        let input = r#"{"command":"printf '\u001b]0;pwned\u0007'","args":["\u001b[2Jx"]}"#;
+        let out = o.value(Value::String(input.to_owned()));
+        let text = out.as_str().unwrap();
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        let mut all = String::new();
+        for s in [&parsed["command"], &parsed["args"][0]] {
+            all.push_str(s.as_str().unwrap());
+        }
+        assert!(!all.contains('\u{1b}') && !all.contains('\u{7}'), "{all:?}");
+        assert!(all.contains("printf") && all.contains('x'), "{all:?}");
+        // Text that only looks like JSON is cleaned as text.
+        assert_eq!(o.value(Value::String("{not json".into())), "{not json");
     }
 
     #[test]
