@@ -13,12 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long a statement waits for another writer's lock before it fails: writers queue.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
+
+/// How long a statement waits for another writer's lock before it fails: writers queue.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) mod rank;
 

@@ -906,24 +906,22 @@ impl View {
 
     /// `s` without the ranges at `seqs` (what a reader is shown, see [`crate::text::hidden`]).
     fn shown(s: &str, seqs: &[(usize, usize)]) -> View {
-        let mut view = View::new(s.len());
-        let mut at = 0;
-        for &(a, z) in seqs {
-            view.copy(s, at, a.max(at));
-            at = at.max(z);
-        }
-        view.copy(s, at, s.len());
-        view
+        View::standing_in(s, seqs, None)
     }
 
     /// `s` with each range at `seqs` read as one space: where the reader sees a word end.
     fn separated(s: &str, seqs: &[(usize, usize)]) -> View {
+        View::standing_in(s, seqs, Some(' '))
+    }
+
+    /// `s` with each range at `seqs` left out, or replaced by `with`.
+    fn standing_in(s: &str, seqs: &[(usize, usize)], with: Option<char>) -> View {
         let mut view = View::new(s.len());
         let mut at = 0;
         for &(a, z) in seqs {
             view.copy(s, at, a.max(at));
-            if z > at {
-                view.replace(a.max(at), z, ' ');
+            if let Some(c) = with.filter(|_| z > at) {
+                view.replace(a.max(at), z, c);
             }
             at = at.max(z);
         }

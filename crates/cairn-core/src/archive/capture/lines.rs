@@ -388,7 +388,6 @@ fn not_an_object(agent: Agent, line: &str) -> Option<&'static str> {
     // Not JSON at all is the parser's "malformed JSON" (rare: only such lines parse twice).
     serde_json::from_str::<serde::de::IgnoredAny>(line).ok()?;
     match line.trim_start().bytes().next()? {
-        b'{' => None,
         b'[' => Some("array"),
         b'"' => Some("string"),
         b'-' | b'0'..=b'9' => Some("number"),
