@@ -474,8 +474,9 @@ fn project(field: &str, v: Option<&str>) -> Result<Option<String>, ErrorData> {
     Ok(short(field, v)?.map(|p| {
         let name = p.trim_end_matches('/');
         match name.rsplit_once('/') {
-            Some((_, last)) if !last.is_empty() => last.to_owned(),
-            _ => p,
+            Some((_, last)) => last.to_owned(),
+            None if !name.is_empty() => name.to_owned(),
+            None => p,
         }
     }))
 }

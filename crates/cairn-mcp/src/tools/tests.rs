@@ -357,6 +357,7 @@ fn search_takes_a_repository_by_name_or_by_path() {
     assert!(by_name > 0);
     assert_eq!(hits(&repo.to_string_lossy()), by_name);
     assert_eq!(hits(&format!("{}/", repo.display())), by_name);
+    assert_eq!(hits("repo/"), by_name);
     assert_eq!(hits("elsewhere"), 0);
 }
 
