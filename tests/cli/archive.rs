@@ -606,6 +606,28 @@ fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
             "{args:?}: {said}"
         );
     }
+    // A branch written as `link --to` takes it finds what its name finds, here and in search.
+    let named = env.json(&["sessions", "--branch", "spotter-4te"]);
+    assert!(!named.as_array().unwrap().is_empty());
+    for written in [
+        "refs/heads/spotter-4te",
+        "ref:refs/heads/spotter-4te",
+        "branch:spotter-4te",
+    ] {
+        assert_eq!(
+            env.json(&["sessions", "--branch", written]),
+            named,
+            "{written}"
+        );
+    }
+    let hits = |branch: &str| {
+        env.json(&["search", "spotter", "--branch", branch, "--limit", "5"])
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(hits("refs/heads/spotter-4te"), hits("spotter-4te"));
+    assert!(hits("spotter-4te") > 0);
     let empty = Env::new();
     assert!(
         empty

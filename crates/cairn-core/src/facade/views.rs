@@ -14,8 +14,12 @@ use crate::{git, views};
 impl Cairn {
     /// Top-level sessions, newest first.
     pub fn sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        let query = SessionQuery {
+            branch: query.branch.as_deref().map(branch_filter),
+            ..query.clone()
+        };
         let store = self.store();
-        views::sessions::list(store.conn(), query).map_err(|e| store.err(e))
+        views::sessions::list(store.conn(), &query).map_err(|e| store.err(e))
     }
 
     /// The agents with sessions in the archive and how many each has, most first: what the
@@ -163,7 +167,7 @@ impl Cairn {
 
     /// [`Cairn::search`], with the mode that ran and how many turns wait for their vector.
     pub fn search_answer(&self, query: &SearchQuery) -> Result<views::search::SearchAnswer> {
-        let query = &with_time_bounds(query)?;
+        let query = &read_filters(query)?;
         something_to_find(query)?;
         let store = self.store();
         if query.mode.is_semantic() {
@@ -229,7 +233,7 @@ impl Cairn {
     /// Rank sessions for a query: by their best turns, the paths they edited and the targets
     /// they are linked to (see [`views::search::sessions`]).
     pub fn search_sessions(&self, query: &SearchQuery) -> Result<views::search::SessionSearch> {
-        let query = &with_time_bounds(query)?;
+        let query = &read_filters(query)?;
         something_to_find(query)?;
         let store = self.store();
         let (semantic, pending) = if query.mode.is_semantic() {
@@ -379,8 +383,9 @@ impl Cairn {
 
 /// `query` with its `since` and `until` as stored times compare with them
 /// ([`crate::text::time_bound`]; blank is none), or an error naming the one that is no date:
-/// compared as written, `yesterday` or `2026-13-45` would find nothing and say nothing.
-fn with_time_bounds(query: &SearchQuery) -> Result<SearchQuery> {
+/// compared as written, `yesterday` or `2026-13-45` would find nothing and say nothing. Its
+/// branch as sessions record it ([`branch_filter`]).
+fn read_filters(query: &SearchQuery) -> Result<SearchQuery> {
     let bound = |name: &str, value: &Option<String>| match value.as_deref().map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => crate::text::time_bound(v).map(Some).ok_or_else(|| {
@@ -393,8 +398,19 @@ fn with_time_bounds(query: &SearchQuery) -> Result<SearchQuery> {
     Ok(SearchQuery {
         since: bound("since", &query.since)?,
         until: bound("until", &query.until)?,
+        branch: query.branch.as_deref().map(branch_filter),
         ..query.clone()
     })
+}
+
+/// A branch filter as sessions record it: its name, however it was written (`main`,
+/// `refs/heads/main`, `ref:refs/heads/main`, `branch:main`, as `link --to` takes it).
+fn branch_filter(written: &str) -> String {
+    let written = written.trim();
+    git::targets::Target::branch(written)
+        .branch_name()
+        .unwrap_or(written)
+        .to_owned()
 }
 
 /// A blank query finds nothing by definition: said as such, not answered "no matches" (the
