@@ -243,4 +243,7 @@ fn hostile_link_arguments_are_refused_or_cleaned() {
     assert_eq!(v["link"]["made_by"], "ana");
     let human = env.ok(&["show", "s-h"]);
     assert!(!human.contains('\u{1b}') && !human.contains('\u{202e}'));
+    // No account name in the environment (a launcher that sets none): the home folder's name.
+    let anonymous = env.json(&["link", "s-h", "--to", "feature"]);
+    assert_eq!(anonymous["link"]["made_by"], "home");
 }

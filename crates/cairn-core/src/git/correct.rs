@@ -76,11 +76,20 @@ impl LinkCorrection {
 }
 
 /// The name a correction is made under: the account running Cairn (`$USER`, `$LOGNAME`,
-/// `$USERNAME`), cleaned to one printable line; "unknown" when none is set.
+/// `$USERNAME`, else the last folder of `$HOME`, as a service or a desktop launcher may set no
+/// name), cleaned to one printable line; "unknown" when none is set.
 pub fn person() -> String {
+    let home_name = || {
+        std::env::var_os("HOME").and_then(|h| {
+            std::path::Path::new(&h)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+    };
     ["USER", "LOGNAME", "USERNAME"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
+        .chain(std::iter::once_with(home_name).flatten())
         .map(|v| crate::text::one_line(&v, PERSON_MAX_CHARS))
         .find(|v| !v.is_empty())
         .unwrap_or_else(|| "unknown".to_owned())
