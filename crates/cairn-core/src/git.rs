@@ -35,18 +35,28 @@ use crate::error::Result;
 
 pub use crate::archive::store::pending_links;
 
-/// The sessions a relink after this capture takes up: the ones it touched, then those an
-/// earlier capture left on `link_pending` (in that order, each once).
-pub fn sessions_to_relink(conn: &Connection, touched: &[i64]) -> rusqlite::Result<Vec<i64>> {
+/// The sessions a relink after this capture takes up: the ones it touched, then at most
+/// `backlog` of those an earlier capture left on `link_pending` (in that order, each once).
+pub fn sessions_to_relink(
+    conn: &Connection,
+    touched: &[i64],
+    backlog: usize,
+) -> rusqlite::Result<Vec<i64>> {
     let mut sessions = touched.to_vec();
     let mut seen: HashSet<i64> = sessions.iter().copied().collect();
     sessions.extend(
         pending_links(conn)?
             .into_iter()
-            .filter(|row| seen.insert(*row)),
+            .filter(|row| seen.insert(*row))
+            .take(backlog),
     );
     Ok(sessions)
 }
+
+/// How many sessions of the relink backlog a hook takes up beside its own: an agent waits on
+/// its hook, and a migration that queues every session for a relink (0023, 0038) would have the
+/// first hook relink the whole archive. A sync takes up all of them.
+pub const HOOK_BACKLOG: usize = 16;
 
 /// Failed relinks a session stays on `link_pending` for. Then it is given up, and relinked
 /// when it next changes: a session whose relink always fails must not take every later relink
@@ -73,7 +83,7 @@ fn unsnapshotted_captures(conn: &Connection, session: i64) -> rusqlite::Result<V
 
 /// After a capture: take one environment snapshot per repository the touched sessions ran in,
 /// attach it to the capture batches, and bring those sessions' links up to date, with those of
-/// any session an earlier capture left unlinked ([`pending_links`]). One transaction, which
+/// up to `backlog` sessions an earlier capture left unlinked ([`pending_links`]). One transaction, which
 /// also clears what it relinked from `link_pending`. `prefetch`: git reads a hook started
 /// before its capture, used for the repository they turned out to be; association reads the
 /// records and history while they finish. Returns what the relink read.
@@ -81,6 +91,7 @@ pub fn after_capture(
     conn: &mut Connection,
     touched: &Touched,
     mut prefetch: Option<snapshot::Prefetch>,
+    backlog: usize,
 ) -> Result<associate::LinkStats> {
     let path = crate::store::path_of(conn);
     let db = crate::store::err_at(&path);
@@ -92,7 +103,7 @@ pub fn after_capture(
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db)?;
-    let sessions = sessions_to_relink(&tx, &touched.sessions).map_err(db)?;
+    let sessions = sessions_to_relink(&tx, &touched.sessions, backlog).map_err(db)?;
     let mut captures = touched.captures.clone();
     for &row in &sessions[touched.sessions.len()..] {
         captures.extend(unsnapshotted_captures(&tx, row).map_err(db)?);

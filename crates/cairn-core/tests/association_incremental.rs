@@ -219,6 +219,7 @@ fn rebuild(data: &Path, captures: Vec<i64>) -> cairn_core::git::associate::LinkS
             captures,
         },
         None,
+        usize::MAX,
     )
     .unwrap()
 }
@@ -559,6 +560,7 @@ fn a_snapshot_attached_after_a_later_capture_was_compared_rebuilds_the_session()
             captures: vec![capture_a],
         },
         None,
+        usize::MAX,
     )
     .unwrap();
     assert_eq!(

@@ -397,3 +397,41 @@ fn a_session_long_over_is_not_linked_to_the_branch_checked_out_when_it_is_read()
     assert!(on_x[0].contains("look around live"), "{on_x:?}");
     assert_eq!(skim("main").len(), 2, "what each agent recorded stays");
 }
+
+/// A migration that queues every session for a relink (0038) leaves the backlog to the captures
+/// that follow: a hook takes up only a few sessions of it beside its own (an agent waits on its
+/// hook), a sync the rest.
+#[test]
+fn a_hook_relinks_a_few_sessions_of_the_backlog_and_a_sync_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    let (cairn, transcripts) = claude_archive(tmp.path());
+    for n in 0..30 {
+        session(&cairn, &transcripts, &format!("s{n}"), &alpha, "main");
+    }
+    let db = rusqlite::Connection::open(tmp.path().join("data").join("cairn.db")).unwrap();
+    let pending = || -> usize {
+        db.query_row("SELECT count(*) FROM link_pending", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| usize::try_from(n).unwrap())
+        .unwrap()
+    };
+    assert_eq!(pending(), 0);
+    db.execute(
+        "INSERT INTO link_pending (session_id) SELECT id FROM sessions",
+        [],
+    )
+    .unwrap();
+    assert_eq!(pending(), 30);
+    // One more turn of s0, through its hook: s0 and 16 of the others.
+    session(&cairn, &transcripts, "s0", &alpha, "main");
+    assert_eq!(pending(), 30 - 1 - cairn_core::git::HOOK_BACKLOG);
+    cairn
+        .sync(
+            &cairn_core::SyncOptions::default(),
+            &cairn_core::archive::capture::Quiet,
+        )
+        .unwrap();
+    assert_eq!(pending(), 0);
+}

@@ -116,7 +116,7 @@ impl Cairn {
         let mut store = self.writer()?;
         let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
-        self.link(&mut store, &touched, None);
+        self.link(&mut store, &touched, None, usize::MAX);
         // A forget killed after its commit left retained copies of what it forgot.
         if let Err(e) = self.sweep_forgotten_copies(&store) {
             tracing::warn!("sweeping the copies of forgotten transcripts failed: {e}");
@@ -139,7 +139,7 @@ impl Cairn {
         let mut store = self.writer()?;
         let (report, touched) =
             capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
-        self.link(&mut store, &touched, None);
+        self.link(&mut store, &touched, None, usize::MAX);
         Ok(report)
     }
 
@@ -150,12 +150,13 @@ impl Cairn {
         store: &mut Store,
         touched: &capture::Touched,
         prefetch: Option<git::snapshot::Prefetch>,
+        backlog: usize,
     ) {
         // Evidence anchored in these sessions must still say what it said: the touched ones,
         // and those an earlier capture stored but never relinked (it died first). Verified
         // before the relink, which is what takes a session off the pending list.
-        let sessions =
-            git::sessions_to_relink(store.conn(), &touched.sessions).unwrap_or_else(|e| {
+        let sessions = git::sessions_to_relink(store.conn(), &touched.sessions, backlog)
+            .unwrap_or_else(|e| {
                 tracing::warn!("reading the sessions left to relink failed: {e}");
                 touched.sessions.clone()
             });
@@ -165,7 +166,7 @@ impl Cairn {
                 tracing::warn!("verifying recall evidence failed: {e}");
             }
         }
-        match git::after_capture(store.conn_mut(), touched, prefetch) {
+        match git::after_capture(store.conn_mut(), touched, prefetch, backlog) {
             Ok(stats) => tracing::debug!(
                 sessions = stats.sessions,
                 rebuilt = stats.rebuilt,

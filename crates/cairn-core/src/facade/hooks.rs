@@ -37,7 +37,12 @@ impl Cairn {
         let mut store = self.store();
         let (report, touched) =
             capture::capture_files(&mut store, &self.data_dir, &files, Trigger::Hook)?;
-        self.link(&mut store, &touched, input.prefetch);
+        self.link(
+            &mut store,
+            &touched,
+            input.prefetch,
+            crate::git::HOOK_BACKLOG,
+        );
         Ok(Some(report))
     }
 

@@ -242,7 +242,7 @@ impl Cairn {
         // failure is logged by `link` and the sessions stay queued for the next relink. (A dry
         // run touched none, and relinks nothing another capture left queued either.)
         if !touched.sessions.is_empty() {
-            self.link(&mut store, &touched, None);
+            self.link(&mut store, &touched, None, usize::MAX);
         }
         progress.finish();
         Ok(report)

@@ -7,5 +7,6 @@
 -- made more than an hour after the last record it read (`git::associate::while_active`).
 --
 -- Every session's association state is dropped so its next relink rebuilds its links without
--- them (a person's links stay), and the migration's Rust half queues every session for it.
+-- them (a person's links stay), and the migration's Rust half queues every session for it: the
+-- next sync relinks them all, a hook only a few beside its own (`git::HOOK_BACKLOG`).
 DELETE FROM association_state;
