@@ -987,20 +987,9 @@ mod tests {
         assert_eq!(id(&one), Some(root.clone()));
         git(&one, &["checkout", "-q", "main"], None);
         // A clone's worktree on an orphan branch names the repository by the default branch.
-        let clone2 = dir.path().join("clone2");
-        git(
-            dir.path(),
-            &[
-                "clone",
-                "-q",
-                one.to_str().unwrap(),
-                clone2.to_str().unwrap(),
-            ],
-            None,
-        );
         let pages = dir.path().join("pages");
         git(
-            &clone2,
+            &clone,
             &["worktree", "add", "-q", "--detach", pages.to_str().unwrap()],
             None,
         );
