@@ -17,6 +17,7 @@ pub mod forget;
 pub mod notes;
 pub mod publish;
 pub mod pull_from;
+pub mod reflog;
 pub mod repo;
 pub mod snapshot;
 pub mod store;
@@ -54,7 +55,7 @@ pub fn sessions_to_relink(
 }
 
 /// How many sessions of the relink backlog a hook takes up beside its own: an agent waits on
-/// its hook, and a migration that queues every session for a relink (0023, 0038) would have the
+/// its hook, and a migration that queues every session for a relink (0023, 0038, 0039) would have the
 /// first hook relink the whole archive. A sync takes up all of them.
 pub const HOOK_BACKLOG: usize = 16;
 

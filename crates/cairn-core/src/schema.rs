@@ -77,6 +77,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("git/migrations/0038_live_snapshots.sql"),
         then: Some(relink_every_session),
     },
+    Migration {
+        sql: include_str!("git/migrations/0039_reflog_ran_on.sql"),
+        then: Some(relink_every_session),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -85,8 +89,9 @@ fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Resu
     rekey::migrate(tx, data_dir, &[crate::recall::store::rekey_evidence])
 }
 
-/// Migrations 0023's and 0038's Rust half: every session is relinked at the next capture (its
-/// association state is gone, so the relink rebuilds its links by today's rules).
+/// Migrations 0023's, 0038's and 0039's Rust half: every session is relinked at the next
+/// capture (by today's rules: 0023 and 0038 dropped the association state, so the relink
+/// rebuilds every link; 0039 recomputes only the links a relink always recomputes).
 fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))
 }

@@ -398,6 +398,147 @@ fn a_session_long_over_is_not_linked_to_the_branch_checked_out_when_it_is_read()
     assert_eq!(skim("main").len(), 2, "what each agent recorded stays");
 }
 
+/// `git` as if run at `date` (the reflog keeps the committer's time).
+fn git_at(dir: &Path, date: &str, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A session long over, first read today, ran on what its folder's HEAD reflog had checked out
+/// then (weak, "ran on"), not on what is checked out today; a session read while it runs is
+/// placed by its capture's snapshot alone.
+#[test]
+fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alpha = tmp.path().join("alpha");
+    std::fs::create_dir_all(&alpha).unwrap();
+    let alpha = std::fs::canonicalize(&alpha).unwrap();
+    git_at(
+        &alpha,
+        "2026-01-01T09:00:00Z",
+        &["init", "-q", "-b", "main"],
+    );
+    std::fs::write(alpha.join("README"), "hi\n").unwrap();
+    git_at(&alpha, "2026-01-01T09:00:00Z", &["add", "README"]);
+    git_at(
+        &alpha,
+        "2026-01-01T09:00:00Z",
+        &["commit", "-q", "-m", "init"],
+    );
+    git_at(
+        &alpha,
+        "2026-02-01T09:00:00Z",
+        &["checkout", "-q", "-b", "feat/old"],
+    );
+    git_at(&alpha, "2026-02-02T09:00:00Z", &["checkout", "-q", "main"]);
+    git_at(
+        &alpha,
+        "2026-02-02T09:00:00Z",
+        &["branch", "-q", "-D", "feat/old"],
+    );
+    git_at(
+        &alpha,
+        "2026-03-01T09:00:00Z",
+        &["checkout", "-q", "--detach"],
+    );
+    git_at(&alpha, "2026-03-01T10:00:00Z", &["checkout", "-q", "main"]);
+    git(&alpha, &["checkout", "-q", "-b", "feat/now"]);
+    let (cairn, transcripts) = claude_archive(tmp.path());
+    // No branch recorded (an agent that writes none): only the reflog can place them.
+    let at = |ts: &str| ts.parse::<jiff::Timestamp>().unwrap();
+    session_at(
+        &cairn,
+        &transcripts,
+        "feb",
+        &alpha,
+        "",
+        at("2026-02-01T12:00:00Z"),
+    );
+    session_at(
+        &cairn,
+        &transcripts,
+        "mar",
+        &alpha,
+        "",
+        at("2026-03-01T12:00:00Z"),
+    );
+    session_at(
+        &cairn,
+        &transcripts,
+        "dec25",
+        &alpha,
+        "",
+        at("2025-12-01T12:00:00Z"),
+    );
+    session(&cairn, &transcripts, "live", &alpha, "");
+    let skim = |branch: &str| {
+        let mut found: Vec<String> = cairn
+            .skim(&SkimQuery {
+                target: Target::branch(branch),
+                include_weak: true,
+                limit: None,
+                repo_root: Some(alpha.to_string_lossy().into_owned()),
+                unplaced: false,
+                project: None,
+                published_in: None,
+                agent: None,
+            })
+            .unwrap()
+            .sessions
+            .iter()
+            .map(|s| s.previews.concat())
+            .collect();
+        found.sort();
+        found
+    };
+    let feat_old = skim("feat/old");
+    assert_eq!(feat_old.len(), 1, "{feat_old:?}");
+    assert!(feat_old[0].contains("look around feb"), "{feat_old:?}");
+    // March ran on main (back from a detached HEAD); December 2025 predates the reflog and is
+    // placed nowhere.
+    let main = skim("main");
+    assert_eq!(main.len(), 1, "{main:?}");
+    assert!(main[0].contains("look around mar"), "{main:?}");
+    let now = skim("feat/now");
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(now[0].contains("look around live"), "{now:?}");
+
+    let db = rusqlite::Connection::open(tmp.path().join("data").join("cairn.db")).unwrap();
+    let details: Vec<(String, String)> = db
+        .prepare(
+            "SELECT target_key, detail FROM links WHERE evidence = 'ran_on_branch' ORDER BY target_key",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        details.len(),
+        3,
+        "one link each, the live one its snapshot's: {details:?}"
+    );
+    // feat/now (the live session's snapshot), feat/old and main (the reflog's).
+    assert!(!details[0].1.contains("HEAD reflog"), "{details:?}");
+    assert!(details[1].1.contains("HEAD reflog"), "{details:?}");
+    assert!(details[2].1.contains("HEAD reflog"), "{details:?}");
+}
+
 /// A migration that queues every session for a relink (0038) leaves the backlog to the captures
 /// that follow: a hook takes up only a few sessions of it beside its own (an agent waits on its
 /// hook), a sync the rest.

@@ -38,6 +38,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::evidence::{self, EvidenceRecord, Found};
+use super::reflog::HeadLog;
 use super::repo::Repo;
 use super::snapshot::{self, SnapshotStatus};
 use super::store as git;
@@ -155,6 +156,8 @@ pub struct RepoCache {
     added: HashMap<(String, String), BTreeSet<u64>>,
     /// One session is being associated (a hook): its history is read for its edited paths only.
     single_session: bool,
+    /// Each worktree's HEAD reflog, by its git dir, read once per association.
+    head_logs: HashMap<PathBuf, Option<std::rc::Rc<HeadLog>>>,
 }
 
 /// Seconds since the epoch, from..=to.
@@ -206,6 +209,14 @@ impl RepoCache {
                     .then(|| Repo::discover(dir).ok())
                     .flatten()
             })
+            .clone()
+    }
+
+    /// The HEAD reflog of `repo`'s worktree ([`HeadLog::read`]), read once.
+    fn head_log(&mut self, repo: &Repo) -> Option<std::rc::Rc<HeadLog>> {
+        self.head_logs
+            .entry(repo.git_dir.clone())
+            .or_insert_with(|| HeadLog::read(repo).map(std::rc::Rc::new))
             .clone()
     }
 
@@ -292,7 +303,7 @@ pub fn finish(conn: &Connection, begun: Begun, cache: &mut RepoCache) -> Result<
         if session.had_state && State::load(conn, session.row).map_err(db)?.is_none() {
             relink(conn, session.row, cache, &mut stats)?;
         } else {
-            relink_finish(conn, session, &mut stats)?;
+            relink_finish(conn, session, cache, &mut stats)?;
         }
     }
     Ok(stats)
@@ -315,6 +326,9 @@ struct SessionBegun {
     /// Repo-relative paths the session edited.
     edited: BTreeSet<String>,
     records: usize,
+    /// The worktree the session ran in, and when (first and last record), for its reflog.
+    repo: Option<Repo>,
+    span: Option<Span>,
 }
 
 /// Forget what association carried over for a session, so its next relink rebuilds every link.
@@ -419,7 +433,7 @@ impl State {
 /// Bring one session's links up to date.
 fn relink(conn: &Connection, row: i64, cache: &mut RepoCache, stats: &mut LinkStats) -> Result<()> {
     let session = relink_begin(conn, row, cache, stats)?;
-    relink_finish(conn, session, stats)
+    relink_finish(conn, session, cache, stats)
 }
 
 /// A relink up to the snapshots: the session's repository, its new records' links and its
@@ -510,24 +524,45 @@ fn relink_begin(
         had_state,
         edited: edits.into_keys().collect(),
         records: records.len(),
+        span: facts.started.zip(facts.ended),
+        repo,
     })
 }
 
 /// The rest of a relink: the snapshots of the captures since the last relink, each against the
-/// one before, then the state stored.
-fn relink_finish(conn: &Connection, session: SessionBegun, stats: &mut LinkStats) -> Result<()> {
+/// one before; when none taken while the session ran said what it ran on, the reflog's word;
+/// then the state stored.
+fn relink_finish(
+    conn: &Connection,
+    session: SessionBegun,
+    cache: &mut RepoCache,
+    stats: &mut LinkStats,
+) -> Result<()> {
     let db = crate::store::err_in(conn);
     let SessionBegun {
         row,
         mut state,
         edited,
         records,
+        repo,
+        span,
         ..
     } = session;
     let edited: BTreeSet<&String> = edited.iter().collect();
     let (links, compared) = snapshot_links(conn, row, &edited, &mut state)?;
     stats.captures_compared += compared;
     stats.links_written += insert_links(conn, row, &links, Some("snapshot"))?;
+    // What ran before the session was first read, when that was after it ended: no capture's
+    // snapshot saw it, the worktree's reflog did.
+    let first_read = archive::first_capture(conn, row).map_err(db)?;
+    if let (Some(repo), Some((start, _)), Some(unseen_until)) = (
+        repo,
+        span,
+        first_read.and_then(|(at, last)| read_late(&at, last.as_deref())),
+    ) {
+        let links = reflog_links(conn, row, cache, &repo, (start, unseen_until)).map_err(db)?;
+        stats.links_written += insert_links(conn, row, &links, None)?;
+    }
 
     state.save(conn, row, records, compared).map_err(db)?;
     Ok(())
@@ -1098,13 +1133,65 @@ fn edit_history<'c>(
 /// last record it read (a hook's or the watcher's capture), not a first read of a session long
 /// over. A session whose agent writes no times cannot tell, and counts as active.
 fn while_active(c: &archive::SnapshotCapture) -> bool {
-    match (
-        c.last_record_at.as_deref().and_then(epoch),
-        epoch(&c.captured_at),
-    ) {
-        (Some(last), Some(captured)) => captured - last <= LIVE_CAPTURE_SECS,
-        _ => true,
+    read_late(&c.captured_at, c.last_record_at.as_deref()).is_none()
+}
+
+/// The time of the last record a capture made at `captured_at` read, when the capture came
+/// more than [`LIVE_CAPTURE_SECS`] after it (the session was over when it was read); none when
+/// it came while the session ran, or the times do not tell.
+fn read_late(captured_at: &str, last_record_at: Option<&str>) -> Option<i64> {
+    let last = last_record_at.and_then(epoch)?;
+    (epoch(captured_at)? - last > LIVE_CAPTURE_SECS).then_some(last)
+}
+
+/// At most this many branches are linked from one session's span of the reflog (a session left
+/// open for a week while its folder went through every branch says little of any).
+const REFLOG_BRANCHES_MAX: usize = 8;
+
+/// `ran_on_branch` links from the reflog of the worktree the session ran in: the branches HEAD
+/// was on over `span` (from the session's first record to the last one its first capture
+/// read), each on the turn that was running when HEAD came to it (the first turn for the
+/// branch it began on). Recomputed at every relink (their origin is none); only the part of a
+/// session no capture saw while it ran, so they never stand for what a snapshot said.
+fn reflog_links(
+    conn: &Connection,
+    row: i64,
+    cache: &mut RepoCache,
+    repo: &Repo,
+    (start, end): Span,
+) -> rusqlite::Result<Vec<Link>> {
+    let Some(log) = cache.head_log(repo) else {
+        return Ok(Vec::new());
+    };
+    let on = log.on_between(start, end);
+    if on.is_empty() {
+        return Ok(Vec::new());
     }
+    let turns: Vec<(i64, Option<i64>)> = archive::turn_starts(conn, row)?
+        .into_iter()
+        .map(|(index, started)| (index, started.as_deref().and_then(epoch)))
+        .collect();
+    let turn_at = |at: i64| {
+        turns
+            .iter()
+            .take_while(|(_, started)| started.is_none_or(|s| s <= at))
+            .last()
+            .or(turns.first())
+            .map(|(index, _)| *index)
+    };
+    Ok(on
+        .into_iter()
+        .take(REFLOG_BRANCHES_MAX)
+        .map(|(branch, at)| Link {
+            target: Target::branch(&branch),
+            evidence: Evidence::RanOnBranch,
+            confidence: None,
+            turn_index: turn_at(at),
+            ordinal: None,
+            commit_id: None,
+            detail: format!("{branch} was checked out while it ran (HEAD reflog)"),
+        })
+        .collect())
 }
 
 /// A capture's snapshot: (snapshot id, turn index, last ordinal, repository row, capture id).

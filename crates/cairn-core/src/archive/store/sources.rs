@@ -283,6 +283,24 @@ pub struct SnapshotCapture {
     pub last_record_at: Option<String>,
 }
 
+/// When `session` was first read: its first capture's time and the time of the last record
+/// that capture read (none: it read none with a time), if it was ever captured.
+pub fn first_capture(
+    conn: &Connection,
+    session: i64,
+) -> rusqlite::Result<Option<(String, Option<String>)>> {
+    conn.prepare_cached(
+        "SELECT c.captured_at,
+                (SELECT r.timestamp FROM records r WHERE r.session_id = c.session_id
+                   AND r.ordinal BETWEEN c.first_ordinal AND c.last_ordinal
+                   AND r.timestamp IS NOT NULL
+                 ORDER BY r.ordinal DESC LIMIT 1)
+         FROM captures c WHERE c.session_id = ?1 ORDER BY c.id LIMIT 1",
+    )?
+    .query_row([session], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()
+}
+
 /// The captures of `session` after capture `after` that recorded a snapshot, in order.
 pub fn snapshot_captures(
     conn: &Connection,

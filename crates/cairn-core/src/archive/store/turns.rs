@@ -172,6 +172,18 @@ pub fn turn_at(conn: &Connection, session: i64, index: i64) -> rusqlite::Result<
         .optional()
 }
 
+/// The turns of `session` in order: their index and when each began, when known.
+pub fn turn_starts(
+    conn: &Connection,
+    session: i64,
+) -> rusqlite::Result<Vec<(i64, Option<String>)>> {
+    conn.prepare_cached(
+        "SELECT turn_index, started_at FROM turns WHERE session_id = ?1 ORDER BY turn_index",
+    )?
+    .query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
 /// A turn's text as the semantic leg embeds it: its prompt and answer previews, the files its
 /// tool calls touched and the commands it ran (all redacted at capture).
 #[derive(Debug, Clone, PartialEq, Default)]

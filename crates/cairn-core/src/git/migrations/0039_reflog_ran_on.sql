@@ -1,0 +1,8 @@
+-- Migration: a session long over is placed by its worktree's HEAD reflog.
+--
+-- A session first read long after it ended had no capture taken while it ran, so since 0038 no
+-- snapshot said which branch it ran on and it had no `ran_on_branch` link. Association now
+-- reads the branches HEAD was on over the session's span from the reflog of the worktree it
+-- ran in (`git::reflog`), for every session no live capture placed. Those links are recomputed
+-- at each relink and need no state dropped: the migration's Rust half only queues every
+-- session for one (the next sync takes them all, a hook a few beside its own).

@@ -1,0 +1,359 @@
+//! What a worktree had checked out, and when: its HEAD reflog (`<git dir>/logs/HEAD`).
+//!
+//! A session first read long after it ended (an import of last month's transcripts, a first
+//! `cairn sync`) had no capture while it ran, so no snapshot says which branch its folder was
+//! on. Git kept that: every checkout, switch and rebase's return writes a line to the reflog of
+//! the worktree's HEAD with its time. [`HeadLog::on_between`] reads the branches HEAD was on
+//! over a span of time from it; association links them as `ran_on_branch` (weak).
+//!
+//! Only what the default `files` ref storage writes is read: a repository with `reftable`
+//! storage has no `logs/HEAD` and gets nothing here. Nothing before the first entry kept
+//! (`git gc` expires entries after 90 days by default) is guessed.
+
+use std::collections::HashSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::repo::Repo;
+
+/// At most this much of a reflog's end is read: a reflog `git gc` keeps is far smaller; one
+/// never expired keeps its latest entries, which are what a recent session needs.
+const MAX_READ: u64 = 8 << 20;
+
+/// A branch prefix GitButler's own workspace commit lives on: not work of its own.
+const WORKSPACE_PREFIX: &str = "gitbutler/";
+
+/// HEAD's moves between branches in one worktree, oldest first.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HeadLog {
+    /// The time of the first entry read: what HEAD was on before it is not known.
+    since: i64,
+    moves: Vec<Move>,
+    /// The branch HEAD is on now (none: detached, or not known).
+    now: Option<String>,
+}
+
+/// HEAD went from one branch to another (none: a detached HEAD, or not a branch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Move {
+    at: i64,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+impl HeadLog {
+    /// The HEAD reflog of `repo`'s worktree, or none when it has none (reftable storage, a
+    /// reflog switched off, a repository never checked out).
+    pub fn read(repo: &Repo) -> Option<HeadLog> {
+        let text = tail(&repo.git_dir.join("logs").join("HEAD"))?;
+        let refs = Refs::of(repo);
+        let now = std::fs::read_to_string(repo.git_dir.join("HEAD"))
+            .ok()
+            .and_then(|h| {
+                h.trim()
+                    .strip_prefix("ref: refs/heads/")
+                    .and_then(|b| refs.branch(b))
+            });
+        HeadLog::parse(&text, &refs, now)
+    }
+
+    fn parse(text: &str, refs: &Refs, now: Option<String>) -> Option<HeadLog> {
+        let mut since = None;
+        let mut moves = Vec::new();
+        for line in text.lines() {
+            let Some((at, message)) = entry(line) else {
+                continue;
+            };
+            since.get_or_insert(at);
+            if let Some((from, to)) = moved(message) {
+                moves.push(Move {
+                    at,
+                    from: from.and_then(|f| refs.branch(f)),
+                    to: refs.branch(to),
+                });
+            }
+        }
+        // Entries are written in time order; a clock set back leaves them out of it.
+        moves.sort_by_key(|m| m.at);
+        Some(HeadLog {
+            since: since?,
+            moves,
+            now,
+        })
+    }
+
+    /// The branches HEAD was on at some time from `start` to `end` (seconds since the epoch),
+    /// in the order it came to them, each with when it first was in that span; nothing for a
+    /// span the reflog does not reach.
+    pub fn on_between(&self, start: i64, end: i64) -> Vec<(String, i64)> {
+        let start = start.max(self.since);
+        if end < start {
+            return Vec::new();
+        }
+        let split = self.moves.partition_point(|m| m.at <= start);
+        let at_start = match split.checked_sub(1) {
+            Some(last) => self.moves[last].to.clone(),
+            None => match self.moves.first() {
+                Some(next) => next.from.clone(),
+                None => self.now.clone(),
+            },
+        };
+        let mut seen = HashSet::new();
+        at_start
+            .map(|b| (b, start))
+            .into_iter()
+            .chain(
+                self.moves[split..]
+                    .iter()
+                    .take_while(|m| m.at <= end)
+                    .filter_map(|m| Some((m.to.clone()?, m.at))),
+            )
+            .filter(|(b, _)| seen.insert(b.clone()))
+            .collect()
+    }
+}
+
+/// The last [`MAX_READ`] bytes of `path`, from its first whole line.
+fn tail(path: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let from = len.saturating_sub(MAX_READ);
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_READ).read_to_end(&mut bytes).ok()?;
+    if from > 0 {
+        let first = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..first);
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// One reflog line, `<old> <new> <name> <<email>> <seconds> <zone>\t<message>`: its time and
+/// message.
+fn entry(line: &str) -> Option<(i64, &str)> {
+    let (head, message) = line.split_once('\t')?;
+    let (_, when) = head.rsplit_once('>')?;
+    let seconds = when.split_whitespace().next()?.parse().ok()?;
+    Some((seconds, message))
+}
+
+/// What a message says HEAD moved from and to, when it moved between refs: a checkout or
+/// switch, a rebase returning to its branch (which left none: HEAD was detached while it ran),
+/// a rename of the branch HEAD was on.
+fn moved(message: &str) -> Option<(Option<&str>, &str)> {
+    if let Some(rest) = message.strip_prefix("checkout: moving from ") {
+        let (from, to) = rest.rsplit_once(" to ")?;
+        return Some((Some(from), to));
+    }
+    if let Some((_, to)) = message.split_once(": returning to refs/heads/")
+        && message.starts_with("rebase")
+    {
+        return Some((None, to));
+    }
+    if let Some(rest) = message.strip_prefix("Branch: renamed refs/heads/") {
+        let (from, to) = rest.split_once(" to refs/heads/")?;
+        return Some((Some(from), to));
+    }
+    None
+}
+
+/// The repository's refs, to tell a branch checked out from a tag, a remote branch or a commit
+/// (`checkout: moving from main to v1.2` left HEAD detached).
+#[derive(Debug, Default)]
+struct Refs {
+    heads: HashSet<String>,
+    /// Tags and remote-tracking branches, as a checkout names them (`v1.2`, `origin/main`).
+    others: HashSet<String>,
+}
+
+impl Refs {
+    fn of(repo: &Repo) -> Refs {
+        let mut refs = Refs::default();
+        let out = repo
+            .git(&[
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/heads",
+                "refs/tags",
+                "refs/remotes",
+            ])
+            .unwrap_or_default();
+        for name in out.lines() {
+            if let Some(head) = name.strip_prefix("refs/heads/") {
+                refs.heads.insert(head.to_owned());
+            } else if let Some(other) = name
+                .strip_prefix("refs/tags/")
+                .or_else(|| name.strip_prefix("refs/remotes/"))
+            {
+                refs.others.insert(other.to_owned());
+            }
+        }
+        refs
+    }
+
+    /// `name` as a branch HEAD was on, or none: a commit, a tag, a remote branch, a revision
+    /// (`HEAD~2`), GitButler's workspace. A name that is none of these and no branch today
+    /// was a branch since deleted (a merged feature branch).
+    fn branch(&self, name: &str) -> Option<String> {
+        let name = name.trim();
+        if name.is_empty() || name.starts_with(WORKSPACE_PREFIX) {
+            return None;
+        }
+        if self.heads.contains(name) {
+            return Some(name.to_owned());
+        }
+        let revision = name == "HEAD"
+            || name.contains("@{")
+            || name
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c));
+        let commit = name.len() >= 7 && name.chars().all(|c| c.is_ascii_hexdigit());
+        (!revision && !commit && !self.others.contains(name)).then(|| name.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(heads: &[&str], others: &[&str]) -> Refs {
+        Refs {
+            heads: heads.iter().map(|s| (*s).to_owned()).collect(),
+            others: others.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    fn line(at: i64, message: &str) -> String {
+        format!(
+            "{z} {z} A Person <a@example.com> {at} +0100\t{message}\n",
+            z = "0".repeat(40)
+        )
+    }
+
+    fn names(on: Vec<(String, i64)>) -> Vec<String> {
+        on.into_iter().map(|(b, _)| b).collect()
+    }
+
+    fn log(entries: &[(i64, &str)], refs: &Refs, now: Option<&str>) -> HeadLog {
+        let text: String = entries.iter().map(|(at, m)| line(*at, m)).collect();
+        HeadLog::parse(&text, refs, now.map(str::to_owned)).expect("entries")
+    }
+
+    #[test]
+    fn the_branch_at_a_time_is_the_last_checkout_before_it() {
+        let refs = refs(&["main", "feat"], &[]);
+        let log = log(
+            &[
+                (100, "clone: from https://example.com/r.git"),
+                (200, "checkout: moving from main to feat"),
+                (300, "commit: work"),
+                (400, "checkout: moving from feat to main"),
+            ],
+            &refs,
+            Some("main"),
+        );
+        assert_eq!(names(log.on_between(150, 180)), ["main"]);
+        assert_eq!(names(log.on_between(250, 350)), ["feat"]);
+        assert_eq!(
+            log.on_between(150, 450),
+            [("main".to_owned(), 150), ("feat".to_owned(), 200)]
+        );
+        assert_eq!(names(log.on_between(500, 600)), ["main"]);
+    }
+
+    #[test]
+    fn nothing_before_the_reflog_begins() {
+        let refs = refs(&["main"], &[]);
+        let log = log(&[(1000, "commit (initial): first")], &refs, Some("main"));
+        assert!(log.on_between(10, 900).is_empty());
+        assert_eq!(names(log.on_between(10, 1100)), ["main"]);
+    }
+
+    #[test]
+    fn a_tag_a_remote_branch_or_a_commit_is_no_branch() {
+        let refs = refs(&["main"], &["v1.2", "origin/main"]);
+        let log = log(
+            &[
+                (100, "commit (initial): first"),
+                (200, "checkout: moving from main to v1.2"),
+                (300, "checkout: moving from v1.2 to origin/main"),
+                (
+                    400,
+                    "checkout: moving from origin/main to 0123456789abcdef0123456789abcdef01234567",
+                ),
+                (
+                    500,
+                    "checkout: moving from 0123456789abcdef0123456789abcdef01234567 to HEAD~2",
+                ),
+                (600, "checkout: moving from HEAD~2 to gitbutler/workspace"),
+            ],
+            &refs,
+            None,
+        );
+        assert_eq!(names(log.on_between(150, 700)), ["main"]);
+        assert!(log.on_between(250, 700).is_empty());
+    }
+
+    #[test]
+    fn a_deleted_branch_is_still_the_branch_it_was() {
+        let refs = refs(&["main"], &[]);
+        let log = log(
+            &[
+                (100, "commit (initial): first"),
+                (200, "checkout: moving from main to fix/crash"),
+                (300, "checkout: moving from fix/crash to main"),
+            ],
+            &refs,
+            Some("main"),
+        );
+        assert_eq!(names(log.on_between(210, 220)), ["fix/crash"]);
+    }
+
+    #[test]
+    fn a_rebase_returns_to_its_branch_and_a_rename_moves_head() {
+        let refs = refs(&["main", "feat", "topic"], &[]);
+        let log = log(
+            &[
+                (100, "commit (initial): first"),
+                (150, "checkout: moving from main to feat"),
+                (200, "rebase (start): checkout main"),
+                (210, "rebase (pick): work"),
+                (220, "rebase (finish): returning to refs/heads/feat"),
+                (300, "Branch: renamed refs/heads/feat to refs/heads/topic"),
+            ],
+            &refs,
+            Some("topic"),
+        );
+        assert_eq!(names(log.on_between(205, 230)), ["feat"]);
+        assert_eq!(names(log.on_between(250, 350)), ["feat", "topic"]);
+    }
+
+    #[test]
+    fn no_checkout_at_all_is_the_branch_of_today() {
+        let refs = refs(&["main"], &[]);
+        let log = log(
+            &[(100, "commit (initial): first"), (200, "commit: more")],
+            &refs,
+            Some("main"),
+        );
+        assert_eq!(names(log.on_between(150, 160)), ["main"]);
+        let detached = HeadLog::parse(&line(100, "commit (initial): first"), &refs, None);
+        assert!(detached.expect("an entry").on_between(150, 160).is_empty());
+    }
+
+    #[test]
+    fn hostile_lines_are_skipped() {
+        let refs = refs(&["main", "feat"], &[]);
+        let text = format!(
+            "garbage\n\t\n>\tno time\nx y z <e> notanumber +0000\tcheckout: moving from main to feat\n{}{}\u{1b}[2J\n",
+            line(100, "checkout: moving from main to feat"),
+            line(200, "checkout: moving from feat to ma\u{7}in"),
+        );
+        let log = HeadLog::parse(&text, &refs, None).expect("two entries");
+        assert_eq!(names(log.on_between(150, 250)), ["feat"]);
+        assert!(HeadLog::parse("no entries\n", &refs, None).is_none());
+    }
+}
