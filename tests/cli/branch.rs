@@ -577,6 +577,22 @@ fn skim_human_layout() {
     let human = normalise_times(&human);
     let human = regex_replace(&human, r"[0-9a-f]{7}", "<sha>");
     insta::assert_snapshot!("skim_human", human);
+    assert!(!human.contains("sha256-"), "no key unless asked: {human}");
+
+    // Asked for keys: the session's and each turn's, as `show` takes them.
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "skim", "branch", "layout"])).unwrap();
+    let session = &json["sessions"][0];
+    let keyed = env.ok(&["--keys", "skim", "branch", "layout"]);
+    let session_key = session["session_key"].as_str().unwrap();
+    assert!(
+        keyed.contains(&format!("  session {session_key}\n")),
+        "{keyed}"
+    );
+    let turn_key = session["turns"][0]["turn_key"].as_str().unwrap();
+    assert!(keyed.contains(&format!("- #0 {turn_key} ")), "{keyed}");
+    assert!(keyed.contains("with the keys above."), "{keyed}");
+    env.ok(&["show", session_key, "--turn", turn_key]);
 }
 
 fn normalise_times(s: &str) -> String {

@@ -906,7 +906,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if g.json {
                 render::json(out, &view)?;
             } else {
-                render::skim(out, &view)?;
+                render::skim(out, &view, g.keys)?;
             }
         }
         Command::Publish {

@@ -565,7 +565,7 @@ fn session_name(agent: &str, title: Option<&str>) -> String {
     }
 }
 
-pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Result<()> {
+pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView, keys: bool) -> Result<()> {
     writeln!(
         out,
         "Skim for {} {}",
@@ -634,6 +634,9 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             line(&s.status, 20)
         };
         writeln!(out, "  status: {status}")?;
+        if keys {
+            writeln!(out, "  session {}", clean(&s.session_key))?;
+        }
         if let Some(key) = &s.archive_key {
             writeln!(out, "  whole session: cairn show {}", line(key, 80))?;
         }
@@ -647,6 +650,11 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
                 format!(" [{}]", line(&t.labels.join(","), 80))
             };
             let related = if t.related { " related" } else { "" };
+            let key = if keys {
+                format!(" {}", clean(&t.turn_key))
+            } else {
+                String::new()
+            };
             let summary = summary(&t.previews);
             let summary = if summary.is_empty() {
                 summary
@@ -655,7 +663,7 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
             };
             writeln!(
                 out,
-                "- #{}{labels} {} records={}{related}{summary}",
+                "- #{}{key}{labels} {} records={}{related}{summary}",
                 t.turn_index,
                 short_time(t.started_at.as_deref()),
                 t.record_count
@@ -682,7 +690,12 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView) -> Resu
     writeln!(out)?;
     writeln!(
         out,
-        "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys from `cairn --json skim`."
+        "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys {}.",
+        if keys {
+            "above"
+        } else {
+            "from `cairn --keys skim` (or `cairn --json skim`)"
+        }
     )?;
     Ok(())
 }
