@@ -333,6 +333,37 @@ fn edits_committed_by_a_person_after_the_session_count_without_hooks() {
     assert!(!human.contains("sha256-"));
 }
 
+/// A branch forked from `topic` after the session's work was committed there holds that
+/// commit, but did none of it: its skim does not list the session, `topic`'s and a branch that
+/// merged the work in do.
+#[test]
+fn a_branch_created_after_the_work_was_committed_is_not_related_to_it() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["branch", "release"]);
+    git(&repo, &["checkout", "-q", "-b", "topic"]);
+    let mut t = Transcript::new(&env, "s-forked", &repo, "topic");
+    t.user("fix the parser");
+    t.edit("parser.txt", "the parser reads every line now\n");
+    t.say("Fixed the parser; please commit.");
+    git(&repo, &["add", "parser.txt"]);
+    git(&repo, &["commit", "-q", "-m", "Fix parser"]);
+    git(&repo, &["branch", "forked-later"]);
+    git(&repo, &["checkout", "-q", "-b", "worktree-later"]);
+    git(&repo, &["checkout", "-q", "release"]);
+    git(
+        &repo,
+        &["merge", "-q", "--no-ff", "-m", "Merge topic", "topic"],
+    );
+    env.ok(&["sync"]);
+    assert_eq!(edit_evidence(&env, "topic").len(), 1);
+    assert_eq!(edit_evidence(&env, "release").len(), 1, "merged in");
+    for later in ["forked-later", "worktree-later"] {
+        let v = skim(&env, &["branch", later]);
+        assert!(sessions_of(&v).is_empty(), "{later}: {v}");
+    }
+}
+
 #[test]
 fn edit_and_commit_in_one_turn_in_a_linked_worktree_relate_only_to_its_branch() {
     let env = Env::new();

@@ -9,11 +9,11 @@
 //! | `pr_created` | yes | 1.0 | a PR URL printed by `gh pr create` / recorded by Claude Code |
 //! | `environment_promotion` | yes | 0.95 | a path dirty at one capture is in a new commit of the branch at the next (agentlog's rule, multi-branch guard included) |
 //! | `pushed` | yes | 0.9 | the session's `git push` output (`local -> remote`) |
-//! | `edit_committed` | yes | 0.9 | a commit on the branch made in the session's window (its start less the skew, to two days after its end) changed a path the session edited and added a line the session wrote there ([`super::written`]); 0.6, "by path and time only", when the session wrote nothing comparable to that path |
+//! | `edit_committed` | yes | 0.9 | a commit on the branch made in the session's window (its start less the skew, to two days after its end) changed a path the session edited and added a line the session wrote there ([`super::written`]); 0.6, "by path and time only", when the session wrote nothing comparable to that path; a branch whose reflog says it was created from a commit already holding it did none of that work ([`super::reflog::created`]) |
 //! | `change_committed` | yes | 0.9 | such a commit carries a change id (`Change-Id:` trailer, jj/GitButler header) |
 //! | `direct_transition` | yes | 0.8 | the session switched to the branch (`git checkout -b`, or HEAD moved between captures) |
 //! | `branch_recorded` | no | 0.5 | the agent recorded the branch on its records (Claude `gitBranch`, Codex `session_meta.git`) |
-//! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran, within an hour of the last record it read |
+//! | `ran_on_branch` | no | 0.4 | the branch was checked out when a capture ran, within an hour of the last record it read; for what ran before a session's first capture when that came later, the worktree's HEAD reflog ([`super::reflog`]) |
 //!
 //! A person's word stands above all of these (`git/correct.rs`): a link they made has evidence
 //! `person` (strong, confidence 1.0, listed first) and no relink removes it; a target they
@@ -38,7 +38,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::evidence::{self, EvidenceRecord, Found};
-use super::reflog::HeadLog;
+use super::reflog::{self, HeadLog};
 use super::repo::Repo;
 use super::snapshot::{self, SnapshotStatus};
 use super::store as git;
@@ -158,6 +158,8 @@ pub struct RepoCache {
     single_session: bool,
     /// Each worktree's HEAD reflog, by its git dir, read once per association.
     head_logs: HashMap<PathBuf, Option<std::rc::Rc<HeadLog>>>,
+    /// Where and when each branch was created ([`reflog::created`]), by common dir and name.
+    created: HashMap<(PathBuf, String), Option<reflog::Created>>,
 }
 
 /// Seconds since the epoch, from..=to.
@@ -1017,6 +1019,9 @@ fn edit_commits(
             continue;
         };
         for branch in repo.branches_containing(&c.id) {
+            if inherited(&mut cache.created, repo, &branch, c) {
+                continue;
+            }
             links.push(Link {
                 target: Target::branch(&branch),
                 evidence: Evidence::EditCommitted,
@@ -1041,6 +1046,25 @@ fn edit_commits(
         }
     }
     links
+}
+
+/// Whether `branch` holds commit `c` only because it was created from a commit that already
+/// held it (a branch forked from `main` after the work was done on `main`), as its reflog tells
+/// (`created` keeps what each branch's said); a branch whose creation is not known is taken to
+/// hold its own work.
+fn inherited(
+    created: &mut HashMap<(PathBuf, String), Option<reflog::Created>>,
+    repo: &Repo,
+    branch: &str,
+    c: &super::repo::CommitInfo,
+) -> bool {
+    let created = created
+        .entry((repo.common_dir.clone(), branch.to_owned()))
+        .or_insert_with(|| reflog::created(repo, branch));
+    // A branch created before the commit was made cannot have been created from it.
+    created
+        .as_ref()
+        .is_some_and(|b| b.at >= c.time && repo.is_ancestor(&c.id, &b.commit))
 }
 
 /// The confidence of an edit linked to a commit by path and time only (below

@@ -6,12 +6,15 @@
 //! the worktree's HEAD with its time. [`HeadLog::on_between`] reads the branches HEAD was on
 //! over a span of time from it; association links them as `ran_on_branch` (weak).
 //!
+//! A branch's own reflog begins with its creation (`branch: Created from main`): [`created`]
+//! tells a branch that did work from one that only forked after it was done.
+//!
 //! Only what the default `files` ref storage writes is read: a repository with `reftable`
 //! storage has no `logs/HEAD` and gets nothing here. Nothing before the first entry kept
 //! (`git gc` expires entries after 90 days by default) is guessed.
 
 use std::collections::HashSet;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::repo::Repo;
@@ -111,6 +114,45 @@ impl HeadLog {
             .filter(|(b, _)| seen.insert(b.clone()))
             .collect()
     }
+}
+
+/// Where and when a branch began in this repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// Seconds since the epoch.
+    pub at: i64,
+    /// The commit it was created at.
+    pub commit: String,
+}
+
+/// When and at which commit `branch` was created here, from the first entry of its reflog when
+/// that entry is its creation; none when its reflog is gone, was cut by `git gc` (its first
+/// entry is then a later update) or the branch came from elsewhere.
+pub fn created(repo: &Repo, branch: &str) -> Option<Created> {
+    // A name git lists never climbs out of `refs/heads`; one that would is not read.
+    if branch
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return None;
+    }
+    let path = repo
+        .common_dir
+        .join("logs")
+        .join("refs")
+        .join("heads")
+        .join(branch);
+    let mut first = String::new();
+    std::io::BufReader::new(std::fs::File::open(path).ok()?.take(4096))
+        .read_line(&mut first)
+        .ok()?;
+    let (at, message) = entry(first.trim_end_matches('\n'))?;
+    let commit = first.split(' ').nth(1)?;
+    let is_object = commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit());
+    (message.starts_with("branch: Created from") && is_object).then(|| Created {
+        at,
+        commit: commit.to_owned(),
+    })
 }
 
 /// The last [`MAX_READ`] bytes of `path`, from its first whole line.
@@ -342,6 +384,40 @@ mod tests {
         assert_eq!(names(log.on_between(150, 160)), ["main"]);
         let detached = HeadLog::parse(&line(100, "commit (initial): first"), &refs, None);
         assert!(detached.expect("an entry").on_between(150, 160).is_empty());
+    }
+
+    #[test]
+    fn a_branch_was_created_where_its_first_entry_says_and_only_then() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let repo = Repo {
+            root: tmp.path().to_owned(),
+            git_dir: tmp.path().join(".git"),
+            common_dir: tmp.path().join(".git"),
+        };
+        let heads = repo.common_dir.join("logs/refs/heads");
+        std::fs::create_dir_all(heads.join("fix")).expect("dirs");
+        let sha = "ab".repeat(20);
+        let write = |name: &str, message: &str| {
+            let line = format!(
+                "{} {sha} A <a@example.com> 500 +0000\t{message}\n",
+                "0".repeat(40)
+            );
+            std::fs::write(heads.join(name), line.repeat(2)).expect("write");
+        };
+        write("fix/crash", "branch: Created from main");
+        write("cut", "commit: a later update, the creation expired");
+        assert_eq!(
+            created(&repo, "fix/crash"),
+            Some(Created {
+                at: 500,
+                commit: sha.clone()
+            })
+        );
+        assert_eq!(created(&repo, "cut"), None);
+        assert_eq!(created(&repo, "missing"), None);
+        std::fs::write(tmp.path().join("outside"), "x").expect("write");
+        assert_eq!(created(&repo, "../../../outside"), None);
+        assert_eq!(created(&repo, "fix//crash"), None);
     }
 
     #[test]

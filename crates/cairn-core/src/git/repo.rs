@@ -468,6 +468,12 @@ impl Repo {
             .unwrap_or_default()
     }
 
+    /// Whether commit `ancestor` is `descendant` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> bool {
+        self.git(&["merge-base", "--is-ancestor", ancestor, descendant])
+            .is_ok()
+    }
+
     /// Make an absolute path repo-relative, if it is inside this worktree.
     pub fn relative(&self, path: &str) -> Option<String> {
         let p = Path::new(path);
