@@ -399,6 +399,46 @@ fn export_to_a_file_never_replaces_one() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before.len());
 }
 
+/// The file's name says the format when --format does not (`-o x.html` wrote Markdown), and a
+/// name asking for another format than --format's is refused, writing nothing.
+#[test]
+fn the_output_file_name_picks_the_format_and_a_contrary_one_is_refused() {
+    let env = synced();
+    let dir = env.root.path().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let read =
+        |v: &serde_json::Value| std::fs::read_to_string(v["path"].as_str().unwrap()).unwrap();
+    let html = env.json(&["export", SMALL, "-o", &at("x.html")]);
+    assert_eq!(html["format"], "html");
+    assert!(
+        read(&html)
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("<!doctype html")
+    );
+    let atif = env.json(&["export", SMALL, "-o", &at("x.atif.json")]);
+    assert_eq!(atif["format"], "atif");
+    let doc: serde_json::Value = serde_json::from_str(&read(&atif)).unwrap();
+    assert!(doc["schema_version"].as_str().unwrap().starts_with("ATIF"));
+    let json = env.json(&["export", SMALL, "-o", &at("x.JSON")]);
+    assert_eq!(json["format"], "json");
+    let md = env.json(&["export", SMALL, "-o", &at("notes.txt")]);
+    assert_eq!(md["format"], "md");
+    let atif_as_json = env.json(&["export", SMALL, "--format", "atif", "-o", &at("t.json")]);
+    assert_eq!(atif_as_json["format"], "atif");
+
+    let before = std::fs::read_dir(&dir).unwrap().count();
+    let out = env.run(&["export", SMALL, "--format", "md", "-o", &at("y.html")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("y.html names a .html file but the export is md"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before);
+}
+
 /// A teammate's or imported trajectory is exported as the agent that ran it (what the session
 /// view shows, `agent::ran_by` of the trajectory's name), not as the ATIF format it came in.
 #[test]

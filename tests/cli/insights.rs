@@ -303,6 +303,31 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
             .unwrap()
             .contains("Why the tests flake")
     );
+    // The file's name says the format when --format does not; a contrary one is refused.
+    let page = env.root.path().join("report.html");
+    env.ok(&[
+        "insights",
+        "export",
+        &id.to_string(),
+        "-o",
+        &page.display().to_string(),
+    ]);
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .starts_with("<!doctype html>")
+    );
+    let contrary = env.run(&[
+        "insights",
+        "export",
+        &id.to_string(),
+        "--format",
+        "json",
+        "-o",
+        &env.root.path().join("r.md").display().to_string(),
+    ]);
+    assert_eq!(contrary.status.code(), Some(1));
+    assert!(!env.root.path().join("r.md").exists());
 
     // Delete.
     env.ok(&["insights", "delete", &id.to_string()]);

@@ -15,9 +15,10 @@ pub struct ExportArgs {
     /// A session key (`sha256-…`) or the agent's own session id.
     session: String,
     /// md, html (one self-contained page), json (Cairn's view types) or atif (an ATIF
-    /// trajectory other tools read).
-    #[arg(long, default_value = "md")]
-    format: String,
+    /// trajectory other tools read). Default: what the -o file's name ends with (`.html`,
+    /// `.json`, `.atif.json`, `.md`), else md.
+    #[arg(long)]
+    format: Option<String>,
     /// Only these turns: `3..7` (3 to 7), `3..`, `..7` or `5`.
     #[arg(long)]
     turns: Option<String>,
@@ -65,13 +66,38 @@ pub(crate) fn output_place(output: Option<PathBuf>) -> Result<Option<(PathBuf, O
     }))
 }
 
+/// The format to write, by its name (`md`, `html`, `json`, `atif`): the one asked for, else the
+/// one the file's name ends with, else md. A name whose ending asks for another format is
+/// refused (`-o x.html` once wrote Markdown). Session and report exports both choose so.
+pub(crate) fn format_for(asked: Option<&str>, name: Option<&str>) -> Result<String> {
+    let named = name.and_then(SessionExportFormat::for_file);
+    let format = match asked {
+        Some(asked) => SessionExportFormat::parse(asked)?,
+        None => named.unwrap_or(SessionExportFormat::Md),
+    };
+    if let Some(name) = name.filter(|n| !format.fits(n)) {
+        bail!(
+            "{} names a .{} file but the export is {}: leave out --format to write what the name says, or end the name with .{}",
+            clean(name),
+            named.map_or("other", SessionExportFormat::extension),
+            format.extension(),
+            format.extension()
+        );
+    }
+    Ok(format.name().to_owned())
+}
+
 pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let place = output_place(args.output)?;
     let options = ExportOptions {
-        format: SessionExportFormat::parse(&args.format)?,
+        format: SessionExportFormat::parse(&format_for(
+            args.format.as_deref(),
+            place.as_ref().and_then(|(_, name)| name.as_deref()),
+        )?)?,
         turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
         max_output_bytes: args.max_output.unwrap_or(0),
     };
-    let Some((dir, name)) = output_place(args.output)? else {
+    let Some((dir, name)) = place else {
         // stdout is the document itself, also under --json (CLI.md).
         let export = cairn.export_session(&args.session, &options)?;
         out.write_all(export.text.as_bytes())?;

@@ -75,8 +75,9 @@ pub enum InsightsCommand {
     /// Write a report as md, html (one standalone file) or json.
     Export {
         id: i64,
-        #[arg(long, default_value = "md")]
-        format: String,
+        /// md, html or json. Default: what the -o file's name ends with, else md.
+        #[arg(long)]
+        format: Option<String>,
         /// The file to write (default, and `-o -`: stdout; `-o .` picks a name in the current
         /// directory). An existing file is never replaced: the export goes beside it as
         /// `name (2).md`.
@@ -236,8 +237,12 @@ pub fn run(
             }
         }
         InsightsCommand::Export { id, format, output } => {
-            let format = ExportFormat::parse(&format)?;
-            match crate::export::output_place(output)? {
+            let place = crate::export::output_place(output)?;
+            let format = ExportFormat::parse(&crate::export::format_for(
+                format.as_deref(),
+                place.as_ref().and_then(|(_, name)| name.as_deref()),
+            )?)?;
+            match place {
                 None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
                 Some((dir, name)) => {
                     // Never over a file: an existing name gets ` (2)` (the desktop's rule).

@@ -55,6 +55,45 @@ impl SessionExportFormat {
         }
     }
 
+    /// The format a file name's ending asks for (`x.html`: html; `x.atif.json`: atif; none
+    /// for an ending no format has).
+    pub fn for_file(name: &str) -> Option<SessionExportFormat> {
+        let name = name.to_ascii_lowercase();
+        [
+            (".atif.json", SessionExportFormat::Atif),
+            (".json", SessionExportFormat::Json),
+            (".html", SessionExportFormat::Html),
+            (".htm", SessionExportFormat::Html),
+            (".md", SessionExportFormat::Md),
+            (".markdown", SessionExportFormat::Md),
+        ]
+        .into_iter()
+        .find(|(ending, _)| name.ends_with(ending))
+        .map(|(_, format)| format)
+    }
+
+    /// Whether a file named `name` may hold this format: its ending asks for it, for none, or
+    /// for JSON and this is ATIF (a trajectory is JSON).
+    pub fn fits(self, name: &str) -> bool {
+        match SessionExportFormat::for_file(name) {
+            None => true,
+            Some(SessionExportFormat::Json) => {
+                matches!(self, SessionExportFormat::Json | SessionExportFormat::Atif)
+            }
+            Some(asked) => asked == self,
+        }
+    }
+
+    /// The name [`SessionExportFormat::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionExportFormat::Md => "md",
+            SessionExportFormat::Html => "html",
+            SessionExportFormat::Json => "json",
+            SessionExportFormat::Atif => "atif",
+        }
+    }
+
     /// The file name's ending: `.md`, `.html`, `.json`, `.atif.json`.
     pub fn extension(self) -> &'static str {
         match self {
