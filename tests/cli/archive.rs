@@ -25,7 +25,15 @@ fn sync_reports_what_it_did_in_the_contract_fields() {
         assert!(report.get(field).is_some(), "missing {field} in {report}");
     }
     assert_eq!(report["files_scanned"], 10);
-    assert_eq!(report["sessions_added"], 10);
+    // As `cairn sessions` lists them: the two sub-agents are counted apart, under their parent.
+    assert_eq!(report["sessions_added"], 8);
+    assert_eq!(report["subagents_added"], 2);
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 8);
+    let human = Env::new().with_fixtures().ok(&["sync"]);
+    assert!(
+        human.contains("Scanned 10 files: 8 new sessions (and 2 sub-agents), 0 updated"),
+        "{human}"
+    );
     // The only warnings: the schema fixtures' "[trimmed for fixture]" timestamps, unknown.
     let warnings = report["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 2, "{report}");

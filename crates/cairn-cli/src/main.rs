@@ -79,8 +79,9 @@ impl ValueEnum for AgentArg {
         let value = clap::builder::PossibleValue::new(self.0.as_str());
         Some(match self.0 {
             Agent::Atif => value.help(
-                "Sessions of agents this build has no reader for: trajectories brought in by \
-                 `cairn import` or `cairn pull`, agents only a newer Cairn reads",
+                "Sessions of agents this build has no reader for: a trajectory `cairn import` or \
+                 `cairn pull` brought in from such an agent, an agent only a newer Cairn reads \
+                 (a trajectory of an agent this build reads is listed under that agent)",
             ),
             _ => value,
         })

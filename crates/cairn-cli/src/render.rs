@@ -109,9 +109,14 @@ fn time(ts: Option<&str>) -> &str {
 }
 
 pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
+    let subagents = if r.subagents_added > 0 {
+        format!(" (and {})", plural(r.subagents_added, "sub-agent"))
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "Scanned {}: {}, {} updated, {} added ({:.1} MB read).",
+        "Scanned {}: {}{subagents}, {} updated, {} added ({:.1} MB read).",
         plural(r.files_scanned, "file"),
         plural(r.sessions_added, "new session"),
         r.sessions_updated,

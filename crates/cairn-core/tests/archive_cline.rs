@@ -54,7 +54,7 @@ fn cline_roo_and_kilo_tasks_are_pinned() {
     assert_eq!(all.len(), 4, "{all:?}");
     let report = cairn.capture_paths(&all, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
-    assert_eq!(report.sessions_added, 4);
+    assert_eq!((report.sessions_added, report.subagents_added), (3, 1));
 
     let keys = support::session_keys(data.path(), "session_id");
     let mut sessions = Vec::new();

@@ -509,9 +509,14 @@ fn every_agent_in_one_corpus_syncs_resyncs_to_nothing_and_takes_each_change_once
         .map(|(a, (s, t, _))| (*a, (*s, *t)))
         .collect();
     assert_eq!(got, expected(), "sessions and turns per agent");
+    // Every session row is new, listed on its own or under its parent.
     assert_eq!(
-        first.sessions_added as i64,
+        (first.sessions_added + first.subagents_added) as i64,
         got.values().map(|(s, _)| s).sum::<i64>()
+    );
+    assert!(
+        first.subagents_added > 0,
+        "the corpus has sub-agents: {first:?}"
     );
 
     let before = support::dump(data.path());

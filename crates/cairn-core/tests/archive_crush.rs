@@ -41,7 +41,7 @@ fn crush_fixture_database_is_pinned() {
     assert_eq!(files.len(), 1, "{files:?}");
     let report = cairn.capture_paths(&files, &Quiet).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
-    assert_eq!(report.sessions_added, 3);
+    assert_eq!((report.sessions_added, report.subagents_added), (1, 2));
 
     let listed = cairn.sessions(&SessionQuery::default()).unwrap();
     assert_eq!(

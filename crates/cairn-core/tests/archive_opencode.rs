@@ -100,7 +100,11 @@ fn an_opencode_database_is_read_and_follows_its_parts() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     // main: prompt, reasoning, bash call and result, edit call and result, the running task;
     // child: its prompt.
-    assert_eq!((r.sessions_added, r.records_added), (2, 8), "{r:?}");
+    assert_eq!(
+        (r.sessions_added, r.subagents_added, r.records_added),
+        (1, 1, 8),
+        "{r:?}"
+    );
     let main: (String, String, String, String) = Connection::open(data.path().join("cairn.db"))
         .unwrap()
         .query_row(
@@ -312,7 +316,7 @@ fn an_opencode_2_database_is_read_and_follows_its_rows() {
     assert_eq!(files.len(), 1, "{files:?}");
     let r = support::capture(&cairn, &files);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    assert_eq!(r.sessions_added, 2, "{r:?}");
+    assert_eq!((r.sessions_added, r.subagents_added), (1, 1), "{r:?}");
     let row = |kind: &str, tool: &str, text: &str, exit: Option<i64>, paths: &str| {
         (
             kind.to_owned(),
@@ -475,7 +479,8 @@ fn an_upgraded_opencode_database_reads_each_session_once() {
     let r = support::capture(&cairn, &support::found(Agent::Opencode, src.path()));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(
-        r.sessions_added, 2,
+        (r.sessions_added, r.subagents_added),
+        (1, 1),
         "ses_main once, ses_child from 1.x: {r:?}"
     );
     let texts: Vec<String> = records_of(data.path(), "ses_main")

@@ -3501,7 +3501,10 @@ export type SyncReport = SyncReport_Serialize | SyncReport_Deserialize;
 /**  What a sync or hook did. */
 export type SyncReport_Deserialize = {
 	files_scanned: number,
+	/**  New sessions as `cairn sessions` lists them: sub-agents and compactions are not. */
 	sessions_added: number,
+	/**  New sub-agent and compaction sessions (listed under their parent). */
+	subagents_added: number,
 	sessions_updated: number,
 	records_added: number,
 	/**  Keyed records whose content changed in place (an agent rewrote a message). */
@@ -3520,7 +3523,10 @@ export type SyncReport_Deserialize = {
 /**  What a sync or hook did. */
 export type SyncReport_Serialize = {
 	files_scanned: number,
+	/**  New sessions as `cairn sessions` lists them: sub-agents and compactions are not. */
 	sessions_added: number,
+	/**  New sub-agent and compaction sessions (listed under their parent). */
+	subagents_added: number,
 	sessions_updated: number,
 	records_added: number,
 	/**  Keyed records whose content changed in place (an agent rewrote a message). */

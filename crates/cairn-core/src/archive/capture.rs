@@ -110,7 +110,10 @@ pub struct Warning {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SyncReport {
     pub files_scanned: u32,
+    /// New sessions as `cairn sessions` lists them: sub-agents and compactions are not.
     pub sessions_added: u32,
+    /// New sub-agent and compaction sessions (listed under their parent).
+    pub subagents_added: u32,
     pub sessions_updated: u32,
     pub records_added: u32,
     /// Keyed records whose content changed in place (an agent rewrote a message).
@@ -130,6 +133,7 @@ impl SyncReport {
         self.records_added > 0
             || self.records_updated > 0
             || self.sessions_added > 0
+            || self.subagents_added > 0
             || self.sessions_updated > 0
     }
 }
@@ -426,15 +430,24 @@ impl Tally {
         }
     }
 
-    fn finish(mut self, files: usize) -> (SyncReport, Touched) {
+    fn finish(
+        mut self,
+        conn: &rusqlite::Connection,
+        files: usize,
+    ) -> Result<(SyncReport, Touched)> {
         self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
-        self.report.sessions_added = self.added.len() as u32;
+        // Counted once every file is in: a sub-agent read before its parent is listed on its
+        // own until then.
+        let listed = super::store::count_listed(conn, self.added.iter().map(String::as_str))
+            .map_err(crate::store::err_in(conn))?;
+        self.report.sessions_added = listed;
+        self.report.subagents_added = self.added.len() as u32 - listed;
         self.report.sessions_updated = self.updated.len() as u32;
         // In the files' order, not the parallel readers' (a stable sort keeps a file's own).
         self.report
             .warnings
             .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-        (self.report, self.touched)
+        Ok((self.report, self.touched))
     }
 }
 
@@ -461,7 +474,7 @@ pub(crate) fn capture_files(
     for file in &kept {
         capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
     }
-    Ok(tally.finish(files.len()))
+    tally.finish(store.conn(), files.len())
 }
 
 fn capture_one_locked(
@@ -689,5 +702,5 @@ pub fn capture_many(
         }
     }
     progress.finish();
-    Ok(tally.finish(files.len()))
+    tally.finish(store.conn(), files.len())
 }

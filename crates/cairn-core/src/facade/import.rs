@@ -58,6 +58,7 @@ impl Cairn {
             report.records_added += sub_report.records_added;
             report.records_updated += sub_report.records_updated;
             report.sessions_added += sub_report.sessions_added;
+            report.subagents_added += sub_report.subagents_added;
             report.sessions_updated += sub_report.sessions_updated;
             subagents = keys;
         }

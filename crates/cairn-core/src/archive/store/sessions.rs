@@ -568,6 +568,25 @@ pub fn known_agent_sql(expr: &str) -> String {
 /// on its own, not lost under a parent nobody can open, until its parent is read.
 pub const ORPHANED_SQL: &str = "NOT EXISTS (SELECT 1 FROM sessions p WHERE p.session_key = s.parent_key AND p.record_count > 0)";
 
+/// How many of the sessions with these keys are listed on their own ([`top_level_sql`]); the
+/// others are sub-agents and compactions, counted on their parent.
+pub fn count_listed<'k>(
+    conn: &Connection,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> rusqlite::Result<u32> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = ?1 AND {})",
+        top_level_sql()
+    ))?;
+    let mut n = 0;
+    for key in keys {
+        if stmt.query_row([key], |r| r.get::<_, bool>(0))? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// A session (alias `s`) listed on its own: neither a sub-agent nor a compaction of a session
 /// Cairn holds (a fork stands on its own).
 fn top_level_sql() -> String {
