@@ -879,3 +879,28 @@ fn doctor_runs_with_a_broken_config_and_names_it_first() {
         "{fixed:?}"
     );
 }
+
+/// A session's parse warnings stay readable after the sync that printed them: `show` lists
+/// them after the turns, and a session without any says nothing of warnings.
+#[test]
+fn show_lists_what_the_parsers_could_not_read() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let list = env.json(&["sessions"]);
+    let sessions = list.as_array().unwrap();
+    let key_where = |warned: bool| {
+        sessions
+            .iter()
+            .find(|s| (s["warnings"].as_u64().unwrap() > 0) == warned)
+            .map(|s| s["session_key"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let warned = env.ok(&["show", &key_where(true)]);
+    assert!(warned.contains("parse warning"), "{warned}");
+    assert!(
+        warned.contains("timestamp \"[trimmed for fixture]\" is not RFC 3339"),
+        "{warned}"
+    );
+    let clean = env.ok(&["show", &key_where(false)]);
+    assert!(!clean.contains("parse warning"), "{clean}");
+}

@@ -969,6 +969,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         render::json(out, &view)?;
                     } else {
                         render::timeline(out, &view, g.keys)?;
+                        // What the parsers could not read, kept past the sync that said so.
+                        render::parse_warnings(out, &cairn.session(&session)?.warnings)?;
                     }
                 }
                 Some(turn) => {

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::Result;
-use cairn_core::archive::capture::{Progress, SyncReport};
+use cairn_core::archive::capture::{Progress, SyncReport, Warning};
 use cairn_core::doctor::{DoctorReport, Status};
 use cairn_core::views::search::SearchAnswer;
 use cairn_core::views::sessions::SessionSummary;
@@ -126,10 +126,7 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
     if !r.warnings.is_empty() {
         writeln!(out, "{}:", plural(r.warnings.len() as u64, "warning"))?;
         for w in &r.warnings {
-            match w.line {
-                Some(l) => writeln!(out, "  {}:{}: {}", clean(&w.path), l, clean(&w.message))?,
-                None => writeln!(out, "  {}: {}", clean(&w.path), clean(&w.message))?,
-            }
+            warning_line(out, w)?;
         }
     }
     if let Some(line) = &r.retention_warning {
@@ -719,6 +716,39 @@ fn other_repos(out: &mut impl Write, c: &cairn_core::views::skim::SkimCoverage) 
             "{} of other repositories {has} a target of this name: add --all-repos to see {it}.",
             plural(n, "session"),
         )?;
+    }
+    Ok(())
+}
+
+/// How many of a session's parse warnings `show` prints; the rest are counted.
+const WARNINGS_SHOWN: usize = 10;
+
+/// A session's parse warnings (the lines its parsers skipped or read in part), after its
+/// timeline; nothing when there are none.
+pub fn parse_warnings(out: &mut impl Write, warnings: &[Warning]) -> Result<()> {
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} when it was read:",
+        plural(warnings.len() as u64, "parse warning")
+    )?;
+    for w in warnings.iter().take(WARNINGS_SHOWN) {
+        warning_line(out, w)?;
+    }
+    if warnings.len() > WARNINGS_SHOWN {
+        writeln!(out, "  and {} more", warnings.len() - WARNINGS_SHOWN)?;
+    }
+    Ok(())
+}
+
+/// One parse warning, indented: `path:line: message`.
+fn warning_line(out: &mut impl Write, w: &Warning) -> Result<()> {
+    match w.line {
+        Some(l) => writeln!(out, "  {}:{}: {}", clean(&w.path), l, clean(&w.message))?,
+        None => writeln!(out, "  {}: {}", clean(&w.path), clean(&w.message))?,
     }
     Ok(())
 }
