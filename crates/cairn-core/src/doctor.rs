@@ -247,6 +247,17 @@ fn hook_check(status: &crate::hooks::HookStatus, unused: Option<&str>) -> Check 
             ),
         );
     }
+    if let Some(why) = status.not_running.as_deref().filter(|_| status.installed) {
+        return check(
+            format!("{agent} hook"),
+            Status::Warn,
+            format!(
+                "installed in {}, but it does not run: {}",
+                status.path.display(),
+                crate::text::one_line(why, 600)
+            ),
+        );
+    }
     if status.installed {
         let memory = if status.memory {
             "with memory at session start"

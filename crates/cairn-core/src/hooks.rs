@@ -11,6 +11,7 @@
 //! The hook's own input is hostile too: the transcript path it names is read only when it is a
 //! regular file inside that agent's source dirs ([`accept_transcript`]).
 
+mod codex_feature;
 mod input;
 mod json_text;
 pub mod mcp_config;
@@ -114,6 +115,10 @@ pub struct HookStatus {
     /// Why the settings file could not be read (not JSON, not UTF-8, not a file), when it
     /// could not: an install would fail the same way.
     pub problem: Option<String>,
+    /// Why the agent will not run the hook although it is installed (Codex with its hooks
+    /// feature off), when it will not.
+    #[serde(default)]
+    pub not_running: Option<String>,
 }
 
 /// The agents Cairn installs its hook and skill for. The others have no hook spec Cairn has
@@ -266,6 +271,9 @@ pub fn status(agent: Agent, home: &Path, archive: Option<&Path>) -> HookStatus {
         installed,
         memory: settings::runs(&path, &text, &[SESSION_START], ours),
         other_archive: installed && !settings::runs(&path, &text, events(agent), here),
+        not_running: (installed && agent == Agent::Codex)
+            .then(|| codex_feature::not_running(&path.with_file_name("config.toml")))
+            .flatten(),
         path,
         problem,
     }
@@ -291,9 +299,73 @@ pub fn install(
 ) -> Result<HookInstall> {
     require_hook(agent)?;
     let path = settings_path(agent, home);
-    unraced(&path, || {
+    let mut done = unraced(&path, || {
         install_once(agent, &path, command, memory, dry_run)
-    })
+    })?;
+    if agent == Agent::Codex {
+        let config = path.with_file_name("config.toml");
+        if let Some((note, changed)) = unraced(&config, || codex_hooks_on(&config, dry_run))? {
+            done.notes.push(note);
+            done.changed |= changed;
+        }
+    }
+    Ok(done)
+}
+
+/// Turn Codex's hooks feature on in its config at `config` when it is not set (a note saying
+/// so, and true: the install changes the config), or say why it stays off; nothing when it is
+/// on. `None` when the file changed between the read and the write ([`unraced`]).
+#[allow(clippy::type_complexity)]
+fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<(String, bool)>>> {
+    use codex_feature::Feature;
+    let before = settings::read_text(config)?;
+    let feature = codex_feature::state(config, &before);
+    if feature != Feature::Unset {
+        return Ok(Some(
+            codex_feature::why_not(config, &feature).map(|why| (why, false)),
+        ));
+    }
+    let after = codex_feature::turned_on(config, &before)?;
+    if dry_run {
+        return Ok(Some(Some((
+            format!(
+                "would turn on `codex_hooks` under [features] in {} (Codex runs hooks only then)",
+                config.display()
+            ),
+            true,
+        ))));
+    }
+    if let Some(dir) = config.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+            path: dir.to_owned(),
+            source: e,
+        })?;
+    }
+    let backup = if before.is_empty() {
+        None
+    } else {
+        Some(write_backup(config, &before)?)
+    };
+    if !unchanged_since(config, &before)? {
+        if let Some(b) = &backup {
+            let _ = std::fs::remove_file(b);
+        }
+        return Ok(None);
+    }
+    crate::atomic::replace(config, after.as_bytes(), crate::private::FILE_MODE).map_err(|e| {
+        Error::Write {
+            path: e.path,
+            source: e.source,
+        }
+    })?;
+    Ok(Some(Some((
+        format!(
+            "turned on `codex_hooks` under [features] in {} (Codex runs hooks only then){}",
+            config.display(),
+            backup.map_or_else(String::new, |b| format!("; backup at {}", b.display()))
+        ),
+        true,
+    ))))
 }
 
 /// At most this many tries of an edit whose file changed between Cairn's read and its write.
@@ -377,23 +449,15 @@ fn install_once(
             )));
         }
     }
-    let mut notes = Vec::new();
-    if agent == Agent::Codex {
-        let config = path.with_file_name("config.toml");
-        let enabled = std::fs::read_to_string(&config).is_ok_and(|t| {
-            t.lines().any(|l| {
-                let l = l.split('#').next().unwrap_or("").replace(' ', "");
-                l == "codex_hooks=true"
-            })
-        });
-        if !enabled {
-            notes.push(format!(
-                "Codex runs hooks only when `codex_hooks = true` is set under [features] in {}",
-                config.display()
-            ));
-        }
-    }
-    settle(agent, path, before, after, |c| c == command, notes, dry_run)
+    settle(
+        agent,
+        path,
+        before,
+        after,
+        |c| c == command,
+        Vec::new(),
+        dry_run,
+    )
 }
 
 /// Report the change from `before` to `after` (`None`: no change) to `agent`'s settings at
@@ -985,19 +1049,88 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&codex).unwrap(), before);
     }
 
+    /// Codex runs hooks only with its feature on: an install turns it on (a dry run says it
+    /// would), keeps the rest of the config and a backup, and leaves a person's `false` alone;
+    /// the status says when an installed hook does not run.
     #[test]
-    fn codex_install_notes_the_feature_flag() {
+    fn codex_install_turns_the_hooks_feature_on_unless_a_person_turned_it_off() {
         let home = tempfile::tempdir().unwrap();
-        let r = install(
-            Agent::Codex,
-            home.path(),
-            "cairn hook --agent codex",
-            true,
-            false,
-        )
-        .unwrap();
+        let config = home.path().join(".codex/config.toml");
+        let install_codex = |dry_run| {
+            install(
+                Agent::Codex,
+                home.path(),
+                "cairn hook --agent codex",
+                true,
+                dry_run,
+            )
+            .unwrap()
+        };
+        let dry = install_codex(true);
+        assert!(
+            dry.notes
+                .iter()
+                .any(|n| n.starts_with("would turn on `codex_hooks`")),
+            "{:?}",
+            dry.notes
+        );
+        assert!(!config.exists());
+
+        let r = install_codex(false);
         assert!(r.changed && r.backup.is_none());
-        assert!(r.notes.iter().any(|n| n.contains("codex_hooks = true")));
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("turned on `codex_hooks`")),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            codex_feature::state(&config, &std::fs::read_to_string(&config).unwrap()),
+            codex_feature::Feature::On
+        );
+        assert_eq!(status(Agent::Codex, home.path(), None).not_running, None);
+        let again = install_codex(false);
+        assert!(
+            again.notes.is_empty() && !again.changed,
+            "on already: nothing to do"
+        );
+
+        // A person's `false` stays; the install and the status say the hook will not run.
+        let mine = "model = \"o3\" # mine\n[features]\ncodex_hooks = false\n";
+        std::fs::write(&config, mine).unwrap();
+        let r = install_codex(false);
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+        assert!(
+            r.notes.iter().any(|n| n.contains("switched off")),
+            "{:?}",
+            r.notes
+        );
+        let s = status(Agent::Codex, home.path(), None);
+        assert!(s.installed && s.not_running.is_some_and(|w| w.contains("switched off")));
+
+        // Unset in a config of the person's own: turned on, the rest kept, a backup made.
+        let theirs = "model = \"o3\" # mine\n\n[mcp_servers.db]\ncommand = \"pg\"\n";
+        std::fs::write(&config, theirs).unwrap();
+        assert!(
+            install_codex(true).changed,
+            "the hook is in, the config is not"
+        );
+        let r = install_codex(false);
+        assert!(r.changed);
+        let after = std::fs::read_to_string(&config).unwrap();
+        assert!(after.starts_with(theirs), "{after}");
+        assert!(
+            after.ends_with("[features]\ncodex_hooks = true\n"),
+            "{after}"
+        );
+        let backup = r
+            .notes
+            .iter()
+            .find(|n| n.contains("backup at"))
+            .expect("a backup");
+        let path = backup.rsplit("backup at ").next().unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), theirs);
     }
 }
 

@@ -1368,6 +1368,11 @@ export type HookStatus_Deserialize = {
 	 *  could not: an install would fail the same way.
 	 */
 	problem?: string | null,
+	/**
+	 *  Why the agent will not run the hook although it is installed (Codex with its hooks
+	 *  feature off), when it will not.
+	 */
+	not_running?: string | null,
 };
 
 /**  Whether an agent's settings already run Cairn's hook. */
@@ -1385,6 +1390,11 @@ export type HookStatus_Serialize = {
 	 *  could not: an install would fail the same way.
 	 */
 	problem: string | null,
+	/**
+	 *  Why the agent will not run the hook although it is installed (Codex with its hooks
+	 *  feature off), when it will not.
+	 */
+	not_running: string | null,
 };
 
 /**  The `cairn` command line tool the hooks run, and whether it was found. */

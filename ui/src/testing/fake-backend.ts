@@ -716,8 +716,8 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'hook_overview':
         return {
           hooks: [
-            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false, memory: false, other_archive: false, problem: null },
-            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true, memory: true, other_archive: false, problem: null },
+            { agent: 'claude', path: '/home/dev/.claude/settings.json', installed: false, memory: false, other_archive: false, problem: null, not_running: null },
+            { agent: 'codex', path: '/home/dev/.codex/hooks.json', installed: true, memory: true, other_archive: false, problem: null, not_running: null },
           ],
           cli: '/usr/local/bin/cairn',
           cli_origin: 'on PATH in /usr/local/bin',

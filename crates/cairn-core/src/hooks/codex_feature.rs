@@ -1,0 +1,168 @@
+//! Codex runs the hooks in `hooks.json` only with `codex_hooks = true` under `[features]` in
+//! its `config.toml` (beside `hooks.json`). Installing Cairn's hook turns the feature on, so
+//! nothing is left to edit by hand; a person who set it to `false` is asked, not overruled.
+//!
+//! The config is the user's: only that one key changes (toml_edit keeps every other byte), the
+//! result must parse and hold everything it held before, and the write gets the hook
+//! settings' care (a backup, a retry when Codex rewrites the file meanwhile).
+
+use std::path::Path;
+
+use super::settings;
+use crate::error::{Error, Result};
+
+/// Where the feature stands in a Codex `config.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Feature {
+    On,
+    /// Not set: Codex's default, off.
+    Unset,
+    /// Set to `false` (or to something that is not `true`) by a person.
+    Off,
+    /// The file could not be read as TOML: why.
+    Unreadable(String),
+}
+
+/// The feature's key under `[features]`.
+const KEY: &str = "codex_hooks";
+
+/// Where the feature stands in `text`, the config at `path`.
+pub fn state(path: &Path, text: &str) -> Feature {
+    let table = match text.parse::<toml::Table>() {
+        Ok(t) => t,
+        Err(e) => {
+            return Feature::Unreadable(format!(
+                "{} is not valid TOML ({})",
+                path.display(),
+                crate::text::one_line(e.message(), 200)
+            ));
+        }
+    };
+    match table.get("features").map(|f| f.get(KEY)) {
+        None | Some(None) => Feature::Unset,
+        Some(Some(toml::Value::Boolean(true))) => Feature::On,
+        Some(Some(_)) => Feature::Off,
+    }
+}
+
+/// Why Codex will not run a hook installed beside the config at `path`, or none when it will.
+pub fn not_running(path: &Path) -> Option<String> {
+    match settings::read_text(path) {
+        Ok(text) => why_not(path, &state(path, &text)),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// What `feature`, the state of the config at `path`, means for Cairn's hook: none when Codex
+/// runs it.
+pub fn why_not(path: &Path, feature: &Feature) -> Option<String> {
+    match feature {
+        Feature::On => None,
+        Feature::Unset => Some(format!(
+            "Codex runs hooks only with `{KEY} = true` under [features] in {}; run `cairn hooks install --agent codex` to turn it on",
+            path.display()
+        )),
+        Feature::Off => Some(format!(
+            "Codex hooks are switched off in {} (`{KEY}` under [features] is not true); set it to true for Cairn's hook to run",
+            path.display()
+        )),
+        Feature::Unreadable(why) => Some(why.clone()),
+    }
+}
+
+/// `text` with `codex_hooks = true` under `[features]` and nothing else changed; an error when
+/// that cannot be done (then the person sets it by hand).
+pub fn turned_on(path: &Path, text: &str) -> Result<String> {
+    let by_hand = || {
+        Error::Invalid(format!(
+            "could not set `{KEY} = true` under [features] in {} without changing the rest of it; set it by hand",
+            path.display()
+        ))
+    };
+    let mut doc = text
+        .parse::<toml_edit::DocumentMut>()
+        .map_err(|_| by_hand())?;
+    if !doc.contains_key("features") {
+        doc["features"] = toml_edit::table();
+    }
+    let features = doc["features"].as_table_like_mut().ok_or_else(by_hand)?;
+    features.insert(KEY, toml_edit::value(true));
+    let after = doc.to_string();
+    // What it held before, and the key: nothing else.
+    let mut expected = text.parse::<toml::Table>().map_err(|_| by_hand())?;
+    let entry = expected
+        .entry("features")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    entry
+        .as_table_mut()
+        .ok_or_else(by_hand)?
+        .insert(KEY.to_owned(), toml::Value::Boolean(true));
+    let got = after.parse::<toml::Table>().map_err(|_| by_hand())?;
+    if got != expected || state(path, &after) != Feature::On {
+        return Err(by_hand());
+    }
+    Ok(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(text: &str) -> String {
+        turned_on(Path::new("config.toml"), text).expect("turned on")
+    }
+
+    #[test]
+    fn the_key_is_added_and_nothing_else_moves() {
+        let text = "# my settings\nmodel = \"o3\"  # fast\n\n[features]\nweb_search = true\n\n[mcp_servers.x]\ncommand = \"x\"\n";
+        let after = on(text);
+        assert!(
+            after.starts_with("# my settings\nmodel = \"o3\"  # fast\n"),
+            "{after}"
+        );
+        assert!(
+            after.contains("[features]\nweb_search = true\ncodex_hooks = true\n"),
+            "{after}"
+        );
+        assert!(
+            after.contains("[mcp_servers.x]\ncommand = \"x\"\n"),
+            "{after}"
+        );
+        assert_eq!(state(Path::new("c"), &after), Feature::On);
+    }
+
+    #[test]
+    fn an_empty_or_missing_file_gets_a_features_table() {
+        let after = on("");
+        assert_eq!(state(Path::new("c"), &after), Feature::On);
+        let after = on("model = \"o3\"\n");
+        assert!(after.starts_with("model = \"o3\"\n"), "{after}");
+        assert!(after.contains("[features]"), "{after}");
+    }
+
+    #[test]
+    fn an_inline_or_dotted_features_table_is_kept_in_its_form() {
+        let after = on("features = { web_search = true }\n");
+        assert_eq!(state(Path::new("c"), &after), Feature::On);
+        assert!(after.contains("web_search = true"), "{after}");
+        let after = on("features.web_search = true\n");
+        assert_eq!(state(Path::new("c"), &after), Feature::On);
+    }
+
+    #[test]
+    fn states_and_hostile_configs() {
+        let p = Path::new("c");
+        assert_eq!(state(p, ""), Feature::Unset);
+        assert_eq!(state(p, "[features]\ncodex_hooks = true\n"), Feature::On);
+        assert_eq!(state(p, "[features]\ncodex_hooks = false\n"), Feature::Off);
+        assert_eq!(
+            state(p, "[features]\ncodex_hooks = \"yes\"\n"),
+            Feature::Off
+        );
+        assert!(matches!(state(p, "[features\n"), Feature::Unreadable(_)));
+        // `features` that is no table cannot hold the key: refused, not replaced.
+        assert!(turned_on(p, "features = \"all\"\n").is_err());
+        assert!(turned_on(p, "[[features]]\nx = 1\n").is_err());
+        assert!(turned_on(p, "not toml [\n").is_err());
+    }
+}
