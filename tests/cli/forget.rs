@@ -183,7 +183,10 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     // Until the person allows it: forget again with --allow-reimport lifts it for that file.
     plant(&env, "second-marked");
     env.ok(&["sync"]);
-    env.ok(&["forget", "second-marked", "--yes", "--allow-reimport"]);
+    let forgot = env.ok(&["forget", "second-marked", "--yes", "--allow-reimport"]);
+    // Done, not proposed: no "Would forget" once it is gone.
+    assert!(forgot.starts_with("Removed 1 session:"), "{forgot}");
+    assert!(!forgot.contains("Would forget"), "{forgot}");
     env.ok(&["sync"]);
     assert!(env.run(&["show", "second-marked"]).status.success());
 }

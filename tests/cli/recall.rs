@@ -176,6 +176,27 @@ fn query_reports_scores_evidence_and_a_query_id() {
     );
 }
 
+/// An empty Recall says where entries come from, whichever way it is asked.
+#[test]
+fn an_empty_recall_says_where_entries_come_from() {
+    let env = synced();
+    for args in [
+        &["recall", "query", "anything"][..],
+        &["recall", "list"][..],
+    ] {
+        let said = env.ok(args);
+        assert!(
+            said.contains("No recall entries match."),
+            "{args:?}: {said}"
+        );
+        assert!(
+            said.contains("`cairn recall extract run`")
+                && said.contains("`cairn recall import <file>`"),
+            "{args:?}: {said}"
+        );
+    }
+}
+
 #[test]
 fn brief_is_trusted_only_and_the_inbox_makes_entries_trusted() {
     let env = synced();
@@ -196,6 +217,11 @@ fn brief_is_trusted_only_and_the_inbox_makes_entries_trusted() {
     let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
     conn.execute("UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL, transferable = 0", []).unwrap();
     drop(conn);
+    let waiting = env.ok(&["recall", "query", "phoenix port", "--trusted-only"]);
+    assert!(
+        waiting.contains("The one entry is not trusted yet: `cairn recall review`"),
+        "{waiting}"
+    );
     let brief = env.json(&["recall", "brief", "phoenix port"]);
     assert_eq!(
         (brief["trusted_only"].as_bool(), brief["text"].as_str()),

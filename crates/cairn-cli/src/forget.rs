@@ -35,12 +35,9 @@ pub struct ForgetArgs {
     allow_reimport: bool,
 }
 
-fn describe(out: &mut impl Write, plan: &ForgetPlan) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "Would forget {}:",
-        plural(plan.sessions.len(), "session")
-    )?;
+/// What `plan` takes: `heading` says whether it is to go ("Would forget") or went ("Removed").
+fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::Result<()> {
+    writeln!(out, "{heading} {}:", plural(plan.sessions.len(), "session"))?;
     for s in &plan.sessions {
         writeln!(
             out,
@@ -124,7 +121,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         } else if plan.sessions.is_empty() {
             writeln!(out, "No session matches: nothing to forget.")?;
         } else {
-            describe(out, &plan)?;
+            describe(out, &plan, "Would forget")?;
         }
         return Ok(());
     }
@@ -149,12 +146,12 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             if json_out {
                 render::json(out, &serde_json::json!({"would_remove": plan}))?;
             } else {
-                describe(out, &plan)?;
+                describe(out, &plan, "Would forget")?;
             }
             out.flush()?;
             bail!("nothing was removed: run again with --yes to forget these sessions");
         }
-        describe(out, &plan)?;
+        describe(out, &plan, "Would forget")?;
         write!(out, "Forget them? This cannot be undone. [y/N] ")?;
         out.flush()?;
         let mut answer = String::new();
@@ -181,7 +178,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         )?;
     } else {
         if args.yes {
-            describe(out, &done.removed)?;
+            describe(out, &done.removed, "Removed")?;
         }
         writeln!(
             out,

@@ -303,6 +303,9 @@ pub fn run(
                 render::json(out, &QueryDocument::of(&resp, detail, summary))?;
             } else {
                 render_results(out, &resp, scores, evidence)?;
+                if resp.results.is_empty() {
+                    where_entries_come_from(out, cairn, resp.trusted_only)?;
+                }
                 if summary {
                     render_summary(out, &resp.results)?;
                 }
@@ -372,6 +375,7 @@ pub fn run(
                 }
                 if entries.is_empty() {
                     writeln!(out, "No recall entries match.")?;
+                    where_entries_come_from(out, cairn, filters.trusted_only)?;
                 }
             }
         }
@@ -687,6 +691,28 @@ fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
             e.lifecycle(),
             clean(&e.supersedes_entry_id),
             clean(&e.superseded_by_entry_id)
+        )?;
+    }
+    Ok(())
+}
+
+/// After an empty answer: where entries come from when Recall has none, or that they wait for
+/// review when only trusted ones were asked for and none is.
+fn where_entries_come_from(out: &mut impl Write, cairn: &Cairn, trusted_only: bool) -> Result<()> {
+    let all = cairn.recall_stats(&cairn_core::recall::store::Filters::default())?;
+    if all.count == 0 {
+        writeln!(
+            out,
+            "Recall has no entries yet: `cairn recall extract run` distils them from your sessions (`cairn recall extract doctor` says what it needs), or `cairn recall import <file>` brings reviewed ones."
+        )?;
+    } else if trusted_only && all.trusted == 0 {
+        let which = match all.count {
+            1 => "The one entry is not trusted yet".to_owned(),
+            n => format!("None of the {n} entries is trusted yet"),
+        };
+        writeln!(
+            out,
+            "{which}: `cairn recall review` lists what waits to be accepted."
         )?;
     }
     Ok(())
