@@ -592,6 +592,21 @@ fn show_lists_turns_and_a_turns_records_by_key_or_index() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("cairn sessions"));
 }
 
+/// A skim that finds nothing for a name the repository has no branch of says so (a typo);
+/// one for a branch that exists but has no sessions does not.
+#[test]
+fn skim_of_a_branch_the_repository_lacks_says_so() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["branch", "quiet"]);
+    let at = |branch: &str| env.ok(&["-C", repo.to_str().unwrap(), "skim", "branch", branch]);
+    let typo = at("nosuchbranch");
+    assert!(typo.contains("No related agent sessions found."), "{typo}");
+    assert!(typo.contains("has no branch named nosuchbranch"), "{typo}");
+    let quiet = at("quiet");
+    assert!(!quiet.contains("has no branch named"), "{quiet}");
+}
+
 #[test]
 fn skim_human_layout() {
     let env = Env::new();

@@ -889,9 +889,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 None => cairn.default_target(&g.dir)?,
             };
             // Outside a repository, every repository's sessions (as with --all-repos).
-            let root = cairn_core::git::repo::Repo::discover(&g.dir)
-                .ok()
-                .map(|r| r.root.to_string_lossy().into_owned());
+            let repo = cairn_core::git::repo::Repo::discover(&g.dir).ok();
+            let root = repo.as_ref().map(|r| r.root.to_string_lossy().into_owned());
+            let branch = target.branch_name().map(str::to_owned);
             let view = cairn.skim(&cairn_core::views::skim::SkimQuery {
                 target,
                 include_weak,
@@ -908,6 +908,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(out, &view)?;
             } else {
                 render::skim(out, &view, g.keys)?;
+                // Nothing found for a name that is no branch here: a typo, most likely.
+                if let (true, Some(repo), Some(name)) =
+                    (view.sessions.is_empty(), &repo, branch.as_deref())
+                    && !repo.has_branch(name)
+                {
+                    writeln!(
+                        out,
+                        "{} has no branch named {}; `git branch` lists those it has.",
+                        render::clean(&repo.root.display().to_string()),
+                        render::clean(name)
+                    )?;
+                }
             }
         }
         Command::Publish {

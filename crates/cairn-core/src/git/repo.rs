@@ -468,6 +468,13 @@ impl Repo {
             .unwrap_or_default()
     }
 
+    /// Whether a local branch named `name` exists.
+    pub fn has_branch(&self, name: &str) -> bool {
+        let full = format!("refs/heads/{name}");
+        self.git(&["show-ref", "--verify", "--quiet", "--", &full])
+            .is_ok()
+    }
+
     /// Whether commit `ancestor` is `descendant` or one of its ancestors.
     pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> bool {
         self.git(&["merge-base", "--is-ancestor", ancestor, descendant])
