@@ -904,3 +904,35 @@ fn show_lists_what_the_parsers_could_not_read() {
     let clean = env.ok(&["show", &key_where(false)]);
     assert!(!clean.contains("parse warning"), "{clean}");
 }
+
+/// A source dir a person named that does not exist is said at every sync, not only by doctor:
+/// a typo in config.toml otherwise reads as "nothing new".
+#[test]
+fn sync_names_a_configured_source_dir_that_does_not_exist() {
+    let env = Env::new();
+    let missing = env.root.path().join("typo").join("projects");
+    std::fs::create_dir_all(env.data()).unwrap();
+    std::fs::write(
+        env.data().join("config.toml"),
+        format!(
+            "[sources.claude]\ndirs = [{:?}]\n",
+            missing.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let report = env.json(&["sync", "--agent", "claude"]);
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["path"] == missing.to_str().unwrap()
+                && w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("named in config.toml's [sources.claude] dirs, does not exist")),
+        "{report}"
+    );
+    std::fs::create_dir_all(&missing).unwrap();
+    let report = env.json(&["sync", "--agent", "claude"]);
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+}
