@@ -164,3 +164,46 @@ fn hostile_lines_are_warnings_or_stored_never_fatal() {
     let again = support::capture(&cairn, &files);
     assert_eq!(again.records_added, 1);
 }
+
+/// Cursor writes no cwd; its project's slug names the folder (every character that is not a
+/// letter or digit written as `-`). The session is placed there when exactly one folder on disk
+/// slugs so: not when two do (`my.app` and `my/app`), nor when none does.
+#[test]
+fn a_session_runs_in_the_one_folder_its_project_slug_names() {
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let project = root.join("work").join("my.app");
+    std::fs::create_dir_all(&project).unwrap();
+    let slug: String = project
+        .to_str()
+        .unwrap()
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let projects = root.join("home/.cursor/projects");
+    let small = support::fixtures().join("cursor/-tmp-repo/agent-transcripts/small.jsonl");
+    let put = |slug: &str, id: &str| {
+        let dir = projects.join(slug).join("agent-transcripts");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&small, dir.join(format!("{id}.jsonl"))).unwrap();
+    };
+    put(&slug, "placed");
+    put("no-such-place-anywhere-4f1c", "nowhere");
+    let data = root.join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    cairn
+        .capture_paths(&support::found(Agent::Cursor, &projects), &Quiet)
+        .unwrap();
+    let cwd = |id: &str| cairn.session(id).unwrap().cwd;
+    assert_eq!(cwd("placed"), Some(project.to_string_lossy().into_owned()));
+    assert_eq!(cwd("nowhere"), None);
+
+    // A second folder slugging alike makes the slug ambiguous: a new session is placed nowhere.
+    std::fs::create_dir_all(root.join("work").join("my").join("app")).unwrap();
+    put(&slug, "ambiguous");
+    cairn
+        .capture_paths(&support::found(Agent::Cursor, &projects), &Quiet)
+        .unwrap();
+    assert_eq!(cwd("ambiguous"), None);
+}

@@ -264,6 +264,15 @@ pub enum LineIdentity {
     Position,
 }
 
+/// The folder a session ran in, from its transcript's path, for an agent that writes none in
+/// the transcript but names its project in the path (Cursor's slug).
+pub fn cwd_of_path(file: &FoundFile) -> Option<String> {
+    match file.agent {
+        Agent::Cursor => cursor::project_of(&file.path).map(|p| p.to_string_lossy().into_owned()),
+        _ => None,
+    }
+}
+
 /// How the records of `agent`'s line files are identified.
 pub fn line_identity(agent: Agent) -> LineIdentity {
     match agent {

@@ -168,6 +168,11 @@ pub(super) fn finish_batch(
     last_line: &Option<(u64, String)>,
     batch_start: u64,
 ) -> Batch {
+    let mut meta = meta;
+    if meta.cwd.is_none() {
+        // An agent that writes no cwd may name its project in the transcript's path.
+        meta.cwd = crate::archive::sources::cwd_of_path(file);
+    }
     batch.identity = identity(file, canonical, &meta);
     batch.project = meta.cwd.as_deref().map(project_of);
     batch.meta = meta;

@@ -72,6 +72,88 @@ pub fn classify(path: &Path) -> Option<FoundFile> {
     })
 }
 
+/// The folder a Cursor transcript's project is, found on disk from the project's slug
+/// (`~/.cursor/projects/<slug>/agent-transcripts/…`): Cursor writes no cwd, and writes the
+/// project's path into the slug with every character that is not a letter or digit as `-`.
+/// That is lossy (`my-app` and `my/app` slug alike), so the slug is followed down from `/` one
+/// existing folder at a time, a folder matching when its name slugs to the next part; none when
+/// no folder matches the whole slug, or more than one does.
+pub fn project_of(transcript: &Path) -> Option<PathBuf> {
+    let slug = transcript
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))?
+        .parent()?
+        .file_name()?
+        .to_str()?;
+    let slug = slugged(slug);
+    if slug.is_empty() {
+        return None;
+    }
+    let mut found = Vec::new();
+    follow_slug(Path::new("/"), &slug, 0, &mut found);
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// How deep a slug is followed, and how many entries of one folder are read, at most.
+const SLUG_MAX_DEPTH: usize = 32;
+const SLUG_MAX_ENTRIES: usize = 10_000;
+
+/// `name` as a slug compares: letters and digits kept, each run of anything else one `-`, none
+/// at either end (whether Cursor collapses runs or keeps a leading one, both compare alike).
+fn slugged(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    out
+}
+
+/// The folders under `dir` whose path, slugged from `dir` on, is `rest`, into `found` (stopping
+/// once there are two: the answer is then none).
+fn follow_slug(dir: &Path, rest: &str, depth: usize, found: &mut Vec<PathBuf>) {
+    if depth > SLUG_MAX_DEPTH || found.len() > 1 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.take(SLUG_MAX_ENTRIES).flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str().map(slugged).filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let after = if rest == name {
+            None
+        } else {
+            match rest.strip_prefix(&name).and_then(|r| r.strip_prefix('-')) {
+                Some(after) => Some(after),
+                None => continue,
+            }
+        };
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        match after {
+            None => found.push(path),
+            Some(after) => follow_slug(&path, after, depth + 1, found),
+        }
+        if found.len() > 1 {
+            return;
+        }
+    }
+}
+
 /// Whether a transcript's path is Cursor's (for the hook, given only a path).
 pub fn owns_path(path: &Path) -> bool {
     let s = path.to_string_lossy();
@@ -402,6 +484,30 @@ impl SourceParser for CursorParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_slugs_to_its_letters_and_digits_between_single_dashes() {
+        assert_eq!(slugged("/home/me/my.app"), "home-me-my-app");
+        assert_eq!(slugged("-tmp--repo-"), "tmp-repo");
+        assert_eq!(slugged(".config"), "config");
+        assert_eq!(slugged("..\u{1b}[2J"), "2J");
+        assert_eq!(slugged("./-"), "");
+        assert_eq!(slugged("café"), "café");
+    }
+
+    #[test]
+    fn a_path_outside_agent_transcripts_or_an_empty_slug_names_no_folder() {
+        assert_eq!(
+            project_of(Path::new("/x/.cursor/projects/home/t.jsonl")),
+            None
+        );
+        assert_eq!(
+            project_of(Path::new(
+                "/x/.cursor/projects/..-./agent-transcripts/t.jsonl"
+            )),
+            None
+        );
+    }
     use serde_json::json;
 
     #[test]
