@@ -174,13 +174,15 @@ fn a_session_runs_in_the_one_folder_its_project_slug_names() {
     let root = std::fs::canonicalize(root.path()).unwrap();
     let project = root.join("work").join("my.app");
     std::fs::create_dir_all(&project).unwrap();
-    let slug: String = project
-        .to_str()
-        .unwrap()
-        .trim_start_matches('/')
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let slug_of = |p: &Path| -> String {
+        p.to_str()
+            .unwrap()
+            .trim_start_matches('/')
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    };
+    let slug = slug_of(&project);
     let projects = root.join("home/.cursor/projects");
     let small = support::fixtures().join("cursor/-tmp-repo/agent-transcripts/small.jsonl");
     let put = |slug: &str, id: &str| {
@@ -189,7 +191,9 @@ fn a_session_runs_in_the_one_folder_its_project_slug_names() {
         std::fs::copy(&small, dir.join(format!("{id}.jsonl"))).unwrap();
     };
     put(&slug, "placed");
-    put("no-such-place-anywhere-4f1c", "nowhere");
+    // A folder that does not exist yet.
+    let later = root.join("later");
+    put(&slug_of(&later), "nowhere");
     let data = root.join("data");
     let cairn = Cairn::open(&data).unwrap();
     cairn
@@ -206,4 +210,17 @@ fn a_session_runs_in_the_one_folder_its_project_slug_names() {
         .capture_paths(&support::found(Agent::Cursor, &projects), &Quiet)
         .unwrap();
     assert_eq!(cwd("ambiguous"), None);
+
+    // Read again once its folder exists (made after the session was read): placed.
+    std::fs::create_dir_all(&later).unwrap();
+    cairn
+        .reindex(
+            &cairn_core::ReindexRequest {
+                session: Some("nowhere".into()),
+                ..Default::default()
+            },
+            &Quiet,
+        )
+        .unwrap();
+    assert_eq!(cwd("nowhere"), Some(later.to_string_lossy().into_owned()));
 }

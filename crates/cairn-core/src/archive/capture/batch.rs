@@ -168,11 +168,7 @@ pub(super) fn finish_batch(
     last_line: &Option<(u64, String)>,
     batch_start: u64,
 ) -> Batch {
-    let mut meta = meta;
-    if meta.cwd.is_none() {
-        // An agent that writes no cwd may name its project in the transcript's path.
-        meta.cwd = crate::archive::sources::cwd_of_path(file);
-    }
+    let meta = placed(meta, file);
     batch.identity = identity(file, canonical, &meta);
     batch.project = meta.cwd.as_deref().map(project_of);
     batch.meta = meta;
@@ -278,6 +274,15 @@ pub(super) fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -
             }
         }
     }
+}
+
+/// `meta` with the cwd its transcript's path names, when the transcript wrote none (an agent
+/// that names its project in the path: [`crate::archive::sources::cwd_of_path`]).
+pub(super) fn placed(mut meta: SessionMeta, file: &FoundFile) -> SessionMeta {
+    if meta.cwd.is_none() {
+        meta.cwd = crate::archive::sources::cwd_of_path(file);
+    }
+    meta
 }
 
 /// A session's project: the name of the git repository around its cwd, else the cwd's name.

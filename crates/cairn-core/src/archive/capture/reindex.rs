@@ -767,6 +767,7 @@ fn finish(
     saved: Value,
 ) -> Batch {
     let state = &source.state;
+    let meta = super::batch::placed(meta, &source.file);
     batch.identity = plan.identity.clone();
     batch.project = meta.cwd.as_deref().map(project_of);
     batch.meta = meta;
