@@ -15,6 +15,7 @@ pub mod encoded;
 pub mod forget;
 pub mod json_text;
 pub mod jsonl;
+pub mod project;
 pub mod recognise;
 pub mod redact;
 pub(crate) mod rekey;

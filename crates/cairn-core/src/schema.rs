@@ -81,6 +81,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("git/migrations/0039_reflog_ran_on.sql"),
         then: Some(relink_every_session),
     },
+    Migration {
+        sql: include_str!("archive/migrations/0040_worktree_projects.sql"),
+        then: Some(worktree_projects),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -94,6 +98,16 @@ fn rekey_redacted_lines(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Resu
 /// rebuilds every link; 0039 recomputes only the links a relink always recomputes).
 fn relink_every_session(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::queue_every_link(tx).map_err(crate::store::err_in(tx))
+}
+
+/// Migration 0040's Rust half: the sessions that ran in a linked worktree take its repository's
+/// name as their project, and Recall's entries follow a name that no session keeps.
+fn worktree_projects(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    let db = crate::store::err_in(tx);
+    for (old, new) in crate::archive::store::rename_worktree_projects(tx).map_err(db)? {
+        crate::recall::store::rename_project(tx, &old, &new).map_err(db)?;
+    }
+    Ok(())
 }
 
 /// Migration 0025's Rust half: the imported and pulled sessions already here are filtered and

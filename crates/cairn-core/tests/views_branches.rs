@@ -576,3 +576,80 @@ fn a_hook_relinks_a_few_sessions_of_the_backlog_and_a_sync_the_rest() {
         .unwrap();
     assert_eq!(pending(), 0);
 }
+
+/// A linked worktree's sessions are its repository's project (the list, `--project`, Recall's
+/// scope and the session-start brief all read it); an archive that named them after the
+/// worktree's folder is put right by migration 40, Recall's entries of that name with them.
+#[test]
+fn a_linked_worktrees_sessions_are_their_repositorys_project() {
+    // Short names: a path run of 20 characters or more may read as a high-entropy secret and
+    // be stored redacted (a random temporary folder's name in it).
+    let tmp = tempfile::Builder::new()
+        .prefix("t")
+        .rand_bytes(3)
+        .tempdir()
+        .unwrap();
+    let alpha = repo(&tmp.path().join("alpha"));
+    let wt = tmp.path().join("cart");
+    git(
+        &alpha,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "fix-cart",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let wt = std::fs::canonicalize(wt).unwrap();
+    let (cairn, transcripts) = claude_archive(tmp.path());
+    session(&cairn, &transcripts, "main-1", &alpha, "main");
+    session(&cairn, &transcripts, "wt-1", &wt, "fix-cart");
+    let projects = |cairn: &Cairn| -> Vec<Option<String>> {
+        let mut p: Vec<Option<String>> = cairn
+            .sessions(&cairn_core::views::sessions::SessionQuery::default())
+            .unwrap()
+            .into_iter()
+            .map(|s| s.project)
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(
+        projects(&cairn),
+        [Some("alpha".into()), Some("alpha".into())]
+    );
+
+    // An archive from before: the worktree's session and a Recall entry under its folder's name.
+    let db_path = tmp.path().join("data").join("cairn.db");
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    db.execute_batch(
+        "UPDATE sessions SET project = 'cart' WHERE session_id = 'wt-1';
+         INSERT INTO recall_entries (id, type, scope, title, body, project, created_at, updated_at)
+             VALUES ('e1', 'fact', 'project', 'Carts', 'Carts expire', 'cart', 'x', 'x');
+         INSERT INTO recall_entries (id, type, scope, title, body, project, created_at, updated_at)
+             VALUES ('e2', 'fact', 'project', 'Other', 'Not a worktree', 'beta', 'x', 'x');
+         PRAGMA user_version = 39;",
+    )
+    .unwrap();
+    drop(db);
+    drop(cairn);
+    let cairn = Cairn::open(&tmp.path().join("data")).unwrap();
+    assert_eq!(
+        projects(&cairn),
+        [Some("alpha".into()), Some("alpha".into())]
+    );
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    let entry_projects: Vec<(String, String)> = db
+        .prepare("SELECT id, project FROM recall_entries ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        entry_projects,
+        [("e1".into(), "alpha".into()), ("e2".into(), "beta".into())]
+    );
+}

@@ -48,8 +48,7 @@ use crate::error::{Error, Result};
 
 pub(crate) use batch::mtime_ns;
 use batch::{
-    file_warning, finish_batch, is_full, locate, new_batch, project_of, revision_of, take_full,
-    take_unread,
+    file_warning, finish_batch, is_full, locate, new_batch, revision_of, take_full, take_unread,
 };
 use lines::{parse_into, read_file, take_output};
 use turns::{TurnWriter, preview_of, prompt_preview};

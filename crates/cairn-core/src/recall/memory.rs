@@ -36,8 +36,8 @@ pub struct Place {
 /// `-C` default) or one with `..` in it is read from the current folder, `..` taken off by name.
 pub fn place(cwd: &Path) -> Option<Place> {
     let cwd = lexical(&std::path::absolute(cwd).ok()?);
-    let root = cwd.ancestors().find(|a| a.join(".git").exists())?;
-    let project = root.file_name()?.to_string_lossy().into_owned();
+    let root = crate::archive::project::root_of(&cwd)?;
+    let project = crate::archive::project::of_root(root);
     Some(Place {
         project,
         root: root.to_owned(),
@@ -190,10 +190,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(repo.join(".git/worktrees/wt/HEAD"), "ref: refs/heads/fix\n").unwrap();
+        // A linked worktree is its repository's project, on its own branch.
         let p = place(&wt).unwrap();
         assert_eq!(
             (p.project.as_str(), p.branch.as_deref()),
-            ("shop-wt", Some("fix"))
+            ("shop", Some("fix"))
         );
 
         std::fs::write(

@@ -267,6 +267,13 @@ pub fn reindex(conn: &Connection, id: &str) -> rusqlite::Result<()> {
     )
 }
 
+/// Entries of project `old` are of project `new` (migration 40: a linked worktree's sessions are
+/// its repository's project).
+pub fn rename_project(conn: &Connection, old: &str, new: &str) -> rusqlite::Result<usize> {
+    conn.prepare_cached("UPDATE recall_entries SET project = ?2 WHERE project = ?1")?
+        .execute([old, new])
+}
+
 pub fn exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn
         .prepare_cached("SELECT 1 FROM recall_entries WHERE id = ?1")?

@@ -170,7 +170,7 @@ pub(super) fn finish_batch(
 ) -> Batch {
     let meta = placed(meta, file);
     batch.identity = identity(file, canonical, &meta);
-    batch.project = meta.cwd.as_deref().map(project_of);
+    batch.project = meta.cwd.as_deref().map(crate::archive::project::of_cwd);
     batch.meta = meta;
     batch.parser_state = parser_state;
     batch.size = size;
@@ -283,15 +283,4 @@ pub(super) fn placed(mut meta: SessionMeta, file: &FoundFile) -> SessionMeta {
         meta.cwd = crate::archive::sources::cwd_of_path(file);
     }
     meta
-}
-
-/// A session's project: the name of the git repository around its cwd, else the cwd's name.
-pub(super) fn project_of(cwd: &str) -> String {
-    let path = Path::new(cwd);
-    let root = path
-        .ancestors()
-        .find(|a| a.join(".git").exists())
-        .unwrap_or(path);
-    root.file_name()
-        .map_or_else(|| cwd.to_owned(), |n| n.to_string_lossy().into_owned())
 }

@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use super::{
     BATCH_BYTES, Base, Batch, Commit, Identity, LineOutput, Retained, Trigger, commit_in, document,
-    new_batch, parse_into, project_of, take_output,
+    new_batch, parse_into, take_output,
 };
 use crate::archive::discover::FoundFile;
 use crate::archive::redact::{Finding, Redactor};
@@ -769,7 +769,7 @@ fn finish(
     let state = &source.state;
     let meta = super::batch::placed(meta, &source.file);
     batch.identity = plan.identity.clone();
-    batch.project = meta.cwd.as_deref().map(project_of);
+    batch.project = meta.cwd.as_deref().map(crate::archive::project::of_cwd);
     batch.meta = meta;
     batch.parser_state = saved.to_string();
     batch.size = state.size;

@@ -622,6 +622,42 @@ pub fn set_every_ran_as(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Name the sessions that ran in a linked worktree after its repository (migration 40: they were
+/// named after the worktree's folder). Returns each name that went, with the one that replaced
+/// it, when no session keeps the old one (a folder named so outside any worktree).
+pub fn rename_worktree_projects(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let rows: Vec<(i64, String, Option<String>)> = conn
+        .prepare("SELECT id, cwd, project FROM sessions WHERE cwd IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut renamed: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    let mut update = conn.prepare("UPDATE sessions SET project = ?2 WHERE id = ?1")?;
+    for (id, cwd, project) in rows {
+        let Some(name) = crate::archive::project::of_linked_worktree(&cwd) else {
+            continue;
+        };
+        if project.as_deref() == Some(name.as_str()) {
+            continue;
+        }
+        update.execute(params![id, name])?;
+        if let Some(old) = project {
+            renamed.entry(old).or_default().insert(name);
+        }
+    }
+    let mut kept = conn.prepare("SELECT EXISTS (SELECT 1 FROM sessions WHERE project = ?1)")?;
+    let mut out = Vec::new();
+    for (old, new) in renamed {
+        // One new name for the old one, and no session left under it.
+        if let ([new], false) = (
+            new.into_iter().collect::<Vec<_>>().as_slice(),
+            kept.query_row([&old], |r| r.get::<_, bool>(0))?,
+        ) {
+            out.push((old, new.clone()));
+        }
+    }
+    Ok(out)
+}
+
 /// The head of the session with row id `id`.
 pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
     conn.prepare_cached(

@@ -1,0 +1,8 @@
+-- Migration: a linked worktree's sessions are its repository's project.
+--
+-- A session's project was the name of the folder holding `.git` around its cwd; for a linked
+-- worktree (`git worktree add ../fix-cart`) that is the worktree's own folder, so one
+-- repository read as one project per worktree in the session list, `--project` filters, Recall's
+-- scope and the session-start brief. Capture now names the main worktree's folder
+-- (`archive::project`). The migration's Rust half renames the sessions whose folder is such a
+-- worktree today, and Recall entries of a name no session keeps after that.
