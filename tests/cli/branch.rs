@@ -349,7 +349,19 @@ fn a_branch_created_after_the_work_was_committed_is_not_related_to_it() {
     git(&repo, &["add", "parser.txt"]);
     git(&repo, &["commit", "-q", "-m", "Fix parser"]);
     git(&repo, &["branch", "forked-later"]);
-    git(&repo, &["checkout", "-q", "-b", "worktree-later"]);
+    let wt = env.root.path().join("wt-later");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "worktree-later",
+            wt.to_str().unwrap(),
+            "topic",
+        ],
+    );
     git(&repo, &["checkout", "-q", "release"]);
     git(
         &repo,
@@ -362,6 +374,20 @@ fn a_branch_created_after_the_work_was_committed_is_not_related_to_it() {
         let v = skim(&env, &["branch", later]);
         assert!(sessions_of(&v).is_empty(), "{later}: {v}");
     }
+
+    // When every branch holding the work forked after it (the branch it was made on was reset
+    // away), they keep it: the work is theirs now.
+    let mut t = Transcript::new(&env, "s-kept", &repo, "release");
+    t.user("tidy the lexer");
+    t.edit("lexer.txt", "the lexer keeps its comments now\n");
+    t.say("Tidied; please commit.");
+    git(&repo, &["add", "lexer.txt"]);
+    git(&repo, &["commit", "-q", "-m", "Tidy lexer"]);
+    git(&repo, &["switch", "-q", "-c", "keeper"]);
+    git(&repo, &["switch", "-q", "release"]);
+    git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    env.ok(&["sync"]);
+    assert_eq!(edit_evidence(&env, "keeper").len(), 1);
 }
 
 #[test]

@@ -158,8 +158,8 @@ pub struct RepoCache {
     single_session: bool,
     /// Each worktree's HEAD reflog, by its git dir, read once per association.
     head_logs: HashMap<PathBuf, Option<std::rc::Rc<HeadLog>>>,
-    /// Where and when each branch was created ([`reflog::created`]), by common dir and name.
-    created: HashMap<(PathBuf, String), Option<reflog::Created>>,
+    /// Where and when each branch was created, and what those points hold ([`Births`]).
+    births: Births,
 }
 
 /// Seconds since the epoch, from..=to.
@@ -1018,10 +1018,7 @@ fn edit_commits(
         } else {
             continue;
         };
-        for branch in repo.branches_containing(&c.id) {
-            if inherited(&mut cache.created, repo, &branch, c) {
-                continue;
-            }
+        for branch in cache.births.holding_their_own(repo, c) {
             links.push(Link {
                 target: Target::branch(&branch),
                 evidence: Evidence::EditCommitted,
@@ -1048,23 +1045,48 @@ fn edit_commits(
     links
 }
 
-/// Whether `branch` holds commit `c` only because it was created from a commit that already
-/// held it (a branch forked from `main` after the work was done on `main`), as its reflog tells
-/// (`created` keeps what each branch's said); a branch whose creation is not known is taken to
-/// hold its own work.
-fn inherited(
-    created: &mut HashMap<(PathBuf, String), Option<reflog::Created>>,
-    repo: &Repo,
-    branch: &str,
-    c: &super::repo::CommitInfo,
-) -> bool {
-    let created = created
-        .entry((repo.common_dir.clone(), branch.to_owned()))
-        .or_insert_with(|| reflog::created(repo, branch));
-    // A branch created before the commit was made cannot have been created from it.
-    created
-        .as_ref()
-        .is_some_and(|b| b.at >= c.time && repo.is_ancestor(&c.id, &b.commit))
+/// Where and when the branches of the repositories association reads were created, and which
+/// commits those creation points hold, each read once per association.
+#[derive(Default)]
+struct Births {
+    /// What each branch's reflog says of its creation ([`reflog::created`]), by common dir and
+    /// name.
+    created: HashMap<(PathBuf, String), Option<reflog::Created>>,
+    /// Whether a commit (first) is an ancestor of another, by common dir.
+    ancestry: HashMap<(PathBuf, String, String), bool>,
+}
+
+impl Births {
+    /// The branches holding commit `c` that hold it as their own work: all of them, less those
+    /// whose reflog says they were created from a commit already holding it (a branch forked
+    /// from `main` after the work landed there) when another branch holds it still. A branch
+    /// whose creation is not known holds its own work; and when every branch holding the commit
+    /// forked after it (the branch it was made on reset or deleted), they all keep it.
+    fn holding_their_own(&mut self, repo: &Repo, c: &super::repo::CommitInfo) -> Vec<String> {
+        let all = repo.branches_containing(&c.id);
+        let own: Vec<String> = all
+            .iter()
+            .filter(|b| !self.inherited(repo, b, c))
+            .cloned()
+            .collect();
+        if own.is_empty() { all } else { own }
+    }
+
+    fn inherited(&mut self, repo: &Repo, branch: &str, c: &super::repo::CommitInfo) -> bool {
+        let created = self
+            .created
+            .entry((repo.common_dir.clone(), branch.to_owned()))
+            .or_insert_with(|| reflog::created(repo, branch))
+            .clone();
+        // A branch created before the commit was made cannot have been created from it.
+        let Some(b) = created.filter(|b| b.at >= c.time) else {
+            return false;
+        };
+        *self
+            .ancestry
+            .entry((repo.common_dir.clone(), c.id.clone(), b.commit.clone()))
+            .or_insert_with(|| repo.is_ancestor(&c.id, &b.commit))
+    }
 }
 
 /// The confidence of an edit linked to a commit by path and time only (below
