@@ -935,4 +935,18 @@ fn sync_names_a_configured_source_dir_that_does_not_exist() {
     std::fs::create_dir_all(&missing).unwrap();
     let report = env.json(&["sync", "--agent", "claude"]);
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+
+    // A folder under an agent's home variable the agent has not made yet
+    // (`$CODEX_HOME/archived_sessions`) is no mistake of the person's.
+    let codex_home = env.root.path().join("codex-profile");
+    std::fs::create_dir_all(codex_home.join("sessions")).unwrap();
+    let out = env
+        .command()
+        .env_remove("CODEX_SESSIONS_DIR")
+        .env("CODEX_HOME", &codex_home)
+        .args(["--json", "sync", "--agent", "codex"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
 }

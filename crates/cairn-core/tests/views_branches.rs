@@ -537,6 +537,22 @@ fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
     assert!(!details[0].1.contains("HEAD reflog"), "{details:?}");
     assert!(details[1].1.contains("HEAD reflog"), "{details:?}");
     assert!(details[2].1.contains("HEAD reflog"), "{details:?}");
+
+    // A session that ran on another machine (an imported trajectory, here) is not placed by
+    // this machine's reflog, though its folder has the same path here.
+    db.execute_batch(
+        "UPDATE sessions SET agent = 'atif' WHERE session_id = 'feb';
+         INSERT INTO link_pending (session_id) SELECT id FROM sessions WHERE session_id = 'feb';",
+    )
+    .unwrap();
+    cairn
+        .sync(
+            &cairn_core::SyncOptions::default(),
+            &cairn_core::archive::capture::Quiet,
+        )
+        .unwrap();
+    assert!(skim("feat/old").is_empty());
+    assert_eq!(skim("main").len(), 1, "the others keep theirs");
 }
 
 /// A migration that queues every session for a relink (0038) leaves the backlog to the captures

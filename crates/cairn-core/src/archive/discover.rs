@@ -229,19 +229,15 @@ fn home() -> Option<PathBuf> {
 pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> {
     let mut out = Vec::new();
     if !dir.path.exists() {
-        // An agent's default folder is missing where the agent is not used; one a person
-        // named is a mistake to say at every sync, not only in `doctor`.
-        let named_in = match dir.origin {
-            DirOrigin::Default => None,
-            DirOrigin::Config => Some(format!("config.toml's [sources.{}] dirs", dir.agent)),
-            DirOrigin::Env => Some("an environment variable".to_owned()),
-        };
-        if let Some(named_in) = named_in {
+        // An agent's default folder is missing where the agent is not used, and one under a
+        // variable's home (`$CODEX_HOME/archived_sessions`) until the agent writes it; one a
+        // person named in config.toml is a mistake to say at every sync, not only in `doctor`.
+        if dir.origin == DirOrigin::Config {
             warnings.push(WalkWarning {
                 path: dir.path.clone(),
                 message: format!(
-                    "this {} source dir, named in {named_in}, does not exist: fix the path or remove it",
-                    dir.agent
+                    "this {} source dir, named in config.toml's [sources.{}] dirs, does not exist: fix the path or remove it",
+                    dir.agent, dir.agent
                 ),
             });
         }

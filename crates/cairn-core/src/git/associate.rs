@@ -555,8 +555,12 @@ fn relink_finish(
     stats.captures_compared += compared;
     stats.links_written += insert_links(conn, row, &links, Some("snapshot"))?;
     // What ran before the session was first read, when that was after it ended: no capture's
-    // snapshot saw it, the worktree's reflog did.
-    let first_read = archive::first_capture(conn, row).map_err(db)?;
+    // snapshot saw it, the worktree's reflog did (this machine's: not for a session that ran on
+    // another, whose folder may have the same path here).
+    let first_read = match archive::ran_elsewhere(conn, row).map_err(db)? {
+        true => None,
+        false => archive::first_capture(conn, row).map_err(db)?,
+    };
     if let (Some(repo), Some((start, _)), Some(unseen_until)) = (
         repo,
         span,

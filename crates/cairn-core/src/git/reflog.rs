@@ -143,7 +143,7 @@ pub fn created(repo: &Repo, branch: &str) -> Option<Created> {
         .join("heads")
         .join(branch);
     let mut first = String::new();
-    std::io::BufReader::new(std::fs::File::open(path).ok()?.take(4096))
+    std::io::BufReader::new(open_file(&path)?.take(4096))
         .read_line(&mut first)
         .ok()?;
     let (at, message) = entry(first.trim_end_matches('\n'))?;
@@ -155,9 +155,17 @@ pub fn created(repo: &Repo, branch: &str) -> Option<Created> {
     })
 }
 
+/// `path` opened for reading when it is a regular file (a FIFO put there would block the read).
+fn open_file(path: &Path) -> Option<std::fs::File> {
+    if !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    std::fs::File::open(path).ok()
+}
+
 /// The last [`MAX_READ`] bytes of `path`, from its first whole line.
 fn tail(path: &Path) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = open_file(path)?;
     let len = file.metadata().ok()?.len();
     let from = len.saturating_sub(MAX_READ);
     file.seek(SeekFrom::Start(from)).ok()?;
@@ -174,12 +182,19 @@ fn tail(path: &Path) -> Option<String> {
 }
 
 /// One reflog line, `<old> <new> <name> <<email>> <seconds> <zone>\t<message>`: its time and
-/// message.
+/// message. Git takes `<` and `>` out of names but not tabs, so the message begins at the first
+/// tab after `> <seconds> <zone>`.
 fn entry(line: &str) -> Option<(i64, &str)> {
-    let (head, message) = line.split_once('\t')?;
-    let (_, when) = head.rsplit_once('>')?;
-    let seconds = when.split_whitespace().next()?.parse().ok()?;
-    Some((seconds, message))
+    line.match_indices('\t').find_map(|(at, _)| {
+        let (_, when) = line[..at].rsplit_once('>')?;
+        let mut parts = when.split_whitespace();
+        let seconds = parts.next()?.parse().ok()?;
+        let zone = parts.next()?;
+        let zone_ok = zone.len() == 5
+            && zone.starts_with(['+', '-'])
+            && zone[1..].chars().all(|c| c.is_ascii_digit());
+        (zone_ok && parts.next().is_none()).then(|| (seconds, &line[at + 1..]))
+    })
 }
 
 /// What a message says HEAD moved from and to, when it moved between refs: a checkout or
@@ -193,6 +208,10 @@ fn moved(message: &str) -> Option<(Option<&str>, &str)> {
     if let Some((_, to)) = message.split_once(": returning to refs/heads/")
         && message.starts_with("rebase")
     {
+        return Some((None, to));
+    }
+    // `git rebase <upstream> <branch>` with the branch up to date: it only checks it out.
+    if let Some(to) = message.strip_prefix("rebase: checkout ") {
         return Some((None, to));
     }
     if let Some(rest) = message.strip_prefix("Branch: renamed refs/heads/") {
@@ -209,6 +228,8 @@ struct Refs {
     heads: HashSet<String>,
     /// Tags and remote-tracking branches, as a checkout names them (`v1.2`, `origin/main`).
     others: HashSet<String>,
+    /// The remotes those branches are of (`origin`): `origin/gone`, pruned since, is no branch.
+    remotes: HashSet<String>,
 }
 
 impl Refs {
@@ -226,19 +247,22 @@ impl Refs {
         for name in out.lines() {
             if let Some(head) = name.strip_prefix("refs/heads/") {
                 refs.heads.insert(head.to_owned());
-            } else if let Some(other) = name
-                .strip_prefix("refs/tags/")
-                .or_else(|| name.strip_prefix("refs/remotes/"))
-            {
+            } else if let Some(other) = name.strip_prefix("refs/tags/") {
+                refs.others.insert(other.to_owned());
+            } else if let Some(other) = name.strip_prefix("refs/remotes/") {
+                if let Some((remote, _)) = other.split_once('/') {
+                    refs.remotes.insert(remote.to_owned());
+                }
                 refs.others.insert(other.to_owned());
             }
         }
         refs
     }
 
-    /// `name` as a branch HEAD was on, or none: a commit, a tag, a remote branch, a revision
-    /// (`HEAD~2`), GitButler's workspace. A name that is none of these and no branch today
-    /// was a branch since deleted (a merged feature branch).
+    /// `name` as a branch HEAD was on, or none: a commit (an abbreviated id too), a tag, a
+    /// remote branch (of a remote this repository has, pruned since too), a revision
+    /// (`HEAD~2`), a pseudo-ref (`FETCH_HEAD`), GitButler's workspace. A name that is none of
+    /// these and no branch today was a branch since deleted (a merged feature branch).
     fn branch(&self, name: &str) -> Option<String> {
         let name = name.trim();
         if name.is_empty() || name.starts_with(WORKSPACE_PREFIX) {
@@ -252,8 +276,15 @@ impl Refs {
             || name
                 .chars()
                 .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c));
-        let commit = name.len() >= 7 && name.chars().all(|c| c.is_ascii_hexdigit());
-        (!revision && !commit && !self.others.contains(name)).then(|| name.to_owned())
+        // Git abbreviates an id to 4 digits at the least.
+        let commit = name.len() >= 4 && name.chars().all(|c| c.is_ascii_hexdigit());
+        let pseudo =
+            name.ends_with("HEAD") && name.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+        let remote = name
+            .split_once('/')
+            .is_some_and(|(first, _)| self.remotes.contains(first));
+        (!revision && !commit && !pseudo && !remote && !self.others.contains(name))
+            .then(|| name.to_owned())
     }
 }
 
@@ -265,6 +296,10 @@ mod tests {
         Refs {
             heads: heads.iter().map(|s| (*s).to_owned()).collect(),
             others: others.iter().map(|s| (*s).to_owned()).collect(),
+            remotes: others
+                .iter()
+                .filter_map(|o| Some(o.split_once('/')?.0.to_owned()))
+                .collect(),
         }
     }
 
@@ -331,6 +366,12 @@ mod tests {
                     "checkout: moving from 0123456789abcdef0123456789abcdef01234567 to HEAD~2",
                 ),
                 (600, "checkout: moving from HEAD~2 to gitbutler/workspace"),
+                (
+                    610,
+                    "checkout: moving from gitbutler/workspace to FETCH_HEAD",
+                ),
+                (620, "checkout: moving from FETCH_HEAD to 75d62"),
+                (630, "checkout: moving from 75d62 to origin/pruned-since"),
             ],
             &refs,
             None,
@@ -356,21 +397,26 @@ mod tests {
 
     #[test]
     fn a_rebase_returns_to_its_branch_and_a_rename_moves_head() {
-        let refs = refs(&["main", "feat", "topic"], &[]);
+        let refs = refs(&["main", "feat", "topic", "rb"], &[]);
+        // `git rebase main feat` run on main: HEAD leaves main for feat through the rebase.
         let log = log(
             &[
                 (100, "commit (initial): first"),
-                (150, "checkout: moving from main to feat"),
                 (200, "rebase (start): checkout main"),
                 (210, "rebase (pick): work"),
                 (220, "rebase (finish): returning to refs/heads/feat"),
                 (300, "Branch: renamed refs/heads/feat to refs/heads/topic"),
+                (400, "rebase: checkout rb"),
             ],
             &refs,
-            Some("topic"),
+            Some("rb"),
         );
-        assert_eq!(names(log.on_between(205, 230)), ["feat"]);
+        // Before the rebase the log does not say where HEAD was (the rebase's return names only
+        // where it went).
+        assert!(log.on_between(150, 160).is_empty());
+        assert_eq!(names(log.on_between(225, 230)), ["feat"]);
         assert_eq!(names(log.on_between(250, 350)), ["feat", "topic"]);
+        assert_eq!(names(log.on_between(410, 420)), ["rb"]);
     }
 
     #[test]
@@ -430,6 +476,13 @@ mod tests {
         );
         let log = HeadLog::parse(&text, &refs, None).expect("two entries");
         assert_eq!(names(log.on_between(150, 250)), ["feat"]);
+        // A tab in a committer's name (git keeps it) does not cut the line there.
+        let tabbed = format!(
+            "{z} {z} A\tB <a@example.com> 300 +0000\tcheckout: moving from main to feat\n",
+            z = "0".repeat(40)
+        );
+        let log = HeadLog::parse(&tabbed, &refs, None).expect("an entry");
+        assert_eq!(names(log.on_between(310, 320)), ["feat"]);
         assert!(HeadLog::parse("no entries\n", &refs, None).is_none());
     }
 }

@@ -283,6 +283,17 @@ pub struct SnapshotCapture {
     pub last_record_at: Option<String>,
 }
 
+/// Whether `session` ran on another machine, as far as Cairn knows: an imported trajectory
+/// (agent `atif`) or a teammate's session pulled in full (it has a publisher).
+pub fn ran_elsewhere(conn: &Connection, session: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT agent = 'atif' OR publisher IS NOT NULL FROM sessions WHERE id = ?1",
+    )?
+    .query_row([session], |r| r.get(0))
+    .optional()
+    .map(|v| v.unwrap_or(false))
+}
+
 /// When `session` was first read: its first capture's time and the time of the last record
 /// that capture read (none: it read none with a time), if it was ever captured.
 pub fn first_capture(
