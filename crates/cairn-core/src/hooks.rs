@@ -304,36 +304,70 @@ pub fn install(
     })?;
     if agent == Agent::Codex {
         let config = path.with_file_name("config.toml");
-        if let Some((note, changed)) = unraced(&config, || codex_hooks_on(&config, dry_run))? {
-            done.notes.push(note);
-            done.changed |= changed;
+        if let Some(change) = unraced(&config, || codex_hooks_on(&config, dry_run))? {
+            done.notes.push(change.note);
+            // One preview of both files: the hook's settings, then the config.
+            done.changed |= !change.diff.is_empty();
+            done.diff.push_str(&change.diff);
         }
     }
     Ok(done)
 }
 
-/// Turn Codex's hooks feature on in its config at `config` when it is not set (a note saying
-/// so, and true: the install changes the config), or say why it stays off; nothing when it is
-/// on. `None` when the file changed between the read and the write ([`unraced`]).
-#[allow(clippy::type_complexity)]
-fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<(String, bool)>>> {
+/// What an install did (or would do) to Codex's config beside its hooks: a note for the
+/// person, and the diff when the config changes.
+struct FeatureChange {
+    note: String,
+    diff: String,
+}
+
+/// Turn Codex's hooks feature on in its config at `config` when it is not set, or say why it
+/// stays off; nothing when it is on. A config Cairn cannot edit is a note, not a failure: the
+/// hook is installed either way. `None` when the file changed between the read and the write
+/// ([`unraced`]).
+fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<FeatureChange>>> {
     use codex_feature::Feature;
-    let before = settings::read_text(config)?;
+    let say = |note: String| {
+        Ok(Some(Some(FeatureChange {
+            note,
+            diff: String::new(),
+        })))
+    };
+    let before = match settings::read_text(config) {
+        Ok(text) => text,
+        Err(e) => {
+            return say(format!(
+                "Codex runs hooks only with `codex_hooks = true` under [features]: {e}"
+            ));
+        }
+    };
     let feature = codex_feature::state(config, &before);
     if feature != Feature::Unset {
-        return Ok(Some(
-            codex_feature::why_not(config, &feature).map(|why| (why, false)),
-        ));
+        return match codex_feature::why_not(config, &feature) {
+            Some(why) => say(why),
+            None => Ok(Some(None)),
+        };
     }
-    let after = codex_feature::turned_on(config, &before)?;
+    let after = match codex_feature::turned_on(config, &before) {
+        Ok(after) => after,
+        Err(e) => return say(e.to_string()),
+    };
+    let hide = mcp_config::hide_toml_secrets;
+    let diff = similar::TextDiff::from_lines(&hide(&before), &hide(&after))
+        .unified_diff()
+        .header(
+            &format!("{} (before)", config.display()),
+            &format!("{} (after)", config.display()),
+        )
+        .to_string();
     if dry_run {
-        return Ok(Some(Some((
-            format!(
+        return Ok(Some(Some(FeatureChange {
+            note: format!(
                 "would turn on `codex_hooks` under [features] in {} (Codex runs hooks only then)",
                 config.display()
             ),
-            true,
-        ))));
+            diff,
+        })));
     }
     if let Some(dir) = config.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::Write {
@@ -358,14 +392,14 @@ fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<(String,
             source: e.source,
         }
     })?;
-    Ok(Some(Some((
-        format!(
+    Ok(Some(Some(FeatureChange {
+        note: format!(
             "turned on `codex_hooks` under [features] in {} (Codex runs hooks only then){}",
             config.display(),
             backup.map_or_else(String::new, |b| format!("; backup at {}", b.display()))
         ),
-        true,
-    ))))
+        diff,
+    })))
 }
 
 /// At most this many tries of an edit whose file changed between Cairn's read and its write.
@@ -1131,6 +1165,24 @@ mod tests {
             .expect("a backup");
         let path = backup.rsplit("backup at ").next().unwrap();
         assert_eq!(std::fs::read_to_string(path).unwrap(), theirs);
+        assert!(
+            r.diff.contains("+codex_hooks = true"),
+            "the preview shows the config: {}",
+            r.diff
+        );
+
+        // A config Cairn cannot edit leaves the hook installed and says why it will not run.
+        std::fs::remove_file(home.path().join(".codex/hooks.json")).unwrap();
+        let odd = "features = \"all\"\n";
+        std::fs::write(&config, odd).unwrap();
+        let r = install_codex(false);
+        assert!(status(Agent::Codex, home.path(), None).installed);
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), odd);
+        assert!(
+            r.notes.iter().any(|n| n.contains("is not a table")),
+            "{:?}",
+            r.notes
+        );
     }
 }
 

@@ -38,10 +38,17 @@ pub fn state(path: &Path, text: &str) -> Feature {
             ));
         }
     };
-    match table.get("features").map(|f| f.get(KEY)) {
-        None | Some(None) => Feature::Unset,
-        Some(Some(toml::Value::Boolean(true))) => Feature::On,
-        Some(Some(_)) => Feature::Off,
+    match table.get("features") {
+        None => Feature::Unset,
+        Some(toml::Value::Table(features)) => match features.get(KEY) {
+            None => Feature::Unset,
+            Some(toml::Value::Boolean(true)) => Feature::On,
+            Some(_) => Feature::Off,
+        },
+        Some(_) => Feature::Unreadable(format!(
+            "`features` in {} is not a table, so Codex's `{KEY}` cannot be set under it; make it a [features] table with `{KEY} = true`",
+            path.display()
+        )),
     }
 }
 
@@ -87,9 +94,19 @@ pub fn turned_on(path: &Path, text: &str) -> Result<String> {
     }
     let features = doc["features"].as_table_like_mut().ok_or_else(by_hand)?;
     features.insert(KEY, toml_edit::value(true));
-    let after = doc.to_string();
+    let mut after = doc.to_string();
+    // The lines toml_edit adds end in `\n`: a file of `\r\n` lines keeps them, and its BOM.
+    if text.contains("\r\n") {
+        after = after.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    if text.starts_with('\u{feff}') && !after.starts_with('\u{feff}') {
+        after.insert(0, '\u{feff}');
+    }
     // What it held before, and the key: nothing else.
-    let mut expected = text.parse::<toml::Table>().map_err(|_| by_hand())?;
+    let mut expected = text
+        .trim_start_matches('\u{feff}')
+        .parse::<toml::Table>()
+        .map_err(|_| by_hand())?;
     let entry = expected
         .entry("features")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -97,7 +114,10 @@ pub fn turned_on(path: &Path, text: &str) -> Result<String> {
         .as_table_mut()
         .ok_or_else(by_hand)?
         .insert(KEY.to_owned(), toml::Value::Boolean(true));
-    let got = after.parse::<toml::Table>().map_err(|_| by_hand())?;
+    let got = after
+        .trim_start_matches('\u{feff}')
+        .parse::<toml::Table>()
+        .map_err(|_| by_hand())?;
     if got != expected || state(path, &after) != Feature::On {
         return Err(by_hand());
     }
@@ -147,6 +167,19 @@ mod tests {
         assert!(after.contains("web_search = true"), "{after}");
         let after = on("features.web_search = true\n");
         assert_eq!(state(Path::new("c"), &after), Feature::On);
+        assert!(after.contains("features.web_search = true"), "{after}");
+    }
+
+    #[test]
+    fn crlf_lines_and_a_bom_are_kept() {
+        let text = "\u{feff}model = \"o3\"\r\n[features]\r\nweb_search = true\r\n";
+        let after = on(text);
+        assert!(after.starts_with("\u{feff}model = \"o3\"\r\n"), "{after:?}");
+        assert!(
+            !after.replace("\r\n", "").contains('\n'),
+            "no bare LF: {after:?}"
+        );
+        assert!(after.contains("codex_hooks = true\r\n"), "{after:?}");
     }
 
     #[test]
@@ -161,6 +194,14 @@ mod tests {
         );
         assert!(matches!(state(p, "[features\n"), Feature::Unreadable(_)));
         // `features` that is no table cannot hold the key: refused, not replaced.
+        assert!(matches!(
+            state(p, "features = \"all\"\n"),
+            Feature::Unreadable(_)
+        ));
+        assert!(matches!(
+            state(p, "[[features]]\nx = 1\n"),
+            Feature::Unreadable(_)
+        ));
         assert!(turned_on(p, "features = \"all\"\n").is_err());
         assert!(turned_on(p, "[[features]]\nx = 1\n").is_err());
         assert!(turned_on(p, "not toml [\n").is_err());

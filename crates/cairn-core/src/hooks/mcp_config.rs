@@ -967,7 +967,7 @@ fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
 /// The values are found as TOML's parser reads them, so none hides behind a dotted key
 /// (`env.TOKEN = …`), in an inline table (`db = { env = { … } }`) or on the lines after its key
 /// (a multi-line string, array or inline table); text that is not TOML is read line by line.
-fn hide_toml_secrets(text: &str) -> String {
+pub(super) fn hide_toml_secrets(text: &str) -> String {
     use toml_edit::{Item, Value};
 
     fn rule(key: &str) -> Option<&'static str> {
