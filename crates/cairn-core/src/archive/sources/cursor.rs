@@ -101,12 +101,13 @@ pub fn project_of(transcript: &Path) -> Option<PathBuf> {
 const SLUG_MAX_DEPTH: usize = 32;
 const SLUG_MAX_ENTRIES: usize = 10_000;
 
-/// `name` as a slug compares: letters and digits kept, each run of anything else one `-`, none
-/// at either end (whether Cursor collapses runs or keeps a leading one, both compare alike).
+/// `name` as a slug compares: ASCII letters and digits kept, each run of anything else one `-`,
+/// none at either end (whether Cursor collapses runs, keeps a leading one, or keeps or replaces
+/// a letter like `é`, both sides compare alike).
 fn slugged(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
-        if c.is_alphanumeric() {
+        if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('-') {
             out.push('-');
@@ -492,7 +493,8 @@ mod tests {
         assert_eq!(slugged(".config"), "config");
         assert_eq!(slugged("..\u{1b}[2J"), "2J");
         assert_eq!(slugged("./-"), "");
-        assert_eq!(slugged("café"), "café");
+        assert_eq!(slugged("josé"), "jos");
+        assert_eq!(slugged("jos-"), "jos", "é written as - compares the same");
     }
 
     #[test]

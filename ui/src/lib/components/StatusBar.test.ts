@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import StatusBar from './StatusBar.svelte';
+import type { AppStore } from '../stores/app.svelte';
+import type { LiveStore } from '../stores/live.svelte';
+import type { SyncStore } from '../stores/sync.svelte';
+import type { SyncReport } from '../api';
+
+let component: ReturnType<typeof mount> | undefined;
+
+afterEach(() => {
+  if (component) unmount(component);
+  component = undefined;
+  document.body.innerHTML = '';
+});
+
+function report(extra: Partial<SyncReport> = {}): SyncReport {
+  return { files_scanned: 10, sessions_added: 0, subagents_added: 0, sessions_updated: 0, records_added: 0, records_updated: 0, bytes_read: 0, warnings: [], retention: [], retention_warning: null, ...extra };
+}
+
+/** The footer after a sync that reported `done`. */
+function bar(done: SyncReport) {
+  const app = { info: null, live: null } as unknown as AppStore;
+  const sync = { status: 'done', report: done, problem: null, progress: null } as unknown as SyncStore;
+  const live = { extracting: null } as unknown as LiveStore;
+  const noop = () => {};
+  component = mount(StatusBar, { target: document.body, props: { app, sync, live, onsync: noop, oninbox: noop, onreadagain: noop } });
+  flushSync();
+  return document.querySelector<HTMLElement>('[data-testid="sync-status"]')!.textContent!.replace(/\s+/g, ' ').trim();
+}
+
+describe('StatusBar', () => {
+  it('counts new sessions as the list shows them, and sub-agents apart', () => {
+    expect(bar(report({ sessions_added: 8, subagents_added: 2, records_added: 90 }))).toContain(
+      'Synced: 8 new sessions (and 2 sub-agents), 0 updated',
+    );
+  });
+
+  it('says a sync that only added sub-agents was not up to date', () => {
+    expect(bar(report({ subagents_added: 1, records_added: 4 }))).toContain('Synced: 0 new sessions (and 1 sub-agent), 0 updated');
+  });
+
+  it('says up to date when nothing came', () => {
+    expect(bar(report())).toContain('Synced, up to date');
+  });
+});
