@@ -950,3 +950,46 @@ fn sync_names_a_configured_source_dir_that_does_not_exist() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
 }
+
+/// A session key shortened to a few hex digits (as `recall extract` lists them) names the one
+/// session it starts; too short, or starting two, it names none.
+#[test]
+fn a_shortened_session_key_names_the_one_session_it_starts() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let list = env.json(&["sessions"]);
+    let keys: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap().to_owned())
+        .collect();
+    let key = &keys[0];
+    let short = &key[..7 + 8];
+    let shown = env.json(&["show", short]);
+    assert_eq!(shown["session_key"], key.as_str());
+    let too_short = env.run(&["show", &key[..7 + 4]]);
+    assert_eq!(too_short.status.code(), Some(1));
+
+    // Two keys starting alike: the prefix is ambiguous.
+    let db = env.whole_db();
+    // Alike in 6 digits, apart from the 7th on.
+    let fill = if key.as_bytes()[7 + 6] == b'f' {
+        "0"
+    } else {
+        "f"
+    };
+    let twin = format!("{}{}", &key[..7 + 6], fill.repeat(key.len() - 7 - 6));
+    assert_ne!(&twin, key);
+    db.execute(
+        "UPDATE sessions SET session_key = ?1 WHERE session_key = ?2",
+        [&twin, &keys[1]],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(env.run(&["show", &key[..7 + 6]]).status.code(), Some(1));
+    assert_eq!(
+        env.json(&["show", &key[..7 + 7]])["session_key"],
+        key.as_str()
+    );
+}

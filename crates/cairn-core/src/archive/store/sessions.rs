@@ -117,8 +117,37 @@ pub struct SubagentSummary {
 /// Find a session by `session_key` or by the agent's own session id: a captured session wins
 /// over an imported trajectory that names the same id (an ATIF file's `session_id` is whatever
 /// its writer put there, so an import never takes `show`, `export`, `resume` or `forget` of a
-/// session of this machine), then the newest.
+/// session of this machine), then the newest. Else a key shortened to at least
+/// [`KEY_PREFIX_MIN`] hex digits (as `recall extract` lists them) when it starts exactly one
+/// session's key.
 pub fn resolve_session(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
+    if let Some(found) = resolve_exactly(conn, key_or_id)? {
+        return Ok(Some(found));
+    }
+    let Some(hex) = key_or_id.strip_prefix("sha256-") else {
+        return Ok(None);
+    };
+    if hex.len() < KEY_PREFIX_MIN || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    // GLOB is case-sensitive (keys are lower-case hex) and reads the key's index as a range.
+    let found: Vec<i64> = conn
+        .prepare_cached("SELECT id FROM sessions WHERE session_key GLOB ?1 LIMIT 2")?
+        .query_map([format!("sha256-{}*", hex.to_ascii_lowercase())], |r| {
+            r.get(0)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(match found.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    })
+}
+
+/// The fewest hex digits of a shortened session key [`resolve_session`] takes.
+pub const KEY_PREFIX_MIN: usize = 5;
+
+/// [`resolve_session`] by the whole key or the agent's id.
+fn resolve_exactly(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Option<i64>> {
     conn.query_row(
         &format!(
             "SELECT id FROM sessions WHERE session_key = ?1
