@@ -317,6 +317,16 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
             .unwrap()
             .starts_with("<!doctype html>")
     );
+    let data = env.root.path().join("report.atif.json");
+    env.ok(&[
+        "insights",
+        "export",
+        &id.to_string(),
+        "-o",
+        &data.display().to_string(),
+    ]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&data).unwrap()).unwrap();
+    assert_eq!(doc["id"], id, "a report has no ATIF form: JSON");
     let contrary = env.run(&[
         "insights",
         "export",

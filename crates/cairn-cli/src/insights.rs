@@ -238,10 +238,17 @@ pub fn run(
         }
         InsightsCommand::Export { id, format, output } => {
             let place = crate::export::output_place(output)?;
-            let format = ExportFormat::parse(&crate::export::format_for(
+            let named = crate::export::format_for(
                 format.as_deref(),
                 place.as_ref().and_then(|(_, name)| name.as_deref()),
-            )?)?;
+            )?;
+            // A report has no ATIF form: `x.atif.json` is JSON to it.
+            let named = if format.is_none() && named == "atif" {
+                "json".to_owned()
+            } else {
+                named
+            };
+            let format = ExportFormat::parse(&named)?;
             match place {
                 None => out.write_all(cairn.insight_export(id, format)?.0.as_bytes())?,
                 Some((dir, name)) => {
