@@ -651,7 +651,7 @@ fn a_linked_worktrees_sessions_are_their_repositorys_project() {
     .unwrap();
     drop(db);
     drop(cairn);
-    let cairn = Cairn::open(&tmp.path().join("data")).unwrap();
+    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
     assert_eq!(
         projects(&cairn),
         [Some("alpha".into()), Some("alpha".into())]
