@@ -35,9 +35,10 @@ fn each_session_names_its_agents_resume_command_and_what_stands_in_its_way() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("cannot resume") && err.contains("is gone"),
-        "{err}"
+        err.contains(&format!("cannot resume {SMALL}: ")) && err.contains("is gone"),
+        "named as the person typed it, not by its key: {err}"
     );
+    assert!(!err.contains("sha256-"), "{err}");
 }
 
 #[test]

@@ -19,13 +19,15 @@ pub struct ResumeArgs {
 
 pub fn run(args: ResumeArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<i32> {
     let resume = cairn.resume_command(&args.session)?;
+    // What a person types to name it (the agent's id), not the internal key.
+    let handle = clean(&cairn.session_handle(&resume.session_key)?);
     if !args.run {
         if json {
             render::json(out, &resume)?;
         } else {
             match &resume.shell {
                 Some(line) => writeln!(out, "{}", clean(line))?,
-                None => writeln!(out, "{} cannot be resumed.", clean(&resume.session_key))?,
+                None => writeln!(out, "{handle} cannot be resumed.")?,
             }
             if let Some(problem) = &resume.problem {
                 writeln!(out, "note: {}", clean(problem))?;
@@ -35,8 +37,7 @@ pub fn run(args: ResumeArgs, cairn: &Cairn, json: bool, out: &mut impl Write) ->
     }
     if !resume.runnable() {
         return Err(anyhow!(
-            "cannot resume {}: {}",
-            clean(&resume.session_key),
+            "cannot resume {handle}: {}",
             clean(resume.problem.as_deref().unwrap_or("no command"))
         ));
     }
