@@ -171,3 +171,35 @@ fn a_closed_pipe_is_not_an_error() {
         assert!(stderr.is_empty(), "json {json}: {stderr}");
     }
 }
+
+/// A `--data-dir` that holds no archive, given to a command that only reads, is refused and
+/// left as it was (a typo answered "No matches." and left an empty archive behind); `sync`
+/// makes one there, as it always has.
+#[test]
+fn a_read_in_a_data_dir_without_an_archive_is_refused_and_makes_none() {
+    let env = Env::new();
+    let typo = env.root.path().join("dtaa");
+    let typo_arg = typo.to_str().unwrap();
+    for args in [
+        &["search", "foo"][..],
+        &["sessions"][..],
+        &["show", "abc"][..],
+        &["skim", "branch", "main"][..],
+        &["export", "abc"][..],
+        &["why", "retry the login"][..],
+    ] {
+        let mut all = vec!["--data-dir", typo_arg];
+        all.extend(args);
+        let out = env.run(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("holds no archive") && err.contains("check --data-dir"),
+            "{err}"
+        );
+        assert!(!typo.exists(), "{args:?} made {typo_arg}");
+    }
+    env.ok(&["--data-dir", typo_arg, "sync"]);
+    assert!(typo.join("cairn.db").exists());
+    env.ok(&["--data-dir", typo_arg, "sessions"]);
+}

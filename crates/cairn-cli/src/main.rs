@@ -26,7 +26,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use cairn_core::archive::{Agent, recognise};
 use cairn_core::semantic::vectors::VectorStore;
 use cairn_core::views::search::SearchQuery;
@@ -578,6 +578,23 @@ fn open(global: &Global) -> Result<Cairn> {
     Cairn::open(&dir).with_context(|| format!("cannot open the archive in {}", dir.display()))
 }
 
+/// [`open`] for a command that only reads: a `--data-dir` that holds no archive is refused
+/// rather than made into an empty one (a typo answered "No matches." and left a new archive
+/// behind). The default data dir, and `$CAIRN_DATA_DIR`, are opened as ever.
+fn open_to_read(global: &Global) -> Result<Cairn> {
+    if let Some(dir) = &global.data_dir
+        && !dir.join(cairn_core::archive::store::DB_FILE).exists()
+    {
+        bail!(
+            "{} holds no archive ({} is missing): check --data-dir, or run `cairn --data-dir {} sync` to make one there",
+            render::clean(&dir.display().to_string()),
+            cairn_core::archive::store::DB_FILE,
+            render::clean(&dir.display().to_string())
+        );
+    }
+    open(global)
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let g = &cli.global;
     if let Command::Mcp { command: None } = cli.command {
@@ -749,11 +766,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
         }
         Command::Export(args) => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             export::export(args, &cairn, g.json, out)?;
         }
         Command::Resume(args) => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let code = resume::run(args, &cairn, g.json, out)?;
             if code != 0 {
                 return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
@@ -768,7 +785,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             branch,
             limit,
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let filtered = agent.is_some() || branch.is_some() || limit == Some(0);
             let q = SessionQuery {
                 agent: agent.map(Agent::from),
@@ -798,7 +815,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             until,
             sessions,
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let q = SearchQuery {
                 text: query,
                 agent: agent.map(Agent::from),
@@ -844,7 +861,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dry_run,
             ..
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let report = cairn.write_notes(&g.dir, &target, with_messages, dry_run)?;
             if g.json {
                 render::json(out, &report)?;
@@ -858,7 +875,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             mode,
             ..
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let mode = mode.into();
             let answer = cairn.why(
                 &g.dir,
@@ -883,7 +900,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             agent,
             all_repos,
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             let target = match kind {
                 Some(kind) => target_of("skim", &kind, value)?,
                 None => cairn.default_target(&g.dir)?,
@@ -973,7 +990,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             turn,
             limit,
         } => {
-            let cairn = open(g)?;
+            let cairn = open_to_read(g)?;
             match turn {
                 None => {
                     let view = cairn.show_session(&session, limit)?;
