@@ -613,6 +613,14 @@ fn show_lists_turns_and_a_turns_records_by_key_or_index() {
     insta::assert_snapshot!("show_timeline_human", human);
     let human = normalise_times(&env.ok(&["show", "s-show", "--turn", "1"]));
     insta::assert_snapshot!("show_turn_human", human);
+    assert!(!human.contains("left out"), "the whole turn shown: {human}");
+    let cut = env.ok(&["show", "s-show", "--turn", "1", "--limit", "2"]);
+    assert!(
+        cut.contains(
+            "(its first 2 records left out, the prompt with them: --limit 4 shows the whole turn)"
+        ),
+        "{cut}"
+    );
     let err = env.run(&["show", "nope"]);
     assert_eq!(err.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&err.stderr).contains("cairn sessions"));

@@ -852,6 +852,20 @@ pub fn turn_records(
             clean(&v.turn_key)
         )?;
     }
+    if v.coverage.has_more_before {
+        // The turn's prompt is its first record: say how to reach it.
+        writeln!(
+            out,
+            "(its first {} left out, the prompt with them: --limit {} shows the whole turn)",
+            plural(
+                v.coverage
+                    .total_records
+                    .saturating_sub(v.coverage.showing_records),
+                "record"
+            ),
+            v.coverage.total_records
+        )?;
+    }
     for r in &v.records {
         let who = r.tool_name.as_deref().or(r.role.as_deref()).unwrap_or("-");
         let body = r.text.as_deref().or(r.tool_input.as_deref()).unwrap_or("");
