@@ -13,16 +13,28 @@ use cairn_core::views::skim::SkimQuery;
 use serde_json::json;
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
+    git_dated(dir, None, args);
+}
+
+/// `git` as if run at `date` (the reflog keeps the committer's time).
+fn git_at(dir: &Path, date: &str, args: &[&str]) {
+    git_dated(dir, Some(date), args);
+}
+
+fn git_dated(dir: &Path, date: Option<&str>, args: &[&str]) {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
         .env("GIT_AUTHOR_NAME", "T")
         .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
         .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+    if let Some(date) = date {
+        cmd.env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date);
+    }
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -88,6 +100,29 @@ fn claude_archive(root: &Path) -> (Cairn, PathBuf) {
     let data = root.join("data");
     support::read_from(&data, cairn_core::archive::Agent::Claude, &transcripts);
     (Cairn::open(&data).unwrap(), transcripts)
+}
+
+/// The previews of the sessions a skim of `branch` lists in the repository at `root`, weak
+/// links included, sorted.
+fn previews_on(cairn: &Cairn, branch: &str, root: &Path) -> Vec<String> {
+    let mut found: Vec<String> = cairn
+        .skim(&SkimQuery {
+            target: Target::branch(branch),
+            include_weak: true,
+            limit: None,
+            repo_root: Some(root.to_string_lossy().into_owned()),
+            unplaced: false,
+            project: None,
+            published_in: None,
+            agent: None,
+        })
+        .unwrap()
+        .sessions
+        .iter()
+        .map(|s| s.previews.concat())
+        .collect();
+    found.sort();
+    found
 }
 
 fn skim_keys(cairn: &Cairn, root: Option<&Path>) -> usize {
@@ -374,49 +409,11 @@ fn a_session_long_over_is_not_linked_to_the_branch_checked_out_when_it_is_read()
     // Both say they ran on `main` (Claude records it); only the live one ran on feat/x.
     session_at(&cairn, &transcripts, "old", &alpha, "main", march);
     session(&cairn, &transcripts, "live", &alpha, "main");
-    let skim = |branch: &str| {
-        cairn
-            .skim(&SkimQuery {
-                target: Target::branch(branch),
-                include_weak: true,
-                limit: None,
-                repo_root: Some(alpha.to_string_lossy().into_owned()),
-                unplaced: false,
-                project: None,
-                published_in: None,
-                agent: None,
-            })
-            .unwrap()
-            .sessions
-            .iter()
-            .map(|s| s.previews.concat())
-            .collect::<Vec<_>>()
-    };
+    let skim = |branch: &str| previews_on(&cairn, branch, &alpha);
     let on_x = skim("feat/x");
     assert_eq!(on_x.len(), 1, "{on_x:?}");
     assert!(on_x[0].contains("look around live"), "{on_x:?}");
     assert_eq!(skim("main").len(), 2, "what each agent recorded stays");
-}
-
-/// `git` as if run at `date` (the reflog keeps the committer's time).
-fn git_at(dir: &Path, date: &str, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A session long over, first read today, ran on what its folder's HEAD reflog had checked out
@@ -486,26 +483,7 @@ fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
         at("2025-12-01T12:00:00Z"),
     );
     session(&cairn, &transcripts, "live", &alpha, "");
-    let skim = |branch: &str| {
-        let mut found: Vec<String> = cairn
-            .skim(&SkimQuery {
-                target: Target::branch(branch),
-                include_weak: true,
-                limit: None,
-                repo_root: Some(alpha.to_string_lossy().into_owned()),
-                unplaced: false,
-                project: None,
-                published_in: None,
-                agent: None,
-            })
-            .unwrap()
-            .sessions
-            .iter()
-            .map(|s| s.previews.concat())
-            .collect();
-        found.sort();
-        found
-    };
+    let skim = |branch: &str| previews_on(&cairn, branch, &alpha);
     let feat_old = skim("feat/old");
     assert_eq!(feat_old.len(), 1, "{feat_old:?}");
     assert!(feat_old[0].contains("look around feb"), "{feat_old:?}");
