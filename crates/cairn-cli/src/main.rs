@@ -999,7 +999,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     } else {
                         render::timeline(out, &view, g.keys)?;
                         // What the parsers could not read, kept past the sync that said so.
-                        render::parse_warnings(out, &cairn.session(&session)?.warnings)?;
+                        render::parse_warnings(out, &cairn.session_warnings(&session)?)?;
                     }
                 }
                 Some(turn) => {

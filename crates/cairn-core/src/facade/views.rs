@@ -42,6 +42,17 @@ impl Cairn {
         views::session::detail(store.conn(), id).map_err(|e| store.err(e))
     }
 
+    /// What the parsers could not read of session `key_or_id`: the warnings its reads left,
+    /// without the rest of [`Cairn::session`]'s detail.
+    pub fn session_warnings(
+        &self,
+        key_or_id: &str,
+    ) -> Result<Vec<crate::archive::capture::Warning>> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        crate::archive::store::session_warnings(store.conn(), row).map_err(|e| store.err(e))
+    }
+
     /// What a person types to name session `key_or_id` again (see
     /// [`crate::archive::store::session_handle`]): its agent's id when that names it alone.
     pub fn session_handle(&self, key_or_id: &str) -> Result<String> {

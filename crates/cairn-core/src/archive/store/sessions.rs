@@ -274,18 +274,7 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
     d.edited_paths = stmt
         .query_map([id], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT path, line, message FROM warnings WHERE session_id = ?1 ORDER BY path, line",
-    )?;
-    d.warnings = stmt
-        .query_map([id], |r| {
-            Ok(Warning {
-                path: r.get(0)?,
-                line: r.get::<_, Option<i64>>(1)?.map(count),
-                message: r.get(2)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    d.warnings = session_warnings(conn, id)?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT c.session_key, c.relation, c.agent_id, c.record_count, {}
          FROM sessions c WHERE c.parent_key = ?1 ORDER BY c.started_at, c.id",
@@ -685,6 +674,22 @@ pub fn rename_worktree_projects(conn: &Connection) -> rusqlite::Result<Vec<(Stri
         }
     }
     Ok(out)
+}
+
+/// What the parsers could not read of session `id` (lines skipped or read in part), by file
+/// and line.
+pub fn session_warnings(conn: &Connection, id: i64) -> rusqlite::Result<Vec<Warning>> {
+    conn.prepare_cached(
+        "SELECT path, line, message FROM warnings WHERE session_id = ?1 ORDER BY path, line",
+    )?
+    .query_map([id], |r| {
+        Ok(Warning {
+            path: r.get(0)?,
+            line: r.get::<_, Option<i64>>(1)?.map(count),
+            message: r.get(2)?,
+        })
+    })?
+    .collect()
 }
 
 /// The head of the session with row id `id`.
