@@ -187,6 +187,9 @@ fn a_read_in_a_data_dir_without_an_archive_is_refused_and_makes_none() {
         &["skim", "branch", "main"][..],
         &["export", "abc"][..],
         &["why", "retry the login"][..],
+        &["recall", "query", "port"][..],
+        &["recall", "list"][..],
+        &["insights", "list"][..],
     ] {
         let mut all = vec!["--data-dir", typo_arg];
         all.extend(args);

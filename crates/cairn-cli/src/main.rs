@@ -578,7 +578,8 @@ fn open(global: &Global) -> Result<Cairn> {
     Cairn::open(&dir).with_context(|| format!("cannot open the archive in {}", dir.display()))
 }
 
-/// [`open`] for a command that only reads: a `--data-dir` that holds no archive is refused
+/// [`open`] for a command that only reads (or keeps a note of its reading, as a Recall query
+/// does): a `--data-dir` that holds no archive is refused
 /// rather than made into an empty one (a typo answered "No matches." and left a new archive
 /// behind). The default data dir, and `$CAIRN_DATA_DIR`, are opened as ever.
 fn open_to_read(global: &Global) -> Result<Cairn> {
@@ -1014,7 +1015,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Insights { command } => {
-            let cairn = open(g)?;
+            let cairn = if command.only_reads() {
+                open_to_read(g)?
+            } else {
+                open(g)?
+            };
             insights::run(command, &cairn, g.json, out)?;
         }
         Command::Recall {
@@ -1037,7 +1042,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             team::run(command, &cairn, &g.dir, g.json, out)?;
         }
         Command::Recall { command } => {
-            let cairn = open(g)?;
+            let cairn = if command.only_reads() {
+                open_to_read(g)?
+            } else {
+                open(g)?
+            };
             if !recall::run(command, &cairn, g.json, &g.dir, out)? {
                 out.flush()?;
                 return Ok(ExitCode::from(1));
