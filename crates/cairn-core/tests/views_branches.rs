@@ -427,33 +427,33 @@ fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
     let alpha = std::fs::canonicalize(&alpha).unwrap();
     git_at(
         &alpha,
-        "2026-01-01T09:00:00Z",
+        "2025-01-01T09:00:00Z",
         &["init", "-q", "-b", "main"],
     );
     std::fs::write(alpha.join("README"), "hi\n").unwrap();
-    git_at(&alpha, "2026-01-01T09:00:00Z", &["add", "README"]);
+    git_at(&alpha, "2025-01-01T09:00:00Z", &["add", "README"]);
     git_at(
         &alpha,
-        "2026-01-01T09:00:00Z",
+        "2025-01-01T09:00:00Z",
         &["commit", "-q", "-m", "init"],
     );
     git_at(
         &alpha,
-        "2026-02-01T09:00:00Z",
+        "2025-02-01T09:00:00Z",
         &["checkout", "-q", "-b", "feat/old"],
     );
-    git_at(&alpha, "2026-02-02T09:00:00Z", &["checkout", "-q", "main"]);
+    git_at(&alpha, "2025-02-02T09:00:00Z", &["checkout", "-q", "main"]);
     git_at(
         &alpha,
-        "2026-02-02T09:00:00Z",
+        "2025-02-02T09:00:00Z",
         &["branch", "-q", "-D", "feat/old"],
     );
     git_at(
         &alpha,
-        "2026-03-01T09:00:00Z",
+        "2025-03-01T09:00:00Z",
         &["checkout", "-q", "--detach"],
     );
-    git_at(&alpha, "2026-03-01T10:00:00Z", &["checkout", "-q", "main"]);
+    git_at(&alpha, "2025-03-01T10:00:00Z", &["checkout", "-q", "main"]);
     git(&alpha, &["checkout", "-q", "-b", "feat/now"]);
     let (cairn, transcripts) = claude_archive(tmp.path());
     // No branch recorded (an agent that writes none): only the reflog can place them.
@@ -464,7 +464,7 @@ fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
         "feb",
         &alpha,
         "",
-        at("2026-02-01T12:00:00Z"),
+        at("2025-02-01T12:00:00Z"),
     );
     session_at(
         &cairn,
@@ -472,23 +472,23 @@ fn a_session_long_over_ran_on_what_the_reflog_had_checked_out() {
         "mar",
         &alpha,
         "",
-        at("2026-03-01T12:00:00Z"),
+        at("2025-03-01T12:00:00Z"),
     );
     session_at(
         &cairn,
         &transcripts,
-        "dec25",
+        "dec24",
         &alpha,
         "",
-        at("2025-12-01T12:00:00Z"),
+        at("2024-12-01T12:00:00Z"),
     );
     session(&cairn, &transcripts, "live", &alpha, "");
     let skim = |branch: &str| previews_on(&cairn, branch, &alpha);
     let feat_old = skim("feat/old");
     assert_eq!(feat_old.len(), 1, "{feat_old:?}");
     assert!(feat_old[0].contains("look around feb"), "{feat_old:?}");
-    // March ran on main (back from a detached HEAD); December 2025 predates the reflog and is
-    // placed nowhere.
+    // March ran on main (back from a detached HEAD); December 2024 predates the reflog and is
+    // placed nowhere. (Dates of 2025: the sessions must be over by the time the test runs.)
     let main = skim("main");
     assert_eq!(main.len(), 1, "{main:?}");
     assert!(main[0].contains("look around mar"), "{main:?}");
