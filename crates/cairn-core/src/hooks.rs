@@ -353,13 +353,7 @@ fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<FeatureC
         Err(e) => return say(e.to_string()),
     };
     let hide = mcp_config::hide_toml_secrets;
-    let diff = similar::TextDiff::from_lines(&hide(&before), &hide(&after))
-        .unified_diff()
-        .header(
-            &format!("{} (before)", config.display()),
-            &format!("{} (after)", config.display()),
-        )
-        .to_string();
+    let diff = unified_diff(config, &hide(&before), &hide(&after));
     if dry_run {
         return Ok(Some(Some(FeatureChange {
             note: format!(
@@ -369,29 +363,9 @@ fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<FeatureC
             diff,
         })));
     }
-    if let Some(dir) = config.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Write {
-            path: dir.to_owned(),
-            source: e,
-        })?;
-    }
-    let backup = if before.is_empty() {
-        None
-    } else {
-        Some(write_backup(config, &before)?)
-    };
-    if !unchanged_since(config, &before)? {
-        if let Some(b) = &backup {
-            let _ = std::fs::remove_file(b);
-        }
+    let Some(backup) = write_edit(config, &before, &after)? else {
         return Ok(None);
-    }
-    crate::atomic::replace(config, after.as_bytes(), crate::private::FILE_MODE).map_err(|e| {
-        Error::Write {
-            path: e.path,
-            source: e.source,
-        }
-    })?;
+    };
     Ok(Some(Some(FeatureChange {
         note: format!(
             "turned on `codex_hooks` under [features] in {} (Codex runs hooks only then){}",
@@ -450,7 +424,7 @@ pub fn uninstall(agent: Agent, home: &Path, dry_run: bool) -> Result<HookInstall
                 )));
             }
         }
-        settle(agent, &path, before, after, |_| false, Vec::new(), dry_run)
+        settle(agent, &path, before, after, |_| false, dry_run)
     })
 }
 
@@ -483,15 +457,7 @@ fn install_once(
             )));
         }
     }
-    settle(
-        agent,
-        path,
-        before,
-        after,
-        |c| c == command,
-        Vec::new(),
-        dry_run,
-    )
+    settle(agent, path, before, after, |c| c == command, dry_run)
 }
 
 /// Report the change from `before` to `after` (`None`: no change) to `agent`'s settings at
@@ -504,21 +470,15 @@ fn settle(
     before: String,
     after: Option<String>,
     this: impl Fn(&str) -> bool + Copy,
-    notes: Vec<String>,
     dry_run: bool,
 ) -> Result<Option<HookInstall>> {
     let path = path.to_owned();
     let diff = match &after {
-        Some(after) => similar::TextDiff::from_lines(
+        Some(after) => unified_diff(
+            &path,
             &settings::hide_secrets(&before),
             &settings::hide_secrets(after),
-        )
-        .unified_diff()
-        .header(
-            &format!("{} (before)", path.display()),
-            &format!("{} (after)", path.display()),
-        )
-        .to_string(),
+        ),
         None => String::new(),
     };
     let ours = |c: &str| is_cairn_hook_command(c, agent);
@@ -533,27 +493,10 @@ fn settle(
     );
     let mut backup = None;
     if let Some(after) = after.as_deref().filter(|_| !dry_run) {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::Write {
-                path: dir.to_owned(),
-                source: e,
-            })?;
+        match write_edit(&path, &before, after)? {
+            Some(kept) => backup = kept,
+            None => return Ok(None),
         }
-        if !before.is_empty() {
-            backup = Some(write_backup(&path, &before)?);
-        }
-        if !unchanged_since(&path, &before)? {
-            if let Some(b) = &backup {
-                let _ = std::fs::remove_file(b);
-            }
-            return Ok(None);
-        }
-        crate::atomic::replace(&path, after.as_bytes(), crate::private::FILE_MODE).map_err(
-            |e| Error::Write {
-                path: e.path,
-                source: e.source,
-            },
-        )?;
     }
     Ok(Some(HookInstall {
         agent,
@@ -564,8 +507,51 @@ fn settle(
         diff,
         capture,
         memory,
-        notes,
+        notes: Vec::new(),
     }))
+}
+
+/// A unified diff of a file's text from `before` to `after` (both with their secrets hidden
+/// already), headed by its path.
+fn unified_diff(path: &Path, before: &str, after: &str) -> String {
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .header(
+            &format!("{} (before)", path.display()),
+            &format!("{} (after)", path.display()),
+        )
+        .to_string()
+}
+
+/// Write `after` over the user's file at `path`, which held `before` when it was read: its
+/// folder made, a backup of `before` kept (none when it was empty), the file replaced whole
+/// with the owner's mode. The backup, or `None` when the file changed since it was read (the
+/// caller reads it again, [`unraced`]; nothing is written).
+fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<PathBuf>>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+            path: dir.to_owned(),
+            source: e,
+        })?;
+    }
+    let backup = if before.is_empty() {
+        None
+    } else {
+        Some(write_backup(path, before)?)
+    };
+    if !unchanged_since(path, before)? {
+        if let Some(b) = &backup {
+            let _ = std::fs::remove_file(b);
+        }
+        return Ok(None);
+    }
+    crate::atomic::replace(path, after.as_bytes(), crate::private::FILE_MODE).map_err(|e| {
+        Error::Write {
+            path: e.path,
+            source: e.source,
+        }
+    })?;
+    Ok(Some(backup))
 }
 
 /// Keep `text` (the settings before an install) in a new file beside `path`,

@@ -326,13 +326,7 @@ fn change_once(
         }
     };
     let diff = match &after {
-        Some(after) => similar::TextDiff::from_lines(&hide(&before), &hide(after))
-            .unified_diff()
-            .header(
-                &format!("{} (before)", path.display()),
-                &format!("{} (after)", path.display()),
-            )
-            .to_string(),
+        Some(after) => super::unified_diff(&path, &hide(&before), &hide(after)),
         None => String::new(),
     };
     let mut notes = Vec::new();
