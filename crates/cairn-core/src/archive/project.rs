@@ -39,21 +39,37 @@ pub fn of_linked_worktree(cwd: &str) -> Option<String> {
     main_name(root_of(Path::new(cwd))?)
 }
 
-/// A linked worktree's `.git` file says `gitdir: <common dir>/worktrees/<name>`: the name of the
-/// repository that common dir is. None for anything else (a main worktree, a submodule's
-/// `gitdir: …/modules/<name>`, an unreadable or hostile file).
-fn main_name(root: &Path) -> Option<String> {
+/// The git dir of the worktree at `root`: its `.git` folder, or the one its `.git` file names
+/// (`gitdir: <path>`, a linked worktree's or a submodule's), read without running git.
+pub fn git_dir_of(root: &Path) -> Option<std::path::PathBuf> {
     let dot = root.join(".git");
-    if !dot.is_file() {
-        return None;
+    if dot.is_dir() {
+        return Some(dot);
     }
+    let text = small_file(&dot)?;
+    Some(root.join(text.trim().strip_prefix("gitdir:")?.trim()))
+}
+
+/// A small file's text (`HEAD`, a `.git` file): at most 4 KiB, so a hostile one cannot make
+/// a hook read for long.
+pub fn small_file(path: &Path) -> Option<String> {
     let mut text = String::new();
-    std::fs::File::open(&dot)
+    std::fs::File::open(path)
         .ok()?
         .take(4096)
         .read_to_string(&mut text)
         .ok()?;
-    let gitdir = root.join(text.trim().strip_prefix("gitdir:")?.trim());
+    Some(text)
+}
+
+/// A linked worktree's `.git` file says `gitdir: <common dir>/worktrees/<name>`: the name of the
+/// repository that common dir is. None for anything else (a main worktree, a submodule's
+/// `gitdir: …/modules/<name>`, an unreadable or hostile file).
+fn main_name(root: &Path) -> Option<String> {
+    if !root.join(".git").is_file() {
+        return None;
+    }
+    let gitdir = git_dir_of(root)?;
     let worktrees = gitdir.parent()?;
     if worktrees.file_name()? != "worktrees" {
         return None;

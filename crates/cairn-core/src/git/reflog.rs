@@ -50,13 +50,11 @@ impl HeadLog {
     pub fn read(repo: &Repo) -> Option<HeadLog> {
         let text = tail(&repo.git_dir.join("logs").join("HEAD"))?;
         let refs = Refs::of(repo);
-        let now = std::fs::read_to_string(repo.git_dir.join("HEAD"))
-            .ok()
-            .and_then(|h| {
-                h.trim()
-                    .strip_prefix("ref: refs/heads/")
-                    .and_then(|b| refs.branch(b))
-            });
+        let now = crate::archive::project::small_file(&repo.git_dir.join("HEAD")).and_then(|h| {
+            h.trim()
+                .strip_prefix("ref: refs/heads/")
+                .and_then(|b| refs.branch(b))
+        });
         HeadLog::parse(&text, &refs, now)
     }
 

@@ -5,7 +5,6 @@
 //! from the files under `.git` (no git process), the entries from one indexed query, nothing is
 //! embedded and nothing is written.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -60,29 +59,11 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// A small file's text (`HEAD`, a `.git` file): at most 4 KiB, so a hostile one cannot make
-/// the hook read for long.
-fn small_file(path: &Path) -> Option<String> {
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
-}
-
 /// The branch `HEAD` names in the worktree at `root` (`.git` a directory, or a file pointing
 /// at a linked worktree's git dir); `None` when detached or unreadable.
 fn head_branch(root: &Path) -> Option<String> {
-    let dot = root.join(".git");
-    let git_dir = if dot.is_dir() {
-        dot
-    } else {
-        let text = small_file(&dot)?;
-        root.join(text.trim().strip_prefix("gitdir:")?.trim())
-    };
-    let head = small_file(&git_dir.join("HEAD"))?;
+    let git_dir = crate::archive::project::git_dir_of(root)?;
+    let head = crate::archive::project::small_file(&git_dir.join("HEAD"))?;
     head.trim()
         .strip_prefix("ref: refs/heads/")
         .filter(|b| !b.is_empty())
