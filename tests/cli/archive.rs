@@ -304,6 +304,38 @@ fn doctor_lists_checks_with_statuses() {
     );
 }
 
+/// Doctor on a data dir with no archive (a fresh machine, a mistyped `--data-dir`) says so and
+/// what makes one, runs every other check, and leaves nothing behind.
+#[test]
+fn doctor_creates_no_archive_where_there_is_none() {
+    let env = Env::new().with_fixtures();
+    let typo = env.root.path().join("dta");
+    let out = env.run(&["--json", "--data-dir", typo.to_str().unwrap(), "doctor"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = doctor["checks"].as_array().unwrap();
+    let archive = checks.iter().find(|c| c["name"] == "archive").unwrap();
+    assert_eq!(archive["status"], "warn");
+    let detail = archive["detail"].as_str().unwrap();
+    assert!(detail.contains("holds no archive"), "{detail}");
+    assert!(detail.contains("`cairn sync` makes it"), "{detail}");
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["name"] == "claude source dir" && c["status"] == "ok")
+    );
+    assert!(!typo.exists(), "doctor made {}", typo.display());
+    // The data dir exists but holds no database: still nothing written.
+    let empty = env.data();
+    assert!(!empty.join("cairn.db").exists());
+    env.json(&["doctor"]);
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+}
+
 #[test]
 fn sync_shows_progress_when_asked() {
     let env = Env::new().with_fixtures();

@@ -424,6 +424,25 @@ pub(crate) fn older_reads(
     }
 }
 
+/// In place of the archive's checks when the data dir holds none: what is missing and what
+/// makes it. A warning, not a failure: a fresh machine is not broken, but nothing is captured.
+pub(crate) fn no_archive(data_dir: &Path) -> Check {
+    let made = if data_dir.is_dir() {
+        "exists"
+    } else {
+        "does not exist yet"
+    };
+    check(
+        "archive",
+        Status::Warn,
+        format!(
+            "{} {made} and holds no archive ({} is missing): nothing is captured there. `cairn sync` makes it (or check the --data-dir / $CAIRN_DATA_DIR you meant); doctor created nothing",
+            data_dir.display(),
+            crate::store::DB_FILE,
+        ),
+    )
+}
+
 /// Whether the archive can be rebuilt from its retained copies (`cairn reindex`): every
 /// session read from a transcript has each generation's copy, whole. `lacking`: how many
 /// sessions were looked at, and those that cannot be read again with why.

@@ -147,6 +147,11 @@ impl Store {
         Store::open_with(path, &SCHEMA)
     }
 
+    /// An empty archive in memory, named as `path` (see [`Store::empty_in_memory`]).
+    pub(crate) fn empty(path: &Path) -> Result<Store> {
+        Store::empty_in_memory(path, &SCHEMA)
+    }
+
     /// Open an existing database without ever writing to it (a read-only data dir, say).
     pub fn open_read_only(path: &Path) -> Result<Store> {
         Store::open_read_only_waiting(path, Duration::from_secs(30))

@@ -89,6 +89,20 @@ impl Store {
         Ok(store)
     }
 
+    /// An empty database to `schema`, in memory, named as if it were `path`: what a command
+    /// that must not create an archive (`doctor` on a data dir that holds none) reads instead.
+    /// Nothing on disk is touched; what `after_open` would finish there is left alone.
+    pub(crate) fn empty_in_memory(path: &Path, schema: &Schema) -> Result<Store> {
+        let conn = Connection::open_in_memory().map_err(|e| db_err(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        store.configure(false)?;
+        store.migrate(schema)?;
+        Ok(store)
+    }
+
     /// Open an existing database without ever writing to it (a read-only data dir, say); one
     /// newer than `known` is refused.
     ///

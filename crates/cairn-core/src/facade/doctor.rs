@@ -12,8 +12,11 @@ impl Cairn {
     /// person reaches for when something is wrong): its first check then fails with the
     /// config's error (the file, the line, what is wrong there) and the rest run on the default
     /// settings, which they say.
+    ///
+    /// It creates nothing: a data dir that holds no archive yet is checked as an empty one and
+    /// said to be so (a mistyped `--data-dir` is not left behind as a new archive).
     pub fn doctor_at(data_dir: impl Into<std::path::PathBuf>) -> crate::Result<DoctorReport> {
-        let (cairn, config_error) = Cairn::open_despite_config(data_dir)?;
+        let (cairn, config_error) = Cairn::open_to_check(data_dir.into())?;
         let mut report = cairn.doctor();
         if let Some(e) = config_error {
             // The first check is the config's: it did not load.
@@ -50,6 +53,23 @@ impl Cairn {
                 )
             },
         }];
+        if self.holds_no_archive() {
+            checks.push(doctor::no_archive(&self.data_dir));
+        } else {
+            self.archive_checks(&mut checks);
+        }
+        checks.extend(doctor::environment_checks(
+            &self.config,
+            dirs::home_dir().as_deref(),
+            self.data_dir_elsewhere().as_deref(),
+        ));
+        checks.extend(self.retention().iter().map(doctor::retention_check));
+        DoctorReport { checks }
+    }
+
+    /// The checks of an archive that exists: the data dir, the database, what older parsers
+    /// read, the retained copies, who can read them.
+    fn archive_checks(&self, checks: &mut Vec<Check>) {
         checks.push(Check {
             name: "data dir".into(),
             status: if self.read_only {
@@ -109,13 +129,6 @@ impl Cairn {
             ));
         }
         checks.push(doctor::permissions(&self.data_dir));
-        checks.extend(doctor::environment_checks(
-            &self.config,
-            dirs::home_dir().as_deref(),
-            self.data_dir_elsewhere().as_deref(),
-        ));
-        checks.extend(self.retention().iter().map(doctor::retention_check));
-        DoctorReport { checks }
     }
 
     /// Each enabled agent that deletes its own transcripts: its rule (from its settings file,

@@ -36,6 +36,37 @@ impl Cairn {
         }
     }
 
+    /// [`Cairn::open_despite_config`] that creates nothing: a data dir holding no archive (a
+    /// fresh machine, a mistyped `--data-dir`) is read as an empty one kept in memory, and the
+    /// facade is read-only. What `doctor` checks with.
+    pub(crate) fn open_to_check(data_dir: PathBuf) -> Result<(Cairn, Option<Error>)> {
+        let db = data_dir.join(DB_FILE);
+        if db.exists() {
+            return Cairn::open_despite_config(data_dir);
+        }
+        let (config, config_error) = match Config::load(&data_dir) {
+            Ok(config) => (config, None),
+            Err(e @ Error::Config { .. }) => (Config::default(), Some(e)),
+            Err(e) => return Err(e),
+        };
+        let semantic = semantic::Runtime::new(&config.embeddings, &data_dir);
+        let cairn = Cairn {
+            store: Mutex::new(Store::empty(&db)?),
+            data_dir,
+            config,
+            read_only: true,
+            no_room: None,
+            semantic,
+        };
+        Ok((cairn, config_error))
+    }
+
+    /// True when the data dir holds no archive: this facade reads an empty one in memory
+    /// ([`Cairn::open_to_check`]).
+    pub(crate) fn holds_no_archive(&self) -> bool {
+        !self.data_dir.join(DB_FILE).exists()
+    }
+
     fn open_with(data_dir: PathBuf, config: Config) -> Result<Cairn> {
         let db = data_dir.join(DB_FILE);
         let real = private::resolved(&data_dir);
