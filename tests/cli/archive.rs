@@ -668,13 +668,24 @@ fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
     };
     assert_eq!(hits("refs/heads/spotter-4te"), hits("spotter-4te"));
     assert!(hits("spotter-4te") > 0);
+    // A fresh machine: the default data dir, nothing in it yet.
     let empty = Env::new();
-    assert!(
-        empty
-            .ok(&["sessions", "--agent", "codex"])
-            .starts_with("No session matches")
-    );
-    assert!(empty.ok(&["sessions"]).starts_with("No sessions yet"));
+    let fresh = |args: &[&str]| {
+        let out = empty
+            .command()
+            .env_remove("CAIRN_DATA_DIR")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(fresh(&["sessions", "--agent", "codex"]).starts_with("No session matches"));
+    assert!(fresh(&["sessions"]).starts_with("No sessions yet"));
 }
 
 /// A transcript that opens with the assistant speaking: its words are never shown as the

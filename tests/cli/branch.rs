@@ -633,6 +633,7 @@ fn skim_of_a_branch_the_repository_lacks_says_so() {
     let env = Env::new();
     let repo = repo(env.root.path());
     git(&repo, &["branch", "quiet"]);
+    env.ok(&["sync"]);
     let at = |branch: &str| env.ok(&["-C", repo.to_str().unwrap(), "skim", "branch", branch]);
     let typo = at("nosuchbranch");
     assert!(typo.contains("No related agent sessions found."), "{typo}");

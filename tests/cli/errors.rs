@@ -172,7 +172,7 @@ fn a_closed_pipe_is_not_an_error() {
     }
 }
 
-/// A `--data-dir` that holds no archive, given to a command that only reads, is refused and
+/// A `--data-dir` (or `$CAIRN_DATA_DIR`) that holds no archive, given to a command that only reads, is refused and
 /// left as it was (a typo answered "No matches." and left an empty archive behind); `sync`
 /// makes one there, as it always has.
 #[test]
@@ -202,6 +202,20 @@ fn a_read_in_a_data_dir_without_an_archive_is_refused_and_makes_none() {
         );
         assert!(!typo.exists(), "{args:?} made {typo_arg}");
     }
+    // Named by $CAIRN_DATA_DIR instead: the same, the variable named.
+    let out = env
+        .command()
+        .env("CAIRN_DATA_DIR", &typo)
+        .args(["sessions"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("holds no archive") && err.contains("check $CAIRN_DATA_DIR"),
+        "{err}"
+    );
+    assert!(!typo.exists());
     env.ok(&["--data-dir", typo_arg, "sync"]);
     assert!(typo.join("cairn.db").exists());
     env.ok(&["--data-dir", typo_arg, "sessions"]);

@@ -579,18 +579,28 @@ fn open(global: &Global) -> Result<Cairn> {
 }
 
 /// [`open`] for a command that only reads (or keeps a note of its reading, as a Recall query
-/// does): a `--data-dir` that holds no archive is refused
-/// rather than made into an empty one (a typo answered "No matches." and left a new archive
-/// behind). The default data dir, and `$CAIRN_DATA_DIR`, are opened as ever.
+/// does): a data dir a person named (`--data-dir`, `$CAIRN_DATA_DIR`) that holds no archive is
+/// refused rather than made into an empty one (a typo answered "No matches." and left a new
+/// archive behind). The default data dir is opened as ever: empty on a fresh machine.
 fn open_to_read(global: &Global) -> Result<Cairn> {
-    if let Some(dir) = &global.data_dir
+    let named = match &global.data_dir {
+        Some(dir) => Some((dir.clone(), true)),
+        None => std::env::var_os("CAIRN_DATA_DIR")
+            .filter(|d| !d.is_empty())
+            .map(|d| (PathBuf::from(d), false)),
+    };
+    if let Some((dir, by_flag)) = named
         && !dir.join(cairn_core::archive::store::DB_FILE).exists()
     {
+        let shown = render::clean(&dir.display().to_string());
+        let (check, sync) = if by_flag {
+            ("--data-dir", format!("cairn --data-dir {shown} sync"))
+        } else {
+            ("$CAIRN_DATA_DIR", "cairn sync".to_owned())
+        };
         bail!(
-            "{} holds no archive ({} is missing): check --data-dir, or run `cairn --data-dir {} sync` to make one there",
-            render::clean(&dir.display().to_string()),
+            "{shown} holds no archive ({} is missing): check {check}, or run `{sync}` to make one there",
             cairn_core::archive::store::DB_FILE,
-            render::clean(&dir.display().to_string())
         );
     }
     open(global)
