@@ -336,6 +336,32 @@ fn doctor_creates_no_archive_where_there_is_none() {
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
 }
 
+/// Human output shows times on the person's clock (`$TZ`), as the desktop does; JSON keeps the
+/// stored UTC time.
+#[test]
+fn times_are_printed_on_the_persons_clock() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let newest = &env.json(&["sessions", "--limit", "1"])[0];
+    let utc = newest["updated_at"].as_str().unwrap();
+    assert!(utc.ends_with('Z'), "{utc}");
+    let (day, clock) = (&utc[..10], &utc[11..16]);
+    let in_zone = |tz: &str| {
+        let out = env
+            .command()
+            .env("TZ", tz)
+            .args(["sessions", "--limit", "1"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(in_zone("UTC").starts_with(&format!("{day} {clock}")));
+    let hour: u32 = clock[..2].parse().unwrap();
+    let east = in_zone("<+03>-3");
+    let shown = format!("{:02}{}", (hour + 3) % 24, &clock[2..]);
+    assert!(east[11..16] == shown, "{utc} in UTC+3: {east}");
+}
+
 #[test]
 fn sync_shows_progress_when_asked() {
     let env = Env::new().with_fixtures();

@@ -77,6 +77,8 @@ impl Env {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home())
+            // Times are printed on the person's clock: the tests' is UTC, wherever they run.
+            .env("TZ", "UTC")
             .env("CAIRN_DATA_DIR", self.data())
             .env("CLAUDE_PROJECTS_DIR", self.claude())
             .env("CODEX_SESSIONS_DIR", self.codex())

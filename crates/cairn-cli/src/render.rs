@@ -95,10 +95,14 @@ impl serde_json::ser::Formatter for InertFormatter {
     }
 }
 
-/// `2026-02-12T10:31:05.123Z` → `2026-02-12 10:31` (UTC); `unknown time` when absent or not
-/// RFC 3339 (an archive from before timestamps were checked may hold anything).
+/// `2026-02-12T10:31:05.123Z` → `2026-02-12 11:31` in Paris: the person's own clock (`$TZ`,
+/// else the system's zone), as the desktop shows times; `unknown time` when absent or not
+/// RFC 3339 (an archive from before timestamps were checked may hold anything). JSON keeps
+/// the stored UTC time.
 fn short_time(ts: Option<&str>) -> String {
-    ts.and_then(cairn_core::text::short_time)
+    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
+    let zone = ZONE.get_or_init(jiff::tz::TimeZone::system);
+    ts.and_then(|t| cairn_core::text::short_time(t, zone))
         .unwrap_or_else(|| "unknown time".to_owned())
 }
 

@@ -333,10 +333,11 @@ pub fn time_bound(text: &str) -> Option<String> {
     rfc3339(t).map(Cow::into_owned)
 }
 
-/// A stored timestamp for a person: `2026-02-12 10:31` (UTC), `None` when it is not RFC 3339
-/// (an archive written before timestamps were checked may hold anything).
-pub fn short_time(text: &str) -> Option<String> {
-    parse_rfc3339(text).map(|ts| ts.strftime("%Y-%m-%d %H:%M").to_string())
+/// A stored timestamp for a person, on the clock of `zone` (the person's own, as the desktop
+/// shows it): `2026-02-12 10:31`; `None` when it is not RFC 3339 (an archive written before
+/// timestamps were checked may hold anything).
+pub fn short_time(text: &str, zone: &jiff::tz::TimeZone) -> Option<String> {
+    parse_rfc3339(text).map(|ts| zone.to_datetime(ts).strftime("%Y-%m-%d %H:%M").to_string())
 }
 
 #[cfg(test)]
@@ -537,7 +538,7 @@ mod tests {
         ] {
             assert!(parse_rfc3339(bad).is_none(), "{bad:?}");
             assert!(rfc3339(bad).is_none(), "{bad:?}");
-            assert_eq!(short_time(bad), None, "{bad:?}");
+            assert_eq!(short_time(bad, &jiff::tz::TimeZone::UTC), None, "{bad:?}");
         }
         // UTC as agents write it is kept byte for byte; an offset is stored as the UTC instant.
         assert!(matches!(
@@ -553,8 +554,14 @@ mod tests {
             Some("2026-02-12T10:31:05Z")
         );
         assert_eq!(
-            short_time("2026-02-12T10:31:05.123Z").as_deref(),
+            short_time("2026-02-12T10:31:05.123Z", &jiff::tz::TimeZone::UTC).as_deref(),
             Some("2026-02-12 10:31")
+        );
+        // On the person's clock: three hours east, across midnight.
+        let east = jiff::tz::TimeZone::fixed(jiff::tz::offset(3));
+        assert_eq!(
+            short_time("2026-02-12T22:31:05Z", &east).as_deref(),
+            Some("2026-02-13 01:31")
         );
     }
 
