@@ -146,6 +146,39 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
         )
         .unwrap();
     assert_eq!(holding, 0);
+    // Nor what the agent said of itself: its name, session, turn, query filters.
+    let aws = format!("AKIA{}{}", "IOSFODNN7", "EXAMPLE");
+    for (table, columns) in [
+        ("recall_proposals", "agent || session_key || turn || client"),
+        (
+            "recall_feedback",
+            "agent || ifnull(session_key, '') || ifnull(query_id, '') || note",
+        ),
+        (
+            "recall_query_events",
+            "query_text || filters_json || ifnull(session_key, '')",
+        ),
+    ] {
+        let holding: i64 = db
+            .query_row(
+                &format!(
+                    "SELECT count(*) FROM {table}
+                     WHERE instr(ifnull({columns}, ''), ?1) > 0 OR instr(ifnull({columns}, ''), ?2) > 0"
+                ),
+                [secret.as_str(), aws.as_str()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(holding, 0, "{table} holds a secret an agent sent");
+    }
+    let named: i64 = db
+        .query_row(
+            "SELECT count(*) FROM recall_proposals WHERE session_key LIKE 's-[REDACTED%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(named, 1, "the proposer's session is kept, redacted");
     let (state, body): (String, String) = db
         .query_row(
             "SELECT review_state, body FROM recall_entries WHERE id = ?1",

@@ -52,8 +52,9 @@ class Checker:
         self.seen.append(tool)
         return value
 
-    async def error(self, tool, args, expect):
-        """A call that must be refused with a JSON-RPC error whose message says `expect`."""
+    async def protocol_error(self, tool, args, expect):
+        """A call the protocol refuses (a tool the server does not have): a JSON-RPC error
+        whose message says `expect`."""
         try:
             res = await self.session.call_tool(tool, args)
         except MCPError as e:
@@ -62,9 +63,17 @@ class Checker:
             check(expect.lower() in msg.lower(), f"{tool}({args}): error {msg!r} does not say {expect!r}")
             check(len(msg) <= 601 and "\n" not in msg, f"{tool}: the error is not one line of at most 600 characters")
             return msg
+        fail(f"{tool}({args}) was answered, not refused by the protocol: {res}")
+
+    async def error(self, tool, args, expect):
+        """A call of a tool the server has, refused: the tool's result marked `isError` (the
+        MCP spec's place for input validation errors, which the model reads and can correct),
+        one clean line saying `expect`; never a JSON-RPC error."""
+        try:
+            res = await self.session.call_tool(tool, args)
+        except MCPError as e:
+            fail(f"{tool}({args}): a JSON-RPC error, not the tool's isError answer: {e}")
         text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
-        # rmcp reports arguments that do not deserialize (wrong types) as a tool error result
-        # (`isError`, as the MCP spec asks for input validation errors), not a JSON-RPC error.
         check(res.is_error, f"{tool}({args}) was not refused: {text[:300]}")
         self.no_secret(f"{tool} error", text)
         check(expect.lower() in text.lower(), f"{tool}({args}): error {text!r} does not say {expect!r}")
@@ -229,9 +238,21 @@ async def main():
             fb = await c.ok("recall_feedback", {"entry_id": entry["id"], "verdict": "helpful",
                                                 "query_id": q["query_id"], "note": "it worked"})
             check(fb["helpful"] == 1, f"feedback: {fb}")
+            # One verdict per entry per server session: a second replaces the first.
+            fb = await c.ok("recall_feedback", {"entry_id": entry["id"], "verdict": "helpful"})
+            check(fb["helpful"] == 1, f"a session's second verdict counted twice: {fb}")
+            await c.error("recall_feedback", {"entry_id": entry["id"], "verdict": "wrong", "query_id": "not-a-query"},
+                          "no query of this archive")
+            # What an agent names itself, its session and its turn are its words: a secret there
+            # is stored redacted (the Rust side looks in every table).
+            await c.ok("recall_propose", dict(prop_args, title="Who said it", session=f"s-{secrets[0]}",
+                                              turn=f"t-{aws}", agent=f"agent-{aws}"))
+            await c.ok("recall_query", {"query": "dev database", "session": f"s-{secrets[0]}",
+                                        "branch": f"b-{secrets[0]}"})
 
-            # Bad input: each a JSON-RPC error with a clear message; the server keeps serving.
-            await c.error("no_such_tool", {}, "not found")
+            # Bad input: each the tool's isError answer with a clear message (a tool the server
+            # lacks: a JSON-RPC error); the server keeps serving.
+            await c.protocol_error("no_such_tool", {}, "not found")
             await c.error("search", {"query": 42}, "invalid type")
             await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")
@@ -260,17 +281,20 @@ async def main():
             # No vectors in this archive: the agent is told, in the answer, to search by words.
             await c.refused("search", {"query": "phoenix", "mode": "hybrid"}, "lexical")
 
-            # A session proposes at most 20 entries, even sent all at once (two were made above,
-            # and the refused ones above took none).
+            # A session proposes at most 20 entries, even sent all at once (three were made
+            # above, and the refused ones above took none); past the cap, the tool says so.
             async def attempt(n):
                 try:
                     res = await c.session.call_tool("recall_propose", dict(
                         prop_args, title=f"Parallel proposal {n}", body=f"Parallel body number {n}"))
-                    return not res.is_error
-                except MCPError:
-                    return False
+                except MCPError as e:
+                    fail(f"the proposal cap is a JSON-RPC error, not the tool's answer: {e}")
+                if res.is_error:
+                    text = "".join(b.text for b in res.content if getattr(b, "type", "") == "text")
+                    check("already proposed 20" in text, f"a refused proposal: {text}")
+                return not res.is_error
             made = await asyncio.gather(*(attempt(n) for n in range(30)))
-            check(sum(made) == 18, f"{sum(made)} of 30 proposals sent at once were kept; the cap leaves 18")
+            check(sum(made) == 17, f"{sum(made)} of 30 proposals sent at once were kept; the cap leaves 17")
 
             still = await c.ok("search", {"query": "phoenix", "limit": 1})
             check(still["hits"], "the server stopped answering after bad input")

@@ -47,22 +47,35 @@ const TOOL_ERROR: &str = "cairn_tool_error";
 /// The longest error message a client receives, in characters.
 const MAX_ERROR: usize = 600;
 
-/// A tool's outcome as the client receives it: an error [`Server::fail`] marked as the tool's
-/// answer becomes a result with `isError` whose text is the message; every other error stays a
-/// JSON-RPC error. Either message is one clean line of at most [`MAX_ERROR`] characters: serde
-/// and rmcp quote what the agent sent (`unknown variant`, `unknown field`) raw and whole, escape
-/// sequences included, and rmcp hands arguments that do not deserialize back as an `isError`
-/// result of its own, which is cut the same way.
+/// A tool's outcome as the client receives it. A refusal of a tool the server has (a wrong
+/// argument, an address that names nothing, a cap reached) and an error [`Server::fail`]
+/// marked as the tool's answer become a result with `isError` whose text is the message: the
+/// MCP spec (2025-11-25) puts input validation errors there, in front of the model, so it can
+/// correct its call. A call of no such tool, and a fault in Cairn, stay JSON-RPC errors. Either
+/// message is one clean line of at most [`MAX_ERROR`] characters: serde and rmcp quote what
+/// the agent sent (`unknown variant`, `unknown field`) raw and whole, escape sequences
+/// included, and rmcp hands arguments that do not deserialize back as an `isError` result of
+/// its own, which is cut the same way.
 fn settle<T: From<CallToolResult> + Refusal>(
     outcome: Result<T, ErrorData>,
+    known_tool: bool,
 ) -> Result<T, ErrorData> {
+    use rmcp::model::ErrorCode;
+    let refused = |e: &ErrorData| {
+        e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some()
+            || (known_tool
+                && [
+                    ErrorCode::INVALID_PARAMS,
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    ErrorCode::INVALID_REQUEST,
+                ]
+                .contains(&e.code))
+    };
     match outcome {
-        Err(e) if e.data.as_ref().and_then(|d| d.get(TOOL_ERROR)).is_some() => Ok(
-            CallToolResult::error(vec![ContentBlock::text(cairn_core::text::one_line(
-                &e.message, MAX_ERROR,
-            ))])
-            .into(),
-        ),
+        Err(e) if refused(&e) => Ok(CallToolResult::error(vec![ContentBlock::text(
+            cairn_core::text::one_line(&e.message, MAX_ERROR),
+        )])
+        .into()),
         Err(mut e) => {
             e.message = cairn_core::text::one_line(&e.message, MAX_ERROR).into();
             Err(e)
@@ -502,10 +515,10 @@ impl Server {
     }
 
     /// A core error as the agent sees it (cleaned and redacted like answers). A wrong address
-    /// or argument is a JSON-RPC error, and so is a fault in Cairn; what the archive's state or
-    /// the machine refuses (no vectors yet, no model, a lock, a failing endpoint) is the tool's
-    /// own answer with `isError` (see [`settle`]), which the MCP spec puts in front of the
-    /// model so it can act on it: the message and its hint say what to do instead.
+    /// or argument, and what the archive's state or the machine refuses (no vectors yet, no
+    /// model, a lock, a failing endpoint), are the tool's own answer with `isError` (see
+    /// [`settle`]), which the MCP spec puts in front of the model so it can act on it: the
+    /// message and its hint say what to do instead. A fault in Cairn is a JSON-RPC error.
     fn fail(&self, e: cairn_core::Error) -> ErrorData {
         use cairn_core::error::ErrorKind;
         let kind = e.kind();
@@ -1291,8 +1304,9 @@ impl ServerHandler for Server {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let known = self.tool_router.has_route(&request.name);
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        settle(self.tool_router.call(call).await)
+        settle(self.tool_router.call(call).await, known)
     }
 
     fn get_info(&self) -> ServerConfig {

@@ -99,9 +99,11 @@ fn agent_text(field: &str, text: &str, max: usize) -> Result<String> {
         .to_owned())
 }
 
-/// An agent-given identifier (session, turn, client): one line, printable, at most 200 chars.
-fn agent_label(text: &str) -> String {
-    crate::text::one_line(&crate::text::printable(text), 200)
+/// An agent-given identifier (session, turn, client, query id): one line, printable, at most
+/// 200 chars, its secrets redacted (an agent may name itself or its session with anything).
+pub(crate) fn agent_label(text: &str) -> String {
+    let line = crate::text::one_line(&crate::text::printable(text), 200);
+    Redactor::global().redact_printable(&line, "label", &mut Vec::new())
 }
 
 fn fold(text: &str) -> String {
@@ -345,6 +347,20 @@ pub fn feedback(
         )));
     }
     let note = agent_text("note", note, MAX_NOTE)?;
+    if let Some(q) = query_id
+        && !super::ledger::exists(conn, q).map_err(db)?
+    {
+        return Err(Error::Invalid(format!(
+            "`query_id` {:?} is no query of this archive; give the `query_id` a `recall_query` or `recall_brief` answer returned, or leave it out",
+            agent_label(q)
+        )));
+    }
+    // One verdict per entry per server session: a second one replaces the first, so the
+    // counts are of sessions, not of calls.
+    conn.prepare_cached("DELETE FROM recall_feedback WHERE entry_id = ?1 AND server_session = ?2")
+        .map_err(db)?
+        .execute(params![entry_id, who.server_session])
+        .map_err(db)?;
     conn.prepare_cached(
         "INSERT INTO recall_feedback (entry_id, verdict, note, query_id, agent, session_key, server_session, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -29,8 +29,19 @@ pub struct Event<'a> {
 pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
     let db = crate::store::err_in(conn);
     let id = uuid::Uuid::new_v4().to_string();
-    let query =
-        crate::archive::redact::Redactor::global().redact_text(e.query, "query", &mut Vec::new());
+    let redactor = crate::archive::redact::Redactor::global();
+    let query = redactor.redact_text(e.query, "query", &mut Vec::new());
+    // The filters and the session are an agent's words too (a branch, a session id).
+    let filters_json = match serde_json::from_str::<serde_json::Value>(&e.filters_json) {
+        Ok(mut v) => {
+            redactor.redact_json(&mut v, &mut Vec::new());
+            v.to_string()
+        }
+        Err(_) => redactor
+            .redact_text(&e.filters_json, "filters", &mut Vec::new())
+            .into_owned(),
+    };
+    let session_key = e.session_key.map(super::agents::agent_label);
     conn.prepare_cached(
         "INSERT INTO recall_query_events (id, query_text, surface, filters_json, mode, trusted_only,
             score_policy_version, result_count, packed_count, top_score, miss_reason, session_key, created_at, via)
@@ -41,7 +52,7 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         id,
         query,
         e.surface.as_str(),
-        e.filters_json,
+        filters_json,
         e.mode,
         e.trusted_only,
         e.policy,
@@ -49,7 +60,7 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         e.packed.len() as i64,
         e.ranked.first().map(|r| r.score),
         e.miss_reason.as_str(),
-        e.session_key,
+        session_key,
         now,
         e.via
     ])
@@ -70,6 +81,12 @@ pub fn record(conn: &Connection, e: &Event<'_>, now: &str) -> Result<String> {
         .map_err(db)?;
     }
     Ok(id)
+}
+
+/// True when `id` is a query this archive recorded.
+pub fn exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM recall_query_events WHERE id = ?1")?
+        .exists([id])
 }
 
 /// Record a query and what it answered (`via`: see [`Event::via`]); returns the query id.

@@ -460,7 +460,7 @@ fn recall_keeps_the_entries_of_the_agent_asked_for() {
 /// The outcome as a client receives it: the text and whether it is marked as an error, or the
 /// JSON-RPC error.
 fn settled(res: Res) -> Result<(bool, String), ErrorData> {
-    let res = settle(res)?;
+    let res = settle(res, true)?;
     let text = res
         .content
         .iter()
@@ -486,19 +486,27 @@ fn what_the_archive_cannot_do_yet_is_the_tools_answer_not_a_protocol_error() {
             "{mode}: the answer does not say what to pass instead: {text}"
         );
     }
-    // A wrong argument and a missing address stay JSON-RPC errors.
-    let wrong = settled(
+    // A wrong argument and a missing address are the tool's answer too (the spec's input
+    // validation errors), so the model reads them and corrects its call.
+    let (is_error, wrong) = settled(
         f.server
             .search(args(json!({"query": "parser", "agent": "nosuch"})).unwrap()),
     )
-    .unwrap_err();
-    assert_eq!(wrong.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-    let gone = settled(
+    .unwrap();
+    assert!(is_error && wrong.contains("expected one of"), "{wrong}");
+    let (is_error, gone) = settled(
         f.server
             .show(args(json!({"address": "cairn://session/nosuch"})).unwrap()),
     )
+    .unwrap();
+    assert!(is_error && gone.contains("nosuch"), "{gone}");
+    // A tool the server does not have stays a JSON-RPC error.
+    let unknown = settle::<CallToolResult>(
+        Err(ErrorData::invalid_params("tool not found", None)),
+        false,
+    )
     .unwrap_err();
-    assert_eq!(gone.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND);
+    assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
     // And a successful answer passes through unchanged.
     let (is_error, text) = settled(
         f.server
@@ -743,7 +751,7 @@ fn any_arguments_get_a_clean_answer_or_a_clean_refusal() {
                 arguments.insert(key, value);
             }
             let asked = Value::Object(arguments);
-            match settle(call(&f.server, asked.clone())) {
+            match settle(call(&f.server, asked.clone()), true) {
                 Ok(res) => {
                     answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     for c in &res.content {
