@@ -71,6 +71,58 @@ impl Outbound {
     }
 }
 
+/// The most items a list inside an answer keeps (a commit's lines, a record's paths, a
+/// session's turns); the answer's own paged list is cut by bytes instead ([`fit`]).
+pub const MAX_ITEMS: usize = 100;
+
+/// The key under which an answer says which of its lists were cut ([`shrink`]): each list's
+/// JSON pointer and how many items it left out.
+pub const LISTS_CUT: &str = "lists_cut";
+
+/// `v` within `budget` bytes of JSON as far as its lists can make it: every list cut to
+/// [`MAX_ITEMS`], then all of them halved until it fits (or each keeps one item). Each list
+/// cut is noted in `cut` under its JSON pointer (`at` before it: where `v` sits in the answer)
+/// with how many items it left out, counted against the list as it came.
+pub fn shrink(v: &mut Value, at: &str, budget: usize, cut: &mut Map<String, Value>) {
+    let mut max = MAX_ITEMS;
+    trim_lists(v, at, max, cut);
+    while max > 1 && serde_json::to_string(v).map_or(usize::MAX, |s| s.len()) > budget {
+        max /= 2;
+        trim_lists(v, at, max, cut);
+    }
+    // A list inside an item a shorter cut of its parent removed is gone with it; notes of
+    // what lies outside `v` (the other items of a page) stay.
+    cut.retain(|pointer, _| match pointer.strip_prefix(at) {
+        Some(inner) if inner.is_empty() || inner.starts_with('/') => v.pointer(inner).is_some(),
+        _ => true,
+    });
+}
+
+/// Cut every list in `v` to at most `max` items, outermost first (what a list keeps is all
+/// that is looked inside), adding what each lost to `cut` under its pointer.
+fn trim_lists(v: &mut Value, at: &str, max: usize, cut: &mut Map<String, Value>) {
+    match v {
+        Value::Array(items) => {
+            if items.len() > max {
+                let lost = (items.len() - max) as u64;
+                items.truncate(max);
+                let before = cut.get(at).and_then(Value::as_u64).unwrap_or(0);
+                cut.insert(at.to_owned(), Value::from(before + lost));
+            }
+            for (i, item) in items.iter_mut().enumerate() {
+                trim_lists(item, &format!("{at}/{i}"), max, cut);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                trim_lists(item, &format!("{at}/{k}"), max, cut);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A page of items: as many of `items` as fit in `budget` bytes beside the rest of the
 /// answer, in order (at least one, so a page always moves on). Items are taken one by one, so
 /// each is cleaned only when it is reached. Returns the kept items and whether any
@@ -92,6 +144,49 @@ pub fn fit(items: impl IntoIterator<Item = Value>, budget: usize) -> (Vec<Value>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lists inside an answer are cut to fit, each cut named by its pointer with what it left
+    /// out; a cut of a parent takes its children's notes with it.
+    #[test]
+    fn long_lists_are_cut_and_say_so() {
+        let commit = |i: u32| serde_json::json!({"id": format!("c{i}"), "lines": (0..2000).collect::<Vec<u32>>()});
+        let mut v = serde_json::json!({
+            "kind": "lines",
+            "commits": (0..400).map(commit).collect::<Vec<_>>(),
+            "a/b": (0..150).collect::<Vec<u32>>(),
+        });
+        let mut cut = Map::new();
+        shrink(&mut v, "", 16 * 1024, &mut cut);
+        let size = serde_json::to_string(&v).unwrap().len();
+        assert!(size <= 16 * 1024, "{size} bytes");
+        let kept = v["commits"].as_array().unwrap().len() as u64;
+        assert!((1..=MAX_ITEMS as u64).contains(&kept), "{kept}");
+        assert_eq!(cut["/commits"], 400 - kept);
+        let lines = v["commits"][0]["lines"].as_array().unwrap().len() as u64;
+        assert_eq!(cut["/commits/0/lines"], 2000 - lines);
+        assert!(cut.contains_key("/a~1b"), "{cut:?}");
+        // Every note points at a list the answer still has.
+        for pointer in cut.keys() {
+            assert!(v.pointer(pointer).is_some(), "{pointer}");
+        }
+        assert!(!cut.contains_key(&format!("/commits/{kept}/lines")));
+        // Items of one page share the notes: each keeps its own (`/r/1` is no prefix of
+        // `/r/10`).
+        let mut page = Map::new();
+        for i in [1, 10] {
+            let mut item = serde_json::json!({"paths": (0..300).collect::<Vec<u32>>()});
+            shrink(&mut item, &format!("/r/{i}"), MAX_BYTES, &mut page);
+        }
+        assert_eq!(page.len(), 2, "{page:?}");
+        assert_eq!(page["/r/1/paths"], 200);
+        assert_eq!(page["/r/10/paths"], 200);
+        // Within budget already: nothing is cut, nothing noted.
+        let mut small = serde_json::json!({"paths": ["a", "b"]});
+        let mut none = Map::new();
+        shrink(&mut small, "/records/0", MAX_BYTES, &mut none);
+        assert!(none.is_empty());
+        assert_eq!(small["paths"].as_array().unwrap().len(), 2);
+    }
 
     #[test]
     fn strings_are_cleaned_redacted_and_cut() {

@@ -97,6 +97,18 @@ fn settle<T: From<CallToolResult> + Refusal>(
     }
 }
 
+/// The answer as its text, with the lists [`bound::shrink`] cut named (`lists_cut`).
+fn finish(mut body: Value, lists_cut: serde_json::Map<String, Value>) -> Res {
+    if let Value::Object(map) = &mut body
+        && !lists_cut.is_empty()
+    {
+        map.insert(bound::LISTS_CUT.into(), Value::Object(lists_cut));
+    }
+    let text =
+        serde_json::to_string(&body).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
 /// A tool call's answer as far as [`settle`] reads it: the result, when it is a refusal.
 trait Refusal {
     fn refusal(&mut self) -> Option<&mut CallToolResult>;
@@ -549,12 +561,23 @@ impl Server {
         offset: usize,
         more: bool,
     ) -> Res {
+        let mut lists_cut = serde_json::Map::new();
         body = self.out().value(body);
+        // The body's own lists (a `why`'s commits) take at most half the answer.
+        bound::shrink(&mut body, "", bound::MAX_BYTES / 2, &mut lists_cut);
         let head = serde_json::to_string(&body).map_or(0, |s| s.len());
-        // Each item leaves as the body does: cleaned, redacted, its strings cut; then measured.
+        let budget = bound::MAX_BYTES.saturating_sub(head + 1024);
+        // Each item leaves as the body does: cleaned, redacted, its strings cut, its lists cut
+        // to what fits beside the body; then measured.
+        let item_cuts = std::cell::RefCell::new(serde_json::Map::new());
         let (kept, cut) = bound::fit(
-            items.into_iter().map(|item| self.out().value(item)),
-            bound::MAX_BYTES.saturating_sub(head + 64),
+            items.into_iter().enumerate().map(|(i, item)| {
+                let mut v = self.out().value(item);
+                let at = format!("/{key}/{i}");
+                bound::shrink(&mut v, &at, budget, &mut item_cuts.borrow_mut());
+                v
+            }),
+            budget,
         );
         let next = (cut || more).then(|| address::cursor(tool, offset + kept.len()));
         if let Value::Object(map) = &mut body {
@@ -564,16 +587,21 @@ impl Server {
                 next.map_or(Value::Null, Value::String),
             );
         }
-        let text = serde_json::to_string(&body)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+        // Only the notes of the items this page kept.
+        lists_cut.extend(
+            item_cuts
+                .into_inner()
+                .into_iter()
+                .filter(|(pointer, _)| body.pointer(pointer).is_some()),
+        );
+        finish(body, lists_cut)
     }
 
     fn single(&self, body: Value) -> Res {
-        let body = self.out().value(body);
-        let text = serde_json::to_string(&body)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+        let mut body = self.out().value(body);
+        let mut lists_cut = serde_json::Map::new();
+        bound::shrink(&mut body, "", bound::MAX_BYTES, &mut lists_cut);
+        finish(body, lists_cut)
     }
 
     fn speaker(
@@ -1313,7 +1341,7 @@ impl ServerHandler for Server {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Cairn remembers what coding agents did in this project. Catch up on the branch with `skim`, read detail with `show`, find things with `search`, and ask the project's reviewed memory with `recall_brief` / `recall_query`. Propose what you learned with `recall_propose` (a person reviews it) and rate entries you used with `recall_feedback`.",
+                "Cairn remembers what coding agents did in this project. Catch up on the branch with `skim`, read detail with `show`, find things with `search`, and ask the project's reviewed memory with `recall_brief` / `recall_query`. Propose what you learned with `recall_propose` (a person reviews it) and rate entries you used with `recall_feedback`. Answers stay under 48 KB: a long list is cut, `next_cursor` pages on, and `lists_cut` names each shorter list inside (its JSON pointer: how many items it left out); `show` a narrower address for the rest.",
             )
     }
 }
