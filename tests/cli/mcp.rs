@@ -225,3 +225,64 @@ fn the_reference_client_drives_every_tool_and_no_secret_leaves() {
             .starts_with("reference-client")
     );
 }
+
+/// A server started on a data dir that holds no archive (no sync yet, a mistyped `--data-dir`
+/// in the agent's config) makes none, and every tool says why it has nothing, in its answer,
+/// rather than answering from an empty archive; a server started after the first sync answers.
+#[test]
+fn a_server_on_a_data_dir_without_an_archive_says_so_and_makes_none() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let env = Env::new().with_fixtures();
+    let typo = env.root.path().join("dta");
+    let script = r#"
+import asyncio, json, sys
+from mcp import ClientSession, StdioServerParameters, stdio_client
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=["--data-dir", sys.argv[2], "mcp"])
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            out = []
+            for tool, args in [("skim", {}), ("search", {"query": "phoenix"}), ("recall_brief", {})]:
+                res = await s.call_tool(tool, args)
+                out.append([tool, bool(res.is_error), "".join(c.text for c in res.content)])
+            print(json.dumps(out))
+asyncio.run(main())
+"#;
+    let ask = || {
+        let out = Command::new(&python)
+            .args([
+                "-c",
+                script,
+                env!("CARGO_BIN_EXE_cairn"),
+                typo.to_str().unwrap(),
+            ])
+            .env("HOME", env.home())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    for answer in ask().as_array().unwrap() {
+        assert_eq!(answer[1], true, "{answer}");
+        let text = answer[2].as_str().unwrap();
+        assert!(
+            text.contains("no Cairn archive")
+                && text.contains(typo.to_str().unwrap())
+                && text.contains("`cairn sync`"),
+            "{text}"
+        );
+    }
+    assert!(!typo.exists(), "the server made {}", typo.display());
+    // The first sync made the archive: a server started now reads it.
+    std::fs::create_dir_all(&typo).unwrap();
+    env.ok(&["--data-dir", typo.to_str().unwrap(), "sync"]);
+    let again = ask();
+    assert_eq!(again[0][1], false, "{again}");
+}

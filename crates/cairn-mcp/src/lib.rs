@@ -31,6 +31,9 @@ pub struct Session {
     pub outbound: bound::Outbound,
     /// This server session's id (recorded with proposals and feedback).
     pub id: String,
+    /// The data dir held no archive when the server started: every tool says so instead of
+    /// answering from an empty one.
+    pub no_archive: bool,
     writer: Mutex<Option<AgentWriter>>,
     counts: Mutex<Counts>,
 }
@@ -47,6 +50,7 @@ impl Session {
             .ok()
             .map(|r| r.root.to_string_lossy().into_owned());
         Session {
+            no_archive: cairn.holds_no_archive(),
             cairn,
             cwd: cwd.to_owned(),
             outbound: bound::Outbound {

@@ -549,6 +549,30 @@ impl Server {
         }
     }
 
+    /// Why a server started on a data dir without an archive answers nothing: where it looked
+    /// and what makes one (or that one was made since, and the server must start again).
+    fn no_archive(&self) -> String {
+        // Named whole (the outbound rule hides folders outside the repository): it is the
+        // folder this agent's MCP config names, and what the person must check.
+        let dir = self.session.cairn.data_dir().display().to_string();
+        let shown = cairn_core::archive::redact::Redactor::global().redact_printable(
+            &dir,
+            "data_dir",
+            &mut Vec::new(),
+        );
+        let text = if self.session.cairn.holds_no_archive() {
+            format!(
+                "no Cairn archive in {shown} ({} is missing), so there is no history to read yet: the person runs `cairn sync` to make it, or corrects the data dir in this agent's MCP config (`cairn mcp install`)",
+                cairn_core::archive::store::DB_FILE
+            )
+        } else {
+            format!(
+                "the Cairn archive in {shown} was made after this server started; restart the MCP server (or the agent) to read it"
+            )
+        };
+        cairn_core::text::one_line(&text, MAX_ERROR)
+    }
+
     /// The answer: `body` and each of `items` cleaned, redacted and cut as [`bound::Outbound`]
     /// does, the items under `key` cut to the byte budget, with `next_cursor` when more remain
     /// (`more`: the source had more than this page; `offset`: where this page starts).
@@ -1333,6 +1357,9 @@ impl ServerHandler for Server {
         context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let known = self.tool_router.has_route(&request.name);
+        if known && self.session.no_archive {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(self.no_archive())]).into());
+        }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         settle(self.tool_router.call(call).await, known)
     }

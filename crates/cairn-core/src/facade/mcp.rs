@@ -20,7 +20,18 @@ impl Cairn {
     /// Open the archive for an agent session: migrated like any open, then the shared
     /// connection refuses every write (`PRAGMA query_only`), so nothing a read tool does can
     /// change the archive. Writes go through [`Cairn::agent_writer`].
+    ///
+    /// A data dir that holds no archive (a first `cairn sync` not run yet, a mistyped
+    /// `--data-dir` in an agent's MCP config) is not made into one: it reads as an empty archive
+    /// kept in memory ([`Cairn::holds_no_archive`] says so, for the server to tell the agent).
     pub fn open_for_agents(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
+        let data_dir = data_dir.into();
+        if !data_dir.join(crate::store::DB_FILE).exists() {
+            return match Cairn::open_to_check(data_dir)? {
+                (_, Some(config_error)) => Err(config_error),
+                (cairn, None) => Ok(cairn),
+            };
+        }
         let cairn = Cairn::open(data_dir)?;
         {
             let store = cairn.store();

@@ -61,9 +61,9 @@ impl Cairn {
         Ok((cairn, config_error))
     }
 
-    /// True when the data dir holds no archive: this facade reads an empty one in memory
-    /// ([`Cairn::open_to_check`]).
-    pub(crate) fn holds_no_archive(&self) -> bool {
+    /// True when the data dir holds no archive (now): a facade opened by `doctor` or for
+    /// agents then reads an empty one in memory ([`Cairn::open_to_check`]).
+    pub fn holds_no_archive(&self) -> bool {
         !self.data_dir.join(DB_FILE).exists()
     }
 
