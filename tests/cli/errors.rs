@@ -190,6 +190,15 @@ fn a_read_in_a_data_dir_without_an_archive_is_refused_and_makes_none() {
         &["recall", "query", "port"][..],
         &["recall", "list"][..],
         &["insights", "list"][..],
+        // Commands that change what the archive holds need one too.
+        &["forget", "--project", "x", "--dry-run"][..],
+        &["link", "abc", "--to", "main"][..],
+        &["unlink", "abc", "--to", "main"][..],
+        &["reindex"][..],
+        &["recall", "review"][..],
+        &["recall", "extract", "status"][..],
+        &["insights", "generate", "--since", "2026-01-01"][..],
+        &["embeddings", "build"][..],
     ] {
         let mut all = vec!["--data-dir", typo_arg];
         all.extend(args);

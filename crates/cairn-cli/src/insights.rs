@@ -101,18 +101,6 @@ pub enum InsightsCommand {
     Templates,
 }
 
-impl InsightsCommand {
-    /// Whether the command reads the archive only ([`crate::open_to_read`]).
-    pub fn only_reads(&self) -> bool {
-        matches!(
-            self,
-            InsightsCommand::List { .. }
-                | InsightsCommand::Get { .. }
-                | InsightsCommand::Export { .. }
-        )
-    }
-}
-
 pub fn run(
     cmd: InsightsCommand,
     cairn: &Cairn,

@@ -578,19 +578,23 @@ fn open(global: &Global) -> Result<Cairn> {
     Cairn::open(&dir).with_context(|| format!("cannot open the archive in {}", dir.display()))
 }
 
-/// [`open`] for a command that only reads (or keeps a note of its reading, as a Recall query
-/// does): a data dir a person named (`--data-dir`, `$CAIRN_DATA_DIR`) that holds no archive is
-/// refused rather than made into an empty one (a typo answered "No matches." and left a new
-/// archive behind). The default data dir is opened as ever: empty on a fresh machine.
-fn open_to_read(global: &Global) -> Result<Cairn> {
+/// [`open`] for a command that works on what the archive holds (reads it, or changes what is
+/// in it: forget, link, review, reindex, embeddings): a data dir a person named
+/// (`--data-dir`, `$CAIRN_DATA_DIR`) that holds no archive is refused rather than made into an
+/// empty one (a typo answered "No matches." and left a new archive behind). The default data
+/// dir is opened as ever: empty on a fresh machine. [`open`] is for the commands that fill
+/// an archive (sync, hook, import, pull, team) or set one up (hooks, skills, MCP install).
+fn open_archive(global: &Global) -> Result<Cairn> {
     let named = match &global.data_dir {
         Some(dir) => Some((dir.clone(), true)),
         None => std::env::var_os("CAIRN_DATA_DIR")
             .filter(|d| !d.is_empty())
             .map(|d| (PathBuf::from(d), false)),
     };
+    // A folder holding Cairn's config.toml is a data dir being set up, not a typo.
     if let Some((dir, by_flag)) = named
         && !dir.join(cairn_core::archive::store::DB_FILE).exists()
+        && !dir.join(cairn_core::config::CONFIG_FILE).exists()
     {
         let shown = render::clean(&dir.display().to_string());
         let (check, sync) = if by_flag {
@@ -749,15 +753,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Forget(args) => {
-            let cairn = open(g)?;
+            let cairn = open_archive(g)?;
             forget::run(args, &cairn, g.json, out)?;
         }
         Command::Reindex(args) => {
-            let cairn = open(g)?;
+            let cairn = open_archive(g)?;
             reindex::run(args, &cairn, g.json, out)?;
         }
         Command::Link(args) => {
-            let cairn = open(g)?;
+            let cairn = open_archive(g)?;
             link::run(
                 args,
                 cairn_core::git::correct::CorrectionAction::Link,
@@ -767,7 +771,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
         }
         Command::Unlink(args) => {
-            let cairn = open(g)?;
+            let cairn = open_archive(g)?;
             link::run(
                 args,
                 cairn_core::git::correct::CorrectionAction::Unlink,
@@ -777,11 +781,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
         }
         Command::Export(args) => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             export::export(args, &cairn, g.json, out)?;
         }
         Command::Resume(args) => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let code = resume::run(args, &cairn, g.json, out)?;
             if code != 0 {
                 return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
@@ -796,7 +800,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             branch,
             limit,
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let filtered = agent.is_some() || branch.is_some() || limit == Some(0);
             let q = SessionQuery {
                 agent: agent.map(Agent::from),
@@ -826,7 +830,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             until,
             sessions,
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let q = SearchQuery {
                 text: query,
                 agent: agent.map(Agent::from),
@@ -872,7 +876,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dry_run,
             ..
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let report = cairn.write_notes(&g.dir, &target, with_messages, dry_run)?;
             if g.json {
                 render::json(out, &report)?;
@@ -886,7 +890,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             mode,
             ..
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let mode = mode.into();
             let answer = cairn.why(
                 &g.dir,
@@ -911,7 +915,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             agent,
             all_repos,
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             let target = match kind {
                 Some(kind) => target_of("skim", &kind, value)?,
                 None => cairn.default_target(&g.dir)?,
@@ -1001,7 +1005,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             turn,
             limit,
         } => {
-            let cairn = open_to_read(g)?;
+            let cairn = open_archive(g)?;
             match turn {
                 None => {
                     let view = cairn.show_session(&session, limit)?;
@@ -1025,11 +1029,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Insights { command } => {
-            let cairn = if command.only_reads() {
-                open_to_read(g)?
-            } else {
-                open(g)?
-            };
+            let cairn = open_archive(g)?;
             insights::run(command, &cairn, g.json, out)?;
         }
         Command::Recall {
@@ -1052,18 +1052,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             team::run(command, &cairn, &g.dir, g.json, out)?;
         }
         Command::Recall { command } => {
-            let cairn = if command.only_reads() {
-                open_to_read(g)?
-            } else {
-                open(g)?
-            };
+            let cairn = open_archive(g)?;
             if !recall::run(command, &cairn, g.json, &g.dir, out)? {
                 out.flush()?;
                 return Ok(ExitCode::from(1));
             }
         }
         Command::Embeddings { command } => {
-            let cairn = open(g)?;
+            let cairn = open_archive(g)?;
             match command {
                 EmbeddingsCommand::Build {
                     store,

@@ -139,21 +139,6 @@ pub enum RecallCommand {
     },
 }
 
-impl RecallCommand {
-    /// Whether the command reads the archive only ([`crate::open_to_read`]): a query, brief,
-    /// listing or entry.
-    pub fn only_reads(&self) -> bool {
-        matches!(
-            self,
-            RecallCommand::Query { .. }
-                | RecallCommand::Brief { .. }
-                | RecallCommand::List { .. }
-                | RecallCommand::Get { .. }
-                | RecallCommand::Stats { .. }
-        )
-    }
-}
-
 /// A clap parser for one of Recall's closed sets: `--help` and a wrong value list `names`
 /// (the core's wire strings), and the value is parsed by the core's own `parse`.
 fn one_of<T: Clone + Send + Sync + 'static>(
