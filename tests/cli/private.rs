@@ -188,3 +188,49 @@ fn doctor_fails_on_a_database_with_corrupt_pages_and_says_what_to_do() {
         assert!(line.contains(needed), "{needed:?} not in {line}");
     }
 }
+
+/// A database cut short (a disk that filled, a copy stopped half way) cannot be opened at
+/// all: every command sends the person to doctor, and doctor still runs, fails the archive
+/// check with the recovery recipe, and writes nothing.
+#[test]
+fn doctor_runs_on_a_database_too_damaged_to_open() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let db = env.data().join("cairn.db");
+    let bytes = std::fs::read(&db).unwrap();
+    // Past the header and a few pages: SQLite reads it as a database and finds it malformed.
+    let cut = &bytes[..bytes.len() / 2];
+    for extra in ["cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::remove_file(env.data().join(extra));
+    }
+    std::fs::write(&db, cut).unwrap();
+    let sessions = env.run(&["sessions"]);
+    assert_eq!(sessions.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&sessions.stderr).contains("cairn doctor"));
+
+    let out = env.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains(" archive "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("FAIL"), "{line}");
+    assert!(
+        line.contains(".recover") && line.contains("cp -a"),
+        "{line}"
+    );
+    // The other checks ran; the data dir is not called read-only.
+    assert!(text.contains("claude source dir"), "{text}");
+    assert!(!text.contains("read-only"), "{text}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        cut,
+        "doctor changed the database"
+    );
+}

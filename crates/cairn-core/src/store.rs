@@ -89,6 +89,11 @@ impl Store {
         Ok(store)
     }
 
+    /// True for a database kept in memory ([`Store::empty_in_memory`]).
+    pub(crate) fn in_memory(&self) -> bool {
+        self.conn.path().is_none_or(str::is_empty)
+    }
+
     /// An empty database to `schema`, in memory, named as if it were `path`: what a command
     /// that must not create an archive (`doctor` on a data dir that holds none) reads instead.
     /// Nothing on disk is touched; what `after_open` would finish there is left alone.

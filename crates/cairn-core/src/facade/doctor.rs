@@ -70,14 +70,12 @@ impl Cairn {
     /// The checks of an archive that exists: the data dir, the database, what older parsers
     /// read, the retained copies, who can read them.
     fn archive_checks(&self, checks: &mut Vec<Check>) {
+        // Read-only because its database would not open, not because of the folder.
+        let read_only = self.read_only && !self.reads_in_memory();
         checks.push(Check {
             name: "data dir".into(),
-            status: if self.read_only {
-                Status::Warn
-            } else {
-                Status::Ok
-            },
-            detail: if self.read_only {
+            status: if read_only { Status::Warn } else { Status::Ok },
+            detail: if read_only {
                 format!(
                     "{} (read-only: reading works, capture does not)",
                     self.data_dir.display()

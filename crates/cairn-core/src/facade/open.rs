@@ -39,10 +39,16 @@ impl Cairn {
     /// [`Cairn::open_despite_config`] that creates nothing: a data dir holding no archive (a
     /// fresh machine, a mistyped `--data-dir`) is read as an empty one kept in memory, and the
     /// facade is read-only. What `doctor` checks with.
+    ///
+    /// A database too damaged to open (a truncated file) is read the same way, so the checks
+    /// still run and the archive's own check can say what is wrong and how to recover.
     pub(crate) fn open_to_check(data_dir: PathBuf) -> Result<(Cairn, Option<Error>)> {
         let db = data_dir.join(DB_FILE);
         if db.exists() {
-            return Cairn::open_despite_config(data_dir);
+            match Cairn::open_despite_config(data_dir.clone()) {
+                Err(e) if e.kind() == crate::error::ErrorKind::Corrupt => {}
+                opened => return opened,
+            }
         }
         let (config, config_error) = match Config::load(&data_dir) {
             Ok(config) => (config, None),
@@ -65,6 +71,12 @@ impl Cairn {
     /// agents then reads an empty one in memory ([`Cairn::open_to_check`]).
     pub fn holds_no_archive(&self) -> bool {
         !self.data_dir.join(DB_FILE).exists()
+    }
+
+    /// True when this facade reads an empty archive in memory, not the data dir's
+    /// ([`Cairn::open_to_check`]: none there, or one too damaged to open).
+    pub(crate) fn reads_in_memory(&self) -> bool {
+        self.store().in_memory()
     }
 
     fn open_with(data_dir: PathBuf, config: Config) -> Result<Cairn> {
