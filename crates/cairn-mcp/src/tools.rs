@@ -33,8 +33,11 @@ const SHOW_LIMIT: (u32, u32) = (20, 100);
 const SEARCH_LIMIT: (u32, u32) = (20, 100);
 const WHY_LIMIT: (u32, u32) = (5, 20);
 const RECALL_LIMIT: (u32, u32) = (10, 50);
-/// Turns listed per skimmed session (the related ones first).
+/// Turns listed per skimmed session: its related turns and its last ones, most recent first
+/// kept.
 const SKIM_TURNS: usize = 8;
+/// A skimmed session's last turns, listed whether or not they are related.
+const SKIM_LAST_TURNS: usize = 2;
 /// A brief's default and largest token budget.
 const BRIEF_TOKENS: (u32, u32) = (600, 8_000);
 
@@ -95,6 +98,53 @@ fn settle<T: From<CallToolResult> + Refusal>(
             Ok(answer)
         }
     }
+}
+
+/// What a skim says to do next: read on with `show`; and when it found nothing, why (only
+/// sessions that ran while the branch was checked out, hidden; no branch of that name here)
+/// and what to call instead, so an empty list is not read as "nothing happened".
+fn skim_hint(
+    view: &cairn_core::views::skim::SkimView,
+    branch: Option<&str>,
+    empty: bool,
+    cwd: &std::path::Path,
+) -> String {
+    const READ_ON: &str =
+        "Abbreviated. `show` an address for a session's turns, a turn's records, or one record.";
+    if !empty {
+        return READ_ON.to_owned();
+    }
+    let weak = view.coverage.weak_sessions_hidden;
+    if weak > 0 {
+        return format!(
+            "No session's work is known to have landed here; {weak} only ran while it was checked out: call `skim` again with `include_weak: true` to see them."
+        );
+    }
+    if let Some(name) = branch
+        && let Ok(repo) = cairn_core::git::repo::Repo::discover(cwd)
+        && !repo.has_branch(name)
+    {
+        return format!(
+            "This repository has no branch named {name}: check the name (a remote branch is no target; give its local name)."
+        );
+    }
+    "No agent session related to it is in the archive.".to_owned()
+}
+
+/// The turns a skimmed session lists: its related turns and its last ones (where it ended
+/// up, related or not), the most recent [`SKIM_TURNS`] of them, in order. The rest are
+/// counted in `turns_not_listed`.
+fn skim_turns(
+    turns: &[cairn_core::views::skim::SkimTurn],
+) -> Vec<&cairn_core::views::skim::SkimTurn> {
+    let last = turns.len().saturating_sub(SKIM_LAST_TURNS);
+    let chosen: Vec<_> = turns
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.related || *i >= last)
+        .map(|(_, t)| t)
+        .collect();
+    chosen[chosen.len().saturating_sub(SKIM_TURNS)..].to_vec()
 }
 
 /// The answer as its text, with the lists [`bound::shrink`] cut named (`lists_cut`).
@@ -733,6 +783,7 @@ impl Server {
                 .default_target(&self.session.cwd)
                 .map_err(|e| self.fail(e))?,
         };
+        let branch = target.branch_name().map(str::to_owned);
         let view = cairn
             .skim(&SkimQuery {
                 target,
@@ -768,17 +819,10 @@ impl Server {
             .skip(offset)
             .take(limit)
             .map(|s| {
-                let mut turns: Vec<&cairn_core::views::skim::SkimTurn> =
-                    s.turns.iter().filter(|t| t.related).collect();
-                if turns.is_empty() {
-                    turns = s.turns.iter().collect();
-                }
-                let listed = turns.len().min(SKIM_TURNS);
+                let turns = skim_turns(&s.turns);
+                let listed = turns.len();
                 let turns_json: Vec<Value> = turns
                     .iter()
-                    .rev()
-                    .take(SKIM_TURNS)
-                    .rev()
                     .map(|t| {
                         json!({
                             "address": address::turn_link(&s.session_key, t.turn_index),
@@ -808,7 +852,7 @@ impl Server {
                         "address": w.ordinal.map(|o| address::record_link(&s.session_key, o)),
                     })).collect::<Vec<_>>(),
                     "turns": turns_json,
-                    "turns_not_listed": turns.len() - listed,
+                    "turns_not_listed": s.turns.len() - listed,
                 })
             })
             .collect();
@@ -819,7 +863,12 @@ impl Server {
             "weak_sessions_hidden": view.coverage.weak_sessions_hidden,
             // Related sessions of other repositories with a target of that name.
             "other_repo_sessions_hidden": view.coverage.other_repo_sessions_hidden,
-            "hint": "Abbreviated. `show` an address for a session's turns, a turn's records, or one record.",
+            "hint": skim_hint(
+                &view,
+                branch.as_deref(),
+                offset == 0 && sessions.is_empty(),
+                &self.session.cwd,
+            ),
         });
         self.answer("skim", body, "sessions", sessions, offset, more)
     }

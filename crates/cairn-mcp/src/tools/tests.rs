@@ -1006,3 +1006,63 @@ fn a_refusal_rmcp_makes_is_one_clean_line() {
         "{text}"
     );
 }
+
+/// A skimmed session lists its related turns and its last ones, the latest work included even
+/// when it is not related, and counts every turn it leaves out.
+#[test]
+fn skim_lists_related_turns_and_where_the_session_ended() {
+    let turn = |i: u32, related: bool| cairn_core::views::skim::SkimTurn {
+        turn_key: format!("t{i}"),
+        turn_index: i,
+        started_at: None,
+        related,
+        record_count: 1,
+        tool_call_count: 0,
+        tool_names: Vec::new(),
+        labels: Vec::new(),
+        previews: Vec::new(),
+    };
+    let indexes = |turns: &[cairn_core::views::skim::SkimTurn]| -> Vec<u32> {
+        skim_turns(turns).iter().map(|t| t.turn_index).collect()
+    };
+    // Turn 0 related, turn 1 (the latest work) not: both listed.
+    assert_eq!(indexes(&[turn(0, true), turn(1, false)]), vec![0, 1]);
+    // Thirty turns, five related early on: those, then the last two; nothing else.
+    let many: Vec<_> = (0..30).map(|i| turn(i, i % 3 == 0 && i < 15)).collect();
+    assert_eq!(indexes(&many), vec![0, 3, 6, 9, 12, 28, 29]);
+    // More related turns than fit: the most recent eight of what would be listed.
+    let all: Vec<_> = (0..20).map(|i| turn(i, true)).collect();
+    assert_eq!(indexes(&all), (12..20).collect::<Vec<_>>());
+    assert!(indexes(&[]).is_empty());
+}
+
+/// An empty skim says why and what to call instead, so an agent does not read it as "nothing
+/// happened here".
+#[test]
+fn an_empty_skim_says_why_and_what_to_call() {
+    let f = fixture();
+    let typo = body(skim(&f.server, json!({"target": "no-such-branch"})));
+    assert!(typo["sessions"].as_array().unwrap().is_empty(), "{typo}");
+    let hint = typo["hint"].as_str().unwrap();
+    assert!(hint.contains("no branch named no-such-branch"), "{hint}");
+    // The fixture's sessions only ran on `main`: hidden, and the hint says how to see them.
+    let weak = body(skim(&f.server, json!({"target": "main"})));
+    assert!(weak["sessions"].as_array().unwrap().is_empty(), "{weak}");
+    assert!(weak["weak_sessions_hidden"].as_u64().unwrap() > 0, "{weak}");
+    assert!(
+        weak["hint"]
+            .as_str()
+            .unwrap()
+            .contains("`include_weak: true`"),
+        "{weak}"
+    );
+    let all = body(skim(
+        &f.server,
+        json!({"target": "main", "include_weak": true}),
+    ));
+    assert!(!all["sessions"].as_array().unwrap().is_empty(), "{all}");
+    assert!(
+        all["hint"].as_str().unwrap().starts_with("Abbreviated."),
+        "{all}"
+    );
+}
