@@ -337,6 +337,14 @@ fn why_answers_from_commits_lines_and_descriptions() {
         &w.commits["feat: add OTEL regression tests and tracing documentation (spotter-4te)"];
     assert_eq!(why(&w, &last[..9]).commits[0].id, *last);
     assert_eq!(why(&w, "HEAD").commits[0].id, *last);
+    // A branch named with a slash, which is no file here, is the branch.
+    git_at(&w.repo, &["branch", "feature/otel"], None);
+    let branch = why(&w, "feature/otel");
+    assert_eq!(branch.kind, WhyKind::Commit);
+    assert_eq!(branch.commits[0].id, *last);
+    // A path that is neither is still refused as a file.
+    let gone = ask(&w, "lib/no_such_file.ex").unwrap_err().to_string();
+    assert!(gone.contains("no_such_file"), "{gone}");
 
     // A line a Write created: the Write is named, with the line.
     let path = "lib/spotter_web/telemetry/liveview_otel.ex";

@@ -286,6 +286,15 @@ pub fn classify(input: &str, repo: Option<&Repo>, base: &Path) -> Result<Target>
         }
         return Ok(Target::Description(trimmed.to_owned()));
     };
+    // A branch name with a slash (`feature/login`) that is no file here is the branch.
+    if looks_like_path
+        && one_word
+        && range.is_none()
+        && !base.join(path).exists()
+        && let Some(id) = repo.resolve_rev(trimmed)?
+    {
+        return Ok(Target::Commit(id));
+    }
     if looks_like_path {
         let rel = repo.file_inside(base, path)?;
         return Ok(Target::Lines { path: rel, range });
