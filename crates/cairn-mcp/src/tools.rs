@@ -495,8 +495,14 @@ fn page_size(
     match asked {
         None => Ok(default as usize),
         Some(0) => Err(invalid(format!("`limit` must be at least 1 for {tool}"))),
+        // `why` has no pages: its answer is the best few.
         Some(n) if n > max => Err(invalid(format!(
-            "`limit` {n} is more than {tool} returns at once ({max}); ask for at most {max} and page with `cursor`"
+            "`limit` {n} is more than {tool} returns at once ({max}); ask for at most {max}{}",
+            if tool == "why" {
+                ""
+            } else {
+                " and page with `cursor`"
+            }
         ))),
         Some(n) => Ok(n as usize),
     }
@@ -529,7 +535,11 @@ fn for_agents(msg: &str) -> String {
         .replace("list sessions with `cairn sessions`", FIND)
         .replace("find sessions with `cairn sessions`", FIND)
         .replace("use -C to choose a repository", REPO)
-        .replace("use -C to choose one", REPO);
+        .replace("use -C to choose one", REPO)
+        .replace(
+            "pass a target: cairn skim branch <name>",
+            "pass `target` (a branch name, or a pull request as `#12`)",
+        );
     // `cairn show <key> [--turn <n>]`: the `show` tool on the session's address.
     while let Some(at) = m.find("`cairn show") {
         let Some(len) = m[at + 1..].find('`') else {
@@ -875,7 +885,7 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). Pages go back in time with `cursor`. Long texts are cut and secrets are redacted."
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). Long texts are cut and secrets are redacted."
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
         let limit = page_size("show", a.limit, SHOW_LIMIT)?;

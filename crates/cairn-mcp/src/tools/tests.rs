@@ -328,11 +328,15 @@ fn a_refusal_names_tools_not_cli_commands() {
             "the server reads the repository it was started in",
         ),
         ("no vectors; use --mode lexical", "`\"mode\": \"lexical\"`"),
+        (
+            "HEAD is detached at abc1234 in /r; pass a target: cairn skim branch <name>",
+            "pass `target` (a branch name",
+        ),
     ] {
         let said = super::for_agents(core);
         assert!(said.contains(agent), "{said}");
         assert!(
-            !said.contains("cairn show") && !said.contains("-C to"),
+            !said.contains("cairn show") && !said.contains("-C to") && !said.contains("cairn skim"),
             "{said}"
         );
     }
