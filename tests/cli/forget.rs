@@ -99,6 +99,18 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     env.ok(&["sync"]);
     import_entry(&env, "m1", "marked-session", "Marker fact");
     import_entry(&env, "s1", SMALL, "Phoenix fact");
+    // A rejected entry citing the session stays archived: the list must not promise the inbox.
+    import_entry(&env, "r1", "marked-session", "Rejected fact");
+    let rejected = env.json(&["recall", "list", "--limit", "50"]);
+    let rejected_id = rejected
+        .as_array()
+        .or_else(|| rejected["entries"].as_array())
+        .unwrap()
+        .iter()
+        .find(|e| e["title"] == "Rejected fact")
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    env.ok(&["recall", "review", "--reject", &rejected_id]);
     // The marker is there to find before (the test can fail).
     assert!(!files_containing(&env.data(), MARKER.as_bytes()).is_empty());
     let retained_before = retained_files(&env.data());
@@ -124,7 +136,11 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
         "{listed}"
     );
     assert!(
-        listed.contains("Recall: 1 evidence link revoked in 1 entry:"),
+        listed.contains("Rejected fact (rejected: stays archived)"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Recall: 2 evidence links revoked in 2 entries:"),
         "{listed}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
@@ -140,7 +156,7 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     let done = env.json(&["forget", "marked-session", "--yes"]);
     assert_eq!(done["sessions"], 1);
     assert_eq!(done["retained_files_deleted"], 1);
-    assert_eq!(done["removed"]["recall_evidence"], 1);
+    assert_eq!(done["removed"]["recall_evidence"], 2);
     assert_eq!(done["removed"]["sessions"].as_array().unwrap().len(), 1);
     assert!(done["db_bytes_after"].as_f64().unwrap() > 0.0);
     assert_eq!(
@@ -171,6 +187,14 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert!(note.unwrap().contains("evidence revoked"));
     let (_, evidence, _) = state("Phoenix fact");
     assert_eq!(evidence, 1);
+    let status: String = db
+        .query_row(
+            "SELECT status FROM recall_entries WHERE title = 'Rejected fact'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(status, "archived");
     let integrity: String = db
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();

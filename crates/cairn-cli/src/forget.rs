@@ -72,7 +72,9 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             plural(plan.recall_entries.len(), "entry")
         )?;
         for e in &plan.recall_entries {
-            let fate = if e.back_to_inbox {
+            let fate = if e.stays_archived {
+                "rejected: stays archived"
+            } else if e.back_to_inbox {
                 "back to the inbox, unreviewed"
             } else {
                 "keeps its other evidence"

@@ -1058,6 +1058,8 @@ export type ForgetEntry = {
 	title: string,
 	/**  No evidence would be left: it goes back to the review inbox, evidence revoked. */
 	back_to_inbox: boolean,
+	/**  A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps. */
+	stays_archived: boolean,
 };
 
 /**  Exactly what a forget removes (before), or removed (after). */

@@ -908,7 +908,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           vectors: 0,
           links: 1,
           recall_evidence: 1,
-          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true }],
+          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, stays_archived: false }],
           insight_reports: [],
           allow_reimport: false,
         };

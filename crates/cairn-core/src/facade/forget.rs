@@ -40,6 +40,8 @@ pub struct ForgetEntry {
     pub title: String,
     /// No evidence would be left: it goes back to the review inbox, evidence revoked.
     pub back_to_inbox: bool,
+    /// A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps.
+    pub stays_archived: bool,
 }
 
 /// A generated report that read a forgotten session (it goes too: it may quote it).
@@ -175,6 +177,7 @@ impl Cairn {
                         id: t.id,
                         title: t.title,
                         back_to_inbox: t.to_inbox,
+                        stays_archived: t.archived,
                     })
                     .collect(),
                 insight_reports: insights::forget::reports_of(conn, &keys)?

@@ -16,6 +16,8 @@ pub struct Touched {
     pub title: String,
     /// True when no evidence would be left: the entry goes back to the inbox.
     pub to_inbox: bool,
+    /// A rejected (archived) entry: it stays archived whatever evidence it keeps.
+    pub archived: bool,
 }
 
 /// The evidence rows citing `sessions`, and the entries they belong to.
@@ -23,20 +25,26 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
     let mut rows = 0u64;
     let mut entries: Vec<Touched> = Vec::new();
     let mut stmt = conn.prepare_cached(
-        "SELECT ev.entry_id, e.title FROM recall_evidence ev JOIN recall_entries e ON e.id = ev.entry_id
+        "SELECT ev.entry_id, e.title, e.status = 'archived' FROM recall_evidence ev
+         JOIN recall_entries e ON e.id = ev.entry_id
          WHERE ev.session_id = ?1",
     )?;
     for &id in sessions {
         for row in stmt.query_map([id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+            ))
         })? {
-            let (entry, title) = row?;
+            let (entry, title, archived) = row?;
             rows += 1;
             if !entries.iter().any(|t| t.id == entry) {
                 entries.push(Touched {
                     id: entry,
                     title,
                     to_inbox: false,
+                    archived,
                 });
             }
         }
@@ -52,7 +60,7 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
             args.push(rusqlite::types::Value::Null);
         }
         let left: i64 = others.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
-        t.to_inbox = left == 0;
+        t.to_inbox = left == 0 && !t.archived;
     }
     Ok((rows, entries))
 }
