@@ -28,6 +28,18 @@ fn each_session_names_its_agents_resume_command_and_what_stands_in_its_way() {
             .ends_with(&format!("&& claude --resume {SMALL}")),
         "{claude}"
     );
+    // Printed: the command alone on stdout, what stands in its way on stderr.
+    let out = env.run(&["resume", SMALL]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with(&format!("claude --resume {SMALL}")),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("note: "));
     let codex = env.json(&["resume", CODEX]);
     assert_eq!(codex["argv"], serde_json::json!(["codex", "resume", CODEX]));
     // --run refuses what cannot run, and says why.
@@ -99,8 +111,16 @@ fn an_id_that_could_be_an_option_and_an_imported_trajectory_are_not_resumed() {
         v["problem"].as_str().unwrap().contains("leading '-'"),
         "{v}"
     );
-    let out = env.run(&["resume", &key, "--run"]);
-    assert_eq!(out.status.code(), Some(1));
+    for args in [&["resume", &key, "--run"][..], &["resume", &key][..]] {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot resume") && err.contains("leading '-'"),
+            "{err}"
+        );
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("t.atif.json");

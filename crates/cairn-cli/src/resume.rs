@@ -24,14 +24,24 @@ pub fn run(args: ResumeArgs, cairn: &Cairn, json: bool, out: &mut impl Write) ->
     if !args.run {
         if json {
             render::json(out, &resume)?;
-        } else {
-            match &resume.shell {
-                Some(line) => writeln!(out, "{}", clean(line))?,
-                None => writeln!(out, "{handle} cannot be resumed.")?,
-            }
-            if let Some(problem) = &resume.problem {
-                writeln!(out, "note: {}", clean(problem))?;
-            }
+            return Ok(0);
+        }
+        // Stdout holds the command alone (`eval "$(cairn resume X)"`); what stands in its way
+        // goes to stderr, and no command at all is an error.
+        let Some(line) = &resume.shell else {
+            return Err(anyhow!(
+                "cannot resume {handle}: {}",
+                clean(
+                    resume
+                        .problem
+                        .as_deref()
+                        .unwrap_or("its agent has no resume command")
+                )
+            ));
+        };
+        writeln!(out, "{}", clean(line))?;
+        if let Some(problem) = &resume.problem {
+            eprintln!("note: {}", clean(problem));
         }
         return Ok(0);
     }
