@@ -419,7 +419,7 @@ fn generation_problems_say_what_to_do() {
     config(&env, "[agent.claude]\nbinary = \"/nonexistent/claude\"\n");
     let e = err(&WIDE);
     assert!(
-        e.contains("not found") && e.contains("[agent.<name>] binary"),
+        e.contains("not found") && e.contains("[agent.claude] binary") && !e.contains("<name>"),
         "{e}"
     );
     // Gemini needs a sandbox decision.

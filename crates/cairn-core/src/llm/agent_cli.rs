@@ -170,7 +170,7 @@ pub fn run(
             Duration::from_secs(s).min(super::endpoint::MAX_TIMEOUT)
         });
     let (status, stdout, stderr) =
-        spawn_and_wait(&mut cmd, &binary, prompt, timeout).map_err(failed)?;
+        spawn_and_wait(&mut cmd, kind.as_str(), &binary, prompt, timeout).map_err(failed)?;
     // Checked before the exit status: an agent whose output was cut may die writing the rest.
     if stdout.len() >= MAX_OUTPUT {
         return Err(LlmError::TooLarge {
@@ -367,6 +367,7 @@ type Finished = (std::process::ExitStatus, Vec<u8>, Vec<u8>);
 
 fn spawn_and_wait(
     cmd: &mut Command,
+    agent: &str,
     binary: &str,
     stdin: &str,
     timeout: Duration,
@@ -385,7 +386,7 @@ fn spawn_and_wait(
         what: binary.to_owned(),
         message: if e.kind() == std::io::ErrorKind::NotFound {
             format!(
-                "not found on PATH: install it, or set `[agent.<name>] binary = \"/path/to/{binary}\"` in config.toml"
+                "not found on PATH: install it, or set `[agent.{agent}] binary = \"/path/to/{binary}\"` in the data dir's config.toml, or choose another generator (`cairn recall extract doctor` lists those at hand)"
             )
         } else {
             format!("cannot start: {e}")
@@ -415,7 +416,7 @@ fn spawn_and_wait(
     let timed_out = || Error::Generator {
         what: binary.to_owned(),
         message: format!(
-            "no answer within {} s: killed (raise `[agent.<name>] timeout_secs` for long reports)",
+            "no answer within {} s: killed (raise `[agent.{agent}] timeout_secs` for long reports)",
             timeout.as_secs()
         ),
     };
