@@ -87,6 +87,27 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
         "with_subagent_atif_subagent",
         serde_json::to_string_pretty(&sub).unwrap()
     );
+    // Markdown and HTML carry the sub-agent too, after the session, and say that the
+    // compaction transcript is not there; a sub-agent's web search is the marker.
+    let sub_search = "opentelemetry_bandit elixir latest version 2026";
+    for format in ["md", "html"] {
+        let text = export(&env, &[WITH_SUBAGENT, "--format", format]);
+        assert!(text.contains("Sub-agent: "), "{format}");
+        assert!(
+            text.contains(sub_search),
+            "{format}: the sub-agent's search is missing"
+        );
+        assert!(
+            text.contains("compaction transcript (its summary of the conversation so far) is not in this export"),
+            "{format}"
+        );
+    }
+    let html = export(&env, &[WITH_SUBAGENT, "--format", "html"]);
+    let footer = &html[html.find("<footer>").unwrap()..];
+    assert!(
+        footer.contains("<code>--max-output BYTES</code>") && !footer.contains('`'),
+        "{footer}"
+    );
     // JSON is Cairn's own view types: the session detail, the turns and their records.
     let doc: serde_json::Value =
         serde_json::from_str(&export(&env, &[SMALL, "--format", "json"])).unwrap();

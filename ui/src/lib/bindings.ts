@@ -1607,6 +1607,11 @@ export type LeftOut = {
 	max_output_bytes: number,
 	/**  Turns of the session not in this export (a turn range was asked for). */
 	turns_not_exported: number,
+	/**
+	 *  The agent's compaction transcripts (its own summaries of the conversation so far),
+	 *  which the archive keeps beside the session and no export format carries.
+	 */
+	compactions_not_exported: number,
 	/**  Whether the home directory was written as `~`. */
 	home_written_as_tilde: boolean,
 };

@@ -192,6 +192,9 @@ pub struct LeftOut {
     pub max_output_bytes: u32,
     /// Turns of the session not in this export (a turn range was asked for).
     pub turns_not_exported: u32,
+    /// The agent's compaction transcripts (its own summaries of the conversation so far),
+    /// which the archive keeps beside the session and no export format carries.
+    pub compactions_not_exported: u32,
     /// Whether the home directory was written as `~`.
     pub home_written_as_tilde: bool,
 }
@@ -222,6 +225,12 @@ impl LeftOut {
             parts.push(match self.turns_not_exported {
                 1 => "1 turn of the session is not in this export.".to_owned(),
                 n => format!("{n} turns of the session are not in this export."),
+            });
+        }
+        if self.compactions_not_exported > 0 {
+            parts.push(match self.compactions_not_exported {
+                1 => "The agent's compaction transcript (its summary of the conversation so far) is not in this export.".to_owned(),
+                n => format!("{n} compaction transcripts (the agent's summaries of the conversation so far) are not in this export."),
             });
         }
         if self.home_written_as_tilde {
@@ -319,6 +328,11 @@ impl Document {
             )));
         }
         left_out.turns_not_exported = total.saturating_sub(turns.len() as u32);
+        left_out.compactions_not_exported = detail
+            .subagents
+            .iter()
+            .filter(|s| s.relation.as_deref() == Some("compaction"))
+            .count() as u32;
         // Sub-agents go whole (a turn range is the parent's), one level deep as agents write
         // them; what they left out is counted with the parent's.
         let mut subagents = Vec::new();

@@ -96,11 +96,51 @@ pub fn render(doc: &Document) -> String {
         }
         out.push_str("</section>\n");
     }
+    // The sub-agents the session started, whole, after it (as ATIF embeds them).
+    for (n, sub) in doc.subagents.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<section id=\"subagent-{n}\" class=\"subagent\">\n<h2>Sub-agent: {}</h2>\n<p class=\"facts\"><span>session <b>{}</b></span></p>",
+            escape(&sub.title()),
+            escape(
+                sub.session
+                    .session_id
+                    .as_deref()
+                    .unwrap_or(&sub.session.session_key)
+            )
+        );
+        for t in &sub.turns {
+            let _ = writeln!(out, "<h3>Sub-agent turn {}</h3>", t.turn.turn_index);
+            for r in &t.records {
+                record(&mut out, r);
+            }
+        }
+        out.push_str("</section>\n");
+    }
     let _ = write!(
         out,
         "<footer>Exported by Cairn. {}</footer>\n</body>\n</html>\n",
-        escape(&doc.left_out.sentence())
+        code_spans(&escape(&doc.left_out.sentence()))
     );
+    out
+}
+
+/// Escaped text with its `backticked` spans as `<code>` (the left-out sentence is written for
+/// Markdown and the terminal too).
+fn code_spans(escaped: &str) -> String {
+    let parts: Vec<&str> = escaped.split('`').collect();
+    // An odd count of backticks leaves the last one as it is.
+    let pairs = (parts.len() - 1) / 2 * 2;
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        match i {
+            0 => {}
+            i if i <= pairs && i % 2 == 1 => out.push_str("<code>"),
+            i if i <= pairs => out.push_str("</code>"),
+            _ => out.push('`'),
+        }
+        out.push_str(part);
+    }
     out
 }
 

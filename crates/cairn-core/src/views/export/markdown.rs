@@ -221,6 +221,22 @@ pub fn render(doc: &Document) -> String {
             record(&mut out, r, &s.session_key);
         }
     }
+    // The sub-agents the session started, whole, after it (as ATIF embeds them).
+    for sub in &doc.subagents {
+        let key = &sub.session.session_key;
+        let _ = writeln!(out, "## Sub-agent: {}\n", inline(&sub.title()));
+        let _ = writeln!(
+            out,
+            "**Session:** {}\n",
+            inline(sub.session.session_id.as_deref().unwrap_or(key))
+        );
+        for t in &sub.turns {
+            let _ = writeln!(out, "### Sub-agent turn {}\n", t.turn.turn_index);
+            for r in &t.records {
+                record(&mut out, r, key);
+            }
+        }
+    }
     let _ = writeln!(
         out,
         "---\n\n*Exported by Cairn. {}*",
