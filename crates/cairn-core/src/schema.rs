@@ -85,6 +85,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0040_worktree_projects.sql"),
         then: Some(worktree_projects),
     },
+    Migration {
+        sql: include_str!("archive/migrations/0041_index_escaped_text.sql"),
+        then: Some(reindex_escaped_text),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -114,6 +118,14 @@ fn worktree_projects(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result
 /// shown as the agent their trajectory names.
 fn set_ran_as(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::set_every_ran_as(tx).map_err(crate::store::err_in(tx))
+}
+
+/// Migration 0041's Rust half: the records whose text holds an escape sequence glued to a word
+/// are indexed again as search reads them.
+fn reindex_escaped_text(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::reindex_escaped_text(tx)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
 }
 
 /// Migration 0028's Rust half: the tool inputs indexed with words glued to JSON escapes are

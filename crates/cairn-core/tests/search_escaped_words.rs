@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::support::{capture, main_file};
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::archive::store::{MATCH_END, MATCH_START, indexed_input};
+use cairn_core::archive::store::{MATCH_END, MATCH_START, indexed_input, indexed_text};
 use cairn_core::views::search::SearchQuery;
 
 const SESSION: &str = "0e5ca9ed-1111-4222-8333-444455556666";
@@ -244,4 +244,159 @@ proptest! {
             prop_assert!(found.contains(&word), "{:?} not in {:?} (stored {:?})", word, found, stored);
         }
     }
+
+    /// Any text with terminal escape sequences (colours, cursor moves, glued to words or not):
+    /// its indexed form splits into the same number of tokens, each the stored one's or its
+    /// tail, and is as long.
+    #[test]
+    fn the_indexed_text_splits_like_the_stored_text(s in coloured()) {
+        let conn = tokenizer();
+        let indexed = indexed_text(&s);
+        prop_assert_eq!(indexed.len(), s.len());
+        let (a, b) = (tokens(&conn, &s), tokens(&conn, &indexed));
+        prop_assert_eq!(a.len(), b.len(), "{:?} -> {:?}: {:?} / {:?}", s, indexed, a, b);
+        for (x, y) in a.iter().zip(&b) {
+            prop_assert!(x.ends_with(y.as_str()), "{:?} / {:?} in {:?}", x, y, s);
+        }
+    }
+
+    /// Every ASCII word right after an escape sequence is a token of the indexed text.
+    #[test]
+    fn a_word_after_an_escape_is_a_token(before in text(), csi in csi(), word in "[a-zA-Z][a-zA-Z0-9]{0,7}") {
+        let conn = tokenizer();
+        let s = format!("{before} {csi}{word} done");
+        let found = tokens(&conn, &indexed_text(&s));
+        prop_assert!(found.contains(&word.to_lowercase()), "{:?} not in {:?} ({:?})", word, found, s);
+    }
+}
+
+/// A CSI escape sequence: colours (`ESC[1;31m`), cursor moves (`ESC[2K`), private modes
+/// (`ESC[?25l`), with intermediates, or none at all.
+fn csi() -> impl Strategy<Value = String> {
+    ("[0-9;:?<=>]{0,8}", "[ !#]{0,1}", "[@A-Za-z`~]")
+        .prop_map(|(p, i, f)| format!("\u{1b}[{p}{i}{f}"))
+}
+
+/// [`text`] with escape sequences among its pieces, glued to words or not.
+fn coloured() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop_oneof![text(), csi(), Just("\u{1b}".to_owned())], 0..12)
+        .prop_map(|p| p.concat())
+}
+
+/// Coloured output, as test runners and compilers print it, is found by its words: the colour's
+/// code is not glued to the word in the index. The snippet marks the word; forgetting the
+/// session leaves the index whole.
+#[test]
+fn a_word_after_a_colour_code_is_found() {
+    let data = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let path = src.path().join(format!("{SESSION}.jsonl"));
+    let line = |n: u32, role: &str, text: &str| {
+        json!({"type": role, "sessionId": SESSION, "uuid": format!("c{n}"),
+            "timestamp": format!("2026-11-20T10:00:0{n}Z"), "cwd": "/tmp/shop",
+            "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+            + "\n"
+    };
+    std::fs::write(
+        &path,
+        line(0, "user", "run the tests")
+            + &line(
+                1,
+                "assistant",
+                "Kept model as \u{1b}[1mDefault\u{1b}[22m; \u{1b}[32mPASSEDTESTS\u{1b}[0m src/a.rs \u{1b}[1;31mFAILEDTEST\u{1b}[0m",
+            ),
+    )
+    .unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    capture(&cairn, &[main_file(Agent::Claude, &path)]);
+    for word in ["Default", "PASSEDTESTS", "FAILEDTEST"] {
+        let found = hits(&cairn, word);
+        assert!(!found.is_empty(), "{word} is not found");
+    }
+    assert!(!hits(&cairn, "\"Kept model as Default\"").is_empty());
+    let key = cairn
+        .search_sessions(&SearchQuery {
+            text: "PASSEDTESTS".into(),
+            ..SearchQuery::default()
+        })
+        .unwrap()
+        .sessions[0]
+        .session_key
+        .clone();
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(key),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(hits(&cairn, "PASSEDTESTS").is_empty());
+    let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 0)",
+        [],
+    )
+    .unwrap();
+}
+
+/// An archive indexed before migration 41 (coloured text indexed as stored) is indexed again
+/// as search reads it: the word is found and the index is whole.
+#[test]
+fn migration_41_indexes_coloured_text_again() {
+    let data = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let path = src.path().join(format!("{SESSION}.jsonl"));
+    let line = json!({"type": "user", "sessionId": SESSION, "uuid": "m0",
+        "timestamp": "2026-11-20T10:00:00Z", "cwd": "/tmp/shop",
+        "message": {"role": "user", "content": "see \u{1b}[32mGREENWORD\u{1b}[0m here"}})
+    .to_string()
+        + "\n";
+    std::fs::write(&path, line).unwrap();
+    {
+        let cairn = Cairn::open(data.path()).unwrap();
+        capture(&cairn, &[main_file(Agent::Claude, &path)]);
+        assert!(!hits(&cairn, "GREENWORD").is_empty());
+    }
+    // As an older Cairn left it: the text indexed as stored, the schema one step back.
+    {
+        let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+        let rows: Vec<(i64, String, Option<String>)> = conn
+            .prepare("SELECT id, text, tool_input FROM records WHERE instr(text, char(27)) > 0")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(!rows.is_empty());
+        for (id, text, input) in rows {
+            let input = input.as_deref().map(indexed_input);
+            conn.execute(
+                "INSERT INTO records_fts (records_fts, rowid, text, tool_input) VALUES ('delete', ?1, ?2, ?3)",
+                rusqlite::params![id, indexed_text(&text), input],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)",
+                rusqlite::params![id, text, input],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "user_version", 40).unwrap();
+        let found: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM records_fts WHERE records_fts MATCH 'GREENWORD'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(found, 0, "the older index finds it already");
+    }
+    let cairn = Cairn::open(data.path()).unwrap();
+    assert!(!hits(&cairn, "GREENWORD").is_empty());
+    let conn = Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 0)",
+        [],
+    )
+    .unwrap();
 }

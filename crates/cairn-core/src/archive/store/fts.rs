@@ -66,6 +66,54 @@ pub fn indexed_input(input: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` as the index reads it: each terminal escape sequence (`ESC [ … m`, a colour or a
+/// cursor move, as coloured test and build output is full of) glued to the ASCII word after it
+/// has its last parameter and final letter blanked, so `ESC[32mPASS` is indexed as `PASS`, not
+/// `32mpass`, which no search finds. The tokenizer splits at the ESC and the `[` and at every
+/// `;`, so the blanked part is exactly the escape's share of the word's token: the text keeps
+/// its token count and order (what the index's snippets need, see the module's comment) and its
+/// length. A sequence not glued to a word stays as it is (its parameters are tokens of their
+/// own in both forms).
+pub fn indexed_text(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let Some(first) = memchr::memchr(0x1b, b) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = first;
+    while i + 1 < b.len() {
+        if b[i] != 0x1b || b[i + 1] != b'[' {
+            i += 1;
+            continue;
+        }
+        // Parameters (0x30–0x3F), intermediates (0x20–0x2F), then the final byte.
+        let mut j = i + 2;
+        while b.get(j).is_some_and(|c| (0x30..=0x3f).contains(c)) {
+            j += 1;
+        }
+        while b.get(j).is_some_and(|c| (0x20..=0x2f).contains(c)) {
+            j += 1;
+        }
+        let glued = b.get(j).is_some_and(u8::is_ascii_alphanumeric)
+            && b.get(j + 1).is_some_and(u8::is_ascii_alphanumeric);
+        if glued {
+            // The word's token starts where the run of ASCII letters and digits ending at the
+            // final byte does (after the last `;`, `[` or other separator).
+            let mut start = j;
+            while start > i + 2 && b[start - 1].is_ascii_alphanumeric() {
+                start -= 1;
+            }
+            out.get_or_insert_with(|| b.to_vec())[start..=j].fill(b' ');
+        }
+        i = j.max(i + 2);
+    }
+    // Only ASCII bytes were replaced, by ASCII spaces: still UTF-8.
+    match out.map(String::from_utf8) {
+        Some(Ok(s)) => Cow::Owned(s),
+        _ => Cow::Borrowed(text),
+    }
+}
+
 /// A snippet of a stored tool input (not of a record's text, where a backslash is text) with
 /// each match that starts at a JSON escape glued to the word (the index's token for `\nword`
 /// begins at the `n`) started after the escape, so the word is marked and the escape reads as
@@ -232,15 +280,31 @@ pub fn readable_escapes(snippet: &str) -> String {
     out
 }
 
-/// Add record `rowid` to the index.
+/// Add record `rowid` to the index, its text and input in the forms the index reads
+/// ([`indexed_text`], [`indexed_input`]).
 pub fn index_record(
     conn: &Connection,
     rowid: i64,
     text: Option<&str>,
     tool_input: Option<&str>,
 ) -> rusqlite::Result<()> {
+    insert_indexed(
+        conn,
+        rowid,
+        text.map(indexed_text).as_deref(),
+        tool_input.map(indexed_input).as_deref(),
+    )
+}
+
+/// Add record `rowid` to the index with exactly these values.
+fn insert_indexed(
+    conn: &Connection,
+    rowid: i64,
+    text: Option<&str>,
+    indexed: Option<&str>,
+) -> rusqlite::Result<()> {
     conn.prepare_cached("INSERT INTO records_fts (rowid, text, tool_input) VALUES (?1, ?2, ?3)")?
-        .execute(params![rowid, text, tool_input.map(indexed_input)])
+        .execute(params![rowid, text, indexed])
         .map(drop)
 }
 
@@ -252,7 +316,12 @@ pub fn unindex_record(
     text: Option<&str>,
     tool_input: Option<&str>,
 ) -> rusqlite::Result<()> {
-    delete_indexed(conn, rowid, text, tool_input.map(indexed_input).as_deref())?;
+    delete_indexed(
+        conn,
+        rowid,
+        text.map(indexed_text).as_deref(),
+        tool_input.map(indexed_input).as_deref(),
+    )?;
     conn.prepare_cached("UPDATE fts_takeouts SET count = count + 1 WHERE id = 1")?
         .execute([])
         .map(drop)
@@ -418,12 +487,38 @@ pub fn reindex_escaped_inputs(conn: &Connection) -> rusqlite::Result<u64> {
     while let Some(row) = query.next()? {
         let (id, text, input): (i64, Option<String>, String) =
             (row.get(0)?, row.get(1)?, row.get(2)?);
-        if let Cow::Owned(_) = indexed_input(&input) {
-            // Indexed as stored, before this form existed.
+        if let Cow::Owned(indexed) = indexed_input(&input) {
+            // Indexed as stored, before this form existed; the text as it was indexed then
+            // (raw: migration 41 gives it its own form).
             delete_indexed(conn, id, text.as_deref(), Some(&input))?;
-            index_record(conn, id, text.as_deref(), Some(&input))?;
+            insert_indexed(conn, id, text.as_deref(), Some(&indexed))?;
             changed += 1;
         }
+    }
+    Ok(changed)
+}
+
+/// Migration 41: the records whose text holds an escape sequence glued to a word, indexed raw
+/// before [`indexed_text`], taken out as they were indexed and put back in that form. Their
+/// inputs were indexed as [`indexed_input`] reads them (migration 28 and every write since).
+pub fn reindex_escaped_text(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut rows =
+        conn.prepare("SELECT id, text, tool_input FROM records WHERE instr(text, char(27)) > 0")?;
+    let mut changed = 0u64;
+    let mut query = rows.query([])?;
+    while let Some(row) = query.next()? {
+        let (id, text, input): (i64, String, Option<String>) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        if let Cow::Owned(indexed) = indexed_text(&text) {
+            let input = input.as_deref().map(indexed_input);
+            delete_indexed(conn, id, Some(&text), input.as_deref())?;
+            insert_indexed(conn, id, Some(&indexed), input.as_deref())?;
+            changed += 1;
+        }
+    }
+    if changed > 0 {
+        // Phrase counts kept by another process start again.
+        conn.execute("UPDATE fts_takeouts SET count = count + 1 WHERE id = 1", [])?;
     }
     Ok(changed)
 }
