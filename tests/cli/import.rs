@@ -572,6 +572,14 @@ fn an_imported_session_shows_the_agent_that_ran_it() {
     let human = env.ok(&["sessions"]);
     assert!(human.contains("openhands"), "{human}");
     assert!(human.contains("gemini"), "{human}");
+    // Each is marked as imported, apart from a transcript of this machine.
+    let rows = human.lines().filter(|l| !l.starts_with(' ')).count();
+    assert_eq!(rows, cases.len(), "{human}");
+    assert_eq!(
+        human.lines().filter(|l| l.ends_with(", imported")).count(),
+        cases.len(),
+        "{human}"
+    );
 }
 
 /// A trajectory whose `session_id` is a session of this machine (anyone can write any id into

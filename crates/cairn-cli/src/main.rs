@@ -324,8 +324,9 @@ enum Command {
     /// ends with what it left out.
     Export(export::ExportArgs),
     /// Read an ATIF trajectory (a teammate's `cairn export --format atif`, another tool's run)
-    /// as a session of agent `atif`: redacted like every transcript, then skim, show and search
-    /// read it like any other. Importing the same file again adds nothing.
+    /// as a session: redacted like every transcript, listed (and filtered with --agent) as the
+    /// agent the trajectory names and marked "imported", then skim, show and search read it
+    /// like any other. Importing the same file again adds nothing.
     Import(export::ImportArgs),
     /// Remove sessions from the archive, every byte: rows, search index, vectors, retained
     /// copies, the Recall evidence and reports that quoted them. Lists what would go and asks

@@ -176,6 +176,9 @@ pub fn sessions(out: &mut impl Write, sessions: &[SessionSummary], keys: bool) -
         }
         if let Some(by) = &s.published_by {
             extra.push_str(&format!(", published by {}", line(by, 60)));
+        } else if s.agent == cairn_core::archive::Agent::Atif {
+            // A trajectory read with `cairn import`: not this machine's own transcript.
+            extra.push_str(", imported");
         }
         writeln!(
             out,
