@@ -90,6 +90,27 @@ fn a_persons_link_and_unlink_survive_hooks_syncs_and_full_relinks() {
     assert_eq!(link["made_by"], "ana");
     assert_eq!(link["reason"], "planned the login page");
     assert!(link["made_at"].as_str().unwrap().contains('T'));
+    // Said again without a reason: the reason given before stays.
+    let again = as_ana(&env, &["link", "s-talk", "--to", "feature"]).unwrap();
+    assert_eq!(again["link"]["reason"], "planned the login page");
+    // A branch the repository lacks is linked, with a note; one it has, without.
+    let repo_arg = repo.to_str().unwrap();
+    for (branch, noted) in [("featrue", true), ("feature", false)] {
+        let out = env
+            .command()
+            .env("USER", "ana")
+            .args(["-C", repo_arg, "link", "s-talk", "--to", branch])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.contains(&format!("has no branch named {branch}")),
+            noted,
+            "{branch}: {err}"
+        );
+    }
+    env.ok(&["unlink", "s-talk", "--to", "featrue"]);
     // "not related": the work session is said not to be the feature's (the person knows better).
     let unlinked = as_ana(&env, &["unlink", &work_key, "--to", "feature"]).unwrap();
     assert_eq!(unlinked["link"]["action"], "unlink");

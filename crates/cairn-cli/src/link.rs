@@ -27,11 +27,25 @@ pub fn run(
     args: LinkArgs,
     action: CorrectionAction,
     cairn: &Cairn,
+    dir: &std::path::Path,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     let target = Target::parse_to(&args.to)?;
     let correction = cairn.correct_link(&args.session, &target, action, args.reason.as_deref())?;
+    // A branch the repository here does not have is linked all the same (it may be made
+    // later, or live in another clone), but a typo should not pass unseen.
+    if action == CorrectionAction::Link
+        && let Some(name) = target.branch_name()
+        && let Ok(repo) = cairn_core::git::repo::Repo::discover(dir)
+        && !repo.has_branch(name)
+    {
+        eprintln!(
+            "note: {} has no branch named {}; linked all the same (`cairn unlink` takes it back)",
+            clean(&repo.root.display().to_string()),
+            clean(name)
+        );
+    }
     if json {
         return render::json(out, &serde_json::json!({ "link": correction }));
     }

@@ -767,6 +767,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 args,
                 cairn_core::git::correct::CorrectionAction::Link,
                 &cairn,
+                &g.dir,
                 g.json,
                 out,
             )?;
@@ -777,6 +778,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 args,
                 cairn_core::git::correct::CorrectionAction::Unlink,
                 &cairn,
+                &g.dir,
                 g.json,
                 out,
             )?;

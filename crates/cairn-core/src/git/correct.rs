@@ -161,27 +161,35 @@ pub fn correct(
             .and_then(|mut s| s.execute(params![session, target.key, target.pr_number]))
             .map_err(db)?,
     };
-    conn.prepare_cached(
-        "INSERT INTO link_corrections (session_id, target_kind, target_key, pr_number, action,
+    // The same word said again without a reason keeps the reason given before.
+    let reason: Option<String> = conn
+        .prepare_cached(
+            "INSERT INTO link_corrections (session_id, target_kind, target_key, pr_number, action,
             made_by, made_at, reason)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT (session_id, target_key) DO UPDATE SET target_kind = excluded.target_kind,
             pr_number = excluded.pr_number, action = excluded.action, made_by = excluded.made_by,
-            made_at = excluded.made_at, reason = excluded.reason",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            session,
-            target.kind.as_str(),
-            target.key,
-            target.pr_number,
-            action.as_str(),
-            by,
-            now,
-            reason,
-        ])
-    })
-    .map_err(db)?;
+            made_at = excluded.made_at,
+            reason = COALESCE(excluded.reason,
+                CASE WHEN link_corrections.action = excluded.action THEN link_corrections.reason END)
+         RETURNING reason",
+        )
+        .and_then(|mut s| {
+            s.query_row(
+                params![
+                    session,
+                    target.kind.as_str(),
+                    target.key,
+                    target.pr_number,
+                    action.as_str(),
+                    by,
+                    now,
+                    reason,
+                ],
+                |r| r.get(0),
+            )
+        })
+        .map_err(db)?;
     let correction = LinkCorrection {
         session_key,
         action,
