@@ -397,6 +397,16 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
         "Accepted port: reviewed by you, trusted from now on.\n"
     );
     assert_eq!(env.json(&["recall", "get", "port"])["stale"], false);
+    // A rejection is undone by accepting the entry again.
+    env.ok(&["recall", "review", "--reject", "port"]);
+    assert_eq!(env.json(&["recall", "get", "port"])["status"], "archived");
+    env.ok(&["recall", "review", "--accept", "port"]);
+    let back = env.json(&["recall", "get", "port"]);
+    assert_eq!(
+        (back["status"].as_str(), back["review_state"].as_str()),
+        (Some("accepted"), Some("human_reviewed")),
+        "{back}"
+    );
 }
 
 #[test]

@@ -100,7 +100,7 @@ pub enum RecallCommand {
         /// transcript, and accepted entries that say nearly the same.
         #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "reject", "edit", "supersede", "merge", "check_stale"])]
         show: Option<String>,
-        /// Accept the entry: reviewed by a person, trusted from now on.
+        /// Accept the entry: reviewed by a person, trusted from now on (a rejected one is taken back).
         #[arg(long, value_name = "ID")]
         accept: Option<String>,
         /// Reject the entry: it is archived and no longer served.

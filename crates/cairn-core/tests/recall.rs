@@ -763,10 +763,15 @@ fn the_inbox_is_the_path_to_trust() {
     assert_eq!(left, vec!["auto2"]);
     cairn.recall_accept("auto2", None).unwrap();
     assert!(cairn.recall_inbox(50).unwrap().is_empty());
-    // A rejected entry cannot be accepted afterwards.
+    // A rejection is undone only by a person's accept, which reviews it (a mis-click taken
+    // back); until then it is archived and served nowhere.
     auto_entry(data.path(), "auto4", "Wrong", "nonsense");
     cairn.recall_reject("auto4").unwrap();
-    assert!(cairn.recall_accept("auto4", None).is_err());
+    assert_eq!(cairn.recall_get("auto4").unwrap().status, Status::Archived);
+    assert!(cairn.recall_inbox(50).unwrap().is_empty());
+    let back = cairn.recall_accept("auto4", None).unwrap();
+    assert_eq!(back.status, Status::Accepted);
+    assert!(back.is_trusted());
 }
 
 #[test]

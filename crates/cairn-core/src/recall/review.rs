@@ -166,15 +166,26 @@ fn load(conn: &Connection, id: &str) -> Result<Entry> {
     })
 }
 
-/// Accept an entry, optionally editing it first.
+/// Accept an entry, optionally editing it first. A rejected entry (archived, replaced by none)
+/// is taken back by accepting it: a mis-click is undone. A superseded or merged one is not:
+/// the entry that replaced it is the one to accept.
 pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
-    let entry = load(conn, id)?;
+    let mut entry = load(conn, id)?;
     if entry.status != Status::Accepted {
-        return Err(Error::Conflict(format!(
-            "recall entry {id} is {}; only accepted entries can be reviewed (it was rejected or superseded)",
-            entry.status
-        )));
+        if !entry.superseded_by_entry_id.is_empty() {
+            return Err(Error::Conflict(format!(
+                "recall entry {id} was replaced by {}; review that one (`cairn recall review --show {}`)",
+                entry.superseded_by_entry_id, entry.superseded_by_entry_id
+            )));
+        }
+        conn.prepare_cached(
+            "UPDATE recall_entries SET status = 'accepted', updated_at = ?2 WHERE id = ?1",
+        )
+        .map_err(db)?
+        .execute(params![id, now])
+        .map_err(db)?;
+        entry = load(conn, id)?;
     }
     if !entry.provenance_ok {
         reverify(conn, &entry)?;
