@@ -572,6 +572,16 @@ fn an_imported_session_shows_the_agent_that_ran_it() {
     let human = env.ok(&["sessions"]);
     assert!(human.contains("openhands"), "{human}");
     assert!(human.contains("gemini"), "{human}");
+    // Said in words: one turn is "1 turn".
+    let doc = json!({"schema_version": "ATIF-v1.4", "session_id": "ran-words",
+        "agent": {"name": "x", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "one prompt"}]});
+    let file = write(d, "ran-words.atif.json", &doc.to_string());
+    let said = env.ok(&["import", file.to_str().unwrap()]);
+    assert!(said.contains(": 1 turn, 1 record."), "{said}");
+    let again = env.ok(&["import", file.to_str().unwrap()]);
+    assert!(again.contains("(1 turn); nothing new"), "{again}");
+    env.ok(&["forget", "ran-words", "--yes"]);
     // Each is marked as imported, apart from a transcript of this machine.
     let rows = human.lines().filter(|l| !l.starts_with(' ')).count();
     assert_eq!(rows, cases.len(), "{human}");

@@ -9,6 +9,7 @@ use cairn_core::Cairn;
 use cairn_core::views::export::{ExportOptions, SessionExportFormat, TurnRange};
 
 use crate::render::{self, clean};
+use cairn_core::text::plural;
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -135,17 +136,17 @@ pub fn import(args: ImportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Wr
     if imported.already_imported {
         writeln!(
             out,
-            "Already imported: {} ({} turns); nothing new.",
+            "Already imported: {} ({}); nothing new.",
             clean(&args.file.display().to_string()),
-            imported.turns
+            plural(imported.turns, "turn")
         )?;
     } else {
         writeln!(
             out,
-            "Imported {} as an atif session: {} turns, {} records.",
+            "Imported {}: {}, {}.",
             clean(&args.file.display().to_string()),
-            imported.turns,
-            imported.records_added + imported.records_updated
+            plural(imported.turns, "turn"),
+            plural(imported.records_added + imported.records_updated, "record")
         )?;
     }
     writeln!(out, "Read it with `cairn show {handle}`.")?;
