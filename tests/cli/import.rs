@@ -477,6 +477,15 @@ fn hostile_trajectories_are_refused_whole_or_read_safely() {
         );
         assert!(!err.to_string().contains('\u{1b}'), "{what}");
     }
+    // A session_id of another type is named as such, not as missing.
+    let numeric = import(&env, &refused[4].1).unwrap_err();
+    assert!(
+        numeric["message"]
+            .as_str()
+            .unwrap()
+            .contains("session_id is not a string"),
+        "{numeric}"
+    );
     let missing = import(&env, &d.join("nope.atif.json")).unwrap_err();
     assert_eq!(missing["kind"], "not_found", "{missing}");
     // Larger than the limit: refused by its size before a byte is parsed.

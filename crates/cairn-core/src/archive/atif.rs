@@ -198,11 +198,16 @@ pub fn check_file(path: &std::path::Path) -> crate::error::Result<Checked> {
             ));
         }
     }
-    let session_id = match obj.get("session_id").and_then(Value::as_str) {
-        Some(id) if printable_id(id) => id.to_owned(),
-        Some(_) => {
+    let session_id = match obj.get("session_id").filter(|v| !v.is_null()) {
+        Some(Value::String(id)) if printable_id(id) => id.clone(),
+        Some(Value::String(_)) => {
             return Err(refuse(
                 "its session_id is not a printable id of at most 256 characters".to_owned(),
+            ));
+        }
+        Some(_) => {
+            return Err(refuse(
+                "its session_id is not a string (ATIF writes it as one)".to_owned(),
             ));
         }
         None => return Err(refuse("it has no session_id".to_owned())),
