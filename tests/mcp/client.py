@@ -119,6 +119,16 @@ async def main():
                   "recall_propose: required fields")
             check(set(tools["recall_feedback"].input_schema.get("required", [])) >= {"entry_id", "verdict"},
                   "recall_feedback: required fields")
+            # What each tool does to the archive, for a client deciding what to run unasked: the
+            # four readers change nothing; the Recall tools add, never destroy; none reaches out.
+            for name, t in tools.items():
+                a = t.annotations
+                check(a is not None, f"{name}: no annotations")
+                check(a.open_world_hint is False, f"{name}: openWorldHint {a.open_world_hint}")
+                reads = name in {"skim", "show", "search", "why"}
+                check(a.read_only_hint is reads, f"{name}: readOnlyHint {a.read_only_hint}")
+                if not reads:
+                    check(a.destructive_hint is False, f"{name}: destructiveHint {a.destructive_hint}")
 
             for kind in ("wrote_line", "wrote_lines", "edited_path", "ai_note", "search"):
                 check(kind in (tools["why"].description or ""), f"why: description does not name the evidence {kind}")

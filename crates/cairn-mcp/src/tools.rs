@@ -236,6 +236,7 @@ pub struct SkimArgs {
     pub agent: Option<String>,
     /// Sessions per page (default 10, at most 50).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -254,6 +255,7 @@ pub struct ShowArgs {
     pub turn: Option<String>,
     /// Items per page: turns of a session, records of a turn (default 20, at most 100).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page (pages go back in time).
     #[serde(default)]
@@ -287,6 +289,7 @@ pub struct SearchArgs {
     pub until: Option<String>,
     /// Hits per page (default 20, at most 100).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -304,6 +307,7 @@ pub struct WhyArgs {
     pub mode: ModeArg,
     /// Sessions to return (default 5, at most 20).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 1, max = 20))]
     pub limit: Option<u32>,
 }
 
@@ -391,6 +395,7 @@ pub struct RecallQueryArgs {
     pub session: Option<String>,
     /// Entries per page (default 10, at most 50).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
     #[serde(default)]
@@ -405,6 +410,7 @@ pub struct RecallBriefArgs {
     pub query: String,
     /// The brief's budget in tokens (default 600, at most 8000).
     #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[schemars(range(min = 50, max = 8000))]
     pub max_tokens: Option<u32>,
     #[serde(default)]
     pub mode: ModeArg,
@@ -780,7 +786,8 @@ impl Server {
 impl Server {
     /// Catch up on a branch, pull request or change.
     #[tool(
-        description = "Catch up on a branch, pull request or change: the past agent sessions in this repository related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs; `agent` keeps one agent's sessions. Follow up with `show` on a session or turn address for detail."
+        description = "Catch up on a branch, pull request or change: the past agent sessions in this repository related to it (most recent first), why each is related (edited files that were committed, ran on the branch, …) with a confidence, and their turns abbreviated. Start here to learn what was already discussed, decided and tried. Without `target`, uses the branch checked out where this server runs; `agent` keeps one agent's sessions. Follow up with `show` on a session or turn address for detail.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn skim(&self, Parameters(a): Parameters<SkimArgs>) -> Res {
         let limit = page_size("skim", a.limit, SKIM_LIMIT)?;
@@ -885,7 +892,8 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). Long texts are cut and secrets are redacted."
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). Long texts are cut and secrets are redacted.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
         let limit = page_size("show", a.limit, SHOW_LIMIT)?;
@@ -1018,7 +1026,8 @@ impl Server {
 
     /// Search the archive.
     #[tool(
-        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built; turns captured since the last build are found by words only, counted in `vectors_pending`). Filter by agent, repo, branch and dates. A hit's snippet marks the words that matched **like this**; each hit has an address to `show`."
+        description = "Search everything agents and people wrote and ran in past sessions: prompts, replies, tool calls and their output. Lexical (default) matches every word; hybrid adds meaning (needs embeddings built; turns captured since the last build are found by words only, counted in `vectors_pending`). Filter by agent, repo, branch and dates. A hit's snippet marks the words that matched **like this**; each hit has an address to `show`.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn search(&self, Parameters(a): Parameters<SearchArgs>) -> Res {
         let limit = page_size("search", a.limit, SEARCH_LIMIT)?;
@@ -1082,7 +1091,8 @@ impl Server {
 
     /// Why is this here.
     #[tool(
-        description = "Why is this here: the past agent sessions and turns behind a commit, lines of a file (`path:40-52`, traced through git blame to the edit that wrote them) or a description, ranked, each with its evidence (a link's, wrote_line, wrote_lines, edited_path, ai_note: a Git AI authorship note on the commit names the session, search) and a confidence. Turn and session addresses open with `show`."
+        description = "Why is this here: the past agent sessions and turns behind a commit, lines of a file (`path:40-52`, traced through git blame to the edit that wrote them) or a description, ranked, each with its evidence (a link's, wrote_line, wrote_lines, edited_path, ai_note: a Git AI authorship note on the commit names the session, search) and a confidence. Turn and session addresses open with `show`.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn why(&self, Parameters(a): Parameters<WhyArgs>) -> Res {
         let limit = page_size("why", a.limit, WHY_LIMIT)?;
@@ -1146,7 +1156,13 @@ impl Server {
 
     /// Ask Recall.
     #[tool(
-        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`."
+        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     fn recall_query(&self, Parameters(a): Parameters<RecallQueryArgs>) -> Res {
         let limit = page_size("recall_query", a.limit, RECALL_LIMIT)?;
@@ -1193,7 +1209,13 @@ impl Server {
 
     /// A packed brief.
     #[tool(
-        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, with their ids and evidence addresses. Use at the start of a task; `recall_query` for more."
+        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, with their ids and evidence addresses. Use at the start of a task; `recall_query` for more.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     fn recall_brief(&self, Parameters(a): Parameters<RecallBriefArgs>) -> Res {
         let tokens = match a.max_tokens {
@@ -1269,7 +1291,13 @@ impl Server {
 
     /// Propose an entry.
     #[tool(
-        description = "Propose a Recall entry you learned in this session (a fact, decision, procedure, debugging method, warning, preference or open question), citing the records that support it. It lands unreviewed in the person's inbox and is never served as trusted until they accept it. The same proposal twice is one entry; a session may propose at most 20."
+        description = "Propose a Recall entry you learned in this session (a fact, decision, procedure, debugging method, warning, preference or open question), citing the records that support it. It lands unreviewed in the person's inbox and is never served as trusted until they accept it. The same proposal twice is one entry; a session may propose at most 20.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn recall_propose(
         &self,
@@ -1352,7 +1380,13 @@ impl Server {
 
     /// Rate an entry.
     #[tool(
-        description = "Tell Recall whether an entry you used was helpful or wrong (with a note saying why). It goes to the measurement ledger the person reviews; it does not change the entry."
+        description = "Tell Recall whether an entry you used was helpful or wrong (with a note saying why). It goes to the measurement ledger the person reviews; it does not change the entry.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn recall_feedback(
         &self,

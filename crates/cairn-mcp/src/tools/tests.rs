@@ -1070,3 +1070,61 @@ fn an_empty_skim_says_why_and_what_to_call() {
         "{all}"
     );
 }
+
+/// Each tool's schema announces the range its `limit` (and the brief's `max_tokens`) takes, the
+/// one the tool enforces: the least and the most are answered, one past either is refused.
+#[test]
+fn the_schemas_announce_the_ranges_the_tools_take() {
+    use super::{
+        BRIEF_TOKENS, RECALL_LIMIT, RecallBriefArgs, RecallQueryArgs, SEARCH_LIMIT, SHOW_LIMIT,
+        SKIM_LIMIT, SearchArgs, ShowArgs, SkimArgs, WHY_LIMIT, WhyArgs,
+    };
+    let range = |schema: Value, field: &str| {
+        let p = &schema["properties"][field];
+        (p["minimum"].as_u64(), p["maximum"].as_u64())
+    };
+    for (tool, schema, field, (min, max)) in [
+        ("skim", schema::<SkimArgs>(), "limit", (1u32, SKIM_LIMIT.1)),
+        ("show", schema::<ShowArgs>(), "limit", (1, SHOW_LIMIT.1)),
+        (
+            "search",
+            schema::<SearchArgs>(),
+            "limit",
+            (1, SEARCH_LIMIT.1),
+        ),
+        ("why", schema::<WhyArgs>(), "limit", (1, WHY_LIMIT.1)),
+        (
+            "recall_query",
+            schema::<RecallQueryArgs>(),
+            "limit",
+            (1, RECALL_LIMIT.1),
+        ),
+        (
+            "recall_brief",
+            schema::<RecallBriefArgs>(),
+            "max_tokens",
+            (50, BRIEF_TOKENS.1),
+        ),
+    ] {
+        assert_eq!(
+            range(schema, field),
+            (Some(u64::from(min)), Some(u64::from(max))),
+            "{tool}.{field}"
+        );
+    }
+    // The tools hold to them.
+    let f = fixture();
+    let limit = |n: u32| settled(skim(&f.server, json!({"target": "main", "limit": n})));
+    assert!(!limit(1).unwrap().0 && !limit(SKIM_LIMIT.1).unwrap().0);
+    assert!(limit(0).unwrap().0 && limit(SKIM_LIMIT.1 + 1).unwrap().0);
+    let brief = |n: u32| {
+        settled(
+            f.server
+                .recall_brief(args(json!({"max_tokens": n})).unwrap()),
+        )
+        .unwrap()
+        .0
+    };
+    assert!(!brief(50) && !brief(BRIEF_TOKENS.1));
+    assert!(brief(49) && brief(BRIEF_TOKENS.1 + 1));
+}
