@@ -362,6 +362,33 @@ fn times_are_printed_on_the_persons_clock() {
     assert!(east[11..16] == shown, "{utc} in UTC+3: {east}");
 }
 
+/// A day given as `--until` counts whole: `--since D --until D` is that day; a `--since` after
+/// the `--until` is refused rather than answered with nothing.
+#[test]
+fn search_until_a_day_includes_it_and_a_backwards_range_is_refused() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let hit = &env.json(&["search", "phoenix", "--limit", "1"])[0];
+    let day = &hit["timestamp"].as_str().unwrap()[..10];
+    let that_day = env.json(&["search", "phoenix", "--since", day, "--until", day]);
+    let hits = that_day.as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter()
+            .all(|h| h["timestamp"].as_str().unwrap().starts_with(day))
+    );
+    let out = env.run(&[
+        "search",
+        "phoenix",
+        "--since",
+        "2026-03-02",
+        "--until",
+        "2026-03-01",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("swap them"));
+}
+
 #[test]
 fn sync_shows_progress_when_asked() {
     let env = Env::new().with_fixtures();

@@ -172,7 +172,7 @@ enum Command {
         /// Only records at or after this time (YYYY-MM-DD or RFC 3339).
         #[arg(long)]
         since: Option<String>,
-        /// Only records before this time (YYYY-MM-DD or RFC 3339).
+        /// Only records before this time (RFC 3339), or up to the end of this day (YYYY-MM-DD).
         #[arg(long)]
         until: Option<String>,
         /// Rank sessions instead of records: by their best turns, the files they edited and

@@ -333,6 +333,15 @@ pub fn time_bound(text: &str) -> Option<String> {
     rfc3339(t).map(Cow::into_owned)
 }
 
+/// The day after `day` (`YYYY-MM-DD`), as written; `None` when `day` is no such date.
+pub fn day_after(day: &str) -> Option<String> {
+    if day.len() != 10 {
+        return None;
+    }
+    let d: jiff::civil::Date = day.parse().ok()?;
+    d.tomorrow().ok().map(|t| t.to_string())
+}
+
 /// A stored timestamp for a person, on the clock of `zone` (the person's own, as the desktop
 /// shows it): `2026-02-12 10:31`; `None` when it is not RFC 3339 (an archive written before
 /// timestamps were checked may hold anything).
@@ -563,6 +572,16 @@ mod tests {
             short_time("2026-02-12T22:31:05Z", &east).as_deref(),
             Some("2026-02-13 01:31")
         );
+    }
+
+    #[test]
+    fn the_day_after_a_day() {
+        assert_eq!(day_after("2026-02-28").as_deref(), Some("2026-03-01"));
+        assert_eq!(day_after("2028-02-28").as_deref(), Some("2028-02-29"));
+        assert_eq!(day_after("2026-12-31").as_deref(), Some("2027-01-01"));
+        for not in ["2026-02-30", "2026-02-10T10:00:00Z", "tomorrow", ""] {
+            assert_eq!(day_after(not), None, "{not}");
+        }
     }
 
     #[test]

@@ -284,7 +284,7 @@ pub struct SearchArgs {
     /// Only records at or after this time (`YYYY-MM-DD` or RFC 3339).
     #[serde(default)]
     pub since: Option<String>,
-    /// Only records before this time (`YYYY-MM-DD` or RFC 3339).
+    /// Only records before this time (RFC 3339), or up to the end of this day (`YYYY-MM-DD`).
     #[serde(default)]
     pub until: Option<String>,
     /// Hits per page (default 20, at most 100).

@@ -394,8 +394,10 @@ impl Cairn {
 
 /// `query` with its `since` and `until` as stored times compare with them
 /// ([`crate::text::time_bound`]; blank is none), or an error naming the one that is no date:
-/// compared as written, `yesterday` or `2026-13-45` would find nothing and say nothing. Its
-/// branch as sessions record it ([`branch_filter`]).
+/// compared as written, `yesterday` or `2026-13-45` would find nothing and say nothing. A day
+/// given as `until` counts whole (`--since 2026-03-01 --until 2026-03-01` is that day); a
+/// `since` after the `until` is refused, since nothing could match. Its branch as sessions
+/// record it ([`branch_filter`]).
 fn read_filters(query: &SearchQuery) -> Result<SearchQuery> {
     let bound = |name: &str, value: &Option<String>| match value.as_deref().map(str::trim) {
         None | Some("") => Ok(None),
@@ -406,9 +408,21 @@ fn read_filters(query: &SearchQuery) -> Result<SearchQuery> {
             ))
         }),
     };
+    let since = bound("since", &query.since)?;
+    // Compared with `<`: a day's bound is the next day.
+    let until = bound("until", &query.until)?.map(|u| crate::text::day_after(&u).unwrap_or(u));
+    if let (Some(s), Some(u)) = (&since, &until)
+        && s >= u
+    {
+        return Err(Error::Invalid(format!(
+            "since {} is not before until {}: nothing could match; swap them",
+            crate::text::one_line(query.since.as_deref().unwrap_or_default(), 40),
+            crate::text::one_line(query.until.as_deref().unwrap_or_default(), 40)
+        )));
+    }
     Ok(SearchQuery {
-        since: bound("since", &query.since)?,
-        until: bound("until", &query.until)?,
+        since,
+        until,
         branch: query.branch.as_deref().map(branch_filter),
         ..query.clone()
     })
