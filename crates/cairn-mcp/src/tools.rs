@@ -1278,7 +1278,7 @@ impl Server {
                 }))
             })
             .collect::<Result<Vec<_>, ErrorData>>()?;
-        let body = json!({
+        let mut body = json!({
             "query_id": resp.query_id,
             "text": text,
             "estimated_tokens": estimated_tokens,
@@ -1286,6 +1286,14 @@ impl Server {
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
         });
+        // Entries matched but none fit: say so, or an empty brief reads as "nothing known".
+        if packed_ids.is_empty() && omitted > 0 {
+            body["hint"] = Value::String(format!(
+                "{omitted} matching {} did not fit in {tokens} tokens; ask again with a larger `max_tokens` (the default is {}), or use `recall_query`",
+                if omitted == 1 { "entry" } else { "entries" },
+                BRIEF_TOKENS.0
+            ));
+        }
         self.answer("recall_brief", body, "entries", entries, 0, false)
     }
 

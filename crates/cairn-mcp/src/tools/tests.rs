@@ -1128,3 +1128,35 @@ fn the_schemas_announce_the_ranges_the_tools_take() {
     assert!(!brief(50) && !brief(BRIEF_TOKENS.1));
     assert!(brief(49) && brief(BRIEF_TOKENS.1 + 1));
 }
+
+/// A brief whose budget holds none of the entries that matched says so and how to ask again,
+/// rather than reading as "Recall knows nothing".
+#[test]
+fn a_brief_too_small_for_any_entry_says_so() {
+    let f = fixture();
+    // An entry of a long procedure, more than 50 tokens however it is packed (its title alone).
+    let steps = "Stop the app, back up the database, run make migrate, check the schema version, start the app again. ".repeat(4);
+    let entry = json!({"candidate_id": "m2", "session_id": "x1", "type": "procedure",
+        "scope": "project", "title": format!("Run the migrations safely: {}", "stop, back up, migrate, check, start; ".repeat(4)), "body": steps,
+        "transferable": true, "provenance_ok": true, "label": "correct",
+        "evidence": {"ordinal_start": 0, "ordinal_end": 0, "snippets": ["migrations"]}});
+    let report = Cairn::open(f._tmp.path().join("data"))
+        .unwrap()
+        .recall_import(&format!("{entry}\n"), false)
+        .unwrap();
+    assert_eq!(report.imported, 1, "{report:?}");
+    let brief = |v: Value| body(f.server.recall_brief(args(v).unwrap()));
+    let tight = brief(json!({"query": "safely", "max_tokens": 50}));
+    assert!(tight["entries"].as_array().unwrap().is_empty(), "{tight}");
+    assert!(tight["omitted"].as_u64().unwrap() >= 1, "{tight}");
+    assert!(
+        tight["hint"]
+            .as_str()
+            .unwrap()
+            .contains("larger `max_tokens`"),
+        "{tight}"
+    );
+    let roomy = brief(json!({"query": "safely"}));
+    assert!(!roomy["entries"].as_array().unwrap().is_empty(), "{roomy}");
+    assert!(roomy.get("hint").is_none(), "{roomy}");
+}
