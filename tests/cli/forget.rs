@@ -336,3 +336,43 @@ fn a_forget_killed_at_random_points_leaves_a_consistent_archive() {
     assert_eq!(after.2, 0);
     assert_eq!(retained_files(&env.data()), 0);
 }
+
+/// A forget by the agent's session id keeps another session that carries the same id (an ATIF
+/// import of it), and says which, so the person can forget that one too.
+#[test]
+fn a_forget_by_id_names_the_other_sessions_with_that_id() {
+    let env = crate::export::synced();
+    let file = env.root.path().join("small.atif.json");
+    crate::export::export(
+        &env,
+        &[
+            crate::export::SMALL,
+            "--format",
+            "atif",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    let imported = env.json(&["import", file.to_str().unwrap()]);
+    let copy = imported["session_key"].as_str().unwrap().to_owned();
+    let listed = String::from_utf8(
+        env.run(&["forget", crate::export::SMALL, "--dry-run"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        listed.contains("Kept: 1 other session with the same session id") && listed.contains(&copy),
+        "{listed}"
+    );
+    let plan = env.json(&["forget", crate::export::SMALL, "--dry-run"]);
+    assert_eq!(
+        plan["would_remove"]["same_id_kept"],
+        json!([copy]),
+        "{plan}"
+    );
+    // The copy's forget, by its key, names the captured session it came from.
+    let plan = env.json(&["forget", &copy, "--dry-run"]);
+    let kept = plan["would_remove"]["same_id_kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{plan}");
+    assert_ne!(kept[0], json!(copy));
+}

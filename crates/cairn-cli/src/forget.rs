@@ -42,12 +42,7 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
         writeln!(
             out,
             "  {}  {:<7} {}",
-            clean(
-                s.started_at
-                    .as_deref()
-                    .and_then(|t| t.get(..16))
-                    .unwrap_or("(no time)    ")
-            ),
+            render::short_time(s.started_at.as_deref()),
             clean(&s.agent),
             clean(&cairn_core::text::one_line(
                 s.title.as_deref().unwrap_or("(untitled)"),
@@ -64,6 +59,23 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
         plural(plan.vectors, "vector"),
         plural(plan.links, "link")
     )?;
+    if !plan.same_id_kept.is_empty() {
+        writeln!(
+            out,
+            "Kept: {} with the same session id (an import or a teammate's copy); forget {} by key: {}",
+            plural(plan.same_id_kept.len(), "other session"),
+            if plan.same_id_kept.len() == 1 {
+                "it"
+            } else {
+                "each"
+            },
+            plan.same_id_kept
+                .iter()
+                .map(|k| clean(k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
     if plan.recall_evidence > 0 {
         writeln!(
             out,

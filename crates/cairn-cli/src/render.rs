@@ -99,7 +99,7 @@ impl serde_json::ser::Formatter for InertFormatter {
 /// else the system's zone), as the desktop shows times; `unknown time` when absent or not
 /// RFC 3339 (an archive from before timestamps were checked may hold anything). JSON keeps
 /// the stored UTC time.
-fn short_time(ts: Option<&str>) -> String {
+pub(crate) fn short_time(ts: Option<&str>) -> String {
     static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
     let zone = ZONE.get_or_init(jiff::tz::TimeZone::system);
     ts.and_then(|t| cairn_core::text::short_time(t, zone))

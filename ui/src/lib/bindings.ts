@@ -1078,6 +1078,11 @@ export type ForgetPlan_Deserialize = {
 	recall_evidence: number,
 	recall_entries: ForgetEntry[],
 	insight_reports: ForgetReport[],
+	/**
+	 *  Sessions this forget keeps that carry the agent's session id of one it removes (an
+	 *  imported trajectory of it, a teammate's copy): their keys, to forget them too.
+	 */
+	same_id_kept: string[],
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
 };
@@ -1095,6 +1100,11 @@ export type ForgetPlan_Serialize = {
 	recall_evidence: number,
 	recall_entries: ForgetEntry[],
 	insight_reports: ForgetReport[],
+	/**
+	 *  Sessions this forget keeps that carry the agent's session id of one it removes (an
+	 *  imported trajectory of it, a teammate's copy): their keys, to forget them too.
+	 */
+	same_id_kept: string[],
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
 };

@@ -910,6 +910,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           recall_evidence: 1,
           recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, stays_archived: false }],
           insight_reports: [],
+          same_id_kept: [],
           allow_reimport: false,
         };
         return cmd === 'forget_preview'

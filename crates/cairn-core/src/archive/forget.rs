@@ -122,6 +122,28 @@ pub fn held(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Held> {
     })
 }
 
+/// The keys of the sessions `sessions` leave behind that carry the agent's session id of one of
+/// them (an imported trajectory of it, a teammate's pulled copy): a forget by that id keeps
+/// them, and says so.
+pub fn same_id_kept(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Vec<String>> {
+    if sessions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = placeholders(sessions.len());
+    conn.prepare(&format!(
+        "SELECT o.session_key FROM sessions o
+         WHERE o.session_id IN (SELECT session_id FROM sessions
+                                WHERE id IN ({list}) AND session_id IS NOT NULL)
+           AND o.id NOT IN ({list})
+         ORDER BY o.session_key"
+    ))?
+    .query_map(
+        params_from_iter(sessions.iter().chain(sessions.iter())),
+        |r| r.get(0),
+    )?
+    .collect()
+}
+
 /// The turn row ids of `sessions` (the semantic room's vectors are keyed by them).
 pub fn turn_ids(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Vec<i64>> {
     if sessions.is_empty() {

@@ -67,6 +67,9 @@ pub struct ForgetPlan {
     pub recall_evidence: u32,
     pub recall_entries: Vec<ForgetEntry>,
     pub insight_reports: Vec<ForgetReport>,
+    /// Sessions this forget keeps that carry the agent's session id of one it removes (an
+    /// imported trajectory of it, a teammate's copy): their keys, to forget them too.
+    pub same_id_kept: Vec<String>,
     /// Whether the next sync may import the files again.
     pub allow_reimport: bool,
 }
@@ -184,6 +187,7 @@ impl Cairn {
                     .into_iter()
                     .map(|(id, title)| ForgetReport { id, title })
                     .collect(),
+                same_id_kept: archive::forget::same_id_kept(conn, &ids)?,
                 allow_reimport: req.allow_reimport,
             })
         })();
