@@ -201,8 +201,14 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert_eq!(integrity, "ok");
     drop(db);
 
-    // The tombstone holds: the transcript is still on disk, and sync does not bring it back.
-    env.ok(&["sync"]);
+    // The tombstone holds: the transcript is still on disk, and sync does not bring it back;
+    // it says it passed a forgotten file over.
+    let synced = env.ok(&["sync"]);
+    assert!(
+        synced.contains("(1 forgotten file passed over)"),
+        "{synced}"
+    );
+    assert_eq!(env.json(&["sync"])["forgotten_skipped"], 1);
     assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
     // Until the person allows it: forget again with --allow-reimport lifts it for that file.
     plant(&env, "second-marked");

@@ -118,9 +118,19 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
     } else {
         String::new()
     };
+    // Forgotten transcripts still on disk are found and passed over: said, or new lines
+    // written to them would vanish without a word.
+    let forgotten = if r.forgotten_skipped > 0 {
+        format!(
+            " ({} passed over)",
+            plural(r.forgotten_skipped, "forgotten file")
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "Scanned {}: {}{subagents}, {} updated, {} added ({:.1} MB read).",
+        "Scanned {}{forgotten}: {}{subagents}, {} updated, {} added ({:.1} MB read).",
         plural(r.files_scanned, "file"),
         plural(r.sessions_added, "new session"),
         r.sessions_updated,

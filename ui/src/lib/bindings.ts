@@ -3528,6 +3528,11 @@ export type SyncReport = SyncReport_Serialize | SyncReport_Deserialize;
 /**  What a sync or hook did. */
 export type SyncReport_Deserialize = {
 	files_scanned: number,
+	/**
+	 *  Transcript files found that a forget keeps out (a tombstone): not read, though they
+	 *  are still on disk and may have grown.
+	 */
+	forgotten_skipped: number,
 	/**  New sessions as `cairn sessions` lists them: sub-agents and compactions are not. */
 	sessions_added: number,
 	/**  New sub-agent and compaction sessions (listed under their parent). */
@@ -3550,6 +3555,11 @@ export type SyncReport_Deserialize = {
 /**  What a sync or hook did. */
 export type SyncReport_Serialize = {
 	files_scanned: number,
+	/**
+	 *  Transcript files found that a forget keeps out (a tombstone): not read, though they
+	 *  are still on disk and may have grown.
+	 */
+	forgotten_skipped: number,
 	/**  New sessions as `cairn sessions` lists them: sub-agents and compactions are not. */
 	sessions_added: number,
 	/**  New sub-agent and compaction sessions (listed under their parent). */

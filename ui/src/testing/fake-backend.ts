@@ -705,7 +705,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           : null;
         // The sync captured them: the next one finds nothing at risk.
         expiring = false;
-        const report: SyncReport = { files_scanned: 8, sessions_added: sessions === 0 ? 6 : 0, subagents_added: 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [], retention, retention_warning };
+        const report: SyncReport = { files_scanned: 8, forgotten_skipped: 0, sessions_added: sessions === 0 ? 6 : 0, subagents_added: 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [], retention, retention_warning };
         if (sessions === 0) sessions = 6;
         return report;
       }

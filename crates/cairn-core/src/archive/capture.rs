@@ -109,6 +109,9 @@ pub struct Warning {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SyncReport {
     pub files_scanned: u32,
+    /// Transcript files found that a forget keeps out (a tombstone): not read, though they
+    /// are still on disk and may have grown.
+    pub forgotten_skipped: u32,
     /// New sessions as `cairn sessions` lists them: sub-agents and compactions are not.
     pub sessions_added: u32,
     /// New sub-agent and compaction sessions (listed under their parent).
@@ -429,12 +432,15 @@ impl Tally {
         }
     }
 
+    /// The report of `files` read, `forgotten` more found and kept out by a forget.
     fn finish(
         mut self,
         conn: &rusqlite::Connection,
         files: usize,
+        forgotten: usize,
     ) -> Result<(SyncReport, Touched)> {
         self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
+        self.report.forgotten_skipped = u32::try_from(forgotten).unwrap_or(u32::MAX);
         // Counted once every file is in: a sub-agent read before its parent is listed on its
         // own until then.
         let listed = super::store::count_listed(conn, self.added.iter().map(String::as_str))
@@ -473,7 +479,7 @@ pub(crate) fn capture_files(
     for file in &kept {
         capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
     }
-    tally.finish(store.conn(), files.len())
+    tally.finish(store.conn(), kept.len(), files.len() - kept.len())
 }
 
 fn capture_one_locked(
@@ -562,6 +568,7 @@ pub fn capture_many(
     progress: &dyn Progress,
 ) -> Result<(SyncReport, Touched)> {
     let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
+    let forgotten = files.len() - kept.len();
     let files = kept.as_slice();
     let states: HashMap<String, SourceState> = store
         .all_source_states()?
@@ -701,5 +708,5 @@ pub fn capture_many(
         }
     }
     progress.finish();
-    tally.finish(store.conn(), files.len())
+    tally.finish(store.conn(), files.len(), forgotten)
 }
