@@ -12,10 +12,14 @@ pub const MAX_BYTES: usize = 48 * 1024;
 /// record for the rest is not offered: the archive keeps what the agent wrote, not more).
 pub const MAX_STRING: usize = 2_000;
 
-/// How strings leave: paths inside `repo_root` made relative, the rest of the file system hidden.
+/// How strings leave: paths inside `repo_root` (or another worktree of its repository) made
+/// relative, the rest of the file system hidden.
 #[derive(Debug, Clone, Default)]
 pub struct Outbound {
     pub repo_root: Option<String>,
+    /// The other worktrees of the repository: their sessions are this repository's (`skim`
+    /// lists them), so their paths read as relative too.
+    pub worktrees: Vec<String>,
     pub home: Option<String>,
 }
 
@@ -24,12 +28,14 @@ impl Outbound {
     /// recognise).
     pub fn text(&self, s: &str) -> String {
         let mut findings = Vec::new();
-        let out = Redactor::global().outbound_text(
-            s,
-            self.repo_root.as_deref(),
-            self.home.as_deref(),
-            &mut findings,
-        );
+        let roots: Vec<&str> = self
+            .repo_root
+            .iter()
+            .chain(&self.worktrees)
+            .map(String::as_str)
+            .collect();
+        let out =
+            Redactor::global().outbound_text_within(s, &roots, self.home.as_deref(), &mut findings);
         match out.char_indices().nth(MAX_STRING) {
             Some((cut, _)) => format!("{}…", &out[..cut]),
             None => out,

@@ -46,15 +46,25 @@ struct Counts {
 
 impl Session {
     pub fn new(cairn: Cairn, cwd: &Path) -> Session {
-        let repo_root = cairn_core::git::repo::Repo::discover(cwd)
-            .ok()
-            .map(|r| r.root.to_string_lossy().into_owned());
+        let repo = cairn_core::git::repo::Repo::discover(cwd).ok();
+        let repo_root = repo.as_ref().map(|r| r.root.to_string_lossy().into_owned());
+        let worktrees = repo
+            .as_ref()
+            .map(|r| {
+                r.worktree_roots()
+                    .into_iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .filter(|p| Some(p) != repo_root.as_ref())
+                    .collect()
+            })
+            .unwrap_or_default();
         Session {
             no_archive: cairn.holds_no_archive(),
             cairn,
             cwd: cwd.to_owned(),
             outbound: bound::Outbound {
                 repo_root,
+                worktrees,
                 home: dirs_home(),
             },
             id: uuid::Uuid::new_v4().to_string(),

@@ -407,11 +407,33 @@ impl Redactor {
         home: Option<&str>,
         out: &mut Vec<Finding>,
     ) -> String {
+        self.outbound_text_within(s, repo_root.as_slice(), home, out)
+    }
+
+    /// [`Redactor::outbound_text`] with several roots a path may be inside (a repository's
+    /// worktrees): a path under one is made relative to it.
+    pub fn outbound_text_within(
+        &self,
+        s: &str,
+        roots: &[&str],
+        home: Option<&str>,
+        out: &mut Vec<Finding>,
+    ) -> String {
         let cleaned = self.redact_printable(s, "", out);
         let s = cleaned.as_str();
-        let repo_root = repo_root
+        let roots: Vec<&str> = roots
+            .iter()
             .map(|r| r.trim_end_matches('/'))
-            .filter(|r| !r.is_empty());
+            .filter(|r| !r.is_empty())
+            .collect();
+        // The deepest root a path is under (a worktree kept inside the repository's folder).
+        let root_of = |tok: &str| {
+            roots
+                .iter()
+                .copied()
+                .filter(|r| is_under(tok, r))
+                .max_by_key(|r| r.len())
+        };
         let home = home
             .map(|h| h.trim_end_matches('/'))
             .filter(|h| !h.is_empty());
@@ -433,7 +455,7 @@ impl Redactor {
         // (`a + k`, unless the token was read with escapes decoded).
         let mut path_edit =
             |tok: &str, a: usize, z: usize, at: &dyn Fn(usize) -> usize, edits: &mut Vec<_>| {
-                if let Some(root) = repo_root.filter(|r| is_under(tok, r)) {
+                if let Some(root) = root_of(tok) {
                     let (cut, rest) = match root.len() + 1 {
                         k if k >= tok.len() => (z, "."),
                         k => (at(k), ""),
@@ -1761,6 +1783,29 @@ mod tests {
         // aho-corasick drops Teddy above 64 patterns (`packed::teddy::builder`).
         let n = r().matcher.automaton_patterns();
         assert!(n <= 64, "{n} automaton patterns");
+    }
+
+    /// A repository's worktrees are inside it: a path under any of them reads relative to the
+    /// deepest that holds it; one under none is still hidden.
+    #[test]
+    fn outbound_paths_within_worktrees() {
+        let roots = [
+            "/home/ann/repo",
+            "/home/ann/repo-wt/fix",
+            "/home/ann/repo/.wt/b",
+        ];
+        let text = r().outbound_text_within(
+            "/home/ann/repo/a.rs /home/ann/repo-wt/fix/lib/b.ex /home/ann/repo/.wt/b/c.py /home/ann/repo-wt/other/d.rs",
+            &roots,
+            Some("/home/ann"),
+            &mut Vec::new(),
+        );
+        assert_eq!(text, "a.rs lib/b.ex c.py [REDACTED:path]");
+        // One root: as outbound_text reads it.
+        assert_eq!(
+            r().outbound_text_within("/r/x.rs", &["/r"], None, &mut Vec::new()),
+            r().outbound_text("/r/x.rs", Some("/r"), None, &mut Vec::new())
+        );
     }
 
     #[test]

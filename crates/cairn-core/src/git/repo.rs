@@ -275,6 +275,20 @@ impl Repo {
         run_git(&self.root, args)
     }
 
+    /// The roots of every worktree of this repository (this one's too), as git lists them
+    /// (NUL-separated, so any folder name reads whole); a bare main folder is not one. Empty
+    /// when git cannot say (a git older than 2.36 has no `-z` here).
+    pub fn worktree_roots(&self) -> Vec<PathBuf> {
+        let Ok(list) = self.git(&["worktree", "list", "--porcelain", "-z"]) else {
+            return Vec::new();
+        };
+        list.split("\0\0")
+            .filter(|record| !record.split('\0').any(|field| field == "bare"))
+            .filter_map(|record| record.split('\0').next()?.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .collect()
+    }
+
     pub fn head(&self) -> Result<Head> {
         let symbolic = self.git(&["symbolic-ref", "-q", "HEAD"]).ok();
         let commit = self
@@ -922,6 +936,53 @@ mod tests {
         assert!(may_be_in_worktree(&here), "the tests run in a worktree");
         for relative in [".", "..", "src", "../.."] {
             assert!(!may_be_in_worktree(Path::new(relative)), "{relative}");
+        }
+    }
+
+    /// Every worktree of a repository, from the main one or a linked one, a folder name with
+    /// a space in it read whole (and, listed from the main one, a newline).
+    #[test]
+    fn worktree_roots_lists_every_worktree() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        std::fs::create_dir(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"], None);
+        git(
+            &main,
+            &["commit", "-q", "--allow-empty", "-m", "first"],
+            None,
+        );
+        let linked = dir.path().join("linked odd");
+        git(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "fix",
+                linked.to_str().unwrap(),
+            ],
+            None,
+        );
+        let odd = dir.path().join("line\nbreak");
+        git(
+            &main,
+            &["worktree", "add", "-q", "-b", "odd", odd.to_str().unwrap()],
+            None,
+        );
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap();
+        for from in [&main, &linked] {
+            let mut roots: Vec<PathBuf> = Repo::discover(from)
+                .unwrap()
+                .worktree_roots()
+                .iter()
+                .map(|p| canon(p))
+                .collect();
+            roots.sort();
+            let mut want = vec![canon(&main), canon(&linked), canon(&odd)];
+            want.sort();
+            assert_eq!(roots, want, "from {}", from.display());
         }
     }
 
