@@ -108,19 +108,38 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
         corrupt.message.contains("not a database") && !corrupt.message.contains("FTS5"),
         "{corrupt:?}"
     );
-    // Without --json the same failure is still one line and its hint, for a person; `doctor`
-    // says the same.
-    for args in [&["sessions"][..], &["doctor"]] {
-        let human = env.run(args);
-        assert_eq!(human.status.code(), Some(1));
-        let stderr = String::from_utf8(human.stderr).unwrap();
-        assert!(
-            stderr.starts_with("cairn: cannot open the archive")
-                && stderr.contains("\nhint: ")
-                && stderr.contains("aside"),
-            "{stderr}"
-        );
-    }
+    // Without --json the same failure is one line, its hint after it, for a person.
+    let human = env.run(&["sessions"]);
+    assert_eq!(human.status.code(), Some(1));
+    let stderr = String::from_utf8(human.stderr).unwrap();
+    assert!(
+        stderr.starts_with("cairn: cannot open the archive")
+            && stderr.contains("; hint: ")
+            && stderr.contains("aside")
+            && stderr.trim_end().lines().count() == 1,
+        "{stderr}"
+    );
+    // `doctor` runs all the same, fails the archive check with the same way back (not the
+    // recovery recipe: nothing of a file that is no database can be recovered) and writes
+    // nothing.
+    let doctor = env.run(&["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    let report = String::from_utf8(doctor.stdout).unwrap();
+    let archive = report
+        .lines()
+        .find(|l| l.contains(" archive "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        archive.starts_with("FAIL")
+            && archive.contains("not a database")
+            && archive.contains("aside")
+            && !archive.contains(".recover"),
+        "{archive}"
+    );
+    assert_eq!(
+        std::fs::read(env.data().join("cairn.db")).unwrap(),
+        b"not a database, not at all"
+    );
 }
 
 #[test]

@@ -523,9 +523,14 @@ fn print_error(report: &ErrorReport, json: bool) {
         // Nothing is left to tell if stderr itself is gone.
         let _ = render::json(&mut err, report);
     } else {
-        say_err!("cairn: {}", render::clean(&report.message));
-        if let Some(hint) = &report.hint {
-            say_err!("hint: {}", render::clean(hint));
+        // One line (the CLI's contract): what failed, then what to do.
+        match &report.hint {
+            Some(hint) => say_err!(
+                "cairn: {}; hint: {}",
+                render::clean(&report.message),
+                render::clean(hint)
+            ),
+            None => say_err!("cairn: {}", render::clean(&report.message)),
         }
     }
 }

@@ -16,8 +16,20 @@ impl Cairn {
     /// It creates nothing: a data dir that holds no archive yet is checked as an empty one and
     /// said to be so (a mistyped `--data-dir` is not left behind as a new archive).
     pub fn doctor_at(data_dir: impl Into<std::path::PathBuf>) -> crate::Result<DoctorReport> {
-        let (cairn, config_error) = Cairn::open_to_check(data_dir.into())?;
+        let (cairn, config_error, unopened) = Cairn::open_to_check(data_dir.into())?;
         let mut report = cairn.doctor();
+        // A file that is no database at all: SQLite cannot recover anything from it, so the
+        // way back is the error's own (move it aside, sync again), not the recovery recipe.
+        if let Some(e @ crate::Error::Db { source, .. }) = &unopened
+            && source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase)
+            && let Some(check) = report.checks.iter_mut().find(|c| c.name == "archive")
+        {
+            check.status = Status::Fail;
+            check.detail = match e.hint() {
+                Some(hint) => format!("{e}; {hint}"),
+                None => e.to_string(),
+            };
+        }
         if let Some(e) = config_error {
             // The first check is the config's: it did not load.
             let failed = Check {

@@ -28,8 +28,8 @@ impl Cairn {
         let data_dir = data_dir.into();
         if !data_dir.join(crate::store::DB_FILE).exists() {
             return match Cairn::open_to_check(data_dir)? {
-                (_, Some(config_error)) => Err(config_error),
-                (cairn, None) => Ok(cairn),
+                (_, Some(config_error), _) => Err(config_error),
+                (cairn, None, _) => Ok(cairn),
             };
         }
         let cairn = Cairn::open(data_dir)?;

@@ -40,14 +40,18 @@ impl Cairn {
     /// fresh machine, a mistyped `--data-dir`) is read as an empty one kept in memory, and the
     /// facade is read-only. What `doctor` checks with.
     ///
-    /// A database too damaged to open (a truncated file) is read the same way, so the checks
-    /// still run and the archive's own check can say what is wrong and how to recover.
-    pub(crate) fn open_to_check(data_dir: PathBuf) -> Result<(Cairn, Option<Error>)> {
+    /// A database too damaged to open (a truncated file, one that is no database) is read the
+    /// same way, so the checks still run; the error it gave is the third part, for the
+    /// archive's own check to say what is wrong and how to recover.
+    pub(crate) fn open_to_check(
+        data_dir: PathBuf,
+    ) -> Result<(Cairn, Option<Error>, Option<Error>)> {
         let db = data_dir.join(DB_FILE);
+        let mut unopened = None;
         if db.exists() {
             match Cairn::open_despite_config(data_dir.clone()) {
-                Err(e) if e.kind() == crate::error::ErrorKind::Corrupt => {}
-                opened => return opened,
+                Err(e) if e.kind() == crate::error::ErrorKind::Corrupt => unopened = Some(e),
+                opened => return opened.map(|(cairn, config)| (cairn, config, None)),
             }
         }
         let (config, config_error) = match Config::load(&data_dir) {
@@ -64,7 +68,7 @@ impl Cairn {
             no_room: None,
             semantic,
         };
-        Ok((cairn, config_error))
+        Ok((cairn, config_error, unopened))
     }
 
     /// True when the data dir holds no archive (now): a facade opened by `doctor` or for
