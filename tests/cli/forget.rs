@@ -225,9 +225,14 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
 fn forget_needs_a_selector_and_refuses_bad_dates() {
     let env = Env::new().with_fixtures();
     env.ok(&["sync"]);
+    // Nothing named: a usage error, which lists what may name it.
     let out = env.run(&["forget", "--yes"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("say what to forget"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--project") && err.contains("--before") && err.contains("<SESSION|"),
+        "{err}"
+    );
     let out = env.run(&["forget", "--before", "last tuesday\u{1b}[31m", "--yes"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not a date"), "{err}");

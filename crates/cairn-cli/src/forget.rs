@@ -10,6 +10,13 @@ use crate::render::{self, clean};
 use cairn_core::text::plural;
 
 #[derive(clap::Args)]
+// What to forget is said or nothing is: a usage error (exit 2) like any other missing argument.
+#[command(group(
+    clap::ArgGroup::new("what")
+        .required(true)
+        .multiple(true)
+        .args(["session", "project", "before", "agent"])
+))]
 pub struct ForgetArgs {
     /// A session key (`sha256-…`) or the agent's own session id (its sub-agents go with it).
     session: Option<String>,
