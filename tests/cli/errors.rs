@@ -248,3 +248,59 @@ fn a_read_in_a_data_dir_without_an_archive_is_refused_and_makes_none() {
     assert!(typo.join("cairn.db").exists());
     env.ok(&["--data-dir", typo_arg, "sessions"]);
 }
+
+/// Every command, argument and option says what it is in `-h`: a person reading the help of
+/// any command finds no bare name.
+#[test]
+fn every_command_and_option_has_help() {
+    let env = Env::new();
+    let command = regex::Regex::new(r"^  (\S+)\s*(.*)$").unwrap();
+    let option = regex::Regex::new(r"^ {1,5}(-\S.*?|<\S+>|\[\S+\])(\s{2,}(.*))?$").unwrap();
+    let mut bare = Vec::new();
+    let mut todo = vec![Vec::<String>::new()];
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        seen += 1;
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let help = env.ok(&args);
+        let lines: Vec<&str> = help.lines().collect();
+        let mut section = "";
+        for (i, line) in lines.iter().enumerate() {
+            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
+                section = name;
+                continue;
+            }
+            // A description clap puts on the next line, indented further.
+            let next_says = lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with("        ") && !n.trim().is_empty());
+            match section {
+                "Commands" => {
+                    if let Some(c) = command.captures(line) {
+                        if &c[1] == "help" {
+                            continue;
+                        }
+                        if c[2].trim().is_empty() {
+                            bare.push(format!("{} {}", path.join(" "), &c[1]));
+                        }
+                        let mut sub = path.clone();
+                        sub.push(c[1].to_owned());
+                        todo.push(sub);
+                    }
+                }
+                "Options" | "Arguments" => {
+                    if let Some(c) = option.captures(line)
+                        && c.get(3).is_none_or(|d| d.as_str().trim().is_empty())
+                        && !next_says
+                    {
+                        bare.push(format!("{}: {}", path.join(" "), c[1].trim()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(seen > 40, "only {seen} commands read");
+    assert!(bare.is_empty(), "without help:\n{}", bare.join("\n"));
+}

@@ -24,6 +24,7 @@ pub enum InsightsCommand {
         /// End of the slice, inclusive for a date (default: now).
         #[arg(long)]
         until: Option<String>,
+        /// Only sessions of this project (a repository's folder name).
         #[arg(long)]
         project: Option<String>,
         /// Only sessions of this agent.
@@ -49,6 +50,7 @@ pub enum InsightsCommand {
         /// What to pay most attention to.
         #[arg(long)]
         focus: Option<String>,
+        /// The report's title (default: the template's, with the slice's dates).
         #[arg(long)]
         title: Option<String>,
         /// Generate even if a stored report answers the same request.
@@ -63,17 +65,21 @@ pub enum InsightsCommand {
         /// Words that must all appear in the title or the report.
         #[arg(long)]
         search: Option<String>,
+        /// Only starred reports.
         #[arg(long)]
         starred: bool,
+        /// At most this many reports.
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
     /// One report, as Markdown.
     Get {
+        /// The report's number, as `cairn insights list` shows it.
         id: i64,
     },
     /// Write a report as md, html (one standalone file) or json.
     Export {
+        /// The report's number, as `cairn insights list` shows it.
         id: i64,
         /// md, html or json. Default: what the -o file's name ends with, else md.
         #[arg(long)]
@@ -86,15 +92,22 @@ pub enum InsightsCommand {
     },
     /// Star a report (--off to unstar).
     Star {
+        /// The report's number, as `cairn insights list` shows it.
         id: i64,
+        /// Unstar it instead.
         #[arg(long)]
         off: bool,
     },
+    /// Give a report a new title.
     Rename {
+        /// The report's number, as `cairn insights list` shows it.
         id: i64,
+        /// The new title.
         title: String,
     },
+    /// Delete a report (the sessions it read stay).
     Delete {
+        /// The report's number, as `cairn insights list` shows it.
         id: i64,
     },
     /// The report templates, built-in and yours.

@@ -145,10 +145,13 @@ enum Command {
     },
     /// List sessions, newest first.
     Sessions {
+        /// Only this agent's sessions (an imported trajectory under the agent that ran it).
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
+        /// Only sessions that recorded this branch (`main`, `refs/heads/main`).
         #[arg(long)]
         branch: Option<String>,
+        /// At most this many sessions, the most recently active.
         #[arg(long)]
         limit: Option<u32>,
     },
@@ -159,14 +162,19 @@ enum Command {
         /// expression), or a question (vector, hybrid: a turn is found by meaning only when
         /// close enough to it, a cosine of at least 0.2 with the built-in model).
         query: String,
+        /// At most this many hits.
         #[arg(long, default_value_t = 20)]
         limit: u32,
+        /// How to match: words (lexical), meaning (vector) or both (hybrid).
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
         mode: ModeArg,
+        /// Only this agent's sessions.
         #[arg(long, value_enum)]
         agent: Option<AgentArg>,
+        /// Only sessions that recorded this branch.
         #[arg(long)]
         branch: Option<String>,
+        /// Only sessions of this project (a repository's folder name).
         #[arg(long)]
         project: Option<String>,
         /// Only records at or after this time (YYYY-MM-DD or RFC 3339).
@@ -268,6 +276,7 @@ enum Command {
         /// A branch name, `#123` or a PR's URL, or `branch`, `review` or `change` followed by
         /// the value.
         branch_or_kind: String,
+        /// The branch name, PR number or URL, or change id, after a kind.
         value: Option<String>,
         /// Also publish each session's redacted turns and records (compressed, under the same
         /// allowlist, redaction, final scan and size limits).
@@ -444,6 +453,7 @@ enum SkillsCommand {
         /// Which agents (default: Claude Code and Codex, the agents Cairn has a skill for).
         #[arg(long, value_enum)]
         agent: Vec<AgentArg>,
+        /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
     },
@@ -453,6 +463,7 @@ enum SkillsCommand {
         /// Which agents (default: Claude Code and Codex).
         #[arg(long, value_enum)]
         agent: Vec<AgentArg>,
+        /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
     },

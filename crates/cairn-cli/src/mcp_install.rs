@@ -40,8 +40,10 @@ pub enum McpCommand {
     Uninstall {
         #[arg(long, value_enum)]
         agent: AgentArg,
+        /// The project config of the repository of -C instead of the user's.
         #[arg(long)]
         project: bool,
+        /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
     },

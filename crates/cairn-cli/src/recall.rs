@@ -22,6 +22,7 @@ use crate::render::{self, clean};
 pub enum RecallCommand {
     /// Import reviewed entries from JSONL (AgentsView's format). Atomic: all lines or none.
     Import {
+        /// The JSONL file of entries, one per line.
         file: std::path::PathBuf,
         /// Report what would happen without writing.
         #[arg(long, conflicts_with = "yes")]
@@ -32,6 +33,7 @@ pub enum RecallCommand {
     },
     /// Ranked entries for a question or keywords.
     Query {
+        /// The question or keywords.
         text: String,
         /// lexical (BM25F), vector (by meaning; needs embeddings) or hybrid (both, fused).
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
@@ -48,8 +50,10 @@ pub enum RecallCommand {
         /// Also pack the results into a context block.
         #[arg(long)]
         context: bool,
+        /// The context block's budget in bytes (with --context).
         #[arg(long)]
         max_bytes: Option<u32>,
+        /// The context block's budget in tokens (with --context).
         #[arg(long)]
         max_tokens: Option<u32>,
         #[command(flatten)]
@@ -57,12 +61,15 @@ pub enum RecallCommand {
     },
     /// A packed briefing for a task: trusted entries only unless --include-unreviewed.
     Brief {
+        /// The task at hand, in a few words.
         task: String,
         /// lexical, vector or hybrid (see `recall query`).
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
         mode: ModeArg,
+        /// The brief's budget in bytes.
         #[arg(long)]
         max_bytes: Option<u32>,
+        /// The brief's budget in tokens.
         #[arg(long)]
         max_tokens: Option<u32>,
         /// Include entries nobody has reviewed yet.
@@ -73,6 +80,7 @@ pub enum RecallCommand {
     },
     /// Entries, most recently updated first (ranked when --query is given).
     List {
+        /// Rank the entries for these words instead.
         #[arg(long)]
         query: Option<String>,
         #[command(flatten)]
@@ -80,7 +88,9 @@ pub enum RecallCommand {
     },
     /// One entry, any status.
     Get {
+        /// The entry's id.
         id: String,
+        /// Also print its evidence (session and record ordinals).
         #[arg(long)]
         evidence: bool,
     },
@@ -151,25 +161,34 @@ fn one_of<T: Clone + Send + Sync + 'static>(
 
 #[derive(Args, Default)]
 pub struct FilterArgs {
+    /// Only entries of this project (a repository's folder name).
     #[arg(long)]
     project: Option<String>,
+    /// Only entries from sessions that ran in this folder.
     #[arg(long)]
     cwd: Option<String>,
+    /// Only entries about this branch.
     #[arg(long)]
     git_branch: Option<String>,
     /// Only entries whose evidence comes from this agent's sessions.
     #[arg(long, value_enum)]
     agent: Option<crate::AgentArg>,
+    /// Only entries of this type.
     #[arg(long = "type", value_parser = one_of(EntryType::NAMES, EntryType::parse))]
     entry_type: Option<EntryType>,
+    /// Only entries of this scope.
     #[arg(long, value_parser = one_of(Scope::NAMES, Scope::parse))]
     scope: Option<Scope>,
+    /// Only entries of this status.
     #[arg(long, value_parser = one_of(Status::NAMES, Status::parse))]
     status: Option<Status>,
+    /// Only entries in this review state.
     #[arg(long, value_parser = one_of(ReviewState::NAMES, ReviewState::parse))]
     review_state: Option<ReviewState>,
+    /// Only entries drawn from this session (its key or the agent's id).
     #[arg(long)]
     source_session_id: Option<String>,
+    /// Only entries a person reviewed and whose evidence holds.
     #[arg(long)]
     trusted_only: bool,
     /// Only entries from the current directory (-C).
@@ -181,6 +200,7 @@ pub struct FilterArgs {
     /// Only entries from the worktree of -C (its root and branch).
     #[arg(long, conflicts_with_all = ["cwd", "git_branch"])]
     current_worktree: bool,
+    /// At most this many entries.
     #[arg(long)]
     limit: Option<u32>,
 }

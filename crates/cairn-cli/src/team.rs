@@ -27,9 +27,11 @@ pub enum TeamCommand {
     /// Search every teammate's records (PostgreSQL full text, web-search syntax: words,
     /// "a phrase", -not, or).
     Search {
+        /// What to find.
         query: String,
         #[command(flatten)]
         at: At,
+        /// At most this many hits.
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
@@ -39,6 +41,7 @@ pub enum TeamCommand {
     /// --limit, the most recent are shown and the earlier ones counted as left out; --skip
     /// reads them a page at a time.
     Skim {
+        /// A branch name, `#123` or a PR's URL.
         target: String,
         #[command(flatten)]
         at: At,
@@ -56,6 +59,7 @@ pub enum TeamCommand {
     },
     /// A teammate's session: its key or first 8+ characters.
     Show {
+        /// The session's key, or its first 8 characters or more.
         session: String,
         /// The publisher (database role), when two teammates' sessions match.
         #[arg(long)]
@@ -81,9 +85,11 @@ pub enum TeamCommand {
     },
     /// The team's trusted Recall entries matching a question or keywords.
     Recall {
+        /// The question or keywords.
         query: String,
         #[command(flatten)]
         at: At,
+        /// At most this many entries.
         #[arg(long, default_value_t = 10)]
         limit: u32,
     },
