@@ -195,6 +195,24 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
         )
         .unwrap();
     assert_eq!(status, "archived");
+    // Taking the rejection back needs evidence that still holds: none is left.
+    drop(db);
+    let out = env.run(&["recall", "review", "--accept", &rejected_id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no evidence is left"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let (status, provenance): (String, bool) = db
+        .query_row(
+            "SELECT status, provenance_ok FROM recall_entries WHERE title = 'Rejected fact'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((status.as_str(), provenance), ("archived", false));
     let integrity: String = db
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();

@@ -102,8 +102,10 @@ fn agent_text(field: &str, text: &str, max: usize) -> Result<String> {
 /// An agent-given identifier (session, turn, client, query id): one line, printable, at most
 /// 200 chars, its secrets redacted (an agent may name itself or its session with anything).
 pub(crate) fn agent_label(text: &str) -> String {
-    let line = crate::text::one_line(&crate::text::printable(text), 200);
-    Redactor::global().redact_printable(&line, "label", &mut Vec::new())
+    // Redacted whole, then cut: a cut first could leave a secret's head the rules no longer
+    // know.
+    let redacted = Redactor::global().redact_printable(text, "label", &mut Vec::new());
+    crate::text::one_line(&redacted, 200)
 }
 
 fn fold(text: &str) -> String {
@@ -443,4 +445,23 @@ pub fn usage(conn: &Connection, limit: u32) -> Result<Vec<AgentUsage>> {
         })
         .map_err(db)?;
     rows.collect::<rusqlite::Result<_>>().map_err(db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::agent_label;
+
+    /// A secret near the end of a long label is redacted before the label is cut: its head
+    /// is never kept.
+    #[test]
+    fn a_label_is_redacted_before_it_is_cut() {
+        let token = format!("ghp_{}", "R4nd0mT0k3nF0rT3st1ngPurp0s3sXyZ1234");
+        for pad in [150, 186, 195, 199] {
+            let label = format!("{} {token}", "a".repeat(pad));
+            let kept = agent_label(&label);
+            assert!(!kept.contains("ghp_R4nd"), "{pad}: {kept}");
+            assert!(kept.chars().count() <= 201, "{pad}");
+        }
+        assert_eq!(agent_label("claude\u{1b}[2J code"), "claude code");
+    }
 }

@@ -18,6 +18,9 @@ pub struct Touched {
     pub to_inbox: bool,
     /// A rejected (archived) entry: it stays archived whatever evidence it keeps.
     pub archived: bool,
+    /// No evidence would be left: its provenance is revoked (archived or not), so no accept
+    /// can trust it again on nothing.
+    pub unanchored: bool,
 }
 
 /// The evidence rows citing `sessions`, and the entries they belong to.
@@ -45,6 +48,7 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
                     title,
                     to_inbox: false,
                     archived,
+                    unanchored: false,
                 });
             }
         }
@@ -60,7 +64,8 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
             args.push(rusqlite::types::Value::Null);
         }
         let left: i64 = others.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
-        t.to_inbox = left == 0 && !t.archived;
+        t.unanchored = left == 0;
+        t.to_inbox = t.unanchored && !t.archived;
     }
     Ok((rows, entries))
 }
@@ -84,7 +89,8 @@ pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Resul
     for t in &touched {
         super::store::reindex(conn, &t.id)?;
     }
-    for t in touched.iter().filter(|t| t.to_inbox) {
+    // A rejected entry keeps its status (out of the inbox), but loses its provenance too.
+    for t in touched.iter().filter(|t| t.unanchored) {
         conn.execute(
             "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL,
                  provenance_ok = 0, provenance_note = ?2, updated_at = ?3

@@ -179,6 +179,9 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
                 entry.superseded_by_entry_id, entry.superseded_by_entry_id
             )));
         }
+        // Taken back only on evidence that still holds, as if its provenance were revoked:
+        // whatever happened to its sessions while it was archived.
+        reverify(conn, &entry)?;
         conn.prepare_cached(
             "UPDATE recall_entries SET status = 'accepted', updated_at = ?2 WHERE id = ?1",
         )
@@ -186,8 +189,7 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
         .execute(params![id, now])
         .map_err(db)?;
         entry = load(conn, id)?;
-    }
-    if !entry.provenance_ok {
+    } else if !entry.provenance_ok {
         reverify(conn, &entry)?;
     }
     if let Some(edit) = edit {
