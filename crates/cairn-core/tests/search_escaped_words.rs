@@ -313,6 +313,15 @@ fn a_word_after_a_colour_code_is_found() {
     for word in ["Default", "PASSEDTESTS", "FAILEDTEST"] {
         let found = hits(&cairn, word);
         assert!(!found.is_empty(), "{word} is not found");
+        // The word is marked, the colour's sequence whole before the mark (a reader's
+        // cleaning removes it), not broken open by it.
+        for (_, snippet) in &found {
+            let shown = cairn_core::text::printable(snippet);
+            assert!(
+                shown.contains(&format!("{MATCH_START}{word}{MATCH_END}")),
+                "{word}: {snippet:?} reads {shown:?}"
+            );
+        }
     }
     assert!(!hits(&cairn, "\"Kept model as Default\"").is_empty());
     let key = cairn

@@ -114,6 +114,51 @@ pub fn indexed_text(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// A snippet of a record's text with each match that starts inside a terminal escape sequence
+/// glued to the word (the index's token for `ESC[32mPASS` starts at the `32m`, after the `[`;
+/// see [`indexed_text`]) started after the sequence, so the word is marked and the sequence
+/// stays whole for the cleaning that removes it: `ESC[32m` then the marked `PASS`, not a
+/// marked `32mPASS` whose sequence the mark broke open.
+pub fn unglued_text_marks(snippet: &str) -> Cow<'_, str> {
+    use super::search::MATCH_START;
+    if !snippet.contains('\u{1b}') {
+        return Cow::Borrowed(snippet);
+    }
+    let mut out = String::with_capacity(snippet.len());
+    let mut rest = snippet;
+    while let Some(at) = rest.find(MATCH_START) {
+        let (before, after) = rest.split_at(at);
+        let marked = &after[MATCH_START.len_utf8()..];
+        // Inside a sequence: `ESC[` and only parameter or intermediate bytes up to the mark.
+        let inside = before.rfind('\u{1b}').is_some_and(|esc| {
+            let seq = before[esc + 1..].as_bytes();
+            seq.first() == Some(&b'[') && seq[1..].iter().all(|c| (0x20..=0x3f).contains(c))
+        });
+        let b = marked.as_bytes();
+        let mut j = 0;
+        while b.get(j).is_some_and(|c| (0x30..=0x3f).contains(c)) {
+            j += 1;
+        }
+        while b.get(j).is_some_and(|c| (0x20..=0x2f).contains(c)) {
+            j += 1;
+        }
+        let glued = b.get(j).is_some_and(u8::is_ascii_alphanumeric)
+            && b.get(j + 1).is_some_and(u8::is_ascii_alphanumeric);
+        out.push_str(before);
+        if inside && glued {
+            // Only ASCII bytes were passed over: `j + 1` is a char boundary.
+            out.push_str(&marked[..=j]);
+            out.push(MATCH_START);
+            rest = &marked[j + 1..];
+        } else {
+            out.push(MATCH_START);
+            rest = marked;
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// A snippet of a stored tool input (not of a record's text, where a backslash is text) with
 /// each match that starts at a JSON escape glued to the word (the index's token for `\nword`
 /// begins at the `n`) started after the escape, so the word is marked and the escape reads as
@@ -752,6 +797,39 @@ mod tests {
             assert_eq!(indexed_input(raw).len(), raw.len());
         }
         assert!(matches!(indexed_input("no escapes"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_match_glued_to_a_colour_code_is_marked_after_it() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        for (snippet, want) in [
+            (
+                format!("\u{1b}[{S}32mPASS{E} x"),
+                format!("\u{1b}[32m{S}PASS{E} x"),
+            ),
+            (
+                format!("\u{1b}[1;{S}31mFAIL{E}"),
+                format!("\u{1b}[1;31m{S}FAIL{E}"),
+            ),
+            // The sequence's own token matched (nothing glued after it): left as it is.
+            (
+                format!("\u{1b}[{S}32m{E} PASS"),
+                format!("\u{1b}[{S}32m{E} PASS"),
+            ),
+            // No sequence before the mark, or another character glued: left.
+            (format!("a {S}32mPASS{E}"), format!("a {S}32mPASS{E}")),
+            (
+                format!("\u{1b}[{S}1mÜber{E}"),
+                format!("\u{1b}[{S}1mÜber{E}"),
+            ),
+            (
+                format!("\u{1b}]0;{S}1mtitle{E}"),
+                format!("\u{1b}]0;{S}1mtitle{E}"),
+            ),
+        ] {
+            assert_eq!(unglued_text_marks(&snippet), want, "{snippet:?}");
+        }
+        assert!(matches!(unglued_text_marks("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -239,7 +239,9 @@ pub fn fill_snippets(
             Some((Some(best), input)) if input.as_ref() == Some(&best) => {
                 super::fts::readable_input(&super::fts::unglued_marks(&best))
             }
-            Some((best, _)) => best.unwrap_or_default(),
+            Some((best, _)) => best
+                .map(|b| super::fts::unglued_text_marks(&b).into_owned())
+                .unwrap_or_default(),
             None => String::new(),
         };
     }
