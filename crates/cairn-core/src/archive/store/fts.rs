@@ -131,7 +131,7 @@ pub fn unglued_text_marks(snippet: &str) -> Cow<'_, str> {
         let marked = &after[MATCH_START.len_utf8()..];
         // Inside a sequence: `ESC[` and only parameter or intermediate bytes up to the mark.
         let inside = before.rfind('\u{1b}').is_some_and(|esc| {
-            let seq = before[esc + 1..].as_bytes();
+            let seq = &before.as_bytes()[esc + 1..];
             seq.first() == Some(&b'[') && seq[1..].iter().all(|c| (0x20..=0x3f).contains(c))
         });
         let b = marked.as_bytes();
