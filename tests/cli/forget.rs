@@ -404,4 +404,35 @@ fn a_forget_by_id_names_the_other_sessions_with_that_id() {
     let kept = plan["would_remove"]["same_id_kept"].as_array().unwrap();
     assert_eq!(kept.len(), 1, "{plan}");
     assert_ne!(kept[0], json!(copy));
+
+    // Sub-agents share their parent's id and go with it: never named as copies, on either side.
+    let parent = crate::export::WITH_SUBAGENT;
+    let file = env.root.path().join("parent.atif.json");
+    crate::export::export(
+        &env,
+        &[parent, "--format", "atif", "-o", file.to_str().unwrap()],
+    );
+    let import = env.json(&["import", file.to_str().unwrap()]);
+    let import_key = import["session_key"].as_str().unwrap().to_owned();
+    assert!(
+        !import["subagents"].as_array().unwrap().is_empty(),
+        "{import}"
+    );
+    let plan = env.json(&["forget", parent, "--dry-run"]);
+    assert_eq!(
+        plan["would_remove"]["same_id_kept"],
+        json!([import_key]),
+        "{plan}"
+    );
+    let sub: String = rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT c.session_key FROM sessions c JOIN sessions p ON p.session_key = c.parent_key
+             WHERE c.relation = 'subagent' AND p.session_id = ?1 AND p.agent = 'claude'",
+            [parent],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let plan = env.json(&["forget", &sub, "--dry-run"]);
+    assert_eq!(plan["would_remove"]["same_id_kept"], json!([]), "{plan}");
 }

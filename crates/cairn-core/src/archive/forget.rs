@@ -124,18 +124,27 @@ pub fn held(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Held> {
 
 /// The keys of the sessions `sessions` leave behind that carry the agent's session id of one of
 /// them (an imported trajectory of it, a teammate's pulled copy): a forget by that id keeps
-/// them, and says so.
+/// them, and says so. Only sessions of their own count on both sides: a sub-agent shares its
+/// parent's id (Claude's do) and goes with its parent.
 pub fn same_id_kept(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Vec<String>> {
     if sessions.is_empty() {
         return Ok(Vec::new());
     }
     let list = placeholders(sessions.len());
+    let own = |s: &str| {
+        format!(
+            "({s}.parent_key IS NULL OR COALESCE({s}.relation, '') NOT IN ('subagent', 'compaction'))"
+        )
+    };
     conn.prepare(&format!(
         "SELECT o.session_key FROM sessions o
-         WHERE o.session_id IN (SELECT session_id FROM sessions
-                                WHERE id IN ({list}) AND session_id IS NOT NULL)
+         WHERE {} AND o.session_id IN (
+                 SELECT d.session_id FROM sessions d
+                 WHERE d.id IN ({list}) AND d.session_id IS NOT NULL AND {})
            AND o.id NOT IN ({list})
-         ORDER BY o.session_key"
+         ORDER BY o.session_key",
+        own("o"),
+        own("d")
     ))?
     .query_map(
         params_from_iter(sessions.iter().chain(sessions.iter())),
