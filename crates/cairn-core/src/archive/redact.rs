@@ -426,12 +426,14 @@ impl Redactor {
             .map(|r| r.trim_end_matches('/'))
             .filter(|r| !r.is_empty())
             .collect();
-        // The deepest root a path is under (a worktree kept inside the repository's folder).
+        // The deepest root a path is under (a worktree kept inside the repository's folder);
+        // a path that climbs out again (`<root>/../x`) is under none.
         let root_of = |tok: &str| {
             roots
                 .iter()
                 .copied()
                 .filter(|r| is_under(tok, r))
+                .filter(|r| !tok[r.len()..].split(['/', '\\']).any(|part| part == ".."))
                 .max_by_key(|r| r.len())
         };
         let home = home
@@ -1801,6 +1803,14 @@ mod tests {
             &mut Vec::new(),
         );
         assert_eq!(text, "a.rs lib/b.ex c.py [REDACTED:path]");
+        // A path that climbs out of a root again is outside it.
+        let text = r().outbound_text_within(
+            "/home/ann/repo-wt/fix/../../private/key.pem /home/ann/repo/src/../a.rs",
+            &roots,
+            Some("/home/ann"),
+            &mut Vec::new(),
+        );
+        assert_eq!(text, "[REDACTED:path] [REDACTED:path]");
         // One root: as outbound_text reads it.
         assert_eq!(
             r().outbound_text_within("/r/x.rs", &["/r"], None, &mut Vec::new()),
