@@ -387,6 +387,49 @@ fn search_until_a_day_includes_it_and_a_backwards_range_is_refused() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("swap them"));
+    // A day is a day on the person's clock, the one hits are listed on: fourteen hours east,
+    // the hit's day is the one its listed time says.
+    let at: jiff::Timestamp = hit["timestamp"].as_str().unwrap().parse().unwrap();
+    let east = jiff::tz::TimeZone::fixed(jiff::tz::offset(14));
+    let local_day = east.to_datetime(at).date().to_string();
+    let in_east = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = env
+            .command()
+            .env("TZ", "<+14>-14")
+            .args(&all)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let found = in_east(&[
+        "search", "phoenix", "--since", &local_day, "--until", &local_day,
+    ]);
+    assert!(
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["timestamp"] == hit["timestamp"]),
+        "{local_day}: {found}"
+    );
+    // The fixture's hit is in the afternoon (UTC): its UTC day is another day there.
+    assert_ne!(local_day, day);
+    let other = in_east(&["search", "phoenix", "--since", day, "--until", day]);
+    assert!(
+        !other
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["timestamp"] == hit["timestamp"]),
+        "{day}: {other}"
+    );
 }
 
 #[test]

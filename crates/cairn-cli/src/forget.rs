@@ -23,7 +23,8 @@ pub struct ForgetArgs {
     /// Every session of this project.
     #[arg(long)]
     project: Option<String>,
-    /// Every session last active before this day (YYYY-MM-DD) or RFC 3339 time.
+    /// Every session last active before this day (YYYY-MM-DD, its start on your clock) or RFC
+    /// 3339 time.
     #[arg(long)]
     before: Option<String>,
     /// Every session this agent ran, as `cairn sessions --agent` lists them (an imported
@@ -131,7 +132,8 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
     let req = ForgetRequest {
         session: args.session,
         project: args.project,
-        before: args.before,
+        // A day on the clock sessions are listed on.
+        before: crate::render::local_day(args.before, false),
         agent: args.agent.map(Into::into),
         allow_reimport: args.allow_reimport,
     };

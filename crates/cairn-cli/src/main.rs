@@ -177,10 +177,12 @@ enum Command {
         /// Only sessions of this project (a repository's folder name).
         #[arg(long)]
         project: Option<String>,
-        /// Only records at or after this time (YYYY-MM-DD or RFC 3339).
+        /// Only records at or after this time (RFC 3339), or from the start of this day on your
+        /// clock (YYYY-MM-DD, as times are listed).
         #[arg(long)]
         since: Option<String>,
-        /// Only records before this time (RFC 3339), or up to the end of this day (YYYY-MM-DD).
+        /// Only records before this time (RFC 3339), or up to the end of this day on your clock
+        /// (YYYY-MM-DD).
         #[arg(long)]
         until: Option<String>,
         /// Rank sessions instead of records: by their best turns, the files they edited and
@@ -855,8 +857,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 agent: agent.map(Agent::from),
                 branch,
                 project,
-                since,
-                until,
+                // Days on the clock the hits are listed on.
+                since: render::local_day(since, false),
+                until: render::local_day(until, true),
                 limit: Some(limit),
                 mode: mode.into(),
             };

@@ -100,10 +100,41 @@ impl serde_json::ser::Formatter for InertFormatter {
 /// RFC 3339 (an archive from before timestamps were checked may hold anything). JSON keeps
 /// the stored UTC time.
 pub(crate) fn short_time(ts: Option<&str>) -> String {
-    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
-    let zone = ZONE.get_or_init(jiff::tz::TimeZone::system);
-    ts.and_then(|t| cairn_core::text::short_time(t, zone))
+    ts.and_then(|t| cairn_core::text::short_time(t, zone()))
         .unwrap_or_else(|| "unknown time".to_owned())
+}
+
+/// The person's clock: `$TZ`, else the system's zone.
+fn zone() -> &'static jiff::tz::TimeZone {
+    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(jiff::tz::TimeZone::system)
+}
+
+/// A time bound a person typed, on the clock the lists show times on: a day (`YYYY-MM-DD`)
+/// is the UTC instant that day starts on that clock (`end`: the next day's start, for a bound
+/// that includes the day); anything else is passed on as typed (an RFC 3339 time names its
+/// own zone; what is no time the core refuses, naming it).
+pub(crate) fn local_day(typed: Option<String>, end: bool) -> Option<String> {
+    let text = typed?;
+    let Ok(day) = text.trim().parse::<jiff::civil::Date>() else {
+        return Some(text);
+    };
+    let day = if end {
+        match day.tomorrow() {
+            Ok(next) => next,
+            Err(_) => return Some(text),
+        }
+    } else {
+        day
+    };
+    // A day that starts in a gap (a zone that skips midnight) starts at the gap's end.
+    Some(
+        zone()
+            .to_ambiguous_timestamp(day.to_datetime(jiff::civil::Time::midnight()))
+            .compatible()
+            .map(|t| t.to_string())
+            .unwrap_or(text),
+    )
 }
 
 /// A full timestamp, shown only when it is RFC 3339 (then it is plain ASCII).
