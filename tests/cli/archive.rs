@@ -322,7 +322,10 @@ fn doctor_creates_no_archive_where_there_is_none() {
     assert_eq!(archive["status"], "warn");
     let detail = archive["detail"].as_str().unwrap();
     assert!(detail.contains("holds no archive"), "{detail}");
-    assert!(detail.contains("`cairn sync` makes it"), "{detail}");
+    assert!(
+        detail.contains("`cairn sync`, with the same --data-dir"),
+        "{detail}"
+    );
     assert!(
         checks
             .iter()

@@ -93,6 +93,9 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
     for format in ["md", "html"] {
         let text = export(&env, &[WITH_SUBAGENT, "--format", format]);
         assert!(text.contains("Sub-agent: "), "{format}");
+        // A Claude sub-agent carries its parent's id: not printed again as its own.
+        let sub_part = &text[text.find("Sub-agent: ").unwrap()..];
+        assert!(!sub_part.contains(WITH_SUBAGENT), "{format}");
         assert!(
             text.contains(sub_search),
             "{format}: the sub-agent's search is missing"

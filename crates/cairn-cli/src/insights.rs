@@ -231,7 +231,11 @@ pub fn run(
                         "{:>4} {} {}  {}  ({}, {} sessions, {})",
                         i.id,
                         if i.starred { "★" } else { " " },
-                        clean(&i.created_at.chars().take(10).collect::<String>()),
+                        // The day on the person's clock, as every list shows times.
+                        render::short_time(Some(&i.created_at))
+                            .chars()
+                            .take(10)
+                            .collect::<String>(),
                         clean(&i.title),
                         clean(&i.template_id),
                         i.sessions_total,

@@ -100,15 +100,19 @@ pub fn render(doc: &Document) -> String {
     for (n, sub) in doc.subagents.iter().enumerate() {
         let _ = writeln!(
             out,
-            "<section id=\"subagent-{n}\" class=\"subagent\">\n<h2>Sub-agent: {}</h2>\n<p class=\"facts\"><span>session <b>{}</b></span></p>",
-            escape(&sub.title()),
-            escape(
-                sub.session
-                    .session_id
-                    .as_deref()
-                    .unwrap_or(&sub.session.session_key)
-            )
+            "<section id=\"subagent-{n}\" class=\"subagent\">\n<h2>Sub-agent: {}</h2>",
+            escape(&sub.title())
         );
+        // Its own id only: a Claude sub-agent carries its parent's.
+        if let Some(id) = sub.session.session_id.as_deref()
+            && sub.session.session_id != s.session_id
+        {
+            let _ = writeln!(
+                out,
+                "<p class=\"facts\"><span>session <b>{}</b></span></p>",
+                escape(id)
+            );
+        }
         for t in &sub.turns {
             let _ = writeln!(out, "<h3>Sub-agent turn {}</h3>", t.turn.turn_index);
             for r in &t.records {

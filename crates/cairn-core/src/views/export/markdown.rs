@@ -225,11 +225,12 @@ pub fn render(doc: &Document) -> String {
     for sub in &doc.subagents {
         let key = &sub.session.session_key;
         let _ = writeln!(out, "## Sub-agent: {}\n", inline(&sub.title()));
-        let _ = writeln!(
-            out,
-            "**Session:** {}\n",
-            inline(sub.session.session_id.as_deref().unwrap_or(key))
-        );
+        // Its own id only: a Claude sub-agent carries its parent's.
+        if let Some(id) = sub.session.session_id.as_deref()
+            && sub.session.session_id != s.session_id
+        {
+            let _ = writeln!(out, "**Session:** {}\n", inline(id));
+        }
         for t in &sub.turns {
             let _ = writeln!(out, "### Sub-agent turn {}\n", t.turn.turn_index);
             for r in &t.records {
