@@ -337,6 +337,19 @@ fn doctor_creates_no_archive_where_there_is_none() {
     assert!(!empty.join("cairn.db").exists());
     env.json(&["doctor"]);
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    // An empty cairn.db (a copy that went no further) holds no archive either, and stays empty.
+    std::fs::write(empty.join("cairn.db"), b"").unwrap();
+    let doctor = env.json(&["doctor"]);
+    let archive = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "archive")
+        .unwrap()
+        .clone();
+    assert_eq!(archive["status"], "warn", "{archive}");
+    assert_eq!(std::fs::metadata(empty.join("cairn.db")).unwrap().len(), 0);
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 1);
 }
 
 /// Human output shows times on the person's clock (`$TZ`), as the desktop does; JSON keeps the

@@ -26,7 +26,7 @@ impl Cairn {
     /// kept in memory ([`Cairn::holds_no_archive`] says so, for the server to tell the agent).
     pub fn open_for_agents(data_dir: impl Into<PathBuf>) -> Result<Cairn> {
         let data_dir = data_dir.into();
-        if !data_dir.join(crate::store::DB_FILE).exists() {
+        if !super::open::holds_archive(&data_dir) {
             return match Cairn::open_to_check(data_dir)? {
                 (_, Some(config_error), _) => Err(config_error),
                 (cairn, None, _) => Ok(cairn),

@@ -9,6 +9,12 @@ use crate::config::{self, Config};
 use crate::{Cairn, Error, Result};
 use crate::{private, semantic};
 
+/// Whether `data_dir` holds an archive: a `cairn.db` with something in it (an empty file, left
+/// by a copy or a create that went no further, holds none, and a check must not fill it).
+pub(super) fn holds_archive(data_dir: &Path) -> bool {
+    std::fs::metadata(data_dir.join(DB_FILE)).is_ok_and(|m| m.len() > 0)
+}
+
 impl Cairn {
     /// Open (creating if needed) the archive in `data_dir`. A data dir that cannot be written
     /// is opened read-only when it already holds an archive.
@@ -48,7 +54,7 @@ impl Cairn {
     ) -> Result<(Cairn, Option<Error>, Option<Error>)> {
         let db = data_dir.join(DB_FILE);
         let mut unopened = None;
-        if db.exists() {
+        if holds_archive(&data_dir) {
             match Cairn::open_despite_config(data_dir.clone()) {
                 Err(e) if e.kind() == crate::error::ErrorKind::Corrupt => unopened = Some(e),
                 opened => return opened.map(|(cairn, config)| (cairn, config, None)),
@@ -74,7 +80,7 @@ impl Cairn {
     /// True when the data dir holds no archive (now): a facade opened by `doctor` or for
     /// agents then reads an empty one in memory ([`Cairn::open_to_check`]).
     pub fn holds_no_archive(&self) -> bool {
-        !self.data_dir.join(DB_FILE).exists()
+        !holds_archive(&self.data_dir)
     }
 
     /// True when this facade reads an empty archive in memory, not the data dir's
