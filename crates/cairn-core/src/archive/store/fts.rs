@@ -86,16 +86,8 @@ pub fn indexed_text(text: &str) -> Cow<'_, str> {
             i += 1;
             continue;
         }
-        // Parameters (0x30–0x3F), intermediates (0x20–0x2F), then the final byte.
-        let mut j = i + 2;
-        while b.get(j).is_some_and(|c| (0x30..=0x3f).contains(c)) {
-            j += 1;
-        }
-        while b.get(j).is_some_and(|c| (0x20..=0x2f).contains(c)) {
-            j += 1;
-        }
-        let glued = b.get(j).is_some_and(u8::is_ascii_alphanumeric)
-            && b.get(j + 1).is_some_and(u8::is_ascii_alphanumeric);
+        let (end, glued) = csi_end(&b[i + 2..]);
+        let j = i + 2 + end;
         if glued {
             // The word's token starts where the run of ASCII letters and digits ending at the
             // final byte does (after the last `;`, `[` or other separator).
@@ -112,6 +104,23 @@ pub fn indexed_text(text: &str) -> Cow<'_, str> {
         Some(Ok(s)) => Cow::Owned(s),
         _ => Cow::Borrowed(text),
     }
+}
+
+/// Where the rest of a CSI escape sequence ends, `b` starting after its `ESC[` (or part way
+/// through its parameters): the index of its final byte, past the parameters (0x30–0x3F) and
+/// intermediates (0x20–0x2F); and whether that byte is an ASCII letter or digit with another
+/// right after it, so that the tokenizer glues the sequence's tail to the word that follows.
+fn csi_end(b: &[u8]) -> (usize, bool) {
+    let mut j = 0;
+    while b.get(j).is_some_and(|c| (0x30..=0x3f).contains(c)) {
+        j += 1;
+    }
+    while b.get(j).is_some_and(|c| (0x20..=0x2f).contains(c)) {
+        j += 1;
+    }
+    let glued = b.get(j).is_some_and(u8::is_ascii_alphanumeric)
+        && b.get(j + 1).is_some_and(u8::is_ascii_alphanumeric);
+    (j, glued)
 }
 
 /// A snippet of a record's text with each match that starts inside a terminal escape sequence
@@ -134,16 +143,7 @@ pub fn unglued_text_marks(snippet: &str) -> Cow<'_, str> {
             let seq = &before.as_bytes()[esc + 1..];
             seq.first() == Some(&b'[') && seq[1..].iter().all(|c| (0x20..=0x3f).contains(c))
         });
-        let b = marked.as_bytes();
-        let mut j = 0;
-        while b.get(j).is_some_and(|c| (0x30..=0x3f).contains(c)) {
-            j += 1;
-        }
-        while b.get(j).is_some_and(|c| (0x20..=0x2f).contains(c)) {
-            j += 1;
-        }
-        let glued = b.get(j).is_some_and(u8::is_ascii_alphanumeric)
-            && b.get(j + 1).is_some_and(u8::is_ascii_alphanumeric);
+        let (j, glued) = csi_end(marked.as_bytes());
         out.push_str(before);
         if inside && glued {
             // Only ASCII bytes were passed over: `j + 1` is a char boundary.
