@@ -436,7 +436,7 @@ pub(crate) fn no_archive(data_dir: &Path) -> Check {
         "archive",
         Status::Warn,
         format!(
-            "{} {made} and holds no archive ({} is missing): nothing is captured there. `cairn sync`, with the same --data-dir or $CAIRN_DATA_DIR, makes it (or check the one you meant); doctor created nothing",
+            "{} {made} and holds no archive ({} is missing or empty): nothing is captured there. `cairn sync`, with the same --data-dir or $CAIRN_DATA_DIR, makes it (or check the one you meant); doctor created nothing",
             data_dir.display(),
             crate::store::DB_FILE,
         ),

@@ -97,7 +97,7 @@ pub fn indexed_text(text: &str) -> Cow<'_, str> {
             }
             out.get_or_insert_with(|| b.to_vec())[start..=j].fill(b' ');
         }
-        i = j.max(i + 2);
+        i = j;
     }
     // Only ASCII bytes were replaced, by ASCII spaces: still UTF-8.
     match out.map(String::from_utf8) {
