@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 /// The most one answer carries, in bytes of JSON.
 pub const MAX_BYTES: usize = 48 * 1024;
-/// The longest string in an answer, in characters (a record's text is cut here; `show` the
-/// record for the rest is not offered: the archive keeps what the agent wrote, not more).
+/// The longest string in an answer, in characters: a longer one keeps its head and its tail
+/// ([`cut`]; the archive keeps what the agent wrote, not more, so no page offers the middle).
 pub const MAX_STRING: usize = 2_000;
 
 /// How strings leave: paths inside `repo_root` (or another worktree of its repository) made
@@ -36,10 +36,7 @@ impl Outbound {
             .collect();
         let out =
             Redactor::global().outbound_text_within(s, &roots, self.home.as_deref(), &mut findings);
-        match out.char_indices().nth(MAX_STRING) {
-            Some((cut, _)) => format!("{}…", &out[..cut]),
-            None => out,
-        }
+        cut(out)
     }
 
     /// A value with every string (keys too) cleaned and redacted. A string that holds JSON
@@ -66,10 +63,7 @@ impl Outbound {
         }
         let inner: Value = serde_json::from_str(s).ok()?;
         let out = serde_json::to_string(&self.value(inner)).ok()?;
-        Some(match out.char_indices().nth(MAX_STRING) {
-            Some((cut, _)) => format!("{}…", &out[..cut]),
-            None => out,
-        })
+        Some(cut(out))
     }
 
     pub fn serialize<T: Serialize>(&self, v: &T) -> Value {
@@ -127,6 +121,28 @@ fn trim_lists(v: &mut Value, at: &str, max: usize, cut: &mut Map<String, Value>)
         }
         _ => {}
     }
+}
+
+/// Characters a cut string keeps of its head and of its tail: a long tool output's end (a
+/// test run's failures, a build's last error) is kept as well as its start.
+const HEAD: usize = 1_400;
+const TAIL: usize = 560;
+
+/// `out` whole when it has at most [`MAX_STRING`] characters; else its first [`HEAD`] and last
+/// [`TAIL`] characters, with how many were cut between them (within [`MAX_STRING`] in all).
+fn cut(out: String) -> String {
+    let n = out.chars().count();
+    if n <= MAX_STRING {
+        return out;
+    }
+    let at = |k: usize| out.char_indices().nth(k).map_or(out.len(), |(i, _)| i);
+    let (head, tail) = (at(HEAD), at(n - TAIL));
+    format!(
+        "{}\n[… {} characters cut …]\n{}",
+        &out[..head],
+        n - HEAD - TAIL,
+        &out[tail..]
+    )
 }
 
 /// A page of items: as many of `items` as fit in `budget` bytes beside the rest of the
@@ -207,6 +223,36 @@ mod tests {
         assert!(!s.contains(&key), "{s}");
         assert!(s.contains("red"));
         assert!(v["b"][0].as_str().unwrap().chars().count() <= MAX_STRING + 1);
+    }
+
+    /// A long text keeps its head and its tail (a log's last lines, where its failure is),
+    /// saying how much went between, within the longest string an answer holds.
+    #[test]
+    fn a_long_text_keeps_its_head_and_its_tail() {
+        let o = Outbound::default();
+        let log = format!(
+            "START of the run\n{}FAILED: test_login at the end",
+            "ok test_x passed\n".repeat(2_000)
+        );
+        let kept = o.text(&log);
+        assert!(
+            kept.chars().count() <= MAX_STRING,
+            "{}",
+            kept.chars().count()
+        );
+        assert!(kept.starts_with("START of the run"), "{kept}");
+        assert!(kept.ends_with("FAILED: test_login at the end"), "{kept}");
+        let cut = log.chars().count() - HEAD - TAIL;
+        assert!(
+            kept.contains(&format!("[… {cut} characters cut …]")),
+            "{kept}"
+        );
+        // Multi-byte characters are cut at their boundaries; a short text is left whole.
+        let wide = "é".repeat(MAX_STRING * 3);
+        assert!(o.text(&wide).chars().count() <= MAX_STRING);
+        assert_eq!(o.text("short"), "short");
+        let exact = "x".repeat(MAX_STRING);
+        assert_eq!(o.text(&exact), exact);
     }
 
     /// A tool call's input is stored JSON: the sequences its escapes spell are cleaned inside,

@@ -892,7 +892,7 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). Long texts are cut and secrets are redacted.",
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
