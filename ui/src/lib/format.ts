@@ -176,12 +176,14 @@ export const evidenceNames: Record<string, string> = {
   person: 'linked by a person',
 };
 
-/** The day after `YYYY-MM-DD`, as `YYYY-MM-DD`. */
-export function nextDay(day: string): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  if (Number.isNaN(date.getTime())) return day;
-  date.setUTCDate(date.getUTCDate() + 1);
-  return date.toISOString().slice(0, 10);
+/** The instant a picked day (`YYYY-MM-DD`) starts on this machine's clock, the one times are
+ * shown on, as an RFC 3339 UTC time (`end`: the next day's start, for a bound that includes the
+ * day); the text as given when it is no day, for the backend to refuse. */
+export function dayStart(day: string, end = false): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) return day;
+  const date = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + (end ? 1 : 0));
+  return Number.isNaN(date.getTime()) ? day : date.toISOString();
 }
 
 /** A piece of a backend message: plain text, or a command or name it quotes in backticks. */

@@ -2,7 +2,7 @@
 // Typing searches after a short pause; Enter searches at once.
 import { api, type Agent, type Api, type Entry, type RecallFilters, type SearchAnswer, type SearchHit, type SearchQuery, type WhyAnswer } from '../api';
 import type { WhyFrom } from '../links';
-import { nextDay } from '../format';
+import { dayStart } from '../format';
 import { Resource } from './resource.svelte';
 
 export const SEARCH_DELAY_MS = 200;
@@ -42,9 +42,9 @@ export class SearchStore {
     if (this.agent !== 'all') query.agent = this.agent;
     if (this.project.trim()) query.project = this.project.trim();
     if (this.branch.trim()) query.branch = this.branch.trim();
-    if (this.since) query.since = this.since;
-    // `until` is inclusive for a person picking a day: search up to the start of the next day.
-    if (this.until) query.until = nextDay(this.until);
+    // Days on the clock hits are shown on; "to" includes its whole day.
+    if (this.since) query.since = dayStart(this.since);
+    if (this.until) query.until = dayStart(this.until, true);
     return query;
   }
 

@@ -390,10 +390,14 @@ describe('SearchStore', () => {
       agent: 'codex',
       project: 'shop',
       branch: 'main',
-      since: '2026-11-01',
-      until: '2026-12-01',
+      // The days' starts on this machine's clock: midnight of 1 November, and of 1 December.
+      since: new Date(2026, 10, 1).toISOString(),
+      until: new Date(2026, 11, 1).toISOString(),
       limit: 200,
     });
+    // A day written wrong goes as written, for the backend to refuse by name.
+    store.since = '1 Nov';
+    expect(store.query.since).toBe('1 Nov');
   });
 
   it('searches once the typing pauses, and a blank query clears', async () => {
