@@ -166,14 +166,8 @@ fn a_cursor_editor_chat_says_to_open_cursor_and_offers_no_command() {
             .command()
             .env("CURSOR_USER_DIR", &user)
             .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+            .output();
+        crate::support::succeeded(out.unwrap(), "cairn with CURSOR_USER_DIR")
     };
     sync(&["sync", "--agent", "cursor"]);
 

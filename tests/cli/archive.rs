@@ -274,13 +274,10 @@ fn hooks_install_is_idempotent_and_dry_run_writes_nothing() {
     let second = env.json(&["hooks", "install", "--agent", "claude"]);
     assert_eq!(second["changed"], false);
     let doctor = env.json(&["doctor"]);
-    let hook = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "claude hook")
-        .unwrap();
-    assert_eq!(hook["status"], "ok");
+    assert_eq!(
+        crate::support::check(&doctor, "claude hook")["status"],
+        "ok"
+    );
 }
 
 #[test]
@@ -318,7 +315,7 @@ fn doctor_creates_no_archive_where_there_is_none() {
     );
     let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let checks = doctor["checks"].as_array().unwrap();
-    let archive = checks.iter().find(|c| c["name"] == "archive").unwrap();
+    let archive = crate::support::check(&doctor, "archive");
     assert_eq!(archive["status"], "warn");
     let detail = archive["detail"].as_str().unwrap();
     assert!(detail.contains("holds no archive"), "{detail}");
@@ -340,13 +337,7 @@ fn doctor_creates_no_archive_where_there_is_none() {
     // An empty cairn.db (a copy that went no further) holds no archive either, and stays empty.
     std::fs::write(empty.join("cairn.db"), b"").unwrap();
     let doctor = env.json(&["doctor"]);
-    let archive = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "archive")
-        .unwrap()
-        .clone();
+    let archive = crate::support::check(&doctor, "archive");
     assert_eq!(archive["status"], "warn", "{archive}");
     assert_eq!(std::fs::metadata(empty.join("cairn.db")).unwrap().len(), 0);
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 1);
@@ -411,18 +402,9 @@ fn search_until_a_day_includes_it_and_a_backwards_range_is_refused() {
     let in_east = |args: &[&str]| {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
-        let out = env
-            .command()
-            .env("TZ", "<+14>-14")
-            .args(&all)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let out = env.command().env("TZ", "<+14>-14").args(&all).output();
+        let text = crate::support::succeeded(out.unwrap(), "cairn at UTC+14");
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
     };
     let found = in_east(&[
         "search", "phoenix", "--since", &local_day, "--until", &local_day,
@@ -787,14 +769,8 @@ fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
             .command()
             .env_remove("CAIRN_DATA_DIR")
             .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+            .output();
+        crate::support::succeeded(out.unwrap(), "cairn without $CAIRN_DATA_DIR")
     };
     assert!(fresh(&["sessions", "--agent", "codex"]).starts_with("No session matches"));
     assert!(fresh(&["sessions"]).starts_with("No sessions yet"));

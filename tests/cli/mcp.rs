@@ -262,12 +262,8 @@ asyncio.run(main())
             .env("HOME", env.home())
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let text = crate::support::succeeded(out, "the reference client");
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
     };
     for answer in ask().as_array().unwrap() {
         assert_eq!(answer[1], true, "{answer}");

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::Env;
+use crate::support::{Env, check};
 
 /// `cairn args…` with `stdin`, under umask 000: nothing may owe its privacy to the umask.
 fn under_umask_000(env: &Env, args: &[&str], stdin: &[u8]) -> Output {
@@ -52,15 +52,6 @@ fn modes(dir: &Path) -> Vec<(String, u32, bool)> {
     }
     out.sort();
     out
-}
-
-fn check<'a>(doctor: &'a Value, name: &str) -> &'a Value {
-    doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} check in {doctor}"))
 }
 
 #[test]

@@ -92,13 +92,7 @@ impl Env {
 
     /// Run and expect success; return stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "cairn {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        succeeded(self.run(args), &format!("cairn {args:?}"))
     }
 
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
@@ -106,6 +100,27 @@ impl Env {
         all.extend_from_slice(args);
         serde_json::from_str(&self.ok(&all)).unwrap()
     }
+}
+
+/// The check named `name` of a `doctor --json` report.
+pub fn check<'a>(doctor: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check in {doctor}"))
+}
+
+/// The stdout of a command that must have succeeded (`what` names it when it did not, with its
+/// stderr).
+pub fn succeeded(out: Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Run `git -C dir args…` with a test identity (and `input` on stdin); panic with git's message
