@@ -1960,6 +1960,16 @@ mod tests {
         assert_eq!(found.iter().filter(|f| f.rule == PATH).count(), 2);
     }
 
+    /// A text cut short before a path (a snippet, a preview) starts the path at its ellipsis.
+    #[test]
+    fn outbound_text_finds_a_path_right_after_an_ellipsis() {
+        let text = outbound_as_ann(
+            "…/srv/ledger/plan.md and …/home/ann/repo/src/a.rs",
+            &mut Vec::new(),
+        );
+        assert_eq!(text, "…[REDACTED:path] and …src/a.rs");
+    }
+
     /// A path written into a URL (`%2F` for `/`, either case) is a path too; other escapes
     /// and a lone `%` stay as written.
     #[test]

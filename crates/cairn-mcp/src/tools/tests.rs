@@ -71,15 +71,20 @@ fn claude_session(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path) {
 
 /// A Claude session of one prompt and `replies` assistant records, each [`dirty_reply`].
 fn claude_session_with(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path, replies: usize) {
+    claude_session_replying(cairn, dir, id, cwd, &vec![dirty_reply(); replies]);
+}
+
+/// A Claude session of one prompt and an assistant record for each of `replies`.
+fn claude_session_replying(cairn: &Cairn, dir: &Path, id: &str, cwd: &Path, replies: &[String]) {
     let base = json!({"sessionId": id, "cwd": cwd, "gitBranch": "main", "timestamp": now(), "version": "2.1.39"});
     let mut text = String::new();
     let prompt = json!({"type": "user", "message": {"role": "user", "content": format!("tidy the parser {id}")}});
-    let reply = |n: usize| {
+    let reply = |(n, text): (usize, &String)| {
         json!({"type": "assistant", "message": {"id": format!("msg_{id}_{n}"), "role": "assistant", "model": "m",
-            "content": [{"type": "text", "text": dirty_reply()}]}})
+            "content": [{"type": "text", "text": text}]}})
     };
     for (n, body) in std::iter::once(prompt)
-        .chain((0..replies).map(reply))
+        .chain(replies.iter().enumerate().map(reply))
         .enumerate()
     {
         let mut line = body.as_object().unwrap().clone();
@@ -363,6 +368,32 @@ fn search_takes_a_repository_by_name_or_by_path() {
     assert_eq!(hits(&format!("{}/", repo.display())), by_name);
     assert_eq!(hits("repo/"), by_name);
     assert_eq!(hits("elsewhere"), 0);
+}
+
+#[test]
+fn a_snippet_never_starts_inside_a_path_the_answer_hides() {
+    let f = fixture();
+    let (repo, claude) = (f._tmp.path().join("repo"), f._tmp.path().join("claude"));
+    let cairn = Cairn::open(f._tmp.path().join("data")).unwrap();
+    // The index's snippet is 16 words ending at the text's end: it starts inside the path.
+    let deep = "/srv/ledger/quarterly/board/minutes/draft/v2/alpha/beta/gamma/delta/epsilon/zeta/eta/theta/iota/kappa/plan.md";
+    let reply = format!(
+        "{} the figures are in {deep} zebrafish",
+        "filler words ".repeat(40)
+    );
+    claude_session_replying(&cairn, &claude, "p1", &repo, &[reply]);
+    let answer = body(
+        f.server
+            .search(args(json!({"query": "zebrafish"})).unwrap()),
+    );
+    let snippet = answer["hits"][0]["snippet"].as_str().unwrap();
+    assert!(
+        snippet.contains("[REDACTED:path] **zebrafish**"),
+        "{snippet}"
+    );
+    for part in ["ledger", "minutes", "gamma", "plan.md"] {
+        assert!(!snippet.contains(part), "{part} left in {snippet}");
+    }
 }
 
 #[test]

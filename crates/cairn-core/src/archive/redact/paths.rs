@@ -8,11 +8,12 @@ pub(super) fn absolute_paths(s: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        // A `file:///home/ann/x` URL holds a path after its `//`.
+        // A `file:///home/ann/x` URL holds a path after its `//`; a text cut short (a search
+        // snippet, a preview) may start one right after its ellipsis.
         let starts = i == 0
             || b[i - 1].is_ascii_whitespace()
             || b"\"'`([{<=,:".contains(&b[i - 1])
-            || (i >= 3 && &b[i - 3..i] == b"://");
+            || (i >= 3 && (&b[i - 3..i] == b"://" || &b[i - 3..i] == "…".as_bytes()));
         let abs = match b[i] {
             b'/' => b.get(i + 1).is_some_and(|&c| c != b'/' && is_path_byte(c)),
             // `~/x`, and `~ann/x`: another person's home.

@@ -159,6 +159,56 @@ pub fn unglued_text_marks(snippet: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest stretch a snippet is widened back by ([`whole_first_word`]): a path's whole
+/// length on Linux.
+const WIDEN_AT_MOST: usize = 4096;
+
+/// A snippet cut at its front (`…` first) started where its first word starts in the record
+/// it was cut from, `sources` (the record's text and tool input). The tokenizer splits at `/`,
+/// `\` and `:`, so the index cuts a path between two of its parts: `…ann/notes/plan.md` of
+/// `/home/ann/notes/plan.md` reads as a relative path, and what cleans a path for an agent
+/// ([`crate::archive::redact::Redactor::outbound_text`]) finds one by its start; widened,
+/// the snippet shows the path as the record has it, and is cleaned as the record would be. A
+/// word ends at white space or at punctuation no path has (quotes, brackets, `,;=|<>`). A
+/// snippet found in neither source is returned as it is.
+pub fn whole_first_word<'s>(snippet: &'s str, sources: &[&str]) -> Cow<'s, str> {
+    use super::search::{MATCH_END, MATCH_START};
+    let Some(rest) = snippet.strip_prefix('…') else {
+        return Cow::Borrowed(snippet);
+    };
+    let body: String = rest
+        .chars()
+        .filter(|&c| c != MATCH_START && c != MATCH_END)
+        .collect();
+    let body = body.strip_suffix('…').unwrap_or(&body);
+    if body.is_empty() {
+        return Cow::Borrowed(snippet);
+    }
+    let Some((src, at)) = sources
+        .iter()
+        .find_map(|src| src.find(body).map(|at| (*src, at)))
+    else {
+        return Cow::Borrowed(snippet);
+    };
+    let ends_word = |c: char| {
+        c.is_whitespace()
+            || matches!(c, '"' | '\'' | '`' | ',' | ';' | '=' | '|' | '<' | '>')
+            || matches!(c, '(' | ')' | '[' | ']' | '{' | '}')
+    };
+    let mut start = at;
+    for (i, c) in src[..at].char_indices().rev() {
+        if ends_word(c) || at - i > WIDEN_AT_MOST {
+            break;
+        }
+        start = i;
+    }
+    if start == at {
+        return Cow::Borrowed(snippet);
+    }
+    let cut = if start == 0 { "" } else { "…" };
+    Cow::Owned(format!("{cut}{}{rest}", &src[start..at]))
+}
+
 /// A snippet of a stored tool input (not of a record's text, where a backslash is text) with
 /// each match that starts at a JSON escape glued to the word (the index's token for `\nword`
 /// begins at the `n`) started after the escape, so the word is marked and the escape reads as
@@ -797,6 +847,44 @@ mod tests {
             assert_eq!(indexed_input(raw).len(), raw.len());
         }
         assert!(matches!(indexed_input("no escapes"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_snippet_cut_inside_a_word_starts_where_the_word_does() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        let text = "said: see /home/ann/notes/plan.md, and \"C:\\Users\\ann\\key.pem\" now";
+        for (snippet, want) in [
+            // Cut inside a path: widened to its start.
+            (
+                format!("…ann/notes/{S}plan{E}.md, and"),
+                format!("…/home/ann/notes/{S}plan{E}.md, and"),
+            ),
+            (
+                format!("…{S}ann{E}\\key.pem\" now"),
+                format!("…C:\\Users\\{S}ann{E}\\key.pem\" now"),
+            ),
+            // Cut inside the text's first word: its start is the text's.
+            (
+                format!("…id: {S}see{E} /home…"),
+                format!("sa{}", format!("id: {S}see{E} /home…")),
+            ),
+            // Cut at a word's start, not cut at all, or cut from another text: as it is.
+            (
+                format!("…see /home/{S}ann{E}/notes"),
+                format!("…see /home/{S}ann{E}/notes"),
+            ),
+            (format!("said: {S}see{E}"), format!("said: {S}see{E}")),
+            (
+                format!("…elsewhere/{S}plan{E}"),
+                format!("…elsewhere/{S}plan{E}"),
+            ),
+        ] {
+            assert_eq!(whole_first_word(&snippet, &["", text]), want, "{snippet}");
+        }
+        // A word longer than a path is widened by a path's length at most.
+        let long = format!("{}/tail here", "x".repeat(3 * WIDEN_AT_MOST));
+        let widened = whole_first_word("…tail here", &[&long]).into_owned();
+        assert_eq!(widened.len(), "…".len() + WIDEN_AT_MOST + "tail here".len());
     }
 
     #[test]

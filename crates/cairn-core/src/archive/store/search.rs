@@ -1,5 +1,7 @@
 //! Search's reads: records by full text, turns by id.
 
+use std::borrow::Cow;
+
 use rusqlite::{Connection, OptionalExtension, params_from_iter, types::Value as SqlValue};
 use serde::{Deserialize, Serialize};
 
@@ -222,6 +224,8 @@ pub fn fill_snippets(
                 snippet(records_fts, 1, char(57344), char(57345), '…', 16)
          FROM records_fts WHERE records_fts MATCH ?1 AND rowid = ?2",
     )?;
+    let mut sources_of =
+        conn.prepare_cached("SELECT text, tool_input FROM records WHERE id = ?1")?;
     for hit in hits
         .iter_mut()
         .filter(|h| h.snippet.is_empty() && h.match_reasons.iter().any(|m| m == "keyword"))
@@ -232,9 +236,23 @@ pub fn fill_snippets(
             })
             .optional()?;
         let Some(id) = id else { continue };
-        let snippet: Option<(Option<String>, Option<String>)> = snippet_of
+        let mut snippet: Option<(Option<String>, Option<String>)> = snippet_of
             .query_row(rusqlite::params![expr, id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
+        // Cut at its front, a snippet may start inside a path: it starts at the path's start.
+        if let Some((best, input)) = &mut snippet
+            && best.as_deref().is_some_and(|b| b.starts_with('…'))
+        {
+            let (text, tool_input): (Option<String>, Option<String>) =
+                sources_of.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let sources = [text.as_deref(), tool_input.as_deref()];
+            let sources: Vec<&str> = sources.into_iter().flatten().collect();
+            for s in [best, input].into_iter().flatten() {
+                if let Cow::Owned(w) = super::fts::whole_first_word(s, &sources) {
+                    *s = w;
+                }
+            }
+        }
         hit.snippet = match snippet {
             Some((Some(best), input)) if input.as_ref() == Some(&best) => {
                 super::fts::readable_input(&super::fts::unglued_marks(&best))
