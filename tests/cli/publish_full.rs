@@ -969,3 +969,153 @@ fn refs_refused_every_time_never_hold_back_a_new_document() {
         "{last:#}"
     );
 }
+
+/// The session keys of `env`'s archive.
+fn keys(env: &Env) -> Vec<String> {
+    env.json(&["sessions"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_forgotten_session_leaves_the_remote_at_the_next_push_and_no_pull_brings_it_back() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    let first = env.json(&["-C", a_str, "push"]);
+    assert_eq!(
+        (first["pushed"].as_u64(), first["unchanged"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let again = env.json(&["-C", a_str, "push"]);
+    assert_eq!(
+        (again["pushed"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(1))
+    );
+
+    // A teammate forgets the session they pulled: their next pull leaves it out.
+    let teammate = Env::new();
+    let b = clone(&teammate, &remote);
+    let b_str = b.to_str().unwrap();
+    assert_eq!(
+        teammate.json(&["-C", b_str, "pull"])["transcripts_imported"],
+        1
+    );
+    let pulled = keys(&teammate);
+    assert_eq!(pulled.len(), 1);
+    let skim = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
+    assert_eq!(skim["sessions"].as_array().unwrap().len(), 1, "{skim:#}");
+    let plan = teammate.json(&["forget", &pulled[0], "--dry-run"]);
+    assert_eq!(plan["would_remove"]["published"], 0, "{plan:#}");
+    teammate.ok(&["forget", &pulled[0], "--yes"]);
+    let pull = teammate.json(&["-C", b_str, "pull"]);
+    assert_eq!(
+        (
+            pull["sessions_imported"].as_u64(),
+            pull["forgotten"].as_u64()
+        ),
+        (Some(0), Some(1)),
+        "{pull:#}"
+    );
+    assert!(keys(&teammate).is_empty());
+    let skim = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
+    assert_eq!(skim["sessions"], json!([]), "the document shows: {skim:#}");
+
+    // The publisher forgets it: the preview says where its copies are, and the next push
+    // deletes them; their own pull does not bring it back meanwhile.
+    let own = keys(&env);
+    assert_eq!(own.len(), 1);
+    let plan = env.json(&["forget", &own[0], "--dry-run"]);
+    assert_eq!(plan["would_remove"]["published"], 1, "{plan:#}");
+    let said = env.ok(&["forget", &own[0], "--yes"]);
+    assert!(
+        said.contains("The next `cairn push` in the repository deletes the copies"),
+        "{said}"
+    );
+    let pull = env.json(&["-C", a_str, "pull"]);
+    assert_eq!(
+        (
+            pull["transcripts_imported"].as_u64(),
+            pull["forgotten"].as_u64()
+        ),
+        (Some(0), Some(1)),
+        "{pull:#}"
+    );
+    assert!(keys(&env).is_empty());
+    let push = env.json(&["-C", a_str, "push"]);
+    assert_eq!(
+        (
+            push["withdrawn"].as_u64(),
+            push["pushed"].as_u64(),
+            push["not_own"].as_u64()
+        ),
+        (Some(1), Some(0), Some(0)),
+        "{push:#}"
+    );
+    assert_eq!(git(&remote, &["for-each-ref", "refs/cairn/"]), "");
+    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/sessions/"]), "");
+    // A third clone's pull finds nothing to import.
+    let late = Env::new();
+    let c = late.root.path().join("c");
+    git(
+        late.root.path(),
+        &["clone", "-q", remote.to_str().unwrap(), c.to_str().unwrap()],
+    );
+    assert_eq!(
+        late.json(&["-C", c.to_str().unwrap(), "pull"])["sessions_imported"],
+        0
+    );
+}
+
+#[test]
+fn a_push_the_remote_refuses_names_the_ref_and_the_way_back() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    env.ok(&["-C", a_str, "push"]);
+    // Someone moves the published ref on at the remote; the publisher publishes again.
+    let refname = git(
+        &remote,
+        &["for-each-ref", "--format=%(refname)", "refs/cairn/"],
+    );
+    let refname = refname.trim();
+    let old = git(&remote, &["rev-parse", refname]);
+    let tree = git(&remote, &["rev-parse", &format!("{}^{{tree}}", old.trim())]);
+    let moved = git_with(
+        &remote,
+        &[
+            "-c",
+            "user.name=M",
+            "-c",
+            "user.email=m@x.invalid",
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            old.trim(),
+            "-m",
+            "moved",
+        ],
+        None,
+    );
+    git(&remote, &["update-ref", refname, moved.trim()]);
+    git(&a, &["commit", "-q", "--allow-empty", "-m", "more"]);
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    let out = env.run(&["-C", a_str, "push"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(refname) && err.contains("(rejected ("),
+        "{err}"
+    );
+    assert!(
+        err.contains("moved it on there") && err.contains("git push --force"),
+        "{err}"
+    );
+}

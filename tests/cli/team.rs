@@ -374,8 +374,15 @@ fn an_incremental_push_sends_only_the_new_records() {
         &db.url(&alice),
     ]);
     assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
-    // Forgotten here, the session is withdrawn from the team archive on the next push.
-    alice.env.ok(&["forget", &sid, "--yes"]);
+    // Forgotten here, the session is withdrawn from the team archive on the next push, as
+    // the forget says.
+    let plan = alice.env.json(&["forget", &sid, "--dry-run"]);
+    assert_eq!(plan["would_remove"]["team_pushed"], 1, "{plan:#}");
+    let said = alice.env.ok(&["forget", &sid, "--yes"]);
+    assert!(
+        said.contains("In the team archive: 1 session. The next `cairn team push` withdraws it."),
+        "{said}"
+    );
     let gone = alice.push(&db);
     assert!(gone["sessions_withdrawn"].as_u64().unwrap() >= 1, "{gone}");
     assert_eq!(

@@ -114,6 +114,29 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             clean(&cairn_core::text::one_line(&r.title, 70))
         )?;
     }
+    // What went beyond this machine is taken back by the command that sent it.
+    let them = |n: u32| if n == 1 { "it" } else { "them" };
+    if plan.published > 0 {
+        let pull = if plan.allow_reimport {
+            "may bring"
+        } else {
+            "never brings"
+        };
+        writeln!(
+            out,
+            "Published through git: {}. The next `cairn push` in the repository deletes the copies there and at the remote; a pull {pull} {} back.",
+            plural(plan.published, "session"),
+            them(plan.published),
+        )?;
+    }
+    if plan.team_pushed > 0 {
+        writeln!(
+            out,
+            "In the team archive: {}. The next `cairn team push` withdraws {}.",
+            plural(plan.team_pushed, "session"),
+            them(plan.team_pushed),
+        )?;
+    }
     if plan.allow_reimport {
         writeln!(
             out,

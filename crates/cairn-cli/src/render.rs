@@ -1096,10 +1096,19 @@ fn bytes_human(n: u64) -> String {
 pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> Result<()> {
     writeln!(
         out,
-        "Pushed {} to {}.",
+        "Pushed {} to {} ({} unchanged).",
         plural(r.pushed, "published session ref"),
-        clean(&r.remote)
+        clean(&r.remote),
+        r.unchanged
     )?;
+    if r.withdrawn > 0 {
+        writeln!(
+            out,
+            "Withdrew {} of sessions forgotten here (deleted here and at {}).",
+            plural(r.withdrawn, "ref"),
+            clean(&r.remote)
+        )?;
+    }
     if r.not_own > 0 {
         writeln!(
             out,
@@ -1123,6 +1132,13 @@ pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> R
             out,
             "{} in full: `cairn sessions`, `show`, `search` and `export` read them like your own, marked with their publisher.",
             plural(r.transcripts_imported, "session")
+        )?;
+    }
+    if r.forgotten > 0 {
+        writeln!(
+            out,
+            "Left out {} of sessions you forgot here (`cairn forget`).",
+            plural(r.forgotten, "published session")
         )?;
     }
     let skipped = r.skipped.len() as u32 + r.skipped_more;

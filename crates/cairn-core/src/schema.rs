@@ -89,6 +89,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0041_index_escaped_text.sql"),
         then: Some(reindex_escaped_text),
     },
+    sql(include_str!("git/migrations/0042_forgotten_shared.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

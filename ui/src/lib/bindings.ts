@@ -1083,6 +1083,14 @@ export type ForgetPlan_Deserialize = {
 	 *  imported trajectory of it, a teammate's copy): their keys, to forget them too.
 	 */
 	same_id_kept: string[],
+	/**
+	 *  Sessions this machine published through git (`cairn publish`): the next `cairn push`
+	 *  in their repository deletes their refs there and at the remote, and `cairn pull` never
+	 *  brings them back (unless `allow_reimport`).
+	 */
+	published?: number,
+	/**  Sessions a `cairn team push` sent: the next one withdraws them from the team archive. */
+	team_pushed?: number,
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
 };
@@ -1105,6 +1113,14 @@ export type ForgetPlan_Serialize = {
 	 *  imported trajectory of it, a teammate's copy): their keys, to forget them too.
 	 */
 	same_id_kept: string[],
+	/**
+	 *  Sessions this machine published through git (`cairn publish`): the next `cairn push`
+	 *  in their repository deletes their refs there and at the remote, and `cairn pull` never
+	 *  brings them back (unless `allow_reimport`).
+	 */
+	published: number,
+	/**  Sessions a `cairn team push` sent: the next one withdraws them from the team archive. */
+	team_pushed: number,
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
 };
@@ -2111,6 +2127,8 @@ export type PullReport_Deserialize = {
 	skipped: SkippedRef[],
 	/**  Refs skipped beyond those listed. */
 	skipped_more: number,
+	/**  Documents of sessions forgotten here (`cairn forget`), left out without a word each. */
+	forgotten?: number,
 };
 
 /**  What `pull` did. */
@@ -2129,6 +2147,8 @@ export type PullReport_Serialize = {
 	skipped: SkippedRef[],
 	/**  Refs skipped beyond those listed. */
 	skipped_more: number,
+	/**  Documents of sessions forgotten here (`cairn forget`), left out without a word each. */
+	forgotten: number,
 };
 
 /**  A query or brief request. */

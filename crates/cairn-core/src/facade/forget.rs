@@ -70,6 +70,14 @@ pub struct ForgetPlan {
     /// Sessions this forget keeps that carry the agent's session id of one it removes (an
     /// imported trajectory of it, a teammate's copy): their keys, to forget them too.
     pub same_id_kept: Vec<String>,
+    /// Sessions this machine published through git (`cairn publish`): the next `cairn push`
+    /// in their repository deletes their refs there and at the remote, and `cairn pull` never
+    /// brings them back (unless `allow_reimport`).
+    #[serde(default)]
+    pub published: u32,
+    /// Sessions a `cairn team push` sent: the next one withdraws them from the team archive.
+    #[serde(default)]
+    pub team_pushed: u32,
     /// Whether the next sync may import the files again.
     pub allow_reimport: bool,
 }
@@ -85,6 +93,18 @@ pub struct Forgotten {
     /// The database file's size before and after (freed pages are zeroed, then vacuumed).
     pub db_bytes_before: f64,
     pub db_bytes_after: f64,
+}
+
+/// How many of the sessions keyed `keys` a team push sent (none in a build without the team
+/// archive).
+fn team_pushed(conn: &rusqlite::Connection, keys: &[String]) -> rusqlite::Result<u64> {
+    #[cfg(feature = "team")]
+    return crate::team::forget::pushed_among(conn, keys);
+    #[cfg(not(feature = "team"))]
+    {
+        let _ = (conn, keys);
+        Ok(0)
+    }
 }
 
 fn small(n: u64) -> u32 {
@@ -188,6 +208,13 @@ impl Cairn {
                     .map(|(id, title)| ForgetReport { id, title })
                     .collect(),
                 same_id_kept: archive::forget::same_id_kept(conn, &ids)?,
+                published: small(
+                    archive::store::shared_through_git(conn, &ids)?
+                        .iter()
+                        .filter(|(_, own)| *own)
+                        .count() as u64,
+                ),
+                team_pushed: small(team_pushed(conn, &keys)?),
                 allow_reimport: req.allow_reimport,
             })
         })();
@@ -248,6 +275,10 @@ impl Cairn {
             recall::forget::revoke(&tx, &ids, &now)?;
             semantic::forget::delete(&tx, &turns)?;
             git::forget::delete(&tx, &ids)?;
+            if !req.allow_reimport {
+                let shared = archive::store::shared_through_git(&tx, &ids)?;
+                git::forget::remember_shared(&tx, &shared, &now)?;
+            }
             archive::forget::delete(&tx, &ids, req.allow_reimport, &now)?;
             archive::forget::compact_index(&tx)?;
             tx.commit()

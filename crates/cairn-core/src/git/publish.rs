@@ -71,8 +71,14 @@ pub struct Full {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PushReport {
     pub remote: String,
-    /// This machine's own published refs sent.
+    /// This machine's own published refs the remote took (new or moved on).
     pub pushed: u32,
+    /// Own refs the remote already had as they are.
+    #[serde(default)]
+    pub unchanged: u32,
+    /// Refs of sessions forgotten here (`cairn forget`) deleted, here and at the remote.
+    #[serde(default)]
+    pub withdrawn: u32,
     /// Refs under `refs/cairn/sessions/` left out because this archive did not capture their
     /// session (a teammate's document an older Cairn fetched there).
     pub not_own: u32,
@@ -95,6 +101,9 @@ pub struct PullReport {
     pub skipped: Vec<SkippedRef>,
     /// Refs skipped beyond those listed.
     pub skipped_more: u32,
+    /// Documents of sessions forgotten here (`cairn forget`), left out without a word each.
+    #[serde(default)]
+    pub forgotten: u32,
 }
 
 /// Skipped refs a pull lists one by one; a remote advertising a million junk refs gets a count.
@@ -309,7 +318,9 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
 }
 
 /// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
-/// archive captured) to `remote`, never forced: a teammate's document is never re-sent.
+/// archive captured) to `remote`, never forced: a teammate's document is never re-sent. The
+/// refs of sessions forgotten here since they were published are deleted, here and at the
+/// remote. A ref the remote refuses (a teammate moved it on) fails the push, named.
 pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
     let db = crate::store::err_in(conn);
     let to = super::pull_from::check_push(repo, remote)?;
@@ -320,29 +331,108 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
     let mut report = PushReport {
         remote: to.shown.clone(),
         pushed: 0,
+        unchanged: 0,
+        withdrawn: 0,
         not_own: 0,
     };
-    let mut own = Vec::new();
+    let forgotten: HashSet<String> = super::forget::forgotten_shared(conn)
+        .map_err(db)?
+        .into_iter()
+        .filter_map(|(key, own)| own.then_some(key))
+        .collect();
+    let mut refspecs = Vec::new();
+    let mut withdrawn_here = Vec::new();
     for refname in refs.lines().filter(|l| !l.is_empty()) {
         let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
-        let mine = is_key(key) && crate::archive::store::captured(conn, key).map_err(db)?;
-        if mine {
-            own.push(format!("{refname}:{refname}"));
+        if forgotten.contains(key) {
+            withdrawn_here.push(refname.to_owned());
+        } else if is_key(key) && crate::archive::store::captured(conn, key).map_err(db)? {
+            refspecs.push(format!("{refname}:{refname}"));
         } else {
             report.not_own += 1;
+        }
+    }
+    // The remote's copies of forgotten sessions, whether or not this clone still has the ref.
+    let mut withdrawn_there = Vec::new();
+    if !forgotten.is_empty() {
+        let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
+        let pattern = format!("{REF_PREFIX}*");
+        args.extend(["ls-remote", "--refs", "--", to.git_arg.as_str(), &pattern]);
+        for line in run_git(&repo.root, &args)?.lines() {
+            let Some((_, refname)) = line.split_once('\t') else {
+                continue;
+            };
+            let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
+            if forgotten.contains(key) {
+                refspecs.push(format!(":{refname}"));
+                withdrawn_there.push(refname.to_owned());
+            }
         }
     }
     // Bounded command lines: a long-lived archive can have published thousands.
     // The place after `--`: whatever it is, git never reads it as an option; and only the
     // transports a pull may use (a configured remote's URL is checked, not only the argument).
-    for chunk in own.chunks(500) {
+    let mut refused = Vec::new();
+    for chunk in refspecs.chunks(500) {
         let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
-        args.extend(["push", "--quiet", "--", to.git_arg.as_str()]);
+        args.extend(["push", "--porcelain", "--", to.git_arg.as_str()]);
         args.extend(chunk.iter().map(String::as_str));
-        run_git(&repo.root, &args)?;
+        let out = run_git_raw(&repo.root, &args, None)?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let statuses = pushed_refs(&stdout);
+        if statuses.is_empty() && !out.status.success() {
+            return Err(git_failure(&repo.root, "push", &out));
+        }
+        for (flag, refname, summary) in statuses {
+            match flag {
+                '*' | ' ' | '+' => report.pushed += 1,
+                '=' => report.unchanged += 1,
+                '-' => {}
+                _ => refused.push((refname.to_owned(), summary.replace(['[', ']'], ""))),
+            }
+        }
     }
-    report.pushed = own.len() as u32;
+    for refname in &withdrawn_here {
+        run_git(&repo.root, &["update-ref", "-d", refname])?;
+    }
+    let mut withdrawn: HashSet<&String> = withdrawn_here.iter().collect();
+    withdrawn.extend(&withdrawn_there);
+    report.withdrawn = withdrawn.len() as u32;
+    if let Some((refname, why)) = refused.first() {
+        let moved = why.contains("non-fast-forward") || why.contains("fetch first");
+        let fix = if moved {
+            format!(
+                "someone else moved it on there since your last push; `git push --force {} {refname}` puts your copy back",
+                to.shown
+            )
+        } else {
+            "the remote's own rules refused it; ask who keeps the remote".to_owned()
+        };
+        return Err(Error::Conflict(format!(
+            "{} refused {} of your published refs, first {refname} ({}): {fix}",
+            to.shown,
+            refused.len(),
+            crate::text::one_line(why, 200),
+        )));
+    }
     Ok(report)
+}
+
+/// The ref lines of `git push --porcelain`'s output: each ref's flag (`*` new, ` ` moved on,
+/// `+` forced, `-` deleted, `=` as it was, `!` refused), name at the remote, and summary.
+fn pushed_refs(out: &str) -> Vec<(char, &str, &str)> {
+    out.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, '\t');
+            let flag = parts.next()?;
+            let refs = parts.next()?;
+            let summary = parts.next().unwrap_or("");
+            let mut chars = flag.chars();
+            let flag = chars.next().filter(|_| chars.next().is_none())?;
+            let to = refs.rsplit_once(':').map_or(refs, |(_, to)| to);
+            Some((flag, to, summary))
+        })
+        .collect()
 }
 
 /// Fetch the published documents of `remote` (a configured remote, a URL or a path: see
@@ -370,6 +460,7 @@ pub fn pull(
         transcripts_imported: 0,
         skipped: Vec::new(),
         skipped_more: 0,
+        forgotten: 0,
     };
     let common_dir = repo.common_dir.to_string_lossy().into_owned();
     let local_prefix = from.ref_prefix.as_str();
@@ -416,6 +507,13 @@ pub fn pull(
         let same = imported.get(key) == Some(oid);
         report.unchanged += u32::from(same);
         !same
+    });
+    // A session forgotten here stays forgotten, whoever still publishes it.
+    let forgotten = super::forget::forgotten_shared(conn).map_err(db)?;
+    wanted.retain(|key, _| {
+        let gone = super::forget::document_forgotten(&forgotten, key);
+        report.forgotten += u32::from(gone);
+        !gone
     });
     let local_oids = local_refs(repo, local_prefix)?;
     if wanted.len() > limits::DOCUMENTS_PER_PULL {

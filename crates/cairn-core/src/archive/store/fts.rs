@@ -866,7 +866,7 @@ mod tests {
             // Cut inside the text's first word: its start is the text's.
             (
                 format!("…id: {S}see{E} /home…"),
-                format!("sa{}", format!("id: {S}see{E} /home…")),
+                format!("said: {S}see{E} /home…"),
             ),
             // Cut at a word's start, not cut at all, or cut from another text: as it is.
             (

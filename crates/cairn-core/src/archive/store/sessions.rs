@@ -1012,6 +1012,25 @@ pub fn session_origin(
     .optional()
 }
 
+/// Of the sessions with row ids `ids`, those shared through git: this machine's own that it
+/// published (`true`) and those pulled from a teammate (`false`), by key.
+pub fn shared_through_git(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<(String, bool)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT session_key, publisher IS NULL FROM sessions
+         WHERE id = ?1 AND (publisher IS NOT NULL OR published_at IS NOT NULL)",
+    )?;
+    let mut out = Vec::new();
+    for &id in ids {
+        if let Some(row) = stmt
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+        {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
 /// The publisher of the session with row id `id`, when it was pulled from a teammate.
 pub fn published_by_of(conn: &Connection, id: i64) -> rusqlite::Result<Option<PublishedBy>> {
     conn.prepare_cached("SELECT publisher, published_at, pulled_from FROM sessions WHERE id = ?1")?
