@@ -10,7 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::Env;
+use crate::support::{Env, succeeded};
 
 /// The cluster's superuser URL. Without it the test fails: these tests never skip.
 fn admin_url() -> String {
@@ -531,9 +531,16 @@ fn a_teammate_s_tool_call_is_found_as_its_input_reads() {
     assert!(
         calls
             .iter()
-            .any(|s| s.contains("command: mix phx.server · description: Start **Phoenix**")),
+            .any(|s| s
+                .contains("command: mix phx.server · description: Start \u{e000}Phoenix\u{e001}")),
         "{calls:?}"
     );
+    // A terminal shows the marks as the local search's are shown.
+    let human = succeeded(
+        alice.run(&["team", "search", "phoenix background", "--from", &db.url(&alice)]),
+        "team search",
+    );
+    assert!(human.contains("description: Start [Phoenix]"), "{human}");
 }
 
 #[test]
@@ -967,7 +974,10 @@ fn credentials_and_tls_rules_hold_at_the_command_line() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("wrong-pw-value"), "{err}");
-    assert!(err.contains("hint:") && err.contains("PGPASSWORD"), "{err}");
+    assert!(
+        err.contains("hint: check the user, and the password (PGPASSWORD"),
+        "{err}"
+    );
     // Off loopback, TLS is required: refused before any connection is tried.
     let out = alice.run(&[
         "team",
@@ -1363,6 +1373,11 @@ fn the_keyring_keeps_the_password_and_comes_after_the_variables() {
     let out = alice.keyring_cairn(&bus, &["team", "login", "--to", &url], "wrong-pw-given\n");
     never_shown(&out);
     assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: check the user, and the password (the one you typed)"),
+        "{err}"
+    );
     assert_eq!(secret_tool_lookup(&account), None);
 
     // Nothing kept, no variable: the server asks, and the hint names `cairn team login`.

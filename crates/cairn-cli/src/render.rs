@@ -104,6 +104,14 @@ pub(crate) fn short_time(ts: Option<&str>) -> String {
         .unwrap_or_else(|| "unknown time".to_owned())
 }
 
+/// A search snippet as a terminal shows it: the core marks each match with private-use
+/// characters, shown as brackets.
+pub(crate) fn marked(snippet: &str) -> String {
+    snippet
+        .replace(cairn_core::views::search::MATCH_START, "[")
+        .replace(cairn_core::views::search::MATCH_END, "]")
+}
+
 /// The person's clock: `$TZ`, else the system's zone.
 fn zone() -> &'static jiff::tz::TimeZone {
     static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
@@ -265,10 +273,7 @@ pub fn session_hits(
             line(&h.match_reasons.join(", "), 40)
         )?;
         for t in &h.turns {
-            let snippet = t
-                .snippet
-                .replace(cairn_core::views::search::MATCH_START, "[")
-                .replace(cairn_core::views::search::MATCH_END, "]");
+            let snippet = marked(&t.snippet);
             writeln!(out, "    #{} {}", t.ordinal, line(&snippet, 130))?;
         }
         if !h.paths.is_empty() {
@@ -474,11 +479,7 @@ pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result
                 ""
             }
         )?;
-        // Matches are marked with private-use characters; a terminal shows brackets.
-        let snippet = h
-            .snippet
-            .replace(cairn_core::views::search::MATCH_START, "[")
-            .replace(cairn_core::views::search::MATCH_END, "]");
+        let snippet = marked(&h.snippet);
         writeln!(out, "    {}", line(&snippet, 140))?;
         if let Some(score) = h.score {
             writeln!(

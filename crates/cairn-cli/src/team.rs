@@ -288,13 +288,13 @@ fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
         writeln!(
             out,
             "{}  {}  {}#{}  {}",
-            line(h.timestamp.as_deref().unwrap_or("-"), 40),
+            render::short_time(h.timestamp.as_deref()),
             line(&h.publisher, 40),
             line(&h.session_key, 80),
             h.ordinal.map_or("-".into(), |o| o.to_string()),
             line(h.title.as_deref().unwrap_or(""), 60)
         )?;
-        writeln!(out, "    {}", line(&h.snippet, 200))?;
+        writeln!(out, "    {}", line(&render::marked(&h.snippet), 200))?;
     }
     Ok(())
 }
@@ -369,7 +369,7 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
         writeln!(
             out,
             "\n{}  {}  {}  {}{project}",
-            line(x.started_at.as_deref().unwrap_or("-"), 40),
+            render::short_time(x.started_at.as_deref()),
             line(&x.publisher, 40),
             line(&x.session_key, 80),
             line(x.title.as_deref().unwrap_or(""), 80)

@@ -267,7 +267,7 @@ impl<'a> Reader<'a> {
             "SELECT r.publisher::text, r.session_key::text, {title}, r.ordinal::text, r.turn_index::text,
                     left(r.kind::text, 40), left(r.role::text, 40), left(r.ts::text, 64),
                     left(ts_headline('simple', left(coalesce(r.body::text, '') || ' ' || coalesce(r.tool_input::text, ''), 20000), q,
-                        'StartSel=**, StopSel=**, MaxWords=30, MinWords=12, MaxFragments=1'), 2000),
+                        $3::text), 2000),
                     (coalesce(r.body, '') = '' AND r.tool_input IS NOT NULL)::text
              FROM cairn.records r
              JOIN cairn.sessions s ON s.publisher = r.publisher AND s.session_key = r.session_key,
@@ -277,7 +277,14 @@ impl<'a> Reader<'a> {
              LIMIT $2",
             title = short("s.title")
         );
-        let rows = self.query(&sql, &[&query, &limit], "cannot search")?;
+        // The local search's match marks, which no text shows, not `**`, which a teammate's
+        // text may hold.
+        let options = format!(
+            "StartSel={}, StopSel={}, MaxWords=30, MinWords=12, MaxFragments=1",
+            crate::archive::store::MATCH_START,
+            crate::archive::store::MATCH_END
+        );
+        let rows = self.query(&sql, &[&query, &limit, &options], "cannot search")?;
         Ok(rows
             .iter()
             .map(|r| TeamSearchHit {
@@ -298,7 +305,7 @@ impl<'a> Reader<'a> {
                     } else {
                         snippet
                     };
-                    crate::text::excerpt(&snippet, 400)
+                    closed_marker(&crate::text::excerpt(&snippet, 400))
                 },
             })
             .collect())
@@ -592,10 +599,17 @@ impl<'a> Reader<'a> {
             [one] => one.clone(),
             many => {
                 let names: Vec<String> = many.iter().map(|(p, k)| format!("{p}/{k}")).collect();
+                // Keys are the agents' session ids hashed: two publishers may share one.
+                let whole = many.iter().all(|(_, k)| k == &many[0].1);
+                let hint = if whole {
+                    format!("name the publisher too: --publisher {}", many[0].0)
+                } else {
+                    "give more of the key, or --publisher".to_owned()
+                };
                 return Err(self.server.fail(
                     ErrorKind::Conflict,
                     format!("{} sessions match: {}", many.len(), names.join(", ")),
-                    Some("give the whole key, or --publisher".into()),
+                    Some(hint),
                 ));
             }
         };
@@ -833,4 +847,44 @@ fn flag(r: &Row, i: usize) -> bool {
 
 fn time(r: &Row, i: usize) -> Option<String> {
     cell(r, i, 64).and_then(|s| crate::text::rfc3339(&s).map(|c| c.into_owned()))
+}
+
+/// `snippet` with a redaction marker its passage cut after the rule's name closed again: a
+/// headline's fragment ends at a word, and `[REDACTED:slack-token]` lost its `]`.
+fn closed_marker(snippet: &str) -> String {
+    let open = snippet.rfind("[REDACTED:");
+    match open {
+        Some(at) if !snippet[at..].contains(']') && !snippet.ends_with('…') => {
+            format!("{snippet}]")
+        }
+        _ => snippet.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closed_marker;
+
+    #[test]
+    fn a_marker_a_headline_cut_after_its_name_is_closed() {
+        for (snippet, want) in [
+            (
+                "use token [REDACTED:slack-token",
+                "use token [REDACTED:slack-token]",
+            ),
+            (
+                "[REDACTED:aws-key] and [REDACTED:path",
+                "[REDACTED:aws-key] and [REDACTED:path]",
+            ),
+            (
+                "[REDACTED:aws-key] then words",
+                "[REDACTED:aws-key] then words",
+            ),
+            // Cut by the excerpt's own length: the ellipsis says so.
+            ("a [REDACTED:slack-to…", "a [REDACTED:slack-to…"),
+            ("no marker", "no marker"),
+        ] {
+            assert_eq!(closed_marker(snippet), want);
+        }
+    }
 }

@@ -251,7 +251,7 @@ impl Server {
             display: self.display.clone(),
             secrets,
             tls: self.tls,
-            password_from: "the password given".into(),
+            password_from: "the one you typed".into(),
             password_source: PasswordSource::Keyring,
             account: self.account.clone(),
         }
@@ -361,7 +361,7 @@ fn classify(e: &postgres::Error, password_from: &str) -> (ErrorKind, Option<Stri
         (
             ErrorKind::Refused,
             Some(format!(
-                "check the user, and the password in {password_from}"
+                "check the user, and the password ({password_from})"
             )),
         )
     } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
