@@ -747,6 +747,10 @@ async function openFromSessions(key) {
 
 test('export: a session saved as one self-contained HTML page that renders on its own', async () => {
   await openFromSessions(loginKey);
+  // The resume command shows whole (wrapped where it must), never cut mid-id.
+  const resume = await byTestId('resume-command');
+  await resume.waitForExist({ timeout: 10_000 });
+  assert.ok(await browser.execute((el) => el.scrollWidth <= el.clientWidth, resume), `the resume command is cut: ${await text(resume)}`);
   await (await byTestId('export-format')).selectByAttribute('value', 'html');
   await (await byTestId('export-button')).click();
   await until(async () => /^Saved /.test(await text(await byTestId('export-result'))), 'the export did not say where it saved the page');
@@ -853,6 +857,9 @@ test('team: set up the team archive in Settings, then open a teammate’s sessio
   await (await byTestId('team-search')).click();
   await until(async () => (await byTestId('team-hit')).isExisting(), 'the team search found nothing', 30_000);
   assert.match(await text(await byTestId('team-hit')), new RegExp(team.publisher));
+  // The match is marked as the local search marks it, no asterisks left in the text.
+  assert.match(await text(await (await byTestId('team-hit')).$('mark')), /quokka/i);
+  assert.doesNotMatch(await text(await byTestId('team-hit')), /\*\*/);
   await (await byTestId('team-hit')).click();
   await (await byTestId('team-session')).waitForExist({ timeout: 20_000 });
   assert.match(await text(await byTestId('team-publisher')), new RegExp(`Published by ${team.publisher}`));

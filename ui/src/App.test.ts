@@ -100,6 +100,26 @@ describe('first run', () => {
     expect(document.documentElement.dataset.ready).toBe('true');
   });
 
+  it('shows the page of the tab clicked before the first import, the welcome at Branches', async () => {
+    const { target } = await render({ sessions: 0 });
+    const current = () => target.querySelector<HTMLElement>('nav .tab[aria-current="page"]')?.dataset.tab;
+    expect(current()).toBe('branches');
+    expect(one(target, 'welcome')).not.toBeNull();
+    click(target.querySelector('nav .tab[data-tab="recall"]'));
+    await settle();
+    // The tab marked and the page shown agree.
+    expect(current()).toBe('recall');
+    expect(one(target, 'welcome')).toBeNull();
+    expect(target.querySelector('.window')!.getAttribute('data-view')).toBe('recall');
+    click(target.querySelector('nav .tab[data-tab="sessions"]'));
+    await settle();
+    expect(one(target, 'welcome')).toBeNull();
+    expect(one(target, 'empty-state')!.textContent).toContain('No sessions yet');
+    click(target.querySelector('nav .tab[data-tab="branches"]'));
+    await settle();
+    expect(one(target, 'welcome')).not.toBeNull();
+  });
+
   it('shows a failed sync and retries it', async () => {
     const { target } = await render({ sessions: 0, failOnce: { sync_archive: 'cannot read /x: permission denied' } });
     click(target.querySelector('#first-sync'));
@@ -298,6 +318,18 @@ describe('session', () => {
     }
   });
 
+  it('says, before a forget, that a published copy goes at the next push', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    click(one(target, 'forget-button'));
+    await settle();
+    expect(one(target, 'forget-plan')).not.toBeNull();
+    expect(one(target, 'forget-published')?.textContent).toContain('the next push from its repository');
+    expect(one(target, 'forget-published')?.textContent).toContain('no pull brings it back');
+    expect(one(target, 'forget-team')).toBeNull();
+  });
+
   it('opens from the skim timeline at a turn, expands turns into records', async () => {
     const { target, stores } = await render();
     click(all(target, 'branch-row')[0]);
@@ -355,6 +387,14 @@ describe('session', () => {
     expect(stores.router.open('cairn://session/../../etc?record=1')).toBe(false);
     await settle();
     expect(one(target, 'link-error')!.textContent).toContain('not a session key');
+    expect(stores.router.current.view).toBe('branches');
+  });
+
+  it('refuses a link whose %-escapes hide colour codes or a right-to-left override', async () => {
+    const { target, stores } = await render();
+    expect(stores.router.open('cairn://search?q=%1b%5b31mred%1b%5b0m%e2%80%ae')).toBe(false);
+    await settle();
+    expect(one(target, 'link-error')!.textContent).toContain('control or invisible formatting characters');
     expect(stores.router.current.view).toBe('branches');
   });
 
@@ -503,6 +543,8 @@ describe('search', () => {
     input.dispatchEvent(new Event('input', { bubbles: true }));
     flushSync();
     expect(one(target, 'search-empty')!.textContent).toContain('Nothing captured matches nothing here');
+    // The words are isolated, so nothing typed can reorder the sentence around them.
+    expect(one(target, 'search-empty')!.querySelector('bdi')!.textContent).toBe('nothing here');
   });
 
   it('asks a search again when the build its waiting turns waited for ends', async () => {
@@ -691,8 +733,14 @@ describe('settings', () => {
       'Read from every repository a captured session ran in.',
     );
 
+    // Each Change… is named with its agent for a screen reader, and says Cancel… while open.
+    const names = [...target.querySelectorAll('[data-testid^="sources-"] button[aria-controls]')].map((b) => b.getAttribute('aria-label'));
+    expect(names).toContain('Change the Claude folders');
+    expect(new Set(names).size).toBe(names.length);
     // Opened, edited, given up with Esc: nothing saved, the list as it was, the focus on Change….
     click(button('Change…'));
+    await settle();
+    expect(button('Cancel')!.getAttribute('aria-label')).toBe('Cancel changing the Claude folders');
     await settle();
     const editor = row().querySelector('textarea')!;
     expect(document.activeElement).toBe(editor);
@@ -864,12 +912,31 @@ describe('settings', () => {
     model.value = 'gpt-x';
     model.dispatchEvent(new Event('input'));
     const variable = one(target, 'extract-key-var') as HTMLInputElement;
+    // A key is no variable's name: the form says so before anything is sent, and nothing starts.
     variable.value = 'sk-pasted-the-key';
     variable.dispatchEvent(new Event('input'));
     await settle();
+    expect(one(target, 'extract-gap')!.textContent).toContain('never the key itself');
+    expect((one(target, 'extract-start') as HTMLButtonElement).disabled).toBe(true);
+    // One only the core can tell from a name is refused on Save, said once, its emphasis as emphasis.
+    variable.value = 'sk_pasted_the_key';
+    variable.dispatchEvent(new Event('input'));
+    await settle();
+    click(one(target, 'extract-test'));
+    await settle();
     click(one(target, 'extract-save'));
     await settle();
-    expect(one(target, 'extract-save-error')!.textContent).toContain('*name* of an environment variable');
+    const refusal = one(target, 'extract-save-error')!;
+    expect(refusal.textContent).toContain('the name of an environment variable');
+    expect(refusal.textContent).not.toContain('*');
+    expect(refusal.querySelector('em')!.textContent).toBe('name');
+    expect(target.querySelectorAll('[data-testid="extract-panel"] .error[role="alert"]')).toHaveLength(1);
+    expect((one(target, 'extract-start') as HTMLButtonElement).disabled).toBe(true);
+    // Corrected, it may start again.
+    variable.value = 'OPENAI_API_KEY';
+    variable.dispatchEvent(new Event('input'));
+    await settle();
+    expect((one(target, 'extract-start') as HTMLButtonElement).disabled).toBe(false);
   });
 
   it('shows a running pass in the status bar, then badges the inbox tab until it is seen', async () => {

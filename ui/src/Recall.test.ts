@@ -122,14 +122,24 @@ describe('the review inbox', () => {
 
   it('triages with the keyboard: j moves, r rejects, a accepts', async () => {
     const { target, calls } = await render('cairn://recall?tab=inbox');
+    const marked = () => all(target, 'inbox-item').filter((e) => e.classList.contains('selected')).map((e) => e.dataset.entryId);
+    expect(marked()).toEqual(['rc-3']);
     press('j');
     expect(one(target, '[data-testid="inbox-review"]')?.dataset.entryId).toBe('rc-4');
+    // The list marks the entry the letters act on, for the eye and for a screen reader.
+    expect(marked()).toEqual(['rc-4']);
+    expect(one(target, '[data-testid="inbox-item"][data-entry-id="rc-4"]')!.closest('[role="option"]')!.getAttribute('aria-selected')).toBe('true');
     press('r');
     await settle();
     expect(calls.filter((c) => c.cmd === 'recall_reject').map((c) => c.args.id)).toEqual(['rc-4']);
     expect(inboxIds(target)).toEqual(['rc-3']);
+    // One key press took the entry away: the window says which, until the next review.
+    const notice = one(target, '[data-testid="review-notice"]')!;
+    expect(notice.getAttribute('role')).toBe('status');
+    expect(notice.textContent).toContain('Rejected “The hook needs tmux installed”');
     press('a');
     await settle();
+    expect(one(target, '[data-testid="review-notice"]')).toBeNull();
     expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args)).toEqual([{ id: 'rc-3', edit: null }]);
     expect(all(target, 'inbox-empty')).toHaveLength(1);
     // The empty inbox says what to do next and leads to the extraction form.
@@ -195,6 +205,7 @@ describe('the review inbox', () => {
     press('r');
     await settle();
     expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('read-only');
+    expect(one(target, '[data-testid="review-notice"]')).toBeNull();
     expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
   });
 

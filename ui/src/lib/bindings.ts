@@ -1088,9 +1088,9 @@ export type ForgetPlan_Deserialize = {
 	 *  in their repository deletes their refs there and at the remote, and `cairn pull` never
 	 *  brings them back (unless `allow_reimport`).
 	 */
-	published?: number,
+	published: number,
 	/**  Sessions a `cairn team push` sent: the next one withdraws them from the team archive. */
-	team_pushed?: number,
+	team_pushed: number,
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
 };
@@ -2128,7 +2128,7 @@ export type PullReport_Deserialize = {
 	/**  Refs skipped beyond those listed. */
 	skipped_more: number,
 	/**  Documents of sessions forgotten here (`cairn forget`), left out without a word each. */
-	forgotten?: number,
+	forgotten: number,
 };
 
 /**  What `pull` did. */

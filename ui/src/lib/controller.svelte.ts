@@ -2,7 +2,7 @@
 // changes, moves between places, and answers the keys (`keys.ts`) by asking the place on screen
 // (`places.ts`). App.svelte only lays the window out and calls into it.
 import { onMount, tick, untrack } from 'svelte';
-import { dispatchKey, type KeyHandler } from './keys';
+import { dispatchKey, keyAction, type KeyHandler } from './keys';
 import { openSession, pickBranch, type TriageVerb } from './place';
 import { places, placeOf } from './places';
 import type { Route, View, WhyFrom } from './links';
@@ -22,10 +22,12 @@ export class WindowController implements KeyHandler {
     return this.#s.router.current;
   }
 
-  /** No sessions yet: the welcome screen stands in for every place but Settings and Team (a
-   * teammate's archive can be read before this one holds anything). */
+  /** No sessions yet, at Branches (where the window opens): the welcome screen stands in for the
+   * branch list, which has nothing to say until the first import. Every other tab shows its own
+   * page and its own empty state, so the tab marked is always the page shown; the welcome is one
+   * click away on Branches. */
   get firstRun(): boolean {
-    return this.#s.app.empty === true && this.route.view !== 'settings' && this.route.view !== 'team';
+    return this.#s.app.empty === true && this.route.view === 'branches';
   }
 
   /** Load what `route` shows. Resolves when its first data is in. */
@@ -86,10 +88,23 @@ export class WindowController implements KeyHandler {
     return placeOf(this.route).triage?.(verb, this.route, this.#s) ?? false;
   }
 
+  /** The control (a tab just clicked, a button) the list's keys were last used from. The focus
+   * stays on it while j/k move the list's selection, so its own Enter would activate it again;
+   * pressed there, Enter opens the row the person moved to instead. */
+  #movedFrom: EventTarget | null = null;
+
   /** The window's keydown listener. */
   onkeydown = (event: KeyboardEvent): void => {
     if (this.firstRun) return;
-    dispatchKey(event, this);
+    const target = event.target;
+    if (event.key === 'Enter' && target !== null && target === this.#movedFrom && !(event.ctrlKey || event.metaKey || event.altKey)) {
+      this.#movedFrom = null;
+      if (this.open()) event.preventDefault();
+      return;
+    }
+    const action = keyAction(event);
+    const used = dispatchKey(event, this);
+    this.#movedFrom = used && (action?.type === 'move' || action?.type === 'edge') ? target : null;
   };
 
   /** Import what the sources hold; the first import that finds sessions shows them. */

@@ -33,6 +33,29 @@ describe('keys', () => {
     expect(fake.session.move).toHaveBeenCalledWith(1e9);
   });
 
+  it('open the row moved to when Enter comes on the control j/k were pressed from', () => {
+    const { fake, stores } = fakeStores();
+    const controller = new WindowController(stores);
+    fake.router.go({ view: 'sessions' });
+    fake.sessions.selectedSession = { session_key: KEY };
+    const tab = document.createElement('button');
+    document.body.append(tab);
+    const on = (name: string) => {
+      const event = new KeyboardEvent('keydown', { key: name, bubbles: true, cancelable: true });
+      tab.dispatchEvent(event);
+      controller.onkeydown(event);
+      return event;
+    };
+    // Enter on a button is the button's own, until the list's keys were used from it.
+    expect(on('Enter').defaultPrevented).toBe(false);
+    expect(fake.router.current.view).toBe('sessions');
+    on('j');
+    expect(fake.sessions.move).toHaveBeenCalledWith(1);
+    expect(on('Enter').defaultPrevented).toBe(true);
+    expect(fake.router.current).toEqual({ view: 'session', key: KEY, record: null, turn: null });
+    tab.remove();
+  });
+
   it('keep their default where the place has no list', () => {
     const { fake, stores } = fakeStores();
     const controller = new WindowController(stores);
@@ -43,20 +66,25 @@ describe('keys', () => {
     expect(press(controller, 'End').defaultPrevented).toBe(false);
   });
 
-  it('do nothing on the welcome screen, but work in Settings before the first import', () => {
+  it('do nothing on the welcome screen, but work on the other pages before the first import', () => {
     const { fake, stores } = fakeStores();
     const controller = new WindowController(stores);
     fake.app.empty = true;
     fake.router.go({ view: 'sessions' });
+    fake.router.go({ view: 'branches', branch: null, repo: null });
     expect(controller.firstRun).toBe(true);
     expect(press(controller, 'j').defaultPrevented).toBe(false);
-    expect(fake.sessions.move).not.toHaveBeenCalled();
+    expect(fake.branches.move).not.toHaveBeenCalled();
     press(controller, 'Escape');
-    expect(fake.router.current.view).toBe('sessions');
-    fake.router.go({ view: 'settings' });
-    expect(controller.firstRun).toBe(false);
+    expect(fake.router.current.view).toBe('branches');
+    // Another tab shows its own (empty) page, not the welcome under its tab.
+    for (const view of ['sessions', 'search', 'recall', 'settings', 'team'] as const) {
+      fake.router.go(view === 'search' ? { view, q: '' } : view === 'recall' ? { view, tab: 'inbox', insight: null } : view === 'team' ? { view, session: null } : { view });
+      expect(controller.firstRun, view).toBe(false);
+    }
+    // Keys work there: Esc steps back from Team.
     press(controller, 'Escape');
-    expect(fake.router.current.view).toBe('sessions');
+    expect(fake.router.current.view).toBe('settings');
   });
 
   it('review in the inbox, and nowhere else or while typing', () => {

@@ -5,6 +5,8 @@ import {
   branchSessions,
   branchSessionsBrief,
   codePieces,
+  displayText,
+  messagePieces,
   inWords,
   timeOrText,
   count,
@@ -12,6 +14,7 @@ import {
   relativeTime,
   sentenceStart,
   sessionTitle,
+  splitPreview,
 } from './format';
 import { fakeSession } from '../testing/sessions';
 
@@ -149,5 +152,50 @@ describe('inWords', () => {
     expect(inWords(['1 report'])).toBe('1 report');
     expect(inWords(['1 entry', '2 reports'])).toBe('1 entry and 2 reports');
     expect(inWords(['a', 'b', 'c'])).toBe('a, b and c');
+  });
+});
+
+describe('displayText', () => {
+  it.each([
+    ['colour codes', '\x1b[32mok\x1b[0m and \x1b[1;31mfailed\x1b[m', 'ok and failed'],
+    ['the C1 form of CSI', '\u009b33mwarn\u009b0m', 'warn'],
+    ['a window title ended by BEL', '\x1b]0;build\x07done', 'done'],
+    ['a hyperlink ended by ESC \\', '\x1b]8;;https://x.test\x1b\\link\x1b]8;;\x1b\\', 'link'],
+    ['an unterminated OSC, as a terminal reads it', 'ok\x1b]0;never ends', 'ok'],
+    ['two-character escapes and a charset choice', '\x1b7saved\x1b8 \x1b(Bascii', 'saved ascii'],
+    ['a lone ESC at the end', 'end\x1b', 'end'],
+  ])('takes out %s', (_, text, shown) => {
+    expect(displayText(text)).toBe(shown);
+  });
+
+  it('leaves plain text and other control characters as they are', () => {
+    expect(displayText('a [32m b')).toBe('a [32m b');
+    expect(displayText('tab\there\nnew line\u0007bell')).toBe('tab\there\nnew line\u0007bell');
+  });
+
+  it('cleans session titles and previews too', () => {
+    expect(sessionTitle({ ...fakeSession(1), title: '\x1b[32mGreen\x1b[0m title' })).toBe('Green title');
+    expect(splitPreview('assistant: \x1b[31mno\x1b[0m')).toEqual({ who: 'assistant', text: 'no' });
+  });
+});
+
+describe('messagePieces', () => {
+  it('shows Markdown emphasis as emphasis, not asterisks', () => {
+    const text = 'the API key variable must be the *name* of a variable, **never** the key: run `ls *.toml`';
+    expect(messagePieces(text)).toEqual([
+      { text: 'the API key variable must be the ', code: false, em: false },
+      { text: 'name', code: false, em: true },
+      { text: ' of a variable, ', code: false, em: false },
+      { text: 'never', code: false, em: true },
+      { text: ' the key: run ', code: false, em: false },
+      { text: 'ls *.toml', code: true, em: false },
+    ]);
+  });
+
+  it('leaves asterisks that are no emphasis as they are', () => {
+    for (const text of ['no file matches *.rs or *.ts', '2 * 3 * 4', 'a*b*c', '* item']) {
+      expect(messagePieces(text).map((p) => p.text).join(''), text).toBe(text);
+      expect(messagePieces(text).some((p) => p.em), text).toBe(false);
+    }
   });
 });

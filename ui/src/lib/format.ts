@@ -7,6 +7,32 @@ const DAY = 24 * HOUR;
 
 const dateFormat = new Intl.DateTimeFormat('en', { day: 'numeric', month: 'short', year: 'numeric' });
 
+/**
+ * A terminal's escape sequences in text, which a terminal acts on and never shows: colour and
+ * cursor codes (CSI: `ESC [` or C1 U+009B, parameters, one final byte), control strings (OSC
+ * window titles and links, DCS, SOS, PM, APC: up to BEL or the string terminator, or the end of
+ * an unterminated one, as a terminal reads it) and two-character escapes (`ESC (`, `ESC 7`, a lone
+ * ESC). The search-match marks U+E000/U+E001 may sit inside one (the index matched the
+ * letters of `[31m`): they are allowed among a CSI's parameters so the sequence is still seen.
+ */
+// Matching control characters is the point of this pattern.
+// eslint-disable-next-line no-control-regex
+const TERMINAL_ESCAPE = /(?:\x1b[P\]X^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x9c\x1b]|\x1b(?!\\))*(?:\x07|\x9c|\x1b\\|$)|(?:\x1b\[|\x9b)[\x20-\x3f\u{E000}\u{E001}]*[\x40-\x7e]?|\x1b[\x20-\x2f]*[\x30-\x7e]?/gu;
+// eslint-disable-next-line no-control-regex
+const MAY_ESCAPE = /[\x1b\x90\x98\x9b\x9d\x9e\x9f]/;
+
+/**
+ * Text as a terminal would show it: its escape sequences taken out, so a coloured tool output or
+ * a title that caught a colour code reads as the words alone (`␛[32mok` is `ok`). Every
+ * transcript-borne text on screen goes through here. Other control characters stay as they are:
+ * only the sequences go. A search-match mark inside a sequence is kept, so the highlights still
+ * open and close in pairs.
+ */
+export function displayText(text: string): string {
+  if (!MAY_ESCAPE.test(text)) return text;
+  return text.replace(TERMINAL_ESCAPE, (sequence) => sequence.replace(/[^\u{E000}\u{E001}]/gu, ''));
+}
+
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 d ago", then the date. */
 export function relativeTime(iso: string | null, now: number): string {
   if (iso === null) return '';
@@ -24,7 +50,7 @@ export function relativeTime(iso: string | null, now: number): string {
 /** The first non-blank line of `text`, or null. */
 function firstLine(text: string | null): string | null {
   return (
-    text
+    (text === null ? null : displayText(text))
       ?.split('\n')
       .map((line) => line.trim())
       .find((line) => line.length > 0) ?? null
@@ -144,7 +170,8 @@ export function branchName(key: string): string {
 /** A skim preview (`user: …`, `assistant: …`) split into who said it and what. */
 export function splitPreview(preview: string): { who: 'user' | 'assistant' | null; text: string } {
   const match = /^(user|assistant): /.exec(preview);
-  return match ? { who: match[1] as 'user' | 'assistant', text: preview.slice(match[0].length) } : { who: null, text: preview };
+  const text = displayText(match ? preview.slice(match[0].length) : preview);
+  return { who: match ? (match[1] as 'user' | 'assistant') : null, text };
 }
 
 /** `text` to open a sentence with: its first letter a capital ("the Secret Service" → "The …"). */
@@ -217,4 +244,36 @@ export function codePieces(message: string): TextPiece[] {
   }
   push(rest, false);
   return pieces;
+}
+
+/** A piece of a backend message as shown: code, emphasised, or plain. */
+export interface MessagePiece extends TextPiece {
+  em: boolean;
+}
+
+/** `*word*` or `**words**` as Markdown writes emphasis: the asterisks hug the words inside and
+ * stand apart from the words outside, so a glob (`*.rs or *.ts`) or a product (`2 * 3`) is not. */
+const EMPHASIS = /(?<![\w*])\*{1,2}([^\s*](?:[^*\n]*[^\s*])?)\*{1,2}(?![\w*])/gu;
+
+/**
+ * A backend message in pieces for display: its terminal escapes taken out, the commands it quotes
+ * in backticks as code (`codePieces`), and the words it emphasises the Markdown way (`*name*`,
+ * `**not**`) as emphasis rather than between asterisks. Code keeps its asterisks.
+ */
+export function messagePieces(message: string): MessagePiece[] {
+  const out: MessagePiece[] = [];
+  for (const piece of codePieces(displayText(message))) {
+    if (piece.code) {
+      out.push({ ...piece, em: false });
+      continue;
+    }
+    let last = 0;
+    for (const m of piece.text.matchAll(EMPHASIS)) {
+      if (m.index > last) out.push({ text: piece.text.slice(last, m.index), code: false, em: false });
+      out.push({ text: m[1]!, code: false, em: true });
+      last = m.index + m[0].length;
+    }
+    if (last < piece.text.length) out.push({ text: piece.text.slice(last), code: false, em: false });
+  }
+  return out;
 }

@@ -81,6 +81,14 @@ describe('cairn:// links', () => {
     [`cairn://team?session=${KEY}&publisher=a%E2%80%AEb`, 'publisher must be a database role'],
     [`cairn://team?session=${KEY}&publisher=${'a'.repeat(64)}`, 'publisher must be a database role'],
     [`cairn://team?session=${KEY}&publisher=${'é'.repeat(32)}`, 'publisher must be a database role'],
+    // Decoded, these would put colour codes or a right-to-left override into the window's own words.
+    ['cairn://search?q=%1b%5b31mred%1b%5b0m%e2%80%ae', 'control or invisible formatting characters'],
+    ['cairn://search?q=abc%E2%80%AE', 'control or invisible formatting characters'],
+    ['cairn://search?q=a%E2%81%A6b', 'control or invisible formatting characters'],
+    ['cairn://search?q=a%E2%80%8Bb', 'control or invisible formatting characters'],
+    ['cairn://search?q=line%0Abreak', 'control or invisible formatting characters'],
+    ['cairn://branches?branch=ref:refs/heads/main&project=a%E2%80%8Fb', 'project must be a name'],
+    ['cairn://settings?x=%00', 'control or invisible formatting characters'],
   ])('refuse %s', (link, why) => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);

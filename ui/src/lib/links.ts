@@ -72,6 +72,28 @@ function index(value: string | null, name: string): number | null {
 
 export class LinkError extends Error {}
 
+/** What no part of a link may hold once its %-escapes are decoded: control characters (a
+ * terminal's colour codes), format characters (bidi overrides and isolates, zero-width and
+ * invisible ones) and line or paragraph separators. The shell refuses them raw; a %-escape
+ * would carry them past it, and shown back (a search's words in a sentence) they could disguise
+ * or reverse what the window says. */
+const HIDDEN = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+
+/** Refuse a link whose decoded path or parameters hold a [`HIDDEN`] character. */
+function refuseHidden(url: URL): void {
+  let path: string;
+  try {
+    path = decodeURIComponent(url.pathname);
+  } catch {
+    // Only a session's link reads its path, and it refuses a malformed escape itself.
+    path = '';
+  }
+  const parts = [path, ...[...url.searchParams].flat()];
+  if (parts.some((part) => HIDDEN.test(part))) {
+    throw new LinkError('it holds control or invisible formatting characters (%-escaped), which could disguise what it says');
+  }
+}
+
 /** The route a `cairn://` link names; throws [`LinkError`] saying what is wrong with it. */
 export function parseLink(link: string): Route {
   if (!link.startsWith('cairn://')) throw new LinkError('not a cairn:// link');
@@ -81,6 +103,13 @@ export function parseLink(link: string): Route {
   } catch {
     throw new LinkError('the link is malformed');
   }
+  const route = routeOf(url);
+  // After the places' own checks, which name the parameter at fault more precisely.
+  refuseHidden(url);
+  return route;
+}
+
+function routeOf(url: URL): Route {
   const where = url.host;
   const path = url.pathname.replace(/^\/+/, '');
   const param = (name: string) => url.searchParams.get(name);

@@ -121,4 +121,15 @@ describe('record text', () => {
       { text: ']!', match: false },
     ]);
   });
+
+  it('takes colour codes out of a snippet and keeps its marks in step', () => {
+    // A match around coloured words, a match inside a colour code's letters, and one inside an
+    // OSC window title: the words stay marked, the codes go, and no mark is left open.
+    const snippet = `\x1b[32m${S}ok${E}\x1b[0m \x1b[${S}31m${E}red \x1b]0;${S}title${E}\x07 ${S}done${E}`;
+    expect(snippetParts(snippet)).toEqual([
+      { text: 'ok', match: true },
+      { text: ' red  ', match: false },
+      { text: 'done', match: true },
+    ]);
+  });
 });

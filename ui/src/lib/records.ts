@@ -2,6 +2,7 @@
 // way a person thinks of it (a diff for an edit, a command line for exec, JSON otherwise).
 // Pure functions over the record; nothing here is rendered as HTML.
 import type { RecordView } from './api';
+import { displayText } from './format';
 
 export type DiffLine = { sign: '+' | '-' | ' ' | '@'; text: string };
 
@@ -186,16 +187,24 @@ export function outcomeLabel(record: RecordView): string | null {
 export const MATCH_START = '\u{E000}';
 export const MATCH_END = '\u{E001}';
 
-/** A search snippet (matches wrapped in [`MATCH_START`] … [`MATCH_END`]) as plain-text parts. */
-export function snippetParts(snippet: string): { text: string; match: boolean }[] {
+/** A search snippet (matches wrapped in [`MATCH_START`] … [`MATCH_END`]) as plain-text parts,
+ * cleaned for display. The marks outlive the cleaning (`displayText` keeps them), so a match that
+ * lay wholly inside a colour code comes out empty and is not marked at all. */
+export function snippetParts(raw: string): { text: string; match: boolean }[] {
+  const snippet = displayText(raw);
   const parts: { text: string; match: boolean }[] = [];
   const pattern = /\u{E000}([^\u{E001}]*)\u{E001}/gu;
+  const plain = (text: string) => {
+    const previous = parts.at(-1);
+    if (previous !== undefined && !previous.match) previous.text += text;
+    else parts.push({ text, match: false });
+  };
   let last = 0;
   for (let m = pattern.exec(snippet); m !== null; m = pattern.exec(snippet)) {
-    if (m.index > last) parts.push({ text: snippet.slice(last, m.index), match: false });
-    parts.push({ text: m[1]!, match: true });
+    if (m.index > last) plain(snippet.slice(last, m.index));
+    if (m[1]!.length > 0) parts.push({ text: m[1]!, match: true });
     last = m.index + m[0].length;
   }
-  if (last < snippet.length) parts.push({ text: snippet.slice(last), match: false });
+  if (last < snippet.length) plain(snippet.slice(last));
   return parts;
 }

@@ -911,6 +911,8 @@ export function fakeBackend(options: FakeOptions = {}) {
           recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, stays_archived: false }],
           insight_reports: [],
           same_id_kept: [],
+          published: 1,
+          team_pushed: 0,
           allow_reimport: false,
         };
         return cmd === 'forget_preview'
@@ -1006,7 +1008,8 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       case 'extract_save': {
         const setup = args.setup as typeof extractSetup;
-        if (setup.api_key_env.startsWith('sk-')) {
+        // A key pasted where its variable's name goes (`sk-…`, or `sk_…`, which is a name too).
+        if (/^sk[-_]/.test(setup.api_key_env)) {
           throw { kind: 'invalid', message: 'the API key variable must be the *name* of an environment variable', hint: null };
         }
         extractSetup = setup;

@@ -73,10 +73,8 @@ pub struct ForgetPlan {
     /// Sessions this machine published through git (`cairn publish`): the next `cairn push`
     /// in their repository deletes their refs there and at the remote, and `cairn pull` never
     /// brings them back (unless `allow_reimport`).
-    #[serde(default)]
     pub published: u32,
     /// Sessions a `cairn team push` sent: the next one withdraws them from the team archive.
-    #[serde(default)]
     pub team_pushed: u32,
     /// Whether the next sync may import the files again.
     pub allow_reimport: bool,

@@ -74,10 +74,8 @@ pub struct PushReport {
     /// This machine's own published refs the remote took (new or moved on).
     pub pushed: u32,
     /// Own refs the remote already had as they are.
-    #[serde(default)]
     pub unchanged: u32,
     /// Refs of sessions forgotten here (`cairn forget`) deleted, here and at the remote.
-    #[serde(default)]
     pub withdrawn: u32,
     /// Refs under `refs/cairn/sessions/` left out because this archive did not capture their
     /// session (a teammate's document an older Cairn fetched there).
@@ -102,7 +100,6 @@ pub struct PullReport {
     /// Refs skipped beyond those listed.
     pub skipped_more: u32,
     /// Documents of sessions forgotten here (`cairn forget`), left out without a word each.
-    #[serde(default)]
     pub forgotten: u32,
 }
 

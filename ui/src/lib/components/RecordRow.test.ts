@@ -56,4 +56,9 @@ describe('RecordRow', () => {
     expect(row.classList.contains('retracted')).toBe(false);
     expect(row.textContent).not.toContain('retracted');
   });
+
+  it('shows a tool result as a terminal would, without its colour codes', () => {
+    const row = render(record({ kind: 'tool_result', role: null, tool_name: 'Bash', text: '\x1b[32mPASS\x1b[0m src/a.test.ts' }));
+    expect(row.querySelector('pre.text')?.textContent).toBe('PASS src/a.test.ts');
+  });
 });

@@ -43,4 +43,12 @@ describe('SearchHitRow', () => {
       component = undefined;
     }
   });
+
+  it('shows the title and snippet as a terminal would, without their colour codes', () => {
+    const coloured = { ...hit([]), title: '\x1b[1mFix\x1b[0m login', snippet: 'tests \x1b[32m\u{E000}passed\u{E001}\x1b[0m' };
+    const shown = row(coloured as SearchHit);
+    expect(shown.querySelector('.title')?.textContent).toBe('Fix login');
+    expect(shown.querySelector('.snippet')?.textContent).toBe('tests passed');
+    expect(shown.querySelector('mark')?.textContent).toBe('passed');
+  });
 });

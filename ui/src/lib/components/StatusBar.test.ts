@@ -40,6 +40,21 @@ describe('StatusBar', () => {
     expect(bar(report({ subagents_added: 1, records_added: 4 }))).toContain('Synced: 0 new sessions (and 1 sub-agent), 0 updated');
   });
 
+  it('says why a sync failed in the text itself, on one line', () => {
+    const app = { info: null, live: null } as unknown as AppStore;
+    const problem = { message: 'cannot read /home/dev/.claude/projects:\npermission denied', hint: 'check the folder’s owner', kind: 'io' };
+    const sync = { status: 'error', report: null, problem, progress: null } as unknown as SyncStore;
+    const live = { extracting: null } as unknown as LiveStore;
+    const noop = () => {};
+    component = mount(StatusBar, { target: document.body, props: { app, sync, live, onsync: noop, oninbox: noop, onreadagain: noop } });
+    flushSync();
+    const failed = document.querySelector<HTMLElement>('[data-testid="sync-error"]')!;
+    const reason = 'cannot read /home/dev/.claude/projects: permission denied (check the folder’s owner)';
+    expect(failed.textContent).toBe(`Sync failed: ${reason}`);
+    expect(failed.getAttribute('role')).toBe('alert');
+    expect(failed.title).toBe(reason);
+  });
+
   it('says up to date when nothing came', () => {
     expect(bar(report())).toContain('Synced, up to date');
   });

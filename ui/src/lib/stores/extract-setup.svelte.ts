@@ -49,11 +49,21 @@ export function uses(setup: ExtractSetup, g: DetectedGenerator): boolean {
   return setup.generator === 'endpoint' && setup.endpoint === (g.endpoint ?? '') && (g.kind === 'server' || setup.api_key_env === g.api_key_env);
 }
 
-/** What is missing before the form can be tested or saved; null when nothing is. */
+/** An environment variable's name, as a shell writes one. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** What is missing or plainly wrong before the form can be tested or saved; null when nothing
+ * is. Only what can be told from the form alone: the core checks the rest on Test and Save. */
 export function missing(setup: ExtractSetup): string | null {
   if (setup.generator !== 'endpoint') return null;
-  if (!setup.endpoint.trim()) return 'Type the server’s OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1), or pick a generator above.';
+  const endpoint = setup.endpoint.trim();
+  if (!endpoint) return 'Type the server’s OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1), or pick a generator above.';
+  if (!/^https?:\/\/\S+$/.test(endpoint)) return 'The endpoint is a URL starting with http:// or https://, without spaces.';
   if (!setup.model.trim()) return 'Name the model to ask (the server’s list shows what it offers).';
+  const variable = setup.api_key_env.trim();
+  if (variable && !VARIABLE_NAME.test(variable)) {
+    return 'The API key variable is the name of an environment variable (such as OPENAI_API_KEY), never the key itself.';
+  }
   return null;
 }
 
@@ -80,6 +90,8 @@ export class ExtractSetupStore {
   test = new Resource<ExtractDoctor>();
   preview = new Resource<ExtractPreview>();
   action = new Resource<null>();
+  /** The form as it was when Save refused it: Start waits until it is changed. */
+  #refused: string | null = $state(null);
   #api: ExtractSetupApi;
 
   constructor(backend: ExtractSetupApi = api) {
@@ -122,16 +134,29 @@ export class ExtractSetupStore {
     return JSON.stringify(this.draft) !== JSON.stringify(this.saved.data ?? blankSetup());
   }
 
+  /** Did Save refuse the form as it is now? Then starting would only be refused again. */
+  get refused(): boolean {
+    return this.#refused !== null && this.#refused === JSON.stringify(this.draft);
+  }
+
   /** One tiny request through the form as it is (nothing saved). */
   runTest(): Promise<boolean> {
     const setup = { ...this.draft };
+    // The earlier Save's or Start's failure was about the form before this test.
+    this.saved.dismiss();
+    this.action.dismiss();
     return this.test.load(() => this.#api.extractTest(setup));
   }
 
   /** Write config.toml and apply it; `enabled` overrides the form's switch (Start, Turn off). */
   async save(enabled: boolean = this.draft.enabled): Promise<boolean> {
     const setup = { ...this.draft, enabled };
+    const form = JSON.stringify(this.draft);
+    // An earlier test's or pass's failure is about the form before this save.
+    this.test.dismiss();
+    this.action.dismiss();
     await this.saved.load(() => this.#api.extractSave(setup), { keep: true });
+    this.#refused = this.saved.status === 'error' ? form : null;
     if (this.saved.status !== 'ready' || !this.saved.data) return false;
     this.draft = { ...this.saved.data };
     await this.preview.load(() => this.#api.extractPreview(), { keep: true });

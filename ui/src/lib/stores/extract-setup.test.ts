@@ -50,6 +50,42 @@ describe('extraction setup', () => {
     expect(missing({ ...blankSetup(), generator: 'claude' })).toBeNull();
   });
 
+  it('says what is plainly wrong before a test or a save: a URL without its scheme, a key where its variable goes', () => {
+    const ready = { ...blankSetup(), endpoint: 'http://127.0.0.1:1/v1', model: 'llama3', api_key_env: 'MY_KEY' };
+    expect(missing(ready)).toBeNull();
+    expect(missing({ ...ready, endpoint: 'http:/ bad url with spaces' })).toContain('http:// or https://');
+    expect(missing({ ...ready, api_key_env: 'sk-live-THIS-IS-A-REAL-KEY-123' })).toContain('never the key itself');
+    expect(missing({ ...ready, api_key_env: '' })).toBeNull();
+  });
+
+  it('clears a stale failure when a new test or save starts, and holds Start while Save refuses the form', async () => {
+    const refusal = { status: 'error', error: { kind: 'config', message: 'endpoint: must start with http:// or https://', hint: null } };
+    let saveAnswer: unknown = refusal;
+    const backend = {
+      extractSave: vi.fn(async (setup: ExtractSetup) => (saveAnswer === null ? ok(setup) : saveAnswer)),
+      extractTest: vi.fn(async () => refusal),
+      extractStart: vi.fn(async () => ok(null)),
+      extractPreview: vi.fn(async () => ok(preview())),
+    } as unknown as ExtractSetupApi;
+    const store = new ExtractSetupStore(backend);
+    store.draft = { ...blankSetup(), endpoint: 'http://x/v1', model: 'm' };
+    await store.runTest();
+    expect(store.test.status).toBe('error');
+    await store.start();
+    // The test's failure is the old form's; only the save's is said now.
+    expect(store.test.problem).toBeNull();
+    expect(store.saved.status).toBe('error');
+    expect(store.refused).toBe(true);
+    await store.runTest();
+    expect(store.saved.problem).toBeNull();
+    // Changing the form lets Start try again.
+    store.draft.model = 'other';
+    expect(store.refused).toBe(false);
+    saveAnswer = null;
+    await store.start();
+    expect(backend.extractStart).toHaveBeenCalledTimes(1);
+  });
+
   it('estimates a pass from the last pass, else from the test', () => {
     expect(passSeconds(preview({ estimated_seconds: 42 }), 900)).toBe(42);
     expect(passSeconds(preview(), 1000)).toBe(5);

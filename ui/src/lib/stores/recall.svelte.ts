@@ -18,6 +18,7 @@ import type { RecallTab } from '../links';
 import { SvelteSet } from 'svelte/reactivity';
 import { problemOf, type CommandError, type Problem } from '../errors';
 import { Resource } from './resource.svelte';
+import { count } from '../format';
 import type { AgentFilter } from './agents.svelte';
 
 export const ENTRY_TYPES: EntryType[] = [
@@ -118,6 +119,10 @@ export class RecallStore {
   /** A review action in flight, and the last one's failure. */
   busy = $state(false);
   actionProblem: Problem | null = $state(null);
+  /** What the last review did to an entry that left the inbox with it, said once it is done: a
+   * single key press rejects, and the entry would otherwise vanish without a word. No undo is
+   * offered: no command puts a rejected entry back among the unreviewed. */
+  notice: string | null = $state(null);
 
   /** The last review's failure message (`actionProblem` has its hint too). */
   get actionError(): string | null {
@@ -268,6 +273,7 @@ export class RecallStore {
   async #act(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }>): Promise<boolean> {
     this.busy = true;
     this.actionProblem = null;
+    this.notice = null;
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
@@ -308,7 +314,17 @@ export class RecallStore {
   reject(id?: string): Promise<boolean> {
     const target = id ?? this.current?.entry.id;
     if (!target) return Promise.resolve(false);
-    return this.#act(() => this.#api.recallReject(target));
+    // Its title is read now: once rejected it is no longer in the inbox to be named.
+    const title = this.items.find((i) => i.entry.id === target)?.entry.title ?? target;
+    return this.#act(async () => {
+      const outcome = await this.#api.recallReject(target);
+      if (outcome.status === 'ok') this.notice = `Rejected “${title}”`;
+      return outcome;
+    });
+  }
+
+  dismissNotice(): void {
+    this.notice = null;
   }
 
   /** `old` is replaced by the newer `replacement`. */
@@ -339,13 +355,17 @@ export class RecallStore {
   bulk(action: 'accept' | 'reject'): Promise<boolean> {
     const ids = this.items.map((i) => i.entry.id).filter((id) => this.picked.has(id));
     return this.#act(async () => {
+      let done = 0;
       for (const id of ids) {
         const outcome = action === 'accept' ? await this.#api.recallAccept(id, null) : await this.#api.recallReject(id);
         if (outcome.status === 'error') {
           const problem = problemOf(outcome.error);
+          if (action === 'reject' && done > 0) this.notice = `Rejected ${count(done, 'entry')}`;
           return { status: 'error', error: { ...problem, message: `${id}: ${problem.message}` } };
         }
+        done++;
       }
+      if (action === 'reject') this.notice = `Rejected ${count(done, 'entry')}`;
       this.picked.clear();
       return { status: 'ok' };
     });

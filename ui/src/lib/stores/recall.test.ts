@@ -67,6 +67,24 @@ describe('RecallStore', () => {
     await store.accept();
     expect(sent[1]).toEqual({ id: 'rc-4', edit: null });
   });
+
+  it('says what a reject took out of the inbox, one entry by its title or a bulk by its count', async () => {
+    const fake = fakeBackend();
+    const call = (cmd: string, args: Record<string, unknown>) => fake.handler(cmd, args).then((data) => ({ status: 'ok', data }));
+    const store = new RecallStore({
+      recallInbox: (limit: number) => call('recall_inbox', { limit }),
+      recallReject: (id: string) => call('recall_reject', { id }),
+      recallProposal: (id: string) => call('recall_proposal', { id }),
+    } as unknown as Api);
+    await store.loadInbox();
+    expect(await store.reject()).toBe(true);
+    expect(store.notice).toBe('Rejected “The hook calls tmux”');
+    store.pickAll(true);
+    await store.bulk('reject');
+    expect(store.notice).toBe('Rejected 1 entry');
+    store.dismissNotice();
+    expect(store.notice).toBeNull();
+  });
 });
 
 describe('InsightsStore', () => {

@@ -51,6 +51,14 @@ export class Resource<T> {
     return this.#last ? this.load(this.#last, options) : Promise.resolve(false);
   }
 
+  /** Forget a failure, keeping the value: what it said no longer holds (the person acted again
+   * elsewhere, and an old message beside a new one reads as two failures). */
+  dismiss(): void {
+    if (this.status !== 'error') return;
+    this.problem = null;
+    this.status = this.data === null ? 'idle' : 'ready';
+  }
+
   /** Forget the value and any load in flight. */
   reset(): void {
     this.#generation++;

@@ -106,6 +106,9 @@ export class SessionStore {
     }
     this.highlight = null;
     this.anchorProblem = null;
+    // A scroll asked for by an earlier open is done with: left standing, the next timeline list
+    // mounted (this session or another) would jump to its row again.
+    this.scrollRequest = null;
     void this.detail.load(() => this.#api.sessionDetail(key), { keep: true });
     void this.resume.load(() => this.#api.sessionResume(key), { keep: true });
     await this.timeline.load(() => this.#api.sessionTimeline(key), { keep: true });

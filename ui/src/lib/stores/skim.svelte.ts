@@ -158,6 +158,7 @@ export function pulledText(r: PullReport): string {
       : `Pulled ${count(r.sessions_imported, 'published session')} from ${r.remote} (${r.transcripts_imported} in full)`,
   ];
   if (r.unchanged > 0) parts.push(`${r.unchanged} unchanged`);
+  if (r.forgotten > 0) parts.push(`${count(r.forgotten, 'session')} you forgot here left out`);
   if (skipped > 0) parts.push(`${count(skipped, 'ref')} refused: ${r.skipped[0]?.reason ?? ''}`);
   return `${parts.join(' · ')}.`;
 }

@@ -123,6 +123,17 @@ describe('SessionStore', () => {
     expect(store.rows).toHaveLength(100_004);
   });
 
+  it('forgets a scroll request once another session (or the same one again) is opened', async () => {
+    const store = new SessionStore(api({ turns: 10 }) as SessionApi);
+    await store.open(key(1), { record: 5 });
+    expect(store.scrollRequest).not.toBeNull();
+    // The request must not be replayed when the next timeline list mounts.
+    const opening = store.open(key(2));
+    expect(store.scrollRequest).toBeNull();
+    await opening;
+    expect(store.scrollRequest).toBeNull();
+  });
+
   it('explains an anchor past the end, and a failed turn load with a retry', async () => {
     const backend = api({ turns: 2, failOnce: { turn_records: 'database locked' } }) as SessionApi;
     const store = new SessionStore(backend);
@@ -282,7 +293,7 @@ describe('SkimStore', () => {
 });
 
 describe('SkimStore pull', () => {
-  const report = { remote: 'origin', sessions_imported: 2, unchanged: 1, transcripts_imported: 1, skipped: [], skipped_more: 0 };
+  const report = { remote: 'origin', sessions_imported: 2, unchanged: 1, transcripts_imported: 1, skipped: [], skipped_more: 0, forgotten: 0 };
 
   it("pulls teammates' sessions in the repository on screen, says what came, and reloads", async () => {
     const asked: unknown[][] = [];
@@ -319,6 +330,9 @@ describe('SkimStore pull', () => {
     expect(
       pulledText({ ...report, sessions_imported: 0, transcripts_imported: 0, skipped: [{ ref: 'refs/cairn/sessions/x', reason: 'not a session key' }], skipped_more: 2 }),
     ).toBe('Nothing new from origin · 1 unchanged · 3 refs refused: not a session key.');
+    expect(pulledText({ ...report, sessions_imported: 0, transcripts_imported: 0, forgotten: 2 })).toBe(
+      'Nothing new from origin · 1 unchanged · 2 sessions you forgot here left out.',
+    );
   });
 });
 

@@ -82,15 +82,6 @@ export function portOf(text: string): number | null {
   return /^[0-9]{1,5}$/.test(t) ? Number(t) : null;
 }
 
-/** A team search snippet (PostgreSQL's headline, matches between `**`) as text parts; built
- * from text only, never parsed as HTML. */
-export function starred(snippet: string): { text: string; match: boolean }[] {
-  return snippet
-    .split('**')
-    .map((text, i) => ({ text, match: i % 2 === 1 }))
-    .filter((p) => p.text !== '');
-}
-
 /** What a team skim in one repository says when it read every repository's instead; nothing when
  * it read what was asked. */
 export function unscopedNote(scope: TeamSkim['repo_scope']): string | null {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TeamConfig, TeamShow, TeamSkim, TeamStatus } from '../api';
-import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, starred, teamAddress, teamGap, unscopedNote, type TeamApi } from './team.svelte';
+import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, teamAddress, teamGap, unscopedNote, type TeamApi } from './team.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
@@ -53,14 +53,6 @@ describe('team setup', () => {
     expect(unscopedNote('one')).toBeNull();
     expect(unscopedNote('server_keeps_none')).toMatch(/keeps no session's repository yet/);
     expect(unscopedNote('unnamed')).toMatch(/shallow clone/);
-  });
-
-  it('marks the matches of a team snippet as text, never as HTML', () => {
-    expect(starred('a **quokka** <b>x</b>')).toEqual([
-      { text: 'a ', match: false },
-      { text: 'quokka', match: true },
-      { text: ' <b>x</b>', match: false },
-    ]);
   });
 
   it('loads the saved setup into the form, saves the form, and knows when it was edited', async () => {
