@@ -74,6 +74,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             recall::recall_inbox,
             recall::recall_accept,
             recall::recall_reject,
+            recall::recall_restore,
             recall::recall_supersede,
             recall::recall_proposal,
             recall::recall_merge,
@@ -1608,6 +1609,10 @@ mod tests {
 
         let rejected = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
         assert_eq!(rejected["status"], "archived");
+        let restored = invoke(&app, "recall_restore", json!({ "id": "rc-known" })).unwrap();
+        assert_eq!(restored["status"], "accepted");
+        let again = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
+        assert_eq!(again["status"], "archived");
         let missing = invoke(&app, "recall_accept", json!({ "id": "nope", "edit": null }));
         let missing = missing.unwrap_err();
         assert_eq!(missing["kind"], "not_found", "{missing}");

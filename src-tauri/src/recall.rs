@@ -86,6 +86,14 @@ pub async fn recall_reject(backend: State<'_, Backend>, id: String) -> Result<En
     with_cairn(&backend, move |c| c.recall_reject(&id)).await
 }
 
+/// Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
+/// inbox again.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_restore(backend: State<'_, Backend>, id: String) -> Result<Entry, ErrorReport> {
+    with_cairn(&backend, move |c| c.recall_restore(&id)).await
+}
+
 /// Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
 /// the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
 #[tauri::command]

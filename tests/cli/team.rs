@@ -537,7 +537,13 @@ fn a_teammate_s_tool_call_is_found_as_its_input_reads() {
     );
     // A terminal shows the marks as the local search's are shown.
     let human = succeeded(
-        alice.run(&["team", "search", "phoenix background", "--from", &db.url(&alice)]),
+        alice.run(&[
+            "team",
+            "search",
+            "phoenix background",
+            "--from",
+            &db.url(&alice),
+        ]),
         "team search",
     );
     assert!(human.contains("description: Start [Phoenix]"), "{human}");

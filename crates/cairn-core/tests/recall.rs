@@ -1443,3 +1443,86 @@ fn a_session_named_by_its_agents_id_is_the_session_not_a_later_subagent() {
         .unwrap();
     assert_eq!(facts.key, main);
 }
+
+/// The window's Undo of a reject: the entry is where it was, one never reviewed in the inbox
+/// again, a reviewed one trusted again only while its evidence holds.
+#[test]
+fn a_rejection_taken_back_puts_the_entry_where_it_was() {
+    let (data, cairn) = archive();
+    auto_entry(
+        data.path(),
+        "auto-r",
+        "Ports conflict",
+        "Another process holds port 4000",
+    );
+    cairn.recall_reject("auto-r").unwrap();
+    assert!(cairn.recall_inbox(50).unwrap().is_empty());
+    let back = cairn.recall_restore("auto-r").unwrap();
+    assert_eq!(back.status, Status::Accepted);
+    assert!(!back.is_trusted(), "an Undo is no review");
+    let inbox: Vec<String> = cairn
+        .recall_inbox(50)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.entry.id)
+        .collect();
+    assert_eq!(inbox, ["auto-r"]);
+
+    // A reviewed entry is trusted again; nothing else can be taken back.
+    cairn
+        .recall_import(
+            &line("t-r", SMALL, 0, 3, "Phoenix restart", "restart phoenix"),
+            false,
+        )
+        .unwrap();
+    cairn.recall_reject("t-r").unwrap();
+    assert!(cairn.recall_restore("t-r").unwrap().is_trusted());
+    let err = cairn.recall_restore("t-r").unwrap_err().to_string();
+    assert!(err.contains("is not rejected"), "{err}");
+    cairn
+        .recall_import(
+            &line("t-new", SMALL, 0, 3, "Phoenix restart, newer", "restart it"),
+            false,
+        )
+        .unwrap();
+    cairn.recall_supersede("t-r", "t-new").unwrap();
+    let err = cairn.recall_restore("t-r").unwrap_err().to_string();
+    assert!(err.contains("was replaced by t-new"), "{err}");
+
+    // Its evidence changed while it was rejected (no check reads archived entries): back, its
+    // provenance revoked.
+    cairn
+        .recall_import(
+            &line("t-ch", SMALL, 0, 3, "Phoenix port", "port 4000"),
+            false,
+        )
+        .unwrap();
+    cairn.recall_reject("t-ch").unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE records SET text = 'rewritten' WHERE ordinal = 1
+         AND session_id = (SELECT id FROM sessions WHERE session_id = ?1)",
+        [SMALL],
+    )
+    .unwrap();
+    let back = cairn.recall_restore("t-ch").unwrap();
+    assert!(!back.is_trusted() && !back.provenance_ok, "{back:?}");
+
+    // Its sessions forgotten while it was rejected: back, but not trusted on nothing.
+    cairn.recall_reject("t-new").unwrap();
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(SMALL.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let back = cairn.recall_restore("t-new").unwrap();
+    assert!(!back.is_trusted() && !back.provenance_ok, "{back:?}");
+    assert!(
+        cairn
+            .recall_inbox(50)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "t-new")
+    );
+}

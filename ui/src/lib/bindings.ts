@@ -119,6 +119,11 @@ export const commands = {
 	/**  Reject an entry: archived, no longer served. */
 	recallReject: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
 	/**
+	 *  Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
+	 *  inbox again.
+	 */
+	recallRestore: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_restore", { id })),
+	/**
 	 *  Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
 	 *  the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
 	 */

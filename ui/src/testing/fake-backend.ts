@@ -774,6 +774,8 @@ export function fakeBackend(options: FakeOptions = {}) {
       }
       case 'recall_reject':
         return update(args.id as string, { status: 'archived' });
+      case 'recall_restore':
+        return update(args.id as string, { status: 'accepted' });
       case 'recall_supersede':
         update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });
         return null;

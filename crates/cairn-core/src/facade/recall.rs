@@ -218,6 +218,12 @@ impl Cairn {
         self.review(|c, now| recall::review::reject(c, id, now))
     }
 
+    /// Take a rejection back: the entry is where it was before it was rejected (see
+    /// [`recall::review::restore`]).
+    pub fn recall_restore(&self, id: &str) -> Result<recall::model::Entry> {
+        self.review(|c, now| recall::review::restore(c, id, now))
+    }
+
     /// Replace `old` with `new`.
     pub fn recall_supersede(&self, old: &str, new: &str) -> Result<()> {
         self.review(|c, now| recall::review::supersede(c, old, new, now))

@@ -292,6 +292,47 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     load(conn, id)
 }
 
+/// Take a rejection back (the window's Undo): a rejected entry is where it was before, its
+/// review state as it was, so one never reviewed is in the inbox again. Trust still needs its
+/// provenance: one a forget left without evidence meanwhile is in the inbox as revoked. An
+/// entry replaced by another, or not archived, is refused.
+pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
+    let entry = load(conn, id)?;
+    if !entry.superseded_by_entry_id.is_empty() {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} was replaced by {}, not rejected; review that one",
+            entry.superseded_by_entry_id
+        )));
+    }
+    if entry.status != Status::Archived {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} is not rejected: nothing to take back"
+        )));
+    }
+    conn.prepare_cached(
+        "UPDATE recall_entries SET status = 'accepted', updated_at = ?2 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![id, now])
+    .map_err(db)?;
+    super::extract::store::restage(conn, id).map_err(db)?;
+    // Trusted again only on evidence that still holds: whatever happened to its sessions while
+    // it was archived (no check looks at archived entries) is checked now.
+    if entry.review_state == ReviewState::HumanReviewed && entry.provenance_ok {
+        let cited = super::evidence::check_entry(conn, id)?;
+        if cited.is_empty() || cited.iter().any(|s| s.changed.is_some()) {
+            conn.prepare_cached(
+                "UPDATE recall_entries SET provenance_ok = 0, provenance_note = ?2 WHERE id = ?1",
+            )
+            .map_err(db)?
+            .execute(params![id, "its evidence changed while it was rejected"])
+            .map_err(db)?;
+        }
+    }
+    load(conn, id)
+}
+
 /// Replace `old` with `new`: `old` is archived and points at `new`, `new` points back.
 /// Chains stay single-leaf: an entry already superseded cannot be superseded again.
 pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<()> {

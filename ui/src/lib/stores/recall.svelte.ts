@@ -42,6 +42,7 @@ type RecallApi = Pick<
   | 'recallInbox'
   | 'recallAccept'
   | 'recallReject'
+  | 'recallRestore'
   | 'recallSupersede'
   | 'recallMerge'
   | 'recallProposal'
@@ -120,9 +121,10 @@ export class RecallStore {
   busy = $state(false);
   actionProblem: Problem | null = $state(null);
   /** What the last review did to an entry that left the inbox with it, said once it is done: a
-   * single key press rejects, and the entry would otherwise vanish without a word. No undo is
-   * offered: no command puts a rejected entry back among the unreviewed. */
+   * single key press rejects, and the entry would otherwise vanish without a word. */
   notice: string | null = $state(null);
+  /** The entry the last single reject took out, which Undo puts back where it was. */
+  undoable: string | null = $state(null);
 
   /** The last review's failure message (`actionProblem` has its hint too). */
   get actionError(): string | null {
@@ -274,6 +276,7 @@ export class RecallStore {
     this.busy = true;
     this.actionProblem = null;
     this.notice = null;
+    this.undoable = null;
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
@@ -318,13 +321,25 @@ export class RecallStore {
     const title = this.items.find((i) => i.entry.id === target)?.entry.title ?? target;
     return this.#act(async () => {
       const outcome = await this.#api.recallReject(target);
-      if (outcome.status === 'ok') this.notice = `Rejected “${title}”`;
+      if (outcome.status === 'ok') {
+        this.notice = `Rejected “${title}”`;
+        this.undoable = target;
+      }
       return outcome;
     });
   }
 
+  /** Take the last single reject back: the entry is where it was (one never reviewed, in the
+   * inbox again). */
+  undoReject(): Promise<boolean> {
+    const target = this.undoable;
+    if (!target) return Promise.resolve(false);
+    return this.#act(() => this.#api.recallRestore(target));
+  }
+
   dismissNotice(): void {
     this.notice = null;
+    this.undoable = null;
   }
 
   /** `old` is replaced by the newer `replacement`. */

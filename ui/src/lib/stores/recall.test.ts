@@ -74,14 +74,25 @@ describe('RecallStore', () => {
     const store = new RecallStore({
       recallInbox: (limit: number) => call('recall_inbox', { limit }),
       recallReject: (id: string) => call('recall_reject', { id }),
+      recallRestore: (id: string) => call('recall_restore', { id }),
       recallProposal: (id: string) => call('recall_proposal', { id }),
     } as unknown as Api);
     await store.loadInbox();
+    const before = store.items.map((i) => i.entry.id);
     expect(await store.reject()).toBe(true);
     expect(store.notice).toBe('Rejected “The hook calls tmux”');
+    // Undo puts it back in the inbox, and says nothing more.
+    expect(store.items.map((i) => i.entry.id)).not.toContain(before[0]);
+    expect(await store.undoReject()).toBe(true);
+    expect(store.items.map((i) => i.entry.id)).toEqual(before);
+    expect(store.notice).toBeNull();
+    expect(store.undoable).toBeNull();
+    expect(await store.reject()).toBe(true);
     store.pickAll(true);
     await store.bulk('reject');
     expect(store.notice).toBe('Rejected 1 entry');
+    // Only a single reject is offered back.
+    expect(store.undoable).toBeNull();
     store.dismissNotice();
     expect(store.notice).toBeNull();
   });

@@ -494,6 +494,16 @@ pub fn withdraw(conn: &Connection, entry_id: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// A reviewer took a rejection back ([`crate::recall::review::restore`]): a staged entry the
+/// rejection withdrew is staged again.
+pub fn restage(conn: &Connection, entry_id: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE recall_extract_entries SET state = 'staged' WHERE entry_id = ?1 AND state = 'withdrawn'",
+    )?
+    .execute([entry_id])?;
+    Ok(())
+}
+
 /// Counts that decide activation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Readiness {
