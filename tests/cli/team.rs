@@ -645,6 +645,29 @@ fn wait_for(db: &TeamDb, sql: &str) {
     panic!("never reached: {sql}");
 }
 
+/// A member whose role may only read (PostgreSQL's `default_transaction_read_only`) is told so
+/// when they push, and reads as before.
+#[test]
+fn a_read_only_member_is_told_their_role_may_only_read() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let reader = synced(&db, "reader");
+    admin(&format!(
+        "ALTER ROLE {} SET default_transaction_read_only = on",
+        reader.role
+    ));
+    let out = reader.run(&["team", "push", "--to", &db.url(&reader)]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: this role may only read the team archive"),
+        "{err}"
+    );
+    let hits = reader.json(&["team", "search", "phoenix", "--from", &db.url(&reader)]);
+    assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
+}
+
 #[test]
 fn two_teammates_push_at_once_and_neither_can_touch_the_others_rows() {
     let db = TeamDb::new();

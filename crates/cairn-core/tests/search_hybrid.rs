@@ -135,6 +135,12 @@ fn both_legs_are_fused_and_either_leg_s_failure_is_reported() {
         let err = cairn.search(&query("\"unterminated", mode)).unwrap_err();
         assert!(matches!(err, Error::Invalid(_)), "{err:?}");
         assert!(err.to_string().contains("drop the leading quote"), "{err}");
+        // Quoted as typed, not escaped.
+        assert!(
+            err.to_string()
+                .starts_with("cannot search for “\"unterminated”:"),
+            "{err}"
+        );
     }
 
     // A NUL or another control character in the words (an MCP client's argument) separates

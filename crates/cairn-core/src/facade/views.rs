@@ -453,15 +453,16 @@ fn something_to_find(query: &SearchQuery) -> Result<()> {
 /// which a leading `"` makes) as an invalid query, saying how to search for plain words instead.
 fn search_error(store: &Store, query: &SearchQuery, e: rusqlite::Error) -> Error {
     let raw = query.text.trim_start().starts_with('"');
+    // Quoted as typed (not escaped): the words are the person's own.
+    let typed = crate::text::one_line(&query.text, 100);
     match e {
         rusqlite::Error::SqliteFailure(_, Some(msg)) if raw || msg.contains("fts5") => {
             Error::Invalid(if raw {
                 format!(
-                    "cannot search for {:?}: {msg}; drop the leading quote to search for plain words",
-                    query.text
+                    "cannot search for “{typed}”: {msg}; drop the leading quote to search for plain words"
                 )
             } else {
-                format!("cannot search for {:?}: {msg}", query.text)
+                format!("cannot search for “{typed}”: {msg}")
             })
         }
         other => store.err(other),

@@ -369,6 +369,11 @@ fn classify(e: &postgres::Error, password_from: &str) -> (ErrorKind, Option<Stri
             ErrorKind::Refused,
             Some("ask the database's owner to grant you the team's privileges (docs/SECURITY.md, \"The team archive\")".into()),
         )
+    } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+        (
+            ErrorKind::Refused,
+            Some("this role may only read the team archive: push as a member who may write (docs/SECURITY.md, \"The team archive\")".into()),
+        )
     } else if *code == SqlState::INVALID_CATALOG_NAME {
         (ErrorKind::NotFound, Some("check the database name".into()))
     } else if *code == SqlState::T_R_SERIALIZATION_FAILURE
