@@ -58,8 +58,9 @@ fn locations_on(
         return vec![(dir, DirOrigin::Env)];
     }
     let mut dirs = Vec::new();
-    match env("XDG_DATA_HOME") {
-        Some(data) => dirs.push((data.join("gptme/logs"), DirOrigin::Env)),
+    // The platform's data folder: a default, not a setting (see `opencode::data_folder`).
+    match env("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        Some(data) => dirs.push((data.join("gptme/logs"), DirOrigin::Default)),
         None => dirs.extend(home.map(|h| (h.join(".local/share/gptme/logs"), DirOrigin::Default))),
     }
     if macos {
@@ -644,7 +645,7 @@ mod tests {
         let xdg = |v: &str| (v == "XDG_DATA_HOME").then(|| PathBuf::from("/x"));
         assert_eq!(
             locations_on(xdg, Some(home), false),
-            [(PathBuf::from("/x/gptme/logs"), DirOrigin::Env)]
+            [(PathBuf::from("/x/gptme/logs"), DirOrigin::Default)]
         );
         let own = |v: &str| (v == LOGS_HOME || v == "XDG_DATA_HOME").then(|| PathBuf::from("/l"));
         assert_eq!(

@@ -67,8 +67,10 @@ fn data_folder(
     if let Some(dir) = env(var) {
         return vec![(dir, DirOrigin::Env)];
     }
-    if let Some(xdg) = env("XDG_DATA_HOME") {
-        return vec![(xdg.join(name), DirOrigin::Env)];
+    // The platform's data folder is where the agent keeps its data unless told otherwise: a
+    // default, which a machine without the agent does not have (not a setting to fix).
+    if let Some(xdg) = env("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        return vec![(xdg.join(name), DirOrigin::Default)];
     }
     home.map(|h| vec![(h.join(".local/share").join(name), DirOrigin::Default)])
         .unwrap_or_default()
@@ -1020,7 +1022,16 @@ mod tests {
             PathBuf::from("/h/.local/share/opencode")
         );
         let xdg = |k: &str| (k == "XDG_DATA_HOME").then(|| PathBuf::from("/x"));
-        assert_eq!(locations(xdg, None)[0].0, PathBuf::from("/x/opencode"));
+        assert_eq!(
+            locations(xdg, None)[0],
+            (PathBuf::from("/x/opencode"), DirOrigin::Default)
+        );
+        // A relative XDG folder is ignored, as the XDG rule says.
+        let relative = |k: &str| (k == "XDG_DATA_HOME").then(|| PathBuf::from("x"));
+        assert_eq!(
+            locations(relative, Some(Path::new("/h")))[0].0,
+            PathBuf::from("/h/.local/share/opencode")
+        );
         let named = |k: &str| (k == ENV_DIR).then(|| PathBuf::from("/o"));
         assert_eq!(locations(named, None)[0].0, PathBuf::from("/o"));
     }
