@@ -902,6 +902,18 @@ fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
         Value::Null,
         "NaN is no confidence"
     );
+    psql(
+        &m_url,
+        Some(&mallory.password),
+        "UPDATE cairn.links SET confidence = 99 WHERE session_key = 'sha256-mallory0000000000000000000000000'",
+    )
+    .unwrap();
+    let skim = alice.json(&["team", "skim", "#42", "--from", &from]);
+    assert_eq!(
+        skim["sessions"][0]["why"][0]["confidence"],
+        Value::Null,
+        "a confidence is a share of one"
+    );
 }
 
 #[test]
@@ -978,6 +990,10 @@ fn credentials_and_tls_rules_hold_at_the_command_line() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refusing a password"), "{err}");
+    assert!(
+        err.contains("(`cairn team login`), or set PGPASSWORD"),
+        "{err}"
+    );
     assert!(!err.contains(&alice.password), "{err}");
     // The same URL in CAIRN_TEAM_URL works.
     let out = alice

@@ -812,7 +812,8 @@ fn why_of(r: &Row, at: usize) -> TeamWhy {
         strong: flag(r, at + 2),
         confidence: cell(r, at + 3, 64)
             .and_then(|c| c.parse::<f64>().ok())
-            .filter(|c| c.is_finite()),
+            // A confidence is a share: a row claiming 99 (anyone's text) is not 99 times sure.
+            .filter(|c| (0.0..=1.0).contains(c)),
         commit: cell(r, at + 4, SHORT_CAP),
     }
 }

@@ -108,7 +108,7 @@ impl Server {
             let p = String::from_utf8_lossy(p).into_owned();
             if from_flag {
                 return Err(Error::Refused(format!(
-                    "refusing a password on the command line: it would show in the process list and shell history ({})",
+                    "refusing a password on the command line: it would show in the process list and shell history ({}); drop it from the URL and keep it in the OS keyring (`cairn team login`), or set {PASSWORD_VAR}",
                     display_of(&config)
                 )));
             }
