@@ -54,6 +54,24 @@ fn sync_reports_what_it_did_in_the_contract_fields() {
     );
 }
 
+/// `--progress` on a stderr that is no terminal (a log): plain lines, no terminal codes; without
+/// it, no progress at all there.
+#[test]
+fn sync_progress_asked_for_in_a_log_is_plain_lines() {
+    let env = Env::new().with_fixtures();
+    let out = env.run(&["sync", "--progress"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("Syncing 10 files ["), "{err}");
+    assert!(
+        !err.contains(['\u{1b}', '\r']),
+        "terminal codes in a log: {err:?}"
+    );
+    let quiet = Env::new().with_fixtures().run(&["sync"]);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("Syncing"));
+}
+
 #[test]
 fn sessions_list_newest_first_with_the_contract_fields() {
     let env = Env::new().with_fixtures();

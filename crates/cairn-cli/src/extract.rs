@@ -1,6 +1,6 @@
 //! `cairn recall extract …`: flags, calls into `Cairn`, rendering. No extraction rules here.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::Result;
@@ -199,7 +199,7 @@ pub fn run(
         }
         ExtractCommand::Run { scope, progress } => {
             let lines = Lines {
-                enabled: progress || (std::io::stderr().is_terminal() && !json_out),
+                enabled: render::shows_progress(progress, json_out),
                 state: Mutex::new((0, 0)),
             };
             let r = cairn.recall_extract_run(

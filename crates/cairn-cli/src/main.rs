@@ -22,7 +22,7 @@ mod render;
 mod resume;
 mod team;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -648,7 +648,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let opts = cairn_core::SyncOptions {
                 agents: agent.into_iter().map(Agent::from).collect(),
             };
-            let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
+            let show_bar = render::shows_progress(progress, g.json);
             let bar = render::Bar::new(show_bar);
             let report = cairn.sync(&opts, &bar)?;
             bar.done();
@@ -1093,7 +1093,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     } else {
                         vec![VectorStore::parse(&store)?]
                     };
-                    let show_bar = progress || (std::io::stderr().is_terminal() && !g.json);
+                    let show_bar = render::shows_progress(progress, g.json);
                     let mut reports = Vec::new();
                     for s in stores {
                         let bar =

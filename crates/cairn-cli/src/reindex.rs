@@ -1,6 +1,6 @@
 //! `cairn reindex`: sessions read again from their retained copies by this build's parsers.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use anyhow::Result;
 use cairn_core::text::plural;
@@ -36,7 +36,7 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
         outdated: args.outdated,
         dry_run: args.dry_run,
     };
-    let bar = render::Bar::new(args.progress || (std::io::stderr().is_terminal() && !json));
+    let bar = render::Bar::new(render::shows_progress(args.progress, json));
     let report = cairn.reindex(&req, &bar)?;
     bar.done();
     if json {

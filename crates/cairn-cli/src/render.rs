@@ -12,7 +12,7 @@ use cairn_core::archive::capture::{Progress, SyncReport, Warning};
 use cairn_core::doctor::{DoctorReport, Status};
 use cairn_core::views::search::SearchAnswer;
 use cairn_core::views::sessions::SessionSummary;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 /// Safe for a terminal: escape sequences removed whole, other control characters dropped
@@ -1179,7 +1179,106 @@ pub fn doctor(out: &mut impl Write, r: &DoctorReport) -> Result<()> {
     Ok(())
 }
 
-/// A progress bar over bytes of transcript, drawn on stderr only when asked.
+/// Whether long work shows its progress: on a terminal unless the output is JSON, and wherever
+/// it was asked for (`--progress`).
+pub fn shows_progress(asked: bool, json: bool) -> bool {
+    use std::io::IsTerminal as _;
+    asked || (std::io::stderr().is_terminal() && !json)
+}
+
+/// Where a progress bar draws: nowhere when not `shown`; on a terminal, in place; on a stderr
+/// that is no terminal (a log, CI) when a bar was asked for (`--progress`), as plain lines.
+fn draw_target(shown: bool) -> ProgressDrawTarget {
+    use std::io::IsTerminal as _;
+    if !shown {
+        ProgressDrawTarget::hidden()
+    } else if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::term_like(Box::new(PlainLines::default()))
+    }
+}
+
+/// A bar's redraws as plain lines on stderr, at most one a second and none that repeats the
+/// last: what a log can hold, without the cursor moves and line clearing a terminal needs.
+#[derive(Debug, Default)]
+struct PlainLines {
+    line: Mutex<String>,
+    /// The last line written, and when.
+    last: Mutex<Option<(String, std::time::Instant)>>,
+}
+
+impl PlainLines {
+    fn emit(&self, line: &str) {
+        let line = line.trim();
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        let due = last.as_ref().is_none_or(|(text, at)| {
+            text != line && at.elapsed() >= std::time::Duration::from_secs(1)
+        });
+        if !line.is_empty() && due {
+            eprintln!("{line}");
+            *last = Some((line.to_owned(), std::time::Instant::now()));
+        }
+    }
+}
+
+impl indicatif::TermLike for PlainLines {
+    fn width(&self) -> u16 {
+        100
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.emit(s);
+        Ok(())
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        if let Ok(mut line) = self.line.lock() {
+            line.push_str(s);
+        }
+        Ok(())
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        if let Ok(mut line) = self.line.lock() {
+            line.clear();
+        }
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        let line = self.line.lock().map(|mut l| std::mem::take(&mut *l));
+        if let Ok(line) = line {
+            self.emit(&line);
+        }
+        Ok(())
+    }
+}
+
+/// A style with `template`, whose `{rate}` is a rate a person reads (`12.3/s`, not `12.3456/s`).
+fn bar_style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1}/s", state.per_sec());
+            },
+        )
+        .progress_chars("=> ")
+}
+
+/// A sync's or a reindex's progress over the bytes it reads, drawn on stderr when `enabled`.
 pub struct Bar {
     bar: Mutex<Option<ProgressBar>>,
     enabled: bool,
@@ -1205,13 +1304,10 @@ impl Progress for Bar {
         if !self.enabled {
             return;
         }
-        let bar = ProgressBar::new(bytes);
-        let style = ProgressStyle::with_template(
+        let bar = ProgressBar::with_draw_target(Some(bytes), draw_target(true));
+        bar.set_style(bar_style(
             "{prefix} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-        bar.set_style(style);
+        ));
         bar.set_prefix(format!("Syncing {files} files"));
         if let Ok(mut slot) = self.bar.lock() {
             *slot = Some(bar);
@@ -1227,31 +1323,36 @@ impl Progress for Bar {
     }
 }
 
-/// A progress bar over a count of documents, drawn on stderr only when asked.
+/// A progress bar over a count of documents, drawn on stderr when `enabled`, from the first
+/// count that has a total (not a `0/0` frame before the work is counted).
 pub struct CountBar {
     bar: Option<ProgressBar>,
+    drawn: std::sync::atomic::AtomicBool,
 }
 
 impl CountBar {
     pub fn new(enabled: bool, prefix: &str) -> CountBar {
         let bar = enabled.then(|| {
-            let bar = ProgressBar::new(0);
-            let style = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+            bar.set_style(bar_style(
+                "{prefix} [{bar:30}] {pos}/{len} ({rate}, {eta} left)",
+            ));
             bar.set_prefix(prefix.to_owned());
             bar
         });
-        CountBar { bar }
+        CountBar {
+            bar,
+            drawn: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     pub fn set(&self, done: u64, total: u64) {
         if let Some(bar) = &self.bar {
             bar.set_length(total);
             bar.set_position(done);
+            if total > 0 && !self.drawn.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                bar.set_draw_target(draw_target(true));
+            }
         }
     }
 

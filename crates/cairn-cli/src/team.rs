@@ -20,7 +20,7 @@ pub enum TeamCommand {
     Push {
         #[command(flatten)]
         at: At,
-        /// Draw a progress bar on stderr.
+        /// Show a progress bar even when stderr is not a terminal.
         #[arg(long)]
         progress: bool,
     },
@@ -122,7 +122,8 @@ pub fn run(
     match command {
         TeamCommand::Push { at, progress } => {
             let server = at.server(cairn)?;
-            let bar = render::CountBar::new(progress && !json, "pushing sessions");
+            let bar =
+                render::CountBar::new(render::shows_progress(progress, json), "pushing sessions");
             let report = cairn.team_push(&server, &mut |done, total| {
                 bar.set(u64::from(done), u64::from(total))
             })?;
