@@ -448,6 +448,18 @@ fn a_read_only_session_is_only_a_weak_link() {
         human.contains("No related agent sessions found.") && human.contains("--include-weak"),
         "{human}"
     );
+    // Publish leaves it out too, and says so rather than "0 sessions" alone.
+    let repo_str = repo.to_str().unwrap();
+    let dry = env.json(&["-C", repo_str, "publish", "branch", "main", "--dry-run"]);
+    assert_eq!(
+        (dry["sessions"].as_u64(), dry["weak_left_out"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let said = env.ok(&["-C", repo_str, "publish", "branch", "main", "--dry-run"]);
+    assert!(
+        said.contains("Left out 1 session that only ran while it was checked out"),
+        "{said}"
+    );
 }
 
 #[test]

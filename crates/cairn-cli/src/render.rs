@@ -1032,6 +1032,13 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
         plural(r.sessions, "session"),
         clean(&r.target_key)
     )?;
+    if r.weak_left_out > 0 {
+        writeln!(
+            out,
+            "Left out {} that only ran while it was checked out (skim with --include-weak lists them): only sessions that worked on it are published.",
+            plural(r.weak_left_out, "session")
+        )?;
+    }
     if r.sessions == 0 {
         return Ok(());
     }

@@ -21,7 +21,7 @@ impl Cairn {
         let store = self.store();
         let now = crate::clock::now();
         // `main` of every repository is one branch key: only this repository's sessions.
-        let sessions =
+        let (sessions, weak) =
             views::skim::publishable(store.conn(), target, &repo).map_err(|e| store.err(e))?;
         let full = match full {
             false => None,
@@ -42,7 +42,10 @@ impl Cairn {
                 })
             }
         };
-        git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)
+        let mut report =
+            git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)?;
+        report.weak_left_out = weak;
+        Ok(report)
     }
 
     /// Record the line attribution `why` finds for each commit of `range` as Git AI authorship

@@ -56,6 +56,9 @@ pub struct PublishReport {
     pub transcripts: u32,
     #[serde(default)]
     pub transcript_bytes: u64,
+    /// Sessions that only ran while the target was checked out (weak links alone): never
+    /// published.
+    pub weak_left_out: u32,
 }
 
 /// What `publish --full` adds: who publishes, and each session's ATIF trajectory as the archive
@@ -236,6 +239,7 @@ pub fn publish(
         publisher: full.map(|f| f.publisher),
         transcripts: packed.len() as u32,
         transcript_bytes: packed.values().map(|b| b.len() as u64).sum(),
+        weak_left_out: 0,
     };
     if dry_run {
         return Ok(report);

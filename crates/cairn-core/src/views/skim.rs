@@ -370,12 +370,12 @@ pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result
 /// The sessions `publish` writes for `target` in `repo`: this machine's own captures that ran in it (any of its worktrees) and are
 /// related to the target (never a teammate's session pulled here, never one of another
 /// repository's branch of the same name), each as the fields a document may carry and the
-/// target keys it is related to.
+/// target keys it is related to; and how many more are related by weak links alone (left out).
 pub fn publishable(
     conn: &Connection,
     target: &Target,
     repo: &crate::git::repo::Repo,
-) -> rusqlite::Result<Vec<(DocSession, Vec<String>)>> {
+) -> rusqlite::Result<(Vec<(DocSession, Vec<String>)>, u32)> {
     let family = git::family_of(conn, repo)?;
     let view = skim(
         conn,
@@ -397,7 +397,8 @@ pub fn publishable(
             published: None,
         },
     )?;
-    Ok(view
+    let weak = view.coverage.weak_sessions_hidden;
+    let sessions = view
         .sessions
         .into_iter()
         .filter(|s| !s.untrusted)
@@ -409,7 +410,8 @@ pub fn publishable(
             target_keys.dedup();
             (s.into_doc(), target_keys)
         })
-        .collect())
+        .collect();
+    Ok((sessions, weak))
 }
 
 impl SkimSession {
