@@ -152,6 +152,8 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     // It shows the agent Ann ran, not the format it travelled in.
     assert_eq!(list[0]["agent"], "atif");
     assert_eq!(list[0]["ran_by"], "claude", "{sessions:#}");
+    // Listed under the repository it was pulled into (its folder left Ann's machine relative).
+    assert_eq!(list[0]["project"], "b", "{sessions:#}");
     let human = teammate.ok(&["sessions"]);
     assert!(human.contains("published by Ann Publisher"), "{human}");
     assert!(

@@ -210,6 +210,10 @@ impl Cairn {
                 let repo_row = git::snapshot::repo_id(conn, repo, &crate::clock::now())?;
                 crate::archive::store::set_session_repo(conn, row, repo_row)?;
             }
+            // Listed under the repository it was pulled into, as the publisher's own list
+            // has it under theirs.
+            let project = crate::archive::project::of_root(&repo.root);
+            crate::archive::store::set_missing_project(conn, row, &project)?;
             Ok(())
         })();
         placed.map_err(|e| store.err(e))

@@ -543,6 +543,14 @@ pub fn set_session_repo(conn: &Connection, session: i64, repo: i64) -> rusqlite:
     Ok(())
 }
 
+/// Name session `session`'s project `name` when it has none (a teammate's session pulled into
+/// a repository: its folder left the publisher's machine as a relative path).
+pub fn set_missing_project(conn: &Connection, session: i64, name: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sessions SET project = ?2 WHERE id = ?1 AND project IS NULL")?
+        .execute(params![session, name])?;
+    Ok(())
+}
+
 /// What the `show` views head a session with.
 #[derive(Debug, Clone)]
 pub struct SessionHead {
