@@ -624,6 +624,7 @@ test('why: from a commit of the branch timeline to the session and turn that mad
 });
 
 test('why: from a file the session edited, and a description typed in Search', async () => {
+  await showSessionDetails();
   const edited = await byTestId('session-edited');
   await edited.waitForExist({ timeout: 10_000 });
   assert.match(await text(edited), /login\.js/);
@@ -732,7 +733,16 @@ test('recall from the first minute: the branches offer extraction, set up in Set
 });
 
 // ---- own3
-/** Open a session from the Sessions list: select its row, then Enter. */
+/** Unfold the session header's secondary parts (files edited, export, forget, resume), which a
+ * window under 800 px tall (the app's default 720) shows folded. */
+async function showSessionDetails() {
+  const toggle = await byTestId('session-more-toggle');
+  await toggle.waitForExist({ timeout: 10_000 });
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  await (await byTestId('session-more')).waitForExist({ timeout: 10_000 });
+}
+
+/** Open a session from the Sessions list: select its row, then Enter; its header unfolded. */
 async function openFromSessions(key) {
   await (await browser.$('[data-tab="sessions"]')).click();
   const row = await browser.$(`[data-testid="session-row"][data-session-key="${key}"]`);
@@ -743,6 +753,7 @@ async function openFromSessions(key) {
     async () => (await (await byTestId('session-view')).getAttribute('data-session-key').catch(() => null)) === key,
     `session ${key} did not open`,
   );
+  await showSessionDetails();
 }
 
 test('export: a session saved as one self-contained HTML page that renders on its own', async () => {

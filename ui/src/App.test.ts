@@ -9,6 +9,7 @@ import App from './App.svelte';
 import { createStores, type Stores } from './lib/stores';
 import { agentCounts } from './lib/stores/agents.svelte';
 import { fakeBackend, key, type FakeOptions } from './testing/fake-backend';
+import { SEARCH_DELAY_MS } from './lib/stores/search.svelte';
 
 let component: ReturnType<typeof mount> | undefined;
 let calls: { cmd: string; args: Record<string, unknown> }[] = [];
@@ -65,6 +66,13 @@ const one = (target: HTMLElement, testid: string) => target.querySelector<HTMLEl
 
 function press(keyName: string, target: EventTarget = window) {
   target.dispatchEvent(new KeyboardEvent('keydown', { key: keyName, bubbles: true, cancelable: true }));
+  flushSync();
+}
+
+/** Unfold the session header's secondary parts (folded in the test window, 768 px tall). */
+function showDetails(target: HTMLElement) {
+  const toggle = one(target, 'session-more-toggle')!;
+  if (toggle.getAttribute('aria-expanded') !== 'true') click(toggle);
   flushSync();
 }
 
@@ -306,6 +314,7 @@ describe('session', () => {
       const { target, stores } = await render({ resumeFolderGone: gone });
       stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
       await settle();
+      showDetails(target);
       expect(target.textContent).toContain('Resume in Claude');
       expect(target.textContent).toContain('cd /home/dev/shop && claude --resume fake-id');
       const problem = one(target, 'resume-problem');
@@ -322,6 +331,7 @@ describe('session', () => {
     const { target, stores } = await render();
     stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
     await settle();
+    showDetails(target);
     click(one(target, 'forget-button'));
     await settle();
     expect(one(target, 'forget-plan')).not.toBeNull();
@@ -415,9 +425,83 @@ describe('session', () => {
     const { target, stores } = await render();
     stores.router.open(`cairn://session/${key(1)}`);
     await settle();
+    showDetails(target);
     click(one(target, 'subagent-link'));
     await settle();
     expect(stores.router.current).toMatchObject({ view: 'session', key: key(900) });
+  });
+
+  it('folds the header’s secondary parts in a short window, says what they are, and keeps the choice', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    const toggle = one(target, 'session-more-toggle')!;
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(toggle.textContent).toContain('1 file edited, 1 sub-agent session, export, forget and resume');
+    expect(one(target, 'session-more')).toBeNull();
+    expect(one(target, 'export-button')).toBeNull();
+    // The title, facts and timeline stay.
+    expect(one(target, 'session-tokens')).not.toBeNull();
+    expect(all(target, 'turn-row').length).toBeGreaterThan(0);
+    // A button, so Tab reaches it and Enter or Space opens it.
+    expect(toggle.tagName).toBe('BUTTON');
+    click(toggle);
+    flushSync();
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(one(target, 'export-button')).not.toBeNull();
+    expect(one(target, 'session-resume')).not.toBeNull();
+    // The next session opens as the person left the last one.
+    stores.router.go({ view: 'session', key: key(2), record: null, turn: null });
+    await settle();
+    expect(one(target, 'session-more-toggle')!.getAttribute('aria-expanded')).toBe('true');
+    expect(one(target, 'export-button')).not.toBeNull();
+  });
+
+  it('shows everything at once in a tall window', async () => {
+    const height = window.innerHeight;
+    window.innerHeight = 1000;
+    try {
+      const { target, stores } = await render();
+      stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+      await settle();
+      expect(one(target, 'session-more-toggle')!.getAttribute('aria-expanded')).toBe('true');
+      expect(one(target, 'export-button')).not.toBeNull();
+    } finally {
+      window.innerHeight = height;
+    }
+  });
+
+  it('says once, as the page, that a session is not in the archive, with the way to Sessions', async () => {
+    const missing = {
+      kind: 'not_found',
+      message: 'not found: session "sha256-00"; find sessions with `cairn sessions` or `cairn skim`',
+      hint: null,
+    };
+    const { target, stores } = await render({
+      failOnce: { session_detail: missing, session_timeline: missing, session_resume: missing, recall_for_session: missing },
+    });
+    stores.router.go({ view: 'session', key: 'sha256-00', record: null, turn: null });
+    await settle();
+    const page = one(target, 'session-missing')!;
+    expect(page.textContent).toContain('This session is not in the archive');
+    expect(page.textContent).toContain('sha256-00');
+    // No header to an untitled nothing, nothing to export or forget, no second copy of the error.
+    expect(one(target, 'session-head')).toBeNull();
+    expect(one(target, 'export-button')).toBeNull();
+    expect(one(target, 'forget-button')).toBeNull();
+    expect(one(target, 'session-recall')).toBeNull();
+    expect(target.textContent).not.toContain('cairn sessions');
+    click(one(target, 'go-sessions'));
+    await settle();
+    expect(stores.router.current.view).toBe('sessions');
+  });
+
+  it('shows turn previews as a person reads their Markdown', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    const answer = all(target, 'turn-row')[0]!.querySelector('.assistant')!;
+    expect(answer.textContent).toBe('Fixed bug 0 and added a test in tests/*.rs.');
   });
 });
 
@@ -576,6 +660,27 @@ describe('search', () => {
     await settle();
     expect(one(target, 'search-error')!.textContent).toContain('drop the leading quote');
   });
+
+  it('says a query it cannot read is the words to change, with no Retry that would fail again', async () => {
+    // A search the last test typed may still be waiting out its delay: let it run before the one
+    // failure is armed, or it would take it.
+    await new Promise((resolve) => setTimeout(resolve, SEARCH_DELAY_MS + 50));
+    const { target } = await render({
+      failOnce: {
+        search_archive: {
+          kind: 'invalid',
+          message: 'cannot search for “"x”: unterminated string; drop the leading quote to search for plain words',
+          hint: null,
+        },
+      },
+    });
+    press('/');
+    await settle();
+    await ask('"x');
+    const error = one(target, 'search-error')!;
+    expect(error.querySelector('h2')!.textContent).toBe('This query cannot be searched');
+    expect([...error.querySelectorAll('button')].map((b) => b.textContent)).not.toContain('Retry');
+  });
 });
 
 describe('why', () => {
@@ -605,6 +710,7 @@ describe('why', () => {
     const { target, stores } = await render();
     expect(stores.router.open(`cairn://session/${key(1)}`)).toBe(true);
     await settle();
+    showDetails(target);
     click(one(target, 'session-edited')!.querySelector('[data-testid="why-path"]'));
     await settle();
     expect(stores.router.current).toEqual({
@@ -895,7 +1001,7 @@ describe('settings', () => {
     expect(saves.length).toBe(1);
     expect(saves[0]!.args.setup).toMatchObject({ enabled: true, generator: 'endpoint', model: 'qwen3:8b' });
     expect(calls.filter((c) => c.cmd === 'extract_start').length).toBe(1);
-    expect(one(target, 'extract-preview')!.textContent).toMatch(/6 sessions in 20 units/);
+    expect(one(target, 'extract-preview')!.textContent).toMatch(/6 sessions in 20 pieces \(a long session is read in several\)/);
   });
 
   it('shows why a setup was refused, with the hint', async () => {

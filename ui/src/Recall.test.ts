@@ -190,6 +190,10 @@ describe('the review inbox', () => {
     await settle();
     expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('No near-duplicate');
     expect(calls.filter((c) => c.cmd === 'recall_merge')).toHaveLength(1);
+    // The pane says so in words; the measures and thresholds behind it stay out of the text.
+    const dups = one(target, '[data-testid="proposal-duplicates"]')!;
+    expect(one(target, '[data-testid="no-duplicates"]')?.textContent).toBe('No near-duplicate found.');
+    expect(dups.textContent).not.toContain('TF-IDF');
   });
 
   it('shows a failed review and keeps the entry', async () => {

@@ -42,3 +42,27 @@ describe('one line of text', () => {
     expect(textOf('database locked')).toBe('database locked');
   });
 });
+
+describe('advice for the command line', () => {
+  it('is said the window’s way: a missing session points at Sessions and Search', () => {
+    const missing = problemOf({
+      kind: 'not_found',
+      message: 'not found: session "sha256-0011"; find sessions with `cairn sessions` or `cairn skim`',
+      hint: null,
+    });
+    expect(missing).toEqual({ message: 'not found: session "sha256-0011"', hint: 'Find it in Sessions or Search.', kind: 'not_found' });
+    // Read again (a store's Problem passed on to ErrorText), it stays the same.
+    expect(problemOf(missing)).toEqual(missing);
+    expect(problemOf('session "x"; find sessions with `cairn sessions`').message).toBe('session "x"');
+  });
+
+  it('asks to try again rather than to run a command, and keeps a hint the core sent', () => {
+    const settings = problemOf({
+      kind: 'invalid',
+      message: '/h/.claude/settings.json is not valid JSON (line 1); fix it or move it aside, then run the command again',
+      hint: 'Open it in an editor.',
+    });
+    expect(settings.message).toBe('/h/.claude/settings.json is not valid JSON (line 1); fix it or move it aside, then try again');
+    expect(settings.hint).toBe('Open it in an editor.');
+  });
+});

@@ -19,15 +19,39 @@ export interface Problem {
 const MAX_FIELD = 2000;
 
 /** Read anything a command or promise failed with: a string, an `Error`, a `{ kind, message,
- * hint }` object. Fields of the wrong type are dropped, never shown as `[object Object]`. */
+ * hint }` object. Fields of the wrong type are dropped, never shown as `[object Object]`. Advice
+ * the core words for its command line is said the window's way (`forWindow`). */
 export function problemOf(error: unknown): Problem {
-  if (typeof error === 'string') return { message: error, hint: null, kind: null };
-  if (error instanceof Error) return { message: error.message, hint: null, kind: null };
+  if (typeof error === 'string') return forWindow({ message: error, hint: null, kind: null });
+  if (error instanceof Error) return forWindow({ message: error.message, hint: null, kind: null });
   if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
     const { message, hint, kind } = error as { message: string; hint?: unknown; kind?: unknown };
-    return { message, hint: field(hint), kind: field(kind) };
+    return forWindow({ message, hint: field(hint), kind: field(kind) });
   }
   return { message: stringify(error), hint: null, kind: null };
+}
+
+/**
+ * The core's messages end with advice for its command line (`find sessions with `cairn
+ * sessions``, `then run the command again`), which means nothing in a window that has no command
+ * to run. Each phrase, as the core writes it, is replaced by what a person does here; the advice
+ * becomes the hint when the core sent none. A phrase the core rewords is simply shown as it came,
+ * so this table can fall behind but never garble a message.
+ */
+const CLI_ADVICE: readonly { said: string; instead: string; hint: string | null }[] = [
+  { said: '; find sessions with `cairn sessions` or `cairn skim`', instead: '', hint: 'Find it in Sessions or Search.' },
+  { said: '; find sessions with `cairn sessions`', instead: '', hint: 'Find it in Sessions or Search.' },
+  { said: ', then run the command again', instead: ', then try again', hint: null },
+];
+
+function forWindow(problem: Problem): Problem {
+  let { message, hint } = problem;
+  for (const advice of CLI_ADVICE) {
+    if (!message.includes(advice.said)) continue;
+    message = message.replace(advice.said, advice.instead);
+    hint ??= advice.hint;
+  }
+  return { ...problem, message, hint };
 }
 
 /** One line of plain text for places that cannot lay out a hint (a tooltip, a toast). */

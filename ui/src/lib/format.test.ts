@@ -7,6 +7,7 @@ import {
   codePieces,
   displayText,
   messagePieces,
+  plainPreview,
   inWords,
   timeOrText,
   count,
@@ -41,6 +42,10 @@ describe('relativeTime', () => {
 describe('sessionTitle', () => {
   it('is the first non-blank line of the title', () => {
     expect(sessionTitle({ ...fakeSession(1), title: '\n  Fix the parser \nand more' })).toBe('Fix the parser');
+  });
+
+  it('reads the Markdown of a title or prompt, heading marks included', () => {
+    expect(sessionTitle({ ...fakeSession(1), title: '## Fix the **parser**\nmore' })).toBe('Fix the parser');
   });
 
   it('falls back to the first prompt, then to the session id', () => {
@@ -177,6 +182,10 @@ describe('displayText', () => {
     expect(sessionTitle({ ...fakeSession(1), title: '\x1b[32mGreen\x1b[0m title' })).toBe('Green title');
     expect(splitPreview('assistant: \x1b[31mno\x1b[0m')).toEqual({ who: 'assistant', text: 'no' });
   });
+
+  it('reads the Markdown of a skim preview', () => {
+    expect(splitPreview('assistant: Counted **3,124 Swift files** in `src/`')).toEqual({ who: 'assistant', text: 'Counted 3,124 Swift files in src/' });
+  });
 });
 
 describe('messagePieces', () => {
@@ -197,5 +206,38 @@ describe('messagePieces', () => {
       expect(messagePieces(text).map((p) => p.text).join(''), text).toBe(text);
       expect(messagePieces(text).some((p) => p.em), text).toBe(false);
     }
+  });
+});
+
+describe('plainPreview', () => {
+  it.each([
+    ['The subagent counted **3,124 Swift files** in `/tmp/project`.', 'The subagent counted 3,124 Swift files in /tmp/project.'],
+    ['__Bold__ and _it_ and *it* too', 'Bold and it and it too'],
+    ['# Plan\n- read the code\n* fix it', 'Plan\nread the code\nfix it'],
+    ['## Heading', 'Heading'],
+    ['does not exist: ``` cat: /x: No such file ```', 'does not exist: cat: /x: No such file'],
+  ])('%j reads as %j', (text, expected) => {
+    expect(plainPreview(text)).toBe(expected);
+  });
+
+  it.each([
+    'match *.rs or *.ts',
+    'src/*/*.rs',
+    '2 * 3 = 6',
+    'rename my_var_name and __init__.py',
+    '/tmp/_cache_/x and C:\\_x_\\y',
+    'a - b, # not a heading mid-line',
+    '**unclosed and `unclosed',
+  ])('leaves %j as it is', (text) => {
+    expect(plainPreview(text)).toBe(text);
+  });
+
+  it('keeps the characters inside code and the search-match marks', () => {
+    expect(plainPreview('run `**not bold**` then `a_b_c`')).toBe('run **not bold** then a_b_c');
+    expect(plainPreview('**\u{E000}Swift\u{E001} files** in `\u{E000}x\u{E001}`')).toBe('\u{E000}Swift\u{E001} files in \u{E000}x\u{E001}');
+  });
+
+  it('takes out terminal escapes first, as displayText does', () => {
+    expect(plainPreview('\x1b[1m**ok**\x1b[0m')).toBe('ok');
   });
 });

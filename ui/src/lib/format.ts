@@ -33,6 +33,52 @@ export function displayText(text: string): string {
   return text.replace(TERMINAL_ESCAPE, (sequence) => sequence.replace(/[^\u{E000}\u{E001}]/gu, ''));
 }
 
+/** A code span: a run of backticks, then anything up to a run of the same length (Markdown's
+ * rule, so a fenced block squeezed onto one line, ``` ls -la ```, is one span too). */
+const CODE_SPAN = /(?<!`)(`+)(?!`)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
+
+/** Emphasis the Markdown way: `**bold**`, `*it*`, `__bold__`, `_it_`, the markers hugging the
+ * words inside and standing apart from those outside. So a glob (`*.rs or *.ts`), a product
+ * (`2 * 3`), a snake_case name, a path (`src/*`, `/tmp/_cache_/x`) and a file name
+ * (`__init__.py`) keep their characters. */
+const STAR_EMPHASIS = /(?<![\w*/\\])(\*{1,2})([^\s*](?:[^*\n]*[^\s*])?)\1(?![\w*/\\]|\.\w)/gu;
+const UNDERSCORE_EMPHASIS = /(?<![\w/\\])(_{1,2})([^\s_](?:[^_\n]*[^\s_])?)\1(?![\w/\\]|\.\w)/gu;
+
+/** A heading's `#` marks or a list item's bullet, at the start of a line. */
+const LINE_MARK = /^([ \t]*)(?:#{1,6}|[-*])[ \t]+/gm;
+
+/** Markdown's markers taken out of prose (not code): line marks only where the piece starts a
+ * line (`atLineStart`) or after a line break inside it. */
+function plainProse(text: string, atLineStart: boolean): string {
+  const head = atLineStart ? '' : '\u0000';
+  return (head + text)
+    .replace(LINE_MARK, '$1')
+    .replace(STAR_EMPHASIS, '$2')
+    .replace(UNDERSCORE_EMPHASIS, '$2')
+    .slice(head.length);
+}
+
+/**
+ * A one-line preview (a turn's prompt and answer, a skim row, a session or hit title) as a person
+ * reads the Markdown it was written in: `displayText`, then emphasis markers, backticks around
+ * code, heading marks and list bullets taken out, since a preview has no room to render them and
+ * `**3,124 files**` reads as noise. Text inside code keeps its characters; the search-match marks
+ * (U+E000/U+E001) are never touched, so highlights still open and close in pairs.
+ */
+export function plainPreview(text: string): string {
+  const shown = displayText(text);
+  if (!/[*_`#-]/.test(shown)) return shown;
+  let out = '';
+  let last = 0;
+  for (const m of shown.matchAll(CODE_SPAN)) {
+    out += plainProse(shown.slice(last, m.index), last === 0 || shown[last - 1] === '\n');
+    // A fence's content has the spaces that stood between it and its backticks; one is enough.
+    out += m[1]!.length >= 3 ? m[2]!.trim() : m[2]!;
+    last = m.index + m[0].length;
+  }
+  return out + plainProse(shown.slice(last), last === 0 || shown[last - 1] === '\n');
+}
+
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 d ago", then the date. */
 export function relativeTime(iso: string | null, now: number): string {
   if (iso === null) return '';
@@ -47,10 +93,10 @@ export function relativeTime(iso: string | null, now: number): string {
   return dateFormat.format(then);
 }
 
-/** The first non-blank line of `text`, or null. */
+/** The first non-blank line of `text` as a preview reads it (`plainPreview`), or null. */
 function firstLine(text: string | null): string | null {
   return (
-    (text === null ? null : displayText(text))
+    (text === null ? null : plainPreview(text))
       ?.split('\n')
       .map((line) => line.trim())
       .find((line) => line.length > 0) ?? null
@@ -170,7 +216,7 @@ export function branchName(key: string): string {
 /** A skim preview (`user: …`, `assistant: …`) split into who said it and what. */
 export function splitPreview(preview: string): { who: 'user' | 'assistant' | null; text: string } {
   const match = /^(user|assistant): /.exec(preview);
-  const text = displayText(match ? preview.slice(match[0].length) : preview);
+  const text = plainPreview(match ? preview.slice(match[0].length) : preview);
   return { who: match ? (match[1] as 'user' | 'assistant') : null, text };
 }
 

@@ -139,7 +139,7 @@ export function fakeTurn(index: number, recordsPerTurn = 4): TimelineTurn {
     first_ordinal: index * recordsPerTurn,
     last_ordinal: index * recordsPerTurn + recordsPerTurn - 1,
     user_preview: `Please fix bug number ${index}`,
-    assistant_preview: index % 2 === 0 ? `Fixed bug ${index} and added a test.` : null,
+    assistant_preview: index % 2 === 0 ? `Fixed **bug ${index}** and added a test in \`tests/*.rs\`.` : null,
     tool_call_count: 2,
     edit_count: 1,
     exec_count: 1,
@@ -287,7 +287,7 @@ function skimSession(n: number, weak: boolean, turns: number): SkimSession {
       tool_call_count: 2,
       tool_names: ['Edit', 'Bash'],
       labels: i === 1 ? ['implemented', 'committed'] : [],
-      previews: [`user: Please fix bug number ${i}`, `assistant: Fixed bug ${i}.`],
+      previews: [`user: Please fix bug number ${i}`, `assistant: Fixed **bug ${i}**.`],
     })),
   };
 }

@@ -51,4 +51,9 @@ describe('SearchHitRow', () => {
     expect(shown.querySelector('.snippet')?.textContent).toBe('tests passed');
     expect(shown.querySelector('mark')?.textContent).toBe('passed');
   });
+
+  it('shows a title’s Markdown as a person reads it', () => {
+    const h = row({ ...hit([]), title: 'Fix the **login** in `auth.rs`\nand more' });
+    expect(h.querySelector('.title')?.textContent).toBe('Fix the login in auth.rs');
+  });
 });

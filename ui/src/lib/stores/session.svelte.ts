@@ -31,6 +31,11 @@ export type SessionApi = Pick<
   | 'sessionResume'
 >;
 
+/** Below this window height (CSS pixels) the header's secondary parts start folded: open, with
+ * a few edited files, sub-agents and the resume line, they would leave the timeline a third of
+ * an 800×600 window. */
+export const TALL_WINDOW = 800;
+
 export type TimelineRow =
   | { type: 'turn'; turn: TimelineTurn; expanded: boolean }
   | { type: 'record'; turn: TimelineTurn; record: RecordView }
@@ -61,6 +66,9 @@ export class SessionStore {
   forgetting = $state(false);
   /** After a forget: what went (the session is gone), or why the forget failed. */
   forgotten: { text: string; error: boolean } | null = $state(null);
+  /** The person's last choice to show or fold the header's secondary parts, kept from session to
+   * session as a disclosure in a native window is; null until they choose (the window decides). */
+  detailsChoice: boolean | null = $state(null);
   #api: SessionApi;
   #token = 0;
   #loading = new WeakMap<Resource<TurnRecords>, Promise<void>>();
@@ -68,6 +76,24 @@ export class SessionStore {
   /** Why an anchor could not be followed, in words (`anchorProblem` has its hint too). */
   get anchorError(): string | null {
     return this.anchorProblem?.message ?? null;
+  }
+
+  /** Why the session cannot be shown when it is not in the archive (a stale link, a session
+   * forgotten since): the page then says so alone, with nothing to export or forget. */
+  get missing(): Problem | null {
+    for (const resource of [this.timeline, this.detail]) {
+      if (resource.status === 'error' && resource.problem?.kind === 'not_found') return resource.problem;
+    }
+    return null;
+  }
+
+  /** Whether the header's secondary parts show in a window `windowHeight` tall. */
+  showsDetails(windowHeight: number): boolean {
+    return this.detailsChoice ?? windowHeight >= TALL_WINDOW;
+  }
+
+  toggleDetails(windowHeight: number): void {
+    this.detailsChoice = !this.showsDetails(windowHeight);
   }
 
   constructor(backend: SessionApi = api) {
