@@ -1013,7 +1013,15 @@ fn a_forgotten_session_leaves_the_remote_at_the_next_push_and_no_pull_brings_it_
     let skim = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
     assert_eq!(skim["sessions"].as_array().unwrap().len(), 1, "{skim:#}");
     let plan = teammate.json(&["forget", &pulled[0], "--dry-run"]);
-    assert_eq!(plan["would_remove"]["published"], 0, "{plan:#}");
+    assert_eq!(
+        (
+            &plan["would_remove"]["published"],
+            &plan["would_remove"]["pulled"]
+        ),
+        (&json!(0), &json!(1)),
+        "{plan:#}"
+    );
+    assert_ne!(git(&b, &["for-each-ref", "refs/cairn/remotes/"]), "");
     teammate.ok(&["forget", &pulled[0], "--yes"]);
     let pull = teammate.json(&["-C", b_str, "pull"]);
     assert_eq!(
@@ -1027,6 +1035,8 @@ fn a_forgotten_session_leaves_the_remote_at_the_next_push_and_no_pull_brings_it_
     assert!(keys(&teammate).is_empty());
     let skim = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
     assert_eq!(skim["sessions"], json!([]), "the document shows: {skim:#}");
+    // Nor does the fetched copy (the whole transcript) stay in the clone.
+    assert_eq!(git(&b, &["for-each-ref", "refs/cairn/"]), "");
 
     // The publisher forgets it: the preview says where its copies are, and the next push
     // deletes them; their own pull does not bring it back meanwhile.
@@ -1060,7 +1070,8 @@ fn a_forgotten_session_leaves_the_remote_at_the_next_push_and_no_pull_brings_it_
         "{push:#}"
     );
     assert_eq!(git(&remote, &["for-each-ref", "refs/cairn/"]), "");
-    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/sessions/"]), "");
+    // Its own pull had fetched its document too: no copy stays anywhere under refs/cairn/.
+    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/"]), "");
     // A third clone's pull finds nothing to import.
     let late = Env::new();
     let c = late.root.path().join("c");
@@ -1110,14 +1121,98 @@ fn a_push_the_remote_refuses_names_the_ref_and_the_way_back() {
     git(&a, &["commit", "-q", "--allow-empty", "-m", "more"]);
     env.ok(&["-C", a_str, "publish", "shared", "--full"]);
     let out = env.run(&["-C", a_str, "push"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(&format!("  {refname}: rejected (")), "{said}");
     assert!(
-        err.contains(refname) && err.contains("(rejected ("),
-        "{err}"
+        said.contains("moved it on there") && said.contains("git push --force"),
+        "{said}"
+    );
+}
+
+/// A forgotten session captured again (its transcript copied under a new name, as `cairn
+/// import`'s own advice has it) is this machine's own again: published and pushed, never
+/// withdrawn. `--allow-reimport` says the copies stay, and they do.
+#[test]
+fn a_forgotten_session_captured_again_is_published_again() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    env.ok(&["-C", a_str, "push"]);
+    let key = keys(&env).remove(0);
+    env.ok(&["forget", &key, "--yes"]);
+    let transcript = std::fs::read_dir(env.claude().join("-repo"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    std::fs::copy(&transcript, transcript.with_file_name("again.jsonl")).unwrap();
+    env.ok(&["sync"]);
+    assert_eq!(keys(&env), std::slice::from_ref(&key));
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    let push = env.json(&["-C", a_str, "push"]);
+    assert_eq!(push["withdrawn"], 0, "{push:#}");
+    assert!(git(&remote, &["for-each-ref", "refs/cairn/"]).contains(&key));
+    let again = env.json(&["-C", a_str, "push"]);
+    assert_eq!(
+        (&again["withdrawn"], &again["unchanged"]),
+        (&json!(0), &json!(1)),
+        "{again:#}"
+    );
+
+    // Forgotten with --allow-reimport: the preview says the copies stay, and a push keeps them.
+    let plan = env.json(&["forget", &key, "--dry-run", "--allow-reimport"]);
+    assert_eq!(plan["would_remove"]["published"], 1, "{plan:#}");
+    let said = env.ok(&["forget", &key, "--yes", "--allow-reimport"]);
+    assert!(
+        said.contains("Their copies stay in the repository and at the remote"),
+        "{said}"
+    );
+    env.json(&["-C", a_str, "push"]);
+    assert!(git(&remote, &["for-each-ref", "refs/cairn/"]).contains(&key));
+}
+
+/// A remote that refuses to delete a forgotten session's copy: the push says so, ref by ref,
+/// does the rest, and exits 1.
+#[test]
+fn a_withdrawal_the_remote_refuses_is_named_and_the_rest_is_done() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    env.ok(&["-C", a_str, "push"]);
+    let hook = remote.join("hooks/update");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncase \"$3\" in 0000000000000000000000000000000000000000) echo 'no deletions here' >&2; exit 1;; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let key = keys(&env).remove(0);
+    env.ok(&["forget", &key, "--yes"]);
+    let out = env.run(&["--json", "-C", a_str, "push"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refused = &report["refused"][0];
+    assert!(
+        refused["ref"].as_str().unwrap().ends_with(&key),
+        "{report:#}"
     );
     assert!(
-        err.contains("moved it on there") && err.contains("git push --force"),
-        "{err}"
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stays at origin"),
+        "{report:#}"
     );
+    // This clone keeps no copy all the same.
+    assert_eq!(git(&a, &["for-each-ref", "refs/cairn/sessions/"]), "");
+    let human = env.run(&["-C", a_str, "push"]);
+    let said = String::from_utf8_lossy(&human.stdout);
+    assert!(said.contains("origin refused 1 ref:"), "{said}");
 }

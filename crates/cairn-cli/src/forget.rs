@@ -117,16 +117,36 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
     // What went beyond this machine is taken back by the command that sent it.
     let them = |n: u32| if n == 1 { "it" } else { "them" };
     if plan.published > 0 {
-        let pull = if plan.allow_reimport {
-            "may bring"
+        let fate = if plan.allow_reimport {
+            "Their copies stay in the repository and at the remote (--allow-reimport)".to_owned()
         } else {
-            "never brings"
+            format!(
+                "The next `cairn push` in the repository deletes the copies there and at the remote; no pull brings {} back",
+                them(plan.published)
+            )
         };
         writeln!(
             out,
-            "Published through git: {}. The next `cairn push` in the repository deletes the copies there and at the remote; a pull {pull} {} back.",
+            "Published through git: {}. {fate}.",
             plural(plan.published, "session"),
-            them(plan.published),
+        )?;
+    }
+    if plan.pulled > 0 {
+        let fate = if plan.allow_reimport {
+            format!(
+                "The next pull may bring {} back (--allow-reimport)",
+                them(plan.pulled)
+            )
+        } else {
+            format!(
+                "The next pull or push in the repository deletes the copy fetched there; no pull brings {} back",
+                them(plan.pulled)
+            )
+        };
+        writeln!(
+            out,
+            "Pulled from a teammate: {}. {fate}.",
+            plural(plan.pulled, "session")
         )?;
     }
     if plan.team_pushed > 0 {

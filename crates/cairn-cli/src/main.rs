@@ -1012,6 +1012,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 render::push(out, &report)?;
             }
+            // What the remote refused was listed; the exit code says the push is not whole.
+            if !report.refused.is_empty() {
+                out.flush()?;
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Command::Pull { remote } => {
             let cairn = open(g)?;

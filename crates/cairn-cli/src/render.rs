@@ -1112,10 +1112,21 @@ pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> R
     if r.withdrawn > 0 {
         writeln!(
             out,
-            "Withdrew {} of sessions forgotten here (deleted here and at {}).",
-            plural(r.withdrawn, "ref"),
+            "Withdrew the copies of {} forgotten here (here and at {}).",
+            plural(r.withdrawn, "session"),
             clean(&r.remote)
         )?;
+    }
+    if !r.refused.is_empty() {
+        writeln!(
+            out,
+            "{} refused {}:",
+            clean(&r.remote),
+            plural(r.refused.len(), "ref")
+        )?;
+        for s in &r.refused {
+            writeln!(out, "  {}: {}", line(&s.refname, 200), line(&s.reason, 300))?;
+        }
     }
     if r.not_own > 0 {
         writeln!(

@@ -1091,9 +1091,14 @@ export type ForgetPlan_Deserialize = {
 	/**
 	 *  Sessions this machine published through git (`cairn publish`): the next `cairn push`
 	 *  in their repository deletes their refs there and at the remote, and `cairn pull` never
-	 *  brings them back (unless `allow_reimport`).
+	 *  brings them back (unless `allow_reimport`, which leaves every copy where it is).
 	 */
 	published: number,
+	/**
+	 *  Sessions pulled from a teammate (`cairn pull`): the next pull or push in their repository
+	 *  deletes the copy fetched there, and no pull imports them again (unless `allow_reimport`).
+	 */
+	pulled: number,
 	/**  Sessions a `cairn team push` sent: the next one withdraws them from the team archive. */
 	team_pushed: number,
 	/**  Whether the next sync may import the files again. */
@@ -1121,9 +1126,14 @@ export type ForgetPlan_Serialize = {
 	/**
 	 *  Sessions this machine published through git (`cairn publish`): the next `cairn push`
 	 *  in their repository deletes their refs there and at the remote, and `cairn pull` never
-	 *  brings them back (unless `allow_reimport`).
+	 *  brings them back (unless `allow_reimport`, which leaves every copy where it is).
 	 */
 	published: number,
+	/**
+	 *  Sessions pulled from a teammate (`cairn pull`): the next pull or push in their repository
+	 *  deletes the copy fetched there, and no pull imports them again (unless `allow_reimport`).
+	 */
+	pulled: number,
 	/**  Sessions a `cairn team push` sent: the next one withdraws them from the team archive. */
 	team_pushed: number,
 	/**  Whether the next sync may import the files again. */

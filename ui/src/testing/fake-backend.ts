@@ -914,6 +914,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           insight_reports: [],
           same_id_kept: [],
           published: 1,
+          pulled: 0,
           team_pushed: 0,
           allow_reimport: false,
         };

@@ -72,8 +72,11 @@ pub struct ForgetPlan {
     pub same_id_kept: Vec<String>,
     /// Sessions this machine published through git (`cairn publish`): the next `cairn push`
     /// in their repository deletes their refs there and at the remote, and `cairn pull` never
-    /// brings them back (unless `allow_reimport`).
+    /// brings them back (unless `allow_reimport`, which leaves every copy where it is).
     pub published: u32,
+    /// Sessions pulled from a teammate (`cairn pull`): the next pull or push in their repository
+    /// deletes the copy fetched there, and no pull imports them again (unless `allow_reimport`).
+    pub pulled: u32,
     /// Sessions a `cairn team push` sent: the next one withdraws them from the team archive.
     pub team_pushed: u32,
     /// Whether the next sync may import the files again.
@@ -176,6 +179,7 @@ impl Cairn {
             let held = archive::forget::held(conn, &ids)?;
             let turns = archive::forget::turn_ids(conn, &ids)?;
             let (evidence, entries) = recall::forget::evidence_of(conn, &ids)?;
+            let shared = archive::store::shared_through_git(conn, &ids)?;
             Ok(ForgetPlan {
                 sessions: doomed
                     .into_iter()
@@ -206,12 +210,8 @@ impl Cairn {
                     .map(|(id, title)| ForgetReport { id, title })
                     .collect(),
                 same_id_kept: archive::forget::same_id_kept(conn, &ids)?,
-                published: small(
-                    archive::store::shared_through_git(conn, &ids)?
-                        .iter()
-                        .filter(|(_, own)| *own)
-                        .count() as u64,
-                ),
+                published: small(shared.iter().filter(|(_, own)| *own).count() as u64),
+                pulled: small(shared.iter().filter(|(_, own)| !*own).count() as u64),
                 team_pushed: small(team_pushed(conn, &keys)?),
                 allow_reimport: req.allow_reimport,
             })

@@ -21,8 +21,10 @@ impl Cairn {
         let store = self.store();
         let now = crate::clock::now();
         // `main` of every repository is one branch key: only this repository's sessions.
-        let (sessions, weak) =
-            views::skim::publishable(store.conn(), target, &repo).map_err(|e| store.err(e))?;
+        let views::skim::Publishable {
+            sessions,
+            weak_left_out,
+        } = views::skim::publishable(store.conn(), target, &repo).map_err(|e| store.err(e))?;
         let full = match full {
             false => None,
             true => {
@@ -44,7 +46,7 @@ impl Cairn {
         };
         let mut report =
             git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)?;
-        report.weak_left_out = weak;
+        report.weak_left_out = weak_left_out;
         Ok(report)
     }
 

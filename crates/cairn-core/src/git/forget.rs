@@ -78,6 +78,14 @@ pub fn forgotten_shared(conn: &Connection) -> rusqlite::Result<Vec<(String, bool
         .collect()
 }
 
+/// This machine publishes session `key` again (captured anew since it was forgotten): its
+/// copies are no longer to be withdrawn.
+pub fn shared_again(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM forgotten_shared WHERE session_key = ?1 AND own = 1")?
+        .execute([key])?;
+    Ok(())
+}
+
 /// Whether a teammate's document keyed `key` is of a session forgotten here.
 pub fn document_forgotten(forgotten: &[(String, bool)], key: &str) -> bool {
     is_forgotten(forgotten, key)

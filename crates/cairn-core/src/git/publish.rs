@@ -78,11 +78,13 @@ pub struct PushReport {
     pub pushed: u32,
     /// Own refs the remote already had as they are.
     pub unchanged: u32,
-    /// Refs of sessions forgotten here (`cairn forget`) deleted, here and at the remote.
+    /// Copies of sessions forgotten here (`cairn forget`) deleted, at the remote and here.
     pub withdrawn: u32,
     /// Refs under `refs/cairn/sessions/` left out because this archive did not capture their
     /// session (a teammate's document an older Cairn fetched there).
     pub not_own: u32,
+    /// Refs the remote refused, each with why and what to do; the rest was pushed.
+    pub refused: Vec<SkippedRef>,
 }
 
 /// What `pull` did.
@@ -251,6 +253,7 @@ pub fn publish(
             packed.get(&doc.session.session_key).map(Vec::as_slice),
         )?;
         crate::archive::store::mark_published(conn, &doc.session.session_key, now).map_err(db)?;
+        super::forget::shared_again(conn, &doc.session.session_key).map_err(db)?;
     }
     Ok(report)
 }
@@ -320,8 +323,9 @@ fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
 
 /// Push this machine's own published refs (`refs/cairn/sessions/<key>` of a session this
 /// archive captured) to `remote`, never forced: a teammate's document is never re-sent. The
-/// refs of sessions forgotten here since they were published are deleted, here and at the
-/// remote. A ref the remote refuses (a teammate moved it on) fails the push, named.
+/// copies of sessions forgotten here since they were published are deleted, here (every ref of
+/// theirs under `refs/cairn/`) and at the remote. What the remote refuses is listed in the
+/// report, each ref with git's reason; the rest is done.
 pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> {
     let db = crate::store::err_in(conn);
     let to = super::pull_from::check_push(repo, remote)?;
@@ -335,18 +339,29 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         unchanged: 0,
         withdrawn: 0,
         not_own: 0,
+        refused: Vec::new(),
     };
-    let forgotten: HashSet<String> = super::forget::forgotten_shared(conn)
-        .map_err(db)?
-        .into_iter()
-        .filter_map(|(key, own)| own.then_some(key))
+    // Forgotten, and not captured again since (a transcript imported anew, under its key: its
+    // row goes, and it is this machine's own again).
+    let mut forgotten = super::forget::forgotten_shared(conn).map_err(db)?;
+    let mut again = Vec::new();
+    for (key, own) in &forgotten {
+        if *own && crate::archive::store::captured(conn, key).map_err(db)? {
+            super::forget::shared_again(conn, key).map_err(db)?;
+            again.push(key.clone());
+        }
+    }
+    forgotten.retain(|(key, _)| !again.contains(key));
+    let gone: HashSet<String> = forgotten
+        .iter()
+        .filter(|(_, own)| *own)
+        .map(|(key, _)| key.clone())
         .collect();
     let mut refspecs = Vec::new();
-    let mut withdrawn_here = Vec::new();
     for refname in refs.lines().filter(|l| !l.is_empty()) {
         let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
-        if forgotten.contains(key) {
-            withdrawn_here.push(refname.to_owned());
+        if gone.contains(key) {
+            continue;
         } else if is_key(key) && crate::archive::store::captured(conn, key).map_err(db)? {
             refspecs.push(format!("{refname}:{refname}"));
         } else {
@@ -354,8 +369,7 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         }
     }
     // The remote's copies of forgotten sessions, whether or not this clone still has the ref.
-    let mut withdrawn_there = Vec::new();
-    if !forgotten.is_empty() {
+    if !gone.is_empty() {
         let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
         let pattern = format!("{REF_PREFIX}*");
         args.extend(["ls-remote", "--refs", "--", to.git_arg.as_str(), &pattern]);
@@ -363,17 +377,16 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
             let Some((_, refname)) = line.split_once('\t') else {
                 continue;
             };
-            let key = refname.strip_prefix(REF_PREFIX).unwrap_or_default();
-            if forgotten.contains(key) {
+            if gone.contains(refname.strip_prefix(REF_PREFIX).unwrap_or_default()) {
                 refspecs.push(format!(":{refname}"));
-                withdrawn_there.push(refname.to_owned());
             }
         }
     }
     // Bounded command lines: a long-lived archive can have published thousands.
     // The place after `--`: whatever it is, git never reads it as an option; and only the
     // transports a pull may use (a configured remote's URL is checked, not only the argument).
-    let mut refused = Vec::new();
+    // The forgotten sessions whose copies went, at the remote or here.
+    let mut withdrawn: HashSet<String> = HashSet::new();
     for chunk in refspecs.chunks(500) {
         let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
         args.extend(["push", "--porcelain", "--", to.git_arg.as_str()]);
@@ -384,44 +397,87 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
         if statuses.is_empty() && !out.status.success() {
             return Err(git_failure(&repo.root, "push", &out));
         }
-        for (flag, refname, summary) in statuses {
+        for (flag, deletion, refname, summary) in statuses {
             match flag {
                 '*' | ' ' | '+' => report.pushed += 1,
                 '=' => report.unchanged += 1,
-                '-' => {}
-                _ => refused.push((refname.to_owned(), summary.replace(['[', ']'], ""))),
+                '-' => {
+                    withdrawn.insert(
+                        refname
+                            .strip_prefix(REF_PREFIX)
+                            .unwrap_or(refname)
+                            .to_owned(),
+                    );
+                }
+                _ => report
+                    .refused
+                    .push(refused(&to.shown, refname, deletion, summary)),
             }
         }
     }
-    for refname in &withdrawn_here {
-        run_git(&repo.root, &["update-ref", "-d", refname])?;
-    }
-    let mut withdrawn: HashSet<&String> = withdrawn_here.iter().collect();
-    withdrawn.extend(&withdrawn_there);
+    // Whatever the remote did, this clone keeps no copy of a forgotten session.
+    withdrawn.extend(drop_forgotten_refs(repo, &forgotten, true)?);
     report.withdrawn = withdrawn.len() as u32;
-    if let Some((refname, why)) = refused.first() {
-        let moved = why.contains("non-fast-forward") || why.contains("fetch first");
-        let fix = if moved {
-            format!(
-                "someone else moved it on there since your last push; `git push --force {} {refname}` puts your copy back",
-                to.shown
-            )
-        } else {
-            "the remote's own rules refused it; ask who keeps the remote".to_owned()
-        };
-        return Err(Error::Conflict(format!(
-            "{} refused {} of your published refs, first {refname} ({}): {fix}",
-            to.shown,
-            refused.len(),
-            crate::text::one_line(why, 200),
-        )));
-    }
     Ok(report)
 }
 
+/// A ref the remote `shown` refused (`!` in `git push --porcelain`), with git's reason and what
+/// to do about it.
+fn refused(shown: &str, refname: &str, deletion: bool, summary: &str) -> SkippedRef {
+    let why = summary.replace(['[', ']'], "");
+    let why = crate::text::one_line(&why, 200);
+    let reason = if deletion {
+        format!("{why}: the copy of a session forgotten here stays at {shown}; ask who keeps it")
+    } else if why.contains("non-fast-forward") || why.contains("fetch first") {
+        format!(
+            "{why}: someone else moved it on there since your last push; `git push --force {shown} {refname}` puts your copy back"
+        )
+    } else {
+        format!("{why}: the remote's own rules refused it; ask who keeps it")
+    };
+    SkippedRef {
+        refname: crate::text::one_line(refname, 200),
+        reason,
+    }
+}
+
+/// Delete the refs under `refs/cairn/` of each session in `forgotten`: the copies pulls fetched
+/// from each remote, and with `published` this machine's own published refs too (a push's
+/// work: it withdraws them at the remote in the same go). Returns the keys whose refs went.
+fn drop_forgotten_refs(
+    repo: &Repo,
+    forgotten: &[(String, bool)],
+    published: bool,
+) -> Result<Vec<String>> {
+    let mut dropped = Vec::new();
+    if forgotten.is_empty() {
+        return Ok(dropped);
+    }
+    let refs = run_git(
+        &repo.root,
+        &["for-each-ref", "--format=%(refname)", "refs/cairn/"],
+    )?;
+    for refname in refs.lines() {
+        let Some((prefix, key)) = refname.rsplit_once('/') else {
+            continue;
+        };
+        let own = refname.starts_with(REF_PREFIX);
+        if prefix.ends_with("/sessions")
+            && (published || !own)
+            && is_key(key)
+            && super::forget::document_forgotten(forgotten, key)
+        {
+            run_git(&repo.root, &["update-ref", "-d", refname])?;
+            dropped.push(key.to_owned());
+        }
+    }
+    Ok(dropped)
+}
+
 /// The ref lines of `git push --porcelain`'s output: each ref's flag (`*` new, ` ` moved on,
-/// `+` forced, `-` deleted, `=` as it was, `!` refused), name at the remote, and summary.
-fn pushed_refs(out: &str) -> Vec<(char, &str, &str)> {
+/// `+` forced, `-` deleted, `=` as it was, `!` refused), whether it was a deletion (nothing on
+/// the left of its `from:to`), its name at the remote, and git's summary.
+fn pushed_refs(out: &str) -> Vec<(char, bool, &str, &str)> {
     out.lines()
         .filter_map(|line| {
             let mut parts = line.splitn(3, '\t');
@@ -430,8 +486,8 @@ fn pushed_refs(out: &str) -> Vec<(char, &str, &str)> {
             let summary = parts.next().unwrap_or("");
             let mut chars = flag.chars();
             let flag = chars.next().filter(|_| chars.next().is_none())?;
-            let to = refs.rsplit_once(':').map_or(refs, |(_, to)| to);
-            Some((flag, to, summary))
+            let (from, to) = refs.split_once(':')?;
+            Some((flag, from.is_empty(), to, summary))
         })
         .collect()
 }
@@ -509,13 +565,15 @@ pub fn pull(
         report.unchanged += u32::from(same);
         !same
     });
-    // A session forgotten here stays forgotten, whoever still publishes it.
+    // A session forgotten here stays forgotten, whoever still publishes it, and no copy of it
+    // stays fetched here.
     let forgotten = super::forget::forgotten_shared(conn).map_err(db)?;
     wanted.retain(|key, _| {
         let gone = super::forget::document_forgotten(&forgotten, key);
         report.forgotten += u32::from(gone);
         !gone
     });
+    drop_forgotten_refs(repo, &forgotten, false)?;
     let local_oids = local_refs(repo, local_prefix)?;
     if wanted.len() > limits::DOCUMENTS_PER_PULL {
         // Refs fetched before at this commit and still not imported were refused (or their
@@ -659,7 +717,7 @@ pub fn admit(
             "its session is already in this archive as {local}, imported by you (`cairn import`)"
         )),
         Some(Some(by)) if by.publisher != t.publisher => Err(format!(
-            "session {local} was published by {}; a transcript naming another publisher for it is refused (`cairn forget {local}` first to accept it)",
+            "session {local} was published by {}; a transcript naming another publisher for it is refused (`cairn forget {local} --allow-reimport` first to accept it)",
             crate::text::one_line(&by.publisher, 100)
         )),
         _ => Ok((

@@ -367,21 +367,31 @@ pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result
     })
 }
 
-/// The sessions `publish` writes for `target` in `repo`: this machine's own captures that ran in it (any of its worktrees) and are
-/// related to the target (never a teammate's session pulled here, never one of another
-/// repository's branch of the same name), each as the fields a document may carry and the
-/// target keys it is related to; and how many more are related by weak links alone (left out).
+/// What `publish` writes for a target (see [`publishable`]).
+pub struct Publishable {
+    /// Each session as the fields a document may carry, with the target keys it is related to.
+    pub sessions: Vec<(DocSession, Vec<String>)>,
+    /// This machine's own sessions related by weak links alone: left out.
+    pub weak_left_out: u32,
+}
+
+/// The sessions `publish` writes for `target` in `repo`: this machine's own captures that ran in
+/// it (any of its worktrees) and are related to the target (never a teammate's session pulled
+/// here, never one of another repository's branch of the same name), each as the fields a
+/// document may carry and the target keys it is related to; and how many more of its own are
+/// related by weak links alone (left out).
 pub fn publishable(
     conn: &Connection,
     target: &Target,
     repo: &crate::git::repo::Repo,
-) -> rusqlite::Result<(Vec<(DocSession, Vec<String>)>, u32)> {
+) -> rusqlite::Result<Publishable> {
     let family = git::family_of(conn, repo)?;
     let view = skim(
         conn,
         &SkimQuery {
             target: target.clone(),
-            include_weak: false,
+            // Read with the weak ones, so those left out can be counted among this machine's own.
+            include_weak: true,
             limit: None,
             repo_root: Some(repo.root.to_string_lossy().into_owned()),
             unplaced: false,
@@ -397,11 +407,13 @@ pub fn publishable(
             published: None,
         },
     )?;
-    let weak = view.coverage.weak_sessions_hidden;
-    let sessions = view
+    let (weak, strong): (Vec<_>, Vec<_>) = view
         .sessions
         .into_iter()
         .filter(|s| !s.untrusted)
+        .partition(|s| s.weak);
+    let sessions = strong
+        .into_iter()
         .map(|s| {
             let mut target_keys: Vec<String> =
                 s.why_related.iter().map(|w| w.target_key.clone()).collect();
@@ -411,7 +423,10 @@ pub fn publishable(
             (s.into_doc(), target_keys)
         })
         .collect();
-    Ok((sessions, weak))
+    Ok(Publishable {
+        sessions,
+        weak_left_out: weak.len() as u32,
+    })
 }
 
 impl SkimSession {
