@@ -90,6 +90,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(reindex_escaped_text),
     },
     sql(include_str!("git/migrations/0042_forgotten_shared.sql")),
+    sql(include_str!("recall/migrations/0043_rejections.sql")),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

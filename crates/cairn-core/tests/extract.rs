@@ -760,7 +760,11 @@ fn a_scoped_pass_is_activated_by_hand_and_later_sessions_publish_as_they_finish(
     assert!(!r.activated, "sess-a is not covered yet");
     let staged = machine_entries(&cairn, Status::Archived);
     assert_eq!(staged.len(), 2);
-    // A reviewer rejects one staged entry: activation must not bring it back.
+    // A reviewer rejects a staged entry and takes it back (Undo): staged again, not served
+    // before its generation is; one rejected for good is not brought back by activation.
+    cairn.recall_reject(&staged[1].id).unwrap();
+    let back = cairn.recall_restore(&staged[1].id).unwrap();
+    assert_eq!(back.status, Status::Archived, "served before activation");
     cairn.recall_reject(&staged[0].id).unwrap();
     let l = cairn.recall_extract_activate().unwrap();
     assert_eq!(l.published, 1);

@@ -1488,6 +1488,21 @@ fn a_rejection_taken_back_puts_the_entry_where_it_was() {
     cairn.recall_supersede("t-r", "t-new").unwrap();
     let err = cairn.recall_restore("t-r").unwrap_err().to_string();
     assert!(err.contains("was replaced by t-new"), "{err}");
+    // Archived otherwise (a retired generation's entry): not a rejection to take back.
+    auto_entry(
+        data.path(),
+        "retired",
+        "Old advice",
+        "from a retired generation",
+    );
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE recall_entries SET status = 'archived' WHERE id = 'retired'",
+        [],
+    )
+    .unwrap();
+    let err = cairn.recall_restore("retired").unwrap_err().to_string();
+    assert!(err.contains("is not rejected"), "{err}");
 
     // Its evidence changed while it was rejected (no check reads archived entries): back, its
     // provenance revoked.
@@ -1498,7 +1513,6 @@ fn a_rejection_taken_back_puts_the_entry_where_it_was() {
         )
         .unwrap();
     cairn.recall_reject("t-ch").unwrap();
-    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
     conn.execute(
         "UPDATE records SET text = 'rewritten' WHERE ordinal = 1
          AND session_id = (SELECT id FROM sessions WHERE session_id = ?1)",

@@ -183,7 +183,7 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
         // whatever happened to its sessions while it was archived.
         reverify(conn, &entry)?;
         conn.prepare_cached(
-            "UPDATE recall_entries SET status = 'accepted', updated_at = ?2 WHERE id = ?1",
+            "UPDATE recall_entries SET status = 'accepted', rejected_at = NULL, updated_at = ?2 WHERE id = ?1",
         )
         .map_err(db)?
         .execute(params![id, now])
@@ -282,7 +282,7 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
     load(conn, id)?;
     conn.prepare_cached(
-        "UPDATE recall_entries SET status = 'archived', updated_at = ?2 WHERE id = ?1",
+        "UPDATE recall_entries SET status = 'archived', rejected_at = ?2, updated_at = ?2 WHERE id = ?1",
     )
     .map_err(db)?
     .execute(params![id, now])
@@ -293,9 +293,11 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
 }
 
 /// Take a rejection back (the window's Undo): a rejected entry is where it was before, its
-/// review state as it was, so one never reviewed is in the inbox again. Trust still needs its
-/// provenance: one a forget left without evidence meanwhile is in the inbox as revoked. An
-/// entry replaced by another, or not archived, is refused.
+/// review state as it was, so one never reviewed is in the inbox again, and a staged extraction
+/// is staged again (published with its generation, not served before). Trust still needs its
+/// provenance: evidence a forget took or a transcript changed meanwhile sends it to the inbox as
+/// revoked. Only a rejection is taken back: an entry archived otherwise (replaced by another, its
+/// generation retired) or rejected before rejections were recorded is refused.
 pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
     let entry = load(conn, id)?;
@@ -305,18 +307,23 @@ pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
             entry.superseded_by_entry_id
         )));
     }
-    if entry.status != Status::Archived {
+    let rejected: Option<String> = conn
+        .prepare_cached("SELECT rejected_at FROM recall_entries WHERE id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+        .map_err(db)?;
+    if entry.status != Status::Archived || rejected.is_none() {
         return Err(Error::Conflict(format!(
             "recall entry {id} is not rejected: nothing to take back"
         )));
     }
+    let staged = super::extract::store::restage(conn, id).map_err(db)?;
+    let status = if staged { "archived" } else { "accepted" };
     conn.prepare_cached(
-        "UPDATE recall_entries SET status = 'accepted', updated_at = ?2 WHERE id = ?1",
+        "UPDATE recall_entries SET status = ?2, rejected_at = NULL, updated_at = ?3 WHERE id = ?1",
     )
     .map_err(db)?
-    .execute(params![id, now])
+    .execute(params![id, status, now])
     .map_err(db)?;
-    super::extract::store::restage(conn, id).map_err(db)?;
     // Trusted again only on evidence that still holds: whatever happened to its sessions while
     // it was archived (no check looks at archived entries) is checked now.
     if entry.review_state == ReviewState::HumanReviewed && entry.provenance_ok {

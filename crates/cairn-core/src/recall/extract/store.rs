@@ -496,12 +496,14 @@ pub fn withdraw(conn: &Connection, entry_id: &str) -> rusqlite::Result<()> {
 
 /// A reviewer took a rejection back ([`crate::recall::review::restore`]): a staged entry the
 /// rejection withdrew is staged again.
-pub fn restage(conn: &Connection, entry_id: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "UPDATE recall_extract_entries SET state = 'staged' WHERE entry_id = ?1 AND state = 'withdrawn'",
-    )?
-    .execute([entry_id])?;
-    Ok(())
+/// Whether there was one to stage again.
+pub fn restage(conn: &Connection, entry_id: &str) -> rusqlite::Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE recall_extract_entries SET state = 'staged' WHERE entry_id = ?1 AND state = 'withdrawn'",
+        )?
+        .execute([entry_id])?;
+    Ok(n > 0)
 }
 
 /// Counts that decide activation.
