@@ -163,14 +163,19 @@ pub fn unglued_text_marks(snippet: &str) -> Cow<'_, str> {
 /// length on Linux.
 const WIDEN_AT_MOST: usize = 4096;
 
-/// A snippet cut at its front (`…` first) started where its first word starts in the record
-/// it was cut from, `sources` (the record's text and tool input). The tokenizer splits at `/`,
-/// `\` and `:`, so the index cuts a path between two of its parts: `…ann/notes/plan.md` of
+/// A widened first word longer than this, with no match in it, is left out of the snippet
+/// rather than shown: it would push the match out of a one-line view.
+const SHOWN_AT_MOST: usize = 200;
+
+/// A snippet cut at its front (`…` first) inside a path, started where the path starts in the
+/// record it was cut from, `sources` (the record's text and tool input). The tokenizer splits at
+/// `/`, `\` and `:`, so the index cuts a path between two of its parts: `…ann/notes/plan.md` of
 /// `/home/ann/notes/plan.md` reads as a relative path, and what cleans a path for an agent
-/// ([`crate::archive::redact::Redactor::outbound_text`]) finds one by its start; widened,
-/// the snippet shows the path as the record has it, and is cleaned as the record would be. A
-/// word ends at white space or at punctuation no path has (quotes, brackets, `,;=|<>`). A
-/// snippet found in neither source is returned as it is.
+/// ([`crate::archive::redact::Redactor::outbound_text`]) finds one by its start. Widened, the
+/// snippet shows the path as the record has it, and is cleaned as the record would be; a path
+/// too long to show whole before the match is left out (`… ` and the rest). A word ends at white
+/// space or at punctuation no path has (quotes, brackets, `,;=|<>`); a first word that is no
+/// path, or a snippet found in neither source, is returned as it is.
 pub fn whole_first_word<'s>(snippet: &'s str, sources: &[&str]) -> Cow<'s, str> {
     use super::search::{MATCH_END, MATCH_START};
     let Some(rest) = snippet.strip_prefix('…') else {
@@ -202,11 +207,18 @@ pub fn whole_first_word<'s>(snippet: &'s str, sources: &[&str]) -> Cow<'s, str> 
         }
         start = i;
     }
-    if start == at {
+    let prefix = &src[start..at];
+    // The snippet's own part of its first word (match marks and all).
+    let tail_len = rest.find(ends_word).unwrap_or(rest.len());
+    let tail = &rest[..tail_len];
+    if prefix.is_empty() || !(prefix.contains(['/', '\\']) || tail.contains(['/', '\\'])) {
         return Cow::Borrowed(snippet);
     }
+    if prefix.len() + tail.len() > SHOWN_AT_MOST && !tail.contains(MATCH_START) {
+        return Cow::Owned(format!("…{}", &rest[tail_len..]));
+    }
     let cut = if start == 0 { "" } else { "…" };
-    Cow::Owned(format!("{cut}{}{rest}", &src[start..at]))
+    Cow::Owned(format!("{cut}{prefix}{rest}"))
 }
 
 /// A snippet of a stored tool input (not of a record's text, where a backslash is text) with
@@ -863,10 +875,10 @@ mod tests {
                 format!("…{S}ann{E}\\key.pem\" now"),
                 format!("…C:\\Users\\{S}ann{E}\\key.pem\" now"),
             ),
-            // Cut inside the text's first word: its start is the text's.
+            // Cut inside a word that is no path: as it is.
             (
                 format!("…id: {S}see{E} /home…"),
-                format!("said: {S}see{E} /home…"),
+                format!("…id: {S}see{E} /home…"),
             ),
             // Cut at a word's start, not cut at all, or cut from another text: as it is.
             (
@@ -881,10 +893,24 @@ mod tests {
         ] {
             assert_eq!(whole_first_word(&snippet, &["", text]), want, "{snippet}");
         }
-        // A word longer than a path is widened by a path's length at most.
-        let long = format!("{}/tail here", "x".repeat(3 * WIDEN_AT_MOST));
-        let widened = whole_first_word("…tail here", &[&long]).into_owned();
-        assert_eq!(widened.len(), "…".len() + WIDEN_AT_MOST + "tail here".len());
+        // A path that starts the text: no ellipsis left.
+        assert_eq!(
+            whole_first_word(
+                &format!("…ledger/plan.md {S}said{E}"),
+                &["/srv/ledger/plan.md said"]
+            ),
+            format!("/srv/ledger/plan.md {S}said{E}")
+        );
+        // A path too long to show before the match is left out; one holding the match is
+        // widened by a path's length at most.
+        let long = format!("/{}/tail here", "x".repeat(3 * WIDEN_AT_MOST));
+        assert_eq!(
+            whole_first_word(&format!("…tail {S}here{E}"), &[&long]),
+            format!("… {S}here{E}")
+        );
+        let tail = format!("{S}tail{E} here");
+        let widened = whole_first_word(&format!("…{tail}"), &[&long]).into_owned();
+        assert_eq!(widened.len(), "…".len() + WIDEN_AT_MOST + tail.len());
     }
 
     #[test]
