@@ -64,6 +64,18 @@ fn sync_progress_asked_for_in_a_log_is_plain_lines() {
     let err = String::from_utf8_lossy(&out.stderr);
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("Syncing 10 files ["), "{err}");
+    // Its last line is the state it ended in: everything read.
+    let last = err
+        .lines()
+        .rfind(|l| l.starts_with("Syncing"))
+        .unwrap_or_default();
+    let counts = last
+        .split("] ")
+        .nth(1)
+        .and_then(|c| c.split(" (").next())
+        .unwrap_or_default();
+    let (read, total) = counts.split_once('/').unwrap_or_default();
+    assert!(!read.is_empty() && read == total, "{err}");
     assert!(
         !err.contains(['\u{1b}', '\r']),
         "terminal codes in a log: {err:?}"

@@ -905,9 +905,32 @@ fn a_hostile_teammates_rows_are_cleaned_cut_and_typed_on_every_read_path() {
     psql(
         &m_url,
         Some(&mallory.password),
-        "UPDATE cairn.links SET confidence = 99 WHERE session_key = 'sha256-mallory0000000000000000000000000'",
+        "UPDATE cairn.links SET confidence = 99 WHERE session_key = 'sha256-mallory0000000000000000000000000';
+         UPDATE cairn.records SET body = body || ' ' || chr(57344) || 'forged' || chr(57345)
+           WHERE session_key = 'sha256-mallory0000000000000000000000000' AND ordinal = 1",
     )
     .unwrap();
+    // Only the server's highlights are marks: a row's own mark characters are taken out.
+    let hits = alice.json(&["team", "search", "wombatword", "--from", &from]);
+    let forged: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["snippet"].as_str())
+        .filter(|s| s.contains("forged"))
+        .collect();
+    assert!(!forged.is_empty(), "{hits:#}");
+    for s in forged {
+        assert!(
+            s.contains(" forged") && !s.contains("\u{e000}forged"),
+            "{s:?}"
+        );
+        assert_eq!(
+            s.matches('\u{e000}').count(),
+            s.matches('\u{e001}').count(),
+            "{s:?}"
+        );
+    }
     let skim = alice.json(&["team", "skim", "#42", "--from", &from]);
     assert_eq!(
         skim["sessions"][0]["why"][0]["confidence"],

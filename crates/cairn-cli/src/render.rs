@@ -1218,26 +1218,45 @@ fn draw_target(shown: bool) -> ProgressDrawTarget {
 }
 
 /// A bar's redraws as plain lines on stderr, at most one a second and none that repeats the
-/// last: what a log can hold, without the cursor moves and line clearing a terminal needs.
+/// last, and the final state when the bar goes: what a log can hold, without the cursor moves
+/// and line clearing a terminal needs.
 #[derive(Debug, Default)]
 struct PlainLines {
     line: Mutex<String>,
     /// The last line written, and when.
     last: Mutex<Option<(String, std::time::Instant)>>,
+    /// The newest line not written yet (it came within the second).
+    held: Mutex<Option<String>>,
 }
 
 impl PlainLines {
     fn emit(&self, line: &str) {
         let line = line.trim();
-        let Ok(mut last) = self.last.lock() else {
+        if line.is_empty() {
+            return;
+        }
+        let (Ok(mut last), Ok(mut held)) = (self.last.lock(), self.held.lock()) else {
             return;
         };
-        let due = last.as_ref().is_none_or(|(text, at)| {
-            text != line && at.elapsed() >= std::time::Duration::from_secs(1)
-        });
-        if !line.is_empty() && due {
+        let due = last
+            .as_ref()
+            .is_none_or(|(_, at)| at.elapsed() >= std::time::Duration::from_secs(1));
+        if last.as_ref().is_some_and(|(text, _)| text == line) {
+            *held = None;
+        } else if due {
             eprintln!("{line}");
             *last = Some((line.to_owned(), std::time::Instant::now()));
+            *held = None;
+        } else {
+            *held = Some(line.to_owned());
+        }
+    }
+}
+
+impl Drop for PlainLines {
+    fn drop(&mut self) {
+        if let Ok(Some(line)) = self.held.get_mut().map(Option::take) {
+            eprintln!("{line}");
         }
     }
 }
@@ -1312,8 +1331,19 @@ impl Bar {
 
     pub fn done(&self) {
         if let Some(bar) = self.bar.lock().ok().and_then(|mut b| b.take()) {
-            bar.finish_and_clear();
+            finish(bar);
         }
+    }
+}
+
+/// The end of a bar: cleared from a terminal (the report follows); in a log, its final state
+/// is the last line (written as the bar goes).
+fn finish(bar: ProgressBar) {
+    use std::io::IsTerminal as _;
+    if std::io::stderr().is_terminal() {
+        bar.finish_and_clear();
+    } else {
+        bar.finish();
     }
 }
 
@@ -1344,7 +1374,7 @@ impl Progress for Bar {
 /// A progress bar over a count of documents, drawn on stderr when `enabled`, from the first
 /// count that has a total (not a `0/0` frame before the work is counted).
 pub struct CountBar {
-    bar: Option<ProgressBar>,
+    bar: Mutex<Option<ProgressBar>>,
     drawn: std::sync::atomic::AtomicBool,
 }
 
@@ -1359,13 +1389,15 @@ impl CountBar {
             bar
         });
         CountBar {
-            bar,
+            bar: Mutex::new(bar),
             drawn: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     pub fn set(&self, done: u64, total: u64) {
-        if let Some(bar) = &self.bar {
+        if let Ok(slot) = self.bar.lock()
+            && let Some(bar) = slot.as_ref()
+        {
             bar.set_length(total);
             bar.set_position(done);
             if total > 0 && !self.drawn.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -1375,8 +1407,8 @@ impl CountBar {
     }
 
     pub fn done(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+        if let Some(bar) = self.bar.lock().ok().and_then(|mut b| b.take()) {
+            finish(bar);
         }
     }
 }

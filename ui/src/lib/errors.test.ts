@@ -54,6 +54,12 @@ describe('advice for the command line', () => {
     // Read again (a store's Problem passed on to ErrorText), it stays the same.
     expect(problemOf(missing)).toEqual(missing);
     expect(problemOf('session "x"; find sessions with `cairn sessions`').message).toBe('session "x"');
+    // As export, resume and a session's header word it.
+    expect(problemOf({ kind: 'not_found', message: 'session "x"; list sessions with `cairn sessions`', hint: null })).toEqual({
+      message: 'session "x"',
+      hint: 'Find it in Sessions or Search.',
+      kind: 'not_found',
+    });
   });
 
   it('asks to try again rather than to run a command, and keeps a hint the core sent', () => {

@@ -41,6 +41,7 @@ export function problemOf(error: unknown): Problem {
 const CLI_ADVICE: readonly { said: string; instead: string; hint: string | null }[] = [
   { said: '; find sessions with `cairn sessions` or `cairn skim`', instead: '', hint: 'Find it in Sessions or Search.' },
   { said: '; find sessions with `cairn sessions`', instead: '', hint: 'Find it in Sessions or Search.' },
+  { said: '; list sessions with `cairn sessions`', instead: '', hint: 'Find it in Sessions or Search.' },
   { said: ', then run the command again', instead: ', then try again', hint: null },
 ];
 

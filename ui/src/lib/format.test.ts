@@ -166,11 +166,18 @@ describe('displayText', () => {
     ['the C1 form of CSI', '\u009b33mwarn\u009b0m', 'warn'],
     ['a window title ended by BEL', '\x1b]0;build\x07done', 'done'],
     ['a hyperlink ended by ESC \\', '\x1b]8;;https://x.test\x1b\\link\x1b]8;;\x1b\\', 'link'],
-    ['an unterminated OSC, as a terminal reads it', 'ok\x1b]0;never ends', 'ok'],
+    ['an unterminated OSC, to the end of its line', 'ok\x1b]0;never ends\nnext line', 'ok\nnext line'],
     ['two-character escapes and a charset choice', '\x1b7saved\x1b8 \x1b(Bascii', 'saved ascii'],
     ['a lone ESC at the end', 'end\x1b', 'end'],
   ])('takes out %s', (_, text, shown) => {
     expect(displayText(text)).toBe(shown);
+  });
+
+  it('never takes a record with it: an OSC without an end within 512 characters, or a lone C1', () => {
+    const long = 'x'.repeat(600);
+    expect(displayText(`a \x1b]0;${long}`)).toBe(`a 0;${long}`);
+    // A mis-decoded quote (â\u0080\u009d … \u009c) loses its control characters, not the words between.
+    expect(displayText('tail after a lone \u009d and the words \u009c that follow')).toBe('tail after a lone  and the words  that follow');
   });
 
   it('leaves plain text and other control characters as they are', () => {

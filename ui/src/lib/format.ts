@@ -11,15 +11,17 @@ const dateFormat = new Intl.DateTimeFormat('en', { day: 'numeric', month: 'short
  * A terminal's escape sequences in text, which a terminal acts on and never shows: colour and
  * cursor codes (CSI: `ESC [` or C1 U+009B, parameters, one final byte), control strings (OSC
  * window titles and links, DCS, SOS, PM, APC: up to BEL or the string terminator, or the end of
- * an unterminated one, as a terminal reads it) and two-character escapes (`ESC (`, `ESC 7`, a lone
- * ESC). The search-match marks U+E000/U+E001 may sit inside one (the index matched the
- * letters of `[31m`): they are allowed among a CSI's parameters so the sequence is still seen.
+ * the line, within 512 characters) and two-character escapes (`ESC (`, `ESC 7`, a lone ESC). A
+ * window is no terminal: a control string that never ends takes only its introducer with it, not
+ * the rest of a record, and a C1 introducer or terminator alone (U+009D, U+009C: mostly the
+ * debris of a mis-decoded quote) goes by itself. The search-match marks U+E000/U+E001 may sit inside a CSI (the index
+ * matched the letters of `[31m`): they are allowed among its parameters so it is still seen.
  */
 // Matching control characters is the point of this pattern.
 // eslint-disable-next-line no-control-regex
-const TERMINAL_ESCAPE = /(?:\x1b[P\]X^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x9c\x1b]|\x1b(?!\\))*(?:\x07|\x9c|\x1b\\|$)|(?:\x1b\[|\x9b)[\x20-\x3f\u{E000}\u{E001}]*[\x40-\x7e]?|\x1b[\x20-\x2f]*[\x30-\x7e]?/gu;
+const TERMINAL_ESCAPE = /\x1b[P\]X^_](?:[^\x07\x9c\x1b\n]|\x1b(?!\\)){0,512}(?:\x07|\x9c|\x1b\\|(?=\n)|$)|(?:\x1b\[|\x9b)[\x20-\x3f\u{E000}\u{E001}]*[\x40-\x7e]?|\x1b[\x20-\x2f]*[\x30-\x7e]?|[\x90\x98\x9c\x9d\x9e\x9f]/gu;
 // eslint-disable-next-line no-control-regex
-const MAY_ESCAPE = /[\x1b\x90\x98\x9b\x9d\x9e\x9f]/;
+const MAY_ESCAPE = /[\x1b\x90\x98\x9b\x9c\x9d\x9e\x9f]/;
 
 /**
  * Text as a terminal would show it: its escape sequences taken out, so a coloured tool output or

@@ -93,6 +93,12 @@ describe('cairn:// links', () => {
     expect(() => parseLink(link)).toThrow(LinkError);
     expect(() => parseLink(link)).toThrow(why);
   });
+
+  it('take the joiners a script or an emoji needs, and a soft hyphen: words of their own', () => {
+    for (const q of ['می\u200cخواهم', '👩\u200d💻 pairing', 'co\u00adoperate']) {
+      expect(parseLink(toLink({ view: 'search', q }))).toEqual(expect.objectContaining({ view: 'search', q }));
+    }
+  });
 });
 
 /** A small seeded generator (mulberry32), so a failure names a link that replays. */

@@ -73,11 +73,13 @@ function index(value: string | null, name: string): number | null {
 export class LinkError extends Error {}
 
 /** What no part of a link may hold once its %-escapes are decoded: control characters (a
- * terminal's colour codes), format characters (bidi overrides and isolates, zero-width and
- * invisible ones) and line or paragraph separators. The shell refuses them raw; a %-escape
- * would carry them past it, and shown back (a search's words in a sentence) they could disguise
- * or reverse what the window says. */
-const HIDDEN = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+ * terminal's colour codes), the characters that reorder text (bidi marks, embeddings,
+ * overrides and isolates, the Arabic letter mark), invisible ones that join nothing (the
+ * zero-width space, the byte-order mark) and line or paragraph separators. The shell refuses
+ * them raw; a %-escape would carry them past it, and shown back (a search's words in a
+ * sentence) they could disguise or reverse what the window says. The joiners a script or an
+ * emoji needs (ZWJ, ZWNJ) and the soft hyphen are words' own, and pass. */
+const HIDDEN = /[\p{Cc}\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/u;
 
 /** Refuse a link whose decoded path or parameters hold a [`HIDDEN`] character. */
 function refuseHidden(url: URL): void {

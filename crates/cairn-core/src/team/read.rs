@@ -266,7 +266,7 @@ impl<'a> Reader<'a> {
         let sql = format!(
             "SELECT r.publisher::text, r.session_key::text, {title}, r.ordinal::text, r.turn_index::text,
                     left(r.kind::text, 40), left(r.role::text, 40), left(r.ts::text, 64),
-                    left(ts_headline('simple', left(coalesce(r.body::text, '') || ' ' || coalesce(r.tool_input::text, ''), 20000), q,
+                    left(ts_headline('simple', translate(left(coalesce(r.body::text, '') || ' ' || coalesce(r.tool_input::text, ''), 20000), $4::text, ''), q,
                         $3::text), 2000),
                     (coalesce(r.body, '') = '' AND r.tool_input IS NOT NULL)::text
              FROM cairn.records r
@@ -277,14 +277,16 @@ impl<'a> Reader<'a> {
              LIMIT $2",
             title = short("s.title")
         );
-        // The local search's match marks, which no text shows, not `**`, which a teammate's
-        // text may hold.
-        let options = format!(
-            "StartSel={}, StopSel={}, MaxWords=30, MinWords=12, MaxFragments=1",
+        // The local search's match marks, not `**`; a teammate's row that holds the marks
+        // itself has them taken out first, so only the server's highlights are marks.
+        let (start, end) = (
             crate::archive::store::MATCH_START,
-            crate::archive::store::MATCH_END
+            crate::archive::store::MATCH_END,
         );
-        let rows = self.query(&sql, &[&query, &limit, &options], "cannot search")?;
+        let options =
+            format!("StartSel={start}, StopSel={end}, MaxWords=30, MinWords=12, MaxFragments=1");
+        let marks = format!("{start}{end}");
+        let rows = self.query(&sql, &[&query, &limit, &options, &marks], "cannot search")?;
         Ok(rows
             .iter()
             .map(|r| TeamSearchHit {
@@ -850,13 +852,15 @@ fn time(r: &Row, i: usize) -> Option<String> {
     cell(r, i, 64).and_then(|s| crate::text::rfc3339(&s).map(|c| c.into_owned()))
 }
 
-/// `snippet` with a redaction marker its passage cut after the rule's name closed again: a
-/// headline's fragment ends at a word, and `[REDACTED:slack-token]` lost its `]`.
+/// `snippet` with a redaction marker its passage cut inside closed again: a headline's fragment
+/// ends at a word, and `[REDACTED:slack-token]` lost its `]` (or, cut at a hyphen, part of its
+/// rule's name, which is not guessed: the marker is left without it).
 fn closed_marker(snippet: &str) -> String {
-    let open = snippet.rfind("[REDACTED:");
-    match open {
-        Some(at) if !snippet[at..].contains(']') && !snippet.ends_with('…') => {
-            format!("{snippet}]")
+    const OPEN: &str = "[REDACTED:";
+    match snippet.rfind(OPEN) {
+        Some(at) if !snippet[at..].contains(']') => {
+            let tail = if snippet.ends_with('…') { "…" } else { "" };
+            format!("{}[REDACTED]{tail}", &snippet[..at])
         }
         _ => snippet.to_owned(),
     }
@@ -867,22 +871,20 @@ mod tests {
     use super::closed_marker;
 
     #[test]
-    fn a_marker_a_headline_cut_after_its_name_is_closed() {
+    fn a_marker_a_headline_cut_inside_is_closed_without_guessing_its_rule() {
         for (snippet, want) in [
-            (
-                "use token [REDACTED:slack-token",
-                "use token [REDACTED:slack-token]",
-            ),
+            ("use token [REDACTED:slack-token", "use token [REDACTED]"),
+            ("use token [REDACTED:slack", "use token [REDACTED]"),
             (
                 "[REDACTED:aws-key] and [REDACTED:path",
-                "[REDACTED:aws-key] and [REDACTED:path]",
+                "[REDACTED:aws-key] and [REDACTED]",
             ),
             (
                 "[REDACTED:aws-key] then words",
                 "[REDACTED:aws-key] then words",
             ),
-            // Cut by the excerpt's own length: the ellipsis says so.
-            ("a [REDACTED:slack-to…", "a [REDACTED:slack-to…"),
+            // Cut by the excerpt's own length: the ellipsis stays.
+            ("a [REDACTED:slack-to…", "a [REDACTED]…"),
             ("no marker", "no marker"),
         ] {
             assert_eq!(closed_marker(snippet), want);
