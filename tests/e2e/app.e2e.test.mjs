@@ -687,7 +687,7 @@ test('recall from the first minute: the branches offer extraction, set up in Set
   assert.match(tested, /port 4173/, `the request is shown: ${tested}`);
   assert.match(tested, /The person asked/, `the answer is shown: ${tested}`);
   assert.doesNotMatch(tested, /Problem/, tested);
-  await until(async () => /A pass would read \d+ sessions? in \d+ units?/.test(await text(await byTestId('extract-preview'))), 'no preview of the pass');
+  await until(async () => /A pass would read [\d,]+ sessions? in [\d,]+ pieces?/.test(await text(await byTestId('extract-preview'))), 'no preview of the pass');
   await shot('18-extract-setup-tested');
 
   // Start: the pass runs in the background, its progress in the status bar.
@@ -1198,9 +1198,9 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
     assert.match(config, /schedule = "manual"/);
     assert.ok(!config.includes(key), 'the key reached config.toml');
     const preview = await text(await byTestId('extract-preview'));
-    const planned = /A pass would read ([1-9]\d*) sessions? in ([1-9]\d*) units?/.exec(preview);
+    const planned = /A pass would read ([1-9][\d,]*) sessions? in ([1-9][\d,]*) pieces?/.exec(preview);
     assert.ok(planned, `the preview names the work of the new model: ${preview}`);
-    const units = Number(planned[2]);
+    const units = Number(planned[2].replaceAll(',', ''));
     assert.equal(llm.chats().length, 1, 'saving sent nothing');
     await showTestId('extract-preview');
     await shot('endpoint-02-preview');
