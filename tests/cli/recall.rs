@@ -397,7 +397,18 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
         "Accepted port: reviewed by you, trusted from now on.\n"
     );
     assert_eq!(env.json(&["recall", "get", "port"])["stale"], false);
-    // A rejection is undone by accepting the entry again.
+    // A rejection is taken back as it was (reviewed: trusted again), or by accepting it again.
+    let said = env.ok(&["recall", "review", "--reject", "port"]);
+    assert!(said.contains("`--restore port` takes it back"), "{said}");
+    let said = env.ok(&["recall", "review", "--restore", "port"]);
+    assert_eq!(said, "Took back the rejection of port: trusted again.\n");
+    let again = env.run(&["recall", "review", "--restore", "port"]);
+    assert_eq!(again.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("is not rejected: nothing to take back"),
+        "{err}"
+    );
     env.ok(&["recall", "review", "--reject", "port"]);
     assert_eq!(env.json(&["recall", "get", "port"])["status"], "archived");
     env.ok(&["recall", "review", "--accept", "port"]);

@@ -108,7 +108,7 @@ pub enum RecallCommand {
     Review {
         /// Lay one entry out for review: why it is here, its evidence quoted from the
         /// transcript, and accepted entries that say nearly the same.
-        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "reject", "edit", "supersede", "merge", "check_stale"])]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "reject", "restore", "edit", "supersede", "merge", "check_stale"])]
         show: Option<String>,
         /// Accept the entry: reviewed by a person, trusted from now on (a rejected one is taken back).
         #[arg(long, value_name = "ID")]
@@ -116,6 +116,10 @@ pub enum RecallCommand {
         /// Reject the entry: it is archived and no longer served.
         #[arg(long, value_name = "ID")]
         reject: Option<String>,
+        /// Take a rejection back: the entry is where it was before (one never reviewed is in the
+        /// inbox again).
+        #[arg(long, value_name = "ID", conflicts_with = "reject")]
+        restore: Option<String>,
         /// Edit the entry, then accept it.
         #[arg(long, value_name = "ID")]
         edit: Option<String>,
@@ -466,6 +470,7 @@ pub fn run(
             show: None,
             accept,
             reject,
+            restore,
             edit,
             title,
             body,
@@ -500,6 +505,14 @@ pub fn run(
             if let Some(id) = reject {
                 let e = cairn.recall_reject(&id)?;
                 changed.push(ReviewChange::Reject {
+                    id: e.id,
+                    status: e.status,
+                });
+            }
+            if let Some(id) = restore {
+                let e = cairn.recall_restore(&id)?;
+                changed.push(ReviewChange::Restore {
+                    trusted: e.is_trusted(),
                     id: e.id,
                     status: e.status,
                 });
@@ -577,7 +590,23 @@ fn said(change: &ReviewChange) -> String {
             format!("Edited and accepted {id}: trusted from now on.")
         }
         ReviewChange::Reject { id, .. } => {
-            format!("Rejected {id}: archived, never offered as Recall again.")
+            format!(
+                "Rejected {id}: archived, no longer offered as Recall (`--restore {id}` takes it back)."
+            )
+        }
+        ReviewChange::Restore {
+            id,
+            status,
+            trusted,
+        } => {
+            let now = if *trusted {
+                "trusted again"
+            } else if *status == cairn_core::recall::model::Status::Accepted {
+                "back in the review inbox"
+            } else {
+                "staged again with its extraction"
+            };
+            format!("Took back the rejection of {id}: {now}.")
         }
         ReviewChange::Supersede { old, new } => {
             format!("{new} supersedes {old}, which is archived.")
@@ -588,7 +617,7 @@ fn said(change: &ReviewChange) -> String {
     }
 }
 
-const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID, --supersede OLD --with NEW, --merge DUP --into KEEP.";
+const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID (--restore ID takes it back), --supersede OLD --with NEW, --merge DUP --into KEEP.";
 
 /// One inbox entry for review: the entry, why, its evidence quoted, near-duplicates.
 fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Proposal) -> Result<()> {

@@ -38,6 +38,12 @@ pub enum ReviewChange {
         id: String,
         status: Status,
     },
+    /// A rejection taken back: the entry is where it was before.
+    Restore {
+        id: String,
+        status: Status,
+        trusted: bool,
+    },
     Supersede {
         old: String,
         new: String,
