@@ -10,7 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, succeeded};
+use crate::support::{Env, check, succeeded};
 
 /// The cluster's superuser URL. Without it the test fails: these tests never skip.
 fn admin_url() -> String {
@@ -651,7 +651,26 @@ fn wait_for(db: &TeamDb, sql: &str) {
 fn a_read_only_member_is_told_their_role_may_only_read() {
     let db = TeamDb::new();
     let alice = synced(&db, "alice");
+    // Doctor says nothing of a team archive that is neither set up nor pushed to; after a
+    // push, it says which and how it went (read here: it contacts no server).
+    let doctor = alice.env.json(&["doctor"]);
+    assert!(
+        !doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "team archive"),
+        "{doctor:#}"
+    );
     alice.push(&db);
+    let doctor = alice.env.json(&["doctor"]);
+    let team = check(&doctor, "team archive");
+    assert_eq!(team["status"], "ok", "{team}");
+    let detail = team["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("last push") && detail.contains(&format!("as {}", alice.role)),
+        "{detail}"
+    );
     let reader = synced(&db, "reader");
     admin(&format!(
         "ALTER ROLE {} SET default_transaction_read_only = on",

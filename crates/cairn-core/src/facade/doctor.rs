@@ -76,7 +76,75 @@ impl Cairn {
             self.data_dir_elsewhere().as_deref(),
         ));
         checks.extend(self.retention().iter().map(doctor::retention_check));
+        #[cfg(feature = "team")]
+        checks.extend(self.team_doctor());
         DoctorReport { checks }
+    }
+
+    /// The team archive set up in `config.toml`, and this archive's last push to it (read here:
+    /// doctor contacts no server). None when no team archive is set up and none was pushed to.
+    #[cfg(feature = "team")]
+    fn team_doctor(&self) -> Option<Check> {
+        let team = &self.config.team;
+        let last = if self.holds_no_archive() {
+            None
+        } else {
+            let store = self.store();
+            crate::team::push::last_push(store.conn(), None)
+                .ok()
+                .flatten()
+        };
+        if team.is_empty() && last.is_none() {
+            return None;
+        }
+        let place = if team.is_empty() {
+            "none set up in config.toml".to_owned()
+        } else {
+            format!(
+                "postgres://{}@{}:{}/{} (config.toml)",
+                team.user,
+                team.host,
+                team.port.unwrap_or(5432),
+                team.database
+            )
+        };
+        let (status, detail) = match last {
+            None => (
+                Status::Ok,
+                format!("{place}; never pushed to: `cairn team push` sends this archive"),
+            ),
+            Some(p) => {
+                let when = crate::text::parse_rfc3339(&p.finished_at)
+                    .map_or(p.finished_at.clone(), |t| {
+                        t.strftime("%Y-%m-%d %H:%M UTC").to_string()
+                    });
+                let refused = if p.sessions_refused > 0 {
+                    format!(
+                        "; {} refused (the scanner still found a secret: `cairn team push` names them)",
+                        crate::text::plural(p.sessions_refused, "session")
+                    )
+                } else {
+                    String::new()
+                };
+                (
+                    if p.sessions_refused > 0 {
+                        Status::Warn
+                    } else {
+                        Status::Ok
+                    },
+                    format!(
+                        "{place}; last push {when} as {}: {} there{refused}",
+                        p.publisher,
+                        crate::text::plural(p.sessions_on_server, "session")
+                    ),
+                )
+            }
+        };
+        Some(Check {
+            name: "team archive".into(),
+            status,
+            detail,
+        })
     }
 
     /// The checks of an archive that exists: the data dir, the database, what older parsers
