@@ -818,7 +818,7 @@ export function fakeBackend(options: FakeOptions = {}) {
             changed: null,
           })),
           duplicates,
-          duplicate_basis: 'lexical only (TF-IDF cosine of analysed terms ≥ 0.5); vectors are not built for this entry',
+          duplicate_basis: 'by their words only (similarity ≥ 0.5): meaning needs vectors, not built for this entry',
         };
       }
       case 'recall_agent_usage':

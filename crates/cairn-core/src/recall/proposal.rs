@@ -219,10 +219,18 @@ fn why(
                 .unwrap_or_default()
         ));
     } else if entry.review_state != ReviewState::HumanReviewed {
-        out.push(format!(
-            "Imported, not reviewed by a person ({}).",
-            entry.review_state
-        ));
+        out.push(
+            match entry.review_state {
+                ReviewState::CalibratedAuto => {
+                    "Imported as calibrated by a model, not reviewed by a person yet."
+                }
+                ReviewState::EvalRaw => {
+                    "Imported from an evaluation set, not reviewed by a person yet."
+                }
+                _ => "Imported, not reviewed by a person yet.",
+            }
+            .to_owned(),
+        );
     }
     if !entry.uncertainty.trim().is_empty() {
         out.push(format!("Uncertain: {}.", line(&entry.uncertainty)));

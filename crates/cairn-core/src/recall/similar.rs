@@ -59,15 +59,13 @@ impl NearDuplicate {
     }
 }
 
-/// How near-duplicates were found, for the reader.
+/// How near-duplicates were found, in a reader's words (the measures are this module's).
 pub fn basis(semantic: bool) -> String {
     if semantic {
-        format!(
-            "lexical (TF-IDF cosine of analysed terms ≥ {LEXICAL_MIN}) or vectors (cosine ≥ {SEMANTIC_MIN})"
-        )
+        format!("by their words (similarity ≥ {LEXICAL_MIN}) or their meaning (≥ {SEMANTIC_MIN})")
     } else {
         format!(
-            "lexical only (TF-IDF cosine of analysed terms ≥ {LEXICAL_MIN}); vectors are not built for this entry"
+            "by their words only (similarity ≥ {LEXICAL_MIN}): meaning needs vectors, not built for this entry"
         )
     }
 }
