@@ -665,7 +665,7 @@ fn review_show_quotes_the_evidence_and_names_the_near_duplicate_to_merge_into() 
         "Evidence:",
         "        > look here",
         "! the transcript changed",
-        "Near-duplicates (lexical",
+        "Near-duplicates (by their words",
         "merge into it: cairn recall review --merge dup --into kept",
     ] {
         assert!(human.contains(want), "{want:?} in {human}");

@@ -1167,7 +1167,7 @@ fn a_proposal_quotes_its_evidence_says_why_and_names_near_duplicates() {
         "{d:?}"
     );
     assert!(
-        p.duplicate_basis.contains("TF-IDF cosine"),
+        p.duplicate_basis.contains("by their words only (similarity ≥ 0.5)"),
         "{}",
         p.duplicate_basis
     );
@@ -1371,7 +1371,7 @@ fn near_duplicates_by_vectors_use_only_vectors_of_the_present_text() {
         p.duplicates
     );
     assert!(
-        p.duplicate_basis.contains("vectors (cosine"),
+        p.duplicate_basis.contains("or their meaning (≥ 0.85)"),
         "{}",
         p.duplicate_basis
     );
