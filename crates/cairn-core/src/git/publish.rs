@@ -382,11 +382,11 @@ pub fn push(conn: &Connection, repo: &Repo, remote: &str) -> Result<PushReport> 
             }
         }
     }
+    // The forgotten sessions whose copies went, at the remote or here.
+    let mut withdrawn: HashSet<String> = HashSet::new();
     // Bounded command lines: a long-lived archive can have published thousands.
     // The place after `--`: whatever it is, git never reads it as an option; and only the
     // transports a pull may use (a configured remote's URL is checked, not only the argument).
-    // The forgotten sessions whose copies went, at the remote or here.
-    let mut withdrawn: HashSet<String> = HashSet::new();
     for chunk in refspecs.chunks(500) {
         let mut args: Vec<&str> = super::pull_from::PROTOCOLS.to_vec();
         args.extend(["push", "--porcelain", "--", to.git_arg.as_str()]);
