@@ -1167,7 +1167,8 @@ fn a_proposal_quotes_its_evidence_says_why_and_names_near_duplicates() {
         "{d:?}"
     );
     assert!(
-        p.duplicate_basis.contains("by their words only (similarity ≥ 0.5)"),
+        p.duplicate_basis
+            .contains("by their words only (similarity ≥ 0.5)"),
         "{}",
         p.duplicate_basis
     );
