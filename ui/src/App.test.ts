@@ -530,6 +530,21 @@ describe('keyboard', () => {
     expect(stores.branches.pane).toBe('list');
   });
 
+  it('leaves the words on screen alone when Search is come back to by its tab', async () => {
+    const { target, stores } = await render();
+    press('/');
+    await settle();
+    await ask('flaky');
+    stores.router.go({ view: 'sessions' });
+    await settle();
+    click(target.querySelector('[data-tab="search"]'));
+    await settle();
+    const input = target.querySelector<HTMLInputElement>('#search-input')!;
+    expect(input.value).toBe('flaky');
+    // Not focused with its words selected: a `j` next goes to the list, not over the words.
+    expect(document.activeElement).not.toBe(input);
+  });
+
   it('/ focuses the search box and Esc leaves it', async () => {
     const { target, stores } = await render();
     press('/');

@@ -219,12 +219,15 @@ describe('messagePieces', () => {
 describe('plainPreview', () => {
   it.each([
     ['The subagent counted **3,124 Swift files** in `/tmp/project`.', 'The subagent counted 3,124 Swift files in /tmp/project.'],
-    ['__Bold__ and _it_ and *it* too', 'Bold and it and it too'],
+    ['**Bold** and *it* too', 'Bold and it too'],
+    // Read twice (a title, then its row), code keeps its characters all the same.
+    ['Why does `__main__` run twice?', 'Why does __main__ run twice?'],
     ['# Plan\n- read the code\n* fix it', 'Plan\nread the code\nfix it'],
     ['## Heading', 'Heading'],
     ['does not exist: ``` cat: /x: No such file ```', 'does not exist: cat: /x: No such file'],
   ])('%j reads as %j', (text, expected) => {
     expect(plainPreview(text)).toBe(expected);
+    expect(plainPreview(plainPreview(text))).toBe(expected);
   });
 
   it.each([
@@ -232,6 +235,8 @@ describe('plainPreview', () => {
     'src/*/*.rs',
     '2 * 3 = 6',
     'rename my_var_name and __init__.py',
+    // Underscores are code's far more often than emphasis in a transcript: left alone.
+    'Why does __main__ run twice when the _private_ helpers import it?',
     '/tmp/_cache_/x and C:\\_x_\\y',
     'a - b, # not a heading mid-line',
     '**unclosed and `unclosed',

@@ -39,12 +39,12 @@ export function displayText(text: string): string {
  * rule, so a fenced block squeezed onto one line, ``` ls -la ```, is one span too). */
 const CODE_SPAN = /(?<!`)(`+)(?!`)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
 
-/** Emphasis the Markdown way: `**bold**`, `*it*`, `__bold__`, `_it_`, the markers hugging the
+/** Emphasis the Markdown way with asterisks, `**bold**` and `*it*`, the markers hugging the
  * words inside and standing apart from those outside. So a glob (`*.rs or *.ts`), a product
- * (`2 * 3`), a snake_case name, a path (`src/*`, `/tmp/_cache_/x`) and a file name
- * (`__init__.py`) keep their characters. */
+ * (`2 * 3`) and a path (`src/*`) keep their characters. Underscores are left alone: in a
+ * transcript they are code's (`__main__`, `_private_`, `__init__.py`) far more often than
+ * emphasis, and a preview read twice (a title, then its row) must not lose them. */
 const STAR_EMPHASIS = /(?<![\w*/\\])(\*{1,2})([^\s*](?:[^*\n]*[^\s*])?)\1(?![\w*/\\]|\.\w)/gu;
-const UNDERSCORE_EMPHASIS = /(?<![\w/\\])(_{1,2})([^\s_](?:[^_\n]*[^\s_])?)\1(?![\w/\\]|\.\w)/gu;
 
 /** A heading's `#` marks or a list item's bullet, at the start of a line. */
 const LINE_MARK = /^([ \t]*)(?:#{1,6}|[-*])[ \t]+/gm;
@@ -56,7 +56,6 @@ function plainProse(text: string, atLineStart: boolean): string {
   return (head + text)
     .replace(LINE_MARK, '$1')
     .replace(STAR_EMPHASIS, '$2')
-    .replace(UNDERSCORE_EMPHASIS, '$2')
     .slice(head.length);
 }
 

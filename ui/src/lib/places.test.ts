@@ -165,15 +165,18 @@ describe('session', () => {
 describe('search', () => {
   const place = places.search;
 
-  it('runs a query the route brings, once, and focuses the box', async () => {
+  it('runs a query the route brings, once, and focuses the box only while nothing is asked', async () => {
     const { fake, stores } = fakeStores();
+    await place.load({ view: 'search', q: '' }, stores);
+    expect(fake.search.focus).toHaveBeenCalledOnce();
     await place.load({ view: 'search', q: 'login' }, stores);
     expect(fake.search.text).toBe('login');
     expect(fake.search.run).toHaveBeenCalledOnce();
     await place.load({ view: 'search', q: 'login' }, stores);
     await place.load({ view: 'search', q: '' }, stores);
     expect(fake.search.run).toHaveBeenCalledOnce();
-    expect(fake.search.focus).toHaveBeenCalledTimes(3);
+    // With words on screen the keys stay the hits' (a `j` would have replaced the words).
+    expect(fake.search.focus).toHaveBeenCalledOnce();
   });
 
   it('refreshes only a query there is, and opens the selected hit at its record', () => {

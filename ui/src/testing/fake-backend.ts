@@ -774,8 +774,12 @@ export function fakeBackend(options: FakeOptions = {}) {
       }
       case 'recall_reject':
         return update(args.id as string, { status: 'archived' });
-      case 'recall_restore':
-        return update(args.id as string, { status: 'accepted' });
+      case 'recall_restore': {
+        // As the core lists them, newest change first: the entry taken back comes first.
+        const back = update(args.id as string, { status: 'accepted' });
+        entries = [back, ...entries.filter((e) => e.id !== back.id)];
+        return back;
+      }
       case 'recall_supersede':
         update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });
         return null;

@@ -139,9 +139,19 @@ export class ExtractSetupStore {
     return this.#refused !== null && this.#refused === JSON.stringify(this.draft);
   }
 
+  /** The form as the last Test saw it. */
+  #tested: string | null = null;
+
+  /** Does the last Test's answer (or failure) speak of the form as it is now? Edited since, it
+   * speaks of a form no longer there. */
+  get testCurrent(): boolean {
+    return this.#tested !== null && this.#tested === JSON.stringify(this.draft);
+  }
+
   /** One tiny request through the form as it is (nothing saved). */
   runTest(): Promise<boolean> {
     const setup = { ...this.draft };
+    this.#tested = JSON.stringify(setup);
     // The earlier Save's or Start's failure was about the form before this test.
     this.saved.dismiss();
     this.action.dismiss();

@@ -78,9 +78,11 @@ describe('extraction setup', () => {
     expect(store.refused).toBe(true);
     await store.runTest();
     expect(store.saved.problem).toBeNull();
-    // Changing the form lets Start try again.
+    expect(store.testCurrent).toBe(true);
+    // Changing the form lets Start try again, and the test's answer is of the form before.
     store.draft.model = 'other';
     expect(store.refused).toBe(false);
+    expect(store.testCurrent).toBe(false);
     saveAnswer = null;
     await store.start();
     expect(backend.extractStart).toHaveBeenCalledTimes(1);

@@ -216,9 +216,17 @@ export class RecallStore {
     await this.agentUsage.load(() => this.#api.recallAgentUsage(USAGE_LIMIT), { keep: true });
   }
 
+  /** The entry the cursor goes to after the next reload (an Undo's, back in the inbox). */
+  #follow: string | null = null;
+
+  /** Load the inbox again. The cursor stays on its entry where the reload moved it (entries are
+   * ordered by when they changed), else at its place (the entry after one reviewed). */
   async loadInbox(): Promise<void> {
+    const keep = this.#follow ?? this.current?.entry.id ?? null;
+    this.#follow = null;
     await this.inbox.load(() => this.#api.recallInbox(INBOX_LIMIT), { keep: true });
-    this.cursor = Math.min(this.cursor, Math.max(this.items.length - 1, 0));
+    const at = keep === null ? -1 : this.items.findIndex((i) => i.entry.id === keep);
+    this.cursor = at >= 0 ? at : Math.min(this.cursor, Math.max(this.items.length - 1, 0));
     const ids = this.items.map((i) => i.entry.id);
     for (const id of [...this.picked]) if (!ids.includes(id)) this.picked.delete(id);
     await this.loadProposal(true);
@@ -334,6 +342,7 @@ export class RecallStore {
   undoReject(): Promise<boolean> {
     const target = this.undoable;
     if (!target) return Promise.resolve(false);
+    this.#follow = target;
     return this.#act(() => this.#api.recallRestore(target));
   }
 

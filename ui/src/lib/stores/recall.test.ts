@@ -85,6 +85,12 @@ describe('RecallStore', () => {
     expect(store.items.map((i) => i.entry.id)).not.toContain(before[0]);
     expect(await store.undoReject()).toBe(true);
     expect(store.items.map((i) => i.entry.id)).toEqual(before);
+    // Taken back from further down, it comes first (the newest change): the cursor follows it.
+    store.select(1);
+    expect(await store.reject()).toBe(true);
+    expect(await store.undoReject()).toBe(true);
+    expect(store.items[0]?.entry.id).toBe(before[1]);
+    expect(store.current?.entry.id).toBe(before[1]);
     expect(store.notice).toBeNull();
     expect(store.undoable).toBeNull();
     expect(await store.reject()).toBe(true);

@@ -29,6 +29,8 @@ export class SearchStore {
   answered = $state('');
   /** Bumped to ask the search box to take the keyboard focus (`/`). */
   focusToken = $state(0);
+  /** Whether the last such ask is not yet answered (the view may mount after it). */
+  focusAsked = false;
   #api: SearchBackend;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -168,6 +170,7 @@ export class SearchStore {
   }
 
   focus(): void {
+    this.focusAsked = true;
     this.focusToken++;
   }
 

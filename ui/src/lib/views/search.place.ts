@@ -1,4 +1,5 @@
-// The Search place: the query box (focused on arrival) and its hits; Enter opens the hit's record.
+// The Search place: the query box (focused on arrival while nothing is asked yet) and its hits;
+// Enter opens the hit's record.
 import { openSession, type Place } from '../place';
 
 export const searchPlace: Place<'search'> = {
@@ -12,7 +13,9 @@ export const searchPlace: Place<'search'> = {
       s.search.text = route.q;
       void s.search.run();
     }
-    s.search.focus();
+    // Come back to with an answer on screen, the keys stay the list's: focused with its words
+    // selected, the box took the next `j` over them. `/` focuses it whatever it holds.
+    if (!s.search.text.trim()) s.search.focus();
     return Promise.resolve();
   },
 
