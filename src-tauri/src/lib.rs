@@ -1576,7 +1576,7 @@ mod tests {
             proposal["duplicate_basis"]
                 .as_str()
                 .unwrap()
-                .contains("lexical")
+                .contains("by their words")
         );
         // Merge the unreviewed duplicate into the known entry: it is superseded.
         let kept = invoke(
