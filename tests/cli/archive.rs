@@ -1154,3 +1154,39 @@ fn a_shortened_session_key_names_the_one_session_it_starts() {
         key.as_str()
     );
 }
+
+/// A team archive set up in config.toml and never pushed to: doctor names it as every team
+/// message does, asks for no password, and warns about a `[team]` that cannot name a server.
+#[test]
+fn doctor_names_the_team_archive_set_up_and_warns_about_a_broken_one() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let config = env.data().join("config.toml");
+    std::fs::write(
+        &config,
+        "[team]\nhost = \"127.0.0.1\"\ndatabase = \"team\"\nuser = \"ann\"\n",
+    )
+    .unwrap();
+    let doctor = env.json(&["doctor"]);
+    let team = crate::support::check(&doctor, "team archive");
+    assert_eq!(team["status"], "ok", "{team}");
+    assert_eq!(
+        team["detail"],
+        "postgres://ann@127.0.0.1/team (config.toml); never pushed to: `cairn team push` sends this archive"
+    );
+    std::fs::write(
+        &config,
+        "[team]\nhost = \"127.0.0.1\"\ndatabase = \"team\"\n",
+    )
+    .unwrap();
+    let doctor = env.json(&["doctor"]);
+    let team = crate::support::check(&doctor, "team archive");
+    assert_eq!(team["status"], "warn", "{team}");
+    assert!(
+        team["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("[team] in config.toml: "),
+        "{team}"
+    );
+}

@@ -1204,13 +1204,11 @@ pub fn shows_progress(asked: bool, json: bool) -> bool {
     asked || (std::io::stderr().is_terminal() && !json)
 }
 
-/// Where a progress bar draws: nowhere when not `shown`; on a terminal, in place; on a stderr
-/// that is no terminal (a log, CI) when a bar was asked for (`--progress`), as plain lines.
-fn draw_target(shown: bool) -> ProgressDrawTarget {
+/// Where a shown progress bar draws: on a terminal, in place; on a stderr that is no terminal
+/// (a log, CI: the bar was asked for with `--progress`), as plain lines.
+fn draw_target() -> ProgressDrawTarget {
     use std::io::IsTerminal as _;
-    if !shown {
-        ProgressDrawTarget::hidden()
-    } else if std::io::stderr().is_terminal() {
+    if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::term_like(Box::new(PlainLines::default()))
@@ -1352,7 +1350,7 @@ impl Progress for Bar {
         if !self.enabled {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(bytes), draw_target(true));
+        let bar = ProgressBar::with_draw_target(Some(bytes), draw_target());
         bar.set_style(bar_style(
             "{prefix} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
         ));
@@ -1401,7 +1399,7 @@ impl CountBar {
             bar.set_length(total);
             bar.set_position(done);
             if total > 0 && !self.drawn.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                bar.set_draw_target(draw_target(true));
+                bar.set_draw_target(draw_target());
             }
         }
     }

@@ -97,16 +97,21 @@ impl Cairn {
         if team.is_empty() && last.is_none() {
             return None;
         }
+        // Named as every team message names it; no variable or keyring is read (doctor asks for
+        // no password).
         let place = if team.is_empty() {
             "none set up in config.toml".to_owned()
         } else {
-            format!(
-                "postgres://{}@{}:{}/{} (config.toml)",
-                team.user,
-                team.host,
-                team.port.unwrap_or(5432),
-                team.database
-            )
+            match crate::team::Server::from_team_config(team, &|_| None, &|_| Ok(None)) {
+                Ok(server) => format!("{} (config.toml)", server.display()),
+                Err(e) => {
+                    return Some(Check {
+                        name: "team archive".into(),
+                        status: Status::Warn,
+                        detail: format!("[team] in config.toml: {e}"),
+                    });
+                }
+            }
         };
         let (status, detail) = match last {
             None => (

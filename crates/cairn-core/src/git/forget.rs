@@ -58,7 +58,7 @@ pub fn remember_shared(
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut drop = conn.prepare_cached("DELETE FROM published_sessions WHERE session_key = ?1")?;
-    for key in documents.iter().filter(|k| is_forgotten(shared, k)) {
+    for key in documents.iter().filter(|k| document_forgotten(shared, k)) {
         drop.execute([key])?;
     }
     Ok(())
@@ -66,7 +66,7 @@ pub fn remember_shared(
 
 /// Whether the document keyed `key` (a publisher's session key) is of a session in `forgotten`:
 /// this machine's own (the same key), or pulled (the key its transcript was imported under).
-fn is_forgotten(forgotten: &[(String, bool)], key: &str) -> bool {
+pub fn document_forgotten(forgotten: &[(String, bool)], key: &str) -> bool {
     let pulled = crate::keys::session_key(crate::archive::Agent::Atif, key.as_bytes());
     forgotten.iter().any(|(k, _)| k == key || *k == pulled)
 }
@@ -84,9 +84,4 @@ pub fn shared_again(conn: &Connection, key: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM forgotten_shared WHERE session_key = ?1 AND own = 1")?
         .execute([key])?;
     Ok(())
-}
-
-/// Whether a teammate's document keyed `key` is of a session forgotten here.
-pub fn document_forgotten(forgotten: &[(String, bool)], key: &str) -> bool {
-    is_forgotten(forgotten, key)
 }
