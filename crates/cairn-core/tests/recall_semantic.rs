@@ -307,6 +307,17 @@ fn writes_refresh_vectors_and_pending_ones_are_searched_by_words_only() {
     );
     let lexical = ask(&cairn, "where is tracing documented", Mode::Lexical).unwrap();
     assert_eq!(lexical[0], "otel-readme");
+    // While an extraction pass runs (it holds `extract.lock`), a review click embeds nothing
+    // it did not change: the pass's refresher owns what waits. A click took seconds embedding
+    // the pass's entries on the connection the window reads through.
+    let lock = std::fs::File::create(d.path().join("extract.lock")).unwrap();
+    lock.lock().unwrap();
+    cairn.recall_reject("otel-propagators").unwrap();
+    assert_eq!(
+        answer(&cairn, "where is tracing documented", Mode::Vector).vectors_pending,
+        2
+    );
+    lock.unlock().unwrap();
     // The build embeds exactly what changed, then searches run again.
     let report = cairn
         .embeddings_build(VectorStore::Recall, false, &|_, _| {})

@@ -5,6 +5,9 @@ use crate::config::{Config, ExtractSetup};
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
+/// The lock file one extraction pass at a time holds in the data dir.
+pub(crate) const EXTRACT_LOCK: &str = "extract.lock";
+
 impl Cairn {
     /// `config.toml` as it is now: extraction reads it on every call, so what Settings writes
     /// applies without a restart.
@@ -87,7 +90,7 @@ impl Cairn {
             path: self.config_path(),
             message: "recall.extract.model: is required; name the model the server serves".into(),
         })?;
-        let lock = CaptureLock::open_named(&self.data_dir, "extract.lock")?;
+        let lock = CaptureLock::open_named(&self.data_dir, EXTRACT_LOCK)?;
         let _held = lock.try_lock(&self.data_dir, "another extraction pass")?;
         let (sender, committed) = std::sync::mpsc::channel::<Vec<String>>();
         std::thread::scope(|scope| {

@@ -64,7 +64,35 @@ impl Cairn {
     /// ([`semantic::REFRESH_ON_WRITE_MAX`]; larger ones wait for `cairn embeddings build`). The
     /// write has succeeded either way: a failure here only leaves vector search refusing until
     /// a build, and is logged.
+    ///
+    /// While an extraction pass runs, a write embeds nothing: what waits is mostly the pass's
+    /// own entries, which its refresher embeds (a review click embedded them all, on the
+    /// connection the window reads through, and waited seconds); the refresher takes the rest
+    /// when the pass ends.
     pub(crate) fn refresh_on_write(&self, store: &mut Store) {
+        if self.extraction_running() {
+            return;
+        }
+        self.refresh_pending(store);
+    }
+
+    /// Whether an extraction pass holds this data dir's `extract.lock` (this process's or
+    /// another's); a lock that cannot be opened counts as none.
+    fn extraction_running(&self) -> bool {
+        crate::archive::capture::CaptureLock::open_named(
+            &self.data_dir,
+            super::extract::EXTRACT_LOCK,
+        )
+        .is_ok_and(|lock| {
+            matches!(
+                lock.try_lock(&self.data_dir, "an extraction pass"),
+                Err(Error::Locked { .. })
+            )
+        })
+    }
+
+    /// [`Cairn::refresh_on_write`] whether or not a pass runs (its refresher's last step).
+    fn refresh_pending(&self, store: &mut Store) {
         if !self.semantic.refreshes_on_write() {
             return;
         }
@@ -144,7 +172,7 @@ impl Cairn {
             None => self.writer(),
         };
         match store {
-            Ok(mut store) => self.refresh_on_write(&mut store),
+            Ok(mut store) => self.refresh_pending(&mut store),
             Err(e) => tracing::warn!("refreshing recall vectors after a pass: {e}"),
         }
     }
