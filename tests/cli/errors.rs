@@ -13,6 +13,8 @@ fn failed(env: &Env, args: &[&str], code: i32) -> ErrorReport {
     assert_eq!(out.status.code(), Some(code), "{all:?}");
     assert!(out.stdout.is_empty(), "{all:?} printed on stdout");
     let stderr = String::from_utf8(out.stderr).unwrap();
+    // CLI.md: an error is one line on stderr, as JSON too.
+    assert_eq!(stderr.lines().count(), 1, "{all:?}: {stderr}");
     serde_json::from_str(&stderr)
         .unwrap_or_else(|e| panic!("{all:?}: not a report ({e}): {stderr}"))
 }
@@ -67,13 +69,25 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
     );
     // A time bound that is no date is refused, not compared as text (which found nothing and
     // said nothing); a day or an RFC 3339 time in any offset is read.
-    for (flag, value) in [("--since", "yesterday"), ("--until", "2026-13-45")] {
-        let bad = failed(&env, &["search", "phoenix", flag, value], 1);
+    // A usage error (exit 2), as every command with a time bound says it; the words and spans
+    // a person writes (`yesterday`, `7d`) are read, as `insights generate` reads them.
+    for (args, value) in [
+        (&["search", "phoenix", "--since"][..], "last tuesday"),
+        (&["search", "phoenix", "--until"][..], "2026-13-45"),
+        (&["forget", "--before"][..], ""),
+        (&["recall", "extract", "preview", "--since"][..], "7days"),
+    ] {
+        let mut args = args.to_vec();
+        args.push(value);
+        let bad = failed(&env, &args, 2);
         assert_eq!(bad.kind, ErrorKind::Invalid);
         assert!(
-            bad.message.contains(value) && bad.message.contains("YYYY-MM-DD"),
+            bad.message.contains(&format!("'{value}'")) && bad.message.contains("YYYY-MM-DD"),
             "{bad:?}"
         );
+    }
+    for since in ["yesterday", "today", "7d", "2w"] {
+        env.ok(&["search", "phoenix", "--since", since]);
     }
     env.ok(&[
         "search",
@@ -90,6 +104,22 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
     assert!(
         usage.hint.as_deref().is_some_and(|h| h.contains("hybrid")),
         "{usage:?}"
+    );
+
+    // What clap found missing is named, not only its heading; a command without its
+    // subcommand is refused as one (clap prints the command's help), with the choices.
+    let missing = failed(&env, &["search"], 2);
+    assert!(
+        missing.message.contains("not provided") && missing.message.contains("<QUERY>"),
+        "{missing:?}"
+    );
+    let bare = failed(&env, &["recall", "extract"], 2);
+    assert_eq!(bare.message, "`cairn recall extract` needs a subcommand");
+    assert!(
+        bare.hint
+            .as_deref()
+            .is_some_and(|h| h.contains("preview") && h.contains("doctor")),
+        "{bare:?}"
     );
 
     // An archive that does not read back: the core's kind and its fix.

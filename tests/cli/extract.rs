@@ -204,8 +204,8 @@ fn run_scoped_to_a_session_with_human_output() {
     fake.clear();
     let r = json(&env, &["recall", "extract", "run", "--limit", "1"]);
     assert_eq!(r["sessions"], 1);
-    let bad = cairn(&env, &["recall", "extract", "run", "--since", "yesterday"]);
-    assert_eq!(bad.status.code(), Some(1));
+    let bad = cairn(&env, &["recall", "extract", "run", "--since", "someday"]);
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("YYYY-MM-DD"));
 }
 

@@ -52,8 +52,9 @@ pub struct ScopeArgs {
     /// One session (key or the agent's id); skips the quiet period and the failure wait.
     #[arg(long)]
     session: Option<String>,
-    /// Sessions active at or after this time (YYYY-MM-DD or RFC 3339).
-    #[arg(long)]
+    /// Sessions active at or after this time (YYYY-MM-DD, RFC 3339, `today`, `yesterday`, or a
+    /// span back from now such as `7d`).
+    #[arg(long, value_parser = crate::render::when)]
     since: Option<String>,
     /// Sessions of this project.
     #[arg(long)]

@@ -23,9 +23,9 @@ pub struct ForgetArgs {
     /// Every session of this project.
     #[arg(long)]
     project: Option<String>,
-    /// Every session last active before this day (YYYY-MM-DD, its start on your clock) or RFC
-    /// 3339 time.
-    #[arg(long)]
+    /// Every session last active before this day (YYYY-MM-DD, `today`, `yesterday`: its start
+    /// on your clock), RFC 3339 time, or span back from now (`30d`, `2w`).
+    #[arg(long, value_parser = crate::render::when)]
     before: Option<String>,
     /// Every session this agent ran, as `cairn sessions --agent` lists them (an imported
     /// trajectory under the agent that ran it).

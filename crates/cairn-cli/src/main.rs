@@ -178,12 +178,13 @@ enum Command {
         #[arg(long)]
         project: Option<String>,
         /// Only records at or after this time (RFC 3339), or from the start of this day on your
-        /// clock (YYYY-MM-DD, as times are listed).
-        #[arg(long)]
+        /// clock (YYYY-MM-DD, as times are listed; `today`, `yesterday`), or this long ago
+        /// (`7d`, `2w`).
+        #[arg(long, value_parser = crate::render::when)]
         since: Option<String>,
         /// Only records before this time (RFC 3339), or up to the end of this day on your clock
-        /// (YYYY-MM-DD).
-        #[arg(long)]
+        /// (YYYY-MM-DD, `today`, `yesterday`), or before this long ago (`7d`, `2w`).
+        #[arg(long, value_parser = crate::render::when)]
         until: Option<String>,
         /// Rank sessions instead of records: by their best turns, the files they edited and
         /// the branches, reviews and commits they are linked to (any word may match).
@@ -534,7 +535,7 @@ fn print_error(report: &ErrorReport, json: bool) {
     if json {
         let mut err = std::io::stderr().lock();
         // Nothing is left to tell if stderr itself is gone.
-        let _ = render::json(&mut err, report);
+        let _ = render::json_line(&mut err, report);
     } else {
         // One line (the CLI's contract): what failed, then what to do.
         match &report.hint {
@@ -559,29 +560,86 @@ fn usage_error(e: clap::Error) -> ExitCode {
         e.exit();
     }
     let text = e.render().to_string();
-    let mut lines = text.lines();
-    let message = lines
-        .next()
-        .unwrap_or_default()
-        .trim_start_matches("error: ")
-        .to_owned();
-    // clap's own advice: the values it accepts, or a tip.
-    let hint = lines
-        .map(str::trim)
-        .find_map(|l| {
-            l.strip_prefix('[')
-                .and_then(|l| l.strip_suffix(']'))
-                .or_else(|| l.strip_prefix("tip: "))
-        })
-        .map_or_else(
-            || "run with --help to see the usage".to_owned(),
-            ToOwned::to_owned,
-        );
+    let (message, hint) =
+        if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            missing_subcommand(&text)
+        } else {
+            clap_refusal(&text)
+        };
     print_error(
         &ErrorReport::new(ErrorKind::Invalid, message).with_hint(hint),
         true,
     );
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}
+
+/// clap's refusal as one message and its advice: the first line with what it lists below it
+/// (the arguments missing), then the values it accepts or its tip.
+fn clap_refusal(text: &str) -> (String, String) {
+    let mut lines = text.lines().map(str::trim);
+    let mut message = lines
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    let mut hint = None;
+    for line in lines.by_ref() {
+        if line.is_empty() || line.starts_with("Usage:") {
+            break;
+        }
+        match line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            Some(values) => hint = Some(values.to_owned()),
+            None if line.starts_with("tip: ") => {
+                hint.get_or_insert_with(|| line.trim_start_matches("tip: ").to_owned());
+            }
+            None if message.ends_with(':') => {
+                message.push(' ');
+                message.push_str(line);
+            }
+            None => {
+                message.push_str(", ");
+                message.push_str(line);
+            }
+        }
+    }
+    let hint = hint.or_else(|| {
+        lines
+            .find_map(|l| l.strip_prefix("tip: "))
+            .map(ToOwned::to_owned)
+    });
+    (
+        message,
+        hint.unwrap_or_else(|| "run with --help to see the usage".to_owned()),
+    )
+}
+
+/// A command named without the subcommand it needs (`cairn recall`): clap prints its help,
+/// which is no error message; said as one, with the subcommands to choose from.
+fn missing_subcommand(help: &str) -> (String, String) {
+    let command = help
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .and_then(|usage| {
+            usage
+                .split(" [")
+                .next()
+                .map(|c| c.split(" <").next().unwrap_or(c))
+        })
+        .unwrap_or("cairn")
+        .trim()
+        .to_owned();
+    let subcommands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    (
+        format!("`{command}` needs a subcommand"),
+        format!("one of: {}", subcommands.join(", ")),
+    )
 }
 
 fn data_dir(global: &Global) -> Result<PathBuf> {

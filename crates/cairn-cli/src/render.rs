@@ -31,15 +31,40 @@ pub use cairn_core::text::plural;
 /// Pretty JSON. serde_json escapes C0 controls; C1 controls and bidi controls are written as
 /// `\u` escapes too, so the document means the same to a program and is inert on a terminal.
 pub fn json<T: Serialize>(out: &mut impl Write, value: &T) -> Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, InertFormatter::default());
+    json_with(out, value, Some(serde_json::ser::PrettyFormatter::new()))
+}
+
+/// [`json`] on one line: an error on stderr, which CLI.md says is one line.
+pub fn json_line<T: Serialize>(out: &mut impl Write, value: &T) -> Result<()> {
+    json_with(out, value, None)
+}
+
+fn json_with<T: Serialize>(
+    out: &mut impl Write,
+    value: &T,
+    pretty: Option<serde_json::ser::PrettyFormatter<'static>>,
+) -> Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, InertFormatter(pretty));
     value.serialize(&mut ser)?;
     writeln!(out)?;
     Ok(())
 }
 
-/// serde_json's pretty formatter, with C1 and bidi controls in strings escaped.
-#[derive(Default)]
-struct InertFormatter(serde_json::ser::PrettyFormatter<'static>);
+/// serde_json's pretty formatter (or its compact one, without), with C1 and bidi controls in
+/// strings escaped.
+struct InertFormatter(Option<serde_json::ser::PrettyFormatter<'static>>);
+
+/// Each layout call goes to the pretty formatter when there is one, else to the compact one.
+macro_rules! layout {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> std::io::Result<()> {
+            match &mut self.0 {
+                Some(pretty) => pretty.$name(w $(, $arg)*),
+                None => serde_json::ser::CompactFormatter.$name(w $(, $arg)*),
+            }
+        }
+    )*};
+}
 
 impl serde_json::ser::Formatter for InertFormatter {
     fn write_string_fragment<W: ?Sized + Write>(
@@ -58,40 +83,16 @@ impl serde_json::ser::Formatter for InertFormatter {
         writer.write_all(&fragment.as_bytes()[start..])
     }
 
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object_value(w)
+    layout! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        begin_object_value();
+        end_object_value();
     }
 }
 
@@ -143,6 +144,32 @@ pub(crate) fn local_day(typed: Option<String>, end: bool) -> Option<String> {
             .map(|t| t.to_string())
             .unwrap_or(text),
     )
+}
+
+/// A time bound as a person types one on the command line (clap's value parser for
+/// `--since`, `--until`, `--before`): a day `YYYY-MM-DD`, an RFC 3339 time, `today`,
+/// `yesterday` (days on the person's clock) or a span back from now (`7d`, `2w`), as the
+/// insights slice reads them; a day or an RFC 3339 time as the core reads it. Anything else is
+/// a usage error (exit 2) naming what is read.
+pub(crate) fn when(typed: &str) -> Result<String, String> {
+    let t = typed.trim();
+    let today = || jiff::Timestamp::now().to_zoned_datetime(zone().clone()).date();
+    let day = match t {
+        "today" => Some(today()),
+        "yesterday" => today().yesterday().ok(),
+        _ => None,
+    };
+    if let Some(day) = day {
+        return Ok(day.to_string());
+    }
+    if let Some(days) = cairn_core::text::span_days(t) {
+        let at = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(24 * days);
+        return Ok(at.to_string());
+    }
+    if cairn_core::text::time_bound(t).is_some() {
+        return Ok(t.to_owned());
+    }
+    Err("not a date: write YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span back from now such as `7d` or `2w`".to_owned())
 }
 
 /// A full timestamp, shown only when it is RFC 3339 (then it is plain ASCII).

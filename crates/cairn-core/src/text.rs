@@ -333,6 +333,20 @@ pub fn time_bound(text: &str) -> Option<String> {
     rfc3339(t).map(Cow::into_owned)
 }
 
+/// A span back from now as a person writes one (`7d`, `2w`), in days; `None` for anything else
+/// and for more than a hundred years.
+pub fn span_days(text: &str) -> Option<i64> {
+    let (n, per) = match text.strip_suffix('d') {
+        Some(n) => (n, 1),
+        None => (text.strip_suffix('w')?, 7),
+    };
+    if !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = n.parse().ok()?;
+    (0..=36_500).contains(&n).then_some(n * per)
+}
+
 /// The day after `day` (`YYYY-MM-DD`), as written; `None` when `day` is no such date.
 pub fn day_after(day: &str) -> Option<String> {
     if day.len() != 10 {

@@ -271,8 +271,7 @@ fn parse_bound(s: &str, now: &ZonedDateTime, tz: &TimeZone, bound: Bound) -> Res
         }
         _ => {}
     }
-    if let Some((n, unit)) = relative(s) {
-        let days = if unit == 'w' { n * 7 } else { n };
+    if let Some(days) = crate::text::span_days(s) {
         return Ok(now.timestamp() - SignedDuration::from_hours(24 * days));
     }
     if let Ok(d) = s.parse::<Date>() {
@@ -285,16 +284,6 @@ fn parse_bound(s: &str, now: &ZonedDateTime, tz: &TimeZone, bound: Bound) -> Res
         s,
         "expected YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span like `7d`/`2w`",
     ))
-}
-
-/// `7d`, `2w`.
-fn relative(s: &str) -> Option<(i64, char)> {
-    let unit = s.chars().last()?;
-    if !matches!(unit, 'd' | 'w') {
-        return None;
-    }
-    let n: i64 = s[..s.len() - 1].parse().ok()?;
-    (0..=36_500).contains(&n).then_some((n, unit))
 }
 
 fn bad(s: &str, why: &str) -> Error {
