@@ -117,7 +117,7 @@ impl ExtractProgress for Lines {
                 st.0 + 1,
                 st.1,
                 short(session_key),
-                render::clean(title),
+                render::line(title, render::TITLE_CHARS),
                 plural(*units_todo, "unit")
             ),
             Event::UnitDone {
@@ -187,7 +187,7 @@ pub fn run(
                     s.units_total,
                     s.chars,
                     clean(&s.project),
-                    clean(&s.title)
+                    render::line(&s.title, render::TITLE_CHARS)
                 )?;
             }
             if p.sessions_list.len() > shown {

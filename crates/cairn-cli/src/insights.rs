@@ -203,7 +203,7 @@ pub fn run(
                     out,
                     "— report {} · {} · {} sessions{} · {}",
                     i.id,
-                    clean(&i.title),
+                    render::line(&i.title, render::TITLE_CHARS),
                     i.sessions_total,
                     if generated.cached {
                         " · from the store"
@@ -236,7 +236,7 @@ pub fn run(
                             .chars()
                             .take(10)
                             .collect::<String>(),
-                        clean(&i.title),
+                        render::line(&i.title, render::TITLE_CHARS),
                         clean(&i.template_id),
                         i.sessions_total,
                         clean(&i.generator)
@@ -249,7 +249,7 @@ pub fn run(
             if json_out {
                 render::json(out, &i)?;
             } else {
-                writeln!(out, "# {}\n", clean(&i.title))?;
+                writeln!(out, "# {}\n", render::line(&i.title, render::TITLE_CHARS))?;
                 writeln!(out, "{}", clean(&i.content))?;
             }
         }
@@ -302,7 +302,12 @@ pub fn run(
                     } else {
                         " (yours)"
                     };
-                    writeln!(out, "{:<22} {}{origin}", clean(&t.id), clean(&t.title))?;
+                    writeln!(
+                        out,
+                        "{:<22} {}{origin}",
+                        clean(&t.id),
+                        render::line(&t.title, render::TITLE_CHARS)
+                    )?;
                     writeln!(out, "{:<22} {}", "", clean(&t.description))?;
                 }
                 writeln!(

@@ -277,7 +277,7 @@ pub fn run(
                         "{} {}  {}{sup}",
                         verb.to_lowercase(),
                         clean(&i.candidate_id),
-                        clean(&i.title)
+                        render::line(&i.title, render::TITLE_CHARS)
                     )?;
                 }
                 for s in &report.skipped {
@@ -414,7 +414,11 @@ pub fn run(
                     writeln!(out, "  {}", clean(l))?;
                 }
                 if !e.trigger.is_empty() {
-                    writeln!(out, "  when: {}", clean(&e.trigger))?;
+                    writeln!(
+                        out,
+                        "  when: {}",
+                        render::line(&e.trigger, render::TITLE_CHARS)
+                    )?;
                 }
                 if evidence {
                     for v in &e.evidence {
@@ -638,7 +642,10 @@ fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Propo
         let title = if ev.session_title.is_empty() {
             String::new()
         } else {
-            format!(" “{}”", clean(&ev.session_title))
+            format!(
+                " “{}”",
+                render::line(&ev.session_title, render::TITLE_CHARS)
+            )
         };
         writeln!(
             out,
@@ -675,7 +682,7 @@ fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Propo
             clean(&d.id),
             d.lexical,
             if d.trusted { "trusted" } else { "unreviewed" },
-            clean(&d.title)
+            render::line(&d.title, render::TITLE_CHARS)
         )?;
         writeln!(
             out,
@@ -708,7 +715,7 @@ fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
         "{}  {}  {}",
         clean(&e.id),
         e.entry_type,
-        clean(&e.title)
+        render::line(&e.title, render::TITLE_CHARS)
     )?;
     let ctx = [e.project.as_str(), e.agent.as_str()]
         .iter()

@@ -21,7 +21,13 @@ pub fn clean(text: &str) -> String {
     cairn_core::text::printable(text)
 }
 
-/// One line: cleaned, whitespace collapsed, cut at `max` characters.
+/// The most of a title (a Recall entry's, a report's, a session's) a line shows: more than any
+/// front door stores, so a title is cut only when something wrote a longer one.
+pub const TITLE_CHARS: usize = 600;
+
+/// One line: cleaned, whitespace collapsed, cut at `max` characters. Every field a model, an
+/// agent or a transcript wrote that a view lays out as one line goes through it: a line break
+/// in it would start a line of the view's own (`review_state=human_reviewed`).
 pub fn line(text: &str, max: usize) -> String {
     cairn_core::text::one_line(text, max)
 }
@@ -153,7 +159,11 @@ pub(crate) fn local_day(typed: Option<String>, end: bool) -> Option<String> {
 /// a usage error (exit 2) naming what is read.
 pub(crate) fn when(typed: &str) -> Result<String, String> {
     let t = typed.trim();
-    let today = || jiff::Timestamp::now().to_zoned_datetime(zone().clone()).date();
+    let today = || {
+        jiff::Timestamp::now()
+            .to_zoned_datetime(zone().clone())
+            .date()
+    };
     let day = match t {
         "today" => Some(today()),
         "yesterday" => today().yesterday().ok(),

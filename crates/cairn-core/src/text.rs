@@ -333,6 +333,13 @@ pub fn time_bound(text: &str) -> Option<String> {
     rfc3339(t).map(Cow::into_owned)
 }
 
+/// `text` as one line: every run of whitespace (line breaks, U+2028, tabs) one space, trimmed.
+/// A title or a trigger a model or an agent wrote is stored so: a view lays it out on a line
+/// of its own, where a line break would start a line of the view's own.
+pub fn single_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// A span back from now as a person writes one (`7d`, `2w`), in days; `None` for anything else
 /// and for more than a hundred years.
 pub fn span_days(text: &str) -> Option<i64> {

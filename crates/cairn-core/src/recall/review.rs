@@ -253,12 +253,15 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
             .redact_text(text, field, &mut Vec::new())
             .into_owned()
     };
-    let title = redact(
+    let title = crate::text::single_line(&redact(
         "title",
-        edit.title.as_deref().map(str::trim).unwrap_or(&entry.title),
-    );
+        edit.title.as_deref().unwrap_or(&entry.title),
+    ));
     let body = redact("body", edit.body.as_deref().unwrap_or(&entry.body));
-    let trigger = redact("trigger", edit.trigger.as_deref().unwrap_or(&entry.trigger));
+    let trigger = crate::text::single_line(&redact(
+        "trigger",
+        edit.trigger.as_deref().unwrap_or(&entry.trigger),
+    ));
     if title.is_empty() {
         return Err(Error::Invalid(format!(
             "recall entry {}: the title cannot be empty",

@@ -1,6 +1,7 @@
 //! Recall's tables: writing entries with their evidence (and keeping the index in step), and
 //! reading them back with the shared filters.
 
+use crate::text::single_line;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 use serde::{Deserialize, Serialize};
 
@@ -172,8 +173,11 @@ pub struct NewEvidence {
 }
 
 /// Insert an entry, its evidence and its index row.
+/// Its title and trigger are stored as one line ([`crate::text::single_line`]), whoever wrote
+/// them.
 pub fn insert(conn: &Connection, e: &NewEntry, now: &str) -> rusqlite::Result<()> {
     let reviewed_at = (e.review_state == ReviewState::HumanReviewed).then_some(now);
+    let (title, trigger) = (single_line(&e.title), single_line(&e.trigger));
     conn.prepare_cached(
         "INSERT INTO recall_entries (id, type, scope, status, review_state, title, body, trigger, confidence,
             uncertainty, project, cwd, git_branch, agent, source_session_id, source_episode_id, source_run_id,
@@ -188,9 +192,9 @@ pub fn insert(conn: &Connection, e: &NewEntry, now: &str) -> rusqlite::Result<()
         e.scope.as_str(),
         e.status.as_str(),
         e.review_state.as_str(),
-        e.title,
+        title,
         e.body,
-        e.trigger,
+        trigger,
         e.confidence,
         e.uncertainty,
         e.project,
@@ -235,9 +239,9 @@ pub fn insert(conn: &Connection, e: &NewEntry, now: &str) -> rusqlite::Result<()
         conn,
         rowid,
         &IndexDoc {
-            title: &e.title,
+            title: &title,
             body: &e.body,
-            trigger: &e.trigger,
+            trigger: &trigger,
             evidence: &snippets.join("\n"),
         },
     )
