@@ -1037,6 +1037,18 @@ fn the_client_follows_the_retry_ladder() {
         "control characters are stripped"
     );
     assert_eq!(fake.chats().len(), 3);
+    // A server that quotes the key it was sent (a local server's key matches no secret rule):
+    // the message says where it was, never the key.
+    fake.clear();
+    fake.push(Reply::json(
+        401,
+        json!({"error": {"message": format!("bad key {} for this model", key())}}),
+    ));
+    let err = c.chat(&chat_req(), &ob).unwrap_err().to_string();
+    assert!(
+        !err.contains(&key()) && err.contains("bad key [REDACTED:api-key] for"),
+        "{err}"
+    );
     // Never retried: 501, 401, an ordinary 400, a malformed-schema 200.
     for (status, body) in [
         (501, json!({})),

@@ -473,6 +473,7 @@ impl Client {
             }
         };
         if (200..300).contains(&status) {
+            let body = self.without_key(body);
             return match serde_json::from_slice::<Value>(&body) {
                 Ok(v) => read(&v),
                 Err(_) => Attempt::Retry(
@@ -483,6 +484,7 @@ impl Client {
                 ),
             };
         }
+        let body = self.without_key(body);
         let raw = String::from_utf8_lossy(&body);
         let detail = if self.endpoint.carries_credentials() {
             "(server text withheld: the endpoint URL may carry credentials)".to_owned()
@@ -567,6 +569,34 @@ fn parse_embeddings(v: &Value, n: usize) -> Result<Vec<Vec<f32>>, LlmError> {
         return Err(bad("vectors are empty or of different lengths"));
     }
     Ok(out)
+}
+
+impl Client {
+    /// A server's reply with the API key it was sent taken out wherever it echoes it (an error
+    /// quoting the request's header, a model repeating it): what Cairn prints and stores of a
+    /// reply never holds the key, whatever its shape (a local server's key matches no secret
+    /// rule the redactor knows).
+    fn without_key(&self, body: Vec<u8>) -> Vec<u8> {
+        match &self.api_key {
+            Some(ApiKey(key)) if !key.is_empty() => {
+                replace_all(&body, key.as_bytes(), b"[REDACTED:api-key]")
+            }
+            _ => body,
+        }
+    }
+}
+
+/// `haystack` with every occurrence of `needle` (not empty) replaced by `with`.
+fn replace_all(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut rest = haystack;
+    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(with);
+        rest = &rest[at + needle.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// The server's own error message when the body is OpenAI-shaped, else the raw text.
