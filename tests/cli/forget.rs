@@ -228,6 +228,21 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     );
     assert_eq!(env.json(&["sync"])["forgotten_skipped"], 1);
     assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
+    // The session is forgotten, not only its path: its transcript moved (Codex archives a
+    // chat; a folder becomes a link to another) is not imported again, nor read at the sync
+    // after.
+    let dir = env.claude().join("-home-USER-projects-secretproj");
+    let moved = env.claude().join("-home-USER-projects-moved");
+    std::fs::create_dir_all(&moved).unwrap();
+    std::fs::rename(
+        dir.join("marked-session.jsonl"),
+        moved.join("marked-session.jsonl"),
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
+    assert!(files_containing(&env.data(), MARKER.as_bytes()).is_empty());
+    assert_eq!(env.json(&["sync"])["forgotten_skipped"], 1);
     // Until the person allows it: forget again with --allow-reimport lifts it for that file.
     plant(&env, "second-marked");
     env.ok(&["sync"]);

@@ -1,7 +1,8 @@
 //! Forgetting, the archive's part: which sessions a request names (with their sub-agents),
 //! what of them the archive holds, and removing it: records and their full-text entries, turns,
 //! sources, the session rows, and (after the commit) the retained copies. A tombstone per
-//! source file, by key only, keeps the next sync from importing the file again.
+//! source file, by key only, keeps the next sync from importing the file again; one per
+//! session, by its key, keeps the session out when its transcript turns up under another path.
 
 use std::path::Path;
 
@@ -188,6 +189,20 @@ pub fn delete(
     for &id in sessions {
         super::store::unindex_session(conn, id)?;
         tombstone.execute(params![id, i64::from(allow_reimport), now])?;
+        if allow_reimport {
+            conn.prepare_cached(
+                "DELETE FROM forgotten_sessions
+                 WHERE session_key = (SELECT session_key FROM sessions WHERE id = ?1)",
+            )?
+            .execute([id])?;
+        } else {
+            conn.prepare_cached(
+                "INSERT INTO forgotten_sessions (session_key, agent, forgotten_at)
+                 SELECT session_key, agent, ?2 FROM sessions WHERE id = ?1
+                 ON CONFLICT (session_key) DO UPDATE SET forgotten_at = excluded.forgotten_at",
+            )?
+            .execute(params![id, now])?;
+        }
         for table in [
             "secret_findings",
             "warnings",
@@ -232,6 +247,32 @@ pub fn is_forgotten(conn: &Connection, source_key: &str) -> rusqlite::Result<boo
     )
     .optional()
     .map(|r| r.is_some())
+}
+
+/// Whether the session with `session_key` was forgotten and may not be imported again, from
+/// whichever file.
+pub fn is_forgotten_session(conn: &Connection, session_key: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM forgotten_sessions WHERE session_key = ?1")?
+        .query_row([session_key], |_| Ok(()))
+        .optional()
+        .map(|r| r.is_some())
+}
+
+/// Tombstone the file `source_key` of `agent` (a forgotten session's transcript found under a
+/// new path), so the next sync passes it over without reading it.
+pub fn tombstone_source(
+    conn: &Connection,
+    source_key: &str,
+    agent: &str,
+    now: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO forgotten_sources (source_key, agent, allow_reimport, forgotten_at)
+         VALUES (?1, ?2, 0, ?3)
+         ON CONFLICT (source_key) DO UPDATE SET allow_reimport = 0",
+    )?
+    .execute(params![source_key, agent, now])
+    .map(drop)
 }
 
 /// Every tombstone whose file the archive does not hold now: `(agent, source_key)`. Their

@@ -193,6 +193,16 @@ pub(super) fn commit_in<'b>(
         if current.is_none() && forget::is_forgotten(tx, &batch.source_key).map_err(e)? {
             return Ok(Commit::Forgotten);
         }
+        // A forgotten session's transcript under another path (moved, archived, reached
+        // through a new link): its file is tombstoned too, and nothing else is written.
+        if current.is_none()
+            && batch.identity.session_id.is_some()
+            && forget::is_forgotten_session(tx, &batch.identity.session_key).map_err(e)?
+        {
+            forget::tombstone_source(tx, &batch.source_key, batch.agent.as_str(), now)
+                .map_err(e)?;
+            return Ok(Commit::Forgotten);
+        }
 
         // The retained copy must hold what the store says it holds; if not, the whole file is
         // read again into a new generation. Checked before writing anything.
