@@ -684,11 +684,18 @@ fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Propo
             if d.trusted { "trusted" } else { "unreviewed" },
             render::line(&d.title, render::TITLE_CHARS)
         )?;
+        // Trust stays where a person gave it: an entry a person reviewed is the one kept.
+        let reviewed = p.entry.review_state == ReviewState::HumanReviewed;
+        let (what, duplicate, keep) = if reviewed && !d.trusted {
+            ("merge it into this one", &d.id, &p.entry.id)
+        } else {
+            ("merge into it", &p.entry.id, &d.id)
+        };
         writeln!(
             out,
-            "      merge into it: cairn recall review --merge {} --into {}",
-            clean(&p.entry.id),
-            clean(&d.id)
+            "      {what}: cairn recall review --merge {} --into {}",
+            clean(duplicate),
+            clean(keep)
         )?;
     }
     writeln!(out)?;

@@ -1285,6 +1285,22 @@ fn merging_unions_the_evidence_removes_the_proposal_and_trusts_nothing_new() {
             .contains("archived")
     );
     assert!(cairn.recall_merge("kept", "kept").is_err());
+    // A reviewed entry is not folded into one nobody reviewed, nor replaced by one: agents
+    // would stop being served it without a word. The other way round is what it says.
+    auto_entry_at(
+        data.path(),
+        "fresh",
+        "Ports conflict, said again",
+        "Port 4000 is taken",
+        4,
+        5,
+    );
+    let err = cairn.recall_merge("kept", "fresh").unwrap_err().to_string();
+    assert!(err.contains("merge the other way, fresh into kept"), "{err}");
+    let err = cairn.recall_supersede("kept", "fresh").unwrap_err().to_string();
+    assert!(err.contains("accept fresh first"), "{err}");
+    assert!(cairn.recall_get("kept").unwrap().is_trusted());
+    assert!(cairn.recall_merge("fresh", "kept").unwrap().is_trusted());
 }
 
 /// Every text that mentions a port lands on one vector, every other on another: "same topic" by

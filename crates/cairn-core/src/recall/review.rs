@@ -381,6 +381,14 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
             "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
         )));
     }
+    // A person's trust is not handed to text nobody read: agents would stop being served the
+    // reviewed entry, and nothing in its place.
+    if o.review_state == ReviewState::HumanReviewed && n.review_state != ReviewState::HumanReviewed
+    {
+        return Err(Error::Conflict(format!(
+            "recall entry {old} was reviewed by a person and {new} was not: accept {new} first (or edit it there), then let it supersede {old}"
+        )));
+    }
     conn.prepare_cached(
         "UPDATE recall_entries SET supersedes_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
     )
@@ -425,6 +433,14 @@ pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Resul
                 }
             )));
         }
+    }
+    // The kept entry keeps its review state: a reviewed duplicate folded into one nobody
+    // reviewed would leave what agents are served without a word.
+    if d.review_state == ReviewState::HumanReviewed && k.review_state != ReviewState::HumanReviewed
+    {
+        return Err(Error::Conflict(format!(
+            "recall entry {duplicate} was reviewed by a person and {keep} was not, so merging it there would take it out of what agents are served: merge the other way, {keep} into {duplicate}"
+        )));
     }
     if let Some(changed) = super::evidence::check_entry(conn, duplicate)?
         .into_iter()
