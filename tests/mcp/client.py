@@ -226,6 +226,10 @@ async def main():
             check(not p["duplicate"] and p["review_state"] == "unreviewed_auto" and not p["trusted"], f"propose: {p}")
             again = await c.ok("recall_propose", prop_args)
             check(again["duplicate"] and again["entry_id"] == p["entry_id"], "the same proposal twice is not one entry")
+            # The same proposal citing what does not exist is refused like any, not answered as
+            # the duplicate it would be.
+            await c.error("recall_propose",
+                          dict(prop_args, evidence=[f"cairn://session/{key}?record=900000"]), "record")
             trusted = await c.ok("recall_query", {"query": "dev database"})
             check(all(e["id"] != p["entry_id"] for e in trusted["entries"]), "a proposal was served as trusted")
             untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True})

@@ -1381,8 +1381,12 @@ impl Server {
             "entry_id": out.entry_id,
             "duplicate": out.duplicate,
             "review_state": out.review_state.as_str(),
-            "trusted": false,
-            "note": "Proposed for review: a person accepts or rejects it in Cairn's Recall inbox.",
+            "trusted": out.trusted,
+            "note": if out.trusted {
+                "A person already accepted this entry: it is served as trusted."
+            } else {
+                "Proposed for review: a person accepts or rejects it in Cairn's Recall inbox."
+            },
         }))
     }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::evidence;
-use super::model::{EntryType, ReviewState, Scope, Status};
+use super::model::{Entry, EntryType, ReviewState, Scope, Status};
 use super::store::{self, NewEntry};
 use crate::archive::redact::Redactor;
 use crate::archive::store::SessionFacts as SessionRow;
@@ -66,6 +66,8 @@ pub struct Proposed {
     /// True when the same proposal was already in the inbox (nothing new was written).
     pub duplicate: bool,
     pub review_state: ReviewState,
+    /// Whether agents are served it as trusted (a duplicate of an entry a person accepted).
+    pub trusted: bool,
 }
 
 /// Where an entry an agent proposed came from (the inbox shows it).
@@ -157,23 +159,6 @@ pub fn propose(conn: &Connection, p: &Proposal, who: &Speaker, now: &str) -> Res
             p.evidence.len()
         )));
     }
-    let key = dedupe_key(p, &title, &body);
-    let existing: Option<String> = conn
-        .prepare_cached("SELECT entry_id FROM recall_proposals WHERE dedupe_key = ?1")
-        .map_err(db)?
-        .query_row([&key], |r| r.get(0))
-        .optional()
-        .map_err(db)?;
-    if let Some(entry_id) = existing {
-        let review_state = store::get(conn, &entry_id)
-            .map_err(db)?
-            .map_or(ReviewState::UnreviewedAuto, |e| e.review_state);
-        return Ok(Proposed {
-            entry_id,
-            duplicate: true,
-            review_state,
-        });
-    }
     let mut bound = Vec::new();
     let mut first: Option<SessionRow> = None;
     for ev in &p.evidence {
@@ -203,6 +188,26 @@ pub fn propose(conn: &Connection, p: &Proposal, who: &Speaker, now: &str) -> Res
     let Some(first) = first else {
         return Err(Error::Invalid("`evidence` is empty".into()));
     };
+    let key = dedupe_key(p, &title, &body);
+    let existing: Option<String> = conn
+        .prepare_cached("SELECT entry_id FROM recall_proposals WHERE dedupe_key = ?1")
+        .map_err(db)?
+        .query_row([&key], |r| r.get(0))
+        .optional()
+        .map_err(db)?;
+    // The same proposal again is the entry it made, once its evidence is found to hold like
+    // any proposal's (an address that names nothing is refused, not answered as a duplicate).
+    if let Some(entry_id) = existing {
+        let entry = store::get(conn, &entry_id).map_err(db)?;
+        return Ok(Proposed {
+            entry_id,
+            duplicate: true,
+            review_state: entry
+                .as_ref()
+                .map_or(ReviewState::UnreviewedAuto, |e| e.review_state),
+            trusted: entry.as_ref().is_some_and(Entry::is_trusted),
+        });
+    }
     let proposer = who.session.as_deref().map(agent_label);
     let proposer_row = match &proposer {
         Some(s) => session_row(conn, s)?,
@@ -261,6 +266,7 @@ pub fn propose(conn: &Connection, p: &Proposal, who: &Speaker, now: &str) -> Res
         entry_id,
         duplicate: false,
         review_state: ReviewState::UnreviewedAuto,
+        trusted: false,
     })
 }
 
