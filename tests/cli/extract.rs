@@ -187,19 +187,18 @@ fn run_scoped_to_a_session_with_human_output() {
         ],
     );
     assert!(out.starts_with("Sessions: 1 done, 0 failed\n"), "{out}");
+    // The first generation is served from its first pass: the entries reach the inbox.
     assert!(
-        out.contains("Entries: ") && !out.contains("Generation activated"),
+        out.contains("Entries: ")
+            && out.contains("Generation activated")
+            && out.contains("Review the new entries with `cairn recall review`."),
         "{out}"
     );
     let chats = fake.chats();
     assert!(!chats.is_empty());
-    let err = cairn(&env, &["recall", "extract", "activate"]);
-    assert!(
-        err.status.success(),
-        "{}",
-        String::from_utf8_lossy(&err.stderr)
-    );
-    assert!(String::from_utf8_lossy(&err.stdout).starts_with("Activated "));
+    let again = cairn(&env, &["recall", "extract", "activate"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is already active"));
     // --limit: the most recent other session only.
     fake.clear();
     let r = json(&env, &["recall", "extract", "run", "--limit", "1"]);
@@ -774,4 +773,30 @@ fn doctor_lists_what_it_detected_before_a_config_error_and_names_the_file_and_fi
             "{v}"
         );
     }
+}
+
+#[test]
+fn a_session_that_just_ended_is_said_to_wait_for_the_quiet_period() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = configured(&fake, "");
+    // A session an agent wrote a minute ago: the default quiet period (30 minutes) leaves it.
+    let now = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(60);
+    let line = serde_json::json!({"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "fresh-one",
+        "timestamp": now.to_string(), "cwd": "/tmp/fresh", "isSidechain": false, "userType": "external",
+        "message": {"role": "user", "content": "plan the release"}});
+    let dir = env.claude().join("-tmp-fresh");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("fresh-one.jsonl"), format!("{line}\n")).unwrap();
+    env.ok(&["sync"]);
+    let preview = ok(&env, &["recall", "extract", "preview"]);
+    assert!(
+        preview.contains("1 session would be left for a later pass")
+            && preview.contains("quiet_period"),
+        "{preview}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&env, &["--json", "recall", "extract", "preview"])).unwrap();
+    assert_eq!(v["waiting_quiet"], 1, "{v}");
+    let run = ok(&env, &["recall", "extract", "run"]);
+    assert!(run.contains("1 session left for a later pass"), "{run}");
 }

@@ -76,6 +76,19 @@ impl ScopeArgs {
 }
 
 /// The first 12 characters of a key or fingerprint, cleaned (never a byte slice).
+/// Sessions a pass leaves for later because an agent may still be writing them: said, or a
+/// pass that read nothing of a session that just ended looks like one that found nothing.
+fn waiting_quiet(out: &mut impl Write, n: u32, left: &str) -> Result<()> {
+    if n > 0 {
+        writeln!(
+            out,
+            "{} {left} for a later pass: active within [recall.extract] quiet_period (`--session <id>` reads one now)",
+            plural(n, "session")
+        )?;
+    }
+    Ok(())
+}
+
 fn short(fp: &str) -> String {
     clean(&fp.chars().take(12).collect::<String>())
 }
@@ -172,6 +185,7 @@ pub fn run(
                 plural(p.sessions, "session"),
                 plural(p.units, "unit")
             )?;
+            waiting_quiet(out, p.waiting_quiet, "would be left")?;
             writeln!(
                 out,
                 "Characters: {}  ≈ input tokens: {}  output tokens at most: {}",
@@ -227,7 +241,15 @@ pub fn run(
                 for f in &r.failures {
                     writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
                 }
-                if r.entries > 0 {
+                waiting_quiet(out, r.waiting_quiet, "left")?;
+                if r.entries > 0 && r.staged {
+                    // Review lists served entries: these are not, yet.
+                    writeln!(
+                        out,
+                        "The new entries wait, staged, until generation {} has read every session (then they are served and reach the inbox): `cairn recall extract run` reads the rest, `cairn recall extract activate` serves what it has now.",
+                        short(&r.fingerprint)
+                    )?;
+                } else if r.entries > 0 {
                     writeln!(out, "Review the new entries with `cairn recall review`.")?;
                 }
             }

@@ -91,7 +91,9 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     sql(include_str!("git/migrations/0042_forgotten_shared.sql")),
     sql(include_str!("recall/migrations/0043_rejections.sql")),
-    sql(include_str!("archive/migrations/0044_forgotten_sessions.sql")),
+    sql(include_str!(
+        "archive/migrations/0044_forgotten_sessions.sql"
+    )),
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room

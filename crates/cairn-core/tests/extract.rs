@@ -744,20 +744,30 @@ fn a_scoped_pass_is_activated_by_hand_and_later_sessions_publish_as_they_finish(
     env.config(&fake.url(), "");
     let cairn = env.open();
     two_sessions(&env, &cairn);
-    let r = cairn
-        .recall_extract_run(
-            &RunOptions {
-                scope: RunScope {
-                    session: Some("sess-b".into()),
+    let sess_b = || {
+        cairn
+            .recall_extract_run(
+                &RunOptions {
+                    scope: RunScope {
+                        session: Some("sess-b".into()),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
-                ..Default::default()
-            },
-            &cairn_core::recall::extract::Silent,
-        )
-        .unwrap();
+                &cairn_core::recall::extract::Silent,
+            )
+            .unwrap()
+    };
+    // The first generation replaces nothing: its first pass, however narrow, is served.
+    let first = sess_b();
+    assert!(first.activated && !first.staged, "{first:?}");
+    assert_eq!(machine_entries(&cairn, Status::Accepted).len(), 2);
+    // A new generation (another reply budget) replaces the served one only once it covers
+    // every session, or by hand.
+    env.config(&fake.url(), "max_tokens = 3000");
+    let r = sess_b();
     assert_eq!((r.sessions, r.units), (1, 2));
-    assert!(!r.activated, "sess-a is not covered yet");
+    assert!(!r.activated && r.staged, "sess-a is not covered yet");
     let staged = machine_entries(&cairn, Status::Archived);
     assert_eq!(staged.len(), 2);
     // A reviewer rejects a staged entry and takes it back (Undo): staged again, not served

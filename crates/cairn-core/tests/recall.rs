@@ -1296,8 +1296,14 @@ fn merging_unions_the_evidence_removes_the_proposal_and_trusts_nothing_new() {
         5,
     );
     let err = cairn.recall_merge("kept", "fresh").unwrap_err().to_string();
-    assert!(err.contains("merge the other way, fresh into kept"), "{err}");
-    let err = cairn.recall_supersede("kept", "fresh").unwrap_err().to_string();
+    assert!(
+        err.contains("merge the other way, fresh into kept"),
+        "{err}"
+    );
+    let err = cairn
+        .recall_supersede("kept", "fresh")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("accept fresh first"), "{err}");
     assert!(cairn.recall_get("kept").unwrap().is_trusted());
     assert!(cairn.recall_merge("fresh", "kept").unwrap().is_trusted());

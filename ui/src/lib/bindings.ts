@@ -842,6 +842,8 @@ export type ExtractPreview_Deserialize = {
 	 */
 	estimated_seconds?: number | null,
 	concurrency: number,
+	/**  Sessions in scope a pass would leave for later: active within `quiet_period`. */
+	waiting_quiet: number,
 	sessions_list: ExtractSessionPreview[],
 };
 
@@ -871,6 +873,8 @@ export type ExtractPreview_Serialize = {
 	 */
 	estimated_seconds: number | null,
 	concurrency: number,
+	/**  Sessions in scope a pass would leave for later: active within `quiet_period`. */
+	waiting_quiet: number,
 	sessions_list: ExtractSessionPreview[],
 };
 
@@ -2767,6 +2771,13 @@ export type RunReport_Deserialize = {
 	calls: number,
 	usage: Usage,
 	activated: boolean,
+	/**
+	 *  The pass's generation is still building: what it wrote waits, staged, for the
+	 *  generation to cover every session (or for `activate`) before anyone is served it.
+	 */
+	staged: boolean,
+	/**  Sessions in scope left for a later pass: active within `quiet_period`. */
+	waiting_quiet: number,
 	/**  The endpoint-scoped error that stopped the pass, if one did. */
 	aborted?: string | null,
 	cancelled: boolean,
@@ -2790,6 +2801,13 @@ export type RunReport_Serialize = {
 	calls: number,
 	usage: Usage,
 	activated: boolean,
+	/**
+	 *  The pass's generation is still building: what it wrote waits, staged, for the
+	 *  generation to cover every session (or for `activate`) before anyone is served it.
+	 */
+	staged: boolean,
+	/**  Sessions in scope left for a later pass: active within `quiet_period`. */
+	waiting_quiet: number,
 	/**  The endpoint-scoped error that stopped the pass, if one did. */
 	aborted: string | null,
 	cancelled: boolean,

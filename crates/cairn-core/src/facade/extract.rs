@@ -160,7 +160,9 @@ impl Cairn {
             message: "recall.extract.model: no model is configured, so there is no generation to activate".into(),
         })?;
         let cutoff = recall::extract::ts_minus(&crate::clock::now(), settings.quiet_period_ms);
-        self.review(|c, now| recall::extract::store::activate(c, &fp, &cutoff, now))
+        self.review(&[], |c, now| {
+            recall::extract::store::activate(c, &fp, &cutoff, now)
+        })
     }
 
     /// Retire a generation (by fingerprint or a unique prefix of at least 6 characters): its
@@ -170,7 +172,9 @@ impl Cairn {
         fingerprint: &str,
         force: bool,
     ) -> Result<recall::extract::Lifecycle> {
-        self.review(|c, now| recall::extract::store::retire(c, fingerprint, force, now))
+        self.review(&[], |c, now| {
+            recall::extract::store::retire(c, fingerprint, force, now)
+        })
     }
 
     /// Check the extraction setup with real calls: `/models` and one tiny extraction.

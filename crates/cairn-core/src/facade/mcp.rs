@@ -111,7 +111,7 @@ impl Cairn {
         let out = agents::propose(&tx, proposal, who, &crate::clock::now())?;
         tx.commit().map_err(|e| db_err(&path, e))?;
         if !out.duplicate {
-            self.refresh_on_write(&mut writer.store);
+            self.refresh_on_write(&mut writer.store, &[&out.entry_id]);
         }
         Ok(out)
     }

@@ -156,14 +156,17 @@ impl Cairn {
             }
         } else {
             tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
-            self.refresh_on_write(&mut store);
+            self.refresh_on_write(&mut store, &[]);
         }
         Ok(report)
     }
 
     /// Run a review action in one transaction.
+    /// `touched`: the entries whose text it may change (their vectors are made at once, even
+    /// while an extraction pass runs; see [`Cairn::refresh_on_write`]).
     pub(crate) fn review<T>(
         &self,
+        touched: &[&str],
         f: impl FnOnce(&rusqlite::Connection, &str) -> Result<T>,
     ) -> Result<T> {
         self.writable()?;
@@ -175,7 +178,7 @@ impl Cairn {
             .map_err(|e| crate::store::db_err(&path, e))?;
         let out = f(&tx, &crate::clock::now())?;
         tx.commit().map_err(|e| crate::store::db_err(&path, e))?;
-        self.refresh_on_write(&mut store);
+        self.refresh_on_write(&mut store, touched);
         Ok(out)
     }
 
@@ -210,33 +213,33 @@ impl Cairn {
         id: &str,
         edit: Option<&recall::review::Edit>,
     ) -> Result<recall::model::Entry> {
-        self.review(|c, now| recall::review::accept(c, id, edit, now))
+        self.review(&[id], |c, now| recall::review::accept(c, id, edit, now))
     }
 
     /// Reject an entry: archived.
     pub fn recall_reject(&self, id: &str) -> Result<recall::model::Entry> {
-        self.review(|c, now| recall::review::reject(c, id, now))
+        self.review(&[], |c, now| recall::review::reject(c, id, now))
     }
 
     /// Take a rejection back: the entry is where it was before it was rejected (see
     /// [`recall::review::restore`]).
     pub fn recall_restore(&self, id: &str) -> Result<recall::model::Entry> {
-        self.review(|c, now| recall::review::restore(c, id, now))
+        self.review(&[id], |c, now| recall::review::restore(c, id, now))
     }
 
     /// Replace `old` with `new`.
     pub fn recall_supersede(&self, old: &str, new: &str) -> Result<()> {
-        self.review(|c, now| recall::review::supersede(c, old, new, now))
+        self.review(&[], |c, now| recall::review::supersede(c, old, new, now))
     }
 
     /// Merge `duplicate` into `keep`: its evidence joins `keep`, it is archived; no trust changes.
     pub fn recall_merge(&self, duplicate: &str, keep: &str) -> Result<recall::model::Entry> {
-        self.review(|c, now| recall::review::merge(c, duplicate, keep, now))
+        self.review(&[], |c, now| recall::review::merge(c, duplicate, keep, now))
     }
 
     /// Flag entries whose cited files changed in later commits; returns how many.
     pub fn recall_check_stale(&self) -> Result<u32> {
-        self.review(|c, now| {
+        self.review(&[], |c, now| {
             recall::stale::check(c, &mut git::associate::RepoCache::default(), now)
         })
     }

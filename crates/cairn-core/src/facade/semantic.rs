@@ -65,15 +65,31 @@ impl Cairn {
     /// write has succeeded either way: a failure here only leaves vector search refusing until
     /// a build, and is logged.
     ///
-    /// While an extraction pass runs, a write embeds nothing: what waits is mostly the pass's
-    /// own entries, which its refresher embeds (a review click embedded them all, on the
-    /// connection the window reads through, and waited seconds); the refresher takes the rest
-    /// when the pass ends.
-    pub(crate) fn refresh_on_write(&self, store: &mut Store) {
-        if self.extraction_running() {
+    /// While an extraction pass runs, a write embeds only the entries it `touched` (an edit's
+    /// new text): what else waits is mostly the pass's own entries, which its refresher embeds
+    /// (a review click embedded them all, on the connection the window reads through, and
+    /// waited seconds); the refresher takes the rest when the pass ends.
+    pub(crate) fn refresh_on_write(&self, store: &mut Store, touched: &[&str]) {
+        if !self.extraction_running() {
+            self.refresh_pending(store);
             return;
         }
-        self.refresh_pending(store);
+        if touched.is_empty() || !self.semantic.refreshes_on_write() {
+            return;
+        }
+        let ids: Vec<String> = touched.iter().map(|&id| id.to_owned()).collect();
+        let embedded = self.semantic.embedder().and_then(|embedder| {
+            semantic::vectors::embed_docs(
+                store.conn_mut(),
+                corpus(VectorStore::Recall),
+                &*embedder,
+                &ids,
+            )
+        });
+        match embedded {
+            Ok(_) | Err(Error::ModelMissing { .. }) => {}
+            Err(e) => tracing::warn!("refreshing recall vectors after a write failed: {e}"),
+        }
     }
 
     /// Whether an extraction pass holds this data dir's `extract.lock` (this process's or

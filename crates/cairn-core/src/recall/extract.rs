@@ -100,6 +100,8 @@ pub struct Preview {
     /// before any pass read a unit.
     pub estimated_seconds: Option<u64>,
     pub concurrency: u32,
+    /// Sessions in scope a pass would leave for later: active within `quiet_period`.
+    pub waiting_quiet: u32,
     pub sessions_list: Vec<SessionPreview>,
 }
 
@@ -147,6 +149,7 @@ pub fn preview(
         model: settings.model.clone(),
         max_window_chars: settings.max_window_chars as u32,
         concurrency: settings.concurrency as u32,
+        waiting_quiet: store::waiting_quiet(conn, fingerprint.as_deref(), scope, &quiet_cutoff)?,
         ..Default::default()
     };
     for c in cands

@@ -25,6 +25,7 @@ function preview(extra: Partial<ExtractPreview> = {}): ExtractPreview {
     max_cost: null,
     estimated_seconds: null,
     concurrency: 2,
+    waiting_quiet: 0,
     sessions_list: [],
     ...extra,
   };

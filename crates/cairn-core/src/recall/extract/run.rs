@@ -103,6 +103,11 @@ pub struct RunReport {
     pub calls: u32,
     pub usage: Usage,
     pub activated: bool,
+    /// The pass's generation is still building: what it wrote waits, staged, for the
+    /// generation to cover every session (or for `activate`) before anyone is served it.
+    pub staged: bool,
+    /// Sessions in scope left for a later pass: active within `quiet_period`.
+    pub waiting_quiet: u32,
     /// The endpoint-scoped error that stopped the pass, if one did.
     pub aborted: Option<String>,
     pub cancelled: bool,
@@ -210,12 +215,17 @@ impl Pass<'_> {
             }
             todo
         };
+        let waiting_quiet = {
+            let store = lock(self.db);
+            xstore::waiting_quiet(store.conn(), Some(&fp), &opts.scope, &quiet_cutoff)?
+        };
         self.progress.event(&Event::PassStarted {
             fingerprint: fp.clone(),
             sessions: todo.len() as u32,
         });
         let report = Mutex::new(RunReport {
             fingerprint: fp.clone(),
+            waiting_quiet,
             ..Default::default()
         });
         let abort: Mutex<Option<String>> = Mutex::new(None);
@@ -263,11 +273,16 @@ impl Pass<'_> {
             && xstore::state(&tx, &fp)? == Some(GenState::Building)
         {
             let r = xstore::readiness(&tx, &fp, &quiet_cutoff)?;
-            if r.partial == 0 && r.uncovered == 0 && r.publishable > 0 {
+            // A generation replaces the served one once it covers every session. The first
+            // one replaces nothing: what it read is served at once (Recall from the first
+            // pass, however narrow), and the sessions it has not read join as passes read them.
+            let covers = r.uncovered == 0 || !xstore::any_active(&tx)?;
+            if r.partial == 0 && covers && r.publishable > 0 {
                 xstore::activate(&tx, &fp, &quiet_cutoff, &self.now)?;
                 report.activated = true;
             }
         }
+        report.staged = xstore::state(&tx, &fp)? == Some(GenState::Building);
         xstore::log_run(
             &tx,
             &xstore::RunLog {

@@ -245,6 +245,33 @@ pub struct Candidate {
 
 /// Eligible sessions in scope, most recently active first, with their progress in
 /// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any).
+/// How many sessions in `scope` a pass leaves for later because they were active after
+/// `quiet_cutoff` (an agent may still be writing them): said, so a pass that reads nothing of a
+/// session that just ended does not look like one that found nothing.
+pub fn waiting_quiet(
+    conn: &Connection,
+    fingerprint: Option<&str>,
+    scope: &super::Scope,
+    quiet_cutoff: &str,
+) -> Result<u32> {
+    if scope.session.is_some() {
+        return Ok(0);
+    }
+    let all = candidates(conn, fingerprint, scope, None)?.len();
+    let quiet = candidates(conn, fingerprint, scope, Some(quiet_cutoff))?.len();
+    Ok(u32::try_from(all.saturating_sub(quiet)).unwrap_or(u32::MAX))
+}
+
+/// Whether some generation is active (served).
+pub fn any_active(conn: &Connection) -> Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM recall_extract_generations WHERE state = 'active')",
+        [],
+        |r| r.get(0),
+    )
+    .map_err(crate::store::err_in(conn))
+}
+
 pub fn candidates(
     conn: &Connection,
     fingerprint: Option<&str>,
