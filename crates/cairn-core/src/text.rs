@@ -340,6 +340,15 @@ pub fn single_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `text` compared as a person reads it: case and spacing aside (two proposals, or two entries
+/// of one answer, that say the same are one).
+pub fn folded(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A span back from now as a person writes one (`7d`, `2w`), in days; `None` for anything else
 /// and for more than a hundred years.
 pub fn span_days(text: &str) -> Option<i64> {

@@ -873,6 +873,28 @@ fn a_truncated_reply_splits_and_a_unit_too_big_even_split_fails_its_session() {
     let st = cairn.recall_extract_status().unwrap();
     assert_eq!(st.sessions_failed, 1);
     assert!(st.failures[0].error.contains("split"));
+    assert!(st.failures[0].error.contains("max_window_chars"));
+
+    // A reply cut off however small the transcript is: the reply's budget is what to raise.
+    fake.set_max_user_chars(None);
+    let env = Env::new();
+    env.config(&fake.url(), "max_window_chars = 8000\nmax_tokens = 16");
+    let cairn = env.open();
+    let mut tiny = Transcript::new("tiny", "/work/proj");
+    tiny.user("go");
+    env.session(&cairn, "tiny", &tiny.lines);
+    for _ in 0..4 {
+        fake.push(Reply::chat("{\"entries\": [", "length"));
+    }
+    let r = run(&cairn);
+    assert_eq!(r.failed, 1, "{r:?}");
+    assert!(
+        r.failures[0]
+            .error
+            .contains("raise [recall.extract] max_tokens"),
+        "{:?}",
+        r.failures
+    );
 }
 
 #[test]

@@ -110,17 +110,14 @@ pub(crate) fn agent_label(text: &str) -> String {
     crate::text::one_line(&redacted, 200)
 }
 
-fn fold(text: &str) -> String {
-    text.split_whitespace()
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The same proposal is the same type, title and body, whatever the case and spacing.
 fn dedupe_key(p: &Proposal, title: &str, body: &str) -> String {
     let mut h = Sha256::new();
-    for part in [p.entry_type.as_str(), &fold(title), &fold(body)] {
+    for part in [
+        p.entry_type.as_str(),
+        &crate::text::folded(title),
+        &crate::text::folded(body),
+    ] {
         h.update(part.as_bytes());
         h.update([0]);
     }

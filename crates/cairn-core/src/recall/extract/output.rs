@@ -204,15 +204,28 @@ pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
                 .as_i64()
                 .ok_or_else(|| violation(format!("{at}.evidence.{k} is not an integer")))
         };
+        let title = string(&o["title"], &format!("{at}.title"), MAX_TITLE, true)?;
+        let body = string(&o["body"], &format!("{at}.body"), MAX_BODY, true)?;
+        let trigger = string(&o["trigger"], &format!("{at}.trigger"), MAX_TRIGGER, false)?;
+        let (first, last) = (int("first")?, int("last")?);
+        // The same entry twice in one answer is one entry (a model repeats itself).
+        let said = |r: &RawEntry| {
+            r.entry_type == entry_type
+                && crate::text::folded(&r.title) == crate::text::folded(&title)
+                && crate::text::folded(&r.body) == crate::text::folded(&body)
+        };
+        if out.iter().any(said) {
+            continue;
+        }
         out.push(RawEntry {
             entry_type,
-            title: string(&o["title"], &format!("{at}.title"), MAX_TITLE, true)?,
-            body: string(&o["body"], &format!("{at}.body"), MAX_BODY, true)?,
-            trigger: string(&o["trigger"], &format!("{at}.trigger"), MAX_TRIGGER, false)?,
+            title,
+            body,
+            trigger,
             confidence,
             entities,
-            first: int("first")?,
-            last: int("last")?,
+            first,
+            last,
         });
     }
     Ok(out)
@@ -265,6 +278,16 @@ mod tests {
         format!(
             r#"{{"entries":[{{"type":"fact","title":" T ","body":"B","trigger":"","confidence":0.5,"entities":["a","a",""],"evidence":{{"first":3,"last":4}}{extra}}}]}}"#
         )
+    }
+
+    #[test]
+    fn the_same_entry_twice_in_one_answer_is_one() {
+        let one = r#"{"type":"fact","title":"Port 4000","body":"Held by X.","trigger":"","confidence":0.5,"entities":[],"evidence":{"first":0,"last":0}}"#;
+        let again = one.replace("Port 4000", "port  4000");
+        let other = one.replace("\"fact\"", "\"warning\"");
+        let e = parse(&format!(r#"{{"entries":[{one},{again},{other}]}}"#)).unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].title, "Port 4000");
     }
 
     #[test]

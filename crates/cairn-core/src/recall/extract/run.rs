@@ -499,9 +499,16 @@ impl Pass<'_> {
             Err(e) if e.scope() == crate::llm::Scope::Split => {
                 let floor = (s.max_window_chars / 8).clamp(1, 2000);
                 if text.chars().count() <= floor {
-                    return Err(LlmError::Reply(format!(
-                        "does not fit the model even split down to {floor} characters ({e})"
-                    )));
+                    // What to change: the reply's budget, or the model (its context).
+                    return Err(LlmError::Reply(match e {
+                        LlmError::Truncated => format!(
+                            "the model's reply was cut off at max_tokens ({}) even for {floor} characters of transcript: raise [recall.extract] max_tokens",
+                            s.max_tokens
+                        ),
+                        _ => format!(
+                            "does not fit the model's context even split down to {floor} characters ({e}): choose a model with a larger context, or lower [recall.extract] max_window_chars"
+                        ),
+                    }));
                 }
                 let (a, b) = split_text(text);
                 let mut out = self.distill(unit, a, ob, calls, usage)?;
