@@ -104,6 +104,8 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
     );
     assert_eq!(first["cached"], false);
     let insight = &first["insight"];
+    // CLI.md: `insight.status`.
+    assert_eq!(insight["status"], "generated");
     let id = insight["id"].as_i64().unwrap();
     assert_eq!(insight["generator"], "claude");
     assert_eq!(insight["model"], "stub-model-1");
@@ -158,6 +160,7 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
         (again["cached"].as_bool(), again["insight"]["id"].as_i64()),
         (Some(true), Some(id))
     );
+    assert_eq!(again["insight"]["status"], "cached");
     assert_eq!(prompts(&log).len(), 1);
     let forced = generate(
         &env,
@@ -172,8 +175,20 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
     let id2 = forced["insight"]["id"].as_i64().unwrap();
     assert_ne!(id2, id);
     assert_eq!(prompts(&log).len(), 2);
-    // Another template is another report.
-    generate(&env, &["--template", "weekly-summary"]);
+    // Another template is another report; asked again without --until (which resolves to
+    // the second it is asked), it is the same request over the same sessions.
+    let open = [
+        "insights",
+        "generate",
+        "--since",
+        "2020-01-01",
+        "--template",
+        "weekly-summary",
+    ];
+    assert_eq!(env.json(&open)["cached"], false);
+    assert_eq!(prompts(&log).len(), 3);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(env.json(&open)["cached"], true);
     assert_eq!(prompts(&log).len(), 3);
 
     // List, star, rename, search.

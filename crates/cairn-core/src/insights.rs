@@ -40,11 +40,29 @@ const MAX_FOCUS_CHARS: usize = 2_000;
 /// Reports longer than this are cut (with a note).
 const MAX_REPORT_BYTES: usize = 512 * 1024;
 
+/// Where a report handed back came from. A report is stored only once whole: a generation that
+/// fails stores nothing, so there is no pending or failed report to tell of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case", rename = "InsightStatus")]
+pub enum Status {
+    /// Written by the model for this request.
+    Generated,
+    /// The stored report of the same request over the same sessions, handed back.
+    Cached,
+    /// Read from the store (a list, a `get`).
+    #[default]
+    Stored,
+}
+
 /// A stored report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Insight {
     pub id: i64,
+    /// `generated` or `cached` as `generate` hands it back, `stored` as read.
+    #[serde(default)]
+    pub status: Status,
     pub title: String,
     pub template_id: String,
     /// The template's title when it is still known, else its id.
@@ -200,9 +218,26 @@ fn prepare(
             Redactor::global().outbound_text(&cut, None, home.as_deref(), &mut Vec::new())
         });
     let prompt = prompt(&template, &slice, focus.as_deref(), &material.text);
+    // A bound the request left open ("until now", "the last week") is keyed as asked, not as
+    // the instant it resolved to: the same request over the same sessions (the material's hash
+    // says which) is the same report, however many seconds later it is asked again.
+    let blank = |b: &Option<String>| b.as_deref().is_none_or(|b| b.trim().is_empty());
+    let keyed = Slice {
+        since: if blank(&req.slice.since) {
+            None
+        } else {
+            slice.since.clone()
+        },
+        until: if blank(&req.slice.until) {
+            None
+        } else {
+            slice.until.clone()
+        },
+        ..slice.clone()
+    };
     let cache_key = cache_key(
         &template,
-        &slice,
+        &keyed,
         focus.as_deref(),
         &identity,
         &material.hash,
@@ -325,6 +360,7 @@ pub fn write(plan: Plan, generator: &dyn Generator, title: Option<&str>) -> Resu
         .unwrap_or_else(|| format!("{} · {}", p.template.title, p.slice.label()));
     Ok(Insight {
         id: 0,
+        status: Status::Generated,
         title,
         template_id: p.template.id.clone(),
         template_title: p.template.title.clone(),

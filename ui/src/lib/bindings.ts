@@ -1501,6 +1501,18 @@ export type InsightProgress = {
 	phase: Phase,
 };
 
+/**
+ *  Where a report handed back came from. A report is stored only once whole: a generation that
+ *  fails stores nothing, so there is no pending or failed report to tell of.
+ */
+export type InsightStatus = 
+/**  Written by the model for this request. */
+"generated" | 
+/**  The stored report of the same request over the same sessions, handed back. */
+"cached" | 
+/**  Read from the store (a list, a `get`). */
+"stored";
+
 /**  A report in a list. */
 export type InsightSummary = InsightSummary_Serialize | InsightSummary_Deserialize;
 
@@ -1535,6 +1547,8 @@ export type InsightSummary_Serialize = {
 /**  A stored report. */
 export type Insight_Deserialize = {
 	id: number,
+	/**  `generated` or `cached` as `generate` hands it back, `stored` as read. */
+	status?: InsightStatus,
 	title: string,
 	template_id: string,
 	/**  The template's title when it is still known, else its id. */
@@ -1565,6 +1579,8 @@ export type Insight_Deserialize = {
 /**  A stored report. */
 export type Insight_Serialize = {
 	id: number,
+	/**  `generated` or `cached` as `generate` hands it back, `stored` as read. */
+	status: InsightStatus,
 	title: string,
 	template_id: string,
 	/**  The template's title when it is still known, else its id. */

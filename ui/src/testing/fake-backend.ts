@@ -432,6 +432,7 @@ export const HOSTILE_HTML =
 function fakeInsight(id: number, title: string, starred = false): Insight {
   return {
     id,
+    status: 'stored',
     title,
     template_id: 'weekly-summary',
     template_title: 'Weekly summary',

@@ -109,7 +109,10 @@ impl Cairn {
         if let Some(insight) = plan.cached.clone() {
             progress(Phase::CacheHit);
             return Ok(Generated {
-                insight,
+                insight: insights::Insight {
+                    status: insights::Status::Cached,
+                    ..insight
+                },
                 cached: true,
             });
         }
@@ -119,7 +122,10 @@ impl Cairn {
         let mut store = self.store();
         let insight = insights::save(store.conn_mut(), &self.data_dir, insight)?;
         Ok(Generated {
-            insight,
+            insight: insights::Insight {
+                status: insights::Status::Generated,
+                ..insight
+            },
             cached: false,
         })
     }

@@ -302,6 +302,7 @@ mod tests {
     fn the_markdown_export_is_inert_and_links_only_the_report_s_sessions() {
         let insight = Insight {
             id: 1,
+            status: crate::insights::Status::Stored,
             title: "Week <script>t()</script>".into(),
             template_id: "t".into(),
             template_title: "T".into(),

@@ -18,6 +18,7 @@ fn insight(r: &Row<'_>) -> rusqlite::Result<Insight> {
     let template_id: String = r.get(2)?;
     Ok(Insight {
         id: r.get(0)?,
+        status: super::Status::Stored,
         title: r.get(1)?,
         template_title: template_id.clone(),
         template_id,
