@@ -352,24 +352,44 @@ fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
         .collect();
     assert_eq!(turns, [2, 3]);
     assert_eq!(doc["left_out"]["turns_not_exported"], 5);
-    for (bad, says) in [
-        ("7..3", "ends before it starts".to_owned()),
-        ("x", "is not A..B".to_owned()),
+    // A range that is no range is a usage error (exit 2); one past the session's turns is not.
+    for (bad, code, says) in [
+        ("7..3", 2, "ends before it starts".to_owned()),
+        ("x", 2, "is not A..B".to_owned()),
         // Its hint names the session as the person can type it: its agent's id.
         (
             "40..50",
+            1,
             format!(
                 "no turn 40..50 in this session (it has 7); list its turns with `cairn show {STAGE0}`"
             ),
         ),
+        // An open end is said as typed.
+        ("40..", 1, "no turn 40.. in this session".to_owned()),
     ] {
         let out = env.run(&["export", STAGE0, "--turns", bad]);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert_eq!(out.status.code(), Some(code), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&says), "{bad}: {err}");
     }
     let out = env.run(&["export", STAGE0, "--format", "pdf"]);
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use md, html, json or atif"));
+    // --json promises one JSON document on stdout: the JSON export unless another was asked
+    // for, and Markdown or HTML asked for there is a usage error saying how to get either.
+    let out = env.run(&["--json", "export", STAGE0]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["turns"].is_array(), "{doc}");
+    let out = env.run(&["--json", "export", STAGE0, "--format", "md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output"));
+    // A folder that is not there is refused, not made.
+    let missing = env.root.path().join("no-such-folder/x.md");
+    let out = env.run(&["export", STAGE0, "-o", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no folder"));
+    assert!(!missing.parent().unwrap().exists());
     let out = env.run(&["export", "no-such-session"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
 }

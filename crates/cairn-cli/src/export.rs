@@ -18,10 +18,10 @@ pub struct ExportArgs {
     /// md, html (one self-contained page), json (Cairn's view types) or atif (an ATIF
     /// trajectory other tools read). Default: what the -o file's name ends with (`.html`,
     /// `.json`, `.atif.json`, `.md`), else md.
-    #[arg(long)]
+    #[arg(long, value_parser = session_format)]
     format: Option<String>,
     /// Only these turns: `3..7` (3 to 7), `3..`, `..7` or `5`.
-    #[arg(long)]
+    #[arg(long, value_parser = turn_range)]
     turns: Option<String>,
     /// Cut each tool output after this many bytes (default 4096; the archive keeps up to
     /// 16384 of each).
@@ -54,7 +54,7 @@ pub(crate) fn output_place(output: Option<PathBuf>) -> Result<Option<(PathBuf, O
             clean(&target.display().to_string())
         );
     }
-    Ok(Some(match target.file_name() {
+    let (dir, name) = match target.file_name() {
         Some(name) if !target.is_dir() => (
             target
                 .parent()
@@ -64,7 +64,49 @@ pub(crate) fn output_place(output: Option<PathBuf>) -> Result<Option<(PathBuf, O
             Some(name.to_string_lossy().into_owned()),
         ),
         _ => (target, None),
-    }))
+    };
+    // A folder that is not there is a typo more often than a wish: made, it hides where the
+    // export went.
+    if !dir.is_dir() {
+        bail!(
+            "there is no folder {} to write in; create it first, or name another",
+            clean(&dir.display().to_string())
+        );
+    }
+    Ok(Some((dir, name)))
+}
+
+/// clap's check of `--format` (a usage error, exit 2, for a format there is not).
+fn session_format(typed: &str) -> Result<String, String> {
+    SessionExportFormat::parse(typed)
+        .map(|f| f.name().to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// clap's check of `--turns`.
+fn turn_range(typed: &str) -> Result<String, String> {
+    TurnRange::parse(typed)
+        .map(|_| typed.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// The format of an export printed on stdout under `--json`, which promises one JSON document
+/// there: JSON unless a format was asked for (`json`, `atif`: the document itself); Markdown or
+/// HTML asked for is a usage error that says how to get either.
+pub(crate) fn for_json_stdout(
+    asked: Option<&str>,
+    json_out: bool,
+    to_file: bool,
+) -> Result<Option<String>> {
+    match asked {
+        _ if !json_out || to_file => Ok(asked.map(str::to_owned)),
+        None => Ok(Some("json".to_owned())),
+        Some(f @ ("json" | "atif")) => Ok(Some(f.to_owned())),
+        Some(f) => Err(crate::Usage(format!(
+            "--json prints one JSON document, and --format {f} is none: leave out --json to print {f}, or write it to a file with --output"
+        ))
+        .into()),
+    }
 }
 
 /// The format to write, by its name (`md`, `html`, `json`, `atif`): the one asked for, else the
@@ -90,16 +132,17 @@ pub(crate) fn format_for(asked: Option<&str>, name: Option<&str>) -> Result<Stri
 
 pub fn export(args: ExportArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
     let place = output_place(args.output)?;
+    let asked = for_json_stdout(args.format.as_deref(), json_out, place.is_some())?;
     let options = ExportOptions {
         format: SessionExportFormat::parse(&format_for(
-            args.format.as_deref(),
+            asked.as_deref(),
             place.as_ref().and_then(|(_, name)| name.as_deref()),
         )?)?,
         turns: args.turns.as_deref().map(TurnRange::parse).transpose()?,
         max_output_bytes: args.max_output.unwrap_or(0),
     };
     let Some((dir, name)) = place else {
-        // stdout is the document itself, also under --json (CLI.md).
+        // stdout is the document itself (CLI.md): under --json, a JSON one.
         let export = cairn.export_session(&args.session, &options)?;
         out.write_all(export.text.as_bytes())?;
         if !export.left_out.redactions.is_empty() || export.left_out.outputs_cut > 0 {

@@ -81,8 +81,9 @@ pub enum InsightsCommand {
     Export {
         /// The report's number, as `cairn insights list` shows it.
         id: i64,
-        /// md, html or json. Default: what the -o file's name ends with, else md.
-        #[arg(long)]
+        /// md, html or json. Default: what the -o file's name ends with, else md (json under
+        /// --json without -o).
+        #[arg(long, value_parser = report_format)]
         format: Option<String>,
         /// The file to write (default, and `-o -`: stdout; `-o .` picks a name in the current
         /// directory). An existing file is never replaced: the export goes beside it as
@@ -255,6 +256,8 @@ pub fn run(
         }
         InsightsCommand::Export { id, format, output } => {
             let place = crate::export::output_place(output)?;
+            let format =
+                crate::export::for_json_stdout(format.as_deref(), json_out, place.is_some())?;
             let named = crate::export::format_for(
                 format.as_deref(),
                 place.as_ref().and_then(|(_, name)| name.as_deref()),
@@ -323,6 +326,13 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// clap's check of a report's `--format` (a usage error, exit 2, for a format there is not).
+fn report_format(typed: &str) -> Result<String, String> {
+    ExportFormat::parse(typed)
+        .map(|_| typed.trim().to_ascii_lowercase())
+        .map_err(|e| e.to_string())
 }
 
 fn done(out: &mut impl Write, json_out: bool, id: i64, what: &str) -> Result<()> {

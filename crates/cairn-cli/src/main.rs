@@ -498,10 +498,28 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             print_error(&error_report(&err), json);
-            ExitCode::from(1)
+            // CLI.md: 2 for a usage error, clap's or one a command finds itself.
+            if err.chain().any(|c| c.is::<Usage>()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
+
+/// A command line the command itself refuses (arguments that are fine alone but not together):
+/// a usage error, exit code 2, as clap's are.
+#[derive(Debug)]
+pub(crate) struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
 
 /// A failure as every front door tells it: the whole chain of context as the message, the kind
 /// and the fix of the core error behind it. The CLI's own refusals (a missing `--yes`, a target

@@ -320,10 +320,14 @@ impl Document {
             turns.push(ExportTurn { turn, records });
         }
         if options.turns.is_some() && turns.is_empty() {
+            // An open end (`99..`) is said as typed, not as the largest number there is.
+            let asked = if range.to == u32::MAX {
+                format!("{}..", range.from)
+            } else {
+                format!("{}..{}", range.from, range.to)
+            };
             return Err(Error::NotFound(format!(
-                "no turn {}..{} in this session (it has {total}); list its turns with `cairn show {}`",
-                range.from,
-                range.to,
+                "no turn {asked} in this session (it has {total}); list its turns with `cairn show {}`",
                 archive::session_handle(conn, session).map_err(db)?
             )));
         }
