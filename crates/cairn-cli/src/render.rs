@@ -182,10 +182,14 @@ pub(crate) fn when(typed: &str) -> Result<String, String> {
     Err("not a date: write YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span back from now such as `7d` or `2w`".to_owned())
 }
 
-/// A full timestamp, shown only when it is RFC 3339 (then it is plain ASCII).
-fn time(ts: Option<&str>) -> &str {
-    ts.filter(|t| cairn_core::text::parse_rfc3339(t).is_some())
-        .unwrap_or("unknown")
+/// To the second, on the person's clock as every other time the CLI prints (a turn's records
+/// printed UTC beside a session header on local time).
+fn time(ts: Option<&str>) -> String {
+    ts.and_then(cairn_core::text::parse_rfc3339)
+        .map_or_else(
+            || "unknown".to_owned(),
+            |at| zone().to_datetime(at).strftime("%Y-%m-%d %H:%M:%S").to_string(),
+        )
 }
 
 pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
@@ -1474,7 +1478,9 @@ pub fn embeddings_status(
             "{:<9} {state:<6} {}, {pending} pending, built {}",
             st.store.as_str(),
             plural(st.vectors, "vector"),
-            st.built_at.as_deref().map_or("never", |t| time(Some(t)))
+            st.built_at
+                .as_deref()
+                .map_or_else(|| "never".to_owned(), |t| time(Some(t)))
         )?;
         if !st.fresh {
             writeln!(out, "          refresh: {}", clean(&st.build_command))?;
