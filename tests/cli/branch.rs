@@ -625,15 +625,26 @@ fn show_lists_turns_and_a_turns_records_by_key_or_index() {
     insta::assert_snapshot!("show_timeline_human", human);
     // A turn's records are on the person's clock, as the session's header is.
     let in_tokyo = |args: &[&str]| {
-        let out = env.command().env("TZ", "Asia/Tokyo").args(args).output().unwrap();
+        let out = env
+            .command()
+            .env("TZ", "Asia/Tokyo")
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
     let header = in_tokyo(&["show", "s-show"]);
     let records = in_tokyo(&["show", "s-show", "--turn", "1"]);
     let clock = regex::Regex::new(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}").unwrap();
     let first = |s: &str| clock.find(s).map(|m| m.as_str().to_owned());
-    assert!(first(&records).is_some() && !records.contains("Z "), "{records}");
-    assert!(header.contains(&first(&records).unwrap()[..13]), "{header}\n{records}");
+    assert!(
+        first(&records).is_some() && !records.contains("Z "),
+        "{records}"
+    );
+    assert!(
+        header.contains(&first(&records).unwrap()[..13]),
+        "{header}\n{records}"
+    );
     let human = normalise_times(&env.ok(&["show", "s-show", "--turn", "1"]));
     insta::assert_snapshot!("show_turn_human", human);
     assert!(!human.contains("left out"), "the whole turn shown: {human}");

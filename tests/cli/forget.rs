@@ -158,7 +158,10 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert_eq!(done["retained_files_deleted"], 1);
     assert_eq!(done["removed"]["recall_evidence"], 2);
     assert_eq!(done["removed"]["sessions"].as_array().unwrap().len(), 1);
-    assert!(done["db_bytes_after"].as_f64().unwrap() > 0.0);
+    assert!(
+        done["db_bytes_after"].as_u64().unwrap() > 0,
+        "a count: {done}"
+    );
     assert_eq!(
         files_containing(&env.data(), MARKER.as_bytes()),
         Vec::<String>::new(),
@@ -302,6 +305,19 @@ fn forget_needs_a_selector_and_refuses_bad_dates() {
     assert!(dry.status.success(), "{dry:?}");
     let dry: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
     assert_eq!(dry["would_remove"], plan["would_remove"]);
+    // The counts CLI.md names for forget's JSON, as a forget done has them.
+    assert_eq!(
+        (
+            dry["dry_run"].as_bool(),
+            dry["sessions"].as_u64(),
+            dry["records"].as_u64()
+        ),
+        (
+            Some(true),
+            Some(plan["would_remove"]["sessions"].as_array().unwrap().len() as u64),
+            plan["would_remove"]["records"].as_u64()
+        )
+    );
     assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), before);
     let text = env.run(&["forget", "--project", "no-such-project", "--dry-run"]);
     assert!(text.status.success());

@@ -181,9 +181,19 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         allow_reimport: args.allow_reimport,
     };
     let plan = cairn.forget_preview(&req)?;
+    // What a dry run (or a forget waiting for --yes) would remove, with the counts CLI.md
+    // names for forget's JSON at the top, as a forget done has them.
+    let would = |plan: &ForgetPlan| {
+        serde_json::json!({
+            "dry_run": true,
+            "sessions": plan.sessions.len(),
+            "records": plan.records,
+            "would_remove": plan,
+        })
+    };
     if args.dry_run {
         if json_out {
-            render::json(out, &serde_json::json!({"would_remove": plan}))?;
+            render::json(out, &would(&plan))?;
         } else if plan.sessions.is_empty() {
             writeln!(out, "No session matches: nothing to forget.")?;
         } else {
@@ -210,7 +220,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
     if !args.yes {
         if json_out || !std::io::stdin().is_terminal() {
             if json_out {
-                render::json(out, &serde_json::json!({"would_remove": plan}))?;
+                render::json(out, &would(&plan))?;
             } else {
                 describe(out, &plan, "Would forget")?;
             }

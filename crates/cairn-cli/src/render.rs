@@ -185,11 +185,15 @@ pub(crate) fn when(typed: &str) -> Result<String, String> {
 /// To the second, on the person's clock as every other time the CLI prints (a turn's records
 /// printed UTC beside a session header on local time).
 fn time(ts: Option<&str>) -> String {
-    ts.and_then(cairn_core::text::parse_rfc3339)
-        .map_or_else(
-            || "unknown".to_owned(),
-            |at| zone().to_datetime(at).strftime("%Y-%m-%d %H:%M:%S").to_string(),
-        )
+    ts.and_then(cairn_core::text::parse_rfc3339).map_or_else(
+        || "unknown".to_owned(),
+        |at| {
+            zone()
+                .to_datetime(at)
+                .strftime("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        },
+    )
 }
 
 pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
@@ -215,7 +219,7 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
         plural(r.sessions_added, "new session"),
         r.sessions_updated,
         plural(r.records_added, "record"),
-        r.bytes_read / 1_000_000.0
+        r.bytes_read as f64 / 1_000_000.0
     )?;
     if !r.warnings.is_empty() {
         writeln!(out, "{}:", plural(r.warnings.len() as u64, "warning"))?;

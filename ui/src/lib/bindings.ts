@@ -1205,7 +1205,10 @@ export type Forgotten_Deserialize = {
 	removed: ForgetPlan_Deserialize,
 	/**  Retained copy files deleted (including any a killed forget left behind). */
 	retained_files_deleted: number,
-	/**  The database file's size before and after (freed pages are zeroed, then vacuumed). */
+	/**
+	 *  The database file's size before and after (freed pages are zeroed, then vacuumed): a
+	 *  count, so JSON says `1847296`, not `1847296.0` (a number in TypeScript, exact below 2^53).
+	 */
 	db_bytes_before: number | null,
 	db_bytes_after: number | null,
 };
@@ -1216,7 +1219,10 @@ export type Forgotten_Serialize = {
 	removed: ForgetPlan_Serialize,
 	/**  Retained copy files deleted (including any a killed forget left behind). */
 	retained_files_deleted: number,
-	/**  The database file's size before and after (freed pages are zeroed, then vacuumed). */
+	/**
+	 *  The database file's size before and after (freed pages are zeroed, then vacuumed): a
+	 *  count, so JSON says `1847296`, not `1847296.0` (a number in TypeScript, exact below 2^53).
+	 */
 	db_bytes_before: number | null,
 	db_bytes_after: number | null,
 };
@@ -3610,6 +3616,7 @@ export type SyncReport_Deserialize = {
 	records_added: number,
 	/**  Keyed records whose content changed in place (an agent rewrote a message). */
 	records_updated: number,
+	/**  A count (a number in TypeScript, exact below 2^53). */
 	bytes_read: number | null,
 	warnings: Warning_Deserialize[],
 	/**  The agents that delete their own transcripts, as the sync left them (a sync only). */
@@ -3637,6 +3644,7 @@ export type SyncReport_Serialize = {
 	records_added: number,
 	/**  Keyed records whose content changed in place (an agent rewrote a message). */
 	records_updated: number,
+	/**  A count (a number in TypeScript, exact below 2^53). */
 	bytes_read: number | null,
 	warnings: Warning_Serialize[],
 	/**  The agents that delete their own transcripts, as the sync left them (a sync only). */

@@ -120,7 +120,9 @@ pub struct SyncReport {
     pub records_added: u32,
     /// Keyed records whose content changed in place (an agent rewrote a message).
     pub records_updated: u32,
-    pub bytes_read: f64,
+    /// A count (a number in TypeScript, exact below 2^53).
+    #[cfg_attr(feature = "specta", specta(type = f64))]
+    pub bytes_read: u64,
     pub warnings: Vec<Warning>,
     /// The agents that delete their own transcripts, as the sync left them (a sync only).
     pub retention: Vec<crate::archive::retention::RetentionCheck>,
@@ -420,7 +422,7 @@ impl Tally {
             }
             self.report.records_added += records_added;
             self.report.records_updated += records_updated;
-            self.report.bytes_read += bytes as f64;
+            self.report.bytes_read += bytes;
             self.report.warnings.extend(new_warnings);
             if session_created {
                 self.added.insert(session_key);

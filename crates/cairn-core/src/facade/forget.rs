@@ -91,9 +91,12 @@ pub struct Forgotten {
     pub removed: ForgetPlan,
     /// Retained copy files deleted (including any a killed forget left behind).
     pub retained_files_deleted: u32,
-    /// The database file's size before and after (freed pages are zeroed, then vacuumed).
-    pub db_bytes_before: f64,
-    pub db_bytes_after: f64,
+    /// The database file's size before and after (freed pages are zeroed, then vacuumed): a
+    /// count, so JSON says `1847296`, not `1847296.0` (a number in TypeScript, exact below 2^53).
+    #[cfg_attr(feature = "specta", specta(type = f64))]
+    pub db_bytes_before: u64,
+    #[cfg_attr(feature = "specta", specta(type = f64))]
+    pub db_bytes_after: u64,
 }
 
 /// How many of the sessions keyed `keys` a team push sent (none in a build without the team
@@ -251,7 +254,7 @@ impl Cairn {
             .map(|s| s.session_key.as_str())
             .collect();
         let db_path = self.data_dir.join(crate::store::DB_FILE);
-        let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64);
+        let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
         let db_bytes_before = size(&db_path);
         let mut store = self.store();
         let sel = self.forget_selector(&store, req)?;
