@@ -345,8 +345,19 @@ fn uninstalling_a_hook_that_is_not_there_changes_nothing() {
     let r = env.json(&["hooks", "uninstall", "--agent", "codex"]);
     assert_eq!(r["changed"], false, "{r}");
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed);
-    let usage = env.run(&["hooks", "uninstall", "--agent", "gemini"]);
-    assert!(!usage.status.success());
+    // An agent Cairn has no hook for is a usage error naming those it has.
+    for verb in ["install", "uninstall"] {
+        let usage = env.run(&["hooks", verb, "--agent", "gemini"]);
+        assert_eq!(usage.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&usage.stderr).contains("[possible values: claude, codex]"),
+            "{usage:?}"
+        );
+    }
+    let usage = env.run(&["mcp", "install", "--agent", "pi"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let usage = env.run(&["hook", "--agent", "atif"]);
+    assert_eq!(usage.status.code(), Some(2));
 }
 
 /// Installed for an archive that is not at the default place, the hook names it: run as the

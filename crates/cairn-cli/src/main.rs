@@ -94,6 +94,49 @@ impl From<AgentArg> for Agent {
     }
 }
 
+/// An `--agent` that takes only the agents a command can act for: clap refuses the others
+/// (exit 2) and `--help` lists only these (it offered all 28 where two have hooks).
+macro_rules! agent_subset {
+    ($(#[$doc:meta])* $name:ident = $list:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub(crate) struct $name(pub(crate) Agent);
+
+        impl ValueEnum for $name {
+            fn value_variants<'a>() -> &'a [Self] {
+                static VARIANTS: std::sync::LazyLock<Vec<$name>> =
+                    std::sync::LazyLock::new(|| $list.into_iter().map($name).collect());
+                &VARIANTS
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(self.0.as_str()))
+            }
+        }
+
+        impl From<$name> for Agent {
+            fn from(a: $name) -> Agent {
+                a.0
+            }
+        }
+    };
+}
+
+agent_subset! {
+    /// `--agent` of `hooks` and `skills`: the agents Cairn installs its hook and skill for.
+    HookedAgentArg = cairn_core::hooks::HOOKED
+}
+
+agent_subset! {
+    /// `--agent` of `mcp install|uninstall`: the agents whose MCP config Cairn knows.
+    McpAgentArg = cairn_core::hooks::mcp_config::MCP_AGENTS
+}
+
+agent_subset! {
+    /// `--agent` of `hook`: an agent whose transcripts Cairn reads (not `atif`, a trajectory's).
+    ReadAgentArg = Agent::ALL
+}
+
 /// `--mode`: how a search or Recall query ranks (the core's `Mode`).
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum ModeArg {
@@ -131,7 +174,7 @@ enum Command {
     /// when the archive is missing or broken).
     Hook {
         #[arg(long, value_enum)]
-        agent: Option<AgentArg>,
+        agent: Option<ReadAgentArg>,
     },
     /// Manage the agents' capture hooks.
     Hooks {
@@ -428,7 +471,7 @@ enum HooksCommand {
     /// is accepted).
     Install {
         #[arg(long, value_enum)]
-        agent: AgentArg,
+        agent: HookedAgentArg,
         /// Capture only: no brief at session start (takes Cairn's session-start hook off).
         #[arg(long)]
         no_memory: bool,
@@ -441,7 +484,7 @@ enum HooksCommand {
     /// already captured stay in the archive, and `cairn sync` still reads new ones.
     Uninstall {
         #[arg(long, value_enum)]
-        agent: AgentArg,
+        agent: HookedAgentArg,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
@@ -455,7 +498,7 @@ enum SkillsCommand {
     Install {
         /// Which agents (default: Claude Code and Codex, the agents Cairn has a skill for).
         #[arg(long, value_enum)]
-        agent: Vec<AgentArg>,
+        agent: Vec<HookedAgentArg>,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,
@@ -465,7 +508,7 @@ enum SkillsCommand {
     Uninstall {
         /// Which agents (default: Claude Code and Codex).
         #[arg(long, value_enum)]
-        agent: Vec<AgentArg>,
+        agent: Vec<HookedAgentArg>,
         /// Show the change without writing it.
         #[arg(long)]
         dry_run: bool,

@@ -10,7 +10,7 @@ use cairn_core::archive::Agent;
 use cairn_core::hooks::mcp_config::McpInstall;
 use clap::Subcommand;
 
-use crate::AgentArg;
+use crate::McpAgentArg;
 use crate::render::{self, clean};
 
 #[derive(Subcommand)]
@@ -27,7 +27,7 @@ pub enum McpCommand {
     /// nothing else in the file, follows its symlink, keeps its mode.
     Install {
         #[arg(long, value_enum)]
-        agent: AgentArg,
+        agent: McpAgentArg,
         /// The project config of the repository of -C instead of the user's.
         #[arg(long)]
         project: bool,
@@ -39,7 +39,7 @@ pub enum McpCommand {
     /// byte (a server list left empty goes; a file left empty is removed).
     Uninstall {
         #[arg(long, value_enum)]
-        agent: AgentArg,
+        agent: McpAgentArg,
         /// The project config of the repository of -C instead of the user's.
         #[arg(long)]
         project: bool,
