@@ -162,7 +162,7 @@ fn a_persons_link_and_unlink_survive_hooks_syncs_and_full_relinks() {
     assert_eq!(shown["corrections"][0]["action"], "unlink");
     let human = env.ok(&["show", "s-work"]);
     assert!(
-        human.contains("not related to ref:refs/heads/feature: unlinked by"),
+        human.contains("not related to branch feature: unlinked by"),
         "{human}"
     );
 
@@ -171,8 +171,7 @@ fn a_persons_link_and_unlink_survive_hooks_syncs_and_full_relinks() {
     let said = env.ok(&["link", "s-work", "--to", "feature"]);
     // Named as the person named it, never by its internal key.
     assert!(
-        said.starts_with("Linked session s-work to ref:refs/heads/feature")
-            && !said.contains("sha256-"),
+        said.starts_with("Linked session s-work to branch feature") && !said.contains("sha256-"),
         "{said}"
     );
     force_rebuild(&env);

@@ -121,7 +121,23 @@ fn query_reports_scores_evidence_and_a_query_id() {
     }
     assert!(first["scores"]["bm25f"].as_f64().unwrap() > 0.0);
     let ev = &first["evidence"][0];
-    assert!(ev["session_key"].as_str().unwrap().starts_with("sha256-"));
+    let key = ev["session_key"].as_str().unwrap();
+    assert!(key.starts_with("sha256-"));
+    // Human output names the session as a person types it back; its key only under --keys.
+    let query = [
+        "recall",
+        "query",
+        "why won't the phoenix server start?",
+        "--evidence",
+    ];
+    let human = env.ok(&query);
+    assert!(
+        human.contains(&format!("evidence {SMALL}:0-3")) && !human.contains("sha256-"),
+        "{human}"
+    );
+    let mut keyed = vec!["--keys"];
+    keyed.extend_from_slice(&query);
+    assert!(env.ok(&keyed).contains(&format!("evidence {key}:0-3")));
     assert_eq!(
         (ev["ordinal_start"].as_u64(), ev["ordinal_end"].as_u64()),
         (Some(0), Some(3))

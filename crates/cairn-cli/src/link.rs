@@ -55,7 +55,7 @@ pub fn run(
 
 fn human(out: &mut impl Write, named: &str, c: &LinkCorrection) -> Result<()> {
     let session = format!("session {}", clean(named.trim()));
-    let target = clean(&c.target_key);
+    let target = clean(&cairn_core::git::targets::label(&c.target_key));
     match c.action {
         CorrectionAction::Link => {
             writeln!(out, "Linked {session} to {target} (evidence: person).")?;

@@ -1199,7 +1199,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Recall { command } => {
             let cairn = open_archive(g)?;
-            if !recall::run(command, &cairn, g.json, &g.dir, out)? {
+            if !recall::run(command, &cairn, g.json, g.keys, &g.dir, out)? {
                 out.flush()?;
                 return Ok(ExitCode::from(1));
             }

@@ -246,9 +246,11 @@ pub fn run(
     cmd: RecallCommand,
     cairn: &Cairn,
     json_out: bool,
+    keys: bool,
     dir: &std::path::Path,
     out: &mut impl Write,
 ) -> Result<bool> {
+    let names = Names { cairn, keys };
     match cmd {
         RecallCommand::Extract { command } => {
             return crate::extract::run(command, cairn, json_out, out);
@@ -326,7 +328,7 @@ pub fn run(
                 let detail = Detail { scores, evidence };
                 render::json(out, &QueryDocument::of(&resp, detail, summary))?;
             } else {
-                render_results(out, &resp, scores, evidence)?;
+                render_results(out, &resp, scores, evidence, &names)?;
                 if resp.results.is_empty() {
                     where_entries_come_from(out, cairn, resp.trusted_only)?;
                 }
@@ -425,7 +427,7 @@ pub fn run(
                         writeln!(
                             out,
                             "  evidence {}:{}-{}  {}",
-                            clean(&v.session_key),
+                            names.session(&v.session_key),
                             v.ordinal_start,
                             v.ordinal_end,
                             snippet(&v.snippet)
@@ -467,7 +469,7 @@ pub fn run(
             if json_out {
                 render::json(out, &json!({ "proposal": p }))?;
             } else {
-                render_proposal(out, &p)?;
+                render_proposal(out, &p, &names)?;
             }
         }
         RecallCommand::Review {
@@ -624,7 +626,11 @@ fn said(change: &ReviewChange) -> String {
 const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID (--restore ID takes it back), --supersede OLD --with NEW, --merge DUP --into KEEP.";
 
 /// One inbox entry for review: the entry, why, its evidence quoted, near-duplicates.
-fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Proposal) -> Result<()> {
+fn render_proposal(
+    out: &mut impl Write,
+    p: &cairn_core::recall::proposal::Proposal,
+    names: &Names,
+) -> Result<()> {
     render_entry(out, &p.entry)?;
     writeln!(out, "    {}", snippet(&p.entry.body))?;
     writeln!(out, "Why:")?;
@@ -650,7 +656,7 @@ fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Propo
         writeln!(
             out,
             "    session {}{title}, records {}-{}",
-            clean(&ev.session_key),
+            names.session(&ev.session_key),
             ev.ordinal_start,
             ev.ordinal_end
         )?;
@@ -701,6 +707,27 @@ fn render_proposal(out: &mut impl Write, p: &cairn_core::recall::proposal::Propo
     writeln!(out)?;
     writeln!(out, "{ACT}")?;
     Ok(())
+}
+
+/// How human output names a session evidence cites: as a person types it back (its agent's id,
+/// see `Cairn::session_handle`), its internal key only under `--keys` (CLI.md).
+struct Names<'a> {
+    cairn: &'a Cairn,
+    keys: bool,
+}
+
+impl Names<'_> {
+    fn session(&self, key: &str) -> String {
+        if self.keys {
+            return clean(key);
+        }
+        clean(
+            &self
+                .cairn
+                .session_handle(key)
+                .unwrap_or_else(|_| key.to_owned()),
+        )
+    }
 }
 
 /// A ranked listing without recording (the facade records queries only).
@@ -786,6 +813,7 @@ fn render_results(
     resp: &QueryResponse,
     scores: bool,
     evidence: bool,
+    names: &Names,
 ) -> Result<()> {
     writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
     crate::render::vectors_pending(out, VectorStore::Recall, resp.vectors_pending, resp.mode)?;
@@ -843,7 +871,7 @@ fn render_results(
                 writeln!(
                     out,
                     "    evidence {}:{}-{}{tool}  {}",
-                    clean(&v.session_key),
+                    names.session(&v.session_key),
                     v.ordinal_start,
                     v.ordinal_end,
                     snippet(&v.snippet)

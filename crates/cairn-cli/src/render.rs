@@ -874,11 +874,18 @@ pub fn timeline(
     }
     // One line per target: its strongest link (the core lists a person's first).
     let mut seen = std::collections::BTreeSet::new();
+    let target = |key: &str| {
+        if keys {
+            clean(key)
+        } else {
+            clean(&cairn_core::git::targets::label(key))
+        }
+    };
     for l in v.links.iter().filter(|l| seen.insert(&l.target_key)) {
         writeln!(
             out,
             "related to {} ({}, {:.2}): {}",
-            clean(&l.target_key),
+            target(&l.target_key),
             l.evidence.as_str(),
             l.confidence,
             line(&l.reason, 120)
@@ -892,7 +899,7 @@ pub fn timeline(
         writeln!(
             out,
             "not related to {}: {}",
-            clean(&c.target_key),
+            target(&c.target_key),
             line(&c.sentence(), 120)
         )?;
     }

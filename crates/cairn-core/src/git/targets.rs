@@ -139,6 +139,37 @@ pub fn pr_head_branch(key: &str) -> Option<String> {
     branch.starts_with("ref:").then(|| branch.to_owned())
 }
 
+/// A target key as a person names the target (`branch main`, `review #12 (main)`, `change
+/// abc`, `commit 1a2b3c4d5e6f`): what human output shows, and what `cairn skim` takes back
+/// (its kind, then its value). A key of no kind Cairn knows is shown as it is.
+pub fn label(key: &str) -> String {
+    if let Some(branch) = key.strip_prefix("ref:refs/heads/") {
+        return format!("branch {branch}");
+    }
+    if let Some(pr) = key.strip_prefix("pull-request:") {
+        return match pr.rsplit_once('#') {
+            Some((branch, n)) => match branch.strip_prefix("ref:refs/heads/") {
+                Some(b) => format!("review #{n} ({b})"),
+                None => format!("review #{n}"),
+            },
+            None => format!("review {pr}"),
+        };
+    }
+    if let Some(id) = key.strip_prefix("gitbutler-review:") {
+        return format!("review {id}");
+    }
+    if let Some(id) = key.strip_prefix("gitbutler-change:") {
+        return format!("change {id}");
+    }
+    if let Some(sha) = key.strip_prefix("commit:") {
+        return format!("commit {}", sha.get(..12).unwrap_or(sha));
+    }
+    if let Some(r) = key.strip_prefix("ref:") {
+        return format!("branch {r}");
+    }
+    key.to_owned()
+}
+
 /// A target key longer than this is refused (a branch name rarely passes 100).
 pub const TARGET_MAX_CHARS: usize = 256;
 
@@ -286,6 +317,21 @@ pub fn checked_out(repo: &super::repo::Repo) -> Result<Target> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_key_is_labelled_as_a_person_names_the_target() {
+        for (key, want) in [
+            ("ref:refs/heads/feature/x", "branch feature/x"),
+            ("pull-request:ref:refs/heads/main#12", "review #12 (main)"),
+            ("pull-request:#42", "review #42"),
+            ("gitbutler-review:r1", "review r1"),
+            ("gitbutler-change:abc", "change abc"),
+            ("commit:1a2b3c4d5e6f7a8b9c0d", "commit 1a2b3c4d5e6f"),
+            ("something-else", "something-else"),
+        ] {
+            assert_eq!(label(key), want, "{key}");
+        }
+    }
     use super::*;
 
     /// `cairn link --to` refuses what names no target a repository could have: an invisible
