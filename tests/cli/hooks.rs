@@ -523,3 +523,37 @@ fn doctor_warns_of_a_missing_hook_only_for_an_agent_used_here() {
     let claude = hook("claude", "disabled in config.toml");
     assert_eq!(claude, ("ok".to_owned(), true));
 }
+
+/// A settings file its owner made read-only is left as it is (the edit is a rename, which
+/// the folder allows whatever the file's mode): refused, naming the file and the way on.
+#[cfg(unix)]
+#[test]
+fn a_read_only_settings_file_is_refused_not_replaced() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let env = Env::new();
+    for (args, file) in [
+        (
+            &["hooks", "install", "--agent", "claude"][..],
+            ".claude/settings.json",
+        ),
+        (&["mcp", "install", "--agent", "claude"][..], ".claude.json"),
+    ] {
+        let path = env.home().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\"model\": \"opus\"}\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(file) && err.contains("read-only") && err.contains("chmod u+w"),
+            "{err}"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"model\": \"opus\"}\n"
+        );
+    }
+}

@@ -528,6 +528,7 @@ fn unified_diff(path: &Path, before: &str, after: &str) -> String {
 /// with the owner's mode. The backup, or `None` when the file changed since it was read (the
 /// caller reads it again, [`unraced`]; nothing is written).
 fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<PathBuf>>> {
+    not_protected(path)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::Write {
             path: dir.to_owned(),
@@ -552,6 +553,34 @@ fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<Pa
         }
     })?;
     Ok(Some(backup))
+}
+
+/// Refuse to edit a file its owner made read-only (`chmod a-w`): a person saying "leave this
+/// as it is". The edit replaces the file by a rename, which its folder allows whatever the
+/// file's own mode, so without this check a protected file was replaced all the same.
+fn not_protected(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.is_file()
+            && meta.permissions().mode() & 0o200 == 0
+        {
+            return Err(Error::Invalid(format!(
+                "{} is read-only (mode {:o}), so Cairn leaves it as it is; make it writable (chmod u+w), then run the command again, or make the change by hand",
+                path.display(),
+                meta.permissions().mode() & 0o777
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(Error::Invalid(format!(
+            "{} is read-only, so Cairn leaves it as it is; make it writable, then run the command again, or make the change by hand",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Keep `text` (the settings before an install) in a new file beside `path`,

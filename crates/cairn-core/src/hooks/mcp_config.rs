@@ -350,6 +350,7 @@ fn change_once(
     }
     let mut backup = None;
     if let Some(after) = after.as_deref().filter(|_| !dry_run) {
+        super::not_protected(&path)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::Write {
                 path: dir.to_owned(),
