@@ -557,3 +557,31 @@ fn a_read_only_settings_file_is_refused_not_replaced() {
         );
     }
 }
+
+/// Codex runs hooks only with its feature on: an install it cannot turn on (a config that is
+/// not TOML, the feature switched off) puts the hook in place but fails, saying why once.
+#[test]
+fn a_codex_hook_that_will_not_run_fails_the_install() {
+    let env = Env::new();
+    let config = env.home().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    for (text, says) in [
+        ("model = \"gpt-5\"\n[features\nx=1\n", "is not valid TOML"),
+        ("[features]\ncodex_hooks = false\n", "switched off"),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = env.run(&["hooks", "install", "--agent", "codex"]);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("will not run it") && err.contains(says),
+            "{err}"
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(!said.contains(says), "said twice: {said}");
+        // The config is the person's to mend: left as it was.
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
+    }
+    std::fs::write(&config, "model = \"gpt-5\"\n").unwrap();
+    env.ok(&["hooks", "install", "--agent", "codex"]);
+}

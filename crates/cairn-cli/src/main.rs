@@ -831,6 +831,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 render::hook_install(out, &result, !no_memory)?;
             }
+            // Installed, but the agent will not run it: the install did not do what it is for.
+            if let Some(why) = &result.not_running {
+                out.flush()?;
+                bail!("the hook is in place, but {agent} will not run it: {why}");
+            }
         }
         Command::Hooks {
             command: HooksCommand::Uninstall { agent, dry_run },

@@ -44,6 +44,9 @@ pub struct HookInstall {
     pub memory: HookChange,
     /// Things the person still has to do.
     pub notes: Vec<String>,
+    /// Why the agent will not run the hook as it stands (Codex's config unreadable, its
+    /// `codex_hooks` feature off); none when it will. Not said of a dry run.
+    pub not_running: Option<String>,
 }
 
 /// What an install does to one of Cairn's hooks in the settings.
@@ -310,6 +313,12 @@ pub fn install(
             done.changed |= !change.diff.is_empty();
             done.diff.push_str(&change.diff);
         }
+        if !dry_run {
+            done.not_running = codex_feature::not_running(&config);
+            // Said once, as why the hook will not run.
+            let why = done.not_running.clone();
+            done.notes.retain(|n| Some(n) != why.as_ref());
+        }
     }
     Ok(done)
 }
@@ -508,6 +517,7 @@ fn settle(
         capture,
         memory,
         notes: Vec::new(),
+        not_running: None,
     }))
 }
 

@@ -1384,6 +1384,11 @@ export type HookInstall_Deserialize = {
 	memory: HookChange,
 	/**  Things the person still has to do. */
 	notes: string[],
+	/**
+	 *  Why the agent will not run the hook as it stands (Codex's config unreadable, its
+	 *  `codex_hooks` feature off); none when it will. Not said of a dry run.
+	 */
+	not_running?: string | null,
 };
 
 /**  What an install did (or, with `dry_run`, would do). */
@@ -1401,6 +1406,11 @@ export type HookInstall_Serialize = {
 	memory: HookChange,
 	/**  Things the person still has to do. */
 	notes: string[],
+	/**
+	 *  Why the agent will not run the hook as it stands (Codex's config unreadable, its
+	 *  `codex_hooks` feature off); none when it will. Not said of a dry run.
+	 */
+	not_running: string | null,
 };
 
 /**  Whether an agent's settings already run Cairn's hook. */

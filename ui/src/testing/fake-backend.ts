@@ -725,9 +725,9 @@ export function fakeBackend(options: FakeOptions = {}) {
           cli_problem: null,
         };
       case 'install_hook':
-        return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', capture: 'added', memory: 'added', notes: [] };
+        return { agent: args.agent, changed: true, path: '/home/dev/.claude/settings.json', backup: args.dryRun ? null : '/home/dev/.claude/settings.json.bak', dry_run: args.dryRun, diff: '+ "hooks": {…}', capture: 'added', memory: 'added', notes: [], not_running: null };
       case 'uninstall_hook':
-        return { agent: args.agent, changed: true, path: '/home/dev/.codex/hooks.json', backup: args.dryRun ? null : '/home/dev/.codex/hooks.json.bak', dry_run: args.dryRun, diff: '- "Stop": […]', capture: 'removed', memory: 'removed', notes: [] };
+        return { agent: args.agent, changed: true, path: '/home/dev/.codex/hooks.json', backup: args.dryRun ? null : '/home/dev/.codex/hooks.json.bak', dry_run: args.dryRun, diff: '- "Stop": […]', capture: 'removed', memory: 'removed', notes: [], not_running: null };
       case 'mcp_overview':
         return [
           { agent: 'claude', path: '/home/dev/.claude.json', installed: false, command: null, data_dir: null, other_archive: false, problem: null },
