@@ -273,6 +273,35 @@ fn errors_are_one_line_with_exit_code_1_and_usage_errors_exit_2() {
     let out = env.run(&["hook"]);
     // No stdin (null) is empty input, which is not JSON.
     assert_eq!(out.status.code(), Some(1));
+    // JSON of another shape is said too, not taken for a payload with nothing to capture.
+    for (payload, says) in [
+        ("[1]", "not a JSON object"),
+        (
+            "{\"transcript_path\": 5}",
+            "`transcript_path` is not a string",
+        ),
+        ("{\"cwd\": []}", "`cwd` is not a string"),
+    ] {
+        let mut child = env
+            .command()
+            .arg("hook")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{payload}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{payload}"
+        );
+    }
 
     let out = env.run(&["search", "\"unbalanced"]);
     assert_eq!(out.status.code(), Some(1));

@@ -26,6 +26,23 @@ impl HookInput {
     pub fn parse(input: &str) -> Result<HookInput> {
         let payload: Value = serde_json::from_str(input)
             .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+        // Read as a payload what is one; anything else is said, not taken for "nothing to
+        // capture" (a hook wired to the wrong command, a payload of another shape).
+        let Some(fields) = payload.as_object() else {
+            return Err(Error::Invalid(
+                "failed to parse agent hook input: it is not a JSON object".into(),
+            ));
+        };
+        for name in ["transcript_path", "cwd"] {
+            if fields
+                .get(name)
+                .is_some_and(|v| !v.is_string() && !v.is_null())
+            {
+                return Err(Error::Invalid(format!(
+                    "failed to parse agent hook input: `{name}` is not a string"
+                )));
+            }
+        }
         let names_transcript = payload
             .get("transcript_path")
             .and_then(Value::as_str)
