@@ -94,6 +94,25 @@ fn run_starts_the_agent_in_the_sessions_folder_with_the_id_as_one_argument() {
         ran,
         format!("{}\n[--resume]\n[s-resume-1]\n", repo.display())
     );
+    // The agent resumes from its transcript: once it is gone (the agent cleaned it up), there
+    // is no command to offer, and --run says why instead of starting an agent that fails.
+    std::fs::remove_file(env.claude().join("-repo/s-resume-1.jsonl")).unwrap();
+    let v = env.json(&["resume", "s-resume-1"]);
+    assert!(
+        v["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("s-resume-1.jsonl") && p.contains("is gone")),
+        "{v}"
+    );
+    std::fs::remove_file(&log).unwrap();
+    let out = env
+        .command()
+        .env("PATH", &path)
+        .args(["resume", "s-resume-1", "--run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!log.exists(), "the agent was started");
 }
 
 #[test]

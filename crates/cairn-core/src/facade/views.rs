@@ -64,7 +64,15 @@ impl Cairn {
     /// The command that continues session `key_or_id` in its agent, in its folder, and what
     /// stands in its way (`cairn resume`, the session page's "Resume" line).
     pub fn resume_command(&self, key_or_id: &str) -> Result<views::resume::ResumeCommand> {
-        Ok(views::resume::resume_command(&self.session(key_or_id)?))
+        let detail = self.session(key_or_id)?;
+        let mut command = views::resume::resume_command(&detail);
+        if command.runnable() {
+            let store = self.store();
+            let files = crate::archive::store::main_source_paths(store.conn(), &detail.session_key)
+                .map_err(|e| store.err(e))?;
+            command.problem = views::resume::transcript_gone(&detail, &files);
+        }
+        Ok(command)
     }
 
     pub(crate) fn session_row(&self, store: &Store, key_or_id: &str) -> Result<i64> {

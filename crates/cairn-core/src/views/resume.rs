@@ -122,6 +122,28 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
     }
 }
 
+/// Why the agent cannot resume `s` though it has a command for it: the transcript it resumes
+/// from, among `files` (where the session was read from), is gone from this machine (the
+/// agent cleaned it up, or it moved). None while one of them is there, or when Cairn read
+/// none (then it cannot tell).
+pub fn transcript_gone(s: &SessionDetail, files: &[String]) -> Option<String> {
+    // A database's session is named `<file>#<session>`-like by some sources: its file counts.
+    let there = |f: &String| {
+        let p = std::path::Path::new(f);
+        p.exists()
+            || f.rsplit_once('#')
+                .is_some_and(|(file, _)| std::path::Path::new(file).exists())
+    };
+    if files.is_empty() || files.iter().any(there) {
+        return None;
+    }
+    Some(format!(
+        "its transcript, {}, is gone from this machine (the agent cleaned it up, or it moved), so {} has nothing to resume; what Cairn kept of it is in `cairn show` and `cairn export`",
+        crate::text::one_line(&files[0], 200),
+        s.agent
+    ))
+}
+
 /// Why no command resumes `s`, and what to do instead; none when its agent has a command.
 fn no_command(s: &SessionDetail) -> Option<String> {
     let place = match s.cwd.as_deref().filter(|c| !c.is_empty()) {
