@@ -130,10 +130,14 @@ pub fn scan_with(
     let mut found = Vec::new();
     let mut branches_seen: BTreeSet<String> = BTreeSet::new();
     for r in records {
+        // A name no repository could have (control sequences, invisible characters: what a
+        // hostile transcript writes) is no branch to link to: shown cleaned, `feat<ESC>]0;x`
+        // would read as the real branch `feat`.
         if let Some(b) = r
             .git_branch
             .as_deref()
             .filter(|b| !b.is_empty() && *b != "HEAD")
+            .filter(|b| super::targets::Target::branch(b).check().is_ok())
             && branches_seen.insert(b.to_owned())
         {
             found.push(Found::BranchRecorded {
@@ -245,6 +249,28 @@ pub fn scan_with(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_recorded_branch_no_repository_could_have_is_not_found() {
+        let record = |branch: &str| EvidenceRecord {
+            git_branch: Some(branch.to_owned()),
+            kind: "message".into(),
+            ..EvidenceRecord::default()
+        };
+        let found = scan(&[
+            record("feat\u{1b}]0;TITLE\u{7}\u{1b}[41m\u{202e}"),
+            record("br\u{200b}zw"),
+            record("feature/ok"),
+        ]);
+        let branches: Vec<&str> = found
+            .iter()
+            .filter_map(|f| match f {
+                Found::BranchRecorded { branch, .. } => Some(branch.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(branches, ["feature/ok"]);
+    }
     use super::*;
 
     fn call(ordinal: i64, id: &str, command: &str) -> EvidenceRecord {
