@@ -585,3 +585,19 @@ fn a_codex_hook_that_will_not_run_fails_the_install() {
     std::fs::write(&config, "model = \"gpt-5\"\n").unwrap();
     env.ok(&["hooks", "install", "--agent", "codex"]);
 }
+
+#[test]
+fn a_settings_file_with_a_byte_order_mark_is_named_for_it() {
+    let env = Env::new();
+    let path = env.home().join(".claude/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "\u{feff}{\"model\": \"opus\"}\n").unwrap();
+    let out = env.run(&["hooks", "install", "--agent", "claude"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("byte-order mark"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "\u{feff}{\"model\": \"opus\"}\n"
+    );
+}

@@ -1161,9 +1161,10 @@ mod tests {
         let r = install_codex(false);
         assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
         assert!(
-            r.notes.iter().any(|n| n.contains("switched off")),
-            "{:?}",
-            r.notes
+            r.not_running
+                .as_deref()
+                .is_some_and(|w| w.contains("switched off")),
+            "{r:?}"
         );
         let s = status(Agent::Codex, home.path(), None);
         assert!(s.installed && s.not_running.is_some_and(|w| w.contains("switched off")));
@@ -1204,9 +1205,10 @@ mod tests {
         assert!(status(Agent::Codex, home.path(), None).installed);
         assert_eq!(std::fs::read_to_string(&config).unwrap(), odd);
         assert!(
-            r.notes.iter().any(|n| n.contains("is not a table")),
-            "{:?}",
-            r.notes
+            r.not_running
+                .as_deref()
+                .is_some_and(|w| w.contains("is not a table")),
+            "{r:?}"
         );
     }
 }

@@ -66,6 +66,14 @@ pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text
     if text.trim().is_empty() {
         return Ok(None);
     }
+    // Invisible in an editor, and no JSON reader the agents use takes it: named, or the person
+    // looks for a fault at "line 1 column 1" that they cannot see.
+    if text.starts_with('\u{feff}') {
+        return Err(Error::Invalid(format!(
+            "{} starts with a byte-order mark (U+FEFF), which JSON does not allow; save it without one (UTF-8 without BOM), then run the command again",
+            path.display()
+        )));
+    }
     let root = json_text::parse(text).map_err(|e| {
         // serde_json's message says where (line and column) the file stops being JSON.
         let why = serde_json::from_str::<serde::de::IgnoredAny>(text)
