@@ -104,9 +104,14 @@ fn read_settings(path: &Path) -> Result<Option<serde_json::Value>, String> {
             MAX_SETTINGS_BYTES / 1024
         ));
     }
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| format!("{} is not valid JSON ({e})", shown(path)))
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        // serde_json reads `1e400` as JSON it cannot hold, not as bad JSON.
+        if e.to_string().starts_with("number out of range") {
+            format!("{} holds a number too large to read ({e})", shown(path))
+        } else {
+            format!("{} is not valid JSON ({e})", shown(path))
+        }
+    })
 }
 
 fn shown(path: &Path) -> String {
@@ -343,15 +348,20 @@ pub fn warning(checks: &[RetentionCheck]) -> Option<String> {
     }
     let files: u32 = at_risk.iter().map(|c| c.expiring).sum();
     let whose: Vec<&str> = at_risk.iter().map(|c| agent_name(c.agent)).collect();
-    let first = at_risk
-        .iter()
-        .filter_map(|c| c.soonest.as_deref())
-        .min()
-        .and_then(|t| t.get(..10))
-        .unwrap_or("soon");
+    let soonest = at_risk.iter().filter_map(|c| c.soonest.as_deref()).min();
+    // A deletion whose day has come (cleanupPeriodDays 0, or a week the agent did not start
+    // in) happens when the agent next starts: a date in the past would read as a mistake.
+    let now = crate::clock::now();
+    let first = match soonest {
+        Some(t) if t <= now.as_str() => {
+            "some are due already: gone when the agent next starts".to_owned()
+        }
+        Some(t) => format!("the first on {}", t.get(..10).unwrap_or(t)),
+        None => "the first soon".to_owned(),
+    };
     let agents: Vec<Agent> = at_risk.iter().map(|c| c.agent).collect();
     Some(format!(
-        "{files} transcript file{} Cairn has not captured will be deleted by {} within 7 days (the first on {first}); capture them now: {}",
+        "{files} transcript file{} Cairn has not captured will be deleted by {} within 7 days ({first}); capture them now: {}",
         if files == 1 { "" } else { "s" },
         whose.join(" and "),
         command(&agents)
@@ -570,6 +580,11 @@ mod tests {
         assert_eq!(c.command, "cairn sync --agent claude");
         let line = warning(&[c]).unwrap();
         assert!(line.starts_with("3 transcript files Cairn has not captured will be deleted by Claude Code within 7 days"), "{line}");
+        // One is past its day: said as due, not as a date gone by.
+        assert!(
+            line.contains("(some are due already: gone when the agent next starts)"),
+            "{line}"
+        );
         assert!(
             line.ends_with("capture them now: cairn sync --agent claude"),
             "{line}"
