@@ -789,15 +789,22 @@ fn retention_warns_of_uncaptured_transcripts_that_expire_within_a_week() {
 fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
     let env = Env::new().with_fixtures();
     env.ok(&["sync"]);
+    let said = env.ok(&["sessions", "--branch", "refs/heads/no-such-branch"]);
+    assert!(
+        said.starts_with("No session matches these filters"),
+        "{said}"
+    );
+    // A limit of 0 would show nothing and say nothing matched: a usage error, wherever a
+    // list shows what it finds.
     for args in [
-        &["sessions", "--branch", "refs/heads/no-such-branch"][..],
-        &["sessions", "--limit", "0"],
+        &["sessions", "--limit", "0"][..],
+        &["search", "phoenix", "--limit", "0"],
+        &["skim", "--limit", "0"],
+        &["show", "55604662-cf2a-4331-851a-ec234028f8ca", "--limit", "0"],
     ] {
-        let said = env.ok(args);
-        assert!(
-            said.starts_with("No session matches these filters"),
-            "{args:?}: {said}"
-        );
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("0 is not in 1.."), "{args:?}");
     }
     // A branch written as `link --to` takes it finds what its name finds, here and in search.
     let named = env.json(&["sessions", "--branch", "spotter-4te"]);

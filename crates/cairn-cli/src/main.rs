@@ -137,6 +137,13 @@ agent_subset! {
     ReadAgentArg = Agent::ALL
 }
 
+/// A `--limit` of a list that shows what it finds: 0 would show nothing and say nothing was
+/// found ("No matches.") while there were matches, so it is a usage error. (Recall's filters
+/// read 0 as "all", as AgentsView's do, and say so in their help.)
+fn at_least_one() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..)
+}
+
 /// `--mode`: how a search or Recall query ranks (the core's `Mode`).
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum ModeArg {
@@ -195,7 +202,7 @@ enum Command {
         #[arg(long)]
         branch: Option<String>,
         /// At most this many sessions, the most recently active.
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one())]
         limit: Option<u32>,
     },
     /// Search what agents and people wrote and ran: full text (default), or by meaning over
@@ -206,7 +213,7 @@ enum Command {
         /// close enough to it, a cosine of at least 0.2 with the built-in model).
         query: String,
         /// At most this many hits.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = at_least_one())]
         limit: u32,
         /// How to match: words (lexical), meaning (vector) or both (hybrid).
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
@@ -250,7 +257,7 @@ enum Command {
         /// description; with --write-notes, a range <from>..<to> or one commit.
         target: String,
         /// At most this many sessions.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = at_least_one())]
         limit: u32,
         /// How a description is searched.
         #[arg(long, value_enum, default_value_t = ModeArg::Lexical)]
@@ -303,7 +310,7 @@ enum Command {
         #[arg(long)]
         include_weak: bool,
         /// At most this many sessions (the most recently active).
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one())]
         limit: Option<u32>,
         /// Only this agent's sessions.
         #[arg(long, value_enum)]
@@ -416,7 +423,7 @@ enum Command {
         #[arg(long)]
         turn: Option<String>,
         /// How many turns or records (the most recent).
-        #[arg(long, default_value_t = cairn_core::views::show::DEFAULT_LIMIT)]
+        #[arg(long, default_value_t = cairn_core::views::show::DEFAULT_LIMIT, value_parser = at_least_one())]
         limit: u32,
     },
 }
