@@ -236,6 +236,8 @@ impl Repo {
             let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
             let why = if dir.is_dir() {
                 "no git repository found here; use -C to choose a repository"
+            } else if dir.exists() {
+                "a file, not a folder; use -C to choose a repository"
             } else {
                 "no such folder; use -C to choose a repository"
             };
@@ -1111,6 +1113,11 @@ mod tests {
             msg.contains(&*missing.to_string_lossy()) && msg.contains("no such folder"),
             "{msg}"
         );
+        // A file given for the folder is said to be one.
+        let file = inside.join("notes.txt");
+        std::fs::write(&file, "x").unwrap();
+        let msg = Repo::discover(&file).err().unwrap().to_string();
+        assert!(msg.contains("a file, not a folder"), "{msg}");
         // A relative folder is named from where the command ran.
         let here = std::env::current_dir().unwrap();
         let msg = Repo::discover(Path::new("no-such-folder-here"))
