@@ -451,8 +451,12 @@ fn search_until_a_day_includes_it_and_a_backwards_range_is_refused() {
         "--until",
         "2026-03-01",
     ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("swap them"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--since 2026-03-02 is not before --until 2026-03-01"),
+        "{out:?}"
+    );
     // A day is a day on the person's clock, the one hits are listed on: fourteen hours east,
     // the hit's day is the one its listed time says.
     let at: jiff::Timestamp = hit["timestamp"].as_str().unwrap().parse().unwrap();
@@ -800,11 +804,19 @@ fn sessions_filtered_to_nothing_say_the_filters_match_nothing() {
         &["sessions", "--limit", "0"][..],
         &["search", "phoenix", "--limit", "0"],
         &["skim", "--limit", "0"],
-        &["show", "55604662-cf2a-4331-851a-ec234028f8ca", "--limit", "0"],
+        &[
+            "show",
+            "55604662-cf2a-4331-851a-ec234028f8ca",
+            "--limit",
+            "0",
+        ],
     ] {
         let out = env.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("0 is not in 1.."), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("0 is not in 1.."),
+            "{args:?}"
+        );
     }
     // A branch written as `link --to` takes it finds what its name finds, here and in search.
     let named = env.json(&["sessions", "--branch", "spotter-4te"]);

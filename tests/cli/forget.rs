@@ -126,7 +126,7 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
         listed.contains(&format!("remember {MARKER} please")),
         "{listed}"
     );
-    assert!(!listed.contains("(untitled)"), "{listed}");
+    assert!(!listed.contains("(no prompt)"), "{listed}");
     assert!(
         listed.contains("3 records") || listed.contains("4 records"),
         "{listed}"

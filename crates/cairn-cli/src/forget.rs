@@ -53,7 +53,7 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             render::short_time(s.started_at.as_deref()),
             clean(&s.agent),
             clean(&cairn_core::text::one_line(
-                s.title.as_deref().unwrap_or("(untitled)"),
+                s.title.as_deref().unwrap_or("(no prompt)"),
                 70
             )),
         )?;

@@ -456,7 +456,7 @@ enum EmbeddingsCommand {
     /// when the local model is used; session turns only here).
     Build {
         /// recall, sessions or all.
-        #[arg(long, default_value = "all")]
+        #[arg(long, default_value = "all", value_parser = ["recall", "sessions", "all"])]
         store: String,
         /// Drop every vector of the store and embed everything again.
         #[arg(long)]
@@ -982,6 +982,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
             until,
             sessions,
         } => {
+            let (from, to) = (
+                render::local_day(since.clone(), false),
+                render::local_day(until.clone(), true),
+            );
+            // Said as typed: the core sees the end of the --until day (the next day's start),
+            // and 'since 2026-02-12T00:00Z is not before until 2026-02-12T00:00Z' read wrong.
+            let at = |t: &Option<String>| t.as_deref().and_then(cairn_core::text::parse_rfc3339);
+            if let (Some(a), Some(b)) = (at(&from), at(&to))
+                && a >= b
+            {
+                return Err(Usage(format!(
+                    "--since {} is not before --until {}: nothing could match; swap them",
+                    render::clean(since.as_deref().unwrap_or_default()),
+                    render::clean(until.as_deref().unwrap_or_default())
+                ))
+                .into());
+            }
             let cairn = open_archive(g)?;
             let q = SearchQuery {
                 text: query,
@@ -989,8 +1006,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 branch,
                 project,
                 // Days on the clock the hits are listed on.
-                since: render::local_day(since, false),
-                until: render::local_day(until, true),
+                since: from,
+                until: to,
                 limit: Some(limit),
                 mode: mode.into(),
             };

@@ -172,7 +172,7 @@ fn import_rejects_host_fields_and_skips_non_keepers() {
             .message
             .clone()
     };
-    assert!(bad("type", json!("rumour")).contains("unknown entrytype"));
+    assert!(bad("type", json!("rumour")).contains("unknown entry type"));
     assert!(bad("scope", json!("galaxy")).contains("unknown scope"));
     assert!(bad("confidence", json!(1.5)).contains("between 0 and 1"));
     assert!(bad("session_id", json!("no-such-session")).contains("not in the archive"));

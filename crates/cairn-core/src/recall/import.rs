@@ -55,10 +55,8 @@ pub fn read_file(path: &std::path::Path) -> Result<String> {
             "{n} bytes or more is more than the {} MiB a Recall import may have",
             MAX_IMPORT_BYTES / (1024 * 1024)
         )),
-        Unread::Missing => Error::Read {
-            path: path.to_owned(),
-            source: std::io::ErrorKind::NotFound.into(),
-        },
+        // An io error made from a kind alone says "entity not found".
+        Unread::Missing => refuse("no such file".to_owned()),
         Unread::Io(source) => Error::Read {
             path: path.to_owned(),
             source,

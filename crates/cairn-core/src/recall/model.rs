@@ -29,7 +29,7 @@ macro_rules! string_enum {
                     $($text => Ok($name::$variant),)+
                     other => Err(Error::Invalid(format!(
                         "unknown {} {other:?}; expected one of: {}",
-                        stringify!($name).to_lowercase(),
+                        words(stringify!($name)),
                         [$($text),+].join(", ")
                     ))),
                 }
@@ -49,6 +49,18 @@ macro_rules! string_enum {
             }
         }
     };
+}
+
+/// A type's name as words: `EntryType` → `entry type` (what an error calls the field).
+fn words(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 string_enum!(
