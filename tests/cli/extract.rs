@@ -799,4 +799,20 @@ fn a_session_that_just_ended_is_said_to_wait_for_the_quiet_period() {
     assert_eq!(v["waiting_quiet"], 1, "{v}");
     let run = ok(&env, &["recall", "extract", "run"]);
     assert!(run.contains("1 session left for a later pass"), "{run}");
+    // Named by a shortened key, as show reads one, the session is read now.
+    let sessions: serde_json::Value =
+        serde_json::from_str(&ok(&env, &["--json", "sessions"])).unwrap();
+    let key = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_id"] == "fresh-one")
+        .and_then(|s| s["session_key"].as_str())
+        .unwrap()
+        .to_owned();
+    let preview = ok(
+        &env,
+        &["recall", "extract", "preview", "--session", &key[..12]],
+    );
+    assert!(preview.contains("Would read: 1 session"), "{preview}");
 }

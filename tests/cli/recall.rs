@@ -138,6 +138,15 @@ fn query_reports_scores_evidence_and_a_query_id() {
     let mut keyed = vec!["--keys"];
     keyed.extend_from_slice(&query);
     assert!(env.ok(&keyed).contains(&format!("evidence {key}:0-3")));
+    // A shortened key names its session here as in show and export.
+    let short = &key[..13];
+    let listed = env.json(&["recall", "list", "--source-session-id", short]);
+    assert!(
+        listed
+            .as_array()
+            .is_some_and(|l| l.iter().any(|e| e["id"] == "p1")),
+        "{listed}"
+    );
     assert_eq!(
         (ev["ordinal_start"].as_u64(), ev["ordinal_end"].as_u64()),
         (Some(0), Some(3))

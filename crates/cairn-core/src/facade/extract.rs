@@ -64,7 +64,33 @@ impl Cairn {
     ) -> Result<recall::extract::Preview> {
         let settings = self.extract_settings()?;
         let store = self.store();
-        recall::extract::preview(store.conn(), &settings, scope, &crate::clock::now())
+        let scope = self.named_session(&store, scope)?;
+        recall::extract::preview(store.conn(), &settings, &scope, &crate::clock::now())
+    }
+
+    /// `scope` with its session named by its key, however a person named it (a unique start
+    /// of the key, the agent's id), as every other command reads a session; as it was when it
+    /// names none the archive holds (the pass says so in its own words).
+    fn named_session(
+        &self,
+        store: &crate::archive::store::Store,
+        scope: &recall::extract::Scope,
+    ) -> Result<recall::extract::Scope> {
+        let mut scope = scope.clone();
+        if let Some(named) = scope
+            .session
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            && let Some(row) =
+                crate::views::session::resolve(store.conn(), named).map_err(|e| store.err(e))?
+        {
+            let key = crate::archive::store::session_head(store.conn(), row)
+                .map_err(|e| store.err(e))?
+                .key;
+            scope.session = Some(key);
+        }
+        Ok(scope)
     }
 
     /// One extraction pass over the sessions in scope (see [`recall::extract::run`]). One pass
@@ -83,6 +109,10 @@ impl Cairn {
     ) -> Result<recall::extract::RunReport> {
         self.writable()?;
         opts.scope.validate()?;
+        let opts = &recall::extract::RunOptions {
+            scope: self.named_session(&self.store(), &opts.scope)?,
+            cancel: opts.cancel.clone(),
+        };
         let config = self.config_now()?;
         let settings = config.recall.extract.resolve(&self.config_path())?;
         let generator = self.extract_generator(&settings, &config)?;

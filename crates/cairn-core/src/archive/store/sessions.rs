@@ -797,11 +797,18 @@ pub fn session_places(
     Ok(out)
 }
 
-/// The row id of the session with this key or agent session id (every match).
+/// The row id of the session with this key or agent session id (every match), else of the one
+/// session a shortened key names.
 pub fn sessions_named(conn: &Connection, key_or_id: &str) -> rusqlite::Result<Vec<i64>> {
-    conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1 OR session_id = ?1")?
+    let named: Vec<i64> = conn
+        .prepare_cached("SELECT id FROM sessions WHERE session_key = ?1 OR session_id = ?1")?
         .query_map([key_or_id], |r| r.get(0))?
-        .collect()
+        .collect::<rusqlite::Result<_>>()?;
+    if !named.is_empty() {
+        return Ok(named);
+    }
+    // A shortened key, as `show` and every other command reads one.
+    Ok(resolve_session(conn, key_or_id)?.into_iter().collect())
 }
 
 /// The key of the session with row id `session` and the agent lists badge it as (an imported
