@@ -370,6 +370,16 @@ fn doctor_probes_the_server() {
     );
     assert_eq!(fake.chats().len(), 1);
     assert!(fake.chats()[0].user().contains("port 4173"));
+    assert!(!out.contains("Extraction is off"), "{out}");
+    // Working, but switched off: said here rather than when `run` refuses.
+    let text = std::fs::read_to_string(env.data().join("config.toml")).unwrap();
+    config(&env, &text.replace("enabled = true", "enabled = false"));
+    let off = ok(&env, &["recall", "extract", "doctor"]);
+    assert!(
+        off.contains("Extraction is off") && off.contains("enabled = true"),
+        "{off}"
+    );
+    config(&env, &text);
     fake.fail_after(
         0,
         Some(Reply::json(401, serde_json::json!({"error": "nope"}))),

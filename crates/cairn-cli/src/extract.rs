@@ -461,7 +461,21 @@ pub fn doctor(
     } else {
         write_detected(out, &generators)?;
         match (&d, &problem) {
-            (Some(d), _) => write_doctor(out, d)?,
+            (Some(d), _) => {
+                write_doctor(out, d)?;
+                // Checked and working, yet `run` would refuse: said here, not at the run.
+                let off = cairn
+                    .ok()
+                    .and_then(|c| c.extract_settings().ok())
+                    .is_some_and(|s| !s.enabled);
+                if off {
+                    writeln!(
+                        out,
+                        "\nExtraction is off: `cairn recall extract run` refuses until `enabled = true` is set under [recall.extract] in {} (a pass sends redacted transcript text to this generator).",
+                        clean(&config_path.display().to_string())
+                    )?;
+                }
+            }
             (None, Some(e)) => {
                 writeln!(
                     out,
@@ -478,7 +492,7 @@ pub fn doctor(
             }
             (None, None) => writeln!(
                 out,
-                "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}",
+                "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}, for example:\n\n  [recall.extract]\n  enabled = true\n  generator = \"claude\"          # an agent CLI on PATH; or, for a model server:\n  # model = \"qwen2.5-coder\"\n  # [recall.extract.servers.local]\n  # endpoint = \"http://127.0.0.1:11434/v1\"",
                 clean(&config_path.display().to_string())
             )?,
         }

@@ -374,7 +374,11 @@ pub fn run(
                         "(no reviewed entries match; {} unreviewed do — review them with `cairn recall review`, or add --include-unreviewed)",
                         resp.untrusted_matches
                     )?,
-                    None => writeln!(out, "(no relevant entries)")?,
+                    None => {
+                        writeln!(out, "(no relevant entries)")?;
+                        // An empty Recall says where entries come from, as query and list do.
+                        where_entries_come_from(out, cairn, resp.trusted_only)?;
+                    }
                 }
             }
         }

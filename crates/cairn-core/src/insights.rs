@@ -305,8 +305,15 @@ pub fn plan(
     let db = |e| crate::store::db_err(&data_dir.join(crate::store::DB_FILE), e);
     let p = prepare(conn, data_dir, req, identity, max_chars, now)?;
     if p.material.session_keys.is_empty() {
+        // The branch filter is the one that surprises: `sessions --branch` lists the sessions
+        // that recorded a branch; a report reads those linked to it by their work.
+        let branch = if p.slice.branch.is_some() {
+            " (--branch counts the sessions linked to the branch by a commit, an edit or a person, not those that only recorded it or ran while it was checked out)"
+        } else {
+            ""
+        };
         return Err(Error::Invalid(format!(
-            "no sessions in the slice ({}): widen --since/--until or drop a filter",
+            "no sessions in the slice ({}): widen --since/--until or drop a filter{branch}",
             p.slice.label()
         )));
     }
