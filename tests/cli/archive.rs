@@ -1238,3 +1238,43 @@ fn doctor_names_the_team_archive_set_up_and_warns_about_a_broken_one() {
         "{team}"
     );
 }
+
+/// CLI.md: doctor checks endpoints. From config.toml only (it contacts no server): where each
+/// one is, whether it is this machine, and whether its key variable is set here.
+#[test]
+fn doctor_names_each_configured_endpoint_without_contacting_it() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.data()).unwrap();
+    std::fs::write(
+        env.data().join("config.toml"),
+        "[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [recall.extract]\nmodel = \"x\"\n[recall.extract.servers.far]\n\
+         endpoint = \"https://models.example.invalid/v1\"\napi_key_env = \"CAIRN_TEST_UNSET_KEY_VAR\"\n",
+    )
+    .unwrap();
+    let doctor = env.json(&["doctor"]);
+    let check = |name: &str| {
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no check {name}: {doctor}"))
+    };
+    let local = check("endpoint insights");
+    assert_eq!(local["status"], "ok");
+    assert!(
+        local["detail"]
+            .as_str()
+            .unwrap()
+            .contains("on this machine")
+    );
+    let far = check("endpoint recall.extract.servers.far");
+    assert_eq!(far["status"], "warn");
+    let detail = far["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("another machine") && detail.contains("$CAIRN_TEST_UNSET_KEY_VAR"),
+        "{detail}"
+    );
+}

@@ -152,6 +152,73 @@ pub(crate) fn environment_checks(
 
 /// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
 /// transcripts within seven days (with the command that captures them) or its setting is off.
+/// The model servers `config.toml` names (extraction's, insights', an embeddings endpoint):
+/// each one's address as it may be shown, whether it is this machine's, and whether the key
+/// variable it names is set here. Read from the file only: doctor contacts no server
+/// (`cairn recall extract doctor` tries extraction's with real calls). None when none is set.
+pub(crate) fn endpoint_checks(config: &crate::config::Config) -> Vec<Check> {
+    let mut named: Vec<(String, &str, &str)> = config
+        .recall
+        .extract
+        .servers
+        .iter()
+        .map(|(name, s)| {
+            (
+                format!("recall.extract.servers.{name}"),
+                s.endpoint.as_str(),
+                s.api_key_env.as_str(),
+            )
+        })
+        .collect();
+    if let Some(url) = &config.insights.endpoint {
+        let key = config.insights.api_key_env.as_deref().unwrap_or_default();
+        named.push(("insights".into(), url, key));
+    }
+    if config.embeddings.provider == crate::config::EmbeddingsProvider::Endpoint
+        && let Some(url) = &config.embeddings.endpoint
+    {
+        let key = config.embeddings.api_key_env.as_deref().unwrap_or_default();
+        named.push(("embeddings".into(), url, key));
+    }
+    named
+        .into_iter()
+        .map(|(section, url, key_var)| {
+            let name = format!("endpoint {section}");
+            let endpoint = match crate::llm::Endpoint::parse(url) {
+                Ok(e) => e,
+                Err(why) => {
+                    return check(
+                        name,
+                        Status::Fail,
+                        format!("[{section}] endpoint is not usable: {why}; correct it in config.toml"),
+                    );
+                }
+            };
+            let place = if endpoint.is_loopback() {
+                "on this machine"
+            } else {
+                "another machine: redacted text is sent there"
+            };
+            let shown = endpoint.redacted();
+            match key_var {
+                "" => check(name, Status::Ok, format!("{shown} ({place}), no API key")),
+                var if std::env::var_os(var).is_some_and(|v| !v.is_empty()) => check(
+                    name,
+                    Status::Ok,
+                    format!("{shown} ({place}), the API key from ${var}"),
+                ),
+                var => check(
+                    name,
+                    Status::Warn,
+                    format!(
+                        "{shown} ({place}): the API key variable ${var} is not set here; export it in the environment that runs Cairn"
+                    ),
+                ),
+            }
+        })
+        .collect()
+}
+
 pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> Check {
     let name = format!("{} retention", c.agent);
     let who = crate::archive::retention::agent_name(c.agent);

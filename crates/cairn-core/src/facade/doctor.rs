@@ -75,6 +75,7 @@ impl Cairn {
             dirs::home_dir().as_deref(),
             self.data_dir_elsewhere().as_deref(),
         ));
+        checks.extend(doctor::endpoint_checks(&self.config));
         checks.extend(self.retention().iter().map(doctor::retention_check));
         #[cfg(feature = "team")]
         checks.extend(self.team_doctor());
