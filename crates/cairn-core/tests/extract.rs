@@ -1081,6 +1081,21 @@ fn the_client_follows_the_retry_ladder() {
         !err.contains(&key()) && err.contains("bad key [REDACTED:api-key] for"),
         "{err}"
     );
+    // Quoted with JSON escapes (Go's encoder writes `&` as \u0026): scrubbed once decoded.
+    fake.clear();
+    let escaped = key().replace('-', "\\u002d");
+    fake.push(Reply {
+        body: format!(r#"{{"error": {{"message": "bad key {escaped}"}}}}"#),
+        ..Reply::json(401, json!({}))
+    });
+    let err = c.chat(&chat_req(), &ob).unwrap_err().to_string();
+    assert!(!err.contains(&key()), "{err}");
+    // A model's answer is the server's to word: a key's text in it (a placeholder key such
+    // as `ollama` is an ordinary word) is parsed as sent, not edited.
+    fake.clear();
+    fake.push(Reply::chat(&format!("run {} locally", key()), "stop"));
+    let reply = c.chat(&chat_req(), &ob).unwrap();
+    assert_eq!(reply.content, format!("run {} locally", key()));
     // Never retried: 501, 401, an ordinary 400, a malformed-schema 200.
     for (status, body) in [
         (501, json!({})),

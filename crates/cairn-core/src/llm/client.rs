@@ -473,7 +473,6 @@ impl Client {
             }
         };
         if (200..300).contains(&status) {
-            let body = self.without_key(body);
             return match serde_json::from_slice::<Value>(&body) {
                 Ok(v) => read(&v),
                 Err(_) => Attempt::Retry(
@@ -484,12 +483,11 @@ impl Client {
                 ),
             };
         }
-        let body = self.without_key(body);
         let raw = String::from_utf8_lossy(&body);
         let detail = if self.endpoint.carries_credentials() {
             "(server text withheld: the endpoint URL may carry credentials)".to_owned()
         } else {
-            super::told(&error_text(&raw), 200)
+            super::told(&self.without_key(&error_text(&raw)), 200)
         };
         match status {
             408 | 429 => Attempt::Retry(
@@ -572,32 +570,24 @@ fn parse_embeddings(v: &Value, n: usize) -> Result<Vec<Vec<f32>>, LlmError> {
 }
 
 impl Client {
-    /// A server's reply with the API key it was sent taken out wherever it echoes it (an error
-    /// quoting the request's header, a model repeating it): what Cairn prints and stores of a
-    /// reply never holds the key, whatever its shape (a local server's key matches no secret
-    /// rule the redactor knows).
-    fn without_key(&self, body: Vec<u8>) -> Vec<u8> {
+    /// A server's error text (decoded: a JSON-escaped `\u0026` is `&` by now) without the API
+    /// key it was sent, wherever the server quotes it: an error that echoes the request's
+    /// header is printed and stored in the run log, and a local server's key matches no rule
+    /// the redactor knows. A key shorter than [`MIN_SCRUBBED_KEY`] is a placeholder
+    /// (`ollama`, `EMPTY`) that guards nothing and reads as an ordinary word: left alone. Only
+    /// error text: a model's answer is parsed as the server sent it.
+    fn without_key(&self, text: &str) -> String {
         match &self.api_key {
-            Some(ApiKey(key)) if !key.is_empty() => {
-                replace_all(&body, key.as_bytes(), b"[REDACTED:api-key]")
+            Some(ApiKey(key)) if key.chars().count() >= MIN_SCRUBBED_KEY => {
+                text.replace(key.as_str(), "[REDACTED:api-key]")
             }
-            _ => body,
+            _ => text.to_owned(),
         }
     }
 }
 
-/// `haystack` with every occurrence of `needle` (not empty) replaced by `with`.
-fn replace_all(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(haystack.len());
-    let mut rest = haystack;
-    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
-        out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(with);
-        rest = &rest[at + needle.len()..];
-    }
-    out.extend_from_slice(rest);
-    out
-}
+/// The shortest API key [`Client::without_key`] takes out of a server's error text.
+const MIN_SCRUBBED_KEY: usize = 10;
 
 /// The server's own error message when the body is OpenAI-shaped, else the raw text.
 fn error_text(raw: &str) -> String {
