@@ -246,6 +246,26 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
     assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
     assert!(files_containing(&env.data(), MARKER.as_bytes()).is_empty());
     assert_eq!(env.json(&["sync"])["forgotten_skipped"], 1);
+    // Nor when the file is first read before it names its session (a summary line first, the
+    // rest caught later, as a copy being written is): the session read by its path so far
+    // goes the way of the forgotten one.
+    let lines = std::fs::read_to_string(moved.join("marked-session.jsonl")).unwrap();
+    let copy = env.claude().join("-home-USER-projects-copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    let summary = "{\"type\":\"summary\",\"summary\":\"notes\",\"leafUuid\":\"u1\"}\n";
+    std::fs::write(copy.join("marked-session.jsonl"), summary).unwrap();
+    env.ok(&["sync"]);
+    std::fs::write(
+        copy.join("marked-session.jsonl"),
+        format!("{summary}{lines}"),
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    assert!(env.run(&["show", "marked-session"]).status.code() == Some(1));
+    assert!(
+        String::from_utf8_lossy(&env.run(&["search", MARKER]).stdout).contains("No matches"),
+        "the forgotten text is searchable again"
+    );
     // Until the person allows it: forget again with --allow-reimport lifts it for that file.
     plant(&env, "second-marked");
     env.ok(&["sync"]);

@@ -194,11 +194,16 @@ pub(super) fn commit_in<'b>(
             return Ok(Commit::Forgotten);
         }
         // A forgotten session's transcript under another path (moved, archived, reached
-        // through a new link): its file is tombstoned too, and nothing else is written.
-        if current.is_none()
-            && batch.identity.session_id.is_some()
+        // through a new link): its file is tombstoned too, and nothing else is written. A file
+        // first read before it named its session (a summary line, a copy caught mid-write)
+        // holds a session keyed by its path: that goes the way of the forgotten one, and its
+        // retained copy with the next sweep.
+        if batch.identity.session_id.is_some()
             && forget::is_forgotten_session(tx, &batch.identity.session_key).map_err(e)?
         {
+            if let Some((_, placeholder, ..)) = current {
+                forget::delete(tx, &[placeholder], false, now).map_err(e)?;
+            }
             forget::tombstone_source(tx, &batch.source_key, batch.agent.as_str(), now)
                 .map_err(e)?;
             return Ok(Commit::Forgotten);
