@@ -68,14 +68,14 @@ impl ScopeArgs {
     fn scope(&self) -> Scope {
         Scope {
             session: self.session.clone(),
-            since: self.since.clone(),
+            // A day on the clock sessions are listed on, as search and forget read one.
+            since: crate::render::local_day(self.since.clone(), false),
             project: self.project.clone(),
             limit: self.limit,
         }
     }
 }
 
-/// The first 12 characters of a key or fingerprint, cleaned (never a byte slice).
 /// Sessions a pass leaves for later because an agent may still be writing them: said, or a
 /// pass that read nothing of a session that just ended looks like one that found nothing.
 fn waiting_quiet(out: &mut impl Write, n: u32, left: &str) -> Result<()> {
@@ -89,6 +89,7 @@ fn waiting_quiet(out: &mut impl Write, n: u32, left: &str) -> Result<()> {
     Ok(())
 }
 
+/// The first 12 characters of a key or fingerprint, cleaned (never a byte slice).
 fn short(fp: &str) -> String {
     clean(&fp.chars().take(12).collect::<String>())
 }

@@ -249,6 +249,7 @@ pub fn scan_with(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_recorded_branch_no_repository_could_have_is_not_found() {
@@ -271,7 +272,6 @@ mod tests {
             .collect();
         assert_eq!(branches, ["feature/ok"]);
     }
-    use super::*;
 
     fn call(ordinal: i64, id: &str, command: &str) -> EvidenceRecord {
         EvidenceRecord {

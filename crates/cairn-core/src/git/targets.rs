@@ -216,13 +216,26 @@ impl Target {
             return bad(&format!("is longer than {TARGET_MAX_CHARS} characters"));
         }
         // Nor anything a reader does not see (`br<ZWSP>zw` was linked, then shown as `brzw`,
-        // which names another branch).
-        if self
-            .key
-            .chars()
-            .any(|c| c.is_control() || c.is_whitespace())
-            || !crate::text::unseen(&self.key).is_empty()
-        {
+        // which names another branch) or that reorders what they see. The joiners and
+        // variation selectors an emoji or a script is written with (`dev/👩‍💻`, `fix-☕️`, a
+        // Persian name's ZWNJ), beside the characters they shape, are part of a name git
+        // takes, and are kept.
+        let chars: Vec<char> = self.key.chars().collect();
+        let hides = |i: usize, c: char| {
+            // A joiner or selector between two ASCII characters shapes nothing: `fix<ZWJ>x`
+            // reads as `fixx`.
+            let non_ascii = |j: Option<&char>| j.is_some_and(|c| !c.is_ascii());
+            crate::text::is_ignorable(c)
+                && !non_ascii(i.checked_sub(1).and_then(|p| chars.get(p)))
+                && !non_ascii(chars.get(i + 1))
+        };
+        if chars.iter().enumerate().any(|(i, &c)| {
+            c.is_control()
+                || c.is_whitespace()
+                || crate::text::is_invisible_break(c)
+                || crate::text::is_bidi_control(c)
+                || hides(i, c)
+        }) {
             return bad("has white space, control or invisible characters");
         }
         if self.pr_number == Some(0) {
@@ -241,8 +254,11 @@ impl Target {
             || name.contains("..")
             || name.contains("@{")
             || name.contains(['~', '^', ':', '?', '*', '[', '\\'])
+            // git refuses a leading `-` on the branch name (`git check-ref-format --branch`),
+            // not on a later part of it (`feature/-wip` is a branch).
+            || name.strip_prefix("heads/").unwrap_or(name).starts_with('-')
             || name.split('/').any(|part| {
-                part.is_empty() || part.starts_with(['-', '.']) || part.ends_with(".lock")
+                part.is_empty() || part.starts_with('.') || part.ends_with(".lock")
             });
         if self.kind == TargetKind::Branch && git_refuses {
             return bad("is not a branch name git accepts");
@@ -317,6 +333,7 @@ pub fn checked_out(repo: &super::repo::Repo) -> Result<Target> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_key_is_labelled_as_a_person_names_the_target() {
@@ -332,7 +349,28 @@ mod tests {
             assert_eq!(label(key), want, "{key}");
         }
     }
-    use super::*;
+
+    #[test]
+    fn a_branch_name_git_takes_is_taken_and_one_that_hides_or_reorders_is_not() {
+        for name in [
+            "feature/-wip",
+            "fix-☕\u{fe0f}",
+            "dev/👩\u{200d}💻",
+            "نام\u{200c}ها",
+        ] {
+            assert!(Target::branch(name).check().is_ok(), "{name}");
+        }
+        for name in [
+            "-wip",
+            "br\u{200b}zw",
+            "feat\u{202e}x",
+            "a..b",
+            "x.lock",
+            "a/.b",
+        ] {
+            assert!(Target::branch(name).check().is_err(), "{name}");
+        }
+    }
 
     /// `cairn link --to` refuses what names no target a repository could have: an invisible
     /// character (linked, then shown as another branch's name), `HEAD`, pull request 0.

@@ -243,8 +243,6 @@ pub struct Candidate {
     pub progress: Option<Progress>,
 }
 
-/// Eligible sessions in scope, most recently active first, with their progress in
-/// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any).
 /// How many sessions in `scope` a pass leaves for later because they were active after
 /// `quiet_cutoff` (an agent may still be writing them): said, so a pass that reads nothing of a
 /// session that just ended does not look like one that found nothing.
@@ -272,6 +270,8 @@ pub fn any_active(conn: &Connection) -> Result<bool> {
     .map_err(crate::store::err_in(conn))
 }
 
+/// Eligible sessions in scope, most recently active first, with their progress in
+/// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any).
 pub fn candidates(
     conn: &Connection,
     fingerprint: Option<&str>,
