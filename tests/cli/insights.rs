@@ -190,10 +190,26 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(env.json(&open)["cached"], true);
     assert_eq!(prompts(&log).len(), 3);
+    // A span back from now is the same request asked again, as typed.
+    let span = [
+        "insights",
+        "generate",
+        "--since",
+        "3650d",
+        "--template",
+        "weekly-summary",
+    ];
+    assert_eq!(env.json(&span)["cached"], false);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(env.json(&span)["cached"], true);
+    assert_eq!(prompts(&log).len(), 4);
+    // A bound that is no time is a usage error, as every command's.
+    let out = env.run(&["insights", "generate", "--since", "someday"]);
+    assert_eq!(out.status.code(), Some(2));
 
     // List, star, rename, search.
     let list = env.json(&["insights", "list"]);
-    assert_eq!(list.as_array().unwrap().len(), 3);
+    assert_eq!(list.as_array().unwrap().len(), 4);
     env.ok(&["insights", "star", &id.to_string()]);
     env.ok(&["insights", "rename", &id.to_string(), "Why the tests flake"]);
     let starred = env.json(&["insights", "list", "--starred"]);
@@ -359,7 +375,7 @@ fn a_report_through_a_local_agent_is_stored_listed_starred_renamed_exported_and_
     let gone = env.run(&["insights", "get", &id.to_string()]);
     assert_eq!(gone.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&gone.stderr).contains("cairn insights list"));
-    assert_eq!(env.json(&["insights", "list"]).as_array().unwrap().len(), 2);
+    assert_eq!(env.json(&["insights", "list"]).as_array().unwrap().len(), 3);
 }
 
 #[test]

@@ -19,10 +19,10 @@ pub enum InsightsCommand {
     Generate {
         /// Start of the slice: YYYY-MM-DD, RFC 3339, `today`, `yesterday`, `7d`, `2w`
         /// (default: 7 days before its end).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::render::when_as_typed)]
         since: Option<String>,
         /// End of the slice, inclusive for a date (default: now).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::render::when_as_typed)]
         until: Option<String>,
         /// Only sessions of this project (a repository's folder name).
         #[arg(long)]

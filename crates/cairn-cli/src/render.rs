@@ -182,6 +182,12 @@ pub(crate) fn when(typed: &str) -> Result<String, String> {
     Err("not a date: write YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span back from now such as `7d` or `2w`".to_owned())
 }
 
+/// [`when`]'s check, the bound kept as typed: the insights slice reads `7d` itself, and keys
+/// its stored reports by it (a span resolved to an instant would never be asked again).
+pub(crate) fn when_as_typed(typed: &str) -> Result<String, String> {
+    when(typed).map(|_| typed.trim().to_owned())
+}
+
 /// To the second, on the person's clock as every other time the CLI prints (a turn's records
 /// printed UTC beside a session header on local time).
 fn time(ts: Option<&str>) -> String {

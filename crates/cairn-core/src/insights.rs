@@ -221,18 +221,19 @@ fn prepare(
     // A bound the request left open ("until now", "the last week") is keyed as asked, not as
     // the instant it resolved to: the same request over the same sessions (the material's hash
     // says which) is the same report, however many seconds later it is asked again.
-    let blank = |b: &Option<String>| b.as_deref().is_none_or(|b| b.trim().is_empty());
+    // A span back from now (`7d`) is keyed as typed for the same reason.
+    let as_asked = |typed: &Option<String>, resolved: &Option<String>| match typed
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        None => None,
+        Some(t) if crate::text::span_days(t).is_some() => Some(t.to_owned()),
+        Some(_) => resolved.clone(),
+    };
     let keyed = Slice {
-        since: if blank(&req.slice.since) {
-            None
-        } else {
-            slice.since.clone()
-        },
-        until: if blank(&req.slice.until) {
-            None
-        } else {
-            slice.until.clone()
-        },
+        since: as_asked(&req.slice.since, &slice.since),
+        until: as_asked(&req.slice.until, &slice.until),
         ..slice.clone()
     };
     let cache_key = cache_key(

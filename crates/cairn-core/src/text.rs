@@ -356,11 +356,11 @@ pub fn span_days(text: &str) -> Option<i64> {
         Some(n) => (n, 1),
         None => (text.strip_suffix('w')?, 7),
     };
-    if !n.bytes().all(|b| b.is_ascii_digit()) {
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let n: i64 = n.parse().ok()?;
-    (0..=36_500).contains(&n).then_some(n * per)
+    let days = n.parse::<i64>().ok()?.checked_mul(per)?;
+    (0..=36_500).contains(&days).then_some(days)
 }
 
 /// The day after `day` (`YYYY-MM-DD`), as written; `None` when `day` is no such date.
