@@ -668,12 +668,13 @@ fn session_name(agent: &str, title: Option<&str>) -> String {
 }
 
 pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView, keys: bool) -> Result<()> {
-    writeln!(
-        out,
-        "Skim for {} {}",
-        v.target_kind.as_str(),
-        clean(&v.target_key)
-    )?;
+    // The target as skim takes it back (`branch main`), its key under --keys.
+    let target = if keys {
+        format!("{} {}", v.target_kind.as_str(), clean(&v.target_key))
+    } else {
+        clean(&cairn_core::git::targets::label(&v.target_key))
+    };
+    writeln!(out, "Skim for {target}")?;
     writeln!(out)?;
     if v.sessions.is_empty() {
         writeln!(out, "No related agent sessions found.")?;
@@ -1088,7 +1089,7 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
         out,
         "{verb} {} for {}",
         plural(r.sessions, "session"),
-        clean(&r.target_key)
+        clean(&cairn_core::git::targets::label(&r.target_key))
     )?;
     if r.weak_left_out > 0 {
         writeln!(

@@ -380,7 +380,7 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
                 out,
                 "  why: {} {}{}",
                 line(&w.evidence, 40),
-                line(&w.target_key, 120),
+                line(&cairn_core::git::targets::label(&w.target_key), 120),
                 w.commit
                     .as_deref()
                     .map(|c| format!(" {}", line(c, 40)))
