@@ -720,9 +720,16 @@ fn an_id_holding_a_secret_imports_and_a_forgotten_file_says_so() {
     env.ok(&["forget", imported["session_key"].as_str().unwrap(), "--yes"]);
     let again = import(&env, &file).unwrap_err();
     let message = again.to_string();
+    assert!(message.contains("was forgotten"), "{message}");
+    // Forgotten is the session, not the file: a copy under another name stays out too.
+    let copy = write(dir.path(), "copy.atif.json", &doc.to_string());
+    assert!(import(&env, &copy).is_err());
     assert!(
-        message.contains("was forgotten") && message.contains("copy it"),
-        "{message}"
+        env.json(&["sessions"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["session_key"] != imported["session_key"])
     );
 }
 

@@ -70,7 +70,7 @@ impl Cairn {
                 crate::archive::forget::is_forgotten(store.conn(), &source).unwrap_or(false)
             };
             let why = if forgotten {
-                "it was forgotten (`cairn forget`), and a forgotten file is not read again; to import it anyway, copy it to another name first".to_owned()
+                "it was forgotten (`cairn forget`), and Cairn does not read a forgotten session again, from this file or a copy of it".to_owned()
             } else {
                 report
                     .warnings
