@@ -121,7 +121,13 @@ impl Cairn {
             message: "recall.extract.model: is required; name the model the server serves".into(),
         })?;
         let lock = CaptureLock::open_named(&self.data_dir, EXTRACT_LOCK)?;
-        let _held = lock.try_lock(&self.data_dir, "another extraction pass")?;
+        // A moment's wait: a review write looks at the lock to see whether a pass runs
+        // (`extraction_running`), and that look must not be taken for another pass.
+        let _held = lock.lock_within(
+            &self.data_dir,
+            "another extraction pass",
+            std::time::Duration::from_millis(500),
+        )?;
         let (sender, committed) = std::sync::mpsc::channel::<Vec<String>>();
         std::thread::scope(|scope| {
             let refresher = std::thread::Builder::new()

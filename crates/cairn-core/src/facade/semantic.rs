@@ -93,7 +93,8 @@ impl Cairn {
     }
 
     /// Whether an extraction pass holds this data dir's `extract.lock` (this process's or
-    /// another's); a lock that cannot be opened counts as none.
+    /// another's); a lock that cannot be opened counts as none (no pass could take it either).
+    /// The look takes the lock for an instant; a pass starting then waits it out.
     fn extraction_running(&self) -> bool {
         crate::archive::capture::CaptureLock::open_named(
             &self.data_dir,
