@@ -113,6 +113,14 @@ fn json_failures_are_error_reports_with_the_usual_exit_code() {
         missing.message.contains("not provided") && missing.message.contains("<QUERY>"),
         "{missing:?}"
     );
+    let bare = failed(&env, &[], 2);
+    assert_eq!(bare.message, "`cairn` needs a subcommand");
+    assert!(
+        bare.hint
+            .as_deref()
+            .is_some_and(|h| h.contains("sync") && !h.contains("help")),
+        "{bare:?}"
+    );
     let bare = failed(&env, &["recall", "extract"], 2);
     assert_eq!(bare.message, "`cairn recall extract` needs a subcommand");
     assert!(

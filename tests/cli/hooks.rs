@@ -582,7 +582,23 @@ fn a_codex_hook_that_will_not_run_fails_the_install() {
         // The config is the person's to mend: left as it was.
         assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
     }
+    // A config its owner made read-only: the hook is in place, the install says what to set
+    // there and fails, as the hook will not run until then.
     std::fs::write(&config, "model = \"gpt-5\"\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let out = env.run(&["hooks", "install", "--agent", "codex"]);
+        assert_eq!(out.status.code(), Some(1));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("read-only") && said.contains("codex_hooks = true"),
+            "{said}"
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("will not run it"));
+        std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
     env.ok(&["hooks", "install", "--agent", "codex"]);
 }
 

@@ -123,18 +123,14 @@ macro_rules! agent_subset {
 }
 
 agent_subset! {
-    /// `--agent` of `hooks` and `skills`: the agents Cairn installs its hook and skill for.
+    /// `--agent` of `hook`, `hooks` and `skills`: the agents Cairn installs its hook and skill
+    /// for (CLI.md: `hook [--agent claude|codex]`).
     HookedAgentArg = cairn_core::hooks::HOOKED
 }
 
 agent_subset! {
     /// `--agent` of `mcp install|uninstall`: the agents whose MCP config Cairn knows.
     McpAgentArg = cairn_core::hooks::mcp_config::MCP_AGENTS
-}
-
-agent_subset! {
-    /// `--agent` of `hook`: an agent whose transcripts Cairn reads (not `atif`, a trajectory's).
-    ReadAgentArg = Agent::ALL
 }
 
 /// A `--limit` of a list that shows what it finds: 0 would show nothing and say nothing was
@@ -181,7 +177,7 @@ enum Command {
     /// when the archive is missing or broken).
     Hook {
         #[arg(long, value_enum)]
-        agent: Option<ReadAgentArg>,
+        agent: Option<HookedAgentArg>,
     },
     /// Manage the agents' capture hooks.
     Hooks {
@@ -628,12 +624,17 @@ fn usage_error(e: clap::Error) -> ExitCode {
         e.exit();
     }
     let text = e.render().to_string();
-    let (message, hint) =
-        if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+    let (message, hint) = match e.kind() {
+        clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             missing_subcommand(&text)
-        } else {
-            clap_refusal(&text)
-        };
+        }
+        // A bare `cairn`: said as every group without its subcommand is.
+        clap::error::ErrorKind::MissingSubcommand => {
+            use clap::CommandFactory;
+            missing_subcommand(&Cli::command().render_help().to_string())
+        }
+        _ => clap_refusal(&text),
+    };
     print_error(
         &ErrorReport::new(ErrorKind::Invalid, message).with_hint(hint),
         true,

@@ -372,6 +372,13 @@ fn codex_hooks_on(config: &Path, dry_run: bool) -> Result<Option<Option<FeatureC
             diff,
         })));
     }
+    // A config its owner protected is theirs to change: the hook is in place all the same,
+    // and the install says what to set (it fails, as the hook will not run until then).
+    if let Err(e) = not_protected(config) {
+        return say(format!(
+            "{e} (Cairn would set `codex_hooks = true` under [features] there)"
+        ));
+    }
     let Some(backup) = write_edit(config, &before, &after)? else {
         return Ok(None);
     };
