@@ -301,7 +301,7 @@ mod tests {
         );
         let err = ReviewState::parse("trusted").unwrap_err().to_string();
         assert!(
-            err.contains("unknown reviewstate \"trusted\"") && err.contains("human_reviewed"),
+            err.contains("unknown review state \"trusted\"") && err.contains("human_reviewed"),
             "{err}"
         );
         assert_eq!(Scope::ALL.len(), 7);
