@@ -223,6 +223,16 @@ fn a_rewritten_document_updates_in_place_appends_and_retracts() {
     .unwrap();
     let first = support::capture(&cairn, std::slice::from_ref(&f));
     assert_eq!(first.records_added, 3, "prompt, text, call (no result yet)");
+    // Still running (a status, no output yet): no result either, not an empty one.
+    let mut running = gemini("g1", "Running.", None);
+    running["toolCalls"][0]["status"] = json!("executing");
+    std::fs::write(&path, doc(&[user("u1", "run the tests"), running])).unwrap();
+    let still = support::capture(&cairn, std::slice::from_ref(&f));
+    assert_eq!(
+        (still.records_added, still.records_updated),
+        (0, 0),
+        "a call still running made a result"
+    );
     let before = records(data.path());
 
     // The call finished (a result arrives, the text changes) and a new prompt follows.

@@ -276,8 +276,11 @@ impl GeminiParser {
             });
             let status = str_at(call, &["status"]);
             let output = result_text(call);
-            if status.is_none() && output.is_none() {
-                continue; // not run yet: the CLI rewrites the message when it is
+            // Not run yet, or still running (`scheduled`, `validating`, `awaiting_approval`,
+            // `executing`): no result to record; the CLI rewrites the message when there is.
+            let over = matches!(status, Some("success" | "error" | "cancelled"));
+            if output.is_none() && !over {
+                continue;
             }
             let result = ToolOutput {
                 name: Some(name),
