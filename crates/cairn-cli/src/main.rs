@@ -842,7 +842,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // Installed, but the agent will not run it: the install did not do what it is for.
             if let Some(why) = &result.not_running {
                 out.flush()?;
-                bail!("the hook is in place, but {agent} will not run it: {why}");
+                return Err(cairn_core::Error::Refused(format!(
+                    "the hook is in place, but {agent} will not run it: {why}"
+                ))
+                .into());
             }
         }
         Command::Hooks {

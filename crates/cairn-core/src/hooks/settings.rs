@@ -70,7 +70,7 @@ pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text
     // looks for a fault at "line 1 column 1" that they cannot see.
     if text.starts_with('\u{feff}') {
         return Err(Error::Invalid(format!(
-            "{} starts with a byte-order mark (U+FEFF), which JSON does not allow; save it without one (UTF-8 without BOM), then run the command again",
+            "{} is not valid JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow; save it without one (UTF-8 without BOM), then run the command again",
             path.display()
         )));
     }
