@@ -103,7 +103,7 @@ pub(crate) fn for_json_stdout(
         None => Ok(Some("json".to_owned())),
         Some(f @ ("json" | "atif")) => Ok(Some(f.to_owned())),
         Some(f) => Err(crate::Usage(format!(
-            "--json prints one JSON document, and --format {f} is none: leave out --json to print {f}, or write it to a file with --output"
+            "--json prints one JSON document, which --format {f} is not: leave out --json to print {f}, or write it to a file with --output"
         ))
         .into()),
     }
