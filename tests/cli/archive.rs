@@ -188,21 +188,7 @@ fn the_hook_captures_silently_from_agent_input() {
     .unwrap();
     // A relative transcript path resolves against the payload's cwd.
     let input = serde_json::json!({"session_id": "x", "transcript_path": "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "cwd": project, "hook_event_name": "Stop"});
-    let mut child = env
-        .command()
-        .args(["hook", "--agent", "claude"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = env.run_with_stdin(&["hook", "--agent", "claude"], input.to_string().as_bytes());
     assert!(
         out.status.success(),
         "{}",
@@ -256,15 +242,7 @@ fn the_hook_captures_silently_from_agent_input() {
 fn errors_are_one_line_with_exit_code_1_and_usage_errors_exit_2() {
     let env = Env::new().with_fixtures();
     env.ok(&["sync"]);
-    let mut child = env
-        .command()
-        .arg("hook")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"not json").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = env.run_with_stdin(&["hook"], b"not json");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -282,20 +260,7 @@ fn errors_are_one_line_with_exit_code_1_and_usage_errors_exit_2() {
         ),
         ("{\"cwd\": []}", "`cwd` is not a string"),
     ] {
-        let mut child = env
-            .command()
-            .arg("hook")
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = env.run_with_stdin(&["hook"], payload.as_bytes());
         assert_eq!(out.status.code(), Some(1), "{payload}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(says),
@@ -1253,15 +1218,7 @@ fn doctor_names_each_configured_endpoint_without_contacting_it() {
     )
     .unwrap();
     let doctor = env.json(&["doctor"]);
-    let check = |name: &str| {
-        doctor["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no check {name}: {doctor}"))
-    };
+    let check = |name: &str| crate::support::check(&doctor, name);
     let local = check("endpoint insights");
     assert_eq!(local["status"], "ok");
     assert!(

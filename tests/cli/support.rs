@@ -90,6 +90,22 @@ impl Env {
         self.command().args(args).output().unwrap()
     }
 
+    /// [`Env::run`] with `input` on stdin (an agent's hook payload).
+    pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, input).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    }
+
     /// Run and expect success; return stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         succeeded(self.run(args), &format!("cairn {args:?}"))

@@ -158,28 +158,9 @@ pub(crate) fn local_day(typed: Option<String>, end: bool) -> Option<String> {
 /// insights slice reads them; a day or an RFC 3339 time as the core reads it. Anything else is
 /// a usage error (exit 2) naming what is read.
 pub(crate) fn when(typed: &str) -> Result<String, String> {
-    let t = typed.trim();
-    let today = || {
-        jiff::Timestamp::now()
-            .to_zoned_datetime(zone().clone())
-            .date()
-    };
-    let day = match t {
-        "today" => Some(today()),
-        "yesterday" => today().yesterday().ok(),
-        _ => None,
-    };
-    if let Some(day) = day {
-        return Ok(day.to_string());
-    }
-    if let Some(days) = cairn_core::text::span_days(t) {
-        let at = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(24 * days);
-        return Ok(at.to_string());
-    }
-    if cairn_core::text::time_bound(t).is_some() {
-        return Ok(t.to_owned());
-    }
-    Err("not a date: write YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span back from now such as `7d` or `2w`".to_owned())
+    cairn_core::text::typed_bound(typed, jiff::Timestamp::now(), zone()).ok_or_else(|| {
+        "not a date: write YYYY-MM-DD, an RFC 3339 time, `today`, `yesterday` or a span back from now such as `7d` or `2w`".to_owned()
+    })
 }
 
 /// [`when`]'s check, the bound kept as typed: the insights slice reads `7d` itself, and keys

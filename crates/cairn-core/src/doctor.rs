@@ -150,8 +150,6 @@ pub(crate) fn environment_checks(
     checks
 }
 
-/// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
-/// transcripts within seven days (with the command that captures them) or its setting is off.
 /// The model servers `config.toml` names (extraction's, insights', an embeddings endpoint):
 /// each one's address as it may be shown, whether it is this machine's, and whether the key
 /// variable it names is set here. Read from the file only: doctor contacts no server
@@ -219,6 +217,8 @@ pub(crate) fn endpoint_checks(config: &crate::config::Config) -> Vec<Check> {
         .collect()
 }
 
+/// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
+/// transcripts within seven days (with the command that captures them) or its setting is off.
 pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> Check {
     let name = format!("{} retention", c.agent);
     let who = crate::archive::retention::agent_name(c.agent);

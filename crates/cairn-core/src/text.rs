@@ -343,10 +343,7 @@ pub fn single_line(text: &str) -> String {
 /// `text` compared as a person reads it: case and spacing aside (two proposals, or two entries
 /// of one answer, that say the same are one).
 pub fn folded(text: &str) -> String {
-    text.split_whitespace()
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    single_line(text).to_lowercase()
 }
 
 /// A span back from now as a person writes one (`7d`, `2w`), in days; `None` for anything else
@@ -361,6 +358,24 @@ pub fn span_days(text: &str) -> Option<i64> {
     }
     let days = n.parse::<i64>().ok()?.checked_mul(per)?;
     (0..=36_500).contains(&days).then_some(days)
+}
+
+/// A time bound as a person types one: a day `YYYY-MM-DD`, an RFC 3339 time, `today`,
+/// `yesterday` (days on `zone`'s clock, as written days) or a span back from `now` (`7d`,
+/// `2w`, as an RFC 3339 time): text [`time_bound`] reads. `None` for anything else. The words
+/// and spans are those the insights slice reads.
+pub fn typed_bound(text: &str, now: jiff::Timestamp, zone: &jiff::tz::TimeZone) -> Option<String> {
+    let t = text.trim();
+    let today = || now.to_zoned_datetime(zone.clone()).date();
+    match t {
+        "today" => return Some(today().to_string()),
+        "yesterday" => return today().yesterday().ok().map(|d| d.to_string()),
+        _ => {}
+    }
+    if let Some(days) = span_days(t) {
+        return Some((now - jiff::SignedDuration::from_hours(24 * days)).to_string());
+    }
+    time_bound(t).map(|_| t.to_owned())
 }
 
 /// The day after `day` (`YYYY-MM-DD`), as written; `None` when `day` is no such date.
@@ -382,6 +397,25 @@ pub fn short_time(text: &str, zone: &jiff::tz::TimeZone) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_bound_reads_days_words_and_spans_on_the_clock_given() {
+        let tokyo = jiff::tz::TimeZone::fixed(jiff::tz::offset(9));
+        // 20:00 UTC on the 6th is the 7th in Tokyo.
+        let now: jiff::Timestamp = "2026-12-06T20:00:00Z".parse().unwrap();
+        let read = |t: &str| typed_bound(t, now, &tokyo);
+        assert_eq!(read("today").as_deref(), Some("2026-12-07"));
+        assert_eq!(read(" yesterday ").as_deref(), Some("2026-12-06"));
+        assert_eq!(read("2w").as_deref(), Some("2026-11-22T20:00:00Z"));
+        assert_eq!(read("2026-02-10").as_deref(), Some("2026-02-10"));
+        assert_eq!(
+            read("2026-02-10T01:00:00+02:00").as_deref(),
+            Some("2026-02-10T01:00:00+02:00")
+        );
+        for bad in ["last tuesday", "7days", "", "2026-13-45", "36501d"] {
+            assert_eq!(read(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn a_time_without_a_zone_is_read_in_the_zone_given() {

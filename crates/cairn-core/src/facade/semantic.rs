@@ -78,18 +78,22 @@ impl Cairn {
             return;
         }
         let ids: Vec<String> = touched.iter().map(|&id| id.to_owned()).collect();
-        let embedded = self.semantic.embedder().and_then(|embedder| {
-            semantic::vectors::embed_docs(
-                store.conn_mut(),
-                corpus(VectorStore::Recall),
-                &*embedder,
-                &ids,
-            )
-        });
-        match embedded {
+        match self.embed_entries(store, &ids) {
             Ok(_) | Err(Error::ModelMissing { .. }) => {}
             Err(e) => tracing::warn!("refreshing recall vectors after a write failed: {e}"),
         }
+    }
+
+    /// Embed the Recall entries `ids` on `store` (each stored only if its text is still what
+    /// was embedded; see [`semantic::vectors::embed_docs`]).
+    fn embed_entries(&self, store: &mut Store, ids: &[String]) -> Result<u32> {
+        let embedder = self.semantic.embedder()?;
+        semantic::vectors::embed_docs(
+            store.conn_mut(),
+            corpus(VectorStore::Recall),
+            &*embedder,
+            ids,
+        )
     }
 
     /// Whether an extraction pass holds this data dir's `extract.lock` (this process's or
@@ -162,17 +166,11 @@ impl Cairn {
                 continue;
             }
             let result = (|| -> Result<u32> {
-                let embedder = self.semantic.embedder()?;
                 let store = match &mut store {
                     Some(s) => s,
                     None => store.insert(self.writer()?),
                 };
-                semantic::vectors::embed_docs(
-                    store.conn_mut(),
-                    corpus(VectorStore::Recall),
-                    &*embedder,
-                    &ids,
-                )
+                self.embed_entries(store, &ids)
             })();
             match result {
                 Ok(_) => {}
