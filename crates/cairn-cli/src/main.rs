@@ -63,39 +63,10 @@ struct Global {
     keys: bool,
 }
 
-/// `--agent`: the core's [`Agent`], named as it names itself (`claude`, `opencode`, `atif`, …).
-/// The list is the core's, so a new agent needs no change here.
-#[derive(Clone, Copy)]
-pub(crate) struct AgentArg(pub(crate) Agent);
-
-impl ValueEnum for AgentArg {
-    fn value_variants<'a>() -> &'a [Self] {
-        static VARIANTS: std::sync::LazyLock<Vec<AgentArg>> =
-            std::sync::LazyLock::new(|| Agent::EVERY.into_iter().map(AgentArg).collect());
-        &VARIANTS
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let value = clap::builder::PossibleValue::new(self.0.as_str());
-        Some(match self.0 {
-            Agent::Atif => value.help(
-                "Sessions of agents this build has no reader for: a trajectory `cairn import` or \
-                 `cairn pull` brought in from such an agent, an agent only a newer Cairn reads \
-                 (a trajectory of an agent this build reads is listed under that agent)",
-            ),
-            _ => value,
-        })
-    }
-}
-
-impl From<AgentArg> for Agent {
-    fn from(a: AgentArg) -> Agent {
-        a.0
-    }
-}
-
-/// An `--agent` that takes only the agents a command can act for: clap refuses the others
-/// (exit 2) and `--help` lists only these (it offered all 28 where two have hooks).
+/// An `--agent` value: the core's [`Agent`], named as it names itself (`claude`, `opencode`,
+/// `atif`, …), from a list the core keeps, so a new agent needs no change here. A command that
+/// can act for some agents only takes a subset: clap refuses the others (exit 2) and `--help`
+/// lists only these (it offered all 28 where two have hooks).
 macro_rules! agent_subset {
     ($(#[$doc:meta])* $name:ident = $list:expr) => {
         $(#[$doc])*
@@ -110,7 +81,7 @@ macro_rules! agent_subset {
             }
 
             fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-                Some(clap::builder::PossibleValue::new(self.0.as_str()))
+                Some(possible_agent(self.0))
             }
         }
 
@@ -120,6 +91,23 @@ macro_rules! agent_subset {
             }
         }
     };
+}
+
+fn possible_agent(agent: Agent) -> clap::builder::PossibleValue {
+    let value = clap::builder::PossibleValue::new(agent.as_str());
+    match agent {
+        Agent::Atif => value.help(
+            "Sessions of agents this build has no reader for: a trajectory `cairn import` or \
+             `cairn pull` brought in from such an agent, an agent only a newer Cairn reads \
+             (a trajectory of an agent this build reads is listed under that agent)",
+        ),
+        _ => value,
+    }
+}
+
+agent_subset! {
+    /// `--agent` of the commands that read every agent's sessions.
+    AgentArg = Agent::EVERY
 }
 
 agent_subset! {
