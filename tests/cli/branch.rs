@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -127,20 +127,7 @@ impl Transcript {
     /// The Stop hook fires.
     pub(crate) fn hook(&self, env: &Env) {
         let input = json!({"session_id": self.session, "transcript_path": self.path, "cwd": self.cwd, "hook_event_name": "Stop"});
-        let mut child = env
-            .command()
-            .args(["hook", "--agent", "claude"])
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = env.run_with_stdin(&["hook", "--agent", "claude"], input.to_string().as_bytes());
         assert!(
             out.status.success(),
             "hook failed: {}",

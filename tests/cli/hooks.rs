@@ -2,14 +2,13 @@
 //! only transcripts inside the agent's source dirs, and change nothing in a settings file but
 //! the hook it adds.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, fixtures};
+use crate::support::{Env, fed, fixtures};
 
 /// `cairn hook [--agent agent]` with `payload` on stdin.
 fn hook(env: &Env, agent: Option<&str>, payload: &Value) -> Output {
@@ -18,24 +17,7 @@ fn hook(env: &Env, agent: Option<&str>, payload: &Value) -> Output {
     if let Some(agent) = agent {
         cmd.args(["--agent", agent]);
     }
-    fed(cmd, payload)
-}
-
-/// Run `cmd` with `payload` on its stdin, as an agent runs its hook.
-fn fed(mut cmd: std::process::Command, payload: &Value) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    fed(cmd, payload.to_string().as_bytes())
 }
 
 /// While another process holds the capture past the hook's wait, the hook does not keep the
@@ -391,7 +373,7 @@ fn a_hook_installed_for_an_archive_elsewhere_captures_into_it() {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", env.home())
         .env("CLAUDE_PROJECTS_DIR", env.claude());
-    let ran = fed(sh, &payload);
+    let ran = fed(sh, payload.to_string().as_bytes());
     assert!(
         ran.status.success(),
         "{}",

@@ -1,13 +1,12 @@
 //! Memory at session start: what `cairn hook` prints when Claude Code or Codex starts a session
 //! (issue 15), from the payloads they send (tests/fixtures/hooks).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::{Env, fixtures, git};
+use crate::support::{Env, fed, fixtures, git};
 
 const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 const SECRET: &str = "ghp_R7mK2pX9vL4qT8wN3sB6yH1cJ5fD0gA2eZ4u";
@@ -110,21 +109,7 @@ fn session_start(env: &Env, agent: &str, cwd: &Path) -> Output {
             .unwrap();
     let mut payload: Value = serde_json::from_str(&text).unwrap();
     payload["cwd"] = json!(cwd);
-    let mut child = env
-        .command()
-        .args(["hook", "--agent", agent])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    env.run_with_stdin(&["hook", "--agent", agent], payload.to_string().as_bytes())
 }
 
 /// The context a SessionStart hook's output gives the agent.
@@ -299,22 +284,10 @@ fn a_broken_or_missing_archive_gives_an_empty_brief_and_exit_0() {
 fn session_start_with_data(env: &Env, data: &Path, cwd: &Path) -> Output {
     let payload = json!({"session_id": "s", "transcript_path": null, "cwd": cwd,
                          "hook_event_name": "SessionStart", "source": "startup"});
-    let mut child = env
-        .command()
-        .env("CAIRN_DATA_DIR", data)
-        .args(["hook", "--agent", "codex"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = env.command();
+    cmd.env("CAIRN_DATA_DIR", data)
+        .args(["hook", "--agent", "codex"]);
+    fed(cmd, payload.to_string().as_bytes())
 }
 
 #[test]
@@ -346,18 +319,8 @@ fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", env.home())
         .env("CAIRN_DATA_DIR", env.data())
-        .args(["-c", &command])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = sh.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let text = injected(&child.wait_with_output().unwrap());
+        .args(["-c", &command]);
+    let text = injected(&fed(sh, payload.to_string().as_bytes()));
     assert!(text.contains("Cart totals are computed in cents"), "{text}");
 
     let doctor = env.json(&["doctor"]);

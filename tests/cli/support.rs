@@ -92,18 +92,9 @@ impl Env {
 
     /// [`Env::run`] with `input` on stdin (an agent's hook payload).
     pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
-        let mut child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, input).unwrap();
-        drop(stdin);
-        child.wait_with_output().unwrap()
+        let mut cmd = self.command();
+        cmd.args(args);
+        fed(cmd, input)
     }
 
     /// Run and expect success; return stdout.
@@ -116,6 +107,20 @@ impl Env {
         all.extend_from_slice(args);
         serde_json::from_str(&self.ok(&all)).unwrap()
     }
+}
+
+/// Run `cmd` with `input` on its stdin, closed after it, as an agent runs its hook.
+pub fn fed(mut cmd: Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
 }
 
 /// The check named `name` of a `doctor --json` report.
