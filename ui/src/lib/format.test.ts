@@ -6,6 +6,7 @@ import {
   branchSessionsBrief,
   codePieces,
   displayText,
+  inert,
   messagePieces,
   plainPreview,
   inWords,
@@ -180,6 +181,17 @@ describe('displayText', () => {
     expect(displayText('tail after a lone \u009d and the words \u009c that follow')).toBe('tail after a lone  and the words  that follow');
   });
 
+  it('takes out direction controls, so an override cannot make a command or a file name read as another', () => {
+    expect(displayText('rm -rf /tmp/safe \u202E; rm -rf ~ #\u202C (looks harmless)')).toBe(
+      'rm -rf /tmp/safe ; rm -rf ~ # (looks harmless)',
+    );
+    expect(displayText('invoice_\u202Egpj.exe \u2066a\u2069 \u202Ab\u202C \u202Bc\u202C \u2067d\u2068e\u2069')).toBe(
+      'invoice_gpj.exe a b c de',
+    );
+    // Right-to-left prose carries its own direction: its letters and marks stay.
+    expect(displayText('שלום \u200Fעולם\u200E مرحبا')).toBe('שלום \u200Fעולם\u200E مرحبا');
+  });
+
   it('leaves plain text and other control characters as they are', () => {
     expect(displayText('a [32m b')).toBe('a [32m b');
     expect(displayText('tab\there\nnew line\u0007bell')).toBe('tab\there\nnew line\u0007bell');
@@ -251,5 +263,26 @@ describe('plainPreview', () => {
 
   it('takes out terminal escapes first, as displayText does', () => {
     expect(plainPreview('\x1b[1m**ok**\x1b[0m')).toBe('ok');
+  });
+});
+
+describe('inert', () => {
+  it('cleans every string value of an answer, however deep, and leaves keys and other values', () => {
+    const answer = {
+      status: 'ok',
+      data: [
+        { git_branch: 'evil\x1b[31m-\u202Ebranch', turn_count: 3, title: null, ok: true },
+        { tools: ['cat invoice_\u202Egpj.exe'], nested: { deeper: ['\x1b]52;c;cGF3bmVk\x07x'] } },
+      ],
+    };
+    expect(inert(answer)).toEqual({
+      status: 'ok',
+      data: [
+        { git_branch: 'evil-branch', turn_count: 3, title: null, ok: true },
+        { tools: ['cat invoice_gpj.exe'], nested: { deeper: ['x'] } },
+      ],
+    });
+    expect(inert('\u202Ex')).toBe('x');
+    expect(inert(7)).toBe(7);
   });
 });

@@ -24,15 +24,43 @@ const TERMINAL_ESCAPE = /\x1b[P\]X^_](?:[^\x07\x9c\x1b\n]|\x1b(?!\\)){0,512}(?:\
 const MAY_ESCAPE = /[\x1b\x90\x98\x9b\x9c\x9d\x9e\x9f]/;
 
 /**
+ * Unicode's explicit direction controls: embeddings and overrides (U+202A–U+202E) and isolates
+ * (U+2066–U+2069). A right-to-left override makes `invoice_\u202Egpj.exe` read `invoice_exe.jpg`
+ * and a command read as another; right-to-left prose needs none of them (its letters carry their
+ * direction), so they go, as the CLI's cleaning takes them out.
+ */
+const DIRECTION_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+const DIRECTION_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+/**
  * Text as a terminal would show it: its escape sequences taken out, so a coloured tool output or
- * a title that caught a colour code reads as the words alone (`␛[32mok` is `ok`). Every
- * transcript-borne text on screen goes through here. Other control characters stay as they are:
- * only the sequences go. A search-match mark inside a sequence is kept, so the highlights still
- * open and close in pairs.
+ * a title that caught a colour code reads as the words alone (`␛[32mok` is `ok`), and without
+ * direction controls (above). Every text the backend sends goes through here (`inert`, on each
+ * answer whole). Other control characters stay as they are: only the sequences go. A
+ * search-match mark inside a sequence is kept, so the highlights still open and close in pairs.
  */
 export function displayText(text: string): string {
-  if (!MAY_ESCAPE.test(text)) return text;
-  return text.replace(TERMINAL_ESCAPE, (sequence) => sequence.replace(/[^\u{E000}\u{E001}]/gu, ''));
+  const shown = MAY_ESCAPE.test(text)
+    ? text.replace(TERMINAL_ESCAPE, (sequence) => sequence.replace(/[^\u{E000}\u{E001}]/gu, ''))
+    : text;
+  return DIRECTION_CONTROL.test(shown) ? shown.replace(DIRECTION_CONTROLS, '') : shown;
+}
+
+/**
+ * `value` with every string in it (values, not keys) as `displayText` shows it. The backend's
+ * answers carry transcript and teammates' text into fields no component cleans (a branch, a
+ * project, a tool name, an error's message): cleaned once at the door, whichever component shows
+ * them. An answer is a fresh object: it is cleaned in place.
+ */
+export function inert<T>(value: T): T {
+  if (typeof value === 'string') return displayText(value) as T;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = inert(value[i]);
+  } else if (value !== null && typeof value === 'object') {
+    const fields = value as Record<string, unknown>;
+    for (const key of Object.keys(fields)) fields[key] = inert(fields[key]);
+  }
+  return value;
 }
 
 /** A code span: a run of backticks, then anything up to a run of the same length (Markdown's
