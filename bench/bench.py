@@ -809,17 +809,26 @@ def step_team(args):
     at = base.rsplit("@", 1)[1]
     db = "cairn_bench"
     psql(admin, f"DROP DATABASE IF EXISTS {db}")
-    psql(admin, f"CREATE DATABASE {db}")
+    owner_pw = f"pw-bench-owner-{os.getpid()}"
+    psql(admin, "DROP ROLE IF EXISTS team_owner")
+    psql(admin, f"CREATE ROLE team_owner LOGIN PASSWORD '{owner_pw}'")
+    psql(admin, f"CREATE DATABASE {db} OWNER team_owner")
     admin_db = f"{base}/{db}"
     mates = [(f"mate{i}", f"pw-bench-{i}-{os.getpid()}") for i in range(TEAM_MATES)]
     for role, pw in mates:
         psql(admin, f"DROP ROLE IF EXISTS {role}")
-        psql(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{pw}'; GRANT CONNECT, CREATE ON DATABASE {db} TO {role}")
+        psql(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{pw}'; GRANT CONNECT ON DATABASE {db} TO {role}")
     me, my_pw = mates[0]
     url = f"postgres://{me}@{at}/{db}"
     work = CACHE / "work" / "team"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    # The database's owner sets the team archive up, as the docs say; teammates only connect.
+    (work / "owner").mkdir()
+    owner_env = base_env(work / "owner")
+    owner_env["PGPASSWORD"] = owner_pw
+    owner_env["CAIRN_DATA_DIR"] = str(work / "owner" / "data")
+    run_wait4([str(CAIRN), "--json", "team", "init", "--to", f"postgres://team_owner@{at}/{db}"], owner_env)
     # The push writes its cursor into the archive: push from a copy, the kept archive stays as it was.
     data = work / "cairn"
     shutil.copytree(source, data)

@@ -16,14 +16,19 @@ admin="${CAIRN_TEST_PG_ADMIN_URL:?run through scripts/with-postgres.sh}"
 at="${admin##*@}"; at="${at%%/*}"           # 127.0.0.1:PORT
 host="${at%:*}"; port="${at##*:}"
 pw() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
-mate_pw="$(pw)"; reviewer_pw="$(pw)"
+mate_pw="$(pw)"; reviewer_pw="$(pw)"; owner_pw="$(pw)"
 psql "$admin" -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE DATABASE cairn_e2e_team;
+CREATE ROLE team_owner LOGIN PASSWORD '$owner_pw';
+CREATE DATABASE cairn_e2e_team OWNER team_owner;
 CREATE ROLE mate LOGIN PASSWORD '$mate_pw';
 CREATE ROLE reviewer LOGIN PASSWORD '$reviewer_pw';
-GRANT CONNECT, CREATE ON DATABASE cairn_e2e_team TO mate;
+GRANT CONNECT ON DATABASE cairn_e2e_team TO mate;
 GRANT CONNECT ON DATABASE cairn_e2e_team TO reviewer;
 SQL
+# The database's owner sets the team archive up once (the tables' owner is no teammate).
+mkdir -p "$work/owner"
+env -u CAIRN_TEAM_URL CAIRN_DATA_DIR="$work/owner/data" HOME="$work/owner" PGPASSWORD="$owner_pw" \
+  "$cli" team init --to "postgres://team_owner@$host:$port/cairn_e2e_team" >/dev/null
 
 # The teammate's machine: one Claude Code session about a word nothing else holds.
 mkdir -p "$work/mate/claude/-srv-shop" "$work/mate/data"

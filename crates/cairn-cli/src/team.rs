@@ -6,7 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 use cairn_core::Cairn;
 use cairn_core::team::{
-    Server, TeamPushReport, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow, TeamSkim,
+    Server, TeamInit, TeamPushReport, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow,
+    TeamSkim,
 };
 use clap::{Args, Subcommand};
 
@@ -14,9 +15,18 @@ use crate::render::{self, clean, line, plural};
 
 #[derive(Subcommand)]
 pub enum TeamCommand {
+    /// Set up the team archive in a database, once, as the database's owner (or an
+    /// administrator role that does not push): creates schema `cairn` and its tables, or brings
+    /// them up to date. The tables' owner can read and write past row-level security, so it
+    /// must not be a teammate's role; teammates then need only CONNECT on the database.
+    Init {
+        #[command(flatten)]
+        at: At,
+    },
     /// Mirror this archive (redacted: sessions, turns, records, links, trusted Recall entries)
     /// into the team's PostgreSQL database; only what changed since the last push there. The
-    /// schema is created or migrated on first use. Your rows are owned by your database role.
+    /// database's owner sets it up first (`cairn team init`). Your rows are owned by your
+    /// database role.
     Push {
         #[command(flatten)]
         at: At,
@@ -120,6 +130,14 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<()> {
     match command {
+        TeamCommand::Init { at } => {
+            let done = cairn.team_init(&at.server(cairn)?)?;
+            if json {
+                render::json(out, &done)?;
+            } else {
+                init(out, &done)?;
+            }
+        }
         TeamCommand::Push { at, progress } => {
             let server = at.server(cairn)?;
             let bar =
@@ -243,6 +261,31 @@ fn read_password(server: &Server) -> Result<String> {
         line
     };
     Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+fn init(out: &mut impl Write, r: &TeamInit) -> Result<()> {
+    writeln!(
+        out,
+        "{} the team archive at {} (schema version {}), owned by {}",
+        if r.created { "Created" } else { "Checked" },
+        clean(&r.server),
+        r.version,
+        line(&r.owner, 60)
+    )?;
+    if r.owner != r.role {
+        writeln!(
+            out,
+            "(you are {}: only {} can change the tables)",
+            line(&r.role, 60),
+            line(&r.owner, 60)
+        )?;
+    }
+    writeln!(
+        out,
+        "Teammates need a login role each with CONNECT on the database, nothing more; \
+         then `cairn team push --to postgres://ROLE@…` (docs/SECURITY.md, \"The team archive\")"
+    )?;
+    Ok(())
 }
 
 fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {

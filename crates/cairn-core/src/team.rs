@@ -19,4 +19,5 @@ pub mod server;
 pub use keyring::{KeyringState, TeamRemembered};
 pub use push::{LastPush, TeamPushReport};
 pub use read::{TeamCheck, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow, TeamSkim};
+pub use schema::TeamInit;
 pub use server::{PasswordSource, Server};

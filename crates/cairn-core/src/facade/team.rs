@@ -8,6 +8,12 @@ use crate::error::{Error, Result};
 use crate::team::{self, Server};
 
 impl Cairn {
+    /// Create or update the team archive's schema at `server`, as the role connected (the
+    /// database's owner: see [`team::schema::init`]).
+    pub fn team_init(&self, server: &Server) -> Result<team::TeamInit> {
+        team::schema::init(server)
+    }
+
     /// Mirror this archive into the team archive at `server` (only what changed since the last
     /// push there); `progress` gets the sessions done and to do.
     pub fn team_push(

@@ -24,7 +24,7 @@ use super::schema;
 use super::server::Server;
 use crate::archive::redact::Redactor;
 use crate::archive::store as archive;
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::git::store as git;
 use crate::recall::store as recall;
 
@@ -68,14 +68,14 @@ pub fn push(
     progress: Progress<'_>,
 ) -> Result<TeamPushReport> {
     let mut client = server.connect(false)?;
-    let meta = schema::migrate(server, &mut client)?;
+    let meta = schema::for_push(server, &mut client)?;
     let publisher: String = client
         .query_one("SELECT current_user::text", &[])
         .and_then(|r| r.try_get(0))
         .map_err(|e| server.error(e, "cannot read the current user"))?;
     let locked: bool = client
         .query_one(
-            "SELECT pg_try_advisory_lock(hashtext('cairn-push'), hashtext(current_user))",
+            "SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cairn-push'), pg_catalog.hashtext(current_user))",
             &[],
         )
         .and_then(|r| r.try_get(0))
@@ -87,6 +87,53 @@ pub fn push(
             Some("wait for it to finish, then push again".into()),
         ));
     }
+    mirror(
+        conn,
+        server,
+        &mut client,
+        meta,
+        publisher,
+        home,
+        now,
+        progress,
+    )
+    .map_err(resumable)
+}
+
+/// A push that stopped on the way (the server went away, a statement failed) kept what it sent:
+/// every session is sent in a transaction of its own and recorded here once committed.
+fn resumable(e: Error) -> Error {
+    match e {
+        Error::Team {
+            server,
+            message,
+            kind: kind @ (ErrorKind::Unavailable | ErrorKind::External | ErrorKind::Busy),
+            hint,
+        } => Error::Team {
+            server,
+            message,
+            kind,
+            hint: Some(format!(
+                "{}the sessions sent before it are kept: `cairn team push` again sends the rest",
+                hint.map(|h| format!("{h}; ")).unwrap_or_default()
+            )),
+        },
+        other => other,
+    }
+}
+
+/// Everything after the connection and the lock: withdraw, send what moved, then the entries.
+#[allow(clippy::too_many_arguments)]
+fn mirror(
+    conn: &Connection,
+    server: &Server,
+    client: &mut Client,
+    meta: schema::Meta,
+    publisher: String,
+    home: Option<&str>,
+    now: &str,
+    progress: Progress<'_>,
+) -> Result<TeamPushReport> {
     let mut report = TeamPushReport {
         server: server.display().to_owned(),
         publisher: publisher.clone(),
@@ -98,7 +145,7 @@ pub fn push(
     };
     // Where the server can hold a session's repository, each is sent; a session pushed before
     // the column came gets it below, with no other row sent again.
-    let with_repo = schema::repo_column(server, &mut client, true)?;
+    let with_repo = schema::repo_column(server, client, true)?;
     let mut identities = Identities::default();
     let db = crate::store::err_in(conn);
 
@@ -152,7 +199,7 @@ pub fn push(
         }
     }
     for chunk in moved.chunks(BATCH) {
-        send_repos(server, &mut client, chunk)?;
+        send_repos(server, client, chunk)?;
         for (key, _, signature, after) in chunk {
             cursor
                 .sent_session(conn, key, signature, *after, now)
@@ -179,22 +226,14 @@ pub fn push(
             report.sessions_refused.push(mark.session_key.clone());
             continue;
         }
-        batch.send(server, &mut client, &mut report)?;
+        batch.send(server, client, &mut report)?;
         cursor
             .sent_session(conn, &mark.session_key, &signature, mark.max_record_id, now)
             .map_err(db)?;
         report.sessions_pushed += 1;
     }
     progress(total, total);
-    push_entries(
-        conn,
-        server,
-        &mut client,
-        &cursor,
-        redactor,
-        home,
-        &mut report,
-    )?;
+    push_entries(conn, server, client, &cursor, redactor, home, &mut report)?;
     cursor.finished(conn, &report, now).map_err(db)?;
     Ok(report)
 }

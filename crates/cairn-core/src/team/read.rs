@@ -191,7 +191,8 @@ pub struct TeamCheck {
 }
 
 /// Connect read-only and say what is there. A database without Cairn's schema is not an
-/// error (the first push creates it); one with a newer schema than this binary reads is.
+/// error (`cairn team init` creates it); one with a newer schema than this binary reads, or
+/// tables changed outside Cairn, is.
 pub fn check(server: &Server) -> Result<TeamCheck> {
     let mut client = server.connect(true)?;
     let row = client
@@ -205,6 +206,7 @@ pub fn check(server: &Server) -> Result<TeamCheck> {
     let (mut sessions, mut publishers) = (0, 0);
     if let Some(m) = &meta {
         schema::check_not_newer(server, m.version)?;
+        schema::check_intact(server, &mut client)?;
         let counts = client
             .query_one(
                 "SELECT count(*)::text, count(DISTINCT publisher)::text FROM cairn.sessions",
@@ -239,10 +241,14 @@ impl<'a> Reader<'a> {
             None => Err(server.fail(
                 ErrorKind::NotFound,
                 "holds no team archive yet".into(),
-                Some("push to it first: `cairn team push`".into()),
+                Some(
+                    "the database's owner sets it up once (`cairn team init`), then teammates push to it"
+                        .into(),
+                ),
             )),
             Some(m) => {
                 schema::check_not_newer(server, m.version)?;
+                schema::check_intact(server, &mut client)?;
                 Ok(Reader { server, client })
             }
         }

@@ -1,14 +1,17 @@
 //! The team archive's PostgreSQL schema, which Cairn migrates itself: schema `cairn`, its
 //! version in `cairn.meta`, one step per version, applied in one transaction under an advisory
-//! lock (two teammates' first pushes at once apply it once). A database whose schema is newer
-//! than this binary knows is refused.
+//! lock (two runs at once apply it once). A database whose schema is newer than this binary
+//! knows is refused.
 //!
 //! Ownership is the server's to enforce, not the client's: every table has a `publisher`
-//! column defaulting to `current_user`, row-level security is forced (the tables' owner is
-//! bound too), and the policies let anyone connected read every row but insert, update or
-//! delete only rows whose publisher is themselves. A teammate's push cannot touch another's
-//! rows, whatever client it runs. (A superuser bypasses row-level security: teammates push as
-//! ordinary roles; docs/SECURITY.md.)
+//! column defaulting to `current_user`, row-level security is forced, and the policies let
+//! anyone connected read every row but insert, update or delete only rows whose publisher is
+//! themselves. A teammate's push cannot touch another's rows, whatever client it runs. The
+//! tables' owner and a superuser can, though (an owner can turn the security off, or add a
+//! trigger that runs as whoever writes next), so the schema is made by the database's owner
+//! (`cairn team init`, [`init`]), never by a teammate's push ([`for_push`]), and every
+//! connection refuses tables changed that way that it can see ([`check_intact`]);
+//! docs/SECURITY.md.
 //!
 //! Full text: records are indexed with the `simple` configuration (lower-casing, no stemming,
 //! no stop words), the closest PostgreSQL has to the local archive's FTS5 `unicode61`; Recall
@@ -183,6 +186,167 @@ pub fn meta(server: &Server, client: &mut Client) -> Result<Option<Meta>> {
     }))
 }
 
+/// The tables a teammate's rows live in, each under row-level security.
+const OWNED_TABLES: [&str; 5] = ["sessions", "turns", "records", "links", "recall_entries"];
+
+/// What `cairn team init` found and did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TeamInit {
+    /// The address, without credentials.
+    pub server: String,
+    /// Whether this run created the schema (else it was there).
+    pub created: bool,
+    pub version: i32,
+    pub archive_id: String,
+    /// The role owning schema `cairn` and its tables: the one that can read past row-level
+    /// security, so the database's owner, never a teammate who pushes.
+    pub owner: String,
+    /// The role this connection is.
+    pub role: String,
+}
+
+/// Create the team archive's schema, or bring it and its additions up to date, as the role
+/// connected: the database's owner or an administrator role that does not push, since a
+/// table's owner can turn its row-level security off and add triggers that run as whoever
+/// writes next. Teammates need only `CONNECT` after it.
+pub fn init(server: &Server) -> Result<TeamInit> {
+    let mut client = server.connect(false)?;
+    let before = meta(server, &mut client)?;
+    let meta = migrate(server, &mut client)?;
+    repo_column(server, &mut client, true)?;
+    check_intact(server, &mut client)?;
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.pg_get_userbyid(n.nspowner)::text, current_user::text
+             FROM pg_catalog.pg_namespace n WHERE n.nspname = 'cairn'",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read the schema's owner"))?;
+    let name = |i: usize| -> Result<String> {
+        row.try_get::<_, String>(i)
+            .map(|s| crate::text::one_line(&s, 120))
+            .map_err(|e| server.error(e, "cannot read the schema's owner"))
+    };
+    Ok(TeamInit {
+        server: server.display().to_owned(),
+        created: before.is_none(),
+        version: meta.version,
+        archive_id: crate::text::printable(&meta.archive_id),
+        owner: name(0)?,
+        role: name(1)?,
+    })
+}
+
+/// The schema a push writes to: there, at this binary's version (an older one is brought up
+/// when this role may), and intact. A push never creates it: its creator would own the tables.
+pub fn for_push(server: &Server, client: &mut Client) -> Result<Meta> {
+    let meta = match meta(server, client)? {
+        None => {
+            return Err(server.fail(
+                ErrorKind::NotFound,
+                "holds no team archive yet".into(),
+                Some(format!(
+                    "the database's owner sets it up once: `cairn team init --to {}` as that \
+                     role (not a teammate's: the tables' owner can write past everyone's \
+                     ownership), then teammates need only CONNECT",
+                    server.display()
+                )),
+            ));
+        }
+        Some(m) if m.version == VERSION => m,
+        Some(m) => {
+            check_not_newer(server, m.version)?;
+            migrate(server, client).map_err(|e| match e {
+                crate::Error::Team {
+                    server,
+                    message,
+                    kind: ErrorKind::Refused,
+                    ..
+                } => crate::Error::Team {
+                    server,
+                    message,
+                    kind: ErrorKind::Refused,
+                    hint: Some(
+                        "the schema is older than this Cairn: its owner brings it up with \
+                         `cairn team init`"
+                            .into(),
+                    ),
+                },
+                other => other,
+            })?
+        }
+    };
+    check_intact(server, client)?;
+    Ok(meta)
+}
+
+/// Refuse a schema whose tables are no longer what Cairn made: a table whose row-level
+/// security is off or not forced, or that holds a trigger or a rule (a trigger runs as the
+/// teammate whose write fires it, and could write rows in their name). Only the tables' owner
+/// (or a superuser) can make such a change.
+pub fn check_intact(server: &Server, client: &mut Client) -> Result<()> {
+    let names: Vec<String> = OWNED_TABLES.iter().map(|t| (*t).to_owned()).collect();
+    let rows = client
+        .query(
+            "SELECT c.relname::text, c.relkind::text, c.relrowsecurity, c.relforcerowsecurity,
+                    (SELECT count(*) FROM pg_catalog.pg_trigger t
+                     WHERE t.tgrelid = c.oid AND NOT t.tgisinternal),
+                    (SELECT count(*) FROM pg_catalog.pg_rewrite r WHERE r.ev_class = c.oid),
+                    pg_catalog.pg_get_userbyid(c.relowner)::text
+             FROM pg_catalog.pg_class c
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'cairn' AND c.relname = ANY($1)",
+            &[&names],
+        )
+        .map_err(|e| server.error(e, "cannot read the tables' settings"))?;
+    let mut wrong = Vec::new();
+    let mut owner = String::new();
+    for table in OWNED_TABLES {
+        let Some(row) = rows
+            .iter()
+            .find(|r| r.try_get::<_, String>(0).ok().as_deref() == Some(table))
+        else {
+            wrong.push(format!("cairn.{table} is missing"));
+            continue;
+        };
+        let kind: String = row.try_get(1).unwrap_or_default();
+        let secured: bool = row.try_get(2).unwrap_or(false);
+        let forced: bool = row.try_get(3).unwrap_or(false);
+        let triggers: i64 = row.try_get(4).unwrap_or(1);
+        let rules: i64 = row.try_get(5).unwrap_or(1);
+        if owner.is_empty() {
+            owner = crate::text::one_line(&row.try_get::<_, String>(6).unwrap_or_default(), 120);
+        }
+        if kind != "r" {
+            wrong.push(format!("cairn.{table} is no longer a table"));
+        }
+        if !secured || !forced {
+            wrong.push(format!("cairn.{table}'s row-level security is off"));
+        }
+        if triggers > 0 {
+            wrong.push(format!("cairn.{table} has a trigger"));
+        }
+        if rules > 0 {
+            wrong.push(format!("cairn.{table} has a rule"));
+        }
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(server.fail(
+        ErrorKind::Refused,
+        format!(
+            "its tables were changed outside Cairn ({}): refusing to read or write through them",
+            wrong.join("; ")
+        ),
+        Some(format!(
+            "their owner ({owner}) can write past every teammate's ownership: ask the \
+             database's owner to look (docs/SECURITY.md, \"The team archive\")"
+        )),
+    ))
+}
+
 /// Bring the server's schema to [`VERSION`]; returns its meta.
 pub fn migrate(server: &Server, client: &mut Client) -> Result<Meta> {
     if let Some(m) = meta(server, client)?
@@ -245,8 +409,8 @@ fn apply(server: &Server, client: &mut Client) -> Result<()> {
 /// Additions to the schema that every build reads and writes as before: a build that knows
 /// one uses it when the server has it, one that does not never names it. They are not steps
 /// of [`VERSION`] (a version above a teammate's build locks them out until they update), and
-/// only the tables' owner (the role whose push created the schema) can make them: another
-/// role's push goes on without, and the owner's next push adds them.
+/// only the tables' owner can make them (`cairn team init`, or a push of theirs): another
+/// role's push goes on without.
 ///
 /// `cairn.sessions.repo`: the repository a session ran in, as every clone names it
 /// ([`crate::git::repo::Repo::identity`]); a team skim in a repository lists its sessions
@@ -284,7 +448,7 @@ pub fn repo_column(server: &Server, client: &mut Client, add: bool) -> Result<bo
         Ok(()) => Ok(true),
         Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
             tracing::warn!(
-                "team archive: sessions are pushed without their repository until the schema's owner pushes once (this role may not add the column)"
+                "team archive: sessions are pushed without their repository until the schema's owner runs `cairn team init` (this role may not add the column)"
             );
             Ok(false)
         }

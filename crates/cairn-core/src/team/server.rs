@@ -206,6 +206,11 @@ impl Server {
             config.ssl_mode(SslMode::Require);
         }
         config.application_name("cairn");
+        // Names resolve in the system catalog only: a teammate who may create a schema named
+        // after another's role (first on PostgreSQL's default `"$user", public` path) would
+        // otherwise have their own `hashtext` or `websearch_to_tsquery` run as that role.
+        // Sent at startup, this comes after the role's and database's own settings.
+        config.options("-c search_path=pg_catalog,pg_temp");
         config.connect_timeout(Duration::from_secs(15));
         // Last, the keyring (only asked when nothing above gave a password). A keyring that
         // cannot be asked is no error here: the server may not want a password; if it does,
@@ -373,6 +378,14 @@ fn classify(e: &postgres::Error, password_from: &str) -> (ErrorKind, Option<Stri
         (
             ErrorKind::Refused,
             Some("this role may only read the team archive: push as a member who may write (docs/SECURITY.md, \"The team archive\")".into()),
+        )
+    } else if *code == SqlState::ADMIN_SHUTDOWN
+        || *code == SqlState::CRASH_SHUTDOWN
+        || *code == SqlState::CANNOT_CONNECT_NOW
+    {
+        (
+            ErrorKind::Unavailable,
+            Some("the server ended the connection (stopped, restarted, or an administrator ended it)".into()),
         )
     } else if *code == SqlState::INVALID_CATALOG_NAME {
         (ErrorKind::NotFound, Some("check the database name".into()))
