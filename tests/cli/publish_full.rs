@@ -186,6 +186,18 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
         hits.to_string().contains(&key),
         "the pulled session is searchable: {hits:#}"
     );
+    // Each hit says whose text it is.
+    let mut by = Vec::new();
+    strings_at(&hits, "published_by", &mut by);
+    assert!(
+        !by.is_empty() && by.iter().all(|p| p == "Ann Publisher <ann@example.invalid>"),
+        "{hits:#}"
+    );
+    let human = teammate.ok(&["search", "zanzibar"]);
+    assert!(
+        human.contains("(published by Ann Publisher <ann@example.invalid>, a teammate's text)"),
+        "{human}"
+    );
     // Search hits and every agent filter take the agent Ann ran, not `atif`.
     let mut agents = Vec::new();
     strings_at(&hits, "agent", &mut agents);
@@ -544,7 +556,10 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
         &doc(&mine),
         Some(&zst(&envelope(&mine, "Mallory", "I rewrote your session"))),
     );
-    refused.push((mine.clone(), "which this archive captured"));
+    refused.push((
+        mine.clone(),
+        "summary imported, full transcript not: it is of session",
+    ));
 
     let b_str = b.to_str().unwrap();
     let pulled = puller.json(&["-C", b_str, "pull"]);
@@ -556,6 +571,13 @@ fn hostile_transcripts_are_refused_whole_and_the_pull_goes_on() {
             .find(|s| s["ref"] == format!("refs/cairn/sessions/{k}"))
             .unwrap_or_else(|| panic!("{k} ({why}) not reported: {pulled:#}"));
         assert!(s["reason"].as_str().unwrap().contains(why), "{why}: {s}");
+        // Each document was read whole and only its transcript refused: counted among the
+        // documents imported, and the reason says so.
+        let summary_in = s["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("summary imported, full transcript not: ");
+        assert!(summary_in, "{s}");
     }
     let human = puller.ok(&["-C", b_str, "pull"]);
     inert(&human);

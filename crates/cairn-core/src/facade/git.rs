@@ -103,13 +103,19 @@ impl Cairn {
                     if let Err(e) =
                         self.capture_pulled(&repo, &local, &file_name, &t.trajectory, &by)
                     {
-                        report.skip(&refname, crate::text::one_line(&e.to_string(), 200));
+                        report.skip(
+                            &refname,
+                            git::publish::transcript_refused(&crate::text::one_line(
+                                &e.to_string(),
+                                200,
+                            )),
+                        );
                         continue;
                     }
                     report.transcripts_imported += 1;
                 }
                 // Refused: as a refused document, skipped until the ref changes.
-                Err(why) => report.skip(&refname, why),
+                Err(why) => report.skip(&refname, git::publish::transcript_refused(&why)),
             }
             let store = self.store();
             git::publish::transcript_done(store.conn(), &pending).map_err(|e| store.err(e))?;

@@ -707,7 +707,7 @@ pub fn admit(
 ) -> rusqlite::Result<std::result::Result<(String, PublishedBy), String>> {
     if crate::archive::store::captured(conn, &t.session_key)? {
         return Ok(Err(format!(
-            "its transcript claims session {}, which this archive captured: a teammate's document never takes the place of your own session",
+            "it is of session {}, which this archive captured itself (your own publication, or another's claim to it): the session captured here stays the one shown",
             t.session_key
         )));
     }
@@ -729,6 +729,12 @@ pub fn admit(
             },
         )),
     })
+}
+
+/// Why a document's full transcript was not imported, as a pull lists it: its summary was (it
+/// is counted among the documents imported, and skim shows it).
+pub fn transcript_refused(why: &str) -> String {
+    format!("summary imported, full transcript not: {why}")
 }
 
 /// A full object id (SHA-1 or SHA-256).
@@ -766,6 +772,14 @@ fn read_blobs<'k>(
     report: &mut PullReport,
 ) -> Result<(Vec<(&'k str, Vec<u8>)>, Vec<&'k str>)> {
     let refname = |key: &str| format!("{REF_PREFIX}{key}");
+    // A transcript is read after its document was stored: the summary is in either way.
+    let refused = |why: String| {
+        if file == transcript::TRANSCRIPT_FILE {
+            transcript_refused(&why)
+        } else {
+            why
+        }
+    };
     let wanted: Vec<(&str, &str)> = wanted.collect();
     let mut deferred = Vec::new();
     let specs: String = wanted
@@ -796,11 +810,13 @@ fn read_blobs<'k>(
         };
         let size: u64 = size.parse().unwrap_or(u64::MAX);
         if kind != "blob" {
-            report.skip(&refname(key), format!("its {file} is not a file"));
+            report.skip(&refname(key), refused(format!("its {file} is not a file")));
         } else if size > max {
             report.skip(
                 &refname(key),
-                format!("{file} has {size} bytes, more than the {max} a document may have"),
+                refused(format!(
+                    "{file} has {size} bytes, more than the {max} a document may have"
+                )),
             );
         } else if *total + size > limits::PULL_BYTES {
             deferred.push(*key);
@@ -833,7 +849,10 @@ fn read_blobs<'k>(
     for ((key, _), bytes) in blobs.into_iter().zip(contents) {
         match bytes {
             Some(bytes) => read.push((key, bytes.to_vec())),
-            None => report.skip(&refname(key), format!("its {file} could not be read")),
+            None => report.skip(
+                &refname(key),
+                refused(format!("its {file} could not be read")),
+            ),
         }
     }
     Ok((read, deferred))
@@ -916,7 +935,7 @@ fn import(
     for (key, bytes) in full {
         match transcript::decode(&bytes, key) {
             Ok(t) => transcripts.push(t),
-            Err(why) => report.skip(&refname(key), why),
+            Err(why) => report.skip(&refname(key), transcript_refused(&why)),
         }
     }
     // The documents with no transcript to capture (none, or refused) are done now; those whose
