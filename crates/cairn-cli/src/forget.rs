@@ -121,7 +121,7 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             "Their copies stay in the repository and at the remote (--allow-reimport)".to_owned()
         } else {
             format!(
-                "The next `cairn push` in the repository deletes the copies there and at the remote; no pull brings {} back",
+                "The next `cairn push` in the repository deletes the copies there and at the remote, so no pull brings {} back; a teammate who pulled a copy before keeps it until they forget it",
                 them(plan.published)
             )
         };

@@ -499,7 +499,7 @@ pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result
             .unwrap_or("untitled session");
         writeln!(
             out,
-            "{}  {}  #{} {} {}{}",
+            "{}  {}  #{} {} {}{}{}",
             short_time(h.timestamp.as_deref()),
             line(title, 60),
             h.ordinal,
@@ -509,7 +509,11 @@ pub fn search(out: &mut impl Write, answer: &SearchAnswer, keys: bool) -> Result
                 " (retracted by the agent)"
             } else {
                 ""
-            }
+            },
+            h.published_by
+                .as_deref()
+                .map(|p| format!(" (published by {}, a teammate's text)", line(p, 40)))
+                .unwrap_or_default()
         )?;
         let snippet = marked(&h.snippet);
         writeln!(out, "    {}", line(&snippet, 140))?;

@@ -38,6 +38,10 @@ pub struct SearchHit {
     /// happened, but is no longer part of the conversation the agent kept. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retracted_at: Option<String>,
+    /// Who published the session, for a teammate's session pulled here (their claim, not
+    /// verified): its text is theirs, not this machine's own.
+    #[serde(default)]
+    pub published_by: Option<String>,
 }
 
 /// Opens a match in [`SearchHit::snippet`]: a private-use character, so it never collides
@@ -172,7 +176,7 @@ pub fn ranked_records(
          SELECT s.session_key, t.turn_key, r.ordinal, r.kind, r.role, r.tool_name, r.timestamp,
                 {},
                 COALESCE(s.title, {}),
-                s.project, COALESCE(r.git_branch, s.git_branch), r.retracted_at
+                s.project, COALESCE(r.git_branch, s.git_branch), r.retracted_at, s.publisher
          FROM top
          JOIN records r ON r.id = top.id
          JOIN sessions s ON s.id = r.session_id
@@ -200,6 +204,7 @@ pub fn ranked_records(
             score: None,
             match_reasons: vec!["keyword".to_owned()],
             retracted_at: r.get(11)?,
+            published_by: r.get(12)?,
         })
     })?;
     rows.collect()
@@ -283,7 +288,7 @@ pub fn turn_hits(
                 r.tool_name, COALESCE(r.timestamp, t.started_at), {ran_as},
                 COALESCE(s.title, {first_request}), s.project,
                 COALESCE(r.git_branch, s.git_branch), COALESCE(t.preview, t.assistant_preview, ''),
-                r.retracted_at
+                r.retracted_at, s.publisher
          FROM turns t
          JOIN sessions s ON s.id = t.session_id
          LEFT JOIN records r ON r.session_id = t.session_id AND r.ordinal = t.opening_ordinal
@@ -319,6 +324,7 @@ pub fn turn_hits(
                 score: None,
                 match_reasons: vec!["semantic".to_owned()],
                 retracted_at: r.get(13)?,
+                published_by: r.get(14)?,
             },
         ))
     })?;
