@@ -158,6 +158,11 @@ impl Mate {
         self.cairn(args).output().unwrap()
     }
 
+    /// Run and expect success; return stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        succeeded(self.run(args), &format!("cairn {args:?}"))
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
@@ -1234,6 +1239,27 @@ fn the_read_paths_see_every_teammate_and_recall_only_trusted_entries() {
     ]);
     assert_eq!(show["session"]["publisher"], alice.role.as_str());
     assert!(!show["records"].as_array().unwrap().is_empty());
+    // Human output names a session by the start of its key, which `team show` takes; the whole
+    // key only with --keys.
+    let human = bob.ok(&["team", "search", word, "--from", &from, "--limit", "100"]);
+    assert!(
+        human.contains(&format!("  {}#", &key[..15])) && !human.contains(key),
+        "{human}"
+    );
+    let with_keys = bob.ok(&[
+        "--keys", "team", "search", word, "--from", &from, "--limit", "100",
+    ]);
+    assert!(with_keys.contains(key), "{with_keys}");
+    let by_handle = bob.json(&[
+        "team",
+        "show",
+        &key[..15],
+        "--publisher",
+        &alice.role,
+        "--from",
+        &from,
+    ]);
+    assert_eq!(by_handle["session"]["session_key"], key);
     // Recall: the trusted entry alice pushed, found by bob, stemmed ("servers" finds "server").
     let recall = bob.json(&["team", "recall", "phoenix servers", "--from", &from]);
     assert_eq!(recall[0]["title"], "Start the Phoenix server", "{recall}");
@@ -1443,6 +1469,11 @@ fn team_skim_of_a_pr_counts_the_sessions_on_its_head_branch() {
         "{skim}"
     );
     assert_eq!(skim["publishers"].as_array().unwrap().len(), 2, "{skim}");
+    let human = bob.ok(&["team", "skim", "#4242", "--from", &db.url(&bob)]);
+    assert!(
+        human.starts_with("review #4242: 2 sessions from") && !human.contains("pull-request:"),
+        "{human}"
+    );
     // The branch alone still finds only the branch's session.
     let branch = bob.json(&["team", "skim", "feat-team-4242", "--from", &db.url(&bob)]);
     assert_eq!(branch["sessions"].as_array().unwrap().len(), 1, "{branch}");

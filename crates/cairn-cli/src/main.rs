@@ -1216,7 +1216,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Team { command } => {
             let cairn = open(g)?;
-            team::run(command, &cairn, &g.dir, g.json, out)?;
+            team::run(command, &cairn, &g.dir, g.json, g.keys, out)?;
         }
         Command::Recall { command } => {
             let cairn = open_archive(g)?;

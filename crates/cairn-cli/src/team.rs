@@ -121,12 +121,14 @@ impl At {
     }
 }
 
-/// `dir`: the folder of `-C`, whose repository a team skim reads.
+/// `dir`: the folder of `-C`, whose repository a team skim reads; `keys`: print whole session
+/// keys in human output (else each session's handle, [`handle`]).
 pub fn run(
     command: TeamCommand,
     cairn: &Cairn,
     dir: &std::path::Path,
     json: bool,
+    keys: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     match command {
@@ -157,7 +159,7 @@ pub fn run(
             if json {
                 render::json(out, &hits)?;
             } else {
-                search(out, &hits)?;
+                search(out, &hits, keys)?;
             }
         }
         TeamCommand::Skim {
@@ -172,7 +174,7 @@ pub fn run(
             if json {
                 render::json(out, &skim)?;
             } else {
-                skim_text(out, &skim, skip)?;
+                skim_text(out, &skim, skip, keys)?;
             }
         }
         TeamCommand::Show {
@@ -184,7 +186,7 @@ pub fn run(
             if json {
                 render::json(out, &show)?;
             } else {
-                show_text(out, &show)?;
+                show_text(out, &show, keys)?;
             }
         }
         TeamCommand::Login { at, no_check } => {
@@ -324,7 +326,17 @@ fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
     Ok(())
 }
 
-fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
+/// A teammate's session as human output names it: the start of its key, as much as `cairn team
+/// show` takes (the whole key with `--keys`; the team archive keeps no agent session id).
+fn handle(key: &str, keys: bool) -> String {
+    const SHOWN: usize = "sha256-".len() + 8;
+    match key.get(..SHOWN) {
+        Some(start) if !keys && key.starts_with("sha256-") && key.len() > SHOWN => clean(start),
+        _ => line(key, 80),
+    }
+}
+
+fn search(out: &mut impl Write, hits: &[TeamSearchHit], keys: bool) -> Result<()> {
     if hits.is_empty() {
         writeln!(out, "no match in the team archive")?;
     }
@@ -334,7 +346,7 @@ fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
             "{}  {}  {}#{}  {}",
             render::short_time(h.timestamp.as_deref()),
             line(&h.publisher, 40),
-            line(&h.session_key, 80),
+            handle(&h.session_key, keys),
             h.ordinal.map_or("-".into(), |o| o.to_string()),
             line(h.title.as_deref().unwrap_or(""), 60)
         )?;
@@ -343,11 +355,15 @@ fn search(out: &mut impl Write, hits: &[TeamSearchHit]) -> Result<()> {
     Ok(())
 }
 
-fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
+fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32, keys: bool) -> Result<()> {
     writeln!(
         out,
         "{}: {} from {}",
-        line(&s.target, 200),
+        if keys {
+            line(&s.target, 200)
+        } else {
+            line(&cairn_core::git::targets::label(&s.target), 200)
+        },
         plural(s.matched, "session"),
         if s.publishers.is_empty() {
             "nobody".to_owned()
@@ -415,7 +431,7 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
             "\n{}  {}  {}  {}{project}",
             render::short_time(x.started_at.as_deref()),
             line(&x.publisher, 40),
-            line(&x.session_key, 80),
+            handle(&x.session_key, keys),
             line(x.title.as_deref().unwrap_or(""), 80)
         )?;
         for w in &k.why {
@@ -442,12 +458,12 @@ fn skim_text(out: &mut impl Write, s: &TeamSkim, skip: u32) -> Result<()> {
     Ok(())
 }
 
-fn show_text(out: &mut impl Write, s: &TeamShow) -> Result<()> {
+fn show_text(out: &mut impl Write, s: &TeamShow, keys: bool) -> Result<()> {
     let x = &s.session;
     writeln!(
         out,
         "{}  by {}  {}  {}",
-        line(&x.session_key, 80),
+        handle(&x.session_key, keys),
         line(&x.publisher, 40),
         line(&x.agent, 20),
         line(x.title.as_deref().unwrap_or(""), 120)
