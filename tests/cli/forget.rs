@@ -132,7 +132,7 @@ fn a_forgotten_session_leaves_no_byte_under_the_data_dir() {
         "{listed}"
     );
     assert!(
-        listed.contains("Marker fact (back to the inbox, unreviewed)"),
+        listed.contains("Marker fact (accepted before: back to the inbox, unreviewed)"),
         "{listed}"
     );
     assert!(

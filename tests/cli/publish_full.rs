@@ -190,7 +190,10 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     let mut by = Vec::new();
     strings_at(&hits, "published_by", &mut by);
     assert!(
-        !by.is_empty() && by.iter().all(|p| p == "Ann Publisher <ann@example.invalid>"),
+        !by.is_empty()
+            && by
+                .iter()
+                .all(|p| p == "Ann Publisher <ann@example.invalid>"),
         "{hits:#}"
     );
     let human = teammate.ok(&["search", "zanzibar"]);

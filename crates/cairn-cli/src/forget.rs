@@ -92,10 +92,12 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             plural(plan.recall_entries.len(), "entry")
         )?;
         for e in &plan.recall_entries {
-            let fate = if e.stays_archived {
+            let fate = if e.deleted {
+                "deleted: drawn from these sessions alone, never accepted"
+            } else if e.stays_archived {
                 "rejected: stays archived"
             } else if e.back_to_inbox {
-                "back to the inbox, unreviewed"
+                "accepted before: back to the inbox, unreviewed"
             } else {
                 "keeps its other evidence"
             };

@@ -510,6 +510,74 @@ fn a_forgotten_session_s_snippet_no_longer_finds_the_entry() {
     assert_eq!(query(&cairn, "vault", Filters::default()), vec!["fs1"]);
 }
 
+/// An entry no person accepted, drawn from forgotten sessions alone (an agent's proposal, an
+/// extraction), goes with them: its words may quote them and nothing else vouches for it. One
+/// that also cites a session kept stays, with that evidence; one a person accepted goes back
+/// to the inbox (`an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust`).
+#[test]
+fn an_unreviewed_entry_drawn_only_from_forgotten_sessions_goes_with_them() {
+    use cairn_core::recall::agents::{EvidenceRef, Proposal, Speaker};
+    let (data, cairn) = archive();
+    let other = cairn
+        .sessions(&Default::default())
+        .unwrap()
+        .into_iter()
+        .find(|s| s.session_id.as_deref() != Some(SMALL))
+        .unwrap()
+        .session_key;
+    let mut writer = cairn.agent_writer().unwrap();
+    let who = Speaker {
+        agent: "claude".into(),
+        ..Default::default()
+    };
+    let propose = |writer: &mut cairn_core::AgentWriter, title: &str, sessions: &[&str]| {
+        let proposal = Proposal {
+            entry_type: cairn_core::recall::model::EntryType::Fact,
+            scope: None,
+            title: title.into(),
+            body: format!("{title}, as the session said"),
+            trigger: String::new(),
+            evidence: sessions
+                .iter()
+                .map(|s| EvidenceRef {
+                    session: (*s).into(),
+                    from: 0,
+                    to: 1,
+                })
+                .collect(),
+        };
+        cairn.agent_propose(writer, &proposal, &who).unwrap().entry_id
+    };
+    let alone = propose(&mut writer, "Qqalonefact about the cart", &[SMALL]);
+    let shared = propose(&mut writer, "Qqsharedfact about the cart", &[SMALL, &other]);
+    drop(writer);
+    let request = cairn_core::ForgetRequest {
+        session: Some(SMALL.into()),
+        ..Default::default()
+    };
+    let plan = cairn.forget_preview(&request).unwrap();
+    let fate = |id: &str| {
+        plan.recall_entries
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| (e.deleted, e.back_to_inbox))
+    };
+    assert_eq!(fate(&alone), Some((true, false)), "{plan:?}");
+    assert_eq!(fate(&shared), Some((false, false)), "{plan:?}");
+    cairn.forget(&request).unwrap();
+    let gone = cairn.recall_get(&alone).unwrap_err();
+    assert_eq!(gone.kind(), cairn_core::ErrorKind::NotFound, "{gone}");
+    let stored = recall_tables(data.path());
+    assert!(!stored.to_lowercase().contains("qqalonefact"), "{stored}");
+    assert!(query(&cairn, "qqalonefact", Filters::default()).is_empty());
+    let kept = cairn.recall_get(&shared).unwrap();
+    assert_eq!(kept.evidence.len(), 1, "{kept:?}");
+    assert_eq!(
+        query(&cairn, "qqsharedfact", Filters::default()),
+        vec![shared.clone()]
+    );
+}
+
 #[test]
 fn an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust() {
     let (_data, cairn) = archive();

@@ -38,8 +38,13 @@ pub struct ForgetSession {
 pub struct ForgetEntry {
     pub id: String,
     pub title: String,
-    /// No evidence would be left: it goes back to the review inbox, evidence revoked.
+    /// No evidence would be left of an entry a person accepted: it goes back to the review
+    /// inbox, evidence revoked.
     pub back_to_inbox: bool,
+    /// No evidence would be left of an entry no person accepted: it goes with the sessions
+    /// (machine text drawn from them alone).
+    #[serde(default)]
+    pub deleted: bool,
     /// A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps.
     pub stays_archived: bool,
 }
@@ -205,6 +210,7 @@ impl Cairn {
                         id: t.id,
                         title: t.title,
                         back_to_inbox: t.to_inbox,
+                        deleted: t.deleted,
                         stays_archived: t.archived,
                     })
                     .collect(),

@@ -1,8 +1,11 @@
 //! Forgetting, Recall's part: evidence that cites a forgotten session is revoked (its snippet
-//! quoted the transcript). An entry left with no evidence goes back to the review inbox,
-//! never silently trusted: unreviewed, provenance unchecked, with a note saying why. Each
-//! entry that cited a forgotten session is indexed again without the revoked snippets, so no
-//! word only they held still finds it.
+//! quoted the transcript). An entry left with no evidence that no person ever accepted is
+//! machine text drawn from the forgotten sessions alone: it goes with them (its words may
+//! quote them, and nothing else vouches for it). One a person accepted goes back to the review
+//! inbox, never silently trusted: unreviewed, provenance unchecked, with a note saying why; its
+//! words are the person's to keep or reject. Each entry that cited a forgotten session and
+//! stays is indexed again without the revoked snippets, so no word only they held still finds
+//! it.
 
 use rusqlite::{Connection, params};
 
@@ -14,8 +17,12 @@ pub const REVOKED_NOTE: &str = "evidence revoked: the sessions it cited were for
 pub struct Touched {
     pub id: String,
     pub title: String,
-    /// True when no evidence would be left: the entry goes back to the inbox.
+    /// True when no evidence would be left of an entry a person accepted: it goes back to the
+    /// inbox.
     pub to_inbox: bool,
+    /// No evidence would be left of an entry no person accepted (and none replaced or was
+    /// replaced by it): it is deleted with the sessions.
+    pub deleted: bool,
     /// A rejected (archived) entry: it stays archived whatever evidence it keeps.
     pub archived: bool,
     /// No evidence would be left: its provenance is revoked (archived or not), so no accept
@@ -28,25 +35,32 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
     let mut rows = 0u64;
     let mut entries: Vec<Touched> = Vec::new();
     let mut stmt = conn.prepare_cached(
-        "SELECT ev.entry_id, e.title, e.status = 'archived' FROM recall_evidence ev
+        "SELECT ev.entry_id, e.title, e.status = 'archived',
+                e.review_state <> 'human_reviewed' AND e.reviewed_at IS NULL
+                    AND e.supersedes_entry_id = '' AND e.superseded_by_entry_id = ''
+         FROM recall_evidence ev
          JOIN recall_entries e ON e.id = ev.entry_id
          WHERE ev.session_id = ?1",
     )?;
+    let mut never_accepted = Vec::new();
     for &id in sessions {
         for row in stmt.query_map([id], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, bool>(2)?,
+                r.get::<_, bool>(3)?,
             ))
         })? {
-            let (entry, title, archived) = row?;
+            let (entry, title, archived, machine) = row?;
             rows += 1;
             if !entries.iter().any(|t| t.id == entry) {
+                never_accepted.push(machine);
                 entries.push(Touched {
                     id: entry,
                     title,
                     to_inbox: false,
+                    deleted: false,
                     archived,
                     unanchored: false,
                 });
@@ -57,7 +71,7 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
         "SELECT COUNT(*) FROM recall_evidence WHERE entry_id = ?1 AND session_id NOT IN ({})",
         vec!["?"; sessions.len().max(1)].join(",")
     ))?;
-    for t in &mut entries {
+    for (t, machine) in entries.iter_mut().zip(never_accepted) {
         let mut args: Vec<rusqlite::types::Value> = vec![t.id.clone().into()];
         args.extend(sessions.iter().map(|&s| s.into()));
         if sessions.is_empty() {
@@ -65,7 +79,8 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
         }
         let left: i64 = others.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
         t.unanchored = left == 0;
-        t.to_inbox = t.unanchored && !t.archived;
+        t.deleted = t.unanchored && machine;
+        t.to_inbox = t.unanchored && !t.archived && !t.deleted;
     }
     Ok((rows, entries))
 }
@@ -86,11 +101,19 @@ pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Resul
             conn.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
         }
     }
-    for t in &touched {
+    for t in touched.iter().filter(|t| t.deleted) {
+        let rowid: i64 =
+            conn.query_row("SELECT rowid FROM recall_entries WHERE id = ?1", [&t.id], |r| {
+                r.get(0)
+            })?;
+        super::index::unindex(conn, rowid)?;
+        conn.execute("DELETE FROM recall_entries WHERE id = ?1", [&t.id])?;
+    }
+    for t in touched.iter().filter(|t| !t.deleted) {
         super::store::reindex(conn, &t.id)?;
     }
     // A rejected entry keeps its status (out of the inbox), but loses its provenance too.
-    for t in touched.iter().filter(|t| t.unanchored) {
+    for t in touched.iter().filter(|t| t.unanchored && !t.deleted) {
         conn.execute(
             "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL,
                  provenance_ok = 0, provenance_note = ?2, updated_at = ?3
