@@ -542,6 +542,19 @@ pub(crate) fn retained_copies(lacking: crate::Result<(u64, Vec<(i64, String)>)>)
     }
 }
 
+/// Retained copies of forgotten transcripts still on disk: a forget stopped after its commit.
+pub(crate) fn forgotten_copies_left(files: u64) -> Check {
+    check(
+        "forgotten copies",
+        Status::Warn,
+        format!(
+            "{} of forgotten sessions still on disk (a forget was stopped before it deleted them): \
+             `cairn sync` or the next `cairn forget` deletes them",
+            crate::text::plural(files, "retained copy")
+        ),
+    )
+}
+
 /// Files and directories under the data dir that group or others can read: the archive holds
 /// every transcript Cairn captured. A writable open tightens them; what is left is what could
 /// not be (owned by someone else, a read-only data dir).

@@ -66,6 +66,27 @@ fn a_sync_sweeps_the_copies_a_killed_forget_left() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
     }
+    // Doctor names them and what deletes them.
+    let leftover = |cairn: &Cairn| {
+        cairn
+            .doctor()
+            .checks
+            .into_iter()
+            .find(|c| c.name == "forgotten copies")
+    };
+    let check = leftover(&cairn).expect("doctor sees the copies left");
+    assert_eq!(check.status, cairn_core::doctor::Status::Warn);
+    assert!(
+        check.detail.starts_with(&format!(
+            "{} of forgotten sessions",
+            if copies.len() == 1 {
+                "1 retained copy".to_owned()
+            } else {
+                format!("{} retained copies", copies.len())
+            }
+        )) && check.detail.contains("`cairn sync`"),
+        "{check:?}"
+    );
     // A sync of an empty folder: nothing of this machine's home is read.
     let empty = tempfile::tempdir().unwrap();
     cairn
@@ -82,6 +103,7 @@ fn a_sync_sweeps_the_copies_a_killed_forget_left() {
         "{:?}",
         support::files_under(&retained)
     );
+    assert!(leftover(&cairn).is_none());
 }
 
 /// `forget --agent` chooses by what stored a session, the format it came in: `atif` is every

@@ -286,6 +286,41 @@ pub fn tombstones_without_source(conn: &Connection) -> rusqlite::Result<Vec<(Str
     .collect()
 }
 
+/// How many retained copies under `data_dir` belong to files a forget tombstoned: none, unless
+/// a forget was stopped between its commit and its sweep (the next sync or forget deletes
+/// them). Each agent's folder is read once.
+pub fn leftover_copies(conn: &Connection, data_dir: &Path) -> rusqlite::Result<u64> {
+    let mut doomed: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        std::collections::HashMap::new();
+    for (agent, key) in tombstones_without_source(conn)? {
+        doomed.entry(agent).or_default().insert(key);
+    }
+    let mut left = 0;
+    for (agent, keys) in doomed {
+        let Some(agent) = Agent::parse(&agent) else {
+            continue;
+        };
+        let dir = crate::archive::retain::Retained::new(data_dir)
+            .path(agent, "x", 0)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        left += entries
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.split_once('.')
+                    .is_some_and(|(key, _)| keys.contains(key))
+            })
+            .count() as u64;
+    }
+    Ok(left)
+}
+
 /// Remove every retained copy (any generation) of the file `source_key` of `agent` under
 /// `data_dir`. Returns how many files went.
 pub fn remove_retained(data_dir: &Path, agent: &str, source_key: &str) -> std::io::Result<u64> {

@@ -211,6 +211,11 @@ impl Cairn {
             checks.push(doctor::retained_copies(
                 archive::capture::reindex::lacking_copies(store.conn(), &self.data_dir),
             ));
+            if let Ok(left) = archive::forget::leftover_copies(store.conn(), &self.data_dir)
+                && left > 0
+            {
+                checks.push(doctor::forgotten_copies_left(left));
+            }
         }
         checks.push(doctor::permissions(&self.data_dir));
     }
