@@ -818,3 +818,31 @@ fn a_title_with_line_breaks_cannot_forge_lines_of_the_inbox() {
         );
     }
 }
+
+/// `recall get` says in words whether agents are served an entry and what changes that: a
+/// rejected one read "lifecycle superseded" before, and a trusted one never said so.
+#[test]
+fn an_entry_says_whether_it_is_served_and_what_changes_that() {
+    let env = synced();
+    let file = write(
+        &env,
+        "s.jsonl",
+        &[entry("s1", SMALL, 0, 1, "Serve fact", "body")],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let shown = env.ok(&["recall", "get", "s1"]);
+    assert!(
+        shown.contains("trusted: reviewed by a person, served to agents"),
+        "{shown}"
+    );
+    env.ok(&["recall", "review", "--reject", "s1"]);
+    let shown = env.ok(&["recall", "get", "s1"]);
+    assert!(
+        shown.contains("archived (rejected, or its extraction retired): not served")
+            && shown.contains("`cairn recall review --restore s1`"),
+        "{shown}"
+    );
+    env.ok(&["recall", "review", "--restore", "s1"]);
+    let shown = env.ok(&["recall", "get", "s1"]);
+    assert!(shown.contains("trusted: reviewed by a person"), "{shown}");
+}

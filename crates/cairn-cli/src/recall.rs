@@ -764,6 +764,7 @@ fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
     if !ctx.is_empty() {
         writeln!(out, "    {}", clean(&ctx))?;
     }
+    writeln!(out, "    {}", standing(e))?;
     let mut review = format!(
         "    review review_state={} transferable={} provenance_ok={} evidence={}",
         e.review_state,
@@ -788,6 +789,37 @@ fn render_entry(out: &mut impl Write, e: &Entry) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where an entry stands, in words: whether agents are served it, and what changes that.
+fn standing(e: &Entry) -> String {
+    use cairn_core::recall::model::{ReviewState, Status};
+    let id = clean(&e.id);
+    if !e.superseded_by_entry_id.is_empty() {
+        return format!(
+            "replaced by {}: not served",
+            clean(&e.superseded_by_entry_id)
+        );
+    }
+    if e.status == Status::Archived {
+        return format!(
+            "archived (rejected, or its extraction retired): not served; `cairn recall review --restore {id}` takes a rejection back"
+        );
+    }
+    if e.trusted {
+        return "trusted: reviewed by a person, served to agents".to_owned();
+    }
+    if e.review_state == ReviewState::HumanReviewed {
+        return format!(
+            "reviewed, but not trusted now ({}): `cairn recall review --show {id}`",
+            if e.provenance_ok {
+                "not transferable"
+            } else {
+                "its evidence changed or was forgotten"
+            }
+        );
+    }
+    format!("unreviewed: not trusted until a person accepts it (`cairn recall review --show {id}`)")
 }
 
 /// After an empty answer: where entries come from when Recall has none, or that they wait for
