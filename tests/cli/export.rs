@@ -323,7 +323,7 @@ fn an_export_carries_no_secret_escape_markup_or_home_and_says_what_it_left_out()
     // (The title line escapes every mark, so it shows them as text.)
     let message = md
         .lines()
-        .find(|l| l.starts_with("use "))
+        .find(|l| l.starts_with("> use "))
         .unwrap_or_default();
     for gone in ["![", "evil.example", "javascript:"] {
         assert!(!message.contains(gone), "{gone} in {md}");
@@ -465,6 +465,10 @@ fn the_output_file_name_picks_the_format_and_a_contrary_one_is_refused() {
     assert_eq!(atif["format"], "atif");
     let doc: serde_json::Value = serde_json::from_str(&read(&atif)).unwrap();
     assert!(doc["schema_version"].as_str().unwrap().starts_with("ATIF"));
+    assert_eq!(
+        env.json(&["export", SMALL, "-o", &at("short.atif")])["format"],
+        "atif"
+    );
     let json = env.json(&["export", SMALL, "-o", &at("x.JSON")]);
     assert_eq!(json["format"], "json");
     let md = env.json(&["export", SMALL, "-o", &at("notes.txt")]);

@@ -55,12 +55,13 @@ impl SessionExportFormat {
         }
     }
 
-    /// The format a file name's ending asks for (`x.html`: html; `x.atif.json`: atif; none
-    /// for an ending no format has).
+    /// The format a file name's ending asks for (`x.html`: html; `x.atif.json` or `x.atif`:
+    /// atif; none for an ending no format has).
     pub fn for_file(name: &str) -> Option<SessionExportFormat> {
         let name = name.to_ascii_lowercase();
         [
             (".atif.json", SessionExportFormat::Atif),
+            (".atif", SessionExportFormat::Atif),
             (".json", SessionExportFormat::Json),
             (".html", SessionExportFormat::Html),
             (".htm", SessionExportFormat::Html),

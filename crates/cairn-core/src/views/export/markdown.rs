@@ -191,6 +191,22 @@ pub(crate) fn neutralise(text: &str, allowed: &dyn Fn(&str) -> bool) -> String {
     out
 }
 
+/// A message as a block quote: its own Markdown still renders, inside the quote, so a heading or
+/// a bold line of its own cannot pass for the export's turn headings and speaker labels, and a
+/// fence it never closes ends with the quote instead of swallowing the rest of the export.
+fn quoted(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                ">".to_owned()
+            } else {
+                format!("> {l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub fn render(doc: &Document) -> String {
     let s = &doc.session;
     let mut out = String::new();
@@ -256,7 +272,7 @@ fn record(out: &mut String, r: &RecordView, doc_key: &str) {
             let _ = writeln!(out, "**{heading}**\n");
             let keep = [doc_key.to_owned()];
             let allowed = |url: &str| link_allowed(url, &keep);
-            let _ = writeln!(out, "{}\n", neutralise(text.trim_end(), &allowed));
+            let _ = writeln!(out, "{}\n", quoted(&neutralise(text.trim_end(), &allowed)));
         }
         "tool_call" => {
             let input = tool_input::read(r);
@@ -322,6 +338,26 @@ mod tests {
             inert("<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>"),
             "&lt;script>alert(1)&lt;/script>\n\n&lt;img src=x onerror=alert(2)>"
         );
+    }
+
+    #[test]
+    fn a_message_is_quoted_so_its_headings_and_open_fences_stay_inside_it() {
+        use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+        let q = quoted("## Turn 9\n\n**Assistant**\n```\nnever closed");
+        assert_eq!(q, "> ## Turn 9\n>\n> **Assistant**\n> ```\n> never closed");
+        // What follows the quote is the export's again: one heading outside any quote.
+        let doc = format!("{q}\n\n## Turn 1\n");
+        let mut depth = 0;
+        let mut outside = Vec::new();
+        for event in Parser::new(&doc) {
+            match event {
+                Event::Start(Tag::BlockQuote(_)) => depth += 1,
+                Event::End(TagEnd::BlockQuote(_)) => depth -= 1,
+                Event::Text(t) if depth == 0 => outside.push(t.to_string()),
+                _ => {}
+            }
+        }
+        assert_eq!(outside, vec!["Turn 1".to_owned()]);
     }
 
     #[test]
