@@ -11,14 +11,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use cairn_core::{Cairn, ErrorKind, ErrorReport};
 
+use crate::links::Launch;
 use crate::watcher::Watch;
 
 pub struct Backend {
     data_dir: Option<PathBuf>,
     cairn: RwLock<Result<Arc<Cairn>, ErrorReport>>,
-    /// The `cairn://…` link to open first: the one the process was started with, or the last one
-    /// a second launch handed over (a window still starting has not heard the event).
-    launch_link: Mutex<Option<String>>,
+    /// The `cairn://…` link to open first, or why the one given was refused: from the command
+    /// line the process was started with, or the last one a second launch handed over (a window
+    /// still starting has not heard the event).
+    launch: Mutex<Launch>,
     /// One sync at a time from this window (the core's capture lock also guards other processes).
     pub(crate) sync_running: AtomicBool,
     /// The source-dir watcher; `None` until the window is ready, or when nothing can be watched.
@@ -36,9 +38,9 @@ pub struct Backend {
 
 impl Backend {
     /// Open the archive in `CAIRN_DATA_DIR`, else the platform data dir.
-    pub fn from_env(launch_link: Option<String>) -> Backend {
+    pub fn from_env(launch: Launch) -> Backend {
         match Cairn::default_data_dir() {
-            Some(dir) => Backend::open(dir).with_launch_link(launch_link),
+            Some(dir) => Backend::open(dir).with_launch(launch),
             None => Backend {
                 data_dir: None,
                 cairn: RwLock::new(Err(ErrorReport::new(
@@ -46,7 +48,7 @@ impl Backend {
                     "no data directory",
                 )
                 .with_hint("set CAIRN_DATA_DIR to the folder Cairn should use"))),
-                launch_link: Mutex::new(launch_link),
+                launch: Mutex::new(launch),
                 sync_running: AtomicBool::new(false),
                 watch: Mutex::new(None),
                 export_dir: None,
@@ -63,7 +65,7 @@ impl Backend {
         Backend {
             data_dir: Some(data_dir),
             cairn: RwLock::new(cairn),
-            launch_link: Mutex::new(None),
+            launch: Mutex::new(Launch::Nothing),
             sync_running: AtomicBool::new(false),
             watch: Mutex::new(None),
             export_dir: None,
@@ -82,16 +84,16 @@ impl Backend {
         let _ = self.resource_dir.set(dir);
     }
 
-    pub fn with_launch_link(self, link: Option<String>) -> Backend {
-        self.set_launch_link(link);
+    pub fn with_launch(self, launch: Launch) -> Backend {
+        self.set_launch(launch);
         self
     }
 
-    pub fn set_launch_link(&self, link: Option<String>) {
-        *self
-            .launch_link
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = link;
+    /// What the latest command line said about a link; one that tried none changes nothing.
+    pub fn set_launch(&self, launch: Launch) {
+        if launch != Launch::Nothing {
+            *self.launch.lock().unwrap_or_else(PoisonError::into_inner) = launch;
+        }
     }
 
     /// Write report exports into `dir` instead of the Downloads folder.
@@ -108,8 +110,8 @@ impl Backend {
         self.data_dir.as_ref()
     }
 
-    pub fn launch_link(&self) -> Option<String> {
-        self.launch_link
+    pub fn launch(&self) -> Launch {
+        self.launch
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()

@@ -491,6 +491,9 @@ pub struct AppInfo {
     /// The `cairn://` link to open first: the one the app was started with, or the last one a
     /// second launch handed over.
     pub launch_link: Option<String>,
+    /// Why the link the app was started with (or the last one a second launch handed over) was
+    /// not opened ("it names no place in Cairn"); never the link itself.
+    pub launch_refused: Option<String>,
     /// Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
     /// (Settings › Data and retention) may put right what those parsers misread.
     pub sessions_read_before: u32,
@@ -500,6 +503,7 @@ pub struct AppInfo {
 #[tauri::command]
 #[specta::specta]
 pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
+    let launch = backend.launch();
     AppInfo {
         data_dir: backend
             .data_dir()
@@ -507,7 +511,8 @@ pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
             .unwrap_or_default(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         read_only: backend.cairn().is_ok_and(|c| c.is_read_only()),
-        launch_link: backend.launch_link(),
+        launch_link: launch.link().map(str::to_owned),
+        launch_refused: launch.refusal().map(|why| why.to_string()),
         sessions_read_before: backend
             .cairn()
             .ok()

@@ -1,6 +1,6 @@
 //! Typed events the shell sends to the window (tauri-specta derives their names and the
 //! TypeScript listeners): sync progress, "the archive changed", a report's generation phases,
-//! and a link handed over by a second launch.
+//! and a link handed over by a second launch (or why it was refused).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -69,6 +69,14 @@ pub struct InsightProgress {
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
 pub struct OpenLink {
     pub link: String,
+}
+
+/// A second launch of the app passed a link the shell refused ([`crate::links::validate`]): the
+/// window says why, in `reason` ("it names no place in Cairn"), never repeating the link, which
+/// may hold anything. Sent as `link-refused`.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, Event)]
+pub struct LinkRefused {
+    pub reason: String,
 }
 
 /// A sync's progress turned into [`SyncProgress`] events, at most one `advance` per

@@ -73,6 +73,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             recall::recall_query,
             recall::recall_inbox,
             recall::recall_accept,
+            recall::recall_unaccept,
             recall::recall_reject,
             recall::recall_restore,
             recall::recall_supersede,
@@ -123,6 +124,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             events::ArchiveChanged,
             events::InsightProgress,
             events::OpenLink,
+            events::LinkRefused,
             extract::ExtractProgress,
             extract::ExtractFinished,
             meaning::MeaningProgress,
@@ -182,7 +184,10 @@ pub fn run() {
     webkit_environment();
     startup_trace("main");
     let builder = specta_builder::<tauri::Wry>();
-    let launch_link = links::from_args(std::env::args().skip(1));
+    let launch = links::from_args(std::env::args().skip(1));
+    if let Some(why) = launch.refusal() {
+        eprintln!("cairn-desktop: the link given was not opened: {why}");
+    }
 
     // Debug builds refresh the bindings at start-up, so `tauri dev` picks up a changed command
     // without a test run. This never stops the app: a read-only checkout just keeps its file.
@@ -198,7 +203,7 @@ pub fn run() {
         }
     }
 
-    let backend = backend::Backend::from_env(launch_link);
+    let backend = backend::Backend::from_env(launch);
     if let Err(message) = backend.cairn() {
         // The window says it too; on stderr it also stops scripts/measure-startup.sh from timing
         // an error page.
@@ -587,53 +592,95 @@ mod tests {
     }
 
     /// A second launch's arguments reach the running window as one `open-link` event carrying the
-    /// first valid link; hostile arguments send nothing. The link is also what a window still
-    /// starting opens first.
+    /// first valid link; hostile arguments send a `link-refused` event saying why, never the
+    /// link. Either is also what a window still starting reads from `app_info`.
     #[test]
     fn a_second_launch_hands_its_link_to_the_running_window() {
         use tauri::Listener as _;
         let dir = tempfile::tempdir().unwrap();
         let app = mock_app(backend::Backend::open(dir.path().join("data")));
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
-        let sink = seen.clone();
-        app.listen("open-link", move |event| {
-            sink.lock()
-                .unwrap()
-                .push(serde_json::from_str(event.payload()).unwrap());
-        });
+        let record = |name: &str| {
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+            let sink = seen.clone();
+            app.listen(name.to_owned(), move |event| {
+                sink.lock()
+                    .unwrap()
+                    .push(serde_json::from_str(event.payload()).unwrap());
+            });
+            seen
+        };
+        let opened = record("open-link");
+        let refused = record("link-refused");
         let exe = "/usr/bin/cairn-desktop".to_owned();
         let argv = |args: &[&str]| {
             std::iter::once(exe.clone())
                 .chain(args.iter().map(|a| (*a).to_owned()))
                 .collect::<Vec<_>>()
         };
+        let info = |field: &str| invoke(&app, "app_info", json!({})).unwrap()[field].clone();
         let link = "cairn://session/sha256-00112233445566778899aabbccddeeff?record=3";
-        // A plain second start, and hostile ones: the window is raised, nothing navigates.
+        // A plain second start, and one with flags only: the window is raised, nothing more.
         links::hand_off(app.handle(), argv(&[]));
+        links::hand_off(app.handle(), argv(&["--automation"]));
+        assert!(refused.lock().unwrap().is_empty());
+        assert_eq!(info("launch_refused"), Value::Null);
+        // Hostile ones: nothing navigates; the window hears why the first was refused.
         let long = format!("cairn://search?q={}", "x".repeat(5000));
-        links::hand_off(
-            app.handle(),
-            argv(&[
-                "cairn://search?q=a b",
-                "cairn://search?q=\u{1b}]52;c;cHduZWQ=\u{7}",
-                "cairn://settings\u{202e}",
-                "cairn://evil.example/session",
-                "https://example.com",
-                &long,
-            ]),
-        );
-        assert_eq!(
-            invoke(&app, "app_info", json!({})).unwrap()["launch_link"],
-            Value::Null
-        );
+        const CHARACTER: &str =
+            "it holds a space, a control or a non-ASCII character (those must be %-escaped)";
+        for (args, why) in [
+            (vec!["cairn://search?q=a b"], CHARACTER),
+            (
+                vec!["cairn://search?q=\u{1b}]52;c;cHduZWQ=\u{7}"],
+                CHARACTER,
+            ),
+            (vec!["cairn://settings\u{202e}"], CHARACTER),
+            (
+                vec!["cairn://evil.example/session"],
+                "it names no place in Cairn",
+            ),
+            (
+                vec!["https://example.com", "cairn://nowhere"],
+                "it is not a cairn:// link",
+            ),
+            (vec![long.as_str()], "it is longer than 2048 bytes"),
+        ] {
+            refused.lock().unwrap().clear();
+            links::hand_off(app.handle(), argv(&args));
+            assert_eq!(
+                *refused.lock().unwrap(),
+                [json!({ "reason": why })],
+                "{args:?}"
+            );
+            assert_eq!(info("launch_refused"), why);
+        }
+        assert!(opened.lock().unwrap().is_empty());
+        assert_eq!(info("launch_link"), Value::Null);
         // argv[0] is never taken for a link, even when it looks like one.
         links::hand_off(app.handle(), vec!["cairn://settings".to_owned()]);
+        refused.lock().unwrap().clear();
         links::hand_off(app.handle(), argv(&["--flag", link, "cairn://settings"]));
-        assert_eq!(*seen.lock().unwrap(), [json!({ "link": link })]);
+        assert_eq!(*opened.lock().unwrap(), [json!({ "link": link })]);
+        assert!(refused.lock().unwrap().is_empty());
+        assert_eq!(info("launch_link"), link);
         assert_eq!(
-            invoke(&app, "app_info", json!({})).unwrap()["launch_link"],
-            link
+            info("launch_refused"),
+            Value::Null,
+            "the last link is the one that counts"
         );
+    }
+
+    /// The first launch's link, refused, reaches the window through `app_info`: why, not what.
+    #[test]
+    fn a_refused_launch_link_is_named_by_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let hostile = "https://evil.example/\u{202e}";
+        let launch = links::from_args([hostile.to_owned()]);
+        let app = mock_app(backend::Backend::open(dir.path().join("data")).with_launch(launch));
+        let info = invoke(&app, "app_info", json!({})).unwrap();
+        assert_eq!(info["launch_link"], Value::Null);
+        assert_eq!(info["launch_refused"], "it is not a cairn:// link");
+        assert!(!info.to_string().contains("evil"), "{info}");
     }
 
     #[test]
@@ -1542,6 +1589,35 @@ mod tests {
             (Some(2), Some(2))
         );
         assert_eq!(stats["by_type"]["warning"], 2);
+
+        // Undo of the accept: back in the inbox as it was shown before, the edit kept; a second
+        // Undo finds no accept to take back.
+        let back = invoke(
+            &app,
+            "recall_unaccept",
+            json!({ "id": "rc-new", "previous": "unreviewed_auto" }),
+        )
+        .unwrap();
+        assert_eq!(back["review_state"], "unreviewed_auto");
+        assert_eq!(back["trusted"], false);
+        assert_eq!(back["reviewed_at"], Value::Null);
+        assert_eq!(back["title"], "Session hooks need tmux installed");
+        let inbox = invoke(&app, "recall_inbox", json!({ "limit": 50 })).unwrap();
+        assert_eq!(inbox[0]["entry"]["id"], "rc-new", "{inbox}");
+        let again = invoke(
+            &app,
+            "recall_unaccept",
+            json!({ "id": "rc-new", "previous": "unreviewed_auto" }),
+        )
+        .unwrap_err();
+        assert_eq!(again["kind"], "conflict", "{again}");
+        let bad = invoke(
+            &app,
+            "recall_unaccept",
+            json!({ "id": "rc-known", "previous": "human_reviewed" }),
+        )
+        .unwrap_err();
+        assert_eq!(bad["kind"], "invalid", "{bad}");
     }
 
     #[test]

@@ -7,12 +7,16 @@
 //! `cairn://<place>` with a place the window has, and plain printable ASCII (no spaces, control
 //! or bidi characters: anything else must be %-escaped); the window's router then validates every
 //! parameter (`ui/src/lib/links.ts`) and shows an error for anything else.
+//!
+//! A refused link is refused with a word: the window says what was wrong with it (the
+//! `link-refused` event, or `launch_refused` in the app info for the first launch), never the
+//! link itself, which may hold anything.
 
 use tauri::{AppHandle, Manager as _, Runtime};
 use tauri_specta::Event as _;
 
 use crate::backend::Backend;
-use crate::events::OpenLink;
+use crate::events::{LinkRefused, OpenLink};
 
 /// The longest link accepted; real ones are under 200 bytes.
 const MAX_LEN: usize = 2048;
@@ -23,7 +27,7 @@ const PLACES: [&str; 7] = [
     "session", "branches", "sessions", "search", "recall", "settings", "team",
 ];
 
-/// Why an argument is not a link the window may open.
+/// Why an argument is not a link the window may open; shown as "it …", after "was not opened:".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     TooLong,
@@ -36,10 +40,12 @@ pub enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Refusal::TooLong => "longer than 2048 bytes",
-            Refusal::NotCairn => "not a cairn:// link",
-            Refusal::Character => "holds a character other than printable ASCII",
-            Refusal::UnknownPlace => "names no place in Cairn",
+            Refusal::TooLong => "it is longer than 2048 bytes",
+            Refusal::NotCairn => "it is not a cairn:// link",
+            Refusal::Character => {
+                "it holds a space, a control or a non-ASCII character (those must be %-escaped)"
+            }
+            Refusal::UnknownPlace => "it names no place in Cairn",
         })
     }
 }
@@ -62,37 +68,74 @@ pub fn validate(arg: &str) -> Result<&str, Refusal> {
     Ok(arg)
 }
 
-/// The first argument that is a valid link (others are ignored: tauri-driver passes flags).
-pub fn from_args(args: impl IntoIterator<Item = String>) -> Option<String> {
-    args.into_iter().find(|arg| validate(arg).is_ok())
+/// What a command line (without `argv[0]`) says about a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// No argument tried to be a link: none given, or only flags.
+    Nothing,
+    /// The first argument that is a valid link.
+    Link(String),
+    /// Arguments tried to be links and none may be opened: why the first was refused.
+    Refused(Refusal),
+}
+
+impl Launch {
+    pub fn link(&self) -> Option<&str> {
+        match self {
+            Launch::Link(link) => Some(link),
+            _ => None,
+        }
+    }
+
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            Launch::Refused(why) => Some(*why),
+            _ => None,
+        }
+    }
+}
+
+/// The first argument that is a valid link, else why the first that tried was refused.
+/// Arguments starting with `-` are flags (tauri-driver passes some), never a link attempt.
+pub fn from_args(args: impl IntoIterator<Item = String>) -> Launch {
+    let mut refused = None;
+    for arg in args.into_iter().filter(|arg| !arg.starts_with('-')) {
+        match validate(&arg) {
+            Ok(_) => return Launch::Link(arg),
+            Err(why) => refused = refused.or(Some(why)),
+        }
+    }
+    refused.map_or(Launch::Nothing, Launch::Refused)
 }
 
 /// A second launch's command line (`argv[0]` first), handed over by the single-instance plugin:
 /// bring the window to the front and, when it carries a valid link, tell the window to open it
-/// (the `open-link` event) and keep it as the link to open first, for a window still starting.
+/// (the `open-link` event); when its link was refused, tell the window why (`link-refused`,
+/// the reason only, never the link). Either is also kept for a window still starting, which
+/// reads it from the app info.
 pub fn hand_off<R: Runtime>(app: &AppHandle<R>, argv: Vec<String>) {
-    let given = argv.len().saturating_sub(1);
-    let link = from_args(argv.into_iter().skip(1));
+    let launch = from_args(argv.into_iter().skip(1));
     if let Some(window) = app.get_webview_window("main") {
         let _ = window.unminimize();
         let _ = window.show();
         let _ = window.set_focus();
     }
-    match link {
-        Some(link) => {
-            if let Some(backend) = app.try_state::<Backend>() {
-                backend.set_launch_link(Some(link.clone()));
-            }
-            // A window that is gone cannot navigate; the app goes on.
+    if let Some(backend) = app.try_state::<Backend>() {
+        backend.set_launch(launch.clone());
+    }
+    // A window that is gone cannot navigate or say anything; the app goes on.
+    match launch {
+        Launch::Link(link) => {
             let _ = OpenLink { link }.emit(app);
         }
-        None if given > 0 => {
-            eprintln!(
-                "cairn-desktop: a second launch passed {}, none a cairn:// link it may open",
-                cairn_core::text::plural(given, "argument")
-            );
+        Launch::Refused(why) => {
+            eprintln!("cairn-desktop: a second launch passed a link that was not opened: {why}");
+            let _ = LinkRefused {
+                reason: why.to_string(),
+            }
+            .emit(app);
         }
-        None => {}
+        Launch::Nothing => {}
     }
 }
 
@@ -106,11 +149,39 @@ mod tests {
     fn picks_the_cairn_link_out_of_the_arguments() {
         let link = format!("cairn://session/{KEY}?record=3");
         let args = ["--verbose".to_owned(), link.clone(), "x".to_owned()];
-        assert_eq!(from_args(args), Some(link));
+        assert_eq!(from_args(args), Launch::Link(link));
         // The first valid one wins; an invalid one before it is skipped.
         let args = ["cairn://nowhere".to_owned(), "cairn://settings".to_owned()];
-        assert_eq!(from_args(args).as_deref(), Some("cairn://settings"));
-        assert_eq!(from_args(["https://x".to_owned()]), None);
+        assert_eq!(from_args(args).link(), Some("cairn://settings"));
+    }
+
+    /// A command line whose link is refused says why (the first attempt's reason); flags are
+    /// no link attempt, so a launch with only flags is a plain start.
+    #[test]
+    fn a_refused_link_keeps_its_reason_and_flags_are_no_link() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            from_args(args(&["https://x"])),
+            Launch::Refused(Refusal::NotCairn)
+        );
+        assert_eq!(
+            from_args(args(&["--port=4444", "cairn://nowhere", "https://x"])),
+            Launch::Refused(Refusal::UnknownPlace)
+        );
+        assert_eq!(from_args(args(&[])), Launch::Nothing);
+        assert_eq!(
+            from_args(args(&["--automation", "-v", "-cairn://x"])),
+            Launch::Nothing
+        );
+        // The reason is said in words that never repeat the link.
+        let hostile = "cairn://search?q=\u{202e}gnp.exe";
+        let why = from_args(args(&[hostile])).refusal().unwrap();
+        assert_eq!(why, Refusal::Character);
+        assert!(!why.to_string().contains("gnp"), "{why}");
+        assert_eq!(
+            Refusal::UnknownPlace.to_string(),
+            "it names no place in Cairn"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use cairn_core::ErrorReport;
 use cairn_core::recall::agents::AgentUsage;
-use cairn_core::recall::model::{Entry, Surface, Vocabulary};
+use cairn_core::recall::model::{Entry, ReviewState, Surface, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
@@ -77,6 +77,18 @@ pub async fn recall_accept(
     edit: Option<Edit>,
 ) -> Result<Entry, ErrorReport> {
     with_cairn(&backend, move |c| c.recall_accept(&id, edit.as_ref())).await
+}
+
+/// Take an accept back (Undo): the entry is back in the inbox in `previous`, the review state
+/// the window showed before the accept; refused (conflict) for an entry no person accepted.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall_unaccept(
+    backend: State<'_, Backend>,
+    id: String,
+    previous: ReviewState,
+) -> Result<Entry, ErrorReport> {
+    with_cairn(&backend, move |c| c.recall_unaccept(&id, previous)).await
 }
 
 /// Reject an entry: archived, no longer served.

@@ -509,7 +509,7 @@ test('recall: an entry accepted in the inbox is found trusted and its evidence o
   await until(async () => (await byTestId('inbox-empty')).isExisting(), 'the inbox did not empty after the accept');
 
   await (await browser.$('[data-recall-tab="corpus"]')).click();
-  await (await byTestId('trusted-only')).click();
+  await (await byTestId('recall-show')).selectByAttribute('value', 'trusted');
   await (await browser.$('#recall-search')).setValue('known users');
   const entry = 'recall-entry';
   await until(
@@ -718,7 +718,7 @@ test('recall from the first minute: the branches offer extraction, set up in Set
 
   // The entry is in Recall, trusted.
   await (await browser.$('[data-recall-tab="corpus"]')).click();
-  if (!(await (await byTestId('trusted-only')).isSelected())) await (await byTestId('trusted-only')).click();
+  await (await byTestId('recall-show')).selectByAttribute('value', 'trusted');
   await (await browser.$('#recall-search')).setValue('person asked');
   await until(
     () => browser.execute((entry) => document.querySelector(`[data-testid="recall-entry"][data-entry-id="${entry}"]`)?.getAttribute('data-trusted') === 'true', id),
@@ -1259,7 +1259,7 @@ test('recall through an OpenAI-compatible endpoint: typed into Settings with the
 
     // The entry is in Recall, trusted.
     await (await browser.$('[data-recall-tab="corpus"]')).click();
-    if (!(await (await byTestId('trusted-only')).isSelected())) await (await byTestId('trusted-only')).click();
+    await (await byTestId('recall-show')).selectByAttribute('value', 'trusted');
     await (await browser.$('#recall-search')).setValue('Records');
     await until(
       () => browser.execute((entry) => document.querySelector(`[data-testid="recall-entry"][data-entry-id="${entry}"]`)?.getAttribute('data-trusted') === 'true', id),

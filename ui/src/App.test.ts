@@ -318,7 +318,10 @@ describe('session', () => {
       expect(target.textContent).toContain('Resume in Claude');
       expect(target.textContent).toContain('cd /home/dev/shop && claude --resume fake-id');
       const problem = one(target, 'resume-problem');
-      if (gone) expect(problem!.textContent).toBe('The folder it ran in, /home/dev/shop, is gone from this machine');
+      if (gone)
+        expect(problem!.textContent).toBe(
+          'The folder it ran in, /home/dev/shop, is gone from this machine: make it again there (a clone of the project), or run `claude --resume s-1` where the project is now',
+        );
       else expect(problem).toBeNull();
       if (component) unmount(component);
       component = undefined;
@@ -420,6 +423,31 @@ describe('session', () => {
     await settle();
     expect(one(target, 'link-error')!.textContent).toContain('malformed %-escape');
     expect(stores.router.current).toMatchObject({ view: 'session', key: key(1) });
+  });
+
+  it('says why the shell refused a second launch’s link, never repeating the link', async () => {
+    const { target, stores } = await render();
+    await emit('link-refused', { reason: 'it names no place in Cairn' });
+    await settle();
+    const banner = one(target, 'link-error')!;
+    expect(banner.getAttribute('role')).toBe('alert');
+    expect(banner.textContent).toContain(
+      'A link from outside was not opened: it names no place in Cairn. Open the place from the tabs above, or copy its link from Cairn again.',
+    );
+    expect(stores.router.current.view).toBe('branches');
+    // Dismissed, it goes; the next refusal says its own reason.
+    click(banner.querySelector('button'));
+    await settle();
+    expect(one(target, 'link-error')).toBeNull();
+    await emit('link-refused', { reason: 'it is not a cairn:// link' });
+    await settle();
+    expect(one(target, 'link-error')!.textContent).toContain('not opened: it is not a cairn:// link.');
+  });
+
+  it('says why the link the app was started with was refused', async () => {
+    const { target, stores } = await render({ launchRefused: 'it is longer than 2048 bytes' });
+    expect(one(target, 'link-error')!.textContent).toContain('A link from outside was not opened: it is longer than 2048 bytes.');
+    expect(stores.router.current.view).toBe('branches');
   });
 
   it('opens a sub-agent session nested under its parent', async () => {

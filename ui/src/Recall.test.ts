@@ -54,6 +54,12 @@ function click(element: Element | null | undefined) {
   element.click();
 }
 
+function choose(select: Element | null | undefined, value: string) {
+  if (!(select instanceof HTMLSelectElement)) throw new Error('no select');
+  select.value = value;
+  select.dispatchEvent(new Event('change', { bubbles: true }));
+}
+
 const inboxIds = (target: HTMLElement) => all(target, 'inbox-item').map((e) => e.dataset.entryId);
 
 describe('the review inbox', () => {
@@ -76,7 +82,7 @@ describe('the review inbox', () => {
 
     click(one(target, '[data-recall-tab="corpus"]'));
     await settle();
-    click(one(target, '[data-testid="trusted-only"]'));
+    choose(one(target, '[data-testid="recall-show"]'), 'trusted');
     await settle();
     const search = one(target, '#recall-search') as HTMLInputElement;
     search.value = 'tmux';
@@ -139,7 +145,8 @@ describe('the review inbox', () => {
     expect(notice.textContent).toContain('Rejected “The hook needs tmux installed”');
     press('a');
     await settle();
-    expect(one(target, '[data-testid="review-notice"]')).toBeNull();
+    // An accept is said too, with its own Undo.
+    expect(one(target, '[data-testid="review-notice"]')!.textContent).toContain("Accepted “The hook calls tmux”: agents' briefs include it now");
     expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args)).toEqual([{ id: 'rc-3', edit: null }]);
     expect(all(target, 'inbox-empty')).toHaveLength(1);
     // The empty inbox says what to do next and leads to the extraction form.
@@ -148,6 +155,38 @@ describe('the review inbox', () => {
     (empty.querySelector('[data-testid="setup-extraction"]') as HTMLButtonElement).click();
     await settle();
     expect(one(target, '[data-testid="extract-panel"]')).not.toBeNull();
+  });
+
+  it('takes an accept back with Undo: the entry waits in the inbox again, unreviewed', async () => {
+    const { target, calls } = await render('cairn://recall?tab=inbox');
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    expect(inboxIds(target)).toEqual(['rc-4']);
+    const notice = one(target, '[data-testid="review-notice"]')!;
+    expect(notice.getAttribute('role')).toBe('status');
+    expect(notice.textContent).toContain("Accepted “The hook calls tmux”: agents' briefs include it now");
+    click(one(target, '[data-testid="review-undo"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_unaccept').map((c) => c.args)).toEqual([{ id: 'rc-3', previous: 'unreviewed_auto' }]);
+    expect(inboxIds(target)).toContain('rc-3');
+    expect(one(target, '[data-testid="inbox-review"]')?.dataset.entryId).toBe('rc-3');
+    expect(one(target, '[data-testid="review-notice"]')).toBeNull();
+  });
+
+  it('puts the focus in the Title field when e opens the edit form', async () => {
+    const { target } = await render('cairn://recall?tab=inbox');
+    press('e');
+    await settle();
+    const title = one(target, '[data-testid="draft-title"]');
+    expect(title).not.toBeNull();
+    expect(document.activeElement).toBe(title);
+    // j and k typed there are text; Escape leaves the field, and moving back to the entry
+    // being edited leaves the focus where it is.
+    (title as HTMLInputElement).blur();
+    press('j');
+    press('k');
+    await settle();
+    expect(document.activeElement).not.toBe(one(target, '[data-testid="draft-title"]'));
   });
 
   it('accepts ticked entries in bulk and merges a duplicate', async () => {
@@ -222,6 +261,58 @@ describe('the review inbox', () => {
     const error = one(target, '[data-testid="review-error"]')!;
     expect(error.textContent).toContain('rc-3: the store is read-only');
     expect(error.querySelector('[data-testid="error-hint"]')?.textContent).toBe('Open the archive without --read-only.');
+  });
+});
+
+describe('the Entries list', () => {
+  const shownIds = (target: HTMLElement) => all(target, 'recall-entry').map((e) => `${e.dataset.entryId}:${e.querySelector('[data-testid="entry-state"]')?.textContent}`);
+
+  it('says what each choice lists: trusted, unreviewed, archived, or all but archived', async () => {
+    const { target, calls } = await render('cairn://recall?tab=corpus');
+    const show = one(target, '[data-testid="recall-show"]') as HTMLSelectElement;
+    expect([...show.options].map((o) => o.textContent)).toEqual(['All but archived', 'Trusted (reviewed by you)', 'Unreviewed', 'Archived']);
+    expect(show.value).toBe('served');
+    expect(shownIds(target)).toEqual(['rc-1:trusted', 'rc-2:trusted', 'rc-3:unreviewed', 'rc-4:unreviewed']);
+    choose(show, 'trusted');
+    await settle();
+    expect(shownIds(target)).toEqual(['rc-1:trusted', 'rc-2:trusted']);
+    choose(show, 'unreviewed');
+    await settle();
+    expect(shownIds(target)).toEqual(['rc-3:unreviewed', 'rc-4:unreviewed']);
+    expect(calls.filter((c) => c.cmd === 'recall_list').at(-1)?.args.filters).toMatchObject({ status: 'accepted', review_state: 'unreviewed_auto' });
+    choose(show, 'archived');
+    await settle();
+    expect(one(target, '[data-testid="recall-empty"]')?.textContent).toContain('No archived entries');
+  });
+
+  it('archives an entry a person accepted from its card, saying so, and Undo serves it again', async () => {
+    const { target, calls } = await render('cairn://recall?tab=corpus');
+    const card = (id: string) => one(target, `[data-testid="recall-entry"][data-entry-id="${id}"]`)!;
+    // Only entries a person accepted offer it; an unreviewed one is rejected in the Inbox.
+    expect(card('rc-1').querySelector('[data-testid="archive-entry"]')).not.toBeNull();
+    expect(card('rc-3').querySelector('[data-testid="archive-entry"]')).toBeNull();
+    click(card('rc-1').querySelector('[data-testid="archive-entry"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_reject').map((c) => c.args)).toEqual([{ id: 'rc-1' }]);
+    const notice = one(target, '[data-testid="corpus-notice"]')!;
+    expect(notice.getAttribute('role')).toBe('status');
+    expect(notice.textContent).toContain("Archived “Login needs the session cookie”: agents' briefs leave it out now");
+    expect(shownIds(target)).not.toContain('rc-1:trusted');
+    click(one(target, '[data-testid="corpus-undo"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_restore').map((c) => c.args)).toEqual([{ id: 'rc-1' }]);
+    expect(shownIds(target)).toContain('rc-1:trusted');
+    expect(one(target, '[data-testid="corpus-notice"]')).toBeNull();
+  });
+
+  it('says why an archive failed and keeps the entry', async () => {
+    const failure = { kind: 'read_only', message: 'the store is read-only', hint: 'Open the archive without --read-only.' };
+    const { target } = await render('cairn://recall?tab=corpus', { failOnce: { recall_reject: failure } });
+    click(one(target, '[data-testid="recall-entry"][data-entry-id="rc-2"] [data-testid="archive-entry"]'));
+    await settle();
+    expect(one(target, '[data-testid="corpus-error"]')?.textContent).toContain('the store is read-only');
+    expect(one(target, '[data-testid="corpus-notice"]')).toBeNull();
+    expect(shownIds(target)).toContain('rc-2:trusted');
   });
 });
 
@@ -301,6 +392,20 @@ describe('generated insights', () => {
     await settle();
     expect(calls.find((c) => c.cmd === 'insight_export')?.args).toEqual({ id: 3, format: 'html' });
     expect(one(target, '[data-testid="toast"]')?.textContent).toContain('insight-3-weekly-summary.html');
+  });
+
+  it('says why Generate waits when the slice holds no session, and how to widen it', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated');
+    expect(one(target, '[data-testid="insight-no-sessions"]')).toBeNull();
+    stores.insights.project = 'nothing';
+    await stores.insights.loadPreview();
+    await settle();
+    const generate = one(target, '[data-testid="generate"]') as HTMLButtonElement;
+    expect(generate.disabled).toBe(true);
+    const why = one(target, '[data-testid="insight-no-sessions"]')!;
+    expect(why.textContent).toContain('No session falls in this slice');
+    expect(why.textContent).toContain('set “Since” earlier to widen it, or clear Project.');
+    expect(generate.getAttribute('aria-describedby')).toBe(why.id);
   });
 
   it('lists many saved reports as a virtual list, the open one selected', async () => {

@@ -546,7 +546,10 @@ fn an_unreviewed_entry_drawn_only_from_forgotten_sessions_goes_with_them() {
                 })
                 .collect(),
         };
-        cairn.agent_propose(writer, &proposal, &who).unwrap().entry_id
+        cairn
+            .agent_propose(writer, &proposal, &who)
+            .unwrap()
+            .entry_id
     };
     let alone = propose(&mut writer, "Qqalonefact about the cart", &[SMALL]);
     let shared = propose(&mut writer, "Qqsharedfact about the cart", &[SMALL, &other]);

@@ -97,6 +97,7 @@ import type {
   DetectedKind,
   Schedule,
   OpenLink,
+  LinkRefused,
   TeamConfig_Serialize,
   TeamStatus_Serialize,
   TeamCheck_Serialize,
@@ -261,6 +262,12 @@ export const onMeaningFinished: Subscribe<MeaningFinished> = (handler) =>
 export type { OpenLink };
 // Not cleaned: the router judges the link as it came, and refuses one holding a hidden character.
 export const onOpenLink: Subscribe<OpenLink> = (handler) => events.openLink.listen((event) => handler(event.payload));
+
+/** A second launch passed a link the shell refused: why ("it names no place in Cairn"), never the
+ * link. */
+export type { LinkRefused };
+export const onLinkRefused: Subscribe<LinkRefused> = (handler) =>
+  events.linkRefused.listen((event) => handler(inert(event.payload)));
 
 // Kept for the session list store's tests, which predate `Api`.
 export interface SessionsBackend {

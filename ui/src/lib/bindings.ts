@@ -116,6 +116,11 @@ export const commands = {
 	 *  first: refused (conflict, saying why) while it is changed or gone.
 	 */
 	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_accept", { id, edit })),
+	/**
+	 *  Take an accept back (Undo): the entry is back in the inbox in `previous`, the review state
+	 *  the window showed before the accept; refused (conflict) for an entry no person accepted.
+	 */
+	recallUnaccept: (id: string, previous: ReviewState) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_unaccept", { id, previous })),
 	/**  Reject an entry: archived, no longer served. */
 	recallReject: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
 	/**
@@ -278,6 +283,7 @@ export const events = {
 	extractFinished: makeEvent<ExtractFinished_Serialize, ExtractFinished_Deserialize>("extract-finished"),
 	extractProgress: makeEvent<ExtractProgress, ExtractProgress>("extract-progress"),
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
+	linkRefused: makeEvent<LinkRefused, LinkRefused>("link-refused"),
 	meaningFinished: makeEvent<MeaningFinished_Serialize, MeaningFinished_Deserialize>("meaning-finished"),
 	meaningProgress: makeEvent<MeaningProgress, MeaningProgress>("meaning-progress"),
 	openLink: makeEvent<OpenLink, OpenLink>("open-link"),
@@ -356,6 +362,11 @@ export type AppInfo_Deserialize = {
 	 */
 	launch_link?: string | null,
 	/**
+	 *  Why the link the app was started with (or the last one a second launch handed over) was
+	 *  not opened ("it names no place in Cairn"); never the link itself.
+	 */
+	launch_refused?: string | null,
+	/**
 	 *  Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
 	 *  (Settings › Data and retention) may put right what those parsers misread.
 	 */
@@ -375,6 +386,11 @@ export type AppInfo_Serialize = {
 	 *  second launch handed over.
 	 */
 	launch_link: string | null,
+	/**
+	 *  Why the link the app was started with (or the last one a second launch handed over) was
+	 *  not opened ("it names no place in Cairn"); never the link itself.
+	 */
+	launch_refused: string | null,
 	/**
 	 *  Sessions an older Cairn's parsers read (0 when none, or unknown): reading them again
 	 *  (Settings › Data and retention) may put right what those parsers misread.
@@ -1062,11 +1078,40 @@ export type Filters_Serialize = {
 };
 
 /**  A Recall entry that cites a forgotten session. */
-export type ForgetEntry = {
+export type ForgetEntry = ForgetEntry_Serialize | ForgetEntry_Deserialize;
+
+/**  A Recall entry that cites a forgotten session. */
+export type ForgetEntry_Deserialize = {
 	id: string,
 	title: string,
-	/**  No evidence would be left: it goes back to the review inbox, evidence revoked. */
+	/**
+	 *  No evidence would be left of an entry a person accepted: it goes back to the review
+	 *  inbox, evidence revoked.
+	 */
 	back_to_inbox: boolean,
+	/**
+	 *  No evidence would be left of an entry no person accepted: it goes with the sessions
+	 *  (machine text drawn from them alone).
+	 */
+	deleted?: boolean,
+	/**  A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps. */
+	stays_archived: boolean,
+};
+
+/**  A Recall entry that cites a forgotten session. */
+export type ForgetEntry_Serialize = {
+	id: string,
+	title: string,
+	/**
+	 *  No evidence would be left of an entry a person accepted: it goes back to the review
+	 *  inbox, evidence revoked.
+	 */
+	back_to_inbox: boolean,
+	/**
+	 *  No evidence would be left of an entry no person accepted: it goes with the sessions
+	 *  (machine text drawn from them alone).
+	 */
+	deleted: boolean,
 	/**  A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps. */
 	stays_archived: boolean,
 };
@@ -1085,7 +1130,7 @@ export type ForgetPlan_Deserialize = {
 	links: number,
 	/**  Evidence rows citing the sessions, and the entries they belong to. */
 	recall_evidence: number,
-	recall_entries: ForgetEntry[],
+	recall_entries: ForgetEntry_Deserialize[],
 	insight_reports: ForgetReport[],
 	/**
 	 *  Sessions this forget keeps that carry the agent's session id of one it removes (an
@@ -1120,7 +1165,7 @@ export type ForgetPlan_Serialize = {
 	links: number,
 	/**  Evidence rows citing the sessions, and the entries they belong to. */
 	recall_evidence: number,
-	recall_entries: ForgetEntry[],
+	recall_entries: ForgetEntry_Serialize[],
 	insight_reports: ForgetReport[],
 	/**
 	 *  Sessions this forget keeps that carry the agent's session id of one it removes (an
@@ -1739,6 +1784,15 @@ export type LinkCorrection_Serialize = {
 	 *  or a link's earlier word): 0 when there was nothing to remove.
 	 */
 	links_removed: number,
+};
+
+/**
+ *  A second launch of the app passed a link the shell refused ([`crate::links::validate`]): the
+ *  window says why, in `reason` ("it names no place in Cairn"), never repeating the link, which
+ *  may hold anything. Sent as `link-refused`.
+ */
+export type LinkRefused = {
+	reason: string,
 };
 
 /**  What the live watcher covers. */
@@ -2984,6 +3038,11 @@ export type SearchHit_Deserialize = {
 	 *  happened, but is no longer part of the conversation the agent kept. Absent otherwise.
 	 */
 	retracted_at?: string | null,
+	/**
+	 *  Who published the session, for a teammate's session pulled here (their claim, not
+	 *  verified): its text is theirs, not this machine's own.
+	 */
+	published_by?: string | null,
 };
 
 /**  One matching record. */
@@ -3017,6 +3076,11 @@ export type SearchHit_Serialize = {
 	 *  happened, but is no longer part of the conversation the agent kept. Absent otherwise.
 	 */
 	retracted_at?: string,
+	/**
+	 *  Who published the session, for a teammate's session pulled here (their claim, not
+	 *  verified): its text is theirs, not this machine's own.
+	 */
+	published_by: string | null,
 };
 
 /**  A search and its filters. */

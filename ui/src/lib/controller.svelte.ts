@@ -151,6 +151,7 @@ export class WindowController implements KeyHandler {
     await app.loadInfo();
     const link = app.info?.launch_link;
     if (link) router.open(link);
+    else if (app.launchRefused) router.linkError = app.launchRefused;
     await this.#firstScreen;
     // Branches listed means sessions exist; only an empty list needs the first-run check.
     if (router.current.view === 'branches' && branches.rows.length > 0) app.noteNotEmpty();
@@ -193,8 +194,12 @@ export class WindowController implements KeyHandler {
       void live.start();
       // The end of a catch-up build reaches Search even when Settings was never opened.
       void this.#s.meaning.listen();
-      // A second launch (`cairn-desktop 'cairn://…'` while this window is open) opens its link here.
-      const following = app.followLinks((link) => router.open(link));
+      // A second launch (`cairn-desktop 'cairn://…'` while this window is open) opens its link here, or
+      // the window says why the shell refused it.
+      const following = app.followLinks(
+        (link) => router.open(link),
+        (message) => (router.linkError = message),
+      );
       void this.#start();
       return () => {
         stopClock();

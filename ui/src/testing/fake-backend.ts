@@ -57,6 +57,8 @@ export interface FakeOptions {
   resumeFolderGone?: boolean;
   /** Sessions an older Cairn read (Read again is offered until a reindex runs). */
   readBefore?: number;
+  /** Why the shell refused the link the app was started with (`launch_refused`). */
+  launchRefused?: string;
 }
 
 /** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
@@ -373,6 +375,7 @@ function fakeHits(query: SearchQuery, meaning: boolean): SearchHit[] {
     git_branch: query.branch ?? 'feature/login',
     snippet: `ran \u{E000}${query.text}\u{E001} [not a match] <script>alert(1)</script> again`,
     match_reasons: meaning ? ['semantic'] : [],
+    published_by: null,
   }));
 }
 
@@ -520,6 +523,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       (e) =>
         e.status === (f.status ?? 'accepted') &&
         (!f.trusted_only || trusted(e)) &&
+        (!f.review_state || e.review_state === f.review_state) &&
         (!f.type || e.type === f.type) &&
         (!f.scope || e.scope === f.scope),
     );
@@ -577,7 +581,14 @@ export function fakeBackend(options: FakeOptions = {}) {
     }
     switch (cmd) {
       case 'app_info':
-        return { data_dir: '/tmp/cairn-test', version: '0.1.0', read_only: false, launch_link: null, sessions_read_before: readBefore };
+        return {
+          data_dir: '/tmp/cairn-test',
+          version: '0.1.0',
+          read_only: false,
+          launch_link: null,
+          launch_refused: options.launchRefused ?? null,
+          sessions_read_before: readBefore,
+        };
       case 'reindex_archive': {
         const dry = (args.request as { dry_run: boolean }).dry_run;
         const changed = Math.min(readBefore, 2);
@@ -773,6 +784,15 @@ export function fakeBackend(options: FakeOptions = {}) {
         if (edit.trigger) change.trigger = edit.trigger;
         return update(args.id as string, change);
       }
+      case 'recall_unaccept': {
+        // As the core does: only an entry a person accepted, back to the state it had before.
+        const e = entry(args.id as string);
+        if (args.previous === 'human_reviewed') throw { kind: 'invalid', message: `recall entry ${e.id}: the state before an accept cannot be human_reviewed`, hint: null };
+        if (e.status !== 'accepted' || e.review_state !== 'human_reviewed') {
+          throw { kind: 'conflict', message: `recall entry ${e.id} is not reviewed by a person: no accept to take back`, hint: null };
+        }
+        return update(e.id, { review_state: args.previous as Entry['review_state'], reviewed_at: null, transferable: false });
+      }
       case 'recall_reject':
         return update(args.id as string, { status: 'archived' });
       case 'recall_restore': {
@@ -889,7 +909,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           cwd: '/home/dev/shop',
           cwd_exists: !options.resumeFolderGone,
           shell: 'cd /home/dev/shop && claude --resume fake-id',
-          problem: options.resumeFolderGone ? 'the folder it ran in, /home/dev/shop, is gone from this machine' : null,
+          problem: options.resumeFolderGone ? 'the folder it ran in, /home/dev/shop, is gone from this machine: make it again there (a clone of the project), or run `claude --resume s-1` where the project is now' : null,
         };
       case 'correct_link': {
         const target = args.target as { kind: string; key: string; pr_number: number | null };
@@ -915,7 +935,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           vectors: 0,
           links: 1,
           recall_evidence: 1,
-          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, stays_archived: false }],
+          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, deleted: false, stays_archived: false }],
           insight_reports: [],
           same_id_kept: [],
           published: 1,

@@ -216,6 +216,16 @@ impl Cairn {
         self.review(&[id], |c, now| recall::review::accept(c, id, edit, now))
     }
 
+    /// Take an accept back (the window's Undo): the entry is back in the inbox, in the review
+    /// state `previous` it had before the accept (see [`recall::review::unaccept`]).
+    pub fn recall_unaccept(
+        &self,
+        id: &str,
+        previous: recall::model::ReviewState,
+    ) -> Result<recall::model::Entry> {
+        self.review(&[], |c, now| recall::review::unaccept(c, id, previous, now))
+    }
+
     /// Reject an entry: archived.
     pub fn recall_reject(&self, id: &str) -> Result<recall::model::Entry> {
         self.review(&[], |c, now| recall::review::reject(c, id, now))

@@ -102,10 +102,11 @@ pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Resul
         }
     }
     for t in touched.iter().filter(|t| t.deleted) {
-        let rowid: i64 =
-            conn.query_row("SELECT rowid FROM recall_entries WHERE id = ?1", [&t.id], |r| {
-                r.get(0)
-            })?;
+        let rowid: i64 = conn.query_row(
+            "SELECT rowid FROM recall_entries WHERE id = ?1",
+            [&t.id],
+            |r| r.get(0),
+        )?;
         super::index::unindex(conn, rowid)?;
         conn.execute("DELETE FROM recall_entries WHERE id = ?1", [&t.id])?;
     }

@@ -1,6 +1,8 @@
 //! The review inbox: the only way an automatic entry becomes trusted.
 //!
 //! * accept → `human_reviewed`, transferable, stale cleared (a person vouched for it now);
+//! * unaccept → an accept taken back (the window's Undo, nothing else): the review state it
+//!   had before, no longer transferable, any edit kept;
 //! * edit (title, body, trigger, type, scope) then accept;
 //! * reject → `archived`;
 //! * supersede an older entry with a newer one (single-leaf chains, one transaction);
@@ -286,6 +288,49 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
     store::reindex(conn, &entry.id).map_err(db)
 }
 
+/// Take an accept back (the window's Undo): the entry is no longer vouched for by a person, its
+/// review state the one it had before the accept (`previous`, what the window showed), so it
+/// waits in the inbox again and agents' briefs leave it out. Any edit the accept saved is kept:
+/// it was the reviewer's own text, and accepting again accepts it. No longer transferable either,
+/// as everything nobody reviewed is written (the next accept makes it so again); a stale flag or
+/// revoked provenance the accept cleared is not put back (it was never kept), so it waits as
+/// the `previous` state says.
+///
+/// Only an accept is taken back: an entry not reviewed by a person, or no longer served
+/// (rejected, replaced, merged), is refused, and so is `human_reviewed` as the state before an
+/// accept (that would take nothing back). The text and evidence do not change, so its index row
+/// and vectors stay as they are.
+pub fn unaccept(conn: &Connection, id: &str, previous: ReviewState, now: &str) -> Result<Entry> {
+    let db = crate::store::err_in(conn);
+    if previous == ReviewState::HumanReviewed {
+        return Err(Error::Invalid(format!(
+            "recall entry {id}: an accept is taken back to the state it had before, which cannot be \
+             human_reviewed; pass unreviewed_auto, calibrated_auto or eval_raw"
+        )));
+    }
+    let entry = load(conn, id)?;
+    if entry.status != Status::Accepted {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} is {}, not served: nothing to take back; restore it first if it was rejected",
+            entry.status
+        )));
+    }
+    if entry.review_state != ReviewState::HumanReviewed {
+        return Err(Error::Conflict(format!(
+            "recall entry {id} is {}, not reviewed by a person: no accept to take back; it waits in the inbox",
+            entry.review_state
+        )));
+    }
+    conn.prepare_cached(
+        "UPDATE recall_entries SET review_state = ?2, transferable = 0, reviewed_at = NULL, updated_at = ?3
+         WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![id, previous.as_str(), now])
+    .map_err(db)?;
+    load(conn, id)
+}
+
 /// Reject an entry: archived, no longer served.
 pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
@@ -488,6 +533,106 @@ pub fn merge(conn: &Connection, duplicate: &str, keep: &str, now: &str) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recall::store::NewEntry;
+
+    const NOW: &str = "2026-03-01T10:00:00Z";
+    const LATER: &str = "2026-03-01T10:05:00Z";
+
+    /// A store holding one entry `id` in `state`, citing nothing (so an accept needs no
+    /// transcript to check).
+    fn one_entry(id: &str, state: ReviewState) -> (tempfile::TempDir, crate::store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("cairn.db")).unwrap();
+        let entry = NewEntry {
+            id: id.to_owned(),
+            entry_type: EntryType::Fact,
+            scope: Scope::Project,
+            status: Status::Accepted,
+            review_state: state,
+            title: "The hook calls tmux".to_owned(),
+            body: "Session hooks need tmux installed.".to_owned(),
+            trigger: String::new(),
+            confidence: Some(0.7),
+            uncertainty: String::new(),
+            project: "cairn".to_owned(),
+            cwd: String::new(),
+            git_branch: String::new(),
+            agent: "claude".to_owned(),
+            source_session_id: None,
+            source_episode_id: String::new(),
+            source_run_id: String::new(),
+            extractor_method: "llm".to_owned(),
+            model: "qwen3:8b".to_owned(),
+            label: String::new(),
+            transferable: false,
+            provenance_ok: true,
+            supersedes_entry_id: String::new(),
+            evidence: Vec::new(),
+        };
+        store::insert(store.conn(), &entry, NOW).unwrap();
+        (dir, store)
+    }
+
+    /// The window's Undo of an accept: trusted, then back in the inbox as it was before, with the
+    /// reviewer's edit kept.
+    #[test]
+    fn unaccept_takes_an_accept_back_to_the_state_before() {
+        for before in [ReviewState::UnreviewedAuto, ReviewState::CalibratedAuto] {
+            let (_dir, store) = one_entry("e1", before);
+            let conn = store.conn();
+            let edit = Edit {
+                title: Some("Session hooks need tmux".to_owned()),
+                ..Edit::default()
+            };
+            let accepted = accept(conn, "e1", Some(&edit), NOW).unwrap();
+            assert!(accepted.is_trusted(), "{accepted:?}");
+            assert_eq!(accepted.reviewed_at.as_deref(), Some(NOW));
+            assert_eq!(queue_len(conn).unwrap(), 0);
+
+            let back = unaccept(conn, "e1", before, LATER).unwrap();
+            assert_eq!(back.review_state, before);
+            assert!(!back.is_trusted() && !back.transferable, "{back:?}");
+            assert_eq!(back.reviewed_at, None);
+            assert_eq!(back.updated_at, LATER);
+            assert_eq!(back.status, Status::Accepted);
+            assert_eq!(back.title, "Session hooks need tmux", "the edit is kept");
+            let inbox = queue(conn, 10).unwrap();
+            assert_eq!(inbox.len(), 1);
+            assert_eq!(inbox[0].reason, InboxReason::Unreviewed);
+            // Accepted again, it is trusted again.
+            assert!(accept(conn, "e1", None, LATER).unwrap().is_trusted());
+        }
+    }
+
+    #[test]
+    fn unaccept_refuses_what_is_not_an_accept() {
+        let (_dir, store) = one_entry("e1", ReviewState::UnreviewedAuto);
+        let conn = store.conn();
+        // Nobody accepted it: nothing to take back.
+        let err = unaccept(conn, "e1", ReviewState::UnreviewedAuto, LATER).unwrap_err();
+        assert!(matches!(err, Error::Conflict(_)), "{err}");
+        assert!(
+            err.to_string().contains("not reviewed by a person"),
+            "{err}"
+        );
+        // "Back" to human_reviewed would take nothing back.
+        accept(conn, "e1", None, NOW).unwrap();
+        let err = unaccept(conn, "e1", ReviewState::HumanReviewed, LATER).unwrap_err();
+        assert!(matches!(err, Error::Invalid(_)), "{err}");
+        // Rejected since: not served, so not an accept to take back (restore is its Undo).
+        reject(conn, "e1", LATER).unwrap();
+        let err = unaccept(conn, "e1", ReviewState::UnreviewedAuto, LATER).unwrap_err();
+        assert!(matches!(err, Error::Conflict(_)), "{err}");
+        assert!(err.to_string().contains("archived"), "{err}");
+        let err = unaccept(conn, "nope", ReviewState::UnreviewedAuto, LATER).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        // Nothing of the refusals changed it.
+        let entry = load(conn, "e1").unwrap();
+        assert_eq!(
+            (entry.status, entry.review_state),
+            (Status::Archived, ReviewState::HumanReviewed)
+        );
+    }
 
     /// The JSON `cairn recall review` has always printed: `action` plus the change's fields.
     #[test]

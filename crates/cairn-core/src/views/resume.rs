@@ -98,8 +98,9 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
     if problem.is_none() && !argv.is_empty() && !cwd_exists {
         problem = Some(match &cwd {
             Some(c) => format!(
-                "the folder it ran in, {}, is gone from this machine",
-                crate::text::one_line(c, 200)
+                "the folder it ran in, {}, is gone from this machine: make it again there (a clone of the project), or run `{}` where the project is now",
+                crate::text::one_line(c, 200),
+                argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
             ),
             None => "the transcript names no folder it ran in".to_owned(),
         });

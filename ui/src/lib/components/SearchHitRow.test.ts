@@ -52,6 +52,14 @@ describe('SearchHitRow', () => {
     expect(shown.querySelector('mark')?.textContent).toBe('passed');
   });
 
+  it('says whose a teammate’s pulled session is, and nothing on one’s own', () => {
+    const theirs = row({ ...hit([]), published_by: 'Ann <ann@example.invalid>' } as SearchHit);
+    expect(theirs.querySelector('[data-testid="hit-published-by"]')?.textContent).toBe('by Ann <ann@example.invalid>');
+    unmount(component!);
+    component = undefined;
+    expect(row({ ...hit([]), published_by: null } as SearchHit).querySelector('[data-testid="hit-published-by"]')).toBeNull();
+  });
+
   it('shows a title’s Markdown as a person reads it', () => {
     const h = row({ ...hit([]), title: 'Fix the **login** in `auth.rs`\nand more' });
     expect(h.querySelector('.title')?.textContent).toBe('Fix the login in auth.rs');

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRawSnippet, flushSync, mount, unmount } from 'svelte';
 import VirtualList from './VirtualList.svelte';
+import virtualSource from './VirtualList.svelte?raw';
+import variableSource from './VariableList.svelte?raw';
 
 type Item = { id: number };
 
@@ -93,5 +95,46 @@ describe('VirtualList', () => {
   it('scrolls a far-away active row into view', () => {
     const { viewport } = render(many(1000), { active: 500 });
     expect(viewport.scrollTop).toBeGreaterThan(0);
+  });
+});
+
+describe('the focus of a list', () => {
+  /** The declarations of `selector`'s rule in `css`. */
+  const rule = (css: string, selector: string) => css.split(`${selector} {`)[1]?.split('}')[0]?.trim() ?? '';
+
+  // happy-dom applies no component styles, so the rules are read as written: a list reached with
+  // Tab shows the ring every other control shows, in the theme's accent colour.
+  it.each([
+    ['VirtualList', virtualSource],
+    ['VariableList', variableSource],
+  ])('%s rings the focused listbox as the other controls are ringed', (_, source) => {
+    // app.css rings buttons and fields with the same declaration; `--accent` has a light and a
+    // dark value.
+    expect(rule(source, '.viewport:focus-visible')).toContain('outline: 2px solid var(--accent);');
+    // Only the keyboard's focus is ringed: a click on a row leaves no ring.
+    expect(rule(source, '.viewport')).toContain('outline: none;');
+  });
+
+  it('leaves Enter on a link or button inside a row to that control', () => {
+    const opened: number[] = [];
+    const linkRow = createRawSnippet((item: () => Item) => ({
+      render: () => `<span><button type="button" class="inner">${item().id}</button></span>`,
+    }));
+    const target = document.createElement('div');
+    document.body.append(target);
+    component = mount(VirtualList<Item>, {
+      target,
+      props: { items: many(3), rowHeight: 40, key: (i: Item) => String(i.id), row: linkRow, label: 'Things', idPrefix: 'x', onactivate: (i: number) => opened.push(i) },
+    });
+    flushSync();
+    const button = target.querySelector<HTMLButtonElement>('.inner')!;
+    const enter = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
+    button.dispatchEvent(enter);
+    expect(opened).toEqual([]);
+    expect(enter.defaultPrevented).toBe(false);
+    // On the row itself, Enter opens it.
+    const row = target.querySelector<HTMLElement>('[role="option"]')!;
+    row.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    expect(opened).toEqual([0]);
   });
 });

@@ -1,7 +1,18 @@
 // Facts about the running app (data dir, version, the link it was started with), whether the
 // archive is still empty (first run), what the live watcher covers, and the links a second launch
-// of the app hands over.
-import { api, onOpenLink, type Api, type AppInfo, type LiveStatus, type OpenLink, type Subscribe, type UiMilestone } from '../api';
+// of the app hands over (or why the shell refused one).
+import {
+  api,
+  onLinkRefused,
+  onOpenLink,
+  type Api,
+  type AppInfo,
+  type LinkRefused,
+  type LiveStatus,
+  type OpenLink,
+  type Subscribe,
+  type UiMilestone,
+} from '../api';
 import { textOf } from '../errors';
 import { Resource } from './resource.svelte';
 
@@ -15,23 +26,46 @@ export class AppStore {
   liveError: string | null = $state(null);
   #api: AppApi;
   #subscribeLinks: Subscribe<OpenLink>;
+  #subscribeRefusals: Subscribe<LinkRefused>;
   #readySent = false;
   #milestones: UiMilestone[] = [];
 
-  constructor(backend: AppApi = api, subscribeLinks: Subscribe<OpenLink> = onOpenLink) {
+  constructor(
+    backend: AppApi = api,
+    subscribeLinks: Subscribe<OpenLink> = onOpenLink,
+    subscribeRefusals: Subscribe<LinkRefused> = onLinkRefused,
+  ) {
     this.#api = backend;
     this.#subscribeLinks = subscribeLinks;
+    this.#subscribeRefusals = subscribeRefusals;
   }
 
   /** Call `open` with each link a second launch hands over (the shell checked it; the router
-   * validates it). Resolves to the function that stops listening. */
-  async followLinks(open: (link: string) => void): Promise<() => void> {
-    try {
-      return await this.#subscribeLinks((event) => open(event.link));
-    } catch {
-      // No hand-over: a second launch then only raises the window.
-      return () => {};
-    }
+   * validates it), and `refused` with the sentence that says why the shell refused one.
+   * Resolves to the function that stops listening. */
+  async followLinks(open: (link: string) => void, refused: (message: string) => void): Promise<() => void> {
+    const stops = await Promise.all([
+      this.#subscribeLinks((event) => open(event.link)).catch(() => null),
+      this.#subscribeRefusals((event) => refused(refusedLink(event.reason))).catch(() => null),
+    ]);
+    // Without a hand-over a second launch only raises the window. Stopping after the event
+    // system went away (tests tear the IPC mock down) has nothing to stop.
+    return () => {
+      for (const stop of stops) {
+        try {
+          void Promise.resolve(stop?.() as unknown).catch(() => {});
+        } catch {
+          // Gone already.
+        }
+      }
+    };
+  }
+
+  /** Why the link the app was started with was not opened, as the window says it; null when
+   * there was none or it was opened. */
+  get launchRefused(): string | null {
+    const reason = this.info?.launch_refused;
+    return reason ? refusedLink(reason) : null;
   }
 
   /** Null while unknown (loading, or the archive could not be read). */
@@ -95,6 +129,12 @@ export class AppStore {
     if (outcome.status === 'ok') this.live = outcome.data;
     else this.liveError = textOf(outcome.error);
   }
+}
+
+/** The window's sentence for a link the shell refused, from its reason ("it names no place in
+ * Cairn"): what was wrong and what to do, never the link itself (it may hold anything). */
+export function refusedLink(reason: string): string {
+  return `A link from outside was not opened: ${reason}. Open the place from the tabs above, or copy its link from Cairn again.`;
 }
 
 export const app = new AppStore();

@@ -11,7 +11,7 @@ import {
   type InboxItem,
   type Proposal,
   type RecallFilters,
-  type RecallStatus,
+  type ReviewState,
   type Scope,
 } from '../api';
 import type { RecallTab } from '../links';
@@ -41,6 +41,7 @@ type RecallApi = Pick<
   | 'recallQuery'
   | 'recallInbox'
   | 'recallAccept'
+  | 'recallUnaccept'
   | 'recallReject'
   | 'recallRestore'
   | 'recallSupersede'
@@ -81,6 +82,27 @@ export function isTrusted(entry: Entry): boolean {
   return entry.trusted;
 }
 
+/** What the Entries list shows, in the core's filters: `status = accepted` means "not archived"
+ * (an entry nobody reviewed yet is accepted too), so each choice says whose review it holds. */
+export type CorpusShow = 'served' | 'trusted' | 'unreviewed' | 'archived';
+
+export const CORPUS_SHOW: { value: CorpusShow; label: string }[] = [
+  { value: 'served', label: 'All but archived' },
+  { value: 'trusted', label: 'Trusted (reviewed by you)' },
+  { value: 'unreviewed', label: 'Unreviewed' },
+  { value: 'archived', label: 'Archived' },
+];
+
+/** Whether the Entries list offers to archive `entry`: one a person accepted and still served
+ * (an unreviewed one is rejected in the Inbox). */
+export function canArchive(entry: Entry): boolean {
+  return entry.status === 'accepted' && entry.review_state === 'human_reviewed';
+}
+
+/** What Undo does for the review a notice names: a reject or archive is restored, an accept
+ * taken back to the review state the entry had before. */
+export type Undo = { action: 'restore'; id: string } | { action: 'unaccept'; id: string; previous: ReviewState };
+
 /** The edit being made to an inbox entry before it is accepted. */
 export interface Draft {
   id: string;
@@ -96,8 +118,7 @@ export class RecallStore {
   text = $state('');
   type: EntryType | 'all' = $state('all');
   scope: Scope | 'all' = $state('all');
-  status: RecallStatus = $state('accepted');
-  trustedOnly = $state(false);
+  show: CorpusShow = $state('served');
   /** Entries whose evidence comes from this agent's sessions ('all': any agent's). */
   agent: AgentFilter = $state('all');
   corpus = new Resource<Entry[]>();
@@ -110,6 +131,10 @@ export class RecallStore {
   wordsOnly = $state('');
   /** The entry whose detail is shown. */
   detailId: string | null = $state(null);
+  /** What the last archive from the list did, what Undo does, and the last one's failure. */
+  corpusNotice: string | null = $state(null);
+  corpusUndo: Undo | null = $state(null);
+  corpusProblem: Problem | null = $state(null);
 
   // The inbox.
   inbox = new Resource<InboxItem[]>();
@@ -121,10 +146,12 @@ export class RecallStore {
   busy = $state(false);
   actionProblem: Problem | null = $state(null);
   /** What the last review did to an entry that left the inbox with it, said once it is done: a
-   * single key press rejects, and the entry would otherwise vanish without a word. */
+   * single key press accepts or rejects, and the entry would otherwise vanish without a word. */
   notice: string | null = $state(null);
-  /** The entry the last single reject took out, which Undo puts back where it was. */
-  undoable: string | null = $state(null);
+  /** How Undo takes back the last single accept or reject (null: nothing to take back). */
+  undo: Undo | null = $state(null);
+  /** The field an edit starts in; the inbox focuses it when the form opens. */
+  editFocus = $state(0);
 
   /** The last review's failure message (`actionProblem` has its hint too). */
   get actionError(): string | null {
@@ -148,13 +175,24 @@ export class RecallStore {
     this.#api = backend;
   }
 
+  /** Only entries a person reviewed and agents are served. */
+  get trustedOnly(): boolean {
+    return this.show === 'trusted';
+  }
+
   get filters(): RecallFilters {
-    const filters: RecallFilters = { trusted_only: this.trustedOnly, limit: LIST_LIMIT };
+    // Trusted-only serves accepted entries; the core refuses the combination otherwise.
+    const filters: RecallFilters = {
+      trusted_only: this.show === 'trusted',
+      status: this.show === 'archived' ? 'archived' : 'accepted',
+      limit: LIST_LIMIT,
+    };
+    // What extraction and agents propose; an entry calibrated or from an evaluation shows under
+    // "All but archived".
+    if (this.show === 'unreviewed') filters.review_state = 'unreviewed_auto';
     if (this.type !== 'all') filters.type = this.type;
     if (this.scope !== 'all') filters.scope = this.scope;
     if (this.agent !== 'all') filters.agent = this.agent;
-    // Trusted-only serves accepted entries; the core refuses the combination otherwise.
-    filters.status = this.trustedOnly ? 'accepted' : this.status;
     return filters;
   }
 
@@ -200,6 +238,58 @@ export class RecallStore {
 
   showDetail(id: string | null): void {
     this.detailId = id;
+  }
+
+  /** Archive an entry a person accepted, from the list (the core's reject: no longer served),
+   * saying so with an Undo; the list reloads. False when it failed (the message is kept). */
+  archive(id: string): Promise<boolean> {
+    const title = this.entries.find((e) => e.id === id)?.title ?? id;
+    return this.#actOnCorpus(async () => {
+      const outcome = await this.#api.recallReject(id);
+      if (outcome.status === 'ok') {
+        this.corpusNotice = `Archived “${title}”: agents' briefs leave it out now`;
+        this.corpusUndo = { action: 'restore', id };
+      }
+      return outcome;
+    });
+  }
+
+  /** Take the last archive from the list back: the entry is served again as it was. */
+  undoArchive(): Promise<boolean> {
+    const undo = this.corpusUndo;
+    if (!undo) return Promise.resolve(false);
+    return this.#actOnCorpus(() => this.#run(undo));
+  }
+
+  dismissCorpusNotice(): void {
+    this.corpusNotice = null;
+    this.corpusUndo = null;
+  }
+
+  async #actOnCorpus(action: () => Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }>): Promise<boolean> {
+    this.busy = true;
+    this.corpusProblem = null;
+    this.corpusNotice = null;
+    this.corpusUndo = null;
+    try {
+      const outcome = await action();
+      if (outcome.status === 'error') {
+        this.corpusProblem = problemOf(outcome.error);
+        return false;
+      }
+      return true;
+    } catch (error) {
+      this.corpusProblem = problemOf(error);
+      return false;
+    } finally {
+      this.busy = false;
+      await this.loadCorpus();
+    }
+  }
+
+  /** The command that takes `undo` back. */
+  #run(undo: Undo): Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }> {
+    return undo.action === 'restore' ? this.#api.recallRestore(undo.id) : this.#api.recallUnaccept(undo.id, undo.previous);
   }
 
   // The inbox.
@@ -273,6 +363,8 @@ export class RecallStore {
     if (!item) return;
     const { entry } = item;
     this.draft = { id: entry.id, title: entry.title, body: entry.body, trigger: entry.trigger };
+    // Each edit asks for the focus in its Title field, so `e` leads straight to typing.
+    this.editFocus++;
   }
 
   cancelEdit(): void {
@@ -284,7 +376,7 @@ export class RecallStore {
     this.busy = true;
     this.actionProblem = null;
     this.notice = null;
-    this.undoable = null;
+    this.undo = null;
     try {
       const outcome = await action();
       if (outcome.status === 'error') {
@@ -315,9 +407,17 @@ export class RecallStore {
       if (draft.trigger.trim() !== entry?.trigger) edit.trigger = draft.trigger.trim();
       if (Object.keys(edit).length === 0) edit = null;
     }
+    // How it was shown before, read now: Undo puts it back so. One a person had reviewed (back
+    // for being stale) has no accept of its own to take back.
+    const previous = this.items.find((i) => i.entry.id === target)?.entry.review_state;
     return this.#act(async () => {
       const outcome = await this.#api.recallAccept(target, edit);
-      if (outcome.status === 'ok' && this.draft?.id === target) this.draft = null;
+      if (outcome.status === 'ok') {
+        if (this.draft?.id === target) this.draft = null;
+        const accepted = outcome.data;
+        this.notice = `Accepted “${accepted.title}”${accepted.trusted ? ": agents' briefs include it now" : ''}`;
+        if (previous && previous !== 'human_reviewed') this.undo = { action: 'unaccept', id: target, previous };
+      }
       return outcome;
     });
   }
@@ -331,24 +431,24 @@ export class RecallStore {
       const outcome = await this.#api.recallReject(target);
       if (outcome.status === 'ok') {
         this.notice = `Rejected “${title}”`;
-        this.undoable = target;
+        this.undo = { action: 'restore', id: target };
       }
       return outcome;
     });
   }
 
-  /** Take the last single reject back: the entry is where it was (one never reviewed, in the
-   * inbox again). */
-  undoReject(): Promise<boolean> {
-    const target = this.undoable;
-    if (!target) return Promise.resolve(false);
-    this.#follow = target;
-    return this.#act(() => this.#api.recallRestore(target));
+  /** Take the last single accept or reject back: the entry is where it was (one never
+   * reviewed, in the inbox again, under the cursor). */
+  undoReview(): Promise<boolean> {
+    const undo = this.undo;
+    if (!undo) return Promise.resolve(false);
+    this.#follow = undo.id;
+    return this.#act(() => this.#run(undo));
   }
 
   dismissNotice(): void {
     this.notice = null;
-    this.undoable = null;
+    this.undo = null;
   }
 
   /** `old` is replaced by the newer `replacement`. */
@@ -389,7 +489,10 @@ export class RecallStore {
         }
         done++;
       }
-      if (action === 'reject') this.notice = `Rejected ${count(done, 'entry')}`;
+      this.notice =
+        action === 'reject'
+          ? `Rejected ${count(done, 'entry')}`
+          : `Accepted ${count(done, 'entry')}: agents' briefs include ${done === 1 ? 'it' : 'them'} now`;
       this.picked.clear();
       return { status: 'ok' };
     });

@@ -2,19 +2,42 @@ import { describe, expect, it } from 'vitest';
 import type { Api, InsightProgress, Outcome } from '../api';
 import { fakeBackend } from '../../testing/fake-backend';
 import { InsightsStore } from './insights.svelte';
-import { RecallStore, usageSummary, usageVerdict } from './recall.svelte';
+import { CORPUS_SHOW, RecallStore, canArchive, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
 import type { AgentUsage } from '../api';
 
 const ok = <T>(data: T): Promise<Outcome<T>> => Promise.resolve({ status: 'ok', data });
 
 describe('RecallStore', () => {
-  it('asks for accepted entries whenever trusted-only is on (the core refuses anything else)', () => {
+  it('maps what the Entries list shows onto the core’s filters (accepted means not archived)', () => {
     const store = new RecallStore({} as Api);
-    store.status = 'archived';
+    expect(store.show).toBe('served');
+    expect(store.filters).toEqual({ status: 'accepted', trusted_only: false, limit: 500 });
+    store.show = 'archived';
     expect(store.filters).toMatchObject({ status: 'archived', trusted_only: false });
-    store.trustedOnly = true;
+    // Trusted-only asks for accepted entries: the core refuses anything else.
+    store.show = 'trusted';
     store.type = 'warning';
-    expect(store.filters).toMatchObject({ status: 'accepted', trusted_only: true, type: 'warning' });
+    expect(store.filters).toEqual({ status: 'accepted', trusted_only: true, type: 'warning', limit: 500 });
+    expect(store.trustedOnly).toBe(true);
+    store.show = 'unreviewed';
+    expect(store.filters).toMatchObject({ status: 'accepted', trusted_only: false, review_state: 'unreviewed_auto' });
+    expect(CORPUS_SHOW.map((c) => c.label)).toEqual(['All but archived', 'Trusted (reviewed by you)', 'Unreviewed', 'Archived']);
+  });
+
+  it('lists trusted, unreviewed and archived entries apart', async () => {
+    const fake = fakeBackend();
+    const store = new RecallStore({
+      recallList: (filters: unknown) => fake.handler('recall_list', { filters }).then((data) => ({ status: 'ok', data })),
+    } as unknown as Api);
+    const shown = async (show: CorpusShow) => {
+      store.show = show;
+      await store.loadCorpus();
+      return store.entries.map((e) => `${e.id}:${e.trusted ? 'trusted' : e.review_state}`);
+    };
+    expect(await shown('trusted')).toEqual(['rc-1:trusted', 'rc-2:trusted']);
+    expect(await shown('unreviewed')).toEqual(['rc-3:unreviewed_auto', 'rc-4:unreviewed_auto']);
+    expect(await shown('served')).toHaveLength(4);
+    expect(await shown('archived')).toEqual([]);
   });
 
   it('asks by meaning and words, says how many entries wait for vectors, and falls back to words only saying why', async () => {
@@ -83,24 +106,99 @@ describe('RecallStore', () => {
     expect(store.notice).toBe('Rejected “The hook calls tmux”');
     // Undo puts it back in the inbox, and says nothing more.
     expect(store.items.map((i) => i.entry.id)).not.toContain(before[0]);
-    expect(await store.undoReject()).toBe(true);
+    expect(store.undo).toEqual({ action: 'restore', id: before[0] });
+    expect(await store.undoReview()).toBe(true);
     expect(store.items.map((i) => i.entry.id)).toEqual(before);
     // Taken back from further down, it comes first (the newest change): the cursor follows it.
     store.select(1);
     expect(await store.reject()).toBe(true);
-    expect(await store.undoReject()).toBe(true);
+    expect(await store.undoReview()).toBe(true);
     expect(store.items[0]?.entry.id).toBe(before[1]);
     expect(store.current?.entry.id).toBe(before[1]);
     expect(store.notice).toBeNull();
-    expect(store.undoable).toBeNull();
+    expect(store.undo).toBeNull();
     expect(await store.reject()).toBe(true);
     store.pickAll(true);
     await store.bulk('reject');
     expect(store.notice).toBe('Rejected 1 entry');
     // Only a single reject is offered back.
-    expect(store.undoable).toBeNull();
+    expect(store.undo).toBeNull();
     store.dismissNotice();
     expect(store.notice).toBeNull();
+  });
+});
+
+describe('taking a review back', () => {
+  function store() {
+    const fake = fakeBackend();
+    const sent: { cmd: string; args: Record<string, unknown> }[] = [];
+    const call = (cmd: string, args: Record<string, unknown>) => {
+      sent.push({ cmd, args });
+      return fake.handler(cmd, args).then(
+        (data) => ({ status: 'ok', data }),
+        (error: unknown) => ({ status: 'error', error }),
+      );
+    };
+    const recall = new RecallStore({
+      recallList: (filters: unknown) => call('recall_list', { filters }),
+      recallInbox: (limit: number) => call('recall_inbox', { limit }),
+      recallAccept: (id: string, edit: unknown) => call('recall_accept', { id, edit }),
+      recallUnaccept: (id: string, previous: string) => call('recall_unaccept', { id, previous }),
+      recallReject: (id: string) => call('recall_reject', { id }),
+      recallRestore: (id: string) => call('recall_restore', { id }),
+      recallProposal: (id: string) => call('recall_proposal', { id }),
+    } as unknown as Api);
+    return { recall, sent };
+  }
+
+  it('says what an accept did and Undo puts the entry back in the inbox as it was', async () => {
+    const { recall, sent } = store();
+    await recall.loadInbox();
+    expect(await recall.accept()).toBe(true);
+    expect(recall.notice).toBe("Accepted “The hook calls tmux”: agents' briefs include it now");
+    expect(recall.undo).toEqual({ action: 'unaccept', id: 'rc-3', previous: 'unreviewed_auto' });
+    expect(recall.items.map((i) => i.entry.id)).toEqual(['rc-4']);
+    expect(await recall.undoReview()).toBe(true);
+    expect(sent.filter((c) => c.cmd === 'recall_unaccept').map((c) => c.args)).toEqual([{ id: 'rc-3', previous: 'unreviewed_auto' }]);
+    // Back in the inbox, unreviewed, under the cursor; the notice is gone with it.
+    expect(recall.items.map((i) => i.entry.id)).toContain('rc-3');
+    expect(recall.current?.entry.id).toBe('rc-3');
+    expect(recall.current?.entry.review_state).toBe('unreviewed_auto');
+    expect(recall.notice).toBeNull();
+    expect(recall.undo).toBeNull();
+    // A second Undo has nothing to take back.
+    expect(await recall.undoReview()).toBe(false);
+  });
+
+  it('says why an Undo of an accept was refused', async () => {
+    const { recall } = store();
+    await recall.loadInbox();
+    await recall.accept();
+    // Something else took the accept back meanwhile: the core refuses, the window says why.
+    const undo = recall.undo;
+    expect(undo?.action).toBe('unaccept');
+    recall.undo = undo && undo.action === 'unaccept' ? { ...undo, previous: 'human_reviewed' } : null;
+    expect(await recall.undoReview()).toBe(false);
+    expect(recall.actionError).toContain('cannot be human_reviewed');
+  });
+
+  it('archives an entry a person accepted from the Entries list, and Undo serves it again', async () => {
+    const { recall, sent } = store();
+    await recall.loadCorpus();
+    const rc1 = recall.entries.find((e) => e.id === 'rc-1')!;
+    const rc3 = recall.entries.find((e) => e.id === 'rc-3')!;
+    expect(canArchive(rc1)).toBe(true);
+    expect(canArchive(rc3)).toBe(false);
+    expect(await recall.archive('rc-1')).toBe(true);
+    expect(sent.filter((c) => c.cmd === 'recall_reject').map((c) => c.args.id)).toEqual(['rc-1']);
+    expect(recall.corpusNotice).toBe("Archived “Login needs the session cookie”: agents' briefs leave it out now");
+    expect(recall.entries.map((e) => e.id)).not.toContain('rc-1');
+    // The inbox's notice is its own.
+    expect(recall.notice).toBeNull();
+    expect(await recall.undoArchive()).toBe(true);
+    expect(sent.filter((c) => c.cmd === 'recall_restore').map((c) => c.args.id)).toEqual(['rc-1']);
+    expect(recall.entries.find((e) => e.id === 'rc-1')?.trusted).toBe(true);
+    expect(recall.corpusNotice).toBeNull();
   });
 });
 
