@@ -342,3 +342,33 @@ fn every_command_and_option_has_help() {
     assert!(seen > 40, "only {seen} commands read");
     assert!(bare.is_empty(), "without help:\n{}", bare.join("\n"));
 }
+
+/// Output that cannot be written (a full disk behind a redirect) is named as the output, with
+/// what to do, not as a bare "No space left on device"; a closed pipe is still no error.
+#[test]
+fn an_output_that_cannot_be_written_is_named_as_the_output() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    for json in [false, true] {
+        let mut cmd = env.command();
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd
+            .arg("sessions")
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot write to standard output: No space left on device")
+                && err.contains("free some space where the output goes"),
+            "{err}"
+        );
+        if json {
+            let report: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+            assert_eq!(report["kind"], "no_room", "{report}");
+        }
+    }
+}

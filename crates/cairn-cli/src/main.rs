@@ -517,7 +517,8 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let json = cli.global.json;
-    match run(cli) {
+    let stdout_failed = std::cell::Cell::new(None);
+    match run(cli, &stdout_failed) {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`cairn search x | head`) is not an error, written as text or as
@@ -531,7 +532,21 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            print_error(&error_report(&err), json);
+            let mut report = error_report(&err);
+            if let Some(kind) = stdout_failed.get() {
+                // A bare io error says what went wrong, not where: this was the output itself.
+                report.message = format!("cannot write to standard output: {}", report.message);
+                report.kind = if kind == std::io::ErrorKind::StorageFull {
+                    ErrorKind::NoRoom
+                } else {
+                    ErrorKind::Io
+                };
+                report.hint = Some(
+                    "free some space where the output goes, or send it elsewhere (a pipe, another file)"
+                        .into(),
+                );
+            }
+            print_error(&report, json);
             // CLI.md: 2 for a usage error, clap's or one a command finds itself.
             if err.chain().any(|c| c.is::<Usage>()) {
                 ExitCode::from(2)
@@ -744,7 +759,38 @@ fn open_archive(global: &Global) -> Result<Cairn> {
     open(global)
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+/// Standard output, remembering the kind of the first write that failed (other than a closed
+/// pipe), so the error names the output rather than a bare "No space left on device".
+struct Stdout<'a> {
+    inner: std::io::StdoutLock<'static>,
+    failed: &'a std::cell::Cell<Option<std::io::ErrorKind>>,
+}
+
+impl Stdout<'_> {
+    fn note<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+            && self.failed.get().is_none()
+        {
+            self.failed.set(Some(e.kind()));
+        }
+        r
+    }
+}
+
+impl Write for Stdout<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
+    }
+}
+
+fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) -> Result<ExitCode> {
     let g = &cli.global;
     if let Command::Mcp { command: None } = cli.command {
         // Before stdout is locked below: the server writes it from its own threads.
@@ -756,7 +802,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         cairn_mcp::serve_stdio(&dir, &g.dir)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let out = &mut std::io::stdout().lock();
+    let out = &mut Stdout {
+        inner: std::io::stdout().lock(),
+        failed: stdout_failed,
+    };
     match cli.command {
         Command::Sync { agent, progress } => {
             let cairn = open(g)?;
