@@ -607,6 +607,12 @@ fn an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust() {
     );
     // The inbox says why it is back and that accepting will not do.
     let why = cairn.recall_proposal("f1").unwrap().why.join(" ");
+    // It was imported reviewed: the inbox does not call it never reviewed.
+    assert!(
+        !why.contains("not reviewed by a person yet")
+            && why.contains("its review no longer holds"),
+        "{why}"
+    );
     assert!(
         why.contains("the sessions it cited were forgotten")
             && why.contains("cannot be trusted again"),

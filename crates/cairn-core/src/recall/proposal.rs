@@ -218,6 +218,12 @@ fn why(
                 .map(|c| format!(", the model's confidence {c:.2}"))
                 .unwrap_or_default()
         ));
+    } else if entry.provenance_note.as_deref() == Some(super::forget::REVOKED_NOTE) {
+        // A forget took its evidence: whatever review it had no longer holds.
+        out.push(
+            "Imported; the sessions it cited were forgotten since, so its review no longer holds."
+                .to_owned(),
+        );
     } else if entry.review_state != ReviewState::HumanReviewed {
         out.push(
             match entry.review_state {
