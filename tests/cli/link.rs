@@ -267,3 +267,53 @@ fn hostile_link_arguments_are_refused_or_cleaned() {
     let anonymous = env.json(&["link", "s-h", "--to", "feature"]);
     assert_eq!(anonymous["link"]["made_by"], "home");
 }
+
+/// A session linked from another repository's folder is kept by the branch's name, but skim
+/// lists it where it ran: the link says so, and where.
+#[test]
+fn a_link_made_from_another_repository_says_where_skim_lists_the_session() {
+    let env = Env::new();
+    let beta = repo(&env.root.path().join("beta"));
+    let alpha = repo(&env.root.path().join("alpha"));
+    git(&beta, &["checkout", "-q", "-b", "feature"]);
+    let mut t = Transcript::new(&env, "s-beta", &beta, "feature");
+    t.user("fix the login");
+    t.say("Done.");
+    t.hook(&env);
+    let out = env
+        .command()
+        .args([
+            "-C",
+            alpha.to_str().unwrap(),
+            "link",
+            "s-beta",
+            "--to",
+            "main",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("note: the session ran in {}", beta.display()))
+            && err.contains("--all-repos"),
+        "{err}"
+    );
+    // From its own repository, no such note.
+    let out = env
+        .command()
+        .args([
+            "-C",
+            beta.to_str().unwrap(),
+            "link",
+            "s-beta",
+            "--to",
+            "main",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("ran in"),
+        "{out:?}"
+    );
+}

@@ -46,6 +46,21 @@ pub fn run(
             clean(name)
         );
     }
+    // A link is kept by target name, but skim lists a session in the repository it ran in:
+    // one linked from another repository's folder is shown there, not here.
+    if action == CorrectionAction::Link
+        && let Ok(here) = cairn_core::git::repo::Repo::discover(dir)
+        && let Ok(session) = cairn.session(&args.session)
+        && let Some(cwd) = session.cwd.as_deref()
+        && let Ok(there) = cairn_core::git::repo::Repo::discover(std::path::Path::new(cwd))
+        && there.common_dir != here.common_dir
+    {
+        eprintln!(
+            "note: the session ran in {}, not in {}: `cairn skim` lists it from there (or here with --all-repos)",
+            clean(&there.root.display().to_string()),
+            clean(&here.root.display().to_string())
+        );
+    }
     if json {
         return render::json(out, &serde_json::json!({ "link": correction }));
     }
