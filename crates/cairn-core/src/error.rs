@@ -223,6 +223,10 @@ impl Error {
                     "run `cairn doctor` to see what is damaged in {}",
                     path.display()
                 )),
+                ErrorKind::ReadOnly => Some(format!(
+                    "make {} and its folder writable for your user (chmod u+w), or use another data dir (--data-dir, CAIRN_DATA_DIR)",
+                    path.display()
+                )),
                 _ => None,
             },
             Error::Corrupt { .. } => {
@@ -472,6 +476,16 @@ mod tests {
                 .hint()
                 .unwrap()
                 .contains("cairn doctor")
+        );
+        let read_only_db = db(ffi::SQLITE_READONLY);
+        assert_eq!(read_only_db.kind(), ErrorKind::ReadOnly);
+        assert!(
+            read_only_db
+                .hint()
+                .unwrap()
+                .contains("writable for your user (chmod u+w)"),
+            "{:?}",
+            read_only_db.hint()
         );
         let missing = Error::Read {
             path: PathBuf::from("/x"),
