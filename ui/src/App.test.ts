@@ -128,6 +128,21 @@ describe('first run', () => {
     expect(one(target, 'welcome')).not.toBeNull();
   });
 
+  it('goes to a view with its tab\'s number, each tab saying which', async () => {
+    const { target } = await render();
+    const current = () => target.querySelector<HTMLElement>('nav .tab[aria-current="page"]')?.dataset.tab;
+    press('4');
+    await settle();
+    expect(current()).toBe('recall');
+    expect(target.querySelector('nav .tab[data-tab="recall"]')!.getAttribute('aria-keyshortcuts')).toBe('4');
+    press('2');
+    await settle();
+    expect(current()).toBe('sessions');
+    press('9');
+    await settle();
+    expect(current()).toBe('sessions');
+  });
+
   it('shows a failed sync and retries it', async () => {
     const { target } = await render({ sessions: 0, failOnce: { sync_archive: 'cannot read /x: permission denied' } });
     click(target.querySelector('#first-sync'));

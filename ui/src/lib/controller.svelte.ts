@@ -9,6 +9,16 @@ import type { Route, View, WhyFrom } from './links';
 import type { Stores } from './stores';
 import { agentCounts } from './stores/agents.svelte';
 
+/** The window's views, in the order of their tabs (keys 1–6 go to them). */
+export const TABS: readonly { view: View; label: string }[] = [
+  { view: 'branches', label: 'Branches' },
+  { view: 'sessions', label: 'Sessions' },
+  { view: 'search', label: 'Search' },
+  { view: 'recall', label: 'Recall' },
+  { view: 'team', label: 'Team' },
+  { view: 'settings', label: 'Settings' },
+];
+
 export class WindowController implements KeyHandler {
   readonly #s: Stores;
   /** Resolves when the place first shown has its data (start-up waits for it). */
@@ -43,6 +53,14 @@ export class WindowController implements KeyHandler {
     // A sync may have brought a new agent: the filter bars offer it.
     if (agentCounts.counts.status !== 'idle') void agentCounts.load();
     placeOf(this.route).refresh(this.route, this.#s);
+  }
+
+  /** The `index`th tab's view (the keys 1–6). */
+  view(index: number): boolean {
+    const tab = TABS[index];
+    if (tab === undefined) return false;
+    this.go(tab.view);
+    return true;
   }
 
   /** Follow a view's tab to what was open there last. */

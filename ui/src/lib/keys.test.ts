@@ -48,6 +48,14 @@ describe('the keyboard map', () => {
     expect(keyAction(key('A'))).toBeNull();
   });
 
+  it('goes to the nth view with the digits 1–9, and leaves 0 and digits typed in a field alone', () => {
+    expect(keyAction(key('1'))).toEqual({ type: 'view', index: 0 });
+    expect(keyAction(key('6'))).toEqual({ type: 'view', index: 5 });
+    expect(keyAction(key('0'))).toBeNull();
+    expect(keyAction(key('3', {}, element('input')))).toBeNull();
+    expect(keyAction(key('2', { ctrlKey: true }))).toBeNull();
+  });
+
   it('leaves keys with a modifier, and keys already handled, alone', () => {
     expect(keyAction(key('j', { ctrlKey: true }))).toBeNull();
     expect(keyAction(key('a', { metaKey: true }))).toBeNull();
@@ -83,6 +91,7 @@ describe('the dispatch', () => {
       open: vi.fn(() => uses),
       search: vi.fn(),
       back: vi.fn(),
+      view: vi.fn(() => uses),
       triage: vi.fn(() => uses),
     } satisfies KeyHandler;
   }
@@ -98,6 +107,7 @@ describe('the dispatch', () => {
       ['/', () => expect(h.search).toHaveBeenCalledOnce()],
       ['Escape', () => expect(h.back).toHaveBeenCalledOnce()],
       ['r', () => expect(h.triage).toHaveBeenLastCalledWith('reject')],
+      ['4', () => expect(h.view).toHaveBeenLastCalledWith(3)],
     ];
     for (const [name, check] of cases) {
       const event = key(name);

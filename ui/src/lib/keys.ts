@@ -19,13 +19,15 @@ export type KeyAction =
   | { type: 'search' }
   | { type: 'back' }
   | { type: 'leave-field' }
+  | { type: 'view'; index: number }
   | { type: 'triage'; verb: TriageVerb };
 
 /** The Recall inbox's review letters. */
 const TRIAGE: Readonly<Record<string, TriageVerb>> = { a: 'accept', r: 'reject', e: 'edit', m: 'merge', x: 'tick' };
 
 /** What a key press means to the window: j/k and arrows move, Enter opens, / searches, Esc goes
- * back (or leaves a text field), a/r/e/m/x review. Null for keys the window leaves alone. */
+ * back (or leaves a text field), 1–9 go to the nth view's tab, a/r/e/m/x review. Null for keys
+ * the window leaves alone. */
 export function keyAction(event: KeyboardEvent): KeyAction | null {
   if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return null;
   const typing = isTextEntry(event.target);
@@ -56,6 +58,7 @@ export function keyAction(event: KeyboardEvent): KeyAction | null {
     case '/':
       return { type: 'search' };
     default: {
+      if (/^[1-9]$/.test(event.key)) return { type: 'view', index: Number(event.key) - 1 };
       const verb = TRIAGE[event.key];
       return verb ? { type: 'triage', verb } : null;
     }
@@ -69,6 +72,8 @@ export interface KeyHandler {
   open(): boolean;
   search(): void;
   back(): void;
+  /** Go to the view of the `index`th tab (0 first); false when there is none. */
+  view(index: number): boolean;
   triage(verb: TriageVerb): boolean;
 }
 
@@ -98,6 +103,8 @@ function perform(action: KeyAction, target: EventTarget | null, handler: KeyHand
     case 'leave-field':
       (target as HTMLElement).blur();
       return true;
+    case 'view':
+      return handler.view(action.index);
     case 'triage':
       return handler.triage(action.verb);
   }
