@@ -609,8 +609,7 @@ fn an_entry_whose_evidence_was_forgotten_cannot_be_accepted_into_trust() {
     let why = cairn.recall_proposal("f1").unwrap().why.join(" ");
     // It was imported reviewed: the inbox does not call it never reviewed.
     assert!(
-        !why.contains("not reviewed by a person yet")
-            && why.contains("its review no longer holds"),
+        !why.contains("not reviewed by a person yet") && why.contains("its review no longer holds"),
         "{why}"
     );
     assert!(
