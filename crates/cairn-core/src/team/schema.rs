@@ -7,10 +7,11 @@
 //! column defaulting to `current_user`, row-level security is forced, and the policies let
 //! anyone connected read every row but insert, update or delete only rows whose publisher is
 //! themselves. A teammate's push cannot touch another's rows, whatever client it runs. The
-//! tables' owner and a superuser can, though (an owner can turn the security off, or add a
-//! trigger that runs as whoever writes next), so the schema is made by the database's owner
-//! (`cairn team init`, [`init`]), never by a teammate's push ([`for_push`]), and every
-//! connection refuses tables changed that way that it can see ([`check_intact`]);
+//! tables' owner and a superuser can, though (an owner can turn the security off, or make a
+//! table run code as whoever reads or writes it), so the schema is made by the database's
+//! owner (`cairn team init`, [`init`]), never by a teammate's push ([`for_push`]); every
+//! connection refuses a schema another role owns a part of before it reads it
+//! ([`check_owners`]), then tables changed in ways it can see ([`check_intact`]);
 //! docs/SECURITY.md.
 //!
 //! Full text: records are indexed with the `simple` configuration (lower-casing, no stemming,
@@ -175,6 +176,8 @@ pub fn meta(server: &Server, client: &mut Client) -> Result<Option<Meta>> {
     if !exists {
         return Ok(None);
     }
+    // Before anything of the schema is read: its owner's objects can run code as the reader.
+    check_owners(server, client)?;
     let row = client
         .query_one("SELECT version, archive_id::text FROM cairn.meta", &[])
         .map_err(|e| server.error(e, "cannot read cairn.meta"))?;
@@ -212,6 +215,28 @@ pub struct TeamInit {
 /// writes next. Teammates need only `CONNECT` after it.
 pub fn init(server: &Server) -> Result<TeamInit> {
     let mut client = server.connect(false)?;
+    let may: (bool, String) = client
+        .query_one(
+            "SELECT d.datdba = r.oid OR r.rolsuper, pg_catalog.pg_get_userbyid(d.datdba)::text
+             FROM pg_catalog.pg_database d, pg_catalog.pg_roles r
+             WHERE d.datname = pg_catalog.current_database() AND r.rolname = current_user",
+            &[],
+        )
+        .and_then(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .map_err(|e| server.error(e, "cannot read the database's owner"))?;
+    if !may.0 {
+        return Err(server.fail(
+            ErrorKind::Refused,
+            format!(
+                "only the database's owner ({}) or a superuser sets the team archive up: the role that makes it owns its tables, and a table's owner can write past every teammate's ownership",
+                crate::text::one_line(&may.1, 80)
+            ),
+            Some(format!(
+                "run `cairn team init` as {}; teammates need only CONNECT",
+                crate::text::one_line(&may.1, 80)
+            )),
+        ));
+    }
     let before = meta(server, &mut client)?;
     let meta = migrate(server, &mut client)?;
     repo_column(server, &mut client, true)?;
@@ -279,6 +304,53 @@ pub fn for_push(server: &Server, client: &mut Client) -> Result<Meta> {
     };
     check_intact(server, client)?;
     Ok(meta)
+}
+
+/// The roles trusted to own the team archive: the database's owner and superusers. A role that
+/// owns a table can run code as whoever reads or writes it (a policy, a default, a trigger, a
+/// view in its place), so every connection refuses a schema `cairn` any other role owns a part
+/// of: the schema, a table, a view, a sequence or a function in it.
+fn check_owners(server: &Server, client: &mut Client) -> Result<()> {
+    let rows = client
+        .query(
+            "WITH db AS (SELECT d.datdba FROM pg_catalog.pg_database d
+                         WHERE d.datname = pg_catalog.current_database()),
+                  ns AS (SELECT n.oid, n.nspowner FROM pg_catalog.pg_namespace n
+                         WHERE n.nspname = 'cairn'),
+                  owners AS (
+                      SELECT nspowner AS owner FROM ns
+                      UNION SELECT c.relowner FROM pg_catalog.pg_class c, ns
+                            WHERE c.relnamespace = ns.oid
+                      UNION SELECT p.proowner FROM pg_catalog.pg_proc p, ns
+                            WHERE p.pronamespace = ns.oid
+                      UNION SELECT t.typowner FROM pg_catalog.pg_type t, ns
+                            WHERE t.typnamespace = ns.oid)
+             SELECT pg_catalog.pg_get_userbyid(o.owner)::text,
+                    pg_catalog.pg_get_userbyid(db.datdba)::text
+             FROM owners o, db
+             WHERE o.owner <> db.datdba
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                               WHERE r.oid = o.owner AND r.rolsuper)",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read who owns the schema"))?;
+    let Some(first) = rows.first() else {
+        return Ok(());
+    };
+    let name =
+        |i: usize| crate::text::one_line(&first.try_get::<_, String>(i).unwrap_or_default(), 80);
+    Err(server.fail(
+        ErrorKind::Refused,
+        format!(
+            "its schema is owned in part by {}, not by the database's owner ({}): whoever owns it can run code as every teammate who pushes or reads; refusing",
+            name(0),
+            name(1)
+        ),
+        Some(
+            "an archive a teammate's push set up (before `cairn team init`) is set up again by the database's owner (docs/SECURITY.md, \"Moving a team archive a teammate set up\")"
+                .into(),
+        ),
+    ))
 }
 
 /// Refuse a schema whose tables are no longer what Cairn made: a table whose row-level

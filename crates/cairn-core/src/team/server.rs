@@ -206,11 +206,6 @@ impl Server {
             config.ssl_mode(SslMode::Require);
         }
         config.application_name("cairn");
-        // Names resolve in the system catalog only: a teammate who may create a schema named
-        // after another's role (first on PostgreSQL's default `"$user", public` path) would
-        // otherwise have their own `hashtext` or `websearch_to_tsquery` run as that role.
-        // Sent at startup, this comes after the role's and database's own settings.
-        config.options("-c search_path=pg_catalog,pg_temp");
         config.connect_timeout(Duration::from_secs(15));
         // Last, the keyring (only asked when nothing above gave a password). A keyring that
         // cannot be asked is no error here: the server may not want a password; if it does,
@@ -295,6 +290,36 @@ impl Server {
             self.config.connect(NoTls)
         }
         .map_err(|e| self.error(e, "cannot connect"))?;
+        // Names resolve in the system catalog only: a teammate who may create a schema named
+        // after another's role (first on PostgreSQL's default `"$user", public` path) would
+        // otherwise have their own `hashtext` or `websearch_to_tsquery` run as that role. Set
+        // as the first statement (a startup option is refused or dropped by some connection
+        // poolers), after the role's own settings, and read back: a pooler that hands the
+        // next statement to another server connection would lose it.
+        let path: String = client
+            .simple_query(
+                "SET search_path TO pg_catalog, pg_temp; SELECT pg_catalog.current_setting('search_path')",
+            )
+            .map_err(|e| self.error(e, "cannot set the search path"))?
+            .into_iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if path != "pg_catalog, pg_temp" {
+            return Err(self.fail(
+                ErrorKind::Refused,
+                format!(
+                    "the connection does not keep its search path (it reads {:?})",
+                    crate::text::one_line(&path, 80)
+                ),
+                Some(
+                    "connect to the server directly, or through a pooler in session mode (docs/SECURITY.md, \"The team archive\")"
+                        .into(),
+                ),
+            ));
+        }
         if read_only {
             client
                 .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
