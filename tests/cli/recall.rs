@@ -839,7 +839,8 @@ fn an_entry_says_whether_it_is_served_and_what_changes_that() {
     let shown = env.ok(&["recall", "get", "s1"]);
     assert!(
         shown.contains("archived (rejected, or its extraction retired): not served")
-            && shown.contains("`cairn recall review --restore s1`"),
+            && shown
+                .contains("if it was rejected, `cairn recall review --restore s1` takes that back"),
         "{shown}"
     );
     env.ok(&["recall", "review", "--restore", "s1"]);

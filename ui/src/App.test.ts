@@ -335,7 +335,7 @@ describe('session', () => {
       const problem = one(target, 'resume-problem');
       if (gone)
         expect(problem!.textContent).toBe(
-          'The folder it ran in, /home/dev/shop, is gone from this machine: make it again there (a clone of the project), or run `claude --resume s-1` where the project is now',
+          'The folder it ran in, /home/dev/shop, is gone from this machine: make it again at that path (a clone of the project), then resume (agents find a session by the folder it ran in)',
         );
       else expect(problem).toBeNull();
       if (component) unmount(component);

@@ -17,7 +17,7 @@ pub struct ExportArgs {
     session: String,
     /// md, html (one self-contained page), json (Cairn's view types) or atif (an ATIF
     /// trajectory other tools read). Default: what the -o file's name ends with (`.html`,
-    /// `.json`, `.atif.json`, `.md`), else md.
+    /// `.json`, `.atif.json` or `.atif`, `.md`), else md.
     #[arg(long, value_parser = session_format)]
     format: Option<String>,
     /// Only these turns: `3..7` (3 to 7), `3..`, `..7` or `5`.

@@ -803,7 +803,7 @@ fn standing(e: &Entry) -> String {
     }
     if e.status == Status::Archived {
         return format!(
-            "archived (rejected, or its extraction retired): not served; `cairn recall review --restore {id}` takes a rejection back"
+            "archived (rejected, or its extraction retired): not served; if it was rejected, `cairn recall review --restore {id}` takes that back"
         );
     }
     if e.trusted {
@@ -817,6 +817,11 @@ fn standing(e: &Entry) -> String {
             } else {
                 "its evidence changed or was forgotten"
             }
+        );
+    }
+    if !e.provenance_ok {
+        return format!(
+            "unreviewed, its evidence changed or forgotten: it cannot be accepted as it is (`cairn recall review --show {id}` says why)"
         );
     }
     format!("unreviewed: not trusted until a person accepts it (`cairn recall review --show {id}`)")

@@ -553,7 +553,17 @@ fn an_unreviewed_entry_drawn_only_from_forgotten_sessions_goes_with_them() {
     };
     let alone = propose(&mut writer, "Qqalonefact about the cart", &[SMALL]);
     let shared = propose(&mut writer, "Qqsharedfact about the cart", &[SMALL, &other]);
+    // Accepted with an edit, then the accept taken back: a person's words, kept.
+    let touched = propose(&mut writer, "Qqtouchedfact about the cart", &[SMALL]);
     drop(writer);
+    let edit = cairn_core::recall::review::Edit {
+        title: Some("Qqtouchedfact, as the reviewer put it".into()),
+        ..Default::default()
+    };
+    cairn.recall_accept(&touched, Some(&edit)).unwrap();
+    cairn
+        .recall_unaccept(&touched, ReviewState::UnreviewedAuto)
+        .unwrap();
     let request = cairn_core::ForgetRequest {
         session: Some(SMALL.into()),
         ..Default::default()
@@ -567,6 +577,7 @@ fn an_unreviewed_entry_drawn_only_from_forgotten_sessions_goes_with_them() {
     };
     assert_eq!(fate(&alone), Some((true, false)), "{plan:?}");
     assert_eq!(fate(&shared), Some((false, false)), "{plan:?}");
+    assert_eq!(fate(&touched), Some((false, true)), "{plan:?}");
     cairn.forget(&request).unwrap();
     let gone = cairn.recall_get(&alone).unwrap_err();
     assert_eq!(gone.kind(), cairn_core::ErrorKind::NotFound, "{gone}");
@@ -579,6 +590,8 @@ fn an_unreviewed_entry_drawn_only_from_forgotten_sessions_goes_with_them() {
         query(&cairn, "qqsharedfact", Filters::default()),
         vec![shared.clone()]
     );
+    let kept = cairn.recall_get(&touched).unwrap();
+    assert!(kept.evidence.is_empty() && !kept.is_trusted(), "{kept:?}");
 }
 
 #[test]

@@ -909,7 +909,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           cwd: '/home/dev/shop',
           cwd_exists: !options.resumeFolderGone,
           shell: 'cd /home/dev/shop && claude --resume fake-id',
-          problem: options.resumeFolderGone ? 'the folder it ran in, /home/dev/shop, is gone from this machine: make it again there (a clone of the project), or run `claude --resume s-1` where the project is now' : null,
+          problem: options.resumeFolderGone ? 'the folder it ran in, /home/dev/shop, is gone from this machine: make it again at that path (a clone of the project), then resume (agents find a session by the folder it ran in)' : null,
         };
       case 'correct_link': {
         const target = args.target as { kind: string; key: string; pr_number: number | null };

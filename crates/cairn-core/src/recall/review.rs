@@ -322,7 +322,7 @@ pub fn unaccept(conn: &Connection, id: &str, previous: ReviewState, now: &str) -
         )));
     }
     conn.prepare_cached(
-        "UPDATE recall_entries SET review_state = ?2, transferable = 0, reviewed_at = NULL, updated_at = ?3
+        "UPDATE recall_entries SET review_state = ?2, transferable = 0, updated_at = ?3
          WHERE id = ?1",
     )
     .map_err(db)?
@@ -592,7 +592,8 @@ mod tests {
             let back = unaccept(conn, "e1", before, LATER).unwrap();
             assert_eq!(back.review_state, before);
             assert!(!back.is_trusted() && !back.transferable, "{back:?}");
-            assert_eq!(back.reviewed_at, None);
+            // When a person last reviewed it stays: a forget keeps an entry a person touched.
+            assert_eq!(back.reviewed_at.as_deref(), Some(NOW));
             assert_eq!(back.updated_at, LATER);
             assert_eq!(back.status, Status::Accepted);
             assert_eq!(back.title, "Session hooks need tmux", "the edit is kept");

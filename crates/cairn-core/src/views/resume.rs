@@ -98,9 +98,8 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
     if problem.is_none() && !argv.is_empty() && !cwd_exists {
         problem = Some(match &cwd {
             Some(c) => format!(
-                "the folder it ran in, {}, is gone from this machine: make it again there (a clone of the project), or run `{}` where the project is now",
-                crate::text::one_line(c, 200),
-                argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+                "the folder it ran in, {}, is gone from this machine: make it again at that path (a clone of the project), then resume (agents find a session by the folder it ran in)",
+                crate::text::one_line(c, 200)
             ),
             None => "the transcript names no folder it ran in".to_owned(),
         });
