@@ -285,4 +285,9 @@ describe('inert', () => {
     expect(inert('\u202Ex')).toBe('x');
     expect(inert(7)).toBe(7);
   });
+
+  it('leaves the fields the window sends back as they came, so they still name the same thing', () => {
+    const repo = { root: '/src/a\u202Eb', name: 'a\u202Eb', path: '/home/x\x1b[31m', target_key: 'ref:refs/heads/f\u202Ex' };
+    expect(inert(repo)).toEqual({ root: '/src/a\u202Eb', name: 'ab', path: '/home/x\x1b[31m', target_key: 'ref:refs/heads/f\u202Ex' });
+  });
 });

@@ -47,10 +47,18 @@ export function displayText(text: string): string {
 }
 
 /**
- * `value` with every string in it (values, not keys) as `displayText` shows it. The backend's
- * answers carry transcript and teammates' text into fields no component cleans (a branch, a
- * project, a tool name, an error's message): cleaned once at the door, whichever component shows
- * them. An answer is a fresh object: it is cleaned in place.
+ * Fields whose value the window sends back to the backend as it came, to name a thing: a key, a
+ * repository's root, a folder. Cleaned, `/src/a\u202Eb` would name `/src/ab`, another folder
+ * (a pull into another repository, a source folder saved as another). `inert` leaves them as
+ * they are; a component showing one shows it through `displayText`.
+ */
+const IDENTIFIERS: ReadonlySet<string> = new Set(['session_key', 'target_key', 'turn_key', 'key', 'id', 'entry_id', 'root', 'path']);
+
+/**
+ * `value` with every string in it (values, not keys) as `displayText` shows it, but those of
+ * `IDENTIFIERS`. The backend's answers carry transcript and teammates' text into fields no
+ * component cleans (a branch, a project, a tool name, an error's message): cleaned once at the
+ * door, whichever component shows them. An answer is a fresh object: it is cleaned in place.
  */
 export function inert<T>(value: T): T {
   if (typeof value === 'string') return displayText(value) as T;
@@ -58,7 +66,9 @@ export function inert<T>(value: T): T {
     for (let i = 0; i < value.length; i++) value[i] = inert(value[i]);
   } else if (value !== null && typeof value === 'object') {
     const fields = value as Record<string, unknown>;
-    for (const key of Object.keys(fields)) fields[key] = inert(fields[key]);
+    for (const key of Object.keys(fields)) {
+      if (!(IDENTIFIERS.has(key) && typeof fields[key] === 'string')) fields[key] = inert(fields[key]);
+    }
   }
   return value;
 }
@@ -239,7 +249,7 @@ export function byteSize(n: number | null): string {
 
 /** `ref:refs/heads/feature/x` → `feature/x`. */
 export function branchName(key: string): string {
-  return key.replace(/^ref:refs\/heads\//, '').replace(/^ref:/, '');
+  return displayText(key.replace(/^ref:refs\/heads\//, '').replace(/^ref:/, ''));
 }
 
 /** A skim preview (`user: …`, `assistant: …`) split into who said it and what. */
