@@ -280,18 +280,17 @@ fn a_link_made_from_another_repository_says_where_skim_lists_the_session() {
     t.user("fix the login");
     t.say("Done.");
     t.hook(&env);
-    let out = env
-        .command()
-        .args([
+    let link_from = |dir: &std::path::Path| {
+        env.run(&[
             "-C",
-            alpha.to_str().unwrap(),
+            dir.to_str().unwrap(),
             "link",
             "s-beta",
             "--to",
             "main",
         ])
-        .output()
-        .unwrap();
+    };
+    let out = link_from(&alpha);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -300,18 +299,7 @@ fn a_link_made_from_another_repository_says_where_skim_lists_the_session() {
         "{err}"
     );
     // From its own repository, no such note.
-    let out = env
-        .command()
-        .args([
-            "-C",
-            beta.to_str().unwrap(),
-            "link",
-            "s-beta",
-            "--to",
-            "main",
-        ])
-        .output()
-        .unwrap();
+    let out = link_from(&beta);
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("ran in"),
         "{out:?}"

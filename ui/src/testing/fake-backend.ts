@@ -791,7 +791,7 @@ export function fakeBackend(options: FakeOptions = {}) {
         if (e.status !== 'accepted' || e.review_state !== 'human_reviewed') {
           throw { kind: 'conflict', message: `recall entry ${e.id} is not reviewed by a person: no accept to take back`, hint: null };
         }
-        return update(e.id, { review_state: args.previous as Entry['review_state'], reviewed_at: null, transferable: false });
+        return update(e.id, { review_state: args.previous as Entry['review_state'], transferable: false });
       }
       case 'recall_reject':
         return update(args.id as string, { status: 'archived' });
