@@ -15,10 +15,10 @@ use crate::render::{self, clean, line, plural};
 
 #[derive(Subcommand)]
 pub enum TeamCommand {
-    /// Set up the team archive in a database, once, as the database's owner (or an
-    /// administrator role that does not push): creates schema `cairn` and its tables, or brings
-    /// them up to date. The tables' owner can read and write past row-level security, so it
-    /// must not be a teammate's role; teammates then need only CONNECT on the database.
+    /// Set up the team archive in a database, once, as the database's owner (or a superuser):
+    /// creates schema `cairn` and its tables, or brings them up to date. The tables' owner can
+    /// read and write past row-level security, so no teammate's role may own them (pushes and
+    /// reads refuse an archive one does); teammates need only CONNECT on the database.
     Init {
         #[command(flatten)]
         at: At,

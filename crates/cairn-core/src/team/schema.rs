@@ -210,9 +210,9 @@ pub struct TeamInit {
 }
 
 /// Create the team archive's schema, or bring it and its additions up to date, as the role
-/// connected: the database's owner or an administrator role that does not push, since a
-/// table's owner can turn its row-level security off and add triggers that run as whoever
-/// writes next. Teammates need only `CONNECT` after it.
+/// connected, which must be the database's owner or a superuser (the roles [`check_owners`]
+/// trusts): a table's owner can make it run code as whoever reads or writes it. Teammates need
+/// only `CONNECT` after it.
 pub fn init(server: &Server) -> Result<TeamInit> {
     let mut client = server.connect(false)?;
     let may: (bool, String) = client
