@@ -62,6 +62,22 @@ function choose(select: Element | null | undefined, value: string) {
 
 const inboxIds = (target: HTMLElement) => all(target, 'inbox-item').map((e) => e.dataset.entryId);
 
+describe('the keyboard in Recall', () => {
+  it('searches Recall with / on Entries, and the archive from any other tab', async () => {
+    const { target, stores } = await render('cairn://recall?tab=corpus');
+    expect(stores.router.current.view).toBe('recall');
+    press('/');
+    await settle();
+    expect(document.activeElement).toBe(one(target, '#recall-search'));
+    expect(stores.router.current.view).toBe('recall');
+    click(one(target, '[data-recall-tab="inbox"]'));
+    await settle();
+    press('/');
+    await settle();
+    expect(stores.router.current.view).toBe('search');
+  });
+});
+
 describe('the review inbox', () => {
   it('edits then accepts an entry, which then shows in the trusted-only corpus and links to its record', async () => {
     const { target, stores, calls } = await render('cairn://recall?tab=inbox');

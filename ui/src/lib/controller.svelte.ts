@@ -98,6 +98,7 @@ export class WindowController implements KeyHandler {
   }
 
   search(): void {
+    if (placeOf(this.route).search?.(this.route, this.#s)) return;
     this.go('search');
     this.#s.search.focus();
   }

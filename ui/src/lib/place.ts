@@ -26,6 +26,8 @@ export interface Place<V extends View> {
   tab(s: Stores): RouteOf<V> | null;
   /** A review verb's letter; false when the place does not review (the key keeps its default). */
   triage?(verb: TriageVerb, route: RouteOf<V>, s: Stores): boolean;
+  /** `/`: focus the place's own search box; false (or absent) to go to Search. */
+  search?(route: RouteOf<V>, s: Stores): boolean;
 }
 
 /** Open session `key`, at a record (an evidence link) or a turn. */

@@ -47,6 +47,13 @@ export const recallPlace: Place<'recall'> = {
 
   back: () => false,
 
+  // Entries have a search box of their own: `/` there searches Recall, not the archive.
+  search(route) {
+    const box = route.tab === 'corpus' ? document.getElementById('recall-search') : null;
+    box?.focus();
+    return box !== null;
+  },
+
   tab: (s) => ({
     view: 'recall',
     tab: s.recall.tab,
