@@ -1244,3 +1244,50 @@ fn a_withdrawal_the_remote_refuses_is_named_and_the_rest_is_done() {
     let said = String::from_utf8_lossy(&human.stdout);
     assert!(said.contains("origin refused 1 ref:"), "{said}");
 }
+
+/// Ann forgets a session she published in full and pushes: the ref leaves the remote. Bea, who
+/// pulled it, drops it at her next pull: the session, its search hits, its skim card and its
+/// copy under `pulled/`. Nothing keeps it out: published again, it is pulled again.
+#[test]
+fn a_session_its_publisher_withdrew_leaves_the_teammates_archive_at_the_next_pull() {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.json(&["-C", a_str, "publish", "shared", "--full"]);
+    env.json(&["-C", a_str, "push"]);
+
+    let teammate = Env::new();
+    let b = clone(&teammate, &remote);
+    let b_str = b.to_str().unwrap();
+    assert_eq!(
+        teammate.json(&["-C", b_str, "pull"])["transcripts_imported"],
+        1
+    );
+    assert_eq!(teammate.json(&["sessions"]).as_array().unwrap().len(), 1);
+    let pulled_dir = teammate.data().join("pulled");
+    assert_eq!(all_files(&pulled_dir).len(), 1);
+
+    env.ok(&["forget", "s-full", "--yes"]);
+    env.json(&["-C", a_str, "push"]);
+    assert_eq!(git(&remote, &["for-each-ref", "refs/cairn/"]), "");
+
+    let again = teammate.json(&["-C", b_str, "pull"]);
+    assert_eq!(again["withdrawn"], 1, "{again:#}");
+    let human = teammate.ok(&["-C", b_str, "pull"]);
+    assert!(!human.contains("Dropped"), "once: {human}");
+    assert_eq!(
+        teammate.json(&["sessions"]),
+        json!([]),
+        "the pulled session is gone"
+    );
+    assert_eq!(teammate.json(&["search", "zanzibar"]), json!([]));
+    assert!(
+        all_files(&pulled_dir).is_empty(),
+        "{:?}",
+        all_files(&pulled_dir)
+    );
+    assert_eq!(git(&b, &["for-each-ref", "refs/cairn/"]), "");
+    let skim = teammate.json(&["-C", b_str, "skim", "branch", "shared"]);
+    assert!(!skim.to_string().contains("Ann Publisher"), "{skim:#}");
+}

@@ -355,7 +355,7 @@ describe('session', () => {
     expect(one(target, 'forget-plan')).not.toBeNull();
     expect(one(target, 'forget-published')?.textContent).toContain('the next push from its repository');
     expect(one(target, 'forget-published')?.textContent).toContain('no pull brings it back');
-    expect(one(target, 'forget-published')?.textContent).toContain('a teammate who pulled a copy before keeps it');
+    expect(one(target, 'forget-published')?.textContent).toContain('a teammate who pulled a copy before drops it at their next pull');
     expect(one(target, 'forget-team')).toBeNull();
   });
 

@@ -123,7 +123,7 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             "Their copies stay in the repository and at the remote (--allow-reimport)".to_owned()
         } else {
             format!(
-                "The next `cairn push` in the repository deletes the copies there and at the remote, so no pull brings {} back; a teammate who pulled a copy before keeps it until they forget it",
+                "The next `cairn push` in the repository deletes the copies there and at the remote, so no pull brings {} back; a teammate who pulled a copy before drops it at their next pull",
                 them(plan.published)
             )
         };

@@ -1204,6 +1204,14 @@ pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> R
             plural(r.forgotten, "published session")
         )?;
     }
+    if r.withdrawn > 0 {
+        writeln!(
+            out,
+            "Dropped {} their publishers withdrew from {} (and the sessions pulled from them).",
+            plural(r.withdrawn, "published session"),
+            clean(&r.remote)
+        )?;
+    }
     let skipped = r.skipped.len() as u32 + r.skipped_more;
     if skipped > 0 {
         writeln!(out, "Skipped {}:", plural(skipped, "ref"))?;

@@ -2234,6 +2234,12 @@ export type PullReport_Deserialize = {
 	skipped_more: number,
 	/**  Documents of sessions forgotten here (`cairn forget`), left out without a word each. */
 	forgotten: number,
+	/**
+	 *  Documents pulled before that the remote no longer has (their publisher withdrew them,
+	 *  a forget and a push): dropped here, with the session pulled from one. Nothing keeps them
+	 *  out: published again, the next pull takes them again.
+	 */
+	withdrawn?: number,
 };
 
 /**  What `pull` did. */
@@ -2254,6 +2260,12 @@ export type PullReport_Serialize = {
 	skipped_more: number,
 	/**  Documents of sessions forgotten here (`cairn forget`), left out without a word each. */
 	forgotten: number,
+	/**
+	 *  Documents pulled before that the remote no longer has (their publisher withdrew them,
+	 *  a forget and a push): dropped here, with the session pulled from one. Nothing keeps them
+	 *  out: published again, the next pull takes them again.
+	 */
+	withdrawn: number,
 };
 
 /**  A query or brief request. */

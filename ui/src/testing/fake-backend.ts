@@ -646,7 +646,7 @@ export function fakeBackend(options: FakeOptions = {}) {
         return agent === null ? view : { ...view, sessions: view.sessions.filter((s) => s.agent === agent) };
       }
       case 'pull_teammates':
-        return { remote: 'origin', sessions_imported: 0, unchanged: 0, transcripts_imported: 0, skipped: [], skipped_more: 0 };
+        return { remote: 'origin', sessions_imported: 0, unchanged: 0, transcripts_imported: 0, skipped: [], skipped_more: 0, forgotten: 0, withdrawn: 0 };
       case 'session_detail':
         return fakeDetail(args.sessionKey as string);
       case 'session_timeline':

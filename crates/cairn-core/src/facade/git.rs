@@ -82,10 +82,13 @@ impl Cairn {
     pub fn pull(&self, dir: &Path, remote: &str) -> Result<git::publish::PullReport> {
         self.writable()?;
         let repo = git::repo::Repo::discover(dir)?;
-        let (mut report, transcripts) = {
+        let (mut report, transcripts, withdrawn) = {
             let store = self.store();
             git::publish::pull(store.conn(), &repo, remote, &crate::clock::now())?
         };
+        for key in withdrawn {
+            self.drop_withdrawn(&key)?;
+        }
         for pending in transcripts {
             let t = &pending.transcript;
             let refname = format!("{}{}", git::publish::REF_PREFIX, t.session_key);
@@ -121,6 +124,44 @@ impl Cairn {
             git::publish::transcript_done(store.conn(), &pending).map_err(|e| store.err(e))?;
         }
         Ok(report)
+    }
+
+    /// A teammate's session pulled from document `key`, which its remote no longer has: gone
+    /// from this archive (rows, index, its copy under `pulled/`), unless another remote still
+    /// holds the document. No tombstone: published again, it is pulled again.
+    fn drop_withdrawn(&self, key: &str) -> Result<()> {
+        let local = crate::keys::session_key(crate::archive::Agent::Atif, key.as_bytes());
+        let pulled = {
+            let store = self.store();
+            let conn = store.conn();
+            let elsewhere: bool = conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM published_sessions WHERE session_key = ?1)",
+                    [key],
+                    |r| r.get(0),
+                )
+                .map_err(|e| store.err(e))?;
+            let origin =
+                crate::archive::store::session_origin(conn, &local).map_err(|e| store.err(e))?;
+            !elsewhere && matches!(origin, Some(Some(_)))
+        };
+        if !pulled {
+            return Ok(());
+        }
+        self.forget(&crate::ForgetRequest {
+            session: Some(local.clone()),
+            allow_reimport: true,
+            ..Default::default()
+        })?;
+        let copy = self
+            .data_dir
+            .join(PULLED_DIR)
+            .join(format!("{local}.atif.json"));
+        match std::fs::remove_file(&copy) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(Error::Write { path: copy, source }),
+        }
     }
 
     /// The teammates' trajectories kept under `pulled/`, redacted again with today's rules (a

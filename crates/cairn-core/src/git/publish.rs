@@ -106,6 +106,11 @@ pub struct PullReport {
     pub skipped_more: u32,
     /// Documents of sessions forgotten here (`cairn forget`), left out without a word each.
     pub forgotten: u32,
+    /// Documents pulled before that the remote no longer has (their publisher withdrew them,
+    /// a forget and a push): dropped here, with the session pulled from one. Nothing keeps them
+    /// out: published again, the next pull takes them again.
+    #[serde(default)]
+    pub withdrawn: u32,
 }
 
 /// Skipped refs a pull lists one by one; a remote advertising a million junk refs gets a count.
@@ -497,8 +502,9 @@ fn pushed_refs(out: &str) -> Vec<(char, bool, &str, &str)> {
 /// `refs/cairn/fetched/<hash>/sessions/`) and import each new or changed one that passes the
 /// checks. The report names the remote as the archive records it (a URL without credentials).
 ///
-/// Returns the report and the checked full transcripts (`publish --full`) of the documents
-/// imported, which the caller captures ([`crate::archive`] owns the sessions) and then marks
+/// Returns the report, the checked full transcripts (`publish --full`) of the documents
+/// imported, and the keys of documents the remote withdrew (dropped here: the caller removes
+/// the sessions pulled from them). The caller captures the transcripts ([`crate::archive`] owns the sessions) and then marks
 /// done with [`transcript_done`]: until then the document's import is pending, so a pull killed
 /// between the two completes on the next one.
 pub fn pull(
@@ -506,7 +512,7 @@ pub fn pull(
     repo: &Repo,
     remote: &str,
     now: &str,
-) -> Result<(PullReport, Vec<PendingTranscript>)> {
+) -> Result<(PullReport, Vec<PendingTranscript>, Vec<String>)> {
     let db = crate::store::err_in(conn);
     let from = super::pull_from::check(repo, remote)?;
     let remote = from.shown.as_str();
@@ -518,6 +524,7 @@ pub fn pull(
         skipped: Vec::new(),
         skipped_more: 0,
         forgotten: 0,
+        withdrawn: 0,
     };
     let common_dir = repo.common_dir.to_string_lossy().into_owned();
     let local_prefix = from.ref_prefix.as_str();
@@ -560,6 +567,29 @@ pub fn pull(
         .map_err(db)?
         .collect::<rusqlite::Result<_>>()
         .map_err(db)?;
+    // Pulled from this remote before and gone from it now: its publisher withdrew it.
+    let withdrawn: Vec<String> = imported
+        .keys()
+        .filter(|k| !wanted.contains_key(*k))
+        .cloned()
+        .collect();
+    if !withdrawn.is_empty() {
+        let fetched = local_refs(repo, local_prefix)?;
+        for key in &withdrawn {
+            conn.prepare_cached(
+                "DELETE FROM published_sessions WHERE common_dir = ?1 AND remote = ?2 AND session_key = ?3",
+            )
+            .and_then(|mut s| s.execute(params![common_dir, remote, key]))
+            .map_err(db)?;
+            if fetched.contains_key(key) {
+                run_git(
+                    &repo.root,
+                    &["update-ref", "-d", &format!("{local_prefix}{key}")],
+                )?;
+            }
+        }
+        report.withdrawn = u32::try_from(withdrawn.len()).unwrap_or(u32::MAX);
+    }
     wanted.retain(|key, oid| {
         let same = imported.get(key) == Some(oid);
         report.unchanged += u32::from(same);
@@ -599,7 +629,7 @@ pub fn pull(
         }
     }
     if wanted.is_empty() {
-        return Ok((report, Vec::new()));
+        return Ok((report, Vec::new(), withdrawn));
     }
 
     // Fetch without force into the remote's own namespace; `--refmap=` keeps configured fetch
@@ -653,7 +683,7 @@ pub fn pull(
             })
         })
         .collect();
-    Ok((report, transcripts))
+    Ok((report, transcripts, withdrawn))
 }
 
 /// `published_sessions.ref_commit` of a document whose transcript is still to be captured: a

@@ -159,6 +159,7 @@ export function pulledText(r: PullReport): string {
   ];
   if (r.unchanged > 0) parts.push(`${r.unchanged} unchanged`);
   if (r.forgotten > 0) parts.push(`${count(r.forgotten, 'session')} you forgot here left out`);
+  if (r.withdrawn > 0) parts.push(`${count(r.withdrawn, 'session')} their publishers withdrew dropped`);
   if (skipped > 0) parts.push(`${count(skipped, 'ref')} refused: ${r.skipped[0]?.reason ?? ''}`);
   return `${parts.join(' · ')}.`;
 }

@@ -293,7 +293,7 @@ describe('SkimStore', () => {
 });
 
 describe('SkimStore pull', () => {
-  const report = { remote: 'origin', sessions_imported: 2, unchanged: 1, transcripts_imported: 1, skipped: [], skipped_more: 0, forgotten: 0 };
+  const report = { remote: 'origin', sessions_imported: 2, unchanged: 1, transcripts_imported: 1, skipped: [], skipped_more: 0, forgotten: 0, withdrawn: 0 };
 
   it("pulls teammates' sessions in the repository on screen, says what came, and reloads", async () => {
     const asked: unknown[][] = [];
@@ -332,6 +332,9 @@ describe('SkimStore pull', () => {
     ).toBe('Nothing new from origin · 1 unchanged · 3 refs refused: not a session key.');
     expect(pulledText({ ...report, sessions_imported: 0, transcripts_imported: 0, forgotten: 2 })).toBe(
       'Nothing new from origin · 1 unchanged · 2 sessions you forgot here left out.',
+    );
+    expect(pulledText({ ...report, sessions_imported: 0, transcripts_imported: 0, withdrawn: 1 })).toBe(
+      'Nothing new from origin · 1 unchanged · 1 session their publishers withdrew dropped.',
     );
   });
 });
