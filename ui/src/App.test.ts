@@ -301,8 +301,16 @@ describe('branches and skim', () => {
     expect(one(error, 'config-advice')!.textContent).toContain('Retry');
     expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(false);
 
+    // Settings stays reachable, each of its parts saying what it could not read.
+    click(target.querySelector('nav .tab[data-tab="settings"]'));
+    await settle();
+    expect(one(target, 'error-state')).toBeNull();
+    expect(target.querySelector('.window')!.getAttribute('data-view')).toBe('settings');
+    click(target.querySelector('nav .tab[data-tab="branches"]'));
+    await settle();
+
     // Still broken: Retry says so again, and nothing is synced.
-    click(error.querySelector('button'));
+    click(one(target, 'error-state')!.querySelector('button'));
     await settle();
     expect(one(target, 'config-advice')).not.toBeNull();
     expect(calls.some((c) => c.cmd === 'sync_archive')).toBe(false);
