@@ -134,13 +134,8 @@ impl Cairn {
         let pulled = {
             let store = self.store();
             let conn = store.conn();
-            let elsewhere: bool = conn
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM published_sessions WHERE session_key = ?1)",
-                    [key],
-                    |r| r.get(0),
-                )
-                .map_err(|e| store.err(e))?;
+            let elsewhere =
+                git::publish::pulled_anywhere(conn, key).map_err(|e| store.err(e))?;
             let origin =
                 crate::archive::store::session_origin(conn, &local).map_err(|e| store.err(e))?;
             !elsewhere && matches!(origin, Some(Some(_)))

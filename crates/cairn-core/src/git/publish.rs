@@ -504,9 +504,9 @@ fn pushed_refs(out: &str) -> Vec<(char, bool, &str, &str)> {
 ///
 /// Returns the report, the checked full transcripts (`publish --full`) of the documents
 /// imported, and the keys of documents the remote withdrew (dropped here: the caller removes
-/// the sessions pulled from them). The caller captures the transcripts ([`crate::archive`] owns the sessions) and then marks
-/// done with [`transcript_done`]: until then the document's import is pending, so a pull killed
-/// between the two completes on the next one.
+/// the sessions pulled from them). The caller captures the transcripts ([`crate::archive`]
+/// owns the sessions) and then marks each done with [`transcript_done`]: until then the
+/// document's import is pending, so a pull killed between the two completes on the next one.
 pub fn pull(
     conn: &Connection,
     repo: &Repo,
@@ -759,6 +759,13 @@ pub fn admit(
             },
         )),
     })
+}
+
+/// Whether any remote of any repository still holds the document of session `key` as pulled
+/// here.
+pub fn pulled_anywhere(conn: &Connection, key: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM published_sessions WHERE session_key = ?1)")?
+        .query_row([key], |r| r.get(0))
 }
 
 /// Why a document's full transcript was not imported, as a pull lists it: its summary was (it
