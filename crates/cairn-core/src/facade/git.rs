@@ -134,8 +134,7 @@ impl Cairn {
         let pulled = {
             let store = self.store();
             let conn = store.conn();
-            let elsewhere =
-                git::publish::pulled_anywhere(conn, key).map_err(|e| store.err(e))?;
+            let elsewhere = git::publish::pulled_anywhere(conn, key).map_err(|e| store.err(e))?;
             let origin =
                 crate::archive::store::session_origin(conn, &local).map_err(|e| store.err(e))?;
             !elsewhere && matches!(origin, Some(Some(_)))
