@@ -147,23 +147,15 @@ pub fn succeeded(out: Output, what: &str) -> String {
 /// Run `git -C dir args…` with a test identity (and `input` on stdin); panic with git's message
 /// when it fails; return stdout.
 pub fn git_with(dir: &Path, args: &[&str], input: Option<&[u8]>) -> String {
-    let mut child = Command::new("git")
-        .arg("-C")
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
         .env("GIT_AUTHOR_NAME", "Test")
         .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
         .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, input.unwrap_or_default()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid");
+    let out = fed(cmd, input.unwrap_or_default());
     assert!(
         out.status.success(),
         "git {args:?}: {}",
