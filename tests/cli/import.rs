@@ -261,6 +261,8 @@ fn a_trajectory_written_by_the_reference_models_imports() {
     );
     assert_eq!(records[4].1, "README.md\nsrc\n");
     assert_eq!(turn["records"][3]["tool_name"], "bash");
+    // The result is named after the call it answers, as a transcript's is.
+    assert_eq!(turn["records"][4]["tool_name"], "bash");
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {

@@ -171,11 +171,22 @@ impl AtifParser {
             .enumerate()
         {
             let text = result.get("content").and_then(text_of);
+            let call_id = id(result.get("source_call_id")).map(str::to_owned);
+            // A result answering a call of the same step is named after it (`show` then says
+            // `Bash`, not `tool`, as it does for the transcript it was exported from).
+            let tool_name = call_id.as_deref().and_then(|c| {
+                calls
+                    .iter()
+                    .find(|call| id(call.get("tool_call_id")) == Some(c))
+                    .and_then(|call| str_at(call, &["function_name"]))
+                    .map(|n| cap_text(n.to_owned(), 256))
+            });
             let mut record = Record {
                 kind: Some(RecordKind::ToolResult),
                 key: Some(format!("result:{i}")),
                 role: Some("tool".to_owned()),
-                call_id: id(result.get("source_call_id")).map(str::to_owned),
+                tool_name,
+                call_id,
                 text: text.map(|t| cap_text(t, MAX_TOOL_OUTPUT_BYTES)),
                 ..base.clone()
             };
