@@ -237,8 +237,7 @@ pub fn init(server: &Server) -> Result<TeamInit> {
             )),
         ));
     }
-    let before = meta(server, &mut client)?;
-    let meta = migrate(server, &mut client)?;
+    let (meta, created) = migrate(server, &mut client)?;
     repo_column(server, &mut client, true)?;
     check_intact(server, &mut client)?;
     let row = client
@@ -255,7 +254,7 @@ pub fn init(server: &Server) -> Result<TeamInit> {
     };
     Ok(TeamInit {
         server: server.display().to_owned(),
-        created: before.is_none(),
+        created,
         version: meta.version,
         archive_id: crate::text::printable(&meta.archive_id),
         owner: name(0)?,
@@ -282,24 +281,26 @@ pub fn for_push(server: &Server, client: &mut Client) -> Result<Meta> {
         Some(m) if m.version == VERSION => m,
         Some(m) => {
             check_not_newer(server, m.version)?;
-            migrate(server, client).map_err(|e| match e {
-                crate::Error::Team {
-                    server,
-                    message,
-                    kind: ErrorKind::Refused,
-                    ..
-                } => crate::Error::Team {
-                    server,
-                    message,
-                    kind: ErrorKind::Refused,
-                    hint: Some(
-                        "the schema is older than this Cairn: its owner brings it up with \
+            migrate(server, client)
+                .map_err(|e| match e {
+                    crate::Error::Team {
+                        server,
+                        message,
+                        kind: ErrorKind::Refused,
+                        ..
+                    } => crate::Error::Team {
+                        server,
+                        message,
+                        kind: ErrorKind::Refused,
+                        hint: Some(
+                            "the schema is older than this Cairn: its owner brings it up with \
                          `cairn team init`"
-                            .into(),
-                    ),
-                },
-                other => other,
-            })?
+                                .into(),
+                        ),
+                    },
+                    other => other,
+                })?
+                .0
         }
     };
     check_intact(server, client)?;
@@ -419,12 +420,13 @@ pub fn check_intact(server: &Server, client: &mut Client) -> Result<()> {
     ))
 }
 
-/// Bring the server's schema to [`VERSION`]; returns its meta.
-pub fn migrate(server: &Server, client: &mut Client) -> Result<Meta> {
+/// Bring the server's schema to [`VERSION`]; returns its meta, and whether this call created
+/// it (of two at once, one did: the other waited for its lock, then found it there).
+pub fn migrate(server: &Server, client: &mut Client) -> Result<(Meta, bool)> {
     if let Some(m) = meta(server, client)?
         && m.version == VERSION
     {
-        return Ok(m);
+        return Ok((m, false));
     }
     // A session lock taken before the transaction begins, so that the transaction's reads of
     // the catalog start after a teammate's migration committed (a lock taken inside it would
@@ -434,20 +436,21 @@ pub fn migrate(server: &Server, client: &mut Client) -> Result<Meta> {
         .map_err(|e| server.error(e, "cannot lock the schema"))?;
     let migrated = apply(server, client);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATE_LOCK]);
-    migrated?;
+    let created = migrated?;
     unlocked.map_err(|e| server.error(e, "cannot unlock the schema"))?;
-    meta(server, client)?.ok_or_else(|| {
+    let meta = meta(server, client)?.ok_or_else(|| {
         server.fail(
             ErrorKind::Internal,
             "the schema vanished after migrating".into(),
             None,
         )
-    })
+    })?;
+    Ok((meta, created))
 }
 
 /// Under the migration lock: read the version (a teammate may have migrated while we waited),
-/// apply the missing steps, in one transaction.
-fn apply(server: &Server, client: &mut Client) -> Result<()> {
+/// apply the missing steps, in one transaction. True when it created the schema.
+fn apply(server: &Server, client: &mut Client) -> Result<bool> {
     let mut tx = client
         .transaction()
         .map_err(|e| server.error(e, "cannot begin"))?;
@@ -475,7 +478,8 @@ fn apply(server: &Server, client: &mut Client) -> Result<()> {
             .map_err(|e| server.error(e, "cannot record the schema version"))?;
     }
     tx.commit()
-        .map_err(|e| server.error(e, "cannot commit the schema"))
+        .map_err(|e| server.error(e, "cannot commit the schema"))?;
+    Ok(!exists)
 }
 
 /// Additions to the schema that every build reads and writes as before: a build that knows
