@@ -53,6 +53,18 @@ fn work_on_shared(env: &Env, a: &Path) {
     git(a, &["push", "-q", "origin", "shared"]);
 }
 
+/// The publisher's archive with [`work_on_shared`] published in full and pushed: the archive,
+/// the bare remote and the publisher's clone.
+fn shared_in_full() -> (Env, PathBuf, PathBuf) {
+    let env = Env::new();
+    let (remote, a) = team(env.root.path());
+    work_on_shared(&env, &a);
+    let a_str = a.to_str().unwrap();
+    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
+    env.ok(&["-C", a_str, "push"]);
+    (env, remote, a)
+}
+
 /// A teammate's clone of `remote` (their own archive `env`).
 fn clone(env: &Env, remote: &Path) -> PathBuf {
     let b = env.root.path().join("b");
@@ -1112,12 +1124,8 @@ fn a_forgotten_session_leaves_the_remote_at_the_next_push_and_no_pull_brings_it_
 
 #[test]
 fn a_push_the_remote_refuses_names_the_ref_and_the_way_back() {
-    let env = Env::new();
-    let (remote, a) = team(env.root.path());
-    work_on_shared(&env, &a);
+    let (env, remote, a) = shared_in_full();
     let a_str = a.to_str().unwrap();
-    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
-    env.ok(&["-C", a_str, "push"]);
     // Someone moves the published ref on at the remote; the publisher publishes again.
     let refname = git(
         &remote,
@@ -1159,12 +1167,8 @@ fn a_push_the_remote_refuses_names_the_ref_and_the_way_back() {
 /// a move): not captured again, so not published again, and its withdrawal stands.
 #[test]
 fn a_forgotten_session_copied_under_a_new_name_stays_forgotten() {
-    let env = Env::new();
-    let (remote, a) = team(env.root.path());
-    work_on_shared(&env, &a);
+    let (env, remote, a) = shared_in_full();
     let a_str = a.to_str().unwrap();
-    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
-    env.ok(&["-C", a_str, "push"]);
     let key = keys(&env).remove(0);
     env.ok(&["forget", &key, "--yes"]);
     let transcript = std::fs::read_dir(env.claude().join("-repo"))
@@ -1185,12 +1189,8 @@ fn a_forgotten_session_copied_under_a_new_name_stays_forgotten() {
 /// Forgotten with --allow-reimport: the preview says the copies stay, and a push keeps them.
 #[test]
 fn a_session_forgotten_with_allow_reimport_keeps_its_copies() {
-    let env = Env::new();
-    let (remote, a) = team(env.root.path());
-    work_on_shared(&env, &a);
+    let (env, remote, a) = shared_in_full();
     let a_str = a.to_str().unwrap();
-    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
-    env.ok(&["-C", a_str, "push"]);
     let key = keys(&env).remove(0);
     let plan = env.json(&["forget", &key, "--dry-run", "--allow-reimport"]);
     assert_eq!(plan["would_remove"]["published"], 1, "{plan:#}");
@@ -1207,12 +1207,8 @@ fn a_session_forgotten_with_allow_reimport_keeps_its_copies() {
 /// does the rest, and exits 1.
 #[test]
 fn a_withdrawal_the_remote_refuses_is_named_and_the_rest_is_done() {
-    let env = Env::new();
-    let (remote, a) = team(env.root.path());
-    work_on_shared(&env, &a);
+    let (env, remote, a) = shared_in_full();
     let a_str = a.to_str().unwrap();
-    env.ok(&["-C", a_str, "publish", "shared", "--full"]);
-    env.ok(&["-C", a_str, "push"]);
     let hook = remote.join("hooks/update");
     std::fs::write(
         &hook,
@@ -1250,12 +1246,8 @@ fn a_withdrawal_the_remote_refuses_is_named_and_the_rest_is_done() {
 /// copy under `pulled/`. Nothing keeps it out: published again, it is pulled again.
 #[test]
 fn a_session_its_publisher_withdrew_leaves_the_teammates_archive_at_the_next_pull() {
-    let env = Env::new();
-    let (remote, a) = team(env.root.path());
-    work_on_shared(&env, &a);
+    let (env, remote, a) = shared_in_full();
     let a_str = a.to_str().unwrap();
-    env.json(&["-C", a_str, "publish", "shared", "--full"]);
-    env.json(&["-C", a_str, "push"]);
 
     let teammate = Env::new();
     let b = clone(&teammate, &remote);

@@ -624,7 +624,7 @@ fn a_push_killed_mid_way_resumes_where_it_stopped_and_ends_as_a_clean_push() {
     assert_eq!(a, b, "the resumed push differs from a clean one");
 }
 
-/// An uncommitted row the admin holds in `cairn.sessions`: a push of the same key waits on it.
+/// A psql session kept open on `sql` (a lock it holds), until [`Held::release`].
 struct Held<'a> {
     db: &'a TeamDb,
     psql: Child,
@@ -632,28 +632,46 @@ struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
-    fn row(db: &'a TeamDb, publisher: &str, key: &str) -> Held<'a> {
-        let mut psql = Command::new("psql")
-            .args([&db.admin_url(), "-X", "-q", "-v", "ON_ERROR_STOP=1"])
+    /// `sql` run in a psql session at `url`, left open; `held` (a count) says when it holds.
+    fn session(
+        db: &'a TeamDb,
+        url: &str,
+        password: Option<&str>,
+        sql: &str,
+        held: &str,
+    ) -> Held<'a> {
+        let mut cmd = Command::new("psql");
+        cmd.args([url, "-X", "-q", "-v", "ON_ERROR_STOP=1"]);
+        if let Some(p) = password {
+            cmd.env("PGPASSWORD", p);
+        }
+        let mut psql = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
         let mut input = psql.stdin.take().unwrap();
-        writeln!(
-            input,
-            "BEGIN; INSERT INTO cairn.sessions (publisher, session_key, agent) VALUES ('{publisher}', '{key}', 'claude');"
-        )
-        .unwrap();
+        writeln!(input, "{sql}").unwrap();
         input.flush().unwrap();
-        wait_for(
+        wait_for(db, held);
+        Held { db, psql, input }
+    }
+
+    /// An uncommitted row the admin holds in `cairn.sessions`: a push of the same key waits on
+    /// it.
+    fn row(db: &'a TeamDb, publisher: &str, key: &str) -> Held<'a> {
+        Held::session(
             db,
+            &db.admin_url(),
+            None,
+            &format!(
+                "BEGIN; INSERT INTO cairn.sessions (publisher, session_key, agent) VALUES ('{publisher}', '{key}', 'claude');"
+            ),
             &format!(
                 "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.datname = '{}' AND a.application_name = 'psql' AND l.locktype = 'transactionid' AND l.granted",
                 db.name
             ),
-        );
-        Held { db, psql, input }
+        )
     }
 
     /// `who`'s push, started and waiting on the held row.
@@ -851,30 +869,18 @@ fn two_teammates_push_at_once_and_neither_can_touch_the_others_rows() {
         "alice's rows changed"
     );
     // A second push as the same role while one runs is refused, not interleaved: the lock.
-    let mut holder = Command::new("psql")
-        .args([&db.url(&alice), "-X", "-q", "-v", "ON_ERROR_STOP=1"])
-        .env("PGPASSWORD", &alice.password)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut hold = holder.stdin.take().unwrap();
-    writeln!(
-        hold,
-        "SELECT pg_advisory_lock(hashtext('cairn-push'), hashtext(current_user));"
-    )
-    .unwrap();
-    hold.flush().unwrap();
-    wait_for(
+    let held = Held::session(
         &db,
+        &db.url(&alice),
+        Some(&alice.password),
+        "SELECT pg_advisory_lock(hashtext('cairn-push'), hashtext(current_user));",
         &format!(
             "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.usename = '{}' AND l.locktype = 'advisory' AND l.granted",
             alice.role
         ),
     );
     let out = alice.run(&["team", "push", "--to", &db.url(&alice)]);
-    drop(hold);
-    holder.wait().unwrap();
+    held.release();
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("another push"),
