@@ -340,7 +340,8 @@ enum Command {
     /// Fetch what teammates published on a remote (into refs/cairn/remotes/<remote>/, never
     /// forced) and import each document that passes the checks; skim shows them in this
     /// repository, marked as untrusted text. A session published with --full becomes a session
-    /// of this archive (sessions, show, search, export), marked with who published it.
+    /// of this archive (sessions, show, search, export), marked with who published it. What a
+    /// publisher withdrew since (a forget, then a push) is dropped here.
     Pull {
         /// A remote of this repository, a URL (https, ssh, git, file) or a path to a
         /// repository, as `git fetch` takes them. Transports that run commands (`ext::`) are
