@@ -94,6 +94,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     sql(include_str!(
         "archive/migrations/0044_forgotten_sessions.sql"
     )),
+    Migration {
+        sql: include_str!("archive/migrations/0045_sealed_paths.sql"),
+        then: Some(seal_kept_paths),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -117,6 +121,14 @@ fn worktree_projects(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result
         crate::recall::store::rename_project(tx, &old, &new).map_err(db)?;
     }
     Ok(())
+}
+
+/// Migration 0045's Rust half: the paths of sources, warnings and pulled transcripts with a
+/// secret in a folder or file name are kept sealed.
+fn seal_kept_paths(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::seal_kept_paths(tx)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
 }
 
 /// Migration 0025's Rust half: the imported and pulled sessions already here are filtered and

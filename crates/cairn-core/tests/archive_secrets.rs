@@ -442,3 +442,64 @@ fn a_realistic_corpus_never_reaches_storage_and_look_alikes_stay() {
         "a look-alike was changed at ingest"
     );
 }
+
+/// A transcript in a folder named after a secret (a project folder for a working directory that
+/// holds a token, as Claude Code names them), and an empty one beside it: no byte of the secret
+/// under the data dir, its path included; the transcript is read once, not again at the next
+/// capture; and the session is not said gone for want of a file at the path kept.
+#[test]
+fn a_secret_in_a_transcript_s_path_never_reaches_the_data_dir() {
+    let plants: Vec<Plant> = plants()
+        .into_iter()
+        .filter(|p| !p.planted.contains(['/', '\n', '\\']) && p.planted.len() < 200)
+        .collect();
+    assert!(plants.len() > 10, "{} path-safe plants", plants.len());
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let mut files = Vec::new();
+    for (i, plant) in plants.iter().enumerate() {
+        let folder = src.path().join(format!("-home-me-{}", plant.planted));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join(format!("s{i}.jsonl"));
+        let line = json!({"type":"user","sessionId":format!("path-secret-{i}"),"cwd":src.path(),
+            "timestamp":"2026-03-01T09:00:00.000Z","message":{"role":"user","content":"start"}});
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        files.push(support::main_file(Agent::Claude, &path));
+        let empty = folder.join(format!("e{i}.jsonl"));
+        std::fs::write(&empty, "").unwrap();
+        files.push(support::main_file(Agent::Claude, &empty));
+    }
+    let first = support::capture(&cairn, &files);
+    assert_eq!(first.records_added as usize, plants.len(), "{first:?}");
+    let again = support::capture(&cairn, &files);
+    assert_eq!(again.records_added, 0, "read again: {again:?}");
+    assert!(
+        again.warnings.is_empty(),
+        "said again: {:?}",
+        again.warnings
+    );
+
+    let leaks: Vec<String> = support::every_byte_under(data.path())
+        .iter()
+        .flat_map(|(name, bytes)| {
+            plants
+                .iter()
+                .filter(|p| memchr::memmem::find(bytes, p.secret.as_bytes()).is_some())
+                .map(move |p| format!("{}: found in {name}", p.rule))
+        })
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "secrets reached the data dir:\n{}",
+        leaks.join("\n")
+    );
+
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let key: String = conn
+        .query_row("SELECT session_key FROM sessions LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    let resume = cairn.resume_command(&key).unwrap();
+    assert_eq!(resume.problem, None, "{resume:?}");
+}

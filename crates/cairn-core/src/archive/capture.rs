@@ -30,7 +30,7 @@ mod tree;
 mod turns;
 mod write;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -42,7 +42,7 @@ use super::discover::FoundFile;
 use super::redact::Finding;
 use super::retain::Retained;
 use super::sources::{FileRole, LineOutput, SessionMeta};
-use super::store::{SourceState, Store};
+use super::store::{Positions, SourceState, Store};
 use super::{Agent, Record, TokenUsage};
 use crate::error::{Error, Result};
 
@@ -364,23 +364,15 @@ pub(crate) fn read_source<'s>(
 }
 
 /// The stored reading positions `file` needs: its own, or every session's of a database.
-fn prior_states(store: &Store, file: &FoundFile) -> Result<HashMap<String, SourceState>> {
+fn prior_states(store: &Store, file: &FoundFile) -> Result<Positions> {
     let Ok(canonical) = fs::canonicalize(&file.path) else {
-        return Ok(HashMap::new());
+        return Ok(Positions::default());
     };
     let key = canonical.to_string_lossy().into_owned();
     if super::sources::read_kind(file) == super::sources::ReadKind::Database {
-        return Ok(store
-            .database_source_states(&key)?
-            .into_iter()
-            .map(|s| (s.path.clone(), s))
-            .collect());
+        return store.database_source_states(&key);
     }
-    Ok(store
-        .source_state(&key)?
-        .map(|s| (s.path.clone(), s))
-        .into_iter()
-        .collect())
+    Ok(store.source_state(&key)?.into_iter().collect())
 }
 
 // ---- orchestration -----------------------------------------------------------------------------
@@ -572,11 +564,7 @@ pub fn capture_many(
     let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
     let forgotten = files.len() - kept.len();
     let files = kept.as_slice();
-    let states: HashMap<String, SourceState> = store
-        .all_source_states()?
-        .into_iter()
-        .map(|s| (s.path.clone(), s))
-        .collect();
+    let states = store.all_source_states()?;
     let total_bytes: u64 = files
         .iter()
         .map(|f| {
@@ -602,16 +590,7 @@ pub fn capture_many(
     let mut first_error: Option<Error> = None;
     // The positions of a database's sessions (`<database>#<session>`), asked for by a source
     // that loads its file whole; a scan, made once per such file.
-    let sessions_of = |db: &str| {
-        states
-            .iter()
-            .filter(|(path, _)| {
-                path.strip_prefix(db)
-                    .is_some_and(|rest| rest.starts_with('#'))
-            })
-            .map(|(_, s)| s)
-            .collect::<Vec<_>>()
-    };
+    let sessions_of = |db: &str| states.sessions_of(db);
     std::thread::scope(|scope| {
         let states = &states;
         let sessions_of = &sessions_of;

@@ -9,7 +9,6 @@
 //! The settings files are the agents' and read as hostile input: at most [`MAX_SETTINGS_BYTES`],
 //! any JSON type at any key, and every text taken from them cleaned before it is shown.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +16,7 @@ use serde::Serialize;
 
 use crate::archive::Agent;
 use crate::archive::discover::FoundFile;
-use crate::archive::store::SourceState;
+use crate::archive::store::Positions;
 
 /// How far ahead the warning looks.
 pub const WARN_WITHIN: Duration = Duration::from_secs(7 * DAY);
@@ -263,7 +262,7 @@ fn gemini_period(text: &str) -> Option<Duration> {
 pub fn check(
     policy: &Policy,
     files: &[FoundFile],
-    captured: &HashMap<String, SourceState>,
+    captured: &Positions,
     now: SystemTime,
 ) -> RetentionCheck {
     let mut expiring = 0u32;
@@ -299,11 +298,7 @@ pub fn check(
 }
 
 /// Whether Cairn's reading position covers the file as it is now.
-fn is_captured(
-    path: &Path,
-    meta: &std::fs::Metadata,
-    captured: &HashMap<String, SourceState>,
-) -> bool {
+fn is_captured(path: &Path, meta: &std::fs::Metadata, captured: &Positions) -> bool {
     let Ok(canonical) = std::fs::canonicalize(path) else {
         return false;
     };
@@ -543,11 +538,11 @@ mod tests {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            let s = SourceState {
+            crate::archive::store::SourceState {
                 id: 1,
                 source_key: String::new(),
                 session_id: 1,
-                path: key.clone(),
+                path: key,
                 size,
                 mtime_ns: crate::archive::capture::mtime_ns(&meta),
                 byte_offset: size,
@@ -559,11 +554,9 @@ mod tests {
                 generation: 0,
                 retained_len: 0,
                 sidecar_mtime_ns: 0,
-            };
-            (key, s)
+            }
         };
-        let captured: HashMap<String, SourceState> =
-            [state(&read, 3), state(&grown, 1)].into_iter().collect();
+        let captured: Positions = [state(&read, 3), state(&grown, 1)].into_iter().collect();
         let files: Vec<FoundFile> = [&old, &due, &fresh, &read, &grown]
             .iter()
             .map(|p| found(p))

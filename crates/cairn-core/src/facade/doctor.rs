@@ -1,9 +1,7 @@
 //! The [`Cairn`] facade, health checks.
 
-use std::collections::HashMap;
-
 use crate::archive::retention::{self, RetentionCheck};
-use crate::archive::store::{DB_FILE, SourceState};
+use crate::archive::store::DB_FILE;
 use crate::doctor::{self, Check, DoctorReport, Status};
 use crate::{Cairn, SyncOptions, archive};
 
@@ -239,11 +237,11 @@ impl Cairn {
         let (files, _) = self.discover(&SyncOptions {
             agents: policies.iter().map(|p| p.agent).collect(),
         });
-        let captured: HashMap<String, SourceState> = match self.store().all_source_positions() {
-            Ok(states) => states.into_iter().map(|s| (s.path.clone(), s)).collect(),
+        let captured = match self.store().all_source_positions() {
+            Ok(states) => states,
             Err(e) => {
                 tracing::warn!("reading the sources' reading positions failed: {e}");
-                HashMap::new()
+                Default::default()
             }
         };
         let now = std::time::SystemTime::now();

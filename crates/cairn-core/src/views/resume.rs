@@ -128,9 +128,11 @@ pub fn resume_command(s: &SessionDetail) -> ResumeCommand {
 /// none (then it cannot tell).
 pub fn transcript_gone(s: &SessionDetail, files: &[String]) -> Option<String> {
     // A database's session is named `<file>#<session>`-like by some sources: its file counts.
+    // A path kept sealed names no file to look for: not said gone.
     let there = |f: &String| {
         let p = std::path::Path::new(f);
-        p.exists()
+        crate::archive::store::is_sealed(f)
+            || p.exists()
             || f.rsplit_once('#')
                 .is_some_and(|(file, _)| std::path::Path::new(file).exists())
     };

@@ -99,6 +99,8 @@ pub(super) fn is_full(batch: &Batch) -> bool {
     batch.records.len() >= BATCH_RECORDS || batch.retained.len() as u64 >= BATCH_BYTES
 }
 
+/// A batch of the source found at `path`, which it stores as the archive keeps it
+/// ([`crate::archive::store::at_rest`]).
 pub(super) fn new_batch(
     file: &FoundFile,
     path: &str,
@@ -106,7 +108,8 @@ pub(super) fn new_batch(
     base: Base,
     generation: u32,
 ) -> Batch {
-    empty_batch(file.agent, file.role, path, source_key, base, generation)
+    let kept = crate::archive::store::at_rest(path);
+    empty_batch(file.agent, file.role, &kept, source_key, base, generation)
 }
 
 pub(super) fn empty_batch(

@@ -1070,6 +1070,8 @@ fn published_by(
 /// before capture reads it: the session capture stores from it is marked in capture's own
 /// transaction (migration 22's trigger), and a session already stored from it now.
 pub fn mark_pulled(conn: &Connection, path: &str, by: &PublishedBy) -> rusqlite::Result<()> {
+    // Kept as the source's path is, which migration 22's trigger compares it with.
+    let path = super::at_rest(path);
     conn.prepare_cached(
         "INSERT INTO pulled_sources (path, publisher, published_at, pulled_from) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (path) DO UPDATE SET publisher = excluded.publisher,

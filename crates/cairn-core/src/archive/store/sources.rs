@@ -1,18 +1,130 @@
 //! Where capture stands: each source file's reading position, the captures it made and the
 //! snapshots they recorded, and what the archive holds in all.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::archive::redact::Redactor;
 use crate::error::Result;
 use crate::store::Store;
 
+/// A source's path as the archive keeps it (`sources.path`, `warnings.path`): as found, except
+/// that a part of it (a folder or file name, a database's session id after `#`) in which the
+/// ingest redaction rules find a secret is kept redacted, and the whole then ends with
+/// ` [sealed <tag>]` ([`crate::keys::sealed_path_tag`]) so two paths that differ only in what was
+/// taken out stay apart. No byte of a secret is written under the data dir, a folder named
+/// after a token included. The same path always comes out the same, so a path as found is
+/// looked up by this; a path already kept this way comes out as it went in. A sealed path
+/// names no file: its source is read again only from where discovery finds it.
+pub fn at_rest(found: &str) -> Cow<'_, str> {
+    match redacted_parts(found) {
+        None => Cow::Borrowed(found),
+        Some(kept) => Cow::Owned(format!(
+            "{kept} [sealed {}]",
+            crate::keys::sealed_path_tag(found)
+        )),
+    }
+}
+
+/// Whether `kept` is a path [`at_rest`] sealed: it names no file to look for.
+pub fn is_sealed(kept: &str) -> bool {
+    kept.ends_with(']') && kept.contains(" [sealed ")
+}
+
+/// Seal the kept paths an older build stored as found (migration 0045's Rust half): those of
+/// sources, warnings and pulled transcripts. Returns how many it sealed.
+pub(crate) fn seal_kept_paths(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut sealed = 0;
+    for (table, key) in [
+        ("sources", "id"),
+        ("warnings", "id"),
+        ("pulled_sources", "rowid"),
+    ] {
+        let rows = conn
+            .prepare(&format!("SELECT {key}, path FROM {table}"))?
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut update = conn.prepare(&format!("UPDATE {table} SET path = ?2 WHERE {key} = ?1"))?;
+        for (row, path) in rows {
+            if let Cow::Owned(kept) = at_rest(&path) {
+                sealed += update.execute(params![row, kept])?;
+            }
+        }
+    }
+    Ok(sealed)
+}
+
+/// `path` with each part between `/` and `#` redacted, when the rules find anything in one.
+fn redacted_parts(path: &str) -> Option<String> {
+    let redactor = Redactor::global();
+    let mut findings = Vec::new();
+    let mut out = String::with_capacity(path.len());
+    let mut changed = false;
+    for part in path.split_inclusive(['/', '#']) {
+        let kept = redactor.redact_text(part, "", &mut findings);
+        changed |= matches!(kept, Cow::Owned(_));
+        out.push_str(&kept);
+    }
+    changed.then_some(out)
+}
+
+/// The stored reading positions, keyed by path as kept ([`at_rest`]) and looked up by the path
+/// as found.
+#[derive(Debug, Default, Clone)]
+pub struct Positions(HashMap<String, SourceState>);
+
+impl Positions {
+    /// The position of the source found at `path`.
+    pub fn get(&self, path: &str) -> Option<&SourceState> {
+        self.0.get(at_rest(path).as_ref())
+    }
+
+    /// Every position.
+    pub fn values(&self) -> impl Iterator<Item = &SourceState> {
+        self.0.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The positions of the sessions of the database found at `db` (`<db>#<session>`).
+    pub fn sessions_of(&self, db: &str) -> Vec<&SourceState> {
+        let prefix = database_prefix(db);
+        self.0
+            .iter()
+            .filter(|(path, _)| path.starts_with(prefix.as_str()))
+            .map(|(_, s)| s)
+            .collect()
+    }
+}
+
+impl FromIterator<SourceState> for Positions {
+    fn from_iter<I: IntoIterator<Item = SourceState>>(states: I) -> Self {
+        Positions(states.into_iter().map(|s| (s.path.clone(), s)).collect())
+    }
+}
+
+/// What every kept path of a session of the database found at `db` begins with.
+fn database_prefix(db: &str) -> String {
+    let mut prefix = redacted_parts(db).unwrap_or_else(|| db.to_owned());
+    prefix.push('#');
+    prefix
+}
+
 impl Store {
-    /// The persisted reading position of one source file.
+    /// The persisted reading position of the source file found at `path`.
     pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
         self.conn()
             .query_row(
                 &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
-                params![path],
+                params![at_rest(path)],
                 SourceState::from_row,
             )
             .optional()
@@ -21,34 +133,36 @@ impl Store {
 
     /// Every source's reading position, keyed by path (a sync plans and reads all files from
     /// one read).
-    pub fn all_source_states(&self) -> Result<Vec<SourceState>> {
+    pub fn all_source_states(&self) -> Result<Positions> {
         self.source_states(&format!("SELECT {SOURCE_COLUMNS} FROM sources"), [])
     }
 
     /// Every source's reading position without its parser's state (`parser_state` is `None`):
     /// what the retention check compares files with. The state is left where it is: a long
     /// database session's holds a revision of every unit.
-    pub fn all_source_positions(&self) -> Result<Vec<SourceState>> {
+    pub fn all_source_positions(&self) -> Result<Positions> {
         let columns = SOURCE_COLUMNS.replace("parser_state", "NULL");
         self.source_states(&format!("SELECT {columns} FROM sources"), [])
     }
 
-    /// The reading positions, parser state and all, of the sessions read from the database at
-    /// `db` (each source's path is `<db>#<session>`).
-    pub fn database_source_states(&self, db: &str) -> Result<Vec<SourceState>> {
+    /// The reading positions, parser state and all, of the sessions read from the database
+    /// found at `db` (each source's path is `<db>#<session>`).
+    pub fn database_source_states(&self, db: &str) -> Result<Positions> {
         // The paths from `<db>#` up to, not including, `<db>$`: those that begin `<db>#`.
+        let from = database_prefix(db);
+        let to = format!("{}$", &from[..from.len() - 1]);
         self.source_states(
             &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path >= ?1 AND path < ?2"),
-            [format!("{db}#"), format!("{db}$")],
+            [from, to],
         )
     }
 
-    fn source_states(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<SourceState>> {
+    fn source_states(&self, sql: &str, params: impl rusqlite::Params) -> Result<Positions> {
         let mut stmt = self.conn().prepare(sql).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params, SourceState::from_row)
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        rows.collect::<rusqlite::Result<Positions>>()
             .map_err(|e| self.err(e))
     }
 
@@ -58,6 +172,7 @@ impl Store {
     /// [`Store::forget_filled_empty_files`]).
     pub(crate) fn note_empty_file(&self, path: &str, now: &str) -> Result<bool> {
         let e = |e| self.err(e);
+        let path = at_rest(path);
         let known: bool = self
             .conn()
             .query_row(
@@ -97,7 +212,8 @@ impl Store {
             .map_err(e)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(e)?;
-        for (id, path) in noted {
+        // A sealed path names no file: its note stays (the file is said empty once).
+        for (id, path) in noted.into_iter().filter(|(_, p)| !is_sealed(p)) {
             if std::fs::metadata(&path).map_or(true, |m| m.len() > 0) {
                 self.conn()
                     .execute("DELETE FROM warnings WHERE id = ?1", [id])
@@ -458,23 +574,154 @@ mod tests {
         let mut found: Vec<String> = store
             .database_source_states("/a/x.db")
             .unwrap()
-            .into_iter()
+            .values()
             .map(|s| {
                 assert_eq!(s.parser_state.as_deref(), Some("{}"));
-                s.path
+                s.path.clone()
             })
             .collect();
         found.sort();
         assert_eq!(found, ["/a/x.db#s1", "/a/x.db#s2"]);
         let all = store.all_source_positions().unwrap();
         assert_eq!(all.len(), paths.len());
-        assert!(all.iter().all(|s| s.parser_state.is_none()));
+        assert!(all.values().all(|s| s.parser_state.is_none()));
         assert!(
             store
                 .all_source_states()
                 .unwrap()
-                .iter()
+                .values()
                 .all(|s| s.parser_state.is_some())
         );
+    }
+
+    const TOKEN: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+
+    /// A folder or session id holding a token is kept without it, the rest of the path as found;
+    /// two paths apart only in the token stay apart; kept once, a path is kept the same again.
+    #[test]
+    fn a_path_is_kept_without_the_secret_in_it() {
+        use super::at_rest;
+        let found = format!("/home/me/.claude/projects/-home-me-{TOKEN}/s1.jsonl");
+        let kept = at_rest(&found).into_owned();
+        assert!(!kept.contains(TOKEN), "{kept}");
+        assert!(
+            kept.starts_with("/home/me/.claude/projects/-home-me-[REDACTED:")
+                && kept.contains("/s1.jsonl [sealed "),
+            "{kept}"
+        );
+        assert_eq!(at_rest(&kept), kept, "kept again, the same");
+        assert_eq!(at_rest(&found), kept, "the same path, the same");
+        let other = found.replace("a1B2", "z9Y8");
+        assert_ne!(at_rest(&other), kept);
+        let db = format!("/home/me/.local/share/opencode/{TOKEN}/opencode.db#ses_1");
+        assert!(!at_rest(&db).contains(TOKEN));
+        let id = format!("/home/me/.local/share/opencode/opencode.db#{TOKEN}");
+        let kept_id = at_rest(&id);
+        assert!(
+            kept_id.starts_with("/home/me/.local/share/opencode/opencode.db#[REDACTED:"),
+            "{kept_id}"
+        );
+    }
+
+    /// The paths agents keep transcripts at (the fixtures', with ids, hashes and dates in them)
+    /// are kept as found.
+    #[test]
+    fn ordinary_transcript_paths_are_kept_as_found() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let mut seen = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path.clone());
+                }
+                let path = path.to_string_lossy().into_owned();
+                assert_eq!(super::at_rest(&path), path.as_str());
+                seen += 1;
+            }
+        }
+        assert!(seen > 100, "{seen} fixture paths");
+        for path in [
+            "/home/me/.claude/projects/-home-me-src-cairn/0f8e2a1c-5b7d-4e3f-9a6b-1c2d3e4f5a6b.jsonl",
+            "/home/me/.gemini/tmp/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08/chats/session-2026-01-02T10-11-12-ab12cd34.json",
+            "/home/me/.codex/sessions/2026/01/02/rollout-2026-01-02T10-11-12-0194f1e2-3c4d-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+            "/home/me/.local/share/opencode/opencode.db#ses_3f2a1b0c9d8e7f6a5b4c3d2e1f",
+        ] {
+            assert_eq!(super::at_rest(path), path);
+        }
+    }
+
+    /// Migration 45: the paths an older build kept as found are sealed, the others left; a
+    /// second pass seals nothing.
+    #[test]
+    fn kept_paths_with_a_secret_are_sealed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let with = format!("/home/me/-home-me-{TOKEN}/s.jsonl");
+        store
+            .conn()
+            .execute_batch(&format!(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'claude', 'now');
+                 INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
+                   VALUES ('a', 1, 'claude', 'main', '{with}', 'now'), ('b', 1, 'claude', 'main', '/home/me/s.jsonl', 'now');
+                 INSERT INTO warnings (session_id, path, line, message, created_at)
+                   VALUES (NULL, '{with}', NULL, 'empty file skipped', 'now');
+                 INSERT INTO pulled_sources (path, publisher, pulled_from) VALUES ('{with}', 'bo', 'origin');"
+            ))
+            .unwrap();
+        assert_eq!(super::seal_kept_paths(store.conn()).unwrap(), 3);
+        assert_eq!(super::seal_kept_paths(store.conn()).unwrap(), 0);
+        let paths: Vec<String> = store
+            .conn()
+            .prepare(
+                "SELECT path FROM sources UNION ALL SELECT path FROM warnings
+                 UNION ALL SELECT path FROM pulled_sources",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let sealed = super::at_rest(&with).into_owned();
+        assert_eq!(
+            paths,
+            [sealed.as_str(), "/home/me/s.jsonl", &sealed, &sealed]
+        );
+        assert!(store.source_state(&with).unwrap().is_some());
+    }
+
+    /// A database's sessions are found by the path as found, its folder holding a token.
+    #[test]
+    fn a_database_s_sessions_are_found_where_its_path_was_sealed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let db = format!("/a/{TOKEN}/x.db");
+        store
+            .conn()
+            .execute(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'opencode', 'now')",
+                [],
+            )
+            .unwrap();
+        for (i, id) in ["s1", "s2"].iter().enumerate() {
+            let kept = super::at_rest(&format!("{db}#{id}")).into_owned();
+            assert!(!kept.contains(TOKEN));
+            store
+                .conn()
+                .execute(
+                    "INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
+                     VALUES (?1, 1, 'opencode', 'main', ?2, 'now')",
+                    rusqlite::params![format!("k{i}"), kept],
+                )
+                .unwrap();
+        }
+        let found = store.database_source_states(&db).unwrap();
+        assert_eq!(found.len(), 2);
+        assert!(found.get(&format!("{db}#s1")).is_some());
+        assert!(found.get(&format!("{db}#s3")).is_none());
+        let all = store.all_source_states().unwrap();
+        assert_eq!(all.sessions_of(&db).len(), 2);
+        assert!(all.sessions_of("/a/x.db").is_empty());
     }
 }
