@@ -98,6 +98,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0045_sealed_paths.sql"),
         then: Some(seal_kept_paths),
     },
+    Migration {
+        sql: include_str!("archive/migrations/0046_side_file_facts.sql"),
+        then: Some(redact_session_facts),
+    },
 ];
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
@@ -127,6 +131,14 @@ fn worktree_projects(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result
 /// secret in a folder or file name are kept sealed.
 fn seal_kept_paths(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
     crate::archive::store::seal_kept_paths(tx)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
+}
+
+/// Migration 0046's Rust half: the session facts older builds took unredacted from the files
+/// beside a transcript are redacted.
+fn redact_session_facts(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::redact_session_facts(tx)
         .map(drop)
         .map_err(crate::store::err_in(tx))
 }

@@ -472,6 +472,14 @@ fn a_secret_in_a_transcript_s_path_never_reaches_the_data_dir() {
     }
     let first = support::capture(&cairn, &files);
     assert_eq!(first.records_added as usize, plants.len(), "{first:?}");
+    assert_eq!(
+        first.warnings.len(),
+        plants.len(),
+        "each empty file said: {first:?}"
+    );
+    for w in &first.warnings {
+        assert!(!plants.iter().any(|p| w.path.contains(&p.secret)), "{w:?}");
+    }
     let again = support::capture(&cairn, &files);
     assert_eq!(again.records_added, 0, "read again: {again:?}");
     assert!(
@@ -502,4 +510,98 @@ fn a_secret_in_a_transcript_s_path_never_reaches_the_data_dir() {
     drop(conn);
     let resume = cairn.resume_command(&key).unwrap();
     assert_eq!(resume.problem, None, "{resume:?}");
+}
+
+/// What a parser takes from the files beside a transcript (Grok's `summary.json`, Vibe's
+/// `meta.json`, gptme's `config.toml`: a title, a working directory, a branch, a model) is
+/// redacted like the transcript: no byte of a secret planted there reaches the data dir.
+#[test]
+fn secrets_in_the_files_beside_a_transcript_never_reach_the_data_dir() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let key = "AKIAZ7Q4N2M8K3T6W1XR";
+    let token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    let password = "Sup3rS3cretPassw0rd";
+    let url = format!("postgres://admin:{password}@db/x");
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+    };
+
+    let grok = src
+        .path()
+        .join("grok/p/019f6000-0000-7000-8000-000000000001");
+    let grok_fixture = fixtures.join(
+        "grok/%2Fworkspace%2Fgrok-worktrees%2Fparser-audit/019f6000-0000-7000-8000-000000000001",
+    );
+    copy(
+        &grok_fixture.join("chat_history.jsonl"),
+        &grok.join("chat_history.jsonl"),
+    );
+    let mut summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(grok_fixture.join("summary.json")).unwrap()).unwrap();
+    summary["generated_title"] = json!(format!("deploy {key}"));
+    summary["info"]["cwd"] = json!(format!("/h/{url}"));
+    summary["head_branch"] = json!(format!("feat/{token}"));
+    std::fs::write(grok.join("summary.json"), summary.to_string()).unwrap();
+
+    let vibe = src.path().join("vibe/session_with_tools");
+    let vibe_fixture = fixtures.join("vibe/session_with_tools");
+    copy(
+        &vibe_fixture.join("messages.jsonl"),
+        &vibe.join("messages.jsonl"),
+    );
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(vibe_fixture.join("meta.json")).unwrap()).unwrap();
+    meta["title"] = json!(format!("use {token}"));
+    meta["git_branch"] = json!(format!("fix/{key}"));
+    meta["environment"]["working_directory"] = json!(format!("/h/{url}"));
+    std::fs::write(vibe.join("meta.json"), meta.to_string()).unwrap();
+
+    let gptme = src.path().join("gptme/2026-06-13-write-hello-world");
+    copy(
+        &fixtures.join("gptme/2026-06-13-write-hello-world/conversation.jsonl"),
+        &gptme.join("conversation.jsonl"),
+    );
+    std::fs::write(
+        gptme.join("config.toml"),
+        format!("[chat]\nname = \"with {token}\"\nmodel = \"m-{key}\"\nworkspace = \"/h/{url}\"\n"),
+    )
+    .unwrap();
+
+    let cairn = Cairn::open(data.path()).unwrap();
+    let report = support::capture(
+        &cairn,
+        &[
+            support::main_file(Agent::Grok, &grok.join("chat_history.jsonl")),
+            support::main_file(Agent::Vibe, &vibe.join("messages.jsonl")),
+            support::main_file(Agent::Gptme, &gptme.join("conversation.jsonl")),
+        ],
+    );
+    assert_eq!(report.sessions_added, 3, "{report:?}");
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let redacted: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sessions WHERE title LIKE '%[REDACTED:%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(redacted, 3, "every session's title kept, redacted");
+    drop(conn);
+    let leaks: Vec<String> = support::every_byte_under(data.path())
+        .iter()
+        .flat_map(|(name, bytes)| {
+            [key, token, password]
+                .into_iter()
+                .filter(|s| memchr::memmem::find(bytes, s.as_bytes()).is_some())
+                .map(move |s| format!("{s}: found in {name}"))
+        })
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "secrets reached the data dir:\n{}",
+        leaks.join("\n")
+    );
 }

@@ -104,6 +104,18 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// A warning about the file at `path` as a whole, the path as the archive keeps it
+    /// ([`super::store::at_rest`]: a secret in a folder's name is not printed either).
+    pub(crate) fn of_file(path: &Path, message: String) -> Warning {
+        Warning {
+            path: super::store::at_rest(&path.display().to_string()).into_owned(),
+            line: None,
+            message,
+        }
+    }
+}
+
 /// What a sync or hook did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

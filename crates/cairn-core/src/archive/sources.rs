@@ -437,8 +437,10 @@ fn sibling_sidecar(agent: Agent) -> Option<(&'static str, &'static str)> {
 // ---- helpers shared by the adapters ----------------------------------------------------------
 
 /// A small JSON file an agent keeps beside its transcript (a task's sidecar, a session's
-/// metadata or settings, a lookup file), parsed (a byte that is not UTF-8 read as U+FFFD);
-/// `None` when it is missing, over `max` bytes or not JSON.
+/// metadata or settings, a lookup file), parsed (a byte that is not UTF-8 read as U+FFFD) and
+/// redacted as a transcript's line is: no line of the transcript, but what a parser takes from
+/// it (a title, a working directory, a branch, a model) is stored and shown like one. `None`
+/// when it is missing, over `max` bytes or not JSON.
 pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
@@ -448,9 +450,9 @@ pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value>
     if bytes.len() as u64 > max {
         return None;
     }
-    crate::archive::json_text::parse_lossy(&bytes)
-        .ok()
-        .map(|(v, _)| v)
+    let (mut value, _) = crate::archive::json_text::parse_lossy(&bytes).ok()?;
+    crate::archive::redact::Redactor::global().redact_json(&mut value, &mut Vec::new());
+    Some(value)
 }
 
 /// First string at a path of object keys.

@@ -30,21 +30,21 @@ impl Cairn {
             for dir in discover::source_dirs(&self.config, agent) {
                 let mut walk_warnings = Vec::new();
                 files.extend(discover::walk(&dir, &mut walk_warnings));
-                warnings.extend(walk_warnings.into_iter().map(|w| capture::Warning {
-                    path: w.path.display().to_string(),
-                    line: None,
-                    message: w.message,
-                }));
+                warnings.extend(
+                    walk_warnings
+                        .into_iter()
+                        .map(|w| capture::Warning::of_file(&w.path, w.message)),
+                );
             }
             if discover::in_repository(agent, std::path::Path::new("")).is_some() {
                 let roots = repositories.get_or_insert_with(|| self.known_repositories());
                 let mut walk_warnings = Vec::new();
                 files.extend(discover::in_repositories(agent, roots, &mut walk_warnings));
-                warnings.extend(walk_warnings.into_iter().map(|w| capture::Warning {
-                    path: w.path.display().to_string(),
-                    line: None,
-                    message: w.message,
-                }));
+                warnings.extend(
+                    walk_warnings
+                        .into_iter()
+                        .map(|w| capture::Warning::of_file(&w.path, w.message)),
+                );
             }
         }
         // The same file through two roots (a configured folder that is also a known

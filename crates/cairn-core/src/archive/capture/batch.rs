@@ -199,11 +199,7 @@ pub(super) fn finish_batch(
 
 /// A warning about `file` as a whole (no line).
 pub(super) fn file_warning(file: &FoundFile, message: String) -> Msg {
-    Msg::Warning(Warning {
-        path: file.path.display().to_string(),
-        line: None,
-        message,
-    })
+    Msg::Warning(Warning::of_file(&file.path, message))
 }
 
 /// Where `file` is (its canonical path), with its size and mtime; `None`, after a warning

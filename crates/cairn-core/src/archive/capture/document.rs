@@ -197,14 +197,13 @@ pub(super) fn read_document(
         let unread = &parser.meta().unknown_types;
         if !unread.is_empty() {
             let kinds: Vec<String> = unread.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-            emit(Msg::Warning(Warning {
-                path: file.path.display().to_string(),
-                line: None,
-                message: format!(
+            emit(Msg::Warning(Warning::of_file(
+                &file.path,
+                format!(
                     "nothing read: not the shape Cairn reads ({}); read again when it changes",
                     kinds.join(", ")
                 ),
-            }));
+            )));
         }
         return;
     }

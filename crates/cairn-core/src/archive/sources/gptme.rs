@@ -138,8 +138,14 @@ impl GptmeParser {
             })
             .or_else(|| std::fs::read_link(folder.join("workspace")).ok())
             .filter(|w| w.is_absolute());
-        if let Some(w) = workspace {
-            set_latest(&mut parser.meta.cwd, w.to_str());
+        // The link's target is read here, not from a redacted file.
+        if let Some(w) = workspace.as_deref().and_then(Path::to_str) {
+            let w = crate::archive::redact::Redactor::global().redact_text(
+                w,
+                "workspace",
+                &mut Vec::new(),
+            );
+            set_latest(&mut parser.meta.cwd, Some(&w));
         }
         set_latest(&mut parser.meta.title, at("name"));
         set_latest(&mut parser.meta.model, at("model"));
@@ -304,17 +310,26 @@ impl SourceParser for GptmeParser {
     }
 }
 
-/// A conversation's `[chat]` settings, when its `config.toml` can be read.
+/// A conversation's `[chat]` settings, when its `config.toml` can be read, each text redacted
+/// as a transcript's is (a name or workspace is stored and shown like one).
 fn read_config(path: &Path) -> Option<toml::Table> {
     let file = std::fs::File::open(path).ok()?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_CONFIG_BYTES), &mut text)
         .ok()?;
     let mut config: toml::Table = toml::from_str(&text).ok()?;
-    match config.remove("chat")? {
-        toml::Value::Table(chat) => Some(chat),
-        _ => None,
+    let toml::Value::Table(mut chat) = config.remove("chat")? else {
+        return None;
+    };
+    let redactor = crate::archive::redact::Redactor::global();
+    for (key, value) in chat.iter_mut() {
+        if let toml::Value::String(s) = value
+            && let std::borrow::Cow::Owned(kept) = redactor.redact_text(s, key, &mut Vec::new())
+        {
+            *s = kept;
+        }
     }
+    Some(chat)
 }
 
 /// A call in an answer.

@@ -61,3 +61,94 @@ pub(crate) fn redact_columns(
     }
     Ok(changed)
 }
+
+/// The session facts a parser took from a file beside its transcript (a title, a working
+/// directory, a branch, a model: Grok's `summary.json`, Vibe's `meta.json`, Droid's settings,
+/// gptme's `config.toml`), which older builds stored as read: redacted with today's rules in
+/// `sessions`, in each record's `cwd` and in the parsers' saved state (migration 46's Rust
+/// half). Identities (ids, keys) are left: they came through the same rules at ingest. Returns
+/// how many rows changed.
+pub(crate) fn redact_session_facts(conn: &Connection) -> rusqlite::Result<usize> {
+    let redactor = crate::archive::redact::Redactor::global();
+    let mut changed = redact_columns(
+        conn,
+        "sessions",
+        "id",
+        &[
+            "title",
+            "project",
+            "cwd",
+            "git_branch",
+            "repository_url",
+            "model",
+            "provider",
+        ],
+        true,
+    )?
+    .len();
+    // Few working directories, many records: each distinct one redacted once.
+    let cwds = conn
+        .prepare("SELECT DISTINCT cwd FROM records WHERE cwd IS NOT NULL")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for cwd in cwds {
+        if let std::borrow::Cow::Owned(kept) = redactor.redact_text(&cwd, "cwd", &mut Vec::new()) {
+            changed += conn.execute("UPDATE records SET cwd = ?2 WHERE cwd = ?1", [&cwd, &kept])?;
+        }
+    }
+    let states = conn
+        .prepare("SELECT id, parser_state FROM sources WHERE parser_state IS NOT NULL")?
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (id, state) in states {
+        if let std::borrow::Cow::Owned(kept) = redactor.redact_line(&state, &mut Vec::new()) {
+            changed += conn.execute(
+                "UPDATE sources SET parser_state = ?2 WHERE id = ?1",
+                rusqlite::params![id, kept],
+            )?;
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Store;
+
+    /// Migration 46: a title, branch, record's cwd and parser state holding a key are redacted,
+    /// the session's id and clean facts left; a second pass changes nothing.
+    #[test]
+    fn facts_an_older_build_took_from_side_files_are_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let key = "AKIAZ7Q4N2M8K3T6W1XR";
+        store
+            .conn()
+            .execute_batch(&format!(
+                "INSERT INTO sessions (id, session_key, agent, session_id, title, git_branch, model, captured_at)
+                   VALUES (1, 'k', 'grok', 'id-1', 'deploy {key}', 'feat/{key}', 'grok-4', 'now');
+                 INSERT INTO sources (id, source_key, session_id, agent, role, path, updated_at, parser_state)
+                   VALUES (1, 's', 1, 'grok', 'main', '/p', 'now', '{{\"meta\":{{\"title\":\"deploy {key}\"}}}}');
+                 INSERT INTO records (session_id, ordinal, source_id, line_no, block, record_hash, kind,
+                   source_event_kind, tool_kind, outcome, cwd)
+                   VALUES (1, 0, 1, 0, 0, 'h0', 'message', 'x', NULL, NULL, '/h/{key}');"
+            ))
+            .unwrap();
+        assert_eq!(super::redact_session_facts(store.conn()).unwrap(), 3);
+        assert_eq!(super::redact_session_facts(store.conn()).unwrap(), 0);
+        let (id, title, branch, model, cwd, state): (String, String, String, String, String, String) =
+            store
+                .conn()
+                .query_row(
+                    "SELECT s.session_id, s.title, s.git_branch, s.model, r.cwd, x.parser_state
+                     FROM sessions s JOIN records r ON r.session_id = s.id JOIN sources x ON x.session_id = s.id",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+                )
+                .unwrap();
+        assert_eq!((id.as_str(), model.as_str()), ("id-1", "grok-4"));
+        for kept in [&title, &branch, &cwd, &state] {
+            assert!(!kept.contains(key) && kept.contains("[REDACTED:"), "{kept}");
+        }
+    }
+}
