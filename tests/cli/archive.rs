@@ -1079,6 +1079,34 @@ fn show_lists_what_the_parsers_could_not_read() {
     assert!(!clean.contains("parse warning"), "{clean}");
 }
 
+/// Records of a kind this build does not read are not dropped in silence: `show` counts them
+/// by kind with the parse warnings, and says what reads them.
+#[test]
+fn show_counts_the_records_this_build_does_not_read() {
+    let env = Env::new();
+    let dir = env.codex().join("2026/08/03");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        r#"{"timestamp":"2026-08-03T10:00:00Z","type":"session_meta","payload":{"id":"unread-1","cwd":"/w"}}"#,
+        r#"{"timestamp":"2026-08-03T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Add rate limiting"}]}}"#,
+        r#"{"timestamp":"2026-08-03T10:00:02Z","type":"response_item","payload":{"type":"hologram","text":"from a newer Codex"}}"#,
+        r#"{"timestamp":"2026-08-03T10:00:03Z","type":"response_item","payload":{"type":"hologram","text":"again"}}"#,
+    ];
+    std::fs::write(
+        dir.join("rollout-2026-08-03T10-00-00-unread-1.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let shown = env.ok(&["show", "unread-1"]);
+    assert!(shown.contains("Add rate limiting"), "{shown}");
+    assert!(
+        shown.contains("not read, not shown: response_item:hologram ×2")
+            && shown.contains("cairn reindex"),
+        "{shown}"
+    );
+}
+
 /// A source dir a person named that does not exist is said at every sync, not only by doctor:
 /// a typo in config.toml otherwise reads as "nothing new".
 #[test]

@@ -285,6 +285,29 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
             }
         };
         let path = entry.path();
+        // A linked folder is never entered (it could be any folder the user can read), but one
+        // holding this agent's transcripts is said, not passed over: a person who moved a
+        // project's folder elsewhere and linked it back would otherwise lose it in silence.
+        if entry.path_is_symlink()
+            && entry.depth() > 0
+            && path.is_dir()
+            && !root
+                .as_deref()
+                .is_some_and(|root| std::fs::canonicalize(path).is_ok_and(|p| p.starts_with(root)))
+            && holds_transcripts(dir.agent, path)
+        {
+            warnings.push(WalkWarning {
+                path: path.to_owned(),
+                message: format!(
+                    "a link to a folder outside {} holding {} transcripts: not read (add the folder it points to as a {} source dir, in Settings or config.toml's [sources.{}] dirs, to read them)",
+                    dir.path.display(),
+                    dir.agent,
+                    dir.agent,
+                    dir.agent
+                ),
+            });
+            continue;
+        }
         if !is_transcript_name(dir.agent, path) {
             continue;
         }
@@ -371,6 +394,19 @@ pub fn holds(dir: &Path, path: &Path) -> bool {
 }
 
 /// [`holds`] with the directory resolved already.
+/// Whether the folder `dir` (a link's target) holds a transcript of `agent` near its top: a
+/// look at its first few hundred entries, three levels down at most, links not followed.
+fn holds_transcripts(agent: Agent, dir: &Path) -> bool {
+    walkdir::WalkDir::new(dir)
+        .follow_root_links(true)
+        .follow_links(false)
+        .max_depth(3)
+        .into_iter()
+        .take(500)
+        .filter_map(Result::ok)
+        .any(|e| e.file_type().is_file() && is_transcript_name(agent, e.path()))
+}
+
 fn holds_resolved(root: &Path, path: &Path) -> bool {
     std::fs::canonicalize(path).is_ok_and(|p| p != root && p.starts_with(root))
 }
@@ -936,5 +972,38 @@ mod tests {
         let mut warnings = Vec::new();
         let files = walk(&sd, &mut warnings);
         assert_eq!(files.len(), 1);
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    /// A link to a folder elsewhere holding transcripts is not entered, and said; one to a
+    /// folder holding none (gptme's `workspace` link to a project) is passed over quietly.
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_folder_of_transcripts_is_said_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("projects");
+        let moved = dir.path().join("elsewhere/-tmp-b");
+        let project = dir.path().join("code");
+        for d in [&projects, &moved, &project] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(moved.join("s1.jsonl"), "{}\n").unwrap();
+        std::fs::write(project.join("main.rs"), "fn main() {}\n").unwrap();
+        std::os::unix::fs::symlink(&moved, projects.join("-tmp-b")).unwrap();
+        std::os::unix::fs::symlink(&project, projects.join("workspace")).unwrap();
+        let sd = SourceDir {
+            agent: Agent::Claude,
+            path: projects.clone(),
+            origin: DirOrigin::Env,
+        };
+        let mut warnings = Vec::new();
+        assert!(walk(&sd, &mut warnings).is_empty());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].path, projects.join("-tmp-b"));
+        assert!(
+            warnings[0].message.contains("not read") && warnings[0].message.contains("source dir"),
+            "{}",
+            warnings[0].message
+        );
     }
 }
