@@ -275,6 +275,16 @@ impl Cairn {
     /// repository is consulted, so a commit id or a path is only text here). The desktop's
     /// Search asks this when no repository is chosen.
     pub fn why_described(&self, query: &views::why::WhyQuery) -> Result<views::why::WhyAnswer> {
+        self.why_described_in(query, None)
+    }
+
+    /// [`Cairn::why_described`] among the sessions of `project` only, when given (a
+    /// description asked in a repository is about that repository's work).
+    fn why_described_in(
+        &self,
+        query: &views::why::WhyQuery,
+        project: Option<String>,
+    ) -> Result<views::why::WhyAnswer> {
         use views::why::{WhyAnswer, WhyKind};
         let text = query.target.trim();
         if text.is_empty() {
@@ -288,6 +298,7 @@ impl Cairn {
             text: text.to_owned(),
             limit: Some(limit),
             mode: query.mode,
+            project,
             ..SearchQuery::default()
         })?;
         Ok(WhyAnswer {
@@ -296,7 +307,7 @@ impl Cairn {
             path: None,
             lines: None,
             commits: Vec::new(),
-            sessions: views::why::from_search(found.sessions),
+            sessions: views::why::from_search(text, found.sessions),
             uncommitted_lines: Vec::new(),
             vectors_pending: found.vectors_pending,
         })
@@ -355,8 +366,12 @@ impl Cairn {
         let limit = query.limit.unwrap_or(10).clamp(1, 200) as usize;
         let printable = crate::text::printable(query.target.trim());
         if let Target::Description(_) = target {
-            // Before the store is taken: the search takes it.
-            return self.why_described(query);
+            // Before the store is taken: the search takes it. In a repository, among its
+            // project's sessions.
+            let project = repo
+                .as_ref()
+                .map(|r| crate::archive::project::of_root(&r.root));
+            return self.why_described_in(query, project);
         }
         let store = self.store();
         let db = |e| store.err(e);

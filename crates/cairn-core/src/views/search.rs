@@ -245,7 +245,7 @@ const STOPWORDS: &[&str] = &[
 /// The words of a session query (split at whitespace and control characters, as
 /// [`fts_query`] splits them): lowercased, outer punctuation trimmed, stopwords and one-letter
 /// words left out, each once.
-fn session_terms(text: &str) -> Vec<String> {
+pub(crate) fn session_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for w in text.split(|c: char| c.is_whitespace() || c.is_control()) {
         let w = w

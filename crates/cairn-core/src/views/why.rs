@@ -1065,12 +1065,16 @@ impl<'a> Why<'a> {
 }
 
 /// A description's answer: the session-level search, its best turns as the evidence.
-pub fn from_search(hits: Vec<SessionHit>) -> Vec<WhySession> {
+pub fn from_search(description: &str, hits: Vec<SessionHit>) -> Vec<WhySession> {
     let top = hits.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
-    hits.into_iter()
+    let terms = crate::views::search::session_terms(description);
+    let mut sessions: Vec<WhySession> = hits
+        .into_iter()
         .map(|h| {
-            // Search ranks; it does not prove. Relative to the best hit, at most 0.5.
-            let confidence = round(0.5 * h.score / top);
+            // Search ranks; it does not prove: at most 0.5, relative to the best hit, and
+            // scaled by how many of the description's words the session matched (the best of
+            // weak hits, found by one common word, is still a weak answer).
+            let confidence = round(0.5 * covered(&terms, &h) * h.score / top);
             let mut evidence = vec![WhyEvidence {
                 kind: "search".into(),
                 commit: None,
@@ -1118,7 +1122,47 @@ pub fn from_search(hits: Vec<SessionHit>) -> Vec<WhySession> {
                 turns,
             }
         })
-        .collect()
+        .collect();
+    sessions.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    sessions
+}
+
+/// The share of `terms` (a description's words) that session hit `h` matched: a word marked in
+/// one of its turns' snippets (or a word marked there beginning with it: the index stems), or in
+/// a path or link it was found by. 1 when the description has no words to count.
+fn covered(terms: &[String], h: &SessionHit) -> f64 {
+    if terms.is_empty() {
+        return 1.0;
+    }
+    let mut marked: Vec<String> = Vec::new();
+    for t in &h.turns {
+        let mut rest = t.snippet.as_str();
+        while let Some(start) = rest.find(crate::views::search::MATCH_START) {
+            rest = &rest[start + crate::views::search::MATCH_START.len_utf8()..];
+            let end = rest
+                .find(crate::views::search::MATCH_END)
+                .unwrap_or(rest.len());
+            marked.push(rest[..end].to_lowercase());
+            rest = &rest[end..];
+        }
+    }
+    let named: Vec<String> = h
+        .paths
+        .iter()
+        .chain(&h.links)
+        .map(|p| p.to_lowercase())
+        .collect();
+    let matched = terms
+        .iter()
+        .filter(|term| {
+            let stem: String = term.chars().take(4).collect();
+            marked
+                .iter()
+                .any(|m| m == *term || (stem.chars().count() == 4 && m.starts_with(&stem)))
+                || named.iter().any(|n| n.contains(term.as_str()))
+        })
+        .count();
+    matched as f64 / terms.len() as f64
 }
 
 fn tool(e: &EditRecord) -> String {
@@ -1141,6 +1185,55 @@ fn rfc3339(secs: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session hit whose one turn's snippet marks `marked`, at fused score `score`.
+    fn hit(key: &str, score: f64, marked: &[&str]) -> SessionHit {
+        let snippet: String = marked
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}{w}{} ",
+                    crate::views::search::MATCH_START,
+                    crate::views::search::MATCH_END
+                )
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "session_key": key, "agent": "claude", "title": null, "project": null,
+            "started_at": null, "score": score, "match_reasons": ["turns"],
+            "turns": [{"session_key": key, "turn_key": "t", "ordinal": 0, "kind": "message",
+                "role": "user", "tool_name": null, "timestamp": null, "agent": "claude",
+                "title": null, "project": null, "git_branch": null, "snippet": snippet,
+                "score": null, "match_reasons": [], "retracted_at": null, "published_by": null}]
+        }))
+        .unwrap()
+    }
+
+    /// The best hit of a description is not sure for being first: found by one common word of
+    /// five, it is a weak answer, and one that matched every word ranks above it.
+    #[test]
+    fn a_description_s_answer_is_as_sure_as_the_words_it_matched() {
+        let answer = from_search(
+            "why does the kubernetes ingress break",
+            vec![
+                hit("by-one-word", 1.0, &["does"]),
+                hit(
+                    "every-word",
+                    0.9,
+                    &["why", "does", "kubernetes", "ingress", "breaks"],
+                ),
+            ],
+        );
+        assert_eq!(answer[0].session_key, "every-word", "{answer:?}");
+        assert!(answer[0].confidence > 0.4, "{answer:?}");
+        assert_eq!(answer[1].session_key, "by-one-word");
+        assert!(answer[1].confidence <= 0.1, "{answer:?}");
+        let alone = from_search(
+            "nothing qqqzzz",
+            vec![hit("by-one-word", 1.0, &["nothing"])],
+        );
+        assert_eq!(alone[0].confidence, 0.25);
+    }
 
     #[test]
     fn ranges_read_or_refuse() {
