@@ -199,20 +199,28 @@ async def main():
             head = await c.ok("why", {"target": "HEAD"})
             check(head["kind"] == "commit" and head["commits"][0]["subject"] == "init" and head["sessions"] == [],
                   f"why HEAD: {head}")
-            await c.error("why", {"target": "../../../../../../etc/passwd:1"}, "outside the repository")
+            await c.error("why", {"target": "../../../../../../etc/passwd:1"},
+                          "outside this repository (the one `cairn mcp -C <dir>` serves)")
             await c.error("why", {"target": "x\u001b[2J"}, "control or invisible characters")
             await c.error("why", {"target": "x", "limit": 100}, "limit")
 
+            # Recall answers for the repository the server runs in (`repo`, whose entries are
+            # none): empty, saying what to try; the fixture's project when asked for by name.
+            here = await c.ok("recall_query", {"query": "phoenix server"})
+            check(here["entries"] == [] and here["scope"]["repo"] == "repo", f"recall_query here: {here}")
+            check("`repo`" in here.get("hint", ""), f"recall_query here: no hint {here}")
             # Recall: trusted only by default; the proposal.
-            q = await c.ok("recall_query", {"query": "phoenix server"})
+            q = await c.ok("recall_query", {"query": "phoenix server", "repo": "spotter"})
+            check(all(e["project"] == "spotter" for e in q["entries"]), "recall_query: another project's entry")
             check(q["entries"], "recall_query: no trusted entry")
             check(all(e["trusted"] for e in q["entries"]), "recall_query served an untrusted entry by default")
             check(q.get("vectors_pending") == 0, f"recall_query: vectors_pending is {q.get('vectors_pending')!r}")
             entry = q["entries"][0]
             check(entry["evidence"] and entry["evidence"][0]["address"].startswith("cairn://session/"), "evidence address")
             check("changed_since_cited" in entry["evidence"][0], "evidence: no changed_since_cited")
-            brief = await c.ok("recall_brief", {"query": "phoenix server", "max_tokens": 200})
+            brief = await c.ok("recall_brief", {"query": "phoenix server", "max_tokens": 200, "repo": "spotter"})
             check(brief["text"] and brief["estimated_tokens"] <= 200, f"brief: {brief['estimated_tokens']} tokens")
+            check(brief["text"].startswith("Reviewed notes from past sessions in spotter"), f"brief: {brief['text'][:80]}")
 
             prop_args = {
                 "type": "warning",
@@ -230,9 +238,9 @@ async def main():
             # the duplicate it would be.
             await c.error("recall_propose",
                           dict(prop_args, evidence=[f"cairn://session/{key}?record=900000"]), "record")
-            trusted = await c.ok("recall_query", {"query": "dev database"})
+            trusted = await c.ok("recall_query", {"query": "dev database", "all_repos": True})
             check(all(e["id"] != p["entry_id"] for e in trusted["entries"]), "a proposal was served as trusted")
-            untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True})
+            untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True, "all_repos": True})
             found = [e for e in untrusted["entries"] if e["id"] == p["entry_id"]]
             check(found and not found[0]["trusted"], "include_untrusted did not return the proposal, untrusted")
             # A secret a control character ends (which cleaning would glue to the next word) is
@@ -242,8 +250,8 @@ async def main():
             glued = await c.ok("recall_propose", dict(prop_args, title="Glued secret",
                                                       body=f"the key {aws}\u0000nul and {secrets[0]}\u0000nul stay out",
                                                       trigger=f"trig {aws}\u0007abc"))
-            await c.ok("recall_query", {"query": "glued secret", "include_untrusted": True})
-            await c.ok("recall_brief", {"query": "glued secret", "include_untrusted": True})
+            await c.ok("recall_query", {"query": "glued secret", "include_untrusted": True, "all_repos": True})
+            await c.ok("recall_brief", {"query": "glued secret", "include_untrusted": True, "repo": "spotter"})
             check(not glued["duplicate"], f"propose: {glued}")
 
             # Feedback refused (no such entry) does not use up the session's allowance of 100.
@@ -270,8 +278,10 @@ async def main():
             await c.error("search", {"query": 42}, "invalid type")
             await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")
-            await c.error("search", {"query": "x", "limit": 2.5}, "expected a whole number")
-            await c.error("skim", {"limit": -1}, "expected a whole number")
+            await c.error("search", {"query": "x", "limit": 2.5}, "`limit` to be a whole number from 1 to 100")
+            # Below, at or above the range: one message with the real range.
+            for bad in (-1, 0, 51):
+                await c.error("skim", {"limit": bad}, "`limit` to be a whole number from 1 to 50")
             await c.error("skim", {"limit": 100000}, "limit")
             await c.error("skim", {"agent": "nosuch"}, "expected one of claude")
             await c.error("skim", {"agent": 7}, "invalid type")

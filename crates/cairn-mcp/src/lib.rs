@@ -12,6 +12,7 @@
 
 pub mod address;
 pub mod bound;
+pub mod frame;
 mod tools;
 mod whole;
 
@@ -34,6 +35,11 @@ pub struct Session {
     /// The data dir held no archive when the server started: every tool says so instead of
     /// answering from an empty one.
     pub no_archive: bool,
+    /// Why the archive there could not be opened (damaged, unreadable): every tool says so.
+    pub unopened: Option<cairn_core::Error>,
+    /// The repository the server runs in and the branch checked out there, as the
+    /// session-start brief reads them: what Recall answers for by default.
+    pub place: Option<cairn_core::recall::memory::Place>,
     writer: Mutex<Option<AgentWriter>>,
     counts: Mutex<Counts>,
 }
@@ -60,6 +66,8 @@ impl Session {
             .unwrap_or_default();
         Session {
             no_archive: cairn.holds_no_archive(),
+            unopened: None,
+            place: cairn_core::recall::memory::place(cwd),
             cairn,
             cwd: cwd.to_owned(),
             outbound: bound::Outbound {
@@ -117,20 +125,30 @@ fn dirs_home() -> Option<String> {
         .map(|h| h.to_string_lossy().into_owned())
 }
 
-/// Serve one agent session on stdin/stdout until the client closes it.
+/// Serve one agent session on stdin/stdout until the client closes it. An archive that cannot
+/// be opened is served too: every tool answers what is wrong ([`Session::unopened`]).
 pub fn serve_stdio(data_dir: &Path, cwd: &Path) -> anyhow::Result<()> {
-    let cairn = Cairn::open_for_agents(data_dir)
+    let (cairn, unopened) = Cairn::open_for_agents_despite(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot open the archive in {}: {e}", data_dir.display()))?;
-    let session = Arc::new(Session::new(cairn, cwd));
+    let mut session = Session::new(cairn, cwd);
+    session.unopened = unopened;
+    let session = Arc::new(session);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let service = Server::new(session)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        let clean = {
+            let session = session.clone();
+            move |text: &str| session.outbound.text(text)
+        };
+        let transport = frame::Framed::new(tokio::io::stdin(), tokio::io::stdout(), clean);
+        let service = match Server::new(session).serve(transport).await {
+            Ok(service) => service,
+            // A client that left before the handshake ended nothing of ours.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(anyhow::anyhow!("MCP handshake failed: {e}")),
+        };
         service
             .waiting()
             .await

@@ -17,6 +17,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use cairn_core::recall::memory::Reach as AgentReach;
+
 use crate::Session;
 use crate::address::{self, Address};
 use crate::bound;
@@ -235,7 +237,7 @@ pub struct SkimArgs {
     #[serde(default)]
     pub agent: Option<String>,
     /// Sessions per page (default 10, at most 50).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::limit::<1, 50, _>")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
@@ -254,7 +256,7 @@ pub struct ShowArgs {
     #[serde(default)]
     pub turn: Option<String>,
     /// Items per page: turns of a session, records of a turn (default 20, at most 100).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::limit::<1, 100, _>")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page (pages go back in time).
@@ -288,7 +290,7 @@ pub struct SearchArgs {
     #[serde(default)]
     pub until: Option<String>,
     /// Hits per page (default 20, at most 100).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::limit::<1, 100, _>")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
@@ -306,7 +308,7 @@ pub struct WhyArgs {
     #[serde(default)]
     pub mode: ModeArg,
     /// Sessions to return (default 5, at most 20).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::limit::<1, 20, _>")]
     #[schemars(range(min = 1, max = 20))]
     pub limit: Option<u32>,
 }
@@ -381,12 +383,18 @@ pub struct RecallQueryArgs {
     /// Only entries of this type.
     #[serde(rename = "type", default)]
     pub entry_type: Option<TypeArg>,
-    /// Only entries of this project (the repository directory name or path).
+    /// Another project's entries instead of this repository's (its directory name or path).
+    /// Default: the repository this server runs in.
     #[serde(default)]
     pub repo: Option<String>,
-    /// Only entries about this branch.
+    /// The entries as they apply on this branch (those scoped to it, and every wider one)
+    /// instead of on the branch checked out where this server runs.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Entries of every project (each names its `project` and `branch`) instead of this
+    /// repository's.
+    #[serde(default)]
+    pub all_repos: bool,
     /// Only entries whose evidence comes from this agent's sessions (`claude`, `codex`, …).
     #[serde(default)]
     pub agent: Option<String>,
@@ -394,7 +402,7 @@ pub struct RecallQueryArgs {
     #[serde(default)]
     pub session: Option<String>,
     /// Entries per page (default 10, at most 50).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::limit::<1, 50, _>")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
@@ -409,7 +417,7 @@ pub struct RecallBriefArgs {
     #[serde(default)]
     pub query: String,
     /// The brief's budget in tokens (default 600, at most 8000).
-    #[serde(default, deserialize_with = "whole::opt_u32")]
+    #[serde(default, deserialize_with = "whole::max_tokens::<50, 8000, _>")]
     #[schemars(range(min = 50, max = 8000))]
     pub max_tokens: Option<u32>,
     #[serde(default)]
@@ -417,10 +425,12 @@ pub struct RecallBriefArgs {
     /// Also pack entries no person has reviewed yet. Default: only trusted entries.
     #[serde(default)]
     pub include_untrusted: bool,
-    /// Only entries of this project (the repository directory name or path).
+    /// Another project's entries instead of this repository's (its directory name or path).
+    /// Default: the repository this server runs in.
     #[serde(default)]
     pub repo: Option<String>,
-    /// Only entries about this branch.
+    /// The entries as they apply on this branch (those scoped to it, and every wider one)
+    /// instead of on the branch checked out where this server runs.
     #[serde(default)]
     pub branch: Option<String>,
     /// Only entries whose evidence comes from this agent's sessions (`claude`, `codex`, …).
@@ -500,15 +510,10 @@ fn page_size(
 ) -> Result<usize, ErrorData> {
     match asked {
         None => Ok(default as usize),
-        Some(0) => Err(invalid(format!("`limit` must be at least 1 for {tool}"))),
-        // `why` has no pages: its answer is the best few.
-        Some(n) if n > max => Err(invalid(format!(
-            "`limit` {n} is more than {tool} returns at once ({max}); ask for at most {max}{}",
-            if tool == "why" {
-                ""
-            } else {
-                " and page with `cursor`"
-            }
+        // The argument's deserializer refuses these already, with the same words.
+        Some(n) if n == 0 || n > max => Err(invalid(format!(
+            "`limit` {n} is out of range for {tool}: expected {}",
+            whole::expected("limit", 1, max),
         ))),
         Some(n) => Ok(n as usize),
     }
@@ -546,6 +551,25 @@ fn for_agents(msg: &str) -> String {
             "pass a target: cairn skim branch <name>",
             "pass `target` (a branch name, or a pull request as `#12`)",
         );
+    // The core names the repository's root, which an agent's answer shows as `.` (every path
+    // in it reads relative to the root): name the repository by what serves it instead.
+    for (said, meant) in [
+        (
+            " is outside the repository at ",
+            " is outside this repository",
+        ),
+        (": no such file in ", ": no such file in this repository"),
+    ] {
+        if let Some(at) = m.find(said) {
+            let root_ends = m[at + said.len()..]
+                .find("; ")
+                .map_or(m.len(), |i| at + said.len() + i);
+            m.replace_range(
+                at..root_ends,
+                &format!("{meant} (the one `cairn mcp -C <dir>` serves)"),
+            );
+        }
+    }
     // `cairn show <key> [--turn <n>]`: the `show` tool on the session's address.
     while let Some(at) = m.find("`cairn show") {
         let Some(len) = m[at + 1..].find('`') else {
@@ -639,6 +663,21 @@ impl Server {
         cairn_core::text::one_line(&text, MAX_ERROR)
     }
 
+    /// Why a server started on an archive it could not open answers nothing: where, what
+    /// went wrong, and that the person's `cairn doctor` says how to recover.
+    fn unopened(&self, e: &cairn_core::Error) -> String {
+        let dir = self.session.cairn.data_dir().display().to_string();
+        let redactor = cairn_core::archive::redact::Redactor::global();
+        let shown = redactor.redact_printable(&dir, "data_dir", &mut Vec::new());
+        let why = self.out().text(&e.to_string());
+        cairn_core::text::one_line(
+            &format!(
+                "the Cairn archive in {shown} cannot be read ({why}), so there is no history to answer from: the person runs `cairn doctor` to see what is wrong and how to recover it, then restarts this MCP server"
+            ),
+            MAX_ERROR,
+        )
+    }
+
     /// The answer: `body` and each of `items` cleaned, redacted and cut as [`bound::Outbound`]
     /// does, the items under `key` cut to the byte budget, with `next_cursor` when more remain
     /// (`more`: the source had more than this page; `offset`: where this page starts).
@@ -692,6 +731,20 @@ impl Server {
         let mut lists_cut = serde_json::Map::new();
         bound::shrink(&mut body, "", bound::MAX_BYTES, &mut lists_cut);
         finish(body, lists_cut)
+    }
+
+    /// Refuse an entry no agent is served: an archived one (a person rejected it, a newer one
+    /// replaced it, its extraction was retired), where a verdict would measure nothing. An id
+    /// that names no entry is the core's to refuse.
+    fn served(&self, entry_id: &str) -> Result<(), ErrorData> {
+        match self.session.cairn.recall_get(entry_id) {
+            Ok(entry) if entry.status != cairn_core::recall::model::Status::Accepted => {
+                Err(invalid(self.out().text(&format!(
+                    "recall entry {entry_id} is archived (a person rejected it, or a newer entry replaced it) and is served to no agent; feedback on it is not recorded. Rate the entries `recall_query` or `recall_brief` give you now"
+                ))))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn speaker(
@@ -759,18 +812,48 @@ impl Server {
         }))
     }
 
+    /// Which entries a Recall question is about: by default the repository this server runs
+    /// in, on the branch checked out there; `repo` another project (on `branch`, when given),
+    /// `branch` another branch, `all_repos` every project. `None` when there is nowhere to
+    /// answer for (no repository here, none asked).
+    fn reach(
+        &self,
+        repo: Option<&str>,
+        branch: Option<&str>,
+        all_repos: bool,
+    ) -> Result<Option<AgentReach>, ErrorData> {
+        let repo = project("repo", repo)?;
+        let branch = short("branch", branch)?;
+        let here = self.session.place.as_ref();
+        let project = match (repo, all_repos) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "give `repo` (one project) or `all_repos: true` (every project), not both",
+                ));
+            }
+            (Some(p), false) => Some(p),
+            (None, true) => None,
+            (None, false) => match here {
+                Some(h) => Some(h.project.clone()),
+                None => return Ok(None),
+            },
+        };
+        // The branch checked out here is this repository's, not another's.
+        let branch = branch.or_else(|| {
+            here.filter(|h| project.as_ref() == Some(&h.project))
+                .and_then(|h| h.branch.clone())
+        });
+        Ok(Some(AgentReach { project, branch }))
+    }
+
     fn recall_filters(
         &self,
         include_untrusted: bool,
         entry_type: Option<TypeArg>,
-        repo: Option<&str>,
-        branch: Option<&str>,
         agent_name: Option<&str>,
         limit: usize,
     ) -> Result<recall::store::Filters, ErrorData> {
         Ok(recall::store::Filters {
-            project: project("repo", repo)?,
-            git_branch: short("branch", branch)?,
             agent: agent(agent_name)?,
             entry_type: entry_type.map(Into::into),
             trusted_only: !include_untrusted,
@@ -778,6 +861,75 @@ impl Server {
             ..Default::default()
         })
     }
+}
+
+/// What an answer says it was answered for (`repo` null: every project).
+fn reach_json(reach: &AgentReach) -> Value {
+    json!({ "repo": reach.project, "branch": reach.branch })
+}
+
+/// The hint of a Recall answer with no entry: why, and what to try.
+fn recall_empty_hint(
+    reach: &AgentReach,
+    has_query: bool,
+    trusted_only: bool,
+    untrusted: u32,
+) -> String {
+    let mut next = Vec::new();
+    if has_query {
+        next.push("other words (or an empty `query` for the most recent entries)".to_owned());
+    }
+    if trusted_only && untrusted > 0 {
+        next.push(format!(
+            "`include_untrusted: true` to see the {untrusted} unreviewed {} (a person accepts proposals with `cairn recall review`)",
+            if untrusted == 1 { "entry" } else { "entries" }
+        ));
+    }
+    if reach.project.is_some() {
+        next.push("`repo` for another project, or `all_repos: true` in `recall_query`".to_owned());
+    }
+    let why = match (&reach.project, trusted_only && untrusted == 0 && !has_query) {
+        (Some(p), true) => format!(
+            "No entry a person reviewed applies to {p}{} yet (a person accepts proposals with `cairn recall review`).",
+            reach
+                .branch
+                .as_deref()
+                .map(|b| format!(" on branch {b}"))
+                .unwrap_or_default()
+        ),
+        (Some(p), false) => format!(
+            "No entry matches in {p}{}.",
+            reach
+                .branch
+                .as_deref()
+                .map(|b| format!(" on branch {b}"))
+                .unwrap_or_default()
+        ),
+        (None, _) => "No entry matches in any project.".to_owned(),
+    };
+    if next.is_empty() {
+        why
+    } else {
+        format!("{why} Try {}.", next.join("; "))
+    }
+}
+
+/// The answer when the server runs outside a repository and the agent named none.
+fn nowhere(tool: &str) -> Res {
+    let brief = tool == "recall_brief";
+    let mut body = json!({
+        "repo": Value::Null,
+        "entries": [],
+        "next_cursor": Value::Null,
+        "hint": format!(
+            "This server does not run in a git repository, so there is no project to answer for: pass `repo` (a project's directory name){}.",
+            if brief { "" } else { ", or `all_repos: true` for every project" }
+        ),
+    });
+    if brief {
+        body["text"] = Value::String(String::new());
+    }
+    finish(body, serde_json::Map::new())
 }
 
 // ---- the tools ---------------------------------------------------------------------------
@@ -1082,10 +1234,35 @@ impl Server {
                 })
             })
             .collect();
-        let body = json!({
+        let mut body = json!({
             "mode": answer.mode.as_str(),
             "vectors_pending": answer.vectors_pending,
         });
+        if items.is_empty() && offset == 0 {
+            let filtered = a.agent.is_some()
+                || a.repo.is_some()
+                || a.branch.is_some()
+                || a.since.is_some()
+                || a.until.is_some();
+            body["hint"] = Value::String(format!(
+                "Nothing in the archive matches{}. Try fewer or other words{}{}.",
+                if matches!(a.mode, ModeArg::Lexical) {
+                    " every word"
+                } else {
+                    ""
+                },
+                if filtered {
+                    ", or drop a filter (agent, repo, branch, since, until)"
+                } else {
+                    ""
+                },
+                if matches!(a.mode, ModeArg::Lexical) {
+                    ", or `mode: \"hybrid\"` to search by meaning too (needs embeddings)"
+                } else {
+                    ""
+                }
+            ));
+        }
         self.answer("search", body, "hits", items, offset, more)
     }
 
@@ -1142,7 +1319,7 @@ impl Server {
                 })
             })
             .collect();
-        let body = json!({
+        let mut body = json!({
             "kind": answer.kind,
             "query": answer.query,
             "path": answer.path,
@@ -1151,12 +1328,17 @@ impl Server {
             "uncommitted_lines": answer.uncommitted_lines,
             "vectors_pending": answer.vectors_pending,
         });
+        if items.is_empty() {
+            body["hint"] = Value::String(
+                "No agent session in the archive is known to be behind it (it may predate the archive, or a person wrote it). Try `search` with words from it, `skim` for the branch's sessions, or a description of the change as `target`.".to_owned(),
+            );
+        }
         self.answer("why", body, "sessions", items, 0, false)
     }
 
     /// Ask Recall.
     #[tool(
-        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
+        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. By default, the repository this server runs in as it stands on the branch checked out: entries scoped to that branch and every repository-wide one (what the session-start brief serves); `repo`, `branch` or `all_repos` ask elsewhere, each entry naming its `project` and `branch`. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1173,11 +1355,12 @@ impl Server {
         let filters = self.recall_filters(
             a.include_untrusted,
             a.entry_type,
-            a.repo.as_deref(),
-            a.branch.as_deref(),
             a.agent.as_deref(),
             offset + limit + 1,
         )?;
+        let Some(reach) = self.reach(a.repo.as_deref(), a.branch.as_deref(), a.all_repos)? else {
+            return nowhere("recall_query");
+        };
         let req = QueryRequest {
             text: a.query.clone(),
             mode: a.mode.into(),
@@ -1188,7 +1371,7 @@ impl Server {
         let cairn = &self.session.cairn;
         let resp = self
             .session
-            .try_writer(|w| cairn.agent_recall_query(&req, Surface::Query, w))
+            .try_writer(|w| cairn.agent_recall_applying(&req, &reach, Surface::Query, w))
             .map_err(|e| self.fail(e))?;
         let more = resp.results.len() > offset + limit;
         let items = resp
@@ -1198,18 +1381,27 @@ impl Server {
             .take(limit)
             .map(|r| self.entry_json(r))
             .collect::<Result<Vec<_>, _>>()?;
-        let body = json!({
+        let mut body = json!({
             "query_id": resp.query_id,
+            "scope": reach_json(&reach),
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
             "vectors_pending": resp.vectors_pending,
         });
+        if items.is_empty() && offset == 0 {
+            body["hint"] = Value::String(recall_empty_hint(
+                &reach,
+                !a.query.trim().is_empty(),
+                resp.trusted_only,
+                resp.untrusted_matches,
+            ));
+        }
         self.answer("recall_query", body, "entries", items, offset, more)
     }
 
     /// A packed brief.
     #[tool(
-        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, with their ids and evidence addresses. Use at the start of a task; `recall_query` for more.",
+        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, headed by the project and branch they are about, with their ids and evidence addresses. By default the repository this server runs in, on the branch checked out (entries scoped to that branch and every repository-wide one); `repo` and `branch` ask for another. Use at the start of a task; `recall_query` for more.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1220,11 +1412,11 @@ impl Server {
     fn recall_brief(&self, Parameters(a): Parameters<RecallBriefArgs>) -> Res {
         let tokens = match a.max_tokens {
             None => BRIEF_TOKENS.0,
-            Some(n) if n < 50 => return Err(invalid("`max_tokens` must be at least 50")),
-            Some(n) if n > BRIEF_TOKENS.1 => {
+            // The argument's deserializer refuses these already, with the same words.
+            Some(n) if !(50..=BRIEF_TOKENS.1).contains(&n) => {
                 return Err(invalid(format!(
-                    "`max_tokens` {n} is more than a brief packs ({}); use `recall_query` with a cursor for more",
-                    BRIEF_TOKENS.1
+                    "`max_tokens` {n} is out of range: expected {}; use `recall_query` with a cursor for more",
+                    whole::expected("max_tokens", 50, BRIEF_TOKENS.1)
                 )));
             }
             Some(n) => n,
@@ -1235,11 +1427,12 @@ impl Server {
         let filters = self.recall_filters(
             a.include_untrusted,
             None,
-            a.repo.as_deref(),
-            a.branch.as_deref(),
             a.agent.as_deref(),
             RECALL_LIMIT.1 as usize,
         )?;
+        let Some(reach) = self.reach(a.repo.as_deref(), a.branch.as_deref(), false)? else {
+            return nowhere("recall_brief");
+        };
         let req = QueryRequest {
             text: a.query.clone(),
             mode: a.mode.into(),
@@ -1253,7 +1446,7 @@ impl Server {
         let cairn = &self.session.cairn;
         let resp = self
             .session
-            .try_writer(|w| cairn.agent_recall_query(&req, Surface::Brief, w))
+            .try_writer(|w| cairn.agent_recall_applying(&req, &reach, Surface::Brief, w))
             .map_err(|e| self.fail(e))?;
         let (text, estimated_tokens, packed_ids, omitted) = match &resp.context {
             Some(p) => (
@@ -1280,6 +1473,7 @@ impl Server {
             .collect::<Result<Vec<_>, ErrorData>>()?;
         let mut body = json!({
             "query_id": resp.query_id,
+            "scope": reach_json(&reach),
             "text": text,
             "estimated_tokens": estimated_tokens,
             "omitted": omitted,
@@ -1292,6 +1486,13 @@ impl Server {
                 "{omitted} matching {} did not fit in {tokens} tokens; ask again with a larger `max_tokens` (the default is {}), or use `recall_query`",
                 if omitted == 1 { "entry" } else { "entries" },
                 BRIEF_TOKENS.0
+            ));
+        } else if packed_ids.is_empty() {
+            body["hint"] = Value::String(recall_empty_hint(
+                &reach,
+                !a.query.trim().is_empty(),
+                resp.trusted_only,
+                resp.untrusted_matches,
             ));
         }
         self.answer("recall_brief", body, "entries", entries, 0, false)
@@ -1408,6 +1609,7 @@ impl Server {
         let entry_id =
             short("entry_id", Some(&a.entry_id))?.ok_or_else(|| invalid("`entry_id` is empty"))?;
         let query_id = short("query_id", a.query_id.as_deref())?;
+        self.served(&entry_id)?;
         let who = self.speaker(&peer, None, short("session", a.session.as_deref())?, None);
         {
             let mut counts = self.session.counts();
@@ -1465,8 +1667,26 @@ impl ServerHandler for Server {
         if known && self.session.no_archive {
             return Ok(CallToolResult::error(vec![ContentBlock::text(self.no_archive())]).into());
         }
+        if known && let Some(e) = &self.session.unopened {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(self.unopened(e))]).into());
+        }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         settle(self.tool_router.call(call).await, known)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            self.out().text(&format!(
+                "Method not found: this server has no method `{}`; it answers `initialize`, `ping`, `tools/list` and `tools/call`",
+                cairn_core::text::one_line(&request.method, 80)
+            )),
+            None,
+        ))
     }
 
     fn get_info(&self) -> ServerConfig {

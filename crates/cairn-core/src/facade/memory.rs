@@ -6,18 +6,22 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::Cairn;
 use crate::archive::store::{DB_FILE, Store};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hooks::mcp_config::{self, McpInstall, McpStatus};
-use crate::recall::memory;
+use crate::recall::{self, memory};
+use crate::{AgentWriter, Cairn};
 
 /// The most a session-start brief may take, whatever the config says (16 KB of text).
 const MAX_TOKENS_CAP: u32 = 4000;
 
 /// How long the session-start hook waits for a lock on the archive before giving up.
 const BUSY: Duration = Duration::from_millis(20);
+
+/// How many more ranked entries an agent's question reads than it serves, so the entries the
+/// branch rule leaves out do not leave a short page.
+const OVERREAD: u32 = 4;
 
 /// What the SessionStart hook injects into a new agent session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,6 +91,96 @@ impl Cairn {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// An agent's Recall query or brief (`req`) answered for `reach`: the project's entries
+    /// that apply on its branch by [`memory::applies`], the rule the session-start brief uses
+    /// (a branch-scoped entry on its own branch only, anything wider on every branch). A brief
+    /// of one project is headed by it and its branch ([`memory::pack_headed`]); `req`'s own
+    /// project and branch filters are replaced by `reach`.
+    ///
+    /// The query is recorded through `writer` as [`Cairn::agent_recall_query`] records one,
+    /// before the rule narrows it: the ledger's ranked list holds what was read, and a brief's
+    /// packed list is not recorded (the packing happens after).
+    pub fn agent_recall_applying(
+        &self,
+        req: &recall::QueryRequest,
+        reach: &memory::Reach,
+        surface: recall::model::Surface,
+        writer: Option<&mut AgentWriter>,
+    ) -> Result<recall::QueryResponse> {
+        let want = req.filters.limit();
+        let mut wide = req.clone();
+        wide.context = false;
+        wide.filters.project = reach.project.clone();
+        wide.filters.git_branch = None;
+        wide.filters.limit = Some(
+            want.saturating_mul(OVERREAD)
+                .min(recall::store::MAX_LIMIT)
+                .max(want),
+        );
+        let branch = reach.branch.as_deref();
+        let mut resp = self.agent_recall_query(&wide, surface, writer)?;
+        resp.results.retain(|r| memory::applies(&r.entry, branch));
+        resp.results.truncate(want as usize);
+        if resp.results.is_empty() && req.filters.trusted_only {
+            // What a review would add here: the untrusted entries that apply.
+            let mut open = wide.clone();
+            open.filters.trusted_only = false;
+            resp.untrusted_matches = self
+                .recall_rank(&open)?
+                .iter()
+                .filter(|r| memory::applies(&r.entry, branch))
+                .count() as u32;
+        }
+        if req.context {
+            let max_bytes = req
+                .max_bytes
+                .map_or(recall::brief::DEFAULT_MAX_BYTES, |b| b as usize);
+            let budget = match req.max_tokens {
+                Some(t) => {
+                    max_bytes.min((t as usize).saturating_mul(recall::brief::BYTES_PER_TOKEN))
+                }
+                None => max_bytes,
+            };
+            resp.context = Some(match &reach.project {
+                Some(project) => memory::pack_headed(&resp.results, project, branch, budget),
+                None => recall::brief::pack(&resp.results, budget, None),
+            });
+        }
+        resp.miss_reason = if resp.results.is_empty() {
+            recall::model::MissReason::NoResults
+        } else if resp
+            .context
+            .as_ref()
+            .is_some_and(|c| c.entry_ids.is_empty())
+        {
+            recall::model::MissReason::ContextEmpty
+        } else {
+            recall::model::MissReason::None
+        };
+        Ok(resp)
+    }
+
+    /// [`Cairn::open_for_agents`] that serves what it cannot open: an archive there but too
+    /// damaged or unreadable to open reads as an empty one in memory (read-only), with the
+    /// error, so a server can answer every call with what is wrong instead of exiting.
+    pub fn open_for_agents_despite(data_dir: &Path) -> Result<(Cairn, Option<Error>)> {
+        let e = match Cairn::open_for_agents(data_dir) {
+            Ok(cairn) => return Ok((cairn, None)),
+            Err(e) => e,
+        };
+        let config = Config::load(data_dir).unwrap_or_default();
+        let semantic = crate::semantic::Runtime::new(&config.embeddings, data_dir);
+        let cairn = Cairn {
+            store: std::sync::Mutex::new(Store::empty(&data_dir.join(DB_FILE))?),
+            data_dir: data_dir.to_owned(),
+            config,
+            read_only: true,
+            no_room: None,
+            semantic,
+        };
+        Ok((cairn, Some(e)))
     }
 
     /// The brief for an agent session starting with the hook payload `input` (its `cwd` names

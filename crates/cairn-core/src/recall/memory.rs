@@ -30,6 +30,16 @@ pub struct Place {
     pub branch: Option<String>,
 }
 
+/// Where an agent's Recall question is answered for: a project's entries as they apply on a
+/// branch ([`memory::applies`]), or every project's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    /// The project (as capture names a session's repository); `None`: every project.
+    pub project: Option<String>,
+    /// The branch the rule reads: entries scoped to another branch are left out.
+    pub branch: Option<String>,
+}
+
 /// The repository around `cwd` (the nearest ancestor holding `.git`) and its branch, read from
 /// `HEAD` without running git. `None` outside a repository. A relative `cwd` (`.`, the hook's
 /// `-C` default) or one with `..` in it is read from the current folder, `..` taken off by name.
@@ -70,9 +80,11 @@ fn head_branch(root: &Path) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Whether a trusted entry of the repository belongs in a session on `branch`: a branch-scoped
-/// entry only on its own branch, anything wider (project, repository, file, …) on every branch.
-fn applies(entry: &Entry, branch: Option<&str>) -> bool {
+/// Whether an entry of the repository belongs in a session on `branch`: a branch-scoped entry
+/// only on its own branch, anything wider (project, repository, file, …) on every branch. The
+/// one rule of what applies where: the session-start brief and the MCP server's Recall tools
+/// (`Cairn::agent_recall_applying`) both read entries through it.
+pub fn applies(entry: &Entry, branch: Option<&str>) -> bool {
     entry.scope != Scope::Branch || branch.is_some_and(|b| entry.git_branch == b)
 }
 
@@ -124,15 +136,29 @@ pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32) -> Packed {
             match_reasons: Vec::new(),
         })
         .collect();
-    let intro = match &place.branch {
-        Some(b) => format!(
-            "Reviewed notes from past sessions in {} (branch {b}):\n",
-            place.project
-        ),
-        None => format!("Reviewed notes from past sessions in {}:\n", place.project),
-    };
     let budget = (max_tokens as usize).saturating_mul(brief::BYTES_PER_TOKEN);
-    let mut packed = brief::pack(&ranked, budget.saturating_sub(intro.len()), None);
+    pack_headed(&ranked, &place.project, place.branch.as_deref(), budget)
+}
+
+/// The line a brief of `project`'s entries starts with: which project and branch its notes are
+/// about (a reader of the packed text sees no entry's project otherwise).
+pub fn intro(project: &str, branch: Option<&str>) -> String {
+    match branch {
+        Some(b) => format!("Reviewed notes from past sessions in {project} (branch {b}):\n"),
+        None => format!("Reviewed notes from past sessions in {project}:\n"),
+    }
+}
+
+/// `ranked` packed into `max_bytes` (the intro included), headed by [`intro`]. Empty when
+/// nothing fits.
+pub fn pack_headed(
+    ranked: &[Ranked],
+    project: &str,
+    branch: Option<&str>,
+    max_bytes: usize,
+) -> Packed {
+    let intro = intro(project, branch);
+    let mut packed = brief::pack(ranked, max_bytes.saturating_sub(intro.len()), None);
     if !packed.entry_ids.is_empty() {
         packed.text = format!("{intro}{}", packed.text);
         packed.bytes = packed.text.len() as u32;

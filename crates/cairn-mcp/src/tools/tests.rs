@@ -1149,12 +1149,9 @@ fn the_schemas_announce_the_ranges_the_tools_take() {
     assert!(!limit(1).unwrap().0 && !limit(SKIM_LIMIT.1).unwrap().0);
     assert!(limit(0).unwrap().0 && limit(SKIM_LIMIT.1 + 1).unwrap().0);
     let brief = |n: u32| {
-        settled(
-            f.server
-                .recall_brief(args(json!({"max_tokens": n})).unwrap()),
-        )
-        .unwrap()
-        .0
+        settled(args(json!({"max_tokens": n})).and_then(|a| f.server.recall_brief(a)))
+            .unwrap()
+            .0
     };
     assert!(!brief(50) && !brief(BRIEF_TOKENS.1));
     assert!(brief(49) && brief(BRIEF_TOKENS.1 + 1));
@@ -1190,4 +1187,228 @@ fn a_brief_too_small_for_any_entry_says_so() {
     let roomy = brief(json!({"query": "safely"}));
     assert!(!roomy["entries"].as_array().unwrap().is_empty(), "{roomy}");
     assert!(roomy.get("hint").is_none(), "{roomy}");
+}
+
+/// Entries of the fixture's session `x1`, imported as a person's reviewed ones: `(id, scope,
+/// project, branch)`.
+fn import_entries(f: &Fixture, entries: &[(&str, &str, &str, &str)]) {
+    let lines: String = entries
+        .iter()
+        .map(|(id, scope, project, branch)| {
+            format!(
+                "{}\n",
+                json!({"candidate_id": id, "session_id": "x1", "type": "decision", "scope": scope,
+                    "project": project, "git_branch": branch, "title": format!("Note {id}"),
+                    "body": format!("The note called {id}"), "transferable": true,
+                    "provenance_ok": true, "label": "correct",
+                    "evidence": {"ordinal_start": 0, "ordinal_end": 0}})
+            )
+        })
+        .collect();
+    let report = Cairn::open(f._tmp.path().join("data"))
+        .unwrap()
+        .recall_import(&lines, false)
+        .unwrap();
+    assert_eq!(report.imported as usize, entries.len(), "{report:?}");
+}
+
+fn entry_ids(answer: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = answer["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Recall answers for the repository the server runs in and the branch checked out there, by
+/// the rule the session-start brief uses: another project's entries and those scoped to another
+/// branch stay out, a repository-wide one recorded on another branch is in. Another place only
+/// when asked, and then each entry says where it is from.
+#[test]
+fn recall_answers_for_the_repository_and_branch_the_server_runs_in() {
+    let f = fixture();
+    import_entries(
+        &f,
+        &[
+            ("here-main", "branch", "repo", "main"),
+            ("here-feat", "branch", "repo", "feat/x"),
+            ("here-wide", "repository", "repo", "release"),
+            ("garden", "project", "garden", "main"),
+        ],
+    );
+    let query = |v: Value| body(f.server.recall_query(args(v).unwrap()));
+    let brief = |v: Value| body(f.server.recall_brief(args(v).unwrap()));
+    // The fixture's own entry (`m1`, project-wide) is here too.
+    let here = ["here-main", "here-wide", "m1"];
+    assert_eq!(entry_ids(&query(json!({}))), here);
+    let b = brief(json!({}));
+    assert_eq!(entry_ids(&b), here, "{b}");
+    let text = b["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Reviewed notes from past sessions in repo (branch main):"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("garden") && !text.contains("here-feat"),
+        "{text}"
+    );
+    assert_eq!(b["scope"], json!({"repo": "repo", "branch": "main"}));
+    // The same as the session-start brief serves in that repository.
+    let hook = Cairn::session_start_brief(
+        &f._tmp.path().join("data"),
+        &json!({"cwd": f.server.session.cwd, "hook_event_name": "SessionStart"}).to_string(),
+        &f.server.session.cwd,
+    )
+    .unwrap()
+    .unwrap();
+    let mut hook_ids = hook.entry_ids.clone();
+    hook_ids.sort();
+    assert_eq!(hook_ids, here);
+
+    // Another branch of this repository: its own entries and the repository-wide ones.
+    let on_feat = query(json!({"branch": "feat/x"}));
+    assert_eq!(entry_ids(&on_feat), ["here-feat", "here-wide", "m1"]);
+    assert_eq!(
+        entry_ids(&brief(json!({"repo": "repo", "branch": "feat/x"}))),
+        ["here-feat", "here-wide", "m1"]
+    );
+    // Another project, asked for: its entries, labelled.
+    let garden = query(json!({"repo": "garden"}));
+    assert_eq!(entry_ids(&garden), ["garden"]);
+    assert_eq!(garden["entries"][0]["project"], "garden");
+    assert!(
+        brief(json!({"repo": "/somewhere/garden"}))["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Reviewed notes from past sessions in garden:")
+    );
+    // Every project: each entry names its own.
+    let all = query(json!({"all_repos": true, "branch": "main"}));
+    assert_eq!(entry_ids(&all), ["garden", "here-main", "here-wide", "m1"]);
+    assert!(
+        all["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["project"].is_string())
+    );
+    let (refused, both) = settled(
+        f.server
+            .recall_query(args(json!({"all_repos": true, "repo": "garden"})).unwrap()),
+    )
+    .unwrap();
+    assert!(refused && both.contains("not both"), "{both}");
+}
+
+/// A server started outside any repository has no project to answer for: it says so, and how
+/// to name one, rather than answering with every project's entries.
+#[test]
+fn recall_outside_a_repository_asks_for_one() {
+    let f = fixture();
+    let outside = f._tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let cairn = Cairn::open_for_agents(f._tmp.path().join("data")).unwrap();
+    let server = Server::new(Arc::new(crate::Session::new(cairn, &outside)));
+    let answer = body(server.recall_query(args(json!({})).unwrap()));
+    assert_eq!(answer["entries"], json!([]));
+    assert!(
+        answer["hint"].as_str().unwrap().contains("`repo`"),
+        "{answer}"
+    );
+    let answer = body(server.recall_query(args(json!({"repo": "repo"})).unwrap()));
+    assert_eq!(entry_ids(&answer), ["m1"]);
+}
+
+/// An empty answer says what to try next, in every tool that can come back empty.
+#[test]
+fn an_empty_answer_says_what_to_try() {
+    let f = fixture();
+    let hint = |v: &Value| v["hint"].as_str().unwrap_or_default().to_owned();
+    let search = body(f.server.search(args(json!({"query": "qqqzzz"})).unwrap()));
+    assert_eq!(search["hits"], json!([]));
+    assert!(hint(&search).contains("other words"), "{search}");
+    let search = body(
+        f.server
+            .search(args(json!({"query": "qqqzzz", "agent": "claude"})).unwrap()),
+    );
+    assert!(hint(&search).contains("drop a filter"), "{search}");
+    let brief = body(
+        f.server
+            .recall_brief(args(json!({"query": "qqqzzz"})).unwrap()),
+    );
+    assert_eq!(brief["text"], "");
+    assert!(hint(&brief).contains("other words"), "{brief}");
+    let query = body(
+        f.server
+            .recall_query(args(json!({"query": "qqqzzz"})).unwrap()),
+    );
+    assert!(hint(&query).contains("other words"), "{query}");
+    // Nothing trusted on a branch of its own but a proposal: review is the way.
+    let none = body(
+        f.server
+            .recall_query(args(json!({"repo": "nowhere"})).unwrap()),
+    );
+    assert!(hint(&none).contains("cairn recall review"), "{none}");
+    let why = body(f.server.why(args(json!({"target": "HEAD"})).unwrap()));
+    assert_eq!(why["sessions"], json!([]));
+    assert!(hint(&why).contains("`search`"), "{why}");
+    // An answer with items has no such hint.
+    let found = body(f.server.search(args(json!({"query": "parser"})).unwrap()));
+    assert!(found.get("hint").is_none(), "{found}");
+}
+
+/// Every wrong `limit`, below, above or not whole, gets one message with the real range.
+#[test]
+fn a_wrong_limit_names_the_one_range_the_tool_takes() {
+    let f = fixture();
+    for bad in [json!(-1), json!(0), json!(51), json!(2.5), json!("ten")] {
+        let (refused, text) =
+            settled(skim(&f.server, json!({"target": "main", "limit": bad}))).unwrap();
+        assert!(refused, "{bad}: {text}");
+        assert!(
+            text.contains("`limit` to be a whole number from 1 to 50"),
+            "{bad}: {text}"
+        );
+        assert!(!text.contains("4294967295"), "{bad}: {text}");
+    }
+}
+
+/// A path out of the repository is refused naming the repository by what serves it, not as
+/// `.` (the root every path in an answer is relative to).
+#[test]
+fn a_path_outside_the_repository_names_which_repository() {
+    let f = fixture();
+    let (refused, text) = settled(
+        f.server
+            .why(args(json!({"target": "/etc/passwd:1"})).unwrap()),
+    )
+    .unwrap();
+    assert!(refused, "{text}");
+    assert!(
+        text.contains("outside this repository (the one `cairn mcp -C <dir>` serves)"),
+        "{text}"
+    );
+    assert!(!text.contains(" at ."), "{text}");
+}
+
+/// Feedback on an entry a person rejected, which no agent is served, is refused and says so.
+#[test]
+fn feedback_on_a_rejected_entry_is_refused() {
+    let f = fixture();
+    import_entries(&f, &[("gone", "project", "repo", "main")]);
+    Cairn::open(f._tmp.path().join("data"))
+        .unwrap()
+        .recall_reject("gone")
+        .unwrap();
+    let refusal = f.server.served("gone").unwrap_err();
+    assert!(
+        refusal.message.contains("archived") && refusal.message.contains("not recorded"),
+        "{}",
+        refusal.message
+    );
+    // Served entries, and ids the core refuses itself, pass.
+    assert!(f.server.served("m1").is_ok() && f.server.served("nope").is_ok());
 }
